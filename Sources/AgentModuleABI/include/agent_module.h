@@ -1,0 +1,216 @@
+/*
+ * agent_module.h — the whole contract between an AgentRuntime host and a module.
+ *
+ * A module is a shared library that exports one C symbol, AGENT_MODULE_ENTRY_SYMBOL,
+ * returning a pointer to a static `agent_module` description. Nothing else crosses the
+ * boundary: no Swift types, no shared runtime state. Text crosses as UTF-8 (lengths are
+ * given; strings are also NUL-terminated where the header says so), structured data as
+ * JSON, event payloads as opaque bytes (JSON by convention).
+ *
+ * A module written in C, Rust, Zig or Swift (any compiler version) loads as long as it
+ * speaks this header.
+ *
+ * Versioning
+ *   The host reads `abi_version` and `struct_size` before anything else. A module whose
+ *   `abi_version` differs from the host's AGENT_MODULE_ABI_VERSION is refused. Fields are
+ *   only ever appended within one ABI version; `struct_size` tells the host which ones the
+ *   module knows (a field beyond `struct_size` is treated as NULL/absent).
+ *
+ * Threads
+ *   The host calls `run_process` once per worker process, on a thread of its choosing, and
+ *   the call blocks until the process ends. The module may call the host callbacks from any
+ *   thread while `run_process` has not returned; never after it returned.
+ *
+ * Ownership (summary; each declaration repeats its own rule)
+ *   - Pointers the host passes in are owned by the host and valid only for the duration of
+ *     the call, unless the declaration says otherwise. Copy what you keep.
+ *   - Pointers the module passes to a callback are owned by the module; the host copies what
+ *     it keeps before the callback returns.
+ *   - The manifest returned by the module is static: valid for the life of the process.
+ */
+#ifndef AGENT_MODULE_H
+#define AGENT_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version this header describes. Bumped on any incompatible change. */
+#define AGENT_MODULE_ABI_VERSION 1u
+
+/** The one symbol a module exports: `const agent_module *agent_module_entry(void);` */
+#define AGENT_MODULE_ENTRY_SYMBOL "agent_module_entry"
+
+/** Status codes returned by callbacks and entry points. */
+enum {
+    AGENT_OK = 0,
+    /** The operation failed; details were logged or written to the error buffer. */
+    AGENT_ERROR = 1,
+    /** `next_event` timed out with no event. */
+    AGENT_TIMEOUT = 2,
+    /** The host asked the process to stop; `next_event` returns this once stop is requested
+        and no event is pending. The module should return from `run_process` promptly. */
+    AGENT_STOPPED = 3,
+    /** `load_state`: the process has no saved state yet. */
+    AGENT_NO_STATE = 4,
+    /** Settings could not be decoded or are invalid for this process type. */
+    AGENT_BAD_SETTINGS = 5,
+    /** The process type named is not provided by this module. */
+    AGENT_UNKNOWN_TYPE = 6
+};
+
+/** Log levels for `agent_host_api.log` and message levels for `send_message`. */
+enum {
+    AGENT_LOG_DEBUG = 0,
+    AGENT_LOG_INFO = 1,
+    AGENT_LOG_WARNING = 2,
+    AGENT_LOG_ERROR = 3,
+    AGENT_LOG_CRITICAL = 4
+};
+
+/**
+ * An event delivered to a process by `next_event`.
+ *
+ * Every pointer in it is owned by the host and stays valid until the next call to
+ * `next_event` from the same process, or until `run_process` returns, whichever is first.
+ * `type` and `source` are NUL-terminated as well as sized; `payload` is not terminated.
+ */
+typedef struct agent_event {
+    const char *type;
+    size_t type_len;
+    /** Name of the process that emitted the event. */
+    const char *source;
+    size_t source_len;
+    /** Time the event was emitted, nanoseconds since the Unix epoch (UTC). */
+    int64_t time_ns;
+    const uint8_t *payload;
+    size_t payload_len;
+} agent_event;
+
+/**
+ * Callbacks the host offers a running process. The table and `host_ctx` are owned by the
+ * host and valid until `run_process` returns. Every callback is thread-safe.
+ */
+typedef struct agent_host_api {
+    /** AGENT_MODULE_ABI_VERSION of the host. */
+    uint32_t abi_version;
+    /** sizeof(agent_host_api) as the host compiled it; callbacks past it are absent. */
+    uint32_t struct_size;
+    /** Opaque; pass it as the first argument of every callback. */
+    void *host_ctx;
+
+    /** Emits an event of `type` (UTF-8, `type_len` bytes) with an opaque payload (JSON by
+        convention). Both buffers are the module's; the host copies them before returning.
+        Events from one process are delivered to subscribers in emission order. */
+    int32_t (*emit)(void *host_ctx, const char *type, size_t type_len,
+                    const uint8_t *payload, size_t payload_len);
+
+    /** Sends a human-readable message (an alert, a notice) at `level` to the agent's
+        conversation and console. `text` is the module's; copied before returning. */
+    int32_t (*send_message)(void *host_ctx, int32_t level, const char *text, size_t text_len);
+
+    /** Writes a line to the agent's log, tagged with the process name. Copied. */
+    void (*log)(void *host_ctx, int32_t level, const char *text, size_t text_len);
+
+    /** Waits up to `timeout_ms` (negative: forever) for the next event delivered to this
+        process. Returns AGENT_OK and fills `*out` (host-owned; see agent_event), or
+        AGENT_TIMEOUT, or AGENT_STOPPED once a stop was requested. */
+    int32_t (*next_event)(void *host_ctx, int64_t timeout_ms, agent_event *out);
+
+    /** Loads the state this process saved last (its own only). On AGENT_OK, `*data` and
+        `*len` point to host-owned bytes valid until the next `load_state` call or until
+        `run_process` returns. AGENT_NO_STATE if nothing was saved yet. Blocks until the host
+        answers. */
+    int32_t (*load_state)(void *host_ctx, const uint8_t **data, size_t *len);
+
+    /** Replaces this process's saved state with `len` bytes (copied). The state survives a
+        crash of the worker. Returns once the host acknowledged it. */
+    int32_t (*save_state)(void *host_ctx, const uint8_t *data, size_t len);
+
+    /** Tells the host's watchdog that the process is alive. Cheap; call it at least once per
+        watchdog period if the process blocks its run loop. */
+    void (*heartbeat)(void *host_ctx);
+
+    /** Returns 1 once the host asked the process to stop, else 0. */
+    int32_t (*stop_requested)(void *host_ctx);
+
+    /** Registers `handler(arg)` to be called once, from a host thread, when the host asks
+        the process to stop (at once, on the calling thread, if it already did). `arg` is
+        the module's and must stay valid until `run_process` returns. A later registration
+        replaces an earlier one. Lets a module stop without polling `stop_requested`. */
+    void (*set_stop_handler)(void *host_ctx, void (*handler)(void *arg), void *arg);
+} agent_host_api;
+
+/**
+ * Runs one process of `process_type` until it ends or the host asks it to stop.
+ *
+ * `process_type`, `process_name`: NUL-terminated, host-owned, valid for the call.
+ * `settings_json`: the process's settings (UTF-8 JSON object, host-level keys removed),
+ *   `settings_len` bytes, host-owned, valid for the call.
+ * `host`: callbacks, valid until this function returns.
+ * `error_buf`: host-owned buffer of `error_buf_len` bytes; on failure the module writes a
+ *   NUL-terminated, human-readable reason into it (truncated to fit).
+ *
+ * Returns AGENT_OK when the process ended normally (e.g. after a stop request),
+ * AGENT_BAD_SETTINGS, AGENT_UNKNOWN_TYPE or AGENT_ERROR otherwise.
+ */
+typedef int32_t (*agent_run_process_fn)(const char *process_type, const char *process_name,
+                                         const char *settings_json, size_t settings_len,
+                                         const agent_host_api *host,
+                                         char *error_buf, size_t error_buf_len);
+
+/** Reserved for logic adapters (the chatbot). Modules of ABI 1 without adapters set these
+    to NULL. A handle returned by `adapter_create` is owned by the module and released only
+    by `adapter_destroy`. */
+typedef void *(*agent_adapter_create_fn)(const char *adapter_type,
+                                         const char *settings_json, size_t settings_len,
+                                         const agent_host_api *host,
+                                         char *error_buf, size_t error_buf_len);
+/** Confidence in [0, 1] that the adapter can answer `message` (UTF-8, host-owned). */
+typedef double (*agent_adapter_score_fn)(void *adapter, const char *message, size_t message_len);
+/** Answers `message`; the reply is delivered through `reply(reply_ctx, text, len)` before
+    the function returns (text is module-owned and copied by the host). */
+typedef int32_t (*agent_adapter_respond_fn)(void *adapter, const char *message, size_t message_len,
+                                            void *reply_ctx,
+                                            void (*reply)(void *reply_ctx, const char *text, size_t len));
+typedef void (*agent_adapter_destroy_fn)(void *adapter);
+
+/**
+ * What `agent_module_entry` returns: static data owned by the module, valid for the life
+ * of the process. The host never frees or writes it.
+ */
+typedef struct agent_module {
+    /** Must equal the host's AGENT_MODULE_ABI_VERSION. Read first. */
+    uint32_t abi_version;
+    /** sizeof(agent_module) as the module compiled it. Read second. */
+    uint32_t struct_size;
+
+    /**
+     * NUL-terminated UTF-8 JSON object:
+     *   {"name": "sample", "version": "1.0.0",
+     *    "processes": [{"type": "trade_feed", "kind": "datasource" | "monitor" | "logic_adapter",
+     *                   "description": "...", "settings_schema": {JSON Schema 2020-12},
+     *                   "subscribes": ["trade"]   (monitors: default event types, optional)
+     *                  }, ...]}
+     */
+    const char *manifest_json;
+
+    agent_run_process_fn run_process;
+
+    agent_adapter_create_fn adapter_create;
+    agent_adapter_score_fn adapter_score;
+    agent_adapter_respond_fn adapter_respond;
+    agent_adapter_destroy_fn adapter_destroy;
+} agent_module;
+
+/** The signature of the entry symbol. */
+typedef const agent_module *(*agent_module_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGENT_MODULE_H */

@@ -1,0 +1,29 @@
+import Foundation
+
+/// An event delivered to a process: its type, the process that emitted it, when, and its
+/// payload (JSON by convention).
+public struct Event: Sendable {
+    /// The event type, e.g. `"trade"`.
+    public let type: String
+    /// The name of the process that emitted it.
+    public let source: String
+    /// When it was emitted.
+    public let time: Date
+    /// The payload bytes as emitted.
+    public let payload: [UInt8]
+
+    public init(type: String, source: String, time: Date, payload: [UInt8]) {
+        self.type = type
+        self.source = source
+        self.time = time
+        self.payload = payload
+    }
+
+    /// Decodes the JSON payload.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(payload))
+    }
+
+    /// The payload as text (UTF-8).
+    public var payloadText: String { String(decoding: payload, as: UTF8.self) }
+}

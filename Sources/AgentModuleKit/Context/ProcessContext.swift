@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What a running process can do: emit events, send messages, log, receive events, keep
+/// state across restarts, and learn that it should stop.
+///
+/// A context is valid while the process's `run(context:)` runs; calls made after it returned
+/// do nothing (or throw).
+public final class ProcessContext: Sendable {
+    /// The process's name in `settings.json`, e.g. `"trades"`.
+    public let processName: String
+    /// The process type, e.g. `"trade_feed"`.
+    public let processType: String
+
+    private let host: HostBridge
+    private let valid = Atomic<Bool>(true)
+    /// Blocking receives run here, off Swift's cooperative thread pool.
+    private let receiveQueue: DispatchQueue
+
+    init(processName: String, processType: String, host: HostBridge) {
+        self.processName = processName
+        self.processType = processType
+        self.host = host
+        self.receiveQueue = DispatchQueue(label: "agent.receive.\(processName)")
+    }
+
+    func invalidate() { valid.store(false, ordering: .releasing) }
+    private var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    // MARK: Events out
+
+    /// Emits an event whose payload is `payload` encoded as JSON.
+    public func emit(_ type: String, payload: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try emit(type, bytes: Array(try encoder.encode(payload)))
+    }
+
+    /// Emits an event whose payload is the given JSON text (not checked).
+    public func emit(_ type: String, json: String) throws {
+        try emit(type, bytes: Array(json.utf8))
+    }
+
+    /// Emits an event with raw payload bytes.
+    public func emit(_ type: String, bytes: [UInt8]) throws {
+        guard !type.isEmpty else { throw ProcessContextError("an event type must not be empty") }
+        guard isValid, host.emit(type: type, payload: bytes) else {
+            throw ProcessContextError("event \"\(type)\" was not accepted: the process is stopping")
+        }
+    }
+
+    /// Sends a human-readable message (shown on the console and in the agent's conversation).
+    public func send(_ text: String, level: MessageLevel = .info) {
+        if isValid { host.send(level: level, text: text) }
+    }
+
+    /// Sends an alert: a message at warning level.
+    public func alert(_ text: String) { send(text, level: .warning) }
+
+    /// Writes a line to the agent's log, tagged with this process's name.
+    public func log(_ text: String, level: MessageLevel = .info) {
+        if isValid { host.log(level: level, text: text) }
+    }
+
+    // MARK: Events in
+
+    /// Waits for the next event delivered to this process; nil once the process should stop.
+    public func nextEvent() async -> Event? {
+        guard isValid else { return nil }
+        return await withCheckedContinuation { continuation in
+            receiveQueue.async { [host] in
+                while true {
+                    switch host.nextEvent(timeoutMilliseconds: -1) {
+                    case .event(let event): return continuation.resume(returning: event)
+                    case .stopped: return continuation.resume(returning: nil)
+                    case .timeout: continue
+                    }
+                }
+            }
+        }
+    }
+
+    /// The events delivered to this process, until it should stop.
+    public var events: Events { Events(context: self) }
+
+    /// An asynchronous sequence of the events delivered to a process.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = Event
+        let context: ProcessContext
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let context: ProcessContext
+            public mutating func next() async -> Event? { await context.nextEvent() }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(context: context) }
+    }
+
+    // MARK: State
+
+    /// The state this process saved last (it survives crashes and restarts), or nil.
+    public func loadState<T: Decodable>(_ type: T.Type = T.self) throws -> T? {
+        guard isValid else { throw ProcessContextError("the process has ended") }
+        guard let bytes = try host.loadState() else { return nil }
+        return try JSONDecoder().decode(T.self, from: Data(bytes))
+    }
+
+    /// Saves `state` as this process's state, replacing what was saved before.
+    public func saveState(_ state: some Encodable) throws {
+        guard isValid else { throw ProcessContextError("the process has ended") }
+        try host.saveState(Array(try JSONEncoder().encode(state)))
+    }
+
+    // MARK: Liveness
+
+    /// Tells the watchdog this process is alive.
+    public func heartbeat() { if isValid { host.heartbeat() } }
+
+    /// True once the host asked the process to stop.
+    public var isStopRequested: Bool { !isValid || host.stopRequested }
+
+    /// Sleeps; throws `CancellationError` as soon as the host asks the process to stop.
+    public func sleep(seconds: Double) async throws {
+        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+    }
+}

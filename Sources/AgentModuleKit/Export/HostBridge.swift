@@ -1,0 +1,103 @@
+import AgentModuleABI
+import Foundation
+
+/// The host's callback table, wrapped. Valid only while `run_process` runs; the SDK makes sure
+/// module code cannot reach it afterwards (the context is invalidated first).
+final class HostBridge: @unchecked Sendable {
+    private let api: UnsafePointer<agent_host_api>
+    private var ctx: UnsafeMutableRawPointer? { api.pointee.host_ctx }
+
+    init(_ api: UnsafePointer<agent_host_api>) { self.api = api }
+
+    private func has<T>(_ field: KeyPath<agent_host_api, T>) -> Bool {
+        guard let offset = MemoryLayout<agent_host_api>.offset(of: field) else { return false }
+        return offset + MemoryLayout<T>.size <= Int(api.pointee.struct_size)
+    }
+
+    func emit(type: String, payload: [UInt8]) -> Bool {
+        guard let emit = api.pointee.emit else { return false }
+        var type = type
+        return type.withUTF8 { t in
+            payload.withUnsafeBufferPointer { p in
+                t.withMemoryRebound(to: CChar.self) { tc in
+                    emit(ctx, tc.baseAddress, tc.count, p.baseAddress, p.count) == AGENT_OK
+                }
+            }
+        }
+    }
+
+    func send(level: MessageLevel, text: String) {
+        guard let send = api.pointee.send_message else { return }
+        var text = text
+        _ = text.withUTF8 { t in t.withMemoryRebound(to: CChar.self) { send(ctx, level.rawValue, $0.baseAddress, $0.count) } }
+    }
+
+    func log(level: MessageLevel, text: String) {
+        guard let log = api.pointee.log else { return }
+        var text = text
+        text.withUTF8 { t in t.withMemoryRebound(to: CChar.self) { log(ctx, level.rawValue, $0.baseAddress, $0.count) } }
+    }
+
+    enum Next { case event(Event), timeout, stopped }
+
+    func nextEvent(timeoutMilliseconds: Int64) -> Next {
+        guard let next = api.pointee.next_event else { return .stopped }
+        var raw = agent_event()
+        switch Int(next(ctx, timeoutMilliseconds, &raw)) {
+        case Int(AGENT_OK):
+            func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
+                guard let p, n > 0 else { return "" }
+                return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+            }
+            let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
+            let time = Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9)
+            return .event(Event(type: text(raw.type, raw.type_len), source: text(raw.source, raw.source_len),
+                                time: time, payload: payload))
+        case Int(AGENT_TIMEOUT): return .timeout
+        default: return .stopped
+        }
+    }
+
+    /// The saved state, `.some([])` never means "absent": absent is nil.
+    func loadState() throws -> [UInt8]? {
+        guard let load = api.pointee.load_state else { throw ProcessContextError("the host offers no state storage") }
+        var data: UnsafePointer<UInt8>?
+        var len = 0
+        let rc = load(ctx, &data, &len)
+        if rc == AGENT_NO_STATE { return nil }
+        guard rc == AGENT_OK else { throw ProcessContextError("the host could not load the state") }
+        return data.map { Array(UnsafeBufferPointer(start: $0, count: len)) } ?? []
+    }
+
+    func saveState(_ bytes: [UInt8]) throws {
+        guard let save = api.pointee.save_state else { throw ProcessContextError("the host offers no state storage") }
+        let rc = bytes.withUnsafeBufferPointer { save(ctx, $0.baseAddress, $0.count) }
+        guard rc == AGENT_OK else { throw ProcessContextError("the host could not save the state") }
+    }
+
+    func heartbeat() { api.pointee.heartbeat?(ctx) }
+
+    var stopRequested: Bool { (api.pointee.stop_requested?(ctx) ?? 0) != 0 }
+
+    /// Calls `handler` once when the host asks the process to stop.
+    func onStop(_ handler: @escaping @Sendable () -> Void) {
+        guard has(\.set_stop_handler), let register = api.pointee.set_stop_handler else { return }
+        let box = Unmanaged.passRetained(StopHandlerBox(handler))
+        register(ctx, { arg in
+            guard let arg else { return }
+            Unmanaged<StopHandlerBox>.fromOpaque(arg).takeUnretainedValue().handler()
+        }, box.toOpaque())
+    }
+}
+
+/// Holds the stop handler for as long as the worker lives (released with the process).
+final class StopHandlerBox: Sendable {
+    let handler: @Sendable () -> Void
+    init(_ handler: @escaping @Sendable () -> Void) { self.handler = handler }
+}
+
+/// An error from the process context: the message says what failed.
+public struct ProcessContextError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,107 @@
+import AgentModuleABI
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Owns this library's `agent_module` description. Each module library carries its own copy
+/// of the SDK, so this registry is per module.
+final class ModuleRegistry: Sendable {
+    static let shared = ModuleRegistry()
+
+    private struct Exported: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<agent_module>
+        let processes: [ProcessEntry]
+    }
+
+    private let state = Mutex<Exported?>(nil)
+
+    func export(name: String, version: String, processes: [any AgentProcess.Type]) -> OpaquePointer? {
+        state.withLock { exported in
+            if let exported { return OpaquePointer(exported.pointer) }
+            let entries = processes.map { ProcessEntry($0) }
+            let manifest = JSONText.object([
+                ("name", .string(name)),
+                ("version", .string(version)),
+                ("processes", .array(entries.map(\.manifestJSON))),
+            ]).serialized()
+            let module = UnsafeMutablePointer<agent_module>.allocate(capacity: 1)
+            module.initialize(to: agent_module(
+                abi_version: AGENT_MODULE_ABI_VERSION,
+                struct_size: UInt32(MemoryLayout<agent_module>.size),
+                manifest_json: UnsafePointer(strdup(manifest)),
+                run_process: runProcessEntry,
+                adapter_create: nil, adapter_score: nil, adapter_respond: nil, adapter_destroy: nil
+            ))
+            exported = Exported(pointer: module, processes: entries)
+            return OpaquePointer(module)
+        }
+    }
+
+    func process(named type: String) -> ProcessEntry? {
+        state.withLock { $0?.processes.first { $0.typeName == type } }
+    }
+
+    var processTypes: [String] { state.withLock { $0?.processes.map(\.typeName) ?? [] } }
+}
+
+/// Copies `message` into the host's error buffer, truncated to fit, NUL-terminated.
+private func writeError(_ message: String, to buffer: UnsafeMutablePointer<CChar>?, capacity: Int) {
+    guard let buffer, capacity > 0 else { return }
+    let bytes = Array(message.utf8.prefix(capacity - 1))
+    bytes.withUnsafeBufferPointer { src in
+        buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) { dst in
+            dst.update(from: src.baseAddress!, count: bytes.count)
+            dst[bytes.count] = 0
+        }
+    }
+}
+
+/// Holds the outcome of a process's run between its task and the blocked host thread.
+private final class RunOutcome: @unchecked Sendable {
+    var error: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+}
+
+private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, settings, settingsLength, host, errorBuffer, errorCapacity in
+    guard let typePointer, let host else {
+        writeError("run_process called without a process type or host table", to: errorBuffer, capacity: errorCapacity)
+        return Int32(AGENT_ERROR)
+    }
+    let typeName = String(cString: typePointer)
+    let processName = namePointer.map { String(cString: $0) } ?? typeName
+    guard let entry = ModuleRegistry.shared.process(named: typeName) else {
+        let known = ModuleRegistry.shared.processTypes.map { "\"\($0)\"" }.joined(separator: ", ")
+        writeError("this module has no process type \"\(typeName)\" (it has \(known))", to: errorBuffer, capacity: errorCapacity)
+        return Int32(AGENT_UNKNOWN_TYPE)
+    }
+    let bytes = settings.map { Array(UnsafeRawBufferPointer(start: $0, count: settingsLength)) } ?? []
+    let runner: ProcessEntry.Runner
+    do {
+        runner = try entry.make(bytes)
+    } catch {
+        writeError("\(error)", to: errorBuffer, capacity: errorCapacity)
+        return Int32(AGENT_BAD_SETTINGS)
+    }
+
+    let bridge = HostBridge(host)
+    let context = ProcessContext(processName: processName, processType: typeName, host: bridge)
+    let outcome = RunOutcome()
+    let task = Task {
+        do {
+            try await runner(context)
+        } catch is CancellationError where bridge.stopRequested {
+            // Stopping by cancellation is the normal way to end.
+        } catch {
+            outcome.error = error
+        }
+        context.invalidate()
+        outcome.done.signal()
+    }
+    bridge.onStop { task.cancel() }
+    outcome.done.wait()
+    if let error = outcome.error {
+        writeError("\(error)", to: errorBuffer, capacity: errorCapacity)
+        return Int32(AGENT_ERROR)
+    }
+    return Int32(AGENT_OK)
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A process type with its Swift types erased, as the registry keeps it.
+struct ProcessEntry: Sendable {
+    typealias Runner = @Sendable (ProcessContext) async throws -> Void
+
+    let typeName: String
+    let kind: ProcessKind
+    let description: String
+    let schema: Schema
+    let subscriptions: [String]
+    /// Decodes settings (defaults filled in) and creates the process; throws a readable error.
+    let make: @Sendable ([UInt8]) throws -> Runner
+
+    init<P: AgentProcess>(_ type: P.Type) {
+        typeName = P.typeName
+        kind = P.kind
+        description = P.description
+        schema = P.settingsSchema
+        subscriptions = P.defaultSubscriptions
+        let schema = P.settingsSchema
+        make = { bytes in
+            let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: schema)
+            let process = try P(settings: settings)
+            return { context in try await process.run(context: context) }
+        }
+    }
+
+    var manifestJSON: JSONText {
+        var fields: [(String, JSONText)] = [
+            ("type", .string(typeName)),
+            ("kind", .string(kind.rawValue)),
+            ("description", .string(description)),
+            ("settings_schema", schema.json),
+        ]
+        if !subscriptions.isEmpty { fields.append(("subscribes", .array(subscriptions.map(JSONText.string)))) }
+        return .object(fields)
+    }
+}
+
+/// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
+enum SettingsDecoding {
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], schema: Schema) throws -> T {
+        let raw: Any
+        do {
+            raw = try JSONSerialization.jsonObject(with: Data(bytes.isEmpty ? Array("{}".utf8) : bytes),
+                                                   options: [.fragmentsAllowed])
+        } catch {
+            throw SettingsError(pointer: "", message: "settings are not valid JSON")
+        }
+        let filled = schema.applyingDefaults(to: raw)
+        let data = try JSONSerialization.data(withJSONObject: filled, options: [.fragmentsAllowed])
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw SettingsError(error)
+        }
+    }
+}
+
+/// A setting that could not be decoded: where (JSON pointer) and why.
+struct SettingsError: Error, CustomStringConvertible {
+    let pointer: String
+    let message: String
+
+    init(pointer: String, message: String) {
+        self.pointer = pointer
+        self.message = message
+    }
+
+    init(_ error: DecodingError) {
+        func pointer(_ path: [any CodingKey]) -> String {
+            path.map { "/" + ($0.intValue.map(String.init) ?? $0.stringValue) }.joined()
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            self.init(pointer: pointer(context.codingPath), message: "expected \(Self.describe(type)); \(context.debugDescription)")
+        case .valueNotFound(let type, let context):
+            self.init(pointer: pointer(context.codingPath), message: "expected \(Self.describe(type)), found null")
+        case .keyNotFound(let key, let context):
+            self.init(pointer: pointer(context.codingPath + [key]), message: "missing required setting \"\(key.stringValue)\"")
+        case .dataCorrupted(let context):
+            self.init(pointer: pointer(context.codingPath), message: context.debugDescription)
+        @unknown default:
+            self.init(pointer: "", message: "\(error)")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type: "an integer"
+        case is Double.Type, is Float.Type: "a number"
+        default: "a value of type \(type)"
+        }
+    }
+
+    var description: String { "\(pointer.isEmpty ? "/" : pointer): \(message)" }
+}

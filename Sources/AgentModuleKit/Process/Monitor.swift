@@ -1,0 +1,14 @@
+/// A process that receives events (by type) and reacts: emits new events, sends messages
+/// and alerts. Read events with `for await event in context.events { ... }`.
+///
+/// The event types come from ``subscribes``; a process's settings may replace them with the
+/// host-level key `"subscribe": ["type", ...]`.
+public protocol Monitor: AgentProcess {
+    /// The event types this monitor receives by default (`"*"` means every type).
+    static var subscribes: [String] { get }
+}
+
+extension Monitor {
+    public static var kind: ProcessKind { .monitor }
+    public static var defaultSubscriptions: [String] { subscribes }
+}

@@ -1,0 +1,111 @@
+#define _GNU_SOURCE
+#include "agent_system.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* dup2 of an fd onto itself would keep its close-on-exec flag (and the target slots may hold
+   other sources), so every source is first moved above the range the child uses. */
+static int lift(int fd, int *lifted) {
+    if (fd < 0) { *lifted = -1; return 0; }
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    if (copy < 0) return errno;
+    *lifted = copy;
+    return 0;
+}
+
+int agent_spawn(const char *path, char *const argv[], char *const envp[],
+                int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                int new_group, pid_t *pid) {
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
+    int lifted[4] = {-1, -1, -1, -1};
+    int rc = 0;
+    for (int i = 0; i < 4 && rc == 0; i++) rc = lift(sources[i], &lifted[i]);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int have_actions = 0, have_attr = 0;
+    if (rc == 0 && (rc = posix_spawn_file_actions_init(&actions)) == 0) have_actions = 1;
+    if (rc == 0 && (rc = posix_spawnattr_init(&attr)) == 0) have_attr = 1;
+
+    if (rc == 0) {
+        if (lifted[0] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[0], 0);
+        else rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    }
+    if (rc == 0 && lifted[1] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[1], 1);
+    if (rc == 0 && lifted[2] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[2], 2);
+    if (rc == 0 && lifted[3] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[3], 3);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, lifted[3] >= 0 ? 4 : 3);
+
+    if (rc == 0) {
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        int reset[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2};
+        for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++) sigaddset(&defaults, reset[i]);
+        short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+        if (new_group) flags |= POSIX_SPAWN_SETPGROUP;
+        rc = posix_spawnattr_setflags(&attr, flags);
+        if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &empty);
+        if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &defaults);
+        if (rc == 0 && new_group) rc = posix_spawnattr_setpgroup(&attr, 0);
+    }
+    if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
+
+    if (have_actions) posix_spawn_file_actions_destroy(&actions);
+    if (have_attr) posix_spawnattr_destroy(&attr);
+    for (int i = 0; i < 4; i++) if (lifted[i] >= 0) close(lifted[i]);
+    return rc;
+}
+
+int agent_set_parent_death_signal(int sig) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)sig, 0, 0, 0);
+}
+
+int agent_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void fill(sigset_t *set, const int *signals, int count) {
+    sigemptyset(set);
+    for (int i = 0; i < count; i++) sigaddset(set, signals[i]);
+}
+
+int agent_block_signals(const int *signals, int count) {
+    sigset_t set;
+    fill(&set, signals, count);
+    return pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int agent_signalfd(const int *signals, int count) {
+    sigset_t set;
+    fill(&set, signals, count);
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int agent_signalfd_read(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t n = read(fd, &info, sizeof(info));
+    if (n == (ssize_t)sizeof(info)) return (int)info.ssi_signo;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    return -1;
+}
+
+void agent_set_thread_name(const char *name) {
+    char buf[16];
+    strncpy(buf, name, sizeof(buf) - 1);
+    buf[sizeof(buf) - 1] = 0;
+    pthread_setname_np(pthread_self(), buf);
+}

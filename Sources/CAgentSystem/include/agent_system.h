@@ -1,0 +1,49 @@
+/*
+ * agent_system.h — the few Linux calls Swift's Glibc module does not import
+ * (variadic prctl/syscall, posix_spawn extensions, pidfd).
+ */
+#ifndef AGENT_SYSTEM_H
+#define AGENT_SYSTEM_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Spawns `path` with `argv`/`envp` (NULL-terminated arrays) through posix_spawn.
+ * In the child: stdin/stdout/stderr become `stdin_fd`/`stdout_fd`/`stderr_fd` (-1 keeps
+ * /dev/null for stdin, the parent's for the others), `channel_fd` becomes fd 3 (-1: none),
+ * every other fd is closed, the signal mask is emptied, signals the parent may ignore or
+ * handle are reset to default, and the child leads a new process group when `new_group`.
+ * Returns 0 and sets `*pid`, or an errno value.
+ */
+int agent_spawn(const char *path, char *const argv[], char *const envp[],
+                int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                int new_group, pid_t *pid);
+
+/** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
+int agent_set_parent_death_signal(int sig);
+
+/** pidfd_open(pid, 0). Returns the fd or -1 with errno. */
+int agent_pidfd_open(pid_t pid);
+
+/** Blocks `count` signals in the calling thread (inherited by threads it creates). */
+int agent_block_signals(const int *signals, int count);
+
+/** A signalfd (non-blocking, close-on-exec) for `count` signals, which must be blocked. */
+int agent_signalfd(const int *signals, int count);
+
+/** Reads one pending signal from a signalfd: returns the signal number, 0 if none, -1 on error. */
+int agent_signalfd_read(int fd);
+
+/** Sets the calling thread's name (15 bytes max), for ps/top. */
+void agent_set_thread_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,78 @@
+import AgentModuleKit
+import Foundation
+
+/// Counts events per key (e.g. trades per pair) over a sliding window and alerts when a key
+/// goes over the threshold; says so again when it is back under.
+struct TradeFrequency: Monitor {
+    struct Settings: Decodable, Sendable {
+        var window: Double
+        var threshold: Int
+        var key: String
+    }
+
+    static let typeName = "trade_frequency"
+    static let description = "Counts trades per pair over a sliding window and alerts when a pair is busier than the threshold."
+    static let subscribes = ["trade"]
+    static var settingsSchema: Schema {
+        .object([
+            "window": .number(exclusiveMinimum: 0, default: 60, description: "Length of the sliding window, in seconds."),
+            "threshold": .integer(minimum: 1, default: 10, description: "Alert when more events than this fall in the window."),
+            "key": .string(minLength: 1, default: "pair", description: "Payload field to count by."),
+        ])
+    }
+
+    let settings: Settings
+
+    init(settings: Settings) { self.settings = settings }
+
+    func run(context: ProcessContext) async throws {
+        var window = SlidingCounter(length: settings.window)
+        var alerting: Set<String> = []
+        for await event in context.events {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload)) as? [String: Any],
+                  let key = object[settings.key].map({ "\($0)" })
+            else {
+                context.log("event \(event.type) from \(event.source) has no \"\(settings.key)\" field", level: .debug)
+                continue
+            }
+            let now = event.time.timeIntervalSince1970
+            let count = window.add(key, at: now)
+            if count > settings.threshold, !alerting.contains(key) {
+                alerting.insert(key)
+                context.alert("\(key): \(count) \(event.type) events in the last \(Self.format(settings.window)) s (threshold \(settings.threshold))")
+                try context.emit("frequency_alert", payload: ["key": key, "count": "\(count)", "window": Self.format(settings.window)])
+            } else if count <= settings.threshold, alerting.contains(key) {
+                alerting.remove(key)
+                context.send("\(key): back to \(count) \(event.type) events in \(Self.format(settings.window)) s")
+            }
+        }
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// Per-key timestamps within the last `length` seconds.
+struct SlidingCounter {
+    let length: Double
+    private var times: [String: [Double]] = [:]
+    private var heads: [String: Int] = [:]
+
+    init(length: Double) { self.length = length }
+
+    /// Records one event for `key` at `time` and returns how many fall in the window.
+    mutating func add(_ key: String, at time: Double) -> Int {
+        var list = times[key, default: []]
+        var head = heads[key, default: 0]
+        list.append(time)
+        while head < list.count, list[head] <= time - length { head += 1 }
+        if head > 1024, head * 2 > list.count {
+            list.removeFirst(head)
+            head = 0
+        }
+        times[key] = list
+        heads[key] = head
+        return list.count - head
+    }
+}

@@ -1,0 +1,88 @@
+import AgentModuleKit
+import Foundation
+
+/// Watches numeric fields of events (by default `host_stats`) and alerts when one stays above
+/// its limit for a given time; says so again when it recovers.
+struct ThresholdMonitor: Monitor {
+    struct Rule: Codable, Sendable {
+        var metric: String
+        var above: Double
+        var for_seconds: Double?
+    }
+
+    struct Settings: Decodable, Sendable {
+        var rules: [Rule]
+    }
+
+    static let typeName = "threshold_monitor"
+    static let description = "Alerts when a metric of `host_stats` events (e.g. cpu_percent) stays above a limit for a while."
+    static let subscribes = ["host_stats"]
+    static var settingsSchema: Schema {
+        .object([
+            "rules": Schema.array(
+                of: .object([
+                    "metric": .string(minLength: 1, description: "Payload field to watch, e.g. cpu_percent."),
+                    "above": .number(description: "Alert when the value is above this."),
+                    "for_seconds": .number(minimum: 0, description: "How long it must stay above before the alert (default 0)."),
+                ], required: ["metric", "above"]),
+                description: "The limits to watch."
+            ).defaulting(to: [
+                Rule(metric: "cpu_percent", above: 90, for_seconds: 30),
+                Rule(metric: "memory_percent", above: 90, for_seconds: 30),
+                Rule(metric: "disk_percent", above: 95, for_seconds: nil),
+            ]),
+        ])
+    }
+
+    let settings: Settings
+
+    init(settings: Settings) { self.settings = settings }
+
+    func run(context: ProcessContext) async throws {
+        var tracker = ThresholdTracker(rules: settings.rules.map { .init(metric: $0.metric, above: $0.above, forSeconds: $0.for_seconds ?? 0) })
+        for await event in context.events {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload)) as? [String: Any] else { continue }
+            let values = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+            for change in tracker.observe(values, at: event.time.timeIntervalSince1970) {
+                switch change {
+                case .alert(let rule, let value):
+                    context.alert("\(rule.metric) is \(value) (above \(rule.above)\(rule.forSeconds > 0 ? " for \(rule.forSeconds) s" : "")) on \(event.source)")
+                    try context.emit("threshold_alert", payload: ["metric": rule.metric, "value": "\(value)"])
+                case .recovered(let rule, let value):
+                    context.send("\(rule.metric) is back to \(value) (limit \(rule.above)) on \(event.source)")
+                }
+            }
+        }
+    }
+}
+
+/// The state machine behind the monitor, kept apart so that it is easy to test.
+struct ThresholdTracker {
+    struct Rule: Sendable, Equatable { var metric: String; var above: Double; var forSeconds: Double }
+    enum Change: Equatable { case alert(Rule, Double), recovered(Rule, Double) }
+
+    let rules: [Rule]
+    private var since: [Int: Double] = [:]
+    private var alerting: Set<Int> = []
+
+    init(rules: [Rule]) { self.rules = rules }
+
+    mutating func observe(_ values: [String: Double], at time: Double) -> [Change] {
+        var changes: [Change] = []
+        for (index, rule) in rules.enumerated() {
+            guard let value = values[rule.metric] else { continue }
+            if value > rule.above {
+                let start = since[index] ?? time
+                since[index] = start
+                if !alerting.contains(index), time - start >= rule.forSeconds {
+                    alerting.insert(index)
+                    changes.append(.alert(rule, value))
+                }
+            } else {
+                since[index] = nil
+                if alerting.remove(index) != nil { changes.append(.recovered(rule, value)) }
+            }
+        }
+        return changes
+    }
+}
