@@ -103,6 +103,32 @@ int agent_signalfd_read(int fd) {
     return -1;
 }
 
+static int signal_pipe_write = -1;
+
+static void on_signal(int signo) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signo;
+    if (signal_pipe_write >= 0) { ssize_t ignored = write(signal_pipe_write, &byte, 1); (void)ignored; }
+    errno = saved;
+}
+
+int agent_signal_pipe(const int *signals, int count) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    signal_pipe_write = fds[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = on_signal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < count; i++) sigaction(signals[i], &action, NULL);
+    return fds[0];
+}
+
+int agent_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
 void agent_set_thread_name(const char *name) {
     char buf[16];
     strncpy(buf, name, sizeof(buf) - 1);

@@ -1,1 +1,3 @@
-print("todo")
+import AgentRuntime
+
+WorkerMain.main(arguments: CommandLine.arguments)

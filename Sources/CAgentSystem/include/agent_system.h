@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 #include <stdint.h>
+#include <sys/epoll.h>
+#include <poll.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +40,16 @@ int agent_signalfd(const int *signals, int count);
 
 /** Reads one pending signal from a signalfd: returns the signal number, 0 if none, -1 on error. */
 int agent_signalfd_read(int fd);
+
+/**
+ * Installs handlers for `count` signals that write the signal number (one byte) to a pipe,
+ * whichever thread receives them. Returns the pipe's read end (non-blocking, close-on-exec)
+ * or -1. Call once per process.
+ */
+int agent_signal_pipe(const int *signals, int count);
+
+/** pipe2(fds, O_CLOEXEC). */
+int agent_pipe_cloexec(int fds[2]);
 
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);

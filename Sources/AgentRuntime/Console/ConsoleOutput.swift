@@ -1,0 +1,89 @@
+import Foundation
+import JSONSchema
+
+/// Prints events and messages for a person (readable lines) or a program (JSON lines), to
+/// stdout, buffered and flushed once per loop turn.
+public final class ConsoleOutput {
+    public let json: Bool
+    public let showEvents: Bool
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(json: Bool, showEvents: Bool, fd: Int32 = 1) {
+        self.json = json
+        self.showEvents = showEvents
+        self.fd = fd
+    }
+
+    static func timestamp(nanoseconds: Int64, full: Bool) -> String {
+        let seconds = time_t(nanoseconds / 1_000_000_000)
+        var parts = tm()
+        var copy = seconds
+        gmtime_r(&copy, &parts)
+        let millis = Int(nanoseconds % 1_000_000_000) / 1_000_000
+        let clock = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, millis)
+        guard full else { return clock }
+        return String(format: "%04d-%02d-%02dT", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday) + clock + "Z"
+    }
+
+    /// An event routed by the supervisor.
+    func event(source: String, type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+        guard showEvents else { return }
+        let typeText = String(decoding: type, as: UTF8.self)
+        if json {
+            let payloadValue = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+            let line = JSONValue.object([
+                "kind": .string("event"), "time": .string(Self.timestamp(nanoseconds: timeNanoseconds, full: true)),
+                "source": .string(source), "type": .string(typeText), "payload": payloadValue,
+            ])
+            append(line.serialized())
+        } else {
+            append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
+        }
+    }
+
+    /// A message sent by a process (alerts are messages at warning level or above).
+    func message(source: String, level: Int, text: String, timeNanoseconds: Int64) {
+        let levelName = Self.levelName(level)
+        if json {
+            let line = JSONValue.object([
+                "kind": .string("message"), "time": .string(Self.timestamp(nanoseconds: timeNanoseconds, full: true)),
+                "source": .string(source), "level": .string(levelName), "text": .string(text),
+            ])
+            append(line.serialized())
+        } else {
+            let marker = level >= 2 ? "ALERT" : "message"
+            append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) \(marker)[\(levelName)]: \(text)")
+        }
+    }
+
+    static func levelName(_ level: Int) -> String {
+        switch level {
+        case 0: "debug"
+        case 1: "info"
+        case 2: "warning"
+        case 3: "error"
+        default: "critical"
+        }
+    }
+
+    private func append(_ line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(10)
+        if buffer.count > 64 << 10 { flush() }
+    }
+
+    /// Writes what is buffered.
+    public func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 { if errno == EINTR { continue }; break }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

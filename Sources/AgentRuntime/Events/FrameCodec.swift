@@ -1,0 +1,124 @@
+/// The wire protocol between supervisor and workers: length-prefixed frames on a stream
+/// socket. A frame is a little-endian `UInt32` length `n`, then `n` bytes: one ``FrameKind``
+/// byte and the body. Writers batch several frames per `write` under load.
+public enum FrameCodec {
+    /// Frames larger than this are a protocol error (the peer is broken or hostile).
+    public static let maxFrameLength = 16 << 20
+    /// Bytes before the body: length (4) and kind (1).
+    public static let headerLength = 5
+
+    /// Appends one frame to `buffer`.
+    @inlinable
+    public static func append(_ kind: FrameKind, body: some Collection<UInt8>, to buffer: inout [UInt8]) {
+        appendHeader(kind, bodyLength: body.count, to: &buffer)
+        buffer.append(contentsOf: body)
+    }
+
+    /// Appends the header of a frame whose body of `bodyLength` bytes the caller appends next.
+    @inlinable
+    public static func appendHeader(_ kind: FrameKind, bodyLength: Int, to buffer: inout [UInt8]) {
+        appendUInt32(UInt32(bodyLength + 1), to: &buffer)
+        buffer.append(kind.rawValue)
+    }
+
+    @inlinable
+    public static func appendUInt16(_ value: UInt16, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(truncatingIfNeeded: value))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 8))
+    }
+
+    @inlinable
+    public static func appendUInt32(_ value: UInt32, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(truncatingIfNeeded: value))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 8))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 16))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 24))
+    }
+
+    @inlinable
+    public static func appendInt64(_ value: Int64, to buffer: inout [UInt8]) {
+        let bits = UInt64(bitPattern: value)
+        for shift in stride(from: 0, to: 64, by: 8) { buffer.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+    }
+
+    @inlinable
+    public static func readUInt16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt16 {
+        UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+    }
+
+    @inlinable
+    public static func readUInt32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+    }
+
+    @inlinable
+    public static func readInt64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int64 {
+        var value: UInt64 = 0
+        for i in 0..<8 { value |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
+        return Int64(bitPattern: value)
+    }
+}
+
+/// A frame that could not be decoded.
+public struct FrameError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Splits a byte stream into frames, keeping a partial frame until the rest arrives.
+///
+/// Feed it whatever `read` returned; it calls back once per complete frame with a view of the
+/// body that is valid only during the callback (no copy on the common path).
+public struct FrameDecoder {
+    private var pending: [UInt8] = []
+
+    public init() {}
+
+    /// Bytes held back waiting for the rest of a frame.
+    public var bufferedCount: Int { pending.count }
+
+    /// Decodes all complete frames in `pending + chunk`.
+    public mutating func feed(
+        _ chunk: UnsafeRawBufferPointer,
+        _ onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        if pending.isEmpty {
+            let used = try Self.decode(chunk, onFrame)
+            if used < chunk.count { pending.append(contentsOf: chunk[used...]) }
+        } else {
+            pending.append(contentsOf: chunk)
+            let used = try pending.withUnsafeBytes { try Self.decode($0, onFrame) }
+            pending.removeFirst(used)
+        }
+    }
+
+    /// Convenience for tests and small inputs.
+    public mutating func feed(_ bytes: [UInt8]) throws -> [(FrameKind, [UInt8])] {
+        var frames: [(FrameKind, [UInt8])] = []
+        try bytes.withUnsafeBytes { raw in
+            try feed(raw) { kind, body in frames.append((kind, Array(body))) }
+        }
+        return frames
+    }
+
+    /// Returns how many bytes were consumed (whole frames only).
+    private static func decode(
+        _ bytes: UnsafeRawBufferPointer,
+        _ onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
+        var offset = 0
+        while bytes.count - offset >= 4 {
+            let length = Int(FrameCodec.readUInt32(bytes, at: offset))
+            guard length >= 1 else { throw FrameError("frame of length 0 at byte \(offset)") }
+            guard length <= FrameCodec.maxFrameLength else {
+                throw FrameError("frame of \(length) bytes exceeds the limit of \(FrameCodec.maxFrameLength)")
+            }
+            guard bytes.count - offset - 4 >= length else { break }
+            let kind = FrameKind(rawValue: bytes[offset + 4])
+            let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 4 + length)])
+            try onFrame(kind, body)
+            offset += 4 + length
+        }
+        return offset
+    }
+}

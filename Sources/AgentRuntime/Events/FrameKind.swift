@@ -1,0 +1,57 @@
+/// The kind of a frame of the worker wire protocol (one byte after the length).
+public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    // Supervisor → worker
+    /// JSON: `{"module": path, "type": t, "name": n, "settings": {...}}`.
+    public static let start = FrameKind(rawValue: 1)
+    /// An event for a subscriber: see ``EventFrame``.
+    public static let deliver = FrameKind(rawValue: 2)
+    /// Reply to ``loadState``: one status byte (0 = found, 1 = none, 2 = error), then the bytes.
+    public static let stateData = FrameKind(rawValue: 3)
+    /// Reply to ``saveState``: one status byte (0 = saved).
+    public static let stateSaved = FrameKind(rawValue: 4)
+    /// Asks the process to stop. Empty body.
+    public static let stop = FrameKind(rawValue: 5)
+
+    // Worker → supervisor
+    /// The module is loaded and the process is starting. Empty body.
+    public static let ready = FrameKind(rawValue: 20)
+    /// An emitted event: see ``EventFrame``.
+    public static let event = FrameKind(rawValue: 21)
+    /// A message: one level byte, then UTF-8 text.
+    public static let message = FrameKind(rawValue: 22)
+    /// A log line: one level byte, then UTF-8 text.
+    public static let log = FrameKind(rawValue: 23)
+    /// The process is alive. Empty body.
+    public static let heartbeat = FrameKind(rawValue: 24)
+    /// Asks for the process's saved state. Empty body.
+    public static let loadState = FrameKind(rawValue: 25)
+    /// Replaces the process's saved state with the body.
+    public static let saveState = FrameKind(rawValue: 26)
+    /// The module's manifest (JSON), in answer to a describe request.
+    public static let manifest = FrameKind(rawValue: 27)
+    /// A failure before or after the run: JSON `{"code": ..., "message": ...}`.
+    public static let failure = FrameKind(rawValue: 28)
+
+    public var description: String {
+        switch self {
+        case .start: "start"
+        case .deliver: "deliver"
+        case .stateData: "state-data"
+        case .stateSaved: "state-saved"
+        case .stop: "stop"
+        case .ready: "ready"
+        case .event: "event"
+        case .message: "message"
+        case .log: "log"
+        case .heartbeat: "heartbeat"
+        case .loadState: "load-state"
+        case .saveState: "save-state"
+        case .manifest: "manifest"
+        case .failure: "failure"
+        default: "kind \(rawValue)"
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import CAgentSystem
+import Foundation
+import JSONSchema
+
+/// Learns modules' manifests without loading them into the supervisor: a short-lived worker
+/// per module loads the library and sends the manifest back. Answers are cached by the
+/// library's identity (path, size, modification time).
+public final class ModuleDescriber {
+    public let workerPath: String
+    public var timeout: Double = 30
+    private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
+
+    public init(workerPath: String) { self.workerPath = workerPath }
+
+    /// Describes every module at once (one worker each, in parallel). The error lists every
+    /// module that failed.
+    public func describe(_ locations: [ModuleLocation]) throws -> [String: ModuleManifest] {
+        var results: [String: ModuleManifest] = [:]
+        var errors: [ModuleLoadError] = []
+        var pending: [(location: ModuleLocation, identity: String, fd: Int32, pid: pid_t)] = []
+
+        for location in locations {
+            let identity = Self.identity(location.library)
+            if let cached = cache[location.library], cached.identity == identity {
+                results[location.name] = cached.manifest
+                continue
+            }
+            do {
+                try ModuleLoader.checkFile(path: location.library, module: location.name)
+            } catch {
+                errors.append(error)
+                continue
+            }
+            var fds: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+                errors.append(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "socketpair failed: \(String(cString: strerror(errno)))"))
+                continue
+            }
+            var environment = ProcessInfo.processInfo.environment
+            environment["AGENT_SUPERVISOR_PID"] = String(getpid())
+            environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=no"
+            let spawned = ProcessSpawner.spawn(
+                path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
+                environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
+            close(fds[1])
+            switch spawned {
+            case .success(let pid): pending.append((location, identity, fds[0], pid))
+            case .failure(let error):
+                close(fds[0])
+                errors.append(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "\(error)"))
+            }
+        }
+
+        let deadline = EventLoop.now() + timeout
+        for item in pending {
+            let outcome = Self.readAnswer(fd: item.fd, deadline: deadline)
+            close(item.fd)
+            if case .none = outcome { kill(-item.pid, SIGKILL) }
+            var status: Int32 = 0
+            while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
+            switch outcome {
+            case .manifest(let json)?:
+                do {
+                    let manifest = try ModuleManifest(json: json, module: item.location.name, file: item.location.library)
+                    if manifest.name != item.location.name {
+                        throw ModuleLoadError(.nameMismatch, module: item.location.name, file: item.location.library,
+                                              "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(item.location.name)\"; enable it under its own name or fix the name passed to exportModule")
+                    }
+                    cache[item.location.library] = (item.identity, manifest)
+                    results[item.location.name] = manifest
+                } catch let error as ModuleLoadError {
+                    errors.append(error)
+                }
+            case .failure(let code, let message)?:
+                errors.append(ModuleLoadError(ModuleLoadError.Code(rawValue: code), module: item.location.name, file: item.location.library, message))
+            case nil:
+                let how = ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
+                    ?? "was killed by signal \(ProcessSpawner.termSignal(status)) (\(SignalName.of(ProcessSpawner.termSignal(status))))"
+                errors.append(ModuleLoadError(.workerFailed, module: item.location.name, file: item.location.library,
+                                              "the worker loading the module \(how) before describing it; the library's initialisers may crash or hang"))
+            }
+        }
+        if !errors.isEmpty { throw ModuleErrors(errors) }
+        return results
+    }
+
+    private enum Answer { case manifest(String), failure(String, String) }
+
+    private static func readAnswer(fd: Int32, deadline: Double) -> Answer? {
+        var decoder = FrameDecoder()
+        var answer: Answer?
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while answer == nil {
+            let remaining = deadline - EventLoop.now()
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(remaining * 1000))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return answer }
+            try? buffer.withUnsafeBytes { raw in
+                try decoder.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { kind, body in
+                    switch kind {
+                    case .manifest: answer = .manifest(String(decoding: body, as: UTF8.self))
+                    case .failure:
+                        let object = (try? JSONValue.parse(body))?.objectValue
+                        answer = .failure(object?["code"]?.stringValue ?? "worker_failed",
+                                          object?["message"]?.stringValue ?? String(decoding: body, as: UTF8.self))
+                    default: break
+                    }
+                }
+            }
+        }
+        return answer
+    }
+
+    /// Path, size and modification time: a rebuilt library is described again.
+    static func identity(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "" }
+        return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
+    }
+}
+
+/// Names of signals for messages.
+public enum SignalName {
+    public static func of(_ signal: Int32) -> String {
+        switch signal {
+        case SIGHUP: "SIGHUP"
+        case SIGINT: "SIGINT"
+        case SIGQUIT: "SIGQUIT"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGABRT: "SIGABRT"
+        case SIGBUS: "SIGBUS"
+        case SIGFPE: "SIGFPE"
+        case SIGKILL: "SIGKILL"
+        case SIGSEGV: "SIGSEGV"
+        case SIGPIPE: "SIGPIPE"
+        case SIGTERM: "SIGTERM"
+        default: "signal \(signal)"
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import CAgentSystem
+import Foundation
+
+/// Where an enabled module's library is, and whether it is built from source in the agent.
+public struct ModuleLocation: Sendable, Equatable {
+    /// The name as enabled in settings.
+    public var name: String
+    /// The shared library to load.
+    public var library: String
+    /// The module's source folder (`modules/<name>`) when the agent builds it, else nil.
+    public var sourceDirectory: String?
+}
+
+/// Finds module libraries for `enabled_modules` entries and rebuilds stale ones.
+///
+/// A name resolves, in order, to: the agent's own `modules/<name>/` (built by the agent's
+/// Package.swift into `.build/<configuration>/lib<name>.so`); `lib<name>.so` in a folder of
+/// `AGENT_MODULE_PATH` (colon-separated); `lib<name>.so` next to the `agent-control` binary
+/// (the runtime's own modules). An entry containing `/` or ending in `.so` is a path, relative
+/// to the agent's folder.
+public struct ModuleLocator: Sendable {
+    public var agentDirectory: String
+    /// `debug` or `release`: which build of the agent's own modules to use.
+    public var configuration: String
+    public var searchPath: [String]
+    public var runtimeDirectory: String?
+
+    public init(agentDirectory: String, configuration: String, searchPath: [String], runtimeDirectory: String?) {
+        self.agentDirectory = agentDirectory
+        self.configuration = configuration
+        self.searchPath = searchPath
+        self.runtimeDirectory = runtimeDirectory
+    }
+
+    /// Locates every module; the error lists every module that could not be found.
+    public func locate(_ names: [String]) throws -> [ModuleLocation] {
+        var found: [ModuleLocation] = []
+        var errors: [ModuleLoadError] = []
+        for name in names {
+            do { found.append(try locate(name)) } catch { errors.append(error) }
+        }
+        if !errors.isEmpty { throw ModuleErrors(errors) }
+        return found
+    }
+
+    public func locate(_ entry: String) throws(ModuleLoadError) -> ModuleLocation {
+        if entry.contains("/") || entry.hasSuffix(".so") {
+            let path = entry.hasPrefix("/") ? entry : agentDirectory + "/" + entry
+            let file = URL(fileURLWithPath: path).lastPathComponent
+            var name = file.hasPrefix("lib") ? String(file.dropFirst(3)) : file
+            if name.hasSuffix(".so") { name = String(name.dropLast(3)) }
+            return ModuleLocation(name: name, library: URL(fileURLWithPath: path).standardizedFileURL.path, sourceDirectory: nil)
+        }
+        let fileName = "lib\(entry).so"
+        let source = agentDirectory + "/modules/" + entry
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue {
+            return ModuleLocation(name: entry, library: "\(agentDirectory)/.build/\(configuration)/\(fileName)", sourceDirectory: source)
+        }
+        var looked = ["\(source)/ (no such folder)"]
+        for directory in searchPath + [runtimeDirectory].compactMap({ $0 }) {
+            let candidate = directory + "/" + fileName
+            if FileManager.default.fileExists(atPath: candidate) {
+                return ModuleLocation(name: entry, library: candidate, sourceDirectory: nil)
+            }
+            looked.append(candidate)
+        }
+        throw ModuleLoadError(.notFound, module: entry, file: fileName,
+                              "module not found; looked in: \(looked.joined(separator: ", ")). Create it with `add-agent-module \(entry)`, or add its folder to AGENT_MODULE_PATH.")
+    }
+
+    // MARK: Building
+
+    /// Whether the library is missing or older than a source file of the module (or of the
+    /// SDK, when the agent contains it).
+    public func isStale(_ location: ModuleLocation) -> Bool {
+        guard let source = location.sourceDirectory else { return false }
+        guard let built = Self.modificationTime(location.library) else { return true }
+        var roots = [source, agentDirectory + "/Package.swift"]
+        for sdk in ["Sources/AgentModuleKit", "Sources/AgentModuleABI"] {
+            roots.append(agentDirectory + "/" + sdk)
+        }
+        return roots.contains { Self.newestModification(under: $0) ?? 0 > built }
+    }
+
+    static func modificationTime(_ path: String) -> Double? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+    }
+
+    static func newestModification(under root: String) -> Double? {
+        guard var newest = modificationTime(root) else { return nil }
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return newest }
+        while let relative = walker.nextObject() as? String {
+            if relative.hasPrefix(".build") { walker.skipDescendants(); continue }
+            if let time = modificationTime(root + "/" + relative) { newest = max(newest, time) }
+        }
+        return newest
+    }
+
+    /// Builds the modules that are stale with `swift build --product <name>`, showing the
+    /// compiler's output. Throws the first failure.
+    public func buildStale(_ locations: [ModuleLocation], log: (String) -> Void) throws(ModuleLoadError) {
+        for location in locations where isStale(location) {
+            log("building module \(location.name) (swift build --product \(location.name) -c \(configuration))")
+            let status = Self.run(["swift", "build", "--package-path", agentDirectory, "--product", location.name, "-c", configuration])
+            guard status == 0 else {
+                throw ModuleLoadError(.buildFailed, module: location.name, file: location.library,
+                                      "`swift build --product \(location.name)` failed (exit status \(status)); fix the errors above, or pass --no-build to use the last build")
+            }
+        }
+    }
+
+    /// Runs a command with inherited output and waits for it; returns its exit status.
+    static func run(_ command: [String]) -> Int32 {
+        let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_PATH"] ?? Self.which(command[0]) ?? command[0]
+        var arguments = command
+        arguments[0] = swift
+        let result = ProcessSpawner.spawn(path: swift, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                          stdout: 1, stderr: 2, channel: -1, newGroup: false)
+        guard case .success(let pid) = result else { return 127 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        return ProcessSpawner.exitCode(status) ?? 128 + ProcessSpawner.termSignal(status)
+    }
+
+    static func which(_ program: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(program)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
+
+/// Several modules that could not be found or loaded.
+public struct ModuleErrors: Error, CustomStringConvertible, Sendable {
+    public var errors: [ModuleLoadError]
+    public init(_ errors: [ModuleLoadError]) { self.errors = errors }
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}

@@ -1,0 +1,94 @@
+import JSONSchema
+
+/// What a module says about itself: its name, version and process types.
+public struct ModuleManifest: Equatable, Sendable {
+    /// One process type of a module.
+    public struct ProcessType: Equatable, Sendable {
+        public var type: String
+        public var kind: String
+        public var description: String
+        public var settingsSchema: JSONValue
+        /// Event types a process of this type receives unless its settings say otherwise.
+        public var subscribes: [String]
+    }
+
+    public var name: String
+    public var version: String
+    public var processes: [ProcessType]
+
+    /// The kinds a process type may have.
+    public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter"]
+
+    /// Decodes the manifest JSON; every missing or mistyped field is reported with its pointer.
+    public init(json text: String, module: String, file: String) throws(ModuleLoadError) {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text)
+        } catch {
+            throw ModuleLoadError(.invalidManifest, module: module, file: file,
+                                  "the manifest is not valid JSON (\(error)); the module's agent_module_entry must return a JSON object in manifest_json")
+        }
+        var problems: [String] = []
+        func string(_ object: JSONObject?, _ key: String, at pointer: String) -> String {
+            guard let field = object?[key] else {
+                problems.append("\(pointer)/\(key): missing")
+                return ""
+            }
+            guard let s = field.stringValue, !s.isEmpty else {
+                problems.append("\(pointer)/\(key): expected a non-empty string, found \(field.serialized()) (\(field.typeName))")
+                return ""
+            }
+            return s
+        }
+        guard let root = value.objectValue else {
+            throw ModuleLoadError(.invalidManifest, module: module, file: file,
+                                  "the manifest must be a JSON object, found \(value.typeName)")
+        }
+        name = string(root, "name", at: "")
+        version = string(root, "version", at: "")
+        processes = []
+        switch root["processes"] {
+        case nil:
+            problems.append("/processes: missing")
+        case .array(let list)?:
+            for (index, item) in list.enumerated() {
+                let pointer = "/processes/\(index)"
+                guard let object = item.objectValue else {
+                    problems.append("\(pointer): expected an object, found \(item.typeName)")
+                    continue
+                }
+                let type = string(object, "type", at: pointer)
+                let kind = string(object, "kind", at: pointer)
+                if !kind.isEmpty, !Self.kinds.contains(kind) {
+                    problems.append("\(pointer)/kind: expected one of datasource, monitor, logic_adapter, found \"\(kind)\"")
+                }
+                let description = object["description"]?.stringValue ?? ""
+                let schema = object["settings_schema"] ?? .object([:])
+                if schema.objectValue == nil, schema.boolValue == nil {
+                    problems.append("\(pointer)/settings_schema: expected a JSON Schema (object or boolean), found \(schema.typeName)")
+                }
+                var subscribes: [String] = []
+                if let list = object["subscribes"] {
+                    if let items = list.arrayValue, items.allSatisfy({ $0.stringValue != nil }) {
+                        subscribes = items.compactMap(\.stringValue)
+                    } else {
+                        problems.append("\(pointer)/subscribes: expected an array of strings, found \(list.typeName)")
+                    }
+                }
+                processes.append(ProcessType(type: type, kind: kind, description: description,
+                                             settingsSchema: schema, subscribes: subscribes))
+            }
+        case let other?:
+            problems.append("/processes: expected an array, found \(other.typeName)")
+        }
+        if !problems.isEmpty {
+            throw ModuleLoadError(.invalidManifest, module: module, file: file,
+                                  "the manifest is incomplete: " + problems.joined(separator: "; "))
+        }
+    }
+
+    /// The process type named `type`, if this module provides it.
+    public func processType(_ type: String) -> ProcessType? {
+        processes.first { $0.type == type }
+    }
+}

@@ -1,0 +1,90 @@
+import CAgentSystem
+import Foundation
+
+/// A single-threaded epoll loop with timers. The supervisor runs everything on it: worker
+/// sockets, worker output, pidfds (death is noticed at once), signals and restart timers.
+final class EventLoop {
+    typealias Handler = (UInt32) -> Void
+
+    private let epollFD: Int32
+    private var handlers: [Int32: Handler] = [:]
+    private var timers: [(id: Int, deadline: Double, action: () -> Void)] = []
+    private var nextTimerID = 1
+    private var events = [epoll_event](repeating: epoll_event(), count: 256)
+
+    init() {
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epollFD >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
+    }
+
+    deinit { close(epollFD) }
+
+    static let readable = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue)
+    static let writable = UInt32(EPOLLOUT.rawValue)
+
+    /// Monotonic time in seconds.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    func register(_ fd: Int32, events: UInt32 = EventLoop.readable, handler: @escaping Handler) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 {
+            handlers[fd] = handler
+        }
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    func unregister(_ fd: Int32) {
+        guard handlers.removeValue(forKey: fd) != nil else { return }
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    func isRegistered(_ fd: Int32) -> Bool { handlers[fd] != nil }
+
+    @discardableResult
+    func schedule(after seconds: Double, _ action: @escaping () -> Void) -> Int {
+        let id = nextTimerID
+        nextTimerID += 1
+        timers.append((id, Self.now() + max(0, seconds), action))
+        return id
+    }
+
+    func cancel(_ id: Int) { timers.removeAll { $0.id == id } }
+
+    /// Waits for at most `maxWait` seconds (nil: until something happens), then runs the
+    /// handlers of ready fds and of due timers.
+    func runOnce(maxWait: Double? = nil) {
+        var timeout = maxWait.map { Int32(max(0, min($0, 3600)) * 1000) } ?? -1
+        if let soonest = timers.min(by: { $0.deadline < $1.deadline }) {
+            let untilTimer = Int32(max(0, ((soonest.deadline - Self.now()) * 1000).rounded(.up)))
+            timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
+        }
+        let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
+        if count > 0 {
+            for i in 0..<Int(count) {
+                let fd = events[i].data.fd
+                // A handler may have unregistered a later fd of this batch.
+                handlers[fd]?(events[i].events)
+            }
+        }
+        if !timers.isEmpty {
+            let now = Self.now()
+            let due = timers.filter { $0.deadline <= now }
+            if !due.isEmpty {
+                timers.removeAll { $0.deadline <= now }
+                for timer in due.sorted(by: { $0.deadline < $1.deadline }) { timer.action() }
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import CAgentSystem
+import Foundation
+
+/// Starts child processes with `posix_spawn` (through the C shim): no `fork` of a threaded
+/// Swift process, explicit fds, a fresh signal mask, an optional new process group.
+public enum ProcessSpawner {
+    /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none).
+    public static func spawn(
+        path: String, arguments: [String], environment: [String: String],
+        stdout: Int32, stderr: Int32, channel: Int32, newGroup: Bool
+    ) -> Result<pid_t, SpawnError> {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = agent_spawn(path, &argv, &envp, -1, stdout, stderr, channel, newGroup ? 1 : 0, &pid)
+        guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
+        return .success(pid)
+    }
+
+    public static func exitCode(_ status: Int32) -> Int32? {
+        (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil
+    }
+
+    public static func termSignal(_ status: Int32) -> Int32 { status & 0x7F }
+
+    /// Why a spawn failed.
+    public struct SpawnError: Error, CustomStringConvertible {
+        public var path: String
+        public var errno: Int32
+        public var description: String { "cannot start \(path): \(String(cString: strerror(errno)))" }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import JSONSchema
+
+/// One configured process and its current worker, if any. Lives as long as the process is
+/// configured; workers come and go.
+final class SupervisedProcess {
+    let name: String
+    let nameBytes: [UInt8]
+    let type: String
+    let kind: String
+    let module: ModuleLocation
+    /// Settings passed to the module (host-level keys removed).
+    let settings: JSONObject
+    /// Event types this process receives.
+    let subscriptions: [String]
+
+    var state: ProcessState = .stopped
+    var pid: pid_t = 0
+    var pidFD: Int32 = -1
+    var channelFD: Int32 = -1
+    var outputFD: Int32 = -1
+    var decoder = FrameDecoder()
+    var outputLine: [UInt8] = []
+
+    /// Frames not yet written to the worker; `sent` bytes of it already were.
+    var outgoing: [UInt8] = []
+    var sent = 0
+    var waitingForWritable = false
+    var dirty = false
+
+    var spawnedAt = 0.0
+    var readyAt = 0.0
+    var restarts = 0
+    var consecutiveFailures = 0
+    var stopTimer: Int?
+    var restartTimer: Int?
+    var lastExit: String?
+    /// The failure the worker reported before exiting, if any.
+    var reportedFailure: (code: String, message: String)?
+    /// Saved state (kept in memory until the store lands).
+    var savedState: [UInt8]?
+
+    var eventsEmitted = 0
+    var eventsDelivered = 0
+    var eventsDropped = 0
+    var lastHeartbeat = 0.0
+
+    /// Cache of the targets of the last event type this process emitted.
+    var lastEmittedType: [UInt8] = []
+    var lastTargets: [SupervisedProcess] = []
+    var routingGeneration = -1
+
+    init(name: String, type: String, kind: String, module: ModuleLocation, settings: JSONObject, subscriptions: [String]) {
+        self.name = name
+        self.nameBytes = Array(name.utf8)
+        self.type = type
+        self.kind = kind
+        self.module = module
+        self.settings = settings
+        self.subscriptions = subscriptions
+    }
+
+    var hasWorker: Bool { pid > 0 }
+
+    /// Bytes queued but not yet written.
+    var pendingBytes: Int { outgoing.count - sent }
+
+    /// Drops what the dead worker already received (and the frame it was in the middle of) and
+    /// keeps the deliveries it never saw, for its successor. Returns how many frames were lost.
+    func discardSentFrames() -> Int {
+        var offset = 0
+        var kept: [UInt8] = []
+        var lost = 0
+        outgoing.withUnsafeBytes { raw in
+            while raw.count - offset >= 5 {
+                let length = Int(FrameCodec.readUInt32(raw, at: offset))
+                let end = offset + 4 + length
+                guard end <= raw.count else { break }
+                if offset < sent {
+                    if raw[offset + 4] == FrameKind.deliver.rawValue, end > sent { lost += 1 }
+                } else if raw[offset + 4] == FrameKind.deliver.rawValue {
+                    kept.append(contentsOf: raw[offset..<end])
+                }
+                offset = end
+            }
+        }
+        outgoing = kept
+        sent = 0
+        return lost
+    }
+
+    /// Removes the fully written prefix, at a frame boundary, once it is large.
+    func compactIfNeeded() {
+        if sent == outgoing.count {
+            outgoing.removeAll(keepingCapacity: outgoing.capacity <= 1 << 20)
+            sent = 0
+            return
+        }
+        guard sent > 1 << 20 else { return }
+        var boundary = 0
+        outgoing.withUnsafeBytes { raw in
+            while raw.count - boundary >= 4 {
+                let end = boundary + 4 + Int(FrameCodec.readUInt32(raw, at: boundary))
+                if end > sent { break }
+                boundary = end
+            }
+        }
+        if boundary > 0 {
+            outgoing.removeFirst(boundary)
+            sent -= boundary
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import JSONSchema
+import Logging
+
+extension Supervisor {
+    func channelReady(_ process: SupervisedProcess, events: UInt32) {
+        if events & EventLoop.writable != 0 {
+            process.waitingForWritable = false
+            loop.modify(process.channelFD, events: EventLoop.readable)
+            markDirty(process)
+        }
+        if events & ~EventLoop.writable != 0 { drainChannel(process) }
+    }
+
+    /// Reads and handles every frame available on the worker's socket.
+    func drainChannel(_ process: SupervisedProcess) {
+        let fd = process.channelFD
+        while fd >= 0 {
+            let n = read(fd, readBuffer.baseAddress, readBuffer.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 {
+                // EOF: the worker closed its end; its pidfd will report the exit.
+                if n == 0 { loop.unregister(fd) }
+                return
+            }
+            do {
+                try process.decoder.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) { kind, body in
+                    try handle(kind, body, from: process)
+                }
+            } catch {
+                logger.error("protocol error from worker: \(error); killing it", metadata: ["process": "\(process.name)"])
+                loop.unregister(fd)
+                kill(-process.pid, SIGKILL)
+                return
+            }
+            if n < readBuffer.count { return }
+        }
+    }
+
+    private func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+        switch kind {
+        case .event:
+            try route(try EventFrame.parseEmitted(body), from: process)
+        case .message:
+            let level = Int(body.first ?? 1)
+            let text = String(decoding: body.dropFirst(), as: UTF8.self)
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            console.message(source: process.name, level: level, text: text, timeNanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+        case .log:
+            let text = String(decoding: body.dropFirst(), as: UTF8.self)
+            let level: Logger.Level = switch Int(body.first ?? 1) {
+            case 0: .debug
+            case 1: .info
+            case 2: .warning
+            case 3: .error
+            default: .critical
+            }
+            logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
+        case .ready:
+            process.readyAt = EventLoop.now()
+            if process.state == .starting {
+                process.state = .running
+                logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
+            }
+        case .heartbeat:
+            process.lastHeartbeat = EventLoop.now()
+        case .loadState:
+            var frame: [UInt8] = []
+            if let state = process.savedState {
+                FrameCodec.append(.stateData, body: [0] + state, to: &frame)
+            } else {
+                FrameCodec.append(.stateData, body: [1], to: &frame)
+            }
+            process.outgoing.append(contentsOf: frame)
+            markDirty(process)
+        case .saveState:
+            process.savedState = Array(body)
+            var frame: [UInt8] = []
+            FrameCodec.append(.stateSaved, body: [0], to: &frame)
+            process.outgoing.append(contentsOf: frame)
+            markDirty(process)
+        case .failure:
+            let object = (try? JSONValue.parse(body))?.objectValue
+            process.reportedFailure = (object?["code"]?.stringValue ?? "failure",
+                                       object?["message"]?.stringValue ?? String(decoding: body, as: UTF8.self))
+        default:
+            throw FrameError("unexpected \(kind) frame from a worker")
+        }
+    }
+
+    /// Sends an event to every process subscribed to its type, in the order it was emitted.
+    func route(_ event: EventFrame.Emitted, from source: SupervisedProcess) throws {
+        source.eventsEmitted += 1
+        if source.routingGeneration != routingGeneration || !event.type.elementsEqual(source.lastEmittedType) {
+            let type = String(decoding: event.type, as: UTF8.self)
+            source.lastEmittedType = Array(event.type)
+            source.lastTargets = (subscribers[type] ?? []) + wildcardSubscribers.filter { $0 !== source }
+            source.routingGeneration = routingGeneration
+        }
+        console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+        let targets = source.lastTargets
+        guard !targets.isEmpty else { return }
+        deliveryScratch.removeAll(keepingCapacity: true)
+        EventFrame.appendDelivery(event, source: source.nameBytes, to: &deliveryScratch)
+        for target in targets {
+            switch target.state {
+            case .failed, .exited, .stopped, .stopping:
+                continue
+            default:
+                break
+            }
+            if target.pendingBytes + deliveryScratch.count > configuration.maximumQueuedBytes {
+                target.eventsDropped += 1
+                if target.eventsDropped == 1 || target.eventsDropped % 10_000 == 0 {
+                    logger.warning("event queue full (\(configuration.maximumQueuedBytes >> 20) MiB); dropping new events, \(target.eventsDropped) dropped so far", metadata: ["process": "\(target.name)"])
+                }
+                continue
+            }
+            target.outgoing.append(contentsOf: deliveryScratch)
+            target.eventsDelivered += 1
+            markDirty(target)
+        }
+    }
+
+    func markDirty(_ process: SupervisedProcess) {
+        guard !process.dirty else { return }
+        process.dirty = true
+        dirtyProcesses.append(process)
+    }
+
+    /// Writes queued frames to every worker that has some, once per loop turn (so frames
+    /// routed in one turn share a write).
+    func flushDirty() {
+        guard !dirtyProcesses.isEmpty else { return }
+        let batch = dirtyProcesses
+        dirtyProcesses.removeAll(keepingCapacity: true)
+        for process in batch {
+            process.dirty = false
+            write(process)
+        }
+    }
+
+    private func write(_ process: SupervisedProcess) {
+        guard process.channelFD >= 0, !process.waitingForWritable, process.pendingBytes > 0 else { return }
+        let fd = process.channelFD
+        process.outgoing.withUnsafeBytes { raw in
+            while process.sent < raw.count {
+                let n = send(fd, raw.baseAddress! + process.sent, raw.count - process.sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                if n > 0 {
+                    process.sent += n
+                    continue
+                }
+                if n < 0, errno == EINTR { continue }
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    process.waitingForWritable = true
+                    loop.modify(fd, events: EventLoop.readable | EventLoop.writable)
+                }
+                // EPIPE and the like: the worker is dying; its pidfd reports it.
+                return
+            }
+        }
+        process.compactIfNeeded()
+    }
+}

@@ -1,0 +1,192 @@
+import CAgentSystem
+import Foundation
+import JSONSchema
+import Logging
+
+extension Supervisor {
+    /// Spawns a worker for `process` and sends it its start frame.
+    func spawn(_ process: SupervisedProcess) {
+        process.restartTimer = nil
+        var channel: [Int32] = [0, 0]
+        var output: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
+            return failToSpawn(process, "socketpair: \(String(cString: strerror(errno)))")
+        }
+        guard agent_pipe_cloexec(&output) == 0 else {
+            close(channel[0]); close(channel[1])
+            return failToSpawn(process, "pipe: \(String(cString: strerror(errno)))")
+        }
+        var environment = configuration.environment
+        environment["AGENT_SUPERVISOR_PID"] = String(getpid())
+        environment["AGENT_PROCESS_NAME"] = process.name
+        if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
+        let result = ProcessSpawner.spawn(
+            path: configuration.workerPath, arguments: ["agent-worker", "--process", process.name],
+            environment: environment, stdout: output[1], stderr: output[1], channel: channel[1], newGroup: true)
+        close(channel[1])
+        close(output[1])
+        let pid: pid_t
+        switch result {
+        case .success(let p): pid = p
+        case .failure(let error):
+            close(channel[0]); close(output[0])
+            return failToSpawn(process, error.description)
+        }
+        process.pid = pid
+        process.channelFD = channel[0]
+        process.outputFD = output[0]
+        process.pidFD = agent_pidfd_open(pid)
+        process.state = .starting
+        process.spawnedAt = EventLoop.now()
+        process.reportedFailure = nil
+        process.decoder = FrameDecoder()
+        process.outputLine.removeAll()
+        _ = fcntl(process.channelFD, F_SETFL, fcntl(process.channelFD, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(process.outputFD, F_SETFL, fcntl(process.outputFD, F_GETFL) | O_NONBLOCK)
+
+        // The start frame goes first; deliveries queued while the process was down follow.
+        let start = JSONValue.object([
+            "module": .string(process.module.library), "module_name": .string(process.module.name),
+            "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
+        ]).serialized()
+        var frame: [UInt8] = []
+        FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
+        process.outgoing.insert(contentsOf: frame, at: 0)
+        process.sent = 0
+        markDirty(process)
+
+        loop.register(process.channelFD) { [unowned self, unowned process] events in
+            channelReady(process, events: events)
+        }
+        loop.register(process.outputFD) { [unowned self, unowned process] _ in
+            readOutput(process)
+        }
+        if process.pidFD >= 0 {
+            loop.register(process.pidFD) { [unowned self, unowned process] _ in
+                reap(process)
+            }
+        }
+        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name))", metadata: ["process": "\(process.name)"])
+    }
+
+    private func failToSpawn(_ process: SupervisedProcess, _ reason: String) {
+        logger.error("cannot start a worker: \(reason)", metadata: ["process": "\(process.name)"])
+        process.state = .failed(reason: "cannot start a worker: \(reason)")
+    }
+
+    /// Asks a worker to stop: a stop frame and SIGTERM, then SIGKILL after the stop timeout.
+    func stop(_ process: SupervisedProcess) {
+        guard process.hasWorker else { return }
+        if process.state == .stopping { return }
+        process.state = .stopping
+        var frame: [UInt8] = []
+        FrameCodec.append(.stop, body: EmptyCollection(), to: &frame)
+        process.outgoing.append(contentsOf: frame)
+        markDirty(process)
+        flushDirty()
+        kill(process.pid, SIGTERM)
+        let pid = process.pid
+        process.stopTimer = loop.schedule(after: configuration.stopTimeout) { [unowned self, unowned process] in
+            guard process.pid == pid else { return }
+            logger.warning("did not stop within \(configuration.stopTimeout) s; sending SIGKILL", metadata: ["process": "\(process.name)"])
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
+    }
+
+    /// The worker died: collect what it sent last, its exit status, and decide what comes next.
+    func reap(_ process: SupervisedProcess) {
+        var status: Int32 = 0
+        let reaped = waitpid(process.pid, &status, WNOHANG)
+        guard reaped == process.pid else { return }
+        let pid = process.pid
+        // Whatever the worker wrote before dying is still in the socket and the pipe.
+        if process.channelFD >= 0 { drainChannel(process) }
+        if process.outputFD >= 0 { readOutput(process) }
+        flushOutputLine(process)
+        // Its own children go with it.
+        kill(-pid, SIGKILL)
+
+        for fd in [process.channelFD, process.outputFD, process.pidFD] where fd >= 0 {
+            loop.unregister(fd)
+            close(fd)
+        }
+        process.channelFD = -1
+        process.outputFD = -1
+        process.pidFD = -1
+        process.pid = 0
+        process.waitingForWritable = false
+        if let timer = process.stopTimer {
+            loop.cancel(timer)
+            process.stopTimer = nil
+        }
+        let lost = process.discardSentFrames()
+        if lost > 0 {
+            process.eventsDropped += lost
+            logger.warning("\(lost) event(s) were being delivered when the worker died", metadata: ["process": "\(process.name)"])
+        }
+
+        let ranFor = EventLoop.now() - process.spawnedAt
+        let code = ProcessSpawner.exitCode(status)
+        let signal = ProcessSpawner.termSignal(status)
+        let how = code.map { "exited with status \($0)" } ?? "was killed by \(SignalName.of(signal))"
+        process.lastExit = how
+        let wasStopping = process.state == .stopping || stopping
+        let wasReady = process.readyAt >= process.spawnedAt
+        process.readyAt = 0
+
+        if wasStopping {
+            process.state = .stopped
+            logger.info("worker pid \(pid) stopped (\(how))", metadata: ["process": "\(process.name)"])
+            return
+        }
+        if let failure = process.reportedFailure,
+           code == WorkerMain.ExitCode.badSettings || code == WorkerMain.ExitCode.moduleUnusable {
+            process.state = .failed(reason: failure.message)
+            logger.error("\(failure.message) — not restarting until this is fixed", metadata: ["process": "\(process.name)"])
+            return
+        }
+        if ranFor >= configuration.healthyAfter { process.consecutiveFailures = 0 }
+        process.consecutiveFailures += 1
+        let delay = min(configuration.maximumRestartDelay,
+                        configuration.initialRestartDelay * pow(2, Double(process.consecutiveFailures - 1)))
+        process.restarts += 1
+        process.state = .backoff(retryAt: EventLoop.now() + delay)
+        let detail = process.reportedFailure.map { ": \($0.message)" } ?? ""
+        logger.warning("worker pid \(pid) \(how) after \(String(format: "%.2f", ranFor)) s\(wasReady ? "" : " before it was ready")\(detail); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))",
+                       metadata: ["process": "\(process.name)"])
+        process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
+            guard !stopping, case .backoff = process.state else { return }
+            spawn(process)
+        }
+    }
+
+    // MARK: Output capture
+
+    func readOutput(_ process: SupervisedProcess) {
+        let fd = process.outputFD
+        guard fd >= 0 else { return }
+        while true {
+            let n = read(fd, readBuffer.baseAddress, readBuffer.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 {
+                if n == 0 { loop.unregister(fd) }
+                return
+            }
+            for byte in UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]) {
+                if byte == 10 {
+                    flushOutputLine(process)
+                } else if process.outputLine.count < 64 << 10 {
+                    process.outputLine.append(byte)
+                }
+            }
+        }
+    }
+
+    func flushOutputLine(_ process: SupervisedProcess) {
+        guard !process.outputLine.isEmpty else { return }
+        let line = String(decoding: process.outputLine, as: UTF8.self)
+        process.outputLine.removeAll(keepingCapacity: true)
+        logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// The worker's end of the socketpair: a writer thread that batches outgoing frames and a
+/// reader thread that decodes incoming ones.
+final class WorkerChannel: @unchecked Sendable {
+    let fd: Int32
+    private let outLock = NSCondition()
+    private var outgoing: [UInt8] = []
+    private var writerIdle = true
+    private var closed = false
+    /// Emitters wait above this many queued bytes, so a fast datasource cannot exhaust memory.
+    private let highWater = 4 << 20
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// Queues bytes built by `build` (whole frames) for the writer thread.
+    func send(_ build: (inout [UInt8]) -> Void) {
+        outLock.lock()
+        while outgoing.count > highWater, !closed { outLock.wait() }
+        build(&outgoing)
+        if writerIdle { outLock.signal() }
+        outLock.unlock()
+    }
+
+    func send(_ kind: FrameKind, body: some Collection<UInt8>) {
+        send { FrameCodec.append(kind, body: body, to: &$0) }
+    }
+
+    /// Starts the writer thread.
+    func startWriter() {
+        let thread = Thread { [self] in writeLoop() }
+        thread.name = "agent-writer"
+        thread.start()
+    }
+
+    private func writeLoop() {
+        var batch: [UInt8] = []
+        batch.reserveCapacity(64 << 10)
+        while true {
+            outLock.lock()
+            while outgoing.isEmpty, !closed {
+                writerIdle = true
+                outLock.wait()
+            }
+            writerIdle = false
+            if outgoing.isEmpty, closed {
+                outLock.unlock()
+                return
+            }
+            swap(&batch, &outgoing)
+            outLock.broadcast()
+            outLock.unlock()
+            if !Self.writeAll(fd, batch) {
+                // The supervisor is gone: nothing more can be delivered.
+                outLock.lock()
+                closed = true
+                outLock.broadcast()
+                outLock.unlock()
+                return
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes everything queued so far and returns when it is on the socket.
+    func flush(timeout: TimeInterval = 2) {
+        let deadline = Date().addingTimeInterval(timeout)
+        outLock.lock()
+        while (!outgoing.isEmpty || !writerIdle), !closed {
+            if !outLock.wait(until: deadline) { break }
+        }
+        outLock.unlock()
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += n
+            }
+            return true
+        }
+    }
+
+    /// Reads frames until the supervisor closes the socket; calls `onFrame` for each.
+    func readLoop(_ onFrame: (FrameKind, UnsafeRawBufferPointer) -> Void) {
+        var decoder = FrameDecoder()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return }
+            do {
+                try decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), onFrame)
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Reads exactly one frame (blocking); used before the reader thread starts.
+    func readOneFrame() -> (FrameKind, [UInt8])? {
+        var header = [UInt8](repeating: 0, count: 5)
+        guard readExactly(&header) else { return nil }
+        let length = header.withUnsafeBytes { Int(FrameCodec.readUInt32($0, at: 0)) }
+        guard length >= 1, length <= FrameCodec.maxFrameLength else { return nil }
+        var body = [UInt8](repeating: 0, count: length - 1)
+        guard readExactly(&body) else { return nil }
+        return (FrameKind(rawValue: header[4]), body)
+    }
+
+    private func readExactly(_ bytes: inout [UInt8]) -> Bool {
+        let count = bytes.count
+        return bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset < count {
+                let n = read(fd, raw.baseAddress! + offset, count - offset)
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+}

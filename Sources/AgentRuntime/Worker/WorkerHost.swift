@@ -1,0 +1,259 @@
+import AgentModuleABI
+import Foundation
+
+/// The host side of the module ABI inside a worker: implements `agent_host_api` on top of
+/// the channel to the supervisor.
+final class WorkerHost: @unchecked Sendable {
+    let channel: WorkerChannel
+    private let lock = NSCondition()
+    /// Delivered event bodies (deliver frames), oldest first.
+    private var events: [[UInt8]] = []
+    private var eventsHead = 0
+    private var stopRequested = false
+    private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    private var stopHandlerArgument: UnsafeMutableRawPointer?
+    private var stateReply: (status: UInt8, bytes: [UInt8])?
+    private var saveReply: UInt8?
+
+    /// Storage behind the pointers handed out by next_event / load_state (valid until the
+    /// next call, as the header promises).
+    private var currentEvent = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+    private var currentState = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
+
+    private(set) var api = agent_host_api()
+
+    init(channel: WorkerChannel) {
+        self.channel = channel
+        api.abi_version = AGENT_MODULE_ABI_VERSION
+        api.struct_size = UInt32(MemoryLayout<agent_host_api>.size)
+        api.host_ctx = Unmanaged.passUnretained(self).toOpaque()
+        api.emit = { ctx, type, typeLength, payload, payloadLength in
+            guard let type, typeLength > 0, typeLength <= 0xFFFF else { return Int32(AGENT_ERROR) }
+            let host = WorkerHost.from(ctx)
+            if host.isStopping { return Int32(AGENT_STOPPED) }
+            let time = WorkerHost.nowNanoseconds()
+            host.channel.send { buffer in
+                EventFrame.appendEmitted(
+                    type: UnsafeRawBufferPointer(start: type, count: typeLength),
+                    timeNanoseconds: time,
+                    payload: UnsafeRawBufferPointer(start: payload, count: payload == nil ? 0 : payloadLength),
+                    to: &buffer)
+            }
+            return Int32(AGENT_OK)
+        }
+        api.send_message = { ctx, level, text, length in
+            WorkerHost.from(ctx).sendText(.message, level: level, text, length)
+            return Int32(AGENT_OK)
+        }
+        api.log = { ctx, level, text, length in
+            WorkerHost.from(ctx).sendText(.log, level: level, text, length)
+        }
+        api.next_event = { ctx, timeout, out in
+            WorkerHost.from(ctx).nextEvent(timeoutMilliseconds: timeout, into: out)
+        }
+        api.load_state = { ctx, data, length in
+            WorkerHost.from(ctx).loadState(data, length)
+        }
+        api.save_state = { ctx, data, length in
+            WorkerHost.from(ctx).saveState(data, length)
+        }
+        api.heartbeat = { ctx in
+            WorkerHost.from(ctx).channel.send(.heartbeat, body: EmptyCollection())
+        }
+        api.stop_requested = { ctx in
+            WorkerHost.from(ctx).isStopping ? 1 : 0
+        }
+        api.set_stop_handler = { ctx, handler, argument in
+            WorkerHost.from(ctx).setStopHandler(handler, argument)
+        }
+    }
+
+    private static func from(_ ctx: UnsafeMutableRawPointer?) -> WorkerHost {
+        Unmanaged<WorkerHost>.fromOpaque(ctx!).takeUnretainedValue()
+    }
+
+    static func nowNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    var isStopping: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopRequested
+    }
+
+    private func sendText(_ kind: FrameKind, level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
+        let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        channel.send { buffer in
+            FrameCodec.appendHeader(kind, bodyLength: 1 + bytes.count, to: &buffer)
+            buffer.append(UInt8(clamping: max(0, level)))
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    // MARK: Incoming frames (reader thread)
+
+    /// Handles one frame from the supervisor.
+    func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer) {
+        switch kind {
+        case .deliver:
+            lock.lock()
+            events.append(Array(body))
+            lock.broadcast()
+            lock.unlock()
+        case .stateData:
+            lock.lock()
+            stateReply = (body.first ?? 2, Array(body.dropFirst()))
+            lock.broadcast()
+            lock.unlock()
+        case .stateSaved:
+            lock.lock()
+            saveReply = body.first ?? 1
+            lock.broadcast()
+            lock.unlock()
+        case .stop:
+            requestStop()
+        default:
+            break
+        }
+    }
+
+    /// Marks the process as stopping, wakes every waiter and runs the module's stop handler.
+    func requestStop() {
+        lock.lock()
+        let first = !stopRequested
+        stopRequested = true
+        let handler = stopHandler
+        let argument = stopHandlerArgument
+        lock.broadcast()
+        lock.unlock()
+        if first, let handler { handler(argument) }
+    }
+
+    private func setStopHandler(_ handler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, _ argument: UnsafeMutableRawPointer?) {
+        lock.lock()
+        stopHandler = handler
+        stopHandlerArgument = argument
+        let already = stopRequested
+        lock.unlock()
+        if already, let handler { handler(argument) }
+    }
+
+    // MARK: Callbacks that wait
+
+    private func nextEvent(timeoutMilliseconds: Int64, into out: UnsafeMutablePointer<agent_event>?) -> Int32 {
+        guard let out else { return Int32(AGENT_ERROR) }
+        let deadline = timeoutMilliseconds >= 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
+        lock.lock()
+        while eventsHead == events.count {
+            if stopRequested {
+                lock.unlock()
+                return Int32(AGENT_STOPPED)
+            }
+            if let deadline {
+                if !lock.wait(until: deadline), eventsHead == events.count {
+                    lock.unlock()
+                    return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+                }
+            } else {
+                lock.wait()
+            }
+        }
+        let body = events[eventsHead]
+        events[eventsHead] = []
+        eventsHead += 1
+        if eventsHead > 256, eventsHead * 2 > events.count {
+            events.removeFirst(eventsHead)
+            eventsHead = 0
+        }
+        lock.unlock()
+        return fill(out, from: body)
+    }
+
+    /// Copies a deliver body into `currentEvent` (adding NUL terminators) and points `out` at it.
+    private func fill(_ out: UnsafeMutablePointer<agent_event>, from body: [UInt8]) -> Int32 {
+        let needed = body.count + 2
+        if currentEvent.count < needed {
+            currentEvent.deallocate()
+            currentEvent = .allocate(byteCount: max(needed, currentEvent.count * 2), alignment: 8)
+        }
+        return body.withUnsafeBytes { raw -> Int32 in
+            guard raw.count >= 2 else { return Int32(AGENT_ERROR) }
+            let typeLength = Int(FrameCodec.readUInt16(raw, at: 0))
+            guard raw.count >= 4 + typeLength else { return Int32(AGENT_ERROR) }
+            let sourceLength = Int(FrameCodec.readUInt16(raw, at: 2 + typeLength))
+            let timeOffset = 4 + typeLength + sourceLength
+            guard raw.count >= timeOffset + 8 else { return Int32(AGENT_ERROR) }
+            let base = currentEvent.baseAddress!
+            // Layout: type NUL source NUL payload.
+            base.copyMemory(from: raw.baseAddress! + 2, byteCount: typeLength)
+            base.storeBytes(of: 0, toByteOffset: typeLength, as: UInt8.self)
+            let sourceStart = typeLength + 1
+            (base + sourceStart).copyMemory(from: raw.baseAddress! + 4 + typeLength, byteCount: sourceLength)
+            base.storeBytes(of: 0, toByteOffset: sourceStart + sourceLength, as: UInt8.self)
+            let payloadStart = sourceStart + sourceLength + 1
+            let payloadLength = raw.count - timeOffset - 8
+            if payloadLength > 0 {
+                (base + payloadStart).copyMemory(from: raw.baseAddress! + timeOffset + 8, byteCount: payloadLength)
+            }
+            out.pointee = agent_event(
+                type: base.assumingMemoryBound(to: CChar.self),
+                type_len: typeLength,
+                source: (base + sourceStart).assumingMemoryBound(to: CChar.self),
+                source_len: sourceLength,
+                time_ns: FrameCodec.readInt64(raw, at: timeOffset),
+                payload: (base + payloadStart).assumingMemoryBound(to: UInt8.self),
+                payload_len: payloadLength
+            )
+            return Int32(AGENT_OK)
+        }
+    }
+
+    private func loadState(_ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+        lock.lock()
+        stateReply = nil
+        lock.unlock()
+        channel.send(.loadState, body: EmptyCollection())
+        lock.lock()
+        while stateReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        let reply = stateReply
+        lock.unlock()
+        guard let reply else { return Int32(AGENT_ERROR) }
+        switch reply.status {
+        case 0:
+            currentState.deallocate()
+            currentState = .allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
+            reply.bytes.withUnsafeBytes { currentState.copyMemory(from: $0) }
+            data?.pointee = UnsafePointer(currentState.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            length?.pointee = reply.bytes.count
+            return Int32(AGENT_OK)
+        case 1: return Int32(AGENT_NO_STATE)
+        default: return Int32(AGENT_ERROR)
+        }
+    }
+
+    private func saveState(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int32 {
+        lock.lock()
+        saveReply = nil
+        lock.unlock()
+        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)
+        channel.send(.saveState, body: bytes)
+        lock.lock()
+        while saveReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        let reply = saveReply
+        lock.unlock()
+        return reply == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+    }
+
+    /// Set when the supervisor closed the channel: waiters give up.
+    private var channelClosed = false
+
+    func markChannelClosed() {
+        lock.lock()
+        channelClosed = true
+        lock.unlock()
+        requestStop()
+    }
+}

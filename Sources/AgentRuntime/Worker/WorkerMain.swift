@@ -1,0 +1,159 @@
+import AgentModuleABI
+import CAgentSystem
+import Foundation
+import JSONSchema
+
+/// The program a worker runs (`agent-worker`): loads one module and either describes it or
+/// runs one process of it, talking to the supervisor over fd 3.
+public enum WorkerMain {
+    /// Exit codes the supervisor interprets.
+    public enum ExitCode {
+        /// The process ended normally (or after a stop request).
+        public static let success: Int32 = 0
+        /// The process failed while running; restart may help.
+        public static let failure: Int32 = 1
+        /// The module could not be loaded; restart will not help until it is rebuilt.
+        public static let moduleUnusable: Int32 = 70
+        /// The settings were refused; restart will not help until they are fixed.
+        public static let badSettings: Int32 = 78
+    }
+
+    /// The channel to the supervisor is always fd 3.
+    static let channelFD: Int32 = 3
+
+    public static func main(arguments: [String]) -> Never {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print("""
+            USAGE: agent-worker --describe <library> --module <name>
+                   agent-worker --process <name>
+
+            Started by the AgentRuntime supervisor (agent-control), never by hand: it expects the
+            supervisor's socket on fd 3. With --describe it loads the module library and sends its
+            manifest; with --process it receives a start frame, loads the module and runs that
+            process until asked to stop.
+            """)
+            exit(0)
+        }
+        guardAgainstOrphanhood()
+        signal(SIGPIPE, SIG_IGN)
+        let channel = WorkerChannel(fd: channelFD)
+        if let index = arguments.firstIndex(of: "--describe"), index + 1 < arguments.count {
+            let path = arguments[index + 1]
+            let module = value(of: "--module", in: arguments) ?? URL(fileURLWithPath: path).lastPathComponent
+            describe(path: path, module: module, channel: channel)
+        }
+        runProcess(channel: channel)
+    }
+
+    private static func value(of flag: String, in arguments: [String]) -> String? {
+        guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
+        return arguments[index + 1]
+    }
+
+    /// Dies with the supervisor: PR_SET_PDEATHSIG, then a check that the parent did not
+    /// already die before the call (the race the man page warns about).
+    private static func guardAgainstOrphanhood() {
+        _ = agent_set_parent_death_signal(SIGKILL)
+        if let expected = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"], let pid = Int32(expected),
+           getppid() != pid {
+            exit(ExitCode.failure)
+        }
+    }
+
+    private static func fail(_ channel: WorkerChannel, code: String, _ message: String, exitCode: Int32) -> Never {
+        let body = JSONValue.object(["code": .string(code), "message": .string(message)]).serialized()
+        channel.send(.failure, body: Array(body.utf8))
+        channel.startWriter()
+        channel.flush()
+        exit(exitCode)
+    }
+
+    private static func describe(path: String, module: String, channel: WorkerChannel) -> Never {
+        do {
+            let loaded = try ModuleLoader.load(path: path, module: module)
+            channel.send(.manifest, body: Array(loaded.manifestJSON.utf8))
+            channel.startWriter()
+            channel.flush()
+            exit(ExitCode.success)
+        } catch {
+            fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
+        }
+    }
+
+    private static func runProcess(channel: WorkerChannel) -> Never {
+        guard let (kind, body) = channel.readOneFrame(), kind == .start,
+              let start = try? JSONValue.parse(body),
+              let modulePath = start["module"]?.stringValue,
+              let moduleName = start["module_name"]?.stringValue,
+              let type = start["type"]?.stringValue,
+              let name = start["name"]?.stringValue
+        else {
+            fail(channel, code: "protocol", "expected a start frame from the supervisor", exitCode: ExitCode.failure)
+        }
+        let settings = (start["settings"] ?? .object([:])).serialized()
+
+        let loaded: LoadedModule
+        do {
+            loaded = try ModuleLoader.load(path: modulePath, module: moduleName)
+        } catch {
+            fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
+        }
+
+        let host = WorkerHost(channel: channel)
+        channel.startWriter()
+        let reader = Thread {
+            channel.readLoop { kind, body in host.handle(kind, body) }
+            host.markChannelClosed()
+            // The supervisor is gone: give the process a moment to end, then leave.
+            Thread.sleep(forTimeInterval: 2)
+            exit(ExitCode.failure)
+        }
+        reader.name = "agent-reader"
+        reader.start()
+        installStopOnSIGTERM(host)
+
+        channel.send(.ready, body: EmptyCollection())
+
+        // The process runs on its own thread so that the main thread stays free for the main
+        // actor and the main dispatch queue, which module code may use.
+        let runner = Thread {
+            var api = host.api
+            var errorBuffer = [CChar](repeating: 0, count: 4096)
+            let status = type.withCString { typePointer in
+                name.withCString { namePointer in
+                    settings.withCString { settingsPointer in
+                        loaded.runProcess!(typePointer, namePointer, settingsPointer, strlen(settingsPointer),
+                                           &api, &errorBuffer, errorBuffer.count)
+                    }
+                }
+            }
+            let reason = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            switch Int(status) {
+            case Int(AGENT_OK):
+                channel.flush()
+                exit(ExitCode.success)
+            case Int(AGENT_BAD_SETTINGS):
+                fail(channel, code: "bad_settings", reason, exitCode: ExitCode.badSettings)
+            case Int(AGENT_UNKNOWN_TYPE):
+                fail(channel, code: "unknown_type", reason, exitCode: ExitCode.badSettings)
+            default:
+                fail(channel, code: "process_failed", reason.isEmpty ? "run_process returned \(status)" : reason, exitCode: ExitCode.failure)
+            }
+        }
+        runner.name = "agent-process"
+        runner.stackSize = 8 << 20
+        runner.start()
+        dispatchMain()
+    }
+
+    /// SIGTERM asks the process to stop gracefully, like a stop frame.
+    private static func installStopOnSIGTERM(_ host: WorkerHost) {
+        signal(SIGTERM, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        source.setEventHandler { host.requestStop() }
+        source.resume()
+        signalSources.append(source)
+    }
+
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+}
