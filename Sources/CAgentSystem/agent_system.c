@@ -121,7 +121,14 @@ int agent_signal_pipe(const int *signals, int count) {
     action.sa_handler = on_signal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
-    for (int i = 0; i < count; i++) sigaction(signals[i], &action, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < count; i++) {
+        sigaction(signals[i], &action, NULL);
+        sigaddset(&set, signals[i]);
+    }
+    /* A parent may have started us with these blocked (the mask is inherited). */
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     return fds[0];
 }
 

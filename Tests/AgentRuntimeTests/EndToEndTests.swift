@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// The real binaries: agent-control supervising agent-worker processes that load the shipped
+/// module libraries. Needs `swift build` first (the README's test command does it).
+@Suite(.serialized) struct EndToEndTests {
+    static let sampleAgent = """
+    {"enabled_modules": ["sample"],
+     "processes": {
+       "trades": {"type": "trade_feed", "pairs": ["ETH/USD"], "interval": 0.02, "seed": 1},
+       "busy": {"type": "trade_frequency", "window": 30, "threshold": 5}
+     }}
+    """
+
+    @Test func eventsFromTheDatasourceReachTheMonitorAndAnAlertComesOut() throws {
+        let agent = try AgentRun(settings: Self.sampleAgent)
+        let alert = agent.waitForLine { $0.contains(#""kind":"message""#) && $0.contains(#""source":"busy""#) }
+        #expect(alert != nil, "no alert from the monitor:\n\(agent.transcript)")
+        let lines = agent.jsonLines
+        let trades = lines.filter { $0["kind"] as? String == "event" && $0["type"] as? String == "trade" }
+        #expect(trades.count >= 6)
+        #expect(trades.first?["source"] as? String == "trades")
+        #expect((trades.first?["payload"] as? [String: Any])?["pair"] as? String == "ETH/USD")
+        let message = try #require(lines.first { $0["kind"] as? String == "message" })
+        #expect(message["level"] as? String == "warning")
+        #expect((message["text"] as? String)?.contains("ETH/USD: 6 trade events in the last 30 s (threshold 5)") == true)
+        // The monitor's own event is routed too.
+        #expect(agent.waitForLine { $0.contains(#""type":"frequency_alert""#) } != nil)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func killedWorkerIsRestartedAndStopLeavesNoWorkerBehind() throws {
+        let agent = try AgentRun(settings: Self.sampleAgent, arguments: ["--no-build", "--json", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
+        let first = try #require(agent.workerPids("trades").first)
+        kill(first, SIGKILL)
+        let restarted = agent.waitForLine(onStderr: true) { $0.contains("[trades] worker pid \(first) was killed by SIGKILL") }
+        #expect(restarted?.contains("restarting in 0.10 s (restart 1)") == true, "\(agent.transcript)")
+        let ready = agent.waitForLines(onStderr: true, count: 2) { $0.contains("[trades] ready in") }
+        #expect(ready.count == 2, "\(agent.transcript)")
+        let pids = agent.workerPids("trades") + agent.workerPids("busy")
+        #expect(pids.count == 3)
+        #expect(agent.stop(signal: SIGINT) == 0, "\(agent.transcript)")
+        #expect(pids.allSatisfy { !AgentRun.isAlive($0) })
+        #expect(agent.stderrLines.contains { $0.contains("all workers stopped") })
+    }
+
+    @Test func workersDieWithAKilledSupervisor() throws {
+        let agent = try AgentRun(settings: Self.sampleAgent, arguments: ["--no-build", "--quiet"])
+        let ready = agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }
+        #expect(ready.count == 2, "\(agent.transcript)")
+        let pids = agent.workerPids("trades") + agent.workerPids("busy")
+        #expect(agent.stop(signal: SIGKILL) != nil)
+        let deadline = Date().addingTimeInterval(5)
+        while pids.contains(where: AgentRun.isAlive), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(!pids.contains(where: AgentRun.isAlive), "workers outlived their supervisor")
+    }
+
+    @Test func systemModuleReportsHostStatsAndAlertsOverAThreshold() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["system"],
+         "processes": {
+           "host": {"type": "host_stats", "interval": 0.2},
+           "limits": {"type": "threshold_monitor", "rules": [{"metric": "memory_percent", "above": 0}]}
+         }}
+        """)
+        let stats = agent.waitForLine { $0.contains(#""type":"host_stats""#) }
+        #expect(stats != nil, "\(agent.transcript)")
+        let payload = try #require(agent.jsonLines.first { $0["type"] as? String == "host_stats" }?["payload"] as? [String: Any])
+        let memory = try #require(payload["memory_percent"] as? Double)
+        #expect(memory > 0 && memory <= 100)
+        #expect(payload["disk_path"] as? String == "/")
+        let alert = agent.waitForLine { $0.contains(#""source":"limits""#) && $0.contains("memory_percent is") }
+        #expect(alert?.contains(#""level":"warning""#) == true, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func invalidSettingsStartNothingAndNameTheFileAndPointer() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_fed"}}}
+        """)
+        #expect(agent.waitForExit(timeout: 20) == 2)
+        let error = agent.stderrLines.joined(separator: "\n")
+        #expect(error.contains("\(agent.settingsFile): /processes/trades/type: unknown process type \"trade_fed\"; did you mean \"trade_feed\"?"), "\(error)")
+        #expect(!error.contains("started worker"))
+    }
+
+    @Test func unknownModuleSaysWhereItLooked() throws {
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["nosuchmodule"], "processes": {}}"#)
+        #expect(agent.waitForExit(timeout: 20) == 2)
+        let error = agent.stderrLines.joined(separator: "\n")
+        #expect(error.contains("module \"nosuchmodule\""))
+        #expect(error.contains("module not found; looked in:"))
+        #expect(error.contains("add-agent-module nosuchmodule"))
+    }
+
+    @Test func moduleThatRefusesItsSettingsFailsWithoutRestartLoop() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": "fast"}}}
+        """)
+        let failed = agent.waitForLine(onStderr: true) { $0.contains("not restarting until this is fixed") }
+        #expect(failed?.contains("[trades]") == true, "\(agent.transcript)")
+        #expect(failed?.contains("/interval") == true)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(agent.workerPids("trades").count == 1)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func brokenModuleLibraryIsReportedBeforeAnythingStarts() throws {
+        let library = try CModuleFixture.module("abi7", manifest: CModuleFixture.validManifest, abiVersion: "7")
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["\(library)"], "processes": {}}
+        """)
+        #expect(agent.waitForExit(timeout: 20) == 2)
+        let error = agent.stderrLines.joined(separator: "\n")
+        #expect(error.contains("module \"abi7\" (\(library)): the module speaks module ABI version 7"), "\(error)")
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A real `agent-control console` started on a temporary settings file, with its stdout and
+/// stderr collected line by line.
+final class AgentRun: @unchecked Sendable {
+    let directory: String
+    let settingsFile: String
+    let process = Process()
+    private let lock = NSLock()
+    private var out: [String] = []
+    private var err: [String] = []
+    private var partial: [Int32: String] = [:]
+
+    init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:]) throws {
+        directory = TestPaths.temporaryDirectory("agent")
+        settingsFile = directory + "/settings.json"
+        try settings.write(toFile: settingsFile, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
+        process.arguments = ["console", "--settings", settingsFile] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 1) }
+        stderr.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 2) }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    private func collect(_ data: Data, stream: Int32) {
+        guard !data.isEmpty else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        var text = (partial[stream] ?? "") + String(decoding: data, as: UTF8.self)
+        var lines = text.components(separatedBy: "\n")
+        text = lines.removeLast()
+        partial[stream] = text
+        if stream == 1 { out += lines } else { err += lines }
+    }
+
+    var stdoutLines: [String] { lock.withLock { out } }
+    var stderrLines: [String] { lock.withLock { err } }
+    var transcript: String { "--- stdout\n" + stdoutLines.joined(separator: "\n") + "\n--- stderr\n" + stderrLines.joined(separator: "\n") }
+
+    /// Waits until a line of stdout (or stderr) satisfies `predicate`; returns it, or nil after `timeout`.
+    @discardableResult
+    func waitForLine(onStderr: Bool = false, timeout: Double = 20, _ predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = (onStderr ? stderrLines : stdoutLines).first(where: predicate) { return line }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+
+    /// Waits until `count` lines satisfy `predicate`.
+    func waitForLines(onStderr: Bool = false, count: Int, timeout: Double = 20, _ predicate: (String) -> Bool) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var found: [String] = []
+        while Date() < deadline {
+            found = (onStderr ? stderrLines : stdoutLines).filter(predicate)
+            if found.count >= count { return found }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return found
+    }
+
+    /// JSON lines on stdout, decoded.
+    var jsonLines: [[String: Any]] {
+        stdoutLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// The worker pids the supervisor reported starting, per process name, in order.
+    func workerPids(_ name: String) -> [Int32] {
+        stderrLines.compactMap { line in
+            guard line.contains("[\(name)] started worker pid ") else { return nil }
+            return line.components(separatedBy: "started worker pid ").last?.split(separator: " ").first.flatMap { Int32($0) }
+        }
+    }
+
+    /// Sends `signal` and waits for the exit; returns the status, or nil if still running.
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 15) -> Int32? {
+        kill(process.processIdentifier, signal)
+        return waitForExit(timeout: timeout)
+    }
+
+    func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        // A zombie still answers kill(0); it is dead for our purposes.
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        return !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Where the test finds the repository, the built binaries and the C header.
+enum TestPaths {
+    /// The repository root (three levels above this file).
+    static let repository: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
+    /// The folder holding the test bundle: `.build/<triple>/debug`, where `swift build` put
+    /// agent-control, agent-worker and the module libraries.
+    static let products: String = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("agent-worker").path), url.path != "/" {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }()
+
+    static let abiInclude = repository + "/Sources/AgentModuleABI/include"
+
+    /// A new empty temporary folder.
+    static func temporaryDirectory(_ label: String) -> String {
+        let path = NSTemporaryDirectory() + "agent-tests-\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
