@@ -61,6 +61,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AgentModuleKitTests",
+            dependencies: ["AgentModuleKit", "AgentModuleABI"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AgentRuntimeTests",
             dependencies: ["AgentRuntime", "AgentModuleKit", "agent-control", "agent-worker"],
             swiftSettings: swiftSettings

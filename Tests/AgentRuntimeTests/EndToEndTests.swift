@@ -44,6 +44,29 @@ import Testing
         #expect(agent.stop(signal: SIGINT) == 0, "\(agent.transcript)")
         #expect(pids.allSatisfy { !AgentRun.isAlive($0) })
         #expect(agent.stderrLines.contains { $0.contains("all workers stopped") })
+        // Stopped gracefully by the stop request, not killed.
+        #expect(agent.stderrLines.filter { $0.contains("stopped (exited with status 0)") }.count == 2, "\(agent.transcript)")
+    }
+
+    @Test func stateSavedByAProcessSurvivesTheCrashOfItsWorker() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": 0.002}}}
+        """)
+        func sequences() -> [Int] {
+            agent.jsonLines.compactMap { ($0["payload"] as? [String: Any])?["sequence"] as? Int }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while (sequences().last ?? 0) < 150, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let before = sequences().count
+        let pid = try #require(agent.workerPids("trades").first)
+        kill(pid, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[trades] ready in") }.count == 2, "\(agent.transcript)")
+        while sequences().count <= before + 5, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let after = sequences()
+        // The new worker's first sequence continues from the last saved state (every 100th).
+        let restartIndex = try #require(after.indices.dropFirst(before).first { after[$0] <= after[$0 - 1] } ?? after.indices.dropFirst(before).first)
+        #expect(after[restartIndex] > 100, "sequence restarted from \(after[restartIndex]) instead of the saved state")
+        #expect(agent.stop() == 0)
     }
 
     @Test func workersDieWithAKilledSupervisor() throws {

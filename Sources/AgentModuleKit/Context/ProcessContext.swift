@@ -42,11 +42,14 @@ public final class ProcessContext: Sendable {
         try emit(type, bytes: Array(json.utf8))
     }
 
-    /// Emits an event with raw payload bytes.
+    /// Emits an event with raw payload bytes. Throws `CancellationError` once the process is
+    /// stopping.
     public func emit(_ type: String, bytes: [UInt8]) throws {
         guard !type.isEmpty else { throw ProcessContextError("an event type must not be empty") }
         guard isValid, host.emit(type: type, payload: bytes) else {
-            throw ProcessContextError("event \"\(type)\" was not accepted: the process is stopping")
+            // The host refuses events once it asked the process to stop: end like a cancelled task.
+            if !isValid || host.stopRequested { throw CancellationError() }
+            throw ProcessContextError("event \"\(type)\" was not accepted by the host")
         }
     }
 

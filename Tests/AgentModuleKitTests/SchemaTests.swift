@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import AgentModuleKit
+
+@Suite struct SchemaTests {
+    private func object(_ schema: Schema) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(schema.jsonString.utf8)) as? [String: Any])
+    }
+
+    @Test func objectsRejectUnknownPropertiesAndKeepPropertyOrder() throws {
+        let schema = Schema.object([
+            "pairs": .array(of: .string(minLength: 1), minItems: 1, default: ["ETH/USD"]),
+            "interval": .number(minimum: 0.1, default: 0.5, description: "Seconds."),
+        ], required: ["pairs"])
+        let json = try object(schema)
+        #expect(json["type"] as? String == "object")
+        #expect(json["additionalProperties"] as? Bool == false)
+        #expect(json["required"] as? [String] == ["pairs"])
+        let interval = try #require((json["properties"] as? [String: Any])?["interval"] as? [String: Any])
+        #expect(interval["minimum"] as? Double == 0.1)
+        #expect(interval["default"] as? Double == 0.5)
+        #expect(interval["description"] as? String == "Seconds.")
+        #expect(schema.jsonString.range(of: "\"pairs\"")!.lowerBound < schema.jsonString.range(of: "\"interval\"")!.lowerBound)
+    }
+
+    @Test func openObjectsAndMapsSaySo() throws {
+        #expect(try object(.object([:], additionalProperties: true))["additionalProperties"] == nil)
+        let map = try object(.map(of: .integer(minimum: 0)))
+        #expect((map["additionalProperties"] as? [String: Any])?["minimum"] as? Int == 0)
+    }
+
+    @Test func stringsEscapeForJSON() throws {
+        let schema = Schema.string(pattern: "^[a-z]+\\d\"$", description: "tab\there")
+        let json = try object(schema)
+        #expect(json["pattern"] as? String == "^[a-z]+\\d\"$")
+        #expect(json["description"] as? String == "tab\there")
+    }
+
+    @Test func encodableDefaultsBecomeJSON() throws {
+        struct Rule: Codable { var metric: String; var above: Double }
+        let schema = Schema.array(of: .object(["metric": .string(), "above": .number()]))
+            .defaulting(to: [Rule(metric: "cpu", above: 90)])
+        let json = try object(schema)
+        let first = try #require((json["default"] as? [[String: Any]])?.first)
+        #expect(first["metric"] as? String == "cpu")
+        #expect(first["above"] as? Int == 90)
+    }
+}
+
+@Suite struct SettingsDecodingTests {
+    struct Settings: Decodable, Equatable {
+        struct Limits: Decodable, Equatable { var low: Int; var high: Int }
+        var name: String
+        var interval: Double
+        var limits: Limits
+    }
+
+    static let schema = Schema.object([
+        "name": .string(),
+        "interval": .number(default: 2.5),
+        "limits": .object(["low": .integer(default: 1), "high": .integer(default: 9)]),
+    ], required: ["name"])
+
+    @Test func missingSettingsTakeTheSchemaDefaultsEvenWhenNested() throws {
+        let decoded = try SettingsDecoding.decode(Settings.self, from: Array(#"{"name":"x","limits":{"high":5}}"#.utf8), schema: Self.schema)
+        #expect(decoded == Settings(name: "x", interval: 2.5, limits: .init(low: 1, high: 5)))
+    }
+
+    @Test func wrongTypeNamesThePointerAndTheExpectedType() {
+        #expect {
+            _ = try SettingsDecoding.decode(Settings.self, from: Array(#"{"name":"x","interval":"fast"}"#.utf8), schema: Self.schema)
+        } throws: { error in
+            let text = "\(error)"
+            return text.hasPrefix("/interval: expected a number")
+        }
+    }
+
+    @Test func missingRequiredSettingIsNamed() {
+        #expect {
+            _ = try SettingsDecoding.decode(Settings.self, from: Array("{}".utf8), schema: Self.schema)
+        } throws: { "\($0)" == "/name: missing required setting \"name\"" }
+    }
+
+    @Test func settingsThatAreNotJSONAreRefused() {
+        #expect { _ = try SettingsDecoding.decode(Settings.self, from: Array("{".utf8), schema: Self.schema) }
+            throws: { "\($0)".contains("not valid JSON") }
+    }
+}
