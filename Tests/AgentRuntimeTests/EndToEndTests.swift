@@ -140,3 +140,58 @@ import Testing
         #expect(error.contains("module \"abi7\" (\(library)): the module speaks module ABI version 7"), "\(error)")
     }
 }
+
+/// An agent folder of its own with a module written in C: agent-control builds the stale
+/// module with `swift build --product` and runs it.
+@Suite struct AgentWithItsOwnModuleTests {
+    static let cModule = """
+    #include <agent_module.h>
+    #include <stdio.h>
+    #include <string.h>
+
+    static int32_t run(const char *type, const char *name, const char *settings, size_t len,
+                       const agent_host_api *host, char *error, size_t error_len) {
+        (void)type; (void)name; (void)settings; (void)len; (void)error; (void)error_len;
+        const char *payload = "{\\"from\\":\\"c\\"}";
+        host->emit(host->host_ctx, "c_tick", 6, (const uint8_t *)payload, strlen(payload));
+        host->send_message(host->host_ctx, AGENT_LOG_WARNING, "hello from C", 12);
+        printf("stdout of a C module\\n");
+        fflush(stdout);
+        agent_event event;
+        while (host->next_event(host->host_ctx, 1000, &event) != AGENT_STOPPED) {}
+        return AGENT_OK;
+    }
+    static const agent_module description = {
+        .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+        .manifest_json = "{\\"name\\":\\"cmod\\",\\"version\\":\\"1.0.0\\",\\"processes\\":[{\\"type\\":\\"c_ticker\\",\\"kind\\":\\"datasource\\",\\"description\\":\\"emits one tick\\",\\"settings_schema\\":{\\"type\\":\\"object\\"}}]}",
+        .run_process = run,
+    };
+    const agent_module *agent_module_entry(void) { return &description; }
+    """
+
+    @Test func staleModuleOfTheAgentIsBuiltThenRun() throws {
+        let agentDirectory = TestPaths.temporaryDirectory("c-agent")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: agentDirectory + "/modules/cmod/include", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: TestPaths.abiInclude + "/agent_module.h", toPath: agentDirectory + "/modules/cmod/include/agent_module.h")
+        try Self.cModule.write(toFile: agentDirectory + "/modules/cmod/cmod.c", atomically: true, encoding: .utf8)
+        try """
+        // swift-tools-version: 6.0
+        import PackageDescription
+        let package = Package(name: "CAgent",
+            products: [.library(name: "cmod", type: .dynamic, targets: ["cmod"])],
+            targets: [.target(name: "cmod", path: "modules/cmod")])
+        """.write(toFile: agentDirectory + "/Package.swift", atomically: true, encoding: .utf8)
+        let settings = #"{"enabled_modules": ["cmod"], "processes": {"ticker": {"type": "c_ticker"}}}"#
+        try settings.write(toFile: agentDirectory + "/settings.json", atomically: true, encoding: .utf8)
+
+        let agent = try AgentRun(settings: settings, arguments: ["--json"], directory: agentDirectory)
+        let tick = agent.waitForLine(timeout: 240) { $0.contains(#""type":"c_tick""#) }
+        #expect(tick?.contains(#""payload":{"from":"c"}"#) == true, "\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("building module cmod") })
+        #expect(fm.fileExists(atPath: agentDirectory + "/.build/debug/libcmod.so"))
+        #expect(agent.waitForLine { $0.contains("hello from C") } != nil)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[ticker] stdout of a C module") } != nil, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}

@@ -11,8 +11,9 @@ final class AgentRun: @unchecked Sendable {
     private var err: [String] = []
     private var partial: [Int32: String] = [:]
 
-    init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:]) throws {
-        directory = TestPaths.temporaryDirectory("agent")
+    init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
+         directory: String = TestPaths.temporaryDirectory("agent")) throws {
+        self.directory = directory
         settingsFile = directory + "/settings.json"
         try settings.write(toFile: settingsFile, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
