@@ -61,6 +61,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "JSONSchemaTests",
+            dependencies: ["JSONSchema"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AgentModuleKitTests",
             dependencies: ["AgentModuleKit", "AgentModuleABI"],
             swiftSettings: swiftSettings

@@ -10,6 +10,8 @@ public struct ProcessSettings: Sendable, Equatable {
     public var module: String?
     /// Event types to receive (monitors); nil means the type's default subscriptions.
     public var subscribe: [String]?
+    /// Restart, stop and watchdog policy.
+    public var policy: ProcessPolicy
     /// The settings for the module: everything but the host-level keys.
     public var moduleSettings: JSONObject
     /// The process's whole entry, as written.
@@ -18,7 +20,7 @@ public struct ProcessSettings: Sendable, Equatable {
     public var pointer: String
 
     /// Keys the host reads and removes before the module sees the settings.
-    public static let hostKeys = ["type", "enabled", "module", "subscribe"]
+    public static let hostKeys = ["type", "enabled", "module", "subscribe"] + ProcessPolicy.keys
 
     init(name: String, json: JSONValue, pointer: String, file: String) throws {
         self.name = name
@@ -62,6 +64,7 @@ public struct ProcessSettings: Sendable, Equatable {
             subscribe = nil
             issue("subscribe", "expected an array of event types (strings), found \(Describe.value(other))")
         }
+        policy = ProcessPolicy(object, pointer: pointer, file: file, process: name, issues: &issues)
         var settings = object
         for key in Self.hostKeys { settings[key] = nil }
         moduleSettings = settings
