@@ -12,7 +12,7 @@ struct AgentControl: ParsableCommand {
         the foreground: every enabled process in its own worker process, events routed from \
         datasources to monitors, dead workers restarted.
         """,
-        subcommands: [Console.self]
+        subcommands: [Console.self, Validate.self]
     )
 }
 
@@ -46,6 +46,9 @@ struct Console: ParsableCommand {
     @Flag(name: .long, help: "Print messages only, not every event.")
     var quiet = false
 
+    @Flag(name: .long, help: "Start the valid processes even if some are invalid (the invalid ones are reported).")
+    var skipInvalid = false
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -65,6 +68,7 @@ struct Console: ParsableCommand {
         options.configuration = configuration
         options.json = json
         options.showEvents = !quiet
+        options.skipInvalid = skipInvalid
         options.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let code = AgentLauncher(options: options).runConsole()
         if code != 0 { throw ExitCode(code) }

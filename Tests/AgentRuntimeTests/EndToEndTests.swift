@@ -118,15 +118,60 @@ import Testing
         #expect(error.contains("add-agent-module nosuchmodule"))
     }
 
-    @Test func moduleThatRefusesItsSettingsFailsWithoutRestartLoop() throws {
+    @Test func invalidModuleSettingsStartNothingAndEveryErrorIsPrinted() throws {
         let agent = try AgentRun(settings: """
-        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": "fast"}}}
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": "fast", "pairs": []},
+          "busy": {"type": "trade_frequency", "window": 10, "treshold": 3}}}
+        """)
+        #expect(agent.waitForExit(timeout: 20) == 2)
+        let error = agent.stderrLines.joined(separator: "\n")
+        let file = agent.settingsFile
+        #expect(error.contains("invalid settings (3 errors)"), "\(error)")
+        #expect(error.contains("\(file): /processes/trades/interval: expected a number ≥ 0.001, found \"fast\" (string)"))
+        #expect(error.contains("\(file): /processes/trades/pairs: expected an array with at least 1 item, found 0 items"))
+        #expect(error.contains("\(file): /processes/busy: unknown property \"treshold\"; did you mean \"threshold\"?"))
+        #expect(error.contains("nothing was started"))
+        #expect(!error.contains("started worker"))
+    }
+
+    @Test func skipInvalidStartsTheValidProcessesAndReportsTheOthers() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "processes": {
+          "good": {"type": "trade_feed", "interval": 0.05},
+          "bad": {"type": "trade_feed", "interval": -1}}}
+        """, arguments: ["--no-build", "--json", "--skip-invalid"])
+        #expect(agent.waitForLine { $0.contains(#""source":"good""#) } != nil, "\(agent.transcript)")
+        let log = agent.stderrLines.joined(separator: "\n")
+        #expect(log.contains("skipping invalid processes (--skip-invalid)"))
+        #expect(log.contains("/processes/bad/interval: expected a number ≥ 0.001, found -1"))
+        #expect(agent.workerPids("bad").isEmpty)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func workerThatRefusesItsSettingsFailsWithoutARestartLoop() throws {
+        let library = try CModuleFixture.build("refuses", source: """
+        #include <agent_module.h>
+        #include <string.h>
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)h;
+            strncpy(e, "/path: this path does not exist on this host", el);
+            return AGENT_BAD_SETTINGS;
+        }
+        static const agent_module description = {
+            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+            .manifest_json = "{\\"name\\":\\"refuses\\",\\"version\\":\\"1\\",\\"processes\\":[{\\"type\\":\\"r\\",\\"kind\\":\\"datasource\\"}]}",
+            .run_process = run,
+        };
+        const agent_module *agent_module_entry(void) { return &description; }
+        """)
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["\(library)"], "processes": {"r": {"type": "r"}}}
         """)
         let failed = agent.waitForLine(onStderr: true) { $0.contains("not restarting until this is fixed") }
-        #expect(failed?.contains("[trades]") == true, "\(agent.transcript)")
-        #expect(failed?.contains("/interval") == true)
+        #expect(failed?.contains("[r] /path: this path does not exist on this host") == true, "\(agent.transcript)")
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(agent.workerPids("trades").count == 1)
+        #expect(agent.workerPids("r").count == 1)
         #expect(agent.stop() == 0)
     }
 

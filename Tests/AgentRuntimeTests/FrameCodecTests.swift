@@ -78,7 +78,8 @@ import Testing
 
     @Test func deadWorkerKeepsOnlyTheDeliveriesItNeverSaw() {
         let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
-        let process = SupervisedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:], subscriptions: [])
+        let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
+                                                       subscriptions: [], policy: ProcessPolicy()))
         for body in [[1], [2], [3]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: &process.outgoing) }
         FrameCodec.append(.stop, body: [UInt8](), to: &process.outgoing)
         FrameCodec.append(.deliver, body: [4], to: &process.outgoing)

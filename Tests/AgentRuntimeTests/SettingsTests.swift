@@ -5,16 +5,25 @@ import Testing
 
 @Suite struct SettingsTests {
     private func issues(_ json: String) throws -> [SettingsIssue] {
-        do {
-            _ = try AgentSettings(json: try JSONValue.parse(json), file: "settings.json")
-            return []
-        } catch let error as SettingsError {
-            return error.issues
-        }
+        AgentSettings(json: try JSONValue.parse(json), file: "settings.json").hostIssues
     }
 
+    private func check(_ json: String, manifests: [String: ModuleManifest]) throws -> SettingsReport {
+        let settings = AgentSettings(json: try JSONValue.parse(json), file: "settings.json")
+        var validator = SettingsValidator()
+        let modules = manifests.keys.sorted().map { ModuleLocation(name: $0, library: "lib\($0).so", sourceDirectory: nil) }
+        return validator.check(settings, modules: modules, manifests: manifests)
+    }
+
+    static let sampleManifest = try! ModuleManifest(json: """
+    {"name":"sample","version":"1","processes":[
+      {"type":"trade_feed","kind":"datasource","settings_schema":{"type":"object","additionalProperties":false,"required":["pairs"],
+        "properties":{"pairs":{"type":"array","items":{"type":"string"},"minItems":1},"interval":{"type":"number","minimum":0.1,"default":0.5}}}},
+      {"type":"trade_frequency","kind":"monitor","subscribes":["trade"],"settings_schema":{"type":"object"}}]}
+    """, module: "sample", file: "libsample.so")
+
     @Test func validSettingsSplitHostKeysFromModuleSettings() throws {
-        let settings = try AgentSettings(json: try JSONValue.parse("""
+        let settings = AgentSettings(json: try JSONValue.parse("""
         {"enabled_modules": ["sample"],
          "processes": {"trades": {"type": "trade_feed", "interval": 0.2},
                        "busy": {"type": "trade_frequency", "enabled": false, "subscribe": ["trade"]}}}
@@ -28,76 +37,108 @@ import Testing
         #expect(settings.processes[1].moduleSettings.isEmpty)
     }
 
-    @Test func everyStructuralProblemIsReportedAtOnceWithItsPointer() throws {
+    @Test func everyHostLevelProblemIsReportedAtOnceWithItsPointer() throws {
         let found = try issues("""
         {"enabled_module": ["sample"],
-         "processes": {"a": {"enabled": "yes"}, "b": {"type": 42}, "c d": {"type": "x"}, "e": [1]}}
+         "processes": {"a": {"enabled": "yes"}, "b": {"type": 42}, "c d": {"type": "x"}, "e": [1],
+                       "f": {"type": "x", "restart": "sometimes", "stop_timeout": -1}}}
         """)
         let byPointer = Dictionary(found.map { ($0.pointer, $0.message) }, uniquingKeysWith: { $0 + " | " + $1 })
-        #expect(byPointer["/enabled_module"]?.contains("did you mean \"enabled_modules\"?") == true)
-        #expect(byPointer["/enabled_modules"]?.contains("missing") == true)
-        #expect(byPointer["/processes/a"]?.contains("missing \"type\"") == true)
-        #expect(byPointer["/processes/a/enabled"] == "expected true or false, found \"yes\" (string)")
-        #expect(byPointer["/processes/b/type"] == "expected a process type name (string), found 42 (integer)")
+        #expect(byPointer[""]?.contains("unknown property \"enabled_module\"; did you mean \"enabled_modules\"?") == true)
+        #expect(byPointer[""]?.contains("enabled_modules") == true)
+        #expect(byPointer["/processes/a"]?.contains("\"type\"") == true)
+        #expect(byPointer["/processes/a/enabled"] == "expected a boolean, found \"yes\" (string)")
+        #expect(byPointer["/processes/b/type"] == "expected a string, found 42 (integer)")
         #expect(byPointer["/processes/c d"]?.contains("may contain only letters") == true)
-        #expect(byPointer["/processes/e"]?.contains("found an array of 1 item") == true)
-        #expect(found.count == 7)
+        #expect(byPointer["/processes/e"]?.contains("expected an object") == true)
+        #expect(byPointer["/processes/f/restart"]?.contains("did you mean") == true || byPointer["/processes/f/restart"]?.contains("\"always\", \"on-failure\", \"never\"") == true)
+        #expect(byPointer["/processes/f/stop_timeout"] == "expected a number ≥ 0, found -1")
         #expect(found.allSatisfy { $0.file == "settings.json" })
+        #expect(found.filter { $0.process == "f" }.count == 2)
     }
 
     @Test func settingsThatAreNotAnObjectSayWhatWasFound() throws {
         let found = try issues("[1, 2]")
-        #expect(found.map(\.description) == ["settings.json: /: expected an object with \"enabled_modules\" and \"processes\", found an array of 2 items"])
+        #expect(found.count == 1)
+        #expect(found[0].message.contains("expected an object"))
     }
 
     @Test func unreadableOrInvalidFilesAreClearErrors() throws {
-        #expect(throws: SettingsError.self) { try AgentSettings.load(file: "/nonexistent/settings.json") }
         do {
             _ = try AgentSettings.load(file: "/nonexistent/settings.json")
-        } catch let error as SettingsError {
-            #expect(error.issues[0].message.contains("cannot read the settings file"))
+            Issue.record("a missing file was accepted")
+        } catch {
+            #expect(error.issues[0].message.contains("cannot read the settings file: No such file or directory"))
         }
         let directory = TestPaths.temporaryDirectory("settings")
         let file = directory + "/settings.json"
-        try "{\"enabled_modules\": [}".write(toFile: file, atomically: true, encoding: .utf8)
+        try "{\"enabled_modules\": [\n  \"sample\",\n}".write(toFile: file, atomically: true, encoding: .utf8)
         do {
             _ = try AgentSettings.load(file: file)
             Issue.record("invalid JSON was accepted")
-        } catch let error as SettingsError {
+        } catch {
             #expect(error.issues[0].file == file)
-            #expect(error.issues[0].message.hasPrefix("not valid JSON"))
+            #expect(error.issues[0].message.hasPrefix("not valid JSON at line 3, column 1:"))
         }
     }
 
-    @Test func unknownProcessTypeSuggestsTheClosestOne() throws {
-        let settings = try AgentSettings(json: try JSONValue.parse("""
-        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_fed"}, "feed": {"type": "trade_feed", "subscribe": ["x"]}}}
-        """), file: "settings.json")
-        let manifest = try ModuleManifest(json: """
-        {"name":"sample","version":"1","processes":[{"type":"trade_feed","kind":"datasource"},{"type":"trade_frequency","kind":"monitor","subscribes":["trade"]}]}
-        """, module: "sample", file: "libsample.so")
-        let module = ModuleLocation(name: "sample", library: "libsample.so", sourceDirectory: nil)
-        do {
-            _ = try Supervisor.plan(settings: settings, modules: [module], manifests: ["sample": manifest])
-            Issue.record("an unknown type was accepted")
-        } catch let error as SettingsError {
-            #expect(error.issues.count == 2)
-            #expect(error.issues[0].pointer == "/processes/trades/type")
-            #expect(error.issues[0].message.contains("unknown process type \"trade_fed\"; did you mean \"trade_feed\"?"))
-            #expect(error.issues[1].pointer == "/processes/feed/subscribe")
-            #expect(error.issues[1].message.contains("only monitors receive events"))
-        }
+    @Test func unknownProcessTypeSuggestsTheClosestOneAndListsWhatModulesProvide() throws {
+        let report = try check("""
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_fed"}, "feed": {"type": "trade_feed", "pairs": ["A"], "subscribe": ["x"]}}}
+        """, manifests: ["sample": Self.sampleManifest])
+        let issues = report.blockingIssues
+        #expect(issues.count == 2)
+        #expect(issues[0].pointer == "/processes/trades/type")
+        #expect(issues[0].message == "unknown process type \"trade_fed\"; did you mean \"trade_feed\"?; the enabled modules provide: sample (trade_feed, trade_frequency)")
+        #expect(issues[1].pointer == "/processes/feed/subscribe")
+        #expect(issues[1].message.contains("only monitors and logic adapters receive events"))
+        #expect(report.planned.isEmpty)
+    }
+
+    @Test func moduleSettingsAreValidatedAgainstTheTypeSchemaWithEveryError() throws {
+        let report = try check("""
+        {"enabled_modules": ["sample"], "processes": {
+          "missing": {"type": "trade_feed"},
+          "wrong": {"type": "trade_feed", "pairs": "ETH/USD", "interval": 0.01, "intervall": 1},
+          "host_typo": {"type": "trade_feed", "pairs": ["A"], "enabeld": false},
+          "off": {"type": "trade_feed", "enabled": false, "pairs": 5},
+          "ok": {"type": "trade_feed", "pairs": ["A"]}}}
+        """, manifests: ["sample": Self.sampleManifest])
+        let messages = report.blockingIssues.map(\.description)
+        #expect(messages.contains("settings.json: /processes/missing: missing required property \"pairs\""))
+        #expect(messages.contains("settings.json: /processes/wrong/pairs: expected an array, found \"ETH/USD\" (string)"))
+        #expect(messages.contains("settings.json: /processes/wrong/interval: expected a number ≥ 0.1, found 0.01"))
+        #expect(messages.contains("settings.json: /processes/wrong: unknown property \"intervall\"; did you mean \"interval\"?"))
+        #expect(messages.contains("settings.json: /processes/host_typo: unknown property \"enabeld\"; did you mean the host setting \"enabled\"?"))
+        #expect(messages.count == 5)
+        // The disabled process is checked and reported, but does not block.
+        #expect(report.processes.first { $0.name == "off" }?.isValid == false)
+        // Defaults are applied to what the valid process gets.
+        #expect(report.planned.map(\.name) == ["ok"])
+        #expect(report.planned[0].settings["interval"] == 0.5)
     }
 
     @Test func monitorsGetTheirTypesDefaultSubscriptionsUnlessSettingsOverride() throws {
-        let settings = try AgentSettings(json: try JSONValue.parse("""
+        let report = try check("""
         {"enabled_modules": ["sample"], "processes": {"a": {"type": "trade_frequency"}, "b": {"type": "trade_frequency", "subscribe": ["*"]}}}
+        """, manifests: ["sample": Self.sampleManifest])
+        #expect(report.isValid)
+        #expect(report.planned.map(\.subscriptions) == [["trade"], ["*"]])
+    }
+
+    @Test func restartPolicyIsReadFromTheShortAndTheLongForm() throws {
+        let settings = AgentSettings(json: try JSONValue.parse("""
+        {"enabled_modules": [], "processes": {
+          "a": {"type": "t", "restart": "on-failure", "watchdog": 3, "stop_timeout": 1},
+          "b": {"type": "t", "restart": {"policy": "never", "initial_delay": 0, "max_restarts": null, "within": 5}}}}
         """), file: "settings.json")
-        let manifest = try ModuleManifest(json: #"{"name":"sample","version":"1","processes":[{"type":"trade_frequency","kind":"monitor","subscribes":["trade"]}]}"#,
-                                          module: "sample", file: "libsample.so")
-        let planned = try Supervisor.plan(settings: settings, modules: [ModuleLocation(name: "sample", library: "x", sourceDirectory: nil)],
-                                          manifests: ["sample": manifest])
-        #expect(planned.map(\.subscriptions) == [["trade"], ["*"]])
+        #expect(settings.hostIssues.isEmpty)
+        let a = settings.processes[0].policy, b = settings.processes[1].policy
+        #expect(a.restart == .onFailure && a.watchdog == 3 && a.stopTimeout == 1 && a.maximumRestarts == 5)
+        #expect(b.restart == .never && b.initialDelay == 0 && b.maximumRestarts == nil && b.within == 5)
+        #expect(b.delay(afterFailuresInARow: 3) == 0)
+        #expect(ProcessPolicy().delay(afterFailuresInARow: 4) == 0.8)
+        #expect(ProcessPolicy().delay(afterFailuresInARow: 40) == 30)
     }
 
     @Test func suggestionsCatchTyposButNotUnrelatedNames() {

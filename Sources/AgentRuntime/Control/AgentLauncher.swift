@@ -1,9 +1,9 @@
 import Foundation
 import Logging
 
-/// What `agent-control console` does, as a library so that tests and tools call the same code:
-/// read the settings, find and build the modules, learn their manifests, check every process
-/// against them, then supervise.
+/// What `agent-control console` and `validate-settings` do, as a library so that tests and
+/// tools call the same code: read the settings, find and build the modules, learn their
+/// manifests through workers, validate every process, then (for console) supervise.
 public struct AgentLauncher {
     /// Options of a run.
     public struct Options: Sendable {
@@ -14,11 +14,13 @@ public struct AgentLauncher {
         public var configuration: String?
         public var json = false
         public var showEvents = true
+        /// Start the valid processes even if others are invalid.
+        public var skipInvalid = false
         public var logLevel: Logger.Level = .info
         public init() {}
     }
 
-    /// Exit codes of agent-control.
+    /// Exit codes of agent-control and validate-settings.
     public enum ExitCode {
         public static let success: Int32 = 0
         public static let failure: Int32 = 1
@@ -26,25 +28,38 @@ public struct AgentLauncher {
         public static let invalidConfiguration: Int32 = 2
     }
 
+    /// Everything known before anything starts.
+    public struct Prepared: Sendable {
+        public var settings: AgentSettings
+        public var modules: [ModuleLocation]
+        public var report: SettingsReport
+        public var workerPath: String
+    }
+
+    /// Why preparing failed before a report could be made.
+    public struct PreparationError: Error, CustomStringConvertible {
+        public var description: String
+        public var exitCode: Int32
+    }
+
     public var options: Options
     public init(options: Options) { self.options = options }
 
-    /// The folder of the running agent-control (where agent-worker and the runtime's own
+    /// The folder of the running executable (where agent-worker and the runtime's own
     /// module libraries are).
     public static var runtimeDirectory: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }
 
-    /// Runs in the foreground until SIGINT/SIGTERM. Returns the exit code.
-    public func runConsole() -> Int32 {
-        let logger = Logger(label: "agent") { AgentLogHandler(label: $0, fd: 2, level: options.logLevel) }
+    /// Reads the settings, locates (and builds) the modules, describes them and validates
+    /// every process. Throws only when no report can be made (unreadable settings, no worker).
+    public func prepare(logger: Logger) throws(PreparationError) -> Prepared {
         let settings: AgentSettings
         do {
             settings = try AgentSettings.load(file: options.settingsPath)
         } catch {
-            Self.printError("\(error)")
-            return ExitCode.invalidConfiguration
+            throw PreparationError(description: "\(error)", exitCode: ExitCode.invalidConfiguration)
         }
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
@@ -55,35 +70,55 @@ public struct AgentLauncher {
             runtimeDirectory: runtime)
         let workerPath = environment["AGENT_WORKER_PATH"] ?? runtime + "/agent-worker"
         guard access(workerPath, X_OK) == 0 else {
-            Self.printError("cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)")
-            return ExitCode.failure
+            throw PreparationError(description: "cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)", exitCode: ExitCode.failure)
         }
-
-        let supervisor: Supervisor
-        do {
-            let modules = try locator.locate(settings.enabledModules)
-            if options.build {
-                try locator.buildStale(modules) { logger.info("\($0)") }
+        var (modules, errors) = locator.locateAll(settings.enabledModules)
+        if options.build {
+            for module in modules {
+                do {
+                    try locator.buildStale([module]) { logger.info("\($0)") }
+                } catch {
+                    errors.append(error)
+                }
             }
-            let manifests = try ModuleDescriber(workerPath: workerPath).describe(modules)
-            var supervisorConfiguration = SupervisorConfiguration(workerPath: workerPath, environment: environment)
-            supervisorConfiguration.stopTimeout = 5
-            supervisor = try Supervisor(
-                configuration: supervisorConfiguration, settings: settings, modules: modules, manifests: manifests,
-                console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
-            logger.info("agent in \(settings.agentDirectory): modules \(modules.map(\.name).joined(separator: ", ")); \(supervisor.snapshot.count) process(es); Ctrl-C stops")
-        } catch let error as ModuleLoadError {
-            Self.printError("\(error)")
-            return ExitCode.invalidConfiguration
-        } catch {
-            Self.printError("\(error)")
-            return ExitCode.invalidConfiguration
+            modules.removeAll { module in errors.contains { $0.module == module.name } }
         }
+        let (manifests, describeErrors) = ModuleDescriber(workerPath: workerPath).describeAll(modules)
+        var validator = SettingsValidator()
+        let report = validator.check(settings, modules: modules, manifests: manifests, moduleErrors: errors + describeErrors)
+        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath)
+    }
+
+    /// Runs in the foreground until SIGINT/SIGTERM. Returns the exit code.
+    public func runConsole() -> Int32 {
+        let logger = Logger(label: "agent") { AgentLogHandler(label: $0, fd: 2, level: options.logLevel) }
+        let prepared: Prepared
+        do {
+            prepared = try prepare(logger: logger)
+        } catch {
+            Self.printError(error.description)
+            return error.exitCode
+        }
+        let report = prepared.report
+        if !report.isValid {
+            let issues = report.blockingIssues
+            if options.skipInvalid, !report.planned.isEmpty {
+                Self.printError("skipping invalid processes (--skip-invalid):\n" + issues.map { "  \($0)" }.joined(separator: "\n"))
+            } else {
+                Self.printError("\(SettingsError(issues))\nnothing was started\(report.planned.isEmpty ? "" : "; --skip-invalid starts the \(report.planned.count) valid process(es)")")
+                return ExitCode.invalidConfiguration
+            }
+        }
+        let supervisor = Supervisor(
+            configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
+            processes: report.planned,
+            console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
+        logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
         supervisor.run()
         return ExitCode.success
     }
 
-    /// `release` when agent-control runs from the agent's own `.build/…/release`, else `debug`.
+    /// `release` when the executable runs from the agent's own `.build/…/release`, else `debug`.
     static func configuration(of runtimeDirectory: String, agentDirectory: String) -> String {
         let last = URL(fileURLWithPath: runtimeDirectory).lastPathComponent
         return runtimeDirectory.hasPrefix(agentDirectory + "/.build/") && last == "release" ? "release" : "debug"

@@ -15,6 +15,13 @@ public final class ModuleDescriber {
     /// Describes every module at once (one worker each, in parallel). The error lists every
     /// module that failed.
     public func describe(_ locations: [ModuleLocation]) throws -> [String: ModuleManifest] {
+        let (manifests, errors) = describeAll(locations)
+        if !errors.isEmpty { throw ModuleErrors(errors) }
+        return manifests
+    }
+
+    /// Describes every module it can; returns the manifests and the failures.
+    public func describeAll(_ locations: [ModuleLocation]) -> (manifests: [String: ModuleManifest], errors: [ModuleLoadError]) {
         var results: [String: ModuleManifest] = [:]
         var errors: [ModuleLoadError] = []
         var pending: [(location: ModuleLocation, identity: String, fd: Int32, pid: pid_t)] = []
@@ -60,7 +67,7 @@ public final class ModuleDescriber {
             while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
             switch outcome {
             case .manifest(let json)?:
-                do {
+                do throws(ModuleLoadError) {
                     let manifest = try ModuleManifest(json: json, module: item.location.name, file: item.location.library)
                     if manifest.name != item.location.name {
                         throw ModuleLoadError(.nameMismatch, module: item.location.name, file: item.location.library,
@@ -68,7 +75,7 @@ public final class ModuleDescriber {
                     }
                     cache[item.location.library] = (item.identity, manifest)
                     results[item.location.name] = manifest
-                } catch let error as ModuleLoadError {
+                } catch {
                     errors.append(error)
                 }
             case .failure(let code, let message)?:
@@ -80,8 +87,7 @@ public final class ModuleDescriber {
                                               "the worker loading the module \(how) before describing it; the library's initialisers may crash or hang"))
             }
         }
-        if !errors.isEmpty { throw ModuleErrors(errors) }
-        return results
+        return (results, errors)
     }
 
     private enum Answer { case manifest(String), failure(String, String) }

@@ -32,15 +32,14 @@ public struct ModuleLocator: Sendable {
         self.runtimeDirectory = runtimeDirectory
     }
 
-    /// Locates every module; the error lists every module that could not be found.
-    public func locate(_ names: [String]) throws -> [ModuleLocation] {
+    /// Locates every module it can; returns what it found and what it could not find.
+    public func locateAll(_ names: [String]) -> (found: [ModuleLocation], errors: [ModuleLoadError]) {
         var found: [ModuleLocation] = []
         var errors: [ModuleLoadError] = []
         for name in names {
             do { found.append(try locate(name)) } catch { errors.append(error) }
         }
-        if !errors.isEmpty { throw ModuleErrors(errors) }
-        return found
+        return (found, errors)
     }
 
     public func locate(_ entry: String) throws(ModuleLoadError) -> ModuleLocation {

@@ -7,6 +7,10 @@ import JSONSchema
 /// {"enabled_modules": ["sample"],
 ///  "processes": {"trades": {"type": "trade_feed", "enabled": true, "interval": 0.5}}}
 /// ```
+///
+/// Reading checks the first layer (the ``HostSchema``); ``hostIssues`` holds what it found,
+/// and everything that could be read is kept so that the second layer (each process's type
+/// schema) can still report its own problems in the same run.
 public struct AgentSettings: Sendable {
     /// The settings file's path, as given.
     public var file: String
@@ -16,16 +20,18 @@ public struct AgentSettings: Sendable {
     public var enabledModules: [String]
     /// Every configured process, in file order (disabled ones included).
     public var processes: [ProcessSettings]
+    /// Problems found by the host schema.
+    public var hostIssues: [SettingsIssue]
+    /// The whole document.
+    public var document: JSONValue
 
-    /// Top-level keys the host understands.
-    public static let topLevelKeys = ["enabled_modules", "processes"]
-
-    /// Reads and checks a settings file; every problem is reported at once.
-    public static func load(file: String) throws -> AgentSettings {
-        let url = URL(fileURLWithPath: file)
+    /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
+    /// are in ``hostIssues``.
+    public static func load(file: String) throws(SettingsError) -> AgentSettings {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            guard access(file, R_OK) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
         } catch {
             throw SettingsError([SettingsIssue(file: file, pointer: "", message: "cannot read the settings file: \(Self.reason(error)). Pass --settings PATH or create settings.json in this folder.")])
         }
@@ -33,12 +39,13 @@ public struct AgentSettings: Sendable {
         do {
             value = try JSONValue.parse(data)
         } catch {
-            throw SettingsError([SettingsIssue(file: file, pointer: "", message: "not valid JSON: \(error)")])
+            throw SettingsError([SettingsIssue(file: file, pointer: "", message: "not valid JSON at line \(error.line), column \(error.column): \(error.message)")])
         }
-        return try AgentSettings(json: value, file: file)
+        return AgentSettings(json: value, file: file)
     }
 
     private static func reason(_ error: any Error) -> String {
+        if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
@@ -46,73 +53,41 @@ public struct AgentSettings: Sendable {
         return nsError.localizedDescription
     }
 
-    /// Checks the structure the host needs; module settings are checked later against each
-    /// process type's schema.
-    public init(json: JSONValue, file: String) throws {
+    public init(json: JSONValue, file: String) {
         self.file = file
+        document = json
         agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().standardizedFileURL.path
+        hostIssues = HostSchema.validator.validate(json).map { error in
+            SettingsIssue(file: file, pointer: error.instanceLocation, message: error.message,
+                          process: Self.processName(at: error.instanceLocation))
+        }
         enabledModules = []
+        for item in json["enabled_modules"]?.arrayValue ?? [] {
+            if let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) { enabledModules.append(name) }
+        }
         processes = []
-        var issues: [SettingsIssue] = []
-        func issue(_ pointer: String, _ message: String, process: String? = nil) {
-            issues.append(SettingsIssue(file: file, pointer: pointer, message: message, process: process))
-        }
-
-        guard let root = json.objectValue else {
-            throw SettingsError([SettingsIssue(file: file, pointer: "", message: "expected an object with \"enabled_modules\" and \"processes\", found \(Describe.value(json))")])
-        }
-        for key in root.keys where !Self.topLevelKeys.contains(key) {
-            issue("/\(JSONPointerToken.escape(key))", "unknown setting \"\(key)\"\(Suggestions.hint(for: key, in: Self.topLevelKeys)) (known: \(Self.topLevelKeys.joined(separator: ", ")))")
-        }
-
-        switch root["enabled_modules"] {
-        case nil:
-            issue("/enabled_modules", "missing; expected an array of module names, e.g. [\"system\", \"sample\"]")
-        case .array(let items)?:
-            for (index, item) in items.enumerated() {
-                if let name = item.stringValue, !name.isEmpty {
-                    if enabledModules.contains(name) {
-                        issue("/enabled_modules/\(index)", "module \"\(name)\" is enabled twice")
-                    } else {
-                        enabledModules.append(name)
-                    }
-                } else {
-                    issue("/enabled_modules/\(index)", "expected a module name (string), found \(Describe.value(item))")
-                }
+        for (name, value) in json["processes"]?.objectValue ?? [:] {
+            let pointer = "/processes/" + JSONPointer.escape(name)
+            if let problem = ProcessSettings.nameProblem(name) {
+                hostIssues.append(SettingsIssue(file: file, pointer: pointer, message: problem, process: name))
             }
-        case let other?:
-            issue("/enabled_modules", "expected an array of module names, found \(Describe.value(other))")
+            if let process = ProcessSettings(name: name, json: value, pointer: pointer) { processes.append(process) }
         }
+    }
 
-        switch root["processes"] {
-        case nil:
-            issue("/processes", "missing; expected an object mapping process names to their settings")
-        case .object(let entries)?:
-            for (name, value) in entries {
-                let pointer = "/processes/\(JSONPointerToken.escape(name))"
-                if let problem = ProcessSettings.nameProblem(name) {
-                    issue(pointer, problem, process: name)
-                }
-                do {
-                    processes.append(try ProcessSettings(name: name, json: value, pointer: pointer, file: file))
-                } catch let error as SettingsError {
-                    issues += error.issues
-                }
-            }
-        case let other?:
-            issue("/processes", "expected an object mapping process names to their settings, found \(Describe.value(other))")
-        }
-        if !issues.isEmpty { throw SettingsError(issues) }
+    /// `trades` for `/processes/trades/...`.
+    static func processName(at pointer: String) -> String? {
+        let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false)
+        guard tokens.count >= 3, tokens[1] == "processes" else { return nil }
+        return JSONPointer.unescape(String(tokens[2]))
     }
 
     /// The processes that are enabled.
     public var enabledProcesses: [ProcessSettings] { processes.filter(\.enabled) }
-}
 
-/// Escaping of JSON-pointer reference tokens (RFC 6901).
-public enum JSONPointerToken {
-    public static func escape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    /// Throws every host-level problem, if any.
+    public func checkHostLayer() throws(SettingsError) {
+        if !hostIssues.isEmpty { throw SettingsError(hostIssues) }
     }
 }
 

@@ -54,60 +54,32 @@ public struct ProcessPolicy: Sendable, Equatable {
     static let keys = ["restart", "stop_timeout", "watchdog", "start_timeout"]
     static let restartKeys = ["policy", "initial_delay", "multiplier", "max_delay", "reset_after", "max_restarts", "within"]
 
-    /// Reads the policy keys of a process entry; problems are appended to `issues`.
-    init(_ object: JSONObject, pointer: String, file: String, process: String, issues: inout [SettingsIssue]) {
+    /// Reads the policy keys of a process entry; values the host schema refuses are ignored
+    /// here (the schema reports them).
+    init(_ object: JSONObject) {
         self.init()
-        func issue(_ key: String, _ message: String) {
-            issues.append(SettingsIssue(file: file, pointer: "\(pointer)/\(key)", message: message, process: process))
-        }
-        func number(_ value: JSONValue, at key: String, minimum: Double, exclusive: Bool = false) -> Double? {
-            guard let n = value.numberValue?.doubleValue, exclusive ? n > minimum : n >= minimum else {
-                issue(key, "expected a number \(exclusive ? ">" : "≥") \(Self.format(minimum)), found \(Describe.value(value))")
-                return nil
-            }
-            return n
-        }
+        func number(_ value: JSONValue?) -> Double? { value?.numberValue?.doubleValue }
         switch object["restart"] {
-        case nil: break
         case .string(let name)?:
-            if let policy = Restart(rawValue: name) { restart = policy } else {
-                issue("restart", "expected one of \"always\", \"on-failure\", \"never\", found \"\(name)\"\(Suggestions.hint(for: name, in: Restart.all))")
-            }
+            restart = Restart(rawValue: name) ?? restart
         case .object(let fields)?:
-            for (key, value) in fields {
-                let at = "restart/\(JSONPointerToken.escape(key))"
-                switch key {
-                case "policy":
-                    if let name = value.stringValue, let policy = Restart(rawValue: name) { restart = policy } else {
-                        issue(at, "expected one of \"always\", \"on-failure\", \"never\", found \(Describe.value(value))\(value.stringValue.map { Suggestions.hint(for: $0, in: Restart.all) } ?? "")")
-                    }
-                case "initial_delay": initialDelay = number(value, at: at, minimum: 0) ?? initialDelay
-                case "multiplier": multiplier = number(value, at: at, minimum: 1) ?? multiplier
-                case "max_delay": maximumDelay = number(value, at: at, minimum: 0) ?? maximumDelay
-                case "reset_after": resetAfter = number(value, at: at, minimum: 0) ?? resetAfter
-                case "within": within = number(value, at: at, minimum: 0, exclusive: true) ?? within
-                case "max_restarts":
-                    if value == .null {
-                        maximumRestarts = nil
-                    } else if let n = value.numberValue?.intValue, n >= 0 {
-                        maximumRestarts = n
-                    } else {
-                        issue(at, "expected an integer ≥ 0 or null (no limit), found \(Describe.value(value))")
-                    }
-                default:
-                    issue(at, "unknown restart setting \"\(key)\"\(Suggestions.hint(for: key, in: Self.restartKeys)) (known: \(Self.restartKeys.joined(separator: ", ")))")
-                }
+            if let name = fields["policy"]?.stringValue, let policy = Restart(rawValue: name) { restart = policy }
+            initialDelay = number(fields["initial_delay"]).map { max(0, $0) } ?? initialDelay
+            multiplier = number(fields["multiplier"]).map { max(1, $0) } ?? multiplier
+            maximumDelay = number(fields["max_delay"]).map { max(0, $0) } ?? maximumDelay
+            resetAfter = number(fields["reset_after"]).map { max(0, $0) } ?? resetAfter
+            within = number(fields["within"]).map { max(0.001, $0) } ?? within
+            if fields["max_restarts"] == .null {
+                maximumRestarts = nil
+            } else if let n = fields["max_restarts"]?.numberValue?.intValue {
+                maximumRestarts = max(0, n)
             }
-        case let other?:
-            issue("restart", "expected \"always\", \"on-failure\", \"never\" or an object with \"policy\", found \(Describe.value(other))")
+        default:
+            break
         }
-        if let value = object["stop_timeout"] { stopTimeout = number(value, at: "stop_timeout", minimum: 0) ?? stopTimeout }
-        if let value = object["start_timeout"] { startTimeout = number(value, at: "start_timeout", minimum: 0, exclusive: true) ?? startTimeout }
-        switch object["watchdog"] {
-        case nil, .null?: break
-        case .number(let n)? where n.doubleValue == 0: watchdog = nil
-        case let value?: watchdog = number(value, at: "watchdog", minimum: 0, exclusive: true)
-        }
+        stopTimeout = number(object["stop_timeout"]).map { max(0, $0) } ?? stopTimeout
+        startTimeout = number(object["start_timeout"]).map { max(0.001, $0) } ?? startTimeout
+        if let seconds = number(object["watchdog"]), seconds > 0 { watchdog = seconds }
     }
 
     static func format(_ value: Double) -> String {

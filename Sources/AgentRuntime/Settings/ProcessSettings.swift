@@ -22,53 +22,21 @@ public struct ProcessSettings: Sendable, Equatable {
     /// Keys the host reads and removes before the module sees the settings.
     public static let hostKeys = ["type", "enabled", "module", "subscribe"] + ProcessPolicy.keys
 
-    init(name: String, json: JSONValue, pointer: String, file: String) throws {
+    /// Reads what can be read; the host schema reports what is wrong. Nil if the entry is not
+    /// an object.
+    init?(name: String, json: JSONValue, pointer: String) {
+        guard let object = json.objectValue else { return nil }
         self.name = name
         self.pointer = pointer
         raw = json
-        var issues: [SettingsIssue] = []
-        func issue(_ key: String, _ message: String) {
-            issues.append(SettingsIssue(file: file, pointer: "\(pointer)/\(key)", message: message, process: name))
-        }
-        guard let object = json.objectValue else {
-            throw SettingsError([SettingsIssue(file: file, pointer: pointer, message: "expected an object with at least \"type\", found \(Describe.value(json))", process: name)])
-        }
-        switch object["type"] {
-        case .string(let t)? where !t.isEmpty: type = t
-        case nil:
-            type = ""
-            issues.append(SettingsIssue(file: file, pointer: pointer, message: "missing \"type\": the process type to run, e.g. \"trade_feed\"", process: name))
-        case let other?:
-            type = ""
-            issue("type", "expected a process type name (string), found \(Describe.value(other))")
-        }
-        switch object["enabled"] {
-        case nil: enabled = true
-        case .bool(let b)?: enabled = b
-        case let other?:
-            enabled = false
-            issue("enabled", "expected true or false, found \(Describe.value(other))")
-        }
-        switch object["module"] {
-        case nil: module = nil
-        case .string(let m)?: module = m
-        case let other?:
-            module = nil
-            issue("module", "expected a module name (string), found \(Describe.value(other))")
-        }
-        switch object["subscribe"] {
-        case nil: subscribe = nil
-        case .array(let items)? where items.allSatisfy({ $0.stringValue?.isEmpty == false }):
-            subscribe = items.compactMap(\.stringValue)
-        case let other?:
-            subscribe = nil
-            issue("subscribe", "expected an array of event types (strings), found \(Describe.value(other))")
-        }
-        policy = ProcessPolicy(object, pointer: pointer, file: file, process: name, issues: &issues)
+        type = object["type"]?.stringValue ?? ""
+        enabled = object["enabled"]?.boolValue ?? true
+        module = object["module"]?.stringValue
+        subscribe = object["subscribe"]?.arrayValue.map { $0.compactMap(\.stringValue) }
+        policy = ProcessPolicy(object)
         var settings = object
         for key in Self.hostKeys { settings[key] = nil }
         moduleSettings = settings
-        if !issues.isEmpty { throw SettingsError(issues) }
     }
 
     /// Why `name` cannot name a process, or nil if it can.

@@ -4,15 +4,18 @@ import JSONSchema
 /// One configured process and its current worker, if any. Lives as long as the process is
 /// configured; workers come and go.
 final class SupervisedProcess {
-    let name: String
+    /// What the settings say about this process (a reload compares it).
+    let planned: PlannedProcess
     let nameBytes: [UInt8]
-    let type: String
-    let kind: String
-    let module: ModuleLocation
-    /// Settings passed to the module (host-level keys removed).
-    let settings: JSONObject
+    var name: String { planned.name }
+    var type: String { planned.type }
+    var kind: String { planned.kind }
+    var module: ModuleLocation { planned.module }
+    /// Settings passed to the module (host-level keys removed, defaults applied).
+    var settings: JSONObject { planned.settings }
     /// Event types this process receives.
-    let subscriptions: [String]
+    var subscriptions: [String] { planned.subscriptions }
+    var policy: ProcessPolicy { planned.policy }
 
     var state: ProcessState = .stopped
     var pid: pid_t = 0
@@ -35,6 +38,16 @@ final class SupervisedProcess {
     var stopTimer: Int?
     var restartTimer: Int?
     var lastExit: String?
+    var lastExitCode: Int32?
+    var lastSignal: Int32?
+    /// Why the supervisor killed the current worker, if it did.
+    var killReason: String?
+    /// When the state last changed (monotonic seconds).
+    var stateSince = 0.0
+    /// Monotonic times of recent restarts, for the start limit.
+    var restartTimes: [Double] = []
+    /// Called once the worker is gone after a stop (reload and process commands use it).
+    var onStopped: [() -> Void] = []
     /// The failure the worker reported before exiting, if any.
     var reportedFailure: (code: String, message: String)?
     /// Saved state (kept in memory until the store lands).
@@ -50,14 +63,9 @@ final class SupervisedProcess {
     var lastTargets: [SupervisedProcess] = []
     var routingGeneration = -1
 
-    init(name: String, type: String, kind: String, module: ModuleLocation, settings: JSONObject, subscriptions: [String]) {
-        self.name = name
-        self.nameBytes = Array(name.utf8)
-        self.type = type
-        self.kind = kind
-        self.module = module
-        self.settings = settings
-        self.subscriptions = subscriptions
+    init(_ planned: PlannedProcess) {
+        self.planned = planned
+        self.nameBytes = Array(planned.name.utf8)
     }
 
     var hasWorker: Bool { pid > 0 }

@@ -30,7 +30,7 @@ extension Supervisor {
             } catch {
                 logger.error("protocol error from worker: \(error); killing it", metadata: ["process": "\(process.name)"])
                 loop.unregister(fd)
-                kill(-process.pid, SIGKILL)
+                kill(process, reason: "protocol error")
                 return
             }
             if n < readBuffer.count { return }
@@ -60,7 +60,7 @@ extension Supervisor {
         case .ready:
             process.readyAt = EventLoop.now()
             if process.state == .starting {
-                process.state = .running
+                setState(process, .running)
                 logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
             }
         case .heartbeat:

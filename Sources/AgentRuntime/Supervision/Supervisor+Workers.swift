@@ -36,8 +36,10 @@ extension Supervisor {
         process.channelFD = channel[0]
         process.outputFD = output[0]
         process.pidFD = agent_pidfd_open(pid)
-        process.state = .starting
+        setState(process, .starting)
         process.spawnedAt = EventLoop.now()
+        process.lastHeartbeat = 0
+        process.killReason = nil
         process.reportedFailure = nil
         process.decoder = FrameDecoder()
         process.outputLine.removeAll()
@@ -67,30 +69,30 @@ extension Supervisor {
             }
         }
         logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name))", metadata: ["process": "\(process.name)"])
+        scheduleDeadlineCheck()
     }
 
     private func failToSpawn(_ process: SupervisedProcess, _ reason: String) {
         logger.error("cannot start a worker: \(reason)", metadata: ["process": "\(process.name)"])
-        process.state = .failed(reason: "cannot start a worker: \(reason)")
+        setState(process, .failed(reason: "cannot start a worker: \(reason)"))
     }
 
     /// Asks a worker to stop: a stop frame and SIGTERM, then SIGKILL after the stop timeout.
     func stop(_ process: SupervisedProcess) {
         guard process.hasWorker else { return }
         if process.state == .stopping { return }
-        process.state = .stopping
+        setState(process, .stopping)
         var frame: [UInt8] = []
         FrameCodec.append(.stop, body: EmptyCollection(), to: &frame)
         process.outgoing.append(contentsOf: frame)
         markDirty(process)
         flushDirty()
-        kill(process.pid, SIGTERM)
+        Glibc.kill(process.pid, SIGTERM)
         let pid = process.pid
-        process.stopTimer = loop.schedule(after: configuration.stopTimeout) { [unowned self, unowned process] in
+        process.stopTimer = loop.schedule(after: process.policy.stopTimeout) { [unowned self, unowned process] in
             guard process.pid == pid else { return }
-            logger.warning("did not stop within \(configuration.stopTimeout) s; sending SIGKILL", metadata: ["process": "\(process.name)"])
-            kill(-pid, SIGKILL)
-            kill(pid, SIGKILL)
+            logger.warning("did not stop within \(ProcessPolicy.format(process.policy.stopTimeout)) s; sending SIGKILL", metadata: ["process": "\(process.name)"])
+            kill(process, reason: "stop timeout")
         }
     }
 
@@ -105,7 +107,7 @@ extension Supervisor {
         if process.outputFD >= 0 { readOutput(process) }
         flushOutputLine(process)
         // Its own children go with it.
-        kill(-pid, SIGKILL)
+        Glibc.kill(-pid, SIGKILL)
 
         for fd in [process.channelFD, process.outputFD, process.pidFD] where fd >= 0 {
             loop.unregister(fd)
@@ -126,38 +128,107 @@ extension Supervisor {
             logger.warning("\(lost) event(s) were being delivered when the worker died", metadata: ["process": "\(process.name)"])
         }
 
-        let ranFor = EventLoop.now() - process.spawnedAt
+        let now = EventLoop.now()
+        let ranFor = now - process.spawnedAt
         let code = ProcessSpawner.exitCode(status)
-        let signal = ProcessSpawner.termSignal(status)
-        let how = code.map { "exited with status \($0)" } ?? "was killed by \(SignalName.of(signal))"
+        let signal = code == nil ? ProcessSpawner.termSignal(status) : nil
+        var how = code.map { "exited with status \($0)" } ?? "was killed by \(SignalName.of(signal!))"
+        if let reason = process.killReason { how += " (\(reason))" }
+        process.lastExitCode = code
+        process.lastSignal = signal
         process.lastExit = how
         let wasStopping = process.state == .stopping || stopping
         let wasReady = process.readyAt >= process.spawnedAt
         process.readyAt = 0
+        process.killReason = nil
+        let name: Logger.Metadata = ["process": "\(process.name)"]
 
         if wasStopping {
             process.state = .stopped
-            logger.info("worker pid \(pid) stopped (\(how))", metadata: ["process": "\(process.name)"])
+            logger.info("worker pid \(pid) stopped (\(how)) after \(String(format: "%.2f", ranFor)) s", metadata: name)
+            processStopped(process)
             return
         }
         if let failure = process.reportedFailure,
            code == WorkerMain.ExitCode.badSettings || code == WorkerMain.ExitCode.moduleUnusable {
-            process.state = .failed(reason: failure.message)
-            logger.error("\(failure.message) — not restarting until this is fixed", metadata: ["process": "\(process.name)"])
+            setState(process, .failed(reason: failure.message))
+            logger.error("\(failure.message) — not restarting until this is fixed", metadata: name)
             return
         }
-        if ranFor >= configuration.healthyAfter { process.consecutiveFailures = 0 }
-        process.consecutiveFailures += 1
-        let delay = min(configuration.maximumRestartDelay,
-                        configuration.initialRestartDelay * pow(2, Double(process.consecutiveFailures - 1)))
-        process.restarts += 1
-        process.state = .backoff(retryAt: EventLoop.now() + delay)
+        let failed = code != 0
+        let policy = process.policy
         let detail = process.reportedFailure.map { ": \($0.message)" } ?? ""
-        logger.warning("worker pid \(pid) \(how) after \(String(format: "%.2f", ranFor)) s\(wasReady ? "" : " before it was ready")\(detail); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))",
-                       metadata: ["process": "\(process.name)"])
+        let summary = "worker pid \(pid) \(how) after \(String(format: "%.2f", ranFor)) s\(wasReady ? "" : " before it was ready")\(detail)"
+        if policy.restart == .never || (policy.restart == .onFailure && !failed) {
+            setState(process, failed ? .failed(reason: how) : .exited(code: code ?? 0))
+            logger.log(level: failed ? .error : .info, "\(summary); restart policy is \(policy.restart.rawValue), not restarting", metadata: name)
+            return
+        }
+        // Start limit: at most max_restarts within `within` seconds.
+        process.restartTimes.removeAll { $0 < now - policy.within }
+        if let limit = policy.maximumRestarts, process.restartTimes.count >= limit {
+            let reason = "restarted \(process.restartTimes.count) times within \(ProcessPolicy.format(policy.within)) s (the start limit); last: \(how)"
+            setState(process, .failed(reason: reason))
+            logger.error("\(summary); \(reason) — not restarting; `agent-control process start \(process.name)` tries again", metadata: name)
+            return
+        }
+        if wasReady, ranFor >= policy.resetAfter { process.consecutiveFailures = 0 }
+        process.consecutiveFailures += 1
+        let delay = policy.delay(afterFailuresInARow: process.consecutiveFailures)
+        process.restarts += 1
+        process.restartTimes.append(now)
+        setState(process, .backoff(retryAt: now + delay))
+        logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
             spawn(process)
+        }
+    }
+
+    /// Records a state change (the log says every one that users care about).
+    func setState(_ process: SupervisedProcess, _ state: ProcessState) {
+        process.state = state
+        process.stateSince = EventLoop.now()
+    }
+
+    /// Kills a worker's whole process group, noting why for the exit message.
+    func kill(_ process: SupervisedProcess, reason: String) {
+        guard process.hasWorker else { return }
+        process.killReason = reason
+        Glibc.kill(-process.pid, SIGKILL)
+        Glibc.kill(process.pid, SIGKILL)
+    }
+
+    /// Kills workers that missed their start timeout or their watchdog. Runs while any
+    /// process has a watchdog or is starting.
+    func checkDeadlines() {
+        let now = EventLoop.now()
+        for process in processes where process.hasWorker && process.killReason == nil {
+            switch process.state {
+            case .starting where now - process.spawnedAt > process.policy.startTimeout:
+                logger.error("did not report ready within \(ProcessPolicy.format(process.policy.startTimeout)) s; killing it (a failed start)", metadata: ["process": "\(process.name)"])
+                kill(process, reason: "start timeout")
+            case .running:
+                if let watchdog = process.policy.watchdog, now - max(process.lastHeartbeat, process.readyAt) > watchdog {
+                    logger.error("watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s; killing it", metadata: ["process": "\(process.name)"])
+                    kill(process, reason: "watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s")
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Schedules the next deadline check, as rarely as the tightest deadline allows.
+    func scheduleDeadlineCheck() {
+        guard deadlineTimer == nil else { return }
+        let watched = processes.filter { $0.hasWorker && ($0.state == .starting || $0.policy.watchdog != nil) }
+        guard !watched.isEmpty else { return }
+        let period = watched.map { min($0.policy.watchdog ?? .infinity, $0.policy.startTimeout) / 4 }.min() ?? 1
+        deadlineTimer = loop.schedule(after: max(0.01, min(1, period))) { [unowned self] in
+            deadlineTimer = nil
+            checkDeadlines()
+            scheduleDeadlineCheck()
         }
     }
 
@@ -188,5 +259,14 @@ extension Supervisor {
         let line = String(decoding: process.outputLine, as: UTF8.self)
         process.outputLine.removeAll(keepingCapacity: true)
         logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
+    }
+}
+
+extension Supervisor {
+    /// A stopped worker is gone: run what waited for it.
+    func processStopped(_ process: SupervisedProcess) {
+        let waiting = process.onStopped
+        process.onStopped = []
+        for action in waiting { action() }
     }
 }

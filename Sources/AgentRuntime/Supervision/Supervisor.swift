@@ -23,62 +23,22 @@ public final class Supervisor {
     var dirtyProcesses: [SupervisedProcess] = []
 
     var stopping = false
+    var deadlineTimer: Int?
     private var signalFD: Int32 = -1
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
     var deliveryScratch: [UInt8] = []
 
-    /// Resolves process types against the modules' manifests; every problem is reported.
-    public init(
-        configuration: SupervisorConfiguration, settings: AgentSettings, modules: [ModuleLocation],
-        manifests: [String: ModuleManifest], console: ConsoleOutput, logger: Logger
-    ) throws {
+    /// Supervises the planned processes (see ``SettingsValidator``).
+    public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
         self.configuration = configuration
         self.console = console
         self.logger = logger
-        processes = try Self.plan(settings: settings, modules: modules, manifests: manifests)
+        processes = planned.map(SupervisedProcess.init)
         for process in processes { byName[process.name] = process }
         rebuildRouting()
     }
 
     deinit { readBuffer.deallocate() }
-
-    /// Matches every enabled process with the module that provides its type.
-    static func plan(settings: AgentSettings, modules: [ModuleLocation], manifests: [String: ModuleManifest]) throws -> [SupervisedProcess] {
-        var issues: [SettingsIssue] = []
-        var planned: [SupervisedProcess] = []
-        let allTypes = modules.flatMap { manifests[$0.name]?.processes.map(\.type) ?? [] }
-        for process in settings.enabledProcesses {
-            let providers = modules.filter { manifests[$0.name]?.processType(process.type) != nil }
-            let chosen: ModuleLocation?
-            if let wanted = process.module {
-                chosen = providers.first { $0.name == wanted }
-                if chosen == nil {
-                    issues.append(SettingsIssue(file: settings.file, pointer: process.pointer + "/module", message: "module \"\(wanted)\" is not enabled or has no process type \"\(process.type)\"", process: process.name))
-                    continue
-                }
-            } else if providers.count > 1 {
-                issues.append(SettingsIssue(file: settings.file, pointer: process.pointer + "/type", message: "process type \"\(process.type)\" is provided by several modules (\(providers.map(\.name).joined(separator: ", "))); add \"module\": \"<name>\" to choose one", process: process.name))
-                continue
-            } else {
-                chosen = providers.first
-            }
-            guard let module = chosen, let type = manifests[module.name]?.processType(process.type) else {
-                let known = allTypes.map { "\"\($0)\"" }.joined(separator: ", ")
-                issues.append(SettingsIssue(file: settings.file, pointer: process.pointer + "/type",
-                    message: "unknown process type \"\(process.type)\"\(Suggestions.hint(for: process.type, in: allTypes)); the enabled modules (\(modules.map(\.name).joined(separator: ", "))) provide \(known.isEmpty ? "none" : known)",
-                    process: process.name))
-                continue
-            }
-            if process.subscribe != nil, type.kind == "datasource" {
-                issues.append(SettingsIssue(file: settings.file, pointer: process.pointer + "/subscribe", message: "\"\(process.type)\" is a datasource; only monitors receive events", process: process.name))
-            }
-            planned.append(SupervisedProcess(
-                name: process.name, type: process.type, kind: type.kind, module: module,
-                settings: process.moduleSettings, subscriptions: process.subscribe ?? type.subscribes))
-        }
-        if !issues.isEmpty { throw SettingsError(issues) }
-        return planned
-    }
 
     func rebuildRouting() {
         subscribers = [:]
@@ -165,7 +125,7 @@ public final class Supervisor {
             if process.hasWorker {
                 stop(process)
             } else if case .backoff = process.state {
-                process.state = .stopped
+                setState(process, .stopped)
             }
         }
     }

@@ -1,0 +1,77 @@
+import JSONSchema
+
+/// The host's own JSON Schema: the first layer of settings validation. It covers the
+/// top-level keys and the host-level keys of each process; the rest of a process's keys are
+/// validated against its type's schema (the second layer).
+public enum HostSchema {
+    static let number: JSONValue = ["type": "number", "minimum": 0]
+
+    /// The schema document (draft 2020-12).
+    public static let document: JSONValue = [
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://agentruntime.invalid/schemas/settings.json",
+        "title": "AgentRuntime settings",
+        "type": "object",
+        "required": ["enabled_modules", "processes"],
+        "additionalProperties": false,
+        "properties": [
+            "enabled_modules": [
+                "description": "Modules to load: names (resolved under modules/, AGENT_MODULE_PATH, next to agent-control) or paths to lib<name>.so.",
+                "type": "array",
+                "items": ["type": "string", "minLength": 1],
+                "uniqueItems": true,
+            ],
+            "processes": [
+                "description": "Process name → its settings: host-level keys plus the settings of its type.",
+                "type": "object",
+                "additionalProperties": ["$ref": "#/$defs/process"],
+            ],
+        ],
+        "$defs": [
+            "process": [
+                "type": "object",
+                "required": ["type"],
+                "properties": [
+                    "type": ["type": "string", "minLength": 1, "description": "The process type to run."],
+                    "enabled": ["type": "boolean", "default": true],
+                    "module": ["type": "string", "minLength": 1, "description": "The module providing the type, when several do."],
+                    "subscribe": [
+                        "type": "array", "items": ["type": "string", "minLength": 1], "uniqueItems": true,
+                        "description": "Monitors: event types to receive (\"*\" for all).",
+                    ],
+                    "restart": [
+                        "description": "When to restart the worker: \"always\", \"on-failure\", \"never\", or an object with \"policy\" and backoff and start-limit settings.",
+                        "type": ["string", "object"],
+                        "if": ["type": "string"],
+                        "then": ["$ref": "#/$defs/restartPolicy"],
+                        "else": [
+                            "additionalProperties": false,
+                            "properties": [
+                                "policy": ["$ref": "#/$defs/restartPolicy"],
+                                "initial_delay": number,
+                                "multiplier": ["type": "number", "minimum": 1],
+                                "max_delay": number,
+                                "reset_after": number,
+                                "max_restarts": ["type": ["integer", "null"], "minimum": 0],
+                                "within": ["type": "number", "exclusiveMinimum": 0],
+                            ],
+                        ],
+                    ],
+                    "stop_timeout": number,
+                    "start_timeout": ["type": "number", "exclusiveMinimum": 0],
+                    "watchdog": ["type": ["number", "null"], "minimum": 0],
+                ],
+            ],
+            "restartPolicy": ["enum": ["always", "on-failure", "never"]],
+        ],
+    ]
+
+    /// Compiled once.
+    public static let validator: JSONSchemaValidator = {
+        do {
+            return try JSONSchemaValidator(schema: document)
+        } catch {
+            fatalError("the host schema does not compile: \(error)")
+        }
+    }()
+}

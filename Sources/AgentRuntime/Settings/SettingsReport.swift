@@ -1,0 +1,59 @@
+import JSONSchema
+
+/// What validating a settings file found: each module (loaded or not), each process (valid or
+/// not, with its errors), and the processes ready to run.
+public struct SettingsReport: Sendable {
+    /// One enabled module.
+    public struct Module: Sendable {
+        public var name: String
+        public var file: String
+        public var version: String?
+        public var processTypes: [String]
+        public var error: ModuleLoadError?
+        public var isAvailable: Bool { error == nil }
+    }
+
+    /// One configured process.
+    public struct Process: Sendable {
+        public var name: String
+        public var type: String
+        public var module: String?
+        public var kind: String?
+        public var enabled: Bool
+        public var issues: [SettingsIssue]
+        public var isValid: Bool { issues.isEmpty }
+    }
+
+    public var file: String
+    public var modules: [Module]
+    public var processes: [Process]
+    /// Problems not tied to one process (top-level keys, enabled_modules).
+    public var generalIssues: [SettingsIssue]
+    /// Enabled, valid processes, ready for the supervisor.
+    public var planned: [PlannedProcess]
+
+    /// Problems that keep the agent from starting: general ones, modules that failed to load,
+    /// and problems of enabled processes. (Disabled processes are checked and reported, but
+    /// do not block.)
+    public var blockingIssues: [SettingsIssue] {
+        generalIssues
+            + modules.compactMap { module in
+                module.error.map { SettingsIssue(file: file, pointer: "/enabled_modules", message: $0.description) }
+            }
+            + processes.filter(\.enabled).flatMap(\.issues)
+    }
+
+    public var isValid: Bool { blockingIssues.isEmpty }
+}
+
+/// A process the supervisor can run: resolved type, module, settings with defaults, policy.
+public struct PlannedProcess: Sendable, Equatable {
+    public var name: String
+    public var type: String
+    public var kind: String
+    public var module: ModuleLocation
+    /// Settings for the module, defaults applied.
+    public var settings: JSONObject
+    public var subscriptions: [String]
+    public var policy: ProcessPolicy
+}

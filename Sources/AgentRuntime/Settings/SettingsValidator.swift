@@ -1,0 +1,122 @@
+import JSONSchema
+
+/// The second layer of settings validation: every process against the JSON Schema its type
+/// declares, after the host schema (``HostSchema``). Schemas are compiled once per type.
+public struct SettingsValidator {
+    private var compiled: [String: Result<JSONSchemaValidator, JSONSchemaCompileError>] = [:]
+
+    public init() {}
+
+    /// Checks every process (enabled or not) and plans the enabled, valid ones.
+    public mutating func check(
+        _ settings: AgentSettings, modules: [ModuleLocation], manifests: [String: ModuleManifest],
+        moduleErrors: [ModuleLoadError] = []
+    ) -> SettingsReport {
+        let file = settings.file
+        let failedModules = Set(moduleErrors.map(\.module))
+        let moduleReports = modules.map { location in
+            SettingsReport.Module(
+                name: location.name, file: location.library, version: manifests[location.name]?.version,
+                processTypes: manifests[location.name]?.processes.map(\.type) ?? [],
+                error: moduleErrors.first { $0.module == location.name })
+        } + moduleErrors.filter { error in !modules.contains { $0.name == error.module } }.map {
+            SettingsReport.Module(name: $0.module, file: $0.file, version: nil, processTypes: [], error: $0)
+        }
+        let allTypes = modules.flatMap { manifests[$0.name]?.processes.map(\.type) ?? [] }
+        var generalIssues = settings.hostIssues.filter { $0.process == nil }
+        var reports: [SettingsReport.Process] = []
+        var planned: [PlannedProcess] = []
+
+        for process in settings.processes {
+            var issues = settings.hostIssues.filter { $0.process == process.name }
+            func issue(_ pointer: String, _ message: String) {
+                issues.append(SettingsIssue(file: file, pointer: process.pointer + pointer, message: message, process: process.name))
+            }
+            var resolved: (ModuleLocation, ModuleManifest.ProcessType)?
+            if !process.type.isEmpty {
+                let providers = modules.filter { manifests[$0.name]?.processType(process.type) != nil }
+                if let wanted = process.module {
+                    if let module = providers.first(where: { $0.name == wanted }) {
+                        resolved = (module, manifests[module.name]!.processType(process.type)!)
+                    } else {
+                        issue("/module", "module \"\(wanted)\" is not enabled or does not provide process type \"\(process.type)\"")
+                    }
+                } else if providers.count > 1 {
+                    issue("/type", "process type \"\(process.type)\" is provided by several modules (\(providers.map(\.name).joined(separator: ", "))); add \"module\": \"<name>\" to choose one")
+                } else if let module = providers.first {
+                    resolved = (module, manifests[module.name]!.processType(process.type)!)
+                } else {
+                    let searched = modules.filter { manifests[$0.name] != nil }.map { module in
+                        "\(module.name) (\(manifests[module.name]!.processes.map(\.type).joined(separator: ", ")))"
+                    }
+                    var message = "unknown process type \"\(process.type)\"\(Suggestions.hint(for: process.type, in: allTypes))"
+                    message += searched.isEmpty ? "; no enabled module was loaded" : "; the enabled modules provide: \(searched.joined(separator: "; "))"
+                    if !failedModules.isEmpty {
+                        message += "; \(failedModules.sorted().joined(separator: ", ")) could not be loaded and may provide it"
+                    }
+                    issue("/type", message)
+                }
+            }
+            if let (module, type) = resolved {
+                if process.subscribe != nil, type.kind == "datasource" {
+                    issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")
+                }
+                issues += validateModuleSettings(process, module: module, type: type, file: file)
+            }
+            reports.append(SettingsReport.Process(
+                name: process.name, type: process.type, module: resolved?.0.name, kind: resolved?.1.kind,
+                enabled: process.enabled, issues: issues))
+            if process.enabled, issues.isEmpty, let (module, type) = resolved {
+                let settings = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings)).objectValue ?? process.moduleSettings
+                planned.append(PlannedProcess(
+                    name: process.name, type: process.type, kind: type.kind, module: module, settings: settings,
+                    subscriptions: process.subscribe ?? type.subscribes, policy: process.policy))
+            }
+        }
+        if settings.enabledModules.isEmpty, settings.document["enabled_modules"] != nil, !settings.processes.isEmpty {
+            generalIssues.append(SettingsIssue(file: file, pointer: "/enabled_modules", message: "no module is enabled, so no process type is available"))
+        }
+        return SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+    }
+
+    private mutating func validateModuleSettings(
+        _ process: ProcessSettings, module: ModuleLocation, type: ModuleManifest.ProcessType, file: String
+    ) -> [SettingsIssue] {
+        let key = module.name + "\u{0}" + type.type
+        if compiled[key] == nil {
+            do {
+                compiled[key] = .success(try JSONSchemaValidator(schema: type.settingsSchema))
+            } catch {
+                compiled[key] = .failure(error)
+            }
+        }
+        switch compiled[key]! {
+        case .failure(let error):
+            return [SettingsIssue(file: file, pointer: process.pointer + "/type",
+                                  message: "the settings schema of \"\(type.type)\" in module \(module.name) is invalid (\(error)); fix the module", process: process.name)]
+        case .success(let validator):
+            return validator.validate(.object(process.moduleSettings)).map { error in
+                SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation,
+                              message: Self.withHostKeyHint(error, properties: type.settingsSchema["properties"]?.objectValue?.keys ?? []),
+                              process: process.name)
+            }
+        }
+    }
+
+    /// An unknown property at the top of a process may be a misspelt host-level key: say so.
+    static func withHostKeyHint(_ error: ValidationError, properties: [String]) -> String {
+        guard error.instanceLocation.isEmpty, error.keyword == "additionalProperties" || error.keyword == "unevaluatedProperties",
+              let start = error.message.range(of: "unknown property \""),
+              let end = error.message[start.upperBound...].firstIndex(of: "\"")
+        else { return error.message }
+        let name = String(error.message[start.upperBound..<end])
+        if let host = Suggestions.closest(to: name, in: ProcessSettings.hostKeys), !error.message.contains("did you mean") {
+            return "unknown property \"\(name)\"; did you mean the host setting \"\(host)\"?"
+        }
+        if !error.message.contains("did you mean") {
+            let allowed = (ProcessSettings.hostKeys + properties).map { "\"\($0)\"" }.joined(separator: ", ")
+            return "unknown property \"\(name)\"; allowed: \(allowed)"
+        }
+        return error.message
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// `validate-settings` and `agent-control validate`, as a user runs them.
+@Suite struct ValidateSettingsTests {
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    private func run(_ program: String, _ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/" + program)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    private func settingsFile(_ text: String) throws -> String {
+        let file = TestPaths.temporaryDirectory("validate") + "/settings.json"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    @Test func validSettingsGiveAReportAndExitZero() throws {
+        let file = try settingsFile(#"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed"}, "off": {"type": "trade_frequency", "enabled": false}}}"#)
+        let result = try run("validate-settings", ["--settings", file, "--no-build"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("✓ sample 1.0.0"))
+        #expect(result.stdout.contains("✓ trades  trade_feed (sample), enabled, valid"))
+        #expect(result.stdout.contains("- off     trade_frequency (sample), disabled, valid"))
+        #expect(result.stdout.hasSuffix("settings are valid\n"))
+    }
+
+    @Test func everyKindOfErrorIsReportedAtOnceAsJSON() throws {
+        let file = try settingsFile("""
+        {"enabled_modules": ["sample", "nosuch"], "extra": true,
+         "processes": {"a": {"type": "trade_feed", "pairs": [1]}, "b": {"type": "nope"}, "c": {"type": "trade_frequency", "window": 0}}}
+        """)
+        let result = try run("agent-control", ["validate", "--settings", file, "--no-build", "--json"])
+        #expect(result.status == 2)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(report["valid"] as? Bool == false)
+        let errors = try #require(report["errors"] as? [[String: Any]])
+        let pointers = Set(errors.compactMap { $0["pointer"] as? String })
+        #expect(pointers == ["", "/enabled_modules", "/processes/a/pairs/0", "/processes/b/type", "/processes/c/window"])
+        let modules = try #require(report["modules"] as? [[String: Any]])
+        #expect(modules.first { $0["name"] as? String == "nosuch" }?["available"] as? Bool == false)
+        #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency"])
+        let processes = try #require(report["processes"] as? [[String: Any]])
+        #expect(processes.map { $0["valid"] as? Bool } == [false, false, false])
+        let b = try #require(processes.first { $0["name"] as? String == "b" })
+        #expect(((b["errors"] as? [[String: Any]])?.first?["message"] as? String)?.contains("nosuch could not be loaded and may provide it") == true)
+    }
+
+    @Test func syntaxErrorIsReportedWithLineAndColumn() throws {
+        let file = try settingsFile("{\n  \"enabled_modules\": [\"sample\"],\n  \"processes\": {,}\n}")
+        let result = try run("validate-settings", ["--settings", file])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("\(file): /: not valid JSON at line 3, column 17:"), "\(result.stderr)")
+    }
+
+    @Test func missingFileIsAClearError() throws {
+        let result = try run("validate-settings", ["--settings", "/nonexistent/settings.json"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/settings.json: /: cannot read the settings file: No such file or directory"))
+    }
+
+    @Test func shippedModulesAcceptTheirOwnSettingsTemplates() throws {
+        for module in ["sample", "system"] {
+            let template = TestPaths.repository + "/modules/\(module)/settings_template.json"
+            let result = try run("validate-settings", ["--settings", template, "--no-build"])
+            #expect(result.status == 0, "\(module): \(result.stdout)\(result.stderr)")
+        }
+    }
+
+    @Test func shippedModulesDecodeTheirTemplatesWhenRun() throws {
+        for module in ["sample", "system"] {
+            let template = TestPaths.repository + "/modules/\(module)/settings_template.json"
+            let text = try String(contentsOfFile: template, encoding: .utf8)
+            let agent = try AgentRun(settings: text, arguments: ["--no-build", "--quiet"])
+            let count = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["processes"].map { ($0 as? [String: Any])?.count ?? 0 } ?? 0
+            let ready = agent.waitForLines(onStderr: true, count: count) { $0.contains("ready in") }
+            #expect(ready.count == count, "\(agent.transcript)")
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(!agent.stderrLines.contains { $0.contains("not restarting") || $0.contains("restarting in") }, "\(agent.transcript)")
+            #expect(agent.stop() == 0)
+        }
+    }
+}
