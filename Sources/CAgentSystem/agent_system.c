@@ -132,6 +132,10 @@ int agent_signal_pipe(const int *signals, int count) {
     return fds[0];
 }
 
+int agent_set_child_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
 int agent_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }

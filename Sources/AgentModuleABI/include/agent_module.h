@@ -142,6 +142,11 @@ typedef struct agent_host_api {
         the module's and must stay valid until `run_process` returns. A later registration
         replaces an earlier one. Lets a module stop without polling `stop_requested`. */
     void (*set_stop_handler)(void *host_ctx, void (*handler)(void *arg), void *arg);
+
+    /** If > 0, the host's watchdog kills the process when it sends no heartbeat for this
+        many milliseconds. AgentModuleKit sends heartbeats on its own while the process's run
+        loop is responsive (it awaits, emits or receives); a C module calls `heartbeat`. */
+    int64_t watchdog_ms;
 } agent_host_api;
 
 /**

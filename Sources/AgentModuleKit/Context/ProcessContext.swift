@@ -15,6 +15,10 @@ public final class ProcessContext: Sendable {
 
     private let host: HostBridge
     private let valid = Atomic<Bool>(true)
+    /// Monotonic nanoseconds of the last call into the context (the run loop is alive).
+    private let lastActivity = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+    /// How many calls are waiting (sleep, next event): waiting is healthy too.
+    private let waiting = Atomic<Int>(0)
     /// Blocking receives run here, off Swift's cooperative thread pool.
     private let receiveQueue: DispatchQueue
 
@@ -26,6 +30,28 @@ public final class ProcessContext: Sendable {
     }
 
     func invalidate() { valid.store(false, ordering: .releasing) }
+
+    private func noteActivity() { lastActivity.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+
+    /// Whether the run loop showed life within the last `nanoseconds` (or is waiting).
+    func isResponsive(within nanoseconds: UInt64) -> Bool {
+        if waiting.load(ordering: .relaxed) > 0 { return true }
+        return DispatchTime.now().uptimeNanoseconds &- lastActivity.load(ordering: .relaxed) < nanoseconds
+    }
+
+    /// Sends heartbeats while the run loop is responsive, for the host's watchdog. Returns the
+    /// task (cancelled when the process ends), or nil when the host has no watchdog.
+    func startHeartbeats() -> Task<Void, Never>? {
+        let watchdog = host.watchdogMilliseconds
+        guard watchdog > 0 else { return nil }
+        let period = UInt64(watchdog) * 1_000_000 / 3
+        return Task.detached { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: period)
+                if isValid, isResponsive(within: period * 2) { host.heartbeat() }
+            }
+        }
+    }
     private var isValid: Bool { valid.load(ordering: .acquiring) }
 
     // MARK: Events out
@@ -46,6 +72,7 @@ public final class ProcessContext: Sendable {
     /// stopping.
     public func emit(_ type: String, bytes: [UInt8]) throws {
         guard !type.isEmpty else { throw ProcessContextError("an event type must not be empty") }
+        noteActivity()
         guard isValid, host.emit(type: type, payload: bytes) else {
             // The host refuses events once it asked the process to stop: end like a cancelled task.
             if !isValid || host.stopRequested { throw CancellationError() }
@@ -55,6 +82,7 @@ public final class ProcessContext: Sendable {
 
     /// Sends a human-readable message (shown on the console and in the agent's conversation).
     public func send(_ text: String, level: MessageLevel = .info) {
+        noteActivity()
         if isValid { host.send(level: level, text: text) }
     }
 
@@ -71,6 +99,11 @@ public final class ProcessContext: Sendable {
     /// Waits for the next event delivered to this process; nil once the process should stop.
     public func nextEvent() async -> Event? {
         guard isValid else { return nil }
+        waiting.add(1, ordering: .relaxed)
+        defer {
+            waiting.subtract(1, ordering: .relaxed)
+            noteActivity()
+        }
         return await withCheckedContinuation { continuation in
             receiveQueue.async { [host] in
                 while true {
@@ -118,13 +151,21 @@ public final class ProcessContext: Sendable {
     // MARK: Liveness
 
     /// Tells the watchdog this process is alive.
-    public func heartbeat() { if isValid { host.heartbeat() } }
+    public func heartbeat() {
+        noteActivity()
+        if isValid { host.heartbeat() }
+    }
 
     /// True once the host asked the process to stop.
     public var isStopRequested: Bool { !isValid || host.stopRequested }
 
     /// Sleeps; throws `CancellationError` as soon as the host asks the process to stop.
     public func sleep(seconds: Double) async throws {
+        waiting.add(1, ordering: .relaxed)
+        defer {
+            waiting.subtract(1, ordering: .relaxed)
+            noteActivity()
+        }
         try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
     }
 }

@@ -77,6 +77,9 @@ final class HostBridge: @unchecked Sendable {
 
     func heartbeat() { api.pointee.heartbeat?(ctx) }
 
+    /// The watchdog period the host enforces, 0 when there is none.
+    var watchdogMilliseconds: Int64 { has(\.watchdog_ms) ? api.pointee.watchdog_ms : 0 }
+
     var stopRequested: Bool { (api.pointee.stop_requested?(ctx) ?? 0) != 0 }
 
     /// Calls `handler` once when the host asks the process to stop.

@@ -98,7 +98,9 @@ private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, 
         outcome.done.signal()
     }
     bridge.onStop { task.cancel() }
+    let heartbeats = context.startHeartbeats()
     outcome.done.wait()
+    heartbeats?.cancel()
     if let error = outcome.error {
         writeError("\(error)", to: errorBuffer, capacity: errorCapacity)
         return Int32(AGENT_ERROR)

@@ -50,6 +50,7 @@ extension Supervisor {
         let start = JSONValue.object([
             "module": .string(process.module.library), "module_name": .string(process.module.name),
             "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
+            "watchdog_ms": .number(JSONNumber(Int((process.policy.watchdog ?? 0) * 1000))),
         ]).serialized()
         var frame: [UInt8] = []
         FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
@@ -122,6 +123,8 @@ extension Supervisor {
             loop.cancel(timer)
             process.stopTimer = nil
         }
+        // After the restart below is scheduled, so that the sweep does not delay it.
+        defer { scheduleOrphanSweep() }
         let lost = process.discardSentFrames()
         if lost > 0 {
             process.eventsDropped += lost
@@ -182,6 +185,16 @@ extension Supervisor {
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
             spawn(process)
+        }
+    }
+
+    /// Sweeps for orphans on the next loop turn, after any restart was scheduled.
+    func scheduleOrphanSweep() {
+        guard !orphanSweepScheduled else { return }
+        orphanSweepScheduled = true
+        loop.schedule(after: 0) { [unowned self] in
+            orphanSweepScheduled = false
+            sweepOrphans()
         }
     }
 

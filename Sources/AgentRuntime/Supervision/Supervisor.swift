@@ -24,6 +24,9 @@ public final class Supervisor {
 
     var stopping = false
     var deadlineTimer: Int?
+    /// Orphans of dead workers being killed: pid → command name.
+    var orphans: [Int32: String] = [:]
+    var orphanSweepScheduled = false
     private var signalFD: Int32 = -1
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
     var deliveryScratch: [UInt8] = []
@@ -64,12 +67,16 @@ public final class Supervisor {
     /// then SIGKILL after the stop timeout) and returns.
     public func run() {
         installSignals()
+        becomeSubreaper()
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         for process in processes { spawn(process) }
-        while !(stopping && processes.allSatisfy { !$0.hasWorker }) {
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && orphans.isEmpty) {
             afterLoopTurn()
             loop.runOnce()
         }
+        // What the last workers left behind.
+        sweepOrphans()
+        run(until: { orphans.isEmpty }, timeout: 2)
         console.flush()
         logger.info("all workers stopped")
     }

@@ -68,6 +68,8 @@ final class WorkerHost: @unchecked Sendable {
         }
     }
 
+    func setWatchdog(milliseconds: Int64) { api.watchdog_ms = milliseconds }
+
     private static func from(_ ctx: UnsafeMutableRawPointer?) -> WorkerHost {
         Unmanaged<WorkerHost>.fromOpaque(ctx!).takeUnretainedValue()
     }

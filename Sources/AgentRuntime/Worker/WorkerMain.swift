@@ -100,6 +100,7 @@ public enum WorkerMain {
         }
 
         let host = WorkerHost(channel: channel)
+        host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         channel.startWriter()
         let reader = Thread {
             channel.readLoop { kind, body in host.handle(kind, body) }

@@ -48,6 +48,9 @@ int agent_signalfd_read(int fd);
  */
 int agent_signal_pipe(const int *signals, int count);
 
+/** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
+int agent_set_child_subreaper(void);
+
 /** pipe2(fds, O_CLOEXEC). */
 int agent_pipe_cloexec(int fds[2]);
 

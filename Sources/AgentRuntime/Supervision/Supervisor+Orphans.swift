@@ -1,0 +1,52 @@
+import CAgentSystem
+import Foundation
+import Logging
+
+extension Supervisor {
+    /// The supervisor is a child subreaper: what a worker started and left behind (even in
+    /// its own session, out of reach of the process-group kill) becomes the supervisor's child
+    /// when the worker dies, and is killed here.
+    func becomeSubreaper() {
+        if agent_set_child_subreaper() != 0 {
+            logger.warning("cannot become a child subreaper (\(String(cString: strerror(errno)))); children that workers move to another session may outlive them")
+        }
+    }
+
+    /// Kills and reaps children of the supervisor that are not workers: orphans of dead workers.
+    /// Runs after a worker died (off the restart path) and retries until they are reaped.
+    func sweepOrphans() {
+        let me = getpid()
+        let workers = Set(processes.map(\.pid))
+        var found = 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != me, !workers.contains(pid), orphans[pid] == nil,
+                  Self.parentPID(of: pid) == me else { continue }
+            orphans[pid] = Self.commandName(of: pid)
+            Glibc.kill(pid, SIGKILL)
+            found += 1
+        }
+        for (pid, name) in orphans {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno == ECHILD) {
+                orphans[pid] = nil
+                logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
+            }
+        }
+        if !orphans.isEmpty || found > 0 {
+            loop.schedule(after: 0.05) { [unowned self] in sweepOrphans() }
+        }
+    }
+
+    static func parentPID(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After "comm)": state, then ppid.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
+    }
+
+    static func commandName(of pid: Int32) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// Supervision with real faults: the `faults` module's processes crash, abort, hang, ignore
+/// stop requests and leave children behind, in real workers under the real agent-control.
+@Suite struct SupervisionTests {
+    private func agent(_ processes: String, quiet: Bool = true) throws -> AgentRun {
+        try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
+                     arguments: ["--no-build", "--json"] + (quiet ? ["--quiet"] : []))
+    }
+
+    @Test func crashLoopBacksOffThenFailsAtTheStartLimit() throws {
+        let run = try agent(#""loop": {"type": "fault", "mode": "exit", "after_ms": 20, "restart": {"initial_delay": 0.05, "multiplier": 2, "max_restarts": 3, "within": 60}}"#)
+        let failed = run.waitForLine(onStderr: true) { $0.contains("[loop]") && $0.contains("the start limit") }
+        #expect(failed?.contains("restarted 3 times within 60 s (the start limit); last: exited with status 1") == true, "\(run.transcript)")
+        let delays = run.stderrLines.filter { $0.contains("[loop]") && $0.contains("restarting in") }
+            .compactMap { $0.components(separatedBy: "restarting in ").last?.split(separator: " ").first }
+        #expect(delays == ["0.05", "0.10", "0.20"])
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(run.workerPids("loop").count == 4)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func segfaultAndAbortAreReportedBySignalAndRestarted() throws {
+        let run = try agent(#""segv": {"type": "fault", "mode": "segfault", "after_ms": 30}, "abrt": {"type": "fault", "mode": "abort", "after_ms": 30}"#)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[segv] worker pid") && $0.contains("was killed by SIGSEGV") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[abrt] worker pid") && $0.contains("was killed by SIGABRT") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[segv] ready in") }.count == 2)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func hungProcessIsKilledByTheWatchdogButAnIdleOneIsNot() throws {
+        let run = try agent(#""hung": {"type": "fault", "mode": "hang", "after_ms": 50, "watchdog": 0.5, "restart": {"max_restarts": null}}, "idle": {"type": "fault", "mode": "healthy", "tick_ms": 3000, "watchdog": 0.5}"#)
+        let killed = run.waitForLine(onStderr: true) { $0.contains("[hung] watchdog: no heartbeat for 0.5 s; killing it") }
+        #expect(killed != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[hung] worker pid") && $0.contains("(watchdog: no heartbeat for 0.5 s)") && $0.contains("restarting in") } != nil)
+        // The idle process only sleeps, and the SDK keeps its heartbeats going.
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(!run.stderrLines.contains { $0.contains("[idle]") && $0.contains("watchdog") }, "\(run.transcript)")
+        #expect(run.workerPids("idle").count == 1)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func processIgnoringStopIsKilledAfterItsStopTimeout() throws {
+        let run = try agent(#""stubborn": {"type": "fault", "mode": "ignore_stop", "stop_timeout": 0.5}, "polite": {"type": "fault"}"#)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(run.transcript)")
+        Thread.sleep(forTimeInterval: 0.2)
+        let started = Date()
+        #expect(run.stop() == 0)
+        let took = Date().timeIntervalSince(started)
+        #expect(run.stderrLines.contains { $0.contains("[stubborn] did not stop within 0.5 s; sending SIGKILL") }, "\(run.transcript)")
+        #expect(run.stderrLines.contains { $0.contains("[stubborn] worker pid") && $0.contains("was killed by SIGKILL (stop timeout)") })
+        #expect(run.stderrLines.contains { $0.contains("[polite] worker pid") && $0.contains("stopped (exited with status 0)") })
+        #expect(took < 5, "stop took \(took) s")
+    }
+
+    @Test func workersOwnChildrenDieWithIt() throws {
+        let run = try agent(#""parent": {"type": "fault", "mode": "grandchild"}"#, quiet: false)
+        let line = try #require(run.waitForLine { $0.contains(#""type":"grandchild""#) }, "\(run.transcript)")
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let grandchild = try #require((event["payload"] as? [String: Any])?["pid"] as? Int)
+        #expect(AgentRun.isAlive(Int32(grandchild)))
+        let worker = try #require(run.workerPids("parent").first)
+        kill(worker, SIGKILL)
+        let deadline = Date().addingTimeInterval(5)
+        while AgentRun.isAlive(Int32(grandchild)), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(!AgentRun.isAlive(Int32(grandchild)), "the worker's child outlived it")
+        #expect(run.stop() == 0)
+    }
+
+    @Test func restartPoliciesNeverAndOnFailureAreHonoured() throws {
+        let run = try agent(#""once": {"type": "fault", "mode": "exit", "after_ms": 10, "restart": "never"}, "clean": {"type": "fault", "mode": "exit", "exit_code": 0, "after_ms": 10, "restart": "on-failure"}, "dirty": {"type": "fault", "mode": "exit", "exit_code": 3, "after_ms": 10, "restart": {"policy": "on-failure", "max_restarts": 1}}"#)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[once]") && $0.contains("restart policy is never, not restarting") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[clean]") && $0.contains("exited with status 0") && $0.contains("restart policy is on-failure, not restarting") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[dirty]") && $0.contains("exited with status 3") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[dirty]") && $0.contains("the start limit") } != nil, "\(run.transcript)")
+        #expect(run.workerPids("once").count == 1)
+        #expect(run.workerPids("clean").count == 1)
+        #expect(run.workerPids("dirty").count == 2)
+        #expect(run.stop() == 0)
+    }
+}
