@@ -10,6 +10,10 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -56,11 +60,12 @@ int agent_spawn(const char *path, char *const argv[], char *const envp[],
         int reset[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2};
         for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++) sigaddset(&defaults, reset[i]);
         short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-        if (new_group) flags |= POSIX_SPAWN_SETPGROUP;
+        if (new_group == 1) flags |= POSIX_SPAWN_SETPGROUP;
+        if (new_group == 2) flags |= POSIX_SPAWN_SETSID;
         rc = posix_spawnattr_setflags(&attr, flags);
         if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &empty);
         if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &defaults);
-        if (rc == 0 && new_group) rc = posix_spawnattr_setpgroup(&attr, 0);
+        if (rc == 0 && new_group == 1) rc = posix_spawnattr_setpgroup(&attr, 0);
     }
     if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
 
@@ -138,6 +143,34 @@ int agent_set_child_subreaper(void) {
 
 int agent_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
+int agent_unix_socket(int directory_fd, const char *name, int listen_mode) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof(address));
+    address.sun_family = AF_UNIX;
+    int n = snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d/%s", directory_fd, name);
+    if (n < 0 || (size_t)n >= sizeof(address.sun_path)) { errno = ENAMETOOLONG; return -1; }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (listen_mode) {
+        /* The umask makes the socket 0600 from the start: no window where others may connect. */
+        mode_t previous = umask(0177);
+        int rc = bind(fd, (struct sockaddr *)&address, sizeof(address));
+        umask(previous);
+        if (rc != 0 || listen(fd, 64) != 0) { int saved = errno; close(fd); errno = saved; return -1; }
+    } else if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
+        int saved = errno; close(fd); errno = saved; return -1;
+    }
+    return fd;
+}
+
+int agent_open_directory(const char *path) {
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int agent_accept(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
 void agent_set_thread_name(const char *name) {

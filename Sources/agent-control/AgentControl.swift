@@ -8,32 +8,39 @@ struct AgentControl: ParsableCommand {
         commandName: "agent-control",
         abstract: "Run and manage an AgentRuntime agent.",
         discussion: """
-        An agent is a folder with settings.json and modules/. `agent-control console` runs it in \
-        the foreground: every enabled process in its own worker process, events routed from \
-        datasources to monitors, dead workers restarted.
+        An agent is a folder with settings.json and modules/. `console` runs it in the foreground; \
+        `start` runs it detached (pidfile, log file); `status`, `reload`, `process`, `stop` and \
+        `restart` talk to the running agent over its control socket (.agent/run/control.sock, \
+        mode 0600). AGENT_RUN_DIR, AGENT_PIDFILE and AGENT_LOG_FILE override the default paths.
         """,
-        subcommands: [Console.self, Validate.self]
+        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Validate.self]
     )
 }
 
-struct Console: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Run the agent in the foreground until Ctrl-C or SIGTERM.",
-        discussion: """
-        Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
-        enabled module in a worker to learn its process types, checks every process, then starts \
-        one worker per enabled process. Events and messages are printed on stdout; the log \
-        (including the workers' output, tagged with the process name) goes to stderr. \
-        Ctrl-C or SIGTERM stops every worker gracefully and exits 0.
-
-        Exit status: 0 after a clean stop, 2 if the settings or a module are invalid (nothing is \
-        started), 1 on other failures.
-        """
-    )
-
-    @Option(name: .long, help: "The settings file.")
+/// Where the agent's settings, pidfile, socket and log are.
+struct LocationOptions: ParsableArguments {
+    @Option(name: .long, help: "The settings file (its folder is the agent's folder).")
     var settings: String = "settings.json"
 
+    @Option(name: .long, help: "Folder of the pidfile and the control socket (default: .agent/run in the agent's folder; env AGENT_RUN_DIR).")
+    var runDir: String?
+
+    @Option(name: .long, help: "The pidfile (default: agent.pid in the run folder; env AGENT_PIDFILE).")
+    var pidfile: String?
+
+    @Option(name: .long, help: "The log file of a detached agent (default: .agent/log/agent.log; env AGENT_LOG_FILE).")
+    var logFile: String?
+
+    func apply(to options: inout AgentLauncher.Options) {
+        options.settingsPath = settings
+        options.runDirectory = runDir
+        options.pidfile = pidfile
+        options.logFile = logFile
+    }
+}
+
+/// How the agent runs: build, output, logging.
+struct RunOptions: ParsableArguments {
     @Flag(name: .long, help: "Do not build the agent's stale Swift modules; use the libraries as they are.")
     var noBuild = false
 
@@ -61,16 +68,171 @@ struct Console: ParsableCommand {
         }
     }
 
-    func run() throws {
-        var options = AgentLauncher.Options()
-        options.settingsPath = settings
+    func apply(to options: inout AgentLauncher.Options) {
         options.build = !noBuild
         options.configuration = configuration
         options.json = json
         options.showEvents = !quiet
         options.skipInvalid = skipInvalid
         options.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let code = AgentLauncher(options: options).runConsole()
+    }
+}
+
+extension ParsableCommand {
+    func finish(_ code: Int32) throws {
         if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct Console: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the agent in the foreground until Ctrl-C, SIGTERM or `agent-control stop`.",
+        discussion: """
+        Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
+        enabled module in a worker to learn its process types, validates every process, then starts \
+        one worker per enabled process. Events and messages are printed on stdout; the log \
+        (including the workers' output, tagged with the process name) goes to stderr. The agent \
+        also listens on its control socket, so `agent-control status` works from another terminal. \
+        SIGHUP reloads the settings. Ctrl-C or SIGTERM stops every worker gracefully and exits 0.
+
+        Exit status: 0 after a clean stop, 2 if the settings or a module are invalid (nothing is \
+        started), 1 on other failures (e.g. the agent is already running).
+        """
+    )
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var how: RunOptions
+
+    @Flag(name: .long, help: .hidden)
+    var daemon = false
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        how.apply(to: &options)
+        options.daemon = daemon
+        try finish(AgentLauncher(options: options).runConsole())
+    }
+}
+
+struct Start: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the agent detached, with a pidfile and a log file.",
+        discussion: """
+        Refuses to start a second agent on the same pidfile (a stale pidfile, left by an agent \
+        that died, is replaced). Returns once the agent answers on its control socket; if it \
+        fails to start, prints its log. Events are not logged unless --events.
+        """
+    )
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var how: RunOptions
+
+    @Flag(name: .long, help: "Also write every event to the log file.")
+    var events = false
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        how.apply(to: &options)
+        options.showEvents = events && !how.quiet
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).start())
+    }
+}
+
+struct Stop: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stop the running agent: every worker gracefully, then the supervisor.")
+
+    @OptionGroup var location: LocationOptions
+
+    @Option(name: .long, help: "Seconds to wait for the agent to exit.")
+    var timeout: Double = 120
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).stop(timeout: timeout))
+    }
+}
+
+struct Restart: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop the running agent (if any) and start it again, detached.")
+
+    @OptionGroup var location: LocationOptions
+    @OptionGroup var how: RunOptions
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        how.apply(to: &options)
+        options.showEvents = false
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).restart())
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the running agent's processes: state, pid, time in state, restarts, last exit, events.",
+        discussion: "Exit status 3 when the agent is not running.")
+
+    @OptionGroup var location: LocationOptions
+
+    @Flag(name: .long, help: "Print the status as JSON.")
+    var json = false
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).status(json: json))
+    }
+}
+
+struct Reload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-read and validate the settings, then apply only the differences.",
+        discussion: """
+        Unchanged processes keep running with the same pid; changed ones restart; removed ones \
+        stop; new ones start. Invalid settings are refused with every error (exit status 2) and \
+        the running configuration stays. SIGHUP to the agent does the same. Modules are not \
+        rebuilt by a reload: build them first.
+        """)
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).reload())
+    }
+}
+
+struct ProcessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "process",
+        abstract: "Start, stop or restart one process of the running agent.",
+        discussion: """
+        `stop` keeps the process down until `start`; `start` also brings back a process that \
+        failed (e.g. after reaching its start limit) and resets its restart count window.
+        """)
+
+    @Argument(help: "start, stop or restart.")
+    var action: String
+
+    @Argument(help: "The process's name in settings.json.")
+    var name: String
+
+    @OptionGroup var location: LocationOptions
+
+    func validate() throws {
+        guard ["start", "stop", "restart"].contains(action) else {
+            throw ValidationError("the action must be start, stop or restart, not \"\(action)\"")
+        }
+    }
+
+    func run() throws {
+        var options = AgentLauncher.Options()
+        location.apply(to: &options)
+        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).process(action, name: name))
     }
 }

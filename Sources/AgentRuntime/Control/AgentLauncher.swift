@@ -16,6 +16,12 @@ public struct AgentLauncher {
         public var showEvents = true
         /// Start the valid processes even if others are invalid.
         public var skipInvalid = false
+        /// Run directory, pidfile and log file overrides (nil: the defaults under the agent's folder).
+        public var runDirectory: String?
+        public var pidfile: String?
+        public var logFile: String?
+        /// Detached by `agent-control start`: no terminal; output goes to the log file.
+        public var daemon = false
         public var logLevel: Logger.Level = .info
         public init() {}
     }
@@ -89,9 +95,25 @@ public struct AgentLauncher {
         return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath)
     }
 
-    /// Runs in the foreground until SIGINT/SIGTERM. Returns the exit code.
+    /// The agent's pidfile, socket and log paths for these options.
+    public var paths: AgentPaths {
+        AgentPaths(agentDirectory: URL(fileURLWithPath: options.settingsPath).deletingLastPathComponent().standardizedFileURL.path,
+                   runDirectory: options.runDirectory, pidfile: options.pidfile, logFile: options.logFile)
+    }
+
+    /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
     public func runConsole() -> Int32 {
         let logger = Logger(label: "agent") { AgentLogHandler(label: $0, fd: 2, level: options.logLevel) }
+        let paths = self.paths
+        let pidfile = Pidfile(path: paths.pidfile)
+        do {
+            try paths.createDirectories()
+            try pidfile.acquire()
+        } catch {
+            Self.printError("\(error)")
+            return ExitCode.failure
+        }
+        defer { pidfile.release() }
         let prepared: Prepared
         do {
             prepared = try prepare(logger: logger)
@@ -113,6 +135,16 @@ public struct AgentLauncher {
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
+        supervisor.controlPaths = paths
+        var reloadOptions = options
+        reloadOptions.build = false
+        supervisor.reloader = {
+            do {
+                return .success(try AgentLauncher(options: reloadOptions).prepare(logger: logger).report)
+            } catch {
+                return .failure(ControlError("\(error)"))
+            }
+        }
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
         supervisor.run()
         return ExitCode.success

@@ -7,7 +7,7 @@ public enum ProcessSpawner {
     /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none).
     public static func spawn(
         path: String, arguments: [String], environment: [String: String],
-        stdout: Int32, stderr: Int32, channel: Int32, newGroup: Bool
+        stdout: Int32, stderr: Int32, channel: Int32, newGroup: Bool, newSession: Bool = false
     ) -> Result<pid_t, SpawnError> {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -16,7 +16,7 @@ public enum ProcessSpawner {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = agent_spawn(path, &argv, &envp, -1, stdout, stderr, channel, newGroup ? 1 : 0, &pid)
+        let rc = agent_spawn(path, &argv, &envp, -1, stdout, stderr, channel, newSession ? 2 : newGroup ? 1 : 0, &pid)
         guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
         return .success(pid)
     }

@@ -16,7 +16,7 @@ extension Supervisor {
     /// Runs after a worker died (off the restart path) and retries until they are reaped.
     func sweepOrphans() {
         let me = getpid()
-        let workers = Set(processes.map(\.pid))
+        let workers = Set((processes + retiring).map(\.pid))
         var found = 0
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = Int32(entry), pid != me, !workers.contains(pid), orphans[pid] == nil,

@@ -16,6 +16,14 @@ public final class Supervisor {
 
     private(set) var processes: [SupervisedProcess] = []
     private var byName: [String: SupervisedProcess] = [:]
+    /// Processes removed or replaced by a reload, until their workers are gone.
+    var retiring: [SupervisedProcess] = []
+    /// Re-reads and validates the settings for `reload` (nil: reload is refused).
+    public var reloader: (() -> Result<SettingsReport, ControlError>)?
+    /// Where the control socket goes (nil: no control socket).
+    public var controlPaths: AgentPaths?
+    var control: ControlServer?
+    let startedAt = EventLoop.now()
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     var subscribers: [String: [SupervisedProcess]] = [:]
     var wildcardSubscribers: [SupervisedProcess] = []
@@ -36,8 +44,12 @@ public final class Supervisor {
         self.configuration = configuration
         self.console = console
         self.logger = logger
-        processes = planned.map(SupervisedProcess.init)
-        for process in processes { byName[process.name] = process }
+        setProcesses(planned.map(SupervisedProcess.init))
+    }
+
+    func setProcesses(_ list: [SupervisedProcess]) {
+        processes = list
+        byName = Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         rebuildRouting()
     }
 
@@ -68,9 +80,21 @@ public final class Supervisor {
     public func run() {
         installSignals()
         becomeSubreaper()
+        if let controlPaths {
+            do {
+                control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] in handleControl($0) }
+                logger.info("control socket: \(controlPaths.socketPath)")
+            } catch {
+                logger.error("\(error); agent-control status/stop/reload will not reach this agent")
+            }
+        }
+        defer {
+            control?.close()
+            control = nil
+        }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         for process in processes { spawn(process) }
-        while !(stopping && processes.allSatisfy { !$0.hasWorker } && orphans.isEmpty) {
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty) {
             afterLoopTurn()
             loop.runOnce()
         }
@@ -110,7 +134,8 @@ public final class Supervisor {
             while read(signalFD, &byte, 1) == 1 {
                 let signal = Int32(byte)
                 if signal == SIGHUP {
-                    logger.notice("SIGHUP received; reloading settings is not supported yet, ignoring")
+                    logger.notice("SIGHUP received")
+                    _ = reload()
                 } else if !stopping {
                     logger.notice("\(SignalName.of(signal)) received; stopping all processes")
                     stopAll()
@@ -147,6 +172,10 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var pid: Int32
     public var restarts: Int
     public var lastExit: String?
+    public var lastExitCode: Int32?
+    public var lastSignal: Int32?
+    /// Seconds in the current state (the uptime, when running).
+    public var stateSeconds: Double?
     public var eventsEmitted: Int
     public var eventsDelivered: Int
     public var eventsDropped: Int
@@ -159,6 +188,9 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         pid = process.pid
         restarts = process.restarts
         lastExit = process.lastExit
+        lastExitCode = process.lastExitCode
+        lastSignal = process.lastSignal
+        stateSeconds = process.stateSince > 0 ? EventLoop.now() - process.stateSince : nil
         eventsEmitted = process.eventsEmitted
         eventsDelivered = process.eventsDelivered
         eventsDropped = process.eventsDropped

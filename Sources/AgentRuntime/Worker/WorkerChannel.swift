@@ -39,7 +39,11 @@ final class WorkerChannel: @unchecked Sendable {
         while true {
             outLock.lock()
             while outgoing.isEmpty, !closed {
-                writerIdle = true
+                if !writerIdle {
+                    writerIdle = true
+                    // flush() waits for the writer to go idle.
+                    outLock.broadcast()
+                }
                 outLock.wait()
             }
             writerIdle = false

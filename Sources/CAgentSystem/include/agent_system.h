@@ -19,7 +19,8 @@ extern "C" {
  * In the child: stdin/stdout/stderr become `stdin_fd`/`stdout_fd`/`stderr_fd` (-1 keeps
  * /dev/null for stdin, the parent's for the others), `channel_fd` becomes fd 3 (-1: none),
  * every other fd is closed, the signal mask is emptied, signals the parent may ignore or
- * handle are reset to default, and the child leads a new process group when `new_group`.
+ * handle are reset to default. `new_group`: 0 keeps the parent's process group, 1 makes the
+ * child lead a new process group, 2 a new session (a daemon).
  * Returns 0 and sets `*pid`, or an errno value.
  */
 int agent_spawn(const char *path, char *const argv[], char *const envp[],
@@ -53,6 +54,17 @@ int agent_set_child_subreaper(void);
 
 /** pipe2(fds, O_CLOEXEC). */
 int agent_pipe_cloexec(int fds[2]);
+
+/** Binds (listen = 1) or connects (listen = 0) a Unix stream socket at `directory_fd`/`name`,
+    through /proc/self/fd so that paths longer than sun_path's 108 bytes work. Returns the
+    socket (close-on-exec) or -1 with errno. A listening socket gets mode 0600. */
+int agent_unix_socket(int directory_fd, const char *name, int listen);
+
+/** open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a handle on a directory for agent_unix_socket. */
+int agent_open_directory(const char *path);
+
+/** accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
+int agent_accept(int fd);
 
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);

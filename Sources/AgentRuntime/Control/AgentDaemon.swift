@@ -1,0 +1,196 @@
+import CAgentSystem
+import Foundation
+import JSONSchema
+
+/// The client side of daemon control: `agent-control start|stop|restart|status|reload|process`.
+/// Each command prints what it did and returns the exit status.
+public struct AgentDaemon {
+    public var launcher: AgentLauncher
+    public var paths: AgentPaths
+
+    public init(launcher: AgentLauncher) {
+        self.launcher = launcher
+        self.paths = launcher.paths
+    }
+
+    static func say(_ text: String) { print(text) }
+    static func fail(_ text: String) -> Int32 {
+        FileHandle.standardError.write(Data("error: \(text)\n".utf8))
+        return AgentLauncher.ExitCode.failure
+    }
+
+    /// Starts the agent detached, logging to the log file; returns once it answers on its
+    /// control socket (or failed to start, whose log is then shown).
+    public func start(timeout: Double = 600) -> Int32 {
+        if let pid = Pidfile.holder(of: paths.pidfile) {
+            return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
+        }
+        do { try paths.createDirectories() } catch { return Self.fail("cannot create \(paths.runDirectory): \(error)") }
+        let log = open(paths.logFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard log >= 0 else { return Self.fail("cannot open the log file \(paths.logFile): \(String(cString: strerror(errno)))") }
+        defer { close(log) }
+        let logStart = lseek(log, 0, SEEK_END)
+        let options = launcher.options
+        var arguments = ["agent-control", "console", "--daemon", "--settings", AgentPaths.absolute(options.settingsPath),
+                         "--run-dir", paths.runDirectory, "--pidfile", paths.pidfile, "--log-file", paths.logFile,
+                         "--log-level", options.logLevel.rawValue]
+        if !options.build { arguments.append("--no-build") }
+        if let configuration = options.configuration { arguments += ["--configuration", configuration] }
+        if options.skipInvalid { arguments.append("--skip-invalid") }
+        if !options.showEvents { arguments.append("--quiet") }
+        if options.json { arguments.append("--json") }
+        let executable = AgentLauncher.runtimeDirectory + "/agent-control"
+        let spawned = ProcessSpawner.spawn(path: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                           stdout: log, stderr: log, channel: -1, newGroup: false, newSession: true)
+        guard case .success(let pid) = spawned else {
+            if case .failure(let error) = spawned { return Self.fail(error.description) }
+            return AgentLauncher.ExitCode.failure
+        }
+        let deadline = EventLoop.now() + timeout
+        while EventLoop.now() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let output = Self.tail(of: paths.logFile, from: Int(logStart))
+                FileHandle.standardError.write(Data(output.utf8))
+                return Self.fail("the agent did not start (\(ProcessSpawner.exitCode(status).map { "exit status \($0)" } ?? "killed by a signal")); its log is above and in \(paths.logFile)")
+            }
+            if let answer = try? ControlClient.send(["command": "status"], paths: paths, timeout: 2), answer["ok"] == true {
+                let count = answer["processes"]?.arrayValue?.count ?? 0
+                Self.say("started: pid \(pid), \(count) process(es); log: \(paths.logFile); control: \(paths.socketPath)")
+                return AgentLauncher.ExitCode.success
+            }
+            usleep(20_000)
+        }
+        return Self.fail("the agent (pid \(pid)) did not answer within \(Int(timeout)) s; see \(paths.logFile)")
+    }
+
+    /// Asks the agent to stop every worker and exit; waits until it has.
+    public func stop(timeout: Double = 120) -> Int32 {
+        guard let pid = Pidfile.holder(of: paths.pidfile) else {
+            Self.say("not running (no live agent holds \(paths.pidfile))")
+            return AgentLauncher.ExitCode.success
+        }
+        do {
+            let answer = try ControlClient.send(["command": "stop"], paths: paths)
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
+        } catch {
+            // The socket is gone but the process lives: fall back to SIGTERM.
+            kill(pid, SIGTERM)
+        }
+        let deadline = EventLoop.now() + timeout
+        while Pidfile.holder(of: paths.pidfile) != nil {
+            guard EventLoop.now() < deadline else { return Self.fail("the agent (pid \(pid)) is still running after \(Int(timeout)) s") }
+            usleep(20_000)
+        }
+        Self.say("stopped (pid \(pid))")
+        return AgentLauncher.ExitCode.success
+    }
+
+    public func restart() -> Int32 {
+        let stopped = stop()
+        guard stopped == 0 else { return stopped }
+        return start()
+    }
+
+    /// Prints the table of processes (or JSON).
+    public func status(json: Bool) -> Int32 {
+        let answer: JSONValue
+        do {
+            answer = try ControlClient.send(["command": "status"], paths: paths)
+        } catch {
+            if json {
+                print(JSONValue.object(["ok": false, "running": false, "error": .string(error.description)]).serialized())
+            } else {
+                Self.say("not running: \(error)")
+            }
+            return 3
+        }
+        if json {
+            print(answer.serialized(pretty: true))
+            return AgentLauncher.ExitCode.success
+        }
+        print(StatusTable.render(answer))
+        return AgentLauncher.ExitCode.success
+    }
+
+    public func reload() -> Int32 {
+        do {
+            let answer = try ControlClient.send(["command": "reload"], paths: paths, timeout: 120)
+            if answer["ok"] == true {
+                func names(_ key: String) -> String {
+                    let list = answer[key]?.arrayValue?.compactMap(\.stringValue) ?? []
+                    return list.isEmpty ? "-" : list.joined(separator: ", ")
+                }
+                Self.say("reloaded. kept: \(names("kept")); restarted: \(names("restarted")); started: \(names("started")); stopped: \(names("stopped"))")
+                return AgentLauncher.ExitCode.success
+            }
+            let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) ?? [answer["error"]?.stringValue ?? "unknown error"]
+            FileHandle.standardError.write(Data("error: reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))\n".utf8))
+            return AgentLauncher.ExitCode.invalidConfiguration
+        } catch {
+            return Self.fail(error.description)
+        }
+    }
+
+    public func process(_ action: String, name: String) -> Int32 {
+        do {
+            let answer = try ControlClient.send(["command": "process", "action": .string(action), "name": .string(name)], paths: paths)
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "refused") }
+            let state = answer["process"]?["state"]?.stringValue ?? "?"
+            Self.say("\(name): \(action) requested (now \(state))")
+            return AgentLauncher.ExitCode.success
+        } catch {
+            return Self.fail(error.description)
+        }
+    }
+
+    static func tail(of file: String, from offset: Int) -> String {
+        guard let handle = FileHandle(forReadingAtPath: file) else { return "" }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(max(0, offset)))
+        let data = (try? handle.readToEnd()) ?? Data()
+        return String(decoding: data.suffix(16 << 10), as: UTF8.self)
+    }
+}
+
+/// The `agent-control status` table.
+enum StatusTable {
+    static func render(_ answer: JSONValue) -> String {
+        let processes = answer["processes"]?.arrayValue ?? []
+        var rows: [[String]] = [["NAME", "TYPE", "STATE", "PID", "FOR", "RESTARTS", "LAST EXIT", "EVENTS OUT/IN/DROPPED"]]
+        for p in processes {
+            var state = p["state"]?.stringValue ?? "?"
+            if let retry = p["retry_in"]?.numberValue?.doubleValue { state += " (retry in \(String(format: "%.1f", max(0, retry))) s)" }
+            if let code = p["exit_code"]?.numberValue?.intValue { state += " (\(code))" }
+            rows.append([
+                p["name"]?.stringValue ?? "?",
+                "\(p["type"]?.stringValue ?? "?") (\(p["module"]?.stringValue ?? "?"))",
+                state,
+                p["pid"]?.numberValue?.intValue.map(String.init) ?? "-",
+                p["state_seconds"]?.numberValue.map { duration($0.doubleValue) } ?? "-",
+                String(p["restarts"]?.numberValue?.intValue ?? 0),
+                p["last_exit"]?.stringValue ?? "-",
+                "\(p["events_emitted"]?.numberValue?.intValue ?? 0)/\(p["events_delivered"]?.numberValue?.intValue ?? 0)/\(p["events_dropped"]?.numberValue?.intValue ?? 0)",
+            ])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = rows.map { row in
+            row.enumerated().map { $0.offset == row.count - 1 ? $0.element : $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }
+        for p in processes {
+            if let reason = p["reason"]?.stringValue { lines.append("\(p["name"]?.stringValue ?? "?"): \(reason)") }
+        }
+        let pid = answer["pid"]?.numberValue?.intValue.map(String.init) ?? "?"
+        let uptime = answer["uptime"]?.numberValue.map { duration($0.doubleValue) } ?? "?"
+        return "agent pid \(pid), up \(uptime)\n" + lines.joined(separator: "\n")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds)
+        if s < 60 { return String(format: "%.1fs", seconds) }
+        if s < 3600 { return "\(s / 60)m\(s % 60)s" }
+        if s < 86400 { return "\(s / 3600)h\(s % 3600 / 60)m" }
+        return "\(s / 86400)d\(s % 86400 / 3600)h"
+    }
+}

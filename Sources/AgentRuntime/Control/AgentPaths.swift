@@ -1,0 +1,34 @@
+import Foundation
+
+/// Where a running agent keeps its pidfile, control socket and log.
+///
+/// Defaults live under the agent's folder: `.agent/run/agent.pid`, `.agent/run/control.sock`,
+/// `.agent/log/agent.log`. `AGENT_RUN_DIR`, `AGENT_PIDFILE` and `AGENT_LOG_FILE` (or the
+/// matching options) override them.
+public struct AgentPaths: Sendable, Equatable {
+    public var runDirectory: String
+    public var pidfile: String
+    public var logFile: String
+    public var socketName = "control.sock"
+
+    public var socketPath: String { runDirectory + "/" + socketName }
+
+    public init(agentDirectory: String, runDirectory: String? = nil, pidfile: String? = nil, logFile: String? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let run = runDirectory ?? environment["AGENT_RUN_DIR"] ?? agentDirectory + "/.agent/run"
+        self.runDirectory = Self.absolute(run)
+        self.pidfile = Self.absolute(pidfile ?? environment["AGENT_PIDFILE"] ?? self.runDirectory + "/agent.pid")
+        self.logFile = Self.absolute(logFile ?? environment["AGENT_LOG_FILE"] ?? agentDirectory + "/.agent/log/agent.log")
+    }
+
+    static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+    }
+
+    /// Creates the run directory (mode 0700) and the log file's folder.
+    public func createDirectories() throws {
+        try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: logFile).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: pidfile).deletingLastPathComponent().path, withIntermediateDirectories: true)
+    }
+}

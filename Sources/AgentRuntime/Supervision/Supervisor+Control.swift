@@ -1,0 +1,120 @@
+import Foundation
+import JSONSchema
+import Logging
+
+extension Supervisor {
+    /// Answers one control request (see ``ControlServer``). Runs on the supervisor's loop.
+    func handleControl(_ request: JSONValue) -> JSONValue {
+        switch request["command"]?.stringValue {
+        case "status"?:
+            return ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
+                    "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json))]
+        case "stop"?:
+            logger.notice("stop requested over the control socket")
+            stopAll()
+            return ["ok": true]
+        case "reload"?:
+            return reload()
+        case "process"?:
+            guard let name = request["name"]?.stringValue, let action = request["action"]?.stringValue else {
+                return ["ok": false, "error": "a process command needs \"action\" and \"name\""]
+            }
+            return processCommand(action, name: name)
+        case let other:
+            return ["ok": false, "error": .string("unknown command \(other.map { "\"\($0)\"" } ?? "(none)"); known: status, stop, reload, process")]
+        }
+    }
+
+    /// `agent-control process start|stop|restart NAME`.
+    func processCommand(_ action: String, name: String) -> JSONValue {
+        guard let process = processes.first(where: { $0.name == name }) else {
+            let names = processes.map(\.name)
+            return ["ok": false, "error": .string("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")]
+        }
+        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
+        let metadata: Logger.Metadata = ["process": "\(name)"]
+        switch action {
+        case "start":
+            if process.hasWorker {
+                return ["ok": false, "error": .string("\(name) is already \(process.state) (pid \(process.pid))")]
+            }
+            logger.notice("start requested over the control socket", metadata: metadata)
+            cancelRestart(process)
+            process.restartTimes = []
+            process.consecutiveFailures = 0
+            spawn(process)
+            return ["ok": true, "process": snapshot(of: process)]
+        case "stop":
+            logger.notice("stop requested over the control socket", metadata: metadata)
+            cancelRestart(process)
+            if process.hasWorker {
+                stop(process)
+            } else {
+                setState(process, .stopped)
+            }
+            return ["ok": true, "process": snapshot(of: process)]
+        case "restart":
+            logger.notice("restart requested over the control socket", metadata: metadata)
+            cancelRestart(process)
+            process.restartTimes = []
+            process.consecutiveFailures = 0
+            if process.hasWorker {
+                process.onStopped.append { [unowned self, unowned process] in
+                    if !stopping { spawn(process) }
+                }
+                stop(process)
+            } else {
+                spawn(process)
+            }
+            return ["ok": true, "process": snapshot(of: process)]
+        default:
+            return ["ok": false, "error": .string("unknown process action \"\(action)\"; known: start, stop, restart")]
+        }
+    }
+
+    func cancelRestart(_ process: SupervisedProcess) {
+        if let timer = process.restartTimer {
+            loop.cancel(timer)
+            process.restartTimer = nil
+        }
+    }
+
+    func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
+}
+
+extension SupervisedProcessInfo {
+    /// The process as `agent-control status --json` shows it.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "name": .string(name), "type": .string(type), "module": .string(module),
+            "state": .string(stateName), "restarts": .number(JSONNumber(restarts)),
+            "events_emitted": .number(JSONNumber(eventsEmitted)), "events_delivered": .number(JSONNumber(eventsDelivered)),
+            "events_dropped": .number(JSONNumber(eventsDropped)),
+        ]
+        if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }
+        if let since = stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
+        switch state {
+        case .backoff(let at): object["retry_in"] = .number(JSONNumber(((at - EventLoop.now()) * 1000).rounded() / 1000))
+        case .failed(let reason): object["reason"] = .string(reason)
+        case .exited(let code): object["exit_code"] = .number(JSONNumber(Int(code)))
+        default: break
+        }
+        if let lastExit { object["last_exit"] = .string(lastExit) }
+        if let code = lastExitCode { object["last_exit_code"] = .number(JSONNumber(Int(code))) }
+        if let signal = lastSignal { object["last_signal"] = .string(SignalName.of(signal)) }
+        return .object(object)
+    }
+
+    /// `running`, `backoff`, `failed`…
+    public var stateName: String {
+        switch state {
+        case .starting: "starting"
+        case .running: "running"
+        case .backoff: "backoff"
+        case .stopping: "stopping"
+        case .stopped: "stopped"
+        case .exited: "exited"
+        case .failed: "failed"
+        }
+    }
+}

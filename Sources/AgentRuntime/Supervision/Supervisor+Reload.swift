@@ -1,0 +1,85 @@
+import Foundation
+import JSONSchema
+import Logging
+
+extension Supervisor {
+    /// Re-reads and validates the settings, then applies only the differences: unchanged
+    /// processes keep running with the same pid, changed ones restart, removed ones stop, new
+    /// ones start. Invalid settings are refused and nothing changes.
+    func reload() -> JSONValue {
+        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
+        guard let reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
+        logger.notice("reloading the settings")
+        let report: SettingsReport
+        switch reloader() {
+        case .failure(let error):
+            logger.error("reload refused: \(error); the running configuration stays")
+            return ["ok": false, "errors": [.string(error.description)]]
+        case .success(let checked):
+            report = checked
+        }
+        guard report.isValid else {
+            let issues = report.blockingIssues
+            let list = issues.map { "  \($0)" }.joined(separator: "\n")
+            logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
+            return ["ok": false, "errors": .array(issues.map { .string($0.description) })]
+        }
+        let changes = apply(report.planned)
+        logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
+        func list(_ names: [String]) -> JSONValue { .array(names.map(JSONValue.string)) }
+        return ["ok": true, "kept": list(changes.kept), "restarted": list(changes.restarted),
+                "started": list(changes.started), "stopped": list(changes.stopped)]
+    }
+
+    /// Replaces the set of processes with `planned`, touching only what differs.
+    @discardableResult
+    func apply(_ planned: [PlannedProcess]) -> (kept: [String], restarted: [String], started: [String], stopped: [String]) {
+        var kept: [String] = [], restarted: [String] = [], started: [String] = [], stopped: [String] = []
+        let previous = Dictionary(processes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var next: [SupervisedProcess] = []
+        var toStart: [SupervisedProcess] = []
+        for plan in planned {
+            if let existing = previous[plan.name] {
+                if existing.planned == plan {
+                    next.append(existing)
+                    kept.append(plan.name)
+                    continue
+                }
+                let fresh = SupervisedProcess(plan)
+                fresh.savedState = existing.savedState
+                next.append(fresh)
+                restarted.append(plan.name)
+                retire(existing) { [unowned self] in
+                    if !stopping { spawn(fresh) }
+                }
+            } else {
+                let fresh = SupervisedProcess(plan)
+                next.append(fresh)
+                toStart.append(fresh)
+                started.append(plan.name)
+            }
+        }
+        for (name, existing) in previous where !planned.contains(where: { $0.name == name }) {
+            stopped.append(name)
+            retire(existing, then: nil)
+        }
+        setProcesses(next)
+        for process in toStart { spawn(process) }
+        return (kept, restarted, started, stopped.sorted())
+    }
+
+    /// Stops a process that is being replaced or removed; `then` runs once its worker is gone.
+    private func retire(_ process: SupervisedProcess, then: (() -> Void)?) {
+        cancelRestart(process)
+        guard process.hasWorker else {
+            then?()
+            return
+        }
+        retiring.append(process)
+        process.onStopped.append { [unowned self, unowned process] in
+            retiring.removeAll { $0 === process }
+            then?()
+        }
+        stop(process)
+    }
+}
