@@ -81,3 +81,20 @@ import Testing
         #expect(run.stop() == 0)
     }
 }
+
+/// A hundred workers stop gracefully: every one answers the stop request, none needs SIGKILL.
+@Suite struct ScaleTests {
+    @Test func hundredWorkersStopGracefullyWithinTheStopTimeout() throws {
+        let processes = (1...100).map { #""w\#($0)": {"type": "fault", "tick_ms": 1000}"# }.joined(separator: ", ")
+        let run = try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        let ready = run.waitForLines(onStderr: true, count: 100, timeout: 120) { $0.contains("ready in") }
+        #expect(ready.count == 100, "\(run.transcript.suffix(3000))")
+        let pids = (1...100).flatMap { run.workerPids("w\($0)") }
+        #expect(run.stop(timeout: 60) == 0)
+        let stopped = run.stderrLines.filter { $0.contains("stopped (exited with status 0)") }
+        #expect(stopped.count == 100)
+        #expect(!run.stderrLines.contains { $0.contains("did not stop within") })
+        #expect(!pids.contains(where: AgentRun.isAlive))
+    }
+}

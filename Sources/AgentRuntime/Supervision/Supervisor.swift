@@ -80,6 +80,7 @@ public final class Supervisor {
     public func run() {
         installSignals()
         becomeSubreaper()
+        raiseFileLimit()
         if let controlPaths {
             do {
                 control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] in handleControl($0) }
@@ -119,6 +120,15 @@ public final class Supervisor {
     func afterLoopTurn() {
         flushDirty()
         console.flush()
+    }
+
+    /// Each worker costs the supervisor three descriptors (socket, output pipe, pidfd): lift
+    /// the soft limit to the hard one so that hundreds of workers fit.
+    private func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     private func installSignals() {
