@@ -8,11 +8,13 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 /// Modules this repository ships. Each builds as a shared library `lib<name>.so` that the
-/// host loads with dlopen. `add-agent-module` inserts new entries between the markers.
+/// host loads with dlopen.
 let shippedModules: [(name: String, target: String)] = [
     // agent-modules:begin
     ("system", "SystemModule"),
     ("sample", "SampleModule"),
+    ("faults", "FaultsModule"),
+    ("bench", "BenchModule"),
     // agent-modules:end
 ]
 
@@ -20,31 +22,49 @@ let package = Package(
     name: "AgentRuntime",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AgentModuleKit", targets: ["AgentModuleKit"]),
         .library(name: "AgentRuntime", targets: ["AgentRuntime"]),
+        .library(name: "AgentScaffolding", targets: ["AgentScaffolding"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
         .executable(name: "agent-control", targets: ["agent-control"]),
         .executable(name: "agent-worker", targets: ["agent-worker"]),
+        .executable(name: "agent-bench", targets: ["agent-bench"]),
+        .executable(name: "validate-settings", targets: ["validate-settings"]),
+        .executable(name: "create-agent", targets: ["create-agent"]),
+        .executable(name: "add-agent-module", targets: ["add-agent-module"]),
     ] + shippedModules.map { .library(name: $0.name, type: .dynamic, targets: [$0.target]) },
     dependencies: [
+        // The module ABI and the Swift SDK: a package of their own that agents depend on.
+        .package(path: "SDK"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Templates for create-agent and add-agent-module: a real template engine, rather
+        // than strings assembled in code.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
     ],
     targets: [
-        .target(name: "AgentModuleABI"),
         .target(name: "CAgentSystem"),
         .target(name: "JSONSchema", swiftSettings: swiftSettings),
         .target(
-            name: "AgentModuleKit",
-            dependencies: ["AgentModuleABI"],
+            name: "AgentRuntime",
+            dependencies: [
+                .product(name: "AgentModuleABI", package: "SDK"), "CAgentSystem", "JSONSchema",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "AgentRuntime",
-            dependencies: [
-                "AgentModuleABI", "CAgentSystem", "JSONSchema",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            name: "AgentScaffolding",
+            dependencies: ["JSONSchema", .product(name: "Mustache", package: "swift-mustache")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "create-agent",
+            dependencies: ["AgentScaffolding", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "add-agent-module",
+            dependencies: ["AgentScaffolding", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -56,8 +76,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "validate-settings",
+            dependencies: [
+                "AgentRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "agent-worker",
             dependencies: ["AgentRuntime"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "agent-bench",
+            dependencies: [
+                "AgentRuntime", "CAgentSystem", "JSONSchema",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -67,18 +104,19 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentModuleKitTests",
-            dependencies: ["AgentModuleKit", "AgentModuleABI"],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentModuleKit", "agent-control", "agent-worker"],
+            dependencies: ["AgentRuntime", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
+                           "create-agent", "add-agent-module"],
             swiftSettings: swiftSettings
         ),
     ] + shippedModules.map {
         .target(
             name: $0.target,
-            dependencies: ["AgentModuleKit"],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK")],
             path: "modules/\($0.name)/Sources",
             swiftSettings: swiftSettings
         )

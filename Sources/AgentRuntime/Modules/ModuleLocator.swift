@@ -76,7 +76,7 @@ public struct ModuleLocator: Sendable {
         guard let source = location.sourceDirectory else { return false }
         guard let built = Self.modificationTime(location.library) else { return true }
         var roots = [source, agentDirectory + "/Package.swift"]
-        for sdk in ["Sources/AgentModuleKit", "Sources/AgentModuleABI"] {
+        for sdk in ["SDK/Sources/AgentModuleKit", "SDK/Sources/AgentModuleABI"] {
             roots.append(agentDirectory + "/" + sdk)
         }
         return roots.contains { Self.newestModification(under: $0) ?? 0 > built }

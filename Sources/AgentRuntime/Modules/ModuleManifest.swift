@@ -10,6 +10,8 @@ public struct ModuleManifest: Equatable, Sendable {
         public var settingsSchema: JSONValue
         /// Event types a process of this type receives unless its settings say otherwise.
         public var subscribes: [String]
+        /// Logic adapters: example questions.
+        public var usageExamples: [String] = []
     }
 
     public var name: String
@@ -75,8 +77,10 @@ public struct ModuleManifest: Equatable, Sendable {
                         problems.append("\(pointer)/subscribes: expected an array of strings, found \(list.typeName)")
                     }
                 }
-                processes.append(ProcessType(type: type, kind: kind, description: description,
-                                             settingsSchema: schema, subscribes: subscribes))
+                var entry = ProcessType(type: type, kind: kind, description: description,
+                                        settingsSchema: schema, subscribes: subscribes)
+                entry.usageExamples = object["usage_examples"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                processes.append(entry)
             }
         case let other?:
             problems.append("/processes: expected an array, found \(other.typeName)")

@@ -57,6 +57,10 @@ public struct SettingsValidator {
                     issue("/type", message)
                 }
             }
+            if let (_, type) = resolved, type.kind == "logic_adapter" {
+                issue("/type", "\"\(process.type)\" is a logic adapter: it answers chat messages for a chatbot process and does not run on its own")
+                resolved = nil
+            }
             if let (module, type) = resolved {
                 if process.subscribe != nil, type.kind == "datasource" {
                     issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")

@@ -19,7 +19,7 @@ enum TestPaths {
         return url.path
     }()
 
-    static let abiInclude = repository + "/Sources/AgentModuleABI/include"
+    static let abiInclude = repository + "/SDK/Sources/AgentModuleABI/include"
 
     /// A new empty temporary folder.
     static func temporaryDirectory(_ label: String) -> String {

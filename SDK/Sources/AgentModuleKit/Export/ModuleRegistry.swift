@@ -15,14 +15,14 @@ final class ModuleRegistry: Sendable {
 
     private let state = Mutex<Exported?>(nil)
 
-    func export(name: String, version: String, processes: [any AgentProcess.Type]) -> OpaquePointer? {
+    func export(name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type]) -> OpaquePointer? {
         state.withLock { exported in
             if let exported { return OpaquePointer(exported.pointer) }
             let entries = processes.map { ProcessEntry($0) }
             let manifest = JSONText.object([
                 ("name", .string(name)),
                 ("version", .string(version)),
-                ("processes", .array(entries.map(\.manifestJSON))),
+                ("processes", .array(entries.map(\.manifestJSON) + adapters.map { Self.manifestJSON(of: $0) })),
             ]).serialized()
             let module = UnsafeMutablePointer<agent_module>.allocate(capacity: 1)
             module.initialize(to: agent_module(
@@ -35,6 +35,16 @@ final class ModuleRegistry: Sendable {
             exported = Exported(pointer: module, processes: entries)
             return OpaquePointer(module)
         }
+    }
+
+    static func manifestJSON<A: LogicAdapter>(of adapter: A.Type) -> JSONText {
+        .object([
+            ("type", .string(A.typeName)),
+            ("kind", .string(ProcessKind.logicAdapter.rawValue)),
+            ("description", .string(A.description)),
+            ("settings_schema", A.settingsSchema.json),
+            ("usage_examples", .array(A.usageExamples.map(JSONText.string))),
+        ])
     }
 
     func process(named type: String) -> ProcessEntry? {

@@ -11,6 +11,8 @@ import AgentModuleABI
 ///
 /// The first call builds the module description and the manifest; later calls return the same
 /// pointer. `name` must match the name the module is enabled under in `settings.json`.
-public func exportModule(name: String, version: String, processes: [any AgentProcess.Type]) -> OpaquePointer? {
-    ModuleRegistry.shared.export(name: name, version: version, processes: processes)
+public func exportModule(
+    name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type] = []
+) -> OpaquePointer? {
+    ModuleRegistry.shared.export(name: name, version: version, processes: processes, adapters: adapters)
 }

@@ -1,0 +1,14 @@
+extension AgentProcess {
+    /// Decodes settings from JSON the way the runtime does (schema defaults filled in), so that
+    /// a module's tests can check its settings and its `settings_template.json`.
+    public static func settings(fromJSON json: String) throws -> Settings {
+        try SettingsDecoding.decode(Settings.self, from: Array(json.utf8), schema: settingsSchema)
+    }
+}
+
+extension LogicAdapter {
+    /// Decodes settings from JSON the way the runtime does (schema defaults filled in).
+    public static func settings(fromJSON json: String) throws -> Settings {
+        try SettingsDecoding.decode(Settings.self, from: Array(json.utf8), schema: settingsSchema)
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// `create-agent`: writes a ready agent (README.md, settings.json, Package.swift, modules/,
+/// .gitignore) into a folder.
+public struct AgentCreator {
+    public var home: RuntimeHome
+
+    public init(home: RuntimeHome) { self.home = home }
+
+    /// What was created, file by file (relative to the agent's folder).
+    public struct Result: Sendable {
+        public var directory: String
+        public var name: String
+        public var files: [String]
+    }
+
+    /// Creates the agent in `directory` (made if missing). `name` defaults to the folder's name.
+    public func create(in directory: String, name: String? = nil, force: Bool = false) throws(ScaffoldingError) -> Result {
+        let root = URL(fileURLWithPath: directory).standardizedFileURL.path
+        let agentName = name ?? URL(fileURLWithPath: root).lastPathComponent
+        guard !agentName.isEmpty, agentName != "/" else {
+            throw ScaffoldingError("bad_name", "cannot name an agent after \(root); pass --name NAME")
+        }
+        let context = [
+            "agentName": agentName,
+            "packageName": Self.packageName(agentName),
+            "sdkPath": home.sdk,
+            "runtimeHome": home.path,
+        ]
+        let files = try TemplateSet(folder: home.templates + "/agent").render(context)
+        var written = try FileWriter.write(files, into: root, force: force)
+        let modules = root + "/modules"
+        if !FileManager.default.fileExists(atPath: modules) {
+            do {
+                try FileManager.default.createDirectory(atPath: modules, withIntermediateDirectories: true)
+            } catch {
+                throw ScaffoldingError("write_failed", "cannot create: \(error)", path: modules)
+            }
+            written.append("modules/")
+        }
+        return Result(directory: root, name: agentName, files: written)
+    }
+
+    /// A SwiftPM package name from any agent name: letters, digits, `-`, `_`.
+    static func packageName(_ name: String) -> String {
+        let cleaned = String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "-" })
+        return cleaned.isEmpty ? "agent" : cleaned
+    }
+}

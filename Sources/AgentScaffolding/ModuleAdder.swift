@@ -1,0 +1,143 @@
+import Foundation
+import JSONSchema
+
+/// `add-agent-module NAME [--empty]`: writes `modules/NAME/` (a datasource, a monitor, a logic
+/// adapter, their schemas, a settings template, tests), lists the module in the agent's
+/// Package.swift and enables it in settings.json.
+public struct ModuleAdder {
+    public var home: RuntimeHome
+
+    public init(home: RuntimeHome) { self.home = home }
+
+    /// What was done.
+    public struct Result: Sendable {
+        public var agentDirectory: String
+        public var files: [String]
+        public var edits: [String]
+        public var notes: [String]
+    }
+
+    static let beginMarker = "// agent-modules:begin"
+    static let endMarker = "// agent-modules:end"
+
+    /// The agent folder for `directory`: itself, or its parent when it is the agent's modules/.
+    public static func agentRoot(from directory: String) throws(ScaffoldingError) -> String {
+        let start = URL(fileURLWithPath: directory).standardizedFileURL
+        for candidate in [start, start.deletingLastPathComponent()] {
+            let manifest = candidate.appendingPathComponent("Package.swift").path
+            if let text = try? String(contentsOfFile: manifest, encoding: .utf8), text.contains(beginMarker) {
+                if candidate != start, start.lastPathComponent != "modules" { continue }
+                guard text.contains("let modules: [String]") else {
+                    throw ScaffoldingError("not_an_agent", "this Package.swift keeps its modules in another form (is it the runtime's own package?); add-agent-module works in agents made by create-agent", path: manifest)
+                }
+                return candidate.path
+            }
+        }
+        throw ScaffoldingError("not_an_agent", "not an agent folder: no Package.swift with the \(beginMarker) marker here or above modules/; create one with create-agent, or cd into the agent", path: start.path)
+    }
+
+    /// Why `name` cannot name a module, or nil.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "a module name must not be empty" }
+        if name.count > 64 { return "a module name must be at most 64 characters long" }
+        let scalars = Array(name.unicodeScalars)
+        let letter: (Unicode.Scalar) -> Bool = { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "_" }
+        guard letter(scalars[0]), scalars.allSatisfy({ letter($0) || ("0"..."9").contains($0) }) else {
+            return "\"\(name)\" is not a valid module name: use letters, digits and '_', starting with a letter (it names a folder, a Swift module and lib\(name).so)"
+        }
+        if swiftKeywords.contains(name) { return "\"\(name)\" is a Swift keyword; choose another name" }
+        if reserved.contains(name.lowercased()) { return "\"\(name)\" is taken by a library the module imports; choose another name" }
+        if name.hasSuffix("Tests") || name.hasSuffix("Entry") { return "a module name must not end in Tests or Entry (those name its test and entry targets)" }
+        return nil
+    }
+
+    static let swiftKeywords: Set<String> = [
+        "associatedtype", "class", "deinit", "enum", "extension", "func", "import", "init", "inout", "let", "operator",
+        "protocol", "struct", "subscript", "typealias", "var", "break", "case", "continue", "default", "defer", "do",
+        "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "switch", "where", "while", "as", "catch",
+        "false", "is", "nil", "rethrows", "super", "self", "Self", "throw", "throws", "true", "try", "Any", "some", "any",
+    ]
+    static let reserved: Set<String> = ["agentmodulekit", "agentmoduleabi", "foundation", "swift", "glibc", "dispatch", "testing", "xctest", "sdk", "synchronization"]
+
+    /// `weather_station` → `WeatherStation`.
+    static func typePrefix(_ name: String) -> String {
+        name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
+    public func add(_ name: String, empty: Bool = false, in directory: String, enable: Bool = true) throws(ScaffoldingError) -> Result {
+        if let problem = Self.nameProblem(name) { throw ScaffoldingError("bad_name", problem) }
+        let root = try Self.agentRoot(from: directory)
+        let moduleFolder = root + "/modules/" + name
+        let manifestPath = root + "/Package.swift"
+        guard var manifest = try? String(contentsOfFile: manifestPath, encoding: .utf8) else {
+            throw ScaffoldingError("not_an_agent", "cannot read Package.swift", path: manifestPath)
+        }
+        if FileManager.default.fileExists(atPath: moduleFolder) {
+            throw ScaffoldingError("module_exists", "module \"\(name)\" exists already; nothing was written (remove the folder first to start over)", path: moduleFolder)
+        }
+        let entry = "    \"\(name)\","
+        guard let begin = manifest.range(of: Self.beginMarker), let end = manifest.range(of: Self.endMarker), begin.upperBound <= end.lowerBound else {
+            throw ScaffoldingError("not_an_agent", "the \(Self.beginMarker) / \(Self.endMarker) markers are missing or out of order", path: manifestPath)
+        }
+        let listed = manifest[begin.upperBound..<end.lowerBound].contains("\"\(name)\"")
+        let context = ["name": name, "Name": Self.typePrefix(name)]
+        let files = try TemplateSet(folder: home.templates + (empty ? "/module-empty" : "/module")).render(context)
+        let written = try FileWriter.write(files, into: moduleFolder, force: false)
+
+        var edits: [String] = []
+        var notes: [String] = []
+        if !listed {
+            let lineStart = manifest[..<end.lowerBound].lastIndex(of: "\n").map { manifest.index(after: $0) } ?? end.lowerBound
+            manifest.insert(contentsOf: entry + "\n", at: lineStart)
+            do {
+                try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
+            } catch {
+                throw ScaffoldingError("write_failed", "cannot update: \(error)", path: manifestPath)
+            }
+            edits.append("Package.swift: listed module \"\(name)\"")
+        }
+        if enable {
+            let outcome = enableInSettings(root: root, module: name, template: moduleFolder + "/settings_template.json")
+            edits += outcome.edits
+            notes += outcome.notes
+        }
+        return Result(agentDirectory: root, files: written.map { "modules/\(name)/\($0)" }, edits: edits, notes: notes)
+    }
+
+    /// Adds the module to `enabled_modules` and the template's processes to settings.json.
+    private func enableInSettings(root: String, module: String, template: String) -> (edits: [String], notes: [String]) {
+        let path = root + "/settings.json"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return ([], ["no settings.json: copy the processes of modules/\(module)/settings_template.json into your settings"])
+        }
+        guard case .object(var settings)? = try? JSONValue.parse(data),
+              case .object(let templateObject)? = try? JSONValue.parse(FileManager.default.contents(atPath: template) ?? Data())
+        else {
+            return ([], ["settings.json is not a valid settings object, left as it is: add \"\(module)\" to enabled_modules and the processes of modules/\(module)/settings_template.json by hand"])
+        }
+        var edits: [String] = []
+        var notes: [String] = []
+        var enabled = settings["enabled_modules"]?.arrayValue ?? []
+        if !enabled.contains(.string(module)) {
+            enabled.append(.string(module))
+            settings["enabled_modules"] = .array(enabled)
+            edits.append("settings.json: enabled module \"\(module)\"")
+        }
+        var processes = settings["processes"]?.objectValue ?? JSONObject()
+        for (name, value) in templateObject["processes"]?.objectValue ?? [:] {
+            if processes[name] != nil {
+                notes.append("settings.json already has a process \"\(name)\"; the template's was not added")
+            } else {
+                processes[name] = value
+                edits.append("settings.json: added process \"\(name)\" (\(value["type"]?.stringValue ?? "?"))")
+            }
+        }
+        settings["processes"] = .object(processes)
+        do {
+            try (JSONValue.object(settings).serialized(pretty: true) + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            return ([], ["cannot update settings.json: \(error)"])
+        }
+        return (edits, notes)
+    }
+}

@@ -1,0 +1,48 @@
+import AgentScaffolding
+import ArgumentParser
+import Foundation
+
+@main
+struct AddAgentModule: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-agent-module",
+        abstract: "Add a module to the agent in the current folder.",
+        discussion: """
+        Run in an agent folder (or its modules/ folder). Writes modules/NAME/ with Swift sources \
+        for a datasource, a monitor and a logic adapter, their settings schemas, a \
+        settings_template.json and tests; lists the module in Package.swift (between the \
+        agent-modules markers) and enables it and its template's processes in settings.json. \
+        With --empty the sources are compiling skeletons without behaviour. NAME must be a \
+        valid Swift identifier; an existing module is never overwritten.
+        """
+    )
+
+    @Argument(help: "The module's name: letters, digits and '_', starting with a letter.")
+    var name: String
+
+    @Flag(name: .long, help: "Write skeletons with no behaviour.")
+    var empty = false
+
+    @Flag(name: .long, help: "Do not change settings.json.")
+    var noEnable = false
+
+    func run() throws {
+        do {
+            let home = try RuntimeHome.locate()
+            let result = try ModuleAdder(home: home).add(name, empty: empty, in: FileManager.default.currentDirectoryPath, enable: !noEnable)
+            print("added module \"\(name)\" to \(result.agentDirectory):")
+            for file in result.files { print("  \(file)") }
+            for edit in result.edits { print("  \(edit)") }
+            for note in result.notes { print("note: \(note)") }
+            print("""
+
+            next:
+              \(home.binaries)/agent-control console     # builds lib\(name).so and runs it
+              swift test                                  # the module's tests
+            """)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+
+/// `agent-bench`: measures the runtime's hot paths and prints the figures.
+struct AgentBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent-bench",
+        abstract: "Measure how fast and how light the runtime is.",
+        discussion: """
+        Runs the figures of benchmarks/README.md against the binaries built next to agent-bench \
+        (agent-control, agent-worker, libsystem.so, libsample.so, libbench.so) and prints a table: \
+        for every figure what was measured and how, the median, p99 (from 100 samples) and max, \
+        and the number of repetitions. Build everything in release mode first:
+
+          swift build -c release && .build/release/agent-bench
+
+        Figures: 1 module load, 2 settings validation, 3 worker start and restart, 4 event routing \
+        against a socketpair baseline, 6 idle cost, 7 scale (500 workers), 8 cold start and stop. \
+        (5, routing with the event store, comes with the store.)
+
+        Exit status: 0 when every run completed without losing an event, 1 otherwise.
+        """
+    )
+
+    @Flag(name: .long, help: "Print the figures as JSON instead of a table.")
+    var json = false
+
+    @Flag(name: .long, help: "A short run: fewer repetitions, fewer events, 5 s idle windows.")
+    var quick = false
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Run only these figures (e.g. --only 3 4).")
+    var only: [Int] = []
+
+    @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
+    var keep = false
+
+    static let figures = [1, 2, 3, 4, 6, 7, 8]
+
+    func validate() throws {
+        if let unknown = only.first(where: { !Self.figures.contains($0) }) {
+            throw ValidationError("no figure \(unknown); the figures are \(Self.figures.map(String.init).joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let fileLimit = BenchEnvironment.raiseOpenFileLimit()
+        let environment: BenchEnvironment
+        do {
+            environment = try BenchEnvironment(quick: quick)
+        } catch {
+            FileHandle.standardError.write(Data("agent-bench: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let logPath = environment.scratch + "/supervisor.log"
+        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { close(logFD) }
+
+        var report = BenchReport(machine: MachineInfo.current(packageDirectory: environment.packageDirectory), quick: quick)
+        if report.machine.build != "release" { Progress.say("warning: this is a debug build; figures are not meaningful") }
+        let selected = only.isEmpty ? Self.figures : Self.figures.filter(only.contains)
+        let started = Clock.now()
+        for number in selected {
+            let figureStart = Clock.now()
+            Progress.say("figure \(number)…")
+            let section: Section = switch number {
+            case 1: ModuleLoadBench.run(environment)
+            case 2: SettingsBench.run(environment)
+            case 3: RestartBench.run(environment, logFD: logFD)
+            case 4: RoutingBench.run(environment, logFD: logFD)
+            case 6: IdleBench.run(environment)
+            case 7: ScaleBench.run(environment, fileLimit: fileLimit)
+            default: ColdStartBench.run(environment)
+            }
+            report.sections.append(section)
+            Progress.say(String(format: "figure %d done in %.1f s%@", number, Clock.now() - figureStart,
+                                section.failures.isEmpty ? "" : " with \(section.failures.count) failure(s)"))
+        }
+        Progress.say(String(format: "all done in %.0f s", Clock.now() - started))
+
+        print(json ? report.json() : TableRenderer.render(report))
+        let failed = !report.failures.isEmpty
+        if failed || keep {
+            Progress.say("scratch folder kept: \(environment.scratch) (embedded supervisor log: \(logPath))")
+        } else {
+            environment.removeScratch()
+        }
+        if failed { throw ExitCode(1) }
+    }
+}

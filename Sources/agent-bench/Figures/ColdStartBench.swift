@@ -1,0 +1,63 @@
+import AgentRuntime
+import Foundation
+
+/// Figure 8: from launching `agent-control console` to ready workers, and stopping them.
+enum ColdStartBench {
+    static let workers = 20
+
+    static func run(_ environment: BenchEnvironment) -> Section {
+        var section = Section(
+            number: 8, title: "Cold start and stop: agent-control console with \(workers) workers",
+            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, describes the module through one agent-worker, validates, spawns). stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG).")
+        let repetitions = environment.quick ? 3 : 7
+        var firstSpawned = Samples()
+        var firstReady = Samples()
+        var allReady = Samples()
+        var stop = Samples()
+        var workerCPU = Samples()
+        var supervisorCPU = Samples()
+        do {
+            let file = try environment.writeAgent("cold-\(workers)", settings: GeneratedSettings.idle(count: workers))
+            for _ in 0..<repetitions {
+                let run = try ConsoleRun(environment: environment, settingsFile: file)
+                guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
+                    throw BenchError("\(run.readyTimes.count) of \(workers) workers ready after 30 s; \(run.errors.prefix(3).joined(separator: " | "))")
+                }
+                firstSpawned.append((run.startTimes[0] - run.launchedAt) * 1000)
+                firstReady.append((run.readyTimes[0] - run.launchedAt) * 1000)
+                allReady.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
+                for pid in run.workerPids { workerCPU.append(Double(ProcFiles.cpuNanoseconds(of: pid)) / 1e6) }
+                supervisorCPU.append(Double(ProcFiles.cpuNanoseconds(of: run.pid)) / 1e6)
+                let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+                guard let stopped, left.isEmpty else { throw BenchError("SIGTERM: \(left.count) worker(s) left after 20 s") }
+                stop.append(stopped)
+            }
+            section.add(Figure("launch → first worker spawned", .milliseconds, samples: firstSpawned))
+            section.add(Figure("launch → first worker ready", .milliseconds, samples: firstReady,
+                               note: "target < 50 ms; live-agent 216, circus 181, supervisord 1,130"))
+            section.add(Figure("launch → \(workers) workers ready", .milliseconds, samples: allReady,
+                               note: "target < 100 ms; live-agent 360, circus 352, supervisord 1,271"))
+            section.add(Figure("  CPU of each worker, exec → ready", .milliseconds, samples: workerCPU,
+                               note: "all threads; why \(workers) starts on 2 cores take this long"))
+            section.add(Figure("  CPU of agent-control, launch → all ready", .milliseconds, samples: supervisorCPU))
+            section.add(Figure("SIGTERM → none left (\(workers) workers)", .milliseconds, samples: stop,
+                               note: "target < 50 ms; circus 150, supervisord 7,000–12,000"))
+
+            var killed = Samples()
+            var orphans = 0
+            for _ in 0..<(environment.quick ? 1 : 3) {
+                let run = try ConsoleRun(environment: environment, settingsFile: file)
+                guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else { throw BenchError("workers not ready for the SIGKILL run") }
+                let (gone, left) = run.stop(signal: SIGKILL, timeout: 5)
+                orphans += left.count
+                if let gone { killed.append(gone) }
+            }
+            section.add(Figure("SIGKILL of agent-control → no worker left", .milliseconds, samples: killed,
+                               note: "orphans: \(orphans)"))
+            if orphans > 0 { section.fail("\(orphans) worker(s) outlived a SIGKILLed agent-control") }
+        } catch {
+            section.fail("\(error)")
+        }
+        return section
+    }
+}

@@ -1,0 +1,163 @@
+import AgentRuntime
+import Foundation
+
+/// Figure 4: events from a datasource worker through the supervisor to a monitor worker,
+/// against the same frames over a bare socketpair, measured in the same run.
+enum RoutingBench {
+    /// One configuration: how many events, how big, how fast.
+    struct Load {
+        var label: String
+        var count: Int
+        var payloadBytes: Int
+        var rate: Double
+    }
+
+    static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
+        var section = Section(
+            number: 4, title: "Event routing: datasource → supervisor → monitor",
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench routes them to bench_sink in a second worker, which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
+        let repetitions = environment.quick ? 1 : 5
+        let throughputLoads = [
+            Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0),
+            Load(label: "1 KiB", count: environment.quick ? 25_000 : 50_000, payloadBytes: 1024, rate: 0),
+        ]
+        var dropped = 0
+        for load in throughputLoads {
+            var routed = Samples()
+            var emitted = Samples()
+            var baseline = Samples()
+            var cpu = (supervisor: Samples(), source: Samples(), sink: Samples())
+            do {
+                for repetition in 1...repetitions {
+                    let outcome = try throughSupervisor(environment, load, logFD: logFD)
+                    routed.append(outcome.result.throughput)
+                    emitted.append(outcome.result.emitRate)
+                    let microseconds = Double(load.count) * 1000
+                    cpu.supervisor.append(Double(outcome.cpu.supervisor) / microseconds)
+                    cpu.source.append(Double(outcome.cpu.source) / microseconds)
+                    cpu.sink.append(Double(outcome.cpu.sink) / microseconds)
+                    dropped += outcome.dropped
+                    if !outcome.problems.isEmpty {
+                        section.fail("throughput \(load.label), run \(repetition) of \(repetitions): " + outcome.problems.joined(separator: "; "))
+                    }
+                    baseline.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0).throughput)
+                }
+            } catch {
+                section.fail("throughput \(load.label): \(error)")
+            }
+            guard !routed.isEmpty, !baseline.isEmpty else { continue }
+            section.add(Figure("throughput \(load.label), through the supervisor", .eventsPerSecond, samples: routed,
+                               note: "\(TableRenderer.grouped(load.count)) events per run; target ≥ 200,000 at 100 B"))
+            section.add(Figure("  the source's emit rate meanwhile", .eventsPerSecond, samples: emitted))
+            section.add(Figure("  CPU per event: supervisor", .microseconds, samples: cpu.supervisor))
+            section.add(Figure("  CPU per event: source worker", .microseconds, samples: cpu.source))
+            section.add(Figure("  CPU per event: sink worker", .microseconds, samples: cpu.sink))
+            section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
+            section.add(Figure("  ratio supervisor / socketpair, \(load.label)", .ratio, median: routed.median / baseline.median,
+                               count: routed.count, note: "of the medians; target ≥ 0.5"))
+        }
+        if dropped > 0 {
+            section.note("\(TableRenderer.grouped(dropped)) events were dropped by the supervisor: when the monitor falls behind, its queue in the supervisor (16 MiB) fills and new events for it are dropped (counted and logged); nothing slows the producer down.")
+        }
+
+        let seconds = environment.quick ? 2.0 : 5.0
+        let latencyLoad = Load(label: "100 B at 10,000/s", count: Int(10_000 * seconds), payloadBytes: 100, rate: 10_000)
+        do {
+            let outcome = try throughSupervisor(environment, latencyLoad, logFD: logFD)
+            if !outcome.problems.isEmpty { section.fail("latency run: " + outcome.problems.joined(separator: "; ")) }
+            let routed = outcome.result
+            let baseline = try SocketBaseline.run(environment, count: latencyLoad.count, payloadBytes: latencyLoad.payloadBytes, rate: latencyLoad.rate)
+            section.add(latencyFigure("latency \(latencyLoad.label), through the supervisor", routed, note: "target p99 < 1 ms"))
+            section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
+            section.add(Figure("  ratio supervisor / socketpair, latency", .ratio,
+                               median: Double(routed.latencyP50) / Double(max(1, baseline.latencyP50)),
+                               p99: Double(routed.latencyP99) / Double(max(1, baseline.latencyP99)), count: 1,
+                               note: "p50 and p99 columns"))
+        } catch {
+            section.fail("latency: \(error)")
+        }
+        return section
+    }
+
+    static func latencyFigure(_ label: String, _ result: RoutingResult, note: String? = nil) -> Figure {
+        Figure(label, .microseconds, median: Double(result.latencyP50) / 1000, p99: Double(result.latencyP99) / 1000,
+               max: Double(result.latencyMax) / 1000, count: result.count, note: note)
+    }
+
+    /// CPU time each process spent during a run, in nanoseconds.
+    struct CPUTime {
+        var supervisor: Int64 = 0
+        var source: Int64 = 0
+        var sink: Int64 = 0
+    }
+
+    /// What one run through the supervisor gave, and what went wrong in it.
+    struct Outcome {
+        var result: RoutingResult
+        var cpu: CPUTime
+        var dropped: Int
+        /// Lost, duplicated or reordered events, restarts: each makes the run a failure.
+        var problems: [String]
+    }
+
+    /// One run through the supervisor; throws only if the sink reported nothing.
+    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32) throws -> Outcome {
+        let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3)
+        let agent = try EmbeddedAgent(environment: environment, name: "routing", settings: settings, logFD: logFD)
+        agent.supervisor.startAll()
+        // CPU is counted from both workers' ready (the source then waits start_delay) to the result.
+        agent.run(timeout: 10) { agent.supervisor.snapshot.allSatisfy { $0.state == .running } }
+        let pids = (source: agent.info("source")?.pid ?? 0, sink: agent.info("sink")?.pid ?? 0)
+        let me = getpid()
+        var cpu = CPUTime(supervisor: -ProcFiles.cpuNanoseconds(of: me), source: -ProcFiles.cpuNanoseconds(of: pids.source),
+                          sink: -ProcFiles.cpuNanoseconds(of: pids.sink))
+        var result: RoutingResult?
+        let timeout = 30 + (load.rate > 0 ? Double(load.count) / load.rate : 0)
+        // The condition runs between the loop's routing and its writes: keep it to a clock
+        // read except every 5 ms, so that it adds nothing measurable to the latency.
+        var nextCheck = 0.0
+        agent.run(timeout: timeout) {
+            let now = Clock.now()
+            guard now >= nextCheck else { return false }
+            nextCheck = now + 0.005
+            for message in agent.readMessages() where message.source == "sink" {
+                result = RoutingResult(json: message.text)
+            }
+            return result != nil || agent.supervisor.snapshot.contains { $0.restarts > 0 || !$0.state.isLive }
+        }
+        cpu.supervisor += ProcFiles.cpuNanoseconds(of: me)
+        cpu.source += ProcFiles.cpuNanoseconds(of: pids.source)
+        cpu.sink += ProcFiles.cpuNanoseconds(of: pids.sink)
+        let snapshot = agent.supervisor.snapshot
+        let stopped = agent.stopAll()
+        guard let result else {
+            let states = snapshot.map { "\($0.name): \($0.state), \($0.restarts) restarts, \($0.lastExit ?? "")" }.joined(separator: "; ")
+            throw BenchError("no result from the sink within \(Int(timeout)) s (\(states))")
+        }
+        let source = snapshot.first { $0.name == "source" }
+        let sink = snapshot.first { $0.name == "sink" }
+        let dropped = snapshot.reduce(0) { $0 + $1.eventsDropped }
+        var problems: [String] = []
+        if !result.isComplete {
+            problems.append("the sink counted \(result.count) of \(result.expected) events (\(result.outOfOrder) gaps or reorderings)")
+        }
+        if source?.eventsEmitted != load.count + 1 { problems.append("the supervisor received \(source?.eventsEmitted ?? 0) of \(load.count + 1) events") }
+        if dropped > 0 { problems.append("the supervisor dropped \(dropped) events") }
+        if sink?.eventsDelivered != load.count + 1 - dropped {
+            problems.append("the supervisor delivered \(sink?.eventsDelivered ?? 0) events, expected \(load.count + 1 - dropped)")
+        }
+        if snapshot.contains(where: { $0.restarts > 0 }) { problems.append("a worker restarted during the run") }
+        if stopped == nil { problems.append("the workers did not stop afterwards") }
+        return Outcome(result: result, cpu: cpu, dropped: dropped, problems: problems)
+    }
+}
+
+extension ProcessState {
+    /// Starting or running: the run can still complete.
+    var isLive: Bool {
+        switch self {
+        case .starting, .running: true
+        default: false
+        }
+    }
+}

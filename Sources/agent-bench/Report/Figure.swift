@@ -1,0 +1,70 @@
+/// One measured figure: a row of the table.
+struct Figure: Encodable {
+    /// What the value counts.
+    enum Unit: String, Encodable {
+        case milliseconds = "ms"
+        case microseconds = "µs"
+        case eventsPerSecond = "events/s"
+        case percentOfCore = "% of a core"
+        case megabytes = "MB"
+        case ratio = "×"
+        case count = "count"
+        case perSecond = "/s"
+    }
+
+    var label: String
+    var unit: Unit
+    var median: Double
+    /// Reported only when there are enough samples for it to differ from the maximum.
+    var p99: Double?
+    var max: Double?
+    /// Repetitions (or samples) behind the figure.
+    var count: Int
+    /// A short remark: a target, a comparison, a caveat.
+    var note: String?
+
+    /// A figure summarised from samples: median, p99 (from 100 samples on) and max.
+    init(_ label: String, _ unit: Unit, samples: Samples, note: String? = nil) {
+        self.label = label
+        self.unit = unit
+        median = samples.median
+        p99 = samples.count >= 100 ? samples.p99 : nil
+        max = samples.max
+        count = samples.count
+        self.note = note
+    }
+
+    /// A figure given by its summary (e.g. latencies summarised by the process that measured them).
+    init(_ label: String, _ unit: Unit, median: Double, p99: Double? = nil, max: Double? = nil, count: Int, note: String? = nil) {
+        self.label = label
+        self.unit = unit
+        self.median = median
+        self.p99 = p99
+        self.max = max
+        self.count = count
+        self.note = note
+    }
+}
+
+/// A numbered group of figures with the method that produced them.
+struct Section: Encodable {
+    var number: Int
+    var title: String
+    /// How the figures were measured.
+    var method: String
+    var figures: [Figure] = []
+    /// Failures: a run that did not complete, lost events, leftover processes.
+    var failures: [String] = []
+    /// Observations worth reading next to the figures.
+    var notes: [String] = []
+
+    init(number: Int, title: String, method: String) {
+        self.number = number
+        self.title = title
+        self.method = method
+    }
+
+    mutating func add(_ figure: Figure) { figures.append(figure) }
+    mutating func fail(_ text: String) { failures.append(text) }
+    mutating func note(_ text: String) { notes.append(text) }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The machine and build a report comes from.
+struct MachineInfo: Encodable {
+    var date: String
+    var commit: String
+    var cores: Int
+    var memory: String
+    var kernel: String
+    var swift: String
+    var build: String
+
+    static func current(packageDirectory: String?) -> MachineInfo {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let memoryKB = ProcFiles.field("MemTotal:", in: "/proc/meminfo") ?? 0
+        var commit = "unknown"
+        if let packageDirectory,
+           let head = Command.output("/usr/bin/env", ["git", "-C", packageDirectory, "rev-parse", "--short", "HEAD"]) {
+            let dirty = Command.output("/usr/bin/env", ["git", "-C", packageDirectory, "status", "--porcelain", "--untracked-files=no"]) ?? ""
+            commit = head + (dirty.isEmpty ? "" : " (with uncommitted changes)")
+        }
+        let swift = Command.output("/usr/bin/env", ["swift", "--version"])?
+            .split(separator: "\n").first.map { $0.replacingOccurrences(of: "Swift version ", with: "Swift ") } ?? "Swift (version unknown)"
+        #if DEBUG
+        let build = "debug (figures are not meaningful)"
+        #else
+        let build = "release"
+        #endif
+        return MachineInfo(
+            date: formatter.string(from: Date()), commit: commit,
+            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
+            memory: String(format: "%.1f GiB RAM", Double(memoryKB) / 1024 / 1024), kernel: kernel,
+            swift: swift.components(separatedBy: " (").first ?? swift, build: build)
+    }
+}
+
+/// Runs short commands for their output.
+enum Command {
+    /// The trimmed standard output of a command that exited 0, or nil.
+    static func output(_ path: String, _ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,100 @@
+import AgentRuntime
+import Foundation
+import JSONSchema
+import Logging
+
+/// An agent supervised inside the bench process, on the calling (main) thread: the settings
+/// go through the same preparation as `agent-control console` (locate, describe through a
+/// worker, validate), then the bench drives the supervisor's loop with `run(until:timeout:)`.
+/// Messages from processes are read back from the console output (JSON lines on a pipe).
+final class EmbeddedAgent {
+    let supervisor: Supervisor
+    let settingsFile: String
+    private let consoleRead: Int32
+    private let consoleWrite: Int32
+    private var partialLine: [UInt8] = []
+    private var readBuffer = [UInt8](repeating: 0, count: 16 << 10)
+    /// Messages sent by processes, in order: (source, text).
+    private(set) var messages: [(source: String, text: String)] = []
+
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32) throws {
+        settingsFile = try environment.writeAgent(name, settings: settings)
+        var options = AgentLauncher.Options()
+        options.settingsPath = settingsFile
+        options.build = false
+        options.configuration = "release"
+        let logger = Logger(label: "bench") { AgentLogHandler(label: $0, fd: logFD, level: .info) }
+        let prepared: AgentLauncher.Prepared
+        do {
+            prepared = try AgentLauncher(options: options).prepare(logger: logger)
+        } catch {
+            throw BenchError("cannot prepare \(settingsFile): \(error.description)")
+        }
+        guard prepared.report.isValid else {
+            throw BenchError("invalid settings \(settingsFile): " + prepared.report.blockingIssues.map { "\($0)" }.joined(separator: "; "))
+        }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        consoleRead = fds[0]
+        consoleWrite = fds[1]
+        _ = fcntl(consoleRead, F_SETFL, fcntl(consoleRead, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(consoleRead, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(consoleWrite, F_SETFD, FD_CLOEXEC)
+        supervisor = Supervisor(
+            configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
+            processes: prepared.report.planned,
+            console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
+    }
+
+    deinit {
+        for info in supervisor.snapshot where info.pid > 0 { kill(info.pid, SIGKILL) }
+        close(consoleRead)
+        close(consoleWrite)
+    }
+
+    func info(_ name: String) -> SupervisedProcessInfo? { supervisor.process(named: name) }
+
+    /// Drives the loop until `condition` holds; returns whether it did before `timeout`.
+    @discardableResult
+    func run(timeout: Double, until condition: () -> Bool) -> Bool {
+        var met = false
+        supervisor.run(until: {
+            met = condition()
+            return met
+        }, timeout: timeout)
+        return met || condition()
+    }
+
+    /// Asks every worker to stop and drives the loop until none is left; returns the time it
+    /// took in milliseconds, or nil on timeout.
+    func stopAll(timeout: Double = 15) -> Double? {
+        let start = Clock.now()
+        supervisor.stopAll()
+        let done = run(timeout: timeout) { supervisor.snapshot.allSatisfy { $0.pid == 0 } }
+        return done ? (Clock.now() - start) * 1000 : nil
+    }
+
+    /// Reads what the console wrote since the last call and returns the new messages.
+    @discardableResult
+    func readMessages() -> [(source: String, text: String)] {
+        var fresh: [(source: String, text: String)] = []
+        while true {
+            let n = readBuffer.withUnsafeMutableBytes { read(consoleRead, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            for byte in readBuffer[0..<n] {
+                guard byte == 10 else {
+                    partialLine.append(byte)
+                    continue
+                }
+                if let line = try? JSONValue.parse(partialLine), line["kind"]?.stringValue == "message",
+                   let source = line["source"]?.stringValue, let text = line["text"]?.stringValue {
+                    fresh.append((source, text))
+                }
+                partialLine.removeAll(keepingCapacity: true)
+            }
+        }
+        messages += fresh
+        return fresh
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// What /proc says about a process: memory (RSS and PSS from smaps_rollup), CPU time (from
+/// the scheduler's per-thread statistics, in nanoseconds) and voluntary context switches.
+enum ProcFiles {
+    /// Memory of a process in kB, from /proc/PID/smaps_rollup.
+    struct Memory {
+        var rssKB: Int
+        var pssKB: Int
+        var rssMB: Double { Double(rssKB) / 1024 }
+        var pssMB: Double { Double(pssKB) / 1024 }
+    }
+
+    static func memory(of pid: Int32) -> Memory? {
+        let path = "/proc/\(pid)/smaps_rollup"
+        guard let rss = field("Rss:", in: path), let pss = field("Pss:", in: path) else { return nil }
+        return Memory(rssKB: rss, pssKB: pss)
+    }
+
+    /// CPU time of every live thread of `pid`, in nanoseconds (first field of
+    /// /proc/PID/task/TID/schedstat).
+    static func cpuNanoseconds(of pid: Int32) -> Int64 {
+        threads(of: pid).reduce(0) { total, tid in
+            let text = read("/proc/\(pid)/task/\(tid)/schedstat") ?? ""
+            return total + (text.split(separator: " ").first.flatMap { Int64($0) } ?? 0)
+        }
+    }
+
+    /// Voluntary context switches of every live thread: how often the process went to sleep
+    /// and was woken.
+    static func wakeups(of pid: Int32) -> Int {
+        threads(of: pid).reduce(0) { total, tid in
+            total + (field("voluntary_ctxt_switches:", in: "/proc/\(pid)/task/\(tid)/status") ?? 0)
+        }
+    }
+
+    static func threads(of pid: Int32) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    }
+
+    /// The integer after `key` on its line, e.g. `Pss:  1234 kB` → 1234.
+    static func field(_ key: String, in path: String) -> Int? {
+        guard let text = read(path) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(key) {
+            return line.dropFirst(key.count).split(separator: " ").first.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `pid` is alive and not a zombie.
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0, let stat = read("/proc/\(pid)/stat") else { return false }
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+}

@@ -1,0 +1,47 @@
+import AgentScaffolding
+import ArgumentParser
+import Foundation
+
+@main
+struct CreateAgent: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create-agent",
+        abstract: "Create a new AgentRuntime agent in a folder.",
+        discussion: """
+        Writes README.md (build, run, validate, add a module, deploy with systemd), settings.json \
+        (valid, running the runtime's own system and sample modules), Package.swift (builds every \
+        module under modules/ as a shared library, against the runtime's SDK), modules/ and \
+        .gitignore. Existing files are never overwritten unless --force. Templates come from the \
+        runtime's Templates/ folder (found from the build tree, an installed copy, or \
+        AGENT_RUNTIME_HOME).
+        """
+    )
+
+    @Argument(help: "The agent's folder (created if missing; default: the current folder).")
+    var directory: String = "."
+
+    @Option(name: .long, help: "The agent's name (default: the folder's name).")
+    var name: String?
+
+    @Flag(name: .long, help: "Overwrite files that exist already.")
+    var force = false
+
+    func run() throws {
+        do {
+            let home = try RuntimeHome.locate()
+            let result = try AgentCreator(home: home).create(in: directory, name: name, force: force)
+            print("created agent \"\(result.name)\" in \(result.directory):")
+            for file in result.files { print("  \(file)") }
+            print("""
+
+            next:
+              cd \(result.directory)
+              \(home.binaries)/agent-control console          # run it (Ctrl-C stops)
+              \(home.binaries)/add-agent-module NAME          # add a module of your own
+            """)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}

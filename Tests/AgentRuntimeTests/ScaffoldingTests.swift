@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import AgentScaffolding
+
+/// create-agent and add-agent-module as a user runs them, and the agent they generate built,
+/// tested and run for real.
+@Suite struct ScaffoldingTests {
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : TestPaths.products + "/" + program)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func createAgentWritesAValidAgentAndNeverOverwritesSilently() throws {
+        let directory = TestPaths.temporaryDirectory("create") + "/my-agent"
+        let created = try Self.run("create-agent", [directory])
+        #expect(created.status == 0, "\(created.stderr)")
+        for file in ["README.md", "settings.json", "Package.swift", ".gitignore"] {
+            #expect(created.stdout.contains("  \(file)\n"))
+            #expect(FileManager.default.fileExists(atPath: directory + "/" + file))
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/modules"))
+        let package = try String(contentsOfFile: directory + "/Package.swift", encoding: .utf8)
+        #expect(package.contains("name: \"my-agent\""))
+        #expect(package.contains(".package(path: \"\(TestPaths.repository)/SDK\")"))
+        let readme = try String(contentsOfFile: directory + "/README.md", encoding: .utf8)
+        #expect(readme.contains("systemd"))
+
+        let valid = try Self.run("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
+
+        let again = try Self.run("create-agent", [directory])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("exist already"))
+        #expect(again.stderr.contains("pass --force"))
+        try "changed".write(toFile: directory + "/README.md", atomically: true, encoding: .utf8)
+        let forced = try Self.run("create-agent", [directory, "--force", "--name", "renamed"])
+        #expect(forced.status == 0)
+        #expect(try String(contentsOfFile: directory + "/README.md", encoding: .utf8).hasPrefix("# renamed"))
+    }
+
+    @Test func addAgentModuleRefusesBadNamesOtherFoldersAndExistingModules() throws {
+        let directory = TestPaths.temporaryDirectory("add") + "/agent"
+        #expect(try Self.run("create-agent", [directory]).status == 0)
+        for (name, message) in [("9lives", "is not a valid module name"), ("my-module", "is not a valid module name"),
+                                ("struct", "is a Swift keyword"), ("Foundation", "is taken"), ("sensorTests", "must not end in Tests")] {
+            let result = try Self.run("add-agent-module", [name], in: directory)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains(message), "\(name): \(result.stderr)")
+        }
+        let elsewhere = try Self.run("add-agent-module", ["sensor"], in: TestPaths.temporaryDirectory("not-an-agent"))
+        #expect(elsewhere.status == 1)
+        #expect(elsewhere.stderr.contains("not an agent folder"))
+
+        // From the agent's modules/ folder works too.
+        let added = try Self.run("add-agent-module", ["sensor", "--empty", "--no-enable"], in: directory + "/modules")
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("modules/sensor/Sources/SensorSource.swift"))
+        #expect(!added.stdout.contains("settings.json"))
+        let twice = try Self.run("add-agent-module", ["sensor"], in: directory)
+        #expect(twice.status == 1)
+        #expect(twice.stderr.contains("module \"sensor\" exists already; nothing was written"))
+        let package = try String(contentsOfFile: directory + "/Package.swift", encoding: .utf8)
+        #expect(package.components(separatedBy: "\"sensor\",").count == 2)
+    }
+
+    @Test func missingTemplatesAreAClearError() throws {
+        let result = try Self.run("create-agent", [TestPaths.temporaryDirectory("nohome")], environment: ["AGENT_RUNTIME_HOME": "/nonexistent"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("AGENT_RUNTIME_HOME=/nonexistent has no Templates/ and SDK/"))
+    }
+
+    @Test func moduleNamesBecomeTypePrefixes() {
+        #expect(ModuleAdder.typePrefix("weather") == "Weather")
+        #expect(ModuleAdder.typePrefix("weather_station") == "WeatherStation")
+        #expect(ModuleAdder.nameProblem("ok_name2") == nil)
+    }
+
+    /// From nothing to a running module: create-agent, add-agent-module, then the generated
+    /// agent builds, its tests pass, and agent-control runs its module next to the runtime's.
+    @Test func generatedAgentBuildsPassesItsTestsAndRuns() throws {
+        let directory = TestPaths.temporaryDirectory("generated") + "/station"
+        #expect(try Self.run("create-agent", [directory]).status == 0)
+        #expect(try Self.run("add-agent-module", ["weather"], in: directory).status == 0)
+        #expect(try Self.run("add-agent-module", ["quiet", "--empty"], in: directory).status == 0)
+        let swift = ModuleLocatorPath.swift
+        let built = try Self.run(swift, ["build", "--package-path", directory])
+        #expect(built.status == 0, "\(built.stdout.suffix(3000))\(built.stderr.suffix(3000))")
+        let tested = try Self.run(swift, ["test", "--package-path", directory])
+        #expect(tested.status == 0, "\(tested.stdout.suffix(3000))\(tested.stderr.suffix(3000))")
+        #expect(tested.stdout.contains("Test run with 6 tests"), "\(tested.stdout.suffix(2000))")
+
+        let settings = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
+        let agent = try AgentRun(settings: settings, arguments: ["--json"], directory: directory)
+        let reading = agent.waitForLine(timeout: 120) { $0.contains(#""type":"weather_reading""#) }
+        #expect(reading?.contains(#""source":"weather""#) == true, "\(agent.transcript)")
+        #expect(agent.waitForLine { $0.contains(#""type":"trade""#) } != nil)
+        #expect(agent.waitForLines(onStderr: true, count: 8) { $0.contains("ready in") }.count == 8, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}
+
+/// The `swift` driver the tests use to build generated agents.
+enum ModuleLocatorPath {
+    static let swift: String = {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = "\(directory)/swift"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return "/opt/swift/usr/bin/swift"
+    }()
+}

@@ -1,0 +1,45 @@
+/// The payload of a `bench` event: JSON of exactly the requested size,
+/// `{"seq":0000000042,"pad":"xxx…"}`, whose sequence number sits at a fixed offset so that
+/// the sink reads it without parsing.
+enum BenchPayload {
+    static let eventType = "bench"
+    /// Emitted once after the last `bench` event; payload `{"count":N}`.
+    static let endType = "bench_end"
+
+    static let prefix = Array(#"{"seq":"#.utf8)
+    static let sequenceDigits = 10
+    static let middle = Array(#","pad":""#.utf8)
+    static let suffix = Array(#""}"#.utf8)
+    /// The smallest payload that holds the sequence number.
+    static let minimumSize = prefix.count + sequenceDigits + middle.count + suffix.count
+
+    /// A payload of `size` bytes (at least ``minimumSize``) with sequence number 0.
+    static func template(size: Int) -> [UInt8] {
+        let padding = max(0, size - minimumSize)
+        return prefix + [UInt8](repeating: UInt8(ascii: "0"), count: sequenceDigits) + middle
+            + [UInt8](repeating: UInt8(ascii: "x"), count: padding) + suffix
+    }
+
+    /// Writes `sequence` as zero-padded digits into `payload`.
+    static func setSequence(_ sequence: Int, in payload: inout [UInt8]) {
+        var value = sequence
+        var index = prefix.count + sequenceDigits - 1
+        while index >= prefix.count {
+            payload[index] = UInt8(ascii: "0") + UInt8(value % 10)
+            value /= 10
+            index -= 1
+        }
+    }
+
+    /// The sequence number in `payload`, or nil if it is not a bench payload.
+    static func sequence(in payload: [UInt8]) -> Int? {
+        guard payload.count >= minimumSize else { return nil }
+        var value = 0
+        for index in prefix.count..<(prefix.count + sequenceDigits) {
+            let digit = payload[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
+    }
+}

@@ -1,0 +1,44 @@
+import AgentModuleKit
+
+/// Emits `count` numbered `bench` events of `payload_bytes` bytes, as fast as it can or at a
+/// fixed `rate`, then one `bench_end` event, then idles until asked to stop.
+struct BenchSource: Datasource {
+    struct Settings: Decodable, Sendable {
+        var count: Int
+        var payload_bytes: Int
+        var rate: Double
+        var start_delay: Double
+    }
+
+    static let typeName = "bench_source"
+    static let description = "Emits `count` numbered `bench` events of `payload_bytes` bytes at `rate` per second (0: as fast as possible), then a `bench_end` event."
+    static var settingsSchema: Schema {
+        .object([
+            "count": .integer(minimum: 1, maximum: 9_999_999_999, default: 100_000, description: "Number of `bench` events to emit."),
+            "payload_bytes": .integer(minimum: BenchPayload.minimumSize, maximum: 1 << 20, default: 100, description: "Size of each payload in bytes (JSON with a sequence number and padding)."),
+            "rate": .number(minimum: 0, default: 0, description: "Events per second; 0 emits as fast as possible."),
+            "start_delay": .number(minimum: 0, default: 0.5, description: "Seconds to wait before the first event, so that the subscribers are ready."),
+        ])
+    }
+
+    let settings: Settings
+
+    init(settings: Settings) { self.settings = settings }
+
+    func run(context: ProcessContext) async throws {
+        try await context.sleep(seconds: settings.start_delay)
+        var payload = BenchPayload.template(size: settings.payload_bytes)
+        let start = BenchClock.monotonicNanoseconds()
+        let interval = settings.rate > 0 ? 1e9 / settings.rate : 0
+        for sequence in 0..<settings.count {
+            if interval > 0 {
+                let due = start + Int64(Double(sequence) * interval)
+                if BenchClock.monotonicNanoseconds() < due { BenchClock.sleep(untilMonotonic: due) }
+            }
+            BenchPayload.setSequence(sequence, in: &payload)
+            try context.emit(BenchPayload.eventType, bytes: payload)
+        }
+        try context.emit(BenchPayload.endType, json: #"{"count":\#(settings.count)}"#)
+        while true { try await context.sleep(seconds: 3600) }
+    }
+}
