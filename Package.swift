@@ -44,10 +44,17 @@ let package = Package(
     targets: [
         .target(name: "CAgentSystem"),
         .target(name: "JSONSchema", swiftSettings: swiftSettings),
+        // What a worker needs: the wire protocol, the module loader, the worker's host side.
+        .target(
+            name: "AgentCore",
+            dependencies: [.product(name: "AgentModuleABI", package: "SDK"), "CAgentSystem", "JSONSchema"],
+            swiftSettings: swiftSettings
+        ),
+        // The host: settings, supervision, the store, control.
         .target(
             name: "AgentRuntime",
             dependencies: [
-                .product(name: "AgentModuleABI", package: "SDK"), "CAgentSystem", "JSONSchema",
+                "AgentCore", "CAgentSystem", "JSONSchema",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -85,13 +92,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "agent-worker",
-            dependencies: ["AgentRuntime"],
+            dependencies: ["AgentCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "CAgentSystem", "JSONSchema",
+                "AgentRuntime", "AgentCore", "CAgentSystem", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -109,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
+            dependencies: ["AgentRuntime", "AgentCore", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
                            "create-agent", "add-agent-module"],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import AgentCore
 import AgentRuntime
 import ArgumentParser
 import Foundation
@@ -45,7 +46,7 @@ struct AgentBench: ParsableCommand {
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
-        let fileLimit = BenchEnvironment.raiseOpenFileLimit()
+        BenchEnvironment.raiseOpenFileLimit()
         let environment: BenchEnvironment
         do {
             environment = try BenchEnvironment(quick: quick)
@@ -70,7 +71,7 @@ struct AgentBench: ParsableCommand {
             case 3: RestartBench.run(environment, logFD: logFD)
             case 4: RoutingBench.run(environment, logFD: logFD)
             case 6: IdleBench.run(environment)
-            case 7: ScaleBench.run(environment, fileLimit: fileLimit)
+            case 7: ScaleBench.run(environment)
             default: ColdStartBench.run(environment)
             }
             report.sections.append(section)

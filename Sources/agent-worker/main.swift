@@ -1,3 +1,3 @@
-import AgentRuntime
+import AgentCore
 
 WorkerMain.main(arguments: CommandLine.arguments)

@@ -1,5 +1,6 @@
 import Testing
 @testable import AgentRuntime
+@testable import AgentCore
 
 @Suite struct FrameCodecTests {
     @Test func framesRoundTripWhenFedWholeOrByteByByte() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AgentRuntime
+@testable import AgentCore
 
 /// Every way a module file can be wrong, each with a real file, and the error it gets.
 @Suite struct ModuleLoaderTests {

@@ -2,6 +2,7 @@ import Foundation
 import JSONSchema
 import Testing
 @testable import AgentRuntime
+@testable import AgentCore
 
 @Suite struct SettingsTests {
     private func issues(_ json: String) throws -> [SettingsIssue] {

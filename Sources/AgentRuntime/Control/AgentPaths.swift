@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// Where a running agent keeps its pidfile, control socket and log.

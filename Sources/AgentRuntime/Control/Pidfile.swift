@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// A pidfile held with an exclusive `flock` for the life of the agent. A pidfile whose lock is

@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// The host's own JSON Schema: the first layer of settings validation. It covers the

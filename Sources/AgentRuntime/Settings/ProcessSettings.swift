@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// One configured process: its name, type, host-level keys, and the settings passed to the

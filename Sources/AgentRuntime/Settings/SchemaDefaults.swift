@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// Fills in the defaults a schema declares, so that every module (not only Swift ones, whose

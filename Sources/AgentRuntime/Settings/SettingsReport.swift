@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// What validating a settings file found: each module (loaded or not), each process (valid or

@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// The second layer of settings validation: every process against the JSON Schema its type

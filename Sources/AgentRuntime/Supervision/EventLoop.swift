@@ -1,3 +1,4 @@
+import AgentCore
 import CAgentSystem
 import Foundation
 

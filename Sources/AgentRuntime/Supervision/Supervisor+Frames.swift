@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import JSONSchema
 import Logging

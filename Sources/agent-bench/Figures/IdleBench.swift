@@ -1,3 +1,4 @@
+import AgentCore
 import AgentRuntime
 import Foundation
 

@@ -1,3 +1,4 @@
+import AgentCore
 import AgentRuntime
 import Foundation
 
@@ -66,6 +67,27 @@ struct BenchEnvironment {
     }
 
     func removeScratch() { try? FileManager.default.removeItem(atPath: scratch) }
+
+    /// Runs `body` (which spawns a child that inherits the limit) with the soft limit on open
+    /// files lowered to `soft`, then restores it.
+    static func withOpenFileLimit<T>(_ soft: UInt64, _ body: () throws -> T) rethrows -> T {
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
+        var lowered = saved
+        lowered.rlim_cur = rlim_t(min(soft, UInt64(saved.rlim_max)))
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered)
+        defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+        return try body()
+    }
+
+    /// The soft limit on open files of a running process, from /proc/PID/limits.
+    static func openFileLimit(of pid: Int32) -> UInt64? {
+        guard let text = ProcFiles.read("/proc/\(pid)/limits") else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("Max open files") {
+            return line.dropFirst("Max open files".count).split(separator: " ").first.flatMap { UInt64($0) }
+        }
+        return nil
+    }
 
     /// Raises the soft limit on open files to the hard limit (children inherit it) and
     /// returns both.

@@ -71,7 +71,7 @@ public enum ModuleLoader {
 
     /// The checks that need no dlopen: the file exists, is a regular file, is an ELF shared
     /// library for this machine.
-    static func checkFile(path: String, module: String) throws(ModuleLoadError) {
+    public static func checkFile(path: String, module: String) throws(ModuleLoadError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ModuleLoadError(.notFound, module: module, file: path,

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Replaces `${env:NAME}` references in settings strings with the values of environment
+/// variables, so that secrets (tokens in webhook headers or URLs) stay out of settings files.
+enum EnvironmentReferences {
+    /// Why a string could not be resolved.
+    enum Failure: Error, Equatable {
+        /// `${env:NAME}` names a variable that is not set.
+        case missing(String)
+        /// `${env:` without its closing brace, or with an empty name.
+        case malformed(String)
+
+        var message: String {
+            switch self {
+            case .missing(let name): "environment variable \(name) is not set (referenced as ${env:\(name)})"
+            case .malformed(let text): "malformed environment reference in \"\(text)\"; expected ${env:NAME}"
+            }
+        }
+    }
+
+    private static let opening = "${env:"
+
+    /// `text` with every `${env:NAME}` replaced by the variable's value (an empty value is
+    /// kept). Anything else, including other `${…}` forms, is left as written.
+    static func resolve(_ text: String, environment: [String: String]) throws(Failure) -> String {
+        guard text.contains(opening) else { return text }
+        var result = ""
+        var rest = text[...]
+        while let start = rest.range(of: opening) {
+            result += rest[..<start.lowerBound]
+            let afterOpening = rest[start.upperBound...]
+            guard let close = afterOpening.firstIndex(of: "}") else { throw .malformed(text) }
+            let name = String(afterOpening[..<close])
+            guard !name.isEmpty else { throw .malformed(text) }
+            guard let value = environment[name] else { throw .missing(name) }
+            result += value
+            rest = afterOpening[afterOpening.index(after: close)...]
+        }
+        return result + rest
+    }
+
+    /// Whether `text` refers to the environment at all (used to keep resolved secrets out of
+    /// names shown in logs and status).
+    static func containsReference(_ text: String) -> Bool {
+        text.contains(opening)
+    }
+}
