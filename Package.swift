@@ -40,6 +40,8 @@ let package = Package(
         // Templates for create-agent and add-agent-module: a real template engine, rather
         // than strings assembled in code.
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
+        // The embedded store: SQLite (the system's libsqlite3) in WAL mode.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         .target(name: "CAgentSystem"),
@@ -56,6 +58,8 @@ let package = Package(
             dependencies: [
                 "AgentCore", "CAgentSystem", "JSONSchema",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

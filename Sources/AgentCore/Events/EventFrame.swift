@@ -31,6 +31,12 @@ public struct EventFrame: Equatable, Sendable {
         public var type: UnsafeRawBufferPointer
         public var timeNanoseconds: Int64
         public var payload: UnsafeRawBufferPointer
+
+        public init(type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+            self.type = type
+            self.timeNanoseconds = timeNanoseconds
+            self.payload = payload
+        }
     }
 
     public static func parseEmitted(_ body: UnsafeRawBufferPointer) throws -> Emitted {

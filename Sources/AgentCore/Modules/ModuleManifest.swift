@@ -12,6 +12,17 @@ public struct ModuleManifest: Equatable, Sendable {
         public var subscribes: [String]
         /// Logic adapters: example questions.
         public var usageExamples: [String] = []
+        /// Monitors: queries over the event log the runtime runs for them.
+        public var queries: [QueryDeclaration] = []
+    }
+
+    /// A periodic query as a module declares it; `every` and `window` are numbers of seconds
+    /// or `"$setting"` references to the process's settings.
+    public struct QueryDeclaration: Equatable, Sendable {
+        public var name: String
+        public var sql: String
+        public var every: JSONValue
+        public var window: JSONValue
     }
 
     public var name: String
@@ -80,6 +91,14 @@ public struct ModuleManifest: Equatable, Sendable {
                 var entry = ProcessType(type: type, kind: kind, description: description,
                                         settingsSchema: schema, subscribes: subscribes)
                 entry.usageExamples = object["usage_examples"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                for (queryIndex, query) in (object["queries"]?.arrayValue ?? []).enumerated() {
+                    guard let name = query["name"]?.stringValue, let sql = query["sql"]?.stringValue,
+                          let every = query["every"], let window = query["window"] else {
+                        problems.append("\(pointer)/queries/\(queryIndex): expected an object with name, sql, every and window")
+                        continue
+                    }
+                    entry.queries.append(QueryDeclaration(name: name, sql: sql, every: every, window: window))
+                }
                 processes.append(entry)
             }
         case let other?:

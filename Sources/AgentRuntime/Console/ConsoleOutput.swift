@@ -16,7 +16,7 @@ public final class ConsoleOutput {
         self.fd = fd
     }
 
-    static func timestamp(nanoseconds: Int64, full: Bool) -> String {
+    public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
         let seconds = time_t(nanoseconds / 1_000_000_000)
         var parts = tm()
         var copy = seconds

@@ -137,6 +137,7 @@ public struct AgentLauncher {
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
+        supervisor.store = Self.openStore(prepared.settings, logger: logger)
         var reloadOptions = options
         reloadOptions.build = false
         supervisor.reloader = {
@@ -149,6 +150,23 @@ public struct AgentLauncher {
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
         supervisor.run()
         return ExitCode.success
+    }
+
+    /// Opens the store the settings describe; without it the agent still runs (and says so).
+    static func openStore(_ settings: AgentSettings, logger: Logger) -> AgentStore? {
+        guard settings.store.enabled else {
+            logger.notice("the store is disabled in the settings: events, state and history are not kept")
+            return nil
+        }
+        let path = settings.store.databasePath(agentDirectory: settings.agentDirectory)
+        do {
+            let store = try AgentStore(path: path, settings: settings.store, logger: logger)
+            logger.info("store: \(path)")
+            return store
+        } catch {
+            logger.error("store: cannot open \(path): \(error). The agent runs without the store: events, state and history are not kept.")
+            return nil
+        }
     }
 
     /// `release` when the executable runs from the agent's own `.build/…/release`, else `debug`.

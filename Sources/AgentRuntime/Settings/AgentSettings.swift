@@ -23,6 +23,8 @@ public struct AgentSettings: Sendable {
     public var processes: [ProcessSettings]
     /// Problems found by the host schema.
     public var hostIssues: [SettingsIssue]
+    /// The `store` section.
+    public var store: StoreSettings
     /// The whole document.
     public var document: JSONValue
 
@@ -62,6 +64,7 @@ public struct AgentSettings: Sendable {
             SettingsIssue(file: file, pointer: error.instanceLocation, message: error.message,
                           process: Self.processName(at: error.instanceLocation))
         }
+        store = StoreSettings(json["store"])
         enabledModules = []
         for item in json["enabled_modules"]?.arrayValue ?? [] {
             if let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) { enabledModules.append(name) }

@@ -27,6 +27,7 @@ public enum HostSchema {
                 "type": "object",
                 "additionalProperties": ["$ref": "#/$defs/process"],
             ],
+            "store": StoreSettings.schema,
         ],
         "$defs": [
             "process": [

@@ -57,4 +57,6 @@ public struct PlannedProcess: Sendable, Equatable {
     public var settings: JSONObject
     public var subscriptions: [String]
     public var policy: ProcessPolicy
+    /// Periodic queries over the event log (monitors).
+    public var queries: [PlannedQuery] = []
 }

@@ -68,6 +68,17 @@ public struct SettingsValidator {
                 }
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
             }
+            var queries: [PlannedQuery] = []
+            if issues.isEmpty, let (_, type) = resolved {
+                let settings = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings)).objectValue ?? process.moduleSettings
+                for declaration in type.queries {
+                    switch PlannedQuery.plan(declaration, process: process.name, settings: settings) {
+                    case .success(let query): queries.append(query)
+                    case .failure(let problem):
+                        issue("", "the periodic query \"\(declaration.name)\" of \"\(type.type)\" cannot run: \(problem)")
+                    }
+                }
+            }
             reports.append(SettingsReport.Process(
                 name: process.name, type: process.type, module: resolved?.0.name, kind: resolved?.1.kind,
                 enabled: process.enabled, issues: issues))
@@ -75,7 +86,7 @@ public struct SettingsValidator {
                 let settings = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings)).objectValue ?? process.moduleSettings
                 planned.append(PlannedProcess(
                     name: process.name, type: process.type, kind: type.kind, module: module, settings: settings,
-                    subscriptions: process.subscribe ?? type.subscribes, policy: process.policy))
+                    subscriptions: process.subscribe ?? type.subscribes, policy: process.policy, queries: queries))
             }
         }
         if settings.enabledModules.isEmpty, settings.document["enabled_modules"] != nil, !settings.processes.isEmpty {

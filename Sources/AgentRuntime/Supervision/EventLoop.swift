@@ -13,9 +13,13 @@ final class EventLoop {
     private var nextTimerID = 1
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
+    /// Work posted from other threads.
+    let inbox = LoopInbox()
+
     init() {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollFD >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
+        register(inbox.fd) { [inbox] _ in inbox.drain() }
     }
 
     deinit { close(epollFD) }

@@ -61,6 +61,7 @@ final class SupervisedProcess {
 
     /// Cache of the targets of the last event type this process emitted.
     var lastEmittedType: [UInt8] = []
+    var lastEmittedTypeName = ""
     var lastTargets: [SupervisedProcess] = []
     var routingGeneration = -1
 

@@ -8,8 +8,10 @@ extension Supervisor {
     func handleControl(_ request: JSONValue) -> JSONValue {
         switch request["command"]?.stringValue {
         case "status"?:
-            return ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
-                    "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json))]
+            var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
+                                      "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json))]
+            answer["store"] = storeStatus
+            return .object(answer)
         case "stop"?:
             logger.notice("stop requested over the control socket")
             stopAll()
@@ -40,6 +42,7 @@ extension Supervisor {
                 return ["ok": false, "error": .string("\(name) is already \(process.state) (pid \(process.pid))")]
             }
             logger.notice("start requested over the control socket", metadata: metadata)
+            record(process, "command", "start")
             cancelRestart(process)
             process.restartTimes = []
             process.consecutiveFailures = 0
@@ -47,6 +50,7 @@ extension Supervisor {
             return ["ok": true, "process": snapshot(of: process)]
         case "stop":
             logger.notice("stop requested over the control socket", metadata: metadata)
+            record(process, "command", "stop")
             cancelRestart(process)
             if process.hasWorker {
                 stop(process)
@@ -56,6 +60,7 @@ extension Supervisor {
             return ["ok": true, "process": snapshot(of: process)]
         case "restart":
             logger.notice("restart requested over the control socket", metadata: metadata)
+            record(process, "command", "restart")
             cancelRestart(process)
             process.restartTimes = []
             process.consecutiveFailures = 0
@@ -71,6 +76,19 @@ extension Supervisor {
         default:
             return ["ok": false, "error": .string("unknown process action \"\(action)\"; known: start, stop, restart")]
         }
+    }
+
+    /// The store's figures for `status`.
+    var storeStatus: JSONValue {
+        guard let store else { return ["enabled": false] }
+        let stats = store.statistics
+        var object: JSONObject = [
+            "enabled": true, "path": .string(store.path), "committed": .number(JSONNumber(stats.committed)),
+            "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
+            "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
+        ]
+        if let degraded = stats.degraded { object["degraded"] = .string(degraded) }
+        return .object(object)
     }
 
     func cancelRestart(_ process: SupervisedProcess) {

@@ -61,6 +61,7 @@ extension Supervisor {
         case .ready:
             process.readyAt = EventLoop.now()
             if process.state == .starting {
+                record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
                 setState(process, .running)
                 logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
             }
@@ -76,11 +77,18 @@ extension Supervisor {
             process.outgoing.append(contentsOf: frame)
             markDirty(process)
         case .saveState:
-            process.savedState = Array(body)
-            var frame: [UInt8] = []
-            FrameCodec.append(.stateSaved, body: [0], to: &frame)
-            process.outgoing.append(contentsOf: frame)
-            markDirty(process)
+            let data = Array(body)
+            process.savedState = data
+            guard let store else {
+                acknowledgeStateSave(process, saved: true)
+                return
+            }
+            // Acknowledged once committed: the state then survives any crash.
+            let bound = LoopBound(value: (self, process))
+            let inbox = loop.inbox
+            store.saveState(process: process.name, data: data) { saved in
+                inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
+            }
         case .failure:
             let object = (try? JSONValue.parse(body))?.objectValue
             process.reportedFailure = (object?["code"]?.stringValue ?? "failure",
@@ -96,10 +104,13 @@ extension Supervisor {
         if source.routingGeneration != routingGeneration || !event.type.elementsEqual(source.lastEmittedType) {
             let type = String(decoding: event.type, as: UTF8.self)
             source.lastEmittedType = Array(event.type)
+            source.lastEmittedTypeName = type
             source.lastTargets = (subscribers[type] ?? []) + wildcardSubscribers.filter { $0 !== source }
             source.routingGeneration = routingGeneration
         }
         console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+        store?.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
+                      payload: String(decoding: event.payload, as: UTF8.self))
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
         deliveryScratch.removeAll(keepingCapacity: true)
@@ -122,6 +133,14 @@ extension Supervisor {
             target.eventsDelivered += 1
             markDirty(target)
         }
+    }
+
+    func acknowledgeStateSave(_ process: SupervisedProcess, saved: Bool) {
+        guard process.hasWorker else { return }
+        var frame: [UInt8] = []
+        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: &frame)
+        process.outgoing.append(contentsOf: frame)
+        markDirty(process)
     }
 
     func markDirty(_ process: SupervisedProcess) {

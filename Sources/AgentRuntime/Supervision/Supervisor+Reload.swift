@@ -66,6 +66,7 @@ extension Supervisor {
         }
         setProcesses(next)
         for process in toStart { spawn(process) }
+        startQueries()
         return (kept, restarted, started, stopped.sorted())
     }
 

@@ -71,6 +71,7 @@ extension Supervisor {
             }
         }
         logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name))", metadata: ["process": "\(process.name)"])
+        record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
         scheduleDeadlineCheck()
     }
 
@@ -141,6 +142,7 @@ extension Supervisor {
         process.lastExitCode = code
         process.lastSignal = signal
         process.lastExit = how
+        record(process, "exit", how, pid: pid, exitCode: code, signal: signal)
         let wasStopping = process.state == .stopping || stopping
         let wasReady = process.readyAt >= process.spawnedAt
         process.readyAt = 0
@@ -148,7 +150,7 @@ extension Supervisor {
         let name: Logger.Metadata = ["process": "\(process.name)"]
 
         if wasStopping {
-            process.state = .stopped
+            setState(process, .stopped)
             logger.info("worker pid \(pid) stopped (\(how)) after \(String(format: "%.2f", ranFor)) s", metadata: name)
             processStopped(process)
             return
@@ -199,10 +201,24 @@ extension Supervisor {
         }
     }
 
-    /// Records a state change (the log says every one that users care about).
+    /// Records a state change (the log says every one that users care about; the store keeps it).
     func setState(_ process: SupervisedProcess, _ state: ProcessState) {
         process.state = state
         process.stateSince = EventLoop.now()
+        switch state {
+        case .backoff(let at): record(process, "backoff", String(format: "retry in %.2f s", max(0, at - EventLoop.now())))
+        case .failed(let reason): record(process, "failed", reason)
+        case .exited(let code): record(process, "exited", "status \(code)", exitCode: code)
+        case .stopped: record(process, "stopped")
+        case .stopping: record(process, "stopping")
+        case .starting, .running: break
+        }
+    }
+
+    /// A line of run history in the store.
+    func record(_ process: SupervisedProcess, _ event: String, _ detail: String = "", pid: Int32? = nil, exitCode: Int32? = nil, signal: Int32? = nil) {
+        store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: process.name, event: event, detail: detail,
+                                   pid: pid ?? (process.pid > 0 ? process.pid : nil), exitCode: exitCode, signal: signal.map(SignalName.of)))
     }
 
     /// Kills a worker's whole process group, noting why for the exit message.

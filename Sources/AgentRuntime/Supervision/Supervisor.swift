@@ -24,6 +24,11 @@ public final class Supervisor {
     /// Where the control socket goes (nil: no control socket).
     public var controlPaths: AgentPaths?
     var control: ControlServer?
+    var queryRunner: QueryRunner?
+    /// The embedded store (nil: running without it).
+    public var store: AgentStore? {
+        didSet { loadSavedStates() }
+    }
     let startedAt = EventLoop.now()
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     var subscribers: [String: [SupervisedProcess]] = [:]
@@ -46,6 +51,13 @@ public final class Supervisor {
         self.console = console
         self.logger = logger
         setProcesses(planned.map(SupervisedProcess.init))
+    }
+
+    /// Gives every process the state it saved in an earlier run.
+    func loadSavedStates() {
+        guard let store else { return }
+        let states = store.loadStates()
+        for process in processes where process.savedState == nil { process.savedState = states[process.name] }
     }
 
     func setProcesses(_ list: [SupervisedProcess]) {
@@ -96,6 +108,7 @@ public final class Supervisor {
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         for process in processes { spawn(process) }
+        startQueries()
         while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty) {
             afterLoopTurn()
             loop.runOnce()
@@ -104,6 +117,8 @@ public final class Supervisor {
         sweepOrphans()
         run(until: { orphans.isEmpty }, timeout: 2)
         console.flush()
+        queryRunner?.stop()
+        store?.close()
         logger.info("all workers stopped")
     }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,16 +8,28 @@ struct TradeFrequency: Monitor {
         var window: Double
         var threshold: Int
         var key: String
+        var report_every: Double
     }
 
     static let typeName = "trade_frequency"
     static let description = "Counts trades per pair over a sliding window and alerts when a pair is busier than the threshold."
     static let subscribes = ["trade"]
+    /// A summary from the store: events per key over the window, every `report_every` seconds.
+    static let queries = [
+        PeriodicQuery(
+            name: "counts",
+            sql: """
+                SELECT json_extract(payload, '$.' || :key) AS key, count(*) AS n FROM events
+                WHERE type = 'trade' AND time >= :since GROUP BY key ORDER BY n DESC, key
+                """,
+            every: .setting("report_every"), window: .setting("window")),
+    ]
     static var settingsSchema: Schema {
         .object([
             "window": .number(exclusiveMinimum: 0, default: 60, description: "Length of the sliding window, in seconds."),
             "threshold": .integer(minimum: 1, default: 10, description: "Alert when more events than this fall in the window."),
             "key": .string(minLength: 1, default: "pair", description: "Payload field to count by."),
+            "report_every": .number(minimum: 0, default: 60, description: "Seconds between summaries of the window from the store (0: none)."),
         ])
     }
 
@@ -29,6 +41,11 @@ struct TradeFrequency: Monitor {
         var window = SlidingCounter(length: settings.window)
         var alerting: Set<String> = []
         for await event in context.events {
+            if let result = event.queryResult() {
+                let counts = result.rows.map { "\($0["key"] ?? "?") \($0["n"] ?? 0)" }
+                context.send("last \(Self.format(settings.window)) s: " + (counts.isEmpty ? "no trades" : counts.joined(separator: ", ")))
+                continue
+            }
             guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload)) as? [String: Any],
                   let key = object[settings.key].map({ "\($0)" })
             else {

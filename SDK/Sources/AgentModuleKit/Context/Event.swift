@@ -26,4 +26,23 @@ public struct Event: Sendable {
 
     /// The payload as text (UTF-8).
     public var payloadText: String { String(decoding: payload, as: UTF8.self) }
+
+    /// For a `query:<name>` event: the query's name, window and rows (column → value).
+    public func queryResult() -> QueryResult? {
+        guard type.hasPrefix("query:"),
+              let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] else { return nil }
+        return QueryResult(name: String(type.dropFirst("query:".count)),
+                           since: object["since"] as? Double ?? 0, until: object["until"] as? Double ?? 0,
+                           rows: object["rows"] as? [[String: Any]] ?? [])
+    }
+}
+
+/// The rows of one run of a ``PeriodicQuery``.
+public struct QueryResult: @unchecked Sendable {
+    public var name: String
+    /// The window, in seconds since the epoch.
+    public var since: Double
+    public var until: Double
+    /// One dictionary per row: column name → String, Int, Double or NSNull.
+    public var rows: [[String: Any]]
 }

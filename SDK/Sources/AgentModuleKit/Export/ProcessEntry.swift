@@ -9,6 +9,7 @@ struct ProcessEntry: Sendable {
     let description: String
     let schema: Schema
     let subscriptions: [String]
+    let queries: [PeriodicQuery]
     /// Decodes settings (defaults filled in) and creates the process; throws a readable error.
     let make: @Sendable ([UInt8]) throws -> Runner
 
@@ -18,6 +19,7 @@ struct ProcessEntry: Sendable {
         description = P.description
         schema = P.settingsSchema
         subscriptions = P.defaultSubscriptions
+        queries = P.periodicQueries
         let schema = P.settingsSchema
         make = { bytes in
             let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: schema)
@@ -34,6 +36,7 @@ struct ProcessEntry: Sendable {
             ("settings_schema", schema.json),
         ]
         if !subscriptions.isEmpty { fields.append(("subscribes", .array(subscriptions.map(JSONText.string)))) }
+        if !queries.isEmpty { fields.append(("queries", .array(queries.map(\.manifestJSON)))) }
         return .object(fields)
     }
 }

@@ -18,6 +18,8 @@ public protocol AgentProcess: Sendable {
     static var kind: ProcessKind { get }
     /// Event types a process of this type receives unless its settings say otherwise.
     static var defaultSubscriptions: [String] { get }
+    /// Queries the runtime runs periodically for the process (monitors declare them).
+    static var periodicQueries: [PeriodicQuery] { get }
 
     /// Creates the process from its settings. Throw to refuse settings that the schema cannot
     /// express; the message is shown to the user.
@@ -30,6 +32,7 @@ public protocol AgentProcess: Sendable {
 
 extension AgentProcess {
     public static var defaultSubscriptions: [String] { [] }
+    public static var periodicQueries: [PeriodicQuery] { [] }
 }
 
 /// The kind of a process type, as written in the module manifest.

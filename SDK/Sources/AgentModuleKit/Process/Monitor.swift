@@ -6,9 +6,14 @@
 public protocol Monitor: AgentProcess {
     /// The event types this monitor receives by default (`"*"` means every type).
     static var subscribes: [String] { get }
+    /// Queries over the event log the runtime runs periodically for this monitor; their rows
+    /// arrive as `query:<name>` events.
+    static var queries: [PeriodicQuery] { get }
 }
 
 extension Monitor {
     public static var kind: ProcessKind { .monitor }
     public static var defaultSubscriptions: [String] { subscribes }
+    public static var queries: [PeriodicQuery] { [] }
+    public static var periodicQueries: [PeriodicQuery] { queries }
 }

@@ -1,0 +1,279 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The agent's memory: events, per-process state and run history in SQLite (WAL mode).
+///
+/// The supervisor hands records over with ``append(type:source:time:payload:)`` and friends,
+/// which only take a lock and append to a list; a writer thread commits them in batches, one
+/// transaction per batch, off the routing path. An event is *acknowledged* once its batch is
+/// committed (``statistics``). If the disk is full or the database cannot be written, the
+/// store says so in the log and in `status`, drops what it cannot write (counted), retries
+/// every few seconds, and the agent keeps running.
+public final class AgentStore: @unchecked Sendable {
+    public let path: String
+    public let settings: StoreSettings
+    let logger: Logger
+    private let database: DatabaseQueue
+
+    private let lock = NSCondition()
+    private var events: [PendingEvent] = []
+    private var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
+    private var history: [HistoryEntry] = []
+    private var stopping = false
+    private var writerDone = false
+    private var stats = StoreStatistics()
+
+    struct PendingEvent {
+        var time: Double
+        var type: String
+        var source: String
+        var payload: String
+    }
+
+    /// Opens (creating) the database and starts the writer. Throws if it cannot be opened.
+    public init(path: String, settings: StoreSettings, logger: Logger) throws {
+        self.path = path
+        self.settings = settings
+        self.logger = logger
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
+        let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous)")
+            // For tests of a full disk: a hard cap on the database's size.
+            if let maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(maximumPages)") }
+        }
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        try StoreSchema.migrator.migrate(database)
+        let thread = Thread { [self] in writeLoop() }
+        thread.name = "agent-store"
+        thread.start()
+    }
+
+    // MARK: Handing records over (any thread; cheap)
+
+    /// Queues an event for the log.
+    public func append(type: String, source: String, time: Double, payload: String) {
+        lock.lock()
+        if events.count >= settings.queueLimit {
+            // Slow disk: the oldest waiting events give way (never acknowledged, so not lost
+            // in the store's promise), counted.
+            let excess = max(1, settings.queueLimit / 10)
+            events.removeFirst(min(excess, events.count))
+            stats.dropped += excess
+        }
+        events.append(PendingEvent(time: time, type: type, source: source, payload: payload))
+        if events.count == 1 { lock.signal() }
+        lock.unlock()
+    }
+
+    /// Replaces a process's state; `done` runs (on the writer thread) once it is committed.
+    public func saveState(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)? = nil) {
+        lock.lock()
+        states.append((process, data, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Adds a line to the run history.
+    public func record(_ entry: HistoryEntry) {
+        lock.lock()
+        history.append(entry)
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Every process's saved state.
+    public func loadStates() -> [String: [UInt8]] {
+        (try? database.read { db in
+            var result: [String: [UInt8]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT process, data FROM state") {
+                let data: Data = row["data"]
+                result[row["process"]] = Array(data)
+            }
+            return result
+        }) ?? [:]
+    }
+
+    public var statistics: StoreStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        var copy = stats
+        copy.pending = events.count
+        return copy
+    }
+
+    /// Writes what is queued and stops the writer (waits up to `timeout` seconds).
+    public func close(timeout: Double = 10) {
+        lock.lock()
+        stopping = true
+        lock.broadcast()
+        let deadline = Date().addingTimeInterval(timeout)
+        while !writerDone, lock.wait(until: deadline) {}
+        lock.unlock()
+    }
+
+    // MARK: The writer thread
+
+    private func writeLoop() {
+        var nextRetention = Date()
+        var retryAfter: Date?
+        while true {
+            lock.lock()
+            while events.isEmpty, states.isEmpty, history.isEmpty, !stopping {
+                if !lock.wait(until: min(nextRetention, Date().addingTimeInterval(1))) { break }
+            }
+            let batch = events.count > 20_000 ? Array(events.prefix(20_000)) : events
+            events.removeFirst(batch.count)
+            let stateBatch = states
+            let historyBatch = history
+            states = []
+            history = []
+            let finished = stopping && events.isEmpty
+            lock.unlock()
+
+            if let wait = retryAfter, Date() < wait, !finished {
+                // Still failing recently: do not hammer a full disk; count what is dropped.
+                drop(batch.count, states: stateBatch)
+            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty {
+                do {
+                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch)
+                    for state in stateBatch { state.done?(true) }
+                    lock.lock()
+                    stats.committed += batch.count
+                    stats.batches += 1
+                    if stats.degraded != nil {
+                        logger.notice("store: writing again to \(path)")
+                        stats.degraded = nil
+                    }
+                    lock.unlock()
+                    retryAfter = nil
+                } catch {
+                    degrade(error)
+                    drop(batch.count, states: stateBatch)
+                    retryAfter = Date().addingTimeInterval(5)
+                }
+            }
+            if Date() >= nextRetention {
+                enforceRetention()
+                nextRetention = Date().addingTimeInterval(10)
+            }
+            if finished {
+                lock.lock()
+                writerDone = true
+                lock.broadcast()
+                lock.unlock()
+                return
+            }
+        }
+    }
+
+    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry]) throws {
+        try database.inTransaction { db in
+            if !batch.isEmpty {
+                let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
+                for event in batch {
+                    try insert.execute(arguments: [event.time, event.type, event.source, event.payload])
+                }
+            }
+            if !stateBatch.isEmpty {
+                let upsert = try db.cachedStatement(sql: "INSERT INTO state (process, data, updated) VALUES (?, ?, ?) ON CONFLICT(process) DO UPDATE SET data = excluded.data, updated = excluded.updated")
+                let now = Date().timeIntervalSince1970
+                for (process, data) in stateBatch { try upsert.execute(arguments: [process, Data(data), now]) }
+            }
+            if !historyBatch.isEmpty {
+                let insert = try db.cachedStatement(sql: "INSERT INTO history (time, process, event, detail, pid, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                for entry in historyBatch {
+                    let pid: Int? = entry.pid.map { Int($0) }
+                    let code: Int? = entry.exitCode.map { Int($0) }
+                    try insert.execute(arguments: [entry.time, entry.process, entry.event, entry.detail, pid, code, entry.signal])
+                }
+            }
+            return .commit
+        }
+    }
+
+    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {
+        for state in stateBatch { state.done?(false) }
+        guard count > 0 else { return }
+        lock.lock()
+        stats.dropped += count
+        lock.unlock()
+    }
+
+    private func degrade(_ error: any Error) {
+        let reason: String
+        if let sqlite = error as? DatabaseError {
+            switch sqlite.resultCode {
+            case .SQLITE_FULL: reason = "the disk (or the database's size limit) is full"
+            case .SQLITE_READONLY: reason = "the database is read-only"
+            case .SQLITE_IOERR: reason = "an I/O error: \(sqlite.message ?? "")"
+            default: reason = "\(sqlite.resultCode): \(sqlite.message ?? "")"
+            }
+        } else {
+            reason = "\(error)"
+        }
+        lock.lock()
+        let first = stats.degraded == nil
+        stats.degraded = reason
+        stats.writeErrors += 1
+        lock.unlock()
+        if first {
+            logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
+        }
+    }
+
+    /// Deletes events beyond the retention limits, in small chunks so the writer never holds
+    /// the database for long.
+    private func enforceRetention() {
+        do {
+            if let age = settings.maximumAge {
+                let cutoff = Date().timeIntervalSince1970 - age
+                var deleted = 0
+                repeat {
+                    deleted = try database.write { db in
+                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT 10000)", arguments: [cutoff])
+                        return db.changesCount
+                    }
+                    lock.lock()
+                    stats.expired += deleted
+                    lock.unlock()
+                } while deleted == 10000
+            }
+            if let limit = settings.maximumEvents {
+                var deleted = 0
+                repeat {
+                    deleted = try database.write { db in
+                        let newest = try Int.fetchOne(db, sql: "SELECT max(id) FROM events") ?? 0
+                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT 10000)", arguments: [newest - limit])
+                        return db.changesCount
+                    }
+                    lock.lock()
+                    stats.expired += deleted
+                    lock.unlock()
+                } while deleted == 10000
+            }
+        } catch {
+            degrade(error)
+        }
+    }
+}
+
+/// What `status` shows of the store.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Events committed (acknowledged) since the agent started.
+    public var committed = 0
+    public var batches = 0
+    /// Events dropped because the queue was full or the database could not be written.
+    public var dropped = 0
+    /// Events deleted by the retention policy.
+    public var expired = 0
+    public var writeErrors = 0
+    /// Events waiting to be written.
+    public var pending = 0
+    /// Why the store is not writing, if it is not.
+    public var degraded: String?
+}

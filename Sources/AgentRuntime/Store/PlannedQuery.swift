@@ -1,0 +1,113 @@
+import AgentCore
+import GRDB
+import GRDBSQLite
+import JSONSchema
+
+/// A monitor's periodic query, checked and ready to run: its SQL, period, window and the
+/// values bound to its parameters.
+public struct PlannedQuery: Sendable, Equatable {
+    public var process: String
+    public var name: String
+    public var sql: String
+    /// Seconds between runs.
+    public var every: Double
+    /// Length of the window, in seconds.
+    public var window: Double
+    /// Parameter (without the colon) → value, from the process's settings.
+    public var settings: [String: JSONValue]
+
+    /// Resolves `every` / `window` and checks the SQL against the store's schema: it must
+    /// compile, be read-only, and use only known parameters. Returns a message on failure.
+    static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject) -> Result<PlannedQuery, QueryProblem> {
+        func seconds(_ value: JSONValue, _ what: String) -> Result<Double, QueryProblem> {
+            if let number = value.numberValue?.doubleValue { return .success(number) }
+            if let reference = value.stringValue, reference.hasPrefix("$") {
+                let key = String(reference.dropFirst())
+                guard let number = settings[key]?.numberValue?.doubleValue else {
+                    return .failure(QueryProblem("its \(what) comes from the setting \"\(key)\", which is not a number here"))
+                }
+                return .success(number)
+            }
+            return .failure(QueryProblem("its \(what) must be a number of seconds or \"$setting\", found \(value.serialized())"))
+        }
+        let every: Double, window: Double
+        switch seconds(declaration.every, "period") {
+        case .success(let value): every = value
+        case .failure(let problem): return .failure(problem)
+        }
+        switch seconds(declaration.window, "window") {
+        case .success(let value): window = value
+        case .failure(let problem): return .failure(problem)
+        }
+        var bound: [String: JSONValue] = [:]
+        for (key, value) in settings {
+            switch value {
+            case .string, .number, .bool, .null: bound[key] = value
+            default: break
+            }
+        }
+        let planned = PlannedQuery(process: process, name: declaration.name, sql: declaration.sql, every: every, window: window, settings: bound)
+        do {
+            let scratch = try StoreSchema.scratchDatabase()
+            try scratch.read { db in
+                let statement = try db.makeStatement(sql: declaration.sql)
+                guard statement.isReadonly else { throw QueryProblem("it must only read (SELECT); it would change the database") }
+                let known = Set(["since", "until", "window"]).union(bound.keys)
+                for parameter in Self.parameterNames(statement) {
+                    let name = String(parameter.drop { $0 == ":" || $0 == "$" || $0 == "@" })
+                    guard known.contains(name) else {
+                        throw QueryProblem("it uses the parameter :\(name), which is neither :since, :until, :window nor a setting of the process")
+                    }
+                }
+                _ = try Row.fetchAll(statement, arguments: planned.arguments(for: statement, now: 0))
+            }
+        } catch let problem as QueryProblem {
+            return .failure(problem)
+        } catch let error as DatabaseError {
+            return .failure(QueryProblem("the SQL is not valid: \(error.message ?? "\(error)")"))
+        } catch {
+            return .failure(QueryProblem("\(error)"))
+        }
+        return .success(planned)
+    }
+
+    /// The values for the statement's parameters at time `now`.
+    func arguments(for statement: Statement, now: Double) -> StatementArguments {
+        var values: [String: DatabaseValue] = [:]
+        for parameter in Self.parameterNames(statement) {
+            let name = String(parameter.drop { $0 == ":" || $0 == "$" || $0 == "@" })
+            values[name] = value(of: name, now: now)
+        }
+        return StatementArguments(values)
+    }
+
+    private func value(of name: String, now: Double) -> DatabaseValue {
+        switch name {
+        case "since": return (now - window).databaseValue
+        case "until": return now.databaseValue
+        case "window": return window.databaseValue
+        default:
+            switch settings[name] {
+            case .string(let text)?: return text.databaseValue
+            case .number(let number)?:
+                if let integer = number.intValue { return integer.databaseValue }
+                return number.doubleValue.databaseValue
+            case .bool(let flag)?: return flag.databaseValue
+            default: return .null
+            }
+        }
+    }
+
+    /// The statement's named parameters, as written (`:since`).
+    static func parameterNames(_ statement: Statement) -> [String] {
+        let count = sqlite3_bind_parameter_count(statement.sqliteStatement)
+        guard count > 0 else { return [] }
+        return (1...count).compactMap { index in sqlite3_bind_parameter_name(statement.sqliteStatement, index).map { String(cString: $0) } }
+    }
+}
+
+/// Why a periodic query cannot run.
+struct QueryProblem: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import JSONSchema
+
+/// Reads a store from outside the agent (agent-control events / history): a read-only
+/// connection, which WAL mode lets run beside the agent's writer.
+public struct StoreReader {
+    let database: DatabaseQueue
+    public let path: String
+
+    public init(path: String) throws(ControlError) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ControlError("no store at \(path): the agent has not run with the store yet (or \"store\" points elsewhere)")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw ControlError("cannot open the store \(path): \(error)")
+        }
+        self.path = path
+    }
+
+    /// One stored event.
+    public struct StoredEvent: Sendable {
+        public var id: Int64
+        public var time: Double
+        public var type: String
+        public var source: String
+        public var payload: String
+
+        public var json: JSONValue {
+            let payloadValue = (try? JSONValue.parse(payload)) ?? .string(payload)
+            return ["id": .number(JSONNumber(Int(id))), "time": .string(Self.iso(time)), "type": .string(type),
+                    "source": .string(source), "payload": payloadValue]
+        }
+
+        public var line: String { "\(Self.iso(time))  \(source) → \(type)  \(payload)" }
+
+        static func iso(_ seconds: Double) -> String {
+            ConsoleOutput.timestamp(nanoseconds: Int64(seconds * 1e9), full: true)
+        }
+    }
+
+    /// Events after `afterID`, filtered, oldest first (the newest `limit` when `newest`).
+    public func events(types: [String], since: Double?, afterID: Int64 = 0, limit: Int, newest: Bool) throws -> [StoredEvent] {
+        var conditions = ["id > ?"]
+        var arguments: [any DatabaseValueConvertible] = [afterID]
+        if !types.isEmpty {
+            conditions.append("type IN (\(types.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += types.map { $0 as any DatabaseValueConvertible }
+        }
+        if let since {
+            conditions.append("time >= ?")
+            arguments.append(since)
+        }
+        let order = newest ? "DESC" : "ASC"
+        let sql = "SELECT id, time, type, source, payload FROM events WHERE \(conditions.joined(separator: " AND ")) ORDER BY id \(order) LIMIT \(limit)"
+        let rows = try database.read { db in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) }
+        let events = rows.map { StoredEvent(id: $0["id"], time: $0["time"], type: $0["type"], source: $0["source"], payload: $0["payload"]) }
+        return newest ? events.reversed() : events
+    }
+
+    /// The run history, optionally of one process, newest last.
+    public func history(process: String?, limit: Int) throws -> [HistoryEntry] {
+        let filter = process == nil ? "" : "WHERE process = ?"
+        let arguments: StatementArguments = process.map { [$0] } ?? []
+        return try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM (SELECT * FROM history \(filter) ORDER BY id DESC LIMIT \(limit)) ORDER BY id", arguments: arguments).map { row in
+                let pid: Int? = row["pid"]
+                let code: Int? = row["exit_code"]
+                return HistoryEntry(time: row["time"], process: row["process"], event: row["event"], detail: row["detail"],
+                                    pid: pid.map { Int32($0) }, exitCode: code.map { Int32($0) }, signal: row["signal"])
+            }
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the database is intact.
+    public func integrityCheck() throws -> String {
+        try database.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    /// Parses `--since`: a duration back from now (`30s`, `10m`, `2h`, `1d`) or an ISO 8601 time.
+    public static func parseSince(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        if let unit = text.last, let factor = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
+            return now - amount * factor
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)?.timeIntervalSince1970
+    }
+}

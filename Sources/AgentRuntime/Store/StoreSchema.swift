@@ -1,0 +1,47 @@
+import GRDB
+
+/// The store's tables. Migrations run in order and are recorded, so that a newer runtime
+/// upgrades an older agent's database in place.
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // time: seconds since the Unix epoch (UTC), so that queries can say `time >= :since`.
+            try db.execute(sql: """
+                CREATE TABLE events (
+                    id INTEGER PRIMARY KEY,
+                    time REAL NOT NULL,
+                    type TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    payload TEXT NOT NULL
+                );
+                CREATE INDEX events_type_time ON events(type, time);
+                CREATE INDEX events_time ON events(time);
+                CREATE TABLE state (
+                    process TEXT PRIMARY KEY,
+                    data BLOB NOT NULL,
+                    updated REAL NOT NULL
+                );
+                CREATE TABLE history (
+                    id INTEGER PRIMARY KEY,
+                    time REAL NOT NULL,
+                    process TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    detail TEXT NOT NULL DEFAULT '',
+                    pid INTEGER,
+                    exit_code INTEGER,
+                    signal TEXT
+                );
+                CREATE INDEX history_process_time ON history(process, time);
+                """)
+        }
+        return migrator
+    }
+
+    /// An empty in-memory database with the schema, to check monitors' queries before start.
+    static func scratchDatabase() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        return queue
+    }
+}

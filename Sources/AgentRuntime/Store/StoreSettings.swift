@@ -1,0 +1,64 @@
+import Foundation
+import JSONSchema
+
+/// The `store` section of settings.json: where the SQLite store is and how long it keeps
+/// events.
+///
+/// ```json
+/// "store": {"path": ".agent/data/agent.sqlite", "retention": {"max_age": 604800, "max_events": 1000000},
+///           "queue_limit": 100000, "synchronous": "normal"}
+/// ```
+public struct StoreSettings: Sendable, Equatable {
+    public var enabled = true
+    /// Relative paths are relative to the agent's folder.
+    public var path = ".agent/data/agent.sqlite"
+    /// Events older than this many seconds are deleted (nil: kept).
+    public var maximumAge: Double? = 7 * 24 * 3600
+    /// At most this many events are kept, the oldest deleted first (nil: no limit).
+    public var maximumEvents: Int? = 1_000_000
+    /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
+    public var queueLimit = 100_000
+    /// `normal`: a committed event survives a crash of the agent; `full`: also a power loss.
+    public var synchronous = "normal"
+
+    public init() {}
+
+    /// The schema of the `store` key (part of the host schema).
+    public static let schema: JSONValue = [
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The embedded SQLite store: events, process state, run history.",
+        "properties": [
+            "enabled": ["type": "boolean", "default": true],
+            "path": ["type": "string", "minLength": 1, "default": ".agent/data/agent.sqlite"],
+            "retention": [
+                "type": "object",
+                "additionalProperties": false,
+                "properties": [
+                    "max_age": ["type": ["number", "null"], "exclusiveMinimum": 0, "default": 604800, "description": "Seconds; null keeps events forever."],
+                    "max_events": ["type": ["integer", "null"], "minimum": 1, "default": 1000000],
+                ],
+            ],
+            "queue_limit": ["type": "integer", "minimum": 1, "default": 100000],
+            "synchronous": ["enum": ["normal", "full"], "default": "normal"],
+        ],
+    ]
+
+    /// Reads the section (already checked by the schema).
+    public init(_ value: JSONValue?) {
+        guard let object = value?.objectValue else { return }
+        enabled = object["enabled"]?.boolValue ?? enabled
+        path = object["path"]?.stringValue ?? path
+        if let retention = object["retention"]?.objectValue {
+            if let age = retention["max_age"] { maximumAge = age.numberValue?.doubleValue }
+            if let count = retention["max_events"] { maximumEvents = count.numberValue?.intValue }
+        }
+        queueLimit = object["queue_limit"]?.numberValue?.intValue ?? queueLimit
+        synchronous = object["synchronous"]?.stringValue ?? synchronous
+    }
+
+    /// The database file for an agent in `agentDirectory`.
+    public func databasePath(agentDirectory: String) -> String {
+        path.hasPrefix("/") ? path : agentDirectory + "/" + path
+    }
+}

@@ -1,0 +1,100 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+
+/// The store's path for the agent whose settings are given.
+func storeReader(settings path: String) throws -> StoreReader {
+    do {
+        let settings = try AgentSettings.load(file: path)
+        return try StoreReader(path: settings.store.databasePath(agentDirectory: settings.agentDirectory))
+    } catch {
+        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show events from the agent's store (it need not be running).",
+        discussion: """
+        Reads the SQLite store (read-only, beside a running agent). --since takes a duration back \
+        from now (30s, 10m, 2h, 1d) or an ISO 8601 time. --follow keeps printing new events \
+        until interrupted.
+        """)
+
+    @Option(name: .long, help: "The settings file (its store section says where the store is).")
+    var settings: String = "settings.json"
+
+    @Option(name: .long, help: "Only events of this type (repeatable).")
+    var type: [String] = []
+
+    @Option(name: .long, help: "Only events since then: 30s, 10m, 2h, 1d, or an ISO 8601 time.")
+    var since: String?
+
+    @Option(name: .long, help: "At most this many events (the newest), before following.")
+    var limit: Int = 100
+
+    @Flag(name: .long, help: "Keep printing new events.")
+    var follow = false
+
+    @Flag(name: .long, help: "JSON lines.")
+    var json = false
+
+    func validate() throws {
+        if let since, StoreReader.parseSince(since) == nil {
+            throw ValidationError("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"\(since)\"")
+        }
+        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        let reader = try storeReader(settings: settings)
+        let start = since.flatMap { StoreReader.parseSince($0) }
+        var last: Int64 = 0
+        func show(_ events: [StoreReader.StoredEvent]) {
+            for event in events { print(json ? event.json.serialized() : event.line) }
+            last = events.last?.id ?? last
+            fflush(nil)
+        }
+        show(try reader.events(types: type, since: start, limit: limit, newest: true))
+        while follow {
+            usleep(200_000)
+            show(try reader.events(types: type, since: start, afterID: last, limit: 10_000, newest: false))
+        }
+    }
+}
+
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the run history from the store: starts, readiness, exits, restarts, state changes, commands.")
+
+    @Argument(help: "Only this process.")
+    var name: String?
+
+    @Option(name: .long, help: "The settings file (its store section says where the store is).")
+    var settings: String = "settings.json"
+
+    @Option(name: .long, help: "At most this many lines (the newest).")
+    var limit: Int = 100
+
+    @Flag(name: .long, help: "JSON lines.")
+    var json = false
+
+    func run() throws {
+        let reader = try storeReader(settings: settings)
+        for entry in try reader.history(process: name, limit: limit) {
+            let time = ConsoleOutput.timestamp(nanoseconds: Int64(entry.time * 1e9), full: true)
+            if json {
+                var object: [String: Any] = ["time": time, "process": entry.process, "event": entry.event, "detail": entry.detail]
+                if let pid = entry.pid { object["pid"] = Int(pid) }
+                if let code = entry.exitCode { object["exit_code"] = Int(code) }
+                if let signal = entry.signal { object["signal"] = signal }
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                let pid = entry.pid.map { " pid \($0)" } ?? ""
+                print("\(time)  \(entry.process)  \(entry.event)\(pid)\(entry.detail.isEmpty ? "" : "  \(entry.detail)")")
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// The embedded store with the real agent: events, state and history in SQLite, through
+/// crashes, a full disk and an unwritable location.
+@Suite(.serialized) struct StoreTests {
+    static func feed(interval: Double, extra: String = "") -> String {
+        #"{"enabled_modules": ["sample"], \#(extra) "processes": {"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": \#(interval)}}}"#
+    }
+
+    static func control(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func storePath(_ agent: AgentRun) -> String { agent.directory + "/.agent/data/agent.sqlite" }
+
+    @Test func everyRoutedEventIsStoredAndReadableWithAgentControlEvents() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.005))
+        #expect(agent.waitForLines(count: 50) { $0.contains(#""type":"trade""#) }.count >= 50, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+        let printed = agent.jsonLines.filter { $0["type"] as? String == "trade" }.count
+        let reader = try StoreReader(path: Self.storePath(agent))
+        let stored = try reader.events(types: ["trade"], since: nil, limit: 100_000, newest: false)
+        #expect(stored.count == printed)
+        #expect(try reader.integrityCheck() == "ok")
+
+        let listed = try Self.control(["events", "--settings", agent.settingsFile, "--type", "trade", "--limit", "5", "--json"])
+        #expect(listed.status == 0)
+        let lines = listed.stdout.split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines.last?.contains(#""source":"trades""#) == true)
+        let none = try Self.control(["events", "--settings", agent.settingsFile, "--type", "nothing"])
+        #expect(none.stdout.isEmpty)
+    }
+
+    @Test func stateSurvivesARestartOfTheWholeAgent() throws {
+        let settings = Self.feed(interval: 0.002)
+        let first = try AgentRun(settings: settings)
+        #expect(first.waitForLine { $0.contains(#""sequence":150,"#) } != nil, "\(first.transcript)")
+        #expect(first.stop() == 0)
+        let second = try AgentRun(settings: settings, directory: first.directory)
+        let line = try #require(second.waitForLine { $0.contains(#""type":"trade""#) }, "\(second.transcript)")
+        let payload = try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["payload"] as? [String: Any])
+        #expect((payload["sequence"] as? Int ?? 0) > 100, "the feed started over instead of continuing from its saved state")
+        #expect(second.stop() == 0)
+    }
+
+    @Test func nothingAcknowledgedIsLostWhenTheSupervisorIsKilled() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.001), arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
+        var acknowledged = 0
+        let deadline = Date().addingTimeInterval(20)
+        while acknowledged < 2_000, Date() < deadline {
+            let status = try Self.control(["status", "--json", "--settings", agent.settingsFile])
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            acknowledged = (object?["store"] as? [String: Any])?["committed"] as? Int ?? 0
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(acknowledged >= 2_000)
+        #expect(agent.stop(signal: SIGKILL) != nil)
+
+        let reader = try StoreReader(path: Self.storePath(agent))
+        #expect(try reader.integrityCheck() == "ok")
+        let stored = try reader.events(types: ["trade"], since: nil, limit: 1_000_000, newest: false)
+        #expect(stored.count >= acknowledged)
+        // Contiguous: no acknowledged event is missing in the middle either.
+        let sequences = stored.compactMap { event -> Int? in
+            (try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])?["sequence"] as? Int
+        }
+        #expect(sequences == Array(1...sequences.count))
+
+        // The next start finds an intact store and goes on.
+        let again = try AgentRun(settings: Self.feed(interval: 0.01), arguments: ["--no-build", "--json"], directory: agent.directory)
+        #expect(again.waitForLine { $0.contains(#""type":"trade""#) } != nil, "\(again.transcript)")
+        #expect(again.stop() == 0)
+        #expect(try StoreReader(path: Self.storePath(agent)).events(types: ["trade"], since: nil, limit: 1_000_000, newest: false).count > stored.count)
+    }
+
+    @Test func fullDiskIsReportedAndTheAgentKeepsRunning() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.001), environment: ["AGENT_STORE_MAX_PAGES": "40"])
+        let error = agent.waitForLine(onStderr: true) { $0.contains("store: cannot write") }
+        #expect(error?.contains("the disk (or the database's size limit) is full") == true, "\(agent.transcript.suffix(2000))")
+        #expect(error?.contains("the agent keeps running") == true)
+        let before = agent.stdoutLines.count
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(agent.stdoutLines.count > before + 50, "events stopped flowing")
+        let status = try Self.control(["status", "--json", "--settings", agent.settingsFile])
+        let store = (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["store"] as? [String: Any]
+        #expect((store?["degraded"] as? String)?.contains("full") == true)
+        #expect((store?["dropped"] as? Int ?? 0) > 0)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func unwritableStoreLocationRunsWithoutTheStore() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.05, extra: #""store": {"path": "/proc/agent.sqlite"},"#))
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("store: cannot open /proc/agent.sqlite") && $0.contains("runs without the store") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLine { $0.contains(#""type":"trade""#) } != nil)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func historyRecordsStartsExitsAndRestarts() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.05), arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil)
+        let pid = try #require(agent.workerPids("trades").first)
+        kill(pid, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[trades] ready in") }.count == 2)
+        #expect(agent.stop() == 0)
+        let history = try Self.control(["history", "trades", "--settings", agent.settingsFile])
+        let events = history.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first.map(String.init) ?? "" }
+        #expect(events == ["started", "ready", "exit", "backoff", "started", "ready", "stopping", "exit", "stopped"], "\(history.stdout)")
+        #expect(history.stdout.contains("exit pid \(pid)  was killed by SIGKILL"))
+    }
+}
