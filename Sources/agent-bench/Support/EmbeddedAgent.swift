@@ -48,7 +48,12 @@ final class EmbeddedAgent {
     }
 
     deinit {
-        for info in supervisor.snapshot where info.pid > 0 { kill(info.pid, SIGKILL) }
+        // Only after a failed run: workers the supervisor did not stop are killed and reaped.
+        for info in supervisor.snapshot where info.pid > 0 {
+            kill(info.pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(info.pid, &status, 0)
+        }
         close(consoleRead)
         close(consoleWrite)
     }
