@@ -121,3 +121,48 @@ import Testing
         #expect(history.stdout.contains("exit pid \(pid)  was killed by SIGKILL"))
     }
 }
+
+/// A monitor's periodic query is checked before anything starts.
+@Suite struct PeriodicQueryTests {
+    static func module(_ name: String, queries: String) throws -> String {
+        let manifest = #"{"name":"\#(name)","version":"1","processes":[{"type":"watcher","kind":"monitor","settings_schema":{"type":"object","properties":{"key":{"type":"string","default":"pair"}}},"queries":\#(queries)}]}"#
+        return try CModuleFixture.module(name, manifest: manifest)
+    }
+
+    @Test func invalidOrWritingQueriesAreSettingsErrors() throws {
+        let queries = [
+            #"{"name":"typo","sql":"SELEC count(*) FROM events","every":1,"window":60}"#,
+            #"{"name":"writes","sql":"DELETE FROM events","every":1,"window":60}"#,
+            #"{"name":"unknown","sql":"SELECT count(*) FROM events WHERE time >= :from","every":1,"window":60}"#,
+            #"{"name":"nosetting","sql":"SELECT 1","every":"$period","window":60}"#,
+        ]
+        let library = try Self.module("badqueries", queries: "[" + queries.joined(separator: ",") + "]")
+        let file = TestPaths.temporaryDirectory("queries") + "/settings.json"
+        try #"{"enabled_modules": ["\#(library)"], "processes": {"w": {"type": "watcher"}}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try ScaffoldingTests.run("validate-settings", ["--settings", file])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains(#"the periodic query "typo" of "watcher" cannot run: the SQL is not valid: near "SELEC": syntax error"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"the periodic query "writes" of "watcher" cannot run: it must only read (SELECT)"#))
+        #expect(result.stdout.contains(#"the periodic query "unknown" of "watcher" cannot run: it uses the parameter :from"#))
+        #expect(result.stdout.contains(#"the periodic query "nosetting" of "watcher" cannot run: its period comes from the setting "period", which is not a number here"#))
+    }
+
+    @Test func validQueryUsingASettingIsAccepted() throws {
+        let library = try Self.module("goodqueries", queries: #"[{"name":"counts","sql":"SELECT json_extract(payload, '$.' || :key) AS k, count(*) AS n FROM events WHERE time >= :since GROUP BY k","every":10,"window":60}]"#)
+        let file = TestPaths.temporaryDirectory("queries") + "/settings.json"
+        try #"{"enabled_modules": ["\#(library)"], "processes": {"w": {"type": "watcher"}}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try ScaffoldingTests.run("validate-settings", ["--settings", file])
+        #expect(result.status == 0, "\(result.stdout)")
+    }
+
+    @Test func sampleMonitorReportsWindowCountsFromTheStore() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.01},
+          "busy": {"type": "trade_frequency", "window": 5, "threshold": 100000, "report_every": 0.5}}}
+        """, arguments: ["--no-build", "--json", "--quiet"])
+        let report = agent.waitForLine { $0.contains(#""source":"busy""#) && $0.contains("last 5 s: X/Y ") }
+        #expect(report != nil, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}

@@ -62,6 +62,15 @@ public enum HostSchema {
                     "stop_timeout": number,
                     "start_timeout": ["type": "number", "exclusiveMinimum": 0],
                     "watchdog": ["type": ["number", "null"], "minimum": 0],
+                    "queue": [
+                        "description": "Undelivered events kept for this process, and what happens when they reach the limit.",
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": [
+                            "limit_bytes": ["type": "integer", "minimum": 1024, "default": 16777216],
+                            "when_full": ["enum": ["drop-oldest", "block"], "default": "drop-oldest"],
+                        ],
+                    ],
                 ],
             ],
             "restartPolicy": ["enum": ["always", "on-failure", "never"]],

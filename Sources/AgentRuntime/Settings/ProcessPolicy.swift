@@ -43,6 +43,11 @@ public struct ProcessPolicy: Sendable, Equatable {
     public var watchdog: Double?
     /// A worker that does not report ready within this many seconds is killed: a failed start.
     public var startTimeout = 30.0
+    /// Bytes of undelivered events kept for this process (a monitor) before `whenFull` applies.
+    public var queueLimit = 16 << 20
+    /// `drop-oldest`: the oldest undelivered events make room (counted in `status`);
+    /// `block`: the processes feeding this one are paused until it catches up.
+    public var whenFull = "drop-oldest"
 
     public init() {}
 
@@ -52,7 +57,7 @@ public struct ProcessPolicy: Sendable, Equatable {
     }
 
     /// Host-level keys this policy reads.
-    static let keys = ["restart", "stop_timeout", "watchdog", "start_timeout"]
+    static let keys = ["restart", "stop_timeout", "watchdog", "start_timeout", "queue"]
     static let restartKeys = ["policy", "initial_delay", "multiplier", "max_delay", "reset_after", "max_restarts", "within"]
 
     /// Reads the policy keys of a process entry; values the host schema refuses are ignored
@@ -81,6 +86,10 @@ public struct ProcessPolicy: Sendable, Equatable {
         stopTimeout = number(object["stop_timeout"]).map { max(0, $0) } ?? stopTimeout
         startTimeout = number(object["start_timeout"]).map { max(0.001, $0) } ?? startTimeout
         if let seconds = number(object["watchdog"]), seconds > 0 { watchdog = seconds }
+        if let queue = object["queue"]?.objectValue {
+            if let limit = queue["limit_bytes"]?.numberValue?.intValue, limit > 0 { queueLimit = limit }
+            if let policy = queue["when_full"]?.stringValue { whenFull = policy }
+        }
     }
 
     static func format(_ value: Double) -> String {

@@ -57,6 +57,10 @@ final class SupervisedProcess {
     var eventsEmitted = 0
     var eventsDelivered = 0
     var eventsDropped = 0
+    /// Producers paused because this process's queue is full (`when_full: block`).
+    var pausedProducers: [SupervisedProcess] = []
+    /// How many full subscribers hold this producer paused.
+    var pauseCount = 0
     var lastHeartbeat = 0.0
 
     /// Cache of the targets of the last event type this process emitted.
@@ -97,6 +101,29 @@ final class SupervisedProcess {
         outgoing = kept
         sent = 0
         return lost
+    }
+
+    /// Drops undelivered events, oldest first, until at least `bytes` are freed (never the
+    /// frame being written, never a non-event frame). Returns how many were dropped.
+    func dropOldestDeliveries(freeing bytes: Int) -> Int {
+        var start = 0
+        var dropped = 0
+        var end = 0
+        outgoing.withUnsafeBytes { raw in
+            // The first frame not yet started on the wire.
+            while start < sent, raw.count - start >= 4 {
+                start += 4 + Int(FrameCodec.readUInt32(raw, at: start))
+            }
+            end = start
+            while end - start < bytes, raw.count - end >= 5, raw[end + 4] == FrameKind.deliver.rawValue {
+                let next = end + 4 + Int(FrameCodec.readUInt32(raw, at: end))
+                guard next <= raw.count else { break }
+                end = next
+                dropped += 1
+            }
+        }
+        if end > start { outgoing.removeSubrange(start..<end) }
+        return dropped
     }
 
     /// Removes the fully written prefix, at a frame boundary, once it is large.

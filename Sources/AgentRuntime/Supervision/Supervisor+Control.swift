@@ -108,8 +108,9 @@ extension SupervisedProcessInfo {
             "name": .string(name), "type": .string(type), "module": .string(module),
             "state": .string(stateName), "restarts": .number(JSONNumber(restarts)),
             "events_emitted": .number(JSONNumber(eventsEmitted)), "events_delivered": .number(JSONNumber(eventsDelivered)),
-            "events_dropped": .number(JSONNumber(eventsDropped)),
+            "events_dropped": .number(JSONNumber(eventsDropped)), "queued_bytes": .number(JSONNumber(queuedBytes)),
         ]
+        if paused { object["paused"] = true }
         if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }
         if let since = stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
         switch state {

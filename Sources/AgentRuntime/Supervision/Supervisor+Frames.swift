@@ -7,7 +7,7 @@ extension Supervisor {
     func channelReady(_ process: SupervisedProcess, events: UInt32) {
         if events & EventLoop.writable != 0 {
             process.waitingForWritable = false
-            loop.modify(process.channelFD, events: EventLoop.readable)
+            loop.modify(process.channelFD, events: process.pauseCount > 0 ? 0 : EventLoop.readable)
             markDirty(process)
         }
         if events & ~EventLoop.writable != 0 { drainChannel(process) }
@@ -122,12 +122,17 @@ extension Supervisor {
             default:
                 break
             }
-            if target.pendingBytes + deliveryScratch.count > configuration.maximumQueuedBytes {
-                target.eventsDropped += 1
-                if target.eventsDropped == 1 || target.eventsDropped % 10_000 == 0 {
-                    logger.warning("event queue full (\(configuration.maximumQueuedBytes >> 20) MiB); dropping new events, \(target.eventsDropped) dropped so far", metadata: ["process": "\(target.name)"])
+            let limit = target.policy.queueLimit
+            if target.pendingBytes + deliveryScratch.count > limit {
+                if target.policy.whenFull == "block" {
+                    pause(source, behind: target)
+                } else {
+                    let dropped = target.dropOldestDeliveries(freeing: max(deliveryScratch.count, limit / 4))
+                    target.eventsDropped += dropped
+                    if dropped > 0, target.eventsDropped == dropped || target.eventsDropped / 10_000 != (target.eventsDropped - dropped) / 10_000 {
+                        logger.warning("event queue full (\(limit) bytes): dropped the \(dropped) oldest undelivered event(s), \(target.eventsDropped) so far", metadata: ["process": "\(target.name)"])
+                    }
                 }
-                continue
             }
             target.outgoing.append(contentsOf: deliveryScratch)
             target.eventsDelivered += 1
@@ -174,12 +179,37 @@ extension Supervisor {
                 if n < 0, errno == EINTR { continue }
                 if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
                     process.waitingForWritable = true
-                    loop.modify(fd, events: EventLoop.readable | EventLoop.writable)
+                    loop.modify(fd, events: (process.pauseCount > 0 ? 0 : EventLoop.readable) | EventLoop.writable)
                 }
                 // EPIPE and the like: the worker is dying; its pidfd reports it.
                 return
             }
         }
         process.compactIfNeeded()
+        if !process.pausedProducers.isEmpty, process.pendingBytes <= process.policy.queueLimit / 2 { resumeProducers(of: process) }
+    }
+
+    /// `when_full: block`: stop reading from a producer while a subscriber of its is full; the
+    /// producer's worker then blocks in emit once its own buffer fills.
+    func pause(_ producer: SupervisedProcess, behind subscriber: SupervisedProcess) {
+        guard !subscriber.pausedProducers.contains(where: { $0 === producer }) else { return }
+        subscriber.pausedProducers.append(producer)
+        producer.pauseCount += 1
+        if producer.pauseCount == 1, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
+            loop.modify(producer.channelFD, events: producer.waitingForWritable ? EventLoop.writable : 0)
+            logger.info("paused: \(subscriber.name) is behind (its queue is full and it blocks producers)", metadata: ["process": "\(producer.name)"])
+        }
+    }
+
+    /// The subscriber caught up (or went away): read from its producers again.
+    func resumeProducers(of subscriber: SupervisedProcess) {
+        let producers = subscriber.pausedProducers
+        subscriber.pausedProducers = []
+        for producer in producers {
+            producer.pauseCount -= 1
+            if producer.pauseCount == 0, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
+                loop.modify(producer.channelFD, events: EventLoop.readable | (producer.waitingForWritable ? EventLoop.writable : 0))
+            }
+        }
     }
 }

@@ -125,6 +125,8 @@ extension Supervisor {
             loop.cancel(timer)
             process.stopTimer = nil
         }
+        // A dead subscriber holds no producer back.
+        if !process.pausedProducers.isEmpty { resumeProducers(of: process) }
         // After the restart below is scheduled, so that the sweep does not delay it.
         defer { scheduleOrphanSweep() }
         let lost = process.discardSentFrames()

@@ -205,6 +205,10 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var eventsEmitted: Int
     public var eventsDelivered: Int
     public var eventsDropped: Int
+    /// Bytes of events waiting to be delivered to the process.
+    public var queuedBytes: Int
+    /// Whether the process is paused because a subscriber of its is full (`when_full: block`).
+    public var paused: Bool
 
     init(_ process: SupervisedProcess) {
         name = process.name
@@ -220,5 +224,7 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         eventsEmitted = process.eventsEmitted
         eventsDelivered = process.eventsDelivered
         eventsDropped = process.eventsDropped
+        queuedBytes = process.pendingBytes
+        paused = process.pauseCount > 0
     }
 }

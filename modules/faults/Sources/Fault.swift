@@ -11,6 +11,7 @@ struct Fault: Datasource {
         var after_ms: Int
         var exit_code: Int
         var tick_ms: Int
+        var event_type: String
     }
 
     static let typeName = "fault"
@@ -21,7 +22,8 @@ struct Fault: Datasource {
                             default: "healthy", description: "What goes wrong."),
             "after_ms": .integer(minimum: 0, default: 100, description: "Milliseconds of normal work before the fault."),
             "exit_code": .integer(minimum: 0, maximum: 255, default: 1, description: "Exit status for mode exit."),
-            "tick_ms": .integer(minimum: 1, default: 50, description: "Milliseconds between fault_tick events."),
+            "tick_ms": .integer(minimum: 0, default: 50, description: "Milliseconds between events (0: as fast as possible)."),
+            "event_type": .string(minLength: 1, default: "fault_tick", description: "Type of the events it emits."),
         ])
     }
 
@@ -45,7 +47,7 @@ struct Fault: Datasource {
         var tick = 0
         while true {
             tick += 1
-            try context.emit("fault_tick", payload: ["tick": tick])
+            try context.emit(settings.event_type, payload: ["tick": tick])
             if Date().timeIntervalSince(start) * 1000 >= Double(settings.after_ms) {
                 switch settings.mode {
                 case "exit": exit(Int32(settings.exit_code))
@@ -57,7 +59,9 @@ struct Fault: Datasource {
                 default: break
                 }
             }
-            try await context.sleep(seconds: Double(settings.tick_ms) / 1000)
+            if settings.tick_ms > 0 || tick % 100 == 0 {
+                try await context.sleep(seconds: Double(settings.tick_ms) / 1000)
+            }
         }
     }
 }
