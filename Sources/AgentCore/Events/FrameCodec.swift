@@ -77,19 +77,37 @@ public struct FrameDecoder {
     /// Bytes held back waiting for the rest of a frame.
     public var bufferedCount: Int { pending.count }
 
-    /// Decodes all complete frames in `pending + chunk`.
+    /// Decodes all complete frames in `pending + chunk`. Only the bytes of a frame split
+    /// across reads are copied; the rest is decoded where it lies.
     public mutating func feed(
         _ chunk: UnsafeRawBufferPointer,
         _ onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        if pending.isEmpty {
-            let used = try Self.decode(chunk, onFrame)
-            if used < chunk.count { pending.append(contentsOf: chunk[used...]) }
-        } else {
-            pending.append(contentsOf: chunk)
-            let used = try pending.withUnsafeBytes { try Self.decode($0, onFrame) }
-            pending.removeFirst(used)
+        var chunk = chunk
+        if !pending.isEmpty {
+            // Complete the split frame: first its length, then its body.
+            if pending.count < 4 {
+                let take = min(4 - pending.count, chunk.count)
+                pending.append(contentsOf: chunk[0..<take])
+                chunk = UnsafeRawBufferPointer(rebasing: chunk[take...])
+                if pending.count < 4 { return }
+            }
+            let length = pending.withUnsafeBytes { Int(FrameCodec.readUInt32($0, at: 0)) }
+            guard length >= 1 else { throw FrameError("frame of length 0") }
+            guard length <= FrameCodec.maxFrameLength else {
+                throw FrameError("frame of \(length) bytes exceeds the limit of \(FrameCodec.maxFrameLength)")
+            }
+            let take = min(4 + length - pending.count, chunk.count)
+            pending.append(contentsOf: chunk[0..<take])
+            chunk = UnsafeRawBufferPointer(rebasing: chunk[take...])
+            if pending.count < 4 + length { return }
+            try pending.withUnsafeBytes { raw in
+                try onFrame(FrameKind(rawValue: raw[4]), UnsafeRawBufferPointer(rebasing: raw[5..<(4 + length)]))
+            }
+            pending.removeAll(keepingCapacity: true)
         }
+        let used = try Self.decode(chunk, onFrame)
+        if used < chunk.count { pending.append(contentsOf: chunk[used...]) }
     }
 
     /// Convenience for tests and small inputs.

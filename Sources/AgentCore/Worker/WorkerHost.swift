@@ -102,8 +102,10 @@ final class WorkerHost: @unchecked Sendable {
         switch kind {
         case .deliver:
             lock.lock()
+            let wasEmpty = eventsHead == events.count
             events.append(Array(body))
-            lock.broadcast()
+            // Only a consumer waiting on an empty queue needs waking.
+            if wasEmpty { lock.broadcast() }
             lock.unlock()
         case .stateData:
             lock.lock()

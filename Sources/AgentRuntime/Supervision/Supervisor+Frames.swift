@@ -113,6 +113,15 @@ extension Supervisor {
                       payload: String(decoding: event.payload, as: UTF8.self))
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
+        let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count
+        if targets.count == 1, let target = targets.first, target.policy.whenFull != "block", isDeliverable(target),
+           target.pendingBytes + frameLength <= target.policy.queueLimit {
+            // The common case: one subscriber with room; build the frame straight into its queue.
+            EventFrame.appendDelivery(event, source: source.nameBytes, to: &target.outgoing)
+            target.eventsDelivered += 1
+            markDirty(target)
+            return
+        }
         deliveryScratch.removeAll(keepingCapacity: true)
         EventFrame.appendDelivery(event, source: source.nameBytes, to: &deliveryScratch)
         for target in targets {
@@ -146,6 +155,13 @@ extension Supervisor {
         FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: &frame)
         process.outgoing.append(contentsOf: frame)
         markDirty(process)
+    }
+
+    func isDeliverable(_ target: SupervisedProcess) -> Bool {
+        switch target.state {
+        case .failed, .exited, .stopped, .stopping: false
+        default: true
+        }
     }
 
     func markDirty(_ process: SupervisedProcess) {

@@ -103,7 +103,14 @@ extension Supervisor {
     func reap(_ process: SupervisedProcess) {
         var status: Int32 = 0
         let reaped = waitpid(process.pid, &status, WNOHANG)
-        guard reaped == process.pid else { return }
+        if reaped == 0 { return }
+        if reaped < 0 {
+            // Reaped elsewhere (it must not be, but a level-triggered pidfd would otherwise
+            // wake the loop forever): treat it as gone with an unknown status.
+            guard errno == ECHILD else { return }
+            logger.warning("worker pid \(process.pid) was already reaped; its exit status is unknown", metadata: ["process": "\(process.name)"])
+            status = 0x7F00
+        }
         let pid = process.pid
         // Whatever the worker wrote before dying is still in the socket and the pipe.
         if process.channelFD >= 0 { drainChannel(process) }

@@ -19,6 +19,8 @@ public final class ProcessContext: Sendable {
     private let lastActivity = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     /// How many calls are waiting (sleep, next event): waiting is healthy too.
     private let waiting = Atomic<Int>(0)
+    /// Events fetched from the host but not yet handed to the process.
+    private let received = Mutex(EventBuffer())
     /// Blocking receives run here, off Swift's cooperative thread pool.
     private let receiveQueue: DispatchQueue
 
@@ -99,22 +101,36 @@ public final class ProcessContext: Sendable {
     /// Waits for the next event delivered to this process; nil once the process should stop.
     public func nextEvent() async -> Event? {
         guard isValid else { return nil }
+        // Events already fetched are served without a thread hop.
+        if let event = received.withLock({ $0.popFirst() }) {
+            noteActivity()
+            return event
+        }
         waiting.add(1, ordering: .relaxed)
         defer {
             waiting.subtract(1, ordering: .relaxed)
             noteActivity()
         }
-        return await withCheckedContinuation { continuation in
+        let batch: [Event]? = await withCheckedContinuation { continuation in
             receiveQueue.async { [host] in
+                // Block for the first event, then take whatever else is already there, so that
+                // a busy monitor pays one hop per batch rather than per event.
                 while true {
                     switch host.nextEvent(timeoutMilliseconds: -1) {
-                    case .event(let event): return continuation.resume(returning: event)
+                    case .event(let first):
+                        var batch = [first]
+                        while batch.count < 512, case .event(let more) = host.nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
+                        return continuation.resume(returning: batch)
                     case .stopped: return continuation.resume(returning: nil)
                     case .timeout: continue
                     }
                 }
             }
         }
+        guard var events = batch else { return nil }
+        let first = events.removeFirst()
+        if !events.isEmpty { received.withLock { $0.append(contentsOf: events) } }
+        return first
     }
 
     /// The events delivered to this process, until it should stop.

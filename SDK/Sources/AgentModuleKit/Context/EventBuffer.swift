@@ -1,0 +1,28 @@
+/// A first-in first-out buffer of events that does not shift its storage on every pop.
+struct EventBuffer: Sendable {
+    private var storage: [Event] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+
+    mutating func append(contentsOf events: [Event]) {
+        if head == storage.count {
+            storage = events
+            head = 0
+        } else {
+            storage.append(contentsOf: events)
+        }
+    }
+
+    mutating func popFirst() -> Event? {
+        guard head < storage.count else { return nil }
+        defer {
+            head += 1
+            if head == storage.count {
+                storage.removeAll(keepingCapacity: true)
+                head = 0
+            }
+        }
+        return storage[head]
+    }
+}
