@@ -42,7 +42,7 @@ final class JSONLinesSink: OutputSink {
                         return
                     }
                 }
-                if file.needsRotation(adding: buffer.count + line.count) {
+                if file.needsRotation(pending: buffer.count, adding: line.count) {
                     flush(channel: channel)
                     do throws(RotatingFile.Failure) {
                         try file.rotate()
@@ -86,7 +86,7 @@ final class JSONLinesSink: OutputSink {
         if case .file(let file) = target { file.size += buffer.count }
         channel.recordDelivered(bufferedRecords)
         if let failure = loggedFailure {
-            channel.logger.notice("output \(label): writing again (after: \(failure))")
+            channel.logger.notice("\(label): writing again (after: \(failure))")
             loggedFailure = nil
         }
     }
@@ -99,7 +99,7 @@ final class JSONLinesSink: OutputSink {
         channel.recordFailure(description)
         if lost > 0 { channel.recordDropped(lost) }
         if loggedFailure != description {
-            channel.logger.error("output \(label): \(description); \(lost) records dropped")
+            channel.logger.error("\(label): \(description); \(lost) records dropped")
             loggedFailure = description
         }
     }

@@ -111,6 +111,10 @@ final class OutputChannel: @unchecked Sendable {
 
     private func run() {
         agent_set_thread_name("output-\(typeName)")
+        // A reader that went away (stdout piped into `head`) must cost an EPIPE here, not the
+        // supervisor: SIGPIPE from write(2) goes to the writing thread, so block it there.
+        var pipeSignal = SIGPIPE
+        _ = agent_block_signals(&pipeSignal, 1)
         while let batch = nextBatch() {
             sink.deliver(batch, channel: self)
             condition.lock()
@@ -131,7 +135,7 @@ final class OutputChannel: @unchecked Sendable {
         finished = true
         condition.broadcast()
         condition.unlock()
-        if left > 0 { logger.warning("output \(name): stopped with \(left) records still queued; they are dropped") }
+        if left > 0 { logger.warning("\(name): stopped with \(left) records still queued; they are dropped") }
     }
 
     /// The next batch to deliver: waits for records, and for a batch to fill up to the sink's
@@ -157,13 +161,6 @@ final class OutputChannel: @unchecked Sendable {
             batchStart = now
             return batch
         }
-    }
-
-    /// Whether `stop` has been called.
-    var isStopping: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopDeadline != nil
     }
 
     /// `deadline`, or the stop deadline if that comes first.
@@ -198,6 +195,20 @@ final class OutputChannel: @unchecked Sendable {
             _ = condition.wait(until: Date(timeIntervalSinceNow: remaining))
         }
         return true
+    }
+
+    /// Whether `stop` was called and its deadline has passed.
+    var isPastStopDeadline: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopDeadline.map { Self.now() >= $0 } ?? false
+    }
+
+    /// Reads state that `notify` writes.
+    func synchronized<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
     }
 
     /// Runs `change` under the channel's lock and wakes a `wait`.

@@ -126,7 +126,9 @@ public struct OutputConfiguration: Sendable, Equatable {
     /// but nonsense is still refused with an error naming the key; `${env:NAME}` in the
     /// webhook's `url` and header values is resolved here from `environment`, and a missing
     /// variable is an error naming it.
-    public init(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment) throws(OutputConfigurationError) {
+    public init(
+        json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(OutputConfigurationError) {
         guard case .object(let object) = json else {
             throw OutputConfigurationError(pointer: JSONPointer(), message: "expected an output object, found \(json.typeName)")
         }
@@ -174,7 +176,9 @@ public struct OutputConfiguration: Sendable, Equatable {
     }
 
     /// Parses the settings' `"outputs"` array; errors point into it (`/1/url`).
-    public static func list(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment) throws(OutputConfigurationError) -> [OutputConfiguration] {
+    public static func list(
+        json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(OutputConfigurationError) -> [OutputConfiguration] {
         guard case .array(let elements) = json else {
             throw OutputConfigurationError(pointer: JSONPointer(), message: "expected an array of outputs, found \(json.typeName)")
         }
@@ -189,7 +193,9 @@ public struct OutputConfiguration: Sendable, Equatable {
         return configurations
     }
 
-    private static func webhookURL(_ written: String, reader: OutputSettingsReader, environment: [String: String]) throws(OutputConfigurationError) -> URL {
+    private static func webhookURL(
+        _ written: String, reader: OutputSettingsReader, environment: [String: String]
+    ) throws(OutputConfigurationError) -> URL {
         let text: String
         do throws(EnvironmentReferences.Failure) {
             text = try EnvironmentReferences.resolve(written, environment: environment)
@@ -214,6 +220,9 @@ public struct OutputConfiguration: Sendable, Equatable {
             let pointer = JSONPointer(tokens: ["headers", name])
             guard Self.isToken(name) else {
                 throw OutputConfigurationError(pointer: pointer, message: "\"\(name)\" is not a valid HTTP header name")
+            }
+            guard !["content-length", "transfer-encoding", "connection"].contains(name.lowercased()) else {
+                throw OutputConfigurationError(pointer: pointer, message: "\"\(name)\" is set by the runtime and cannot be configured")
             }
             guard case .string(let written) = member else {
                 throw OutputConfigurationError(pointer: pointer, message: "expected a string, found \(member.typeName)")

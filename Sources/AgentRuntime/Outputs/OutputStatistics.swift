@@ -19,7 +19,10 @@ public struct OutputStatistics: Sendable, Equatable {
     public var queued: Int
 
     /// Creates statistics.
-    public init(name: String, type: String, delivered: UInt64 = 0, dropped: UInt64 = 0, failedAttempts: UInt64 = 0, lastError: String? = nil, queued: Int = 0) {
+    public init(
+        name: String, type: String, delivered: UInt64 = 0, dropped: UInt64 = 0, failedAttempts: UInt64 = 0,
+        lastError: String? = nil, queued: Int = 0
+    ) {
         self.name = name
         self.type = type
         self.delivered = delivered

@@ -30,7 +30,7 @@ final class RotatingFile {
         if !folder.isEmpty {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure(description: "cannot open \(path): \(Self.errorText())") }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -41,6 +41,7 @@ final class RotatingFile {
         descriptor = fd
         size = Int(info.st_size)
         // A line cut short (a crash, a full disk) would glue itself to the next one: end it.
+        // (Hence O_RDWR: the last byte is read back.)
         if size > 0 {
             var last: UInt8 = 0
             if pread(fd, &last, 1, off_t(size - 1)) == 1, last != 10 {
@@ -50,9 +51,11 @@ final class RotatingFile {
         }
     }
 
-    /// Whether `count` more bytes would take a non-empty file past `maxBytes`.
-    func needsRotation(adding count: Int) -> Bool {
-        size > 0 && size + count > maxBytes
+    /// Whether a line of `count` bytes would take the file, with `pending` bytes still
+    /// buffered for it, past `maxBytes` (an empty file takes any line).
+    func needsRotation(pending: Int, adding count: Int) -> Bool {
+        let logical = size + pending
+        return logical > 0 && logical + count > maxBytes
     }
 
     /// Shifts the rotated files by one and starts a new, empty `path`.
