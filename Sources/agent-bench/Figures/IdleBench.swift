@@ -9,7 +9,7 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, every thread) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of all the supervisor's threads. Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it).")
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, every thread) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of all the supervisor's threads. Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it).")
         for count in [20, 100] {
             do {
                 try measure(environment, workers: count, seconds: seconds, into: &section)

@@ -15,8 +15,8 @@ enum RoutingBench {
 
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
-            number: 4, title: "Event routing: datasource → supervisor → monitor",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench routes them to bench_sink in a second worker, which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
+            number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker, which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0),
@@ -92,19 +92,40 @@ enum RoutingBench {
         var sink: Int64 = 0
     }
 
+    /// What the store did during a run.
+    struct StoreOutcome {
+        var committed: Int
+        var dropped: Int
+        var batches: Int
+        /// Wall-clock nanoseconds when the last event was committed (0: never).
+        var allCommittedAt: Int64
+        var databaseBytes: Int
+    }
+
     /// What one run through the supervisor gave, and what went wrong in it.
     struct Outcome {
         var result: RoutingResult
         var cpu: CPUTime
+        var store: StoreOutcome?
         var dropped: Int
         /// Lost, duplicated or reordered events, restarts: each makes the run a failure.
         var problems: [String]
     }
 
-    /// One run through the supervisor; throws only if the sink reported nothing.
-    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32) throws -> Outcome {
+    /// One run through the supervisor, with or without the store; throws only if the sink
+    /// reported nothing.
+    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, withStore: Bool = false) throws -> Outcome {
         let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3)
-        let agent = try EmbeddedAgent(environment: environment, name: "routing", settings: settings, logFD: logFD)
+        let agent = try EmbeddedAgent(environment: environment, name: withStore ? "routing-store" : "routing", settings: settings,
+                                      logFD: logFD, withStore: withStore)
+        // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.
+        let total = load.count + 1
+        var allCommittedAt: Int64 = 0
+        func checkStore() {
+            if allCommittedAt == 0, let store = agent.store, store.statistics.committed >= total {
+                allCommittedAt = Clock.realtimeNanoseconds()
+            }
+        }
         agent.supervisor.startAll()
         // CPU is counted from both workers' ready (the source then waits start_delay) to the result.
         agent.run(timeout: 10) { agent.supervisor.snapshot.allSatisfy { $0.state == .running } }
@@ -121,10 +142,17 @@ enum RoutingBench {
             let now = Clock.now()
             guard now >= nextCheck else { return false }
             nextCheck = now + 0.005
+            checkStore()
             for message in agent.readMessages() where message.source == "sink" {
                 result = RoutingResult(json: message.text)
             }
             return result != nil || agent.supervisor.snapshot.contains { $0.restarts > 0 || !$0.state.isLive }
+        }
+        // The store may still be writing when the sink has counted everything.
+        let storeDeadline = Clock.now() + 60
+        while agent.store != nil, allCommittedAt == 0, Clock.now() < storeDeadline {
+            checkStore()
+            if allCommittedAt == 0 { usleep(500) }
         }
         cpu.supervisor += ProcFiles.cpuNanoseconds(of: me)
         cpu.source += ProcFiles.cpuNanoseconds(of: pids.source)
@@ -149,7 +177,19 @@ enum RoutingBench {
         }
         if snapshot.contains(where: { $0.restarts > 0 }) { problems.append("a worker restarted during the run") }
         if stopped == nil { problems.append("the workers did not stop afterwards") }
-        return Outcome(result: result, cpu: cpu, dropped: dropped, problems: problems)
+        var stored: StoreOutcome?
+        if let store = agent.store {
+            let statistics = store.statistics
+            let bytes = ["", "-wal"].reduce(0) { sum, suffix in
+                sum + (((try? FileManager.default.attributesOfItem(atPath: store.path + suffix))?[.size] as? Int) ?? 0)
+            }
+            stored = StoreOutcome(committed: statistics.committed, dropped: statistics.dropped, batches: statistics.batches,
+                                  allCommittedAt: allCommittedAt, databaseBytes: bytes)
+            if statistics.committed != total { problems.append("the store committed \(statistics.committed) of \(total) events") }
+            if statistics.dropped > 0 { problems.append("the store dropped \(statistics.dropped) events") }
+            if statistics.writeErrors > 0 { problems.append("the store had \(statistics.writeErrors) write errors") }
+        }
+        return Outcome(result: result, cpu: cpu, store: stored, dropped: dropped, problems: problems)
     }
 }
 

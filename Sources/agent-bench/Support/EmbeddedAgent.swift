@@ -17,8 +17,12 @@ final class EmbeddedAgent {
     private var readBuffer = [UInt8](repeating: 0, count: 16 << 10)
     /// Messages sent by processes, in order: (source, text).
     private(set) var messages: [(source: String, text: String)] = []
+    /// The SQLite store the supervisor appends every event to, when asked for.
+    let store: AgentStore?
 
-    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32) throws {
+    /// - Parameter withStore: open the store the settings describe (in the agent's folder) and
+    ///   hand it to the supervisor, as `agent-control` does; otherwise run without one.
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, withStore: Bool = false) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -45,6 +49,18 @@ final class EmbeddedAgent {
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
+        if withStore {
+            let settings = prepared.settings.store
+            let path = settings.databasePath(agentDirectory: prepared.settings.agentDirectory)
+            do {
+                store = try AgentStore(path: path, settings: settings, logger: logger)
+            } catch {
+                throw BenchError("cannot open the store at \(path): \(error)")
+            }
+            supervisor.store = store
+        } else {
+            store = nil
+        }
     }
 
     deinit {
@@ -54,6 +70,7 @@ final class EmbeddedAgent {
             var status: Int32 = 0
             _ = waitpid(info.pid, &status, 0)
         }
+        store?.close()
         close(consoleRead)
         close(consoleWrite)
     }
