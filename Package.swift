@@ -78,10 +78,16 @@ let package = Package(
             dependencies: ["AgentScaffolding", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
+        // What the command-line tools share.
+        .target(
+            name: "AgentCLI",
+            dependencies: ["AgentRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime",
+                "AgentRuntime", "AgentCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -89,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "validate-settings",
             dependencies: [
-                "AgentRuntime",
+                "AgentCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -4,8 +4,6 @@ import Testing
 
 /// `agent-control start|status|reload|process|stop` against a real detached agent.
 @Suite(.serialized) struct DaemonTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-
     final class Agent {
         let directory: String
         var settings: String { directory + "/settings.json" }
@@ -22,19 +20,9 @@ import Testing
         func write(_ settings: String) throws { try settings.write(toFile: self.settings, atomically: true, encoding: .utf8) }
 
         @discardableResult
-        func control(_ arguments: [String]) throws -> Result {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
+        func control(_ arguments: [String]) throws -> ProgramResult {
             let command = arguments[0] == "process" ? Array(arguments.prefix(3)) : [arguments[0]]
-            process.arguments = command + ["--settings", settings] + extra + arguments.dropFirst(command.count)
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+            return try runProgram("agent-control", command + ["--settings", settings] + extra + arguments.dropFirst(command.count))
         }
 
         func status() throws -> [String: [String: Any]] {
@@ -153,9 +141,9 @@ import Testing
         #expect(try agent.control(["process", "start", "crashy"]).status == 0)
         #expect(agent.log.contains("[crashy] start requested over the control socket"))
 
-        let unknown = try agent.control(["process", "stop", "aa"])
+        let unknown = try agent.control(["process", "stop", "crahsy"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains("no process named \"aa\"; did you mean \"a\"?"))
+        #expect(unknown.stderr.contains("no process named \"crahsy\"; did you mean \"crashy\"?"))
         let running = try agent.control(["process", "start", "a"])
         #expect(running.stderr.contains("a is already running"))
         #expect(try agent.control(["stop"]).status == 0)

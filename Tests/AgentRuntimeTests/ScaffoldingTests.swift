@@ -5,22 +5,8 @@ import Testing
 /// create-agent and add-agent-module as a user runs them, and the agent they generate built,
 /// tested and run for real.
 @Suite struct ScaffoldingTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-
-    static func run(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : TestPaths.products + "/" + program)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    static func run(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
+        try runProgram(program, arguments, in: directory, environment: environment)
     }
 
     @Test func createAgentWritesAValidAgentAndNeverOverwritesSilently() throws {

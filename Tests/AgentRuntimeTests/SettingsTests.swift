@@ -143,9 +143,9 @@ import Testing
     }
 
     @Test func suggestionsCatchTyposButNotUnrelatedNames() {
-        #expect(Suggestions.closest(to: "intervall", in: ["interval", "pairs"]) == "interval")
-        #expect(Suggestions.closest(to: "proceses", in: ["enabled_modules", "processes"]) == "processes")
-        #expect(Suggestions.closest(to: "Pairs", in: ["pairs"]) == "pairs")
-        #expect(Suggestions.closest(to: "colour", in: ["interval", "pairs"]) == nil)
+        #expect(Suggestions.closest(to: "intervall", among: ["interval", "pairs"]) == "interval")
+        #expect(Suggestions.closest(to: "proceses", among: ["enabled_modules", "processes"]) == "processes")
+        #expect(Suggestions.closest(to: "Pairs", among: ["pairs"]) == "pairs")
+        #expect(Suggestions.closest(to: "colour", among: ["interval", "pairs"]) == nil)
     }
 }

@@ -9,17 +9,8 @@ import Testing
         #"{"enabled_modules": ["sample"], \#(extra) "processes": {"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": \#(interval)}}}"#
     }
 
-    static func control(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func control(_ arguments: [String]) throws -> ProgramResult {
+        try runProgram("agent-control", arguments)
     }
 
     static func storePath(_ agent: AgentRun) -> String { agent.directory + "/.agent/data/agent.sqlite" }
@@ -164,5 +155,36 @@ import Testing
         let report = agent.waitForLine { $0.contains(#""source":"busy""#) && $0.contains("last 5 s: X/Y ") }
         #expect(report != nil, "\(agent.transcript)")
         #expect(agent.stop() == 0)
+    }
+}
+
+/// Outputs configured in settings receive the agent's events and messages.
+@Suite struct OutputsEndToEndTests {
+    @Test func fileOutputGetsEventsAndMessagesAsJSONLines() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "store": {"enabled": false},
+         "outputs": [{"type": "file", "path": "out/agent.jsonl"}, {"type": "file", "path": "out/alerts.jsonl", "kinds": ["message"]}],
+         "processes": {"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": 0.01},
+                       "busy": {"type": "trade_frequency", "window": 30, "threshold": 3}}}
+        """, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine { $0.contains("A/B: 4 trade events") } != nil, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+        let all = try String(contentsOfFile: agent.directory + "/out/agent.jsonl", encoding: .utf8).split(separator: "\n")
+        let alerts = try String(contentsOfFile: agent.directory + "/out/alerts.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(all.contains { $0.contains(#""kind":"event""#) && $0.contains(#""type":"trade""#) })
+        #expect(all.contains { $0.contains(#""kind":"message""#) })
+        #expect(!alerts.isEmpty)
+        #expect(alerts.allSatisfy { $0.contains(#""kind":"message""#) })
+    }
+
+    @Test func outputWithAMissingVariableStartsNothing() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "outputs": [{"type": "webhook", "url": "${env:AGENT_TEST_NO_SUCH_VARIABLE}"}],
+         "processes": {"trades": {"type": "trade_feed"}}}
+        """)
+        #expect(agent.waitForExit(timeout: 20) == 2)
+        let error = agent.stderrLines.joined(separator: "\n")
+        #expect(error.contains("/outputs/0/url: environment variable AGENT_TEST_NO_SUCH_VARIABLE is not set"), "\(error)")
+        #expect(error.contains("nothing was started"))
     }
 }

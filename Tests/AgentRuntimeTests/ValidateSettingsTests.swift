@@ -4,20 +4,8 @@ import Testing
 
 /// `validate-settings` and `agent-control validate`, as a user runs them.
 @Suite struct ValidateSettingsTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-
-    private func run(_ program: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/" + program)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    private func run(_ program: String, _ arguments: [String]) throws -> ProgramResult {
+        try runProgram(program, arguments)
     }
 
     private func settingsFile(_ text: String) throws -> String {

@@ -138,6 +138,14 @@ public struct AgentLauncher {
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
+        if let outputs = prepared.settings.document["outputs"] {
+            do {
+                supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)
+            } catch {
+                Self.printError("\(prepared.settings.file): /outputs\(error.description.hasPrefix("/") ? "" : ": ")\(error)\nnothing was started")
+                return ExitCode.invalidConfiguration
+            }
+        }
         var reloadOptions = options
         reloadOptions.build = false
         supervisor.reloader = {

@@ -28,6 +28,11 @@ public enum HostSchema {
                 "additionalProperties": ["$ref": "#/$defs/process"],
             ],
             "store": StoreSettings.schema,
+            "outputs": [
+                "description": "Where events and messages are also sent: JSON lines to stdout or a file, or an HTTP webhook.",
+                "type": "array",
+                "items": OutputConfiguration.schema,
+            ],
         ],
         "$defs": [
             "process": [

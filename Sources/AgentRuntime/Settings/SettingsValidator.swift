@@ -126,7 +126,7 @@ public struct SettingsValidator {
               let end = error.message[start.upperBound...].firstIndex(of: "\"")
         else { return error.message }
         let name = String(error.message[start.upperBound..<end])
-        if let host = Suggestions.closest(to: name, in: ProcessSettings.hostKeys), !error.message.contains("did you mean") {
+        if let host = Suggestions.closest(to: name, among: ProcessSettings.hostKeys), !error.message.contains("did you mean") {
             return "unknown property \"\(name)\"; did you mean the host setting \"\(host)\"?"
         }
         if !error.message.contains("did you mean") {

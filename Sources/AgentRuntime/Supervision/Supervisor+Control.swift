@@ -11,6 +11,7 @@ extension Supervisor {
             var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
                                       "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json))]
             answer["store"] = storeStatus
+            answer["outputs"] = .array(outputs?.statistics.map(\.jsonValue) ?? [])
             return .object(answer)
         case "stop"?:
             logger.notice("stop requested over the control socket")

@@ -47,7 +47,11 @@ extension Supervisor {
             let text = String(decoding: body.dropFirst(), as: UTF8.self)
             var ts = timespec()
             clock_gettime(CLOCK_REALTIME, &ts)
-            console.message(source: process.name, level: level, text: text, timeNanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+            let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+            console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
+            if let outputs, outputs.wants(.message) {
+                outputs.publish(.message(source: process.name, level: level, text: text, time: now))
+            }
         case .log:
             let text = String(decoding: body.dropFirst(), as: UTF8.self)
             let level: Logger.Level = switch Int(body.first ?? 1) {
@@ -111,6 +115,9 @@ extension Supervisor {
         console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         store?.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
                       payload: String(decoding: event.payload, as: UTF8.self))
+        if let outputs, outputs.wants(.event) {
+            outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))
+        }
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
         let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count

@@ -25,6 +25,8 @@ public final class Supervisor {
     public var controlPaths: AgentPaths?
     var control: ControlServer?
     var queryRunner: QueryRunner?
+    /// Configured outputs (nil: none).
+    public var outputs: OutputHub?
     /// The embedded store (nil: running without it).
     public var store: AgentStore? {
         didSet { loadSavedStates() }
@@ -117,6 +119,7 @@ public final class Supervisor {
         sweepOrphans()
         run(until: { orphans.isEmpty }, timeout: 2)
         console.flush()
+        outputs?.stop(timeout: 5)
         queryRunner?.stop()
         store?.close()
         logger.info("all workers stopped")

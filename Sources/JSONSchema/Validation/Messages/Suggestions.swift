@@ -1,9 +1,10 @@
-/// "Did you mean …?" suggestions for misspelled property names and enum values.
-enum Suggestions {
+/// "Did you mean …?" suggestions for misspelled names: property names and enum values here,
+/// settings keys, process types and process names in the host.
+public enum Suggestions {
     /// The candidate closest to `word`: a case-insensitive match, or one within a
     /// Damerau-Levenshtein distance of 2 (and less than the length of either word, so that
     /// short names do not match everything).
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let lowered = word.lowercased()
         if let sameIgnoringCase = candidates.first(where: { $0.lowercased() == lowered && $0 != word }) {
             return sameIgnoringCase
@@ -19,6 +20,11 @@ enum Suggestions {
             }
         }
         return best?.0
+    }
+
+    /// `; did you mean "x"?` when a candidate is close to `word`, else an empty string.
+    public static func hint(for word: String, in candidates: [String]) -> String {
+        closest(to: word, among: candidates).map { "; did you mean \"\($0)\"?" } ?? ""
     }
 
     /// Optimal-string-alignment distance: insertions, deletions, substitutions and

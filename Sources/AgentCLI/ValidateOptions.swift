@@ -1,0 +1,47 @@
+import AgentRuntime
+import ArgumentParser
+
+/// The options and the run of settings validation, shared by `validate-settings` and
+/// `agent-control validate`.
+public struct ValidateOptions: ParsableArguments {
+    @Option(name: .long, help: "The settings file (its folder is the agent's folder).")
+    var settings: String = "settings.json"
+
+    @Flag(name: .long, help: "Do not build the agent's stale Swift modules; use the libraries as they are.")
+    var noBuild = false
+
+    @Option(name: [.customShort("c"), .long], help: "Build configuration of the agent's modules: debug or release.")
+    var configuration: String?
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    public init() {}
+
+    public static let discussion = """
+        Loads every enabled module in a worker to learn its process types and settings schemas, \
+        then checks the settings in two layers: the host's schema (top-level keys, host-level \
+        process keys such as type, enabled, restart) and each process's own settings against its \
+        type's schema. Prints a report per module and per process with every error (file, JSON \
+        pointer, what was expected, what was found). Exit status: 0 when valid, 2 when not, 1 when \
+        the check itself could not run.
+        """
+
+    public func validate() throws {
+        if let configuration, !["debug", "release"].contains(configuration) {
+            throw ValidationError("--configuration must be debug or release, not \"\(configuration)\"")
+        }
+    }
+
+    /// Validates and prints the report; throws the exit code when not valid.
+    public func run() throws {
+        var options = AgentLauncher.Options()
+        options.settingsPath = settings
+        options.build = !noBuild
+        options.configuration = configuration
+        options.json = json
+        options.logLevel = .warning
+        let code = AgentLauncher(options: options).validate()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
