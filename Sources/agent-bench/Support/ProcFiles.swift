@@ -38,11 +38,11 @@ enum ProcFiles {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
     }
 
-    /// The integer after `key` on its line, e.g. `Pss:  1234 kB` → 1234.
+    /// The integer after `key` on its line, e.g. `Pss:  1234 kB` → 1234 (spaces or tabs).
     static func field(_ key: String, in path: String) -> Int? {
         guard let text = read(path) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(key) {
-            return line.dropFirst(key.count).split(separator: " ").first.flatMap { Int($0) }
+            return line.dropFirst(key.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
         }
         return nil
     }
