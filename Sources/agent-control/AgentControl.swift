@@ -13,7 +13,7 @@ struct AgentControl: ParsableCommand {
         `restart` talk to the running agent over its control socket (.agent/run/control.sock, \
         mode 0600). AGENT_RUN_DIR, AGENT_PIDFILE and AGENT_LOG_FILE override the default paths.
         """,
-        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Events.self, History.self, Validate.self]
+        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Chat.self, Events.self, History.self, Validate.self]
     )
 }
 

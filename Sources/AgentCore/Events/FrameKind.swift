@@ -14,6 +14,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let stateSaved = FrameKind(rawValue: 4)
     /// Asks the process to stop. Empty body.
     public static let stop = FrameKind(rawValue: 5)
+    /// Reply to ``query``: one status byte (0 = rows, 1 = error), then JSON (rows or a message).
+    public static let queryResult = FrameKind(rawValue: 6)
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -34,6 +36,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let manifest = FrameKind(rawValue: 27)
     /// A failure before or after the run: JSON `{"code": ..., "message": ...}`.
     public static let failure = FrameKind(rawValue: 28)
+    /// A read-only store query: JSON `{"sql": ..., "params": [...]}`.
+    public static let query = FrameKind(rawValue: 29)
 
     public var description: String {
         switch self {
@@ -51,6 +55,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .saveState: "save-state"
         case .manifest: "manifest"
         case .failure: "failure"
+        case .query: "query"
+        case .queryResult: "query-result"
         default: "kind \(rawValue)"
         }
     }

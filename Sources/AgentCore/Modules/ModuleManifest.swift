@@ -30,7 +30,7 @@ public struct ModuleManifest: Equatable, Sendable {
     public var processes: [ProcessType]
 
     /// The kinds a process type may have.
-    public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter"]
+    public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter", "chatbot"]
 
     /// Decodes the manifest JSON; every missing or mistyped field is reported with its pointer.
     public init(json text: String, module: String, file: String) throws(ModuleLoadError) {

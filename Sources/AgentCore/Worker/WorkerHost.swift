@@ -1,5 +1,6 @@
 import AgentModuleABI
 import Foundation
+import JSONSchema
 
 /// The host side of the module ABI inside a worker: implements `agent_host_api` on top of
 /// the channel to the supervisor.
@@ -14,6 +15,10 @@ final class WorkerHost: @unchecked Sendable {
     private var stopHandlerArgument: UnsafeMutableRawPointer?
     private var stateReply: (status: UInt8, bytes: [UInt8])?
     private var saveReply: UInt8?
+    private var queryReply: (status: UInt8, bytes: [UInt8])?
+    private var currentQuery = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
+    /// One query at a time: replies are matched by order.
+    private let queryLock = NSLock()
 
     /// Storage behind the pointers handed out by next_event / load_state (valid until the
     /// next call, as the header promises).
@@ -66,9 +71,44 @@ final class WorkerHost: @unchecked Sendable {
         api.set_stop_handler = { ctx, handler, argument in
             WorkerHost.from(ctx).setStopHandler(handler, argument)
         }
+        api.query = { ctx, sql, sqlLength, params, paramsLength, json, jsonLength in
+            let host = WorkerHost.from(ctx)
+            let sqlText = sql.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: sqlLength), as: UTF8.self) } ?? ""
+            let paramsText = params.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: paramsLength), as: UTF8.self) } ?? "[]"
+            return host.query(sql: sqlText, params: paramsText, json, jsonLength)
+        }
     }
 
     func setWatchdog(milliseconds: Int64) { api.watchdog_ms = milliseconds }
+
+    /// A stable pointer to the callback table, for module adapters that keep it.
+    lazy var apiPointer: UnsafePointer<agent_host_api> = {
+        let pointer = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
+        pointer.initialize(to: api)
+        return UnsafePointer(pointer)
+    }()
+
+    /// Emits an event with a JSON payload (host-side code: the chatbot).
+    func emitJSON(_ type: String, _ payload: JSONValue) {
+        let typeBytes = Array(type.utf8)
+        let body = Array(payload.serialized().utf8)
+        let time = Self.nowNanoseconds()
+        channel.send { buffer in
+            typeBytes.withUnsafeBytes { t in
+                body.withUnsafeBytes { p in EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: &buffer) }
+            }
+        }
+    }
+
+    /// Runs a store query through the supervisor; the rows as JSON values.
+    func queryRows(_ sql: String, _ params: [JSONValue]) throws -> [JSONValue] {
+        var json: UnsafePointer<UInt8>?
+        var length = 0
+        let status = query(sql: sql, params: JSONValue.array(params).serialized(), &json, &length)
+        let bytes = json.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
+        guard status == Int32(AGENT_OK) else { throw ChatError(String(decoding: bytes, as: UTF8.self)) }
+        return (try? JSONValue.parse(bytes))?.arrayValue ?? []
+    }
 
     private static func from(_ ctx: UnsafeMutableRawPointer?) -> WorkerHost {
         Unmanaged<WorkerHost>.fromOpaque(ctx!).takeUnretainedValue()
@@ -119,6 +159,11 @@ final class WorkerHost: @unchecked Sendable {
             lock.unlock()
         case .stop:
             requestStop()
+        case .queryResult:
+            lock.lock()
+            queryReply = (body.first ?? 1, Array(body.dropFirst()))
+            lock.broadcast()
+            lock.unlock()
         default:
             break
         }
@@ -249,6 +294,27 @@ final class WorkerHost: @unchecked Sendable {
         let reply = saveReply
         lock.unlock()
         return reply == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+    }
+
+    /// Sends a query to the supervisor and waits for its rows (or error text).
+    func query(sql: String, params: String, _ json: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+        queryLock.lock()
+        defer { queryLock.unlock() }
+        let request = JSONValue.object(["sql": .string(sql), "params": (try? JSONValue.parse(params)) ?? .array([])]).serialized()
+        lock.lock()
+        queryReply = nil
+        lock.unlock()
+        channel.send(.query, body: Array(request.utf8))
+        lock.lock()
+        while queryReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        let reply = queryReply ?? (1, Array("the supervisor is gone".utf8))
+        lock.unlock()
+        currentQuery.deallocate()
+        currentQuery = .allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
+        reply.bytes.withUnsafeBytes { currentQuery.copyMemory(from: $0) }
+        json?.pointee = UnsafePointer(currentQuery.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        length?.pointee = reply.bytes.count
+        return reply.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
     }
 
     /// Set when the supervisor closed the channel: waiters give up.

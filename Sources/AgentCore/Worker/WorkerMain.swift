@@ -91,6 +91,9 @@ public enum WorkerMain {
             fail(channel, code: "protocol", "expected a start frame from the supervisor", exitCode: ExitCode.failure)
         }
         let settings = (start["settings"] ?? .object([:])).serialized()
+        if modulePath == "builtin:chat" {
+            runChatbot(channel: channel, start: start)
+        }
 
         let loaded: LoadedModule
         do {
@@ -145,6 +148,34 @@ public enum WorkerMain {
         runner.stackSize = 8 << 20
         runner.start()
         dispatchMain()
+    }
+
+    /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
+    /// here.
+    private static func runChatbot(channel: WorkerChannel, start: JSONValue) -> Never {
+        let host = WorkerHost(channel: channel)
+        channel.startWriter()
+        let reader = Thread {
+            channel.readLoop { kind, body in host.handle(kind, body) }
+            host.markChannelClosed()
+            Thread.sleep(forTimeInterval: 2)
+            exit(ExitCode.failure)
+        }
+        reader.name = "agent-reader"
+        reader.start()
+        installStopOnSIGTERM(host)
+        let chatbot = ChatbotProcess(host: host)
+        var libraries: [String: String] = [:]
+        for (name, path) in start["adapter_libraries"]?.objectValue ?? [:] { libraries[name] = path.stringValue }
+        do {
+            try chatbot.configure(settings: start["settings"]?.objectValue ?? [:], libraries: libraries)
+        } catch {
+            fail(channel, code: "bad_settings", "\(error)", exitCode: ExitCode.badSettings)
+        }
+        channel.send(.ready, body: EmptyCollection())
+        chatbot.run()
+        channel.flush()
+        exit(ExitCode.success)
     }
 
     /// SIGTERM asks the process to stop gracefully, like a stop frame.

@@ -15,7 +15,7 @@ public struct AgentDaemon {
     }
 
     static func say(_ text: String) { print(text) }
-    static func fail(_ text: String) -> Int32 {
+    public static func fail(_ text: String) -> Int32 {
         FileHandle.standardError.write(Data("error: \(text)\n".utf8))
         return AgentLauncher.ExitCode.failure
     }

@@ -11,10 +11,11 @@ final class ControlServer {
     private let directoryFD: Int32
     private var connections: [Int32: [UInt8]] = [:]
     private let loop: EventLoop
-    private let handle: (JSONValue) -> JSONValue
+    private let handle: (JSONValue, @escaping (JSONValue) -> Void) -> Void
 
-    /// Binds the socket (replacing a stale one) and starts accepting.
-    init(paths: AgentPaths, loop: EventLoop, handle: @escaping (JSONValue) -> JSONValue) throws {
+    /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
+    /// request through its second argument, at once or later (a chat waits for the chatbot).
+    init(paths: AgentPaths, loop: EventLoop, handle: @escaping (JSONValue, @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
         self.handle = handle
@@ -65,25 +66,29 @@ final class ControlServer {
             connections[fd, default: []].append(contentsOf: chunk[0..<n])
             if let newline = connections[fd]?.firstIndex(of: 10) {
                 let line = Array(connections[fd]![..<newline])
-                let response: JSONValue
-                do {
-                    response = handle(try JSONValue.parse(line))
-                } catch {
-                    response = ["ok": false, "error": .string("the request is not valid JSON: \(error)")]
+                // No more reading: the answer may come later.
+                loop.unregister(fd)
+                let respond: (JSONValue) -> Void = { [weak self] response in
+                    var bytes = Array(response.serialized().utf8)
+                    bytes.append(10)
+                    Self.writeAll(fd, bytes)
+                    self?.finish(fd)
                 }
-                var bytes = Array(response.serialized().utf8)
-                bytes.append(10)
-                Self.writeAll(fd, bytes)
-                return finish(fd)
+                do {
+                    handle(try JSONValue.parse(line), respond)
+                } catch {
+                    respond(["ok": false, "error": .string("the request is not valid JSON: \(error)")])
+                }
+                return
             }
             if (connections[fd]?.count ?? 0) > 1 << 20 { return finish(fd) }
         }
     }
 
     private func finish(_ fd: Int32) {
+        guard connections.removeValue(forKey: fd) != nil else { return }
         loop.unregister(fd)
         Glibc.close(fd)
-        connections[fd] = nil
     }
 
     /// Responses are small; a client that does not read them in a second is dropped.

@@ -59,4 +59,6 @@ public struct PlannedProcess: Sendable, Equatable {
     public var policy: ProcessPolicy
     /// Periodic queries over the event log (monitors).
     public var queries: [PlannedQuery] = []
+    /// Chatbots: module name → library, for the adapters they load.
+    public var adapterLibraries: [String: String] = [:]
 }

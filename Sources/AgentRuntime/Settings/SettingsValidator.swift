@@ -14,8 +14,12 @@ public struct SettingsValidator {
         moduleErrors: [ModuleLoadError] = []
     ) -> SettingsReport {
         let file = settings.file
+        // The runtime's own process types come first in nothing but name: they are always there.
+        var manifests = manifests
+        manifests[BuiltinModules.chatLocation.name] = BuiltinModules.chatManifest
+        let modules = modules + [BuiltinModules.chatLocation]
         let failedModules = Set(moduleErrors.map(\.module))
-        let moduleReports = modules.map { location in
+        let moduleReports = modules.filter { $0 != BuiltinModules.chatLocation }.map { location in
             SettingsReport.Module(
                 name: location.name, file: location.library, version: manifests[location.name]?.version,
                 processTypes: manifests[location.name]?.processes.map(\.type) ?? [],
@@ -67,6 +71,11 @@ public struct SettingsValidator {
                     issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")
                 }
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
+                if type.kind == "chatbot", issues.isEmpty {
+                    for problem in BuiltinModules.checkAdapters(process.moduleSettings, modules: modules, manifests: manifests) {
+                        issue(problem.pointer, problem.message)
+                    }
+                }
             }
             var queries: [PlannedQuery] = []
             if issues.isEmpty, let (_, type) = resolved {
@@ -84,9 +93,14 @@ public struct SettingsValidator {
                 enabled: process.enabled, issues: issues))
             if process.enabled, issues.isEmpty, let (module, type) = resolved {
                 let settings = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings)).objectValue ?? process.moduleSettings
-                planned.append(PlannedProcess(
+                var plan = PlannedProcess(
                     name: process.name, type: process.type, kind: type.kind, module: module, settings: settings,
-                    subscriptions: process.subscribe ?? type.subscribes, policy: process.policy, queries: queries))
+                    subscriptions: process.subscribe ?? type.subscribes, policy: process.policy, queries: queries)
+                if type.kind == "chatbot" {
+                    plan.adapterLibraries = Dictionary(modules.filter { $0.library != BuiltinModules.chatLocation.library }.map { ($0.name, $0.library) },
+                                                       uniquingKeysWith: { first, _ in first })
+                }
+                planned.append(plan)
             }
         }
         if settings.enabledModules.isEmpty, settings.document["enabled_modules"] != nil, !settings.processes.isEmpty {

@@ -20,6 +20,8 @@ public final class AgentStore: @unchecked Sendable {
     private var events: [PendingEvent] = []
     private var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
     private var history: [HistoryEntry] = []
+    private var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
+    private var clearConversations: [String] = []
     private var stopping = false
     private var writerDone = false
     private var stats = StoreStatistics()
@@ -86,6 +88,22 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`).
+    public func recordChat(conversation: String, role: String, source: String, text: String) {
+        lock.lock()
+        chat.append((Date().timeIntervalSince1970, conversation, role, source, text))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Forgets a conversation's history.
+    public func clearChat(conversation: String) {
+        lock.lock()
+        clearConversations.append(conversation)
+        lock.signal()
+        lock.unlock()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -123,24 +141,37 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         while true {
             lock.lock()
-            while events.isEmpty, states.isEmpty, history.isEmpty, !stopping {
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, !stopping {
                 if !lock.wait(until: min(nextRetention, Date().addingTimeInterval(1))) { break }
             }
             let batch = events.count > 20_000 ? Array(events.prefix(20_000)) : events
             events.removeFirst(batch.count)
             let stateBatch = states
             let historyBatch = history
+            let chatBatch = chat
+            let clears = clearConversations
             states = []
             history = []
+            chat = []
+            clearConversations = []
             let finished = stopping && events.isEmpty
             lock.unlock()
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batch.count, states: stateBatch)
-            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty {
+            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty {
                 do {
                     try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch)
+                    if !chatBatch.isEmpty || !clears.isEmpty {
+                        try database.write { db in
+                            for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
+                            for line in chatBatch {
+                                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text) VALUES (?, ?, ?, ?, ?)",
+                                               arguments: [line.time, line.conversation, line.role, line.source, line.text])
+                            }
+                        }
+                    }
                     for state in stateBatch { state.done?(true) }
                     lock.lock()
                     stats.committed += batch.count

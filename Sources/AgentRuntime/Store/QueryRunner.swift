@@ -11,6 +11,7 @@ final class QueryRunner: @unchecked Sendable {
     private let lock = NSCondition()
     private var schedule: [(query: PlannedQuery, due: Double)] = []
     private var stopped = false
+    private var jobs: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
     private let deliver: @Sendable (PlannedQuery, JSONValue) -> Void
 
     /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
@@ -36,6 +37,15 @@ final class QueryRunner: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Runs one read-only query (for a worker's `query` callback or a control command); `done`
+    /// runs on the runner's thread.
+    func submit(sql: String, params: [JSONValue], done: @escaping @Sendable (Result<JSONValue, QueryProblem>) -> Void) {
+        lock.lock()
+        jobs.append((sql, params, done))
+        lock.signal()
+        lock.unlock()
+    }
+
     func stop() {
         lock.lock()
         stopped = true
@@ -47,7 +57,13 @@ final class QueryRunner: @unchecked Sendable {
         while true {
             lock.lock()
             var due: [PlannedQuery] = []
-            while due.isEmpty, !stopped {
+            var pending: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
+            while due.isEmpty, pending.isEmpty, !stopped {
+                if !jobs.isEmpty {
+                    pending = jobs
+                    jobs = []
+                    break
+                }
                 let now = Date().timeIntervalSince1970
                 for index in schedule.indices where schedule[index].due <= now {
                     due.append(schedule[index].query)
@@ -63,6 +79,7 @@ final class QueryRunner: @unchecked Sendable {
                 return
             }
             lock.unlock()
+            for job in pending { job.done(runJob(job.sql, job.params)) }
             for query in due { run(query) }
         }
     }
@@ -78,6 +95,30 @@ final class QueryRunner: @unchecked Sendable {
                             "until": .number(JSONNumber(now)), "rows": .array(rows)])
         } catch {
             logger.error("query \"\(query.name)\" failed: \(error)", metadata: ["process": "\(query.process)"])
+        }
+    }
+
+    private func runJob(_ sql: String, _ params: [JSONValue]) -> Result<JSONValue, QueryProblem> {
+        do {
+            return .success(try database.read { db -> JSONValue in
+                let statement = try db.makeStatement(sql: sql)
+                guard statement.isReadonly else { throw QueryProblem("only read-only queries (SELECT) are allowed") }
+                let arguments = StatementArguments(params.map { value -> DatabaseValue in
+                    switch value {
+                    case .string(let s): return s.databaseValue
+                    case .number(let n): return n.intValue.map { $0.databaseValue } ?? n.doubleValue.databaseValue
+                    case .bool(let b): return b.databaseValue
+                    default: return .null
+                    }
+                })
+                return .array(try Row.fetchAll(statement, arguments: arguments).map(Self.json))
+            })
+        } catch let problem as QueryProblem {
+            return .failure(problem)
+        } catch let error as DatabaseError {
+            return .failure(QueryProblem(error.message ?? "\(error)"))
+        } catch {
+            return .failure(QueryProblem("\(error)"))
         }
     }
 

@@ -35,6 +35,19 @@ enum StoreSchema {
                 CREATE INDEX history_process_time ON history(process, time);
                 """)
         }
+        migrator.registerMigration("v2-chat") { db in
+            try db.execute(sql: """
+                CREATE TABLE chat (
+                    id INTEGER PRIMARY KEY,
+                    time REAL NOT NULL,
+                    conversation TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    source TEXT NOT NULL DEFAULT '',
+                    text TEXT NOT NULL
+                );
+                CREATE INDEX chat_conversation ON chat(conversation, id);
+                """)
+        }
         return migrator
     }
 

@@ -52,6 +52,7 @@ extension Supervisor {
             if let outputs, outputs.wants(.message) {
                 outputs.publish(.message(source: process.name, level: level, text: text, time: now))
             }
+            recordAlert(source: process.name, level: level, text: text)
         case .log:
             let text = String(decoding: body.dropFirst(), as: UTF8.self)
             let level: Logger.Level = switch Int(body.first ?? 1) {
@@ -93,6 +94,8 @@ extension Supervisor {
             store.saveState(process: process.name, data: data) { saved in
                 inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
             }
+        case .query:
+            answerQuery(body, from: process)
         case .failure:
             let object = (try? JSONValue.parse(body))?.objectValue
             process.reportedFailure = (object?["code"]?.stringValue ?? "failure",
@@ -115,6 +118,7 @@ extension Supervisor {
         console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         store?.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
                       payload: String(decoding: event.payload, as: UTF8.self))
+        if source.kind == "chatbot" { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))
         }

@@ -7,7 +7,6 @@ extension Supervisor {
     /// Starts running the monitors' periodic queries (needs the store).
     func startQueries() {
         let queries = processes.flatMap(\.planned.queries)
-        guard !queries.isEmpty else { return }
         guard let store else {
             for process in processes where !process.planned.queries.isEmpty {
                 logger.warning("has periodic queries, but the store is off: they will not run", metadata: ["process": "\(process.name)"])

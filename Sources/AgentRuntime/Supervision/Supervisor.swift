@@ -25,6 +25,8 @@ public final class Supervisor {
     public var controlPaths: AgentPaths?
     var control: ControlServer?
     var queryRunner: QueryRunner?
+    var pendingChats: [String: PendingChat] = [:]
+    var chatSequence = 0
     /// Configured outputs (nil: none).
     public var outputs: OutputHub?
     /// The embedded store (nil: running without it).
@@ -98,7 +100,9 @@ public final class Supervisor {
         raiseFileLimit()
         if let controlPaths {
             do {
-                control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] in handleControl($0) }
+                control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] request, respond in
+                    handleControl(request, respond: respond)
+                }
                 logger.info("control socket: \(controlPaths.socketPath)")
             } catch {
                 logger.error("\(error); agent-control status/stop/reload will not reach this agent")

@@ -147,6 +147,16 @@ typedef struct agent_host_api {
         many milliseconds. AgentModuleKit sends heartbeats on its own while the process's run
         loop is responsive (it awaits, emits or receives); a C module calls `heartbeat`. */
     int64_t watchdog_ms;
+
+    /** Runs a read-only SQL query over the agent's store (tables `events`: id, time (seconds
+        since the epoch), type, source, payload (JSON text); `history`). `params_json` is a JSON
+        array of values for the `?` placeholders (NULL: none). On AGENT_OK, `*json` and
+        `*json_len` point to a host-owned JSON array of row objects, valid until the next
+        `query` call or until the process ends; on AGENT_ERROR they point to a message. Blocks
+        until the host answers. */
+    int32_t (*query)(void *host_ctx, const char *sql, size_t sql_len,
+                     const char *params_json, size_t params_len,
+                     const uint8_t **json, size_t *json_len);
 } agent_host_api;
 
 /**
@@ -167,14 +177,15 @@ typedef int32_t (*agent_run_process_fn)(const char *process_type, const char *pr
                                          const agent_host_api *host,
                                          char *error_buf, size_t error_buf_len);
 
-/** Reserved for logic adapters (the chatbot). Modules of ABI 1 without adapters set these
+/** Logic adapters (used by the runtime's chatbot process). Modules without adapters set these
     to NULL. A handle returned by `adapter_create` is owned by the module and released only
-    by `adapter_destroy`. */
+    by `adapter_destroy`; `host` stays valid until then. */
 typedef void *(*agent_adapter_create_fn)(const char *adapter_type,
                                          const char *settings_json, size_t settings_len,
                                          const agent_host_api *host,
                                          char *error_buf, size_t error_buf_len);
-/** Confidence in [0, 1] that the adapter can answer `message` (UTF-8, host-owned). */
+/** Confidence in [0, 1] that the adapter can answer `message` (UTF-8, host-owned), or a
+    negative value to let the host score it from the adapter's usage examples. */
 typedef double (*agent_adapter_score_fn)(void *adapter, const char *message, size_t message_len);
 /** Answers `message`; the reply is delivered through `reply(reply_ctx, text, len)` before
     the function returns (text is module-owned and copied by the host). */

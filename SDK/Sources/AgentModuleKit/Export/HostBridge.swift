@@ -77,6 +77,35 @@ final class HostBridge: @unchecked Sendable {
 
     func heartbeat() { api.pointee.heartbeat?(ctx) }
 
+    /// Runs a read-only query through the host; returns the JSON rows.
+    func query(sql: String, parameters: [any Sendable]) throws -> [UInt8] {
+        guard has(\.query), let query = api.pointee.query else { throw ProcessContextError("this host offers no store queries") }
+        let params = try JSONSerialization.data(withJSONObject: parameters.map { value -> Any in
+            switch value {
+            case let v as String: v
+            case let v as Int: v
+            case let v as Double: v
+            case let v as Bool: v
+            default: "\(value)"
+            }
+        })
+        var json: UnsafePointer<UInt8>?
+        var length = 0
+        var sql = sql
+        let rc = sql.withUTF8 { s in
+            params.withUnsafeBytes { p in
+                s.withMemoryRebound(to: CChar.self) { sc in
+                    p.withMemoryRebound(to: CChar.self) { pc in
+                        query(ctx, sc.baseAddress, sc.count, pc.baseAddress, pc.count, &json, &length)
+                    }
+                }
+            }
+        }
+        let bytes = json.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
+        guard rc == AGENT_OK else { throw ProcessContextError("query failed: \(String(decoding: bytes, as: UTF8.self))") }
+        return bytes
+    }
+
     /// The watchdog period the host enforces, 0 when there is none.
     var watchdogMilliseconds: Int64 { has(\.watchdog_ms) ? api.pointee.watchdog_ms : 0 }
 

@@ -11,6 +11,7 @@ final class ModuleRegistry: Sendable {
     private struct Exported: @unchecked Sendable {
         let pointer: UnsafeMutablePointer<agent_module>
         let processes: [ProcessEntry]
+        let adapters: [AdapterEntry]
     }
 
     private let state = Mutex<Exported?>(nil)
@@ -30,9 +31,12 @@ final class ModuleRegistry: Sendable {
                 struct_size: UInt32(MemoryLayout<agent_module>.size),
                 manifest_json: UnsafePointer(strdup(manifest)),
                 run_process: runProcessEntry,
-                adapter_create: nil, adapter_score: nil, adapter_respond: nil, adapter_destroy: nil
+                adapter_create: adapters.isEmpty ? nil : adapterCreateEntry,
+                adapter_score: adapters.isEmpty ? nil : adapterScoreEntry,
+                adapter_respond: adapters.isEmpty ? nil : adapterRespondEntry,
+                adapter_destroy: adapters.isEmpty ? nil : adapterDestroyEntry
             ))
-            exported = Exported(pointer: module, processes: entries)
+            exported = Exported(pointer: module, processes: entries, adapters: adapters.map { AdapterEntry($0) })
             return OpaquePointer(module)
         }
     }
@@ -51,11 +55,15 @@ final class ModuleRegistry: Sendable {
         state.withLock { $0?.processes.first { $0.typeName == type } }
     }
 
+    func adapter(named type: String) -> AdapterEntry? {
+        state.withLock { $0?.adapters.first { $0.typeName == type } }
+    }
+
     var processTypes: [String] { state.withLock { $0?.processes.map(\.typeName) ?? [] } }
 }
 
 /// Copies `message` into the host's error buffer, truncated to fit, NUL-terminated.
-private func writeError(_ message: String, to buffer: UnsafeMutablePointer<CChar>?, capacity: Int) {
+func writeError(_ message: String, to buffer: UnsafeMutablePointer<CChar>?, capacity: Int) {
     guard let buffer, capacity > 0 else { return }
     let bytes = Array(message.utf8.prefix(capacity - 1))
     bytes.withUnsafeBufferPointer { src in

@@ -2,8 +2,8 @@
 /// confident it is about a message and lets the most confident one reply.
 ///
 /// Declared in the module manifest with kind `logic_adapter`, with its description, usage
-/// examples and settings schema. (The chatbot process that calls adapters is a later part of
-/// the runtime; until it lands, adapters are listed but not run.)
+/// examples and settings schema; a chatbot process lists it in its `logic_adapters` as
+/// `"<module>.<type>"` (or `{"type": "<module>.<type>", ...settings}`).
 public protocol LogicAdapter: Sendable {
     associatedtype Settings: Decodable & Sendable
 
@@ -21,8 +21,8 @@ public protocol LogicAdapter: Sendable {
     /// runtime score it from ``usageExamples`` against the other adapters' examples.
     func confidence(for message: String) -> Double?
 
-    /// The answer to `message`.
-    func respond(to message: String) async throws -> String
+    /// The answer to `message`; `context` reads the store.
+    func respond(to message: String, context: AdapterContext) async throws -> String
 }
 
 extension LogicAdapter {

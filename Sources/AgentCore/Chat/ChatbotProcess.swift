@@ -1,0 +1,111 @@
+import AgentModuleABI
+import Foundation
+import JSONSchema
+
+/// The runtime's `chatbot` process, run by a worker itself: asks every configured adapter how
+/// confident it is about each `chat.message` and lets the most confident answer with a
+/// `chat.reply` event.
+final class ChatbotProcess {
+    let host: WorkerHost
+    var adapters: [any ChatAdapter] = []
+    var threshold = 0.3
+    var defaultResponse = "I am sorry, but I do not understand."
+    private var scorer = NaiveBayesScorer(examples: [])
+
+    init(host: WorkerHost) { self.host = host }
+
+    /// Creates the adapters from the settings; throws a readable reason.
+    func configure(settings: JSONObject, libraries: [String: String]) throws {
+        threshold = settings["confidence_threshold"]?.numberValue?.doubleValue ?? threshold
+        defaultResponse = settings["default_response"]?.stringValue ?? defaultResponse
+        let allowControl = settings["allow_process_control"]?.boolValue ?? false
+        var loaded: [String: LoadedModule] = [:]
+        let features = FeaturesAdapter()
+        for (index, item) in (settings["logic_adapters"]?.arrayValue ?? []).enumerated() {
+            let object: JSONObject = item.stringValue.map { ["type": .string($0)] } ?? item.objectValue ?? [:]
+            let type = object["type"]?.stringValue ?? ""
+            var adapterSettings = object
+            adapterSettings["type"] = nil
+            switch type {
+            case "features": adapters.append(features)
+            case "status": adapters.append(StatusAdapter())
+            case "process_control":
+                adapters.append(ProcessControlAdapter(allowed: allowControl) { [host] action, name in
+                    host.emitJSON("chat.command", ["action": .string(action), "name": .string(name)])
+                })
+            case "latest_value":
+                let values = adapterSettings["values"]?.arrayValue?.compactMap { value -> LatestValueAdapter.Value? in
+                    guard let name = value["name"]?.stringValue, let event = value["event"]?.stringValue, let field = value["field"]?.stringValue else { return nil }
+                    return LatestValueAdapter.Value(name: name, event: event, field: field)
+                } ?? LatestValueAdapter.hostValues
+                adapters.append(LatestValueAdapter(values: values) { [host] sql, params in try host.queryRows(sql, params) })
+            case "rest":
+                guard let text = adapterSettings["url"]?.stringValue, let url = URL(string: text) else {
+                    throw ChatError("logic_adapters/\(index): a rest adapter needs a \"url\"")
+                }
+                adapters.append(RestAdapter(url: url, name: adapterSettings["name"]?.stringValue,
+                                            timeout: adapterSettings["timeout"]?.numberValue?.doubleValue ?? 5,
+                                            retries: adapterSettings["retries"]?.numberValue?.intValue ?? 1))
+            default:
+                let parts = type.split(separator: ".", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let path = libraries[parts[0]] else {
+                    throw ChatError("logic_adapters/\(index): \"\(type)\" is neither a built-in adapter nor <module>.<adapter> of an enabled module")
+                }
+                let module: LoadedModule
+                if let already = loaded[parts[0]] {
+                    module = already
+                } else {
+                    do { module = try ModuleLoader.load(path: path, module: parts[0]) } catch { throw ChatError("\(error)") }
+                    loaded[parts[0]] = module
+                }
+                guard let declared = module.manifest.processType(parts[1]), declared.kind == "logic_adapter" else {
+                    throw ChatError("logic_adapters/\(index): module \(parts[0]) has no logic adapter \"\(parts[1])\"")
+                }
+                adapters.append(try ModuleChatAdapter(name: type, type: declared, module: module, settings: adapterSettings, host: host.apiPointer))
+            }
+        }
+        features.adapters = adapters
+        scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
+    }
+
+    /// Answers messages until asked to stop.
+    func run() {
+        var event = agent_event()
+        while true {
+            let status = withUnsafeMutablePointer(to: &event) { host.api.next_event!(host.api.host_ctx, -1, $0) }
+            if status == Int32(AGENT_STOPPED) { return }
+            guard status == Int32(AGENT_OK) else { continue }
+            let type = String(decoding: UnsafeRawBufferPointer(start: event.type, count: event.type_len), as: UTF8.self)
+            guard type == "chat.message",
+                  let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
+            let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
+                                      text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [])
+            host.emitJSON("chat.reply", answer(message))
+        }
+    }
+
+    /// The reply to one message: the most confident adapter's answer, or the default response.
+    func answer(_ message: ChatMessage) -> JSONValue {
+        let scored = scorer.scores(message.text)
+        var best: (index: Int, confidence: Double)?
+        for (index, adapter) in adapters.enumerated() {
+            let confidence = adapter.confidence(for: message) ?? scored[index]
+            if confidence > (best?.confidence ?? -1) { best = (index, confidence) }
+        }
+        var reply: JSONObject = ["id": .string(message.id), "conversation": .string(message.conversation)]
+        if let best, best.confidence >= threshold {
+            let adapter = adapters[best.index]
+            reply["text"] = .string(adapter.respond(to: message))
+            reply["adapter"] = .string(adapter.name)
+            reply["confidence"] = .number(JSONNumber((best.confidence * 1000).rounded() / 1000))
+        } else {
+            var text = defaultResponse
+            for case let rest as RestAdapter in adapters {
+                if let failure = rest.failure { text += " (\(failure).)" }
+            }
+            reply["text"] = .string(text)
+            reply["confidence"] = .number(JSONNumber(((best?.confidence ?? 0) * 1000).rounded() / 1000))
+        }
+        return .object(reply)
+    }
+}

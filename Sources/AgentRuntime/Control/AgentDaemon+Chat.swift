@@ -1,0 +1,85 @@
+import Foundation
+import JSONSchema
+
+extension AgentDaemon {
+    /// `agent-control chat [MESSAGE]`: one message and its answer, or a conversation at a
+    /// prompt (alerts from monitors are shown as they join the conversation).
+    public func chat(message: String?, conversation: String, interactive: Bool) -> Int32 {
+        if let message { return ask(message, conversation: conversation) ? 0 : AgentLauncher.ExitCode.failure }
+        var lastSeen = latestChatID(conversation) ?? 0
+        if interactive { print("chatting with the agent (conversation \(conversation)); an empty line or Ctrl-D ends") }
+        while true {
+            if interactive {
+                lastSeen = showNewAlerts(conversation, after: lastSeen)
+                print("you> ", terminator: "")
+                fflush(nil)
+            }
+            guard let line = readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty else { return 0 }
+            _ = ask(line, conversation: conversation)
+            lastSeen = latestChatID(conversation) ?? lastSeen
+        }
+    }
+
+    private func ask(_ text: String, conversation: String) -> Bool {
+        do {
+            let answer = try ControlClient.send(["command": "chat", "text": .string(text), "conversation": .string(conversation)], paths: paths, timeout: 40)
+            guard answer["ok"] == true else {
+                FileHandle.standardError.write(Data("error: \(answer["error"]?.stringValue ?? "the agent refused the message")\n".utf8))
+                return false
+            }
+            print("bot> \(answer["text"]?.stringValue ?? "")")
+            return true
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            return false
+        }
+    }
+
+    private func history(_ conversation: String, after: Int, limit: Int) -> [JSONValue]? {
+        let answer = try? ControlClient.send(["command": "chat_history", "conversation": .string(conversation),
+                                              "after": .number(JSONNumber(after)), "limit": .number(JSONNumber(limit))], paths: paths)
+        guard answer?["ok"] == true else { return nil }
+        return answer?["lines"]?.arrayValue
+    }
+
+    private func latestChatID(_ conversation: String) -> Int? {
+        history(conversation, after: 0, limit: 1)?.last?["id"]?.numberValue?.intValue
+    }
+
+    private func showNewAlerts(_ conversation: String, after: Int) -> Int {
+        let lines = history(conversation, after: after, limit: 100) ?? []
+        for line in lines where line["role"]?.stringValue == "alert" {
+            print("alert from \(line["source"]?.stringValue ?? "?")> \(line["text"]?.stringValue ?? "")")
+        }
+        return lines.last?["id"]?.numberValue?.intValue ?? after
+    }
+
+    /// `agent-control chat --history`.
+    public func printChatHistory(conversation: String, limit: Int) -> Int32 {
+        do {
+            let answer = try ControlClient.send(["command": "chat_history", "conversation": .string(conversation), "limit": .number(JSONNumber(limit))], paths: paths)
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "no history") }
+            for line in answer["lines"]?.arrayValue ?? [] {
+                let time = ConsoleOutput.timestamp(nanoseconds: Int64((line["time"]?.numberValue?.doubleValue ?? 0) * 1e9), full: true)
+                let role = line["role"]?.stringValue ?? "?"
+                let who = role == "user" ? "you" : role == "alert" ? "alert from \(line["source"]?.stringValue ?? "?")" : "bot"
+                print("\(time)  \(who)> \(line["text"]?.stringValue ?? "")")
+            }
+            return 0
+        } catch {
+            return Self.fail(error.description)
+        }
+    }
+
+    /// `agent-control chat --clear-history`.
+    public func clearChatHistory(conversation: String) -> Int32 {
+        do {
+            let answer = try ControlClient.send(["command": "chat_clear", "conversation": .string(conversation)], paths: paths)
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "refused") }
+            print("cleared the history of conversation \(conversation)")
+            return 0
+        } catch {
+            return Self.fail(error.description)
+        }
+    }
+}
