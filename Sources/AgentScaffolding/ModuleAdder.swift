@@ -97,7 +97,8 @@ public struct ModuleAdder {
             edits.append("Package.swift: listed module \"\(name)\"")
         }
         if enable {
-            let outcome = enableInSettings(root: root, module: name, template: moduleFolder + "/settings_template.json")
+            let outcome = enableInSettings(root: root, module: name, template: moduleFolder + "/settings_template.json",
+                                           adapter: empty ? nil : "\(name).\(name)_adapter")
             edits += outcome.edits
             notes += outcome.notes
         }
@@ -105,7 +106,7 @@ public struct ModuleAdder {
     }
 
     /// Adds the module to `enabled_modules` and the template's processes to settings.json.
-    private func enableInSettings(root: String, module: String, template: String) -> (edits: [String], notes: [String]) {
+    private func enableInSettings(root: String, module: String, template: String, adapter: String?) -> (edits: [String], notes: [String]) {
         let path = root + "/settings.json"
         guard let data = FileManager.default.contents(atPath: path) else {
             return ([], ["no settings.json: copy the processes of modules/\(module)/settings_template.json into your settings"])
@@ -130,6 +131,17 @@ public struct ModuleAdder {
             } else {
                 processes[name] = value
                 edits.append("settings.json: added process \"\(name)\" (\(value["type"]?.stringValue ?? "?"))")
+            }
+        }
+        // The module's logic adapter joins every chatbot of the agent.
+        if let adapter {
+            for (name, value) in processes where value["type"]?.stringValue == "chatbot" {
+                guard case .object(var chatbot) = value, var adapters = chatbot["logic_adapters"]?.arrayValue,
+                      !adapters.contains(.string(adapter)) else { continue }
+                adapters.append(.string(adapter))
+                chatbot["logic_adapters"] = .array(adapters)
+                processes[name] = .object(chatbot)
+                edits.append("settings.json: added logic adapter \"\(adapter)\" to chatbot \"\(name)\"")
             }
         }
         settings["processes"] = .object(processes)

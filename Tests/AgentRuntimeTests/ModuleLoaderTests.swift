@@ -145,7 +145,9 @@ import Testing
     @Test func shippedSwiftModulesLoadWithTheirProcessTypes() throws {
         let sample = try ModuleLoader.load(path: TestPaths.products + "/libsample.so", module: "sample", expectedName: "sample")
         #expect(sample.manifest.version == "1.0.0")
-        #expect(sample.manifest.processes.map(\.type) == ["trade_feed", "trade_frequency"])
+        #expect(sample.manifest.processes.map(\.type) == ["trade_feed", "trade_frequency", "trades_counter"])
+        #expect(sample.manifest.processType("trades_counter")?.kind == "logic_adapter")
+        #expect(sample.manifest.processType("trades_counter")?.usageExamples.first == "how many trades in the last 5 minutes?")
         #expect(sample.manifest.processType("trade_frequency")?.subscribes == ["trade"])
         let schema = try #require(sample.manifest.processType("trade_feed")?.settingsSchema.objectValue)
         #expect(schema["additionalProperties"] == .bool(false))

@@ -93,7 +93,11 @@ import Testing
         let reading = agent.waitForLine(timeout: 120) { $0.contains(#""type":"weather_reading""#) }
         #expect(reading?.contains(#""source":"weather""#) == true, "\(agent.transcript)")
         #expect(agent.waitForLine { $0.contains(#""type":"trade""#) } != nil)
-        #expect(agent.waitForLines(onStderr: true, count: 8) { $0.contains("ready in") }.count == 8, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: 9) { $0.contains("ready in") }.count == 9, "\(agent.transcript)")
+        // The module's logic adapter answers in the agent's chat, from the store.
+        Thread.sleep(forTimeInterval: 0.3)
+        let answer = try runProgram("agent-control", ["chat", "what is the latest weather reading?", "--settings", directory + "/settings.json"])
+        #expect(answer.stdout.hasPrefix("bot> Hello from weather. The latest reading is "), "\(answer.stdout)\(answer.stderr)")
         #expect(agent.stop() == 0)
     }
 }

@@ -90,7 +90,7 @@ import Testing
         let issues = report.blockingIssues
         #expect(issues.count == 2)
         #expect(issues[0].pointer == "/processes/trades/type")
-        #expect(issues[0].message == "unknown process type \"trade_fed\"; did you mean \"trade_feed\"?; the enabled modules provide: sample (trade_feed, trade_frequency)")
+        #expect(issues[0].message == "unknown process type \"trade_fed\"; did you mean \"trade_feed\"?; the enabled modules provide: sample (trade_feed, trade_frequency); chat (chatbot)")
         #expect(issues[1].pointer == "/processes/feed/subscribe")
         #expect(issues[1].message.contains("only monitors and logic adapters receive events"))
         #expect(report.planned.isEmpty)

@@ -38,7 +38,7 @@ import Testing
         #expect(pointers == ["", "/enabled_modules", "/processes/a/pairs/0", "/processes/b/type", "/processes/c/window"])
         let modules = try #require(report["modules"] as? [[String: Any]])
         #expect(modules.first { $0["name"] as? String == "nosuch" }?["available"] as? Bool == false)
-        #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency"])
+        #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency", "trades_counter"])
         let processes = try #require(report["processes"] as? [[String: Any]])
         #expect(processes.map { $0["valid"] as? Bool } == [false, false, false])
         let b = try #require(processes.first { $0["name"] as? String == "b" })

@@ -28,7 +28,7 @@ public struct SettingsValidator {
             SettingsReport.Module(name: $0.module, file: $0.file, version: nil, processTypes: [], error: $0)
         }
         let allTypes = modules.flatMap { manifests[$0.name]?.processes.map(\.type) ?? [] }
-        var generalIssues = settings.hostIssues.filter { $0.process == nil }
+        let generalIssues = settings.hostIssues.filter { $0.process == nil }
         var reports: [SettingsReport.Process] = []
         var planned: [PlannedProcess] = []
 
@@ -102,9 +102,6 @@ public struct SettingsValidator {
                 }
                 planned.append(plan)
             }
-        }
-        if settings.enabledModules.isEmpty, settings.document["enabled_modules"] != nil, !settings.processes.isEmpty {
-            generalIssues.append(SettingsIssue(file: file, pointer: "/enabled_modules", message: "no module is enabled, so no process type is available"))
         }
         return SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
     }

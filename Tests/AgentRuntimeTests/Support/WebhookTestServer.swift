@@ -25,6 +25,14 @@ final class WebhookTestServer: @unchecked Sendable {
     private var answered = 0
     /// Connections of requests left unanswered, closed by `stop`.
     private var held: [Int32] = []
+    /// The body of every 200 answer (JSON), for tests of services that answer something.
+    private var body = ""
+
+    func answer(with json: String) {
+        lock.lock()
+        body = json
+        lock.unlock()
+    }
     private var listening = false
     private var running = true
     private let finished = DispatchSemaphore(value: 0)
@@ -167,7 +175,10 @@ final class WebhookTestServer: @unchecked Sendable {
         }
         guard status != 0 else { return false }
         let reason = status == 200 ? "OK" : "Service Unavailable"
-        Self.send("HTTP/1.1 \(status) \(reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", to: fd)
+        lock.lock()
+        let payload = status == 200 ? body : ""
+        lock.unlock()
+        Self.send("HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(payload.utf8.count)\r\nConnection: close\r\n\r\n\(payload)", to: fd)
         return true
     }
 

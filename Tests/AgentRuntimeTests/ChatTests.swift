@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// The chatbot through the real agent: `agent-control chat` → control socket → supervisor →
+/// chatbot worker → adapters (built-in, from a module, over HTTP) → reply.
+@Suite(.serialized) struct ChatTests {
+    final class Agent {
+        let directory = TestPaths.temporaryDirectory("chat")
+        var settings: String { directory + "/settings.json" }
+
+        init(_ settings: String) throws {
+            try settings.write(toFile: self.settings, atomically: true, encoding: .utf8)
+            let started = try runProgram("agent-control", ["start", "--no-build", "--settings", self.settings])
+            guard started.status == 0 else { throw ChatError(started.stderr) }
+        }
+
+        deinit { _ = try? runProgram("agent-control", ["stop", "--settings", settings]) }
+
+        func chat(_ text: String) throws -> ProgramResult {
+            try runProgram("agent-control", ["chat", text, "--settings", settings])
+        }
+
+        func waitForReady(_ count: Int) throws {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let status = try runProgram("agent-control", ["status", "--json", "--settings", settings])
+                let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+                let processes = object?["processes"] as? [[String: Any]] ?? []
+                if processes.count == count, processes.allSatisfy({ $0["state"] as? String == "running" }) { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    struct ChatError: Error, CustomStringConvertible { var description: String; init(_ d: String) { description = d } }
+
+    static let agent = """
+    {"enabled_modules": ["sample"], "processes": {
+      "trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.01},
+      "busy": {"type": "trade_frequency", "window": 30, "threshold": 5},
+      "chat": {"type": "chatbot", "logic_adapters": ["features", "status", "process_control", "latest_value", "sample.trades_counter"]}}}
+    """
+
+    @Test func chatbotAnswersFromItsAdaptersAndKeepsTheConversation() throws {
+        let agent = try Agent(Self.agent)
+        try agent.waitForReady(3)
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let count = try agent.chat("how many trades in the last 5 minutes?")
+        #expect(count.status == 0, "\(count.stderr)")
+        #expect(count.stdout.hasPrefix("bot> There were "), "\(count.stdout)")
+        #expect(count.stdout.contains("trades in the last 5 minutes (X/Y "))
+
+        let features = try agent.chat("what can you do?")
+        #expect(features.stdout.contains("Counts the trades of the sample feed"))
+        #expect(features.stdout.contains("(e.g. \"how many trades in the last 5 minutes?\")"))
+
+        let status = try agent.chat("what is the status of the processes?")
+        #expect(status.stdout.contains("trades: running (pid "))
+        #expect(status.stdout.contains("busy: running"))
+
+        let latest = try agent.chat("what is the cpu usage?")
+        #expect(latest.stdout.contains("I have no host_stats event yet"), "\(latest.stdout)")
+
+        let nonsense = try agent.chat("banana smoothie recipe")
+        #expect(nonsense.stdout == "bot> I am sorry, but I do not understand.\n")
+
+        // Process control is off unless the chatbot's settings allow it.
+        let refused = try agent.chat("restart trades")
+        #expect(refused.stdout.contains("set \"allow_process_control\": true"))
+
+        let history = try runProgram("agent-control", ["chat", "--history", "--settings", agent.settings])
+        #expect(history.stdout.contains("you> how many trades in the last 5 minutes?"))
+        #expect(history.stdout.contains("bot> There were "))
+        // The monitor's alert joined the conversation.
+        #expect(history.stdout.contains("alert from busy> X/Y: 6 trade events"), "\(history.stdout)")
+        #expect(try runProgram("agent-control", ["chat", "--clear-history", "--settings", agent.settings]).status == 0)
+        Thread.sleep(forTimeInterval: 0.3)
+        let cleared = try runProgram("agent-control", ["chat", "--history", "--settings", agent.settings])
+        #expect(!cleared.stdout.contains("you> how many trades"))
+    }
+
+    @Test func allowedProcessControlRestartsTheNamedProcess() throws {
+        let agent = try Agent("""
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": 0.5},
+          "chat": {"type": "chatbot", "logic_adapters": ["status", "process_control"], "allow_process_control": true}}}
+        """)
+        try agent.waitForReady(2)
+        let before = try runProgram("agent-control", ["status", "--json", "--settings", agent.settings]).stdout
+        let answer = try agent.chat("please restart the trades process")
+        #expect(answer.stdout == "bot> Restart of trades requested.\n", "\(answer.stdout)\(answer.stderr)")
+        let first = try #require(pid(of: "trades", in: before))
+        let deadline = Date().addingTimeInterval(10)
+        var after = before
+        while pid(of: "trades", in: after) == first || pid(of: "trades", in: after) == nil, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            after = try runProgram("agent-control", ["status", "--json", "--settings", agent.settings]).stdout
+        }
+        #expect(pid(of: "trades", in: after) != nil && pid(of: "trades", in: after) != first)
+    }
+
+    private func pid(of name: String, in status: String) -> Int? {
+        let object = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+        let process = (object?["processes"] as? [[String: Any]])?.first { $0["name"] as? String == name }
+        return process?["pid"] as? Int
+    }
+
+    @Test func restAdapterAsksAServiceAndSaysWhenItIsDown() throws {
+        let server = try WebhookTestServer()
+        defer { server.stop() }
+        server.answer(with: #"{"confidence": 0.8, "response": "42, from the service"}"#)
+        let agent = try Agent("""
+        {"enabled_modules": [], "processes": {
+          "chat": {"type": "chatbot", "logic_adapters": ["features", {"type": "rest", "url": "\(server.url)", "timeout": 2, "retries": 0}]}}}
+        """)
+        try agent.waitForReady(1)
+        let answer = try agent.chat("what is the answer to everything?")
+        #expect(answer.stdout == "bot> 42, from the service\n", "\(answer.stdout)\(answer.stderr)")
+        let request = try #require(server.requests.first)
+        let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+        #expect(body?["message"] as? String == "what is the answer to everything?")
+        #expect(body?["conversation"] as? String == "default")
+
+        server.stop()
+        let down = try agent.chat("what is the answer to everything?")
+        #expect(down.stdout.hasPrefix("bot> I am sorry, but I do not understand. (the service at \(server.url) did not answer"), "\(down.stdout)")
+    }
+
+    @Test func chatWithoutAChatbotAndUnknownAdaptersAreClearErrors() throws {
+        let agent = try Agent(#"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed"}}}"#)
+        try agent.waitForReady(1)
+        let answer = try agent.chat("hello")
+        #expect(answer.status == 1)
+        #expect(answer.stderr.contains("no chatbot process is configured"))
+
+        let file = TestPaths.temporaryDirectory("chat-settings") + "/settings.json"
+        try #"{"enabled_modules": ["sample"], "processes": {"chat": {"type": "chatbot", "logic_adapters": ["featurs", "sample.trade_counter", {"type": "rest"}]}}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let report = try runProgram("validate-settings", ["--settings", file])
+        #expect(report.status == 2)
+        #expect(report.stdout.contains(#"/processes/chat/logic_adapters/0: unknown logic adapter "featurs"; did you mean "features"?"#), "\(report.stdout)")
+        #expect(report.stdout.contains(#"/processes/chat/logic_adapters/1: unknown logic adapter "sample.trade_counter"; did you mean "sample.trades_counter"?"#))
+        #expect(report.stdout.contains(#"/processes/chat/logic_adapters/2: a rest adapter needs "url""#))
+    }
+}
