@@ -5,7 +5,8 @@ enum TableRenderer {
     static func render(_ report: BenchReport) -> String {
         var lines: [String] = []
         let m = report.machine
-        lines.append("agent-bench\(report.quick ? " --quick" : "") · \(m.date) · commit \(m.commit) · \(m.cores) cores, \(m.memory) · Linux \(m.kernel) · \(m.swift)")
+        let build = m.build == "release" ? "" : " · \(m.build.uppercased())"
+        lines.append("agent-bench\(report.quick ? " --quick" : "")\(build) · \(m.date) · commit \(m.commit) · \(m.cores) cores, \(m.memory) · Linux \(m.kernel) · \(m.swift)")
         let labelWidth = max(44, report.sections.flatMap(\.figures).map { $0.label.count }.max() ?? 0)
         for section in report.sections {
             lines.append("")
