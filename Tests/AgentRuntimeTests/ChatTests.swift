@@ -81,6 +81,26 @@ import Testing
         #expect(!cleared.stdout.contains("you> how many trades"))
     }
 
+    @Test func chatReadsAConversationFromStandardInput() throws {
+        let agent = try Agent(Self.agent)
+        try agent.waitForReady(3)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
+        process.arguments = ["chat", "--settings", agent.settings]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("what can you do?\nhow many trades?\n".utf8))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let answers = text.split(separator: "\n").filter { $0.hasPrefix("bot> ") }
+        #expect(answers.count == 2, "\(text)")
+        #expect(answers.last?.hasPrefix("bot> There were ") == true)
+    }
+
     @Test func allowedProcessControlRestartsTheNamedProcess() throws {
         let agent = try Agent("""
         {"enabled_modules": ["sample"], "processes": {

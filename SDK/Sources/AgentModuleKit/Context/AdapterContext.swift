@@ -26,6 +26,14 @@ public final class AdapterContext: Sendable {
                      payload: Array((row["payload"] as? String ?? "").utf8))
     }
 
+    /// Emits an event (from the chatbot process), e.g. to trigger work elsewhere.
+    public func emit(_ type: String, payload: some Encodable) throws {
+        let bytes = Array(try JSONEncoder().encode(payload))
+        guard !type.isEmpty, host.emit(type: type, payload: bytes) else {
+            throw ProcessContextError("event \"\(type)\" was not accepted by the host")
+        }
+    }
+
     /// Writes a line to the agent's log, tagged with the chatbot's process name.
     public func log(_ text: String, level: MessageLevel = .info) { host.log(level: level, text: text) }
 }
