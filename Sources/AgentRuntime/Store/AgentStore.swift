@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 
 /// The agent's memory: events, per-process state and run history in SQLite (WAL mode).
@@ -30,7 +31,8 @@ public final class AgentStore: @unchecked Sendable {
         var time: Double
         var type: String
         var source: String
-        var payload: String
+        /// JSON text, as the process emitted it.
+        var payload: [UInt8]
     }
 
     /// Opens (creating) the database and starts the writer. Throws if it cannot be opened.
@@ -58,7 +60,7 @@ public final class AgentStore: @unchecked Sendable {
     // MARK: Handing records over (any thread; cheap)
 
     /// Queues an event for the log.
-    public func append(type: String, source: String, time: Double, payload: String) {
+    public func append(type: String, source: String, time: Double, payload: [UInt8]) {
         lock.lock()
         if events.count >= settings.queueLimit {
             // Slow disk: the oldest waiting events give way (never acknowledged, so not lost
@@ -142,7 +144,8 @@ public final class AgentStore: @unchecked Sendable {
         while true {
             lock.lock()
             while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, !stopping {
-                if !lock.wait(until: min(nextRetention, Date().addingTimeInterval(1))) { break }
+                // Asleep until there is work or retention is due: no idle wake-ups.
+                if !lock.wait(until: nextRetention) { break }
             }
             let batch = events.count > 20_000 ? Array(events.prefix(20_000)) : events
             events.removeFirst(batch.count)
@@ -205,10 +208,32 @@ public final class AgentStore: @unchecked Sendable {
     private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry]) throws {
         try database.inTransaction { db in
             if !batch.isEmpty {
+                // The hot path of the store: bind with SQLite directly, no intermediate values.
                 let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
+                let statement = insert.sqliteStatement
                 for event in batch {
-                    try insert.execute(arguments: [event.time, event.type, event.source, event.payload])
+                    sqlite3_bind_double(statement, 1, event.time)
+                    var type = event.type
+                    var source = event.source
+                    let code = type.withUTF8 { t in
+                        source.withUTF8 { s in
+                            event.payload.withUnsafeBytes { p -> Int32 in
+                                sqlite3_bind_text(statement, 2, UnsafeRawPointer(t.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(t.count), nil)
+                                sqlite3_bind_text(statement, 3, UnsafeRawPointer(s.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(s.count), nil)
+                                if let base = p.baseAddress {
+                                    sqlite3_bind_text(statement, 4, base.assumingMemoryBound(to: CChar.self), Int32(p.count), nil)
+                                } else {
+                                    sqlite3_bind_text(statement, 4, "", 0, nil)
+                                }
+                                let result = sqlite3_step(statement)
+                                sqlite3_reset(statement)
+                                return result
+                            }
+                        }
+                    }
+                    guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
                 }
+                sqlite3_clear_bindings(statement)
             }
             if !stateBatch.isEmpty {
                 let upsert = try db.cachedStatement(sql: "INSERT INTO state (process, data, updated) VALUES (?, ?, ?) ON CONFLICT(process) DO UPDATE SET data = excluded.data, updated = excluded.updated")

@@ -51,8 +51,16 @@ enum StoreSchema {
         return migrator
     }
 
-    /// An empty in-memory database with the schema, to check monitors' queries before start.
+    /// An empty in-memory database with the schema, to check monitors' queries before start
+    /// (made once: checking a thousand processes must not run the migrations a thousand times).
     static func scratchDatabase() throws -> DatabaseQueue {
+        switch scratch {
+        case .success(let queue): return queue
+        case .failure(let error): throw error
+        }
+    }
+
+    private static let scratch: Result<DatabaseQueue, any Error> = Result {
         let queue = try DatabaseQueue()
         try migrator.migrate(queue)
         return queue
