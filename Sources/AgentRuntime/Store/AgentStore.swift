@@ -74,6 +74,11 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Queues an event whose payload is given as text.
+    public func append(type: String, source: String, time: Double, payload: String) {
+        append(type: type, source: source, time: time, payload: Array(payload.utf8))
+    }
+
     /// Replaces a process's state; `done` runs (on the writer thread) once it is committed.
     public func saveState(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)? = nil) {
         lock.lock()
