@@ -68,6 +68,22 @@ import Testing
         #expect(result.stderr.contains("AGENT_RUNTIME_HOME=/nonexistent has no Templates/ and SDK/"))
     }
 
+    @Test func templatesAreFoundInABuildTreeAnInstalledCopyOrTheEnvironment() throws {
+        // An installed copy: <prefix>/bin/create-agent and <prefix>/share/agentruntime.
+        let prefix = TestPaths.temporaryDirectory("prefix")
+        let share = prefix + "/share/agentruntime"
+        try FileManager.default.createDirectory(atPath: share + "/Templates/agent", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: share + "/SDK", withIntermediateDirectories: true)
+        try "// swift-tools-version: 6.0".write(toFile: share + "/SDK/Package.swift", atomically: true, encoding: .utf8)
+        #expect(try RuntimeHome.locate(environment: [:], executable: prefix + "/bin/create-agent").path == share)
+        // A build tree: the checkout above .build/<triple>/debug.
+        let built = try RuntimeHome.locate(environment: [:], executable: TestPaths.products + "/create-agent")
+        #expect(built.path == TestPaths.repository)
+        // The environment wins.
+        #expect(try RuntimeHome.locate(environment: ["AGENT_RUNTIME_HOME": share], executable: "/usr/bin/create-agent").path == share)
+        #expect(throws: ScaffoldingError.self) { try RuntimeHome.locate(environment: [:], executable: "/usr/bin/create-agent") }
+    }
+
     @Test func moduleNamesBecomeTypePrefixes() {
         #expect(ModuleAdder.typePrefix("weather") == "Weather")
         #expect(ModuleAdder.typePrefix("weather_station") == "WeatherStation")
