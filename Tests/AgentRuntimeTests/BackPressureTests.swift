@@ -12,7 +12,7 @@ import Testing
         return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
     }
 
-    static func waitFor(_ agent: AgentRun, timeout: Double = 20, _ condition: ([String: [String: Any]]) -> Bool) throws -> [String: [String: Any]] {
+    static func waitFor(_ agent: AgentRun, timeout: Double = 45, _ condition: ([String: [String: Any]]) -> Bool) throws -> [String: [String: Any]] {
         let deadline = Date().addingTimeInterval(timeout)
         var last = try status(agent)
         while !condition(last), Date() < deadline {

@@ -22,7 +22,7 @@ import Testing
         }
 
         func waitForReady(_ count: Int) throws {
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 let status = try runProgram("agent-control", ["status", "--json", "--settings", settings])
                 let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
@@ -112,7 +112,7 @@ import Testing
         let answer = try agent.chat("please restart the trades process")
         #expect(answer.stdout == "bot> Restart of trades requested.\n", "\(answer.stdout)\(answer.stderr)")
         let first = try #require(pid(of: "trades", in: before))
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         var after = before
         while pid(of: "trades", in: after) == first || pid(of: "trades", in: after) == nil, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)

@@ -32,7 +32,7 @@ import Testing
             return Dictionary(list.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         }
 
-        func waitUntil(timeout: Double = 15, _ condition: ([String: [String: Any]]) -> Bool) throws -> [String: [String: Any]] {
+        func waitUntil(timeout: Double = 45, _ condition: ([String: [String: Any]]) -> Bool) throws -> [String: [String: Any]] {
             let deadline = Date().addingTimeInterval(timeout)
             var last = try status()
             while !condition(last), Date() < deadline {
@@ -156,7 +156,7 @@ import Testing
         let workers = status.values.compactMap { $0["pid"] as? Int }.map(Int32.init)
         let pid = try #require(Int32(String(contentsOfFile: agent.directory + "/.agent/run/agent.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         kill(pid, SIGKILL)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(20)
         while (workers + [pid]).contains(where: AgentRun.isAlive), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!(workers + [pid]).contains(where: AgentRun.isAlive), "a worker outlived the killed supervisor")
         // The pidfile and the socket are still there, stale.

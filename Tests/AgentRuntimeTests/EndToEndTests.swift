@@ -55,7 +55,7 @@ import Testing
         func sequences() -> [Int] {
             agent.jsonLines.compactMap { ($0["payload"] as? [String: Any])?["sequence"] as? Int }
         }
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         while (sequences().last ?? 0) < 150, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         let before = sequences().count
         let pid = try #require(agent.workerPids("trades").first)
@@ -75,7 +75,7 @@ import Testing
         #expect(ready.count == 2, "\(agent.transcript)")
         let pids = agent.workerPids("trades") + agent.workerPids("busy")
         #expect(agent.stop(signal: SIGKILL) != nil)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(60)
         while pids.contains(where: AgentRun.isAlive), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!pids.contains(where: AgentRun.isAlive), "workers outlived their supervisor")
     }
@@ -103,7 +103,7 @@ import Testing
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_fed"}}}
         """)
-        #expect(agent.waitForExit(timeout: 20) == 2)
+        #expect(agent.waitForExit(timeout: 60) == 2)
         let error = agent.stderrLines.joined(separator: "\n")
         #expect(error.contains("\(agent.settingsFile): /processes/trades/type: unknown process type \"trade_fed\"; did you mean \"trade_feed\"?"), "\(error)")
         #expect(!error.contains("started worker"))
@@ -111,7 +111,7 @@ import Testing
 
     @Test func unknownModuleSaysWhereItLooked() throws {
         let agent = try AgentRun(settings: #"{"enabled_modules": ["nosuchmodule"], "processes": {}}"#)
-        #expect(agent.waitForExit(timeout: 20) == 2)
+        #expect(agent.waitForExit(timeout: 60) == 2)
         let error = agent.stderrLines.joined(separator: "\n")
         #expect(error.contains("module \"nosuchmodule\""))
         #expect(error.contains("module not found; looked in:"))
@@ -124,7 +124,7 @@ import Testing
           "trades": {"type": "trade_feed", "interval": "fast", "pairs": []},
           "busy": {"type": "trade_frequency", "window": 10, "treshold": 3}}}
         """)
-        #expect(agent.waitForExit(timeout: 20) == 2)
+        #expect(agent.waitForExit(timeout: 60) == 2)
         let error = agent.stderrLines.joined(separator: "\n")
         let file = agent.settingsFile
         #expect(error.contains("invalid settings (3 errors)"), "\(error)")
@@ -180,7 +180,7 @@ import Testing
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["\(library)"], "processes": {}}
         """)
-        #expect(agent.waitForExit(timeout: 20) == 2)
+        #expect(agent.waitForExit(timeout: 60) == 2)
         let error = agent.stderrLines.joined(separator: "\n")
         #expect(error.contains("module \"abi7\" (\(library)): the module speaks module ABI version 7"), "\(error)")
     }

@@ -50,7 +50,7 @@ import Testing
         let agent = try AgentRun(settings: Self.feed(interval: 0.001), arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
         var acknowledged = 0
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         while acknowledged < 2_000, Date() < deadline {
             let status = try Self.control(["status", "--json", "--settings", agent.settingsFile])
             let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
@@ -182,7 +182,7 @@ import Testing
         {"enabled_modules": ["sample"], "outputs": [{"type": "webhook", "url": "${env:AGENT_TEST_NO_SUCH_VARIABLE}"}],
          "processes": {"trades": {"type": "trade_feed"}}}
         """)
-        #expect(agent.waitForExit(timeout: 20) == 2)
+        #expect(agent.waitForExit(timeout: 60) == 2)
         let error = agent.stderrLines.joined(separator: "\n")
         #expect(error.contains("/outputs/0/url: environment variable AGENT_TEST_NO_SUCH_VARIABLE is not set"), "\(error)")
         #expect(error.contains("nothing was started"))

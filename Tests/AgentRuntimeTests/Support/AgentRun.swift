@@ -49,7 +49,7 @@ final class AgentRun: @unchecked Sendable {
 
     /// Waits until a line of stdout (or stderr) satisfies `predicate`; returns it, or nil after `timeout`.
     @discardableResult
-    func waitForLine(onStderr: Bool = false, timeout: Double = 20, _ predicate: (String) -> Bool) -> String? {
+    func waitForLine(onStderr: Bool = false, timeout: Double = 60, _ predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let line = (onStderr ? stderrLines : stdoutLines).first(where: predicate) { return line }
@@ -59,7 +59,7 @@ final class AgentRun: @unchecked Sendable {
     }
 
     /// Waits until `count` lines satisfy `predicate`.
-    func waitForLines(onStderr: Bool = false, count: Int, timeout: Double = 20, _ predicate: (String) -> Bool) -> [String] {
+    func waitForLines(onStderr: Bool = false, count: Int, timeout: Double = 60, _ predicate: (String) -> Bool) -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         var found: [String] = []
         while Date() < deadline {
@@ -84,7 +84,7 @@ final class AgentRun: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits for the exit; returns the status, or nil if still running.
-    func stop(signal: Int32 = SIGTERM, timeout: Double = 15) -> Int32? {
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 45) -> Int32? {
         kill(process.processIdentifier, signal)
         return waitForExit(timeout: timeout)
     }
