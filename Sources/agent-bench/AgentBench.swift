@@ -17,8 +17,9 @@ struct AgentBench: ParsableCommand {
           swift build -c release && .build/release/agent-bench
 
         Figures: 1 module load, 2 settings validation, 3 worker start and restart, 4 event routing \
-        against a socketpair baseline, 5 event routing with the store on, 6 idle cost, 7 scale \
-        (500 workers), 8 cold start and stop.
+        against a socketpair baseline, 5 the same with the store on (routing with the store off and \
+        on, events persisted per second, the store's insert rate, query latency), 6 idle cost, \
+        7 scale (500 workers), 8 cold start and stop.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
         """
@@ -27,7 +28,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Print the figures as JSON instead of a table.")
     var json = false
 
-    @Flag(name: .long, help: "A short run: fewer repetitions, fewer events, 5 s idle windows.")
+    @Flag(name: .long, help: "A short run (about a minute): fewer repetitions, fewer events, 5 s idle windows.")
     var quick = false
 
     @Option(name: .long, parsing: .upToNextOption, help: "Run only these figures (e.g. --only 3 4).")
@@ -60,6 +61,12 @@ struct AgentBench: ParsableCommand {
 
         var report = BenchReport(machine: MachineInfo.current(packageDirectory: environment.packageDirectory), quick: quick)
         if report.machine.build != "release" { Progress.say("warning: this is a debug build; figures are not meaningful") }
+        let load = MachineLoad.sample()
+        report.machine.load = load
+        Progress.say(String(format: "machine busy before the run: %.0f %% of %d cores", load.busyPercent, report.machine.cores))
+        for stray in load.strays {
+            Progress.say("warning: \(stray) is running and was not started by the bench (left by a test?); the figures will suffer")
+        }
         let selected = only.isEmpty ? Self.figures : Self.figures.filter(only.contains)
         let started = Clock.now()
         for number in selected {

@@ -9,7 +9,7 @@ enum ColdStartBench {
     static func run(_ environment: BenchEnvironment) -> Section {
         var section = Section(
             number: 8, title: "Cold start and stop: agent-control console with \(workers) workers",
-            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, describes the module through one agent-worker, validates, spawns). stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG).")
+            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, describes the module through one agent-worker, validates, spawns). stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG). Default settings (the store on), and the launch again with the store off.")
         let repetitions = environment.quick ? 3 : 7
         var firstSpawned = Samples()
         var firstReady = Samples()
@@ -43,6 +43,27 @@ enum ColdStartBench {
             section.add(Figure("  CPU of agent-control, launch → all ready", .milliseconds, samples: supervisorCPU))
             section.add(Figure("SIGTERM → none left (\(workers) workers)", .milliseconds, samples: stop,
                                note: "target < 50 ms; circus 150, supervisord 7,000–12,000"))
+
+            // The same launch with the store off: what opening the store adds.
+            var offSpawned = Samples()
+            var offAllReady = Samples()
+            var offCPU = Samples()
+            let offFile = try environment.writeAgent("cold-\(workers)-no-store", settings: GeneratedSettings.idle(count: workers, store: false))
+            for _ in 0..<(environment.quick ? 2 : 5) {
+                let run = try ConsoleRun(environment: environment, settingsFile: offFile)
+                guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
+                    throw BenchError("store off: \(run.readyTimes.count) of \(workers) workers ready after 30 s")
+                }
+                offSpawned.append((run.startTimes[0] - run.launchedAt) * 1000)
+                offAllReady.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
+                offCPU.append(Double(ProcFiles.cpuNanoseconds(of: run.pid)) / 1e6)
+                let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+                guard stopped != nil, left.isEmpty else { throw BenchError("store off, SIGTERM: \(left.count) worker(s) left after 20 s") }
+            }
+            section.add(Figure("launch → first worker spawned, store off", .milliseconds, samples: offSpawned,
+                               note: "settings \"store\": {\"enabled\": false}"))
+            section.add(Figure("launch → \(workers) workers ready, store off", .milliseconds, samples: offAllReady))
+            section.add(Figure("  CPU of agent-control, store off", .milliseconds, samples: offCPU))
 
             var killed = Samples()
             var orphans = 0

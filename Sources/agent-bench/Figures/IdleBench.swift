@@ -9,7 +9,7 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, every thread) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of all the supervisor's threads. Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it).")
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); last, the supervisor's memory once more with the store off.")
         for count in [20, 100] {
             do {
                 try measure(environment, workers: count, seconds: seconds, into: &section)
@@ -17,7 +17,29 @@ enum IdleBench {
                 section.fail("\(count) workers: \(error)")
             }
         }
+        do {
+            try memoryWithoutStore(environment, workers: 20, into: &section)
+        } catch {
+            section.fail("20 workers, store off: \(error)")
+        }
         return section
+    }
+
+    /// The supervisor's memory with the store off (settings "store": {"enabled": false}): what
+    /// the store (SQLite, its page cache, the writer thread) adds to it.
+    static func memoryWithoutStore(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
+        let file = try environment.writeAgent("idle-\(count)-no-store", settings: GeneratedSettings.idle(count: count, store: false))
+        let run = try ConsoleRun(environment: environment, settingsFile: file)
+        guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
+            throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
+        }
+        settle(run, seconds: environment.quick ? 1 : 2)
+        guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
+        section.add(Figure("supervisor RSS, store off, \(count) workers", .megabytes, median: supervisor.rssMB, count: 1))
+        section.add(Figure("supervisor PSS, store off, \(count) workers", .megabytes, median: supervisor.pssMB, count: 1,
+                           note: "settings \"store\": {\"enabled\": false}"))
+        let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+        if stopped == nil || !left.isEmpty { section.fail("\(count) workers, store off: stop incomplete, \(left.count) worker(s) left") }
     }
 
     static func measure(_ environment: BenchEnvironment, workers count: Int, seconds: Int, into section: inout Section) throws {
@@ -32,27 +54,41 @@ enum IdleBench {
         let workers = run.workerPids
         var slices = Samples()
         var workerSlices = Samples()
-        let cpuStart = ProcFiles.cpuNanoseconds(of: run.pid)
-        let wakeupsStart = ProcFiles.wakeups(of: run.pid)
-        let workersStart = workers.reduce(Int64(0)) { $0 + ProcFiles.cpuNanoseconds(of: $1) }
-        let start = Clock.now()
-        var previous = (time: start, cpu: cpuStart, workers: workersStart)
+        let wakeupsStart = ProcFiles.wakeupsByThread(of: run.pid)
+        // Per thread, so that a thread exiting in the window (a worker's idle dispatch thread)
+        // does not take its past CPU time out of the sum.
+        var previous = (time: Clock.now(), cpu: ProcFiles.cpuByThread(of: run.pid), workers: workers.map(ProcFiles.cpuByThread(of:)))
+        let start = previous.time
+        var total = (supervisor: Int64(0), workers: Int64(0))
         for _ in 0..<seconds {
             settle(run, seconds: 1)
             let now = Clock.now()
-            let cpu = ProcFiles.cpuNanoseconds(of: run.pid)
-            let workerCPU = workers.reduce(Int64(0)) { $0 + ProcFiles.cpuNanoseconds(of: $1) }
-            slices.append(Double(cpu - previous.cpu) / 1e9 / (now - previous.time) * 100)
-            workerSlices.append(Double(workerCPU - previous.workers) / 1e9 / (now - previous.time) * 100)
+            let cpu = ProcFiles.cpuByThread(of: run.pid)
+            let workerCPU = workers.map(ProcFiles.cpuByThread(of:))
+            let spent = ProcFiles.cpuSpent(from: previous.cpu, to: cpu)
+            let workersSpent = zip(previous.workers, workerCPU).reduce(Int64(0)) { $0 + ProcFiles.cpuSpent(from: $1.0, to: $1.1) }
+            slices.append(Double(spent) / 1e9 / (now - previous.time) * 100)
+            workerSlices.append(Double(workersSpent) / 1e9 / (now - previous.time) * 100)
+            total.supervisor += spent
+            total.workers += workersSpent
             previous = (now, cpu, workerCPU)
         }
         let elapsed = previous.time - start
-        let mean = Double(previous.cpu - cpuStart) / 1e9 / elapsed * 100
-        let workersMean = Double(previous.workers - workersStart) / 1e9 / elapsed * 100
-        let wakeups = Double(ProcFiles.wakeups(of: run.pid) - wakeupsStart) / elapsed
+        let mean = Double(total.supervisor) / 1e9 / elapsed * 100
+        let workersMean = Double(total.workers) / 1e9 / elapsed * 100
+        // Wakeups per thread name (threads that came and went in the window are not counted).
+        var byName: [String: Int] = [:]
+        for (tid, now) in ProcFiles.wakeupsByThread(of: run.pid) {
+            // Threads without a name of their own carry the process's name.
+            let name = tid == run.pid ? "main thread" : now.name == "agent-control" ? "other threads" : now.name
+            byName[name, default: 0] += now.count - (wakeupsStart[tid]?.count ?? 0)
+        }
+        let wakeups = Double(byName.values.reduce(0, +)) / elapsed
+        let busiest = byName.filter { $0.value > 0 }.sorted { $0.value > $1.value }.prefix(3)
+            .map { String(format: "%@ %.1f", $0.key, Double($0.value) / elapsed) }.joined(separator: ", ")
         let target = count == 20 ? "target < 0.01 %; " : "target < 0.5 %; "
         section.add(Figure("supervisor CPU, \(count) idle workers", .percentOfCore, samples: slices,
-                           note: target + String(format: "mean %.4f %%, %.1f wakeups/s", mean, wakeups)))
+                           note: target + String(format: "mean %.4f %%, %.1f wakeups/s", mean, wakeups) + (busiest.isEmpty ? "" : " (\(busiest))")))
         section.add(Figure("  the \(count) workers' CPU together", .percentOfCore, samples: workerSlices,
                            note: String(format: "mean %.4f %%", workersMean)))
 

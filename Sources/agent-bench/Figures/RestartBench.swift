@@ -13,7 +13,7 @@ enum RestartBench {
             method: "one bench_idle process with \"restart\": {\"initial_delay\": 0, \"max_restarts\": null}, supervised by the real Supervisor inside the bench (main thread, the epoll loop driven by run(until:)). start → ready: from just before posix_spawn to the handling of the worker's ready frame (the worker has exec'd, loaded the Swift runtime, dlopen'ed libbench.so and started its threads). kill → ready: SIGKILL sent by the bench to the running worker, until the replacement's ready frame is handled; kill → respawned: until the end of the loop turn in which the supervisor reaped the old worker (pidfd) and spawned the new one (that turn also runs whatever else is due, e.g. the orphan sweep). stop: stop frame + SIGTERM until the worker is reaped.")
         let starts = environment.quick ? 10 : 30
         do {
-            let agent = try EmbeddedAgent(environment: environment, name: "restart", settings: GeneratedSettings.idle(count: 1, zeroBackoff: true), logFD: logFD)
+            let agent = try EmbeddedAgent(environment: environment, name: "restart", settings: GeneratedSettings.idle(count: 1, zeroBackoff: true, store: false), logFD: logFD)
             let name = "idle0"
             var start = Samples()
             var stop = Samples()

@@ -87,10 +87,18 @@ enum RoutingBench {
 
     /// CPU time each process spent during a run, in nanoseconds.
     struct CPUTime {
+        /// The whole supervisor process (the bench: its loop thread, the store's writer, the rest).
         var supervisor: Int64 = 0
         var source: Int64 = 0
         var sink: Int64 = 0
+        /// The supervisor's loop thread alone (the bench's main thread).
+        var loop: Int64 = 0
+        /// The threads the store started (its writer); 0 without the store.
+        var storeWriter: Int64 = 0
     }
+
+    /// Numbers the agent folders of the runs, so that each run starts with an empty store.
+    nonisolated(unsafe) static var runNumber = 0
 
     /// What the store did during a run.
     struct StoreOutcome {
@@ -100,6 +108,8 @@ enum RoutingBench {
         /// Wall-clock nanoseconds when the last event was committed (0: never).
         var allCommittedAt: Int64
         var databaseBytes: Int
+        /// Events of the run found in the database afterwards (read-only connection).
+        var rows: Int
     }
 
     /// What one run through the supervisor gave, and what went wrong in it.
@@ -112,12 +122,15 @@ enum RoutingBench {
         var problems: [String]
     }
 
-    /// One run through the supervisor, with or without the store; throws only if the sink
-    /// reported nothing.
-    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, withStore: Bool = false) throws -> Outcome {
-        let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3)
-        let agent = try EmbeddedAgent(environment: environment, name: withStore ? "routing-store" : "routing", settings: settings,
-                                      logFD: logFD, withStore: withStore)
+    /// One run through the supervisor, with the store on (in a new agent folder, so that every
+    /// run starts with an empty database) or off; throws only if the sink reported nothing.
+    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false) throws -> Outcome {
+        let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3,
+                                                 store: withStore)
+        runNumber += 1
+        let agent = try EmbeddedAgent(environment: environment, name: "routing-\(runNumber)" + (withStore ? "-store" : ""),
+                                      settings: settings, logFD: logFD)
+        if withStore, agent.store == nil { throw BenchError("the store is on in the settings but was not opened") }
         // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.
         let total = load.count + 1
         var allCommittedAt: Int64 = 0
@@ -131,8 +144,10 @@ enum RoutingBench {
         agent.run(timeout: 10) { agent.supervisor.snapshot.allSatisfy { $0.state == .running } }
         let pids = (source: agent.info("source")?.pid ?? 0, sink: agent.info("sink")?.pid ?? 0)
         let me = getpid()
+        // The supervisor's loop runs on the bench's main thread; the store's writer on its own.
+        func threadCPU(_ tids: [Int32]) -> Int64 { tids.reduce(0) { $0 + ProcFiles.cpuNanoseconds(of: me, thread: $1) } }
         var cpu = CPUTime(supervisor: -ProcFiles.cpuNanoseconds(of: me), source: -ProcFiles.cpuNanoseconds(of: pids.source),
-                          sink: -ProcFiles.cpuNanoseconds(of: pids.sink))
+                          sink: -ProcFiles.cpuNanoseconds(of: pids.sink), loop: -threadCPU([me]), storeWriter: -threadCPU(agent.storeThreads))
         var result: RoutingResult?
         let timeout = 30 + (load.rate > 0 ? Double(load.count) / load.rate : 0)
         // The condition runs between the loop's routing and its writes: keep it to a clock
@@ -150,13 +165,15 @@ enum RoutingBench {
         }
         // The store may still be writing when the sink has counted everything.
         let storeDeadline = Clock.now() + 60
-        while agent.store != nil, allCommittedAt == 0, Clock.now() < storeDeadline {
+        while result != nil, agent.store != nil, allCommittedAt == 0, Clock.now() < storeDeadline {
             checkStore()
             if allCommittedAt == 0 { usleep(500) }
         }
         cpu.supervisor += ProcFiles.cpuNanoseconds(of: me)
         cpu.source += ProcFiles.cpuNanoseconds(of: pids.source)
         cpu.sink += ProcFiles.cpuNanoseconds(of: pids.sink)
+        cpu.loop += threadCPU([me])
+        cpu.storeWriter += threadCPU(agent.storeThreads)
         let snapshot = agent.supervisor.snapshot
         let stopped = agent.stopAll()
         guard let result else {
@@ -183,11 +200,20 @@ enum RoutingBench {
             let bytes = ["", "-wal"].reduce(0) { sum, suffix in
                 sum + (((try? FileManager.default.attributesOfItem(atPath: store.path + suffix))?[.size] as? Int) ?? 0)
             }
+            var rows = -1
+            do {
+                rows = try StoreFile.countEvents(path: store.path, types: ["bench", "bench_end"])
+            } catch {
+                problems.append("cannot count the stored events: \(error)")
+            }
             stored = StoreOutcome(committed: statistics.committed, dropped: statistics.dropped, batches: statistics.batches,
-                                  allCommittedAt: allCommittedAt, databaseBytes: bytes)
-            if statistics.committed != total { problems.append("the store committed \(statistics.committed) of \(total) events") }
+                                  allCommittedAt: allCommittedAt, databaseBytes: bytes, rows: rows)
+            let emitted = source?.eventsEmitted ?? 0
+            if statistics.committed != emitted { problems.append("the store committed \(statistics.committed) of \(emitted) events emitted") }
+            if rows >= 0, rows != emitted { problems.append("the event log holds \(rows) of the \(emitted) events emitted") }
             if statistics.dropped > 0 { problems.append("the store dropped \(statistics.dropped) events") }
             if statistics.writeErrors > 0 { problems.append("the store had \(statistics.writeErrors) write errors") }
+            if let degraded = statistics.degraded { problems.append("the store is degraded: \(degraded)") }
         }
         return Outcome(result: result, cpu: cpu, store: stored, dropped: dropped, problems: problems)
     }

@@ -1,45 +1,257 @@
 import AgentRuntime
 import Foundation
+import Logging
 
-/// Figure 5: the routing run of figure 4 with the store on — every event also appended to the
-/// SQLite event log.
+/// Figure 5: the same with the store on — routing with the store off and on in the same run
+/// (throughput, events persisted per second), the store's raw insert rate, and the latency of
+/// a typical periodic query over the event log.
 enum StoreBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
-            number: 5, title: "Event routing with the store on",
-            method: "the 100 B throughput run of figure 4, with the agent's AgentStore (SQLite in WAL mode, synchronous=normal, default settings) handed to the embedded supervisor as agent-control does: the supervisor appends every routed event to the store's queue, its writer thread commits batches of up to 20,000 in one transaction. persisted per second = events committed / (last commit observed − first emit); the commit count is polled every 5 ms. Checked: the store committed every event, dropped none, and the sink received every event in order.")
-        let repetitions = environment.quick ? 1 : 3
-        let load = RoutingBench.Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0)
-        var persisted = Samples()
-        var delivered = Samples()
-        var supervisorCPU = Samples()
-        var batches = Samples()
-        var bytesPerEvent = Samples()
+            number: 5, title: "The same with the store on: routing, insert rate, query latency",
+            method: """
+            (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to AgentStore.append; the store's writer thread commits batches of up to 20,000 per transaction. persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread. Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
+            (b) insert rate: AgentStore.append (the bytes form the supervisor uses) of N prepared events (trade-like JSON of about 85 B, 3 in 4 of type trade, the others host_stats) into a new store, from the first append until statistics.committed = N. \
+            (c) queries on the store of (b), 100,000 events spread over the last 10 minutes, through a read-only GRDB connection as the runtime's query runner opens it, the statement prepared once: the sample trade_frequency monitor's periodic query (trades counted by json_extract(payload, '$.pair') since :since), each result checked against the known counts; and what agent-control events reads by default (StoreReader, the newest 100).
+            """)
+        routing(environment, logFD: logFD, into: &section)
         do {
-            for repetition in 1...repetitions {
-                let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, withStore: true)
-                if !outcome.problems.isEmpty {
-                    section.fail("run \(repetition) of \(repetitions): " + outcome.problems.joined(separator: "; "))
-                }
-                guard let store = outcome.store, store.allCommittedAt > 0 else { continue }
-                let seconds = Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9
-                persisted.append(Double(store.committed) / seconds)
-                delivered.append(outcome.result.throughput)
-                supervisorCPU.append(Double(outcome.cpu.supervisor) / Double(load.count) / 1000)
-                batches.append(Double(store.batches))
-                bytesPerEvent.append(Double(store.databaseBytes) / Double(store.committed))
-            }
+            let store = try insertRate(environment, logFD: logFD, into: &section)
+            try queries(store, environment, into: &section)
         } catch {
             section.fail("\(error)")
         }
-        guard !persisted.isEmpty else { return section }
-        section.add(Figure("events persisted per second, 100 B", .eventsPerSecond, samples: persisted,
-                           note: "\(TableRenderer.grouped(load.count)) events per run"))
-        section.add(Figure("  delivered to the monitor meanwhile", .eventsPerSecond, samples: delivered))
-        section.add(Figure("  CPU per event: supervisor + store writer", .microseconds, samples: supervisorCPU,
-                           note: "figure 4 without the store: the supervisor row"))
-        section.add(Figure("  transactions per run", .count, samples: batches))
-        section.add(Figure("  database + WAL bytes per event", .count, samples: bytesPerEvent))
         return section
+    }
+
+    // MARK: (a) routing, store off and on
+
+    static func routing(_ environment: BenchEnvironment, logFD: Int32, into section: inout Section) {
+        let pairs = environment.quick ? 1 : 3
+        let load = RoutingBench.Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0)
+        var throughput = (off: Samples(), on: Samples())
+        var loopCPU = (off: Samples(), on: Samples())
+        var writerCPU = Samples()
+        var persisted = Samples()
+        var lag = Samples()
+        var batches = Samples()
+        var bytesPerEvent = Samples()
+        var committed = 0
+        var emitted = 0
+        do {
+            for pair in 1...pairs {
+                // Alternate which goes first, so that neither always runs on a warmer machine.
+                for withStore in pair % 2 == 1 ? [false, true] : [true, false] {
+                    let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, store: withStore)
+                    if !outcome.problems.isEmpty {
+                        section.fail("store \(withStore ? "on" : "off"), run \(pair) of \(pairs): " + outcome.problems.joined(separator: "; "))
+                    }
+                    let perEvent = Double(load.count) * 1000
+                    guard withStore else {
+                        throughput.off.append(outcome.result.throughput)
+                        loopCPU.off.append(Double(outcome.cpu.loop) / perEvent)
+                        continue
+                    }
+                    throughput.on.append(outcome.result.throughput)
+                    loopCPU.on.append(Double(outcome.cpu.loop) / perEvent)
+                    writerCPU.append(Double(outcome.cpu.storeWriter) / perEvent)
+                    guard let store = outcome.store else { continue }
+                    committed += store.committed
+                    emitted += load.count + 1
+                    guard store.allCommittedAt > 0 else { continue }
+                    persisted.append(Double(store.committed) / (Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9))
+                    lag.append(Double(store.allCommittedAt - outcome.result.lastReceived) / 1e6)
+                    batches.append(Double(store.batches))
+                    bytesPerEvent.append(Double(store.databaseBytes) / Double(max(1, store.committed)))
+                }
+            }
+        } catch {
+            section.fail("routing: \(error)")
+        }
+        if !throughput.off.isEmpty {
+            section.add(Figure("throughput 100 B, store off", .eventsPerSecond, samples: throughput.off,
+                               note: "\(TableRenderer.grouped(load.count)) events per run; target ≥ 200,000 (store off)"))
+            section.add(Figure("  CPU per event: supervisor loop thread", .microseconds, samples: loopCPU.off))
+        }
+        if !throughput.on.isEmpty {
+            section.add(Figure("throughput 100 B, store on (to the monitor)", .eventsPerSecond, samples: throughput.on))
+            if !throughput.off.isEmpty {
+                section.add(Figure("  ratio store on / off", .ratio, median: throughput.on.median / throughput.off.median,
+                                   count: throughput.on.count, note: "of the medians"))
+            }
+            section.add(Figure("  CPU per event: supervisor loop thread", .microseconds, samples: loopCPU.on,
+                               note: "+ AgentStore.append (a copy of the payload, a lock)"))
+            section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPU))
+        }
+        if !persisted.isEmpty {
+            section.add(Figure("events persisted per second, store on", .eventsPerSecond, samples: persisted,
+                               note: "committed \(TableRenderer.grouped(committed)) of \(TableRenderer.grouped(emitted)) emitted"))
+            section.add(Figure("  last delivered → all committed", .milliseconds, samples: lag))
+            section.add(Figure("  transactions per run", .count, samples: batches))
+            section.add(Figure("  database + WAL bytes per event", .count, samples: bytesPerEvent))
+        }
+
+        // Latency at a fixed rate, off and on, one after the other.
+        let seconds = environment.quick ? 2.0 : 5.0
+        let latencyLoad = RoutingBench.Load(label: "100 B at 10,000/s", count: Int(10_000 * seconds), payloadBytes: 100, rate: 10_000)
+        for withStore in [false, true] {
+            do {
+                let outcome = try RoutingBench.throughSupervisor(environment, latencyLoad, logFD: logFD, store: withStore)
+                if !outcome.problems.isEmpty {
+                    section.fail("latency, store \(withStore ? "on" : "off"): " + outcome.problems.joined(separator: "; "))
+                }
+                section.add(RoutingBench.latencyFigure("latency \(latencyLoad.label), store \(withStore ? "on" : "off")", outcome.result,
+                                                       note: withStore ? "target p99 < 1 ms" : nil))
+            } catch {
+                section.fail("latency, store \(withStore ? "on" : "off"): \(error)")
+            }
+        }
+    }
+
+    // MARK: (b) insert rate
+
+    /// A store of `count` events spread over the `span` seconds before `now`, and what a
+    /// query over it must find.
+    struct Workload {
+        static let pairs = ["BTC/USD", "ETH/USD", "SOL/EUR", "ETH/BTC"]
+        var now: Double
+        var span: Double
+        /// The events, payloads as the bytes a worker emits; `pair` indexes ``pairs`` for trades.
+        var events: [(type: String, source: String, time: Double, payload: [UInt8], pair: Int?)] = []
+
+        init(count: Int, span: Double) {
+            now = Date().timeIntervalSince1970
+            self.span = span
+            events.reserveCapacity(count)
+            var random = SplitMix(seed: 42)
+            for index in 0..<count {
+                let time = now - span + span * Double(index + 1) / Double(count)
+                if index % 4 == 3 {
+                    let payload = #"{"cpu_percent":\#(random.next() % 100),"memory_percent":\#(random.next() % 100),"load1":0.\#(random.next() % 100)}"#
+                    events.append(("host_stats", "stats", time, Array(payload.utf8), nil))
+                } else {
+                    // Skewed towards the first pairs, so that the counts differ.
+                    let pairIndex = Int(min(random.next() % 10, random.next() % 10) % 4)
+                    let pair = Self.pairs[pairIndex]
+                    let side = random.next() % 2 == 0 ? "buy" : "sell"
+                    let payload = #"{"pair":"\#(pair)","side":"\#(side)","price":\#(1000 + random.next() % 90_000).\#(random.next() % 100),"amount":0.\#(random.next() % 1000),"sequence":\#(index)}"#
+                    events.append(("trade", "feed", time, Array(payload.utf8), pairIndex))
+                }
+            }
+        }
+
+        /// Trades per pair with `time >= since`.
+        func tradeCounts(since: Double) -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for event in events where event.time >= since {
+                if let pair = event.pair { counts[Self.pairs[pair], default: 0] += 1 }
+            }
+            return counts
+        }
+    }
+
+    /// A store filled by (b): its path and what it holds.
+    struct FilledStore {
+        var path: String
+        var workload: Workload
+    }
+
+    static func insertRate(_ environment: BenchEnvironment, logFD: Int32, into section: inout Section) throws -> FilledStore {
+        let count = 100_000
+        let repetitions = environment.quick ? 1 : 3
+        let workload = Workload(count: count, span: 600)
+        let logger = Logger(label: "bench") { AgentLogHandler(label: $0, fd: logFD, level: .info) }
+        var rate = Samples()
+        var handOver = Samples()
+        var writerCPUSamples = Samples()
+        var batches = Samples()
+        var path = ""
+        let me = getpid()
+        for repetition in 1...repetitions {
+            path = environment.folder("store-insert-\(repetition)") + "/.agent/data/agent.sqlite"
+            let (store, writer) = try ProcFiles.threadsStarted { try AgentStore(path: path, settings: StoreSettings(), logger: logger) }
+            defer { store.close() }
+            func writerCPU() -> Int64 { writer.reduce(0) { $0 + ProcFiles.cpuNanoseconds(of: me, thread: $1) } }
+            let writerStart = writerCPU()
+            let start = Clock.now()
+            for event in workload.events {
+                store.append(type: event.type, source: event.source, time: event.time, payload: event.payload)
+            }
+            let handedOver = Clock.now()
+            let deadline = handedOver + 60
+            var statistics = store.statistics
+            while statistics.committed < count, statistics.dropped == 0, statistics.writeErrors == 0, Clock.now() < deadline {
+                usleep(200)
+                statistics = store.statistics
+            }
+            let done = Clock.now()
+            guard statistics.committed == count else {
+                throw BenchError("insert: the store committed \(statistics.committed) of \(count) events (dropped \(statistics.dropped), \(statistics.writeErrors) write errors)")
+            }
+            rate.append(Double(count) / (done - start))
+            handOver.append((handedOver - start) * 1e6 / Double(count))
+            if !writer.isEmpty { writerCPUSamples.append(Double(writerCPU() - writerStart) / 1000 / Double(count)) }
+            batches.append(Double(statistics.batches))
+        }
+        let rows = try StoreFile.countEvents(path: path, types: ["trade", "host_stats"])
+        if rows != count { throw BenchError("insert: the events table holds \(rows) of the \(count) events committed") }
+        section.add(Figure("insert: AgentStore.append → all committed", .eventsPerSecond, samples: rate,
+                           note: "\(TableRenderer.grouped(count)) events of about 85 B per run, a new store each"))
+        section.add(Figure("  append alone (the caller's cost per event)", .microseconds, samples: handOver))
+        if !writerCPUSamples.isEmpty { section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPUSamples)) }
+        section.add(Figure("  transactions per run", .count, samples: batches))
+        return FilledStore(path: path, workload: workload)
+    }
+
+    // MARK: (c) queries
+
+    /// The periodic query of the sample module's `trade_frequency` monitor, as it declares it.
+    static let tradeFrequencySQL = """
+        SELECT json_extract(payload, '$.' || :key) AS key, count(*) AS n FROM events
+        WHERE type = 'trade' AND time >= :since GROUP BY key ORDER BY n DESC, key
+        """
+
+    static func queries(_ store: FilledStore, _ environment: BenchEnvironment, into section: inout Section) throws {
+        let file = try StoreFile(path: store.path)
+        let total = store.workload.events.count
+        for (window, repetitions) in [(60.0, environment.quick ? 100 : 200), (600.0, environment.quick ? 10 : 30)] {
+            let since = store.workload.now - window
+            let arguments: [String: StoreFile.Argument] = ["key": .text("pair"), "since": .real(since)]
+            let expected = store.workload.tradeCounts(since: since)
+            var latency = Samples()
+            for _ in 0..<repetitions {
+                var rows: [[String: String]] = []
+                latency.append(try Clock.milliseconds { rows = try file.rows(sql: tradeFrequencySQL, arguments: arguments) })
+                var found: [String: Int] = [:]
+                for row in rows { found[row["key"] ?? "?"] = Int(row["n"] ?? "") ?? -1 }
+                if found != expected { throw BenchError("query over \(Int(window)) s: found \(found), expected \(expected)") }
+            }
+            let trades = expected.values.reduce(0, +)
+            let plan = try file.plan(sql: tradeFrequencySQL, arguments: arguments)
+            section.add(Figure("query: trades by pair, last \(window == 60 ? "60 s" : "10 min")", .milliseconds, samples: latency,
+                               note: "\(TableRenderer.grouped(trades)) of \(TableRenderer.grouped(total)) events in the window" + (window == 60 ? "; plan: \(plan)" : "")))
+        }
+        let reader = try StoreReader(path: store.path)
+        var newest = Samples()
+        for _ in 0..<(environment.quick ? 20 : 50) {
+            var events: [StoreReader.StoredEvent] = []
+            newest.append(try Clock.milliseconds { events = try reader.events(types: [], since: nil, limit: 100, newest: true) })
+            if events.count != 100 { throw BenchError("agent-control events: \(events.count) of 100 events") }
+        }
+        section.add(Figure("agent-control events: the newest 100", .milliseconds, samples: newest, note: "StoreReader, a new read each time"))
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64), so that every run stores the
+/// same events.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

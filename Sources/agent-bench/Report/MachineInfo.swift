@@ -9,6 +9,8 @@ struct MachineInfo: Encodable {
     var kernel: String
     var swift: String
     var build: String
+    /// How busy the machine was just before the figures (see ``MachineLoad``).
+    var load: MachineLoad?
 
     static func current(packageDirectory: String?) -> MachineInfo {
         let formatter = ISO8601DateFormatter()
@@ -34,7 +36,7 @@ struct MachineInfo: Encodable {
             date: formatter.string(from: Date()), commit: commit,
             cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             memory: String(format: "%.1f GiB RAM", Double(memoryKB) / 1024 / 1024), kernel: kernel,
-            swift: swift.components(separatedBy: " (").first ?? swift, build: build)
+            swift: swift.components(separatedBy: " (").first ?? swift, build: build, load: nil)
     }
 }
 

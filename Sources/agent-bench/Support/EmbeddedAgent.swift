@@ -17,12 +17,16 @@ final class EmbeddedAgent {
     private var readBuffer = [UInt8](repeating: 0, count: 16 << 10)
     /// Messages sent by processes, in order: (source, text).
     private(set) var messages: [(source: String, text: String)] = []
-    /// The SQLite store the supervisor appends every event to, when asked for.
+    /// The SQLite store the supervisor appends every event to, when the settings have it on.
     let store: AgentStore?
+    /// Threads of the bench process that the store started (its writer).
+    private(set) var storeThreads: [Int32] = []
 
-    /// - Parameter withStore: open the store the settings describe (in the agent's folder) and
-    ///   hand it to the supervisor, as `agent-control` does; otherwise run without one.
-    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, withStore: Bool = false) throws {
+    /// The store is opened as `agent-control` opens it (`AgentLauncher.openStore`): when the
+    /// settings' `store.enabled` is true (the default), at the path they give, with their
+    /// settings, and handed to the supervisor. Unlike agent-control, a store that cannot be
+    /// opened fails the run instead of running without it.
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -49,11 +53,11 @@ final class EmbeddedAgent {
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
-        if withStore {
+        if prepared.settings.store.enabled {
             let settings = prepared.settings.store
             let path = settings.databasePath(agentDirectory: prepared.settings.agentDirectory)
             do {
-                store = try AgentStore(path: path, settings: settings, logger: logger)
+                (store, storeThreads) = try ProcFiles.threadsStarted { try AgentStore(path: path, settings: settings, logger: logger) }
             } catch {
                 throw BenchError("cannot open the store at \(path): \(error)")
             }

@@ -4,17 +4,21 @@ enum GeneratedSettings {
     /// Host-level restart policy: restart at once, without a start limit.
     static let zeroBackoff = #""restart": {"initial_delay": 0, "max_restarts": null}"#
 
-    /// `count` processes that do nothing (`bench_idle`).
-    static func idle(count: Int, zeroBackoff: Bool = false) -> String {
+    /// The host-level `store` key: nothing (the default: on, at `.agent/data/agent.sqlite`)
+    /// or the store turned off.
+    static func storeKey(_ store: Bool) -> String { store ? "" : #""store": {"enabled": false},"# }
+
+    /// `count` processes that do nothing (`bench_idle`); the store on unless `store` is false.
+    static func idle(count: Int, zeroBackoff: Bool = false, store: Bool = true) -> String {
         let restart = zeroBackoff ? ", " + Self.zeroBackoff : ""
         let processes = (0..<count).map { #""idle\#($0)": {"type": "bench_idle"\#(restart)}"# }
-        return #"{"enabled_modules": ["bench"], "processes": {"# + processes.joined(separator: ",\n ") + "}}"
+        return #"{"enabled_modules": ["bench"], "# + storeKey(store) + #" "processes": {"# + processes.joined(separator: ",\n ") + "}}"
     }
 
-    /// A `bench_source` named `source` and a `bench_sink` named `sink`.
-    static func routing(count: Int, payloadBytes: Int, rate: Double, startDelay: Double) -> String {
+    /// A `bench_source` named `source` and a `bench_sink` named `sink`, with the store on or off.
+    static func routing(count: Int, payloadBytes: Int, rate: Double, startDelay: Double, store: Bool) -> String {
         """
-        {"enabled_modules": ["bench"],
+        {"enabled_modules": ["bench"], \(storeKey(store))
          "processes": {
            "source": {"type": "bench_source", "count": \(count), "payload_bytes": \(payloadBytes), "rate": \(rate), "start_delay": \(startDelay)},
            "sink": {"type": "bench_sink"}

@@ -26,6 +26,47 @@ enum ProcFiles {
         }
     }
 
+    /// CPU time of each live thread of `pid` (thread id → nanoseconds).
+    static func cpuByThread(of pid: Int32) -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for tid in threads(of: pid) {
+            result[tid] = (read("/proc/\(pid)/task/\(tid)/schedstat") ?? "").split(separator: " ").first.flatMap { Int64($0) } ?? 0
+        }
+        return result
+    }
+
+    /// CPU spent between two readings of ``cpuByThread(of:)``: threads present in both count
+    /// their difference, new threads all of theirs. Threads that exited in between are left out
+    /// (their last moments are lost) rather than subtracted, as a plain sum would.
+    static func cpuSpent(from before: [String: Int64], to after: [String: Int64]) -> Int64 {
+        after.reduce(0) { total, entry in total + entry.value - (before[entry.key] ?? 0) }
+    }
+
+    /// CPU time of one thread of `pid`, in nanoseconds.
+    static func cpuNanoseconds(of pid: Int32, thread tid: Int32) -> Int64 {
+        (read("/proc/\(pid)/task/\(tid)/schedstat") ?? "").split(separator: " ").first.flatMap { Int64($0) } ?? 0
+    }
+
+    /// Runs `body` and returns what it returned and the threads of this process that it started
+    /// (by thread id). How the bench finds the store's writer thread: Foundation on Linux does
+    /// not pass a `Thread`'s name on to the kernel, so /proc/…/comm cannot tell it.
+    static func threadsStarted<T>(by body: () throws -> T) rethrows -> (T, [Int32]) {
+        let before = Set(threads(of: getpid()))
+        let result = try body()
+        return (result, threads(of: getpid()).filter { !before.contains($0) }.compactMap { Int32($0) })
+    }
+
+    /// Voluntary context switches of each live thread, by thread id, with the thread's name.
+    static func wakeupsByThread(of pid: Int32) -> [Int32: (name: String, count: Int)] {
+        var result: [Int32: (name: String, count: Int)] = [:]
+        for tid in threads(of: pid) {
+            guard let id = Int32(tid), let count = field("voluntary_ctxt_switches:", in: "/proc/\(pid)/task/\(tid)/status") else { continue }
+            let name = read("/proc/\(pid)/task/\(tid)/comm")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            result[id] = (name, count)
+        }
+        return result
+    }
+
     /// Voluntary context switches of every live thread: how often the process went to sleep
     /// and was woken.
     static func wakeups(of pid: Int32) -> Int {
