@@ -80,3 +80,22 @@ import Testing
         }
     }
 }
+
+/// Secrets come from the environment: `${env:NAME}` in any process setting.
+@Suite struct EnvironmentReferenceTests {
+    static let settings = #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "pairs": ["${env:AGENT_TEST_PAIR}"], "interval": 0.01}}}"#
+
+    @Test func missingVariableIsASettingsErrorAtItsPointer() throws {
+        let file = TestPaths.temporaryDirectory("env") + "/settings.json"
+        try Self.settings.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", file, "--no-build"])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains("/processes/trades/pairs/0: environment variable AGENT_TEST_PAIR is not set (referenced as ${env:AGENT_TEST_PAIR})"), "\(result.stdout)")
+    }
+
+    @Test func variableValueReachesTheProcess() throws {
+        let agent = try AgentRun(settings: Self.settings, environment: ["AGENT_TEST_PAIR": "SECRET/PAIR"])
+        #expect(agent.waitForLine { $0.contains(#""pair":"SECRET\/PAIR""#) || $0.contains(#""pair":"SECRET/PAIR""#) } != nil, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import AgentCore
 import JSONSchema
 
@@ -32,8 +33,16 @@ public struct SettingsValidator {
         var reports: [SettingsReport.Process] = []
         var planned: [PlannedProcess] = []
 
-        for process in settings.processes {
+        let environment = ProcessInfo.processInfo.environment
+        for original in settings.processes {
+            var process = original
             var issues = settings.hostIssues.filter { $0.process == process.name }
+            var environmentProblems: [(pointer: String, message: String)] = []
+            process.moduleSettings = Self.resolvingEnvironment(.object(process.moduleSettings), environment: environment,
+                                                               problems: &environmentProblems).objectValue ?? process.moduleSettings
+            for problem in environmentProblems {
+                issues.append(SettingsIssue(file: file, pointer: process.pointer + problem.pointer, message: problem.message, process: process.name))
+            }
             func issue(_ pointer: String, _ message: String) {
                 issues.append(SettingsIssue(file: file, pointer: process.pointer + pointer, message: message, process: process.name))
             }
