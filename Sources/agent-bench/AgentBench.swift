@@ -71,8 +71,9 @@ struct AgentBench: ParsableCommand {
         let started = Clock.now()
         for number in selected {
             let figureStart = Clock.now()
+            let usage = MachineLoad.Usage.now()
             Progress.say("figure \(number)…")
-            let section: Section = switch number {
+            var section: Section = switch number {
             case 1: ModuleLoadBench.run(environment)
             case 2: SettingsBench.run(environment)
             case 3: RestartBench.run(environment, logFD: logFD)
@@ -82,9 +83,10 @@ struct AgentBench: ParsableCommand {
             case 7: ScaleBench.run(environment)
             default: ColdStartBench.run(environment)
             }
+            section.othersCPU = MachineLoad.Usage.now().othersPercent(since: usage)
             report.sections.append(section)
-            Progress.say(String(format: "figure %d done in %.1f s%@", number, Clock.now() - figureStart,
-                                section.failures.isEmpty ? "" : " with \(section.failures.count) failure(s)"))
+            Progress.say(String(format: "figure %d done in %.1f s (other processes: %.0f %% of a core)%@", number, Clock.now() - figureStart,
+                                section.othersCPU ?? 0, section.failures.isEmpty ? "" : " with \(section.failures.count) failure(s)"))
         }
         Progress.say(String(format: "all done in %.0f s", Clock.now() - started))
 

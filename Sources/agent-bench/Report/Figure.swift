@@ -57,6 +57,9 @@ struct Section: Encodable {
     var failures: [String] = []
     /// Observations worth reading next to the figures.
     var notes: [String] = []
+    /// CPU that processes other than the bench's used while the figures were taken, in % of
+    /// one core: how quiet the machine was.
+    var othersCPU: Double?
 
     init(number: Int, title: String, method: String) {
         self.number = number

@@ -54,8 +54,38 @@ struct MachineLoad: Encodable {
         return false
     }
 
+    /// CPU time used by the whole machine and by the bench with its reaped descendants, to tell
+    /// how much other processes used while a figure was taken.
+    struct Usage {
+        var time = Clock.now()
+        /// Busy CPU time of all cores, from /proc/stat (clock ticks, in seconds).
+        var machine: Double
+        /// The bench's own CPU time and that of every descendant it has reaped (getrusage).
+        var bench: Double
+
+        static func now() -> Usage {
+            let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+            let totals = MachineLoad.totals()
+            var own = rusage()
+            var children = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &own)
+            getrusage(RUSAGE_CHILDREN.rawValue, &children)
+            func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+            let bench = seconds(own.ru_utime) + seconds(own.ru_stime) + seconds(children.ru_utime) + seconds(children.ru_stime)
+            return Usage(machine: Double(totals.total - totals.idle) / ticks, bench: bench)
+        }
+
+        /// CPU other processes used since `earlier`, in % of one core (never below 0). Right
+        /// once the bench has reaped every process it started in between.
+        func othersPercent(since earlier: Usage) -> Double {
+            let elapsed = time - earlier.time
+            guard elapsed > 0 else { return 0 }
+            return max(0, ((machine - earlier.machine) - (bench - earlier.bench)) / elapsed * 100)
+        }
+    }
+
     /// (all jiffies, idle + iowait jiffies) from the first line of /proc/stat.
-    private static func totals() -> (total: Int64, idle: Int64) {
+    fileprivate static func totals() -> (total: Int64, idle: Int64) {
         guard let line = ProcFiles.read("/proc/stat")?.split(separator: "\n").first else { return (0, 0) }
         let values = line.split(separator: " ").dropFirst().compactMap { Int64($0) }
         guard values.count >= 5 else { return (0, 0) }

@@ -28,6 +28,9 @@ enum TableRenderer {
                 if let note = figure.note { row += "   " + note }
                 lines.append(row)
             }
+            if let others = section.othersCPU {
+                lines.append(String(format: "   meanwhile other processes used %.0f %% of a core", others))
+            }
             for note in section.notes { lines += wrap(note, indent: "   note: ", continuation: "         ", width: 100) }
             for failure in section.failures { lines += wrap(failure, indent: "   FAILED: ", continuation: "           ", width: 100) }
         }
