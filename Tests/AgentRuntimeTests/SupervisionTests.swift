@@ -98,3 +98,20 @@ import Testing
         #expect(!pids.contains(where: AgentRun.isAlive))
     }
 }
+
+/// After a crash, the module gets a warm spare worker that the next restart adopts.
+@Suite struct WarmSpareTests {
+    @Test func restartsAfterTheFirstCrashAdoptAWarmSpareAndStopLeavesNone() throws {
+        let run = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "loop": {"type": "fault", "mode": "exit", "after_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        let adopted = run.waitForLine(onStderr: true) { $0.contains("[loop] started worker pid") && $0.contains("a warm spare") }
+        #expect(adopted != nil, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 4) { $0.contains("[loop] ready in") }.count >= 4)
+        let children = (try? String(contentsOfFile: "/proc/\(run.process.processIdentifier)/task/\(run.process.processIdentifier)/children", encoding: .utf8)) ?? ""
+        let pids = children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(run.stop() == 0)
+        #expect(!pids.contains(where: AgentRun.isAlive), "a worker or spare outlived the stop")
+    }
+}

@@ -26,11 +26,13 @@ public enum WorkerMain {
             print("""
             USAGE: agent-worker --describe <library> --module <name>
                    agent-worker --process <name>
+                   agent-worker --spare <library> --module <name>
 
             Started by the AgentRuntime supervisor (agent-control), never by hand: it expects the
             supervisor's socket on fd 3. With --describe it loads the module library and sends its
             manifest; with --process it receives a start frame, loads the module and runs that
-            process until asked to stop.
+            process until asked to stop; with --spare it loads the module first, then waits for
+            the start frame (a warm spare that replaces a crashed worker at once).
             """)
             exit(0)
         }
@@ -42,7 +44,13 @@ public enum WorkerMain {
             let module = value(of: "--module", in: arguments) ?? URL(fileURLWithPath: path).lastPathComponent
             describe(path: path, module: module, channel: channel)
         }
-        runProcess(channel: channel)
+        // A warm spare: load the module now, then wait for a start frame naming it.
+        var preloaded: LoadedModule?
+        if let index = arguments.firstIndex(of: "--spare"), index + 1 < arguments.count {
+            let path = arguments[index + 1]
+            preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path)
+        }
+        runProcess(channel: channel, preloaded: preloaded)
     }
 
     private static func value(of flag: String, in arguments: [String]) -> String? {
@@ -80,7 +88,7 @@ public enum WorkerMain {
         }
     }
 
-    private static func runProcess(channel: WorkerChannel) -> Never {
+    private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?) -> Never {
         guard let (kind, body) = channel.readOneFrame(), kind == .start,
               let start = try? JSONValue.parse(body),
               let modulePath = start["module"]?.stringValue,
@@ -97,7 +105,11 @@ public enum WorkerMain {
 
         let loaded: LoadedModule
         do {
-            loaded = try ModuleLoader.load(path: modulePath, module: moduleName)
+            if let preloaded, preloaded.file == modulePath {
+                loaded = preloaded
+            } else {
+                loaded = try ModuleLoader.load(path: modulePath, module: moduleName)
+            }
         } catch {
             fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
         }

@@ -68,6 +68,7 @@ extension Supervisor {
             if process.state == .starting {
                 record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
                 setState(process, .running)
+                replenishSpare(for: process.module.library)
                 logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
             }
         case .heartbeat:

@@ -5,38 +5,68 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
-    /// Spawns a worker for `process` and sends it its start frame.
-    func spawn(_ process: SupervisedProcess) {
-        process.restartTimer = nil
+    /// A freshly spawned worker process and the supervisor's ends of its fds.
+    struct LaunchedWorker {
+        var pid: pid_t
+        var channelFD: Int32
+        var outputFD: Int32
+        var pidFD: Int32
+    }
+
+    /// posix_spawn of agent-worker with a socketpair (fd 3) and an output pipe.
+    func launchWorker(arguments: [String], processName: String?) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         var channel: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
-            return failToSpawn(process, "socketpair: \(String(cString: strerror(errno)))")
+            return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
         }
         guard agent_pipe_cloexec(&output) == 0 else {
+            let code = errno
             close(channel[0]); close(channel[1])
-            return failToSpawn(process, "pipe: \(String(cString: strerror(errno)))")
+            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
         }
         var environment = configuration.environment
         environment["AGENT_SUPERVISOR_PID"] = String(getpid())
-        environment["AGENT_PROCESS_NAME"] = process.name
+        if let processName { environment["AGENT_PROCESS_NAME"] = processName }
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
         let result = ProcessSpawner.spawn(
-            path: configuration.workerPath, arguments: ["agent-worker", "--process", process.name],
+            path: configuration.workerPath, arguments: arguments,
             environment: environment, stdout: output[1], stderr: output[1], channel: channel[1], newGroup: true)
         close(channel[1])
         close(output[1])
-        let pid: pid_t
         switch result {
-        case .success(let p): pid = p
+        case .success(let pid):
+            _ = fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK)
+            _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)
+            return .success(LaunchedWorker(pid: pid, channelFD: channel[0], outputFD: output[0], pidFD: agent_pidfd_open(pid)))
         case .failure(let error):
             close(channel[0]); close(output[0])
-            return failToSpawn(process, error.description)
+            return .failure(error)
         }
+    }
+
+    /// Spawns a worker for `process` (or takes the module's warm spare) and sends it its start
+    /// frame.
+    func spawn(_ process: SupervisedProcess) {
+        process.restartTimer = nil
+        let worker: LaunchedWorker
+        var warm = false
+        if let spare = takeSpare(for: process.module.library) {
+            worker = spare
+            warm = true
+        } else {
+            switch launchWorker(arguments: ["agent-worker", "--process", process.name], processName: process.name) {
+            case .success(let launched): worker = launched
+            case .failure(let error): return failToSpawn(process, error.description)
+            }
+        }
+        let pid = worker.pid
+        let channel = [worker.channelFD]
+        let output = [worker.outputFD]
         process.pid = pid
         process.channelFD = channel[0]
         process.outputFD = output[0]
-        process.pidFD = agent_pidfd_open(pid)
+        process.pidFD = worker.pidFD
         setState(process, .starting)
         process.spawnedAt = EventLoop.now()
         process.lastHeartbeat = 0
@@ -44,8 +74,6 @@ extension Supervisor {
         process.reportedFailure = nil
         process.decoder = FrameDecoder()
         process.outputLine.removeAll()
-        _ = fcntl(process.channelFD, F_SETFL, fcntl(process.channelFD, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(process.outputFD, F_SETFL, fcntl(process.outputFD, F_GETFL) | O_NONBLOCK)
 
         // The start frame goes first; deliveries queued while the process was down follow.
         let start = JSONValue.object([
@@ -71,7 +99,7 @@ extension Supervisor {
                 reap(process)
             }
         }
-        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name))", metadata: ["process": "\(process.name)"])
+        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
         record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
         scheduleDeadlineCheck()
     }
@@ -193,6 +221,8 @@ extension Supervisor {
         let delay = policy.delay(afterFailuresInARow: process.consecutiveFailures)
         process.restarts += 1
         process.restartTimes.append(now)
+        // A module whose process crashed gets a warm spare once things are calm again.
+        sparesWanted.insert(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
         logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in

@@ -26,6 +26,9 @@ public final class Supervisor {
     var control: ControlServer?
     var queryRunner: QueryRunner?
     var pendingChats: [String: PendingChat] = [:]
+    /// Warm spare workers by module library, and the libraries that want one.
+    var spares: [String: LaunchedWorker] = [:]
+    var sparesWanted: Set<String> = []
     var chatSequence = 0
     /// Configured outputs (nil: none).
     public var outputs: OutputHub?
@@ -182,6 +185,7 @@ public final class Supervisor {
     /// Asks every worker to stop; SIGKILL follows after the stop timeout.
     public func stopAll() {
         stopping = true
+        dropSpares()
         for process in processes {
             if let timer = process.restartTimer {
                 loop.cancel(timer)
