@@ -114,20 +114,7 @@ public enum WorkerMain {
             fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
         }
 
-        let host = WorkerHost(channel: channel)
-        host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
-        channel.startWriter()
-        let reader = Thread {
-            channel.readLoop { kind, body in host.handle(kind, body) }
-            host.markChannelClosed()
-            // The supervisor is gone: give the process a moment to end, then leave.
-            Thread.sleep(forTimeInterval: 2)
-            exit(ExitCode.failure)
-        }
-        reader.name = "agent-reader"
-        reader.start()
-        installStopOnSIGTERM(host)
-
+        let host = startHost(channel: channel, start: start)
         channel.send(.ready, body: EmptyCollection())
 
         // The process runs on its own thread so that the main thread stays free for the main
@@ -165,17 +152,7 @@ public enum WorkerMain {
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
     /// here.
     private static func runChatbot(channel: WorkerChannel, start: JSONValue) -> Never {
-        let host = WorkerHost(channel: channel)
-        channel.startWriter()
-        let reader = Thread {
-            channel.readLoop { kind, body in host.handle(kind, body) }
-            host.markChannelClosed()
-            Thread.sleep(forTimeInterval: 2)
-            exit(ExitCode.failure)
-        }
-        reader.name = "agent-reader"
-        reader.start()
-        installStopOnSIGTERM(host)
+        let host = startHost(channel: channel, start: start)
         let chatbot = ChatbotProcess(host: host)
         var libraries: [String: String] = [:]
         for (name, path) in start["adapter_libraries"]?.objectValue ?? [:] { libraries[name] = path.stringValue }
@@ -188,6 +165,24 @@ public enum WorkerMain {
         chatbot.run()
         channel.flush()
         exit(ExitCode.success)
+    }
+
+    /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
+    private static func startHost(channel: WorkerChannel, start: JSONValue) -> WorkerHost {
+        let host = WorkerHost(channel: channel)
+        host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
+        channel.startWriter()
+        let reader = Thread {
+            channel.readLoop { kind, body in host.handle(kind, body) }
+            host.markChannelClosed()
+            // The supervisor is gone: give the process a moment to end, then leave.
+            Thread.sleep(forTimeInterval: 2)
+            exit(ExitCode.failure)
+        }
+        reader.name = "agent-reader"
+        reader.start()
+        installStopOnSIGTERM(host)
+        return host
     }
 
     /// SIGTERM asks the process to stop gracefully, like a stop frame.
