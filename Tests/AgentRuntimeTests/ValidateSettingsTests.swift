@@ -99,3 +99,24 @@ import Testing
         #expect(agent.stop() == 0)
     }
 }
+
+/// Manifests are remembered between runs by library identity, and a rebuilt library is
+/// described again.
+@Suite struct ManifestCacheTests {
+    @Test func rebuiltLibraryIsDescribedAgain() throws {
+        func manifest(_ version: String) -> String {
+            #"{"name":"cached","version":"\#(version)","processes":[{"type":"ticker","kind":"datasource","settings_schema":{"type":"object"}}]}"#
+        }
+        let library = try CModuleFixture.module("cached", manifest: manifest("1.0.0"))
+        let directory = TestPaths.temporaryDirectory("cache")
+        try #"{"enabled_modules": ["\#(library)"], "processes": {}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let first = try runProgram("validate-settings", ["--settings", directory + "/settings.json"])
+        #expect(first.stdout.contains("✓ cached 1.0.0"), "\(first.stdout)")
+        let cache = try String(contentsOfFile: directory + "/.agent/cache/manifests.json", encoding: .utf8)
+        #expect(cache.contains(library))
+        Thread.sleep(forTimeInterval: 0.01)
+        _ = try CModuleFixture.module("cached", manifest: manifest("2.0.0"))
+        let second = try runProgram("validate-settings", ["--settings", directory + "/settings.json"])
+        #expect(second.stdout.contains("✓ cached 2.0.0"), "\(second.stdout)")
+    }
+}

@@ -90,7 +90,8 @@ public struct AgentLauncher {
             }
             modules.removeAll { module in errors.contains { $0.module == module.name } }
         }
-        let (manifests, describeErrors) = ModuleDescriber(workerPath: workerPath).describeAll(modules)
+        let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
+        let (manifests, describeErrors) = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile).describeAll(modules)
         var validator = SettingsValidator()
         let report = validator.check(settings, modules: modules, manifests: manifests, moduleErrors: errors + describeErrors)
         return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath)

@@ -10,8 +10,40 @@ public final class ModuleDescriber {
     public let workerPath: String
     public var timeout: Double = 30
     private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
+    /// Where manifests are remembered between runs (nil: only in memory).
+    public let cacheFile: String?
+    private var cachedText: [String: (identity: String, json: String)] = [:]
 
-    public init(workerPath: String) { self.workerPath = workerPath }
+    /// - Parameter cacheFile: a JSON file remembering manifests by library identity, so that a
+    ///   later launch skips the describe worker for libraries that did not change.
+    public init(workerPath: String, cacheFile: String? = nil) {
+        self.workerPath = workerPath
+        self.cacheFile = cacheFile
+        loadCacheFile()
+    }
+
+    private func loadCacheFile() {
+        guard let cacheFile, let data = FileManager.default.contents(atPath: cacheFile),
+              let entries = (try? JSONValue.parse(data))?.objectValue else { return }
+        for (library, entry) in entries {
+            guard let identity = entry["identity"]?.stringValue, let json = entry["manifest"]?.stringValue,
+                  let module = entry["module"]?.stringValue,
+                  let manifest = try? ModuleManifest(json: json, module: module, file: library) else { continue }
+            cache[library] = (identity, manifest)
+            cachedText[library] = (identity, json)
+        }
+    }
+
+    private func saveCacheFile() {
+        guard let cacheFile else { return }
+        let object = JSONObject(cachedText.sorted { $0.key < $1.key }.map { library, entry in
+            (library, JSONValue.object(["identity": .string(entry.identity), "manifest": .string(entry.json),
+                                        "module": .string(cache[library]?.manifest.name ?? "")]))
+        })
+        try? FileManager.default.createDirectory(atPath: URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        // Written whole and renamed: a reader never sees half a file.
+        try? JSONValue.object(object).serialized().write(toFile: cacheFile, atomically: true, encoding: .utf8)
+    }
 
     /// Describes every module at once (one worker each, in parallel). The error lists every
     /// module that failed.
@@ -75,6 +107,7 @@ public final class ModuleDescriber {
                                               "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(item.location.name)\"; enable it under its own name or fix the name passed to exportModule")
                     }
                     cache[item.location.library] = (item.identity, manifest)
+                    cachedText[item.location.library] = (item.identity, json)
                     results[item.location.name] = manifest
                 } catch {
                     errors.append(error)
@@ -88,6 +121,7 @@ public final class ModuleDescriber {
                                               "the worker loading the module \(how) before describing it; the library's initialisers may crash or hang"))
             }
         }
+        if !pending.isEmpty { saveCacheFile() }
         return (results, errors)
     }
 
