@@ -83,7 +83,7 @@ struct AgentBench: ParsableCommand {
             case 7: ScaleBench.run(environment)
             default: ColdStartBench.run(environment)
             }
-            section.othersCPU = MachineLoad.Usage.now().othersPercent(since: usage)
+            section.othersCPU = MachineLoad.Usage.now().othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
             report.sections.append(section)
             Progress.say(String(format: "figure %d done in %.1f s (other processes: %.0f %% of a core)%@", number, Clock.now() - figureStart,
                                 section.othersCPU ?? 0, section.failures.isEmpty ? "" : " with \(section.failures.count) failure(s)"))

@@ -60,6 +60,9 @@ struct Section: Encodable {
     /// CPU that processes other than the bench's used while the figures were taken, in % of
     /// one core: how quiet the machine was.
     var othersCPU: Double?
+    /// CPU seconds of processes the bench started but could not reap (workers of a killed
+    /// agent-control), so that they do not count as other processes'.
+    var unreapedCPUSeconds: Double = 0
 
     init(number: Int, title: String, method: String) {
         self.number = number

@@ -77,10 +77,10 @@ struct MachineLoad: Encodable {
 
         /// CPU other processes used since `earlier`, in % of one core (never below 0). Right
         /// once the bench has reaped every process it started in between.
-        func othersPercent(since earlier: Usage) -> Double {
+        func othersPercent(since earlier: Usage, unreaped: Double = 0) -> Double {
             let elapsed = time - earlier.time
             guard elapsed > 0 else { return 0 }
-            return max(0, ((machine - earlier.machine) - (bench - earlier.bench)) / elapsed * 100)
+            return max(0, ((machine - earlier.machine) - (bench - earlier.bench) - unreaped) / elapsed * 100)
         }
     }
 
