@@ -111,6 +111,7 @@ let package = Package(
                 "AgentRuntime", "AgentCore", "CAgentSystem", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
