@@ -188,3 +188,18 @@ import Testing
         #expect(error.contains("nothing was started"))
     }
 }
+
+/// Reading a store that does not exist yet says so, naming where it looked.
+@Suite struct StoreReaderErrorTests {
+    @Test func eventsBeforeTheFirstRunIsAClearError() throws {
+        let file = TestPaths.temporaryDirectory("nostore") + "/settings.json"
+        try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runProgram("agent-control", ["events", "--settings", file])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no store at "), "\(result.stderr)")
+        #expect(result.stderr.contains("/.agent/data/agent.sqlite: the agent has not run with the store yet"))
+        let badSince = try runProgram("agent-control", ["events", "--settings", file, "--since", "yesterday"])
+        #expect(badSince.status != 0)
+        #expect(badSince.stderr.contains("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"yesterday\""))
+    }
+}

@@ -11,6 +11,8 @@ final class SupervisedProcess {
     var name: String { planned.name }
     var type: String { planned.type }
     var kind: String { planned.kind }
+    /// Decided once: routing asks it for every event.
+    let isChatbot: Bool
     var module: ModuleLocation { planned.module }
     /// Settings passed to the module (host-level keys removed, defaults applied).
     var settings: JSONObject { planned.settings }
@@ -72,6 +74,7 @@ final class SupervisedProcess {
     init(_ planned: PlannedProcess) {
         self.planned = planned
         self.nameBytes = Array(planned.name.utf8)
+        self.isChatbot = planned.kind == "chatbot"
     }
 
     var hasWorker: Bool { pid > 0 }

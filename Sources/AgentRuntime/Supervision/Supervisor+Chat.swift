@@ -20,7 +20,7 @@ extension Supervisor {
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
     private func chat(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         guard let text = request["text"]?.stringValue, !text.isEmpty else { return respond(["ok": false, "error": "a chat request needs \"text\""]) }
-        guard let bot = processes.first(where: { $0.kind == "chatbot" }) else {
+        guard let bot = processes.first(where: \.isChatbot) else {
             return respond(["ok": false, "error": "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}"])
         }
         guard bot.hasWorker, bot.state == .running else {

@@ -119,7 +119,7 @@ extension Supervisor {
         console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         store?.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
                       payload: Array(event.payload))
-        if source.kind == "chatbot" { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
+        if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))
         }
