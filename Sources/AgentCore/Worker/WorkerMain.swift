@@ -27,16 +27,48 @@ public enum WorkerMain {
             USAGE: agent-worker --describe <library> --module <name>
                    agent-worker --process <name>
                    agent-worker --spare <library> --module <name>
+                   agent-worker --fork-server
 
             Started by the AgentRuntime supervisor (agent-control), never by hand: it expects the
             supervisor's socket on fd 3. With --describe it loads the module library and sends its
             manifest; with --process it receives a start frame, loads the module and runs that
             process until asked to stop; with --spare it loads the module first, then waits for
-            the start frame (a warm spare that replaces a crashed worker at once).
+            the start frame (a warm spare that replaces a crashed worker at once). With
+            --fork-server it forks workers on the supervisor's request (their arguments and fds
+            come over fd 3), so that they skip exec and dynamic linking.
             """)
             exit(0)
         }
         guardAgainstOrphanhood()
+        if arguments.contains("--fork-server") { serveForks() }
+        runWorker(arguments: arguments, forked: false)
+    }
+
+    /// The fork server: a single-threaded loop in C that forks a worker per request; each
+    /// worker returns here with its own arguments. Nothing before the loop may start a thread.
+    private static func serveForks() -> Never {
+        let capacity = 64 << 10
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
+        var length = 0
+        guard agent_fork_server_serve(channelFD, buffer, capacity, &length) == 0 else { exit(ExitCode.success) }
+        let payload = UnsafeRawBufferPointer(start: buffer, count: length)
+        let arguments = ["agent-worker"] + payload.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        buffer.deallocate()
+        // ps shows what the worker is (the server was started with room for it).
+        var commandLine = Array(arguments.joined(separator: "\0").utf8)
+        commandLine.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                _ = agent_set_command_line(CommandLine.unsafeArgv, CommandLine.argc, $0.baseAddress, $0.count)
+            }
+        }
+        runWorker(arguments: arguments, forked: true)
+    }
+
+    /// A worker's life. `forked`: made by the fork server, whose middle process has exited, so
+    /// the supervisor became the parent only after the fork; the parent-death signal is set
+    /// once the start frame shows that the supervisor has the worker's pid (until then an end
+    /// of file on the channel says the supervisor is gone).
+    private static func runWorker(arguments: [String], forked: Bool) -> Never {
         signal(SIGPIPE, SIG_IGN)
         let channel = WorkerChannel(fd: channelFD)
         if let index = arguments.firstIndex(of: "--describe"), index + 1 < arguments.count {
@@ -50,7 +82,7 @@ public enum WorkerMain {
             let path = arguments[index + 1]
             preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path)
         }
-        runProcess(channel: channel, preloaded: preloaded)
+        runProcess(channel: channel, preloaded: preloaded, forked: forked)
     }
 
     private static func value(of flag: String, in arguments: [String]) -> String? {
@@ -88,8 +120,10 @@ public enum WorkerMain {
         }
     }
 
-    private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?) -> Never {
-        guard let (kind, body) = channel.readOneFrame(), kind == .start,
+    private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?, forked: Bool) -> Never {
+        let first = channel.readOneFrame()
+        if forked { guardAgainstOrphanhood() }
+        guard let (kind, body) = first, kind == .start,
               let start = try? JSONValue.parse(body),
               let modulePath = start["module"]?.stringValue,
               let moduleName = start["module_name"]?.stringValue,

@@ -59,6 +59,11 @@ public struct AgentLauncher {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }
 
+    /// The agent-worker executable: `AGENT_WORKER_PATH`, else the one next to this executable.
+    public static func workerPath(environment: [String: String]) -> String {
+        environment["AGENT_WORKER_PATH"] ?? runtimeDirectory + "/agent-worker"
+    }
+
     /// Reads the settings, locates (and builds) the modules, describes them and validates
     /// every process. Throws only when no report can be made (unreadable settings, no worker).
     public func prepare(logger: Logger) throws(PreparationError) -> Prepared {
@@ -75,7 +80,7 @@ public struct AgentLauncher {
             agentDirectory: settings.agentDirectory, configuration: configuration,
             searchPath: (environment["AGENT_MODULE_PATH"] ?? "").split(separator: ":").map(String.init),
             runtimeDirectory: runtime)
-        let workerPath = environment["AGENT_WORKER_PATH"] ?? runtime + "/agent-worker"
+        let workerPath = Self.workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else {
             throw PreparationError(description: "cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)", exitCode: ExitCode.failure)
         }
@@ -116,6 +121,10 @@ public struct AgentLauncher {
             return ExitCode.failure
         }
         defer { pidfile.release() }
+        // The fork server starts first, so that it loads while the settings are read and
+        // checked; it is ready when the first worker is wanted.
+        var forkServer = Self.startForkServer(logger: logger)
+        defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
             prepared = try prepare(logger: logger)
@@ -138,6 +147,8 @@ public struct AgentLauncher {
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
+        supervisor.forkServer = forkServer
+        forkServer = nil
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let outputs = prepared.settings.document["outputs"] {
             do {
@@ -159,6 +170,22 @@ public struct AgentLauncher {
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
         supervisor.run()
         return ExitCode.success
+    }
+
+    /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then
+    /// workers are spawned with posix_spawn).
+    static func startForkServer(logger: Logger) -> ForkServer? {
+        let environment = ProcessInfo.processInfo.environment
+        guard !ForkServer.isDisabled(in: environment) else { return nil }
+        let workerPath = workerPath(environment: environment)
+        guard access(workerPath, X_OK) == 0 else { return nil }
+        switch ForkServer.start(workerPath: workerPath, environment: environment) {
+        case .success(let server):
+            return server
+        case .failure(let error):
+            logger.warning("\(error); workers are started with posix_spawn")
+            return nil
+        }
     }
 
     /// Opens the store the settings describe; without it the agent still runs (and says so).

@@ -16,7 +16,8 @@ extension Supervisor {
     /// Kills and reaps children of the supervisor that are not workers: orphans of dead workers.
     /// Runs after a worker died (off the restart path) and retries until they are reaped.
     func sweepOrphans() {
-        let workers = Set((processes + retiring).map(\.pid) + spares.values.map(\.pid))
+        var workers = Set((processes + retiring).map(\.pid) + spares.values.map(\.pid))
+        if let forkServer { workers.insert(forkServer.pid) }
         var found = 0
         // As a subreaper the supervisor's children are its workers and their orphans: the
         // kernel lists them per thread, which is far cheaper than scanning /proc.

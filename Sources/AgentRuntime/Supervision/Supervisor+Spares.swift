@@ -21,7 +21,7 @@ extension Supervisor {
         guard sparesWanted.contains(library), spares[library] == nil, !stopping,
               library != BuiltinModules.chatLocation.library else { return }
         let module = processes.first { $0.module.library == library }?.module.name ?? library
-        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module], processName: nil) {
+        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
         case .success(let spare):
             spares[library] = spare
             if spare.pidFD >= 0 {

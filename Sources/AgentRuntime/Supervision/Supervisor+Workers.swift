@@ -13,8 +13,9 @@ extension Supervisor {
         var pidFD: Int32
     }
 
-    /// posix_spawn of agent-worker with a socketpair (fd 3) and an output pipe.
-    func launchWorker(arguments: [String], processName: String?) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+    /// A worker with a socketpair (fd 3) and an output pipe: forked by the fork server when
+    /// there is one, else posix_spawn of agent-worker.
+    func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         var channel: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
@@ -25,16 +26,25 @@ extension Supervisor {
             close(channel[0]); close(channel[1])
             return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
         }
-        var environment = configuration.environment
-        environment["AGENT_SUPERVISOR_PID"] = String(getpid())
-        if let processName { environment["AGENT_PROCESS_NAME"] = processName }
-        if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
-        let result = ProcessSpawner.spawn(
-            path: configuration.workerPath, arguments: arguments,
-            environment: environment, stdout: output[1], stderr: output[1], channel: channel[1], newGroup: true)
+        var result: Result<pid_t, ProcessSpawner.SpawnError>?
+        if let server = forkServer, server.isRunning {
+            result = server.spawn(arguments: Array(arguments.dropFirst()), channel: channel[1], output: output[1])
+            if case .failure(let error) = result {
+                logger.warning("\(error); starting workers with posix_spawn from now on")
+                server.shutDown()
+                forkServer = nil
+                result = nil
+            }
+        }
+        if result == nil {
+            result = ProcessSpawner.spawn(
+                path: configuration.workerPath, arguments: arguments,
+                environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
+                stdout: output[1], stderr: output[1], channel: channel[1], newGroup: true)
+        }
         close(channel[1])
         close(output[1])
-        switch result {
+        switch result! {
         case .success(let pid):
             _ = fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK)
             _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)
@@ -55,7 +65,7 @@ extension Supervisor {
             worker = spare
             warm = true
         } else {
-            switch launchWorker(arguments: ["agent-worker", "--process", process.name], processName: process.name) {
+            switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
             case .success(let launched): worker = launched
             case .failure(let error): return failToSpawn(process, error.description)
             }

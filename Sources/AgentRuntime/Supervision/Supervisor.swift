@@ -30,6 +30,11 @@ public final class Supervisor {
     var spares: [String: LaunchedWorker] = [:]
     var sparesWanted: Set<String> = []
     var chatSequence = 0
+    /// Forks workers when set (see ``ForkServer``); the supervisor shuts it down at the end of
+    /// ``run()``. Start it from the thread that runs the supervisor.
+    public var forkServer: ForkServer? {
+        didSet { watchForkServer() }
+    }
     /// Configured outputs (nil: none).
     public var outputs: OutputHub?
     /// The embedded store (nil: running without it).
@@ -125,6 +130,10 @@ public final class Supervisor {
         // What the last workers left behind.
         sweepOrphans()
         run(until: { orphans.isEmpty }, timeout: 2)
+        if let forkServer {
+            if forkServer.pidFD >= 0 { loop.unregister(forkServer.pidFD) }
+            forkServer.shutDown()
+        }
         console.flush()
         outputs?.stop(timeout: 5)
         queryRunner?.stop()
@@ -146,6 +155,18 @@ public final class Supervisor {
     func afterLoopTurn() {
         flushDirty()
         console.flush()
+    }
+
+    /// A fork server that dies is reaped; workers are spawned with posix_spawn from then on.
+    private func watchForkServer() {
+        guard let server = forkServer, server.pidFD >= 0 else { return }
+        let fd = server.pidFD
+        loop.register(fd) { [unowned self, unowned server] _ in
+            loop.unregister(fd)
+            let how = server.reapAfterDeath()
+            logger.warning("the fork server (pid \(server.pid)) \(how); starting workers with posix_spawn from now on")
+            if forkServer === server { forkServer = nil }
+        }
     }
 
     /// Each worker costs the supervisor three descriptors (socket, output pipe, pidfd): lift

@@ -1,5 +1,6 @@
-/// How the supervisor runs workers. Per-process policy (restart, stop timeout, watchdog,
-/// queue) comes from the settings (``ProcessPolicy``).
+import Foundation
+
+/// How the supervisor starts workers.
 public struct SupervisorConfiguration: Sendable {
     /// The `agent-worker` executable.
     public var workerPath: String
@@ -9,5 +10,15 @@ public struct SupervisorConfiguration: Sendable {
     public init(workerPath: String, environment: [String: String]) {
         self.workerPath = workerPath
         self.environment = environment
+    }
+
+    /// What a worker's environment holds besides `base`: the supervisor's pid (a worker
+    /// checks its parent against it) and, unless set, no Swift backtracer (it adds ~10 ms to a
+    /// crashing worker's death).
+    static func workerEnvironment(_ base: [String: String]) -> [String: String] {
+        var environment = base
+        environment["AGENT_SUPERVISOR_PID"] = String(getpid())
+        if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
+        return environment
     }
 }

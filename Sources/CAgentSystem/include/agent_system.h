@@ -70,6 +70,34 @@ int agent_accept(int fd);
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);
 
+/**
+ * The fork server's loop (run by `agent-worker --fork-server`, single-threaded, with its
+ * control socket — SOCK_SEQPACKET — on `control`). Each request is a payload (the worker's
+ * arguments) with two fds (the worker's channel and its output); the server forks a worker
+ * (twice, so that it is reparented to the child subreaper above the server) and replies with
+ * its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
+ * (NUL-terminated, `*length` bytes), the channel on fd 3, output on fds 1 and 2, its own
+ * process group and no other fd; returns -1 in the server when the control socket closes.
+ */
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
+
+/**
+ * Asks the fork server on `control` for a worker: sends `payload` and the two fds, waits up
+ * to `timeout_ms` for the reply. Returns 0 and sets `*pid`, or an errno value.
+ */
+int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int output,
+                              int timeout_ms, pid_t *pid);
+
+/**
+ * Rewrites the process's command line (what ps and /proc/PID/cmdline show) in place, within
+ * the space of the original arguments `argv[0..argc)`: `text` holds the new arguments
+ * separated by NULs, truncated to fit. Returns 0, or -1 when the arguments are not contiguous.
+ */
+int agent_set_command_line(char **argv, int argc, const char *text, size_t length);
+
+/** socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). */
+int agent_seqpacket_pair(int fds[2]);
+
 #ifdef __cplusplus
 }
 #endif

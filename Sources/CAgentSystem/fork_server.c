@@ -1,0 +1,217 @@
+#define _GNU_SOURCE
+#include "agent_system.h"
+
+#include <errno.h>
+#include <link.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The fork server (agent-worker --fork-server) forks workers instead of exec'ing them: the
+   Swift runtime, Foundation and the worker code are already mapped and relocated, so a worker
+   is ready in a fraction of the time and shares those pages with its siblings.
+
+   It is safe only because the server is single-threaded when it forks (it never starts a
+   thread: this loop is plain C, entered before any Swift code that could start one). Each
+   worker is forked twice, the middle process exiting at once, so that the worker is
+   reparented to the nearest child subreaper — the supervisor, which then waits for it like a
+   worker it spawned itself, and which a crash of the fork server cannot take down. */
+
+static void close_received(int *fds, int count) {
+    for (int i = 0; i < count; i++) if (fds[i] >= 0) close(fds[i]);
+}
+
+/* Receives one request: the payload into buf, up to two fds. Returns the payload length,
+   0 on end of file, -1 on error. */
+static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[2]) {
+    struct iovec iov = {.iov_base = buf, .iov_len = capacity};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int) * 2)];
+    } control_buffer;
+    struct msghdr message;
+    memset(&message, 0, sizeof(message));
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control_buffer.space;
+    message.msg_controllen = sizeof(control_buffer.space);
+    ssize_t n;
+    do { n = recvmsg(control, &message, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+    fds[0] = fds[1] = -1;
+    if (n <= 0) return n;
+    int received = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *data = (int *)CMSG_DATA(c);
+        for (int i = 0; i < count; i++) {
+            if (received < 2) fds[received++] = data[i];
+            else close(data[i]);
+        }
+    }
+    if (received != 2 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        close_received(fds, 2);
+        fds[0] = fds[1] = -1;
+        errno = EINVAL;
+        return -2;
+    }
+    return n;
+}
+
+static void reply(int control, int32_t value) {
+    ssize_t n;
+    do { n = send(control, &value, sizeof(value), MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+}
+
+/* Thread ids cached in thread-local storage. The Swift runtime's locks (swift::threading_impl
+   ulock), Synchronization's Mutex and libdispatch's locks are priority-inheritance futexes
+   whose owner word is the locking thread's id, which each caches per thread on first use. A
+   forked worker's first thread is a copy of the server's main thread, caches included (seen
+   here: libswiftCore's and libdispatch's held the server's id), so it would lock with another
+   process's thread id, and the kernel checks that id when a contended PI futex is unlocked.
+   The worker rewrites, in every loaded module's thread-local block (a few hundred bytes in
+   all), each 32-bit word that holds the server's thread id with its own. */
+struct tid_rewrite {
+    int32_t from;
+    int32_t to;
+};
+
+static int rewrite_tls_block(struct dl_phdr_info *info, size_t size, void *context) {
+    const struct tid_rewrite *rewrite = context;
+    if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(info->dlpi_tls_data)) return 1;
+    if (info->dlpi_tls_data == NULL) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[i];
+        if (header->p_type != PT_TLS) continue;
+        int32_t *words = info->dlpi_tls_data;
+        size_t count = header->p_memsz / sizeof(int32_t);
+        for (size_t j = 0; j < count; j++) {
+            if (words[j] == rewrite->from) words[j] = rewrite->to;
+        }
+    }
+    return 0;
+}
+
+/* In the new worker: the channel on fd 3, output on 1 and 2, its own process group, nothing
+   else open (fd 3 was the server's control socket, replaced here). */
+static void become_worker(int channel, int output, pid_t server) {
+    struct tid_rewrite rewrite = {.from = server, .to = getpid()};
+    dl_iterate_phdr(rewrite_tls_block, &rewrite);
+    setpgid(0, 0);
+    dup2(channel, 3);
+    dup2(output, 1);
+    dup2(output, 2);
+    syscall(SYS_close_range, 4U, ~0U, 0U);
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+}
+
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length) {
+    /* Where the middle process leaves the worker's pid (or -errno) for the server. */
+    /* The server's main thread (this one) has the server's pid as its thread id. */
+    pid_t server = getpid();
+    volatile int32_t *shared = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) return -1;
+    for (;;) {
+        int fds[2];
+        ssize_t n = receive_request(control, buf, capacity - 1, fds);
+        if (n == 0 || n == -1) {
+            munmap((void *)shared, sizeof(int32_t));
+            return -1;
+        }
+        if (n == -2) {
+            reply(control, -EINVAL);
+            continue;
+        }
+        buf[n] = 0;
+        *shared = -EAGAIN;
+        pid_t middle = fork();
+        if (middle == 0) {
+            pid_t worker = fork();
+            if (worker == 0) {
+                become_worker(fds[0], fds[1], server);
+                munmap((void *)shared, sizeof(int32_t));
+                *length = (size_t)n;
+                return 0;
+            }
+            *shared = worker > 0 ? worker : -errno;
+            _exit(0);
+        }
+        int32_t result;
+        if (middle < 0) {
+            result = -errno;
+        } else {
+            int status;
+            while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {}
+            /* The middle process has exited: its child is the supervisor's now. */
+            result = *shared;
+        }
+        close_received(fds, 2);
+        reply(control, result);
+    }
+}
+
+int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int output,
+                              int timeout_ms, pid_t *pid) {
+    struct iovec iov = {.iov_base = (void *)payload, .iov_len = length};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int) * 2)];
+    } control_buffer;
+    memset(&control_buffer, 0, sizeof(control_buffer));
+    struct msghdr message;
+    memset(&message, 0, sizeof(message));
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control_buffer.space;
+    message.msg_controllen = sizeof(control_buffer.space);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * 2);
+    int fds[2] = {channel, output};
+    memcpy(CMSG_DATA(c), fds, sizeof(fds));
+    ssize_t n;
+    do { n = sendmsg(control, &message, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    if (n < 0) return errno;
+
+    struct pollfd wait = {.fd = control, .events = POLLIN};
+    int ready;
+    do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    if (ready == 0) return ETIMEDOUT;
+    if (ready < 0) return errno;
+    int32_t value = 0;
+    do { n = recv(control, &value, sizeof(value), 0); } while (n < 0 && errno == EINTR);
+    if (n < 0) return errno;
+    if (n != (ssize_t)sizeof(value)) return EPIPE;
+    if (value <= 0) return value == 0 ? EPROTO : -value;
+    *pid = value;
+    return 0;
+}
+
+int agent_seqpacket_pair(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+int agent_set_command_line(char **argv, int argc, const char *text, size_t length) {
+    if (argc < 1 || argv == NULL || argv[0] == NULL) return -1;
+    /* The strings of argv are contiguous; ps and /proc/PID/cmdline show that area. */
+    char *start = argv[0];
+    char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+    for (int i = 1; i < argc; i++) {
+        if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1) return -1;
+    }
+    size_t capacity = (size_t)(end - start);
+    if (length > capacity) length = capacity;
+    memset(start, 0, capacity + 1);
+    memcpy(start, text, length);
+    return 0;
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// Workers forked by agent-control's fork server: what they look like from outside, and what
+/// happens when the server is turned off or dies.
+@Suite(.serialized) struct ForkServerTests {
+    private static let settings = #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}, "two": {"type": "fault", "tick_ms": 200}}}"#
+
+    /// The children of `pid`, from /proc.
+    private static func children(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    /// /proc/PID/cmdline with NULs as spaces, trailing blanks removed.
+    private static func commandLine(of pid: Int32) -> String {
+        let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+        return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+
+    private static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").dropFirst().first.flatMap { Int32($0) }
+    }
+
+    private static func forkServer(of agent: AgentRun) -> Int32? {
+        children(of: agent.process.processIdentifier).first { commandLine(of: $0).contains("--fork-server") }
+    }
+
+    @Test func workersAreForkedAndBecomeTheSupervisorsChildren() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        let supervisor = agent.process.processIdentifier
+        let server = try #require(Self.forkServer(of: agent), "no fork server among the children of agent-control")
+        for name in ["one", "two"] {
+            let pid = try #require(agent.workerPids(name).first)
+            #expect(Self.parent(of: pid) == supervisor, "worker \(name) is not agent-control's child")
+            #expect(Self.commandLine(of: pid) == "agent-worker --process \(name)", "ps shows \(Self.commandLine(of: pid))")
+            // Forked, not exec'd: the worker runs the server's image.
+            let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+            #expect(exe == (try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(server)/exe")))
+        }
+        // A worker it forked crashes: the supervisor sees its exit and restarts it.
+        let first = try #require(agent.workerPids("one").first)
+        kill(first, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] worker pid \(first) was killed by SIGKILL") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+        #expect(!AgentRun.isAlive(server), "the fork server outlived agent-control")
+    }
+
+    @Test func aDeadForkServerTakesNoWorkerWithItAndPosixSpawnTakesOver() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        let server = try #require(Self.forkServer(of: agent))
+        let workers = agent.workerPids("one") + agent.workerPids("two")
+        kill(server, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("the fork server (pid \(server)) was killed by SIGKILL; starting workers with posix_spawn from now on") } != nil, "\(agent.transcript)")
+        #expect(workers.allSatisfy(AgentRun.isAlive), "a worker died with the fork server")
+        let first = try #require(agent.workerPids("one").first)
+        kill(first, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        let replacement = try #require(agent.workerPids("one").last)
+        #expect(Self.commandLine(of: replacement) == "agent-worker --process one")
+        #expect(Self.parent(of: replacement) == agent.process.processIdentifier)
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func agentForkServerZeroSpawnsEveryWorker() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"], environment: ["AGENT_FORK_SERVER": "0"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        #expect(Self.forkServer(of: agent) == nil)
+        let pid = try #require(agent.workerPids("one").first)
+        #expect(Self.commandLine(of: pid).hasSuffix("agent-worker --process one"))
+        kill(pid, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}
