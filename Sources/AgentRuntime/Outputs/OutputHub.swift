@@ -22,11 +22,11 @@ public final class OutputHub: @unchecked Sendable {
     private let eventChannels: [OutputChannel]
     private let messageChannels: [OutputChannel]
 
-    /// How a webhook posts: by URL scheme (sockets for http, URLSession for https), or always
-    /// URLSession (tests use it to cover that path against a plain-HTTP server).
+    /// How a webhook posts: by URL scheme (sockets for http, libcurl for https), or always
+    /// libcurl (tests use it to cover that path against a plain-HTTP server).
     enum WebhookTransportChoice {
         case byScheme
-        case urlSession
+        case curl
     }
 
     /// Creates the outputs and starts their threads.
@@ -79,7 +79,7 @@ public final class OutputHub: @unchecked Sendable {
                 if webhookTransport == .byScheme, settings.url.scheme?.lowercased() == "http" {
                     transport = SocketHTTPTransport(url: settings.url, headers: settings.headers)
                 } else {
-                    transport = URLSessionTransport(url: settings.url, headers: settings.headers, timeout: settings.timeout)
+                    transport = CurlTransport(url: settings.url, headers: settings.headers)
                 }
                 sink = WebhookSink(settings: settings, label: configuration.name, transport: transport)
             }

@@ -1,5 +1,5 @@
 /// How a webhook output POSTs one batch: `SocketHTTPTransport` for `http://` URLs,
-/// `URLSessionTransport` for `https://`.
+/// `CurlTransport` for `https://`.
 protocol WebhookTransport: AnyObject {
     /// POSTs `body` (a JSON array) and waits for the answer, at most `timeout` seconds and
     /// never past the channel's stop deadline.

@@ -93,6 +93,7 @@ extension Supervisor {
     }
 
     func cancelRestart(_ process: SupervisedProcess) {
+        pendingStarts.removeAll { $0 === process }
         if let timer = process.restartTimer {
             loop.cancel(timer)
             process.restartTimer = nil

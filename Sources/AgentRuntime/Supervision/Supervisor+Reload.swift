@@ -65,7 +65,7 @@ extension Supervisor {
             retire(existing, then: nil)
         }
         setProcesses(next)
-        for process in toStart { spawn(process) }
+        startInTurns(toStart)
         startQueries()
         return (kept, restarted, started, stopped.sorted())
     }

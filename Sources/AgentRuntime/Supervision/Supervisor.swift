@@ -29,6 +29,8 @@ public final class Supervisor {
     /// Warm spare workers by module library, and the libraries that want one.
     var spares: [String: LaunchedWorker] = [:]
     var sparesWanted: Set<String> = []
+    /// Processes waiting for their first start (see ``startInTurns(_:)``).
+    var pendingStarts: [SupervisedProcess] = []
     var chatSequence = 0
     /// Forks workers when set (see ``ForkServer``); the supervisor shuts it down at the end of
     /// ``run()``. Start it from the thread that runs the supervisor.
@@ -121,7 +123,7 @@ public final class Supervisor {
             control = nil
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
-        for process in processes { spawn(process) }
+        startInTurns(processes)
         startQueries()
         while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty) {
             afterLoopTurn()

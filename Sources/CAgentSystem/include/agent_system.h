@@ -98,6 +98,21 @@ int agent_set_command_line(char **argv, int argc, const char *text, size_t lengt
 /** socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). */
 int agent_seqpacket_pair(int fds[2]);
 
+/** Asked now and then during a transfer; non-zero aborts it. */
+typedef int (*agent_abort_check)(void *context);
+
+/** NULL when libcurl (libcurl.so.4, loaded on first use) is usable, else why not. */
+const char *agent_curl_problem(void);
+
+/**
+ * POSTs `body` to `url` with libcurl, `headers` being "Name: value" lines, within `timeout_ms`;
+ * `check` (may be NULL) is called during the transfer and aborts it by returning non-zero.
+ * Returns 0 with the HTTP status in `*status`; 1 on failure, 3 on a timeout (both with a
+ * message in `error`); 2 when `check` aborted; -1 when libcurl cannot be loaded (why in `error`).
+ */
+int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
+                    long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,10 +4,10 @@ import Testing
 @testable import AgentRuntime
 
 /// The webhook output against a real HTTP/1.1 server on 127.0.0.1, through both transports
-/// (sockets, which `http://` URLs use, and URLSession, which `https://` URLs use).
+/// (sockets, which `http://` URLs use, and libcurl, which `https://` URLs use).
 @Suite(.timeLimit(.minutes(1))) struct WebhookOutputTests {
     typealias Transport = OutputHub.WebhookTransportChoice
-    static let transports: [Transport] = [.byScheme, .urlSession]
+    static let transports: [Transport] = [.byScheme, .curl]
 
     func makeHub(_ settings: JSONValue, transport: Transport, environment: [String: String] = [:]) throws -> (OutputHub, OutputTestSupport.LogCapture) {
         let (logger, capture) = OutputTestSupport.capturingLogger()

@@ -1,0 +1,23 @@
+extension Supervisor {
+    /// Starts the workers of `list` one per loop turn: between two starts the loop handles
+    /// what the started workers sent (their ready frames first of all), so the first process is
+    /// running while later ones are still being forked, rather than after all of them.
+    func startInTurns(_ list: [SupervisedProcess]) {
+        pendingStarts.append(contentsOf: list)
+        startNextPending()
+    }
+
+    private func startNextPending() {
+        while !pendingStarts.isEmpty {
+            let process = pendingStarts.removeFirst()
+            // Skipped: stopping, a process that a command or a reload has taken over since.
+            guard !stopping, !process.hasWorker, process.state == .stopped, process.restartTimer == nil,
+                  processes.contains(where: { $0 === process }) else { continue }
+            spawn(process)
+            break
+        }
+        if !pendingStarts.isEmpty {
+            loop.schedule(after: 0) { [unowned self] in startNextPending() }
+        }
+    }
+}

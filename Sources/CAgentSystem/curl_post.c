@@ -1,0 +1,133 @@
+#define _GNU_SOURCE
+#include "agent_system.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* libcurl, loaded with dlopen on the first https POST: linking it (directly or through
+   FoundationNetworking) would make every agent-control start map and relocate libcurl and its
+   TLS stack (about 15 ms and several MB per process) although most agents never post over
+   https. The option numbers below are libcurl's stable ABI (curl/curl.h). */
+
+typedef void CURL;
+struct curl_slist;
+
+enum {
+    OPT_URL = 10002, OPT_ERRORBUFFER = 10010, OPT_POSTFIELDS = 10015, OPT_USERAGENT = 10018,
+    OPT_HTTPHEADER = 10023, OPT_NOPROGRESS = 43, OPT_POST = 47, OPT_XFERINFODATA = 10057,
+    OPT_NOSIGNAL = 99, OPT_TIMEOUT_MS = 155, OPT_WRITEFUNCTION = 20011,
+    OPT_XFERINFOFUNCTION = 20219, OPT_POSTFIELDSIZE_LARGE = 30120,
+    INFO_RESPONSE_CODE = 0x200002, GLOBAL_DEFAULT = 3, ERROR_SIZE = 256,
+    E_ABORTED_BY_CALLBACK = 42,
+};
+
+static struct {
+    int (*global_init)(long);
+    CURL *(*easy_init)(void);
+    int (*easy_setopt)(CURL *, int, ...);
+    int (*easy_perform)(CURL *);
+    int (*easy_getinfo)(CURL *, int, ...);
+    void (*easy_cleanup)(CURL *);
+    const char *(*easy_strerror)(int);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+} curl;
+static int curl_loaded = 0;
+static char curl_problem[512];
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void load_curl(void) {
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (library == NULL) {
+        snprintf(curl_problem, sizeof(curl_problem), "%s", dlerror());
+        return;
+    }
+#define SYMBOL(field, name) \
+    if ((*(void **)&curl.field = dlsym(library, name)) == NULL) { \
+        snprintf(curl_problem, sizeof(curl_problem), "libcurl.so.4 lacks %s", name); \
+        return; \
+    }
+    SYMBOL(global_init, "curl_global_init")
+    SYMBOL(easy_init, "curl_easy_init")
+    SYMBOL(easy_setopt, "curl_easy_setopt")
+    SYMBOL(easy_perform, "curl_easy_perform")
+    SYMBOL(easy_getinfo, "curl_easy_getinfo")
+    SYMBOL(easy_cleanup, "curl_easy_cleanup")
+    SYMBOL(easy_strerror, "curl_easy_strerror")
+    SYMBOL(slist_append, "curl_slist_append")
+    SYMBOL(slist_free_all, "curl_slist_free_all")
+#undef SYMBOL
+    if (curl.global_init(GLOBAL_DEFAULT) != 0) {
+        snprintf(curl_problem, sizeof(curl_problem), "curl_global_init failed");
+        return;
+    }
+    curl_loaded = 1;
+}
+
+const char *agent_curl_problem(void) {
+    pthread_once(&curl_once, load_curl);
+    return curl_loaded ? NULL : curl_problem;
+}
+
+static size_t discard_body(char *data, size_t size, size_t count, void *context) {
+    (void)data; (void)context;
+    return size * count;
+}
+
+struct progress_context {
+    agent_abort_check check;
+    void *context;
+};
+
+static int check_progress(void *data, int64_t download_total, int64_t downloaded, int64_t upload_total, int64_t uploaded) {
+    (void)download_total; (void)downloaded; (void)upload_total; (void)uploaded;
+    struct progress_context *progress = data;
+    return progress->check != NULL && progress->check(progress->context) ? 1 : 0;
+}
+
+int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
+                    long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity) {
+    if (agent_curl_problem() != NULL) {
+        snprintf(error, capacity, "%s", curl_problem);
+        return -1;
+    }
+    CURL *handle = curl.easy_init();
+    if (handle == NULL) {
+        snprintf(error, capacity, "curl_easy_init failed");
+        return 1;
+    }
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < header_count; i++) list = curl.slist_append(list, headers[i]);
+    char message[ERROR_SIZE];
+    message[0] = 0;
+    struct progress_context progress = {.check = check, .context = context};
+    curl.easy_setopt(handle, OPT_NOSIGNAL, 1L);
+    curl.easy_setopt(handle, OPT_URL, url);
+    curl.easy_setopt(handle, OPT_POST, 1L);
+    curl.easy_setopt(handle, OPT_POSTFIELDS, body);
+    curl.easy_setopt(handle, OPT_POSTFIELDSIZE_LARGE, (int64_t)length);
+    curl.easy_setopt(handle, OPT_HTTPHEADER, list);
+    curl.easy_setopt(handle, OPT_USERAGENT, "AgentRuntime");
+    curl.easy_setopt(handle, OPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(handle, OPT_ERRORBUFFER, message);
+    curl.easy_setopt(handle, OPT_WRITEFUNCTION, discard_body);
+    curl.easy_setopt(handle, OPT_NOPROGRESS, 0L);
+    curl.easy_setopt(handle, OPT_XFERINFOFUNCTION, check_progress);
+    curl.easy_setopt(handle, OPT_XFERINFODATA, &progress);
+    int code = curl.easy_perform(handle);
+    int result = 0;
+    if (code == 0) {
+        curl.easy_getinfo(handle, INFO_RESPONSE_CODE, status);
+    } else if (code == E_ABORTED_BY_CALLBACK) {
+        result = 2;
+    } else {
+        snprintf(error, capacity, "%s", message[0] ? message : curl.easy_strerror(code));
+        result = code == 28 ? 3 : 1;
+    }
+    curl.easy_cleanup(handle);
+    curl.slist_free_all(list);
+    return result;
+}
