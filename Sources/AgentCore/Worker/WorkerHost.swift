@@ -13,6 +13,8 @@ final class WorkerHost: @unchecked Sendable {
     private var stopRequested = false
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     private var stopHandlerArgument: UnsafeMutableRawPointer?
+    private var eventNotifier: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    private var eventNotifierArgument: UnsafeMutableRawPointer?
     private var stateReply: (status: UInt8, bytes: [UInt8])?
     private var saveReply: UInt8?
     private var queryReply: (status: UInt8, bytes: [UInt8])?
@@ -70,6 +72,13 @@ final class WorkerHost: @unchecked Sendable {
         }
         api.set_stop_handler = { ctx, handler, argument in
             WorkerHost.from(ctx).setStopHandler(handler, argument)
+        }
+        api.set_event_notifier = { ctx, notify, argument in
+            let host = WorkerHost.from(ctx)
+            host.lock.lock()
+            host.eventNotifier = notify
+            host.eventNotifierArgument = argument
+            host.lock.unlock()
         }
         api.query = { ctx, sql, sqlLength, params, paramsLength, json, jsonLength in
             let host = WorkerHost.from(ctx)
@@ -145,8 +154,11 @@ final class WorkerHost: @unchecked Sendable {
             let wasEmpty = eventsHead == events.count
             events.append(Array(body))
             // Only a consumer waiting on an empty queue needs waking.
+            let notify = wasEmpty ? eventNotifier : nil
+            let argument = eventNotifierArgument
             if wasEmpty { lock.broadcast() }
             lock.unlock()
+            notify?(argument)
         case .stateData:
             lock.lock()
             stateReply = (body.first ?? 2, Array(body.dropFirst()))
@@ -176,9 +188,12 @@ final class WorkerHost: @unchecked Sendable {
         stopRequested = true
         let handler = stopHandler
         let argument = stopHandlerArgument
+        let notify = eventNotifier
+        let notifyArgument = eventNotifierArgument
         lock.broadcast()
         lock.unlock()
         if first, let handler { handler(argument) }
+        if first { notify?(notifyArgument) }
     }
 
     private func setStopHandler(_ handler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, _ argument: UnsafeMutableRawPointer?) {

@@ -157,6 +157,15 @@ typedef struct agent_host_api {
     int32_t (*query)(void *host_ctx, const char *sql, size_t sql_len,
                      const char *params_json, size_t params_len,
                      const uint8_t **json, size_t *json_len);
+
+    /** Registers `notify(arg)` to be called from a host thread whenever events become
+        available to `next_event` after it found none, and once when the host asks the process
+        to stop. Lets a module wait for events without a thread blocked in `next_event`:
+        after `next_event(..., 0, ...)` returned AGENT_TIMEOUT, the next `notify` says that
+        calling it again will find something. `notify` must not block; `arg` is the module's
+        and must stay valid until `run_process` returns. NULL unregisters. (Hosts that predate
+        it have a smaller struct_size.) */
+    void (*set_event_notifier)(void *host_ctx, void (*notify)(void *arg), void *arg);
 } agent_host_api;
 
 /**

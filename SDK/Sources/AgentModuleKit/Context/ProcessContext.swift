@@ -21,8 +21,18 @@ public final class ProcessContext: Sendable {
     private let waiting = Atomic<Int>(0)
     /// Events fetched from the host but not yet handed to the process.
     private let received = Mutex(EventBuffer())
-    /// Blocking receives run here, off Swift's cooperative thread pool.
+    /// Blocking receives run here, off Swift's cooperative thread pool (hosts without an
+    /// event notifier only).
     private let receiveQueue: DispatchQueue
+    /// The receive waiting for the host's event notifier, or a notification that came while
+    /// none waited.
+    private let eventWait = Mutex(EventWait())
+    private let notified = Atomic<Bool>(false)
+
+    private struct EventWait: ~Copyable {
+        var waiter: CheckedContinuation<Void, Never>?
+        var pending = false
+    }
 
     init(processName: String, processType: String, host: HostBridge) {
         self.processName = processName
@@ -98,6 +108,45 @@ public final class ProcessContext: Sendable {
 
     // MARK: Events in
 
+    /// Asks the host to say when events arrive (see `set_event_notifier`), so that receiving
+    /// needs no thread blocked in the host. Until `stopEventNotifications()`, the context must
+    /// stay alive.
+    func startEventNotifications() {
+        let registered = host.setEventNotifier({ argument in
+            Unmanaged<ProcessContext>.fromOpaque(argument!).takeUnretainedValue().eventsArrived()
+        }, argument: Unmanaged.passUnretained(self).toOpaque())
+        notified.store(registered, ordering: .releasing)
+    }
+
+    func stopEventNotifications() {
+        if notified.load(ordering: .acquiring) { _ = host.setEventNotifier(nil, argument: nil) }
+    }
+
+    /// From the host's reader thread: resume the waiting receive, or leave word for the next.
+    private func eventsArrived() {
+        let waiter = eventWait.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Takes what the host has (up to a batch) without blocking.
+    private func takeAvailable() -> [Event]? {
+        switch host.nextEvent(timeoutMilliseconds: 0) {
+        case .event(let first):
+            var batch = [first]
+            while batch.count < 512, case .event(let more) = host.nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
+            return batch
+        case .stopped: return nil
+        case .timeout: return []
+        }
+    }
+
     /// Waits for the next event delivered to this process; nil once the process should stop.
     public func nextEvent() async -> Event? {
         guard isValid else { return nil }
@@ -110,6 +159,29 @@ public final class ProcessContext: Sendable {
         defer {
             waiting.subtract(1, ordering: .relaxed)
             noteActivity()
+        }
+        if notified.load(ordering: .acquiring) {
+            // The host's reader thread resumes this task when events arrive: one thread
+            // wakeup per batch, none when events are already there.
+            while true {
+                guard var events = takeAvailable() else { return nil }
+                if !events.isEmpty {
+                    let first = events.removeFirst()
+                    if !events.isEmpty { received.withLock { $0.append(contentsOf: events) } }
+                    return first
+                }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = eventWait.withLock { state -> Bool in
+                        if state.pending {
+                            state.pending = false
+                            return true
+                        }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            }
         }
         let batch: [Event]? = await withCheckedContinuation { continuation in
             receiveQueue.async { [host] in

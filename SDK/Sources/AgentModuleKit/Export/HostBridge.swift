@@ -77,6 +77,14 @@ final class HostBridge: @unchecked Sendable {
 
     func heartbeat() { api.pointee.heartbeat?(ctx) }
 
+    /// Registers (or, with nil, removes) the host's event notifier; false when the host has
+    /// none.
+    func setEventNotifier(_ notify: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, argument: UnsafeMutableRawPointer?) -> Bool {
+        guard has(\.set_event_notifier), let set = api.pointee.set_event_notifier else { return false }
+        set(ctx, notify, argument)
+        return true
+    }
+
     /// Runs a read-only query through the host; returns the JSON rows.
     func query(sql: String, parameters: [any Sendable]) throws -> [UInt8] {
         guard has(\.query), let query = api.pointee.query else { throw ProcessContextError("this host offers no store queries") }

@@ -103,6 +103,8 @@ private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, 
 
     let bridge = HostBridge(host)
     let context = ProcessContext(processName: processName, processType: typeName, host: bridge)
+    context.startEventNotifications()
+    defer { context.stopEventNotifications() }
     let outcome = RunOutcome()
     let task = Task {
         do {
