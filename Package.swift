@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentModuleKitTests",
-            dependencies: [.product(name: "AgentModuleKit", package: "SDK")],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,130 @@
+import AgentModuleABI
+import Foundation
+import Testing
+@testable import AgentModuleKit
+
+/// How a process receives events from its host, with a host that offers the event notifier
+/// (the task is resumed by the host's thread) and with one that predates it (a thread blocks in
+/// `next_event`). The host here is a stand-in: these tests are about the SDK's side of the
+/// callback table.
+@Suite struct EventReceiveTests {
+    /// A host with a queue of events, filled from a thread of the test.
+    final class QueueHost: @unchecked Sendable {
+        let lock = NSCondition()
+        var queue: [[UInt8]] = []
+        var stopped = false
+        var notify: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+        var notifyArgument: UnsafeMutableRawPointer?
+        /// `next_event` calls that were allowed to block.
+        var blockingCalls = 0
+        /// The strings behind the last event handed out.
+        let type = strdup("n")!
+        let source = strdup("producer")!
+        var payload: [UInt8] = []
+
+        deinit {
+            free(type)
+            free(source)
+        }
+
+        static func from(_ context: UnsafeMutableRawPointer?) -> QueueHost {
+            Unmanaged<QueueHost>.fromOpaque(context!).takeUnretainedValue()
+        }
+
+        func deliver(_ payload: [UInt8]) {
+            lock.lock()
+            queue.append(payload)
+            let notify = queue.count == 1 ? self.notify : nil
+            let argument = notifyArgument
+            lock.broadcast()
+            lock.unlock()
+            notify?(argument)
+        }
+
+        func stop() {
+            lock.lock()
+            stopped = true
+            let notify = self.notify
+            let argument = notifyArgument
+            lock.broadcast()
+            lock.unlock()
+            notify?(argument)
+        }
+
+        func next(timeout: Int64, into out: UnsafeMutablePointer<agent_event>) -> Int32 {
+            lock.lock()
+            defer { lock.unlock() }
+            if timeout != 0 { blockingCalls += 1 }
+            let deadline = Date().addingTimeInterval(timeout < 0 ? 3600 : Double(timeout) / 1000)
+            while queue.isEmpty, !stopped {
+                if timeout == 0 || !lock.wait(until: deadline) { return queue.isEmpty ? Int32(AGENT_TIMEOUT) : next(into: out) }
+            }
+            if queue.isEmpty { return Int32(AGENT_STOPPED) }
+            return next(into: out)
+        }
+
+        private func next(into out: UnsafeMutablePointer<agent_event>) -> Int32 {
+            payload = queue.removeFirst()
+            out.pointee = agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
+                                      payload: nil, payload_len: 0)
+            payload.withUnsafeBufferPointer { out.pointee.payload = $0.baseAddress; out.pointee.payload_len = $0.count }
+            return Int32(AGENT_OK)
+        }
+
+        /// The callback table; `notifier: false` is a host whose struct ends before
+        /// `set_event_notifier`.
+        func api(notifier: Bool) -> UnsafeMutablePointer<agent_host_api> {
+            let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
+            api.initialize(to: agent_host_api())
+            api.pointee.abi_version = AGENT_MODULE_ABI_VERSION
+            api.pointee.struct_size = UInt32(notifier ? MemoryLayout<agent_host_api>.size : MemoryLayout<agent_host_api>.offset(of: \.set_event_notifier)!)
+            api.pointee.host_ctx = Unmanaged.passUnretained(self).toOpaque()
+            api.pointee.next_event = { context, timeout, out in QueueHost.from(context).next(timeout: timeout, into: out!) }
+            api.pointee.stop_requested = { context in
+                let host = QueueHost.from(context)
+                return host.lock.withLock { host.stopped ? 1 : 0 }
+            }
+            api.pointee.set_event_notifier = { context, notify, argument in
+                let host = QueueHost.from(context)
+                host.lock.withLock {
+                    host.notify = notify
+                    host.notifyArgument = argument
+                }
+            }
+            return api
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func eventsArriveInOrderInBurstsAndOneByOneThenTheSequenceEndsAtStop(notifier: Bool) async throws {
+        let host = QueueHost()
+        let api = host.api(notifier: notifier)
+        defer { api.deallocate() }
+        let context = ProcessContext(processName: "sink", processType: "test", host: HostBridge(api))
+        context.startEventNotifications()
+        defer { context.stopEventNotifications() }
+        let producer = Thread {
+            for index in 0..<300 {
+                host.deliver(Array(String(index).utf8))
+                // Bursts (taken as batches) and pauses (the receiver waits in between).
+                if index % 50 == 49 { usleep(5_000) }
+                if index >= 280 { usleep(1_000) }
+            }
+            usleep(5_000)
+            host.stop()
+        }
+        producer.start()
+        var received: [String] = []
+        for await event in context.events {
+            #expect(event.type == "n" && event.source == "producer")
+            received.append(String(decoding: event.payload, as: UTF8.self))
+        }
+        #expect(received == (0..<300).map(String.init))
+        let blocking = host.lock.withLock { host.blockingCalls }
+        if notifier {
+            #expect(blocking == 0, "with the notifier no thread should block in next_event")
+        } else {
+            #expect(blocking > 0)
+        }
+    }
+}
