@@ -17,10 +17,13 @@ import Testing
         var notifyArgument: UnsafeMutableRawPointer?
         /// `next_event` calls that were allowed to block.
         var blockingCalls = 0
-        /// The strings behind the last event handed out.
+        /// The strings behind the last events handed out.
         let type = strdup("n")!
         let source = strdup("producer")!
-        var payload: [UInt8] = []
+        var payloads: [[UInt8]] = []
+        /// Calls of next_events and the events they returned.
+        var batchCalls = 0
+        var batchedEvents = 0
 
         deinit {
             free(type)
@@ -51,35 +54,47 @@ import Testing
             notify?(argument)
         }
 
-        func next(timeout: Int64, into out: UnsafeMutablePointer<agent_event>) -> Int32 {
+        func next(timeout: Int64, into out: UnsafeMutablePointer<agent_event>, capacity: Int = 1, count: inout Int) -> Int32 {
             lock.lock()
             defer { lock.unlock() }
             if timeout != 0 { blockingCalls += 1 }
             let deadline = Date().addingTimeInterval(timeout < 0 ? 3600 : Double(timeout) / 1000)
             while queue.isEmpty, !stopped {
-                if timeout == 0 || !lock.wait(until: deadline) { return queue.isEmpty ? Int32(AGENT_TIMEOUT) : next(into: out) }
+                if timeout == 0 || !lock.wait(until: deadline) { break }
             }
-            if queue.isEmpty { return Int32(AGENT_STOPPED) }
-            return next(into: out)
-        }
-
-        private func next(into out: UnsafeMutablePointer<agent_event>) -> Int32 {
-            payload = queue.removeFirst()
-            out.pointee = agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
-                                      payload: nil, payload_len: 0)
-            payload.withUnsafeBufferPointer { out.pointee.payload = $0.baseAddress; out.pointee.payload_len = $0.count }
+            if queue.isEmpty { return Int32(stopped ? AGENT_STOPPED : AGENT_TIMEOUT) }
+            payloads = Array(queue.prefix(capacity))
+            queue.removeFirst(payloads.count)
+            count = payloads.count
+            for (index, payload) in payloads.enumerated() {
+                // The arrays in `payloads` stay put until the next call.
+                out[index] = payload.withUnsafeBufferPointer {
+                    agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
+                                payload: $0.baseAddress, payload_len: $0.count)
+                }
+            }
             return Int32(AGENT_OK)
         }
 
         /// The callback table; `notifier: false` is a host whose struct ends before
-        /// `set_event_notifier`.
+        /// `set_event_notifier` (and `next_events`).
         func api(notifier: Bool) -> UnsafeMutablePointer<agent_host_api> {
             let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
             api.initialize(to: agent_host_api())
             api.pointee.abi_version = AGENT_MODULE_ABI_VERSION
             api.pointee.struct_size = UInt32(notifier ? MemoryLayout<agent_host_api>.size : MemoryLayout<agent_host_api>.offset(of: \.set_event_notifier)!)
             api.pointee.host_ctx = Unmanaged.passUnretained(self).toOpaque()
-            api.pointee.next_event = { context, timeout, out in QueueHost.from(context).next(timeout: timeout, into: out!) }
+            api.pointee.next_event = { context, timeout, out in
+                var count = 0
+                return QueueHost.from(context).next(timeout: timeout, into: out!, count: &count)
+            }
+            api.pointee.next_events = { context, timeout, out, capacity, count in
+                let host = QueueHost.from(context)
+                let status = host.next(timeout: timeout, into: out!, capacity: capacity, count: &count!.pointee)
+                host.batchCalls += 1
+                host.batchedEvents += status == AGENT_OK ? count!.pointee : 0
+                return status
+            }
             api.pointee.stop_requested = { context in
                 let host = QueueHost.from(context)
                 return host.lock.withLock { host.stopped ? 1 : 0 }
@@ -121,10 +136,13 @@ import Testing
         }
         #expect(received == (0..<300).map(String.init))
         let blocking = host.lock.withLock { host.blockingCalls }
+        let (calls, batched) = host.lock.withLock { (host.batchCalls, host.batchedEvents) }
         if notifier {
             #expect(blocking == 0, "with the notifier no thread should block in next_event")
+            #expect(batched == 300 && calls < 300, "\(calls) next_events calls for \(batched) events")
         } else {
             #expect(blocking > 0)
+            #expect(calls == 0, "next_events is past this host's struct_size")
         }
     }
 }

@@ -112,8 +112,9 @@ final class WorkerChannel: @unchecked Sendable {
         }
     }
 
-    /// Reads frames until the supervisor closes the socket; calls `onFrame` for each.
-    func readLoop(_ onFrame: (FrameKind, UnsafeRawBufferPointer) -> Void) {
+    /// Reads frames until the supervisor closes the socket; calls `onFrame` for each, and
+    /// `afterRead` after the frames of each read.
+    func readLoop(_ onFrame: (FrameKind, UnsafeRawBufferPointer) -> Void, afterRead: () -> Void = {}) {
         var decoder = FrameDecoder()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
         defer { buffer.deallocate() }
@@ -126,6 +127,7 @@ final class WorkerChannel: @unchecked Sendable {
             } catch {
                 return
             }
+            afterRead()
         }
     }
 

@@ -7,9 +7,10 @@ import JSONSchema
 final class WorkerHost: @unchecked Sendable {
     let channel: WorkerChannel
     private let lock = NSCondition()
-    /// Delivered event bodies (deliver frames), oldest first.
-    private var events: [[UInt8]] = []
-    private var eventsHead = 0
+    /// Delivered events, from the reader thread to the process's receives.
+    private let inbox = EventInbox()
+    /// One receive at a time (the receiving side of the inbox is not shared).
+    private let receiveLock = NSLock()
     private var stopRequested = false
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     private var stopHandlerArgument: UnsafeMutableRawPointer?
@@ -22,9 +23,8 @@ final class WorkerHost: @unchecked Sendable {
     /// One query at a time: replies are matched by order.
     private let queryLock = NSLock()
 
-    /// Storage behind the pointers handed out by next_event / load_state (valid until the
-    /// next call, as the header promises).
-    private var currentEvent = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+    /// Storage behind the pointers handed out by load_state (valid until the next call, as the
+    /// header promises).
     private var currentState = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
 
     private(set) var api = agent_host_api()
@@ -56,7 +56,13 @@ final class WorkerHost: @unchecked Sendable {
             WorkerHost.from(ctx).sendText(.log, level: level, text, length)
         }
         api.next_event = { ctx, timeout, out in
-            WorkerHost.from(ctx).nextEvent(timeoutMilliseconds: timeout, into: out)
+            guard let out else { return Int32(AGENT_ERROR) }
+            var count = 0
+            return WorkerHost.from(ctx).nextEvents(timeoutMilliseconds: timeout, into: out, capacity: 1, count: &count)
+        }
+        api.next_events = { ctx, timeout, out, capacity, count in
+            guard let out, let count, capacity > 0 else { return Int32(AGENT_ERROR) }
+            return WorkerHost.from(ctx).nextEvents(timeoutMilliseconds: timeout, into: out, capacity: capacity, count: &count.pointee)
         }
         api.load_state = { ctx, data, length in
             WorkerHost.from(ctx).loadState(data, length)
@@ -150,15 +156,14 @@ final class WorkerHost: @unchecked Sendable {
     func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer) {
         switch kind {
         case .deliver:
-            lock.lock()
-            let wasEmpty = eventsHead == events.count
-            events.append(Array(body))
-            // Only a consumer waiting on an empty queue needs waking.
-            let notify = wasEmpty ? eventNotifier : nil
-            let argument = eventNotifierArgument
-            if wasEmpty { lock.broadcast() }
-            lock.unlock()
-            notify?(argument)
+            // Published once per read (see publishDeliveries), not per event.
+            _ = inbox.collect(body)
+            return
+        default:
+            break
+        }
+        publishDeliveries()
+        switch kind {
         case .stateData:
             lock.lock()
             stateReply = (body.first ?? 2, Array(body.dropFirst()))
@@ -207,72 +212,51 @@ final class WorkerHost: @unchecked Sendable {
 
     // MARK: Callbacks that wait
 
-    private func nextEvent(timeoutMilliseconds: Int64, into out: UnsafeMutablePointer<agent_event>?) -> Int32 {
-        guard let out else { return Int32(AGENT_ERROR) }
-        let deadline = timeoutMilliseconds >= 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
+    /// Makes what the reader thread collected visible to receives: one lock and at most one
+    /// wakeup per read from the socket, whatever the number of events in it. Reader thread.
+    func publishDeliveries() {
+        guard inbox.hasCollected else { return }
         lock.lock()
-        while eventsHead == events.count {
-            if stopRequested {
-                lock.unlock()
-                return Int32(AGENT_STOPPED)
-            }
-            if let deadline {
-                if !lock.wait(until: deadline), eventsHead == events.count {
+        let wasEmpty = inbox.publish()
+        // Only a receive waiting on an empty queue needs waking.
+        let notify = wasEmpty ? eventNotifier : nil
+        let argument = eventNotifierArgument
+        if wasEmpty { lock.broadcast() }
+        lock.unlock()
+        notify?(argument)
+    }
+
+    /// next_event (capacity 1) and next_events: up to `capacity` events from what the last
+    /// take left, else waits for published ones and takes them all.
+    private func nextEvents(timeoutMilliseconds: Int64, into out: UnsafeMutablePointer<agent_event>, capacity: Int, count: inout Int) -> Int32 {
+        receiveLock.lock()
+        defer { receiveLock.unlock() }
+        count = 0
+        if !inbox.hasTaken {
+            let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
+            lock.lock()
+            while inbox.publishedCount == 0 {
+                if stopRequested || timeoutMilliseconds == 0 {
                     lock.unlock()
                     return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
                 }
-            } else {
-                lock.wait()
+                if let deadline {
+                    if !lock.wait(until: deadline), inbox.publishedCount == 0 {
+                        lock.unlock()
+                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+                    }
+                } else {
+                    lock.wait()
+                }
             }
+            inbox.takeAll()
+            lock.unlock()
         }
-        let body = events[eventsHead]
-        events[eventsHead] = []
-        eventsHead += 1
-        if eventsHead > 256, eventsHead * 2 > events.count {
-            events.removeFirst(eventsHead)
-            eventsHead = 0
+        while count < capacity, let event = inbox.next() {
+            out[count] = event
+            count += 1
         }
-        lock.unlock()
-        return fill(out, from: body)
-    }
-
-    /// Copies a deliver body into `currentEvent` (adding NUL terminators) and points `out` at it.
-    private func fill(_ out: UnsafeMutablePointer<agent_event>, from body: [UInt8]) -> Int32 {
-        let needed = body.count + 2
-        if currentEvent.count < needed {
-            currentEvent.deallocate()
-            currentEvent = .allocate(byteCount: max(needed, currentEvent.count * 2), alignment: 8)
-        }
-        return body.withUnsafeBytes { raw -> Int32 in
-            guard raw.count >= 2 else { return Int32(AGENT_ERROR) }
-            let typeLength = Int(FrameCodec.readUInt16(raw, at: 0))
-            guard raw.count >= 4 + typeLength else { return Int32(AGENT_ERROR) }
-            let sourceLength = Int(FrameCodec.readUInt16(raw, at: 2 + typeLength))
-            let timeOffset = 4 + typeLength + sourceLength
-            guard raw.count >= timeOffset + 8 else { return Int32(AGENT_ERROR) }
-            let base = currentEvent.baseAddress!
-            // Layout: type NUL source NUL payload.
-            base.copyMemory(from: raw.baseAddress! + 2, byteCount: typeLength)
-            base.storeBytes(of: 0, toByteOffset: typeLength, as: UInt8.self)
-            let sourceStart = typeLength + 1
-            (base + sourceStart).copyMemory(from: raw.baseAddress! + 4 + typeLength, byteCount: sourceLength)
-            base.storeBytes(of: 0, toByteOffset: sourceStart + sourceLength, as: UInt8.self)
-            let payloadStart = sourceStart + sourceLength + 1
-            let payloadLength = raw.count - timeOffset - 8
-            if payloadLength > 0 {
-                (base + payloadStart).copyMemory(from: raw.baseAddress! + timeOffset + 8, byteCount: payloadLength)
-            }
-            out.pointee = agent_event(
-                type: base.assumingMemoryBound(to: CChar.self),
-                type_len: typeLength,
-                source: (base + sourceStart).assumingMemoryBound(to: CChar.self),
-                source_len: sourceLength,
-                time_ns: FrameCodec.readInt64(raw, at: timeOffset),
-                payload: (base + payloadStart).assumingMemoryBound(to: UInt8.self),
-                payload_len: payloadLength
-            )
-            return Int32(AGENT_OK)
-        }
+        return Int32(AGENT_OK)
     }
 
     private func loadState(_ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
@@ -336,6 +320,7 @@ final class WorkerHost: @unchecked Sendable {
     private var channelClosed = false
 
     func markChannelClosed() {
+        publishDeliveries()
         lock.lock()
         channelClosed = true
         lock.unlock()

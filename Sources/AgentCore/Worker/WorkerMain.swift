@@ -207,7 +207,7 @@ public enum WorkerMain {
         host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         channel.startWriter()
         let reader = Thread {
-            channel.readLoop { kind, body in host.handle(kind, body) }
+            channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
             host.markChannelClosed()
             // The supervisor is gone: give the process a moment to end, then leave.
             Thread.sleep(forTimeInterval: 2)

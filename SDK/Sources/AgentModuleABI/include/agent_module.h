@@ -75,7 +75,7 @@ enum {
  * An event delivered to a process by `next_event`.
  *
  * Every pointer in it is owned by the host and stays valid until the next call to
- * `next_event` from the same process, or until `run_process` returns, whichever is first.
+ * `next_event` or `next_events` from the same process, or until `run_process` returns, whichever is first.
  * `type` and `source` are NUL-terminated as well as sized; `payload` is not terminated.
  */
 typedef struct agent_event {
@@ -166,6 +166,12 @@ typedef struct agent_host_api {
         and must stay valid until `run_process` returns. NULL unregisters. (Hosts that predate
         it have a smaller struct_size.) */
     void (*set_event_notifier)(void *host_ctx, void (*notify)(void *arg), void *arg);
+
+    /** Like `next_event`, for up to `capacity` events at once: on AGENT_OK, `out[0..*count)`
+        (1 ≤ *count ≤ capacity) hold the next events in order, their pointers host-owned and
+        valid until the next `next_event` or `next_events` call. A busy monitor pays one call,
+        not one per event. */
+    int32_t (*next_events)(void *host_ctx, int64_t timeout_ms, agent_event *out, size_t capacity, size_t *count);
 } agent_host_api;
 
 /**

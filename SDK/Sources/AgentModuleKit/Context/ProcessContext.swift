@@ -137,15 +137,15 @@ public final class ProcessContext: Sendable {
 
     /// Takes what the host has (up to a batch) without blocking.
     private func takeAvailable() -> [Event]? {
-        switch host.nextEvent(timeoutMilliseconds: 0) {
-        case .event(let first):
-            var batch = [first]
-            while batch.count < 512, case .event(let more) = host.nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
-            return batch
+        switch host.nextEvents(timeoutMilliseconds: 0, limit: Self.batchLimit) {
+        case .events(let batch): return batch
         case .stopped: return nil
         case .timeout: return []
         }
     }
+
+    /// The most events fetched from the host at once.
+    private static let batchLimit = 512
 
     /// Waits for the next event delivered to this process; nil once the process should stop.
     public func nextEvent() async -> Event? {
@@ -188,11 +188,8 @@ public final class ProcessContext: Sendable {
                 // Block for the first event, then take whatever else is already there, so that
                 // a busy monitor pays one hop per batch rather than per event.
                 while true {
-                    switch host.nextEvent(timeoutMilliseconds: -1) {
-                    case .event(let first):
-                        var batch = [first]
-                        while batch.count < 512, case .event(let more) = host.nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
-                        return continuation.resume(returning: batch)
+                    switch host.nextEvents(timeoutMilliseconds: -1, limit: Self.batchLimit) {
+                    case .events(let batch): return continuation.resume(returning: batch)
                     case .stopped: return continuation.resume(returning: nil)
                     case .timeout: continue
                     }

@@ -44,18 +44,46 @@ final class HostBridge: @unchecked Sendable {
         guard let next = api.pointee.next_event else { return .stopped }
         var raw = agent_event()
         switch Int(next(ctx, timeoutMilliseconds, &raw)) {
-        case Int(AGENT_OK):
-            func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
-                guard let p, n > 0 else { return "" }
-                return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
-            }
-            let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
-            let time = Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9)
-            return .event(Event(type: text(raw.type, raw.type_len), source: text(raw.source, raw.source_len),
-                                time: time, payload: payload))
+        case Int(AGENT_OK): return .event(Self.event(raw))
         case Int(AGENT_TIMEOUT): return .timeout
         default: return .stopped
         }
+    }
+
+    enum Batch { case events([Event]), timeout, stopped }
+
+    /// Up to `limit` events in one call to the host (`next_events`), or one at a time from
+    /// hosts that predate it.
+    func nextEvents(timeoutMilliseconds: Int64, limit: Int) -> Batch {
+        guard has(\.next_events), let next = api.pointee.next_events else {
+            switch nextEvent(timeoutMilliseconds: timeoutMilliseconds) {
+            case .event(let first):
+                var batch = [first]
+                while batch.count < limit, case .event(let more) = nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
+                return .events(batch)
+            case .timeout: return .timeout
+            case .stopped: return .stopped
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: agent_event.self, capacity: limit) { out -> Batch in
+            var count = 0
+            switch Int(next(ctx, timeoutMilliseconds, out.baseAddress, limit, &count)) {
+            case Int(AGENT_OK): return .events(out[0..<min(count, limit)].map(Self.event))
+            case Int(AGENT_TIMEOUT): return .timeout
+            default: return .stopped
+            }
+        }
+    }
+
+    /// Copies a host-owned event into an `Event`.
+    private static func event(_ raw: agent_event) -> Event {
+        func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
+            guard let p, n > 0 else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+        }
+        let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
+        let time = Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9)
+        return Event(type: text(raw.type, raw.type_len), source: text(raw.source, raw.source_len), time: time, payload: payload)
     }
 
     /// The saved state, `.some([])` never means "absent": absent is nil.
