@@ -9,7 +9,7 @@ enum ColdStartBench {
     static func run(_ environment: BenchEnvironment) -> Section {
         var section = Section(
             number: 8, title: "Cold start and stop: agent-control console with \(workers) workers",
-            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, spawns). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG). Default settings (the store on), and the launch again with the store off (cache filled).")
+            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, and has its fork server fork the workers, one per loop turn). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG; the fork server must go too, or it counts as an orphan). Default settings (the store on), and the launch again with the store off (cache filled).")
         let repetitions = environment.quick ? 3 : 7
         let coldRepetitions = environment.quick ? 1 : 3
         var cold = (firstReady: Samples(), allReady: Samples())
@@ -51,7 +51,7 @@ enum ColdStartBench {
                                note: "target < 50 ms; live-agent 216, circus 181, supervisord 1,130"))
             section.add(Figure("launch → \(workers) workers ready", .milliseconds, samples: allReady,
                                note: "target < 100 ms; live-agent 360, circus 352, supervisord 1,271"))
-            section.add(Figure("  CPU of each worker, exec → ready", .milliseconds, samples: workerCPU,
+            section.add(Figure("  CPU of each worker, start → ready", .milliseconds, samples: workerCPU,
                                note: "all threads; why \(workers) starts on 2 cores take this long"))
             section.add(Figure("  CPU of agent-control, launch → all ready", .milliseconds, samples: supervisorCPU))
             section.add(Figure("launch → first worker ready, no manifest cache", .milliseconds, samples: cold.firstReady,
@@ -83,6 +83,23 @@ enum ColdStartBench {
             section.add(Figure("launch → \(workers) workers ready, store off", .milliseconds, samples: offAllReady))
             section.add(Figure("  CPU of agent-control, store off", .milliseconds, samples: offCPU))
 
+            // The same launch without the fork server: every worker exec'd.
+            var spawnedFirst = Samples()
+            var spawnedAll = Samples()
+            for _ in 0..<(environment.quick ? 2 : 5) {
+                let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER": "0"])
+                guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
+                    throw BenchError("no fork server: \(run.readyTimes.count) of \(workers) workers ready after 30 s")
+                }
+                spawnedFirst.append((run.readyTimes[0] - run.launchedAt) * 1000)
+                spawnedAll.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
+                let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+                guard stopped != nil, left.isEmpty else { throw BenchError("no fork server, SIGTERM: \(left.count) worker(s) left after 20 s") }
+            }
+            section.add(Figure("launch → first worker ready, no fork server", .milliseconds, samples: spawnedFirst,
+                               note: "AGENT_FORK_SERVER=0: every worker started with posix_spawn"))
+            section.add(Figure("launch → \(workers) workers ready, no fork server", .milliseconds, samples: spawnedAll))
+
             var killed = Samples()
             var orphans = 0
             for _ in 0..<(environment.quick ? 1 : 3) {
@@ -91,8 +108,15 @@ enum ColdStartBench {
                 // Workers of a killed agent-control are reaped by init, out of the bench's
                 // accounting of its descendants' CPU: counted here instead.
                 section.unreapedCPUSeconds += Double(run.workerPids.reduce(Int64(0)) { $0 + ProcFiles.cpuNanoseconds(of: $1) }) / 1e9
+                let server = ProcFiles.forkServer(of: run.pid)
                 let (gone, left) = run.stop(signal: SIGKILL, timeout: 5)
                 orphans += left.count
+                // The fork server dies with agent-control too (its parent-death signal).
+                if let server {
+                    let deadline = Clock.now() + 5
+                    while ProcFiles.isAlive(server), Clock.now() < deadline { usleep(1000) }
+                    if ProcFiles.isAlive(server) { orphans += 1 }
+                }
                 if let gone { killed.append(gone) }
             }
             section.add(Figure("SIGKILL of agent-control → no worker left", .milliseconds, samples: killed,

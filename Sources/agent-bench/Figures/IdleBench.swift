@@ -18,11 +18,36 @@ enum IdleBench {
             }
         }
         do {
+            try memoryWithoutForkServer(environment, workers: 20, into: &section)
+        } catch {
+            section.fail("20 workers, no fork server: \(error)")
+        }
+        do {
             try memoryWithoutStore(environment, workers: 20, into: &section)
         } catch {
             section.fail("20 workers, store off: \(error)")
         }
         return section
+    }
+
+    /// The same agent with every worker started by posix_spawn (AGENT_FORK_SERVER=0): the
+    /// baseline of what forking saves.
+    static func memoryWithoutForkServer(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
+        let file = try environment.writeAgent("idle-\(count)-spawned", settings: GeneratedSettings.idle(count: count))
+        let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER": "0"])
+        guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
+            throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
+        }
+        settle(run, seconds: environment.quick ? 2 : 5)
+        guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
+        let workerMemory = run.workerPids.compactMap(ProcFiles.memory(of:))
+        guard workerMemory.count == count else { throw BenchError("read the memory of \(workerMemory.count) of \(count) workers") }
+        section.add(Figure("worker PSS (each), no fork server", .megabytes, samples: Samples(workerMemory.map(\.pssMB)),
+                           note: "AGENT_FORK_SERVER=0: every worker started with posix_spawn"))
+        section.add(Figure("total PSS, supervisor + \(count) workers, no fork server", .megabytes,
+                           median: supervisor.pssMB + workerMemory.reduce(0) { $0 + $1.pssMB }, count: 1))
+        let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+        if stopped == nil || !left.isEmpty { section.fail("\(count) workers, no fork server: stop incomplete, \(left.count) worker(s) left") }
     }
 
     /// The supervisor's memory with the store off (settings "store": {"enabled": false}): what
@@ -95,16 +120,24 @@ enum IdleBench {
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         let workerMemory = workers.compactMap(ProcFiles.memory(of:))
         guard workerMemory.count == count else { throw BenchError("read the memory of \(workerMemory.count) of \(count) workers") }
-        let totalPSS = supervisor.pssMB + workerMemory.reduce(0) { $0 + $1.pssMB }
+        // The fork server is part of the runtime's cost: counted in the total.
+        let server = ProcFiles.forkServer(of: run.pid).flatMap(ProcFiles.memory(of:))
+        let totalPSS = supervisor.pssMB + (server?.pssMB ?? 0) + workerMemory.reduce(0) { $0 + $1.pssMB }
         if count == 20 {
             section.add(Figure("supervisor RSS", .megabytes, median: supervisor.rssMB, count: 1))
             section.add(Figure("supervisor PSS", .megabytes, median: supervisor.pssMB, count: 1))
+            if let server {
+                section.add(Figure("fork server RSS", .megabytes, median: server.rssMB, count: 1))
+                section.add(Figure("fork server PSS", .megabytes, median: server.pssMB, count: 1))
+            } else {
+                section.fail("no fork server among agent-control's children")
+            }
             section.add(Figure("worker RSS (each)", .megabytes, samples: Samples(workerMemory.map(\.rssMB))))
             section.add(Figure("worker PSS (each)", .megabytes, samples: Samples(workerMemory.map(\.pssMB))))
         } else {
             section.add(Figure("supervisor RSS, \(count) workers", .megabytes, median: supervisor.rssMB, count: 1))
         }
-        section.add(Figure("total PSS, supervisor + \(count) workers", .megabytes, median: totalPSS, count: 1,
+        section.add(Figure("total PSS, supervisor + fork server + \(count) workers", .megabytes, median: totalPSS, count: 1,
                            note: count == 20 ? "target < 40 MB; live-agent 96.9, circus 88.5, supervisord 80.6" : nil))
 
         let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)

@@ -15,40 +15,45 @@ enum RestartBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 3, title: "Worker start and restart",
-            method: "one bench_idle process with \"restart\": {\"initial_delay\": 0, \"max_restarts\": null} (the store off), supervised by the real Supervisor inside the bench (main thread, the epoll loop driven by run(until:)). start → ready: from just before posix_spawn to the handling of the worker's ready frame (the worker has exec'd, loaded the Swift runtime, dlopen'ed libbench.so and started its threads). stop: stop frame + SIGTERM until the worker is reaped. Crashes: SIGKILL sent by the bench \(runBeforeCrash) s after the worker (or its replacement) became ready, as in issue 8's reference workload; → ready: until the replacement's ready frame is handled; → respawned: until the end of the loop turn in which the supervisor reaped the old worker (pidfd) and started the new one (that turn also runs whatever else is due, e.g. the orphan sweep). After a crash the supervisor keeps a warm spare worker for the module (spawned once the replacement is ready, the module loaded, waiting for a start frame), which the next restart adopts; the first crash of a supervisor finds none, measured on a new supervisor each time.")
+            method: "one bench_idle process with \"restart\": {\"initial_delay\": 0, \"max_restarts\": null} (the store off), supervised by the real Supervisor inside the bench (main thread, the epoll loop driven by run(until:)), its workers forked by a fork server (agent-worker --fork-server) as in agent-control, and, for comparison, by a second supervisor without one (posix_spawn of agent-worker, as with AGENT_FORK_SERVER=0). start → ready: from just before the fork server's request (or posix_spawn) to the handling of the worker's ready frame (the worker has been forked (or exec'd and loaded the Swift runtime), dlopen'ed libbench.so and started its threads). stop: stop frame + SIGTERM until the worker is reaped. Crashes: SIGKILL sent by the bench \(runBeforeCrash) s after the worker (or its replacement) became ready, as in issue 8's reference workload; → ready: until the replacement's ready frame is handled; → respawned: until the end of the loop turn in which the supervisor reaped the old worker (pidfd) and started the new one (that turn also runs whatever else is due, e.g. the orphan sweep). After a crash the supervisor keeps a warm spare worker for the module (spawned once the replacement is ready, the module loaded, waiting for a start frame), which the next restart adopts; the first crash of a supervisor finds none, measured on a new supervisor each time.")
         let starts = environment.quick ? 10 : 30
         let firstCrashes = environment.quick ? 5 : 20
         let settings = GeneratedSettings.idle(count: 1, zeroBackoff: true, store: false)
         let name = "idle0"
         do {
             let agent = try EmbeddedAgent(environment: environment, name: "restart", settings: settings, logFD: logFD)
-            var start = Samples()
-            var stop = Samples()
-            for _ in 0..<starts {
-                let began = Clock.now()
-                agent.supervisor.startAll()
-                guard agent.run(timeout: 10, until: { agent.info(name)?.state == .running }) else {
-                    throw BenchError("the worker did not become ready within 10 s (state \(agent.info(name)?.state.description ?? "?"))")
+            let spawning = try EmbeddedAgent(environment: environment, name: "restart-spawn", settings: settings, logFD: logFD, forkServer: false)
+            for (label, embedded) in [("forked by the fork server", agent), ("posix_spawn, no fork server", spawning)] {
+                var start = Samples()
+                var stop = Samples()
+                for _ in 0..<starts {
+                    let began = Clock.now()
+                    embedded.supervisor.startAll()
+                    guard embedded.run(timeout: 10, until: { embedded.info(name)?.state == .running }) else {
+                        throw BenchError("the worker did not become ready within 10 s (state \(embedded.info(name)?.state.description ?? "?"))")
+                    }
+                    start.append((Clock.now() - began) * 1000)
+                    guard let stopped = embedded.stopAll() else { throw BenchError("the worker did not stop within 15 s") }
+                    stop.append(stopped)
                 }
-                start.append((Clock.now() - began) * 1000)
-                guard let stopped = agent.stopAll() else { throw BenchError("the worker did not stop within 15 s") }
-                stop.append(stopped)
+                section.add(Figure("start → ready, \(label)", .milliseconds, samples: start))
+                section.add(Figure("  stop → reaped (stop frame + SIGTERM)", .milliseconds, samples: stop))
             }
-            section.add(Figure("start → ready (posix_spawn to ready frame)", .milliseconds, samples: start))
-            section.add(Figure("stop → reaped (stop frame + SIGTERM)", .milliseconds, samples: stop))
 
             // First crashes: a new supervisor each time, so that no spare exists yet.
-            var cold = Samples()
-            for index in 0..<firstCrashes {
-                let fresh = try EmbeddedAgent(environment: environment, name: "restart-first-\(index)", settings: settings, logFD: logFD)
-                fresh.supervisor.startAll()
-                guard fresh.run(timeout: 10, until: { fresh.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
-                let (_, readyAt) = try crash(fresh, name: name, after: runBeforeCrash)
-                cold.append(readyAt)
-                if fresh.stopAll() == nil { section.fail("the worker did not stop after its first crash") }
+            for forked in [true, false] {
+                var cold = Samples()
+                for index in 0..<firstCrashes {
+                    let fresh = try EmbeddedAgent(environment: environment, name: "restart-first-\(forked)-\(index)", settings: settings, logFD: logFD, forkServer: forked)
+                    fresh.supervisor.startAll()
+                    guard fresh.run(timeout: 10, until: { fresh.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
+                    let (_, readyAt) = try crash(fresh, name: name, after: runBeforeCrash)
+                    cold.append(readyAt)
+                    if fresh.stopAll() == nil { section.fail("the worker did not stop after its first crash") }
+                }
+                section.add(Figure("first crash: SIGKILL → replacement ready, \(forked ? "forked" : "posix_spawn")", .milliseconds, samples: cold,
+                                   note: forked ? "no spare yet: a fork of the fork server, dlopen" : "no spare yet: exec, dynamic linking, dlopen"))
             }
-            section.add(Figure("first crash: SIGKILL → replacement ready", .milliseconds, samples: cold,
-                               note: "no spare yet: exec, dynamic linking, dlopen"))
 
             agent.supervisor.startAll()
             guard agent.run(timeout: 10, until: { agent.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }

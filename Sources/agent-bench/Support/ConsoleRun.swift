@@ -30,7 +30,9 @@ final class ConsoleRun {
     private(set) var errors: [String] = []
     private(set) var exitStatus: Int32?
 
-    init(environment: BenchEnvironment, settingsFile: String) throws {
+    /// `extraEnvironment` is added to the bench's own for agent-control (e.g.
+    /// `AGENT_FORK_SERVER=0`).
+    init(environment: BenchEnvironment, settingsFile: String, extraEnvironment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
         guard agent_pipe_cloexec(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
@@ -39,7 +41,8 @@ final class ConsoleRun {
         let spawned = ProcessSpawner.spawn(
             path: environment.agentControl,
             arguments: ["agent-control", "console", "--settings", settingsFile, "--no-build", "--quiet"],
-            environment: ProcessInfo.processInfo.environment, stdout: devNull, stderr: fds[1], channel: -1, newGroup: false)
+            environment: ProcessInfo.processInfo.environment.merging(extraEnvironment) { _, new in new },
+            stdout: devNull, stderr: fds[1], channel: -1, newGroup: false)
         switch spawned {
         case .success(let pid): self.pid = pid
         case .failure(let error):

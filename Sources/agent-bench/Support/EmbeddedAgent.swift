@@ -26,7 +26,10 @@ final class EmbeddedAgent {
     /// settings' `store.enabled` is true (the default), at the path they give, with their
     /// settings, and handed to the supervisor. Unlike agent-control, a store that cannot be
     /// opened fails the run instead of running without it.
-    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32) throws {
+    ///
+    /// Workers are forked by a fork server, as agent-control does, unless `forkServer` is
+    /// false (then posix_spawn of agent-worker, as with `AGENT_FORK_SERVER=0`).
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -53,6 +56,12 @@ final class EmbeddedAgent {
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
+        if forkServer {
+            switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
+            case .success(let server): supervisor.forkServer = server
+            case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
+            }
+        }
         if prepared.settings.store.enabled {
             let settings = prepared.settings.store
             let path = settings.databasePath(agentDirectory: prepared.settings.agentDirectory)
@@ -74,6 +83,7 @@ final class EmbeddedAgent {
             var status: Int32 = 0
             _ = waitpid(info.pid, &status, 0)
         }
+        supervisor.forkServer?.shutDown()
         store?.close()
         close(consoleRead)
         close(consoleWrite)

@@ -104,6 +104,18 @@ enum ProcFiles {
     }
 
     /// Whether `pid` is alive and not a zombie.
+    /// The fork server among the children of `pid` (agent-control), if it runs one.
+    static func forkServer(of pid: Int32) -> Int32? {
+        for task in threads(of: pid) {
+            let children = (read("/proc/\(pid)/task/\(task)/children") ?? "").split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            for child in children {
+                let commandLine = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(child)/cmdline"))) ?? Data()
+                if String(decoding: commandLine, as: UTF8.self).contains("--fork-server") { return child }
+            }
+        }
+        return nil
+    }
+
     static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0, let stat = read("/proc/\(pid)/stat") else { return false }
         guard let close = stat.lastIndex(of: ")") else { return false }
