@@ -112,9 +112,18 @@ static void become_worker(int channel, int output, pid_t server) {
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, NULL);
+    /* The server ignores these (see agent_fork_server_serve); a worker starts with defaults. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
 }
 
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length) {
+    /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
+       server ends when the supervisor closes its socket, or with it (parent-death signal). */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     /* Where the middle process leaves the worker's pid (or -errno) for the server. */
     /* The server's main thread (this one) has the server's pid as its thread id. */
     pid_t server = getpid();

@@ -54,6 +54,25 @@ import Testing
         #expect(!AgentRun.isAlive(server), "the fork server outlived agent-control")
     }
 
+    @Test func theForkServerIgnoresStopSignalsMeantForTheSupervisorAndItsWorkersDoNot() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        let server = try #require(Self.forkServer(of: agent))
+        for signal in [SIGTERM, SIGINT, SIGHUP] { kill(server, signal) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(AgentRun.isAlive(server), "the fork server died of a stop signal")
+        #expect(!agent.stderrLines.contains { $0.contains("the fork server") }, "\(agent.transcript)")
+        // A worker forked after that still stops on SIGTERM like any worker.
+        let first = try #require(agent.workerPids("one").first)
+        kill(first, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        let replacement = try #require(agent.workerPids("one").last)
+        kill(replacement, SIGTERM)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] worker pid \(replacement) exited with status 0") } != nil, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+        #expect(!AgentRun.isAlive(server))
+    }
+
     @Test func aDeadForkServerTakesNoWorkerWithItAndPosixSpawnTakesOver() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")

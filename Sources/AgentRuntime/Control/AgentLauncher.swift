@@ -179,6 +179,9 @@ public struct AgentLauncher {
         guard !ForkServer.isDisabled(in: environment) else { return nil }
         let workerPath = workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else { return nil }
+        // Workers inherit the limits the server had when it started, as spawned ones inherit
+        // the supervisor's.
+        Supervisor.raiseFileLimit()
         switch ForkServer.start(workerPath: workerPath, environment: environment) {
         case .success(let server):
             return server

@@ -107,7 +107,7 @@ public final class Supervisor {
     public func run() {
         installSignals()
         becomeSubreaper()
-        raiseFileLimit()
+        Self.raiseFileLimit()
         if let controlPaths {
             do {
                 control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] request, respond in
@@ -173,7 +173,7 @@ public final class Supervisor {
 
     /// Each worker costs the supervisor three descriptors (socket, output pipe, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.
-    private func raiseFileLimit() {
+    static func raiseFileLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
