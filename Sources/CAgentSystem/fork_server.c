@@ -28,26 +28,38 @@ static void close_received(int *fds, int count) {
     for (int i = 0; i < count; i++) if (fds[i] >= 0) close(fds[i]);
 }
 
-/* Receives one request: the payload into buf, up to two fds. Returns the payload length,
-   0 on end of file, -1 on error. */
-static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[2]) {
-    struct iovec iov = {.iov_base = buf, .iov_len = capacity};
+/* A request on the control socket: one data buffer and room for two fds. */
+struct request_message {
+    struct iovec data;
     union {
         struct cmsghdr header;
         char space[CMSG_SPACE(sizeof(int) * 2)];
-    } control_buffer;
-    struct msghdr message;
-    memset(&message, 0, sizeof(message));
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control_buffer.space;
-    message.msg_controllen = sizeof(control_buffer.space);
+    } control;
+    struct msghdr header;
+};
+
+static void prepare_message(struct request_message *request, void *data, size_t length) {
+    memset(request, 0, sizeof(*request));
+    request->data.iov_base = data;
+    request->data.iov_len = length;
+    request->header.msg_iov = &request->data;
+    request->header.msg_iovlen = 1;
+    request->header.msg_control = request->control.space;
+    request->header.msg_controllen = sizeof(request->control.space);
+}
+
+/* Receives one request: the payload into buf, up to two fds. Returns the payload length,
+   0 on end of file, -1 on error. */
+static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[2]) {
+    struct request_message request;
+    prepare_message(&request, buf, capacity);
+    struct msghdr *message = &request.header;
     ssize_t n;
-    do { n = recvmsg(control, &message, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+    do { n = recvmsg(control, message, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
     fds[0] = fds[1] = -1;
     if (n <= 0) return n;
     int received = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         int *data = (int *)CMSG_DATA(c);
@@ -56,7 +68,7 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
             else close(data[i]);
         }
     }
-    if (received != 2 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+    if (received != 2 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
         close_received(fds, 2);
         fds[0] = fds[1] = -1;
         errno = EINVAL;
@@ -170,26 +182,16 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
 
 int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int output,
                               int timeout_ms, pid_t *pid) {
-    struct iovec iov = {.iov_base = (void *)payload, .iov_len = length};
-    union {
-        struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int) * 2)];
-    } control_buffer;
-    memset(&control_buffer, 0, sizeof(control_buffer));
-    struct msghdr message;
-    memset(&message, 0, sizeof(message));
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control_buffer.space;
-    message.msg_controllen = sizeof(control_buffer.space);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&message);
+    struct request_message request;
+    prepare_message(&request, (void *)payload, length);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&request.header);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * 2);
     int fds[2] = {channel, output};
     memcpy(CMSG_DATA(c), fds, sizeof(fds));
     ssize_t n;
-    do { n = sendmsg(control, &message, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
 
     struct pollfd wait = {.fd = control, .events = POLLIN};
