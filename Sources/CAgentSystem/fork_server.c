@@ -31,11 +31,11 @@ static void close_received(int *fds, int count) {
 /* A request on the control socket: one data buffer and room for two fds. */
 struct request_message {
     struct iovec data;
+    struct msghdr header;
     union {
         struct cmsghdr header;
         char space[CMSG_SPACE(sizeof(int) * 2)];
     } control;
-    struct msghdr header;
 };
 
 static void prepare_message(struct request_message *request, void *data, size_t length) {
