@@ -83,7 +83,9 @@ struct AgentBench: ParsableCommand {
             case 7: ScaleBench.run(environment)
             default: ColdStartBench.run(environment)
             }
-            section.othersCPU = MachineLoad.Usage.now().othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
+            let now = MachineLoad.Usage.now()
+            section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
+            section.stealCPU = now.stealPercent(since: usage)
             report.sections.append(section)
             Progress.say(String(format: "figure %d done in %.1f s (other processes: %.0f %% of a core)%@", number, Clock.now() - figureStart,
                                 section.othersCPU ?? 0, section.failures.isEmpty ? "" : " with \(section.failures.count) failure(s)"))

@@ -129,14 +129,16 @@ final class SupervisedProcess {
         return dropped
     }
 
-    /// Removes the fully written prefix, at a frame boundary, once it is large.
+    /// Removes the fully written prefix, at a frame boundary, once it is large and at least
+    /// as large as what is left, so that each byte is moved at most once (a backlog of several
+    /// MB behind a slow subscriber was moved again after every MB written).
     func compactIfNeeded() {
         if sent == outgoing.count {
             outgoing.removeAll(keepingCapacity: outgoing.capacity <= 1 << 20)
             sent = 0
             return
         }
-        guard sent > 1 << 20 else { return }
+        guard sent > 1 << 20, sent >= outgoing.count - sent else { return }
         var boundary = 0
         outgoing.withUnsafeBytes { raw in
             while raw.count - boundary >= 4 {

@@ -60,6 +60,8 @@ struct Section: Encodable {
     /// CPU that processes other than the bench's used while the figures were taken, in % of
     /// one core: how quiet the machine was.
     var othersCPU: Double?
+    /// Of that, the hypervisor's steal (another guest ran on this machine's cores).
+    var stealCPU: Double?
     /// CPU seconds of processes the bench started but could not reap (workers of a killed
     /// agent-control), so that they do not count as other processes'.
     var unreapedCPUSeconds: Double = 0

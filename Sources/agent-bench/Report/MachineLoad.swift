@@ -62,6 +62,9 @@ struct MachineLoad: Encodable {
         var machine: Double
         /// The bench's own CPU time and that of every descendant it has reaped (getrusage).
         var bench: Double
+        /// Time the hypervisor ran something else while this machine's cores wanted to run
+        /// (steal, from /proc/stat, in seconds; counted in `machine` too).
+        var steal: Double = 0
 
         static func now() -> Usage {
             let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -72,7 +75,7 @@ struct MachineLoad: Encodable {
             getrusage(RUSAGE_CHILDREN.rawValue, &children)
             func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
             let bench = seconds(own.ru_utime) + seconds(own.ru_stime) + seconds(children.ru_utime) + seconds(children.ru_stime)
-            return Usage(machine: Double(totals.total - totals.idle) / ticks, bench: bench)
+            return Usage(machine: Double(totals.total - totals.idle) / ticks, bench: bench, steal: Double(totals.steal) / ticks)
         }
 
         /// CPU other processes used since `earlier`, in % of one core (never below 0). Right
@@ -82,13 +85,19 @@ struct MachineLoad: Encodable {
             guard elapsed > 0 else { return 0 }
             return max(0, ((machine - earlier.machine) - (bench - earlier.bench) - unreaped) / elapsed * 100)
         }
+
+        /// Steal since `earlier`, in % of one core.
+        func stealPercent(since earlier: Usage) -> Double {
+            let elapsed = time - earlier.time
+            return elapsed > 0 ? max(0, (steal - earlier.steal) / elapsed * 100) : 0
+        }
     }
 
-    /// (all jiffies, idle + iowait jiffies) from the first line of /proc/stat.
-    fileprivate static func totals() -> (total: Int64, idle: Int64) {
-        guard let line = ProcFiles.read("/proc/stat")?.split(separator: "\n").first else { return (0, 0) }
+    /// (all jiffies, idle + iowait jiffies, steal jiffies) from the first line of /proc/stat.
+    fileprivate static func totals() -> (total: Int64, idle: Int64, steal: Int64) {
+        guard let line = ProcFiles.read("/proc/stat")?.split(separator: "\n").first else { return (0, 0, 0) }
         let values = line.split(separator: " ").dropFirst().compactMap { Int64($0) }
-        guard values.count >= 5 else { return (0, 0) }
-        return (values.prefix(8).reduce(0, +), values[3] + values[4])
+        guard values.count >= 5 else { return (0, 0, 0) }
+        return (values.prefix(8).reduce(0, +), values[3] + values[4], values.count >= 8 ? values[7] : 0)
     }
 }

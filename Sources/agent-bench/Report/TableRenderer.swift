@@ -29,7 +29,8 @@ enum TableRenderer {
                 lines.append(row)
             }
             if let others = section.othersCPU {
-                lines.append(String(format: "   meanwhile other processes used %.0f %% of a core", others))
+                lines.append(String(format: "   meanwhile other processes used %.0f %% of a core", others)
+                             + (section.stealCPU.map { String(format: " (of which %.0f %% stolen by the hypervisor)", $0) } ?? ""))
             }
             for note in section.notes { lines += wrap(note, indent: "   note: ", continuation: "         ", width: 100) }
             for failure in section.failures { lines += wrap(failure, indent: "   FAILED: ", continuation: "           ", width: 100) }

@@ -14,6 +14,15 @@ struct EventBuffer: Sendable {
         }
     }
 
+    /// Everything not yet served, oldest first; the buffer is empty after.
+    mutating func takeAll() -> [Event] {
+        defer {
+            storage = []
+            head = 0
+        }
+        return head == 0 ? storage : Array(storage[head...])
+    }
+
     mutating func popFirst() -> Event? {
         guard head < storage.count else { return nil }
         defer {

@@ -15,8 +15,11 @@ public final class ProcessContext: Sendable {
 
     private let host: HostBridge
     private let valid = Atomic<Bool>(true)
-    /// Monotonic nanoseconds of the last call into the context (the run loop is alive).
-    private let lastActivity = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+    /// Counts calls into the context (the run loop is alive): a relaxed increment per event,
+    /// where reading a clock per event cost more than the rest of an emit.
+    private let activity = Atomic<UInt64>(0)
+    /// What the heartbeat task saw last: the count and when it last changed (monotonic ns).
+    private let lastSeenActivity = Mutex((count: UInt64(0), changedAt: DispatchTime.now().uptimeNanoseconds))
     /// How many calls are waiting (sleep, next event): waiting is healthy too.
     private let waiting = Atomic<Int>(0)
     /// Events fetched from the host but not yet handed to the process.
@@ -43,12 +46,18 @@ public final class ProcessContext: Sendable {
 
     func invalidate() { valid.store(false, ordering: .releasing) }
 
-    private func noteActivity() { lastActivity.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+    private func noteActivity() { activity.add(1, ordering: .relaxed) }
 
-    /// Whether the run loop showed life within the last `nanoseconds` (or is waiting).
+    /// Whether the run loop showed life within the last `nanoseconds` (or is waiting). Called
+    /// now and then (by the heartbeat task), which is when a change of the count is dated.
     func isResponsive(within nanoseconds: UInt64) -> Bool {
         if waiting.load(ordering: .relaxed) > 0 { return true }
-        return DispatchTime.now().uptimeNanoseconds &- lastActivity.load(ordering: .relaxed) < nanoseconds
+        let now = DispatchTime.now().uptimeNanoseconds
+        let count = activity.load(ordering: .relaxed)
+        return lastSeenActivity.withLock { seen in
+            if seen.count != count { seen = (count, now) }
+            return now &- seen.changedAt < nanoseconds
+        }
     }
 
     /// Sends heartbeats while the run loop is responsive, for the host's watchdog. Returns the
@@ -155,6 +164,23 @@ public final class ProcessContext: Sendable {
             noteActivity()
             return event
         }
+        guard let batch = await nextBatch() else { return nil }
+        return received.withLock { buffer in
+            buffer.append(contentsOf: batch)
+            return buffer.popFirst()
+        }
+    }
+
+    /// The next events delivered to this process (at least one) once there are any; nil once
+    /// the process should stop. Whoever takes them serves them: `events` iterators take whole
+    /// batches, so that each event costs them no lock.
+    func nextBatch() async -> [Event]? {
+        guard isValid else { return nil }
+        let buffered = received.withLock { $0.takeAll() }
+        if !buffered.isEmpty {
+            noteActivity()
+            return buffered
+        }
         waiting.add(1, ordering: .relaxed)
         defer {
             waiting.subtract(1, ordering: .relaxed)
@@ -164,12 +190,8 @@ public final class ProcessContext: Sendable {
             // The host's reader thread resumes this task when events arrive: one thread
             // wakeup per batch, none when events are already there.
             while true {
-                guard var events = takeAvailable() else { return nil }
-                if !events.isEmpty {
-                    let first = events.removeFirst()
-                    if !events.isEmpty { received.withLock { $0.append(contentsOf: events) } }
-                    return first
-                }
+                guard let events = takeAvailable() else { return nil }
+                if !events.isEmpty { return events }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let now = eventWait.withLock { state -> Bool in
                         if state.pending {
@@ -183,7 +205,7 @@ public final class ProcessContext: Sendable {
                 }
             }
         }
-        let batch: [Event]? = await withCheckedContinuation { continuation in
+        return await withCheckedContinuation { continuation in
             receiveQueue.async { [host] in
                 // Block for the first event, then take whatever else is already there, so that
                 // a busy monitor pays one hop per batch rather than per event.
@@ -196,23 +218,39 @@ public final class ProcessContext: Sendable {
                 }
             }
         }
-        guard var events = batch else { return nil }
-        let first = events.removeFirst()
-        if !events.isEmpty { received.withLock { $0.append(contentsOf: events) } }
-        return first
     }
 
     /// The events delivered to this process, until it should stop.
     public var events: Events { Events(context: self) }
 
-    /// An asynchronous sequence of the events delivered to a process.
+    /// An asynchronous sequence of the events delivered to a process. An iterator takes the
+    /// events in batches and serves them itself: receive through one iterator (or through
+    /// `nextEvent()`) per process.
     public struct Events: AsyncSequence, Sendable {
         public typealias Element = Event
         let context: ProcessContext
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             let context: ProcessContext
-            public mutating func next() async -> Event? { await context.nextEvent() }
+            private var batch: [Event] = []
+            private var index = 0
+
+            init(context: ProcessContext) { self.context = context }
+
+            public mutating func next() async -> Event? {
+                if index < batch.count {
+                    index += 1
+                    return batch[index - 1]
+                }
+                guard let more = await context.nextBatch() else {
+                    batch = []
+                    index = 0
+                    return nil
+                }
+                batch = more
+                index = 1
+                return more[0]
+            }
         }
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(context: context) }

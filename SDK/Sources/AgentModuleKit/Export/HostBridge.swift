@@ -68,11 +68,38 @@ final class HostBridge: @unchecked Sendable {
         return withUnsafeTemporaryAllocation(of: agent_event.self, capacity: limit) { out -> Batch in
             var count = 0
             switch Int(next(ctx, timeoutMilliseconds, out.baseAddress, limit, &count)) {
-            case Int(AGENT_OK): return .events(out[0..<min(count, limit)].map(Self.event))
+            case Int(AGENT_OK):
+                // Events of one batch mostly share their type and source: their strings are
+                // made once.
+                var names = RecentNames()
+                return .events(out[0..<min(count, limit)].map { Self.event($0, names: &names) })
             case Int(AGENT_TIMEOUT): return .timeout
             default: return .stopped
             }
         }
+    }
+
+    /// The last type and source decoded, with their bytes.
+    private struct RecentNames {
+        var type: (bytes: [UInt8], text: String) = ([], "")
+        var source: (bytes: [UInt8], text: String) = ([], "")
+
+        static func text(_ pointer: UnsafePointer<CChar>?, _ count: Int, _ recent: inout (bytes: [UInt8], text: String)) -> String {
+            guard let pointer, count > 0 else { return "" }
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: count)
+            if recent.bytes.count == count, recent.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, pointer, count) == 0 }) {
+                return recent.text
+            }
+            recent = (Array(bytes), String(decoding: bytes, as: UTF8.self))
+            return recent.text
+        }
+    }
+
+    private static func event(_ raw: agent_event, names: inout RecentNames) -> Event {
+        let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
+        return Event(type: RecentNames.text(raw.type, raw.type_len, &names.type),
+                     source: RecentNames.text(raw.source, raw.source_len, &names.source),
+                     time: Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9), payload: payload)
     }
 
     /// Copies a host-owned event into an `Event`.
