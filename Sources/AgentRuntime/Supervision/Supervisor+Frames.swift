@@ -126,9 +126,10 @@ extension Supervisor {
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
         let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count
-        if targets.count == 1, let target = targets.first, target.policy.whenFull != "block", isDeliverable(target),
+        if targets.count == 1, let target = targets.first, isDeliverable(target),
            target.pendingBytes + frameLength <= target.policy.queueLimit {
-            // The common case: one subscriber with room; build the frame straight into its queue.
+            // The common case: one subscriber with room (so nothing to drop and no producer to
+            // pause, whatever its when_full); build the frame straight into its queue.
             EventFrame.appendDelivery(event, source: source.nameBytes, to: &target.outgoing)
             target.eventsDelivered += 1
             markDirty(target)

@@ -16,7 +16,7 @@ enum RoutingBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker, which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0),
@@ -58,7 +58,7 @@ enum RoutingBench {
                                count: routed.count, note: "of the medians; target ≥ 0.5"))
         }
         if dropped > 0 {
-            section.note("\(TableRenderer.grouped(dropped)) events were dropped by the supervisor: when the monitor falls behind, its queue in the supervisor (16 MiB) fills and new events for it are dropped (counted and logged); nothing slows the producer down.")
+            section.note("\(TableRenderer.grouped(dropped)) events were dropped by the supervisor, although the sink's queue blocks its producer when full.")
         }
 
         let seconds = environment.quick ? 2.0 : 5.0

@@ -16,12 +16,15 @@ enum GeneratedSettings {
     }
 
     /// A `bench_source` named `source` and a `bench_sink` named `sink`, with the store on or off.
+    /// The sink's queue blocks the source when full (`"when_full": "block"`) rather than
+    /// dropping the oldest events (the default), so that a sink that falls behind for a moment
+    /// slows the source down instead of losing events: every run must deliver every event.
     static func routing(count: Int, payloadBytes: Int, rate: Double, startDelay: Double, store: Bool) -> String {
         """
         {"enabled_modules": ["bench"], \(storeKey(store))
          "processes": {
            "source": {"type": "bench_source", "count": \(count), "payload_bytes": \(payloadBytes), "rate": \(rate), "start_delay": \(startDelay)},
-           "sink": {"type": "bench_sink"}
+           "sink": {"type": "bench_sink", "queue": {"when_full": "block"}}
          }}
         """
     }
