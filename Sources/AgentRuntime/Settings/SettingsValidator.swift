@@ -15,6 +15,7 @@ public struct SettingsValidator {
         moduleErrors: [ModuleLoadError] = []
     ) -> SettingsReport {
         let file = settings.file
+        let queryChecks = PlannedQuery.SQLChecks()
         // The runtime's own process types come first in nothing but name: they are always there.
         var manifests = manifests
         manifests[BuiltinModules.chatLocation.name] = BuiltinModules.chatManifest
@@ -90,7 +91,7 @@ public struct SettingsValidator {
             if issues.isEmpty, let (_, type) = resolved {
                 let settings = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings)).objectValue ?? process.moduleSettings
                 for declaration in type.queries {
-                    switch PlannedQuery.plan(declaration, process: process.name, settings: settings) {
+                    switch PlannedQuery.plan(declaration, process: process.name, settings: settings, checks: queryChecks) {
                     case .success(let query): queries.append(query)
                     case .failure(let problem):
                         issue("", "the periodic query \"\(declaration.name)\" of \"\(type.type)\" cannot run: \(problem)")

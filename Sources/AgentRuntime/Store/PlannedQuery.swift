@@ -18,7 +18,10 @@ public struct PlannedQuery: Sendable, Equatable {
 
     /// Resolves `every` / `window` and checks the SQL against the store's schema: it must
     /// compile, be read-only, and use only known parameters. Returns a message on failure.
-    static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject) -> Result<PlannedQuery, QueryProblem> {
+    /// `checks` remembers what each distinct SQL text gave, so that 1,000 processes declaring
+    /// the same query compile and run it once.
+    static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
+                     checks: SQLChecks? = nil) -> Result<PlannedQuery, QueryProblem> {
         func seconds(_ value: JSONValue, _ what: String) -> Result<Double, QueryProblem> {
             if let number = value.numberValue?.doubleValue { return .success(number) }
             if let reference = value.stringValue, reference.hasPrefix("$") {
@@ -47,28 +50,64 @@ public struct PlannedQuery: Sendable, Equatable {
             }
         }
         let planned = PlannedQuery(process: process, name: declaration.name, sql: declaration.sql, every: every, window: window, settings: bound)
-        do {
-            let scratch = try StoreSchema.scratchDatabase()
-            try scratch.read { db in
-                let statement = try db.makeStatement(sql: declaration.sql)
-                guard statement.isReadonly else { throw QueryProblem("it must only read (SELECT); it would change the database") }
-                let known = Set(["since", "until", "window"]).union(bound.keys)
-                for parameter in Self.parameterNames(statement) {
-                    let name = String(parameter.drop { $0 == ":" || $0 == "$" || $0 == "@" })
-                    guard known.contains(name) else {
-                        throw QueryProblem("it uses the parameter :\(name), which is neither :since, :until, :window nor a setting of the process")
+        let check: SQLCheck
+        if let cached = checks?.bySQL[declaration.sql] {
+            check = cached
+        } else {
+            check = SQLCheck(declaration.sql)
+            checks?.bySQL[declaration.sql] = check
+        }
+        if let problem = check.compileProblem ?? check.writeProblem { return .failure(problem) }
+        let known = Set(["since", "until", "window"]).union(bound.keys)
+        for name in check.parameters where !known.contains(name) {
+            return .failure(QueryProblem("it uses the parameter :\(name), which is neither :since, :until, :window nor a setting of the process"))
+        }
+        if let problem = check.runProblem { return .failure(problem) }
+        return .success(planned)
+    }
+
+    /// What one SQL text gives against the store's schema, whatever process declares it: whether
+    /// it compiles, whether it only reads, its parameters, and whether it runs (on the empty
+    /// scratch database, settings' parameters bound to NULL).
+    struct SQLCheck {
+        var compileProblem: QueryProblem?
+        var writeProblem: QueryProblem?
+        var parameters: [String] = []
+        var runProblem: QueryProblem?
+
+        init(_ sql: String) {
+            do {
+                let scratch = try StoreSchema.scratchDatabase()
+                try scratch.read { db in
+                    let statement: Statement
+                    do {
+                        statement = try db.makeStatement(sql: sql)
+                    } catch let error as DatabaseError {
+                        compileProblem = QueryProblem("the SQL is not valid: \(error.message ?? "\(error)")")
+                        return
+                    }
+                    if !statement.isReadonly {
+                        writeProblem = QueryProblem("it must only read (SELECT); it would change the database")
+                    }
+                    parameters = PlannedQuery.parameterNames(statement).map { String($0.drop { $0 == ":" || $0 == "$" || $0 == "@" }) }
+                    guard writeProblem == nil else { return }
+                    let probe = PlannedQuery(process: "", name: "", sql: sql, every: 1, window: 60, settings: [:])
+                    do {
+                        _ = try Row.fetchAll(statement, arguments: probe.arguments(for: statement, now: 0))
+                    } catch let error as DatabaseError {
+                        runProblem = QueryProblem("the SQL is not valid: \(error.message ?? "\(error)")")
                     }
                 }
-                _ = try Row.fetchAll(statement, arguments: planned.arguments(for: statement, now: 0))
+            } catch {
+                compileProblem = QueryProblem("\(error)")
             }
-        } catch let problem as QueryProblem {
-            return .failure(problem)
-        } catch let error as DatabaseError {
-            return .failure(QueryProblem("the SQL is not valid: \(error.message ?? "\(error)")"))
-        } catch {
-            return .failure(QueryProblem("\(error)"))
         }
-        return .success(planned)
+    }
+
+    /// The checks of one validation, by SQL text.
+    final class SQLChecks {
+        var bySQL: [String: SQLCheck] = [:]
+        init() {}
     }
 
     /// The values for the statement's parameters at time `now`.
