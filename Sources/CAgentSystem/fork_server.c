@@ -120,11 +120,17 @@ static void become_worker(int channel, int output, pid_t server) {
     dup2(channel, 3);
     dup2(output, 1);
     dup2(output, 2);
+    /* dup2 onto itself (a received fd that landed on 1 or 2) keeps close-on-exec. */
+    for (int fd = 1; fd <= 3; fd++) fcntl(fd, F_SETFD, 0);
     syscall(SYS_close_range, 4U, ~0U, 0U);
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, NULL);
-    /* The server ignores these (see agent_fork_server_serve); a worker starts with defaults. */
+}
+
+/* The server ignores these (see agent_fork_server_serve); a worker starts with defaults, set in
+   the middle process before it forks, so that they hold from the worker's first instruction. */
+static void default_stop_signals(void) {
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -156,6 +162,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
         *shared = -EAGAIN;
         pid_t middle = fork();
         if (middle == 0) {
+            default_stop_signals();
             pid_t worker = fork();
             if (worker == 0) {
                 become_worker(fds[0], fds[1], server);
@@ -163,6 +170,9 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
                 *length = (size_t)n;
                 return 0;
             }
+            /* Its own process group before the supervisor learns its pid (it may signal the
+               group at once); the worker's own setpgid covers the other order. */
+            if (worker > 0) setpgid(worker, worker);
             *shared = worker > 0 ? worker : -errno;
             _exit(0);
         }

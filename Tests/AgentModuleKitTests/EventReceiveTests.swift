@@ -145,4 +145,58 @@ import Testing
             #expect(calls == 0, "next_events is past this host's struct_size")
         }
     }
+
+    private func makeContext(_ host: QueueHost, notifier: Bool = true) -> (ProcessContext, UnsafeMutablePointer<agent_host_api>) {
+        let api = host.api(notifier: notifier)
+        let context = ProcessContext(processName: "sink", processType: "test", host: HostBridge(api))
+        context.startEventNotifications()
+        return (context, api)
+    }
+
+    @Test func eventsAnIteratorTookButDidNotServeGoBackWhenItIsLeft() async throws {
+        let host = QueueHost()
+        let (context, api) = makeContext(host)
+        defer {
+            context.stopEventNotifications()
+            api.deallocate()
+        }
+        for index in 0..<10 { host.deliver(Array(String(index).utf8)) }
+        var first: [String] = []
+        for await event in context.events {
+            first.append(String(decoding: event.payload, as: UTF8.self))
+            if first.count == 3 { break }
+        }
+        #expect(first == ["0", "1", "2"])
+        var rest: [String] = []
+        while rest.count < 7, let event = await context.nextEvent() { rest.append(String(decoding: event.payload, as: UTF8.self)) }
+        #expect(rest == (3..<10).map(String.init))
+    }
+
+    @Test func twoReceivesAtOnceBothGetEventsAndBothEndAtStop() async throws {
+        let host = QueueHost()
+        let (context, api) = makeContext(host)
+        defer {
+            context.stopEventNotifications()
+            api.deallocate()
+        }
+        let producer = Thread {
+            usleep(20_000)
+            host.deliver(Array("x".utf8))
+            host.deliver(Array("y".utf8))
+        }
+        producer.start()
+        async let a = context.nextEvent()
+        async let b = context.nextEvent()
+        let received = await [a, b].compactMap { $0.map { String(decoding: $0.payload, as: UTF8.self) } }
+        #expect(Set(received) == ["x", "y"])
+        let stopper = Thread {
+            usleep(20_000)
+            host.stop()
+        }
+        stopper.start()
+        async let c = context.nextEvent()
+        async let d = context.nextEvent()
+        let ended = await [c, d]
+        #expect(ended.allSatisfy { $0 == nil })
+    }
 }

@@ -90,6 +90,24 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    @Test func anUnansweringForkServerIsDroppedAfterItsTimeoutAndPosixSpawnTakesOver() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        let server = try #require(Self.forkServer(of: agent))
+        kill(server, SIGSTOP)
+        let first = try #require(agent.workerPids("one").first)
+        kill(first, SIGKILL)
+        let warning = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("through the fork server") && $0.contains("starting workers with posix_spawn from now on") }
+        #expect(warning?.contains("Connection timed out") == true, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: 2, timeout: 30) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        let replacement = try #require(agent.workerPids("one").last)
+        #expect(Self.commandLine(of: replacement) == "agent-worker --process one")
+        // The stopped server was killed and reaped; the other worker never noticed.
+        #expect(!AgentRun.isAlive(server))
+        #expect(agent.workerPids("two").allSatisfy(AgentRun.isAlive))
+        #expect(agent.stop() == 0)
+    }
+
     @Test func agentForkServerZeroSpawnsEveryWorker() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"], environment: ["AGENT_FORK_SERVER": "0"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")

@@ -14,8 +14,11 @@ final class WorkerHost: @unchecked Sendable {
     private var stopRequested = false
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     private var stopHandlerArgument: UnsafeMutableRawPointer?
+    /// The module's event notifier, called with `notifierLock` held, so that once
+    /// `set_event_notifier` returns no call to the previous one is still running.
     private var eventNotifier: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     private var eventNotifierArgument: UnsafeMutableRawPointer?
+    private let notifierLock = NSLock()
     private var stateReply: (status: UInt8, bytes: [UInt8])?
     private var saveReply: UInt8?
     private var queryReply: (status: UInt8, bytes: [UInt8])?
@@ -80,11 +83,7 @@ final class WorkerHost: @unchecked Sendable {
             WorkerHost.from(ctx).setStopHandler(handler, argument)
         }
         api.set_event_notifier = { ctx, notify, argument in
-            let host = WorkerHost.from(ctx)
-            host.lock.lock()
-            host.eventNotifier = notify
-            host.eventNotifierArgument = argument
-            host.lock.unlock()
+            WorkerHost.from(ctx).setEventNotifier(notify, argument)
         }
         api.query = { ctx, sql, sqlLength, params, paramsLength, json, jsonLength in
             let host = WorkerHost.from(ctx)
@@ -193,12 +192,24 @@ final class WorkerHost: @unchecked Sendable {
         stopRequested = true
         let handler = stopHandler
         let argument = stopHandlerArgument
-        let notify = eventNotifier
-        let notifyArgument = eventNotifierArgument
         lock.broadcast()
         lock.unlock()
         if first, let handler { handler(argument) }
-        if first { notify?(notifyArgument) }
+        if first { notifyEvents() }
+    }
+
+    func setEventNotifier(_ notify: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, _ argument: UnsafeMutableRawPointer?) {
+        notifierLock.lock()
+        eventNotifier = notify
+        eventNotifierArgument = argument
+        notifierLock.unlock()
+    }
+
+    /// Tells the module that events (or the stop) arrived, if it asked to be told.
+    private func notifyEvents() {
+        notifierLock.lock()
+        defer { notifierLock.unlock() }
+        eventNotifier?(eventNotifierArgument)
     }
 
     private func setStopHandler(_ handler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, _ argument: UnsafeMutableRawPointer?) {
@@ -219,11 +230,9 @@ final class WorkerHost: @unchecked Sendable {
         lock.lock()
         let wasEmpty = inbox.publish()
         // Only a receive waiting on an empty queue needs waking.
-        let notify = wasEmpty ? eventNotifier : nil
-        let argument = eventNotifierArgument
         if wasEmpty { lock.broadcast() }
         lock.unlock()
-        notify?(argument)
+        if wasEmpty { notifyEvents() }
     }
 
     /// next_event (capacity 1) and next_events: up to `capacity` events from what the last

@@ -191,6 +191,8 @@ public enum WorkerMain {
                     }
                 }
             }
+            // The module's notifier argument is valid only until run_process returned.
+            host.setEventNotifier(nil, nil)
             let reason = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             switch Int(status) {
             case Int(AGENT_OK):

@@ -147,8 +147,6 @@ public struct AgentLauncher {
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
-        supervisor.forkServer = forkServer
-        forkServer = nil
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let outputs = prepared.settings.document["outputs"] {
             do {
@@ -168,6 +166,9 @@ public struct AgentLauncher {
             }
         }
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
+        // Handed over last: until here, an early return shuts it down (the defer above).
+        supervisor.forkServer = forkServer
+        forkServer = nil
         supervisor.run()
         return ExitCode.success
     }

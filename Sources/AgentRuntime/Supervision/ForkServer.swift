@@ -31,12 +31,10 @@ public final class ForkServer {
     }
 
     /// Starts a fork server. Call it from the thread that will run the supervisor: the server's
-    /// parent-death signal follows that thread. Makes the calling process a child subreaper,
-    /// without which forked workers could not be its children.
+    /// parent-death signal follows that thread. The calling process becomes a child subreaper
+    /// at the first worker (without it forked workers could not be its children), not before:
+    /// what runs until then (`swift build`, `--describe`) keeps its usual orphan handling.
     public static func start(workerPath: String, environment: [String: String]) -> Result<ForkServer, ProcessSpawner.SpawnError> {
-        guard agent_set_child_subreaper() == 0 else {
-            return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
-        }
         var control: [Int32] = [0, 0]
         guard agent_seqpacket_pair(&control) == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
@@ -65,6 +63,9 @@ public final class ForkServer {
     /// under a millisecond) or `timeout` passes.
     func spawn(arguments: [String], channel: Int32, output: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
         guard controlFD >= 0 else { return .failure(ProcessSpawner.SpawnError(path: "the fork server", errno: EPIPE)) }
+        guard agent_set_child_subreaper() == 0 else {
+            return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
+        }
         var payload: [UInt8] = []
         for (index, argument) in arguments.enumerated() {
             if index > 0 { payload.append(0) }

@@ -16,6 +16,29 @@ extension Supervisor {
     /// A worker with a socketpair (fd 3) and an output pipe: forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
     func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+        if let server = forkServer, server.isRunning {
+            switch launch({ channel, output in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, output: output) }) {
+            case .success(let worker):
+                return .success(worker)
+            case .failure(let error):
+                // The server may have forked the worker before failing: it then holds the fds
+                // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
+                logger.warning("\(error); starting workers with posix_spawn from now on")
+                dropForkServer()
+                scheduleOrphanSweep()
+            }
+        }
+        return launch { channel, output in
+            ProcessSpawner.spawn(
+                path: configuration.workerPath, arguments: arguments,
+                environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
+                stdout: output, stderr: output, channel: channel, newGroup: true)
+        }
+    }
+
+    /// Makes a socketpair and an output pipe, has `start` start a worker with their child ends
+    /// (then closed here), and returns the worker with the supervisor's ends.
+    private func launch(_ start: (_ channel: Int32, _ output: Int32) -> Result<pid_t, ProcessSpawner.SpawnError>) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         var channel: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
@@ -26,25 +49,10 @@ extension Supervisor {
             close(channel[0]); close(channel[1])
             return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
         }
-        var result: Result<pid_t, ProcessSpawner.SpawnError>?
-        if let server = forkServer, server.isRunning {
-            result = server.spawn(arguments: Array(arguments.dropFirst()), channel: channel[1], output: output[1])
-            if case .failure(let error) = result {
-                logger.warning("\(error); starting workers with posix_spawn from now on")
-                server.shutDown()
-                forkServer = nil
-                result = nil
-            }
-        }
-        if result == nil {
-            result = ProcessSpawner.spawn(
-                path: configuration.workerPath, arguments: arguments,
-                environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
-                stdout: output[1], stderr: output[1], channel: channel[1], newGroup: true)
-        }
+        let result = start(channel[1], output[1])
         close(channel[1])
         close(output[1])
-        switch result! {
+        switch result {
         case .success(let pid):
             _ = fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK)
             _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)

@@ -132,10 +132,7 @@ public final class Supervisor {
         // What the last workers left behind.
         sweepOrphans()
         run(until: { orphans.isEmpty }, timeout: 2)
-        if let forkServer {
-            if forkServer.pidFD >= 0 { loop.unregister(forkServer.pidFD) }
-            forkServer.shutDown()
-        }
+        dropForkServer()
         console.flush()
         outputs?.stop(timeout: 5)
         queryRunner?.stop()
@@ -157,6 +154,14 @@ public final class Supervisor {
     func afterLoopTurn() {
         flushDirty()
         console.flush()
+    }
+
+    /// Stops using the fork server: no longer watched, shut down and reaped.
+    func dropForkServer() {
+        guard let server = forkServer else { return }
+        if server.pidFD >= 0 { loop.unregister(server.pidFD) }
+        server.shutDown()
+        forkServer = nil
     }
 
     /// A fork server that dies is reaped; workers are spawned with posix_spawn from then on.

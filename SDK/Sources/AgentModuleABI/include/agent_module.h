@@ -162,9 +162,10 @@ typedef struct agent_host_api {
         available to `next_event` after it found none, and once when the host asks the process
         to stop. Lets a module wait for events without a thread blocked in `next_event`:
         after `next_event(..., 0, ...)` returned AGENT_TIMEOUT, the next `notify` says that
-        calling it again will find something. `notify` must not block; `arg` is the module's
-        and must stay valid until `run_process` returns. NULL unregisters. (Hosts that predate
-        it have a smaller struct_size.) */
+        calling it again will find something. `notify` must not block nor call
+        `set_event_notifier`; `arg` is the module's and must stay valid until `run_process`
+        returns. NULL unregisters; once `set_event_notifier` returns, no call to the previous
+        `notify` is running. (Hosts that predate it have a smaller struct_size.) */
     void (*set_event_notifier)(void *host_ctx, void (*notify)(void *arg), void *arg);
 
     /** Like `next_event`, for up to `capacity` events at once: on AGENT_OK, `out[0..*count)`

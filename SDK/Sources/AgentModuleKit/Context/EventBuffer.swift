@@ -14,6 +14,12 @@ struct EventBuffer: Sendable {
         }
     }
 
+    /// Puts `events` before everything not yet served.
+    mutating func prepend(contentsOf events: [Event]) {
+        storage = events + storage[head...]
+        head = 0
+    }
+
     /// Everything not yet served, oldest first; the buffer is empty after.
     mutating func takeAll() -> [Event] {
         defer {

@@ -33,7 +33,8 @@ public final class ProcessContext: Sendable {
     private let notified = Atomic<Bool>(false)
 
     private struct EventWait: ~Copyable {
-        var waiter: CheckedContinuation<Void, Never>?
+        /// Receives waiting (usually one; every one is resumed, and all but one wait again).
+        var waiters: [CheckedContinuation<Void, Never>] = []
         var pending = false
     }
 
@@ -46,7 +47,7 @@ public final class ProcessContext: Sendable {
 
     func invalidate() { valid.store(false, ordering: .releasing) }
 
-    private func noteActivity() { activity.add(1, ordering: .relaxed) }
+    func noteActivity() { activity.add(1, ordering: .relaxed) }
 
     /// Whether the run loop showed life within the last `nanoseconds` (or is waiting). Called
     /// now and then (by the heartbeat task), which is when a change of the count is dated.
@@ -133,15 +134,12 @@ public final class ProcessContext: Sendable {
 
     /// From the host's reader thread: resume the waiting receive, or leave word for the next.
     private func eventsArrived() {
-        let waiter = eventWait.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.pending = true
-            return nil
+        let waiters = eventWait.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.waiters.isEmpty { state.pending = true }
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Takes what the host has (up to a batch) without blocking.
@@ -165,10 +163,13 @@ public final class ProcessContext: Sendable {
             return event
         }
         guard let batch = await nextBatch() else { return nil }
-        return received.withLock { buffer in
+        let first = received.withLock { buffer in
             buffer.append(contentsOf: batch)
             return buffer.popFirst()
         }
+        // Another receive may be waiting while the rest of this batch sits here.
+        if batch.count > 1 { eventsArrived() }
+        return first
     }
 
     /// The next events delivered to this process (at least one) once there are any; nil once
@@ -190,6 +191,8 @@ public final class ProcessContext: Sendable {
             // The host's reader thread resumes this task when events arrive: one thread
             // wakeup per batch, none when events are already there.
             while true {
+                let buffered = received.withLock { $0.takeAll() }
+                if !buffered.isEmpty { return buffered }
                 guard let events = takeAvailable() else { return nil }
                 if !events.isEmpty { return events }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -198,7 +201,7 @@ public final class ProcessContext: Sendable {
                             state.pending = false
                             return true
                         }
-                        state.waiter = continuation
+                        state.waiters.append(continuation)
                         return false
                     }
                     if now { continuation.resume() }
@@ -232,28 +235,55 @@ public final class ProcessContext: Sendable {
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             let context: ProcessContext
-            private var batch: [Event] = []
-            private var index = 0
+            private let taken: TakenEvents
 
-            init(context: ProcessContext) { self.context = context }
+            init(context: ProcessContext) {
+                self.context = context
+                taken = TakenEvents(context: context)
+            }
 
             public mutating func next() async -> Event? {
-                if index < batch.count {
-                    index += 1
-                    return batch[index - 1]
+                if let event = taken.next() {
+                    context.noteActivity()
+                    return event
                 }
-                guard let more = await context.nextBatch() else {
-                    batch = []
-                    index = 0
-                    return nil
-                }
-                batch = more
-                index = 1
-                return more[0]
+                guard let more = await context.nextBatch() else { return nil }
+                taken.replace(with: more)
+                return taken.next()
             }
         }
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(context: context) }
+    }
+
+    /// Events an iterator took and has not served yet: given back to the context, ahead of
+    /// anything else, when the iterator goes away (a `break` out of `for await`).
+    final class TakenEvents {
+        private let context: ProcessContext
+        private var events: [Event] = []
+        private var index = 0
+
+        init(context: ProcessContext) { self.context = context }
+
+        func next() -> Event? {
+            guard index < events.count else { return nil }
+            index += 1
+            return events[index - 1]
+        }
+
+        func replace(with batch: [Event]) {
+            events = batch
+            index = 0
+        }
+
+        deinit {
+            if index < events.count { context.giveBack(Array(events[index...])) }
+        }
+    }
+
+    /// Puts events taken but not served back in front of the received ones.
+    func giveBack(_ events: [Event]) {
+        received.withLock { $0.prepend(contentsOf: events) }
     }
 
     // MARK: State
