@@ -90,7 +90,8 @@ struct Console: ParsableCommand {
         discussion: """
         Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
         enabled module in a worker to learn its process types, validates every process, then starts \
-        one worker per enabled process. Events and messages are printed on stdout; the log \
+        one worker per enabled process, forked by a fork server (agent-worker --fork-server; \
+        AGENT_FORK_SERVER=0 starts each with posix_spawn instead). Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \
         SIGHUP reloads the settings. Ctrl-C or SIGTERM stops every worker gracefully and exits 0.
