@@ -19,11 +19,19 @@ public struct EventFrame: Equatable, Sendable {
 
     /// Appends an `event` frame (what a worker sends).
     public static func appendEmitted(type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
-        FrameCodec.appendHeader(.event, bodyLength: 2 + type.count + 8 + payload.count, to: &buffer)
-        FrameCodec.appendUInt16(UInt16(type.count), to: &buffer)
-        buffer.append(contentsOf: type)
-        FrameCodec.appendInt64(timeNanoseconds, to: &buffer)
-        buffer.append(contentsOf: payload)
+        let bodyLength = 2 + type.count + 8 + payload.count
+        FrameCodec.appendBytes(FrameCodec.headerLength + bodyLength, to: &buffer) { frame in
+            frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
+            frame.storeBytes(of: FrameKind.event.rawValue, toByteOffset: 4, as: UInt8.self)
+            var cursor = frame + FrameCodec.headerLength
+            cursor.storeBytes(of: UInt16(type.count).littleEndian, as: UInt16.self)
+            cursor += 2
+            if type.count > 0 { cursor.copyMemory(from: type.baseAddress!, byteCount: type.count) }
+            cursor += type.count
+            cursor.storeBytes(of: timeNanoseconds.littleEndian, as: Int64.self)
+            cursor += 8
+            if payload.count > 0 { cursor.copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
+        }
     }
 
     /// The parts of an `event` body, as views into it.
@@ -52,13 +60,25 @@ public struct EventFrame: Equatable, Sendable {
 
     /// Appends a `deliver` frame built from an emitted event and its source.
     public static func appendDelivery(_ emitted: Emitted, source: [UInt8], to buffer: inout [UInt8]) {
-        FrameCodec.appendHeader(.deliver, bodyLength: 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count, to: &buffer)
-        FrameCodec.appendUInt16(UInt16(emitted.type.count), to: &buffer)
-        buffer.append(contentsOf: emitted.type)
-        FrameCodec.appendUInt16(UInt16(source.count), to: &buffer)
-        buffer.append(contentsOf: source)
-        FrameCodec.appendInt64(emitted.timeNanoseconds, to: &buffer)
-        buffer.append(contentsOf: emitted.payload)
+        let bodyLength = 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count
+        source.withUnsafeBytes { sourceBytes in
+            FrameCodec.appendBytes(FrameCodec.headerLength + bodyLength, to: &buffer) { frame in
+                frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
+                frame.storeBytes(of: FrameKind.deliver.rawValue, toByteOffset: 4, as: UInt8.self)
+                var cursor = frame + FrameCodec.headerLength
+                func put(_ part: UnsafeRawBufferPointer) {
+                    cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
+                    cursor += 2
+                    if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
+                    cursor += part.count
+                }
+                put(emitted.type)
+                put(sourceBytes)
+                cursor.storeBytes(of: emitted.timeNanoseconds.littleEndian, as: Int64.self)
+                cursor += 8
+                if emitted.payload.count > 0 { cursor.copyMemory(from: emitted.payload.baseAddress!, byteCount: emitted.payload.count) }
+            }
+        }
     }
 
     /// Decodes a `deliver` body into owned values.

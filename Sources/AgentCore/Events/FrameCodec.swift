@@ -21,6 +21,15 @@ public enum FrameCodec {
         buffer.append(kind.rawValue)
     }
 
+    /// Appends `count` bytes written by `fill` at the start of them (little-endian fields
+    /// through `storeBytes`): one growth check for a whole frame instead of one per byte.
+    @inlinable
+    public static func appendBytes(_ count: Int, to buffer: inout [UInt8], _ fill: (UnsafeMutableRawPointer) -> Void) {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: count))
+        buffer.withUnsafeMutableBytes { fill($0.baseAddress! + start) }
+    }
+
     @inlinable
     public static func appendUInt16(_ value: UInt16, to buffer: inout [UInt8]) {
         buffer.append(UInt8(truncatingIfNeeded: value))

@@ -1,5 +1,6 @@
 import AgentModuleABI
 import Foundation
+import Synchronization
 import JSONSchema
 
 /// The host side of the module ABI inside a worker: implements `agent_host_api` on top of
@@ -12,6 +13,8 @@ final class WorkerHost: @unchecked Sendable {
     /// One receive at a time (the receiving side of the inbox is not shared).
     private let receiveLock = NSLock()
     private var stopRequested = false
+    /// `stopRequested` for readers that do not wait (every emit asks): no lock.
+    private let stopFlag = Atomic<Bool>(false)
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     private var stopHandlerArgument: UnsafeMutableRawPointer?
     /// The module's event notifier, called with `notifierLock` held, so that once
@@ -134,11 +137,7 @@ final class WorkerHost: @unchecked Sendable {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    var isStopping: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopRequested
-    }
+    var isStopping: Bool { stopFlag.load(ordering: .acquiring) }
 
     private func sendText(_ kind: FrameKind, level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
         let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
@@ -190,6 +189,7 @@ final class WorkerHost: @unchecked Sendable {
         lock.lock()
         let first = !stopRequested
         stopRequested = true
+        stopFlag.store(true, ordering: .releasing)
         let handler = stopHandler
         let argument = stopHandlerArgument
         lock.broadcast()
