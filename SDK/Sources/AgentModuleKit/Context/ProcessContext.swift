@@ -47,6 +47,7 @@ public final class ProcessContext: Sendable {
 
     func invalidate() { valid.store(false, ordering: .releasing) }
 
+    @usableFromInline
     func noteActivity() { activity.add(1, ordering: .relaxed) }
 
     /// Whether the run loop showed life within the last `nanoseconds` (or is waiting). Called
@@ -175,6 +176,7 @@ public final class ProcessContext: Sendable {
     /// The next events delivered to this process (at least one) once there are any; nil once
     /// the process should stop. Whoever takes them serves them: `events` iterators take whole
     /// batches, so that each event costs them no lock.
+    @usableFromInline
     func nextBatch() async -> [Event]? {
         guard isValid else { return nil }
         let buffered = received.withLock { $0.takeAll() }
@@ -234,14 +236,16 @@ public final class ProcessContext: Sendable {
         let context: ProcessContext
 
         public struct AsyncIterator: AsyncIteratorProtocol {
-            let context: ProcessContext
-            private let taken: TakenEvents
+            @usableFromInline let context: ProcessContext
+            @usableFromInline let taken: TakenEvents
 
             init(context: ProcessContext) {
                 self.context = context
                 taken = TakenEvents(context: context)
             }
 
+            /// Inlinable so that serving from the taken batch costs the caller no async call.
+            @inlinable
             public mutating func next() async -> Event? {
                 if let event = taken.next() {
                     context.noteActivity()
@@ -258,6 +262,7 @@ public final class ProcessContext: Sendable {
 
     /// Events an iterator took and has not served yet: given back to the context, ahead of
     /// anything else, when the iterator goes away (a `break` out of `for await`).
+    @usableFromInline
     final class TakenEvents {
         private let context: ProcessContext
         private var events: [Event] = []
@@ -265,12 +270,14 @@ public final class ProcessContext: Sendable {
 
         init(context: ProcessContext) { self.context = context }
 
+        @usableFromInline
         func next() -> Event? {
             guard index < events.count else { return nil }
             index += 1
             return events[index - 1]
         }
 
+        @usableFromInline
         func replace(with batch: [Event]) {
             events = batch
             index = 0
