@@ -13,8 +13,11 @@ extension Supervisor {
         if events & ~EventLoop.writable != 0 { drainChannel(process) }
     }
 
-    /// Reads and handles every frame available on the worker's socket.
-    func drainChannel(_ process: SupervisedProcess) {
+    /// Reads and handles the frames available on the worker's socket: all of them, or, once
+    /// the process is paused (a subscriber of its blocks), none after the current read, so that
+    /// a blocking subscriber's queue overshoots its limit by one read at most. `all`: every
+    /// frame whatever the pause (a dead worker's last words).
+    func drainChannel(_ process: SupervisedProcess, all: Bool = false) {
         let fd = process.channelFD
         while fd >= 0 {
             let n = read(fd, readBuffer.baseAddress, readBuffer.count)
@@ -34,7 +37,7 @@ extension Supervisor {
                 kill(process, reason: "protocol error")
                 return
             }
-            if n < readBuffer.count { return }
+            if n < readBuffer.count || (process.pauseCount > 0 && !all) { return }
         }
     }
 

@@ -160,7 +160,7 @@ extension Supervisor {
         }
         let pid = process.pid
         // Whatever the worker wrote before dying is still in the socket and the pipe.
-        if process.channelFD >= 0 { drainChannel(process) }
+        if process.channelFD >= 0 { drainChannel(process, all: true) }
         if process.outputFD >= 0 { readOutput(process) }
         flushOutputLine(process)
         // Its own children go with it.

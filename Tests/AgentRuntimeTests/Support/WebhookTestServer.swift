@@ -35,6 +35,9 @@ final class WebhookTestServer: @unchecked Sendable {
     }
     private var listening = false
     private var running = true
+    /// Set by the first `stop()`: a second one must not close the fds again (their numbers may
+    /// belong to another test's pipe by then).
+    private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds 127.0.0.1 on an ephemeral port; listens at once unless `down`. The first
@@ -101,12 +104,14 @@ final class WebhookTestServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops serving and closes the port.
+    /// Stops serving and closes the port. Idempotent.
     func stop() {
-        let wasListening = lock.withLock {
+        let (wasListening, first) = lock.withLock {
             running = false
-            return listening
+            defer { stopped = true }
+            return (listening, !stopped)
         }
+        guard first else { return }
         if wasListening { _ = finished.wait(timeout: .now() + 10) }
         close(listener)
         lock.withLock { held }.forEach { close($0) }
