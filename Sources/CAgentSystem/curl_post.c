@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* libcurl, loaded with dlopen on the first https POST: linking it (directly or through
@@ -40,14 +41,17 @@ static char curl_problem[512];
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
 static void load_curl(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    /* AGENT_LIBCURL names another build (e.g. libcurl-gnutls.so.4) or a path. */
+    const char *name = getenv("AGENT_LIBCURL");
+    if (name == NULL || name[0] == 0) name = "libcurl.so.4";
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (library == NULL) {
         snprintf(curl_problem, sizeof(curl_problem), "%s", dlerror());
         return;
     }
-#define SYMBOL(field, name) \
-    if ((*(void **)&curl.field = dlsym(library, name)) == NULL) { \
-        snprintf(curl_problem, sizeof(curl_problem), "libcurl.so.4 lacks %s", name); \
+#define SYMBOL(field, symbol) \
+    if ((*(void **)&curl.field = dlsym(library, symbol)) == NULL) { \
+        snprintf(curl_problem, sizeof(curl_problem), "%s lacks %s", name, symbol); \
         return; \
     }
     SYMBOL(global_init, "curl_global_init")

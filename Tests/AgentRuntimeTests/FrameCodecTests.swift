@@ -23,6 +23,47 @@ import Testing
         #expect(bytewise.bufferedCount == 0)
     }
 
+    @Test func aHoldKeepsItsFrameAndTheRestForTheNextFeedInOrder() throws {
+        var stream: [UInt8] = []
+        for n in 0..<6 { FrameCodec.append(.log, body: [UInt8(n)], to: &stream) }
+        let firstFeed = stream.count - 4 // the last frame arrives split over two reads
+        var decoder = FrameDecoder()
+        var seen: [UInt8] = []
+        var holdAt: UInt8? = 2
+        func take(_ kind: FrameKind, _ body: UnsafeRawBufferPointer) throws {
+            if body.first == holdAt { throw FrameDecoder.Hold() }
+            seen.append(body.first!)
+        }
+        try stream.prefix(firstFeed).withUnsafeBytes { try decoder.feed($0, take) }
+        #expect(seen == [0, 1])
+        #expect(decoder.isHolding)
+        // Still holding: nothing more comes out, the new bytes join the held ones.
+        try stream.dropFirst(firstFeed).withUnsafeBytes { try decoder.feed($0, take) }
+        #expect(seen == [0, 1])
+        holdAt = nil
+        try decoder.feed(UnsafeRawBufferPointer(start: nil, count: 0), take)
+        #expect(seen == [0, 1, 2, 3, 4, 5])
+        #expect(!decoder.isHolding && decoder.bufferedCount == 0)
+    }
+
+    @Test func aHoldOnAFrameThatCompletesASplitOneKeepsItToo() throws {
+        var stream: [UInt8] = []
+        for n in 0..<3 { FrameCodec.append(.log, body: [UInt8(n), 9, 9], to: &stream) }
+        var decoder = FrameDecoder()
+        var seen: [UInt8] = []
+        var holding = true
+        func take(_ kind: FrameKind, _ body: UnsafeRawBufferPointer) throws {
+            if holding { throw FrameDecoder.Hold() }
+            seen.append(body.first!)
+        }
+        try stream.prefix(3).withUnsafeBytes { try decoder.feed($0, take) }
+        try stream.dropFirst(3).withUnsafeBytes { try decoder.feed($0, take) }
+        #expect(seen.isEmpty && decoder.isHolding)
+        holding = false
+        try decoder.feed(UnsafeRawBufferPointer(start: nil, count: 0), take)
+        #expect(seen == [0, 1, 2])
+    }
+
     @Test func partialFrameIsKeptUntilTheRestArrives() throws {
         var stream: [UInt8] = []
         FrameCodec.append(.log, body: Array("hello".utf8), to: &stream)

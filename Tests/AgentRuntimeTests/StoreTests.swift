@@ -177,6 +177,20 @@ import Testing
         #expect(alerts.allSatisfy { $0.contains(#""kind":"message""#) })
     }
 
+    @Test func httpsWebhookWithoutLibcurlSaysWhatIsMissingAndTheAgentRunsOn() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["sample"], "store": {"enabled": false},
+         "outputs": [{"type": "webhook", "url": "https://127.0.0.1:9/hook", "batch_size": 1, "retry_initial_delay": 0.05}],
+         "processes": {"trades": {"type": "trade_feed", "interval": 0.01}}}
+        """, arguments: ["--no-build", "--quiet"], environment: ["AGENT_LIBCURL": "/nonexistent/libcurl.so.4"])
+        let failure = agent.waitForLine(onStderr: true) { $0.contains("webhook https://127.0.0.1:9/hook: attempt 1 failed:") }
+        #expect(failure?.contains("https webhooks need libcurl (libcurl.so.4, or the library AGENT_LIBCURL names") == true, "\(agent.transcript)")
+        #expect(failure?.contains("/nonexistent/libcurl.so.4") == true)
+        // The agent goes on (the webhook retries; the stop below is clean).
+        #expect(agent.process.isRunning)
+        #expect(agent.stop() == 0)
+    }
+
     @Test func outputWithAMissingVariableStartsNothing() throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["sample"], "outputs": [{"type": "webhook", "url": "${env:AGENT_TEST_NO_SUCH_VARIABLE}"}],

@@ -81,19 +81,38 @@ public struct EventFrame: Equatable, Sendable {
         }
     }
 
-    /// Decodes a `deliver` body into owned values.
-    public static func parseDelivery(_ body: UnsafeRawBufferPointer) throws -> EventFrame {
+    /// The parts of a `deliver` body, as views into it.
+    public struct Delivered {
+        public var type: UnsafeRawBufferPointer
+        public var source: UnsafeRawBufferPointer
+        public var timeNanoseconds: Int64
+        public var payload: UnsafeRawBufferPointer
+    }
+
+    /// Splits a `deliver` body into views, without copying.
+    public static func parseDelivered(_ body: UnsafeRawBufferPointer) throws -> Delivered {
         guard body.count >= 2 else { throw FrameError("deliver frame too short") }
         let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
         guard body.count >= 2 + typeLength + 2 else { throw FrameError("deliver frame truncated") }
         let sourceLength = Int(FrameCodec.readUInt16(body, at: 2 + typeLength))
         let timeOffset = 2 + typeLength + 2 + sourceLength
         guard body.count >= timeOffset + 8 else { throw FrameError("deliver frame truncated") }
-        return EventFrame(
-            type: String(decoding: body[2..<(2 + typeLength)], as: UTF8.self),
-            source: String(decoding: body[(4 + typeLength)..<timeOffset], as: UTF8.self),
+        return Delivered(
+            type: UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)]),
+            source: UnsafeRawBufferPointer(rebasing: body[(4 + typeLength)..<timeOffset]),
             timeNanoseconds: FrameCodec.readInt64(body, at: timeOffset),
-            payload: Array(body[(timeOffset + 8)...])
+            payload: UnsafeRawBufferPointer(rebasing: body[(timeOffset + 8)...]))
+    }
+
+    /// Decodes a `deliver` body into owned values.
+    public static func parseDelivery(_ body: UnsafeRawBufferPointer) throws -> EventFrame {
+        let parts = try parseDelivered(body)
+        return EventFrame(
+            type: String(decoding: parts.type, as: UTF8.self),
+            source: String(decoding: parts.source, as: UTF8.self),
+            timeNanoseconds: parts.timeNanoseconds,
+            payload: Array(parts.payload)
         )
     }
+
 }

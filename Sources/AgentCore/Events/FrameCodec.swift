@@ -79,12 +79,24 @@ public struct FrameError: Error, CustomStringConvertible, Equatable {
 /// Feed it whatever `read` returned; it calls back once per complete frame with a view of the
 /// body that is valid only during the callback (no copy on the common path).
 public struct FrameDecoder {
+    /// The start of a frame whose rest has not arrived.
     private var pending: [UInt8] = []
+    /// What a `Hold` kept: the held frame, the ones after it, maybe a partial one.
+    private var held: [UInt8] = []
+
+    /// Thrown by an `onFrame` callback to stop before its frame: that frame and everything
+    /// after it are kept, and handed out first by the next `feed` (an empty chunk will do).
+    public struct Hold: Error {
+        public init() {}
+    }
 
     public init() {}
 
-    /// Bytes held back waiting for the rest of a frame.
-    public var bufferedCount: Int { pending.count }
+    /// Bytes held back waiting for the rest of a frame, or kept by a `Hold`.
+    public var bufferedCount: Int { pending.count + held.count }
+
+    /// Whether a `Hold` kept frames that the next `feed` hands out.
+    public var isHolding: Bool { !held.isEmpty }
 
     /// Decodes all complete frames in `pending + chunk`. Only the bytes of a frame split
     /// across reads are copied; the rest is decoded where it lies.
@@ -92,6 +104,14 @@ public struct FrameDecoder {
         _ chunk: UnsafeRawBufferPointer,
         _ onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void
     ) throws {
+        if !held.isEmpty {
+            // After a hold (rare: a paused producer): what was kept, then the new bytes.
+            var bytes = held
+            held = []
+            bytes.append(contentsOf: chunk)
+            try bytes.withUnsafeBytes { try keep(after: Self.decode($0, onFrame), of: $0) }
+            return
+        }
         var chunk = chunk
         if !pending.isEmpty {
             // Complete the split frame: first its length, then its body.
@@ -110,13 +130,28 @@ public struct FrameDecoder {
             pending.append(contentsOf: chunk[0..<take])
             chunk = UnsafeRawBufferPointer(rebasing: chunk[take...])
             if pending.count < 4 + length { return }
-            try pending.withUnsafeBytes { raw in
-                try onFrame(FrameKind(rawValue: raw[4]), UnsafeRawBufferPointer(rebasing: raw[5..<(4 + length)]))
+            do {
+                try pending.withUnsafeBytes { raw in
+                    try onFrame(FrameKind(rawValue: raw[4]), UnsafeRawBufferPointer(rebasing: raw[5..<(4 + length)]))
+                }
+            } catch is Hold {
+                held = pending + Array(chunk)
+                pending.removeAll(keepingCapacity: true)
+                return
             }
             pending.removeAll(keepingCapacity: true)
         }
-        let used = try Self.decode(chunk, onFrame)
-        if used < chunk.count { pending.append(contentsOf: chunk[used...]) }
+        try keep(after: Self.decode(chunk, onFrame), of: chunk)
+    }
+
+    /// Keeps what `decode` did not hand out: from a hold on, or a trailing partial frame.
+    private mutating func keep(after decoded: (used: Int, held: Bool), of bytes: UnsafeRawBufferPointer) {
+        guard decoded.used < bytes.count else { return }
+        if decoded.held {
+            held = Array(bytes[decoded.used...])
+        } else {
+            pending.append(contentsOf: bytes[decoded.used...])
+        }
     }
 
     /// Convenience for tests and small inputs.
@@ -128,11 +163,12 @@ public struct FrameDecoder {
         return frames
     }
 
-    /// Returns how many bytes were consumed (whole frames only).
+    /// Returns how many bytes were handed out (whole frames only), and whether a `Hold`
+    /// stopped it.
     private static func decode(
         _ bytes: UnsafeRawBufferPointer,
         _ onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void
-    ) throws -> Int {
+    ) throws -> (used: Int, held: Bool) {
         var offset = 0
         while bytes.count - offset >= 4 {
             let length = Int(FrameCodec.readUInt32(bytes, at: offset))
@@ -143,9 +179,13 @@ public struct FrameDecoder {
             guard bytes.count - offset - 4 >= length else { break }
             let kind = FrameKind(rawValue: bytes[offset + 4])
             let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 4 + length)])
-            try onFrame(kind, body)
+            do {
+                try onFrame(kind, body)
+            } catch is Hold {
+                return (offset, true)
+            }
             offset += 4 + length
         }
-        return offset
+        return (offset, false)
     }
 }

@@ -60,28 +60,24 @@ final class EventInbox {
 
     /// Converts a `deliver` body into a record (reader thread). False if the body is malformed.
     func collect(_ body: UnsafeRawBufferPointer) -> Bool {
-        guard body.count >= 2 else { return false }
-        let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
-        guard body.count >= 4 + typeLength else { return false }
-        let sourceLength = Int(FrameCodec.readUInt16(body, at: 2 + typeLength))
-        let timeOffset = 4 + typeLength + sourceLength
-        guard body.count >= timeOffset + 8 else { return false }
-        let payloadLength = body.count - timeOffset - 8
-        let size = Self.headerSize + typeLength + 1 + sourceLength + 1 + payloadLength
+        guard let event = try? EventFrame.parseDelivered(body) else { return false }
+        let size = Self.headerSize + event.type.count + 1 + event.source.count + 1 + event.payload.count
         collected.reserve(size)
         let base = collected.base + collected.count
-        base.storeBytes(of: UInt16(typeLength), toByteOffset: 0, as: UInt16.self)
-        base.storeBytes(of: UInt16(sourceLength), toByteOffset: 2, as: UInt16.self)
-        base.storeBytes(of: UInt32(payloadLength), toByteOffset: 4, as: UInt32.self)
-        base.storeBytes(of: FrameCodec.readInt64(body, at: timeOffset), toByteOffset: 8, as: Int64.self)
+        base.storeBytes(of: UInt16(event.type.count), toByteOffset: 0, as: UInt16.self)
+        base.storeBytes(of: UInt16(event.source.count), toByteOffset: 2, as: UInt16.self)
+        base.storeBytes(of: UInt32(event.payload.count), toByteOffset: 4, as: UInt32.self)
+        base.storeBytes(of: event.timeNanoseconds, toByteOffset: 8, as: Int64.self)
         var cursor = base + Self.headerSize
-        cursor.copyMemory(from: body.baseAddress! + 2, byteCount: typeLength)
-        cursor.storeBytes(of: 0, toByteOffset: typeLength, as: UInt8.self)
-        cursor += typeLength + 1
-        cursor.copyMemory(from: body.baseAddress! + 4 + typeLength, byteCount: sourceLength)
-        cursor.storeBytes(of: 0, toByteOffset: sourceLength, as: UInt8.self)
-        cursor += sourceLength + 1
-        if payloadLength > 0 { cursor.copyMemory(from: body.baseAddress! + timeOffset + 8, byteCount: payloadLength) }
+        // A NUL after type and source: the header promises terminated strings.
+        func putTerminated(_ text: UnsafeRawBufferPointer) {
+            if text.count > 0 { cursor.copyMemory(from: text.baseAddress!, byteCount: text.count) }
+            cursor.storeBytes(of: 0, toByteOffset: text.count, as: UInt8.self)
+            cursor += text.count + 1
+        }
+        putTerminated(event.type)
+        putTerminated(event.source)
+        if event.payload.count > 0 { cursor.copyMemory(from: event.payload.baseAddress!, byteCount: event.payload.count) }
         collected.count += size
         collectedCount += 1
         return true

@@ -52,17 +52,22 @@ public enum WorkerMain {
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
         guard agent_fork_server_serve(channelFD, buffer, capacity, &length) == 0 else { exit(ExitCode.success) }
-        let payload = UnsafeRawBufferPointer(start: buffer, count: length)
-        let arguments = ["agent-worker"] + payload.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))
         buffer.deallocate()
         // ps shows what the worker is (the server was started with room for it).
-        var commandLine = Array(arguments.joined(separator: "\0").utf8)
-        commandLine.withUnsafeMutableBufferPointer { bytes in
+        commandLine.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
                 _ = agent_set_command_line(CommandLine.unsafeArgv, CommandLine.argc, $0.baseAddress, $0.count)
             }
         }
         runWorker(arguments: arguments, forked: true)
+    }
+
+    /// A fork request's payload (arguments separated by NULs): the worker's arguments, and its
+    /// command line as /proc shows it.
+    private static func request(_ payload: UnsafeRawBufferPointer) -> (arguments: [String], commandLine: [UInt8]) {
+        let arguments = ["agent-worker"] + payload.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        return (arguments, Array(arguments.joined(separator: "\0").utf8))
     }
 
     /// Runs, once in the fork server, the thread-free parts of a worker's start on sample
@@ -82,10 +87,7 @@ public enum WorkerMain {
         FrameCodec.append(.failure, body: Array(#"{"code": "warm", "message": "warm"}"#.utf8), to: &frames)
         var decoder = FrameDecoder()
         _ = try? decoder.feed(frames)
-        let payload: [UInt8] = Array("--process\0warm".utf8)
-        _ = payload.withUnsafeBytes { raw in
-            raw.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\0")
-        }
+        _ = Array("--process\0warm".utf8).withUnsafeBytes(request)
         _ = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"]
         try? ModuleLoader.checkFile(path: "/proc/self/exe", module: "warm")
         _ = WorkerHost(channel: WorkerChannel(fd: -1)).api

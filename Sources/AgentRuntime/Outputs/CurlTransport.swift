@@ -34,7 +34,9 @@ final class CurlTransport: WebhookTransport {
 
     /// Why https webhooks cannot work on this machine, or nil.
     static var problem: String? {
-        agent_curl_problem().map { "https webhooks need libcurl (libcurl.so.4; on Debian `apt-get install libcurl4`): \(String(cString: $0))" }
+        agent_curl_problem().map {
+            "https webhooks need libcurl (libcurl.so.4, or the library AGENT_LIBCURL names; on Debian `apt-get install libcurl4`), which could not be loaded: \(String(cString: $0))"
+        }
     }
 
     func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt {

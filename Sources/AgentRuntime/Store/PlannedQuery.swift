@@ -89,7 +89,7 @@ public struct PlannedQuery: Sendable, Equatable {
                     if !statement.isReadonly {
                         writeProblem = QueryProblem("it must only read (SELECT); it would change the database")
                     }
-                    parameters = PlannedQuery.parameterNames(statement).map { String($0.drop { $0 == ":" || $0 == "$" || $0 == "@" }) }
+                    parameters = PlannedQuery.parameterNames(statement)
                     guard writeProblem == nil else { return }
                     let probe = PlannedQuery(process: "", name: "", sql: sql, every: 1, window: 60, settings: [:])
                     do {
@@ -113,8 +113,7 @@ public struct PlannedQuery: Sendable, Equatable {
     /// The values for the statement's parameters at time `now`.
     func arguments(for statement: Statement, now: Double) -> StatementArguments {
         var values: [String: DatabaseValue] = [:]
-        for parameter in Self.parameterNames(statement) {
-            let name = String(parameter.drop { $0 == ":" || $0 == "$" || $0 == "@" })
+        for name in Self.parameterNames(statement) {
             values[name] = value(of: name, now: now)
         }
         return StatementArguments(values)
@@ -137,11 +136,13 @@ public struct PlannedQuery: Sendable, Equatable {
         }
     }
 
-    /// The statement's named parameters, as written (`:since`).
+    /// The statement's named parameters, without their prefix (`:since` → `since`).
     static func parameterNames(_ statement: Statement) -> [String] {
         let count = sqlite3_bind_parameter_count(statement.sqliteStatement)
         guard count > 0 else { return [] }
-        return (1...count).compactMap { index in sqlite3_bind_parameter_name(statement.sqliteStatement, index).map { String(cString: $0) } }
+        return (1...count).compactMap { index in
+            sqlite3_bind_parameter_name(statement.sqliteStatement, index).map { String(String(cString: $0).drop { $0 == ":" || $0 == "$" || $0 == "@" }) }
+        }
     }
 }
 

@@ -66,11 +66,7 @@ public final class ForkServer {
         guard agent_set_child_subreaper() == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
         }
-        var payload: [UInt8] = []
-        for (index, argument) in arguments.enumerated() {
-            if index > 0 { payload.append(0) }
-            payload.append(contentsOf: argument.utf8)
-        }
+        let payload = Array(arguments.joined(separator: "\0").utf8)
         var pid: pid_t = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
@@ -84,23 +80,23 @@ public final class ForkServer {
     /// Stops the server: it exits when its control socket closes; SIGKILL after `timeout`.
     /// Reaps it.
     public func shutDown(timeout: Double = 1) {
-        if controlFD >= 0 {
-            close(controlFD)
-            controlFD = -1
+        closeControl()
+        if pidFD >= 0 {
+            var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
+            while poll(&exited, 1, Int32(timeout * 1000)) < 0, errno == EINTR {}
         }
         var status: Int32 = 0
-        let deadline = EventLoop.now() + timeout
-        while true {
-            let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid || (reaped < 0 && errno != EINTR) { break }
-            if EventLoop.now() > deadline {
-                Glibc.kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-                break
-            }
-            usleep(1000)
+        // 0: still running (-1: already reaped, its pid no longer ours to signal).
+        if waitpid(pid, &status, WNOHANG) == 0 {
+            Glibc.kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         }
         closePidFD()
+    }
+
+    private func closeControl() {
+        if controlFD >= 0 { close(controlFD) }
+        controlFD = -1
     }
 
     private func closePidFD() {
@@ -110,10 +106,7 @@ public final class ForkServer {
 
     /// The server died on its own: close the control socket and reap it. Returns how it ended.
     func reapAfterDeath() -> String {
-        if controlFD >= 0 {
-            close(controlFD)
-            controlFD = -1
-        }
+        closeControl()
         closePidFD()
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}

@@ -13,13 +13,33 @@ extension Supervisor {
         if events & ~EventLoop.writable != 0 { drainChannel(process) }
     }
 
-    /// Reads and handles the frames available on the worker's socket: all of them, or, once
-    /// the process is paused (a subscriber of its blocks), none after the current read, so that
-    /// a blocking subscriber's queue overshoots its limit by one read at most. `all`: every
-    /// frame whatever the pause (a dead worker's last words).
+    /// Reads and handles the frames available on the worker's socket. Once the process is
+    /// paused (a subscriber of its blocks), the rest stays unread and the frames already read
+    /// are held in its decoder (handed out after the resume), so that a blocking subscriber's
+    /// queue goes past its limit by one event at most. `all`: every frame whatever the pause (a
+    /// dead worker's last words).
     func drainChannel(_ process: SupervisedProcess, all: Bool = false) {
         let fd = process.channelFD
-        while fd >= 0 {
+        let onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void = { [unowned self] kind, body in
+            if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
+            try handle(kind, body, from: process)
+        }
+        func feed(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            do {
+                try process.decoder.feed(chunk, onFrame)
+                return true
+            } catch {
+                logger.error("protocol error from worker: \(error); killing it", metadata: ["process": "\(process.name)"])
+                loop.unregister(fd)
+                kill(process, reason: "protocol error")
+                return false
+            }
+        }
+        // What a pause held back comes before anything new.
+        if process.decoder.isHolding {
+            guard feed(UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
+        }
+        while fd >= 0, all || process.pauseCount == 0 {
             let n = read(fd, readBuffer.baseAddress, readBuffer.count)
             if n < 0, errno == EINTR { continue }
             if n <= 0 {
@@ -27,17 +47,8 @@ extension Supervisor {
                 if n == 0 { loop.unregister(fd) }
                 return
             }
-            do {
-                try process.decoder.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) { kind, body in
-                    try handle(kind, body, from: process)
-                }
-            } catch {
-                logger.error("protocol error from worker: \(error); killing it", metadata: ["process": "\(process.name)"])
-                loop.unregister(fd)
-                kill(process, reason: "protocol error")
-                return
-            }
-            if n < readBuffer.count || (process.pauseCount > 0 && !all) { return }
+            guard feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) else { return }
+            if n < readBuffer.count { return }
         }
     }
 
@@ -239,8 +250,15 @@ extension Supervisor {
         subscriber.pausedProducers = []
         for producer in producers {
             producer.pauseCount -= 1
+            if producer.pauseCount == 0 { producer.lastHeartbeat = EventLoop.now() }
             if producer.pauseCount == 0, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
                 loop.modify(producer.channelFD, events: EventLoop.readable | (producer.waitingForWritable ? EventLoop.writable : 0))
+                // Frames held at the pause: the socket may have nothing new to wake the loop.
+                if producer.decoder.isHolding {
+                    loop.schedule(after: 0) { [unowned self, unowned producer] in
+                        if producer.channelFD >= 0, producer.pauseCount == 0 { drainChannel(producer) }
+                    }
+                }
             }
         }
     }

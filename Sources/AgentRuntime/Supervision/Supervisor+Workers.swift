@@ -296,7 +296,9 @@ extension Supervisor {
             case .starting where now - process.spawnedAt > process.policy.startTimeout:
                 logger.error("did not report ready within \(ProcessPolicy.format(process.policy.startTimeout)) s; killing it (a failed start)", metadata: ["process": "\(process.name)"])
                 kill(process, reason: "start timeout")
-            case .running:
+            // A paused process's heartbeats wait unread with its events; its watchdog restarts
+            // when it is resumed.
+            case .running where process.pauseCount == 0:
                 if let watchdog = process.policy.watchdog, now - max(process.lastHeartbeat, process.readyAt) > watchdog {
                     logger.error("watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s; killing it", metadata: ["process": "\(process.name)"])
                     kill(process, reason: "watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s")

@@ -44,7 +44,9 @@ final class HostBridge: @unchecked Sendable {
         guard let next = api.pointee.next_event else { return .stopped }
         var raw = agent_event()
         switch Int(next(ctx, timeoutMilliseconds, &raw)) {
-        case Int(AGENT_OK): return .event(Self.event(raw))
+        case Int(AGENT_OK):
+            var names = RecentNames()
+            return .event(Self.event(raw, names: &names))
         case Int(AGENT_TIMEOUT): return .timeout
         default: return .stopped
         }
@@ -95,22 +97,12 @@ final class HostBridge: @unchecked Sendable {
         }
     }
 
+    /// Copies a host-owned event into an `Event`.
     private static func event(_ raw: agent_event, names: inout RecentNames) -> Event {
         let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
         return Event(type: RecentNames.text(raw.type, raw.type_len, &names.type),
                      source: RecentNames.text(raw.source, raw.source_len, &names.source),
                      time: Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9), payload: payload)
-    }
-
-    /// Copies a host-owned event into an `Event`.
-    private static func event(_ raw: agent_event) -> Event {
-        func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
-            guard let p, n > 0 else { return "" }
-            return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
-        }
-        let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
-        let time = Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9)
-        return Event(type: text(raw.type, raw.type_len), source: text(raw.source, raw.source_len), time: time, payload: payload)
     }
 
     /// The saved state, `.some([])` never means "absent": absent is nil.
