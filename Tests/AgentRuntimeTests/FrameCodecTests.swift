@@ -90,24 +90,24 @@ import Testing
     @Test func emittedEventBecomesADeliveryNamingItsSource() throws {
         let type = Array("trade".utf8)
         let payload = Array(#"{"pair":"ETH/USD"}"#.utf8)
-        var frame: [UInt8] = []
+        let frame = FrameBuffer()
         type.withUnsafeBytes { t in
             payload.withUnsafeBytes { p in
-                EventFrame.appendEmitted(type: t, timeNanoseconds: 1_700_000_000_123_456_789, payload: p, to: &frame)
+                EventFrame.appendEmitted(type: t, timeNanoseconds: 1_700_000_000_123_456_789, payload: p, to: frame)
             }
         }
         var decoder = FrameDecoder()
-        let frames = try decoder.feed(frame)
+        let frames = try decoder.feed(frame.bytes)
         #expect(frames.count == 1 && frames[0].0 == .event)
 
-        var delivery: [UInt8] = []
+        let delivery = FrameBuffer()
         try frames[0].1.withUnsafeBytes { body in
             let emitted = try EventFrame.parseEmitted(body)
             #expect(Array(emitted.type) == type)
             #expect(emitted.timeNanoseconds == 1_700_000_000_123_456_789)
-            EventFrame.appendDelivery(emitted, source: Array("trades".utf8), to: &delivery)
+            EventFrame.appendDelivery(emitted, source: Array("trades".utf8), to: delivery)
         }
-        let delivered = try decoder.feed(delivery)
+        let delivered = try decoder.feed(delivery.bytes)
         #expect(delivered.count == 1 && delivered[0].0 == .deliver)
         let event = try delivered[0].1.withUnsafeBytes { try EventFrame.parseDelivery($0) }
         #expect(event == EventFrame(type: "trade", source: "trades", timeNanoseconds: 1_700_000_000_123_456_789, payload: payload))
@@ -122,16 +122,71 @@ import Testing
         let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
         let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
                                                        subscriptions: [], policy: ProcessPolicy()))
-        for body in [[1], [2], [3]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: &process.outgoing) }
-        FrameCodec.append(.stop, body: [UInt8](), to: &process.outgoing)
-        FrameCodec.append(.deliver, body: [4], to: &process.outgoing)
+        for body in [[1], [2], [3]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: process.outgoing) }
+        FrameCodec.append(.stop, body: [UInt8](), to: process.outgoing)
+        FrameCodec.append(.deliver, body: [4], to: process.outgoing)
         // The first frame (6 bytes) went out whole, the second only in part.
-        process.sent = 8
+        process.noteSent(8)
         let lost = process.discardSentFrames()
         #expect(lost == 1)
         var decoder = FrameDecoder()
-        let kept = (try? decoder.feed(process.outgoing)) ?? []
+        let kept = (try? decoder.feed(process.outgoing.bytes)) ?? []
         #expect(kept.map(\.1) == [[3], [4]])
         #expect(kept.allSatisfy { $0.0 == .deliver })
+    }
+
+    @Test func writtenBacklogIsRemovedAtAFrameBoundaryAndThePartlyWrittenFrameKept() throws {
+        let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
+        let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
+                                                       subscriptions: [], policy: ProcessPolicy()))
+        // 3 MB of 1 KiB deliveries, numbered.
+        let count = 3 << 10
+        for index in 0..<count {
+            var body = [UInt8](repeating: 0, count: 1019)
+            body[0] = UInt8(index & 0xFF)
+            body[1] = UInt8(index >> 8)
+            FrameCodec.append(.deliver, body: body, to: process.outgoing)
+        }
+        let frameSize = process.outgoing.count / count
+        // Written in uneven pieces, the last one ending inside a frame.
+        var written = 0
+        let target = 2 * (1 << 20) + 100
+        while written < target {
+            let piece = min(70_001, target - written)
+            process.noteSent(piece)
+            written += piece
+        }
+        #expect(process.pendingBytes == count * frameSize - target)
+        #expect(process.outgoing.count < count * frameSize, "the written prefix was not removed")
+        // What is left begins at a frame boundary: the partly written frame is lost, the
+        // rest is kept in order.
+        #expect(process.discardSentFrames() == 1)
+        var decoder = FrameDecoder()
+        let kept = try decoder.feed(process.outgoing.bytes)
+        let first = target / frameSize + 1
+        #expect(kept.count == count - first)
+        #expect(kept.first.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == first)
+        #expect(kept.last.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == count - 1)
+    }
+
+    @Test func frameBufferGrowsMovesAndSwaps() {
+        let buffer = FrameBuffer()
+        #expect(buffer.isEmpty)
+        for value in 0..<1000 { buffer.append(UInt8(value % 251)) }
+        buffer.append(contentsOf: (0..<10).lazy.map { UInt8($0) })
+        #expect(buffer.count == 1010)
+        #expect(Array(buffer.bytes.prefix(3)) == [0, 1, 2] && Array(buffer.bytes.suffix(2)) == [8, 9])
+        buffer.removeSubrange(1..<999)
+        #expect(buffer.bytes == [0, UInt8(999 % 251)] + (0..<10).map { UInt8($0) })
+        buffer.prepend([7, 7])
+        #expect(Array(buffer.bytes.prefix(3)) == [7, 7, 0])
+        let other = FrameBuffer(capacity: 4)
+        other.append(contentsOf: [1, 2, 3] as [UInt8])
+        buffer.swapContents(with: other)
+        #expect(buffer.bytes == [1, 2, 3] && other.count == 14)
+        other.removeAll(keepingCapacity: false)
+        #expect(other.isEmpty && other.capacity == 0)
+        other.append(contentsOf: [5] as [UInt8])
+        #expect(other.bytes == [5])
     }
 }

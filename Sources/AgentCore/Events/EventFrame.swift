@@ -18,9 +18,9 @@ public struct EventFrame: Equatable, Sendable {
     }
 
     /// Appends an `event` frame (what a worker sends).
-    public static func appendEmitted(type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
+    public static func appendEmitted(type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, to buffer: FrameBuffer) {
         let bodyLength = 2 + type.count + 8 + payload.count
-        FrameCodec.appendBytes(FrameCodec.headerLength + bodyLength, to: &buffer) { frame in
+        buffer.append(FrameCodec.headerLength + bodyLength) { frame in
             frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
             frame.storeBytes(of: FrameKind.event.rawValue, toByteOffset: 4, as: UInt8.self)
             var cursor = frame + FrameCodec.headerLength
@@ -59,10 +59,10 @@ public struct EventFrame: Equatable, Sendable {
     }
 
     /// Appends a `deliver` frame built from an emitted event and its source.
-    public static func appendDelivery(_ emitted: Emitted, source: [UInt8], to buffer: inout [UInt8]) {
+    public static func appendDelivery(_ emitted: Emitted, source: [UInt8], to buffer: FrameBuffer) {
         let bodyLength = 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count
         source.withUnsafeBytes { sourceBytes in
-            FrameCodec.appendBytes(FrameCodec.headerLength + bodyLength, to: &buffer) { frame in
+            buffer.append(FrameCodec.headerLength + bodyLength) { frame in
                 frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
                 frame.storeBytes(of: FrameKind.deliver.rawValue, toByteOffset: 4, as: UInt8.self)
                 var cursor = frame + FrameCodec.headerLength

@@ -21,13 +21,18 @@ public enum FrameCodec {
         buffer.append(kind.rawValue)
     }
 
-    /// Appends `count` bytes written by `fill` at the start of them (little-endian fields
-    /// through `storeBytes`): one growth check for a whole frame instead of one per byte.
-    @inlinable
-    public static func appendBytes(_ count: Int, to buffer: inout [UInt8], _ fill: (UnsafeMutableRawPointer) -> Void) {
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: count))
-        buffer.withUnsafeMutableBytes { fill($0.baseAddress! + start) }
+    /// Appends one frame to `buffer`.
+    public static func append(_ kind: FrameKind, body: some Collection<UInt8>, to buffer: FrameBuffer) {
+        appendHeader(kind, bodyLength: body.count, to: buffer)
+        buffer.append(contentsOf: body)
+    }
+
+    /// Appends the header of a frame whose body of `bodyLength` bytes the caller appends next.
+    public static func appendHeader(_ kind: FrameKind, bodyLength: Int, to buffer: FrameBuffer) {
+        buffer.append(headerLength) { header in
+            header.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
+            header.storeBytes(of: kind.rawValue, toByteOffset: 4, as: UInt8.self)
+        }
     }
 
     @inlinable

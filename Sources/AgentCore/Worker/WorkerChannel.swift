@@ -5,7 +5,7 @@ import Foundation
 final class WorkerChannel: @unchecked Sendable {
     let fd: Int32
     private let outLock = NSCondition()
-    private var outgoing: [UInt8] = []
+    private let outgoing = FrameBuffer(capacity: 4096)
     private var writerIdle = true
     private var closed = false
     /// Emitters wait above this many queued bytes, so a fast datasource cannot exhaust memory.
@@ -22,10 +22,10 @@ final class WorkerChannel: @unchecked Sendable {
     /// sparse and the writer has nothing to do, writes them on the caller's thread: an event
     /// then leaves without waking the writer (lower latency), while a fast producer still gets
     /// its frames batched.
-    func send(_ build: (inout [UInt8]) -> Void) {
+    func send(_ build: (FrameBuffer) -> Void) {
         outLock.lock()
         while outgoing.count > highWater, !closed { outLock.wait() }
-        build(&outgoing)
+        build(outgoing)
         if writerIdle {
             let now = DispatchTime.now().uptimeNanoseconds
             if !closed, now &- lastDirectWrite > Self.directWriteSpacing {
@@ -44,7 +44,7 @@ final class WorkerChannel: @unchecked Sendable {
     }
 
     func send(_ kind: FrameKind, body: some Collection<UInt8>) {
-        send { FrameCodec.append(kind, body: body, to: &$0) }
+        send { FrameCodec.append(kind, body: body, to: $0) }
     }
 
     /// Starts the writer thread.
@@ -55,8 +55,7 @@ final class WorkerChannel: @unchecked Sendable {
     }
 
     private func writeLoop() {
-        var batch: [UInt8] = []
-        batch.reserveCapacity(64 << 10)
+        let batch = FrameBuffer(capacity: 64 << 10)
         while true {
             outLock.lock()
             while outgoing.isEmpty, !closed {
@@ -72,10 +71,10 @@ final class WorkerChannel: @unchecked Sendable {
                 outLock.unlock()
                 return
             }
-            swap(&batch, &outgoing)
+            batch.swapContents(with: outgoing)
             outLock.broadcast()
             outLock.unlock()
-            if !Self.writeAll(fd, batch) {
+            if !batch.withUnsafeBytes({ Self.writeAll(fd, $0) }) {
                 // The supervisor is gone: nothing more can be delivered.
                 outLock.lock()
                 closed = true
@@ -97,19 +96,17 @@ final class WorkerChannel: @unchecked Sendable {
         outLock.unlock()
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
+    static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < raw.count {
+            let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
             }
-            return true
+            offset += n
         }
+        return true
     }
 
     /// Reads frames until the supervisor closes the socket; calls `onFrame` for each, and

@@ -42,17 +42,19 @@ final class WorkerHost: @unchecked Sendable {
         api.host_ctx = Unmanaged.passUnretained(self).toOpaque()
         api.emit = { ctx, type, typeLength, payload, payloadLength in
             guard let type, typeLength > 0, typeLength <= 0xFFFF else { return Int32(AGENT_ERROR) }
-            let host = WorkerHost.from(ctx)
-            if host.isStopping { return Int32(AGENT_STOPPED) }
-            let time = WorkerHost.nowNanoseconds()
-            host.channel.send { buffer in
-                EventFrame.appendEmitted(
-                    type: UnsafeRawBufferPointer(start: type, count: typeLength),
-                    timeNanoseconds: time,
-                    payload: UnsafeRawBufferPointer(start: payload, count: payload == nil ? 0 : payloadLength),
-                    to: &buffer)
+            // The host outlives every call into it: no retain and release per event.
+            return Unmanaged<WorkerHost>.fromOpaque(ctx!)._withUnsafeGuaranteedRef { host in
+                if host.isStopping { return Int32(AGENT_STOPPED) }
+                let time = WorkerHost.nowNanoseconds()
+                host.channel.send { buffer in
+                    EventFrame.appendEmitted(
+                        type: UnsafeRawBufferPointer(start: type, count: typeLength),
+                        timeNanoseconds: time,
+                        payload: UnsafeRawBufferPointer(start: payload, count: payload == nil ? 0 : payloadLength),
+                        to: buffer)
+                }
+                return Int32(AGENT_OK)
             }
-            return Int32(AGENT_OK)
         }
         api.send_message = { ctx, level, text, length in
             WorkerHost.from(ctx).sendText(.message, level: level, text, length)
@@ -112,7 +114,7 @@ final class WorkerHost: @unchecked Sendable {
         let time = Self.nowNanoseconds()
         channel.send { buffer in
             typeBytes.withUnsafeBytes { t in
-                body.withUnsafeBytes { p in EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: &buffer) }
+                body.withUnsafeBytes { p in EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: buffer) }
             }
         }
     }
@@ -142,9 +144,9 @@ final class WorkerHost: @unchecked Sendable {
     private func sendText(_ kind: FrameKind, level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
         let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
         channel.send { buffer in
-            FrameCodec.appendHeader(kind, bodyLength: 1 + bytes.count, to: &buffer)
+            FrameCodec.appendHeader(kind, bodyLength: 1 + bytes.count, to: buffer)
             buffer.append(UInt8(clamping: max(0, level)))
-            buffer.append(contentsOf: bytes)
+            buffer.append(bytes)
         }
     }
 

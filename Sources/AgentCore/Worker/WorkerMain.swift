@@ -82,11 +82,11 @@ public enum WorkerMain {
             _ = (start["settings"] ?? .object([:])).serialized()
             for (_, value) in start["adapter_libraries"]?.objectValue ?? [:] { _ = value.stringValue }
         }
-        var frames: [UInt8] = []
-        FrameCodec.append(.ready, body: EmptyCollection(), to: &frames)
-        FrameCodec.append(.failure, body: Array(#"{"code": "warm", "message": "warm"}"#.utf8), to: &frames)
+        let frames = FrameBuffer()
+        FrameCodec.append(.ready, body: EmptyCollection(), to: frames)
+        FrameCodec.append(.failure, body: Array(#"{"code": "warm", "message": "warm"}"#.utf8), to: frames)
         var decoder = FrameDecoder()
-        _ = try? decoder.feed(frames)
+        _ = try? decoder.feed(frames.bytes)
         _ = Array("--process\0warm".utf8).withUnsafeBytes(request)
         _ = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"]
         try? ModuleLoader.checkFile(path: "/proc/self/exe", module: "warm")

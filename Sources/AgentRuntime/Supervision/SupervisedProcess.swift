@@ -28,9 +28,11 @@ final class SupervisedProcess {
     var decoder = FrameDecoder()
     var outputLine: [UInt8] = []
 
-    /// Frames not yet written to the worker; `sent` bytes of it already were.
-    var outgoing: [UInt8] = []
-    var sent = 0
+    /// Frames not yet written to the worker; `sent` bytes of it already were, and the frames
+    /// before `sentBoundary` entirely.
+    let outgoing = FrameBuffer()
+    private(set) var sent = 0
+    private var sentBoundary = 0
     var waitingForWritable = false
     var dirty = false
 
@@ -85,8 +87,8 @@ final class SupervisedProcess {
     /// Drops what the dead worker already received (and the frame it was in the middle of) and
     /// keeps the deliveries it never saw, for its successor. Returns how many frames were lost.
     func discardSentFrames() -> Int {
-        var offset = 0
-        var kept: [UInt8] = []
+        var offset = sentBoundary
+        let kept = FrameBuffer()
         var lost = 0
         outgoing.withUnsafeBytes { raw in
             while raw.count - offset >= 5 {
@@ -96,20 +98,21 @@ final class SupervisedProcess {
                 if offset < sent {
                     if raw[offset + 4] == FrameKind.deliver.rawValue, end > sent { lost += 1 }
                 } else if raw[offset + 4] == FrameKind.deliver.rawValue {
-                    kept.append(contentsOf: raw[offset..<end])
+                    kept.append(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
                 }
                 offset = end
             }
         }
-        outgoing = kept
+        outgoing.swapContents(with: kept)
         sent = 0
+        sentBoundary = 0
         return lost
     }
 
     /// Drops undelivered events, oldest first, until at least `bytes` are freed (never the
     /// frame being written, never a non-event frame). Returns how many were dropped.
     func dropOldestDeliveries(freeing bytes: Int) -> Int {
-        var start = 0
+        var start = sentBoundary
         var dropped = 0
         var end = 0
         outgoing.withUnsafeBytes { raw in
@@ -129,27 +132,37 @@ final class SupervisedProcess {
         return dropped
     }
 
-    /// Removes the fully written prefix, at a frame boundary, once it is large and at least
-    /// as large as what is left, so that each byte is moved at most once (a backlog of several
-    /// MB behind a slow subscriber was moved again after every MB written).
-    func compactIfNeeded() {
+    /// Records that `count` more bytes were written. The frame boundary behind them is found
+    /// while they are fresh in the cache, each frame once; the written prefix is removed once
+    /// it is large and at least as large as what is left, so that each byte is moved at most
+    /// once (a backlog of several MB behind a slow subscriber was moved again after every MB
+    /// written).
+    func noteSent(_ count: Int) {
+        sent += count
         if sent == outgoing.count {
-            outgoing.removeAll(keepingCapacity: outgoing.capacity <= 1 << 20)
+            // A burst's memory is kept for the next one, up to a bound.
+            outgoing.removeAll(keepingCapacity: outgoing.capacity <= 4 << 20)
             sent = 0
+            sentBoundary = 0
             return
         }
-        guard sent > 1 << 20, sent >= outgoing.count - sent else { return }
-        var boundary = 0
         outgoing.withUnsafeBytes { raw in
-            while raw.count - boundary >= 4 {
-                let end = boundary + 4 + Int(FrameCodec.readUInt32(raw, at: boundary))
+            while raw.count - sentBoundary >= 4 {
+                let end = sentBoundary + 4 + Int(FrameCodec.readUInt32(raw, at: sentBoundary))
                 if end > sent { break }
-                boundary = end
+                sentBoundary = end
             }
         }
-        if boundary > 0 {
-            outgoing.removeFirst(boundary)
-            sent -= boundary
-        }
+        guard sentBoundary > 1 << 20, sentBoundary >= outgoing.count - sentBoundary else { return }
+        outgoing.removeFirst(sentBoundary)
+        sent -= sentBoundary
+        sentBoundary = 0
+    }
+
+    /// Puts a frame before everything queued (the start frame of a new worker, which has
+    /// been sent nothing yet).
+    func queueFirst(_ frame: [UInt8]) {
+        if sent > 0 { _ = discardSentFrames() }
+        outgoing.prepend(frame)
     }
 }

@@ -109,7 +109,7 @@ extension Supervisor {
 
     func replyToQuery(_ process: SupervisedProcess, ok: Bool, _ bytes: [UInt8]) {
         guard process.hasWorker else { return }
-        FrameCodec.append(.queryResult, body: [ok ? 0 : 1] + bytes, to: &process.outgoing)
+        FrameCodec.append(.queryResult, body: [ok ? 0 : 1] + bytes, to: process.outgoing)
         markDirty(process)
     }
 
@@ -122,7 +122,7 @@ extension Supervisor {
         let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
         typeBytes.withUnsafeBytes { t in
             body.withUnsafeBytes { p in
-                EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: Array(source.utf8), to: &process.outgoing)
+                EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: Array(source.utf8), to: process.outgoing)
             }
         }
         process.eventsDelivered += 1

@@ -88,13 +88,11 @@ extension Supervisor {
         case .heartbeat:
             process.lastHeartbeat = EventLoop.now()
         case .loadState:
-            var frame: [UInt8] = []
             if let state = process.savedState {
-                FrameCodec.append(.stateData, body: [0] + state, to: &frame)
+                FrameCodec.append(.stateData, body: [0] + state, to: process.outgoing)
             } else {
-                FrameCodec.append(.stateData, body: [1], to: &frame)
+                FrameCodec.append(.stateData, body: [1], to: process.outgoing)
             }
-            process.outgoing.append(contentsOf: frame)
             markDirty(process)
         case .saveState:
             let data = Array(body)
@@ -144,13 +142,13 @@ extension Supervisor {
            target.pendingBytes + frameLength <= target.policy.queueLimit {
             // The common case: one subscriber with room (so nothing to drop and no producer to
             // pause, whatever its when_full); build the frame straight into its queue.
-            EventFrame.appendDelivery(event, source: source.nameBytes, to: &target.outgoing)
+            EventFrame.appendDelivery(event, source: source.nameBytes, to: target.outgoing)
             target.eventsDelivered += 1
             markDirty(target)
             return
         }
         deliveryScratch.removeAll(keepingCapacity: true)
-        EventFrame.appendDelivery(event, source: source.nameBytes, to: &deliveryScratch)
+        EventFrame.appendDelivery(event, source: source.nameBytes, to: deliveryScratch)
         for target in targets {
             switch target.state {
             case .failed, .exited, .stopped, .stopping:
@@ -170,7 +168,7 @@ extension Supervisor {
                     }
                 }
             }
-            target.outgoing.append(contentsOf: deliveryScratch)
+            deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
             target.eventsDelivered += 1
             markDirty(target)
         }
@@ -178,9 +176,7 @@ extension Supervisor {
 
     func acknowledgeStateSave(_ process: SupervisedProcess, saved: Bool) {
         guard process.hasWorker else { return }
-        var frame: [UInt8] = []
-        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: &frame)
-        process.outgoing.append(contentsOf: frame)
+        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: process.outgoing)
         markDirty(process)
     }
 
@@ -212,11 +208,12 @@ extension Supervisor {
     private func write(_ process: SupervisedProcess) {
         guard process.channelFD >= 0, !process.waitingForWritable, process.pendingBytes > 0 else { return }
         let fd = process.channelFD
-        process.outgoing.withUnsafeBytes { raw in
-            while process.sent < raw.count {
-                let n = send(fd, raw.baseAddress! + process.sent, raw.count - process.sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        let written = process.outgoing.withUnsafeBytes { raw -> Int in
+            var offset = process.sent
+            while offset < raw.count {
+                let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 if n > 0 {
-                    process.sent += n
+                    offset += n
                     continue
                 }
                 if n < 0, errno == EINTR { continue }
@@ -225,10 +222,11 @@ extension Supervisor {
                     loop.modify(fd, events: (process.pauseCount > 0 ? 0 : EventLoop.readable) | EventLoop.writable)
                 }
                 // EPIPE and the like: the worker is dying; its pidfd reports it.
-                return
+                break
             }
+            return offset - process.sent
         }
-        process.compactIfNeeded()
+        process.noteSent(written)
         if !process.pausedProducers.isEmpty, process.pendingBytes <= process.policy.queueLimit / 2 { resumeProducers(of: process) }
     }
 

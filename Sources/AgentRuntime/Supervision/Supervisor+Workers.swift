@@ -102,8 +102,7 @@ extension Supervisor {
         ]).serialized()
         var frame: [UInt8] = []
         FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
-        process.outgoing.insert(contentsOf: frame, at: 0)
-        process.sent = 0
+        process.queueFirst(frame)
         markDirty(process)
 
         loop.register(process.channelFD) { [unowned self, unowned process] events in
@@ -132,9 +131,7 @@ extension Supervisor {
         guard process.hasWorker else { return }
         if process.state == .stopping { return }
         setState(process, .stopping)
-        var frame: [UInt8] = []
-        FrameCodec.append(.stop, body: EmptyCollection(), to: &frame)
-        process.outgoing.append(contentsOf: frame)
+        FrameCodec.append(.stop, body: EmptyCollection(), to: process.outgoing)
         markDirty(process)
         flushDirty()
         Glibc.kill(process.pid, SIGTERM)

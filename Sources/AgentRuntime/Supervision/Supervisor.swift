@@ -57,7 +57,7 @@ public final class Supervisor {
     var orphanSweepScheduled = false
     private var signalFD: Int32 = -1
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-    var deliveryScratch: [UInt8] = []
+    let deliveryScratch = FrameBuffer()
 
     /// Supervises the planned processes (see ``SettingsValidator``).
     public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {

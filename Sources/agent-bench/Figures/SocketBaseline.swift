@@ -24,7 +24,7 @@ enum SocketBaseline {
             child.finish()
             throw BenchError("the socketpair receiver did not start")
         }
-        var writer = FrameWriter(fd: fds[0])
+        let writer = FrameWriter(fd: fds[0])
         var payload = SocketPayload.template(size: payloadBytes)
         let type = Array(SocketPayload.eventType.utf8)
         let start = Clock.monotonicNanoseconds()
@@ -51,24 +51,21 @@ enum SocketBaseline {
 /// thread under load (or one write per frame when paced).
 struct FrameWriter {
     let fd: Int32
-    private var buffer: [UInt8] = []
+    private let buffer = FrameBuffer(capacity: 80 << 10)
 
-    init(fd: Int32) {
-        self.fd = fd
-        buffer.reserveCapacity(80 << 10)
-    }
+    init(fd: Int32) { self.fd = fd }
 
-    mutating func append(type: [UInt8], payload: [UInt8], flush: Bool) throws {
+    func append(type: [UInt8], payload: [UInt8], flush: Bool) throws {
         let time = Clock.realtimeNanoseconds()
         type.withUnsafeBytes { t in
             payload.withUnsafeBytes { p in
-                EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: &buffer)
+                EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: buffer)
             }
         }
         if flush || buffer.count >= 64 << 10 { try write() }
     }
 
-    private mutating func write() throws {
+    private func write() throws {
         try buffer.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
