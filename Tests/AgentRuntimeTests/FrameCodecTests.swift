@@ -105,7 +105,7 @@ import Testing
             let emitted = try EventFrame.parseEmitted(body)
             #expect(Array(emitted.type) == type)
             #expect(emitted.timeNanoseconds == 1_700_000_000_123_456_789)
-            EventFrame.appendDelivery(emitted, source: Array("trades".utf8), to: delivery)
+            Array("trades".utf8).withUnsafeBytes { EventFrame.appendDelivery(emitted, source: $0, to: delivery) }
         }
         let delivered = try decoder.feed(delivery.bytes)
         #expect(delivered.count == 1 && delivered[0].0 == .deliver)

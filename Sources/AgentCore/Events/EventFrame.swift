@@ -59,25 +59,24 @@ public struct EventFrame: Equatable, Sendable {
     }
 
     /// Appends a `deliver` frame built from an emitted event and its source.
-    public static func appendDelivery(_ emitted: Emitted, source: [UInt8], to buffer: FrameBuffer) {
+    @inlinable
+    public static func appendDelivery(_ emitted: Emitted, source: UnsafeRawBufferPointer, to buffer: FrameBuffer) {
         let bodyLength = 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count
-        source.withUnsafeBytes { sourceBytes in
-            buffer.append(FrameCodec.headerLength + bodyLength) { frame in
-                frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
-                frame.storeBytes(of: FrameKind.deliver.rawValue, toByteOffset: 4, as: UInt8.self)
-                var cursor = frame + FrameCodec.headerLength
-                func put(_ part: UnsafeRawBufferPointer) {
-                    cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
-                    cursor += 2
-                    if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
-                    cursor += part.count
-                }
-                put(emitted.type)
-                put(sourceBytes)
-                cursor.storeBytes(of: emitted.timeNanoseconds.littleEndian, as: Int64.self)
-                cursor += 8
-                if emitted.payload.count > 0 { cursor.copyMemory(from: emitted.payload.baseAddress!, byteCount: emitted.payload.count) }
+        buffer.append(FrameCodec.headerLength + bodyLength) { frame in
+            frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
+            frame.storeBytes(of: FrameKind.deliver.rawValue, toByteOffset: 4, as: UInt8.self)
+            var cursor = frame + FrameCodec.headerLength
+            func put(_ part: UnsafeRawBufferPointer) {
+                cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
+                cursor += 2
+                if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
+                cursor += part.count
             }
+            put(emitted.type)
+            put(source)
+            cursor.storeBytes(of: emitted.timeNanoseconds.littleEndian, as: Int64.self)
+            cursor += 8
+            if emitted.payload.count > 0 { cursor.copyMemory(from: emitted.payload.baseAddress!, byteCount: emitted.payload.count) }
         }
     }
 

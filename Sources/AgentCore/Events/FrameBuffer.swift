@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A growable buffer of outgoing frame bytes, shared by reference.
 ///
 /// The hot paths (a worker's emit, the supervisor's routing) append a frame per event: here a
@@ -82,6 +86,12 @@ public final class FrameBuffer {
     @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: state.pointee.storage, count: state.pointee.count))
+    }
+
+    /// Whether it holds exactly `bytes`.
+    public func holds(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == count else { return false }
+        return count == 0 || memcmp(state.pointee.storage.unsafelyUnwrapped, bytes.baseAddress!, count) == 0
     }
 
     /// A copy of the bytes held.

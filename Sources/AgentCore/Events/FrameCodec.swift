@@ -57,19 +57,20 @@ public enum FrameCodec {
 
     @inlinable
     public static func readUInt16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt16 {
-        UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+        precondition(offset >= 0 && offset + 2 <= bytes.count, "read past the end")
+        return UInt16(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
     }
 
     @inlinable
     public static func readUInt32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+        precondition(offset >= 0 && offset + 4 <= bytes.count, "read past the end")
+        return UInt32(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     @inlinable
     public static func readInt64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int64 {
-        var value: UInt64 = 0
-        for i in 0..<8 { value |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
-        return Int64(bitPattern: value)
+        precondition(offset >= 0 && offset + 8 <= bytes.count, "read past the end")
+        return Int64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: Int64.self))
     }
 }
 

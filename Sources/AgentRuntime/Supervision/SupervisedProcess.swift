@@ -7,7 +7,9 @@ import JSONSchema
 final class SupervisedProcess {
     /// What the settings say about this process (a reload compares it).
     let planned: PlannedProcess
-    let nameBytes: [UInt8]
+    /// The name's UTF-8 bytes, as deliveries carry them (a buffer that routing reads without
+    /// a retain).
+    let nameBytes: FrameBuffer
     var name: String { planned.name }
     var type: String { planned.type }
     var kind: String { planned.kind }
@@ -20,7 +22,18 @@ final class SupervisedProcess {
     var subscriptions: [String] { planned.subscriptions }
     var policy: ProcessPolicy { planned.policy }
 
-    var state: ProcessState = .stopped
+    var state: ProcessState = .stopped {
+        didSet {
+            switch state {
+            case .failed, .exited, .stopped, .stopping: acceptsDeliveries = false
+            default: acceptsDeliveries = true
+            }
+        }
+    }
+    /// Whether events are queued for it (routing asks for every event).
+    private(set) var acceptsDeliveries = false
+    /// `policy.queueLimit`, read for every event routed to it.
+    let queueLimit: Int
     var pid: pid_t = 0
     var pidFD: Int32 = -1
     var channelFD: Int32 = -1
@@ -68,14 +81,18 @@ final class SupervisedProcess {
     var lastHeartbeat = 0.0
 
     /// Cache of the targets of the last event type this process emitted.
-    var lastEmittedType: [UInt8] = []
+    let lastEmittedType = FrameBuffer()
     var lastEmittedTypeName = ""
     var lastTargets: [SupervisedProcess] = []
+    /// The only target, if there is exactly one (kept alive by `lastTargets`).
+    var singleTarget: Unmanaged<SupervisedProcess>?
     var routingGeneration = -1
 
     init(_ planned: PlannedProcess) {
         self.planned = planned
-        self.nameBytes = Array(planned.name.utf8)
+        nameBytes = FrameBuffer()
+        nameBytes.append(contentsOf: planned.name.utf8)
+        queueLimit = planned.policy.queueLimit
         self.isChatbot = planned.kind == "chatbot"
     }
 

@@ -122,7 +122,7 @@ extension Supervisor {
         let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
         typeBytes.withUnsafeBytes { t in
             body.withUnsafeBytes { p in
-                EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: Array(source.utf8), to: process.outgoing)
+                Array(source.utf8).withUnsafeBytes { EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: process.outgoing) }
             }
         }
         process.eventsDelivered += 1

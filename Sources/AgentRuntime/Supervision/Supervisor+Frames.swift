@@ -20,13 +20,13 @@ extension Supervisor {
     /// dead worker's last words).
     func drainChannel(_ process: SupervisedProcess, all: Bool = false) {
         let fd = process.channelFD
-        let onFrame: (FrameKind, UnsafeRawBufferPointer) throws -> Void = { [unowned self] kind, body in
-            if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
-            try handle(kind, body, from: process)
-        }
         func feed(_ chunk: UnsafeRawBufferPointer) -> Bool {
             do {
-                try process.decoder.feed(chunk, onFrame)
+                // A closure literal: nothing is allocated or retained per frame for it.
+                try process.decoder.feed(chunk) { kind, body in
+                    if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
+                    try handle(kind, body, from: process)
+                }
                 return true
             } catch {
                 logger.error("protocol error from worker: \(error); killing it", metadata: ["process": "\(process.name)"])
@@ -121,42 +121,32 @@ extension Supervisor {
     /// Sends an event to every process subscribed to its type, in the order it was emitted.
     func route(_ event: EventFrame.Emitted, from source: SupervisedProcess) throws {
         source.eventsEmitted += 1
-        if source.routingGeneration != routingGeneration || !event.type.elementsEqual(source.lastEmittedType) {
-            let type = String(decoding: event.type, as: UTF8.self)
-            source.lastEmittedType = Array(event.type)
-            source.lastEmittedTypeName = type
-            source.lastTargets = (subscribers[type] ?? []) + wildcardSubscribers.filter { $0 !== source }
-            source.routingGeneration = routingGeneration
+        if source.routingGeneration != routingGeneration || !source.lastEmittedType.holds(event.type) {
+            refreshTargets(of: source, type: event.type)
         }
-        console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
-        store?.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
-                      payload: Array(event.payload))
+        if tapsEvents { tap(event, from: source) }
         if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
-        if let outputs, outputs.wants(.event) {
-            outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))
+        // The common case: one subscriber with room (so nothing to drop and no producer to
+        // pause, whatever its when_full); the frame is built straight into its queue, and
+        // nothing is retained for it.
+        if let single = source.singleTarget {
+            let queued = single._withUnsafeGuaranteedRef { target -> Bool in
+                guard target.acceptsDeliveries else { return true }
+                let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count
+                guard target.pendingBytes + frameLength <= target.queueLimit else { return false }
+                source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: target.outgoing) }
+                target.eventsDelivered += 1
+                markDirty(target)
+                return true
+            }
+            if queued { return }
         }
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
-        let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count
-        if targets.count == 1, let target = targets.first, isDeliverable(target),
-           target.pendingBytes + frameLength <= target.policy.queueLimit {
-            // The common case: one subscriber with room (so nothing to drop and no producer to
-            // pause, whatever its when_full); build the frame straight into its queue.
-            EventFrame.appendDelivery(event, source: source.nameBytes, to: target.outgoing)
-            target.eventsDelivered += 1
-            markDirty(target)
-            return
-        }
         deliveryScratch.removeAll(keepingCapacity: true)
-        EventFrame.appendDelivery(event, source: source.nameBytes, to: deliveryScratch)
-        for target in targets {
-            switch target.state {
-            case .failed, .exited, .stopped, .stopping:
-                continue
-            default:
-                break
-            }
-            let limit = target.policy.queueLimit
+        source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: deliveryScratch) }
+        for target in targets where target.acceptsDeliveries {
+            let limit = target.queueLimit
             if target.pendingBytes + deliveryScratch.count > limit {
                 if target.policy.whenFull == "block" {
                     pause(source, behind: target)
@@ -174,17 +164,33 @@ extension Supervisor {
         }
     }
 
+    /// Shows, stores and publishes an event, as configured.
+    private func tap(_ event: EventFrame.Emitted, from source: SupervisedProcess) {
+        console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+        if let store {
+            store.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
+                         payload: Array(event.payload))
+        }
+        if let outputs, outputs.wants(.event) {
+            outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))
+        }
+    }
+
+    /// Looks up (and caches in the source) the subscribers of the type it emits.
+    private func refreshTargets(of source: SupervisedProcess, type: UnsafeRawBufferPointer) {
+        let name = String(decoding: type, as: UTF8.self)
+        source.lastEmittedType.removeAll(keepingCapacity: true)
+        source.lastEmittedType.append(type)
+        source.lastEmittedTypeName = name
+        source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
+        source.singleTarget = source.lastTargets.count == 1 ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
+        source.routingGeneration = routingGeneration
+    }
+
     func acknowledgeStateSave(_ process: SupervisedProcess, saved: Bool) {
         guard process.hasWorker else { return }
         FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: process.outgoing)
         markDirty(process)
-    }
-
-    func isDeliverable(_ target: SupervisedProcess) -> Bool {
-        switch target.state {
-        case .failed, .exited, .stopped, .stopping: false
-        default: true
-        }
     }
 
     func markDirty(_ process: SupervisedProcess) {
@@ -227,7 +233,7 @@ extension Supervisor {
             return offset - process.sent
         }
         process.noteSent(written)
-        if !process.pausedProducers.isEmpty, process.pendingBytes <= process.policy.queueLimit / 2 { resumeProducers(of: process) }
+        if !process.pausedProducers.isEmpty, process.pendingBytes <= process.queueLimit / 2 { resumeProducers(of: process) }
     }
 
     /// `when_full: block`: stop reading from a producer while a subscriber of its is full; the

@@ -40,7 +40,7 @@ extension Supervisor {
         type.withUnsafeBytes { typeBytes in
             payload.withUnsafeBytes { payloadBytes in
                 let emitted = EventFrame.Emitted(type: typeBytes, timeNanoseconds: now, payload: payloadBytes)
-                EventFrame.appendDelivery(emitted, source: Array("store".utf8), to: process.outgoing)
+                Array("store".utf8).withUnsafeBytes { EventFrame.appendDelivery(emitted, source: $0, to: process.outgoing) }
             }
         }
         process.eventsDelivered += 1

@@ -38,11 +38,19 @@ public final class Supervisor {
         didSet { watchForkServer() }
     }
     /// Configured outputs (nil: none).
-    public var outputs: OutputHub?
+    public var outputs: OutputHub? {
+        didSet { updateEventTaps() }
+    }
     /// The embedded store (nil: running without it).
     public var store: AgentStore? {
-        didSet { loadSavedStates() }
+        didSet {
+            loadSavedStates()
+            updateEventTaps()
+        }
     }
+    /// Whether routing hands events to more than their subscribers (console, store, outputs):
+    /// one flag read per event instead of three.
+    private(set) var tapsEvents = false
     let startedAt = EventLoop.now()
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     var subscribers: [String: [SupervisedProcess]] = [:]
@@ -65,6 +73,11 @@ public final class Supervisor {
         self.console = console
         self.logger = logger
         setProcesses(planned.map(SupervisedProcess.init))
+        updateEventTaps()
+    }
+
+    private func updateEventTaps() {
+        tapsEvents = console.showEvents || store != nil || outputs?.wants(.event) == true
     }
 
     /// Gives every process the state it saved in an earlier run.
