@@ -32,7 +32,7 @@ enum BenchPayload {
     }
 
     /// The sequence number in `payload`, or nil if it is not a bench payload.
-    static func sequence(in payload: [UInt8]) -> Int? {
+    static func sequence(in payload: UnsafeRawBufferPointer) -> Int? {
         guard payload.count >= minimumSize else { return nil }
         var value = 0
         for index in prefix.count..<(prefix.count + sequenceDigits) {

@@ -20,7 +20,7 @@ struct BenchSink: Monitor {
             let received = BenchClock.realtimeNanoseconds()
             let emitted = Int64((event.time.timeIntervalSince1970 * 1e9).rounded())
             if event.type == BenchPayload.eventType {
-                tally.record(sequence: BenchPayload.sequence(in: event.payload), payloadBytes: event.payload.count,
+                tally.record(sequence: event.payload.withUnsafeBytes(BenchPayload.sequence), payloadBytes: event.payload.count,
                              emitted: emitted, received: received)
             } else if event.type == BenchPayload.endType {
                 let expected = (try? event.decode([String: Int].self))?["count"] ?? -1

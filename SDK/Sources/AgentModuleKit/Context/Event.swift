@@ -9,14 +9,18 @@ public struct Event: Sendable {
     public let source: String
     /// When it was emitted.
     public let time: Date
-    /// The payload bytes as emitted.
-    public let payload: [UInt8]
+    /// The payload bytes as emitted (see ``EventPayload``).
+    public let payload: EventPayload
 
-    public init(type: String, source: String, time: Date, payload: [UInt8]) {
+    public init(type: String, source: String, time: Date, payload: EventPayload) {
         self.type = type
         self.source = source
         self.time = time
         self.payload = payload
+    }
+
+    public init(type: String, source: String, time: Date, payload: [UInt8]) {
+        self.init(type: type, source: source, time: time, payload: EventPayload(payload))
     }
 
     /// Decodes the JSON payload.

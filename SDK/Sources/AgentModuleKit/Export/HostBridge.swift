@@ -46,7 +46,8 @@ final class HostBridge: @unchecked Sendable {
         switch Int(next(ctx, timeoutMilliseconds, &raw)) {
         case Int(AGENT_OK):
             var names = RecentNames()
-            return .event(Self.event(raw, names: &names))
+            let storage = PayloadStorage(capacity: raw.payload == nil ? 0 : raw.payload_len)
+            return .event(Self.event(raw, names: &names, storage: storage))
         case Int(AGENT_TIMEOUT): return .timeout
         default: return .stopped
         }
@@ -72,9 +73,11 @@ final class HostBridge: @unchecked Sendable {
             switch Int(next(ctx, timeoutMilliseconds, out.baseAddress, limit, &count)) {
             case Int(AGENT_OK):
                 // Events of one batch mostly share their type and source: their strings are
-                // made once.
+                // made once. Their payloads share one allocation.
+                let raw = out[0..<min(count, limit)]
                 var names = RecentNames()
-                return .events(out[0..<min(count, limit)].map { Self.event($0, names: &names) })
+                let storage = PayloadStorage(capacity: raw.reduce(0) { $0 + ($1.payload == nil ? 0 : $1.payload_len) })
+                return .events(raw.map { Self.event($0, names: &names, storage: storage) })
             case Int(AGENT_TIMEOUT): return .timeout
             default: return .stopped
             }
@@ -97,12 +100,14 @@ final class HostBridge: @unchecked Sendable {
         }
     }
 
-    /// Copies a host-owned event into an `Event`.
-    private static func event(_ raw: agent_event, names: inout RecentNames) -> Event {
-        let payload = raw.payload.map { Array(UnsafeBufferPointer(start: $0, count: raw.payload_len)) } ?? []
+    /// Copies a host-owned event into an `Event`, its payload into `storage`.
+    private static func event(_ raw: agent_event, names: inout RecentNames, storage: PayloadStorage) -> Event {
+        let length = raw.payload == nil ? 0 : raw.payload_len
+        let offset = storage.append(UnsafeRawBufferPointer(start: raw.payload, count: length))
         return Event(type: RecentNames.text(raw.type, raw.type_len, &names.type),
                      source: RecentNames.text(raw.source, raw.source_len, &names.source),
-                     time: Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9), payload: payload)
+                     time: Date(timeIntervalSince1970: Double(raw.time_ns) / 1e9),
+                     payload: EventPayload(storage: storage, offset: offset, count: length))
     }
 
     /// The saved state, `.some([])` never means "absent": absent is nil.
