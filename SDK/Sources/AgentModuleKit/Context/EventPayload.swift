@@ -23,6 +23,13 @@ public struct EventPayload: RandomAccessCollection, Hashable, Sendable, Expressi
         self.count = count
     }
 
+    /// No bytes.
+    public init() {
+        storage = nil
+        offset = 0
+        count = 0
+    }
+
     /// A payload holding a copy of `bytes`.
     public init(_ bytes: some Sequence<UInt8>) {
         let array = Array(bytes)
@@ -31,7 +38,9 @@ public struct EventPayload: RandomAccessCollection, Hashable, Sendable, Expressi
         self.init(storage: storage, offset: 0, count: array.count)
     }
 
-    public init(arrayLiteral bytes: UInt8...) { self.init(bytes) }
+    public init(arrayLiteral bytes: UInt8...) {
+        if bytes.isEmpty { self.init() } else { self.init(bytes) }
+    }
 
     @inlinable public var startIndex: Int { 0 }
     @inlinable public var endIndex: Int { count }
