@@ -54,4 +54,43 @@ import Testing
         #expect(agent.stderrLines.contains { $0.contains("[fast] paused: slow is behind") })
         #expect(agent.stop() == 0)
     }
+
+    /// The queue limit bounds what a slow monitor holds: its worker stops reading once it has
+    /// about a MB it has not taken, so the supervisor's queue fills and keeps the producer
+    /// paused. (Its worker used to read on into its own memory, without bound, while the
+    /// producer ran at full speed.)
+    @Test func slowMonitorsWorkerStopsReadingSoItsBlockedProducerStaysPaused() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "fast": {"type": "fault", "tick_ms": 0},
+          "slow": {"type": "slow_sink", "delay_ms": 50, "queue": {"limit_bytes": 4096, "when_full": "block"}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        _ = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true }
+        // Long enough for the worker's inbox and the socket to fill.
+        Thread.sleep(forTimeInterval: 2)
+        let before = try Self.status(agent)["fast"]?["events_emitted"] as? Int ?? 0
+        Thread.sleep(forTimeInterval: 2)
+        let status = try Self.status(agent)
+        let after = status["fast"]?["events_emitted"] as? Int ?? 0
+        // The slow monitor takes 20 events a second; each resume lets a few more through.
+        #expect(before > 0 && after - before < 5_000, "\(after - before) events emitted in 2 s behind a monitor that takes 20 a second: \(status)")
+        #expect(status["slow"]?["events_dropped"] as? Int == 0)
+        #expect(agent.stop() == 0)
+    }
+
+    /// Replies (here: to state saves) go ahead of the deliveries queued for a process, so a
+    /// slow monitor that saves its state after every event is not held up behind its backlog.
+    @Test func stateSavesOfAMonitorBehindABacklogAreAnsweredAheadOfIt() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "processes": {
+          "fast": {"type": "fault", "tick_ms": 0},
+          "slow": {"type": "slow_sink", "delay_ms": 5, "save_state": true, "queue": {"when_full": "block"}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        let status = try Self.waitFor(agent, timeout: 60) { _ in agent.stderrLines.contains { $0.contains("[slow] saved 100") } }
+        #expect(agent.stderrLines.contains { $0.contains("[slow] saved 100") }, "\(status)")
+        // Its queue filled: the saves were answered ahead of a backlog.
+        #expect(status["fast"]?["paused"] as? Bool == true || (status["slow"]?["queued_bytes"] as? Int ?? 0) > 1 << 20, "\(status)")
+        #expect(status["slow"]?["restarts"] as? Int == 0)
+        #expect(agent.stop() == 0)
+    }
 }

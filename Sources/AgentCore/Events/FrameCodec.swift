@@ -6,6 +6,11 @@ public enum FrameCodec {
     public static let maxFrameLength = 16 << 20
     /// Bytes before the body: length (4) and kind (1).
     public static let headerLength = 5
+    /// The most bytes of `deliver` frames the supervisor has on the way to a worker (in the
+    /// socket, or read but not yet taken by the process) before the worker reports them taken;
+    /// the rest waits in the supervisor's queue for the process. Other frames are not counted
+    /// and go ahead of queued deliveries.
+    public static let deliveryWindow = 1 << 20
 
     /// Appends one frame to `buffer`.
     @inlinable

@@ -38,6 +38,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let failure = FrameKind(rawValue: 28)
     /// A read-only store query: JSON `{"sql": ..., "params": [...]}`.
     public static let query = FrameKind(rawValue: 29)
+    /// The process took deliveries: their frames' size in bytes, as a little-endian `UInt64`
+    /// (see ``FrameCodec/deliveryWindow``).
+    public static let taken = FrameKind(rawValue: 30)
 
     public var description: String {
         switch self {
@@ -57,6 +60,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .failure: "failure"
         case .query: "query"
         case .queryResult: "query-result"
+        case .taken: "taken"
         default: "kind \(rawValue)"
         }
     }

@@ -85,6 +85,7 @@ final class EventInbox {
 
     var hasCollected: Bool { collectedCount > 0 }
 
+
     /// Moves the collected records behind the published ones (call under the host's lock).
     /// Returns whether the published queue was empty before.
     func publish() -> Bool {
@@ -104,13 +105,16 @@ final class EventInbox {
     var hasTaken: Bool { takenOffset < taken.count }
 
     /// Takes every published record for the receiving side (under the host's lock), once it
-    /// has read all of its own.
-    func takeAll() {
+    /// has read all of its own. Returns the size of the `deliver` frames they came in (a
+    /// record is one byte longer than its frame).
+    @discardableResult
+    func takeAll() -> Int {
         precondition(!hasTaken)
         taken.count = 0
         takenOffset = 0
         swap(&taken, &published)
-        publishedCount = 0
+        defer { publishedCount = 0 }
+        return taken.count - publishedCount
     }
 
     /// The next record as an `agent_event` pointing into the receiving side's buffer, or nil.

@@ -260,8 +260,9 @@ final class WorkerHost: @unchecked Sendable {
                     lock.wait()
                 }
             }
-            inbox.takeAll()
+            let frameBytes = inbox.takeAll()
             lock.unlock()
+            acknowledge(frameBytes)
         }
         while count < capacity, let event = inbox.next() {
             out[count] = event
@@ -271,14 +272,7 @@ final class WorkerHost: @unchecked Sendable {
     }
 
     private func loadState(_ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
-        lock.lock()
-        stateReply = nil
-        lock.unlock()
-        channel.send(.loadState, body: EmptyCollection())
-        lock.lock()
-        while stateReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
-        let reply = stateReply
-        lock.unlock()
+        let reply = request(.loadState, body: EmptyCollection(), reset: { stateReply = nil }, reply: { stateReply })
         guard let reply else { return Int32(AGENT_ERROR) }
         switch reply.status {
         case 0:
@@ -294,15 +288,8 @@ final class WorkerHost: @unchecked Sendable {
     }
 
     private func saveState(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int32 {
-        lock.lock()
-        saveReply = nil
-        lock.unlock()
         let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)
-        channel.send(.saveState, body: bytes)
-        lock.lock()
-        while saveReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
-        let reply = saveReply
-        lock.unlock()
+        let reply = request(.saveState, body: bytes, reset: { saveReply = nil }, reply: { saveReply })
         return reply == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
     }
 
@@ -311,20 +298,46 @@ final class WorkerHost: @unchecked Sendable {
         queryLock.lock()
         defer { queryLock.unlock() }
         let request = JSONValue.object(["sql": .string(sql), "params": (try? JSONValue.parse(params)) ?? .array([])]).serialized()
-        lock.lock()
-        queryReply = nil
-        lock.unlock()
-        channel.send(.query, body: Array(request.utf8))
-        lock.lock()
-        while queryReply == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
-        let reply = queryReply ?? (1, Array("the supervisor is gone".utf8))
-        lock.unlock()
+        let reply = self.request(.query, body: Array(request.utf8), reset: { queryReply = nil }, reply: { queryReply })
+            ?? (1, Array("the supervisor is gone".utf8))
         currentQuery.deallocate()
         currentQuery = .allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
         reply.bytes.withUnsafeBytes { currentQuery.copyMemory(from: $0) }
         json?.pointee = UnsafePointer(currentQuery.baseAddress!.assumingMemoryBound(to: UInt8.self))
         length?.pointee = reply.bytes.count
         return reply.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+    }
+
+    /// Sends a request and waits for its reply (nil if the supervisor went away): `reset`
+    /// clears the reply and `reply` reads it, both under the lock. (The supervisor sends
+    /// replies ahead of the deliveries it has queued.)
+    private func request<Reply>(_ kind: FrameKind, body: some Collection<UInt8>, reset: () -> Void, reply: () -> Reply?) -> Reply? {
+        lock.lock()
+        reset()
+        lock.unlock()
+        channel.send(kind, body: body)
+        lock.lock()
+        defer { lock.unlock() }
+        while reply() == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        return reply()
+    }
+
+    /// Deliveries taken but not yet reported to the supervisor, in frame bytes (under
+    /// `receiveLock`).
+    private var unacknowledged = 0
+
+    /// Tells the supervisor, a quarter of its delivery window at a time, how many bytes of
+    /// deliveries the process has taken: it keeps at most a window's worth on the way to the
+    /// process, and the rest in its own queue, where the process's `when_full` policy applies.
+    private func acknowledge(_ frameBytes: Int) {
+        unacknowledged += frameBytes
+        guard unacknowledged >= FrameCodec.deliveryWindow / 4 else { return }
+        let bytes = UInt64(unacknowledged)
+        unacknowledged = 0
+        channel.send { buffer in
+            FrameCodec.appendHeader(.taken, bodyLength: 8, to: buffer)
+            buffer.append(8) { $0.storeBytes(of: bytes.littleEndian, as: UInt64.self) }
+        }
     }
 
     /// Set when the supervisor closed the channel: waiters give up.

@@ -41,11 +41,18 @@ final class SupervisedProcess {
     var decoder = FrameDecoder()
     var outputLine: [UInt8] = []
 
-    /// Frames not yet written to the worker; `sent` bytes of it already were, and the frames
-    /// before `sentBoundary` entirely.
+    /// Deliveries not yet written to the worker; `sent` bytes of it already were, and the
+    /// frames before `sentBoundary` entirely.
     let outgoing = FrameBuffer()
     private(set) var sent = 0
     private var sentBoundary = 0
+    /// Other frames (start, stop, replies): written ahead of queued deliveries and outside the
+    /// delivery window; `controlSent` bytes of it already were.
+    let control = FrameBuffer()
+    private(set) var controlSent = 0
+    /// Bytes of deliveries written to the worker that it has not reported taken (see
+    /// `FrameCodec.deliveryWindow`).
+    var inFlight = 0
     var waitingForWritable = false
     var dirty = false
 
@@ -98,12 +105,34 @@ final class SupervisedProcess {
 
     var hasWorker: Bool { pid > 0 }
 
-    /// Bytes queued but not yet written.
+    /// Bytes of deliveries queued but not yet written.
     var pendingBytes: Int { outgoing.count - sent }
+
+    /// Whether anything is waiting to be written.
+    var hasUnsent: Bool { outgoing.count > sent || control.count > controlSent }
+
+    /// What is left to write of a delivery frame partly written (a control frame may not
+    /// go in the middle of it).
+    var partialFrameRemainder: Int {
+        guard sent > sentBoundary else { return 0 }
+        return outgoing.withUnsafeBytes { sentBoundary + 4 + Int(FrameCodec.readUInt32($0, at: sentBoundary)) - sent }
+    }
+
+    /// Records that `count` control bytes were written.
+    func noteControlSent(_ count: Int) {
+        controlSent += count
+        if controlSent == control.count {
+            control.removeAll(keepingCapacity: true)
+            controlSent = 0
+        }
+    }
 
     /// Drops what the dead worker already received (and the frame it was in the middle of) and
     /// keeps the deliveries it never saw, for its successor. Returns how many frames were lost.
     func discardSentFrames() -> Int {
+        control.removeAll(keepingCapacity: false)
+        controlSent = 0
+        inFlight = 0
         var offset = sentBoundary
         let kept = FrameBuffer()
         var lost = 0
@@ -156,6 +185,7 @@ final class SupervisedProcess {
     /// written).
     func noteSent(_ count: Int) {
         sent += count
+        inFlight += count
         if sent == outgoing.count {
             // A burst's memory is kept for the next one, up to a bound.
             outgoing.removeAll(keepingCapacity: outgoing.capacity <= 4 << 20)
@@ -176,10 +206,8 @@ final class SupervisedProcess {
         sentBoundary = 0
     }
 
-    /// Puts a frame before everything queued (the start frame of a new worker, which has
-    /// been sent nothing yet).
+    /// Puts a frame before everything queued (the start frame of a new worker).
     func queueFirst(_ frame: [UInt8]) {
-        if sent > 0 { _ = discardSentFrames() }
-        outgoing.prepend(frame)
+        control.prepend(frame)
     }
 }

@@ -109,7 +109,7 @@ extension Supervisor {
 
     func replyToQuery(_ process: SupervisedProcess, ok: Bool, _ bytes: [UInt8]) {
         guard process.hasWorker else { return }
-        FrameCodec.append(.queryResult, body: [ok ? 0 : 1] + bytes, to: process.outgoing)
+        FrameCodec.append(.queryResult, body: [ok ? 0 : 1] + bytes, to: process.control)
         markDirty(process)
     }
 

@@ -87,11 +87,15 @@ extension Supervisor {
             }
         case .heartbeat:
             process.lastHeartbeat = EventLoop.now()
+        case .taken:
+            guard body.count == 8 else { throw FrameError("taken frame of \(body.count) bytes") }
+            process.inFlight = max(0, process.inFlight - Int(clamping: UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))))
+            if process.pendingBytes > 0 { markDirty(process) }
         case .loadState:
             if let state = process.savedState {
-                FrameCodec.append(.stateData, body: [0] + state, to: process.outgoing)
+                FrameCodec.append(.stateData, body: [0] + state, to: process.control)
             } else {
-                FrameCodec.append(.stateData, body: [1], to: process.outgoing)
+                FrameCodec.append(.stateData, body: [1], to: process.control)
             }
             markDirty(process)
         case .saveState:
@@ -189,7 +193,7 @@ extension Supervisor {
 
     func acknowledgeStateSave(_ process: SupervisedProcess, saved: Bool) {
         guard process.hasWorker else { return }
-        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: process.outgoing)
+        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: process.control)
         markDirty(process)
     }
 
@@ -211,15 +215,40 @@ extension Supervisor {
         }
     }
 
+    /// Writes what the worker may have now: the rest of a partly written delivery, then
+    /// control frames (start, stop, replies: never behind a backlog of events), then
+    /// deliveries up to the delivery window.
     private func write(_ process: SupervisedProcess) {
-        guard process.channelFD >= 0, !process.waitingForWritable, process.pendingBytes > 0 else { return }
+        guard process.channelFD >= 0, !process.waitingForWritable, process.hasUnsent else { return }
+        defer {
+            if !process.pausedProducers.isEmpty, process.pendingBytes <= process.queueLimit / 2 { resumeProducers(of: process) }
+        }
+        let remainder = process.partialFrameRemainder
+        if remainder > 0 {
+            let written = send(process, process.outgoing, from: process.sent, count: remainder)
+            process.noteSent(written)
+            guard written == remainder else { return }
+        }
+        let control = process.control.count - process.controlSent
+        if control > 0 {
+            let written = send(process, process.control, from: process.controlSent, count: control)
+            process.noteControlSent(written)
+            guard written == control else { return }
+        }
+        let allowed = min(process.pendingBytes, FrameCodec.deliveryWindow - process.inFlight)
+        if allowed > 0 { process.noteSent(send(process, process.outgoing, from: process.sent, count: allowed)) }
+    }
+
+    /// Writes `count` bytes of `buffer` from `offset` to the worker without blocking; returns
+    /// how many went (fewer once the socket is full: the loop then waits for it to drain).
+    private func send(_ process: SupervisedProcess, _ buffer: FrameBuffer, from offset: Int, count: Int) -> Int {
         let fd = process.channelFD
-        let written = process.outgoing.withUnsafeBytes { raw -> Int in
-            var offset = process.sent
-            while offset < raw.count {
-                let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        return buffer.withUnsafeBytes { raw -> Int in
+            var written = 0
+            while written < count {
+                let n = Glibc.send(fd, raw.baseAddress! + offset + written, count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 if n > 0 {
-                    offset += n
+                    written += n
                     continue
                 }
                 if n < 0, errno == EINTR { continue }
@@ -230,10 +259,8 @@ extension Supervisor {
                 // EPIPE and the like: the worker is dying; its pidfd reports it.
                 break
             }
-            return offset - process.sent
+            return written
         }
-        process.noteSent(written)
-        if !process.pausedProducers.isEmpty, process.pendingBytes <= process.queueLimit / 2 { resumeProducers(of: process) }
     }
 
     /// `when_full: block`: stop reading from a producer while a subscriber of its is full; the

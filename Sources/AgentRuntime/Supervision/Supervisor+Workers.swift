@@ -131,7 +131,7 @@ extension Supervisor {
         guard process.hasWorker else { return }
         if process.state == .stopping { return }
         setState(process, .stopping)
-        FrameCodec.append(.stop, body: EmptyCollection(), to: process.outgoing)
+        FrameCodec.append(.stop, body: EmptyCollection(), to: process.control)
         markDirty(process)
         flushDirty()
         Glibc.kill(process.pid, SIGTERM)

@@ -5,13 +5,17 @@ import Foundation
 struct SlowSink: Monitor {
     struct Settings: Decodable, Sendable {
         var delay_ms: Int
+        var save_state: Bool
     }
 
     static let typeName = "slow_sink"
     static let description = "Receives fault_tick events and spends delay_ms on each: a slow consumer."
     static let subscribes = ["fault_tick"]
     static var settingsSchema: Schema {
-        .object(["delay_ms": .integer(minimum: 0, default: 100, description: "Milliseconds spent on each event.")])
+        .object([
+            "delay_ms": .integer(minimum: 0, default: 100, description: "Milliseconds spent on each event."),
+            "save_state": .boolean(default: false, description: "Save the number of events taken as the state after each one, and log it every 10."),
+        ])
     }
 
     let settings: Settings
@@ -19,8 +23,14 @@ struct SlowSink: Monitor {
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
+        var taken = 0
         for await _ in context.events {
             try await context.sleep(seconds: Double(settings.delay_ms) / 1000)
+            taken += 1
+            if settings.save_state {
+                try context.saveState(["taken": taken])
+                if taken % 10 == 0 { context.log("saved \(taken)") }
+            }
         }
     }
 }
