@@ -273,8 +273,12 @@ public final class ProcessContext: Sendable {
         @usableFromInline
         func next() -> Event? {
             guard index < events.count else { return nil }
+            // Moved out, an empty event left in its place: no retain now and no release when
+            // the batch goes.
+            var event = Event.placeholder
+            swap(&event, &events[index])
             index += 1
-            return events[index - 1]
+            return event
         }
 
         @usableFromInline
