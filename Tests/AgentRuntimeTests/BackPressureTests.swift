@@ -55,10 +55,10 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
-    /// The queue limit bounds what a slow monitor holds: its worker stops reading once it has
-    /// about a MB it has not taken, so the supervisor's queue fills and keeps the producer
-    /// paused. (Its worker used to read on into its own memory, without bound, while the
-    /// producer ran at full speed.)
+    /// The queue limit bounds what a slow monitor holds: the supervisor sends no more than
+    /// about a MB that its worker has not handed to the module, so the supervisor's queue fills
+    /// and keeps the producer paused. (Its worker used to read on into its own memory, without
+    /// bound, while the producer ran at full speed.)
     @Test func slowMonitorsWorkerStopsReadingSoItsBlockedProducerStaysPaused() throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
@@ -82,15 +82,38 @@ import Testing
     /// slow monitor that saves its state after every event is not held up behind its backlog.
     @Test func stateSavesOfAMonitorBehindABacklogAreAnsweredAheadOfIt() throws {
         let agent = try AgentRun(settings: """
-        {"enabled_modules": ["faults"], "processes": {
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0},
           "slow": {"type": "slow_sink", "delay_ms": 5, "save_state": true, "queue": {"when_full": "block"}}}}
         """, arguments: ["--no-build", "--quiet"])
-        let status = try Self.waitFor(agent, timeout: 60) { _ in agent.stderrLines.contains { $0.contains("[slow] saved 100") } }
-        #expect(agent.stderrLines.contains { $0.contains("[slow] saved 100") }, "\(status)")
-        // Its queue filled: the saves were answered ahead of a backlog.
+        // A backlog first: the producer paused behind the full queue.
+        _ = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true }
+        func saves() -> Int { agent.stderrLines.filter { $0.contains("[slow] saved ") }.count }
+        let before = saves()
+        // Then 50 more events, each with a state save answered.
+        let deadline = Date().addingTimeInterval(30)
+        while saves() < before + 5, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let status = try Self.status(agent)
+        #expect(saves() >= before + 5, "\(saves() - before) × 10 saves answered behind the backlog: \(status)")
         #expect(status["fast"]?["paused"] as? Bool == true || (status["slow"]?["queued_bytes"] as? Int ?? 0) > 1 << 20, "\(status)")
         #expect(status["slow"]?["restarts"] as? Int == 0)
+        #expect(agent.stop() == 0)
+    }
+
+    /// Deliveries bigger than the delivery window arrive whole, the last one with nothing
+    /// after it to push it through.
+    @Test func eventsBiggerThanTheDeliveryWindowArriveWithNothingAfterThem() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "big": {"type": "big_events", "bytes": 1500000, "count": 2},
+          "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event"]}}}
+        """, arguments: ["--no-build", "--quiet"])
+        let deadline = Date().addingTimeInterval(30)
+        while !agent.stderrLines.contains(where: { $0.contains("[sink] took big_event #2: 1500000 bytes") }), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(agent.stderrLines.contains { $0.contains("[sink] took big_event #1: 1500000 bytes") })
+        #expect(agent.stderrLines.contains { $0.contains("[sink] took big_event #2: 1500000 bytes") }, "\(agent.stderrLines.suffix(5))")
         #expect(agent.stop() == 0)
     }
 }

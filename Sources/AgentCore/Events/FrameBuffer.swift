@@ -41,6 +41,7 @@ public final class FrameBuffer {
     /// at the address it is given.
     @inlinable
     public func append(_ length: Int, _ fill: (UnsafeMutableRawPointer) -> Void) {
+        guard length > 0 else { return }
         if state.pointee.capacity - state.pointee.count < length { reserve(length) }
         fill(state.pointee.storage.unsafelyUnwrapped + state.pointee.count)
         state.pointee.count += length

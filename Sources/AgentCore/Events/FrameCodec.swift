@@ -7,9 +7,10 @@ public enum FrameCodec {
     /// Bytes before the body: length (4) and kind (1).
     public static let headerLength = 5
     /// The most bytes of `deliver` frames the supervisor has on the way to a worker (in the
-    /// socket, or read but not yet taken by the process) before the worker reports them taken;
-    /// the rest waits in the supervisor's queue for the process. Other frames are not counted
-    /// and go ahead of queued deliveries.
+    /// socket, or read by the worker and not yet taken for the module) before the worker
+    /// reports them taken (a take is then served to the module 512 events at a time); the rest waits in the supervisor's queue for the process. The frame
+    /// that crosses the limit goes whole. Other frames are not counted and go ahead of queued
+    /// deliveries.
     public static let deliveryWindow = 1 << 20
 
     /// Appends one frame to `buffer`.

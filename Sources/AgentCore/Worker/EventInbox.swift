@@ -16,6 +16,10 @@ final class EventInbox {
     /// The reader thread's records not yet published (reader thread only).
     private var collected = Bytes(capacity: 64 << 10)
     private var collectedCount = 0
+    /// Frame bytes of malformed deliveries skipped (reader thread), then published (under the
+    /// host's lock).
+    private var collectedSkipped = 0
+    private var publishedSkipped = 0
     /// Published records (under the host's lock).
     private var published = Bytes(capacity: 64 << 10)
     private(set) var publishedCount = 0
@@ -58,9 +62,13 @@ final class EventInbox {
         taken.base.deallocate()
     }
 
-    /// Converts a `deliver` body into a record (reader thread). False if the body is malformed.
+    /// Converts a `deliver` body into a record (reader thread). False if the body is malformed
+    /// (its frame still counts as taken, or the supervisor's delivery window would shrink).
     func collect(_ body: UnsafeRawBufferPointer) -> Bool {
-        guard let event = try? EventFrame.parseDelivered(body) else { return false }
+        guard let event = try? EventFrame.parseDelivered(body) else {
+            collectedSkipped += FrameCodec.headerLength + body.count
+            return false
+        }
         let size = Self.headerSize + event.type.count + 1 + event.source.count + 1 + event.payload.count
         collected.reserve(size)
         let base = collected.base + collected.count
@@ -83,8 +91,7 @@ final class EventInbox {
         return true
     }
 
-    var hasCollected: Bool { collectedCount > 0 }
-
+    var hasCollected: Bool { collectedCount > 0 || collectedSkipped > 0 }
 
     /// Moves the collected records behind the published ones (call under the host's lock).
     /// Returns whether the published queue was empty before.
@@ -96,8 +103,10 @@ final class EventInbox {
             published.append(collected)
         }
         publishedCount += collectedCount
+        publishedSkipped += collectedSkipped
         collected.count = 0
         collectedCount = 0
+        collectedSkipped = 0
         return wasEmpty
     }
 
@@ -113,8 +122,11 @@ final class EventInbox {
         taken.count = 0
         takenOffset = 0
         swap(&taken, &published)
-        defer { publishedCount = 0 }
-        return taken.count - publishedCount
+        defer {
+            publishedCount = 0
+            publishedSkipped = 0
+        }
+        return taken.count - publishedCount + publishedSkipped
     }
 
     /// The next record as an `agent_event` pointing into the receiving side's buffer, or nil.

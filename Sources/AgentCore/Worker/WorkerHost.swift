@@ -262,6 +262,9 @@ final class WorkerHost: @unchecked Sendable {
             }
             let frameBytes = inbox.takeAll()
             lock.unlock()
+            // Reported when taken, not when served: the supervisor refills the window while
+            // the module works through the batch (reporting them served left the pipe empty
+            // for a batch's time: a third less throughput).
             acknowledge(frameBytes)
         }
         while count < capacity, let event = inbox.next() {
@@ -327,7 +330,7 @@ final class WorkerHost: @unchecked Sendable {
     private var unacknowledged = 0
 
     /// Tells the supervisor, a quarter of its delivery window at a time, how many bytes of
-    /// deliveries the process has taken: it keeps at most a window's worth on the way to the
+    /// deliveries the receiving side took: it keeps at most a window's worth on the way to the
     /// process, and the rest in its own queue, where the process's `when_full` policy applies.
     private func acknowledge(_ frameBytes: Int) {
         unacknowledged += frameBytes

@@ -208,6 +208,11 @@ final class SupervisedProcess {
 
     /// Puts a frame before everything queued (the start frame of a new worker).
     func queueFirst(_ frame: [UInt8]) {
+        // Whatever an earlier worker was sent of its control frames is gone with it.
+        if controlSent > 0 {
+            control.removeFirst(controlSent)
+            controlSent = 0
+        }
         control.prepend(frame)
     }
 }

@@ -39,7 +39,12 @@ extension Supervisor {
         if process.decoder.isHolding {
             guard feed(UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
         }
-        while fd >= 0, all || process.pauseCount == 0 {
+        // A few reads per turn at most (the loop is level-triggered and comes back): a producer
+        // that keeps its socket full must not starve the other workers, the writes of the
+        // turn, or the replies they wait for.
+        var reads = 0
+        while fd >= 0, all || process.pauseCount == 0, all || reads < 4 {
+            reads += 1
             let n = read(fd, readBuffer.baseAddress, readBuffer.count)
             if n < 0, errno == EINTR { continue }
             if n <= 0 {
@@ -217,7 +222,9 @@ extension Supervisor {
 
     /// Writes what the worker may have now: the rest of a partly written delivery, then
     /// control frames (start, stop, replies: never behind a backlog of events), then
-    /// deliveries up to the delivery window.
+    /// deliveries while the delivery window is open, the last one whole. A paused process
+    /// gets its deliveries regardless of the window: its `taken` frames wait unread behind its
+    /// events, and a cycle of blocking subscriptions must still drain.
     private func write(_ process: SupervisedProcess) {
         guard process.channelFD >= 0, !process.waitingForWritable, process.hasUnsent else { return }
         defer {
@@ -235,8 +242,15 @@ extension Supervisor {
             process.noteControlSent(written)
             guard written == control else { return }
         }
-        let allowed = min(process.pendingBytes, FrameCodec.deliveryWindow - process.inFlight)
-        if allowed > 0 { process.noteSent(send(process, process.outgoing, from: process.sent, count: allowed)) }
+        let window = process.pauseCount > 0 ? Int.max : FrameCodec.deliveryWindow
+        let allowed = min(process.pendingBytes, max(0, window - process.inFlight))
+        guard allowed > 0 else { return }
+        let written = send(process, process.outgoing, from: process.sent, count: allowed)
+        process.noteSent(written)
+        // A frame cut at the window's edge goes whole: the worker acknowledges whole frames
+        // only, and nothing else might come to call this again.
+        let rest = process.partialFrameRemainder
+        if written == allowed, rest > 0 { process.noteSent(send(process, process.outgoing, from: process.sent, count: rest)) }
     }
 
     /// Writes `count` bytes of `buffer` from `offset` to the worker without blocking; returns
@@ -271,6 +285,8 @@ extension Supervisor {
         producer.pauseCount += 1
         if producer.pauseCount == 1, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
             loop.modify(producer.channelFD, events: producer.waitingForWritable ? EventLoop.writable : 0)
+            // Its delivery window no longer applies (see write).
+            if producer.pendingBytes > 0 { markDirty(producer) }
             logger.info("paused: \(subscriber.name) is behind (its queue is full and it blocks producers)", metadata: ["process": "\(producer.name)"])
         }
     }

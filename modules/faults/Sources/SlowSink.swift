@@ -6,6 +6,7 @@ struct SlowSink: Monitor {
     struct Settings: Decodable, Sendable {
         var delay_ms: Int
         var save_state: Bool
+        var log_events: Bool
     }
 
     static let typeName = "slow_sink"
@@ -15,6 +16,7 @@ struct SlowSink: Monitor {
         .object([
             "delay_ms": .integer(minimum: 0, default: 100, description: "Milliseconds spent on each event."),
             "save_state": .boolean(default: false, description: "Save the number of events taken as the state after each one, and log it every 10."),
+            "log_events": .boolean(default: false, description: "Log the type and size of each event taken."),
         ])
     }
 
@@ -24,9 +26,10 @@ struct SlowSink: Monitor {
 
     func run(context: ProcessContext) async throws {
         var taken = 0
-        for await _ in context.events {
+        for await event in context.events {
             try await context.sleep(seconds: Double(settings.delay_ms) / 1000)
             taken += 1
+            if settings.log_events { context.log("took \(event.type) #\(taken): \(event.payload.count) bytes") }
             if settings.save_state {
                 try context.saveState(["taken": taken])
                 if taken % 10 == 0 { context.log("saved \(taken)") }

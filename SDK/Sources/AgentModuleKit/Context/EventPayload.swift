@@ -12,6 +12,7 @@ public struct EventPayload: RandomAccessCollection, Hashable, Sendable, Expressi
     public typealias Index = Int
     public typealias Indices = Range<Int>
 
+    /// nil exactly when `count` is 0 (every initializer keeps this).
     @usableFromInline let storage: PayloadStorage?
     @usableFromInline let offset: Int
     /// The number of bytes.
@@ -56,7 +57,7 @@ public struct EventPayload: RandomAccessCollection, Hashable, Sendable, Expressi
     @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard let storage else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        return try body(UnsafeRawBufferPointer(start: storage.base + offset, count: count))
+        return try withExtendedLifetime(storage) { try body(UnsafeRawBufferPointer(start: storage.base + offset, count: count)) }
     }
 
     @inlinable

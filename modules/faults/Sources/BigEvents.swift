@@ -1,0 +1,32 @@
+import AgentModuleKit
+
+/// Emits `count` events of `bytes` bytes each, one after the other, then nothing more: the
+/// last of them has no follow-up that would push it through.
+struct BigEvents: Datasource {
+    struct Settings: Decodable, Sendable {
+        var bytes: Int
+        var count: Int
+        var start_delay: Double
+    }
+
+    static let typeName = "big_events"
+    static let description = "Emits count big_event events of bytes bytes, then idles."
+    static var settingsSchema: Schema {
+        .object([
+            "bytes": .integer(minimum: 2, maximum: 8 << 20, default: 1 << 20, description: "Size of each payload (a JSON string)."),
+            "count": .integer(minimum: 1, default: 1, description: "Number of events."),
+            "start_delay": .number(minimum: 0, default: 0.3, description: "Seconds to wait first, so that the subscribers are ready."),
+        ])
+    }
+
+    let settings: Settings
+
+    init(settings: Settings) { self.settings = settings }
+
+    func run(context: ProcessContext) async throws {
+        try await context.sleep(seconds: settings.start_delay)
+        let payload = [UInt8(ascii: "\"")] + [UInt8](repeating: UInt8(ascii: "x"), count: settings.bytes - 2) + [UInt8(ascii: "\"")]
+        for _ in 0..<settings.count { try context.emit("big_event", bytes: payload) }
+        while true { try await context.sleep(seconds: 3600) }
+    }
+}
