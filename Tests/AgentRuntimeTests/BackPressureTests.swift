@@ -116,4 +116,22 @@ import Testing
         #expect(agent.stderrLines.contains { $0.contains("[sink] took big_event #2: 1500000 bytes") }, "\(agent.stderrLines.suffix(5))")
         #expect(agent.stop() == 0)
     }
+
+    /// A monitor that dies with deliveries on the way to it: its successor starts with an
+    /// open delivery window and goes on receiving.
+    @Test func successorOfAMonitorThatDiedBehindABacklogGoesOnReceiving() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "fast": {"type": "fault", "tick_ms": 0},
+          "slow": {"type": "slow_sink", "delay_ms": 2, "save_state": true, "exit_after": 30,
+                   "queue": {"when_full": "block"}, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        func lives() -> Int { agent.stderrLines.filter { $0.contains("[slow] saved 20") }.count }
+        // Each life dies with events on the way to it; none of them may count against the next.
+        let deadline = Date().addingTimeInterval(30)
+        while lives() < 8, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let status = try Self.status(agent)
+        #expect(lives() >= 8, "\(lives()) lives took 20 events: \(status)")
+        #expect(agent.stop() == 0)
+    }
 }

@@ -7,6 +7,7 @@ struct SlowSink: Monitor {
         var delay_ms: Int
         var save_state: Bool
         var log_events: Bool
+        var exit_after: Int
     }
 
     static let typeName = "slow_sink"
@@ -17,6 +18,7 @@ struct SlowSink: Monitor {
             "delay_ms": .integer(minimum: 0, default: 100, description: "Milliseconds spent on each event."),
             "save_state": .boolean(default: false, description: "Save the number of events taken as the state after each one, and log it every 10."),
             "log_events": .boolean(default: false, description: "Log the type and size of each event taken."),
+            "exit_after": .integer(minimum: 0, default: 0, description: "Exit with status 3 after taking this many events (0: never)."),
         ])
     }
 
@@ -30,6 +32,10 @@ struct SlowSink: Monitor {
             try await context.sleep(seconds: Double(settings.delay_ms) / 1000)
             taken += 1
             if settings.log_events { context.log("took \(event.type) #\(taken): \(event.payload.count) bytes") }
+            if taken == settings.exit_after {
+                context.log("exiting after \(taken) events")
+                exit(3)
+            }
             if settings.save_state {
                 try context.saveState(["taken": taken])
                 if taken % 10 == 0 { context.log("saved \(taken)") }
