@@ -122,13 +122,14 @@ import Testing
         let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
         let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
                                                        subscriptions: [], policy: ProcessPolicy()))
-        for body in [[1], [2], [3]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: process.outgoing) }
-        FrameCodec.append(.stop, body: [UInt8](), to: process.outgoing)
-        FrameCodec.append(.deliver, body: [4], to: process.outgoing)
+        for body in [[1], [2], [3], [4]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: process.outgoing) }
+        // The dead worker's control frames (here a stop) are not for its successor.
+        FrameCodec.append(.stop, body: [UInt8](), to: process.control)
         // The first frame (6 bytes) went out whole, the second only in part.
         process.noteSent(8)
         let lost = process.discardSentFrames()
         #expect(lost == 1)
+        #expect(process.control.isEmpty && process.pendingBytes == 12)
         var decoder = FrameDecoder()
         let kept = (try? decoder.feed(process.outgoing.bytes)) ?? []
         #expect(kept.map(\.1) == [[3], [4]])

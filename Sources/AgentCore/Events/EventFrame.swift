@@ -21,13 +21,9 @@ public struct EventFrame: Equatable, Sendable {
     public static func appendEmitted(type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, to buffer: FrameBuffer) {
         let bodyLength = 2 + type.count + 8 + payload.count
         buffer.append(FrameCodec.headerLength + bodyLength) { frame in
-            frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
-            frame.storeBytes(of: FrameKind.event.rawValue, toByteOffset: 4, as: UInt8.self)
+            FrameCodec.storeHeader(.event, bodyLength: bodyLength, at: frame)
             var cursor = frame + FrameCodec.headerLength
-            cursor.storeBytes(of: UInt16(type.count).littleEndian, as: UInt16.self)
-            cursor += 2
-            if type.count > 0 { cursor.copyMemory(from: type.baseAddress!, byteCount: type.count) }
-            cursor += type.count
+            storeCounted(type, at: &cursor)
             cursor.storeBytes(of: timeNanoseconds.littleEndian, as: Int64.self)
             cursor += 8
             if payload.count > 0 { cursor.copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
@@ -63,17 +59,10 @@ public struct EventFrame: Equatable, Sendable {
     public static func appendDelivery(_ emitted: Emitted, source: UnsafeRawBufferPointer, to buffer: FrameBuffer) {
         let bodyLength = 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count
         buffer.append(FrameCodec.headerLength + bodyLength) { frame in
-            frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
-            frame.storeBytes(of: FrameKind.deliver.rawValue, toByteOffset: 4, as: UInt8.self)
+            FrameCodec.storeHeader(.deliver, bodyLength: bodyLength, at: frame)
             var cursor = frame + FrameCodec.headerLength
-            func put(_ part: UnsafeRawBufferPointer) {
-                cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
-                cursor += 2
-                if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
-                cursor += part.count
-            }
-            put(emitted.type)
-            put(source)
+            storeCounted(emitted.type, at: &cursor)
+            storeCounted(source, at: &cursor)
             cursor.storeBytes(of: emitted.timeNanoseconds.littleEndian, as: Int64.self)
             cursor += 8
             if emitted.payload.count > 0 { cursor.copyMemory(from: emitted.payload.baseAddress!, byteCount: emitted.payload.count) }
@@ -114,4 +103,12 @@ public struct EventFrame: Equatable, Sendable {
         )
     }
 
+    /// Writes `part` after its `u16` length at `cursor`, and moves `cursor` past it.
+    @inlinable
+    static func storeCounted(_ part: UnsafeRawBufferPointer, at cursor: inout UnsafeMutableRawPointer) {
+        cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
+        cursor += 2
+        if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
+        cursor += part.count
+    }
 }

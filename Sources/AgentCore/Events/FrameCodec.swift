@@ -7,10 +7,10 @@ public enum FrameCodec {
     /// Bytes before the body: length (4) and kind (1).
     public static let headerLength = 5
     /// The most bytes of `deliver` frames the supervisor has on the way to a worker (in the
-    /// socket, or read by the worker and not yet taken for the module) before the worker
-    /// reports them taken (a take is then served to the module 512 events at a time); the rest waits in the supervisor's queue for the process. The frame
-    /// that crosses the limit goes whole. Other frames are not counted and go ahead of queued
-    /// deliveries.
+    /// socket, or read by the worker and not yet taken for the module; a take is then served
+    /// 512 events at a time) before the worker reports them taken; the rest waits in the
+    /// supervisor's queue for the process. The frame that crosses the limit goes whole. Other
+    /// frames are not counted and go ahead of queued deliveries.
     public static let deliveryWindow = 1 << 20
 
     /// Appends one frame to `buffer`.
@@ -35,16 +35,14 @@ public enum FrameCodec {
 
     /// Appends the header of a frame whose body of `bodyLength` bytes the caller appends next.
     public static func appendHeader(_ kind: FrameKind, bodyLength: Int, to buffer: FrameBuffer) {
-        buffer.append(headerLength) { header in
-            header.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
-            header.storeBytes(of: kind.rawValue, toByteOffset: 4, as: UInt8.self)
-        }
+        buffer.append(headerLength) { storeHeader(kind, bodyLength: bodyLength, at: $0) }
     }
 
+    /// Writes the `headerLength` bytes of a frame's header at `frame`.
     @inlinable
-    public static func appendUInt16(_ value: UInt16, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(truncatingIfNeeded: value))
-        buffer.append(UInt8(truncatingIfNeeded: value >> 8))
+    public static func storeHeader(_ kind: FrameKind, bodyLength: Int, at frame: UnsafeMutableRawPointer) {
+        frame.storeBytes(of: UInt32(bodyLength + 1).littleEndian, as: UInt32.self)
+        frame.storeBytes(of: kind.rawValue, toByteOffset: 4, as: UInt8.self)
     }
 
     @inlinable
@@ -53,12 +51,6 @@ public enum FrameCodec {
         buffer.append(UInt8(truncatingIfNeeded: value >> 8))
         buffer.append(UInt8(truncatingIfNeeded: value >> 16))
         buffer.append(UInt8(truncatingIfNeeded: value >> 24))
-    }
-
-    @inlinable
-    public static func appendInt64(_ value: Int64, to buffer: inout [UInt8]) {
-        let bits = UInt64(bitPattern: value)
-        for shift in stride(from: 0, to: 64, by: 8) { buffer.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
     }
 
     @inlinable

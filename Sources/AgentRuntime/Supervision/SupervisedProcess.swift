@@ -133,41 +133,22 @@ final class SupervisedProcess {
         control.removeAll(keepingCapacity: false)
         controlSent = 0
         inFlight = 0
-        var offset = sentBoundary
-        let kept = FrameBuffer()
-        var lost = 0
-        outgoing.withUnsafeBytes { raw in
-            while raw.count - offset >= 5 {
-                let length = Int(FrameCodec.readUInt32(raw, at: offset))
-                let end = offset + 4 + length
-                guard end <= raw.count else { break }
-                if offset < sent {
-                    if raw[offset + 4] == FrameKind.deliver.rawValue, end > sent { lost += 1 }
-                } else if raw[offset + 4] == FrameKind.deliver.rawValue {
-                    kept.append(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
-                }
-                offset = end
-            }
-        }
-        outgoing.swapContents(with: kept)
+        let partial = partialFrameRemainder
+        outgoing.removeFirst(sent + partial)
         sent = 0
         sentBoundary = 0
-        return lost
+        return partial > 0 ? 1 : 0
     }
 
     /// Drops undelivered events, oldest first, until at least `bytes` are freed (never the
-    /// frame being written, never a non-event frame). Returns how many were dropped.
+    /// frame being written). Returns how many were dropped.
     func dropOldestDeliveries(freeing bytes: Int) -> Int {
-        var start = sentBoundary
+        // The first frame not yet started on the wire.
+        let start = sent + partialFrameRemainder
+        var end = start
         var dropped = 0
-        var end = 0
         outgoing.withUnsafeBytes { raw in
-            // The first frame not yet started on the wire.
-            while start < sent, raw.count - start >= 4 {
-                start += 4 + Int(FrameCodec.readUInt32(raw, at: start))
-            }
-            end = start
-            while end - start < bytes, raw.count - end >= 5, raw[end + 4] == FrameKind.deliver.rawValue {
+            while end - start < bytes, raw.count - end >= 4 {
                 let next = end + 4 + Int(FrameCodec.readUInt32(raw, at: end))
                 guard next <= raw.count else { break }
                 end = next
