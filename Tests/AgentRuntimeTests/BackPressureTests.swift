@@ -66,12 +66,19 @@ import Testing
           "slow": {"type": "slow_sink", "delay_ms": 50, "queue": {"limit_bytes": 4096, "when_full": "block"}}}}
         """, arguments: ["--no-build", "--quiet"])
         _ = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true }
-        // Long enough for the worker's inbox and the socket to fill.
-        Thread.sleep(forTimeInterval: 2)
-        let before = try Self.status(agent)["fast"]?["events_emitted"] as? Int ?? 0
-        Thread.sleep(forTimeInterval: 2)
-        let status = try Self.status(agent)
-        let after = status["fast"]?["events_emitted"] as? Int ?? 0
+        // Once the window to the worker and the socket are full (a slow machine takes a few
+        // seconds), the producer is held back: 2 s in which it emits hardly anything. A worker
+        // that reads on never gets there.
+        var before = try Self.status(agent)["fast"]?["events_emitted"] as? Int ?? 0
+        var after = before
+        var status: [String: [String: Any]] = [:]
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            before = after
+            Thread.sleep(forTimeInterval: 2)
+            status = try Self.status(agent)
+            after = status["fast"]?["events_emitted"] as? Int ?? 0
+        } while after - before >= 5_000 && Date() < deadline
         // The slow monitor takes 20 events a second; each resume lets a few more through.
         #expect(before > 0 && after - before < 5_000, "\(after - before) events emitted in 2 s behind a monitor that takes 20 a second: \(status)")
         #expect(status["slow"]?["events_dropped"] as? Int == 0)
