@@ -2,8 +2,9 @@
 ///
 /// - ``FrameKind/event`` (worker → supervisor): `u16 typeLength, type, i64 timeNanoseconds, payload`.
 ///   The source is implied by the connection.
-/// - ``FrameKind/deliver`` (supervisor → worker): `u16 typeLength, type, u16 sourceLength,
-///   source, i64 timeNanoseconds, payload`.
+/// - ``FrameKind/deliver`` (supervisor → worker): `u16 typeLength, type, NUL, u16 sourceLength,
+///   source, NUL, i64 timeNanoseconds, payload`. The NULs let a worker hand out type and source
+///   as C strings where the frame lies (its delivery ring) instead of copying them.
 public struct EventFrame: Equatable, Sendable {
     public var type: String
     public var source: String
@@ -54,15 +55,21 @@ public struct EventFrame: Equatable, Sendable {
         )
     }
 
+    /// The size of the `deliver` frame of an event (header included).
+    @inlinable
+    public static func deliveryLength(typeCount: Int, sourceCount: Int, payloadCount: Int) -> Int {
+        FrameCodec.headerLength + 2 + typeCount + 1 + 2 + sourceCount + 1 + 8 + payloadCount
+    }
+
     /// Appends a `deliver` frame built from an emitted event and its source.
     @inlinable
     public static func appendDelivery(_ emitted: Emitted, source: UnsafeRawBufferPointer, to buffer: FrameBuffer) {
-        let bodyLength = 2 + emitted.type.count + 2 + source.count + 8 + emitted.payload.count
-        buffer.append(FrameCodec.headerLength + bodyLength) { frame in
-            FrameCodec.storeHeader(.deliver, bodyLength: bodyLength, at: frame)
+        let frameLength = deliveryLength(typeCount: emitted.type.count, sourceCount: source.count, payloadCount: emitted.payload.count)
+        buffer.append(frameLength) { frame in
+            FrameCodec.storeHeader(.deliver, bodyLength: frameLength - FrameCodec.headerLength, at: frame)
             var cursor = frame + FrameCodec.headerLength
-            storeCounted(emitted.type, at: &cursor)
-            storeCounted(source, at: &cursor)
+            storeCounted(emitted.type, at: &cursor, terminated: true)
+            storeCounted(source, at: &cursor, terminated: true)
             cursor.storeBytes(of: emitted.timeNanoseconds.littleEndian, as: Int64.self)
             cursor += 8
             if emitted.payload.count > 0 { cursor.copyMemory(from: emitted.payload.baseAddress!, byteCount: emitted.payload.count) }
@@ -77,17 +84,20 @@ public struct EventFrame: Equatable, Sendable {
         public var payload: UnsafeRawBufferPointer
     }
 
-    /// Splits a `deliver` body into views, without copying.
+    /// Splits a `deliver` body into views, without copying; type and source are followed by
+    /// their NUL.
     public static func parseDelivered(_ body: UnsafeRawBufferPointer) throws -> Delivered {
         guard body.count >= 2 else { throw FrameError("deliver frame too short") }
         let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
-        guard body.count >= 2 + typeLength + 2 else { throw FrameError("deliver frame truncated") }
-        let sourceLength = Int(FrameCodec.readUInt16(body, at: 2 + typeLength))
-        let timeOffset = 2 + typeLength + 2 + sourceLength
+        guard body.count >= 2 + typeLength + 1 + 2 else { throw FrameError("deliver frame truncated") }
+        let sourceOffset = 2 + typeLength + 1 + 2
+        let sourceLength = Int(FrameCodec.readUInt16(body, at: sourceOffset - 2))
+        let timeOffset = sourceOffset + sourceLength + 1
         guard body.count >= timeOffset + 8 else { throw FrameError("deliver frame truncated") }
+        guard body[2 + typeLength] == 0, body[timeOffset - 1] == 0 else { throw FrameError("deliver frame without its NULs") }
         return Delivered(
             type: UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)]),
-            source: UnsafeRawBufferPointer(rebasing: body[(4 + typeLength)..<timeOffset]),
+            source: UnsafeRawBufferPointer(rebasing: body[sourceOffset..<(timeOffset - 1)]),
             timeNanoseconds: FrameCodec.readInt64(body, at: timeOffset),
             payload: UnsafeRawBufferPointer(rebasing: body[(timeOffset + 8)...]))
     }
@@ -103,12 +113,17 @@ public struct EventFrame: Equatable, Sendable {
         )
     }
 
-    /// Writes `part` after its `u16` length at `cursor`, and moves `cursor` past it.
+    /// Writes `part` after its `u16` length (and before a NUL if `terminated`) at `cursor`,
+    /// and moves `cursor` past it.
     @inlinable
-    static func storeCounted(_ part: UnsafeRawBufferPointer, at cursor: inout UnsafeMutableRawPointer) {
+    static func storeCounted(_ part: UnsafeRawBufferPointer, at cursor: inout UnsafeMutableRawPointer, terminated: Bool = false) {
         cursor.storeBytes(of: UInt16(part.count).littleEndian, as: UInt16.self)
         cursor += 2
         if part.count > 0 { cursor.copyMemory(from: part.baseAddress!, byteCount: part.count) }
         cursor += part.count
+        if terminated {
+            cursor.storeBytes(of: 0, as: UInt8.self)
+            cursor += 1
+        }
     }
 }

@@ -16,6 +16,12 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let stop = FrameKind(rawValue: 5)
     /// Reply to ``query``: one status byte (0 = rows, 1 = error), then JSON (rows or a message).
     public static let queryResult = FrameKind(rawValue: 6)
+    /// The worker's delivery ring (see ``SharedRing``), sent before ``start`` with two fds
+    /// attached: the ring's memfd and an eventfd on which the worker signals freed room. Body:
+    /// the ring's capacity as a little-endian `UInt64`.
+    public static let ring = FrameKind(rawValue: 7)
+    /// Deliveries were published to the ring while the worker waited for them. Empty body.
+    public static let wake = FrameKind(rawValue: 8)
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -38,8 +44,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let failure = FrameKind(rawValue: 28)
     /// A read-only store query: JSON `{"sql": ..., "params": [...]}`.
     public static let query = FrameKind(rawValue: 29)
-    /// The process took deliveries: their frames' size in bytes, as a little-endian `UInt64`
-    /// (see ``FrameCodec/deliveryWindow``).
+    /// The process took deliveries that came on the socket: their frames' size in bytes, as a
+    /// little-endian `UInt64` (see ``FrameCodec/deliveryWindow``).
     public static let taken = FrameKind(rawValue: 30)
 
     public var description: String {
@@ -61,6 +67,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .query: "query"
         case .queryResult: "query-result"
         case .taken: "taken"
+        case .ring: "ring"
+        case .wake: "wake"
         default: "kind \(rawValue)"
         }
     }

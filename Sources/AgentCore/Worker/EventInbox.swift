@@ -16,10 +16,10 @@ final class EventInbox {
     /// The reader thread's records not yet published (reader thread only).
     private var collected = Bytes(capacity: 64 << 10)
     private var collectedCount = 0
-    /// Frame bytes of malformed deliveries skipped (reader thread), then published (under the
-    /// host's lock).
-    private var collectedSkipped = 0
-    private var publishedSkipped = 0
+    /// Frame bytes of the deliveries collected, malformed ones included (reader thread), then
+    /// published (under the host's lock): what a take reports to the supervisor.
+    private var collectedFrameBytes = 0
+    private var publishedFrameBytes = 0
     /// Published records (under the host's lock).
     private var published = Bytes(capacity: 64 << 10)
     private(set) var publishedCount = 0
@@ -65,10 +65,8 @@ final class EventInbox {
     /// Converts a `deliver` body into a record (reader thread). False if the body is malformed
     /// (its frame still counts as taken, or the supervisor's delivery window would shrink).
     func collect(_ body: UnsafeRawBufferPointer) -> Bool {
-        guard let event = try? EventFrame.parseDelivered(body) else {
-            collectedSkipped += FrameCodec.headerLength + body.count
-            return false
-        }
+        collectedFrameBytes += FrameCodec.headerLength + body.count
+        guard let event = try? EventFrame.parseDelivered(body) else { return false }
         let size = Self.headerSize + event.type.count + 1 + event.source.count + 1 + event.payload.count
         collected.reserve(size)
         let base = collected.base + collected.count
@@ -91,7 +89,7 @@ final class EventInbox {
         return true
     }
 
-    var hasCollected: Bool { collectedCount > 0 || collectedSkipped > 0 }
+    var hasCollected: Bool { collectedFrameBytes > 0 }
 
     /// Moves the collected records behind the published ones (call under the host's lock).
     /// Returns whether the published queue was empty before.
@@ -103,10 +101,10 @@ final class EventInbox {
             published.append(collected)
         }
         publishedCount += collectedCount
-        publishedSkipped += collectedSkipped
+        publishedFrameBytes += collectedFrameBytes
         collected.count = 0
         collectedCount = 0
-        collectedSkipped = 0
+        collectedFrameBytes = 0
         return wasEmpty
     }
 
@@ -114,8 +112,7 @@ final class EventInbox {
     var hasTaken: Bool { takenOffset < taken.count }
 
     /// Takes every published record for the receiving side (under the host's lock), once it
-    /// has read all of its own. Returns the size of the `deliver` frames they came in (a
-    /// record is one byte longer than its frame).
+    /// has read all of its own. Returns the size of the `deliver` frames they came in.
     @discardableResult
     func takeAll() -> Int {
         precondition(!hasTaken)
@@ -124,9 +121,9 @@ final class EventInbox {
         swap(&taken, &published)
         defer {
             publishedCount = 0
-            publishedSkipped = 0
+            publishedFrameBytes = 0
         }
-        return taken.count - publishedCount + publishedSkipped
+        return publishedFrameBytes
     }
 
     /// The next record as an `agent_event` pointing into the receiving side's buffer, or nil.

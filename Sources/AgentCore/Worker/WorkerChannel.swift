@@ -1,3 +1,4 @@
+import CAgentSystem
 import Foundation
 
 /// The worker's end of the socketpair: a writer thread that batches outgoing frames and a
@@ -139,12 +140,21 @@ final class WorkerChannel: @unchecked Sendable {
         return (FrameKind(rawValue: header[4]), body)
     }
 
+    /// Fds that came with the frames read by ``readOneFrame()`` (those of a ``FrameKind/ring``
+    /// frame), oldest first; the caller takes them.
+    var receivedFDs: [Int32] = []
+
     private func readExactly(_ bytes: inout [UInt8]) -> Bool {
         let count = bytes.count
         return bytes.withUnsafeMutableBytes { raw in
             var offset = 0
             while offset < count {
-                let n = read(fd, raw.baseAddress! + offset, count - offset)
+                var fds: (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
+                var received: Int32 = 0
+                let n = withUnsafeMutableBytes(of: &fds) {
+                    agent_receive_fds(fd, raw.baseAddress! + offset, count - offset, $0.baseAddress!.assumingMemoryBound(to: Int32.self), &received)
+                }
+                receivedFDs += [fds.0, fds.1, fds.2, fds.3].prefix(Int(received))
                 if n < 0, errno == EINTR { continue }
                 if n <= 0 { return false }
                 offset += n

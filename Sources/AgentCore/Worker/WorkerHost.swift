@@ -8,8 +8,11 @@ import JSONSchema
 final class WorkerHost: @unchecked Sendable {
     let channel: WorkerChannel
     private let lock = NSCondition()
-    /// Delivered events, from the reader thread to the process's receives.
+    /// Delivered events that came on the socket, from the reader thread to the process's
+    /// receives (all of them without a ring; with one, only frames too big for it).
     private let inbox = EventInbox()
+    /// The delivery ring, when the supervisor gave one (receiving side only).
+    private let ringReceiver: RingReceiver?
     /// One receive at a time (the receiving side of the inbox is not shared).
     private let receiveLock = NSLock()
     private var stopRequested = false
@@ -35,8 +38,9 @@ final class WorkerHost: @unchecked Sendable {
 
     private(set) var api = agent_host_api()
 
-    init(channel: WorkerChannel) {
+    init(channel: WorkerChannel, ring: RingReceiver? = nil) {
         self.channel = channel
+        ringReceiver = ring
         api.abi_version = AGENT_MODULE_ABI_VERSION
         api.struct_size = UInt32(MemoryLayout<agent_host_api>.size)
         api.host_ctx = Unmanaged.passUnretained(self).toOpaque()
@@ -176,6 +180,11 @@ final class WorkerHost: @unchecked Sendable {
             lock.unlock()
         case .stop:
             requestStop()
+        case .wake:
+            lock.lock()
+            lock.broadcast()
+            lock.unlock()
+            notifyEvents()
         case .queryResult:
             lock.lock()
             queryReply = (body.first ?? 1, Array(body.dropFirst()))
@@ -238,36 +247,46 @@ final class WorkerHost: @unchecked Sendable {
     }
 
     /// next_event (capacity 1) and next_events: up to `capacity` events from what the last
-    /// take left, else waits for published ones and takes them all.
+    /// take left, else waits for more and takes them. The ring's frames come before the
+    /// socket's: the supervisor writes to the ring only once the worker took what it sent on
+    /// the socket.
     private func nextEvents(timeoutMilliseconds: Int64, into out: UnsafeMutablePointer<agent_event>, capacity: Int, count: inout Int) -> Int32 {
         receiveLock.lock()
         defer { receiveLock.unlock() }
         count = 0
-        if !inbox.hasTaken {
+        if ringReceiver?.hasBatch != true, !inbox.hasTaken {
             let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
-            lock.lock()
-            while inbox.publishedCount == 0 {
+            while ringReceiver?.take() != true {
+                lock.lock()
+                if inbox.publishedCount > 0 {
+                    let frameBytes = inbox.takeAll()
+                    lock.unlock()
+                    // Reported when taken, not when served: the supervisor refills the window
+                    // while the module works through the batch.
+                    acknowledge(frameBytes)
+                    break
+                }
+                // Nothing yet: the supervisor's next publish must wake this receive (or the
+                // module's notifier), unless it published meanwhile.
+                if let ringReceiver, !ringReceiver.prepareToWait() {
+                    lock.unlock()
+                    continue
+                }
                 if stopRequested || timeoutMilliseconds == 0 {
                     lock.unlock()
                     return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
                 }
-                if let deadline {
-                    if !lock.wait(until: deadline), inbox.publishedCount == 0 {
-                        lock.unlock()
-                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
-                    }
-                } else {
-                    lock.wait()
+                // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
+                let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
+                let published = inbox.publishedCount > 0
+                lock.unlock()
+                if !signalled, !published, ringReceiver?.take() != true {
+                    return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
                 }
+                if ringReceiver?.hasBatch == true { break }
             }
-            let frameBytes = inbox.takeAll()
-            lock.unlock()
-            // Reported when taken, not when served: the supervisor refills the window while
-            // the module works through the batch (reporting them served left the pipe empty
-            // for a batch's time: a third less throughput).
-            acknowledge(frameBytes)
         }
-        while count < capacity, let event = inbox.next() {
+        while count < capacity, let event = ringReceiver?.next() ?? inbox.next() {
             out[count] = event
             count += 1
         }
@@ -334,7 +353,9 @@ final class WorkerHost: @unchecked Sendable {
     /// process, and the rest in its own queue, where the process's `when_full` policy applies.
     private func acknowledge(_ frameBytes: Int) {
         unacknowledged += frameBytes
-        guard unacknowledged >= FrameCodec.deliveryWindow / 4 else { return }
+        // With a ring, the socket carries only frames too big for it, and the supervisor
+        // waits for each to be taken: at once.
+        guard ringReceiver != nil || unacknowledged >= FrameCodec.deliveryWindow / 4 else { return }
         let bytes = UInt64(unacknowledged)
         unacknowledged = 0
         channel.send { buffer in

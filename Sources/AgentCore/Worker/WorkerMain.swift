@@ -150,8 +150,13 @@ public enum WorkerMain {
     }
 
     private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?, forked: Bool) -> Never {
-        let first = channel.readOneFrame()
+        var first = channel.readOneFrame()
         if forked { guardAgainstOrphanhood() }
+        var ring: RingReceiver?
+        if let (kind, body) = first, kind == .ring {
+            ring = attachRing(channel, body)
+            first = channel.readOneFrame()
+        }
         guard let (kind, body) = first, kind == .start,
               let start = try? JSONValue.parse(body),
               let modulePath = start["module"]?.stringValue,
@@ -163,7 +168,7 @@ public enum WorkerMain {
         }
         let settings = (start["settings"] ?? .object([:])).serialized()
         if modulePath == "builtin:chat" {
-            runChatbot(channel: channel, start: start)
+            runChatbot(channel: channel, start: start, ring: ring)
         }
 
         let loaded: LoadedModule
@@ -177,7 +182,7 @@ public enum WorkerMain {
             fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
         }
 
-        let host = startHost(channel: channel, start: start)
+        let host = startHost(channel: channel, start: start, ring: ring)
         channel.send(.ready, body: EmptyCollection())
 
         // The process runs on its own thread so that the main thread stays free for the main
@@ -216,8 +221,8 @@ public enum WorkerMain {
 
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
     /// here.
-    private static func runChatbot(channel: WorkerChannel, start: JSONValue) -> Never {
-        let host = startHost(channel: channel, start: start)
+    private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?) -> Never {
+        let host = startHost(channel: channel, start: start, ring: ring)
         let chatbot = ChatbotProcess(host: host)
         var libraries: [String: String] = [:]
         for (name, path) in start["adapter_libraries"]?.objectValue ?? [:] { libraries[name] = path.stringValue }
@@ -233,8 +238,8 @@ public enum WorkerMain {
     }
 
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
-    private static func startHost(channel: WorkerChannel, start: JSONValue) -> WorkerHost {
-        let host = WorkerHost(channel: channel)
+    private static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?) -> WorkerHost {
+        let host = WorkerHost(channel: channel, ring: ring)
         host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         channel.startWriter()
         let reader = Thread {
@@ -248,6 +253,26 @@ public enum WorkerMain {
         reader.start()
         installStopOnSIGTERM(host)
         return host
+    }
+
+    /// Maps the delivery ring of a `ring` frame (its memfd and the eventfd for freed room came
+    /// with it). A ring that cannot be mapped ends the worker: the supervisor would publish
+    /// into it.
+    private static func attachRing(_ channel: WorkerChannel, _ body: [UInt8]) -> RingReceiver {
+        let fds = channel.receivedFDs
+        channel.receivedFDs = []
+        guard body.count == 8, fds.count == 2 else {
+            fds.forEach { close($0) }
+            fail(channel, code: "protocol", "a ring frame needs a capacity and two fds (got \(body.count) bytes, \(fds.count) fds)", exitCode: ExitCode.failure)
+        }
+        let capacity = body.withUnsafeBytes { Int(clamping: UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
+        defer { close(fds[0]) }
+        do {
+            return RingReceiver(ring: try SharedRing(mapping: fds[0], capacity: capacity), roomSignal: fds[1])
+        } catch {
+            close(fds[1])
+            fail(channel, code: "resources", "cannot map the delivery ring: \(error)", exitCode: ExitCode.failure)
+        }
     }
 
     /// SIGTERM asks the process to stop gracefully, like a stop frame.

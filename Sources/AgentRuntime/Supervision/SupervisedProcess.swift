@@ -50,9 +50,13 @@ final class SupervisedProcess {
     /// delivery window; `controlSent` bytes of it already were.
     let control = FrameBuffer()
     private(set) var controlSent = 0
-    /// Bytes of deliveries written to the worker that it has not reported taken (see
+    /// Bytes of deliveries written to the worker's socket that it has not reported taken (see
     /// `FrameCodec.deliveryWindow`).
     var inFlight = 0
+    /// The worker's delivery ring (nil: deliveries go on the socket) and the eventfd on which
+    /// it signals freed room.
+    var ring: SharedRing?
+    var roomSignalFD: Int32 = -1
     var waitingForWritable = false
     var dirty = false
 
@@ -159,14 +163,23 @@ final class SupervisedProcess {
         return dropped
     }
 
-    /// Records that `count` more bytes were written. The frame boundary behind them is found
-    /// while they are fresh in the cache, each frame once; the written prefix is removed once
-    /// it is large and at least as large as what is left, so that each byte is moved at most
-    /// once (a backlog of several MB behind a slow subscriber was moved again after every MB
-    /// written).
+    /// Records that `count` more bytes were written to the worker's socket.
     func noteSent(_ count: Int) {
-        sent += count
         inFlight += count
+        noteWritten(count)
+    }
+
+    /// Records that `count` bytes (whole frames) were copied into the worker's ring.
+    func noteCopiedToRing(_ count: Int) {
+        noteWritten(count)
+    }
+
+    /// The frame boundary behind what was written is found while it is fresh in the cache,
+    /// each frame once; the written prefix is removed once it is large and at least as large
+    /// as what is left, so that each byte is moved at most once (a backlog of several MB
+    /// behind a slow subscriber was moved again after every MB written).
+    private func noteWritten(_ count: Int) {
+        sent += count
         if sent == outgoing.count {
             // A burst's memory is kept for the next one, up to a bound.
             outgoing.removeAll(keepingCapacity: outgoing.capacity <= 4 << 20)

@@ -141,7 +141,7 @@ extension Supervisor {
         if let single = source.singleTarget {
             let queued = single._withUnsafeGuaranteedRef { target -> Bool in
                 guard target.acceptsDeliveries else { return true }
-                let frameLength = FrameCodec.headerLength + 2 + event.type.count + 2 + source.nameBytes.count + 8 + event.payload.count
+                let frameLength = EventFrame.deliveryLength(typeCount: event.type.count, sourceCount: source.nameBytes.count, payloadCount: event.payload.count)
                 guard target.pendingBytes + frameLength <= target.queueLimit else { return false }
                 source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: target.outgoing) }
                 target.eventsDelivered += 1
@@ -222,8 +222,9 @@ extension Supervisor {
 
     /// Writes what the worker may have now: the rest of a partly written delivery, then
     /// control frames (start, stop, replies: never behind a backlog of events), then
-    /// deliveries while the delivery window is open, the last one whole. A paused process
-    /// gets its deliveries regardless of the window: its `taken` frames wait unread behind its
+    /// deliveries: into its ring while there is room (see `copyToRing`), else on the socket
+    /// while the delivery window is open, the last one whole. A paused process gets its
+    /// socket deliveries regardless of the window: its `taken` frames wait unread behind its
     /// events, and a cycle of blocking subscriptions must still drain.
     private func write(_ process: SupervisedProcess) {
         guard process.channelFD >= 0, !process.waitingForWritable, process.hasUnsent else { return }
@@ -242,6 +243,7 @@ extension Supervisor {
             process.noteControlSent(written)
             guard written == control else { return }
         }
+        if let ring = process.ring, copyToRing(process, ring) { return }
         let window = process.pauseCount > 0 ? Int.max : FrameCodec.deliveryWindow
         let allowed = min(process.pendingBytes, max(0, window - process.inFlight))
         guard allowed > 0 else { return }
@@ -251,6 +253,53 @@ extension Supervisor {
         // only, and nothing else might come to call this again.
         let rest = process.partialFrameRemainder
         if written == allowed, rest > 0 { process.noteSent(send(process, process.outgoing, from: process.sent, count: rest)) }
+    }
+
+    /// Copies whole delivery frames into the worker's ring while they fit, publishes them and
+    /// wakes the worker if it waits; when the ring is full, asks the worker to signal freed
+    /// room. False when the next frame is too big for the ring, and nothing is on the way on
+    /// the socket: it then goes on the socket (the worker takes the ring's frames first, and
+    /// nothing more goes into the ring until it took that one).
+    private func copyToRing(_ process: SupervisedProcess, _ ring: SharedRing) -> Bool {
+        guard process.inFlight == 0 else { return true }
+        while process.pendingBytes > 0 {
+            guard let free = ring.freeBytes else {
+                logger.error("protocol error: the worker's delivery ring has its tail out of range; killing it", metadata: ["process": "\(process.name)"])
+                kill(process, reason: "protocol error")
+                return true
+            }
+            var copied = 0
+            var next = 0
+            process.outgoing.withUnsafeBytes { raw in
+                let start = process.sent
+                var end = start
+                while raw.count - end >= 4 {
+                    next = 4 + Int(FrameCodec.readUInt32(raw, at: end))
+                    guard end - start + next <= free else { break }
+                    end += next
+                    next = 0
+                }
+                if end > start { ring.write(UnsafeRawBufferPointer(rebasing: raw[start..<end])) }
+                copied = end - start
+            }
+            if copied > 0 {
+                process.noteCopiedToRing(copied)
+                if ring.publish() { wake(process) }
+            }
+            guard next > 0 else { break }
+            // On the socket, unless a control frame is still partly written there.
+            if next > ring.capacity { return process.control.count > process.controlSent }
+            // Full: the worker signals freed room, unless some was freed meanwhile.
+            if ring.awaitRoom(for: next) { break }
+        }
+        return true
+    }
+
+    /// Tells a worker that waits for deliveries that its ring has some.
+    private func wake(_ process: SupervisedProcess) {
+        FrameCodec.append(.wake, body: EmptyCollection(), to: process.control)
+        let pending = process.control.count - process.controlSent
+        process.noteControlSent(send(process, process.control, from: process.controlSent, count: pending))
     }
 
     /// Writes `count` bytes of `buffer` from `offset` to the worker without blocking; returns

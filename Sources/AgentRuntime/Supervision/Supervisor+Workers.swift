@@ -100,6 +100,7 @@ extension Supervisor {
             "watchdog_ms": .number(JSONNumber(Int((process.policy.watchdog ?? 0) * 1000))),
             "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
         ]).serialized()
+        attachRing(to: process)
         var frame: [UInt8] = []
         FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
         process.queueFirst(frame)
@@ -171,6 +172,7 @@ extension Supervisor {
         process.outputFD = -1
         process.pidFD = -1
         process.pid = 0
+        detachRing(from: process)
         process.waitingForWritable = false
         if let timer = process.stopTimer {
             loop.cancel(timer)

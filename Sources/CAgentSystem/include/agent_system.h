@@ -113,6 +113,51 @@ const char *agent_curl_problem(void);
 int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
                     long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity);
 
+/* Shared event rings (AgentCore's SharedRing). */
+
+/** A memfd (close-on-exec) of `header + capacity` bytes. Returns it or -1 with errno. */
+int agent_ring_create(size_t header, size_t capacity);
+
+/**
+ * Maps the memfd `fd` made by agent_ring_create: its header, its data, then its data again
+ * (so that a frame running past the end continues at the start). `capacity` must be a
+ * multiple of the page size. Returns the base address or NULL with errno.
+ */
+void *agent_ring_map(int fd, size_t header, size_t capacity);
+
+/** Undoes agent_ring_map. */
+void agent_ring_unmap(void *base, size_t header, size_t capacity);
+
+/** Writes `length` bytes to a Unix socket with `count` (1 to 4) fds attached to the first of them. */
+int agent_send_fds(int socket, const void *bytes, size_t length, const int *fds, int count);
+
+/**
+ * recvmsg of up to `capacity` bytes; fds that came with them (close-on-exec) are appended to
+ * `fds` (room for 4), `*count` counting them. Returns the bytes read, 0 at EOF, -1 with errno.
+ */
+ssize_t agent_receive_fds(int socket, void *bytes, size_t capacity, int *fds, int *count);
+
+/* Atomics on shared memory (the ring's header words). */
+static inline uint64_t agent_load_acquire_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+static inline void agent_store_release_u64(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
+}
+static inline uint32_t agent_load_u32(const void *address) {
+    return __atomic_load_n((const uint32_t *)address, __ATOMIC_SEQ_CST);
+}
+static inline void agent_store_u32(void *address, uint32_t value) {
+    __atomic_store_n((uint32_t *)address, value, __ATOMIC_SEQ_CST);
+}
+static inline uint32_t agent_exchange_u32(void *address, uint32_t value) {
+    return __atomic_exchange_n((uint32_t *)address, value, __ATOMIC_SEQ_CST);
+}
+/** A full fence: a store before it is visible before any load after it. */
+static inline void agent_fence(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,140 @@
+import CAgentSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A ring of whole frames in memory shared by the supervisor (the producer) and one worker
+/// (the consumer): how deliveries reach a worker without a system call or a kernel copy per
+/// batch.
+///
+/// The memory is a memfd mapped as a header page, the data, and the data again right after
+/// it, so every frame is contiguous whatever its place. The header holds the producer's
+/// `head` and the consumer's `tail` (byte counts since the start, never wrapping back), and
+/// two flags that replace polling: the consumer raises `consumerWaiting` before it sleeps, so
+/// the producer's next publish wakes it (a ``FrameKind/wake`` frame on the socket); the
+/// producer raises `producerWaiting` when the ring is full, so the consumer's next release
+/// signals it (the eventfd that came with the ring). Each side stores its counter, then a full
+/// fence, then reads the other's flag, so a wakeup cannot be lost between a check and a sleep.
+///
+/// The ring holds at most ``capacity`` bytes; a frame larger than that goes on the socket.
+public final class SharedRing: @unchecked Sendable {
+    /// Bytes before the data: the counters and flags, each on its own cache line.
+    public static let headerSize = 4096
+    /// The ring's size for a worker's deliveries: the most that is in flight to it.
+    public static let defaultCapacity = 1 << 20
+
+    public let capacity: Int
+    private let base: UnsafeMutableRawPointer
+    private var data: UnsafeMutableRawPointer { base + Self.headerSize }
+    private var headWord: UnsafeMutableRawPointer { base }
+    private var tailWord: UnsafeMutableRawPointer { base + 64 }
+    private var consumerWaitingWord: UnsafeMutableRawPointer { base + 128 }
+    private var producerWaitingWord: UnsafeMutableRawPointer { base + 192 }
+    /// The producer's head (only it writes the shared one).
+    private var head: UInt64 = 0
+    /// The consumer's tail (only it writes the shared one).
+    private var tail: UInt64 = 0
+
+    /// Why a ring could not be made or mapped.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
+    }
+
+    /// Makes a ring; returns it and its memfd, to be passed to the consumer and then closed.
+    public static func create(capacity: Int = defaultCapacity) throws -> (ring: SharedRing, fd: Int32) {
+        let fd = agent_ring_create(headerSize, capacity)
+        guard fd >= 0 else { throw Failure(description: "memfd_create: \(String(cString: strerror(errno)))") }
+        do {
+            return (try SharedRing(mapping: fd, capacity: capacity), fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Maps the ring behind `fd` (the caller still owns and closes `fd`).
+    public init(mapping fd: Int32, capacity: Int) throws {
+        guard capacity > 0, capacity % Int(getpagesize()) == 0 else {
+            throw Failure(description: "ring capacity \(capacity) is not a multiple of the page size")
+        }
+        guard let base = agent_ring_map(fd, Self.headerSize, capacity) else {
+            throw Failure(description: "mmap of the ring: \(String(cString: strerror(errno)))")
+        }
+        self.base = base
+        self.capacity = capacity
+        head = agent_load_acquire_u64(base)
+        tail = agent_load_acquire_u64(base + 64)
+    }
+
+    deinit { agent_ring_unmap(base, Self.headerSize, capacity) }
+
+    // MARK: Producer
+
+    /// Bytes the producer may write now, or nil when the consumer's tail is out of range (a
+    /// worker that broke the protocol).
+    public var freeBytes: Int? {
+        let used = head &- agent_load_acquire_u64(tailWord)
+        guard used <= UInt64(capacity) else { return nil }
+        return capacity - Int(used)
+    }
+
+    /// Copies whole frames after the head; they are not visible until ``publish()``. The
+    /// caller checked ``freeBytes``.
+    public func write(_ frames: UnsafeRawBufferPointer) {
+        guard frames.count > 0 else { return }
+        (data + Int(head % UInt64(capacity))).copyMemory(from: frames.baseAddress!, byteCount: frames.count)
+        head += UInt64(frames.count)
+    }
+
+    /// Makes what was written visible. True when the consumer was waiting for it: the caller
+    /// then wakes it.
+    public func publish() -> Bool {
+        agent_store_release_u64(headWord, head)
+        agent_fence()
+        return agent_load_u32(consumerWaitingWord) != 0 && agent_exchange_u32(consumerWaitingWord, 0) != 0
+    }
+
+    /// Asks the consumer to signal once it frees room. False when at least `needed` bytes are
+    /// free already (no signal may come: write again now).
+    public func awaitRoom(for needed: Int) -> Bool {
+        agent_store_u32(producerWaitingWord, 1)
+        agent_fence()
+        guard let free = freeBytes else { return true }
+        return free < needed
+    }
+
+    // MARK: Consumer
+
+    /// The published bytes not yet released, from the tail (whole frames), or nil when the
+    /// producer's head is out of range.
+    public func readable() -> UnsafeRawBufferPointer? {
+        let published = agent_load_acquire_u64(headWord)
+        let count = published &- tail
+        guard count <= UInt64(capacity) else { return nil }
+        return UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(count))
+    }
+
+    /// Gives `count` bytes from the tail back to the producer. True when it was waiting for
+    /// room: the caller then signals it.
+    public func release(_ count: Int) -> Bool {
+        guard count > 0 else { return false }
+        tail += UInt64(count)
+        agent_store_release_u64(tailWord, tail)
+        agent_fence()
+        return agent_load_u32(producerWaitingWord) != 0 && agent_exchange_u32(producerWaitingWord, 0) != 0
+    }
+
+    /// Before the consumer sleeps: asks the producer to wake it at its next publish. False
+    /// when something was published meanwhile (read it instead of sleeping).
+    public func prepareToWait() -> Bool {
+        agent_store_u32(consumerWaitingWord, 1)
+        agent_fence()
+        return agent_load_acquire_u64(headWord) == tail
+    }
+
+    /// The consumer found work without sleeping: no wake is needed.
+    public func cancelWait() {
+        if agent_load_u32(consumerWaitingWord) != 0 { agent_store_u32(consumerWaitingWord, 0) }
+    }
+}

@@ -1,0 +1,104 @@
+import AgentModuleABI
+import CAgentSystem
+import Glibc
+
+/// The worker's side of its delivery ring (see ``SharedRing``): takes a batch of frames and
+/// hands them out as `agent_event`s that point into the ring itself. Their memory stays
+/// untouched until the batch is released, at the receive after the last of them: the
+/// lifetime `agent_event` promises. Receiving thread only.
+final class RingReceiver {
+    private let ring: SharedRing
+    /// The eventfd on which the supervisor waits for freed room.
+    private let roomSignal: Int32
+    /// The current batch: frames from `cursor` to `end` not handed out yet.
+    private var cursor: UnsafeRawPointer?
+    private var end: UnsafeRawPointer?
+    /// Bytes of the current batch, given back at the next take.
+    private var taken = 0
+    /// A batch is at most this much of the ring, so that the supervisor can fill the rest
+    /// while the module works through it.
+    private let batchLimit: Int
+
+    init(ring: SharedRing, roomSignal: Int32) {
+        self.ring = ring
+        self.roomSignal = roomSignal
+        batchLimit = ring.capacity / 4
+    }
+
+    deinit { if roomSignal >= 0 { close(roomSignal) } }
+
+    /// Whether frames of the current batch are left.
+    var hasBatch: Bool { cursor != end }
+
+    /// Releases the last batch and takes the next whole frames, if any. False when the ring
+    /// is empty. A head out of range (the supervisor broke the protocol) ends the worker.
+    func take() -> Bool {
+        releaseBatch()
+        guard let readable = ring.readable() else {
+            let message = "agent-worker: the delivery ring's head is out of range\n"
+            _ = message.withCString { write(2, $0, strlen($0)) }
+            exit(1)
+        }
+        guard readable.count > 0 else { return false }
+        ring.cancelWait()
+        // Whole frames up to the batch limit (one at least); the supervisor publishes whole
+        // frames only, so the last one ends at the head.
+        var length = 0
+        while length < readable.count, length < batchLimit, readable.count - length >= FrameCodec.headerLength {
+            let frame = 4 + Int(FrameCodec.readUInt32(readable, at: length))
+            guard length + frame <= readable.count else { break }
+            length += frame
+        }
+        if length == 0 { length = readable.count }
+        cursor = readable.baseAddress
+        end = readable.baseAddress! + length
+        taken = length
+        return true
+    }
+
+    /// The next event of the current batch, or nil when it is used up. Frames that are not
+    /// well-formed deliveries are skipped.
+    func next() -> agent_event? {
+        while let at = cursor, at != end {
+            let remaining = end! - at
+            let raw = UnsafeRawBufferPointer(start: at, count: remaining)
+            guard remaining >= FrameCodec.headerLength else {
+                cursor = end
+                return nil
+            }
+            let frame = 4 + Int(FrameCodec.readUInt32(raw, at: 0))
+            guard frame >= FrameCodec.headerLength, frame <= remaining else {
+                cursor = end
+                return nil
+            }
+            cursor = at + frame
+            guard raw[4] == FrameKind.deliver.rawValue,
+                  let event = try? EventFrame.parseDelivered(UnsafeRawBufferPointer(rebasing: raw[FrameCodec.headerLength..<frame]))
+            else { continue }
+            // parseDelivered checked the NULs after type and source.
+            return agent_event(
+                type: event.type.baseAddress!.assumingMemoryBound(to: CChar.self), type_len: event.type.count,
+                source: event.source.baseAddress!.assumingMemoryBound(to: CChar.self), source_len: event.source.count,
+                time_ns: event.timeNanoseconds,
+                payload: event.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), payload_len: event.payload.count)
+        }
+        return nil
+    }
+
+    /// Gives the last batch's room back, and tells the supervisor if it waits for it.
+    func releaseBatch() {
+        guard taken > 0 else { return }
+        let release = taken
+        taken = 0
+        cursor = nil
+        end = nil
+        if ring.release(release) {
+            var one: UInt64 = 1
+            _ = write(roomSignal, &one, 8)
+        }
+    }
+
+    /// Before sleeping: asks for a wake at the next publish. False when there is something
+    /// to take already.
+    func prepareToWait() -> Bool { ring.prepareToWait() }
+}

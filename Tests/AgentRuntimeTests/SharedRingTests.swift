@@ -1,0 +1,67 @@
+import Glibc
+import Testing
+@testable import AgentCore
+
+/// The delivery ring between two mappings of one memfd, as the supervisor and a worker map it.
+@Suite struct SharedRingTests {
+    private func pair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) {
+        let (producer, fd) = try SharedRing.create(capacity: capacity)
+        defer { close(fd) }
+        return (producer, try SharedRing(mapping: fd, capacity: capacity))
+    }
+
+    @Test func bytesWrittenAcrossTheEndReadBackContiguousInTheOtherMapping() throws {
+        let (producer, consumer) = try pair()
+        let first = [UInt8](repeating: 1, count: 5000)
+        first.withUnsafeBytes { producer.write($0) }
+        #expect(consumer.readable()?.count == 0, "nothing is visible before the publish")
+        _ = producer.publish()
+        #expect(consumer.readable().map { Array($0) } == first)
+        _ = consumer.release(5000)
+        #expect(producer.freeBytes == 8192)
+
+        // 5000 + 6000 runs past the end of 8192: the mirror mapping keeps it in one piece.
+        let second = (0..<6000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        second.withUnsafeBytes { producer.write($0) }
+        _ = producer.publish()
+        #expect(producer.freeBytes == 8192 - 6000)
+        #expect(consumer.readable().map { Array($0) } == second)
+    }
+
+    @Test func aWaitingConsumerIsWokenOnceAndAWaitingProducerIsSignalledOnce() throws {
+        let (producer, consumer) = try pair()
+        #expect(consumer.prepareToWait(), "an empty ring lets the consumer sleep")
+        [UInt8](repeating: 9, count: 100).withUnsafeBytes { producer.write($0) }
+        #expect(producer.publish(), "the consumer waits: wake it")
+        #expect(!producer.publish(), "one wake per wait")
+        #expect(!consumer.prepareToWait(), "something is published: no sleeping")
+        consumer.cancelWait()
+        #expect(!producer.publish(), "a cancelled wait needs no wake")
+
+        [UInt8](repeating: 9, count: 8092).withUnsafeBytes { producer.write($0) }
+        _ = producer.publish()
+        #expect(producer.freeBytes == 0)
+        #expect(producer.awaitRoom(for: 10), "full: the producer waits for the consumer's signal")
+        #expect(consumer.release(100), "the producer waits: signal it")
+        #expect(!consumer.release(100), "one signal per wait")
+        #expect(!producer.awaitRoom(for: 200), "room was freed meanwhile: write now")
+    }
+
+    @Test func countersOutOfRangeAreReportedNotTrusted() throws {
+        let (producer, consumer) = try pair()
+        // A consumer that releases what was never published: its tail passes the head.
+        _ = consumer.release(100)
+        #expect(producer.freeBytes == nil)
+
+        let (writer, reader) = try pair()
+        // A producer that writes past the free room: its head is more than a ring ahead.
+        [UInt8](repeating: 1, count: 8192).withUnsafeBytes { writer.write($0) }
+        [UInt8](repeating: 2, count: 8).withUnsafeBytes { writer.write($0) }
+        _ = writer.publish()
+        #expect(reader.readable() == nil)
+    }
+
+    @Test func aCapacityThatIsNotWholePagesIsRefused() {
+        #expect(throws: SharedRing.Failure.self) { try SharedRing.create(capacity: 5000) }
+    }
+}
