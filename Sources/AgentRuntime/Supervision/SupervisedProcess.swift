@@ -171,6 +171,8 @@ final class SupervisedProcess {
 
     /// Records that `count` bytes (whole frames) were copied into the worker's ring.
     func noteCopiedToRing(_ count: Int) {
+        // Whole frames: the boundary is where they end, no need to look for it.
+        sentBoundary = sent + count
         noteWritten(count)
     }
 

@@ -272,7 +272,8 @@ extension Supervisor {
             var next = 0
             process.outgoing.withUnsafeBytes { raw in
                 let start = process.sent
-                var end = start
+                // The queue ends with a whole frame: when it all fits, no need to walk it.
+                var end = raw.count - start <= free ? raw.count : start
                 while raw.count - end >= 4 {
                     next = 4 + Int(FrameCodec.readUInt32(raw, at: end))
                     guard end - start + next <= free else { break }
@@ -298,6 +299,11 @@ extension Supervisor {
     /// Tells a worker that waits for deliveries that its ring has some.
     private func wake(_ process: SupervisedProcess) {
         FrameCodec.append(.wake, body: EmptyCollection(), to: process.control)
+        // Not in the middle of a delivery on the socket; write sends it once it can.
+        guard process.channelFD >= 0, !process.waitingForWritable, process.partialFrameRemainder == 0 else {
+            markDirty(process)
+            return
+        }
         let pending = process.control.count - process.controlSent
         process.noteControlSent(send(process, process.control, from: process.controlSent, count: pending))
     }
