@@ -43,7 +43,8 @@ final class RingReceiver {
         ring.cancelWait()
         // Whole frames up to the batch limit (one at least); the supervisor publishes whole
         // frames only, so the last one ends at the head.
-        var length = 0
+        // The supervisor publishes whole frames: all of it, when that is within the limit.
+        var length = readable.count <= batchLimit ? readable.count : 0
         while length < readable.count, length < batchLimit, readable.count - length >= FrameCodec.headerLength {
             let frame = 4 + Int(FrameCodec.readUInt32(readable, at: length))
             guard length + frame <= readable.count else { break }

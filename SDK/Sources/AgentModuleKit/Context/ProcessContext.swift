@@ -264,31 +264,44 @@ public final class ProcessContext: Sendable {
     /// anything else, when the iterator goes away (a `break` out of `for await`).
     @usableFromInline
     final class TakenEvents {
-        private let context: ProcessContext
-        private var events: [Event] = []
-        private var index = 0
+        private struct State {
+            var events: [Event] = []
+            var index = 0
+        }
 
-        init(context: ProcessContext) { self.context = context }
+        private let context: ProcessContext
+        /// Behind a pointer that never changes: serving an event costs no dynamic exclusivity
+        /// check on a stored property (those were a twelfth of a busy monitor's time).
+        private let state: UnsafeMutablePointer<State>
+
+        init(context: ProcessContext) {
+            self.context = context
+            state = .allocate(capacity: 1)
+            state.initialize(to: State())
+        }
 
         @usableFromInline
         func next() -> Event? {
-            guard index < events.count else { return nil }
+            guard state.pointee.index < state.pointee.events.count else { return nil }
             // Moved out, an empty event left in its place: no retain now and no release when
             // the batch goes.
             var event = Event.placeholder
-            swap(&event, &events[index])
-            index += 1
+            swap(&event, &state.pointee.events[state.pointee.index])
+            state.pointee.index += 1
             return event
         }
 
         @usableFromInline
         func replace(with batch: [Event]) {
-            events = batch
-            index = 0
+            state.pointee.events = batch
+            state.pointee.index = 0
         }
 
         deinit {
-            if index < events.count { context.giveBack(Array(events[index...])) }
+            let rest = state.pointee
+            if rest.index < rest.events.count { context.giveBack(Array(rest.events[rest.index...])) }
+            state.deinitialize(count: 1)
+            state.deallocate()
         }
     }
 
