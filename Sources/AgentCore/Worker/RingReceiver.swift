@@ -10,13 +10,15 @@ final class RingReceiver {
     private let ring: SharedRing
     /// The eventfd on which the supervisor waits for freed room.
     private let roomSignal: Int32
-    /// The current batch: frames from `cursor` to `end` not handed out yet.
+    /// The current batch: it started at `start`; frames from `cursor` to `end` (what was
+    /// published when it was taken) are not handed out yet. It ends at `end` or once
+    /// `batchLimit` bytes were handed out, whichever comes first; what was handed out is given
+    /// back at the next take.
+    private var start: UnsafeRawPointer?
     private var cursor: UnsafeRawPointer?
     private var end: UnsafeRawPointer?
-    /// Bytes of the current batch, given back at the next take.
-    private var taken = 0
-    /// A batch is at most this much of the ring, so that the supervisor can fill the rest
-    /// while the module works through it.
+    /// A batch is at most this much of the ring (and one frame), so that the supervisor can
+    /// fill the rest while the module works through it.
     private let batchLimit: Int
 
     init(ring: SharedRing, roomSignal: Int32) {
@@ -28,7 +30,10 @@ final class RingReceiver {
     deinit { if roomSignal >= 0 { close(roomSignal) } }
 
     /// Whether frames of the current batch are left.
-    var hasBatch: Bool { cursor != end }
+    var hasBatch: Bool {
+        guard let start, let cursor, let end else { return false }
+        return cursor < end && cursor - start < batchLimit
+    }
 
     /// Releases the last batch and takes the next whole frames, if any. False when the ring
     /// is empty. A head out of range (the supervisor broke the protocol) ends the worker.
@@ -41,26 +46,18 @@ final class RingReceiver {
         }
         guard readable.count > 0 else { return false }
         ring.cancelWait()
-        // Whole frames up to the batch limit (one at least); the supervisor publishes whole
-        // frames only, so the last one ends at the head.
-        // The supervisor publishes whole frames: all of it, when that is within the limit.
-        var length = readable.count <= batchLimit ? readable.count : 0
-        while length < readable.count, length < batchLimit, readable.count - length >= FrameCodec.headerLength {
-            let frame = 4 + Int(FrameCodec.readUInt32(readable, at: length))
-            guard length + frame <= readable.count else { break }
-            length += frame
-        }
-        if length == 0 { length = readable.count }
+        // The supervisor publishes whole frames only: the batch's frames are found as they
+        // are handed out, in one pass.
+        start = readable.baseAddress
         cursor = readable.baseAddress
-        end = readable.baseAddress! + length
-        taken = length
+        end = readable.baseAddress! + readable.count
         return true
     }
 
     /// The next event of the current batch, or nil when it is used up. Frames that are not
     /// well-formed deliveries are skipped.
     func next() -> agent_event? {
-        while let at = cursor, at != end {
+        while let at = cursor, at != end, at - start! < batchLimit {
             let remaining = end! - at
             let raw = UnsafeRawBufferPointer(start: at, count: remaining)
             guard remaining >= FrameCodec.headerLength else {
@@ -88,10 +85,10 @@ final class RingReceiver {
 
     /// Gives the last batch's room back, and tells the supervisor if it waits for it.
     func releaseBatch() {
-        guard taken > 0 else { return }
-        let release = taken
-        taken = 0
-        cursor = nil
+        guard let start, let cursor, cursor > start else { return }
+        let release = cursor - start
+        self.start = nil
+        self.cursor = nil
         end = nil
         if ring.release(release) {
             var one: UInt64 = 1
