@@ -124,6 +124,26 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// Events too big for a worker's delivery ring go on its socket, the others through the
+    /// ring: the monitor still takes them in the order they were emitted.
+    @Test func eventsTooBigForTheRingKeepTheirOrderAmongSmallOnes() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "big": {"type": "big_events", "bytes": 1500000, "count": 6, "interleave": true},
+          "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
+        """, arguments: ["--no-build", "--quiet"])
+        func taken() -> [String] {
+            agent.stderrLines.compactMap { line in
+                guard let range = line.range(of: "[sink] took ") else { return nil }
+                return String(line[range.upperBound...].prefix { $0 != " " })
+            }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while taken().count < 12, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 6).flatMap { $0 })
+        #expect(agent.stop() == 0)
+    }
+
     /// A monitor that dies with deliveries on the way to it: its successor starts with an
     /// open delivery window and goes on receiving.
     @Test func successorOfAMonitorThatDiedBehindABacklogGoesOnReceiving() throws {
