@@ -22,12 +22,16 @@ import Testing
         return last
     }
 
-    @Test func slowMonitorLosesItsOldestEventsCountedWhileTheProducerGoesOn() throws {
+    /// Every case runs with the workers' shared-memory rings (the default) and without them
+    /// (`AGENT_SHARED_RINGS=0`: events on the sockets, within the delivery window).
+    static func rings(_ on: Bool) -> [String: String] { on ? [:] : ["AGENT_SHARED_RINGS": "0"] }
+
+    @Test(arguments: [true, false]) func slowMonitorLosesItsOldestEventsCountedWhileTheProducerGoesOn(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0},
           "slow": {"type": "slow_sink", "delay_ms": 50, "queue": {"limit_bytes": 4096}}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         let status = try Self.waitFor(agent) { ($0["slow"]?["events_dropped"] as? Int ?? 0) > 1000 && ($0["fast"]?["events_emitted"] as? Int ?? 0) > 5000 }
         #expect((status["slow"]?["events_dropped"] as? Int ?? 0) > 1000, "\(status)")
         #expect((status["fast"]?["events_emitted"] as? Int ?? 0) > 5000)
@@ -37,14 +41,14 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
-    @Test func blockingMonitorPausesOnlyItsProducersAndLosesNothing() throws {
+    @Test(arguments: [true, false]) func blockingMonitorPausesOnlyItsProducersAndLosesNothing(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0, "event_type": "a"},
           "other": {"type": "fault", "tick_ms": 0, "event_type": "b"},
           "slow": {"type": "slow_sink", "delay_ms": 20, "subscribe": ["a"], "queue": {"limit_bytes": 4096, "when_full": "block"}},
           "quick": {"type": "slow_sink", "delay_ms": 0, "subscribe": ["b"]}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         let status = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true && ($0["other"]?["events_emitted"] as? Int ?? 0) > 20_000 }
         #expect(status["fast"]?["paused"] as? Bool == true, "\(status)")
         #expect(status["other"]?["paused"] == nil)
@@ -59,12 +63,12 @@ import Testing
     /// about a MB that its worker has not handed to the module, so the supervisor's queue fills
     /// and keeps the producer paused. (Its worker used to read on into its own memory, without
     /// bound, while the producer ran at full speed.)
-    @Test func slowMonitorsWorkerStopsReadingSoItsBlockedProducerStaysPaused() throws {
+    @Test(arguments: [true, false]) func slowMonitorsWorkerStopsReadingSoItsBlockedProducerStaysPaused(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0},
           "slow": {"type": "slow_sink", "delay_ms": 50, "queue": {"limit_bytes": 4096, "when_full": "block"}}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         _ = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true }
         // Once the window to the worker and the socket are full (a slow machine takes a few
         // seconds), the producer is held back: 2 s in which it emits hardly anything. A worker
@@ -87,12 +91,12 @@ import Testing
 
     /// Replies (here: to state saves) go ahead of the deliveries queued for a process, so a
     /// slow monitor that saves its state after every event is not held up behind its backlog.
-    @Test func stateSavesOfAMonitorBehindABacklogAreAnsweredAheadOfIt() throws {
+    @Test(arguments: [true, false]) func stateSavesOfAMonitorBehindABacklogAreAnsweredAheadOfIt(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0},
           "slow": {"type": "slow_sink", "delay_ms": 5, "save_state": true, "queue": {"when_full": "block"}}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         // A backlog first: the producer paused behind the full queue.
         _ = try Self.waitFor(agent) { $0["fast"]?["paused"] as? Bool == true }
         func saves() -> Int { agent.stderrLines.filter { $0.contains("[slow] saved ") }.count }
@@ -109,12 +113,12 @@ import Testing
 
     /// Deliveries bigger than the delivery window arrive whole, the last one with nothing
     /// after it to push it through.
-    @Test func eventsBiggerThanTheDeliveryWindowArriveWithNothingAfterThem() throws {
+    @Test(arguments: [true, false]) func eventsBiggerThanTheDeliveryWindowArriveWithNothingAfterThem(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "big": {"type": "big_events", "bytes": 1500000, "count": 2},
           "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event"]}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         let deadline = Date().addingTimeInterval(30)
         while !agent.stderrLines.contains(where: { $0.contains("[sink] took big_event #2: 1500000 bytes") }), Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)
@@ -126,12 +130,12 @@ import Testing
 
     /// Events too big for a worker's delivery ring go on its socket, the others through the
     /// ring: the monitor still takes them in the order they were emitted.
-    @Test func eventsTooBigForTheRingKeepTheirOrderAmongSmallOnes() throws {
+    @Test(arguments: [true, false]) func eventsTooBigForTheRingKeepTheirOrderAmongSmallOnes(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "big": {"type": "big_events", "bytes": 1500000, "count": 6, "interleave": true},
           "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         func taken() -> [String] {
             agent.stderrLines.compactMap { line in
                 guard let range = line.range(of: "[sink] took ") else { return nil }
@@ -141,18 +145,19 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while taken().count < 12, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 6).flatMap { $0 })
+        #expect(agent.stderrLines.contains { $0.contains("AGENT_SHARED_RINGS=0: events go") } == !sharedRings)
         #expect(agent.stop() == 0)
     }
 
     /// A monitor that dies with deliveries on the way to it: its successor starts with an
     /// open delivery window and goes on receiving.
-    @Test func successorOfAMonitorThatDiedBehindABacklogGoesOnReceiving() throws {
+    @Test(arguments: [true, false]) func successorOfAMonitorThatDiedBehindABacklogGoesOnReceiving(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
           "fast": {"type": "fault", "tick_ms": 0},
           "slow": {"type": "slow_sink", "delay_ms": 2, "save_state": true, "exit_after": 30,
                    "queue": {"when_full": "block"}, "restart": {"initial_delay": 0, "max_restarts": null}}}}
-        """, arguments: ["--no-build", "--quiet"])
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         func lives() -> Int { agent.stderrLines.filter { $0.contains("[slow] saved 20") }.count }
         // Each life dies with events on the way to it; none of them may count against the next.
         let deadline = Date().addingTimeInterval(30)

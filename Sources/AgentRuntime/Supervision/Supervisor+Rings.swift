@@ -7,8 +7,9 @@ extension Supervisor {
     /// Gives a new worker its delivery ring: a `ring` frame, first on its socket, with the
     /// ring's memfd and an eventfd on which the worker signals freed room. Without a ring
     /// (memfd, mmap or eventfd failing) deliveries go on the socket, as they would to an older
-    /// worker.
+    /// worker; `AGENT_SHARED_RINGS=0` asks for that.
     func attachRing(to process: SupervisedProcess) {
+        guard configuration.sharedRings else { return }
         do {
             let (ring, memfd) = try SharedRing.create()
             defer { close(memfd) }

@@ -136,6 +136,7 @@ public final class Supervisor {
             control = nil
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
+        if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
         startInTurns(processes)
         startQueries()
         while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty) {

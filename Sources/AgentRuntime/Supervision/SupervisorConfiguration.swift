@@ -12,6 +12,12 @@ public struct SupervisorConfiguration: Sendable {
         self.environment = environment
     }
 
+    /// Whether workers get shared-memory rings for their events (see `SharedRing`); with
+    /// `AGENT_SHARED_RINGS=0` (or `no`, `false`, `off`) events go on their sockets.
+    var sharedRings: Bool {
+        !["0", "no", "false", "off"].contains(environment["AGENT_SHARED_RINGS"]?.lowercased() ?? "")
+    }
+
     /// What a worker's environment holds besides `base`: the supervisor's pid (a worker
     /// checks its parent against it) and, unless set, no Swift backtracer (it adds ~10 ms to a
     /// crashing worker's death).

@@ -16,7 +16,7 @@ enum RoutingBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Each run is checked: count in = count out, in order, nothing dropped.")
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp. throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the delivery rings in shared memory). Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             // Sustained rates: runs of about half a second through the supervisor (100,000 events
@@ -29,6 +29,7 @@ enum RoutingBench {
             var routed = Samples()
             var emitted = Samples()
             var baseline = Samples()
+            var withoutRings = Samples()
             var cpu = (supervisor: Samples(), source: Samples(), sink: Samples())
             do {
                 for repetition in 1...repetitions {
@@ -44,6 +45,12 @@ enum RoutingBench {
                         section.fail("throughput \(load.label), run \(repetition) of \(repetitions): " + outcome.problems.joined(separator: "; "))
                     }
                     baseline.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0).throughput)
+                    let socketsOnly = try throughSupervisor(environment, load, logFD: logFD, sharedRings: false)
+                    withoutRings.append(socketsOnly.result.throughput)
+                    dropped += socketsOnly.dropped
+                    if !socketsOnly.problems.isEmpty {
+                        section.fail("throughput \(load.label) without rings, run \(repetition) of \(repetitions): " + socketsOnly.problems.joined(separator: "; "))
+                    }
                 }
             } catch {
                 section.fail("throughput \(load.label): \(error)")
@@ -55,6 +62,8 @@ enum RoutingBench {
             section.add(Figure("  CPU per event: supervisor", .microseconds, samples: cpu.supervisor))
             section.add(Figure("  CPU per event: source worker", .microseconds, samples: cpu.source))
             section.add(Figure("  CPU per event: sink worker", .microseconds, samples: cpu.sink))
+            section.add(Figure("  the same, AGENT_SHARED_RINGS=0", .eventsPerSecond, samples: withoutRings,
+                               note: "events on the workers' sockets: what the shared rings save"))
             section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
             section.add(Figure("  ratio supervisor / socketpair, \(load.label)", .ratio, median: routed.median / baseline.median,
                                count: routed.count, note: "of the medians; target ≥ 0.5"))
@@ -126,12 +135,13 @@ enum RoutingBench {
 
     /// One run through the supervisor, with the store on (in a new agent folder, so that every
     /// run starts with an empty database) or off; throws only if the sink reported nothing.
-    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false) throws -> Outcome {
+    static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false,
+                                  sharedRings: Bool = true) throws -> Outcome {
         let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3,
                                                  store: withStore)
         runNumber += 1
         let agent = try EmbeddedAgent(environment: environment, name: "routing-\(runNumber)" + (withStore ? "-store" : ""),
-                                      settings: settings, logFD: logFD)
+                                      settings: settings, logFD: logFD, sharedRings: sharedRings)
         if withStore, agent.store == nil { throw BenchError("the store is on in the settings but was not opened") }
         // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.
         let total = load.count + 1

@@ -29,7 +29,7 @@ final class EmbeddedAgent {
     ///
     /// Workers are forked by a fork server, as agent-control does, unless `forkServer` is
     /// false (then posix_spawn of agent-worker, as with `AGENT_FORK_SERVER=0`).
-    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true) throws {
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -53,7 +53,9 @@ final class EmbeddedAgent {
         _ = fcntl(consoleRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(consoleWrite, F_SETFD, FD_CLOEXEC)
         supervisor = Supervisor(
-            configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
+            configuration: SupervisorConfiguration(
+                workerPath: prepared.workerPath,
+                environment: ProcessInfo.processInfo.environment.merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
         if forkServer {
