@@ -7,15 +7,19 @@
 #include "agent_system.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 int agent_ring_create(size_t header, size_t capacity) {
-    int fd = memfd_create("agent-ring", MFD_CLOEXEC);
+    int fd = memfd_create("agent-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
-    if (ftruncate(fd, (off_t)(header + capacity)) != 0) {
+    /* Sealed at its size: the worker holds the fd too, and a memfd shrunk under the
+       supervisor's mapping would kill it with SIGBUS at its next write. */
+    if (ftruncate(fd, (off_t)(header + capacity)) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         int saved = errno;
         close(fd);
         errno = saved;

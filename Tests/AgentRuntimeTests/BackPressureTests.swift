@@ -149,6 +149,30 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// Two processes that block on each other (each subscribes to what the other emits, both
+    /// queues small and blocking): both get paused, and their events still flow (a paused
+    /// process's deliveries are not held back, or neither would ever be resumed).
+    @Test(arguments: [true, false]) func blockingSubscriptionsInACycleStillDrain(sharedRings: Bool) throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "ping": {"type": "relay", "out_type": "a", "subscribe": ["b"], "queue": {"limit_bytes": 4096, "when_full": "block"}},
+          "pong": {"type": "relay", "out_type": "b", "subscribe": ["a"], "queue": {"limit_bytes": 4096, "when_full": "block"}}}}
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
+        func relayed(_ name: String) -> Int {
+            agent.stderrLines.reduce(0) { most, line in
+                guard line.contains("[\(name)] relayed ") else { return most }
+                return max(most, Int(line.split(separator: " ").last ?? "") ?? 0)
+            }
+        }
+        // Each relays its 100,000-event burst and then what comes back: far more than any
+        // buffer on the way holds.
+        let deadline = Date().addingTimeInterval(30)
+        while min(relayed("ping"), relayed("pong")) < 300_000, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(min(relayed("ping"), relayed("pong")) >= 300_000, "\(agent.stderrLines.suffix(6))")
+        #expect(agent.stderrLines.contains { $0.contains("paused: ") }, "the cycle never blocked: the test proves nothing")
+        #expect(agent.stop() == 0)
+    }
+
     /// A monitor that dies with deliveries on the way to it: its successor starts with an
     /// open delivery window and goes on receiving.
     @Test(arguments: [true, false]) func successorOfAMonitorThatDiedBehindABacklogGoesOnReceiving(sharedRings: Bool) throws {

@@ -61,6 +61,17 @@ import Testing
         #expect(reader.readable() == nil)
     }
 
+    /// The worker holds the memfd too: shrunk under the supervisor's mapping, it would kill the
+    /// supervisor with SIGBUS at its next write.
+    @Test func theMemfdCannotBeResizedByWhoeverHoldsIt() throws {
+        let (ring, fd) = try SharedRing.create(capacity: 8192)
+        defer { close(fd) }
+        #expect(ftruncate(fd, 4096) == -1 && errno == EPERM)
+        #expect(ftruncate(fd, 1 << 20) == -1 && errno == EPERM)
+        [UInt8](repeating: 1, count: 8192).withUnsafeBytes { ring.write($0) }
+        #expect(ring.publish() == false)
+    }
+
     @Test func aCapacityThatIsNotWholePagesIsRefused() {
         #expect(throws: SharedRing.Failure.self) { try SharedRing.create(capacity: 5000) }
     }

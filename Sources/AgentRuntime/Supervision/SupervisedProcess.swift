@@ -57,6 +57,8 @@ final class SupervisedProcess {
     /// it signals freed room.
     var ring: SharedRing?
     var roomSignalFD: Int32 = -1
+    /// A `wake` frame is in `control`, not yet written.
+    var wakeUnsent = false
     var waitingForWritable = false
     var dirty = false
 
@@ -128,6 +130,7 @@ final class SupervisedProcess {
         if controlSent == control.count {
             control.removeAll(keepingCapacity: true)
             controlSent = 0
+            wakeUnsent = false
         }
     }
 
@@ -136,6 +139,7 @@ final class SupervisedProcess {
     func discardSentFrames() -> Int {
         control.removeAll(keepingCapacity: false)
         controlSent = 0
+        wakeUnsent = false
         inFlight = 0
         let partial = partialFrameRemainder
         outgoing.removeFirst(sent + partial)

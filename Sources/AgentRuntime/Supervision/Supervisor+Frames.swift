@@ -257,14 +257,20 @@ extension Supervisor {
 
     /// Copies whole delivery frames into the worker's ring while they fit, publishes them and
     /// wakes the worker if it waits; when the ring is full, asks the worker to signal freed
-    /// room. False when the next frame is too big for the ring, and nothing is on the way on
-    /// the socket: it then goes on the socket (the worker takes the ring's frames first, and
-    /// nothing more goes into the ring until it took that one).
+    /// room. False when the rest goes on the socket (the worker takes the ring's frames first,
+    /// and nothing more goes into the ring until it took those): a frame too big for the ring,
+    /// or everything that does not fit while the process is paused. A paused process's module
+    /// may be blocked in `emit` and free no room, while its reader thread still takes what
+    /// comes on the socket; held back, a cycle of blocking subscriptions would never resume.
     private func copyToRing(_ process: SupervisedProcess, _ ring: SharedRing) -> Bool {
-        guard process.inFlight == 0 else { return true }
+        // On the socket rather than wait, unless a control frame is partly written there.
+        var toSocket: Bool { process.pauseCount > 0 && process.control.count == process.controlSent }
+        guard process.inFlight == 0 else { return !toSocket }
         while process.pendingBytes > 0 {
             guard let free = ring.freeBytes else {
                 logger.error("protocol error: the worker's delivery ring has its tail out of range; killing it", metadata: ["process": "\(process.name)"])
+                // Once: the worker is reaped later, and this would run again meanwhile.
+                process.ring = nil
                 kill(process, reason: "protocol error")
                 return true
             }
@@ -290,6 +296,7 @@ extension Supervisor {
             guard next > 0 else { break }
             // On the socket, unless a control frame is still partly written there.
             if next > ring.capacity { return process.control.count > process.controlSent }
+            if toSocket { return false }
             // Full: the worker signals freed room, unless some was freed meanwhile.
             if ring.awaitRoom(for: next) { break }
         }
@@ -298,6 +305,10 @@ extension Supervisor {
 
     /// Tells a worker that waits for deliveries that its ring has some.
     private func wake(_ process: SupervisedProcess) {
+        // One unsent wake is enough (a worker that raises its flag and reads nothing must not
+        // grow the queue).
+        guard !process.wakeUnsent else { return }
+        process.wakeUnsent = true
         FrameCodec.append(.wake, body: EmptyCollection(), to: process.control)
         // Not in the middle of a delivery on the socket; write sends it once it can.
         guard process.channelFD >= 0, !process.waitingForWritable, process.partialFrameRemainder == 0 else {

@@ -115,7 +115,8 @@ int agent_curl_post(const char *url, const char *const *headers, int header_coun
 
 /* Shared event rings (AgentCore's SharedRing). */
 
-/** A memfd (close-on-exec) of `header + capacity` bytes. Returns it or -1 with errno. */
+/** A memfd (close-on-exec) of `header + capacity` bytes, sealed at that size (it can be
+    neither shrunk nor grown, by whoever holds it). Returns it or -1 with errno. */
 int agent_ring_create(size_t header, size_t capacity);
 
 /**
