@@ -118,6 +118,19 @@ import Testing
         #expect(throws: FrameError.self) { try [UInt8]([1]).withUnsafeBytes { try EventFrame.parseDelivery($0) } }
     }
 
+    /// A worker hands type and source out as C strings where the frame lies: a delivery whose
+    /// lengths add up but that lacks the NUL after either is refused, not read past.
+    @Test func deliveryWithoutItsNULsIsAnError() throws {
+        // type "a", source "b", time 0, no payload; 0xFF where each NUL belongs.
+        let good: [UInt8] = [1, 0, 97, 0, 1, 0, 98, 0] + [UInt8](repeating: 0, count: 8)
+        #expect(try good.withUnsafeBytes { try EventFrame.parseDelivery($0) } == EventFrame(type: "a", source: "b", timeNanoseconds: 0, payload: []))
+        for index in [3, 7] {
+            var bad = good
+            bad[index] = 0xFF
+            #expect(throws: FrameError.self) { try bad.withUnsafeBytes { try EventFrame.parseDelivery($0) } }
+        }
+    }
+
     @Test func deadWorkerKeepsOnlyTheDeliveriesItNeverSaw() {
         let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
         let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],

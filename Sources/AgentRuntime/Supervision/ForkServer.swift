@@ -27,7 +27,7 @@ public final class ForkServer {
 
     /// Whether the environment turns the fork server off (`AGENT_FORK_SERVER=0`).
     public static func isDisabled(in environment: [String: String]) -> Bool {
-        ["0", "no", "false", "off"].contains(environment["AGENT_FORK_SERVER"]?.lowercased() ?? "")
+        SupervisorConfiguration.switchedOff("AGENT_FORK_SERVER", in: environment)
     }
 
     /// Starts a fork server. Call it from the thread that will run the supervisor: the server's

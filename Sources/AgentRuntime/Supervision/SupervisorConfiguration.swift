@@ -14,8 +14,12 @@ public struct SupervisorConfiguration: Sendable {
 
     /// Whether workers get shared-memory rings for their events (see `SharedRing`); with
     /// `AGENT_SHARED_RINGS=0` (or `no`, `false`, `off`) events go on their sockets.
-    var sharedRings: Bool {
-        !["0", "no", "false", "off"].contains(environment["AGENT_SHARED_RINGS"]?.lowercased() ?? "")
+    var sharedRings: Bool { !Self.switchedOff("AGENT_SHARED_RINGS", in: environment) }
+
+    /// Whether the environment variable `name` turns something off: `0`, `no`, `false` or
+    /// `off`, in any case.
+    static func switchedOff(_ name: String, in environment: [String: String]) -> Bool {
+        ["0", "no", "false", "off"].contains(environment[name]?.lowercased() ?? "")
     }
 
     /// What a worker's environment holds besides `base`: the supervisor's pid (a worker
