@@ -133,7 +133,7 @@ import Testing
     @Test(arguments: [true, false]) func eventsTooBigForTheRingKeepTheirOrderAmongSmallOnes(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
-          "big": {"type": "big_events", "bytes": 1500000, "count": 6, "interleave": true},
+          "big": {"type": "big_events", "bytes": 4300000, "count": 3, "interleave": true},
           "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
         """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
         func taken() -> [String] {
@@ -143,8 +143,8 @@ import Testing
             }
         }
         let deadline = Date().addingTimeInterval(30)
-        while taken().count < 12, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 6).flatMap { $0 })
+        while taken().count < 6, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 })
         #expect(agent.stderrLines.contains { $0.contains("AGENT_SHARED_RINGS=0: events go") } == !sharedRings)
         #expect(agent.stop() == 0)
     }
@@ -188,6 +188,30 @@ import Testing
         while lives() < 8, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         let status = try Self.status(agent)
         #expect(lives() >= 8, "\(lives()) lives took 20 events: \(status)")
+        #expect(agent.stop() == 0)
+    }
+
+    /// A monitor that dies before its module took anything from its delivery ring: the
+    /// events in the ring go to its successor, in order, none lost.
+    @Test func eventsLeftInTheRingOfADeadWorkerGoToItsSuccessor() throws {
+        let marker = NSTemporaryDirectory() + "died-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults", "bench"], "store": {"enabled": false}, "processes": {
+          "source": {"type": "bench_source", "count": 1000, "payload_bytes": 64, "start_delay": 0.1},
+          "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["bench"],
+                   "exit_once_before_taking": "\(marker)", "restart": {"initial_delay": 0}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        func taken() -> [String] { agent.stderrLines.filter { $0.contains("[sink] took bench #") } }
+        let deadline = Date().addingTimeInterval(30)
+        while taken().count < 1000, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(agent.stderrLines.contains { $0.contains("[sink] exiting before taking any event") })
+        #expect(agent.stderrLines.contains { $0.contains("1000 event(s) its module had not taken from its delivery ring are kept for the next worker") },
+                "\(agent.stderrLines.suffix(8))")
+        #expect(taken().count == 1000, "\(taken().count) of 1000 events reached the successor")
+        let status = try Self.status(agent)
+        #expect(status["sink"]?["events_dropped"] as? Int == 0, "\(status)")
         #expect(agent.stop() == 0)
     }
 }

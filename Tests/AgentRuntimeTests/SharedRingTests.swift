@@ -61,6 +61,44 @@ import Testing
         #expect(reader.readable() == nil)
     }
 
+    /// What a dead worker's module never saw: the frames after the consumer's mark, for the
+    /// next worker; a mark off the frames' boundaries or a frame written over keeps less.
+    @Test func framesNeverHandedOutAreKeptForASuccessorAsFarAsTheyAreWellFormed() throws {
+        let (producer, consumer) = try pair()
+        let frames: [[UInt8]] = (0..<5).map { index in
+            var frame: [UInt8] = []
+            FrameCodec.append(.deliver, body: [UInt8](repeating: UInt8(index), count: 10 + index), to: &frame)
+            return frame
+        }
+        Array(frames.joined()).withUnsafeBytes { producer.write($0) }
+        _ = producer.publish()
+        var kept = producer.unseenFrames()
+        #expect(kept.frames == Array(frames.joined()) && kept.count == 5 && !kept.lost, "nothing was handed out: all are kept")
+
+        _ = consumer.readable()
+        consumer.markSeen(frames[0].count + frames[1].count)
+        kept = producer.unseenFrames()
+        #expect(kept.frames == Array(frames[2...].joined()) && kept.count == 3 && !kept.lost)
+
+        // The first frame given back, the third handed out: the mark counts from the new tail.
+        _ = consumer.release(frames[0].count)
+        consumer.markSeen(frames[1].count + frames[2].count)
+        kept = producer.unseenFrames()
+        #expect(kept.frames == Array(frames[3...].joined()) && kept.count == 2 && !kept.lost)
+
+        consumer.markSeen(3)
+        kept = producer.unseenFrames()
+        #expect(kept.frames.isEmpty && kept.count == 0 && kept.lost, "a mark inside a frame: nothing can be trusted")
+
+        // The worker overwrote the fifth frame's kind: the fourth is kept, the fifth is lost.
+        consumer.markSeen(frames[1].count + frames[2].count)
+        let readable = try #require(consumer.readable())
+        let fifth = readable.count - frames[4].count
+        UnsafeMutableRawPointer(mutating: readable.baseAddress!).storeBytes(of: 0xEE, toByteOffset: fifth + 4, as: UInt8.self)
+        kept = producer.unseenFrames()
+        #expect(kept.frames == frames[3] && kept.count == 1 && kept.lost)
+    }
+
     /// The worker holds the memfd too: shrunk under the supervisor's mapping, it would kill the
     /// supervisor with SIGBUS at its next write.
     @Test func theMemfdCannotBeResizedByWhoeverHoldsIt() throws {

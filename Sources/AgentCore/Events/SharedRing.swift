@@ -16,12 +16,16 @@ import Glibc
 /// signals it (the eventfd that came with the ring). Each side stores its counter, then a full
 /// fence, then reads the other's flag, so a wakeup cannot be lost between a check and a sleep.
 ///
+/// The consumer also records how far it handed frames to its module (`seen`): when a worker
+/// dies, the frames after that point were never seen, and the producer keeps them for the
+/// next worker (``unseenFrames()``).
+///
 /// The ring holds at most ``capacity`` bytes; a frame larger than that goes on the socket.
 public final class SharedRing: @unchecked Sendable {
     /// Bytes before the data: the counters and flags, each on its own cache line.
     public static let headerSize = 4096
     /// The ring's size for a worker's deliveries: the most that is in flight to it.
-    public static let defaultCapacity = 1 << 20
+    public static let defaultCapacity = 4 << 20
 
     public let capacity: Int
     private let base: UnsafeMutableRawPointer
@@ -30,6 +34,7 @@ public final class SharedRing: @unchecked Sendable {
     private var tailWord: UnsafeMutableRawPointer { base + 64 }
     private var consumerWaitingWord: UnsafeMutableRawPointer { base + 128 }
     private var producerWaitingWord: UnsafeMutableRawPointer { base + 192 }
+    private var seenWord: UnsafeMutableRawPointer { base + 256 }
     /// The producer's head (only it writes the shared one).
     private var head: UInt64 = 0
     /// The consumer's tail (only it writes the shared one).
@@ -104,6 +109,32 @@ public final class SharedRing: @unchecked Sendable {
         return free < needed
     }
 
+    /// A copy of the whole frames published but never handed to the consumer's module (after
+    /// its `seen` mark), for a successor: what a dead worker's module did not see. Frames are
+    /// checked as they are walked, since a worker can write to the ring: the copy stops at the
+    /// first frame that is not a well-formed delivery, and a mark that is out of range or not
+    /// on a frame boundary keeps nothing. `lost` is true when anything unseen was left out.
+    public func unseenFrames() -> (frames: [UInt8], count: Int, lost: Bool) {
+        let tail = agent_load_acquire_u64(tailWord)
+        let seen = agent_load_acquire_u64(seenWord)
+        guard head &- tail <= UInt64(capacity), seen >= tail, seen <= head else { return ([], 0, head != tail) }
+        let published = UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(head - tail))
+        let seenOffset = Int(seen - tail)
+        var start: Int? = seenOffset == 0 ? 0 : nil
+        var at = 0
+        var count = 0
+        while published.count - at >= FrameCodec.headerLength {
+            let frame = 4 + Int(FrameCodec.readUInt32(published, at: at))
+            guard frame >= FrameCodec.headerLength, frame <= published.count - at,
+                  published[at + 4] == FrameKind.deliver.rawValue else { break }
+            at += frame
+            if start != nil { count += 1 }
+            if at == seenOffset { start = at }
+        }
+        guard let start else { return ([], 0, true) }
+        return (Array(published[start..<at]), count, at < published.count)
+    }
+
     // MARK: Consumer
 
     /// The published bytes not yet released, from the tail (whole frames), or nil when the
@@ -123,6 +154,12 @@ public final class SharedRing: @unchecked Sendable {
         agent_store_release_u64(tailWord, tail)
         agent_fence()
         return agent_load_u32(producerWaitingWord) != 0 && agent_exchange_u32(producerWaitingWord, 0) != 0
+    }
+
+    /// Records that the frames up to `count` bytes past the tail were handed to the module
+    /// (read by the producer only once the consumer is dead).
+    public func markSeen(_ count: Int) {
+        agent_store_release_u64(seenWord, tail + UInt64(count))
     }
 
     /// Before the consumer sleeps: asks the producer to wake it at its next publish. False

@@ -83,6 +83,13 @@ final class RingReceiver {
         return nil
     }
 
+    /// Records that what `next()` returned so far was handed to the module: if the worker dies,
+    /// the supervisor keeps the frames after it for the next worker.
+    func markHandedOut() {
+        guard let start, let cursor else { return }
+        ring.markSeen(cursor - start)
+    }
+
     /// Gives the last batch's room back, and tells the supervisor if it waits for it.
     func releaseBatch() {
         guard let start, let cursor, cursor > start else { return }

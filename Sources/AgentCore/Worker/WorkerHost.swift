@@ -290,6 +290,7 @@ final class WorkerHost: @unchecked Sendable {
             out[count] = event
             count += 1
         }
+        ringReceiver?.markHandedOut()
         return Int32(AGENT_OK)
     }
 

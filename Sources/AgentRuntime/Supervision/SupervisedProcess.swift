@@ -206,6 +206,12 @@ final class SupervisedProcess {
         sentBoundary = 0
     }
 
+    /// Puts delivery frames before every delivery queued (nothing of them may be sent yet).
+    func queueFirst(deliveries frames: [UInt8]) {
+        precondition(sent == 0, "deliveries put first while some were sent")
+        outgoing.prepend(frames)
+    }
+
     /// Puts a frame before everything queued (the start frame of a new worker).
     func queueFirst(_ frame: [UInt8]) {
         // Whatever an earlier worker was sent of its control frames is gone with it.

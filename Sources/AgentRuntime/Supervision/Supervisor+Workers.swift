@@ -172,6 +172,7 @@ extension Supervisor {
         process.outputFD = -1
         process.pidFD = -1
         process.pid = 0
+        let unseen = process.ring?.unseenFrames()
         detachRing(from: process)
         process.waitingForWritable = false
         if let timer = process.stopTimer {
@@ -186,6 +187,16 @@ extension Supervisor {
         if lost > 0 {
             process.eventsDropped += lost
             logger.warning("\(lost) event(s) were being delivered when the worker died", metadata: ["process": "\(process.name)"])
+        }
+        if let unseen {
+            // Its module never saw them: they go first to the next worker.
+            process.queueFirst(deliveries: unseen.frames)
+            if unseen.count > 0 {
+                logger.info("\(unseen.count) event(s) its module had not taken from its delivery ring are kept for the next worker", metadata: ["process": "\(process.name)"])
+            }
+            if unseen.lost {
+                logger.warning("its delivery ring held frames that were not well-formed (the worker wrote to it); the events from there on are lost", metadata: ["process": "\(process.name)"])
+            }
         }
 
         let now = EventLoop.now()

@@ -8,6 +8,7 @@ struct SlowSink: Monitor {
         var save_state: Bool
         var log_events: Bool
         var exit_after: Int
+        var exit_once_before_taking: String
     }
 
     static let typeName = "slow_sink"
@@ -19,6 +20,7 @@ struct SlowSink: Monitor {
             "save_state": .boolean(default: false, description: "Save the number of events taken as the state after each one, and log it every 10."),
             "log_events": .boolean(default: false, description: "Log the type and size of each event taken."),
             "exit_after": .integer(minimum: 0, default: 0, description: "Exit with status 3 after taking this many events (0: never)."),
+            "exit_once_before_taking": .string(default: "", description: "A file: if it does not exist, create it, wait 0.5 s without taking events, and exit with status 3 (a death with events on the way; once, since the next life finds the file)."),
         ])
     }
 
@@ -27,6 +29,13 @@ struct SlowSink: Monitor {
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
+        let marker = settings.exit_once_before_taking
+        if !marker.isEmpty, !FileManager.default.fileExists(atPath: marker) {
+            _ = FileManager.default.createFile(atPath: marker, contents: nil)
+            try await context.sleep(seconds: 0.5)
+            context.log("exiting before taking any event")
+            exit(3)
+        }
         var taken = 0
         for await event in context.events {
             try await context.sleep(seconds: Double(settings.delay_ms) / 1000)
