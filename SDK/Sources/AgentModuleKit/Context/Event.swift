@@ -23,9 +23,6 @@ public struct Event: Sendable {
         self.init(type: type, source: source, time: time, payload: EventPayload(payload))
     }
 
-    /// What a served event leaves in its batch: nothing to release.
-    static var placeholder: Event { Event(type: "", source: "", time: Date(timeIntervalSince1970: 0), payload: EventPayload()) }
-
     /// Decodes the JSON payload.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         try JSONDecoder().decode(T.self, from: Data(payload))

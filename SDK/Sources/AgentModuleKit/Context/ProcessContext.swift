@@ -15,7 +15,7 @@ public final class ProcessContext: Sendable {
 
     private let host: HostBridge
     private let valid = Atomic<Bool>(true)
-    /// Counts calls into the context (the run loop is alive): a relaxed increment per event,
+    /// Counts calls into the context (the run loop is alive): a relaxed update per event,
     /// where reading a clock per event cost more than the rest of an emit.
     private let activity = Atomic<UInt64>(0)
     /// What the heartbeat task saw last: the count and when it last changed (monotonic ns).
@@ -48,7 +48,11 @@ public final class ProcessContext: Sendable {
     func invalidate() { valid.store(false, ordering: .releasing) }
 
     @usableFromInline
-    func noteActivity() { activity.add(1, ordering: .relaxed) }
+    func noteActivity() {
+        // A load and a store, not an atomic add (a locked instruction per event): the watchdog
+        // only looks for a change, and racing callers still change the count.
+        activity.store(activity.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
 
     /// Whether the run loop showed life within the last `nanoseconds` (or is waiting). Called
     /// now and then (by the heartbeat task), which is when a change of the count is dated.
@@ -144,11 +148,11 @@ public final class ProcessContext: Sendable {
     }
 
     /// Takes what the host has (up to a batch) without blocking.
-    private func takeAvailable() -> [Event]? {
+    private func takeAvailable() -> EventBatch? {
         switch host.nextEvents(timeoutMilliseconds: 0, limit: Self.batchLimit) {
         case .events(let batch): return batch
         case .stopped: return nil
-        case .timeout: return []
+        case .timeout: return EventBatch.make(capacity: 0)
         }
     }
 
@@ -165,7 +169,7 @@ public final class ProcessContext: Sendable {
         }
         guard let batch = await nextBatch() else { return nil }
         let first = received.withLock { buffer in
-            buffer.append(contentsOf: batch)
+            buffer.append(contentsOf: batch.takeRest())
             return buffer.popFirst()
         }
         // Another receive may be waiting while the rest of this batch sits here.
@@ -177,12 +181,12 @@ public final class ProcessContext: Sendable {
     /// the process should stop. Whoever takes them serves them: `events` iterators take whole
     /// batches, so that each event costs them no lock.
     @usableFromInline
-    func nextBatch() async -> [Event]? {
+    func nextBatch() async -> EventBatch? {
         guard isValid else { return nil }
         let buffered = received.withLock { $0.takeAll() }
         if !buffered.isEmpty {
             noteActivity()
-            return buffered
+            return EventBatch.make(buffered)
         }
         waiting.add(1, ordering: .relaxed)
         defer {
@@ -194,9 +198,9 @@ public final class ProcessContext: Sendable {
             // wakeup per batch, none when events are already there.
             while true {
                 let buffered = received.withLock { $0.takeAll() }
-                if !buffered.isEmpty { return buffered }
+                if !buffered.isEmpty { return EventBatch.make(buffered) }
                 guard let events = takeAvailable() else { return nil }
-                if !events.isEmpty { return events }
+                if events.count > 0 { return events }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let now = eventWait.withLock { state -> Bool in
                         if state.pending {
@@ -265,13 +269,17 @@ public final class ProcessContext: Sendable {
     @usableFromInline
     final class TakenEvents {
         private struct State {
-            var events: [Event] = []
-            var index = 0
+            /// Keeps `events` alive; told how many were served when it is let go.
+            var batch: EventBatch?
+            var events: UnsafeMutablePointer<Event>?
+            var count = 0
+            var served = 0
         }
 
         private let context: ProcessContext
         /// Behind a pointer that never changes: serving an event costs no dynamic exclusivity
-        /// check on a stored property (those were a twelfth of a busy monitor's time).
+        /// check on a stored property (those were a twelfth of a busy monitor's time), and no
+        /// retain of the batch.
         private let state: UnsafeMutablePointer<State>
 
         init(context: ProcessContext) {
@@ -282,24 +290,25 @@ public final class ProcessContext: Sendable {
 
         @usableFromInline
         func next() -> Event? {
-            guard state.pointee.index < state.pointee.events.count else { return nil }
-            // Moved out, an empty event left in its place: no retain now and no release when
-            // the batch goes.
-            var event = Event.placeholder
-            swap(&event, &state.pointee.events[state.pointee.index])
-            state.pointee.index += 1
+            guard state.pointee.served < state.pointee.count else { return nil }
+            // Moved out: no retain now, and nothing left to release when the batch goes.
+            let event = (state.pointee.events.unsafelyUnwrapped + state.pointee.served).move()
+            state.pointee.served += 1
             return event
         }
 
         @usableFromInline
-        func replace(with batch: [Event]) {
-            state.pointee.events = batch
-            state.pointee.index = 0
+        func replace(with batch: EventBatch) {
+            state.pointee.batch?.noteServed(state.pointee.served)
+            state.pointee = State(batch: batch, events: batch.events, count: batch.count, served: 0)
         }
 
         deinit {
-            let rest = state.pointee
-            if rest.index < rest.events.count { context.giveBack(Array(rest.events[rest.index...])) }
+            if let batch = state.pointee.batch {
+                batch.noteServed(state.pointee.served)
+                let rest = batch.takeRest()
+                if !rest.isEmpty { context.giveBack(rest) }
+            }
             state.deinitialize(count: 1)
             state.deallocate()
         }

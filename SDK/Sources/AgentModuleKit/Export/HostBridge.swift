@@ -53,7 +53,7 @@ final class HostBridge: @unchecked Sendable {
         }
     }
 
-    enum Batch { case events([Event]), timeout, stopped }
+    enum Batch { case events(EventBatch), timeout, stopped }
 
     /// Up to `limit` events in one call to the host (`next_events`), or one at a time from
     /// hosts that predate it.
@@ -63,7 +63,7 @@ final class HostBridge: @unchecked Sendable {
             case .event(let first):
                 var batch = [first]
                 while batch.count < limit, case .event(let more) = nextEvent(timeoutMilliseconds: 0) { batch.append(more) }
-                return .events(batch)
+                return .events(EventBatch.make(batch))
             case .timeout: return .timeout
             case .stopped: return .stopped
             }
@@ -77,7 +77,9 @@ final class HostBridge: @unchecked Sendable {
                 let raw = out[0..<min(count, limit)]
                 var names = RecentNames()
                 let storage = PayloadStorage(capacity: raw.reduce(0) { $0 + ($1.payload == nil ? 0 : $1.payload_len) })
-                return .events(raw.map { Self.event($0, names: &names, storage: storage) })
+                let batch = EventBatch.make(capacity: raw.count)
+                for event in raw { batch.append(Self.event(event, names: &names, storage: storage)) }
+                return .events(batch)
             case Int(AGENT_TIMEOUT): return .timeout
             default: return .stopped
             }
