@@ -5,7 +5,7 @@
 /// `String(decoding: payload, as: UTF8.self)` and `Array(payload)` work as with an array,
 /// indices start at 0) and lends its bytes without a copy through ``withUnsafeBytes(_:)``.
 ///
-/// A payload kept keeps its whole batch in memory (at most 512 events); keep
+/// A payload kept keeps its whole batch in memory (at most 128 events); keep
 /// `Array(payload)` when only a few events of many are kept for long.
 public struct EventPayload: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
     public typealias Element = UInt8
