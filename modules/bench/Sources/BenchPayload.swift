@@ -2,19 +2,25 @@
 /// `{"seq":0000000042,"pad":"xxx…"}`, whose sequence number sits at a fixed offset so that
 /// the sink reads it without parsing.
 enum BenchPayload {
-    static let eventType = "bench"
+    /// Computed, like ``sequenceStart``: read for every event, where a lazily initialized
+    /// global costs a call.
+    static var eventType: String { "bench" }
     /// Emitted once after the last `bench` event; payload `{"count":N}`.
-    static let endType = "bench_end"
+    static var endType: String { "bench_end" }
 
     static let prefix = Array(#"{"seq":"#.utf8)
+    /// Where the digits start: `prefix.count`.
+    static var sequenceStart: Int { 7 }
     static let sequenceDigits = 10
     static let middle = Array(#","pad":""#.utf8)
     static let suffix = Array(#""}"#.utf8)
     /// The smallest payload that holds the sequence number.
-    static let minimumSize = prefix.count + sequenceDigits + middle.count + suffix.count
+    /// `prefix`, digits, `middle` and `suffix`.
+    static var minimumSize: Int { 27 }
 
     /// A payload of `size` bytes (at least ``minimumSize``) with sequence number 0.
     static func template(size: Int) -> [UInt8] {
+        precondition(prefix.count == sequenceStart && prefix.count + sequenceDigits + middle.count + suffix.count == minimumSize)
         let padding = max(0, size - minimumSize)
         return prefix + [UInt8](repeating: UInt8(ascii: "0"), count: sequenceDigits) + middle
             + [UInt8](repeating: UInt8(ascii: "x"), count: padding) + suffix
@@ -23,8 +29,8 @@ enum BenchPayload {
     /// Writes `sequence` as zero-padded digits into `payload`.
     static func setSequence(_ sequence: Int, in payload: inout [UInt8]) {
         var value = sequence
-        var index = prefix.count + sequenceDigits - 1
-        while index >= prefix.count {
+        var index = sequenceStart + sequenceDigits - 1
+        while index >= sequenceStart {
             payload[index] = UInt8(ascii: "0") + UInt8(value % 10)
             value /= 10
             index -= 1
@@ -35,7 +41,7 @@ enum BenchPayload {
     static func sequence(in payload: UnsafeRawBufferPointer) -> Int? {
         guard payload.count >= minimumSize else { return nil }
         var value = 0
-        for index in prefix.count..<(prefix.count + sequenceDigits) {
+        for index in sequenceStart..<(sequenceStart + sequenceDigits) {
             let digit = payload[index] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             value = value * 10 + Int(digit)

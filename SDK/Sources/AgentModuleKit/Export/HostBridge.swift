@@ -94,12 +94,28 @@ final class HostBridge: @unchecked Sendable {
         static func text(_ pointer: UnsafePointer<CChar>?, _ count: Int, _ recent: inout (bytes: [UInt8], text: String)) -> String {
             guard let pointer, count > 0 else { return "" }
             let bytes = UnsafeRawBufferPointer(start: pointer, count: count)
-            if recent.bytes.count == count, recent.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, pointer, count) == 0 }) {
+            if recent.bytes.count == count, recent.bytes.withUnsafeBytes({ HostBridge.same($0.baseAddress!, UnsafeRawPointer(pointer), count) }) {
                 return recent.text
             }
             recent = (Array(bytes), String(decoding: bytes, as: UTF8.self))
             return recent.text
         }
+    }
+
+    /// Whether `count` bytes at `a` and `b` are equal: names are a few bytes, for which a call
+    /// to memcmp cost more than the comparison.
+    @inline(__always)
+    private static func same(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+        var index = 0
+        while index + 8 <= count {
+            guard a.loadUnaligned(fromByteOffset: index, as: UInt64.self) == b.loadUnaligned(fromByteOffset: index, as: UInt64.self) else { return false }
+            index += 8
+        }
+        while index < count {
+            guard a.load(fromByteOffset: index, as: UInt8.self) == b.load(fromByteOffset: index, as: UInt8.self) else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// Copies a host-owned event into an `Event`, its payload into `storage`.
