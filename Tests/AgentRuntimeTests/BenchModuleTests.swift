@@ -38,5 +38,11 @@ import Testing
         #expect(result["count"] as? Int == 200)
         #expect(result["out_of_order"] as? Int == 0)
         #expect(result["payload_bytes"] as? Int == 1024)
+        // The latencies, from the sink's histogram: ordered, and none beyond the run's span.
+        let p50 = try #require(result["latency_p50_ns"] as? Int)
+        let p99 = try #require(result["latency_p99_ns"] as? Int)
+        let maximum = try #require(result["latency_max_ns"] as? Int)
+        let span = try #require(result["last_received_ns"] as? Int) - (try #require(result["first_emitted_ns"] as? Int))
+        #expect(p50 > 0 && p50 <= p99 && p99 <= maximum && maximum <= span, "p50 \(p50), p99 \(p99), max \(maximum), span \(span)")
     }
 }
