@@ -105,10 +105,13 @@ let package = Package(
             dependencies: ["AgentCore"],
             swiftSettings: swiftSettings
         ),
+        // The bench's event payload and tally, shared by the bench module and agent-bench's
+        // socketpair baseline, so that both measure the same way.
+        .target(name: "BenchSupport", swiftSettings: swiftSettings),
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "CAgentSystem", "JSONSchema",
+                "AgentRuntime", "AgentCore", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -134,7 +137,7 @@ let package = Package(
     ] + shippedModules.map {
         .target(
             name: $0.target,
-            dependencies: [.product(name: "AgentModuleKit", package: "SDK")],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK")] + ($0.name == "bench" ? ["BenchSupport"] : []),
             path: "modules/\($0.name)/Sources",
             swiftSettings: swiftSettings
         )

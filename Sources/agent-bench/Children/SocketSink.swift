@@ -1,7 +1,8 @@
 import AgentCore
 import AgentRuntime
-import JSONSchema
+import BenchSupport
 import Foundation
+import JSONSchema
 
 /// The receiving end of the socketpair baseline: decodes the same `event` frames a worker
 /// sends, checks their sequence numbers and measures their latency exactly as the bench
@@ -9,7 +10,7 @@ import Foundation
 enum SocketSink {
     static func run(fd: Int32) -> Int32 {
         ChildMode.writeLine("ready")
-        var tally = LatencyTally()
+        var tally = BenchTally()
         var decoder = FrameDecoder()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
         defer { buffer.deallocate() }
@@ -23,10 +24,10 @@ enum SocketSink {
                     guard kind == .event else { return }
                     let received = Clock.realtimeNanoseconds()
                     let event = try EventFrame.parseEmitted(body)
-                    if event.type.elementsEqual(SocketPayload.eventType.utf8) {
-                        tally.record(sequence: SocketPayload.sequence(in: event.payload), payloadBytes: event.payload.count,
+                    if event.type.elementsEqual(BenchPayload.eventType.utf8) {
+                        tally.record(sequence: BenchPayload.sequence(in: event.payload), payloadBytes: event.payload.count,
                                      emitted: event.timeNanoseconds, received: received)
-                    } else if event.type.elementsEqual(SocketPayload.endType.utf8) {
+                    } else if event.type.elementsEqual(BenchPayload.endType.utf8) {
                         let expected = (try? JSONValue.parse(event.payload))?["count"]?.numberValue?.intValue ?? -1
                         ChildMode.writeLine(tally.report(expected: expected))
                         finished = true

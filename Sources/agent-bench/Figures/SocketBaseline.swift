@@ -1,5 +1,6 @@
 import AgentCore
 import AgentRuntime
+import BenchSupport
 import Foundation
 
 /// The baseline of figure 4: the same `event` frames, stamped and paced the same way, sent by
@@ -25,8 +26,8 @@ enum SocketBaseline {
             throw BenchError("the socketpair receiver did not start")
         }
         let writer = FrameWriter(fd: fds[0])
-        var payload = SocketPayload.template(size: payloadBytes)
-        let type = Array(SocketPayload.eventType.utf8)
+        var payload = BenchPayload.template(size: payloadBytes)
+        let type = Array(BenchPayload.eventType.utf8)
         let start = Clock.monotonicNanoseconds()
         let interval = rate > 0 ? 1e9 / rate : 0
         for sequence in 0..<count {
@@ -34,10 +35,10 @@ enum SocketBaseline {
                 let due = start + Int64(Double(sequence) * interval)
                 if Clock.monotonicNanoseconds() < due { Clock.sleep(untilMonotonic: due) }
             }
-            SocketPayload.setSequence(sequence, in: &payload)
+            BenchPayload.setSequence(sequence, in: &payload)
             try writer.append(type: type, payload: payload, flush: interval > 0)
         }
-        try writer.append(type: Array(SocketPayload.endType.utf8), payload: Array(#"{"count":\#(count)}"#.utf8), flush: true)
+        try writer.append(type: Array(BenchPayload.endType.utf8), payload: Array(#"{"count":\#(count)}"#.utf8), flush: true)
         let line = child.readLine(timeout: 60)
         let status = child.finish()
         guard let line, status == 0, let result = RoutingResult(json: line) else {

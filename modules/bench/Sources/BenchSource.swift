@@ -1,4 +1,5 @@
 import AgentModuleKit
+import BenchSupport
 
 /// Emits `count` numbered `bench` events of `payload_bytes` bytes, as fast as it can or at a
 /// fixed `rate`, then one `bench_end` event, then idles until asked to stop.

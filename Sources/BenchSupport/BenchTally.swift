@@ -1,17 +1,22 @@
-/// What a receiver has seen of a stream of numbered events: count, order, and the latency of
-/// each (receipt minus emission time), reported as the JSON the bench module's sink sends.
-struct LatencyTally {
-    var count = 0
-    var outOfOrder = 0
-    var nextSequence = 0
-    var payloadBytes = 0
-    var firstEmitted: Int64 = 0
-    var lastEmitted: Int64 = 0
-    var firstReceived: Int64 = 0
-    var lastReceived: Int64 = 0
-    var latencies = LatencyHistogram()
+/// What a receiver of `bench` events has seen: count, order, and the latency of each (receipt
+/// minus emission time), reported as the JSON the bench module's sink sends and agent-bench
+/// reads (the bench sink and the socketpair baseline's receiver share it, so that both measure
+/// the same way).
+public struct BenchTally {
+    public var count = 0
+    public var outOfOrder = 0
+    public var nextSequence = 0
+    public var payloadBytes = 0
+    public var firstEmitted: Int64 = 0
+    public var lastEmitted: Int64 = 0
+    public var firstReceived: Int64 = 0
+    public var lastReceived: Int64 = 0
+    public var latencies = LatencyHistogram()
 
-    mutating func record(sequence: Int?, payloadBytes bytes: Int, emitted: Int64, received: Int64) {
+    public init() {}
+
+    @inlinable
+    public mutating func record(sequence: Int?, payloadBytes bytes: Int, emitted: Int64, received: Int64) {
         if count == 0 {
             firstEmitted = emitted
             firstReceived = received
@@ -25,8 +30,8 @@ struct LatencyTally {
         latencies.record(received - emitted)
     }
 
-    /// The results as one line of JSON (the fields ``RoutingResult`` reads).
-    func report(expected: Int) -> String {
+    /// The results as one line of JSON.
+    public func report(expected: Int) -> String {
         let fields: [(String, Int64)] = [
             ("expected", Int64(expected)), ("count", Int64(count)), ("out_of_order", Int64(outOfOrder)),
             ("payload_bytes", Int64(payloadBytes)),
@@ -43,13 +48,16 @@ struct LatencyTally {
 /// reported as its bucket's upper bound, at most 1.6 % above it): recording is an increment,
 /// with no array growing by a million entries and no sort of them for the report, which
 /// weighed on the receiver's CPU per event.
-struct LatencyHistogram {
-    private static let subBuckets = 64
-    private var counts = [Int](repeating: 0, count: 64 * 37)
-    private(set) var total = 0
-    private(set) var maximum: Int64 = 0
+public struct LatencyHistogram {
+    @usableFromInline static var subBuckets: Int { 64 }
+    @usableFromInline var counts = [Int](repeating: 0, count: 64 * 37)
+    public var total = 0
+    public var maximum: Int64 = 0
 
-    private static func bucket(_ value: UInt64) -> Int {
+    public init() {}
+
+    @inlinable
+    static func bucket(_ value: UInt64) -> Int {
         let magnitude = 63 - (value | 1).leadingZeroBitCount
         guard magnitude >= 6 else { return Int(value) }
         let shift = magnitude - 6
@@ -66,7 +74,8 @@ struct LatencyHistogram {
 
     /// Counts `value` (a negative one, from clocks stepped apart, as 0; one over 2^40 ns, 18
     /// minutes, in the last bucket).
-    mutating func record(_ value: Int64) {
+    @inlinable
+    public mutating func record(_ value: Int64) {
         let clamped = max(0, value)
         counts[Self.bucket(UInt64(min(clamped, 1 << 40 - 1)))] += 1
         total += 1
@@ -75,7 +84,7 @@ struct LatencyHistogram {
 
     /// The smallest bucket bound that at least `fraction` of the values are at or below (the
     /// maximum itself when that is smaller).
-    func percentile(_ fraction: Double) -> Int64 {
+    public func percentile(_ fraction: Double) -> Int64 {
         guard total > 0 else { return 0 }
         let rank = max(1, Int((Double(total) * fraction).rounded(.up)))
         var seen = 0

@@ -1,25 +1,26 @@
-/// The payload of a `bench` event: JSON of exactly the requested size,
-/// `{"seq":0000000042,"pad":"xxx…"}`, whose sequence number sits at a fixed offset so that
-/// the sink reads it without parsing.
-enum BenchPayload {
-    /// Computed, like ``sequenceStart``: read for every event, where a lazily initialized
-    /// global costs a call.
-    static var eventType: String { "bench" }
+/// The payload of a `bench` event, shared by the bench module and agent-bench's socketpair
+/// baseline so that both send and read the same bytes: JSON of exactly the requested size,
+/// `{"seq":0000000042,"pad":"xxx…"}`, whose sequence number sits at a fixed offset so that a
+/// receiver reads it without parsing.
+public enum BenchPayload {
+    // Computed, like `sequenceStart` and `minimumSize`: read for every event, where a lazily
+    // initialized global costs a call.
+    @inlinable public static var eventType: String { "bench" }
     /// Emitted once after the last `bench` event; payload `{"count":N}`.
-    static var endType: String { "bench_end" }
+    @inlinable public static var endType: String { "bench_end" }
 
     static let prefix = Array(#"{"seq":"#.utf8)
     /// Where the digits start: `prefix.count`.
-    static var sequenceStart: Int { 7 }
-    static let sequenceDigits = 10
+    @inlinable public static var sequenceStart: Int { 7 }
+    @inlinable public static var sequenceDigits: Int { 10 }
     static let middle = Array(#","pad":""#.utf8)
     static let suffix = Array(#""}"#.utf8)
-    /// The smallest payload that holds the sequence number.
-    /// `prefix`, digits, `middle` and `suffix`.
-    static var minimumSize: Int { 27 }
+    /// The smallest payload that holds the sequence number: `prefix`, digits, `middle` and
+    /// `suffix`.
+    @inlinable public static var minimumSize: Int { 27 }
 
     /// A payload of `size` bytes (at least ``minimumSize``) with sequence number 0.
-    static func template(size: Int) -> [UInt8] {
+    public static func template(size: Int) -> [UInt8] {
         precondition(prefix.count == sequenceStart && prefix.count + sequenceDigits + middle.count + suffix.count == minimumSize)
         let padding = max(0, size - minimumSize)
         return prefix + [UInt8](repeating: UInt8(ascii: "0"), count: sequenceDigits) + middle
@@ -27,7 +28,8 @@ enum BenchPayload {
     }
 
     /// Writes `sequence` as zero-padded digits into `payload`.
-    static func setSequence(_ sequence: Int, in payload: inout [UInt8]) {
+    @inlinable
+    public static func setSequence(_ sequence: Int, in payload: inout [UInt8]) {
         var value = sequence
         var index = sequenceStart + sequenceDigits - 1
         while index >= sequenceStart {
@@ -38,7 +40,8 @@ enum BenchPayload {
     }
 
     /// The sequence number in `payload`, or nil if it is not a bench payload.
-    static func sequence(in payload: UnsafeRawBufferPointer) -> Int? {
+    @inlinable
+    public static func sequence(in payload: UnsafeRawBufferPointer) -> Int? {
         guard payload.count >= minimumSize else { return nil }
         var value = 0
         for index in sequenceStart..<(sequenceStart + sequenceDigits) {
