@@ -111,20 +111,23 @@ public final class SharedRing: @unchecked Sendable {
 
     /// A copy of the whole frames published but never handed to the consumer's module (after
     /// its `seen` mark), for a successor: what a dead worker's module did not see. Frames are
-    /// checked as they are walked, since a worker can write to the ring: the copy stops at the
-    /// first frame that is not a well-formed delivery, and a mark that is out of range or not
-    /// on a frame boundary keeps nothing. `lost` is true when anything unseen was left out.
+    /// checked as they are walked, in a private copy, since a worker can write to the ring: the
+    /// copy stops at the first frame that is not a well-formed delivery, and a mark that is out
+    /// of range or not on a frame boundary keeps nothing. `lost` is true when anything unseen was left out.
     public func unseenFrames() -> (frames: [UInt8], count: Int, lost: Bool) {
         let tail = agent_load_acquire_u64(tailWord)
         let seen = agent_load_acquire_u64(seenWord)
         guard head &- tail <= UInt64(capacity), seen >= tail, seen <= head else { return ([], 0, head != tail) }
-        let published = UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(head - tail))
+        // Copied first and checked in the copy: a process that still maps the ring (a child of
+        // the dead worker that escaped its process group) could change a frame between a check
+        // and a second read, and hand the supervisor's queue a length it does not hold.
+        let published = Array(UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(head - tail)))
         let seenOffset = Int(seen - tail)
         var start: Int? = seenOffset == 0 ? 0 : nil
         var at = 0
         var count = 0
         while published.count - at >= FrameCodec.headerLength {
-            let frame = 4 + Int(FrameCodec.readUInt32(published, at: at))
+            let frame = 4 + Int(published.withUnsafeBytes { FrameCodec.readUInt32($0, at: at) })
             guard frame >= FrameCodec.headerLength, frame <= published.count - at,
                   published[at + 4] == FrameKind.deliver.rawValue else { break }
             at += frame

@@ -221,9 +221,10 @@ public final class ProcessContext: Sendable {
                 // a busy monitor pays one hop per batch rather than per event.
                 while true {
                     switch host.nextEvents(timeoutMilliseconds: -1, limit: Self.batchLimit) {
-                    case .events(let batch): return continuation.resume(returning: batch)
+                    // An empty batch (every frame of it malformed) is no reason to end.
+                    case .events(let batch) where batch.count > 0: return continuation.resume(returning: batch)
+                    case .events, .timeout: continue
                     case .stopped: return continuation.resume(returning: nil)
-                    case .timeout: continue
                     }
                 }
             }
