@@ -93,19 +93,7 @@ public final class FrameBuffer {
     /// Whether it holds exactly `bytes`.
     public func holds(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count == count else { return false }
-        guard count > 0 else { return true }
-        // Event types are a few bytes, for which a call to memcmp cost more than comparing.
-        let held = UnsafeRawPointer(state.pointee.storage.unsafelyUnwrapped), other = bytes.baseAddress!
-        var index = 0
-        while index + 8 <= count {
-            guard held.loadUnaligned(fromByteOffset: index, as: UInt64.self) == other.loadUnaligned(fromByteOffset: index, as: UInt64.self) else { return false }
-            index += 8
-        }
-        while index < count {
-            guard held.load(fromByteOffset: index, as: UInt8.self) == other.load(fromByteOffset: index, as: UInt8.self) else { return false }
-            index += 1
-        }
-        return true
+        return count == 0 || memcmp(state.pointee.storage.unsafelyUnwrapped, bytes.baseAddress!, count) == 0
     }
 
     /// A copy of the bytes held.
