@@ -142,6 +142,21 @@ import Testing
         #expect(ProcessPolicy().delay(afterFailuresInARow: 40) == 30)
     }
 
+    @Test func queueLimitDefaultsToSixteenMegabytesWhenDroppingAndOneWhenBlocking() throws {
+        let settings = AgentSettings(json: try JSONValue.parse("""
+        {"enabled_modules": [], "processes": {
+          "a": {"type": "t"},
+          "b": {"type": "t", "queue": {"when_full": "drop-oldest"}},
+          "c": {"type": "t", "queue": {"when_full": "block"}},
+          "d": {"type": "t", "queue": {"when_full": "block", "limit_bytes": 33554432}},
+          "e": {"type": "t", "queue": {"limit_bytes": 4096}}}}
+        """), file: "settings.json")
+        #expect(settings.hostIssues.isEmpty)
+        let policies = settings.processes.map(\.policy)
+        #expect(policies.map(\.queueLimit) == [16 << 20, 16 << 20, 1 << 20, 32 << 20, 4096])
+        #expect(policies.map(\.whenFull) == ["drop-oldest", "drop-oldest", "block", "block", "drop-oldest"])
+    }
+
     @Test func suggestionsCatchTyposButNotUnrelatedNames() {
         #expect(Suggestions.closest(to: "intervall", among: ["interval", "pairs"]) == "interval")
         #expect(Suggestions.closest(to: "proceses", among: ["enabled_modules", "processes"]) == "processes")

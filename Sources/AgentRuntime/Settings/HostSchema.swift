@@ -72,7 +72,10 @@ public enum HostSchema {
                         "type": "object",
                         "additionalProperties": false,
                         "properties": [
-                            "limit_bytes": ["type": "integer", "minimum": 1024, "default": 16777216],
+                            "limit_bytes": [
+                                "description": "Bytes of undelivered events; by default 16777216 (16 MB) with drop-oldest, 1048576 (1 MB) with block.",
+                                "type": "integer", "minimum": 1024,
+                            ],
                             "when_full": ["enum": ["drop-oldest", "block"], "default": "drop-oldest"],
                         ],
                     ],

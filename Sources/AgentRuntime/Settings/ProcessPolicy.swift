@@ -43,13 +43,24 @@ public struct ProcessPolicy: Sendable, Equatable {
     public var watchdog: Double?
     /// A worker that does not report ready within this many seconds is killed: a failed start.
     public var startTimeout = 30.0
-    /// Bytes of undelivered events kept for this process (a monitor) before `whenFull` applies.
-    public var queueLimit = 16 << 20
+    /// Bytes of undelivered events kept for this process (a monitor) before `whenFull` applies
+    /// (by default ``droppingQueueLimit`` or ``blockingQueueLimit``, after `whenFull`).
+    public var queueLimit = droppingQueueLimit
     /// `drop-oldest`: the oldest undelivered events make room (counted in `status`);
     /// `block`: the processes feeding this one are paused until it catches up.
     public var whenFull = "drop-oldest"
 
     public init() {}
+
+    /// The default queue with `drop-oldest`: what a burst may leave undelivered before events
+    /// are lost.
+    public static let droppingQueueLimit = 16 << 20
+    /// The default queue with `block`: nothing is lost, so it only has to keep the process
+    /// busy while its producers are paused and resumed (its 4 MB delivery ring is in front of
+    /// it). A deeper queue adds delay and memory, not throughput: a 16 MB backlog has gone cold
+    /// in the caches by the time it is copied into the ring (supervisor CPU per 100 B event
+    /// 0.20 µs with 16 MB, 0.15 µs with 1 MB, in alternating runs).
+    public static let blockingQueueLimit = 1 << 20
 
     /// The backoff before restart number `failuresInARow` (1-based).
     public func delay(afterFailuresInARow failures: Int) -> Double {
@@ -87,8 +98,12 @@ public struct ProcessPolicy: Sendable, Equatable {
         startTimeout = number(object["start_timeout"]).map { max(0.001, $0) } ?? startTimeout
         if let seconds = number(object["watchdog"]), seconds > 0 { watchdog = seconds }
         if let queue = object["queue"]?.objectValue {
-            if let limit = queue["limit_bytes"]?.numberValue?.intValue, limit > 0 { queueLimit = limit }
             if let policy = queue["when_full"]?.stringValue { whenFull = policy }
+            if let limit = queue["limit_bytes"]?.numberValue?.intValue, limit > 0 {
+                queueLimit = limit
+            } else if whenFull == "block" {
+                queueLimit = Self.blockingQueueLimit
+            }
         }
     }
 

@@ -91,6 +91,10 @@ final class SupervisedProcess {
     var pausedProducers: [SupervisedProcess] = []
     /// How many full subscribers hold this producer paused.
     var pauseCount = 0
+    /// How many times it was paused (shown in `status`), and how many of those were logged.
+    var timesPaused = 0
+    var timesPausedLogged = 0
+    var pauseLoggedAt = 0.0
     var lastHeartbeat = 0.0
 
     /// Cache of the targets of the last event type this process emitted.

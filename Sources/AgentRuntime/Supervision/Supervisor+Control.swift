@@ -113,6 +113,7 @@ extension SupervisedProcessInfo {
             "events_dropped": .number(JSONNumber(eventsDropped)), "queued_bytes": .number(JSONNumber(queuedBytes)),
         ]
         if paused { object["paused"] = true }
+        if timesPaused > 0 { object["times_paused"] = .number(JSONNumber(timesPaused)) }
         if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }
         if let since = stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
         switch state {

@@ -353,7 +353,17 @@ extension Supervisor {
             loop.modify(producer.channelFD, events: producer.waitingForWritable ? EventLoop.writable : 0)
             // Its delivery window no longer applies (see write).
             if producer.pendingBytes > 0 { markDirty(producer) }
-            logger.info("paused: \(subscriber.name) is behind (its queue is full and it blocks producers)", metadata: ["process": "\(producer.name)"])
+            producer.timesPaused += 1
+            // A producer held back by a small blocking queue pauses and resumes every few
+            // thousand events: the first pause is logged, then one line a minute at most.
+            let now = EventLoop.now()
+            if producer.timesPaused == 1 || now - producer.pauseLoggedAt >= 60 {
+                let since = producer.timesPaused - producer.timesPausedLogged
+                let count = producer.timesPaused == 1 ? "" : ", \(since) times since the last message"
+                logger.info("paused: \(subscriber.name) is behind (its queue is full and it blocks producers)\(count)", metadata: ["process": "\(producer.name)"])
+                producer.pauseLoggedAt = now
+                producer.timesPausedLogged = producer.timesPaused
+            }
         }
     }
 

@@ -262,6 +262,8 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var queuedBytes: Int
     /// Whether the process is paused because a subscriber of its is full (`when_full: block`).
     public var paused: Bool
+    /// How many times a full subscriber paused it.
+    public var timesPaused: Int
 
     init(_ process: SupervisedProcess) {
         name = process.name
@@ -279,5 +281,6 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         eventsDropped = process.eventsDropped
         queuedBytes = process.pendingBytes
         paused = process.pauseCount > 0
+        timesPaused = process.timesPaused
     }
 }
