@@ -10,7 +10,10 @@ final class WorkerChannel: @unchecked Sendable {
     private var writerIdle = true
     private var closed = false
     /// Emitters wait above this many queued bytes, so a fast datasource cannot exhaust memory.
-    private let highWater = 4 << 20
+    /// The writer sends what it swaps out while the emitter fills the other buffer: at 4 MB
+    /// each, the emitter wrote into memory gone cold in its caches (source CPU per 1 KiB event
+    /// 0.60 → 0.45 µs with 1 MB; 256 KB made emitters wait and wake too often).
+    private let highWater = 1 << 20
 
     init(fd: Int32) { self.fd = fd }
 
