@@ -157,6 +157,14 @@ import Testing
         #expect(policies.map(\.whenFull) == ["drop-oldest", "drop-oldest", "block", "block", "drop-oldest"])
     }
 
+    @Test func storeCommitIntervalIsReadAndAnOutOfRangeOneIsAnError() throws {
+        #expect(StoreSettings(nil).commitInterval == 0.005)
+        #expect(StoreSettings(try JSONValue.parse(#"{"commit_interval": 0}"#)).commitInterval == 0)
+        let found = try issues(#"{"enabled_modules": [], "processes": {}, "store": {"commit_interval": 2}}"#)
+        #expect(found.map(\.pointer) == ["/store/commit_interval"])
+        #expect(found.first?.message == "expected a number ≤ 1, found 2")
+    }
+
     @Test func suggestionsCatchTyposButNotUnrelatedNames() {
         #expect(Suggestions.closest(to: "intervall", among: ["interval", "pairs"]) == "interval")
         #expect(Suggestions.closest(to: "proceses", among: ["enabled_modules", "processes"]) == "processes")

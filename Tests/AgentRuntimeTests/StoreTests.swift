@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AgentRuntime
+import Logging
 
 /// The embedded store with the real agent: events, state and history in SQLite, through
 /// crashes, a full disk and an unwritable location.
@@ -75,6 +76,49 @@ import Testing
         #expect(again.waitForLine { $0.contains(#""type":"trade""#) } != nil, "\(again.transcript)")
         #expect(again.stop() == 0)
         #expect(try StoreReader(path: Self.storePath(agent)).events(types: ["trade"], since: nil, limit: 1_000_000, newest: false).count > stored.count)
+    }
+
+    /// The store's figures in `status --json`.
+    static func storeStatus(_ agent: AgentRun) throws -> [String: Any] {
+        let status = try Self.control(["status", "--json", "--settings", agent.settingsFile])
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        return object?["store"] as? [String: Any] ?? [:]
+    }
+
+    @Test func aSteadyTrickleOfEventsSharesTransactions() throws {
+        // About 1,000 events a second; each would be a transaction of its own if committed
+        // at every wake-up of the writer.
+        let agent = try AgentRun(settings: Self.feed(interval: 0.001, extra: #""store": {"commit_interval": 0.05},"#),
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
+        var store: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while store["committed"] as? Int ?? 0 < 1_000, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            store = try Self.storeStatus(agent)
+        }
+        let committed = store["committed"] as? Int ?? 0, transactions = store["transactions"] as? Int ?? 0
+        #expect(committed >= 1_000, "\(store)")
+        #expect(transactions > 0 && transactions * 10 <= committed, "\(store)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func aStateSaveCommitsTheEventsWaitingBeforeIt() throws {
+        var settings = StoreSettings()
+        settings.commitInterval = 1
+        let folder = FileManager.default.temporaryDirectory.path + "/store-group-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: settings, logger: Logger(label: "test"))
+        defer { store.close() }
+        for sequence in 1...100 {
+            store.append(type: "tick", source: "test", time: Double(sequence), payload: #"{"n":\#(sequence)}"#)
+        }
+        let saved = DispatchSemaphore(value: 0)
+        store.saveState(process: "test", data: Array("{}".utf8)) { _ in saved.signal() }
+        #expect(saved.wait(timeout: .now() + 30) == .success)
+        // Committed in the state's transaction, not a second later.
+        #expect(store.statistics.committed == 100)
+        #expect(store.statistics.batches == 1)
     }
 
     @Test func fullDiskIsReportedAndTheAgentKeepsRunning() throws {

@@ -23,6 +23,8 @@ public final class AgentStore: @unchecked Sendable {
     private var history: [HistoryEntry] = []
     private var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
     private var clearConversations: [String] = []
+    /// When the oldest waiting event was handed over (group commit waits from here).
+    private var oldestPendingSince = Date.distantPast
     private var stopping = false
     private var writerDone = false
     private var stats = StoreStatistics()
@@ -70,7 +72,12 @@ public final class AgentStore: @unchecked Sendable {
             stats.dropped += excess
         }
         events.append(PendingEvent(time: time, type: type, source: source, payload: payload))
-        if events.count == 1 { lock.signal() }
+        if events.count == 1 {
+            oldestPendingSince = Date()
+            lock.signal()
+        } else if events.count == Self.batchLimit {
+            lock.signal()
+        }
         lock.unlock()
     }
 
@@ -143,6 +150,9 @@ public final class AgentStore: @unchecked Sendable {
 
     // MARK: The writer thread
 
+    /// Events committed in one transaction at most.
+    static let batchLimit = 20_000
+
     private func writeLoop() {
         var nextRetention = Date()
         var retryAfter: Date?
@@ -152,8 +162,16 @@ public final class AgentStore: @unchecked Sendable {
                 // Asleep until there is work or retention is due: no idle wake-ups.
                 if !lock.wait(until: nextRetention) { break }
             }
-            let batch = events.count > 20_000 ? Array(events.prefix(20_000)) : events
+            // Group commit: events alone wait until the oldest has waited `commitInterval`, so a
+            // steady trickle costs one transaction per interval instead of one per wake-up.
+            // Anything else (a state save, history, chat, stopping) is written at once.
+            let commitAt = oldestPendingSince.addingTimeInterval(settings.commitInterval)
+            while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
+                  clearConversations.isEmpty, !stopping, lock.wait(until: commitAt) {}
+            let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
+            // What is left is already overdue.
+            if !events.isEmpty { oldestPendingSince = .distantPast }
             let stateBatch = states
             let historyBatch = history
             let chatBatch = chat
@@ -180,7 +198,6 @@ public final class AgentStore: @unchecked Sendable {
                             }
                         }
                     }
-                    for state in stateBatch { state.done?(true) }
                     lock.lock()
                     stats.committed += batch.count
                     stats.batches += 1
@@ -189,6 +206,8 @@ public final class AgentStore: @unchecked Sendable {
                         stats.degraded = nil
                     }
                     lock.unlock()
+                    // After the figures, so that whoever is told sees them already counted.
+                    for state in stateBatch { state.done?(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)

@@ -6,7 +6,7 @@ import JSONSchema
 ///
 /// ```json
 /// "store": {"path": ".agent/data/agent.sqlite", "retention": {"max_age": 604800, "max_events": 1000000},
-///           "queue_limit": 100000, "synchronous": "normal"}
+///           "queue_limit": 100000, "synchronous": "normal", "commit_interval": 0.005}
 /// ```
 public struct StoreSettings: Sendable, Equatable {
     public var enabled = true
@@ -18,6 +18,8 @@ public struct StoreSettings: Sendable, Equatable {
     public var maximumEvents: Int? = 1_000_000
     /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
     public var queueLimit = 100_000
+    /// Seconds an event may wait for others to share its transaction (0: commit at once).
+    public var commitInterval = 0.005
     /// `normal`: a committed event survives a crash of the agent; `full`: also a power loss.
     public var synchronous = "normal"
 
@@ -41,6 +43,8 @@ public struct StoreSettings: Sendable, Equatable {
             ],
             "queue_limit": ["type": "integer", "minimum": 1, "default": 100000],
             "synchronous": ["enum": ["normal", "full"], "default": "normal"],
+            "commit_interval": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.005,
+                                "description": "Seconds an event may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
         ],
     ]
 
@@ -55,6 +59,7 @@ public struct StoreSettings: Sendable, Equatable {
         }
         queueLimit = object["queue_limit"]?.numberValue?.intValue ?? queueLimit
         synchronous = object["synchronous"]?.stringValue ?? synchronous
+        commitInterval = object["commit_interval"]?.numberValue?.doubleValue ?? commitInterval
     }
 
     /// The database file for an agent in `agentDirectory`.

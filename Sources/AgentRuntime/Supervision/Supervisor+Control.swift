@@ -85,6 +85,7 @@ extension Supervisor {
         let stats = store.statistics
         var object: JSONObject = [
             "enabled": true, "path": .string(store.path), "committed": .number(JSONNumber(stats.committed)),
+            "transactions": .number(JSONNumber(stats.batches)),
             "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
             "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
         ]
