@@ -91,8 +91,9 @@ struct Console: ParsableCommand {
         Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
         enabled module in a worker to learn its process types, validates every process, then starts \
         one worker per enabled process, forked by a fork server (agent-worker --fork-server; \
-        AGENT_FORK_SERVER=0 starts each with posix_spawn instead). Events reach each worker through \
-        memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its socket instead). \
+        AGENT_FORK_SERVER=0 starts each with posix_spawn instead). Events reach each worker, and \
+        leave it, through memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its \
+        socket instead). \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \

@@ -157,6 +157,26 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A module that calls exit() right after emitting: what it emitted, its last event and
+    /// log line included, still leaves the worker (flushed at exit into the emit ring or onto
+    /// the socket) and reaches the subscriber, whether the supervisor reads it while the worker
+    /// lives or after it died.
+    @Test(arguments: [true, false]) func whatAModuleEmittedBeforeItCalledExitIsDelivered(sharedRings: Bool) throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "src": {"type": "fault", "mode": "exit", "tick_ms": 1, "after_ms": 200, "restart": "never"},
+          "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["fault_tick"]}}}
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
+        let last = try #require(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("[src] exiting after tick ") },
+                                "\(agent.stderrLines.suffix(5))")
+        let ticks = try #require(Int(last.split(separator: " ").last ?? ""))
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("[sink] took fault_tick #\(ticks):") } != nil,
+                "\(agent.stderrLines.suffix(5))")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(!agent.stderrLines.contains { $0.contains("[sink] took fault_tick #\(ticks + 1):") })
+        #expect(agent.stop() == 0)
+    }
+
     /// Two processes that block on each other (each subscribes to what the other emits, both
     /// queues small and blocking): both get paused, and their events still flow (a paused
     /// process's deliveries are not held back, or neither would ever be resumed).

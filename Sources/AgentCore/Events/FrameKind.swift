@@ -19,12 +19,16 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var stop: FrameKind { FrameKind(rawValue: 5) }
     /// Reply to ``query``: one status byte (0 = rows, 1 = error), then JSON (rows or a message).
     @inlinable public static var queryResult: FrameKind { FrameKind(rawValue: 6) }
-    /// The worker's delivery ring (see ``SharedRing``), sent before ``start`` with two fds
-    /// attached: the ring's memfd and an eventfd on which the worker signals freed room. Body:
-    /// the ring's capacity as a little-endian `UInt64`.
+    /// The worker's rings (see ``SharedRing``), sent before ``start`` with three fds attached:
+    /// the delivery ring's memfd, an eventfd on which the worker signals the supervisor (room
+    /// freed in the delivery ring, frames published in the emit ring), and the emit ring's
+    /// memfd. Body: the two rings' capacities as little-endian `UInt64`s. (Two fds and one
+    /// capacity: a delivery ring only, the worker's frames on its socket.)
     @inlinable public static var ring: FrameKind { FrameKind(rawValue: 7) }
     /// Deliveries were published to the ring while the worker waited for them. Empty body.
     @inlinable public static var wake: FrameKind { FrameKind(rawValue: 8) }
+    /// The supervisor freed room in the emit ring while the worker waited for it. Empty body.
+    @inlinable public static var emitRoom: FrameKind { FrameKind(rawValue: 9) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -50,6 +54,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The process took deliveries that came on the socket: their frames' size in bytes, as a
     /// little-endian `UInt64` (see ``FrameCodec/deliveryWindow``).
     @inlinable public static var taken: FrameKind { FrameKind(rawValue: 30) }
+    /// In the emit ring: the next frame comes on the socket, being too big for the ring. Empty
+    /// body. The supervisor handles ring frames after it only once that frame was read.
+    @inlinable public static var onSocket: FrameKind { FrameKind(rawValue: 31) }
 
     public var description: String {
         switch self {
@@ -72,6 +79,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .taken: "taken"
         case .ring: "ring"
         case .wake: "wake"
+        case .emitRoom: "emit-room"
+        case .onSocket: "on-socket"
         default: "kind \(rawValue)"
         }
     }

@@ -3,22 +3,25 @@ import CAgentSystem
 import Glibc
 #endif
 
-/// A ring of whole frames in memory shared by the supervisor (the producer) and one worker
-/// (the consumer): how deliveries reach a worker without a system call or a kernel copy per
-/// batch.
+/// A ring of whole frames in memory shared by the supervisor and one worker: how deliveries
+/// reach a worker (the supervisor produces, the worker consumes) and how the worker's frames
+/// reach the supervisor (its emit ring, the other way round), without a system call or a
+/// kernel copy per batch.
 ///
 /// The memory is a memfd mapped as a header page, the data, and the data again right after
 /// it, so every frame is contiguous whatever its place. The header holds the producer's
 /// `head` and the consumer's `tail` (byte counts since the start, never wrapping back), and
 /// two flags that replace polling: the consumer raises `consumerWaiting` before it sleeps, so
-/// the producer's next publish wakes it (a ``FrameKind/wake`` frame on the socket); the
-/// producer raises `producerWaiting` when the ring is full, so the consumer's next release
-/// signals it (the eventfd that came with the ring). Each side stores its counter, then a full
-/// fence, then reads the other's flag, so a wakeup cannot be lost between a check and a sleep.
+/// the producer's next publish wakes it; the producer raises `producerWaiting` when the ring
+/// is full, so the consumer's next release signals it. The worker signals the supervisor on
+/// the eventfd that came with the rings; the supervisor signals the worker with a frame on the
+/// socket (``FrameKind/wake``, ``FrameKind/emitRoom``). Each side stores its counter, then a
+/// full fence, then reads the other's flag, so a wakeup cannot be lost between a check and a
+/// sleep.
 ///
-/// The consumer also records how far it handed frames to its module (`seen`): when a worker
-/// dies, the frames after that point were never seen, and the producer keeps them for the
-/// next worker (``unseenFrames()``).
+/// A delivery ring's consumer also records how far it handed frames to its module (`seen`):
+/// when a worker dies, the frames after that point were never seen, and the supervisor keeps
+/// them for the next worker (``unseenFrames()``).
 ///
 /// The ring holds at most ``capacity`` bytes; a frame larger than that goes on the socket.
 public final class SharedRing: @unchecked Sendable {
@@ -26,6 +29,8 @@ public final class SharedRing: @unchecked Sendable {
     public static let headerSize = 4096
     /// The ring's size for a worker's deliveries: the most that is in flight to it.
     public static let defaultCapacity = 4 << 20
+    /// The size of a worker's emit ring (the worker produces, the supervisor consumes).
+    public static let emitCapacity = 1 << 20
 
     public let capacity: Int
     private let base: UnsafeMutableRawPointer

@@ -3,12 +3,26 @@ import Foundation
 
 /// The worker's end of the socketpair: a writer thread that batches outgoing frames and a
 /// reader thread that decodes incoming ones.
+///
+/// With an emit ring (see ``attachEmitRing(_:signal:)``), outgoing frames go into the ring
+/// instead of the socket, by the same two paths: a sparse frame on the emitting thread, a
+/// batch of dense ones by the writer thread. A frame too big for the ring goes on the socket,
+/// after an ``FrameKind/onSocket`` marker in the ring that keeps its place among the others.
 final class WorkerChannel: @unchecked Sendable {
     let fd: Int32
     private let outLock = NSCondition()
+    /// Frames not yet sent (or copied into the emit ring).
     private let outgoing = FrameBuffer(capacity: 4096)
+    /// Whether the writer thread waits for frames. While it does not, only it touches the emit
+    /// ring.
     private var writerIdle = true
     private var closed = false
+    /// Worker → supervisor frames in shared memory, and the eventfd that tells the supervisor
+    /// about them.
+    private var emitRing: SharedRing?
+    private var emitSignal: Int32 = -1
+    /// Set when the supervisor freed room in the emit ring (an ``FrameKind/emitRoom`` frame).
+    private var emitRoom = false
     /// Emitters wait above this many queued bytes, so a fast datasource cannot exhaust memory.
     /// The writer sends what it swaps out while the emitter fills the other buffer: at 4 MB
     /// each, the emitter wrote into memory gone cold in its caches (source CPU per 1 KiB event
@@ -21,6 +35,8 @@ final class WorkerChannel: @unchecked Sendable {
     private var lastDirectWrite: UInt64 = 0
     /// Frames closer together than this go to the writer thread, which batches them.
     private static let directWriteSpacing: UInt64 = 20_000
+    /// How long the writer waits for more frames after a batch before it goes idle (seconds).
+    private static let linger = 50e-6
 
     /// Queues bytes built by `build` (whole frames) for the writer thread, or, when frames are
     /// sparse and the writer has nothing to do, writes them on the caller's thread: an event
@@ -34,7 +50,12 @@ final class WorkerChannel: @unchecked Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             if !closed, now &- lastDirectWrite > Self.directWriteSpacing {
                 lastDirectWrite = now
-                let written = outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                let written: Int
+                if let ring = emitRing {
+                    written = outgoing.withUnsafeBytes { copyFitting($0, into: ring) }
+                } else {
+                    written = outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                }
                 if written == outgoing.count {
                     outgoing.removeAll(keepingCapacity: true)
                     outLock.unlock()
@@ -51,6 +72,83 @@ final class WorkerChannel: @unchecked Sendable {
         send { FrameCodec.append(kind, body: body, to: $0) }
     }
 
+    /// From now on, frames go into `ring` (call before the first send). `signal` is the
+    /// eventfd on which the supervisor waits for them (the channel keeps its own copy).
+    func attachEmitRing(_ ring: SharedRing, signal: Int32) {
+        outLock.lock()
+        emitRing = ring
+        emitSignal = dup(signal)
+        outLock.unlock()
+    }
+
+    /// The supervisor freed room in the emit ring (an ``FrameKind/emitRoom`` frame).
+    func emitRoomFreed() {
+        outLock.lock()
+        emitRoom = true
+        outLock.broadcast()
+        outLock.unlock()
+    }
+
+    /// Copies the whole frames at the start of `frames` that fit into the ring now (none too
+    /// big for it), publishes them, and tells the supervisor if it waits for them. Returns the
+    /// bytes copied.
+    private func copyFitting(_ frames: UnsafeRawBufferPointer, into ring: SharedRing) -> Int {
+        guard let free = ring.freeBytes else {
+            let message = "agent-worker: the emit ring's tail is out of range\n"
+            _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+            // Not exit(): its handler would flush this channel, whose lock may be held here.
+            _exit(1)
+        }
+        // The whole batch fits: no need to walk it.
+        var end = frames.count <= free ? frames.count : 0
+        while frames.count - end >= 4 {
+            let next = 4 + Int(FrameCodec.readUInt32(frames, at: end))
+            guard end + next <= free else { break }
+            end += next
+        }
+        guard end > 0 else { return 0 }
+        ring.write(UnsafeRawBufferPointer(rebasing: frames[0..<end]))
+        if ring.publish() {
+            var one: UInt64 = 1
+            _ = Glibc.write(emitSignal, &one, 8)
+        }
+        return end
+    }
+
+    /// Copies a batch into the emit ring (writer thread), waiting for room when it is full; a
+    /// frame too big for the ring goes on the socket after a marker. False once the supervisor
+    /// is gone.
+    private func copyToEmitRing(_ batch: UnsafeRawBufferPointer, _ ring: SharedRing) -> Bool {
+        var at = 0
+        while at < batch.count {
+            at += copyFitting(UnsafeRawBufferPointer(rebasing: batch[at...]), into: ring)
+            guard batch.count - at >= 4 else { break }
+            let next = 4 + Int(FrameCodec.readUInt32(batch, at: at))
+            let tooBig = next > ring.capacity
+            let needed = tooBig ? FrameCodec.headerLength : next
+            if let free = ring.freeBytes, free >= needed {
+                // Room was freed meanwhile, or the frame is too big for the ring.
+                guard tooBig else { continue }
+                let marker: [UInt8] = [1, 0, 0, 0, FrameKind.onSocket.rawValue]
+                _ = marker.withUnsafeBytes { copyFitting($0, into: ring) }
+                guard Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: batch[at..<(at + next)])) else { return false }
+                at += next
+                continue
+            }
+            // Full: the supervisor says when it freed room (asked before the last look, so
+            // that no release can slip in between).
+            outLock.lock()
+            emitRoom = false
+            outLock.unlock()
+            if ring.awaitRoom(for: needed) {
+                outLock.lock()
+                while !emitRoom, !closed { outLock.wait() }
+                outLock.unlock()
+            }
+        }
+        return true
+    }
+
     /// Starts the writer thread.
     func startWriter() {
         let thread = Thread { [self] in writeLoop() }
@@ -62,8 +160,17 @@ final class WorkerChannel: @unchecked Sendable {
         let batch = FrameBuffer(capacity: 64 << 10)
         while true {
             outLock.lock()
+            var lingered = false
             while outgoing.isEmpty, !closed {
                 if !writerIdle {
+                    // With a ring, a batch is copied in no time: idle at once, the writer would
+                    // be woken again for every few frames of a dense stream. It lingers a
+                    // moment instead, while emitters append without waking it.
+                    if emitRing != nil, !lingered {
+                        lingered = true
+                        _ = outLock.wait(until: Date(timeIntervalSinceNow: Self.linger))
+                        continue
+                    }
                     writerIdle = true
                     // flush() waits for the writer to go idle.
                     outLock.broadcast()
@@ -77,8 +184,12 @@ final class WorkerChannel: @unchecked Sendable {
             }
             batch.swapContents(with: outgoing)
             outLock.broadcast()
+            let ring = emitRing
             outLock.unlock()
-            if !batch.withUnsafeBytes({ Self.writeAll(fd, $0) }) {
+            let sent = batch.withUnsafeBytes { raw in
+                if let ring { copyToEmitRing(raw, ring) } else { Self.writeAll(fd, raw) }
+            }
+            if !sent {
                 // The supervisor is gone: nothing more can be delivered.
                 outLock.lock()
                 closed = true

@@ -242,6 +242,9 @@ public enum WorkerMain {
         let host = WorkerHost(channel: channel, ring: ring)
         host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         channel.startWriter()
+        // A module that calls exit() still gets out what it emitted before.
+        exitingChannel = channel
+        atexit { WorkerMain.exitingChannel?.flush(timeout: 0.5) }
         let reader = Thread {
             channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
             host.markChannelClosed()
@@ -255,23 +258,32 @@ public enum WorkerMain {
         return host
     }
 
-    /// Maps the delivery ring of a `ring` frame (its memfd and the eventfd for freed room came
-    /// with it). A ring that cannot be mapped ends the worker: the supervisor would publish
-    /// into it.
+    /// Maps the rings of a `ring` frame: the delivery ring (its memfd and the eventfd for
+    /// signals came with it) and, when a third fd came, the emit ring, which the channel then
+    /// writes to. A ring that cannot be mapped ends the worker: the supervisor would publish
+    /// into it, or wait for frames in it.
     private static func attachRing(_ channel: WorkerChannel, _ body: [UInt8]) -> RingReceiver {
         let fds = channel.receivedFDs
         channel.receivedFDs = []
-        guard body.count == 8, fds.count == 2 else {
+        guard (body.count == 8 && fds.count == 2) || (body.count == 16 && fds.count == 3) else {
             fds.forEach { close($0) }
-            fail(channel, code: "protocol", "a ring frame needs a capacity and two fds (got \(body.count) bytes, \(fds.count) fds)", exitCode: ExitCode.failure)
+            fail(channel, code: "protocol", "a ring frame needs one capacity and two fds, or two and three (got \(body.count) bytes, \(fds.count) fds)", exitCode: ExitCode.failure)
         }
-        let capacity = body.withUnsafeBytes { Int(clamping: UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
-        defer { close(fds[0]) }
+        func capacity(at offset: Int) -> Int {
+            body.withUnsafeBytes { Int(clamping: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) }
+        }
+        defer {
+            close(fds[0])
+            if fds.count == 3 { close(fds[2]) }
+        }
         do {
-            return RingReceiver(ring: try SharedRing(mapping: fds[0], capacity: capacity), roomSignal: fds[1])
+            let receiver = RingReceiver(ring: try SharedRing(mapping: fds[0], capacity: capacity(at: 0)), roomSignal: fds[1])
+            if fds.count == 3 {
+                channel.attachEmitRing(try SharedRing(mapping: fds[2], capacity: capacity(at: 8)), signal: fds[1])
+            }
+            return receiver
         } catch {
-            close(fds[1])
-            fail(channel, code: "resources", "cannot map the delivery ring: \(error)", exitCode: ExitCode.failure)
+            fail(channel, code: "resources", "cannot map the worker's rings: \(error)", exitCode: ExitCode.failure)
         }
     }
 
@@ -285,4 +297,6 @@ public enum WorkerMain {
     }
 
     nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+    /// The channel that the exit handler flushes.
+    nonisolated(unsafe) private static var exitingChannel: WorkerChannel?
 }

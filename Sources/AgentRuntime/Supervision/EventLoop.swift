@@ -26,6 +26,8 @@ final class EventLoop {
 
     static let readable = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue)
     static let writable = UInt32(EPOLLOUT.rawValue)
+    /// Reported whatever the interest: the other end is gone, or the fd failed.
+    static let hangup = UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)
 
     /// Monotonic time in seconds.
     static func now() -> Double {

@@ -57,6 +57,11 @@ final class SupervisedProcess {
     /// it signals freed room.
     var ring: SharedRing?
     var roomSignalFD: Int32 = -1
+    /// The worker's emit ring (nil: its frames come on the socket); `onSocket` markers read
+    /// there whose frame has not been read from the socket yet; a drain of it is scheduled.
+    var emitRing: SharedRing?
+    var awaitingSocketFrames = 0
+    var emitDrainScheduled = false
     /// A `wake` frame is in `control`, not yet written.
     var wakeUnsent = false
     var waitingForWritable = false

@@ -7,24 +7,43 @@ extension Supervisor {
     func channelReady(_ process: SupervisedProcess, events: UInt32) {
         if events & EventLoop.writable != 0 {
             process.waitingForWritable = false
-            loop.modify(process.channelFD, events: process.pauseCount > 0 ? 0 : EventLoop.readable)
+            updateChannelInterest(process)
             markDirty(process)
         }
-        if events & ~EventLoop.writable != 0 { drainChannel(process) }
+        guard events & ~EventLoop.writable != 0 else { return }
+        if process.emitRing != nil, process.awaitingSocketFrames == 0, events & EventLoop.hangup != 0 {
+            // The worker is gone and nothing is to be read here now: its reap drains the rest,
+            // and until then the hang-up must not wake the loop again and again.
+            loop.unregister(process.channelFD)
+            return
+        }
+        drainChannel(process)
     }
 
     /// Reads and handles the frames available on the worker's socket. Once the process is
     /// paused (a subscriber of its blocks), the rest stays unread and the frames already read
     /// are held in its decoder (handed out after the resume), so that a blocking subscriber's
     /// queue goes past its limit by one event at most. `all`: every frame whatever the pause (a
-    /// dead worker's last words).
+    /// dead worker's last words). With an emit ring, a frame on the socket waits for its
+    /// marker in the ring, so that it keeps its place among the others.
     func drainChannel(_ process: SupervisedProcess, all: Bool = false) {
         let fd = process.channelFD
+        let emitRing = process.emitRing != nil
+        defer {
+            if emitRing, process.awaitingSocketFrames == 0, process.emitRing != nil, !all {
+                updateChannelInterest(process)
+                scheduleEmitDrain(process)
+            }
+        }
         func feed(_ chunk: UnsafeRawBufferPointer) -> Bool {
             do {
                 // A closure literal: nothing is allocated or retained per frame for it.
                 try process.decoder.feed(chunk) { kind, body in
                     if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
+                    if emitRing {
+                        guard process.awaitingSocketFrames > 0 || all else { throw FrameDecoder.Hold() }
+                        process.awaitingSocketFrames = max(0, process.awaitingSocketFrames - 1)
+                    }
                     try handle(kind, body, from: process)
                 }
                 return true
@@ -43,7 +62,7 @@ extension Supervisor {
         // that keeps its socket full must not starve the other workers, the writes of the
         // turn, or the replies they wait for.
         var reads = 0
-        while fd >= 0, all || process.pauseCount == 0, all || reads < 4 {
+        while fd >= 0, all || process.pauseCount == 0, all || reads < 4, all || !emitRing || process.awaitingSocketFrames > 0 {
             reads += 1
             let n = read(fd, readBuffer.baseAddress, readBuffer.count)
             if n < 0, errno == EINTR { continue }
@@ -57,7 +76,7 @@ extension Supervisor {
         }
     }
 
-    private func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+    func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
         switch kind {
         case .event:
             try route(try EventFrame.parseEmitted(body), from: process)
@@ -334,7 +353,7 @@ extension Supervisor {
                 if n < 0, errno == EINTR { continue }
                 if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
                     process.waitingForWritable = true
-                    loop.modify(fd, events: (process.pauseCount > 0 ? 0 : EventLoop.readable) | EventLoop.writable)
+                    updateChannelInterest(process)
                 }
                 // EPIPE and the like: the worker is dying; its pidfd reports it.
                 break
@@ -350,7 +369,7 @@ extension Supervisor {
         subscriber.pausedProducers.append(producer)
         producer.pauseCount += 1
         if producer.pauseCount == 1, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
-            loop.modify(producer.channelFD, events: producer.waitingForWritable ? EventLoop.writable : 0)
+            updateChannelInterest(producer)
             // Its delivery window no longer applies (see write).
             if producer.pendingBytes > 0 { markDirty(producer) }
             producer.timesPaused += 1
@@ -375,7 +394,9 @@ extension Supervisor {
             producer.pauseCount -= 1
             if producer.pauseCount == 0 { producer.lastHeartbeat = EventLoop.now() }
             if producer.pauseCount == 0, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
-                loop.modify(producer.channelFD, events: EventLoop.readable | (producer.waitingForWritable ? EventLoop.writable : 0))
+                updateChannelInterest(producer)
+                // Its emit ring is not read while it is paused: a signal may not come again.
+                scheduleEmitDrain(producer)
                 // Frames held at the pause: the socket may have nothing new to wake the loop.
                 if producer.decoder.isHolding {
                     loop.schedule(after: 0) { [unowned self, unowned producer] in

@@ -4,39 +4,53 @@ import Foundation
 import Logging
 
 extension Supervisor {
-    /// Gives a new worker its delivery ring: a `ring` frame, first on its socket, with the
-    /// ring's memfd and an eventfd on which the worker signals freed room. Without a ring
-    /// (memfd, mmap or eventfd failing) deliveries go on the socket, as they would to an older
-    /// worker; `AGENT_SHARED_RINGS=0` asks for that.
+    /// The most of a worker's emit ring handled in one loop turn: a producer that keeps its
+    /// ring full must not starve the other workers, the writes of the turn, or the replies
+    /// they wait for.
+    static let emitRingBudget = 1 << 20
+
+    /// Gives a new worker its rings: a `ring` frame, first on its socket, with the delivery
+    /// ring's memfd, an eventfd on which the worker signals (freed room in the delivery ring,
+    /// frames in the emit ring), and the emit ring's memfd. Without rings (memfd, mmap or
+    /// eventfd failing) deliveries and the worker's frames go on the socket, as they would with
+    /// an older worker; `AGENT_SHARED_RINGS=0` asks for that.
     func attachRing(to process: SupervisedProcess) {
+        process.awaitingSocketFrames = 0
         guard configuration.sharedRings else { return }
         do {
             let (ring, memfd) = try SharedRing.create()
             defer { close(memfd) }
+            let (emitRing, emitFD) = try SharedRing.create(capacity: SharedRing.emitCapacity)
+            defer { close(emitFD) }
             let signal = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
             guard signal >= 0 else { throw SharedRing.Failure(description: "eventfd: \(String(cString: strerror(errno)))") }
             var frame: [UInt8] = []
-            FrameCodec.append(.ring, body: withUnsafeBytes(of: UInt64(ring.capacity).littleEndian) { Array($0) }, to: &frame)
-            let fds = [memfd, signal]
-            // The socket is new and empty: 13 bytes go at once.
-            guard agent_send_fds(process.channelFD, frame, frame.count, fds, 2) == 0 else {
+            let body = [UInt64(ring.capacity), UInt64(emitRing.capacity)].flatMap { withUnsafeBytes(of: $0.littleEndian) { Array($0) } }
+            FrameCodec.append(.ring, body: body, to: &frame)
+            let fds = [memfd, signal, emitFD]
+            // The socket is new and empty: 21 bytes go at once.
+            guard agent_send_fds(process.channelFD, frame, frame.count, fds, 3) == 0 else {
                 let code = errno
                 close(signal)
                 throw SharedRing.Failure(description: "sendmsg: \(String(cString: strerror(code)))")
             }
             process.ring = ring
+            process.emitRing = emitRing
+            // Waiting from the start: the worker's first frame signals.
+            _ = emitRing.prepareToWait()
             process.roomSignalFD = signal
             loop.register(signal) { [unowned self, unowned process] _ in
                 var count: UInt64 = 0
                 _ = read(process.roomSignalFD, &count, 8)
                 markDirty(process)
+                drainEmitRing(process)
             }
         } catch {
-            logger.warning("no delivery ring (\(error)); deliveries go on the socket", metadata: ["process": "\(process.name)"])
+            logger.warning("no shared rings (\(error)); events go on the socket", metadata: ["process": "\(process.name)"])
         }
     }
 
-    /// Lets go of a dead worker's ring (events still in it are lost with the worker).
+    /// Lets go of a dead worker's rings (what the delivery ring held was kept before).
     func detachRing(from process: SupervisedProcess) {
         if process.roomSignalFD >= 0 {
             loop.unregister(process.roomSignalFD)
@@ -44,5 +58,106 @@ extension Supervisor {
         }
         process.roomSignalFD = -1
         process.ring = nil
+        process.emitRing = nil
+        process.awaitingSocketFrames = 0
+    }
+
+    /// Handles the frames the worker published in its emit ring, in order, and gives their
+    /// room back (telling the worker if it waits for it). Stops at an `onSocket` marker until
+    /// that frame was read from the socket, and, like `drainChannel`, once the process is paused
+    /// (unless `all`: a dead worker's last words). With nothing left, asks the worker to signal
+    /// its next frame.
+    func drainEmitRing(_ process: SupervisedProcess, all: Bool = false) {
+        var budget = all ? Int.max : Self.emitRingBudget
+        while let ring = process.emitRing {
+            if process.awaitingSocketFrames > 0 {
+                guard all else { return }
+                // Dead: what came on the socket, whole, is all there will be.
+                drainChannel(process, all: true)
+                if process.awaitingSocketFrames > 0 { process.awaitingSocketFrames = 0 }
+            }
+            if process.pauseCount > 0, !all { return }
+            guard let readable = ring.readable() else { return emitRingBroken(process, "its head is out of range") }
+            if readable.count == 0 {
+                if all || ring.prepareToWait() { return }
+                continue
+            }
+            ring.cancelWait()
+            guard budget > 0 else {
+                scheduleEmitDrain(process)
+                return
+            }
+            var used = 0
+            var broken: String?
+            var stopped = false
+            while !stopped, readable.count - used >= FrameCodec.headerLength {
+                // The worker can write to the ring at any time: the length is read once.
+                let length = Int(FrameCodec.readUInt32(readable, at: used))
+                guard length >= 1, length <= readable.count - used - 4 else {
+                    broken = "a frame of \(length) bytes where \(readable.count - used - 4) are published"
+                    break
+                }
+                let kind = FrameKind(rawValue: readable[used + 4])
+                let body = UnsafeRawBufferPointer(rebasing: readable[(used + 5)..<(used + 4 + length)])
+                used += 4 + length
+                if kind == .onSocket {
+                    process.awaitingSocketFrames += 1
+                    stopped = true
+                    continue
+                }
+                do {
+                    try handle(kind, body, from: process)
+                } catch {
+                    broken = "\(error)"
+                    break
+                }
+                stopped = (process.pauseCount > 0 && !all) || used >= budget
+            }
+            if broken == nil, !stopped, used < readable.count {
+                broken = "\(readable.count - used) bytes that are not a whole frame"
+            }
+            budget -= used
+            if ring.release(used) {
+                FrameCodec.append(.emitRoom, body: EmptyCollection(), to: process.control)
+                markDirty(process)
+            }
+            if let broken { return emitRingBroken(process, broken) }
+            if process.awaitingSocketFrames > 0, !all {
+                updateChannelInterest(process)
+                drainChannel(process)
+            }
+        }
+    }
+
+    /// The worker broke the emit ring's protocol: it is killed (once; it is reaped later).
+    private func emitRingBroken(_ process: SupervisedProcess, _ problem: String) {
+        logger.error("protocol error in the worker's emit ring: \(problem); killing it", metadata: ["process": "\(process.name)"])
+        process.emitRing = nil
+        kill(process, reason: "protocol error")
+    }
+
+    /// Drains the emit ring again at the next loop turn (after this turn's writes).
+    func scheduleEmitDrain(_ process: SupervisedProcess) {
+        guard process.emitRing != nil, !process.emitDrainScheduled else { return }
+        process.emitDrainScheduled = true
+        // Weak: a reload may remove the process before the next turn.
+        loop.schedule(after: 0) { [weak self, weak process] in
+            guard let self, let process else { return }
+            process.emitDrainScheduled = false
+            drainEmitRing(process)
+        }
+    }
+
+    /// What the loop watches the worker's socket for: frames unless the process is paused (or,
+    /// with an emit ring, unless a marker there announced one), and room to write when a write
+    /// found it full.
+    func channelInterest(_ process: SupervisedProcess) -> UInt32 {
+        let reads = process.pauseCount == 0 && (process.emitRing == nil || process.awaitingSocketFrames > 0)
+        return (reads ? EventLoop.readable : 0) | (process.waitingForWritable ? EventLoop.writable : 0)
+    }
+
+    func updateChannelInterest(_ process: SupervisedProcess) {
+        guard process.channelFD >= 0, loop.isRegistered(process.channelFD) else { return }
+        loop.modify(process.channelFD, events: channelInterest(process))
     }
 }

@@ -106,7 +106,7 @@ extension Supervisor {
         process.queueFirst(frame)
         markDirty(process)
 
-        loop.register(process.channelFD) { [unowned self, unowned process] events in
+        loop.register(process.channelFD, events: channelInterest(process)) { [unowned self, unowned process] events in
             channelReady(process, events: events)
         }
         loop.register(process.outputFD) { [unowned self, unowned process] _ in
@@ -157,8 +157,12 @@ extension Supervisor {
             status = 0x7F00
         }
         let pid = process.pid
-        // Whatever the worker wrote before dying is still in the socket and the pipe.
-        if process.channelFD >= 0 { drainChannel(process, all: true) }
+        // Whatever the worker wrote before dying is still in its emit ring, the socket and the
+        // pipe.
+        if process.channelFD >= 0 {
+            drainEmitRing(process, all: true)
+            drainChannel(process, all: true)
+        }
         if process.outputFD >= 0 { readOutput(process) }
         flushOutputLine(process)
         // Its own children go with it.

@@ -50,7 +50,9 @@ struct Fault: Datasource {
             try context.emit(settings.event_type, payload: ["tick": tick])
             if Date().timeIntervalSince(start) * 1000 >= Double(settings.after_ms) {
                 switch settings.mode {
-                case "exit": exit(Int32(settings.exit_code))
+                case "exit":
+                    context.log("exiting after tick \(tick)")
+                    exit(Int32(settings.exit_code))
                 case "segfault": raise(SIGSEGV)
                 case "abort": abort()
                 case "hang":
