@@ -177,6 +177,27 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// The same with a datasource that calls exit() right after its last event: what it left
+    /// in its emit ring and on its socket when it died is handled in the order it was emitted.
+    @Test(arguments: [true, false]) func aDeadWorkersLastFramesKeepTheirOrder(sharedRings: Bool) throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "big": {"type": "big_events", "bytes": 1500000, "count": 3, "interleave": true, "exit_after": true, "restart": "never"},
+          "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
+        """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
+        func taken() -> [String] {
+            agent.stderrLines.compactMap { line in
+                guard let range = line.range(of: "[sink] took ") else { return nil }
+                return String(line[range.upperBound...].prefix { $0 != " " })
+            }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while taken().count < 6, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 }, "\(agent.stderrLines.suffix(8))")
+        #expect(agent.stderrLines.contains { $0.contains("[big] worker pid") && $0.contains("exited with status 0") })
+        #expect(agent.stop() == 0)
+    }
+
     /// Two processes that block on each other (each subscribes to what the other emits, both
     /// queues small and blocking): both get paused, and their events still flow (a paused
     /// process's deliveries are not held back, or neither would ever be resumed).

@@ -19,16 +19,15 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var stop: FrameKind { FrameKind(rawValue: 5) }
     /// Reply to ``query``: one status byte (0 = rows, 1 = error), then JSON (rows or a message).
     @inlinable public static var queryResult: FrameKind { FrameKind(rawValue: 6) }
-    /// The worker's rings (see ``SharedRing``), sent before ``start`` with three fds attached:
+    /// The worker's rings (see ``SharedRing``), sent before ``start`` with four fds attached:
     /// the delivery ring's memfd, an eventfd on which the worker signals the supervisor (room
-    /// freed in the delivery ring, frames published in the emit ring), and the emit ring's
-    /// memfd. Body: the two rings' capacities as little-endian `UInt64`s. (Two fds and one
-    /// capacity: a delivery ring only, the worker's frames on its socket.)
+    /// freed in the delivery ring, frames published in the emit ring), the emit ring's memfd,
+    /// and an eventfd on which the supervisor signals freed room in the emit ring. Body: the
+    /// two rings' capacities as little-endian `UInt64`s. (Two fds and one capacity: a delivery
+    /// ring only, the worker's frames on its socket.)
     @inlinable public static var ring: FrameKind { FrameKind(rawValue: 7) }
     /// Deliveries were published to the ring while the worker waited for them. Empty body.
     @inlinable public static var wake: FrameKind { FrameKind(rawValue: 8) }
-    /// The supervisor freed room in the emit ring while the worker waited for it. Empty body.
-    @inlinable public static var emitRoom: FrameKind { FrameKind(rawValue: 9) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -79,7 +78,6 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .taken: "taken"
         case .ring: "ring"
         case .wake: "wake"
-        case .emitRoom: "emit-room"
         case .onSocket: "on-socket"
         default: "kind \(rawValue)"
         }

@@ -21,8 +21,9 @@ final class WorkerChannel: @unchecked Sendable {
     /// about them.
     private var emitRing: SharedRing?
     private var emitSignal: Int32 = -1
-    /// Set when the supervisor freed room in the emit ring (an ``FrameKind/emitRoom`` frame).
-    private var emitRoom = false
+    /// The eventfd (blocking) on which the supervisor signals freed room in the emit ring.
+    private var emitRoom: Int32 = -1
+    private var writerStarted = false
     /// Emitters wait above this many queued bytes, so a fast datasource cannot exhaust memory.
     /// The writer sends what it swaps out while the emitter fills the other buffer: at 4 MB
     /// each, the emitter wrote into memory gone cold in its caches (source CPU per 1 KiB event
@@ -73,19 +74,13 @@ final class WorkerChannel: @unchecked Sendable {
     }
 
     /// From now on, frames go into `ring` (call before the first send). `signal` is the
-    /// eventfd on which the supervisor waits for them (the channel keeps its own copy).
-    func attachEmitRing(_ ring: SharedRing, signal: Int32) {
+    /// eventfd on which the supervisor waits for them (the channel keeps its own copy); `room`
+    /// the one on which it says that it freed room (the channel takes it).
+    func attachEmitRing(_ ring: SharedRing, signal: Int32, room: Int32) {
         outLock.lock()
         emitRing = ring
-        emitSignal = dup(signal)
-        outLock.unlock()
-    }
-
-    /// The supervisor freed room in the emit ring (an ``FrameKind/emitRoom`` frame).
-    func emitRoomFreed() {
-        outLock.lock()
-        emitRoom = true
-        outLock.broadcast()
+        emitSignal = fcntl(signal, F_DUPFD_CLOEXEC, 0)
+        emitRoom = room
         outLock.unlock()
     }
 
@@ -135,22 +130,25 @@ final class WorkerChannel: @unchecked Sendable {
                 at += next
                 continue
             }
-            // Full: the supervisor says when it freed room (asked before the last look, so
-            // that no release can slip in between).
-            outLock.lock()
-            emitRoom = false
-            outLock.unlock()
+            // Full: the supervisor signals when it freed room (asked before the last look, so
+            // that no release can slip in between; a signal left from an earlier wait only
+            // makes this look again).
             if ring.awaitRoom(for: needed) {
-                outLock.lock()
-                while !emitRoom, !closed { outLock.wait() }
-                outLock.unlock()
+                var count: UInt64 = 0
+                while read(emitRoom, &count, 8) < 0 {
+                    guard errno == EINTR else { return false }
+                }
             }
         }
         return true
     }
 
-    /// Starts the writer thread.
+    /// Starts the writer thread (once: two would share the emit ring's head).
     func startWriter() {
+        outLock.lock()
+        defer { outLock.unlock() }
+        guard !writerStarted else { return }
+        writerStarted = true
         let thread = Thread { [self] in writeLoop() }
         thread.name = "agent-writer"
         thread.start()

@@ -180,8 +180,6 @@ final class WorkerHost: @unchecked Sendable {
             lock.unlock()
         case .stop:
             requestStop()
-        case .emitRoom:
-            channel.emitRoomFreed()
         case .wake:
             lock.lock()
             lock.broadcast()

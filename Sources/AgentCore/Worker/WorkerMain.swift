@@ -265,21 +265,21 @@ public enum WorkerMain {
     private static func attachRing(_ channel: WorkerChannel, _ body: [UInt8]) -> RingReceiver {
         let fds = channel.receivedFDs
         channel.receivedFDs = []
-        guard (body.count == 8 && fds.count == 2) || (body.count == 16 && fds.count == 3) else {
+        guard (body.count == 8 && fds.count == 2) || (body.count == 16 && fds.count == 4) else {
             fds.forEach { close($0) }
-            fail(channel, code: "protocol", "a ring frame needs one capacity and two fds, or two and three (got \(body.count) bytes, \(fds.count) fds)", exitCode: ExitCode.failure)
+            fail(channel, code: "protocol", "a ring frame needs one capacity and two fds, or two and four (got \(body.count) bytes, \(fds.count) fds)", exitCode: ExitCode.failure)
         }
         func capacity(at offset: Int) -> Int {
             body.withUnsafeBytes { Int(clamping: UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self))) }
         }
         defer {
             close(fds[0])
-            if fds.count == 3 { close(fds[2]) }
+            if fds.count == 4 { close(fds[2]) }
         }
         do {
             let receiver = RingReceiver(ring: try SharedRing(mapping: fds[0], capacity: capacity(at: 0)), roomSignal: fds[1])
-            if fds.count == 3 {
-                channel.attachEmitRing(try SharedRing(mapping: fds[2], capacity: capacity(at: 8)), signal: fds[1])
+            if fds.count == 4 {
+                channel.attachEmitRing(try SharedRing(mapping: fds[2], capacity: capacity(at: 8)), signal: fds[1], room: fds[3])
             }
             return receiver
         } catch {

@@ -60,6 +60,8 @@ final class SupervisedProcess {
     /// The worker's emit ring (nil: its frames come on the socket); `onSocket` markers read
     /// there whose frame has not been read from the socket yet; a drain of it is scheduled.
     var emitRing: SharedRing?
+    /// The eventfd on which the supervisor tells the worker's writer that it freed room.
+    var emitRoomFD: Int32 = -1
     var awaitingSocketFrames = 0
     var emitDrainScheduled = false
     /// A `wake` frame is in `control`, not yet written.

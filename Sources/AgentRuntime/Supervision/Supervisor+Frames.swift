@@ -11,9 +11,10 @@ extension Supervisor {
             markDirty(process)
         }
         guard events & ~EventLoop.writable != 0 else { return }
-        if process.emitRing != nil, process.awaitingSocketFrames == 0, events & EventLoop.hangup != 0 {
-            // The worker is gone and nothing is to be read here now: its reap drains the rest,
-            // and until then the hang-up must not wake the loop again and again.
+        if events & EventLoop.hangup != 0, process.emitRing != nil || process.pauseCount > 0 {
+            // The worker is gone, and this turn reads nothing here (it reads the ring first, or
+            // it is paused): its reap drains the rest, and until then the hang-up must not wake
+            // the loop again and again.
             loop.unregister(process.channelFD)
             return
         }
@@ -40,9 +41,10 @@ extension Supervisor {
                 // A closure literal: nothing is allocated or retained per frame for it.
                 try process.decoder.feed(chunk) { kind, body in
                     if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
+                    // Even for a dead worker: its frames keep their places among the ring's.
                     if emitRing {
-                        guard process.awaitingSocketFrames > 0 || all else { throw FrameDecoder.Hold() }
-                        process.awaitingSocketFrames = max(0, process.awaitingSocketFrames - 1)
+                        guard process.awaitingSocketFrames > 0 else { throw FrameDecoder.Hold() }
+                        process.awaitingSocketFrames -= 1
                     }
                     try handle(kind, body, from: process)
                 }
@@ -206,9 +208,10 @@ extension Supervisor {
 
     /// Looks up (and caches in the source) the subscribers of the type it emits.
     private func refreshTargets(of source: SupervisedProcess, type: UnsafeRawBufferPointer) {
-        let name = String(decoding: type, as: UTF8.self)
         source.lastEmittedType.removeAll(keepingCapacity: true)
         source.lastEmittedType.append(type)
+        // From the copy: the type may lie in the worker's emit ring, which it can change.
+        let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         source.lastEmittedTypeName = name
         source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
         source.singleTarget = source.lastTargets.count == 1 ? Unmanaged.passUnretained(source.lastTargets[0]) : nil

@@ -24,18 +24,28 @@ extension Supervisor {
             defer { close(emitFD) }
             let signal = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
             guard signal >= 0 else { throw SharedRing.Failure(description: "eventfd: \(String(cString: strerror(errno)))") }
+            // Blocking: the worker's writer sleeps in read() on it. The supervisor's writes never
+            // block (an eventfd's counter does not fill up).
+            let room = eventfd(0, Int32(EFD_CLOEXEC))
+            guard room >= 0 else {
+                let code = errno
+                close(signal)
+                throw SharedRing.Failure(description: "eventfd: \(String(cString: strerror(code)))")
+            }
             var frame: [UInt8] = []
             let body = [UInt64(ring.capacity), UInt64(emitRing.capacity)].flatMap { withUnsafeBytes(of: $0.littleEndian) { Array($0) } }
             FrameCodec.append(.ring, body: body, to: &frame)
-            let fds = [memfd, signal, emitFD]
+            let fds = [memfd, signal, emitFD, room]
             // The socket is new and empty: 21 bytes go at once.
-            guard agent_send_fds(process.channelFD, frame, frame.count, fds, 3) == 0 else {
+            guard agent_send_fds(process.channelFD, frame, frame.count, fds, 4) == 0 else {
                 let code = errno
                 close(signal)
+                close(room)
                 throw SharedRing.Failure(description: "sendmsg: \(String(cString: strerror(code)))")
             }
             process.ring = ring
             process.emitRing = emitRing
+            process.emitRoomFD = room
             // Waiting from the start: the worker's first frame signals.
             _ = emitRing.prepareToWait()
             process.roomSignalFD = signal
@@ -57,6 +67,8 @@ extension Supervisor {
             close(process.roomSignalFD)
         }
         process.roomSignalFD = -1
+        if process.emitRoomFD >= 0 { close(process.emitRoomFD) }
+        process.emitRoomFD = -1
         process.ring = nil
         process.emitRing = nil
         process.awaitingSocketFrames = 0
@@ -72,12 +84,12 @@ extension Supervisor {
         while let ring = process.emitRing {
             if process.awaitingSocketFrames > 0 {
                 guard all else { return }
-                // Dead: what came on the socket, whole, is all there will be.
+                // Dead: the announced frame is on the socket whole, or it never will be.
                 drainChannel(process, all: true)
                 if process.awaitingSocketFrames > 0 { process.awaitingSocketFrames = 0 }
             }
             if process.pauseCount > 0, !all { return }
-            guard let readable = ring.readable() else { return emitRingBroken(process, "its head is out of range") }
+            guard let readable = ring.readable() else { return emitRingBroken(process, "its head is out of range", dead: all) }
             if readable.count == 0 {
                 if all || ring.prepareToWait() { return }
                 continue
@@ -106,7 +118,13 @@ extension Supervisor {
                     continue
                 }
                 do {
-                    try handle(kind, body, from: process)
+                    if kind == .event {
+                        try handle(kind, body, from: process)
+                    } else {
+                        // Rare frames are parsed (as text, JSON) from a private copy: the worker
+                        // could change the ring's bytes between a check and a use.
+                        try Array(body).withUnsafeBytes { try handle(kind, $0, from: process) }
+                    }
                 } catch {
                     broken = "\(error)"
                     break
@@ -117,11 +135,11 @@ extension Supervisor {
                 broken = "\(readable.count - used) bytes that are not a whole frame"
             }
             budget -= used
-            if ring.release(used) {
-                FrameCodec.append(.emitRoom, body: EmptyCollection(), to: process.control)
-                markDirty(process)
+            if ring.release(used), process.emitRoomFD >= 0 {
+                var one: UInt64 = 1
+                _ = write(process.emitRoomFD, &one, 8)
             }
-            if let broken { return emitRingBroken(process, broken) }
+            if let broken { return emitRingBroken(process, broken, dead: all) }
             if process.awaitingSocketFrames > 0, !all {
                 updateChannelInterest(process)
                 drainChannel(process)
@@ -129,11 +147,12 @@ extension Supervisor {
         }
     }
 
-    /// The worker broke the emit ring's protocol: it is killed (once; it is reaped later).
-    private func emitRingBroken(_ process: SupervisedProcess, _ problem: String) {
-        logger.error("protocol error in the worker's emit ring: \(problem); killing it", metadata: ["process": "\(process.name)"])
+    /// The worker broke the emit ring's protocol: it is killed (once; it is reaped later), unless
+    /// it is `dead` already (its pid may be another process's by now).
+    private func emitRingBroken(_ process: SupervisedProcess, _ problem: String, dead: Bool) {
+        logger.error("protocol error in the worker's emit ring: \(problem)\(dead ? "" : "; killing it")", metadata: ["process": "\(process.name)"])
         process.emitRing = nil
-        kill(process, reason: "protocol error")
+        if !dead { kill(process, reason: "protocol error") }
     }
 
     /// Drains the emit ring again at the next loop turn (after this turn's writes).

@@ -161,6 +161,9 @@ extension Supervisor {
         // pipe.
         if process.channelFD >= 0 {
             drainEmitRing(process, all: true)
+            // Then what came on the socket unannounced (a worker that failed before it mapped
+            // its rings), in order.
+            process.emitRing = nil
             drainChannel(process, all: true)
         }
         if process.outputFD >= 0 { readOutput(process) }

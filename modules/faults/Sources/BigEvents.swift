@@ -1,4 +1,5 @@
 import AgentModuleKit
+import Foundation
 
 /// Emits `count` events of `bytes` bytes each, one after the other, then nothing more: the
 /// last of them has no follow-up that would push it through. With `interleave`, a
@@ -10,6 +11,7 @@ struct BigEvents: Datasource {
         var count: Int
         var start_delay: Double
         var interleave: Bool
+        var exit_after: Bool
     }
 
     static let typeName = "big_events"
@@ -20,6 +22,7 @@ struct BigEvents: Datasource {
             "count": .integer(minimum: 1, default: 1, description: "Number of events."),
             "start_delay": .number(minimum: 0, default: 0.3, description: "Seconds to wait first, so that the subscribers are ready."),
             "interleave": .boolean(default: false, description: "Emit a small_event after each big_event."),
+            "exit_after": .boolean(default: false, description: "Call exit(0) right after the last event instead of idling."),
         ])
     }
 
@@ -34,6 +37,7 @@ struct BigEvents: Datasource {
             try context.emit("big_event", bytes: payload)
             if settings.interleave { try context.emit("small_event", bytes: Array("\(index)".utf8)) }
         }
+        if settings.exit_after { exit(0) }
         while true { try await context.sleep(seconds: 3600) }
     }
 }
