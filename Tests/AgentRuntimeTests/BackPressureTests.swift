@@ -26,6 +26,20 @@ import Testing
     /// (`AGENT_SHARED_RINGS=0`: events on the sockets, within the delivery window).
     static func rings(_ on: Bool) -> [String: String] { on ? [:] : ["AGENT_SHARED_RINGS": "0"] }
 
+    /// The types of the events the `sink` process logged taking, once it took `count` (or after
+    /// 30 s).
+    static func typesTaken(_ agent: AgentRun, count: Int) -> [String] {
+        func taken() -> [String] {
+            agent.stderrLines.compactMap { line in
+                guard let range = line.range(of: "[sink] took ") else { return nil }
+                return String(line[range.upperBound...].prefix { $0 != " " })
+            }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while taken().count < count, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return taken()
+    }
+
     @Test(arguments: [true, false]) func slowMonitorLosesItsOldestEventsCountedWhileTheProducerGoesOn(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
@@ -144,15 +158,7 @@ import Testing
           "big": {"type": "big_events", "bytes": 4300000, "count": 3, "interleave": true},
           "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
         """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
-        func taken() -> [String] {
-            agent.stderrLines.compactMap { line in
-                guard let range = line.range(of: "[sink] took ") else { return nil }
-                return String(line[range.upperBound...].prefix { $0 != " " })
-            }
-        }
-        let deadline = Date().addingTimeInterval(30)
-        while taken().count < 6, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 })
+        #expect(Self.typesTaken(agent, count: 6) == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 })
         #expect(agent.stderrLines.contains { $0.contains("AGENT_SHARED_RINGS=0: events go") } == !sharedRings)
         #expect(agent.stop() == 0)
     }
@@ -177,7 +183,7 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
-    /// The same with a datasource that calls exit() right after its last event: what it left
+    /// A datasource that calls exit() right after its last big and small events: what it left
     /// in its emit ring and on its socket when it died is handled in the order it was emitted.
     @Test(arguments: [true, false]) func aDeadWorkersLastFramesKeepTheirOrder(sharedRings: Bool) throws {
         let agent = try AgentRun(settings: """
@@ -185,15 +191,8 @@ import Testing
           "big": {"type": "big_events", "bytes": 1500000, "count": 3, "interleave": true, "exit_after": true, "restart": "never"},
           "sink": {"type": "slow_sink", "delay_ms": 0, "log_events": true, "subscribe": ["big_event", "small_event"]}}}
         """, arguments: ["--no-build", "--quiet"], environment: Self.rings(sharedRings))
-        func taken() -> [String] {
-            agent.stderrLines.compactMap { line in
-                guard let range = line.range(of: "[sink] took ") else { return nil }
-                return String(line[range.upperBound...].prefix { $0 != " " })
-            }
-        }
-        let deadline = Date().addingTimeInterval(30)
-        while taken().count < 6, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(taken() == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 }, "\(agent.stderrLines.suffix(8))")
+        #expect(Self.typesTaken(agent, count: 6) == Array(repeating: ["big_event", "small_event"], count: 3).flatMap { $0 },
+                "\(agent.stderrLines.suffix(8))")
         #expect(agent.stderrLines.contains { $0.contains("[big] worker pid") && $0.contains("exited with status 0") })
         #expect(agent.stop() == 0)
     }
