@@ -244,7 +244,7 @@ public enum WorkerMain {
         channel.startWriter()
         // A module that calls exit() still gets out what it emitted before.
         exitingChannel = channel
-        atexit { WorkerMain.exitingChannel?.flush(timeout: 0.5) }
+        atexit { WorkerMain.exitingChannel?.flush() }
         let reader = Thread {
             channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
             host.markChannelClosed()
