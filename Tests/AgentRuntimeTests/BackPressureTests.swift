@@ -213,6 +213,20 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A worker whose emit ring holds a frame longer than what it published is killed as
+    /// broken, said in the log, and restarted like any crash.
+    @Test func aBrokenEmitRingKillsItsWorker() throws {
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "src": {"type": "fault", "restart": {"initial_delay": 1, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"], environment: ["AGENT_WORKER_BREAK_EMIT_RING": "1"])
+        let broken = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("[src] protocol error in the worker's emit ring") }
+        #expect(broken?.contains("a frame of 16777200 bytes where 1 are published; killing it") == true, "\(agent.stderrLines.suffix(5))")
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("(protocol error)") && $0.contains("restarting in") } != nil,
+                "\(agent.stderrLines.suffix(5))")
+        #expect(agent.stop() == 0)
+    }
+
     /// Two processes that block on each other (each subscribes to what the other emits, both
     /// queues small and blocking): both get paused, and their events still flow (a paused
     /// process's deliveries are not held back, or neither would ever be resumed).

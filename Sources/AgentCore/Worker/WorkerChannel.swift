@@ -81,6 +81,11 @@ final class WorkerChannel: @unchecked Sendable {
         emitRing = ring
         emitSignal = fcntl(signal, F_DUPFD_CLOEXEC, 0)
         emitRoom = room
+        // For tests of the supervisor's checks: a frame whose length runs past what is published.
+        if ProcessInfo.processInfo.environment["AGENT_WORKER_BREAK_EMIT_RING"] == "1" {
+            let broken: [UInt8] = [0xF0, 0xFF, 0xFF, 0x00, FrameKind.event.rawValue]
+            _ = broken.withUnsafeBytes { copyFitting($0, into: ring) }
+        }
         outLock.unlock()
     }
 
