@@ -14,11 +14,11 @@ import Glibc
 /// two flags that replace polling: the consumer raises `consumerWaiting` before it sleeps, so
 /// the producer's next publish wakes it; the producer raises `producerWaiting` when the ring
 /// is full, so the consumer's next release signals it. The worker signals the supervisor on
-/// an eventfd that came with the rings; the supervisor signals the worker with a ``FrameKind/wake``
-/// frame on the socket (deliveries) or on a second eventfd (room in the emit ring, for the
-/// worker's writer thread, which must not depend on its reader thread). Each side stores its counter, then a
-/// full fence, then reads the other's flag, so a wakeup cannot be lost between a check and a
-/// sleep.
+/// an eventfd that came with the rings; the supervisor signals the worker with a
+/// ``FrameKind/wake`` frame on the socket (deliveries) or on a second eventfd (room in the emit
+/// ring, for the worker's writer thread, which must not depend on its reader thread). Each
+/// side stores its counter, then a full fence, then reads the other's flag, so a wakeup cannot
+/// be lost between a check and a sleep.
 ///
 /// A delivery ring's consumer also records how far it handed frames to its module (`seen`):
 /// when a worker dies, the frames after that point were never seen, and the supervisor keeps

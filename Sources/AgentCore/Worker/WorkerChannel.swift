@@ -4,7 +4,7 @@ import Foundation
 /// The worker's end of the socketpair: a writer thread that batches outgoing frames and a
 /// reader thread that decodes incoming ones.
 ///
-/// With an emit ring (see ``attachEmitRing(_:signal:)``), outgoing frames go into the ring
+/// With an emit ring (see ``attachEmitRing(_:signal:room:)``), outgoing frames go into the ring
 /// instead of the socket, by the same two paths: a sparse frame on the emitting thread, a
 /// batch of dense ones by the writer thread. A frame too big for the ring goes on the socket,
 /// after an ``FrameKind/onSocket`` marker in the ring that keeps its place among the others.
@@ -82,7 +82,7 @@ final class WorkerChannel: @unchecked Sendable {
         emitSignal = fcntl(signal, F_DUPFD_CLOEXEC, 0)
         emitRoom = room
         // For tests of the supervisor's checks: a frame whose length runs past what is published.
-        if ProcessInfo.processInfo.environment["AGENT_WORKER_BREAK_EMIT_RING"] == "1" {
+        if let value = getenv("AGENT_WORKER_BREAK_EMIT_RING"), String(cString: value) == "1" {
             let broken: [UInt8] = [0xF0, 0xFF, 0xFF, 0x00, FrameKind.event.rawValue]
             _ = broken.withUnsafeBytes { copyFitting($0, into: ring) }
         }
@@ -93,12 +93,7 @@ final class WorkerChannel: @unchecked Sendable {
     /// big for it), publishes them, and tells the supervisor if it waits for them. Returns the
     /// bytes copied.
     private func copyFitting(_ frames: UnsafeRawBufferPointer, into ring: SharedRing) -> Int {
-        guard let free = ring.freeBytes else {
-            let message = "agent-worker: the emit ring's tail is out of range\n"
-            _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
-            // Not exit(): its handler would flush this channel, whose lock may be held here.
-            _exit(1)
-        }
+        let free = Self.freeBytes(of: ring)
         // The whole batch fits: no need to walk it.
         var end = frames.count <= free ? frames.count : 0
         while frames.count - end >= 4 {
@@ -115,6 +110,18 @@ final class WorkerChannel: @unchecked Sendable {
         return end
     }
 
+    /// The room in the emit ring; a tail out of range (the supervisor broke the protocol) ends
+    /// the worker.
+    private static func freeBytes(of ring: SharedRing) -> Int {
+        guard let free = ring.freeBytes else {
+            let message = "agent-worker: the emit ring's tail is out of range\n"
+            _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+            // Not exit(): its handler would flush the channel, whose lock may be held here.
+            _exit(1)
+        }
+        return free
+    }
+
     /// Copies a batch into the emit ring (writer thread), waiting for room when it is full; a
     /// frame too big for the ring goes on the socket after a marker. False once the supervisor
     /// is gone.
@@ -126,10 +133,11 @@ final class WorkerChannel: @unchecked Sendable {
             let next = 4 + Int(FrameCodec.readUInt32(batch, at: at))
             let tooBig = next > ring.capacity
             let needed = tooBig ? FrameCodec.headerLength : next
-            if let free = ring.freeBytes, free >= needed {
+            if Self.freeBytes(of: ring) >= needed {
                 // Room was freed meanwhile, or the frame is too big for the ring.
                 guard tooBig else { continue }
-                let marker: [UInt8] = [1, 0, 0, 0, FrameKind.onSocket.rawValue]
+                var marker: [UInt8] = []
+                FrameCodec.append(.onSocket, body: EmptyCollection(), to: &marker)
                 _ = marker.withUnsafeBytes { copyFitting($0, into: ring) }
                 guard Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: batch[at..<(at + next)])) else { return false }
                 at += next

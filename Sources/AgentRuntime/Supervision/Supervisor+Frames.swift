@@ -402,7 +402,9 @@ extension Supervisor {
                 scheduleEmitDrain(producer)
                 // Frames held at the pause: the socket may have nothing new to wake the loop.
                 if producer.decoder.isHolding {
-                    loop.schedule(after: 0) { [unowned self, unowned producer] in
+                    // Weak: a reload may remove the process before the next turn.
+                    loop.schedule(after: 0) { [weak self, weak producer] in
+                        guard let self, let producer else { return }
                         if producer.channelFD >= 0, producer.pauseCount == 0 { drainChannel(producer) }
                     }
                 }

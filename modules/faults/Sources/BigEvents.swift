@@ -15,7 +15,7 @@ struct BigEvents: Datasource {
     }
 
     static let typeName = "big_events"
-    static let description = "Emits count big_event events of bytes bytes, then idles."
+    static let description = "Emits count big_event events of bytes bytes, then idles (or exits, with exit_after)."
     static var settingsSchema: Schema {
         .object([
             "bytes": .integer(minimum: 2, maximum: 8 << 20, default: 1 << 20, description: "Size of each payload (a JSON string)."),
