@@ -1,4 +1,5 @@
 import AgentModuleABI
+import CAgentSystem
 import Foundation
 import Synchronization
 import JSONSchema
@@ -137,11 +138,7 @@ final class WorkerHost: @unchecked Sendable {
         Unmanaged<WorkerHost>.fromOpaque(ctx!).takeUnretainedValue()
     }
 
-    static func nowNanoseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    static func nowNanoseconds() -> Int64 { agent_event_time_ns() }
 
     var isStopping: Bool { stopFlag.load(ordering: .acquiring) }
 

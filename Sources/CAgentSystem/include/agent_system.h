@@ -138,6 +138,17 @@ int agent_send_fds(int socket, const void *bytes, size_t length, const int *fds,
  */
 ssize_t agent_receive_fds(int socket, void *bytes, size_t capacity, int *fds, int *count);
 
+/**
+ * CLOCK_REALTIME in nanoseconds, for stamping events: where the kernel keeps time with the
+ * TSC, extrapolated with the counter from a read of the clock at most 1 ms old (per thread),
+ * and never earlier than the calling thread's previous stamp unless the clock was stepped
+ * back by more than that; elsewhere a plain clock_gettime.
+ */
+int64_t agent_event_time_ns(void);
+
+/** How many times agent_event_time_ns read CLOCK_REALTIME in the calling thread. */
+uint64_t agent_event_clock_reads(void);
+
 /* Atomics on shared memory (the ring's header words). */
 static inline uint64_t agent_load_acquire_u64(const void *address) {
     return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);

@@ -1,6 +1,7 @@
 import AgentCore
 import AgentRuntime
 import BenchSupport
+import CAgentSystem
 import Foundation
 
 /// The baseline of figure 4: the same `event` frames, stamped and paced the same way, sent by
@@ -57,7 +58,8 @@ struct FrameWriter {
     init(fd: Int32) { self.fd = fd }
 
     func append(type: [UInt8], payload: [UInt8], flush: Bool) throws {
-        let time = Clock.realtimeNanoseconds()
+        // The host's stamp, as a worker's emit takes it.
+        let time = agent_event_time_ns()
         type.withUnsafeBytes { t in
             payload.withUnsafeBytes { p in
                 EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: buffer)

@@ -1,0 +1,143 @@
+/*
+ * event_clock.c — the wall-clock stamp of every emitted event, read from the CPU's
+ * timestamp counter between reads of CLOCK_REALTIME.
+ *
+ * clock_gettime costs ~30 ns on this kind of VM, most of it the serialised counter read inside
+ * the vDSO; an event's stamp needs neither that ordering nor a fresh read of the kernel's
+ * clock data. When the kernel itself keeps time with the TSC (so the counter is invariant and
+ * synchronised across CPUs), each thread reads CLOCK_REALTIME at most once a millisecond and
+ * extrapolates with the counter in between, at a rate measured against the kernel's clock
+ * over about a second. Elsewhere (another clocksource, another architecture) every stamp is a
+ * plain clock_gettime.
+ */
+#define _GNU_SOURCE
+#include "agent_system.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+static int64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+
+/* Extrapolated at most this far from a read of the kernel's clock. */
+#define EXTRAPOLATION_NS 1000000
+/* The counter's rate is first measured over 10 ms (every stamp reads the clock until then),
+   then again over each following second, so that it follows NTP's slewing. */
+#define FIRST_WINDOW_NS 10000000
+#define RATE_WINDOW_NS 1000000000
+/* A clock read is paired with the counter only when the counter moved less than this across
+   it (about 1 µs at 2 GHz): one interrupted or preempted in between is not used. */
+#define PAIR_TICKS 2000
+
+struct calibration {
+    /* The last clock read that was paired with the counter, and the counter then. */
+    uint64_t tsc;
+    int64_t ns;
+    /* Counter ticks that may pass before the clock is read again; 0: read it every time. */
+    uint64_t limit;
+    double ns_per_tick;
+    /* Where the rate's current window started (window_ns 0: not started). */
+    uint64_t window_tsc;
+    int64_t window_ns;
+    /* The last stamp: an extrapolation that ran slightly ahead of the clock must not make the
+       next stamp earlier than it. */
+    int64_t last;
+};
+
+static __thread struct calibration calibration;
+static __thread uint64_t clock_reads;
+
+/* 1: the kernel's clocksource is the TSC; -1: it is not (or unknown); 0: not looked yet. */
+static int tsc_usable;
+
+static int kernel_uses_tsc(void) {
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char name[16] = {0};
+    ssize_t n = read(fd, name, sizeof name - 1);
+    close(fd);
+    return n >= 3 && memcmp(name, "tsc", 3) == 0 && (n == 3 || name[3] == '\n');
+}
+
+/* Reads the clock; pairs it with the counter and measures the rate when it can. */
+static int64_t recalibrate(struct calibration *c) {
+    clock_reads++;
+    uint64_t before = __rdtsc();
+    int64_t ns = realtime_ns();
+    uint64_t after = __rdtsc();
+    if (after - before <= PAIR_TICKS) {
+        uint64_t tsc = before + (after - before) / 2;
+        if (c->window_ns == 0 || ns <= c->window_ns || tsc <= c->window_tsc) {
+            /* The first read in this thread, or the clock stepped back: measure afresh. */
+            c->window_tsc = tsc;
+            c->window_ns = ns;
+            c->limit = 0;
+        } else {
+            int64_t span = ns - c->window_ns;
+            if ((c->limit == 0 && span >= FIRST_WINDOW_NS) || span >= RATE_WINDOW_NS) {
+                double rate = (double)span / (double)(tsc - c->window_tsc);
+                /* A counter between 100 MHz and 100 GHz; anything else is no counter to trust. */
+                if (rate > 0.01 && rate < 10) {
+                    c->ns_per_tick = rate;
+                    c->limit = (uint64_t)((double)EXTRAPOLATION_NS / rate);
+                } else {
+                    c->limit = 0;
+                }
+                c->window_tsc = tsc;
+                c->window_ns = ns;
+            }
+        }
+        c->tsc = tsc;
+        c->ns = ns;
+    }
+    /* A step back larger than an extrapolation can explain is the clock's own (settimeofday,
+       NTP): it is followed. */
+    if (ns < c->last && c->last - ns < EXTRAPOLATION_NS) return c->last;
+    c->last = ns;
+    return ns;
+}
+
+int64_t agent_event_time_ns(void) {
+    int usable = __atomic_load_n(&tsc_usable, __ATOMIC_RELAXED);
+    if (usable == 0) {
+        usable = kernel_uses_tsc() ? 1 : -1;
+        __atomic_store_n(&tsc_usable, usable, __ATOMIC_RELAXED);
+    }
+    if (usable < 0) {
+        clock_reads++;
+        return realtime_ns();
+    }
+    struct calibration *c = &calibration;
+    uint64_t ticks = __rdtsc() - c->tsc;
+    /* Past the limit, or behind the last pairing (another CPU's counter): read the clock. */
+    if (ticks >= c->limit) return recalibrate(c);
+    int64_t ns = c->ns + (int64_t)((double)ticks * c->ns_per_tick);
+    if (ns < c->last) ns = c->last;
+    c->last = ns;
+    return ns;
+}
+
+uint64_t agent_event_clock_reads(void) { return clock_reads; }
+
+#else
+
+static __thread uint64_t clock_reads;
+
+int64_t agent_event_time_ns(void) {
+    clock_reads++;
+    return realtime_ns();
+}
+
+uint64_t agent_event_clock_reads(void) { return clock_reads; }
+
+#endif
