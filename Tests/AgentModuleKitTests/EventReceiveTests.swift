@@ -146,6 +146,13 @@ import Testing
         }
     }
 
+    @Test(arguments: [Int64(0), 1_795_458_813_241_476_577, 978_307_200_000_000_000, -1_000_000_123])
+    func anEventsTimeIsTheHostsStampWithinAMicrosecond(nanoseconds: Int64) {
+        let time = HostBridge.eventDate(nanoseconds)
+        let back = (time.timeIntervalSinceReferenceDate * 1e9).rounded() + 978_307_200e9
+        #expect(abs(back - Double(nanoseconds)) < 1000, "\(nanoseconds) ns became \(time.timeIntervalSince1970) s")
+    }
+
     private func makeContext(_ host: QueueHost, notifier: Bool = true) -> (ProcessContext, UnsafeMutablePointer<agent_host_api>) {
         let api = host.api(notifier: notifier)
         let context = ProcessContext(processName: "sink", processType: "test", host: HostBridge(api))
