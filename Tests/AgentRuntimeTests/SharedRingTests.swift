@@ -1,3 +1,4 @@
+import AgentModuleABI
 import Glibc
 import Testing
 @testable import AgentCore
@@ -112,5 +113,39 @@ import Testing
 
     @Test func aCapacityThatIsNotWholePagesIsRefused() {
         #expect(throws: SharedRing.Failure.self) { try SharedRing.create(capacity: 5000) }
+    }
+
+    @Test func aNameRepeatedInABatchIsHandedOutFromOnePlaceAndADifferentOneFromItsOwn() throws {
+        let (producer, consumer) = try pair()
+        let frames = FrameBuffer()
+        // The last two types differ only in their ninth byte, in the masked word.
+        let events: [(type: String, source: String)] = [
+            ("tick", "clock"), ("tick", "clock"), ("tock", "clock"), ("abcdefghi", "clock"), ("abcdefghj", "clock2"), ("abcdefghj", "clock2"),
+        ]
+        for (index, event) in events.enumerated() {
+            Array(event.type.utf8).withUnsafeBytes { type in
+                [UInt8]("{}".utf8).withUnsafeBytes { payload in
+                    Array(event.source.utf8).withUnsafeBytes { source in
+                        EventFrame.appendDelivery(EventFrame.Emitted(type: type, timeNanoseconds: Int64(index), payload: payload), source: source, to: frames)
+                    }
+                }
+            }
+        }
+        frames.withUnsafeBytes { producer.write($0) }
+        _ = producer.publish()
+        let receiver = RingReceiver(ring: consumer, roomSignal: -1)
+        #expect(receiver.take())
+        var received: [agent_event] = []
+        while let event = receiver.next() { received.append(event) }
+        func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
+            String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
+        }
+        #expect(received.map { text($0.type, $0.type_len) } == events.map(\.type))
+        #expect(received.map { text($0.source, $0.source_len) } == events.map(\.source))
+        #expect(received.map(\.time_ns) == Array(0..<6))
+        #expect(received[1].type == received[0].type && received[1].source == received[0].source)
+        #expect(received[2].type != received[0].type && received[2].source == received[0].source)
+        #expect(received[4].type != received[3].type && received[4].source != received[3].source)
+        #expect(received[5].type == received[4].type && received[5].source == received[4].source)
     }
 }

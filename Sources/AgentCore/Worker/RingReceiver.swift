@@ -20,6 +20,10 @@ final class RingReceiver {
     /// A batch is at most this much of the ring (and one frame), so that the supervisor can
     /// fill the rest while the module works through it.
     private let batchLimit: Int
+    /// The type and source handed out last from this batch: a later event with the same ones
+    /// gets the same pointers, so that the module's SDK knows them without comparing bytes.
+    private var lastType: (pointer: UnsafeRawPointer, count: Int)?
+    private var lastSource: (pointer: UnsafeRawPointer, count: Int)?
 
     init(ring: SharedRing, roomSignal: Int32) {
         self.ring = ring
@@ -39,6 +43,8 @@ final class RingReceiver {
     /// is empty. A head out of range (the supervisor broke the protocol) ends the worker.
     func take() -> Bool {
         releaseBatch()
+        lastType = nil
+        lastSource = nil
         guard let readable = ring.readable() else {
             let message = "agent-worker: the delivery ring's head is out of range\n"
             _ = message.withCString { write(2, $0, strlen($0)) }
@@ -73,14 +79,42 @@ final class RingReceiver {
             guard raw[4] == FrameKind.deliver.rawValue,
                   let event = try? EventFrame.parseDelivered(UnsafeRawBufferPointer(rebasing: raw[FrameCodec.headerLength..<frame]))
             else { continue }
+            let type = Self.recurring(event.type, &lastType)
+            let source = Self.recurring(event.source, &lastSource)
             // parseDelivered checked the NULs after type and source.
             return agent_event(
-                type: event.type.baseAddress!.assumingMemoryBound(to: CChar.self), type_len: event.type.count,
-                source: event.source.baseAddress!.assumingMemoryBound(to: CChar.self), source_len: event.source.count,
+                type: type.assumingMemoryBound(to: CChar.self), type_len: event.type.count,
+                source: source.assumingMemoryBound(to: CChar.self), source_len: event.source.count,
                 time_ns: event.timeNanoseconds,
                 payload: event.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), payload_len: event.payload.count)
         }
         return nil
+    }
+
+    /// Where `name` (a type or source in a delivery frame of the current batch) starts, or
+    /// where the same bytes were handed out last (`last`), which then stays.
+    @inline(__always)
+    private static func recurring(_ name: UnsafeRawBufferPointer, _ last: inout (pointer: UnsafeRawPointer, count: Int)?) -> UnsafeRawPointer {
+        let start = name.baseAddress!
+        if let previous = last, previous.count == name.count, sameName(previous.pointer, start, name.count) { return previous.pointer }
+        last = (start, name.count)
+        return start
+    }
+
+    /// Whether `count` bytes at `a` and `b` are equal, compared 8 at a time. Both are names in
+    /// delivery frames, followed in their frame by at least a NUL and the 8-byte time, so the
+    /// last word may read up to 7 bytes past them, never past the frame; those are masked off.
+    @inline(__always)
+    private static func sameName(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+        var index = 0
+        while count - index >= 8 {
+            guard a.loadUnaligned(fromByteOffset: index, as: UInt64.self) == b.loadUnaligned(fromByteOffset: index, as: UInt64.self) else { return false }
+            index += 8
+        }
+        let rest = count - index
+        guard rest > 0 else { return true }
+        let mask = (UInt64(1) << UInt64(rest * 8)) &- 1
+        return (a.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ b.loadUnaligned(fromByteOffset: index, as: UInt64.self)) & mask == 0
     }
 
     /// Records that what `next()` returned so far was handed to the module: if the worker dies,

@@ -86,18 +86,24 @@ final class HostBridge: @unchecked Sendable {
         }
     }
 
-    /// The last type and source decoded, with their bytes.
+    /// The last type and source decoded in one call to the host, with their bytes and where
+    /// the host had them.
     private struct RecentNames {
-        var type: (bytes: [UInt8], text: String) = ([], "")
-        var source: (bytes: [UInt8], text: String) = ([], "")
+        typealias Name = (bytes: [UInt8], text: String, pointer: UnsafePointer<CChar>?)
+        var type: Name = ([], "", nil)
+        var source: Name = ([], "", nil)
 
-        static func text(_ pointer: UnsafePointer<CChar>?, _ count: Int, _ recent: inout (bytes: [UInt8], text: String)) -> String {
+        static func text(_ pointer: UnsafePointer<CChar>?, _ count: Int, _ recent: inout Name) -> String {
             guard let pointer, count > 0 else { return "" }
+            // The host's memory does not change during the call: the same place, the same name
+            // (the worker hands out one place for a name repeated in a batch).
+            if pointer == recent.pointer, count == recent.bytes.count { return recent.text }
             let bytes = UnsafeRawBufferPointer(start: pointer, count: count)
             if recent.bytes.count == count, recent.bytes.withUnsafeBytes({ HostBridge.same($0.baseAddress!, UnsafeRawPointer(pointer), count) }) {
+                recent.pointer = pointer
                 return recent.text
             }
-            recent = (Array(bytes), String(decoding: bytes, as: UTF8.self))
+            recent = (Array(bytes), String(decoding: bytes, as: UTF8.self), pointer)
             return recent.text
         }
     }
