@@ -20,6 +20,8 @@ final class RingReceiver {
     /// A batch is at most this much of the ring (and one frame), so that the supervisor can
     /// fill the rest while the module works through it.
     private let batchLimit: Int
+    /// How far ahead of the frame being handed out its successors are prefetched.
+    private static let prefetchDistance = 512
     /// The type and source handed out last from this batch: a later event with the same ones
     /// gets the same pointers, so that the module's SDK knows them without comparing bytes.
     private var lastType: (pointer: UnsafeRawPointer, count: Int)?
@@ -76,6 +78,9 @@ final class RingReceiver {
                 return nil
             }
             cursor = at + frame
+            // The frames ahead were written by the supervisor on another core: their lines are
+            // fetched while this one is handed out (the header load of each frame had missed).
+            agent_prefetch(at + Self.prefetchDistance)
             guard raw[4] == FrameKind.deliver.rawValue,
                   let event = try? EventFrame.parseDelivered(UnsafeRawBufferPointer(rebasing: raw[FrameCodec.headerLength..<frame]))
             else { continue }

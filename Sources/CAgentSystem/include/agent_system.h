@@ -165,6 +165,11 @@ static inline void agent_store_u32(void *address, uint32_t value) {
 static inline uint32_t agent_exchange_u32(void *address, uint32_t value) {
     return __atomic_exchange_n((uint32_t *)address, value, __ATOMIC_SEQ_CST);
 }
+/** Starts loading the cache line at `address` ahead of a read (a hint: it never faults, so any
+    address may be given). */
+static inline void agent_prefetch(const void *address) {
+    __builtin_prefetch(address, 0, 3);
+}
 /** A full fence: a store before it is visible before any load after it. */
 static inline void agent_fence(void) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
