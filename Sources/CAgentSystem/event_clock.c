@@ -7,8 +7,14 @@
  * clock data. When the kernel itself keeps time with the TSC (so the counter is invariant and
  * synchronised across CPUs), each thread reads CLOCK_REALTIME at most once a millisecond and
  * extrapolates with the counter in between, at a rate measured against the kernel's clock
- * over about a second. Elsewhere (another clocksource, another architecture) every stamp is a
- * plain clock_gettime.
+ * over about a second. A read that lands more than 10 µs from the extrapolation (a step of the
+ * clock) or a rate that moved by more than NTP can slew starts the measurement again, and the
+ * kernel's clocksource is looked at again each second. Elsewhere (another clocksource, another
+ * architecture) every stamp is a plain clock_gettime.
+ *
+ * Each thread calibrates on its own: stamps taken on different threads at nearly the same
+ * moment may be ordered differently than the clock would order them, by up to the
+ * extrapolation's error (about 1 µs).
  */
 #define _GNU_SOURCE
 #include "agent_system.h"
@@ -35,6 +41,11 @@ static int64_t realtime_ns(void) {
    then again over each following second, so that it follows NTP's slewing. */
 #define FIRST_WINDOW_NS 10000000
 #define RATE_WINDOW_NS 1000000000
+/* A read of the clock further than this from where the extrapolation puts it is a step. */
+#define STEP_NS 10000
+/* The most a new measurement of the rate may differ from the last one (NTP slews by at most
+   500 ppm). */
+#define RATE_CHANGE 0.001
 /* A clock read is paired with the counter only when the counter moved less than this across
    it (about 1 µs at 2 GHz): one interrupted or preempted in between is not used. */
 #define PAIR_TICKS 2000
@@ -57,7 +68,8 @@ struct calibration {
 static __thread struct calibration calibration;
 static __thread uint64_t clock_reads;
 
-/* 1: the kernel's clocksource is the TSC; -1: it is not (or unknown); 0: not looked yet. */
+/* 1: the kernel's clocksource is the TSC; -1: it is not (or unknown, or it gave it up);
+   0: not looked yet. */
 static int tsc_usable;
 
 static int kernel_uses_tsc(void) {
@@ -77,20 +89,39 @@ static int64_t recalibrate(struct calibration *c) {
     uint64_t after = __rdtsc();
     if (after - before <= PAIR_TICKS) {
         uint64_t tsc = before + (after - before) / 2;
-        if (c->window_ns == 0 || ns <= c->window_ns || tsc <= c->window_tsc) {
-            /* The first read in this thread, or the clock stepped back: measure afresh. */
+        int stepped = 0;
+        if (c->limit != 0) {
+            /* Where the extrapolation puts this read: further off than the rate's error can
+               explain, the clock was stepped (settimeofday, NTP) or the counter misbehaved. */
+            double error = (double)(ns - c->ns) - (double)(tsc - c->tsc) * c->ns_per_tick;
+            stepped = error > STEP_NS || error < -STEP_NS;
+        }
+        if (stepped || c->window_ns == 0 || ns <= c->window_ns || tsc <= c->window_tsc) {
+            /* The first read in this thread, or a step: measure afresh, reading the clock
+               meanwhile. */
             c->window_tsc = tsc;
             c->window_ns = ns;
             c->limit = 0;
+            c->ns_per_tick = 0;
         } else {
             int64_t span = ns - c->window_ns;
             if ((c->limit == 0 && span >= FIRST_WINDOW_NS) || span >= RATE_WINDOW_NS) {
                 double rate = (double)span / (double)(tsc - c->window_tsc);
-                /* A counter between 100 MHz and 100 GHz; anything else is no counter to trust. */
-                if (rate > 0.01 && rate < 10) {
+                /* A counter between 100 MHz and 100 GHz; and once measured, the rate moves only
+                   by NTP's slewing (at most 500 ppm): a window off by more held a step. */
+                int sane = rate > 0.01 && rate < 10 &&
+                           (c->ns_per_tick == 0 || (rate / c->ns_per_tick > 1 - RATE_CHANGE && rate / c->ns_per_tick < 1 + RATE_CHANGE));
+                /* Once a second the kernel's choice is looked at again: it may give the TSC up
+                   (marked unstable) and move to another clocksource. */
+                if (span >= RATE_WINDOW_NS && !kernel_uses_tsc()) {
+                    __atomic_store_n(&tsc_usable, -1, __ATOMIC_RELAXED);
+                    sane = 0;
+                }
+                if (sane) {
                     c->ns_per_tick = rate;
                     c->limit = (uint64_t)((double)EXTRAPOLATION_NS / rate);
                 } else {
+                    c->ns_per_tick = 0;
                     c->limit = 0;
                 }
                 c->window_tsc = tsc;

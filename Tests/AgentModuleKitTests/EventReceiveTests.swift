@@ -153,6 +153,40 @@ import Testing
         #expect(abs(back - Double(nanoseconds)) < 1000, "\(nanoseconds) ns became \(time.timeIntervalSince1970) s")
     }
 
+    @Test func aStampTooFarInThePastToShiftIsTheDistantPast() {
+        #expect(HostBridge.eventDate(Int64.min) == .distantPast)
+    }
+
+    /// A host that hands out names at fixed places: the SDK may know a name by its place within
+    /// one call, but never one of another length at the same place.
+    @Test func aNameAtThePlaceOfTheLastOneIsKnownByItsLengthToo() async throws {
+        let names = strdup("tick tock")!
+        defer { free(names) }
+        let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
+        defer { api.deallocate() }
+        api.initialize(to: agent_host_api())
+        api.pointee.abi_version = AGENT_MODULE_ABI_VERSION
+        api.pointee.struct_size = UInt32(MemoryLayout<agent_host_api>.size)
+        api.pointee.host_ctx = UnsafeMutableRawPointer(names)
+        api.pointee.next_events = { context, _, out, capacity, count in
+            let place = UnsafePointer(context!.assumingMemoryBound(to: CChar.self))
+            // One call: "tick", "tick" at the same place, then "tick tock" from that place.
+            let lengths = [4, 4, 9]
+            for (index, length) in lengths.enumerated() where index < capacity {
+                out![index] = agent_event(type: place, type_len: length, source: place, source_len: 4, time_ns: 0, payload: nil, payload_len: 0)
+            }
+            count!.pointee = min(capacity, lengths.count)
+            return Int32(AGENT_OK)
+        }
+        let bridge = HostBridge(api)
+        guard case .events(let batch) = bridge.nextEvents(timeoutMilliseconds: 0, limit: 16) else {
+            Issue.record("no batch")
+            return
+        }
+        let types = batch.takeRest().map(\.type)
+        #expect(types == ["tick", "tick", "tick tock"])
+    }
+
     private func makeContext(_ host: QueueHost, notifier: Bool = true) -> (ProcessContext, UnsafeMutablePointer<agent_host_api>) {
         let api = host.api(notifier: notifier)
         let context = ProcessContext(processName: "sink", processType: "test", host: HostBridge(api))

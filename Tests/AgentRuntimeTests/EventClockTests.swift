@@ -42,7 +42,8 @@ import Testing
         let run = onNewThread { () -> Run in
             var run = Run()
             var previous = Int64.min
-            let end = Self.realtime() + 80_000_000
+            // Past the first rate window (10 ms) and the first re-measurement (1 s).
+            let end = Self.realtime() + 1_200_000_000
             while true {
                 let before = Self.realtime()
                 let stamp = agent_event_time_ns()

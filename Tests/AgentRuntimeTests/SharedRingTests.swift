@@ -121,6 +121,7 @@ import Testing
         // The last two types differ only in their ninth byte, in the masked word.
         let events: [(type: String, source: String)] = [
             ("tick", "clock"), ("tick", "clock"), ("tock", "clock"), ("abcdefghi", "clock"), ("abcdefghj", "clock2"), ("abcdefghj", "clock2"),
+            ("abcdefghj", "clocl2"),
         ]
         for (index, event) in events.enumerated() {
             Array(event.type.utf8).withUnsafeBytes { type in
@@ -142,10 +143,25 @@ import Testing
         }
         #expect(received.map { text($0.type, $0.type_len) } == events.map(\.type))
         #expect(received.map { text($0.source, $0.source_len) } == events.map(\.source))
-        #expect(received.map(\.time_ns) == Array(0..<6))
+        #expect(received.map(\.time_ns) == Array(0..<7))
         #expect(received[1].type == received[0].type && received[1].source == received[0].source)
         #expect(received[2].type != received[0].type && received[2].source == received[0].source)
         #expect(received[4].type != received[3].type && received[4].source != received[3].source)
         #expect(received[5].type == received[4].type && received[5].source == received[4].source)
+        #expect(received[6].type == received[5].type && received[6].source != received[5].source)
+
+        // The next batch hands out its own places: the last batch's room was given back.
+        frames.removeAll(keepingCapacity: true)
+        Array("tick".utf8).withUnsafeBytes { type in
+            Array("clock".utf8).withUnsafeBytes { source in
+                EventFrame.appendDelivery(EventFrame.Emitted(type: type, timeNanoseconds: 7, payload: UnsafeRawBufferPointer(start: nil, count: 0)), source: source, to: frames)
+            }
+        }
+        frames.withUnsafeBytes { producer.write($0) }
+        _ = producer.publish()
+        #expect(receiver.take())
+        let next = try #require(receiver.next())
+        #expect(text(next.type, next.type_len) == "tick" && next.time_ns == 7)
+        #expect(next.type != received[0].type && next.source != received[0].source)
     }
 }

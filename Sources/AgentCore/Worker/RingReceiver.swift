@@ -118,8 +118,11 @@ final class RingReceiver {
         }
         let rest = count - index
         guard rest > 0 else { return true }
+        // Loaded as little-endian, so that the name's bytes are the low ones on any machine.
         let mask = (UInt64(1) << UInt64(rest * 8)) &- 1
-        return (a.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ b.loadUnaligned(fromByteOffset: index, as: UInt64.self)) & mask == 0
+        let x = UInt64(littleEndian: a.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+        let y = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+        return (x ^ y) & mask == 0
     }
 
     /// Records that what `next()` returned so far was handed to the module: if the worker dies,
@@ -133,6 +136,9 @@ final class RingReceiver {
     func releaseBatch() {
         guard let start, let cursor, cursor > start else { return }
         let release = cursor - start
+        // The names handed out lie in the room given back.
+        lastType = nil
+        lastSource = nil
         self.start = nil
         self.cursor = nil
         end = nil

@@ -140,9 +140,10 @@ ssize_t agent_receive_fds(int socket, void *bytes, size_t capacity, int *fds, in
 
 /**
  * CLOCK_REALTIME in nanoseconds, for stamping events: where the kernel keeps time with the
- * TSC, extrapolated with the counter from a read of the clock at most 1 ms old (per thread),
- * and never earlier than the calling thread's previous stamp unless the clock was stepped
- * back by more than that; elsewhere a plain clock_gettime.
+ * TSC, extrapolated with the counter from a read of the clock at most 1 ms old (per thread;
+ * within about 1 µs of the clock), and never earlier than the calling thread's previous stamp
+ * unless the clock was stepped back by more than 1 ms; elsewhere a plain clock_gettime.
+ * Stamps of different threads may disagree by the extrapolation's error.
  */
 int64_t agent_event_time_ns(void);
 

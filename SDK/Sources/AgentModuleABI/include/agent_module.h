@@ -74,9 +74,11 @@ enum {
 /**
  * An event delivered to a process by `next_event`.
  *
- * Every pointer in it is owned by the host and stays valid until the next call to
- * `next_event` or `next_events` from the same process, or until `run_process` returns, whichever is first.
- * `type` and `source` are NUL-terminated as well as sized; `payload` is not terminated.
+ * Every pointer in it is owned by the host and stays valid, its bytes unchanged, until the next
+ * call to `next_event` or `next_events` from the same process, or until `run_process` returns,
+ * whichever is first. Events handed out together may share their `type` or `source` pointer
+ * when those are equal. `type` and `source` are NUL-terminated as well as sized; `payload` is
+ * not terminated.
  */
 typedef struct agent_event {
     const char *type;

@@ -128,7 +128,9 @@ final class HostBridge: @unchecked Sendable {
     /// (exact) and scaled by a multiplication (a division was a quarter of building a batch).
     @inline(__always)
     static func eventDate(_ nanoseconds: Int64) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(nanoseconds &- 978_307_200_000_000_000) * 1e-9)
+        let (shifted, overflow) = nanoseconds.subtractingReportingOverflow(978_307_200_000_000_000)
+        // A stamp within 10^18 ns of Int64.min (no host gives one): the distant past instead.
+        return overflow ? .distantPast : Date(timeIntervalSinceReferenceDate: Double(shifted) * 1e-9)
     }
 
     /// Copies a host-owned event into an `Event`, its payload into `storage`.
