@@ -33,6 +33,11 @@ static int64_t realtime_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Reads of CLOCK_REALTIME by agent_event_time_ns in this thread (for tests). */
+static __thread uint64_t clock_reads;
+
+uint64_t agent_event_clock_reads(void) { return clock_reads; }
+
 #if defined(__x86_64__)
 
 /* Extrapolated at most this far from a read of the kernel's clock. */
@@ -66,7 +71,6 @@ struct calibration {
 };
 
 static __thread struct calibration calibration;
-static __thread uint64_t clock_reads;
 
 /* 1: the kernel's clocksource is the TSC; -1: it is not (or unknown, or it gave it up);
    0: not looked yet. */
@@ -158,17 +162,11 @@ int64_t agent_event_time_ns(void) {
     return ns;
 }
 
-uint64_t agent_event_clock_reads(void) { return clock_reads; }
-
 #else
-
-static __thread uint64_t clock_reads;
 
 int64_t agent_event_time_ns(void) {
     clock_reads++;
     return realtime_ns();
 }
-
-uint64_t agent_event_clock_reads(void) { return clock_reads; }
 
 #endif

@@ -45,8 +45,6 @@ final class RingReceiver {
     /// is empty. A head out of range (the supervisor broke the protocol) ends the worker.
     func take() -> Bool {
         releaseBatch()
-        lastType = nil
-        lastSource = nil
         guard let readable = ring.readable() else {
             let message = "agent-worker: the delivery ring's head is out of range\n"
             _ = message.withCString { write(2, $0, strlen($0)) }
