@@ -28,6 +28,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var ring: FrameKind { FrameKind(rawValue: 7) }
     /// Deliveries were published to the ring while the worker waited for them. Empty body.
     @inlinable public static var wake: FrameKind { FrameKind(rawValue: 8) }
+    /// Consecutive events of one source and type for a subscriber: see ``EventFrame``'s
+    /// `deliverRun` extension.
+    @inlinable public static var deliverRun: FrameKind { FrameKind(rawValue: 9) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -78,6 +81,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .taken: "taken"
         case .ring: "ring"
         case .wake: "wake"
+        case .deliverRun: "deliver-run"
         case .onSocket: "on-socket"
         default: "kind \(rawValue)"
         }

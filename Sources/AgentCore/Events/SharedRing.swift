@@ -116,10 +116,12 @@ public final class SharedRing: @unchecked Sendable {
     }
 
     /// A copy of the whole frames published but never handed to the consumer's module (after
-    /// its `seen` mark), for a successor: what a dead worker's module did not see. Frames are
-    /// checked as they are walked, in a private copy, since a worker can write to the ring: the
-    /// copy stops at the first frame that is not a well-formed delivery, and a mark that is out
-    /// of range or not on a frame boundary keeps nothing. `lost` is true when anything unseen was left out.
+    /// its `seen` mark), for a successor: what a dead worker's module did not see. A mark inside
+    /// a `deliverRun` frame, between two of its entries, keeps the rest of that run as a run of
+    /// its own. Frames are checked as they are walked, in a private copy, since a worker can
+    /// write to the ring: the copy stops at the first frame that is not a well-formed delivery,
+    /// and a mark that is out of range or not on a frame or entry boundary keeps nothing.
+    /// `count` is the number of events kept; `lost` is true when anything unseen was left out.
     public func unseenFrames() -> (frames: [UInt8], count: Int, lost: Bool) {
         let tail = agent_load_acquire_u64(tailWord)
         let seen = agent_load_acquire_u64(seenWord)
@@ -129,19 +131,57 @@ public final class SharedRing: @unchecked Sendable {
         // and a second read, and hand the supervisor's queue a length it does not hold.
         let published = Array(UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(head - tail)))
         let seenOffset = Int(seen - tail)
-        var start: Int? = seenOffset == 0 ? 0 : nil
-        var at = 0
+        var kept: [UInt8] = []
         var count = 0
-        while published.count - at >= FrameCodec.headerLength {
-            let frame = 4 + Int(published.withUnsafeBytes { FrameCodec.readUInt32($0, at: at) })
-            guard frame >= FrameCodec.headerLength, frame <= published.count - at,
-                  published[at + 4] == FrameKind.deliver.rawValue else { break }
-            at += frame
-            if start != nil { count += 1 }
-            if at == seenOffset { start = at }
+        var reached = seenOffset == 0
+        var at = 0
+        published.withUnsafeBytes { raw in
+            while raw.count - at >= FrameCodec.headerLength {
+                let frame = 4 + Int(FrameCodec.readUInt32(raw, at: at))
+                guard frame >= FrameCodec.headerLength, frame <= raw.count - at else { break }
+                let framed = UnsafeRawBufferPointer(rebasing: raw[at..<(at + frame)])
+                if raw[at + 4] == FrameKind.deliver.rawValue {
+                    if reached {
+                        kept.append(contentsOf: framed)
+                        count += 1
+                    }
+                } else if raw[at + 4] == FrameKind.deliverRun.rawValue,
+                          let run = try? EventFrame.parseRun(UnsafeRawBufferPointer(rebasing: framed[FrameCodec.headerLength...])) {
+                    // Where the entries start in `raw`, and the offsets of their ends.
+                    let entriesAt = at + frame - run.entries.count
+                    var ends: [Int] = []
+                    var offset = 0
+                    while let entry = EventFrame.runEntry(run.entries, at: offset) {
+                        offset = entry.next
+                        ends.append(entriesAt + offset)
+                    }
+                    guard offset == run.entries.count else { break }
+                    if reached {
+                        kept.append(contentsOf: framed)
+                        count += ends.count
+                    } else if seenOffset > at, seenOffset < at + frame, let index = ends.firstIndex(of: seenOffset) {
+                        // The module saw the run's first entries: the others go on as a run.
+                        let rest = UnsafeRawBufferPointer(rebasing: raw[seenOffset..<(at + frame)])
+                        let remaining = ends.count - index - 1
+                        let header = EventFrame.runHeaderLength(typeCount: run.type.count, sourceCount: run.source.count)
+                        kept.append(contentsOf: repeatElement(0, count: header))
+                        kept.withUnsafeMutableBytes {
+                            EventFrame.storeRunHeader(type: run.type, source: run.source, count: remaining, entriesLength: rest.count,
+                                                      at: $0.baseAddress! + $0.count - header)
+                        }
+                        kept.append(contentsOf: rest)
+                        count += remaining
+                        reached = true
+                    }
+                } else {
+                    break
+                }
+                at += frame
+                if at == seenOffset { reached = true }
+            }
         }
-        guard let start else { return ([], 0, true) }
-        return (Array(published[start..<at]), count, at < published.count)
+        guard reached else { return ([], 0, true) }
+        return (kept, count, at < published.count)
     }
 
     // MARK: Consumer

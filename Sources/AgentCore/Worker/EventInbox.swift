@@ -67,6 +67,25 @@ final class EventInbox {
     func collect(_ body: UnsafeRawBufferPointer) -> Bool {
         collectedFrameBytes += FrameCodec.headerLength + body.count
         guard let event = try? EventFrame.parseDelivered(body) else { return false }
+        record(type: event.type, source: event.source, time: event.timeNanoseconds, payload: event.payload)
+        return true
+    }
+
+    /// Converts a `deliverRun` body into records, up to its first malformed entry (reader
+    /// thread). False if the body is malformed.
+    func collectRun(_ body: UnsafeRawBufferPointer) -> Bool {
+        collectedFrameBytes += FrameCodec.headerLength + body.count
+        guard let run = try? EventFrame.parseRun(body) else { return false }
+        var offset = 0
+        while let entry = EventFrame.runEntry(run.entries, at: offset) {
+            record(type: run.type, source: run.source, time: entry.time, payload: entry.payload)
+            offset = entry.next
+        }
+        return offset == run.entries.count
+    }
+
+    private func record(type: UnsafeRawBufferPointer, source: UnsafeRawBufferPointer, time: Int64, payload: UnsafeRawBufferPointer) {
+        let event = (type: type, source: source, timeNanoseconds: time, payload: payload)
         let size = Self.headerSize + event.type.count + 1 + event.source.count + 1 + event.payload.count
         collected.reserve(size)
         let base = collected.base + collected.count
@@ -86,7 +105,6 @@ final class EventInbox {
         if event.payload.count > 0 { cursor.copyMemory(from: event.payload.baseAddress!, byteCount: event.payload.count) }
         collected.count += size
         collectedCount += 1
-        return true
     }
 
     var hasCollected: Bool { collectedFrameBytes > 0 }

@@ -26,6 +26,9 @@ final class RingReceiver {
     /// gets the same pointers, so that the module's SDK knows them without comparing bytes.
     private var lastType: (pointer: UnsafeRawPointer, count: Int)?
     private var lastSource: (pointer: UnsafeRawPointer, count: Int)?
+    /// The `deliverRun` frame being handed out (its entries, the next one's offset in them,
+    /// and the type and source in its header), if any.
+    private var run: (entries: UnsafeRawBufferPointer, next: Int, type: UnsafeRawBufferPointer, source: UnsafeRawBufferPointer)?
 
     init(ring: SharedRing, roomSignal: Int32) {
         self.ring = ring
@@ -37,6 +40,7 @@ final class RingReceiver {
 
     /// Whether frames of the current batch are left.
     var hasBatch: Bool {
+        if run != nil { return true }
         guard let start, let cursor, let end else { return false }
         return cursor < end && cursor - start < batchLimit
     }
@@ -63,6 +67,7 @@ final class RingReceiver {
     /// The next event of the current batch, or nil when it is used up. Frames that are not
     /// well-formed deliveries are skipped.
     func next() -> agent_event? {
+        if let event = nextInRun() { return event }
         while let at = cursor, at != end, at - start! < batchLimit {
             let remaining = end! - at
             let raw = UnsafeRawBufferPointer(start: at, count: remaining)
@@ -79,6 +84,12 @@ final class RingReceiver {
             // The frames ahead were written by the supervisor on another core: their lines are
             // fetched while this one is handed out (the header load of each frame had missed).
             agent_prefetch(at + Self.prefetchDistance)
+            if raw[4] == FrameKind.deliverRun.rawValue {
+                guard let parts = try? EventFrame.parseRun(UnsafeRawBufferPointer(rebasing: raw[FrameCodec.headerLength..<frame])) else { continue }
+                run = (parts.entries, 0, parts.type, parts.source)
+                if let event = nextInRun() { return event }
+                continue
+            }
             guard raw[4] == FrameKind.deliver.rawValue,
                   let event = try? EventFrame.parseDelivered(UnsafeRawBufferPointer(rebasing: raw[FrameCodec.headerLength..<frame]))
             else { continue }
@@ -92,6 +103,26 @@ final class RingReceiver {
                 payload: event.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), payload_len: event.payload.count)
         }
         return nil
+    }
+
+    /// The next event of the run being handed out; nil (and the run is over) when none is left
+    /// or an entry is malformed (the rest of the run is skipped).
+    @inline(__always)
+    private func nextInRun() -> agent_event? {
+        guard let current = run else { return nil }
+        guard let entry = EventFrame.runEntry(current.entries, at: current.next) else {
+            run = nil
+            return nil
+        }
+        // Over once its last entry is handed out: `hasBatch` must not promise more.
+        if entry.next == current.entries.count { run = nil } else { run!.next = entry.next }
+        agent_prefetch(current.entries.baseAddress! + entry.next + Self.prefetchDistance)
+        // parseRun checked the NULs after type and source.
+        return agent_event(
+            type: current.type.baseAddress!.assumingMemoryBound(to: CChar.self), type_len: current.type.count,
+            source: current.source.baseAddress!.assumingMemoryBound(to: CChar.self), source_len: current.source.count,
+            time_ns: entry.time,
+            payload: entry.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), payload_len: entry.payload.count)
     }
 
     /// Where `name` (a type or source in a delivery frame of the current batch) starts, or
@@ -127,7 +158,12 @@ final class RingReceiver {
     /// the supervisor keeps the frames after it for the next worker.
     func markHandedOut() {
         guard let start, let cursor else { return }
-        ring.markSeen(cursor - start)
+        // Inside a run: up to its next entry (the supervisor keeps the rest of the run).
+        if let run {
+            ring.markSeen(run.entries.baseAddress! + run.next - start)
+        } else {
+            ring.markSeen(cursor - start)
+        }
     }
 
     /// Gives the last batch's room back, and tells the supervisor if it waits for it.
@@ -137,6 +173,7 @@ final class RingReceiver {
         // The names handed out lie in the room given back.
         lastType = nil
         lastSource = nil
+        run = nil
         self.start = nil
         self.cursor = nil
         end = nil

@@ -160,6 +160,9 @@ final class WorkerHost: @unchecked Sendable {
             // Published once per read (see publishDeliveries), not per event.
             _ = inbox.collect(body)
             return
+        case .deliverRun:
+            _ = inbox.collectRun(body)
+            return
         default:
             break
         }
@@ -251,44 +254,49 @@ final class WorkerHost: @unchecked Sendable {
         receiveLock.lock()
         defer { receiveLock.unlock() }
         count = 0
-        if ringReceiver?.hasBatch != true, !inbox.hasTaken {
-            let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
-            while ringReceiver?.take() != true {
-                lock.lock()
-                if inbox.publishedCount > 0 {
-                    let frameBytes = inbox.takeAll()
+        let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
+        while true {
+            if ringReceiver?.hasBatch != true, !inbox.hasTaken {
+                while ringReceiver?.take() != true {
+                    lock.lock()
+                    if inbox.publishedCount > 0 {
+                        let frameBytes = inbox.takeAll()
+                        lock.unlock()
+                        // Reported when taken, not when served: the supervisor refills the window
+                        // while the module works through the batch.
+                        acknowledge(frameBytes)
+                        break
+                    }
+                    // Nothing yet: the supervisor's next publish must wake this receive (or the
+                    // module's notifier), unless it published meanwhile.
+                    if let ringReceiver, !ringReceiver.prepareToWait() {
+                        lock.unlock()
+                        continue
+                    }
+                    if stopRequested || timeoutMilliseconds == 0 {
+                        lock.unlock()
+                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+                    }
+                    // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
+                    let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
+                    let published = inbox.publishedCount > 0
                     lock.unlock()
-                    // Reported when taken, not when served: the supervisor refills the window
-                    // while the module works through the batch.
-                    acknowledge(frameBytes)
-                    break
+                    if !signalled, !published, ringReceiver?.take() != true {
+                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+                    }
+                    if ringReceiver?.hasBatch == true { break }
                 }
-                // Nothing yet: the supervisor's next publish must wake this receive (or the
-                // module's notifier), unless it published meanwhile.
-                if let ringReceiver, !ringReceiver.prepareToWait() {
-                    lock.unlock()
-                    continue
-                }
-                if stopRequested || timeoutMilliseconds == 0 {
-                    lock.unlock()
-                    return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
-                }
-                // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
-                let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
-                let published = inbox.publishedCount > 0
-                lock.unlock()
-                if !signalled, !published, ringReceiver?.take() != true {
-                    return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
-                }
-                if ringReceiver?.hasBatch == true { break }
             }
+            while count < capacity, let event = ringReceiver?.next() ?? inbox.next() {
+                out[count] = event
+                count += 1
+            }
+            ringReceiver?.markHandedOut()
+            // A batch of malformed frames hands out nothing: the next one is taken (or waited
+            // for) rather than an empty receive returned, after which nothing would wake a
+            // module that waits for its notifier.
+            if count > 0 || ringReceiver == nil || inbox.hasTaken { return Int32(AGENT_OK) }
         }
-        while count < capacity, let event = ringReceiver?.next() ?? inbox.next() {
-            out[count] = event
-            count += 1
-        }
-        ringReceiver?.markHandedOut()
-        return Int32(AGENT_OK)
     }
 
     private func loadState(_ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {

@@ -146,17 +146,18 @@ final class SupervisedProcess {
     }
 
     /// Drops what the dead worker already received (and the frame it was in the middle of) and
-    /// keeps the deliveries it never saw, for its successor. Returns how many frames were lost.
+    /// keeps the deliveries it never saw, for its successor. Returns how many events were lost.
     func discardSentFrames() -> Int {
         control.removeAll(keepingCapacity: false)
         controlSent = 0
         wakeUnsent = false
         inFlight = 0
         let partial = partialFrameRemainder
+        let lost = partial > 0 ? outgoing.withUnsafeBytes { EventFrame.deliveryEvents($0, at: sentBoundary) } : 0
         outgoing.removeFirst(sent + partial)
         sent = 0
         sentBoundary = 0
-        return partial > 0 ? 1 : 0
+        return lost
     }
 
     /// Drops undelivered events, oldest first, until at least `bytes` are freed (never the
@@ -170,8 +171,8 @@ final class SupervisedProcess {
             while end - start < bytes, raw.count - end >= 4 {
                 let next = end + 4 + Int(FrameCodec.readUInt32(raw, at: end))
                 guard next <= raw.count else { break }
+                dropped += EventFrame.deliveryEvents(raw, at: end)
                 end = next
-                dropped += 1
             }
         }
         if end > start { outgoing.removeSubrange(start..<end) }

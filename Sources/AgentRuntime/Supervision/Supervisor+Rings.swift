@@ -102,6 +102,9 @@ extension Supervisor {
             var used = 0
             var broken: String?
             var stopped = false
+            // Consecutive events that go to one subscriber as one run (copied out before the
+            // room is given back).
+            var run = PendingRun()
             while !stopped, readable.count - used >= FrameCodec.headerLength {
                 // The worker can write to the ring at any time: the length is read once.
                 let length = Int(FrameCodec.readUInt32(readable, at: used))
@@ -111,6 +114,16 @@ extension Supervisor {
                 }
                 let kind = FrameKind(rawValue: readable[used + 4])
                 let body = UnsafeRawBufferPointer(rebasing: readable[(used + 5)..<(used + 4 + length)])
+                if kind == .event, joinsRun(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
+                    if run.count == 0 { run.start = used }
+                    used += 4 + length
+                    run.end = used
+                    run.count += 1
+                    if run.end - run.start >= EventFrame.runEntriesLimit { flushRun(&run, readable, from: process) }
+                    stopped = used >= budget
+                    continue
+                }
+                flushRun(&run, readable, from: process)
                 used += 4 + length
                 if kind == .onSocket {
                     process.awaitingSocketFrames += 1
@@ -131,6 +144,7 @@ extension Supervisor {
                 }
                 stopped = (process.pauseCount > 0 && !all) || used >= budget
             }
+            flushRun(&run, readable, from: process)
             if broken == nil, !stopped, used < readable.count {
                 broken = "\(readable.count - used) bytes that are not a whole frame"
             }
@@ -144,6 +158,53 @@ extension Supervisor {
                 updateChannelInterest(process)
                 drainChannel(process)
             }
+        }
+    }
+
+    /// Emitted frames taken out of an emit ring as one run (offsets in its readable bytes).
+    struct PendingRun {
+        var start = 0
+        var end = 0
+        var count = 0
+    }
+
+    /// Whether an `event` frame can join the run of its source's events to their one
+    /// subscriber: the common case of `route` (one subscriber with room; nothing to show, store
+    /// or publish), and the type the source emitted last, which `route` looked up. The frame is
+    /// checked as far as a receiver of the run reads it.
+    @inline(__always)
+    private func joinsRun(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Bool {
+        guard let single = source.singleTarget, source.routingGeneration == routingGeneration, !tapsEvents, !source.isChatbot,
+              body.count >= 2 else { return false }
+        let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
+        guard typeLength > 0, body.count >= 2 + typeLength + 8,
+              source.lastEmittedType.holds(UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)])) else { return false }
+        return single._withUnsafeGuaranteedRef { target in
+            target.acceptsDeliveries
+                && target.pendingBytes + EventFrame.runHeaderLength(typeCount: typeLength, sourceCount: source.nameBytes.count) + runBytes + frameBytes
+                <= target.queueLimit
+        }
+    }
+
+    /// Queues the pending run for its subscriber, as one `deliverRun` frame.
+    private func flushRun(_ run: inout PendingRun, _ readable: UnsafeRawBufferPointer, from source: SupervisedProcess) {
+        guard run.count > 0, let single = source.singleTarget else { return }
+        let count = run.count
+        let entries = UnsafeRawBufferPointer(rebasing: readable[run.start..<run.end])
+        run = PendingRun()
+        source.eventsEmitted += count
+        single._withUnsafeGuaranteedRef { target in
+            source.lastEmittedType.withUnsafeBytes { type in
+                source.nameBytes.withUnsafeBytes { name in
+                    let header = EventFrame.runHeaderLength(typeCount: type.count, sourceCount: name.count)
+                    target.outgoing.append(header + entries.count) { frame in
+                        EventFrame.storeRunHeader(type: type, source: name, count: count, entriesLength: entries.count, at: frame)
+                        (frame + header).copyMemory(from: entries.baseAddress!, byteCount: entries.count)
+                    }
+                }
+            }
+            target.eventsDelivered += count
+            markDirty(target)
         }
     }
 
