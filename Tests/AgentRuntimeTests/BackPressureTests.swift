@@ -269,6 +269,45 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A monitor that dies in the middle of what was delivered to it (it starts taking once all
+    /// of it waits in its ring, in runs of hundreds, and takes 128 at a time): the events its
+    /// module had not taken go to its successor, from the first one it had not taken, in
+    /// order, none twice.
+    @Test func aMonitorThatDiesInsideARunHandsItsRestToItsSuccessor() throws {
+        let marker = NSTemporaryDirectory() + "died-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults", "bench"], "store": {"enabled": false}, "processes": {
+          "source": {"type": "bench_source", "count": 1000, "payload_bytes": 64, "start_delay": 0.1},
+          "sink": {"type": "slow_sink", "start_delay_ms": 1000, "delay_ms": 1, "log_events": true, "log_payload_prefix": 17, "subscribe": ["bench"],
+                   "exit_after": 300, "exit_after_once": "\(marker)", "restart": {"initial_delay": 0}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        let kept = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("its delivery ring are kept for the next worker") }
+        let count = kept.flatMap { line in line.range(of: "[sink] ").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } }
+        let handed = try #require(count, "\(agent.stderrLines.suffix(8))")
+        #expect(handed > 0 && handed < 700, "\(handed) events handed over")
+        // The sequence numbers each life took: `took bench #n: 64 bytes {"seq":0000000042`.
+        func sequences(_ lines: some Sequence<String>) -> [Int] {
+            lines.compactMap { line in
+                guard line.contains("[sink] took bench #"), let range = line.range(of: #"{"seq":"#) else { return nil }
+                return Int(line[range.upperBound...].prefix(10))
+            }
+        }
+        func lives() -> (first: [Int], second: [Int]) {
+            let lines = agent.stderrLines
+            let death = lines.firstIndex { $0.contains("[sink] exiting after 300 events") } ?? lines.endIndex
+            return (sequences(lines[..<death]), sequences(lines[death...]))
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while lives().second.count < handed, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)
+        let (first, second) = lives()
+        #expect(first == Array(0..<300))
+        // What the first life's SDK had fetched beyond the 300 died with it; the rest follows.
+        #expect(second == Array((1000 - handed)..<1000), "the successor took \(second.count) of \(handed): \(second.prefix(3))…")
+        #expect(agent.stop() == 0)
+    }
+
     /// A monitor that dies before its module took anything from its delivery ring: the
     /// events in the ring go to its successor, in order, none lost.
     @Test func eventsLeftInTheRingOfADeadWorkerGoToItsSuccessor() throws {

@@ -8,8 +8,8 @@
 /// receiver takes type and source from the run's header (which the supervisor wrote) and
 /// only time and payload from each entry.
 extension EventFrame {
-    /// The most entry bytes in one run: dropping the oldest events and handing a dead worker's
-    /// unseen events over stay fine-grained.
+    /// The most entry bytes in one run (one event bigger than that goes alone): dropping the
+    /// oldest events stays fine-grained.
     public static let runEntriesLimit = 64 << 10
 
     /// The size of a run frame's header, the frame's own header included.
@@ -30,6 +30,31 @@ extension EventFrame {
         cursor += 4
         storeCounted(type, at: &cursor, terminated: true)
         storeCounted(source, at: &cursor, terminated: true)
+    }
+
+    /// Appends a run frame of `entries`, `count` emitted frames checked where they lay (in a
+    /// worker's emit ring), and checks them again in the copy, where they can no longer change:
+    /// if they are not `count` well-formed `event` frames any more, the frame holds only the
+    /// well-formed first ones (no frame at all without any). Returns how many events the frame
+    /// holds, and whether its entries are still exactly what was checked.
+    public static func appendRun(_ entries: UnsafeRawBufferPointer, count: Int, type: UnsafeRawBufferPointer, source: UnsafeRawBufferPointer,
+                                 to buffer: FrameBuffer) -> (count: Int, intact: Bool) {
+        guard count > 0, entries.count > 0 else { return (0, count == 0) }
+        let header = runHeaderLength(typeCount: type.count, sourceCount: source.count)
+        var checked = (count: 0, bytes: 0)
+        buffer.append(header + entries.count) { frame in
+            (frame + header).copyMemory(from: entries.baseAddress!, byteCount: entries.count)
+            let copy = UnsafeRawBufferPointer(start: frame + header, count: entries.count)
+            while checked.count < count, let entry = runEntry(copy, at: checked.bytes) {
+                checked = (checked.count + 1, entry.next)
+            }
+            storeRunHeader(type: type, source: source, count: checked.count, entriesLength: checked.bytes, at: frame)
+        }
+        if checked.bytes < entries.count {
+            let end = buffer.count
+            buffer.removeSubrange((checked.count == 0 ? end - header - entries.count : end - entries.count + checked.bytes)..<end)
+        }
+        return (checked.count, checked.count == count && checked.bytes == entries.count)
     }
 
     /// The parts of a `deliverRun` body, as views into it.

@@ -155,7 +155,7 @@ public final class SharedRing: @unchecked Sendable {
                         offset = entry.next
                         ends.append(entriesAt + offset)
                     }
-                    guard offset == run.entries.count else { break }
+                    guard offset == run.entries.count, ends.count == run.count else { break }
                     if reached {
                         kept.append(contentsOf: framed)
                         count += ends.count

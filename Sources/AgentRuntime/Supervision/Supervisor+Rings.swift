@@ -114,16 +114,22 @@ extension Supervisor {
                 }
                 let kind = FrameKind(rawValue: readable[used + 4])
                 let body = UnsafeRawBufferPointer(rebasing: readable[(used + 5)..<(used + 4 + length)])
-                if kind == .event, joinsRun(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
+                if kind == .event, let limit = runLimit(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
+                    if run.count > 0, run.end - run.start + 4 + length > limit, let problem = flushRun(&run, readable, from: process) {
+                        broken = problem
+                        break
+                    }
                     if run.count == 0 { run.start = used }
                     used += 4 + length
                     run.end = used
                     run.count += 1
-                    if run.end - run.start >= EventFrame.runEntriesLimit { flushRun(&run, readable, from: process) }
                     stopped = used >= budget
                     continue
                 }
-                flushRun(&run, readable, from: process)
+                if let problem = flushRun(&run, readable, from: process) {
+                    broken = problem
+                    break
+                }
                 used += 4 + length
                 if kind == .onSocket {
                     process.awaitingSocketFrames += 1
@@ -144,7 +150,7 @@ extension Supervisor {
                 }
                 stopped = (process.pauseCount > 0 && !all) || used >= budget
             }
-            flushRun(&run, readable, from: process)
+            if let problem = flushRun(&run, readable, from: process), broken == nil { broken = problem }
             if broken == nil, !stopped, used < readable.count {
                 broken = "\(readable.count - used) bytes that are not a whole frame"
             }
@@ -169,42 +175,47 @@ extension Supervisor {
     }
 
     /// Whether an `event` frame can join the run of its source's events to their one
-    /// subscriber: the common case of `route` (one subscriber with room; nothing to show, store
-    /// or publish), and the type the source emitted last, which `route` looked up. The frame is
-    /// checked as far as a receiver of the run reads it.
+    /// subscriber, and if so the most entry bytes of that run: the common case of `route` (one
+    /// subscriber with room; nothing to show, store or publish), and the type the source emitted
+    /// last, which `route` looked up. The frame is checked as far as a receiver of the run reads
+    /// it. A run is at most an eighth of the subscriber's queue (and `runEntriesLimit`), so that
+    /// dropping the oldest events still keeps most of a full queue.
     @inline(__always)
-    private func joinsRun(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Bool {
+    private func runLimit(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
         guard let single = source.singleTarget, source.routingGeneration == routingGeneration, !tapsEvents, !source.isChatbot,
-              body.count >= 2 else { return false }
+              body.count >= 2 else { return nil }
         let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
         guard typeLength > 0, body.count >= 2 + typeLength + 8,
-              source.lastEmittedType.holds(UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)])) else { return false }
-        return single._withUnsafeGuaranteedRef { target in
-            target.acceptsDeliveries
-                && target.pendingBytes + EventFrame.runHeaderLength(typeCount: typeLength, sourceCount: source.nameBytes.count) + runBytes + frameBytes
-                <= target.queueLimit
+              source.lastEmittedType.holds(UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)])) else { return nil }
+        return single._withUnsafeGuaranteedRef { target -> Int? in
+            guard target.acceptsDeliveries,
+                  target.pendingBytes + EventFrame.runHeaderLength(typeCount: typeLength, sourceCount: source.nameBytes.count) + runBytes + frameBytes
+                  <= target.queueLimit else { return nil }
+            return min(EventFrame.runEntriesLimit, target.queueLimit / 8)
         }
     }
 
-    /// Queues the pending run for its subscriber, as one `deliverRun` frame.
-    private func flushRun(_ run: inout PendingRun, _ readable: UnsafeRawBufferPointer, from source: SupervisedProcess) {
-        guard run.count > 0, let single = source.singleTarget else { return }
+    /// Queues the pending run for its subscriber, as one `deliverRun` frame. The copy is checked
+    /// again, entry by entry: the worker can change its ring after `runLimit` looked. If it did,
+    /// only the run's well-formed first entries go (the others are counted as dropped), and the
+    /// problem is returned.
+    private func flushRun(_ run: inout PendingRun, _ readable: UnsafeRawBufferPointer, from source: SupervisedProcess) -> String? {
+        defer { run = PendingRun() }
+        guard run.count > 0, let single = source.singleTarget else { return nil }
         let count = run.count
         let entries = UnsafeRawBufferPointer(rebasing: readable[run.start..<run.end])
-        run = PendingRun()
         source.eventsEmitted += count
-        single._withUnsafeGuaranteedRef { target in
-            source.lastEmittedType.withUnsafeBytes { type in
-                source.nameBytes.withUnsafeBytes { name in
-                    let header = EventFrame.runHeaderLength(typeCount: type.count, sourceCount: name.count)
-                    target.outgoing.append(header + entries.count) { frame in
-                        EventFrame.storeRunHeader(type: type, source: name, count: count, entriesLength: entries.count, at: frame)
-                        (frame + header).copyMemory(from: entries.baseAddress!, byteCount: entries.count)
-                    }
-                }
+        return single._withUnsafeGuaranteedRef { target -> String? in
+            let checked = source.lastEmittedType.withUnsafeBytes { type in
+                source.nameBytes.withUnsafeBytes { EventFrame.appendRun(entries, count: count, type: type, source: $0, to: target.outgoing) }
             }
-            target.eventsDelivered += count
-            markDirty(target)
+            target.eventsDelivered += checked.count
+            if checked.count > 0 { markDirty(target) }
+            guard checked.intact else {
+                target.eventsDropped += count - checked.count
+                return "its event frames changed after they were checked (\(count - checked.count) of a run of \(count) events dropped)"
+            }
+            return nil
         }
     }
 

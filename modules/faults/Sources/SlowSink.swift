@@ -9,6 +9,9 @@ struct SlowSink: Monitor {
         var log_events: Bool
         var exit_after: Int
         var exit_once_before_taking: String
+        var exit_after_once: String
+        var log_payload_prefix: Int
+        var start_delay_ms: Int
     }
 
     static let typeName = "slow_sink"
@@ -20,6 +23,9 @@ struct SlowSink: Monitor {
             "save_state": .boolean(default: false, description: "Save the number of events taken as the state after each one, and log it every 10."),
             "log_events": .boolean(default: false, description: "Log the type and size of each event taken."),
             "exit_after": .integer(minimum: 0, default: 0, description: "Exit with status 3 after taking this many events (0: never)."),
+            "exit_after_once": .string(default: "", description: "A file: with exit_after, exit only if it does not exist, and create it (so that only the first life exits)."),
+            "start_delay_ms": .integer(minimum: 0, default: 0, description: "Milliseconds to wait before taking the first event (what arrives meanwhile waits in the queue)."),
+            "log_payload_prefix": .integer(minimum: 0, default: 0, description: "With log_events, also log this many bytes of each payload, as text."),
             "exit_once_before_taking": .string(default: "", description: "A file: if it does not exist, create it, wait 0.5 s without taking events, and exit with status 3 (a death with events on the way; once, since the next life finds the file)."),
         ])
     }
@@ -36,12 +42,17 @@ struct SlowSink: Monitor {
             context.log("exiting before taking any event")
             exit(3)
         }
+        if settings.start_delay_ms > 0 { try await context.sleep(seconds: Double(settings.start_delay_ms) / 1000) }
         var taken = 0
         for await event in context.events {
             try await context.sleep(seconds: Double(settings.delay_ms) / 1000)
             taken += 1
-            if settings.log_events { context.log("took \(event.type) #\(taken): \(event.payload.count) bytes") }
-            if taken == settings.exit_after {
+            if settings.log_events {
+                let prefix = settings.log_payload_prefix > 0 ? " " + String(decoding: event.payload.prefix(settings.log_payload_prefix), as: UTF8.self) : ""
+                context.log("took \(event.type) #\(taken): \(event.payload.count) bytes\(prefix)")
+            }
+            if taken == settings.exit_after, settings.exit_after_once.isEmpty || !FileManager.default.fileExists(atPath: settings.exit_after_once) {
+                if !settings.exit_after_once.isEmpty { _ = FileManager.default.createFile(atPath: settings.exit_after_once, contents: nil) }
                 context.log("exiting after \(taken) events")
                 exit(3)
             }

@@ -149,7 +149,7 @@ public final class ProcessContext: Sendable {
 
     /// The most events fetched from the host at once: a batch's events and payloads stay in
     /// the L1 cache until the module reads them (512 measured slower at 100-byte payloads).
-    private static let batchLimit = 1024
+    private static let batchLimit = 128
 
     /// Waits for the next event delivered to this process; nil once the process should stop.
     public func nextEvent() async -> Event? {
