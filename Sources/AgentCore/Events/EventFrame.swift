@@ -5,6 +5,8 @@
 /// - ``FrameKind/deliver`` (supervisor → worker): `u16 typeLength, type, NUL, u16 sourceLength,
 ///   source, NUL, i64 timeNanoseconds, payload`. The NULs let a worker hand out type and source
 ///   as C strings where the frame lies (its delivery ring) instead of copying them.
+/// - ``FrameKind/deliverRun`` (supervisor → worker): consecutive `event` frames of one source
+///   and type behind one header; see `EventFrame+Run.swift`.
 public struct EventFrame: Equatable, Sendable {
     public var type: String
     public var source: String

@@ -6,12 +6,12 @@ public enum FrameCodec {
     public static let maxFrameLength = 16 << 20
     /// Bytes before the body: length (4) and kind (1).
     public static let headerLength = 5
-    /// The most bytes of `deliver` frames the supervisor has on the way to a worker on its
-    /// socket (in the socket, or read by the worker and not yet taken for the module) before
-    /// the worker reports them taken; the rest waits in the supervisor's queue for the process.
-    /// The frame that crosses the limit goes whole. Other frames are not counted and go ahead
-    /// of queued deliveries. With a delivery ring (``SharedRing``), only frames too big for it
-    /// go on the socket.
+    /// The most bytes of `deliver` and `deliverRun` frames the supervisor has on the way to a
+    /// worker on its socket (in the socket, or read by the worker and not yet taken for the
+    /// module) before the worker reports them taken; the rest waits in the supervisor's queue
+    /// for the process. The frame that crosses the limit goes whole. Other frames are not
+    /// counted and go ahead of queued deliveries. With a delivery ring (``SharedRing``), only
+    /// frames too big for it go on the socket.
     public static let deliveryWindow = 1 << 20
 
     /// Appends one frame to `buffer`.

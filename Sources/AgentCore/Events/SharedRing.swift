@@ -20,9 +20,10 @@ import Glibc
 /// side stores its counter, then a full fence, then reads the other's flag, so a wakeup cannot
 /// be lost between a check and a sleep.
 ///
-/// A delivery ring's consumer also records how far it handed frames to its module (`seen`):
-/// when a worker dies, the frames after that point were never seen, and the supervisor keeps
-/// them for the next worker (``unseenFrames()``).
+/// A delivery ring's consumer also records how far it handed events to its module (`seen`, a
+/// frame boundary or one between two entries of a run): when a worker dies, the events after
+/// that point were never seen, and the supervisor keeps them for the next worker
+/// (``unseenFrames()``).
 ///
 /// The ring holds at most ``capacity`` bytes; a frame larger than that goes on the socket.
 public final class SharedRing: @unchecked Sendable {

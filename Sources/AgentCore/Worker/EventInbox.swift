@@ -3,8 +3,8 @@ import AgentModuleABI
 /// Events delivered to a worker, between the reader thread and the process's receives,
 /// without an allocation or a lock per event.
 ///
-/// The reader thread converts each `deliver` frame into a record in its own buffer
-/// (`collect`) and publishes a whole read's worth at once (`publish`, under the host's lock). A
+/// The reader thread converts each `deliver` frame (and each entry of a `deliverRun`) into a
+/// record in its own buffer (`collect`, `collectRun`) and publishes a whole read's worth at once (`publish`, under the host's lock). A
 /// receive takes everything published in one swap (`takeAll`, under the lock) and then hands
 /// out pointers into its own buffer (`next`), which stays untouched until the receive after the
 /// last of them: the lifetime `agent_event` promises.
@@ -130,7 +130,7 @@ final class EventInbox {
     var hasTaken: Bool { takenOffset < taken.count }
 
     /// Takes every published record for the receiving side (under the host's lock), once it
-    /// has read all of its own. Returns the size of the `deliver` frames they came in.
+    /// has read all of its own. Returns the size of the delivery frames they came in.
     @discardableResult
     func takeAll() -> Int {
         precondition(!hasTaken)
