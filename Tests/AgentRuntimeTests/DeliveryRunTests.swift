@@ -47,12 +47,6 @@ import Testing
 
     static func payload(_ event: agent_event) -> [UInt8] { Array(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) }
 
-    private func ringPair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) {
-        let (producer, fd) = try SharedRing.create(capacity: capacity)
-        defer { close(fd) }
-        return (producer, try SharedRing(mapping: fd, capacity: capacity))
-    }
-
     @Test func aRunReadsBackAsItsHeadersTypeAndSourceAndEachEntrysTimeAndPayload() throws {
         let entries = (0..<3).map { Self.emitted("tick", time: Int64(100 + $0), payload: Array("p\($0)".utf8)) }
         let frame = Self.run("tick", "clock", entries)
@@ -104,16 +98,11 @@ import Testing
     }
 
     @Test func aRunInTheRingIsHandedOutEntryByEntryAmongSingleDeliveries() throws {
-        let (producer, consumer) = try ringPair()
+        let (producer, consumer) = try SharedRingTests.pair()
         let frames = Self.delivery("tick", "clock", time: 1, payload: [1])
             + Self.run("tock", "clock", (2...4).map { Self.emitted("tock", time: Int64($0), payload: [UInt8($0)]) })
             + Self.delivery("tick", "clock", time: 5, payload: [5])
-        frames.withUnsafeBytes { producer.write($0) }
-        _ = producer.publish()
-        let receiver = RingReceiver(ring: consumer, roomSignal: -1)
-        #expect(receiver.take())
-        var received: [agent_event] = []
-        while let event = receiver.next() { received.append(event) }
+        let (receiver, received) = frames.withUnsafeBytes { SharedRingTests.handOut($0, producer, consumer) }
         #expect(received.map { Self.text($0.type, $0.type_len) } == ["tick", "tock", "tock", "tock", "tick"])
         #expect(received.allSatisfy { Self.text($0.source, $0.source_len) == "clock" })
         #expect(received.map(\.time_ns) == [1, 2, 3, 4, 5] && received.map(Self.payload) == (1...5).map { [UInt8($0)] })
@@ -157,7 +146,7 @@ import Testing
     /// A worker that dies in the middle of a run: its successor gets the run's other entries
     /// as a run, and the frames after it.
     @Test func aDeadWorkersUnseenEventsStartInsideARunAtItsMark() throws {
-        let (producer, consumer) = try ringPair()
+        let (producer, consumer) = try SharedRingTests.pair()
         let entries = (0..<4).map { Self.emitted("tock", time: Int64($0), payload: [UInt8($0)]) }
         let last = Self.delivery("tick", "clock", time: 9, payload: [9])
         (Self.run("tock", "clock", entries) + last).withUnsafeBytes { producer.write($0) }

@@ -5,10 +5,26 @@ import Testing
 
 /// The delivery ring between two mappings of one memfd, as the supervisor and a worker map it.
 @Suite struct SharedRingTests {
-    private func pair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) {
+    static func pair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) {
         let (producer, fd) = try SharedRing.create(capacity: capacity)
         defer { close(fd) }
         return (producer, try SharedRing(mapping: fd, capacity: capacity))
+    }
+
+    private func pair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) { try Self.pair(capacity: capacity) }
+
+    /// Publishes `frames` in the producer's ring and hands out every event of them through a
+    /// receiver on the consumer's side, as a worker does; returns the receiver (its batch still
+    /// taken) and the events.
+    static func handOut(_ frames: UnsafeRawBufferPointer, _ producer: SharedRing, _ consumer: SharedRing) -> (RingReceiver, [agent_event]) {
+        producer.write(frames)
+        _ = producer.publish()
+        let receiver = RingReceiver(ring: consumer, roomSignal: -1)
+        var received: [agent_event] = []
+        if receiver.take() {
+            while let event = receiver.next() { received.append(event) }
+        }
+        return (receiver, received)
     }
 
     @Test func bytesWrittenAcrossTheEndReadBackContiguousInTheOtherMapping() throws {
@@ -132,12 +148,8 @@ import Testing
                 }
             }
         }
-        frames.withUnsafeBytes { producer.write($0) }
-        _ = producer.publish()
-        let receiver = RingReceiver(ring: consumer, roomSignal: -1)
-        #expect(receiver.take())
-        var received: [agent_event] = []
-        while let event = receiver.next() { received.append(event) }
+        let (receiver, received) = frames.withUnsafeBytes { Self.handOut($0, producer, consumer) }
+        #expect(received.count == events.count)
         func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
             String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
