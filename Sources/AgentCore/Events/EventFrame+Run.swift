@@ -4,9 +4,10 @@
 /// Body: `u32 count, u16 typeLength, type, NUL, u16 sourceLength, source, NUL`, then `count`
 /// entries, each the `event` frame its source emitted, unchanged (`u32 length, u8 kind, u16
 /// typeLength, type, i64 timeNanoseconds, payload`). The supervisor copies a run of them from
-/// the source's emit ring at once, after checking that each is an event of the run's type; a
-/// receiver takes type and source from the run's header (which the supervisor wrote) and
-/// only time and payload from each entry.
+/// the source's emit ring at once, after checking that each is an event of the run's type, and
+/// checks the copy again for well-formed entries (the source could have changed its ring in
+/// between). A receiver takes type and source from the run's header (which the supervisor
+/// wrote), never from an entry, and only time and payload from each entry.
 extension EventFrame {
     /// The most entry bytes in one run (one event bigger than that goes alone): dropping the
     /// oldest events stays fine-grained.
@@ -34,9 +35,10 @@ extension EventFrame {
 
     /// Appends a run frame of `entries`, `count` emitted frames checked where they lay (in a
     /// worker's emit ring), and checks them again in the copy, where they can no longer change:
-    /// if they are not `count` well-formed `event` frames any more, the frame holds only the
-    /// well-formed first ones (no frame at all without any). Returns how many events the frame
-    /// holds, and whether its entries are still exactly what was checked.
+    /// if they are not `count` well-formed `event` frames filling `entries` any more, the frame
+    /// holds only the well-formed first ones (no frame at all without any). The entries' types
+    /// are not compared again: receivers take the header's. Returns how many events the frame
+    /// holds, and whether they are still `count` well-formed frames filling `entries`.
     public static func appendRun(_ entries: UnsafeRawBufferPointer, count: Int, type: UnsafeRawBufferPointer, source: UnsafeRawBufferPointer,
                                  to buffer: FrameBuffer) -> (count: Int, intact: Bool) {
         guard count > 0, entries.count > 0 else { return (0, count == 0) }

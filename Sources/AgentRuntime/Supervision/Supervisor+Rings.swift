@@ -115,9 +115,13 @@ extension Supervisor {
                 let kind = FrameKind(rawValue: readable[used + 4])
                 let body = UnsafeRawBufferPointer(rebasing: readable[(used + 5)..<(used + 4 + length)])
                 if kind == .event, let limit = runLimit(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
-                    if run.count > 0, run.end - run.start + 4 + length > limit, let problem = flushRun(&run, readable, from: process) {
-                        broken = problem
-                        break
+                    if run.count > 0, run.end - run.start + 4 + length > limit {
+                        if let problem = flushRun(&run, readable, from: process) {
+                            broken = problem
+                            break
+                        }
+                        // Looked at again: the flushed run's header took some of the queue's room.
+                        continue
                     }
                     if run.count == 0 { run.start = used }
                     used += 4 + length
@@ -213,7 +217,8 @@ extension Supervisor {
             if checked.count > 0 { markDirty(target) }
             guard checked.intact else {
                 target.eventsDropped += count - checked.count
-                return "its event frames changed after they were checked (\(count - checked.count) of a run of \(count) events dropped)"
+                let dropped = count - checked.count
+                return "its event frames changed after they were checked (" + (dropped > 0 ? "\(dropped) of a run of \(count) events dropped)" : "a run of \(count) events ended in bytes that were not there before)")
             }
             return nil
         }
