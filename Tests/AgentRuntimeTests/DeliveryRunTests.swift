@@ -18,17 +18,14 @@ import Testing
 
     /// A run frame of `entries` (emitted frames) under `type` and `source`.
     static func run(_ type: String, _ source: String, _ entries: [[UInt8]]) -> [UInt8] {
-        let body = Array(entries.joined())
-        let header = EventFrame.runHeaderLength(typeCount: type.utf8.count, sourceCount: source.utf8.count)
-        var frame = [UInt8](repeating: 0, count: header) + body
-        Array(type.utf8).withUnsafeBytes { t in
-            Array(source.utf8).withUnsafeBytes { s in
-                frame.withUnsafeMutableBytes {
-                    EventFrame.storeRunHeader(type: t, source: s, count: entries.count, entriesLength: body.count, at: $0.baseAddress!)
-                }
+        let frame = FrameBuffer()
+        let held = Array(entries.joined()).withUnsafeBytes { body in
+            Array(type.utf8).withUnsafeBytes { t in
+                Array(source.utf8).withUnsafeBytes { EventFrame.appendRun(body, count: entries.count, type: t, source: $0, to: frame) }
             }
         }
-        return frame
+        precondition(held == (entries.count, true), "a test's run is well-formed")
+        return frame.bytes
     }
 
     static func delivery(_ type: String, _ source: String, time: Int64, payload: [UInt8]) -> [UInt8] {

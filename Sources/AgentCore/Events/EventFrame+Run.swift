@@ -72,19 +72,12 @@ extension EventFrame {
     /// Splits a `deliverRun` body into its header's parts and its entries (checked one by one
     /// with ``runEntry(_:at:)``).
     public static func parseRun(_ body: UnsafeRawBufferPointer) throws -> Run {
-        guard body.count >= 6 else { throw FrameError("deliver-run frame too short") }
-        let count = Int(FrameCodec.readUInt32(body, at: 0))
-        let typeLength = Int(FrameCodec.readUInt16(body, at: 4))
-        let sourceOffset = 4 + 2 + typeLength + 1 + 2
-        guard typeLength > 0, body.count >= sourceOffset else { throw FrameError("deliver-run frame truncated") }
-        let sourceLength = Int(FrameCodec.readUInt16(body, at: sourceOffset - 2))
-        let entriesOffset = sourceOffset + sourceLength + 1
-        guard body.count >= entriesOffset else { throw FrameError("deliver-run frame truncated") }
-        guard body[6 + typeLength] == 0, body[entriesOffset - 1] == 0 else { throw FrameError("deliver-run frame without its NULs") }
-        return Run(count: count,
-                   type: UnsafeRawBufferPointer(rebasing: body[6..<(6 + typeLength)]),
-                   source: UnsafeRawBufferPointer(rebasing: body[sourceOffset..<(entriesOffset - 1)]),
-                   entries: UnsafeRawBufferPointer(rebasing: body[entriesOffset...]))
+        guard body.count >= 4 else { throw FrameError("deliver-run frame too short") }
+        let type = try terminatedName(body, at: 4, in: "deliver-run")
+        guard type.name.count > 0 else { throw FrameError("deliver-run frame without a type") }
+        let source = try terminatedName(body, at: type.next, in: "deliver-run")
+        return Run(count: Int(FrameCodec.readUInt32(body, at: 0)), type: type.name, source: source.name,
+                   entries: UnsafeRawBufferPointer(rebasing: body[source.next...]))
     }
 
     /// The time and payload of the run entry at `offset` in `entries`, and where the next entry

@@ -89,19 +89,22 @@ public struct EventFrame: Equatable, Sendable {
     /// Splits a `deliver` body into views, without copying; type and source are followed by
     /// their NUL.
     public static func parseDelivered(_ body: UnsafeRawBufferPointer) throws -> Delivered {
-        guard body.count >= 2 else { throw FrameError("deliver frame too short") }
-        let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
-        guard body.count >= 2 + typeLength + 1 + 2 else { throw FrameError("deliver frame truncated") }
-        let sourceOffset = 2 + typeLength + 1 + 2
-        let sourceLength = Int(FrameCodec.readUInt16(body, at: sourceOffset - 2))
-        let timeOffset = sourceOffset + sourceLength + 1
-        guard body.count >= timeOffset + 8 else { throw FrameError("deliver frame truncated") }
-        guard body[2 + typeLength] == 0, body[timeOffset - 1] == 0 else { throw FrameError("deliver frame without its NULs") }
-        return Delivered(
-            type: UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)]),
-            source: UnsafeRawBufferPointer(rebasing: body[sourceOffset..<(timeOffset - 1)]),
-            timeNanoseconds: FrameCodec.readInt64(body, at: timeOffset),
-            payload: UnsafeRawBufferPointer(rebasing: body[(timeOffset + 8)...]))
+        let type = try terminatedName(body, at: 0, in: "deliver")
+        let source = try terminatedName(body, at: type.next, in: "deliver")
+        guard body.count >= source.next + 8 else { throw FrameError("deliver frame truncated") }
+        return Delivered(type: type.name, source: source.name, timeNanoseconds: FrameCodec.readInt64(body, at: source.next),
+                         payload: UnsafeRawBufferPointer(rebasing: body[(source.next + 8)...]))
+    }
+
+    /// The `u16 length, name, NUL` at `offset` in a `frame` body (`deliver`, `deliver-run`), and
+    /// where what follows it starts.
+    @inlinable
+    static func terminatedName(_ body: UnsafeRawBufferPointer, at offset: Int, in frame: String) throws -> (name: UnsafeRawBufferPointer, next: Int) {
+        guard body.count >= offset + 2 else { throw FrameError("\(frame) frame truncated") }
+        let end = offset + 2 + Int(FrameCodec.readUInt16(body, at: offset))
+        guard body.count > end else { throw FrameError("\(frame) frame truncated") }
+        guard body[end] == 0 else { throw FrameError("\(frame) frame without its NULs") }
+        return (UnsafeRawBufferPointer(rebasing: body[(offset + 2)..<end]), end + 1)
     }
 
     /// Decodes a `deliver` body into owned values.

@@ -132,7 +132,7 @@ public final class SharedRing: @unchecked Sendable {
         // and a second read, and hand the supervisor's queue a length it does not hold.
         let published = Array(UnsafeRawBufferPointer(start: data + Int(tail % UInt64(capacity)), count: Int(head - tail)))
         let seenOffset = Int(seen - tail)
-        var kept: [UInt8] = []
+        let kept = FrameBuffer()
         var count = 0
         var reached = seenOffset == 0
         var at = 0
@@ -143,7 +143,7 @@ public final class SharedRing: @unchecked Sendable {
                 let framed = UnsafeRawBufferPointer(rebasing: raw[at..<(at + frame)])
                 if raw[at + 4] == FrameKind.deliver.rawValue {
                     if reached {
-                        kept.append(contentsOf: framed)
+                        kept.append(framed)
                         count += 1
                     }
                 } else if raw[at + 4] == FrameKind.deliverRun.rawValue,
@@ -158,20 +158,12 @@ public final class SharedRing: @unchecked Sendable {
                     }
                     guard offset == run.entries.count, ends.count == run.count else { break }
                     if reached {
-                        kept.append(contentsOf: framed)
+                        kept.append(framed)
                         count += ends.count
                     } else if seenOffset > at, seenOffset < at + frame, let index = ends.firstIndex(of: seenOffset) {
                         // The module saw the run's first entries: the others go on as a run.
                         let rest = UnsafeRawBufferPointer(rebasing: raw[seenOffset..<(at + frame)])
-                        let remaining = ends.count - index - 1
-                        let header = EventFrame.runHeaderLength(typeCount: run.type.count, sourceCount: run.source.count)
-                        kept.append(contentsOf: repeatElement(0, count: header))
-                        kept.withUnsafeMutableBytes {
-                            EventFrame.storeRunHeader(type: run.type, source: run.source, count: remaining, entriesLength: rest.count,
-                                                      at: $0.baseAddress! + $0.count - header)
-                        }
-                        kept.append(contentsOf: rest)
-                        count += remaining
+                        count += EventFrame.appendRun(rest, count: ends.count - index - 1, type: run.type, source: run.source, to: kept).count
                         reached = true
                     }
                 } else {
@@ -182,7 +174,7 @@ public final class SharedRing: @unchecked Sendable {
             }
         }
         guard reached else { return ([], 0, true) }
-        return (kept, count, at < published.count)
+        return (kept.bytes, count, at < published.count)
     }
 
     // MARK: Consumer

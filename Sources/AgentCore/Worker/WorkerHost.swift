@@ -256,36 +256,8 @@ final class WorkerHost: @unchecked Sendable {
         count = 0
         let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
         while true {
-            if ringReceiver?.hasBatch != true, !inbox.hasTaken {
-                while ringReceiver?.take() != true {
-                    lock.lock()
-                    if inbox.publishedCount > 0 {
-                        let frameBytes = inbox.takeAll()
-                        lock.unlock()
-                        // Reported when taken, not when served: the supervisor refills the window
-                        // while the module works through the batch.
-                        acknowledge(frameBytes)
-                        break
-                    }
-                    // Nothing yet: the supervisor's next publish must wake this receive (or the
-                    // module's notifier), unless it published meanwhile.
-                    if let ringReceiver, !ringReceiver.prepareToWait() {
-                        lock.unlock()
-                        continue
-                    }
-                    if stopRequested || timeoutMilliseconds == 0 {
-                        lock.unlock()
-                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
-                    }
-                    // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
-                    let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
-                    let published = inbox.publishedCount > 0
-                    lock.unlock()
-                    if !signalled, !published, ringReceiver?.take() != true {
-                        return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
-                    }
-                    if ringReceiver?.hasBatch == true { break }
-                }
+            if ringReceiver?.hasBatch != true, !inbox.hasTaken, let status = takeDeliveries(timeoutMilliseconds: timeoutMilliseconds, deadline: deadline) {
+                return status
             }
             while count < capacity, let event = ringReceiver?.next() ?? inbox.next() {
                 out[count] = event
@@ -297,6 +269,42 @@ final class WorkerHost: @unchecked Sendable {
             // module that waits for its notifier.
             if count > 0 || ringReceiver == nil || inbox.hasTaken { return Int32(AGENT_OK) }
         }
+    }
+
+    /// Takes the next deliveries (the ring's, else the socket's), waiting for them until
+    /// `deadline` (none: no limit; a timeout of 0: not at all). Nil once there are some, else
+    /// the receive's status (stopped, or timed out). Under `receiveLock`.
+    private func takeDeliveries(timeoutMilliseconds: Int64, deadline: Date?) -> Int32? {
+        while ringReceiver?.take() != true {
+            lock.lock()
+            if inbox.publishedCount > 0 {
+                let frameBytes = inbox.takeAll()
+                lock.unlock()
+                // Reported when taken, not when served: the supervisor refills the window
+                // while the module works through the batch.
+                acknowledge(frameBytes)
+                return nil
+            }
+            // Nothing yet: the supervisor's next publish must wake this receive (or the
+            // module's notifier), unless it published meanwhile.
+            if let ringReceiver, !ringReceiver.prepareToWait() {
+                lock.unlock()
+                continue
+            }
+            if stopRequested || timeoutMilliseconds == 0 {
+                lock.unlock()
+                return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+            }
+            // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
+            let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
+            let published = inbox.publishedCount > 0
+            lock.unlock()
+            if !signalled, !published, ringReceiver?.take() != true {
+                return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+            }
+            if ringReceiver?.hasBatch == true { return nil }
+        }
+        return nil
     }
 
     private func loadState(_ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
