@@ -115,6 +115,34 @@ import Testing
         #expect(try agent.control(["status"]).status == 3)
     }
 
+    @Test func disabledProcessesAreListedAsDisabledAtStartAndAfterAReload() throws {
+        let agent = try Agent("""
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": 0.05},
+          "off": {"type": "trade_frequency", "enabled": false}}}
+        """)
+        #expect(try agent.control(["start", "--no-build"]).status == 0)
+        var status = try agent.waitUntil { $0["trades"]?["state"] as? String == "running" }
+        #expect(status["off"]?["state"] as? String == "disabled", "\(status)")
+        #expect(status["off"]?["type"] as? String == "trade_frequency")
+        try agent.write("""
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": 0.05, "enabled": false},
+          "off": {"type": "trade_frequency", "enabled": false}}}
+        """)
+        let reloaded = try agent.control(["reload"])
+        #expect(reloaded.stdout.contains("stopped: trades"), "\(reloaded.stdout)\(reloaded.stderr)")
+        status = try agent.waitUntil { $0["trades"]?["state"] as? String == "disabled" }
+        #expect(status["trades"]?["state"] as? String == "disabled", "\(status)")
+        #expect(status["trades"]?["module"] as? String == "sample")
+        #expect(status["off"]?["state"] as? String == "disabled")
+        let table = try agent.control(["status"])
+        #expect(table.stdout.split(separator: "\n").contains { $0.hasPrefix("trades") && $0.contains("disabled") }, "\(table.stdout)")
+        let start = try agent.control(["process", "start", "trades"])
+        #expect(start.status != 0)
+        #expect(start.stderr.contains("trades is disabled in the settings"), "\(start.stderr)")
+    }
+
     @Test func processCommandsStopStartAndRestartOneProcess() throws {
         let agent = try Agent(#"{"enabled_modules": ["faults"], "processes": {"a": {"type": "fault"}, "crashy": {"type": "fault", "mode": "exit", "after_ms": 10, "restart": {"initial_delay": 0.01, "max_restarts": 2}}}}"#)
         #expect(try agent.control(["start", "--no-build"]).status == 0)

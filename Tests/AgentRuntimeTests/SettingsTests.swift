@@ -165,6 +165,35 @@ import Testing
         #expect(found.first?.message == "expected a number ≤ 1, found 2")
     }
 
+    @Test func processAndModuleNamesMustBePlainNames() throws {
+        let found = try issues("""
+        {"enabled_modules": ["sample", "..", ".", "lib/../libx.so", "a\\u0000b"],
+         "processes": {".": {"type": "t"}, "..": {"type": "t"}, "-v": {"type": "t"}, "a/b": {"type": "t"}, "ok.name-2_x": {"type": "t"},
+                       "\(String(repeating: "n", count: 201))": {"type": "t"}}}
+        """)
+        let byPointer = Dictionary(found.map { ($0.pointer, $0.message) }, uniquingKeysWith: { $0 + " | " + $1 })
+        #expect(byPointer["/processes/."]?.contains("process name \".\" is not a plain name") == true, "\(byPointer)")
+        #expect(byPointer["/processes/.."]?.contains("process name \"..\" is not a plain name") == true)
+        #expect(byPointer["/processes/-v"]?.contains("must not start with '-'") == true)
+        #expect(byPointer["/processes/a~1b"]?.contains("may contain only letters") == true)
+        #expect(byPointer["/processes/" + String(repeating: "n", count: 201)]?.contains("at most 200") == true)
+        #expect(byPointer["/processes/ok.name-2_x"] == nil)
+        #expect(byPointer["/enabled_modules/1"]?.contains("module name \"..\" is not a plain name") == true, "\(byPointer)")
+        #expect(byPointer["/enabled_modules/2"]?.contains("module name \".\" is not a plain name") == true)
+        #expect(byPointer["/enabled_modules/4"]?.contains(#"module name "a\u0000b" may contain only"#) == true, "\(byPointer)")
+        #expect(byPointer["/enabled_modules/3"] == nil, "a path is a path")
+        let settings = AgentSettings(json: try JSONValue.parse(#"{"enabled_modules": ["sample", ".."], "processes": {}}"#), file: "/a/settings.json")
+        #expect(settings.enabledModules == ["sample"])
+    }
+
+    @Test func locatorRefusesAModuleNameThatLeavesTheModulesFolder() throws {
+        let directory = TestPaths.temporaryDirectory("locate")
+        try FileManager.default.createDirectory(atPath: directory + "/modules", withIntermediateDirectories: true)
+        let locator = ModuleLocator(agentDirectory: directory, configuration: "debug", searchPath: [], runtimeDirectory: nil)
+        #expect(throws: ModuleLoadError.self) { try locator.locate("..") }
+        #expect(throws: ModuleLoadError.self) { try locator.locate(".") }
+    }
+
     @Test func suggestionsCatchTyposButNotUnrelatedNames() {
         #expect(Suggestions.closest(to: "intervall", among: ["interval", "pairs"]) == "interval")
         #expect(Suggestions.closest(to: "proceses", among: ["enabled_modules", "processes"]) == "processes")

@@ -35,14 +35,35 @@ import Testing
         #expect(report["valid"] as? Bool == false)
         let errors = try #require(report["errors"] as? [[String: Any]])
         let pointers = Set(errors.compactMap { $0["pointer"] as? String })
-        #expect(pointers == ["", "/enabled_modules", "/processes/a/pairs/0", "/processes/b/type", "/processes/c/window"])
+        // "nope" may come from the module that did not load: only the module's error counts.
+        #expect(pointers == ["", "/enabled_modules", "/processes/a/pairs/0", "/processes/c/window"])
         let modules = try #require(report["modules"] as? [[String: Any]])
         #expect(modules.first { $0["name"] as? String == "nosuch" }?["available"] as? Bool == false)
         #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency", "trades_counter"])
         let processes = try #require(report["processes"] as? [[String: Any]])
         #expect(processes.map { $0["valid"] as? Bool } == [false, false, false])
         let b = try #require(processes.first { $0["name"] as? String == "b" })
-        #expect(((b["errors"] as? [[String: Any]])?.first?["message"] as? String)?.contains("nosuch could not be loaded and may provide it") == true)
+        let bError = try #require((b["errors"] as? [[String: Any]])?.first)
+        #expect((bError["message"] as? String)?.contains(#"it may come from module "nosuch", which could not be loaded"#) == true, "\(bError)")
+        #expect(bError["follows_from"] as? String == "/enabled_modules")
+    }
+
+    @Test func misspelledModuleGetsOneErrorWithASuggestionInsteadOfOnePerProcessType() throws {
+        let file = try settingsFile("""
+        {"enabled_modules": ["sampel"], "processes": {"trades": {"type": "trade_feed"}, "busy": {"type": "trade_frequency"},
+         "again": {"type": "trade_feed"}, "typo": {"type": "chatbto"}}}
+        """)
+        let result = try run("validate-settings", ["--settings", file, "--no-build"])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains(#"module not found; did you mean "sample"?"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"the process types "trade_feed", "trade_frequency" (of trades, busy, again) are provided by no loaded module and may come from it"#), "\(result.stdout)")
+        // A type close to a known one is its own error; the others follow from the module.
+        #expect(result.stdout.contains(#"unknown process type "chatbto"; did you mean "chatbot"?"#), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("2 errors; settings are invalid\n"), "\(result.stdout)")
+        let json = try run("agent-control", ["validate", "--settings", file, "--no-build", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let errors = try #require(report["errors"] as? [[String: Any]])
+        #expect(errors.compactMap { $0["pointer"] as? String }.sorted() == ["/enabled_modules", "/processes/typo/type"], "\(errors)")
     }
 
     @Test func syntaxErrorIsReportedWithLineAndColumn() throws {

@@ -165,7 +165,7 @@ enum StatusTable {
             if let code = p["exit_code"]?.numberValue?.intValue { state += " (\(code))" }
             rows.append([
                 p["name"]?.stringValue ?? "?",
-                "\(p["type"]?.stringValue ?? "?") (\(p["module"]?.stringValue ?? "?"))",
+                p["module"]?.stringValue.map { "\(p["type"]?.stringValue ?? "?") (\($0))" } ?? p["type"]?.stringValue ?? "?",
                 state,
                 p["pid"]?.numberValue?.intValue.map(String.init) ?? "-",
                 p["state_seconds"]?.numberValue.map { duration($0.doubleValue) } ?? "-",

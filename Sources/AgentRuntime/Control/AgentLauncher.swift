@@ -147,6 +147,7 @@ public struct AgentLauncher {
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
+        supervisor.disabledProcesses = DisabledProcess.of(report)
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let outputs = prepared.settings.document["outputs"] {
             do {

@@ -1,6 +1,7 @@
 import AgentCore
 import CAgentSystem
 import Foundation
+import JSONSchema
 
 /// Where an enabled module's library is, and whether it is built from source in the agent.
 public struct ModuleLocation: Sendable, Equatable {
@@ -43,13 +44,21 @@ public struct ModuleLocator: Sendable {
         return (found, errors)
     }
 
+    /// Whether an `enabled_modules` entry is a path to a library rather than a name.
+    public static func isPath(_ entry: String) -> Bool {
+        entry.contains("/") || entry.hasSuffix(".so")
+    }
+
     public func locate(_ entry: String) throws(ModuleLoadError) -> ModuleLocation {
-        if entry.contains("/") || entry.hasSuffix(".so") {
+        if Self.isPath(entry) {
             let path = entry.hasPrefix("/") ? entry : agentDirectory + "/" + entry
             let file = URL(fileURLWithPath: path).lastPathComponent
             var name = file.hasPrefix("lib") ? String(file.dropFirst(3)) : file
             if name.hasSuffix(".so") { name = String(name.dropLast(3)) }
             return ModuleLocation(name: name, library: URL(fileURLWithPath: path).standardizedFileURL.path, sourceDirectory: nil)
+        }
+        if let problem = PlainName.problem(entry, what: "module name") {
+            throw ModuleLoadError(.notFound, module: entry, file: entry, problem)
         }
         let fileName = "lib\(entry).so"
         let source = agentDirectory + "/modules/" + entry
@@ -65,8 +74,32 @@ public struct ModuleLocator: Sendable {
             }
             looked.append(candidate)
         }
+        if let close = Suggestions.closest(to: entry, among: availableNames()) {
+            throw ModuleLoadError(.notFound, module: entry, file: fileName,
+                                  "module not found; did you mean \"\(close)\"? (looked in: \(looked.joined(separator: ", ")))")
+        }
         throw ModuleLoadError(.notFound, module: entry, file: fileName,
                               "module not found; looked in: \(looked.joined(separator: ", ")). Create it with `add-agent-module \(entry)`, or add its folder to AGENT_MODULE_PATH.")
+    }
+
+    /// Every module name this locator would find: the agent's `modules/` folders and the
+    /// `lib<name>.so` files of the search path and the runtime's folder.
+    public func availableNames() -> [String] {
+        var names: [String] = []
+        let files = FileManager.default
+        for folder in (try? files.contentsOfDirectory(atPath: agentDirectory + "/modules")) ?? [] {
+            var isDirectory: ObjCBool = false
+            if files.fileExists(atPath: agentDirectory + "/modules/" + folder, isDirectory: &isDirectory), isDirectory.boolValue {
+                names.append(folder)
+            }
+        }
+        for directory in searchPath + [runtimeDirectory].compactMap({ $0 }) {
+            for file in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where file.hasPrefix("lib") && file.hasSuffix(".so") {
+                let name = String(file.dropFirst(3).dropLast(3))
+                if !name.isEmpty, !names.contains(name) { names.append(name) }
+            }
+        }
+        return names
     }
 
     // MARK: Building

@@ -66,8 +66,15 @@ public struct AgentSettings: Sendable {
         }
         store = StoreSettings(json["store"])
         enabledModules = []
-        for item in json["enabled_modules"]?.arrayValue ?? [] {
-            if let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) { enabledModules.append(name) }
+        for (index, item) in (json["enabled_modules"]?.arrayValue ?? []).enumerated() {
+            guard let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) else { continue }
+            // An entry with '/' or ending in .so is a path to a library; anything else is a name.
+            if !ModuleLocator.isPath(name), let problem = PlainName.problem(name, what: "module name") {
+                hostIssues.append(SettingsIssue(file: file, pointer: "/enabled_modules/\(index)",
+                                                message: problem + "; a library elsewhere is enabled by its path (e.g. \"lib/libname.so\")"))
+                continue
+            }
+            enabledModules.append(name)
         }
         processes = []
         for (name, value) in json["processes"]?.objectValue ?? [:] {

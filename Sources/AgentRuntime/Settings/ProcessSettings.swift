@@ -40,11 +40,8 @@ public struct ProcessSettings: Sendable, Equatable {
         moduleSettings = settings
     }
 
-    /// Why `name` cannot name a process, or nil if it can.
+    /// Why `name` cannot name a process, or nil if it can (see ``PlainName``).
     static func nameProblem(_ name: String) -> String? {
-        if name.isEmpty { return "a process name must not be empty" }
-        if name.utf8.count > 200 { return "a process name must be at most 200 bytes long" }
-        let allowed = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0) }
-        return allowed ? nil : "process name \"\(name)\" may contain only letters, digits, '_', '-' and '.'"
+        PlainName.problem(name, what: "process name")
     }
 }

@@ -7,12 +7,17 @@ public struct SettingsIssue: Error, CustomStringConvertible, Equatable, Sendable
     public var message: String
     /// The process the problem belongs to, if any.
     public var process: String?
+    /// The pointer of the problem this one follows from (e.g. `/enabled_modules` for a type
+    /// that a module which did not load may provide): shown under its process, but not
+    /// counted as an error of its own.
+    public var followsFrom: String?
 
-    public init(file: String, pointer: String, message: String, process: String? = nil) {
+    public init(file: String, pointer: String, message: String, process: String? = nil, followsFrom: String? = nil) {
         self.file = file
         self.pointer = pointer
         self.message = message
         self.process = process
+        self.followsFrom = followsFrom
     }
 
     public var description: String { "\(file): \(pointer.isEmpty ? "/" : pointer): \(message)" }

@@ -46,6 +46,7 @@ extension SettingsReport {
         func issue(_ issue: SettingsIssue) -> JSONValue {
             var object: JSONObject = ["file": .string(issue.file), "pointer": .string(issue.pointer), "message": .string(issue.message)]
             if let process = issue.process { object["process"] = .string(process) }
+            if let cause = issue.followsFrom { object["follows_from"] = .string(cause) }
             return .object(object)
         }
         return [

@@ -41,7 +41,7 @@ public struct SettingsReport: Sendable {
             + modules.compactMap { module in
                 module.error.map { SettingsIssue(file: file, pointer: "/enabled_modules", message: $0.description) }
             }
-            + processes.filter(\.enabled).flatMap(\.issues)
+            + processes.filter(\.enabled).flatMap(\.issues).filter { $0.followsFrom == nil }
     }
 
     public var isValid: Bool { blockingIssues.isEmpty }

@@ -21,7 +21,7 @@ public struct SettingsValidator {
         manifests[BuiltinModules.chatLocation.name] = BuiltinModules.chatManifest
         let modules = modules + [BuiltinModules.chatLocation]
         let failedModules = Set(moduleErrors.map(\.module))
-        let moduleReports = modules.filter { $0 != BuiltinModules.chatLocation }.map { location in
+        var moduleReports = modules.filter { $0 != BuiltinModules.chatLocation }.map { location in
             SettingsReport.Module(
                 name: location.name, file: location.library, version: manifests[location.name]?.version,
                 processTypes: manifests[location.name]?.processes.map(\.type) ?? [],
@@ -34,13 +34,16 @@ public struct SettingsValidator {
         var reports: [SettingsReport.Process] = []
         var planned: [PlannedProcess] = []
 
+        // Types no loaded module provides, where a module that failed to load may explain them.
+        var unexplainedTypes: [(type: String, process: String)] = []
         let environment = ProcessInfo.processInfo.environment
         for original in settings.processes {
             var process = original
             var issues = settings.hostIssues.filter { $0.process == process.name }
             var environmentProblems: [(pointer: String, message: String)] = []
-            process.moduleSettings = Self.resolvingEnvironment(.object(process.moduleSettings), environment: environment,
-                                                               problems: &environmentProblems).objectValue ?? process.moduleSettings
+            var secrets = EnvironmentSecrets()
+            process.moduleSettings = Self.resolvingEnvironment(.object(process.moduleSettings), base: process.pointer, environment: environment,
+                                                               problems: &environmentProblems, secrets: &secrets).objectValue ?? process.moduleSettings
             for problem in environmentProblems {
                 issues.append(SettingsIssue(file: file, pointer: process.pointer + problem.pointer, message: problem.message, process: process.name))
             }
@@ -64,12 +67,24 @@ public struct SettingsValidator {
                     let searched = modules.filter { manifests[$0.name] != nil }.map { module in
                         "\(module.name) (\(manifests[module.name]!.processes.map(\.type).joined(separator: ", ")))"
                     }
-                    var message = "unknown process type \"\(process.type)\"\(Suggestions.hint(for: process.type, in: allTypes))"
-                    message += searched.isEmpty ? "; no enabled module was loaded" : "; the enabled modules provide: \(searched.joined(separator: "; "))"
-                    if !failedModules.isEmpty {
-                        message += "; \(failedModules.sorted().joined(separator: ", ")) could not be loaded and may provide it"
+                    let hint = Suggestions.hint(for: process.type, in: allTypes)
+                    if !failedModules.isEmpty, hint.isEmpty {
+                        // Most likely a consequence of the module that did not load: one error
+                        // (the module's) says so, this one only points at it.
+                        let names = failedModules.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+                        issues.append(SettingsIssue(
+                            file: file, pointer: process.pointer + "/type",
+                            message: "unknown process type \"\(process.type)\"; it may come from module \(names), which could not be loaded (see /enabled_modules)",
+                            process: process.name, followsFrom: "/enabled_modules"))
+                        unexplainedTypes.append((process.type, process.name))
+                    } else {
+                        var message = "unknown process type \"\(process.type)\"\(hint)"
+                        message += searched.isEmpty ? "; no enabled module was loaded" : "; the enabled modules provide: \(searched.joined(separator: "; "))"
+                        if !failedModules.isEmpty {
+                            message += "; \(failedModules.sorted().joined(separator: ", ")) could not be loaded and may provide it"
+                        }
+                        issue("/type", message)
                     }
-                    issue("/type", message)
                 }
             }
             if let (_, type) = resolved, type.kind == "logic_adapter" {
@@ -98,6 +113,7 @@ public struct SettingsValidator {
                     }
                 }
             }
+            issues = issues.map(secrets.redact)
             reports.append(SettingsReport.Process(
                 name: process.name, type: process.type, module: resolved?.0.name, kind: resolved?.1.kind,
                 enabled: process.enabled, issues: issues))
@@ -111,6 +127,14 @@ public struct SettingsValidator {
                                                        uniquingKeysWith: { first, _ in first })
                 }
                 planned.append(plan)
+            }
+        }
+        if !unexplainedTypes.isEmpty {
+            var types: [String] = []
+            for entry in unexplainedTypes where !types.contains(entry.type) { types.append(entry.type) }
+            let note = "; the process type\(types.count == 1 ? "" : "s") \(types.map { "\"\($0)\"" }.joined(separator: ", ")) (of \(unexplainedTypes.map(\.process).joined(separator: ", "))) \(types.count == 1 ? "is" : "are") provided by no loaded module and may come from it"
+            for index in moduleReports.indices where moduleReports[index].error != nil {
+                moduleReports[index].error!.message += note
             }
         }
         return SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)

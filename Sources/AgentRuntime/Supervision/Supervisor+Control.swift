@@ -9,7 +9,7 @@ extension Supervisor {
         switch request["command"]?.stringValue {
         case "status"?:
             var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
-                                      "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json))]
+                                      "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json) + disabledProcesses.map(\.json))]
             answer["store"] = storeStatus
             answer["outputs"] = .array(outputs?.statistics.map(\.jsonValue) ?? [])
             return .object(answer)
@@ -32,6 +32,9 @@ extension Supervisor {
     /// `agent-control process start|stop|restart NAME`.
     func processCommand(_ action: String, name: String) -> JSONValue {
         guard let process = processes.first(where: { $0.name == name }) else {
+            if disabledProcesses.contains(where: { $0.name == name }) {
+                return ["ok": false, "error": .string("\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
+            }
             let names = processes.map(\.name)
             return ["ok": false, "error": .string("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")]
         }

@@ -26,6 +26,7 @@ extension Supervisor {
             return ["ok": false, "errors": .array(issues.map { .string($0.description) })]
         }
         let changes = apply(report.planned)
+        disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         func list(_ names: [String]) -> JSONValue { .array(names.map(JSONValue.string)) }
         return ["ok": true, "kept": list(changes.kept), "restarted": list(changes.restarted),

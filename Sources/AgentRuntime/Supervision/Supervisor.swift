@@ -17,6 +17,9 @@ public final class Supervisor {
 
     private(set) var processes: [SupervisedProcess] = []
     private var byName: [String: SupervisedProcess] = [:]
+    /// Processes the settings list with `"enabled": false`: not run, but shown by `status`
+    /// as `disabled` (set at start and by each reload).
+    public var disabledProcesses: [DisabledProcess] = []
     /// Processes removed or replaced by a reload, until their workers are gone.
     var retiring: [SupervisedProcess] = []
     /// Re-reads and validates the settings for `reload` (nil: reload is refused).
