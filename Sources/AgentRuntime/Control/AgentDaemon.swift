@@ -27,7 +27,7 @@ public struct AgentDaemon {
             return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
         }
         do { try paths.createDirectories() } catch { return Self.fail("cannot create \(paths.runDirectory): \(error)") }
-        let log = open(paths.logFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let log = PrivateFiles.open(paths.logFile, flags: O_WRONLY | O_APPEND)
         guard log >= 0 else { return Self.fail("cannot open the log file \(paths.logFile): \(String(cString: strerror(errno)))") }
         defer { close(log) }
         let logStart = lseek(log, 0, SEEK_END)

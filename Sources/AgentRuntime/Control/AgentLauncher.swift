@@ -85,6 +85,22 @@ public struct AgentLauncher {
             throw PreparationError(description: "cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)", exitCode: ExitCode.failure)
         }
         var (modules, errors) = locator.locateAll(settings.enabledModules)
+        // Before anything is built or loaded: a module another user could change is refused.
+        func refuseUntrusted() {
+            guard !settings.trustModuleFiles else { return }
+            for module in modules {
+                do throws(ModuleLoadError) {
+                    try ModuleLocator.checkTrust(module)
+                } catch {
+                    errors.append(error)
+                }
+            }
+            modules.removeAll { module in errors.contains { $0.module == module.name } }
+        }
+        if settings.trustModuleFiles {
+            logger.warning("\(settings.file): \"trust_module_files\": true; module files are loaded without checking who could change them")
+        }
+        refuseUntrusted()
         if options.build {
             for module in modules {
                 do {
@@ -95,6 +111,7 @@ public struct AgentLauncher {
             }
             modules.removeAll { module in errors.contains { $0.module == module.name } }
         }
+        refuseUntrusted()
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let (manifests, describeErrors) = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile).describeAll(modules)
         var validator = SettingsValidator()

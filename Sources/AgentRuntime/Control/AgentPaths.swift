@@ -26,10 +26,11 @@ public struct AgentPaths: Sendable, Equatable {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
     }
 
-    /// Creates the run directory (mode 0700) and the log file's folder.
+    /// Creates the run directory, the log file's and the pidfile's folders (and the folders
+    /// above them that are missing), each 0700 whatever the umask.
     public func createDirectories() throws {
-        try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: logFile).deletingLastPathComponent().path, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: pidfile).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try PrivateFiles.makeDirectories(runDirectory)
+        try PrivateFiles.makeDirectories(URL(fileURLWithPath: logFile).deletingLastPathComponent().path)
+        try PrivateFiles.makeDirectories(URL(fileURLWithPath: pidfile).deletingLastPathComponent().path)
     }
 }

@@ -22,7 +22,8 @@ public final class Pidfile {
 
     /// Takes the lock and writes our pid. Throws ``HeldError`` if a live agent holds it.
     public func acquire() throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // 0644 whatever the umask: others may read the pid, never write it.
+        let fd = PrivateFiles.open(path, flags: O_RDWR, mode: 0o644)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)

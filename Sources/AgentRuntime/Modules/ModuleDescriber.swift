@@ -40,9 +40,9 @@ public final class ModuleDescriber {
             (library, JSONValue.object(["identity": .string(entry.identity), "manifest": .string(entry.json),
                                         "module": .string(cache[library]?.manifest.name ?? "")]))
         })
-        try? FileManager.default.createDirectory(atPath: URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path, withIntermediateDirectories: true)
-        // Written whole and renamed: a reader never sees half a file.
-        try? JSONValue.object(object).serialized().write(toFile: cacheFile, atomically: true, encoding: .utf8)
+        try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
+        // Written whole and renamed (a reader never sees half a file), 0600 whatever the umask.
+        try? PrivateFiles.write(Array(JSONValue.object(object).serialized().utf8), atomicallyTo: cacheFile)
     }
 
     /// Describes every module at once (one worker each, in parallel). The error lists every

@@ -27,6 +27,9 @@ public struct AgentSettings: Sendable {
     public var store: StoreSettings
     /// The whole document.
     public var document: JSONValue
+    /// `"trust_module_files": true`: load module files even when another user could change
+    /// them (see ``ModuleLocator/checkTrust(_:userID:)``).
+    public var trustModuleFiles: Bool
 
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
@@ -65,6 +68,7 @@ public struct AgentSettings: Sendable {
                           process: Self.processName(at: error.instanceLocation))
         }
         store = StoreSettings(json["store"])
+        trustModuleFiles = json["trust_module_files"]?.boolValue ?? false
         enabledModules = []
         for (index, item) in (json["enabled_modules"]?.arrayValue ?? []).enumerated() {
             guard let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) else { continue }

@@ -28,6 +28,10 @@ public enum HostSchema {
                 "additionalProperties": ["$ref": "#/$defs/process"],
             ],
             "store": StoreSettings.schema,
+            "trust_module_files": [
+                "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
+                "type": "boolean", "default": false,
+            ],
             "outputs": [
                 "description": "Where events and messages are also sent: JSON lines to stdout or a file, or an HTTP webhook.",
                 "type": "array",

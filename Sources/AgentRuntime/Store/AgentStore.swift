@@ -42,7 +42,10 @@ public final class AgentStore: @unchecked Sendable {
         self.path = path
         self.settings = settings
         self.logger = logger
-        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        // The folder 0700 and the database 0600 whatever the umask (SQLite gives its WAL and
+        // shared-memory files the database's mode).
+        try PrivateFiles.makeDirectories(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        try PrivateFiles.create(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
