@@ -105,51 +105,84 @@ public struct ModuleAdder {
         return Result(agentDirectory: root, files: written.map { "modules/\(name)/\($0)" }, edits: edits, notes: notes)
     }
 
-    /// Adds the module to `enabled_modules` and the template's processes to settings.json.
+    /// Adds the module to `enabled_modules` and the template's processes to settings.json,
+    /// editing the file in place: everything else keeps its formatting (see
+    /// ``JSONTextEditor``).
     private func enableInSettings(root: String, module: String, template: String, adapter: String?) -> (edits: [String], notes: [String]) {
         let path = root + "/settings.json"
         guard let data = FileManager.default.contents(atPath: path) else {
             return ([], ["no settings.json: copy the processes of modules/\(module)/settings_template.json into your settings"])
         }
-        guard case .object(var settings)? = try? JSONValue.parse(data),
+        guard var editor = try? JSONTextEditor(bytes: Array(data)), case .object(let settings) = editor.value,
               case .object(let templateObject)? = try? JSONValue.parse(FileManager.default.contents(atPath: template) ?? Data())
         else {
             return ([], ["settings.json is not a valid settings object, left as it is: add \"\(module)\" to enabled_modules and the processes of modules/\(module)/settings_template.json by hand"])
         }
         var edits: [String] = []
         var notes: [String] = []
-        var enabled = settings["enabled_modules"]?.arrayValue ?? []
-        if !enabled.contains(.string(module)) {
-            enabled.append(.string(module))
-            settings["enabled_modules"] = .array(enabled)
-            edits.append("settings.json: enabled module \"\(module)\"")
-        }
-        var processes = settings["processes"]?.objectValue ?? JSONObject()
-        for (name, value) in templateObject["processes"]?.objectValue ?? [:] {
-            if processes[name] != nil {
-                notes.append("settings.json already has a process \"\(name)\"; the template's was not added")
-            } else {
-                processes[name] = value
-                edits.append("settings.json: added process \"\(name)\" (\(value["type"]?.stringValue ?? "?"))")
+        do throws(JSONEditError) {
+            switch settings["enabled_modules"] {
+            case .array(let enabled)?:
+                if !enabled.contains(.string(module)) {
+                    try editor.append(.string(module), toArrayAt: "/enabled_modules")
+                    edits.append("settings.json: enabled module \"\(module)\"")
+                }
+            case nil:
+                try editor.setMember("enabled_modules", to: [.string(module)], inObjectAt: "")
+                edits.append("settings.json: enabled module \"\(module)\"")
+            default:
+                notes.append("settings.json's enabled_modules is not an array, left as it is: add \"\(module)\" to it by hand")
             }
-        }
-        // The module's logic adapter joins every chatbot of the agent.
-        if let adapter {
-            for (name, value) in processes where value["type"]?.stringValue == "chatbot" {
-                guard case .object(var chatbot) = value, var adapters = chatbot["logic_adapters"]?.arrayValue,
-                      !adapters.contains(.string(adapter)) else { continue }
-                adapters.append(.string(adapter))
-                chatbot["logic_adapters"] = .array(adapters)
-                processes[name] = .object(chatbot)
-                edits.append("settings.json: added logic adapter \"\(adapter)\" to chatbot \"\(name)\"")
+            let templateProcesses = templateObject["processes"]?.objectValue ?? [:]
+            var processes = settings["processes"]?.objectValue
+            if processes == nil, settings["processes"] == nil {
+                try editor.setMember("processes", to: .object([:]), inObjectAt: "")
+                processes = [:]
             }
+            if var processes {
+                for (name, value) in templateProcesses {
+                    if processes[name] != nil {
+                        notes.append("settings.json already has a process \"\(name)\"; the template's was not added")
+                    } else {
+                        try editor.setMember(name, to: value, inObjectAt: "/processes")
+                        processes[name] = value
+                        edits.append("settings.json: added process \"\(name)\" (\(value["type"]?.stringValue ?? "?"))")
+                    }
+                }
+                // The module's logic adapter joins every chatbot of the agent.
+                if let adapter {
+                    for (name, value) in processes where value["type"]?.stringValue == "chatbot" {
+                        guard let adapters = value["logic_adapters"]?.arrayValue, !adapters.contains(.string(adapter)) else { continue }
+                        try editor.append(.string(adapter), toArrayAt: "/processes/\(JSONPointer.escape(name))/logic_adapters")
+                        edits.append("settings.json: added logic adapter \"\(adapter)\" to chatbot \"\(name)\"")
+                    }
+                }
+            } else if !templateProcesses.isEmpty {
+                notes.append("settings.json's processes is not an object, left as it is: add the processes of modules/\(module)/settings_template.json by hand")
+            }
+        } catch {
+            return ([], ["cannot edit settings.json (\(error)); it was left as it is"])
         }
-        settings["processes"] = .object(processes)
+        guard !edits.isEmpty else { return (edits, notes) }
         do {
-            try (JSONValue.object(settings).serialized(pretty: true) + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            try Self.replaceContents(of: path, with: editor.bytes)
         } catch {
             return ([], ["cannot update settings.json: \(error)"])
         }
         return (edits, notes)
+    }
+
+    /// Writes a file whole and renames it over the old one, keeping the old one's mode.
+    static func replaceContents(of path: String, with bytes: [UInt8]) throws {
+        var info = stat()
+        let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
+        let temporary = path + ".add-agent-module-\(getpid())"
+        try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+        chmod(temporary, mode)
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw ScaffoldingError("write_failed", "cannot replace \(path): \(reason)", path: path)
+        }
     }
 }

@@ -11,7 +11,8 @@ struct AddAgentModule: ParsableCommand {
         Run in an agent folder (or its modules/ folder). Writes modules/NAME/ with Swift sources \
         for a datasource, a monitor and a logic adapter, their settings schemas, a \
         settings_template.json and tests; lists the module in Package.swift (between the \
-        agent-modules markers) and enables it and its template's processes in settings.json. \
+        agent-modules markers) and enables it and its template's processes in settings.json, \
+        editing it in place (the rest of the file keeps its formatting). \
         With --empty the sources are compiling skeletons without behaviour. NAME must be a \
         valid Swift identifier; an existing module is never overwritten.
         """

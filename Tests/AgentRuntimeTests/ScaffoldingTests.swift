@@ -62,6 +62,36 @@ import Testing
         #expect(package.components(separatedBy: "\"sensor\",").count == 2)
     }
 
+    @Test func addAgentModuleEditsACompactSettingsFileInPlace() throws {
+        let directory = TestPaths.temporaryDirectory("add-compact") + "/agent"
+        #expect(try Self.run("create-agent", [directory]).status == 0)
+        let compact = #"{"enabled_modules":["system","sample"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features"]}}}"#
+        try compact.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        chmod(directory + "/settings.json", 0o640)
+        let added = try Self.run("add-agent-module", ["sensor"], in: directory)
+        #expect(added.status == 0, "\(added.stderr)")
+        let edited = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
+        #expect(edited == #"{"enabled_modules":["system","sample","sensor"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features","sensor.sensor_adapter"]},"sensor":{"type":"sensor_source","enabled":true,"interval":1},"sensor_alerts":{"type":"sensor_monitor","enabled":true,"threshold":80}}}"#, "\(edited)")
+        var info = stat()
+        #expect(stat(directory + "/settings.json", &info) == 0 && info.st_mode & 0o777 == 0o640)
+    }
+
+    @Test func addAgentModuleKeepsTheCreatedSettingsFileAsWrittenAndAddsLinesLikeItsOwn() throws {
+        let directory = TestPaths.temporaryDirectory("add-expanded") + "/agent"
+        #expect(try Self.run("create-agent", [directory]).status == 0)
+        let before = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
+        #expect(try Self.run("add-agent-module", ["sensor"], in: directory).status == 0)
+        let after = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
+        var expected = before.replacingOccurrences(of: #""enabled_modules": ["system", "sample"]"#, with: #""enabled_modules": ["system", "sample", "sensor"]"#)
+        expected = expected.replacingOccurrences(of: #""sample.trades_counter"]}"#, with: """
+        "sample.trades_counter", "sensor.sensor_adapter"]},
+            "sensor": {"type": "sensor_source", "enabled": true, "interval": 1},
+            "sensor_alerts": {"type": "sensor_monitor", "enabled": true, "threshold": 80}
+        """)
+        #expect(expected != before)
+        #expect(after == expected, "\(after)")
+    }
+
     @Test func missingTemplatesAreAClearError() throws {
         let result = try Self.run("create-agent", [TestPaths.temporaryDirectory("nohome")], environment: ["AGENT_RUNTIME_HOME": "/nonexistent"])
         #expect(result.status == 1)
