@@ -66,13 +66,26 @@ import Testing
         #expect(!agent.wasLoaded)
     }
 
-    @Test func groupWritableModuleFileIsRefused() throws {
+    @Test func moduleWritableByAGroupOfOthersIsRefused() throws {
         let agent = try Agent()
+        #expect(chown(agent.library, 0, 12345) == 0)
         chmod(agent.library, 0o775)
         let result = try agent.validate()
         #expect(result.status == 2)
-        #expect(result.stdout.contains("is writable by its group (mode 775)"), "\(result.stdout)")
+        #expect(result.stdout.contains("is writable by its group (gid 12345) (mode 775)"), "\(result.stdout)")
         #expect(!agent.wasLoaded)
+    }
+
+    @Test func moduleWritableByTheOwnersPrivateGroupIsLoaded() throws {
+        // root's primary group lists no other member here: writable by it is writable by root.
+        let agent = try Agent()
+        let root = try #require(getpwuid(0))
+        #expect(ModuleLocator.isPrivateGroup(root.pointee.pw_gid, of: 0))
+        #expect(chown(agent.library, 0, root.pointee.pw_gid) == 0)
+        chmod(agent.library, 0o775)
+        let result = try agent.validate()
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(agent.wasLoaded)
     }
 
     @Test func moduleInAWorldWritableFolderIsRefused() throws {

@@ -51,12 +51,15 @@ import Testing
     @Test func misspelledModuleGetsOneErrorWithASuggestionInsteadOfOnePerProcessType() throws {
         let file = try settingsFile("""
         {"enabled_modules": ["sampel"], "processes": {"trades": {"type": "trade_feed"}, "busy": {"type": "trade_frequency"},
-         "again": {"type": "trade_feed"}, "typo": {"type": "chatbto"}}}
+         "again": {"type": "trade_feed"}, "typo": {"type": "chatbto"},
+         "chat": {"type": "chatbot", "logic_adapters": ["status", "sample.trades_counter"]}}}
         """)
         let result = try run("validate-settings", ["--settings", file, "--no-build"])
         #expect(result.status == 2)
         #expect(result.stdout.contains(#"module not found; did you mean "sample"?"#), "\(result.stdout)")
         #expect(result.stdout.contains(#"the process types "trade_feed", "trade_frequency" (of trades, busy, again) are provided by no loaded module and may come from it"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"the logic adapter "sample.trades_counter" (of chat) may come from it too"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"/processes/chat/logic_adapters/1: unknown logic adapter "sample.trades_counter"; it may come from module "sampel""#), "\(result.stdout)")
         // A type close to a known one is its own error; the others follow from the module.
         #expect(result.stdout.contains(#"unknown process type "chatbto"; did you mean "chatbot"?"#), "\(result.stdout)")
         #expect(result.stdout.hasSuffix("2 errors; settings are invalid\n"), "\(result.stdout)")

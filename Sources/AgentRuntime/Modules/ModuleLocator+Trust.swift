@@ -8,8 +8,8 @@ extension ModuleLoadError.Code {
 
 extension ModuleLocator {
     /// Refuses a module that another user could have replaced, the way sshd treats keys: the
-    /// library must be owned by the agent's user or root and writable by no one else, and so
-    /// must every folder above it (and a module's source folder, which the agent builds),
+    /// library must be owned by the agent's user or root and writable by no one else (writable
+    /// by the owner's private group is fine), and so must every folder above it (and a module's source folder, which the agent builds),
     /// except that a folder with the sticky bit (such as /tmp) may be writable by others, since
     /// they cannot rename or remove what they do not own there. Symbolic links on the way must
     /// be owned by the agent's user or root. Checked before any worker loads the module;
@@ -56,11 +56,32 @@ extension ModuleLocator {
         }
         let mode = info.st_mode & 0o7777
         let sticky = folder && mode & S_ISVTX != 0
-        if mode & 0o022 != 0, !sticky {
-            let by = mode & 0o002 != 0 ? "everyone" : "its group"
+        let unsafeGroup = mode & 0o020 != 0 && !isPrivateGroup(info.st_gid, of: info.st_uid)
+        if (mode & 0o002 != 0 || unsafeGroup), !sticky {
+            let by = mode & 0o002 != 0 ? "everyone" : "its group (gid \(info.st_gid)\(groupName(info.st_gid).map { ", \($0)" } ?? ""))"
             return "\(what) \(path) is writable by \(by) (mode \(String(mode, radix: 8))); fix with `chmod go-w \(path)`"
         }
         return nil
+    }
+
+    /// Whether `gid` is the owner's private group (its primary group, listing no one else as
+    /// a member): then writable by the group is writable by the owner alone, as Debian's sshd
+    /// accepts (with `umask 002` every file a user creates is group-writable).
+    static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
+        guard let user = getpwuid(uid), user.pointee.pw_gid == gid, let name = user.pointee.pw_name,
+              let group = getgrgid(gid) else { return false }
+        let owner = String(cString: name)
+        var member = group.pointee.gr_mem
+        while let pointer = member?.pointee {
+            if String(cString: pointer) != owner { return false }
+            member = member?.advanced(by: 1)
+        }
+        return true
+    }
+
+    static func groupName(_ gid: gid_t) -> String? {
+        guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return nil }
+        return String(cString: name)
     }
 
     /// The first unsafe folder from `folder` up to `/` (the folders as written and, where

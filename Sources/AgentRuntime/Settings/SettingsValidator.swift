@@ -36,6 +36,7 @@ public struct SettingsValidator {
 
         // Types no loaded module provides, where a module that failed to load may explain them.
         var unexplainedTypes: [(type: String, process: String)] = []
+        var unexplainedAdapters: [(adapter: String, process: String)] = []
         let environment = ProcessInfo.processInfo.environment
         for original in settings.processes {
             var process = original
@@ -98,6 +99,16 @@ public struct SettingsValidator {
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
                 if type.kind == "chatbot", issues.isEmpty {
                     for problem in BuiltinModules.checkAdapters(process.moduleSettings, modules: modules, manifests: manifests) {
+                        // "sample.x" while module "sampel" did not load: a consequence of that.
+                        if let adapter = Self.adapterName(at: problem.pointer, in: process.moduleSettings),
+                           let failed = Self.failedModule(explaining: adapter, failed: failedModules, manifests: manifests) {
+                            issues.append(SettingsIssue(
+                                file: file, pointer: process.pointer + problem.pointer,
+                                message: "unknown logic adapter \"\(adapter)\"; it may come from module \"\(failed)\", which could not be loaded (see /enabled_modules)",
+                                process: process.name, followsFrom: "/enabled_modules"))
+                            unexplainedAdapters.append((adapter, process.name))
+                            continue
+                        }
                         issue(problem.pointer, problem.message)
                     }
                 }
@@ -129,15 +140,38 @@ public struct SettingsValidator {
                 planned.append(plan)
             }
         }
+        var note = ""
         if !unexplainedTypes.isEmpty {
             var types: [String] = []
             for entry in unexplainedTypes where !types.contains(entry.type) { types.append(entry.type) }
-            let note = "; the process type\(types.count == 1 ? "" : "s") \(types.map { "\"\($0)\"" }.joined(separator: ", ")) (of \(unexplainedTypes.map(\.process).joined(separator: ", "))) \(types.count == 1 ? "is" : "are") provided by no loaded module and may come from it"
+            note += "; the process type\(types.count == 1 ? "" : "s") \(types.map { "\"\($0)\"" }.joined(separator: ", ")) (of \(unexplainedTypes.map(\.process).joined(separator: ", "))) \(types.count == 1 ? "is" : "are") provided by no loaded module and may come from it"
+        }
+        if !unexplainedAdapters.isEmpty {
+            var adapters: [String] = []
+            for entry in unexplainedAdapters where !adapters.contains(entry.adapter) { adapters.append(entry.adapter) }
+            note += "; the logic adapter\(adapters.count == 1 ? "" : "s") \(adapters.map { "\"\($0)\"" }.joined(separator: ", ")) (of \(unexplainedAdapters.map(\.process).joined(separator: ", "))) may come from it too"
+        }
+        if !note.isEmpty {
             for index in moduleReports.indices where moduleReports[index].error != nil {
                 moduleReports[index].error!.message += note
             }
         }
         return SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+    }
+
+    /// The adapter a chatbot's `/logic_adapters/N` names (a string, or an object's `type`).
+    static func adapterName(at pointer: String, in settings: JSONObject) -> String? {
+        guard pointer.hasPrefix("/logic_adapters/"), let index = Int(pointer.dropFirst("/logic_adapters/".count)),
+              let list = settings["logic_adapters"]?.arrayValue, list.indices.contains(index) else { return nil }
+        return list[index].stringValue ?? list[index]["type"]?.stringValue
+    }
+
+    /// The module that failed to load and may explain `<module>.<type>`: the same name, or a
+    /// close one (a misspelling in enabled_modules), when no loaded module has that name.
+    static func failedModule(explaining adapter: String, failed: Set<String>, manifests: [String: ModuleManifest]) -> String? {
+        let parts = adapter.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, manifests[parts[0]] == nil else { return nil }
+        return failed.sorted().first { $0 == parts[0] || Suggestions.closest(to: $0, among: [parts[0]]) != nil }
     }
 
     private mutating func validateModuleSettings(
