@@ -84,7 +84,9 @@ import Testing
 
     @Test func shippedModulesAcceptTheirOwnSettingsTemplates() throws {
         for module in ["sample", "system"] {
-            let template = TestPaths.repository + "/modules/\(module)/settings_template.json"
+            // Checked on a copy: validating in place would write modules/<name>/.agent/.
+            let template = TestPaths.temporaryDirectory("template") + "/settings.json"
+            try FileManager.default.copyItem(atPath: TestPaths.repository + "/modules/\(module)/settings_template.json", toPath: template)
             let result = try run("validate-settings", ["--settings", template, "--no-build"])
             #expect(result.status == 0, "\(module): \(result.stdout)\(result.stderr)")
         }

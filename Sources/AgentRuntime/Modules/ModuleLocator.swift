@@ -109,7 +109,11 @@ public struct ModuleLocator: Sendable {
     public func isStale(_ location: ModuleLocation) -> Bool {
         guard let source = location.sourceDirectory else { return false }
         guard let built = Self.modificationTime(location.library) else { return true }
-        var roots = [source, agentDirectory + "/Package.swift"]
+        // The module folder's own time is left out: it changes when anything is added beside
+        // the sources (a `.agent/` folder written by running the module's settings template in
+        // place, an editor's file), which is no reason to rebuild.
+        if Self.newestModification(under: source, countingRoot: false) ?? 0 > built { return true }
+        var roots = [agentDirectory + "/Package.swift"]
         for sdk in ["SDK/Sources/AgentModuleKit", "SDK/Sources/AgentModuleABI"] {
             roots.append(agentDirectory + "/" + sdk)
         }
@@ -122,11 +126,15 @@ public struct ModuleLocator: Sendable {
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 
-    static func newestModification(under root: String) -> Double? {
-        guard var newest = modificationTime(root) else { return nil }
+    /// The newest modification time of `root` and what it contains. Hidden entries (`.build`,
+    /// `.agent`, `.swiftpm`, editors' swap files) are skipped: SwiftPM does not compile them,
+    /// and the runtime writes its own state into `.agent/`.
+    static func newestModification(under root: String, countingRoot: Bool = true) -> Double? {
+        guard let rootTime = modificationTime(root) else { return nil }
+        var newest = countingRoot ? rootTime : 0
         guard let walker = FileManager.default.enumerator(atPath: root) else { return newest }
         while let relative = walker.nextObject() as? String {
-            if relative.hasPrefix(".build") { walker.skipDescendants(); continue }
+            if URL(fileURLWithPath: relative).lastPathComponent.hasPrefix(".") { walker.skipDescendants(); continue }
             if let time = modificationTime(root + "/" + relative) { newest = max(newest, time) }
         }
         return newest

@@ -13,11 +13,13 @@ final class AgentRun: @unchecked Sendable {
 
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
          directory: String = TestPaths.temporaryDirectory("agent")) throws {
+        try TestPaths.requireOutsideSourceTree(directory)
         self.directory = directory
         settingsFile = directory + "/settings.json"
         try settings.write(toFile: settingsFile, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
         process.arguments = ["console", "--settings", settingsFile] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let stdout = Pipe(), stderr = Pipe()
         process.standardOutput = stdout

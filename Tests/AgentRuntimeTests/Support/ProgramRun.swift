@@ -8,16 +8,42 @@ struct ProgramResult {
 }
 
 /// Runs a program (a name in the build folder, or a path) to its end and collects its output.
-func runProgram(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
+/// It runs in `directory`, or in a new temporary folder: never in the source tree (nor on a
+/// settings file or `-C` folder there), so that a test cannot write into it.
+/// `input` is written to its stdin (else it reads nothing); after `timeout` seconds it is
+/// killed (SIGKILL), so that a program that blocks cannot hang the tests.
+func runProgram(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:],
+                input: Data? = nil, timeout: Double = 300) throws -> ProgramResult {
+    let workingDirectory = directory ?? TestPaths.temporaryDirectory("cwd")
+    try TestPaths.requireOutsideSourceTree(workingDirectory)
+    for (index, argument) in arguments.enumerated().dropLast() where ["--settings", "-C"].contains(argument) {
+        let path = arguments[index + 1]
+        try TestPaths.requireOutsideSourceTree(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : TestPaths.products + "/" + program)
     process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+    process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe()
+    let out = Pipe(), err = Pipe(), stdin = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
+    if let input {
+        Thread {
+            try? stdin.fileHandleForWriting.write(contentsOf: input)
+            try? stdin.fileHandleForWriting.close()
+        }.start()
+    }
+    let pid = process.processIdentifier
+    let finished = LockedData()
+    Thread {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !finished.isSet, Date() < deadline { usleep(10_000) }
+        if !finished.isSet { kill(pid, SIGKILL) }
+    }.start()
+    defer { finished.set(Data()) }
     // Read both pipes at once, so that a program filling one of them cannot stall.
     let errors = LockedData()
     let reader = Thread { errors.set(err.fileHandleForReading.readDataToEndOfFile()) }

@@ -27,4 +27,21 @@ enum TestPaths {
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+
+    /// Tests never run an agent in the source tree: its settings' folder gets `.agent/` (the
+    /// manifest cache, logs, the store), and a module folder that gains files looks newer than
+    /// its library. Throws when `path` (a settings file or a working folder) is inside the
+    /// repository.
+    static func requireOutsideSourceTree(_ path: String) throws {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: repository).resolvingSymlinksInPath().path
+        if absolute == root || absolute.hasPrefix(root + "/") {
+            throw SourceTreeError(path: absolute)
+        }
+    }
+
+    struct SourceTreeError: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "\(path) is in the source tree; tests must run agents in temporary folders (copy the file there)" }
+    }
 }
