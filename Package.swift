@@ -45,11 +45,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "CAgentSystem"),
+        .target(name: "AgentVersion", swiftSettings: swiftSettings),
         .target(name: "JSONSchema", swiftSettings: swiftSettings),
         // What a worker needs: the wire protocol, the module loader, the worker's host side.
         .target(
             name: "AgentCore",
-            dependencies: [.product(name: "AgentModuleABI", package: "SDK"), "CAgentSystem", "JSONSchema"],
+            dependencies: [.product(name: "AgentModuleABI", package: "SDK"), "AgentVersion", "CAgentSystem", "JSONSchema"],
             swiftSettings: swiftSettings
         ),
         // The host: settings, supervision, the store, control.
@@ -70,24 +71,24 @@ let package = Package(
         ),
         .executableTarget(
             name: "create-agent",
-            dependencies: ["AgentScaffolding", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AgentScaffolding", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "add-agent-module",
-            dependencies: ["AgentScaffolding", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AgentScaffolding", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         // What the command-line tools share.
         .target(
             name: "AgentCLI",
-            dependencies: ["AgentRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AgentRuntime", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI",
+                "AgentRuntime", "AgentCLI", "AgentVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -95,14 +96,14 @@ let package = Package(
         .executableTarget(
             name: "validate-settings",
             dependencies: [
-                "AgentCLI",
+                "AgentCLI", "AgentVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "agent-worker",
-            dependencies: ["AgentCore"],
+            dependencies: ["AgentCore", "AgentVersion"],
             swiftSettings: swiftSettings
         ),
         // The bench's event payload and tally, shared by the bench module and agent-bench's

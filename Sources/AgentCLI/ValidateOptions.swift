@@ -4,8 +4,7 @@ import ArgumentParser
 /// The options and the run of settings validation, shared by `validate-settings` and
 /// `agent-control validate`.
 public struct ValidateOptions: ParsableArguments {
-    @Option(name: .long, help: "The settings file (its folder is the agent's folder).")
-    var settings: String = "settings.json"
+    @OptionGroup var agent: SettingsOptions
 
     @Flag(name: .long, help: "Do not build the agent's stale Swift modules; use the libraries as they are.")
     var noBuild = false
@@ -23,8 +22,10 @@ public struct ValidateOptions: ParsableArguments {
         then checks the settings in two layers: the host's schema (top-level keys, host-level \
         process keys such as type, enabled, restart) and each process's own settings against its \
         type's schema. Prints a report per module and per process with every error (file, JSON \
-        pointer, what was expected, what was found). Exit status: 0 when valid, 2 when not, 1 when \
-        the check itself could not run.
+        pointer, what was expected, what was found). Without --settings, the settings.json of the \
+        current folder or of the nearest parent folder that has one is checked. Exit status: 0 \
+        when valid, 2 when not (or when there is no settings file), 1 when the check itself \
+        could not run, 64 for a usage error.
         """
 
     public func validate() throws {
@@ -36,7 +37,7 @@ public struct ValidateOptions: ParsableArguments {
     /// Validates and prints the report; throws the exit code when not valid.
     public func run() throws {
         var options = AgentLauncher.Options()
-        options.settingsPath = settings
+        options.settingsPath = try agent.resolve() ?? SettingsDiscovery.fileName
         options.build = !noBuild
         options.configuration = configuration
         options.json = json

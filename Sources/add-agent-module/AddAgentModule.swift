@@ -1,4 +1,5 @@
 import AgentScaffolding
+import AgentVersion
 import ArgumentParser
 import Foundation
 
@@ -15,8 +16,12 @@ struct AddAgentModule: ParsableCommand {
         editing it in place (the rest of the file keeps its formatting). \
         With --empty the sources are compiling skeletons without behaviour. NAME must be a \
         valid Swift identifier; an existing module is never overwritten.
-        """
+        """,
+        version: AgentVersion.line(for: "add-agent-module")
     )
+
+    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if started in DIR (as git -C).", valueName: "dir"))
+    var workingDirectory: String?
 
     @Argument(help: "The module's name: letters, digits and '_', starting with a letter.")
     var name: String
@@ -29,6 +34,9 @@ struct AddAgentModule: ParsableCommand {
 
     func run() throws {
         do {
+            if let workingDirectory, !FileManager.default.changeCurrentDirectoryPath(workingDirectory) {
+                throw ScaffoldingError("no_such_folder", "-C: cannot change to that folder: \(String(cString: strerror(errno)))", path: workingDirectory)
+            }
             let home = try RuntimeHome.locate()
             let result = try ModuleAdder(home: home).add(name, empty: empty, in: FileManager.default.currentDirectoryPath, enable: !noEnable)
             print("added module \"\(name)\" to \(result.agentDirectory):")

@@ -1,5 +1,8 @@
+import AgentCLI
 import AgentRuntime
+import AgentVersion
 import ArgumentParser
+import Foundation
 import Logging
 
 @main
@@ -12,15 +15,28 @@ struct AgentControl: ParsableCommand {
         `start` runs it detached (pidfile, log file); `status`, `reload`, `process`, `stop` and \
         `restart` talk to the running agent over its control socket (.agent/run/control.sock, \
         mode 0600). AGENT_RUN_DIR, AGENT_PIDFILE and AGENT_LOG_FILE override the default paths.
+
+        The agent is found the way git finds its repository: --settings FILE, else settings.json \
+        in the current folder or the nearest parent folder that has one; -C DIR (before or after \
+        the command) runs as if started in DIR.
+
+        Exit status: 0 success; 1 failure (e.g. already running, no answer); 2 the settings or a \
+        module are invalid, or there is no settings file; 3 the agent is not running (commands \
+        that need it; `stop` of an agent that is not running exits 0); 64 usage error.
         """,
+        version: AgentVersion.line(for: "agent-control"),
         subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Chat.self, Events.self, History.self, Validate.self]
     )
+
+    /// `-C DIR` before the command and the hint for a misspelled command come first.
+    static func main() {
+        main(CommandEntry.arguments(for: Self.self))
+    }
 }
 
 /// Where the agent's settings, pidfile, socket and log are.
 struct LocationOptions: ParsableArguments {
-    @Option(name: .long, help: "The settings file (its folder is the agent's folder).")
-    var settings: String = "settings.json"
+    @OptionGroup var agent: SettingsOptions
 
     @Option(name: .long, help: "Folder of the pidfile and the control socket (default: .agent/run in the agent's folder; env AGENT_RUN_DIR).")
     var runDir: String?
@@ -31,11 +47,22 @@ struct LocationOptions: ParsableArguments {
     @Option(name: .long, help: "The log file of a detached agent (default: .agent/log/agent.log; env AGENT_LOG_FILE).")
     var logFile: String?
 
-    func apply(to options: inout AgentLauncher.Options) {
-        options.settingsPath = settings
+    /// The launcher's options for the agent these options name. A command that only talks to
+    /// a running agent (`needsSettings: false`) also works without a settings file when its run
+    /// folder or pidfile is given.
+    func options(needsSettings: Bool = true) throws -> AgentLauncher.Options {
+        let environment = ProcessInfo.processInfo.environment
+        let runFolderGiven = runDir != nil || pidfile != nil || environment["AGENT_RUN_DIR"] != nil || environment["AGENT_PIDFILE"] != nil
+        var options = AgentLauncher.Options()
+        options.settingsPath = try agent.resolve(required: needsSettings || !runFolderGiven) ?? SettingsDiscovery.fileName
         options.runDirectory = runDir
         options.pidfile = pidfile
         options.logFile = logFile
+        return options
+    }
+
+    func daemon(needsSettings: Bool = false) throws -> AgentDaemon {
+        AgentDaemon(launcher: AgentLauncher(options: try options(needsSettings: needsSettings)))
     }
 }
 
@@ -111,11 +138,23 @@ struct Console: ParsableCommand {
     var daemon = false
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
+        var options = try location.options()
         how.apply(to: &options)
         options.daemon = daemon
         try finish(AgentLauncher(options: options).runConsole())
+    }
+}
+
+/// What `start` and `restart` take beyond the run options.
+struct DetachOptions: ParsableArguments {
+    @Flag(name: .long, help: "Also write every event to the log file.")
+    var events = false
+
+    func options(_ location: LocationOptions, _ how: RunOptions) throws -> AgentLauncher.Options {
+        var options = try location.options()
+        how.apply(to: &options)
+        options.showEvents = events && !how.quiet
+        return options
     }
 }
 
@@ -124,29 +163,25 @@ struct Start: ParsableCommand {
         abstract: "Start the agent detached, with a pidfile and a log file.",
         discussion: """
         Refuses to start a second agent on the same pidfile (a stale pidfile, left by an agent \
-        that died, is replaced). Returns once the agent answers on its control socket; if it \
-        fails to start, prints its log. Events are not logged unless --events.
+        that died, is replaced), and a second start while one is in progress. Returns once the \
+        agent answers on its control socket; if it fails to start, prints its log and exits with \
+        the agent's status (2: invalid settings or module). Events are not logged unless --events.
         """
     )
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var how: RunOptions
-
-    @Flag(name: .long, help: "Also write every event to the log file.")
-    var events = false
+    @OptionGroup var detach: DetachOptions
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        how.apply(to: &options)
-        options.showEvents = events && !how.quiet
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).start())
+        try finish(AgentDaemon(launcher: AgentLauncher(options: detach.options(location, how))).start())
     }
 }
 
 struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stop the running agent: every worker gracefully, then the supervisor.")
+        abstract: "Stop the running agent: every worker gracefully, then the supervisor.",
+        discussion: "Exit status 0 also when the agent was not running.")
 
     @OptionGroup var location: LocationOptions
 
@@ -154,31 +189,28 @@ struct Stop: ParsableCommand {
     var timeout: Double = 120
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).stop(timeout: timeout))
+        try finish(location.daemon().stop(timeout: timeout))
     }
 }
 
 struct Restart: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop the running agent (if any) and start it again, detached.")
+    static let configuration = CommandConfiguration(
+        abstract: "Stop the running agent (if any) and start it again, detached.",
+        discussion: "Takes the options of `start`.")
 
     @OptionGroup var location: LocationOptions
     @OptionGroup var how: RunOptions
+    @OptionGroup var detach: DetachOptions
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        how.apply(to: &options)
-        options.showEvents = false
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).restart())
+        try finish(AgentDaemon(launcher: AgentLauncher(options: detach.options(location, how))).restart())
     }
 }
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the running agent's processes: state, pid, time in state, restarts, last exit, events.",
-        discussion: "Exit status 3 when the agent is not running.")
+        discussion: "Exit status 3 when the agent is not running (or does not answer).")
 
     @OptionGroup var location: LocationOptions
 
@@ -186,9 +218,7 @@ struct Status: ParsableCommand {
     var json = false
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).status(json: json))
+        try finish(location.daemon().status(json: json))
     }
 }
 
@@ -205,9 +235,7 @@ struct Reload: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).reload())
+        try finish(location.daemon().reload())
     }
 }
 
@@ -235,8 +263,6 @@ struct ProcessCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        try finish(AgentDaemon(launcher: AgentLauncher(options: options)).process(action, name: name))
+        try finish(location.daemon().process(action, name: name))
     }
 }

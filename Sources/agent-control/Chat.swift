@@ -30,9 +30,7 @@ struct Chat: ParsableCommand {
     var limit: Int = 100
 
     func run() throws {
-        var options = AgentLauncher.Options()
-        location.apply(to: &options)
-        let daemon = AgentDaemon(launcher: AgentLauncher(options: options))
+        let daemon = try location.daemon()
         if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation)) }
         if history { return try finish(daemon.printChatHistory(conversation: conversation, limit: limit)) }
         try finish(daemon.chat(message: message, conversation: conversation, interactive: isatty(0) != 0))

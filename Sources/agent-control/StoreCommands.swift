@@ -1,15 +1,20 @@
+import AgentCLI
 import AgentRuntime
 import ArgumentParser
 import Foundation
 
-/// The store's path for the agent whose settings are given.
-func storeReader(settings path: String) throws -> StoreReader {
+/// The store of the agent these options name.
+func storeReader(_ agent: SettingsOptions) throws -> StoreReader {
+    let settings: AgentSettings
     do {
-        let settings = try AgentSettings.load(file: path)
+        settings = try AgentSettings.load(file: try agent.resolve() ?? SettingsDiscovery.fileName)
+    } catch let error as SettingsError {
+        throw CommandFailure.report("\(error)", exitCode: AgentLauncher.ExitCode.invalidConfiguration)
+    }
+    do {
         return try StoreReader(path: settings.store.databasePath(agentDirectory: settings.agentDirectory))
     } catch {
-        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-        throw ExitCode(1)
+        throw CommandFailure.report("\(error)")
     }
 }
 
@@ -22,8 +27,7 @@ struct Events: ParsableCommand {
         until interrupted.
         """)
 
-    @Option(name: .long, help: "The settings file (its store section says where the store is).")
-    var settings: String = "settings.json"
+    @OptionGroup var agent: SettingsOptions
 
     @Option(name: .long, help: "Only events of this type (repeatable).")
     var type: [String] = []
@@ -48,7 +52,7 @@ struct Events: ParsableCommand {
     }
 
     func run() throws {
-        let reader = try storeReader(settings: settings)
+        let reader = try storeReader(agent)
         let start = since.flatMap { StoreReader.parseSince($0) }
         var last: Int64 = 0
         func show(_ events: [StoreReader.StoredEvent]) {
@@ -71,8 +75,7 @@ struct History: ParsableCommand {
     @Argument(help: "Only this process.")
     var name: String?
 
-    @Option(name: .long, help: "The settings file (its store section says where the store is).")
-    var settings: String = "settings.json"
+    @OptionGroup var agent: SettingsOptions
 
     @Option(name: .long, help: "At most this many lines (the newest).")
     var limit: Int = 100
@@ -81,7 +84,7 @@ struct History: ParsableCommand {
     var json = false
 
     func run() throws {
-        let reader = try storeReader(settings: settings)
+        let reader = try storeReader(agent)
         for entry in try reader.history(process: name, limit: limit) {
             let time = ConsoleOutput.timestamp(nanoseconds: Int64(entry.time * 1e9), full: true)
             if json {

@@ -1,4 +1,5 @@
 import AgentScaffolding
+import AgentVersion
 import ArgumentParser
 import Foundation
 
@@ -14,8 +15,12 @@ struct CreateAgent: ParsableCommand {
         .gitignore. Existing files are never overwritten unless --force. Templates come from the \
         runtime's Templates/ folder (found from the build tree, an installed copy, or \
         AGENT_RUNTIME_HOME).
-        """
+        """,
+        version: AgentVersion.line(for: "create-agent")
     )
+
+    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if started in DIR (as git -C).", valueName: "dir"))
+    var workingDirectory: String?
 
     @Argument(help: "The agent's folder (created if missing; default: the current folder).")
     var directory: String = "."
@@ -28,6 +33,9 @@ struct CreateAgent: ParsableCommand {
 
     func run() throws {
         do {
+            if let workingDirectory, !FileManager.default.changeCurrentDirectoryPath(workingDirectory) {
+                throw ScaffoldingError("no_such_folder", "-C: cannot change to that folder: \(String(cString: strerror(errno)))", path: workingDirectory)
+            }
             let home = try RuntimeHome.locate()
             let result = try AgentCreator(home: home).create(in: directory, name: name, force: force)
             print("created agent \"\(result.name)\" in \(result.directory):")

@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentVersion
 import ArgumentParser
 
 @main
@@ -6,7 +7,8 @@ struct ValidateSettings: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate-settings",
         abstract: "Validate an agent's settings.json (the same check as `agent-control validate`).",
-        discussion: ValidateOptions.discussion)
+        discussion: ValidateOptions.discussion,
+        version: AgentVersion.line(for: "validate-settings"))
 
     @OptionGroup var options: ValidateOptions
 

@@ -1,4 +1,5 @@
 import AgentModuleABI
+import AgentVersion
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -28,6 +29,7 @@ public enum WorkerMain {
                    agent-worker --process <name>
                    agent-worker --spare <library> --module <name>
                    agent-worker --fork-server
+                   agent-worker --version
 
             Started by the AgentRuntime supervisor (agent-control), never by hand: it expects the
             supervisor's socket on fd 3. With --describe it loads the module library and sends its
@@ -37,6 +39,10 @@ public enum WorkerMain {
             --fork-server it forks workers on the supervisor's request (their arguments and fds
             come over fd 3), so that they skip exec and dynamic linking.
             """)
+            exit(0)
+        }
+        if arguments.dropFirst().first == "--version" {
+            print(AgentVersion.line(for: "agent-worker"))
             exit(0)
         }
         guardAgainstOrphanhood()

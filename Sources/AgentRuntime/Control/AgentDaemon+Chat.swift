@@ -21,6 +21,14 @@ extension AgentDaemon {
     }
 
     private func ask(_ text: String, conversation: String) -> Bool {
+        // The request carries the message as a JSON string, within the socket's request limit;
+        // say so before sending rather than losing the message to a cut connection.
+        let request: JSONValue = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
+        let size = request.serialized().utf8.count
+        guard size < ControlClient.maximumRequestBytes else {
+            FileHandle.standardError.write(Data("error: the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))\n".utf8))
+            return false
+        }
         do {
             let answer = try ControlClient.send(["command": "chat", "text": .string(text), "conversation": .string(conversation)], paths: paths, timeout: 40)
             guard answer["ok"] == true else {

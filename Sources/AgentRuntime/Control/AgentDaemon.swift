@@ -15,18 +15,39 @@ public struct AgentDaemon {
     }
 
     static func say(_ text: String) { print(text) }
-    public static func fail(_ text: String) -> Int32 {
+    public static func fail(_ text: String, code: Int32 = AgentLauncher.ExitCode.failure) -> Int32 {
         FileHandle.standardError.write(Data("error: \(text)\n".utf8))
-        return AgentLauncher.ExitCode.failure
+        return code
+    }
+
+    /// A control request that failed: exit status 3 when the agent is not running.
+    public static func fail(_ error: ControlError) -> Int32 {
+        fail(error.description, code: error.isNotRunning ? AgentLauncher.ExitCode.notRunning : AgentLauncher.ExitCode.failure)
     }
 
     /// Starts the agent detached, logging to the log file; returns once it answers on its
-    /// control socket (or failed to start, whose log is then shown).
+    /// control socket, or with the agent's own exit status (its log shown) if it did not start.
     public func start(timeout: Double = 600) -> Int32 {
         if let pid = Pidfile.holder(of: paths.pidfile) {
             return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
         }
         do { try paths.createDirectories() } catch { return Self.fail("cannot create \(paths.runDirectory): \(error)") }
+        // One start at a time: a second one would spawn an agent that loses the pidfile to the
+        // first and prints the winner's log as if it were its own failure.
+        let startLock = Pidfile(path: paths.runDirectory + "/start.lock")
+        do {
+            try startLock.acquire()
+        } catch let error as Pidfile.HeldError {
+            if let pid = Pidfile.holder(of: paths.pidfile) {
+                return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
+            }
+            return Self.fail("another start of this agent is in progress (agent-control start, pid \(error.pid.map(String.init) ?? "unknown")); wait for it, then see `agent-control status`")
+        } catch {
+            return Self.fail("cannot create \(startLock.path): \(error)")
+        }
+        // Closed, not removed, at the end: a start racing with the removal could lock a file
+        // that no longer has a name while a third one creates a new one.
+        defer { withExtendedLifetime(startLock) {} }
         let log = PrivateFiles.open(paths.logFile, flags: O_WRONLY | O_APPEND)
         guard log >= 0 else { return Self.fail("cannot open the log file \(paths.logFile): \(String(cString: strerror(errno)))") }
         defer { close(log) }
@@ -51,9 +72,15 @@ public struct AgentDaemon {
         while EventLoop.now() < deadline {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
+                // Started by hand (`console`) meanwhile: that agent runs; this one had nothing to do.
+                if let holder = Pidfile.holder(of: paths.pidfile) {
+                    return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: holder).description)
+                }
                 let output = Self.tail(of: paths.logFile, from: Int(logStart))
                 FileHandle.standardError.write(Data(output.utf8))
-                return Self.fail("the agent did not start (\(ProcessSpawner.exitCode(status).map { "exit status \($0)" } ?? "killed by a signal")); its log is above and in \(paths.logFile)")
+                let code = ProcessSpawner.exitCode(status)
+                return Self.fail("the agent did not start (\(code.map { "exit status \($0)" } ?? "killed by a signal")); its log is above and in \(paths.logFile)",
+                                 code: code.map { $0 == 0 ? AgentLauncher.ExitCode.failure : $0 } ?? AgentLauncher.ExitCode.failure)
             }
             if let answer = try? ControlClient.send(["command": "status"], paths: paths, timeout: 2), answer["ok"] == true {
                 let count = answer["processes"]?.arrayValue?.count ?? 0
@@ -104,7 +131,7 @@ public struct AgentDaemon {
             } else {
                 Self.say("not running: \(error)")
             }
-            return 3
+            return AgentLauncher.ExitCode.notRunning
         }
         if json {
             print(answer.serialized(pretty: true))
@@ -129,7 +156,7 @@ public struct AgentDaemon {
             FileHandle.standardError.write(Data("error: reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))\n".utf8))
             return AgentLauncher.ExitCode.invalidConfiguration
         } catch {
-            return Self.fail(error.description)
+            return Self.fail(error)
         }
     }
 
@@ -141,7 +168,7 @@ public struct AgentDaemon {
             Self.say("\(name): \(action) requested (now \(state))")
             return AgentLauncher.ExitCode.success
         } catch {
-            return Self.fail(error.description)
+            return Self.fail(error)
         }
     }
 

@@ -1,4 +1,5 @@
 import AgentCore
+import CAgentSystem
 import Foundation
 import Logging
 
@@ -31,8 +32,12 @@ public struct AgentLauncher {
     public enum ExitCode {
         public static let success: Int32 = 0
         public static let failure: Int32 = 1
-        /// The settings or a module are invalid; nothing was started.
+        /// The settings or a module are invalid, or there is no settings file; nothing was started.
         public static let invalidConfiguration: Int32 = 2
+        /// The command needs a running agent and none answers.
+        public static let notRunning: Int32 = 3
+        /// A usage error (unknown command or option, bad option value), as ArgumentParser's.
+        public static let usage: Int32 = 64
     }
 
     /// Everything known before anything starts.
@@ -41,12 +46,17 @@ public struct AgentLauncher {
         public var modules: [ModuleLocation]
         public var report: SettingsReport
         public var workerPath: String
+        /// The signal pipe installed for SIGINT, SIGTERM and SIGHUP (`catchingSignals`), for
+        /// the supervisor to take over; -1 when none.
+        public var signalFD: Int32 = -1
     }
 
     /// Why preparing failed before a report could be made.
     public struct PreparationError: Error, CustomStringConvertible {
         public var description: String
         public var exitCode: Int32
+        /// Stopped by a signal, as asked: not an error.
+        public var stoppedBySignal = false
     }
 
     public var options: Options
@@ -65,8 +75,10 @@ public struct AgentLauncher {
     }
 
     /// Reads the settings, locates (and builds) the modules, describes them and validates
-    /// every process. Throws only when no report can be made (unreadable settings, no worker).
-    public func prepare(logger: Logger) throws(PreparationError) -> Prepared {
+    /// every process. Throws only when no report can be made (unreadable settings, no worker),
+    /// or when stopped by SIGINT or SIGTERM while describing (`catchingSignals`: the signals
+    /// are caught from after the build on, and the describe workers killed).
+    public func prepare(logger: Logger, catchingSignals: Bool = false) throws(PreparationError) -> Prepared {
         let settings: AgentSettings
         do {
             settings = try AgentSettings.load(file: options.settingsPath)
@@ -113,10 +125,22 @@ public struct AgentLauncher {
         }
         refuseUntrusted()
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
-        let (manifests, describeErrors) = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile).describeAll(modules)
+        let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
+        if catchingSignals {
+            // From here on a SIGTERM is a request to stop cleanly: the describe workers are
+            // killed and the supervisor, which takes over the pipe, sees any later one.
+            let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+            describer.signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+        }
+        let (manifests, describeErrors) = describer.describeAll(modules)
+        if let (signal, module) = describer.interruption {
+            if describer.signalFD >= 0 { close(describer.signalFD) }
+            throw PreparationError(description: "stopped by \(SignalName.of(signal)) while describing module \(module) (its describe worker was killed); nothing was started",
+                                   exitCode: ExitCode.success, stoppedBySignal: true)
+        }
         var validator = SettingsValidator()
         let report = validator.check(settings, modules: modules, manifests: manifests, moduleErrors: errors + describeErrors)
-        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath)
+        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath, signalFD: describer.signalFD)
     }
 
     /// The agent's pidfile, socket and log paths for these options.
@@ -144,11 +168,17 @@ public struct AgentLauncher {
         defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
-            prepared = try prepare(logger: logger)
+            prepared = try prepare(logger: logger, catchingSignals: true)
         } catch {
-            Self.printError(error.description)
+            if error.stoppedBySignal {
+                logger.notice("\(error.description)")
+            } else {
+                Self.printError(error.description)
+            }
             return error.exitCode
         }
+        var signalFD = prepared.signalFD
+        defer { if signalFD >= 0 { close(signalFD) } }
         let report = prepared.report
         if !report.isValid {
             let issues = report.blockingIssues
@@ -165,6 +195,8 @@ public struct AgentLauncher {
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
         supervisor.disabledProcesses = DisabledProcess.of(report)
+        supervisor.signalFD = signalFD
+        signalFD = -1
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let outputs = prepared.settings.document["outputs"] {
             do {

@@ -81,7 +81,12 @@ final class ControlServer {
                 }
                 return
             }
-            if (connections[fd]?.count ?? 0) > 1 << 20 { return finish(fd) }
+            if (connections[fd]?.count ?? 0) > ControlClient.maximumRequestBytes {
+                loop.unregister(fd)
+                let text = "the request is larger than the control socket's limit of \(ControlClient.maximumRequestBytes) bytes (1 MiB) without its end of line"
+                Self.writeAll(fd, Array(JSONValue.object(["ok": false, "error": .string(text)]).serialized().utf8) + [10])
+                return finish(fd)
+            }
         }
     }
 
@@ -113,23 +118,36 @@ final class ControlServer {
 /// A control-socket failure, with what to do about it.
 public struct ControlError: Error, CustomStringConvertible {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// Nothing answers on the socket: the agent is not running (exit status 3).
+    public var isNotRunning: Bool
+    public init(_ description: String, isNotRunning: Bool = false) {
+        self.description = description
+        self.isNotRunning = isNotRunning
+    }
 }
 
 /// The client end: sends one request and waits for its response.
 public enum ControlClient {
+    /// The largest request the agent reads (one line of JSON); a longer one is refused.
+    public static let maximumRequestBytes = 1 << 20
+
     /// Sends `request` to the agent whose run directory is in `paths`.
     public static func send(_ request: JSONValue, paths: AgentPaths, timeout: Double = 30) throws(ControlError) -> JSONValue {
         let directoryFD = agent_open_directory(paths.runDirectory)
-        guard directoryFD >= 0 else { throw ControlError("the agent is not running (no run directory \(paths.runDirectory))") }
+        guard directoryFD >= 0 else { throw ControlError("the agent is not running (no run directory \(paths.runDirectory))", isNotRunning: true) }
         defer { close(directoryFD) }
         let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
         guard fd >= 0 else {
-            let reason = errno == ENOENT || errno == ECONNREFUSED ? "nothing listens on \(paths.socketPath)" : String(cString: strerror(errno))
-            throw ControlError("the agent is not running (\(reason))")
+            let code = errno
+            let absent = code == ENOENT || code == ECONNREFUSED
+            let reason = absent ? "nothing listens on \(paths.socketPath)" : String(cString: strerror(code))
+            throw ControlError("the agent is not running (\(reason))", isNotRunning: absent)
         }
         defer { close(fd) }
         var bytes = Array(request.serialized().utf8)
+        guard bytes.count <= maximumRequestBytes else {
+            throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB)")
+        }
         bytes.append(10)
         ControlServer.writeAll(fd, bytes)
         var response: [UInt8] = []

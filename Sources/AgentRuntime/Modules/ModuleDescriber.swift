@@ -9,6 +9,11 @@ import JSONSchema
 public final class ModuleDescriber {
     public let workerPath: String
     public var timeout: Double = 30
+    /// A signal pipe (see `agent_signal_pipe`): a SIGINT or SIGTERM read from it while
+    /// describing kills the describe workers and ends the describing (``interruption``).
+    public var signalFD: Int32 = -1
+    /// The signal that ended the describing, and the module being described then.
+    public private(set) var interruption: (signal: Int32, module: String)?
     private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
     /// Where manifests are remembered between runs (nil: only in memory).
     public let cacheFile: String?
@@ -93,11 +98,26 @@ public final class ModuleDescriber {
 
         let deadline = EventLoop.now() + timeout
         for item in pending {
-            let outcome = Self.readAnswer(fd: item.fd, deadline: deadline)
+            if interruption != nil {
+                // Stopped by a signal: the workers not asked yet are killed unheard.
+                close(item.fd)
+                kill(-item.pid, SIGKILL)
+                var status: Int32 = 0
+                while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
+                continue
+            }
+            let outcome = readAnswer(fd: item.fd, deadline: deadline)
             close(item.fd)
-            if case .none = outcome { kill(-item.pid, SIGKILL) }
+            switch outcome {
+            case nil, .interrupted?: kill(-item.pid, SIGKILL)
+            default: break
+            }
             var status: Int32 = 0
             while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
+            if case .interrupted(let signal) = outcome {
+                interruption = (signal, item.location.name)
+                continue
+            }
             switch outcome {
             case .manifest(let json)?:
                 do throws(ModuleLoadError) {
@@ -114,6 +134,8 @@ public final class ModuleDescriber {
                 }
             case .failure(let code, let message)?:
                 errors.append(ModuleLoadError(ModuleLoadError.Code(rawValue: code), module: item.location.name, file: item.location.library, message))
+            case .interrupted?:
+                break
             case nil:
                 let how = ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
                     ?? "was killed by signal \(ProcessSpawner.termSignal(status)) (\(SignalName.of(ProcessSpawner.termSignal(status))))"
@@ -125,19 +147,32 @@ public final class ModuleDescriber {
         return (results, errors)
     }
 
-    private enum Answer { case manifest(String), failure(String, String) }
+    private enum Answer { case manifest(String), failure(String, String), interrupted(Int32) }
 
-    private static func readAnswer(fd: Int32, deadline: Double) -> Answer? {
+    /// A SIGINT or SIGTERM waiting in the signal pipe (other signals are dropped: a SIGHUP
+    /// has nothing to reload yet).
+    private func pendingStopSignal() -> Int32? {
+        guard signalFD >= 0 else { return nil }
+        var byte: UInt8 = 0
+        while read(signalFD, &byte, 1) == 1 {
+            if Int32(byte) == SIGINT || Int32(byte) == SIGTERM { return Int32(byte) }
+        }
+        return nil
+    }
+
+    private func readAnswer(fd: Int32, deadline: Double) -> Answer? {
         var decoder = FrameDecoder()
         var answer: Answer?
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while answer == nil {
+            if let signal = pendingStopSignal() { return .interrupted(signal) }
             let remaining = deadline - EventLoop.now()
             guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(remaining * 1000))
+            var pollers = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&pollers, signalFD >= 0 ? 2 : 1, Int32(min(remaining, 3600) * 1000))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { return nil }
+            if pollers[0].revents == 0 { continue }
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { return answer }

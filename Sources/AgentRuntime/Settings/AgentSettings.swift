@@ -34,13 +34,7 @@ public struct AgentSettings: Sendable {
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
     public static func load(file: String) throws(SettingsError) -> AgentSettings {
-        let data: Data
-        do {
-            guard access(file, R_OK) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            throw SettingsError([SettingsIssue(file: file, pointer: "", message: "cannot read the settings file: \(Self.reason(error)). Pass --settings PATH or create settings.json in this folder.")])
-        }
+        let data = try readFile(file)
         let value: JSONValue
         do {
             value = try JSONValue.parse(data)
@@ -48,15 +42,6 @@ public struct AgentSettings: Sendable {
             throw SettingsError([SettingsIssue(file: file, pointer: "", message: "not valid JSON at line \(error.line), column \(error.column): \(error.message)")])
         }
         return AgentSettings(json: value, file: file)
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return nsError.localizedDescription
     }
 
     public init(json: JSONValue, file: String) {

@@ -25,8 +25,29 @@ extension Supervisor {
             }
             return processCommand(action, name: name)
         case let other:
-            return ["ok": false, "error": .string("unknown command \(other.map { "\"\($0)\"" } ?? "(none)"); known: status, stop, reload, process")]
+            return ["ok": false, "error": .string(Self.unknownCommand(request, name: other))]
         }
+    }
+
+    static let controlCommands = ["status", "stop", "reload", "process", "chat", "chat_history", "chat_clear"]
+
+    /// What was expected and what was found, for a request whose command is not known.
+    static func unknownCommand(_ request: JSONValue, name: String?) -> String {
+        let known = controlCommands.joined(separator: ", ")
+        func a(_ value: JSONValue) -> String {
+            let type = value.typeName
+            return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
+        }
+        guard request.objectValue != nil else {
+            return "a request must be a JSON object with a \"command\" string (\(known)); found \(a(request))"
+        }
+        guard let value = request["command"] else {
+            return "the request has no \"command\"; expected a string: \(known)"
+        }
+        guard let name else {
+            return "\"command\" must be a string (\(known)); found \(a(value)) (\(value.serialized()))"
+        }
+        return "unknown command \"\(name)\"\(Suggestions.hint(for: name, in: controlCommands)); known: \(known)"
     }
 
     /// `agent-control process start|stop|restart NAME`.

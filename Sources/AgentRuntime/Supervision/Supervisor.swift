@@ -66,7 +66,9 @@ public final class Supervisor {
     /// Orphans of dead workers being killed: pid → command name.
     var orphans: [Int32: String] = [:]
     var orphanSweepScheduled = false
-    private var signalFD: Int32 = -1
+    /// The signal pipe; one installed before the supervisor runs (by the launcher, so that no
+    /// signal is lost in between) is taken over.
+    var signalFD: Int32 = -1
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
     let deliveryScratch = FrameBuffer()
 
@@ -205,7 +207,9 @@ public final class Supervisor {
     private func installSignals() {
         signal(SIGPIPE, SIG_IGN)
         let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
-        signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+        if signalFD < 0 {
+            signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+        }
         guard signalFD >= 0 else {
             logger.error("cannot install signal handlers: \(String(cString: strerror(errno)))")
             return

@@ -1,0 +1,26 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+import JSONSchema
+
+/// What every command with subcommands does before ArgumentParser sees its arguments.
+public enum CommandEntry {
+    /// The arguments after `-C DIR` options placed before the subcommand (the folder is
+    /// changed to at once). An unknown subcommand exits with status 64 and names the closest
+    /// known one.
+    public static func arguments(for command: any ParsableCommand.Type,
+                                 _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
+        let rest = CommandDirectory.takeLeadingOptions(arguments)
+        let names = command.configuration.subcommands.map { $0._commandName }
+        if let word = rest.first, !word.hasPrefix("-"), !names.contains(word), word != "help" {
+            let hint = Suggestions.closest(to: word, among: names).map { "; did you mean '\($0)'?" } ?? ""
+            FileHandle.standardError.write(Data("""
+                error: '\(word)' is not a command of \(command._commandName)\(hint)
+                commands: \(names.joined(separator: ", ")); see '\(command._commandName) --help'
+
+                """.utf8))
+            exit(ExitCode.validationFailure.rawValue)
+        }
+        return rest
+    }
+}
