@@ -76,7 +76,7 @@ import Testing
         let describing = try #require(worker, "no describe worker appeared: \(agent.transcript)")
         let status = agent.stop(signal: SIGTERM, timeout: 10)
         #expect(status == 0, "\(agent.transcript)")
-        #expect(agent.process.terminationReason == .exit)
+        #expect(status == nil || agent.process.terminationReason == .exit)
         #expect(agent.stderrLines.contains { $0.contains("stopped by SIGTERM while describing module hangs (its describe worker was killed); nothing was started") },
                 "\(agent.transcript)")
         #expect(!AgentRun.isAlive(describing))
