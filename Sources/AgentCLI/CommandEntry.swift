@@ -11,9 +11,10 @@ public enum CommandEntry {
     public static func arguments(for command: any ParsableCommand.Type,
                                  _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
         let rest = CommandDirectory.takeLeadingOptions(arguments)
+        // `help` is ArgumentParser's own (`agent-control help status`).
         let names = command.configuration.subcommands.map { $0._commandName }
         if let word = rest.first, !word.hasPrefix("-"), !names.contains(word), word != "help" {
-            let hint = Suggestions.closest(to: word, among: names).map { "; did you mean '\($0)'?" } ?? ""
+            let hint = hint(for: word, among: names)
             FileHandle.standardError.write(Data("""
                 error: '\(word)' is not a command of \(command._commandName)\(hint)
                 commands: \(names.joined(separator: ", ")); see '\(command._commandName) --help'
@@ -22,5 +23,10 @@ public enum CommandEntry {
             exit(ExitCode.validationFailure.rawValue)
         }
         return rest
+    }
+
+    /// `; did you mean 'x'?` when a candidate is close to `word`, else an empty string.
+    public static func hint(for word: String, among candidates: [String]) -> String {
+        Suggestions.closest(to: word, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 }

@@ -258,7 +258,7 @@ struct ProcessCommand: ParsableCommand {
 
     func validate() throws {
         guard ["start", "stop", "restart"].contains(action) else {
-            throw ValidationError("the action must be start, stop or restart, not \"\(action)\"")
+            throw ValidationError("the action must be start, stop or restart, not \"\(action)\"\(CommandEntry.hint(for: action, among: ["start", "stop", "restart"]))")
         }
     }
 

@@ -94,4 +94,19 @@ import Testing
         let relative = try runProgram("validate-settings", ["--no-build", "-C", agent.directory, "--settings", "settings.json"], in: other)
         #expect(relative.status == 0, "\(relative.stdout)\(relative.stderr)")
     }
+
+    @Test func scaffoldingCommandsTakeDashC() throws {
+        let parent = TestPaths.temporaryDirectory("scaffold")
+        let elsewhere = TestPaths.temporaryDirectory("elsewhere")
+        let created = try runProgram("create-agent", ["-C", parent, "station"], in: elsewhere)
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(FileManager.default.fileExists(atPath: parent + "/station/settings.json"))
+        let added = try runProgram("add-agent-module", ["-C", parent + "/station", "weather", "--empty"], in: elsewhere)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(FileManager.default.fileExists(atPath: parent + "/station/modules/weather"))
+        #expect(!FileManager.default.fileExists(atPath: elsewhere + "/modules"))
+        let missing = try runProgram("add-agent-module", ["-C", elsewhere + "/nonexistent", "weather"], in: elsewhere)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("\(elsewhere)/nonexistent: -C: cannot change to that folder: No such file or directory"), "\(missing.stderr)")
+    }
 }

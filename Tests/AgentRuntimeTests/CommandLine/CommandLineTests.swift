@@ -77,6 +77,9 @@ import Testing
         #expect(far.status == 64)
         #expect(!far.stderr.contains("did you mean"))
         #expect(far.stderr.contains("commands: console, start, stop, restart, status"))
+        let action = try runProgram("agent-control", ["process", "strat", "trades"], in: folder)
+        #expect(action.status == 64)
+        #expect(action.stderr.contains("the action must be start, stop or restart, not \"strat\"; did you mean 'start'?"), "\(action.stderr)")
     }
 
     /// Two starts at once: one starts the agent, the other says why it did not, without
