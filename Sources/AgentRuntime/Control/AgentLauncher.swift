@@ -76,8 +76,9 @@ public struct AgentLauncher {
 
     /// Reads the settings, locates (and builds) the modules, describes them and validates
     /// every process. Throws only when no report can be made (unreadable settings, no worker),
-    /// or when stopped by SIGINT or SIGTERM while describing (`catchingSignals`: the signals
-    /// are caught from after the build on, and the describe workers killed).
+    /// or when stopped by SIGINT or SIGTERM while building or describing modules
+    /// (`catchingSignals`: the signals are caught from before the build on; the build is
+    /// stopped, the describe workers killed).
     public func prepare(logger: Logger, catchingSignals: Bool = false) throws(PreparationError) -> Prepared {
         let settings: AgentSettings
         do {
@@ -113,34 +114,36 @@ public struct AgentLauncher {
             logger.warning("\(settings.file): \"trust_module_files\": true; module files are loaded without checking who could change them")
         }
         refuseUntrusted()
+        // From here on a SIGTERM is a request to stop cleanly: a build is stopped, describe
+        // workers are killed, and the supervisor, which takes over the pipe, sees any later one.
+        let stopSignals = catchingSignals ? StopSignals() : nil
+        func stopped(while doing: String) -> PreparationError? {
+            guard let signal = stopSignals?.received else { return nil }
+            return PreparationError(description: "stopped by \(SignalName.of(signal)) while \(doing); nothing was started",
+                                    exitCode: ExitCode.success, stoppedBySignal: true)
+        }
         if options.build {
             for module in modules {
                 do {
-                    try locator.buildStale([module]) { logger.info("\($0)") }
+                    try locator.buildStale([module], stopSignals: stopSignals) { logger.info("\($0)") }
                 } catch {
                     errors.append(error)
                 }
+                if let stop = stopped(while: "building module \(module.name) (the build was stopped)") { throw stop }
             }
             modules.removeAll { module in errors.contains { $0.module == module.name } }
         }
         refuseUntrusted()
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
-        if catchingSignals {
-            // From here on a SIGTERM is a request to stop cleanly: the describe workers are
-            // killed and the supervisor, which takes over the pipe, sees any later one.
-            let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
-            describer.signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
-        }
+        describer.stopSignals = stopSignals
         let (manifests, describeErrors) = describer.describeAll(modules)
-        if let (signal, module) = describer.interruption {
-            if describer.signalFD >= 0 { close(describer.signalFD) }
-            throw PreparationError(description: "stopped by \(SignalName.of(signal)) while describing module \(module) (its describe worker was killed); nothing was started",
-                                   exitCode: ExitCode.success, stoppedBySignal: true)
+        if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
+            throw stop
         }
         var validator = SettingsValidator()
         let report = validator.check(settings, modules: modules, manifests: manifests, moduleErrors: errors + describeErrors)
-        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath, signalFD: describer.signalFD)
+        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath, signalFD: stopSignals?.takeFD() ?? -1)
     }
 
     /// The agent's pidfile, socket and log paths for these options.

@@ -9,9 +9,9 @@ import JSONSchema
 public final class ModuleDescriber {
     public let workerPath: String
     public var timeout: Double = 30
-    /// A signal pipe (see `agent_signal_pipe`): a SIGINT or SIGTERM read from it while
-    /// describing kills the describe workers and ends the describing (``interruption``).
-    public var signalFD: Int32 = -1
+    /// A SIGINT or SIGTERM caught while describing kills the describe workers and ends the
+    /// describing (``interruption``).
+    public var stopSignals: StopSignals?
     /// The signal that ended the describing, and the module being described then.
     public private(set) var interruption: (signal: Int32, module: String)?
     private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
@@ -149,25 +149,15 @@ public final class ModuleDescriber {
 
     private enum Answer { case manifest(String), failure(String, String), interrupted(Int32) }
 
-    /// A SIGINT or SIGTERM waiting in the signal pipe (other signals are dropped: a SIGHUP
-    /// has nothing to reload yet).
-    private func pendingStopSignal() -> Int32? {
-        guard signalFD >= 0 else { return nil }
-        var byte: UInt8 = 0
-        while read(signalFD, &byte, 1) == 1 {
-            if Int32(byte) == SIGINT || Int32(byte) == SIGTERM { return Int32(byte) }
-        }
-        return nil
-    }
-
     private func readAnswer(fd: Int32, deadline: Double) -> Answer? {
         var decoder = FrameDecoder()
         var answer: Answer?
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while answer == nil {
-            if let signal = pendingStopSignal() { return .interrupted(signal) }
+            if let stopSignals, stopSignals.check() { return .interrupted(stopSignals.received ?? SIGTERM) }
             let remaining = deadline - EventLoop.now()
             guard remaining > 0 else { return nil }
+            let signalFD = stopSignals?.fd ?? -1
             var pollers = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&pollers, signalFD >= 0 ? 2 : 1, Int32(min(remaining, 3600) * 1000))
             if ready < 0, errno == EINTR { continue }

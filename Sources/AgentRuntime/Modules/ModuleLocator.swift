@@ -142,10 +142,15 @@ public struct ModuleLocator: Sendable {
 
     /// Builds the modules that are stale with `swift build --product <name>`, showing the
     /// compiler's output. Throws the first failure.
-    public func buildStale(_ locations: [ModuleLocation], log: (String) -> Void) throws(ModuleLoadError) {
+    /// With `stopSignals`, a SIGINT or SIGTERM stops the build (SIGTERM to it) and returns
+    /// without building the rest: the caller looks at `stopSignals.received`.
+    public func buildStale(_ locations: [ModuleLocation], stopSignals: StopSignals? = nil, log: (String) -> Void) throws(ModuleLoadError) {
         for location in locations where isStale(location) {
+            if stopSignals?.check() == true { return }
             log("building module \(location.name) (swift build --product \(location.name) -c \(configuration))")
-            let status = Self.run(["swift", "build", "--package-path", agentDirectory, "--product", location.name, "-c", configuration])
+            let status = Self.run(["swift", "build", "--package-path", agentDirectory, "--product", location.name, "-c", configuration],
+                                  stopSignals: stopSignals)
+            if stopSignals?.received != nil { return }
             guard status == 0 else {
                 throw ModuleLoadError(.buildFailed, module: location.name, file: location.library,
                                       "`swift build --product \(location.name)` failed (exit status \(status)); fix the errors above, or pass --no-build to use the last build")
@@ -154,7 +159,7 @@ public struct ModuleLocator: Sendable {
     }
 
     /// Runs a command with inherited output and waits for it; returns its exit status.
-    static func run(_ command: [String]) -> Int32 {
+    static func run(_ command: [String], stopSignals: StopSignals? = nil) -> Int32 {
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_PATH"] ?? Self.which(command[0]) ?? command[0]
         var arguments = command
         arguments[0] = swift
@@ -162,6 +167,15 @@ public struct ModuleLocator: Sendable {
                                           stdout: 1, stderr: 2, channel: -1, newGroup: false)
         guard case .success(let pid) = result else { return 127 }
         var status: Int32 = 0
+        if let stopSignals {
+            // Polled: the wait ends at the build's exit or at a stop signal, which stops it.
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if stopSignals.wait(seconds: 0.1) {
+                    kill(pid, SIGTERM)
+                    break
+                }
+            }
+        }
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         return ProcessSpawner.exitCode(status) ?? 128 + ProcessSpawner.termSignal(status)
     }

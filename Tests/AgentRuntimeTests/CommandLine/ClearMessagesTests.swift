@@ -82,6 +82,32 @@ import Testing
         #expect(!AgentRun.isAlive(describing))
     }
 
+    /// SIGTERM while a stale module is being built: the build is stopped and the console says so.
+    @Test func sigtermWhileBuildingAModuleStopsTheBuildAndSaysWhy() throws {
+        let directory = TestPaths.temporaryDirectory("building")
+        try FileManager.default.createDirectory(atPath: directory + "/modules/slow/Sources", withIntermediateDirectories: true)
+        try "// never compiled".write(toFile: directory + "/modules/slow/Sources/Slow.swift", atomically: true, encoding: .utf8)
+        // A stand-in for swift that builds for two minutes.
+        let swift = directory + "/fake-swift"
+        try "#!/bin/sh\necho $$ > \(directory)/build.pid\nexec sleep 120\n".write(toFile: swift, atomically: true, encoding: .utf8)
+        chmod(swift, 0o755)
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["slow"], "processes": {}}"#, arguments: [],
+                                 environment: ["SWIFT_EXEC_PATH": swift], directory: directory)
+        let deadline = Date().addingTimeInterval(60)
+        var build: Int32?
+        while build == nil, Date() < deadline {
+            build = (try? String(contentsOfFile: directory + "/build.pid", encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if build == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let building = try #require(build, "the build did not start: \(agent.transcript)")
+        let status = agent.stop(signal: SIGTERM, timeout: 10)
+        #expect(status == 0, "\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("stopped by SIGTERM while building module slow (the build was stopped); nothing was started") },
+                "\(agent.transcript)")
+        #expect(!AgentRun.isAlive(building))
+        if AgentRun.isAlive(building) { kill(building, SIGKILL) }
+    }
+
     /// The pid of a live process whose command line contains `arguments` in order.
     static func process(withArguments arguments: [String]) -> Int32? {
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
