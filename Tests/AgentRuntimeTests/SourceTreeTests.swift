@@ -40,6 +40,30 @@ import Testing
         #expect(locator.isStale(location))
     }
 
+    /// A build that had nothing to relink (Package.swift or a comment changed) leaves the
+    /// library older than its sources: it must count as fresh, not be rebuilt on every run.
+    @Test func aModuleBuiltOnceIsNotRebuiltOnTheNextRun() throws {
+        let agent = TestPaths.temporaryDirectory("rebuild")
+        let module = agent + "/modules/ticker"
+        try FileManager.default.createDirectory(atPath: module + "/Sources", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: agent + "/.build/debug", withIntermediateDirectories: true)
+        try "// source".write(toFile: module + "/Sources/Ticker.swift", atomically: true, encoding: .utf8)
+        let library = try CModuleFixture.module("ticker", manifest: CModuleFixture.validManifest.replacingOccurrences(of: "cmod", with: "ticker"))
+        try FileManager.default.copyItem(atPath: library, toPath: agent + "/.build/debug/libticker.so")
+        Self.setTime(agent + "/.build/debug/libticker.so", secondsAgo: 100)
+        // A stand-in for swift that succeeds without relinking, and counts its runs.
+        let swift = agent + "/fake-swift"
+        try "#!/bin/sh\necho built >> \(agent)/builds.txt\n".write(toFile: swift, atomically: true, encoding: .utf8)
+        chmod(swift, 0o755)
+        try #"{"enabled_modules": ["ticker"], "processes": {}}"#.write(toFile: agent + "/settings.json", atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let result = try runProgram("validate-settings", [], in: agent, environment: ["SWIFT_EXEC_PATH": swift])
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        }
+        let builds = (try? String(contentsOfFile: agent + "/builds.txt", encoding: .utf8)) ?? ""
+        #expect(builds == "built\n", "swift build ran \(builds.split(separator: "\n").count) times")
+    }
+
     /// The test helpers refuse to run an agent whose settings (or working folder) are in the
     /// repository, so that no test can write `.agent/` into the source tree.
     @Test func testHelpersRefuseToRunAnAgentInTheSourceTree() throws {

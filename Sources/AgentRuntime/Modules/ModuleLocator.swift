@@ -155,6 +155,10 @@ public struct ModuleLocator: Sendable {
                 throw ModuleLoadError(.buildFailed, module: location.name, file: location.library,
                                       "`swift build --product \(location.name)` failed (exit status \(status)); fix the errors above, or pass --no-build to use the last build")
             }
+            // A build that found nothing to do does not relink, and the library would stay
+            // older than a file that changed without changing the product (Package.swift, a
+            // comment): built now, so it is as new as its sources, or it is rebuilt every run.
+            if isStale(location) { _ = utimensat(AT_FDCWD, location.library, nil, 0) }
         }
     }
 
