@@ -5,7 +5,7 @@ extension AgentDaemon {
     /// `agent-control chat [MESSAGE]`: one message and its answer, or a conversation at a
     /// prompt (alerts from monitors are shown as they join the conversation).
     public func chat(message: String?, conversation: String, interactive: Bool) -> Int32 {
-        if let message { return ask(message, conversation: conversation) ? 0 : AgentLauncher.ExitCode.failure }
+        if let message { return ask(message, conversation: conversation) }
         var lastSeen = latestChatID(conversation) ?? 0
         if interactive { print("chatting with the agent (conversation \(conversation)); an empty line or Ctrl-D ends") }
         while true {
@@ -20,26 +20,22 @@ extension AgentDaemon {
         }
     }
 
-    private func ask(_ text: String, conversation: String) -> Bool {
+    /// Sends one message and prints the answer; returns the exit status (3: not running).
+    private func ask(_ text: String, conversation: String) -> Int32 {
         // The request carries the message as a JSON string, within the socket's request limit;
         // say so before sending rather than losing the message to a cut connection.
         let request: JSONValue = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
         let size = request.serialized().utf8.count
         guard size < ControlClient.maximumRequestBytes else {
-            FileHandle.standardError.write(Data("error: the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))\n".utf8))
-            return false
+            return Self.fail("the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))")
         }
         do {
             let answer = try ControlClient.send(["command": "chat", "text": .string(text), "conversation": .string(conversation)], paths: paths, timeout: 40)
-            guard answer["ok"] == true else {
-                FileHandle.standardError.write(Data("error: \(answer["error"]?.stringValue ?? "the agent refused the message")\n".utf8))
-                return false
-            }
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused the message") }
             print("bot> \(answer["text"]?.stringValue ?? "")")
-            return true
+            return AgentLauncher.ExitCode.success
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            return false
+            return Self.fail(error)
         }
     }
 

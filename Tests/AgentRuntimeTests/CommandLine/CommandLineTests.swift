@@ -25,7 +25,7 @@ import Testing
 
     @Test func commandsThatNeedARunningAgentExitThreeWhenItIsNot() throws {
         let directory = try agentFolder()
-        for arguments in [["status"], ["reload"], ["process", "stop", "trades"]] {
+        for arguments in [["status"], ["reload"], ["process", "stop", "trades"], ["chat", "hello"]] {
             let result = try runProgram("agent-control", arguments, in: directory)
             #expect(result.status == 3, "\(arguments): \(result.stdout)\(result.stderr)")
             #expect((result.stdout + result.stderr).contains("not running"))
