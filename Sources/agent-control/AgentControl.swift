@@ -55,6 +55,13 @@ struct LocationOptions: ParsableArguments {
         let runFolderGiven = runDir != nil || pidfile != nil || environment["AGENT_RUN_DIR"] != nil || environment["AGENT_PIDFILE"] != nil
         var options = AgentLauncher.Options()
         options.settingsPath = try agent.resolve(required: needsSettings || !runFolderGiven) ?? SettingsDiscovery.fileName
+        // A command that only talks to the agent finds it by its settings' folder: a wrong
+        // --settings would otherwise answer "not running" about an agent that does not exist.
+        // (Commands that read the settings say so themselves.)
+        if !needsSettings, !runFolderGiven, agent.settings != nil, !FileManager.default.fileExists(atPath: options.settingsPath) {
+            throw CommandFailure.report("\(URL(fileURLWithPath: options.settingsPath).standardizedFileURL.path): no such settings file; pass the agent's settings.json with --settings, or run in its folder (or -C it)",
+                                        exitCode: AgentLauncher.ExitCode.invalidConfiguration)
+        }
         options.runDirectory = runDir
         options.pidfile = pidfile
         options.logFile = logFile

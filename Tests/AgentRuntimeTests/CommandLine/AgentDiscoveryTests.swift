@@ -77,6 +77,12 @@ import Testing
             #expect(result.stderr.contains("no settings.json here (\(empty)) or in any parent folder; pass --settings FILE or -C AGENT_FOLDER, or create an agent with create-agent"),
                     "\(arguments): \(result.stdout)\(result.stderr)")
         }
+        // A --settings that names no file is not an agent that is "not running".
+        for arguments in [["stop"], ["status"], ["process", "stop", "x"]] {
+            let result = try runProgram("agent-control", arguments + ["--settings", "elsewhere/settings.json"], in: empty)
+            #expect(result.status == 2, "\(arguments): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("\(empty)/elsewhere/settings.json: no such settings file"), "\(result.stderr)")
+        }
         let validate = try runProgram("validate-settings", ["--no-build"], in: empty)
         #expect(validate.status == 2)
         #expect(validate.stderr.contains("no settings.json here"))
