@@ -29,6 +29,29 @@ import Testing
         #expect((map["additionalProperties"] as? [String: Any])?["minimum"] as? Int == 0)
     }
 
+    /// The bounds of the Swift type, in an `allOf` of their own (where a side is not bounded).
+    private func representable(_ json: [String: Any]) -> [String: Any]? {
+        (json["allOf"] as? [[String: Any]])?.first
+    }
+
+    @Test func integersAreBoundedToIntAndNumbersToFiniteValues() throws {
+        let integer = try object(.integer())
+        #expect(representable(integer)?["minimum"] as? Int == Int.min && representable(integer)?["maximum"] as? Int == Int.max)
+        let bounded = try object(.integer(minimum: 0, maximum: 9))
+        #expect(bounded["minimum"] as? Int == 0 && bounded["maximum"] as? Int == 9 && bounded["allOf"] == nil)
+        let low = try object(.integer(minimum: 1))
+        #expect(representable(low)?["minimum"] == nil && representable(low)?["maximum"] as? Int == Int.max)
+        let number = try object(.number())
+        #expect(representable(number)?["minimum"] as? Double == -.greatestFiniteMagnitude)
+        #expect(representable(number)?["maximum"] as? Double == .greatestFiniteMagnitude)
+        let positive = try object(.number(exclusiveMinimum: 0))
+        #expect(positive["exclusiveMinimum"] as? Int == 0 && representable(positive)?["minimum"] == nil)
+        #expect(representable(positive)?["maximum"] as? Double == .greatestFiniteMagnitude)
+        // An infinite bound is no bound (and JSON cannot write it): the finite one replaces it.
+        let infinite = try object(.number(maximum: .infinity))
+        #expect(infinite["maximum"] == nil && representable(infinite)?["maximum"] as? Double == .greatestFiniteMagnitude)
+    }
+
     @Test func stringsEscapeForJSON() throws {
         let schema = Schema.string(pattern: "^[a-z]+\\d\"$", description: "tab\there")
         let json = try object(schema)

@@ -108,7 +108,7 @@ final class LatestValueAdapter: ChatAdapter {
             }
             let age = Date().timeIntervalSince1970 - (row["time"]?.numberValue?.doubleValue ?? 0)
             let shown = row["value"].map { $0.stringValue ?? $0.serialized() } ?? "unknown"
-            return "The \(value.name) is \(shown) (\(value.event) from \(row["source"]?.stringValue ?? "?"), \(Int(age.rounded())) s ago)."
+            return "The \(value.name) is \(shown) (\(value.event) from \(row["source"]?.stringValue ?? "?"), \(Int(saturating: age.rounded())) s ago)."
         } catch {
             return "I cannot read the store: \(error)"
         }

@@ -44,8 +44,9 @@ final class ChatbotProcess {
                     throw ChatError("logic_adapters/\(index): a rest adapter needs a \"url\"")
                 }
                 adapters.append(RestAdapter(url: url, name: adapterSettings["name"]?.stringValue,
-                                            timeout: adapterSettings["timeout"]?.numberValue?.doubleValue ?? 5,
-                                            retries: adapterSettings["retries"]?.numberValue?.intValue ?? 1))
+                                            timeout: Saturating.seconds(adapterSettings["timeout"]?.numberValue?.doubleValue ?? 5),
+                                            // Validated to 0...10; a negative count would make an empty range trap.
+                                            retries: min(max(0, adapterSettings["retries"]?.numberValue?.intValue ?? 1), 10)))
             default:
                 let parts = type.split(separator: ".", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let path = libraries[parts[0]] else {

@@ -80,7 +80,7 @@ enum HTTPPost {
             let remaining = deadline - Date().timeIntervalSince1970
             guard remaining > 0 else { return false }
             var poller = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&poller, 1, Int32(remaining * 1000))
+            let ready = poll(&poller, 1, Saturating.pollTimeout(remaining))
             if ready < 0, errno == EINTR { continue }
             return ready > 0
         }

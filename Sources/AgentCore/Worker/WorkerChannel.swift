@@ -214,10 +214,10 @@ final class WorkerChannel: @unchecked Sendable {
 
     /// Writes everything queued so far and returns when it is on the socket.
     func flush(timeout: TimeInterval = 2) {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingSaturated(timeout)
         outLock.lock()
         while (!outgoing.isEmpty || !writerIdle), !closed {
-            if !outLock.wait(until: deadline) { break }
+            if !outLock.wait(untilSaturated: deadline) { break }
         }
         outLock.unlock()
     }

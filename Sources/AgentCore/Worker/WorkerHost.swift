@@ -254,7 +254,7 @@ final class WorkerHost: @unchecked Sendable {
         receiveLock.lock()
         defer { receiveLock.unlock() }
         count = 0
-        let deadline = timeoutMilliseconds > 0 ? Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000) : nil
+        let deadline = timeoutMilliseconds > 0 ? Date(saturatingSecondsFromNow: Double(timeoutMilliseconds) / 1000) : nil
         while true {
             if ringReceiver?.hasBatch != true, !inbox.hasTaken, let status = takeDeliveries(timeoutMilliseconds: timeoutMilliseconds, deadline: deadline) {
                 return status
@@ -296,7 +296,7 @@ final class WorkerHost: @unchecked Sendable {
                 return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
             }
             // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
-            let signalled = deadline.map { lock.wait(until: $0) } ?? { lock.wait(); return true }()
+            let signalled = deadline.map { lock.wait(untilSaturated: $0) } ?? { lock.wait(); return true }()
             let published = inbox.publishedCount > 0
             lock.unlock()
             if !signalled, !published, ringReceiver?.take() != true {
@@ -354,7 +354,7 @@ final class WorkerHost: @unchecked Sendable {
         channel.send(kind, body: body)
         lock.lock()
         defer { lock.unlock() }
-        while reply() == nil, !channelClosed { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        while reply() == nil, !channelClosed { lock.wait(seconds: 1) }
         return reply()
     }
 

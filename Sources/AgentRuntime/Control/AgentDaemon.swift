@@ -89,7 +89,7 @@ public struct AgentDaemon {
             }
             usleep(20_000)
         }
-        return Self.fail("the agent (pid \(pid)) did not answer within \(Int(timeout)) s; see \(paths.logFile)")
+        return Self.fail("the agent (pid \(pid)) did not answer within \(timeout.compactText) s; see \(paths.logFile)")
     }
 
     /// Asks the agent to stop every worker and exit; waits until it has.
@@ -107,7 +107,7 @@ public struct AgentDaemon {
         }
         let deadline = EventLoop.now() + timeout
         while Pidfile.holder(of: paths.pidfile) != nil {
-            guard EventLoop.now() < deadline else { return Self.fail("the agent (pid \(pid)) is still running after \(Int(timeout)) s") }
+            guard EventLoop.now() < deadline else { return Self.fail("the agent (pid \(pid)) is still running after \(timeout.compactText) s") }
             usleep(20_000)
         }
         Self.say("stopped (pid \(pid))")
@@ -215,7 +215,7 @@ enum StatusTable {
     }
 
     static func duration(_ seconds: Double) -> String {
-        let s = Int(seconds)
+        let s = Int(saturating: seconds)
         if s < 60 { return String(format: "%.1fs", seconds) }
         if s < 3600 { return "\(s / 60)m\(s % 60)s" }
         if s < 86400 { return "\(s / 3600)h\(s % 3600 / 60)m" }

@@ -155,9 +155,9 @@ public enum ControlClient {
         let deadline = EventLoop.now() + timeout
         while !response.contains(10) {
             let remaining = deadline - EventLoop.now()
-            guard remaining > 0 else { throw ControlError("the agent did not answer within \(Int(timeout)) s") }
+            guard remaining > 0 else { throw ControlError("the agent did not answer within \(timeout.compactText) s") }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, Int32(remaining * 1000)) <= 0 { continue }
+            if poll(&poller, 1, Saturating.pollTimeout(remaining)) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }

@@ -159,7 +159,7 @@ public final class ModuleDescriber {
             guard remaining > 0 else { return nil }
             let signalFD = stopSignals?.fd ?? -1
             var pollers = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&pollers, signalFD >= 0 ? 2 : 1, Int32(min(remaining, 3600) * 1000))
+            let ready = poll(&pollers, signalFD >= 0 ? 2 : 1, Saturating.pollTimeout(min(remaining, 3600)))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { return nil }
             if pollers[0].revents == 0 { continue }

@@ -1,3 +1,4 @@
+import AgentCore
 import CAgentSystem
 import Foundation
 
@@ -53,7 +54,7 @@ final class CurlTransport: WebhookTransport {
             cHeaders.map { UnsafePointer($0) }.withUnsafeBufferPointer { headerList in
                 body.withUnsafeBytes { bytes in
                     agent_curl_post(url, headerList.baseAddress, Int32(headerList.count), bytes.baseAddress, bytes.count,
-                                    max(1, Int(timeout * 1000)), check, Unmanaged.passUnretained(attempt).toOpaque(),
+                                    max(1, Saturating.milliseconds(timeout)), check, Unmanaged.passUnretained(attempt).toOpaque(),
                                     &status, &message, message.count)
                 }
             }
@@ -62,7 +63,7 @@ final class CurlTransport: WebhookTransport {
         switch result {
         case 0: return .status(status)
         case 2: return .interrupted
-        case 3: return .failed("timed out after \(SocketHTTPTransport.seconds(timeout)) s")
+        case 3: return .failed("timed out after \(timeout.compactText) s")
         case -1: return .failed(Self.problem ?? text)
         default: return .failed(text)
         }

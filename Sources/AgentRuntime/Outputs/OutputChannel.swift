@@ -1,3 +1,4 @@
+import AgentCore
 import CAgentSystem
 import Foundation
 import Logging
@@ -93,7 +94,7 @@ final class OutputChannel: @unchecked Sendable {
         while !finished {
             let remaining = deadline - Self.now()
             if remaining <= 0 { return false }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: remaining))
+            condition.wait(seconds: remaining)
         }
         return !droppedAtStop
     }
@@ -152,7 +153,7 @@ final class OutputChannel: @unchecked Sendable {
             }
             let ready = stopDeadline != nil || ring.count >= batchLimit || now >= batchStart + linger
             if !ready {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: batchStart + linger - now))
+                condition.wait(seconds: batchStart + linger - now)
                 continue
             }
             let batch = ring.removeFirst(upTo: batchLimit)
@@ -180,7 +181,7 @@ final class OutputChannel: @unchecked Sendable {
             let stop = stopDeadline ?? .infinity
             if stop < deadline, now >= stop { return false }
             if now >= deadline { return true }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: min(deadline, stop) - now))
+            condition.wait(seconds: min(deadline, stop) - now)
         }
     }
 
@@ -192,7 +193,7 @@ final class OutputChannel: @unchecked Sendable {
         while !isDone() {
             let remaining = min(deadline, stopDeadline ?? .infinity) - Self.now()
             if remaining <= 0 { return false }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: remaining))
+            condition.wait(seconds: remaining)
         }
         return true
     }

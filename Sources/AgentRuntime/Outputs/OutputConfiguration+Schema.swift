@@ -45,7 +45,7 @@ extension OutputConfiguration {
                 "default": ["event", "message"], "description": "Which records this output receives.",
             ]),
             ("buffer", [
-                "type": "integer", "minimum": 1, "default": .number(JSONNumber(defaultBuffer)),
+                "type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestOutputBuffer), "default": .number(JSONNumber(defaultBuffer)),
                 "description": "Records that may wait for this output; when full, the oldest is dropped and counted.",
             ]),
         ]
@@ -55,10 +55,10 @@ extension OutputConfiguration {
         [
             ("path", ["type": "string", "minLength": 1, "description": "The file (relative to the agent's folder); its folder is created."]),
             ("max_bytes", [
-                "type": "integer", "minimum": 1, "default": 10_485_760,
+                "type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestFileBytes), "default": 10_485_760,
                 "description": "Size at which the file is rotated: path → path.1 → … → path.<keep>.",
             ]),
-            ("keep", ["type": "integer", "minimum": 0, "default": 5, "description": "Rotated files kept; the oldest beyond is removed."]),
+            ("keep", ["type": "integer", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.mostRotatedFiles), "default": 5, "description": "Rotated files kept; the oldest beyond is removed."]),
         ]
     }
 
@@ -68,18 +68,18 @@ extension OutputConfiguration {
                 "type": "string", "pattern": "^(https?://|\\$\\{env:)",
                 "description": "http:// or https:// URL to POST to; ${env:NAME} is replaced by the environment variable.",
             ]),
-            ("batch_size", ["type": "integer", "minimum": 1, "default": 100, "description": "Records per POST at most; a full batch is sent at once."]),
+            ("batch_size", ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestBatch), "default": 100, "description": "Records per POST at most; a full batch is sent at once."]),
             ("batch_interval", [
-                "type": "number", "minimum": 0, "default": 1,
+                "type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 1,
                 "description": "Seconds a record waits for its batch to fill before it is sent anyway.",
             ]),
-            ("timeout", ["type": "number", "exclusiveMinimum": 0, "default": 5, "description": "Seconds before an attempt is abandoned."]),
+            ("timeout", ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 5, "description": "Seconds before an attempt is abandoned."]),
             ("max_retries", [
-                "type": "integer", "minimum": 0, "default": 5,
+                "type": "integer", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.mostRetries), "default": 5,
                 "description": "Retries of a failed batch (connection error, timeout, non-2xx) before it is dropped and counted.",
             ]),
-            ("retry_initial_delay", ["type": "number", "minimum": 0, "default": 0.5, "description": "Seconds before the first retry; doubles with each retry."]),
-            ("retry_max_delay", ["type": "number", "minimum": 0, "default": 30, "description": "Cap on the delay between retries, in seconds."]),
+            ("retry_initial_delay", ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 0.5, "description": "Seconds before the first retry; doubles with each retry."]),
+            ("retry_max_delay", ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 30, "description": "Cap on the delay between retries, in seconds."]),
             ("headers", [
                 "type": "object", "additionalProperties": ["type": "string"], "default": [:],
                 "propertyNames": ["pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"],

@@ -146,8 +146,8 @@ public struct OutputConfiguration: Sendable, Equatable {
             let path = try reader.string("path", required: true) ?? ""
             guard !path.isEmpty else { throw reader.error("path", "expected a file path, found an empty string") }
             destination = .file(File(
-                path: path, maxBytes: try reader.integer("max_bytes", default: 10_485_760, minimum: 1),
-                keep: try reader.integer("keep", default: 5, minimum: 0)
+                path: path, maxBytes: try reader.integer("max_bytes", default: 10_485_760, minimum: 1, maximum: SettingsBounds.largestFileBytes),
+                keep: try reader.integer("keep", default: 5, minimum: 0, maximum: SettingsBounds.mostRotatedFiles)
             ))
             written = "file \(path)"
         case "webhook":
@@ -158,12 +158,12 @@ public struct OutputConfiguration: Sendable, Equatable {
             let urlText = try reader.string("url", required: true) ?? ""
             destination = .webhook(Webhook(
                 url: try Self.webhookURL(urlText, reader: reader, environment: environment),
-                batchSize: try reader.integer("batch_size", default: 100, minimum: 1),
-                batchInterval: try reader.number("batch_interval", default: 1, minimum: 0),
-                timeout: try reader.number("timeout", default: 5, minimum: 0, exclusive: true),
-                maxRetries: try reader.integer("max_retries", default: 5, minimum: 0),
-                retryInitialDelay: try reader.number("retry_initial_delay", default: 0.5, minimum: 0),
-                retryMaxDelay: try reader.number("retry_max_delay", default: 30, minimum: 0),
+                batchSize: try reader.integer("batch_size", default: 100, minimum: 1, maximum: SettingsBounds.largestBatch),
+                batchInterval: try reader.number("batch_interval", default: 1, minimum: 0, maximum: SettingsBounds.longestTimeout),
+                timeout: try reader.number("timeout", default: 5, minimum: 0, exclusive: true, maximum: SettingsBounds.longestTimeout),
+                maxRetries: try reader.integer("max_retries", default: 5, minimum: 0, maximum: SettingsBounds.mostRetries),
+                retryInitialDelay: try reader.number("retry_initial_delay", default: 0.5, minimum: 0, maximum: SettingsBounds.longestTimeout),
+                retryMaxDelay: try reader.number("retry_max_delay", default: 30, minimum: 0, maximum: SettingsBounds.longestTimeout),
                 headers: try Self.headers(reader: reader, environment: environment)
             ))
             written = "webhook \(Self.displayURL(urlText))"
@@ -172,7 +172,7 @@ public struct OutputConfiguration: Sendable, Equatable {
         }
         name = try reader.string("name", required: false) ?? written
         kinds = try reader.kinds()
-        buffer = try reader.integer("buffer", default: Self.defaultBuffer, minimum: 1)
+        buffer = try reader.integer("buffer", default: Self.defaultBuffer, minimum: 1, maximum: SettingsBounds.largestOutputBuffer)
     }
 
     /// Parses the settings' `"outputs"` array; errors point into it (`/1/url`).

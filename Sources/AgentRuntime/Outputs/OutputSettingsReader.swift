@@ -1,3 +1,4 @@
+import AgentCore
 import JSONSchema
 
 /// Reads typed values out of one output object, with errors that name the key, what was
@@ -26,25 +27,27 @@ struct OutputSettingsReader {
         return text
     }
 
-    func integer(_ key: String, default fallback: Int, minimum: Int) throws(OutputConfigurationError) -> Int {
+    func integer(_ key: String, default fallback: Int, minimum: Int, maximum: Int) throws(OutputConfigurationError) -> Int {
         guard let value = object[key] else { return fallback }
-        guard case .number(let number) = value, let integer = number.intValue else {
-            throw error(key, "expected an integer ≥ \(minimum), found \(Self.describe(value))")
+        guard case .number(let number) = value, number.isInteger else {
+            throw error(key, "expected an integer ≥ \(minimum) and ≤ \(maximum), found \(Self.describe(value))")
         }
-        guard integer >= minimum else { throw error(key, "expected an integer ≥ \(minimum), found \(integer)") }
+        guard let integer = number.intValue, integer <= maximum else { throw error(key, "expected an integer ≤ \(maximum), found \(number)") }
+        guard integer >= minimum else { throw error(key, "expected an integer ≥ \(minimum), found \(number)") }
         return integer
     }
 
-    func number(_ key: String, default fallback: Double, minimum: Double, exclusive: Bool = false) throws(OutputConfigurationError) -> Double {
-        let bound = exclusive ? "> \(Self.format(minimum))" : "≥ \(Self.format(minimum))"
+    func number(
+        _ key: String, default fallback: Double, minimum: Double, exclusive: Bool = false, maximum: Double
+    ) throws(OutputConfigurationError) -> Double {
+        let lower = "\(exclusive ? ">" : "≥") \(minimum.compactText)"
         guard let value = object[key] else { return fallback }
-        guard case .number(let number) = value, number.doubleValue.isFinite else {
-            throw error(key, "expected a number \(bound), found \(Self.describe(value))")
+        guard case .number(let number) = value else {
+            throw error(key, "expected a number \(lower) and ≤ \(maximum.compactText), found \(Self.describe(value))")
         }
         let double = number.doubleValue
-        guard exclusive ? double > minimum : double >= minimum else {
-            throw error(key, "expected a number \(bound), found \(number)")
-        }
+        guard double <= maximum else { throw error(key, "expected a number ≤ \(maximum.compactText), found \(number)") }
+        guard exclusive ? double > minimum : double >= minimum else { throw error(key, "expected a number \(lower), found \(number)") }
         return double
     }
 
@@ -72,9 +75,5 @@ struct OutputSettingsReader {
         case .object, .array: value.typeName
         default: "\(value.serialized()) (\(value.typeName))"
         }
-    }
-
-    private static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

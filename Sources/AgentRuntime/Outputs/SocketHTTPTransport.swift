@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// A minimal HTTP/1.1 client for `http://` webhooks: one connection per POST
@@ -139,14 +140,15 @@ final class SocketHTTPTransport: WebhookTransport {
             let remaining = limit - OutputChannel.now()
             if remaining <= 0 { return limit < deadline ? .interrupted : .timedOut }
             var waiter = pollfd(fd: fd, events: Int16(events), revents: 0)
-            let rc = poll(&waiter, 1, Int32(min(remaining, 0.1) * 1000) + 1)
+            let rc = poll(&waiter, 1, Saturating.pollTimeout(min(remaining, 0.1)) + 1)
             // Errors and hang-ups count as ready: the next send or recv reports them.
             if rc > 0 || (rc < 0 && errno != EINTR) { return .ready }
         }
     }
 
+    /// `5`, `0.25`, `1e+300`: a timeout for a message.
     static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3g", value)
     }
 
     private static func errorText(_ code: Int32) -> String {

@@ -54,6 +54,15 @@ public struct AgentSettings: Sendable {
         }
         store = StoreSettings(json["store"])
         trustModuleFiles = json["trust_module_files"]?.boolValue ?? false
+        // The outputs are parsed now exactly as the running agent parses them (URL, headers,
+        // ${env:} references, bounds), so that validation refuses what `console` would.
+        if let outputs = json["outputs"], !hostIssues.contains(where: { $0.pointer == "/outputs" || $0.pointer.hasPrefix("/outputs/") }) {
+            do throws(OutputConfigurationError) {
+                _ = try OutputConfiguration.list(json: outputs)
+            } catch {
+                hostIssues.append(SettingsIssue(file: file, pointer: "/outputs" + error.pointer.description, message: error.message))
+            }
+        }
         enabledModules = []
         for (index, item) in (json["enabled_modules"]?.arrayValue ?? []).enumerated() {
             guard let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) else { continue }

@@ -45,6 +45,29 @@ enum BuiltinModules {
         }
     }()
 
+    /// The rest adapter's own keys: a url, and a timeout and retries the worker can use.
+    static func restProblems(_ object: JSONObject, pointer: String) -> [(pointer: String, message: String)] {
+        var problems: [(String, String)] = []
+        if object["url"]?.stringValue == nil {
+            problems.append((pointer, "a rest adapter needs \"url\": the service that scores and answers"))
+        }
+        if let value = object["timeout"] {
+            let seconds = value.numberValue?.doubleValue ?? .nan
+            if !(seconds > 0 && seconds <= SettingsBounds.longestTimeout) {
+                problems.append((pointer + "/timeout", "expected a number of seconds > 0 and ≤ \(SettingsBounds.longestTimeout.compactText), found \(Describe.value(value))"))
+            }
+        }
+        if let value = object["retries"] {
+            if value.numberValue?.intValue.map({ (0...restMostRetries).contains($0) }) != true {
+                problems.append((pointer + "/retries", "expected an integer from 0 to \(restMostRetries), found \(Describe.value(value))"))
+            }
+        }
+        return problems
+    }
+
+    /// A rest adapter's `retries` at most (each retry waits a little longer).
+    static let restMostRetries = 10
+
     /// Checks a chatbot's adapters against the enabled modules and their schemas.
     static func checkAdapters(_ settings: JSONObject, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> [(pointer: String, message: String)] {
         var problems: [(String, String)] = []
@@ -53,9 +76,7 @@ enum BuiltinModules {
             let type = object["type"]?.stringValue ?? ""
             let pointer = "/logic_adapters/\(index)"
             if builtinAdapters.contains(type) {
-                if type == "rest", object["url"]?.stringValue == nil {
-                    problems.append((pointer, "a rest adapter needs \"url\": the service that scores and answers"))
-                }
+                if type == "rest" { problems += restProblems(object, pointer: pointer) }
                 continue
             }
             let parts = type.split(separator: ".", maxSplits: 1).map(String.init)

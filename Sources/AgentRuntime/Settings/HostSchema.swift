@@ -5,7 +5,10 @@ import JSONSchema
 /// top-level keys and the host-level keys of each process; the rest of a process's keys are
 /// validated against its type's schema (the second layer).
 public enum HostSchema {
-    static let number: JSONValue = ["type": "number", "minimum": 0]
+    /// A timeout or delay in seconds: at most a day (``SettingsBounds/longestTimeout``).
+    static let timeout: JSONValue = ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)]
+    /// A window in seconds: at most a week (``SettingsBounds/longestWindow``).
+    static let window: JSONValue = ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestWindow)]
 
     /// The schema document (draft 2020-12).
     public static let document: JSONValue = [
@@ -59,18 +62,18 @@ public enum HostSchema {
                             "additionalProperties": false,
                             "properties": [
                                 "policy": ["$ref": "#/$defs/restartPolicy"],
-                                "initial_delay": number,
-                                "multiplier": ["type": "number", "minimum": 1],
-                                "max_delay": number,
-                                "reset_after": number,
-                                "max_restarts": ["type": ["integer", "null"], "minimum": 0],
-                                "within": ["type": "number", "exclusiveMinimum": 0],
+                                "initial_delay": timeout,
+                                "multiplier": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestMultiplier)],
+                                "max_delay": timeout,
+                                "reset_after": window,
+                                "max_restarts": ["type": ["integer", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.mostRestarts)],
+                                "within": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestWindow)],
                             ],
                         ],
                     ],
-                    "stop_timeout": number,
-                    "start_timeout": ["type": "number", "exclusiveMinimum": 0],
-                    "watchdog": ["type": ["number", "null"], "minimum": 0],
+                    "stop_timeout": timeout,
+                    "start_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
+                    "watchdog": ["type": ["number", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
                     "queue": [
                         "description": "Undelivered events kept for this process, and what happens when they reach the limit.",
                         "type": "object",
@@ -78,7 +81,7 @@ public enum HostSchema {
                         "properties": [
                             "limit_bytes": [
                                 "description": "Bytes of undelivered events; by default 16777216 (16 MB) with drop-oldest, 1048576 (1 MB) with block.",
-                                "type": "integer", "minimum": 1024,
+                                "type": "integer", "minimum": 1024, "maximum": SettingsBounds.json(SettingsBounds.largestQueueBytes),
                             ],
                             "when_full": ["enum": ["drop-oldest", "block"], "default": "drop-oldest"],
                         ],

@@ -62,9 +62,12 @@ public struct ProcessPolicy: Sendable, Equatable {
     /// 0.20 µs with 16 MB, 0.15 µs with 1 MB, in alternating runs).
     public static let blockingQueueLimit = 1 << 20
 
-    /// The backoff before restart number `failuresInARow` (1-based).
+    /// The backoff before restart number `failuresInARow` (1-based), within `0...maximumDelay`
+    /// whatever the policy holds (an overflowing product is the maximum, not infinity or NaN).
     public func delay(afterFailuresInARow failures: Int) -> Double {
-        min(maximumDelay, initialDelay * pow(multiplier, Double(max(0, failures - 1))))
+        guard initialDelay > 0 else { return 0 }
+        let grown = initialDelay * pow(multiplier, Double(max(0, failures - 1)))
+        return Saturating.seconds(grown.isNaN ? maximumDelay : min(maximumDelay, grown))
     }
 
     /// Host-level keys this policy reads.
@@ -72,42 +75,50 @@ public struct ProcessPolicy: Sendable, Equatable {
     static let restartKeys = ["policy", "initial_delay", "multiplier", "max_delay", "reset_after", "max_restarts", "within"]
 
     /// Reads the policy keys of a process entry; values the host schema refuses are ignored
-    /// here (the schema reports them).
+    /// here (the schema reports them), and every duration is clamped to what a timer can
+    /// hold, so that a value the schema missed cannot reach a conversion that traps.
     init(_ object: JSONObject) {
         self.init()
-        func number(_ value: JSONValue?) -> Double? { value?.numberValue?.doubleValue }
+        func seconds(_ value: JSONValue?, atLeast minimum: Double) -> Double? {
+            guard let number = value?.numberValue?.doubleValue, !number.isNaN else { return nil }
+            return Saturating.seconds(max(minimum, number))
+        }
         switch object["restart"] {
         case .string(let name)?:
             restart = Restart(rawValue: name) ?? restart
         case .object(let fields)?:
             if let name = fields["policy"]?.stringValue, let policy = Restart(rawValue: name) { restart = policy }
-            initialDelay = number(fields["initial_delay"]).map { max(0, $0) } ?? initialDelay
-            multiplier = number(fields["multiplier"]).map { max(1, $0) } ?? multiplier
-            maximumDelay = number(fields["max_delay"]).map { max(0, $0) } ?? maximumDelay
-            resetAfter = number(fields["reset_after"]).map { max(0, $0) } ?? resetAfter
-            within = number(fields["within"]).map { max(0.001, $0) } ?? within
+            initialDelay = seconds(fields["initial_delay"], atLeast: 0) ?? initialDelay
+            if let factor = fields["multiplier"]?.numberValue?.doubleValue, !factor.isNaN {
+                multiplier = min(max(1, factor), SettingsBounds.largestMultiplier)
+            }
+            maximumDelay = seconds(fields["max_delay"], atLeast: 0) ?? maximumDelay
+            resetAfter = seconds(fields["reset_after"], atLeast: 0) ?? resetAfter
+            within = seconds(fields["within"], atLeast: 0.001) ?? within
             if fields["max_restarts"] == .null {
                 maximumRestarts = nil
-            } else if let n = fields["max_restarts"]?.numberValue?.intValue {
-                maximumRestarts = max(0, n)
+            } else if let n = fields["max_restarts"]?.numberValue {
+                // 1e23 is an integer to JSON Schema but not an Int: the schema's maximum
+                // refuses it; here it saturates rather than leaving the default.
+                maximumRestarts = max(0, n.intValue ?? Int(saturating: n.doubleValue))
             }
         default:
             break
         }
-        stopTimeout = number(object["stop_timeout"]).map { max(0, $0) } ?? stopTimeout
-        startTimeout = number(object["start_timeout"]).map { max(0.001, $0) } ?? startTimeout
-        if let seconds = number(object["watchdog"]), seconds > 0 { watchdog = seconds }
+        stopTimeout = seconds(object["stop_timeout"], atLeast: 0) ?? stopTimeout
+        startTimeout = seconds(object["start_timeout"], atLeast: 0.001) ?? startTimeout
+        if let watchdog = seconds(object["watchdog"], atLeast: 0), watchdog > 0 { self.watchdog = watchdog }
         if let queue = object["queue"]?.objectValue {
             if let policy = queue["when_full"]?.stringValue { whenFull = policy }
-            if let limit = queue["limit_bytes"]?.numberValue?.intValue, limit > 0 {
-                queueLimit = limit
+            if let number = queue["limit_bytes"]?.numberValue,
+               case let limit = number.intValue ?? Int(saturating: number.doubleValue), limit > 0 {
+                queueLimit = min(limit, SettingsBounds.largestQueueBytes)
             } else if whenFull == "block" {
                 queueLimit = Self.blockingQueueLimit
             }
         }
     }
 
-    static func format(_ value: Double) -> String {
-        value.rounded() == value ? String(Int(value)) : String(value)
-    }
+    /// `5`, `0.25`, `1e+300`: a duration for a message (never traps).
+    static func format(_ value: Double) -> String { value.compactText }
 }

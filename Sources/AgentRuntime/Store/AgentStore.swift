@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -146,8 +147,8 @@ public final class AgentStore: @unchecked Sendable {
         lock.lock()
         stopping = true
         lock.broadcast()
-        let deadline = Date().addingTimeInterval(timeout)
-        while !writerDone, lock.wait(until: deadline) {}
+        let deadline = Date().addingSaturated(timeout)
+        while !writerDone, lock.wait(untilSaturated: deadline) {}
         lock.unlock()
     }
 
@@ -163,14 +164,14 @@ public final class AgentStore: @unchecked Sendable {
             lock.lock()
             while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, !stopping {
                 // Asleep until there is work or retention is due: no idle wake-ups.
-                if !lock.wait(until: nextRetention) { break }
+                if !lock.wait(untilSaturated: nextRetention) { break }
             }
             // Group commit: events alone wait until the oldest has waited `commitInterval`, so a
             // steady trickle costs one transaction per interval instead of one per wake-up.
             // Anything else (a state save, history, chat, stopping) is written at once.
-            let commitAt = oldestPendingSince.addingTimeInterval(settings.commitInterval)
+            let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
             while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, !stopping, lock.wait(until: commitAt) {}
+                  clearConversations.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
             let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
             // What is left is already overdue.

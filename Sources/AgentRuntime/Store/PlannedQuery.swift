@@ -23,13 +23,20 @@ public struct PlannedQuery: Sendable, Equatable {
     static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
                      checks: SQLChecks? = nil) -> Result<PlannedQuery, QueryProblem> {
         func seconds(_ value: JSONValue, _ what: String) -> Result<Double, QueryProblem> {
-            if let number = value.numberValue?.doubleValue { return .success(number) }
+            // Timers saturate anyway; a span no timer can hold is refused here with a reason.
+            func bounded(_ number: Double, from origin: String) -> Result<Double, QueryProblem> {
+                guard number.isFinite, abs(number) <= Saturating.longest else {
+                    return .failure(QueryProblem("its \(what) \(origin)is \(number.compactText) s; expected a finite number of seconds up to 100 years"))
+                }
+                return .success(number)
+            }
+            if let number = value.numberValue?.doubleValue { return bounded(number, from: "") }
             if let reference = value.stringValue, reference.hasPrefix("$") {
                 let key = String(reference.dropFirst())
                 guard let number = settings[key]?.numberValue?.doubleValue else {
                     return .failure(QueryProblem("its \(what) comes from the setting \"\(key)\", which is not a number here"))
                 }
-                return .success(number)
+                return bounded(number, from: "(the setting \"\(key)\") ")
             }
             return .failure(QueryProblem("its \(what) must be a number of seconds or \"$setting\", found \(value.serialized())"))
         }

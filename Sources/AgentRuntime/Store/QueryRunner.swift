@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import GRDB
 import JSONSchema
@@ -71,7 +72,7 @@ final class QueryRunner: @unchecked Sendable {
                 }
                 if due.isEmpty {
                     let next = schedule.map(\.due).min() ?? now + 3600
-                    _ = lock.wait(until: Date(timeIntervalSince1970: next))
+                    _ = lock.wait(seconds: next - now)
                 }
             }
             if stopped {

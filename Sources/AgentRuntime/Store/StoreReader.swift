@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import GRDB
 import JSONSchema
@@ -40,7 +41,7 @@ public struct StoreReader {
         public var line: String { "\(Self.iso(time))  \(source) → \(type)  \(payload)" }
 
         static func iso(_ seconds: Double) -> String {
-            ConsoleOutput.timestamp(nanoseconds: Int64(seconds * 1e9), full: true)
+            ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
         }
     }
 
@@ -72,7 +73,8 @@ public struct StoreReader {
                 let pid: Int? = row["pid"]
                 let code: Int? = row["exit_code"]
                 return HistoryEntry(time: row["time"], process: row["process"], event: row["event"], detail: row["detail"],
-                                    pid: pid.map { Int32($0) }, exitCode: code.map { Int32($0) }, signal: row["signal"])
+                                    // An edited store may hold anything: a value beyond Int32 is shown as unknown.
+                                    pid: pid.flatMap(Int32.init(exactly:)), exitCode: code.flatMap(Int32.init(exactly:)), signal: row["signal"])
             }
         }
     }

@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import JSONSchema
 
@@ -37,29 +38,39 @@ public struct StoreSettings: Sendable, Equatable {
                 "type": "object",
                 "additionalProperties": false,
                 "properties": [
-                    "max_age": ["type": ["number", "null"], "exclusiveMinimum": 0, "default": 604800, "description": "Seconds; null keeps events forever."],
-                    "max_events": ["type": ["integer", "null"], "minimum": 1, "default": 1000000],
+                    "max_age": ["type": ["number", "null"], "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestRetention),
+                                "default": 604800, "description": "Seconds (at most 100 years); null keeps events forever."],
+                    "max_events": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 1000000],
                 ],
             ],
-            "queue_limit": ["type": "integer", "minimum": 1, "default": 100000],
+            "queue_limit": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostQueuedEvents), "default": 100000],
             "synchronous": ["enum": ["normal", "full"], "default": "normal"],
             "commit_interval": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.005,
                                 "description": "Seconds an event may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
         ],
     ]
 
-    /// Reads the section (already checked by the schema).
+    /// Reads the section (already checked by the schema); numbers are clamped to the
+    /// schema's bounds, so that a value it missed cannot overflow anything downstream.
     public init(_ value: JSONValue?) {
         guard let object = value?.objectValue else { return }
+        func integer(_ value: JSONValue?, in range: ClosedRange<Int>) -> Int? {
+            guard let number = value?.numberValue else { return nil }
+            return min(max(number.intValue ?? Int(saturating: number.doubleValue), range.lowerBound), range.upperBound)
+        }
+        func seconds(_ value: JSONValue?, upTo longest: Double) -> Double? {
+            guard let number = value?.numberValue?.doubleValue, !number.isNaN else { return nil }
+            return min(max(number, 0), longest)
+        }
         enabled = object["enabled"]?.boolValue ?? enabled
         path = object["path"]?.stringValue ?? path
         if let retention = object["retention"]?.objectValue {
-            if let age = retention["max_age"] { maximumAge = age.numberValue?.doubleValue }
-            if let count = retention["max_events"] { maximumEvents = count.numberValue?.intValue }
+            if let age = retention["max_age"] { maximumAge = seconds(age, upTo: SettingsBounds.longestRetention) }
+            if let count = retention["max_events"] { maximumEvents = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
         }
-        queueLimit = object["queue_limit"]?.numberValue?.intValue ?? queueLimit
+        queueLimit = integer(object["queue_limit"], in: 1...SettingsBounds.mostQueuedEvents) ?? queueLimit
         synchronous = object["synchronous"]?.stringValue ?? synchronous
-        commitInterval = object["commit_interval"]?.numberValue?.doubleValue ?? commitInterval
+        commitInterval = seconds(object["commit_interval"], upTo: 1) ?? commitInterval
     }
 
     /// The database file for an agent in `agentDirectory`.

@@ -59,11 +59,14 @@ final class EventLoop {
 
     func isRegistered(_ fd: Int32) -> Bool { handlers[fd] != nil }
 
+    /// Runs `action` on the loop after `seconds`. The span is clamped (``Saturating/seconds(_:)``:
+    /// NaN and negative are now, at most 100 years), so no value from settings can overflow a
+    /// deadline or the wait for it.
     @discardableResult
     func schedule(after seconds: Double, _ action: @escaping () -> Void) -> Int {
         let id = nextTimerID
         nextTimerID += 1
-        timers.append((id, Self.now() + max(0, seconds), action))
+        timers.append((id, Self.now() + Saturating.seconds(seconds), action))
         return id
     }
 
@@ -72,9 +75,10 @@ final class EventLoop {
     /// Waits for at most `maxWait` seconds (nil: until something happens), then runs the
     /// handlers of ready fds and of due timers.
     func runOnce(maxWait: Double? = nil) {
-        var timeout = maxWait.map { Int32(max(0, min($0, 3600)) * 1000) } ?? -1
+        var timeout = maxWait.map { Saturating.pollTimeout(min($0, 3600)) } ?? -1
         if let soonest = timers.min(by: { $0.deadline < $1.deadline }) {
-            let untilTimer = Int32(max(0, ((soonest.deadline - Self.now()) * 1000).rounded(.up)))
+            // At most Int32.max ms (24.8 days): a later timer is looked at again then.
+            let untilTimer = Saturating.pollTimeout(soonest.deadline - Self.now())
             timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
         }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }

@@ -70,7 +70,7 @@ public final class ForkServer {
         var pid: pid_t = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
-                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, output, Int32(timeout * 1000), &pid)
+                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, output, Saturating.pollTimeout(timeout), &pid)
             }
         }
         guard rc == 0 else { return .failure(ProcessSpawner.SpawnError(path: "a worker through the fork server", errno: rc)) }
@@ -83,7 +83,7 @@ public final class ForkServer {
         closeControl()
         if pidFD >= 0 {
             var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
-            while poll(&exited, 1, Int32(timeout * 1000)) < 0, errno == EINTR {}
+            while poll(&exited, 1, Saturating.pollTimeout(timeout)) < 0, errno == EINTR {}
         }
         var status: Int32 = 0
         // 0: still running (-1: already reaped, its pid no longer ours to signal).

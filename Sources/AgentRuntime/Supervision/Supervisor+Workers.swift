@@ -97,7 +97,7 @@ extension Supervisor {
         let start = JSONValue.object([
             "module": .string(process.module.library), "module_name": .string(process.module.name),
             "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
-            "watchdog_ms": .number(JSONNumber(Int((process.policy.watchdog ?? 0) * 1000))),
+            "watchdog_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.watchdog ?? 0))),
             "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
         ]).serialized()
         attachRing(to: process)

@@ -19,7 +19,7 @@ struct BenchSink: Monitor {
         var tally = BenchTally()
         for await event in context.events {
             let received = BenchClock.realtimeNanoseconds()
-            let emitted = Int64((event.time.timeIntervalSince1970 * 1e9).rounded())
+            let emitted = Int64(saturating: (event.time.timeIntervalSince1970 * 1e9).rounded())
             if event.type == BenchPayload.eventType {
                 tally.record(sequence: event.payload.withUnsafeBytes(BenchPayload.sequence), payloadBytes: event.payload.count,
                              emitted: emitted, received: received)

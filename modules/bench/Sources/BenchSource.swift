@@ -33,7 +33,8 @@ struct BenchSource: Datasource {
         let interval = settings.rate > 0 ? 1e9 / settings.rate : 0
         for sequence in 0..<settings.count {
             if interval > 0 {
-                let due = start + Int64(Double(sequence) * interval)
+                let offset = start.addingReportingOverflow(Int64(saturating: Double(sequence) * interval))
+                let due = offset.overflow ? Int64.max : offset.partialValue
                 if BenchClock.monotonicNanoseconds() < due { BenchClock.sleep(untilMonotonic: due) }
             }
             BenchPayload.setSequence(sequence, in: &payload)

@@ -52,7 +52,7 @@ struct Fault: Datasource {
                 switch settings.mode {
                 case "exit":
                     context.log("exiting after tick \(tick)")
-                    exit(Int32(settings.exit_code))
+                    exit(Int32(clamping: settings.exit_code))
                 case "segfault": raise(SIGSEGV)
                 case "abort": abort()
                 case "hang":

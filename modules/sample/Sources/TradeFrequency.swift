@@ -66,7 +66,7 @@ struct TradeFrequency: Monitor {
     }
 
     static func format(_ seconds: Double) -> String {
-        seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
+        seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int(saturating: seconds)) : String(seconds)
     }
 }
 

@@ -41,7 +41,8 @@ struct TradesCounter: LogicAdapter {
         for (index, word) in words.enumerated() {
             guard let unit = units.first(where: { word.hasPrefix($0.0) }) else { continue }
             let amount = index > 0 ? Double(words[index - 1]) ?? 1 : 1
-            let amountText = amount.rounded() == amount ? String(Int(amount)) : String(amount)
+            // The amount comes from a chat message: "the last 1e300 minutes" must not trap.
+            let amountText = amount.rounded() == amount && abs(amount) < 1e15 ? String(Int(saturating: amount)) : String(amount)
             return (amount * unit.1, amount == 1 ? unit.0 : "\(amountText) \(unit.0)s")
         }
         return (300, "5 minutes")

@@ -71,7 +71,8 @@ public final class ProcessContext: Sendable {
     func startHeartbeats() -> Task<Void, Never>? {
         let watchdog = host.watchdogMilliseconds
         guard watchdog > 0 else { return nil }
-        let period = UInt64(watchdog) * 1_000_000 / 3
+        // The host sends at most 100 years; a larger value must still not overflow.
+        let period = UInt64(min(watchdog, 3_155_760_000_000)) * 1_000_000 / 3
         return Task.detached { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: period)
@@ -349,6 +350,6 @@ public final class ProcessContext: Sendable {
             waiting.subtract(1, ordering: .relaxed)
             noteActivity()
         }
-        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        try await Task.sleep(nanoseconds: Saturating.nanoseconds(seconds))
     }
 }

@@ -58,7 +58,8 @@ indirect enum JSONText: Sendable, Equatable {
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
         case .double(let d):
-            if d.isFinite, d.rounded() == d, abs(d) < 1e15 { out += String(Int(d)) } else { out += "\(d)" }
+            // JSON has no NaN or infinity.
+            if !d.isFinite { out += "null" } else if d.rounded() == d, abs(d) < 1e15 { out += String(Int(d)) } else { out += "\(d)" }
         case .string(let s): JSONText.writeString(s, to: &out)
         case .array(let a):
             out += "["

@@ -57,28 +57,52 @@ public struct Schema: Sendable {
         return Schema(k, description: description, default: `default`.map(JSONText.string))
     }
 
-    /// A number (integer or not).
+    /// A number (integer or not). It is always finite: a side without a finite bound gets
+    /// ±`Double.greatestFiniteMagnitude` (see `representableRange`), so that validation refuses
+    /// what a `Double` setting cannot hold (`1e400`) instead of the process failing to decode
+    /// its settings.
     public static func number(
         minimum: Double? = nil, maximum: Double? = nil,
         exclusiveMinimum: Double? = nil, exclusiveMaximum: Double? = nil,
         default: Double? = nil, description: String? = nil
     ) -> Schema {
+        // An infinite (or NaN) bound is no bound, and JSON cannot write it.
+        let finite = { (bound: Double?) in bound.flatMap { $0.isFinite ? $0 : nil } }
+        let (minimum, maximum) = (finite(minimum), finite(maximum))
+        let (exclusiveMinimum, exclusiveMaximum) = (finite(exclusiveMinimum), finite(exclusiveMaximum))
         var k: [(String, JSONText)] = [("type", .string("number"))]
         if let minimum { k.append(("minimum", .double(minimum))) }
         if let maximum { k.append(("maximum", .double(maximum))) }
         if let exclusiveMinimum { k.append(("exclusiveMinimum", .double(exclusiveMinimum))) }
         if let exclusiveMaximum { k.append(("exclusiveMaximum", .double(exclusiveMaximum))) }
+        var representable: [(String, JSONText)] = []
+        if minimum == nil, exclusiveMinimum == nil { representable.append(("minimum", .double(-.greatestFiniteMagnitude))) }
+        if maximum == nil, exclusiveMaximum == nil { representable.append(("maximum", .double(.greatestFiniteMagnitude))) }
+        if !representable.isEmpty { k.append(representableRange(representable)) }
         return Schema(k, description: description, default: `default`.map(JSONText.double))
     }
 
-    /// An integer.
+    /// An integer. It is always within `Int`'s range: a side without a bound gets `Int.min`
+    /// or `Int.max` (see `representableRange`), so that validation refuses what an `Int`
+    /// setting cannot hold (`1e29`) instead of the process failing to decode its settings.
     public static func integer(
         minimum: Int? = nil, maximum: Int? = nil, default: Int? = nil, description: String? = nil
     ) -> Schema {
         var k: [(String, JSONText)] = [("type", .string("integer"))]
         if let minimum { k.append(("minimum", .int(minimum))) }
         if let maximum { k.append(("maximum", .int(maximum))) }
+        var representable: [(String, JSONText)] = []
+        if minimum == nil { representable.append(("minimum", .int(.min))) }
+        if maximum == nil { representable.append(("maximum", .int(.max))) }
+        if !representable.isEmpty { k.append(representableRange(representable)) }
         return Schema(k, description: description, default: `default`.map(JSONText.int))
+    }
+
+    /// The bounds of what the Swift type can hold, in an `allOf` of their own: a value beyond
+    /// them is refused (`expected an integer ≤ 9223372036854775807, found 1e29`), while a
+    /// wrong type is still reported with the bounds the module chose, not these.
+    private static func representableRange(_ bounds: [(String, JSONText)]) -> (String, JSONText) {
+        ("allOf", .array([.object(bounds)]))
     }
 
     /// A boolean.
