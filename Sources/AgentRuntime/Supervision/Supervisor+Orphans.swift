@@ -8,7 +8,9 @@ extension Supervisor {
     /// its own session, out of reach of the process-group kill) becomes the supervisor's child
     /// when the worker dies, and is killed here.
     func becomeSubreaper() {
-        if agent_set_child_subreaper() != 0 {
+        if agent_set_child_subreaper() == 0 {
+            isSubreaper = true
+        } else {
             logger.warning("cannot become a child subreaper (\(String(cString: strerror(errno)))); children that workers move to another session may outlive them")
         }
     }
@@ -16,6 +18,9 @@ extension Supervisor {
     /// Kills and reaps children of the supervisor that are not workers: orphans of dead workers.
     /// Runs after a worker died (off the restart path) and retries until they are reaped.
     func sweepOrphans() {
+        // Only a subreaper's other children are orphans of its workers: a supervisor embedded
+        // in another program (a test, a tool) must leave that program's children alone.
+        guard isSubreaper else { return }
         var workers = Set((processes + retiring).map(\.pid) + spares.values.map(\.pid))
         if let forkServer { workers.insert(forkServer.pid) }
         var found = 0

@@ -66,6 +66,8 @@ public final class Supervisor {
     /// Orphans of dead workers being killed: pid → command name.
     var orphans: [Int32: String] = [:]
     var orphanSweepScheduled = false
+    /// Whether ``run()`` made this process a child subreaper (see `sweepOrphans`).
+    var isSubreaper = false
     /// The signal pipe; one installed before the supervisor runs (by the launcher, so that no
     /// signal is lost in between) is taken over.
     var signalFD: Int32 = -1
