@@ -217,7 +217,10 @@ struct Restart: ParsableCommand {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the running agent's processes: state, pid, time in state, restarts, last exit, events.",
-        discussion: "Exit status 3 when the agent is not running (or does not answer).")
+        discussion: """
+        States: starting, running, backoff, stopping, stopped, exited, failed, and disabled for a \
+        process the settings list with "enabled": false. Exit status 3 when the agent is not running (or does not answer).
+        """)
 
     @OptionGroup var location: LocationOptions
 

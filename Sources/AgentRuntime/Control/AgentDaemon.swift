@@ -31,7 +31,7 @@ public struct AgentDaemon {
         if let pid = Pidfile.holder(of: paths.pidfile) {
             return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
         }
-        do { try paths.createDirectories() } catch { return Self.fail("cannot create \(paths.runDirectory): \(error)") }
+        do { try paths.createDirectories() } catch { return Self.fail("\(error)") }
         // One start at a time: a second one would spawn an agent that loses the pidfile to the
         // first and prints the winner's log as if it were its own failure.
         let startLock = Pidfile(path: paths.runDirectory + "/start.lock")

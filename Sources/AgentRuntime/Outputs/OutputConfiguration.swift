@@ -233,9 +233,10 @@ public struct OutputConfiguration: Sendable, Equatable {
             } catch {
                 throw OutputConfigurationError(pointer: pointer, message: error.message)
             }
-            // A line break would let a header value smuggle in more headers.
-            guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                throw OutputConfigurationError(pointer: pointer, message: "a header value may not contain a line break")
+            // A line break would let a header value smuggle in more headers. Checked by scalar:
+            // "\r\n" is one Character, equal to neither "\r" nor "\n".
+            guard !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else {
+                throw OutputConfigurationError(pointer: pointer, message: "a header value may not contain a line break or another control character")
             }
             headers.append(Webhook.Header(name: name, value: value))
         }

@@ -70,9 +70,10 @@ struct EnvironmentSecrets: Sendable {
                     text = text.replacingOccurrences(of: form, with: JSONValue.string(secret.written).serialized())
                 }
             }
-            // Whatever quoting a message used, the value itself must not survive (values this
-            // short would only garble words; their quoted forms are gone above).
-            if secret.value.count >= 4 {
+            // Whatever quoting a message used, the value itself must not survive (shorter values
+            // would garble ordinary words; their quoted forms, the way messages show values,
+            // are gone above).
+            if secret.value.count >= 8 {
                 text = text.replacingOccurrences(of: secret.value, with: "(not shown)")
                 let escaped = String(JSONValue.string(secret.value).serialized().dropFirst().dropLast())
                 if escaped != secret.value { text = text.replacingOccurrences(of: escaped, with: "(not shown)") }

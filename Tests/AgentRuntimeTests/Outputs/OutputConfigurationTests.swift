@@ -51,6 +51,20 @@ import Testing
         #expect(output.name == "webhook https://${env:HOOK_HOST}/in")
     }
 
+    @Test func invalidValuesFromTheEnvironmentAreNotShownInErrors() {
+        let environment = ["HOOK_URL": "ftp://S3CR3T-HOST/x?token=S3CR3T", "TOKEN": "S3CR3T\r\nX-Injected: 1"]
+        let url = #expect(throws: OutputConfigurationError.self) {
+            try OutputConfiguration(json: ["type": "webhook", "url": "${env:HOOK_URL}"], environment: environment)
+        }
+        #expect(url?.description == #"/url: expected an http:// or https:// URL, found "${env:HOOK_URL}""#)
+        let header = #expect(throws: OutputConfigurationError.self) {
+            try OutputConfiguration(json: ["type": "webhook", "url": "http://127.0.0.1/", "headers": ["X-Token": "${env:TOKEN}"]],
+                                    environment: environment)
+        }
+        #expect(header?.description.contains("line break") == true)
+        #expect(header?.description.contains("S3CR3T") == false)
+    }
+
     @Test func missingEnvironmentVariableIsAnErrorNamingIt() {
         let header = #expect(throws: OutputConfigurationError.self) {
             try OutputConfiguration(json: [
