@@ -10,6 +10,8 @@ final class AgentRun: @unchecked Sendable {
     private var out: [String] = []
     private var err: [String] = []
     private var partial: [Int32: String] = [:]
+    /// Streams that reached their end (1, 2).
+    private var ended: Set<Int32> = []
 
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
          directory: String = TestPaths.temporaryDirectory("agent")) throws {
@@ -35,9 +37,12 @@ final class AgentRun: @unchecked Sendable {
     }
 
     private func collect(_ data: Data, stream: Int32) {
-        guard !data.isEmpty else { return }
         lock.lock()
         defer { lock.unlock() }
+        guard !data.isEmpty else {
+            ended.insert(stream)
+            return
+        }
         var text = (partial[stream] ?? "") + String(decoding: data, as: UTF8.self)
         var lines = text.components(separatedBy: "\n")
         text = lines.removeLast()
@@ -94,7 +99,12 @@ final class AgentRun: @unchecked Sendable {
     func waitForExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        return process.isRunning ? nil : process.terminationStatus
+        guard !process.isRunning else { return nil }
+        // The output is read on other threads: wait (a little) until both pipes are drained,
+        // so that callers see the last lines the agent wrote before it exited.
+        let drained = Date().addingTimeInterval(2)
+        while lock.withLock({ ended.count < 2 }), Date() < drained { Thread.sleep(forTimeInterval: 0.01) }
+        return process.terminationStatus
     }
 
     static func isAlive(_ pid: Int32) -> Bool {
