@@ -27,8 +27,15 @@ final class AgentRun: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 1) }
-        stderr.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 2) }
+        for (pipe, stream) in [(stdout, Int32(1)), (stderr, Int32(2))] {
+            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                // At the end, stop watching: the handler would fire again and again, and its
+                // source must be gone before the descriptor is closed.
+                if data.isEmpty { handle.readabilityHandler = nil }
+                self?.collect(data, stream: stream)
+            }
+        }
         try process.run()
     }
 
