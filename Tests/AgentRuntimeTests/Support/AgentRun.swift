@@ -10,8 +10,8 @@ final class AgentRun: @unchecked Sendable {
     private var out: [String] = []
     private var err: [String] = []
     private var partial: [Int32: String] = [:]
-    /// Streams that reached their end (1, 2).
-    private var ended: Set<Int32> = []
+    /// When output last arrived.
+    private var lastOutput = Date()
 
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
          directory: String = TestPaths.temporaryDirectory("agent")) throws {
@@ -27,15 +27,8 @@ final class AgentRun: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        for (pipe, stream) in [(stdout, Int32(1)), (stderr, Int32(2))] {
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                // At the end, stop watching: the handler would fire again and again, and its
-                // source must be gone before the descriptor is closed.
-                if data.isEmpty { handle.readabilityHandler = nil }
-                self?.collect(data, stream: stream)
-            }
-        }
+        stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 1) }
+        stderr.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 2) }
         try process.run()
     }
 
@@ -44,12 +37,10 @@ final class AgentRun: @unchecked Sendable {
     }
 
     private func collect(_ data: Data, stream: Int32) {
+        guard !data.isEmpty else { return }
         lock.lock()
         defer { lock.unlock() }
-        guard !data.isEmpty else {
-            ended.insert(stream)
-            return
-        }
+        lastOutput = Date()
         var text = (partial[stream] ?? "") + String(decoding: data, as: UTF8.self)
         var lines = text.components(separatedBy: "\n")
         text = lines.removeLast()
@@ -107,10 +98,10 @@ final class AgentRun: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         guard !process.isRunning else { return nil }
-        // The output is read on other threads: wait (a little) until both pipes are drained,
-        // so that callers see the last lines the agent wrote before it exited.
+        // The output is read on other threads: wait until none has come for 0.2 s (at most
+        // 2 s), so that callers see the last lines the agent wrote before it exited.
         let drained = Date().addingTimeInterval(2)
-        while lock.withLock({ ended.count < 2 }), Date() < drained { Thread.sleep(forTimeInterval: 0.01) }
+        while Date() < drained, lock.withLock({ Date().timeIntervalSince(lastOutput) < 0.2 }) { Thread.sleep(forTimeInterval: 0.02) }
         return process.terminationStatus
     }
 
