@@ -37,4 +37,32 @@ struct PatternTests {
     func rejectsInvalidECMASyntax(pattern: String) {
         #expect(throws: ECMARegexTranslator.InvalidPattern.self) { try PatternRegex(pattern) }
     }
+
+    /// Numbers in a pattern come from untrusted schemas: one too large for any counter is a
+    /// compile error that says which number, never an overflow.
+    @Test(arguments: [
+        "\\99999999999999999999", "(a)\\99999999999999999999999999999999", "(a)\\100000001",
+        "a{99999999999999999999}", "a{1,99999999999999999999}", "a{99999999999999999999,}", "(ab){100000001}",
+        "a{5,3}", "\\u{99999999999999999999}", "[\\u{FFFFFFFFFFFFFFFFFFFFFFFF}]",
+    ])
+    func hugeNumbersInAPatternAreACompileError(pattern: String) {
+        #expect(throws: ECMARegexTranslator.InvalidPattern.self) { try ECMARegexTranslator.translate(pattern) }
+        #expect(throws: JSONSchemaCompileError.self) { try JSONSchemaValidator(schema: ["pattern": .string(pattern)]) }
+        #expect(throws: JSONSchemaCompileError.self) {
+            try JSONSchemaValidator(schema: ["patternProperties": .object(JSONObject([(pattern, ["type": "string"])]))])
+        }
+        // The same text as an instance of format "regex" is simply not a regex.
+        let validator = try? JSONSchemaValidator(schema: ["format": "regex"], options: .init(formatAssertion: true))
+        #expect(validator?.validate(.string(pattern)).isEmpty == false)
+    }
+
+    @Test func largeButSaneBoundsStillCompile() throws {
+        _ = try JSONSchemaValidator(schema: ["pattern": "^a{0,100000000}$"])
+        _ = try JSONSchemaValidator(schema: ["pattern": "^(a)(b)\\2\\1$"])
+    }
+
+    @Test func tooLargeBackreferenceNamesTheNumber() throws {
+        let error = #expect(throws: ECMARegexTranslator.InvalidPattern.self) { try ECMARegexTranslator.translate("\\99999999999999999999") }
+        #expect(error?.message == "backreference \\99999999999999999999 to a group that does not exist")
+    }
 }

@@ -17,6 +17,10 @@ struct ECMARegexTranslator {
     private var capturingGroups = 0
     private var maxBackreference = 0
 
+    /// The largest quantifier bound or group number accepted: far above any useful value, far
+    /// below an overflow (of Int here, or of the 32-bit counters in ICU).
+    static let maxNumber = 100_000_000
+
     private static let ecmaSpaces =
         "\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}"
 
@@ -70,7 +74,7 @@ struct ECMARegexTranslator {
                 try parseLazySuffix()
                 quantifiable = false
             case "{":
-                if let quantifier = braceQuantifier() {
+                if let quantifier = try braceQuantifier() {
                     guard quantifiable else { throw InvalidPattern(message: "nothing to repeat before '{'") }
                     output += quantifier
                     try parseLazySuffix()
@@ -137,13 +141,24 @@ struct ECMARegexTranslator {
         return j - i + 1
     }
 
-    private mutating func braceQuantifier() -> String? {
+    /// Reads `{n}`, `{n,}` or `{n,m}`. ECMA-262 allows any bound, but ICU keeps bounds in
+    /// 32 bits; a larger one is an error here rather than an overflow later.
+    private mutating func braceQuantifier() throws(InvalidPattern) -> String? {
         guard let length = braceQuantifierLength() else { return nil }
-        var text = ""
-        text.unicodeScalars.append(contentsOf: scalars[i..<(i + length)])
+        let body = String(String.UnicodeScalarView(scalars[(i + 1)..<(i + length - 1)]))
+        let bounds = body.split(separator: ",", omittingEmptySubsequences: false)
+        var values: [Int] = []
+        for bound in bounds where !bound.isEmpty {
+            guard let value = Int(bound), value <= ECMARegexTranslator.maxNumber else {
+                throw InvalidPattern(message: "quantifier {\(body)}: a bound may be at most \(ECMARegexTranslator.maxNumber)")
+            }
+            values.append(value)
+        }
+        if values.count == 2, values[0] > values[1] {
+            throw InvalidPattern(message: "quantifier {\(body)}: the minimum is larger than the maximum")
+        }
         i += length
-        // ICU rejects {n,m} with n > m just like ECMA-262; let the engine report it.
-        return text
+        return "{" + body + "}"
     }
 
     private mutating func parseGroup(depth: Int) throws(InvalidPattern) {
@@ -273,10 +288,16 @@ struct ECMARegexTranslator {
             output += "\\k<\(name)>"
             return true
         case "1"..."9":
+            // A pattern cannot have more groups than it has characters, so a longer number
+            // names no group; reading it digit by digit must not overflow either.
             var number = 0
+            let start = i
             while let d = current, ("0"..."9").contains(d) {
-                number = number * 10 + Int(d.value - 48)
+                number = min(number * 10 + Int(d.value - 48), ECMARegexTranslator.maxNumber + 1)
                 i += 1
+            }
+            guard number <= ECMARegexTranslator.maxNumber else {
+                throw InvalidPattern(message: "backreference \\\(String(String.UnicodeScalarView(scalars[start..<i]))) to a group that does not exist")
             }
             maxBackreference = max(maxBackreference, number)
             output += "\\\(number)"
