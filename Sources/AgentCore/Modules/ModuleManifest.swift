@@ -79,6 +79,15 @@ public struct ModuleManifest: Equatable, Sendable {
                 let schema = object["settings_schema"] ?? .object([:])
                 if schema.objectValue == nil, schema.boolValue == nil {
                     problems.append("\(pointer)/settings_schema: expected a JSON Schema (object or boolean), found \(schema.typeName)")
+                } else {
+                    // The manifest is untrusted: a schema that does not compile (a pattern
+                    // that is not a regex, a bound no counter holds) is the module's error here,
+                    // once, rather than a surprise wherever the schema is used.
+                    do {
+                        _ = try JSONSchemaValidator(schema: schema)
+                    } catch {
+                        problems.append("\(pointer)/settings_schema\(error.schemaLocation): the settings schema of \"\(type)\" does not compile: \(error.message)")
+                    }
                 }
                 var subscribes: [String] = []
                 if let list = object["subscribes"] {
@@ -106,7 +115,7 @@ public struct ModuleManifest: Equatable, Sendable {
         }
         if !problems.isEmpty {
             throw ModuleLoadError(.invalidManifest, module: module, file: file,
-                                  "the manifest is incomplete: " + problems.joined(separator: "; "))
+                                  "the manifest is invalid: " + problems.joined(separator: "; ") + "; fix the module's manifest")
         }
     }
 

@@ -137,6 +137,7 @@ public struct AgentLauncher {
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
         describer.stopSignals = stopSignals
+        for warning in describer.cacheWarnings { logger.warning("\(warning)") }
         let (manifests, describeErrors) = describer.describeAll(modules)
         if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
             throw stop

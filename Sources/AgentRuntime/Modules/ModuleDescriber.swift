@@ -27,15 +27,40 @@ public final class ModuleDescriber {
         loadCacheFile()
     }
 
+    /// What was wrong with the cache file: entries that were ignored (their modules are
+    /// described afresh). The cache is untrusted input like the manifests it holds.
+    public private(set) var cacheWarnings: [String] = []
+
     private func loadCacheFile() {
-        guard let cacheFile, let data = FileManager.default.contents(atPath: cacheFile),
-              let entries = (try? JSONValue.parse(data))?.objectValue else { return }
+        guard let cacheFile, let data = FileManager.default.contents(atPath: cacheFile) else { return }
+        let entries: JSONObject
+        do {
+            guard let object = try JSONValue.parse(data).objectValue else {
+                cacheWarnings.append("\(cacheFile): ignored: expected a JSON object, found something else; modules are described afresh")
+                return
+            }
+            entries = object
+        } catch {
+            cacheWarnings.append("\(cacheFile): ignored: not valid JSON (\(error)); modules are described afresh")
+            return
+        }
         for (library, entry) in entries {
+            let pointer = JSONPointer.escape(library)
             guard let identity = entry["identity"]?.stringValue, let json = entry["manifest"]?.stringValue,
-                  let module = entry["module"]?.stringValue,
-                  let manifest = try? ModuleManifest(json: json, module: module, file: library) else { continue }
-            cache[library] = (identity, manifest)
-            cachedText[library] = (identity, json)
+                  let module = entry["module"]?.stringValue else {
+                cacheWarnings.append("\(cacheFile): /\(pointer): ignored: expected an object with the strings \"identity\", \"manifest\" and \"module\"; the module is described afresh")
+                continue
+            }
+            do throws(ModuleLoadError) {
+                let manifest = try ModuleManifest(json: json, module: module, file: library)
+                guard manifest.name == module else {
+                    throw ModuleLoadError(.nameMismatch, module: module, file: library, "the cached manifest calls the module \"\(manifest.name)\"")
+                }
+                cache[library] = (identity, manifest)
+                cachedText[library] = (identity, json)
+            } catch {
+                cacheWarnings.append("\(cacheFile): /\(pointer)/manifest: ignored: \(error.message); the module \(module) is described afresh")
+            }
         }
     }
 

@@ -16,36 +16,42 @@ public struct PlannedQuery: Sendable, Equatable {
     /// Parameter (without the colon) → value, from the process's settings.
     public var settings: [String: JSONValue]
 
+    /// The longest period: a day (0: the query never runs on its own).
+    static let maximumPeriod: Double = 86_400
+    /// The longest window: ten years.
+    static let maximumWindow: Double = 315_360_000
+
     /// Resolves `every` / `window` and checks the SQL against the store's schema: it must
     /// compile, be read-only, and use only known parameters. Returns a message on failure.
     /// `checks` remembers what each distinct SQL text gave, so that 1,000 processes declaring
     /// the same query compile and run it once.
     static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
                      checks: SQLChecks? = nil) -> Result<PlannedQuery, QueryProblem> {
-        func seconds(_ value: JSONValue, _ what: String) -> Result<Double, QueryProblem> {
-            // Timers saturate anyway; a span no timer can hold is refused here with a reason.
-            func bounded(_ number: Double, from origin: String) -> Result<Double, QueryProblem> {
-                guard number.isFinite, abs(number) <= Saturating.longest else {
-                    return .failure(QueryProblem("its \(what) \(origin)is \(number.compactText) s; expected a finite number of seconds up to 100 years"))
+        // Both come from a module's manifest (or a setting it names): untrusted, so bounded
+        // here, before a timer or a date is made of them.
+        func seconds(_ value: JSONValue, _ what: String, upTo maximum: Double) -> Result<Double, QueryProblem> {
+            func bounded(_ number: Double, _ origin: String) -> Result<Double, QueryProblem> {
+                guard number.isFinite, number >= 0, number <= maximum else {
+                    return .failure(QueryProblem("its \(what)\(origin) must be 0 to \(Int(maximum)) seconds, found \(number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number))"))
                 }
                 return .success(number)
             }
-            if let number = value.numberValue?.doubleValue { return bounded(number, from: "") }
+            if let number = value.numberValue?.doubleValue { return bounded(number, "") }
             if let reference = value.stringValue, reference.hasPrefix("$") {
                 let key = String(reference.dropFirst())
                 guard let number = settings[key]?.numberValue?.doubleValue else {
                     return .failure(QueryProblem("its \(what) comes from the setting \"\(key)\", which is not a number here"))
                 }
-                return bounded(number, from: "(the setting \"\(key)\") ")
+                return bounded(number, " (the setting \"\(key)\")")
             }
             return .failure(QueryProblem("its \(what) must be a number of seconds or \"$setting\", found \(value.serialized())"))
         }
         let every: Double, window: Double
-        switch seconds(declaration.every, "period") {
+        switch seconds(declaration.every, "period", upTo: PlannedQuery.maximumPeriod) {
         case .success(let value): every = value
         case .failure(let problem): return .failure(problem)
         }
-        switch seconds(declaration.window, "window") {
+        switch seconds(declaration.window, "window", upTo: PlannedQuery.maximumWindow) {
         case .success(let value): window = value
         case .failure(let problem): return .failure(problem)
         }
