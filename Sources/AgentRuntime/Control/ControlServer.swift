@@ -9,7 +9,7 @@ final class ControlServer {
     let paths: AgentPaths
     private let listenFD: Int32
     private let directoryFD: Int32
-    private var connections: [Int32: [UInt8]] = [:]
+    private var connections: [Int32: ControlRequestReader] = [:]
     private let loop: EventLoop
     private let handle: (JSONValue, @escaping (JSONValue) -> Void) -> Void
 
@@ -51,7 +51,7 @@ final class ControlServer {
         while true {
             let fd = agent_accept(listenFD)
             guard fd >= 0 else { return }
-            connections[fd] = []
+            connections[fd] = ControlRequestReader()
             loop.register(fd) { [unowned self] _ in readRequest(fd) }
         }
     }
@@ -63,30 +63,29 @@ final class ControlServer {
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
             if n <= 0 { return finish(fd) }
-            connections[fd, default: []].append(contentsOf: chunk[0..<n])
-            if let newline = connections[fd]?.firstIndex(of: 10) {
-                let line = Array(connections[fd]![..<newline])
+            switch connections[fd]?.append(chunk[0..<n]) ?? .incomplete {
+            case .incomplete:
+                continue
+            case .request(let request):
                 // No more reading: the answer may come later.
                 loop.unregister(fd)
-                let respond: (JSONValue) -> Void = { [weak self] response in
-                    var bytes = Array(response.serialized().utf8)
-                    bytes.append(10)
-                    Self.writeAll(fd, bytes)
-                    self?.finish(fd)
-                }
-                do {
-                    handle(try JSONValue.parse(line), respond)
-                } catch {
-                    respond(["ok": false, "error": .string("the request is not valid JSON: \(error)")])
-                }
+                handle(request, respond(fd))
+                return
+            case .invalid(let message), .tooLong(let message):
+                loop.unregister(fd)
+                respond(fd)(["ok": false, "error": .string(message)])
                 return
             }
-            if (connections[fd]?.count ?? 0) > ControlClient.maximumRequestBytes {
-                loop.unregister(fd)
-                let text = "the request is larger than the control socket's limit of \(ControlClient.maximumRequestBytes) bytes (1 MiB) without its end of line"
-                Self.writeAll(fd, Array(JSONValue.object(["ok": false, "error": .string(text)]).serialized().utf8) + [10])
-                return finish(fd)
-            }
+        }
+    }
+
+    /// Writes one answer line and closes the connection.
+    private func respond(_ fd: Int32) -> (JSONValue) -> Void {
+        { [weak self] response in
+            var bytes = Array(response.serialized().utf8)
+            bytes.append(10)
+            Self.writeAll(fd, bytes)
+            self?.finish(fd)
         }
     }
 

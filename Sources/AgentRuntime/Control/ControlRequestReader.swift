@@ -1,0 +1,38 @@
+import JSONSchema
+
+/// Reads one control request from the bytes of a connection, as they arrive: a JSON value on
+/// one line. Anyone who can open the socket can send anything, so everything here is bounded
+/// and every outcome is a value, never a trap.
+struct ControlRequestReader {
+    /// The longest request line; a client that sends more without a newline is refused.
+    static let maximumLength = ControlClient.maximumRequestBytes
+
+    /// What the bytes so far amount to.
+    enum Outcome {
+        /// No newline yet: read on.
+        case incomplete
+        /// The request line, decoded.
+        case request(JSONValue)
+        /// The line is not JSON: answer with this message.
+        case invalid(String)
+        /// More than ``maximumLength`` bytes without a newline: answer with this message.
+        case tooLong(String)
+    }
+
+    private var buffer: [UInt8] = []
+
+    /// Adds what `read` returned and says whether a request is complete.
+    mutating func append(_ chunk: some Collection<UInt8>) -> Outcome {
+        buffer.append(contentsOf: chunk)
+        guard let newline = buffer.firstIndex(of: 10), newline <= Self.maximumLength else {
+            return buffer.count > Self.maximumLength
+                ? .tooLong("the request is larger than the control socket's limit of \(Self.maximumLength) bytes (1 MiB) without its end of line")
+                : .incomplete
+        }
+        do {
+            return .request(try JSONValue.parse(buffer[..<newline]))
+        } catch {
+            return .invalid("the request is not valid JSON: \(error)")
+        }
+    }
+}
