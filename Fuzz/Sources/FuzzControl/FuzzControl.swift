@@ -1,0 +1,42 @@
+import Foundation
+import JSONSchema
+import Logging
+@testable import AgentRuntime
+
+/// The control socket's request reader on arbitrary bytes, as any local client could send
+/// them, and what the supervisor answers to the request. The first byte sets the size of the
+/// reads the bytes arrive in. Every request gets exactly one answer, a JSON object with "ok";
+/// nothing traps.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let first = input.first else { return 0 }
+    let step = Int(first) + 1
+    let bytes = input.dropFirst()
+    var reader = ControlRequestReader()
+    var offset = bytes.startIndex
+    var outcome = ControlRequestReader.Outcome.incomplete
+    while case .incomplete = outcome, offset < bytes.endIndex {
+        let end = min(offset + step, bytes.endIndex)
+        outcome = reader.append(bytes[offset..<end])
+        offset = end
+    }
+    switch outcome {
+    case .incomplete, .tooLong, .invalid:
+        return 0
+    case .request(let request):
+        // A control request that stops the agent or reloads it would end this supervisor's
+        // usefulness for the next input; both are answered by a fresh one each time.
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                    processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
+        var answers: [JSONValue] = []
+        supervisor.handleControl(request) { answers.append($0) }
+        guard answers.count == 1, answers[0]["ok"]?.boolValue != nil else {
+            fatalError("\(answers.count) answers to \(request.serialized()): \(answers.map { $0.serialized() })")
+        }
+        _ = answers[0].serialized()
+    }
+    return 0
+}
+
+let logger = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
