@@ -3,8 +3,8 @@ import PackageDescription
 
 /// libFuzzer harnesses for the runtime's parsers, kept out of the main package so that a
 /// normal `swift build` neither builds nor slows down for them. Built by `scripts/fuzz.sh`
-/// with `--sanitize=fuzzer --sanitize=address`; each harness is an executable whose `main` is
-/// libFuzzer's and whose `LLVMFuzzerTestOneInput` is ours.
+/// (libFuzzer and ASan, see there why the flags are what they are); each harness is an
+/// executable whose `main` is libFuzzer's and whose `LLVMFuzzerTestOneInput` is ours.
 let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzJSON", [.product(name: "JSONSchema", package: "AgentRuntime")]),
     ("FuzzSchema", [.product(name: "JSONSchema", package: "AgentRuntime")]),

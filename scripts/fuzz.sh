@@ -2,13 +2,13 @@
 # Builds the libFuzzer harnesses in Fuzz/ (with -sanitize=fuzzer,address) and runs each for
 # SECONDS (default 10) from its seed corpus in Fuzz/Corpus/<harness>. Prints, per harness, the
 # executions, executions per second, coverage (libFuzzer's cov and ft) and crashes; exits
-# non-zero when any harness crashed, leaked a timeout or ran out of memory, with the input that
-# did it kept under the work folder (printed).
+# non-zero when any harness crashed, leaked, timed out or ran out of memory (the input that did
+# it is kept under the work folder, and printed), or when a build has no coverage to guide it.
 #
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]
 #
-# Environment: FUZZ_WORK (work folder; default a new temporary one: new corpus entries and
-# crash inputs go there, never into the repository), FUZZ_JOBS (harnesses run at once, default 1).
+# Environment: FUZZ_WORK, the work folder (default a new temporary one): new corpus entries
+# and crash inputs go there, never into the repository.
 set -euo pipefail
 
 seconds="${1:-10}"
@@ -21,7 +21,14 @@ work="${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/agent-fuzz.XXXXXX")}"
 mkdir -p "$work"
 
 cd "$root/Fuzz"
-flags=(--sanitize=fuzzer --sanitize=address)
+# swiftc keeps only the last -sanitize= it is given, and `swift build --sanitize=fuzzer
+# --sanitize=address` passes two in no fixed order (a build got either coverage or ASan, not
+# both): the Swift code gets both in one flag after them. The --sanitize options still matter:
+# they give the C targets ASan and let libFuzzer provide main.
+flags=(--sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address)
+# The order of the two --sanitize flags comes from a Set: with a new hash seed each run, every
+# other build saw new flags and rebuilt everything. A fixed seed keeps the order, and the build.
+export SWIFT_DETERMINISTIC_HASHING=1
 echo "fuzz: building the harnesses (swift build ${flags[*]} in Fuzz/)"
 if ! swift build "${flags[@]}" >"$work/build.log" 2>&1; then
     cat "$work/build.log"
@@ -30,11 +37,9 @@ if ! swift build "${flags[@]}" >"$work/build.log" 2>&1; then
 fi
 bin="$(swift build "${flags[@]}" --show-bin-path)"
 
-# Leaks are not checked: Foundation keeps caches and thread-locals (the ICU regex engine's,
-# NSRegularExpression's, the process-info and locale singletons) for the life of the process,
-# which LeakSanitizer reports as leaks at exit whatever the input. Memory errors (ASan) and
-# traps (overflow, out of bounds, fatalError, preconditions) are what is checked.
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:symbolize=1:allocator_may_return_null=1"
+# Leaks are checked, except Foundation's own (Fuzz/lsan.supp says which and why).
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1:allocator_may_return_null=1"
+export LSAN_OPTIONS="suppressions=$root/Fuzz/lsan.supp:print_suppressions=0"
 
 failed=0
 printf '%-13s %12s %9s %7s %7s %8s  %s\n' harness executions exec/s cov ft crashes result
@@ -56,6 +61,10 @@ for harness in "${harnesses[@]}"; do
     result=ok
     if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
         result="FAILED (exit $status)"
+        failed=$((failed + 1))
+    elif [ "${cov:-0}" -eq 0 ]; then
+        # Fuzzing without coverage is a blind random search: the build lost -sanitize=fuzzer.
+        result="FAILED (no coverage: the harness is not instrumented)"
         failed=$((failed + 1))
     fi
     printf '%-13s %12s %9s %7s %7s %8s  %s\n' "$harness" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$result"
