@@ -21,11 +21,6 @@ public struct PlannedQuery: Sendable, Equatable {
     /// The longest window: ten years.
     static let maximumWindow: Double = 315_360_000
 
-    /// `60` rather than `60.0`; `1e+300` as it is (no Int conversion that could trap).
-    private static func text(_ seconds: Double) -> String {
-        seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
-    }
-
     /// Resolves `every` / `window` and checks the SQL against the store's schema: it must
     /// compile, be read-only, and use only known parameters. Returns a message on failure.
     /// `checks` remembers what each distinct SQL text gave, so that 1,000 processes declaring
@@ -33,11 +28,12 @@ public struct PlannedQuery: Sendable, Equatable {
     static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
                      checks: SQLChecks? = nil) -> Result<PlannedQuery, QueryProblem> {
         // Both come from a module's manifest (or a setting it names): untrusted, so bounded
-        // here, before a timer or a date is made of them.
+        // here with a reason (timers saturate anyway): a period of at most a day, a window of
+        // at most ten years, neither negative.
         func seconds(_ value: JSONValue, _ what: String, upTo maximum: Double) -> Result<Double, QueryProblem> {
             func bounded(_ number: Double, _ origin: String) -> Result<Double, QueryProblem> {
                 guard number.isFinite, number >= 0, number <= maximum else {
-                    return .failure(QueryProblem("its \(what)\(origin) must be 0 to \(Int(maximum)) seconds, found \(Self.text(number))"))
+                    return .failure(QueryProblem("its \(what)\(origin) must be 0 to \(Int(maximum)) seconds, found \(number.compactText)"))
                 }
                 return .success(number)
             }
