@@ -31,12 +31,13 @@ import Testing
     }
 
     @Test func hungProcessIsKilledByTheWatchdogButAnIdleOneIsNot() throws {
-        let run = try agent(#""hung": {"type": "fault", "mode": "hang", "after_ms": 50, "watchdog": 0.5, "restart": {"max_restarts": null}}, "idle": {"type": "fault", "mode": "healthy", "tick_ms": 3000, "watchdog": 0.5}"#)
+        let run = try agent(#""hung": {"type": "fault", "mode": "hang", "after_ms": 50, "watchdog": 0.5, "restart": {"max_restarts": null}}, "idle": {"type": "fault", "mode": "healthy", "tick_ms": 3000, "watchdog": 1}"#)
         let killed = run.waitForLine(onStderr: true) { $0.contains("[hung] watchdog: no heartbeat for 0.5 s; killing it") }
         #expect(killed != nil, "\(run.transcript)")
         #expect(run.waitForLine(onStderr: true) { $0.contains("[hung] worker pid") && $0.contains("(watchdog: no heartbeat for 0.5 s)") && $0.contains("restarting in") } != nil)
-        // The idle process only sleeps, and the SDK keeps its heartbeats going.
-        Thread.sleep(forTimeInterval: 1.5)
+        // The idle process only sleeps (3 s between ticks, past its 1 s watchdog), and the SDK
+        // keeps its heartbeats going. (1 s rather than 0.5: a loaded machine delays heartbeats.)
+        Thread.sleep(forTimeInterval: 2)
         #expect(!run.stderrLines.contains { $0.contains("[idle]") && $0.contains("watchdog") }, "\(run.transcript)")
         #expect(run.workerPids("idle").count == 1)
         #expect(run.stop() == 0)
