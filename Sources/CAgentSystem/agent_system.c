@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -92,6 +93,12 @@ int agent_block_signals(const int *signals, int count) {
     sigset_t set;
     fill(&set, signals, count);
     return pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int agent_unblock_signals(const int *signals, int count) {
+    sigset_t set;
+    fill(&set, signals, count);
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int agent_signalfd(const int *signals, int count) {
@@ -178,4 +185,16 @@ void agent_set_thread_name(const char *name) {
     strncpy(buf, name, sizeof(buf) - 1);
     buf[sizeof(buf) - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
+}
+
+int agent_wait_stop_change(pid_t pid, int *signo) {
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    /* Without WEXITED: an exit stays for the one who reaps. */
+    if (waitid(P_PID, (id_t)pid, &info, WSTOPPED | WCONTINUED | WNOHANG) != 0) return -1;
+    if (info.si_pid != pid) return 0;
+    if (signo) *signo = info.si_status;
+    if (info.si_code == CLD_STOPPED || info.si_code == CLD_TRAPPED) return 1;
+    if (info.si_code == CLD_CONTINUED) return 2;
+    return 0;
 }

@@ -68,6 +68,8 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
             else close(data[i]);
         }
     }
+    /* The supervisor's clean goodbye, as opposed to an end of file at its death. */
+    if (received == 0 && n == 4 && memcmp(buf, "quit", 4) == 0) return -3;
     if (received != 2 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
         close_received(fds, 2);
         fds[0] = fds[1] = -1;
@@ -150,9 +152,9 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     for (;;) {
         int fds[2];
         ssize_t n = receive_request(control, buf, capacity - 1, fds);
-        if (n == 0 || n == -1) {
+        if (n == 0 || n == -1 || n == -3) {
             munmap((void *)shared, sizeof(int32_t));
-            return -1;
+            return n == -3 ? -3 : -1;
         }
         if (n == -2) {
             reply(control, -EINVAL);
@@ -216,6 +218,12 @@ int agent_fork_server_request(int control, const char *payload, size_t length, i
     if (value <= 0) return value == 0 ? EPROTO : -value;
     *pid = value;
     return 0;
+}
+
+int agent_fork_server_quit(int control) {
+    ssize_t n;
+    do { n = send(control, "quit", 4, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    return n == 4 ? 0 : errno;
 }
 
 int agent_seqpacket_pair(int fds[2]) {

@@ -45,19 +45,36 @@ public enum WorkerMain {
             print(AgentVersion.line(for: "agent-worker"))
             exit(0)
         }
+        // Into the agent's cgroup before anything else, so that no module code runs outside it.
+        var cgroup = ProcessInfo.processInfo.environment[WorkerCgroup.environmentKey].flatMap { $0.isEmpty ? nil : $0 }
+        if let path = cgroup, case let code = WorkerCgroup.join(path), code != 0 {
+            FileHandle.standardError.write(Data("agent-worker: cannot join the agent's cgroup \(path): \(String(cString: strerror(code)))\n".utf8))
+            cgroup = nil
+        }
+        if arguments.contains("--fork-server") {
+            // In the agent's cgroup the server outlives the supervisor just long enough to kill
+            // the cgroup (at the end of file on its socket); elsewhere it dies with it.
+            guardAgainstOrphanhood(deathSignal: cgroup == nil)
+            serveForks(cgroup: cgroup)
+        }
         guardAgainstOrphanhood()
-        if arguments.contains("--fork-server") { serveForks() }
         runWorker(arguments: arguments, forked: false)
     }
 
     /// The fork server: a single-threaded loop in C that forks a worker per request; each
     /// worker returns here with its own arguments. Nothing before the loop may start a thread.
-    private static func serveForks() -> Never {
+    /// `cgroup`: the agent's, which the server kills when the supervisor is gone without saying
+    /// goodbye (killed), taking the workers' children with it.
+    private static func serveForks(cgroup: String?) -> Never {
         warmUp()
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
-        guard agent_fork_server_serve(channelFD, buffer, capacity, &length) == 0 else { exit(ExitCode.success) }
+        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length)
+        guard served == 0 else {
+            if served == -1, let cgroup { WorkerCgroup.kill(cgroup) }
+            exit(ExitCode.success)
+        }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))
         buffer.deallocate()
         // ps shows what the worker is (the server was started with room for it).
@@ -105,6 +122,8 @@ public enum WorkerMain {
     /// of file on the channel says the supervisor is gone).
     private static func runWorker(arguments: [String], forked: Bool) -> Never {
         signal(SIGPIPE, SIG_IGN)
+        // The module's children start with default signals, not the worker's (see child_signals.c).
+        _ = agent_clean_child_signals()
         let channel = WorkerChannel(fd: channelFD)
         if let index = arguments.firstIndex(of: "--describe"), index + 1 < arguments.count {
             let path = arguments[index + 1]
@@ -127,8 +146,8 @@ public enum WorkerMain {
 
     /// Dies with the supervisor: PR_SET_PDEATHSIG, then a check that the parent did not
     /// already die before the call (the race the man page warns about).
-    private static func guardAgainstOrphanhood() {
-        _ = agent_set_parent_death_signal(SIGKILL)
+    private static func guardAgainstOrphanhood(deathSignal: Bool = true) {
+        if deathSignal { _ = agent_set_parent_death_signal(SIGKILL) }
         if let expected = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"], let pid = Int32(expected),
            getppid() != pid {
             exit(ExitCode.failure)
@@ -293,16 +312,30 @@ public enum WorkerMain {
         }
     }
 
-    /// SIGTERM asks the process to stop gracefully, like a stop frame.
+    /// SIGTERM asks the process to stop gracefully, like a stop frame. Caught by a handler that
+    /// writes to a pipe, read by a thread of its own: not ignored (an ignored signal stays
+    /// ignored in the children a module execs) and not blocked (a dispatch signal source blocks
+    /// it in the thread that registers it, and threads inherit their creator's mask).
     private static func installStopOnSIGTERM(_ host: WorkerHost) {
-        signal(SIGTERM, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        source.setEventHandler { host.requestStop() }
-        source.resume()
-        signalSources.append(source)
+        let signals: [Int32] = [SIGTERM]
+        let pipe = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+        guard pipe >= 0 else {
+            FileHandle.standardError.write(Data("agent-worker: cannot catch SIGTERM: \(String(cString: strerror(errno)))\n".utf8))
+            return
+        }
+        let thread = Thread {
+            var byte: UInt8 = 0
+            var ready = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
+            while true {
+                if poll(&ready, 1, -1) < 0, errno != EINTR { return }
+                while read(pipe, &byte, 1) == 1 { host.requestStop() }
+            }
+        }
+        thread.name = "agent-signals"
+        thread.stackSize = 256 << 10
+        thread.start()
     }
 
-    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
     /// The channel that the exit handler flushes.
     nonisolated(unsafe) private static var exitingChannel: WorkerChannel?
 }

@@ -190,6 +190,7 @@ enum StatusTable {
             var state = p["state"]?.stringValue ?? "?"
             if let retry = p["retry_in"]?.numberValue?.doubleValue { state += " (retry in \(String(format: "%.1f", max(0, retry))) s)" }
             if let code = p["exit_code"]?.numberValue?.intValue { state += " (\(code))" }
+            if state == "suspended" { state = "stopped (\(p["stop_signal"]?.stringValue ?? "signal"))" }
             rows.append([
                 p["name"]?.stringValue ?? "?",
                 p["module"]?.stringValue.map { "\(p["type"]?.stringValue ?? "?") (\($0))" } ?? p["type"]?.stringValue ?? "?",

@@ -155,6 +155,10 @@ public struct AgentLauncher {
 
     /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
     public func runConsole() -> Int32 {
+        // Before any thread starts (threads inherit it): SIGCHLD reaches the supervisor's
+        // signalfd only if no thread takes it (see Supervisor.watchStops).
+        let childSignal: [Int32] = [SIGCHLD]
+        _ = childSignal.withUnsafeBufferPointer { agent_block_signals($0.baseAddress, Int32($0.count)) }
         let logger = Logger(label: "agent") { AgentLogHandler(label: $0, fd: 2, level: options.logLevel) }
         let paths = self.paths
         let pidfile = Pidfile(path: paths.pidfile)
@@ -166,9 +170,14 @@ public struct AgentLauncher {
             return ExitCode.failure
         }
         defer { pidfile.release() }
+        // What a killed earlier run left goes first; this run's workers get a cgroup (or have
+        // their process groups written down). Finished last: after the fork server is gone.
+        let containment = WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
+        defer { containment.finish() }
+        let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
-        var forkServer = Self.startForkServer(logger: logger)
+        var forkServer = Self.startForkServer(logger: logger, environment: environment)
         defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
@@ -194,13 +203,14 @@ public struct AgentLauncher {
             }
         }
         let supervisor = Supervisor(
-            configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment),
+            configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.controlPaths = paths
         supervisor.disabledProcesses = DisabledProcess.of(report)
         supervisor.signalFD = signalFD
         signalFD = -1
+        supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let outputs = prepared.settings.document["outputs"] {
             do {
@@ -229,8 +239,7 @@ public struct AgentLauncher {
 
     /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then
     /// workers are spawned with posix_spawn).
-    static func startForkServer(logger: Logger) -> ForkServer? {
-        let environment = ProcessInfo.processInfo.environment
+    static func startForkServer(logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) -> ForkServer? {
         guard !ForkServer.isDisabled(in: environment) else { return nil }
         let workerPath = workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else { return nil }

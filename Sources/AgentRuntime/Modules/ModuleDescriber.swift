@@ -231,6 +231,11 @@ public enum SignalName {
         case SIGSEGV: "SIGSEGV"
         case SIGPIPE: "SIGPIPE"
         case SIGTERM: "SIGTERM"
+        case SIGSTOP: "SIGSTOP"
+        case SIGTSTP: "SIGTSTP"
+        case SIGTTIN: "SIGTTIN"
+        case SIGTTOU: "SIGTTOU"
+        case SIGCONT: "SIGCONT"
         default: "signal \(signal)"
         }
     }

@@ -77,9 +77,11 @@ public final class ForkServer {
         return .success(pid)
     }
 
-    /// Stops the server: it exits when its control socket closes; SIGKILL after `timeout`.
-    /// Reaps it.
+    /// Stops the server: asked to quit (an end of file alone means that the supervisor died,
+    /// and a server in the agent's cgroup then kills the cgroup), it exits; SIGKILL after
+    /// `timeout`. Reaps it.
     public func shutDown(timeout: Double = 1) {
+        if controlFD >= 0 { _ = agent_fork_server_quit(controlFD) }
         closeControl()
         if pidFD >= 0 {
             var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)

@@ -80,6 +80,8 @@ final class SupervisedProcess {
     var lastSignal: Int32?
     /// Why the supervisor killed the current worker, if it did.
     var killReason: String?
+    /// The signal that stopped the worker (SIGSTOP, SIGTSTP…) until it is continued.
+    var suspendedBy: Int32?
     /// When the state last changed (monotonic seconds).
     var stateSince = 0.0
     /// Monotonic times of recent restarts, for the start limit.

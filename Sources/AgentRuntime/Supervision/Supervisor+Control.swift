@@ -8,6 +8,8 @@ extension Supervisor {
     func handleControl(_ request: JSONValue) -> JSONValue {
         switch request["command"]?.stringValue {
         case "status"?:
+            // A SIGCHLD that reached a thread other than the loop's is not lost for status.
+            checkStops()
             var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
                                       "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json) + disabledProcesses.map(\.json))]
             answer["store"] = storeStatus
@@ -150,12 +152,14 @@ extension SupervisedProcessInfo {
         if let lastExit { object["last_exit"] = .string(lastExit) }
         if let code = lastExitCode { object["last_exit_code"] = .number(JSONNumber(Int(code))) }
         if let signal = lastSignal { object["last_signal"] = .string(SignalName.of(signal)) }
+        if let signal = suspendedBy { object["stop_signal"] = .string(SignalName.of(signal)) }
         return .object(object)
     }
 
-    /// `running`, `backoff`, `failed`…
+    /// `running`, `backoff`, `failed`… and `suspended` for a worker stopped by a signal.
     public var stateName: String {
-        switch state {
+        if suspendedBy != nil { return "suspended" }
+        return switch state {
         case .starting: "starting"
         case .running: "running"
         case .backoff: "backoff"

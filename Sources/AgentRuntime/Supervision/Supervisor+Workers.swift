@@ -16,6 +16,12 @@ extension Supervisor {
     /// A worker with a socketpair (fd 3) and an output pipe: forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
     func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+        let launched = launchWorkerProcess(arguments: arguments)
+        if case .success(let worker) = launched { containment?.workerStarted(worker.pid) }
+        return launched
+    }
+
+    private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         if let server = forkServer, server.isRunning {
             switch launch({ channel, output in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, output: output) }) {
             case .success(let worker):
@@ -89,6 +95,7 @@ extension Supervisor {
         process.spawnedAt = EventLoop.now()
         process.lastHeartbeat = 0
         process.killReason = nil
+        process.suspendedBy = nil
         process.reportedFailure = nil
         process.decoder = FrameDecoder()
         process.outputLine.removeAll()
@@ -136,6 +143,8 @@ extension Supervisor {
         markDirty(process)
         flushDirty()
         Glibc.kill(process.pid, SIGTERM)
+        // A stopped worker could not stop gracefully.
+        if process.suspendedBy != nil { Glibc.kill(process.pid, SIGCONT) }
         let pid = process.pid
         process.stopTimer = loop.schedule(after: process.policy.stopTimeout) { [unowned self, unowned process] in
             guard process.pid == pid else { return }

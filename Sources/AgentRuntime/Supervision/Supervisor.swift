@@ -40,6 +40,8 @@ public final class Supervisor {
     public var forkServer: ForkServer? {
         didSet { watchForkServer() }
     }
+    /// Where the workers' process groups are written down (without a cgroup), nil: nowhere.
+    public var containment: WorkerContainment?
     /// Configured outputs (nil: none).
     public var outputs: OutputHub? {
         didSet { updateEventTaps() }
@@ -71,6 +73,8 @@ public final class Supervisor {
     /// The signal pipe; one installed before the supervisor runs (by the launcher, so that no
     /// signal is lost in between) is taken over.
     var signalFD: Int32 = -1
+    /// A signalfd for SIGCHLD: workers stopped or continued by a signal (see ``watchStops()``).
+    var childSignalFD: Int32 = -1
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
     let deliveryScratch = FrameBuffer()
 
@@ -126,6 +130,7 @@ public final class Supervisor {
     /// then SIGKILL after the stop timeout) and returns.
     public func run() {
         installSignals()
+        watchStops()
         becomeSubreaper()
         Self.raiseFileLimit()
         if let controlPaths {
@@ -154,6 +159,7 @@ public final class Supervisor {
         sweepOrphans()
         run(until: { orphans.isEmpty }, timeout: 2)
         dropForkServer()
+        unwatchStops()
         console.flush()
         outputs?.stop(timeout: 5)
         queryRunner?.stop()
@@ -273,6 +279,8 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var paused: Bool
     /// How many times a full subscriber paused it.
     public var timesPaused: Int
+    /// The signal that stopped its worker (SIGSTOP…), until SIGCONT.
+    public var suspendedBy: Int32?
 
     init(_ process: SupervisedProcess) {
         name = process.name
@@ -291,5 +299,6 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         queuedBytes = process.pendingBytes
         paused = process.pauseCount > 0
         timesPaused = process.timesPaused
+        suspendedBy = process.hasWorker ? process.suspendedBy : nil
     }
 }

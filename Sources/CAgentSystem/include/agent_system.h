@@ -37,6 +37,9 @@ int agent_pidfd_open(pid_t pid);
 /** Blocks `count` signals in the calling thread (inherited by threads it creates). */
 int agent_block_signals(const int *signals, int count);
 
+/** Unblocks `count` signals in the calling thread. */
+int agent_unblock_signals(const int *signals, int count);
+
 /** A signalfd (non-blocking, close-on-exec) for `count` signals, which must be blocked. */
 int agent_signalfd(const int *signals, int count);
 
@@ -49,6 +52,13 @@ int agent_signalfd_read(int fd);
  * or -1. Call once per process.
  */
 int agent_signal_pipe(const int *signals, int count);
+
+/**
+ * Whether the child `pid` was stopped or continued since the last call (waitid with WSTOPPED |
+ * WCONTINUED | WNOHANG, which leaves exits alone): 1 stopped (by `*signo`), 2 continued, 0
+ * nothing new, -1 with errno on error.
+ */
+int agent_wait_stop_change(pid_t pid, int *signo);
 
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
@@ -77,9 +87,21 @@ void agent_set_thread_name(const char *name);
  * (twice, so that it is reparented to the child subreaper above the server) and replies with
  * its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
  * (NUL-terminated, `*length` bytes), the channel on fd 3, output on fds 1 and 2, its own
- * process group and no other fd; returns -1 in the server when the control socket closes.
+ * process group and no other fd; returns -1 in the server when the control socket closes
+ * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit).
  */
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
+
+/** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
+int agent_fork_server_quit(int control);
+
+/**
+ * From now on, children this process makes with fork(), posix_spawn() or posix_spawnp() start
+ * with default signal dispositions and an empty signal mask (unless a posix_spawn caller set
+ * its own), whatever the calling thread blocks or the process ignores. For agent-worker, which
+ * runs module code on threads that block signals. Returns 0 or an errno value.
+ */
+int agent_clean_child_signals(void);
 
 /**
  * Asks the fork server on `control` for a worker: sends `payload` and the two fds, waits up

@@ -15,10 +15,10 @@ struct Fault: Datasource {
     }
 
     static let typeName = "fault"
-    static let description = "Misbehaves on purpose (exit, segfault, abort, hang, ignore_stop, grandchild, healthy) to test supervision."
+    static let description = "Misbehaves on purpose (exit, segfault, abort, hang, ignore_stop, grandchild, children, healthy) to test supervision."
     static var settingsSchema: Schema {
         .object([
-            "mode": .string(oneOf: ["exit", "segfault", "abort", "hang", "ignore_stop", "grandchild", "healthy"],
+            "mode": .string(oneOf: ["exit", "segfault", "abort", "hang", "ignore_stop", "grandchild", "children", "healthy"],
                             default: "healthy", description: "What goes wrong."),
             "after_ms": .integer(minimum: 0, default: 100, description: "Milliseconds of normal work before the fault."),
             "exit_code": .integer(minimum: 0, maximum: 255, default: 1, description: "Exit status for mode exit."),
@@ -42,6 +42,9 @@ struct Fault: Datasource {
             child.arguments = ["1000"]
             try child.run()
             try context.emit("grandchild", payload: ["pid": Int(child.processIdentifier)])
+        }
+        if settings.mode == "children" {
+            try context.emit("children", payload: try Self.startChildren())
         }
         let start = Date()
         var tick = 0
