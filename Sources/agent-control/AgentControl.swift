@@ -127,7 +127,9 @@ struct Console: ParsableCommand {
         one worker per enabled process, forked by a fork server (agent-worker --fork-server; \
         AGENT_FORK_SERVER=0 starts each with posix_spawn instead). Events reach each worker, and \
         leave it, through memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its \
-        socket instead). \
+        socket instead). The workers and everything they start live in a cgroup of the agent's own \
+        where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \
+        run folder instead), so that what a killed agent left is killed at once or at its next start. \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \
