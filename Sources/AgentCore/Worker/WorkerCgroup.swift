@@ -22,6 +22,19 @@ public enum WorkerCgroup {
         write("1\n", to: path + "/cgroup.kill")
     }
 
+    /// Kills every process in the cgroup at `path` but the caller, which first moves to the
+    /// parent cgroup, and removes the cgroup once it is empty (within `timeout` seconds). If
+    /// the caller cannot leave, it is killed with the rest and the folder stays.
+    public static func killAndRemove(_ path: String, timeout: Double) {
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let left = write("\(getpid())\n", to: parent + "/cgroup.procs") == 0
+        kill(path)
+        guard left else { return }
+        let deadline = Date().addingTimeInterval(timeout)
+        while isPopulated(path), Date() < deadline { usleep(2_000) }
+        rmdir(path)
+    }
+
     /// The pids in the cgroup at `path` (empty when it is gone).
     public static func members(_ path: String) -> [Int32] {
         guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return [] }

@@ -63,8 +63,8 @@ public enum WorkerMain {
 
     /// The fork server: a single-threaded loop in C that forks a worker per request; each
     /// worker returns here with its own arguments. Nothing before the loop may start a thread.
-    /// `cgroup`: the agent's, which the server kills when the supervisor is gone without saying
-    /// goodbye (killed), taking the workers' children with it.
+    /// `cgroup`: the agent's, which the server kills (and removes) when the supervisor is gone
+    /// without saying goodbye (killed), taking the workers' children with it.
     private static func serveForks(cgroup: String?) -> Never {
         warmUp()
         let capacity = 64 << 10
@@ -72,7 +72,7 @@ public enum WorkerMain {
         var length = 0
         let served = agent_fork_server_serve(channelFD, buffer, capacity, &length)
         guard served == 0 else {
-            if served == -1, let cgroup { WorkerCgroup.kill(cgroup) }
+            if served == -1, let cgroup { WorkerCgroup.killAndRemove(cgroup, timeout: 2) }
             exit(ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))

@@ -11,9 +11,9 @@ import Logging
 /// cgroup of the agent's own, a child of the supervisor's cgroup named after the run folder
 /// (`agent-<hash>`): the fork server moves itself into it before it forks anything, a worker
 /// started with posix_spawn before any module code runs, and whatever they start inherits it.
-/// It is killed with `cgroup.kill` at stop; when the supervisor is killed, the fork server
-/// (which has no parent-death signal there) kills it at the end of file on its socket; and
-/// the next start kills what may still be left. `AGENT_CGROUPS=0` turns cgroups off.
+/// It is killed with `cgroup.kill` and removed at stop; when the supervisor is killed, the
+/// fork server (which has no parent-death signal there) moves out, kills it and removes it at
+/// the end of file on its socket; and the next start kills what may still be left. `AGENT_CGROUPS=0` turns cgroups off.
 ///
 /// Elsewhere the next start kills what is left of a dead run: the processes of the workers'
 /// process groups (a group whose leader's pid now belongs to another process is left alone)
