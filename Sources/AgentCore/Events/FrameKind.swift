@@ -13,7 +13,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var deliver: FrameKind { FrameKind(rawValue: 2) }
     /// Reply to ``loadState``: one status byte (0 = found, 1 = none, 2 = error), then the bytes.
     @inlinable public static var stateData: FrameKind { FrameKind(rawValue: 3) }
-    /// Reply to ``saveState``: one status byte (0 = saved).
+    /// Reply to ``saveState``: one status byte (0 = saved, 2 = the store cannot write now,
+    /// anything else = failed).
     @inlinable public static var stateSaved: FrameKind { FrameKind(rawValue: 4) }
     /// Asks the process to stop. Empty body.
     @inlinable public static var stop: FrameKind { FrameKind(rawValue: 5) }

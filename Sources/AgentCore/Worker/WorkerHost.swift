@@ -326,7 +326,11 @@ final class WorkerHost: @unchecked Sendable {
     private func saveState(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int32 {
         let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)
         let reply = request(.saveState, body: bytes, reset: { saveReply = nil }, reply: { saveReply })
-        return reply == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+        switch reply {
+        case 0: return Int32(AGENT_OK)
+        case 2: return Int32(AGENT_STORE_UNAVAILABLE)
+        default: return Int32(AGENT_ERROR)
+        }
     }
 
     /// Sends a query to the supervisor and waits for its rows (or error text).

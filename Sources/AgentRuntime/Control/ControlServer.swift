@@ -2,25 +2,61 @@ import AgentCore
 import CAgentSystem
 import Foundation
 import JSONSchema
+import Logging
 
 /// The supervisor's end of the control socket: newline-delimited JSON requests and
 /// responses, one request per connection, served on the supervisor's event loop.
+///
+/// Nothing a client does can take the loop or the supervisor's descriptors: connections are
+/// bounded in number and idle time (see ``ControlLimits``), requests in size (see
+/// ``ControlRequestReader``); answers are written
+/// without blocking, what the client has not taken yet kept per connection; and when accept
+/// finds no descriptor left, a reserve descriptor is given up to take the waiting connection
+/// and close it, so that the level-triggered listening socket never spins.
 final class ControlServer {
     let paths: AgentPaths
+    let limits: ControlLimits
     private let listenFD: Int32
     private let directoryFD: Int32
-    private var connections: [Int32: ControlRequestReader] = [:]
+    private var connections: [Int32: Connection] = [:]
     private let loop: EventLoop
+    private let logger: Logger
     private let handle: (JSONValue, @escaping (JSONValue) -> Void) -> Void
+    /// Given up when accept fails for lack of descriptors (see ``acceptWithoutDescriptors()``).
+    private var reserveFD: Int32 = -1
+    private var sweepTimer: Int?
+    private var listening = false
+    /// Refusals since the last log line about them, and when that line was written.
+    private var refusedSinceLog = 0
+    private var lastRefusalLog = -Double.infinity
+    private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+
+    /// One client: its request as it arrives, then its answer as the client takes it.
+    private final class Connection {
+        let fd: Int32
+        var reader = ControlRequestReader()
+        var output: [UInt8] = []
+        var written = 0
+        /// The request was read; the answer is being made (it may take a while: a chat).
+        var answering = false
+        var lastActivity = EventLoop.now()
+        init(fd: Int32) { self.fd = fd }
+    }
 
     /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
     /// request through its second argument, at once or later (a chat waits for the chatbot).
-    init(paths: AgentPaths, loop: EventLoop, handle: @escaping (JSONValue, @escaping (JSONValue) -> Void) -> Void) throws {
+    init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger,
+         handle: @escaping (JSONValue, @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
+        self.limits = limits
+        self.logger = logger
         self.handle = handle
         directoryFD = agent_open_directory(paths.runDirectory)
-        guard directoryFD >= 0 else { throw ControlError("cannot open the run directory \(paths.runDirectory): \(String(cString: strerror(errno)))") }
+        guard directoryFD >= 0 else {
+            chunk.deallocate()
+            throw ControlError("cannot open the run directory \(paths.runDirectory): \(String(cString: strerror(errno)))")
+        }
         // A socket file left by an agent that died: nobody answers it, so it is stale. The
         // pidfile lock already proved no live agent uses this run directory.
         unlinkat(directoryFD, paths.socketName, 0)
@@ -28,65 +64,193 @@ final class ControlServer {
         guard listenFD >= 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(directoryFD)
+            chunk.deallocate()
             throw ControlError("cannot listen on \(paths.socketPath): \(reason)")
         }
         _ = fcntl(listenFD, F_SETFL, fcntl(listenFD, F_GETFL) | O_NONBLOCK)
-        loop.register(listenFD) { [unowned self] _ in acceptAll() }
+        reserveFD = Self.openReserve()
+        startListening()
     }
+
+    deinit { chunk.deallocate() }
 
     /// Stops listening and removes the socket file.
     func close() {
-        loop.unregister(listenFD)
+        stopListening()
         Glibc.close(listenFD)
         unlinkat(directoryFD, paths.socketName, 0)
         Glibc.close(directoryFD)
-        for fd in connections.keys {
-            loop.unregister(fd)
-            Glibc.close(fd)
-        }
-        connections = [:]
+        for fd in Array(connections.keys) { finish(fd) }
+        if reserveFD >= 0 { Glibc.close(reserveFD) }
+        reserveFD = -1
+        if let sweepTimer { loop.cancel(sweepTimer) }
+        sweepTimer = nil
     }
 
+    /// Open connections (for status and tests).
+    var connectionCount: Int { connections.count }
+
+    private static func openReserve() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
+
+    private func startListening() {
+        guard !listening else { return }
+        listening = true
+        loop.register(listenFD) { [unowned self] _ in acceptAll() }
+    }
+
+    private func stopListening() {
+        guard listening else { return }
+        listening = false
+        loop.unregister(listenFD)
+    }
+
+    // MARK: Accepting
+
+    /// Takes every waiting connection: each is served, refused (over the limit) or, without a
+    /// descriptor for it, taken with the reserve and closed. The socket is empty afterwards, or
+    /// no longer watched for a moment, so that its readiness cannot wake the loop in vain.
     private func acceptAll() {
         while true {
             let fd = agent_accept(listenFD)
-            guard fd >= 0 else { return }
-            connections[fd] = ControlRequestReader()
-            loop.register(fd) { [unowned self] _ in readRequest(fd) }
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE:
+                    if acceptWithoutDescriptors() { continue }
+                    return pauseAccepting()
+                case EAGAIN: return
+                default:
+                    logger.error("control socket: accept failed: \(String(cString: strerror(errno)))")
+                    return pauseAccepting()
+                }
+            }
+            if connections.count >= limits.maximumConnections {
+                refuse(fd, "the agent has \(limits.maximumConnections) control connections open, its limit; try again when fewer clients are connected")
+                noteRefusal("\(limits.maximumConnections) control connections are open (the limit)")
+                continue
+            }
+            let connection = Connection(fd: fd)
+            connections[fd] = connection
+            loop.register(fd) { [unowned self] _ in readRequest(connection) }
+            scheduleSweep()
         }
     }
 
-    private func readRequest(_ fd: Int32) {
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    /// Out of descriptors: closes the reserve, takes the waiting connection with it, tells
+    /// the client why and closes it, then takes the reserve again. False when there is no
+    /// reserve (it could not be taken again: every descriptor is in use).
+    private func acceptWithoutDescriptors() -> Bool {
+        guard reserveFD >= 0 else { return false }
+        Glibc.close(reserveFD)
+        reserveFD = -1
+        let fd = agent_accept(listenFD)
+        if fd >= 0 {
+            refuse(fd, "the agent is out of file descriptors; try again later")
+        }
+        reserveFD = Self.openReserve()
+        noteRefusal("out of file descriptors (\(String(cString: strerror(EMFILE))))")
+        return fd >= 0 && reserveFD >= 0
+    }
+
+    /// Stops watching the socket for a moment (connections wait in its backlog).
+    private func pauseAccepting() {
+        guard listening else { return }
+        stopListening()
+        noteRefusal("cannot accept connections now")
+        loop.schedule(after: 0.25) { [weak self] in
+            guard let self else { return }
+            if reserveFD < 0 { reserveFD = Self.openReserve() }
+            startListening()
+        }
+    }
+
+    /// Answers a connection that is not served with one error line (if the socket takes it at
+    /// once) and closes it.
+    private func refuse(_ fd: Int32, _ message: String) {
+        var bytes = Array(JSONValue.object(["ok": false, "error": .string(message)]).serialized().utf8)
+        bytes.append(10)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.close(fd)
+    }
+
+    /// Logs refused connections at most once per 10 s, with how many there were.
+    private func noteRefusal(_ why: String) {
+        refusedSinceLog += 1
+        let now = EventLoop.now()
+        guard now - lastRefusalLog >= 10 else { return }
+        logger.warning("control socket: \(why); refused \(refusedSinceLog) connection(s)\(lastRefusalLog.isFinite ? " since the last such line" : "")")
+        lastRefusalLog = now
+        refusedSinceLog = 0
+    }
+
+    // MARK: Requests
+
+    private func readRequest(_ connection: Connection) {
+        let fd = connection.fd
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = read(fd, chunk.baseAddress, chunk.count)
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
             if n <= 0 { return finish(fd) }
-            switch connections[fd]?.append(chunk[0..<n]) ?? .incomplete {
+            connection.lastActivity = EventLoop.now()
+            let response: JSONValue
+            switch connection.reader.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n])) {
             case .incomplete:
                 continue
             case .request(let request):
                 // No more reading: the answer may come later.
+                connection.answering = true
                 loop.unregister(fd)
-                handle(request, respond(fd))
+                handle(request) { [weak self] response in self?.answer(connection, response) }
                 return
             case .invalid(let message), .tooLong(let message):
-                loop.unregister(fd)
-                respond(fd)(["ok": false, "error": .string(message)])
-                return
+                response = ["ok": false, "error": .string(message)]
             }
+            connection.answering = true
+            loop.unregister(fd)
+            return answer(connection, response)
         }
     }
 
-    /// Writes one answer line and closes the connection.
-    private func respond(_ fd: Int32) -> (JSONValue) -> Void {
-        { [weak self] response in
-            var bytes = Array(response.serialized().utf8)
-            bytes.append(10)
-            Self.writeAll(fd, bytes)
-            self?.finish(fd)
+    // MARK: Answers
+
+    /// Writes what the socket takes now; the rest goes out as the client reads it.
+    private func answer(_ connection: Connection, _ response: JSONValue) {
+        // The connection may have been closed meanwhile (and its number reused).
+        guard connections[connection.fd] === connection else { return }
+        var bytes = Array(response.serialized().utf8)
+        if bytes.count > limits.maximumAnswerBytes {
+            bytes = Array(JSONValue.object(["ok": false, "error": .string(
+                "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limits.maximumAnswerBytes); ask for less (a smaller limit)")]).serialized().utf8)
         }
+        bytes.append(10)
+        connection.output = bytes
+        connection.written = 0
+        connection.answering = false
+        connection.lastActivity = EventLoop.now()
+        writeAnswer(connection)
+        if connections[connection.fd] === connection {
+            loop.register(connection.fd, events: EventLoop.writable) { [unowned self] _ in writeAnswer(connection) }
+            scheduleSweep()
+        }
+    }
+
+    private func writeAnswer(_ connection: Connection) {
+        let fd = connection.fd
+        while connection.written < connection.output.count {
+            let n = connection.output.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + connection.written, raw.count - connection.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if n > 0 {
+                connection.written += n
+                connection.lastActivity = EventLoop.now()
+                continue
+            }
+            if n < 0, errno == EINTR { continue }
+            if n < 0, errno == EAGAIN { return }
+            break
+        }
+        finish(fd)
     }
 
     private func finish(_ fd: Int32) {
@@ -95,7 +259,29 @@ final class ControlServer {
         Glibc.close(fd)
     }
 
-    /// Responses are small; a client that does not read them in a second is dropped.
+    // MARK: Idle connections
+
+    /// Checks for idle connections once a second while there are connections.
+    private func scheduleSweep() {
+        guard sweepTimer == nil, !connections.isEmpty else { return }
+        sweepTimer = loop.schedule(after: min(1, limits.idleTimeout / 2)) { [weak self] in
+            guard let self else { return }
+            sweepTimer = nil
+            closeIdleConnections()
+            scheduleSweep()
+        }
+    }
+
+    private func closeIdleConnections() {
+        let cutoff = EventLoop.now() - limits.idleTimeout
+        let idle = connections.values.filter { !$0.answering && $0.lastActivity < cutoff }
+        for connection in idle { finish(connection.fd) }
+        if !idle.isEmpty {
+            logger.debug("control socket: closed \(idle.count) connection(s) idle for \(ProcessPolicy.format(limits.idleTimeout)) s")
+        }
+    }
+
+    /// Sends all of `bytes`, waiting for the socket for at most a second (the client's side).
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         let deadline = EventLoop.now() + 1

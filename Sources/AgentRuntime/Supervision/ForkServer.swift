@@ -10,8 +10,9 @@ import Foundation
 /// The server forks each worker twice so that the worker is reparented to the supervisor (a
 /// child subreaper): the supervisor waits for it, kills its process group and sees its exit
 /// status exactly as for a worker it spawned itself, and the server's own death takes no
-/// worker with it. The supervisor falls back to posix_spawn whenever the server is missing or
-/// fails. `AGENT_FORK_SERVER=0` in the environment turns it off.
+/// worker with it. When the server dies or fails, the supervisor starts workers with
+/// posix_spawn until it has started a new server (with backoff; see `Supervisor+ForkServer`).
+/// `AGENT_FORK_SERVER=0` in the environment turns it off.
 public final class ForkServer {
     /// The server's pid (a child of the process that started it).
     public let pid: pid_t
@@ -55,6 +56,9 @@ public final class ForkServer {
         }
     }
 
+    /// What a failed request says it could not start.
+    static let requestDescription = "a worker through the fork server"
+
     /// Whether requests can still be sent.
     public var isRunning: Bool { controlFD >= 0 }
 
@@ -73,7 +77,7 @@ public final class ForkServer {
                 agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, output, Saturating.pollTimeout(timeout), &pid)
             }
         }
-        guard rc == 0 else { return .failure(ProcessSpawner.SpawnError(path: "a worker through the fork server", errno: rc)) }
+        guard rc == 0 else { return .failure(ProcessSpawner.SpawnError(path: Self.requestDescription, errno: rc)) }
         return .success(pid)
     }
 

@@ -33,5 +33,12 @@ public enum ProcessSpawner {
         public var path: String
         public var errno: Int32
         public var description: String { "cannot start \(path): \(String(cString: strerror(errno)))" }
+
+        /// Whether it failed for lack of descriptors, memory or processes: a start worth
+        /// trying again later.
+        public var isLackOfResources: Bool { [EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS].contains(errno) }
+
+        /// Whether the fork server failed the request (not the supervisor's preparations).
+        var isForkServerRequest: Bool { path == ForkServer.requestDescription }
     }
 }

@@ -75,6 +75,8 @@ final class SupervisedProcess {
     var consecutiveFailures = 0
     var stopTimer: Int?
     var restartTimer: Int?
+    /// Starts in a row that failed for lack of resources (descriptors, memory): retried.
+    var startRetries = 0
     var lastExit: String?
     var lastExitCode: Int32?
     var lastSignal: Int32?

@@ -14,6 +14,7 @@ extension Supervisor {
                                       "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json) + disabledProcesses.map(\.json))]
             answer["store"] = storeStatus
             answer["outputs"] = .array(outputs?.statistics.map(\.jsonValue) ?? [])
+            answer["fork_server"] = forkServerStatus
             return .object(answer)
         case "stop"?:
             logger.notice("stop requested over the control socket")

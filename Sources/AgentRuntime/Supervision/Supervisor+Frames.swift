@@ -218,9 +218,13 @@ extension Supervisor {
         source.routingGeneration = routingGeneration
     }
 
+    /// Tells the worker whether its state was stored. Not stored means the store cannot write
+    /// (it is degraded: disk full, read-only): the worker gets AGENT_STORE_UNAVAILABLE, an
+    /// error its module can handle, and goes on; `savedState` still has the state for a
+    /// restart in this run.
     func acknowledgeStateSave(_ process: SupervisedProcess, saved: Bool) {
         guard process.hasWorker else { return }
-        FrameCodec.append(.stateSaved, body: [saved ? 0 : 1], to: process.control)
+        FrameCodec.append(.stateSaved, body: [saved ? 0 : 2], to: process.control)
         markDirty(process)
     }
 

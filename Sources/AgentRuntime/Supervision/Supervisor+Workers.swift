@@ -26,11 +26,16 @@ extension Supervisor {
             switch launch({ channel, output in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, output: output) }) {
             case .success(let worker):
                 return .success(worker)
+            case .failure(let error) where !error.isForkServerRequest:
+                // No socket or pipe for the worker: posix_spawn would need them too.
+                return .failure(error)
+            case .failure(let error) where error.isLackOfResources:
+                // The server is fine but could not fork now: this worker is spawned.
+                logger.warning("\(error); starting this worker with posix_spawn")
             case .failure(let error):
                 // The server may have forked the worker before failing: it then holds the fds
                 // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
-                logger.warning("\(error); starting workers with posix_spawn from now on")
-                dropForkServer()
+                forkServerFailed("\(error)")
                 scheduleOrphanSweep()
             }
         }
@@ -81,9 +86,10 @@ extension Supervisor {
         } else {
             switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
             case .success(let launched): worker = launched
-            case .failure(let error): return failToSpawn(process, error.description)
+            case .failure(let error): return failToSpawn(process, error)
             }
         }
+        process.startRetries = 0
         let pid = worker.pid
         let channel = [worker.channelFD]
         let output = [worker.outputFD]
@@ -129,9 +135,24 @@ extension Supervisor {
         scheduleDeadlineCheck()
     }
 
-    private func failToSpawn(_ process: SupervisedProcess, _ reason: String) {
-        logger.error("cannot start a worker: \(reason)", metadata: ["process": "\(process.name)"])
-        setState(process, .failed(reason: "cannot start a worker: \(reason)"))
+    /// A start that failed for lack of descriptors, memory or processes is tried again with
+    /// backoff (up to 5 s apart): the shortage passes (a flood of connections closes, a child
+    /// exits) and the process must not stay `failed` for it. Anything else is a failure.
+    private func failToSpawn(_ process: SupervisedProcess, _ error: ProcessSpawner.SpawnError) {
+        let metadata: Logger.Metadata = ["process": "\(process.name)"]
+        guard error.isLackOfResources else {
+            logger.error("cannot start a worker: \(error)", metadata: metadata)
+            setState(process, .failed(reason: "cannot start a worker: \(error)"))
+            return
+        }
+        process.startRetries += 1
+        let delay = min(5, 0.1 * Double(1 << min(process.startRetries - 1, 6)))
+        setState(process, .backoff(retryAt: EventLoop.now() + delay))
+        logger.warning("cannot start a worker: \(error); retrying in \(String(format: "%.2f", delay)) s (attempt \(process.startRetries + 1))", metadata: metadata)
+        process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
+            guard !stopping, case .backoff = process.state else { return }
+            spawn(process)
+        }
     }
 
     /// Asks a worker to stop: a stop frame and SIGTERM, then SIGKILL after the stop timeout.

@@ -38,10 +38,15 @@ public final class Supervisor {
     /// Forks workers when set (see ``ForkServer``); the supervisor shuts it down at the end of
     /// ``run()``. Start it from the thread that runs the supervisor.
     public var forkServer: ForkServer? {
-        didSet { watchForkServer() }
+        didSet {
+            // Given one, the supervisor keeps one: it restarts a server that dies.
+            if forkServer != nil { forkServerRecovery.wanted = true }
+            watchForkServer()
+        }
     }
     /// Where the workers' process groups are written down (without a cgroup), nil: nowhere.
     public var containment: WorkerContainment?
+    var forkServerRecovery = ForkServerRecovery()
     /// Configured outputs (nil: none).
     public var outputs: OutputHub? {
         didSet { updateEventTaps() }
@@ -135,7 +140,8 @@ public final class Supervisor {
         Self.raiseFileLimit()
         if let controlPaths {
             do {
-                control = try ControlServer(paths: controlPaths, loop: loop) { [unowned self] request, respond in
+                control = try ControlServer(paths: controlPaths, loop: loop, limits: ControlLimits(environment: configuration.environment),
+                                            logger: logger) { [unowned self] request, respond in
                     handleControl(request, respond: respond)
                 }
                 logger.info("control socket: \(controlPaths.socketPath)")
@@ -191,15 +197,16 @@ public final class Supervisor {
         forkServer = nil
     }
 
-    /// A fork server that dies is reaped; workers are spawned with posix_spawn from then on.
+    /// A fork server that dies is reaped and, after a backoff, replaced; workers are spawned
+    /// with posix_spawn meanwhile.
     private func watchForkServer() {
         guard let server = forkServer, server.pidFD >= 0 else { return }
         let fd = server.pidFD
         loop.register(fd) { [unowned self, unowned server] _ in
             loop.unregister(fd)
             let how = server.reapAfterDeath()
-            logger.warning("the fork server (pid \(server.pid)) \(how); starting workers with posix_spawn from now on")
             if forkServer === server { forkServer = nil }
+            forkServerFailed("the fork server (pid \(server.pid)) \(how)")
         }
     }
 

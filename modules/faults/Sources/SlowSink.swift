@@ -57,8 +57,13 @@ struct SlowSink: Monitor {
                 exit(3)
             }
             if settings.save_state {
-                try context.saveState(["taken": taken])
-                if taken % 10 == 0 { context.log("saved \(taken)") }
+                do {
+                    try context.saveState(["taken": taken])
+                    if taken % 10 == 0 { context.log("saved \(taken)") }
+                } catch let error as ProcessContextError where error.code == .storeUnavailable {
+                    // A full disk is no reason to stop: the next save tries again.
+                    if taken % 10 == 0 { context.log("not saved \(taken): \(error)", level: .warning) }
+                }
             }
         }
     }

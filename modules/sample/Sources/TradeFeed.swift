@@ -49,7 +49,14 @@ struct TradeFeed: Datasource {
                 sequence: sequence
             )
             try context.emit("trade", payload: trade)
-            if sequence % 100 == 0 { try context.saveState(sequence) }
+            if sequence % 100 == 0 {
+                do {
+                    try context.saveState(sequence)
+                } catch let error as ProcessContextError where error.code == .storeUnavailable {
+                    // A full disk stops no feed: the next save tries again.
+                    context.log("sequence \(sequence) not saved: \(error)", level: .warning)
+                }
+            }
             try await context.sleep(seconds: settings.interval)
         }
     }

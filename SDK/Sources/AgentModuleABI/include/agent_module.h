@@ -59,7 +59,13 @@ enum {
     /** Settings could not be decoded or are invalid for this process type. */
     AGENT_BAD_SETTINGS = 5,
     /** The process type named is not provided by this module. */
-    AGENT_UNKNOWN_TYPE = 6
+    AGENT_UNKNOWN_TYPE = 6,
+    /** `save_state`: the host's store cannot write now (the disk is full, the database is
+        read-only or failing). The state was not stored, but the host keeps it for this run (a
+        restarted worker of the process loads it). Not fatal: the process should go on and
+        save again later; saves succeed again once the store can write. Hosts before this
+        code returned AGENT_ERROR for it. */
+    AGENT_STORE_UNAVAILABLE = 7
 };
 
 /** Log levels for `agent_host_api.log` and message levels for `send_message`. */
@@ -129,7 +135,9 @@ typedef struct agent_host_api {
     int32_t (*load_state)(void *host_ctx, const uint8_t **data, size_t *len);
 
     /** Replaces this process's saved state with `len` bytes (copied). The state survives a
-        crash of the worker. Returns once the host acknowledged it. */
+        crash of the worker. Returns once the host acknowledged it: AGENT_OK when stored,
+        AGENT_STORE_UNAVAILABLE when the store cannot write now (not fatal: go on), else
+        AGENT_ERROR. */
     int32_t (*save_state)(void *host_ctx, const uint8_t *data, size_t len);
 
     /** Tells the host's watchdog that the process is alive. Cheap; call it at least once per

@@ -326,7 +326,10 @@ public final class ProcessContext: Sendable {
         return try JSONDecoder().decode(T.self, from: Data(bytes))
     }
 
-    /// Saves `state` as this process's state, replacing what was saved before.
+    /// Saves `state` as this process's state, replacing what was saved before. Throws a
+    /// ``ProcessContextError`` with code ``ProcessContextError/Code/storeUnavailable`` when the
+    /// agent's store cannot write now (a full disk): that is not fatal — catch it, go on, and
+    /// save again later.
     public func saveState(_ state: some Encodable) throws {
         guard isValid else { throw ProcessContextError("the process has ended") }
         try host.saveState(Array(try JSONEncoder().encode(state)))

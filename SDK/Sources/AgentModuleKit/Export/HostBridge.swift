@@ -157,6 +157,9 @@ final class HostBridge: @unchecked Sendable {
     func saveState(_ bytes: [UInt8]) throws {
         guard let save = api.pointee.save_state else { throw ProcessContextError("the host offers no state storage") }
         let rc = bytes.withUnsafeBufferPointer { save(ctx, $0.baseAddress, $0.count) }
+        if rc == AGENT_STORE_UNAVAILABLE {
+            throw ProcessContextError(code: .storeUnavailable, "the state was not saved: the agent's store cannot write now (the disk is full, or the database is read-only or failing). The process can go on and save again later; a restarted worker of this run still gets this state")
+        }
         guard rc == AGENT_OK else { throw ProcessContextError("the host could not save the state") }
     }
 
@@ -221,8 +224,23 @@ final class StopHandlerBox: Sendable {
     init(_ handler: @escaping @Sendable () -> Void) { self.handler = handler }
 }
 
-/// An error from the process context: the message says what failed.
+/// An error from the process context: the message says what failed, the code what kind of
+/// failure it is.
 public struct ProcessContextError: Error, CustomStringConvertible {
+    /// What kind of failure: ``Code/storeUnavailable`` is one to handle and go on from.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// Something failed (see the message).
+        public static let failed = Code(description: "failed")
+        /// `saveState`: the agent's store cannot write now (disk full, read-only database).
+        /// Not fatal: go on and save again later.
+        public static let storeUnavailable = Code(description: "store_unavailable")
+    }
+
+    public let code: Code
     public let description: String
-    init(_ description: String) { self.description = description }
+    init(code: Code = .failed, _ description: String) {
+        self.code = code
+        self.description = description
+    }
 }
