@@ -73,31 +73,52 @@ import Testing
         #expect(!AgentRun.isAlive(server))
     }
 
-    @Test func aDeadForkServerTakesNoWorkerWithItAndPosixSpawnTakesOver() throws {
+    /// Whether `pid` was forked by the fork server: a forked worker's command line was
+    /// rewritten in the server's argument area (200 bytes and more, NUL-padded); a spawned
+    /// worker's is just its own argv.
+    private static func wasForked(_ pid: Int32) -> Bool {
+        let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+        return data.count > 200 && data.starts(with: Array("agent-worker".utf8))
+    }
+
+    @Test func aDeadForkServerTakesNoWorkerWithItAndIsStartedAgain() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
         let server = try #require(Self.forkServer(of: agent))
         let workers = agent.workerPids("one") + agent.workerPids("two")
+        #expect(workers.allSatisfy(Self.wasForked), "the first workers were not forked")
         kill(server, SIGKILL)
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("the fork server (pid \(server)) was killed by SIGKILL; starting workers with posix_spawn from now on") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("the fork server (pid \(server)) was killed by SIGKILL; starting workers with posix_spawn until a new fork server is started in 0.5 s") } != nil, "\(agent.transcript)")
         #expect(workers.allSatisfy(AgentRun.isAlive), "a worker died with the fork server")
+        let restarted = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("started a new fork server (pid ") }
+        #expect(restarted?.contains("workers are forked again") == true, "\(agent.transcript)")
+        let newServer = try #require(Self.forkServer(of: agent), "no fork server after the restart")
+        #expect(newServer != server)
+        // Status says so.
+        let status = try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        let forkServer = status?["fork_server"] as? [String: Any]
+        #expect(forkServer?["pid"] as? Int == Int(newServer) && forkServer?["restarts"] as? Int == 1, "\(String(describing: status))")
+
+        // Workers started from now on are forked again, and are the supervisor's children.
         let first = try #require(agent.workerPids("one").first)
         kill(first, SIGKILL)
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
         let replacement = try #require(agent.workerPids("one").last)
+        #expect(Self.wasForked(replacement), "the replacement was spawned, not forked by the new server")
         #expect(Self.commandLine(of: replacement) == "agent-worker --process one")
         #expect(Self.parent(of: replacement) == agent.process.processIdentifier)
         #expect(agent.stop() == 0)
+        #expect(!AgentRun.isAlive(newServer), "the new fork server outlived agent-control")
     }
 
-    @Test func anUnansweringForkServerIsDroppedAfterItsTimeoutAndPosixSpawnTakesOver() throws {
+    @Test func anUnansweringForkServerIsReplacedAfterItsTimeoutAndPosixSpawnStandsIn() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
         let server = try #require(Self.forkServer(of: agent))
         kill(server, SIGSTOP)
         let first = try #require(agent.workerPids("one").first)
         kill(first, SIGKILL)
-        let warning = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("through the fork server") && $0.contains("starting workers with posix_spawn from now on") }
+        let warning = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("through the fork server") && $0.contains("starting workers with posix_spawn until a new fork server is started") }
         #expect(warning?.contains("Connection timed out") == true, "\(agent.transcript)")
         #expect(agent.waitForLines(onStderr: true, count: 2, timeout: 30) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
         let replacement = try #require(agent.workerPids("one").last)

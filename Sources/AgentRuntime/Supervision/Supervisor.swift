@@ -202,11 +202,13 @@ public final class Supervisor {
     private func watchForkServer() {
         guard let server = forkServer, server.pidFD >= 0 else { return }
         let fd = server.pidFD
+        let pid = server.pid
         loop.register(fd) { [unowned self, unowned server] _ in
             loop.unregister(fd)
             let how = server.reapAfterDeath()
+            // Last use of `server`: the line below releases it.
             if forkServer === server { forkServer = nil }
-            forkServerFailed("the fork server (pid \(server.pid)) \(how)")
+            forkServerFailed("the fork server (pid \(pid)) \(how)")
         }
     }
 
