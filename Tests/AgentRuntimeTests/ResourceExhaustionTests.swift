@@ -23,7 +23,8 @@ import Testing
     }
 
     /// CPU seconds `pid` uses over the next `seconds`. An idle agent uses next to none; one
-    /// spinning on a ready descriptor uses a whole core.
+    /// spinning on a ready descriptor uses all it can get (at least a third of a core on this
+    /// shared machine): the bounds below (15 %) tell the two apart, they measure no speed.
     static func cpuUsed(by pid: Int32, over seconds: Double) -> Double {
         let before = ProcFacts.cpuSeconds(pid)
         Thread.sleep(forTimeInterval: seconds)
@@ -61,7 +62,7 @@ import Testing
         }
         #expect(refusals.count == clients.count - 64, "\(refusals.count) of \(clients.count) refused")
         #expect(refusals.allSatisfy { $0.contains("the agent has 64 control connections open, its limit") }, "\(refusals.first ?? "")")
-        #expect(Self.cpuUsed(by: pid, over: 2) < 0.5, "the agent spins with 64 idle connections open")
+        #expect(Self.cpuUsed(by: pid, over: 2) < 0.3, "the agent spins with 64 idle connections open")
         // So is a status while they are held: a clear error, not a hang.
         let refused = RawControlClient.request(Self.socket(of: agent), #"{"command": "status"}"#)
         #expect(refused?["ok"] as? Bool == false)
@@ -85,7 +86,7 @@ import Testing
         #expect(ProcFacts.setDescriptorLimit(pid, Int(ProcFacts.highestDescriptor(pid)) + 31))
         var clients = (0..<200).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(Self.cpuUsed(by: pid, over: 2) < 0.5, "the agent spins once it is out of descriptors")
+        #expect(Self.cpuUsed(by: pid, over: 2) < 0.3, "the agent spins once it is out of descriptors")
         // A client gets a clear answer rather than silence.
         let refused = RawControlClient.request(Self.socket(of: agent), #"{"command": "status"}"#)
         #expect((refused?["error"] as? String)?.contains("out of file descriptors") == true, "\(String(describing: refused))")
@@ -99,7 +100,7 @@ import Testing
         let retry = agent.waitForLine(onStderr: true, timeout: 20) { $0.contains("[one] cannot start a worker") }
         #expect(retry?.contains("Too many open files") == true, "\(agent.transcript)")
         #expect(retry?.contains("retrying in") == true, "\(agent.transcript)")
-        #expect(Self.cpuUsed(by: pid, over: 1) < 0.25, "the agent spins while a start waits for descriptors")
+        #expect(Self.cpuUsed(by: pid, over: 1) < 0.15, "the agent spins while a start waits for descriptors")
 
         // The flood ends: the worker is started again and status answers.
         clients = []
@@ -150,17 +151,19 @@ import Testing
         let agent = try Self.start(#"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#,
                                    environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "3"], directory: directory)
         let request = Array(#"{"command": "chat_history", "limit": 100000}"#.utf8) + [10]
-        let readers = (0..<20).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
-        #expect(readers.count == 20)
-        for reader in readers { reader.send(request) }
-        // A first answer in full, so that the others are surely being written.
+        // One answer in full first: how big it is.
         let whole = try #require(RawControlClient(path: Self.socket(of: agent)))
         whole.send(request)
         var answerBytes = 0
         #expect(whole.readAll(timeout: 30) { answerBytes += $0.count; return false } == .closed)
         #expect(answerBytes > 1_000_000, "the history answer is only \(answerBytes) bytes")
 
-        // Meanwhile a status answers at once (the loop is not waiting for those clients).
+        let readers = (0..<20).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
+        #expect(readers.count == 20)
+        for reader in readers { reader.send(request) }
+        Thread.sleep(forTimeInterval: 1)
+        // While their answers wait for them, a status answers at once: the loop does not wait
+        // for clients that do not read (it did, a second each, 20 s in all).
         let status = RawControlClient.request(Self.socket(of: agent), #"{"command": "status"}"#, timeout: 5)
         #expect(status?["ok"] as? Bool == true, "status did not answer while 20 clients did not read")
 
