@@ -81,9 +81,9 @@ import Testing
         let agent = try Self.start(environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "300"])
         #expect(Self.waitForStatus(agent) { $0["one"]?["state"] as? String == "running" && $0["two"]?["state"] as? String == "running" } != nil, "\(agent.transcript)")
         let pid = agent.process.processIdentifier
-        // A limit 30 descriptors above what the agent has open now: the flood reaches it long
-        // before the connection limit (64).
-        #expect(ProcFacts.setDescriptorLimit(pid, Int(ProcFacts.highestDescriptor(pid)) + 31))
+        // A limit that leaves the agent 30 descriptors: the flood reaches it long before the
+        // connection limit (64).
+        #expect(ProcFacts.setDescriptorLimit(pid, ProcFacts.limitLeaving(30, in: pid)))
         var clients = (0..<200).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
         Thread.sleep(forTimeInterval: 0.5)
         #expect(Self.cpuUsed(by: pid, over: 2) < 0.3, "the agent spins once it is out of descriptors")

@@ -109,10 +109,19 @@ enum ProcFacts {
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// The highest descriptor number the process has open.
-    static func highestDescriptor(_ pid: Int32) -> Int32 {
+    /// The descriptor limit that leaves the process exactly `free` descriptors: a new
+    /// descriptor takes the lowest free number, which must be below the limit, and the
+    /// numbers in use may have gaps.
+    static func limitLeaving(_ free: Int, in pid: Int32) -> Int {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        return entries.compactMap { Int32($0) }.max() ?? 0
+        let open = Set(entries.compactMap { Int($0) })
+        var limit = 0
+        var available = 0
+        while available < free {
+            if !open.contains(limit) { available += 1 }
+            limit += 1
+        }
+        return limit
     }
 
     /// Sets the process's soft and hard limit of open descriptors (util-linux prlimit, as an
