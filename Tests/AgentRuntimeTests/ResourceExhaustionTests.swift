@@ -26,9 +26,9 @@ import Testing
     /// spinning on a ready descriptor uses all it can get (at least a third of a core on this
     /// shared machine): the bounds below (15 %) tell the two apart, they measure no speed.
     static func cpuUsed(by pid: Int32, over seconds: Double) -> Double {
-        let before = ProcFacts.cpuSeconds(pid)
+        let before = DaemonProbe.cpuSeconds(pid)
         Thread.sleep(forTimeInterval: seconds)
-        return ProcFacts.cpuSeconds(pid) - before
+        return DaemonProbe.cpuSeconds(pid) - before
     }
 
     static func processes(_ answer: [String: Any]?) -> [String: [String: Any]] {
@@ -83,7 +83,7 @@ import Testing
         let pid = agent.process.processIdentifier
         // A limit that leaves the agent 30 descriptors: the flood reaches it long before the
         // connection limit (64).
-        #expect(ProcFacts.setDescriptorLimit(pid, ProcFacts.limitLeaving(30, in: pid)))
+        #expect(DaemonProbe.setDescriptorLimit(pid, DaemonProbe.limitLeaving(30, in: pid)))
         var clients = (0..<200).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
         Thread.sleep(forTimeInterval: 0.5)
         #expect(Self.cpuUsed(by: pid, over: 2) < 0.3, "the agent spins once it is out of descriptors")

@@ -98,7 +98,7 @@ final class RawControlClient {
 }
 
 /// What the tests read of a process from /proc.
-enum ProcFacts {
+enum DaemonProbe {
     /// CPU seconds (user + system) the process has used.
     static func cpuSeconds(_ pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
