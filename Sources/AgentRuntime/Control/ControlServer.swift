@@ -116,7 +116,7 @@ final class ControlServer {
                 switch errno {
                 case EINTR, ECONNABORTED: continue
                 case EMFILE, ENFILE:
-                    if acceptWithoutDescriptors() { continue }
+                    if acceptWithoutDescriptors(errno) { continue }
                     return pauseAccepting()
                 case EAGAIN: return
                 default:
@@ -139,7 +139,7 @@ final class ControlServer {
     /// Out of descriptors: closes the reserve, takes the waiting connection with it, tells
     /// the client why and closes it, then takes the reserve again. False when there is no
     /// reserve (it could not be taken again: every descriptor is in use).
-    private func acceptWithoutDescriptors() -> Bool {
+    private func acceptWithoutDescriptors(_ code: Int32) -> Bool {
         guard reserveFD >= 0 else { return false }
         Glibc.close(reserveFD)
         reserveFD = -1
@@ -148,7 +148,7 @@ final class ControlServer {
             refuse(fd, "the agent is out of file descriptors; try again later")
         }
         reserveFD = Self.openReserve()
-        noteRefusal("out of file descriptors (\(String(cString: strerror(EMFILE))))")
+        noteRefusal("out of file descriptors (\(String(cString: strerror(code))))")
         return fd >= 0 && reserveFD >= 0
     }
 
