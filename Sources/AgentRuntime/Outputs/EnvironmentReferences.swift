@@ -39,6 +39,19 @@ enum EnvironmentReferences {
         return result + rest
     }
 
+    /// The non-empty value of each variable `text` refers to, mapped to its reference
+    /// (`"${env:NAME}"`), so that messages can show the reference instead of the value.
+    static func values(in text: String, environment: [String: String]) -> [String: String] {
+        var values: [String: String] = [:]
+        var rest = text[...]
+        while let start = rest.range(of: opening), let close = rest[start.upperBound...].firstIndex(of: "}") {
+            let name = String(rest[start.upperBound..<close])
+            if let value = environment[name], !value.isEmpty { values[value] = "${env:\(name)}" }
+            rest = rest[rest.index(after: close)...]
+        }
+        return values
+    }
+
     /// Whether `text` refers to the environment at all (used to keep resolved secrets out of
     /// names shown in logs and status).
     static func containsReference(_ text: String) -> Bool {

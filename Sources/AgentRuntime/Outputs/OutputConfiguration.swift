@@ -56,6 +56,10 @@ public struct OutputConfiguration: Sendable, Equatable {
         public var retryMaxDelay: Double
         /// Extra request headers (`${env:…}` resolved), in configuration order.
         public var headers: [Header]
+        /// Each value that the URL took from the environment, with the reference it came from
+        /// (`"${env:HOOK_HOST}"`): a failed attempt's message (which may name the host) shows
+        /// the reference instead of the value.
+        public var environmentValues: [String: String]
 
         /// One request header.
         public struct Header: Sendable, Equatable {
@@ -74,7 +78,8 @@ public struct OutputConfiguration: Sendable, Equatable {
         /// Creates webhook settings with the documented defaults.
         public init(
             url: URL, batchSize: Int = 100, batchInterval: Double = 1, timeout: Double = 5, maxRetries: Int = 5,
-            retryInitialDelay: Double = 0.5, retryMaxDelay: Double = 30, headers: [Header] = []
+            retryInitialDelay: Double = 0.5, retryMaxDelay: Double = 30, headers: [Header] = [],
+            environmentValues: [String: String] = [:]
         ) {
             self.url = url
             self.batchSize = batchSize
@@ -84,6 +89,15 @@ public struct OutputConfiguration: Sendable, Equatable {
             self.retryInitialDelay = retryInitialDelay
             self.retryMaxDelay = retryMaxDelay
             self.headers = headers
+            self.environmentValues = environmentValues
+        }
+
+        /// `text` with every value that came from the environment replaced by its reference.
+        func redacted(_ text: String) -> String {
+            // Longest first, so that a value containing another is replaced whole.
+            environmentValues.keys.sorted { $0.count > $1.count }.reduce(text) { text, value in
+                text.replacingOccurrences(of: value, with: environmentValues[value] ?? "")
+            }
         }
     }
 
@@ -164,7 +178,8 @@ public struct OutputConfiguration: Sendable, Equatable {
                 maxRetries: try reader.integer("max_retries", default: 5, minimum: 0, maximum: SettingsBounds.mostRetries),
                 retryInitialDelay: try reader.number("retry_initial_delay", default: 0.5, minimum: 0, maximum: SettingsBounds.longestTimeout),
                 retryMaxDelay: try reader.number("retry_max_delay", default: 30, minimum: 0, maximum: SettingsBounds.longestTimeout),
-                headers: try Self.headers(reader: reader, environment: environment)
+                headers: try Self.headers(reader: reader, environment: environment),
+                environmentValues: EnvironmentReferences.values(in: urlText, environment: environment)
             ))
             written = "webhook \(Self.displayURL(urlText))"
         default:
@@ -207,6 +222,14 @@ public struct OutputConfiguration: Sendable, Equatable {
         else {
             throw reader.error("url", "expected an http:// or https:// URL, found \"\(displayURL(written))\"")
         }
+        // Foundation gives no port for one past Int's range (the POST then went to port 80),
+        // and getaddrinfo takes 70000 as 4464: a port must be 1 to 65535.
+        if let port = portText(text), !(port.isEmpty || (port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber)
+            && port.count <= 5 && (1...65535).contains(Int(port) ?? 0)))
+        {
+            let shown = EnvironmentReferences.containsReference(written) ? displayURL(written) : String(port)
+            throw reader.error("url", "expected a port from 1 to 65535 in the URL, found \"\(shown)\"")
+        }
         return url
     }
 
@@ -248,6 +271,18 @@ public struct OutputConfiguration: Sendable, Equatable {
         !name.isEmpty && name.unicodeScalars.allSatisfy { scalar in
             scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
         }
+    }
+
+    /// The port of `url`'s authority as written (after the host, `[…]` for IPv6), or nil
+    /// when it has none.
+    static func portText(_ url: String) -> Substring? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        var authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let bracket = authority.lastIndex(of: "]") { authority = authority[authority.index(after: bracket)...] }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        return authority[authority.index(after: colon)...]
     }
 
     /// A URL as written, without user info or query, which may carry secrets.

@@ -47,7 +47,8 @@ final class WebhookSink: OutputSink {
             case .status(let code):
                 problem = "HTTP \(code)"
             case .failed(let description):
-                problem = description
+                // The transport's text may name a host that came from the environment.
+                problem = settings.redacted(description)
             case .interrupted:
                 channel.recordFailure("interrupted by stop")
                 channel.recordDropped(batch.count, atStop: true)

@@ -65,6 +65,30 @@ import Testing
         #expect(header?.description.contains("S3CR3T") == false)
     }
 
+    /// Foundation gave no port for one past Int's range, so the POST went to port 80, and
+    /// getaddrinfo took 70000 as 4464: both were accepted by validation and by the start.
+    @Test(arguments: ["99999999999999999999", "70000", "65536", "0"])
+    func webhookPortOutsideOneTo65535IsRefused(port: String) {
+        let error = #expect(throws: OutputConfigurationError.self) {
+            try OutputConfiguration(json: ["type": "webhook", "url": .string("http://127.0.0.1:\(port)/hook")], environment: [:])
+        }
+        #expect(error?.pointer.description == "/url")
+        #expect(error?.message.contains("expected a port from 1 to 65535 in the URL, found \"\(port)\"") == true, "\(String(describing: error))")
+    }
+
+    @Test(arguments: ["http://127.0.0.1:1/", "https://h:65535/x", "http://[::1]:8080/", "http://[::1]/", "http://u:p@h:80/",
+                      "http://h:/", "http://h/a:b?c=:99999999"])
+    func webhookURLWithAValidPortOrNoneIsAccepted(url: String) throws {
+        _ = try OutputConfiguration(json: ["type": "webhook", "url": .string(url)], environment: [:])
+    }
+
+    @Test func webhookPortFromTheEnvironmentIsNotShownWhenRefused() {
+        let error = #expect(throws: OutputConfigurationError.self) {
+            try OutputConfiguration(json: ["type": "webhook", "url": "http://${env:HOOK_HOST}/"], environment: ["HOOK_HOST": "S3CR3T:99999"])
+        }
+        #expect(error?.description == #"/url: expected a port from 1 to 65535 in the URL, found "http://${env:HOOK_HOST}/""#)
+    }
+
     @Test func missingEnvironmentVariableIsAnErrorNamingIt() {
         let header = #expect(throws: OutputConfigurationError.self) {
             try OutputConfiguration(json: [

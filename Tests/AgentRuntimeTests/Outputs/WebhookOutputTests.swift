@@ -151,6 +151,27 @@ import Testing
         #expect(hub.statistics[0].name == "webhook http://127.0.0.1:${env:HOOK_PORT}/hook")
     }
 
+    /// A failed attempt's text names the host (sockets: "cannot connect to HOST:PORT", curl:
+    /// "Failed to connect to HOST port …"); a host from the environment was shown in the log
+    /// and in status.
+    @Test(arguments: transports) func hostFromTheEnvironmentIsNotShownWhenAnAttemptFails(transport: Transport) throws {
+        let server = try WebhookTestServer(down: true)
+        defer { server.stop() }
+        let (hub, log) = try makeHub([
+            "type": "webhook", "url": .string("http://${env:HOOK_HOST}:\(server.port)/"), "batch_size": 1, "max_retries": 0,
+        ], transport: transport, environment: ["HOOK_HOST": "127.0.0.1"])
+        hub.publish(OutputTestSupport.event(0))
+        #expect(OutputTestSupport.waitUntil { hub.statistics[0].dropped == 1 })
+        #expect(hub.stop(timeout: 5))
+        let lastError = try #require(hub.statistics[0].lastError)
+        let failures = log.lines.filter { $0.contains("attempt 1 failed") }
+        #expect(!failures.isEmpty)
+        for text in failures + [lastError] {
+            #expect(!text.contains("127.0.0.1"), "\(text)")
+        }
+        #expect(lastError.contains("${env:HOOK_HOST}"), "\(lastError)")
+    }
+
     @Test(arguments: transports) func stopSendsWhatIsQueuedWithoutWaitingForTheBatchInterval(transport: Transport) throws {
         let server = try WebhookTestServer()
         defer { server.stop() }
