@@ -215,4 +215,29 @@ import Testing
         #expect(started.stderr.contains("the agent did not start (exit status 2)"))
         #expect(try agent.control(["stop"]).stdout.contains("not running"))
     }
+
+    /// Outputs and the store are opened at the start; a reload that changed them answered
+    /// "reloaded" and silently went on with the old ones.
+    @Test func reloadThatChangesOutputsOrTheStoreSaysTheyTakeEffectAtTheNextStart() throws {
+        let agent = try Agent(#"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.05}}}"#)
+        #expect(try agent.control(["start", "--no-build"]).status == 0)
+        #expect(try agent.waitUntil { $0["trades"]?["state"] as? String == "running" }.count == 1)
+
+        // Only a process changes: nothing to say.
+        try agent.write(#"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.1}}}"#)
+        let plain = try agent.control(["reload"])
+        #expect(plain.status == 0 && !plain.stdout.contains("note:"), "\(plain.stdout)\(plain.stderr)")
+
+        try agent.write("""
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.1}},
+         "outputs": [{"type": "file", "path": "events.jsonl"}], "store": {"retention": {"max_events": 1000}}}
+        """)
+        let reloaded = try agent.control(["reload"])
+        #expect(reloaded.status == 0)
+        #expect(reloaded.stdout.contains("kept: trades"), "\(reloaded.stdout)")
+        #expect(reloaded.stdout.contains("note: /outputs changed: it takes effect at the next start (`agent-control restart`)"), "\(reloaded.stdout)")
+        #expect(reloaded.stdout.contains("note: /store changed: it takes effect at the next start"), "\(reloaded.stdout)")
+        #expect(agent.log.contains("reload: /outputs changed"))
+        #expect(try agent.control(["stop"]).status == 0)
+    }
 }

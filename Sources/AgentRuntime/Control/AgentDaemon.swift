@@ -150,6 +150,7 @@ public struct AgentDaemon {
                     return list.isEmpty ? "-" : list.joined(separator: ", ")
                 }
                 Self.say("reloaded. kept: \(names("kept")); restarted: \(names("restarted")); started: \(names("started")); stopped: \(names("stopped"))")
+                for note in answer["notes"]?.arrayValue?.compactMap(\.stringValue) ?? [] { Self.say("note: \(note)") }
                 return AgentLauncher.ExitCode.success
             }
             let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) ?? [answer["error"]?.stringValue ?? "unknown error"]

@@ -222,9 +222,17 @@ public struct AgentLauncher {
         }
         var reloadOptions = options
         reloadOptions.build = false
+        let startedDocument = prepared.settings.document
         supervisor.reloader = {
             do {
-                return .success(try AgentLauncher(options: reloadOptions).prepare(logger: logger).report)
+                let reloaded = try AgentLauncher(options: reloadOptions).prepare(logger: logger)
+                var report = reloaded.report
+                // Outputs and the store are opened once, at the start: a reload that changed
+                // them said "reloaded" and went on with the old ones without a word.
+                report.reloadNotes = ["outputs", "store"].filter { startedDocument[$0] != reloaded.settings.document[$0] }.map {
+                    "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : "outputs") it started with"
+                }
+                return .success(report)
             } catch {
                 return .failure(ControlError("\(error)"))
             }

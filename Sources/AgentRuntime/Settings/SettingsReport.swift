@@ -32,6 +32,9 @@ public struct SettingsReport: Sendable {
     public var generalIssues: [SettingsIssue]
     /// Enabled, valid processes, ready for the supervisor.
     public var planned: [PlannedProcess]
+    /// What a reload accepted but cannot apply to the running agent (said in its answer and
+    /// the log), e.g. changed outputs, which take effect at the next start.
+    public var reloadNotes: [String] = []
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

@@ -28,9 +28,10 @@ extension Supervisor {
         let changes = apply(report.planned)
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
+        for note in report.reloadNotes { logger.warning("reload: \(note)") }
         func list(_ names: [String]) -> JSONValue { .array(names.map(JSONValue.string)) }
         return ["ok": true, "kept": list(changes.kept), "restarted": list(changes.restarted),
-                "started": list(changes.started), "stopped": list(changes.stopped)]
+                "started": list(changes.started), "stopped": list(changes.stopped), "notes": list(report.reloadNotes)]
     }
 
     /// Replaces the set of processes with `planned`, touching only what differs.
