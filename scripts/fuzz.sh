@@ -7,8 +7,8 @@
 #
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]
 #
-# Environment: FUZZ_WORK, the work folder (default a new temporary one): new corpus entries
-# and crash inputs go there, never into the repository.
+# Environment: FUZZ_WORK, the work folder (default a new temporary one, removed after a clean
+# run): new corpus entries and crash inputs go there, never into the repository.
 set -euo pipefail
 
 seconds="${1:-10}"
@@ -74,5 +74,10 @@ for harness in "${harnesses[@]}"; do
         echo "    log: $log"
     fi
 done
-echo "fuzz: ${#harnesses[@]} harness(es) for ${seconds} s each, $failed failed; work folder $work"
+if [ "$failed" -eq 0 ] && [ -z "${FUZZ_WORK:-}" ]; then
+    rm -rf "$work"
+    echo "fuzz: ${#harnesses[@]} harness(es) for ${seconds} s each, none failed"
+else
+    echo "fuzz: ${#harnesses[@]} harness(es) for ${seconds} s each, $failed failed; work folder $work"
+fi
 [ "$failed" -eq 0 ]
