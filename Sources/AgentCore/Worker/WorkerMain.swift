@@ -209,6 +209,7 @@ public enum WorkerMain {
 
         let host = startHost(channel: channel, start: start, ring: ring)
         channel.send(.ready, body: EmptyCollection())
+        watchStopSignal(host)
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
@@ -257,6 +258,7 @@ public enum WorkerMain {
             fail(channel, code: "bad_settings", "\(error)", exitCode: ExitCode.badSettings)
         }
         channel.send(.ready, body: EmptyCollection())
+        watchStopSignal(host)
         chatbot.run()
         channel.flush()
         exit(ExitCode.success)
@@ -279,7 +281,7 @@ public enum WorkerMain {
         }
         reader.name = "agent-reader"
         reader.start()
-        installStopOnSIGTERM(host)
+        catchStopSignal()
         return host
     }
 
@@ -313,16 +315,23 @@ public enum WorkerMain {
     }
 
     /// SIGTERM asks the process to stop gracefully, like a stop frame. Caught by a handler that
-    /// writes to a pipe, read by a thread of its own: not ignored (an ignored signal stays
-    /// ignored in the children a module execs) and not blocked (a dispatch signal source blocks
-    /// it in the thread that registers it, and threads inherit their creator's mask).
-    private static func installStopOnSIGTERM(_ host: WorkerHost) {
+    /// writes to a pipe, read by a thread of its own (``watchStopSignal(_:)``): not ignored (an
+    /// ignored signal stays ignored in the children a module execs) and not blocked (a dispatch
+    /// signal source blocks it in the thread that registers it, and threads inherit their
+    /// creator's mask).
+    private static func catchStopSignal() {
         let signals: [Int32] = [SIGTERM]
-        let pipe = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
-        guard pipe >= 0 else {
+        stopSignalPipe = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+        if stopSignalPipe < 0 {
             FileHandle.standardError.write(Data("agent-worker: cannot catch SIGTERM: \(String(cString: strerror(errno)))\n".utf8))
-            return
         }
+    }
+
+    /// Starts the thread that turns a caught SIGTERM into a stop request: after the ready
+    /// frame, off the start's critical path (a SIGTERM before waits in the pipe).
+    private static func watchStopSignal(_ host: WorkerHost) {
+        let pipe = stopSignalPipe
+        guard pipe >= 0 else { return }
         let thread = Thread {
             var byte: UInt8 = 0
             var ready = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
@@ -335,6 +344,9 @@ public enum WorkerMain {
         thread.stackSize = 256 << 10
         thread.start()
     }
+
+    /// The read end of the SIGTERM pipe (-1: none).
+    nonisolated(unsafe) private static var stopSignalPipe: Int32 = -1
 
     /// The channel that the exit handler flushes.
     nonisolated(unsafe) private static var exitingChannel: WorkerChannel?
