@@ -77,6 +77,30 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A refused request is not an answer: `status` printed an empty table ("agent pid ?, up ?")
+    /// and exited 0, and `reload` called the refusal invalid settings (exit 2).
+    @Test func statusAndReloadRefusedAtTheConnectionLimitSaySoAndFail() throws {
+        let agent = try Self.start(environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "300", "AGENT_CONTROL_MAX_CONNECTIONS": "2"])
+        #expect(Self.waitForStatus(agent) { $0["one"]?["state"] as? String == "running" } != nil, "\(agent.transcript)")
+        var clients = (0..<2).compactMap { _ in RawControlClient(path: Self.socket(of: agent)) }
+        #expect(clients.count == 2)
+        Thread.sleep(forTimeInterval: 0.3)
+        let settings = ["--settings", agent.directory + "/settings.json"]
+        let table = try runProgram("agent-control", ["status"] + settings)
+        #expect(table.status == 1, "\(table.stdout)\(table.stderr)")
+        #expect(!table.stdout.contains("NAME"), "\(table.stdout)")
+        #expect(table.stderr.contains("error: the agent has 2 control connections open, its limit"), "\(table.stderr)")
+        let json = try runProgram("agent-control", ["status", "--json"] + settings)
+        #expect(json.status == 1, "\(json.stdout)")
+        #expect(json.stdout.contains("control connections open"), "\(json.stdout)")
+        let reload = try runProgram("agent-control", ["reload"] + settings)
+        #expect(reload.status == 1, "\(reload.stdout)\(reload.stderr)")
+        #expect(reload.stderr.contains("reload refused: the agent has 2 control connections open"), "\(reload.stderr)")
+        clients = []
+        #expect(Self.waitForStatus(agent, timeout: 10) { _ in true }?["ok"] as? Bool == true)
+        #expect(agent.stop() == 0)
+    }
+
     @Test func aFloodThatTakesEveryDescriptorNeitherSpinsTheAgentNorLeavesAKilledWorkerFailed() throws {
         let agent = try Self.start(environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "300"])
         #expect(Self.waitForStatus(agent) { $0["one"]?["state"] as? String == "running" && $0["two"]?["state"] as? String == "running" } != nil, "\(agent.transcript)")

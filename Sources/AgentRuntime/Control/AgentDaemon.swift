@@ -133,10 +133,14 @@ public struct AgentDaemon {
             }
             return AgentLauncher.ExitCode.notRunning
         }
+        // A refusal (e.g. the agent is at its limit of control connections) is not a status:
+        // it printed an empty table ("agent pid ?, up ?") and exited 0.
+        let refused = answer["ok"] != true
         if json {
             print(answer.serialized(pretty: true))
-            return AgentLauncher.ExitCode.success
+            return refused ? AgentLauncher.ExitCode.failure : AgentLauncher.ExitCode.success
         }
+        if refused { return Self.fail(answer["error"]?.stringValue ?? "the agent did not give its status") }
         print(StatusTable.render(answer))
         return AgentLauncher.ExitCode.success
     }
@@ -153,7 +157,10 @@ public struct AgentDaemon {
                 for note in answer["notes"]?.arrayValue?.compactMap(\.stringValue) ?? [] { Self.say("note: \(note)") }
                 return AgentLauncher.ExitCode.success
             }
-            let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) ?? [answer["error"]?.stringValue ?? "unknown error"]
+            // Without "errors" the request itself was refused (busy, stopping): not invalid settings.
+            guard let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) else {
+                return Self.fail("reload refused: \(answer["error"]?.stringValue ?? "unknown error"); the running configuration stays")
+            }
             FileHandle.standardError.write(Data("error: reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))\n".utf8))
             return AgentLauncher.ExitCode.invalidConfiguration
         } catch {
