@@ -240,4 +240,26 @@ import Testing
         #expect(agent.log.contains("reload: /outputs changed"))
         #expect(try agent.control(["stop"]).status == 0)
     }
+
+    /// Two process names equal under Swift's canonical equivalence ("\u{C5}", "\u{212B}") passed
+    /// validation; a reload that replaced them killed the supervisor (an unowned reference to
+    /// the process that the reload's name map had dropped).
+    @Test func twoSpellingsOfOneProcessNameAreRefusedAtStartAndReloadAndTheAgentLives() throws {
+        let both = try Agent(#"{"enabled_modules": ["sample"], "processes": {"\u00c5": {"type": "trade_feed"}, "\u212b": {"type": "trade_feed"}}}"#)
+        let refused = try both.control(["start", "--no-build"])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("is not in composed Unicode form (NFC)"), "\(refused.stderr)")
+
+        let agent = try Agent(#"{"enabled_modules": ["sample"], "processes": {"\u00c5": {"type": "trade_feed", "interval": 0.05}}}"#)
+        #expect(try agent.control(["start", "--no-build"]).status == 0)
+        #expect(try agent.waitUntil { $0.count == 1 && $0.values.allSatisfy { $0["state"] as? String == "running" } }.count == 1)
+        try agent.write(#"{"enabled_modules": ["sample"], "processes": {"\u00c5": {"type": "trade_feed", "interval": 0.1}, "\u212b": {"type": "trade_feed"}}}"#)
+        let reloaded = try agent.control(["reload"])
+        #expect(reloaded.status == 2, "\(reloaded.stdout)\(reloaded.stderr)")
+        #expect(reloaded.stderr.contains("is not in composed Unicode form (NFC)"), "\(reloaded.stderr)")
+        Thread.sleep(forTimeInterval: 0.5)
+        let status = try agent.control(["status", "--json"])
+        #expect(status.status == 0, "the agent died:\n\(agent.log.suffix(2000))")
+        #expect(try agent.control(["stop"]).status == 0)
+    }
 }

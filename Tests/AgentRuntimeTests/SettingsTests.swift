@@ -186,6 +186,15 @@ import Testing
         #expect(settings.enabledModules == ["sample"])
     }
 
+    /// "\u{212B}" and "\u{C5}" are two keys to JSON but one name to Swift's String ==.
+    @Test func processNamesThatAreNotComposedAreRefused() throws {
+        let found = try issues(#"{"enabled_modules": ["sample"], "processes": {"\u00c5": {"type": "trade_feed"}, "\u212b": {"type": "trade_feed"}, "A\u030a": {"type": "trade_feed"}}}"#)
+        let refused = found.filter { $0.message.contains("is not in composed Unicode form (NFC)") }
+        #expect(refused.count == 2, "\(found)")
+        #expect(refused.allSatisfy { $0.pointer.unicodeScalars.elementsEqual("/processes/\u{212B}".unicodeScalars) || $0.pointer.unicodeScalars.elementsEqual("/processes/A\u{30A}".unicodeScalars) }, "\(refused)")
+        #expect(!found.contains { $0.pointer.unicodeScalars.elementsEqual("/processes/\u{C5}".unicodeScalars) }, "\(found)")
+    }
+
     @Test func locatorRefusesAModuleNameThatLeavesTheModulesFolder() throws {
         let directory = TestPaths.temporaryDirectory("locate")
         try FileManager.default.createDirectory(atPath: directory + "/modules", withIntermediateDirectories: true)

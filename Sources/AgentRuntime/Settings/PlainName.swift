@@ -1,3 +1,5 @@
+import Foundation
+
 /// The names a settings file gives to processes and to modules in `enabled_modules`: plain
 /// names, never paths. A process name ends up in logs, the store, `ps` titles and commands
 /// (`agent-control process stop NAME`); a module name becomes `modules/<name>/` and
@@ -5,6 +7,9 @@
 ///
 /// Allowed: 1 to 200 bytes of letters, digits, `_`, `-` and `.`, not starting with `-` (it
 /// would read as an option) and not `.` or `..`. No `/`, spaces, NUL or control characters.
+/// Composed (Unicode NFC): Swift compares strings by canonical equivalence, so "\u{212B}" and
+/// "\u{C5}" (both "Å") were two processes to JSON but one name to the supervisor, and a reload
+/// of such a pair killed it.
 public enum PlainName {
     /// The longest name, in UTF-8 bytes.
     public static let maximumLength = 200
@@ -21,6 +26,9 @@ public enum PlainName {
         }
         if name.hasPrefix("-") {
             return "\(what) \(shown) must not start with '-' (it would read as an option); start it with a letter or digit"
+        }
+        if !name.unicodeScalars.elementsEqual(name.precomposedStringWithCanonicalMapping.unicodeScalars) {
+            return "\(what) \(shown) is not in composed Unicode form (NFC): it equals another spelling of the same text; write it composed (e.g. \"\u{C5}\" rather than \"\u{212B}\" or \"A\u{30A}\")"
         }
         let allowed = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0) }
         return allowed ? nil : "\(what) \(shown) may contain only letters, digits, '_', '-' and '.' (no '/', spaces or control characters)"
