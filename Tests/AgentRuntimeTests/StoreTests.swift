@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AgentRuntime
 import Logging
@@ -154,6 +155,19 @@ import Logging
         let events = history.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first.map(String.init) ?? "" }
         #expect(events == ["started", "ready", "exit", "backoff", "started", "ready", "stopping", "exit", "stopped"], "\(history.stdout)")
         #expect(history.stdout.contains("exit pid \(pid)  was killed by SIGKILL"))
+    }
+
+    /// The store is a file anyone with access may edit: a time no clock can reach is printed
+    /// saturated, not a trap of `agent-control history`.
+    @Test func historyOfATamperedStoreIsPrintedWithoutATrap() throws {
+        let agent = try AgentRun(settings: Self.feed(interval: 0.05), arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil)
+        #expect(agent.stop() == 0)
+        let queue = try DatabaseQueue(path: Self.storePath(agent))
+        try queue.write { try $0.execute(sql: "UPDATE history SET time = 1e300 WHERE event = 'ready'") }
+        let history = try Self.control(["history", "trades", "--settings", agent.settingsFile])
+        #expect(history.status == 0, "\(history.stderr)")
+        #expect(history.stdout.contains(" ready "), "\(history.stdout)")
     }
 }
 

@@ -10,8 +10,8 @@ final class AgentRun: @unchecked Sendable {
     private var out: [String] = []
     private var err: [String] = []
     private var partial: [Int32: String] = [:]
-    /// When output last arrived.
-    private var lastOutput = Date()
+    /// The streams (1, 2) whose pipe reached its end.
+    private var ended: Set<Int32> = []
 
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
          directory: String = TestPaths.temporaryDirectory("agent")) throws {
@@ -37,10 +37,13 @@ final class AgentRun: @unchecked Sendable {
     }
 
     private func collect(_ data: Data, stream: Int32) {
-        guard !data.isEmpty else { return }
         lock.lock()
         defer { lock.unlock() }
-        lastOutput = Date()
+        guard !data.isEmpty else {
+            // The end of the pipe: everything the agent wrote on this stream has been read.
+            ended.insert(stream)
+            return
+        }
         var text = (partial[stream] ?? "") + String(decoding: data, as: UTF8.self)
         var lines = text.components(separatedBy: "\n")
         text = lines.removeLast()
@@ -98,10 +101,12 @@ final class AgentRun: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         guard !process.isRunning else { return nil }
-        // The output is read on other threads: wait until none has come for 0.2 s (at most
-        // 2 s), so that callers see the last lines the agent wrote before it exited.
-        let drained = Date().addingTimeInterval(2)
-        while Date() < drained, lock.withLock({ Date().timeIntervalSince(lastOutput) < 0.2 }) { Thread.sleep(forTimeInterval: 0.02) }
+        // The output is read on other threads: wait for both pipes to reach their end, so that
+        // callers see the last lines the agent wrote (a pause in the output is no proof: a
+        // loaded machine delays the readers). At most 10 s, in case a leftover child of the
+        // agent holds a pipe open.
+        let drained = Date().addingTimeInterval(10)
+        while Date() < drained, lock.withLock({ ended.count < 2 }) { Thread.sleep(forTimeInterval: 0.02) }
         return process.terminationStatus
     }
 
