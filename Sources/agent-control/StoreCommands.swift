@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentCore
 import AgentRuntime
 import ArgumentParser
 import Foundation
@@ -86,7 +87,7 @@ struct History: ParsableCommand {
     func run() throws {
         let reader = try storeReader(agent)
         for entry in try reader.history(process: name, limit: limit) {
-            let time = ConsoleOutput.timestamp(nanoseconds: Int64(entry.time * 1e9), full: true)
+            let time = ConsoleOutput.timestamp(nanoseconds: Int64(saturating: entry.time * 1e9), full: true)
             if json {
                 var object: [String: Any] = ["time": time, "process": entry.process, "event": entry.event, "detail": entry.detail]
                 if let pid = entry.pid { object["pid"] = Int(pid) }
