@@ -85,6 +85,9 @@ import Testing
     @Test(arguments: [
         (#"{"type": "file", "path": "out.jsonl", "max_bytes": 1e400}"#, "/outputs/0/max_bytes"),
         (#"{"type": "webhook", "url": "http://[::1"}"#, "/outputs/0/url"),
+        (#"{"type": "file", "path": "/"}"#, "/outputs/0/path"),
+        // Relative to the agent's folder, which exists.
+        (#"{"type": "file", "path": "."}"#, "/outputs/0/path"),
     ])
     func validationRefusesOutputsThatConsoleRefuses(output: String, pointer: String) throws {
         let file = try settingsFile(#"{"enabled_modules": [], "processes": {}, "outputs": [\#(output)]}"#)

@@ -58,7 +58,8 @@ public struct AgentSettings: Sendable {
         // ${env:} references, bounds), so that validation refuses what `console` would.
         if let outputs = json["outputs"], !hostIssues.contains(where: { $0.pointer == "/outputs" || $0.pointer.hasPrefix("/outputs/") }) {
             do throws(OutputConfigurationError) {
-                _ = try OutputConfiguration.list(json: outputs)
+                let configurations = try OutputConfiguration.list(json: outputs)
+                hostIssues += Self.outputFilesThatAreFolders(configurations, agentDirectory: agentDirectory, file: file)
             } catch {
                 hostIssues.append(SettingsIssue(file: file, pointer: "/outputs" + error.pointer.description, message: error.message))
             }
@@ -85,6 +86,20 @@ public struct AgentSettings: Sendable {
     }
 
     /// `trades` for `/processes/trades/...`.
+    /// A file output whose path is an existing folder: the running agent could not open it, so
+    /// validation says so too (nothing is created to find out; other failures to open show at
+    /// start).
+    static func outputFilesThatAreFolders(_ outputs: [OutputConfiguration], agentDirectory: String, file: String) -> [SettingsIssue] {
+        outputs.enumerated().compactMap { index, output in
+            guard case .file(let settings) = output.destination else { return nil }
+            let path = settings.path.hasPrefix("/") ? settings.path : (agentDirectory as NSString).appendingPathComponent(settings.path)
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else { return nil }
+            return SettingsIssue(file: file, pointer: "/outputs/\(index)/path",
+                                 message: "expected a file to append to, found the folder \(path); name a file in it (e.g. \"\(settings.path.hasSuffix("/") ? settings.path : settings.path + "/")outputs.jsonl\")")
+        }
+    }
+
     static func processName(at pointer: String) -> String? {
         let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false)
         guard tokens.count >= 3, tokens[1] == "processes" else { return nil }
