@@ -216,6 +216,32 @@ import Testing
         #expect(try agent.control(["stop"]).stdout.contains("not running"))
     }
 
+    /// A process that a reload changed waits for its old worker to stop before it starts
+    /// again: `status` showed it `stopped` with no pid while that worker still ran out its
+    /// stop timeout.
+    @Test func aProcessWaitingForItsOldWorkerAfterAReloadIsShownStoppingWithThatWorker() throws {
+        func settings(tick: Int) -> String {
+            #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"slow": {"type": "fault", "mode": "ignore_stop", "tick_ms": \#(tick), "stop_timeout": 4}}}"#
+        }
+        let agent = try Agent(settings(tick: 1000))
+        #expect(try agent.control(["start", "--no-build"]).status == 0)
+        let running = try agent.waitUntil { $0["slow"]?["state"] as? String == "running" }
+        let old = try #require(running["slow"]?["pid"] as? Int)
+
+        try agent.write(settings(tick: 2000))
+        #expect(try agent.control(["reload"]).stdout.contains("restarted: slow"))
+        let waiting = try agent.status()["slow"]
+        #expect(waiting?["state"] as? String == "stopping", "\(waiting ?? [:])")
+        #expect(waiting?["pid"] as? Int == old, "\(waiting ?? [:])")
+        #expect(waiting?["restarting"] as? Bool == true, "\(waiting ?? [:])")
+        #expect(try agent.control(["status"]).stdout.contains("stopping"))
+
+        // After the stop timeout the old worker is killed and the new one runs.
+        let replaced = try agent.waitUntil(timeout: 30) { ($0["slow"]?["pid"] as? Int).map { $0 != old } == true && $0["slow"]?["state"] as? String == "running" }
+        #expect(replaced["slow"]?["restarting"] == nil, "\(replaced)")
+        #expect(try agent.control(["stop"]).status == 0)
+    }
+
     /// Outputs and the store are opened at the start; a reload that changed them answered
     /// "reloaded" and silently went on with the old ones.
     @Test func reloadThatChangesOutputsOrTheStoreSaysTheyTakeEffectAtTheNextStart() throws {

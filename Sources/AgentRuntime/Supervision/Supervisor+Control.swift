@@ -11,7 +11,7 @@ extension Supervisor {
             // A SIGCHLD that reached a thread other than the loop's is not lost for status.
             checkStops()
             var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
-                                      "stopping": .bool(stopping), "processes": .array(snapshot.map(\.json) + disabledProcesses.map(\.json))]
+                                      "stopping": .bool(stopping), "processes": .array(processesForStatus + disabledProcesses.map(\.json))]
             answer["store"] = storeStatus
             answer["outputs"] = .array(outputs?.statistics.map(\.jsonValue) ?? [])
             answer["fork_server"] = forkServerStatus
@@ -129,6 +129,23 @@ extension Supervisor {
     }
 
     func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
+
+    /// The processes as `status` shows them. A process that a reload replaced waits for its
+    /// old worker to stop before it starts: it is shown `stopping` with the old worker's pid
+    /// (and `"restarting": true`), not `stopped` with no pid while that worker still runs.
+    var processesForStatus: [JSONValue] {
+        processes.map { process in
+            let json = SupervisedProcessInfo(process).json
+            guard !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }),
+                  case .object(var object) = json else { return json }
+            let info = SupervisedProcessInfo(old)
+            object["state"] = "stopping"
+            object["pid"] = .number(JSONNumber(Int(info.pid)))
+            object["restarting"] = true
+            if let since = info.stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
+            return .object(object)
+        }
+    }
 }
 
 extension SupervisedProcessInfo {
