@@ -5,7 +5,10 @@
 extension FixedWidthInteger {
     /// `value` rounded toward zero, or the nearest bound of this type when it is beyond it;
     /// NaN is 0. Unlike `Self(value)`, it never traps: use it for any Double that came from
-    /// settings, events or messages, e.g. `Int(saturating: seconds * 1000)`.
+    /// settings, events or messages, e.g. `Int(saturating: seconds * 1000)`. Inlinable, so that
+    /// a module's call is specialized: across the module boundary the generic version cost the
+    /// bench sink 0.28 µs per event (its CPU per 100 B event 0.095 → 0.379 µs).
+    @inlinable
     public init(saturating value: Double) {
         if value.isNaN {
             self = 0
