@@ -220,8 +220,11 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the running agent's processes: state, pid, time in state, restarts, last exit, events.",
         discussion: """
-        States: starting, running, backoff, stopping, stopped, exited, failed, and disabled for a \
-        process the settings list with "enabled": false. Exit status 3 when the agent is not running (or does not answer).
+        States: starting, running, backoff, stopping (also while a reload replaces the process and \
+        its old worker stops), stopped, stopped (SIGSTOP) for a worker stopped by a signal, exited, \
+        failed, and disabled for a process the settings list with "enabled": false. Exit status 3 \
+        when the agent is not running (or does not answer), 1 when it refuses the request (e.g. at \
+        its limit of control connections).
         """)
 
     @OptionGroup var location: LocationOptions

@@ -131,13 +131,7 @@ enum ProcFacts {
         // children live on until the next start.
         Thread.sleep(forTimeInterval: 0.5)
         #expect(pids.contains(where: ProcFacts.isAlive))
-        let next = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {}}"#,
-                                environment: environment, directory: directory)
-        let killed = next.waitForLine(onStderr: true) { $0.contains("left behind by this agent's previous run") }
-        #expect(killed != nil, "\(next.transcript)")
-        let survivors = ProcFacts.survivors(of: pids, within: 10)
-        #expect(survivors.isEmpty, "alive after the next start: \(survivors.map { "\($0) \(ProcFacts.command($0))" })")
-        #expect(next.stop() == 0)
+        try expectTheNextStartKills(pids, directory: directory, environment: environment)
     }
 
     @Test func withoutCgroupsTheNextStartKillsWhatTheWorkersLeft() throws {
@@ -148,6 +142,12 @@ enum ProcFacts {
         #expect(first.stderrLines.contains { $0.contains("workers run without a cgroup (AGENT_CGROUPS=0)") }, "\(first.transcript)")
         Thread.sleep(forTimeInterval: 0.5)
         #expect(pids.contains(where: ProcFacts.isAlive))
+        try expectTheNextStartKills(pids, directory: directory, environment: environment)
+    }
+
+    /// Starts the agent again in `directory`: it says it killed what its previous run left,
+    /// and none of `pids` survives.
+    private func expectTheNextStartKills(_ pids: [Int32], directory: String, environment: [String: String]) throws {
         let next = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {}}"#,
                                 environment: environment, directory: directory)
         let killed = next.waitForLine(onStderr: true) { $0.contains("left behind by this agent's previous run") }

@@ -24,7 +24,7 @@ extension Supervisor {
             return reload()
         case "process"?:
             guard let name = request["name"]?.stringValue, let action = request["action"]?.stringValue else {
-                return ["ok": false, "error": "a process command needs \"action\" and \"name\""]
+                return ["ok": false, "error": .string(Self.badProcessRequest(request))]
             }
             return processCommand(action, name: name)
         case let other:
@@ -37,20 +37,32 @@ extension Supervisor {
     /// What was expected and what was found, for a request whose command is not known.
     static func unknownCommand(_ request: JSONValue, name: String?) -> String {
         let known = controlCommands.joined(separator: ", ")
-        func a(_ value: JSONValue) -> String {
-            let type = value.typeName
-            return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
-        }
         guard request.objectValue != nil else {
-            return "a request must be a JSON object with a \"command\" string (\(known)); found \(a(request))"
+            return "a request must be a JSON object with a \"command\" string (\(known)); found \(article(request))"
         }
         guard let value = request["command"] else {
             return "the request has no \"command\"; expected a string: \(known)"
         }
         guard let name else {
-            return "\"command\" must be a string (\(known)); found \(a(value)) (\(value.serialized()))"
+            return "\"command\" must be a string (\(known)); found \(article(value)) (\(value.serialized()))"
         }
         return "unknown command \"\(name)\"\(Suggestions.hint(for: name, in: controlCommands)); known: \(known)"
+    }
+
+    /// What was expected and what was found, for a process command without a string `action`
+    /// or `name`.
+    static func badProcessRequest(_ request: JSONValue) -> String {
+        for key in ["action", "name"] {
+            guard let value = request[key] else { return "a process command needs \"\(key)\" (a string)" }
+            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(article(value)) (\(value.serialized()))" }
+        }
+        return "a process command needs \"action\" and \"name\" (strings)"
+    }
+
+    /// "a string", "an integer": the JSON type of `value` with its article.
+    static func article(_ value: JSONValue) -> String {
+        let type = value.typeName
+        return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
     }
 
     /// `agent-control process start|stop|restart NAME`.

@@ -57,6 +57,8 @@ import Testing
         #expect(array.contains("a request must be a JSON object"), "\(array)")
         let misspelled = try rawRequest(Data(#"{"command": "stauts"}"#.utf8) + Data("\n".utf8), socket: socket)
         #expect(misspelled.contains(#"unknown command \"stauts\"; did you mean \"status\"?"#), "\(misspelled)")
+        let process = try rawRequest(Data(#"{"command": "process", "action": "stop", "name": 12}"#.utf8) + Data("\n".utf8), socket: socket)
+        #expect(process.contains(#"\"name\" must be a string; found an integer (12)"#), "\(process)")
     }
 
     /// SIGTERM while a module's describe worker loads it (a library whose initialiser hangs):
