@@ -49,7 +49,9 @@ import Testing
         Thread.sleep(forTimeInterval: 0.2)
         let started = Date()
         #expect(run.stop() == 0)
-        let took = Date().timeIntervalSince(started)
+        // Until the exit, not until the pipes end: a process another test spawned meanwhile may
+        // hold an inherited copy of them for a while.
+        let took = (run.exitedAt ?? Date()).timeIntervalSince(started)
         #expect(run.stderrLines.contains { $0.contains("[stubborn] did not stop within 0.5 s; sending SIGKILL") }, "\(run.transcript)")
         #expect(run.stderrLines.contains { $0.contains("[stubborn] worker pid") && $0.contains("was killed by SIGKILL (stop timeout)") })
         #expect(run.stderrLines.contains { $0.contains("[polite] worker pid") && $0.contains("stopped (exited with status 0)") })

@@ -12,6 +12,8 @@ final class AgentRun: @unchecked Sendable {
     private var partial: [Int32: String] = [:]
     /// The streams (1, 2) whose pipe reached its end.
     private var ended: Set<Int32> = []
+    /// When the agent was first seen exited (before its pipes were drained).
+    private(set) var exitedAt: Date?
 
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
          directory: String = TestPaths.temporaryDirectory("agent")) throws {
@@ -101,10 +103,11 @@ final class AgentRun: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         guard !process.isRunning else { return nil }
+        if exitedAt == nil { exitedAt = Date() }
         // The output is read on other threads: wait for both pipes to reach their end, so that
         // callers see the last lines the agent wrote (a pause in the output is no proof: a
         // loaded machine delays the readers). At most 10 s, in case a leftover child of the
-        // agent holds a pipe open.
+        // agent, or a process another test spawned at the same moment, inherited a pipe.
         let drained = Date().addingTimeInterval(10)
         while Date() < drained, lock.withLock({ ended.count < 2 }) { Thread.sleep(forTimeInterval: 0.02) }
         return process.terminationStatus
