@@ -42,6 +42,15 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
         // The embedded store: SQLite (the system's libsqlite3) in WAL mode.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        // The HTTP front (API, dashboard, metrics): a maintained NIO server with routing,
+        // request decoding, TLS and middleware, rather than an HTTP/1.1 parser of our own.
+        // Linked by agent-control only; agent-worker links none of it.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        // Bcrypt password hashes for the dashboard's users.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        // GET /metrics: the standard metrics API with its Prometheus text exporter.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     ],
     targets: [
         .target(name: "CAgentSystem"),
@@ -85,10 +94,26 @@ let package = Package(
             dependencies: ["AgentRuntime", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
+        // The HTTP front: API, dashboard, metrics and health over the one command layer.
+        .target(
+            name: "AgentHTTP",
+            dependencies: [
+                "AgentRuntime", "AgentCore", "AgentVersion", "JSONSchema",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion",
+                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -131,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentCore", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
+            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
                            "create-agent", "add-agent-module"],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentHTTP
 import AgentRuntime
 import AgentVersion
 import ArgumentParser
@@ -150,7 +151,7 @@ struct Console: ParsableCommand {
         var options = try location.options()
         how.apply(to: &options)
         options.daemon = daemon
-        try finish(AgentLauncher(options: options).runConsole())
+        try finish(AgentLauncher(options: options, fronts: [HTTPFront.factory]).runConsole())
     }
 }
 

@@ -60,7 +60,12 @@ public struct AgentLauncher {
     }
 
     public var options: Options
-    public init(options: Options) { self.options = options }
+    /// Fronts besides the control socket (the HTTP API), each made from the settings.
+    public var fronts: [FrontFactory] = []
+    public init(options: Options, fronts: [FrontFactory] = []) {
+        self.options = options
+        self.fronts = fronts
+    }
 
     /// The folder of the running executable (where agent-worker and the runtime's own
     /// module libraries are).
@@ -229,13 +234,28 @@ public struct AgentLauncher {
                 var report = reloaded.report
                 // Outputs and the store are opened once, at the start: a reload that changed
                 // them said "reloaded" and went on with the old ones without a word.
-                report.reloadNotes = ["outputs", "store"].filter { startedDocument[$0] != reloaded.settings.document[$0] }.map {
-                    "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : "outputs") it started with"
+                report.reloadNotes = ["outputs", "store", "http"].filter { startedDocument[$0] != reloaded.settings.document[$0] }.map {
+                    "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with"
                 }
                 return .success(report)
             } catch {
                 return .failure(ControlError("\(error)"))
             }
+        }
+        // The fronts listen before the processes start, so that a port in use stops the start
+        // with nothing started; commands they take wait for the loop.
+        let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
+        let context = FrontContext(commands: commands, settings: prepared.settings, logger: logger)
+        do {
+            for factory in fronts {
+                guard let front = try factory(context) else { continue }
+                try front.start()
+                supervisor.fronts.append(front)
+            }
+        } catch {
+            for front in supervisor.fronts { front.stop() }
+            Self.printError("\(error)\nnothing was started")
+            return ExitCode.failure
         }
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
         // Handed over last: until here, an early return shuts it down (the defer above).

@@ -30,6 +30,8 @@ public struct AgentSettings: Sendable {
     /// `"trust_module_files": true`: load module files even when another user could change
     /// them (see ``ModuleLocator/checkTrust(_:userID:)``).
     public var trustModuleFiles: Bool
+    /// `"http"`: the HTTP API and dashboard (nil: off).
+    public var http: HTTPSettings?
 
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
@@ -62,6 +64,13 @@ public struct AgentSettings: Sendable {
                 hostIssues += Self.outputFilesThatAreFolders(configurations, agentDirectory: agentDirectory, file: file)
             } catch {
                 hostIssues.append(SettingsIssue(file: file, pointer: "/outputs" + error.pointer.description, message: error.message))
+            }
+        }
+        if !hostIssues.contains(where: { $0.pointer == "/http" || $0.pointer.hasPrefix("/http/") }) {
+            do throws(SettingsIssueList) {
+                http = try HTTPSettings(json["http"])
+            } catch {
+                hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
             }
         }
         enabledModules = []

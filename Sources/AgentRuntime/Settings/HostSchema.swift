@@ -31,6 +31,7 @@ public enum HostSchema {
                 "additionalProperties": ["$ref": "#/$defs/process"],
             ],
             "store": StoreSettings.schema,
+            "http": HTTPSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
                 "type": "boolean", "default": false,

@@ -46,12 +46,12 @@ public struct StoreReader {
     }
 
     /// Events after `afterID`, filtered, oldest first (the newest `limit` when `newest`).
-    public func events(types: [String], since: Double?, afterID: Int64 = 0, limit: Int, newest: Bool) throws -> [StoredEvent] {
+    public func events(types: [String], sources: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int, newest: Bool) throws -> [StoredEvent] {
         var conditions = ["id > ?"]
         var arguments: [any DatabaseValueConvertible] = [afterID]
-        if !types.isEmpty {
-            conditions.append("type IN (\(types.map { _ in "?" }.joined(separator: ", ")))")
-            arguments += types.map { $0 as any DatabaseValueConvertible }
+        for (column, values) in [("type", types), ("source", sources)] where !values.isEmpty {
+            conditions.append("\(column) IN (\(values.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += values.map { $0 as any DatabaseValueConvertible }
         }
         if let since {
             conditions.append("time >= ?")

@@ -27,6 +27,10 @@ public final class Supervisor {
     /// Where the control socket goes (nil: no control socket).
     public var controlPaths: AgentPaths?
     var control: ControlServer?
+    /// The command layer of the other fronts (see ``makeCommandCenter(storePath:)``).
+    var commandCenter: CommandCenter?
+    /// Fronts to stop once the loop takes no more commands (started by the launcher).
+    public var fronts: [any AgentFront] = []
     var queryRunner: QueryRunner?
     var pendingChats: [String: PendingChat] = [:]
     /// Warm spare workers by module library, and the libraries that want one.
@@ -142,7 +146,7 @@ public final class Supervisor {
             do {
                 control = try ControlServer(paths: controlPaths, loop: loop, limits: ControlLimits(environment: configuration.environment),
                                             logger: logger) { [unowned self] request, respond in
-                    handleControl(request, respond: respond)
+                    execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
                 }
                 logger.info("control socket: \(controlPaths.socketPath)")
             } catch {
@@ -152,6 +156,9 @@ public final class Supervisor {
         defer {
             control?.close()
             control = nil
+            commandCenter?.close()
+            for front in fronts { front.stop() }
+            fronts = []
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }

@@ -1,0 +1,44 @@
+import Hummingbird
+import NIOCore
+
+/// The request context of the HTTP front: Hummingbird's core storage, the client's address,
+/// and who the request was authenticated as.
+public struct AgentRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's address (`127.0.0.1:53412`), for the audit and the login rate limit.
+    public var remoteAddress: String?
+    /// Who made the request, once authenticated (nil: nobody yet).
+    public var identity: APIIdentity?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress.map(Self.describe)
+    }
+
+    static func describe(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}
+
+/// Who a request was authenticated as.
+public struct APIIdentity: Sendable, Equatable {
+    public enum Role: String, Sendable {
+        /// May read everything, change nothing.
+        case read
+        /// May do everything.
+        case admin
+    }
+
+    /// The user's name, or `token #N` for a bearer token.
+    public var name: String
+    public var role: Role
+    /// By a session cookie (a browser): mutating requests need the CSRF checks.
+    public var bySession: Bool
+
+    public init(name: String, role: Role, bySession: Bool) {
+        self.name = name
+        self.role = role
+        self.bySession = bySession
+    }
+}

@@ -1,0 +1,118 @@
+import AgentRuntime
+import Foundation
+import Hummingbird
+import JSONSchema
+
+/// The API routes: one per command of ``CommandCatalog``, each a thin translation of the HTTP
+/// request (path parameters, query or JSON body) into the command's request, executed by the
+/// command layer.
+struct CommandRoutes: Sendable {
+    let commands: CommandCenter
+    let maximumBodyBytes: Int
+    /// Each command's request validator, compiled once.
+    private let validators: [String: JSONSchemaValidator]
+
+    init(commands: CommandCenter, maximumBodyBytes: Int) {
+        self.commands = commands
+        self.maximumBodyBytes = maximumBodyBytes
+        var validators: [String: JSONSchemaValidator] = [:]
+        for command in CommandCatalog.all {
+            validators[command.path + " " + command.method] = try? JSONSchemaValidator(schema: command.request)
+        }
+        self.validators = validators
+    }
+
+    func register(on router: Router<AgentRequestContext>) {
+        for command in CommandCatalog.all {
+            let method = HTTPRequest.Method(rawValue: command.method) ?? .get
+            router.on(RouterPath(command.path), method: method) { request, context in
+                await respond(command, request: request, context: context)
+            }
+        }
+    }
+
+    func respond(_ command: CommandDescription, request: Request, context: AgentRequestContext) async -> Response {
+        let fields: JSONObject
+        switch await self.fields(of: command, request: request, context: context) {
+        case .success(let found): fields = found
+        case .failure(let refusal): return refusal.response
+        }
+        var full = fields
+        for (key, value) in command.fixed { full[key] = value }
+        full["command"] = .string(command.name)
+        let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: context.remoteAddress)
+        let answer = await commands.execute(.object(full), caller: caller)
+        return APIResponse.json(answer, status: APIResponse.status(of: answer))
+    }
+
+    /// A request refused before it reaches the command layer.
+    struct Refusal: Error {
+        var response: Response
+        init(_ status: HTTPResponse.Status, code: String, _ message: String, pointer: String? = nil) {
+            response = APIResponse.error(status, code: code, message, pointer: pointer)
+        }
+    }
+
+    /// The command's request fields: path parameters, then the query (GET, DELETE) or the
+    /// JSON body, checked against the command's schema.
+    func fields(of command: CommandDescription, request: Request, context: AgentRequestContext) async -> Result<JSONObject, Refusal> {
+        var fields = JSONObject()
+        let properties = command.request["properties"]?.objectValue ?? [:]
+        if command.method == "GET" || command.method == "DELETE" {
+            for (key, value) in request.uri.queryParameters {
+                let name = String(key)
+                // `follow` belongs to the streaming front, not to the command.
+                if name == "follow" { continue }
+                guard let schema = properties[name] else {
+                    return .failure(Refusal(.badRequest, code: "invalid", "unknown query parameter \"\(name)\"; known: \(properties.keys.sorted().joined(separator: ", "))", pointer: "/" + JSONPointer.escape(name)))
+                }
+                fields[name] = Self.typed(String(value), as: schema)
+            }
+        } else {
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumBodyBytes)
+            } catch {
+                return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
+            }
+            if body.readableBytes > 0 {
+                let value: JSONValue
+                do {
+                    value = try JSONValue.parse(body.readableBytesView)
+                } catch {
+                    return .failure(Refusal(.badRequest, code: "invalid", "the body is not valid JSON at line \(error.line), column \(error.column): \(error.message)"))
+                }
+                guard case .object(let object) = value else {
+                    return .failure(Refusal(.badRequest, code: "invalid", "the body must be a JSON object; found \(Describe.value(value))", pointer: ""))
+                }
+                fields = object
+            }
+        }
+        for name in command.pathParameters {
+            guard let value = context.parameters.get(name) else { continue }
+            if fields[name] != nil, fields[name] != .string(value) {
+                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the path (\(value)); leave it out of the body", pointer: "/" + name))
+            }
+            fields[name] = .string(value)
+        }
+        if let validator = validators[command.path + " " + command.method], let first = validator.validate(.object(fields)).first {
+            let pointer = first.instanceLocation
+            return .failure(Refusal(.badRequest, code: "invalid", (pointer.isEmpty ? "" : "\(pointer): ") + first.message, pointer: pointer))
+        }
+        return .success(fields)
+    }
+
+    /// A query value as the type its schema asks for, when it reads as one (else the string,
+    /// which validation then refuses with what it expected).
+    static func typed(_ text: String, as schema: JSONValue) -> JSONValue {
+        switch schema["type"]?.stringValue {
+        case "integer"?, "number"?:
+            if let value = try? JSONValue.parse(text), value.numberValue != nil { return value }
+        case "boolean"?:
+            if text == "true" || text == "1" { return true }
+            if text == "false" || text == "0" { return false }
+        default: break
+        }
+        return .string(text)
+    }
+}

@@ -1,0 +1,116 @@
+import JSONSchema
+
+/// Every command of the command layer (see ``CommandDescription``). A command added to the
+/// supervisor's dispatch is declared here too, so that the HTTP API and its OpenAPI document
+/// have it.
+public enum CommandCatalog {
+    public static let all: [CommandDescription] = supervision + chat + store
+
+    /// The declaration of `name` (for routes with a fixed action, the first).
+    public static func named(_ name: String) -> CommandDescription? {
+        all.first { $0.name == name }
+    }
+
+    /// Whether the command `name` changes something (audited; admin only over HTTP).
+    public static func isMutating(_ name: String) -> Bool {
+        all.contains { $0.name == name && $0.mutating }
+    }
+
+    static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings."]
+
+    /// A process as `status` shows it.
+    public static let processSchema: JSONValue = CommandDescription.object([
+        "name": ["type": "string"], "type": ["type": "string"], "module": ["type": "string"],
+        "state": ["type": "string", "enum": ["starting", "running", "backoff", "stopping", "stopped", "exited", "failed", "suspended", "disabled"]],
+        "pid": ["type": "integer"], "restarts": ["type": "integer", "minimum": 0],
+        "state_seconds": ["type": "number"], "retry_in": ["type": "number"], "reason": ["type": "string"],
+        "exit_code": ["type": "integer"], "last_exit": ["type": "string"], "last_exit_code": ["type": "integer"],
+        "last_signal": ["type": "string"], "stop_signal": ["type": "string"],
+        "events_emitted": ["type": "integer"], "events_delivered": ["type": "integer"], "events_dropped": ["type": "integer"],
+        "queued_bytes": ["type": "integer"], "paused": ["type": "boolean"], "times_paused": ["type": "integer"],
+        "restarting": ["type": "boolean"], "cpu_seconds": ["type": "number"], "rss_bytes": ["type": "integer"],
+    ], required: ["name", "state"], open: true)
+
+    static let supervision: [CommandDescription] = [
+        CommandDescription(
+            name: "status", summary: "The agent and every process: state, pid, restarts, events, queue; the store, outputs and fork server.",
+            method: "GET", path: "/api/status",
+            answer: CommandDescription.object([
+                "ok": ["const": true], "pid": ["type": "integer"], "uptime": ["type": "number"], "stopping": ["type": "boolean"],
+                "processes": ["type": "array", "items": processSchema],
+                "store": ["type": "object"], "outputs": ["type": "array"], "fork_server": ["type": "object"],
+            ], required: ["ok", "processes"], open: true),
+            mutating: false),
+        CommandDescription(
+            name: "reload", summary: "Re-reads the settings and applies only the differences: the answer says what was kept, restarted, started and stopped.",
+            method: "POST", path: "/api/reload",
+            answer: CommandDescription.object(["ok": ["const": true]], required: ["ok"], open: true),
+            mutating: true),
+        CommandDescription(
+            name: "stop", summary: "Stops every process and the agent.",
+            method: "POST", path: "/api/stop", mutating: true),
+    ] + ["start", "stop", "restart"].map { action in
+        CommandDescription(
+            name: "process", summary: "\(action.prefix(1).uppercased() + action.dropFirst()) one process.",
+            method: "POST", path: "/api/processes/{name}/\(action)", fixed: ["action": .string(action)],
+            request: CommandDescription.object(["name": processName], required: ["name"]),
+            answer: CommandDescription.object(["ok": ["const": true], "process": processSchema], required: ["ok"], open: true),
+            mutating: true)
+    }
+
+    static let conversation: JSONValue = ["type": "string", "minLength": 1, "maxLength": 200, "default": "default", "description": "The conversation (default: \"default\")."]
+
+    static let chat: [CommandDescription] = [
+        CommandDescription(
+            name: "chat", summary: "Sends a message to the chatbot process and waits for its answer (at most 30 s).",
+            method: "POST", path: "/api/chat",
+            request: CommandDescription.object(["text": ["type": "string", "minLength": 1, "maxLength": 65536], "conversation": conversation], required: ["text"]),
+            answer: CommandDescription.object(["ok": ["const": true], "text": ["type": "string"]], required: ["ok"], open: true),
+            mutating: true),
+        CommandDescription(
+            name: "chat_history", summary: "A conversation's messages, oldest first.",
+            method: "GET", path: "/api/chat/{conversation}",
+            request: CommandDescription.object([
+                "conversation": conversation,
+                "after": ["type": "integer", "minimum": 0, "description": "Only messages after this id."],
+                "limit": ["type": "integer", "minimum": 1, "maximum": 10000],
+            ], required: ["conversation"]),
+            answer: CommandDescription.object(["ok": ["const": true], "messages": ["type": "array", "items": ["type": "object"]]], required: ["ok"], open: true),
+            mutating: false),
+        CommandDescription(
+            name: "chat_clear", summary: "Clears a conversation's history.",
+            method: "DELETE", path: "/api/chat/{conversation}",
+            request: CommandDescription.object(["conversation": conversation], required: ["conversation"]),
+            mutating: true),
+    ]
+
+    static let store: [CommandDescription] = [
+        CommandDescription(
+            name: "events", summary: "Events from the store, newest last; page with `after` (the last id seen).",
+            method: "GET", path: "/api/events",
+            request: CommandDescription.object([
+                "type": ["type": "string", "description": "Only events of this type."],
+                "source": ["type": "string", "description": "Only events from this process."],
+                "since": ["type": "string", "description": "A duration back from now (30s, 10m, 2h, 1d) or an ISO 8601 time."],
+                "after": ["type": "integer", "minimum": 0, "description": "Only events with a greater id (paging, following)."],
+                "limit": ["type": "integer", "minimum": 1, "maximum": 10000, "default": 100],
+            ]),
+            answer: CommandDescription.object([
+                "ok": ["const": true],
+                "events": ["type": "array", "items": CommandDescription.object([
+                    "id": ["type": "integer"], "time": ["type": "string"], "type": ["type": "string"], "source": ["type": "string"], "payload": [:],
+                ], open: true)],
+                "next": ["type": "integer", "description": "The `after` that continues after these events."],
+            ], required: ["ok", "events"]),
+            mutating: false, executor: .store),
+        CommandDescription(
+            name: "history", summary: "The run history: starts, readiness, exits, restarts, state changes, commands (the audit).",
+            method: "GET", path: "/api/history",
+            request: CommandDescription.object([
+                "process": ["type": "string", "description": "Only this process."],
+                "limit": ["type": "integer", "minimum": 1, "maximum": 10000, "default": 100],
+            ]),
+            answer: CommandDescription.object(["ok": ["const": true], "entries": ["type": "array", "items": ["type": "object"]]], required: ["ok", "entries"]),
+            mutating: false, executor: .store),
+    ]
+}

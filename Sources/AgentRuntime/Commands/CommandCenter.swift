@@ -1,0 +1,110 @@
+import AgentCore
+import Foundation
+import JSONSchema
+import Synchronization
+
+/// The one command layer: every front (the control socket, the HTTP API, the dashboard)
+/// executes a command by handing its request to the supervisor's loop and awaiting the
+/// answer. The loop stays the only owner of supervision state; a front never touches it.
+///
+/// A request is a JSON object `{"command": NAME, …}` as declared in ``CommandCatalog``; the
+/// answer is `{"ok": true, …}` or `{"ok": false, "error": …, "code": …}`.
+public final class CommandCenter: Sendable {
+    /// Who asked: recorded in the run history for every mutating command (the audit).
+    public struct Caller: Sendable, CustomStringConvertible {
+        /// `control`, `http`, `dashboard`.
+        public var front: String
+        /// The user or token name, when the front authenticated one.
+        public var user: String?
+        /// The client's address, when known.
+        public var address: String?
+
+        public init(front: String, user: String? = nil, address: String? = nil) {
+            self.front = front
+            self.user = user
+            self.address = address
+        }
+
+        public var description: String {
+            var text = front
+            if let user { text += " user \(user)" }
+            if let address { text += " from \(address)" }
+            return text
+        }
+    }
+
+    private let inbox: LoopInbox
+    /// The store to read for `events` and `history` (nil: the store is off).
+    private let storePath: String?
+    private let handler: LoopBound<(JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void>
+    /// Requests posted to the loop and not yet answered, so that a close answers them.
+    private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
+
+    init(inbox: LoopInbox, storePath: String?, handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void) {
+        self.inbox = inbox
+        self.storePath = storePath
+        self.handler = LoopBound(value: handler)
+    }
+
+    /// The answer a front gets once the agent is stopping and its loop takes no more commands.
+    public static let stoppingAnswer: JSONValue = ["ok": false, "code": "unavailable", "error": "the agent is stopping"]
+
+    /// Executes `request` on the supervisor's loop. Any thread; never blocks the caller's thread.
+    public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {
+        if let name = request["command"]?.stringValue, CommandCatalog.named(name)?.executor == .store {
+            return Self.normalized(StoreCommands.execute(request, storePath: storePath))
+        }
+        return await withCheckedContinuation { continuation in
+            let id: Int? = pending.withLock { state in
+                guard !state.closed else { return nil }
+                state.next += 1
+                state.waiting[state.next] = continuation
+                return state.next
+            }
+            guard let id else { return continuation.resume(returning: Self.stoppingAnswer) }
+            let handler = self.handler
+            inbox.post { [self] in
+                handler.value(request, caller) { answer in self.finish(id, answer) }
+            }
+        }
+    }
+
+    /// Whether the loop runs what is posted to it within `seconds` (`/livez`).
+    public func loopAnswers(within seconds: Double) async -> Bool {
+        let answered = LockedValue<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            answered.withLock { $0 = continuation }
+            inbox.post { answered.withLock { $0.take() }?.resume(returning: true) }
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(saturating: seconds * 1e9))
+                answered.withLock { $0.take() }?.resume(returning: false)
+            }
+        }
+    }
+
+    /// Every refusal has an `error` (a reload's list of errors joined) and a `code`.
+    static func normalized(_ answer: JSONValue) -> JSONValue {
+        guard answer["ok"]?.boolValue == false, case .object(var object) = answer else { return answer }
+        if object["error"] == nil {
+            let errors = object["errors"]?.arrayValue?.compactMap { $0.stringValue ?? $0["message"]?.stringValue } ?? []
+            object["error"] = .string(errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"))
+        }
+        if object["code"] == nil { object["code"] = "failed" }
+        return .object(object)
+    }
+
+    private func finish(_ id: Int, _ answer: JSONValue) {
+        pending.withLock { $0.waiting.removeValue(forKey: id) }?.resume(returning: answer)
+    }
+
+    /// Takes no more commands and answers the ones still waiting. Called by the supervisor
+    /// before its loop stops draining.
+    func close() {
+        let waiting = pending.withLock { state in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return state.waiting
+        }
+        for continuation in waiting.values { continuation.resume(returning: Self.stoppingAnswer) }
+    }
+}

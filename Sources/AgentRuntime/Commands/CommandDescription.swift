@@ -1,0 +1,80 @@
+import JSONSchema
+
+/// One command of the command layer, declared once: its name on the control socket, its HTTP
+/// route, the JSON Schemas of its request and answer, and whether it changes anything. The
+/// HTTP routes and the OpenAPI document are made from these declarations.
+public struct CommandDescription: Sendable {
+    /// Where the command is executed.
+    public enum Executor: Sendable {
+        /// On the supervisor's loop (everything that reads or changes supervision state).
+        case loop
+        /// On a thread of its own, reading the store (events, history): never on the loop.
+        case store
+    }
+
+    /// The `command` of the request.
+    public var name: String
+    /// One line for help and the OpenAPI document.
+    public var summary: String
+    /// `GET`, `POST`, `PUT`, `DELETE`.
+    public var method: String
+    /// The route, with `{name}` for a path parameter: `/api/processes/{name}/stop`.
+    public var path: String
+    /// Request fields the route fixes (`"action": "stop"`), not given by the client.
+    public var fixed: JSONObject
+    /// The request's fields (path parameters, query parameters for GET, the JSON body
+    /// otherwise) as a JSON Schema object.
+    public var request: JSONValue
+    /// The schema of a successful answer.
+    public var answer: JSONValue
+    /// Changes something: needs the admin role, a CSRF check from a browser, and is audited.
+    public var mutating: Bool
+    public var executor: Executor
+
+    public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
+                request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,
+                mutating: Bool, executor: Executor = .loop) {
+        self.name = name
+        self.summary = summary
+        self.method = method
+        self.path = path
+        self.fixed = fixed
+        self.request = request
+        self.answer = answer
+        self.mutating = mutating
+        self.executor = executor
+    }
+
+    /// The names of the path's `{parameters}`, in order.
+    public var pathParameters: [String] {
+        path.split(separator: "/").compactMap { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? String(part.dropFirst().dropLast()) : nil
+        }
+    }
+
+    /// A request without fields.
+    public static let noFields: JSONValue = ["type": "object", "additionalProperties": false, "properties": [:]]
+    /// `{"ok": true}`.
+    public static let okAnswer: JSONValue = ["type": "object", "required": ["ok"], "properties": ["ok": ["const": true]]]
+    /// `{"ok": false, "error": …, "code": …}`.
+    public static let errorAnswer: JSONValue = [
+        "type": "object", "required": ["ok", "error"],
+        "properties": [
+            "ok": ["const": false],
+            "error": ["type": "string", "description": "What went wrong and how to fix it."],
+            "code": ["type": "string", "enum": ["invalid", "not_found", "conflict", "unavailable", "forbidden", "unauthorized", "too_large", "rate_limited", "failed"]],
+            "pointer": ["type": "string", "description": "The JSON pointer of the offending field in the request, when one is at fault."],
+            "errors": ["type": "array", "items": ["type": "object", "properties": [
+                "file": ["type": "string"], "pointer": ["type": "string"], "message": ["type": "string"],
+            ]]],
+        ],
+    ]
+
+    /// An object schema with these properties (`required` lists the required ones).
+    public static func object(_ properties: JSONObject, required: [String] = [], open: Bool = false) -> JSONValue {
+        var schema: JSONObject = ["type": "object", "properties": .object(properties)]
+        if !required.isEmpty { schema["required"] = .array(required.map { .string($0) }) }
+        if !open { schema["additionalProperties"] = false }
+        return .object(schema)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import JSONSchema
+
+extension Supervisor {
+    /// The command layer for fronts other than the control socket (see ``CommandCenter``);
+    /// made once, closed when the loop stops taking commands.
+    public func makeCommandCenter(storePath: String?) -> CommandCenter {
+        if let commandCenter { return commandCenter }
+        let center = CommandCenter(inbox: loop.inbox, storePath: storePath) { [unowned self] request, caller, respond in
+            execute(request, caller: caller, respond: respond)
+        }
+        commandCenter = center
+        return center
+    }
+
+    /// Executes one command for any front, on the loop; mutating commands are recorded in the
+    /// run history (who, what, result).
+    func execute(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+        let name = request["command"]?.stringValue ?? ""
+        let audited = CommandCatalog.isMutating(name)
+        handleControl(request) { [weak self] answer in
+            let answer = CommandCenter.normalized(answer)
+            if audited, let self { audit(request, caller: caller, answer: answer) }
+            respond(answer)
+        }
+    }
+
+    /// One line of the run history for a mutating command: who asked, what, and the result.
+    func audit(_ request: JSONValue, caller: CommandCenter.Caller, answer: JSONValue) {
+        guard let store else { return }
+        var what = request["command"]?.stringValue ?? "?"
+        if let action = request["action"]?.stringValue { what += " " + action }
+        if let name = request["name"]?.stringValue { what += " " + name }
+        let ok = answer["ok"]?.boolValue == true
+        let result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
+        store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: request["name"]?.stringValue ?? "",
+                                  event: "audit", detail: "\(caller): \(what) → \(result.prefix(300))"))
+    }
+}
