@@ -29,9 +29,27 @@ final class AgentRun: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 1) }
-        stderr.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.collect(handle.availableData, stream: 2) }
         try process.run()
+        // Blocking reads on threads of their own, not `readabilityHandler`: tearing down many
+        // dispatch read sources at once crashes libdispatch on Linux (a freed epoll muxnote in
+        // _dispatch_event_loop_drain, swift-corelibs-libdispatch#949), which took the whole
+        // test process down once here.
+        for (pipe, stream) in [(stdout, Int32(1)), (stderr, Int32(2))] {
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread { [weak self] in
+                let size = 64 << 10
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+                defer { buffer.deallocate() }
+                while true {
+                    let count = read(handle.fileDescriptor, buffer, size)
+                    if count < 0, errno == EINTR { continue }
+                    guard let run = self else { break }
+                    run.collect(count > 0 ? Data(bytes: buffer, count: count) : Data(), stream: stream)
+                    if count <= 0 { break }
+                }
+                try? handle.close()
+            }
+        }
     }
 
     deinit {
