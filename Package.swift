@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP",
+                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import AgentRuntime
 import ArgumentParser
 import Foundation
+import JSONSchema
 
 struct Chat: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +21,9 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "The conversation's name.")
     var conversation: String = "default"
 
+    @Option(name: .long, help: "A JSON object passed to the chatbot with each message (e.g. '{\"user\": \"alice\"}'); the rest adapter forwards it.")
+    var context: String?
+
     @Flag(name: .long, help: "Print the conversation's history.")
     var history = false
 
@@ -29,10 +33,18 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "With --history: at most this many lines (the newest).")
     var limit: Int = 100
 
+    func validate() throws {
+        if let context {
+            guard let value = try? JSONValue.parse(context), value.objectValue != nil else {
+                throw ValidationError("--context must be a JSON object, e.g. '{\"user\": \"alice\"}'; found \(context)")
+            }
+        }
+    }
+
     func run() throws {
         let daemon = try location.daemon()
         if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation)) }
         if history { return try finish(daemon.printChatHistory(conversation: conversation, limit: limit)) }
-        try finish(daemon.chat(message: message, conversation: conversation, interactive: isatty(0) != 0))
+        try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }, interactive: isatty(0) != 0))
     }
 }

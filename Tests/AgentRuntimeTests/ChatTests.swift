@@ -142,6 +142,14 @@ import Testing
         let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
         #expect(body?["message"] as? String == "what is the answer to everything?")
         #expect(body?["conversation"] as? String == "default")
+        #expect(body?["context"] == nil)
+        // A context given with the message reaches the service with it.
+        let withContext = try runProgram("agent-control", ["chat", "hello", "--context", #"{"user": "alice", "channel": 7}"#, "--settings", agent.settings])
+        #expect(withContext.status == 0, "\(withContext.stderr)")
+        let second = try JSONSerialization.jsonObject(with: Data(try #require(server.requests.dropFirst().first).body)) as? [String: Any]
+        #expect((second?["context"] as? [String: Any])?["user"] as? String == "alice", "\(String(describing: second))")
+        let notAnObject = try runProgram("agent-control", ["chat", "hello", "--context", "[1]", "--settings", agent.settings])
+        #expect(notAnObject.status == 64 && notAnObject.stderr.contains("--context must be a JSON object"), "\(notAnObject.stderr)")
 
         server.stop()
         let down = try agent.chat("what is the answer to everything?")

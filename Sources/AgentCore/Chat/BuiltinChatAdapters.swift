@@ -115,7 +115,8 @@ final class LatestValueAdapter: ChatAdapter {
     }
 }
 
-/// `rest`: an external web service scores and answers (POST `{"message", "conversation"}`,
+/// `rest`: an external web service scores and answers (POST `{"message", "conversation"}`, and
+/// `"context"` when the sender gave one,
 /// answer `{"confidence": 0...1, "response": "..."}`).
 final class RestAdapter: ChatAdapter {
     let name: String
@@ -139,7 +140,9 @@ final class RestAdapter: ChatAdapter {
     func confidence(for message: ChatMessage) -> Double? {
         answer = nil
         failure = nil
-        let body = JSONValue.object(["message": .string(message.text), "conversation": .string(message.conversation)]).serialized()
+        var request: JSONObject = ["message": .string(message.text), "conversation": .string(message.conversation)]
+        if let context = message.context { request["context"] = context }
+        let body = JSONValue.object(request).serialized()
         var lastError = ""
         for attempt in 0...retries {
             if attempt > 0 { Thread.sleep(forTimeInterval: 0.2 * Double(attempt)) }

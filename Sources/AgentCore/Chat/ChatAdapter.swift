@@ -9,6 +9,9 @@ struct ChatMessage {
     var text: String
     /// The processes' status at the time (for the status adapter).
     var processes: [JSONValue]
+    /// What the sender passed along with the message (a user id, a channel…), for adapters
+    /// that answer from it (the `rest` adapter forwards it).
+    var context: JSONValue? = nil
 }
 
 /// What the chatbot asks of an adapter, built-in or from a module.

@@ -80,7 +80,8 @@ final class ChatbotProcess {
             guard type == "chat.message",
                   let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
-                                      text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [])
+                                      text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [],
+                                      context: payload["context"])
             host.emitJSON("chat.reply", answer(message))
         }
     }

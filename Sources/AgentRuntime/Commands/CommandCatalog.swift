@@ -64,7 +64,11 @@ public enum CommandCatalog {
         CommandDescription(
             name: "chat", summary: "Sends a message to the chatbot process and waits for its answer (at most 30 s).",
             method: "POST", path: "/api/chat",
-            request: CommandDescription.object(["text": ["type": "string", "minLength": 1, "maxLength": 65536], "conversation": conversation], required: ["text"]),
+            request: CommandDescription.object([
+                "text": ["type": "string", "minLength": 1, "maxLength": 65536],
+                "conversation": conversation,
+                "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
+            ], required: ["text"]),
             answer: CommandDescription.object(["ok": ["const": true], "text": ["type": "string"]], required: ["ok"], open: true),
             mutating: true),
         CommandDescription(

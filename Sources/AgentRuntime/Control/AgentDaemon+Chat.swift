@@ -5,8 +5,8 @@ import JSONSchema
 extension AgentDaemon {
     /// `agent-control chat [MESSAGE]`: one message and its answer, or a conversation at a
     /// prompt (alerts from monitors are shown as they join the conversation).
-    public func chat(message: String?, conversation: String, interactive: Bool) -> Int32 {
-        if let message { return ask(message, conversation: conversation) }
+    public func chat(message: String?, conversation: String, context: JSONValue? = nil, interactive: Bool) -> Int32 {
+        if let message { return ask(message, conversation: conversation, context: context) }
         var lastSeen = latestChatID(conversation) ?? 0
         if interactive { print("chatting with the agent (conversation \(conversation)); an empty line or Ctrl-D ends") }
         while true {
@@ -16,22 +16,24 @@ extension AgentDaemon {
                 fflush(nil)
             }
             guard let line = readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty else { return 0 }
-            _ = ask(line, conversation: conversation)
+            _ = ask(line, conversation: conversation, context: context)
             lastSeen = latestChatID(conversation) ?? lastSeen
         }
     }
 
     /// Sends one message and prints the answer; returns the exit status (3: not running).
-    private func ask(_ text: String, conversation: String) -> Int32 {
+    private func ask(_ text: String, conversation: String, context: JSONValue?) -> Int32 {
         // The request carries the message as a JSON string, within the socket's request limit;
         // say so before sending rather than losing the message to a cut connection.
-        let request: JSONValue = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
+        var fields: JSONObject = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
+        if let context { fields["context"] = context }
+        let request = JSONValue.object(fields)
         let size = request.serialized().utf8.count
         guard size < ControlClient.maximumRequestBytes else {
             return Self.fail("the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))")
         }
         do {
-            let answer = try ControlClient.send(["command": "chat", "text": .string(text), "conversation": .string(conversation)], paths: paths, timeout: 40)
+            let answer = try ControlClient.send(request, paths: paths, timeout: 40)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused the message") }
             print("bot> \(answer["text"]?.stringValue ?? "")")
             return AgentLauncher.ExitCode.success

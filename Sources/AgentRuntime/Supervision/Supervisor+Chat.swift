@@ -29,10 +29,17 @@ extension Supervisor {
         let conversation = request["conversation"]?.stringValue ?? "default"
         chatSequence += 1
         let id = "\(getpid())-\(chatSequence)"
-        let payload = JSONValue.object([
+        var fields: JSONObject = [
             "id": .string(id), "conversation": .string(conversation), "text": .string(text),
             "processes": .array(snapshot.map(\.json)),
-        ])
+        ]
+        if let context = request["context"], context != .null {
+            guard context.objectValue != nil else {
+                return respond(["ok": false, "code": "invalid", "pointer": "/context", "error": .string("\"context\" must be an object; found \(Self.article(context))")])
+            }
+            fields["context"] = context
+        }
+        let payload = JSONValue.object(fields)
         deliver(type: "chat.message", source: "control", payload: payload, to: bot)
         store?.recordChat(conversation: conversation, role: "user", source: "", text: text)
         let timer = loop.schedule(after: 30) { [unowned self] in
