@@ -26,7 +26,8 @@ struct AgentControl: ParsableCommand {
         that need it; `stop` of an agent that is not running exits 0); 64 usage error.
         """,
         version: AgentVersion.line(for: "agent-control"),
-        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Chat.self, Events.self, History.self, Validate.self]
+        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Chat.self, Events.self, History.self, Validate.self,
+                      SettingsCommand.self, Modules.self, Diagnostics.self]
     )
 
     /// `-C DIR` before the command and the hint for a misspelled command come first.

@@ -45,6 +45,8 @@ public struct AgentLauncher {
         public var settings: AgentSettings
         public var modules: [ModuleLocation]
         public var report: SettingsReport
+        /// What each module that was described declares (process types, kinds, schemas).
+        public var manifests: [String: ModuleManifest] = [:]
         public var workerPath: String
         /// The signal pipe installed for SIGINT, SIGTERM and SIGHUP (`catchingSignals`), for
         /// the supervisor to take over; -1 when none.
@@ -91,6 +93,12 @@ public struct AgentLauncher {
         } catch {
             throw PreparationError(description: "\(error)", exitCode: ExitCode.invalidConfiguration)
         }
+        return try prepare(settings, logger: logger, catchingSignals: catchingSignals)
+    }
+
+    /// ``prepare(logger:catchingSignals:)`` for a settings document already read (one a
+    /// settings command is about to write, or checks for a client).
+    public func prepare(_ settings: AgentSettings, logger: Logger, catchingSignals: Bool = false) throws(PreparationError) -> Prepared {
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
         let environment = ProcessInfo.processInfo.environment
@@ -149,7 +157,8 @@ public struct AgentLauncher {
         }
         var validator = SettingsValidator()
         let report = validator.check(settings, modules: modules, manifests: manifests, moduleErrors: errors + describeErrors)
-        return Prepared(settings: settings, modules: modules, report: report, workerPath: workerPath, signalFD: stopSignals?.takeFD() ?? -1)
+        return Prepared(settings: settings, modules: modules, report: report, manifests: manifests, workerPath: workerPath,
+                        signalFD: stopSignals?.takeFD() ?? -1)
     }
 
     /// The agent's pidfile, socket and log paths for these options.
@@ -225,23 +234,9 @@ public struct AgentLauncher {
                 return ExitCode.invalidConfiguration
             }
         }
-        var reloadOptions = options
-        reloadOptions.build = false
-        let startedDocument = prepared.settings.document
-        supervisor.reloader = {
-            do {
-                let reloaded = try AgentLauncher(options: reloadOptions).prepare(logger: logger)
-                var report = reloaded.report
-                // Outputs and the store are opened once, at the start: a reload that changed
-                // them said "reloaded" and went on with the old ones without a word.
-                report.reloadNotes = ["outputs", "store", "http"].filter { startedDocument[$0] != reloaded.settings.document[$0] }.map {
-                    "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with"
-                }
-                return .success(report)
-            } catch {
-                return .failure(ControlError("\(error)"))
-            }
-        }
+        let checker = SettingsChecker(options: options, logger: logger, startedDocument: prepared.settings.document)
+        supervisor.reloader = { checker.check(nil).map(\.report) }
+        supervisor.settingsCommands = SettingsCommands(file: SettingsFile(path: AgentPaths.absolute(options.settingsPath)), checker: checker)
         // The fronts listen before the processes start, so that a port in use stops the start
         // with nothing started; commands they take wait for the loop.
         let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)

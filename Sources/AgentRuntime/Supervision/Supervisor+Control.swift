@@ -22,6 +22,13 @@ extension Supervisor {
             return ["ok": true]
         case "reload"?:
             return reload()
+        case "settings_get"?, "settings_change"?, "validate"?, "modules"?:
+            guard let settingsCommands else {
+                return ["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its settings cannot be read or changed here"]
+            }
+            return settingsCommands.answer(request, supervisor: self)
+        case "diagnostics"?:
+            return Diagnostics.answer(for: self)
         case "process"?:
             guard let name = request["name"]?.stringValue, let action = request["action"]?.stringValue else {
                 return ["ok": false, "error": .string(Self.badProcessRequest(request))]
@@ -32,7 +39,8 @@ extension Supervisor {
         }
     }
 
-    static let controlCommands = ["status", "stop", "reload", "process", "chat", "chat_history", "chat_clear"]
+    static let controlCommands = ["status", "stop", "reload", "process", "chat", "chat_history", "chat_clear",
+                                  "settings_get", "settings_change", "validate", "modules", "diagnostics"]
 
     /// What was expected and what was found, for a request whose command is not known.
     static func unknownCommand(_ request: JSONValue, name: String?) -> String {

@@ -19,6 +19,13 @@ extension Supervisor {
         case .success(let checked):
             report = checked
         }
+        return applyReload(report)
+    }
+
+    /// Applies a checked report as a reload: refused (everything running stays) when it is
+    /// not valid. Settings commands apply the report they checked before writing the file.
+    func applyReload(_ report: SettingsReport) -> JSONValue {
+        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
         guard report.isValid else {
             let issues = report.blockingIssues
             let list = issues.map { "  \($0)" }.joined(separator: "\n")

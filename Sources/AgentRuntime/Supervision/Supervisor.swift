@@ -24,6 +24,8 @@ public final class Supervisor {
     var retiring: [SupervisedProcess] = []
     /// Re-reads and validates the settings for `reload` (nil: reload is refused).
     public var reloader: (() -> Result<SettingsReport, ControlError>)?
+    /// The settings commands: settings_get, settings_change, validate, modules (nil: refused).
+    var settingsCommands: SettingsCommands?
     /// Where the control socket goes (nil: no control socket).
     public var controlPaths: AgentPaths?
     var control: ControlServer?

@@ -1,0 +1,41 @@
+import AgentCore
+import JSONSchema
+import Logging
+
+/// The one check of a settings document for a running agent: what `reload` runs on the file,
+/// and the settings commands on a document before it is written. The same as
+/// `validate-settings` (both layers, every enabled module described; modules are not built),
+/// plus the notes on what a reload cannot apply.
+struct SettingsChecker: Sendable {
+    /// The agent's options (modules are never built by a check).
+    let options: AgentLauncher.Options
+    let logger: Logger
+    /// The document the agent started with: outputs and the store are opened once.
+    let startedDocument: JSONValue
+
+    init(options: AgentLauncher.Options, logger: Logger, startedDocument: JSONValue) {
+        var options = options
+        options.build = false
+        self.options = options
+        self.logger = logger
+        self.startedDocument = startedDocument
+    }
+
+    /// Checks `settings` (nil: the file as it is on disk now).
+    func check(_ settings: AgentSettings?) -> Result<AgentLauncher.Prepared, ControlError> {
+        let launcher = AgentLauncher(options: options)
+        var prepared: AgentLauncher.Prepared
+        do {
+            prepared = try settings.map { settings throws(AgentLauncher.PreparationError) in try launcher.prepare(settings, logger: logger) }
+                ?? launcher.prepare(logger: logger)
+        } catch {
+            return .failure(ControlError("\(error)"))
+        }
+        // Outputs, the store and the HTTP server are opened once, at the start: a reload that changed them
+        // said "reloaded" and went on with the old ones without a word.
+        prepared.report.reloadNotes = ["outputs", "store", "http"].filter { startedDocument[$0] != prepared.settings.document[$0] }.map {
+            "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with"
+        }
+        return .success(prepared)
+    }
+}

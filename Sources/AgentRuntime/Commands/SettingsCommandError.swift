@@ -1,0 +1,44 @@
+import JSONSchema
+
+/// Why a settings command (``SettingsCommands``) refused: a code a front maps to its own
+/// status (HTTP 404, 400, 409, 503), a message that says how to fix it, and the problems with
+/// their JSON pointers where there are some.
+struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
+    enum Code: String, Sendable {
+        /// The process or module named is not in the settings.
+        case notFound = "not_found"
+        /// The request or the settings it would make are invalid; nothing was written.
+        case invalid
+        /// The file changed since the client read it, or the name is taken.
+        case conflict
+        /// The agent cannot do it now (stopping, the file cannot be read or written).
+        case unavailable
+    }
+
+    var code: Code
+    var message: String
+    /// `{"file"?, "pointer", "message"}` for each problem (settings errors, or where in the
+    /// request the problem is).
+    var errors: [JSONValue] = []
+
+    init(_ code: Code, _ message: String, errors: [JSONValue] = []) {
+        self.code = code
+        self.message = message
+        self.errors = errors
+    }
+
+    /// An invalid request, at `pointer` in it.
+    static func request(_ pointer: String, _ message: String) -> SettingsCommandError {
+        SettingsCommandError(.invalid, "\(pointer.isEmpty ? "the request" : pointer): \(message)",
+                             errors: [["pointer": .string(pointer), "message": .string(message)]])
+    }
+
+    var description: String { message }
+
+    /// `{"ok": false, "code", "error", "errors"?}`.
+    var answer: JSONValue {
+        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(message)]
+        if !errors.isEmpty { object["errors"] = .array(errors) }
+        return .object(object)
+    }
+}

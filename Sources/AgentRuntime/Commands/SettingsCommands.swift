@@ -1,0 +1,250 @@
+import AgentCore
+import Foundation
+import JSONSchema
+
+/// The configuration commands of a running agent: `settings_get`, `settings_change`,
+/// `validate` and `modules`. Each runs on the supervisor's loop (as `reload` does), checks
+/// documents with the agent's own ``SettingsChecker`` and writes only through
+/// ``SettingsFile``; applying a change is the supervisor's reload of the report checked here.
+///
+/// The settings are shown as the file has them: `${env:NAME}` references stay references, and
+/// no value from the environment is in any answer (messages about one name its reference).
+final class SettingsCommands {
+    let file: SettingsFile
+    let checker: SettingsChecker
+
+    init(file: SettingsFile, checker: SettingsChecker) {
+        self.file = file
+        self.checker = checker
+    }
+
+    /// The file's name in messages and reports, as the agent was started with it (as
+    /// `validate-settings` and `reload` say it).
+    var shownPath: String { checker.options.settingsPath }
+
+    /// Answers `settings_get`, `settings_change`, `validate` or `modules` on the supervisor's
+    /// loop. A change is applied by the supervisor's reload and recorded in the run history.
+    func answer(_ request: JSONValue, supervisor: Supervisor) -> JSONValue {
+        switch request["command"]?.stringValue {
+        case "settings_get": return get()
+        case "validate": return validate(request)
+        case "modules": return modules()
+        default:
+            guard !supervisor.stopping else { return SettingsCommandError(.unavailable, "the agent is stopping").answer }
+            let (answer, summary) = change(request) { supervisor.applyReload($0) }
+            let result = Self.outcome(answer)
+            supervisor.logger.notice("\(summary) (control socket): \(result)")
+            supervisor.store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: Self.historyName, event: "command",
+                                                  detail: "\(summary) (control socket): \(result)"))
+            return answer
+        }
+    }
+
+    /// The run history's process column for changes of the settings (no process is named so:
+    /// process names are plain names).
+    static let historyName = "(settings)"
+
+    /// What a change did, in a few words, for the run history and the log.
+    static func outcome(_ answer: JSONValue) -> String {
+        guard answer["ok"] == true else {
+            let count = answer["errors"]?.arrayValue?.count ?? 0
+            return "refused (\(answer["code"]?.stringValue ?? "error")\(count > 1 ? ", \(count) errors" : "")): \(answer["error"]?.stringValue ?? "")"
+        }
+        guard answer["changed"] == true else { return "no change" }
+        func names(_ key: String) -> String {
+            let list = answer[key]?.arrayValue?.compactMap(\.stringValue) ?? []
+            return list.isEmpty ? "-" : list.joined(separator: ", ")
+        }
+        return "written (hash \(answer["hash"]?.stringValue ?? "?")) and reloaded; restarted: \(names("restarted")); started: \(names("started")); stopped: \(names("stopped"))"
+    }
+
+    // MARK: settings_get
+
+    /// `{"ok", "path", "hash", "text", "settings"}`: the file's text as it is, its parsed
+    /// document (null, with `parse_error`, when it is not JSON) and the hash to send back as
+    /// `if_match` with a change.
+    func get() -> JSONValue {
+        let contents: SettingsFile.Contents
+        do {
+            contents = try file.read()
+        } catch {
+            return error.answer
+        }
+        var answer: JSONObject = ["ok": true, "path": .string(file.path), "hash": .string(contents.hash),
+                                  "text": .string(String(decoding: contents.bytes, as: UTF8.self))]
+        do {
+            answer["settings"] = try JSONValue.parse(contents.bytes)
+        } catch {
+            answer["settings"] = .null
+            answer["parse_error"] = .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")
+        }
+        return .object(answer)
+    }
+
+    // MARK: validate
+
+    /// The report `validate-settings --json` prints, with `"ok": true`, for the file, or for
+    /// the document given as `"text"` (a string) or `"settings"` (an object), checked as if it
+    /// were the file. Nothing is written or applied.
+    func validate(_ request: JSONValue) -> JSONValue {
+        for key in request.objectValue?.keys ?? [] where !["command", "text", "settings"].contains(key) {
+            return SettingsCommandError.request("/" + JSONPointer.escape(key), "unknown property \"\(key)\"; allowed: text (the document as a string) or settings (the document)").answer
+        }
+        var settings: AgentSettings?
+        if let text = request["text"] {
+            guard let text = text.stringValue else {
+                return SettingsCommandError.request("/text", "expected the settings document as a string, found \(Describe.value(text))").answer
+            }
+            do {
+                settings = AgentSettings(json: try JSONValue.parse(text), file: shownPath)
+            } catch {
+                return ["ok": true, "file": .string(shownPath), "valid": false,
+                        "errors": [["file": .string(shownPath), "pointer": "", "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]]]
+            }
+        } else if let document = request["settings"] {
+            settings = AgentSettings(json: document, file: shownPath)
+        }
+        switch checker.check(settings) {
+        case .failure(let error):
+            // The file itself could not be read or is not JSON: the report validate-settings
+            // --json prints then.
+            if settings == nil {
+                return ["ok": true, "file": .string(shownPath), "valid": false, "errors": [["message": .string(error.description)]]]
+            }
+            return SettingsCommandError(.unavailable, error.description).answer
+        case .success(let prepared):
+            guard case .object(var report) = prepared.report.json else { return ["ok": false, "code": "unavailable", "error": "no report"] }
+            report["ok"] = true
+            return .object(report)
+        }
+    }
+
+    // MARK: modules
+
+    /// The modules the settings file enables, each with its process types (kind, description,
+    /// subscriptions, settings schema), as describing them found; the runtime's own `chat`
+    /// module (the chatbot) last; and the host's schema (the keys every process may have).
+    func modules() -> JSONValue {
+        let prepared: AgentLauncher.Prepared
+        switch checker.check(nil) {
+        case .failure(let error): return SettingsCommandError(.unavailable, error.description).answer
+        case .success(let result): prepared = result
+        }
+        var modules: [JSONValue] = prepared.report.modules.map { module in
+            var object: JSONObject = ["name": .string(module.name), "file": .string(module.file), "available": .bool(module.isAvailable)]
+            if let version = module.version { object["version"] = .string(version) }
+            if let error = module.error { object["error"] = ["code": .string(error.code.rawValue), "message": .string(error.message)] }
+            object["process_types"] = .array(prepared.manifests[module.name]?.processes.map(Self.json) ?? [])
+            return .object(object)
+        }
+        let chat = BuiltinModules.chatManifest
+        modules.append(["name": .string(chat.name), "file": .string(BuiltinModules.chatLocation.library), "available": true,
+                        "version": .string(chat.version), "builtin": true, "process_types": .array(chat.processes.map(Self.json))])
+        return ["ok": true, "file": .string(shownPath), "modules": .array(modules), "host_schema": HostSchema.document]
+    }
+
+    static func json(_ type: ModuleManifest.ProcessType) -> JSONValue {
+        var object: JSONObject = ["type": .string(type.type), "kind": .string(type.kind), "description": .string(type.description),
+                                  "settings_schema": type.settingsSchema]
+        if !type.subscribes.isEmpty { object["subscribes"] = .array(type.subscribes.map(JSONValue.string)) }
+        return .object(object)
+    }
+
+    // MARK: settings_change
+
+    /// Applies one change (the request's `action`, `name`, `settings`, `text`) or a list of
+    /// them (`"changes": […]`, applied together) to the file's text, checks the result as
+    /// `validate-settings` does, writes it atomically and has `apply` (the supervisor's
+    /// reload) apply the checked report. Refused with nothing written when `if_match` is not
+    /// the file's hash (`conflict`), a change does not fit (`not_found`, `conflict`,
+    /// `invalid`) or the result is invalid (`invalid`, every error with its pointer). A
+    /// change that makes no difference writes nothing and reloads nothing.
+    func change(_ request: JSONValue, apply: (SettingsReport) -> JSONValue) -> (answer: JSONValue, summary: String) {
+        var summary = "settings_change"
+        do throws(SettingsCommandError) {
+            let (changes, ifMatch) = try Self.changes(in: request)
+            summary += " " + changes.map(\.summary).joined(separator: "; ")
+            return (try change(changes, ifMatch: ifMatch, apply: apply), summary)
+        } catch {
+            return (error.answer, summary)
+        }
+    }
+
+    /// The changes a request asks for, and its `if_match`.
+    static func changes(in request: JSONValue) throws(SettingsCommandError) -> ([SettingsChange], String?) {
+        var ifMatch: String?
+        if let value = request["if_match"] {
+            guard let hash = value.stringValue else {
+                throw .request("/if_match", "expected the hash settings_get returned (a string), found \(Describe.value(value))")
+            }
+            ifMatch = hash
+        }
+        guard let list = request["changes"] else {
+            var single = request.objectValue ?? [:]
+            single["if_match"] = nil
+            return ([try SettingsChange(json: .object(single), pointer: "")], ifMatch)
+        }
+        for key in request.objectValue?.keys ?? [] where !["command", "changes", "if_match"].contains(key) {
+            throw .request("/" + JSONPointer.escape(key), "unknown property \"\(key)\" beside \"changes\"; allowed: changes, if_match")
+        }
+        guard let items = list.arrayValue, !items.isEmpty else {
+            throw .request("/changes", "expected a non-empty array of changes, found \(Describe.value(list))")
+        }
+        var changes: [SettingsChange] = []
+        for (index, item) in items.enumerated() {
+            changes.append(try SettingsChange(json: item, pointer: "/changes/\(index)"))
+        }
+        return (changes, ifMatch)
+    }
+
+    private func change(_ changes: [SettingsChange], ifMatch: String?, apply: (SettingsReport) -> JSONValue) throws(SettingsCommandError) -> JSONValue {
+        let current = try file.read()
+        if let ifMatch, ifMatch != current.hash {
+            throw SettingsCommandError(.conflict, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
+        }
+        var bytes = current.bytes
+        for change in changes { bytes = try change.apply(to: bytes, file: shownPath) }
+        guard bytes.count <= AgentSettings.maximumFileBytes else {
+            throw SettingsCommandError(.invalid, "the settings would be \(bytes.count) bytes; at most \(AgentSettings.maximumFileBytes >> 20) MiB are read")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
+            throw SettingsCommandError(.invalid, "\(shownPath): \(message); nothing was written",
+                                       errors: [["file": .string(shownPath), "pointer": "", "message": .string(message)]])
+        }
+        let replaces = changes.contains { $0.action == .replace }
+        if bytes == current.bytes || (!replaces && (try? JSONValue.parse(current.bytes)) == document) {
+            return ["ok": true, "changed": false, "path": .string(file.path), "hash": .string(current.hash),
+                    "message": "the settings already say so: nothing was written, nothing reloaded"]
+        }
+        let prepared: AgentLauncher.Prepared
+        switch checker.check(AgentSettings(json: document, file: shownPath)) {
+        case .failure(let error): throw SettingsCommandError(.unavailable, "cannot check the settings: \(error); nothing was written")
+        case .success(let result): prepared = result
+        }
+        guard prepared.report.isValid else {
+            let issues = prepared.report.blockingIssues
+            let errors = prepared.report.json["errors"]?.arrayValue ?? []
+            throw SettingsCommandError(.invalid, "the change would make the settings invalid (\(issues.count) error\(issues.count == 1 ? "" : "s"); the first: \(issues.first.map(\.description) ?? "?")); nothing was written",
+                                       errors: errors)
+        }
+        // Checking may have taken a while (a module described): an edit by hand meanwhile wins.
+        guard try file.read().hash == current.hash else {
+            throw SettingsCommandError(.conflict, "\(shownPath) changed on disk while the change was checked; read it again and redo the change")
+        }
+        try file.write(bytes)
+        let hash = SettingsFile.hash(bytes)
+        let applied = apply(prepared.report)
+        guard case .object(var answer) = applied, answer["ok"] == true else {
+            let reason = applied["error"]?.stringValue ?? applied["errors"]?.serialized() ?? "unknown"
+            throw SettingsCommandError(.unavailable, "\(shownPath) was written (hash \(hash)) but not applied: \(reason); run `agent-control reload` once the agent can")
+        }
+        answer["changed"] = true
+        answer["path"] = .string(file.path)
+        answer["hash"] = .string(hash)
+        return .object(answer)
+    }
+}
