@@ -18,8 +18,8 @@ struct SettingsCommand: ParsableCommand {
         kept, restarted, started and stopped). Invalid: every error with its JSON pointer, nothing \
         written, nothing restarted (exit status 2). A change that makes no difference writes \
         nothing. --if-match HASH (the hash `settings show --json` printed) refuses the change if \
-        the file changed since. Every change is recorded in the run history (`agent-control \
-        history '(settings)'`).
+        the file changed since. Every change is recorded in the run history with its result \
+        (`agent-control history`).
 
         Exit status: 0 done (or no change), 1 refused (no such process or module, a process of \
         that name exists, the file changed since --if-match, the agent cannot write it), 2 the \

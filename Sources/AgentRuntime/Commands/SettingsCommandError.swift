@@ -20,24 +20,28 @@ struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
     /// `{"file"?, "pointer", "message"}` for each problem (settings errors, or where in the
     /// request the problem is).
     var errors: [JSONValue] = []
+    /// Where in the request the problem is, when the request is at fault.
+    var pointer: String?
 
-    init(_ code: Code, _ message: String, errors: [JSONValue] = []) {
+    init(_ code: Code, _ message: String, errors: [JSONValue] = [], pointer: String? = nil) {
         self.code = code
         self.message = message
         self.errors = errors
+        self.pointer = pointer
     }
 
     /// An invalid request, at `pointer` in it.
     static func request(_ pointer: String, _ message: String) -> SettingsCommandError {
         SettingsCommandError(.invalid, "\(pointer.isEmpty ? "the request" : pointer): \(message)",
-                             errors: [["pointer": .string(pointer), "message": .string(message)]])
+                             errors: [["pointer": .string(pointer), "message": .string(message)]], pointer: pointer)
     }
 
     var description: String { message }
 
-    /// `{"ok": false, "code", "error", "errors"?}`.
+    /// `{"ok": false, "code", "error", "pointer"?, "errors"?}`.
     var answer: JSONValue {
         var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(message)]
+        if let pointer { object["pointer"] = .string(pointer) }
         if !errors.isEmpty { object["errors"] = .array(errors) }
         return .object(object)
     }

@@ -23,7 +23,8 @@ final class SettingsCommands {
     var shownPath: String { checker.options.settingsPath }
 
     /// Answers `settings_get`, `settings_change`, `validate` or `modules` on the supervisor's
-    /// loop. A change is applied by the supervisor's reload and recorded in the run history.
+    /// loop. A change is applied by the supervisor's reload (and audited by the command layer
+    /// with ``audited(_:)`` and ``outcome(_:)``).
     func answer(_ request: JSONValue, supervisor: Supervisor) -> JSONValue {
         switch request["command"]?.stringValue {
         case "settings_get": return get()
@@ -32,17 +33,19 @@ final class SettingsCommands {
         default:
             guard !supervisor.stopping else { return SettingsCommandError(.unavailable, "the agent is stopping").answer }
             let (answer, summary) = change(request) { supervisor.applyReload($0) }
-            let result = Self.outcome(answer)
-            supervisor.logger.notice("\(summary) (control socket): \(result)")
-            supervisor.store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: Self.historyName, event: "command",
-                                                  detail: "\(summary) (control socket): \(result)"))
+            supervisor.logger.notice("\(summary): \(Self.outcome(answer))")
             return answer
         }
     }
 
-    /// The run history's process column for changes of the settings (no process is named so:
-    /// process names are plain names).
-    static let historyName = "(settings)"
+    /// What a `settings_change` request asks, for the run history, and the process it is
+    /// about (empty when it is about modules, several processes or the whole document).
+    static func audited(_ request: JSONValue) -> (what: String, process: String) {
+        guard let (changes, _) = try? changes(in: request) else { return ("settings_change (not understood)", "") }
+        let processes = Set(changes.filter { [.addProcess, .removeProcess, .enableProcess, .disableProcess, .setProcess].contains($0.action) }.map(\.name))
+        let process = processes.count == 1 && changes.allSatisfy({ processes.contains($0.name) }) ? processes.first! : ""
+        return ("settings_change " + changes.map(\.summary).joined(separator: "; "), process)
+    }
 
     /// What a change did, in a few words, for the run history and the log.
     static func outcome(_ answer: JSONValue) -> String {

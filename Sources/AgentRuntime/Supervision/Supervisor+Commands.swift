@@ -32,8 +32,13 @@ extension Supervisor {
         if let action = request["action"]?.stringValue { what += " " + action }
         if let name = request["name"]?.stringValue { what += " " + name }
         let ok = answer["ok"]?.boolValue == true
-        let result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
-        store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: request["name"]?.stringValue ?? "",
+        var result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
+        var process = request["name"]?.stringValue ?? ""
+        if request["command"] == "settings_change" {
+            (what, process) = SettingsCommands.audited(request)
+            result = SettingsCommands.outcome(answer)
+        }
+        store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: process,
                                   event: "audit", detail: "\(caller): \(what) → \(result.prefix(300))"))
     }
 }
