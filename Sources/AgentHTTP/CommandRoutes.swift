@@ -75,7 +75,13 @@ struct CommandRoutes: Sendable {
             } catch {
                 return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
             }
-            if body.readableBytes > 0 {
+            if CSRFProtection.isForm(request) {
+                // A plain HTML form (the dashboard without JavaScript): its fields, typed by the
+                // schema like a query; `csrf` belongs to the CSRF check, not to the command.
+                for (name, value) in CSRFProtection.formFields(in: String(buffer: body)) where name != CSRFProtection.formField {
+                    fields[name] = properties[name].map { Self.typed(value, as: $0) } ?? .string(value)
+                }
+            } else if body.readableBytes > 0 {
                 let value: JSONValue
                 do {
                     value = try JSONValue.parse(body.readableBytesView)

@@ -1,7 +1,10 @@
 import AgentRuntime
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
+import NIOSSL
 import NIOCore
 import Synchronization
 
@@ -20,19 +23,37 @@ public final class HTTPFront: AgentFront, Sendable {
     let settings: HTTPSettings
     private let state = Mutex<(task: Task<Void, Never>?, port: Int?)>((nil, nil))
     private let finished = DispatchSemaphore(value: 0)
+    /// Login sessions of browsers.
+    let sessions: SessionTable
+    /// Failed logins per address and user.
+    let loginLimiter: LoginRateLimiter
+    /// Bcrypt checks, on threads of their own.
+    let passwords = PasswordHashing()
 
     public init(context: FrontContext, settings: HTTPSettings) {
         self.context = context
         self.settings = settings
+        sessions = SessionTable(ttl: settings.sessionTTL)
+        loginLimiter = LoginRateLimiter(failures: settings.loginFailures, window: settings.loginWindow)
     }
+
+    deinit { passwords.shutdown() }
 
     /// The port it listens on (the one the system chose for `:0`), once started.
     public var port: Int? { state.withLock { $0.port } }
 
-    /// The routes: health first (no credentials for `/livez`), then the API.
+    /// The routes: health first (no credentials for `/livez`), then the API. Every request
+    /// passes the authenticators (bearer token, session cookie) and the access policy (who
+    /// may do what, CSRF) before its route.
     func makeRouter() -> Router<AgentRequestContext> {
         let router = Router(context: AgentRequestContext.self)
         router.middlewares.add(JSONErrorMiddleware())
+        let csrf = CSRFProtection(sessions: sessions, secure: settings.tls != nil, maximumBodyBytes: settings.maximumBodyBytes)
+        router.middlewares.add(BearerTokens(tokens: settings.tokens))
+        router.middlewares.add(SessionAuthenticator(sessions: sessions))
+        router.middlewares.add(AccessPolicy(csrf: csrf))
+        LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
+                    commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         return router
@@ -44,9 +65,17 @@ public final class HTTPFront: AgentFront, Sendable {
         let address = settings.host.contains(":") ? "[\(settings.host)]:\(settings.port)" : "\(settings.host):\(settings.port)"
         var logger = context.logger
         logger.logLevel = max(logger.logLevel, .notice)
+        let server: HTTPServerBuilder
+        do {
+            server = try makeServer()
+        } catch let error as HTTPFrontError {
+            throw error
+        } catch {
+            throw HTTPFrontError("http: cannot set up TLS: \(error)")
+        }
         let app = Application(
             router: makeRouter(),
-            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            server: server,
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
                 outcome.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
@@ -72,13 +101,34 @@ public final class HTTPFront: AgentFront, Sendable {
         case .success(let port)?:
             state.withLock { $0.port = port }
             let shown = settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"
-            context.logger.notice("http: listening on http://\(shown)")
+            context.logger.notice("http: listening on \(settings.tls == nil ? "http" : "https")://\(shown)")
         case .failure(let error)?:
             state.withLock { $0.task = nil }
             throw HTTPFrontError("http: cannot listen on \(address) (/http/listen): \(error)")
         case nil:
             throw HTTPFrontError("http: could not listen on \(address)")
         }
+    }
+
+    /// HTTP/1.1, or HTTPS with the certificate and key of `"tls"`.
+    func makeServer() throws -> HTTPServerBuilder {
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(60)))
+        guard let tls = settings.tls else { return http1 }
+        let certificates: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            certificates = try NIOSSLCertificate.fromPEMFile(tls.certificate)
+        } catch {
+            throw HTTPFrontError("http: cannot read the certificate \(tls.certificate) (/http/tls/certificate): \(error)")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+        } catch {
+            throw HTTPFrontError("http: cannot read the private key \(tls.key) (/http/tls/key): \(error)")
+        }
+        guard !certificates.isEmpty else { throw HTTPFrontError("http: no certificate in \(tls.certificate) (/http/tls/certificate)") }
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
+        return try .tls(http1, tlsConfiguration: configuration)
     }
 
     public func stop() {

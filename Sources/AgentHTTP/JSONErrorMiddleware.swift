@@ -8,6 +8,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let refusal as AccessRefusal {
+            return refusal.response
         } catch let error as any HTTPResponseError {
             let status = error.status
             let code = switch status {

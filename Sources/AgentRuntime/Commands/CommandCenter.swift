@@ -37,13 +37,27 @@ public final class CommandCenter: Sendable {
     /// The store to read for `events` and `history` (nil: the store is off).
     private let storePath: String?
     private let handler: LoopBound<(JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void>
+    /// Writes an audit line to the run history (on the loop).
+    private let recorder: LoopBound<(Caller, String) -> Void>
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
-    init(inbox: LoopInbox, storePath: String?, handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void) {
+    init(inbox: LoopInbox, storePath: String?, handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
+         recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
         self.storePath = storePath
         self.handler = LoopBound(value: handler)
+        self.recorder = LoopBound(value: recorder)
+    }
+
+    /// Records what a front did that is no command (a login, a failed login) in the run
+    /// history as an `audit` line: `http user alice from 127.0.0.1:5000: login → refused: …`.
+    /// Any thread; returns at once (the line is written on the loop).
+    public func recordAudit(_ detail: String, caller: Caller) {
+        let recorder = self.recorder
+        let closed = pending.withLock { $0.closed }
+        guard !closed else { return }
+        inbox.post { recorder.value(caller, detail) }
     }
 
     /// The answer a front gets once the agent is stopping and its loop takes no more commands.

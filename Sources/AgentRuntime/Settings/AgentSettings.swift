@@ -68,7 +68,7 @@ public struct AgentSettings: Sendable {
         }
         if !hostIssues.contains(where: { $0.pointer == "/http" || $0.pointer.hasPrefix("/http/") }) {
             do throws(SettingsIssueList) {
-                http = try HTTPSettings(json["http"])
+                http = try HTTPSettings(json["http"], agentDirectory: agentDirectory)
             } catch {
                 hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
             }

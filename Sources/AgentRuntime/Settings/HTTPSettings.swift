@@ -1,28 +1,111 @@
+import Foundation
 import JSONSchema
 
-/// `"http"`: the HTTP API, dashboard and metrics (off unless present).
+/// `"http"`: the HTTP API, dashboard and metrics (off unless present), and who may use them.
+///
+/// ```json
+/// "http": {"listen": "127.0.0.1:8080",
+///          "tokens": ["${env:AGENT_API_TOKEN}", {"token": "${env:GRAFANA_TOKEN}", "role": "read", "name": "grafana"}],
+///          "users": {"alice": {"password_hash": "$2b$12$…", "role": "admin"}}}
+/// ```
 public struct HTTPSettings: Sendable, Equatable {
     /// Where to listen.
     public var host: String
     public var port: Int
     /// The largest request body accepted (413 beyond).
     public var maximumBodyBytes = 1 << 20
+    /// Bearer tokens for programs.
+    public var tokens: [APIToken] = []
+    /// Users for people (the dashboard), by name.
+    public var users: [String: APIUser] = [:]
+    /// Certificate and key: HTTPS instead of HTTP.
+    public var tls: TLSFiles?
+    /// `"allow_insecure_remote": true`: a non-loopback address without TLS is accepted.
+    public var allowInsecureRemote = false
+    /// A session ends after this many seconds without a request.
+    public var sessionTTL: Double = 28_800
+    /// Failed logins allowed per client address and per user name within ``loginWindow``.
+    public var loginFailures = 5
+    /// The window of ``loginFailures``, in seconds.
+    public var loginWindow: Double = 900
+
+    /// The roles of tokens and users.
+    public static let roles: JSONValue = ["type": "string", "enum": ["read", "admin"], "default": "admin",
+                                          "description": "\"read\": GET and HEAD only; \"admin\": everything."]
 
     /// The schema of `"http"` (part of ``HostSchema``).
     public static let schema: JSONValue = [
-        "description": "The HTTP API, dashboard and metrics. Off unless present.",
+        "description": "The HTTP API, dashboard and metrics. Off unless present. Nothing but GET /livez answers without credentials (tokens or users).",
         "type": "object",
         "required": ["listen"],
         "additionalProperties": false,
         "properties": [
-            "listen": ["type": "string", "minLength": 1, "description": "HOST:PORT to listen on, e.g. \"127.0.0.1:8080\" or \"[::1]:8080\"; port 0 takes any free port (the log says which)."],
+            "listen": ["type": "string", "minLength": 1, "description": "HOST:PORT to listen on, e.g. \"127.0.0.1:8080\" or \"[::1]:8080\"; port 0 takes any free port (the log says which). An address that is not loopback needs \"tls\" (or \"allow_insecure_remote\": true)."],
             "max_body_bytes": ["type": "integer", "minimum": 1024, "maximum": 67_108_864, "default": 1_048_576,
                                "description": "The largest request body accepted; larger ones get 413."],
+            "tokens": [
+                "description": "Bearer tokens for programs (Authorization: Bearer TOKEN): a string (admin), or {\"token\", \"role\", \"name\"}. Write them as ${env:NAME} to keep them out of the file; at least 16 characters.",
+                "type": "array",
+                "items": [
+                    "type": ["string", "object"],
+                    "if": ["type": "object"],
+                    "then": [
+                        "required": ["token"],
+                        "additionalProperties": false,
+                        "properties": [
+                            "token": ["type": "string"],
+                            "role": roles,
+                            "name": ["type": "string", "minLength": 1, "maxLength": 64, "description": "Shown in the audit (default: token #N)."],
+                        ],
+                    ],
+                ],
+            ],
+            "users": [
+                "description": "People who log in (the dashboard, POST /api/login): name → {\"password_hash\": a bcrypt hash from `agent-control hash-password`, \"role\"}.",
+                "type": "object",
+                "propertyNames": ["pattern": "^[A-Za-z0-9._@-]{1,64}$"],
+                "additionalProperties": [
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": [
+                        "password_hash": ["type": "string", "description": "A bcrypt hash ($2b$12$…) printed by `agent-control hash-password`."],
+                        "role": roles,
+                        // Accepted by the schema so that reading can say what to do instead.
+                        "password": ["description": "Not allowed: store a hash (agent-control hash-password), never the password."],
+                    ],
+                ],
+            ],
+            "tls": [
+                "description": "Serve HTTPS: PEM files, relative to the agent's folder.",
+                "type": "object",
+                "required": ["certificate", "key"],
+                "additionalProperties": false,
+                "properties": [
+                    "certificate": ["type": "string", "minLength": 1, "description": "The certificate chain (PEM)."],
+                    "key": ["type": "string", "minLength": 1, "description": "The private key (PEM)."],
+                ],
+            ],
+            "allow_insecure_remote": ["type": "boolean", "default": false,
+                                      "description": "Listen on an address that is not loopback without TLS (passwords and tokens then cross the network in clear)."],
+            "session_ttl": ["type": "number", "minimum": 60, "maximum": SettingsBounds.json(SettingsBounds.longestWindow), "default": 28_800,
+                            "description": "Seconds without a request after which a login session ends."],
+            "login_limit": [
+                "description": "Failed logins allowed per client address and per user name within a window; more get 429 until the window passes.",
+                "type": "object",
+                "additionalProperties": false,
+                "properties": [
+                    "failures": ["type": "integer", "minimum": 1, "maximum": 1000, "default": 5],
+                    "window": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.longestWindow), "default": 900],
+                ],
+            ],
         ],
     ]
 
     /// The settings' `"http"`, or nil when absent. Assumes the host schema's checks passed.
-    public init?(_ json: JSONValue?) throws(SettingsIssueList) {
+    /// `${env:NAME}` in tokens is resolved from `environment`; relative TLS paths are taken
+    /// from `agentDirectory`.
+    public init?(_ json: JSONValue?, agentDirectory: String = FileManager.default.currentDirectoryPath,
+                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(SettingsIssueList) {
         guard let json, json.objectValue != nil else { return nil }
         guard let listen = json["listen"]?.stringValue, let (host, port) = Self.parseListen(listen) else {
             throw SettingsIssueList([("/http/listen", "expected HOST:PORT with a port from 0 to 65535 (0: any free port, shown at start) (e.g. \"127.0.0.1:8080\" or \"[::1]:8080\"); found \(Describe.value(json["listen"] ?? .null))")])
@@ -30,6 +113,22 @@ public struct HTTPSettings: Sendable, Equatable {
         self.host = host
         self.port = port
         if let bytes = json["max_body_bytes"]?.numberValue?.intValue { maximumBodyBytes = bytes }
+        if let value = json["allow_insecure_remote"]?.boolValue { allowInsecureRemote = value }
+        if let value = json["session_ttl"]?.numberValue?.doubleValue { sessionTTL = value }
+        if let value = json["login_limit"]?["failures"]?.numberValue?.intValue { loginFailures = value }
+        if let value = json["login_limit"]?["window"]?.numberValue?.doubleValue { loginWindow = value }
+
+        var issues: [(pointer: String, message: String)] = []
+        tokens = Self.readTokens(json["tokens"], environment: environment, issues: &issues)
+        users = Self.readUsers(json["users"], issues: &issues)
+        tls = Self.readTLS(json["tls"], agentDirectory: agentDirectory, issues: &issues)
+        if (json["tokens"]?.arrayValue ?? []).isEmpty, (json["users"]?.objectValue ?? [:]).isEmpty {
+            issues.append(("/http", "expected \"tokens\" or \"users\": nothing but GET /livez answers without credentials; add \"tokens\": [\"${env:AGENT_API_TOKEN}\"] or a user with a hash from `agent-control hash-password`"))
+        }
+        if tls == nil, !allowInsecureRemote, !Self.isLoopback(host), json["tls"] == nil {
+            issues.append(("/http/listen", "\(host) is not a loopback address: without \"tls\" passwords and tokens would cross the network in clear; add \"tls\": {\"certificate\": …, \"key\": …}, listen on 127.0.0.1, or set \"allow_insecure_remote\": true"))
+        }
+        if !issues.isEmpty { throw SettingsIssueList(issues) }
     }
 
     /// `127.0.0.1:8080` → ("127.0.0.1", 8080); `[::1]:8080` → ("::1", 8080).
@@ -43,6 +142,14 @@ public struct HTTPSettings: Sendable, Equatable {
         }
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
         return (host, port)
+    }
+
+    /// `localhost`, `127.x.x.x`, `::1`: only this machine can connect.
+    public static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
     }
 }
 

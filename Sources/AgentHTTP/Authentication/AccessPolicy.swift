@@ -1,0 +1,65 @@
+import Foundation
+import AgentRuntime
+import Hummingbird
+
+/// Who may do what, after the authenticators ran: nothing but the public routes answers
+/// without an identity (401, or a redirect to the login page for a browser asking for a
+/// page); the `read` role may only read; a session's changes pass the CSRF checks.
+struct AccessPolicy: RouterMiddleware {
+    typealias Context = AgentRequestContext
+    let csrf: CSRFProtection
+
+    /// Routes that answer without credentials: liveness, and what the login form needs.
+    static let publicRoutes: Set<String> = ["GET /livez", "HEAD /livez", "POST /api/login", "GET /login", "HEAD /login"]
+    /// Static files of the dashboard (the login page's styles and scripts).
+    static let publicPrefix = "/assets/"
+
+    static func isPublic(_ request: Request) -> Bool {
+        let method = request.method
+        let path = request.uri.path
+        if publicRoutes.contains("\(method) \(path)") { return true }
+        return (method == .get || method == .head) && path.hasPrefix(publicPrefix)
+    }
+
+    /// Whether the request may change something: every method but GET and HEAD, and any
+    /// route the command catalog declares mutating whatever its method.
+    static func changesSomething(_ request: Request) -> Bool {
+        guard request.method == .get || request.method == .head else { return true }
+        let path = request.uri.path
+        return CommandCatalog.all.contains { $0.mutating && $0.method == "GET" && Self.path(path, matches: $0.path) }
+    }
+
+    /// `/api/processes/x/stop` matches `/api/processes/{name}/stop`.
+    static func path(_ path: String, matches pattern: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        let patternParts = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == patternParts.count else { return false }
+        return zip(parts, patternParts).allSatisfy { part, wanted in
+            (wanted.hasPrefix("{") && wanted.hasSuffix("}") && !part.isEmpty) || part == wanted
+        }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if Self.isPublic(request) { return try await next(request, context) }
+        guard let identity = context.identity else {
+            if Self.wantsPage(request) {
+                let target = "/login?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")
+                return Response(status: .seeOther, headers: [.location: target, .cacheControl: "no-store"])
+            }
+            throw AccessRefusal.unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
+        }
+        guard Self.changesSomething(request) else { return try await next(request, context) }
+        guard identity.role == .admin else {
+            throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read (GET, HEAD); \(request.method) \(request.uri.path) changes something and needs the admin role")
+        }
+        guard identity.bySession else { return try await next(request, context) }
+        return try await next(try await csrf.check(request, context: context), context)
+    }
+
+    /// A browser navigating to a dashboard page (not the API): sent to the login form.
+    static func wantsPage(_ request: Request) -> Bool {
+        let path = request.uri.path
+        guard request.method == .get, !path.hasPrefix("/api/"), path != "/metrics", path != "/readyz" else { return false }
+        return request.headers[.accept]?.contains("text/html") ?? false
+    }
+}

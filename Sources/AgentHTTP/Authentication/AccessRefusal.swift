@@ -1,0 +1,32 @@
+import Hummingbird
+
+/// A request refused by authentication or authorization: 401, 403, 429 or 503 as JSON, with
+/// the headers the status calls for (`WWW-Authenticate`, `Retry-After`).
+struct AccessRefusal: Error, HTTPResponseError {
+    var status: HTTPResponse.Status
+    var code: String
+    var message: String
+    var headers: HTTPFields
+
+    init(_ status: HTTPResponse.Status, code: String, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    /// 401 with `WWW-Authenticate: Bearer` (RFC 6750), `error="invalid_token"` when a token
+    /// was given and is wrong.
+    static func unauthorized(_ message: String, invalidToken: Bool = false) -> AccessRefusal {
+        let challenge = invalidToken ? "Bearer realm=\"agent\", error=\"invalid_token\"" : "Bearer realm=\"agent\""
+        return AccessRefusal(.unauthorized, code: "unauthorized", message, headers: [.wwwAuthenticate: challenge])
+    }
+
+    static func forbidden(_ message: String) -> AccessRefusal {
+        AccessRefusal(.forbidden, code: "forbidden", message)
+    }
+
+    var response: Response { APIResponse.error(status, code: code, message, headers: headers) }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response { response }
+}

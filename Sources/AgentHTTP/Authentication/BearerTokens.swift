@@ -1,0 +1,26 @@
+import AgentRuntime
+import Hummingbird
+import HummingbirdAuth
+
+/// Authenticates `Authorization: Bearer TOKEN` against the configured tokens (`"http":
+/// {"tokens": …}`), comparing with every token in constant time. A request with an
+/// `Authorization` header that is not a known bearer token is refused at once (401), even if
+/// it also has a session cookie: a client that sends credentials means those.
+struct BearerTokens: AuthenticatorMiddleware {
+    typealias Context = AgentRequestContext
+    let tokens: [APIToken]
+
+    func authenticate(request: Request, context: Context) async throws -> APIIdentity? {
+        guard request.headers[.authorization] != nil else { return nil }
+        guard let bearer = request.headers.bearer else {
+            throw AccessRefusal.unauthorized("the Authorization header must be \"Bearer TOKEN\" (a token of \"http\": {\"tokens\"}); other schemes are not accepted", invalidToken: true)
+        }
+        var found: APIToken?
+        // No early exit: the time does not say which token (nor how much of one) matched.
+        for token in tokens where ConstantTime.equals(bearer.token, token.value) { found = token }
+        guard let found else {
+            throw AccessRefusal.unauthorized("the bearer token is not one of \"http\": {\"tokens\"}", invalidToken: true)
+        }
+        return APIIdentity(name: found.name, role: APIIdentity.Role(rawValue: found.role) ?? .read, bySession: false)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+
+/// Cross-site request forgery protection for requests authenticated by the session cookie
+/// (a browser sends cookies on its own; bearer tokens are never ambient, so they are
+/// exempt). A request that changes something is refused (403) when:
+/// - `Origin` is present and is not the server's own origin (scheme + `Host`);
+/// - `Sec-Fetch-Site` is present and is not `same-origin`;
+/// - it does not echo the session's CSRF token (the `agent_csrf` cookie set at login) in the
+///   `X-CSRF-Token` header, or, for an HTML form (`application/x-www-form-urlencoded`), in a
+///   `csrf` field. Compared in constant time with the token the server keeps for the session.
+struct CSRFProtection: Sendable {
+    let sessions: SessionTable
+    /// The server speaks HTTPS.
+    let secure: Bool
+    let maximumBodyBytes: Int
+
+    /// The header a script sends the token in.
+    static let header = HTTPField.Name("X-CSRF-Token")!
+    /// The form field an HTML form sends the token in.
+    static let formField = "csrf"
+
+    /// Refuses a request whose `Origin` or `Sec-Fetch-Site` says it came from another site.
+    func checkOrigin(_ request: Request) throws(AccessRefusal) {
+        let own = (secure ? "https://" : "http://") + (request.head.authority ?? "").lowercased()
+        if let origin = request.headers[.origin], origin.lowercased() != own {
+            throw .forbidden("cross-site request refused: Origin \(Self.shown(origin)) is not this server's origin (\(own)); changes are only accepted from the dashboard's own pages")
+        }
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site.lowercased() != "same-origin" {
+            throw .forbidden("cross-site request refused: Sec-Fetch-Site is \(Self.shown(site)), not same-origin; changes are only accepted from the dashboard's own pages")
+        }
+    }
+
+    /// Checks a mutating request of a session; returns the request to pass on (its body
+    /// buffered when the token was read from a form).
+    func check(_ request: Request, context: AgentRequestContext) async throws -> Request {
+        try checkOrigin(request)
+        guard let id = request.cookies[SessionTable.sessionCookie]?.value, let session = sessions.find(id) else {
+            throw AccessRefusal.unauthorized("the session has ended; log in again")
+        }
+        var request = request
+        var sent = request.headers[Self.header]
+        if sent == nil, Self.isForm(request) {
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumBodyBytes)
+            } catch {
+                throw AccessRefusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)")
+            }
+            request.body = RequestBody(buffer: body)
+            sent = Self.formValue(Self.formField, in: String(buffer: body))
+        }
+        guard let sent else {
+            throw AccessRefusal.forbidden("missing CSRF token: a request that changes something from a browser session must send the value of the agent_csrf cookie in the X-CSRF-Token header (or a csrf field of a form)")
+        }
+        guard ConstantTime.equals(sent, session.csrfToken) else {
+            throw AccessRefusal.forbidden("wrong CSRF token: X-CSRF-Token (or the csrf form field) must be the value of this session's agent_csrf cookie")
+        }
+        return request
+    }
+
+    static func isForm(_ request: Request) -> Bool {
+        request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
+    }
+
+    /// The decoded value of `name` in a `application/x-www-form-urlencoded` body.
+    static func formValue(_ name: String, in body: String) -> String? {
+        formFields(in: body).first { $0.name == name }?.value
+    }
+
+    /// The decoded fields of a `application/x-www-form-urlencoded` body, in order.
+    static func formFields(in body: String) -> [(name: String, value: String)] {
+        body.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = decodeForm(parts[0]) else { return nil }
+            return (key, parts.count > 1 ? decodeForm(parts[1]) ?? "" : "")
+        }
+    }
+
+    static func decodeForm(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    /// A header value for a message: quoted, cut at 100 characters.
+    static func shown(_ value: String) -> String {
+        let cut = value.count > 100 ? String(value.prefix(100)) + "…" : value
+        return "\"" + cut.filter { !$0.isASCII || ($0.asciiValue! >= 0x20 && $0 != "\"") } + "\""
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+/// Browser sessions: login with a bcrypt hash, the session cookie, CSRF protection of every
+/// change, logout, and the rate limit of failed logins, against a real agent over loopback.
+@Suite struct HTTPSessionTests {
+    static let password = "correct horse battery staple"
+
+    static func users(limit: String = "") throws -> String {
+        let hash = try APIAgent.hash(password)
+        return #""tokens": ["${env:AGENT_API_TOKEN}"], "users": {"alice": {"password_hash": "\#(hash)"}, "bob": {"password_hash": "\#(hash)", "role": "read"}}"# + limit
+    }
+
+    static let json = ["Content-Type": "application/json"]
+
+    /// Logs in; returns the cookies to send (`Cookie:` value) and the CSRF token.
+    static func login(_ agent: APIAgent, user: String = "alice") throws -> (cookie: String, csrf: String, response: CurlResponse) {
+        let answer = try agent.request("POST", "/api/login", headers: json, body: #"{"user": "\#(user)", "password": "\#(password)"}"#)
+        let session = answer.cookieValue("agent_session") ?? ""
+        let csrf = answer.cookieValue("agent_csrf") ?? ""
+        return ("agent_session=\(session); agent_csrf=\(csrf)", csrf, answer)
+    }
+
+    @Test func aLoginSessionReadsAndChangesOnlyWithItsCSRFTokenFromItsOwnOrigin() throws {
+        let agent = try APIAgent(http: try Self.users())
+        let wrong = try agent.request("POST", "/api/login", headers: Self.json, body: #"{"user": "alice", "password": "nope"}"#)
+        #expect(wrong.status == 401, "\(wrong.description)")
+        #expect(wrong.setCookie("agent_session") == nil)
+
+        let (cookie, csrf, login) = try Self.login(agent)
+        #expect(login.status == 200, "\(login.description)")
+        #expect(login.json?["user"] as? String == "alice")
+        #expect(login.json?["role"] as? String == "admin")
+        let sessionCookie = try #require(login.setCookie("agent_session"))
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] { #expect(sessionCookie.contains(attribute), "\(sessionCookie)") }
+        #expect(!sessionCookie.contains("Secure"), "Secure without TLS: \(sessionCookie)")
+        #expect(login.cookieValue("agent_session")?.count == 43, "not 256 random bits: \(sessionCookie)")
+        let csrfCookie = try #require(login.setCookie("agent_csrf"))
+        #expect(!csrfCookie.contains("HttpOnly") && csrfCookie.contains("SameSite=Strict"), "\(csrfCookie)")
+        #expect(login.json?["csrf_token"] as? String == csrf)
+
+        let status = try agent.request("GET", "/api/status", headers: ["Cookie": cookie])
+        #expect(status.status == 200, "\(status.description)")
+
+        let own = agent.base
+        let refused: [[String: String]] = [
+            ["Cookie": cookie, "Origin": own],                                          // no token
+            ["Cookie": cookie, "Origin": own, "X-CSRF-Token": csrf + "x"],             // wrong token
+            ["Cookie": cookie, "Origin": "http://evil.example", "X-CSRF-Token": csrf], // foreign origin
+            ["Cookie": cookie, "Origin": "null", "X-CSRF-Token": csrf],
+            ["Cookie": cookie, "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": csrf],
+            ["Cookie": cookie, "Sec-Fetch-Site": "same-site", "X-CSRF-Token": csrf],
+        ]
+        for headers in refused {
+            let answer = try agent.request("POST", "/api/processes/trades/stop", headers: headers)
+            #expect(answer.status == 403, "\(headers): \(answer.description)")
+            #expect(answer.json?["code"] as? String == "forbidden", "\(answer.description)")
+            let error = answer.json?["error"] as? String ?? ""
+            #expect(error.contains("CSRF") || error.contains("cross-site"), "\(error)")
+        }
+        let still = try agent.request("GET", "/api/status", headers: ["Cookie": cookie])
+        #expect(!still.body.contains(#""state":"stopped""#), "a refused request stopped the process: \(still.body)")
+
+        let stop = try agent.request("POST", "/api/processes/trades/stop", headers: ["Cookie": cookie, "Origin": own, "Sec-Fetch-Site": "same-origin", "X-CSRF-Token": csrf])
+        #expect(stop.status == 200, "\(stop.description)")
+        // A plain HTML form carries the token in a field.
+        let start = try agent.request("POST", "/api/processes/trades/start", headers: ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"],
+                                      body: "csrf=" + csrf)
+        #expect(start.status == 200, "\(start.description)")
+        let line = try agent.waitForAudit { $0.contains("process stop trades") }
+        #expect(line?.hasPrefix("http user alice from 127.0.0.1:") == true, "\(String(describing: line))")
+
+        // The read role may log in and read, not change.
+        let (bobCookie, bobCSRF, _) = try Self.login(agent, user: "bob")
+        #expect(try agent.request("GET", "/api/status", headers: ["Cookie": bobCookie]).status == 200)
+        let bobStop = try agent.request("POST", "/api/processes/trades/stop", headers: ["Cookie": bobCookie, "X-CSRF-Token": bobCSRF])
+        #expect(bobStop.status == 403, "\(bobStop.description)")
+
+        let logout = try agent.request("POST", "/api/logout", headers: ["Cookie": cookie, "X-CSRF-Token": csrf])
+        #expect(logout.status == 200, "\(logout.description)")
+        #expect(logout.setCookie("agent_session")?.contains("Max-Age=0") == true, "\(logout.description)")
+        let after = try agent.request("GET", "/api/status", headers: ["Cookie": cookie])
+        #expect(after.status == 401, "the session outlived its logout: \(after.description)")
+        #expect(try agent.waitForAudit { $0.contains("user alice") && $0.contains("logout → ok") } != nil)
+    }
+
+    @Test func aLoginFromAnotherSiteIsRefused() throws {
+        let agent = try APIAgent(http: try Self.users())
+        let answer = try agent.request("POST", "/api/login", headers: Self.json.merging(["Origin": "http://evil.example"]) { $1 },
+                                       body: #"{"user": "alice", "password": "\#(Self.password)"}"#)
+        #expect(answer.status == 403, "\(answer.description)")
+        #expect(answer.setCookie("agent_session") == nil)
+    }
+
+    @Test func aFormLoginRedirectsToALocalPageOnly() throws {
+        let agent = try APIAgent(http: try Self.users())
+        let form = ["Content-Type": "application/x-www-form-urlencoded"]
+        let good = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=correct+horse+battery+staple&next=%2Fprocesses")
+        #expect(good.status == 303, "\(good.description)")
+        #expect(good.header("Location") == "/processes")
+        #expect(good.cookieValue("agent_session") != nil)
+        let away = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=correct+horse+battery+staple&next=%2F%2Fevil.example")
+        #expect(away.header("Location") == "/", "\(away.description)")
+        let bad = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=wrong")
+        #expect(bad.status == 303 && bad.header("Location")?.hasPrefix("/login?error=wrong") == true, "\(bad.description)")
+    }
+
+    @Test func failedLoginsAreRateLimitedLoggedAndAudited() throws {
+        let agent = try APIAgent(http: try Self.users(limit: #", "login_limit": {"failures": 3, "window": 900}"#))
+        let guess = "hunter2-guess"
+        for attempt in 1...3 {
+            let answer = try agent.request("POST", "/api/login", headers: Self.json, body: #"{"user": "alice", "password": "\#(guess)"}"#)
+            #expect(answer.status == 401, "attempt \(attempt): \(answer.description)")
+        }
+        let limited = try agent.request("POST", "/api/login", headers: Self.json, body: #"{"user": "alice", "password": "\#(guess)"}"#)
+        #expect(limited.status == 429, "\(limited.description)")
+        #expect(limited.json?["code"] as? String == "rate_limited")
+        let retry = Int(limited.header("Retry-After") ?? "") ?? 0
+        #expect(retry > 800 && retry <= 900, "\(limited.description)")
+        // Even the right password waits: the limit is checked before the password.
+        let right = try Self.login(agent).response
+        #expect(right.status == 429, "\(right.description)")
+        // Another user from the same address is refused too (per address).
+        let other = try Self.login(agent, user: "bob").response
+        #expect(other.status == 429, "\(other.description)")
+
+        let logged = agent.run.stderrLines.filter { $0.contains("failed login for user \"alice\" from 127.0.0.1:") }
+        #expect(logged.count == 3, "\(agent.run.transcript)")
+        #expect(!agent.run.transcript.contains(guess), "the password was logged")
+        let audit = try agent.waitForAudit { $0.contains("login → refused") }
+        #expect(audit?.hasPrefix("http user alice from 127.0.0.1:") == true, "\(String(describing: audit))")
+        let deadline = Date().addingTimeInterval(20)
+        while try agent.auditLines().filter({ $0.contains("login → refused") }).count < 3, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try agent.auditLines().filter { $0.contains("login → refused") }.count == 3)
+        #expect(try agent.auditLines().allSatisfy { !$0.contains(guess) })
+    }
+}

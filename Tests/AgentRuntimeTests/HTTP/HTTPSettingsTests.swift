@@ -1,0 +1,83 @@
+import AgentRuntime
+import Foundation
+import Testing
+
+/// `"http"`'s credentials, TLS and address in the settings: every problem an error at its
+/// pointer (through `validate-settings` too), no value from the environment ever shown; and
+/// `agent-control hash-password`.
+@Suite struct HTTPSettingsTests {
+    static let hash = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
+
+
+    @Test func credentialProblemsAreErrorsAtTheirPointersAndValidateSettingsSaysSo() throws {
+        let directory = TestPaths.temporaryDirectory("http-settings")
+        let file = directory + "/settings.json"
+        try #"""
+        {"enabled_modules": [], "processes": {},
+         "http": {"listen": "0.0.0.0:8080",
+                  "tokens": ["${env:SHORT_TOKEN}", {"token": "${env:UNSET_TOKEN_X}", "role": "read"}, "literal-short"],
+                  "users": {"alice": {"password": "secret"}, "bob": {"password_hash": "not-a-hash"}, "carol": {"password_hash": "\#(Self.hash)", "role": "admin"}}}}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", file, "--no-build"], environment: ["SHORT_TOKEN": "s3cr3t-x"])
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let output = result.stdout + result.stderr
+        for expected in [
+            "/http/tokens/0", "at least 16 characters; the token from ${env:SHORT_TOKEN} has 8",
+            "/http/tokens/1/token", "environment variable UNSET_TOKEN_X is not set",
+            "/http/tokens/2", "/http/users/alice/password", "agent-control hash-password",
+            "/http/users/bob/password_hash", "expected a bcrypt hash",
+            "/http/listen", "0.0.0.0 is not a loopback address", "allow_insecure_remote",
+        ] {
+            #expect(output.contains(expected), "missing \(expected):\n\(output)")
+        }
+        #expect(!output.contains("s3cr3t-x"), "a value from the environment was shown:\n\(output)")
+        #expect(!output.contains("literal-short"), "a token was shown:\n\(output)")
+        #expect(!output.contains("/http/users/carol"), "\(output)")
+    }
+
+    @Test func anAddressThatIsNotLoopbackIsAcceptedWithTLSOrWhenAllowed() throws {
+        let directory = TestPaths.temporaryDirectory("http-tls-settings")
+        let allowed = try settingsIssues(#"{"listen": "0.0.0.0:8080", "allow_insecure_remote": true, "users": {"a": {"password_hash": "\#(Self.hash)"}}}"#, in: directory)
+        #expect(allowed.isEmpty, "\(allowed)")
+        for loopback in ["127.0.0.1:0", "[::1]:0", "localhost:0", "127.1.2.3:0"] {
+            let issues = try settingsIssues(#"{"listen": "\#(loopback)", "users": {"a": {"password_hash": "\#(Self.hash)"}}}"#, in: directory)
+            #expect(issues.isEmpty, "\(loopback): \(issues)")
+        }
+        let missing = try settingsIssues(#"{"listen": "0.0.0.0:8080", "tls": {"certificate": "cert.pem", "key": "key.pem"}, "users": {"a": {"password_hash": "\#(Self.hash)"}}}"#, in: directory)
+        #expect(missing["/http/tls/certificate"]?.contains("\(directory)/cert.pem does not exist") == true, "\(missing)")
+        #expect(missing["/http/tls/key"] != nil, "\(missing)")
+        #expect(missing["/http/listen"] == nil, "\(missing)")
+        try "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n".write(toFile: directory + "/cert.pem", atomically: true, encoding: .utf8)
+        try "not a key".write(toFile: directory + "/key.pem", atomically: true, encoding: .utf8)
+        let notKey = try settingsIssues(#"{"listen": "0.0.0.0:8080", "tls": {"certificate": "cert.pem", "key": "key.pem"}, "users": {"a": {"password_hash": "\#(Self.hash)"}}}"#, in: directory)
+        #expect(notKey.keys.sorted() == ["/http/tls/key"], "\(notKey)")
+        #expect(notKey["/http/tls/key"]?.contains("is not one") == true, "\(notKey)")
+    }
+
+    @Test func httpWithoutAnyCredentialIsRefused() throws {
+        let issues = try settingsIssues(#"{"listen": "127.0.0.1:0"}"#, in: TestPaths.temporaryDirectory("http-none"))
+        #expect(issues["/http"]?.contains("expected \"tokens\" or \"users\"") == true, "\(issues)")
+    }
+
+    /// The host-level issues of settings with this `"http"`, by pointer.
+    func settingsIssues(_ http: String, in directory: String) throws -> [String: String] {
+        let file = directory + "/settings.json"
+        try #"{"enabled_modules": [], "processes": {}, "http": \#(http)}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let settings = try AgentSettings.load(file: file)
+        return Dictionary(settings.hostIssues.map { ($0.pointer, $0.message) }, uniquingKeysWith: { $0 + " | " + $1 })
+    }
+
+    @Test func hashPasswordPrintsABcryptHashOfStandardInput() throws {
+        let hash = try APIAgent.hash("pässword with spaces")
+        #expect(HTTPSettings.isBcryptHash(hash), "\(hash)")
+        #expect(hash.hasPrefix("$2b$12$"), "\(hash)")
+        let cheaper = try runProgram("agent-control", ["hash-password", "--cost", "10"], input: Data("x".utf8))
+        #expect(cheaper.stdout.hasPrefix("$2b$10$"), "\(cheaper.stdout)\(cheaper.stderr)")
+        let empty = try runProgram("agent-control", ["hash-password"], input: Data("\n".utf8))
+        #expect(empty.status == 1 && empty.stdout.isEmpty && empty.stderr.contains("no password"), "\(empty.stderr)")
+        let long = try runProgram("agent-control", ["hash-password"], input: Data(String(repeating: "a", count: 73).utf8))
+        #expect(long.status == 1 && long.stderr.contains("72"), "\(long.stderr)")
+        let help = try runProgram("agent-control", ["hash-password", "--help"])
+        #expect(help.stdout.contains("password_hash"), "\(help.stdout)")
+    }
+}
