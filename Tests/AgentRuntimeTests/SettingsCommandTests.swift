@@ -377,8 +377,9 @@ import Testing
     /// The same commands over HTTP, through the routes CommandCatalog declares for them.
     @Test func theSettingsCommandsAnswerOverHTTP() throws {
         let settings = Self.settings.replacingOccurrences(of: #""enabled_modules": [ "sample" ]"#,
-                                                          with: #""enabled_modules": [ "sample" ],"# + "\n    " + #""http": {"listen": "127.0.0.1:0"}"#)
-        let agent = try Agent(settings, environment: Self.environment)
+                                                          with: #""enabled_modules": [ "sample" ],"# + "\n    " + #""http": {"listen": "127.0.0.1:0", "tokens": ["${env:CFG_API_TOKEN}"]}"#)
+        let token = "cfg-api-token-0123456789"
+        let agent = try Agent(settings, environment: Self.environment.merging(["CFG_API_TOKEN": token]) { $1 })
         let log = agent.directory + "/.agent/log/agent.log"
         let deadline = Date().addingTimeInterval(30)
         var port: String?
@@ -392,7 +393,7 @@ import Testing
         }
         let base = "http://127.0.0.1:\(try #require(port))"
         func call(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> (status: Int, json: JSONValue) {
-            var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, base + path]
+            var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)", "-X", method, base + path]
             if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body.serialized()] }
             let result = try runProgram("/usr/bin/curl", arguments, timeout: 60)
             let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)

@@ -21,12 +21,16 @@ struct AccessPolicy: RouterMiddleware {
         return (method == .get || method == .head) && path.hasPrefix(publicPrefix)
     }
 
-    /// Whether the request may change something: every method but GET and HEAD, and any
-    /// route the command catalog declares mutating whatever its method.
+    /// Whether the request may change something: a command route as the command catalog
+    /// declares it (chat is a POST that changes a conversation; validate is a POST that
+    /// changes nothing), any other route unless it is GET or HEAD.
     static func changesSomething(_ request: Request) -> Bool {
-        guard request.method == .get || request.method == .head else { return true }
         let path = request.uri.path
-        return CommandCatalog.all.contains { $0.mutating && $0.method == "GET" && Self.path(path, matches: $0.path) }
+        let method = request.method == .head ? "GET" : request.method.rawValue
+        if let command = CommandCatalog.all.first(where: { $0.method == method && Self.path(path, matches: $0.path) }) {
+            return command.mutating
+        }
+        return !(request.method == .get || request.method == .head)
     }
 
     /// `/api/processes/x/stop` matches `/api/processes/{name}/stop`.
@@ -50,7 +54,7 @@ struct AccessPolicy: RouterMiddleware {
         }
         guard Self.changesSomething(request) else { return try await next(request, context) }
         guard identity.role == .admin else {
-            throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read (GET, HEAD); \(request.method) \(request.uri.path) changes something and needs the admin role")
+            throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read; \(request.method) \(request.uri.path) changes something and needs the admin role")
         }
         guard identity.bySession else { return try await next(request, context) }
         return try await next(try await csrf.check(request, context: context), context)

@@ -48,8 +48,13 @@ import Testing
             let answer = try agent.request(command.method, path, headers: read)
             #expect(answer.status != 401 && answer.status != 403, "\(command.method) \(path): \(answer.description)")
         }
-        // Chat is a POST that changes something (a conversation), as are stop, reload and clear.
-        for (method, path) in Self.catalogRoutes where method != "GET" {
+        // Chat is a POST that changes something (a conversation), as are stop, reload and
+        // clear; a route outside the catalog that is not GET is taken to change something.
+        let changing = CommandCatalog.all.filter(\.mutating).map { command in
+            (command.method, command.path.replacingOccurrences(of: "{name}", with: "trades").replacingOccurrences(of: "{conversation}", with: "default"))
+        } + [("POST", "/api/nowhere")]
+        #expect(changing.contains { $0.1 == "/api/chat" })
+        for (method, path) in changing {
             let answer = try agent.request(method, path, headers: read.merging(["Content-Type": "application/json"]) { $1 }, body: #"{"text": "hi"}"#)
             #expect(answer.status == 403, "\(method) \(path): \(answer.description)")
             #expect(answer.json?["code"] as? String == "forbidden", "\(answer.description)")
