@@ -419,6 +419,47 @@ import Testing
         #expect(history.contains("busy  audit  http"), "\(history)")
     }
 
+    /// Checking a document that enables a module not described yet waits for its describe
+    /// worker; the loop does not: status answers meanwhile, and a worker that dies meanwhile
+    /// (after which the supervisor kills the children that are not its workers) leaves the
+    /// describe worker alone.
+    @Test func aSlowDescribeHoldsNeitherTheLoopNorItsOwnWorker() throws {
+        let manifest = #"{"name":"slowdescribe","version":"0.1.0","processes":[{"type":"ticker","kind":"datasource","description":"ticks","settings_schema":{"type":"object"}}]}"#
+        let library = try CModuleFixture.build("slowdescribe", source: """
+        #include <agent_module.h>
+        #include <unistd.h>
+        __attribute__((constructor)) static void slow(void) { sleep(3); }
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)h; (void)e; (void)el;
+            return AGENT_OK;
+        }
+        static const agent_module description = {
+            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+            .manifest_json = "\(manifest.replacingOccurrences(of: "\"", with: "\\\""))", .run_process = run,
+        };
+        const agent_module *agent_module_entry(void) { return &description; }
+        """)
+        let agent = try Agent(Self.settings, environment: Self.environment)
+        let pids = try agent.waitUntilRunning(["trades", "busy"])
+        let document = Self.settings.replacingOccurrences(of: #"[ "sample" ]"#, with: #"[ "sample", "\#(library)" ]"#)
+        let slow = try #require(RawControlClient(path: agent.socket))
+        slow.send(JSONValue.object(["command": "validate", "text": .string(document)]).serialized())
+        // The loop answers while the module is being described, and restarts a killed worker.
+        #expect(kill(Int32(try #require(pids["trades"])), SIGKILL) == 0)
+        let deadline = Date().addingTimeInterval(30)
+        var restarted = try agent.pids()
+        while restarted["trades"] == nil || restarted["trades"] == pids["trades"], Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            restarted = try agent.pids()
+        }
+        #expect(restarted["trades"] != nil && restarted["trades"] != pids["trades"], "\(restarted)")
+        var poller = pollfd(fd: slow.fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 0) == 0, "the validation answered before status: it did not wait for the describe")
+        let answer = try JSONValue.parse(try #require(slow.readLine(timeout: 60)))
+        #expect(answer["ok"] == true && answer["valid"] == true, "\(answer)")
+        #expect(answer["modules"]?[1]?["available"] == true && answer["modules"]?[1]?["process_types"] == ["ticker"], "\(answer)")
+    }
+
     @Test func theSettingsCommandsSayWhenTheAgentIsNotRunning() throws {
         let directory = TestPaths.temporaryDirectory("settings-commands-off")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -3,15 +3,18 @@ import Foundation
 import JSONSchema
 
 /// The configuration commands of a running agent: `settings_get`, `settings_change`,
-/// `validate` and `modules`. Each runs on the supervisor's loop (as `reload` does), checks
-/// documents with the agent's own ``SettingsChecker`` and writes only through
-/// ``SettingsFile``; applying a change is the supervisor's reload of the report checked here.
+/// `validate` and `modules`. Documents are checked with the agent's own ``SettingsChecker``
+/// on a thread of their own (``SettingsCheckThread``: describing a module may take seconds,
+/// which the loop must not wait for), one at a time; the file is written only through
+/// ``SettingsFile``, on the supervisor's loop, and a change is applied there by the
+/// supervisor's reload of the report checked here.
 ///
 /// The settings are shown as the file has them: `${env:NAME}` references stay references, and
 /// no value from the environment is in any answer (messages about one name its reference).
-final class SettingsCommands {
+final class SettingsCommands: Sendable {
     let file: SettingsFile
     let checker: SettingsChecker
+    private let thread = SettingsCheckThread()
 
     init(file: SettingsFile, checker: SettingsChecker) {
         self.file = file
@@ -22,19 +25,52 @@ final class SettingsCommands {
     /// `validate-settings` and `reload` say it).
     var shownPath: String { checker.options.settingsPath }
 
-    /// Answers `settings_get`, `settings_change`, `validate` or `modules` on the supervisor's
-    /// loop. A change is applied by the supervisor's reload (and audited by the command layer
-    /// with ``audited(_:)`` and ``outcome(_:)``).
-    func answer(_ request: JSONValue, supervisor: Supervisor) -> JSONValue {
-        switch request["command"]?.stringValue {
-        case "settings_get": return get()
-        case "validate": return validate(request)
-        case "modules": return modules()
-        default:
-            guard !supervisor.stopping else { return SettingsCommandError(.unavailable, "the agent is stopping").answer }
-            let (answer, summary) = change(request) { supervisor.applyReload($0) }
-            supervisor.logger.notice("\(summary): \(Self.outcome(answer))")
-            return answer
+    /// Answers `settings_get`, `settings_change`, `validate` or `modules`: called on the
+    /// supervisor's loop, and `respond` is called there. A change is applied by the
+    /// supervisor's reload (and audited by the command layer with ``audited(_:)`` and
+    /// ``outcome(_:)``).
+    func answer(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
+        let command = request["command"]?.stringValue
+        if command == "settings_get" { return respond(get()) }
+        if command == "settings_change", supervisor.stopping {
+            return respond(SettingsCommandError(.unavailable, "the agent is stopping").answer)
+        }
+        let inbox = supervisor.loop.inbox
+        let bound = LoopBound(value: (supervisor: supervisor, respond: respond))
+        thread.submit { [self] in
+            switch command {
+            case "validate"?:
+                let answer = validate(request)
+                inbox.post { bound.value.respond(answer) }
+            case "modules"?:
+                let answer = modules()
+                inbox.post { bound.value.respond(answer) }
+            default:
+                let summary = Self.audited(request).what
+                let prepared: PreparedChange
+                do throws(SettingsCommandError) {
+                    prepared = try prepareChange(request)
+                } catch {
+                    let answer = error.answer
+                    checker.logger.notice("\(summary): \(Self.outcome(answer))")
+                    return inbox.post { bound.value.respond(answer) }
+                }
+                // The next check waits until this change is written and applied, so that it
+                // starts from the file this one wrote.
+                let applied = DispatchSemaphore(value: 0)
+                inbox.post { [self] in
+                    let answer: JSONValue
+                    do throws(SettingsCommandError) {
+                        answer = try commit(prepared, supervisor: bound.value.supervisor)
+                    } catch {
+                        answer = error.answer
+                    }
+                    checker.logger.notice("\(summary): \(Self.outcome(answer))")
+                    bound.value.respond(answer)
+                    applied.signal()
+                }
+                _ = applied.wait(timeout: .now() + 300)
+            }
         }
     }
 
@@ -155,22 +191,78 @@ final class SettingsCommands {
 
     // MARK: settings_change
 
-    /// Applies one change (the request's `action`, `name`, `settings`, `text`) or a list of
-    /// them (`"changes": […]`, applied together) to the file's text, checks the result as
-    /// `validate-settings` does, writes it atomically and has `apply` (the supervisor's
-    /// reload) apply the checked report. Refused with nothing written when `if_match` is not
-    /// the file's hash (`conflict`), a change does not fit (`not_found`, `conflict`,
-    /// `invalid`) or the result is invalid (`invalid`, every error with its pointer). A
-    /// change that makes no difference writes nothing and reloads nothing.
-    func change(_ request: JSONValue, apply: (SettingsReport) -> JSONValue) -> (answer: JSONValue, summary: String) {
-        var summary = "settings_change"
-        do throws(SettingsCommandError) {
-            let (changes, ifMatch) = try Self.changes(in: request)
-            summary += " " + changes.map(\.summary).joined(separator: "; ")
-            return (try change(changes, ifMatch: ifMatch, apply: apply), summary)
-        } catch {
-            return (error.answer, summary)
+    /// A change checked and ready to be written: the new text, the hash of the file it was
+    /// made from, and the report of its check (or no difference to write).
+    struct PreparedChange: Sendable {
+        var bytes: [UInt8]
+        var baseHash: String
+        var report: SettingsReport?
+    }
+
+    /// Makes the change a request asks for (its `action`, `name`, `settings`, `text`, or
+    /// `"changes": […]` applied together) to the file's text and checks the result as
+    /// `validate-settings` does. Refused, with nothing written, when `if_match` is not the
+    /// file's hash (`conflict`), a change does not fit (`not_found`, `conflict`, `invalid`)
+    /// or the result is invalid (`invalid`, every error with its pointer). Off the loop.
+    func prepareChange(_ request: JSONValue) throws(SettingsCommandError) -> PreparedChange {
+        let (changes, ifMatch) = try Self.changes(in: request)
+        let current = try file.read()
+        if let ifMatch, ifMatch != current.hash {
+            throw SettingsCommandError(.conflict, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
         }
+        var bytes = current.bytes
+        for change in changes { bytes = try change.apply(to: bytes, file: shownPath) }
+        guard bytes.count <= AgentSettings.maximumFileBytes else {
+            throw SettingsCommandError(.invalid, "the settings would be \(bytes.count) bytes; at most \(AgentSettings.maximumFileBytes >> 20) MiB are read")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
+            throw SettingsCommandError(.invalid, "\(shownPath): \(message); nothing was written",
+                                       errors: [["file": .string(shownPath), "pointer": "", "message": .string(message)]])
+        }
+        let replaces = changes.contains { $0.action == .replace }
+        if bytes == current.bytes || (!replaces && (try? JSONValue.parse(current.bytes)) == document) {
+            return PreparedChange(bytes: current.bytes, baseHash: current.hash, report: nil)
+        }
+        let prepared: AgentLauncher.Prepared
+        switch checker.check(AgentSettings(json: document, file: shownPath)) {
+        case .failure(let error): throw SettingsCommandError(.unavailable, "cannot check the settings: \(error); nothing was written")
+        case .success(let result): prepared = result
+        }
+        guard prepared.report.isValid else {
+            let issues = prepared.report.blockingIssues
+            let errors = prepared.report.json["errors"]?.arrayValue ?? []
+            throw SettingsCommandError(.invalid, "the change would make the settings invalid (\(issues.count) error\(issues.count == 1 ? "" : "s"); the first: \(issues.first.map(\.description) ?? "?")); nothing was written",
+                                       errors: errors)
+        }
+        return PreparedChange(bytes: bytes, baseHash: current.hash, report: prepared.report)
+    }
+
+    /// Writes a checked change and has the supervisor apply it. On the loop.
+    func commit(_ change: PreparedChange, supervisor: Supervisor) throws(SettingsCommandError) -> JSONValue {
+        guard let report = change.report else {
+            return ["ok": true, "changed": false, "path": .string(file.path), "hash": .string(change.baseHash),
+                    "message": "the settings already say so: nothing was written, nothing reloaded"]
+        }
+        guard !supervisor.stopping else { throw SettingsCommandError(.unavailable, "the agent is stopping; nothing was written") }
+        // Checking may have taken a while (a module described): an edit by hand meanwhile wins.
+        guard try file.read().hash == change.baseHash else {
+            throw SettingsCommandError(.conflict, "\(shownPath) changed on disk while the change was checked; read it again and redo the change")
+        }
+        try file.write(change.bytes)
+        let hash = SettingsFile.hash(change.bytes)
+        let applied = supervisor.applyReload(report)
+        guard case .object(var answer) = applied, answer["ok"] == true else {
+            let reason = applied["error"]?.stringValue ?? applied["errors"]?.serialized() ?? "unknown"
+            throw SettingsCommandError(.unavailable, "\(shownPath) was written (hash \(hash)) but not applied: \(reason); run `agent-control reload` once the agent can")
+        }
+        answer["changed"] = true
+        answer["path"] = .string(file.path)
+        answer["hash"] = .string(hash)
+        return .object(answer)
     }
 
     /// The changes a request asks for, and its `if_match`.
@@ -198,56 +290,5 @@ final class SettingsCommands {
             changes.append(try SettingsChange(json: item, pointer: "/changes/\(index)"))
         }
         return (changes, ifMatch)
-    }
-
-    private func change(_ changes: [SettingsChange], ifMatch: String?, apply: (SettingsReport) -> JSONValue) throws(SettingsCommandError) -> JSONValue {
-        let current = try file.read()
-        if let ifMatch, ifMatch != current.hash {
-            throw SettingsCommandError(.conflict, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
-        }
-        var bytes = current.bytes
-        for change in changes { bytes = try change.apply(to: bytes, file: shownPath) }
-        guard bytes.count <= AgentSettings.maximumFileBytes else {
-            throw SettingsCommandError(.invalid, "the settings would be \(bytes.count) bytes; at most \(AgentSettings.maximumFileBytes >> 20) MiB are read")
-        }
-        let document: JSONValue
-        do {
-            document = try JSONValue.parse(bytes)
-        } catch {
-            let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
-            throw SettingsCommandError(.invalid, "\(shownPath): \(message); nothing was written",
-                                       errors: [["file": .string(shownPath), "pointer": "", "message": .string(message)]])
-        }
-        let replaces = changes.contains { $0.action == .replace }
-        if bytes == current.bytes || (!replaces && (try? JSONValue.parse(current.bytes)) == document) {
-            return ["ok": true, "changed": false, "path": .string(file.path), "hash": .string(current.hash),
-                    "message": "the settings already say so: nothing was written, nothing reloaded"]
-        }
-        let prepared: AgentLauncher.Prepared
-        switch checker.check(AgentSettings(json: document, file: shownPath)) {
-        case .failure(let error): throw SettingsCommandError(.unavailable, "cannot check the settings: \(error); nothing was written")
-        case .success(let result): prepared = result
-        }
-        guard prepared.report.isValid else {
-            let issues = prepared.report.blockingIssues
-            let errors = prepared.report.json["errors"]?.arrayValue ?? []
-            throw SettingsCommandError(.invalid, "the change would make the settings invalid (\(issues.count) error\(issues.count == 1 ? "" : "s"); the first: \(issues.first.map(\.description) ?? "?")); nothing was written",
-                                       errors: errors)
-        }
-        // Checking may have taken a while (a module described): an edit by hand meanwhile wins.
-        guard try file.read().hash == current.hash else {
-            throw SettingsCommandError(.conflict, "\(shownPath) changed on disk while the change was checked; read it again and redo the change")
-        }
-        try file.write(bytes)
-        let hash = SettingsFile.hash(bytes)
-        let applied = apply(prepared.report)
-        guard case .object(var answer) = applied, answer["ok"] == true else {
-            let reason = applied["error"]?.stringValue ?? applied["errors"]?.serialized() ?? "unknown"
-            throw SettingsCommandError(.unavailable, "\(shownPath) was written (hash \(hash)) but not applied: \(reason); run `agent-control reload` once the agent can")
-        }
-        answer["changed"] = true
-        answer["path"] = .string(file.path)
-        answer["hash"] = .string(hash)
-        return .object(answer)
     }
 }

@@ -109,9 +109,11 @@ public final class ModuleDescriber {
             var environment = ProcessInfo.processInfo.environment
             environment["AGENT_SUPERVISOR_PID"] = String(getpid())
             environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=no"
-            let spawned = ProcessSpawner.spawn(
-                path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
-                environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
+            let spawned = DescribeWorkers.spawning {
+                ProcessSpawner.spawn(
+                    path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
+                    environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
+            }
             close(fds[1])
             switch spawned {
             case .success(let pid): pending.append((location, identity, fds[0], pid))
@@ -129,6 +131,7 @@ public final class ModuleDescriber {
                 kill(-item.pid, SIGKILL)
                 var status: Int32 = 0
                 while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
+                DescribeWorkers.reaped(item.pid)
                 continue
             }
             let outcome = readAnswer(fd: item.fd, deadline: deadline)
@@ -139,6 +142,7 @@ public final class ModuleDescriber {
             }
             var status: Int32 = 0
             while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
+            DescribeWorkers.reaped(item.pid)
             if case .interrupted(let signal) = outcome {
                 interruption = (signal, item.location.name)
                 continue

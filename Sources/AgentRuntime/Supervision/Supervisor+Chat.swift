@@ -4,10 +4,16 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
-    /// Control requests that answer later (chat) or right away (everything else).
+    /// Control requests that answer later (chat, the settings commands) or right away
+    /// (everything else).
     func handleControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         switch request["command"]?.stringValue {
         case "chat"?: chat(request, respond: respond)
+        case "settings_get"?, "settings_change"?, "validate"?, "modules"?:
+            guard let settingsCommands else {
+                return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its settings cannot be read or changed here"])
+            }
+            settingsCommands.answer(request, supervisor: self, respond: respond)
         case "chat_history"?: chatHistory(request, respond: respond)
         case "chat_clear"?:
             guard let store else { return respond(["ok": false, "error": "the store is off, so there is no chat history"]) }

@@ -22,11 +22,6 @@ extension Supervisor {
             return ["ok": true]
         case "reload"?:
             return reload()
-        case "settings_get"?, "settings_change"?, "validate"?, "modules"?:
-            guard let settingsCommands else {
-                return ["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its settings cannot be read or changed here"]
-            }
-            return settingsCommands.answer(request, supervisor: self)
         case "diagnostics"?:
             return Diagnostics.answer(for: self)
         case "process"?:

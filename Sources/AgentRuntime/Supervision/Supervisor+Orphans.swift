@@ -24,12 +24,15 @@ extension Supervisor {
         var workers = Set((processes + retiring).map(\.pid) + spares.values.map(\.pid))
         if let forkServer { workers.insert(forkServer.pid) }
         var found = 0
-        // As a subreaper the supervisor's children are its workers and their orphans: the
-        // kernel lists them per thread, which is far cheaper than scanning /proc.
-        for pid in Self.children() where !workers.contains(pid) && orphans[pid] == nil {
-            orphans[pid] = Self.commandName(of: pid)
-            Glibc.kill(pid, SIGKILL)
-            found += 1
+        // As a subreaper the supervisor's children are its workers and their orphans (and
+        // the describe workers of a settings check): the kernel lists them per thread, which
+        // is far cheaper than scanning /proc.
+        DescribeWorkers.whileListed { describing in
+            for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil {
+                orphans[pid] = Self.commandName(of: pid)
+                Glibc.kill(pid, SIGKILL)
+                found += 1
+            }
         }
         for (pid, name) in orphans {
             var status: Int32 = 0
