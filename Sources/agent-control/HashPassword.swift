@@ -52,14 +52,15 @@ struct HashPassword: ParsableCommand {
 
     /// A line read from the terminal with echo off (restored even on an error).
     static func readHidden(prompt: String) throws -> String {
-        FileHandle.standardError.write(Data(prompt.utf8))
         var saved = termios()
         guard tcgetattr(STDIN_FILENO, &saved) == 0 else { throw CommandFailure.report("cannot read the terminal's settings: \(String(cString: strerror(errno)))") }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        // The prompt only once echo is off: what is typed after it is never shown.
+        FileHandle.standardError.write(Data(prompt.utf8))
         defer {
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let line = Swift.readLine(strippingNewline: true) else { throw CommandFailure.report("no password given (end of input)") }

@@ -4,8 +4,8 @@ import Hummingbird
 import JSONSchema
 import Logging
 
-/// `POST /api/login` and `POST /api/logout`: browser sessions for the users of `"http":
-/// {"users"}`.
+/// `POST /api/login`, `POST /api/logout` and `GET /api/session`: browser sessions for the
+/// users of `"http": {"users"}`.
 ///
 /// Login takes `{"user": …, "password": …}` as JSON, or the same fields (and `next`, a local
 /// path to go to) from an HTML form (`application/x-www-form-urlencoded`). It answers JSON
@@ -34,6 +34,13 @@ struct LoginRoutes: Sendable {
         }
         router.post("/api/logout") { request, context in
             logout(request, context: context)
+        }
+        // Who the request is authenticated as: the dashboard shows it and hides what the
+        // read role may not do.
+        router.get("/api/session") { _, context in
+            guard let identity = context.identity else { throw AccessRefusal.unauthorized("not logged in") }
+            return APIResponse.json(["ok": true, "user": .string(identity.name), "role": .string(identity.role.rawValue),
+                                     "by": identity.bySession ? "session" : "token"])
         }
     }
 

@@ -41,6 +41,8 @@ import Testing
 
         let status = try agent.request("GET", "/api/status", headers: ["Cookie": cookie])
         #expect(status.status == 200, "\(status.description)")
+        let who = try agent.request("GET", "/api/session", headers: ["Cookie": cookie])
+        #expect(who.json?["user"] as? String == "alice" && who.json?["by"] as? String == "session", "\(who.description)")
 
         let own = agent.base
         let refused: [[String: String]] = [
@@ -82,6 +84,27 @@ import Testing
         let after = try agent.request("GET", "/api/status", headers: ["Cookie": cookie])
         #expect(after.status == 401, "the session outlived its logout: \(after.description)")
         #expect(try agent.waitForAudit { $0.contains("user alice") && $0.contains("logout → ok") } != nil)
+    }
+
+    @Test func failuresCountPerUserFromAnyAddressAndPerAddressForAnyUser() throws {
+        let agent = try APIAgent(http: try Self.users(limit: #", "login_limit": {"failures": 2, "window": 600}"#))
+        // Loopback has every 127.x address: curl binds another one as its source.
+        func attempt(_ user: String, _ password: String, from address: String) throws -> Int {
+            try agent.request("POST", "/api/login", headers: Self.json, body: #"{"user": "\#(user)", "password": "\#(password)"}"#,
+                              extra: ["--interface", address]).status
+        }
+        #expect(try attempt("alice", "wrong", from: "127.0.0.2") == 401)
+        #expect(try attempt("alice", "wrong", from: "127.0.0.3") == 401)
+        // alice has had 2 failures (from two addresses): refused from a third, even rightly.
+        #expect(try attempt("alice", Self.password, from: "127.0.0.4") == 429)
+        // Bob is not limited from a fresh address...
+        #expect(try attempt("bob", Self.password, from: "127.0.0.4") == 200)
+        // ...but an address with 2 failures is, for any user.
+        #expect(try attempt("carol", "wrong", from: "127.0.0.5") == 401)
+        #expect(try attempt("dave", "wrong", from: "127.0.0.5") == 401)
+        #expect(try attempt("bob", Self.password, from: "127.0.0.5") == 429)
+        let logged = agent.run.stderrLines.filter { $0.contains("failed login for user \"dave\" from 127.0.0.5:") }
+        #expect(logged.count == 1, "\(agent.run.transcript)")
     }
 
     @Test func aLoginFromAnotherSiteIsRefused() throws {
