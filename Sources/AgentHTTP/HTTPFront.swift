@@ -51,7 +51,7 @@ public final class HTTPFront: AgentFront, Sendable {
         let csrf = CSRFProtection(sessions: sessions, secure: settings.tls != nil, maximumBodyBytes: settings.maximumBodyBytes)
         router.middlewares.add(BearerTokens(tokens: settings.tokens))
         router.middlewares.add(SessionAuthenticator(sessions: sessions))
-        router.middlewares.add(AccessPolicy(csrf: csrf))
+        router.middlewares.add(AccessPolicy(csrf: csrf, commands: context.commands))
         LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
                     commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands).register(on: router)

@@ -8,6 +8,8 @@ import Hummingbird
 struct AccessPolicy: RouterMiddleware {
     typealias Context = AgentRequestContext
     let csrf: CSRFProtection
+    /// Where refused changes are audited.
+    let commands: CommandCenter
 
     /// Routes that answer without credentials: liveness, and what the login form needs.
     static let publicRoutes: Set<String> = ["GET /livez", "HEAD /livez", "POST /api/login", "GET /login", "HEAD /login"]
@@ -53,11 +55,19 @@ struct AccessPolicy: RouterMiddleware {
             throw AccessRefusal.unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
         }
         guard Self.changesSomething(request) else { return try await next(request, context) }
-        guard identity.role == .admin else {
-            throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read; \(request.method) \(request.uri.path) changes something and needs the admin role")
+        let checked: Request
+        do {
+            guard identity.role == .admin else {
+                throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read; \(request.method) \(request.uri.path) changes something and needs the admin role")
+            }
+            checked = identity.bySession ? try await csrf.check(request, context: context) : request
+        } catch let refusal as AccessRefusal {
+            // A change refused before the command layer is audited too: who tried what.
+            commands.recordAudit("\(request.method) \(request.uri.path) → refused (\(refusal.status.code)): \(refusal.message)",
+                                 caller: CommandCenter.Caller(front: "http", user: identity.name, address: context.remoteAddress))
+            throw refusal
         }
-        guard identity.bySession else { return try await next(request, context) }
-        return try await next(try await csrf.check(request, context: context), context)
+        return try await next(checked, context)
     }
 
     /// A browser navigating to a dashboard page (not the API): sent to the login form.

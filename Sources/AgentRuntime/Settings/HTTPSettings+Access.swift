@@ -51,6 +51,12 @@ extension HTTPSettings {
             } else {
                 continue
             }
+            // Written in the file, a token would be shown to every reader of the settings
+            // (GET /api/settings, the read role included) and end up in backups and commits.
+            guard EnvironmentReferences.containsReference(written) else {
+                issues.append((valuePointer, "expected a token from the environment, written as \"${env:NAME}\" (e.g. \"${env:AGENT_API_TOKEN}\"); a token written in the settings file would be shown to whoever reads the settings"))
+                continue
+            }
             let value: String
             do {
                 value = try EnvironmentReferences.resolve(written, environment: environment)
@@ -59,7 +65,7 @@ extension HTTPSettings {
                 continue
             }
             // The value is never shown: only its length and where it came from.
-            let origin = EnvironmentReferences.containsReference(written) ? "the token from \(written)" : "the token"
+            let origin = "the token from \(written)"
             if value.count < shortestToken {
                 issues.append((valuePointer, "expected a token of at least \(shortestToken) characters; \(origin) has \(value.count) (make one with `openssl rand -hex 32`)"))
                 continue

@@ -44,7 +44,7 @@ public struct HTTPSettings: Sendable, Equatable {
             "max_body_bytes": ["type": "integer", "minimum": 1024, "maximum": 67_108_864, "default": 1_048_576,
                                "description": "The largest request body accepted; larger ones get 413."],
             "tokens": [
-                "description": "Bearer tokens for programs (Authorization: Bearer TOKEN): a string (admin), or {\"token\", \"role\", \"name\"}. Write them as ${env:NAME} to keep them out of the file; at least 16 characters.",
+                "description": "Bearer tokens for programs (Authorization: Bearer TOKEN): a string (admin), or {\"token\", \"role\", \"name\"}. Written as ${env:NAME} (never in the file: readers of the settings would see them); at least 16 characters.",
                 "type": "array",
                 "items": [
                     "type": ["string", "object"],

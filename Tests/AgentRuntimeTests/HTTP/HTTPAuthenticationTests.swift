@@ -17,6 +17,10 @@ import Testing
         let agent = try APIAgent(http: Self.tokens)
         let live = try agent.request("GET", "/livez")
         #expect(live.status == 200, "\(live.description)")
+        // A browser asking for a page is sent to the login form, which answers without credentials.
+        let page = try agent.request("GET", "/processes", headers: ["Accept": "text/html,application/xhtml+xml"])
+        #expect(page.status == 303 && page.header("Location") == "/login?next=%2Fprocesses", "\(page.description)")
+        #expect(try agent.request("GET", "/login").status != 401)
         let routes = Self.catalogRoutes + [("GET", "/nowhere"), ("POST", "/api/nowhere"), ("GET", "/metrics"), ("POST", "/api/logout")]
         for (method, path) in routes {
             let answer = try agent.request(method, path, headers: method == "GET" ? [:] : ["Content-Type": "application/json"], body: method == "GET" ? nil : "{}")
@@ -63,6 +67,9 @@ import Testing
         let status = try agent.request("GET", "/api/status", headers: read)
         #expect(status.status == 200, "\(status.description)")
         #expect(!status.body.contains(#""state":"stopped""#), "a read token stopped something: \(status.body)")
+        // The attempts are in the audit, with who and from where.
+        let attempt = try agent.waitForAudit { $0.contains("POST /api/processes/trades/stop → refused (403)") }
+        #expect(attempt?.hasPrefix("http user grafana from 127.0.0.1:") == true, "\(String(describing: attempt))")
     }
 
     @Test func anAdminTokenChangesThingsAndTheAuditNamesItAndTheAddress() throws {

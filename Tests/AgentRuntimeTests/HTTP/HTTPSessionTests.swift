@@ -69,6 +69,8 @@ import Testing
         let start = try agent.request("POST", "/api/processes/trades/start", headers: ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"],
                                       body: "csrf=" + csrf)
         #expect(start.status == 200, "\(start.description)")
+        let forged = try agent.waitForAudit { $0.contains("→ refused (403): cross-site request refused: Origin \"http://evil.example\"") }
+        #expect(forged?.hasPrefix("http user alice from 127.0.0.1:") == true, "\(String(describing: forged))")
         let line = try agent.waitForAudit { $0.contains("process stop trades") }
         #expect(line?.hasPrefix("http user alice from 127.0.0.1:") == true, "\(String(describing: line))")
 

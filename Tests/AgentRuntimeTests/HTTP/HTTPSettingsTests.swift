@@ -24,7 +24,7 @@ import Testing
         for expected in [
             "/http/tokens/0", "at least 16 characters; the token from ${env:SHORT_TOKEN} has 8",
             "/http/tokens/1/token", "environment variable UNSET_TOKEN_X is not set",
-            "/http/tokens/2", "/http/users/alice/password", "agent-control hash-password",
+            "/http/tokens/2", "expected a token from the environment, written as \"${env:NAME}\"", "/http/users/alice/password", "agent-control hash-password",
             "/http/users/bob/password_hash", "expected a bcrypt hash",
             "/http/listen", "0.0.0.0 is not a loopback address", "allow_insecure_remote",
         ] {
