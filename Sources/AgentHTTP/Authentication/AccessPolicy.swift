@@ -23,14 +23,14 @@ struct AccessPolicy: RouterMiddleware {
         return (method == .get || method == .head) && path.hasPrefix(publicPrefix)
     }
 
-    /// Whether the request may change something: a command route as the command catalog
-    /// declares it (chat is a POST that changes a conversation; validate is a POST that
-    /// changes nothing), any other route unless it is GET or HEAD.
+    /// Whether the request needs the admin role: a command route as the command catalog
+    /// declares it (chat is a POST that changes a conversation; validate changes nothing but
+    /// loads the modules a document names), any other route unless it is GET or HEAD.
     static func changesSomething(_ request: Request) -> Bool {
         let path = request.uri.path
         let method = request.method == .head ? "GET" : request.method.rawValue
         if let command = CommandCatalog.all.first(where: { $0.method == method && Self.path(path, matches: $0.path) }) {
-            return command.mutating
+            return command.requiresAdmin
         }
         return !(request.method == .get || request.method == .head)
     }

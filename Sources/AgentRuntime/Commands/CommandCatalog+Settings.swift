@@ -41,7 +41,9 @@ extension CommandCatalog {
                 "errors": ["type": "array", "items": issue], "modules": ["type": "array", "items": ["type": "object"]],
                 "processes": ["type": "array", "items": ["type": "object"]],
             ], required: ["ok", "valid", "errors"]),
-            mutating: false),
+            // A document may enable any library the agent's user owns, and describing it runs
+            // that library's code: not for the read role.
+            mutating: false, requiresAdmin: true),
         CommandDescription(
             name: "modules",
             summary: "The enabled modules with their process types: kind, description, settings JSON Schema; and the host's schema.",

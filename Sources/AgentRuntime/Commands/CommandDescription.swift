@@ -29,11 +29,14 @@ public struct CommandDescription: Sendable {
     public var answer: JSONValue
     /// Changes something: needs the admin role, a CSRF check from a browser, and is audited.
     public var mutating: Bool
+    /// Needs the admin role over HTTP though it changes nothing: `validate`, which loads the
+    /// modules a given document names (their code runs in a describe worker).
+    public var requiresAdmin: Bool
     public var executor: Executor
 
     public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
                 request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,
-                mutating: Bool, executor: Executor = .loop) {
+                mutating: Bool, requiresAdmin: Bool? = nil, executor: Executor = .loop) {
         self.name = name
         self.summary = summary
         self.method = method
@@ -42,6 +45,7 @@ public struct CommandDescription: Sendable {
         self.request = request
         self.answer = answer
         self.mutating = mutating
+        self.requiresAdmin = requiresAdmin ?? mutating
         self.executor = executor
     }
 
