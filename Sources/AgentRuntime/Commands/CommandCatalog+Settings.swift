@@ -12,7 +12,8 @@ extension CommandCatalog {
                 "settings": ["description": "The parsed document; null when the file is not JSON (see parse_error)."],
                 "parse_error": ["type": "string"],
             ], required: ["ok", "path", "hash", "text"]),
-            mutating: false),
+            // The file holds the users' password hashes: not for the read role.
+            mutating: false, requiresAdmin: true),
         CommandDescription(
             name: "settings_change",
             summary: "Changes the settings: checked as validate-settings checks them (every error with its pointer, nothing written), written atomically keeping the file's formatting, applied by reload (the answer says what was kept, restarted, started, stopped). One change, or a list applied together.",

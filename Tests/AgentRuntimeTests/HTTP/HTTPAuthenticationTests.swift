@@ -61,6 +61,8 @@ import Testing
         // validate changes nothing, but a document it is given may name any library the
         // agent's user owns, and describing it runs that library's code.
         #expect(changing.contains { $0.1 == "/api/validate" })
+        // The settings file holds the users' password hashes.
+        #expect(changing.contains { $0.1 == "/api/settings" && $0.0 == "GET" })
         for (method, path) in changing {
             let answer = try agent.request(method, path, headers: read.merging(["Content-Type": "application/json"]) { $1 }, body: #"{"text": "hi"}"#)
             #expect(answer.status == 403, "\(method) \(path): \(answer.description)")
