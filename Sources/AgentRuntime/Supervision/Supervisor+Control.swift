@@ -108,8 +108,10 @@ extension Supervisor {
             process.restartTimes = []
             process.consecutiveFailures = 0
             if process.hasWorker {
+                // Several restarts asked while it stops start it once: a second worker would
+                // replace the first's record and leave it running unsupervised.
                 process.onStopped.append { [unowned self, unowned process] in
-                    if !stopping { spawn(process) }
+                    if !stopping, !process.hasWorker { spawn(process) }
                 }
                 stop(process)
             } else {

@@ -176,6 +176,8 @@ extension Supervisor {
 
     /// The worker died: collect what it sent last, its exit status, and decide what comes next.
     func reap(_ process: SupervisedProcess) {
+        // Already reaped: pid 0 would make waitpid and kill(-pid) reach the agent's own group.
+        guard process.pid > 0 else { return }
         var status: Int32 = 0
         let reaped = waitpid(process.pid, &status, WNOHANG)
         if reaped == 0 { return }
