@@ -9,12 +9,15 @@ import JSONSchema
 struct CommandRoutes: Sendable {
     let commands: CommandCenter
     let maximumBodyBytes: Int
+    /// The `?follow` streams of the commands that have them.
+    let streams: FollowStream
     /// Each command's request validator, compiled once.
     private let validators: [String: JSONSchemaValidator]
 
-    init(commands: CommandCenter, maximumBodyBytes: Int) {
+    init(commands: CommandCenter, maximumBodyBytes: Int, streams: StreamSlots) {
         self.commands = commands
         self.maximumBodyBytes = maximumBodyBytes
+        self.streams = FollowStream(commands: commands, slots: streams)
         var validators: [String: JSONSchemaValidator] = [:]
         for command in CommandCatalog.all {
             validators[command.path + " " + command.method] = try? JSONSchemaValidator(schema: command.request)
@@ -41,6 +44,11 @@ struct CommandRoutes: Sendable {
         for (key, value) in command.fixed { full[key] = value }
         full["command"] = .string(command.name)
         let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: context.remoteAddress)
+        if let shape = FollowStream.Shape(command), FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
+            // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
+            let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+            return streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
+        }
         let answer = await commands.execute(.object(full), caller: caller)
         return APIResponse.json(answer, status: APIResponse.status(of: answer))
     }
@@ -61,8 +69,13 @@ struct CommandRoutes: Sendable {
         if command.method == "GET" || command.method == "DELETE" {
             for (key, value) in request.uri.queryParameters {
                 let name = String(key)
-                // `follow` belongs to the streaming front, not to the command.
-                if name == "follow" { continue }
+                // `follow` belongs to the stream, not to the command.
+                if name == "follow", FollowStream.Shape(command) != nil {
+                    guard FollowStream.wanted(value) != nil else {
+                        return .failure(Refusal(.badRequest, code: "invalid", "\"follow\" must be 1, true, 0 or false; found \"\(value)\"", pointer: "/follow"))
+                    }
+                    continue
+                }
                 guard let schema = properties[name] else {
                     return .failure(Refusal(.badRequest, code: "invalid", "unknown query parameter \"\(name)\"; known: \(properties.keys.sorted().joined(separator: ", "))", pointer: "/" + JSONPointer.escape(name)))
                 }
@@ -102,7 +115,12 @@ struct CommandRoutes: Sendable {
             fields[name] = .string(value)
         }
         if let validator = validators[command.path + " " + command.method], let first = validator.validate(.object(fields)).first {
-            let pointer = first.instanceLocation
+            var pointer = first.instanceLocation
+            // An unknown field is reported at its object; point at the field itself.
+            if pointer.isEmpty, first.keywordLocation.hasSuffix("additionalProperties"),
+               let unknown = fields.keys.first(where: { properties[$0] == nil }) {
+                pointer = "/" + JSONPointer.escape(unknown)
+            }
             return .failure(Refusal(.badRequest, code: "invalid", (pointer.isEmpty ? "" : "\(pointer): ") + first.message, pointer: pointer))
         }
         return .success(fields)

@@ -29,6 +29,8 @@ public final class HTTPFront: AgentFront, Sendable {
     let loginLimiter: LoginRateLimiter
     /// Bcrypt checks, on threads of their own.
     let passwords = PasswordHashing()
+    /// The open `?follow` streams.
+    let streams = StreamSlots(limit: HTTPFront.maximumStreams)
 
     public init(context: FrontContext, settings: HTTPSettings) {
         self.context = context
@@ -42,9 +44,17 @@ public final class HTTPFront: AgentFront, Sendable {
     /// The port it listens on (the one the system chose for `:0`), once started.
     public var port: Int? { state.withLock { $0.port } }
 
+    /// The routes that are not commands, for the OpenAPI document and 405 answers: a route
+    /// added to the router is declared here too.
+    static let documentedRoutes: [RouteDescription] = HealthRoutes.documentation + LoginRoutes.documentation + OpenAPIRoutes.documentation
+
+    /// The most `?follow` streams open at once (more get 503).
+    static let maximumStreams = 32
+
     /// The routes: health first (no credentials for `/livez`), then the API. Every request
     /// passes the authenticators (bearer token, session cookie) and the access policy (who
-    /// may do what, CSRF) before its route.
+    /// may do what, CSRF) before its route; then its shape (a method the route takes, no body
+    /// on a GET).
     func makeRouter() -> Router<AgentRequestContext> {
         let router = Router(context: AgentRequestContext.self)
         router.middlewares.add(JSONErrorMiddleware())
@@ -52,10 +62,12 @@ public final class HTTPFront: AgentFront, Sendable {
         router.middlewares.add(BearerTokens(tokens: settings.tokens))
         router.middlewares.add(SessionAuthenticator(sessions: sessions))
         router.middlewares.add(AccessPolicy(csrf: csrf, commands: context.commands))
+        router.middlewares.add(RequestShapeMiddleware(routes: RouteTable(commands: CommandCatalog.all, routes: Self.documentedRoutes)))
         LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
                     commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands).register(on: router)
-        CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
+        OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandCatalog.all, routes: Self.documentedRoutes)).register(on: router)
+        CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
         return router
     }
 
@@ -76,7 +88,9 @@ public final class HTTPFront: AgentFront, Sendable {
         let app = Application(
             router: makeRouter(),
             server: server,
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
+            // At most max_connections are served at once, the rest wait in the listen backlog.
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
+                                 availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 outcome.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
                 started.signal()
@@ -112,7 +126,8 @@ public final class HTTPFront: AgentFront, Sendable {
 
     /// HTTP/1.1, or HTTPS with the certificate and key of `"tls"`.
     func makeServer() throws -> HTTPServerBuilder {
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(60)))
+        // A client silent for idle_timeout (nothing sent, or half a request) is cut off.
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .milliseconds(Int64(min(max(settings.idleTimeout, 0.001), 86400) * 1000))))
         guard let tls = settings.tls else { return http1 }
         let certificates: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
@@ -133,6 +148,11 @@ public final class HTTPFront: AgentFront, Sendable {
 
     public func stop() {
         guard let task = state.withLock({ state in defer { state.task = nil }; return state.task }) else { return }
+        // Streams end at their next poll with a last `end` event; their connections then close
+        // with the server instead of being cut.
+        streams.close()
+        let deadline = DispatchTime.now() + 2
+        while streams.open > 0, DispatchTime.now() < deadline { usleep(10_000) }
         task.cancel()
         _ = finished.wait(timeout: .now() + 10)
     }

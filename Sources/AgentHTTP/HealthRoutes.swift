@@ -7,6 +7,13 @@ import JSONSchema
 struct HealthRoutes: Sendable {
     let commands: CommandCenter
 
+    static let documentation: [RouteDescription] = [
+        RouteDescription("GET", "/livez", operationID: "livez", summary: "Whether the supervisor's loop answers (within 2 s). Needs no credentials.", tag: "health",
+                         isPublic: true,
+                         answers: [.json("200", "The loop answered.", CommandDescription.okAnswer),
+                                   .error("503", "The loop did not answer within 2 s.")]),
+    ]
+
     func register(on router: Router<AgentRequestContext>) {
         router.get("/livez") { _, _ in
             if await commands.loopAnswers(within: 2) {

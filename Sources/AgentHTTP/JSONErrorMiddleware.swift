@@ -1,7 +1,8 @@
 import Hummingbird
 
-/// Every error as a JSON answer: unknown routes and methods, bodies too large, anything a
-/// handler threw. Nothing leaves the server as an HTML page or an empty 500.
+/// Every error as a JSON answer: unknown routes, bodies too large, refusals of the access
+/// policy, anything a handler threw (a known route with another method is answered by
+/// ``RequestShapeMiddleware``). Nothing leaves the server as an HTML page or an empty 500.
 struct JSONErrorMiddleware: RouterMiddleware {
     typealias Context = AgentRequestContext
 

@@ -32,6 +32,11 @@ public struct HTTPSettings: Sendable, Equatable {
     /// The roles of tokens and users.
     public static let roles: JSONValue = ["type": "string", "enum": ["read", "admin"], "default": "admin",
                                           "description": "\"read\": GET and HEAD only; \"admin\": everything."]
+    /// Seconds a connection may stay silent (no request, or a request only half sent) before
+    /// it is closed: a slow or stalled client cannot hold a connection for longer.
+    public var idleTimeout: Double = 30
+    /// Connections served at once; further ones wait in the listen backlog until one closes.
+    public var maximumConnections = 256
 
     /// The schema of `"http"` (part of ``HostSchema``).
     public static let schema: JSONValue = [
@@ -98,6 +103,10 @@ public struct HTTPSettings: Sendable, Equatable {
                     "window": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.longestWindow), "default": 900],
                 ],
             ],
+            "idle_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 30,
+                             "description": "Seconds a connection may stay silent (no request, or a request only half sent) before it is closed."],
+            "max_connections": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 256,
+                                "description": "Connections served at once; more wait in the listen backlog until one closes."],
         ],
     ]
 
@@ -113,6 +122,8 @@ public struct HTTPSettings: Sendable, Equatable {
         self.host = host
         self.port = port
         if let bytes = json["max_body_bytes"]?.numberValue?.intValue { maximumBodyBytes = bytes }
+        if let seconds = json["idle_timeout"]?.numberValue?.doubleValue { idleTimeout = seconds }
+        if let count = json["max_connections"]?.numberValue?.intValue { maximumConnections = count }
         if let value = json["allow_insecure_remote"]?.boolValue { allowInsecureRemote = value }
         if let value = json["session_ttl"]?.numberValue?.doubleValue { sessionTTL = value }
         if let value = json["login_limit"]?["failures"]?.numberValue?.intValue { loginFailures = value }

@@ -1,0 +1,42 @@
+import AgentRuntime
+
+/// Every path the API serves with the methods it takes there: the commands' routes and the
+/// documented other routes. Hummingbird answers 404 for a known path with a method it has no
+/// handler for; this table turns that into 405 with `Allow`.
+struct RouteTable: Sendable {
+    private var entries: [(segments: [Substring], methods: Set<String>)] = []
+
+    init(commands: [CommandDescription], routes: [RouteDescription]) {
+        for command in commands { add(command.method, command.path) }
+        for route in routes { add(route.method, route.path) }
+    }
+
+    private mutating func add(_ method: String, _ path: String) {
+        let segments = Self.segments(path)
+        if let index = entries.firstIndex(where: { $0.segments == segments }) {
+            entries[index].methods.insert(method)
+        } else {
+            entries.append((segments, [method]))
+        }
+    }
+
+    /// The methods `path` takes (sorted), or nil when no route has that path.
+    func methods(for path: String) -> [String]? {
+        let parts = Self.segments(path)
+        var found = Set<String>()
+        for entry in entries where Self.matches(entry.segments, parts) { found.formUnion(entry.methods) }
+        return found.isEmpty ? nil : found.sorted()
+    }
+
+    /// As Hummingbird splits paths: empty components (`//`, a trailing `/`) do not count.
+    static func segments(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    static func matches(_ template: [Substring], _ parts: [Substring]) -> Bool {
+        guard template.count == parts.count else { return false }
+        return zip(template, parts).allSatisfy { pattern, part in
+            (pattern.hasPrefix("{") && pattern.hasSuffix("}")) || pattern == part
+        }
+    }
+}
