@@ -28,13 +28,13 @@ static void close_received(int *fds, int count) {
     for (int i = 0; i < count; i++) if (fds[i] >= 0) close(fds[i]);
 }
 
-/* A request on the control socket: one data buffer and room for two fds. */
+/* A request on the control socket: one data buffer and room for three fds. */
 struct request_message {
     struct iovec data;
     struct msghdr header;
     union {
         struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int) * 2)];
+        char space[CMSG_SPACE(sizeof(int) * 3)];
     } control;
 };
 
@@ -48,15 +48,15 @@ static void prepare_message(struct request_message *request, void *data, size_t 
     request->header.msg_controllen = sizeof(request->control.space);
 }
 
-/* Receives one request: the payload into buf, up to two fds. Returns the payload length,
+/* Receives one request: the payload into buf, up to three fds. Returns the payload length,
    0 on end of file, -1 on error. */
-static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[2]) {
+static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[3]) {
     struct request_message request;
     prepare_message(&request, buf, capacity);
     struct msghdr *message = &request.header;
     ssize_t n;
     do { n = recvmsg(control, message, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
-    fds[0] = fds[1] = -1;
+    fds[0] = fds[1] = fds[2] = -1;
     if (n <= 0) return n;
     int received = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
@@ -64,15 +64,15 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
         int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         int *data = (int *)CMSG_DATA(c);
         for (int i = 0; i < count; i++) {
-            if (received < 2) fds[received++] = data[i];
+            if (received < 3) fds[received++] = data[i];
             else close(data[i]);
         }
     }
     /* The supervisor's clean goodbye, as opposed to an end of file at its death. */
     if (received == 0 && n == 4 && memcmp(buf, "quit", 4) == 0) return -3;
-    if (received != 2 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-        close_received(fds, 2);
-        fds[0] = fds[1] = -1;
+    if (received != 3 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        close_received(fds, 3);
+        fds[0] = fds[1] = fds[2] = -1;
         errno = EINVAL;
         return -2;
     }
@@ -113,15 +113,21 @@ static int rewrite_tls_block(struct dl_phdr_info *info, size_t size, void *conte
     return 0;
 }
 
-/* In the new worker: the channel on fd 3, output on 1 and 2, its own process group, nothing
-   else open (fd 3 was the server's control socket, replaced here). */
-static void become_worker(int channel, int output, pid_t server) {
+/* In the new worker: the channel on fd 3, stdout and stderr on 1 and 2, its own process
+   group, nothing else open (fd 3 was the server's control socket, replaced here). */
+static void become_worker(int channel, int out, int err, pid_t server) {
     struct tid_rewrite rewrite = {.from = server, .to = getpid()};
     dl_iterate_phdr(rewrite_tls_block, &rewrite);
     setpgid(0, 0);
-    dup2(channel, 3);
-    dup2(output, 1);
-    dup2(output, 2);
+    /* The received fds are 4 or above unless the server's own 0-2 were closed: move any that
+       sits on a target before the dup2s overwrite it. */
+    int fds[3] = {channel, out, err};
+    for (int i = 0; i < 3; i++) {
+        if (fds[i] >= 1 && fds[i] <= 3) fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 4);
+    }
+    dup2(fds[0], 3);
+    dup2(fds[1], 1);
+    dup2(fds[2], 2);
     /* dup2 onto itself (a received fd that landed on 1 or 2) keeps close-on-exec. */
     for (int fd = 1; fd <= 3; fd++) fcntl(fd, F_SETFD, 0);
     syscall(SYS_close_range, 4U, ~0U, 0U);
@@ -150,7 +156,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     volatile int32_t *shared = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) return -1;
     for (;;) {
-        int fds[2];
+        int fds[3];
         ssize_t n = receive_request(control, buf, capacity - 1, fds);
         if (n == 0 || n == -1 || n == -3) {
             munmap((void *)shared, sizeof(int32_t));
@@ -167,7 +173,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             default_stop_signals();
             pid_t worker = fork();
             if (worker == 0) {
-                become_worker(fds[0], fds[1], server);
+                become_worker(fds[0], fds[1], fds[2], server);
                 munmap((void *)shared, sizeof(int32_t));
                 *length = (size_t)n;
                 return 0;
@@ -187,20 +193,20 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             /* The middle process has exited: its child is the supervisor's now. */
             result = *shared;
         }
-        close_received(fds, 2);
+        close_received(fds, 3);
         reply(control, result);
     }
 }
 
-int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int output,
+int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
                               int timeout_ms, pid_t *pid) {
     struct request_message request;
     prepare_message(&request, (void *)payload, length);
     struct cmsghdr *c = CMSG_FIRSTHDR(&request.header);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * 2);
-    int fds[2] = {channel, output};
+    c->cmsg_len = CMSG_LEN(sizeof(int) * 3);
+    int fds[3] = {channel, out, err};
     memcpy(CMSG_DATA(c), fds, sizeof(fds));
     ssize_t n;
     do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);

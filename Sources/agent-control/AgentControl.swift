@@ -13,8 +13,8 @@ struct AgentControl: ParsableCommand {
         abstract: "Run and manage an AgentRuntime agent.",
         discussion: """
         An agent is a folder with settings.json and modules/. `console` runs it in the foreground; \
-        `start` runs it detached (pidfile, log file); `status`, `reload`, `process`, `stop` and \
-        `restart` talk to the running agent over its control socket (.agent/run/control.sock, \
+        `start` runs it detached (pidfile, log file); `status`, `reload`, `process`, `logs`, `stop` \
+        and `restart` talk to the running agent over its control socket (.agent/run/control.sock, \
         mode 0600). AGENT_RUN_DIR, AGENT_PIDFILE and AGENT_LOG_FILE override the default paths.
 
         The agent is found the way git finds its repository: --settings FILE, else settings.json \
@@ -26,7 +26,7 @@ struct AgentControl: ParsableCommand {
         that need it; `stop` of an agent that is not running exits 0); 64 usage error.
         """,
         version: AgentVersion.line(for: "agent-control"),
-        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Chat.self, Events.self, History.self, Validate.self,
+        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, History.self, Validate.self,
                       SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self]
     )
 

@@ -193,7 +193,7 @@ public struct AgentDaemon {
 enum StatusTable {
     static func render(_ answer: JSONValue) -> String {
         let processes = answer["processes"]?.arrayValue ?? []
-        var rows: [[String]] = [["NAME", "TYPE", "STATE", "PID", "FOR", "RESTARTS", "LAST EXIT", "EVENTS OUT/IN/DROPPED"]]
+        var rows: [[String]] = [["NAME", "TYPE", "STATE", "PID", "FOR", "CPU", "MEM", "RESTARTS", "LAST EXIT", "EVENTS OUT/IN/DROPPED"]]
         for p in processes {
             var state = p["state"]?.stringValue ?? "?"
             if let retry = p["retry_in"]?.numberValue?.doubleValue { state += " (retry in \(String(format: "%.1f", max(0, retry))) s)" }
@@ -205,6 +205,8 @@ enum StatusTable {
                 state,
                 p["pid"]?.numberValue?.intValue.map(String.init) ?? "-",
                 p["state_seconds"]?.numberValue.map { duration($0.doubleValue) } ?? "-",
+                p["cpu_seconds"]?.numberValue.map { cpu($0.doubleValue) } ?? "-",
+                p["rss_bytes"]?.numberValue.map { bytes($0.doubleValue) } ?? "-",
                 String(p["restarts"]?.numberValue?.intValue ?? 0),
                 p["last_exit"]?.stringValue ?? "-",
                 "\(p["events_emitted"]?.numberValue?.intValue ?? 0)/\(p["events_delivered"]?.numberValue?.intValue ?? 0)/\(p["events_dropped"]?.numberValue?.intValue ?? 0)",
@@ -221,6 +223,23 @@ enum StatusTable {
         let pid = answer["pid"]?.numberValue?.intValue.map(String.init) ?? "?"
         let uptime = answer["uptime"]?.numberValue.map { duration($0.doubleValue) } ?? "?"
         return "agent pid \(pid), up \(uptime)\n" + lines.joined(separator: "\n")
+    }
+
+    /// CPU time: `0.42s`, `3m05s`, `2h10m`.
+    static func cpu(_ seconds: Double) -> String {
+        seconds < 60 ? String(format: "%.2fs", max(0, seconds)) : duration(seconds)
+    }
+
+    /// Resident memory: `812K`, `14.2M`, `1.1G`.
+    static func bytes(_ count: Double) -> String {
+        let units = ["B", "K", "M", "G", "T"]
+        var value = max(0, count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 || value >= 100 ? "\(Int(saturating: value.rounded()))\(units[unit])" : String(format: "%.1f", value) + units[unit]
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -62,10 +62,10 @@ public final class ForkServer {
     /// Whether requests can still be sent.
     public var isRunning: Bool { controlFD >= 0 }
 
-    /// Forks a worker with `arguments` (without the program name), `channel` as its fd 3 and
-    /// `output` as its stdout and stderr. Blocks until the server replies (a fork or two: well
-    /// under a millisecond) or `timeout` passes.
-    func spawn(arguments: [String], channel: Int32, output: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
+    /// Forks a worker with `arguments` (without the program name), `channel` as its fd 3,
+    /// `stdout` and `stderr` as its fds 1 and 2. Blocks until the server replies (a fork or two:
+    /// well under a millisecond) or `timeout` passes.
+    func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
         guard controlFD >= 0 else { return .failure(ProcessSpawner.SpawnError(path: "the fork server", errno: EPIPE)) }
         guard agent_set_child_subreaper() == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
@@ -74,7 +74,7 @@ public final class ForkServer {
         var pid: pid_t = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
-                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, output, Saturating.pollTimeout(timeout), &pid)
+                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, stdout, stderr, Saturating.pollTimeout(timeout), &pid)
             }
         }
         guard rc == 0 else { return .failure(ProcessSpawner.SpawnError(path: Self.requestDescription, errno: rc)) }

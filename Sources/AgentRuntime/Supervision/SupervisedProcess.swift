@@ -37,9 +37,9 @@ final class SupervisedProcess {
     var pid: pid_t = 0
     var pidFD: Int32 = -1
     var channelFD: Int32 = -1
-    var outputFD: Int32 = -1
     var decoder = FrameDecoder()
-    var outputLine: [UInt8] = []
+    /// The worker's stdout and stderr pipes (in that order).
+    var outputs = [WorkerOutput(stream: .stdout), WorkerOutput(stream: .stderr)]
 
     /// Deliveries not yet written to the worker; `sent` bytes of it already were, and the
     /// frames before `sentBoundary` entirely.
@@ -237,4 +237,16 @@ final class SupervisedProcess {
         }
         control.prepend(frame)
     }
+}
+
+/// One of a worker's output pipes (stdout or stderr), read on the supervisor's loop line by
+/// line.
+struct WorkerOutput {
+    let stream: ProcessLog.Stream
+    var fd: Int32 = -1
+    /// The line being read: its first 64 KiB (what the console shows), and its full length.
+    var line: [UInt8] = []
+    var length = 0
+
+    init(stream: ProcessLog.Stream) { self.stream = stream }
 }

@@ -29,12 +29,14 @@ extension Supervisor {
                 return ["ok": false, "error": .string(Self.badProcessRequest(request))]
             }
             return processCommand(action, name: name)
+        case "logs"?:
+            return logs(request)
         case let other:
             return ["ok": false, "error": .string(Self.unknownCommand(request, name: other))]
         }
     }
 
-    static let controlCommands = ["status", "stop", "reload", "process", "chat", "chat_history", "chat_clear",
+    static let controlCommands = ["status", "stop", "reload", "process", "logs", "chat", "chat_history", "chat_clear",
                                   "settings_get", "settings_change", "validate", "modules", "diagnostics"]
 
     /// What was expected and what was found, for a request whose command is not known.
@@ -68,14 +70,34 @@ extension Supervisor {
         return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
     }
 
+    /// The answer about a name that is not a process: `"code": "not_found"`, with the closest
+    /// name.
+    func unknownProcess(_ name: String) -> JSONValue {
+        let names = processes.map(\.name)
+        return ["ok": false, "code": "not_found", "error": .string("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")]
+    }
+
+    /// `agent-control logs NAME`: the process's recent lines (see ``ProcessLog``).
+    func logs(_ request: JSONValue) -> JSONValue {
+        let parsed: ProcessLog.Request
+        switch ProcessLog.Request.parse(request) {
+        case .success(let request): parsed = request
+        case .failure(let error): return error.json
+        }
+        if let answer = processLog.answer(parsed) { return answer }
+        if disabledProcesses.contains(where: { $0.name == parsed.name }) {
+            return ["ok": false, "code": "not_found", "error": .string("\(parsed.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
+        }
+        return unknownProcess(parsed.name)
+    }
+
     /// `agent-control process start|stop|restart NAME`.
     func processCommand(_ action: String, name: String) -> JSONValue {
         guard let process = processes.first(where: { $0.name == name }) else {
             if disabledProcesses.contains(where: { $0.name == name }) {
                 return ["ok": false, "error": .string("\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
             }
-            let names = processes.map(\.name)
-            return ["ok": false, "error": .string("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")]
+            return unknownProcess(name)
         }
         guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
         let metadata: Logger.Metadata = ["process": "\(name)"]
@@ -150,16 +172,22 @@ extension Supervisor {
     /// The processes as `status` shows them. A process that a reload replaced waits for its
     /// old worker to stop before it starts: it is shown `stopping` with the old worker's pid
     /// (and `"restarting": true`), not `stopped` with no pid while that worker still runs.
+    /// A process with a worker gets the worker's CPU time and resident memory, read from /proc
+    /// now (only when asked: nothing is sampled in between).
     var processesForStatus: [JSONValue] {
         processes.map { process in
-            let json = SupervisedProcessInfo(process).json
-            guard !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }),
-                  case .object(var object) = json else { return json }
-            let info = SupervisedProcessInfo(old)
-            object["state"] = "stopping"
-            object["pid"] = .number(JSONNumber(Int(info.pid)))
-            object["restarting"] = true
-            if let since = info.stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
+            guard case .object(var object) = SupervisedProcessInfo(process).json else { return .null }
+            if !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }) {
+                let info = SupervisedProcessInfo(old)
+                object["state"] = "stopping"
+                object["pid"] = .number(JSONNumber(Int(info.pid)))
+                object["restarting"] = true
+                if let since = info.stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
+            }
+            if let pid = object["pid"]?.numberValue?.intValue, let usage = ProcStat.Usage.read(pid_t(clamping: pid)) {
+                object["cpu_seconds"] = .number(JSONNumber((usage.cpuSeconds * 100).rounded() / 100))
+                object["rss_bytes"] = .number(JSONNumber(usage.rssBytes))
+            }
             return .object(object)
         }
     }

@@ -12,7 +12,8 @@ extension Supervisor {
     func takeSpare(for library: String) -> LaunchedWorker? {
         guard let spare = spares.removeValue(forKey: library) else { return nil }
         loop.unregister(spare.pidFD)
-        loop.unregister(spare.outputFD)
+        loop.unregister(spare.stdoutFD)
+        loop.unregister(spare.stderrFD)
         return spare
     }
 
@@ -27,7 +28,9 @@ extension Supervisor {
             if spare.pidFD >= 0 {
                 loop.register(spare.pidFD) { [unowned self] _ in spareDied(library, pid: spare.pid) }
             }
-            loop.register(spare.outputFD) { [unowned self] _ in drainSpareOutput(spare.outputFD) }
+            for fd in [spare.stdoutFD, spare.stderrFD] {
+                loop.register(fd) { [unowned self] _ in drainSpareOutput(fd) }
+            }
         case .failure(let error):
             logger.warning("cannot start a spare worker for \(module): \(error)")
         }
@@ -38,7 +41,7 @@ extension Supervisor {
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid || errno == ECHILD else { return }
         spares[library] = nil
-        for fd in [spare.channelFD, spare.outputFD, spare.pidFD] where fd >= 0 {
+        for fd in spare.fds where fd >= 0 {
             loop.unregister(fd)
             close(fd)
         }
@@ -59,7 +62,7 @@ extension Supervisor {
             Glibc.kill(spare.pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(spare.pid, &status, 0) < 0, errno == EINTR {}
-            for fd in [spare.channelFD, spare.outputFD, spare.pidFD] where fd >= 0 {
+            for fd in spare.fds where fd >= 0 {
                 loop.unregister(fd)
                 close(fd)
             }

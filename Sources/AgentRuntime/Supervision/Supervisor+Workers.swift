@@ -9,11 +9,16 @@ extension Supervisor {
     struct LaunchedWorker {
         var pid: pid_t
         var channelFD: Int32
-        var outputFD: Int32
+        var stdoutFD: Int32
+        var stderrFD: Int32
         var pidFD: Int32
+
+        /// The supervisor's ends, for closing.
+        var fds: [Int32] { [channelFD, stdoutFD, stderrFD, pidFD] }
     }
 
-    /// A worker with a socketpair (fd 3) and an output pipe: forked by the fork server when
+    /// A worker with a socketpair (fd 3) and a pipe each for stdout and stderr (so that its
+    /// log tells them apart): forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
     func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         let launched = launchWorkerProcess(arguments: arguments)
@@ -23,11 +28,11 @@ extension Supervisor {
 
     private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         if let server = forkServer, server.isRunning {
-            switch launch({ channel, output in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, output: output) }) {
+            switch launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
             case .failure(let error) where !error.isForkServerRequest:
-                // No socket or pipe for the worker: posix_spawn would need them too.
+                // No socket or pipes for the worker: posix_spawn would need them too.
                 return .failure(error)
             case .failure(let error) where error.isLackOfResources:
                 // The server is fine but could not fork now: this worker is spawned.
@@ -39,37 +44,43 @@ extension Supervisor {
                 scheduleOrphanSweep()
             }
         }
-        return launch { channel, output in
+        return launch { channel, stdout, stderr in
             ProcessSpawner.spawn(
                 path: configuration.workerPath, arguments: arguments,
                 environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
-                stdout: output, stderr: output, channel: channel, newGroup: true)
+                stdout: stdout, stderr: stderr, channel: channel, newGroup: true)
         }
     }
 
-    /// Makes a socketpair and an output pipe, has `start` start a worker with their child ends
-    /// (then closed here), and returns the worker with the supervisor's ends.
-    private func launch(_ start: (_ channel: Int32, _ output: Int32) -> Result<pid_t, ProcessSpawner.SpawnError>) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+    /// Makes a socketpair and two output pipes, has `start` start a worker with their child
+    /// ends (then closed here), and returns the worker with the supervisor's ends.
+    private func launch(_ start: (_ channel: Int32, _ stdout: Int32, _ stderr: Int32) -> Result<pid_t, ProcessSpawner.SpawnError>) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         var channel: [Int32] = [0, 0]
-        var output: [Int32] = [0, 0]
+        var stdout: [Int32] = [0, 0]
+        var stderr: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
         }
-        guard agent_pipe_cloexec(&output) == 0 else {
+        guard agent_pipe_cloexec(&stdout) == 0 else {
             let code = errno
             close(channel[0]); close(channel[1])
             return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
         }
-        let result = start(channel[1], output[1])
+        guard agent_pipe_cloexec(&stderr) == 0 else {
+            let code = errno
+            close(channel[0]); close(channel[1]); close(stdout[0]); close(stdout[1])
+            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
+        }
+        let result = start(channel[1], stdout[1], stderr[1])
         close(channel[1])
-        close(output[1])
+        close(stdout[1])
+        close(stderr[1])
         switch result {
         case .success(let pid):
-            _ = fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK)
-            _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)
-            return .success(LaunchedWorker(pid: pid, channelFD: channel[0], outputFD: output[0], pidFD: agent_pidfd_open(pid)))
+            for fd in [channel[0], stdout[0], stderr[0]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+            return .success(LaunchedWorker(pid: pid, channelFD: channel[0], stdoutFD: stdout[0], stderrFD: stderr[0], pidFD: agent_pidfd_open(pid)))
         case .failure(let error):
-            close(channel[0]); close(output[0])
+            close(channel[0]); close(stdout[0]); close(stderr[0])
             return .failure(error)
         }
     }
@@ -91,11 +102,10 @@ extension Supervisor {
         }
         process.startRetries = 0
         let pid = worker.pid
-        let channel = [worker.channelFD]
-        let output = [worker.outputFD]
         process.pid = pid
-        process.channelFD = channel[0]
-        process.outputFD = output[0]
+        process.channelFD = worker.channelFD
+        process.outputs[0].fd = worker.stdoutFD
+        process.outputs[1].fd = worker.stderrFD
         process.pidFD = worker.pidFD
         setState(process, .starting)
         process.spawnedAt = EventLoop.now()
@@ -104,7 +114,10 @@ extension Supervisor {
         process.suspendedBy = nil
         process.reportedFailure = nil
         process.decoder = FrameDecoder()
-        process.outputLine.removeAll()
+        for index in process.outputs.indices {
+            process.outputs[index].line.removeAll()
+            process.outputs[index].length = 0
+        }
 
         // The start frame goes first; deliveries queued while the process was down follow.
         let start = JSONValue.object([
@@ -122,8 +135,10 @@ extension Supervisor {
         loop.register(process.channelFD, events: channelInterest(process)) { [unowned self, unowned process] events in
             channelReady(process, events: events)
         }
-        loop.register(process.outputFD) { [unowned self, unowned process] _ in
-            readOutput(process)
+        for index in process.outputs.indices {
+            loop.register(process.outputs[index].fd) { [unowned self, unowned process] _ in
+                readOutput(process, index)
+            }
         }
         if process.pidFD >= 0 {
             loop.register(process.pidFD) { [unowned self, unowned process] _ in
@@ -190,7 +205,7 @@ extension Supervisor {
         }
         let pid = process.pid
         // Whatever the worker wrote before dying is still in its emit ring, the socket and the
-        // pipe.
+        // pipes.
         if process.channelFD >= 0 {
             drainEmitRing(process, all: true)
             // Then what came on the socket unannounced (a worker that failed before it mapped
@@ -198,17 +213,21 @@ extension Supervisor {
             process.emitRing = nil
             drainChannel(process, all: true)
         }
-        if process.outputFD >= 0 { readOutput(process) }
-        flushOutputLine(process)
+        for index in process.outputs.indices {
+            // Bounded: a child of the worker may still be writing.
+            readOutput(process, index, budget: 1 << 20)
+            flushOutputLine(process, index)
+        }
         // Its own children go with it.
         Glibc.kill(-pid, SIGKILL)
 
-        for fd in [process.channelFD, process.outputFD, process.pidFD] where fd >= 0 {
+        for fd in [process.channelFD, process.outputs[0].fd, process.outputs[1].fd, process.pidFD] where fd >= 0 {
             loop.unregister(fd)
             close(fd)
         }
         process.channelFD = -1
-        process.outputFD = -1
+        process.outputs[0].fd = -1
+        process.outputs[1].fd = -1
         process.pidFD = -1
         process.pid = 0
         let unseen = process.ring?.unseenFrames()
@@ -373,30 +392,43 @@ extension Supervisor {
 
     // MARK: Output capture
 
-    func readOutput(_ process: SupervisedProcess) {
-        let fd = process.outputFD
+    /// Reads what the worker wrote on one of its pipes, at most `budget` bytes (then the loop
+    /// turns and comes back: a worker that floods its output cannot starve routing). Each line
+    /// goes to the console as before and to the process's log with its stream.
+    func readOutput(_ process: SupervisedProcess, _ index: Int, budget: Int = 64 << 10) {
+        let fd = process.outputs[index].fd
         guard fd >= 0 else { return }
-        while true {
-            let n = read(fd, readBuffer.baseAddress, readBuffer.count)
+        var left = budget
+        while left > 0 {
+            let n = read(fd, readBuffer.baseAddress, min(left, readBuffer.count))
             if n < 0, errno == EINTR { continue }
             if n <= 0 {
                 if n == 0 { loop.unregister(fd) }
                 return
             }
-            for byte in UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]) {
-                if byte == 10 {
-                    flushOutputLine(process)
-                } else if process.outputLine.count < 64 << 10 {
-                    process.outputLine.append(byte)
-                }
+            left -= n
+            var start = 0
+            let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])
+            while start < n {
+                let newline = bytes[start...].firstIndex(of: 10)
+                let end = newline ?? n
+                process.outputs[index].length += end - start
+                let room = (64 << 10) - process.outputs[index].line.count
+                if room > 0 { process.outputs[index].line.append(contentsOf: bytes[start..<min(end, start + room)]) }
+                guard newline != nil else { break }
+                flushOutputLine(process, index)
+                start = end + 1
             }
         }
     }
 
-    func flushOutputLine(_ process: SupervisedProcess) {
-        guard !process.outputLine.isEmpty else { return }
-        let line = String(decoding: process.outputLine, as: UTF8.self)
-        process.outputLine.removeAll(keepingCapacity: true)
+    func flushOutputLine(_ process: SupervisedProcess, _ index: Int) {
+        guard !process.outputs[index].line.isEmpty else { return }
+        let line = String(decoding: process.outputs[index].line, as: UTF8.self)
+        let length = process.outputs[index].length
+        process.outputs[index].line.removeAll(keepingCapacity: true)
+        process.outputs[index].length = 0
+        processLog.append(process.name, process.outputs[index].stream, line, length: length)
         logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
     }
 }

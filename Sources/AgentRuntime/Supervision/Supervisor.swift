@@ -14,6 +14,8 @@ public final class Supervisor {
     let console: ConsoleOutput
     let logger: Logger
     let loop = EventLoop()
+    /// Each process's recent output and the log lines about it (`agent-control logs`).
+    public let processLog = ProcessLog()
 
     private(set) var processes: [SupervisedProcess] = []
     private var byName: [String: SupervisedProcess] = [:]
@@ -93,7 +95,7 @@ public final class Supervisor {
     public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
         self.configuration = configuration
         self.console = console
-        self.logger = logger
+        self.logger = ProcessLogHandler.teeing(logger, into: processLog)
         setProcesses(planned.map(SupervisedProcess.init))
         updateEventTaps()
     }
@@ -112,6 +114,8 @@ public final class Supervisor {
     func setProcesses(_ list: [SupervisedProcess]) {
         processes = list
         byName = Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // A process removed by a reload loses its log; a kept or changed one keeps it.
+        processLog.keep(byName.keys)
         rebuildRouting()
     }
 
@@ -221,7 +225,7 @@ public final class Supervisor {
         }
     }
 
-    /// Each worker costs the supervisor three descriptors (socket, output pipe, pidfd): lift
+    /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.
     static func raiseFileLimit() {
         var limit = rlimit()

@@ -83,11 +83,11 @@ void agent_set_thread_name(const char *name);
 /**
  * The fork server's loop (run by `agent-worker --fork-server`, single-threaded, with its
  * control socket — SOCK_SEQPACKET — on `control`). Each request is a payload (the worker's
- * arguments) with two fds (the worker's channel and its output); the server forks a worker
- * (twice, so that it is reparented to the child subreaper above the server) and replies with
- * its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
- * (NUL-terminated, `*length` bytes), the channel on fd 3, output on fds 1 and 2, its own
- * process group and no other fd; returns -1 in the server when the control socket closes
+ * arguments) with three fds (the worker's channel, stdout and stderr); the server forks a
+ * worker (twice, so that it is reparented to the child subreaper above the server) and replies
+ * with its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
+ * (NUL-terminated, `*length` bytes), the channel on fd 3, stdout and stderr on fds 1 and 2,
+ * its own process group and no other fd; returns -1 in the server when the control socket closes
  * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit).
  */
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
@@ -104,10 +104,10 @@ int agent_fork_server_quit(int control);
 int agent_clean_child_signals(void);
 
 /**
- * Asks the fork server on `control` for a worker: sends `payload` and the two fds, waits up
- * to `timeout_ms` for the reply. Returns 0 and sets `*pid`, or an errno value.
+ * Asks the fork server on `control` for a worker: sends `payload` and the three fds (its
+ * channel, stdout and stderr), waits up to `timeout_ms` for the reply. Returns 0 and sets `*pid`, or an errno value.
  */
-int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int output,
+int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
                               int timeout_ms, pid_t *pid);
 
 /**

@@ -12,6 +12,8 @@ struct Fault: Datasource {
         var exit_code: Int
         var tick_ms: Int
         var event_type: String
+        var print_lines: Int
+        var print_line_bytes: Int
     }
 
     static let typeName = "fault"
@@ -24,6 +26,10 @@ struct Fault: Datasource {
             "exit_code": .integer(minimum: 0, maximum: 255, default: 1, description: "Exit status for mode exit."),
             "tick_ms": .integer(minimum: 0, default: 50, description: "Milliseconds between events (0: as fast as possible)."),
             "event_type": .string(minLength: 1, default: "fault_tick", description: "Type of the events it emits."),
+            "print_lines": .integer(minimum: 0, maximum: 10_000_000, default: 0,
+                                    description: "Lines it writes at start to stdout (`stdout line N`) and to stderr (`stderr line N`), before anything else."),
+            "print_line_bytes": .integer(minimum: 0, maximum: 16_777_216, default: 0,
+                                         description: "Pads each printed line with `x` to this many bytes (0: no padding)."),
         ])
     }
 
@@ -32,6 +38,7 @@ struct Fault: Datasource {
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
+        if settings.print_lines > 0 { Self.printLines(settings.print_lines, padTo: settings.print_line_bytes) }
         if settings.mode == "ignore_stop" {
             context.log("ignoring stop requests from now on")
             while true { usleep(100_000) }
@@ -66,6 +73,26 @@ struct Fault: Datasource {
             }
             if settings.tick_ms > 0 || tick % 100 == 0 {
                 try await context.sleep(seconds: Double(settings.tick_ms) / 1000)
+            }
+        }
+    }
+
+    /// Writes `count` numbered lines to stdout and to stderr, straight to the fds (no stdio
+    /// buffer to lose at a crash).
+    static func printLines(_ count: Int, padTo width: Int) {
+        for index in 1...count {
+            for (fd, name) in [(Int32(1), "stdout"), (Int32(2), "stderr")] {
+                var line = "\(name) line \(index)"
+                if line.utf8.count < width { line += String(repeating: "x", count: width - line.utf8.count) }
+                line += "\n"
+                var bytes = Array(line.utf8)
+                var offset = 0
+                while offset < bytes.count {
+                    let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { break }
+                    offset += n
+                }
             }
         }
     }

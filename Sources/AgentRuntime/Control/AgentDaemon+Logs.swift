@@ -1,0 +1,44 @@
+import AgentCore
+import Foundation
+import JSONSchema
+
+extension AgentDaemon {
+    /// `agent-control logs NAME`: prints a process's kept lines (`TIME STREAM TEXT`, or JSON
+    /// lines), then with `follow` asks for the lines after the last one every 200 ms until
+    /// interrupted. Exit status 3 when the agent is not running, 1 for a process it does not
+    /// have (or another refusal).
+    public func logs(name: String, lines: Int?, since: String?, follow: Bool, json: Bool) -> Int32 {
+        var request: JSONObject = ["command": "logs", "name": .string(name)]
+        if let lines { request["lines"] = .number(JSONNumber(lines)) }
+        if let since { request["since"] = .string(since) }
+        var next: Int?
+        while true {
+            let answer: JSONValue
+            do {
+                answer = try ControlClient.send(.object(request), paths: paths)
+            } catch {
+                // The agent stopped while followed: the end of its log, not a failure.
+                if next != nil, error.isNotRunning {
+                    FileHandle.standardError.write(Data("(the agent stopped: \(error))\n".utf8))
+                    return AgentLauncher.ExitCode.success
+                }
+                return Self.fail(error)
+            }
+            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused the request") }
+            for line in answer["lines"]?.arrayValue ?? [] {
+                print(json ? line.serialized() : Self.logLine(line))
+            }
+            fflush(nil)
+            guard follow else { return AgentLauncher.ExitCode.success }
+            next = answer["next"]?.numberValue?.intValue ?? next
+            // From now on, only what comes after; every line of it (no count, no time).
+            request = ["command": "logs", "name": .string(name), "after": .number(JSONNumber(next ?? 0))]
+            usleep(200_000)
+        }
+    }
+
+    /// `2026-11-24T02:10:00.123Z stderr hello`.
+    static func logLine(_ line: JSONValue) -> String {
+        "\(line["time"]?.stringValue ?? "?") \(line["stream"]?.stringValue ?? "?") \(line["text"]?.stringValue ?? "")"
+    }
+}
