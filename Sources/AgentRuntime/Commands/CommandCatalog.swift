@@ -56,7 +56,28 @@ public enum CommandCatalog {
             request: CommandDescription.object(["name": processName], required: ["name"]),
             answer: CommandDescription.object(["ok": ["const": true], "process": processSchema], required: ["ok"], open: true),
             mutating: true)
-    }
+    } + [
+        CommandDescription(
+            name: "logs", summary: "A process's recent log: what its workers wrote on stdout and stderr and the agent's lines about it (the last 2,000 lines or 512 KiB); follow with `after`.",
+            method: "GET", path: "/api/processes/{name}/logs",
+            request: CommandDescription.object([
+                "name": processName,
+                "lines": ["type": "integer", "minimum": 0, "description": "At most this many lines: the newest, or with `after` the oldest after it."],
+                "since": ["type": ["string", "number"], "description": "Only lines since then: seconds back from now, a duration (30s, 10m, 2h, 1d) or an ISO 8601 time."],
+                "after": ["type": "integer", "minimum": 0, "description": "Only lines with a greater sequence number (paging, following: the `next` of the previous answer)."],
+            ], required: ["name"]),
+            answer: CommandDescription.object([
+                "ok": ["const": true],
+                "lines": ["type": "array", "items": CommandDescription.object([
+                    "seq": ["type": "integer", "description": "Grows through the agent's run, over every process."],
+                    "time": ["type": "string", "format": "date-time"],
+                    "stream": ["type": "string", "enum": ["stdout", "stderr", "supervisor"]],
+                    "text": ["type": "string"],
+                ], required: ["seq", "time", "stream", "text"])],
+                "next": ["type": "integer", "description": "Pass as `after` to get only the lines that come after these."],
+            ], required: ["ok", "lines", "next"]),
+            mutating: false),
+    ]
 
     static let conversation: JSONValue = ["type": "string", "minLength": 1, "maxLength": 200, "default": "default", "description": "The conversation (default: \"default\")."]
 
