@@ -137,11 +137,16 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "CAgentSystem", "JSONSchema", "BenchSupport",
+                "AgentRuntime", "AgentCore", "AgentHTTP", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AgentBenchTests",
+            dependencies: ["agent-bench"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -19,7 +19,9 @@ struct AgentBench: ParsableCommand {
         Figures: 1 module load, 2 settings validation, 3 worker start and restart, 4 event routing \
         against a socketpair baseline, 5 the same with the store on (routing with the store off and \
         on, events persisted per second, the store's insert rate, query latency), 6 idle cost, \
-        7 scale (500 workers), 8 cold start and stop.
+        7 scale (500 workers), 8 cold start and stop, 9 HTTP: GET /api/status under wrk against supervisord's \
+        XML-RPC getAllProcessInfo (wrk is installed with apt-get when missing, supervisor from PyPI into the \
+        scratch folder; nothing is kept). Figures 4 and 6 also run with the HTTP server on.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
         """
@@ -37,7 +39,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
@@ -81,7 +83,8 @@ struct AgentBench: ParsableCommand {
             case 5: StoreBench.run(environment, logFD: logFD)
             case 6: IdleBench.run(environment)
             case 7: ScaleBench.run(environment)
-            default: ColdStartBench.run(environment)
+            case 8: ColdStartBench.run(environment)
+            default: HTTPBench.run(environment)
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)

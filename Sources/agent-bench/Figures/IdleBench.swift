@@ -9,12 +9,14 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); last, the supervisor's memory once more with the store off.")
-        for count in [20, 100] {
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; last, the supervisor's memory once more with the store off.")
+        // 20 workers without and with the HTTP server back to back, so that both see the same
+        // phase of the machine; then 100.
+        for (count, http) in [(20, false), (20, true), (100, false)] {
             do {
-                try measure(environment, workers: count, seconds: seconds, into: &section)
+                try measure(environment, workers: count, seconds: seconds, http: http, into: &section)
             } catch {
-                section.fail("\(count) workers: \(error)")
+                section.fail("\(count) workers\(http ? ", http on" : ""): \(error)")
             }
         }
         do {
@@ -67,10 +69,11 @@ enum IdleBench {
         if stopped == nil || !left.isEmpty { section.fail("\(count) workers, store off: stop incomplete, \(left.count) worker(s) left") }
     }
 
-    static func measure(_ environment: BenchEnvironment, workers count: Int, seconds: Int, into section: inout Section) throws {
-        let file = try environment.writeAgent("idle-\(count)", settings: GeneratedSettings.idle(count: count))
+    static func measure(_ environment: BenchEnvironment, workers count: Int, seconds: Int, http: Bool, into section: inout Section) throws {
+        let file = try environment.writeAgent("idle-\(count)" + (http ? "-http" : ""),
+                                              settings: GeneratedSettings.idle(count: count, http: http ? HTTPBench.httpSettings : nil))
         let run = try ConsoleRun(environment: environment, settingsFile: file)
-        guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
+        guard run.wait(timeout: 60, until: { run.readyTimes.count >= count && (!http || HTTPBench.listeningPort(run) != nil) }) else {
             throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
         }
         // Let the workers' dispatch threads that served the start retire (they idle out after
@@ -112,12 +115,22 @@ enum IdleBench {
         let busiest = byName.filter { $0.value > 0 }.sorted { $0.value > $1.value }.prefix(3)
             .map { String(format: "%@ %.1f", $0.key, Double($0.value) / elapsed) }.joined(separator: ", ")
         let target = count == 20 ? "target < 0.01 %; " : "target < 0.5 %; "
-        section.add(Figure("supervisor CPU, \(count) idle workers", .percentOfCore, samples: slices,
-                           note: target + String(format: "mean %.4f %%, %.1f wakeups/s", mean, wakeups) + (busiest.isEmpty ? "" : " (\(busiest))")))
+        let cpuNote = String(format: "mean %.4f %%, %.1f wakeups/s", mean, wakeups) + (busiest.isEmpty ? "" : " (\(busiest))")
+        guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
+        if http {
+            section.add(Figure("supervisor CPU, \(count) idle workers, http on", .percentOfCore, samples: slices,
+                               note: "the run just above with the HTTP server listening; " + cpuNote))
+            section.add(Figure("supervisor RSS, http on", .megabytes, median: supervisor.rssMB, count: 1))
+            section.add(Figure("supervisor PSS, http on", .megabytes, median: supervisor.pssMB, count: 1,
+                               note: "against \"supervisor PSS\" above, http off"))
+            let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+            if stopped == nil || !left.isEmpty { section.fail("\(count) workers, http on: stop incomplete, \(left.count) worker(s) left") }
+            return
+        }
+        section.add(Figure("supervisor CPU, \(count) idle workers", .percentOfCore, samples: slices, note: target + cpuNote))
         section.add(Figure("  the \(count) workers' CPU together", .percentOfCore, samples: workerSlices,
                            note: String(format: "mean %.4f %%", workersMean)))
 
-        guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         let workerMemory = workers.compactMap(ProcFiles.memory(of:))
         guard workerMemory.count == count else { throw BenchError("read the memory of \(workerMemory.count) of \(count) workers") }
         // The fork server is part of the runtime's cost: counted in the total.

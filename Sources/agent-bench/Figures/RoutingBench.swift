@@ -16,7 +16,7 @@ enum RoutingBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory). Each run is checked: count in = count out, in order, nothing dropped.")
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with the HTTP server on (settings \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]}: Hummingbird listening in the bench process, no client; each repetition runs it right after the one without), and with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory). Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             // Sustained rates: runs of about half a second or more through the supervisor. Shorter
@@ -33,7 +33,9 @@ enum RoutingBench {
             var emitted = Samples()
             var baseline = Samples()
             var withoutRings = Samples()
+            var withHTTP = Samples()
             var cpu = (supervisor: Samples(), source: Samples(), sink: Samples())
+            var cpuWithHTTP = Samples()
             do {
                 for repetition in 1...repetitions {
                     let outcome = try throughSupervisor(environment, load, logFD: logFD)
@@ -46,6 +48,13 @@ enum RoutingBench {
                     dropped += outcome.dropped
                     if !outcome.problems.isEmpty {
                         section.fail("throughput \(load.label), run \(repetition) of \(repetitions): " + outcome.problems.joined(separator: "; "))
+                    }
+                    let served = try throughSupervisor(environment, load, logFD: logFD, http: true)
+                    withHTTP.append(served.result.throughput)
+                    cpuWithHTTP.append(Double(served.cpu.supervisor) / microseconds)
+                    dropped += served.dropped
+                    if !served.problems.isEmpty {
+                        section.fail("throughput \(load.label) with http on, run \(repetition) of \(repetitions): " + served.problems.joined(separator: "; "))
                     }
                     baseline.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0).throughput)
                     let socketsOnly = try throughSupervisor(environment, load, logFD: logFD, sharedRings: false)
@@ -65,6 +74,9 @@ enum RoutingBench {
             section.add(Figure("  CPU per event: supervisor", .microseconds, samples: cpu.supervisor))
             section.add(Figure("  CPU per event: source worker", .microseconds, samples: cpu.source))
             section.add(Figure("  CPU per event: sink worker", .microseconds, samples: cpu.sink))
+            section.add(Figure("  the same, http on", .eventsPerSecond, samples: withHTTP,
+                               note: String(format: "ratio http on / off of the medians %.2f; target: unchanged within noise", withHTTP.median / routed.median)))
+            section.add(Figure("  CPU per event: supervisor, http on", .microseconds, samples: cpuWithHTTP))
             section.add(Figure("  the same, AGENT_SHARED_RINGS=0", .eventsPerSecond, samples: withoutRings,
                                note: "events on the workers' sockets: what the shared rings save"))
             section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
@@ -81,8 +93,11 @@ enum RoutingBench {
             let outcome = try throughSupervisor(environment, latencyLoad, logFD: logFD)
             if !outcome.problems.isEmpty { section.fail("latency run: " + outcome.problems.joined(separator: "; ")) }
             let routed = outcome.result
+            let served = try throughSupervisor(environment, latencyLoad, logFD: logFD, http: true)
+            if !served.problems.isEmpty { section.fail("latency run with http on: " + served.problems.joined(separator: "; ")) }
             let baseline = try SocketBaseline.run(environment, count: latencyLoad.count, payloadBytes: latencyLoad.payloadBytes, rate: latencyLoad.rate)
             section.add(latencyFigure("latency \(latencyLoad.label), through the supervisor", routed, note: "target p99 < 1 ms"))
+            section.add(latencyFigure("  the same, http on", served.result, note: "right after the run above"))
             section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
             section.add(Figure("  ratio supervisor / socketpair, latency", .ratio,
                                median: Double(routed.latencyP50) / Double(max(1, baseline.latencyP50)),
@@ -139,13 +154,14 @@ enum RoutingBench {
     /// One run through the supervisor, with the store on (in a new agent folder, so that every
     /// run starts with an empty database) or off; throws only if the sink reported nothing.
     static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false,
-                                  sharedRings: Bool = true) throws -> Outcome {
+                                  sharedRings: Bool = true, http: Bool = false) throws -> Outcome {
         let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3,
-                                                 store: withStore)
+                                                 store: withStore, http: http ? HTTPBench.httpSettings : nil)
         runNumber += 1
-        let agent = try EmbeddedAgent(environment: environment, name: "routing-\(runNumber)" + (withStore ? "-store" : ""),
+        let agent = try EmbeddedAgent(environment: environment, name: "routing-\(runNumber)" + (withStore ? "-store" : "") + (http ? "-http" : ""),
                                       settings: settings, logFD: logFD, sharedRings: sharedRings)
         if withStore, agent.store == nil { throw BenchError("the store is on in the settings but was not opened") }
+        if http, agent.http?.port == nil { throw BenchError("http is on in the settings but the server is not listening") }
         // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.
         let total = load.count + 1
         var allCommittedAt: Int64 = 0

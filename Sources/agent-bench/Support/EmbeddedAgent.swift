@@ -1,4 +1,5 @@
 import AgentCore
+import AgentHTTP
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -21,6 +22,8 @@ final class EmbeddedAgent {
     let store: AgentStore?
     /// Threads of the bench process that the store started (its writer).
     private(set) var storeThreads: [Int32] = []
+    /// The HTTP server, started as agent-control starts it when the settings have `"http"`.
+    private(set) var http: HTTPFront?
 
     /// The store is opened as `agent-control` opens it (`AgentLauncher.openStore`): when the
     /// settings' `store.enabled` is true (the default), at the path they give, with their
@@ -76,9 +79,21 @@ final class EmbeddedAgent {
         } else {
             store = nil
         }
+        if let settings = prepared.settings.http {
+            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), settings: prepared.settings,
+                                       logger: logger)
+            let front = HTTPFront(context: context, settings: settings)
+            do {
+                try front.start()
+            } catch {
+                throw BenchError("cannot start the HTTP server: \(error)")
+            }
+            http = front
+        }
     }
 
     deinit {
+        http?.stop()
         // Only after a failed run: workers the supervisor did not stop are killed and reaped.
         for info in supervisor.snapshot where info.pid > 0 {
             kill(info.pid, SIGKILL)

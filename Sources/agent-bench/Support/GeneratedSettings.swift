@@ -8,20 +8,24 @@ enum GeneratedSettings {
     /// or the store turned off.
     static func storeKey(_ store: Bool) -> String { store ? "" : #""store": {"enabled": false},"# }
 
-    /// `count` processes that do nothing (`bench_idle`); the store on unless `store` is false.
-    static func idle(count: Int, zeroBackoff: Bool = false, store: Bool = true) -> String {
+    /// `count` processes that do nothing (`bench_idle`); the store on unless `store` is false;
+    /// `http` is a host-level `"http": {…}` member to add (the HTTP server on).
+    static func idle(count: Int, zeroBackoff: Bool = false, store: Bool = true, http: String? = nil) -> String {
         let restart = zeroBackoff ? ", " + Self.zeroBackoff : ""
         let processes = (0..<count).map { #""idle\#($0)": {"type": "bench_idle"\#(restart)}"# }
-        return #"{"enabled_modules": ["bench"], "# + storeKey(store) + #" "processes": {"# + processes.joined(separator: ",\n ") + "}}"
+        return #"{"enabled_modules": ["bench"], "# + storeKey(store) + httpKey(http) + #" "processes": {"# + processes.joined(separator: ",\n ") + "}}"
     }
+
+    /// `"http": {…},` or nothing.
+    static func httpKey(_ http: String?) -> String { http.map { " \($0)," } ?? "" }
 
     /// A `bench_source` named `source` and a `bench_sink` named `sink`, with the store on or off.
     /// The sink's queue blocks the source when full (`"when_full": "block"`) rather than
     /// dropping the oldest events (the default), so that a sink that falls behind for a moment
     /// slows the source down instead of losing events: every run must deliver every event.
-    static func routing(count: Int, payloadBytes: Int, rate: Double, startDelay: Double, store: Bool) -> String {
+    static func routing(count: Int, payloadBytes: Int, rate: Double, startDelay: Double, store: Bool, http: String? = nil) -> String {
         """
-        {"enabled_modules": ["bench"], \(storeKey(store))
+        {"enabled_modules": ["bench"], \(storeKey(store))\(httpKey(http))
          "processes": {
            "source": {"type": "bench_source", "count": \(count), "payload_bytes": \(payloadBytes), "rate": \(rate), "start_delay": \(startDelay)},
            "sink": {"type": "bench_sink", "queue": {"when_full": "block"}}
