@@ -49,6 +49,7 @@ struct AgentBench: ParsableCommand {
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
+        HTTPBench.exportToken()
         BenchEnvironment.raiseOpenFileLimit()
         let environment: BenchEnvironment
         do {

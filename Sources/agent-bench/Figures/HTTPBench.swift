@@ -105,10 +105,17 @@ enum HTTPBench {
     /// The bench's bearer token for this run: 32 hex digits from the system's random source.
     static let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
 
+    /// The variable the settings take the token from (a token written in the file is refused);
+    /// set in the bench's environment, which agent-control and the embedded agent inherit.
+    static let tokenVariable = "AGENT_BENCH_TOKEN"
+
+    /// Puts the token into the bench's environment.
+    static func exportToken() { setenv(tokenVariable, token, 1) }
+
     /// The `"http"` key of the agent's settings for the bench: loopback, any free port, the
     /// bench's token with the read role (as a monitoring program would have).
     static var httpSettings: String {
-        #""http": {"listen": "127.0.0.1:0", "tokens": [{"token": "\#(token)", "role": "read", "name": "agent-bench"}]}"#
+        #""http": {"listen": "127.0.0.1:0", "tokens": [{"token": "${env:\#(tokenVariable)}", "role": "read", "name": "agent-bench"}]}"#
     }
 
     static var authorizationHeaders: [String: String] { ["Authorization": "Bearer \(token)"] }
