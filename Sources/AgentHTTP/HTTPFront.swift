@@ -68,6 +68,7 @@ public final class HTTPFront: AgentFront, Sendable {
         HealthRoutes(commands: context.commands).register(on: router)
         OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandCatalog.all, routes: Self.documentedRoutes)).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
+        DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         return router
     }
 

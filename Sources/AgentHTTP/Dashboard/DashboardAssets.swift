@@ -1,0 +1,181 @@
+/// The dashboard's one style sheet and its little script, compiled into the binary. The script
+/// only refreshes what the server already rendered (every page reads without it) by polling
+/// the API: `/api/status`, `/api/events?after=`, a process's log.
+enum DashboardAssets {
+    static let css = """
+    :root { --fg: #1d2329; --muted: #5f6b76; --line: #d9dee3; --bg: #f6f7f9; --card: #fff; --accent: #1f6feb;
+            --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
+    * { box-sizing: border-box; }
+    body { margin: 0; color: var(--fg); background: var(--bg); font-size: 15px; line-height: 1.45; }
+    header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.25rem; padding: .6rem 1rem; background: #24292f; color: #fff; }
+    header a { color: #d0d7de; text-decoration: none; }
+    header .brand { color: #fff; font-weight: 600; }
+    header nav { display: flex; flex-wrap: wrap; gap: .25rem .9rem; flex: 1; }
+    header nav a[aria-current] { color: #fff; border-bottom: 2px solid #fff; }
+    header .user { color: #d0d7de; font-size: .9em; }
+    main { padding: 1rem; max-width: 1200px; margin: 0 auto; }
+    h1 { font-size: 1.4rem; margin: .2rem 0 .8rem; }
+    h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
+    a { color: var(--accent); }
+    .summary, .note { color: var(--muted); }
+    .flash { padding: .5rem .75rem; border-radius: 6px; background: #ddf4ff; border: 1px solid #54aeff; white-space: pre-wrap; }
+    .flash.error { background: #ffebe9; border-color: #ff8182; }
+    .table-wrap { overflow-x: auto; }
+    table { border-collapse: collapse; width: 100%; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
+    th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+    th { font-size: .85em; color: var(--muted); font-weight: 600; background: #f0f2f4; }
+    td code { font-size: .85em; word-break: break-all; }
+    .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85em; font-weight: 600; background: #eaeef2; }
+    .state-running { background: #dafbe1; color: var(--ok); }
+    .state-starting, .state-stopping, .state-backoff, .state-suspended { background: #fff8c5; color: var(--warn); }
+    .state-failed, .state-exited { background: #ffebe9; color: var(--bad); }
+    form.actions { display: flex; gap: .3rem; flex-wrap: wrap; margin: 0; }
+    button { font: inherit; font-size: .9em; padding: .25rem .7rem; border: 1px solid #afb8c1; border-radius: 6px; background: #f6f8fa; cursor: pointer; }
+    button:hover { background: #eef1f4; }
+    button.quiet { border-color: transparent; background: none; color: var(--muted); }
+    input, textarea { font: inherit; padding: .3rem .5rem; border: 1px solid #afb8c1; border-radius: 6px; }
+    form.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: 0 0 .8rem; }
+    form.inline { display: inline; }
+    .facts dl { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .5rem; margin: 0 0 .8rem; }
+    .facts dl div { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .4rem .6rem; }
+    .facts dt { font-size: .8em; color: var(--muted); }
+    .facts dd { margin: 0; font-weight: 600; word-break: break-word; }
+    pre.log, pre.code { background: #0d1117; color: #e6edf3; padding: .7rem; border-radius: 6px; overflow: auto; max-height: 24rem; font-size: .85em; }
+    pre.log .log-stderr { color: #ffa198; }
+    textarea#settings-text { width: 100%; font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .85em; }
+    ol.errors { background: #ffebe9; border: 1px solid #ff8182; border-radius: 6px; padding: .5rem .5rem .5rem 2rem; }
+    .listing .ln { display: inline-block; width: 3em; color: #7d8590; user-select: none; }
+    .listing .line-error { background: #5a1e22; display: inline-block; width: 100%; }
+    .field-error { display: block; color: #ffa198; padding-left: 3em; font-family: system-ui, sans-serif; }
+    ol.chat { list-style: none; padding: 0; margin: 0 0 1rem; display: flex; flex-direction: column; gap: .4rem; }
+    .msg { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .45rem .7rem; max-width: 48rem; }
+    .msg-user { align-self: flex-end; background: #ddf4ff; }
+    .msg-alert { background: #fff8c5; }
+    .msg .who { font-weight: 600; }
+    .msg time { display: block; font-size: .75em; color: var(--muted); }
+    #chat-form { display: flex; gap: .5rem; }
+    #chat-form input[name=text] { flex: 1; }
+    @media (max-width: 720px) {
+      table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; }
+      table.cards thead { display: none; }
+      table.cards tr { border-bottom: 1px solid var(--line); padding: .3rem 0; }
+      table.cards td { border: 0; padding: .15rem .6rem; }
+      table.cards td[data-label]::before { content: attr(data-label); display: inline-block; min-width: 6.5rem; color: var(--muted); font-size: .85em; }
+    }
+
+    """
+
+    static let javascript = """
+    "use strict";
+    (function () {
+      var page = document.body.getAttribute("data-page");
+      function csrf() { var m = document.cookie.match(/(?:^|; )agent_csrf=([0-9a-f]+)/); return m ? m[1] : ""; }
+      function get(url) {
+        return fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+          .then(function (r) { return r.ok ? r.json() : null; }).catch(function () { return null; });
+      }
+      function duration(s) {
+        if (s == null) return "";
+        s = Math.floor(s);
+        if (s < 60) return s + "s";
+        if (s < 3600) return Math.floor(s / 60) + "m " + (s % 60) + "s";
+        if (s < 86400) return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+        return Math.floor(s / 86400) + "d " + Math.floor((s % 86400) / 3600) + "h";
+      }
+      function bytes(n) {
+        if (n == null) return "";
+        var units = ["B", "KiB", "MiB", "GiB"], i = 0;
+        while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+        return (i ? n.toFixed(1) : n) + " " + units[i];
+      }
+      function set(row, field, text) {
+        var cell = row.querySelector('[data-field="' + field + '"]');
+        if (cell && cell.textContent !== text) cell.textContent = text;
+      }
+      function refreshProcesses() {
+        get("/api/status").then(function (status) {
+          if (!status || !status.processes) return;
+          status.processes.forEach(function (p) {
+            document.querySelectorAll('[data-process]').forEach(function (row) {
+              if (row.getAttribute("data-process") !== p.name) return;
+              var state = row.querySelector('[data-field="state"]');
+              if (!state) state = document.querySelector('[data-field="state"]');
+              if (state) { state.textContent = p.state; state.className = "state state-" + p.state; }
+              set(row, "pid", p.pid ? String(p.pid) : "");
+              set(row, "uptime", p.state === "running" ? duration(p.state_seconds) : "");
+              set(row, "restarts", String(p.restarts || 0));
+              set(row, "cpu", p.cpu_seconds != null ? p.cpu_seconds.toFixed(2) + " s" : "");
+              set(row, "memory", bytes(p.rss_bytes));
+              set(row, "events", (p.events_emitted || 0) + " / " + (p.events_delivered || 0) + " / " + (p.events_dropped || 0));
+            });
+          });
+          var up = document.getElementById("agent-uptime");
+          if (up && status.uptime != null) up.textContent = duration(status.uptime);
+        });
+      }
+      function followLog() {
+        var log = document.getElementById("log");
+        if (!log) return;
+        var url = log.getAttribute("data-url");
+        setInterval(function () {
+          var next = log.getAttribute("data-next") || "0";
+          get(url + (url.indexOf("?") < 0 ? "?" : "&") + "after=" + encodeURIComponent(next)).then(function (answer) {
+            if (!answer || !answer.lines || !answer.lines.length) return;
+            var atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+            answer.lines.forEach(function (line) {
+              var span = document.createElement("span");
+              span.className = "log-" + line.stream;
+              span.textContent = line.time + " " + line.text;
+              log.appendChild(span); log.appendChild(document.createTextNode("\\n"));
+            });
+            log.setAttribute("data-next", String(answer.next));
+            if (atEnd) log.scrollTop = log.scrollHeight;
+          });
+        }, 2000);
+      }
+      function followEvents() {
+        var table = document.getElementById("events");
+        if (!table) return;
+        var body = table.querySelector("tbody");
+        setInterval(function () {
+          var q = "after=" + encodeURIComponent(table.getAttribute("data-next") || "0") + "&limit=200";
+          ["type", "source"].forEach(function (k) { var v = table.getAttribute("data-" + k); if (v) q += "&" + k + "=" + encodeURIComponent(v); });
+          get("/api/events?" + q).then(function (answer) {
+            if (!answer || !answer.events || !answer.events.length) return;
+            var none = document.getElementById("no-events");
+            if (none) none.remove();
+            answer.events.forEach(function (e) {
+              var row = document.createElement("tr");
+              [["Id", e.id], ["Time", e.time], ["Type", e.type], ["Source", e.source], ["Payload", JSON.stringify(e.payload)]].forEach(function (c, i) {
+                var td = document.createElement("td");
+                td.setAttribute("data-label", c[0]);
+                if (i === 4) { var code = document.createElement("code"); code.textContent = c[1]; td.appendChild(code); } else td.textContent = String(c[1]);
+                row.appendChild(td);
+              });
+              body.insertBefore(row, body.firstChild);
+            });
+            while (body.rows.length > 500) body.deleteRow(body.rows.length - 1);
+            table.setAttribute("data-next", String(answer.next));
+          });
+        }, 2000);
+      }
+      function settingsErrors() {
+        var text = document.getElementById("settings-text");
+        if (!text) return;
+        document.querySelectorAll("#settings-errors li[data-line]").forEach(function (item) {
+          item.addEventListener("click", function () {
+            var line = parseInt(item.getAttribute("data-line"), 10), lines = text.value.split("\\n"), at = 0;
+            for (var i = 0; i < line - 1 && i < lines.length; i++) at += lines[i].length + 1;
+            text.focus(); text.setSelectionRange(at, at + (lines[line - 1] || "").length);
+          });
+        });
+      }
+      document.querySelectorAll('input[name="csrf"]').forEach(function (input) { if (!input.value) input.value = csrf(); });
+      if (page === "processes" || page === "process") setInterval(refreshProcesses, 2000);
+      if (page === "process") followLog();
+      if (page === "events") followEvents();
+      if (page === "settings") settingsErrors();
+    })();
+
+    """
+}
