@@ -7,7 +7,7 @@ import Testing
     static let settings = """
     {
       "enabled_modules": ["sample"],
-      "http": {"listen": "127.0.0.1:0"},
+      "http": {"listen": "127.0.0.1:0", "users": {"alice": {"password_hash": "HASH"}}},
       "processes": {
         "trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.2},
         "busy": {"type": "trade_frequency", "window": 30, "threshold": 1000},
@@ -16,12 +16,13 @@ import Testing
     }
 
     """
+    static let password = "correct horse battery staple"
 
     /// The same settings with one bad value, on line 6 of the text.
     static let invalidSettings = """
     {
       "enabled_modules": ["sample"],
-      "http": {"listen": "127.0.0.1:0"},
+      "http": {"listen": "127.0.0.1:0", "users": {"alice": {"password_hash": "HASH"}}},
       "processes": {
         "trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.2},
         "busy": {"type": "trade_frequency", "window": "thirty", "threshold": 1000},
@@ -31,8 +32,8 @@ import Testing
     """
 
     /// Starts the agent and finds the port its HTTP front listens on.
-    static func startAgent() throws -> (AgentRun, String) {
-        let agent = try AgentRun(settings: settings)
+    static func startAgent(hash: String) throws -> (AgentRun, String) {
+        let agent = try AgentRun(settings: settings.replacingOccurrences(of: "HASH", with: hash))
         guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
               let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
             _ = agent.stop()
@@ -52,21 +53,33 @@ import Testing
 
     @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func theDashboardShowsStopsChatsEditsAndRefusesOtherOrigins() throws {
-        let (agent, base) = try Self.startAgent()
+        let hash = try APIAgent.hash(Self.password)
+        let (agent, base) = try Self.startAgent(hash: hash)
         defer { _ = agent.stop() }
         let browser = try WebDriver(width: 1000, height: 700, directory: agent.directory)
         defer { browser.quit() }
         let shots = try Self.screenshotFolder()
 
-        // The processes, with their states as the server rendered them.
+        // Without a session, the dashboard sends the browser to its login page; a wrong
+        // password is refused there, the right one leads on to the page asked for.
         try browser.navigate(to: base + "/")
+        try browser.type("alice", into: try browser.element("#login-user"))
+        try browser.type("wrong", into: try browser.element("#login-password"))
+        try browser.click(try browser.element("#login-form button"))
+        try browser.wait("the refusal") { try browser.text("#login-error").contains("Wrong user name or password") }
+        try browser.type("alice", into: try browser.element("#login-user"))
+        try browser.type(Self.password, into: try browser.element("#login-password"))
+        try browser.click(try browser.element("#login-form button"))
+        try browser.wait("the processes page") { try browser.find("#processes") != nil }
+        #expect(try browser.text("header .user").contains("alice (admin)"))
+
+        // The processes, with their states as the server rendered them.
         try browser.wait("every process running", timeout: 60) {
             let states = try ["trades", "busy", "chat"].map { try browser.text("tr[data-process=\"\($0)\"] [data-field=state]") }
             if states != ["running", "running", "running"] { try browser.navigate(to: base + "/") }
             return states == ["running", "running", "running"]
         }
         #expect(try !browser.text("tr[data-process=\"trades\"] [data-field=pid]").isEmpty)
-        try browser.wait("the script's refresh to show CPU and memory") { try !browser.text("tr[data-process=\"trades\"] [data-field=memory]").isEmpty }
         try browser.screenshot(to: shots + "/dashboard-processes.png")
 
         // Stop one: the flash says so and its state changes.
@@ -89,7 +102,7 @@ import Testing
         let editor = try browser.element("#settings-text")
         #expect(try browser.execute("return document.getElementById('settings-text').value") as? String == before)
         try browser.clear(editor)
-        try browser.type(Self.invalidSettings, into: editor)
+        try browser.type(Self.invalidSettings.replacingOccurrences(of: "HASH", with: hash), into: editor)
         try browser.click(try browser.element("#settings-form button"))
         let error = try browser.element("#settings-errors li[data-pointer=\"/processes/busy/window\"]")
         let errorText = try browser.text(of: error)
@@ -115,9 +128,9 @@ import Testing
         """)
         defer { attacker.stop() }
         try browser.navigate(to: "http://127.0.0.1:\(attacker.port)/")
-        let refusal = try browser.element("#refused")
-        let refusalText = try browser.text(of: refusal)
-        #expect(refusalText.contains("another site"), "\(refusalText)")
+        try browser.wait("the dashboard's answer to the forged form") { try browser.currentURL.contains(":\(dashboardPort)/") }
+        let refusalText = try browser.text("body")
+        #expect(refusalText.contains("cross-site request refused"), "\(refusalText)")
         try browser.navigate(to: base + "/")
         #expect(try browser.text("tr[data-process=\"busy\"] [data-field=state]") == "running")
         #expect(!agent.stderrLines.contains { $0.contains("busy") && $0.contains("stop requested") })

@@ -13,6 +13,9 @@ enum DashboardAssets {
     header nav { display: flex; flex-wrap: wrap; gap: .25rem .9rem; flex: 1; }
     header nav a[aria-current] { color: #fff; border-bottom: 2px solid #fff; }
     header .user { color: #d0d7de; font-size: .9em; }
+    header button.logout { color: #d0d7de; }
+    form.login { display: flex; flex-direction: column; gap: .6rem; max-width: 20rem; }
+    form.login label { display: flex; flex-direction: column; gap: .2rem; }
     main { padding: 1rem; max-width: 1200px; margin: 0 auto; }
     h1 { font-size: 1.4rem; margin: .2rem 0 .8rem; }
     h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }

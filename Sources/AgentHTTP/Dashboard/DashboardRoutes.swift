@@ -6,15 +6,21 @@ import Mustache
 
 /// The dashboard at `/`: pages rendered on the server from the answers of the same commands
 /// the API executes (through ``CommandCenter``, never from supervision state), forms that post
-/// those commands (each checked by ``DashboardCSRF``), one style sheet and a small script that
-/// refreshes pages by polling the API.
+/// those commands, one style sheet and a small script that refreshes pages by polling the API.
+///
+/// Who may see and change what is the access policy's business (``AccessPolicy``: a page
+/// without a session goes to `/login`; a form that changes something needs the admin role
+/// and passes the CSRF checks: `Origin`, `Sec-Fetch-Site`, and the session's token, which
+/// every form carries in its hidden `csrf` field).
 struct DashboardRoutes: Sendable {
     let commands: CommandCenter
     let maximumBodyBytes: Int
 
     func register(on router: Router<AgentRequestContext>) {
-        router.get("/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
-        router.get("/dashboard.js") { _, _ in Self.asset(DashboardAssets.javascript, type: "text/javascript; charset=utf-8") }
+        // Under the access policy's public prefix: the login page uses them too.
+        router.get("/assets/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
+        router.get("/assets/dashboard.js") { _, _ in Self.asset(DashboardAssets.javascript, type: "text/javascript; charset=utf-8") }
+        router.get("/login") { request, context in loginPage(request, context) }
         router.get("/") { request, context in await processesPage(request, context) }
         router.get("/processes/{name}") { request, context in await processPage(request, context) }
         router.post("/processes/{name}") { request, context in await processAction(request, context) }
@@ -45,24 +51,26 @@ struct DashboardRoutes: Sendable {
 
     static let flashCookie = "agent_flash"
 
-    /// A page: `template` rendered with `data` into the layout. Gives the page the CSRF token
-    /// (set as a cookie when the browser has none yet) and the flash message of the last action.
+    /// A page: `template` rendered with `data` into the layout, with the session's CSRF token
+    /// (its `agent_csrf` cookie, for the forms' hidden field) and the flash message of the last
+    /// action.
     func page(_ template: String, title: String, nav: String? = nil, data: [String: Any], request: Request,
               context: AgentRequestContext, status: HTTPResponse.Status = .ok) -> Response {
-        let (token, setCookie) = DashboardCSRF.token(for: request)
         var data = data
+        let token = request.cookies[SessionTable.csrfCookie]?.value ?? ""
         data["csrf"] = token
         let body = DashboardTemplates.library.render(data, withTemplate: template) ?? ""
         let current = nav ?? template
         var layout: [String: Any] = [
-            "title": title, "page": template, "body": body,
+            "title": title, "page": template, "body": body, "showNav": context.identity != nil,
             "nav": Self.navigation.map { ["href": $0.href, "label": $0.label, "current": $0.page == current] as [String: Any] },
         ]
-        if let user = context.identity?.name { layout["user"] = user }
+        if let identity = context.identity {
+            layout["user"] = ["name": identity.name, "role": identity.role.rawValue, "session": identity.bySession, "csrf": token] as [String: Any]
+        }
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
         headers.append(HTTPFields.Element(name: .init("X-Frame-Options")!, value: "DENY"))
         headers.append(HTTPFields.Element(name: .init("Content-Security-Policy")!, value: "default-src 'self'; frame-ancestors 'none'; form-action 'self'"))
-        if let setCookie { headers.append(HTTPFields.Element(name: .setCookie, value: setCookie)) }
         if let flash = request.cookies[Self.flashCookie]?.value, let decoded = flash.removingPercentEncoding, let kind = decoded.first {
             layout["flash"] = ["kind": kind == "!" ? "error" : "ok", "text": String(decoded.dropFirst())]
             headers.append(HTTPFields.Element(name: .setCookie, value: "\(Self.flashCookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"))
@@ -95,19 +103,15 @@ struct DashboardRoutes: Sendable {
         page("refused", title: "Refused", nav: "", data: ["reason": reason], request: request, context: context, status: status)
     }
 
-    /// Reads a posted form and checks that it may change something: who (an admin, once
-    /// logins exist) and where from (``DashboardCSRF``). Returns the form, or the refusal.
+    /// Reads a posted form. Who may post it and from where was checked before (the access
+    /// policy: the admin role, the CSRF checks), as for every request that changes something.
     func mutatingForm(_ request: Request, _ context: AgentRequestContext) async -> Result<FormBody, Refusal> {
-        if let identity = context.identity, identity.role != .admin {
-            return .failure(Refusal(reason: "\(identity.name) may read but not change anything (role \(identity.role.rawValue))"))
-        }
         let form: FormBody
         do {
             form = try await FormBody.read(request, limit: maximumBodyBytes)
         } catch {
             return .failure(Refusal(reason: "the form is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)", status: .contentTooLarge))
         }
-        if let reason = DashboardCSRF.refusal(of: request, form: form) { return .failure(Refusal(reason: reason)) }
         return .success(form)
     }
 
@@ -119,5 +123,22 @@ struct DashboardRoutes: Sendable {
     /// What an answer refused, as one line.
     static func problem(_ answer: JSONValue) -> String {
         answer["error"]?.stringValue ?? "the command failed"
+    }
+}
+
+extension DashboardRoutes {
+    /// `GET /login`: the form that posts to `POST /api/login` (which sets the session and the
+    /// CSRF cookies and sends the browser on to `next`).
+    func loginPage(_ request: Request, _ context: AgentRequestContext) -> Response {
+        let query = request.uri.queryParameters
+        let next = LoginRoutes.localPath(query["next"].map(String.init)) ?? "/"
+        var data: [String: Any] = ["next": next]
+        switch query["error"].map(String.init) {
+        case "wrong"?: data["error"] = "Wrong user name or password."
+        case "rate_limited"?: data["error"] = "Too many failed logins; wait a while and try again."
+        case let other?: data["error"] = "The login failed (\(other))."
+        case nil: break
+        }
+        return page("login", title: "Log in", nav: "", data: data, request: request, context: context)
     }
 }

@@ -16,7 +16,7 @@ enum DashboardTemplates {
 
     static let sources: [String: String] = [
         "layout": layout, "processes": processes, "process": process, "events": events,
-        "modules": modules, "settings": settings, "chat": chat, "refused": refused,
+        "modules": modules, "settings": settings, "chat": chat, "refused": refused, "login": login,
     ]
 
     static let layout = """
@@ -26,21 +26,21 @@ enum DashboardTemplates {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>{{title}} · AgentRuntime</title>
-    <link rel="stylesheet" href="/dashboard.css">
+    <link rel="stylesheet" href="/assets/dashboard.css">
     </head>
     <body data-page="{{page}}">
     <header>
     <a class="brand" href="/">AgentRuntime</a>
     <nav>
-    {{#nav}}<a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a>{{/nav}}
+    {{#showNav}}{{#nav}}<a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a>{{/nav}}{{/showNav}}
     </nav>
-    {{#user}}<span class="user">{{user}}</span>{{/user}}
+    {{#user}}<span class="user">{{name}} ({{role}})</span>{{#session}}<form method="post" action="/api/logout" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button class="quiet logout">Log out</button></form>{{/session}}{{/user}}
     </header>
     <main>
     {{#flash}}<p class="flash {{kind}}" role="status" id="flash">{{text}}</p>{{/flash}}
     {{{body}}}
     </main>
-    <script src="/dashboard.js"></script>
+    <script src="/assets/dashboard.js"></script>
     </body>
     </html>
 
@@ -202,6 +202,18 @@ enum DashboardTemplates {
     <form method="post" action="/chat/clear" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <button class="quiet">Clear this conversation</button>
+    </form>
+
+    """
+
+    static let login = """
+    <h1>Log in</h1>
+    {{#error}}<p class="flash error" id="login-error">{{error}}</p>{{/error}}
+    <form method="post" action="/api/login" id="login-form" class="login">
+    <input type="hidden" name="next" value="{{next}}">
+    <label>User <input name="user" id="login-user" autocomplete="username" required autofocus></label>
+    <label>Password <input name="password" id="login-password" type="password" autocomplete="current-password" required></label>
+    <button>Log in</button>
     </form>
 
     """

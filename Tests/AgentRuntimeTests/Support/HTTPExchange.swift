@@ -47,6 +47,10 @@ enum HTTPExchange {
             if count < 0 { throw Failure(description: "read from 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
             if count == 0 { break }
             answer += buffer[0..<count]
+            // Some servers keep the connection open despite `Connection: close`: stop once the
+            // body of the length announced is in.
+            if let complete = try? parse(answer), let length = complete.headers["content-length"].flatMap({ Int($0) }),
+               complete.body.count >= length { break }
         }
         return try parse(answer)
     }

@@ -159,7 +159,7 @@ final class WebDriver: @unchecked Sendable {
 
     // MARK: The wire
 
-    static let elementKey = "element-6066-11e4-a23c-4c4c4c4c4c4c"
+    static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
 
     private func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) throws -> Any? {
         let answer = try request(method, "/session/\(session)" + path, body, timeout: 60)
