@@ -14,6 +14,16 @@ enum APIResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
     }
 
+    /// A command's answer, already serialized, with the HTTP status for it.
+    static func json(_ answer: CommandCenter.RenderedAnswer) -> Response {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(answer.text.utf8.count + 1)
+        buffer.writeString(answer.text)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return Response(status: status(of: answer.json), headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: buffer))
+    }
+
     /// `{"ok": false, "error": message, "code": code, "pointer": pointer}` with `status`.
     static func error(_ status: HTTPResponse.Status, code: String, _ message: String, pointer: String? = nil, headers: HTTPFields = [:]) -> Response {
         var object: JSONObject = ["ok": false, "error": .string(message), "code": .string(code)]

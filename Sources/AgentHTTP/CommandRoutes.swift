@@ -49,8 +49,9 @@ struct CommandRoutes: Sendable {
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
             return streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
         }
-        let answer = await commands.execute(.object(full), caller: caller)
-        return APIResponse.json(answer, status: APIResponse.status(of: answer))
+        // `status` comes serialized once for every request of its batch (see executeRendered).
+        let answer = await commands.executeRendered(.object(full), caller: caller)
+        return APIResponse.json(answer)
     }
 
     /// A request refused before it reaches the command layer.

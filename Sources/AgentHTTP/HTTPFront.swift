@@ -8,8 +8,8 @@ import NIOSSL
 import NIOCore
 import Synchronization
 
-/// The HTTP front: the API (one route per command of the command layer), health and, later,
-/// the dashboard and metrics, served by Hummingbird on its own threads in the supervisor's
+/// The HTTP front: the API (one route per command of the command layer), health, metrics and,
+/// later, the dashboard, served by Hummingbird on its own threads in the supervisor's
 /// process. Handlers only post commands to the supervisor's loop and await the answers (see
 /// ``CommandCenter``); no client can block the loop.
 public final class HTTPFront: AgentFront, Sendable {
@@ -21,6 +21,8 @@ public final class HTTPFront: AgentFront, Sendable {
 
     let context: FrontContext
     let settings: HTTPSettings
+    /// `GET /metrics` and the request counters.
+    let exporter = PrometheusExporter()
     private let state = Mutex<(task: Task<Void, Never>?, port: Int?)>((nil, nil))
     private let finished = DispatchSemaphore(value: 0)
     /// Login sessions of browsers.
@@ -57,6 +59,7 @@ public final class HTTPFront: AgentFront, Sendable {
     /// on a GET).
     func makeRouter() -> Router<AgentRequestContext> {
         let router = Router(context: AgentRequestContext.self)
+        router.middlewares.add(HTTPMetricsMiddleware(exporter: exporter))
         router.middlewares.add(JSONErrorMiddleware())
         let csrf = CSRFProtection(sessions: sessions, secure: settings.tls != nil, maximumBodyBytes: settings.maximumBodyBytes)
         router.middlewares.add(BearerTokens(tokens: settings.tokens))
@@ -65,7 +68,8 @@ public final class HTTPFront: AgentFront, Sendable {
         router.middlewares.add(RequestShapeMiddleware(routes: RouteTable(commands: CommandCatalog.all, routes: Self.documentedRoutes)))
         LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
                     commands: context.commands, logger: context.logger).register(on: router)
-        HealthRoutes(commands: context.commands).register(on: router)
+        HealthRoutes(commands: context.commands, readiness: settings.readiness).register(on: router)
+        MetricsRoutes(commands: context.commands, exporter: exporter).register(on: router)
         OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandCatalog.all, routes: Self.documentedRoutes)).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
         DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)

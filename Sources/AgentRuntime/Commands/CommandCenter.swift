@@ -33,7 +33,23 @@ public final class CommandCenter: Sendable {
         }
     }
 
+    /// An answer with its JSON text, made once however many requests share it.
+    public struct RenderedAnswer: Sendable {
+        public let json: JSONValue
+        /// `json` serialized (compact, no trailing newline).
+        public let text: String
+
+        public init(json: JSONValue) {
+            self.json = json
+            text = json.serialized()
+        }
+    }
+
+    /// The commands answered from a snapshot of the agent (see ``SnapshotBatcher``).
+    static let snapshotCommands: Set<String> = ["status", "metrics", "readiness"]
+
     private let inbox: LoopInbox
+    private let snapshots: SnapshotBatcher
     /// The store to read for `events` and `history` (nil: the store is off).
     private let storePath: String?
     private let handler: LoopBound<(JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void>
@@ -42,9 +58,11 @@ public final class CommandCenter: Sendable {
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
-    init(inbox: LoopInbox, storePath: String?, handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
+    init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
+         handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
          recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
+        snapshots = SnapshotBatcher(inbox: inbox, take: snapshot)
         self.storePath = storePath
         self.handler = LoopBound(value: handler)
         self.recorder = LoopBound(value: recorder)
@@ -65,6 +83,22 @@ public final class CommandCenter: Sendable {
 
     /// Executes `request` on the supervisor's loop. Any thread; never blocks the caller's thread.
     public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {
+        await executeRendered(request, caller: caller).json
+    }
+
+    /// Executes `request` and gives its answer with the answer's JSON text. `status` and
+    /// `metrics` answers are built and serialized once for all the requests that waited for
+    /// the same turn of the loop (see ``SnapshotBatcher``).
+    public func executeRendered(_ request: JSONValue, caller: Caller) async -> RenderedAnswer {
+        let name = request["command"]?.stringValue ?? ""
+        if Self.snapshotCommands.contains(name) {
+            guard let shared = await snapshots.snapshot() else { return RenderedAnswer(json: Self.stoppingAnswer) }
+            return shared.answer(request)
+        }
+        return RenderedAnswer(json: await executeOnLoop(request, caller: caller))
+    }
+
+    private func executeOnLoop(_ request: JSONValue, caller: Caller) async -> JSONValue {
         if let name = request["command"]?.stringValue, CommandCatalog.named(name)?.executor == .store {
             return Self.normalized(StoreCommands.execute(request, storePath: storePath))
         }
@@ -114,6 +148,7 @@ public final class CommandCenter: Sendable {
     /// Takes no more commands and answers the ones still waiting. Called by the supervisor
     /// before its loop stops draining.
     func close() {
+        snapshots.close()
         let waiting = pending.withLock { state in
             state.closed = true
             defer { state.waiting = [:] }

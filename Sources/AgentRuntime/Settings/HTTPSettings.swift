@@ -37,6 +37,8 @@ public struct HTTPSettings: Sendable, Equatable {
     public var idleTimeout: Double = 30
     /// Connections served at once; further ones wait in the listen backlog until one closes.
     public var maximumConnections = 256
+    /// When `GET /readyz` calls a process flapping (`"readiness": {"failures": 3, "window": 60}`).
+    public var readiness = Readiness()
 
     /// The schema of `"http"` (part of ``HostSchema``).
     public static let schema: JSONValue = [
@@ -107,6 +109,14 @@ public struct HTTPSettings: Sendable, Equatable {
                              "description": "Seconds a connection may stay silent (no request, or a request only half sent) before it is closed."],
             "max_connections": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 256,
                                 "description": "Connections served at once; more wait in the listen backlog until one closes."],
+            "readiness": [
+                "description": "GET /readyz: a process whose workers ended unasked `failures` times within `window` seconds is flapping (not ready) until the oldest of them leaves the window.",
+                "type": "object", "additionalProperties": false,
+                "properties": [
+                    "failures": ["type": "integer", "minimum": 1, "maximum": 100, "default": .number(JSONNumber(Readiness.defaultFailures))],
+                    "window": ["type": "number", "exclusiveMinimum": 0, "maximum": 86400, "default": .number(JSONNumber(Readiness.defaultWindow))],
+                ],
+            ],
         ],
     ]
 
@@ -124,6 +134,8 @@ public struct HTTPSettings: Sendable, Equatable {
         if let bytes = json["max_body_bytes"]?.numberValue?.intValue { maximumBodyBytes = bytes }
         if let seconds = json["idle_timeout"]?.numberValue?.doubleValue { idleTimeout = seconds }
         if let count = json["max_connections"]?.numberValue?.intValue { maximumConnections = count }
+        if let failures = json["readiness"]?["failures"]?.numberValue?.intValue { readiness.failures = failures }
+        if let window = json["readiness"]?["window"]?.numberValue?.doubleValue { readiness.window = window }
         if let value = json["allow_insecure_remote"]?.boolValue { allowInsecureRemote = value }
         if let value = json["session_ttl"]?.numberValue?.doubleValue { sessionTTL = value }
         if let value = json["login_limit"]?["failures"]?.numberValue?.intValue { loginFailures = value }

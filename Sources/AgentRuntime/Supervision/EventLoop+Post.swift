@@ -14,8 +14,16 @@ final class LoopInbox: Sendable {
     deinit { close(fd) }
 
     /// Queues `work` and wakes the loop. Any thread.
+    ///
+    /// Only the post that finds the queue empty writes the eventfd: the loop reads the eventfd
+    /// before it takes the queue, so work queued behind it is taken by the same drain, and
+    /// many posts between two turns of the loop cost one wake-up rather than a write each.
     func post(_ work: @escaping @Sendable () -> Void) {
-        pending.withLock { $0.append(work) }
+        let wasEmpty = pending.withLock { list in
+            defer { list.append(work) }
+            return list.isEmpty
+        }
+        guard wasEmpty else { return }
         var one: UInt64 = 1
         _ = write(fd, &one, 8)
     }

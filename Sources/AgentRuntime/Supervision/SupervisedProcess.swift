@@ -88,6 +88,12 @@ final class SupervisedProcess {
     var stateSince = 0.0
     /// Monotonic times of recent restarts, for the start limit.
     var restartTimes: [Double] = []
+    /// Monotonic times of its workers' recent ends that nobody asked for (the last
+    /// ``failuresKept``), for readiness's flapping window.
+    var failureTimes: [Double] = []
+    static let failuresKept = 100
+    /// Whether a worker of it ever reported ready (readiness tells a first start from a restart).
+    var wasEverReady = false
     /// Called once the worker is gone after a stop (reload and process commands use it).
     var onStopped: [() -> Void] = []
     /// The failure the worker reported before exiting, if any.

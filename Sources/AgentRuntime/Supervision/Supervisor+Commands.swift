@@ -6,7 +6,7 @@ extension Supervisor {
     /// made once, closed when the loop stops taking commands.
     public func makeCommandCenter(storePath: String?) -> CommandCenter {
         if let commandCenter { return commandCenter }
-        let center = CommandCenter(inbox: loop.inbox, storePath: storePath, handler: { [unowned self] request, caller, respond in
+        let center = CommandCenter(inbox: loop.inbox, storePath: storePath, snapshot: { [unowned self] in takeSnapshot() }, handler: { [unowned self] request, caller, respond in
             execute(request, caller: caller, respond: respond)
         }, recorder: { [unowned self] caller, detail in
             store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "", event: "audit", detail: "\(caller): \(detail)"))

@@ -8,14 +8,11 @@ extension Supervisor {
     func handleControl(_ request: JSONValue) -> JSONValue {
         switch request["command"]?.stringValue {
         case "status"?:
-            // A SIGCHLD that reached a thread other than the loop's is not lost for status.
-            checkStops()
-            var answer: JSONObject = ["ok": true, "pid": .number(JSONNumber(Int(getpid()))), "uptime": .number(JSONNumber(EventLoop.now() - startedAt)),
-                                      "stopping": .bool(stopping), "processes": .array(processesForStatus + disabledProcesses.map(\.json))]
-            answer["store"] = storeStatus
-            answer["outputs"] = .array(outputs?.statistics.map(\.jsonValue) ?? [])
-            answer["fork_server"] = forkServerStatus
-            return .object(answer)
+            return takeSnapshot().statusAnswer
+        case "metrics"?:
+            return takeSnapshot().metricsAnswer
+        case "readiness"?:
+            return Readiness(request).answer(for: takeSnapshot())
         case "stop"?:
             logger.notice("stop requested over the control socket")
             stopAll()
@@ -36,7 +33,7 @@ extension Supervisor {
         }
     }
 
-    static let controlCommands = ["status", "stop", "reload", "process", "logs", "chat", "chat_history", "chat_clear",
+    static let controlCommands = ["status", "metrics", "readiness", "stop", "reload", "process", "logs", "chat", "chat_history", "chat_clear",
                                   "settings_get", "settings_change", "validate", "modules", "diagnostics"]
 
     /// What was expected and what was found, for a request whose command is not known.
@@ -145,20 +142,6 @@ extension Supervisor {
         }
     }
 
-    /// The store's figures for `status`.
-    var storeStatus: JSONValue {
-        guard let store else { return ["enabled": false] }
-        let stats = store.statistics
-        var object: JSONObject = [
-            "enabled": true, "path": .string(store.path), "committed": .number(JSONNumber(stats.committed)),
-            "transactions": .number(JSONNumber(stats.batches)),
-            "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
-            "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
-        ]
-        if let degraded = stats.degraded { object["degraded"] = .string(degraded) }
-        return .object(object)
-    }
-
     func cancelRestart(_ process: SupervisedProcess) {
         pendingStarts.removeAll { $0 === process }
         if let timer = process.restartTimer {
@@ -168,29 +151,6 @@ extension Supervisor {
     }
 
     func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
-
-    /// The processes as `status` shows them. A process that a reload replaced waits for its
-    /// old worker to stop before it starts: it is shown `stopping` with the old worker's pid
-    /// (and `"restarting": true`), not `stopped` with no pid while that worker still runs.
-    /// A process with a worker gets the worker's CPU time and resident memory, read from /proc
-    /// now (only when asked: nothing is sampled in between).
-    var processesForStatus: [JSONValue] {
-        processes.map { process in
-            guard case .object(var object) = SupervisedProcessInfo(process).json else { return .null }
-            if !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }) {
-                let info = SupervisedProcessInfo(old)
-                object["state"] = "stopping"
-                object["pid"] = .number(JSONNumber(Int(info.pid)))
-                object["restarting"] = true
-                if let since = info.stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
-            }
-            if let pid = object["pid"]?.numberValue?.intValue, let usage = ProcStat.Usage.read(pid_t(clamping: pid)) {
-                object["cpu_seconds"] = .number(JSONNumber((usage.cpuSeconds * 100).rounded() / 100))
-                object["rss_bytes"] = .number(JSONNumber(usage.rssBytes))
-            }
-            return .object(object)
-        }
-    }
 }
 
 extension SupervisedProcessInfo {

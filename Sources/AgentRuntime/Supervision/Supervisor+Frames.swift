@@ -105,6 +105,7 @@ extension Supervisor {
             logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
         case .ready:
             process.readyAt = EventLoop.now()
+            process.wasEverReady = true
             if process.state == .starting {
                 record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
                 setState(process, .running)

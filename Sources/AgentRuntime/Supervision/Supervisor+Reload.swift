@@ -89,6 +89,7 @@ extension Supervisor {
         retiring.append(process)
         process.onStopped.append { [unowned self, unowned process] in
             retiring.removeAll { $0 === process }
+            foldIntoTotals([process])
             then?()
         }
         stop(process)

@@ -279,6 +279,8 @@ extension Supervisor {
             processStopped(process)
             return
         }
+        process.failureTimes.append(now)
+        if process.failureTimes.count > SupervisedProcess.failuresKept { process.failureTimes.removeFirst() }
         if let failure = process.reportedFailure,
            code == WorkerMain.ExitCode.badSettings || code == WorkerMain.ExitCode.moduleUnusable {
             setState(process, .failed(reason: failure.message))

@@ -43,6 +43,8 @@ public final class Supervisor {
     /// Processes waiting for their first start (see ``startInTurns(_:)``).
     var pendingStarts: [SupervisedProcess] = []
     var chatSequence = 0
+    /// The counters of processes that reloads removed or replaced (see ``foldIntoTotals(_:)``).
+    var retiredTotals = AgentSnapshot.Totals()
     /// Forks workers when set (see ``ForkServer``); the supervisor shuts it down at the end of
     /// ``run()``. Start it from the thread that runs the supervisor.
     public var forkServer: ForkServer? {
@@ -112,11 +114,13 @@ public final class Supervisor {
     }
 
     func setProcesses(_ list: [SupervisedProcess]) {
+        let previous = processes
         processes = list
         byName = Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         // A process removed by a reload loses its log; a kept or changed one keeps it.
         processLog.keep(byName.keys)
         rebuildRouting()
+        foldIntoTotals(previous)
     }
 
     deinit { readBuffer.deallocate() }
