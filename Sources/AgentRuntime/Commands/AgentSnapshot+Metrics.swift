@@ -77,7 +77,7 @@ extension AgentSnapshot {
             dropped.samples.append((label, Double(process.info.eventsDropped)))
             queue.samples.append((label, Double(process.info.queuedBytes)))
             paused.samples.append((label, process.info.paused ? 1 : 0))
-            if let pid = process.workerPid, let usage = ProcessUsage.read(pid) {
+            if let pid = process.workerPid, let usage = ProcessUsage.recent(pid) {
                 cpu.samples.append((label, usage.cpuSeconds))
                 memory.samples.append((label, Double(usage.rssBytes)))
             }

@@ -98,7 +98,7 @@ extension AgentSnapshot.Process {
             object["restarting"] = true
             if let since = old.stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
         }
-        if let pid = workerPid, let usage = ProcessUsage.read(pid) {
+        if let pid = workerPid, let usage = ProcessUsage.recent(pid) {
             object["cpu_seconds"] = .number(JSONNumber((usage.cpuSeconds * 100).rounded() / 100))
             object["rss_bytes"] = .number(JSONNumber(usage.rssBytes))
         }
