@@ -1,0 +1,80 @@
+import JSONSchema
+
+/// One entry of the settings' `"tasks"`: what a task does and how its runs are treated.
+///
+/// ```json
+/// "tasks": {"backup": {"type": "command", "command": ["/usr/bin/python3", "job.py"],
+///                      "timeout": 600, "retries": {"max": 3, "initial_delay": 5},
+///                      "max_concurrent": 1, "description": "Nightly backup"}}
+/// ```
+public struct TaskDefinition: Equatable, Sendable {
+    /// The key in `"tasks"`.
+    public var name: String
+    /// `"command"`, or `"<module>.<task type>"` for a module task handler.
+    public var type: String
+    public var description: String
+    /// Seconds an attempt may take before it is killed and counted `timed_out` (nil: no limit).
+    public var timeout: Double?
+    public var retries: RetryPolicy
+    /// How many runs of this task may run at once.
+    public var maxConcurrent: Int
+    /// The built-in `command` type: what to run.
+    public var command: CommandSpec?
+    /// A module task's settings (the handler's own, validated against its schema).
+    public var settings: JSONValue
+    /// The task's input schema (a module task's declared one, or `"input"` in the settings;
+    /// nil: any JSON).
+    public var inputSchema: JSONValue?
+    /// `"notify"` as written (read by the notifications).
+    public var notify: JSONValue?
+
+    public init(name: String, type: String, description: String = "", timeout: Double? = nil,
+                retries: RetryPolicy = RetryPolicy(), maxConcurrent: Int = 1, command: CommandSpec? = nil,
+                settings: JSONValue = .object([:]), inputSchema: JSONValue? = nil, notify: JSONValue? = nil) {
+        self.name = name
+        self.type = type
+        self.description = description
+        self.timeout = timeout
+        self.retries = retries
+        self.maxConcurrent = maxConcurrent
+        self.command = command
+        self.settings = settings
+        self.inputSchema = inputSchema
+        self.notify = notify
+    }
+
+    /// `"retries"`: how many more attempts a failed, timed-out or interrupted run gets, and
+    /// the delay before each (`initial_delay × multiplier^(n-1)`, at most `max_delay`).
+    public struct RetryPolicy: Equatable, Sendable {
+        public var max: Int
+        public var initialDelay: Double
+        public var multiplier: Double
+        public var maxDelay: Double
+
+        public init(max: Int = 0, initialDelay: Double = 5, multiplier: Double = 2, maxDelay: Double = 300) {
+            self.max = max
+            self.initialDelay = initialDelay
+            self.multiplier = multiplier
+            self.maxDelay = maxDelay
+        }
+    }
+
+    /// The `command` type: an external program in any language.
+    public struct CommandSpec: Equatable, Sendable {
+        /// The program and its arguments; with `shell`, one shell line in `arguments[0]`.
+        public var arguments: [String]
+        /// `"shell": true`: run `arguments[0]` with `/bin/sh -c`.
+        public var shell: Bool
+        /// The working directory (nil: the agent's folder).
+        public var directory: String?
+        /// Added to the runtime's environment, `${env:}` references resolved.
+        public var environment: [String: String]
+
+        public init(arguments: [String], shell: Bool = false, directory: String? = nil, environment: [String: String] = [:]) {
+            self.arguments = arguments
+            self.shell = shell
+            self.directory = directory
+            self.environment = environment
+        }
+    }
+}

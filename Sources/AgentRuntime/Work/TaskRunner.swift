@@ -1,0 +1,81 @@
+import JSONSchema
+
+/// How one kind of task carries out a run: the built-in `command` type spawns a program, a
+/// module task type hands the run to an executor worker of its module.
+///
+/// The work layer's ``TaskCoordinator`` decides *which* run goes *when* (queue order,
+/// concurrency, retries, timeouts); a runner only carries runs out. Every call is made on the
+/// supervisor's loop thread, and a runner reports on the loop thread too (work of its own
+/// threads is posted back with the loop's inbox), so that neither needs a lock.
+protocol TaskRunner: AnyObject {
+    /// Starts `run`. `report` is called on the loop thread with progress and heartbeats while
+    /// the run goes on and exactly once with `.finished`, after which nothing more is reported
+    /// for the run. A run that cannot start (a program that does not exist, a module that
+    /// cannot load) is finished as `.failed` with the reason — reported, never thrown.
+    func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void)
+
+    /// Ends a started run early: its whole process tree is killed (a command) or the handler
+    /// is cancelled and, if it does not return within its grace, its worker killed (a module
+    /// task). The run is then reported `.finished` with `reason` as its status (`.cancelled`
+    /// or `.timedOut`). A run already finished is left alone.
+    func cancel(runID: String, reason: TaskRunOutcome.Status)
+
+    /// The agent stops: every run still going is ended as `.interrupted`, its processes
+    /// killed. Called once; nothing is started afterwards.
+    func shutDown()
+}
+
+/// One attempt of a run, as a runner receives it.
+struct TaskRunStart {
+    /// The run's id: stable across attempts, the idempotency key a handler or a command sees
+    /// (`AGENT_TASK_RUN_ID`).
+    var runID: String
+    /// 1 for the first attempt (`AGENT_TASK_ATTEMPT`).
+    var attempt: Int
+    var task: TaskDefinition
+    /// The run's input, valid against the task's input schema.
+    var input: JSONValue
+}
+
+/// What a runner says about a run it carries out.
+enum TaskRunReport {
+    /// How far the run got (0...1 when known) and what it is doing.
+    case progress(fraction: Double?, message: String?)
+    /// The run is alive (module handlers; the coordinator's watchdog counts from the last).
+    case heartbeat
+    /// The run ended; reported exactly once.
+    case finished(TaskRunOutcome)
+}
+
+/// How an attempt ended.
+struct TaskRunOutcome: Equatable {
+    enum Status: String, Equatable {
+        case succeeded
+        case failed
+        case timedOut = "timed_out"
+        case cancelled
+        /// The agent stopped (or died) while it ran.
+        case interrupted
+    }
+
+    var status: Status
+    /// The handler's output, or a command's stdout (JSON when it parses, else a string).
+    var output: JSONValue?
+    /// Why it failed, in words a user can act on.
+    var error: String?
+    /// A command's exit status, or the signal that ended it.
+    var exitCode: Int32?
+    var signal: String?
+    /// The last lines of a command's stderr (bounded).
+    var stderrTail: String?
+
+    init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
+         signal: String? = nil, stderrTail: String? = nil) {
+        self.status = status
+        self.output = output
+        self.error = error
+        self.exitCode = exitCode
+        self.signal = signal
+        self.stderrTail = stderrTail
+    }
+}
