@@ -59,6 +59,8 @@ struct DashboardRoutes: Sendable {
         var data = data
         let token = request.cookies[SessionTable.csrfCookie]?.value ?? ""
         data["csrf"] = token
+        // Forms that change something only for those allowed to (the API refuses the rest).
+        data["admin"] = context.identity?.role == .admin
         let body = DashboardTemplates.library.render(data, withTemplate: template) ?? ""
         let current = nav ?? template
         var layout: [String: Any] = [

@@ -46,11 +46,12 @@ enum DashboardTemplates {
 
     """
 
+    /// Shown to admins only: a read-only user's request would be refused (403) anyway.
     static let processForm = """
-    <form method="post" action="/processes/{{path}}" class="actions">
+    {{#admin}}<form method="post" action="/processes/{{path}}" class="actions">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="back" value="{{back}}">
     <button name="action" value="start">Start</button><button name="action" value="stop">Stop</button><button name="action" value="restart">Restart</button>
-    </form>
+    </form>{{/admin}}
     """
 
     static let processes = """
@@ -150,15 +151,15 @@ enum DashboardTemplates {
     <td data-label="Module">{{name}}</td><td data-label="Version">{{version}}</td>
     <td data-label="Process types">{{#types}}<div><b>{{type}}</b> <small>{{kind}}</small> {{description}}</div>{{/types}}</td>
     <td data-label="State">{{state}}</td>
-    <td data-label="">{{#toggle}}<form method="post" action="/modules"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}"><button name="action" value="{{action}}">{{label}}</button></form>{{/toggle}}</td>
+    <td data-label="">{{#admin}}{{#toggle}}<form method="post" action="/modules"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}"><button name="action" value="{{action}}">{{label}}</button></form>{{/toggle}}{{/admin}}</td>
     </tr>{{/modules}}
     </tbody></table></div>
-    {{#canChange}}
+    {{#admin}}{{#canChange}}
     <form method="post" action="/modules" class="filters">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="enable_module">
     <label>Enable a module <input name="name" placeholder="module name" required></label><button>Enable</button>
     </form>
-    {{/canChange}}
+    {{/canChange}}{{/admin}}
 
     """
 
@@ -194,6 +195,7 @@ enum DashboardTemplates {
     {{/messages}}
     {{^messages}}<li class="note">No messages in “{{conversation}}” yet.</li>{{/messages}}
     </ol>
+    {{#admin}}
     <form method="post" action="/chat" id="chat-form">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <input name="text" id="chat-text" placeholder="Ask the chatbot…" autocomplete="off" required autofocus>
@@ -203,6 +205,8 @@ enum DashboardTemplates {
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <button class="quiet">Clear this conversation</button>
     </form>
+    {{/admin}}
+    {{^admin}}<p class="note" id="chat-read-only">Sending messages needs the admin role.</p>{{/admin}}
 
     """
 

@@ -80,3 +80,30 @@ import Testing
         #expect(last?.json?["code"] as? String == "unavailable")
     }
 }
+
+/// `GET /api/processes/{name}/logs?follow=1`: a process's log as server-sent events.
+@Suite struct ProcessLogStreamTests {
+    @Test func followingAProcessLogStreamsTheLinesWrittenAfterItOpened() throws {
+        let agent = try HTTPAgent(processes: EventStreamTests.trades)
+        let stream = try EventStreamClient(port: agent.port, path: "/api/processes/trades/logs?follow=1&lines=1", headers: HTTPAgent.authorization)
+        #expect(stream.status == 200)
+        #expect(stream.headers["content-type"]?.hasPrefix("text/event-stream") == true, "\(stream.headers)")
+        let first = try #require(try stream.next(), "the stream ended before its first line")
+        let firstSeq = try #require(first.id, "a line without id: \(first.data)")
+
+        // A restart writes supervisor lines about the process; they arrive on the open stream,
+        // in order, each once.
+        let restart = try agent.request("POST", "/api/processes/trades/restart", headers: HTTPAgent.authorization)
+        #expect(restart.status == 200, "\(restart.body)")
+        var seen: [Int] = [firstSeq]
+        var texts: [String] = []
+        while seen.count < 50, let line = try stream.next() {
+            seen.append(try #require(line.id, "a line without id: \(line.data)"))
+            let text = line.json?["text"] as? String ?? ""
+            texts.append(text)
+            if text.contains("restart requested") { break }
+        }
+        #expect(texts.contains { $0.contains("restart requested") }, "\(texts)")
+        #expect(seen == seen.sorted() && Set(seen).count == seen.count, "\(seen)")
+    }
+}

@@ -79,6 +79,14 @@ import Testing
         #expect(try agent.request("GET", "/api/status", headers: ["Cookie": bobCookie]).status == 200)
         let bobStop = try agent.request("POST", "/api/processes/trades/stop", headers: ["Cookie": bobCookie, "X-CSRF-Token": bobCSRF])
         #expect(bobStop.status == 403, "\(bobStop.description)")
+        // …and the dashboard does not offer them what would be refused.
+        let bobPage = try agent.request("GET", "/", headers: ["Cookie": bobCookie])
+        #expect(bobPage.status == 200 && bobPage.body.contains("trades"), "\(bobPage.description)")
+        #expect(!bobPage.body.contains(#"value="restart""#), "a read-only user is offered a restart button")
+        let bobChat = try agent.request("GET", "/chat", headers: ["Cookie": bobCookie])
+        #expect(!bobChat.body.contains(#"id="chat-form""#) && bobChat.body.contains("needs the admin role"), "\(bobChat.description)")
+        let alicePage = try agent.request("GET", "/", headers: ["Cookie": cookie])
+        #expect(alicePage.body.contains(#"value="restart""#), "\(alicePage.description)")
 
         let logout = try agent.request("POST", "/api/logout", headers: ["Cookie": cookie, "X-CSRF-Token": csrf])
         #expect(logout.status == 200, "\(logout.description)")
