@@ -115,6 +115,19 @@ extension AgentSnapshot {
             outputQueued.samples.append((labels, Double(output.queued)))
         }
         families += [outputDelivered, outputDropped, outputFailures, outputQueued]
+
+        var queued = MetricFamily("agent_task_runs_queued", .gauge, "Runs of the task waiting: queued, or retrying until their next attempt.")
+        var running = MetricFamily("agent_task_runs_running", .gauge, "Runs of the task being carried out.")
+        var ended = MetricFamily("agent_task_attempts_total", .counter, "Attempts of the task's runs that ended, by outcome, over the agent's life.")
+        for task in tasks {
+            let label = [("task", task.task)]
+            queued.samples.append((label, Double(task.queued)))
+            running.samples.append((label, Double(task.running)))
+            for outcome in ["succeeded", "failed", "timed_out", "cancelled", "interrupted"] {
+                ended.samples.append((label + [("outcome", outcome)], Double(task.ended[outcome] ?? 0)))
+            }
+        }
+        families += [queued, running, ended]
         return families
     }
 }

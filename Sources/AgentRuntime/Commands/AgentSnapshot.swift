@@ -56,6 +56,17 @@ public struct AgentSnapshot: Sendable {
     public var totals: Totals
     /// Chat messages handed to the chatbot.
     public var chatRequests: Int
+    /// The tasks' figures (see ``TaskCoordinator``).
+    public var tasks: [TaskFigures] = []
+
+    /// One task's runs for the metrics.
+    public struct TaskFigures: Sendable {
+        public var task: String
+        public var queued: Int
+        public var running: Int
+        /// Attempts ended, by outcome.
+        public var ended: [String: Int]
+    }
 }
 
 extension AgentSnapshot {

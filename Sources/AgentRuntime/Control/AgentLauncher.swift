@@ -226,6 +226,7 @@ public struct AgentLauncher {
         signalFD = -1
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
+        supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory)
         if let outputs = prepared.settings.document["outputs"] {
             do {
                 supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)

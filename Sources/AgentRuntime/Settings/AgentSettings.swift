@@ -32,6 +32,9 @@ public struct AgentSettings: Sendable {
     public var trustModuleFiles: Bool
     /// `"http"`: the HTTP API and dashboard (nil: off).
     public var http: HTTPSettings?
+    /// `"tasks"`: the definitions that passed the host layer (module task types are checked
+    /// against the modules by the ``SettingsValidator``).
+    public var tasks: [TaskDefinition] = []
 
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
@@ -73,6 +76,13 @@ public struct AgentSettings: Sendable {
                 hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
             }
         }
+        if !hostIssues.contains(where: { $0.pointer == "/tasks" }) {
+            let (tasks, issues) = TaskSettings.read(json["tasks"], environment: ProcessInfo.processInfo.environment)
+            // An entry the schema refused is left out by the reader; what it found besides is added.
+            let refused = Set(hostIssues.compactMap { Self.taskName(at: $0.pointer) })
+            self.tasks = tasks.filter { !refused.contains($0.name) }
+            hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+        }
         enabledModules = []
         for (index, item) in (json["enabled_modules"]?.arrayValue ?? []).enumerated() {
             guard let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) else { continue }
@@ -107,6 +117,13 @@ public struct AgentSettings: Sendable {
             return SettingsIssue(file: file, pointer: "/outputs/\(index)/path",
                                  message: "expected a file to append to, found the folder \(path); name a file in it (e.g. \"\(settings.path.hasSuffix("/") ? settings.path : settings.path + "/")outputs.jsonl\")")
         }
+    }
+
+    /// `backup` for `/tasks/backup/...`.
+    static func taskName(at pointer: String) -> String? {
+        let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false)
+        guard tokens.count >= 3, tokens[1] == "tasks" else { return nil }
+        return JSONPointer.unescape(String(tokens[2]))
     }
 
     static func processName(at pointer: String) -> String? {

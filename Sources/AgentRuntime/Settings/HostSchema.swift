@@ -32,6 +32,7 @@ public enum HostSchema {
             ],
             "store": StoreSettings.schema,
             "http": HTTPSettings.schema,
+            "tasks": TaskSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
                 "type": "boolean", "default": false,

@@ -35,12 +35,14 @@ public struct SettingsReport: Sendable {
     /// What a reload accepted but cannot apply to the running agent (said in its answer and
     /// the log), e.g. changed outputs, which take effect at the next start.
     public var reloadNotes: [String] = []
+    /// The valid task definitions, ready for the ``TaskCoordinator``.
+    public var tasks: [TaskDefinition] = []
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but
     /// do not block.)
     public var blockingIssues: [SettingsIssue] {
-        generalIssues
+        generalIssues.filter { $0.followsFrom == nil }
             + modules.compactMap { module in
                 module.error.map { SettingsIssue(file: file, pointer: "/enabled_modules", message: $0.description) }
             }

@@ -30,7 +30,7 @@ public struct SettingsValidator {
             SettingsReport.Module(name: $0.module, file: $0.file, version: nil, processTypes: [], error: $0)
         }
         let allTypes = modules.flatMap { manifests[$0.name]?.processes.map(\.type) ?? [] }
-        let generalIssues = settings.hostIssues.filter { $0.process == nil }
+        var generalIssues = settings.hostIssues.filter { $0.process == nil }
         var reports: [SettingsReport.Process] = []
         var planned: [PlannedProcess] = []
 
@@ -156,7 +156,15 @@ public struct SettingsValidator {
                 moduleReports[index].error!.message += note
             }
         }
-        return SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+        var tasks: [TaskDefinition] = []
+        for task in settings.tasks {
+            let problems = checkTaskType(task, modules: modules, manifests: manifests, failedModules: failedModules)
+            generalIssues += problems.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
+            if problems.isEmpty { tasks.append(task) }
+        }
+        var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+        report.tasks = tasks
+        return report
     }
 
     /// The adapter a chatbot's `/logic_adapters/N` names (a string, or an object's `type`).
@@ -174,7 +182,7 @@ public struct SettingsValidator {
         return failed.sorted().first { $0 == parts[0] || Suggestions.closest(to: $0, among: [parts[0]]) != nil }
     }
 
-    private mutating func validateModuleSettings(
+    mutating func validateModuleSettings(
         _ process: ProcessSettings, module: ModuleLocation, type: ModuleManifest.ProcessType, file: String
     ) -> [SettingsIssue] {
         let key = module.name + "\u{0}" + type.type

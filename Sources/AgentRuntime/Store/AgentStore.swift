@@ -24,6 +24,8 @@ public final class AgentStore: @unchecked Sendable {
     private var history: [HistoryEntry] = []
     private var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
     private var clearConversations: [String] = []
+    /// Task runs' changes (see ``SQLiteRunStore``).
+    private var runs: [TaskRun] = []
     /// When the oldest waiting event was handed over (group commit waits from here).
     private var oldestPendingSince = Date.distantPast
     private var stopping = false
@@ -122,6 +124,15 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
+    /// batch, so that the loop never waits for the disk.
+    func recordRun(_ run: TaskRun) {
+        lock.lock()
+        runs.append(run)
+        if runs.count == 1 { lock.signal() }
+        lock.unlock()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -162,7 +173,7 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         while true {
             lock.lock()
-            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, !stopping {
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, !stopping {
                 // Asleep until there is work or retention is due: no idle wake-ups.
                 if !lock.wait(untilSaturated: nextRetention) { break }
             }
@@ -171,7 +182,7 @@ public final class AgentStore: @unchecked Sendable {
             // Anything else (a state save, history, chat, stopping) is written at once.
             let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
             while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
+                  clearConversations.isEmpty, runs.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
             let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
             // What is left is already overdue.
@@ -180,6 +191,8 @@ public final class AgentStore: @unchecked Sendable {
             let historyBatch = history
             let chatBatch = chat
             let clears = clearConversations
+            let runBatch = runs
+            runs = []
             states = []
             history = []
             chat = []
@@ -190,9 +203,9 @@ public final class AgentStore: @unchecked Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batch.count, states: stateBatch)
-            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty {
+            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty {
                 do {
-                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch)
+                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch)
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -233,7 +246,7 @@ public final class AgentStore: @unchecked Sendable {
         }
     }
 
-    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry]) throws {
+    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun]) throws {
         try database.inTransaction { db in
             if !batch.isEmpty {
                 // The hot path of the store: bind with SQLite directly, no intermediate values.
@@ -276,6 +289,7 @@ public final class AgentStore: @unchecked Sendable {
                     try insert.execute(arguments: [entry.time, entry.process, entry.event, entry.detail, pid, code, entry.signal])
                 }
             }
+            if !runBatch.isEmpty { try SQLiteRunStore.write(runBatch, in: db) }
             return .commit
         }
     }
@@ -340,9 +354,20 @@ public final class AgentStore: @unchecked Sendable {
                     lock.unlock()
                 } while deleted == 10000
             }
+            let pruned = try database.write { db in
+                try SQLiteRunStore.prune(endedBefore: settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }, keeping: settings.maximumRuns, in: db)
+            }
+            lock.lock()
+            stats.expiredRuns += pruned
+            lock.unlock()
         } catch {
             degrade(error)
         }
+    }
+
+    /// Runs `body` with the writer's connection (prunes asked by a ``RunStore`` user; off the loop).
+    func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.write(body)
     }
 }
 
@@ -355,6 +380,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var dropped = 0
     /// Events deleted by the retention policy.
     public var expired = 0
+    /// Finished task runs deleted by the retention policy.
+    public var expiredRuns = 0
     public var writeErrors = 0
     /// Events waiting to be written.
     public var pending = 0

@@ -48,6 +48,24 @@ enum StoreSchema {
                 CREATE INDEX chat_conversation ON chat(conversation, id);
                 """)
         }
+        migrator.registerMigration("v3-task-runs") { db in
+            // One row per run, replaced at every change; `data` is the whole record (JSON), the
+            // other columns what lists filter and order by. `row` keeps the order of arrival.
+            try db.execute(sql: """
+                CREATE TABLE task_runs (
+                    row INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    task TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    finished INTEGER NOT NULL,
+                    ended REAL,
+                    data TEXT NOT NULL
+                );
+                CREATE INDEX task_runs_task ON task_runs(task, row);
+                CREATE INDEX task_runs_status ON task_runs(status, row);
+                CREATE INDEX task_runs_finished ON task_runs(finished, row);
+                """)
+        }
         return migrator
     }
 

@@ -17,6 +17,10 @@ public struct StoreSettings: Sendable, Equatable {
     public var maximumAge: Double? = 7 * 24 * 3600
     /// At most this many events are kept, the oldest deleted first (nil: no limit).
     public var maximumEvents: Int? = 1_000_000
+    /// At most this many finished task runs are kept, the oldest deleted first (nil: no
+    /// limit); finished runs older than ``maximumAge`` go too. Unfinished runs are never
+    /// deleted.
+    public var maximumRuns: Int? = 100_000
     /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
     public var queueLimit = 100_000
     /// Seconds an event may wait for others to share its transaction (0: commit at once).
@@ -41,6 +45,8 @@ public struct StoreSettings: Sendable, Equatable {
                     "max_age": ["type": ["number", "null"], "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestRetention),
                                 "default": 604800, "description": "Seconds (at most 100 years); null keeps events forever."],
                     "max_events": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 1000000],
+                    "max_runs": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 100000,
+                                 "description": "Finished task runs kept (the oldest go first; max_age applies to them too); null: no limit."],
                 ],
             ],
             "queue_limit": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostQueuedEvents), "default": 100000],
@@ -67,6 +73,7 @@ public struct StoreSettings: Sendable, Equatable {
         if let retention = object["retention"]?.objectValue {
             if let age = retention["max_age"] { maximumAge = seconds(age, upTo: SettingsBounds.longestRetention) }
             if let count = retention["max_events"] { maximumEvents = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
+            if let count = retention["max_runs"] { maximumRuns = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
         }
         queueLimit = integer(object["queue_limit"], in: 1...SettingsBounds.mostQueuedEvents) ?? queueLimit
         synchronous = object["synchronous"]?.stringValue ?? synchronous

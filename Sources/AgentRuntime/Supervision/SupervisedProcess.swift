@@ -120,6 +120,9 @@ final class SupervisedProcess {
     var lastTargets: [SupervisedProcess] = []
     /// The only target, if there is exactly one (kept alive by `lastTargets`).
     var singleTarget: Unmanaged<SupervisedProcess>?
+    /// Tasks triggered by the type it emitted last (nil: none; then `singleTarget` is nil too,
+    /// so that every event of the type goes through `route`).
+    var lastTriggers: [TaskTrigger]?
     var routingGeneration = -1
 
     init(_ planned: PlannedProcess) {

@@ -20,11 +20,13 @@ extension Supervisor {
     func execute(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
         let name = request["command"]?.stringValue ?? ""
         let audited = CommandCatalog.isMutating(name)
-        handleControl(request) { [weak self] answer in
+        let finish: (JSONValue) -> Void = { [weak self] answer in
             let answer = CommandCenter.normalized(answer)
             if audited, let self { audit(request, caller: caller, answer: answer) }
             respond(answer)
         }
+        if name.hasPrefix("task_") { return taskCommand(request, caller: caller, respond: finish) }
+        handleControl(request, respond: finish)
     }
 
     /// One line of the run history for a mutating command: who asked, what, and the result.

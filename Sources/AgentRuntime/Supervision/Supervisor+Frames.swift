@@ -172,6 +172,9 @@ extension Supervisor {
             }
             if queued { return }
         }
+        if let triggers = source.lastTriggers {
+            fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+        }
         let targets = source.lastTargets
         guard !targets.isEmpty else { return }
         deliveryScratch.removeAll(keepingCapacity: true)
@@ -215,7 +218,8 @@ extension Supervisor {
         let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         source.lastEmittedTypeName = name
         source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
-        source.singleTarget = source.lastTargets.count == 1 ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
+        source.lastTriggers = taskTriggers[name]
+        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
         source.routingGeneration = routingGeneration
     }
 

@@ -22,12 +22,14 @@ extension Supervisor {
                 restartPolicy: process.policy.restart.rawValue)
         }
         for process in retiring { add(process, to: &totals) }
-        return AgentSnapshot(
+        var snapshot = AgentSnapshot(
             pid: getpid(), takenAt: now, uptime: now - startedAt, stopping: stopping,
             processes: entries, disabled: disabledProcesses,
             store: store?.statistics, storePath: store?.path,
             outputs: outputs?.statistics ?? [], forkServer: forkServerStatus,
             totals: totals, chatRequests: chatSequence)
+        snapshot.tasks = tasks?.figures ?? []
+        return snapshot
     }
 
     /// The store's figures, as `status` shows them.

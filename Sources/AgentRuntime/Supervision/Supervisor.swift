@@ -36,6 +36,10 @@ public final class Supervisor {
     /// Fronts to stop once the loop takes no more commands (started by the launcher).
     public var fronts: [any AgentFront] = []
     var queryRunner: QueryRunner?
+    /// The work layer: task runs (see ``TaskCoordinator``; set up by ``setUpTasks(_:)``).
+    var tasks: TaskCoordinator?
+    /// Event type → tasks with an `on_event` trigger for it (see ``Supervisor+Work``).
+    var taskTriggers: [String: [TaskTrigger]] = [:]
     var pendingChats: [String: PendingChat] = [:]
     /// Warm spare workers by module library, and the libraries that want one.
     var spares: [String: LaunchedWorker] = [:]
@@ -268,6 +272,7 @@ public final class Supervisor {
     /// Asks every worker to stop; SIGKILL follows after the stop timeout.
     public func stopAll() {
         stopping = true
+        tasks?.shutDown()
         dropSpares()
         for process in processes {
             if let timer = process.restartTimer {

@@ -27,6 +27,8 @@ public struct TaskDefinition: Equatable, Sendable {
     public var inputSchema: JSONValue?
     /// `"notify"` as written (read by the notifications).
     public var notify: JSONValue?
+    /// `"on_event"`: a run for every event of a type whose payload passes a schema.
+    public var onEvent: EventTrigger?
 
     public init(name: String, type: String, description: String = "", timeout: Double? = nil,
                 retries: RetryPolicy = RetryPolicy(), maxConcurrent: Int = 1, command: CommandSpec? = nil,
@@ -41,6 +43,19 @@ public struct TaskDefinition: Equatable, Sendable {
         self.settings = settings
         self.inputSchema = inputSchema
         self.notify = notify
+    }
+
+    /// `"on_event": {"type": "frequency_alert", "where": {…}}`: the event (type, source, time,
+    /// payload) becomes the input of a run when its payload is valid against `where`.
+    public struct EventTrigger: Equatable, Sendable {
+        public var type: String
+        /// A JSON Schema over the payload (nil: every event of the type).
+        public var condition: JSONValue?
+
+        public init(type: String, condition: JSONValue? = nil) {
+            self.type = type
+            self.condition = condition
+        }
     }
 
     /// `"retries"`: how many more attempts a failed, timed-out or interrupted run gets, and

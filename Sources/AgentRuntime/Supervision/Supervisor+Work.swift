@@ -1,0 +1,112 @@
+import AgentCore
+import Foundation
+import JSONSchema
+
+/// A task's `on_event` trigger, compiled for routing.
+struct TaskTrigger {
+    var task: String
+    /// The payload's schema (nil: every event of the type).
+    var condition: JSONSchemaValidator?
+}
+
+/// Wiring of the work layer: the ``TaskCoordinator`` does the work; the supervisor creates it,
+/// forwards commands, reloads and the stop, publishes its events and fires its triggers.
+extension Supervisor {
+    /// Creates the coordinator with the settings' tasks and the runs a previous life of the
+    /// agent left unfinished (read from the store now, before the loop runs). Call once, after
+    /// ``store`` is set.
+    public func setUpTasks(_ definitions: [TaskDefinition], agentDirectory: String) {
+        var runStore: (any RunStore)?
+        if let store {
+            do {
+                runStore = try SQLiteRunStore(store: store)
+            } catch {
+                logger.error("tasks: cannot read runs from the store (\(error)); runs are kept in memory only")
+            }
+        }
+        let coordinator = TaskCoordinator(loop: loop, store: runStore, logger: logger)
+        coordinator.publish = { [unowned self] type, payload in publishTaskEvent(type, payload) }
+        tasks = coordinator
+        applyTasks(definitions)
+        if let runStore {
+            do {
+                let previous = try runStore.loadUnfinished()
+                if !previous.isEmpty { logger.info("tasks: \(previous.count) unfinished run(s) from the agent's previous run") }
+                coordinator.recover(previous)
+            } catch {
+                logger.error("tasks: cannot read the unfinished runs from the store: \(error)")
+            }
+        }
+    }
+
+    /// Takes the settings' tasks (at start and at a reload) and their triggers.
+    func applyTasks(_ definitions: [TaskDefinition]) {
+        guard let tasks else { return }
+        tasks.apply(definitions)
+        var triggers: [String: [TaskTrigger]] = [:]
+        for task in definitions {
+            guard let trigger = task.onEvent else { continue }
+            let condition = trigger.condition.flatMap { try? JSONSchemaValidator(schema: $0) }
+            triggers[trigger.type, default: []].append(TaskTrigger(task: task.name, condition: condition))
+        }
+        if triggers.isEmpty != taskTriggers.isEmpty || !triggers.isEmpty {
+            taskTriggers = triggers
+            // Sources look their triggers up again with their targets.
+            routingGeneration += 1
+        }
+    }
+
+    /// The task commands, on the loop.
+    func taskCommand(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+        guard let tasks else {
+            return respond(["ok": false, "code": "unavailable", "error": "this agent runs no tasks"])
+        }
+        guard !stopping || request["command"] == "task_list" || request["command"] == "task_show" || request["command"] == "task_runs" else {
+            return respond(CommandCenter.stoppingAnswer)
+        }
+        tasks.answer(request, origin: caller.front == "control" ? .cli : .http, inbox: loop.inbox, respond: respond)
+    }
+
+    /// Runs the tasks triggered by an event whose payload passes their condition, with the
+    /// event as input.
+    func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+        guard let tasks, !stopping else { return }
+        let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+        for trigger in triggers {
+            // A task's own events do not trigger it again (no endless chain).
+            if source == "tasks", value["task"]?.stringValue == trigger.task { continue }
+            if let condition = trigger.condition, !condition.validate(value).isEmpty { continue }
+            let input: JSONValue = ["type": .string(type), "source": .string(source),
+                                    "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
+            guard tasks.inputProblems(input, task: trigger.task).isEmpty else {
+                logger.warning("tasks: event \(type) from \(source) does not match the input schema of task \(trigger.task); no run")
+                continue
+            }
+            tasks.submit(task: trigger.task, input: input, priority: .normal, notBefore: nil, requestedBy: .event)
+        }
+    }
+
+    /// A task event (`task.queued`, `task.started`, `task.succeeded`…) from source `tasks`:
+    /// shown, stored and published like any event, delivered to its subscribers, and able to
+    /// trigger other tasks.
+    func publishTaskEvent(_ type: String, _ payload: JSONValue) {
+        let body = Array(payload.serialized().utf8)
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        let typeBytes = Array(type.utf8)
+        typeBytes.withUnsafeBytes { t in
+            body.withUnsafeBytes { p in console.event(source: "tasks", type: t, timeNanoseconds: now, payload: p) }
+        }
+        store?.append(type: type, source: "tasks", time: Double(now) / 1e9, payload: body)
+        if let outputs, outputs.wants(.event) {
+            outputs.publish(.event(source: "tasks", type: type, payload: body, time: now))
+        }
+        for process in (subscribers[type] ?? []) + wildcardSubscribers where process.acceptsDeliveries {
+            deliver(type: type, source: "tasks", payload: payload, to: process)
+        }
+        if let triggers = taskTriggers[type] {
+            body.withUnsafeBytes { fire(triggers, type: type, source: "tasks", timeNanoseconds: now, payload: $0) }
+        }
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+import JSONSchema
+import Logging
+
+/// Decides which task run goes when: the queue of each task (priority, then not-before, then
+/// arrival), each task's `max_concurrent`, retries with backoff, timeouts, cancellation, and
+/// the runs a dead agent left. Runs are carried out by a ``TaskRunner`` per task type.
+///
+/// Loop thread only: the supervisor's loop drives it through the calls below (the commands,
+/// a reload, the start and end of the agent); runners report on the loop too. Every change of
+/// a run is handed to the ``RunStore`` (which batches it off the loop) and announced on the
+/// event bus (`task.queued`, `task.started`, `task.succeeded`…).
+final class TaskCoordinator {
+    /// How an attempt ended, for whoever notifies about it (``attemptEnded``).
+    struct AttemptEnd {
+        /// The definition the attempt ran under.
+        var task: TaskDefinition
+        /// The run after the attempt (status `retrying` when a retry follows).
+        var run: TaskRun
+        var outcome: TaskRunOutcome
+        var retryFollows: Bool
+    }
+
+    /// A run being carried out.
+    struct Active {
+        var definition: TaskDefinition
+        var runner: any TaskRunner
+        var attempt: Int
+        /// Monotonic start, for the execution time.
+        var startedMonotonic: Double
+        var timeoutTimer: Int?
+    }
+
+    let loop: EventLoop
+    let logger: Logger
+    /// Where runs are recorded (nil: in memory only, gone at the end of the agent).
+    let store: (any RunStore)?
+    private(set) var definitions: [String: TaskDefinition] = [:]
+    private var inputValidators: [String: JSONSchemaValidator] = [:]
+    /// Runners by task type; `"<module>.<type>"` types without their own go to ``moduleRunner``.
+    private var runners: [String: any TaskRunner] = [:]
+    var moduleRunner: (any TaskRunner)?
+    /// Every unfinished run, by id.
+    private(set) var runs: [String: TaskRun] = [:]
+    private var queues: [String: RunQueue] = [:]
+    private var delayed = DelayedRuns()
+    private var delayTimer: (id: Int, at: Double)?
+    private(set) var active: [String: Active] = [:]
+    private var runningCount: [String: Int] = [:]
+    /// Finished runs kept in memory (the newest ``recentLimit``): `task runs` without a store,
+    /// and answers that must not wait for the store's writer.
+    private(set) var recent: [String: TaskRun] = [:]
+    private var recentOrder: [String] = []
+    private var recentStart = 0
+    let recentLimit: Int
+    /// Requests waiting for a run to finish (`--wait`).
+    private var waiters: [String: [(TaskRun) -> Void]] = [:]
+    private var sequence = 0
+    /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
+    /// `interrupted`), over the agent's life: the metrics.
+    private(set) var endedAttempts: [String: [String: Int]] = [:]
+    private let idPrefix: String
+    private var stopping = false
+
+    /// Announces a change of a run on the event bus: (event type, payload).
+    var publish: (String, JSONValue) -> Void = { _, _ in }
+    /// Called once at the end of every attempt: the hook of the notifications.
+    var attemptEnded: (AttemptEnd) -> Void = { _ in }
+
+    init(loop: EventLoop, store: (any RunStore)?, logger: Logger, recentLimit: Int = 1_000) {
+        self.loop = loop
+        self.store = store
+        self.logger = logger
+        self.recentLimit = max(recentLimit, 1)
+        // Run ids: the start time in ms (base 36) and a counter: unique across restarts of an agent.
+        idPrefix = String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)
+    }
+
+    /// The runner of `type` ("command", or one module task type).
+    func register(_ runner: any TaskRunner, for type: String) { runners[type] = runner }
+
+    func runner(for type: String) -> (any TaskRunner)? {
+        runners[type] ?? (type.contains(".") ? moduleRunner : nil)
+    }
+
+    // MARK: Definitions
+
+    /// Takes the definitions of the settings (at start and at every reload). Running runs go
+    /// on under the definition they started with; queued runs of a task that is gone fail.
+    func apply(_ tasks: [TaskDefinition]) {
+        definitions = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        inputValidators = [:]
+        for task in tasks {
+            guard let schema = task.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) else { continue }
+            inputValidators[task.name] = validator
+        }
+        for (id, run) in runs where definitions[run.task] == nil && active[id] == nil {
+            finish(id, run, status: .failed, error: "the task \"\(run.task)\" was removed from the settings before this run started")
+        }
+        for name in definitions.keys { dispatch(name) }
+    }
+
+    /// The problems of `input` for `task` (its input schema), with their pointers.
+    func inputProblems(_ input: JSONValue, task: String) -> [(pointer: String, message: String)] {
+        guard let validator = inputValidators[task] else { return [] }
+        return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
+    }
+
+    // MARK: Runs
+
+    /// Queues a run of `task` (which must be defined; the input already checked) and starts it
+    /// if it may run now. Returns the run as queued.
+    @discardableResult
+    func submit(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double?, requestedBy: TaskRun.Origin,
+                rerunOf: String? = nil) -> TaskRun {
+        sequence += 1
+        var run = TaskRun(id: "\(idPrefix)-\(sequence)", task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
+        run.sequence = sequence
+        run.rerunOf = rerunOf
+        runs[run.id] = run
+        record(run, event: "task.queued")
+        enqueue(run)
+        dispatch(task)
+        return runs[run.id] ?? recent[run.id] ?? run
+    }
+
+    /// Cancels a run: a queued or retrying one at once, a running one by its runner (the
+    /// answer then comes with its end). nil when there is no such unfinished run.
+    func cancel(_ id: String) -> TaskRun? {
+        guard let run = runs[id] else { return nil }
+        if let attempt = active[id] {
+            attempt.runner.cancel(runID: id, reason: .cancelled)
+            return runs[id] ?? recent[id]
+        }
+        finish(id, run, status: .cancelled, error: "cancelled before it ran")
+        return recent[id]
+    }
+
+    /// Calls `done` with the run once it has finished (at once if it has).
+    func whenFinished(_ id: String, _ done: @escaping (TaskRun) -> Void) {
+        if runs[id] == nil, let run = recent[id] { return done(run) }
+        waiters[id, default: []].append(done)
+    }
+
+    /// A run known in memory: unfinished, or among the recently finished.
+    func knownRun(_ id: String) -> TaskRun? { runs[id] ?? recent[id] }
+
+    /// The runs in memory that pass `filter`, newest first.
+    func knownRuns(_ filter: RunFilter) -> [TaskRun] {
+        let all = Array(runs.values) + recent.values
+        return all.filter(filter.matches).sorted { ($0.queuedAt, $0.sequence) > ($1.queuedAt, $1.sequence) }.prefix(filter.limit).map { $0 }
+    }
+
+    /// Takes the unfinished runs of an earlier life of the agent (from the store, at start):
+    /// queued ones queue again; one that was running when the agent died is interrupted and
+    /// retried if its policy allows (an interrupted attempt gets at least one retry).
+    func recover(_ previous: [TaskRun]) {
+        for var run in previous where runs[run.id] == nil {
+            sequence += 1
+            run.sequence = sequence
+            runs[run.id] = run
+            guard let definition = definitions[run.task] else {
+                finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
+                continue
+            }
+            switch run.status {
+            case .running:
+                let outcome = TaskRunOutcome(status: .interrupted, error: "interrupted: the agent stopped while attempt \(run.attempt) ran")
+                logger.notice("task run \(run.id) (\(run.task)) was running when the agent stopped: interrupted")
+                endAttempt(run, definition: definition, outcome: outcome, executionTime: nil)
+            case .retrying:
+                delay(run.id, until: run.nextAttemptAt ?? 0)
+            default:
+                enqueue(run)
+            }
+        }
+        for name in definitions.keys { dispatch(name) }
+    }
+
+    /// The agent stops: running attempts are ended by their runners as interrupted and stay
+    /// `running` in the store, so that the next start retries them; queued runs stay queued.
+    func shutDown() {
+        stopping = true
+        if let timer = delayTimer { loop.cancel(timer.id) }
+        delayTimer = nil
+        for attempt in active.values {
+            if let timer = attempt.timeoutTimer { loop.cancel(timer) }
+        }
+        var seen = Set<ObjectIdentifier>()
+        for runner in Array(runners.values) + [moduleRunner].compactMap({ $0 }) where seen.insert(ObjectIdentifier(runner)).inserted {
+            runner.shutDown()
+        }
+        active = [:]
+        for (id, list) in waiters {
+            let run = runs[id] ?? recent[id]
+            for done in list { if let run { done(run) } }
+        }
+        waiters = [:]
+    }
+
+    /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
+    /// attempts ended by outcome.
+    var figures: [AgentSnapshot.TaskFigures] {
+        var queued: [String: Int] = [:], running: [String: Int] = [:]
+        for run in runs.values {
+            if active[run.id] != nil { running[run.task, default: 0] += 1 } else { queued[run.task, default: 0] += 1 }
+        }
+        return definitions.keys.sorted().map { name in
+            AgentSnapshot.TaskFigures(task: name, queued: queued[name] ?? 0, running: running[name] ?? 0, ended: endedAttempts[name] ?? [:])
+        }
+    }
+
+    // MARK: The queue
+
+    private func enqueue(_ run: TaskRun) {
+        if let notBefore = run.notBefore, notBefore > Date().timeIntervalSince1970 {
+            delay(run.id, until: notBefore)
+            return
+        }
+        queues[run.task, default: RunQueue()].insert(RunQueue.Entry(
+            id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt, sequence: run.sequence))
+    }
+
+    private func delay(_ id: String, until time: Double) {
+        delayed.insert(at: time, id: id)
+        armDelayTimer()
+    }
+
+    /// One loop timer, for the earliest waiting run.
+    private func armDelayTimer() {
+        guard !stopping, let earliest = delayed.earliest else { return }
+        if let timer = delayTimer {
+            if timer.at <= earliest { return }
+            loop.cancel(timer.id)
+        }
+        let id = loop.schedule(after: earliest - Date().timeIntervalSince1970) { [weak self] in
+            guard let self else { return }
+            delayTimer = nil
+            let due = delayed.popDue(Date().timeIntervalSince1970)
+            var tasks = Set<String>()
+            for id in due {
+                guard let run = runs[id], active[id] == nil else { continue }
+                queues[run.task, default: RunQueue()].insert(RunQueue.Entry(
+                    id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt, sequence: run.sequence))
+                tasks.insert(run.task)
+            }
+            for task in tasks { dispatch(task) }
+            armDelayTimer()
+        }
+        delayTimer = (id, earliest)
+    }
+
+    /// Starts queued runs of `task` while it has room.
+    private func dispatch(_ task: String) {
+        guard !stopping, let definition = definitions[task] else { return }
+        while runningCount[task, default: 0] < definition.maxConcurrent, var queue = queues[task], let entry = queue.popFirst() {
+            queues[task] = queue.isEmpty ? nil : queue
+            // Cancelled (or already started) while it waited: skip it.
+            guard let run = runs[entry.id], active[entry.id] == nil, run.status == .queued || run.status == .retrying else { continue }
+            start(run, definition: definition)
+        }
+    }
+
+    private func start(_ run: TaskRun, definition: TaskDefinition) {
+        var run = run
+        run.attempt += 1
+        run.status = .running
+        run.startedAt = Date().timeIntervalSince1970
+        run.nextAttemptAt = nil
+        runs[run.id] = run
+        guard let runner = runner(for: definition.type) else {
+            record(run, event: "task.started")
+            let outcome = TaskRunOutcome(status: .failed, error: "no runner for task type \"\(definition.type)\" in this agent\(definition.type.contains(".") ? " (module task handlers are not available yet)" : "")")
+            endAttempt(run, definition: definition, outcome: outcome, executionTime: 0)
+            return
+        }
+        var attempt = Active(definition: definition, runner: runner, attempt: run.attempt, startedMonotonic: EventLoop.now())
+        if let timeout = definition.timeout {
+            let id = run.id
+            attempt.timeoutTimer = loop.schedule(after: timeout) { [weak self] in
+                guard let self, var current = active[id] else { return }
+                current.timeoutTimer = nil
+                active[id] = current
+                logger.notice("task run \(id) (\(definition.name)) timed out after \(timeout) s: ending it")
+                current.runner.cancel(runID: id, reason: .timedOut)
+            }
+        }
+        active[run.id] = attempt
+        runningCount[definition.name, default: 0] += 1
+        record(run, event: "task.started")
+        let id = run.id, number = run.attempt
+        runner.start(TaskRunStart(runID: id, attempt: number, task: definition, input: run.input)) { [weak self] report in
+            self?.handle(report, id: id, attempt: number)
+        }
+    }
+
+    private func handle(_ report: TaskRunReport, id: String, attempt number: Int) {
+        guard case .finished(let outcome) = report else { return }
+        guard let attempt = active[id], attempt.attempt == number, let run = runs[id] else { return }
+        active[id] = nil
+        if let timer = attempt.timeoutTimer { loop.cancel(timer) }
+        runningCount[attempt.definition.name, default: 1] -= 1
+        // At a stop the run stays `running` in the store: the next start retries it.
+        if stopping, outcome.status == .interrupted { return }
+        endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
+        dispatch(attempt.definition.name)
+    }
+
+    /// The one place an attempt ends: the run finishes or waits for its retry, and
+    /// ``attemptEnded`` is told.
+    private func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
+        endedAttempts[definition.name, default: [:]][outcome.status.rawValue, default: 0] += 1
+        var run = run
+        run.output = outcome.output
+        run.error = outcome.error
+        run.exitCode = outcome.exitCode
+        run.signal = outcome.signal
+        run.stderrTail = outcome.stderrTail
+        run.executionTime = executionTime
+        let retries = definition.retries
+        // An interrupted attempt was not the work's fault: it gets a retry even without a policy.
+        let allowed = outcome.status == .interrupted ? max(retries.max, 1) : retries.max
+        let retry = [.failed, .timedOut, .interrupted].contains(outcome.status) && run.attempt <= allowed && !stopping
+        if retry {
+            let wait = Self.retryDelay(retries, retry: run.attempt)
+            run.status = .retrying
+            run.nextAttemptAt = Date().timeIntervalSince1970 + wait
+            runs[run.id] = run
+            record(run, event: "task.retrying")
+            attemptEnded(AttemptEnd(task: definition, run: run, outcome: outcome, retryFollows: true))
+            delay(run.id, until: run.nextAttemptAt!)
+            return
+        }
+        let status: TaskRun.Status = switch outcome.status {
+        case .succeeded: .succeeded
+        case .timedOut: .timedOut
+        case .cancelled: .cancelled
+        case .failed, .interrupted: .failed
+        }
+        let finished = finish(run.id, run, status: status, error: outcome.error)
+        attemptEnded(AttemptEnd(task: definition, run: finished, outcome: outcome, retryFollows: false))
+    }
+
+    /// `initial_delay × multiplier^(n-1)`, at most `max_delay`, for the n-th retry.
+    static func retryDelay(_ policy: TaskDefinition.RetryPolicy, retry n: Int) -> Double {
+        let exponent = Double(max(n - 1, 0))
+        let delay = policy.initialDelay * pow(policy.multiplier, exponent)
+        return delay.isFinite ? min(delay, policy.maxDelay) : policy.maxDelay
+    }
+
+    /// Ends a run for good: recorded, announced, kept among the recent, waiters answered.
+    @discardableResult
+    private func finish(_ id: String, _ run: TaskRun, status: TaskRun.Status, error: String?) -> TaskRun {
+        var run = run
+        run.status = status
+        run.error = error ?? run.error
+        run.endedAt = Date().timeIntervalSince1970
+        run.nextAttemptAt = nil
+        runs[id] = nil
+        remember(run)
+        record(run, event: "task." + status.rawValue)
+        if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }
+        return run
+    }
+
+    private func remember(_ run: TaskRun) {
+        if recent[run.id] == nil {
+            recentOrder.append(run.id)
+            if recentOrder.count - recentStart > recentLimit {
+                recent[recentOrder[recentStart]] = nil
+                recentStart += 1
+                // Compact now and then, so that the list does not grow with the agent's life.
+                if recentStart > recentLimit {
+                    recentOrder.removeFirst(recentStart)
+                    recentStart = 0
+                }
+            }
+        }
+        recent[run.id] = run
+    }
+
+    private func record(_ run: TaskRun, event: String) {
+        store?.record(run)
+        var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "attempt": .number(JSONNumber(run.attempt)),
+                                   "status": .string(run.status.rawValue)]
+        if let error = run.error, run.status != .running, run.status != .queued { payload["error"] = .string(error) }
+        if let code = run.exitCode, run.status != .running { payload["exit_code"] = .number(JSONNumber(Int(code))) }
+        if let next = run.nextAttemptAt { payload["next_attempt_at"] = .string(TaskRun.iso(next)) }
+        publish(event, .object(payload))
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import JSONSchema
+
+/// One run of a task: what was asked, and how far it got. Kept by the ``TaskCoordinator``
+/// while it is unfinished, recorded in a ``RunStore`` at every change.
+///
+/// A run goes `queued → running → succeeded | failed | timed_out | cancelled`; a failed,
+/// timed-out or interrupted attempt with retries left goes `retrying` (with the time of the
+/// next attempt) and then `running` again, with `attempt` one higher.
+public struct TaskRun: Sendable, Equatable {
+    public enum Status: String, Sendable, CaseIterable {
+        case queued, running, retrying, succeeded, failed
+        case timedOut = "timed_out"
+        case cancelled
+
+        /// Nothing more happens to the run.
+        public var isFinished: Bool {
+            switch self {
+            case .succeeded, .failed, .timedOut, .cancelled: true
+            case .queued, .running, .retrying: false
+            }
+        }
+    }
+
+    /// The order of the queue: `critical` before `high` before `normal` before `low`.
+    public enum Priority: String, Sendable, CaseIterable, Comparable {
+        case low, normal, high, critical
+
+        var rank: Int {
+            switch self {
+            case .low: 0
+            case .normal: 1
+            case .high: 2
+            case .critical: 3
+            }
+        }
+
+        public static func < (a: Priority, b: Priority) -> Bool { a.rank < b.rank }
+    }
+
+    /// Who asked for the run.
+    public enum Origin: String, Sendable, CaseIterable {
+        case cli, http, event, schedule, workflow, rerun
+    }
+
+    /// Unique, stable across attempts (the idempotency key handlers and commands see).
+    public var id: String
+    public var task: String
+    public var input: JSONValue
+    public var priority: Priority
+    /// Not started before this time (seconds since the epoch; nil: as soon as possible).
+    public var notBefore: Double?
+    public var status: Status
+    /// The attempt running or last run (0 before the first starts).
+    public var attempt: Int
+    /// When the next attempt is due (`retrying`).
+    public var nextAttemptAt: Double?
+    public var output: JSONValue?
+    public var error: String?
+    public var exitCode: Int32?
+    public var signal: String?
+    public var stderrTail: String?
+    public var requestedBy: Origin
+    /// The run this one repeats (`rerun`).
+    public var rerunOf: String?
+    /// Seconds since the epoch.
+    public var queuedAt: Double
+    public var startedAt: Double?
+    public var endedAt: Double?
+    /// Seconds the last attempt took.
+    public var executionTime: Double?
+    /// Arrival order within the agent's life; ties the queue order (not stored).
+    var sequence: Int = 0
+
+    public init(id: String, task: String, input: JSONValue = .object([:]), priority: Priority = .normal, notBefore: Double? = nil,
+                requestedBy: Origin, queuedAt: Double = Date().timeIntervalSince1970) {
+        self.id = id
+        self.task = task
+        self.input = input
+        self.priority = priority
+        self.notBefore = notBefore
+        status = .queued
+        attempt = 0
+        self.requestedBy = requestedBy
+        self.queuedAt = queuedAt
+    }
+}
+
+extension TaskRun {
+    /// The run as the commands and the store show it.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
+            "requested_by": .string(requestedBy.rawValue), "queued_at": .string(Self.iso(queuedAt)),
+        ]
+        if let notBefore { object["not_before"] = .string(Self.iso(notBefore)) }
+        if let nextAttemptAt { object["next_attempt_at"] = .string(Self.iso(nextAttemptAt)) }
+        if let output { object["output"] = output }
+        if let error { object["error"] = .string(error) }
+        if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
+        if let signal { object["signal"] = .string(signal) }
+        if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        if let startedAt { object["started_at"] = .string(Self.iso(startedAt)) }
+        if let endedAt { object["ended_at"] = .string(Self.iso(endedAt)) }
+        if let executionTime { object["execution_time"] = .number(JSONNumber((executionTime * 1e6).rounded() / 1e6)) }
+        return .object(object)
+    }
+
+    /// The record as the SQLite store keeps it (times as numbers, so that it reads back exactly).
+    var storedJSON: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
+            "requested_by": .string(requestedBy.rawValue), "queued_at": .number(JSONNumber(queuedAt)),
+        ]
+        if let notBefore { object["not_before"] = .number(JSONNumber(notBefore)) }
+        if let nextAttemptAt { object["next_attempt_at"] = .number(JSONNumber(nextAttemptAt)) }
+        if let output { object["output"] = output }
+        if let error { object["error"] = .string(error) }
+        if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
+        if let signal { object["signal"] = .string(signal) }
+        if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        if let startedAt { object["started_at"] = .number(JSONNumber(startedAt)) }
+        if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
+        if let executionTime { object["execution_time"] = .number(JSONNumber(executionTime)) }
+        return .object(object)
+    }
+
+    /// Reads a record written by ``storedJSON``; nil when it is not one (an edited store).
+    init?(stored value: JSONValue) {
+        guard let id = value["id"]?.stringValue, let task = value["task"]?.stringValue,
+              let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
+              let priority = value["priority"]?.stringValue.flatMap(Priority.init(rawValue:)),
+              let origin = value["requested_by"]?.stringValue.flatMap(Origin.init(rawValue:)),
+              let queuedAt = value["queued_at"]?.numberValue?.doubleValue else { return nil }
+        self.init(id: id, task: task, input: value["input"] ?? .object([:]), priority: priority,
+                  notBefore: value["not_before"]?.numberValue?.doubleValue, requestedBy: origin, queuedAt: queuedAt)
+        self.status = status
+        attempt = value["attempt"]?.numberValue?.intValue ?? 0
+        nextAttemptAt = value["next_attempt_at"]?.numberValue?.doubleValue
+        output = value["output"]
+        error = value["error"]?.stringValue
+        exitCode = value["exit_code"]?.numberValue?.intValue.flatMap(Int32.init(exactly:))
+        signal = value["signal"]?.stringValue
+        stderrTail = value["stderr_tail"]?.stringValue
+        rerunOf = value["rerun_of"]?.stringValue
+        startedAt = value["started_at"]?.numberValue?.doubleValue
+        endedAt = value["ended_at"]?.numberValue?.doubleValue
+        executionTime = value["execution_time"]?.numberValue?.doubleValue
+    }
+
+    static func iso(_ seconds: Double) -> String {
+        ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
+    }
+}

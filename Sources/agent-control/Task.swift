@@ -1,0 +1,248 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+import JSONSchema
+
+struct TaskCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "task",
+        abstract: "Run a task of the running agent and look at its runs.",
+        discussion: """
+        Tasks are defined under "tasks" in settings.json: a "command" (any program) or a module's \
+        task handler, with a timeout, retries and how many may run at once. A run goes queued → \
+        running → succeeded, failed, timed_out or cancelled (retrying in between when its retries \
+        allow). Runs are kept in the store (without it, in memory until the agent stops).
+
+        Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
+        task or run, an input that fails the task's schema) or the run did not succeed; 3 the agent \
+        is not running.
+        """,
+        subcommands: [TaskRunCommand.self, TaskList.self, TaskRuns.self, TaskShow.self, TaskRerun.self, TaskCancel.self])
+
+    /// Sends a task command; prints the refusal and returns nil when it is refused.
+    static func send(_ request: JSONValue, location: LocationOptions, timeout: Double = 30) throws -> JSONValue {
+        let daemon = try location.daemon()
+        let answer: JSONValue
+        do {
+            answer = try ControlClient.send(request, paths: daemon.paths, timeout: timeout)
+        } catch {
+            throw ExitCode(AgentDaemon.fail(error))
+        }
+        guard answer["ok"] == true else {
+            var text = answer["error"]?.stringValue ?? "the agent refused the request"
+            if let errors = answer["errors"]?.arrayValue, errors.count > 1 {
+                text = "the input does not match the task's input schema:\n" + errors.map { "  \($0["pointer"]?.stringValue ?? ""): \($0["message"]?.stringValue ?? "")" }.joined(separator: "\n")
+            }
+            throw ExitCode(AgentDaemon.fail(text))
+        }
+        return answer
+    }
+
+    /// One line per run: ID  TASK  STATUS  ATTEMPT  QUEUED  (ERROR).
+    static func line(_ run: JSONValue) -> String {
+        var text = [run["id"], run["task"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
+        text += "  attempt \(run["attempt"]?.numberValue?.intValue ?? 0)  queued \(run["queued_at"]?.stringValue ?? "?")"
+        if let time = run["execution_time"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
+        if let error = run["error"]?.stringValue { text += "  error: \(error.prefix(200))" }
+        return text
+    }
+
+    /// `task show`: every field, one a line.
+    static func details(_ run: JSONValue) -> String {
+        var lines: [String] = []
+        for key in ["id", "task", "status", "attempt", "priority", "requested_by", "rerun_of", "queued_at", "not_before", "started_at",
+                    "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "error"] {
+            guard let value = run[key] else { continue }
+            lines.append("\(key): \(value.stringValue ?? value.serialized())")
+        }
+        if let input = run["input"] { lines.append("input: \(input.serialized())") }
+        if let output = run["output"] { lines.append("output: \(output.stringValue ?? output.serialized())") }
+        if let tail = run["stderr_tail"]?.stringValue, !tail.isEmpty { lines.append("stderr (last lines):\n" + tail) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct TaskRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Queue a run of a task (now, or --at a time); with --wait, wait for it and exit 0 only if it succeeded.",
+        discussion: """
+        The input is checked against the task's input schema; an input that fails is refused with \
+        every error's JSON pointer. Prints the run's id (with --json, the run). With --wait: waits \
+        until the run has finished, prints it, and exits 0 if it succeeded, 1 if it failed, timed \
+        out or was cancelled.
+        """)
+
+    @Argument(help: "The task's name in settings.json.")
+    var name: String
+
+    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}).")
+    var input: String?
+
+    @Option(name: .long, help: "low, normal, high or critical (default: normal).")
+    var priority: String?
+
+    @Option(name: .long, help: "Not before this time: ISO 8601 (2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d).")
+    var at: String?
+
+    @Flag(name: .long, help: "Wait until the run has finished; the exit status says whether it succeeded.")
+    var wait = false
+
+    @Flag(name: .long, help: "Print the run as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func validate() throws {
+        if let priority, TaskRun.Priority(rawValue: priority) == nil {
+            throw ValidationError("--priority must be low, normal, high or critical, not \"\(priority)\"")
+        }
+    }
+
+    func run() throws {
+        var request: JSONObject = ["command": "task_run", "name": .string(name), "wait": .bool(wait)]
+        if let input { request["input"] = try Self.readInput(input) }
+        if let priority { request["priority"] = .string(priority) }
+        if let at { request["at"] = .string(at) }
+        // A waited-for run may take as long as it takes: the agent answers when it ends.
+        let answer = try TaskCommand.send(.object(request), location: location, timeout: wait ? 366 * 86400 : 30)
+        let run = answer["run"] ?? .null
+        if json {
+            print(run.serialized())
+        } else if wait {
+            print(TaskCommand.details(run))
+        } else {
+            print(run["id"]?.stringValue ?? "?")
+        }
+        if wait, run["status"] != "succeeded" { throw ExitCode(AgentLauncher.ExitCode.failure) }
+    }
+
+    /// `--input`: JSON text, or `@FILE`.
+    static func readInput(_ text: String) throws -> JSONValue {
+        var source = "--input"
+        var data = Data(text.utf8)
+        if text.hasPrefix("@") {
+            let path = String(text.dropFirst())
+            source = path
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--input @\(path): cannot read the file (\(String(cString: strerror(errno))))")
+            }
+            data = contents
+        }
+        do {
+            return try JSONValue.parse(data)
+        } catch {
+            throw ValidationError("\(source) is not valid JSON at line \(error.line), column \(error.column): \(error.message)")
+        }
+    }
+}
+
+struct TaskList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the tasks the settings define, with their queued and running runs.")
+
+    @Flag(name: .long, help: "Print the tasks as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try TaskCommand.send(["command": "task_list"], location: location)
+        let tasks = answer["tasks"]?.arrayValue ?? []
+        if json { return tasks.forEach { print($0.serialized()) } }
+        if tasks.isEmpty { print("no tasks (define them under \"tasks\" in settings.json)") }
+        for task in tasks {
+            var line = "\(task["name"]?.stringValue ?? "?")  \(task["type"]?.stringValue ?? "?")"
+            line += "  queued \(task["queued"]?.numberValue?.intValue ?? 0), running \(task["running"]?.numberValue?.intValue ?? 0)"
+            if let description = task["description"]?.stringValue, !description.isEmpty { line += "  — \(description)" }
+            print(line)
+        }
+    }
+}
+
+struct TaskRuns: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runs", abstract: "List runs, newest first: ID TASK STATUS ATTEMPT QUEUED.",
+        discussion: "Without a store, only the runs kept in memory are listed (and the output says so).")
+
+    @Option(name: .long, help: "Only runs of this task.")
+    var task: String?
+
+    @Option(name: .long, help: "Only runs with this status: queued, running, retrying, succeeded, failed, timed_out, cancelled.")
+    var status: String?
+
+    @Option(name: .long, help: "At most this many runs (1 to 10000; default 100).")
+    var limit: Int = 100
+
+    @Flag(name: .long, help: "Print the runs as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func validate() throws {
+        if let status, TaskRun.Status(rawValue: status) == nil {
+            throw ValidationError("--status must be one of \(TaskRun.Status.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(status)\"")
+        }
+        if !(1...10_000).contains(limit) { throw ValidationError("--limit must be from 1 to 10000, not \(limit)") }
+    }
+
+    func run() throws {
+        var request: JSONObject = ["command": "task_runs", "limit": .number(JSONNumber(limit))]
+        if let task { request["task"] = .string(task) }
+        if let status { request["status"] = .string(status) }
+        let answer = try TaskCommand.send(.object(request), location: location)
+        if let note = answer["note"]?.stringValue { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+        for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : TaskCommand.line(run)) }
+    }
+}
+
+struct TaskShow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show one run: status, attempts, times, input, output, error, exit status, the tail of stderr.")
+
+    @Argument(help: "The run's id.")
+    var id: String
+
+    @Flag(name: .long, help: "Print the run as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let run = try TaskCommand.send(["command": "task_show", "id": .string(id)], location: location)["run"] ?? .null
+        print(json ? run.serialized() : TaskCommand.details(run))
+    }
+}
+
+struct TaskRerun: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rerun", abstract: "Queue a new run of a run's task with the same input and priority; prints the new run's id.")
+
+    @Argument(help: "The run's id.")
+    var id: String
+
+    @Flag(name: .long, help: "Print the new run as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let run = try TaskCommand.send(["command": "task_rerun", "id": .string(id)], location: location)["run"] ?? .null
+        print(json ? run.serialized() : run["id"]?.stringValue ?? "?")
+    }
+}
+
+struct TaskCancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Cancel a queued, retrying or running run (a running one's whole process tree is killed).")
+
+    @Argument(help: "The run's id.")
+    var id: String
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let run = try TaskCommand.send(["command": "task_cancel", "id": .string(id)], location: location, timeout: 60)["run"] ?? .null
+        print(TaskCommand.line(run))
+    }
+}

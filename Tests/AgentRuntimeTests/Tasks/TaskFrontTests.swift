@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import AgentRuntime
+
+/// The task commands through the real fronts: `agent-control task …` over the control socket
+/// and `/api/tasks`, `/api/runs` over HTTP, of a real `agent-control console`.
+@Suite struct TaskFrontTests {
+    static let token = "admin-token-0123456789abcdef"
+
+    static let tasks = #"""
+        "later": {"type": "command", "command": ["/bin/true"], "description": "runs later",
+                  "input": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "count": {"type": "integer"}}}},
+        "other": {"type": "command", "command": ["/bin/true"], "max_concurrent": 2}
+        """#
+
+    /// An agent with tasks and HTTP on a free port; its port.
+    static func agent(tasks: String = Self.tasks, store: String = "", directory: String = TestPaths.temporaryDirectory("tasks")) throws -> (AgentRun, Int) {
+        let settings = #"""
+            {"enabled_modules": [], "processes": {}, \#(store)
+             "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
+             "tasks": {\#(tasks)}}
+            """#
+        let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], environment: ["AGENT_API_TOKEN": token], directory: directory)
+        let line = run.waitForLine(onStderr: true) { $0.contains("http: listening on http://127.0.0.1:") }
+        guard let port = line?.components(separatedBy: "http://127.0.0.1:").last.flatMap({ Int($0.prefix { $0.isNumber }) }) else {
+            _ = run.stop()
+            throw HTTPProbe.Failure(description: "the agent did not say where it listens:\n\(run.transcript)")
+        }
+        return (run, port)
+    }
+
+    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult {
+        try runProgram("agent-control", ["task"] + arguments + ["--settings", agent.settingsFile], timeout: 120)
+    }
+
+    static func http(_ method: String, _ path: String, port: Int, body: String? = nil) throws -> HTTPProbe.Answer {
+        try HTTPProbe.request(method, path, port: port, token: token, body: body)
+    }
+
+    @Test func runsAtALaterTimeAreListedShownAndCancelledOverHTTP() throws {
+        let (agent, port) = try Self.agent()
+        defer { _ = agent.stop() }
+        let list = try Self.http("GET", "/api/tasks", port: port)
+        #expect(list.status == 200)
+        #expect((list.json["tasks"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["later", "other"])
+
+        let queued = try Self.http("POST", "/api/tasks/later/run", port: port, body: #"{"input": {"path": "/tmp"}, "priority": "high", "at": "1h"}"#)
+        #expect(queued.status == 200, "\(queued.body)")
+        let run = try #require(queued.json["run"] as? [String: Any])
+        let id = try #require(run["id"] as? String)
+        #expect(run["status"] as? String == "queued")
+        #expect(run["priority"] as? String == "high")
+        #expect(run["requested_by"] as? String == "http")
+        #expect(run["not_before"] != nil)
+
+        let shown = try Self.http("GET", "/api/runs/\(id)", port: port)
+        #expect((shown.json["run"] as? [String: Any])?["input"] as? [String: String] == ["path": "/tmp"])
+        let runs = try Self.http("GET", "/api/runs?task=later&status=queued&limit=5", port: port)
+        #expect((runs.json["runs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [id])
+        #expect(runs.json["stored"] as? Bool == true)
+
+        let cancelled = try Self.http("POST", "/api/runs/\(id)/cancel", port: port)
+        #expect((cancelled.json["run"] as? [String: Any])?["status"] as? String == "cancelled", "\(cancelled.body)")
+        let again = try Self.http("POST", "/api/runs/\(id)/cancel", port: port)
+        #expect(again.status == 409)
+        #expect((again.json["error"] as? String)?.contains("already finished") == true)
+    }
+
+    @Test func badRequestsAreRefusedWithPointersOverHTTP() throws {
+        let (agent, port) = try Self.agent()
+        defer { _ = agent.stop() }
+        let input = try Self.http("POST", "/api/tasks/later/run", port: port, body: #"{"input": {"count": "three"}}"#)
+        #expect(input.status == 400)
+        #expect(input.json["code"] as? String == "invalid")
+        let pointers = (input.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
+        #expect(Set(pointers) == ["/input", "/input/count"], "\(input.body)")
+
+        let unknown = try Self.http("POST", "/api/tasks/latr/run", port: port, body: "{}")
+        #expect(unknown.status == 404)
+        #expect((unknown.json["error"] as? String)?.contains("did you mean \"later\"") == true)
+        let priority = try Self.http("POST", "/api/tasks/other/run", port: port, body: #"{"priority": "urgent"}"#)
+        #expect(priority.status == 400)
+        #expect(priority.json["pointer"] as? String == "/priority")
+        let at = try Self.http("POST", "/api/tasks/other/run", port: port, body: #"{"at": "tomorrow"}"#)
+        #expect(at.status == 400)
+        #expect(at.json["pointer"] as? String == "/at")
+        let missing = try Self.http("GET", "/api/runs/no-such-run", port: port)
+        #expect(missing.status == 404)
+        let rerun = try Self.http("POST", "/api/runs/no-such-run/rerun", port: port)
+        #expect(rerun.status == 404)
+        let status = try Self.http("GET", "/api/runs?status=done", port: port)
+        #expect(status.status == 400)
+    }
+
+    @Test func theCommandLineRunsListsShowsAndCancels() throws {
+        let (agent, _) = try Self.agent()
+        defer { _ = agent.stop() }
+        let listed = try Self.control(agent, ["list"])
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains("later  command  queued 0, running 0  — runs later"), "\(listed.stdout)\(listed.stderr)")
+
+        let folder = TestPaths.temporaryDirectory("input")
+        try #"{"path": "/srv"}"#.write(toFile: folder + "/input.json", atomically: true, encoding: .utf8)
+        let queued = try Self.control(agent, ["run", "later", "--input", "@" + folder + "/input.json", "--at", "2h", "--priority", "critical"])
+        #expect(queued.status == 0, "\(queued.stderr)")
+        let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!id.isEmpty)
+        let shown = try Self.control(agent, ["show", id])
+        #expect(shown.stdout.contains("status: queued"))
+        #expect(shown.stdout.contains("priority: critical"))
+        #expect(shown.stdout.contains("requested_by: cli"))
+        let runs = try Self.control(agent, ["runs", "--task", "later", "--json"])
+        #expect(runs.stdout.contains(#""id":"\#(id)""#))
+        let cancelled = try Self.control(agent, ["cancel", id])
+        #expect(cancelled.status == 0)
+        #expect(cancelled.stdout.contains("cancelled"))
+
+        let bad = try Self.control(agent, ["run", "later", "--input", #"{"count": 1}"#])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("/input"), "\(bad.stderr)")
+        let notJSON = try Self.control(agent, ["run", "later", "--input", "{nope"])
+        #expect(notJSON.status == 64)
+        #expect(notJSON.stderr.contains("--input is not valid JSON"))
+        let unknown = try Self.control(agent, ["show", "no-such-run"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no run with id"))
+        let priority = try Self.control(agent, ["run", "later", "--priority", "urgent"])
+        #expect(priority.status == 64)
+    }
+
+    @Test func theCommandLineSaysWhenTheAgentIsNotRunning() throws {
+        let folder = TestPaths.temporaryDirectory("stopped")
+        try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: folder + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("agent-control", ["task", "list", "--settings", folder + "/settings.json"])
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("not running"))
+    }
+
+    @Test func withoutAStoreRunsAreKeptInMemoryAndTheListSaysSo() throws {
+        let (agent, port) = try Self.agent(store: #""store": {"enabled": false},"#)
+        defer { _ = agent.stop() }
+        let queued = try Self.http("POST", "/api/tasks/later/run", port: port, body: #"{"input": {"path": "/x"}, "at": "1h"}"#)
+        #expect(queued.status == 200)
+        let runs = try Self.http("GET", "/api/runs", port: port)
+        #expect(runs.json["stored"] as? Bool == false)
+        #expect((runs.json["note"] as? String)?.contains("in memory only") == true)
+        #expect((runs.json["runs"] as? [[String: Any]])?.count == 1)
+        let cli = try Self.control(agent, ["runs"])
+        #expect(cli.stderr.contains("in memory only"))
+    }
+
+    @Test func queuedRunsSurviveACrashOfTheAgent() throws {
+        let directory = TestPaths.temporaryDirectory("crash")
+        let (first, port) = try Self.agent(directory: directory)
+        let queued = try Self.http("POST", "/api/tasks/later/run", port: port, body: #"{"input": {"path": "/kept"}, "at": "1h"}"#)
+        let id = try #require((queued.json["run"] as? [String: Any])?["id"] as? String)
+        // The store's writer commits within its commit interval; then the agent dies unwarned.
+        Thread.sleep(forTimeInterval: 0.5)
+        _ = first.stop(signal: SIGKILL)
+        let (second, secondPort) = try Self.agent(directory: directory)
+        defer { _ = second.stop() }
+        let shown = try Self.http("GET", "/api/runs/\(id)", port: secondPort)
+        let run = try #require(shown.json["run"] as? [String: Any], "\(shown.body)")
+        #expect(run["status"] as? String == "queued")
+        #expect(run["input"] as? [String: String] == ["path": "/kept"])
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import JSONSchema
+import Testing
+@testable import AgentCore
+@testable import AgentRuntime
+
+/// `"tasks"` in the settings: read into definitions, and every problem reported at once with
+/// its JSON pointer.
+@Suite struct TaskSettingsTests {
+    static func settings(_ tasks: String, modules: String = "[]") throws -> AgentSettings {
+        AgentSettings(json: try JSONValue.parse(#"{"enabled_modules": \#(modules), "processes": {}, "tasks": \#(tasks)}"#), file: "settings.json")
+    }
+
+    static func messages(_ settings: AgentSettings) -> [String: String] {
+        Dictionary(settings.hostIssues.map { ($0.pointer, $0.message) }, uniquingKeysWith: { a, b in a + " | " + b })
+    }
+
+    @Test func aCommandTaskIsReadWithItsPolicy() throws {
+        let settings = try Self.settings(#"""
+            {"backup": {"type": "command", "command": ["/usr/bin/python3", "job.py"], "cwd": "jobs", "env": {"MODE": "full"},
+                        "timeout": 600, "retries": {"max": 3, "initial_delay": 5, "multiplier": 2, "max_delay": 300},
+                        "max_concurrent": 2, "description": "Nightly backup", "input": {"type": "object"},
+                        "on_event": {"type": "frequency_alert", "where": {"properties": {"count": {"minimum": 10}}}}},
+             "line": {"type": "command", "command": "echo hi | wc -c", "shell": true}}
+            """#)
+        #expect(settings.hostIssues.isEmpty, "\(settings.hostIssues)")
+        let backup = try #require(settings.tasks.first { $0.name == "backup" })
+        #expect(backup.command == .init(arguments: ["/usr/bin/python3", "job.py"], directory: "jobs", environment: ["MODE": "full"]))
+        #expect(backup.timeout == 600)
+        #expect(backup.retries == .init(max: 3, initialDelay: 5, multiplier: 2, maxDelay: 300))
+        #expect(backup.maxConcurrent == 2)
+        #expect(backup.onEvent?.type == "frequency_alert")
+        #expect(settings.tasks.first { $0.name == "line" }?.command == .init(arguments: ["echo hi | wc -c"], shell: true))
+    }
+
+    @Test func everyProblemIsReportedWithItsPointer() throws {
+        let settings = try Self.settings(#"""
+            {"nothing": {"type": "command"},
+             "empty": {"type": "command", "command": []},
+             "string": {"type": "command", "command": "ls -l"},
+             "shellArray": {"type": "command", "command": ["a", "b"], "shell": true},
+             "numbers": {"type": "command", "command": [1, 2]},
+             "huge": {"type": "command", "command": ["/bin/true"], "timeout": 1e300, "retries": {"max": 1e20, "multiplier": 0.5}},
+             "secret": {"type": "command", "command": ["/bin/true"], "env": {"TOKEN": "${env:AGENT_TEST_SURELY_UNSET_VARIABLE}"}},
+             "schema": {"type": "command", "command": ["/bin/true"], "input": {"type": "no-such-type"}},
+             "kind": {"type": "comand"},
+             "bad name": {"type": "command", "command": ["/bin/true"]},
+             "extra": {"type": "command", "command": ["/bin/true"], "retry": 3}}
+            """#)
+        let found = Self.messages(settings)
+        #expect(found["/tasks/nothing"]?.contains("needs \"command\"") == true)
+        #expect(found["/tasks/empty/command"]?.contains("empty array") == true)
+        #expect(found["/tasks/string/command"]?.contains("\"shell\": true") == true)
+        #expect(found["/tasks/shellArray/command"]?.contains("one shell line") == true)
+        #expect(found["/tasks/numbers/command/0"] != nil)
+        #expect(found["/tasks/huge/timeout"] != nil)
+        #expect(found["/tasks/huge/retries/max"] != nil)
+        #expect(found["/tasks/huge/retries/multiplier"] != nil)
+        #expect(found["/tasks/secret/env/TOKEN"]?.contains("AGENT_TEST_SURELY_UNSET_VARIABLE is not set") == true)
+        #expect(found["/tasks/schema/input"]?.contains("does not compile") == true)
+        #expect(found["/tasks/kind/type"]?.contains("did you mean \"command\"") == true)
+        #expect(found["/tasks/bad name"]?.contains("task name") == true)
+        #expect(found["/tasks/extra"]?.contains("retry") == true)
+        #expect(settings.tasks.isEmpty, "\(settings.tasks.map(\.name))")
+    }
+
+    @Test func environmentValuesAreResolvedAndNeverShown() throws {
+        setenv("AGENT_TASK_TEST_SECRET", "s3cret-value-1234", 1)
+        defer { unsetenv("AGENT_TASK_TEST_SECRET") }
+        let settings = try Self.settings(#"{"t": {"type": "command", "command": ["/bin/true"], "env": {"TOKEN": "Bearer ${env:AGENT_TASK_TEST_SECRET}"}}}"#)
+        #expect(settings.hostIssues.isEmpty)
+        #expect(settings.tasks.first?.command?.environment["TOKEN"] == "Bearer s3cret-value-1234")
+    }
+
+    @Test func hugeNumbersSaturateInsteadOfTrapping() {
+        let (tasks, _) = TaskSettings.read(["t": ["type": "command", "command": ["/bin/true"], "timeout": 1e300, "max_concurrent": 1e300,
+                                                 "retries": ["max": 1e300, "initial_delay": 1e300, "multiplier": 1e300, "max_delay": -5]]],
+                                           environment: [:])
+        let task = tasks.first
+        #expect(task?.timeout == TaskSettings.longestTimeout)
+        #expect(task?.maxConcurrent == TaskSettings.mostConcurrent)
+        #expect(task?.retries.max == TaskSettings.mostRetries)
+        #expect(task?.retries.maxDelay == 0)
+    }
+
+    static func manifest() throws -> ModuleManifest {
+        var manifest = try ModuleManifest(json: #"""
+            {"name": "jobs", "version": "1", "processes": [{"type": "feed", "kind": "datasource", "settings_schema": {"type": "object"}}]}
+            """#, module: "jobs", file: "libjobs.so")
+        manifest.processes.append(.init(type: "resize", kind: "task", description: "",
+                                        settingsSchema: ["type": "object", "properties": ["width": ["type": "integer"]], "additionalProperties": false],
+                                        subscribes: []))
+        return manifest
+    }
+
+    @Test func aModuleTaskTypeMustBeATaskHandlerOfAnEnabledModule() throws {
+        let settings = try Self.settings(#"""
+            {"ok": {"type": "jobs.resize", "settings": {"width": 10}},
+             "badSettings": {"type": "jobs.resize", "settings": {"width": "wide"}},
+             "notEnabled": {"type": "photos.resize"},
+             "noType": {"type": "jobs.rezise"},
+             "notATask": {"type": "jobs.feed"},
+             "commandKeys": {"type": "jobs.resize", "command": ["/bin/true"]}}
+            """#, modules: #"["jobs"]"#)
+        var validator = SettingsValidator()
+        let report = validator.check(settings, modules: [ModuleLocation(name: "jobs", library: "libjobs.so", sourceDirectory: nil)],
+                                     manifests: ["jobs": try Self.manifest()])
+        let found = Dictionary(report.blockingIssues.map { ($0.pointer, $0.message) }, uniquingKeysWith: { a, b in a + " | " + b })
+        #expect(found["/tasks/badSettings/settings/width"] != nil, "\(found)")
+        #expect(found["/tasks/notEnabled/type"]?.contains("module \"photos\" is not enabled") == true)
+        #expect(found["/tasks/noType/type"]?.contains("did you mean \"resize\"") == true)
+        #expect(found["/tasks/notATask/type"]?.contains("is a datasource, not a task handler") == true)
+        #expect(found["/tasks/commandKeys/command"] != nil)
+        #expect(report.tasks.map(\.name) == ["ok"])
+    }
+}
