@@ -460,6 +460,46 @@ import Testing
         #expect(answer["modules"]?[1]?["available"] == true && answer["modules"]?[1]?["process_types"] == ["ticker"], "\(answer)")
     }
 
+    /// `reload` checks the file on disk off the loop too: while a module it now enables is
+    /// described, status answers and a killed worker is restarted; then the reload applies.
+    @Test func aReloadDescribingASlowModuleDoesNotHoldTheLoop() throws {
+        let manifest = #"{"name":"slowreload","version":"0.1.0","processes":[{"type":"ticker","kind":"datasource","description":"ticks","settings_schema":{"type":"object"}}]}"#
+        let library = try CModuleFixture.build("slowreload", source: """
+        #include <agent_module.h>
+        #include <unistd.h>
+        __attribute__((constructor)) static void slow(void) { sleep(3); }
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
+            while (!h->stop_requested(h->host_ctx)) usleep(20000);
+            return AGENT_OK;
+        }
+        static const agent_module description = {
+            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+            .manifest_json = "\(manifest.replacingOccurrences(of: "\"", with: "\\\""))", .run_process = run,
+        };
+        const agent_module *agent_module_entry(void) { return &description; }
+        """)
+        let agent = try Agent(Self.settings, environment: Self.environment)
+        let pids = try agent.waitUntilRunning(["trades", "busy"])
+        let document = Self.settings.replacingOccurrences(of: #"[ "sample" ]"#, with: #"[ "sample", "\#(library)" ]"#)
+        try document.write(toFile: agent.settings, atomically: true, encoding: .utf8)
+        let reloading = try #require(RawControlClient(path: agent.socket))
+        reloading.send(#"{"command": "reload"}"#)
+        #expect(kill(Int32(try #require(pids["trades"])), SIGKILL) == 0)
+        let deadline = Date().addingTimeInterval(30)
+        var restarted = try agent.pids()
+        while restarted["trades"] == nil || restarted["trades"] == pids["trades"], Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            restarted = try agent.pids()
+        }
+        #expect(restarted["trades"] != nil && restarted["trades"] != pids["trades"], "\(restarted)")
+        var poller = pollfd(fd: reloading.fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 0) == 0, "the reload answered before status: it did not wait for the describe")
+        let answer = try JSONValue.parse(try #require(reloading.readLine(timeout: 60)))
+        #expect(answer["ok"] == true, "\(answer)")
+        #expect(answer["kept"]?.arrayValue?.contains("busy") == true, "\(answer)")
+    }
+
     @Test func theSettingsCommandsSayWhenTheAgentIsNotRunning() throws {
         let directory = TestPaths.temporaryDirectory("settings-commands-off")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -74,6 +74,15 @@ final class SettingsCommands: Sendable {
         }
     }
 
+    /// `reload` (and SIGHUP): the file on disk is checked on the checks' thread — describing a
+    /// module may take its describe worker seconds — and `apply` gets the result on the loop.
+    func reload(inbox: LoopInbox, apply: LoopBound<(Result<AgentLauncher.Prepared, ControlError>) -> Void>) {
+        thread.submit { [self] in
+            let checked = checker.check(nil)
+            inbox.post { apply.value(checked) }
+        }
+    }
+
     /// What a `settings_change` request asks, for the run history, and the process it is
     /// about (empty when it is about modules, several processes or the whole document).
     static func audited(_ request: JSONValue) -> (what: String, process: String) {

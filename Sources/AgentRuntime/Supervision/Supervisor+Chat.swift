@@ -14,6 +14,7 @@ extension Supervisor {
                 return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its settings cannot be read or changed here"])
             }
             settingsCommands.answer(request, supervisor: self, respond: respond)
+        case "reload"?: reload(respond: respond)
         case "chat_history"?: chatHistory(request, respond: respond)
         case "chat_clear"?:
             guard let store else { return respond(["ok": false, "error": "the store is off, so there is no chat history"]) }

@@ -22,6 +22,27 @@ extension Supervisor {
         return applyReload(report)
     }
 
+    /// `reload` as the fronts and SIGHUP ask it: with the settings commands (an agent started
+    /// from a settings file), the file is checked off the loop, so that routing goes on while
+    /// modules are described; `respond` is called on the loop with the same answer as
+    /// ``reload()``.
+    func reload(respond: @escaping (JSONValue) -> Void) {
+        guard !stopping else { return respond(["ok": false, "error": "the agent is stopping"]) }
+        guard let settingsCommands else { return respond(reload()) }
+        logger.notice("reloading the settings")
+        let apply = LoopBound(value: { [weak self] (checked: Result<AgentLauncher.Prepared, ControlError>) in
+            guard let self else { return }
+            switch checked {
+            case .failure(let error):
+                logger.error("reload refused: \(error); the running configuration stays")
+                respond(["ok": false, "errors": [.string(error.description)]])
+            case .success(let prepared):
+                respond(applyReload(prepared.report))
+            }
+        })
+        settingsCommands.reload(inbox: loop.inbox, apply: apply)
+    }
+
     /// Applies a checked report as a reload: refused (everything running stays) when it is
     /// not valid. Settings commands apply the report they checked before writing the file.
     func applyReload(_ report: SettingsReport) -> JSONValue {

@@ -258,7 +258,7 @@ public final class Supervisor {
                 let signal = Int32(byte)
                 if signal == SIGHUP {
                     logger.notice("SIGHUP received")
-                    _ = reload()
+                    reload { _ in }
                 } else if !stopping {
                     logger.notice("\(SignalName.of(signal)) received; stopping all processes")
                     stopAll()
