@@ -29,9 +29,9 @@ enum DashboardAssets {
     th { font-size: .85em; color: var(--muted); font-weight: 600; background: #f0f2f4; }
     td code { font-size: .85em; word-break: break-all; }
     .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85em; font-weight: 600; background: #eaeef2; }
-    .state-running { background: #dafbe1; color: var(--ok); }
-    .state-starting, .state-stopping, .state-backoff, .state-suspended { background: #fff8c5; color: var(--warn); }
-    .state-failed, .state-exited { background: #ffebe9; color: var(--bad); }
+    .state-running, .state-succeeded { background: #dafbe1; color: var(--ok); }
+    .state-starting, .state-stopping, .state-backoff, .state-suspended, .state-queued, .state-retrying { background: #fff8c5; color: var(--warn); }
+    .state-failed, .state-exited, .state-timed_out, .state-cancelled { background: #ffebe9; color: var(--bad); }
     form.actions { display: flex; gap: .3rem; flex-wrap: wrap; margin: 0; }
     button { font: inherit; font-size: .9em; padding: .25rem .7rem; border: 1px solid #afb8c1; border-radius: 6px; background: #f6f8fa; cursor: pointer; }
     button:hover { background: #eef1f4; }
@@ -162,6 +162,41 @@ enum DashboardAssets {
           });
         }, 2000);
       }
+      function refreshRuns() {
+        var table = document.getElementById("runs");
+        if (!table) return;
+        get("/api/runs?limit=50").then(function (answer) {
+          if (!answer || !answer.runs) return;
+          var body = table.querySelector("tbody");
+          while (body.firstChild) body.removeChild(body.firstChild);
+          answer.runs.forEach(function (r) {
+            var row = document.createElement("tr");
+            row.setAttribute("data-run", r.id);
+            var took = r.execution_time != null ? r.execution_time.toFixed(3) + " s" : "";
+            [["Run", r.id], ["Task", r.task], ["Status", r.status], ["Attempt", r.attempt], ["Priority", r.priority],
+             ["Queued", r.queued_at], ["Took", took], ["Error", (r.error || "").slice(0, 200)]].forEach(function (c, i) {
+              var td = document.createElement("td");
+              td.setAttribute("data-label", c[0]);
+              if (i === 0) { var a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id; td.appendChild(a); }
+              else if (i === 2) { var s = document.createElement("span"); s.className = "state state-" + r.status; s.setAttribute("data-field", "status"); s.textContent = r.status; td.appendChild(s); }
+              else td.textContent = c[1] == null ? "" : String(c[1]);
+              row.appendChild(td);
+            });
+            body.appendChild(row);
+          });
+        });
+      }
+      function watchRun() {
+        var status = document.getElementById("run-status");
+        if (!status || status.getAttribute("data-finished") === "true") return;
+        var timer = setInterval(function () {
+          get("/api/runs/" + encodeURIComponent(status.getAttribute("data-run"))).then(function (answer) {
+            if (!answer || !answer.run) return;
+            status.textContent = answer.run.status; status.className = "state state-" + answer.run.status;
+            if (["succeeded", "failed", "timed_out", "cancelled"].indexOf(answer.run.status) >= 0) { clearInterval(timer); location.reload(); }
+          });
+        }, 1000);
+      }
       function settingsErrors() {
         var text = document.getElementById("settings-text");
         if (!text) return;
@@ -178,6 +213,8 @@ enum DashboardAssets {
       if (page === "process") followLog();
       if (page === "events") followEvents();
       if (page === "settings") settingsErrors();
+      if (page === "tasks") setInterval(refreshRuns, 2000);
+      if (page === "run") watchRun();
     })();
 
     """

@@ -29,6 +29,10 @@ struct DashboardRoutes: Sendable {
         router.post("/modules") { request, context in await moduleAction(request, context) }
         router.get("/settings") { request, context in await settingsPage(request, context) }
         router.post("/settings") { request, context in await settingsSubmit(request, context) }
+        router.get("/tasks") { request, context in await tasksPage(request, context) }
+        router.post("/tasks/{name}/run") { request, context in await taskRunAction(request, context) }
+        router.get("/runs/{id}") { request, context in await runPage(request, context) }
+        router.post("/runs/{id}") { request, context in await runAction(request, context) }
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
@@ -46,7 +50,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

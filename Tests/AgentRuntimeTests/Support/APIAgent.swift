@@ -12,10 +12,11 @@ final class APIAgent: @unchecked Sendable {
     let base: String
 
     /// `http` is the JSON of `"http"` without `listen` (added: 127.0.0.1:0).
+    /// `tasks` is the JSON of `"tasks"` (nil: none).
     init(http: String, processes: String = #"{"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": 1}}"#,
-         directory: String = TestPaths.temporaryDirectory("http")) throws {
+         tasks: String? = nil, directory: String = TestPaths.temporaryDirectory("http")) throws {
         let settings = """
-        {"enabled_modules": ["sample"], "processes": \(processes),
+        {"enabled_modules": ["sample"], "processes": \(processes),\(tasks.map { #" "tasks": \#($0),"# } ?? "")
          "http": {"listen": "127.0.0.1:0", \(http)}}
         """
         run = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: Self.environment, directory: directory)
