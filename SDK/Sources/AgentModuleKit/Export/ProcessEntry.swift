@@ -77,7 +77,11 @@ struct SettingsError: Error, CustomStringConvertible {
         }
         switch error {
         case .typeMismatch(let type, let context):
-            self.init(pointer: pointer(context.codingPath), message: "expected \(Self.describe(type)); \(context.debugDescription)")
+            // Foundation says "Expected to decode Double but found a string instead."
+            let found = context.debugDescription.range(of: "but found ").map { context.debugDescription[$0.upperBound...] }
+                .flatMap { $0.hasSuffix(" instead.") ? $0.dropLast(" instead.".count) : nil }
+            self.init(pointer: pointer(context.codingPath),
+                      message: "expected \(Self.describe(type)), " + (found.map { "found \($0)" } ?? context.debugDescription))
         case .valueNotFound(let type, let context):
             self.init(pointer: pointer(context.codingPath), message: "expected \(Self.describe(type)), found null")
         case .keyNotFound(let key, let context):

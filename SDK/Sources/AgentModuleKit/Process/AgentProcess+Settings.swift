@@ -12,3 +12,13 @@ extension LogicAdapter {
         try SettingsDecoding.decode(Settings.self, from: Array(json.utf8), schema: settingsSchema)
     }
 }
+
+extension AgentProcess where Settings: SettingsDeclaration {
+    /// The schema of settings declared once with ``Setting``s.
+    public static var settingsSchema: Schema { Settings.schema }
+}
+
+extension LogicAdapter where Settings: SettingsDeclaration {
+    /// The schema of settings declared once with ``Setting``s.
+    public static var settingsSchema: Schema { Settings.schema }
+}

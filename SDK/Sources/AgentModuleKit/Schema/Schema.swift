@@ -128,11 +128,20 @@ public struct Schema: Sendable {
         _ properties: KeyValuePairs<String, Schema>, required: [String] = [],
         additionalProperties: Bool = false, description: String? = nil
     ) -> Schema {
+        object(properties.map { ($0.key, $0.value) }, required: required, additionalProperties: additionalProperties,
+               description: description)
+    }
+
+    /// An object from properties in a list (what a ``SettingsDeclaration`` builds).
+    static func object(
+        _ properties: [(String, Schema)], required: [String] = [],
+        additionalProperties: Bool = false, description: String? = nil
+    ) -> Schema {
         var k: [(String, JSONText)] = [("type", .string("object"))]
         if !required.isEmpty { k.append(("required", .array(required.map(JSONText.string)))) }
         if !additionalProperties { k.append(("additionalProperties", .bool(false))) }
         var schema = Schema(k, description: description, default: nil)
-        schema.properties = properties.map { ($0.key, $0.value) }
+        schema.properties = properties
         return schema
     }
 
