@@ -2,11 +2,10 @@ import AgentModuleKit
 
 /// Does nothing until asked to stop: the idle worker whose cost the bench measures.
 struct BenchIdle: Datasource {
-    struct Settings: Decodable, Sendable {}
+    struct Settings: SettingsDeclaration {}
 
     static let typeName = "bench_idle"
     static let description = "Does nothing: sleeps until the host asks it to stop."
-    static var settingsSchema: Schema { .object([:]) }
 
     init(settings: Settings) {}
 

@@ -6,12 +6,11 @@ import Foundation
 /// and measures each one's latency (receipt time minus the time the host stamped at emission).
 /// On `bench_end` it sends its results as a message (JSON text) and starts over.
 struct BenchSink: Monitor {
-    struct Settings: Decodable, Sendable {}
+    struct Settings: SettingsDeclaration {}
 
     static let typeName = "bench_sink"
     static let description = "Counts `bench` events, checks their order and measures their latency; reports as a JSON message on `bench_end`."
     static let subscribes = [BenchPayload.eventType, BenchPayload.endType]
-    static var settingsSchema: Schema { .object([:]) }
 
     init(settings: Settings) {}
 

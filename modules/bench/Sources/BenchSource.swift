@@ -4,31 +4,28 @@ import BenchSupport
 /// Emits `count` numbered `bench` events of `payload_bytes` bytes, as fast as it can or at a
 /// fixed `rate`, then one `bench_end` event, then idles until asked to stop.
 struct BenchSource: Datasource {
-    struct Settings: Decodable, Sendable {
-        var count: Int
-        var payload_bytes: Int
-        var rate: Double
-        var start_delay: Double
+    struct Settings: SettingsDeclaration {
+        @Setting(minimum: 1, maximum: 9_999_999_999, description: "Number of `bench` events to emit.")
+        var count: Int = 100_000
+        @Setting(minimum: BenchPayload.minimumSize, maximum: 1 << 20,
+                 description: "Size of each payload in bytes (JSON with a sequence number and padding).")
+        var payloadBytes: Int = 100
+        @Setting(minimum: 0, description: "Events per second; 0 emits as fast as possible.")
+        var rate: Double = 0
+        @Setting(minimum: 0, description: "Seconds to wait before the first event, so that the subscribers are ready.")
+        var startDelay: Double = 0.5
     }
 
     static let typeName = "bench_source"
     static let description = "Emits `count` numbered `bench` events of `payload_bytes` bytes at `rate` per second (0: as fast as possible), then a `bench_end` event."
-    static var settingsSchema: Schema {
-        .object([
-            "count": .integer(minimum: 1, maximum: 9_999_999_999, default: 100_000, description: "Number of `bench` events to emit."),
-            "payload_bytes": .integer(minimum: BenchPayload.minimumSize, maximum: 1 << 20, default: 100, description: "Size of each payload in bytes (JSON with a sequence number and padding)."),
-            "rate": .number(minimum: 0, default: 0, description: "Events per second; 0 emits as fast as possible."),
-            "start_delay": .number(minimum: 0, default: 0.5, description: "Seconds to wait before the first event, so that the subscribers are ready."),
-        ])
-    }
 
     let settings: Settings
 
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
-        try await context.sleep(seconds: settings.start_delay)
-        var payload = BenchPayload.template(size: settings.payload_bytes)
+        try await context.sleep(seconds: settings.startDelay)
+        var payload = BenchPayload.template(size: settings.payloadBytes)
         let start = BenchClock.monotonicNanoseconds()
         let interval = settings.rate > 0 ? 1e9 / settings.rate : 0
         for sequence in 0..<settings.count {

@@ -3,10 +3,13 @@ import AgentModuleKit
 /// Simulates a market feed: random trades for the configured pairs, reproducible from a seed,
 /// no network.
 struct TradeFeed: Datasource {
-    struct Settings: Decodable, Sendable {
-        var pairs: [String]
-        var interval: Double
-        var seed: Int
+    struct Settings: SettingsDeclaration {
+        @Setting(minItems: 1, uniqueItems: true, each: .string(minLength: 1), description: "Trading pairs to simulate.")
+        var pairs: [String] = ["ETH/USD", "BTC/USD"]
+        @Setting(minimum: 0.001, description: "Seconds between two trades.")
+        var interval: Double = 0.5
+        @Setting(description: "Seed of the random generator; equal seeds give equal feeds.")
+        var seed: Int = 42
     }
 
     /// One simulated trade, the payload of a `trade` event.
@@ -20,14 +23,6 @@ struct TradeFeed: Datasource {
 
     static let typeName = "trade_feed"
     static let description = "Simulates a trade feed: emits a random `trade` event for one of the pairs every interval."
-    static var settingsSchema: Schema {
-        .object([
-            "pairs": .array(of: .string(minLength: 1), minItems: 1, uniqueItems: true,
-                            default: ["ETH/USD", "BTC/USD"], description: "Trading pairs to simulate."),
-            "interval": .number(minimum: 0.001, default: 0.5, description: "Seconds between two trades."),
-            "seed": .integer(default: 42, description: "Seed of the random generator; equal seeds give equal feeds."),
-        ])
-    }
 
     let settings: Settings
 

@@ -4,11 +4,15 @@ import Foundation
 /// Counts events per key (e.g. trades per pair) over a sliding window and alerts when a key
 /// goes over the threshold; says so again when it is back under.
 struct TradeFrequency: Monitor {
-    struct Settings: Decodable, Sendable {
-        var window: Double
-        var threshold: Int
-        var key: String
-        var report_every: Double
+    struct Settings: SettingsDeclaration {
+        @Setting(exclusiveMinimum: 0, description: "Length of the sliding window, in seconds.")
+        var window: Double = 60
+        @Setting(minimum: 1, description: "Alert when more events than this fall in the window.")
+        var threshold: Int = 10
+        @Setting(minLength: 1, description: "Payload field to count by.")
+        var key: String = "pair"
+        @Setting(minimum: 0, description: "Seconds between summaries of the window from the store (0: none).")
+        var reportEvery: Double = 60
     }
 
     static let typeName = "trade_frequency"
@@ -24,14 +28,6 @@ struct TradeFrequency: Monitor {
                 """,
             every: .setting("report_every"), window: .setting("window")),
     ]
-    static var settingsSchema: Schema {
-        .object([
-            "window": .number(exclusiveMinimum: 0, default: 60, description: "Length of the sliding window, in seconds."),
-            "threshold": .integer(minimum: 1, default: 10, description: "Alert when more events than this fall in the window."),
-            "key": .string(minLength: 1, default: "pair", description: "Payload field to count by."),
-            "report_every": .number(minimum: 0, default: 60, description: "Seconds between summaries of the window from the store (0: none)."),
-        ])
-    }
 
     let settings: Settings
 

@@ -3,8 +3,9 @@ import Foundation
 
 /// Answers "how many trades in the last 5 minutes?" from the store.
 struct TradesCounter: LogicAdapter {
-    struct Settings: Decodable, Sendable {
-        var event_type: String
+    struct Settings: SettingsDeclaration {
+        @Setting(minLength: 1, description: "The event type to count.")
+        var eventType: String = "trade"
     }
 
     static let typeName = "trades_counter"
@@ -15,9 +16,6 @@ struct TradesCounter: LogicAdapter {
         "count the trades",
         "number of trades per pair",
     ]
-    static var settingsSchema: Schema {
-        .object(["event_type": .string(minLength: 1, default: "trade", description: "The event type to count.")])
-    }
 
     let settings: Settings
 
@@ -27,7 +25,7 @@ struct TradesCounter: LogicAdapter {
         let (seconds, period) = Self.period(in: message)
         let rows = try context.query(
             "SELECT json_extract(payload, '$.pair') AS pair, count(*) AS n FROM events WHERE type = ? AND time >= ? GROUP BY pair ORDER BY n DESC, pair",
-            [settings.event_type, Date().timeIntervalSince1970 - seconds])
+            [settings.eventType, Date().timeIntervalSince1970 - seconds])
         let total = rows.reduce(0) { $0 + ($1["n"] as? Int ?? 0) }
         guard total > 0 else { return "There were no trades in the last \(period)." }
         let perPair = rows.map { "\($0["pair"] as? String ?? "?") \($0["n"] as? Int ?? 0)" }.joined(separator: ", ")

@@ -7,9 +7,11 @@ import Glibc
 /// Reads host statistics from /proc (CPU, memory, load) and the disk usage of a path, and
 /// emits them as a `host_stats` event every interval.
 struct HostStats: Datasource {
-    struct Settings: Decodable, Sendable {
-        var interval: Double
-        var disk_path: String
+    struct Settings: SettingsDeclaration {
+        @Setting(minimum: 0.1, description: "Seconds between two samples.")
+        var interval: Double = 5
+        @Setting(minLength: 1, description: "A path on the filesystem whose usage is reported.")
+        var diskPath: String = "/"
     }
 
     /// The payload of a `host_stats` event.
@@ -26,12 +28,6 @@ struct HostStats: Datasource {
 
     static let typeName = "host_stats"
     static let description = "Emits `host_stats` events: CPU, memory and disk usage in percent and the load averages, read from /proc."
-    static var settingsSchema: Schema {
-        .object([
-            "interval": .number(minimum: 0.1, default: 5, description: "Seconds between two samples."),
-            "disk_path": .string(minLength: 1, default: "/", description: "A path on the filesystem whose usage is reported."),
-        ])
-    }
 
     let settings: Settings
 
@@ -49,8 +45,8 @@ struct HostStats: Datasource {
                 memory_percent: ProcReader.round(memory.usedPercent),
                 memory_available_mb: ProcReader.round(memory.availableMB),
                 load1: load.0, load5: load.1, load15: load.2,
-                disk_percent: ProcReader.round(ProcReader.diskPercent(path: settings.disk_path)),
-                disk_path: settings.disk_path
+                disk_percent: ProcReader.round(ProcReader.diskPercent(path: settings.diskPath)),
+                disk_path: settings.diskPath
             )
             previous = current
             try context.emit("host_stats", payload: sample)

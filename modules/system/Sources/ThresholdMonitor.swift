@@ -4,42 +4,34 @@ import Foundation
 /// Watches numeric fields of events (by default `host_stats`) and alerts when one stays above
 /// its limit for a given time; says so again when it recovers.
 struct ThresholdMonitor: Monitor {
-    struct Rule: Codable, Sendable {
+    struct Rule: SettingsDeclaration {
+        @Setting(minLength: 1, description: "Payload field to watch, e.g. cpu_percent.")
         var metric: String
+        @Setting(description: "Alert when the value is above this.")
         var above: Double
-        var for_seconds: Double?
+        @Setting(minimum: 0, description: "How long it must stay above before the alert (default 0).")
+        var forSeconds: Double?
     }
 
-    struct Settings: Decodable, Sendable {
-        var rules: [Rule]
+    struct Settings: SettingsDeclaration {
+        @Setting(description: "The limits to watch.")
+        var rules: [Rule] = [
+            Rule(metric: "cpu_percent", above: 90, forSeconds: 30),
+            Rule(metric: "memory_percent", above: 90, forSeconds: 30),
+            Rule(metric: "disk_percent", above: 95),
+        ]
     }
 
     static let typeName = "threshold_monitor"
     static let description = "Alerts when a metric of `host_stats` events (e.g. cpu_percent) stays above a limit for a while."
     static let subscribes = ["host_stats"]
-    static var settingsSchema: Schema {
-        .object([
-            "rules": Schema.array(
-                of: .object([
-                    "metric": .string(minLength: 1, description: "Payload field to watch, e.g. cpu_percent."),
-                    "above": .number(description: "Alert when the value is above this."),
-                    "for_seconds": .number(minimum: 0, description: "How long it must stay above before the alert (default 0)."),
-                ], required: ["metric", "above"]),
-                description: "The limits to watch."
-            ).defaulting(to: [
-                Rule(metric: "cpu_percent", above: 90, for_seconds: 30),
-                Rule(metric: "memory_percent", above: 90, for_seconds: 30),
-                Rule(metric: "disk_percent", above: 95, for_seconds: nil),
-            ]),
-        ])
-    }
 
     let settings: Settings
 
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
-        var tracker = ThresholdTracker(rules: settings.rules.map { .init(metric: $0.metric, above: $0.above, forSeconds: $0.for_seconds ?? 0) })
+        var tracker = ThresholdTracker(rules: settings.rules.map { .init(metric: $0.metric, above: $0.above, forSeconds: $0.forSeconds ?? 0) })
         for await event in context.events {
             guard let object = try? JSONSerialization.jsonObject(with: Data(event.payload)) as? [String: Any] else { continue }
             let values = object.compactMapValues { ($0 as? NSNumber)?.doubleValue }
@@ -53,6 +45,15 @@ struct ThresholdMonitor: Monitor {
                 }
             }
         }
+    }
+}
+
+extension ThresholdMonitor.Rule {
+    init(metric: String, above: Double, forSeconds: Double? = nil) {
+        self.init()
+        self.metric = metric
+        self.above = above
+        self.forSeconds = forSeconds
     }
 }
 
