@@ -128,10 +128,11 @@ final class WebDriver: @unchecked Sendable {
         try command("GET", "/element/\(element)/text") as? String ?? ""
     }
 
-    /// The visible text of the first element matching `css` ("" when there is none).
+    /// The visible text of the first element matching `css` ("" when there is none), read in
+    /// the page in one step: found and read apart, the element could be replaced in between
+    /// (the page's script refreshes rows, a form's answer loads a new page) and go stale.
     func text(_ css: String) throws -> String {
-        guard let id = try find(css) else { return "" }
-        return try text(of: id)
+        try execute("var e = document.querySelector(arguments[0]); return e ? e.innerText : \"\";", [css]) as? String ?? ""
     }
 
     /// Runs `script` (a function body) in the page and returns its result.
