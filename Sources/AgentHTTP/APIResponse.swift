@@ -6,7 +6,7 @@ import JSONSchema
 enum APIResponse {
     /// `value` as JSON with `status`; never cached.
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+        var headers = jsonHeaders
         headers.append(contentsOf: extra)
         var buffer = ByteBuffer()
         buffer.writeString(value.serialized())
@@ -14,14 +14,16 @@ enum APIResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
     }
 
+    /// The headers of every JSON answer, made once.
+    static let jsonHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+
     /// A command's answer, already serialized, with the HTTP status for it.
     static func json(_ answer: CommandCenter.RenderedAnswer) -> Response {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(answer.text.utf8.count + 1)
-        buffer.writeString(answer.text)
+        buffer.reserveCapacity(answer.bytes.count + 1)
+        buffer.writeBytes(answer.bytes)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        return Response(status: status(of: answer.json), headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: buffer))
+        return Response(status: status(of: answer.json), headers: jsonHeaders, body: .init(byteBuffer: buffer))
     }
 
     /// `{"ok": false, "error": message, "code": code, "pointer": pointer}` with `status`.

@@ -5,14 +5,16 @@ import NIOCore
 /// and who the request was authenticated as.
 public struct AgentRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The client's socket address, described on demand (most requests never need it).
+    var remoteSocketAddress: SocketAddress?
     /// The client's address (`127.0.0.1:53412`), for the audit and the login rate limit.
-    public var remoteAddress: String?
+    public var remoteAddress: String? { remoteSocketAddress.map(Self.describe) }
     /// Who made the request, once authenticated (nil: nobody yet).
     public var identity: APIIdentity?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress.map(Self.describe)
+        remoteSocketAddress = source.channel.remoteAddress
     }
 
     static func describe(_ address: SocketAddress) -> String {

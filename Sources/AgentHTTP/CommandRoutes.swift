@@ -11,40 +11,63 @@ struct CommandRoutes: Sendable {
     let maximumBodyBytes: Int
     /// The `?follow` streams of the commands that have them.
     let streams: FollowStream
-    /// Each command's request validator, compiled once.
-    private let validators: [String: JSONSchemaValidator]
+
+    /// What a route needs of its command for every request, worked out once.
+    struct Route: Sendable {
+        let command: CommandDescription
+        /// The request schema's properties.
+        let properties: JSONObject
+        let pathParameters: [String]
+        /// The request validator, compiled once.
+        let validator: JSONSchemaValidator?
+        /// Whether a request without fields passes the validator (then a `GET /api/status`
+        /// is not validated again on every call).
+        let emptyIsValid: Bool
+        /// The `?follow` stream of the command, if it has one.
+        let stream: FollowStream.Shape?
+        /// Whether the answer is made from a snapshot, the same for every caller (the caller's
+        /// address is then not worked out).
+        let fromSnapshot: Bool
+
+        init(_ command: CommandDescription) {
+            self.command = command
+            properties = command.request["properties"]?.objectValue ?? [:]
+            pathParameters = command.pathParameters
+            validator = try? JSONSchemaValidator(schema: command.request)
+            emptyIsValid = pathParameters.isEmpty && validator.map { $0.validate(.object([:])).isEmpty } ?? true
+            stream = FollowStream.Shape(command)
+            fromSnapshot = CommandCenter.answersFromSnapshot(command.name)
+        }
+    }
 
     init(commands: CommandCenter, maximumBodyBytes: Int, streams: StreamSlots) {
         self.commands = commands
         self.maximumBodyBytes = maximumBodyBytes
         self.streams = FollowStream(commands: commands, slots: streams)
-        var validators: [String: JSONSchemaValidator] = [:]
-        for command in CommandCatalog.all {
-            validators[command.path + " " + command.method] = try? JSONSchemaValidator(schema: command.request)
-        }
-        self.validators = validators
     }
 
     func register(on router: Router<AgentRequestContext>) {
         for command in CommandCatalog.all {
             let method = HTTPRequest.Method(rawValue: command.method) ?? .get
+            let route = Route(command)
             router.on(RouterPath(command.path), method: method) { request, context in
-                await respond(command, request: request, context: context)
+                await respond(route, request: request, context: context)
             }
         }
     }
 
-    func respond(_ command: CommandDescription, request: Request, context: AgentRequestContext) async -> Response {
+    func respond(_ route: Route, request: Request, context: AgentRequestContext) async -> Response {
+        let command = route.command
         let fields: JSONObject
-        switch await self.fields(of: command, request: request, context: context) {
+        switch await self.fields(of: route, request: request, context: context) {
         case .success(let found): fields = found
         case .failure(let refusal): return refusal.response
         }
         var full = fields
         for (key, value) in command.fixed { full[key] = value }
         full["command"] = .string(command.name)
-        let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: context.remoteAddress)
-        if let shape = FollowStream.Shape(command), FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
+        let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: route.fromSnapshot ? nil : context.remoteAddress)
+        if let shape = route.stream, FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
             // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
             return streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
@@ -64,14 +87,15 @@ struct CommandRoutes: Sendable {
 
     /// The command's request fields: path parameters, then the query (GET, DELETE) or the
     /// JSON body, checked against the command's schema.
-    func fields(of command: CommandDescription, request: Request, context: AgentRequestContext) async -> Result<JSONObject, Refusal> {
+    func fields(of route: Route, request: Request, context: AgentRequestContext) async -> Result<JSONObject, Refusal> {
+        let command = route.command
         var fields = JSONObject()
-        let properties = command.request["properties"]?.objectValue ?? [:]
+        let properties = route.properties
         if command.method == "GET" || command.method == "DELETE" {
             for (key, value) in request.uri.queryParameters {
                 let name = String(key)
                 // `follow` belongs to the stream, not to the command.
-                if name == "follow", FollowStream.Shape(command) != nil {
+                if name == "follow", route.stream != nil {
                     guard FollowStream.wanted(value) != nil else {
                         return .failure(Refusal(.badRequest, code: "invalid", "\"follow\" must be 1, true, 0 or false; found \"\(value)\"", pointer: "/follow"))
                     }
@@ -108,14 +132,15 @@ struct CommandRoutes: Sendable {
                 fields = object
             }
         }
-        for name in command.pathParameters {
+        for name in route.pathParameters {
             guard let value = context.parameters.get(name) else { continue }
             if fields[name] != nil, fields[name] != .string(value) {
                 return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the path (\(value)); leave it out of the body", pointer: "/" + name))
             }
             fields[name] = .string(value)
         }
-        if let validator = validators[command.path + " " + command.method], let first = validator.validate(.object(fields)).first {
+        if fields.isEmpty, route.emptyIsValid { return .success(fields) }
+        if let validator = route.validator, let first = validator.validate(.object(fields)).first {
             var pointer = first.instanceLocation
             // An unknown field is reported at its object; point at the field itself.
             if pointer.isEmpty, first.keywordLocation.hasSuffix("additionalProperties"),

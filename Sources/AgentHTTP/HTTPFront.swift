@@ -6,6 +6,8 @@ import HummingbirdTLS
 import Logging
 import NIOSSL
 import NIOCore
+import NIOPosix
+import ServiceLifecycle
 import Synchronization
 
 /// The HTTP front: the API (one route per command of the command layer), health, metrics and,
@@ -23,7 +25,9 @@ public final class HTTPFront: AgentFront, Sendable {
     let settings: HTTPSettings
     /// `GET /metrics` and the request counters.
     let exporter = PrometheusExporter()
-    private let state = Mutex<(task: Task<Void, Never>?, port: Int?)>((nil, nil))
+    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, port: Int?)>((nil, nil, nil))
+    /// The `Date` header of the answers.
+    private let dates = HTTPDateHeader()
     private let finished = DispatchSemaphore(value: 0)
     /// Login sessions of browsers.
     let sessions: SessionTable
@@ -90,30 +94,42 @@ public final class HTTPFront: AgentFront, Sendable {
         } catch {
             throw HTTPFrontError("http: cannot set up TLS: \(error)")
         }
-        let app = Application(
-            router: makeRouter(),
-            server: server,
-            // At most max_connections are served at once, the rest wait in the listen backlog.
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
-                                 availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
-            onServerRunning: { channel in
-                outcome.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
-                started.signal()
-            },
-            logger: logger)
+        // One event loop thread: an agent's API is a few clients, and each extra thread is one
+        // more hop and wake-up per request on a 2-core machine.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let service: any Service
+        do {
+            service = try ServerRun(
+                responder: makeRouter().buildResponder(), dates: dates, logger: logger
+            ).build(
+                server,
+                // At most max_connections are served at once, the rest wait in the listen backlog.
+                configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
+                                     availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
+                group: group,
+                onServerRunning: { channel in
+                    outcome.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
+                    started.signal()
+                })
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw HTTPFrontError("http: cannot set up the server on \(address): \(error)")
+        }
         let finished = finished
+        let executor = EventLoopTaskExecutor(group.next())
         let task = Task.detached {
             do {
-                try await app.run()
+                // The connections' tasks are children of the server's: they run on its loop.
+                try await withTaskExecutorPreference(executor) { try await service.run() }
             } catch {
                 outcome.withLock { if $0 == nil { $0 = .failure(error) } }
                 started.signal()
             }
             finished.signal()
         }
-        state.withLock { $0.task = task }
+        state.withLock { $0.task = task; $0.group = group }
         guard started.wait(timeout: .now() + 30) == .success else {
-            task.cancel()
+            stop()
             throw HTTPFrontError("http: could not listen on \(address) within 30 s")
         }
         switch outcome.withLock({ $0 }) {
@@ -122,37 +138,21 @@ public final class HTTPFront: AgentFront, Sendable {
             let shown = settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"
             context.logger.notice("http: listening on \(settings.tls == nil ? "http" : "https")://\(shown)")
         case .failure(let error)?:
-            state.withLock { $0.task = nil }
+            stop()
             throw HTTPFrontError("http: cannot listen on \(address) (/http/listen): \(error)")
         case nil:
+            stop()
             throw HTTPFrontError("http: could not listen on \(address)")
         }
     }
 
-    /// HTTP/1.1, or HTTPS with the certificate and key of `"tls"`.
-    func makeServer() throws -> HTTPServerBuilder {
-        // A client silent for idle_timeout (nothing sent, or half a request) is cut off.
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .milliseconds(Int64(min(max(settings.idleTimeout, 0.001), 86400) * 1000))))
-        guard let tls = settings.tls else { return http1 }
-        let certificates: [NIOSSLCertificate]
-        let key: NIOSSLPrivateKey
-        do {
-            certificates = try NIOSSLCertificate.fromPEMFile(tls.certificate)
-        } catch {
-            throw HTTPFrontError("http: cannot read the certificate \(tls.certificate) (/http/tls/certificate): \(error)")
-        }
-        do {
-            key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
-        } catch {
-            throw HTTPFrontError("http: cannot read the private key \(tls.key) (/http/tls/key): \(error)")
-        }
-        guard !certificates.isEmpty else { throw HTTPFrontError("http: no certificate in \(tls.certificate) (/http/tls/certificate)") }
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
-        return try .tls(http1, tlsConfiguration: configuration)
-    }
-
     public func stop() {
-        guard let task = state.withLock({ state in defer { state.task = nil }; return state.task }) else { return }
+        let (task, group) = state.withLock { state in
+            defer { (state.task, state.group) = (nil, nil) }
+            return (state.task, state.group)
+        }
+        defer { try? group?.syncShutdownGracefully() }
+        guard let task else { return }
         // Streams end at their next poll with a last `end` event; their connections then close
         // with the server instead of being cut.
         streams.close()

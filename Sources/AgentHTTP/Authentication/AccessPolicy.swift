@@ -13,13 +13,15 @@ struct AccessPolicy: RouterMiddleware {
 
     /// Routes that answer without credentials: liveness, and what the login form needs.
     static let publicRoutes: Set<String> = ["GET /livez", "HEAD /livez", "POST /api/login", "GET /login", "HEAD /login"]
+    /// The paths of ``publicRoutes`` (most requests are on none of them: no key to make).
+    static let publicPaths = Set(publicRoutes.map { String($0.split(separator: " ").last ?? "") })
     /// Static files of the dashboard (the login page's styles and scripts).
     static let publicPrefix = "/assets/"
 
     static func isPublic(_ request: Request) -> Bool {
         let method = request.method
         let path = request.uri.path
-        if publicRoutes.contains("\(method) \(path)") { return true }
+        if publicPaths.contains(path), publicRoutes.contains("\(method) \(path)") { return true }
         return (method == .get || method == .head) && path.hasPrefix(publicPrefix)
     }
 
@@ -29,10 +31,24 @@ struct AccessPolicy: RouterMiddleware {
     static func changesSomething(_ request: Request) -> Bool {
         let path = request.uri.path
         let method = request.method == .head ? "GET" : request.method.rawValue
-        if let command = CommandCatalog.all.first(where: { $0.method == method && Self.path(path, matches: $0.path) }) {
-            return command.requiresAdmin
-        }
+        if let known = commandRoutesWithoutParameters[method + " " + path] { return known }
+        if let command = command(method, path) { return command.requiresAdmin }
         return !(request.method == .get || request.method == .head)
+    }
+
+    /// Whether each command route without path parameters (`GET /api/status`) needs the admin
+    /// role: one lookup for the routes clients call most, instead of a scan of the catalog.
+    static let commandRoutesWithoutParameters: [String: Bool] = {
+        var known: [String: Bool] = [:]
+        for route in CommandCatalog.all where !route.path.contains("{") {
+            known[route.method + " " + route.path] = command(route.method, route.path)?.requiresAdmin
+        }
+        return known
+    }()
+
+    /// The first command whose route matches.
+    static func command(_ method: String, _ path: String) -> CommandDescription? {
+        CommandCatalog.all.first { $0.method == method && Self.path(path, matches: $0.path) }
     }
 
     /// `/api/processes/x/stop` matches `/api/processes/{name}/stop`.

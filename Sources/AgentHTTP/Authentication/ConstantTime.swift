@@ -3,10 +3,12 @@
 enum ConstantTime {
     /// Whether `a` and `b` are equal, in a time that depends only on their lengths.
     static func equals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var difference: UInt8 = x.count == y.count ? 0 : 1
-        for index in 0..<max(x.count, y.count) {
-            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        var difference: UInt8 = a.utf8.count == b.utf8.count ? 0 : 1
+        var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
+        while true {
+            let left = x.next(), right = y.next()
+            if left == nil, right == nil { break }
+            difference |= (left ?? 0) ^ (right ?? 0)
         }
         return difference == 0
     }

@@ -5,10 +5,16 @@ import AgentRuntime
 /// handler for; this table turns that into 405 with `Allow`.
 struct RouteTable: Sendable {
     private var entries: [(segments: [Substring], methods: Set<String>)] = []
+    /// The answer for each path written as a route declares it without parameters
+    /// (`/api/status`): one lookup for the paths clients call most, instead of a scan.
+    private var known: [String: [String]] = [:]
 
     init(commands: [CommandDescription], routes: [RouteDescription]) {
         for command in commands { add(command.method, command.path) }
         for route in routes { add(route.method, route.path) }
+        for path in commands.map(\.path) + routes.map(\.path) where !path.contains("{") {
+            known[path] = scan(path)
+        }
     }
 
     private mutating func add(_ method: String, _ path: String) {
@@ -22,6 +28,11 @@ struct RouteTable: Sendable {
 
     /// The methods `path` takes (sorted), or nil when no route has that path.
     func methods(for path: String) -> [String]? {
+        if let methods = known[path] { return methods }
+        return scan(path)
+    }
+
+    private func scan(_ path: String) -> [String]? {
         let parts = Self.segments(path)
         var found = Set<String>()
         for entry in entries where Self.matches(entry.segments, parts) { found.formUnion(entry.methods) }

@@ -36,17 +36,23 @@ public final class CommandCenter: Sendable {
     /// An answer with its JSON text, made once however many requests share it.
     public struct RenderedAnswer: Sendable {
         public let json: JSONValue
-        /// `json` serialized (compact, no trailing newline).
-        public let text: String
+        /// `json` serialized as UTF-8 (compact, no trailing newline).
+        public let bytes: [UInt8]
 
         public init(json: JSONValue) {
             self.json = json
-            text = json.serialized()
+            bytes = SnapshotJSONWriter.bytes(json)
         }
+
+        /// `json` serialized (compact, no trailing newline).
+        public var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// The commands answered from a snapshot of the agent (see ``SnapshotBatcher``).
     static let snapshotCommands: Set<String> = ["status", "metrics", "readiness"]
+
+    /// Whether `command` is answered from a snapshot of the agent, the same for every caller.
+    public static func answersFromSnapshot(_ command: String) -> Bool { snapshotCommands.contains(command) }
 
     private let inbox: LoopInbox
     private let snapshots: SnapshotBatcher
@@ -100,7 +106,12 @@ public final class CommandCenter: Sendable {
 
     private func executeOnLoop(_ request: JSONValue, caller: Caller) async -> JSONValue {
         if let name = request["command"]?.stringValue, CommandCatalog.named(name)?.executor == .store {
-            return Self.normalized(StoreCommands.execute(request, storePath: storePath))
+            // A query can take a while: on the global pool, never on a front's own threads
+            // (the HTTP front runs its handlers on its event loop).
+            let storePath = storePath
+            return await withTaskExecutorPreference(globalConcurrentExecutor) {
+                Self.normalized(StoreCommands.execute(request, storePath: storePath))
+            }
         }
         return await withCheckedContinuation { continuation in
             let id: Int? = pending.withLock { state in

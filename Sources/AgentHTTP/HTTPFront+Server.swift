@@ -1,0 +1,76 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+extension HTTPFront {
+    /// HTTP/1.1, or HTTPS with the certificate and key of `"tls"`.
+    func makeServer() throws -> HTTPServerBuilder {
+        // A client silent for idle_timeout (nothing sent, or half a request) is cut off.
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .milliseconds(Int64(min(max(settings.idleTimeout, 0.001), 86400) * 1000))))
+        guard let tls = settings.tls else { return http1 }
+        let certificates: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            certificates = try NIOSSLCertificate.fromPEMFile(tls.certificate)
+        } catch {
+            throw HTTPFrontError("http: cannot read the certificate \(tls.certificate) (/http/tls/certificate): \(error)")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+        } catch {
+            throw HTTPFrontError("http: cannot read the private key \(tls.key) (/http/tls/key): \(error)")
+        }
+        guard !certificates.isEmpty else { throw HTTPFrontError("http: no certificate in \(tls.certificate) (/http/tls/certificate)") }
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
+        return try .tls(http1, tlsConfiguration: configuration)
+    }
+
+}
+
+/// How the front serves each request: what Hummingbird's `Application.run` does, without its
+/// once-a-second date timer (the `Date` header is made on demand, see ``HTTPDateHeader``) and
+/// without a request-id logger made for every request (the front logs only errors).
+struct ServerRun: Sendable {
+    let responder: RouterResponder<AgentRequestContext>
+    let dates: HTTPDateHeader
+    let logger: Logger
+
+    /// The server, to be run on `group`'s threads.
+    func build(_ server: HTTPServerBuilder, configuration: ServerConfiguration, group: any EventLoopGroup,
+               onServerRunning: @escaping @Sendable (any Channel) async -> Void) throws -> any Service {
+        let run = self
+        return try server.buildServer(configuration: configuration, eventLoopGroup: group, logger: logger,
+                                      responder: { request, writer, channel in
+                                          try await run.respond(to: request, writer: writer, channel: channel)
+                                      }, onServerRunning: onServerRunning)
+    }
+
+    func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
+        let context = AgentRequestContext(source: .init(channel: channel, logger: logger))
+        var response: Response
+        do {
+            response = try await responder.respond(to: request, context: context)
+        } catch let error as HTTPParserError {
+            // The connection answers 400 and closes.
+            throw error
+        } catch {
+            // Not reached: JSONErrorMiddleware answers every error.
+            response = Response(status: .internalServerError, body: .init())
+        }
+        response.headers[.date] = dates.current
+        do {
+            try await writer.write(response: response.head, body: response.body)
+        } catch is HTTPParserError {
+            // Not a parse error of the request: a second answer must not be written.
+            throw ResponseWriteFailed()
+        }
+    }
+
+    struct ResponseWriteFailed: Error {}
+}

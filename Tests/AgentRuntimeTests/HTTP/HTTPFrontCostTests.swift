@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import AgentHTTP
+@testable import AgentRuntime
+import JSONSchema
+
+/// What the HTTP front costs the agent: no thread woken while no client calls, and the status
+/// answer written once per snapshot as bytes that are exactly its JSON text.
+@Suite struct HTTPFrontCostTests {
+    /// Voluntary context switches (wake-ups) of each thread of `pid` that has a name of its own
+    /// (the runtime's threads keep the program's name; NIO's and Dispatch's are named).
+    private static func namedThreadWakeups(of pid: Int32) -> [String: Int] {
+        let folder = "/proc/\(pid)/task"
+        var found: [String: Int] = [:]
+        for tid in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            guard let comm = try? String(contentsOfFile: "\(folder)/\(tid)/comm", encoding: .utf8),
+                  let status = try? String(contentsOfFile: "\(folder)/\(tid)/status", encoding: .utf8) else { continue }
+            let name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard name != "agent-control" else { continue }
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            found["\(name) (\(tid))"] = line.flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }
+        }
+        return found
+    }
+
+    @Test func anIdleHTTPFrontWakesNoThreadOfItsOwn() throws {
+        let agent = try HTTPAgent()
+        defer { _ = agent.run.stop() }
+        // Served once, so that the server, its event loop and the concurrency pool are all up.
+        #expect(try agent.request("GET", "/api/status").status == 200)
+        Thread.sleep(forTimeInterval: 1.5)
+        let pid = agent.run.process.processIdentifier
+        let before = Self.namedThreadWakeups(of: pid)
+        #expect(!before.isEmpty, "the HTTP front runs on named threads (NIO's event loop)")
+        Thread.sleep(forTimeInterval: 3.5)
+        let after = Self.namedThreadWakeups(of: pid)
+        // Hummingbird's Application refreshed its Date header every second on a timer, waking
+        // a Dispatch thread or two each time; the front makes the header when it answers.
+        let woken = after.compactMap { name, count in
+            before[name].flatMap { count > $0 ? "\(name): \(count - $0) wake-ups" : nil }
+        }
+        #expect(woken.isEmpty, "threads woken with no client in 3.5 s: \(woken.sorted().joined(separator: ", "))")
+    }
+
+    @Test func answersCarryTheCurrentDate() throws {
+        let agent = try HTTPAgent()
+        defer { _ = agent.run.stop() }
+        let before = Int(Date().timeIntervalSince1970)
+        let reply = try agent.request("GET", "/api/status")
+        let after = Int(Date().timeIntervalSince1970)
+        let date = try #require(reply.headers["date"], "\(reply)")
+        #expect((before...after).map(HTTPDateHeader.format).contains(date), "Date: \(date)")
+    }
+
+    @Test func theDateHeaderIsAnIMFFixdate() {
+        #expect(HTTPDateHeader.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDateHeader.format(1_795_496_743) == "Tue, 24 Nov 2026 05:05:43 GMT")
+        #expect(HTTPDateHeader.format(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+    }
+
+    @Test func snapshotAnswerBytesAreTheSerializedJSON() throws {
+        let values: [JSONValue] = [
+            .null, true, false, 0, -17, .number(JSONNumber(12.5)), .number(JSONNumber(1e300)), .number(JSONNumber(0.001)),
+            "", "plain", "quote \" backslash \\ slash /", "lines\n\r\t\u{08}\u{0C} and \u{01}\u{1F}\u{7F}",
+            "é, 漢字, 🦀", [], [:], [1, "two", [3], ["four": 4]],
+            ["ok": true, "processes": [["name": "a\"b", "pid": 12, "cpu_seconds": .number(JSONNumber(0.25))], [:]], "empty": []],
+        ]
+        for value in values {
+            #expect(SnapshotJSONWriter.bytes(value) == Array(value.serialized().utf8), "\(value.serialized())")
+        }
+        // A real status answer, parsed from what `status` writes.
+        let status = try JSONValue.parse(#"{"ok":true,"pid":4242,"uptime":12.345,"stopping":false,"processes":[{"name":"idle0","state":"running","pid":4250,"restarts":0,"state_seconds":1.5,"last_exit":null,"cpu_seconds":0.01,"rss_bytes":1048576}],"store":{"enabled":false},"outputs":[],"fork_server":{"pid":4243}}"#)
+        #expect(CommandCenter.RenderedAnswer(json: status).bytes == Array(status.serialized().utf8))
+    }
+}
