@@ -4,44 +4,9 @@ import Testing
 @testable import AgentRuntime
 import JSONSchema
 
-/// What the HTTP front costs the agent: no thread woken while no client calls, and the status
-/// answer written once per snapshot as bytes that are exactly its JSON text.
+/// What the HTTP front's cheaper paths must keep: the `Date` header made on demand, and answers
+/// written as bytes that are exactly their JSON text.
 @Suite struct HTTPFrontCostTests {
-    /// Voluntary context switches (wake-ups) of each thread of `pid` that has a name of its own
-    /// (the runtime's threads keep the program's name; NIO's and Dispatch's are named).
-    private static func namedThreadWakeups(of pid: Int32) -> [String: Int] {
-        let folder = "/proc/\(pid)/task"
-        var found: [String: Int] = [:]
-        for tid in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-            guard let comm = try? String(contentsOfFile: "\(folder)/\(tid)/comm", encoding: .utf8),
-                  let status = try? String(contentsOfFile: "\(folder)/\(tid)/status", encoding: .utf8) else { continue }
-            let name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard name != "agent-control" else { continue }
-            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
-            found["\(name) (\(tid))"] = line.flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }
-        }
-        return found
-    }
-
-    @Test func anIdleHTTPFrontWakesNoThreadOfItsOwn() throws {
-        let agent = try HTTPAgent()
-        defer { _ = agent.run.stop() }
-        // Served once, so that the server, its event loop and the concurrency pool are all up.
-        #expect(try agent.request("GET", "/api/status").status == 200)
-        Thread.sleep(forTimeInterval: 1.5)
-        let pid = agent.run.process.processIdentifier
-        let before = Self.namedThreadWakeups(of: pid)
-        #expect(!before.isEmpty, "the HTTP front runs on named threads (NIO's event loop)")
-        Thread.sleep(forTimeInterval: 3.5)
-        let after = Self.namedThreadWakeups(of: pid)
-        // Hummingbird's Application refreshed its Date header every second on a timer, waking
-        // a Dispatch thread or two each time; the front makes the header when it answers.
-        let woken = after.compactMap { name, count in
-            before[name].flatMap { count > $0 ? "\(name): \(count - $0) wake-ups" : nil }
-        }
-        #expect(woken.isEmpty, "threads woken with no client in 3.5 s: \(woken.sorted().joined(separator: ", "))")
-    }
-
     @Test func answersCarryTheCurrentDate() throws {
         let agent = try HTTPAgent()
         defer { _ = agent.run.stop() }
