@@ -23,6 +23,11 @@ enum {
     OPT_XFERINFOFUNCTION = 20219, OPT_POSTFIELDSIZE_LARGE = 30120,
     INFO_RESPONSE_CODE = 0x200002, GLOBAL_DEFAULT = 3, ERROR_SIZE = 256,
     E_ABORTED_BY_CALLBACK = 42,
+    /* SMTP */
+    OPT_READDATA = 10009, OPT_READFUNCTION = 20012, OPT_UPLOAD = 46, OPT_INFILESIZE_LARGE = 30115,
+    OPT_USERNAME = 10173, OPT_PASSWORD = 10174, OPT_USE_SSL = 119, OPT_MAIL_FROM = 10186,
+    OPT_MAIL_RCPT = 10187, OPT_CONNECTTIMEOUT_MS = 156, OPT_CAINFO = 10065, OPT_PROTOCOLS = 181,
+    OPT_REDIR_PROTOCOLS = 182, PROTO_SMTP = 1 << 16, PROTO_SMTPS = 1 << 17,
 };
 
 static struct {
@@ -129,6 +134,80 @@ int agent_curl_post(const char *url, const char *const *headers, int header_coun
         result = 2;
     } else {
         snprintf(error, capacity, "%s", message[0] ? message : curl.easy_strerror(code));
+        result = code == 28 ? 3 : 1;
+    }
+    curl.easy_cleanup(handle);
+    curl.slist_free_all(list);
+    return result;
+}
+
+struct upload {
+    const char *data;
+    size_t length;
+    size_t offset;
+};
+
+static size_t read_upload(char *buffer, size_t size, size_t count, void *context) {
+    struct upload *upload = context;
+    size_t room = size * count, left = upload->length - upload->offset;
+    size_t n = left < room ? left : room;
+    memcpy(buffer, upload->data + upload->offset, n);
+    upload->offset += n;
+    return n;
+}
+
+int agent_curl_smtp_send(const char *url, const char *username, const char *password, const char *from,
+                         const char *const *recipients, int recipient_count, const void *message, size_t length,
+                         int tls, const char *ca_file, long connect_timeout_ms, long timeout_ms,
+                         agent_abort_check check, void *context, long *reply, char *error, size_t capacity) {
+    if (agent_curl_problem() != NULL) {
+        snprintf(error, capacity, "%s", curl_problem);
+        return -1;
+    }
+    CURL *handle = curl.easy_init();
+    if (handle == NULL) {
+        snprintf(error, capacity, "curl_easy_init failed");
+        return 1;
+    }
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < recipient_count; i++) list = curl.slist_append(list, recipients[i]);
+    char text[ERROR_SIZE];
+    text[0] = 0;
+    struct progress_context progress = {.check = check, .context = context};
+    struct upload upload = {.data = message, .length = length, .offset = 0};
+    curl.easy_setopt(handle, OPT_NOSIGNAL, 1L);
+    /* A settings mistake must not turn a notification into a file read or an HTTP request. */
+    curl.easy_setopt(handle, OPT_PROTOCOLS, (long)(PROTO_SMTP | PROTO_SMTPS));
+    curl.easy_setopt(handle, OPT_REDIR_PROTOCOLS, (long)(PROTO_SMTP | PROTO_SMTPS));
+    curl.easy_setopt(handle, OPT_URL, url);
+    curl.easy_setopt(handle, OPT_USE_SSL, (long)tls);
+    if (ca_file != NULL) curl.easy_setopt(handle, OPT_CAINFO, ca_file);
+    if (username != NULL) curl.easy_setopt(handle, OPT_USERNAME, username);
+    if (password != NULL) curl.easy_setopt(handle, OPT_PASSWORD, password);
+    curl.easy_setopt(handle, OPT_MAIL_FROM, from);
+    curl.easy_setopt(handle, OPT_MAIL_RCPT, list);
+    curl.easy_setopt(handle, OPT_UPLOAD, 1L);
+    curl.easy_setopt(handle, OPT_INFILESIZE_LARGE, (int64_t)length);
+    curl.easy_setopt(handle, OPT_READFUNCTION, read_upload);
+    curl.easy_setopt(handle, OPT_READDATA, &upload);
+    curl.easy_setopt(handle, OPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    curl.easy_setopt(handle, OPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(handle, OPT_ERRORBUFFER, text);
+    curl.easy_setopt(handle, OPT_NOPROGRESS, 0L);
+    curl.easy_setopt(handle, OPT_XFERINFOFUNCTION, check_progress);
+    curl.easy_setopt(handle, OPT_XFERINFODATA, &progress);
+    int code = curl.easy_perform(handle);
+    int result = 0;
+    if (code == 0) {
+        curl.easy_getinfo(handle, INFO_RESPONSE_CODE, reply);
+    } else if (code == E_ABORTED_BY_CALLBACK) {
+        result = 2;
+    } else {
+        long last = 0;
+        curl.easy_getinfo(handle, INFO_RESPONSE_CODE, &last);
+        const char *why = text[0] ? text : curl.easy_strerror(code);
+        if (last > 0) snprintf(error, capacity, "%s (last reply %ld)", why, last);
+        else snprintf(error, capacity, "%s", why);
         result = code == 28 ? 3 : 1;
     }
     curl.easy_cleanup(handle);

@@ -226,7 +226,8 @@ public struct AgentLauncher {
         signalFD = -1
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
-        supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory)
+        supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory,
+                              notifications: prepared.settings.document["notifications"])
         if let outputs = prepared.settings.document["outputs"] {
             do {
                 supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)

@@ -118,6 +118,14 @@ public final class OutputHub: @unchecked Sendable {
         }
     }
 
+    /// Queues `record` for the outputs named in `names` that take its kind only (task
+    /// notifications sent to chosen outputs), with `publish`'s guarantees.
+    public func publish(_ record: OutputRecord, toOutputsNamed names: Set<String>) {
+        for channel in record.kind == .event ? eventChannels : messageChannels where names.contains(channel.name) {
+            channel.offer(record)
+        }
+    }
+
     /// Delivers what it can of the queued records within `timeout` seconds (webhook batches
     /// are sent at once, without waiting for `batch_interval`; retries continue until the
     /// deadline), flushes files, then ends the outputs' threads; what is still queued at the

@@ -83,6 +83,12 @@ public struct AgentSettings: Sendable {
             self.tasks = tasks.filter { !refused.contains($0.name) }
             hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
+        // Task notifications: what their schemas cannot see (URL schemes, `to`, passwords not
+        // from ${env:}, templates, output names), each at its key; schema errors come first.
+        let schemaIssues = hostIssues
+        let notificationIssues = TaskNotifier.settingsIssues(json, agentDirectory: agentDirectory)
+            .filter { issue in !schemaIssues.contains { !$0.pointer.isEmpty && (issue.pointer == $0.pointer || issue.pointer.hasPrefix($0.pointer + "/")) } }
+        hostIssues += notificationIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         enabledModules = []
         for (index, item) in (json["enabled_modules"]?.arrayValue ?? []).enumerated() {
             guard let name = item.stringValue, !name.isEmpty, !enabledModules.contains(name) else { continue }

@@ -42,6 +42,7 @@ public enum HostSchema {
                 "type": "array",
                 "items": OutputConfiguration.schema,
             ],
+            "notifications": TaskNotifier.settingsSchema,
         ],
         "$defs": [
             "process": [

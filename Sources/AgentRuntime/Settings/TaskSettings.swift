@@ -53,7 +53,7 @@ enum TaskSettings {
                                    "description": "Runs of this task at once; more wait in the queue."],
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema the input of a run must pass (refused at the request otherwise)."],
                 "settings": ["type": "object", "description": "A module task's own settings (checked against its type's schema)."],
-                "notify": ["type": "object", "description": "Notifications of failures (and optionally retries and successes)."],
+                "notify": TaskNotifier.notifySchema,
                 "on_event": [
                     "description": "Run the task, with the event as input, for every event of `type` whose payload passes the JSON Schema `where`.",
                     "type": "object", "required": ["type"], "additionalProperties": false,

@@ -15,7 +15,9 @@ extension Supervisor {
     /// Creates the coordinator with the settings' tasks and the runs a previous life of the
     /// agent left unfinished (read from the store now, before the loop runs). Call once, after
     /// ``store`` is set.
-    public func setUpTasks(_ definitions: [TaskDefinition], agentDirectory: String) {
+    /// `notifications`: the settings' agent-wide `"notifications"` (each task's `"notify"` is
+    /// merged over it).
+    public func setUpTasks(_ definitions: [TaskDefinition], agentDirectory: String, notifications: JSONValue? = nil) {
         var runStore: (any RunStore)?
         if let store {
             do {
@@ -26,6 +28,13 @@ extension Supervisor {
         }
         let coordinator = TaskCoordinator(loop: loop, store: runStore, logger: logger)
         coordinator.publish = { [unowned self] type, payload in publishTaskEvent(type, payload) }
+        let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
+                                    agentDirectory: agentDirectory, logger: logger)
+        coordinator.attemptEnded = { end in
+            notifier.runEnded(task: end.task, runID: end.run.id, attempt: end.run.attempt, outcome: end.outcome,
+                              willRetry: end.retryFollows, time: Date())
+        }
+        taskNotifier = notifier
         tasks = coordinator
         applyTasks(definitions)
         if let runStore {

@@ -38,6 +38,8 @@ public final class Supervisor {
     var queryRunner: QueryRunner?
     /// The work layer: task runs (see ``TaskCoordinator``; set up by ``setUpTasks(_:)``).
     var tasks: TaskCoordinator?
+    /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
+    public internal(set) var taskNotifier: TaskNotifier?
     /// Event type → tasks with an `on_event` trigger for it (see ``Supervisor+Work``).
     var taskTriggers: [String: [TaskTrigger]] = [:]
     var pendingChats: [String: PendingChat] = [:]
@@ -63,7 +65,10 @@ public final class Supervisor {
     var forkServerRecovery = ForkServerRecovery()
     /// Configured outputs (nil: none).
     public var outputs: OutputHub? {
-        didSet { updateEventTaps() }
+        didSet {
+            updateEventTaps()
+            taskNotifier?.outputs = outputs
+        }
     }
     /// The embedded store (nil: running without it).
     public var store: AgentStore? {
@@ -188,6 +193,8 @@ public final class Supervisor {
         dropForkServer()
         unwatchStops()
         console.flush()
+        // Before the outputs: its last records go to them.
+        taskNotifier?.stop(timeout: 5)
         outputs?.stop(timeout: 5)
         queryRunner?.stop()
         store?.close()

@@ -135,6 +135,22 @@ const char *agent_curl_problem(void);
 int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
                     long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity);
 
+/** What `agent_curl_smtp_send` asks of TLS on an `smtp://` URL (`smtps://` is TLS from the start). */
+enum { AGENT_SMTP_TLS_NEVER = 0, AGENT_SMTP_TLS_TRY = 1, AGENT_SMTP_TLS_REQUIRED = 3 };
+
+/**
+ * Sends one message (RFC 5322 text with CRLF line ends) over SMTP with libcurl: `url` is
+ * `smtp://host:port` (STARTTLS per `tls`) or `smtps://host:port`; `username`/`password` may be
+ * NULL (no AUTH); `ca_file` (may be NULL) replaces the system's CA certificates. Only SMTP and
+ * SMTPS are allowed. Bounded by `connect_timeout_ms` and `timeout_ms`; `check` aborts as in
+ * `agent_curl_post`. Returns 0 with the server's last reply code in `*reply`; 1 on failure, 3 on a
+ * timeout (with a message in `error`); 2 when `check` aborted; -1 when libcurl cannot be loaded.
+ */
+int agent_curl_smtp_send(const char *url, const char *username, const char *password, const char *from,
+                         const char *const *recipients, int recipient_count, const void *message, size_t length,
+                         int tls, const char *ca_file, long connect_timeout_ms, long timeout_ms,
+                         agent_abort_check check, void *context, long *reply, char *error, size_t capacity);
+
 /* Shared event rings (AgentCore's SharedRing). */
 
 /** A memfd (close-on-exec) of `header + capacity` bytes, sealed at that size (it can be
