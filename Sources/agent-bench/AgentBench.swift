@@ -21,7 +21,10 @@ struct AgentBench: ParsableCommand {
         on, events persisted per second, the store's insert rate, query latency), 6 idle cost, \
         7 scale (500 workers), 8 cold start and stop, 9 HTTP: GET /api/status under wrk against supervisord's \
         XML-RPC getAllProcessInfo (wrk is installed with apt-get when missing, supervisor from PyPI into the \
-        scratch folder; nothing is kept). Figures 4 and 6 also run with the HTTP server on.
+        scratch folder; nothing is kept), 10 tasks: a no-op task, request → started and completed runs/s, against \
+        the floor of a command (posix_spawn + wait of /bin/true) and Celery and RQ on Debian's redis-server (installed \
+        with apt-get when missing; celery and rq from PyPI into the scratch folder). Figures 4 and 6 also run with \
+        the HTTP server on.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
         """
@@ -39,7 +42,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
@@ -85,7 +88,8 @@ struct AgentBench: ParsableCommand {
             case 6: IdleBench.run(environment)
             case 7: ScaleBench.run(environment)
             case 8: ColdStartBench.run(environment)
-            default: HTTPBench.run(environment)
+            case 9: HTTPBench.run(environment)
+            default: TaskBench.run(environment)
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
