@@ -38,10 +38,63 @@ enum TaskBench {
             section.add(Figure("  spawns + waits one after another", .perSecond, median: floor.perSecond, count: 1))
         }
 
-        section.note("AgentRuntime tasks: not yet available in this build (the command runner and the module task handlers of issue 21 are not on this commit): no figure for the runtime; targets from the issue: module task request → started p50 < \(Target.moduleP50) ms and p99 < \(Target.moduleP99) ms, ≥ 10,000 module task runs/s persisted; command task p50 < \(Target.commandP50) ms — not measured.")
+        measureAgent(environment, floorP50: floor.latencies.isEmpty ? nil : floor.latencies.median, into: &section)
 
         measureBaselines(environment, loads: loads, into: &section)
         return section
+    }
+
+    /// The runtime's side: the module task and the command task, each one at a time, then in
+    /// a burst. A kind this build cannot run yet is said so, with the agent's words.
+    static func measureAgent(_ environment: BenchEnvironment, floorP50: Double?, into section: inout Section) {
+        let quick = environment.quick
+        let module = AgentTaskBench.Kind(task: "noop", definition: #"{"type": "bench.noop", "max_concurrent": 16}"#, startFromOutput: true,
+                                         latencyRuns: quick ? 300 : 2_000, latencyWarmup: 100,
+                                         burst: quick ? 5_000 : 20_000, burstWarmup: quick ? 200 : 1_000)
+        let command = AgentTaskBench.Kind(task: "true", definition: #"{"type": "command", "command": ["/bin/true"], "max_concurrent": 4}"#,
+                                          startFromOutput: false, latencyRuns: quick ? 300 : 2_000, latencyWarmup: 100,
+                                          burst: quick ? 1_000 : 5_000, burstWarmup: quick ? 50 : 200)
+        section.note("AgentRuntime: agent-control console (the real binary, the store on), one agent per measurement. Runs requested one at a time over the control socket: task_run with \"wait\": true and the input {\"sent_ns\": CLOCK_REALTIME right before the request}, as `agent-control task run NAME --input … --wait` sends it, the next after the answer; read back from the store once committed. A burst through an `on_event` trigger, as a user would feed tasks from events: a bench_task_source process in the same agent emits a warm-up, pauses 1 s, then N bench_task events as fast as it can (each with its emit time, CLOCK_REALTIME, in the payload), each a run with the event as its input; runs/s persisted = N / (when the bench saw the last run committed as succeeded in the store, polled every 2 ms on a read-only connection − the first burst event's emit time). Warm-up and N: module task \(module.latencyWarmup), \(TableRenderer.grouped(module.latencyRuns)) one at a time, \(TableRenderer.grouped(module.burstWarmup)) + N = \(TableRenderer.grouped(module.burst)) (max_concurrent 16); command task \(command.latencyWarmup), \(TableRenderer.grouped(command.latencyRuns)), \(command.burstWarmup) + N = \(TableRenderer.grouped(command.burst)) (max_concurrent 4).")
+        measure(environment, module, into: &section, started: "in the handler's body (its output's started_ns)",
+                targets: "module task request → started p50 < 0.2 ms and p99 < 1 ms, ≥ 10,000 runs/s persisted") { latency in
+            let met = latency.started.median < Target.moduleP50 && latency.started.p99 < Target.moduleP99
+            return String(format: "target p50 < %.1f ms, p99 < %.0f ms: %@", Target.moduleP50, Target.moduleP99, met ? "met" : "NOT met")
+        } burstNote: { burst in
+            String(format: "target ≥ 10,000 /s: %@", burst.perSecond >= Target.moduleRunsPerSecond ? "met" : "NOT met")
+        } endedNote: { _ in nil }
+        measure(environment, command, into: &section, started: "the run's started_at in the store (the coordinator hands it to the runner)",
+                targets: "command task p50 < 1.05 ms") { _ in
+            nil
+        } burstNote: { _ in nil } endedNote: { latency in
+            String(format: "target p50 < %.2f ms%@: %@", Target.commandP50,
+                   floorP50.map { String(format: " (2 × this run's floor: %.2f ms)", 2 * $0) } ?? "", latency.completed.median < Target.commandP50 ? "met" : "NOT met")
+        }
+    }
+
+    static func measure(_ environment: BenchEnvironment, _ kind: AgentTaskBench.Kind, into section: inout Section, started: String, targets: String,
+                        startedNote: (AgentTaskBench.Latency) -> String?, burstNote: (AgentTaskBench.Burst) -> String?,
+                        endedNote: (AgentTaskBench.Latency) -> String?) {
+        let label = kind.startFromOutput ? "AgentRuntime module task (bench.noop)" : "AgentRuntime command task (/bin/true)"
+        do {
+            let latency = try AgentTaskBench.latency(environment, kind)
+            section.add(Figure("\(label): request → started", .milliseconds, samples: latency.started,
+                               note: ["started = \(started)", startedNote(latency)].compactMap { $0 }.joined(separator: "; ")))
+            section.add(Figure("  request → ended", .milliseconds, samples: latency.completed,
+                               note: ["the run's ended_at in the store", endedNote(latency)].compactMap { $0 }.joined(separator: "; ")))
+        } catch let error as AgentTaskBench.NotAvailable {
+            section.note("\(label): not available in this build (no figure; the issue's target, \(targets): not measured): \(error.description)")
+            return
+        } catch {
+            section.fail("\(label), one at a time: \(error)")
+        }
+        do {
+            let burst = try AgentTaskBench.burst(environment, kind)
+            section.add(Figure("  runs/s persisted (on_event burst)", .perSecond, median: burst.perSecond, count: burst.runs,
+                               note: [String(format: "N = %@ in %.2f s", TableRenderer.grouped(burst.runs), burst.seconds), burstNote(burst)]
+                                   .compactMap { $0 }.joined(separator: "; ")))
+        } catch {
+            section.fail("\(label), burst: \(error)")
+        }
     }
 
     static func measureBaselines(_ environment: BenchEnvironment, loads: [TaskQueueDriver.Load], into section: inout Section) {
