@@ -5,33 +5,29 @@ import AgentModuleKit
 /// second, then idles. Each payload carries the time it was emitted (CLOCK_REALTIME, ns,
 /// taken right before the emit), which the task handler compares with its own start.
 struct BenchTaskSource: Datasource {
-    struct Settings: Decodable, Sendable {
-        var count: Int
-        var warmup: Int
-        var pause: Double
-        var rate: Double
-        var start_delay: Double
+    struct Settings: SettingsDeclaration {
+        @Setting(minimum: 0, maximum: 100_000_000, description: "`bench_task` events of the measured burst.")
+        var count: Int = 20_000
+        @Setting(minimum: 0, maximum: 1_000_000, description: "`bench_task` events before the burst (phase \"warmup\").")
+        var warmup: Int = 500
+        @Setting(minimum: 0, description: "Seconds between the warm-up and the burst.")
+        var pause: Double = 1
+        @Setting(minimum: 0, description: "Events per second; 0 emits as fast as possible.")
+        var rate: Double = 0
+        @Setting(minimum: 0, description: "Seconds to wait before the first event.")
+        var startDelay: Double = 0.5
     }
 
     static let eventType = "bench_task"
     static let typeName = "bench_task_source"
     static let description = "Emits `warmup` then, after `pause` seconds, `count` `bench_task` events whose payload carries its emit time in ns (`sent_ns`), to trigger task runs."
-    static var settingsSchema: Schema {
-        .object([
-            "count": .integer(minimum: 0, maximum: 100_000_000, default: 20_000, description: "`bench_task` events of the measured burst."),
-            "warmup": .integer(minimum: 0, maximum: 1_000_000, default: 500, description: "`bench_task` events before the burst (phase \"warmup\")."),
-            "pause": .number(minimum: 0, default: 1, description: "Seconds between the warm-up and the burst."),
-            "rate": .number(minimum: 0, default: 0, description: "Events per second; 0 emits as fast as possible."),
-            "start_delay": .number(minimum: 0, default: 0.5, description: "Seconds to wait before the first event."),
-        ])
-    }
 
     let settings: Settings
 
     init(settings: Settings) { self.settings = settings }
 
     func run(context: ProcessContext) async throws {
-        try await context.sleep(seconds: settings.start_delay)
+        try await context.sleep(seconds: settings.startDelay)
         try emit(settings.warmup, phase: "warmup", context: context)
         try await context.sleep(seconds: settings.pause)
         try emit(settings.count, phase: "burst", context: context)
