@@ -34,6 +34,12 @@ static int lift(int fd, int *lifted) {
 int agent_spawn(const char *path, char *const argv[], char *const envp[],
                 int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
                 int new_group, pid_t *pid) {
+    return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, NULL, new_group, pid);
+}
+
+int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
+                   int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                   const char *directory, int new_group, pid_t *pid) {
     int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
     int lifted[4] = {-1, -1, -1, -1};
     int rc = 0;
@@ -53,6 +59,7 @@ int agent_spawn(const char *path, char *const argv[], char *const envp[],
     if (rc == 0 && lifted[2] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[2], 2);
     if (rc == 0 && lifted[3] >= 0) rc = posix_spawn_file_actions_adddup2(&actions, lifted[3], 3);
     if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, lifted[3] >= 0 ? 4 : 3);
+    if (rc == 0 && directory) rc = posix_spawn_file_actions_addchdir_np(&actions, directory);
 
     if (rc == 0) {
         sigset_t empty, defaults;

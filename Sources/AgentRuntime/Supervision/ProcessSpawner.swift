@@ -5,10 +5,12 @@ import Foundation
 /// Starts child processes with `posix_spawn` (through the C shim): no `fork` of a threaded
 /// Swift process, explicit fds, a fresh signal mask, an optional new process group.
 public enum ProcessSpawner {
-    /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none).
+    /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none); `stdin` its stdin (-1:
+    /// /dev/null); `directory` its working directory (nil: the caller's).
     public static func spawn(
         path: String, arguments: [String], environment: [String: String],
-        stdout: Int32, stderr: Int32, channel: Int32, newGroup: Bool, newSession: Bool = false
+        stdin: Int32 = -1, stdout: Int32, stderr: Int32, channel: Int32, directory: String? = nil,
+        newGroup: Bool, newSession: Bool = false
     ) -> Result<pid_t, SpawnError> {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -17,7 +19,8 @@ public enum ProcessSpawner {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = agent_spawn(path, &argv, &envp, -1, stdout, stderr, channel, newSession ? 2 : newGroup ? 1 : 0, &pid)
+        let group: Int32 = newSession ? 2 : newGroup ? 1 : 0
+        let rc = agent_spawn_in(path, &argv, &envp, stdin, stdout, stderr, channel, directory, group, &pid)
         guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
         return .success(pid)
     }

@@ -28,6 +28,15 @@ int agent_spawn(const char *path, char *const argv[], char *const envp[],
                 int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
                 int new_group, pid_t *pid);
 
+/**
+ * As agent_spawn, in the working directory `directory` (NULL: the parent's). A relative `path`
+ * is found from there. A directory the child cannot enter fails the spawn with chdir's errno,
+ * which the caller cannot tell from exec's: check the directory first for a clear message.
+ */
+int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
+                   int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                   const char *directory, int new_group, pid_t *pid);
+
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);
 

@@ -1,0 +1,73 @@
+import Foundation
+import JSONSchema
+
+/// One attempt of a `command` task while its program runs: the process, the runner's ends of
+/// its pipes, and what it wrote so far. Loop thread only.
+final class CommandRun {
+    let start: TaskRunStart
+    let report: (TaskRunReport) -> Void
+    let startedAt = EventLoop.now()
+    /// The program, for messages (resolved from PATH when it named no folder).
+    var program = ""
+    /// The child, which leads a process group of its own (its id is the group's): 0 once reaped.
+    var pid: pid_t = 0
+    /// Readable when the child exits; -1 without pidfds (then a timer polls).
+    var pidFD: Int32 = -1
+    var pollTimer: Int?
+    var stdinFD: Int32 = -1
+    var stdoutFD: Int32 = -1
+    var stderrFD: Int32 = -1
+    /// The input not yet written to stdin (it did not fit in the pipe at the start).
+    var pendingInput: [UInt8] = []
+    var inputOffset = 0
+    var stdout: CommandStdout
+    var stderr: CommandStderrTail
+    /// Why the run is being ended early (cancel, timeout, the agent's stop), if it is.
+    var endReason: TaskRunOutcome.Status?
+    /// SIGKILL after the grace of a cancel.
+    var killTimer: Int?
+
+    init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
+        self.start = start
+        self.report = report
+        stdout = CommandStdout(limit: limits.stdoutBytes)
+        stderr = CommandStderrTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
+    }
+
+    var runID: String { start.runID }
+
+    /// The runner's open descriptors of this run.
+    var fds: [Int32] { [pidFD, stdinFD, stdoutFD, stderrFD].filter { $0 >= 0 } }
+
+    /// How the attempt ended, from the child's wait status (and why it was ended, if it was).
+    func outcome(status: Int32) -> TaskRunOutcome {
+        var outcome = TaskRunOutcome(status: .succeeded, output: stdout.output(), stderrTail: stderr.text())
+        if let code = ProcessSpawner.exitCode(status) {
+            outcome.exitCode = code
+            if code != 0 {
+                outcome.status = .failed
+                outcome.error = "exited with status \(code)" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+            }
+        } else {
+            let signal = ProcessSpawner.termSignal(status)
+            outcome.signal = SignalName.of(signal)
+            outcome.status = .failed
+            outcome.error = "killed by \(SignalName.of(signal))" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+        }
+        switch endReason {
+        case .timedOut?:
+            outcome.status = .timedOut
+            let limit = start.task.timeout.map { " of \(ProcessPolicy.format($0)) s" } ?? ""
+            outcome.error = "timed out: killed (with everything it started) after its timeout\(limit)"
+        case .cancelled?:
+            outcome.status = .cancelled
+            outcome.error = "cancelled: ended (with everything it started) at a user's request"
+        case .interrupted?:
+            outcome.status = .interrupted
+            outcome.error = "interrupted: the agent stopped while it ran; it was killed with everything it started"
+        default:
+            break
+        }
+        return outcome
+    }
+}

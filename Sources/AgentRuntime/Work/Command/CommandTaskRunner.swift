@@ -1,0 +1,302 @@
+import AgentCore
+import CAgentSystem
+import Foundation
+import JSONSchema
+import Logging
+
+/// The built-in `command` task type: each attempt runs an external program.
+///
+/// The program is spawned with posix_spawn on the loop thread (no shell unless the task says
+/// `"shell": true`), leading a process group of its own and inside the agent's containment
+/// (the workers' cgroup, or its group recorded where there is none), so that its whole tree is
+/// killed at a cancel, a timeout or the agent's stop and nothing of it outlives the agent. Its
+/// stdin gets the run's input as JSON (then end of file); stdout becomes the output (bounded),
+/// the tail of stderr is kept; the exit is noticed through a pidfd and the pipes are read as
+/// they fill, all on the supervisor's ``EventLoop``, without threads of its own.
+///
+/// A cancel sends SIGTERM to the group and SIGKILL after ``Limits/cancelGrace``; a timeout and
+/// the agent's stop send SIGKILL at once (the time is up; nothing may be left behind). When the
+/// program exits, what is left of its group is killed too: a run ends with its program.
+final class CommandTaskRunner: TaskRunner {
+    /// How much of a command's output is kept, and how long a cancelled one may take to end.
+    struct Limits {
+        /// Bytes of stdout kept as the output; more is read and counted, and the output says so.
+        var stdoutBytes = 1 << 20
+        /// The stderr tail: at most these many bytes and lines.
+        var stderrBytes = 64 << 10
+        var stderrLines = 200
+        /// Seconds from SIGTERM to SIGKILL when a run is cancelled.
+        var cancelGrace = 2.0
+
+        init() {}
+    }
+
+    let loop: EventLoop
+    /// Where commands run unless their task names a `directory` (relative ones start here).
+    let agentDirectory: String
+    /// The runtime's environment, which every command gets (plus its task's and the run's).
+    let environment: [String: String]
+    let containment: WorkerContainment?
+    let limits: Limits
+    let logger: Logger
+    private(set) var runs: [String: CommandRun] = [:]
+    private var stopped = false
+    /// `cgroup.procs` of the agent's cgroup, opened once (-1: none, or it could not be opened).
+    private(set) var cgroupProcsFD: Int32 = -1
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+
+    init(loop: EventLoop, agentDirectory: String, environment: [String: String],
+         containment: WorkerContainment? = nil, limits: Limits = Limits(), logger: Logger) {
+        self.loop = loop
+        self.agentDirectory = agentDirectory
+        self.environment = environment
+        self.containment = containment
+        self.limits = limits
+        self.logger = logger
+        // A command that closes stdin before reading its input must cost an EPIPE, not the
+        // agent (the supervisor ignores SIGPIPE too).
+        signal(SIGPIPE, SIG_IGN)
+        if let cgroup = containment?.cgroup {
+            cgroupProcsFD = open(cgroup + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+            if cgroupProcsFD < 0 {
+                logger.warning("cannot open \(cgroup)/cgroup.procs (\(String(cString: strerror(errno)))); commands run outside the agent's cgroup, in process groups of their own")
+            }
+        }
+    }
+
+    deinit {
+        if cgroupProcsFD >= 0 { Glibc.close(cgroupProcsFD) }
+        readBuffer.deallocate()
+    }
+
+    /// The process groups of the commands running now (each led by the command's pid): the
+    /// supervisor's orphan sweep leaves their members alone.
+    var processGroups: Set<pid_t> { Set(runs.values.map(\.pid).filter { $0 > 0 }) }
+
+    func start(_ start: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
+        let run = CommandRun(start: start, limits: limits, report: report)
+        if stopped {
+            return finishUnstarted(run, "the agent is stopping; the command was not started")
+        }
+        if runs[start.runID] != nil {
+            return finishUnstarted(run, "run \(start.runID) is already running a command")
+        }
+        if let failure = launch(run) {
+            logger.notice("task \(start.task.name): \(failure)", metadata: ["run": "\(start.runID)"])
+            return finishUnstarted(run, failure)
+        }
+        runs[start.runID] = run
+        watch(run)
+    }
+
+    func cancel(runID: String, reason: TaskRunOutcome.Status) {
+        guard let run = runs[runID], run.pid > 0 else { return }
+        if run.endReason == nil { run.endReason = reason }
+        if reason == .cancelled, run.killTimer == nil {
+            Glibc.kill(-run.pid, SIGTERM)
+            // A stopped program could not act on SIGTERM.
+            Glibc.kill(-run.pid, SIGCONT)
+            run.killTimer = loop.schedule(after: limits.cancelGrace) { [weak self, weak run] in
+                guard let self, let run, run.pid > 0 else { return }
+                run.killTimer = nil
+                killTrees([run])
+            }
+        } else {
+            killTrees([run])
+        }
+    }
+
+    func shutDown() {
+        stopped = true
+        let going = runs.values.sorted { $0.startedAt < $1.startedAt }
+        for run in going {
+            if run.endReason == nil { run.endReason = .interrupted }
+        }
+        killTrees(going)
+        // The loop may not turn again: each is waited for here (SIGKILL leaves it no choice).
+        for run in going where run.pid > 0 {
+            var status: Int32 = 0
+            let deadline = EventLoop.now() + 2
+            var reaped = waitpid(run.pid, &status, WNOHANG)
+            while reaped == 0, EventLoop.now() < deadline {
+                usleep(1_000)
+                reaped = waitpid(run.pid, &status, WNOHANG)
+            }
+            if reaped == 0 {
+                logger.warning("command pid \(run.pid) did not die within 2 s of SIGKILL; the agent's containment ends it at the stop",
+                               metadata: ["run": "\(run.runID)"])
+                status = Int32(SIGKILL)
+            }
+            finish(run, status: status)
+        }
+    }
+
+    // MARK: The running program
+
+    private func watch(_ run: CommandRun) {
+        if run.pidFD >= 0 {
+            loop.register(run.pidFD) { [unowned self, unowned run] _ in reap(run) }
+        } else {
+            poll(run)
+        }
+        loop.register(run.stdoutFD) { [unowned self, unowned run] _ in readStdout(run) }
+        loop.register(run.stderrFD) { [unowned self, unowned run] _ in readStderr(run) }
+        if run.stdinFD >= 0 {
+            loop.register(run.stdinFD, events: EventLoop.writable) { [unowned self, unowned run] _ in writeInput(run) }
+        }
+    }
+
+    /// Without a pidfd (before Linux 5.3), the exit is looked for every 10 ms.
+    private func poll(_ run: CommandRun) {
+        run.pollTimer = loop.schedule(after: 0.01) { [weak self, weak run] in
+            guard let self, let run, run.pid > 0 else { return }
+            run.pollTimer = nil
+            reap(run)
+            if run.pid > 0 { poll(run) }
+        }
+    }
+
+    private func reap(_ run: CommandRun) {
+        guard run.pid > 0 else { return }
+        var status: Int32 = 0
+        let reaped = waitpid(run.pid, &status, WNOHANG)
+        if reaped == 0 { return }
+        if reaped < 0 {
+            guard errno == ECHILD else { return }
+            logger.warning("command pid \(run.pid) was reaped elsewhere; its exit status is unknown", metadata: ["run": "\(run.runID)"])
+            status = 0x7F00
+        }
+        finish(run, status: status)
+    }
+
+    /// The program is reaped: what is still in its pipes is read, whatever it left running is
+    /// killed, and the run is reported.
+    private func finish(_ run: CommandRun, status: Int32) {
+        let pid = run.pid
+        // Bounded: something it started may still be writing.
+        if run.stdoutFD >= 0 { readStdout(run, budget: limits.stdoutBytes + (1 << 20)) }
+        if run.stderrFD >= 0 { readStderr(run, budget: 4 << 20) }
+        // Its group goes with it; the group exists as long as a member does, so its id is not
+        // reused meanwhile.
+        Glibc.kill(-pid, SIGKILL)
+        run.pid = 0
+        close(run)
+        reapLeftovers(group: pid, tries: 20)
+        runs[run.runID] = nil
+        run.report(.finished(run.outcome(status: status)))
+    }
+
+    private func close(_ run: CommandRun) {
+        for fd in run.fds {
+            loop.unregister(fd)
+            Glibc.close(fd)
+        }
+        run.pidFD = -1
+        run.stdinFD = -1
+        run.stdoutFD = -1
+        run.stderrFD = -1
+        for timer in [run.killTimer, run.pollTimer].compactMap({ $0 }) { loop.cancel(timer) }
+        run.killTimer = nil
+        run.pollTimer = nil
+    }
+
+    /// SIGKILL to the programs' groups, then to what of them left their group (reaped here
+    /// if they are the agent's children by then).
+    private func killTrees(_ runs: [CommandRun]) {
+        let going = runs.filter { $0.pid > 0 }
+        guard !going.isEmpty else { return }
+        for run in going { Glibc.kill(-run.pid, SIGKILL) }
+        let escapees = killEscapees(of: Set(going.map(\.runID)))
+        if !escapees.isEmpty {
+            logger.notice("killed \(escapees.count) process\(escapees.count == 1 ? "" : "es") (pid \(escapees.map(String.init).joined(separator: ", "))) that had left the process group of \(going.count == 1 ? "run \(going[0].runID)" : "the runs")")
+            reap(escapees, tries: 20)
+        }
+    }
+
+    /// A child subreaper (the supervisor) inherits what a command's tree leaves when its
+    /// parents die: those of the command's group are reaped here once killed (a few tries
+    /// while they die). Without being a subreaper there is nothing to reap (ECHILD).
+    private func reapLeftovers(group: pid_t, tries: Int) {
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(-group, &status, WNOHANG) } while reaped > 0
+        // 0: some are still dying; -1 (ECHILD): none is the agent's child.
+        guard tries > 1, reaped == 0 else { return }
+        loop.schedule(after: 0.05) { [weak self] in self?.reapLeftovers(group: group, tries: tries - 1) }
+    }
+
+    /// Reaps `pids` that are (or become) the agent's children, as they die.
+    private func reap(_ pids: [pid_t], tries: Int) {
+        var status: Int32 = 0
+        // ECHILD: not (yet) the agent's child; its parent may be dying.
+        let left = pids.filter { waitpid($0, &status, WNOHANG) != $0 }
+        guard !left.isEmpty, tries > 1 else { return }
+        loop.schedule(after: 0.05) { [weak self] in self?.reap(left, tries: tries - 1) }
+    }
+
+    /// A run that never got a process is finished on the next turn of the loop, not inside
+    /// ``start(_:report:)``: the caller has not finished recording the start yet.
+    private func finishUnstarted(_ run: CommandRun, _ reason: String) {
+        loop.schedule(after: 0) {
+            run.report(.finished(TaskRunOutcome(status: .failed, error: reason)))
+        }
+    }
+
+    // MARK: Pipes
+
+    private func readStdout(_ run: CommandRun, budget: Int = 256 << 10) {
+        drain(run, fd: run.stdoutFD, budget: budget) { run.stdout.append($0) } closed: {
+            run.stdoutFD = -1
+        }
+    }
+
+    private func readStderr(_ run: CommandRun, budget: Int = 256 << 10) {
+        drain(run, fd: run.stderrFD, budget: budget) { run.stderr.append($0) } closed: {
+            run.stderrFD = -1
+        }
+    }
+
+    /// Reads `fd` until it has nothing more now (or `budget` bytes, so that one chatty command
+    /// does not hold the loop); at the end of file it is closed.
+    private func drain(_ run: CommandRun, fd: Int32, budget: Int, into sink: (UnsafeRawBufferPointer) -> Void, closed: () -> Void) {
+        guard fd >= 0 else { return }
+        var left = budget
+        while left > 0 {
+            let count = read(fd, readBuffer.baseAddress, readBuffer.count)
+            if count > 0 {
+                sink(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+                left -= count
+                continue
+            }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN { return }
+            // End of file (or a failed pipe): nothing more comes.
+            loop.unregister(fd)
+            Glibc.close(fd)
+            closed()
+            return
+        }
+    }
+
+    /// Writes the rest of the input as stdin takes it, then closes stdin.
+    private func writeInput(_ run: CommandRun) {
+        guard run.stdinFD >= 0 else { return }
+        while run.inputOffset < run.pendingInput.count {
+            let written = run.pendingInput.withUnsafeBytes { bytes in
+                write(run.stdinFD, bytes.baseAddress! + run.inputOffset, bytes.count - run.inputOffset)
+            }
+            if written > 0 {
+                run.inputOffset += written
+                continue
+            }
+            if written < 0, errno == EINTR { continue }
+            if written < 0, errno == EAGAIN { return }
+            // EPIPE: the program closed stdin without reading it all; that is its business.
+            break
+        }
+        run.pendingInput = []
+        loop.unregister(run.stdinFD)
+        Glibc.close(run.stdinFD)
+        run.stdinFD = -1
+    }
+}

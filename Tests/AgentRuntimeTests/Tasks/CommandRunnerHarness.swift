@@ -1,0 +1,88 @@
+import Foundation
+import JSONSchema
+import Logging
+@testable import AgentRuntime
+
+/// Drives a ``CommandTaskRunner`` on an event loop of the test's own, the way the supervisor's
+/// loop drives it: real processes, real pipes, a temporary agent folder.
+final class CommandRunnerHarness {
+    let loop = EventLoop()
+    let directory: String
+    let runner: CommandTaskRunner
+    private(set) var outcomes: [String: TaskRunOutcome] = [:]
+    /// How many times each run was reported finished (exactly once is the contract).
+    private(set) var finishCounts: [String: Int] = [:]
+
+    init(_ label: String, limits: CommandTaskRunner.Limits = CommandTaskRunner.Limits(),
+         environment: [String: String] = ["PATH": "/usr/local/bin:/usr/bin:/bin"], containment: WorkerContainment? = nil) {
+        directory = TestPaths.temporaryDirectory("command-\(label)")
+        runner = CommandTaskRunner(loop: loop, agentDirectory: directory, environment: environment,
+                                   containment: containment, limits: limits, logger: Logger(label: "test"))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// A `command` task named `name`.
+    static func task(_ arguments: [String], name: String = "job", shell: Bool = false, directory: String? = nil,
+                     environment: [String: String] = [:], timeout: Double? = nil) -> TaskDefinition {
+        TaskDefinition(name: name, type: "command", timeout: timeout,
+                       command: .init(arguments: arguments, shell: shell, directory: directory, environment: environment))
+    }
+
+    /// Starts a run of `task`; returns its id.
+    @discardableResult
+    func start(_ task: TaskDefinition, input: JSONValue = .null, runID: String = "run-\(UUID().uuidString.prefix(8))",
+               attempt: Int = 1) -> String {
+        runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)) { [unowned self] report in
+            if case .finished(let outcome) = report {
+                outcomes[runID] = outcome
+                finishCounts[runID, default: 0] += 1
+            }
+        }
+        return runID
+    }
+
+    /// Turns the loop until `runID` is finished (or `timeout` seconds pass: nil).
+    func wait(for runID: String, timeout: Double = 30) -> TaskRunOutcome? {
+        let deadline = EventLoop.now() + timeout
+        while outcomes[runID] == nil, EventLoop.now() < deadline {
+            loop.runOnce(maxWait: 0.05)
+        }
+        return outcomes[runID]
+    }
+
+    /// Turns the loop for `seconds`.
+    func turn(for seconds: Double) {
+        let deadline = EventLoop.now() + seconds
+        while EventLoop.now() < deadline { loop.runOnce(maxWait: 0.01) }
+    }
+
+    /// Runs `task` to its end.
+    func run(_ task: TaskDefinition, input: JSONValue = .null) -> TaskRunOutcome? {
+        wait(for: start(task, input: input))
+    }
+
+    /// The pid of a running command (0 when it is not running).
+    func pid(of runID: String) -> pid_t { runner.runs[runID]?.pid ?? 0 }
+
+    /// The processes of the process group `group` (not zombies), from /proc.
+    static func members(ofGroup group: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }.filter { pid in
+            guard let stat = ProcStat.read(pid) else { return false }
+            return stat.group == group && stat.state != "Z"
+        }
+    }
+
+    /// Waits until the group `group` has `count` live members that are not `sh`; returns them all.
+    static func waitForGroup(_ group: pid_t, count: Int, command: String, timeout: Double = 10) -> [pid_t] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var members = Self.members(ofGroup: group)
+        while members.filter({ ProcFacts.command($0) == command }).count < count, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+            members = Self.members(ofGroup: group)
+        }
+        return members
+    }
+}
