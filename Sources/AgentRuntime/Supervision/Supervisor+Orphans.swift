@@ -15,7 +15,8 @@ extension Supervisor {
         }
     }
 
-    /// Kills and reaps children of the supervisor that are not workers: orphans of dead workers.
+    /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'
+    /// programs): orphans of dead workers.
     /// Runs after a worker died (off the restart path) and retries until they are reaped.
     func sweepOrphans() {
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
@@ -28,7 +29,8 @@ extension Supervisor {
         // the describe workers of a settings check): the kernel lists them per thread, which
         // is far cheaper than scanning /proc.
         DescribeWorkers.whileListed { describing in
-            for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil {
+            for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
+                && !isTaskCommandProcess(pid) {
                 orphans[pid] = Self.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1

@@ -27,6 +27,10 @@ extension Supervisor {
             }
         }
         let coordinator = TaskCoordinator(loop: loop, store: runStore, logger: logger)
+        // The built-in `command` type: programs spawned from this (the loop's) thread, inside
+        // the workers' containment.
+        coordinator.register(CommandTaskRunner(loop: loop, agentDirectory: agentDirectory, environment: configuration.environment,
+                                               containment: containment, logger: logger), for: "command")
         coordinator.publish = { [unowned self] type, payload in publishTaskEvent(type, payload) }
         let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
                                     agentDirectory: agentDirectory, logger: logger)
@@ -46,6 +50,16 @@ extension Supervisor {
                 logger.error("tasks: cannot read the unfinished runs from the store: \(error)")
             }
         }
+    }
+
+    /// Whether `pid` (a child of the supervisor) belongs to a running `command` task: the
+    /// program itself or what of its process group was left to the supervisor (a subreaper).
+    /// The orphan sweep leaves those to the command runner.
+    func isTaskCommandProcess(_ pid: pid_t) -> Bool {
+        guard let runner = tasks?.runner(for: "command") as? CommandTaskRunner else { return false }
+        let groups = runner.processGroups
+        guard !groups.isEmpty else { return false }
+        return groups.contains(pid) || ProcStat.read(pid).map { groups.contains($0.group) } == true
     }
 
     /// Takes the settings' tasks (at start and at a reload) and their triggers.
