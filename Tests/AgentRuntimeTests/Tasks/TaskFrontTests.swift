@@ -14,9 +14,10 @@ import Testing
         """#
 
     /// An agent with tasks and HTTP on a free port; its port.
-    static func agent(tasks: String = Self.tasks, store: String = "", directory: String = TestPaths.temporaryDirectory("tasks")) throws -> (AgentRun, Int) {
+    static func agent(tasks: String = Self.tasks, store: String = "", modules: String = "[]", processes: String = "{}",
+                      directory: String = TestPaths.temporaryDirectory("tasks")) throws -> (AgentRun, Int) {
         let settings = #"""
-            {"enabled_modules": [], "processes": {}, \#(store)
+            {"enabled_modules": \#(modules), "processes": \#(processes), \#(store)
              "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
              "tasks": {\#(tasks)}}
             """#
