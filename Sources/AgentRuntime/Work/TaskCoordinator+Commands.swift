@@ -50,17 +50,14 @@ extension TaskCoordinator {
     }
 
     private func listTasks() -> JSONValue {
-        var queued: [String: Int] = [:], running: [String: Int] = [:]
-        for run in runs.values {
-            if run.status == .running { running[run.task, default: 0] += 1 } else { queued[run.task, default: 0] += 1 }
-        }
+        let counts = Dictionary(figures.map { ($0.task, $0) }, uniquingKeysWith: { first, _ in first })
         let tasks = definitions.values.sorted { $0.name < $1.name }.map { task -> JSONValue in
             var object: JSONObject = [
                 "name": .string(task.name), "type": .string(task.type), "description": .string(task.description),
                 "max_concurrent": .number(JSONNumber(task.maxConcurrent)),
                 "retries": ["max": .number(JSONNumber(task.retries.max)), "initial_delay": .number(JSONNumber(task.retries.initialDelay)),
                             "multiplier": .number(JSONNumber(task.retries.multiplier)), "max_delay": .number(JSONNumber(task.retries.maxDelay))],
-                "queued": .number(JSONNumber(queued[task.name] ?? 0)), "running": .number(JSONNumber(running[task.name] ?? 0)),
+                "queued": .number(JSONNumber(counts[task.name]?.queued ?? 0)), "running": .number(JSONNumber(counts[task.name]?.running ?? 0)),
             ]
             if let timeout = task.timeout { object["timeout"] = .number(JSONNumber(timeout)) }
             // The command as written; its environment's values may be secrets and are not shown.

@@ -59,6 +59,8 @@ final class TaskCoordinator {
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     private(set) var endedAttempts: [String: [String: Int]] = [:]
+    /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
+    private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
     private var stopping = false
 
@@ -118,6 +120,7 @@ final class TaskCoordinator {
         run.sequence = sequence
         run.rerunOf = rerunOf
         runs[run.id] = run
+        unfinishedCount[task, default: 0] += 1
         record(run, event: "task.queued")
         enqueue(run)
         dispatch(task)
@@ -159,6 +162,7 @@ final class TaskCoordinator {
             sequence += 1
             run.sequence = sequence
             runs[run.id] = run
+            unfinishedCount[run.task, default: 0] += 1
             guard let definition = definitions[run.task] else {
                 finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
                 continue
@@ -201,12 +205,10 @@ final class TaskCoordinator {
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
     var figures: [AgentSnapshot.TaskFigures] {
-        var queued: [String: Int] = [:], running: [String: Int] = [:]
-        for run in runs.values {
-            if active[run.id] != nil { running[run.task, default: 0] += 1 } else { queued[run.task, default: 0] += 1 }
-        }
-        return definitions.keys.sorted().map { name in
-            AgentSnapshot.TaskFigures(task: name, queued: queued[name] ?? 0, running: running[name] ?? 0, ended: endedAttempts[name] ?? [:])
+        definitions.keys.sorted().map { name in
+            let running = runningCount[name] ?? 0
+            return AgentSnapshot.TaskFigures(task: name, queued: max((unfinishedCount[name] ?? 0) - running, 0), running: running,
+                                             ended: endedAttempts[name] ?? [:])
         }
     }
 
@@ -356,7 +358,7 @@ final class TaskCoordinator {
         run.error = error ?? run.error
         run.endedAt = Date().timeIntervalSince1970
         run.nextAttemptAt = nil
-        runs[id] = nil
+        if runs.removeValue(forKey: id) != nil { unfinishedCount[run.task, default: 1] -= 1 }
         remember(run)
         record(run, event: "task." + status.rawValue)
         if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }

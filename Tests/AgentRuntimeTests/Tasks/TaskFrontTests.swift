@@ -60,6 +60,11 @@ import Testing
         #expect((runs.json["runs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [id])
         #expect(runs.json["stored"] as? Bool == true)
 
+        let metrics = try Self.http("GET", "/api/metrics", port: port).json["families"] as? [[String: Any]] ?? []
+        let queuedFamily = metrics.first { $0["name"] as? String == "agent_task_runs_queued" }
+        let samples = queuedFamily?["samples"] as? [[String: Any]] ?? []
+        #expect(samples.first { ($0["labels"] as? [String: String])?["task"] == "later" }?["value"] as? Double == 1, "\(samples)")
+        #expect(metrics.contains { $0["name"] as? String == "agent_task_attempts_total" })
         let cancelled = try Self.http("POST", "/api/runs/\(id)/cancel", port: port)
         #expect((cancelled.json["run"] as? [String: Any])?["status"] as? String == "cancelled", "\(cancelled.body)")
         let again = try Self.http("POST", "/api/runs/\(id)/cancel", port: port)
@@ -127,6 +132,31 @@ import Testing
         #expect(unknown.stderr.contains("no run with id"))
         let priority = try Self.control(agent, ["run", "later", "--priority", "urgent"])
         #expect(priority.status == 64)
+    }
+
+    @Test func aReloadAppliesAChangedTasksSectionAndRefusesAnInvalidOne() throws {
+        let (agent, port) = try Self.agent()
+        defer { _ = agent.stop() }
+        let queued = try Self.http("POST", "/api/tasks/other/run", port: port, body: #"{"at": "1h"}"#)
+        let id = try #require((queued.json["run"] as? [String: Any])?["id"] as? String)
+        var settings = try String(contentsOfFile: agent.settingsFile, encoding: .utf8)
+        settings = settings.replacingOccurrences(of: #""other": {"type": "command", "command": ["/bin/true"], "max_concurrent": 2}"#,
+                                                 with: #""fresh": {"type": "command", "command": ["/bin/echo", "hi"]}"#)
+        try settings.write(toFile: agent.settingsFile, atomically: true, encoding: .utf8)
+        let reloaded = try runProgram("agent-control", ["reload", "--settings", agent.settingsFile])
+        #expect(reloaded.status == 0, "\(reloaded.stderr)")
+        let names = (try Self.http("GET", "/api/tasks", port: port).json["tasks"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names == ["fresh", "later"])
+        let run = try Self.http("GET", "/api/runs/\(id)", port: port).json["run"] as? [String: Any]
+        #expect(run?["status"] as? String == "failed")
+        #expect((run?["error"] as? String)?.contains("removed from the settings") == true)
+
+        try settings.replacingOccurrences(of: #"["/bin/echo", "hi"]"#, with: "[]").write(toFile: agent.settingsFile, atomically: true, encoding: .utf8)
+        let refused = try runProgram("agent-control", ["reload", "--settings", agent.settingsFile])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("/tasks/fresh/command"), "\(refused.stderr)")
+        let still = (try Self.http("GET", "/api/tasks", port: port).json["tasks"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(still == ["fresh", "later"])
     }
 
     @Test func theCommandLineSaysWhenTheAgentIsNotRunning() throws {
