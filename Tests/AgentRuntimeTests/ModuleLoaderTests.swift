@@ -95,7 +95,7 @@ import Testing
         let error = try #require(loadError(path))
         #expect(error.code == .abiMismatch)
         #expect(error.message.contains("version 99"))
-        #expect(error.message.contains("this host speaks version 1"))
+        #expect(error.message.contains("this host speaks version 2"))
     }
 
     @Test func structTooSmallForTheABIIsRefused() throws {
@@ -124,7 +124,7 @@ import Testing
         let error = try #require(loadError(path))
         #expect(error.code == .invalidManifest)
         #expect(error.message.contains("/version: missing"))
-        #expect(error.message.contains("/processes/0/kind: expected one of datasource, monitor, logic_adapter, found \"sensor\""))
+        #expect(error.message.contains("/processes/0/kind: expected one of datasource, monitor, logic_adapter, task, found \"sensor\""))
     }
 
     @Test func moduleEnabledUnderAnotherNameIsRefused() throws {
@@ -145,7 +145,9 @@ import Testing
     @Test func shippedSwiftModulesLoadWithTheirProcessTypes() throws {
         let sample = try ModuleLoader.load(path: TestPaths.products + "/libsample.so", module: "sample", expectedName: "sample")
         #expect(sample.manifest.version == "1.0.0")
-        #expect(sample.manifest.processes.map(\.type) == ["trade_feed", "trade_frequency", "trades_counter"])
+        #expect(sample.manifest.processes.map(\.type) == ["trade_feed", "trade_frequency", "trades_counter", "word_count"])
+        #expect(sample.manifest.processType("word_count")?.kind == "task")
+        #expect(sample.manifest.processType("word_count")?.inputSchema?["required"] == ["text"])
         #expect(sample.manifest.processType("trades_counter")?.kind == "logic_adapter")
         #expect(sample.manifest.processType("trades_counter")?.usageExamples.first == "how many trades in the last 5 minutes?")
         #expect(sample.manifest.processType("trade_frequency")?.subscribes == ["trade"])

@@ -39,13 +39,20 @@ import Testing
         #expect(pointers == ["", "/enabled_modules", "/processes/a/pairs/0", "/processes/c/window"])
         let modules = try #require(report["modules"] as? [[String: Any]])
         #expect(modules.first { $0["name"] as? String == "nosuch" }?["available"] as? Bool == false)
-        #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency", "trades_counter"])
+        #expect(modules.first { $0["name"] as? String == "sample" }?["process_types"] as? [String] == ["trade_feed", "trade_frequency", "trades_counter", "word_count"])
         let processes = try #require(report["processes"] as? [[String: Any]])
         #expect(processes.map { $0["valid"] as? Bool } == [false, false, false])
         let b = try #require(processes.first { $0["name"] as? String == "b" })
         let bError = try #require((b["errors"] as? [[String: Any]])?.first)
         #expect((bError["message"] as? String)?.contains(#"it may come from module "nosuch", which could not be loaded"#) == true, "\(bError)")
         #expect(bError["follows_from"] as? String == "/enabled_modules")
+    }
+
+    @Test func aTaskTypeConfiguredAsAProcessIsRefusedSayingWhereItGoes() throws {
+        let file = try settingsFile(#"{"enabled_modules": ["sample"], "processes": {"counter": {"type": "word_count"}}}"#)
+        let result = try run("validate-settings", ["--settings", file, "--no-build"])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains(#""word_count" is a task type: its runs start on request and end; define it under "tasks""#), "\(result.stdout)")
     }
 
     @Test func misspelledModuleGetsOneErrorWithASuggestionInsteadOfOnePerProcessType() throws {

@@ -32,6 +32,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Consecutive events of one source and type for a subscriber: see ``EventFrame``'s
     /// `deliverRun` extension.
     @inlinable public static var deliverRun: FrameKind { FrameKind(rawValue: 9) }
+    /// A task executor: start a run (see ``TaskFrame``): token, attempt, run id, input JSON.
+    @inlinable public static var taskRun: FrameKind { FrameKind(rawValue: 10) }
+    /// A task executor: cancel the run of a token (8 bytes).
+    @inlinable public static var taskCancel: FrameKind { FrameKind(rawValue: 11) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -60,6 +64,12 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// In the emit ring: the next frame comes on the socket, being too big for the ring. Empty
     /// body. The supervisor handles ring frames after it only once that frame was read.
     @inlinable public static var onSocket: FrameKind { FrameKind(rawValue: 31) }
+    /// A task run's progress: token, fraction (NaN: unknown), message (see ``TaskFrame``).
+    @inlinable public static var taskProgress: FrameKind { FrameKind(rawValue: 32) }
+    /// A task run is alive: its token (8 bytes).
+    @inlinable public static var taskHeartbeat: FrameKind { FrameKind(rawValue: 33) }
+    /// A task run ended: token, status byte (0 = output JSON follows, 1 = an error message).
+    @inlinable public static var taskResult: FrameKind { FrameKind(rawValue: 34) }
 
     public var description: String {
         switch self {
@@ -84,6 +94,11 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .wake: "wake"
         case .deliverRun: "deliver-run"
         case .onSocket: "on-socket"
+        case .taskRun: "task-run"
+        case .taskCancel: "task-cancel"
+        case .taskProgress: "task-progress"
+        case .taskHeartbeat: "task-heartbeat"
+        case .taskResult: "task-result"
         default: "kind \(rawValue)"
         }
     }

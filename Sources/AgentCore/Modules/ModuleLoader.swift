@@ -13,6 +13,18 @@ public struct LoadedModule: @unchecked Sendable {
     let entry: UnsafePointer<agent_module>
 
     var runProcess: agent_run_process_fn? { entry.pointee.run_process }
+
+    /// Whether the module's struct reaches `field` (fields past its `struct_size` are absent).
+    private func has<T>(_ field: KeyPath<agent_module, T>) -> Bool {
+        guard let offset = MemoryLayout<agent_module>.offset(of: field) else { return false }
+        return offset + MemoryLayout<T>.size <= Int(entry.pointee.struct_size)
+    }
+
+    /// The task entry points (ABI 2), nil when the module has none.
+    var taskEntries: (create: agent_task_create_fn, run: agent_task_run_fn, cancel: agent_task_cancel_fn?)? {
+        guard has(\.task_run), let create = entry.pointee.task_create, let run = entry.pointee.task_run else { return nil }
+        return (create, run, has(\.task_cancel) ? entry.pointee.task_cancel : nil)
+    }
 }
 
 /// Loads module libraries with `dlopen` and checks them before anything runs.
@@ -46,6 +58,10 @@ public enum ModuleLoader {
         let raw = UnsafeRawPointer(description)
         let abiVersion = raw.load(as: UInt32.self)
         let structSize = raw.load(fromByteOffset: 4, as: UInt32.self)
+        if abiVersion == 1 {
+            throw ModuleLoadError(.abiMismatch, module: module, file: path,
+                                  "the module was built against module ABI 1; this host speaks version \(AGENT_MODULE_ABI_VERSION) (ABI 2 added task handlers and is not read from an ABI 1 library). Rebuild it with this runtime's SDK: `swift build` against AgentModuleKit, or a C module against this agent_module.h.")
+        }
         guard abiVersion == AGENT_MODULE_ABI_VERSION else {
             throw ModuleLoadError(.abiMismatch, module: module, file: path,
                                   "the module speaks module ABI version \(abiVersion), this host speaks version \(AGENT_MODULE_ABI_VERSION). Rebuild the module against this runtime's AgentModuleKit (or agent_module.h).")
@@ -66,7 +82,12 @@ public enum ModuleLoader {
         guard description.pointee.run_process != nil else {
             throw ModuleLoadError(.invalidManifest, module: module, file: path, "run_process is NULL; a module must provide it")
         }
-        return LoadedModule(module: module, file: path, manifest: manifest, manifestJSON: manifestJSON, entry: description)
+        let loaded = LoadedModule(module: module, file: path, manifest: manifest, manifestJSON: manifestJSON, entry: description)
+        if let task = manifest.processes.first(where: { $0.kind == "task" }), loaded.taskEntries == nil {
+            throw ModuleLoadError(.invalidManifest, module: module, file: path,
+                                  "the manifest declares the task type \"\(task.type)\", but task_create or task_run is NULL; a module with task types must provide them")
+        }
+        return loaded
     }
 
     /// The checks that need no dlopen: the file exists, is a regular file, is an ELF shared

@@ -14,6 +14,12 @@ public struct ModuleManifest: Equatable, Sendable {
         public var usageExamples: [String] = []
         /// Monitors: queries over the event log the runtime runs for them.
         public var queries: [QueryDeclaration] = []
+        /// Task handlers: the JSON Schema of a run's input (nil: any JSON) and of its output.
+        public var inputSchema: JSONValue?
+        public var outputSchema: JSONValue?
+        /// Task handlers: seconds a run may go without a heartbeat before its worker is
+        /// killed (nil: no watchdog).
+        public var heartbeatTimeout: Double?
     }
 
     /// A periodic query as a module declares it; `every` and `window` are numbers of seconds
@@ -30,7 +36,7 @@ public struct ModuleManifest: Equatable, Sendable {
     public var processes: [ProcessType]
 
     /// The kinds a process type may have.
-    public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter", "chatbot"]
+    public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter", "chatbot", "task"]
 
     /// Decodes the manifest JSON; every missing or mistyped field is reported with its pointer.
     public init(json text: String, module: String, file: String) throws(ModuleLoadError) {
@@ -73,7 +79,7 @@ public struct ModuleManifest: Equatable, Sendable {
                 let type = string(object, "type", at: pointer)
                 let kind = string(object, "kind", at: pointer)
                 if !kind.isEmpty, !Self.kinds.contains(kind) {
-                    problems.append("\(pointer)/kind: expected one of datasource, monitor, logic_adapter, found \"\(kind)\"")
+                    problems.append("\(pointer)/kind: expected one of datasource, monitor, logic_adapter, task, found \"\(kind)\"")
                 }
                 let description = object["description"]?.stringValue ?? ""
                 let schema = object["settings_schema"] ?? .object([:])
@@ -107,6 +113,29 @@ public struct ModuleManifest: Equatable, Sendable {
                         continue
                     }
                     entry.queries.append(QueryDeclaration(name: name, sql: sql, every: every, window: window))
+                }
+                if kind == "task" {
+                    for key in ["input_schema", "output_schema"] {
+                        guard let schema = object[key] else { continue }
+                        if schema.objectValue == nil, schema.boolValue == nil {
+                            problems.append("\(pointer)/\(key): expected a JSON Schema (object or boolean), found \(schema.typeName)")
+                            continue
+                        }
+                        do {
+                            _ = try JSONSchemaValidator(schema: schema)
+                        } catch {
+                            problems.append("\(pointer)/\(key)\(error.schemaLocation): the \(key == "input_schema" ? "input" : "output") schema of \"\(type)\" does not compile: \(error.message)")
+                            continue
+                        }
+                        if key == "input_schema" { entry.inputSchema = schema } else { entry.outputSchema = schema }
+                    }
+                    if let timeout = object["heartbeat_timeout"] {
+                        if let seconds = timeout.numberValue?.doubleValue, seconds > 0, seconds.isFinite {
+                            entry.heartbeatTimeout = seconds
+                        } else {
+                            problems.append("\(pointer)/heartbeat_timeout: expected a number of seconds > 0, found \(timeout.serialized())")
+                        }
+                    }
                 }
                 processes.append(entry)
             }

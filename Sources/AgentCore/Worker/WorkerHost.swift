@@ -39,6 +39,15 @@ final class WorkerHost: @unchecked Sendable {
 
     private(set) var api = agent_host_api()
 
+    /// A task executor's runs going on, by token, and whether each was asked to cancel: a
+    /// token is here from its `taskRun` frame until `task_complete` (which therefore ends a
+    /// run once).
+    let taskRuns = Mutex<[UInt64: Bool]>([:])
+    /// Where `taskRun` and `taskCancel` frames go (a task executor's; reader thread).
+    var taskFrames: ((FrameKind, UnsafeRawBufferPointer) -> Void)?
+    /// Called once when the supervisor asks the worker to stop (a task executor's exit).
+    var onStop: (@Sendable () -> Void)?
+
     init(channel: WorkerChannel, ring: RingReceiver? = nil) {
         self.channel = channel
         ringReceiver = ring
@@ -100,6 +109,24 @@ final class WorkerHost: @unchecked Sendable {
             let sqlText = sql.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: sqlLength), as: UTF8.self) } ?? ""
             let paramsText = params.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: paramsLength), as: UTF8.self) } ?? "[]"
             return host.query(sql: sqlText, params: paramsText, json, jsonLength)
+        }
+        api.task_progress = { ctx, token, fraction, message, length in
+            let text = message.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            WorkerHost.from(ctx).channel.send { TaskFrame.appendProgress(token: token, fraction: fraction.isFinite && fraction >= 0 ? min(1, fraction) : nil, message: text, to: $0) }
+            return Int32(AGENT_OK)
+        }
+        api.task_heartbeat = { ctx, token in
+            WorkerHost.from(ctx).channel.send { TaskFrame.append(.taskHeartbeat, token: token, to: $0) }
+        }
+        api.task_cancelled = { ctx, token in
+            WorkerHost.from(ctx).taskRuns.withLock { $0[token] ?? false } ? 1 : 0
+        }
+        api.task_complete = { ctx, token, status, data, length in
+            let host = WorkerHost.from(ctx)
+            guard host.taskRuns.withLock({ $0.removeValue(forKey: token) }) != nil else { return Int32(AGENT_ERROR) }
+            let bytes = data.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            host.channel.send { TaskFrame.appendResult(token: token, succeeded: status == Int32(AGENT_OK), data: bytes, to: $0) }
+            return Int32(AGENT_OK)
         }
     }
 
@@ -190,6 +217,8 @@ final class WorkerHost: @unchecked Sendable {
             queryReply = (body.first ?? 1, Array(body.dropFirst()))
             lock.broadcast()
             lock.unlock()
+        case .taskRun, .taskCancel:
+            taskFrames?(kind, body)
         default:
             break
         }
@@ -207,6 +236,7 @@ final class WorkerHost: @unchecked Sendable {
         lock.unlock()
         if first, let handler { handler(argument) }
         if first { notifyEvents() }
+        if first { onStop?() }
     }
 
     func setEventNotifier(_ notify: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, _ argument: UnsafeMutableRawPointer?) {

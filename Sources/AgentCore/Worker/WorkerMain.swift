@@ -207,6 +207,10 @@ public enum WorkerMain {
             fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
         }
 
+        if start["task"]?.boolValue == true {
+            runTaskExecutor(channel: channel, start: start, loaded: loaded, type: type, settings: settings, ring: ring)
+        }
+
         let host = startHost(channel: channel, start: start, ring: ring)
         channel.send(.ready, body: EmptyCollection())
         watchStopSignal(host)
@@ -245,6 +249,43 @@ public enum WorkerMain {
         dispatchMain()
     }
 
+    /// A task executor: makes the module's handler for `type` from the task's settings, then
+    /// takes runs as they come (``TaskExecutor``) until the supervisor asks it to stop (an idle
+    /// executor, or the agent stopping); runs still going then are abandoned (the supervisor
+    /// already counts them interrupted).
+    private static func runTaskExecutor(channel: WorkerChannel, start: JSONValue, loaded: LoadedModule, type: String,
+                                        settings: String, ring: RingReceiver?) -> Never {
+        guard let entries = loaded.taskEntries else {
+            fail(channel, code: "unknown_type", "module \"\(loaded.module)\" (\(loaded.file)) has no task handlers; \"\(type)\" is not a task type of it", exitCode: ExitCode.badSettings)
+        }
+        guard loaded.manifest.processType(type)?.kind == "task" else {
+            let known = loaded.manifest.processes.filter { $0.kind == "task" }.map { "\"\($0.type)\"" }.joined(separator: ", ")
+            fail(channel, code: "unknown_type", "module \"\(loaded.module)\" has no task type \"\(type)\" (it has \(known.isEmpty ? "none" : known))", exitCode: ExitCode.badSettings)
+        }
+        var executor: TaskExecutor?
+        let host = startHost(channel: channel, start: start, ring: ring) { host in
+            var errorBuffer = [CChar](repeating: 0, count: 4096)
+            let handler = type.withCString { typePointer in
+                settings.withCString { entries.create(typePointer, $0, strlen($0), host.apiPointer, &errorBuffer, errorBuffer.count) }
+            }
+            guard let handler else {
+                let reason = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                fail(channel, code: "bad_settings", reason.isEmpty ? "task_create returned NULL for \"\(type)\"" : reason, exitCode: ExitCode.badSettings)
+            }
+            let made = TaskExecutor(host: host, handler: handler, run: entries.run, cancel: entries.cancel)
+            host.taskFrames = { made.handle($0, $1) }
+            executor = made
+        }
+        _ = executor
+        host.onStop = {
+            channel.flush()
+            exit(ExitCode.success)
+        }
+        channel.send(.ready, body: EmptyCollection())
+        watchStopSignal(host)
+        dispatchMain()
+    }
+
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
     /// here.
     private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?) -> Never {
@@ -265,10 +306,14 @@ public enum WorkerMain {
     }
 
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
-    private static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?) -> WorkerHost {
+    /// `prepare`: runs before the reader thread starts (a task executor makes its handler there,
+    /// so that no run frame finds it missing).
+    private static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?,
+                                  prepare: (WorkerHost) -> Void = { _ in }) -> WorkerHost {
         let host = WorkerHost(channel: channel, ring: ring)
         host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         channel.startWriter()
+        prepare(host)
         // A module that calls exit() still gets out what it emitted before.
         exitingChannel = channel
         atexit { WorkerMain.exitingChannel?.flush() }

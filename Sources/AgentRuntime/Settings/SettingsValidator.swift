@@ -92,6 +92,10 @@ public struct SettingsValidator {
                 issue("/type", "\"\(process.type)\" is a logic adapter: it answers chat messages for a chatbot process and does not run on its own")
                 resolved = nil
             }
+            if let (_, type) = resolved, type.kind == "task" {
+                issue("/type", "\"\(process.type)\" is a task type: its runs start on request and end; define it under \"tasks\" (e.g. \"tasks\": {\"\(process.name)\": {\"type\": \"<module>.\(type.type)\"}}), not as a process")
+                resolved = nil
+            }
             if let (module, type) = resolved {
                 if process.subscribe != nil, type.kind == "datasource" {
                     issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")

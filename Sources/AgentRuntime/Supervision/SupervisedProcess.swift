@@ -100,6 +100,13 @@ final class SupervisedProcess {
     var reportedFailure: (code: String, message: String)?
     /// Saved state (kept in memory until the store lands).
     var savedState: [UInt8]?
+    /// A task executor's: where its task frames go (see ``ModuleTaskRunner``).
+    var taskFrames: ((FrameKind, UnsafeRawBufferPointer) throws -> Void)?
+    /// A task executor's: called when its worker is gone, with how it ended.
+    var onWorkerExit: ((String) -> Void)?
+    /// A task executor runs a module's task handler rather than a configured process: it is
+    /// started on demand and never restarted (see ``ModuleTaskRunner``).
+    var isTaskExecutor: Bool { planned.kind == "task" }
 
     var eventsEmitted = 0
     var eventsDelivered = 0

@@ -67,7 +67,9 @@ extension Supervisor {
     @discardableResult
     func apply(_ planned: [PlannedProcess]) -> (kept: [String], restarted: [String], started: [String], stopped: [String]) {
         var kept: [String] = [], restarted: [String] = [], started: [String] = [], stopped: [String] = []
-        let previous = Dictionary(processes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // Task executors are not in the settings' processes: a reload leaves them be.
+        let executors = processes.filter(\.isTaskExecutor)
+        let previous = Dictionary(processes.filter { !$0.isTaskExecutor }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var next: [SupervisedProcess] = []
         var toStart: [SupervisedProcess] = []
         for plan in planned {
@@ -95,7 +97,7 @@ extension Supervisor {
             stopped.append(name)
             retire(existing, then: nil)
         }
-        setProcesses(next)
+        setProcesses(next + executors)
         startInTurns(toStart)
         startQueries()
         return (kept, restarted, started, stopped.sorted())

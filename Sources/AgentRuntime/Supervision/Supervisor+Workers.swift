@@ -120,12 +120,14 @@ extension Supervisor {
         }
 
         // The start frame goes first; deliveries queued while the process was down follow.
-        let start = JSONValue.object([
+        var fields: JSONObject = [
             "module": .string(process.module.library), "module_name": .string(process.module.name),
             "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
             "watchdog_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.watchdog ?? 0))),
             "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
-        ]).serialized()
+        ]
+        if process.isTaskExecutor { fields["task"] = true }
+        let start = JSONValue.object(fields).serialized()
         attachRing(to: process)
         var frame: [UInt8] = []
         FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
@@ -268,6 +270,8 @@ extension Supervisor {
         process.lastExit = how
         record(process, "exit", how, pid: pid, exitCode: code, signal: signal)
         let wasStopping = process.state == .stopping || stopping
+        // A task executor's runs end with it (its runner decides how; it is never restarted).
+        process.onWorkerExit?(how)
         let wasReady = process.readyAt >= process.spawnedAt
         process.readyAt = 0
         process.killReason = nil

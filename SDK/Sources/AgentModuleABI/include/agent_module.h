@@ -20,6 +20,9 @@
  *   The host calls `run_process` once per worker process, on a thread of its choosing, and
  *   the call blocks until the process ends. The module may call the host callbacks from any
  *   thread while `run_process` has not returned; never after it returned.
+ *   A task executor (a worker that runs a module's task handler) calls `task_create` once,
+ *   then `task_run` for each run and `task_cancel` to cancel one, all from one host thread;
+ *   the callbacks may be called from any thread until the worker exits.
  *
  * Ownership (summary; each declaration repeats its own rule)
  *   - Pointers the host passes in are owned by the host and valid only for the duration of
@@ -39,7 +42,14 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. Bumped on any incompatible change. */
-#define AGENT_MODULE_ABI_VERSION 1u
+#define AGENT_MODULE_ABI_VERSION 2u
+
+/* ABI history
+ *   1  datasources, monitors, logic adapters.
+ *   2  task handlers: `"kind": "task"` in the manifest, the task_* entry points of
+ *      agent_module and the task_* callbacks of agent_host_api. A module built against
+ *      version 1 is refused (rebuild it with this SDK); its struct is never read past
+ *      `struct_size`. */
 
 /** The one symbol a module exports: `const agent_module *agent_module_entry(void);` */
 #define AGENT_MODULE_ENTRY_SYMBOL "agent_module_entry"
@@ -183,6 +193,29 @@ typedef struct agent_host_api {
         valid until the next `next_event` or `next_events` call. A busy monitor pays one call,
         not one per event. */
     int32_t (*next_events)(void *host_ctx, int64_t timeout_ms, agent_event *out, size_t capacity, size_t *count);
+
+    /* ABI 2: task runs. `run_token` is the host's name for one run (see agent_task_run);
+       a token whose run was completed is ignored. Present in a task executor's table only
+       (NULL in a process's). */
+
+    /** Reports how far a run got: `fraction` in [0, 1], or negative when unknown; `message`
+        (UTF-8, the module's, copied; NULL: none). Counts as a heartbeat. */
+    int32_t (*task_progress)(void *host_ctx, uint64_t run_token, double fraction,
+                             const char *message, size_t message_len);
+
+    /** Tells the host's watchdog that the run is alive. Cheap; a handler whose task type
+        declares `heartbeat_timeout` calls it (or `task_progress`) at least that often, or its
+        worker is killed and the run failed. */
+    void (*task_heartbeat)(void *host_ctx, uint64_t run_token);
+
+    /** Returns 1 once the host asked to cancel the run (`task_cancel` was called), else 0. */
+    int32_t (*task_cancelled)(void *host_ctx, uint64_t run_token);
+
+    /** Ends a run, exactly once: `status` AGENT_OK with `data` the output (UTF-8 JSON), or
+        AGENT_ERROR with `data` a human-readable reason. `data` is the module's; copied before
+        returning. May be called before `task_run` returns. */
+    int32_t (*task_complete)(void *host_ctx, uint64_t run_token, int32_t status,
+                             const uint8_t *data, size_t data_len);
 } agent_host_api;
 
 /**
@@ -221,6 +254,46 @@ typedef int32_t (*agent_adapter_respond_fn)(void *adapter, const char *message, 
 typedef void (*agent_adapter_destroy_fn)(void *adapter);
 
 /**
+ * One run of a task handler (ABI 2), as `task_run` receives it. Every pointer is host-owned
+ * and valid for the call only: copy what you keep.
+ */
+typedef struct agent_task_run {
+    /** The host's name for this run: pass it to the task_* callbacks. */
+    uint64_t run_token;
+    /** The run's id (UTF-8, NUL-terminated): the same for every attempt of one run, so an
+        idempotency key. */
+    const char *run_id;
+    size_t run_id_len;
+    /** 1 for the first attempt. */
+    uint32_t attempt;
+    /** The run's input: UTF-8 JSON (any value), valid against the task type's
+        `input_schema`. Not NUL-terminated. */
+    const uint8_t *input_json;
+    size_t input_len;
+} agent_task_run;
+
+/** Task handlers (ABI 2). Modules without task types set these to NULL.
+    `task_create` makes a handler of `task_type` from its settings (UTF-8 JSON, host-owned,
+    valid for the call) once per executor worker; the handle is the module's and `host` stays
+    valid for the life of the worker. On failure it returns NULL with a NUL-terminated reason
+    in `error_buf`. */
+typedef void *(*agent_task_create_fn)(const char *task_type,
+                                      const char *settings_json, size_t settings_len,
+                                      const agent_host_api *host,
+                                      char *error_buf, size_t error_buf_len);
+/** Starts a run on `handler`. Must return promptly (the host calls it on the thread that
+    reads the supervisor's frames): do the work on a task or thread of your own, or, when it
+    is quick, before returning. The run ends when the module calls `host->task_complete`
+    for `run->run_token`, exactly once. Several runs may be going at once (the task's
+    `max_concurrent`). Returns AGENT_OK, or AGENT_ERROR when it could not start the run (the
+    host then fails it unless `task_complete` was called). */
+typedef int32_t (*agent_task_run_fn)(void *handler, const agent_task_run *run);
+/** Asks the run of `run_token` to end early (cancelled, or timed out). The module cancels
+    its work and calls `task_complete` (an AGENT_ERROR saying it was cancelled is fine); the
+    host kills the worker if it does not within its grace. Returns promptly. */
+typedef void (*agent_task_cancel_fn)(void *handler, uint64_t run_token);
+
+/**
  * What `agent_module_entry` returns: static data owned by the module, valid for the life
  * of the process. The host never frees or writes it.
  */
@@ -236,6 +309,12 @@ typedef struct agent_module {
      *    "processes": [{"type": "trade_feed", "kind": "datasource" | "monitor" | "logic_adapter",
      *                   "description": "...", "settings_schema": {JSON Schema 2020-12},
      *                   "subscribes": ["trade"]   (monitors: default event types, optional)
+     *                  },
+     *                  {"type": "word_count", "kind": "task",          (ABI 2: a task handler)
+     *                   "description": "...", "settings_schema": {...},
+     *                   "input_schema": {JSON Schema of a run's input},
+     *                   "output_schema": {...}            (optional, documentation)
+     *                   "heartbeat_timeout": 30           (optional, seconds: the watchdog)
      *                  }, ...]}
      */
     const char *manifest_json;
@@ -246,6 +325,11 @@ typedef struct agent_module {
     agent_adapter_score_fn adapter_score;
     agent_adapter_respond_fn adapter_respond;
     agent_adapter_destroy_fn adapter_destroy;
+
+    /* ABI 2: task handlers (NULL when the module has no `"kind": "task"` type). */
+    agent_task_create_fn task_create;
+    agent_task_run_fn task_run;
+    agent_task_cancel_fn task_cancel;
 } agent_module;
 
 /** The signature of the entry symbol. */

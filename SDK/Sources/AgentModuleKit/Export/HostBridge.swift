@@ -202,6 +202,32 @@ final class HostBridge: @unchecked Sendable {
         return bytes
     }
 
+    // MARK: Task runs (ABI 2)
+
+    func taskProgress(token: UInt64, fraction: Double?, message: String?) {
+        guard has(\.task_progress), let progress = api.pointee.task_progress else { return }
+        guard var message else {
+            _ = progress(ctx, token, fraction ?? -1, nil, 0)
+            return
+        }
+        _ = message.withUTF8 { m in m.withMemoryRebound(to: CChar.self) { progress(ctx, token, fraction ?? -1, $0.baseAddress, $0.count) } }
+    }
+
+    func taskHeartbeat(token: UInt64) {
+        guard has(\.task_heartbeat) else { return }
+        api.pointee.task_heartbeat?(ctx, token)
+    }
+
+    func taskCancelled(token: UInt64) -> Bool {
+        guard has(\.task_cancelled), let cancelled = api.pointee.task_cancelled else { return false }
+        return cancelled(ctx, token) != 0
+    }
+
+    func taskComplete(token: UInt64, succeeded: Bool, data: [UInt8]) {
+        guard has(\.task_complete), let complete = api.pointee.task_complete else { return }
+        _ = data.withUnsafeBufferPointer { complete(ctx, token, succeeded ? Int32(AGENT_OK) : Int32(AGENT_ERROR), $0.baseAddress, $0.count) }
+    }
+
     /// The watchdog period the host enforces, 0 when there is none.
     var watchdogMilliseconds: Int64 { has(\.watchdog_ms) ? api.pointee.watchdog_ms : 0 }
 

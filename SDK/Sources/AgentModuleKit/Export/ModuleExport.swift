@@ -11,8 +11,10 @@ import AgentModuleABI
 ///
 /// The first call builds the module description and the manifest; later calls return the same
 /// pointer. `name` must match the name the module is enabled under in `settings.json`.
+/// `tasks`: the module's task handlers (see ``TaskHandler``).
 public func exportModule(
-    name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type] = []
+    name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type] = [],
+    tasks: [any TaskHandler.Type] = []
 ) -> OpaquePointer? {
-    ModuleRegistry.shared.export(name: name, version: version, processes: processes, adapters: adapters)
+    ModuleRegistry.shared.export(name: name, version: version, processes: processes, adapters: adapters, tasks: tasks)
 }

@@ -12,18 +12,20 @@ final class ModuleRegistry: Sendable {
         let pointer: UnsafeMutablePointer<agent_module>
         let processes: [ProcessEntry]
         let adapters: [AdapterEntry]
+        let tasks: [TaskEntry]
     }
 
     private let state = Mutex<Exported?>(nil)
 
-    func export(name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type]) -> OpaquePointer? {
+    func export(name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type], tasks: [any TaskHandler.Type]) -> OpaquePointer? {
         state.withLock { exported in
             if let exported { return OpaquePointer(exported.pointer) }
             let entries = processes.map { ProcessEntry($0) }
+            let taskEntries = tasks.map { Self.taskEntry($0) }
             let manifest = JSONText.object([
                 ("name", .string(name)),
                 ("version", .string(version)),
-                ("processes", .array(entries.map(\.manifestJSON) + adapters.map { Self.manifestJSON(of: $0) })),
+                ("processes", .array(entries.map(\.manifestJSON) + adapters.map { Self.manifestJSON(of: $0) } + taskEntries.map(\.manifestJSON))),
             ]).serialized()
             let module = UnsafeMutablePointer<agent_module>.allocate(capacity: 1)
             module.initialize(to: agent_module(
@@ -34,9 +36,12 @@ final class ModuleRegistry: Sendable {
                 adapter_create: adapters.isEmpty ? nil : adapterCreateEntry,
                 adapter_score: adapters.isEmpty ? nil : adapterScoreEntry,
                 adapter_respond: adapters.isEmpty ? nil : adapterRespondEntry,
-                adapter_destroy: adapters.isEmpty ? nil : adapterDestroyEntry
+                adapter_destroy: adapters.isEmpty ? nil : adapterDestroyEntry,
+                task_create: tasks.isEmpty ? nil : taskCreateEntry,
+                task_run: tasks.isEmpty ? nil : taskRunEntry,
+                task_cancel: tasks.isEmpty ? nil : taskCancelEntry
             ))
-            exported = Exported(pointer: module, processes: entries, adapters: adapters.map { AdapterEntry($0) })
+            exported = Exported(pointer: module, processes: entries, adapters: adapters.map { AdapterEntry($0) }, tasks: taskEntries)
             return OpaquePointer(module)
         }
     }
@@ -53,6 +58,12 @@ final class ModuleRegistry: Sendable {
 
     func process(named type: String) -> ProcessEntry? {
         state.withLock { $0?.processes.first { $0.typeName == type } }
+    }
+
+    static func taskEntry<H: TaskHandler>(_ type: H.Type) -> TaskEntry { TaskEntry(type) }
+
+    func task(named type: String) -> TaskEntry? {
+        state.withLock { $0?.tasks.first { $0.typeName == type } }
     }
 
     func adapter(named type: String) -> AdapterEntry? {

@@ -37,7 +37,7 @@ extension AgentProcess {
 
 /// The kind of a process type, as written in the module manifest.
 public struct ProcessKind: Hashable, Sendable, CustomStringConvertible {
-    /// The manifest spelling: `datasource`, `monitor` or `logic_adapter`.
+    /// The manifest spelling: `datasource`, `monitor`, `logic_adapter` or `task`.
     public let rawValue: String
 
     /// Produces events.
@@ -46,6 +46,8 @@ public struct ProcessKind: Hashable, Sendable, CustomStringConvertible {
     public static let monitor = ProcessKind(rawValue: "monitor")
     /// Answers chat messages (used by the chatbot process).
     public static let logicAdapter = ProcessKind(rawValue: "logic_adapter")
+    /// Runs work to completion on request (see ``TaskHandler``).
+    public static let task = ProcessKind(rawValue: "task")
 
     public var description: String { rawValue }
 }

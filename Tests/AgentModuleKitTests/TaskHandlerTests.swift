@@ -1,0 +1,84 @@
+import AgentModuleABI
+import Foundation
+import Testing
+@testable import AgentModuleKit
+
+/// The SDK's side of task handlers: what the manifest says of one and how a run's input is
+/// decoded. (Runs themselves, their cancellation and their completion through the host are
+/// tested with real executor workers in ModuleTaskRunnerTests: a handler's task needs the
+/// cooperative pool, which this test process shares with tests that block it.)
+@Suite struct TaskHandlerTests {
+    struct Greeter: TaskHandler {
+        struct Settings: Decodable, Sendable { var greeting: String }
+        struct Input: Decodable, Sendable {
+            var name: String
+            var times: Int
+        }
+        struct Output: Encodable, Sendable { var text: String }
+
+        static let typeName = "greet"
+        static let description = "Greets someone."
+        static var settingsSchema: Schema { .object(["greeting": .string(default: "Hello")]) }
+        static var inputSchema: Schema {
+            .object(["name": .string(minLength: 1), "times": .integer(minimum: 1, default: 1)], required: ["name"])
+        }
+        static var outputSchema: Schema? { .object(["text": .string()]) }
+        static var heartbeatTimeout: Double? { 30 }
+
+        let settings: Settings
+        init(settings: Settings) { self.settings = settings }
+
+        func run(input: Input, context: TaskContext) async throws -> Output {
+            Output(text: "\(settings.greeting), \(input.name)")
+        }
+    }
+
+    /// A handler that declares only what it must.
+    struct Minimal: TaskHandler {
+        struct Input: Decodable, Sendable {}
+        struct Output: Encodable, Sendable {}
+        static let typeName = "minimal"
+        static let description = "Does nothing."
+        static var inputSchema: Schema { .object([:]) }
+        init(settings: NoSettings) {}
+        func run(input: Input, context: TaskContext) async throws -> Output { Output() }
+    }
+
+    private func manifest(_ entry: TaskEntry) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(entry.manifestJSON.serialized().utf8)) as? [String: Any])
+    }
+
+    private func input(_ json: String) throws -> Greeter.Input {
+        try TaskEntry.input(Greeter.self, from: Array(json.utf8), schema: Greeter.inputSchema)
+    }
+
+    @Test func theManifestDeclaresATaskWithItsSchemasAndHeartbeatTimeout() throws {
+        let object = try manifest(TaskEntry(Greeter.self))
+        #expect(object["kind"] as? String == "task")
+        #expect(object["type"] as? String == "greet")
+        #expect(object["heartbeat_timeout"] as? Double == 30)
+        let input = try #require(object["input_schema"] as? [String: Any])
+        #expect(input["required"] as? [String] == ["name"])
+        #expect((object["output_schema"] as? [String: Any])?["type"] as? String == "object")
+        #expect((object["settings_schema"] as? [String: Any])?["type"] as? String == "object")
+        // Optional declarations stay out of the manifest when not made.
+        let minimal = try manifest(TaskEntry(Minimal.self))
+        #expect(minimal["output_schema"] == nil && minimal["heartbeat_timeout"] == nil)
+        #expect((minimal["settings_schema"] as? [String: Any])?["additionalProperties"] as? Bool == false)
+    }
+
+    @Test func anInputIsDecodedWithTheSchemasDefaultsFilledIn() throws {
+        let decoded = try input(#"{"name": "Ada"}"#)
+        #expect(decoded.name == "Ada")
+        #expect(decoded.times == 1)
+    }
+
+    @Test func anInputThatDoesNotDecodeIsAnErrorNamingTheField() throws {
+        let mistyped = #expect(throws: TaskInputError.self) { try input(#"{"name": "Ada", "times": "twice"}"#) }
+        #expect(mistyped?.description.hasPrefix("the input does not fit field /times: expected an integer") == true, "\(String(describing: mistyped))")
+        let missing = #expect(throws: TaskInputError.self) { try input(#"{"times": 2}"#) }
+        #expect(missing?.description == #"the input does not fit field /name: missing required field "name""#, "\(String(describing: missing))")
+        let notJSON = #expect(throws: TaskInputError.self) { try input("{") }
+        #expect(notJSON?.description.contains("not valid JSON") == true)
+    }
+}
