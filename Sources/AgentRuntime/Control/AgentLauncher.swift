@@ -226,6 +226,7 @@ public struct AgentLauncher {
         signalFD = -1
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
+        supervisor.moduleTaskTypes = report.moduleTasks
         supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])
         if let outputs = prepared.settings.document["outputs"] {

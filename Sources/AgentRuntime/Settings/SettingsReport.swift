@@ -37,6 +37,8 @@ public struct SettingsReport: Sendable {
     public var reloadNotes: [String] = []
     /// The valid task definitions, ready for the ``TaskCoordinator``.
     public var tasks: [TaskDefinition] = []
+    /// The module task types the valid tasks use, by `"<module>.<type>"`.
+    public var moduleTasks: [String: ModuleTaskType] = [:]
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

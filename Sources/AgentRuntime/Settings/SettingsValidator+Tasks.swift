@@ -2,6 +2,14 @@ import AgentCore
 import JSONSchema
 
 extension SettingsValidator {
+    /// The module and manifest entry of a task type `"<module>.<type>"` of kind `task`.
+    static func moduleTaskType(_ name: String, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> (module: ModuleLocation, type: ModuleManifest.ProcessType)? {
+        let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let module = modules.first(where: { $0.name == parts[0] }),
+              let type = manifests[parts[0]]?.processType(parts[1]), type.kind == "task" else { return nil }
+        return (module, type)
+    }
+
     /// The problems of a task's type: `"command"` is built in; `"<module>.<type>"` must name a
     /// task handler (kind `task`) of an enabled module, and its `"settings"` must pass the
     /// handler's schema.

@@ -161,13 +161,21 @@ public struct SettingsValidator {
             }
         }
         var tasks: [TaskDefinition] = []
-        for task in settings.tasks {
+        var moduleTasks: [String: ModuleTaskType] = [:]
+        for var task in settings.tasks {
             let problems = checkTaskType(task, modules: modules, manifests: manifests, failedModules: failedModules)
             generalIssues += problems.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
-            if problems.isEmpty { tasks.append(task) }
+            guard problems.isEmpty else { continue }
+            if let resolved = Self.moduleTaskType(task.type, modules: modules, manifests: manifests) {
+                moduleTasks[task.type] = ModuleTaskType(module: resolved.module, type: resolved.type.type, heartbeatTimeout: resolved.type.heartbeatTimeout)
+                // Requests are checked against the handler's own input schema.
+                if task.inputSchema == nil { task.inputSchema = resolved.type.inputSchema }
+            }
+            tasks.append(task)
         }
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
         report.tasks = tasks
+        report.moduleTasks = moduleTasks
         return report
     }
 

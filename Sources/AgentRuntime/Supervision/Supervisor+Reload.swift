@@ -54,6 +54,7 @@ extension Supervisor {
             return ["ok": false, "errors": .array(issues.map { .string($0.description) })]
         }
         let changes = apply(report.planned)
+        moduleTaskTypes = report.moduleTasks
         applyTasks(report.tasks)
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")

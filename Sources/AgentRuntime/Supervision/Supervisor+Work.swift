@@ -39,6 +39,7 @@ extension Supervisor {
                               willRetry: end.retryFollows, time: Date())
         }
         taskNotifier = notifier
+        coordinator.moduleRunner = ModuleTaskRunner(supervisor: self) { [unowned self] type in moduleTaskTypes[type] }
         tasks = coordinator
         applyTasks(definitions)
         if let runStore {

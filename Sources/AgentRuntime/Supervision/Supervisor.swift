@@ -40,6 +40,9 @@ public final class Supervisor {
     var tasks: TaskCoordinator?
     /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
     public internal(set) var taskNotifier: TaskNotifier?
+    /// The module task types of the settings' tasks (set at start and by each reload): where
+    /// the module runner finds their executors' libraries.
+    public var moduleTaskTypes: [String: ModuleTaskType] = [:]
     /// Event type → tasks with an `on_event` trigger for it (see ``Supervisor+Work``).
     var taskTriggers: [String: [TaskTrigger]] = [:]
     var pendingChats: [String: PendingChat] = [:]

@@ -28,13 +28,7 @@ final class ModuleTaskRunner: TaskRunner {
     }
 
     /// What the runner needs to know about a module task type.
-    struct ModuleTask {
-        var module: ModuleLocation
-        /// The type's name within its module.
-        var type: String
-        /// The type's declared `heartbeat_timeout` (nil: no watchdog).
-        var heartbeatTimeout: Double?
-    }
+    typealias ModuleTask = ModuleTaskType
 
     /// One run in an executor.
     private final class ActiveRun {
