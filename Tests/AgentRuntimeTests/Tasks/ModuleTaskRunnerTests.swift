@@ -71,6 +71,8 @@ import Testing
         #expect(first.status == .succeeded, "\(first)")
         #expect(first.output == ["words": 8, "lines": 2, "characters": 31,
                                  "top": [["word": "the", "count": 3], ["word": "and", "count": 2]]])
+        // The result can come before the loop has handled the worker's ready frame.
+        harness.supervisor.run(until: { harness.executor("count")?.state == .running }, timeout: 10)
         let executor = try #require(harness.executor("count"))
         #expect(executor.state == .running)
         #expect(executor.type == "word_count" && executor.module == "sample")
