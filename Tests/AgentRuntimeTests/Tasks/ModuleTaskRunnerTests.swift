@@ -120,6 +120,8 @@ import Testing
         let outcome = try #require(harness.wait("f"))
         #expect(outcome.status == .failed)
         #expect(outcome.error == "the fault_task failed on purpose (attempt 2)")
+        // Still up: shown running once the loop has handled its ready frame.
+        harness.supervisor.run(until: { harness.executor("faulty")?.state == .running }, timeout: 10)
         #expect(harness.executor("faulty")?.state == .running)
     }
 
