@@ -97,17 +97,27 @@ static int check_progress(void *data, int64_t download_total, int64_t downloaded
     return progress->check != NULL && progress->check(progress->context) ? 1 : 0;
 }
 
-int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
-                    long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity) {
+/* A fresh easy handle; NULL with `*failure` (-1: libcurl cannot be loaded, 1: init failed) and
+   the reason in `error` otherwise. Shared by the https and SMTP senders. */
+static CURL *new_handle(char *error, size_t capacity, int *failure) {
     if (agent_curl_problem() != NULL) {
         snprintf(error, capacity, "%s", curl_problem);
-        return -1;
+        *failure = -1;
+        return NULL;
     }
     CURL *handle = curl.easy_init();
     if (handle == NULL) {
         snprintf(error, capacity, "curl_easy_init failed");
-        return 1;
+        *failure = 1;
     }
+    return handle;
+}
+
+int agent_curl_post(const char *url, const char *const *headers, int header_count, const void *body, size_t length,
+                    long timeout_ms, agent_abort_check check, void *context, long *status, char *error, size_t capacity) {
+    int failure = 0;
+    CURL *handle = new_handle(error, capacity, &failure);
+    if (handle == NULL) return failure;
     struct curl_slist *list = NULL;
     for (int i = 0; i < header_count; i++) list = curl.slist_append(list, headers[i]);
     char message[ERROR_SIZE];
@@ -160,15 +170,9 @@ int agent_curl_smtp_send(const char *url, const char *username, const char *pass
                          const char *const *recipients, int recipient_count, const void *message, size_t length,
                          int tls, const char *ca_file, long connect_timeout_ms, long timeout_ms,
                          agent_abort_check check, void *context, long *reply, char *error, size_t capacity) {
-    if (agent_curl_problem() != NULL) {
-        snprintf(error, capacity, "%s", curl_problem);
-        return -1;
-    }
-    CURL *handle = curl.easy_init();
-    if (handle == NULL) {
-        snprintf(error, capacity, "curl_easy_init failed");
-        return 1;
-    }
+    int failure = 0;
+    CURL *handle = new_handle(error, capacity, &failure);
+    if (handle == NULL) return failure;
     struct curl_slist *list = NULL;
     for (int i = 0; i < recipient_count; i++) list = curl.slist_append(list, recipients[i]);
     char text[ERROR_SIZE];
