@@ -44,6 +44,28 @@ import Testing
         func run(input: Input, context: TaskContext) async throws -> Output { Output() }
     }
 
+    /// A handler whose settings and input are declared once, with ``Setting``s.
+    struct Declared: TaskHandler {
+        struct Settings: SettingsDeclaration {
+            @Setting(minLength: 1, description: "The greeting.")
+            var greeting = "Hello"
+        }
+        struct Input: SettingsDeclaration {
+            @Setting(minLength: 1, description: "Who to greet.")
+            var name: String
+            @Setting(minimum: 1, maximum: 10)
+            var times = 1
+        }
+        struct Output: Encodable, Sendable { var text: String }
+        static let typeName = "declared"
+        static let description = "Greets someone, declared once."
+        let settings: Settings
+        init(settings: Settings) { self.settings = settings }
+        func run(input: Input, context: TaskContext) async throws -> Output {
+            Output(text: Array(repeating: "\(settings.greeting), \(input.name)", count: input.times).joined(separator: " "))
+        }
+    }
+
     private func manifest(_ entry: TaskEntry) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(entry.manifestJSON.serialized().utf8)) as? [String: Any])
     }
@@ -80,5 +102,21 @@ import Testing
         #expect(missing?.description == #"the input does not fit field /name: missing required field "name""#, "\(String(describing: missing))")
         let notJSON = #expect(throws: TaskInputError.self) { try input("{") }
         #expect(notJSON?.description.contains("not valid JSON") == true)
+    }
+
+    @Test func settingsAndInputDeclaredWithSettingsGiveTheManifestsSchemasAndDecode() throws {
+        let object = try manifest(TaskEntry(Declared.self))
+        let input = try #require(object["input_schema"] as? [String: Any])
+        #expect(input["required"] as? [String] == ["name"])
+        let properties = try #require(input["properties"] as? [String: [String: Any]])
+        #expect(properties["name"]?["minLength"] as? Int == 1)
+        #expect(properties["times"]?["maximum"] as? Int == 10)
+        #expect(properties["times"]?["default"] as? Int == 1)
+        let settings = try #require(object["settings_schema"] as? [String: Any])
+        let settingProperties = try #require(settings["properties"] as? [String: [String: Any]])
+        #expect(settingProperties["greeting"]?["default"] as? String == "Hello")
+        let decoded = try TaskEntry.input(Declared.self, from: Array(#"{"name": "Ada"}"#.utf8), schema: Declared.inputSchema)
+        #expect(decoded.name == "Ada")
+        #expect(decoded.times == 1)
     }
 }

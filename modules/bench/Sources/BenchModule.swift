@@ -5,5 +5,6 @@ import AgentModuleKit
 /// their latency, and a process that does nothing (an idle worker).
 @_cdecl("agent_module_entry")
 public func agentModuleEntry() -> OpaquePointer? {
-    exportModule(name: "bench", version: "1.0.0", processes: [BenchSource.self, BenchSink.self, BenchIdle.self, BenchTaskSource.self])
+    exportModule(name: "bench", version: "1.0.0", processes: [BenchSource.self, BenchSink.self, BenchIdle.self, BenchTaskSource.self],
+                 tasks: [BenchNoop.self])
 }

@@ -3,13 +3,17 @@ import AgentModuleKit
 /// A task handler: counts the words, lines and characters of a text and names its most
 /// frequent words (`"type": "sample.word_count"`).
 struct WordCount: TaskHandler {
-    struct Settings: Decodable, Sendable {
-        var case_sensitive: Bool
+    struct Settings: SettingsDeclaration {
+        @Setting(description: "Count \"The\" and \"the\" as different words.")
+        var caseSensitive = false
     }
 
-    struct Input: Decodable, Sendable {
+    /// Declared once: the input's decoding and its JSON Schema come from these lines.
+    struct Input: SettingsDeclaration {
+        @Setting(description: "The text to count.")
         var text: String
-        var top: Int
+        @Setting(minimum: 0, maximum: 100, description: "How many of the most frequent words to list.")
+        var top = 3
     }
 
     struct Output: Encodable, Sendable {
@@ -25,15 +29,6 @@ struct WordCount: TaskHandler {
 
     static let typeName = "word_count"
     static let description = "Counts the words, lines and characters of a text and names its most frequent words."
-    static var settingsSchema: Schema {
-        .object(["case_sensitive": .boolean(default: false, description: "Count \"The\" and \"the\" as different words.")])
-    }
-    static var inputSchema: Schema {
-        .object([
-            "text": .string(description: "The text to count."),
-            "top": .integer(minimum: 0, maximum: 100, default: 3, description: "How many of the most frequent words to list."),
-        ], required: ["text"])
-    }
     static var outputSchema: Schema? {
         .object([
             "words": .integer(), "lines": .integer(), "characters": .integer(),
@@ -47,7 +42,7 @@ struct WordCount: TaskHandler {
 
     func run(input: Input, context: TaskContext) async throws -> Output {
         let words = input.text.split { !$0.isLetter && !$0.isNumber && $0 != "'" }
-            .map { settings.case_sensitive ? String($0) : $0.lowercased() }
+            .map { settings.caseSensitive ? String($0) : $0.lowercased() }
         var counts: [String: Int] = [:]
         for word in words { counts[word, default: 0] += 1 }
         let top = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }

@@ -22,3 +22,13 @@ extension LogicAdapter where Settings: SettingsDeclaration {
     /// The schema of settings declared once with ``Setting``s.
     public static var settingsSchema: Schema { Settings.schema }
 }
+
+extension TaskHandler where Settings: SettingsDeclaration {
+    /// The schema of a task's settings declared once with ``Setting``s.
+    public static var settingsSchema: Schema { Settings.schema }
+}
+
+extension TaskHandler where Input: SettingsDeclaration {
+    /// The schema of a task's input declared once with ``Setting``s.
+    public static var inputSchema: Schema { Input.schema }
+}
