@@ -119,4 +119,26 @@ import Testing
         #expect(decoded.name == "Ada")
         #expect(decoded.times == 1)
     }
+
+    @Test func anInputWithoutDeclaredDefaultsDecodesDirectlyWithTheSameErrors() throws {
+        struct Plain: Decodable, Sendable { var name: String; var count: Int? }
+        let schema = Schema.object(["name": .string(), "count": .integer()], required: ["name"])
+        #expect(!schema.declaresPropertyDefaults)
+        #expect(Schema.object(["inner": .object(["n": .integer(default: 1)])]).declaresPropertyDefaults)
+        let value = try SettingsDecoding.decode(Plain.self, from: Array(#"{"name": "x", "count": 2}"#.utf8), schema: schema)
+        #expect(value.name == "x" && value.count == 2)
+        #expect(throws: SettingsError.self) { try SettingsDecoding.decode(Plain.self, from: Array("{nope".utf8), schema: schema) }
+        do {
+            _ = try SettingsDecoding.decode(Plain.self, from: Array("{nope".utf8), schema: schema)
+        } catch let error as SettingsError {
+            #expect(error.message == "settings are not valid JSON")
+        }
+        do {
+            _ = try SettingsDecoding.decode(Plain.self, from: Array(#"{"name": 5}"#.utf8), schema: schema)
+            Issue.record("a number where a string is expected decoded")
+        } catch let error as SettingsError {
+            #expect(error.pointer == "/name")
+            #expect(error.message.hasPrefix("expected a string"))
+        }
+    }
 }

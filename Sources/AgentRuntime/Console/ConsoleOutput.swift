@@ -22,9 +22,30 @@ public final class ConsoleOutput {
         var copy = seconds
         gmtime_r(&copy, &parts)
         let millis = Int(nanoseconds % 1_000_000_000) / 1_000_000
-        let clock = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, millis)
-        guard full else { return clock }
-        return String(format: "%04d-%02d-%02dT", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday) + clock + "Z"
+        // Digits written by hand: String(format:) cost ~1.5 µs a call on the routing path.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = max(value, 0)
+            if width == 4, rest > 9999 { rest = 9999 }
+            while divisor > 0 {
+                bytes.append(UInt8(48 + (rest / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        if full {
+            digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+            digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+            digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        }
+        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        if full { bytes.append(UInt8(ascii: "Z")) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An event routed by the supervisor.

@@ -255,8 +255,9 @@ final class TaskCoordinator {
     /// Starts queued runs of `task` while it has room.
     private func dispatch(_ task: String) {
         guard !stopping, let definition = definitions[task] else { return }
-        while runningCount[task, default: 0] < definition.maxConcurrent, var queue = queues[task], let entry = queue.popFirst() {
-            queues[task] = queue.isEmpty ? nil : queue
+        // Popped in place: a copy of the heap out of the dictionary would copy it whole per run.
+        while runningCount[task, default: 0] < definition.maxConcurrent, let entry = queues[task]?.popFirst() {
+            if queues[task]?.isEmpty == true { queues[task] = nil }
             // Cancelled (or already started) while it waited: skip it.
             guard let run = runs[entry.id], active[entry.id] == nil, run.status == .queued || run.status == .retrying else { continue }
             start(run, definition: definition)

@@ -44,6 +44,9 @@ struct ProcessEntry: Sendable {
 /// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
 enum SettingsDecoding {
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], schema: Schema) throws -> T {
+        if !bytes.isEmpty, !schema.declaresPropertyDefaults {
+            return try decodeWithoutDefaults(type, from: bytes)
+        }
         let raw: Any
         do {
             raw = try JSONSerialization.jsonObject(with: Data(bytes.isEmpty ? Array("{}".utf8) : bytes),
@@ -56,6 +59,20 @@ enum SettingsDecoding {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
+            throw SettingsError(error)
+        }
+    }
+
+    /// `bytes` decoded as they are (the schema fills nothing in).
+    private static func decodeWithoutDefaults<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            // Not JSON at all reads as the slow path says it.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) == nil {
+                throw SettingsError(pointer: "", message: "settings are not valid JSON")
+            }
             throw SettingsError(error)
         }
     }

@@ -28,3 +28,12 @@ extension Schema {
         return copy
     }
 }
+
+extension Schema {
+    /// Whether a property at any depth declares a default: when none does, a value decodes
+    /// straight from its JSON, without the round trip through Foundation objects that filling
+    /// defaults in takes (most of a no-op task's cost in its worker).
+    var declaresPropertyDefaults: Bool {
+        properties.contains { $0.1.defaultValue != nil || $0.1.declaresPropertyDefaults }
+    }
+}
