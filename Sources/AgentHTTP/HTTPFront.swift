@@ -116,7 +116,13 @@ public final class HTTPFront: AgentFront, Sendable {
             throw HTTPFrontError("http: cannot set up the server on \(address): \(error)")
         }
         let finished = finished
-        let executor = EventLoopTaskExecutor(group.next())
+        let loop = group.next()
+        let executor = EventLoopTaskExecutor(loop)
+        // A request asks the loop for its snapshot after the other handlers of this tick ran:
+        // one snapshot for all the requests read together.
+        context.commands.deferSnapshotRequests { ask in
+            if loop.inEventLoop { loop.execute(ask) } else { ask() }
+        }
         let task = Task.detached {
             do {
                 // The connections' tasks are children of the server's: they run on its loop.

@@ -84,6 +84,15 @@ public final class CommandCenter: Sendable {
         inbox.post { recorder.value(caller, detail) }
     }
 
+    /// Lets a front delay asking the loop for a snapshot until the requests it has already read
+    /// have joined the batch: the HTTP front runs `ask` after the handlers its event loop
+    /// has queued, so the requests read in one tick share one snapshot and one rendering
+    /// (without it, the loop's thread took the snapshot for the first before the rest joined).
+    /// `ask` must run soon, on any thread.
+    public func deferSnapshotRequests(_ deferral: @escaping @Sendable (_ ask: @escaping @Sendable () -> Void) -> Void) {
+        snapshots.deferRequests(deferral)
+    }
+
     /// The answer a front gets once the agent is stopping and its loop takes no more commands.
     public static let stoppingAnswer: JSONValue = ["ok": false, "code": "unavailable", "error": "the agent is stopping"]
 

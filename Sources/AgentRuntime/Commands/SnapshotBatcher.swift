@@ -15,10 +15,19 @@ final class SnapshotBatcher: Sendable {
     /// the loop takes no more commands.
     private let state = Mutex<(waiting: [CheckedContinuation<SharedSnapshot?, Never>]?, closed: Bool)>((nil, false))
 
+    /// How a front defers asking the loop (see ``CommandCenter/deferSnapshotRequests(_:)``).
+    typealias Deferral = @Sendable (@escaping @Sendable () -> Void) -> Void
+    private let deferral = Mutex<Deferral?>(nil)
+
     init(inbox: LoopInbox, take: @escaping () -> AgentSnapshot) {
         self.inbox = inbox
         self.take = LoopBound(value: take)
     }
+
+    func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = deferral } }
+
+    /// How many requests wait for the snapshot being asked (for tests).
+    var waitingCount: Int { state.withLock { $0.waiting?.count ?? 0 } }
 
     /// A snapshot taken after this call began; nil once the agent is stopping.
     func snapshot() async -> SharedSnapshot? {
@@ -35,15 +44,19 @@ final class SnapshotBatcher: Sendable {
             guard let post else { return continuation.resume(returning: nil) }
             guard post else { return }
             let take = self.take
-            inbox.post { [self] in
-                let waiting = state.withLock { state in
-                    defer { state.waiting = nil }
-                    return state.waiting ?? []
+            let inbox = self.inbox
+            let ask: @Sendable () -> Void = { [self] in
+                inbox.post { [self] in
+                    let waiting = state.withLock { state in
+                        defer { state.waiting = nil }
+                        return state.waiting ?? []
+                    }
+                    guard !waiting.isEmpty else { return }
+                    let shared = SharedSnapshot(take.value())
+                    for continuation in waiting { continuation.resume(returning: shared) }
                 }
-                guard !waiting.isEmpty else { return }
-                let shared = SharedSnapshot(take.value())
-                for continuation in waiting { continuation.resume(returning: shared) }
             }
+            if let deferral = deferral.withLock({ $0 }) { deferral(ask) } else { ask() }
         }
     }
 
