@@ -36,15 +36,18 @@ final class SettingsCommands: Sendable {
             return respond(SettingsCommandError(.unavailable, "the agent is stopping").answer)
         }
         let inbox = supervisor.loop.inbox
-        let bound = LoopBound(value: (supervisor: supervisor, respond: respond))
+        // The responder and the supervisor each in a wrapper of its own: a class reference
+        // inside a LoopBound tuple was over-released once (the reload crash fixed in d93008e).
+        let reply = LoopBound(value: respond)
+        let owner = WeakSupervisor(supervisor)
         thread.submit { [self] in
             switch command {
             case "validate"?:
                 let answer = validate(request)
-                inbox.post { bound.value.respond(answer) }
+                inbox.post { reply.value(answer) }
             case "modules"?:
                 let answer = modules()
-                inbox.post { bound.value.respond(answer) }
+                inbox.post { reply.value(answer) }
             default:
                 let summary = Self.audited(request).what
                 let prepared: PreparedChange
@@ -53,7 +56,7 @@ final class SettingsCommands: Sendable {
                 } catch {
                     let answer = error.answer
                     checker.logger.notice("\(summary): \(Self.outcome(answer))")
-                    return inbox.post { bound.value.respond(answer) }
+                    return inbox.post { reply.value(answer) }
                 }
                 // The next check waits until this change is written and applied, so that it
                 // starts from the file this one wrote.
@@ -61,12 +64,13 @@ final class SettingsCommands: Sendable {
                 inbox.post { [self] in
                     let answer: JSONValue
                     do throws(SettingsCommandError) {
-                        answer = try commit(prepared, supervisor: bound.value.supervisor)
+                        guard let supervisor = owner.supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
+                        answer = try commit(prepared, supervisor: supervisor)
                     } catch {
                         answer = error.answer
                     }
                     checker.logger.notice("\(summary): \(Self.outcome(answer))")
-                    bound.value.respond(answer)
+                    reply.value(answer)
                     applied.signal()
                 }
                 _ = applied.wait(timeout: .now() + 300)
@@ -300,4 +304,10 @@ final class SettingsCommands: Sendable {
         }
         return (changes, ifMatch)
     }
+}
+
+/// The supervisor, held weakly across the settings checks' thread (used on the loop only).
+final class WeakSupervisor: @unchecked Sendable {
+    weak var supervisor: Supervisor?
+    init(_ supervisor: Supervisor) { self.supervisor = supervisor }
 }
