@@ -128,6 +128,22 @@ extension AgentSnapshot {
             }
         }
         families += [queued, running, ended]
+
+        if let notifications {
+            // Fixed labels only: two channels, a few results.
+            families.append(MetricFamily(
+                "agent_task_notifications_total", .counter,
+                "Task notifications by channel and result: emails sent, failed (given up on after their retries) or dropped (queue full, agent stopping); records published to the outputs.",
+                [([("channel", "email"), ("result", "sent")], Double(notifications.emailsSent)),
+                 ([("channel", "email"), ("result", "failed")], Double(notifications.emailsFailed)),
+                 ([("channel", "email"), ("result", "dropped")], Double(notifications.emailsDropped)),
+                 ([("channel", "output"), ("result", "published")], Double(notifications.recordsPublished))]))
+            families += [
+                family("agent_task_notification_failed_attempts_total", .counter, "Failed attempts to send a notification email, retried ones included.", Double(notifications.failedAttempts)),
+                family("agent_task_notifications_queued", .gauge, "Notification emails waiting or being sent.", Double(notifications.queued)),
+                family("agent_task_notification_settings_errors_total", .counter, "Notifications not sent because a task's notify settings could not be read.", Double(notifications.settingsErrors)),
+            ]
+        }
         return families
     }
 }

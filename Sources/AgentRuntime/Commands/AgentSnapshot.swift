@@ -58,6 +58,8 @@ public struct AgentSnapshot: Sendable {
     public var chatRequests: Int
     /// The tasks' figures (see ``TaskCoordinator``).
     public var tasks: [TaskFigures] = []
+    /// What became of the task notifications (nil: the agent runs no work layer).
+    public var notifications: NotificationStatistics?
 
     /// One task's runs for the metrics.
     public struct TaskFigures: Sendable {
@@ -80,6 +82,7 @@ extension AgentSnapshot {
         answer["store"] = storeJSON
         answer["outputs"] = .array(outputs.map(\.jsonValue))
         answer["fork_server"] = forkServer
+        if let notifications { answer["notifications"] = notifications.jsonValue }
         return .object(answer)
     }
 

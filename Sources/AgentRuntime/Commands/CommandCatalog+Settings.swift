@@ -63,11 +63,12 @@ extension CommandCatalog {
             mutating: false),
         CommandDescription(
             name: "diagnostics",
-            summary: "Versions, paths (settings, run folder, socket, log, store), the store's figures, the fork server, outputs and limits.",
+            summary: "Versions, paths (settings, run folder, socket, log, store), the store's figures, the fork server, outputs, task notifications and limits.",
             method: "GET", path: "/api/diagnostics",
             answer: CommandDescription.object([
                 "ok": ["const": true], "versions": ["type": "object"], "agent": ["type": "object"], "paths": ["type": "object"],
                 "store": ["type": "object"], "fork_server": ["type": "object"], "outputs": ["type": "array"], "limits": ["type": "object"],
+                "notifications": NotificationStatistics.schema,
             ], required: ["ok", "versions", "paths", "limits"]),
             mutating: false),
     ]

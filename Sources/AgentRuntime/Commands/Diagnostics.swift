@@ -5,7 +5,7 @@ import Foundation
 import JSONSchema
 
 /// `diagnostics`: what an operator asks first about a running agent — versions, where its
-/// files are, the store's figures, the fork server, the outputs, and the limits it runs
+/// files are, the store's figures, the fork server, the outputs, the task notifications, and the limits it runs
 /// under. Read on the supervisor's loop; changes nothing.
 enum Diagnostics {
     static func answer(for supervisor: Supervisor) -> JSONValue {
@@ -60,10 +60,12 @@ enum Diagnostics {
             "processes": number(supervisor.processes.count), "disabled": number(supervisor.disabledProcesses.count),
             "workers": number(workers), "stopping": .bool(supervisor.stopping),
         ]
-        return [
+        var answer: JSONObject = [
             "ok": true, "versions": .object(versions), "agent": .object(agent), "paths": .object(paths),
             "store": supervisor.storeStatus, "fork_server": supervisor.forkServerStatus,
             "outputs": .array(supervisor.outputs?.statistics.map(\.jsonValue) ?? []), "limits": .object(limits),
         ]
+        answer["notifications"] = supervisor.taskNotifier?.statistics.jsonValue
+        return .object(answer)
     }
 }

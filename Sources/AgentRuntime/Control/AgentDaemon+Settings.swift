@@ -46,7 +46,7 @@ extension AgentDaemon {
         }
     }
 
-    /// `agent-control diagnostics`: versions, paths, store, fork server, outputs, limits.
+    /// `agent-control diagnostics`: versions, paths, store, fork server, outputs, task notifications, limits.
     public func diagnostics(json: Bool) -> Int32 {
         send(["command": "diagnostics"], timeout: 30) { answer in
             guard !json else { return print(answer.serialized(pretty: true)) }
@@ -110,7 +110,7 @@ enum ModulesTable {
 enum DiagnosticsText {
     static func render(_ answer: JSONValue) -> String {
         var lines: [String] = []
-        for section in ["versions", "agent", "paths", "store", "fork_server", "limits"] {
+        for section in ["versions", "agent", "paths", "store", "fork_server", "notifications", "limits"] {
             guard let object = answer[section]?.objectValue else { continue }
             lines.append(section.replacingOccurrences(of: "_", with: " "))
             for (key, value) in flatten(object) { lines.append("  \(key): \(value)") }

@@ -220,9 +220,22 @@ enum StatusTable {
         for p in processes {
             if let reason = p["reason"]?.stringValue { lines.append("\(p["name"]?.stringValue ?? "?"): \(reason)") }
         }
+        if let notifications = answer["notifications"], let line = notificationLine(notifications) { lines.append(line) }
         let pid = answer["pid"]?.numberValue?.intValue.map(String.init) ?? "?"
         let uptime = answer["uptime"]?.numberValue.map { duration($0.doubleValue) } ?? "?"
         return "agent pid \(pid), up \(uptime)\n" + lines.joined(separator: "\n")
+    }
+
+    /// `task notifications: emails sent 2, failed 1 (…), dropped 0, queued 0; records 3`, or
+    /// nil while nothing was notified.
+    static func notificationLine(_ n: JSONValue) -> String? {
+        func count(_ key: String) -> Int { n[key]?.numberValue?.intValue ?? 0 }
+        let keys = ["emails_sent", "emails_failed", "emails_dropped", "failed_attempts", "queued", "records_published", "settings_errors"]
+        guard keys.contains(where: { count($0) != 0 }) else { return nil }
+        var line = "task notifications: emails sent \(count("emails_sent")), failed \(count("emails_failed")), dropped \(count("emails_dropped")), queued \(count("queued")); records \(count("records_published"))"
+        if count("settings_errors") > 0 { line += "; settings errors \(count("settings_errors"))" }
+        if let error = n["last_error"]?.stringValue { line += "; last error: \(error)" }
+        return line
     }
 
     /// CPU time: `0.42s`, `3m05s`, `2h10m`.

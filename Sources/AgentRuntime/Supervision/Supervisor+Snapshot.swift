@@ -29,6 +29,7 @@ extension Supervisor {
             outputs: outputs?.statistics ?? [], forkServer: forkServerStatus,
             totals: totals, chatRequests: chatSequence)
         snapshot.tasks = tasks?.figures ?? []
+        snapshot.notifications = taskNotifier?.statistics
         return snapshot
     }
 
