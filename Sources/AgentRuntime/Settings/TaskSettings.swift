@@ -32,7 +32,7 @@ enum TaskSettings {
                 "type": ["type": "string", "minLength": 1, "description": "\"command\" (an external program), or \"<module>.<task type>\" for a module's task handler."],
                 "description": ["type": "string"],
                 "command": ["type": ["array", "string"], "items": ["type": "string"],
-                            "description": "The command type: the program and its arguments ([\"/usr/bin/python3\", \"job.py\"]), or one shell line with \"shell\": true."],
+                            "description": "The command type: the program and its arguments ([\"/usr/bin/python3\", \"job.py\", \"{{input.path}}\"]), or one shell line with \"shell\": true. {{input}} and {{input.FIELD.INNER}} are replaced by the run's input or a field of it (a string as it is, other values as JSON; single-quoted in a shell line); a missing field fails the run."],
                 "shell": ["type": "boolean", "default": false, "description": "Run \"command\" (one string) with /bin/sh -c."],
                 "cwd": ["type": "string", "minLength": 1, "description": "The working directory, relative to the agent's folder (default: the agent's folder)."],
                 "env": ["type": "object", "additionalProperties": ["type": "string"],
@@ -100,6 +100,10 @@ enum TaskSettings {
             }
             if type == "command" {
                 task.command = command(object, pointer: pointer, environment: environment, problems: &problems)
+                if let spec = task.command {
+                    problems += inputReferenceProblems(spec, isString: object["command"]?.stringValue != nil, inputSchema: task.inputSchema,
+                                                       pointer: pointer + "/command")
+                }
             } else {
                 for key in ["command", "shell", "cwd", "env"] where object[key] != nil {
                     problems.append((pointer + "/" + key, "\"\(key)\" is for tasks of type \"command\"; a module task (\"\(type)\") takes its own \"settings\""))
@@ -167,6 +171,23 @@ enum TaskSettings {
             }
         }
         return TaskDefinition.CommandSpec(arguments: arguments, shell: shell, directory: object["cwd"]?.stringValue, environment: variables)
+    }
+
+    /// `{{input…}}` references that are malformed or name a field the task's input schema
+    /// does not declare, at their argument's pointer.
+    static func inputReferenceProblems(_ spec: TaskDefinition.CommandSpec, isString: Bool, inputSchema: JSONValue?,
+                                       pointer: String) -> [(pointer: String, message: String)] {
+        var problems: [(pointer: String, message: String)] = []
+        for (index, argument) in spec.arguments.enumerated() {
+            let at = isString ? pointer : pointer + "/\(index)"
+            let (references, malformed) = InputReferences.references(in: argument)
+            problems += malformed.map { (at, $0) }
+            guard let inputSchema else { continue }
+            for reference in references {
+                if let problem = InputReferences.undeclared(reference, in: inputSchema) { problems.append((at, problem)) }
+            }
+        }
+        return problems
     }
 
     /// Why `schema` does not compile, or nil.

@@ -32,18 +32,26 @@ extension CommandTaskRunner {
             return "cannot run the command in \(directory): it is not a folder (the task's \"directory\")"
         }
 
+        // `{{input.FIELD}}` references: a field the input lacks fails the run before anything starts.
+        var given: [String] = []
+        for (index, argument) in spec.arguments.enumerated() {
+            // Only the shell line is read by a shell; further arguments are its $1, $2… as they are.
+            switch InputReferences.substitute(argument, index: index, input: run.start.input, quoted: spec.shell && index == 0) {
+            case .success(let text): given.append(text)
+            case .failure(let missing): return missing.message
+            }
+        }
         let path: String
         let arguments: [String]
         if spec.shell {
             path = "/bin/sh"
-            // Further arguments are the line's $1, $2…
-            arguments = ["/bin/sh", "-c", first, run.start.task.name] + spec.arguments.dropFirst()
+            arguments = ["/bin/sh", "-c", given[0], run.start.task.name] + given.dropFirst()
         } else {
-            switch Self.resolve(first, path: environment["PATH"], directory: directory) {
+            switch Self.resolve(given[0], path: environment["PATH"], directory: directory) {
             case .success(let found): path = found
             case .failure(let reason): return reason.message
             }
-            arguments = spec.arguments
+            arguments = given
         }
         run.program = path.hasPrefix("/") ? path : directory + "/" + path
 
