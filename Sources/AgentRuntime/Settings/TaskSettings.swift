@@ -51,6 +51,10 @@ enum TaskSettings {
                 ],
                 "max_concurrent": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(mostConcurrent), "default": 1,
                                    "description": "Runs of this task at once; more wait in the queue."],
+                "idle_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(longestTimeout), "default": 60,
+                                 "description": "Module tasks: seconds the task's executor worker stays up without runs before it is stopped (started again by the next run)."],
+                "cancel_grace": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
+                                 "description": "Seconds a cancelled run has to end: a command's process tree from SIGTERM to SIGKILL (default 2; a timeout kills at once), a module handler — cancelled or timed out — from its cancellation until its executor worker is killed (default 5). The agent's stop gives running runs the same grace."],
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema the input of a run must pass (refused at the request otherwise)."],
                 "settings": ["type": "object", "description": "A module task's own settings (checked against its type's schema)."],
                 "notify": TaskNotifier.notifySchema,
@@ -84,6 +88,12 @@ enum TaskSettings {
             if let count = object["max_concurrent"]?.numberValue {
                 task.maxConcurrent = min(max(count.intValue ?? Int(saturating: count.doubleValue), 1), mostConcurrent)
             }
+            if let seconds = object["idle_timeout"]?.numberValue?.doubleValue, seconds.isFinite {
+                task.idleTimeout = min(max(seconds, 0.001), longestTimeout)
+            }
+            if let seconds = object["cancel_grace"]?.numberValue?.doubleValue, seconds.isFinite {
+                task.cancelGrace = min(max(seconds, 0), SettingsBounds.longestTimeout)
+            }
             task.settings = object["settings"] ?? .object([:])
             task.notify = object["notify"]
             if let input = object["input"] {
@@ -100,6 +110,9 @@ enum TaskSettings {
             }
             if type == "command" {
                 task.command = command(object, pointer: pointer, environment: environment, problems: &problems)
+                if object["idle_timeout"] != nil {
+                    problems.append((pointer + "/idle_timeout", "\"idle_timeout\" is for module tasks, whose executor worker stays up between runs; a command starts afresh for every run"))
+                }
                 if let spec = task.command {
                     problems += inputReferenceProblems(spec, isString: object["command"]?.stringValue != nil, inputSchema: task.inputSchema,
                                                        pointer: pointer + "/command")

@@ -29,6 +29,13 @@ public struct TaskDefinition: Equatable, Sendable {
     public var notify: JSONValue?
     /// `"on_event"`: a run for every event of a type whose payload passes a schema.
     public var onEvent: EventTrigger?
+    /// `"idle_timeout"`, module tasks: seconds the task's executor worker stays up without
+    /// runs (nil: the runner's default, 60 s).
+    public var idleTimeout: Double?
+    /// `"cancel_grace"`: seconds a cancelled run has to end — a command's tree from SIGTERM to
+    /// SIGKILL, a handler (cancelled or timed out) from its cancellation to its worker's kill
+    /// (nil: the runner's default, 2 s for a command, 5 s for a handler).
+    public var cancelGrace: Double?
 
     public init(name: String, type: String, description: String = "", timeout: Double? = nil,
                 retries: RetryPolicy = RetryPolicy(), maxConcurrent: Int = 1, command: CommandSpec? = nil,

@@ -186,6 +186,27 @@ import Testing
         #expect(harness.wait("two")?.status == .succeeded)
     }
 
+    @Test func aTasksOwnIdleTimeoutAndCancelGraceOverTheRunnersDefaults() throws {
+        let harness = Harness(idleTimeout: 600, cancelGrace: 600)
+        defer { harness.stop() }
+        var count = Self.count
+        count.idleTimeout = 0.3
+        harness.start("one", task: count, input: ["text": "x"])
+        #expect(harness.wait("one")?.status == .succeeded)
+        harness.supervisor.run(until: { harness.executor("count") == nil }, timeout: 20)
+        #expect(harness.executor("count") == nil, "\(harness.log.lines)")
+        #expect(harness.log.lines.contains { $0.contains("idle for 0.3 s; stopping the task executor") })
+
+        var faulty = Self.faulty
+        faulty.cancelGrace = 0.4
+        harness.start("stubborn", task: faulty, input: ["mode": "ignore_cancel", "ms": 20_000])
+        harness.supervisor.run(until: { harness.reports["stubborn"]?.isEmpty == false }, timeout: 20)
+        harness.runner.cancel(runID: "stubborn", reason: .cancelled)
+        let stubborn = try #require(harness.wait("stubborn", timeout: 20))
+        #expect(stubborn.status == .cancelled)
+        #expect(stubborn.error?.contains("did not end within 0.4 s, so its worker was killed") == true, "\(stubborn)")
+    }
+
     @Test func shutDownInterruptsTheRunsGoing() throws {
         let harness = Harness()
         harness.start("long", task: Self.faulty, input: ["mode": "sleep", "ms": 20_000])

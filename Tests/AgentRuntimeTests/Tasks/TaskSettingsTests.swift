@@ -114,3 +114,51 @@ import Testing
         #expect(report.tasks.map(\.name) == ["ok"])
     }
 }
+
+/// `idle_timeout` and `cancel_grace` of a task: read, bounded, saturating, and used by the runners.
+@Suite struct TaskGraceSettingsTests {
+    @Test func idleTimeoutAndCancelGraceAreReadAndAnIdleTimeoutIsForModuleTasksOnly() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"cmd": {"type": "command", "command": ["/bin/true"], "cancel_grace": 0.5},
+             "idle": {"type": "command", "command": ["/bin/true"], "idle_timeout": 30},
+             "negative": {"type": "command", "command": ["/bin/true"], "cancel_grace": -1},
+             "zero": {"type": "command", "command": ["/bin/true"], "cancel_grace": 0}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        #expect(found["/tasks/idle/idle_timeout"]?.contains("for module tasks") == true, "\(found)")
+        #expect(found["/tasks/negative/cancel_grace"] != nil, "\(found)")
+        #expect(Set(found.keys) == ["/tasks/idle/idle_timeout", "/tasks/negative/cancel_grace"], "\(found)")
+        #expect(settings.tasks.first { $0.name == "cmd" }?.cancelGrace == 0.5)
+        #expect(settings.tasks.first { $0.name == "zero" }?.cancelGrace == 0)
+        #expect(settings.tasks.first { $0.name == "cmd" }?.idleTimeout == nil)
+    }
+
+    @Test func hugeGracesAndIdleTimesSaturateInsteadOfTrapping() {
+        let (tasks, _) = TaskSettings.read(["m": ["type": "jobs.resize", "idle_timeout": 1e300, "cancel_grace": 1e300],
+                                            "tiny": ["type": "jobs.resize", "idle_timeout": 1e-300]], environment: [:])
+        #expect(tasks.first { $0.name == "m" }?.idleTimeout == TaskSettings.longestTimeout)
+        #expect(tasks.first { $0.name == "m" }?.cancelGrace == SettingsBounds.longestTimeout)
+        #expect((tasks.first { $0.name == "tiny" }?.idleTimeout ?? 0) > 0)
+        let problems = HostSchema.validator.validate(["enabled_modules": [], "processes": [:],
+                                         "tasks": ["m": ["type": "command", "command": ["/bin/true"], "cancel_grace": 1e300, "idle_timeout": 0]]])
+        #expect(Set(problems.map(\.instanceLocation)).isSuperset(of: ["/tasks/m/cancel_grace", "/tasks/m/idle_timeout"]), "\(problems)")
+    }
+
+    @Test func aCommandTasksCancelGraceIsItsTimeFromSIGTERMToSIGKILL() throws {
+        // The runner's own default is far longer: the task's grace is what ends the run.
+        var limits = CommandTaskRunner.Limits()
+        limits.cancelGrace = 60
+        let harness = CommandRunnerHarness("task-grace", limits: limits)
+        var task = CommandRunnerHarness.task(["trap '' TERM; echo ready; exec sleep 100"], shell: true)
+        task.cancelGrace = 0.2
+        let runID = harness.start(task)
+        harness.turn(for: 0.01)
+        let pid = harness.pid(of: runID)
+        _ = CommandRunnerHarness.waitForGroup(pid, count: 1, command: "sleep")
+        harness.runner.cancel(runID: runID, reason: .cancelled)
+        let outcome = try #require(harness.wait(for: runID, timeout: 30))
+        #expect(outcome.status == .cancelled)
+        #expect(outcome.signal == "SIGKILL")
+        #expect(!ProcFacts.isAlive(pid))
+    }
+}

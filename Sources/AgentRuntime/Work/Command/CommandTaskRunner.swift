@@ -25,7 +25,7 @@ final class CommandTaskRunner: TaskRunner {
         /// The stderr tail: at most these many bytes and lines.
         var stderrBytes = 64 << 10
         var stderrLines = 200
-        /// Seconds from SIGTERM to SIGKILL when a run is cancelled.
+        /// Seconds from SIGTERM to SIGKILL when a run is cancelled and its task gives no `cancel_grace`.
         var cancelGrace = 2.0
 
         init() {}
@@ -96,7 +96,7 @@ final class CommandTaskRunner: TaskRunner {
             Glibc.kill(-run.pid, SIGTERM)
             // A stopped program could not act on SIGTERM.
             Glibc.kill(-run.pid, SIGCONT)
-            run.killTimer = loop.schedule(after: limits.cancelGrace) { [weak self, weak run] in
+            run.killTimer = loop.schedule(after: run.start.task.cancelGrace ?? limits.cancelGrace) { [weak self, weak run] in
                 guard let self, let run, run.pid > 0 else { return }
                 run.killTimer = nil
                 killTrees([run])

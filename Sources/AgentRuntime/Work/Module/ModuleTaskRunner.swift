@@ -8,7 +8,8 @@ import Logging
 /// Each task (a `"tasks"` entry) gets its own executor worker, started on demand when a run
 /// comes and none is up, shown by `status` as `task:<task name>`; it stays warm and takes the
 /// next runs on its socket, several at once up to the task's `max_concurrent` (the coordinator
-/// keeps to it), and is stopped after ``Configuration/idleTimeout`` without runs. A run goes
+/// keeps to it), and is stopped after the task's `idle_timeout` (``Configuration/idleTimeout``
+/// when it gives none) without runs. A run goes
 /// out as one `taskRun` frame (its input's JSON bytes as they are) and comes back as one
 /// `taskResult` frame; the frames of a loop turn go out in one write.
 ///
@@ -16,7 +17,8 @@ import Logging
 /// retries per the task's policy), never the agent. A task type that declares a
 /// `heartbeat_timeout` has a watchdog per run: a run silent for longer gets its worker killed
 /// and is failed saying so. A cancelled (or timed-out) run's handler is cancelled; if it does
-/// not end within ``Configuration/cancelGrace`` its worker is killed.
+/// not end within the task's `cancel_grace` (``Configuration/cancelGrace`` when it gives none)
+/// its worker is killed.
 ///
 /// Loop thread only, like every ``TaskRunner``.
 final class ModuleTaskRunner: TaskRunner {
@@ -125,7 +127,7 @@ final class ModuleTaskRunner: TaskRunner {
         run.endAs = reason
         TaskFrame.append(.taskCancel, token: token, to: executor.process.control)
         supervisor.markDirty(executor.process)
-        let grace = configuration.cancelGrace
+        let grace = executor.definition.cancelGrace ?? configuration.cancelGrace
         run.graceTimer = supervisor.loop.schedule(after: grace) { [weak self, weak executor] in
             guard let self, let executor, executor.runs[token] != nil else { return }
             run.graceTimer = nil
@@ -184,11 +186,12 @@ final class ModuleTaskRunner: TaskRunner {
     private func becameIdle(_ executor: Executor) {
         guard executor.runs.isEmpty, executor.idleTimer == nil else { return }
         guard executors[executor.taskName] === executor else { return retire(executor) }
-        executor.idleTimer = supervisor.loop.schedule(after: configuration.idleTimeout) { [weak self, weak executor] in
+        let idleTimeout = executor.definition.idleTimeout ?? configuration.idleTimeout
+        executor.idleTimer = supervisor.loop.schedule(after: idleTimeout) { [weak self, weak executor] in
             guard let self, let executor else { return }
             executor.idleTimer = nil
             guard executor.runs.isEmpty else { return }
-            logger.info("idle for \(ProcessPolicy.format(configuration.idleTimeout)) s; stopping the task executor", metadata: ["process": "\(executor.process.name)"])
+            logger.info("idle for \(ProcessPolicy.format(idleTimeout)) s; stopping the task executor", metadata: ["process": "\(executor.process.name)"])
             retire(executor)
         }
     }
@@ -213,7 +216,7 @@ final class ModuleTaskRunner: TaskRunner {
                 finish(run, in: executor, TaskRunOutcome(status: .interrupted, error: "the agent stopped while the run was going"))
             } else if let status = run.endAs {
                 let what = status == .timedOut ? "timed out" : "cancelled"
-                finish(run, in: executor, TaskRunOutcome(status: status, error: "\(what); the handler did not end within \(ProcessPolicy.format(configuration.cancelGrace)) s, so its worker was killed"))
+                finish(run, in: executor, TaskRunOutcome(status: status, error: "\(what); the handler did not end within \(ProcessPolicy.format(executor.definition.cancelGrace ?? configuration.cancelGrace)) s, so its worker was killed"))
             } else if let reason = executor.killedBecause {
                 finish(run, in: executor, TaskRunOutcome(status: .failed, error: reason))
             } else {
