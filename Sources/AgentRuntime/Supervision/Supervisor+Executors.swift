@@ -6,11 +6,13 @@ extension Supervisor {
     /// `settings`, shown by `status` as `name`. It is spawned like every worker (fork server,
     /// containment, the same fds) and never restarted: its runner decides what its end means.
     /// Loop thread.
-    func startExecutor(name: String, module: ModuleLocation, type: String, settings: JSONObject) -> SupervisedProcess {
+    /// `stopTimeout`: seconds its handlers get to end when it is stopped (the task's
+    /// `cancel_grace`), then SIGKILL.
+    func startExecutor(name: String, module: ModuleLocation, type: String, settings: JSONObject, stopTimeout: Double = 2) -> SupervisedProcess {
         var policy = ProcessPolicy()
         policy.restart = .never
         policy.maximumRestarts = nil
-        policy.stopTimeout = 2
+        policy.stopTimeout = stopTimeout
         let process = SupervisedProcess(PlannedProcess(name: name, type: type, kind: "task", module: module, settings: settings,
                                                        subscriptions: [], policy: policy))
         setProcesses(processes + [process])

@@ -186,7 +186,8 @@ public final class Supervisor {
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
         startInTurns(processes)
         startQueries()
-        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty) {
+        // Running task runs get their grace to end (and are recorded) before the agent goes.
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && tasks?.hasRunsGoing != true) {
             afterLoopTurn()
             loop.runOnce()
         }
@@ -274,6 +275,8 @@ public final class Supervisor {
                     stopAll()
                 } else {
                     logger.notice("\(SignalName.of(signal)) received again; still waiting for workers to stop")
+                    // The operator will not wait for the tasks' grace: what still runs is killed now.
+                    tasks?.endStop()
                 }
             }
         }

@@ -63,6 +63,9 @@ final class TaskCoordinator {
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
     private var stopping = false
+    /// The stop's end: every attempt ended (or was killed at the grace's deadline).
+    private var stopEnded = false
+    private var stopDeadline: Int?
 
     /// Announces a change of a run on the event bus: (event type, payload).
     var publish: (String, JSONValue) -> Void = { _, _ in }
@@ -181,18 +184,58 @@ final class TaskCoordinator {
         for name in definitions.keys { dispatch(name) }
     }
 
-    /// The agent stops: running attempts are ended by their runners as interrupted and stay
-    /// `running` in the store, so that the next start retries them; queued runs stay queued.
+    /// The agent stops. Queued runs stay queued. Each running attempt is cancelled with its
+    /// task's grace (a command gets SIGTERM, then SIGKILL after `cancel_grace`; a handler is
+    /// cancelled) and, once ended, recorded as interrupted: the run waits as `retrying` for
+    /// the next start, which runs it again (at least once, with the next attempt number). No
+    /// notification is sent for it: the operator stopped the agent, the work did not fail.
+    /// ``hasRunsGoing`` says when every attempt has ended; ``endStop()`` ends what is left
+    /// at once (the grace's deadline, or a second signal).
     func shutDown() {
+        guard !stopping else { return }
         stopping = true
         if let timer = delayTimer { loop.cancel(timer.id) }
         delayTimer = nil
-        for attempt in active.values {
+        var longest = 0.0
+        for (id, var attempt) in active {
             if let timer = attempt.timeoutTimer { loop.cancel(timer) }
+            attempt.timeoutTimer = nil
+            active[id] = attempt
+            longest = max(longest, attempt.definition.cancelGrace ?? Self.defaultGrace)
         }
+        for (id, attempt) in active.sorted(by: { $0.key < $1.key }) {
+            attempt.runner.cancel(runID: id, reason: .interrupted)
+        }
+        if active.isEmpty {
+            endStop()
+        } else {
+            logger.notice("tasks: \(active.count) running run(s) asked to end (at most \(ProcessPolicy.format(longest)) s); each runs again at the next start")
+            // A runner that never answers does not hold the stop up for ever.
+            stopDeadline = loop.schedule(after: longest + 3) { [weak self] in
+                self?.stopDeadline = nil
+                self?.endStop()
+            }
+        }
+    }
+
+    /// Whether attempts are still ending after ``shutDown()`` (the agent waits for them).
+    var hasRunsGoing: Bool { stopping && !stopEnded }
+
+    /// Ends the stop now: what is still running is killed by its runner (recorded as
+    /// interrupted like the rest), and requests waiting for a run are answered.
+    func endStop() {
+        guard stopping, !stopEnded else { return }
+        stopEnded = true
+        if let stopDeadline { loop.cancel(stopDeadline) }
+        stopDeadline = nil
         var seen = Set<ObjectIdentifier>()
         for runner in Array(runners.values) + [moduleRunner].compactMap({ $0 }) where seen.insert(ObjectIdentifier(runner)).inserted {
             runner.shutDown()
+        }
+        // A runner that reported nothing for a run: it is recorded as interrupted all the same.
+        for (id, attempt) in active {
+            guard let run = runs[id] else { continue }
+            recordInterrupted(run, attempt: attempt)
         }
         active = [:]
         for (id, list) in waiters {
@@ -200,6 +243,23 @@ final class TaskCoordinator {
             for done in list { if let run { done(run) } }
         }
         waiters = [:]
+    }
+
+    /// Seconds a running attempt gets at the stop when its task gives no `cancel_grace` (the
+    /// longer of the runners' defaults).
+    static let defaultGrace = 5.0
+
+    /// An attempt the agent's stop ended: the run waits as `retrying` for the next start (it
+    /// is due at once then). Counted, announced, never notified.
+    private func recordInterrupted(_ run: TaskRun, attempt: Active) {
+        var run = run
+        endedAttempts[attempt.definition.name, default: [:]][TaskRunOutcome.Status.interrupted.rawValue, default: 0] += 1
+        run.status = .retrying
+        run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
+        run.executionTime = EventLoop.now() - attempt.startedMonotonic
+        run.nextAttemptAt = Date().timeIntervalSince1970
+        runs[run.id] = run
+        record(run, event: "task.interrupted")
     }
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
@@ -303,8 +363,16 @@ final class TaskCoordinator {
         active[id] = nil
         if let timer = attempt.timeoutTimer { loop.cancel(timer) }
         runningCount[attempt.definition.name, default: 1] -= 1
-        // At a stop the run stays `running` in the store: the next start retries it.
-        if stopping, outcome.status == .interrupted { return }
+        if stopping {
+            if outcome.status == .interrupted {
+                recordInterrupted(run, attempt: attempt)
+            } else {
+                // It ended on its own meanwhile: its result is its own.
+                endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
+            }
+            if active.isEmpty { endStop() }
+            return
+        }
         endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
         dispatch(attempt.definition.name)
     }
@@ -323,7 +391,8 @@ final class TaskCoordinator {
         let retries = definition.retries
         // An interrupted attempt was not the work's fault: it gets a retry even without a policy.
         let allowed = outcome.status == .interrupted ? max(retries.max, 1) : retries.max
-        let retry = [.failed, .timedOut, .interrupted].contains(outcome.status) && run.attempt <= allowed && !stopping
+        // At a stop too: the run waits as `retrying` in the store, and the next start takes it.
+        let retry = [.failed, .timedOut, .interrupted].contains(outcome.status) && run.attempt <= allowed
         if retry {
             let wait = Self.retryDelay(retries, retry: run.attempt)
             run.status = .retrying

@@ -16,12 +16,13 @@ protocol TaskRunner: AnyObject {
 
     /// Ends a started run early: its whole process tree is killed (a command) or the handler
     /// is cancelled and, if it does not return within its grace, its worker killed (a module
-    /// task). The run is then reported `.finished` with `reason` as its status (`.cancelled`
-    /// or `.timedOut`). A run already finished is left alone.
+    /// task). The run is then reported `.finished` with `reason` as its status (`.cancelled`,
+    /// `.timedOut`, or `.interrupted` when the agent stops — given the same grace as a cancel).
+    /// A run already finished is left alone.
     func cancel(runID: String, reason: TaskRunOutcome.Status)
 
-    /// The agent stops: every run still going is ended as `.interrupted`, its processes
-    /// killed. Called once; nothing is started afterwards.
+    /// The agent stops, and its runs' grace is over: every run still going is ended as
+    /// `.interrupted` at once, its processes killed. Called once; nothing is started afterwards.
     func shutDown()
 }
 

@@ -35,6 +35,20 @@ final class RecordingRunner: TaskRunner {
     }
 }
 
+/// A runner whose runs take their time to end after a cancel (until ``shutDown()``).
+final class SlowRunner: TaskRunner {
+    private var reports: [String: (TaskRunReport) -> Void] = [:]
+    var shutDownCalls = 0
+
+    func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) { reports[run.runID] = report }
+    func cancel(runID: String, reason: TaskRunOutcome.Status) {}
+    func shutDown() {
+        shutDownCalls += 1
+        for report in reports.values { report(.finished(TaskRunOutcome(status: .interrupted))) }
+        reports = [:]
+    }
+}
+
 /// The coordinator's decisions: queue order, concurrency, retries and their backoff, timeouts,
 /// cancellation, recovery of a dead agent's runs; driven on a real event loop.
 @Suite struct TaskCoordinatorTests {
@@ -189,11 +203,47 @@ final class RecordingRunner: TaskRunner {
         #expect(Set(problems.map(\.pointer)) == ["/input", "/input/count"])
     }
 
-    @Test func aStopLeavesRunningRunsRunningForTheNextStart() {
+    @Test func aStopCancelsRunningRunsAsInterruptedAndKeepsThemForTheNextStartWithoutNotifying() throws {
+        let tasks = coordinator([Self.task("t", concurrent: 2)])
+        var ended: [TaskCoordinator.AttemptEnd] = []
+        tasks.attemptEnded = { ended.append($0) }
+        let run = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
+        let queued = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: Date().timeIntervalSince1970 + 3600, requestedBy: .cli)
+        tasks.shutDown()
+        #expect(runner.cancelled.map(\.id) == [run.id])
+        #expect(runner.cancelled.first?.reason == .interrupted)
+        #expect(runner.shutDownCalls == 1)
+        #expect(!tasks.hasRunsGoing)
+        let stopped = tasks.knownRun(run.id)
+        #expect(stopped?.status == .retrying)
+        #expect(stopped?.attempt == 1)
+        #expect(stopped?.error?.contains("interrupted: the agent stopped while attempt 1 ran") == true)
+        #expect(tasks.knownRun(queued.id)?.status == .queued)
+        #expect(ended.isEmpty, "no notification for a run the stop interrupted")
+        #expect(tasks.figures.first?.ended["interrupted"] == 1)
+
+        // The next start runs it again, as attempt 2.
+        let next = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
+        let again = RecordingRunner()
+        next.register(again, for: "command")
+        next.apply([Self.task("t", concurrent: 2)])
+        next.recover([try #require(stopped)])
+        spin { !again.started.isEmpty }
+        #expect(again.started.map(\.runID) == [run.id])
+        #expect(again.started.first?.attempt == 2)
+    }
+
+    @Test func aStopWaitsForARunnerThatTakesItsGraceAndEndStopKillsWhatIsLeft() {
         let tasks = coordinator([Self.task("t")])
+        let slow = SlowRunner()
+        tasks.register(slow, for: "command")
         let run = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
         tasks.shutDown()
-        #expect(runner.shutDownCalls == 1)
+        #expect(tasks.hasRunsGoing, "the run has its grace")
         #expect(tasks.knownRun(run.id)?.status == .running)
+        tasks.endStop()
+        #expect(!tasks.hasRunsGoing)
+        #expect(slow.shutDownCalls == 1)
+        #expect(tasks.knownRun(run.id)?.status == .retrying)
     }
 }

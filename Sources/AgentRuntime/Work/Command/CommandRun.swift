@@ -64,7 +64,7 @@ final class CommandRun {
             outcome.error = "cancelled: ended (with everything it started) at a user's request"
         case .interrupted?:
             outcome.status = .interrupted
-            outcome.error = "interrupted: the agent stopped while it ran; it was killed with everything it started"
+            outcome.error = "interrupted: the agent stopped while it ran; it was ended with everything it started"
         default:
             break
         }

@@ -14,8 +14,10 @@ import Logging
 /// the tail of stderr is kept; the exit is noticed through a pidfd and the pipes are read as
 /// they fill, all on the supervisor's ``EventLoop``, without threads of its own.
 ///
-/// A cancel sends SIGTERM to the group and SIGKILL after ``Limits/cancelGrace``; a timeout and
-/// the agent's stop send SIGKILL at once (the time is up; nothing may be left behind). When the
+/// A cancel sends SIGTERM to the group and SIGKILL after the task's `cancel_grace`
+/// (``Limits/cancelGrace`` when it gives none); so does the agent's stop (the coordinator
+/// cancels running runs as interrupted). A timeout sends SIGKILL at once (the time is up), and
+/// so does ``shutDown()``, the stop's last word: nothing may be left behind. When the
 /// program exits, what is left of its group is killed too: a run ends with its program.
 final class CommandTaskRunner: TaskRunner {
     /// How much of a command's output is kept, and how long a cancelled one may take to end.
@@ -92,7 +94,8 @@ final class CommandTaskRunner: TaskRunner {
     func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let run = runs[runID], run.pid > 0 else { return }
         if run.endReason == nil { run.endReason = reason }
-        if reason == .cancelled, run.killTimer == nil {
+        // A cancel and the agent's stop give the program its grace; a timeout does not.
+        if reason != .timedOut, run.killTimer == nil {
             Glibc.kill(-run.pid, SIGTERM)
             // A stopped program could not act on SIGTERM.
             Glibc.kill(-run.pid, SIGCONT)

@@ -164,7 +164,8 @@ final class ModuleTaskRunner: TaskRunner {
         }
         let name = Self.executorName(task: task.name)
         let process = supervisor.startExecutor(name: name, module: moduleTask.module, type: moduleTask.type,
-                                               settings: task.settings.objectValue ?? [:])
+                                               settings: task.settings.objectValue ?? [:],
+                                               stopTimeout: task.cancelGrace ?? configuration.cancelGrace)
         let executor = Executor(taskName: task.name, definition: task, process: process)
         // The closures hold the executor until its worker is gone (see workerExited), also
         // once it left `executors` to stop.
