@@ -2,18 +2,23 @@ import AgentCore
 import Foundation
 import Logging
 
-/// Writes log lines as `time level [process] message` to a file descriptor (stderr, or the
-/// agent's log file).
+/// Writes log lines as `time level [process] message` to a file descriptor (stderr), or to the
+/// agent's log file (``AgentLogFile``, rotated); as `<N>[process] message` when the descriptor
+/// is systemd's journal stream (``JournalStream``).
 public struct AgentLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     private let fd: Int32
     private let label: String
+    private let file: AgentLogFile?
+    private let journal: Bool
 
-    public init(label: String, fd: Int32 = 2, level: Logger.Level = .info) {
+    public init(label: String, fd: Int32 = 2, level: Logger.Level = .info, file: AgentLogFile? = nil) {
         self.label = label
         self.fd = fd
         self.logLevel = level
+        self.file = file
+        journal = file == nil && JournalStream.isJournal(fd: fd)
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -26,11 +31,24 @@ public struct AgentLogHandler: LogHandler {
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
         let process = all.removeValue(forKey: "process").map { "[\($0)] " } ?? ""
         let rest = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        if journal {
+            // The journal stamps the time and reads the priority.
+            emit(JournalStream.prefixed("\(process)\(event.message)\(rest)", priority: JournalStream.priority(event.level)) + "\n")
+            return
+        }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let time = ConsoleOutput.timestamp(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), full: true)
         let line = "\(time) \(event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(process)\(event.message)\(rest)\n"
+        emit(line)
+    }
+
+    private func emit(_ line: String) {
         var bytes = Array(line.utf8)
+        if let file {
+            bytes.withUnsafeBytes { file.write($0) }
+            return
+        }
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0
             while offset < raw.count {

@@ -9,6 +9,8 @@ public final class ConsoleOutput {
     public let showEvents: Bool
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
+    public var logFile: AgentLogFile?
 
     public init(json: Bool, showEvents: Bool, fd: Int32 = 1) {
         self.json = json
@@ -98,6 +100,11 @@ public final class ConsoleOutput {
     /// Writes what is buffered.
     public func flush() {
         guard !buffer.isEmpty else { return }
+        if let logFile {
+            buffer.withUnsafeBytes { logFile.write($0) }
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
         buffer.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {

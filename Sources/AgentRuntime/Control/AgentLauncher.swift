@@ -169,12 +169,30 @@ public struct AgentLauncher {
 
     /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
     public func runConsole() -> Int32 {
+        let paths = self.paths
         // Before any thread starts (threads inherit it): SIGCHLD reaches the supervisor's
         // signalfd only if no thread takes it (see Supervisor.watchStops).
         let childSignal: [Int32] = [SIGCHLD]
         _ = childSignal.withUnsafeBufferPointer { agent_block_signals($0.baseAddress, Int32($0.count)) }
-        let logger = Logger(label: "agent") { AgentLogHandler(label: $0, fd: 2, level: options.logLevel) }
-        let paths = self.paths
+        // Detached (`start`): the log file is written through its rotation; stdout and stderr,
+        // which `start` pointed at it, follow it when it is rotated or reopened.
+        var logFileProblem: String?
+        var logFile: AgentLogFile?
+        if options.daemon {
+            do { logFile = try AgentLogFile(path: paths.logFile) } catch { logFileProblem = "\(error); the log is not rotated" }
+        }
+        let logger = Logger(label: "agent") { [logFile] in AgentLogHandler(label: $0, fd: 2, level: options.logLevel, file: logFile) }
+        if let logFileProblem { logger.warning("\(logFileProblem)") }
+        // Taken from the environment, then removed from it before anything is spawned (the
+        // fork server, module builds, command tasks): no child may speak for the service.
+        let systemd: SystemdNotifier?
+        do {
+            systemd = try SystemdNotifier.fromEnvironment(ProcessInfo.processInfo.environment)
+        } catch {
+            logger.warning("\(error); systemd is not notified")
+            systemd = nil
+        }
+        for key in SystemdNotifier.environmentKeys { unsetenv(key) }
         let pidfile = Pidfile(path: paths.pidfile)
         do {
             try paths.createDirectories()
@@ -189,6 +207,7 @@ public struct AgentLauncher {
         let containment = WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
         defer { containment.finish() }
         let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
+            .filter { !SystemdNotifier.environmentKeys.contains($0.key) }
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
         var forkServer = Self.startForkServer(logger: logger, environment: environment)
@@ -204,6 +223,7 @@ public struct AgentLauncher {
             }
             return error.exitCode
         }
+        logFile?.configure(prepared.settings.log)
         var signalFD = prepared.signalFD
         defer { if signalFD >= 0 { close(signalFD) } }
         let report = prepared.report
@@ -220,7 +240,10 @@ public struct AgentLauncher {
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned,
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
+        supervisor.console.logFile = logFile
+        supervisor.logFile = logFile
         supervisor.controlPaths = paths
+        supervisor.systemd = systemd
         supervisor.disabledProcesses = DisabledProcess.of(report)
         supervisor.signalFD = signalFD
         signalFD = -1

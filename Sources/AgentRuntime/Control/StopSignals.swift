@@ -1,7 +1,7 @@
 import CAgentSystem
 import Foundation
 
-/// SIGINT, SIGTERM and SIGHUP caught into a pipe while an agent prepares (builds and describes
+/// SIGINT, SIGTERM, SIGHUP and SIGUSR1 caught into a pipe while an agent prepares (builds and describes
 /// its modules), so that a stop request ends the preparation cleanly (the build or the
 /// describe workers killed, the reason said) instead of killing the process where it stands.
 /// The supervisor takes the pipe over, so no signal is lost in between.
@@ -13,14 +13,16 @@ public final class StopSignals {
 
     /// Installs the handlers (and unblocks the signals, which a parent may have blocked).
     public init() {
-        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+        // SIGUSR1 (reopen the log) is caught too: its default action would end the agent.
+        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1]
         fd = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
     }
 
     deinit { if fd >= 0 { close(fd) } }
 
     /// Reads what is waiting: true once a SIGINT or SIGTERM came (a SIGHUP has nothing to
-    /// reload yet and is dropped).
+    /// reload yet and is dropped; so is a SIGUSR1, the supervisor reopening a moved log file
+    /// when it starts).
     @discardableResult
     public func check() -> Bool {
         guard received == nil, fd >= 0 else { return received != nil }

@@ -25,6 +25,8 @@ public struct AgentSettings: Sendable {
     public var hostIssues: [SettingsIssue]
     /// The `store` section.
     public var store: StoreSettings
+    /// The `log` section: the rotation of a detached agent's log file.
+    public var log: LogSettings
     /// The whole document.
     public var document: JSONValue
     /// `"trust_module_files": true`: load module files even when another user could change
@@ -58,6 +60,7 @@ public struct AgentSettings: Sendable {
                           process: Self.processName(at: error.instanceLocation))
         }
         store = StoreSettings(json["store"])
+        log = LogSettings(json["log"])
         trustModuleFiles = json["trust_module_files"]?.boolValue ?? false
         // The outputs are parsed now exactly as the running agent parses them (URL, headers,
         // ${env:} references, bounds), so that validation refuses what `console` would.

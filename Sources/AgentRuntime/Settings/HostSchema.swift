@@ -31,6 +31,7 @@ public enum HostSchema {
                 "additionalProperties": ["$ref": "#/$defs/process"],
             ],
             "store": StoreSettings.schema,
+            "log": LogSettings.schema,
             "http": HTTPSettings.schema,
             "tasks": TaskSettings.schema,
             "trust_module_files": [

@@ -37,6 +37,8 @@ public struct SettingsReport: Sendable {
     public var reloadNotes: [String] = []
     /// The valid task definitions, ready for the ``TaskCoordinator``.
     public var tasks: [TaskDefinition] = []
+    /// The `log` section: how a detached agent's log file is rotated (a reload applies it).
+    public var log = LogSettings()
     /// The module task types the valid tasks use, by `"<module>.<type>"`.
     public var moduleTasks: [String: ModuleTaskType] = [:]
 

@@ -176,6 +176,7 @@ public struct SettingsValidator {
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
         report.tasks = tasks
         report.moduleTasks = moduleTasks
+        report.log = settings.log
         return report
     }
 

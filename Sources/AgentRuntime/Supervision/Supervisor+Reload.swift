@@ -11,15 +11,19 @@ extension Supervisor {
         guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
         guard let reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
         logger.notice("reloading the settings")
+        notifySystemdReloading()
         let report: SettingsReport
         switch reloader() {
         case .failure(let error):
             logger.error("reload refused: \(error); the running configuration stays")
+            notifySystemdReloaded(applied: false)
             return ["ok": false, "errors": [.string(error.description)]]
         case .success(let checked):
             report = checked
         }
-        return applyReload(report)
+        let answer = applyReload(report)
+        notifySystemdReloaded(applied: answer["ok"] == true)
+        return answer
     }
 
     /// `reload` as the fronts and SIGHUP ask it: with the settings commands (an agent started
@@ -30,14 +34,18 @@ extension Supervisor {
         guard !stopping else { return respond(["ok": false, "error": "the agent is stopping"]) }
         guard let settingsCommands else { return respond(reload()) }
         logger.notice("reloading the settings")
+        notifySystemdReloading()
         let apply = LoopBound(value: { [weak self] (checked: Result<AgentLauncher.Prepared, ControlError>) in
             guard let self else { return }
             switch checked {
             case .failure(let error):
                 logger.error("reload refused: \(error); the running configuration stays")
+                notifySystemdReloaded(applied: false)
                 respond(["ok": false, "errors": [.string(error.description)]])
             case .success(let prepared):
-                respond(applyReload(prepared.report))
+                let answer = applyReload(prepared.report)
+                notifySystemdReloaded(applied: answer["ok"] == true)
+                respond(answer)
             }
         })
         settingsCommands.reload(inbox: loop.inbox, apply: apply)
@@ -54,6 +62,7 @@ extension Supervisor {
             return ["ok": false, "errors": .array(issues.map { .string($0.description) })]
         }
         let changes = apply(report.planned)
+        logFile?.configure(report.log)
         moduleTaskTypes = report.moduleTasks
         applyTasks(report.tasks)
         disabledProcesses = DisabledProcess.of(report)

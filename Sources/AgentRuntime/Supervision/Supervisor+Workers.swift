@@ -337,6 +337,7 @@ extension Supervisor {
     func setState(_ process: SupervisedProcess, _ state: ProcessState) {
         process.state = state
         process.stateSince = EventLoop.now()
+        systemdStatusDirty = true
         switch state {
         case .backoff(let at): record(process, "backoff", String(format: "retry in %.2f s", max(0, at - EventLoop.now())))
         case .failed(let reason): record(process, "failed", reason)

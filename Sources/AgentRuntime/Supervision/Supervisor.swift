@@ -91,6 +91,15 @@ public final class Supervisor {
     var dirtyProcesses: [SupervisedProcess] = []
 
     var stopping = false
+    /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness
+    /// (see ``Supervisor+Systemd``); nil when not run as a `Type=notify` service.
+    public var systemd: SystemdNotifier?
+    var systemdReadySent = false
+    var systemdReloading = false
+    var systemdStatusDirty = false
+    var systemdLastFailure: String?
+    /// A detached agent's log file: rotated as the settings' `log` says, reopened on SIGUSR1.
+    public var logFile: AgentLogFile?
     var deadlineTimer: Int?
     /// Orphans of dead workers being killed: pid → command name.
     var orphans: [Int32: String] = [:]
@@ -184,6 +193,7 @@ public final class Supervisor {
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
+        startSystemdNotifications()
         startInTurns(processes)
         startQueries()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
@@ -219,6 +229,7 @@ public final class Supervisor {
     func afterLoopTurn() {
         flushDirty()
         console.flush()
+        notifySystemdAfterTurn()
     }
 
     /// Stops using the fork server: no longer watched, shut down and reaped.
@@ -253,9 +264,24 @@ public final class Supervisor {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// SIGUSR1: the log file was moved away (logrotate); a new one is opened at its path.
+    private func reopenLogFile() {
+        guard let logFile else {
+            logger.notice("SIGUSR1 received; there is no log file to reopen (the log goes to stderr)")
+            return
+        }
+        if let problem = logFile.reopen() {
+            logger.error("SIGUSR1 received; \(problem); the log goes on in the file that was open")
+        } else {
+            logger.notice("SIGUSR1 received; reopened the log file \(logFile.path)")
+        }
+    }
+
     private func installSignals() {
         signal(SIGPIPE, SIG_IGN)
-        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+        // Moved away while the modules were prepared (a SIGUSR1 then was not handled yet).
+        if logFile?.reopenIfMoved() == true { logger.notice("reopened the log file \(logFile?.path ?? ""): it had been moved") }
+        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1]
         if signalFD < 0 {
             signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
         }
@@ -270,6 +296,8 @@ public final class Supervisor {
                 if signal == SIGHUP {
                     logger.notice("SIGHUP received")
                     reload { _ in }
+                } else if signal == SIGUSR1 {
+                    reopenLogFile()
                 } else if !stopping {
                     logger.notice("\(SignalName.of(signal)) received; stopping all processes")
                     stopAll()
@@ -284,7 +312,9 @@ public final class Supervisor {
 
     /// Asks every worker to stop; SIGKILL follows after the stop timeout.
     public func stopAll() {
+        let wasStopping = stopping
         stopping = true
+        if !wasStopping { notifySystemdStopping() }
         tasks?.shutDown()
         dropSpares()
         for process in processes {

@@ -24,9 +24,11 @@ public struct SupervisorConfiguration: Sendable {
 
     /// What a worker's environment holds besides `base`: the supervisor's pid (a worker
     /// checks its parent against it) and, unless set, no Swift backtracer (it adds ~10 ms to a
-    /// crashing worker's death).
+    /// crashing worker's death). Never systemd's notify socket or watchdog: only the supervisor
+    /// speaks for the service.
     static func workerEnvironment(_ base: [String: String]) -> [String: String] {
         var environment = base
+        for key in SystemdNotifier.environmentKeys { environment[key] = nil }
         environment["AGENT_SUPERVISOR_PID"] = String(getpid())
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
         return environment

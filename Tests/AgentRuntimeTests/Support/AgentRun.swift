@@ -15,14 +15,22 @@ final class AgentRun: @unchecked Sendable {
     /// When the agent was first seen exited (before its pipes were drained).
     private(set) var exitedAt: Date?
 
+    /// `shell`: a sh snippet run first, in the agent's stead (it then execs the agent, so the
+    /// pid is the agent's), e.g. to set a variable from the streams the agent gets.
     init(settings: String, arguments: [String] = ["--no-build", "--json"], environment: [String: String] = [:],
-         directory: String = TestPaths.temporaryDirectory("agent")) throws {
+         directory: String = TestPaths.temporaryDirectory("agent"), shell: String? = nil) throws {
         try TestPaths.requireOutsideSourceTree(directory)
         self.directory = directory
         settingsFile = directory + "/settings.json"
         try settings.write(toFile: settingsFile, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
-        process.arguments = ["console", "--settings", settingsFile] + arguments
+        let agent = TestPaths.products + "/agent-control"
+        if let shell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shell + "\nexec \"$0\" \"$@\"", agent, "console", "--settings", settingsFile] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: agent)
+            process.arguments = ["console", "--settings", settingsFile] + arguments
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let stdout = Pipe(), stderr = Pipe()
