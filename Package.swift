@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "JSONSchema",
+                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `create-agent`: writes a ready agent (README.md, settings.json, Package.swift, modules/,
-/// .gitignore) into a folder.
+/// .gitignore, and its systemd unit `agentruntime-<name>.service`) into a folder.
 public struct AgentCreator {
     public var home: RuntimeHome
 
@@ -21,13 +21,18 @@ public struct AgentCreator {
         guard !agentName.isEmpty, agentName != "/" else {
             throw ScaffoldingError("bad_name", "cannot name an agent after \(root); pass --name NAME")
         }
+        // The systemd unit, as `agent-control unit` prints it for this folder (left out for a
+        // folder whose path the unit could not hold as it is; the README says how to make one).
+        let unit = ServiceUnit(agentName: agentName, agentDirectory: root, binaries: home.binaries)
         let context = [
             "agentName": agentName,
             "packageName": Self.packageName(agentName),
             "sdkPath": home.sdk,
             "runtimeHome": home.path,
+            "unitFile": unit.fileName,
         ]
-        let files = try TemplateSet(folder: home.templates + "/agent").render(context)
+        var files = try TemplateSet(folder: home.templates + "/agent").render(context)
+        if unit.problems.isEmpty { files.append((unit.fileName, unit.text)) }
         var written = try FileWriter.write(files, into: root, force: force)
         let modules = root + "/modules"
         if !FileManager.default.fileExists(atPath: modules) {
