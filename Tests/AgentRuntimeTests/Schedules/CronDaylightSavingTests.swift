@@ -19,6 +19,9 @@ import Testing
     }
 
     @Test func berlinSpringSeveralSkippedTimesOfOneExpressionFireOnceTogether() throws {
+        #expect(try fires("0,30 2 * * *", "Europe/Berlin", after: "2026-03-29T00:00:00+01:00", count: 3)
+                == ["2026-03-29T03:00:00+02:00", "2026-03-30T02:00:00+02:00", "2026-03-30T02:30:00+02:00"])
+        // With a time after the gap too, the jump's fire and 03:00 are one.
         #expect(try fires("0,30 2,3 * * *", "Europe/Berlin", after: "2026-03-29T00:00:00+01:00", count: 3)
                 == ["2026-03-29T03:00:00+02:00", "2026-03-29T03:30:00+02:00", "2026-03-30T02:00:00+02:00"])
     }
