@@ -23,7 +23,9 @@ struct AgentBench: ParsableCommand {
         XML-RPC getAllProcessInfo (wrk is installed with apt-get when missing, supervisor from PyPI into the \
         scratch folder; nothing is kept), 10 tasks: a no-op task, request → started and completed runs/s, against \
         the floor of a command (posix_spawn + wait of /bin/true) and Celery and RQ on Debian's redis-server (installed \
-        with apt-get when missing; celery and rq from PyPI into the scratch folder). Figures 4 and 6 also run with \
+        with apt-get when missing; celery and rq from PyPI into the scratch folder), 11 schedules: 100 schedules \
+        every second, lateness planned → started and fires missed, against APScheduler (from PyPI into the scratch \
+        folder), and the supervisor's idle CPU with 100 schedules waiting vs none. Figures 4 and 6 also run with \
         the HTTP server on.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
@@ -39,14 +41,20 @@ struct AgentBench: ParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Run only these figures (e.g. --only 3 4).")
     var only: [Int] = []
 
+    @Option(name: .long, help: "Figure 11: how long the schedules fire, in seconds (default 60; 15 with --quick).")
+    var scheduleSeconds: Int?
+
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
             throw ValidationError("no figure \(unknown); the figures are \(Self.figures.map(String.init).joined(separator: ", "))")
+        }
+        if let scheduleSeconds, !(5...3600).contains(scheduleSeconds) {
+            throw ValidationError("--schedule-seconds must be from 5 to 3600, not \(scheduleSeconds)")
         }
     }
 
@@ -89,7 +97,8 @@ struct AgentBench: ParsableCommand {
             case 7: ScaleBench.run(environment)
             case 8: ColdStartBench.run(environment)
             case 9: HTTPBench.run(environment)
-            default: TaskBench.run(environment)
+            case 10: TaskBench.run(environment)
+            default: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
