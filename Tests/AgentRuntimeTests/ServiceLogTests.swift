@@ -105,6 +105,23 @@ import Testing
         #expect(lines.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(journal.transcript)")
         #expect(!lines.contains { $0.range(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d"#, options: .regularExpression) != nil }, "\(journal.transcript)")
 
+        // stdout on the same stream (as systemd connects both): events and alerts too, an alert
+        // at its level's priority.
+        let alerts = """
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": 0.01},
+          "busy": {"type": "trade_frequency", "window": 5, "threshold": 1}}}
+        """
+        let both = try AgentRun(settings: alerts, arguments: ["--no-build"],
+                                shell: "exec 1>&2; JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2); export JOURNAL_STREAM")
+        defer { _ = both.stop(signal: SIGKILL, timeout: 10) }
+        let alert = try #require(both.waitForLine(onStderr: true) { $0.contains("ALERT[") }, "\(both.transcript)")
+        #expect(alert.hasPrefix("<4>busy ALERT[warning]: "), "\(alert)")
+        let event = try #require(both.waitForLine(onStderr: true) { $0.contains(" → ") }, "\(both.transcript)")
+        #expect(event.hasPrefix("<6>trades → trade  {") || event.hasPrefix("<6>busy → "), "\(event)")
+        #expect(both.stop() == 0)
+        #expect(both.stderrLines.filter { !$0.isEmpty }.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(both.transcript)")
+
         // Another stream than the one JOURNAL_STREAM names (stderr redirected): plain lines.
         let plain = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: ["JOURNAL_STREAM": "1:1"])
         defer { _ = plain.stop(signal: SIGKILL, timeout: 10) }

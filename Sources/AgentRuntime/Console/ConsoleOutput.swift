@@ -11,11 +11,15 @@ public final class ConsoleOutput {
     private var buffer: [UInt8] = []
     /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
     public var logFile: AgentLogFile?
+    /// `fd` is systemd's journal stream (``JournalStream``): readable lines get a `<N>`
+    /// priority (an alert its level's) and no timestamp; JSON lines stay as they are.
+    private let journal: Bool
 
     public init(json: Bool, showEvents: Bool, fd: Int32 = 1) {
         self.json = json
         self.showEvents = showEvents
         self.fd = fd
+        journal = !json && JournalStream.isJournal(fd: fd)
     }
 
     public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
@@ -61,6 +65,8 @@ public final class ConsoleOutput {
                 "source": .string(source), "type": .string(typeText), "payload": payloadValue,
             ])
             append(line.serialized())
+        } else if journal {
+            append(JournalStream.prefixed("\(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))", priority: 6))
         } else {
             append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
         }
@@ -77,6 +83,11 @@ public final class ConsoleOutput {
             append(line.serialized())
         } else {
             let marker = level >= 2 ? "ALERT" : "message"
+            if journal {
+                // debug, info, warning, error, critical: 7, 6, 4, 3, 2.
+                append(JournalStream.prefixed("\(source) \(marker)[\(levelName)]: \(text)", priority: (0...3).contains(level) ? [7, 6, 4, 3][level] : 2))
+                return
+            }
             append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) \(marker)[\(levelName)]: \(text)")
         }
     }
