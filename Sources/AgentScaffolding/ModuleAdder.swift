@@ -105,7 +105,7 @@ public struct ModuleAdder {
         return Result(agentDirectory: root, files: written.map { "modules/\(name)/\($0)" }, edits: edits, notes: notes)
     }
 
-    /// Adds the module to `enabled_modules` and the template's processes to settings.json,
+    /// Adds the module to `enabled_modules` and the template's processes and tasks to settings.json,
     /// editing the file in place: everything else keeps its formatting (see
     /// ``JSONTextEditor``).
     private func enableInSettings(root: String, module: String, template: String, adapter: String?) -> (edits: [String], notes: [String]) {
@@ -159,6 +159,27 @@ public struct ModuleAdder {
                 }
             } else if !templateProcesses.isEmpty {
                 notes.append("settings.json's processes is not an object, left as it is: add the processes of modules/\(module)/settings_template.json by hand")
+            }
+            // The template's tasks (a module's task handlers), added the same way.
+            let templateTasks = templateObject["tasks"]?.objectValue ?? [:]
+            if !templateTasks.isEmpty {
+                switch settings["tasks"] {
+                case nil:
+                    try editor.setMember("tasks", to: .object([:]), inObjectAt: "")
+                    fallthrough
+                case .object?:
+                    let existing = settings["tasks"]?.objectValue ?? [:]
+                    for (name, value) in templateTasks {
+                        if existing[name] != nil {
+                            notes.append("settings.json already has a task \"\(name)\"; the template's was not added")
+                        } else {
+                            try editor.setMember(name, to: value, inObjectAt: "/tasks")
+                            edits.append("settings.json: added task \"\(name)\" (\(value["type"]?.stringValue ?? "?"))")
+                        }
+                    }
+                default:
+                    notes.append("settings.json's tasks is not an object, left as it is: add the tasks of modules/\(module)/settings_template.json by hand")
+                }
             }
         } catch {
             return ([], ["cannot edit settings.json (\(error)); it was left as it is"])

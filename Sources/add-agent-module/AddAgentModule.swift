@@ -10,9 +10,10 @@ struct AddAgentModule: ParsableCommand {
         abstract: "Add a module to the agent in the current folder.",
         discussion: """
         Run in an agent folder (or its modules/ folder). Writes modules/NAME/ with Swift sources \
-        for a datasource, a monitor and a logic adapter, their settings schemas, a \
-        settings_template.json and tests; lists the module in Package.swift (between the \
-        agent-modules markers) and enables it and its template's processes in settings.json, \
+        for a datasource, a monitor, a logic adapter and a task handler (its input declared \
+        once with @Setting), their settings schemas, a settings_template.json and tests; lists \
+        the module in Package.swift (between the agent-modules markers) and enables it and its \
+        template's processes and task in settings.json, \
         editing it in place (the rest of the file keeps its formatting). \
         With --empty the sources are compiling skeletons without behaviour. NAME must be a \
         valid Swift identifier; an existing module is never overwritten.

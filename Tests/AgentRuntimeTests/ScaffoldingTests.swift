@@ -1,4 +1,5 @@
 import Foundation
+import JSONSchema
 import Testing
 @testable import AgentScaffolding
 
@@ -71,7 +72,7 @@ import Testing
         let added = try Self.run("add-agent-module", ["sensor"], in: directory)
         #expect(added.status == 0, "\(added.stderr)")
         let edited = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
-        #expect(edited == #"{"enabled_modules":["system","sample","sensor"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features","sensor.sensor_adapter"]},"sensor":{"type":"sensor_source","enabled":true,"interval":1},"sensor_alerts":{"type":"sensor_monitor","enabled":true,"threshold":80}}}"#, "\(edited)")
+        #expect(edited == #"{"enabled_modules":["system","sample","sensor"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features","sensor.sensor_adapter"]},"sensor":{"type":"sensor_source","enabled":true,"interval":1},"sensor_alerts":{"type":"sensor_monitor","enabled":true,"threshold":80}},"tasks":{"sensor_summary":{"type":"sensor.sensor_summary","timeout":60,"description":"Summarizes the values given as input."}}}"#, "\(edited)")
         var info = stat()
         #expect(stat(directory + "/settings.json", &info) == 0 && info.st_mode & 0o777 == 0o640)
     }
@@ -88,6 +89,9 @@ import Testing
             "sensor": {"type": "sensor_source", "enabled": true, "interval": 1},
             "sensor_alerts": {"type": "sensor_monitor", "enabled": true, "threshold": 80}
         """)
+        // The module's task, in a "tasks" object of its own at the end.
+        expected = String(expected.dropLast(3)) + ",\n  \"tasks\": {\n    \"sensor_summary\": {\n      \"type\": \"sensor.sensor_summary\",\n"
+            + "      \"timeout\": 60,\n      \"description\": \"Summarizes the values given as input.\"\n    }\n  }\n}\n"
         #expect(expected != before)
         #expect(after == expected, "\(after)")
     }
@@ -132,7 +136,7 @@ import Testing
         #expect(built.status == 0, "\(built.stdout.suffix(3000))\(built.stderr.suffix(3000))")
         let tested = try Self.run(swift, ["test", "--package-path", directory])
         #expect(tested.status == 0, "\(tested.stdout.suffix(3000))\(tested.stderr.suffix(3000))")
-        #expect(tested.stdout.contains("Test run with 6 tests"), "\(tested.stdout.suffix(2000))")
+        #expect(tested.stdout.contains("Test run with 7 tests"), "\(tested.stdout.suffix(2000))")
 
         let settings = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
         let agent = try AgentRun(settings: settings, arguments: ["--json"], directory: directory)
@@ -144,6 +148,20 @@ import Testing
         Thread.sleep(forTimeInterval: 0.3)
         let answer = try runProgram("agent-control", ["chat", "what is the latest weather reading?", "--settings", directory + "/settings.json"])
         #expect(answer.stdout.hasPrefix("bot> Hello from weather. The latest reading is "), "\(answer.stdout)\(answer.stderr)")
+        // The module's task handler, added to the settings' tasks: a run through the real
+        // command line, in an executor worker of the module; a bad input is refused at its pointer.
+        let listed = try runProgram("agent-control", ["task", "list", "--settings", directory + "/settings.json"])
+        #expect(listed.stdout.contains("weather_summary  weather.weather_summary"), "\(listed.stdout)\(listed.stderr)")
+        let ran = try runProgram("agent-control", ["task", "run", "weather_summary", "--input", #"{"values": [3, 5, 10]}"#, "--wait", "--json",
+                                                   "--settings", directory + "/settings.json"], timeout: 120)
+        #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)\n\(agent.transcript)")
+        let run = try JSONValue.parse(ran.stdout)
+        #expect(run["status"] == "succeeded", "\(ran.stdout)")
+        #expect(run["output"] == ["count": 3, "minimum": 3, "maximum": 10, "mean": 6], "\(ran.stdout)")
+        let refused = try runProgram("agent-control", ["task", "run", "weather_summary", "--input", #"{"values": []}"#,
+                                                       "--settings", directory + "/settings.json"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("/input/values"), "\(refused.stderr)")
         #expect(agent.stop() == 0)
     }
 }
