@@ -139,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "AgentHTTP", "CAgentSystem", "JSONSchema", "BenchSupport",
+                "AgentRuntime", "AgentCore", "AgentHTTP", "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,5 +1,6 @@
 import AgentCore
 import AgentRuntime
+import AgentVersion
 import ArgumentParser
 import Foundation
 
@@ -29,7 +30,8 @@ struct AgentBench: ParsableCommand {
         the HTTP server on.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
-        """
+        """,
+        version: AgentVersion.line(for: "agent-bench")
     )
 
     @Flag(name: .long, help: "Print the figures as JSON instead of a table.")

@@ -39,7 +39,8 @@ import Testing
         let folder = TestPaths.temporaryDirectory("version")
         var versions: Set<String> = []
         for (program, arguments) in [("agent-control", ["--version"]), ("agent-control", ["status", "--version"]), ("agent-worker", ["--version"]),
-                                     ("validate-settings", ["--version"]), ("create-agent", ["--version"]), ("add-agent-module", ["--version"])] {
+                                     ("validate-settings", ["--version"]), ("create-agent", ["--version"]), ("add-agent-module", ["--version"]),
+                                     ("agent-bench", ["--version"])] {
             let result = try runProgram(program, arguments, in: folder)
             #expect(result.status == 0, "\(program) \(arguments): \(result.stderr)")
             let line = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -48,6 +49,17 @@ import Testing
         }
         #expect(versions.count == 1, "\(versions)")
         #expect(versions.first?.split(separator: ".").count == 3)
+    }
+
+    @Test func diagnosticsOverHTTPShowTheVersionTheCommandsPrint() throws {
+        let printed = try runProgram("agent-control", ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let agent = try HTTPAgent()
+        defer { _ = agent.run.stop() }
+        let reply = try agent.request("GET", "/api/diagnostics")
+        #expect(reply.status == 200, "\(reply.body)")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
+        let runtime = try #require((body["versions"] as? [String: Any])?["agent_runtime"] as? String, "\(reply.body)")
+        #expect("agent-control \(runtime)" == printed)
     }
 
     @Test func restartTakesTheOptionsOfStart() throws {
