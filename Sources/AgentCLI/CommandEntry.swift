@@ -10,16 +10,17 @@ public enum CommandEntry {
     /// known one.
     public static func arguments(for command: any ParsableCommand.Type,
                                  _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
+        // Before any line is printed, this one's included (the options' own validation comes later).
+        if arguments.prefix(while: { $0 != "--" }).contains("--no-color") { TerminalStyle.disableColors() }
         let rest = CommandDirectory.takeLeadingOptions(arguments)
         // `help` is ArgumentParser's own (`agent-control help status`).
         let names = command.configuration.subcommands.map { $0._commandName }
         if let word = rest.first, !word.hasPrefix("-"), !names.contains(word), word != "help" {
             let hint = hint(for: word, among: names)
-            FileHandle.standardError.write(Data("""
-                error: '\(word)' is not a command of \(command._commandName)\(hint)
+            TerminalStyle.printError("""
+                '\(word)' is not a command of \(command._commandName)\(hint)
                 commands: \(names.joined(separator: ", ")); see '\(command._commandName) --help'
-
-                """.utf8))
+                """)
             exit(ExitCode.validationFailure.rawValue)
         }
         return rest

@@ -4,7 +4,7 @@ import Foundation
 
 /// Which agent a command is about: `--settings FILE`, else the `settings.json` of the current
 /// folder or of the nearest parent that has one (as git finds its repository); `-C DIR` runs
-/// the command as if started in DIR.
+/// the command as if started in DIR; `--no-color` turns colours off.
 public struct SettingsOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The settings file; its folder is the agent's folder (default: settings.json here or in the nearest parent folder that has one).",
@@ -16,7 +16,15 @@ public struct SettingsOptions: ParsableArguments {
         valueName: "dir"))
     public var directory: String?
 
+    // Here because every command that prints for a person takes these options.
+    @Flag(name: .long, help: "No colours (also with NO_COLOR set; never when the output is not a terminal).")
+    public var noColor = false
+
     public init() {}
+
+    public func validate() throws {
+        if noColor { TerminalStyle.disableColors() }
+    }
 
     /// Changes to `-C`'s folder, then finds the settings file: `--settings` as given, else
     /// the nearest `settings.json`. When there is none, prints why and exits with status 2,
@@ -64,7 +72,7 @@ public enum CommandFailure {
     /// Prints `error: TEXT` on stderr and returns the exit code to throw (ArgumentParser exits
     /// with it without printing anything more).
     public static func report(_ text: String, exitCode: Int32 = AgentLauncher.ExitCode.failure) -> ExitCode {
-        FileHandle.standardError.write(Data("error: \(text)\n".utf8))
+        TerminalStyle.printError(text)
         return ExitCode(exitCode)
     }
 

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -203,5 +204,25 @@ int agent_wait_stop_change(pid_t pid, int *signo) {
     if (signo) *signo = info.si_status;
     if (info.si_code == CLD_STOPPED || info.si_code == CLD_TRAPPED) return 1;
     if (info.si_code == CLD_CONTINUED) return 2;
+    return 0;
+}
+
+int agent_open_pty(int *primary, int *secondary) {
+    int main_fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (main_fd < 0) return errno;
+    char name[128];
+    if (grantpt(main_fd) != 0 || unlockpt(main_fd) != 0 || ptsname_r(main_fd, name, sizeof name) != 0) {
+        int error = errno;
+        close(main_fd);
+        return error;
+    }
+    int other = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (other < 0) {
+        int error = errno;
+        close(main_fd);
+        return error;
+    }
+    *primary = main_fd;
+    *secondary = other;
     return 0;
 }

@@ -4,7 +4,9 @@ import Logging
 
 /// Writes log lines as `time level [process] message` to a file descriptor (stderr), or to the
 /// agent's log file (``AgentLogFile``, rotated); as `<N>[process] message` when the descriptor
-/// is systemd's journal stream (``JournalStream``).
+/// is systemd's journal stream (``JournalStream``). The time as on event lines
+/// (``ConsoleOutput/timestamp(nanoseconds:full:)``, full), the level in colour on a terminal
+/// (``TerminalStyle``).
 public struct AgentLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -12,6 +14,7 @@ public struct AgentLogHandler: LogHandler {
     private let label: String
     private let file: AgentLogFile?
     private let journal: Bool
+    private let style: TerminalStyle
 
     public init(label: String, fd: Int32 = 2, level: Logger.Level = .info, file: AgentLogFile? = nil) {
         self.label = label
@@ -19,6 +22,7 @@ public struct AgentLogHandler: LogHandler {
         self.logLevel = level
         self.file = file
         journal = file == nil && JournalStream.isJournal(fd: fd)
+        style = file == nil ? TerminalStyle.forDescriptor(fd) : .plain
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -39,7 +43,7 @@ public struct AgentLogHandler: LogHandler {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let time = ConsoleOutput.timestamp(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), full: true)
-        let line = "\(time) \(event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(process)\(event.message)\(rest)\n"
+        let line = "\(style.paint(time, .dim)) \(style.level(event.level)) \(process)\(event.message)\(rest)\n"
         emit(line)
     }
 

@@ -3,11 +3,13 @@ import Foundation
 import JSONSchema
 
 /// Prints events and messages for a person (readable lines) or a program (JSON lines), to
-/// stdout, buffered and flushed once per loop turn.
+/// stdout, buffered and flushed once per loop turn. Readable lines carry the time as log lines
+/// do (one format on one screen) and, on a terminal, alerts in colour (``TerminalStyle``).
 public final class ConsoleOutput {
     public let json: Bool
     public let showEvents: Bool
     private let fd: Int32
+    private let style: TerminalStyle
     private var buffer: [UInt8] = []
     /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
     public var logFile: AgentLogFile?
@@ -20,8 +22,11 @@ public final class ConsoleOutput {
         self.showEvents = showEvents
         self.fd = fd
         journal = !json && JournalStream.isJournal(fd: fd)
+        style = json || journal ? .plain : TerminalStyle.forDescriptor(fd)
     }
 
+    /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
+    /// lines, `logs`, `events` and `history`; `full: false` keeps only the clock.
     public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
         let seconds = time_t(nanoseconds / 1_000_000_000)
         var parts = tm()
@@ -68,7 +73,8 @@ public final class ConsoleOutput {
         } else if journal {
             append(JournalStream.prefixed("\(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))", priority: 6))
         } else {
-            append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
+            let time = style.paint(Self.timestamp(nanoseconds: timeNanoseconds, full: true), .dim)
+            append("\(time)  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
         }
     }
 
@@ -82,13 +88,14 @@ public final class ConsoleOutput {
             ])
             append(line.serialized())
         } else {
-            let marker = level >= 2 ? "ALERT" : "message"
+            let marker = "\(level >= 2 ? "ALERT" : "message")[\(levelName)]:"
             if journal {
                 // debug, info, warning, error, critical: 7, 6, 4, 3, 2.
-                append(JournalStream.prefixed("\(source) \(marker)[\(levelName)]: \(text)", priority: (0...3).contains(level) ? [7, 6, 4, 3][level] : 2))
+                append(JournalStream.prefixed("\(source) \(marker) \(text)", priority: (0...3).contains(level) ? [7, 6, 4, 3][level] : 2))
                 return
             }
-            append("\(Self.timestamp(nanoseconds: timeNanoseconds, full: false))  \(source) \(marker)[\(levelName)]: \(text)")
+            let time = style.paint(Self.timestamp(nanoseconds: timeNanoseconds, full: true), .dim)
+            append("\(time)  \(source) \(style.messageColor(level: level).map { style.paint(marker, $0) } ?? marker) \(text)")
         }
     }
 

@@ -16,7 +16,7 @@ public struct AgentDaemon {
 
     static func say(_ text: String) { print(text) }
     public static func fail(_ text: String, code: Int32 = AgentLauncher.ExitCode.failure) -> Int32 {
-        FileHandle.standardError.write(Data("error: \(text)\n".utf8))
+        TerminalStyle.printError(text)
         return code
     }
 
@@ -161,7 +161,7 @@ public struct AgentDaemon {
             guard let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) else {
                 return Self.fail("reload refused: \(answer["error"]?.stringValue ?? "unknown error"); the running configuration stays")
             }
-            FileHandle.standardError.write(Data("error: reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))\n".utf8))
+            TerminalStyle.printError("reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))")
             return AgentLauncher.ExitCode.invalidConfiguration
         } catch {
             return Self.fail(error)

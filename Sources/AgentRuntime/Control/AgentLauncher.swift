@@ -328,6 +328,6 @@ public struct AgentLauncher {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data("error: \(text)\n".utf8))
+        TerminalStyle.printError(text)
     }
 }

@@ -223,6 +223,14 @@ static inline void agent_fence(void) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/**
+ * Opens a pseudo-terminal pair (posix_openpt, grantpt, unlockpt, then its secondary side),
+ * both close-on-exec and neither the caller's controlling terminal: what a person's terminal
+ * looks like to a program (isatty is true on the secondary side). Returns 0 and sets
+ * `*primary` and `*secondary`, or an errno value. Used by tests of terminal output.
+ */
+int agent_open_pty(int *primary, int *secondary);
+
 #ifdef __cplusplus
 }
 #endif
