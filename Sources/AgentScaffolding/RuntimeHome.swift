@@ -14,7 +14,8 @@ public struct RuntimeHome: Sendable, Equatable {
 
     /// Finds the home: `AGENT_RUNTIME_HOME`, else the folders above the running executable
     /// (a build tree: `<checkout>/.build/<triple>/debug/create-agent`), else
-    /// `<prefix>/share/agentruntime` next to an installed `<prefix>/bin`.
+    /// `<prefix>/share/agentruntime` next to an installed `<prefix>/bin` or above an installed
+    /// `<prefix>/lib/agentruntime`.
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment,
                               executable: String = RuntimeHome.executablePath) throws(ScaffoldingError) -> RuntimeHome {
         if let explicit = environment["AGENT_RUNTIME_HOME"] {
@@ -25,8 +26,12 @@ public struct RuntimeHome: Sendable, Equatable {
             return home
         }
         var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
-        let installed = RuntimeHome(path: folder.deletingLastPathComponent().appendingPathComponent("share/agentruntime").path)
-        if installed.isComplete { return installed }
+        // `<prefix>/bin/create-agent` (scripts/install.sh) or `<prefix>/lib/agentruntime/create-agent`
+        // (the Debian package, with a symlink in /usr/bin).
+        for prefix in [folder.deletingLastPathComponent(), folder.deletingLastPathComponent().deletingLastPathComponent()] {
+            let installed = RuntimeHome(path: prefix.appendingPathComponent("share/agentruntime").path)
+            if installed.isComplete { return installed }
+        }
         while folder.path != "/" {
             let candidate = RuntimeHome(path: folder.path)
             if candidate.isComplete { return candidate }

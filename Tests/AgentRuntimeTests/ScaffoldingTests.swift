@@ -102,7 +102,7 @@ import Testing
         #expect(result.stderr.contains("AGENT_RUNTIME_HOME=/nonexistent has no Templates/ and SDK/"))
     }
 
-    @Test func templatesAreFoundInABuildTreeAnInstalledCopyOrTheEnvironment() throws {
+    @Test func templatesAreFoundInABuildTreeAnInstalledCopyAPackageOrTheEnvironment() throws {
         // An installed copy: <prefix>/bin/create-agent and <prefix>/share/agentruntime.
         let prefix = TestPaths.temporaryDirectory("prefix")
         let share = prefix + "/share/agentruntime"
@@ -110,6 +110,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: share + "/SDK", withIntermediateDirectories: true)
         try "// swift-tools-version: 6.0".write(toFile: share + "/SDK/Package.swift", atomically: true, encoding: .utf8)
         #expect(try RuntimeHome.locate(environment: [:], executable: prefix + "/bin/create-agent").path == share)
+        // The Debian package: <prefix>/lib/agentruntime/create-agent.
+        #expect(try RuntimeHome.locate(environment: [:], executable: prefix + "/lib/agentruntime/create-agent").path == share)
         // A build tree: the checkout above .build/<triple>/debug.
         let built = try RuntimeHome.locate(environment: [:], executable: TestPaths.products + "/create-agent")
         #expect(built.path == TestPaths.repository)

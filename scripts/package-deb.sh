@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Builds the Debian package of AgentRuntime with dpkg-deb: the executables and the runtime's
+# own modules (/usr/lib/agentruntime, the commands linked from /usr/bin), the templates and the
+# SDK (/usr/share/agentruntime), man pages (swift-argument-parser's generate-manual plugin),
+# bash, zsh and fish completions (the executables' --generate-completion-script), the systemd
+# template unit agentruntime@.service (an agent per folder /var/lib/agentruntime/NAME), and
+# maintainer scripts that create the agentruntime system user, restart running agents on an
+# upgrade and remove cleanly (purge removes the user only when no agent's files are left).
+#
+# The executables link the Swift runtime of the toolchain that built them (in /opt/swift here);
+# agents build their own Swift modules with that toolchain, so the target machine needs it at
+# the same path.
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: scripts/package-deb.sh [--output DIR] [--build-dir DIR] [--no-build] [--man-dir DIR] [--revision N]
+                              [--compression xz|gzip|zstd|none]
+
+Builds release (swift build -c release), generates the man pages (swift package generate-manual)
+and writes DIR/agentruntime_VERSION-N_ARCH.deb; prints the package's path on its last line.
+
+  --output DIR      where the .deb is written (default: .build/deb)
+  --build-dir DIR   the folder of built products to package (default: the release build's)
+  --no-build        package the products in --build-dir as they are: no build, no man page
+                    generation (the pages come from --man-dir)
+  --man-dir DIR     the man pages (*.1, found in subfolders too) made by
+                    `swift package generate-manual` (default: its output folder in the build
+                    folder: .build/plugins/GenerateManual/outputs)
+  --revision N      the Debian revision (default: 1); the version itself is the runtime's
+                    (agent-control --version)
+  --compression C   dpkg-deb's compression (default: xz; none is quickest, for tests)
+EOF
+}
+
+cd "$(dirname "$0")/.."
+repository="$(pwd)"
+output="$repository/.build/deb"
+build_dir=""
+man_dir=""
+build=1
+revision=1
+compression=xz
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --output) output="$2"; shift 2 ;;
+        --output=*) output="${1#*=}"; shift ;;
+        --build-dir) build_dir="$2"; shift 2 ;;
+        --build-dir=*) build_dir="${1#*=}"; shift ;;
+        --man-dir) man_dir="$2"; shift 2 ;;
+        --man-dir=*) man_dir="${1#*=}"; shift ;;
+        --revision) revision="$2"; shift 2 ;;
+        --revision=*) revision="${1#*=}"; shift ;;
+        --compression) compression="$2"; shift 2 ;;
+        --compression=*) compression="${1#*=}"; shift ;;
+        --no-build) build=0; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "error: unknown option $1" >&2; usage >&2; exit 2 ;;
+    esac
+done
+fail() { echo "error: $*" >&2; exit 1; }
+command -v dpkg-deb >/dev/null 2>&1 || fail "dpkg-deb not found; install Debian's dpkg (apt-get install dpkg)"
+case "$compression" in xz|gzip|zstd|none) ;; *) fail "--compression must be xz, gzip, zstd or none, not \"$compression\"" ;; esac
+case "$revision" in ''|*[!0-9a-zA-Z.+~]*) fail "--revision must be a Debian revision such as 1 or 2, not \"$revision\"" ;; esac
+
+if [ "$build" = 1 ]; then
+    [ -z "$build_dir" ] || fail "--build-dir names products built elsewhere: use it with --no-build"
+    swift build -c release
+    # Builds every product in release again (nothing to do by now) and runs generate-manual
+    # on each executable that uses ArgumentParser.
+    swift package generate-manual --configuration release
+    build_dir="$(swift build -c release --show-bin-path)"
+fi
+[ -n "$build_dir" ] || fail "--no-build needs --build-dir DIR (the folder holding agent-control)"
+build_dir="$(cd "$build_dir" && pwd -P)"
+man_dir="${man_dir:-$(cd "$build_dir/../.." && pwd)/plugins/GenerateManual/outputs}"
+
+programs=(agent-control agent-worker validate-settings create-agent add-agent-module)
+commands=(agent-control validate-settings create-agent add-agent-module)
+modules=(system sample)
+for file in "${programs[@]}" "${modules[@]/#/lib}"; do
+    case "$file" in lib*) file="$file.so" ;; esac
+    [ -f "$build_dir/$file" ] || fail "$build_dir/$file is missing; build first (swift build -c release) or pass the products' folder with --build-dir"
+done
+pages=()
+for command in "${commands[@]}"; do
+    page="$(find "$man_dir" -name "$command.1" -type f 2>/dev/null | head -n 1)"
+    [ -n "$page" ] || fail "no man page $command.1 in $man_dir; generate them with: swift package generate-manual --configuration $(basename "$build_dir")"
+    pages+=("$page")
+done
+
+version="$("$build_dir/agent-control" --version | awk '{print $2}')"
+[ -n "$version" ] || fail "$build_dir/agent-control --version printed no version"
+architecture="$(dpkg --print-architecture)"
+package="agentruntime_${version}-${revision}_${architecture}"
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+root="$stage/$package"
+lib="$root/usr/lib/agentruntime"
+share="$root/usr/share/agentruntime"
+install -d "$lib" "$share" "$root/usr/bin" "$root/usr/share/man/man1" "$root/DEBIAN" \
+    "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+    "$root/usr/share/fish/vendor_completions.d" "$root/lib/systemd/system" "$root/usr/share/doc/agentruntime"
+
+# The executables find agent-worker and the runtime's modules in their own folder (after
+# symlinks), and the templates and the SDK in ../../share/agentruntime.
+for program in "${programs[@]}"; do install -m 755 "$build_dir/$program" "$lib/"; done
+for module in "${modules[@]}"; do install -m 644 "$build_dir/lib$module.so" "$lib/"; done
+for command in "${commands[@]}"; do ln -s "../lib/agentruntime/$command" "$root/usr/bin/$command"; done
+cp -R Templates "$share/Templates"
+install -d "$share/SDK"
+cp -R SDK/Package.swift SDK/Sources "$share/SDK/"
+
+for page in "${pages[@]}"; do
+    install -m 644 "$page" "$root/usr/share/man/man1/"
+    gzip -9n "$root/usr/share/man/man1/$(basename "$page")"
+done
+for command in "${commands[@]}"; do
+    "$build_dir/$command" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/$command"
+    "$build_dir/$command" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_$command"
+    "$build_dir/$command" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/$command.fish"
+done
+
+# The template unit: agent-control's own (`agent-control unit --template`) where this build
+# has it, else the one kept beside the maintainer scripts.
+unit="$root/lib/systemd/system/agentruntime@.service"
+if ! "$build_dir/agent-control" unit --template >"$unit" 2>/dev/null; then
+    install -m 644 scripts/debian/agentruntime@.service "$unit"
+fi
+chmod 644 "$unit"
+install -m 644 README.md "$root/usr/share/doc/agentruntime/README.md"
+for script in postinst prerm postrm; do install -m 755 "scripts/debian/$script" "$root/DEBIAN/$script"; done
+
+installed_size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
+cat >"$root/DEBIAN/control" <<EOF
+Package: agentruntime
+Version: $version-$revision
+Architecture: $architecture
+Maintainer: AgentRuntime <agentruntime@localhost>
+Installed-Size: $installed_size
+Depends: libc6, libsqlite3-0, adduser | passwd
+Recommends: libcurl4
+Section: admin
+Priority: optional
+Description: runtime and supervisor for long-running agents
+ agent-control supervises an agent's processes as worker OS processes that load
+ module libraries, routes their events through shared memory, keeps a SQLite
+ store and answers on a control socket and an HTTP API. Includes the runtime's
+ modules, the templates and SDK for create-agent and add-agent-module, man
+ pages, shell completions and the systemd unit agentruntime@.service (one agent
+ per folder /var/lib/agentruntime/NAME, run as the agentruntime user).
+ .
+ Needs the Swift toolchain the runtime was built with, at the same path.
+EOF
+
+install -d "$output"
+dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$output/$package.deb" >/dev/null
+echo "$output/$package.deb"
