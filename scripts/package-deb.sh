@@ -122,12 +122,10 @@ for command in "${commands[@]}"; do
     "$build_dir/$command" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/$command.fish"
 done
 
-# The template unit: agent-control's own (`agent-control unit --template`) where this build
-# has it, else the one kept beside the maintainer scripts.
+# The template unit, as agent-control writes it (User=agentruntime, /var/lib/agentruntime/%i).
 unit="$root/lib/systemd/system/agentruntime@.service"
-if ! "$build_dir/agent-control" unit --template >"$unit" 2>/dev/null; then
-    install -m 644 scripts/debian/agentruntime@.service "$unit"
-fi
+"$build_dir/agent-control" unit --template --binaries /usr/bin >"$unit" \
+    || fail "$build_dir/agent-control unit --template failed"
 chmod 644 "$unit"
 install -m 644 README.md "$root/usr/share/doc/agentruntime/README.md"
 for script in postinst prerm postrm; do install -m 755 "scripts/debian/$script" "$root/DEBIAN/$script"; done

@@ -97,7 +97,9 @@ import Testing
         let completion = try String(contentsOfFile: root + "/usr/share/bash-completion/completions/agent-control", encoding: .utf8)
         #expect(completion.contains("complete") && completion.contains("console"))
         let unit = try String(contentsOfFile: root + "/lib/systemd/system/agentruntime@.service", encoding: .utf8)
-        #expect(unit.contains("agentruntime") && unit.contains("%i"), "\(unit)")
+        // agent-control's own template, run by the user the package makes, from the linked commands.
+        #expect(unit.contains("Type=notify") && unit.contains("User=agentruntime") && unit.contains("/var/lib/agentruntime/%i")
+                && unit.contains("ExecStart=/usr/bin/agent-control console"), "\(unit)")
         // The system user, with its folder.
         let user = try #require(try users(root).first, "no agentruntime user in \(root)/etc/passwd")
         let fields = user.split(separator: ":", omittingEmptySubsequences: false)
