@@ -33,6 +33,8 @@ struct DashboardRoutes: Sendable {
         router.post("/tasks/{name}/run") { request, context in await taskRunAction(request, context) }
         router.get("/runs/{id}") { request, context in await runPage(request, context) }
         router.post("/runs/{id}") { request, context in await runAction(request, context) }
+        router.get("/schedules") { request, context in await schedulesPage(request, context) }
+        router.post("/schedules/{name}") { request, context in await scheduleAction(request, context) }
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
@@ -50,7 +52,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

@@ -144,6 +144,19 @@ extension AgentSnapshot {
                 family("agent_task_notification_settings_errors_total", .counter, "Notifications not sent because a task's notify settings could not be read.", Double(notifications.settingsErrors)),
             ]
         }
+
+        var fires = MetricFamily("agent_schedule_fires_total", .counter, "Fires of the schedule that requested a run, over the agent's life.")
+        var missed = MetricFamily("agent_schedule_missed_total", .counter, "Fire times of the schedule not run (agent down or late, clock correction, beyond catch-up limits).")
+        var skipped = MetricFamily("agent_schedule_skipped_total", .counter, "Fire times of the schedule skipped (previous run still going, paused).")
+        var next = MetricFamily("agent_schedule_next_fire_seconds", .gauge, "The schedule's next planned fire (Unix time; absent when none).")
+        for schedule in schedules {
+            let label = [("schedule", schedule.schedule)]
+            fires.samples.append((label, Double(schedule.fired)))
+            missed.samples.append((label, Double(schedule.missed)))
+            skipped.samples.append((label, Double(schedule.skipped)))
+            if let time = schedule.next { next.samples.append((label, time)) }
+        }
+        families += [fires, missed, skipped, next]
         return families
     }
 }

@@ -60,6 +60,18 @@ public struct AgentSnapshot: Sendable {
     public var tasks: [TaskFigures] = []
     /// What became of the task notifications (nil: the agent runs no work layer).
     public var notifications: NotificationStatistics?
+    /// The schedules' figures (see ``Scheduler``).
+    public var schedules: [ScheduleFigures] = []
+
+    /// One schedule's fire times for the metrics, over the agent's life.
+    public struct ScheduleFigures: Sendable {
+        public var schedule: String
+        public var fired: Int
+        public var missed: Int
+        public var skipped: Int
+        /// The next planned fire (seconds since the epoch; nil: none, paused or disabled).
+        public var next: Double?
+    }
 
     /// One task's runs for the metrics.
     public struct TaskFigures: Sendable {

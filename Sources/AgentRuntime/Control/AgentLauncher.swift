@@ -252,6 +252,7 @@ public struct AgentLauncher {
         supervisor.moduleTaskTypes = report.moduleTasks
         supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])
+        supervisor.setUpSchedules(report.schedules)
         if let outputs = prepared.settings.document["outputs"] {
             do {
                 supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)

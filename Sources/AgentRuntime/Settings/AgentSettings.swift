@@ -37,6 +37,9 @@ public struct AgentSettings: Sendable {
     /// `"tasks"`: the definitions that passed the host layer (module task types are checked
     /// against the modules by the ``SettingsValidator``).
     public var tasks: [TaskDefinition] = []
+    /// `"schedules"`: the ones whose own keys are valid (their target task is checked by the
+    /// ``SettingsValidator``).
+    public var schedules: [ScheduleDefinition] = []
 
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
@@ -86,6 +89,12 @@ public struct AgentSettings: Sendable {
             self.tasks = tasks.filter { !refused.contains($0.name) }
             hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
+        if !hostIssues.contains(where: { $0.pointer == "/schedules" }) {
+            let (schedules, issues) = ScheduleSettings.read(json["schedules"])
+            let refused = Set(hostIssues.compactMap { Self.name(at: $0.pointer, in: "schedules") })
+            self.schedules = schedules.filter { !refused.contains($0.name) }
+            hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+        }
         // Task notifications: what their schemas cannot see (URL schemes, `to`, passwords not
         // from ${env:}, templates, output names), each at its key; schema errors come first.
         let schemaIssues = hostIssues
@@ -132,6 +141,13 @@ public struct AgentSettings: Sendable {
     static func taskName(at pointer: String) -> String? {
         let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false)
         guard tokens.count >= 3, tokens[1] == "tasks" else { return nil }
+        return JSONPointer.unescape(String(tokens[2]))
+    }
+
+    /// `nightly` for `/schedules/nightly/...` (section "schedules").
+    static func name(at pointer: String, in section: String) -> String? {
+        let tokens = pointer.split(separator: "/", omittingEmptySubsequences: false)
+        guard tokens.count >= 3, tokens[1] == section else { return nil }
         return JSONPointer.unescape(String(tokens[2]))
     }
 

@@ -34,6 +34,7 @@ public enum HostSchema {
             "log": LogSettings.schema,
             "http": HTTPSettings.schema,
             "tasks": TaskSettings.schema,
+            "schedules": ScheduleSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
                 "type": "boolean", "default": false,

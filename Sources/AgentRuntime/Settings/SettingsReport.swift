@@ -41,6 +41,8 @@ public struct SettingsReport: Sendable {
     public var log = LogSettings()
     /// The module task types the valid tasks use, by `"<module>.<type>"`.
     public var moduleTasks: [String: ModuleTaskType] = [:]
+    /// The valid schedules (their task among ``tasks``), ready for the ``Scheduler``.
+    public var schedules: [ScheduleDefinition] = []
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

@@ -173,7 +173,11 @@ public struct SettingsValidator {
             }
             tasks.append(task)
         }
+        let definedTasks = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
+        let (schedules, scheduleIssues) = ScheduleSettings.check(settings.schedules, tasks: tasks, definedTasks: definedTasks)
+        generalIssues += scheduleIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+        report.schedules = schedules
         report.tasks = tasks
         report.moduleTasks = moduleTasks
         report.log = settings.log

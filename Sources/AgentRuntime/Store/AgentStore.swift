@@ -26,6 +26,8 @@ public final class AgentStore: @unchecked Sendable {
     private var clearConversations: [String] = []
     /// Task runs' changes (see ``SQLiteRunStore``).
     private var runs: [TaskRun] = []
+    /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
+    private var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
     /// When the oldest waiting event was handed over (group commit waits from here).
     private var oldestPendingSince = Date.distantPast
     private var stopping = false
@@ -133,6 +135,15 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Commits a schedule change (its runs, states and history together) in the writer's next
+    /// transaction; `done` runs on the writer thread once it is committed (or could not be).
+    func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+        lock.lock()
+        scheduleCommits.append((change, done))
+        lock.signal()
+        lock.unlock()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -173,7 +184,7 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         while true {
             lock.lock()
-            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, !stopping {
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, !stopping {
                 // Asleep until there is work or retention is due: no idle wake-ups.
                 if !lock.wait(untilSaturated: nextRetention) { break }
             }
@@ -182,7 +193,7 @@ public final class AgentStore: @unchecked Sendable {
             // Anything else (a state save, history, chat, stopping) is written at once.
             let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
             while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, runs.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
+                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
             let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
             // What is left is already overdue.
@@ -193,6 +204,8 @@ public final class AgentStore: @unchecked Sendable {
             let clears = clearConversations
             let runBatch = runs
             runs = []
+            let scheduleBatch = scheduleCommits
+            scheduleCommits = []
             states = []
             history = []
             chat = []
@@ -203,9 +216,11 @@ public final class AgentStore: @unchecked Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batch.count, states: stateBatch)
-            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty {
+                for commit in scheduleBatch { commit.done(false) }
+            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
+                        || !scheduleBatch.isEmpty {
                 do {
-                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch)
+                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -225,10 +240,12 @@ public final class AgentStore: @unchecked Sendable {
                     lock.unlock()
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
+                    for commit in scheduleBatch { commit.done(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
                     drop(batch.count, states: stateBatch)
+                    for commit in scheduleBatch { commit.done(false) }
                     retryAfter = Date().addingTimeInterval(5)
                 }
             }
@@ -246,8 +263,11 @@ public final class AgentStore: @unchecked Sendable {
         }
     }
 
-    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun]) throws {
+    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
+                       _ scheduleBatch: [ScheduleCommit]) throws {
         try database.inTransaction { db in
+            // First: runs a fire requested must be written before later changes of them.
+            if !scheduleBatch.isEmpty { try SQLiteScheduleStore.write(scheduleBatch, in: db) }
             if !batch.isEmpty {
                 // The hot path of the store: bind with SQLite directly, no intermediate values.
                 let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
@@ -355,7 +375,9 @@ public final class AgentStore: @unchecked Sendable {
                 } while deleted == 10000
             }
             let pruned = try database.write { db in
-                try SQLiteRunStore.prune(endedBefore: settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }, keeping: settings.maximumRuns, in: db)
+                let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
+                _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
             }
             lock.lock()
             stats.expiredRuns += pruned

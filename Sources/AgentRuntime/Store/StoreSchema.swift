@@ -66,6 +66,27 @@ enum StoreSchema {
                 CREATE INDEX task_runs_finished ON task_runs(finished, row);
                 """)
         }
+        migrator.registerMigration("v4-schedules") { db in
+            // A schedule's state (JSON: through, next, paused, last fire…) replaced at every
+            // change, and its history, one row per fire or group of missed/skipped times.
+            try db.execute(sql: """
+                CREATE TABLE schedules (
+                    name TEXT PRIMARY KEY,
+                    data TEXT NOT NULL,
+                    updated REAL NOT NULL
+                );
+                CREATE TABLE schedule_history (
+                    row INTEGER PRIMARY KEY,
+                    schedule TEXT NOT NULL,
+                    planned REAL,
+                    actual REAL NOT NULL,
+                    outcome TEXT NOT NULL,
+                    run_id TEXT,
+                    data TEXT NOT NULL
+                );
+                CREATE INDEX schedule_history_schedule ON schedule_history(schedule, row);
+                """)
+        }
         return migrator
     }
 

@@ -26,6 +26,7 @@ extension Supervisor {
             respond(answer)
         }
         if name.hasPrefix("task_") { return taskCommand(request, caller: caller, respond: finish) }
+        if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
         handleControl(request, respond: finish)
     }
 

@@ -65,6 +65,7 @@ extension Supervisor {
         logFile?.configure(report.log)
         moduleTaskTypes = report.moduleTasks
         applyTasks(report.tasks)
+        scheduler?.apply(report.schedules)
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }

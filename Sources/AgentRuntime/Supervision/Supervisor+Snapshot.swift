@@ -30,6 +30,7 @@ extension Supervisor {
             totals: totals, chatRequests: chatSequence)
         snapshot.tasks = tasks?.figures ?? []
         snapshot.notifications = taskNotifier?.statistics
+        snapshot.schedules = scheduler?.figures ?? []
         return snapshot
     }
 

@@ -114,23 +114,29 @@ extension Supervisor {
     /// shown, stored and published like any event, delivered to its subscribers, and able to
     /// trigger other tasks.
     func publishTaskEvent(_ type: String, _ payload: JSONValue) {
+        publishWorkEvent(type, payload, source: "tasks")
+    }
+
+    /// An event of the work layer from `source` (`tasks`, `schedules`): shown, stored,
+    /// published, delivered to its subscribers and able to trigger tasks.
+    func publishWorkEvent(_ type: String, _ payload: JSONValue, source: String) {
         let body = Array(payload.serialized().utf8)
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
         let typeBytes = Array(type.utf8)
         typeBytes.withUnsafeBytes { t in
-            body.withUnsafeBytes { p in console.event(source: "tasks", type: t, timeNanoseconds: now, payload: p) }
+            body.withUnsafeBytes { p in console.event(source: source, type: t, timeNanoseconds: now, payload: p) }
         }
-        store?.append(type: type, source: "tasks", time: Double(now) / 1e9, payload: body)
+        store?.append(type: type, source: source, time: Double(now) / 1e9, payload: body)
         if let outputs, outputs.wants(.event) {
-            outputs.publish(.event(source: "tasks", type: type, payload: body, time: now))
+            outputs.publish(.event(source: source, type: type, payload: body, time: now))
         }
         for process in (subscribers[type] ?? []) + wildcardSubscribers where process.acceptsDeliveries {
-            deliver(type: type, source: "tasks", payload: payload, to: process)
+            deliver(type: type, source: source, payload: payload, to: process)
         }
         if let triggers = taskTriggers[type] {
-            body.withUnsafeBytes { fire(triggers, type: type, source: "tasks", timeNanoseconds: now, payload: $0) }
+            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0) }
         }
     }
 }

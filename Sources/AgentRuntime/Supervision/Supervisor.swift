@@ -38,6 +38,8 @@ public final class Supervisor {
     var queryRunner: QueryRunner?
     /// The work layer: task runs (see ``TaskCoordinator``; set up by ``setUpTasks(_:)``).
     var tasks: TaskCoordinator?
+    /// The schedules (see ``Scheduler``; set up by ``setUpSchedules(_:)``).
+    var scheduler: Scheduler?
     /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
     public internal(set) var taskNotifier: TaskNotifier?
     /// The module task types of the settings' tasks (set at start and by each reload): where
@@ -315,6 +317,7 @@ public final class Supervisor {
         let wasStopping = stopping
         stopping = true
         if !wasStopping { notifySystemdStopping() }
+        scheduler?.shutDown()
         tasks?.shutDown()
         dropSpares()
         for process in processes {

@@ -118,15 +118,34 @@ final class TaskCoordinator {
     @discardableResult
     func submit(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double?, requestedBy: TaskRun.Origin,
                 rerunOf: String? = nil) -> TaskRun {
+        var run = prepare(task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
+        run.rerunOf = rerunOf
+        return submit(run)
+    }
+
+    /// A run with its id, not queued yet: for a caller that commits the request together with
+    /// its own state first (a schedule's fire), then hands it to ``submit(_:)``.
+    func prepare(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double? = nil, requestedBy: TaskRun.Origin) -> TaskRun {
         sequence += 1
         var run = TaskRun(id: "\(idPrefix)-\(sequence)", task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
         run.sequence = sequence
-        run.rerunOf = rerunOf
+        return run
+    }
+
+    /// Queues a run made by ``prepare(task:input:priority:notBefore:requestedBy:)`` and starts
+    /// it if it may run now. A run already known (recovered from the store) is left as it is.
+    @discardableResult
+    func submit(_ prepared: TaskRun) -> TaskRun {
+        if let known = runs[prepared.id] ?? recent[prepared.id] { return known }
+        let run = prepared
         runs[run.id] = run
-        unfinishedCount[task, default: 0] += 1
+        unfinishedCount[run.task, default: 0] += 1
         record(run, event: "task.queued")
+        guard definitions[run.task] != nil else {
+            return finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
+        }
         enqueue(run)
-        dispatch(task)
+        dispatch(run.task)
         return runs[run.id] ?? recent[run.id] ?? run
     }
 

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 
 #ifdef __cplusplus
 extern "C" {

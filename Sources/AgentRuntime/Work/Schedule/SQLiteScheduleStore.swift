@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import JSONSchema
+
+/// Schedules' state and history in the agent's SQLite store (tables `schedules` and
+/// `schedule_history`, migration v4-schedules). Commits go through the store's writer thread,
+/// in the same transaction as the runs they request (``AgentStore/commitSchedules(_:done:)``);
+/// reads use a read-only connection of their own.
+final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
+    let store: AgentStore
+    private let reader: DatabaseQueue
+
+    init(store: AgentStore) throws {
+        self.store = store
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+    }
+
+    func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+        store.commitSchedules(change, done: done)
+    }
+
+    func loadStates() throws -> [String: ScheduleState] {
+        try reader.read { db in
+            var states: [String: ScheduleState] = [:]
+            for text in try String.fetchAll(db, sql: "SELECT data FROM schedules") {
+                guard let state = (try? JSONValue.parse(Data(text.utf8))).flatMap(ScheduleState.init(stored:)) else { continue }
+                states[state.name] = state
+            }
+            return states
+        }
+    }
+
+    func history(schedule: String, limit: Int) throws -> [ScheduleHistoryEntry] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT schedule, planned, actual, outcome, run_id, data FROM schedule_history
+                WHERE schedule = ? ORDER BY row DESC LIMIT ?
+                """, arguments: [schedule, max(limit, 0)]).compactMap { row in
+                guard let outcome = ScheduleHistoryEntry.Outcome(rawValue: row["outcome"]) else { return nil }
+                let data = (try? JSONValue.parse(Data((row["data"] as String? ?? "{}").utf8))) ?? .object([:])
+                var entry = ScheduleHistoryEntry(schedule: row["schedule"], planned: row["planned"], actual: row["actual"], outcome: outcome,
+                                                 runID: row["run_id"], reason: data["reason"]?.stringValue)
+                entry.count = data["count"]?.numberValue?.intValue ?? 1
+                entry.firstPlanned = data["first_planned"]?.numberValue?.doubleValue
+                return entry
+            }
+        }
+    }
+
+    /// Writes commits (on the store's writer thread, inside its transaction): the runs first,
+    /// then the states and history.
+    static func write(_ commits: [ScheduleCommit], in db: Database) throws {
+        let runs = commits.flatMap(\.runs)
+        if !runs.isEmpty { try SQLiteRunStore.write(runs, in: db) }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO schedules (name, data, updated) VALUES (?, ?, ?)
+            ON CONFLICT(name) DO UPDATE SET data = excluded.data, updated = excluded.updated
+            """)
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO schedule_history (schedule, planned, actual, outcome, run_id, data) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        let now = Date().timeIntervalSince1970
+        for commit in commits {
+            for name in commit.removed { try db.execute(sql: "DELETE FROM schedules WHERE name = ?", arguments: [name]) }
+            for state in commit.states { try upsert.execute(arguments: [state.name, state.json.serialized(), now]) }
+            for entry in commit.history {
+                try insert.execute(arguments: [entry.schedule, entry.planned, entry.actual, entry.outcome.rawValue, entry.runID,
+                                               entry.storedJSON.serialized()])
+            }
+        }
+    }
+
+    /// History lines beyond the retention limits (by age, and all but the newest `keeping`).
+    static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
+        var deleted = 0
+        if let before {
+            try db.execute(sql: "DELETE FROM schedule_history WHERE actual < ?", arguments: [before])
+            deleted += db.changesCount
+        }
+        if let keeping {
+            try db.execute(sql: """
+                DELETE FROM schedule_history WHERE row <= (SELECT row FROM schedule_history ORDER BY row DESC LIMIT 1 OFFSET ?)
+                """, arguments: [keeping])
+            deleted += db.changesCount
+        }
+        return deleted
+    }
+}

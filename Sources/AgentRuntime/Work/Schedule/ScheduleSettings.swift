@@ -1,0 +1,169 @@
+import AgentCore
+import Foundation
+import JSONSchema
+
+/// The settings' `"schedules"`: name → ``ScheduleDefinition``.
+///
+/// The host schema checks the shapes; ``read(_:)`` what a schema cannot say (exactly one of
+/// `cron`, `every`, `at`; the cron expression, naming its field and part; the time zone; the
+/// `at` time). That the target task exists and the input passes its schema is checked by the
+/// ``SettingsValidator`` once the tasks are resolved (see ``check(_:tasks:definedTasks:)``).
+enum ScheduleSettings {
+    /// `every` at least (seconds): a second.
+    static let shortestPeriod: Double = 1
+    /// `max_catch_up` at most.
+    static let mostCatchUp = 100_000
+
+    /// The schema of `"schedules"` (part of ``HostSchema``).
+    static let schema: JSONValue = [
+        "description": "Schedules: tasks run on a calendar (cron), every N seconds, or once at a time. Name → schedule.",
+        "type": "object",
+        "additionalProperties": [
+            "type": "object",
+            "required": ["run"],
+            "additionalProperties": false,
+            "properties": [
+                "cron": ["type": "string", "minLength": 1,
+                         "description": "Five fields (minute hour day-of-month month day-of-week), or six with seconds first; names, lists, ranges, steps; @hourly, @daily, @weekly, @monthly, @yearly, @reboot."],
+                "every": ["type": "number", "minimum": SettingsBounds.json(shortestPeriod), "maximum": SettingsBounds.json(SettingsBounds.longestRetention),
+                          "description": "Fire every so many seconds, at the multiples of it since the Unix epoch (every: 60 fires on each minute)."],
+                "at": ["type": "string", "minLength": 1,
+                       "description": "Fire once at this time: ISO 8601 with an offset (2026-11-25T02:00:00Z), or a local time (2026-11-25T02:00:00) in \"timezone\"."],
+                "timezone": ["type": "string", "minLength": 1, "description": "A tz database zone (Europe/Berlin) for cron fields and a local \"at\"; default: the system's."],
+                "run": [
+                    "type": "object", "required": ["task"], "additionalProperties": false,
+                    "properties": [
+                        "task": ["type": "string", "minLength": 1, "description": "The task (under \"tasks\") each fire runs."],
+                        "input": ["description": "The run's input (default {}), checked against the task's input schema."],
+                    ],
+                ],
+                "catch_up": ["enum": .array(ScheduleDefinition.CatchUp.allCases.map { .string($0.rawValue) }), "default": "one",
+                             "description": "Fire times missed while the agent was down: none (recorded as missed), one (folded into one run), all (one run each, up to max_catch_up within catch_up_window)."],
+                "max_catch_up": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(mostCatchUp), "default": 10,
+                                 "description": "catch_up all: runs at most for the missed times (the newest; the older ones are recorded as missed)."],
+                "catch_up_window": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestRetention),
+                                    "description": "Seconds: missed times older than this are recorded as missed, not caught up. Default: no limit."],
+                "overlap": ["enum": .array(ScheduleDefinition.Overlap.allCases.map { .string($0.rawValue) }), "default": "skip",
+                            "description": "A fire while the schedule's previous run still goes: skip, queue (one waits), replace (cancel the old run), allow."],
+                "jitter": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 0,
+                           "description": "Each fire waits a random delay of up to this many seconds."],
+                "enabled": ["type": "boolean", "default": true],
+                "description": ["type": "string"],
+            ],
+        ],
+    ]
+
+    /// The schedules in `json` (entries the host schema refused are skipped) and the problems
+    /// the schema cannot see, with their pointers.
+    static func read(_ json: JSONValue?) -> (schedules: [ScheduleDefinition], issues: [(pointer: String, message: String)]) {
+        var schedules: [ScheduleDefinition] = []
+        var issues: [(pointer: String, message: String)] = []
+        for (name, value) in (json?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let pointer = "/schedules/" + JSONPointer.escape(name)
+            var problems: [(pointer: String, message: String)] = []
+            if let problem = PlainName.problem(name, what: "schedule name") { problems.append((pointer, problem)) }
+            guard let object = value.objectValue, let task = object["run"]?["task"]?.stringValue else {
+                issues += problems
+                continue
+            }
+            var zone = TimeZone.current
+            if let identifier = object["timezone"]?.stringValue {
+                if let named = TimeZone(identifier: identifier) {
+                    zone = named
+                } else {
+                    let known = TimeZone.knownTimeZoneIdentifiers
+                    problems.append((pointer + "/timezone", "unknown time zone \"\(identifier)\"\(Suggestions.hint(for: identifier, in: known)); expected a name of the tz database such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\""))
+                }
+            }
+            let given = ["cron", "every", "at"].filter { object[$0] != nil }
+            var timing: ScheduleTiming?
+            if given.count != 1 {
+                problems.append((pointer, given.isEmpty
+                    ? "a schedule needs one of \"cron\" (e.g. \"0 3 * * *\"), \"every\" (seconds) or \"at\" (an ISO 8601 time)"
+                    : "a schedule has one of \"cron\", \"every\" and \"at\"; found \(given.map { "\"\($0)\"" }.joined(separator: " and "))"))
+            } else if let text = object["cron"]?.stringValue {
+                do throws(CronExpressionError) {
+                    timing = .cron(try CronExpression(parsing: text))
+                } catch {
+                    problems.append((pointer + "/cron", "invalid cron expression \"\(text)\": \(error.field) \"\(error.part)\": \(error.message)"))
+                }
+            } else if let seconds = object["every"]?.numberValue?.doubleValue, seconds.isFinite {
+                timing = .every(min(max(seconds, shortestPeriod), SettingsBounds.longestRetention))
+            } else if let text = object["at"]?.stringValue {
+                if let time = parseAt(text, zone: zone) {
+                    timing = .at(time)
+                } else {
+                    problems.append((pointer + "/at", "expected an ISO 8601 time, with an offset (2026-11-25T02:00:00Z, 2026-11-25T03:00:00+01:00) or local to \"timezone\" (2026-11-25T02:00:00); found \"\(text)\""))
+                }
+            }
+            guard problems.isEmpty, let timing else {
+                issues += problems
+                continue
+            }
+            var schedule = ScheduleDefinition(name: name, timing: timing, timeZone: zone, task: task, input: object["run"]?["input"] ?? .object([:]))
+            if let policy = object["catch_up"]?.stringValue.flatMap(ScheduleDefinition.CatchUp.init(rawValue:)) { schedule.catchUp = policy }
+            if let count = object["max_catch_up"]?.numberValue {
+                schedule.maxCatchUp = min(max(count.intValue ?? Int(saturating: count.doubleValue), 1), mostCatchUp)
+            }
+            if let window = object["catch_up_window"]?.numberValue?.doubleValue, window.isFinite, window > 0 {
+                schedule.catchUpWindow = min(window, SettingsBounds.longestRetention)
+            }
+            if let policy = object["overlap"]?.stringValue.flatMap(ScheduleDefinition.Overlap.init(rawValue:)) { schedule.overlap = policy }
+            if let jitter = object["jitter"]?.numberValue?.doubleValue, jitter.isFinite {
+                schedule.jitter = min(max(jitter, 0), SettingsBounds.longestTimeout)
+            }
+            schedule.enabled = object["enabled"]?.boolValue ?? true
+            schedule.description = object["description"]?.stringValue ?? ""
+            schedules.append(schedule)
+        }
+        return (schedules, issues)
+    }
+
+    /// `at`: ISO 8601 with an offset, or a local date and time in `zone`.
+    static func parseAt(_ text: String, zone: TimeZone) -> Double? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        }
+        let local = DateFormatter()
+        local.locale = Locale(identifier: "en_US_POSIX")
+        local.timeZone = zone
+        for format in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm"] {
+            local.dateFormat = format
+            if let date = local.date(from: text) { return date.timeIntervalSince1970 }
+        }
+        return nil
+    }
+
+    /// What needs the resolved tasks: the target task exists (`definedTasks`: every name under
+    /// `"tasks"`, valid or not) and the input passes its input schema.
+    static func check(_ schedules: [ScheduleDefinition], tasks: [TaskDefinition], definedTasks: Set<String>)
+        -> (valid: [ScheduleDefinition], issues: [(pointer: String, message: String, followsFrom: String?)])
+    {
+        let byName = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var valid: [ScheduleDefinition] = []
+        var issues: [(pointer: String, message: String, followsFrom: String?)] = []
+        for schedule in schedules {
+            let pointer = "/schedules/" + JSONPointer.escape(schedule.name) + "/run"
+            guard let task = byName[schedule.task] else {
+                if definedTasks.contains(schedule.task) {
+                    issues.append((pointer + "/task", "the task \"\(schedule.task)\" is invalid (see /tasks/\(JSONPointer.escape(schedule.task)))", "/tasks/" + JSONPointer.escape(schedule.task)))
+                } else {
+                    let names = definedTasks.sorted()
+                    issues.append((pointer + "/task", "unknown task \"\(schedule.task)\"\(Suggestions.hint(for: schedule.task, in: names)); tasks: \(names.isEmpty ? "none (define it under \"tasks\")" : names.joined(separator: ", "))", nil))
+                }
+                continue
+            }
+            if let schema = task.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) {
+                let problems = validator.validate(schedule.input)
+                if !problems.isEmpty {
+                    issues += problems.map { (pointer + "/input" + $0.instanceLocation, "does not match the input schema of task \"\(task.name)\": \($0.message)", nil) }
+                    continue
+                }
+            }
+            valid.append(schedule)
+        }
+        return (valid, issues)
+    }
+}

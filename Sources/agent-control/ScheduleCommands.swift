@@ -1,0 +1,155 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+import JSONSchema
+
+/// The subcommands of `agent-control schedule` that ask the running agent (`next EXPRESSION`
+/// is in Schedule.swift).
+enum ScheduleAgentCommands {
+    static let all: [any ParsableCommand.Type] = [ScheduleList.self, SchedulePause.self, ScheduleResume.self, ScheduleRun.self, ScheduleHistory.self]
+
+    /// One line per schedule: NAME  TASK  TIMING  next …  last … (result)  [paused].
+    static func line(_ schedule: JSONValue) -> String {
+        var timing = "?"
+        for key in ["cron", "every", "at"] {
+            if let value = schedule[key]?.stringValue { timing = key == "every" ? "every \(value) s" : key == "at" ? "at \(value)" : "cron \"\(value)\"" }
+        }
+        var text = "\(schedule["name"]?.stringValue ?? "?")  \(schedule["task"]?.stringValue ?? "?")  \(timing)"
+        if schedule["timezone"]?.stringValue != nil, schedule["cron"] != nil { text += " (\(schedule["timezone"]!.stringValue!))" }
+        if schedule["enabled"] == false {
+            text += "  disabled"
+        } else if schedule["paused"] == true {
+            text += "  paused"
+        } else {
+            text += "  next \(schedule["next_fire"]?.stringValue ?? "none")"
+        }
+        if let last = schedule["last_fire"]?.stringValue {
+            text += "  last \(last)"
+            if let result = schedule["last_result"]?.stringValue { text += " (\(result))" }
+        }
+        let missed = schedule["missed"]?.numberValue?.intValue ?? 0, skipped = schedule["skipped"]?.numberValue?.intValue ?? 0
+        if missed > 0 || skipped > 0 { text += "  missed \(missed), skipped \(skipped)" }
+        return text
+    }
+
+    /// `schedule history`: PLANNED  ACTUAL  OUTCOME  RUN (RESULT)  ×COUNT  REASON.
+    static func historyLine(_ entry: JSONValue) -> String {
+        var text = "\(entry["planned"]?.stringValue ?? "(run now)")  \(entry["actual"]?.stringValue ?? "?")  \(entry["outcome"]?.stringValue ?? "?")"
+        if let run = entry["run_id"]?.stringValue { text += "  \(run)\(entry["result"]?.stringValue.map { " (\($0))" } ?? "")" }
+        if let count = entry["count"]?.numberValue?.intValue, count > 1 {
+            text += "  ×\(count)\(entry["first_planned"]?.stringValue.map { " from \($0)" } ?? "")"
+        }
+        if let reason = entry["reason"]?.stringValue { text += "  \(reason)" }
+        return text
+    }
+
+    /// Sends a schedule command through the task command's client (same refusals, same exit status).
+    static func send(_ request: JSONValue, location: LocationOptions) throws -> JSONValue {
+        try TaskCommand.send(request, location: location)
+    }
+}
+
+struct ScheduleList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the agent's schedules: timing, next and last fire, last result, paused.")
+
+    @Flag(name: .long, help: "Print the schedules as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try ScheduleAgentCommands.send(["command": "schedule_list"], location: location)
+        let schedules = answer["schedules"]?.arrayValue ?? []
+        if json { return schedules.forEach { print($0.serialized()) } }
+        if schedules.isEmpty { print("no schedules (define them under \"schedules\" in settings.json)") }
+        for schedule in schedules { print(ScheduleAgentCommands.line(schedule)) }
+    }
+}
+
+struct SchedulePause: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause", abstract: "Pause a schedule: it does not fire until resumed (kept across restarts of the agent).")
+
+    @Argument(help: "The schedule's name in settings.json.")
+    var name: String
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try ScheduleAgentCommands.send(["command": "schedule_pause", "name": .string(name)], location: location)
+        print(answer["changed"] == false ? "\(name) was already paused" : "\(name) paused")
+    }
+}
+
+struct ScheduleResume: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Resume a paused schedule from now (fire times while it was paused are recorded as skipped).")
+
+    @Argument(help: "The schedule's name in settings.json.")
+    var name: String
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try ScheduleAgentCommands.send(["command": "schedule_resume", "name": .string(name)], location: location)
+        print(answer["changed"] == false ? "\(name) was not paused" : "\(name) resumed; next \(answer["schedule"]?["next_fire"]?.stringValue ?? "none")")
+    }
+}
+
+struct ScheduleRun: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run a schedule's task now with its input; prints the run's id (`task show ID` follows it).")
+
+    @Argument(help: "The schedule's name in settings.json.")
+    var name: String
+
+    @Flag(name: .long, help: "Print the run as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try ScheduleAgentCommands.send(["command": "schedule_run", "name": .string(name)], location: location)
+        let run = answer["run"] ?? .null
+        print(json ? run.serialized() : run["id"]?.stringValue ?? "?")
+    }
+}
+
+struct ScheduleHistory: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "A schedule's history, newest first: PLANNED ACTUAL OUTCOME RUN (RESULT), and missed or skipped fire times with the reason.")
+
+    @Argument(help: "The schedule's name in settings.json.")
+    var name: String
+
+    @Option(name: .long, help: "At most this many lines (1 to 10000; default 100).")
+    var limit: Int = 100
+
+    @Flag(name: .long, help: "Print the lines as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func validate() throws {
+        if !(1...10_000).contains(limit) { throw ValidationError("--limit must be from 1 to 10000, not \(limit)") }
+    }
+
+    func run() throws {
+        let answer = try ScheduleAgentCommands.send(["command": "schedule_history", "name": .string(name), "limit": .number(JSONNumber(limit))],
+                                                    location: location)
+        for entry in answer["history"]?.arrayValue ?? [] { print(json ? entry.serialized() : ScheduleAgentCommands.historyLine(entry)) }
+    }
+}
+
+extension ScheduleAgentCommands {
+    /// `schedule next NAME`: the coming fire times of a schedule of the running agent, in its
+    /// own time zone, one a line.
+    static func printNext(name: String, count: Int, location: LocationOptions) throws {
+        let answer = try send(["command": "schedule_next", "name": .string(name), "count": .number(JSONNumber(count))], location: location)
+        let times = answer["times"]?.arrayValue ?? []
+        if times.isEmpty { FileHandle.standardError.write(Data("note: \(name) has no coming fire time\n".utf8)) }
+        for time in times { print(time.stringValue ?? "?") }
+    }
+}
