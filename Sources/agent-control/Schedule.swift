@@ -19,13 +19,13 @@ struct ScheduleCommand: ParsableCommand {
         Exit status: 0 success; 1 an invalid expression, an unknown time zone, or an expression that \
         never fires.
         """,
-        subcommands: [ScheduleNext.self])
+        subcommands: [ScheduleNext.self] + ScheduleAgentCommands.all)
 }
 
 struct ScheduleNext: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "next",
-        abstract: "Print the coming fire times of a cron expression: ISO 8601 local times with their UTC offset, one a line.",
+        abstract: "Print the coming fire times of a cron expression, or of a schedule of the running agent: ISO 8601 local times with their UTC offset, one a line.",
         discussion: """
         Check an expression before trusting it: `agent-control schedule next "30 2 * * *" \
         --timezone Europe/Berlin --after 2026-03-28T00:00:00Z -n 3` shows the night the clocks \
@@ -33,7 +33,7 @@ struct ScheduleNext: ParsableCommand {
         and the offending part.
         """)
 
-    @Argument(help: "A cron expression in quotes (\"0 3 * * *\", \"*/10 * * * * *\", @daily).")
+    @Argument(help: "A cron expression in quotes (\"0 3 * * *\", \"*/10 * * * * *\", @daily), or the name of a schedule of the running agent (in its own time zone).")
     var expression: String
 
     @Option(name: .customShort("n"), help: "How many fire times (1 to 10000; default 10).")
@@ -44,6 +44,8 @@ struct ScheduleNext: ParsableCommand {
 
     @Option(name: .long, help: "Start after this instant instead of now: ISO 8601 with an offset or Z (2026-03-28T00:00:00Z).")
     var after: String?
+
+    @OptionGroup var location: LocationOptions
 
     func validate() throws {
         if !(1...10_000).contains(count) { throw ValidationError("-n must be from 1 to 10000, not \(count)") }
@@ -66,7 +68,14 @@ struct ScheduleNext: ParsableCommand {
 
     /// The fire times of a schedule configured in the agent, by its name.
     private func printFireTimes(ofSchedule name: String, in zone: TimeZone, after start: Date) throws {
-        throw CommandFailure.report("\"\(name)\" is not a cron expression: write five fields (or six, seconds first) in quotes, e.g. \"0 3 * * *\", or a shortcut such as @daily")
+        let hint = "write five fields (or six, seconds first) in quotes, e.g. \"0 3 * * *\", or a shortcut such as @daily"
+        guard (try? location.daemon()) != nil else {
+            throw CommandFailure.report("\"\(name)\" is not a cron expression (\(hint)), and there is no agent here to have a schedule of that name")
+        }
+        guard timezone == nil, after == nil else {
+            throw CommandFailure.report("\"\(name)\" is a schedule's name: it fires in its own time zone, from now (--timezone and --after are for an expression)")
+        }
+        try ScheduleAgentCommands.printNext(name: name, count: count, location: location)
     }
 
     /// The fire times of an expression given on the command line.

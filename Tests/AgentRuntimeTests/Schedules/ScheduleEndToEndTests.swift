@@ -84,7 +84,8 @@ import Testing
         let settings = ScheduleAgent.settings(tasks: Self.logTask, schedules: #"""
             "none": {"every": 1, "catch_up": "none", "run": {"task": "log", "input": {"s": "none"}}},
             "one": {"every": 1, "run": {"task": "log", "input": {"s": "one"}}},
-            "all": {"every": 1, "catch_up": "all", "max_catch_up": 2, "run": {"task": "log", "input": {"s": "all"}}}
+            "all": {"every": 1, "catch_up": "all", "max_catch_up": 2, "run": {"task": "log", "input": {"s": "all"}}},
+            "boot": {"cron": "@reboot", "run": {"task": "log", "input": {"s": "boot"}}}
             """#)
         let first = try ScheduleAgent.start(settings, directory: directory)
         #expect(ScheduleAgent.wait { ["none", "one", "all"].allSatisfy { name in ScheduleAgent.lines(directory + "/runs.txt").contains { $0.contains("\"\(name)\"") } } })
@@ -112,6 +113,11 @@ import Testing
         // Every planned time once: the caught-up runs are the newest missed times, the rest missed.
         let planned = all.compactMap { $0["outcome"] == "fired" ? $0["planned"]?.stringValue : nil }
         #expect(Set(planned).count == planned.count, "\(planned)")
+
+        // @reboot: once per start of the agent, never on the calendar.
+        let boots = try second.history("boot")
+        #expect(boots.count == 2 && boots.allSatisfy { $0["outcome"] == "fired" && $0["reason"] == "the agent started" }, "\(boots)")
+        #expect(try second.list()["boot"]?["next_fire"] == nil)
     }
 
     @Test func aFireWhileThePreviousRunGoesIsSkippedOrWaitsAsItsOverlapSays() throws {
@@ -151,6 +157,12 @@ import Testing
         let line = try #require(try agent.history("daily").first)
         #expect(line["outcome"] == "fired" && line["run_id"]?.stringValue == id && line["planned"] == nil && line["reason"] == "run now", "\(line)")
         #expect(try agent.list()["daily"]?["next_fire"]?.stringValue == before)
+        // `schedule next NAME`: the schedule's coming times from the agent, one a line.
+        let next = try agent.control(["next", "daily", "-n", "3"])
+        #expect(next.status == 0, "\(next.stderr)")
+        let times = next.stdout.split(separator: "\n").compactMap { ScheduleCrashTests.seconds(String($0)) }
+        #expect(times.count == 3 && times[1] - times[0] == 86400 && times[2] - times[1] == 86400, "\(next.stdout)")
+        #expect(next.stdout.hasPrefix(before), "\(next.stdout) vs \(before)")
         let missing = try agent.control(["run", "dialy"])
         #expect(missing.status == 1 && missing.stderr.contains("did you mean \"daily\""), "\(missing.stderr)")
     }
