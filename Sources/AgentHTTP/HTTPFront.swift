@@ -25,7 +25,8 @@ public final class HTTPFront: AgentFront, Sendable {
     let settings: HTTPSettings
     /// `GET /metrics` and the request counters.
     let exporter = PrometheusExporter()
-    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, port: Int?)>((nil, nil, nil))
+    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?)>(
+        (nil, nil, nil, nil))
     /// The `Date` header of the answers.
     private let dates = HTTPDateHeader()
     private let finished = DispatchSemaphore(value: 0)
@@ -133,7 +134,7 @@ public final class HTTPFront: AgentFront, Sendable {
             }
             finished.signal()
         }
-        state.withLock { $0.task = task; $0.group = group }
+        state.withLock { $0.task = task; $0.group = group; $0.executor = executor }
         guard started.wait(timeout: .now() + 30) == .success else {
             stop()
             throw HTTPFrontError("http: could not listen on \(address) within 30 s")
@@ -153,11 +154,16 @@ public final class HTTPFront: AgentFront, Sendable {
     }
 
     public func stop() {
-        let (task, group) = state.withLock { state in
-            defer { (state.task, state.group) = (nil, nil) }
-            return (state.task, state.group)
+        let (task, group, executor) = state.withLock { state in
+            defer { (state.task, state.group, state.executor) = (nil, nil, nil) }
+            return (state.task, state.group, state.executor)
         }
-        defer { try? group?.syncShutdownGracefully() }
+        defer {
+            // Tasks resumed after this (a command answered "the agent is stopping") run on the
+            // global pool: the event loop is going away.
+            executor?.close()
+            try? group?.syncShutdownGracefully()
+        }
         guard let task else { return }
         // Streams end at their next poll with a last `end` event; their connections then close
         // with the server instead of being cut.
