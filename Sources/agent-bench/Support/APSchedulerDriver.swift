@@ -30,16 +30,7 @@ struct APSchedulerDriver {
     /// then writes the driver.
     init(environment: BenchEnvironment) throws {
         folder = environment.folder("apscheduler")
-        let log = folder + "/install.log"
-        if !FileManager.default.isExecutableFile(atPath: python) {
-            Progress.say("installing \(Self.requirement) from PyPI into \(folder)/venv…")
-            guard Shell.run("/usr/bin/env", ["python3", "-m", "venv", folder + "/venv"], log: log) else {
-                throw BenchError("python3 -m venv failed (is python3 with venv installed?); see \(log)")
-            }
-            guard Shell.run(folder + "/venv/bin/pip", ["install", "-q", "--disable-pip-version-check", Self.requirement], log: log) else {
-                throw BenchError("pip install \(Self.requirement) failed; see \(log)")
-            }
-        }
+        _ = try PythonVirtualEnvironment.install([Self.requirement], in: folder)
         try Self.script.write(toFile: folder + "/apscheduler_bench.py", atomically: true, encoding: .utf8)
     }
 

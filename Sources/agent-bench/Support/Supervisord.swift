@@ -27,17 +27,7 @@ final class Supervisord {
     /// starts supervisord in the foreground; returns once every program is RUNNING.
     init(environment: BenchEnvironment, programs count: Int) throws {
         folder = environment.folder("supervisord")
-        let log = folder + "/install.log"
-        let python = folder + "/venv/bin/python"
-        if !FileManager.default.isExecutableFile(atPath: python) {
-            Progress.say("installing \(Self.requirement) from PyPI into \(folder)/venv…")
-            guard Shell.run("/usr/bin/env", ["python3", "-m", "venv", folder + "/venv"], log: log) else {
-                throw BenchError("python3 -m venv failed (is python3 with venv installed?); see \(log)")
-            }
-            guard Shell.run(folder + "/venv/bin/pip", ["install", "-q", "--disable-pip-version-check", Self.requirement], log: log) else {
-                throw BenchError("pip install \(Self.requirement) failed; see \(log)")
-            }
-        }
+        _ = try PythonVirtualEnvironment.install([Self.requirement], in: folder)
         version = Command.output(folder + "/venv/bin/supervisord", ["--version"]).map { "supervisord \($0)" } ?? "supervisord"
         port = try HTTPProbe.freePort()
         let programs = (0..<count).map { index in

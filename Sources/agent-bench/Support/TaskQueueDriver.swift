@@ -27,16 +27,7 @@ struct TaskQueueDriver {
     /// there), then writes the driver.
     init(environment: BenchEnvironment) throws {
         folder = environment.folder("taskqueues")
-        let log = folder + "/install.log"
-        if !FileManager.default.isExecutableFile(atPath: python) {
-            Progress.say("installing \(Self.requirements.joined(separator: " ")) from PyPI into \(folder)/venv…")
-            guard Shell.run("/usr/bin/env", ["python3", "-m", "venv", folder + "/venv"], log: log) else {
-                throw BenchError("python3 -m venv failed (is python3 with venv installed?); see \(log)")
-            }
-            guard Shell.run(folder + "/venv/bin/pip", ["install", "-q", "--disable-pip-version-check"] + Self.requirements, log: log) else {
-                throw BenchError("pip install \(Self.requirements.joined(separator: " ")) failed; see \(log)")
-            }
-        }
+        _ = try PythonVirtualEnvironment.install(Self.requirements, in: folder)
         try Self.script.write(toFile: folder + "/taskqueue_bench.py", atomically: true, encoding: .utf8)
     }
 
