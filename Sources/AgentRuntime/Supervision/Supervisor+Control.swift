@@ -183,14 +183,6 @@ extension SupervisedProcessInfo {
     /// `running`, `backoff`, `failed`… and `suspended` for a worker stopped by a signal.
     public var stateName: String {
         if suspendedBy != nil { return "suspended" }
-        return switch state {
-        case .starting: "starting"
-        case .running: "running"
-        case .backoff: "backoff"
-        case .stopping: "stopping"
-        case .stopped: "stopped"
-        case .exited: "exited"
-        case .failed: "failed"
-        }
+        return state.shortName
     }
 }
