@@ -222,6 +222,23 @@ import Testing
         #expect(ProcFacts.survivors(of: tree, within: 5).isEmpty)
     }
 
+    /// A program of the run's own group still dying of the group's SIGKILL is no escapee: the
+    /// escapee sweep once reaped it and took the run's exit status ("reaped elsewhere", no
+    /// signal; seen in a loaded full run).
+    @Test func theEscapeeSweepLeavesTheRunsOwnGroupToItsRun() throws {
+        let harness = Harness("escapees")
+        let runID = harness.start(Harness.task(["sleep", "30"]))
+        harness.turn(for: 0.01)
+        let pid = harness.pid(of: runID)
+        _ = Harness.waitForGroup(pid, count: 1, command: "sleep")
+        #expect(harness.runner.killEscapees(of: [runID], outside: [pid]).isEmpty)
+        #expect(ProcFacts.isAlive(pid))
+        harness.runner.cancel(runID: runID, reason: .cancelled)
+        let outcome = try #require(harness.wait(for: runID))
+        #expect(outcome.status == .cancelled)
+        #expect(outcome.signal == "SIGTERM")
+    }
+
     @Test func aCancelledProgramThatIgnoresSIGTERMIsKilledAfterTheGrace() throws {
         var limits = CommandTaskRunner.Limits()
         limits.cancelGrace = 0.3

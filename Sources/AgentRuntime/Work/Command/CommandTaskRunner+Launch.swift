@@ -132,7 +132,10 @@ extension CommandTaskRunner {
     /// daemon): those whose environment still carries the run's id, found in /proc (the
     /// agent's cgroup alone would miss a child forked before its parent was moved there).
     /// Returns their pids.
-    func killEscapees(of runIDs: Set<String>) -> [pid_t] {
+    /// `groups`: the runs' own process groups, killed as groups and reaped by their runs —
+    /// a member still dying of that kill is not an escapee (reaping it here took the run's
+    /// own exit status: "reaped elsewhere", no signal).
+    func killEscapees(of runIDs: Set<String>, outside groups: Set<pid_t>) -> [pid_t] {
         var killed: [pid_t] = []
         let prefix = Array("\(EnvironmentKey.runID)=".utf8)
         // A process may fork while the scan runs: look again while something was found.
@@ -140,6 +143,7 @@ extension CommandTaskRunner {
             var found = false
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = pid_t(entry), pid != getpid(), let stat = ProcStat.read(pid), stat.state != "Z",
+                      !groups.contains(pid), !groups.contains(stat.group),
                       let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
                       let runID = Self.value(after: prefix, in: environment), runIDs.contains(runID) else { continue }
                 Glibc.kill(pid, SIGKILL)

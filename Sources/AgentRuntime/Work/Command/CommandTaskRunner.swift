@@ -209,7 +209,7 @@ final class CommandTaskRunner: TaskRunner {
         let going = runs.filter { $0.pid > 0 }
         guard !going.isEmpty else { return }
         for run in going { Glibc.kill(-run.pid, SIGKILL) }
-        let escapees = killEscapees(of: Set(going.map(\.runID)))
+        let escapees = killEscapees(of: Set(going.map(\.runID)), outside: Set(going.map(\.pid)))
         if !escapees.isEmpty {
             logger.notice("killed \(escapees.count) process\(escapees.count == 1 ? "" : "es") (pid \(escapees.map(String.init).joined(separator: ", "))) that had left the process group of \(going.count == 1 ? "run \(going[0].runID)" : "the runs")")
             reap(escapees, tries: 20)
