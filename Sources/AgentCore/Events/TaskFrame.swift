@@ -4,16 +4,21 @@
 /// frame after `taskRun` carries 8 bytes, not the run id. Integers are little-endian. The
 /// input and output cross as the JSON bytes they are: neither side parses them on the way.
 public enum TaskFrame {
-    /// `taskRun`: token (8), attempt (4), run id length (2), run id, input JSON.
-    public static func appendRun(token: UInt64, attempt: Int, runID: String, input: [UInt8], to buffer: FrameBuffer) {
+    /// `taskRun`: token (8), attempt (4), run id length (2), idempotency key length (2), run
+    /// id, idempotency key, input JSON.
+    public static func appendRun(token: UInt64, attempt: Int, runID: String, idempotencyKey: String, input: [UInt8], to buffer: FrameBuffer) {
         let id = Array(runID.utf8.prefix(Int(UInt16.max)))
-        FrameCodec.appendHeader(.taskRun, bodyLength: 14 + id.count + input.count, to: buffer)
+        let key = Array(idempotencyKey.utf8.prefix(Int(UInt16.max)))
+        FrameCodec.appendHeader(.taskRun, bodyLength: 16 + id.count + key.count + input.count, to: buffer)
         appendUInt64(token, to: buffer)
         let attempt = UInt32(clamping: attempt)
         for shift in stride(from: 0, to: 32, by: 8) { buffer.append(UInt8(truncatingIfNeeded: attempt >> UInt32(shift))) }
-        buffer.append(UInt8(truncatingIfNeeded: id.count))
-        buffer.append(UInt8(truncatingIfNeeded: id.count >> 8))
+        for length in [id.count, key.count] {
+            buffer.append(UInt8(truncatingIfNeeded: length))
+            buffer.append(UInt8(truncatingIfNeeded: length >> 8))
+        }
         buffer.append(contentsOf: id)
+        buffer.append(contentsOf: key)
         buffer.append(contentsOf: input)
     }
 
@@ -22,16 +27,20 @@ public enum TaskFrame {
         public var token: UInt64
         public var attempt: UInt32
         public var runID: UnsafeRawBufferPointer
+        public var idempotencyKey: UnsafeRawBufferPointer
         public var input: UnsafeRawBufferPointer
     }
 
     public static func parseRun(_ body: UnsafeRawBufferPointer) -> Run? {
-        guard body.count >= 14 else { return nil }
+        guard body.count >= 16 else { return nil }
         let idLength = Int(FrameCodec.readUInt16(body, at: 12))
-        guard body.count >= 14 + idLength else { return nil }
+        let keyLength = Int(FrameCodec.readUInt16(body, at: 14))
+        let keyStart = 16 + idLength, inputStart = keyStart + keyLength
+        guard body.count >= inputStart else { return nil }
         return Run(token: token(body)!, attempt: FrameCodec.readUInt32(body, at: 8),
-                   runID: UnsafeRawBufferPointer(rebasing: body[14..<(14 + idLength)]),
-                   input: UnsafeRawBufferPointer(rebasing: body[(14 + idLength)...]))
+                   runID: UnsafeRawBufferPointer(rebasing: body[16..<keyStart]),
+                   idempotencyKey: UnsafeRawBufferPointer(rebasing: body[keyStart..<inputStart]),
+                   input: UnsafeRawBufferPointer(rebasing: body[inputStart...]))
     }
 
     /// `taskCancel` and `taskHeartbeat`: the token alone.

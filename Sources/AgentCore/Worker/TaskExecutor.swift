@@ -39,15 +39,19 @@ final class TaskExecutor: @unchecked Sendable {
 
     private func start(_ frame: TaskFrame.Run) {
         host.taskRuns.withLock { $0[frame.token] = false }
-        // The run id NUL-terminated, as the header promises.
+        // The run id and the key NUL-terminated, as the header promises.
         var id = [CChar](repeating: 0, count: frame.runID.count + 1)
         id.withUnsafeMutableBytes { $0.copyMemory(from: frame.runID) }
+        var key = [CChar](repeating: 0, count: frame.idempotencyKey.count + 1)
+        key.withUnsafeMutableBytes { $0.copyMemory(from: frame.idempotencyKey) }
         let status = id.withUnsafeBufferPointer { idPointer in
-            var raw = agent_task_run(
-                run_token: frame.token, run_id: idPointer.baseAddress, run_id_len: frame.runID.count,
-                attempt: frame.attempt, input_json: frame.input.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                input_len: frame.input.count)
-            return run(handler, &raw)
+            key.withUnsafeBufferPointer { keyPointer in
+                var raw = agent_task_run(
+                    run_token: frame.token, run_id: idPointer.baseAddress, run_id_len: frame.runID.count,
+                    attempt: frame.attempt, input_json: frame.input.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    input_len: frame.input.count, idempotency_key: keyPointer.baseAddress, idempotency_key_len: frame.idempotencyKey.count)
+                return run(handler, &raw)
+            }
         }
         if status != Int32(AGENT_OK) {
             // Failed to start, unless the module completed it anyway.

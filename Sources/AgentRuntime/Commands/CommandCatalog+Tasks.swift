@@ -15,6 +15,7 @@ extension CommandCatalog {
         "next_attempt_at": ["type": "string", "format": "date-time"], "execution_time": ["type": "number", "description": "Seconds the last attempt took."],
         "output": [:], "error": ["type": "string"], "exit_code": ["type": "integer"], "signal": ["type": "string"],
         "stderr_tail": ["type": "string"], "rerun_of": ["type": "string"],
+        "idempotency_key": ["type": "string", "description": "What the run's work sees as AGENT_TASK_IDEMPOTENCY_KEY / TaskContext.idempotencyKey: the run id, or a workflow step's <run>/<step>/<attempt>."],
     ], required: ["id", "task", "status", "attempt", "priority", "requested_by", "queued_at"], open: true)
 
     static let runAnswer: JSONValue = CommandDescription.object(["ok": ["const": true], "run": runSchema], required: ["ok", "run"])

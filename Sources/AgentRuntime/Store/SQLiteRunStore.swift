@@ -64,12 +64,12 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         last.reserveCapacity(batch.count)
         for (index, run) in batch.enumerated() { last[run.id] = index }
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO task_runs (id, task, status, finished, ended, data) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO task_runs (id, task, status, finished, ended, data, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data
             """)
         for (index, run) in batch.enumerated() where last[run.id] == index {
             try upsert.execute(arguments: [run.id, run.task, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
-                                           run.storedJSON.serialized()])
+                                           run.storedJSON.serialized(), run.idempotencyKey])
         }
     }
 

@@ -87,6 +87,15 @@ enum StoreSchema {
                 CREATE INDEX schedule_history_schedule ON schedule_history(schedule, row);
                 """)
         }
+        migrator.registerMigration("v5-idempotency") { db in
+            // A run's idempotency key (its id unless a workflow step gave one), so that a step
+            // run again after a crash can be found by the key it ran with.
+            try db.execute(sql: """
+                ALTER TABLE task_runs ADD COLUMN idempotency_key TEXT;
+                UPDATE task_runs SET idempotency_key = id;
+                CREATE INDEX task_runs_idempotency_key ON task_runs(idempotency_key);
+                """)
+        }
         return migrator
     }
 

@@ -371,7 +371,7 @@ final class TaskCoordinator {
         runningCount[definition.name, default: 0] += 1
         record(run, event: "task.started")
         let id = run.id, number = run.attempt
-        runner.start(TaskRunStart(runID: id, attempt: number, task: definition, input: run.input)) { [weak self] report in
+        runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input)) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
     }

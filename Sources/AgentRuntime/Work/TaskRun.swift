@@ -43,8 +43,13 @@ public struct TaskRun: Sendable, Equatable {
         case cli, http, event, schedule, workflow, rerun
     }
 
-    /// Unique, stable across attempts (the idempotency key handlers and commands see).
+    /// Unique, stable across attempts.
     public var id: String
+    /// The key handlers and commands see to make their effect happen once
+    /// (`AGENT_TASK_IDEMPOTENCY_KEY`, `TaskContext.idempotencyKey`): the run's id unless the
+    /// requester gives one — a workflow step gives "<workflow run>/<step>/<step attempt>", so
+    /// that a step run again after a crash keeps its key. Stable across the run's attempts.
+    public var idempotencyKey: String
     public var task: String
     public var input: JSONValue
     public var priority: Priority
@@ -75,6 +80,7 @@ public struct TaskRun: Sendable, Equatable {
     public init(id: String, task: String, input: JSONValue = .object([:]), priority: Priority = .normal, notBefore: Double? = nil,
                 requestedBy: Origin, queuedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
+        idempotencyKey = id
         self.task = task
         self.input = input
         self.priority = priority
@@ -102,6 +108,7 @@ extension TaskRun {
         if let signal { object["signal"] = .string(signal) }
         if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
         if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        object["idempotency_key"] = .string(idempotencyKey)
         if let startedAt { object["started_at"] = .string(Self.iso(startedAt)) }
         if let endedAt { object["ended_at"] = .string(Self.iso(endedAt)) }
         if let executionTime { object["execution_time"] = .number(JSONNumber((executionTime * 1e6).rounded() / 1e6)) }
@@ -123,6 +130,7 @@ extension TaskRun {
         if let signal { object["signal"] = .string(signal) }
         if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
         if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        if idempotencyKey != id { object["idempotency_key"] = .string(idempotencyKey) }
         if let startedAt { object["started_at"] = .number(JSONNumber(startedAt)) }
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
         if let executionTime { object["execution_time"] = .number(JSONNumber(executionTime)) }
@@ -147,6 +155,7 @@ extension TaskRun {
         signal = value["signal"]?.stringValue
         stderrTail = value["stderr_tail"]?.stringValue
         rerunOf = value["rerun_of"]?.stringValue
+        idempotencyKey = value["idempotency_key"]?.stringValue ?? id
         startedAt = value["started_at"]?.numberValue?.doubleValue
         endedAt = value["ended_at"]?.numberValue?.doubleValue
         executionTime = value["execution_time"]?.numberValue?.doubleValue

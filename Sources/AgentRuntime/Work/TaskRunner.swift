@@ -28,14 +28,24 @@ protocol TaskRunner: AnyObject {
 
 /// One attempt of a run, as a runner receives it.
 struct TaskRunStart {
-    /// The run's id: stable across attempts, the idempotency key a handler or a command sees
-    /// (`AGENT_TASK_RUN_ID`).
+    /// The run's id: stable across attempts (`AGENT_TASK_RUN_ID`).
     var runID: String
+    /// The key a handler or a command makes its effect idempotent with
+    /// (`AGENT_TASK_IDEMPOTENCY_KEY`, `TaskContext.idempotencyKey`); see ``TaskRun/idempotencyKey``.
+    var idempotencyKey: String
     /// 1 for the first attempt (`AGENT_TASK_ATTEMPT`).
     var attempt: Int
     var task: TaskDefinition
     /// The run's input, valid against the task's input schema.
     var input: JSONValue
+
+    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue) {
+        self.runID = runID
+        self.idempotencyKey = idempotencyKey ?? runID
+        self.attempt = attempt
+        self.task = task
+        self.input = input
+    }
 }
 
 /// What a runner says about a run it carries out.

@@ -17,6 +17,7 @@ struct FaultTask: TaskHandler {
         var pid: Int32
         var attempt: Int
         var runID: String
+        var idempotencyKey: String
     }
 
     static let typeName = "fault_task"
@@ -58,7 +59,7 @@ struct FaultTask: TaskHandler {
         default:
             break
         }
-        return Output(mode: input.mode, pid: getpid(), attempt: context.attempt, runID: context.runID)
+        return Output(mode: input.mode, pid: getpid(), attempt: context.attempt, runID: context.runID, idempotencyKey: context.idempotencyKey)
     }
 }
 

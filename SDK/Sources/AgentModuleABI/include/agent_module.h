@@ -270,6 +270,11 @@ typedef struct agent_task_run {
         `input_schema`. Not NUL-terminated. */
     const uint8_t *input_json;
     size_t input_len;
+    /** The key to make the run's effect idempotent with (UTF-8, NUL-terminated): the run id,
+        or what the requester gave — a workflow step's "<workflow run>/<step>/<attempt>",
+        the same when the step runs again after a crash. Appended in ABI 2's table. */
+    const char *idempotency_key;
+    size_t idempotency_key_len;
 } agent_task_run;
 
 /** Task handlers (ABI 2). Modules without task types set these to NULL.

@@ -5,13 +5,18 @@ import Foundation
 public final class TaskContext: Sendable {
     /// The run's id: the same for every attempt, so a key to make the work idempotent.
     public let runID: String
+    /// The key to make the run's effect happen once: the run's id, or what the requester gave
+    /// (a workflow step: "<workflow run>/<step>/<attempt>", the same when the step runs again
+    /// after a crash). Stable across attempts.
+    public let idempotencyKey: String
     /// 1 for the first attempt, 2 for the first retry…
     public let attempt: Int
     private let host: HostBridge
     private let token: UInt64
 
-    init(runID: String, attempt: Int, token: UInt64, host: HostBridge) {
+    init(runID: String, idempotencyKey: String, attempt: Int, token: UInt64, host: HostBridge) {
         self.runID = runID
+        self.idempotencyKey = idempotencyKey
         self.attempt = attempt
         self.token = token
         self.host = host

@@ -90,8 +90,9 @@ let taskRunEntry: agent_task_run_fn = { handle, run in
     let raw = run.pointee
     let token = raw.run_token
     let runID = raw.run_id.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: raw.run_id_len), as: UTF8.self) } ?? ""
+    let key = raw.idempotency_key.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: raw.idempotency_key_len), as: UTF8.self) } ?? runID
     let input = raw.input_json.map { Array(UnsafeBufferPointer(start: $0, count: raw.input_len)) } ?? []
-    let context = TaskContext(runID: runID, attempt: Int(raw.attempt), token: token, host: instance.host)
+    let context = TaskContext(runID: runID, idempotencyKey: key, attempt: Int(raw.attempt), token: token, host: instance.host)
     // Registered before it can finish, so that a quick run also leaves the table.
     instance.tasks.withLock { tasks in
         tasks[token] = Task {

@@ -7,6 +7,7 @@ extension CommandTaskRunner {
     /// The variables every command gets besides the runtime's environment and its task's.
     enum EnvironmentKey {
         static let runID = "AGENT_TASK_RUN_ID"
+        static let idempotencyKey = "AGENT_TASK_IDEMPOTENCY_KEY"
         static let attempt = "AGENT_TASK_ATTEMPT"
         static let name = "AGENT_TASK_NAME"
     }
@@ -20,6 +21,7 @@ extension CommandTaskRunner {
         var environment = self.environment
         environment.merge(spec.environment) { $1 }
         environment[EnvironmentKey.runID] = run.runID
+        environment[EnvironmentKey.idempotencyKey] = run.start.idempotencyKey
         environment[EnvironmentKey.attempt] = String(run.start.attempt)
         environment[EnvironmentKey.name] = run.start.task.name
 

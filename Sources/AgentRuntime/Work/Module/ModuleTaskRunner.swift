@@ -116,7 +116,7 @@ final class ModuleTaskRunner: TaskRunner {
             supervisor.loop.cancel(timer)
             executor.idleTimer = nil
         }
-        TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, input: Array(run.input.serialized().utf8),
+        TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, idempotencyKey: run.idempotencyKey, input: Array(run.input.serialized().utf8),
                             to: executor.process.control)
         supervisor.markDirty(executor.process)
         if active.heartbeatTimeout != nil { scheduleWatchdog() }
