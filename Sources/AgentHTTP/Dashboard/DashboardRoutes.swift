@@ -35,6 +35,8 @@ struct DashboardRoutes: Sendable {
         router.post("/runs/{id}") { request, context in await runAction(request, context) }
         router.get("/schedules") { request, context in await schedulesPage(request, context) }
         router.post("/schedules/{name}") { request, context in await scheduleAction(request, context) }
+        router.get("/memory") { request, context in await memoryPage(request, context) }
+        router.post("/memory") { request, context in await memoryAction(request, context) }
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
@@ -52,7 +54,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("memory", "/memory", "Memory"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

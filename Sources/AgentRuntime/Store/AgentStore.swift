@@ -28,6 +28,8 @@ public final class AgentStore: @unchecked Sendable {
     private var runs: [TaskRun] = []
     /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
     private var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
+    /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
+    private var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
     /// When the oldest waiting event was handed over (group commit waits from here).
     private var oldestPendingSince = Date.distantPast
     private var stopping = false
@@ -144,6 +146,15 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Commits a shared-memory write in the writer's next transaction; `done` runs on the writer
+    /// thread once it is committed, refused (compare-and-set) or could not be written.
+    func commitMemory(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+        lock.lock()
+        memoryWrites.append((write, done))
+        lock.signal()
+        lock.unlock()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -184,7 +195,7 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         while true {
             lock.lock()
-            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, !stopping {
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, !stopping {
                 // Asleep until there is work or retention is due: no idle wake-ups.
                 if !lock.wait(untilSaturated: nextRetention) { break }
             }
@@ -193,7 +204,7 @@ public final class AgentStore: @unchecked Sendable {
             // Anything else (a state save, history, chat, stopping) is written at once.
             let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
             while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
+                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
             let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
             // What is left is already overdue.
@@ -206,6 +217,8 @@ public final class AgentStore: @unchecked Sendable {
             runs = []
             let scheduleBatch = scheduleCommits
             scheduleCommits = []
+            let memoryBatch = memoryWrites
+            memoryWrites = []
             states = []
             history = []
             chat = []
@@ -217,10 +230,12 @@ public final class AgentStore: @unchecked Sendable {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batch.count, states: stateBatch)
                 for commit in scheduleBatch { commit.done(false) }
+                for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
             } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
-                        || !scheduleBatch.isEmpty {
+                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty {
                 do {
-                    try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change))
+                    let memoryResults = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change),
+                                                  memoryBatch.map(\.write))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -241,11 +256,13 @@ public final class AgentStore: @unchecked Sendable {
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
                     for commit in scheduleBatch { commit.done(true) }
+                    for (write, result) in zip(memoryBatch, memoryResults) { write.done(result) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
                     drop(batch.count, states: stateBatch)
                     for commit in scheduleBatch { commit.done(false) }
+                    for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     retryAfter = Date().addingTimeInterval(5)
                 }
             }
@@ -264,7 +281,8 @@ public final class AgentStore: @unchecked Sendable {
     }
 
     private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
-                       _ scheduleBatch: [ScheduleCommit]) throws {
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite]) throws -> [Result<MemoryEntry?, MemoryError>] {
+        var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
         try database.inTransaction { db in
             // First: runs a fire requested must be written before later changes of them.
             if !scheduleBatch.isEmpty { try SQLiteScheduleStore.write(scheduleBatch, in: db) }
@@ -310,8 +328,15 @@ public final class AgentStore: @unchecked Sendable {
                 }
             }
             if !runBatch.isEmpty { try SQLiteRunStore.write(runBatch, in: db) }
+            if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
             return .commit
         }
+        return memoryResults
+    }
+
+    private static func notWritten(_ write: MemoryWrite, retrying: Bool) -> MemoryError {
+        MemoryError(.unavailable, "the store cannot write now" + (retrying ? " (it failed a moment ago and retries every 5 s)" : "")
+                        + ": see the agent's log and `agent-control status`", key: write.key, scope: write.scope)
     }
 
     private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {

@@ -96,6 +96,20 @@ enum StoreSchema {
                 CREATE INDEX task_runs_idempotency_key ON task_runs(idempotency_key);
                 """)
         }
+        migrator.registerMigration("v5-memory") { db in
+            // Shared memory: a JSON value per (scope, key) with its version (compare-and-set).
+            // scope: "agent" or "run:<workflow run id>".
+            try db.execute(sql: """
+                CREATE TABLE memory (
+                    scope TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    updated REAL NOT NULL,
+                    PRIMARY KEY (scope, key)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

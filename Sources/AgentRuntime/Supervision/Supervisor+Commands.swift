@@ -27,6 +27,7 @@ extension Supervisor {
         }
         if name.hasPrefix("task_") { return taskCommand(request, caller: caller, respond: finish) }
         if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
+        if name.hasPrefix("memory_") { return memoryCommand(request, respond: finish) }
         handleControl(request, respond: finish)
     }
 
@@ -36,6 +37,9 @@ extension Supervisor {
         var what = request["command"]?.stringValue ?? "?"
         if let action = request["action"]?.stringValue { what += " " + action }
         if let name = request["name"]?.stringValue { what += " " + name }
+        if let key = request["key"]?.stringValue, what.hasPrefix("memory_") {
+            what += " " + (request["run"]?.stringValue.map { "run:\($0) " } ?? "") + key
+        }
         let ok = answer["ok"]?.boolValue == true
         var result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
         var process = request["name"]?.stringValue ?? ""

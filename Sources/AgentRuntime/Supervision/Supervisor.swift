@@ -75,9 +75,12 @@ public final class Supervisor {
             taskNotifier?.outputs = outputs
         }
     }
+    /// Shared memory (see ``MemoryStore``): in the store, nil without one.
+    var memory: (any MemoryStore)?
     /// The embedded store (nil: running without it).
     public var store: AgentStore? {
         didSet {
+            setUpMemory()
             loadSavedStates()
             updateEventTaps()
         }

@@ -1,0 +1,46 @@
+import JSONSchema
+
+/// Why a memory operation was refused.
+public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// A bad key, scope or version.
+        case invalid
+        /// The value is larger than ``MemoryLimits/valueBytes``.
+        case tooLarge = "too_large"
+        /// Compare-and-set: the key's version is not the expected one.
+        case conflict
+        /// The store is off, or cannot be read or written now.
+        case unavailable
+    }
+
+    public var code: Code
+    /// What is wrong and how to fix it.
+    public var message: String
+    public var key: String?
+    public var scope: MemoryScope?
+    /// For a conflict: the key's version now (0: it does not exist).
+    public var currentVersion: Int?
+
+    public init(_ code: Code, _ message: String, key: String?, scope: MemoryScope?, currentVersion: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.key = key
+        self.scope = scope
+        self.currentVersion = currentVersion
+    }
+
+    public var description: String {
+        var text = message
+        if let key { text += " (key \"\(key)\"" + (scope.map { " in \($0)" } ?? "") + ")" }
+        return text
+    }
+
+    /// As a command's refusal: `{"ok": false, "code", "error", …}`.
+    public var answer: JSONValue {
+        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(description)]
+        if let key { object["key"] = .string(key) }
+        if let scope { object["scope"] = .string(scope.description) }
+        if let currentVersion { object["version"] = .number(JSONNumber(currentVersion)) }
+        return .object(object)
+    }
+}
