@@ -36,6 +36,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var taskRun: FrameKind { FrameKind(rawValue: 10) }
     /// A task executor: cancel the run of a token (8 bytes).
     @inlinable public static var taskCancel: FrameKind { FrameKind(rawValue: 11) }
+    /// Reply to ``memory``: one status byte (0 = the answer, 1 = the request could not be
+    /// asked), then JSON (the memory command's answer) or a message.
+    @inlinable public static var memoryResult: FrameKind { FrameKind(rawValue: 12) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -70,6 +73,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     @inlinable public static var taskHeartbeat: FrameKind { FrameKind(rawValue: 33) }
     /// A task run ended: token, status byte (0 = output JSON follows, 1 = an error message).
     @inlinable public static var taskResult: FrameKind { FrameKind(rawValue: 34) }
+    /// A shared-memory request (`context.memory`): the asking run's token (8 bytes, 0 for a
+    /// process), then a memory command as JSON (see `agent_host_api.memory`).
+    @inlinable public static var memory: FrameKind { FrameKind(rawValue: 35) }
 
     public var description: String {
         switch self {
@@ -99,6 +105,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .taskProgress: "task-progress"
         case .taskHeartbeat: "task-heartbeat"
         case .taskResult: "task-result"
+        case .memory: "memory"
+        case .memoryResult: "memory-result"
         default: "kind \(rawValue)"
         }
     }

@@ -32,6 +32,12 @@ final class WorkerHost: @unchecked Sendable {
     private var currentQuery = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
     /// One query at a time: replies are matched by order.
     private let queryLock = NSLock()
+    private var memoryReply: (status: UInt8, bytes: [UInt8])?
+    /// One memory request at a time (replies matched by order).
+    private let memoryLock = NSLock()
+    /// The answers handed out by `memory`, one per calling thread: a task executor's handlers
+    /// call it from several threads, and each reads its answer after the call returns.
+    private var memoryAnswers: [UInt: UnsafeMutableRawBufferPointer] = [:]
 
     /// Storage behind the pointers handed out by load_state (valid until the next call, as the
     /// header promises).
@@ -109,6 +115,10 @@ final class WorkerHost: @unchecked Sendable {
             let sqlText = sql.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: sqlLength), as: UTF8.self) } ?? ""
             let paramsText = params.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: paramsLength), as: UTF8.self) } ?? "[]"
             return host.query(sql: sqlText, params: paramsText, json, jsonLength)
+        }
+        api.memory = { ctx, token, request, length, json, jsonLength in
+            let bytes = request.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            return WorkerHost.from(ctx).memory(token: token, request: bytes, json, jsonLength)
         }
         api.task_progress = { ctx, token, fraction, message, length in
             let text = message.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
@@ -215,6 +225,11 @@ final class WorkerHost: @unchecked Sendable {
         case .queryResult:
             lock.lock()
             queryReply = (body.first ?? 1, Array(body.dropFirst()))
+            lock.broadcast()
+            lock.unlock()
+        case .memoryResult:
+            lock.lock()
+            memoryReply = (body.first ?? 1, Array(body.dropFirst()))
             lock.broadcast()
             lock.unlock()
         case .taskRun, .taskCancel:
@@ -374,6 +389,31 @@ final class WorkerHost: @unchecked Sendable {
         currentQuery = .allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
         reply.bytes.withUnsafeBytes { currentQuery.copyMemory(from: $0) }
         json?.pointee = UnsafePointer(currentQuery.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        length?.pointee = reply.bytes.count
+        return reply.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+    }
+
+    /// Sends a shared-memory request to the supervisor and waits for its answer; the answer
+    /// stays valid until the calling thread's next `memory` call.
+    func memory(token: UInt64, request: UnsafeRawBufferPointer, _ json: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+                _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+        var body = withUnsafeBytes(of: token.littleEndian) { Array($0) }
+        body.append(contentsOf: request)
+        let reply: (status: UInt8, bytes: [UInt8])
+        if body.count > FrameCodec.maxFrameLength - 16 {
+            reply = (1, Array("the memory request is \(body.count) bytes, more than a frame holds".utf8))
+        } else {
+            memoryLock.lock()
+            reply = self.request(.memory, body: body, reset: { memoryReply = nil }, reply: { memoryReply }) ?? (1, Array("the supervisor is gone".utf8))
+            memoryLock.unlock()
+        }
+        let thread = UInt(pthread_self())
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
+        reply.bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
+        lock.lock()
+        memoryAnswers.updateValue(storage, forKey: thread)?.deallocate()
+        lock.unlock()
+        json?.pointee = UnsafePointer(storage.baseAddress!.assumingMemoryBound(to: UInt8.self))
         length?.pointee = reply.bytes.count
         return reply.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
     }

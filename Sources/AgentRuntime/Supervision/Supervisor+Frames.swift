@@ -140,6 +140,8 @@ extension Supervisor {
             }
         case .query:
             answerQuery(body, from: process)
+        case .memory:
+            answerMemoryFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)

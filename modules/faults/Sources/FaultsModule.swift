@@ -6,5 +6,5 @@ import AgentModuleKit
 @_cdecl("agent_module_entry")
 public func agentModuleEntry() -> OpaquePointer? {
     exportModule(name: "faults", version: "1.0.0", processes: [Fault.self, SlowSink.self, BigEvents.self, Relay.self],
-                 tasks: [FaultTask.self])
+                 tasks: [FaultTask.self, MemoryTask.self])
 }

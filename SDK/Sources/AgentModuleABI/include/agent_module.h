@@ -216,6 +216,17 @@ typedef struct agent_host_api {
         returning. May be called before `task_run` returns. */
     int32_t (*task_complete)(void *host_ctx, uint64_t run_token, int32_t status,
                              const uint8_t *data, size_t data_len);
+
+    /** Shared memory (named JSON values of the agent, or of a workflow run). `request` is a
+        JSON object: {"command": "memory_get"|"memory_set"|"memory_delete"|"memory_list", "key",
+        "value", "expected_version", "prefix", "limit", "scope": "agent"|"run"}, as the
+        agent's memory commands; "run" is the scope of the workflow run whose step the run of
+        `run_token` is (0: a process, which has none). On AGENT_OK, `*json`/`*json_len` point to
+        the host-owned answer ({"ok": true, …} or {"ok": false, "code", "error"}), valid until
+        the calling thread's next `memory` call; AGENT_ERROR when the host could not ask (then a message).
+        Blocks until the agent answers. (Hosts that predate it have a smaller struct_size.) */
+    int32_t (*memory)(void *host_ctx, uint64_t run_token, const char *request, size_t request_len,
+                      const uint8_t **json, size_t *json_len);
 } agent_host_api;
 
 /**

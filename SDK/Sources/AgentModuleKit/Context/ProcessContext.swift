@@ -117,6 +117,10 @@ public final class ProcessContext: Sendable {
     /// Sends an alert: a message at warning level.
     public func alert(_ text: String) { send(text, level: .warning) }
 
+    /// The agent's shared memory: named JSON values that workflows, processes and task
+    /// handlers read and write (see ``SharedMemory``; a process has the agent-wide scope).
+    public var memory: SharedMemory { SharedMemory(host: host, token: 0, isValid: { [self] in isValid }) }
+
     /// Writes a line to the agent's log, tagged with this process's name.
     public func log(_ text: String, level: MessageLevel = .info) {
         if isValid { host.log(level: level, text: text) }

@@ -50,6 +50,10 @@ public final class TaskContext: Sendable {
         return rows
     }
 
+    /// The agent's shared memory: agent-wide keys, and with `scope: .workflowRun` the keys of
+    /// the workflow run this run is a step of (see ``SharedMemory``).
+    public var memory: SharedMemory { SharedMemory(host: host, token: token, isValid: { true }) }
+
     /// Writes a line to the agent's log, tagged with the executor's name.
     public func log(_ text: String, level: MessageLevel = .info) { host.log(level: level, text: "run \(runID): \(text)") }
 }

@@ -202,6 +202,22 @@ final class HostBridge: @unchecked Sendable {
         return bytes
     }
 
+    /// A shared-memory request (JSON) through the host (`memory`); the answer's JSON bytes.
+    /// `token`: the task run asking (its workflow run's scope), 0 for a process.
+    func memory(token: UInt64, request: [UInt8]) throws -> [UInt8] {
+        guard has(\.memory), let memory = api.pointee.memory else {
+            throw ProcessContextError("this host offers no shared memory (an agent-worker older than context.memory)")
+        }
+        var json: UnsafePointer<UInt8>?
+        var length = 0
+        let rc = request.withUnsafeBufferPointer { r in
+            r.withMemoryRebound(to: CChar.self) { memory(ctx, token, $0.baseAddress, $0.count, &json, &length) }
+        }
+        let bytes = json.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
+        guard rc == AGENT_OK else { throw ProcessContextError("shared memory: \(String(decoding: bytes, as: UTF8.self))") }
+        return bytes
+    }
+
     // MARK: Task runs (ABI 2)
 
     func taskProgress(token: UInt64, fraction: Double?, message: String?) {
@@ -261,12 +277,18 @@ public struct ProcessContextError: Error, CustomStringConvertible {
         /// `saveState`: the agent's store cannot write now (disk full, read-only database).
         /// Not fatal: go on and save again later.
         public static let storeUnavailable = Code(description: "store_unavailable")
+        /// Shared memory: a write expected another version than the key has (see
+        /// ``ProcessContextError/currentVersion``). Read the key again and retry.
+        public static let memoryConflict = Code(description: "memory_conflict")
     }
 
     public let code: Code
     public let description: String
-    init(code: Code = .failed, _ description: String) {
+    /// For ``Code/memoryConflict``: the key's version now (0: it does not exist).
+    public let currentVersion: Int?
+    init(code: Code = .failed, _ description: String, currentVersion: Int? = nil) {
         self.code = code
         self.description = description
+        self.currentVersion = currentVersion
     }
 }

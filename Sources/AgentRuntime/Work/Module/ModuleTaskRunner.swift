@@ -135,6 +135,12 @@ final class ModuleTaskRunner: TaskRunner {
         }
     }
 
+    /// The run a token of `process`'s stands for, while it goes on (shared memory asks whose
+    /// run a `context.memory` call is).
+    func runID(token: UInt64, process: SupervisedProcess) -> String? {
+        executors.values.first { $0.process === process }?.runs[token]?.runID
+    }
+
     func shutDown() {
         guard !shutDownCalled else { return }
         shutDownCalled = true
