@@ -54,4 +54,17 @@ import Testing
         let scoped = try Self.output(try Self.control(agent, ["task", "run", "mem", "--input", #"{"op": "read", "key": "x", "scope": "run"}"#, "--wait", "--json"]))
         #expect(scoped["error"]?.stringValue?.contains("only for a task handler's run that is a step of a workflow run") == true, "\(scoped)")
     }
+
+    @Test func aProcessCountsItsStartsInSharedMemory() throws {
+        let settings = #"""
+            {"enabled_modules": ["faults"], "processes": {"counter": {"type": "memory_starts"}}}
+            """#
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], directory: TestPaths.temporaryDirectory("memory-process"))
+        defer { _ = agent.stop() }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("memory starts 1") } != nil, "\(agent.transcript)")
+        #expect(try Self.control(agent, ["process", "restart", "counter"]).status == 0)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("memory starts 2") } != nil, "\(agent.transcript)")
+        let entry = try JSONValue.parse(Data(try Self.control(agent, ["memory", "get", "starts/counter", "--json"]).stdout.utf8))
+        #expect(entry["value"] == 2 && entry["version"] == 2, "\(entry)")
+    }
 }

@@ -5,6 +5,6 @@ import AgentModuleKit
 /// agent in this repository; the tests use it.
 @_cdecl("agent_module_entry")
 public func agentModuleEntry() -> OpaquePointer? {
-    exportModule(name: "faults", version: "1.0.0", processes: [Fault.self, SlowSink.self, BigEvents.self, Relay.self],
+    exportModule(name: "faults", version: "1.0.0", processes: [Fault.self, SlowSink.self, BigEvents.self, Relay.self, MemoryStarts.self],
                  tasks: [FaultTask.self, MemoryTask.self])
 }
