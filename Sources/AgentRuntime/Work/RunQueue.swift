@@ -1,18 +1,38 @@
-/// The queued runs of one task, best first: higher priority, then the earlier not-before time
-/// (a run without one counts from its arrival), then the earlier arrival. A binary heap:
-/// O(log n) to add and to take the best. Cancelled runs are not taken out; the coordinator
-/// skips them when they come up (``TaskCoordinator``).
+/// The queued runs of one task, best first: the earliest *aged due time* — the run's due time
+/// (its not-before time or next attempt, else its arrival) less its priority's rank × the
+/// aging interval —, then the earlier arrival. So a higher priority goes first among runs
+/// queued close together, and a run waiting long enough rises above later ones of any
+/// priority: a run is never overtaken by a run queued more than (that run's rank − its rank)
+/// × the aging interval after it (a `low` run by `critical` ones at most 3 intervals later,
+/// by `high` ones at most 2) — no starvation. The key does not depend on the time of the
+/// comparison, so that the order is a plain heap's. A binary heap: O(log n) to add and to
+/// take the best. Cancelled runs are not taken out; the coordinator skips them when they come
+/// up (``TaskCoordinator``).
 struct RunQueue {
+    /// Seconds of waiting worth one priority step, unless the settings say otherwise
+    /// (`"assignment": {"aging_interval": …}`).
+    static let defaultAgingInterval = AssignmentSettings.defaultAgingInterval
+
     struct Entry {
         var id: String
         var rank: Int
         var due: Double
         var sequence: Int
+        /// `due − rank × aging interval`: lower goes first.
+        var key: Double
+
+        init(id: String, rank: Int, due: Double, sequence: Int, agingInterval: Double = RunQueue.defaultAgingInterval) {
+            self.id = id
+            self.rank = rank
+            self.due = due
+            self.sequence = sequence
+            key = due - Double(rank) * agingInterval
+        }
 
         /// Whether `self` goes before `other`.
         func precedes(_ other: Entry) -> Bool {
+            if key != other.key { return key < other.key }
             if rank != other.rank { return rank > other.rank }
-            if due != other.due { return due < other.due }
             return sequence < other.sequence
         }
     }
@@ -21,6 +41,10 @@ struct RunQueue {
 
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
+    /// The best entry, left in the queue.
+    var first: Entry? { heap.first }
+    /// Every entry, in no particular order (statistics).
+    var entries: [Entry] { heap }
 
     mutating func insert(_ entry: Entry) {
         heap.append(entry)

@@ -77,7 +77,8 @@ final class SlowRunner: TaskRunner {
         let tasks = coordinator([Self.task("t")])
         let first = tasks.submit(task: "t", input: ["n": 0], priority: .low, notBefore: nil, requestedBy: .cli)
         #expect(runner.started.map(\.runID) == [first.id])
-        let past = Date().timeIntervalSince1970 - 60
+        // Half an aging interval (60 s) earlier: before the other normal runs, still after high ones.
+        let past = Date().timeIntervalSince1970 - 30
         let low = tasks.submit(task: "t", input: ["n": 1], priority: .low, notBefore: nil, requestedBy: .cli)
         let normal = tasks.submit(task: "t", input: ["n": 2], priority: .normal, notBefore: nil, requestedBy: .cli)
         let critical = tasks.submit(task: "t", input: ["n": 3], priority: .critical, notBefore: nil, requestedBy: .cli)
