@@ -17,7 +17,8 @@ struct TaskCommand: ParsableCommand {
         task or run, an input that fails the task's schema) or the run did not succeed; 3 the agent \
         is not running.
         """,
-        subcommands: [TaskRunCommand.self, TaskList.self, TaskRuns.self, TaskShow.self, TaskRerun.self, TaskCancel.self])
+        subcommands: [TaskRunCommand.self, TaskList.self, TaskRuns.self, TaskShow.self, TaskRerun.self, TaskCancel.self,
+                      TaskAssign.self, TaskUnassign.self, TaskAssignments.self, TaskSetStrategy.self, TaskComplete.self, TaskFail.self])
 
     /// Sends a task command; prints the refusal and returns nil when it is refused.
     static func send(_ request: JSONValue, location: LocationOptions, timeout: Double = 30) throws -> JSONValue {
@@ -51,7 +52,7 @@ struct TaskCommand: ParsableCommand {
     static func details(_ run: JSONValue) -> String {
         var lines: [String] = []
         for key in ["id", "task", "status", "attempt", "priority", "requested_by", "rerun_of", "queued_at", "not_before", "started_at",
-                    "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "error"] {
+                    "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "assigned_to", "error"] {
             guard let value = run[key] else { continue }
             lines.append("\(key): \(value.stringValue ?? value.serialized())")
         }
@@ -85,6 +86,9 @@ struct TaskRunCommand: ParsableCommand {
     @Option(name: .long, help: "Not before this time: ISO 8601 (2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d).")
     var at: String?
 
+    @Option(name: .long, help: "A label the run's executor must carry, as KEY=VALUE (repeat for several; besides the task's \"require\").")
+    var require: [String] = []
+
     @Flag(name: .long, help: "Wait until the run has finished; the exit status says whether it succeeded.")
     var wait = false
 
@@ -97,6 +101,9 @@ struct TaskRunCommand: ParsableCommand {
         if let priority, TaskRun.Priority(rawValue: priority) == nil {
             throw ValidationError("--priority must be low, normal, high or critical, not \"\(priority)\"")
         }
+        for label in require where !label.contains("=") || label.hasPrefix("=") {
+            throw ValidationError("--require takes KEY=VALUE (e.g. gpu=yes), not \"\(label)\"")
+        }
     }
 
     func run() throws {
@@ -104,6 +111,14 @@ struct TaskRunCommand: ParsableCommand {
         if let input { request["input"] = try Self.readInput(input) }
         if let priority { request["priority"] = .string(priority) }
         if let at { request["at"] = .string(at) }
+        if !require.isEmpty {
+            var labels: JSONObject = [:]
+            for label in require {
+                let parts = label.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                labels[String(parts[0])] = .string(parts.count > 1 ? String(parts[1]) : "")
+            }
+            request["require"] = .object(labels)
+        }
         // A waited-for run may take as long as it takes: the agent answers when it ends.
         let answer = try TaskCommand.send(.object(request), location: location, timeout: wait ? 366 * 86400 : 30)
         let run = answer["run"] ?? .null

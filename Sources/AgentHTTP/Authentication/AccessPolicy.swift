@@ -36,6 +36,17 @@ struct AccessPolicy: RouterMiddleware {
         return !(request.method == .get || request.method == .head)
     }
 
+    /// Whether the request is a person's action on a run assigned to them (`task complete`,
+    /// `task fail`, and the dashboard's form for them): any role may send it — the command
+    /// layer checks that the run waits for that very user —, a session's with its CSRF token.
+    static func isPersonAction(_ request: Request) -> Bool {
+        guard request.method == .post else { return false }
+        let path = request.uri.path
+        if Self.path(path, matches: "/executors/runs/{id}") { return true }
+        guard let command = command("POST", path) else { return false }
+        return command.mutating && !command.requiresAdmin
+    }
+
     /// Whether each command route without path parameters (`GET /api/status`) needs the admin
     /// role: one lookup for the routes clients call most, instead of a scan of the catalog.
     static let commandRoutesWithoutParameters: [String: Bool] = {
@@ -70,10 +81,11 @@ struct AccessPolicy: RouterMiddleware {
             }
             throw AccessRefusal.unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
         }
-        guard Self.changesSomething(request) else { return try await next(request, context) }
+        let personAction = Self.isPersonAction(request)
+        guard personAction || Self.changesSomething(request) else { return try await next(request, context) }
         let checked: Request
         do {
-            guard identity.role == .admin else {
+            guard identity.role == .admin || personAction else {
                 throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read; \(request.method) \(request.uri.path) changes something and needs the admin role")
             }
             checked = identity.bySession ? try await csrf.check(request, context: context) : request

@@ -37,6 +37,9 @@ struct DashboardRoutes: Sendable {
         router.post("/schedules/{name}") { request, context in await scheduleAction(request, context) }
         router.get("/memory") { request, context in await memoryPage(request, context) }
         router.post("/memory") { request, context in await memoryAction(request, context) }
+        router.get("/executors") { request, context in await executorsPage(request, context) }
+        router.post("/executors/runs/{id}") { request, context in await personRunAction(request, context) }
+        router.post("/executors/{name}") { request, context in await executorAction(request, context) }
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
@@ -54,7 +57,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("memory", "/memory", "Memory"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

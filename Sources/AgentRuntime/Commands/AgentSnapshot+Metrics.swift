@@ -145,6 +145,30 @@ extension AgentSnapshot {
             ]
         }
 
+        if let assignment {
+            var byState = MetricFamily("agent_executors", .gauge, "Executors by state: online (room), busy (full), draining, offline (its worker died; held out for a backoff).")
+            for state in ExecutorPool.State.allCases {
+                byState.samples.append(([("state", state.rawValue)], Double(assignment.executors.filter { $0.state == state.rawValue }.count)))
+            }
+            var running = MetricFamily("agent_executor_runs_running", .gauge, "Runs on the executor now.")
+            var capacity = MetricFamily("agent_executor_max_concurrent", .gauge, "Runs the executor takes at once.")
+            var assigned = MetricFamily("agent_executor_assigned_total", .counter, "Runs assigned to the executor over the agent's life.")
+            for executor in assignment.executors {
+                let label = [("executor", executor.name)]
+                running.samples.append((label, Double(executor.running)))
+                capacity.samples.append((label, Double(executor.maxConcurrent)))
+                assigned.samples.append((label, Double(executor.assigned)))
+            }
+            var queuedByPriority = MetricFamily("agent_task_runs_queued_by_priority", .gauge, "Runs waiting (queued or retrying), by priority, over every task.")
+            for priority in TaskRun.Priority.allCases {
+                queuedByPriority.samples.append(([("priority", priority.rawValue)], Double(assignment.queuedByPriority[priority.rawValue] ?? 0)))
+            }
+            families += [byState, running, capacity, assigned, queuedByPriority,
+                         family("agent_task_wait_seconds_sum", .counter, "Seconds runs waited from due to start, summed over the runs started.", assignment.waitSum),
+                         family("agent_task_wait_seconds_count", .counter, "Runs started (the count of agent_task_wait_seconds_sum).", Double(assignment.started)),
+                         family("agent_task_wait_seconds_max", .gauge, "The longest a run waited from due to start.", assignment.waitLongest)]
+        }
+
         var fires = MetricFamily("agent_schedule_fires_total", .counter, "Fires of the schedule that requested a run, over the agent's life.")
         var missed = MetricFamily("agent_schedule_missed_total", .counter, "Fire times of the schedule not run (agent down or late, clock correction, beyond catch-up limits).")
         var skipped = MetricFamily("agent_schedule_skipped_total", .counter, "Fire times of the schedule skipped (previous run still going, paused).")

@@ -62,6 +62,30 @@ public struct AgentSnapshot: Sendable {
     public var notifications: NotificationStatistics?
     /// The schedules' figures (see ``Scheduler``).
     public var schedules: [ScheduleFigures] = []
+    /// The executors' figures (nil: no executor is declared).
+    public var assignment: AssignmentFigures?
+
+    /// Executors and the queue, for status and the metrics (see ``TaskCoordinator``).
+    public struct AssignmentFigures: Sendable {
+        public struct Executor: Sendable {
+            public var name: String
+            public var state: String
+            public var running: Int
+            public var maxConcurrent: Int
+            /// Runs given to it over the agent's life.
+            public var assigned: Int
+        }
+
+        public var executors: [Executor]
+        /// Runs waiting (queued or retrying), by priority.
+        public var queuedByPriority: [String: Int]
+        /// Runs started, and the seconds they waited from due to start.
+        public var started: Int
+        public var waitSum: Double
+        public var waitLongest: Double
+        /// `task status`'s view: the same as `executor list`'s statistics.
+        public var json: JSONValue
+    }
 
     /// One schedule's fire times for the metrics, over the agent's life.
     public struct ScheduleFigures: Sendable {
@@ -95,6 +119,7 @@ extension AgentSnapshot {
         answer["outputs"] = .array(outputs.map(\.jsonValue))
         answer["fork_server"] = forkServer
         if let notifications { answer["notifications"] = notifications.jsonValue }
+        if let assignment { answer["assignment"] = assignment.json }
         return .object(answer)
     }
 

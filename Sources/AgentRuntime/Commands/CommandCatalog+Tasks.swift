@@ -16,6 +16,9 @@ extension CommandCatalog {
         "output": [:], "error": ["type": "string"], "exit_code": ["type": "integer"], "signal": ["type": "string"],
         "stderr_tail": ["type": "string"], "rerun_of": ["type": "string"],
         "idempotency_key": ["type": "string", "description": "What the run's work sees as AGENT_TASK_IDEMPOTENCY_KEY / TaskContext.idempotencyKey: the run id, or a workflow step's <run>/<step>/<attempt>."],
+        "executor": ["type": "string", "description": "The executor of the running or last attempt (a declared one)."],
+        "assigned_to": ["type": "string", "description": "The executor the run was assigned to by hand."],
+        "require": ["type": "object", "description": "Labels the run's executor must carry, besides the task's."],
     ], required: ["id", "task", "status", "attempt", "priority", "requested_by", "queued_at"], open: true)
 
     static let runAnswer: JSONValue = CommandDescription.object(["ok": ["const": true], "run": runSchema], required: ["ok", "run"])
@@ -44,6 +47,7 @@ extension CommandCatalog {
                 "priority": ["enum": ["low", "normal", "high", "critical"], "default": "normal"],
                 "at": ["type": "string", "description": "Not before this time: ISO 8601 (2026-11-24T07:00:00Z), or a delay from now (30s, 10m, 2h, 1d)."],
                 "wait": ["type": "boolean", "default": false, "description": "Answer when the run has finished (succeeded, failed, timed_out or cancelled)."],
+                "require": ["type": "object", "additionalProperties": ["type": "string"], "description": "Labels the run's executor must carry, besides the task's."],
             ], required: ["name"]),
             answer: runAnswer,
             mutating: true),

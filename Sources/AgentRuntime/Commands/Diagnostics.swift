@@ -66,6 +66,7 @@ enum Diagnostics {
             "outputs": .array(supervisor.outputs?.statistics.map(\.jsonValue) ?? []), "limits": .object(limits),
         ]
         answer["notifications"] = supervisor.taskNotifier?.statistics.jsonValue
+        answer["assignment"] = supervisor.tasks?.assignmentFigures?.json
         return .object(answer)
     }
 }

@@ -250,7 +250,7 @@ public struct AgentLauncher {
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         supervisor.moduleTaskTypes = report.moduleTasks
-        supervisor.setUpTasks(report.tasks, agentDirectory: prepared.settings.agentDirectory,
+        supervisor.setUpTasks(report.tasks, executors: report.executors, assignment: report.assignment, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])
         supervisor.setUpSchedules(report.schedules)
         if let outputs = prepared.settings.document["outputs"] {

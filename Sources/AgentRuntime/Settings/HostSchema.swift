@@ -35,6 +35,7 @@ public enum HostSchema {
             "http": HTTPSettings.schema,
             "tasks": TaskSettings.schema,
             "schedules": ScheduleSettings.schema,
+            "assignment": ExecutorSettings.assignmentSchema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
                 "type": "boolean", "default": false,

@@ -43,6 +43,10 @@ public struct SettingsReport: Sendable {
     public var moduleTasks: [String: ModuleTaskType] = [:]
     /// The valid schedules (their task among ``tasks``), ready for the ``Scheduler``.
     public var schedules: [ScheduleDefinition] = []
+    /// The executors (each replica of each valid `"executor"` process), for the ``TaskCoordinator``.
+    public var executors: [ExecutorDefinition] = []
+    /// `"assignment"`: the strategies and the aging interval.
+    public var assignment = AssignmentSettings()
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

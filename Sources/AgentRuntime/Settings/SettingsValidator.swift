@@ -38,6 +38,9 @@ public struct SettingsValidator {
         var unexplainedTypes: [(type: String, process: String)] = []
         var unexplainedAdapters: [(adapter: String, process: String)] = []
         let environment = ProcessInfo.processInfo.environment
+        let definedTaskNames = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
+        let httpUsers = Set(settings.http?.users.keys.map { $0 } ?? [])
+        var executors: [ExecutorDefinition] = []
         for original in settings.processes {
             var process = original
             var issues = settings.hostIssues.filter { $0.process == process.name }
@@ -50,6 +53,16 @@ public struct SettingsValidator {
             }
             func issue(_ pointer: String, _ message: String) {
                 issues.append(SettingsIssue(file: file, pointer: process.pointer + pointer, message: message, process: process.name))
+            }
+            // The host type "executor": a capacity runs are assigned to, no module's process.
+            if process.type == ExecutorSettings.type, process.module == nil {
+                let (found, problems) = ExecutorSettings.read(process, tasks: definedTaskNames, users: httpUsers)
+                issues += problems.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, process: process.name) }
+                issues = issues.map(secrets.redact)
+                reports.append(SettingsReport.Process(name: process.name, type: process.type, module: nil, kind: ExecutorSettings.type,
+                                                      enabled: process.enabled, issues: issues))
+                if process.enabled, issues.isEmpty { executors += found }
+                continue
             }
             var resolved: (ModuleLocation, ModuleManifest.ProcessType)?
             if !process.type.isEmpty {
@@ -170,13 +183,18 @@ public struct SettingsValidator {
                 moduleTasks[task.type] = ModuleTaskType(module: resolved.module, type: resolved.type.type, heartbeatTimeout: resolved.type.heartbeatTimeout)
                 // Requests are checked against the handler's own input schema.
                 if task.inputSchema == nil { task.inputSchema = resolved.type.inputSchema }
+                if task.outputSchema == nil { task.outputSchema = resolved.type.outputSchema }
             }
             tasks.append(task)
         }
         let definedTasks = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
         let (schedules, scheduleIssues) = ScheduleSettings.check(settings.schedules, tasks: tasks, definedTasks: definedTasks)
         generalIssues += scheduleIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
+        generalIssues += ExecutorSettings.crossCheck(executors, tasks: tasks, assignment: settings.document["assignment"])
+            .map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
+        report.executors = executors
+        report.assignment = ExecutorSettings.readAssignment(settings.document["assignment"])
         report.schedules = schedules
         report.tasks = tasks
         report.moduleTasks = moduleTasks

@@ -56,7 +56,10 @@ enum TaskSettings {
                 "cancel_grace": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
                                  "description": "Seconds a cancelled run has to end: a command's process tree from SIGTERM to SIGKILL (default 2; a timeout kills at once), a module handler — cancelled or timed out — from its cancellation until its executor worker is killed (default 5). The agent's stop gives running runs the same grace."],
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema the input of a run must pass (refused at the request otherwise)."],
+                "output": ["type": ["object", "boolean"], "description": "A JSON Schema the output a person gives (task complete) must pass (default: a module task type's declared output schema)."],
                 "settings": ["type": "object", "description": "A module task's own settings (checked against its type's schema)."],
+                "require": ["type": "object", "additionalProperties": ["type": "string"],
+                            "description": "Labels an executor must carry to take the task's runs (every one, same value; processes of type \"executor\")."],
                 "notify": TaskNotifier.notifySchema,
                 "on_event": [
                     "description": "Run the task, with the event as input, for every event of `type` whose payload passes the JSON Schema `where`.",
@@ -95,12 +98,19 @@ enum TaskSettings {
                 task.cancelGrace = min(max(seconds, 0), SettingsBounds.longestTimeout)
             }
             task.settings = object["settings"] ?? .object([:])
+            task.require = ExecutorSettings.labels(object["require"])
             task.notify = object["notify"]
             if let input = object["input"] {
                 if let problem = schemaProblem(input) {
                     problems.append((pointer + "/input", "the input schema does not compile: \(problem); write a JSON Schema (draft 2020-12), e.g. {\"type\": \"object\", \"properties\": {…}}"))
                 }
                 task.inputSchema = input
+            }
+            if let output = object["output"] {
+                if let problem = schemaProblem(output) {
+                    problems.append((pointer + "/output", "the output schema does not compile: \(problem); write a JSON Schema (draft 2020-12)"))
+                }
+                task.outputSchema = output
             }
             if let trigger = object["on_event"]?.objectValue, let eventType = trigger["type"]?.stringValue {
                 if let condition = trigger["where"], let problem = schemaProblem(condition) {

@@ -110,6 +110,10 @@ enum StoreSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v5-assignment") { db in
+            // Choices made at run time that outlive the agent: strategies, drained executors.
+            try db.execute(sql: "CREATE TABLE assignment (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        }
         return migrator
     }
 

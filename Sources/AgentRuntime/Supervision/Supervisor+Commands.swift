@@ -25,7 +25,7 @@ extension Supervisor {
             if audited, let self { audit(request, caller: caller, answer: answer) }
             respond(answer)
         }
-        if name.hasPrefix("task_") { return taskCommand(request, caller: caller, respond: finish) }
+        if name.hasPrefix("task_") || name.hasPrefix("executor_") { return taskCommand(request, caller: caller, respond: finish) }
         if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
         if name.hasPrefix("memory_") { return memoryCommand(request, respond: finish) }
         handleControl(request, respond: finish)

@@ -64,7 +64,7 @@ extension Supervisor {
         let changes = apply(report.planned)
         logFile?.configure(report.log)
         moduleTaskTypes = report.moduleTasks
-        applyTasks(report.tasks)
+        applyTasks(report.tasks, executors: report.executors, assignment: report.assignment)
         scheduler?.apply(report.schedules)
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")

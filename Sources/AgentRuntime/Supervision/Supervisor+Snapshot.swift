@@ -31,6 +31,7 @@ extension Supervisor {
         snapshot.tasks = tasks?.figures ?? []
         snapshot.notifications = taskNotifier?.statistics
         snapshot.schedules = scheduler?.figures ?? []
+        snapshot.assignment = tasks?.assignmentFigures
         return snapshot
     }
 

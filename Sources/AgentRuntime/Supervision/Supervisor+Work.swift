@@ -17,7 +17,10 @@ extension Supervisor {
     /// ``store`` is set.
     /// `notifications`: the settings' agent-wide `"notifications"` (each task's `"notify"` is
     /// merged over it).
-    public func setUpTasks(_ definitions: [TaskDefinition], agentDirectory: String, notifications: JSONValue? = nil) {
+    /// `executors`, `assignment`: the declared executors and the strategies (none: every task
+    /// runs on its implicit executor).
+    public func setUpTasks(_ definitions: [TaskDefinition], executors: [ExecutorDefinition] = [], assignment: AssignmentSettings = AssignmentSettings(),
+                           agentDirectory: String, notifications: JSONValue? = nil) {
         var runStore: (any RunStore)?
         if let store {
             do {
@@ -40,8 +43,18 @@ extension Supervisor {
         }
         taskNotifier = notifier
         coordinator.moduleRunner = ModuleTaskRunner(supervisor: self) { [unowned self] type in moduleTaskTypes[type] }
+        coordinator.personRunner = PersonTaskRunner()
         tasks = coordinator
-        applyTasks(definitions)
+        if let store {
+            let assignmentStore = SQLiteAssignmentStore(store: store, logger: logger)
+            coordinator.assignmentStore = assignmentStore
+            do {
+                coordinator.restoreAssignment(try assignmentStore.load())
+            } catch {
+                logger.error("assignment: cannot read the strategies and drains kept in the store (\(error)); the settings' apply")
+            }
+        }
+        applyTasks(definitions, executors: executors, assignment: assignment)
         if let runStore {
             do {
                 let previous = try runStore.loadUnfinished()
@@ -64,8 +77,10 @@ extension Supervisor {
     }
 
     /// Takes the settings' tasks (at start and at a reload) and their triggers.
-    func applyTasks(_ definitions: [TaskDefinition]) {
+    func applyTasks(_ definitions: [TaskDefinition], executors: [ExecutorDefinition], assignment: AssignmentSettings) {
         guard let tasks else { return }
+        // Executors first: the runs the definitions start go to them.
+        tasks.configureExecutors(executors, assignment: assignment)
         tasks.apply(definitions)
         var triggers: [String: [TaskTrigger]] = [:]
         for task in definitions {
@@ -85,10 +100,11 @@ extension Supervisor {
         guard let tasks else {
             return respond(["ok": false, "code": "unavailable", "error": "this agent runs no tasks"])
         }
-        guard !stopping || request["command"] == "task_list" || request["command"] == "task_show" || request["command"] == "task_runs" else {
+        let reads: Set<String> = ["task_list", "task_show", "task_runs", "executor_list", "task_assignments"]
+        guard !stopping || reads.contains(request["command"]?.stringValue ?? "") else {
             return respond(CommandCenter.stoppingAnswer)
         }
-        tasks.answer(request, origin: caller.front == "control" ? .cli : .http, inbox: loop.inbox, respond: respond)
+        tasks.answer(request, origin: caller.front == "control" ? .cli : .http, inbox: loop.inbox, caller: caller, respond: respond)
     }
 
     /// Runs the tasks triggered by an event whose payload passes their condition, with the

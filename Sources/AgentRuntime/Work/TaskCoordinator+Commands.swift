@@ -4,7 +4,9 @@ import JSONSchema
 extension TaskCoordinator {
     /// The task commands of every front (``CommandCatalog/tasks``), on the loop. Reads of the
     /// store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+    func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCenter.Caller? = nil,
+                respond: @escaping (JSONValue) -> Void) {
+        if let answer = answerAssignment(request, caller: caller) { return respond(answer) }
         switch request["command"]?.stringValue {
         case "task_list"?: respond(listTasks())
         case "task_run"?: runTask(request, origin: origin, respond: respond)
@@ -101,6 +103,14 @@ extension TaskCoordinator {
             }
             wait = flag
         }
+        var require: [String: String] = [:]
+        if let value = request["require"] {
+            guard let object = value.objectValue, object.values.allSatisfy({ $0.stringValue != nil }) else {
+                return respond(Self.refusal("invalid", "\"require\" must be an object of labels (strings), e.g. {\"gpu\": \"yes\"}; found \(Describe.value(value))", pointer: "/require"))
+            }
+            require = ExecutorSettings.labels(value)
+            if let problem = requirementProblem(task: name, require) { return respond(Self.refusal("invalid", problem, pointer: "/require")) }
+        }
         let input = request["input"] ?? .object([:])
         let problems = inputProblems(input, task: name)
         guard problems.isEmpty else {
@@ -109,7 +119,9 @@ extension TaskCoordinator {
                             "error": .string("the input does not match the input schema of task \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)"),
                             "errors": .array(problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })])
         }
-        let run = submit(task: name, input: input, priority: priority, notBefore: notBefore, requestedBy: origin)
+        var prepared = prepare(task: name, input: input, priority: priority, notBefore: notBefore, requestedBy: origin)
+        prepared.require = require
+        let run = submit(prepared)
         guard wait else { return respond(["ok": true, "run": run.json]) }
         whenFinished(run.id) { respond(["ok": true, "run": $0.json]) }
     }

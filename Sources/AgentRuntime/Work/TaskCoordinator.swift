@@ -29,6 +29,8 @@ final class TaskCoordinator {
         /// Monotonic start, for the execution time.
         var startedMonotonic: Double
         var timeoutTimer: Int?
+        /// The declared executor it runs on (nil: the task's implicit one).
+        var executor: String?
     }
 
     let loop: EventLoop
@@ -37,16 +39,17 @@ final class TaskCoordinator {
     let store: (any RunStore)?
     private(set) var definitions: [String: TaskDefinition] = [:]
     private var inputValidators: [String: JSONSchemaValidator] = [:]
+    private(set) var outputValidators: [String: JSONSchemaValidator] = [:]
     /// Runners by task type; `"<module>.<type>"` types without their own go to ``moduleRunner``.
     private var runners: [String: any TaskRunner] = [:]
     var moduleRunner: (any TaskRunner)?
     /// Every unfinished run, by id.
-    private(set) var runs: [String: TaskRun] = [:]
-    private var queues: [String: RunQueue] = [:]
+    var runs: [String: TaskRun] = [:]
+    var queues: [String: RunQueue] = [:]
     private var delayed = DelayedRuns()
     private var delayTimer: (id: Int, at: Double)?
     private(set) var active: [String: Active] = [:]
-    private var runningCount: [String: Int] = [:]
+    var runningCount: [String: Int] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``): `task runs` without a store,
     /// and answers that must not wait for the store's writer.
     private(set) var recent: [String: TaskRun] = [:]
@@ -62,10 +65,34 @@ final class TaskCoordinator {
     /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
-    private var stopping = false
+    private(set) var stopping = false
     /// The stop's end: every attempt ended (or was killed at the grace's deadline).
     private var stopEnded = false
     private var stopDeadline: Int?
+
+    // MARK: Assignment (see TaskCoordinator+Executors.swift)
+
+    /// The declared executors (none: every task runs on its implicit executor).
+    var pool = ExecutorPool()
+    /// `"assignment"` of the settings.
+    var assignment = AssignmentSettings()
+    /// Strategies chosen at run time (`task set-strategy`, kept in the store): they win over
+    /// the settings'.
+    var chosenStrategy: AssignmentStrategy?
+    var chosenTaskStrategies: [String: AssignmentStrategy] = [:]
+    /// Runs assigned by hand, by executor, waiting for its room.
+    var pinned: [String: RunQueue] = [:]
+    /// Unfinished and running runs by priority rank (the queue's size by priority).
+    var unfinishedByRank = [0, 0, 0, 0]
+    var runningByRank = [0, 0, 0, 0]
+    /// Seconds from due to start, over the agent's life.
+    var waits = WaitFigures()
+    /// Runs of people (executors with a `user`).
+    var personRunner: PersonTaskRunner?
+    /// Where the strategies chosen at run time and the drains are kept.
+    var assignmentStore: (any AssignmentStore)?
+    /// Executors the store says are drained, for the next ``configureExecutors(_:assignment:)``.
+    var restoredDrains: Set<String> = []
 
     /// Announces a change of a run on the event bus: (event type, payload).
     var publish: (String, JSONValue) -> Void = { _, _ in }
@@ -95,7 +122,9 @@ final class TaskCoordinator {
     func apply(_ tasks: [TaskDefinition]) {
         definitions = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         inputValidators = [:]
+        outputValidators = [:]
         for task in tasks {
+            if let schema = task.outputSchema, let validator = try? JSONSchemaValidator(schema: schema) { outputValidators[task.name] = validator }
             guard let schema = task.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) else { continue }
             inputValidators[task.name] = validator
         }
@@ -140,6 +169,7 @@ final class TaskCoordinator {
         let run = prepared
         runs[run.id] = run
         unfinishedCount[run.task, default: 0] += 1
+        unfinishedByRank[run.priority.rank] += 1
         record(run, event: "task.queued")
         guard definitions[run.task] != nil else {
             return finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
@@ -185,6 +215,7 @@ final class TaskCoordinator {
             run.sequence = sequence
             runs[run.id] = run
             unfinishedCount[run.task, default: 0] += 1
+            unfinishedByRank[run.priority.rank] += 1
             guard let definition = definitions[run.task] else {
                 finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
                 continue
@@ -298,8 +329,18 @@ final class TaskCoordinator {
             delay(run.id, until: notBefore)
             return
         }
-        queues[run.task, default: RunQueue()].insert(RunQueue.Entry(
-            id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt, sequence: run.sequence))
+        insertQueued(run)
+    }
+
+    /// Into its task's queue, or its executor's when assigned by hand.
+    func insertQueued(_ run: TaskRun) {
+        let entry = RunQueue.Entry(id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt,
+                                   sequence: run.sequence, agingInterval: assignment.agingInterval)
+        if let executor = run.assignedTo {
+            pinned[executor, default: RunQueue()].insert(entry)
+        } else {
+            queues[run.task, default: RunQueue()].insert(entry)
+        }
     }
 
     private func delay(_ id: String, until time: Double) {
@@ -321,8 +362,7 @@ final class TaskCoordinator {
             var tasks = Set<String>()
             for id in due {
                 guard let run = runs[id], active[id] == nil else { continue }
-                queues[run.task, default: RunQueue()].insert(RunQueue.Entry(
-                    id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt, sequence: run.sequence))
+                insertQueued(run)
                 tasks.insert(run.task)
             }
             for task in tasks { dispatch(task) }
@@ -332,8 +372,9 @@ final class TaskCoordinator {
     }
 
     /// Starts queued runs of `task` while it has room.
-    private func dispatch(_ task: String) {
+    func dispatch(_ task: String) {
         guard !stopping, let definition = definitions[task] else { return }
+        if !pool.isEmpty, pool.isTaken(task) { return dispatchToExecutors(task, definition) }
         // Popped in place: a copy of the heap out of the dictionary would copy it whole per run.
         while runningCount[task, default: 0] < definition.maxConcurrent, let entry = queues[task]?.popFirst() {
             if queues[task]?.isEmpty == true { queues[task] = nil }
@@ -343,20 +384,26 @@ final class TaskCoordinator {
         }
     }
 
-    private func start(_ run: TaskRun, definition: TaskDefinition) {
+    /// Starts an attempt of `run`, on `executor` (a declared one, chosen by the caller and
+    /// counted in the pool already) or on the task's implicit executor.
+    func start(_ run: TaskRun, definition: TaskDefinition, executor: String? = nil, person: Bool = false) {
         var run = run
+        let now = Date().timeIntervalSince1970
+        waits.add(now - (run.nextAttemptAt ?? run.notBefore ?? run.queuedAt))
+        run.executor = executor
         run.attempt += 1
         run.status = .running
-        run.startedAt = Date().timeIntervalSince1970
+        run.startedAt = now
         run.nextAttemptAt = nil
         runs[run.id] = run
-        guard let runner = runner(for: definition.type) else {
+        guard let runner = person ? personRunner : runner(for: definition.type) else {
+            if let executor, let member = pool.index(of: executor) { pool.end(member, task: definition.name, now: Date().timeIntervalSince1970) }
             record(run, event: "task.started")
             let outcome = TaskRunOutcome(status: .failed, error: "no runner for task type \"\(definition.type)\" in this agent\(definition.type.contains(".") ? " (module task handlers are not available yet)" : "")")
             endAttempt(run, definition: definition, outcome: outcome, executionTime: 0)
             return
         }
-        var attempt = Active(definition: definition, runner: runner, attempt: run.attempt, startedMonotonic: EventLoop.now())
+        var attempt = Active(definition: definition, runner: runner, attempt: run.attempt, startedMonotonic: EventLoop.now(), executor: executor)
         if let timeout = definition.timeout {
             let id = run.id
             attempt.timeoutTimer = loop.schedule(after: timeout) { [weak self] in
@@ -369,19 +416,25 @@ final class TaskCoordinator {
         }
         active[run.id] = attempt
         runningCount[definition.name, default: 0] += 1
+        runningByRank[run.priority.rank] += 1
         record(run, event: "task.started")
         let id = run.id, number = run.attempt
-        runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input)) { [weak self] report in
+        runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
+                                  executor: executor)) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
     }
 
     private func handle(_ report: TaskRunReport, id: String, attempt number: Int) {
-        guard case .finished(let outcome) = report else { return }
+        guard case .finished(var outcome) = report else { return }
         guard let attempt = active[id], attempt.attempt == number, let run = runs[id] else { return }
         active[id] = nil
         if let timer = attempt.timeoutTimer { loop.cancel(timer) }
         runningCount[attempt.definition.name, default: 1] -= 1
+        runningByRank[run.priority.rank] -= 1
+        if let executor = attempt.executor {
+            outcome = executorEnded(executor, task: attempt.definition.name, outcome: outcome)
+        }
         if stopping {
             if outcome.status == .interrupted {
                 recordInterrupted(run, attempt: attempt)
@@ -393,7 +446,11 @@ final class TaskCoordinator {
             return
         }
         endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
-        dispatch(attempt.definition.name)
+        if let executor = attempt.executor {
+            executorFreed(executor, task: attempt.definition.name)
+        } else {
+            dispatch(attempt.definition.name)
+        }
     }
 
     /// The one place an attempt ends: the run finishes or waits for its retry, and
@@ -441,13 +498,16 @@ final class TaskCoordinator {
 
     /// Ends a run for good: recorded, announced, kept among the recent, waiters answered.
     @discardableResult
-    private func finish(_ id: String, _ run: TaskRun, status: TaskRun.Status, error: String?) -> TaskRun {
+    func finish(_ id: String, _ run: TaskRun, status: TaskRun.Status, error: String?) -> TaskRun {
         var run = run
         run.status = status
         run.error = error ?? run.error
         run.endedAt = Date().timeIntervalSince1970
         run.nextAttemptAt = nil
-        if runs.removeValue(forKey: id) != nil { unfinishedCount[run.task, default: 1] -= 1 }
+        if runs.removeValue(forKey: id) != nil {
+            unfinishedCount[run.task, default: 1] -= 1
+            unfinishedByRank[run.priority.rank] -= 1
+        }
         remember(run)
         record(run, event: "task." + status.rawValue)
         if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }
@@ -470,13 +530,14 @@ final class TaskCoordinator {
         recent[run.id] = run
     }
 
-    private func record(_ run: TaskRun, event: String) {
+    func record(_ run: TaskRun, event: String) {
         store?.record(run)
         var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "attempt": .number(JSONNumber(run.attempt)),
                                    "status": .string(run.status.rawValue)]
         if let error = run.error, run.status != .running, run.status != .queued { payload["error"] = .string(error) }
         if let code = run.exitCode, run.status != .running { payload["exit_code"] = .number(JSONNumber(Int(code))) }
         if let next = run.nextAttemptAt { payload["next_attempt_at"] = .string(TaskRun.iso(next)) }
+        if let executor = run.executor { payload["executor"] = .string(executor) }
         publish(event, .object(payload))
     }
 }

@@ -36,6 +36,11 @@ public struct TaskDefinition: Equatable, Sendable {
     /// SIGKILL, a handler (cancelled or timed out) from its cancellation to its worker's kill
     /// (nil: the runner's default, 2 s for a command, 5 s for a handler).
     public var cancelGrace: Double?
+    /// `"require"`: labels an executor must carry to take the task's runs (a subset match).
+    public var require: [String: String] = [:]
+    /// The schema of the output a person gives (`task complete`): `"output"`, or a module task
+    /// type's declared one (nil: any JSON).
+    public var outputSchema: JSONValue?
 
     public init(name: String, type: String, description: String = "", timeout: Double? = nil,
                 retries: RetryPolicy = RetryPolicy(), maxConcurrent: Int = 1, command: CommandSpec? = nil,

@@ -74,6 +74,12 @@ public struct TaskRun: Sendable, Equatable {
     public var endedAt: Double?
     /// Seconds the last attempt took.
     public var executionTime: Double?
+    /// The executor of the running or last attempt (a declared executor; nil: the task's own).
+    public var executor: String?
+    /// The executor a person chose for it (`task assign`): it waits for that one's room.
+    public var assignedTo: String?
+    /// Labels the executor must carry, besides the task's (`task run --require`).
+    public var require: [String: String] = [:]
     /// Arrival order within the agent's life; ties the queue order (not stored).
     var sequence: Int = 0
 
@@ -112,6 +118,9 @@ extension TaskRun {
         if let startedAt { object["started_at"] = .string(Self.iso(startedAt)) }
         if let endedAt { object["ended_at"] = .string(Self.iso(endedAt)) }
         if let executionTime { object["execution_time"] = .number(JSONNumber((executionTime * 1e6).rounded() / 1e6)) }
+        if let executor { object["executor"] = .string(executor) }
+        if let assignedTo { object["assigned_to"] = .string(assignedTo) }
+        if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
         return .object(object)
     }
 
@@ -134,6 +143,9 @@ extension TaskRun {
         if let startedAt { object["started_at"] = .number(JSONNumber(startedAt)) }
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
         if let executionTime { object["execution_time"] = .number(JSONNumber(executionTime)) }
+        if let executor { object["executor"] = .string(executor) }
+        if let assignedTo { object["assigned_to"] = .string(assignedTo) }
+        if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
         return .object(object)
     }
 
@@ -159,6 +171,9 @@ extension TaskRun {
         startedAt = value["started_at"]?.numberValue?.doubleValue
         endedAt = value["ended_at"]?.numberValue?.doubleValue
         executionTime = value["execution_time"]?.numberValue?.doubleValue
+        executor = value["executor"]?.stringValue
+        assignedTo = value["assigned_to"]?.stringValue
+        require = ExecutorSettings.labels(value["require"])
     }
 
     static func iso(_ seconds: Double) -> String {

@@ -38,13 +38,16 @@ struct TaskRunStart {
     var task: TaskDefinition
     /// The run's input, valid against the task's input schema.
     var input: JSONValue
+    /// The declared executor it runs on (nil: the task's implicit executor).
+    var executor: String?
 
-    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue) {
+    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue, executor: String? = nil) {
         self.runID = runID
         self.idempotencyKey = idempotencyKey ?? runID
         self.attempt = attempt
         self.task = task
         self.input = input
+        self.executor = executor
     }
 }
 
@@ -79,6 +82,9 @@ struct TaskRunOutcome: Equatable {
     var signal: String?
     /// The last lines of a command's stderr (bounded).
     var stderrTail: String?
+    /// The executor's worker died during the run (not ended by a cancel, timeout or watchdog):
+    /// on a declared executor the run is retried on another one (at least once).
+    var executorLost = false
 
     init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
          signal: String? = nil, stderrTail: String? = nil) {

@@ -22,6 +22,8 @@ enum AgentTaskBench {
         var latencyWarmup: Int
         var burst: Int
         var burstWarmup: Int
+        /// More `"processes"` members (JSON, each with a leading comma): executors.
+        var processes = ""
     }
 
     /// This build cannot run the kind (its runner or handler is not in it yet): the agent's
@@ -97,7 +99,7 @@ enum AgentTaskBench {
         definition += #", "on_event": {"type": "\#(eventType)"}}"#
         let settings = """
             {"enabled_modules": ["bench"],
-             "processes": {"feeder": {"type": "bench_task_source", "count": \(kind.burst), "warmup": \(kind.burstWarmup), "pause": 1, "start_delay": 0.5}},
+             "processes": {"feeder": {"type": "bench_task_source", "count": \(kind.burst), "warmup": \(kind.burstWarmup), "pause": 1, "start_delay": 0.5}\(kind.processes)},
              "tasks": {"\(kind.task)": \(definition)}}
             """
         let file = try environment.writeAgent("task-burst-\(kind.task)", settings: settings)

@@ -39,8 +39,12 @@ enum TaskBench {
         }
 
         measureAgent(environment, floorP50: floor.latencies.isEmpty ? nil : floor.latencies.median, into: &section)
+        measureExecutors(environment, into: &section)
 
-        measureBaselines(environment, loads: loads, into: &section)
+        // AGENT_BENCH_NO_BASELINES set: the runtime's figures alone (comparing two builds of it).
+        if ProcessInfo.processInfo.environment["AGENT_BENCH_NO_BASELINES"] == nil {
+            measureBaselines(environment, loads: loads, into: &section)
+        }
         return section
     }
 
@@ -68,6 +72,31 @@ enum TaskBench {
         } burstNote: { _ in nil } endedNote: { latency in
             String(format: "target p50 < %.2f ms%@: %@", Target.commandP50,
                    floorP50.map { String(format: " (2 × this run's floor: %.2f ms)", 2 * $0) } ?? "", latency.completed.median < Target.commandP50 ? "met" : "NOT met")
+        }
+    }
+
+    /// Executors (issue 24): the assignment decision's cost with 100 executors, per strategy,
+    /// and the no-op burst through 4 executor replicas against 1.
+    static func measureExecutors(_ environment: BenchEnvironment, into section: inout Section) {
+        let decisions = environment.quick ? 200_000 : 1_000_000
+        section.note("Executors: the assignment decision in the bench's own process (AssignmentBenchmark, the supervisor's code): 100 executors taking the task, max_concurrent 4 each, half full; each decision chooses an executor for a run (priorities in turn), counts the run on it and ends a random running run, \(TableRenderer.grouped(decisions)) decisions after a tenth as many to warm up, timed as a whole (monotonic clock). The burst: the module task's on_event burst above, with its runs assigned to a process of type executor with replicas 1 or 4 (max_concurrent 4 each; each replica runs the handler in a worker of its own, pool#N:noop).")
+        for strategy in AssignmentStrategy.allCases {
+            let nanoseconds = AssignmentBenchmark.nanosecondsPerDecision(executors: 100, decisions: decisions, strategy: strategy)
+            section.add(Figure("assignment decision, 100 executors, \(strategy.rawValue)", .microseconds, median: nanoseconds / 1000, count: decisions))
+        }
+        for replicas in [1, 4] {
+            let kind = AgentTaskBench.Kind(task: "noop", definition: #"{"type": "bench.noop", "max_concurrent": 16}"#, startFromOutput: true,
+                                           latencyRuns: 0, latencyWarmup: 0, burst: environment.quick ? 5_000 : 20_000,
+                                           burstWarmup: environment.quick ? 200 : 1_000,
+                                           processes: #", "pool": {"type": "executor", "replicas": \#(replicas), "max_concurrent": 4, "tasks": {"noop": {}}}"#)
+            do {
+                let burst = try AgentTaskBench.burst(environment, kind)
+                section.add(Figure("AgentRuntime module task through \(replicas) executor replica\(replicas == 1 ? "" : "s"): runs/s persisted", .perSecond,
+                                   median: burst.perSecond, count: burst.runs,
+                                   note: String(format: "N = %@ in %.2f s", TableRenderer.grouped(burst.runs), burst.seconds)))
+            } catch {
+                section.fail("executor replicas \(replicas), burst: \(error)")
+            }
         }
     }
 

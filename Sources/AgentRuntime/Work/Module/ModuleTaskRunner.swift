@@ -54,7 +54,8 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// One executor worker and its runs.
     private final class Executor {
-        let taskName: String
+        /// Its worker's name: `task:<task>`, or `<executor>:<task>` on a declared executor.
+        let key: String
         let definition: TaskDefinition
         let process: SupervisedProcess
         var runs: [UInt64: ActiveRun] = [:]
@@ -62,8 +63,8 @@ final class ModuleTaskRunner: TaskRunner {
         /// Why the runner killed the worker, said in the runs' errors.
         var killedBecause: String?
 
-        init(taskName: String, definition: TaskDefinition, process: SupervisedProcess) {
-            self.taskName = taskName
+        init(key: String, definition: TaskDefinition, process: SupervisedProcess) {
+            self.key = key
             self.definition = definition
             self.process = process
         }
@@ -72,7 +73,7 @@ final class ModuleTaskRunner: TaskRunner {
     private unowned let supervisor: Supervisor
     private let lookup: (String) -> ModuleTask?
     let configuration: Configuration
-    /// Executors taking runs, by task name.
+    /// Executors taking runs, by worker name.
     private var executors: [String: Executor] = [:]
     /// Run id → the executor that has it.
     private var runsByID: [String: (executor: Executor, token: UInt64)] = [:]
@@ -92,6 +93,11 @@ final class ModuleTaskRunner: TaskRunner {
     /// The name `status` shows for a task's executor.
     static func executorName(task: String) -> String { "task:\(task)" }
 
+    /// The worker of `task` on the declared executor `executor` (nil: the task's own).
+    static func workerName(task: String, executor: String?) -> String {
+        executor.map { "\($0):\(task)" } ?? executorName(task: task)
+    }
+
     func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         guard !shutDownCalled, !supervisor.isStopping else {
             return report(.finished(TaskRunOutcome(status: .interrupted, error: "the agent is stopping")))
@@ -102,9 +108,9 @@ final class ModuleTaskRunner: TaskRunner {
         guard let moduleTask = lookup(run.task.type) else {
             return report(.finished(TaskRunOutcome(status: .failed, error: "no enabled module provides the task type \"\(run.task.type)\"; enable its module in \"enabled_modules\" or fix the task's \"type\"")))
         }
-        let executor = executor(for: run.task, moduleTask)
+        let executor = executor(for: run.task, moduleTask, on: run.executor)
         if case .failed(let reason) = executor.process.state {
-            executors[run.task.name] = nil
+            executors[executor.key] = nil
             supervisor.removeExecutor(executor.process)
             return report(.finished(TaskRunOutcome(status: .failed, error: "the task's executor worker could not start: \(reason)")))
         }
@@ -158,26 +164,26 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// The task's executor, started when it has none (or when its definition changed: the
     /// old one finishes its runs and is stopped once idle).
-    private func executor(for task: TaskDefinition, _ moduleTask: ModuleTask) -> Executor {
-        if let existing = executors[task.name], existing.definition == task {
+    private func executor(for task: TaskDefinition, _ moduleTask: ModuleTask, on declared: String?) -> Executor {
+        let name = Self.workerName(task: task.name, executor: declared)
+        if let existing = executors[name], existing.definition == task {
             switch existing.process.state {
             case .starting, .running, .backoff: return existing
             default: break
             }
         }
-        if let stale = executors.removeValue(forKey: task.name), stale.runs.isEmpty {
+        if let stale = executors.removeValue(forKey: name), stale.runs.isEmpty {
             retire(stale)
         }
-        let name = Self.executorName(task: task.name)
         let process = supervisor.startExecutor(name: name, module: moduleTask.module, type: moduleTask.type,
                                                settings: task.settings.objectValue ?? [:],
                                                stopTimeout: task.cancelGrace ?? configuration.cancelGrace)
-        let executor = Executor(taskName: task.name, definition: task, process: process)
+        let executor = Executor(key: name, definition: task, process: process)
         // The closures hold the executor until its worker is gone (see workerExited), also
         // once it left `executors` to stop.
         process.taskFrames = { [unowned self] kind, body in try frame(kind, body, from: executor) }
         process.onWorkerExit = { [unowned self] how in workerExited(executor, how: how) }
-        executors[task.name] = executor
+        executors[name] = executor
         logger.info("task executor started for \(task.type)", metadata: ["process": "\(name)"])
         return executor
     }
@@ -186,13 +192,13 @@ final class ModuleTaskRunner: TaskRunner {
     private func retire(_ executor: Executor) {
         if let timer = executor.idleTimer { supervisor.loop.cancel(timer) }
         executor.idleTimer = nil
-        if executors[executor.taskName] === executor { executors[executor.taskName] = nil }
+        if executors[executor.key] === executor { executors[executor.key] = nil }
         supervisor.stop(executor.process)
     }
 
     private func becameIdle(_ executor: Executor) {
         guard executor.runs.isEmpty, executor.idleTimer == nil else { return }
-        guard executors[executor.taskName] === executor else { return retire(executor) }
+        guard executors[executor.key] === executor else { return retire(executor) }
         let idleTimeout = executor.definition.idleTimeout ?? configuration.idleTimeout
         executor.idleTimer = supervisor.loop.schedule(after: idleTimeout) { [weak self, weak executor] in
             guard let self, let executor else { return }
@@ -212,7 +218,7 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// The worker is gone: every run it held ends, as the reason for its end says.
     private func workerExited(_ executor: Executor, how: String) {
-        if executors[executor.taskName] === executor { executors[executor.taskName] = nil }
+        if executors[executor.key] === executor { executors[executor.key] = nil }
         if let timer = executor.idleTimer { supervisor.loop.cancel(timer) }
         executor.idleTimer = nil
         executor.process.taskFrames = nil
@@ -228,7 +234,9 @@ final class ModuleTaskRunner: TaskRunner {
                 finish(run, in: executor, TaskRunOutcome(status: .failed, error: reason))
             } else {
                 let detail = failure.map { ": \($0)" } ?? ""
-                finish(run, in: executor, TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) during the run\(detail)"))
+                var outcome = TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) during the run\(detail)")
+                outcome.executorLost = true
+                finish(run, in: executor, outcome)
             }
         }
         let process = executor.process

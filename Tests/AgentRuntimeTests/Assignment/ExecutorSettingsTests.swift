@@ -1,0 +1,71 @@
+import Foundation
+import JSONSchema
+import Testing
+@testable import AgentCore
+@testable import AgentRuntime
+
+/// Processes of type "executor" and `"assignment"` in the settings: read into executors (one per
+/// replica), every problem at its JSON pointer.
+@Suite struct ExecutorSettingsTests {
+    static func report(_ processes: String, assignment: String = "{}", extraTasks: String = "") throws -> SettingsReport {
+        let text = #"""
+            {"enabled_modules": [], "assignment": \#(assignment),
+             "tasks": {"word_count": {"type": "command", "command": ["/bin/true"]},
+                       "backup": {"type": "command", "command": ["/bin/true"]}\#(extraTasks)},
+             "http": {"listen": "127.0.0.1:0", "users": {"alice": {"password_hash": "$2b$12$aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "role": "read"}}},
+             "processes": \#(processes)}
+            """#
+        let settings = AgentSettings(json: try JSONValue.parse(text), file: "settings.json")
+        var validator = SettingsValidator()
+        return validator.check(settings, modules: [], manifests: [:])
+    }
+
+    static func messages(_ report: SettingsReport) -> [String: String] {
+        Dictionary((report.generalIssues + report.processes.flatMap(\.issues)).map { ($0.pointer, $0.message) }, uniquingKeysWith: { a, b in a + " | " + b })
+    }
+
+    @Test func anExecutorWithReplicasIsOneExecutorPerReplica() throws {
+        let report = try Self.report(#"""
+            {"crunchers": {"type": "executor", "replicas": 3, "max_concurrent": 8, "priority_preference": "high", "labels": {"gpu": "yes"},
+                           "tasks": {"word_count": {"priority_boost": 2, "max_concurrent": 2}, "backup": {}}},
+             "alice": {"type": "executor", "user": "alice", "tasks": {"backup": {}}}}
+            """#, assignment: #"{"strategy": "round_robin", "tasks": {"backup": "load_balanced"}, "aging_interval": 30}"#)
+        #expect(report.isValid, "\(report.blockingIssues)")
+        #expect(report.executors.map(\.name).sorted() == ["alice", "crunchers#1", "crunchers#2", "crunchers#3"])
+        let first = try #require(report.executors.first { $0.name == "crunchers#1" })
+        #expect(first.process == "crunchers" && first.maxConcurrent == 8 && first.priorityPreference == .high && first.labels == ["gpu": "yes"])
+        #expect(first.tasks["word_count"] == .init(priorityBoost: 2, maxConcurrent: 2))
+        #expect(first.tasks["backup"] == .init())
+        #expect(report.executors.first { $0.name == "alice" }?.user == "alice")
+        #expect(report.assignment.strategy == .roundRobin && report.assignment.tasks == ["backup": .loadBalanced] && report.assignment.agingInterval == 30)
+        #expect(report.planned.isEmpty, "an executor runs no worker of its own")
+    }
+
+    @Test func everyProblemIsReportedAtItsPointer() throws {
+        let report = try Self.report(#"""
+            {"bad": {"type": "executor", "replicas": 0, "max_concurrent": 1e12, "priority_preference": "urgent", "labels": {"gpu": true},
+                     "tasks": {"wrod_count": {}, "backup": {"priority_boost": 1.5, "max_concurrent": 0}}, "user": "bob", "colour": "red"},
+             "empty": {"type": "executor", "tasks": {}},
+             "none": {"type": "executor"}}
+            """#, assignment: #"{"strategy": "fastest", "tasks": {"nope": "round_robin"}, "aging_interval": -1}"#,
+            extraTasks: #", "gpu_job": {"type": "command", "command": ["/bin/true"], "require": {"gpu": "yes"}}"#)
+        let found = Self.messages(report)
+        #expect(found["/processes/bad/replicas"] != nil)
+        #expect(found["/processes/bad/max_concurrent"] != nil)
+        #expect(found["/processes/bad/priority_preference"] != nil)
+        #expect(found["/processes/bad/labels/gpu"] != nil)
+        #expect(found["/processes/bad/tasks/wrod_count"]?.contains("did you mean \"word_count\"") == true)
+        #expect(found["/processes/bad/tasks/backup/priority_boost"] != nil)
+        #expect(found["/processes/bad/tasks/backup/max_concurrent"] != nil)
+        #expect(found["/processes/bad/user"]?.contains("no HTTP user \"bob\"") == true)
+        #expect(found["/processes/bad"]?.contains("colour") == true)
+        #expect(found["/processes/empty/tasks"] != nil)
+        #expect(found["/processes/none"]?.contains("tasks") == true)
+        #expect(found["/assignment/strategy"] != nil)
+        #expect(found["/assignment/aging_interval"] != nil)
+        #expect(found["/assignment/tasks/nope"]?.contains("unknown task") == true)
+        #expect(found["/tasks/gpu_job/require"]?.contains("no executor takes it") == true)
+        #expect(!report.isValid)
+        #expect(report.executors.isEmpty)
+    }
+}
