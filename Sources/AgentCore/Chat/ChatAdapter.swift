@@ -12,6 +12,8 @@ struct ChatMessage {
     /// What the sender passed along with the message (a user id, a channel…), for adapters
     /// that answer from it (the `rest` adapter forwards it).
     var context: JSONValue? = nil
+    /// Only this adapter answers (a workflow's chat step that names one), whatever the scores.
+    var adapter: String? = nil
 }
 
 /// What the chatbot asks of an adapter, built-in or from a module.

@@ -81,7 +81,7 @@ final class ChatbotProcess {
                   let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
                                       text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [],
-                                      context: payload["context"])
+                                      context: payload["context"], adapter: payload["adapter"]?.stringValue)
             host.emitJSON("chat.reply", answer(message))
         }
     }
@@ -95,6 +95,16 @@ final class ChatbotProcess {
             if confidence > (best?.confidence ?? -1) { best = (index, confidence) }
         }
         var reply: JSONObject = ["id": .string(message.id), "conversation": .string(message.conversation)]
+        if let name = message.adapter {
+            guard let adapter = adapters.first(where: { $0.name == name }) else {
+                reply["text"] = .string("no logic adapter \"\(name)\" in this chatbot")
+                reply["error"] = true
+                return .object(reply)
+            }
+            reply["text"] = .string(adapter.respond(to: message))
+            reply["adapter"] = .string(adapter.name)
+            return .object(reply)
+        }
         if let best, best.confidence >= threshold {
             let adapter = adapters[best.index]
             reply["text"] = .string(adapter.respond(to: message))

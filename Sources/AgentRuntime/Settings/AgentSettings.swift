@@ -40,6 +40,11 @@ public struct AgentSettings: Sendable {
     /// `"schedules"`: the ones whose own keys are valid (their target task is checked by the
     /// ``SettingsValidator``).
     public var schedules: [ScheduleDefinition] = []
+    /// `"workflows"`: the ones whose steps are valid (their tasks are checked by the
+    /// ``SettingsValidator``).
+    public var workflows: [WorkflowDefinition] = []
+    /// Every workflow as far as its steps could be read (their task steps are checked too).
+    var workflowDrafts: [WorkflowDefinition] = []
 
     /// Reads a settings file. Throws only if it cannot be read or is not JSON; other problems
     /// are in ``hostIssues``.
@@ -95,6 +100,14 @@ public struct AgentSettings: Sendable {
             self.schedules = schedules.filter { !refused.contains($0.name) }
             hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
+        if !hostIssues.contains(where: { $0.pointer == "/workflows" }) {
+            let (workflows, drafts, issues) = WorkflowSettings.read(json["workflows"], chatAdapters: Self.chatAdapters(json), approvers: Self.approvers(json["http"]))
+            let refused = Set(hostIssues.compactMap { Self.name(at: $0.pointer, in: "workflows") })
+            self.workflows = workflows.filter { !refused.contains($0.name) }
+            workflowDrafts = drafts
+            let schemaPointers = Set(hostIssues.map(\.pointer))
+            hostIssues += issues.filter { !schemaPointers.contains($0.pointer) }.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+        }
         // Task notifications: what their schemas cannot see (URL schemes, `to`, passwords not
         // from ${env:}, templates, output names), each at its key; schema errors come first.
         let schemaIssues = hostIssues
@@ -135,6 +148,24 @@ public struct AgentSettings: Sendable {
             return SettingsIssue(file: file, pointer: "/outputs/\(index)/path",
                                  message: "expected a file to append to, found the folder \(path); name a file in it (e.g. \"\(settings.path.hasSuffix("/") ? settings.path : settings.path + "/")outputs.jsonl\")")
         }
+    }
+
+    /// The logic adapters of the chatbot process (nil: none): names as the chatbot calls them.
+    static func chatAdapters(_ json: JSONValue) -> [String]? {
+        guard let bot = (json["processes"]?.objectValue ?? [:]).first(where: { $0.value["type"]?.stringValue == "chatbot" })?.value else { return nil }
+        return (bot["logic_adapters"]?.arrayValue ?? []).compactMap { item in
+            if let name = item.stringValue { return name }
+            return item["name"]?.stringValue ?? item["type"]?.stringValue
+        }
+    }
+
+    /// Who may answer approvals: the HTTP users, named tokens and the roles (nil: no HTTP front).
+    static func approvers(_ http: JSONValue?) -> Set<String>? {
+        guard let http, http.objectValue != nil else { return nil }
+        var names: Set<String> = ["read", "admin"]
+        names.formUnion((http["users"]?.objectValue ?? [:]).keys)
+        for token in http["tokens"]?.arrayValue ?? [] { if let name = token["name"]?.stringValue { names.insert(name) } }
+        return names
     }
 
     /// `backup` for `/tasks/backup/...`.

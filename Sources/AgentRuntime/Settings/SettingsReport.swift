@@ -47,6 +47,8 @@ public struct SettingsReport: Sendable {
     public var executors: [ExecutorDefinition] = []
     /// `"assignment"`: the strategies and the aging interval.
     public var assignment = AssignmentSettings()
+    /// The valid workflows (their tasks among ``tasks``), ready for the ``WorkflowEngine``.
+    public var workflows: [WorkflowDefinition] = []
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

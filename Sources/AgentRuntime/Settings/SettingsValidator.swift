@@ -192,10 +192,13 @@ public struct SettingsValidator {
         generalIssues += scheduleIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
         generalIssues += ExecutorSettings.crossCheck(executors, tasks: tasks, assignment: settings.document["assignment"])
             .map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+        let (workflows, workflowIssues) = WorkflowSettings.check(settings.workflows, drafts: settings.workflowDrafts, tasks: tasks, definedTasks: definedTasks)
+        generalIssues += workflowIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
         report.executors = executors
         report.assignment = ExecutorSettings.readAssignment(settings.document["assignment"])
         report.schedules = schedules
+        report.workflows = workflows
         report.tasks = tasks
         report.moduleTasks = moduleTasks
         report.log = settings.log

@@ -30,6 +30,8 @@ public final class AgentStore: @unchecked Sendable {
     private var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
     /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
     private var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
+    /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
+    private var workflowCommits: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)] = []
     /// When the oldest waiting event was handed over (group commit waits from here).
     private var oldestPendingSince = Date.distantPast
     private var stopping = false
@@ -155,6 +157,15 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Commits a workflow change (runs and step records together) in the writer's next
+    /// transaction; `done` runs on the writer thread once it is committed (or could not be).
+    func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
+        lock.lock()
+        workflowCommits.append((change, done))
+        lock.signal()
+        lock.unlock()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -195,7 +206,7 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         while true {
             lock.lock()
-            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, !stopping {
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping {
                 // Asleep until there is work or retention is due: no idle wake-ups.
                 if !lock.wait(untilSaturated: nextRetention) { break }
             }
@@ -204,7 +215,7 @@ public final class AgentStore: @unchecked Sendable {
             // Anything else (a state save, history, chat, stopping) is written at once.
             let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
             while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
+                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
             let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
             events.removeFirst(batch.count)
             // What is left is already overdue.
@@ -219,6 +230,8 @@ public final class AgentStore: @unchecked Sendable {
             scheduleCommits = []
             let memoryBatch = memoryWrites
             memoryWrites = []
+            let workflowBatch = workflowCommits
+            workflowCommits = []
             states = []
             history = []
             chat = []
@@ -231,11 +244,12 @@ public final class AgentStore: @unchecked Sendable {
                 drop(batch.count, states: stateBatch)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
+                for commit in workflowBatch { commit.done(false) }
             } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
-                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty {
+                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty {
                 do {
                     let memoryResults = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change),
-                                                  memoryBatch.map(\.write))
+                                                  memoryBatch.map(\.write), workflowBatch.map(\.change))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -257,12 +271,14 @@ public final class AgentStore: @unchecked Sendable {
                     for state in stateBatch { state.done?(true) }
                     for commit in scheduleBatch { commit.done(true) }
                     for (write, result) in zip(memoryBatch, memoryResults) { write.done(result) }
+                    for commit in workflowBatch { commit.done(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
                     drop(batch.count, states: stateBatch)
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
+                    for commit in workflowBatch { commit.done(false) }
                     retryAfter = Date().addingTimeInterval(5)
                 }
             }
@@ -281,7 +297,7 @@ public final class AgentStore: @unchecked Sendable {
     }
 
     private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
-                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite]) throws -> [Result<MemoryEntry?, MemoryError>] {
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws -> [Result<MemoryEntry?, MemoryError>] {
         var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
         try database.inTransaction { db in
             // First: runs a fire requested must be written before later changes of them.
@@ -329,6 +345,7 @@ public final class AgentStore: @unchecked Sendable {
             }
             if !runBatch.isEmpty { try SQLiteRunStore.write(runBatch, in: db) }
             if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
+            if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
             return .commit
         }
         return memoryResults

@@ -114,6 +114,34 @@ enum StoreSchema {
             // Choices made at run time that outlive the agent: strategies, drained executors.
             try db.execute(sql: "CREATE TABLE assignment (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         }
+        migrator.registerMigration("v5-workflows") { db in
+            // A workflow run (JSON: input, variables, status, its copy of the definition…)
+            // replaced at every change, and its step log: one row per step and generation
+            // (a goto revisits a step in a new generation), replaced as the step goes on.
+            try db.execute(sql: """
+                CREATE TABLE workflow_runs (
+                    row INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    workflow TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    finished INTEGER NOT NULL,
+                    ended REAL,
+                    data TEXT NOT NULL
+                );
+                CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow, row);
+                CREATE INDEX workflow_runs_finished ON workflow_runs(finished, row);
+                CREATE TABLE workflow_steps (
+                    row INTEGER PRIMARY KEY,
+                    run_id TEXT NOT NULL,
+                    step TEXT NOT NULL,
+                    generation INTEGER NOT NULL,
+                    status TEXT NOT NULL,
+                    data TEXT NOT NULL,
+                    UNIQUE (run_id, step, generation)
+                );
+                CREATE INDEX workflow_steps_run ON workflow_steps(run_id, row);
+                """)
+        }
         return migrator
     }
 

@@ -46,6 +46,7 @@ extension Supervisor {
             }
             fields["context"] = context
         }
+        if let adapter = request["adapter"]?.stringValue { fields["adapter"] = .string(adapter) }
         let payload = JSONValue.object(fields)
         deliver(type: "chat.message", source: "control", payload: payload, to: bot)
         store?.recordChat(conversation: conversation, role: "user", source: "", text: text)
@@ -83,7 +84,8 @@ extension Supervisor {
             store?.recordChat(conversation: conversation, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
             guard let id = value["id"]?.stringValue, let pending = pendingChats.removeValue(forKey: id) else { return }
             loop.cancel(pending.timer)
-            var answer: JSONObject = ["ok": true, "text": .string(text)]
+            var answer: JSONObject = ["ok": .bool(value["error"] != .bool(true)), "text": .string(text)]
+            if value["error"] == .bool(true) { answer["error"] = .string(text) }
             if let adapter = value["adapter"] { answer["adapter"] = adapter }
             if let confidence = value["confidence"] { answer["confidence"] = confidence }
             pending.respond(.object(answer))

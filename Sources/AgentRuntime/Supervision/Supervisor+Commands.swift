@@ -28,6 +28,7 @@ extension Supervisor {
         if name.hasPrefix("task_") || name.hasPrefix("executor_") { return taskCommand(request, caller: caller, respond: finish) }
         if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
         if name.hasPrefix("memory_") { return memoryCommand(request, respond: finish) }
+        if name.hasPrefix("workflow_") { return workflowCommand(request, caller: caller, respond: finish) }
         handleControl(request, respond: finish)
     }
 
@@ -39,6 +40,11 @@ extension Supervisor {
         if let name = request["name"]?.stringValue { what += " " + name }
         if let key = request["key"]?.stringValue, what.hasPrefix("memory_") {
             what += " " + (request["run"]?.stringValue.map { "run:\($0) " } ?? "") + key
+        }
+        if what.hasPrefix("workflow_") {
+            // Who approved or rejected what, and why: the approval's audit trail.
+            for key in ["id", "step"] { if let value = request[key]?.stringValue { what += " " + value } }
+            if let comment = request["comment"]?.stringValue, !comment.isEmpty { what += " (comment: \(comment.prefix(200)))" }
         }
         let ok = answer["ok"]?.boolValue == true
         var result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")

@@ -66,6 +66,7 @@ extension Supervisor {
         moduleTaskTypes = report.moduleTasks
         applyTasks(report.tasks, executors: report.executors, assignment: report.assignment)
         scheduler?.apply(report.schedules)
+        workflows?.apply(report.workflows)
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }

@@ -7,6 +7,8 @@ struct TaskTrigger {
     var task: String
     /// The payload's schema (nil: every event of the type).
     var condition: JSONSchemaValidator?
+    /// Not a task: the workflow engine wants events of this type (a wait or an `on_event`).
+    var workflows = false
 }
 
 /// Wiring of the work layer: the ``TaskCoordinator`` does the work; the supervisor creates it,
@@ -88,6 +90,15 @@ extension Supervisor {
             let condition = trigger.condition.flatMap { try? JSONSchemaValidator(schema: $0) }
             triggers[trigger.type, default: []].append(TaskTrigger(task: task.name, condition: condition))
         }
+        ownTaskTriggers = triggers
+        refreshTriggers()
+    }
+
+    /// The triggers routing looks up: the tasks' and, for each event type the workflow engine
+    /// wants, one entry for it (none when no workflow waits: routing is unchanged then).
+    func refreshTriggers() {
+        var triggers = ownTaskTriggers
+        for type in workflows?.wantedTypes ?? [] { triggers[type, default: []].append(TaskTrigger(task: "", condition: nil, workflows: true)) }
         if triggers.isEmpty != taskTriggers.isEmpty || !triggers.isEmpty {
             taskTriggers = triggers
             // Sources look their triggers up again with their targets.
@@ -113,6 +124,10 @@ extension Supervisor {
         guard let tasks, !stopping else { return }
         let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
+            if trigger.workflows {
+                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value)
+                continue
+            }
             // A task's own events do not trigger it again (no endless chain).
             if source == "tasks", value["task"]?.stringValue == trigger.task { continue }
             if let condition = trigger.condition, !condition.validate(value).isEmpty { continue }

@@ -40,6 +40,8 @@ public final class Supervisor {
     var tasks: TaskCoordinator?
     /// The schedules (see ``Scheduler``; set up by ``setUpSchedules(_:)``).
     var scheduler: Scheduler?
+    /// The workflows (see ``WorkflowEngine``; set up by ``setUpWorkflows(_:http:)``).
+    var workflows: WorkflowEngine?
     /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
     public internal(set) var taskNotifier: TaskNotifier?
     /// The module task types of the settings' tasks (set at start and by each reload): where
@@ -47,6 +49,8 @@ public final class Supervisor {
     public var moduleTaskTypes: [String: ModuleTaskType] = [:]
     /// Event type → tasks with an `on_event` trigger for it (see ``Supervisor+Work``).
     var taskTriggers: [String: [TaskTrigger]] = [:]
+    /// The tasks' own triggers (``taskTriggers`` adds the workflows' wanted types).
+    var ownTaskTriggers: [String: [TaskTrigger]] = [:]
     var pendingChats: [String: PendingChat] = [:]
     /// Warm spare workers by module library, and the libraries that want one.
     var spares: [String: LaunchedWorker] = [:]
@@ -321,6 +325,7 @@ public final class Supervisor {
         stopping = true
         if !wasStopping { notifySystemdStopping() }
         scheduler?.shutDown()
+        workflows?.shutDown()
         tasks?.shutDown()
         dropSpares()
         for process in processes {

@@ -1,0 +1,68 @@
+import Foundation
+import JSONSchema
+
+/// Wiring of the workflows: the ``WorkflowEngine`` does the work; the supervisor creates it
+/// after the tasks, forwards commands, reloads, the events it waits for and the stop.
+extension Supervisor {
+    /// Creates the engine with the settings' workflows and resumes the runs a previous life of
+    /// the agent left unfinished (read from the store now; resumed once the loop runs).
+    public func setUpWorkflows(_ definitions: [WorkflowDefinition], http: HTTPSettings?) {
+        guard let tasks else { return }
+        var workflowStore: (any WorkflowStore)?
+        var previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])] = []
+        if let store {
+            do {
+                let sqlite = try SQLiteWorkflowStore(store: store)
+                previous = try sqlite.loadUnfinished()
+                workflowStore = sqlite
+            } catch {
+                logger.error("workflows: cannot read their runs from the store (\(error)); runs are kept in memory only")
+            }
+        }
+        let engine = WorkflowEngine(loop: loop, store: workflowStore, tasks: tasks, logger: logger)
+        engine.publish = { [unowned self] type, payload in publishWorkEvent(type, payload, source: "workflows") }
+        engine.emit = { [unowned self] type, payload, workflow in publishWorkEvent(type, payload, source: "workflow:" + workflow) }
+        engine.ask = { [unowned self] text, adapter, conversation, answer in
+            var request: JSONObject = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
+            if let adapter { request["adapter"] = .string(adapter) }
+            handleControl(.object(request)) { reply in
+                if reply["ok"]?.boolValue == true, let text = reply["text"]?.stringValue {
+                    answer(.success(text))
+                } else {
+                    answer(.failure(WorkflowError(code: "chat", message: reply["error"]?.stringValue ?? "the chatbot did not answer")))
+                }
+            }
+        }
+        var roles: [String: String] = [:]
+        for token in http?.tokens ?? [] { roles[token.name] = token.role }
+        for (name, user) in http?.users ?? [:] { roles[name] = user.role }
+        engine.roleOf = { roles[$0] }
+        engine.wantedTypesChanged = { [unowned self] in refreshTriggers() }
+        if let memory {
+            // `set` steps' memory and `${memory:…}` references: the agent's scope, or the run's.
+            engine.memoryRead = { key, run in try? memory.get(key, scope: run.map { .workflowRun($0) } ?? .agent)?.value }
+            engine.memoryWrite = { [logger] key, value, run in
+                memory.commit(MemoryWrite(scope: run.map { .workflowRun($0) } ?? .agent, key: key, operation: .put(value))) { result in
+                    if case .failure(let error) = result { logger.error("workflow run \(run ?? "?"): memory key \(key) not written: \(error)") }
+                }
+            }
+        }
+        workflows = engine
+        engine.apply(definitions)
+        if !previous.isEmpty { logger.info("workflows: \(previous.count) unfinished run(s) from the agent's previous run") }
+        // After the coordinator has recovered its runs, which the steps find again.
+        loop.schedule(after: 0) { engine.recover(previous) }
+    }
+
+    /// The workflow commands, on the loop.
+    func workflowCommand(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+        guard let workflows else {
+            return respond(["ok": false, "code": "unavailable", "error": "this agent runs no workflows"])
+        }
+        let command = request["command"]?.stringValue ?? ""
+        guard !stopping || ["workflow_list", "workflow_runs", "workflow_show"].contains(command) else {
+            return respond(CommandCenter.stoppingAnswer)
+        }
+        workflows.answer(request, caller: caller, inbox: loop.inbox, respond: respond)
+    }
+}

@@ -1,0 +1,462 @@
+import Foundation
+import JSONSchema
+import Logging
+
+/// Runs workflows from a persisted step log: what a run does next is worked out from its
+/// definition (the copy it started with) and the records of its steps — never by replaying
+/// code. Each step's start is committed before its effect begins (a task submitted, an event
+/// published, a chat sent) and its result before anything after it starts; after a crash every
+/// run resumes from its last committed step, and a step that was in flight runs again with the
+/// same idempotency key.
+///
+/// Loop thread only. The supervisor drives it through narrow calls: ``apply(_:)`` (settings),
+/// ``recover(_:)`` (start), ``eventArrived(type:source:time:payload:)`` (only for the types in
+/// ``wantedTypes``), the commands, ``shutDown()``.
+final class WorkflowEngine {
+    /// A run in memory while it is unfinished.
+    final class LiveRun {
+        var run: WorkflowRun
+        let definition: WorkflowDefinition
+        /// The current generation's records, by step id.
+        var steps: [String: WorkflowStepRecord] = [:]
+        /// Every record in start order (the log `workflow show` lists).
+        var log: [WorkflowStepRecord] = []
+        /// The latest output of each step (references read these).
+        var outputs: [String: JSONValue] = [:]
+        /// The highest attempt each step has had (a revisit takes the next).
+        var attempts: [String: Int] = [:]
+        /// Records whose latest change is not committed yet: their effect waits.
+        var unconfirmed: [String: Int] = [:]
+        var pendingCommits = 0
+        var runDirty = true
+        /// Steps whose effect is going in this life of the agent.
+        var launched: Set<String> = []
+        /// Prepared task runs, by step (submitted once the step's start is committed).
+        var prepared: [String: TaskRun] = [:]
+        var timers: [String: Int] = [:]
+        var waiters: [(WorkflowRun, [WorkflowStepRecord]) -> Void] = []
+        /// Called once everything handed to the store so far is committed (answers that
+        /// promise durability: a run started, an approval recorded).
+        var afterCommit: [() -> Void] = []
+
+        init(run: WorkflowRun, definition: WorkflowDefinition) {
+            self.run = run
+            self.definition = definition
+        }
+
+        func record(_ record: WorkflowStepRecord) {
+            steps[record.stepID] = record
+            if let index = log.lastIndex(where: { $0.stepID == record.stepID && $0.generation == record.generation }) {
+                log[index] = record
+            } else {
+                log.append(record)
+            }
+            attempts[record.stepID] = max(attempts[record.stepID] ?? 0, record.attempt)
+            if record.status == .succeeded, let output = record.output { outputs[record.stepID] = output }
+        }
+    }
+
+    /// A `wait_event` step waiting.
+    struct Wait {
+        var run: String
+        var step: String
+        var condition: JSONSchemaValidator?
+    }
+
+    /// A workflow's `on_event`, compiled.
+    struct Trigger {
+        var workflow: String
+        var condition: JSONSchemaValidator?
+    }
+
+    let loop: EventLoop
+    let store: (any WorkflowStore)?
+    let tasks: TaskCoordinator
+    let logger: Logger
+    private(set) var definitions: [String: WorkflowDefinition] = [:]
+    private var inputValidators: [String: JSONSchemaValidator] = [:]
+    private var triggers: [String: [Trigger]] = [:]
+    var live: [String: LiveRun] = [:]
+    /// Runs finished whose last commit is not confirmed yet.
+    private var lastFinished: [String: LiveRun] = [:]
+    /// Waiting `wait_event` steps by event type.
+    var waits: [String: [Wait]] = [:]
+    /// Finished runs kept in memory (the newest ``recentLimit``), with their logs.
+    private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
+    private var recentOrder: [String] = []
+    let recentLimit = 1_000
+    private let idPrefix: String
+    private var sequence = 0
+    var stopping = false
+    /// Event types some step waits for or some workflow is triggered by.
+    private(set) var wantedTypes: Set<String> = []
+
+    /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…).
+    var publish: (String, JSONValue) -> Void = { _, _ in }
+    /// Emits a `publish` step's event: (type, payload, workflow name).
+    var emit: (String, JSONValue, String) -> Void = { _, _, _ in }
+    /// Asks the chatbot: (text, adapter, conversation, answer).
+    var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
+        answer(.failure(WorkflowError(code: "unavailable", message: "this agent has no chatbot")))
+    }
+    /// Shared memory (until the memory store lands: nil, and `memory` in set steps fails).
+    var memoryRead: ((_ key: String, _ run: String?) -> JSONValue?)?
+    var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
+    /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
+    var wantedTypesChanged: () -> Void = {}
+    /// Whether `user` (with `role`) may answer an approval naming `approvers`.
+    var roleOf: (String) -> String? = { _ in nil }
+
+    init(loop: EventLoop, store: (any WorkflowStore)?, tasks: TaskCoordinator, logger: Logger) {
+        self.loop = loop
+        self.store = store
+        self.tasks = tasks
+        self.logger = logger
+        idPrefix = "wf-" + String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)
+    }
+
+    // MARK: Definitions
+
+    /// Takes the settings' workflows (start and reload): new runs use them; runs going on keep
+    /// the definition they started with.
+    func apply(_ workflows: [WorkflowDefinition]) {
+        definitions = Dictionary(workflows.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        inputValidators = [:]
+        triggers = [:]
+        for workflow in workflows {
+            if let schema = workflow.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) { inputValidators[workflow.name] = validator }
+            if let trigger = workflow.onEvent {
+                triggers[trigger.type, default: []].append(Trigger(workflow: workflow.name, condition: trigger.condition.flatMap { try? JSONSchemaValidator(schema: $0) }))
+            }
+        }
+        refreshWantedTypes()
+    }
+
+    func inputProblems(_ input: JSONValue, workflow: String) -> [(pointer: String, message: String)] {
+        guard let validator = inputValidators[workflow] else { return [] }
+        return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
+    }
+
+    // MARK: Runs
+
+    /// Starts a run of `workflow` (defined; the input already checked).
+    @discardableResult
+    func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, committed: (() -> Void)? = nil) -> WorkflowRun {
+        sequence += 1
+        let run = WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
+        let state = LiveRun(run: run, definition: workflow)
+        live[run.id] = state
+        commit(state, [])
+        if let committed { state.afterCommit.append(committed) }
+        publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)])
+        return run
+    }
+
+    /// Calls `done` once the run has finished (at once if it has).
+    func whenFinished(_ id: String, _ done: @escaping (WorkflowRun, [WorkflowStepRecord]) -> Void) {
+        if let state = live[id] { return state.waiters.append(done) }
+        if let finished = recent[id] { done(finished.run, finished.steps) }
+    }
+
+    /// A run and its log from memory (unfinished or recently finished).
+    func known(_ id: String) -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+        if let state = live[id] { return (state.run, state.log) }
+        return recent[id]
+    }
+
+    /// Takes the unfinished runs of an earlier life of the agent (from the store, at start):
+    /// each resumes from its last committed step.
+    func recover(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
+        for (run, steps) in previous where live[run.id] == nil {
+            guard let definition = WorkflowSettings.parse(name: run.workflow, source: run.definition) else {
+                logger.error("workflow run \(run.id): its copy of the definition of \(run.workflow) cannot be read; the run fails")
+                var failed = run
+                failed.status = .failed
+                failed.error = "the run's copy of its workflow definition cannot be read"
+                failed.endedAt = Date().timeIntervalSince1970
+                store?.commit(WorkflowCommit(runs: [failed])) { _ in }
+                continue
+            }
+            let state = LiveRun(run: run, definition: definition)
+            state.runDirty = false
+            for record in steps {
+                state.log.append(record)
+                state.attempts[record.stepID] = max(state.attempts[record.stepID] ?? 0, record.attempt)
+                if record.status == .succeeded, let output = record.output { state.outputs[record.stepID] = output }
+                if record.generation == run.generation { state.steps[record.stepID] = record }
+            }
+            live[run.id] = state
+            logger.info("workflow run \(run.id) (\(run.workflow)) resumes from its step log (\(steps.count) step record(s))")
+        }
+        for id in live.keys.sorted() { advance(id) }
+    }
+
+    /// The agent stops: nothing more starts; what is going stays in the step log as it is, and
+    /// resumes at the next start.
+    func shutDown() {
+        stopping = true
+        for state in live.values {
+            for timer in state.timers.values { loop.cancel(timer) }
+            state.timers = [:]
+        }
+    }
+
+    /// Cancels a run: its going task runs are cancelled, its waits end.
+    func cancel(_ id: String, by: String) -> WorkflowRun? {
+        guard let state = live[id] else { return nil }
+        cancelGoing(in: state, steps: Set(state.steps.keys), reason: "the run was cancelled by \(by)")
+        finishRun(state, status: .cancelled, error: "cancelled by \(by)")
+        return state.run
+    }
+
+    // MARK: Working out what comes next
+
+    enum Outcome {
+        case done(JSONValue?)
+        case pending
+        case failed(String)
+    }
+
+    /// Works out and starts what the run can do now; ends it when its steps are done.
+    func advance(_ id: String) {
+        guard !stopping, let state = live[id], !state.run.status.isFinished, state.pendingCommits == 0 else { return }
+        let steps = Array(state.definition.steps.dropFirst(min(state.run.resumeAt, state.definition.steps.count)))
+        switch evaluate(steps, state) {
+        case .done:
+            var output = JSONObject()
+            for step in state.definition.steps { if let value = state.outputs[step.id] { output[step.id] = value } }
+            state.run.output = .object(output)
+            finishRun(state, status: .succeeded, error: nil)
+        case .failed(let message):
+            finishRun(state, status: .failed, error: message)
+        case .pending:
+            guard live[id] != nil, !state.run.status.isFinished else { return }
+            let going = state.steps.values.filter { !$0.status.isFinished && !($0.kind == "condition" || $0.kind == "parallel") }
+            let status: WorkflowRun.Status = !going.isEmpty && going.allSatisfy { $0.status == .waiting } ? .waiting : .running
+            if status != state.run.status {
+                state.run.status = status
+                state.runDirty = true
+            }
+            if state.runDirty, state.pendingCommits == 0 { commit(state, []) }
+        }
+    }
+
+    /// Goes through `steps` in order: finished ones are passed, the first that is not is
+    /// started (or, when its start is committed, launched) or descended into.
+    func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
+        var last: JSONValue?
+        for step in steps {
+            if state.steps[step.id] == nil { begin(step, state) }
+            guard let record = state.steps[step.id] else { return .failed("step \(step.id) could not start") }
+            switch record.status {
+            case .succeeded:
+                // Memory a set step wrote is read by later steps from the store: wait for its commit.
+                if record.output?["memory"] != nil, (state.unconfirmed[step.id] ?? 0) > 0 { return .pending }
+                last = record.output
+                continue
+            case .failed, .timedOut:
+                return .failed("step \(step.id) \(record.status == .timedOut ? "timed out" : "failed"): \(record.error ?? "no reason given")")
+            case .cancelled:
+                return .failed("step \(step.id) was cancelled: \(record.error ?? "")")
+            case .running, .waiting:
+                break
+            }
+            switch step.kind {
+            case .condition(_, let then, let otherwise):
+                let taken = record.detail["branch"] == "then" ? then : otherwise
+                switch evaluate(taken, state) {
+                case .done(let output):
+                    finishStep(state, step.id, .succeeded, output: ["branch": record.detail["branch"] ?? "else", "output": output ?? .null])
+                    last = state.steps[step.id]?.output
+                case .failed(let message):
+                    finishStep(state, step.id, .failed, error: message)
+                    return .failed(message)
+                case .pending:
+                    return .pending
+                }
+            case .parallel(let branches, let join):
+                let outcomes = branches.map { evaluate($0, state) }
+                if join == .first, let winner = outcomes.firstIndex(where: { if case .done = $0 { true } else { false } }),
+                   case .done(let output) = outcomes[winner] {
+                    var others = Set<String>()
+                    for (index, branch) in branches.enumerated() where index != winner { others.formUnion(Self.ids(branch)) }
+                    cancelGoing(in: state, steps: others, reason: "branch \(winner) of \(step.id) finished first")
+                    finishStep(state, step.id, .succeeded, output: ["branch": .number(JSONNumber(winner)), "output": output ?? .null])
+                    last = state.steps[step.id]?.output
+                    continue
+                }
+                let failures = outcomes.compactMap { outcome -> String? in
+                    if case .failed(let message) = outcome { return message }
+                    return nil
+                }
+                if join == .all, let first = failures.first {
+                    cancelGoing(in: state, steps: Self.ids(branches.flatMap { $0 }), reason: "another branch of \(step.id) failed")
+                    finishStep(state, step.id, .failed, error: first)
+                    return .failed(first)
+                }
+                if join == .first, failures.count == branches.count {
+                    let message = "every branch failed: " + failures.joined(separator: "; ")
+                    finishStep(state, step.id, .failed, error: message)
+                    return .failed(message)
+                }
+                if join == .all, outcomes.allSatisfy({ if case .done = $0 { true } else { false } }) {
+                    let values: [JSONValue] = outcomes.map { if case .done(let output) = $0 { output ?? .null } else { .null } }
+                    finishStep(state, step.id, .succeeded, output: .array(values))
+                    last = state.steps[step.id]?.output
+                    continue
+                }
+                return .pending
+            default:
+                if !state.launched.contains(step.id), (state.unconfirmed[step.id] ?? 0) == 0 { launch(step, record, state) }
+                // A step that ended at once (a publish) is passed at the next advance, after its commit.
+                return .pending
+            }
+        }
+        return .done(last)
+    }
+
+    /// Every step id in `steps`, nested ones included.
+    static func ids(_ steps: [WorkflowStep]) -> Set<String> {
+        var result = Set<String>()
+        for step in steps {
+            result.insert(step.id)
+            for list in step.children { result.formUnion(ids(list)) }
+        }
+        return result
+    }
+
+    // MARK: Records and commits
+
+    /// Ends a step (its timers and waits go) and commits it.
+    func finishStep(_ state: LiveRun, _ stepID: String, _ status: WorkflowStepRecord.Status, output: JSONValue? = nil, error: String? = nil,
+                    detail: JSONObject = [:]) {
+        guard var record = state.steps[stepID], !record.status.isFinished else { return }
+        record.status = status
+        record.endedAt = Date().timeIntervalSince1970
+        record.output = output
+        record.error = error
+        for (key, value) in detail { record.detail[key] = value }
+        if let timer = state.timers.removeValue(forKey: stepID) { loop.cancel(timer) }
+        state.launched.remove(stepID)
+        state.prepared[stepID] = nil
+        removeWait(run: state.run.id, step: stepID)
+        state.record(record)
+        commit(state, [record])
+    }
+
+    /// Writes the run (when changed) and `records`; the run advances once everything handed
+    /// over is committed.
+    func commit(_ state: LiveRun, _ records: [WorkflowStepRecord]) {
+        var change = WorkflowCommit(steps: records)
+        if state.runDirty {
+            change.runs = [state.run]
+            state.runDirty = false
+        }
+        guard !change.runs.isEmpty || !change.steps.isEmpty else { return }
+        for record in records { state.unconfirmed[record.stepID, default: 0] += 1 }
+        state.pendingCommits += 1
+        let steps = records.map(\.stepID)
+        guard let store else {
+            loop.schedule(after: 0) { [weak self] in self?.committed(state, steps: steps, ok: true) }
+            return
+        }
+        let this = LoopBound(value: (self, state))
+        let inbox = loop.inbox
+        store.commit(change) { ok in inbox.post { this.value.0.committed(this.value.1, steps: steps, ok: ok) } }
+    }
+
+    /// Calls `done` once what was handed to the store for run `id` is committed (at once if nothing is pending).
+    func afterCommit(_ id: String, _ done: @escaping () -> Void) {
+        guard let state = live[id] ?? lastFinished[id], state.pendingCommits > 0 else { return done() }
+        state.afterCommit.append(done)
+    }
+
+    private func committed(_ state: LiveRun, steps: [String], ok: Bool) {
+        if !ok { logger.error("workflow run \(state.run.id): the store could not write its step log; it goes on in memory") }
+        state.pendingCommits -= 1
+        for step in steps {
+            let left = (state.unconfirmed[step] ?? 1) - 1
+            state.unconfirmed[step] = left > 0 ? left : nil
+        }
+        guard state.pendingCommits == 0 else { return }
+        let calls = state.afterCommit
+        state.afterCommit = []
+        for call in calls { call() }
+        if live[state.run.id] === state { advance(state.run.id) } else { lastFinished[state.run.id] = nil }
+    }
+
+    func finishRun(_ state: LiveRun, status: WorkflowRun.Status, error: String?) {
+        guard !state.run.status.isFinished else { return }
+        state.run.status = status
+        state.run.error = error
+        state.run.endedAt = Date().timeIntervalSince1970
+        state.runDirty = true
+        for timer in state.timers.values { loop.cancel(timer) }
+        state.timers = [:]
+        for step in state.steps.keys { removeWait(run: state.run.id, step: step) }
+        commit(state, [])
+        live[state.run.id] = nil
+        lastFinished[state.run.id] = state
+        remember(state.run, state.log)
+        var payload: JSONObject = ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "status": .string(status.rawValue)]
+        if let error { payload["error"] = .string(error) }
+        publish("workflow." + status.rawValue, .object(payload))
+        for done in state.waiters { done(state.run, state.log) }
+        state.waiters = []
+    }
+
+    private func remember(_ run: WorkflowRun, _ steps: [WorkflowStepRecord]) {
+        if recent[run.id] == nil {
+            recentOrder.append(run.id)
+            if recentOrder.count > recentLimit { recent[recentOrder.removeFirst()] = nil }
+        }
+        recent[run.id] = (run, steps)
+    }
+
+    // MARK: Events
+
+    func refreshWantedTypes() {
+        let types = Set(waits.keys).union(triggers.keys)
+        guard types != wantedTypes else { return }
+        wantedTypes = types
+        wantedTypesChanged()
+    }
+
+    func removeWait(run: String, step: String) {
+        guard let type = waits.first(where: { $0.value.contains { $0.run == run && $0.step == step } })?.key else { return }
+        waits[type]?.removeAll { $0.run == run && $0.step == step }
+        if waits[type]?.isEmpty == true {
+            waits[type] = nil
+            refreshWantedTypes()
+        }
+    }
+
+    /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on,
+    /// workflows triggered by it start.
+    func eventArrived(type: String, source: String, time: Double, payload: JSONValue) {
+        guard !stopping else { return }
+        let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
+        for wait in waits[type] ?? [] {
+            if let condition = wait.condition, !condition.validate(payload).isEmpty { continue }
+            guard let state = live[wait.run] else { continue }
+            finishStep(state, wait.step, .succeeded, output: event)
+        }
+        for trigger in triggers[type] ?? [] {
+            // A workflow's own published events do not start it again (no endless chain).
+            if source == "workflow:" + trigger.workflow { continue }
+            if let condition = trigger.condition, !condition.validate(payload).isEmpty { continue }
+            guard let definition = definitions[trigger.workflow] else { continue }
+            guard inputProblems(event, workflow: trigger.workflow).isEmpty else {
+                logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")
+                continue
+            }
+            start(definition, input: event, requestedBy: "event")
+        }
+    }
+}
+
+/// A problem a workflow command or step reports: a code, a message that says how to fix it.
+struct WorkflowError: Error, Equatable {
+    var code: String
+    var message: String
+}

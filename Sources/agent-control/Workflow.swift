@@ -1,0 +1,253 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+import JSONSchema
+
+struct WorkflowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workflow",
+        abstract: "Run a workflow of the running agent, look at its runs and step logs, approve or reject.",
+        discussion: """
+        Workflows are defined under "workflows" in settings.json: steps (task, set, condition, \
+        parallel, publish, wait_event, approval, chat) run from a persisted step log. A run goes \
+        running/waiting → succeeded, failed or cancelled; after a crash it resumes from its last \
+        committed step.
+
+        Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
+        workflow, run or approval, an input that fails the workflow's schema) or the run did not \
+        succeed; 3 the agent is not running.
+        """,
+        subcommands: [WorkflowList.self, WorkflowRunCommand.self, WorkflowRuns.self, WorkflowShow.self, WorkflowCancel.self,
+                      WorkflowApprove.self, WorkflowReject.self])
+
+    static let statuses = ["running", "waiting", "succeeded", "failed", "cancelled"]
+
+    /// One line per run: ID  WORKFLOW  STATUS  STARTED  (took, error).
+    static func line(_ run: JSONValue) -> String {
+        var text = [run["id"], run["workflow"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
+        text += "  started \(run["started_at"]?.stringValue ?? "?")"
+        if let time = run["duration"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
+        if let error = run["error"]?.stringValue { text += "  error: \(error.prefix(200))" }
+        return text
+    }
+
+    /// `workflow show`: the run, then its step log (one line a step).
+    static func details(_ answer: JSONValue) -> String {
+        let run = answer["run"] ?? .null
+        var lines: [String] = []
+        for key in ["id", "workflow", "version", "status", "requested_by", "started_at", "ended_at", "duration", "error"] {
+            guard let value = run[key] else { continue }
+            lines.append("\(key): \(value.stringValue ?? value.serialized())")
+        }
+        if let input = run["input"] { lines.append("input: \(input.serialized())") }
+        if let variables = run["variables"], variables != .object([:]) { lines.append("variables: \(variables.serialized())") }
+        lines.append("steps:")
+        for step in answer["steps"]?.arrayValue ?? [] {
+            var text = "  \(step["step"]?.stringValue ?? "?")  \(step["kind"]?.stringValue ?? "?")  \(step["status"]?.stringValue ?? "?")"
+            text += "  attempt \(step["attempt"]?.numberValue?.intValue ?? 1)"
+            if let duration = step["duration"]?.numberValue?.doubleValue { text += "  \(String(format: "%.3f", duration)) s" }
+            if let deadline = step["deadline"]?.stringValue, step["ended_at"] == nil { text += "  until \(deadline)" }
+            if let approvers = step["approvers"]?.arrayValue, step["status"] == "waiting" {
+                text += "  approvers: \(approvers.compactMap(\.stringValue).joined(separator: ", "))"
+            }
+            if let prompt = step["prompt"]?.stringValue, step["status"] == "waiting" { text += "  \"\(prompt)\"" }
+            if let output = step["output"] { text += "  → \(String((output.stringValue ?? output.serialized()).prefix(200)))" }
+            if let error = step["error"]?.stringValue { text += "  error: \(error.prefix(200))" }
+            lines.append(text)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct WorkflowList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the workflows the settings define: steps, runs going and waiting.")
+
+    @Flag(name: .long, help: "Print the workflows as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try TaskCommand.send(["command": "workflow_list"], location: location)
+        let workflows = answer["workflows"]?.arrayValue ?? []
+        if json { return workflows.forEach { print($0.serialized()) } }
+        if workflows.isEmpty { print("no workflows (define them under \"workflows\" in settings.json)") }
+        for workflow in workflows {
+            var line = "\(workflow["name"]?.stringValue ?? "?")  \(workflow["steps"]?.arrayValue?.count ?? 0) steps"
+            line += "  running \(workflow["running"]?.numberValue?.intValue ?? 0), waiting \(workflow["waiting"]?.numberValue?.intValue ?? 0)"
+            if let description = workflow["description"]?.stringValue, !description.isEmpty { line += "  — \(description)" }
+            print(line)
+        }
+    }
+}
+
+struct WorkflowRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Start a run of a workflow; with --wait, wait for it and exit 0 only if it succeeded.",
+        discussion: """
+        The input is checked against the workflow's input schema; an input that fails is refused \
+        with every error's JSON pointer. Prints the run's id (with --json, the run). With --wait: \
+        waits until the run has finished (approvals and waits included), prints it with its step \
+        log, and exits 0 if it succeeded, 1 otherwise.
+        """)
+
+    @Argument(help: "The workflow's name in settings.json.")
+    var name: String
+
+    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}).")
+    var input: String?
+
+    @Flag(name: .long, help: "Wait until the run has finished; the exit status says whether it succeeded.")
+    var wait = false
+
+    @Flag(name: .long, help: "Print the run as JSON (with --wait: the run and its steps).")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        var request: JSONObject = ["command": "workflow_run", "name": .string(name), "wait": .bool(wait)]
+        if let input { request["input"] = try TaskRunCommand.readInput(input) }
+        let answer = try TaskCommand.send(.object(request), location: location, timeout: wait ? 366 * 86400 : 30)
+        let run = answer["run"] ?? .null
+        if json {
+            print(wait ? (["run": run, "steps": answer["steps"] ?? []] as JSONValue).serialized() : run.serialized())
+        } else if wait {
+            print(WorkflowCommand.details(answer))
+        } else {
+            print(run["id"]?.stringValue ?? "?")
+        }
+        if wait, run["status"] != "succeeded" { throw ExitCode(AgentLauncher.ExitCode.failure) }
+    }
+}
+
+struct WorkflowRuns: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runs", abstract: "List workflow runs, newest first: ID WORKFLOW STATUS STARTED.")
+
+    @Option(name: .long, help: "Only runs of this workflow.")
+    var workflow: String?
+
+    @Option(name: .long, help: "Only runs with this status: running, waiting, succeeded, failed, cancelled.")
+    var status: String?
+
+    @Option(name: .long, help: "At most this many runs (1 to 10000; default 100).")
+    var limit: Int = 100
+
+    @Flag(name: .long, help: "Print the runs as JSON lines.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func validate() throws {
+        if let status, !WorkflowCommand.statuses.contains(status) {
+            throw ValidationError("--status must be one of \(WorkflowCommand.statuses.joined(separator: ", ")), not \"\(status)\"")
+        }
+        if !(1...10_000).contains(limit) { throw ValidationError("--limit must be from 1 to 10000, not \(limit)") }
+    }
+
+    func run() throws {
+        var request: JSONObject = ["command": "workflow_runs", "limit": .number(JSONNumber(limit))]
+        if let workflow { request["workflow"] = .string(workflow) }
+        if let status { request["status"] = .string(status) }
+        let answer = try TaskCommand.send(.object(request), location: location)
+        for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : WorkflowCommand.line(run)) }
+    }
+}
+
+struct WorkflowShow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a workflow run and its step log: each step's status, attempt, duration, output and error.")
+
+    @Argument(help: "The run's id.")
+    var runID: String
+
+    @Flag(name: .long, help: "Print the run and its steps as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try TaskCommand.send(["command": "workflow_show", "id": .string(runID)], location: location)
+        print(json ? (["run": answer["run"] ?? .null, "steps": answer["steps"] ?? []] as JSONValue).serialized() : WorkflowCommand.details(answer))
+    }
+}
+
+struct WorkflowCancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Cancel a workflow run: its going task runs are cancelled, its waits and approvals end.")
+
+    @Argument(help: "The run's id.")
+    var runID: String
+
+    @Flag(name: .long, help: "Print the run as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        let answer = try TaskCommand.send(["command": "workflow_cancel", "id": .string(runID)], location: location)
+        print(json ? (answer["run"] ?? .null).serialized() : WorkflowCommand.line(answer["run"] ?? .null))
+    }
+}
+
+/// `approve` and `reject`: the same arguments.
+struct WorkflowDecision {
+    static func send(_ command: String, run: String, step: String, comment: String?, json: Bool, location: LocationOptions) throws {
+        var request: JSONObject = ["command": .string(command), "id": .string(run), "step": .string(step)]
+        if let comment { request["comment"] = .string(comment) }
+        let answer = try TaskCommand.send(.object(request), location: location)
+        let record = answer["step"] ?? .null
+        print(json ? record.serialized() : "\(run) \(step): \(record["output"]?["decision"]?.stringValue ?? record["status"]?.stringValue ?? "?")")
+    }
+}
+
+struct WorkflowApprove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve", abstract: "Approve a waiting approval step of a run (recorded with who and the comment).",
+        discussion: "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may.")
+
+    @Argument(help: "The run's id.")
+    var runID: String
+
+    @Argument(help: "The approval step's id.")
+    var step: String
+
+    @Option(name: .long, help: "Why (kept in the step log and the audit).")
+    var comment: String?
+
+    @Flag(name: .long, help: "Print the step as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        try WorkflowDecision.send("workflow_approve", run: runID, step: step, comment: comment, json: json, location: location)
+    }
+}
+
+struct WorkflowReject: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reject", abstract: "Reject a waiting approval step of a run: the run fails, with the comment.",
+        discussion: "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may.")
+
+    @Argument(help: "The run's id.")
+    var runID: String
+
+    @Argument(help: "The approval step's id.")
+    var step: String
+
+    @Option(name: .long, help: "Why (kept in the step log and the audit).")
+    var comment: String?
+
+    @Flag(name: .long, help: "Print the step as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    func run() throws {
+        try WorkflowDecision.send("workflow_reject", run: runID, step: step, comment: comment, json: json, location: location)
+    }
+}
