@@ -94,7 +94,7 @@ import Testing
 
     static func append(_ text: String, to path: String) throws {
         let handle = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)!
         }()
         defer { try? handle.close() }
