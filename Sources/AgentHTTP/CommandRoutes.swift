@@ -133,7 +133,9 @@ struct CommandRoutes: Sendable {
             }
         }
         for name in route.pathParameters {
-            guard let value = context.parameters.get(name) else { continue }
+            // The router leaves segments escaped: a replica's `NAME#2` comes as `NAME%232`.
+            guard let raw = context.parameters.get(name) else { continue }
+            let value = raw.removingPercentEncoding ?? raw
             if fields[name] != nil, fields[name] != .string(value) {
                 return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the path (\(value)); leave it out of the body", pointer: "/" + name))
             }

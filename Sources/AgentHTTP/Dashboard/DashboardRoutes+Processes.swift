@@ -41,7 +41,7 @@ extension DashboardRoutes {
     }
 
     func processPage(_ request: Request, _ context: AgentRequestContext) async -> Response {
-        let name = context.parameters.get("name") ?? ""
+        let name = Self.pathParameter("name", context)
         let status = await run(["command": "status"], context)
         guard status["ok"]?.boolValue == true else {
             return page("process", title: name, nav: "processes", data: ["name": name, "error": Self.problem(status)], request: request, context: context, status: .serviceUnavailable)
@@ -88,12 +88,19 @@ extension DashboardRoutes {
         data["historyNote"] = history["ok"]?.boolValue == true ? "No history yet." : Self.problem(history)
 
         let settings = await run(["command": "settings_get"], context)
-        if let value = settings["settings"]?["processes"]?[name] {
+        // A replica's settings are its process's.
+        if let value = settings["settings"]?["processes"]?[process["replica_of"]?.stringValue ?? name] {
             data["settings"] = value.serialized(pretty: true)
         } else {
             data["settingsNote"] = settings["ok"]?.boolValue == true ? "Not in the settings file." : Self.problem(settings)
         }
         return page("process", title: name, nav: "processes", data: data, request: request, context: context)
+    }
+
+    /// A path parameter unescaped (the router leaves `NAME%232` for a replica's `NAME#2`).
+    static func pathParameter(_ key: String, _ context: AgentRequestContext) -> String {
+        let raw = context.parameters.get(key) ?? ""
+        return raw.removingPercentEncoding ?? raw
     }
 
     /// `POST /processes/NAME` with `action` start, stop or restart: the `process` command.
@@ -103,7 +110,7 @@ extension DashboardRoutes {
         case .success(let found): form = found
         case .failure(let refusal): return refused(refusal.reason, request: request, context: context, status: refusal.status)
         }
-        let name = context.parameters.get("name") ?? ""
+        let name = Self.pathParameter("name", context)
         let action = form["action"] ?? ""
         guard ["start", "stop", "restart"].contains(action) else {
             return refused("unknown action \"\(action)\"; expected start, stop or restart", request: request, context: context, status: .badRequest)

@@ -68,7 +68,9 @@ extension AgentSnapshot {
         var cpu = MetricFamily("agent_process_cpu_seconds_total", .counter, "User and system CPU time of the process's current worker.")
         var memory = MetricFamily("agent_process_resident_memory_bytes", .gauge, "Resident memory of the process's current worker.")
         for process in processes {
-            let label = [("process", process.info.name)]
+            // A replica: its process's name and its number, so that `sum by (process)` adds
+            // the replicas up (bounded: at most SettingsBounds.mostReplicas per process).
+            let label = process.info.replicaOf.map { [("process", $0), ("replica", String(process.info.replica))] } ?? [("process", process.info.name)]
             let current = process.stateName
             for name in Self.stateNames { state.samples.append((label + [("state", name)], name == current ? 1 : 0)) }
             restarts.samples.append((label, Double(process.info.restarts)))

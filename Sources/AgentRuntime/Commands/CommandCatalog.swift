@@ -16,7 +16,7 @@ public enum CommandCatalog {
         all.contains { $0.name == name && $0.mutating }
     }
 
-    static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings."]
+    static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings (a process with replicas: all of them), or one replica's, NAME#N."]
 
     /// A process as `status` shows it.
     public static let processSchema: JSONValue = CommandDescription.object([
@@ -29,6 +29,8 @@ public enum CommandCatalog {
         "events_emitted": ["type": "integer"], "events_delivered": ["type": "integer"], "events_dropped": ["type": "integer"],
         "queued_bytes": ["type": "integer"], "paused": ["type": "boolean"], "times_paused": ["type": "integer"],
         "restarting": ["type": "boolean"], "cpu_seconds": ["type": "number"], "rss_bytes": ["type": "integer"],
+        "replica_of": ["type": "string", "description": "A replica's process: its name in the settings (the replica is NAME#N)."],
+        "replica": ["type": "integer", "minimum": 1, "description": "A replica's number."],
     ], required: ["name", "state"], open: true)
 
     static let supervision: [CommandDescription] = [
@@ -55,7 +57,9 @@ public enum CommandCatalog {
             name: "process", summary: "\(action.prefix(1).uppercased() + action.dropFirst()) one process.",
             method: "POST", path: "/api/processes/{name}/\(action)", fixed: ["action": .string(action)],
             request: CommandDescription.object(["name": processName], required: ["name"]),
-            answer: CommandDescription.object(["ok": ["const": true], "process": processSchema], required: ["ok"], open: true),
+            answer: CommandDescription.object(["ok": ["const": true], "process": processSchema,
+                                               "processes": ["type": "array", "items": processSchema, "description": "A process with replicas (named without #N): each replica."]],
+                                              required: ["ok"], open: true),
             mutating: true)
     } + [
         CommandDescription(
@@ -74,6 +78,7 @@ public enum CommandCatalog {
                     "time": ["type": "string", "format": "date-time"],
                     "stream": ["type": "string", "enum": ["stdout", "stderr", "supervisor"]],
                     "text": ["type": "string"],
+                    "process": ["type": "string", "description": "The replica the line is about, when the name is a process with replicas."],
                 ], required: ["seq", "time", "stream", "text"])],
                 "next": ["type": "integer", "description": "Pass as `after` to get only the lines that come after these."],
             ], required: ["ok", "lines", "next"]),

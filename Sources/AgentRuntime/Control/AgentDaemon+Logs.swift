@@ -37,8 +37,10 @@ extension AgentDaemon {
         }
     }
 
-    /// `2026-11-24T02:10:00.123Z stderr hello`.
+    /// `2026-11-24T02:10:00.123Z stderr hello`; a replica's line (`logs NAME` of a process with
+    /// replicas) names it: `2026-11-24T02:10:00.123Z NAME#2 stderr hello`.
     static func logLine(_ line: JSONValue) -> String {
-        "\(line["time"]?.stringValue ?? "?") \(line["stream"]?.stringValue ?? "?") \(line["text"]?.stringValue ?? "")"
+        let replica = line["process"]?.stringValue.map { $0 + " " } ?? ""
+        return "\(line["time"]?.stringValue ?? "?") \(replica)\(line["stream"]?.stringValue ?? "?") \(line["text"]?.stringValue ?? "")"
     }
 }

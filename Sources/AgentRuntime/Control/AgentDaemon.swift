@@ -172,6 +172,11 @@ public struct AgentDaemon {
         do {
             let answer = try ControlClient.send(["command": "process", "action": .string(action), "name": .string(name)], paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "refused") }
+            if let replicas = answer["processes"]?.arrayValue {
+                let states = replicas.map { "\($0["name"]?.stringValue ?? "?") \($0["state"]?.stringValue ?? "?")" }
+                Self.say("\(name): \(action) requested for its \(replicas.count) replicas (now \(states.joined(separator: ", ")))")
+                return AgentLauncher.ExitCode.success
+            }
             let state = answer["process"]?["state"]?.stringValue ?? "?"
             Self.say("\(name): \(action) requested (now \(state))")
             return AgentLauncher.ExitCode.success

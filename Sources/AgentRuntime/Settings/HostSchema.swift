@@ -60,6 +60,10 @@ public enum HostSchema {
                         "type": "array", "items": ["type": "string", "minLength": 1], "uniqueItems": true,
                         "description": "Monitors: event types to receive (\"*\" for all).",
                     ],
+                    "replicas": [
+                        "description": "Workers of this process, each its own OS process named NAME#1 … NAME#N with its own restart state; a monitor's events are spread among them (each event to one replica). Without it: one worker named NAME.",
+                        "type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostReplicas),
+                    ],
                     "restart": [
                         "description": "When to restart the worker: \"always\", \"on-failure\", \"never\", or an object with \"policy\" and backoff and start-limit settings.",
                         "type": ["string", "object"],

@@ -11,6 +11,10 @@ public struct ProcessSettings: Sendable, Equatable {
     public var module: String?
     /// Event types to receive (monitors); nil means the type's default subscriptions.
     public var subscribe: [String]?
+    /// `replicas`: how many workers run this process (`NAME#1 … NAME#N`); nil: one worker
+    /// named NAME. Clamped to 1…``SettingsBounds/mostReplicas`` (the host schema reports a
+    /// value outside).
+    public var replicas: Int?
     /// Restart, stop and watchdog policy.
     public var policy: ProcessPolicy
     /// The settings for the module: everything but the host-level keys.
@@ -21,7 +25,7 @@ public struct ProcessSettings: Sendable, Equatable {
     public var pointer: String
 
     /// Keys the host reads and removes before the module sees the settings.
-    public static let hostKeys = ["type", "enabled", "module", "subscribe"] + ProcessPolicy.keys
+    public static let hostKeys = ["type", "enabled", "module", "subscribe", "replicas"] + ProcessPolicy.keys
 
     /// Reads what can be read; the host schema reports what is wrong. Nil if the entry is not
     /// an object.
@@ -35,6 +39,10 @@ public struct ProcessSettings: Sendable, Equatable {
         module = object["module"]?.stringValue
         subscribe = object["subscribe"]?.arrayValue.map { $0.compactMap(\.stringValue) }
         policy = ProcessPolicy(object)
+        if let number = object["replicas"]?.numberValue {
+            // 1e30 or 2.5 are the schema's to refuse; read, they saturate (never trap).
+            replicas = min(max(1, number.intValue ?? Int(saturating: number.doubleValue)), SettingsBounds.mostReplicas)
+        }
         var settings = object
         for key in Self.hostKeys { settings[key] = nil }
         moduleSettings = settings

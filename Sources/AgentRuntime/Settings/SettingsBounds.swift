@@ -15,6 +15,9 @@ public enum SettingsBounds {
     public static let largestMultiplier: Double = 1_000
     /// `restart.max_restarts`.
     public static let mostRestarts = 1_000_000
+    /// `replicas`: workers of one process. Each costs a process, four descriptors and its
+    /// rings in the supervisor; beyond a thousand an agent wants a fleet, not one host.
+    public static let mostReplicas = 1_000
     /// `queue.limit_bytes`: 4 GiB of undelivered events for one process.
     public static let largestQueueBytes = 1 << 32
     /// `store.retention.max_age` in seconds: 100 years.

@@ -78,4 +78,16 @@ public struct PlannedProcess: Sendable, Equatable {
     public var queries: [PlannedQuery] = []
     /// Chatbots: module name → library, for the adapters they load.
     public var adapterLibraries: [String: String] = [:]
+    /// A replica's: the process's name in the settings (its own name is `<replicaOf>#<replica>`);
+    /// nil for a process without `replicas`.
+    public var replicaOf: String?
+    /// A replica's number, 1…N (0 for a process without `replicas`).
+    public var replica = 0
+
+    /// The name in the settings: ``replicaOf`` for a replica, else the name.
+    public var configuredName: String { replicaOf ?? name }
+
+    /// The name of replica `index` of process `name`: `name#index`. (`#` is not allowed in a
+    /// process name, so that no configured name is ever taken for a replica's.)
+    public static func replicaName(_ name: String, _ index: Int) -> String { "\(name)#\(index)" }
 }

@@ -113,6 +113,9 @@ public struct SettingsValidator {
                 if process.subscribe != nil, type.kind == "datasource" {
                     issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")
                 }
+                if process.replicas != nil, type.kind == "chatbot" {
+                    issue("/replicas", "\"\(process.type)\" is the chatbot: one worker answers the chat, with one conversation history; remove \"replicas\"")
+                }
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
                 if type.kind == "chatbot", issues.isEmpty {
                     for problem in BuiltinModules.checkAdapters(process.moduleSettings, modules: modules, manifests: manifests) {
@@ -154,7 +157,7 @@ public struct SettingsValidator {
                     plan.adapterLibraries = Dictionary(modules.filter { $0.library != BuiltinModules.chatLocation.library }.map { ($0.name, $0.library) },
                                                        uniquingKeysWith: { first, _ in first })
                 }
-                planned.append(plan)
+                planned += Self.replicas(of: plan, count: process.replicas)
             }
         }
         var note = ""
@@ -203,6 +206,25 @@ public struct SettingsValidator {
         report.moduleTasks = moduleTasks
         report.log = settings.log
         return report
+    }
+
+    /// The workers of a planned process: itself without `replicas`, else `count` replicas named
+    /// `NAME#1 … NAME#N`, each with its own periodic queries. A replica's plan depends on its
+    /// number, not on the count, so that a reload changing the count leaves the others equal.
+    static func replicas(of plan: PlannedProcess, count: Int?) -> [PlannedProcess] {
+        guard let count else { return [plan] }
+        return (1...max(1, count)).map { index in
+            var replica = plan
+            replica.name = PlannedProcess.replicaName(plan.name, index)
+            replica.replicaOf = plan.name
+            replica.replica = index
+            replica.queries = plan.queries.map { query in
+                var query = query
+                query.process = replica.name
+                return query
+            }
+            return replica
+        }
     }
 
     /// The adapter a chatbot's `/logic_adapters/N` names (a string, or an object's `type`).

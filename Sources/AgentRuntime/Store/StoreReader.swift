@@ -49,9 +49,12 @@ public struct StoreReader {
     public func events(types: [String], sources: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int, newest: Bool) throws -> [StoredEvent] {
         var conditions = ["id > ?"]
         var arguments: [any DatabaseValueConvertible] = [afterID]
-        for (column, values) in [("type", types), ("source", sources)] where !values.isEmpty {
-            conditions.append("\(column) IN (\(values.map { _ in "?" }.joined(separator: ", ")))")
-            arguments += values.map { $0 as any DatabaseValueConvertible }
+        if !types.isEmpty {
+            conditions.append("type IN (\(types.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += types.map { $0 as any DatabaseValueConvertible }
+        }
+        if !sources.isEmpty {
+            conditions.append(Self.matchingNames("source", sources, &arguments))
         }
         if let since {
             conditions.append("time >= ?")
@@ -64,10 +67,26 @@ public struct StoreReader {
         return newest ? events.reversed() : events
     }
 
-    /// The run history, optionally of one process, newest last.
+    /// `column` is one of `names`, or a replica of one (`NAME#N`: a process with `replicas`
+    /// names its replicas' events and history). A range rather than LIKE: `_` is a wildcard
+    /// there, and a plain name may hold one; `$` follows `#` in byte order, and the index serves.
+    static func matchingNames(_ column: String, _ names: [String], _ arguments: inout [any DatabaseValueConvertible]) -> String {
+        var alternatives: [String] = []
+        for name in names {
+            alternatives.append("\(column) = ?")
+            arguments.append(name)
+            guard !name.contains("#") else { continue }
+            alternatives.append("(\(column) >= ? AND \(column) < ?)")
+            arguments += [name + "#", name + "$"]
+        }
+        return "(" + alternatives.joined(separator: " OR ") + ")"
+    }
+
+    /// The run history, optionally of one process (and its replicas), newest last.
     public func history(process: String?, limit: Int) throws -> [HistoryEntry] {
-        let filter = process == nil ? "" : "WHERE process = ?"
-        let arguments: StatementArguments = process.map { [$0] } ?? []
+        var values: [any DatabaseValueConvertible] = []
+        let filter = process.map { "WHERE " + Self.matchingNames("process", [$0], &values) } ?? ""
+        let arguments: StatementArguments = StatementArguments(values)
         return try database.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM (SELECT * FROM history \(filter) ORDER BY id DESC LIMIT \(limit)) ORDER BY id", arguments: arguments).map { row in
                 let pid: Int? = row["pid"]

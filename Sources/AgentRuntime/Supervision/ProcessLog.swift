@@ -146,6 +146,31 @@ public final class ProcessLog: Sendable {
         }
     }
 
+    /// The lines of several processes (a process's replicas) in sequence order, each with its
+    /// process's name, selected as ``read(_:after:since:limit:)`` selects one's. Nil when none
+    /// of them has a log.
+    public func read(_ names: [String], after: Int? = nil, since: Int64? = nil, limit: Int? = nil) -> (lines: [(name: String, line: Line)], next: Int)? {
+        state.withLock { state in
+            var matching: [(name: String, line: Line)] = []
+            var found = false
+            for name in names {
+                guard let buffer = state.buffers[name] else { continue }
+                found = true
+                for line in buffer.live where (after.map { line.seq > $0 } ?? true) && (since.map { line.time >= $0 } ?? true) {
+                    matching.append((name, line))
+                }
+            }
+            guard found else { return nil }
+            matching.sort { $0.line.seq < $1.line.seq }
+            let limit = max(0, limit ?? matching.count)
+            if after != nil, matching.count > limit {
+                let page = Array(matching.prefix(limit))
+                return (page, page.last?.line.seq ?? after!)
+            }
+            return (Array(matching.suffix(limit)), state.lastSeq)
+        }
+    }
+
     /// The text as kept: at most `limits.lineBytes` bytes, cut at a character boundary, with a
     /// note of the full length.
     func cut(_ text: String, length: Int? = nil) -> String {

@@ -125,6 +125,8 @@ final class SupervisedProcess {
     let lastEmittedType = FrameBuffer()
     var lastEmittedTypeName = ""
     var lastTargets: [SupervisedProcess] = []
+    /// Replica groups among the targets: each event goes to one replica of each.
+    var lastGroups: [ReplicaGroup] = []
     /// The only target, if there is exactly one (kept alive by `lastTargets`).
     var singleTarget: Unmanaged<SupervisedProcess>?
     /// Tasks triggered by the type it emitted last (nil: none; then `singleTarget` is nil too,

@@ -83,6 +83,7 @@ extension Supervisor {
         case .failure(let error): return error.json
         }
         if let answer = processLog.answer(parsed) { return answer }
+        if let group = replicaGroups[parsed.name], let answer = processLog.answer(parsed, replicas: group.members.map(\.name)) { return answer }
         if disabledProcesses.contains(where: { $0.name == parsed.name }) {
             return ["ok": false, "code": "not_found", "error": .string("\(parsed.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
         }
@@ -91,7 +92,8 @@ extension Supervisor {
 
     /// `agent-control process start|stop|restart NAME`.
     func processCommand(_ action: String, name: String) -> JSONValue {
-        guard let process = processes.first(where: { $0.name == name }) else {
+        if byName[name] == nil, let group = replicaGroups[name] { return replicaCommand(action, group: group) }
+        guard let process = byName[name] else {
             if disabledProcesses.contains(where: { $0.name == name }) {
                 return ["ok": false, "error": .string("\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
             }
@@ -163,6 +165,10 @@ extension SupervisedProcessInfo {
             "events_emitted": .number(JSONNumber(eventsEmitted)), "events_delivered": .number(JSONNumber(eventsDelivered)),
             "events_dropped": .number(JSONNumber(eventsDropped)), "queued_bytes": .number(JSONNumber(queuedBytes)),
         ]
+        if let replicaOf {
+            object["replica_of"] = .string(replicaOf)
+            object["replica"] = .number(JSONNumber(replica))
+        }
         if paused { object["paused"] = true }
         if timesPaused > 0 { object["times_paused"] = .number(JSONNumber(timesPaused)) }
         if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }

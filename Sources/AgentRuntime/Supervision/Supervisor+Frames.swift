@@ -181,26 +181,35 @@ extension Supervisor {
             fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
         let targets = source.lastTargets
-        guard !targets.isEmpty else { return }
+        let groups = source.lastGroups
+        guard !targets.isEmpty || !groups.isEmpty else { return }
         deliveryScratch.removeAll(keepingCapacity: true)
         source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: deliveryScratch) }
-        for target in targets where target.acceptsDeliveries {
-            let limit = target.queueLimit
-            if target.pendingBytes + deliveryScratch.count > limit {
-                if target.policy.whenFull == "block" {
-                    pause(source, behind: target)
-                } else {
-                    let dropped = target.dropOldestDeliveries(freeing: max(deliveryScratch.count, limit / 4))
-                    target.eventsDropped += dropped
-                    if dropped > 0, target.eventsDropped == dropped || target.eventsDropped / 10_000 != (target.eventsDropped - dropped) / 10_000 {
-                        logger.warning("event queue full (\(limit) bytes): dropped the \(dropped) oldest undelivered event(s), \(target.eventsDropped) so far", metadata: ["process": "\(target.name)"])
-                    }
+        for target in targets where target.acceptsDeliveries { queueScratch(for: target, from: source) }
+        for group in groups {
+            if let target = group.pick(bytes: deliveryScratch.count) { queueScratch(for: target, from: source) }
+        }
+    }
+
+    /// Queues the delivery frame in `deliveryScratch` for `target`, applying its `when_full`
+    /// when its queue has no room.
+    @inline(__always)
+    private func queueScratch(for target: SupervisedProcess, from source: SupervisedProcess) {
+        let limit = target.queueLimit
+        if target.pendingBytes + deliveryScratch.count > limit {
+            if target.policy.whenFull == "block" {
+                pause(source, behind: target)
+            } else {
+                let dropped = target.dropOldestDeliveries(freeing: max(deliveryScratch.count, limit / 4))
+                target.eventsDropped += dropped
+                if dropped > 0, target.eventsDropped == dropped || target.eventsDropped / 10_000 != (target.eventsDropped - dropped) / 10_000 {
+                    logger.warning("event queue full (\(limit) bytes): dropped the \(dropped) oldest undelivered event(s), \(target.eventsDropped) so far", metadata: ["process": "\(target.name)"])
                 }
             }
-            deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
-            target.eventsDelivered += 1
-            markDirty(target)
         }
+        deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
+        target.eventsDelivered += 1
+        markDirty(target)
     }
 
     /// Shows, stores and publishes an event, as configured.
@@ -223,8 +232,13 @@ extension Supervisor {
         let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         source.lastEmittedTypeName = name
         source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
+        // A replica's own group does not get its events back from the wildcard (as a process
+        // does not), nor would it pass them around among its replicas.
+        let ownGroup = source.planned.replicaOf
+        source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
         source.lastTriggers = taskTriggers[name]
-        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
+        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty
+            ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
         source.routingGeneration = routingGeneration
     }
 

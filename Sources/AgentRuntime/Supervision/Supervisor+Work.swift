@@ -166,6 +166,9 @@ extension Supervisor {
         for process in (subscribers[type] ?? []) + wildcardSubscribers where process.acceptsDeliveries {
             deliver(type: type, source: source, payload: payload, to: process)
         }
+        for group in (groupSubscribers[type] ?? []) + wildcardGroups {
+            if let process = group.pick(bytes: body.count) { deliver(type: type, source: source, payload: payload, to: process) }
+        }
         if let triggers = taskTriggers[type] {
             body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0) }
         }

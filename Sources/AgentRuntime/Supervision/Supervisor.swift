@@ -18,7 +18,7 @@ public final class Supervisor {
     public let processLog = ProcessLog()
 
     private(set) var processes: [SupervisedProcess] = []
-    private var byName: [String: SupervisedProcess] = [:]
+    private(set) var byName: [String: SupervisedProcess] = [:]
     /// Processes the settings list with `"enabled": false`: not run, but shown by `status`
     /// as `disabled` (set at start and by each reload).
     public var disabledProcesses: [DisabledProcess] = []
@@ -96,6 +96,11 @@ public final class Supervisor {
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     var subscribers: [String: [SupervisedProcess]] = [:]
     var wildcardSubscribers: [SupervisedProcess] = []
+    /// Replicas subscribed by event type: each event goes to one replica of each group.
+    var groupSubscribers: [String: [ReplicaGroup]] = [:]
+    var wildcardGroups: [ReplicaGroup] = []
+    /// The processes with `replicas`, by their name in the settings.
+    var replicaGroups: [String: ReplicaGroup] = [:]
     var routingGeneration = 0
     var dirtyProcesses: [SupervisedProcess] = []
 
@@ -158,7 +163,25 @@ public final class Supervisor {
     func rebuildRouting() {
         subscribers = [:]
         wildcardSubscribers = []
+        groupSubscribers = [:]
+        wildcardGroups = []
+        replicaGroups = [:]
         for process in processes {
+            if let groupName = process.planned.replicaOf {
+                let group: ReplicaGroup
+                if let existing = replicaGroups[groupName] {
+                    group = existing
+                } else {
+                    group = ReplicaGroup(name: groupName)
+                    replicaGroups[groupName] = group
+                    // The group subscribes once, as its replicas' settings are one.
+                    for type in process.subscriptions {
+                        if type == "*" { wildcardGroups.append(group) } else { groupSubscribers[type, default: []].append(group) }
+                    }
+                }
+                group.add(process)
+                continue
+            }
             for type in process.subscriptions {
                 if type == "*" { wildcardSubscribers.append(process) } else { subscribers[type, default: []].append(process) }
             }
@@ -366,9 +389,15 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var timesPaused: Int
     /// The signal that stopped its worker (SIGSTOP…), until SIGCONT.
     public var suspendedBy: Int32?
+    /// A replica's: the process's name in the settings (nil without `replicas`).
+    public var replicaOf: String?
+    /// A replica's number, 1…N (0 without `replicas`).
+    public var replica: Int
 
     init(_ process: SupervisedProcess) {
         name = process.name
+        replicaOf = process.planned.replicaOf
+        replica = process.planned.replica
         type = process.type
         module = process.module.name
         state = process.state
