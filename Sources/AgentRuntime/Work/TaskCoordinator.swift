@@ -59,6 +59,9 @@ final class TaskCoordinator {
     /// Requests waiting for a run to finish (`--wait`).
     private var waiters: [String: [(TaskRun) -> Void]] = [:]
     private var sequence = 0
+    /// While a batch of runs is submitted: their records, written and announced after the
+    /// runners sent the runs off (nil: recorded as they come).
+    private var held: [(TaskRun, String)]?
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     private(set) var endedAttempts: [String: [String: Int]] = [:]
@@ -165,18 +168,49 @@ final class TaskCoordinator {
     /// it if it may run now. A run already known (recovered from the store) is left as it is.
     @discardableResult
     func submit(_ prepared: TaskRun) -> TaskRun {
-        if let known = runs[prepared.id] ?? recent[prepared.id] { return known }
-        let run = prepared
-        runs[run.id] = run
-        unfinishedCount[run.task, default: 0] += 1
-        unfinishedByRank[run.priority.rank] += 1
-        record(run, event: "task.queued")
-        guard definitions[run.task] != nil else {
-            return finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
+        submit([prepared])[0]
+    }
+
+    /// Queues runs made by ``prepare(task:input:priority:notBefore:requestedBy:)`` together
+    /// (the fires of one instant): all are queued first, then each task dispatched once, so
+    /// that the runs that may start go to their runners in one pass, and the runners send
+    /// them off (``TaskRunner/flush()``) before the runs' changes are recorded and announced.
+    /// Returns them as queued (or started), in order.
+    @discardableResult
+    func submit(_ prepared: [TaskRun]) -> [TaskRun] {
+        let outermost = held == nil
+        if outermost { held = [] }
+        defer { if outermost { releaseHeldRecords() } }
+        var tasks: [String] = []
+        for run in prepared {
+            guard runs[run.id] == nil, recent[run.id] == nil else { continue }
+            runs[run.id] = run
+            unfinishedCount[run.task, default: 0] += 1
+            unfinishedByRank[run.priority.rank] += 1
+            record(run, event: "task.queued")
+            guard definitions[run.task] != nil else {
+                finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
+                continue
+            }
+            enqueue(run)
+            if !tasks.contains(run.task) { tasks.append(run.task) }
         }
-        enqueue(run)
-        dispatch(run.task)
-        return runs[run.id] ?? recent[run.id] ?? run
+        for task in tasks { dispatch(task, sendEarly: outermost && prepared.count > 1) }
+        if outermost, prepared.count > 1 {
+            var seen = Set<ObjectIdentifier>()
+            for task in tasks {
+                guard let type = definitions[task]?.type, let runner = self.runner(for: type), seen.insert(ObjectIdentifier(runner)).inserted else { continue }
+                runner.flush()
+            }
+        }
+        return prepared.map { runs[$0.id] ?? recent[$0.id] ?? $0 }
+    }
+
+    /// Records held back while a batch is handed to the runners, and announces them (in order).
+    private func releaseHeldRecords() {
+        guard let records = held else { return }
+        held = nil
+        for (run, event) in records { record(run, event: event) }
     }
 
     /// Cancels a run: a queued or retrying one at once, a running one by its runner (the
@@ -372,17 +406,25 @@ final class TaskCoordinator {
     }
 
     /// Starts queued runs of `task` while it has room.
-    func dispatch(_ task: String) {
+    /// `sendEarly`: a batch: the first run goes to its runner's worker at once (which starts
+    /// on it while the rest are prepared), then every ``earlyFlush`` runs.
+    func dispatch(_ task: String, sendEarly: Bool = false) {
         guard !stopping, let definition = definitions[task] else { return }
         if !pool.isEmpty, pool.isTaken(task) { return dispatchToExecutors(task, definition) }
+        var started = 0
         // Popped in place: a copy of the heap out of the dictionary would copy it whole per run.
         while runningCount[task, default: 0] < definition.maxConcurrent, let entry = queues[task]?.popFirst() {
             if queues[task]?.isEmpty == true { queues[task] = nil }
             // Cancelled (or already started) while it waited: skip it.
             guard let run = runs[entry.id], active[entry.id] == nil, run.status == .queued || run.status == .retrying else { continue }
             start(run, definition: definition)
+            if sendEarly, started % Self.earlyFlush == 0 { active[run.id]?.runner.flush() }
+            started += 1
         }
     }
+
+    /// In a batch, the runs' frames go out after the first run, then every this many.
+    static let earlyFlush = 32
 
     /// Starts an attempt of `run`, on `executor` (a declared one, chosen by the caller and
     /// counted in the pool already) or on the task's implicit executor.
@@ -531,6 +573,10 @@ final class TaskCoordinator {
     }
 
     func record(_ run: TaskRun, event: String) {
+        if held != nil {
+            held?.append((run, event))
+            return
+        }
         store?.record(run)
         var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "attempt": .number(JSONNumber(run.attempt)),
                                    "status": .string(run.status.rawValue)]

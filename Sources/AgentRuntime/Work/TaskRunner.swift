@@ -24,6 +24,13 @@ protocol TaskRunner: AnyObject {
     /// The agent stops, and its runs' grace is over: every run still going is ended as
     /// `.interrupted` at once, its processes killed. Called once; nothing is started afterwards.
     func shutDown()
+    /// Sends off what the runs started since the last call need now, rather than at the end
+    /// of the loop's turn (a batch of runs: before their records are written). Optional.
+    func flush()
+}
+
+extension TaskRunner {
+    func flush() {}
 }
 
 /// One attempt of a run, as a runner receives it.

@@ -128,6 +128,11 @@ final class ModuleTaskRunner: TaskRunner {
         if active.heartbeatTimeout != nil { scheduleWatchdog() }
     }
 
+    /// The runs' frames go to their executors now (a batch: before the runs are recorded).
+    func flush() {
+        supervisor.flushDirty()
+    }
+
     func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let (executor, token) = runsByID[runID], let run = executor.runs[token], run.endAs == nil else { return }
         run.endAs = reason

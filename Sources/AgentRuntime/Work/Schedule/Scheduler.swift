@@ -13,6 +13,11 @@ import Logging
 /// are committed together (``ScheduleStore/commit(_:done:)``) BEFORE the run is handed to the
 /// ``TaskCoordinator``: after a crash, a fire time is either recorded with its run (which the
 /// coordinator recovers) or not at all (and is owed, per `catch_up`) — never both, never twice.
+///
+/// So that the commit does not delay the runs, a fire on time is decided and committed
+/// ``lead`` ahead of its instant, and its runs are released at the instant by the same timer
+/// (see Scheduler+Ahead.swift): the fires of one instant share one transaction and reach the
+/// coordinator together.
 final class Scheduler {
     /// A schedule and where it stands.
     struct Entry {
@@ -24,6 +29,9 @@ final class Scheduler {
         var fired = 0
         var missed = 0
         var skipped = 0
+        /// The due time for which deciding ahead was declined (the previous run still going):
+        /// the timer wakes for it at the due time itself.
+        var declinedAhead: Double?
     }
 
     /// Why the schedules are looked at.
@@ -34,6 +42,8 @@ final class Scheduler {
         case start
         /// The wall clock was set forward by this many seconds (at most ``clockCorrection``).
         case clockStep(Double)
+        /// On time, decided ``lead`` ahead: the runs are released at `now`, the instant evaluated.
+        case ahead
     }
 
     /// A change of the wall clock larger than this (3 hours) is a clock correction, not a
@@ -53,10 +63,14 @@ final class Scheduler {
     var publish: (String, JSONValue) -> Void = { _, _ in }
 
     var entries: [String: Entry] = [:]
-    private var timer: ScheduleTimer?
-    private var stopping = false
+    var timer: ScheduleTimer?
+    private(set) var stopping = false
     /// Runs committed by a fire but not yet handed to the coordinator: they count as going.
-    private var inFlight: Set<String> = []
+    var inFlight: Set<String> = []
+    /// Runs decided ahead: when each is released (by run id), until it is handed over.
+    var releaseTimes: [String: Double] = [:]
+    /// Runs decided ahead and committed, waiting for their instant.
+    var parked: [TaskRun] = []
     /// Commits handed to the store and not confirmed yet.
     private(set) var commitsInFlight = 0
     /// History lines kept in memory (the newest ``recentLimit``): `schedule history` without a store.
@@ -159,6 +173,7 @@ final class Scheduler {
     func timerExpired() {
         guard !stopping else { return }
         let now = clock()
+        releaseParked(now: now)
         var commit = ScheduleCommit()
         for name in entries.keys.sorted() {
             guard let dueAt = entries[name]?.dueAt, dueAt <= now else { continue }
@@ -166,6 +181,7 @@ final class Scheduler {
             reschedule(name)
         }
         flush(commit)
+        decideAhead(now: now)
         rearm()
     }
 
@@ -178,6 +194,7 @@ final class Scheduler {
         guard !stopping else { return }
         let now = clock()
         logger.notice("schedules: the wall clock was set \(step >= 0 ? "forward" : "back") by \(String(format: "%.3f", abs(step))) s; recomputing the fire times")
+        releaseAllAhead()
         var commit = ScheduleCommit()
         for name in entries.keys.sorted() {
             guard var entry = entries[name] else { continue }
@@ -197,13 +214,8 @@ final class Scheduler {
             reschedule(name)
         }
         flush(commit)
+        decideAhead(now: now)
         rearm()
-    }
-
-    /// Arms the timer for the earliest due fire.
-    func rearm() {
-        guard !stopping else { return }
-        timer?.arm(at: entries.values.compactMap(\.dueAt).min())
     }
 
     /// Recomputes a schedule's next fire time (and its jitter) after `through`.
@@ -214,6 +226,7 @@ final class Scheduler {
         if next != entry.state.next || entry.dueAt == nil {
             entry.state.next = next
             entry.dueAt = next.map { $0 + jitterDelay(definition.jitter) }
+            entry.declinedAhead = nil
         }
         if !definition.enabled || entry.state.paused { entry.dueAt = nil }
         entries[name] = entry
@@ -235,10 +248,12 @@ final class Scheduler {
         guard due.count > 0, let newest = due.newest.last else { return }
         let why: String = switch occasion {
         case .start: "the agent was not running"
-        case .timer: "the agent was late"
+        case .timer, .ahead: "the agent was late"
         case .clockStep(let step): "the wall clock was set forward by \(Self.seconds(step))"
         }
         let onTime = occasion != .start
+        // Decided ahead: the runs must not start before their instant, even recovered after a crash.
+        let notBefore = occasion == .ahead ? now : nil
         switch definition.catchUp {
         case .none:
             let missed = onTime ? due.count - 1 : due.count
@@ -248,10 +263,11 @@ final class Scheduler {
                                                   reason: "\(why); catch_up none", count: missed, firstPlanned: missed > 1 ? due.first : nil), into: &commit)
                 entries[name]?.missed += missed
             }
-            if onTime { fire(name, planned: newest, count: 1, first: nil, reason: nil, overlap: true, into: &commit) }
+            if onTime { fire(name, planned: newest, count: 1, first: nil, reason: nil, overlap: true, at: now, notBefore: notBefore, into: &commit) }
         case .one:
             let reason = due.count > 1 ? "\(due.count) fire times folded into one run (\(why); catch_up one)" : (onTime ? nil : "\(why); caught up (catch_up one)")
-            fire(name, planned: newest, count: due.count, first: due.count > 1 ? due.first : nil, reason: reason, overlap: true, into: &commit)
+            fire(name, planned: newest, count: due.count, first: due.count > 1 ? due.first : nil, reason: reason, overlap: true, at: now,
+                 notBefore: notBefore, into: &commit)
         case .all:
             let running = min(due.count, definition.maxCatchUp)
             if due.count > running {
@@ -265,7 +281,8 @@ final class Scheduler {
             // The times the agent owes run each; only a single on-time fire meets the overlap rule.
             let single = times.count == 1 && onTime
             for time in times {
-                fire(name, planned: time, count: 1, first: nil, reason: single ? nil : "\(why); caught up (catch_up all)", overlap: single, into: &commit)
+                fire(name, planned: time, count: 1, first: nil, reason: single ? nil : "\(why); caught up (catch_up all)", overlap: single, at: now,
+                     notBefore: notBefore, into: &commit)
             }
         }
         let through = max(entries[name]?.state.through ?? newest, newest)
@@ -288,13 +305,14 @@ final class Scheduler {
     }
 
     /// One fire of `name` for `planned` (nil: run now), standing for `count` fire times:
-    /// a run, unless the overlap rule says otherwise.
+    /// a run, unless the overlap rule says otherwise. `at`: when it fires (default: now);
+    /// `notBefore`: a fire decided ahead, whose run must not start before its instant.
     @discardableResult
-    func fire(_ name: String, planned: Double?, count: Int, first: Double?, reason: String?, overlap: Bool,
-              into commit: inout ScheduleCommit) -> TaskRun? {
+    func fire(_ name: String, planned: Double?, count: Int, first: Double?, reason: String?, overlap: Bool, at: Double? = nil,
+              notBefore: Double? = nil, into commit: inout ScheduleCommit) -> TaskRun? {
         guard var entry = entries[name] else { return nil }
         let definition = entry.definition
-        let now = clock()
+        let now = at ?? clock()
         var reason = reason
         if overlap, let current = entry.state.lastRun, isGoing(current) {
             switch definition.overlap {
@@ -323,9 +341,10 @@ final class Scheduler {
                 break
             }
         }
-        let run = tasks.prepare(task: definition.task, input: definition.input, priority: .normal, requestedBy: .schedule)
+        let run = tasks.prepare(task: definition.task, input: definition.input, priority: .normal, notBefore: notBefore, requestedBy: .schedule)
         commit.runs.append(run)
         inFlight.insert(run.id)
+        if let notBefore { releaseTimes[run.id] = notBefore }
         entry = entries[name] ?? entry
         entry.state.lastFire = planned ?? now
         entry.state.lastRun = run.id
@@ -384,7 +403,7 @@ final class Scheduler {
         let runs = commit.runs
         guard let store else {
             // Evaluated whether or not `then` is given (an optional call skips its argument).
-            let handed = handOver(runs, committed: true)
+            let handed = committed(runs, true)
             then?(handed)
             return
         }
@@ -396,24 +415,44 @@ final class Scheduler {
             inbox.post {
                 let scheduler = this.value
                 scheduler.commitsInFlight -= 1
-                let handed = scheduler.handOver(runs, committed: committed)
+                let handed = scheduler.committed(runs, committed)
                 after.value?(handed)
             }
         }
     }
 
-    private func handOver(_ runs: [TaskRun], committed: Bool) -> [TaskRun] {
+    /// The runs of a commit, once it is done: to the coordinator, except those decided ahead
+    /// whose instant has not come (parked until the timer releases them).
+    private func committed(_ runs: [TaskRun], _ committed: Bool) -> [TaskRun] {
         if !committed, !runs.isEmpty {
             logger.error("schedules: \(runs.count) fire(s) could not be recorded in the store; running them anyway (a crash now could run them again)")
         }
-        var handed: [TaskRun] = []
+        let now = clock()
+        var due: [TaskRun] = []
         for run in runs {
+            if let at = releaseTimes[run.id], at > now, !stopping {
+                parked.append(run)
+            } else {
+                due.append(run)
+            }
+        }
+        if due.count < runs.count { rearm() }
+        return handOver(due)
+    }
+
+    /// Hands runs to the coordinator, all in one pass (one dispatch per task, the frames to
+    /// an executor in one write). A run decided ahead loses its not-before when released on
+    /// time (the timer woke at its instant; the coordinator's own timers are coarser).
+    func handOver(_ runs: [TaskRun]) -> [TaskRun] {
+        var ready: [TaskRun] = []
+        for var run in runs {
             inFlight.remove(run.id)
+            if let at = releaseTimes.removeValue(forKey: run.id), at <= clock() + Self.tolerance { run.notBefore = nil }
             // Stopping: the committed run stays queued in the store for the next start.
             guard !stopping else { continue }
-            handed.append(tasks.submit(run))
+            ready.append(run)
         }
-        return handed
+        return ready.isEmpty ? [] : tasks.submit(ready)
     }
 
     static func seconds(_ value: Double) -> String {
