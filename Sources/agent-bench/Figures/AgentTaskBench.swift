@@ -71,7 +71,9 @@ enum AgentTaskBench {
             if index >= kind.latencyWarmup { ids.append(id) }
             run.pump(maxWait: 0)
         }
-        let records = try committedRuns(of: kind.task, store: storePath(agentDirectory), atLeast: ids.count, run: run)
+        // The warm-up's runs are in the store too: wait for the measured ones themselves (the
+        // store's writer commits a moment after the answer).
+        let records = try committedRuns(of: kind.task, store: storePath(agentDirectory), atLeast: ids.count + kind.latencyWarmup, run: run)
         var latency = Latency()
         let wanted = Set(ids)
         for record in records where wanted.contains(record.id) {
