@@ -53,4 +53,29 @@ import Testing
         #expect(Set(answers.withLock { $0 }).count == 1)
         #expect(answers.withLock { $0 }.count == 8)
     }
+
+    /// Every request reaches the front's deferral through the same frames, however many came
+    /// before: reading the deferral must not wrap it again (it did, through the inout of a
+    /// generic lock, two thunks a request, so each `status` answer made the next dearer and
+    /// releasing the chain recursed thousands of frames deep).
+    @Test func theDeferralCostsTheSameForTheThousandthRequestAsForTheFirst() async {
+        let inbox = LoopInbox()
+        let batcher = SnapshotBatcher(inbox: inbox) { Self.emptySnapshot() }
+        let depths = Shared<[Int]>([])
+        batcher.deferRequests { ask in
+            let depth = Thread.callStackReturnAddresses.count
+            ask()
+            depths.withLock { $0.append(depth) }
+        }
+        for request in 0..<1_000 {
+            async let answer = batcher.snapshot()
+            // The ask is posted once the deferral has recorded it.
+            while depths.withLock({ $0.count }) == request { await Task.yield() }
+            inbox.drain()
+            #expect(await answer != nil)
+        }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 1_000)
+        #expect(seen.first == seen.last, "the first request's deferral ran \(seen.first ?? 0) frames deep, the last's \(seen.last ?? 0)")
+    }
 }

@@ -17,14 +17,17 @@ final class SnapshotBatcher: Sendable {
 
     /// How a front defers asking the loop (see ``CommandCenter/deferSnapshotRequests(_:)``).
     typealias Deferral = @Sendable (@escaping @Sendable () -> Void) -> Void
-    private let deferral = Mutex<Deferral?>(nil)
+    /// Boxed: a bare closure in a generic lock is reabstracted on each inout access and
+    /// written back wrapped in two more thunks, so every request made the next one dearer.
+    private struct DeferralBox: Sendable { let deferral: Deferral }
+    private let deferral = Mutex<DeferralBox?>(nil)
 
     init(inbox: LoopInbox, take: @escaping () -> AgentSnapshot) {
         self.inbox = inbox
         self.take = LoopBound(value: take)
     }
 
-    func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = deferral } }
+    func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = DeferralBox(deferral: deferral) } }
 
     /// How many requests wait for the snapshot being asked (for tests).
     var waitingCount: Int { state.withLock { $0.waiting?.count ?? 0 } }
@@ -56,7 +59,7 @@ final class SnapshotBatcher: Sendable {
                     for continuation in waiting { continuation.resume(returning: shared) }
                 }
             }
-            if let deferral = deferral.withLock({ $0 }) { deferral(ask) } else { ask() }
+            if let box = deferral.withLock({ $0 }) { box.deferral(ask) } else { ask() }
         }
     }
 
