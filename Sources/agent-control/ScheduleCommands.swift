@@ -8,13 +8,14 @@ import JSONSchema
 enum ScheduleAgentCommands {
     static let all: [any ParsableCommand.Type] = [ScheduleList.self, SchedulePause.self, ScheduleResume.self, ScheduleRun.self, ScheduleHistory.self]
 
-    /// One line per schedule: NAME  TASK  TIMING  next …  last … (result)  [paused].
+    /// One line per schedule: NAME  TASK (or `workflow NAME`)  TIMING  next …  last … (result)  [paused].
     static func line(_ schedule: JSONValue) -> String {
         var timing = "?"
         for key in ["cron", "every", "at"] {
             if let value = schedule[key]?.stringValue { timing = key == "every" ? "every \(value) s" : key == "at" ? "at \(value)" : "cron \"\(value)\"" }
         }
-        var text = "\(schedule["name"]?.stringValue ?? "?")  \(schedule["task"]?.stringValue ?? "?")  \(timing)"
+        let target = schedule["workflow"]?.stringValue.map { "workflow " + $0 } ?? schedule["task"]?.stringValue ?? "?"
+        var text = "\(schedule["name"]?.stringValue ?? "?")  \(target)  \(timing)"
         if schedule["timezone"]?.stringValue != nil, schedule["cron"] != nil { text += " (\(schedule["timezone"]!.stringValue!))" }
         if schedule["enabled"] == false {
             text += "  disabled"
@@ -99,7 +100,7 @@ struct ScheduleResume: ParsableCommand {
 
 struct ScheduleRun: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "run", abstract: "Run a schedule's task now with its input; prints the run's id (`task show ID` follows it).")
+        commandName: "run", abstract: "Run a schedule's task (or start its workflow) now with its input; prints the run's id (`task show ID` or `workflow show ID` follows it).")
 
     @Argument(help: "The schedule's name in settings.json.")
     var name: String

@@ -5,7 +5,8 @@ extension CommandCatalog {
 
     /// A schedule as the schedule commands show it (see ``Scheduler/describe(_:)``).
     public static let scheduleSchema: JSONValue = CommandDescription.object([
-        "name": ["type": "string"], "task": ["type": "string"],
+        "name": ["type": "string"], "task": ["type": "string", "description": "The task each fire runs (absent when it starts a workflow)."],
+        "workflow": ["type": "string", "description": "The workflow each fire starts a run of (absent when it runs a task)."],
         "cron": ["type": "string"], "every": ["type": "string"], "at": ["type": "string"], "timezone": ["type": "string"],
         "enabled": ["type": "boolean"], "paused": ["type": "boolean"],
         "catch_up": ["enum": .array(ScheduleDefinition.CatchUp.allCases.map { .string($0.rawValue) })],
@@ -14,10 +15,12 @@ extension CommandCatalog {
         "jitter": ["type": "number"], "description": ["type": "string"],
         "next_fire": ["type": "string", "format": "date-time", "description": "Local time with its UTC offset; absent when paused, disabled or none is coming."],
         "last_fire": ["type": "string", "format": "date-time", "description": "The planned time of the last fire that ran."],
-        "last_run": ["type": "string"], "last_result": ["enum": .array(TaskRun.Status.allCases.map { .string($0.rawValue) })],
+        "last_run": ["type": "string"],
+        "last_result": ["enum": .array(Set(TaskRun.Status.allCases.map(\.rawValue) + WorkflowRun.Status.allCases.map(\.rawValue)).sorted().map { .string($0) }),
+                        "description": "The last run's status: a task run's, or a workflow run's."],
         "waiting": ["type": "string", "format": "date-time", "description": "overlap queue: the fire waiting for the previous run."],
         "fired": ["type": "integer"], "missed": ["type": "integer"], "skipped": ["type": "integer"],
-    ], required: ["name", "task", "timezone", "enabled", "paused"], open: true)
+    ], required: ["name", "timezone", "enabled", "paused"], open: true)
 
     static let scheduleAnswer: JSONValue = CommandDescription.object(
         ["ok": ["const": true], "changed": ["type": "boolean"], "schedule": scheduleSchema], required: ["ok", "schedule"])
@@ -52,10 +55,13 @@ extension CommandCatalog {
             request: CommandDescription.object(["name": scheduleName], required: ["name"]),
             answer: scheduleAnswer, mutating: true),
         CommandDescription(
-            name: "schedule_run", summary: "Runs a schedule's task now, with its input (recorded in its history as run now; its timing is unchanged).",
+            name: "schedule_run", summary: "Runs a schedule's task (or starts its workflow) now, with its input (recorded in its history as run now; its timing is unchanged).",
             method: "POST", path: "/api/schedules/{name}/run",
             request: CommandDescription.object(["name": scheduleName], required: ["name"]),
-            answer: CommandDescription.object(["ok": ["const": true], "run": runSchema, "schedule": scheduleSchema], required: ["ok", "run"]),
+            answer: CommandDescription.object([
+                "ok": ["const": true], "run": ["anyOf": [runSchema, workflowRunSchema], "description": "The task run, or the workflow run the fire started."],
+                "workflow_run": workflowRunSchema, "schedule": scheduleSchema,
+            ], required: ["ok", "run"]),
             mutating: true),
         CommandDescription(
             name: "schedule_history", summary: "A schedule's history, newest first: each fire (planned and actual time, run, result) and the fire times missed or skipped, with the reason.",

@@ -252,8 +252,8 @@ public struct AgentLauncher {
         supervisor.moduleTaskTypes = report.moduleTasks
         supervisor.setUpTasks(report.tasks, executors: report.executors, assignment: report.assignment, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])
-        supervisor.setUpSchedules(report.schedules)
         supervisor.setUpWorkflows(report.workflows, http: prepared.settings.http)
+        supervisor.setUpSchedules(report.schedules)
         if let outputs = prepared.settings.document["outputs"] {
             do {
                 supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)

@@ -191,12 +191,15 @@ public struct SettingsValidator {
             tasks.append(task)
         }
         let definedTasks = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
-        let (schedules, scheduleIssues) = ScheduleSettings.check(settings.schedules, tasks: tasks, definedTasks: definedTasks)
-        generalIssues += scheduleIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
         generalIssues += ExecutorSettings.crossCheck(executors, tasks: tasks, assignment: settings.document["assignment"])
             .map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         let (workflows, workflowIssues) = WorkflowSettings.check(settings.workflows, drafts: settings.workflowDrafts, tasks: tasks, definedTasks: definedTasks)
         generalIssues += workflowIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
+        // After the workflows: a schedule may start one.
+        let definedWorkflows = Set((settings.document["workflows"]?.objectValue ?? [:]).keys)
+        let (schedules, scheduleIssues) = ScheduleSettings.check(settings.schedules, tasks: tasks, definedTasks: definedTasks,
+                                                                 workflows: workflows, definedWorkflows: definedWorkflows)
+        generalIssues += scheduleIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }
         var report = SettingsReport(file: file, modules: moduleReports, processes: reports, generalIssues: generalIssues, planned: planned)
         report.executors = executors
         report.assignment = ExecutorSettings.readAssignment(settings.document["assignment"])

@@ -5,7 +5,8 @@ import JSONSchema
 /// the tasks, forwards commands, reloads and the stop, and publishes its events.
 extension Supervisor {
     /// Creates the scheduler with the settings' schedules and their saved states (read from the
-    /// store now, before the loop runs). Call once, after ``setUpTasks(_:agentDirectory:notifications:)``.
+    /// store now, before the loop runs). Call once, after ``setUpTasks(_:agentDirectory:notifications:)``
+    /// and ``setUpWorkflows(_:http:)``: a schedule may start workflows.
     public func setUpSchedules(_ definitions: [ScheduleDefinition]) {
         guard let tasks else { return }
         var scheduleStore: (any ScheduleStore)?
@@ -20,6 +21,7 @@ extension Supervisor {
             }
         }
         let scheduler = Scheduler(loop: loop, store: scheduleStore, tasks: tasks, logger: logger)
+        scheduler.workflows = workflows
         scheduler.publish = { [unowned self] type, payload in publishWorkEvent(type, payload, source: "schedules") }
         self.scheduler = scheduler
         scheduler.start(definitions, saved: saved)

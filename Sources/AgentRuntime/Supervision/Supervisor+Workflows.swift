@@ -5,7 +5,9 @@ import JSONSchema
 /// after the tasks, forwards commands, reloads, the events it waits for and the stop.
 extension Supervisor {
     /// Creates the engine with the settings' workflows and resumes the runs a previous life of
-    /// the agent left unfinished (read from the store now; resumed once the loop runs).
+    /// the agent left unfinished (read from the store now; resumed once the loop runs). Call
+    /// after ``setUpTasks(_:executors:assignment:agentDirectory:notifications:)`` and before
+    /// ``setUpSchedules(_:)`` (a schedule may start workflows).
     public func setUpWorkflows(_ definitions: [WorkflowDefinition], http: HTTPSettings?) {
         guard let tasks else { return }
         var workflowStore: (any WorkflowStore)?
@@ -50,8 +52,10 @@ extension Supervisor {
         workflows = engine
         engine.apply(definitions)
         if !previous.isEmpty { logger.info("workflows: \(previous.count) unfinished run(s) from the agent's previous run") }
-        // After the coordinator has recovered its runs, which the steps find again.
-        loop.schedule(after: 0) { engine.recover(previous) }
+        // Known at once (a schedule's overlap rule sees them going); advanced after the
+        // coordinator has recovered its runs, which the steps find again.
+        engine.load(previous)
+        loop.schedule(after: 0) { engine.resume() }
     }
 
     /// The workflow commands, on the loop.

@@ -12,12 +12,13 @@ struct WorkflowAgent {
     static let opsToken = "ops-token-0123456789abcdef"
     static let aliceToken = "alice-token-0123456789abcdef"
 
-    static func settings(tasks: String, workflows: String, processes: String = "") -> String {
+    static func settings(tasks: String, workflows: String, processes: String = "", schedules: String = "") -> String {
         #"""
         {"enabled_modules": [], "processes": {\#(processes)},
          "http": {"listen": "127.0.0.1:0", "tokens": [{"token": "${env:OPS_TOKEN}", "name": "ops"}, {"token": "${env:ALICE_TOKEN}", "name": "alice"}]},
          "tasks": {\#(tasks)},
-         "workflows": {\#(workflows)}}
+         "workflows": {\#(workflows)},
+         "schedules": {\#(schedules)}}
         """#
     }
 

@@ -50,11 +50,13 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
         }
     }
 
-    /// Writes commits (on the store's writer thread, inside its transaction): the runs first,
-    /// then the states and history.
+    /// Writes commits (on the store's writer thread, inside its transaction): the runs (task
+    /// runs and workflow runs) first, then the states and history.
     static func write(_ commits: [ScheduleCommit], in db: Database) throws {
         let runs = commits.flatMap(\.runs)
         if !runs.isEmpty { try SQLiteRunStore.write(runs, in: db) }
+        let workflowRuns = commits.flatMap(\.workflowRuns)
+        if !workflowRuns.isEmpty { try SQLiteWorkflowStore.write([WorkflowCommit(runs: workflowRuns)], in: db) }
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO schedules (name, data, updated) VALUES (?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET data = excluded.data, updated = excluded.updated

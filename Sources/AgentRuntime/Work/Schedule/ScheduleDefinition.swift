@@ -37,8 +37,10 @@ public struct ScheduleDefinition: Equatable, Sendable {
     public var timing: ScheduleTiming
     /// The zone cron fields are read in (and an `at` without an offset); default: the system's.
     public var timeZone: TimeZone
-    /// The task each fire runs, and its input.
+    /// The task each fire runs (empty when it starts ``workflow``), and its input.
     public var task: String
+    /// The workflow each fire starts instead of a task (`"run": {"workflow": …}`).
+    public var workflow: String?
     public var input: JSONValue
     public var catchUp: CatchUp = .one
     /// `catch_up: all`: at most this many runs for the missed times (the newest).
@@ -58,4 +60,13 @@ public struct ScheduleDefinition: Equatable, Sendable {
         self.task = task
         self.input = input
     }
+
+    /// A schedule whose fires start runs of `workflow`.
+    public init(name: String, timing: ScheduleTiming, timeZone: TimeZone = .current, workflow: String, input: JSONValue = .object([:])) {
+        self.init(name: name, timing: timing, timeZone: timeZone, task: "", input: input)
+        self.workflow = workflow
+    }
+
+    /// What a fire runs, as the commands and the log name it: `task backup`, `workflow refunds`.
+    var target: String { workflow.map { "workflow " + $0 } ?? "task " + task }
 }

@@ -31,10 +31,12 @@ enum ScheduleSettings {
                        "description": "Fire once at this time: ISO 8601 with an offset (2026-11-25T02:00:00Z), or a local time (2026-11-25T02:00:00) in \"timezone\"."],
                 "timezone": ["type": "string", "minLength": 1, "description": "A tz database zone (Europe/Berlin) for cron fields and a local \"at\"; default: the system's."],
                 "run": [
-                    "type": "object", "required": ["task"], "additionalProperties": false,
+                    "type": "object", "additionalProperties": false,
+                    "description": "What each fire runs: a task or a workflow (exactly one of the two), with an input.",
                     "properties": [
                         "task": ["type": "string", "minLength": 1, "description": "The task (under \"tasks\") each fire runs."],
-                        "input": ["description": "The run's input (default {}), checked against the task's input schema."],
+                        "workflow": ["type": "string", "minLength": 1, "description": "The workflow (under \"workflows\") each fire starts a run of."],
+                        "input": ["description": "The run's input (default {}), checked against the task's or the workflow's input schema."],
                     ],
                 ],
                 "catch_up": ["enum": .array(ScheduleDefinition.CatchUp.allCases.map { .string($0.rawValue) }), "default": "one",
@@ -62,7 +64,18 @@ enum ScheduleSettings {
             let pointer = "/schedules/" + JSONPointer.escape(name)
             var problems: [(pointer: String, message: String)] = []
             if let problem = PlainName.problem(name, what: "schedule name") { problems.append((pointer, problem)) }
-            guard let object = value.objectValue, let task = object["run"]?["task"]?.stringValue else {
+            guard let object = value.objectValue, let run = object["run"]?.objectValue else {
+                issues += problems
+                continue
+            }
+            let task = run["task"]?.stringValue, workflow = run["workflow"]?.stringValue
+            if (task == nil) == (workflow == nil) {
+                if run["task"] == nil, run["workflow"] == nil {
+                    problems.append((pointer + "/run", "expected \"task\" (a task of \"tasks\") or \"workflow\" (a workflow of \"workflows\"): what each fire runs; found neither"))
+                } else if task != nil {
+                    problems.append((pointer + "/run", "a schedule runs a task or starts a workflow, not both; found \"task\" and \"workflow\" (keep one)"))
+                }
+                // A key of the wrong type is the host schema's report.
                 issues += problems
                 continue
             }
@@ -100,7 +113,8 @@ enum ScheduleSettings {
                 issues += problems
                 continue
             }
-            var schedule = ScheduleDefinition(name: name, timing: timing, timeZone: zone, task: task, input: object["run"]?["input"] ?? .object([:]))
+            var schedule = ScheduleDefinition(name: name, timing: timing, timeZone: zone, task: task ?? "", input: run["input"] ?? .object([:]))
+            schedule.workflow = workflow
             if let policy = object["catch_up"]?.stringValue.flatMap(ScheduleDefinition.CatchUp.init(rawValue:)) { schedule.catchUp = policy }
             if let count = object["max_catch_up"]?.numberValue {
                 schedule.maxCatchUp = min(max(count.intValue ?? Int(saturating: count.doubleValue), 1), mostCatchUp)
@@ -136,34 +150,57 @@ enum ScheduleSettings {
         return nil
     }
 
-    /// What needs the resolved tasks: the target task exists (`definedTasks`: every name under
-    /// `"tasks"`, valid or not) and the input passes its input schema.
-    static func check(_ schedules: [ScheduleDefinition], tasks: [TaskDefinition], definedTasks: Set<String>)
+    /// What needs the resolved tasks and workflows: the target exists (`definedTasks`,
+    /// `definedWorkflows`: every name under `"tasks"` / `"workflows"`, valid or not) and the
+    /// input passes its input schema.
+    static func check(_ schedules: [ScheduleDefinition], tasks: [TaskDefinition], definedTasks: Set<String>,
+                      workflows: [WorkflowDefinition] = [], definedWorkflows: Set<String> = [])
         -> (valid: [ScheduleDefinition], issues: [(pointer: String, message: String, followsFrom: String?)])
     {
-        let byName = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let tasksByName = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let workflowsByName = Dictionary(workflows.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var valid: [ScheduleDefinition] = []
         var issues: [(pointer: String, message: String, followsFrom: String?)] = []
         for schedule in schedules {
             let pointer = "/schedules/" + JSONPointer.escape(schedule.name) + "/run"
-            guard let task = byName[schedule.task] else {
-                if definedTasks.contains(schedule.task) {
-                    issues.append((pointer + "/task", "the task \"\(schedule.task)\" is invalid (see /tasks/\(JSONPointer.escape(schedule.task)))", "/tasks/" + JSONPointer.escape(schedule.task)))
-                } else {
-                    let names = definedTasks.sorted()
-                    issues.append((pointer + "/task", "unknown task \"\(schedule.task)\"\(Suggestions.hint(for: schedule.task, in: names)); tasks: \(names.isEmpty ? "none (define it under \"tasks\")" : names.joined(separator: ", "))", nil))
+            let (kind, name, section) = schedule.workflow.map { ("workflow", $0, "workflows") } ?? ("task", schedule.task, "tasks")
+            let defined = schedule.workflow == nil ? definedTasks : definedWorkflows
+            let schema: JSONValue?
+            if let workflow = schedule.workflow {
+                guard let definition = workflowsByName[workflow] else {
+                    issues.append(missing(kind, name, section, defined: defined, at: pointer))
+                    continue
                 }
-                continue
+                schema = definition.inputSchema
+            } else {
+                guard let task = tasksByName[schedule.task] else {
+                    issues.append(missing(kind, name, section, defined: defined, at: pointer))
+                    continue
+                }
+                schema = task.inputSchema
             }
-            if let schema = task.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) {
+            if let schema, let validator = try? JSONSchemaValidator(schema: schema) {
                 let problems = validator.validate(schedule.input)
                 if !problems.isEmpty {
-                    issues += problems.map { (pointer + "/input" + $0.instanceLocation, "does not match the input schema of task \"\(task.name)\": \($0.message)", nil) }
+                    issues += problems.map { (pointer + "/input" + $0.instanceLocation, "does not match the input schema of \(kind) \"\(name)\": \($0.message)", nil) }
                     continue
                 }
             }
             valid.append(schedule)
         }
         return (valid, issues)
+    }
+
+    /// The problem of a target that is not among the valid tasks or workflows: invalid (its
+    /// own errors are reported where it is) or unknown (with a "did you mean").
+    private static func missing(_ kind: String, _ name: String, _ section: String, defined: Set<String>, at pointer: String)
+        -> (pointer: String, message: String, followsFrom: String?)
+    {
+        let target = "/\(section)/" + JSONPointer.escape(name)
+        if defined.contains(name) {
+            return (pointer + "/" + kind, "the \(kind) \"\(name)\" is invalid (see \(target))", target)
+        }
+        let names = defined.sorted()
+        return (pointer + "/" + kind, "unknown \(kind) \"\(name)\"\(Suggestions.hint(for: name, in: names)); \(section): \(names.isEmpty ? "none (define it under \"\(section)\")" : names.joined(separator: ", "))", nil)
     }
 }

@@ -24,10 +24,12 @@ struct ScheduleCommit: Sendable {
     var history: [ScheduleHistoryEntry] = []
     /// Runs requested by the fires, as queued (the coordinator starts them once committed).
     var runs: [TaskRun] = []
+    /// Workflow runs started by the fires, as they begin (the engine takes them once committed).
+    var workflowRuns: [WorkflowRun] = []
     /// Schedules gone from the settings: their state is forgotten (their history stays).
     var removed: [String] = []
 
-    var isEmpty: Bool { states.isEmpty && history.isEmpty && runs.isEmpty && removed.isEmpty }
+    var isEmpty: Bool { states.isEmpty && history.isEmpty && runs.isEmpty && workflowRuns.isEmpty && removed.isEmpty }
 }
 
 /// What a schedule remembers across restarts.
@@ -103,15 +105,16 @@ struct ScheduleHistoryEntry: Sendable, Equatable {
     /// The earliest of them, when there are several.
     var firstPlanned: Double?
 
-    /// As the commands show it (`result`: the run's status, when known; planned times local to `zone`).
-    func json(result: TaskRun.Status? = nil, zone: TimeZone = TimeZone(identifier: "UTC")!) -> JSONValue {
+    /// As the commands show it (`result`: the run's status — a task run's or a workflow run's —,
+    /// when known; planned times local to `zone`).
+    func json(result: String? = nil, zone: TimeZone = TimeZone(identifier: "UTC")!) -> JSONValue {
         var object: JSONObject = ["schedule": .string(schedule), "actual": .string(TaskRun.iso(actual)), "outcome": .string(outcome.rawValue),
                                   "count": .number(JSONNumber(count))]
         if let planned { object["planned"] = .string(Scheduler.local(planned, in: zone)) }
         if let firstPlanned { object["first_planned"] = .string(Scheduler.local(firstPlanned, in: zone)) }
         if let runID { object["run_id"] = .string(runID) }
         if let reason { object["reason"] = .string(reason) }
-        if let result { object["result"] = .string(result.rawValue) }
+        if let result { object["result"] = .string(result) }
         if let planned, outcome == .fired { object["lateness"] = .number(JSONNumber(((actual - planned) * 1e6).rounded() / 1e6)) }
         return .object(object)
     }

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// A schedule whose previous run is still going when its fire would be decided ahead (and
 /// whose overlap is not `allow`) is decided at its instant as before: the overlap rule sees
-/// the run as it stands then. A pause, a run now or a reload that comes within the lead
+/// the run as it stands then; so is a schedule that starts a workflow. A pause, a run now or a reload that comes within the lead
 /// takes effect after the fire already decided.
 extension Scheduler {
     /// How long before its instant a fire on time is decided and committed: enough for the
@@ -41,7 +41,8 @@ extension Scheduler {
     /// Whether a fire of `entry` decided now is the one its instant would decide: nothing of
     /// the schedule is going or waiting that the overlap rule would look at.
     func mayDecideAhead(_ entry: Entry) -> Bool {
-        guard entry.definition.enabled, !entry.state.paused, !entry.definition.timing.isReboot, entry.state.waiting == nil else { return false }
+        guard entry.definition.enabled, !entry.state.paused, !entry.definition.timing.isReboot, entry.state.waiting == nil,
+              entry.definition.workflow == nil else { return false }
         if entry.definition.overlap == .allow { return true }
         return entry.state.lastRun.map(isGoing) != true
     }

@@ -30,8 +30,13 @@ extension Scheduler {
         case "schedule_run":
             var commit = ScheduleCommit()
             let run = fire(name, planned: nil, count: 1, first: nil, reason: "run now", overlap: false, into: &commit)
+            let workflowRun = commit.workflowRuns.first
             flush(commit) { [weak self] runs in
                 guard let self else { return respond(CommandCenter.stoppingAnswer) }
+                if let workflowRun {
+                    let shown = workflows?.known(workflowRun.id)?.run ?? workflowRun
+                    return respond(["ok": true, "run": shown.json, "workflow_run": shown.json, "schedule": describe(name) ?? .null])
+                }
                 let handed = runs.first ?? run
                 respond(["ok": true, "run": handed.map(\.json) ?? .null, "schedule": describe(name) ?? .null])
             }
@@ -95,15 +100,18 @@ extension Scheduler {
         guard let store else {
             let lines = recentHistory.filter { $0.schedule == name }.suffix(limit).reversed()
             return respond(["ok": true, "stored": false, "history": .array(lines.map {
-                $0.json(result: $0.runID.flatMap { tasks.knownRun($0)?.status }, zone: zone)
+                $0.json(result: $0.runID.flatMap(knownResult), zone: zone)
             })])
         }
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
+        let workflowStore = workflows?.store
         DispatchQueue.global().async {
-            let result = Result { () throws -> [(ScheduleHistoryEntry, TaskRun.Status?)] in
+            let result = Result { () throws -> [(ScheduleHistoryEntry, String?)] in
                 try store.history(schedule: name, limit: limit).map { line in
-                    (line, line.runID.flatMap { try? runStore?.run(id: $0)?.status })
+                    (line, line.runID.flatMap { id in
+                        (try? runStore?.run(id: id)?.status.rawValue) ?? (try? workflowStore?.run(id: id)?.run.status.rawValue)
+                    })
                 }
             }
             inbox.post {
@@ -114,7 +122,7 @@ extension Scheduler {
                     // Memory is newer than the store for runs still going.
                     let scheduler = this.value
                     reply.value(["ok": true, "stored": true, "history": .array(lines.map { line, stored in
-                        line.json(result: line.runID.flatMap { scheduler.tasks.knownRun($0)?.status } ?? stored, zone: zone)
+                        line.json(result: line.runID.flatMap(scheduler.knownResult) ?? stored, zone: zone)
                     })])
                 }
             }
@@ -127,11 +135,12 @@ extension Scheduler {
         let definition = entry.definition
         let shown = definition.timing.shown
         var object: JSONObject = [
-            "name": .string(name), "task": .string(definition.task), shown.key: .string(shown.text),
+            "name": .string(name), shown.key: .string(shown.text),
             "timezone": .string(definition.timeZone.identifier), "enabled": .bool(definition.enabled), "paused": .bool(entry.state.paused),
             "catch_up": .string(definition.catchUp.rawValue), "overlap": .string(definition.overlap.rawValue),
             "fired": .number(JSONNumber(entry.fired)), "missed": .number(JSONNumber(entry.missed)), "skipped": .number(JSONNumber(entry.skipped)),
         ]
+        if let workflow = definition.workflow { object["workflow"] = .string(workflow) } else { object["task"] = .string(definition.task) }
         if definition.catchUp == .all { object["max_catch_up"] = .number(JSONNumber(definition.maxCatchUp)) }
         if let window = definition.catchUpWindow { object["catch_up_window"] = .number(JSONNumber(window)) }
         if definition.jitter > 0 { object["jitter"] = .number(JSONNumber(definition.jitter)) }
@@ -142,10 +151,15 @@ extension Scheduler {
         if let last = entry.state.lastFire { object["last_fire"] = .string(Self.local(last, in: definition.timeZone)) }
         if let run = entry.state.lastRun {
             object["last_run"] = .string(run)
-            if let status = tasks.knownRun(run)?.status { object["last_result"] = .string(status.rawValue) }
+            if let status = knownResult(run) { object["last_result"] = .string(status) }
         }
         if let waiting = entry.state.waiting { object["waiting"] = .string(Self.local(waiting, in: definition.timeZone)) }
         return .object(object)
+    }
+
+    /// The status of run `id` (a task run's or a workflow run's) while the agent knows it in memory.
+    func knownResult(_ id: String) -> String? {
+        tasks.knownRun(id)?.status.rawValue ?? workflows?.known(id)?.run.status.rawValue
     }
 
     /// Each schedule's figures for the metrics.

@@ -54,6 +54,8 @@ final class Scheduler {
     let loop: EventLoop
     let store: (any ScheduleStore)?
     let tasks: TaskCoordinator
+    /// The workflows, for schedules that start them (`"run": {"workflow": …}`).
+    weak var workflows: WorkflowEngine?
     let logger: Logger
     /// The wall clock (injected by tests).
     var clock: () -> Double = ScheduleTimer.wallClock
@@ -341,17 +343,32 @@ final class Scheduler {
                 break
             }
         }
-        let run = tasks.prepare(task: definition.task, input: definition.input, priority: .normal, notBefore: notBefore, requestedBy: .schedule)
-        commit.runs.append(run)
-        inFlight.insert(run.id)
-        if let notBefore { releaseTimes[run.id] = notBefore }
+        let runID: String
+        var run: TaskRun?
+        if let workflow = definition.workflow {
+            guard let started = prepareWorkflowRun(workflow, input: definition.input) else {
+                record(name, ScheduleHistoryEntry(schedule: name, planned: planned, actual: now, outcome: .skipped,
+                                                  reason: "the workflow \(workflow) is not running in this agent", count: count, firstPlanned: first), into: &commit)
+                entries[name]?.skipped += count
+                return nil
+            }
+            commit.workflowRuns.append(started)
+            runID = started.id
+        } else {
+            let prepared = tasks.prepare(task: definition.task, input: definition.input, priority: .normal, notBefore: notBefore, requestedBy: .schedule)
+            commit.runs.append(prepared)
+            if let notBefore { releaseTimes[prepared.id] = notBefore }
+            runID = prepared.id
+            run = prepared
+        }
+        inFlight.insert(runID)
         entry = entries[name] ?? entry
         entry.state.lastFire = planned ?? now
-        entry.state.lastRun = run.id
+        entry.state.lastRun = runID
         entry.state.lastActual = now
         entry.fired += 1
         entries[name] = entry
-        record(name, ScheduleHistoryEntry(schedule: name, planned: planned, actual: now, outcome: .fired, runID: run.id, reason: reason,
+        record(name, ScheduleHistoryEntry(schedule: name, planned: planned, actual: now, outcome: .fired, runID: runID, reason: reason,
                                           count: count, firstPlanned: first), into: &commit)
         commit.states.append(entry.state)
         return run
@@ -359,15 +376,20 @@ final class Scheduler {
 
     /// Whether run `id` is still going (queued, running, retrying, or committed and not yet handed over).
     func isGoing(_ id: String) -> Bool {
-        inFlight.contains(id) || tasks.knownRun(id).map { !$0.status.isFinished } == true
+        inFlight.contains(id) || tasks.knownRun(id).map { !$0.status.isFinished } == true || workflowRunIsGoing(id)
     }
 
     /// `overlap: queue`: when run `id` ends, the waiting fire of `name` runs.
     private func watch(_ id: String, for name: String) {
-        tasks.whenFinished(id) { [weak self] _ in
+        let release: () -> Void = { [weak self] in
             guard let self, !stopping else { return }
-            // After the coordinator is done with the run that ended (whenFinished is called within it).
+            // After the coordinator (or engine) is done with the run that ended (whenFinished is called within it).
             loop.schedule(after: 0) { [weak self] in self?.releaseWaiting(name) }
+        }
+        if let workflows, workflows.known(id) != nil {
+            workflows.whenFinished(id) { _, _ in release() }
+        } else {
+            tasks.whenFinished(id) { _ in release() }
         }
     }
 
@@ -389,7 +411,9 @@ final class Scheduler {
         if let first = entry.firstPlanned { payload["first_planned"] = .string(TaskRun.iso(first)) }
         if let run = entry.runID { payload["run_id"] = .string(run) }
         if let reason = entry.reason { payload["reason"] = .string(reason) }
-        if let task = entries[name]?.definition.task { payload["task"] = .string(task) }
+        if let definition = entries[name]?.definition {
+            if let workflow = definition.workflow { payload["workflow"] = .string(workflow) } else { payload["task"] = .string(definition.task) }
+        }
         publish("schedule." + entry.outcome.rawValue, .object(payload))
     }
 
@@ -401,9 +425,11 @@ final class Scheduler {
             return
         }
         let runs = commit.runs
+        let workflowRuns = commit.workflowRuns
         guard let store else {
             // Evaluated whether or not `then` is given (an optional call skips its argument).
             let handed = committed(runs, true)
+            handOver(workflowRuns)
             then?(handed)
             return
         }
@@ -416,6 +442,7 @@ final class Scheduler {
                 let scheduler = this.value
                 scheduler.commitsInFlight -= 1
                 let handed = scheduler.committed(runs, committed)
+                scheduler.handOver(workflowRuns)
                 after.value?(handed)
             }
         }

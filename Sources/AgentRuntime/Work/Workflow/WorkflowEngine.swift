@@ -142,14 +142,36 @@ final class WorkflowEngine {
     /// Starts a run of `workflow` (defined; the input already checked).
     @discardableResult
     func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, committed: (() -> Void)? = nil) -> WorkflowRun {
-        sequence += 1
-        let run = WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
+        let run = prepare(workflow, input: input, requestedBy: requestedBy)
         let state = LiveRun(run: run, definition: workflow)
         live[run.id] = state
         commit(state, [])
         if let committed { state.afterCommit.append(committed) }
         publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)])
         return run
+    }
+
+    /// A new run of `workflow`, not started: whoever commits it (a schedule's fire, in the same
+    /// transaction as the fire) hands it to ``adopt(_:)`` once it is committed.
+    func prepare(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String) -> WorkflowRun {
+        sequence += 1
+        return WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
+    }
+
+    /// Starts runs made by ``prepare(_:input:requestedBy:)`` and already committed by their
+    /// caller. When stopping they are left as committed: the next start resumes them.
+    func adopt(_ runs: [WorkflowRun]) {
+        guard !stopping else { return }
+        for run in runs where live[run.id] == nil && recent[run.id] == nil {
+            // The definition it was prepared with: the current one unless a reload came between.
+            let current = definitions[run.workflow].flatMap { $0.version == run.version ? $0 : nil }
+            guard let definition = current ?? WorkflowSettings.parse(name: run.workflow, source: run.definition) else { continue }
+            let state = LiveRun(run: run, definition: definition)
+            state.runDirty = false
+            live[run.id] = state
+            publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)])
+            advance(run.id)
+        }
     }
 
     /// Calls `done` once the run has finished (at once if it has).
@@ -164,9 +186,22 @@ final class WorkflowEngine {
         return recent[id]
     }
 
-    /// Takes the unfinished runs of an earlier life of the agent (from the store, at start):
-    /// each resumes from its last committed step.
+    /// Takes the unfinished runs of an earlier life of the agent (from the store, at start) and
+    /// resumes each from its last committed step.
     func recover(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
+        load(previous)
+        resume()
+    }
+
+    /// Resumes every run ``load(_:)`` took (once the task coordinator has recovered its runs,
+    /// which the steps find again).
+    func resume() {
+        for id in live.keys.sorted() { advance(id) }
+    }
+
+    /// Takes the unfinished runs of an earlier life of the agent, without advancing them yet:
+    /// from now on they are known (a schedule's overlap rule sees them going).
+    func load(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
         for (run, steps) in previous where live[run.id] == nil {
             guard let definition = WorkflowSettings.parse(name: run.workflow, source: run.definition) else {
                 logger.error("workflow run \(run.id): its copy of the definition of \(run.workflow) cannot be read; the run fails")
@@ -188,7 +223,6 @@ final class WorkflowEngine {
             live[run.id] = state
             logger.info("workflow run \(run.id) (\(run.workflow)) resumes from its step log (\(steps.count) step record(s))")
         }
-        for id in live.keys.sorted() { advance(id) }
     }
 
     /// The agent stops: nothing more starts; what is going stays in the step log as it is, and
