@@ -85,16 +85,16 @@ extension CommandCatalog {
             answer: CommandDescription.object(["ok": ["const": true], "run": workflowRunSchema], required: ["ok", "run"]),
             mutating: true),
         CommandDescription(
-            name: "workflow_approve", summary: "Approves a waiting approval step (over HTTP: as one of its approvers, a user or role), with a comment; audited.",
+            name: "workflow_approve", summary: "Approves a waiting approval step (over HTTP: as one of its approvers, a user or role — any role may send it, the step checks who), with a comment; audited.",
             method: "POST", path: "/api/workflow-runs/{id}/steps/{step}/approve",
             request: workflowDecision,
             answer: CommandDescription.object(["ok": ["const": true], "step": workflowStepSchema], required: ["ok", "step"]),
-            mutating: true),
+            mutating: true, requiresAdmin: false),
         CommandDescription(
-            name: "workflow_reject", summary: "Rejects a waiting approval step (the run fails with the comment); over HTTP as one of its approvers; audited.",
+            name: "workflow_reject", summary: "Rejects a waiting approval step (the run fails with the comment); over HTTP as one of its approvers (any role may send it, the step checks who); audited.",
             method: "POST", path: "/api/workflow-runs/{id}/steps/{step}/reject",
             request: workflowDecision,
             answer: CommandDescription.object(["ok": ["const": true], "step": workflowStepSchema], required: ["ok", "step"]),
-            mutating: true),
+            mutating: true, requiresAdmin: false),
     ]
 }

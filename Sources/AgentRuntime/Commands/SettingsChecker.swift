@@ -34,7 +34,7 @@ struct SettingsChecker: Sendable {
         // Outputs, the store and the HTTP server are opened once, at the start: a reload that changed them
         // said "reloaded" and went on with the old ones without a word.
         prepared.report.reloadNotes = ["outputs", "store", "http"].filter { startedDocument[$0] != prepared.settings.document[$0] }.map {
-            "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with"
+            "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with\($0 == "http" ? " (who may answer workflow approvals follows the new users, tokens and roles at once)" : "")"
         }
         return .success(prepared)
     }

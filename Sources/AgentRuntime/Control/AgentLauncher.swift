@@ -252,7 +252,7 @@ public struct AgentLauncher {
         supervisor.moduleTaskTypes = report.moduleTasks
         supervisor.setUpTasks(report.tasks, executors: report.executors, assignment: report.assignment, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])
-        supervisor.setUpWorkflows(report.workflows, http: prepared.settings.http)
+        supervisor.setUpWorkflows(report.workflows, roles: report.httpRoles)
         supervisor.setUpSchedules(report.schedules)
         if let outputs = prepared.settings.document["outputs"] {
             do {

@@ -49,6 +49,9 @@ public struct SettingsReport: Sendable {
     public var assignment = AssignmentSettings()
     /// The valid workflows (their tasks among ``tasks``), ready for the ``WorkflowEngine``.
     public var workflows: [WorkflowDefinition] = []
+    /// The HTTP users and named tokens with their role: who may answer a workflow's approval
+    /// (a reload applies it at once, although the HTTP server keeps its logins until restart).
+    public var httpRoles: [String: String] = [:]
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

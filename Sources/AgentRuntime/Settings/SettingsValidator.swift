@@ -205,10 +205,20 @@ public struct SettingsValidator {
         report.assignment = ExecutorSettings.readAssignment(settings.document["assignment"])
         report.schedules = schedules
         report.workflows = workflows
+        report.httpRoles = Self.roles(settings.http)
         report.tasks = tasks
         report.moduleTasks = moduleTasks
         report.log = settings.log
         return report
+    }
+
+    /// Each HTTP user and named token with its role (a user wins over a token of the same name,
+    /// as when the approval is answered from the dashboard).
+    static func roles(_ http: HTTPSettings?) -> [String: String] {
+        var roles: [String: String] = [:]
+        for token in http?.tokens ?? [] { roles[token.name] = token.role }
+        for (name, user) in http?.users ?? [:] { roles[name] = user.role }
+        return roles
     }
 
     /// The workers of a planned process: itself without `replicas`, else `count` replicas named

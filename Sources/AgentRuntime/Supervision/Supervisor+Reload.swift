@@ -67,6 +67,8 @@ extension Supervisor {
         applyTasks(report.tasks, executors: report.executors, assignment: report.assignment)
         scheduler?.apply(report.schedules)
         workflows?.apply(report.workflows)
+        // Who may answer approvals follows the settings at once (the HTTP server keeps its logins).
+        workflows?.roles = report.httpRoles
         disabledProcesses = DisabledProcess.of(report)
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }

@@ -6,7 +6,7 @@ import JSONSchema
 extension Supervisor {
     /// Creates the scheduler with the settings' schedules and their saved states (read from the
     /// store now, before the loop runs). Call once, after ``setUpTasks(_:agentDirectory:notifications:)``
-    /// and ``setUpWorkflows(_:http:)``: a schedule may start workflows.
+    /// and ``setUpWorkflows(_:roles:)``: a schedule may start workflows.
     public func setUpSchedules(_ definitions: [ScheduleDefinition]) {
         guard let tasks else { return }
         var scheduleStore: (any ScheduleStore)?

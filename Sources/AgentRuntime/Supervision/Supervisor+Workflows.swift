@@ -7,8 +7,9 @@ extension Supervisor {
     /// Creates the engine with the settings' workflows and resumes the runs a previous life of
     /// the agent left unfinished (read from the store now; resumed once the loop runs). Call
     /// after ``setUpTasks(_:executors:assignment:agentDirectory:notifications:)`` and before
-    /// ``setUpSchedules(_:)`` (a schedule may start workflows).
-    public func setUpWorkflows(_ definitions: [WorkflowDefinition], http: HTTPSettings?) {
+    /// ``setUpSchedules(_:)`` (a schedule may start workflows). `roles`: the HTTP users and tokens
+    /// with their role, who may answer approvals (``SettingsReport/httpRoles``).
+    public func setUpWorkflows(_ definitions: [WorkflowDefinition], roles: [String: String]) {
         guard let tasks else { return }
         var workflowStore: (any WorkflowStore)?
         var previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])] = []
@@ -35,10 +36,7 @@ extension Supervisor {
                 }
             }
         }
-        var roles: [String: String] = [:]
-        for token in http?.tokens ?? [] { roles[token.name] = token.role }
-        for (name, user) in http?.users ?? [:] { roles[name] = user.role }
-        engine.roleOf = { roles[$0] }
+        engine.roles = roles
         engine.wantedTypesChanged = { [unowned self] in refreshTriggers() }
         if let memory {
             // `set` steps' memory and `${memory:…}` references: the agent's scope, or the run's.

@@ -40,7 +40,7 @@ public final class Supervisor {
     var tasks: TaskCoordinator?
     /// The schedules (see ``Scheduler``; set up by ``setUpSchedules(_:)``).
     var scheduler: Scheduler?
-    /// The workflows (see ``WorkflowEngine``; set up by ``setUpWorkflows(_:http:)``).
+    /// The workflows (see ``WorkflowEngine``; set up by ``setUpWorkflows(_:roles:)``).
     var workflows: WorkflowEngine?
     /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
     public internal(set) var taskNotifier: TaskNotifier?

@@ -282,8 +282,11 @@ extension WorkflowEngine {
         }
         let approvers = record.detail["approvers"]?.arrayValue?.compactMap(\.stringValue) ?? []
         if let user {
-            let role = roleOf(user)
-            guard approvers.contains(user) || role.map({ approvers.contains($0) }) == true else {
+            // The settings as they are now: a reload that removed the user or changed the role counts.
+            guard let role = roles[user] else {
+                return .failure(WorkflowError(code: "forbidden", message: "\(user) is not a user or named token of the settings' \"http\" (any more); approvers: \(approvers.joined(separator: ", "))"))
+            }
+            guard approvers.contains(user) || approvers.contains(role) else {
                 return .failure(WorkflowError(code: "forbidden", message: "\(user) may not answer this approval; approvers: \(approvers.joined(separator: ", "))"))
             }
         }

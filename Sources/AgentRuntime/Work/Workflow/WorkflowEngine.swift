@@ -104,8 +104,9 @@ final class WorkflowEngine {
     var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
     /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
     var wantedTypesChanged: () -> Void = {}
-    /// Whether `user` (with `role`) may answer an approval naming `approvers`.
-    var roleOf: (String) -> String? = { _ in nil }
+    /// The HTTP users and named tokens of the current settings with their role: who may answer
+    /// an approval (set at start and at each reload).
+    var roles: [String: String] = [:]
 
     init(loop: EventLoop, store: (any WorkflowStore)?, tasks: TaskCoordinator, logger: Logger) {
         self.loop = loop
