@@ -37,12 +37,13 @@ struct AccessPolicy: RouterMiddleware {
     }
 
     /// Whether the request is a person's action on a run assigned to them (`task complete`,
-    /// `task fail`, and the dashboard's form for them): any role may send it — the command
-    /// layer checks that the run waits for that very user —, a session's with its CSRF token.
+    /// `task fail`, a workflow's approval, and the dashboard's forms for them): any role may
+    /// send it — the command layer checks that the run waits for that very user, or that the
+    /// user is one of the approval's approvers —, a session's with its CSRF token.
     static func isPersonAction(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
         let path = request.uri.path
-        if Self.path(path, matches: "/executors/runs/{id}") { return true }
+        if Self.path(path, matches: "/executors/runs/{id}") || Self.path(path, matches: "/workflow-runs/{id}/steps/{step}") { return true }
         guard let command = command("POST", path) else { return false }
         return command.mutating && !command.requiresAdmin
     }

@@ -197,6 +197,18 @@ enum DashboardAssets {
           });
         }, 1000);
       }
+      function watchWorkflowRun() {
+        var status = document.getElementById("workflow-run-status");
+        if (!status || status.getAttribute("data-finished") === "true") return;
+        var timer = setInterval(function () {
+          get("/api/workflow-runs/" + encodeURIComponent(status.getAttribute("data-run"))).then(function (answer) {
+            if (!answer || !answer.run) return;
+            var now = [answer.run.status].concat((answer.steps || []).map(function (s) { return s.step + ":" + s.status; })).join(",");
+            // Reloaded only when the run moved on: a comment being typed stays while it waits.
+            if (now !== status.getAttribute("data-signature")) { clearInterval(timer); location.reload(); }
+          });
+        }, 1000);
+      }
       function settingsErrors() {
         var text = document.getElementById("settings-text");
         if (!text) return;
@@ -215,6 +227,7 @@ enum DashboardAssets {
       if (page === "settings") settingsErrors();
       if (page === "tasks") setInterval(refreshRuns, 2000);
       if (page === "run") watchRun();
+      if (page === "workflowRun") watchWorkflowRun();
     })();
 
     """

@@ -17,7 +17,10 @@ extension DashboardRoutes {
                 if let every = schedule["every"]?.stringValue { timing = "every \(every) s" }
                 if let at = schedule["at"]?.stringValue { timing = "at \(at)" }
                 let state = schedule["enabled"] == false ? "disabled" : schedule["paused"] == true ? "paused" : "active"
-                return ["name": name, "path": DashboardFormat.pathSegment(name), "task": DashboardFormat.text(schedule["task"]), "timing": timing,
+                // A schedule runs a task or starts a workflow: its runs' pages differ.
+                let workflow = schedule["workflow"]?.stringValue
+                return ["name": name, "path": DashboardFormat.pathSegment(name), "task": workflow.map { "workflow " + $0 } ?? DashboardFormat.text(schedule["task"]),
+                        "runBase": workflow == nil ? "/runs/" : "/workflow-runs/", "timing": timing,
                         "state": state, "paused": schedule["paused"] == true, "next": DashboardFormat.text(schedule["next_fire"]),
                         "last": DashboardFormat.text(schedule["last_fire"]), "result": DashboardFormat.text(schedule["last_result"]),
                         "run": DashboardFormat.text(schedule["last_run"]), "runPath": DashboardFormat.pathSegment(DashboardFormat.text(schedule["last_run"])),
@@ -29,6 +32,8 @@ extension DashboardRoutes {
         if let name = request.uri.queryParameters["name"].map(String.init), !name.isEmpty {
             let history = await run(["command": "schedule_history", "name": .string(name), "limit": 50], context)
             data["selected"] = name
+            let startsWorkflow = (list["schedules"]?.arrayValue ?? []).contains { $0["name"]?.stringValue == name && $0["workflow"] != nil }
+            data["runBase"] = startsWorkflow ? "/workflow-runs/" : "/runs/"
             if history["ok"]?.boolValue == true {
                 data["history"] = (history["history"]?.arrayValue ?? []).map { line -> [String: Any] in
                     let id = DashboardFormat.text(line["run_id"])
@@ -59,6 +64,9 @@ extension DashboardRoutes {
         let answer = await run(["command": .string("schedule_" + action), "name": .string(name)], context)
         guard answer["ok"]?.boolValue == true else {
             return Self.redirect(to: "/schedules", message: "\(action) \(name): \(Self.problem(answer))", failed: true)
+        }
+        if action == "run", let id = answer["workflow_run"]?["id"]?.stringValue {
+            return Self.redirect(to: "/workflow-runs/" + DashboardFormat.pathSegment(id), message: "workflow run \(id) of schedule \(name) started", failed: false)
         }
         if action == "run", let id = answer["run"]?["id"]?.stringValue {
             return Self.redirect(to: "/runs/" + DashboardFormat.pathSegment(id), message: "run \(id) of schedule \(name) queued", failed: false)

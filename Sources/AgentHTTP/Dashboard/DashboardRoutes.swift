@@ -35,6 +35,11 @@ struct DashboardRoutes: Sendable {
         router.post("/runs/{id}") { request, context in await runAction(request, context) }
         router.get("/schedules") { request, context in await schedulesPage(request, context) }
         router.post("/schedules/{name}") { request, context in await scheduleAction(request, context) }
+        router.get("/workflows") { request, context in await workflowsPage(request, context) }
+        router.post("/workflows/{name}/run") { request, context in await workflowStartAction(request, context) }
+        router.get("/workflow-runs/{id}") { request, context in await workflowRunPage(request, context) }
+        router.post("/workflow-runs/{id}") { request, context in await workflowRunAction(request, context) }
+        router.post("/workflow-runs/{id}/steps/{step}") { request, context in await workflowDecisionAction(request, context) }
         router.get("/memory") { request, context in await memoryPage(request, context) }
         router.post("/memory") { request, context in await memoryAction(request, context) }
         router.get("/executors") { request, context in await executorsPage(request, context) }
@@ -57,7 +62,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("workflows", "/workflows", "Workflows"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

@@ -11,7 +11,7 @@ extension DashboardTemplates {
     <td data-label="Schedule"><a href="/schedules?name={{path}}">{{name}}</a></td><td data-label="Task">{{task}}</td>
     <td data-label="When">{{timing}}</td><td data-label="State"><span class="state state-{{state}}">{{state}}</span></td>
     <td data-label="Next">{{next}}</td><td data-label="Last">{{last}}</td>
-    <td data-label="Result">{{#run}}<a href="/runs/{{runPath}}">{{result}}</a>{{/run}}</td>
+    <td data-label="Result">{{#run}}<a href="{{runBase}}{{runPath}}">{{result}}</a>{{/run}}</td>
     <td data-label="Missed">{{missed}}</td><td data-label="Skipped">{{skipped}}</td>
     <td data-label="">{{#admin}}<form method="post" action="/schedules/{{path}}" class="actions">
     <input type="hidden" name="csrf" value="{{csrf}}">
@@ -28,7 +28,7 @@ extension DashboardTemplates {
     <tbody>
     {{#history}}<tr>
     <td data-label="Planned">{{planned}}</td><td data-label="Actual">{{actual}}</td><td data-label="Outcome">{{outcome}}</td>
-    <td data-label="Run">{{#run}}<a href="/runs/{{runPath}}">{{run}}</a>{{/run}}</td><td data-label="Result">{{result}}</td>
+    <td data-label="Run">{{#run}}<a href="{{runBase}}{{runPath}}">{{run}}</a>{{/run}}</td><td data-label="Result">{{result}}</td>
     <td data-label="Times">{{count}}</td><td data-label="Reason">{{reason}}</td>
     </tr>{{/history}}
     {{^history}}<tr><td colspan="7">Nothing yet.</td></tr>{{/history}}

@@ -18,6 +18,7 @@ enum DashboardTemplates {
         "layout": layout, "processes": processes, "process": process, "events": events,
         "modules": modules, "settings": settings, "chat": chat, "refused": refused, "login": login,
         "tasks": tasks, "run": run, "schedules": schedules, "memory": memory, "executors": executors,
+        "workflows": workflows, "workflowRun": workflowRun,
     ]
 
     static let layout = """
