@@ -156,6 +156,10 @@ int agent_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+int agent_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+
 int agent_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }

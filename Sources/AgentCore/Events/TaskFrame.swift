@@ -4,12 +4,15 @@
 /// frame after `taskRun` carries 8 bytes, not the run id. Integers are little-endian. The
 /// input and output cross as the JSON bytes they are: neither side parses them on the way.
 public enum TaskFrame {
-    /// `taskRun`: token (8), attempt (4), run id length (2), idempotency key length (2), run
-    /// id, idempotency key, input JSON.
-    public static func appendRun(token: UInt64, attempt: Int, runID: String, idempotencyKey: String, input: [UInt8], to buffer: FrameBuffer) {
+    /// `taskRun`: token (8), attempt (4), run id length (2), idempotency key length (2),
+    /// not-before (8: nanoseconds since the epoch on CLOCK_REALTIME, 0 for none), run id,
+    /// idempotency key, input JSON. A run with a not-before still to come is held by the worker
+    /// and handed to the module at that instant (a schedule's fires are sent ahead).
+    public static func appendRun(token: UInt64, attempt: Int, runID: String, idempotencyKey: String, notBefore: Int64 = 0,
+                                 input: [UInt8], to buffer: FrameBuffer) {
         let id = Array(runID.utf8.prefix(Int(UInt16.max)))
         let key = Array(idempotencyKey.utf8.prefix(Int(UInt16.max)))
-        FrameCodec.appendHeader(.taskRun, bodyLength: 16 + id.count + key.count + input.count, to: buffer)
+        FrameCodec.appendHeader(.taskRun, bodyLength: runHeaderLength + id.count + key.count + input.count, to: buffer)
         appendUInt64(token, to: buffer)
         let attempt = UInt32(clamping: attempt)
         for shift in stride(from: 0, to: 32, by: 8) { buffer.append(UInt8(truncatingIfNeeded: attempt >> UInt32(shift))) }
@@ -17,28 +20,33 @@ public enum TaskFrame {
             buffer.append(UInt8(truncatingIfNeeded: length))
             buffer.append(UInt8(truncatingIfNeeded: length >> 8))
         }
+        appendUInt64(UInt64(bitPattern: max(notBefore, 0)), to: buffer)
         buffer.append(contentsOf: id)
         buffer.append(contentsOf: key)
         buffer.append(contentsOf: input)
     }
 
+    static let runHeaderLength = 24
+
     /// A decoded `taskRun` body; its buffers point into the frame.
     public struct Run {
         public var token: UInt64
         public var attempt: UInt32
+        /// Nanoseconds since the epoch (CLOCK_REALTIME); 0: start at once.
+        public var notBefore: Int64
         public var runID: UnsafeRawBufferPointer
         public var idempotencyKey: UnsafeRawBufferPointer
         public var input: UnsafeRawBufferPointer
     }
 
     public static func parseRun(_ body: UnsafeRawBufferPointer) -> Run? {
-        guard body.count >= 16 else { return nil }
+        guard body.count >= runHeaderLength else { return nil }
         let idLength = Int(FrameCodec.readUInt16(body, at: 12))
         let keyLength = Int(FrameCodec.readUInt16(body, at: 14))
-        let keyStart = 16 + idLength, inputStart = keyStart + keyLength
+        let keyStart = runHeaderLength + idLength, inputStart = keyStart + keyLength
         guard body.count >= inputStart else { return nil }
-        return Run(token: token(body)!, attempt: FrameCodec.readUInt32(body, at: 8),
-                   runID: UnsafeRawBufferPointer(rebasing: body[16..<keyStart]),
+        return Run(token: token(body)!, attempt: FrameCodec.readUInt32(body, at: 8), notBefore: FrameCodec.readInt64(body, at: 16),
+                   runID: UnsafeRawBufferPointer(rebasing: body[runHeaderLength..<keyStart]),
                    idempotencyKey: UnsafeRawBufferPointer(rebasing: body[keyStart..<inputStart]),
                    input: UnsafeRawBufferPointer(rebasing: body[inputStart...]))
     }

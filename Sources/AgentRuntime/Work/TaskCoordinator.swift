@@ -337,6 +337,16 @@ final class TaskCoordinator {
     /// is due at once then). Counted, announced, never notified.
     private func recordInterrupted(_ run: TaskRun, attempt: Active) {
         var run = run
+        if attempt.startedMonotonic > EventLoop.now() {
+            // Sent ahead and its instant not come: it never started, and waits for it as before.
+            run.attempt -= 1
+            run.status = .queued
+            run.startedAt = nil
+            run.executor = nil
+            runs[run.id] = run
+            record(run, event: "task.queued")
+            return
+        }
         endedAttempts[attempt.definition.name, default: [:]][TaskRunOutcome.Status.interrupted.rawValue, default: 0] += 1
         run.status = .retrying
         run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
@@ -359,11 +369,24 @@ final class TaskCoordinator {
     // MARK: The queue
 
     private func enqueue(_ run: TaskRun) {
-        if let notBefore = run.notBefore, notBefore > Date().timeIntervalSince1970 {
+        if let notBefore = run.notBefore, notBefore > Date().timeIntervalSince1970, !startsAhead(run) {
             delay(run.id, until: notBefore)
             return
         }
         insertQueued(run)
+    }
+
+    /// How far ahead of its not-before a run may be handed to a runner that holds it (a
+    /// schedule decides its fires 50 ms ahead).
+    static let aheadWindow = 0.2
+
+    /// Whether `run`, due later, goes to its runner now and waits there for its instant: on
+    /// its task's implicit module executor, within ``aheadWindow``. Then the run starts at the
+    /// instant in the worker, with the loop, the queue and the pipe behind it.
+    func startsAhead(_ run: TaskRun) -> Bool {
+        guard let notBefore = run.notBefore, notBefore - Date().timeIntervalSince1970 <= Self.aheadWindow, run.assignedTo == nil,
+              let definition = definitions[run.task], pool.isEmpty || !pool.isTaken(run.task) else { return false }
+        return runner(for: definition.type)?.startsAhead == true
     }
 
     /// Into its task's queue, or its executor's when assigned by hand.
@@ -431,11 +454,13 @@ final class TaskCoordinator {
     func start(_ run: TaskRun, definition: TaskDefinition, executor: String? = nil, person: Bool = false) {
         var run = run
         let now = Date().timeIntervalSince1970
-        waits.add(now - (run.nextAttemptAt ?? run.notBefore ?? run.queuedAt))
+        // Sent ahead: the runner holds it until its instant, which is when it starts.
+        let ahead = run.notBefore.flatMap { $0 > now && executor == nil && !person ? $0 : nil }
+        waits.add(max(now - (run.nextAttemptAt ?? run.notBefore ?? run.queuedAt), 0))
         run.executor = executor
         run.attempt += 1
         run.status = .running
-        run.startedAt = now
+        run.startedAt = ahead ?? now
         run.nextAttemptAt = nil
         runs[run.id] = run
         guard let runner = person ? personRunner : runner(for: definition.type) else {
@@ -445,10 +470,10 @@ final class TaskCoordinator {
             endAttempt(run, definition: definition, outcome: outcome, executionTime: 0)
             return
         }
-        var attempt = Active(definition: definition, runner: runner, attempt: run.attempt, startedMonotonic: EventLoop.now(), executor: executor)
+        var attempt = Active(definition: definition, runner: runner, attempt: run.attempt, startedMonotonic: EventLoop.now() + max((ahead ?? now) - now, 0), executor: executor)
         if let timeout = definition.timeout {
             let id = run.id
-            attempt.timeoutTimer = loop.schedule(after: timeout) { [weak self] in
+            attempt.timeoutTimer = loop.schedule(after: timeout + max((ahead ?? now) - now, 0)) { [weak self] in
                 guard let self, var current = active[id] else { return }
                 current.timeoutTimer = nil
                 active[id] = current
@@ -462,7 +487,7 @@ final class TaskCoordinator {
         record(run, event: "task.started")
         let id = run.id, number = run.attempt
         runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
-                                  executor: executor)) { [weak self] report in
+                                  executor: executor, notBefore: ahead)) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
     }
@@ -482,12 +507,12 @@ final class TaskCoordinator {
                 recordInterrupted(run, attempt: attempt)
             } else {
                 // It ended on its own meanwhile: its result is its own.
-                endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
+                endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: max(EventLoop.now() - attempt.startedMonotonic, 0))
             }
             if active.isEmpty { endStop() }
             return
         }
-        endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: EventLoop.now() - attempt.startedMonotonic)
+        endAttempt(run, definition: attempt.definition, outcome: outcome, executionTime: max(EventLoop.now() - attempt.startedMonotonic, 0))
         if let executor = attempt.executor {
             executorFreed(executor, task: attempt.definition.name)
         } else {

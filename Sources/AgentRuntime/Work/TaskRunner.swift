@@ -27,10 +27,14 @@ protocol TaskRunner: AnyObject {
     /// Sends off what the runs started since the last call need now, rather than at the end
     /// of the loop's turn (a batch of runs: before their records are written). Optional.
     func flush()
+    /// Whether a run may be handed over before its not-before (``TaskRunStart/notBefore``),
+    /// the runner holding it until then (the module executors do, in the worker).
+    var startsAhead: Bool { get }
 }
 
 extension TaskRunner {
     func flush() {}
+    var startsAhead: Bool { false }
 }
 
 /// One attempt of a run, as a runner receives it.
@@ -47,8 +51,13 @@ struct TaskRunStart {
     var input: JSONValue
     /// The declared executor it runs on (nil: the task's implicit executor).
     var executor: String?
+    /// Seconds since the epoch before which the run must not start (a schedule's fire sent
+    /// ahead of its instant; only to a runner that ``TaskRunner/startsAhead``). Nil: at once.
+    var notBefore: Double?
 
-    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue, executor: String? = nil) {
+    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue, executor: String? = nil,
+         notBefore: Double? = nil) {
+        self.notBefore = notBefore
         self.runID = runID
         self.idempotencyKey = idempotencyKey ?? runID
         self.attempt = attempt

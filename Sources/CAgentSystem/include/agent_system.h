@@ -73,6 +73,10 @@ int agent_wait_stop_change(pid_t pid, int *signo);
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
 
+/** prctl(PR_SET_TIMERSLACK, nanoseconds) for the calling thread: how late its timed waits may
+    wake (50 µs by default). Returns 0 or -1 with errno. */
+int agent_set_timer_slack(unsigned long nanoseconds);
+
 /** pipe2(fds, O_CLOEXEC). */
 int agent_pipe_cloexec(int fds[2]);
 

@@ -13,6 +13,9 @@ final class RecordingRunner: TaskRunner {
     var shutDownCalls = 0
 
     var running: [String] { reports.keys.sorted() }
+    /// Whether it holds a run sent before its not-before (as the module runner does).
+    var holdsRunsAhead = false
+    var startsAhead: Bool { holdsRunsAhead }
 
     func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         started.append(run)
@@ -163,6 +166,44 @@ final class SlowRunner: TaskRunner {
         #expect(tasks.knownRun(run.id)?.status == .queued)
         spin { !runner.started.isEmpty }
         #expect(runner.started.map(\.runID) == [run.id])
+    }
+
+    /// A run due within the window goes at once to a runner that holds runs until their
+    /// instant; one due later, or for a runner that does not hold, waits in the coordinator.
+    @Test func aRunDueSoonGoesAheadToARunnerThatHoldsItUntilItsInstant() {
+        runner.holdsRunsAhead = true
+        let tasks = coordinator([Self.task("soon", concurrent: 5)])
+        let instant = Date().timeIntervalSince1970 + 0.15
+        let soon = tasks.submit(task: "soon", input: [:], priority: .normal, notBefore: instant, requestedBy: .schedule)
+        let later = tasks.submit(task: "soon", input: [:], priority: .normal, notBefore: Date().timeIntervalSince1970 + 30, requestedBy: .cli)
+        #expect(runner.started.map(\.runID) == [soon.id])
+        #expect(runner.started.first?.notBefore == instant)
+        let running = tasks.knownRun(soon.id)
+        #expect(running?.status == .running)
+        #expect(running?.startedAt == instant, "it starts at its instant, not when it was sent")
+        #expect(tasks.knownRun(later.id)?.status == .queued)
+
+        runner.holdsRunsAhead = false
+        let waits = tasks.submit(task: "soon", input: [:], priority: .normal, notBefore: Date().timeIntervalSince1970 + 0.15, requestedBy: .cli)
+        #expect(!runner.started.map(\.runID).contains(waits.id))
+        spin { runner.started.map(\.runID).contains(waits.id) }
+        #expect(runner.started.last?.notBefore == nil, "released by the coordinator at its instant: nothing to hold")
+    }
+
+    /// The agent stops while a run sent ahead waits for its instant in the runner: it never
+    /// started, so it is queued again for that instant, its attempt not counted.
+    @Test func aRunSentAheadThatAStopEndsBeforeItsInstantIsQueuedAgainNotInterrupted() {
+        runner.holdsRunsAhead = true
+        let tasks = coordinator([Self.task("soon")])
+        let instant = Date().timeIntervalSince1970 + 0.18
+        let run = tasks.submit(task: "soon", input: [:], priority: .normal, notBefore: instant, requestedBy: .schedule)
+        #expect(runner.started.map(\.runID) == [run.id])
+        tasks.shutDown()
+        let kept = tasks.knownRun(run.id)
+        #expect(kept?.status == .queued)
+        #expect(kept?.attempt == 0)
+        #expect(kept?.notBefore == instant)
+        #expect(tasks.figures.first?.ended["interrupted"] == nil)
     }
 
     @Test func theRunsADeadAgentLeftAreInterruptedAndRetriedOrQueuedAgain() {

@@ -122,11 +122,17 @@ final class ModuleTaskRunner: TaskRunner {
             supervisor.loop.cancel(timer)
             executor.idleTimer = nil
         }
-        TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, idempotencyKey: run.idempotencyKey, input: Array(run.input.serialized().utf8),
+        // Saturating: a not-before from a user's input never traps.
+        let notBefore = run.notBefore.map { $0 * 1e9 }.map { !($0 > 0) ? 0 : $0 >= 9.2e18 ? Int64.max : Int64($0) } ?? 0
+        TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, idempotencyKey: run.idempotencyKey,
+                            notBefore: notBefore, input: Array(run.input.serialized().utf8),
                             to: executor.process.control)
         supervisor.markDirty(executor.process)
         if active.heartbeatTimeout != nil { scheduleWatchdog() }
     }
+
+    /// A run sent ahead waits in the executor's worker for its instant (see `HeldRuns`).
+    var startsAhead: Bool { true }
 
     /// The runs' frames go to their executors now (a batch: before the runs are recorded).
     func flush() {

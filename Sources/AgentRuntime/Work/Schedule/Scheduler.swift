@@ -449,7 +449,8 @@ final class Scheduler {
     }
 
     /// The runs of a commit, once it is done: to the coordinator, except those decided ahead
-    /// whose instant has not come (parked until the timer releases them).
+    /// whose instant has not come (parked until the timer releases them) and whose runner
+    /// does not hold a run until its instant (a module executor does: those go now).
     private func committed(_ runs: [TaskRun], _ committed: Bool) -> [TaskRun] {
         if !committed, !runs.isEmpty {
             logger.error("schedules: \(runs.count) fire(s) could not be recorded in the store; running them anyway (a crash now could run them again)")
@@ -457,7 +458,8 @@ final class Scheduler {
         let now = clock()
         var due: [TaskRun] = []
         for run in runs {
-            if let at = releaseTimes[run.id], at > now, !stopping {
+            // A run its runner holds until the instant goes now (the worker starts it then).
+            if let at = releaseTimes[run.id], at > now, !stopping, !tasks.startsAhead(run) {
                 parked.append(run)
             } else {
                 due.append(run)

@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+@testable import AgentCore
+@testable import AgentRuntime
+
+/// A schedule's fire decided ahead goes to the module executor's worker before its instant and
+/// is held there (``HeldRuns``) until it comes: the loop, the queue and the pipe are no longer
+/// between the instant and the run's start.
+@Suite struct RunsSentAheadTests {
+    static func run(_ token: UInt64, at notBefore: Int64) -> HeldRuns.Run {
+        HeldRuns.Run(token: token, attempt: 1, notBefore: notBefore, runID: Array("r\(token)".utf8), idempotencyKey: [], input: Array("{}".utf8))
+    }
+
+    /// Held runs are handed over at their instant, never before, in the order of their
+    /// instants whatever the order they came in.
+    @Test func heldRunsAreReleasedAtTheirInstantsInOrder() throws {
+        let released = LockedValue<[(token: UInt64, at: Int64)]>([])
+        let held = HeldRuns { runs in
+            let now = TaskExecutor.realtimeNanoseconds()
+            released.withLock { $0 += runs.map { ($0.token, now) } }
+        }
+        let start = TaskExecutor.realtimeNanoseconds()
+        let instants: [UInt64: Int64] = [1: start + 120_000_000, 2: start + 60_000_000, 3: start + 60_000_000, 4: start + 180_000_000]
+        for token in [1, 2, 3, 4] as [UInt64] { held.hold(Self.run(token, at: instants[token]!)) }
+        let deadline = Date().addingTimeInterval(10)
+        while released.withLock({ $0.count }) < 4, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let order = released.withLock { $0 }
+        #expect(order.map(\.token) == [2, 3, 1, 4])
+        for (token, at) in order { #expect(at >= instants[token]!, "run \(token) was released \(instants[token]! - at) ns early") }
+        #expect(held.count == 0)
+    }
+
+    /// A held run taken back (cancelled before its instant) is never handed over.
+    @Test func aHeldRunTakenBackIsNeverReleased() throws {
+        let released = LockedValue<[UInt64]>([])
+        let held = HeldRuns { runs in released.withLock { $0 += runs.map(\.token) } }
+        let start = TaskExecutor.realtimeNanoseconds()
+        held.hold(Self.run(7, at: start + 80_000_000))
+        held.hold(Self.run(8, at: start + 80_000_000))
+        #expect(held.remove(token: 7))
+        #expect(!held.remove(token: 9))
+        let deadline = Date().addingTimeInterval(10)
+        while released.withLock({ $0.isEmpty }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(released.withLock { $0 } == [8])
+        #expect(!held.remove(token: 8), "already handed over")
+    }
+
+    /// Through the real binaries: each fire's `task.started` is announced before its instant
+    /// (the run went ahead to the executor's worker), and the handler starts at the instant,
+    /// never before it.
+    @Test func aScheduledModuleTaskIsSentAheadAndStartsAtItsInstant() throws {
+        let directory = TestPaths.temporaryDirectory("sent-ahead")
+        let agent = try AgentRun(settings: """
+            {"enabled_modules": ["bench"], "processes": {},
+             "tasks": {"noop": {"type": "bench.noop", "max_concurrent": 4}},
+             "schedules": {"a": {"every": 1, "run": {"task": "noop"}, "catch_up": "none"},
+                           "b": {"every": 1, "run": {"task": "noop"}, "catch_up": "none"}}}
+            """, arguments: ["--no-build", "--quiet"], directory: directory)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("control socket:") } != nil, "\(agent.transcript)")
+        // The executor's worker starts with the first fire; the next ones go ahead to it.
+        Thread.sleep(forTimeInterval: 4.3)
+        #expect(agent.stop() == 0, "\(agent.transcript)")
+
+        let store = try AgentStore(path: directory + "/.agent/data/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        let rows = try store.withWriter { db in
+            try Row.fetchAll(db, sql: """
+                SELECT h.planned AS planned, r.data AS data,
+                       (SELECT min(e.time) FROM events e WHERE e.type = 'task.started' AND json_extract(e.payload, '$.run_id') = r.id) AS announced
+                FROM schedule_history h JOIN task_runs r ON r.id = h.run_id WHERE h.outcome = 'fired' ORDER BY h.planned
+                """)
+        }
+        #expect(rows.count >= 6, "\(rows.count) fires\n\(agent.transcript)")
+        var sentAhead = 0
+        for row in rows {
+            let planned: Double = row["planned"]
+            let data: String = row["data"]
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])
+            guard record["status"] as? String == "succeeded" else { continue }
+            let output = try #require(record["output"] as? [String: Any], "\(record)")
+            let started = try #require((output["started_ns"] as? NSNumber)?.int64Value)
+            #expect(started >= Int64((planned * 1e9).rounded(.down)), "the handler started \(Double(Int64(planned * 1e9) - started) / 1e6) ms before its instant")
+            if let announced: Double = row["announced"], announced < planned { sentAhead += 1 }
+        }
+        // The first fire or two start the executor's worker; the rest went ahead.
+        #expect(sentAhead >= rows.count - 2, "\(sentAhead) of \(rows.count) fires were sent ahead")
+    }
+}
