@@ -19,7 +19,7 @@ enum ScheduleBench {
         let idleSeconds = environment.quick ? 5 : 10
         var section = Section(
             number: 11, title: "Schedules: \(schedules) schedules every second — lateness planned → started, against APScheduler; idle CPU",
-            method: "AgentRuntime: agent-control console (the real binary, the store on) with a module task bench.noop (max_concurrent \(schedules)) and \(schedules) schedules {\"every\": 1, \"run\": {\"task\": \"noop\"}, \"catch_up\": \"none\"} (every whole second); after 3 s of warm-up (the task's executor worker started), the fires planned in the next \(seconds) s count: lateness = the handler's start stamp (its output's started_ns, CLOCK_REALTIME, first thing in its body) − the planned instant (schedule_history.planned), joined by run id with task_runs, read from the store after a clean stop; planned → dispatched = the run's started_at (the coordinator's start: its frame queued to the executor) − planned (a fire on time is decided and committed with its run request 50 ms ahead and released at its instant); first → last = per planned second, the latest handler start − the earliest; missed = \(schedules) × \(seconds) − distinct (schedule, planned) fired in the window, with the history's missed and skipped lines counted. APScheduler: \(APSchedulerDriver.requirement) from PyPI in a virtual environment in the scratch folder; a Python driver (written there) runs a BackgroundScheduler with its defaults (thread pool of 10, misfire_grace_time 1 s) and \(schedules) jobs, each an IntervalTrigger of 1 s from the same whole second, for \(seconds) s; each call takes time.time_ns() first thing; lateness = start − the planned second (the latest one at or before the start); missed = \(schedules) × \(seconds) − distinct (job, planned) seen. Idle CPU: the supervisor's CPU (/proc/PID/task/*/schedstat) in 1-second slices over \(idleSeconds) s after 3 s of settling, for an agent with the same task and no schedule, then with \(schedules) schedules that do not fire in the window (cron \"0 3 1 1 *\"); APScheduler's process (time.process_time(), all threads) over \(idleSeconds) s with no job, then \(schedules) such cron jobs.")
+            method: "AgentRuntime: agent-control console (the real binary, the store on) with a module task bench.noop (max_concurrent \(schedules)) and \(schedules) schedules {\"every\": 1, \"run\": {\"task\": \"noop\"}, \"catch_up\": \"none\"} (every whole second); after 3 s of warm-up (the task's executor worker started), the fires planned in the next \(seconds) s count: lateness = the handler's start stamp (its output's started_ns, CLOCK_REALTIME, first thing in its body) − the planned instant (schedule_history.planned), joined by run id with task_runs, read from the store after a clean stop; planned → sent = the time of the run's task.started event (the coordinator's start: its frame queued to the executor) − planned (a fire on time is decided and committed with its run request 50 ms ahead, sent to the executor's worker once committed and held there until its instant); first → last = per planned second, the latest handler start − the earliest; missed = \(schedules) × \(seconds) − distinct (schedule, planned) fired in the window, with the history's missed and skipped lines counted. APScheduler: \(APSchedulerDriver.requirement) from PyPI in a virtual environment in the scratch folder; a Python driver (written there) runs a BackgroundScheduler with its defaults (thread pool of 10, misfire_grace_time 1 s) and \(schedules) jobs, each an IntervalTrigger of 1 s from the same whole second, for \(seconds) s; each call takes time.time_ns() first thing; lateness = start − the planned second (the latest one at or before the start); missed = \(schedules) × \(seconds) − distinct (job, planned) seen. Idle CPU: the supervisor's CPU (/proc/PID/task/*/schedstat) in 1-second slices over \(idleSeconds) s after 3 s of settling, for an agent with the same task and no schedule, then with \(schedules) schedules that do not fire in the window (cron \"0 3 1 1 *\"); APScheduler's process (time.process_time(), all threads) over \(idleSeconds) s with no job, then \(schedules) such cron jobs.")
         let load = MachineLoad.sample()
         section.note(String(format: "machine busy just before this figure: %.0f %% of all cores (1 s sample of /proc/stat)", load.busyPercent)
                      + (load.strays.isEmpty ? "" : "; running, not started by the bench: " + load.strays.joined(separator: ", ")))
@@ -78,16 +78,22 @@ enum ScheduleBench {
         if stopTime == nil || !left.isEmpty { section.fail("schedules: stop incomplete, \(left.count) worker(s) left") }
 
         let store = try StoreFile(path: AgentTaskBench.storePath(agentDirectory))
-        let (history, runs) = try store.database.read { db in
+        let (history, runs, announced) = try store.database.read { db in
             (try Row.fetchAll(db, sql: "SELECT schedule, planned, outcome, run_id FROM schedule_history WHERE planned >= ? AND planned < ?",
                               arguments: [Double(first), Double(end)]),
-             try String.fetchAll(db, sql: "SELECT data FROM task_runs WHERE task = 'noop'"))
+             try String.fetchAll(db, sql: "SELECT data FROM task_runs WHERE task = 'noop'"),
+             // When the coordinator handed each run to its executor (its first `task.started`).
+             try Row.fetchAll(db, sql: """
+                 SELECT json_extract(payload, '$.run_id') AS id, min(time) AS time FROM events
+                 WHERE type = 'task.started' AND time >= ? GROUP BY id
+                 """, arguments: [Double(first) - 1]))
         }
+        var sent: [String: Double] = [:]
+        for row in announced { if let id: String = row["id"] { sent[id] = row["time"] } }
         var started: [String: (status: String?, started: Int64?, dispatched: Double?)] = [:]
         for data in runs {
             guard let value = try? JSONValue.parse(data), let id = value["id"]?.stringValue else { continue }
-            started[id] = (value["status"]?.stringValue, value["output"]?["started_ns"]?.numberValue?.intValue.map(Int64.init),
-                           value["started_at"]?.numberValue?.doubleValue)
+            started[id] = (value["status"]?.stringValue, value["output"]?["started_ns"]?.numberValue?.intValue.map(Int64.init), sent[id])
         }
         var lateness = Samples()
         /// Each planned instant's starts: how far apart the runs of one instant start.
@@ -124,8 +130,8 @@ enum ScheduleBench {
         section.add(Figure("AgentRuntime: planned → run started (bench.noop)", .milliseconds, samples: lateness,
                            note: String(format: "target p99 < %.0f ms: %@", Target.lateness99, lateness.p99 < Target.lateness99 ? "met" : "NOT met")))
         if !dispatchLateness.isEmpty {
-            section.add(Figure("  planned → run dispatched", .milliseconds, samples: dispatchLateness,
-                               note: "the coordinator's start of the run (its started_at): its frame queued to the executor"))
+            section.add(Figure("  planned → run sent to its executor", .milliseconds, samples: dispatchLateness,
+                               note: "the run's task.started announcement: its frame queued to the executor's worker (negative: ahead of the instant, held by the worker until then)"))
         }
         let spread = Samples(startsByInstant.values.map { Double($0.last - $0.first) / 1e6 })
         if !spread.isEmpty {

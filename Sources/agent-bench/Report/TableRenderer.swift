@@ -46,7 +46,7 @@ enum TableRenderer {
         guard value.isFinite else { return "—" }
         switch unit {
         case .milliseconds, .microseconds:
-            let digits = value < 1 ? 3 : value < 10 ? 2 : value < 100 ? 1 : 0
+            let digits = abs(value) < 1 ? 3 : abs(value) < 10 ? 2 : abs(value) < 100 ? 1 : 0
             return String(format: "%.\(digits)f %@", value, unit.rawValue)
         case .eventsPerSecond, .perSecond:
             return grouped(Int(value.rounded())) + (unit == .perSecond ? " /s" : " ev/s")
