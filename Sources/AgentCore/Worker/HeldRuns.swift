@@ -6,7 +6,8 @@ import Foundation
 /// loop and the pipe are then off the path between the instant and the run's start.
 ///
 /// The thread waits on CLOCK_REALTIME with an absolute deadline, so a step of the wall clock
-/// moves the release with it, and with a timer slack of 1 µs rather than the default 50 µs.
+/// moves the release with it, with a timer slack of 1 µs rather than the default 50 µs, until
+/// ``spin`` before the instant, and reads the clock from then on (200 µs of CPU per instant).
 final class HeldRuns: @unchecked Sendable {
     /// A run's frame, copied out of the reader's buffer.
     struct Run {
@@ -25,6 +26,8 @@ final class HeldRuns: @unchecked Sendable {
     private var runs: [Run] = []
     private var threadStarted = false
     private let release: @Sendable ([Run]) -> Void
+    /// How long before an instant the thread stops waiting and watches the clock (ns).
+    static let spin: Int64 = 200_000
 
     /// `release` is called on the holder's thread with the runs whose instant came, in order.
     init(release: @escaping @Sendable ([Run]) -> Void) {
@@ -74,9 +77,19 @@ final class HeldRuns: @unchecked Sendable {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             let nowNanoseconds = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
-            if first.notBefore > nowNanoseconds {
-                var deadline = timespec(tv_sec: Int(first.notBefore / 1_000_000_000), tv_nsec: Int(first.notBefore % 1_000_000_000))
+            if first.notBefore - nowNanoseconds > Self.spin {
+                let wake = first.notBefore - Self.spin
+                var deadline = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
                 pthread_cond_timedwait(condition, mutex, &deadline)
+                continue
+            }
+            if first.notBefore > nowNanoseconds {
+                // The last stretch on the clock itself: a wake-up from a wait comes tens of
+                // microseconds late, more on a busy machine.
+                let instant = first.notBefore
+                pthread_mutex_unlock(mutex)
+                while TaskExecutor.realtimeNanoseconds() < instant {}
+                pthread_mutex_lock(mutex)
                 continue
             }
             let due = runs.prefix { $0.notBefore <= nowNanoseconds }.count

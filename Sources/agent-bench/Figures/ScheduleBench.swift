@@ -133,6 +133,11 @@ enum ScheduleBench {
             section.add(Figure("  planned → run sent to its executor", .milliseconds, samples: dispatchLateness,
                                note: "the run's task.started announcement: its frame queued to the executor's worker (negative: ahead of the instant, held by the worker until then)"))
         }
+        let firstStarts = Samples(startsByInstant.map { Double($0.value.first - $0.key * 1_000_000_000) / 1e6 })
+        if !firstStarts.isEmpty {
+            section.add(Figure("  planned → first run started, per instant", .milliseconds, samples: firstStarts,
+                               note: "the wake-up's lateness: the earliest handler start of each instant"))
+        }
         let spread = Samples(startsByInstant.values.map { Double($0.last - $0.first) / 1e6 })
         if !spread.isEmpty {
             section.add(Figure("  first → last run started, per instant", .milliseconds, samples: spread,
