@@ -34,24 +34,11 @@ import Testing
 
     @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func theSchedulesShowTheirNextFireOneIsPausedAndOneRunNowAppearsInItsHistory() throws {
-        let password = DashboardBrowserTests.password
-        let agent = try AgentRun(settings: Self.settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)))
-        defer { _ = agent.stop() }
-        guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
-              let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
-            throw WebDriver.Failure(description: "the HTTP front did not start\n\(agent.transcript)")
-        }
-        let base = String(line[range])
-        let browser = try WebDriver(width: 1200, height: 800, directory: agent.directory)
-        defer { browser.quit() }
-
-        try browser.navigate(to: base + "/schedules")
-        try browser.type("alice", into: try browser.element("#login-user"))
-        try browser.type(password, into: try browser.element("#login-password"))
         let before = Date()
-        try browser.click(try browser.element("#login-form button"))
-        try browser.wait("the schedules page") { try browser.find("#schedules") != nil }
+        let login = try DashboardLogin(settings: Self.settings, page: "/schedules", showing: "#schedules", width: 1200, height: 800)
+        defer { login.close() }
         let after = Date()
+        let (agent, browser, base) = (login.agent, login.browser, login.base)
 
         // Both schedules, active, each with the next fire time its cron gives (Tokyo time).
         let morning = #"tr[data-schedule="morning"]"#, weekly = #"tr[data-schedule="weekly"]"#

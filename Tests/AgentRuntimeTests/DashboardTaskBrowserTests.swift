@@ -19,22 +19,9 @@ import Testing
 
     @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func aRunStartedFromThePageSucceedsWithItsOutputAndAQueuedRunIsCancelled() throws {
-        let password = DashboardBrowserTests.password
-        let agent = try AgentRun(settings: Self.settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)))
-        defer { _ = agent.stop() }
-        guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
-              let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
-            throw WebDriver.Failure(description: "the HTTP front did not start\n\(agent.transcript)")
-        }
-        let base = String(line[range])
-        let browser = try WebDriver(width: 1000, height: 700, directory: agent.directory)
-        defer { browser.quit() }
-
-        try browser.navigate(to: base + "/tasks")
-        try browser.type("alice", into: try browser.element("#login-user"))
-        try browser.type(password, into: try browser.element("#login-password"))
-        try browser.click(try browser.element("#login-form button"))
-        try browser.wait("the tasks page") { try browser.find("#tasks") != nil }
+        let login = try DashboardLogin(settings: Self.settings, page: "/tasks", showing: "#tasks", width: 1000, height: 700)
+        defer { login.close() }
+        let (agent, browser, base) = (login.agent, login.browser, login.base)
         #expect(try browser.text("tr[data-task=\"greet\"]").contains("echoes its input"))
 
         // Run "greet" with an input from its form: the browser lands on the run's page, whose

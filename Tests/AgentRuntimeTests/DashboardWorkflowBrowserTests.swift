@@ -28,22 +28,9 @@ import Testing
 
     @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func aRunStartedFromThePageWaitsForItsApprovalAndCompletesOnceApproved() throws {
-        let password = DashboardBrowserTests.password
-        let agent = try AgentRun(settings: Self.settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)))
-        defer { _ = agent.stop() }
-        guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
-              let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
-            throw WebDriver.Failure(description: "the HTTP front did not start\n\(agent.transcript)")
-        }
-        let base = String(line[range])
-        let browser = try WebDriver(width: 1200, height: 900, directory: agent.directory)
-        defer { browser.quit() }
-
-        try browser.navigate(to: base + "/workflows")
-        try browser.type("alice", into: try browser.element("#login-user"))
-        try browser.type(password, into: try browser.element("#login-password"))
-        try browser.click(try browser.element("#login-form button"))
-        try browser.wait("the workflows page") { try browser.find("#workflows") != nil }
+        let login = try DashboardLogin(settings: Self.settings, page: "/workflows", showing: "#workflows", width: 1200, height: 900)
+        defer { login.close() }
+        let (agent, browser, base) = (login.agent, login.browser, login.base)
         let refund = #"tr[data-workflow="refund"]"#
         #expect(try browser.text(refund + #" td[data-label="Steps"]"#) == "ok → pay")
         #expect(try browser.text(refund + #" td[data-label="Description"]"#) == "a refund a person approves")
@@ -94,7 +81,7 @@ import Testing
         try browser.click(try browser.element(".logout"))
         try browser.navigate(to: base + "/workflow-runs/" + secondID)
         try browser.type("bob", into: try browser.element("#login-user"))
-        try browser.type(password, into: try browser.element("#login-password"))
+        try browser.type(DashboardBrowserTests.password, into: try browser.element("#login-password"))
         try browser.click(try browser.element("#login-form button"))
         try browser.wait("the approval waiting for bob") { try browser.find(approval + " form") != nil }
         try browser.type("too much", into: try browser.element(approval + #" input[name="comment"]"#))
