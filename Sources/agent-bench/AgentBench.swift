@@ -26,7 +26,8 @@ struct AgentBench: ParsableCommand {
         the floor of a command (posix_spawn + wait of /bin/true) and Celery and RQ on Debian's redis-server (installed \
         with apt-get when missing; celery and rq from PyPI into the scratch folder), 11 schedules: 100 schedules \
         every second, lateness planned → started and fires missed, against APScheduler (from PyPI into the scratch \
-        folder), and the supervisor's idle CPU with 100 schedules waiting vs none. Figures 4 and 6 also run with \
+        folder), and the supervisor's idle CPU with 100 schedules waiting vs none, 12 workflows: persisted steps/s through a \
+        10-step no-op chain, a restart with 1,000 runs waiting for an event, event → continuation latency. Figures 4 and 6 also run with \
         the HTTP server on.
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
@@ -49,7 +50,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
@@ -100,7 +101,8 @@ struct AgentBench: ParsableCommand {
             case 8: ColdStartBench.run(environment)
             case 9: HTTPBench.run(environment)
             case 10: TaskBench.run(environment)
-            default: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
+            case 11: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
+            default: WorkflowBench.run(environment)
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)
