@@ -93,11 +93,21 @@ extension WorkflowEngine {
             }
         }
         state.record(record)
+        if case .waitEvent(let type, let condition, _, _) = step.kind { armWait(state, step.id, type: type, condition: condition) }
         commit(state, [record])
         if case .approval = step.kind, record.status == .waiting {
             publish("workflow.approval_requested", ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
                                                     "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""])
         }
+    }
+
+    /// Makes the engine want `type` and routes its events to the step from now on: at its start,
+    /// before the start is committed, so an event in that gap is held for the step (which goes on
+    /// only once its start is committed, at its launch).
+    func armWait(_ state: LiveRun, _ step: String, type: String, condition: JSONValue?) {
+        removeWait(run: state.run.id, step: step)
+        waits[type, default: []].append(Wait(run: state.run.id, step: step, condition: condition.flatMap { try? JSONSchemaValidator(schema: $0) }))
+        refreshWantedTypes()
     }
 
     /// A task run with the step's idempotency key, its id kept in the record before it is submitted.
@@ -128,8 +138,12 @@ extension WorkflowEngine {
             emit(type, record.detail["payload"] ?? .object([:]), state.run.workflow)
             finishStep(state, step.id, .succeeded, output: record.detail["payload"])
         case .waitEvent(let type, let condition, _, _):
-            waits[type, default: []].append(Wait(run: state.run.id, step: step.id, condition: condition.flatMap { try? JSONSchemaValidator(schema: $0) }))
-            refreshWantedTypes()
+            if let event = state.heldEvents.removeValue(forKey: step.id) {
+                finishStep(state, step.id, .succeeded, output: event)
+            } else if !(waits[type] ?? []).contains(where: { $0.run == state.run.id && $0.step == step.id }) {
+                // Started in an earlier life of the agent: armed now.
+                armWait(state, step.id, type: type, condition: condition)
+            }
         case .approval:
             break
         case .chat(_, let adapter, _):

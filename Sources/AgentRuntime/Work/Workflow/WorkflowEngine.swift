@@ -34,6 +34,9 @@ final class WorkflowEngine {
         /// Prepared task runs, by step (submitted once the step's start is committed).
         var prepared: [String: TaskRun] = [:]
         var timers: [String: Int] = [:]
+        /// The first matching event for each `wait_event` step armed but not launched yet (its
+        /// start not committed): the step takes it at its launch.
+        var heldEvents: [String: JSONValue] = [:]
         var waiters: [(WorkflowRun, [WorkflowStepRecord]) -> Void] = []
         /// Called once everything handed to the store so far is committed (answers that
         /// promise durability: a run started, an approval recorded).
@@ -79,7 +82,8 @@ final class WorkflowEngine {
     var live: [String: LiveRun] = [:]
     /// Runs finished whose last commit is not confirmed yet.
     private var lastFinished: [String: LiveRun] = [:]
-    /// Waiting `wait_event` steps by event type.
+    /// Waiting `wait_event` steps by event type, armed when the step starts (before its start
+    /// is committed: an event in that gap is held for it, not lost).
     var waits: [String: [Wait]] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``), with their logs.
     private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
@@ -375,6 +379,7 @@ final class WorkflowEngine {
         state.launched.remove(stepID)
         state.prepared[stepID] = nil
         removeWait(run: state.run.id, step: stepID)
+        state.heldEvents[stepID] = nil
         state.record(record)
         commit(state, [record])
     }
@@ -429,6 +434,7 @@ final class WorkflowEngine {
         for timer in state.timers.values { loop.cancel(timer) }
         state.timers = [:]
         for step in state.steps.keys { removeWait(run: state.run.id, step: step) }
+        state.heldEvents = [:]
         commit(state, [])
         live[state.run.id] = nil
         lastFinished[state.run.id] = state
@@ -466,7 +472,8 @@ final class WorkflowEngine {
         }
     }
 
-    /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on,
+    /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on (a
+    /// step whose start is not committed yet keeps the first such event until its launch),
     /// workflows triggered by it start.
     func eventArrived(type: String, source: String, time: Double, payload: JSONValue) {
         guard !stopping else { return }
@@ -474,7 +481,11 @@ final class WorkflowEngine {
         for wait in waits[type] ?? [] {
             if let condition = wait.condition, !condition.validate(payload).isEmpty { continue }
             guard let state = live[wait.run] else { continue }
-            finishStep(state, wait.step, .succeeded, output: event)
+            if state.launched.contains(wait.step) {
+                finishStep(state, wait.step, .succeeded, output: event)
+            } else if state.heldEvents[wait.step] == nil {
+                state.heldEvents[wait.step] = event
+            }
         }
         for trigger in triggers[type] ?? [] {
             // A workflow's own published events do not start it again (no endless chain).
