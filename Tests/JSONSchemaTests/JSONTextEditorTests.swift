@@ -165,4 +165,18 @@ import Testing
         try editor.append("u", toArrayAt: "/t")
         #expect(editor.text == #"{"s": "a, \"b\": [1, {2}]\\", "t": [ "]" , ",", "u" ]}"#)
     }
+
+    @Test func anItemInsertedAtAnIndexIsLaidOutLikeTheItemItGoesBefore() throws {
+        var inline = try JSONTextEditor(#"{"steps": [{"id": "a"}, {"id": "c"}]}"#)
+        try inline.insert(["id": "b"], at: 1, intoArrayAt: "/steps")
+        try inline.insert(["id": "0"], at: 0, intoArrayAt: "/steps")
+        try inline.insert(["id": "d"], at: 4, intoArrayAt: "/steps")
+        #expect(inline.text == #"{"steps": [{"id": "0"}, {"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}]}"#)
+        let text = "{\n    \"steps\": [\n        {\"id\": \"a\"},\n        {\"id\": \"c\"}\n    ]\n}\n"
+        var expanded = try JSONTextEditor(text)
+        try expanded.insert(["id": "b"], at: 1, intoArrayAt: "/steps")
+        #expect(expanded.text == "{\n    \"steps\": [\n        {\"id\": \"a\"},\n        {\"id\": \"b\"},\n        {\"id\": \"c\"}\n    ]\n}\n")
+        #expect(throws: JSONEditError.self) { try expanded.insert(1, at: 4, intoArrayAt: "/steps") }
+        #expect(throws: JSONEditError.self) { try expanded.insert(1, at: -1, intoArrayAt: "/steps") }
+    }
 }

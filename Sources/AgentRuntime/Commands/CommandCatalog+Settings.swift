@@ -82,8 +82,10 @@ extension CommandCatalog {
     /// The fields of one change.
     private static let changeFields: JSONObject = [
         "action": ["type": "string", "enum": .array(SettingsChange.actions.map(JSONValue.string))],
-        "name": ["type": "string", "minLength": 1, "description": "The module or process (every action but replace)."],
-        "settings": ["type": "object", "description": "add_process, set_process: the process's whole settings object."],
+        "name": ["type": "string", "minLength": 1, "description": "The module, process or workflow (every action but replace)."],
+        "settings": ["type": "object", "description": "add_process, set_process: the process's whole settings object; add_workflow, set_workflow: the workflow's definition."],
+        "step": ["type": "object", "description": "add_workflow_step: the step object."],
+        "position": ["type": "integer", "minimum": 0, "description": "add_workflow_step: the step's index in the workflow's steps (absent: last)."],
         "text": ["type": "string", "description": "replace: the whole document as text."],
     ]
 

@@ -38,8 +38,66 @@ extension CommandCatalog {
         "comment": ["type": "string", "maxLength": 4096],
     ], required: ["id", "step"])
 
+    static let workflowName: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow's name in the settings (under \"workflows\")."]
+    static let workflowIfMatch: JSONValue = ["type": "string", "description": "The settings file's hash (workflow_get or settings_get return it): refused (409) if the file changed since."]
+
+    /// What a change of a definition answers: as settings_change (written and reloaded).
+    static let workflowChangeAnswer: JSONValue = CommandDescription.object([
+        "ok": ["const": true], "changed": ["type": "boolean"], "workflow": ["type": "string"], "path": ["type": "string"], "hash": ["type": "string"],
+        "message": ["type": "string"], "notes": ["type": "array", "items": ["type": "string"]],
+    ], required: ["ok", "changed", "hash"], open: true)
+
+    /// The definition commands: the chatbot-management spec's workflow service, each a change
+    /// of the settings file as settings_change makes it (checked with every error at its
+    /// pointer, nothing written when invalid; written atomically keeping the file's formatting;
+    /// applied by reload: runs going keep the definition they started with).
+    static let workflowDefinitions: [CommandDescription] = [
+        CommandDescription(
+            name: "workflow_get", summary: "A workflow's definition as the settings file has it (${env:NAME} references as written), the version new runs use, and the file's hash (send it back as if_match).",
+            method: "GET", path: "/api/workflows/{name}",
+            request: CommandDescription.object(["name": workflowName], required: ["name"]),
+            answer: CommandDescription.object([
+                "ok": ["const": true], "name": ["type": "string"], "definition": ["type": "object"], "hash": ["type": "string"],
+                "version": ["type": "string", "description": "The hash of the definition new runs use (absent while the definition is not loaded: invalid)."],
+            ], required: ["ok", "name", "definition", "hash"]),
+            mutating: false),
+        CommandDescription(
+            name: "workflow_create", summary: "Adds a workflow definition to the settings (refused if the name is taken): validated with every error at its JSON pointer (nothing written when invalid), written keeping the file's formatting, reloaded.",
+            method: "POST", path: "/api/workflows",
+            request: CommandDescription.object([
+                "name": workflowName,
+                "definition": ["type": "object", "description": "The workflow's definition: {\"input\"?, \"on_event\"?, \"steps\": [...]}."],
+                "if_match": workflowIfMatch,
+            ], required: ["name", "definition"]),
+            answer: workflowChangeAnswer, mutating: true),
+        CommandDescription(
+            name: "workflow_update", summary: "Replaces a workflow's definition (validated, written, reloaded); runs going keep the definition they started with.",
+            method: "PUT", path: "/api/workflows/{name}",
+            request: CommandDescription.object([
+                "name": workflowName,
+                "definition": ["type": "object", "description": "The workflow's whole new definition."],
+                "if_match": workflowIfMatch,
+            ], required: ["name", "definition"]),
+            answer: workflowChangeAnswer, mutating: true),
+        CommandDescription(
+            name: "workflow_delete", summary: "Removes a workflow's definition from the settings (refused, nothing written, while a schedule or anything else still names it); runs going finish on their copy.",
+            method: "DELETE", path: "/api/workflows/{name}",
+            request: CommandDescription.object(["name": workflowName, "if_match": workflowIfMatch], required: ["name"]),
+            answer: workflowChangeAnswer, mutating: true),
+        CommandDescription(
+            name: "workflow_add_step", summary: "Inserts a step into a workflow's top-level steps at a position (0 first; absent: last), validated, written keeping the file's formatting, reloaded.",
+            method: "POST", path: "/api/workflows/{name}/steps",
+            request: CommandDescription.object([
+                "name": workflowName,
+                "step": ["type": "object", "description": "The step: {\"id\", and its kind's key}, e.g. {\"id\": \"notify\", \"publish\": {\"type\": \"ticket.closed\"}}."],
+                "position": ["type": "integer", "minimum": 0, "description": "The step's index once inserted (0 first); absent: after the last."],
+                "if_match": workflowIfMatch,
+            ], required: ["name", "step"]),
+            answer: workflowChangeAnswer, mutating: true),
+    ]
+
     /// The workflow commands (`agent-control workflow …`, `/api/workflows`, `/api/workflow-runs`).
-    static let workflows: [CommandDescription] = [
+    static let workflows: [CommandDescription] = workflowDefinitions + [
         CommandDescription(
             name: "workflow_list", summary: "The workflows the settings define: steps, version, input schema, trigger, runs going and waiting.",
             method: "GET", path: "/api/workflows",

@@ -8,6 +8,8 @@ import JSONSchema
 /// {"action": "add_process", "name": "station", "settings": {"type": "weather_feed"}}
 /// {"action": "disable_process", "name": "trades"}
 /// {"action": "replace", "text": "{\n  \"enabled_modules\": []\n}\n"}
+/// {"action": "add_workflow", "name": "support", "settings": {"steps": [{"id": "a", "task": "classify"}]}}
+/// {"action": "add_workflow_step", "name": "support", "step": {"id": "b", "task": "reply"}, "position": 1}
 /// ```
 ///
 /// Applied to the file's text with ``JSONTextEditor``, so that everything the change does not
@@ -21,14 +23,23 @@ struct SettingsChange: Sendable, Equatable {
         case enableProcess = "enable_process"
         case disableProcess = "disable_process"
         case setProcess = "set_process"
+        case addWorkflow = "add_workflow"
+        case setWorkflow = "set_workflow"
+        case removeWorkflow = "remove_workflow"
+        case addWorkflowStep = "add_workflow_step"
         case replace
     }
 
     var action: Action
-    /// The module or process (every action but `replace`).
+    /// The module, process or workflow (every action but `replace`).
     var name: String = ""
-    /// `add_process`, `set_process`: the process's whole settings object.
+    /// `add_process`, `set_process`: the process's whole settings object; `add_workflow`,
+    /// `set_workflow`: the workflow's whole definition.
     var settings: JSONObject = [:]
+    /// `add_workflow_step`: the step object, and where it goes in the workflow's top-level
+    /// steps (0 first; nil: last).
+    var step: JSONObject = [:]
+    var position: Int?
     /// `replace`: the whole document as text.
     var text: String = ""
 
@@ -64,15 +75,33 @@ struct SettingsChange: Sendable, Equatable {
                 throw .request(pointer + "/name", "expected a non-empty string, found \(Describe.value(nameValue))")
             }
             self.name = name
-            if action == .addProcess || action == .setProcess {
+            if [.addProcess, .setProcess, .addWorkflow, .setWorkflow].contains(action) {
                 known.append("settings")
+                let what = action == .addProcess || action == .setProcess ? "the process's settings" : "the workflow's definition"
                 guard let value = object["settings"] else {
-                    throw .request(pointer + "/settings", "\(action.rawValue) needs \"settings\": the process's settings object, e.g. {\"type\": \"…\"}")
+                    let example = action == .addProcess || action == .setProcess ? "{\"type\": \"…\"}" : "{\"steps\": [{\"id\": \"…\", \"task\": \"…\"}]}"
+                    throw .request(pointer + "/settings", "\(action.rawValue) needs \"settings\": \(what) object, e.g. \(example)")
                 }
                 guard let settings = value.objectValue else {
-                    throw .request(pointer + "/settings", "expected an object (the process's settings), found \(Describe.value(value))")
+                    throw .request(pointer + "/settings", "expected an object (\(what)), found \(Describe.value(value))")
                 }
                 self.settings = settings
+            }
+            if action == .addWorkflowStep {
+                known += ["step", "position"]
+                guard let value = object["step"] else {
+                    throw .request(pointer + "/step", "add_workflow_step needs \"step\": a step object, e.g. {\"id\": \"notify\", \"publish\": {\"type\": \"…\"}}")
+                }
+                guard let step = value.objectValue else {
+                    throw .request(pointer + "/step", "expected a step object, found \(Describe.value(value))")
+                }
+                self.step = step
+                if let value = object["position"], value != .null {
+                    guard let number = value.numberValue, let index = number.intValue, index >= 0 else {
+                        throw .request(pointer + "/position", "expected the step's index in the workflow's steps (an integer ≥ 0; absent: last), found \(Describe.value(value))")
+                    }
+                    position = index
+                }
             }
         }
         for key in object.keys where !known.contains(key) && key != "command" {
@@ -80,11 +109,13 @@ struct SettingsChange: Sendable, Equatable {
         }
     }
 
-    init(action: Action, name: String = "", settings: JSONObject = [:], text: String = "") {
+    init(action: Action, name: String = "", settings: JSONObject = [:], text: String = "", step: JSONObject = [:], position: Int? = nil) {
         self.action = action
         self.name = name
         self.settings = settings
         self.text = text
+        self.step = step
+        self.position = position
     }
 
     /// The change in a few words, for the run history and the log.
@@ -163,6 +194,35 @@ struct SettingsChange: Sendable, Equatable {
             if try existingProcess(in: document, file: file)["enabled"] != false {
                 try edit { editor throws(JSONEditError) in try editor.setMember("enabled", to: false, inObjectAt: processPointer) }
             }
+        case .addWorkflow:
+            guard let workflows = document["workflows"] else {
+                try edit { editor throws(JSONEditError) in try editor.setMember("workflows", to: .object([name: .object(settings)]), inObjectAt: "") }
+                break
+            }
+            guard let existing = workflows.objectValue else { throw Self.shape("/workflows", "an object of workflows", workflows, file: file) }
+            if existing[name] != nil {
+                throw SettingsCommandError(.conflict, "a workflow named \"\(name)\" already exists; change it with an update (set_workflow), or choose another name")
+            }
+            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(settings), inObjectAt: "/workflows") }
+        case .setWorkflow:
+            _ = try existingWorkflow(in: document, file: file)
+            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(settings), inObjectAt: "/workflows") }
+        case .removeWorkflow:
+            _ = try existingWorkflow(in: document, file: file)
+            try edit { editor throws(JSONEditError) in try editor.removeMember(name, fromObjectAt: "/workflows") }
+        case .addWorkflowStep:
+            let workflow = try existingWorkflow(in: document, file: file)
+            let stepsPointer = "/workflows/" + JSONPointer.escape(name) + "/steps"
+            guard let steps = workflow["steps"] else {
+                try edit { editor throws(JSONEditError) in try editor.setMember("steps", to: [.object(step)], inObjectAt: "/workflows/" + JSONPointer.escape(name)) }
+                break
+            }
+            guard let items = steps.arrayValue else { throw Self.shape(stepsPointer, "an array of steps", steps, file: file) }
+            let index = position ?? items.count
+            guard index <= items.count else {
+                throw .request("/position", "the workflow \"\(name)\" has \(items.count) step(s): a step can go at 0 to \(items.count), not \(index)")
+            }
+            try edit { editor throws(JSONEditError) in try editor.insert(.object(step), at: index, intoArrayAt: stepsPointer) }
         case .replace:
             break
         }
@@ -178,6 +238,19 @@ struct SettingsChange: Sendable, Equatable {
         }
         guard let object = value.objectValue else {
             throw Self.shape("/processes/" + JSONPointer.escape(name), "an object (the process's settings)", value, file: file)
+        }
+        return object
+    }
+
+    /// The workflow's definition object; `not_found` (with the names there are) when there is none.
+    private func existingWorkflow(in document: JSONValue, file: String) throws(SettingsCommandError) -> JSONObject {
+        let workflows = document["workflows"]?.objectValue ?? [:]
+        guard let value = workflows[name] else {
+            let names = workflows.keys
+            throw SettingsCommandError(.notFound, "no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        }
+        guard let object = value.objectValue else {
+            throw Self.shape("/workflows/" + JSONPointer.escape(name), "an object (the workflow's definition)", value, file: file)
         }
         return object
     }

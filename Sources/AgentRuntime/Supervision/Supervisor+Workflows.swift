@@ -58,6 +58,13 @@ extension Supervisor {
 
     /// The workflow commands, on the loop.
     func workflowCommand(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+        if let command = request["command"]?.stringValue, SettingsCommands.workflowDefinitionCommands.contains(command) {
+            guard let settingsCommands else {
+                return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its workflow definitions cannot be read or changed here"])
+            }
+            if command != "workflow_get", stopping { return respond(CommandCenter.stoppingAnswer) }
+            return settingsCommands.answerWorkflow(request, supervisor: self, respond: respond)
+        }
         guard let workflows else {
             return respond(["ok": false, "code": "unavailable", "error": "this agent runs no workflows"])
         }

@@ -49,6 +49,25 @@ public struct JSONTextEditor: Sendable {
         try insert(element: value, key: nil, into: array, layout: layout)
     }
 
+    /// Inserts `value` as the item at `index` of the array at `pointer` (the items from there
+    /// move one on; `index` equal to the count appends), laid out like the item it goes before.
+    public mutating func insert(_ value: JSONValue, at index: Int, intoArrayAt pointer: String) throws(JSONEditError) {
+        let layout = Layout(bytes)
+        let array = try layout.node(at: pointer, expecting: .array)
+        let elements = array.elementRanges
+        guard index >= 0, index <= elements.count else {
+            throw JSONEditError(code: "no_such_item", pointer: pointer, message: "the array has \(elements.count) item(s); an item can go at 0 to \(elements.count), not \(index)")
+        }
+        guard index < elements.count else { return try insert(element: value, key: nil, into: array, layout: layout) }
+        let at = elements[index].lowerBound
+        if layout.isMultiline(array) {
+            let indent = layout.lineIndent(at: at)
+            splice(at..<at, with: layout.render(value, style: layout.styleForNewValue(in: array, indent: indent)) + "," + layout.newline + indent)
+        } else {
+            splice(at..<at, with: layout.render(value, style: .inline) + "," + layout.comma(in: array))
+        }
+    }
+
     /// Sets the member `key` of the object at `pointer`: an existing member's value is
     /// replaced where it stands; a new member goes after the last one.
     public mutating func setMember(_ key: String, to value: JSONValue, inObjectAt pointer: String) throws(JSONEditError) {
