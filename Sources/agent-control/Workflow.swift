@@ -6,19 +6,23 @@ import JSONSchema
 struct WorkflowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workflow",
-        abstract: "Run a workflow of the running agent, look at its runs and step logs, approve or reject.",
+        abstract: "Run a workflow of the running agent, look at its runs and step logs, approve or reject; define, delete, add a step.",
         discussion: """
         Workflows are defined under "workflows" in settings.json: steps (task, set, condition, \
         parallel, publish, wait_event, approval, chat) run from a persisted step log. A run goes \
         running/waiting → succeeded, failed or cancelled; after a crash it resumes from its last \
         committed step.
 
+        `define`, `delete` and `add-step` change the definitions in settings.json through the agent \
+        (checked, written keeping the formatting, reloaded), as `agent-control settings` does.
+
         Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
         workflow, run or approval, an input that fails the workflow's schema) or the run did not \
-        succeed; 3 the agent is not running.
+        succeed; 2 a definition change would make the settings invalid (nothing written); 3 the \
+        agent is not running.
         """,
         subcommands: [WorkflowList.self, WorkflowRunCommand.self, WorkflowRuns.self, WorkflowShow.self, WorkflowCancel.self,
-                      WorkflowApprove.self, WorkflowReject.self])
+                      WorkflowApprove.self, WorkflowReject.self, WorkflowDefine.self, WorkflowDelete.self, WorkflowAddStep.self])
 
     static let statuses = ["running", "waiting", "succeeded", "failed", "cancelled"]
 

@@ -99,4 +99,37 @@ import Testing
             #expect(paths?[path]?[method]?["x-command"]?.stringValue == command, "\(method) \(path)")
         }
     }
+
+    @Test func aWorkflowIsDefinedExtendedAndDeletedFromTheCommandLine() throws {
+        let directory = TestPaths.temporaryDirectory("workflow-definitions-cli")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let agent = try WorkflowAgent.start(WorkflowAgent.settings(tasks: Self.tasks, workflows: ""), directory: directory)
+        defer { _ = agent.run.stop() }
+        let file = agent.run.settingsFile
+        let original = try String(contentsOfFile: file, encoding: .utf8)
+
+        let invalid = try agent.control(["define", "support", "--json", #"{"steps": [{"id": "a", "task": "nosuch"}, {"id": "a", "set": {"vars": {}}}]}"#])
+        #expect(invalid.status == 2, "\(invalid.stdout)\(invalid.stderr)")
+        #expect(invalid.stderr.contains("/workflows/support/steps/0/task") && invalid.stderr.contains("/workflows/support/steps/1"), "\(invalid.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == original)
+
+        let defined = try agent.control(["define", "support", "--json", #"{"steps": [{"id": "first", "task": "note"}, {"id": "last", "set": {"vars": {"x": 1}}}]}"#])
+        #expect(defined.status == 0, "\(defined.stdout)\(defined.stderr)")
+        #expect(try agent.control(["define", "support", "--json", #"{"steps": []}"#]).status == 1, "a name that is taken needs --replace")
+        let added = try agent.control(["add-step", "support", "--position", "1", "--json", #"{"id": "middle", "publish": {"type": "t.x"}}"#])
+        #expect(added.status == 0, "\(added.stdout)\(added.stderr)")
+        let ran = try agent.runAndWait("support")
+        #expect(ran.run["status"] == "succeeded" && ran.steps.keys.sorted() == ["first", "last", "middle"], "\(ran)")
+        let steps = try JSONValue.parse(Data(try String(contentsOfFile: file, encoding: .utf8).utf8))["workflows"]?["support"]?["steps"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(steps == ["first", "middle", "last"], "\(String(describing: steps))")
+        let replaced = try agent.control(["define", "support", "--replace", "--json", #"{"steps": [{"id": "only", "task": "note"}]}"#])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try agent.runAndWait("support").steps.keys.sorted() == ["only"])
+        let deleted = try agent.control(["delete", "support"])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let missing = try agent.control(["delete", "support"])
+        #expect(missing.status == 1 && missing.stderr.contains("no workflow named \"support\""), "\(missing.stderr)")
+        let help = try runProgram("agent-control", ["workflow", "add-step", "--help"])
+        #expect(help.stdout.contains("--position") && help.stdout.contains("formatting"), "\(help.stdout)")
+    }
 }

@@ -1,0 +1,116 @@
+import AgentRuntime
+import ArgumentParser
+import Foundation
+import JSONSchema
+
+/// `workflow define|delete|add-step`: a workflow's definition changed through the running agent,
+/// as the settings changes (`add_workflow`, `set_workflow`, `remove_workflow`,
+/// `add_workflow_step`) — the same path as `PUT /api/workflows/{name}` and the others.
+enum WorkflowDefinitionChange {
+    static let discussion = """
+        The change goes through the running agent as `agent-control settings` changes do: checked \
+        as validate-settings checks the settings it would make (invalid: every error with its JSON \
+        pointer, nothing written, exit status 2), written keeping the file's formatting, applied by \
+        reload; runs going keep the definition they started with. --if-match HASH (from \
+        `settings show --json`) refuses it if the file changed since.
+        """
+
+    /// A JSON object given as text or @FILE (`what` names it in errors).
+    static func object(_ text: String, what: String) throws -> JSONObject {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(text.hasPrefix("@") ? try file(String(text.dropFirst())) : Data(text.utf8))
+        } catch let error as JSONParseError {
+            throw ValidationError("\(what) is not valid JSON at line \(error.line), column \(error.column): \(error.message)")
+        }
+        guard let object = value.objectValue else { throw ValidationError("\(what) must be a JSON object, not \(value.typeName)") }
+        return object
+    }
+
+    private static func file(_ path: String) throws -> Data {
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("@\(path): cannot read the file (\(String(cString: strerror(errno))))")
+        }
+        return contents
+    }
+
+    static func send(_ change: JSONObject, options: SettingsCommand.ChangeOptions) throws {
+        try SettingsCommand.finish(options.location.daemon().settingsChange(change, ifMatch: options.ifMatch))
+    }
+}
+
+struct WorkflowDefine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "define",
+        abstract: "Add a workflow definition to the settings (with --replace: replace an existing one's).",
+        discussion: WorkflowDefinitionChange.discussion + """
+
+
+        Example: agent-control workflow define support --json '{"steps": [{"id": "classify", "task": "classify"}]}'
+        """)
+
+    @Argument(help: "The workflow's name (under \"workflows\" in settings.json).")
+    var name: String
+
+    @Option(name: .long, help: ArgumentHelp("The definition: a JSON object {\"input\"?, \"on_event\"?, \"steps\": [...]}, or @FILE.", valueName: "object"))
+    var json: String
+
+    @Flag(name: .long, help: "Replace the definition of an existing workflow (without it, an existing name is refused).")
+    var replace = false
+
+    @OptionGroup var change: SettingsCommand.ChangeOptions
+
+    func run() throws {
+        let definition = try WorkflowDefinitionChange.object(json, what: "--json")
+        try WorkflowDefinitionChange.send(["action": .string(replace ? "set_workflow" : "add_workflow"), "name": .string(name), "settings": .object(definition)],
+                                          options: change)
+    }
+}
+
+struct WorkflowDelete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Remove a workflow definition from the settings (runs going finish on their copy).",
+        discussion: WorkflowDefinitionChange.discussion + " Refused while something else (a schedule) names the workflow.")
+
+    @Argument(help: "The workflow's name.")
+    var name: String
+
+    @OptionGroup var change: SettingsCommand.ChangeOptions
+
+    func run() throws {
+        try WorkflowDefinitionChange.send(["action": "remove_workflow", "name": .string(name)], options: change)
+    }
+}
+
+struct WorkflowAddStep: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-step",
+        abstract: "Insert a step into a workflow's top-level steps at a position (default: last).",
+        discussion: WorkflowDefinitionChange.discussion + """
+
+
+        Example: agent-control workflow add-step support --position 1 --json '{"id": "announce", "publish": {"type": "ticket.classified"}}'
+        """)
+
+    @Argument(help: "The workflow's name.")
+    var name: String
+
+    @Option(name: .long, help: ArgumentHelp("The step: a JSON object {\"id\", and its kind's key}, or @FILE.", valueName: "object"))
+    var json: String
+
+    @Option(name: .long, help: "The step's index once inserted (0: first; default: after the last).")
+    var position: Int?
+
+    @OptionGroup var change: SettingsCommand.ChangeOptions
+
+    func validate() throws {
+        if let position, position < 0 { throw ValidationError("--position must be 0 or more, not \(position)") }
+    }
+
+    func run() throws {
+        var request: JSONObject = ["action": "add_workflow_step", "name": .string(name), "step": .object(try WorkflowDefinitionChange.object(json, what: "--json"))]
+        if let position { request["position"] = .number(JSONNumber(position)) }
+        try WorkflowDefinitionChange.send(request, options: change)
+    }
+}
