@@ -24,6 +24,9 @@ enum AgentTaskBench {
         var burstWarmup: Int
         /// More `"processes"` members (JSON, each with a leading comma): executors.
         var processes = ""
+        /// Names the measurement's agent folder (`task-burst-<task><label>`): each measurement
+        /// of the same task needs its own, or it would read the store an earlier one left.
+        var label = ""
     }
 
     /// This build cannot run the kind (its runner or handler is not in it yet): the agent's
@@ -41,6 +44,8 @@ enum AgentTaskBench {
     struct Burst {
         var runs: Int
         var seconds: Double
+        /// The burst's runs by the declared executor that ran them (empty: none declared).
+        var byExecutor: [String: Int] = [:]
         var perSecond: Double { seconds > 0 ? Double(runs) / seconds : 0 }
     }
 
@@ -49,8 +54,9 @@ enum AgentTaskBench {
     /// measured ones back from the store once committed.
     static func latency(_ environment: BenchEnvironment, _ kind: Kind) throws -> Latency {
         let settings = #"{"enabled_modules": ["bench"], "processes": {}, "tasks": {"\#(kind.task)": \#(kind.definition)}}"#
-        let file = try environment.writeAgent("task-latency-\(kind.task)", settings: settings)
+        let file = try environment.writeAgent("task-latency-\(kind.task)\(kind.label)", settings: settings)
         let agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        try requireFreshStore(agentDirectory)
         let run = try ConsoleRun(environment: environment, settingsFile: file)
         defer { stopAgent(run) }
         let paths = AgentPaths(agentDirectory: agentDirectory)
@@ -104,8 +110,9 @@ enum AgentTaskBench {
              "processes": {"feeder": {"type": "bench_task_source", "count": \(kind.burst), "warmup": \(kind.burstWarmup), "pause": 1, "start_delay": 0.5}\(kind.processes)},
              "tasks": {"\(kind.task)": \(definition)}}
             """
-        let file = try environment.writeAgent("task-burst-\(kind.task)", settings: settings)
+        let file = try environment.writeAgent("task-burst-\(kind.task)\(kind.label)", settings: settings)
         let agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        try requireFreshStore(agentDirectory)
         let run = try ConsoleRun(environment: environment, settingsFile: file)
         defer { stopAgent(run) }
         try waitForControl(run, paths: AgentPaths(agentDirectory: agentDirectory))
@@ -146,7 +153,11 @@ enum AgentTaskBench {
         guard let firstBurst, records.filter({ $0.phase == "burst" }).count == kind.burst else {
             throw BenchError("the store holds \(records.filter { $0.phase == "burst" }.count) burst runs of \(kind.task), expected \(kind.burst)")
         }
-        return Burst(runs: kind.burst, seconds: Double(observed - firstBurst) / 1e9)
+        var byExecutor: [String: Int] = [:]
+        for record in records where record.phase == "burst" {
+            if let executor = record.executor { byExecutor[executor, default: 0] += 1 }
+        }
+        return Burst(runs: kind.burst, seconds: Double(observed - firstBurst) / 1e9, byExecutor: byExecutor)
     }
 
     /// A run's record as the store keeps it (`task_runs.data`, times in seconds).
@@ -158,6 +169,7 @@ enum AgentTaskBench {
         var startedFromOutput: Int64?
         var startedAt: Int64?
         var endedAt: Int64?
+        var executor: String?
 
         init?(data: String) {
             guard let value = try? JSONValue.parse(data), let id = value["id"]?.stringValue else { return nil }
@@ -168,6 +180,7 @@ enum AgentTaskBench {
             sent = sentValue?.numberValue?.intValue.map(Int64.init)
             phase = input?["payload"]?["phase"]?.stringValue
             startedFromOutput = value["output"]?["started_ns"]?.numberValue?.intValue.map(Int64.init)
+            executor = value["executor"]?.stringValue
             func nanoseconds(_ key: String) -> Int64? {
                 value[key]?.numberValue.map { Int64(saturating: ($0.doubleValue * 1e9).rounded()) }
             }
@@ -191,6 +204,14 @@ enum AgentTaskBench {
     }
 
     static func storePath(_ agentDirectory: String) -> String { agentDirectory + "/.agent/data/agent.sqlite" }
+
+    /// A measurement counts the runs in its agent's store: one an earlier measurement left
+    /// there would be counted too (and its times taken), so the folder must have none.
+    static func requireFreshStore(_ agentDirectory: String) throws {
+        guard !FileManager.default.fileExists(atPath: storePath(agentDirectory)) else {
+            throw BenchError("\(agentDirectory) already holds an agent's store from an earlier measurement; each measurement needs a folder of its own (Kind.label)")
+        }
+    }
 
     /// Waits until the agent answers `status` on its control socket.
     static func waitForControl(_ run: ConsoleRun, paths: AgentPaths) throws {

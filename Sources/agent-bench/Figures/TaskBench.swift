@@ -88,12 +88,14 @@ enum TaskBench {
             let kind = AgentTaskBench.Kind(task: "noop", definition: #"{"type": "bench.noop", "max_concurrent": 16}"#, startFromOutput: true,
                                            latencyRuns: 0, latencyWarmup: 0, burst: environment.quick ? 5_000 : 20_000,
                                            burstWarmup: environment.quick ? 200 : 1_000,
-                                           processes: #", "pool": {"type": "executor", "replicas": \#(replicas), "max_concurrent": 4, "tasks": {"noop": {}}}"#)
+                                           processes: #", "pool": {"type": "executor", "replicas": \#(replicas), "max_concurrent": 4, "tasks": {"noop": {}}}"#,
+                                           label: "-executors-\(replicas)")
             do {
                 let burst = try AgentTaskBench.burst(environment, kind)
                 section.add(Figure("AgentRuntime module task through \(replicas) executor replica\(replicas == 1 ? "" : "s"): runs/s persisted", .perSecond,
                                    median: burst.perSecond, count: burst.runs,
-                                   note: String(format: "N = %@ in %.2f s", TableRenderer.grouped(burst.runs), burst.seconds)))
+                                   note: String(format: "N = %@ in %.2f s; runs per replica: %@", TableRenderer.grouped(burst.runs), burst.seconds,
+                                                burst.byExecutor.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))))
             } catch {
                 section.fail("executor replicas \(replicas), burst: \(error)")
             }

@@ -126,4 +126,40 @@ import Testing
         let list = try Self.control(agent, ["executor", "list"])
         #expect(list.stdout.contains("work=round_robin"), "kept in the store: \(list.stdout)")
     }
+
+    /// A burst of runs from an `on_event` trigger (the bench's feeder) through 4 executor
+    /// replicas: every run succeeds, and the replicas share them — each run's record names the
+    /// replica that ran it, each replica runs its handler in a worker of its own.
+    @Test func aBurstOfRunsIsSpreadOverTheExecutorReplicas() throws {
+        let directory = TestPaths.temporaryDirectory("executor-burst")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let burst = 2_000
+        let settings = #"""
+            {"enabled_modules": ["bench"],
+             "processes": {"feeder": {"type": "bench_task_source", "count": \#(burst), "warmup": 0, "pause": 0, "start_delay": 0.2},
+                           "pool": {"type": "executor", "replicas": 4, "max_concurrent": 4, "tasks": {"noop": {}}}},
+             "tasks": {"noop": {"type": "bench.noop", "max_concurrent": 16, "on_event": {"type": "bench_task"}}}}
+            """#
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        defer { _ = agent.stop() }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("control socket:") } != nil, "\(agent.transcript)")
+        var runs: [[String: Any]] = []
+        for _ in 0..<1200 {
+            // One run per line, newest first.
+            let listed = try Self.control(agent, ["task", "runs", "--task", "noop", "--limit", "10000", "--json"]).stdout
+            runs = listed.split(separator: "\n").map { Self.json(String($0)) }
+            if runs.count == burst, runs.allSatisfy({ $0["status"] as? String == "succeeded" }) { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(runs.count == burst, "\(runs.count) of \(burst) runs")
+        #expect(runs.allSatisfy { $0["status"] as? String == "succeeded" }, "\(runs.first { $0["status"] as? String != "succeeded" } ?? [:])")
+        var byReplica: [String: Int] = [:]
+        for run in runs { byReplica[run["executor"] as? String ?? "none", default: 0] += 1 }
+        #expect(Set(byReplica.keys).isSubset(of: ["pool#1", "pool#2", "pool#3", "pool#4"]), "\(byReplica)")
+        #expect(byReplica.count > 1, "every run went to one replica: \(byReplica)")
+        // Each replica that ran some has a worker of its own.
+        var pids: Set<Int32> = []
+        for replica in byReplica.keys { if let pid = try Self.pid(of: "\(replica):noop", in: agent) { pids.insert(pid) } }
+        #expect(pids.count == byReplica.count, "workers \(pids) for \(byReplica)")
+    }
 }
