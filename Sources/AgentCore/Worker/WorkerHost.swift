@@ -28,10 +28,12 @@ final class WorkerHost: @unchecked Sendable {
     private let notifierLock = NSLock()
     private var stateReply: (status: UInt8, bytes: [UInt8])?
     private var saveReply: UInt8?
-    private var queryReply: (status: UInt8, bytes: [UInt8])?
-    private var currentQuery = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
-    /// One query at a time: replies are matched by order.
-    private let queryLock = NSLock()
+    /// Queries on their way, by id: nil until the answer (`queryResult` with the same id) came.
+    /// Several handlers of a task executor query at once, each waiting for its own answer.
+    private var pendingQueries: [UInt64: (status: UInt8, bytes: [UInt8])?] = [:]
+    private var nextQueryID: UInt64 = 0
+    /// The answers handed out by `query`, one per calling thread (see ``ThreadAnswer``).
+    private let queryAnswers = ThreadAnswer()
     private var memoryReply: (status: UInt8, bytes: [UInt8])?
     /// One memory request at a time (replies matched by order).
     private let memoryLock = NSLock()
@@ -223,8 +225,10 @@ final class WorkerHost: @unchecked Sendable {
             lock.unlock()
             notifyEvents()
         case .queryResult:
+            guard let (id, status, bytes) = QueryFrame.parseResult(body) else { break }
             lock.lock()
-            queryReply = (body.first ?? 1, Array(body.dropFirst()))
+            // An answer nobody waits for (its caller gave up) is dropped.
+            if pendingQueries[id] != nil { pendingQueries[id] = (status, bytes) }
             lock.broadcast()
             lock.unlock()
         case .memoryResult:
@@ -378,19 +382,32 @@ final class WorkerHost: @unchecked Sendable {
         }
     }
 
-    /// Sends a query to the supervisor and waits for its rows (or error text).
+    /// Sends a query to the supervisor and waits for its rows (or error text). Each call has
+    /// an id that its answer carries back, so that handlers querying at once each get their
+    /// own; the answer stays valid until the calling thread's next `query` call (or its end).
     func query(sql: String, params: String, _ json: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
-        queryLock.lock()
-        defer { queryLock.unlock() }
         let request = JSONValue.object(["sql": .string(sql), "params": (try? JSONValue.parse(params)) ?? .array([])]).serialized()
-        let reply = self.request(.query, body: Array(request.utf8), reset: { queryReply = nil }, reply: { queryReply })
-            ?? (1, Array("the supervisor is gone".utf8))
-        currentQuery.deallocate()
-        currentQuery = .allocate(byteCount: max(1, reply.bytes.count), alignment: 8)
-        reply.bytes.withUnsafeBytes { currentQuery.copyMemory(from: $0) }
-        json?.pointee = UnsafePointer(currentQuery.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        length?.pointee = reply.bytes.count
-        return reply.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+        var reply: (status: UInt8, bytes: [UInt8])?
+        let body = Array(request.utf8)
+        if body.count > FrameCodec.maxFrameLength - 16 {
+            reply = (1, Array("the query is \(body.count) bytes, more than a frame holds".utf8))
+        } else {
+            lock.lock()
+            nextQueryID &+= 1
+            let id = nextQueryID
+            pendingQueries[id] = .some(nil)
+            lock.unlock()
+            channel.send { QueryFrame.appendRequest(id: id, json: body, to: $0) }
+            lock.lock()
+            while pendingQueries[id].map({ $0 == nil }) == true, !channelClosed { lock.wait(seconds: 1) }
+            reply = pendingQueries.removeValue(forKey: id) ?? nil
+            lock.unlock()
+        }
+        let answer = reply ?? (1, Array("the supervisor is gone".utf8))
+        let storage = queryAnswers.replace(with: answer.bytes)
+        json?.pointee = UnsafePointer(storage.assumingMemoryBound(to: UInt8.self))
+        length?.pointee = answer.bytes.count
+        return answer.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
     }
 
     /// Sends a shared-memory request to the supervisor and waits for its answer; the answer

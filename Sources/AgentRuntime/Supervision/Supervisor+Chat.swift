@@ -102,30 +102,32 @@ extension Supervisor {
         store?.recordChat(conversation: "default", role: "alert", source: source, text: text)
     }
 
-    /// Runs a worker's store query off the loop and sends the rows back.
-    func answerQuery(_ body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
-        let request = try? JSONValue.parse(body)
+    /// Runs a worker's store query off the loop and sends the rows back, with the query's id
+    /// (the worker's handlers may query at once: each answer goes to its own call).
+    func answerQuery(_ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+        guard let (id, json) = QueryFrame.parseRequest(body) else { throw FrameError("query frame of \(body.count) bytes") }
+        let request = try? JSONValue.parse(json)
         guard let sql = request?["sql"]?.stringValue else {
-            return replyToQuery(process, ok: false, Array("the query request has no sql".utf8))
+            return replyToQuery(process, id: id, ok: false, Array("the query request has no sql".utf8))
         }
         guard let queryRunner else {
-            return replyToQuery(process, ok: false, Array("the store is off: nothing to query".utf8))
+            return replyToQuery(process, id: id, ok: false, Array("the store is off: nothing to query".utf8))
         }
         let inbox = loop.inbox
         let bound = LoopBound(value: (self, process))
         queryRunner.submit(sql: sql, params: request?["params"]?.arrayValue ?? []) { result in
             inbox.post {
                 switch result {
-                case .success(let rows): bound.value.0.replyToQuery(bound.value.1, ok: true, Array(rows.serialized().utf8))
-                case .failure(let problem): bound.value.0.replyToQuery(bound.value.1, ok: false, Array(problem.description.utf8))
+                case .success(let rows): bound.value.0.replyToQuery(bound.value.1, id: id, ok: true, Array(rows.serialized().utf8))
+                case .failure(let problem): bound.value.0.replyToQuery(bound.value.1, id: id, ok: false, Array(problem.description.utf8))
                 }
             }
         }
     }
 
-    func replyToQuery(_ process: SupervisedProcess, ok: Bool, _ bytes: [UInt8]) {
+    func replyToQuery(_ process: SupervisedProcess, id: UInt64, ok: Bool, _ bytes: [UInt8]) {
         guard process.hasWorker else { return }
-        FrameCodec.append(.queryResult, body: [ok ? 0 : 1] + bytes, to: process.control)
+        FrameCodec.append(.queryResult, body: QueryFrame.result(id: id, ok: ok, bytes), to: process.control)
         markDirty(process)
     }
 

@@ -139,7 +139,7 @@ extension Supervisor {
                 inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
             }
         case .query:
-            answerQuery(body, from: process)
+            try answerQuery(body, from: process)
         case .memory:
             answerMemoryFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:

@@ -171,8 +171,9 @@ typedef struct agent_host_api {
     /** Runs a read-only SQL query over the agent's store (tables `events`: id, time (seconds
         since the epoch), type, source, payload (JSON text); `history`). `params_json` is a JSON
         array of values for the `?` placeholders (NULL: none). On AGENT_OK, `*json` and
-        `*json_len` point to a host-owned JSON array of row objects, valid until the next
-        `query` call or until the process ends; on AGENT_ERROR they point to a message. Blocks
+        `*json_len` point to a host-owned JSON array of row objects, valid until the calling
+        thread's next `query` call (or its end): handlers querying at once from several
+        threads each get their own answer. On AGENT_ERROR they point to a message. Blocks
         until the host answers. */
     int32_t (*query)(void *host_ctx, const char *sql, size_t sql_len,
                      const char *params_json, size_t params_len,
