@@ -68,4 +68,24 @@ import Testing
         #expect(!report.isValid)
         #expect(report.executors.isEmpty)
     }
+
+    /// `replicas` is a host key of every process: an executor's is checked once, by the host
+    /// schema, with the same clear message as any process's.
+    @Test func aBadReplicasOfAnExecutorIsReportedOnceAtItsPointer() throws {
+        let report = try Self.report(#"""
+            {"zero": {"type": "executor", "replicas": 0, "tasks": {"backup": {}}},
+             "word": {"type": "executor", "replicas": "two", "tasks": {"backup": {}}},
+             "many": {"type": "executor", "replicas": 1001, "tasks": {"backup": {}}},
+             "fine": {"type": "executor", "replicas": 2, "tasks": {"backup": {}}}}
+            """#)
+        let issues = (report.generalIssues + report.processes.flatMap(\.issues)).map { "\($0.pointer): \($0.message)" }
+        let zero = issues.filter { $0.hasPrefix("/processes/zero/replicas:") }
+        #expect(zero == ["/processes/zero/replicas: expected an integer ≥ 1, found 0"], "\(issues)")
+        let word = issues.filter { $0.hasPrefix("/processes/word/replicas:") }
+        #expect(word.count == 1 && word[0].contains("expected an integer") && word[0].contains(#"found "two" (string)"#), "\(issues)")
+        let many = issues.filter { $0.hasPrefix("/processes/many/replicas:") }
+        #expect(many.count == 1 && many[0].contains("≤ 1000") && many[0].contains("found 1001"), "\(issues)")
+        #expect(!issues.contains { $0.hasPrefix("/processes/fine") }, "\(issues)")
+        #expect(report.executors.map(\.name).sorted() == ["fine#1", "fine#2"])
+    }
 }

@@ -18,7 +18,6 @@ enum ExecutorSettings {
     /// The process type.
     static let type = "executor"
     static let mostConcurrent = TaskSettings.mostConcurrent
-    static let mostReplicas = 1_000
     static let largestBoost = 1_000
 
     /// `{"gpu": "yes"}` as labels (members that are not strings are left out: the schema says so).
@@ -33,7 +32,8 @@ enum ExecutorSettings {
         .object(JSONObject(labels.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }))
     }
 
-    /// The schema of an executor's keys (besides the host's: type, enabled…).
+    /// The schema of an executor's keys (besides the host's: type, enabled, `replicas`… —
+    /// the host schema checks those for every process, an executor's included).
     static let schema: JSONValue = [
         "type": "object",
         "required": ["tasks"],
@@ -58,8 +58,6 @@ enum ExecutorSettings {
                                     "description": "The priority of the runs it prefers (best_fit, priority_first)."],
             "labels": ["type": "object", "additionalProperties": ["type": "string"],
                        "description": "Labels a task's or run's \"require\" is matched against."],
-            "replicas": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(mostReplicas), "default": 1,
-                         "description": "Executors name#1 … name#N, each with these settings."],
             "user": ["type": "string", "minLength": 1,
                      "description": "A person: a user of the \"http\" settings who carries out the runs assigned to this executor by hand (agent-control task complete)."],
             "description": ["type": "string"],
@@ -97,9 +95,7 @@ enum ExecutorSettings {
     /// The executors of one `"executor"` process (one per replica), or its problems (pointers
     /// from the settings' root). `tasks`: the task names defined; `users`: the HTTP users.
     static func read(_ process: ProcessSettings, tasks: Set<String>, users: Set<String>) -> (executors: [ExecutorDefinition], problems: [(pointer: String, message: String)]) {
-        var settings = process.moduleSettings
-        // "replicas" may be a host key (every process type has it): read from the entry as written.
-        settings["replicas"] = process.raw["replicas"]
+        let settings = process.moduleSettings
         var problems = validator.validate(.object(settings)).map { (process.pointer + $0.instanceLocation, $0.message) }
         let entries = settings["tasks"]?.objectValue ?? [:]
         for name in entries.keys.sorted() where !tasks.contains(name) {
@@ -125,8 +121,8 @@ enum ExecutorSettings {
                                                                maxConcurrent: value["max_concurrent"]?.numberValue?.intValue)
         }
         let labels = Self.labels(settings["labels"])
-        let replicas = settings["replicas"]?.numberValue?.intValue ?? 1
-        let names = process.raw["replicas"] == nil ? [process.name] : (1...max(replicas, 1)).map { "\(process.name)#\($0)" }
+        // `replicas` is a host key, read (and checked) like any process's: `name#1 … name#N`.
+        let names = process.replicas.map { count in (1...max(count, 1)).map { "\(process.name)#\($0)" } } ?? [process.name]
         let executors = names.map { name in
             ExecutorDefinition(name: name, process: process.name, tasks: capabilities,
                                maxConcurrent: settings["max_concurrent"]?.numberValue?.intValue ?? 1,
