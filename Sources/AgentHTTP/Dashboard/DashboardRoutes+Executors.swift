@@ -46,7 +46,8 @@ extension DashboardRoutes {
         case .success(let found): form = found
         case .failure(let refusal): return refused(refusal.reason, request: request, context: context, status: refusal.status)
         }
-        let name = context.parameters.get("name") ?? ""
+        // A replica's name has a "#", which the page sends as %23.
+        let name = Self.pathParameter("name", context)
         let action = form["action"] ?? ""
         guard ["drain", "resume"].contains(action) else {
             return refused("unknown action \"\(action)\"; expected drain or resume", request: request, context: context, status: .badRequest)
@@ -66,7 +67,7 @@ extension DashboardRoutes {
         case .success(let found): form = found
         case .failure(let refusal): return refused(refusal.reason, request: request, context: context, status: refusal.status)
         }
-        let id = context.parameters.get("id") ?? ""
+        let id = Self.pathParameter("id", context)
         var command: JSONObject = ["id": .string(id)]
         switch form["action"] ?? "" {
         case "complete":
