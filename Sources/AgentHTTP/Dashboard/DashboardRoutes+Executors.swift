@@ -16,7 +16,7 @@ extension DashboardRoutes {
                 return ["name": name, "path": DashboardFormat.pathSegment(name), "state": DashboardFormat.text(executor["state"]),
                         "running": DashboardFormat.text(executor["running"]), "max": DashboardFormat.text(executor["max_concurrent"]),
                         "tasks": (executor["tasks"]?.objectValue ?? [:]).keys.sorted().joined(separator: ", "),
-                        "labels": labels.joined(separator: ", "), "user": executor["user"]?.stringValue ?? "",
+                        "labels": labels.joined(separator: ", "), "user": executor["user"]?.stringValue ?? executor["role"]?.stringValue.map { "any \($0) user" } ?? "",
                         "assigned": DashboardFormat.text(executor["assigned"]), "draining": executor["state"] == "draining"]
             }
             let strategies = list["strategies"] ?? .null

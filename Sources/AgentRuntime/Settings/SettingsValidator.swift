@@ -39,7 +39,7 @@ public struct SettingsValidator {
         var unexplainedAdapters: [(adapter: String, process: String)] = []
         let environment = ProcessInfo.processInfo.environment
         let definedTaskNames = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
-        let httpUsers = Set(settings.http?.users.keys.map { $0 } ?? [])
+        let httpUsers = (settings.http?.users ?? [:]).mapValues(\.role)
         var executors: [ExecutorDefinition] = []
         for original in settings.processes {
             var process = original

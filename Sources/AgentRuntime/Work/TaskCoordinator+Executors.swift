@@ -130,8 +130,9 @@ extension TaskCoordinator {
             payload["from"] = nil
         }
         if let user = executor.definition.user { payload["user"] = .string(user) }
+        if let role = executor.definition.role { payload["role"] = .string(role) }
         publish("task.assigned", .object(payload))
-        start(run, definition: definition, executor: executor.name, person: executor.definition.user != nil)
+        start(run, definition: definition, executor: executor.name, person: executor.definition.isPerson)
     }
 
     /// An attempt on a declared executor ended: counted off it. A worker that died during the
@@ -287,6 +288,10 @@ extension TaskCoordinator {
         ]
         if let preference = m.definition.priorityPreference { object["priority_preference"] = .string(preference.rawValue) }
         if let user = m.definition.user { object["user"] = .string(user) }
+        if let role = m.definition.role {
+            object["role"] = .string(role)
+            object["people"] = .array(m.definition.people.map(JSONValue.string))
+        }
         object["runs"] = .array(active.filter { $0.value.executor == m.name }.keys.sorted().map(JSONValue.string))
         return .object(object)
     }

@@ -45,12 +45,13 @@ extension TaskCoordinator {
 
     /// Runs on executors now and runs assigned by hand, oldest first.
     func assignments(executor: String?, user: String?) -> JSONValue {
-        let users = Dictionary(pool.members.compactMap { m in m.definition.user.map { (m.name, $0) } }, uniquingKeysWith: { first, _ in first })
+        // Executor → the people who may complete its runs (a user, or a role's users).
+        let people = Dictionary(pool.members.map { ($0.name, $0.definition.people) }, uniquingKeysWith: { first, _ in first })
         let list = runs.values.filter { run in
             let on = active[run.id]?.executor ?? run.assignedTo
             guard let on else { return false }
             if let executor, on != executor { return false }
-            if let user, users[on] != user { return false }
+            if let user, people[on]?.contains(user) != true { return false }
             return true
         }.sorted { ($0.queuedAt, $0.sequence) < ($1.queuedAt, $1.sequence) }
         return ["ok": true, "runs": .array(list.map(\.json))]
@@ -62,11 +63,20 @@ extension TaskCoordinator {
             return Self.refusal("not_found", "no unfinished run with id \"\(id)\"\(recent[id].map { " (it has \($0.status.rawValue))" } ?? "")")
         }
         guard let attempt = active[id], let executor = attempt.executor, let member = pool.index(of: executor),
-              let user = pool.members[member].definition.user, personRunner?.isWaiting(id) == true else {
-            return Self.refusal("conflict", "run \(id) does not wait for a person (it is \(run.status.rawValue)\(run.executor.map { " on \($0)" } ?? "")); only runs assigned to an executor with a \"user\" are completed by hand")
+              pool.members[member].definition.isPerson, personRunner?.isWaiting(id) == true else {
+            return Self.refusal("conflict", "run \(id) does not wait for a person (it is \(run.status.rawValue)\(run.executor.map { " on \($0)" } ?? "")); only runs assigned to an executor with a \"user\" or a \"role\" are completed by hand")
         }
-        if let caller, caller.front != "control", caller.user != user {
-            return Self.refusal("forbidden", "run \(id) waits for \(user); only that user (or an operator on the control socket) completes it")
+        let definition = pool.members[member].definition
+        // Who answers: the caller over HTTP, else the executor's person (the operator on the control socket).
+        let user: String
+        if let caller, caller.front != "control" {
+            guard let name = caller.user, definition.people.contains(name) else {
+                let whom = definition.user ?? "a user with the role \"\(definition.role ?? "")\" (\(definition.people.joined(separator: ", ")))"
+                return Self.refusal("forbidden", "run \(id) waits for \(whom); only \(definition.user == nil ? "they" : "that user") (or an operator on the control socket) complete\(definition.user == nil ? "" : "s") it")
+            }
+            user = name
+        } else {
+            user = definition.user ?? "operator"
         }
         var outcome: TaskRunOutcome
         if failed {

@@ -150,4 +150,29 @@ import Testing
         #expect(done?["run"]?["status"] == "succeeded")
         #expect(tasks.knownRun(run.id)?.output == ["approved": true])
     }
+
+    /// An executor naming a role: its runs wait for any user of that role, each sees them in
+    /// their list, one of them completes a run; a user of another role may not.
+    @Test func aRoleExecutorsRunIsCompletedByAnyUserOfThatRoleOnly() {
+        let reviewers = ExecutorDefinition(name: "reviewers", tasks: ["review": .init()], maxConcurrent: 5, role: "admin", people: ["alice", "carol"])
+        let tasks = coordinator([Self.task("review")], executors: [reviewers])
+        let runs = submit(tasks, "review", count: 2)
+        #expect(runner.started.isEmpty, "a role's run is not given to the command runner")
+        #expect(runs.allSatisfy { tasks.knownRun($0.id)?.status == .running })
+        for user in ["alice", "carol"] {
+            #expect(tasks.assignments(executor: nil, user: user)["runs"]?.arrayValue?.count == 2, "\(user)")
+        }
+        #expect(tasks.assignments(executor: nil, user: "bob")["runs"]?.arrayValue?.isEmpty == true)
+        let bob = CommandCenter.Caller(front: "http", user: "bob")
+        let refused = tasks.answerAssignment(["command": "task_complete", "id": .string(runs[0].id)], caller: bob)
+        #expect(refused?["code"] == "forbidden")
+        #expect(refused?["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
+        let carol = CommandCenter.Caller(front: "dashboard", user: "carol")
+        #expect(tasks.answerAssignment(["command": "task_complete", "id": .string(runs[0].id), "output": ["ok": true]], caller: carol)?["run"]?["status"] == "succeeded")
+        let alice = CommandCenter.Caller(front: "http", user: "alice")
+        let failed = tasks.answerAssignment(["command": "task_fail", "id": .string(runs[1].id), "error": "not today"], caller: alice)
+        #expect(failed?["run"]?["status"] == "failed")
+        #expect(tasks.knownRun(runs[1].id)?.error == "alice: not today")
+        #expect(tasks.describe(0)["people"] == ["alice", "carol"])
+    }
 }

@@ -88,4 +88,22 @@ import Testing
         #expect(!issues.contains { $0.hasPrefix("/processes/fine") }, "\(issues)")
         #expect(report.executors.map(\.name).sorted() == ["fine#1", "fine#2"])
     }
+
+    /// `"role"`: the executor's people are the HTTP users of that role; a role nobody has, a
+    /// role that is not one, or both a user and a role are errors at its pointer.
+    @Test func anExecutorNamingARoleTakesItsPeopleFromTheHTTPUsers() throws {
+        let report = try Self.report(#"""
+            {"readers": {"type": "executor", "role": "read", "tasks": {"backup": {}}},
+             "admins": {"type": "executor", "role": "admin", "tasks": {"backup": {}}},
+             "both": {"type": "executor", "role": "read", "user": "alice", "tasks": {"backup": {}}},
+             "boss": {"type": "executor", "role": "boss", "tasks": {"backup": {}}}}
+            """#)
+        let found = Self.messages(report)
+        #expect(found["/processes/admins/role"]?.contains(#"no HTTP user has the role "admin" (users: alice (read))"#) == true, "\(found)")
+        #expect(found["/processes/both/role"]?.contains("not both") == true, "\(found)")
+        #expect(found["/processes/boss/role"] != nil, "\(found)")
+        #expect(found["/processes/readers/role"] == nil, "\(found)")
+        let readers = try #require(report.executors.first { $0.name == "readers" })
+        #expect(readers.role == "read" && readers.people == ["alice"] && readers.isPerson && readers.user == nil)
+    }
 }

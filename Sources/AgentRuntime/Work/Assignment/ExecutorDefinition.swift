@@ -34,9 +34,17 @@ public struct ExecutorDefinition: Equatable, Sendable {
     public var labels: [String: String]
     /// A person (an HTTP user) who carries the runs out by hand (`task complete`), or nil.
     public var user: String?
+    /// People by role: any HTTP user of this role (`read`, `admin`) carries the runs out, or nil.
+    public var role: String?
+    /// Who may complete its runs: `user`, or the users of `role` when the settings were read.
+    public var people: [String]
+
+    /// Whether its runs wait for a person (`user` or `role`) rather than a runner.
+    public var isPerson: Bool { user != nil || role != nil }
 
     public init(name: String, process: String? = nil, tasks: [String: Capability], maxConcurrent: Int = 1,
-                priorityPreference: TaskRun.Priority? = nil, labels: [String: String] = [:], user: String? = nil) {
+                priorityPreference: TaskRun.Priority? = nil, labels: [String: String] = [:], user: String? = nil,
+                role: String? = nil, people: [String]? = nil) {
         self.name = name
         self.process = process ?? name
         self.tasks = tasks
@@ -44,5 +52,7 @@ public struct ExecutorDefinition: Equatable, Sendable {
         self.priorityPreference = priorityPreference
         self.labels = labels
         self.user = user
+        self.role = role
+        self.people = people ?? user.map { [$0] } ?? []
     }
 }

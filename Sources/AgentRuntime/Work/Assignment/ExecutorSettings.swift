@@ -60,6 +60,8 @@ enum ExecutorSettings {
                        "description": "Labels a task's or run's \"require\" is matched against."],
             "user": ["type": "string", "minLength": 1,
                      "description": "A person: a user of the \"http\" settings who carries out the runs assigned to this executor by hand (agent-control task complete)."],
+            "role": ["enum": ["read", "admin"],
+                     "description": "People by role: any user of the \"http\" settings with this role carries out the runs assigned to this executor by hand (not with \"user\")."],
             "description": ["type": "string"],
         ],
     ]
@@ -93,8 +95,9 @@ enum ExecutorSettings {
     }
 
     /// The executors of one `"executor"` process (one per replica), or its problems (pointers
-    /// from the settings' root). `tasks`: the task names defined; `users`: the HTTP users.
-    static func read(_ process: ProcessSettings, tasks: Set<String>, users: Set<String>) -> (executors: [ExecutorDefinition], problems: [(pointer: String, message: String)]) {
+    /// from the settings' root). `tasks`: the task names defined; `users`: the HTTP users and
+    /// their roles.
+    static func read(_ process: ProcessSettings, tasks: Set<String>, users: [String: String]) -> (executors: [ExecutorDefinition], problems: [(pointer: String, message: String)]) {
         let settings = process.moduleSettings
         var problems = validator.validate(.object(settings)).map { (process.pointer + $0.instanceLocation, $0.message) }
         let entries = settings["tasks"]?.objectValue ?? [:]
@@ -103,11 +106,19 @@ enum ExecutorSettings {
             problems.append((process.pointer + "/tasks/" + JSONPointer.escape(name),
                              "unknown task \"\(name)\"\(Suggestions.hint(for: name, in: known)); an executor takes tasks defined under \"tasks\" (defined: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"))
         }
-        if let user = settings["user"]?.stringValue, !users.contains(user) {
-            let known = users.sorted()
+        if let user = settings["user"]?.stringValue, users[user] == nil {
+            let known = users.keys.sorted()
             problems.append((process.pointer + "/user", users.isEmpty
                 ? "no HTTP user \"\(user)\": a person executor is a user of the \"http\" settings, which declare none (add \"http\": {\"users\": {\"\(user)\": …}})"
                 : "no HTTP user \"\(user)\"\(Suggestions.hint(for: user, in: known)); users: \(known.joined(separator: ", "))"))
+        }
+        let role = settings["role"]?.stringValue
+        if let role, settings["user"] != nil {
+            problems.append((process.pointer + "/role", "an executor is one person (\"user\") or the people of a role (\"role\"), not both; remove one"))
+        } else if let role, ["read", "admin"].contains(role), !users.values.contains(role) {
+            problems.append((process.pointer + "/role", users.isEmpty
+                ? "no HTTP user has the role \"\(role)\": the \"http\" settings declare no users (add \"http\": {\"users\": {NAME: {…, \"role\": \"\(role)\"}}})"
+                : "no HTTP user has the role \"\(role)\" (users: \(users.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", "))); nobody could complete its runs"))
         }
         if let labels = settings["labels"]?.objectValue {
             for key in labels.keys.sorted() where key.isEmpty {
@@ -127,7 +138,8 @@ enum ExecutorSettings {
             ExecutorDefinition(name: name, process: process.name, tasks: capabilities,
                                maxConcurrent: settings["max_concurrent"]?.numberValue?.intValue ?? 1,
                                priorityPreference: settings["priority_preference"]?.stringValue.flatMap(TaskRun.Priority.init(rawValue:)),
-                               labels: labels, user: settings["user"]?.stringValue)
+                               labels: labels, user: settings["user"]?.stringValue, role: role,
+                               people: role.map { role in users.filter { $0.value == role }.keys.sorted() })
         }
         return (executors, [])
     }
