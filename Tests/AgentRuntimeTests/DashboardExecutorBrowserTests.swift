@@ -26,25 +26,12 @@ import Testing
 
     @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func theExecutorsShowTheirStateAndOneIsDrainedAndResumedFromItsForm() throws {
-        let password = DashboardBrowserTests.password
-        let agent = try AgentRun(settings: Self.settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)))
-        defer { _ = agent.stop() }
-        guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
-              let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
-            throw WebDriver.Failure(description: "the HTTP front did not start\n\(agent.transcript)")
-        }
-        let base = String(line[range])
+        let login = try DashboardLogin(settings: Self.settings, page: "/executors", showing: "#executors")
+        defer { login.close() }
+        let (agent, browser, base) = (login.agent, login.browser, login.base)
         // One run keeps one replica busy.
         let queued = try runProgram("agent-control", ["task", "run", "slow", "--settings", agent.settingsFile])
         #expect(queued.status == 0, "\(queued.stderr)")
-        let browser = try WebDriver(width: 1200, height: 800, directory: agent.directory)
-        defer { browser.quit() }
-
-        try browser.navigate(to: base + "/executors")
-        try browser.type("alice", into: try browser.element("#login-user"))
-        try browser.type(password, into: try browser.element("#login-password"))
-        try browser.click(try browser.element("#login-form button"))
-        try browser.wait("the executors page") { try browser.find("#executors") != nil }
 
         let first = #"tr[data-executor="pool#1"]"#, second = #"tr[data-executor="pool#2"]"#
         // The run went to one of them (best_fit: ties to pool#1, the first declared).
