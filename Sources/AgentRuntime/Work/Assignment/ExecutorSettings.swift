@@ -113,7 +113,7 @@ enum ExecutorSettings {
                 : "no HTTP user \"\(user)\"\(Suggestions.hint(for: user, in: known)); users: \(known.joined(separator: ", "))"))
         }
         let role = settings["role"]?.stringValue
-        if let role, settings["user"] != nil {
+        if role != nil, settings["user"] != nil {
             problems.append((process.pointer + "/role", "an executor is one person (\"user\") or the people of a role (\"role\"), not both; remove one"))
         } else if let role, ["read", "admin"].contains(role), !users.values.contains(role) {
             problems.append((process.pointer + "/role", users.isEmpty
