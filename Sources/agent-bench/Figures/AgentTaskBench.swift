@@ -214,6 +214,25 @@ enum AgentTaskBench {
     }
 
     /// Waits until the agent answers `status` on its control socket.
+    /// Starts an agent from `settings` in a folder of its own and waits for its control socket;
+    /// a build that refuses the settings with a line mentioning `refusalMentioning` (one without
+    /// the feature measured) is not available rather than failed.
+    static func startAgent(_ environment: BenchEnvironment, name: String, settings: String,
+                           refusalMentioning: String) throws -> (ConsoleRun, String) {
+        let file = try environment.writeAgent(name, settings: settings)
+        let agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        let run = try ConsoleRun(environment: environment, settingsFile: file)
+        do {
+            try waitForControl(run, paths: AgentPaths(agentDirectory: agentDirectory))
+        } catch {
+            if run.exitStatus != nil, let refusal = run.lines.first(where: { $0.text.contains(refusalMentioning) })?.text {
+                throw NotAvailable(description: refusal)
+            }
+            throw error
+        }
+        return (run, agentDirectory)
+    }
+
     static func waitForControl(_ run: ConsoleRun, paths: AgentPaths) throws {
         let deadline = Clock.now() + 60
         var last = ""

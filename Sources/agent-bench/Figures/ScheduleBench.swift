@@ -46,18 +46,7 @@ enum ScheduleBench {
 
     /// Starts an agent from `settings`; a build without schedules refuses them: not available.
     static func start(_ environment: BenchEnvironment, name: String, settings: String) throws -> (ConsoleRun, String) {
-        let file = try environment.writeAgent(name, settings: settings)
-        let agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().path
-        let run = try ConsoleRun(environment: environment, settingsFile: file)
-        do {
-            try AgentTaskBench.waitForControl(run, paths: AgentPaths(agentDirectory: agentDirectory))
-        } catch {
-            if run.exitStatus != nil, let refusal = run.lines.first(where: { $0.text.contains("schedules") })?.text {
-                throw AgentTaskBench.NotAvailable(description: refusal)
-            }
-            throw error
-        }
-        return (run, agentDirectory)
+        try AgentTaskBench.startAgent(environment, name: name, settings: settings, refusalMentioning: "schedules")
     }
 
     static func measureAgent(_ environment: BenchEnvironment, seconds: Int, into section: inout Section) throws {

@@ -222,18 +222,7 @@ enum WorkflowBench {
     // MARK: Helpers
 
     static func start(_ environment: BenchEnvironment, name: String, settings: String) throws -> (ConsoleRun, String) {
-        let file = try environment.writeAgent(name, settings: settings)
-        let agentDirectory = URL(fileURLWithPath: file).deletingLastPathComponent().path
-        let run = try ConsoleRun(environment: environment, settingsFile: file)
-        do {
-            try AgentTaskBench.waitForControl(run, paths: AgentPaths(agentDirectory: agentDirectory))
-        } catch {
-            if run.exitStatus != nil, let refusal = run.lines.first(where: { $0.text.contains("/workflows") })?.text {
-                throw AgentTaskBench.NotAvailable(description: refusal)
-            }
-            throw error
-        }
-        return (run, agentDirectory)
+        try AgentTaskBench.startAgent(environment, name: name, settings: settings, refusalMentioning: "/workflows")
     }
 
     /// Polls the store every 2 ms until `condition` holds (true) or `timeout` passes (false).
