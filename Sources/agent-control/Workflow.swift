@@ -198,60 +198,48 @@ struct WorkflowCancel: ParsableCommand {
 }
 
 /// `approve` and `reject`: the same arguments.
-struct WorkflowDecision {
-    static func send(_ command: String, run: String, step: String, comment: String?, json: Bool, location: LocationOptions) throws {
-        var request: JSONObject = ["command": .string(command), "id": .string(run), "step": .string(step)]
+struct WorkflowDecision: ParsableArguments {
+    @Argument(help: "The run's id.")
+    var runID: String
+
+    @Argument(help: "The approval step's id.")
+    var step: String
+
+    @Option(name: .long, help: "Why (kept in the step log and the audit).")
+    var comment: String?
+
+    @Flag(name: .long, help: "Print the step as JSON.")
+    var json = false
+
+    @OptionGroup var location: LocationOptions
+
+    static let discussion = "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may."
+
+    func send(_ command: String) throws {
+        var request: JSONObject = ["command": .string(command), "id": .string(runID), "step": .string(step)]
         if let comment { request["comment"] = .string(comment) }
         let answer = try TaskCommand.send(.object(request), location: location)
         let record = answer["step"] ?? .null
-        print(json ? record.serialized() : "\(run) \(step): \(record["output"]?["decision"]?.stringValue ?? record["status"]?.stringValue ?? "?")")
+        print(json ? record.serialized() : "\(runID) \(step): \(record["output"]?["decision"]?.stringValue ?? record["status"]?.stringValue ?? "?")")
     }
 }
 
 struct WorkflowApprove: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "approve", abstract: "Approve a waiting approval step of a run (recorded with who and the comment).",
-        discussion: "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may.")
+        discussion: WorkflowDecision.discussion)
 
-    @Argument(help: "The run's id.")
-    var runID: String
+    @OptionGroup var decision: WorkflowDecision
 
-    @Argument(help: "The approval step's id.")
-    var step: String
-
-    @Option(name: .long, help: "Why (kept in the step log and the audit).")
-    var comment: String?
-
-    @Flag(name: .long, help: "Print the step as JSON.")
-    var json = false
-
-    @OptionGroup var location: LocationOptions
-
-    func run() throws {
-        try WorkflowDecision.send("workflow_approve", run: runID, step: step, comment: comment, json: json, location: location)
-    }
+    func run() throws { try decision.send("workflow_approve") }
 }
 
 struct WorkflowReject: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reject", abstract: "Reject a waiting approval step of a run: the run fails, with the comment.",
-        discussion: "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may.")
+        discussion: WorkflowDecision.discussion)
 
-    @Argument(help: "The run's id.")
-    var runID: String
+    @OptionGroup var decision: WorkflowDecision
 
-    @Argument(help: "The approval step's id.")
-    var step: String
-
-    @Option(name: .long, help: "Why (kept in the step log and the audit).")
-    var comment: String?
-
-    @Flag(name: .long, help: "Print the step as JSON.")
-    var json = false
-
-    @OptionGroup var location: LocationOptions
-
-    func run() throws {
-        try WorkflowDecision.send("workflow_reject", run: runID, step: step, comment: comment, json: json, location: location)
-    }
+    func run() throws { try decision.send("workflow_reject") }
 }
