@@ -51,6 +51,11 @@ let package = Package(
         // GET /metrics: the standard metrics API with its Prometheus text exporter.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        // The fleet's shared store (issue 26): PostgreSQL's own wire protocol over NIO, with
+        // a connection pool, TLS, LISTEN/NOTIFY and prepared statements; a proven client
+        // rather than a protocol of our own. Linked by AgentFleet, and so by agent-control
+        // only: agent-worker links none of it.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         .target(name: "CAgentSystem"),
@@ -72,6 +77,17 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // Task notification emails: subject and body templates.
                 .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The fleet: agents on many hosts sharing runs and schedules on PostgreSQL. Its own
+        // target so that PostgresNIO stays out of everything but the supervisor's side.
+        .target(
+            name: "AgentFleet",
+            dependencies: [
+                "AgentRuntime", "JSONSchema",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -115,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "AgentScaffolding", "JSONSchema",
+                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "AgentFleet", "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -139,7 +155,7 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "AgentHTTP", "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
+                "AgentRuntime", "AgentCore", "AgentHTTP", "AgentFleet", "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -163,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
+            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", "AgentFleet", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
                            "create-agent", "add-agent-module"],
             swiftSettings: swiftSettings
         ),

@@ -27,8 +27,13 @@ struct AgentBench: ParsableCommand {
         with apt-get when missing; celery and rq from PyPI into the scratch folder), 11 schedules: 100 schedules \
         every second, lateness planned → started and fires missed, against APScheduler (from PyPI into the scratch \
         folder), and the supervisor's idle CPU with 100 schedules waiting vs none, 12 workflows: persisted steps/s through a \
-        10-step no-op chain, a restart with 1,000 runs waiting for an event, event → continuation latency. Figures 4 and 6 also run with \
-        the HTTP server on.
+        10-step no-op chain, a restart with 1,000 runs waiting for an event, event → continuation latency, 13 a fleet on one \
+        PostgreSQL (Debian's postgresql, installed with apt-get when missing, started by the bench): claimed-and-completed \
+        runs/s with 1, 2 and 4 agents, queued → claimed, kill -9 → runs resumed, figure 4's routing without and with \
+        "fleet", against procrastinate (from PyPI into the scratch folder) on the same server. Figures 4 and 6 also run \
+        with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
+        "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
+        (e.g. "4": only that size).
 
         Exit status: 0 when every run completed without losing an event, 1 otherwise.
         """,
@@ -50,7 +55,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
@@ -102,7 +107,8 @@ struct AgentBench: ParsableCommand {
             case 9: HTTPBench.run(environment)
             case 10: TaskBench.run(environment)
             case 11: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
-            default: WorkflowBench.run(environment)
+            case 12: WorkflowBench.run(environment)
+            default: FleetBench.run(environment)
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)

@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentFleet
 import AgentHTTP
 import AgentRuntime
 import AgentVersion
@@ -27,7 +28,7 @@ struct AgentControl: ParsableCommand {
         """,
         version: AgentVersion.line(for: "agent-control"),
         subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, History.self, Validate.self,
-                      SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, Unit.self]
+                      SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, FleetCommand.self, Unit.self]
     )
 
     /// `-C DIR` before the command and the hint for a misspelled command come first.
@@ -152,7 +153,9 @@ struct Console: ParsableCommand {
         var options = try location.options()
         how.apply(to: &options)
         options.daemon = daemon
-        try finish(AgentLauncher(options: options, fronts: [HTTPFront.factory]).runConsole())
+        var launcher = AgentLauncher(options: options, fronts: [HTTPFront.factory])
+        launcher.fleetConnector = PostgresFleetStore.connector
+        try finish(launcher.runConsole())
     }
 }
 

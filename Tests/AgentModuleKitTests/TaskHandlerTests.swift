@@ -141,4 +141,30 @@ import Testing
             #expect(error.message.hasPrefix("expected a string"))
         }
     }
+
+    /// The host may cancel a run (from its reader thread) while another thread is starting it,
+    /// before the run's Task is registered: the cancel is kept and reaches the Task when it is.
+    /// A run that ended before it was registered is not kept, and a cancel then finds nothing.
+    @Test func aCancelThatComesBeforeTheRunsTaskIsRegisteredReachesIt() {
+        let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
+        api.initialize(to: agent_host_api())
+        defer { api.deallocate() }
+        let instance = TaskInstance(run: { _, _ in [] }, host: HostBridge(api))
+        let early = Task<Void, Never> {}
+        instance.cancel(5)
+        instance.register(early, token: 5)
+        #expect(early.isCancelled)
+
+        let ended = Task<Void, Never> {}
+        instance.ended(6)
+        instance.register(ended, token: 6)
+        instance.cancel(6)
+        #expect(!ended.isCancelled, "a run that ended is not cancelled afterwards")
+
+        let going = Task<Void, Never> {}
+        instance.register(going, token: 7)
+        #expect(!going.isCancelled)
+        instance.cancel(7)
+        #expect(going.isCancelled)
+    }
 }

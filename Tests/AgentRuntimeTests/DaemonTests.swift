@@ -242,9 +242,9 @@ import Testing
         #expect(try agent.control(["stop"]).status == 0)
     }
 
-    /// Outputs and the store are opened at the start; a reload that changed them answered
-    /// "reloaded" and silently went on with the old ones.
-    @Test func reloadThatChangesOutputsOrTheStoreSaysTheyTakeEffectAtTheNextStart() throws {
+    /// Outputs, the store and the fleet are opened at the start; a reload that changed them
+    /// answered "reloaded" and silently went on with the old ones.
+    @Test func reloadThatChangesOutputsTheStoreOrTheFleetSaysTheyTakeEffectAtTheNextStart() throws {
         let agent = try Agent(#"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.05}}}"#)
         #expect(try agent.control(["start", "--no-build"]).status == 0)
         #expect(try agent.waitUntil { $0["trades"]?["state"] as? String == "running" }.count == 1)
@@ -256,13 +256,15 @@ import Testing
 
         try agent.write("""
         {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.1}},
-         "outputs": [{"type": "file", "path": "events.jsonl"}], "store": {"retention": {"max_events": 1000}}}
+         "outputs": [{"type": "file", "path": "events.jsonl"}], "store": {"retention": {"max_events": 1000}},
+         "fleet": {"postgres": "postgres://agent@127.0.0.1:9/agents", "agent_id": "host-a", "publish": ["trade"]}}
         """)
         let reloaded = try agent.control(["reload"])
         #expect(reloaded.status == 0)
         #expect(reloaded.stdout.contains("kept: trades"), "\(reloaded.stdout)")
         #expect(reloaded.stdout.contains("note: /outputs changed: it takes effect at the next start (`agent-control restart`)"), "\(reloaded.stdout)")
         #expect(reloaded.stdout.contains("note: /store changed: it takes effect at the next start"), "\(reloaded.stdout)")
+        #expect(reloaded.stdout.contains("note: /fleet changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the fleet settings it started with (or none)"), "\(reloaded.stdout)")
         #expect(agent.log.contains("reload: /outputs changed"))
         #expect(try agent.control(["stop"]).status == 0)
     }

@@ -79,6 +79,9 @@ import Testing
         let secondID = second.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         try browser.click(try browser.element(".logout"))
+        // The logout's own navigation first (it ends on the login page at "/"): navigating
+        // before it ended, a loaded machine finished the logout after, and bob logged in at "/".
+        try browser.wait("the logout") { try browser.find("#login-user") != nil }
         try browser.navigate(to: base + "/workflow-runs/" + secondID)
         try browser.type("bob", into: try browser.element("#login-user"))
         try browser.type(DashboardBrowserTests.password, into: try browser.element("#login-password"))

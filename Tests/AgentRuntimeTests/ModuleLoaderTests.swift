@@ -75,7 +75,7 @@ import Testing
     @Test func unresolvableDependencyReportsDlopensReason() throws {
         let dependency = try CModuleFixture.build("vanishing", source: "int vanishing_function(void) { return 1; }")
         let path = try CModuleFixture.build("needsvanishing", source: "extern int vanishing_function(void); int f(void) { return vanishing_function(); }",
-                                            extraFlags: ["-L\(CModuleFixture.directory)", "-lvanishing"])
+                                            extraFlags: ["-L\((dependency as NSString).deletingLastPathComponent)", "-lvanishing"])
         try FileManager.default.removeItem(atPath: dependency)
         let error = try #require(loadError(path))
         #expect(error.code == .loadFailed)

@@ -148,7 +148,9 @@ import Testing
         let cache = try String(contentsOfFile: directory + "/.agent/cache/manifests.json", encoding: .utf8)
         #expect(cache.contains(library))
         Thread.sleep(forTimeInterval: 0.01)
-        _ = try CModuleFixture.module("cached", manifest: manifest("2.0.0"))
+        // Rebuilt where it was (each fixture build has a folder of its own).
+        let rebuilt = try CModuleFixture.module("cached", manifest: manifest("2.0.0"))
+        #expect(rename(rebuilt, library) == 0)
         let second = try runProgram("validate-settings", ["--settings", directory + "/settings.json"])
         #expect(second.stdout.contains("✓ cached 2.0.0"), "\(second.stdout)")
     }

@@ -13,12 +13,12 @@ final class TaskExecutor: @unchecked Sendable {
     private let cancel: agent_task_cancel_fn?
 
     /// Runs sent ahead of their instant, started by their own thread when it comes.
-    private lazy var held = HeldRuns { [unowned self] runs in
-        for run in runs {
+    private lazy var held = HeldRuns(hold: host.completionHold) { [unowned self] run in
+        do {
             // A cancel that came as the run was handed over.
             if host.taskRuns.withLock({ $0[run.token] }) == true {
                 complete(run.token, failedWith: "cancelled before its start time")
-                continue
+                return
             }
             run.runID.withUnsafeBytes { id in
                 run.idempotencyKey.withUnsafeBytes { key in
@@ -101,3 +101,4 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 }
+

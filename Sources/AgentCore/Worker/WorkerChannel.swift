@@ -17,6 +17,9 @@ final class WorkerChannel: @unchecked Sendable {
     /// ring.
     private var writerIdle = true
     private var closed = false
+    /// While set (``holdFrames()``), frames wait in `outgoing`: neither written by their sender
+    /// nor handed to the writer.
+    private var holding = false
     /// Worker → supervisor frames in shared memory, and the eventfd that tells the supervisor
     /// about them.
     private var emitRing: SharedRing?
@@ -45,9 +48,9 @@ final class WorkerChannel: @unchecked Sendable {
     /// its frames batched.
     func send(_ build: (FrameBuffer) -> Void) {
         outLock.lock()
-        while outgoing.count > highWater, !closed { outLock.wait() }
+        while outgoing.count > highWater, !closed, !holding { outLock.wait() }
         build(outgoing)
-        if writerIdle {
+        if writerIdle, !holding {
             let now = DispatchTime.now().uptimeNanoseconds
             if !closed, now &- lastDirectWrite > Self.directWriteSpacing {
                 lastDirectWrite = now
@@ -71,6 +74,36 @@ final class WorkerChannel: @unchecked Sendable {
 
     func send(_ kind: FrameKind, body: some Collection<UInt8>) {
         send { FrameCodec.append(kind, body: body, to: $0) }
+    }
+
+    /// Keeps the frames sent from now on until ``releaseFrames()`` (a short moment: see
+    /// ``CompletionHold``), so that no write wakes the supervisor meanwhile.
+    func holdFrames() {
+        outLock.lock()
+        holding = true
+        outLock.unlock()
+    }
+
+    /// Sends what was held, in one write when the writer is idle, and lets frames go again.
+    func releaseFrames() {
+        outLock.lock()
+        holding = false
+        if !outgoing.isEmpty, !closed {
+            if writerIdle {
+                let written: Int
+                if let ring = emitRing {
+                    written = outgoing.withUnsafeBytes { copyFitting($0, into: ring) }
+                } else {
+                    written = outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                }
+                if written > 0 { outgoing.removeFirst(written) }
+            }
+            // The rest (or all, the writer being busy) goes by the writer.
+            if !outgoing.isEmpty { outLock.signal() }
+        }
+        // Senders waiting above the high-water mark look again.
+        outLock.broadcast()
+        outLock.unlock()
     }
 
     /// From now on, frames go into `ring` (call before the first send). `signal` is the
@@ -172,7 +205,7 @@ final class WorkerChannel: @unchecked Sendable {
         while true {
             outLock.lock()
             var lingered = false
-            while outgoing.isEmpty, !closed {
+            while outgoing.isEmpty || holding, !closed {
                 if !writerIdle {
                     // With a ring, a batch is copied in no time: idle at once, the writer would
                     // be woken again for every few frames of a dense stream. It lingers a

@@ -55,9 +55,12 @@ final class WorkerHost: @unchecked Sendable {
     var taskFrames: ((FrameKind, UnsafeRawBufferPointer) -> Void)?
     /// Called once when the supervisor asks the worker to stop (a task executor's exit).
     var onStop: (@Sendable () -> Void)?
+    /// Holds the frames while an instant's held runs start (a task executor's).
+    let completionHold: CompletionHold
 
     init(channel: WorkerChannel, ring: RingReceiver? = nil) {
         self.channel = channel
+        completionHold = CompletionHold(channel: channel)
         ringReceiver = ring
         api.abi_version = AGENT_MODULE_ABI_VERSION
         api.struct_size = UInt32(MemoryLayout<agent_host_api>.size)
@@ -138,6 +141,7 @@ final class WorkerHost: @unchecked Sendable {
             guard host.taskRuns.withLock({ $0.removeValue(forKey: token) }) != nil else { return Int32(AGENT_ERROR) }
             let bytes = data.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
             host.channel.send { TaskFrame.appendResult(token: token, succeeded: status == Int32(AGENT_OK), data: bytes, to: $0) }
+            host.completionHold.completed(token)
             return Int32(AGENT_OK)
         }
     }

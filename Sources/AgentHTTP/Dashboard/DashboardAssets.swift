@@ -209,6 +209,34 @@ enum DashboardAssets {
           });
         }, 1000);
       }
+      function refreshFleet() {
+        get("/api/fleet").then(function (answer) {
+          if (!answer || !answer.agents) return;
+          var missing = false;
+          answer.agents.forEach(function (a) {
+            var row = null;
+            document.querySelectorAll("tr[data-agent]").forEach(function (r) { if (r.getAttribute("data-agent") === a.agent_id) row = r; });
+            if (!row) { missing = true; return; }
+            var state = row.querySelector('[data-field="state"]');
+            if (state && state.textContent !== a.state) { state.textContent = a.state; state.className = "state state-" + a.state; }
+            var processes = a.processes || {}, names = Object.keys(processes);
+            var running = names.filter(function (n) { return processes[n] === "running"; }).length;
+            set(row, "host", a.host || "");
+            set(row, "version", a.version || "");
+            set(row, "processes", running + "/" + names.length + " running");
+            var executors = (a.executors || []).map(function (e) { return e.name + " " + e.running + "/" + e.max_concurrent + (e.draining ? " draining" : ""); });
+            set(row, "executors", executors.length ? executors.join(", ") : "implicit");
+            set(row, "runs", String(a.running_runs || 0));
+            set(row, "load", (a.load || 0).toFixed(2));
+            set(row, "heartbeat", a.last_heartbeat || "");
+            set(row, "ago", (a.seconds_since_heartbeat || 0).toFixed(1) + " s ago");
+          });
+          set(document, "condition", answer.degraded ? "degraded: " + answer.degraded : "reachable");
+          set(document, "backlog", String(answer.backlog || 0));
+          // An agent that joined since: the page renders it.
+          if (missing) location.reload();
+        });
+      }
       function settingsErrors() {
         var text = document.getElementById("settings-text");
         if (!text) return;
@@ -226,6 +254,7 @@ enum DashboardAssets {
       if (page === "events") followEvents();
       if (page === "settings") settingsErrors();
       if (page === "tasks") setInterval(refreshRuns, 2000);
+      if (page === "fleet") setInterval(refreshFleet, 2000);
       if (page === "run") watchRun();
       if (page === "workflowRun") watchWorkflowRun();
     })();

@@ -45,6 +45,7 @@ struct DashboardRoutes: Sendable {
         router.get("/executors") { request, context in await executorsPage(request, context) }
         router.post("/executors/runs/{id}") { request, context in await personRunAction(request, context) }
         router.post("/executors/{name}") { request, context in await executorAction(request, context) }
+        router.get("/fleet") { request, context in await fleetPage(request, context) }
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
@@ -62,7 +63,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("workflows", "/workflows", "Workflows"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("workflows", "/workflows", "Workflows"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("fleet", "/fleet", "Fleet"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
     ]
 
     static let flashCookie = "agent_flash"

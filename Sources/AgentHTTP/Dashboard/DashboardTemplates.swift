@@ -17,7 +17,7 @@ enum DashboardTemplates {
     static let sources: [String: String] = [
         "layout": layout, "processes": processes, "process": process, "events": events,
         "modules": modules, "settings": settings, "chat": chat, "refused": refused, "login": login,
-        "tasks": tasks, "run": run, "schedules": schedules, "memory": memory, "executors": executors,
+        "tasks": tasks, "run": run, "schedules": schedules, "memory": memory, "executors": executors, "fleet": fleet,
         "workflows": workflows, "workflowRun": workflowRun,
     ]
 

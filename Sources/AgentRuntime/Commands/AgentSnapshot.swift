@@ -87,6 +87,11 @@ public struct AgentSnapshot: Sendable {
         public var json: JSONValue
     }
 
+    /// The fleet's database as `status` shows it (nil: not in a fleet).
+    public var fleet: JSONValue?
+    /// Why the fleet's database is not being written to (nil: it is, or no fleet).
+    public var fleetDegraded: String?
+
     /// One schedule's fire times for the metrics, over the agent's life.
     public struct ScheduleFigures: Sendable {
         public var schedule: String
@@ -120,6 +125,7 @@ extension AgentSnapshot {
         answer["fork_server"] = forkServer
         if let notifications { answer["notifications"] = notifications.jsonValue }
         if let assignment { answer["assignment"] = assignment.json }
+        if let fleet { answer["fleet"] = fleet }
         return .object(answer)
     }
 

@@ -4,7 +4,7 @@ import JSONSchema
 /// supervisor's dispatch is declared here too, so that the HTTP API and its OpenAPI document
 /// have it.
 public enum CommandCatalog {
-    public static let all: [CommandDescription] = supervision + health + chat + store + settings + tasks + schedules + memory + executors + workflows
+    public static let all: [CommandDescription] = supervision + health + chat + store + settings + tasks + schedules + memory + executors + workflows + fleet
 
     /// The declaration of `name` (for routes with a fixed action, the first).
     public static func named(_ name: String) -> CommandDescription? {

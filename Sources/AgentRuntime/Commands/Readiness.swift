@@ -41,6 +41,7 @@ public struct Readiness: Sendable, Equatable {
         if let store = snapshot.store, let degraded = store.degraded {
             reasons.append("store: degraded: \(degraded)")
         }
+        if let degraded = snapshot.fleetDegraded { reasons.append("fleet: degraded: \(degraded)") }
         for process in snapshot.processes {
             if let reason = reason(for: process, at: snapshot.takenAt) { reasons.append("\(process.info.name): \(reason)") }
         }

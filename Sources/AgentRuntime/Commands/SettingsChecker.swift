@@ -21,6 +21,14 @@ struct SettingsChecker: Sendable {
         self.startedDocument = startedDocument
     }
 
+    /// What a running agent keeps of each part that a reload does not change.
+    private static let keeps = [
+        "outputs": "the outputs it started with",
+        "store": "the store it started with",
+        "http": "the HTTP server it started with (who may answer workflow approvals follows the new users, tokens and roles at once)",
+        "fleet": "the fleet settings it started with (or none): its database, agent id, leases and published event types",
+    ]
+
     /// Checks `settings` (nil: the file as it is on disk now).
     func check(_ settings: AgentSettings?) -> Result<AgentLauncher.Prepared, ControlError> {
         let launcher = AgentLauncher(options: options)
@@ -31,10 +39,10 @@ struct SettingsChecker: Sendable {
         } catch {
             return .failure(ControlError("\(error)"))
         }
-        // Outputs, the store and the HTTP server are opened once, at the start: a reload that changed them
-        // said "reloaded" and went on with the old ones without a word.
-        prepared.report.reloadNotes = ["outputs", "store", "http"].filter { startedDocument[$0] != prepared.settings.document[$0] }.map {
-            "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps the \($0 == "store" ? "store" : $0 == "http" ? "HTTP server" : "outputs") it started with\($0 == "http" ? " (who may answer workflow approvals follows the new users, tokens and roles at once)" : "")"
+        // Outputs, the store, the HTTP server and the fleet's connection are opened once, at the
+        // start: a reload that changed them said "reloaded" and went on with the old ones without a word.
+        prepared.report.reloadNotes = ["outputs", "store", "http", "fleet"].filter { startedDocument[$0] != prepared.settings.document[$0] }.map {
+            "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps \(Self.keeps[$0] ?? $0)"
         }
         return .success(prepared)
     }

@@ -64,6 +64,9 @@ public struct AgentLauncher {
     public var options: Options
     /// Fronts besides the control socket (the HTTP API), each made from the settings.
     public var fronts: [FrontFactory] = []
+    /// Joins a fleet when the settings have `"fleet"` (agent-control passes AgentFleet's
+    /// PostgreSQL connector; without one, such settings are refused at start).
+    package var fleetConnector: FleetConnector?
     public init(options: Options, fronts: [FrontFactory] = []) {
         self.options = options
         self.fronts = fronts
@@ -249,6 +252,19 @@ public struct AgentLauncher {
         signalFD = -1
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
+        if let fleet = prepared.settings.fleet {
+            guard let fleetConnector else {
+                Self.printError("\(prepared.settings.file): /fleet: this build of agent-control cannot join a fleet\nnothing was started")
+                return ExitCode.invalidConfiguration
+            }
+            do {
+                supervisor.fleet = try fleetConnector(fleet, logger)
+            } catch {
+                supervisor.store?.close()
+                Self.printError("\(prepared.settings.file): /fleet: \(error)\nnothing was started")
+                return ExitCode.failure
+            }
+        }
         supervisor.moduleTaskTypes = report.moduleTasks
         supervisor.setUpTasks(report.tasks, executors: report.executors, assignment: report.assignment, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"])

@@ -34,6 +34,8 @@ public struct AgentSettings: Sendable {
     public var trustModuleFiles: Bool
     /// `"http"`: the HTTP API and dashboard (nil: off).
     public var http: HTTPSettings?
+    /// The `fleet` section (nil: this agent keeps its runs and schedules to itself).
+    public var fleet: FleetSettings?
     /// `"tasks"`: the definitions that passed the host layer (module task types are checked
     /// against the modules by the ``SettingsValidator``).
     public var tasks: [TaskDefinition] = []
@@ -83,6 +85,13 @@ public struct AgentSettings: Sendable {
         if !hostIssues.contains(where: { $0.pointer == "/http" || $0.pointer.hasPrefix("/http/") }) {
             do throws(SettingsIssueList) {
                 http = try HTTPSettings(json["http"], agentDirectory: agentDirectory)
+            } catch {
+                hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+            }
+        }
+        if !hostIssues.contains(where: { $0.pointer == "/fleet" || $0.pointer.hasPrefix("/fleet/") }) {
+            do throws(SettingsIssueList) {
+                fleet = try FleetSettings(json["fleet"])
             } catch {
                 hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
             }

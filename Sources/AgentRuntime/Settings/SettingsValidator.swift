@@ -113,6 +113,14 @@ public struct SettingsValidator {
                 if process.subscribe != nil, type.kind == "datasource" {
                     issue("/subscribe", "\"\(process.type)\" is a datasource; only monitors and logic adapters receive events")
                 }
+                for (index, subscription) in (process.subscribe ?? []).enumerated() where subscription.hasPrefix(FleetSettings.subscriptionPrefix) {
+                    let published = subscription.dropFirst(FleetSettings.subscriptionPrefix.count)
+                    if published.isEmpty {
+                        issue("/subscribe/\(index)", "expected an event type after \"fleet:\" (e.g. \"fleet:frequency_alert\"); found none")
+                    } else if settings.fleet == nil, !settings.hostIssues.contains(where: { $0.pointer.hasPrefix("/fleet") }) {
+                        issue("/subscribe/\(index)", "\"\(subscription)\" is an event type published by the agents of a fleet, but these settings have no \"fleet\": add \"fleet\" (see \"A fleet\" in the README) or subscribe to the local type \"\(published)\"")
+                    }
+                }
                 if process.replicas != nil, type.kind == "chatbot" {
                     issue("/replicas", "\"\(process.type)\" is the chatbot: one worker answers the chat, with one conversation history; remove \"replicas\"")
                 }

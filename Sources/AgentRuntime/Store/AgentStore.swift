@@ -248,8 +248,8 @@ public final class AgentStore: @unchecked Sendable {
             } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
                         || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty {
                 do {
-                    let memoryResults = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change),
-                                                  memoryBatch.map(\.write), workflowBatch.map(\.change))
+                    let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change),
+                                            memoryBatch.map(\.write), workflowBatch.map(\.change))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -262,6 +262,7 @@ public final class AgentStore: @unchecked Sendable {
                     lock.lock()
                     stats.committed += batch.count
                     stats.batches += 1
+                    stats.refusedRunWrites += outcome.refusedRuns
                     if stats.degraded != nil {
                         logger.notice("store: writing again to \(path)")
                         stats.degraded = nil
@@ -269,8 +270,8 @@ public final class AgentStore: @unchecked Sendable {
                     lock.unlock()
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
-                    for commit in scheduleBatch { commit.done(true) }
-                    for (write, result) in zip(memoryBatch, memoryResults) { write.done(result) }
+                    for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
+                    for (write, result) in zip(memoryBatch, outcome.memory) { write.done(result) }
                     for commit in workflowBatch { commit.done(true) }
                     retryAfter = nil
                 } catch {
@@ -297,11 +298,14 @@ public final class AgentStore: @unchecked Sendable {
     }
 
     private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
-                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws -> [Result<MemoryEntry?, MemoryError>] {
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws
+        -> (commits: [Bool], refusedRuns: Int, memory: [Result<MemoryEntry?, MemoryError>]) {
         var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
+        var commits: [Bool] = []
+        var refusedRuns = 0
         try database.inTransaction { db in
             // First: runs a fire requested must be written before later changes of them.
-            if !scheduleBatch.isEmpty { try SQLiteScheduleStore.write(scheduleBatch, in: db) }
+            if !scheduleBatch.isEmpty { commits = try SQLiteScheduleStore.write(scheduleBatch, in: db) }
             if !batch.isEmpty {
                 // The hot path of the store: bind with SQLite directly, no intermediate values.
                 let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
@@ -343,12 +347,12 @@ public final class AgentStore: @unchecked Sendable {
                     try insert.execute(arguments: [entry.time, entry.process, entry.event, entry.detail, pid, code, entry.signal])
                 }
             }
-            if !runBatch.isEmpty { try SQLiteRunStore.write(runBatch, in: db) }
+            if !runBatch.isEmpty { refusedRuns = try SQLiteRunStore.write(runBatch, in: db) }
             if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
             if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
             return .commit
         }
-        return memoryResults
+        return (commits, refusedRuns, memoryResults)
     }
 
     private static func notWritten(_ write: MemoryWrite, retrying: Bool) -> MemoryError {
@@ -446,6 +450,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var expired = 0
     /// Finished task runs deleted by the retention policy.
     public var expiredRuns = 0
+    /// Changes of claimed task runs refused because their claim no longer held the run.
+    public var refusedRunWrites = 0
     public var writeErrors = 0
     /// Events waiting to be written.
     public var pending = 0

@@ -142,6 +142,24 @@ enum StoreSchema {
                 CREATE INDEX workflow_steps_run ON workflow_steps(run_id, row);
                 """)
         }
+        migrator.registerMigration("v6-claims") { db in
+            // Claims of a shared queue (RunStore.claim): who holds a running run, the claim's
+            // fencing token and when its lease lapses (all NULL for runs an agent owns itself).
+            // One counter orders every claim; `leases` holds named leases (the scheduler's leader).
+            try db.execute(sql: """
+                ALTER TABLE task_runs ADD COLUMN holder TEXT;
+                ALTER TABLE task_runs ADD COLUMN fence INTEGER;
+                ALTER TABLE task_runs ADD COLUMN lease_until REAL;
+                CREATE TABLE claim_fence (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+                INSERT INTO claim_fence (id, value) VALUES (1, 0);
+                CREATE TABLE leases (
+                    name TEXT PRIMARY KEY,
+                    holder TEXT NOT NULL,
+                    fence INTEGER NOT NULL,
+                    expires REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

@@ -132,6 +132,8 @@ final class SupervisedProcess {
     /// Tasks triggered by the type it emitted last (nil: none; then `singleTarget` is nil too,
     /// so that every event of the type goes through `route`).
     var lastTriggers: [TaskTrigger]?
+    /// Whether the type it emitted last is published to the fleet (then `singleTarget` is nil).
+    var lastPublished = false
     var routingGeneration = -1
 
     init(_ planned: PlannedProcess) {

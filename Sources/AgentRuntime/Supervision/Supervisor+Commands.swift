@@ -29,6 +29,7 @@ extension Supervisor {
         if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
         if name.hasPrefix("memory_") { return memoryCommand(request, respond: finish) }
         if name.hasPrefix("workflow_") { return workflowCommand(request, caller: caller, respond: finish) }
+        if name == "fleet_status" { return fleetStatus(respond: finish) }
         handleControl(request, respond: finish)
     }
 

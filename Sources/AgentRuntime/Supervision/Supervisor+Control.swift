@@ -35,7 +35,7 @@ extension Supervisor {
 
     static let controlCommands = ["status", "metrics", "readiness", "stop", "reload", "process", "logs", "chat", "chat_history", "chat_clear",
                                   "settings_get", "settings_change", "validate", "modules", "diagnostics",
-                                  "task_list", "task_run", "task_runs", "task_show", "task_rerun", "task_cancel"]
+                                  "task_list", "task_run", "task_runs", "task_show", "task_rerun", "task_cancel", "fleet_status"]
 
     /// What was expected and what was found, for a request whose command is not known.
     static func unknownCommand(_ request: JSONValue, name: String?) -> String {

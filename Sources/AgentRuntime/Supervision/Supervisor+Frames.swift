@@ -180,6 +180,9 @@ extension Supervisor {
         if let triggers = source.lastTriggers {
             fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
+        if source.lastPublished {
+            publishToFleet(type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+        }
         let targets = source.lastTargets
         let groups = source.lastGroups
         guard !targets.isEmpty || !groups.isEmpty else { return }
@@ -237,7 +240,8 @@ extension Supervisor {
         let ownGroup = source.planned.replicaOf
         source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
         source.lastTriggers = taskTriggers[name]
-        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty
+        source.lastPublished = fleetPublished.contains(name)
+        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty && !source.lastPublished
             ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
         source.routingGeneration = routingGeneration
     }

@@ -11,10 +11,19 @@ extension Supervisor {
         guard let tasks else { return }
         var scheduleStore: (any ScheduleStore)?
         var saved: [String: ScheduleState] = [:]
+        if let fleet {
+            let scheduler = Scheduler(loop: loop, store: fleet.scheduleStore, tasks: tasks, logger: logger)
+            scheduler.publish = { [unowned self] type, payload in publishWorkEvent(type, payload, source: "schedules") }
+            scheduler.inFleet = true
+            scheduler.fleetDefinitions = definitions
+            self.scheduler = scheduler
+            // Fires wait for the leadership (``seekScheduleLeadership()``).
+            return
+        }
         if let store {
             do {
                 let sqlite = try SQLiteScheduleStore(store: store)
-                saved = try sqlite.loadStates()
+                saved = try StoreWait.result { try await sqlite.loadStates() }
                 scheduleStore = sqlite
             } catch {
                 logger.error("schedules: cannot read their state from the store (\(error)); schedules are kept in memory only")

@@ -32,6 +32,16 @@ extension Supervisor {
         snapshot.notifications = taskNotifier?.statistics
         snapshot.schedules = scheduler?.figures ?? []
         snapshot.assignment = tasks?.assignmentFigures
+        if let fleet {
+            let condition = fleet.condition
+            var object: JSONObject = ["agent_id": .string(fleet.settings.agentID), "database": .string(fleet.settings.displayURL),
+                                      "backlog": .number(JSONNumber(condition.backlog)), "dropped": .number(JSONNumber(condition.dropped)),
+                                      "refused": .number(JSONNumber(condition.refused)),
+                                      "leads_schedules": .bool(scheduler?.leadership != nil)]
+            if let degraded = condition.degraded { object["degraded"] = .string(degraded) }
+            snapshot.fleet = .object(object)
+            snapshot.fleetDegraded = condition.degraded
+        }
         return snapshot
     }
 

@@ -24,7 +24,9 @@ extension Supervisor {
     public func setUpTasks(_ definitions: [TaskDefinition], executors: [ExecutorDefinition] = [], assignment: AssignmentSettings = AssignmentSettings(),
                            agentDirectory: String, notifications: JSONValue? = nil) {
         var runStore: (any RunStore)?
-        if let store {
+        if let fleet {
+            runStore = fleet.runStore
+        } else if let store {
             do {
                 runStore = try SQLiteRunStore(store: store)
             } catch {
@@ -57,9 +59,17 @@ extension Supervisor {
             }
         }
         applyTasks(definitions, executors: executors, assignment: assignment)
-        if let runStore {
+        if let fleet {
+            // The queue is the fleet's: claimed, not recovered (a run this agent held when it
+            // died is rescued by whichever agent claims it after its lease lapses).
+            coordinator.joinFleet(holder: fleet.settings.agentID, lease: fleet.settings.lease, poll: fleet.settings.poll,
+                                  hold: fleet.settings.assignmentHold)
+            let inbox = loop.inbox
+            let wake = LoopBound(value: coordinator)
+            fleet.listen { inbox.post { wake.value.fleetWakeup() } }
+        } else if let runStore {
             do {
-                let previous = try runStore.loadUnfinished()
+                let previous = try StoreWait.result { try await runStore.loadUnfinished() }
                 if !previous.isEmpty { logger.info("tasks: \(previous.count) unfinished run(s) from the agent's previous run") }
                 coordinator.recover(previous)
             } catch {
@@ -171,6 +181,9 @@ extension Supervisor {
         }
         if let triggers = taskTriggers[type] {
             body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0) }
+        }
+        if fleetPublished.contains(type) {
+            body.withUnsafeBytes { publishToFleet(type: type, source: source, timeNanoseconds: now, payload: $0) }
         }
     }
 }

@@ -13,10 +13,22 @@ extension Supervisor {
         guard let tasks else { return }
         var workflowStore: (any WorkflowStore)?
         var previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])] = []
-        if let store {
+        var shared: FleetWorkflowState?
+        if let fleet {
+            // The fleet's runs: taken (this agent's of an earlier life, and any whose lease
+            // lapsed) once the engine joins, not loaded here.
+            let store = fleet.workflowStore, holder = fleet.settings.agentID
+            do {
+                let token = try StoreWait.result { try await store.startToken(holder: holder) }
+                shared = FleetWorkflowState(store: store, holder: holder, token: token, lease: fleet.settings.lease, poll: fleet.settings.poll)
+                workflowStore = store
+            } catch {
+                logger.error("workflows: cannot reach the fleet's store (\(error)); runs are kept in memory only")
+            }
+        } else if let store {
             do {
                 let sqlite = try SQLiteWorkflowStore(store: store)
-                previous = try sqlite.loadUnfinished()
+                previous = try sqlite.loadUnfinishedNow()
                 workflowStore = sqlite
             } catch {
                 logger.error("workflows: cannot read their runs from the store (\(error)); runs are kept in memory only")
@@ -54,6 +66,7 @@ extension Supervisor {
         // coordinator has recovered its runs, which the steps find again.
         engine.load(previous)
         loop.schedule(after: 0) { engine.resume() }
+        if let shared { engine.joinFleet(shared) }
     }
 
     /// The workflow commands, on the loop.

@@ -42,6 +42,23 @@ public final class Supervisor {
     var scheduler: Scheduler?
     /// The workflows (see ``WorkflowEngine``; set up by ``setUpWorkflows(_:roles:)``).
     var workflows: WorkflowEngine?
+    /// The fleet's shared database (nil: this agent keeps its runs and schedules to itself).
+    /// Set before ``setUpTasks(_:agentDirectory:notifications:)``.
+    package var fleet: (any FleetBackend)? {
+        didSet {
+            fleetPublished = Set(fleet?.settings.publish ?? [])
+            // Each source looks up again whether the type it emits is published.
+            routingGeneration += 1
+        }
+    }
+    var fleetTimers: [String: Int] = [:]
+    /// Event types this agent publishes to the fleet (`fleet.publish`); nothing else leaves it.
+    var fleetPublished: Set<String> = []
+    /// Where this agent got to in the fleet's events its monitors subscribe to.
+    var fleetEvents = FleetEventReader()
+    var leadershipBid = LeadershipBid()
+    /// A read of the fleet's members is in flight (``readFleetMembers()``).
+    var fleetMembersReading = false
     /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
     public internal(set) var taskNotifier: TaskNotifier?
     /// The module task types of the settings' tasks (set at start and by each reload): where
@@ -228,6 +245,7 @@ public final class Supervisor {
         startSystemdNotifications()
         startInTurns(processes)
         startQueries()
+        startFleet()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
         while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && tasks?.hasRunsGoing != true) {
             afterLoopTurn()
@@ -243,6 +261,7 @@ public final class Supervisor {
         taskNotifier?.stop(timeout: 5)
         outputs?.stop(timeout: 5)
         queryRunner?.stop()
+        fleet?.close()
         store?.close()
         logger.info("all workers stopped")
     }
@@ -350,6 +369,7 @@ public final class Supervisor {
         scheduler?.shutDown()
         workflows?.shutDown()
         tasks?.shutDown()
+        stopFleet()
         dropSpares()
         for process in processes {
             if let timer = process.restartTimer {

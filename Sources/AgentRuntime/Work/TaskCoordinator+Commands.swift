@@ -131,8 +131,8 @@ extension TaskCoordinator {
         if let run = knownRun(id) { return done(run) }
         guard let store else { return done(nil) }
         let reply = LoopBound(value: done)
-        DispatchQueue.global().async {
-            let run = try? store.run(id: id)
+        Task {
+            let run = try? await store.run(id: id)
             inbox.post { reply.value(run) }
         }
     }
@@ -162,22 +162,24 @@ extension TaskCoordinator {
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
         let chosen = filter
-        DispatchQueue.global().async {
-            let result = Result { try store.list(chosen) }
-            inbox.post {
-                let coordinator = this.value
-                switch result {
-                case .failure(let error):
-                    reply.value(Self.refusal("unavailable", "cannot read the runs from the store: \(error)"))
-                case .success(let stored):
-                    // Memory is newer than the store (its writer batches): it wins, and adds runs not written yet.
-                    var merged: [String: TaskRun] = [:]
-                    for run in stored { merged[run.id] = coordinator.knownRun(run.id) ?? run }
-                    for run in coordinator.knownRuns(chosen) { merged[run.id] = run }
-                    let list = merged.values.filter(chosen.matches).sorted { ($0.queuedAt, $0.id) > ($1.queuedAt, $1.id) }.prefix(chosen.limit)
-                    reply.value(["ok": true, "runs": .array(list.map(\.json)), "stored": true])
-                }
-            }
+        Task {
+            let result = await Result { try await store.list(chosen) }
+            inbox.post { this.value.answerList(result, filter: chosen, respond: reply.value) }
+        }
+    }
+
+    /// `task runs` with what the store has: memory is newer than the store (its writer
+    /// batches), so it wins, and adds runs not written yet.
+    private func answerList(_ result: Result<[TaskRun], any Error>, filter: RunFilter, respond: (JSONValue) -> Void) {
+        switch result {
+        case .failure(let error):
+            respond(Self.refusal("unavailable", "cannot read the runs from the store: \(error)"))
+        case .success(let stored):
+            var merged: [String: TaskRun] = [:]
+            for run in stored { merged[run.id] = knownRun(run.id) ?? run }
+            for run in knownRuns(filter) { merged[run.id] = run }
+            let list = merged.values.filter(filter.matches).sorted { ($0.queuedAt, $0.id) > ($1.queuedAt, $1.id) }.prefix(filter.limit)
+            respond(["ok": true, "runs": .array(list.map(\.json)), "stored": true])
         }
     }
 

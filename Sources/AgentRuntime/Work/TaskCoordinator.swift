@@ -57,11 +57,11 @@ final class TaskCoordinator {
     private var recentStart = 0
     let recentLimit: Int
     /// Requests waiting for a run to finish (`--wait`).
-    private var waiters: [String: [(TaskRun) -> Void]] = [:]
+    var waiters: [String: [(TaskRun) -> Void]] = [:]
     private var sequence = 0
     /// While a batch of runs is submitted: their records, written and announced after the
     /// runners sent the runs off (nil: recorded as they come).
-    private var held: [(TaskRun, String)]?
+    private var held: [(TaskRun, String, Bool)]?
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     private(set) var endedAttempts: [String: [String: Int]] = [:]
@@ -69,6 +69,8 @@ final class TaskCoordinator {
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
     private(set) var stopping = false
+    /// The fleet's shared queue (nil: this agent keeps its queue to itself, in memory).
+    var shared: SharedQueueState?
     /// The stop's end: every attempt ended (or was killed at the grace's deadline).
     private var stopEnded = false
     private var stopDeadline: Int?
@@ -182,8 +184,14 @@ final class TaskCoordinator {
         if outermost { held = [] }
         defer { if outermost { releaseHeldRecords() } }
         var tasks: [String] = []
+        var queuedShared: [String: TaskRun] = [:]
         for run in prepared {
             guard runs[run.id] == nil, recent[run.id] == nil else { continue }
+            // A fleet's run waits in the shared queue for whichever agent claims it.
+            if shared != nil {
+                queuedShared[run.id] = submitShared(run)
+                continue
+            }
             runs[run.id] = run
             unfinishedCount[run.task, default: 0] += 1
             unfinishedByRank[run.priority.rank] += 1
@@ -203,14 +211,14 @@ final class TaskCoordinator {
                 runner.flush()
             }
         }
-        return prepared.map { runs[$0.id] ?? recent[$0.id] ?? $0 }
+        return prepared.map { runs[$0.id] ?? recent[$0.id] ?? queuedShared[$0.id] ?? $0 }
     }
 
     /// Records held back while a batch is handed to the runners, and announces them (in order).
     private func releaseHeldRecords() {
         guard let records = held else { return }
         held = nil
-        for (run, event) in records { record(run, event: event) }
+        for (run, event, persist) in records { record(run, event: event, persist: persist) }
     }
 
     /// Cancels a run: a queued or retrying one at once, a running one by its runner (the
@@ -229,6 +237,8 @@ final class TaskCoordinator {
     func whenFinished(_ id: String, _ done: @escaping (TaskRun) -> Void) {
         if runs[id] == nil, let run = recent[id] { return done(run) }
         waiters[id, default: []].append(done)
+        // In a fleet another agent may carry it out: the store says when it ends.
+        if shared != nil { watchSharedRun(id) }
     }
 
     /// A run known in memory: unfinished, or among the recently finished.
@@ -354,6 +364,7 @@ final class TaskCoordinator {
         run.nextAttemptAt = Date().timeIntervalSince1970
         runs[run.id] = run
         record(run, event: "task.interrupted")
+        if shared != nil { release(run.id) }
     }
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
@@ -432,6 +443,7 @@ final class TaskCoordinator {
     /// `sendEarly`: a batch: the first run goes to its runner's worker at once (which starts
     /// on it while the rest are prepared), then every ``earlyFlush`` runs.
     func dispatch(_ task: String, sendEarly: Bool = false) {
+        if shared != nil { return claimShared() }
         guard !stopping, let definition = definitions[task] else { return }
         if !pool.isEmpty, pool.isTaken(task) { return dispatchToExecutors(task, definition) }
         var started = 0
@@ -457,11 +469,17 @@ final class TaskCoordinator {
         // Sent ahead: the runner holds it until its instant, which is when it starts.
         let ahead = run.notBefore.flatMap { $0 > now && executor == nil && !person ? $0 : nil }
         waits.add(max(now - (run.nextAttemptAt ?? run.notBefore ?? run.queuedAt), 0))
+        // A run claimed from the fleet's queue was written by its claim as it starts (running,
+        // its attempt, started_at): written again only if this changes it.
+        let claimedAsIs = run.claim != nil && run.executor == executor
         run.executor = executor
-        run.attempt += 1
-        run.status = .running
-        run.startedAt = ahead ?? now
-        run.nextAttemptAt = nil
+        // A run claimed from the fleet's queue is already `running` with its attempt counted.
+        if run.claim == nil {
+            run.attempt += 1
+            run.status = .running
+            run.startedAt = ahead ?? now
+            run.nextAttemptAt = nil
+        }
         runs[run.id] = run
         guard let runner = person ? personRunner : runner(for: definition.type) else {
             if let executor, let member = pool.index(of: executor) { pool.end(member, task: definition.name, now: Date().timeIntervalSince1970) }
@@ -484,7 +502,7 @@ final class TaskCoordinator {
         active[run.id] = attempt
         runningCount[definition.name, default: 0] += 1
         runningByRank[run.priority.rank] += 1
-        record(run, event: "task.started")
+        record(run, event: "task.started", persist: !claimedAsIs)
         let id = run.id, number = run.attempt
         runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
                                   executor: executor, notBefore: ahead)) { [weak self] report in
@@ -520,6 +538,37 @@ final class TaskCoordinator {
         }
     }
 
+    /// Forgets a run this agent no longer holds (the fleet's queue has it): it waits there for
+    /// its retry, or another agent took it over.
+    func release(_ id: String) {
+        guard let run = runs.removeValue(forKey: id) else { return }
+        unfinishedCount[run.task, default: 1] -= 1
+        unfinishedByRank[run.priority.rank] -= 1
+        if let attempt = active.removeValue(forKey: id) {
+            if let timer = attempt.timeoutTimer { loop.cancel(timer) }
+            runningCount[attempt.definition.name, default: 1] -= 1
+            runningByRank[run.priority.rank] -= 1
+        }
+    }
+
+    /// Takes runs claimed from the fleet's queue and starts them (``SharedQueueState``).
+    func adopt(_ claimed: [TaskRun]) {
+        for run in claimed {
+            guard let definition = definitions[run.task], runs[run.id] == nil else {
+                // Not ours to run after all (the task left the settings meanwhile): handed back for a retry now.
+                var back = run
+                back.status = .retrying
+                back.nextAttemptAt = Date().timeIntervalSince1970
+                back.attempt -= 1
+                store?.record(back)
+                continue
+            }
+            unfinishedCount[run.task, default: 0] += 1
+            unfinishedByRank[run.priority.rank] += 1
+            start(run, definition: definition)
+        }
+    }
+
     /// The one place an attempt ends: the run finishes or waits for its retry, and
     /// ``attemptEnded`` is told.
     private func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
@@ -543,6 +592,11 @@ final class TaskCoordinator {
             runs[run.id] = run
             record(run, event: "task.retrying")
             attemptEnded(AttemptEnd(task: definition, run: run, outcome: outcome, retryFollows: true))
+            if shared != nil {
+                // The retry waits in the fleet's queue, for whichever agent has room when it is due.
+                release(run.id)
+                return
+            }
             delay(run.id, until: run.nextAttemptAt!)
             return
         }
@@ -581,7 +635,7 @@ final class TaskCoordinator {
         return run
     }
 
-    private func remember(_ run: TaskRun) {
+    func remember(_ run: TaskRun) {
         if recent[run.id] == nil {
             recentOrder.append(run.id)
             if recentOrder.count - recentStart > recentLimit {
@@ -597,12 +651,14 @@ final class TaskCoordinator {
         recent[run.id] = run
     }
 
-    func record(_ run: TaskRun, event: String) {
+    /// Records the run's change in the store (unless `persist` is false: the store has it
+    /// already) and announces it.
+    func record(_ run: TaskRun, event: String, persist: Bool = true) {
         if held != nil {
-            held?.append((run, event))
+            held?.append((run, event, persist))
             return
         }
-        store?.record(run)
+        if persist { store?.record(run) }
         var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "attempt": .number(JSONNumber(run.attempt)),
                                    "status": .string(run.status.rawValue)]
         if let error = run.error, run.status != .running, run.status != .queued { payload["error"] = .string(error) }

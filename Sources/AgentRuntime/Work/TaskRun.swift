@@ -80,8 +80,19 @@ public struct TaskRun: Sendable, Equatable {
     public var assignedTo: String?
     /// Labels the executor must carry, besides the task's (`task run --require`).
     public var require: [String: String] = [:]
+    /// In a fleet: the agent the task's assignment strategy chose when the run was queued. It
+    /// claims the run at once; another agent only once ``assignmentHold`` has passed.
+    public var assignedAgent: String?
+    /// Seconds after the run is due that it waits for ``assignedAgent`` alone.
+    public var assignmentHold: Double?
+    /// In a fleet: the agent that carried out the running or last attempt.
+    public var agent: String?
     /// Arrival order within the agent's life; ties the queue order (not stored).
     var sequence: Int = 0
+    /// The claim under which this agent holds the run, in a fleet's shared queue (not stored
+    /// in the record: the store keeps it in columns of its own). A change carrying it is
+    /// written only while it is still the run's claim (``RunStore/record(_:)``).
+    public var claim: RunClaim?
 
     public init(id: String, task: String, input: JSONValue = .object([:]), priority: Priority = .normal, notBefore: Double? = nil,
                 requestedBy: Origin, queuedAt: Double = Date().timeIntervalSince1970) {
@@ -121,11 +132,14 @@ extension TaskRun {
         if let executor { object["executor"] = .string(executor) }
         if let assignedTo { object["assigned_to"] = .string(assignedTo) }
         if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
+        if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
+        if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
     /// The record as the SQLite store keeps it (times as numbers, so that it reads back exactly).
-    var storedJSON: JSONValue {
+    package var storedJSON: JSONValue {
         var object: JSONObject = [
             "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
             "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
@@ -146,11 +160,14 @@ extension TaskRun {
         if let executor { object["executor"] = .string(executor) }
         if let assignedTo { object["assigned_to"] = .string(assignedTo) }
         if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
+        if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
+        if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
     /// Reads a record written by ``storedJSON``; nil when it is not one (an edited store).
-    init?(stored value: JSONValue) {
+    package init?(stored value: JSONValue) {
         guard let id = value["id"]?.stringValue, let task = value["task"]?.stringValue,
               let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
               let priority = value["priority"]?.stringValue.flatMap(Priority.init(rawValue:)),
@@ -174,6 +191,16 @@ extension TaskRun {
         executor = value["executor"]?.stringValue
         assignedTo = value["assigned_to"]?.stringValue
         require = ExecutorSettings.labels(value["require"])
+        assignedAgent = value["assigned_agent"]?.stringValue
+        assignmentHold = value["assignment_hold"]?.numberValue?.doubleValue
+        agent = value["agent"]?.stringValue
+    }
+
+    /// Until when the run waits for its ``assignedAgent`` alone (nil: any agent may claim it
+    /// when due). Its first attempt only: a retry or a rescue goes to whichever agent has room.
+    package var assignmentHoldUntil: Double? {
+        guard assignedAgent != nil, let assignmentHold, attempt == 0 else { return nil }
+        return (notBefore ?? queuedAt) + assignmentHold
     }
 
     static func iso(_ seconds: Double) -> String {

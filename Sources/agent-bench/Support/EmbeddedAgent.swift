@@ -32,7 +32,10 @@ final class EmbeddedAgent {
     ///
     /// Workers are forked by a fork server, as agent-control does, unless `forkServer` is
     /// false (then posix_spawn of agent-worker, as with `AGENT_FORK_SERVER=0`).
-    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true) throws {
+    /// `fleet`: the fleet's database, as `"fleet"` in an agent's settings gives it (figure 13's
+    /// routing cost of fleet mode).
+    init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true,
+         fleet: (any FleetBackend)? = nil) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -61,6 +64,7 @@ final class EmbeddedAgent {
                 environment: ProcessInfo.processInfo.environment.merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
+        supervisor.fleet = fleet
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
             case .success(let server): supervisor.forkServer = server

@@ -50,7 +50,7 @@ import Testing
         #expect(started.status == 0, "\(started.stderr)")
         let socket = directory + "/.agent/run/control.sock"
         let number = try rawRequest(Data(#"{"command": 12}"#.utf8) + Data("\n".utf8), socket: socket)
-        #expect(number.contains(#"\"command\" must be a string (status, metrics, readiness, stop, reload, process, logs, chat, chat_history, chat_clear, settings_get, settings_change, validate, modules, diagnostics, task_list, task_run, task_runs, task_show, task_rerun, task_cancel); found an integer (12)"#), "\(number)")
+        #expect(number.contains(#"\"command\" must be a string (status, metrics, readiness, stop, reload, process, logs, chat, chat_history, chat_clear, settings_get, settings_change, validate, modules, diagnostics, task_list, task_run, task_runs, task_show, task_rerun, task_cancel, fleet_status); found an integer (12)"#), "\(number)")
         let none = try rawRequest(Data("{}\n".utf8), socket: socket)
         #expect(none.contains(#"the request has no \"command\""#), "\(none)")
         let array = try rawRequest(Data("[1]\n".utf8), socket: socket)

@@ -18,8 +18,9 @@ import Testing
     final class HeldStore: ScheduleStore, @unchecked Sendable {
         var commits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
         func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) { commits.append((change, done)) }
-        func loadStates() throws -> [String: ScheduleState] { [:] }
-        func history(schedule: String, limit: Int) throws -> [ScheduleHistoryEntry] { [] }
+        func loadStates() async throws -> [String: ScheduleState] { [:] }
+        func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] { [] }
+        func lead(holder: String, lease: Double) async throws -> Leadership? { nil }
     }
 
     struct Setup {

@@ -8,8 +8,12 @@ enum CModuleFixture {
 
     /// Compiles `source` with `cc -shared -fPIC` and returns the library's path.
     static func build(_ name: String, source: String, extraFlags: [String] = []) throws -> String {
-        let sourcePath = "\(directory)/\(name).c"
-        let library = "\(directory)/lib\(name).so"
+        // A folder per build: tests running at once build the same name (one copied the
+        // library while another's compiler was writing it, and found it empty).
+        let folder = "\(directory)/\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let sourcePath = "\(folder)/\(name).c"
+        let library = "\(folder)/lib\(name).so"
         try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -12,9 +12,11 @@ struct DashboardLogin {
     /// - Parameters:
     ///   - page: the path to open, e.g. `/tasks`.
     ///   - selector: an element that shows the page is there after the login.
-    init(settings: String, page: String, showing selector: String, width: Int = 1200, height: Int = 800) throws {
+    ///   - environment: for the agent, e.g. the fleet's `PGPASSWORD`.
+    init(settings: String, page: String, showing selector: String, width: Int = 1200, height: Int = 800,
+         environment: [String: String] = [:]) throws {
         let password = DashboardBrowserTests.password
-        agent = try AgentRun(settings: settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)))
+        agent = try AgentRun(settings: settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)), environment: environment)
         guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
               let range = line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
             _ = agent.stop()

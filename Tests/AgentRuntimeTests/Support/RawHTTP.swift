@@ -20,22 +20,27 @@ final class RawHTTP {
 
     /// Connects to 127.0.0.1:`port`; reads time out after `timeout` seconds.
     init(port: Int, timeout: Double = 30) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        // The descriptor becomes `fd` only once connected: an init that throws after every
+        // stored property is set runs deinit, which closed it a second time — by then perhaps
+        // another thread's new descriptor (the event loop's eventfd of an in-process client),
+        // which stalled every test using it.
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
             let error = errno
-            Foundation.close(fd)
+            Foundation.close(socket)
             throw Failure(description: "connect to port \(port): errno \(error)")
         }
+        fd = socket
     }
 
     deinit { Foundation.close(fd) }

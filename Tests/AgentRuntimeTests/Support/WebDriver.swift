@@ -142,7 +142,7 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Waits until `condition` holds (checked every 0.1 s), at most `timeout` seconds.
-    func wait(_ what: String, timeout: Double = 20, until condition: () throws -> Bool) throws {
+    func wait(_ what: String, timeout: Double = 60, until condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while try !condition() {
             guard Date() < deadline else { throw Failure(description: "waited \(timeout) s for \(what) on \((try? currentURL) ?? "?")") }

@@ -74,16 +74,19 @@ import Testing
         #expect(harness.wait("plain")?.output?["idempotencyKey"] == "plain")
     }
 
-    @Test func theStoreKeepsTheKeyAndOldRecordsReadTheirRunID() throws {
-        let (store, runs, folder) = try RunStoreTests.open()
-        defer { store.close(); try? FileManager.default.removeItem(atPath: folder) }
-        var keyed = RunStoreTests.run("a", status: .queued)
+    @Test func theStoreKeepsTheKeyAndOldRecordsReadTheirRunID() async throws {
+        let folder = TestPaths.temporaryDirectory("idempotency")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        var keyed = TaskRun(id: "a", task: "t", input: .object([:]), priority: .normal, requestedBy: .cli)
         keyed.idempotencyKey = "wf/step/2"
         runs.record(keyed)
-        runs.record(RunStoreTests.run("b", status: .queued))
-        try RunStoreTests.flush(runs) { try runs.run(id: "a") != nil && runs.run(id: "b") != nil }
-        #expect(try runs.run(id: "a")?.idempotencyKey == "wf/step/2")
-        #expect(try runs.run(id: "b")?.idempotencyKey == "b")
+        runs.record(TaskRun(id: "b", task: "t", input: .object([:]), priority: .normal, requestedBy: .cli))
+        await runs.flush()
+        #expect(try await runs.run(id: "a")?.idempotencyKey == "wf/step/2")
+        #expect(try await runs.run(id: "b")?.idempotencyKey == "b")
         let column = try store.withWriter { db in try String.fetchOne(db, sql: "SELECT idempotency_key FROM task_runs WHERE id = 'a'") }
         #expect(column == "wf/step/2")
     }

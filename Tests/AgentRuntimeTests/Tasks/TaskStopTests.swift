@@ -23,7 +23,7 @@ struct TaskStopTests {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
-    @Test func aCleanStopInterruptsARunningRunWithoutNotifyingAndTheNextStartRunsItAgain() throws {
+    @Test func aCleanStopInterruptsARunningRunWithoutNotifyingAndTheNextStartRunsItAgain() async throws {
         let directory = TestPaths.temporaryDirectory("task-stop")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try Self.agent(directory: directory)
@@ -37,7 +37,8 @@ struct TaskStopTests {
 
         // The store says what happened while the agent is down.
         let store = try AgentStore(path: directory + "/.agent/data/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
-        let unfinished = try SQLiteRunStore(store: store).loadUnfinished()
+        let runStore = try SQLiteRunStore(store: store)
+        let unfinished = try await runStore.loadUnfinished()
         store.close()
         let stored = try #require(unfinished.first { $0.id == id })
         #expect(stored.status == .retrying)

@@ -11,10 +11,10 @@ import Testing
     /// A store that keeps each commit's completion until ``release()``.
     final class HeldStore: WorkflowStore, @unchecked Sendable {
         private let lock = NSLock()
-        private var held: [@Sendable (Bool) -> Void] = []
+        private var held: [@Sendable (WorkflowCommitOutcome) -> Void] = []
         private(set) var written: [WorkflowCommit] = []
 
-        func commit(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
+        func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
             lock.withLock {
                 written.append(change)
                 held.append(done)
@@ -28,14 +28,14 @@ import Testing
                 defer { held = [] }
                 return held
             }
-            for call in calls { call(true) }
+            for call in calls { call(.written) }
             return calls.count
         }
 
         var waiting: Int { lock.withLock { held.count } }
-        func loadUnfinished() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { [] }
-        func list(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] { [] }
-        func run(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { nil }
+        func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { [] }
+        func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { [] }
+        func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { nil }
     }
 
     struct Harness {

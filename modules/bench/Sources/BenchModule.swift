@@ -6,5 +6,5 @@ import AgentModuleKit
 @_cdecl("agent_module_entry")
 public func agentModuleEntry() -> OpaquePointer? {
     exportModule(name: "bench", version: "1.0.0", processes: [BenchSource.self, BenchSink.self, BenchIdle.self, BenchTaskSource.self],
-                 tasks: [BenchNoop.self])
+                 tasks: [BenchNoop.self, BenchRecord.self])
 }

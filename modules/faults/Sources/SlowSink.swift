@@ -18,6 +18,8 @@ struct SlowSink: Monitor {
         var startDelayMs: Int = 0
         @Setting(minimum: 0, description: "With log_events, also log this many bytes of each payload, as text.")
         var logPayloadPrefix: Int = 0
+        @Setting(description: "With log_events, also log each event's source.")
+        var logSource: Bool = false
         @Setting(description: "A file: if it does not exist, create it, wait 0.5 s without taking events, and exit with status 3 (a death with events on the way; once, since the next life finds the file).")
         var exitOnceBeforeTaking: String = ""
     }
@@ -45,7 +47,8 @@ struct SlowSink: Monitor {
             taken += 1
             if settings.logEvents {
                 let prefix = settings.logPayloadPrefix > 0 ? " " + String(decoding: event.payload.prefix(settings.logPayloadPrefix), as: UTF8.self) : ""
-                context.log("took \(event.type) #\(taken): \(event.payload.count) bytes\(prefix)")
+                let from = settings.logSource ? " from \(event.source)" : ""
+                context.log("took \(event.type) #\(taken)\(from): \(event.payload.count) bytes\(prefix)")
             }
             if taken == settings.exitAfter, settings.exitAfterOnce.isEmpty || !FileManager.default.fileExists(atPath: settings.exitAfterOnce) {
                 if !settings.exitAfterOnce.isEmpty { _ = FileManager.default.createFile(atPath: settings.exitAfterOnce, contents: nil) }

@@ -30,6 +30,9 @@ struct TaskEntry: Sendable {
             return { input, context in
                 let value = try Self.input(H.self, from: input, schema: inputSchema)
                 let output = try await handler.run(input: value, context: context)
+                // Runs waiting to start go first: in a burst (a schedule's instant) the pool's
+                // threads start every run before they encode and send the first results.
+                await Task.yield()
                 return Array(try JSONEncoder().encode(output))
             }
         }
@@ -60,11 +63,42 @@ struct TaskInputError: Error, CustomStringConvertible {
 final class TaskInstance: Sendable {
     let run: TaskEntry.Run
     let host: HostBridge
-    let tasks = Mutex<[UInt64: Task<Void, Never>]>([:])
+    /// The runs going; the tokens of runs that ended, or were cancelled, before their Task was
+    /// registered (the host may cancel from another thread than the one that starts runs).
+    private let runs = Mutex<(tasks: [UInt64: Task<Void, Never>], ended: Set<UInt64>, cancelled: Set<UInt64>)>(([:], [], []))
 
     init(run: @escaping TaskEntry.Run, host: HostBridge) {
         self.run = run
         self.host = host
+    }
+
+    /// Keeps `task` of run `token` for a cancel, unless it already ended. The Task is made
+    /// before this (not under the lock, which its own end takes as well: with a burst of runs,
+    /// the runs' Tasks waited for each other's creation).
+    func register(_ task: Task<Void, Never>, token: UInt64) {
+        let cancelled = runs.withLock { runs -> Bool in
+            if runs.ended.remove(token) == nil { runs.tasks[token] = task }
+            return runs.cancelled.remove(token) != nil
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Run `token` ended: it leaves the table (or is noted, if it ended before it got there).
+    func ended(_ token: UInt64) {
+        runs.withLock { runs in
+            if runs.tasks.removeValue(forKey: token) == nil { runs.ended.insert(token) }
+        }
+    }
+
+    /// Cancels run `token`, now or as soon as its Task is registered.
+    func cancel(_ token: UInt64) {
+        runs.withLock { runs -> Task<Void, Never>? in
+            guard let task = runs.tasks[token] else {
+                if !runs.ended.contains(token) { runs.cancelled.insert(token) }
+                return nil
+            }
+            return task
+        }?.cancel()
     }
 }
 
@@ -93,29 +127,27 @@ let taskRunEntry: agent_task_run_fn = { handle, run in
     let key = raw.idempotency_key.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: raw.idempotency_key_len), as: UTF8.self) } ?? runID
     let input = raw.input_json.map { Array(UnsafeBufferPointer(start: $0, count: raw.input_len)) } ?? []
     let context = TaskContext(runID: runID, idempotencyKey: key, attempt: Int(raw.attempt), token: token, host: instance.host)
-    // Registered before it can finish, so that a quick run also leaves the table.
-    instance.tasks.withLock { tasks in
-        tasks[token] = Task {
-            let result: Result<[UInt8], any Error>
-            do {
-                result = .success(try await instance.run(input, context))
-            } catch {
-                result = .failure(error)
-            }
-            instance.tasks.withLock { _ = $0.removeValue(forKey: token) }
-            switch result {
-            case .success(let output): instance.host.taskComplete(token: token, succeeded: true, data: output)
-            case .failure(let error as CancellationError):
-                instance.host.taskComplete(token: token, succeeded: false, data: Array("cancelled (\(error))".utf8))
-            case .failure(let error): instance.host.taskComplete(token: token, succeeded: false, data: Array("\(error)".utf8))
-            }
+    let task = Task {
+        let result: Result<[UInt8], any Error>
+        do {
+            result = .success(try await instance.run(input, context))
+        } catch {
+            result = .failure(error)
+        }
+        instance.ended(token)
+        switch result {
+        case .success(let output): instance.host.taskComplete(token: token, succeeded: true, data: output)
+        case .failure(let error as CancellationError):
+            instance.host.taskComplete(token: token, succeeded: false, data: Array("cancelled (\(error))".utf8))
+        case .failure(let error): instance.host.taskComplete(token: token, succeeded: false, data: Array("\(error)".utf8))
         }
     }
+    instance.register(task, token: token)
     return Int32(AGENT_OK)
 }
 
 let taskCancelEntry: agent_task_cancel_fn = { handle, token in
     guard let handle else { return }
     let instance = Unmanaged<TaskInstance>.fromOpaque(handle).takeUnretainedValue()
-    instance.tasks.withLock { $0[token] }?.cancel()
+    instance.cancel(token)
 }

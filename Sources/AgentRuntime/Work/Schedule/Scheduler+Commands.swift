@@ -106,13 +106,21 @@ extension Scheduler {
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
         let workflowStore = workflows?.store
-        DispatchQueue.global().async {
-            let result = Result { () throws -> [(ScheduleHistoryEntry, String?)] in
-                try store.history(schedule: name, limit: limit).map { line in
-                    (line, line.runID.flatMap { id in
-                        (try? runStore?.run(id: id)?.status.rawValue) ?? (try? workflowStore?.run(id: id)?.run.status.rawValue)
-                    })
+        Task {
+            let result: Result<[(ScheduleHistoryEntry, String?)], any Error>
+            do {
+                var lines: [(ScheduleHistoryEntry, String?)] = []
+                for line in try await store.history(schedule: name, limit: limit) {
+                    var status: String?
+                    if let id = line.runID {
+                        if let runStore { status = try? await runStore.run(id: id)?.status.rawValue }
+                        if status == nil { status = try? await workflowStore?.run(id: id)?.run.status.rawValue }
+                    }
+                    lines.append((line, status))
                 }
+                result = .success(lines)
+            } catch {
+                result = .failure(error)
             }
             inbox.post {
                 switch result {

@@ -78,6 +78,11 @@ final class Scheduler {
     /// History lines kept in memory (the newest ``recentLimit``): `schedule history` without a store.
     private(set) var recentHistory: [ScheduleHistoryEntry] = []
     let recentLimit = 1_000
+    /// In a fleet: whether this agent may fire (it holds the schedules' leadership), and the
+    /// settings' schedules, kept while it does not (``Scheduler+Fleet``).
+    var inFleet = false
+    var leadership: Leadership?
+    var fleetDefinitions: [ScheduleDefinition] = []
 
     init(loop: EventLoop, store: (any ScheduleStore)?, tasks: TaskCoordinator, logger: Logger, useTimer: Bool = true) {
         self.loop = loop
@@ -132,6 +137,10 @@ final class Scheduler {
     /// Takes the settings' schedules at a reload: new ones start from now, removed ones go,
     /// changed ones keep their history and state but owe nothing from before the change.
     func apply(_ definitions: [ScheduleDefinition]) {
+        if inFleet {
+            fleetDefinitions = definitions
+            guard leadership != nil else { return }
+        }
         let now = clock()
         var commit = ScheduleCommit()
         let names = Set(definitions.map(\.name))
@@ -168,6 +177,13 @@ final class Scheduler {
         stopping = true
         timer?.arm(at: nil)
         timer = nil
+    }
+
+    /// Another agent leads the fleet's schedules: nothing fires here.
+    func stepDown() {
+        leadership = nil
+        entries = [:]
+        timer?.arm(at: nil)
     }
 
     // MARK: The timer
@@ -424,6 +440,15 @@ final class Scheduler {
             then?([])
             return
         }
+        var commit = commit
+        if inFleet {
+            // Only under a leadership: the store refuses the commit whole if it has passed.
+            guard let leadership else {
+                then?([])
+                return
+            }
+            commit.leader = leadership
+        }
         let runs = commit.runs
         let workflowRuns = commit.workflowRuns
         guard let store else {
@@ -452,6 +477,21 @@ final class Scheduler {
     /// whose instant has not come (parked until the timer releases them) and whose runner
     /// does not hold a run until its instant (a module executor does: those go now).
     private func committed(_ runs: [TaskRun], _ committed: Bool) -> [TaskRun] {
+        if inFleet {
+            // The runs are in the shared queue with the commit (any agent may take them, not
+            // before their instant), or, refused, they are not anywhere: the next leader owes
+            // those fire times.
+            for run in runs {
+                inFlight.remove(run.id)
+                releaseTimes.removeValue(forKey: run.id)
+            }
+            if !committed {
+                if !runs.isEmpty { logger.warning("schedules: \(runs.count) fire(s) not recorded (the fleet's leadership passed, or the database is away); the leader owes them") }
+                return []
+            }
+            tasks.claimShared()
+            return runs
+        }
         if !committed, !runs.isEmpty {
             logger.error("schedules: \(runs.count) fire(s) could not be recorded in the store; running them anyway (a crash now could run them again)")
         }

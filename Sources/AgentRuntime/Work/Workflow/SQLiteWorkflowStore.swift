@@ -18,18 +18,26 @@ final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         reader = try DatabaseQueue(path: store.path, configuration: configuration)
     }
 
-    func commit(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
-        store.commitWorkflows(change, done: done)
+    func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
+        store.commitWorkflows(change) { written in done(written ? .written : .failed) }
     }
 
-    func loadUnfinished() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
+    func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { try loadUnfinishedNow() }
+
+    /// ``loadUnfinished()`` on the caller's thread (the agent's start).
+    func loadUnfinishedNow() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
         try reader.read { db in
             let runs = try String.fetchAll(db, sql: "SELECT data FROM workflow_runs WHERE finished = 0 ORDER BY row").compactMap(Self.decodeRun)
             return try runs.map { ($0, try Self.steps(of: $0.id, in: db)) }
         }
     }
 
-    func list(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
+    func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try listNow(filter) }
+
+    func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try runNow(id: id) }
+
+    /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its own).
+    private func listNow(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let workflow = filter.workflow {
@@ -47,7 +55,7 @@ final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         }
     }
 
-    func run(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+    private func runNow(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
         try reader.read { db in
             guard let run = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]).flatMap(Self.decodeRun) else { return nil }
             return (run, try Self.steps(of: id, in: db))

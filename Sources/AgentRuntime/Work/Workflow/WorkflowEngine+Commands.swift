@@ -97,8 +97,8 @@ extension WorkflowEngine {
         if let found = known(id) { return done(found) }
         guard let store else { return done(nil) }
         let reply = LoopBound(value: done)
-        DispatchQueue.global().async {
-            let found = try? store.run(id: id)
+        Task {
+            let found = try? await store.run(id: id)
             inbox.post { reply.value(found) }
         }
     }
@@ -129,8 +129,8 @@ extension WorkflowEngine {
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
         let chosen = filter
-        DispatchQueue.global().async {
-            let result = Result { try store.list(chosen) }
+        Task {
+            let result = await Result { try await store.list(chosen) }
             inbox.post {
                 let engine = this.value
                 switch result {

@@ -169,8 +169,12 @@ extension WorkflowEngine {
         let id = state.run.id
         let watch: (TaskRun) -> Void = { [weak self] run in self?.taskEnded(run, run: id, step: step) }
         if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watch) }
-        if let stored = try? tasks.store?.run(id: runID) {
+        if let stored = try? tasks.store?.runNow(id: runID) {
             if stored.status.isFinished { return watch(stored) }
+            // A fleet's run is in the shared queue (the step was taken over from another agent):
+            // whoever claims it carries it out, a dead holder's attempt rescued after its lease.
+            // Submitted again, it would be queued afresh and could run twice at once.
+            if tasks.shared != nil { return tasks.whenFinished(runID, watch) }
         }
         var run = state.prepared[step.id] ?? {
             var again = tasks.prepare(task: name, input: record.detail["input"] ?? .object([:]), priority: .normal, requestedBy: .workflow)

@@ -29,6 +29,9 @@ final class WorkflowEngine {
         var unconfirmed: [String: Int] = [:]
         var pendingCommits = 0
         var runDirty = true
+        /// Whether the store has it (a commit of it written, or read from it): a fleet renews
+        /// the leases of those only.
+        var stored = false
         /// Steps whose effect is going in this life of the agent.
         var launched: Set<String> = []
         /// Prepared task runs, by step (submitted once the step's start is committed).
@@ -92,6 +95,8 @@ final class WorkflowEngine {
     private let idPrefix: String
     private var sequence = 0
     var stopping = false
+    /// The fleet's side: runs held under leases in the shared store (nil: this agent owns its runs).
+    var fleet: FleetWorkflowState?
     /// Event types some step waits for or some workflow is triggered by.
     private(set) var wantedTypes: Set<String> = []
 
@@ -160,7 +165,10 @@ final class WorkflowEngine {
     /// transaction as the fire) hands it to ``adopt(_:)`` once it is committed.
     func prepare(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String) -> WorkflowRun {
         sequence += 1
-        return WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
+        var run = WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
+        // In a fleet this agent holds it from its first write, under this life's token.
+        if let fleet { run.claim = RunClaim(runID: run.id, holder: fleet.holder, fence: fleet.token, leaseUntil: 0) }
+        return run
     }
 
     /// Starts runs made by ``prepare(_:input:requestedBy:)`` and already committed by their
@@ -173,6 +181,7 @@ final class WorkflowEngine {
             guard let definition = current ?? WorkflowSettings.parse(name: run.workflow, source: run.definition) else { continue }
             let state = LiveRun(run: run, definition: definition)
             state.runDirty = false
+            state.stored = true
             live[run.id] = state
             publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)])
             advance(run.id)
@@ -214,11 +223,12 @@ final class WorkflowEngine {
                 failed.status = .failed
                 failed.error = "the run's copy of its workflow definition cannot be read"
                 failed.endedAt = Date().timeIntervalSince1970
-                store?.commit(WorkflowCommit(runs: [failed])) { _ in }
+                store?.commit(WorkflowCommit(runs: [failed], claim: failed.claim)) { _ in }
                 continue
             }
             let state = LiveRun(run: run, definition: definition)
             state.runDirty = false
+            state.stored = true
             for record in steps {
                 state.log.append(record)
                 state.attempts[record.stepID] = max(state.attempts[record.stepID] ?? 0, record.attempt)
@@ -234,6 +244,11 @@ final class WorkflowEngine {
     /// resumes at the next start.
     func shutDown() {
         stopping = true
+        if let fleet {
+            for timer in [fleet.claimTimer, fleet.renewTimer].compactMap({ $0 }) { loop.cancel(timer) }
+            fleet.claimTimer = nil
+            fleet.renewTimer = nil
+        }
         for state in live.values {
             for timer in state.timers.values { loop.cancel(timer) }
             state.timers = [:]
@@ -387,7 +402,7 @@ final class WorkflowEngine {
     /// Writes the run (when changed) and `records`; the run advances once everything handed
     /// over is committed.
     func commit(_ state: LiveRun, _ records: [WorkflowStepRecord]) {
-        var change = WorkflowCommit(steps: records)
+        var change = WorkflowCommit(steps: records, claim: state.run.claim)
         if state.runDirty {
             change.runs = [state.run]
             state.runDirty = false
@@ -397,12 +412,12 @@ final class WorkflowEngine {
         state.pendingCommits += 1
         let steps = records.map(\.stepID)
         guard let store else {
-            loop.schedule(after: 0) { [weak self] in self?.committed(state, steps: steps, ok: true) }
+            loop.schedule(after: 0) { [weak self] in self?.committed(state, steps: steps, outcome: .written) }
             return
         }
         let this = LoopBound(value: (self, state))
         let inbox = loop.inbox
-        store.commit(change) { ok in inbox.post { this.value.0.committed(this.value.1, steps: steps, ok: ok) } }
+        store.commit(change) { outcome in inbox.post { this.value.0.committed(this.value.1, steps: steps, outcome: outcome) } }
     }
 
     /// Calls `done` once what was handed to the store for run `id` is committed (at once if nothing is pending).
@@ -411,9 +426,14 @@ final class WorkflowEngine {
         state.afterCommit.append(done)
     }
 
-    private func committed(_ state: LiveRun, steps: [String], ok: Bool) {
-        if !ok { logger.error("workflow run \(state.run.id): the store could not write its step log; it goes on in memory") }
+    private func committed(_ state: LiveRun, steps: [String], outcome: WorkflowCommitOutcome) {
+        if outcome == .failed { logger.error("workflow run \(state.run.id): the store could not write its step log; it goes on in memory") }
         state.pendingCommits -= 1
+        if outcome == .written { state.stored = true }
+        if outcome == .refused {
+            // Its lease lapsed and another agent resumes it: nothing more of it here.
+            return letGo(state, reason: "its change was refused by the fleet's store")
+        }
         for step in steps {
             let left = (state.unconfirmed[step] ?? 1) - 1
             state.unconfirmed[step] = left > 0 ? left : nil

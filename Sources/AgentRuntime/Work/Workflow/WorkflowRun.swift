@@ -4,35 +4,37 @@ import JSONSchema
 /// One run of a workflow: its input, variables, where it stands, and the definition version it
 /// started with (a copy, so that a reload changes only new runs). Its steps are
 /// ``WorkflowStepRecord``s, the step log.
-struct WorkflowRun: Sendable, Equatable {
-    enum Status: String, Sendable, CaseIterable {
+package struct WorkflowRun: Sendable, Equatable {
+    package enum Status: String, Sendable, CaseIterable {
         /// A step is going (a task, a chat, a publish).
         case running
         /// Every going step waits for an event or a person.
         case waiting
         case succeeded, failed, cancelled
 
-        var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
+        package var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
     }
 
-    var id: String
-    var workflow: String
+    package var id: String
+    package var workflow: String
     /// The definition's hash, and the definition itself as written.
     var version: String
     var definition: JSONValue
     var input: JSONValue
     var variables: JSONObject = [:]
-    var status: Status = .running
+    package var status: Status = .running
     var error: String?
     var output: JSONValue?
     /// `cli`, `http`, `event`, `schedule`.
     var requestedBy: String
     var startedAt: Double
-    var endedAt: Double?
+    package var endedAt: Double?
     /// Bumped by a `goto`: the step log's records of earlier generations are history.
     var generation = 1
     /// The top-level step the current generation starts at (a goto's target).
     var resumeAt = 0
+    /// The claim this agent holds it under (a fleet's shared store; not stored in the record).
+    package var claim: RunClaim?
 
     init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
@@ -61,7 +63,7 @@ struct WorkflowRun: Sendable, Equatable {
     }
 
     /// As the store keeps it (times as numbers).
-    var storedJSON: JSONValue {
+    package var storedJSON: JSONValue {
         var object: JSONObject = [
             "id": .string(id), "workflow": .string(workflow), "version": .string(version), "definition": definition,
             "status": .string(status.rawValue), "input": input, "variables": .object(variables), "requested_by": .string(requestedBy),
@@ -73,7 +75,7 @@ struct WorkflowRun: Sendable, Equatable {
         return .object(object)
     }
 
-    init?(stored value: JSONValue) {
+    package init?(stored value: JSONValue) {
         guard let id = value["id"]?.stringValue, let workflow = value["workflow"]?.stringValue, let version = value["version"]?.stringValue,
               let definition = value["definition"], let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
               let startedAt = value["started_at"]?.numberValue?.doubleValue else { return nil }
@@ -95,22 +97,22 @@ struct WorkflowRun: Sendable, Equatable {
 }
 
 /// One line of a run's step log: a step's start and, once it ended, its result.
-struct WorkflowStepRecord: Sendable, Equatable {
-    enum Status: String, Sendable, CaseIterable {
+package struct WorkflowStepRecord: Sendable, Equatable {
+    package enum Status: String, Sendable, CaseIterable {
         case running, waiting, succeeded, failed, cancelled
         case timedOut = "timed_out"
 
-        var isFinished: Bool { self != .running && self != .waiting }
+        package var isFinished: Bool { self != .running && self != .waiting }
     }
 
-    var runID: String
-    var stepID: String
+    package var runID: String
+    package var stepID: String
     var kind: String
     /// The run's generation when the step started (see ``WorkflowRun/generation``).
-    var generation: Int
+    package var generation: Int
     /// 1, then one more per step retry or goto revisit: part of the idempotency key.
     var attempt: Int
-    var status: Status
+    package var status: Status
     var startedAt: Double
     var endedAt: Double?
     var output: JSONValue?
@@ -145,7 +147,7 @@ struct WorkflowStepRecord: Sendable, Equatable {
         return .object(object)
     }
 
-    var storedJSON: JSONValue {
+    package var storedJSON: JSONValue {
         var object: JSONObject = [
             "run": .string(runID), "step": .string(stepID), "kind": .string(kind), "generation": .number(JSONNumber(generation)),
             "attempt": .number(JSONNumber(attempt)), "status": .string(status.rawValue), "started_at": .number(JSONNumber(startedAt)),
@@ -169,7 +171,7 @@ struct WorkflowStepRecord: Sendable, Equatable {
         self.startedAt = startedAt
     }
 
-    init?(stored value: JSONValue) {
+    package init?(stored value: JSONValue) {
         guard let runID = value["run"]?.stringValue, let stepID = value["step"]?.stringValue, let kind = value["kind"]?.stringValue,
               let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
               let startedAt = value["started_at"]?.numberValue?.doubleValue else { return nil }

@@ -1,34 +1,80 @@
 import Foundation
 
 /// Where workflow runs and their step logs are kept: the embedded SQLite store
-/// (``SQLiteWorkflowStore``) for one agent; a shared database for a fleet later. Kept narrow,
-/// next to ``RunStore`` and ``ScheduleStore``: no SQL in the engine.
+/// (``SQLiteWorkflowStore``) for one agent, or PostgreSQL shared by a fleet
+/// (`PostgresWorkflowStore` in AgentFleet, a ``SharedWorkflowStore``). Both pass one
+/// conformance suite (`StoreConformanceTests`). Kept narrow, next to ``RunStore`` and
+/// ``ScheduleStore``: no SQL in the engine.
 ///
 /// ``commit(_:done:)`` is called on the loop and returns at once; the engine starts a step's
 /// effect only once its start is committed, and the next step only once a step's result is.
-protocol WorkflowStore: AnyObject, Sendable {
+/// Reads are `async`, awaited off the loop.
+package protocol WorkflowStore: AnyObject, Sendable {
     /// Commits `change` in one transaction (after what was handed over before), then calls
-    /// `done` (on any thread) with whether it was written.
-    func commit(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void)
+    /// `done` (on any thread) with what became of it.
+    func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void)
     /// Every unfinished run with its whole step log (oldest first): what resumes at start.
-    func loadUnfinished() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])]
+    func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])]
     /// Runs matching `filter`, newest first (without their steps).
-    func list(_ filter: WorkflowRunFilter) throws -> [WorkflowRun]
+    func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun]
     /// One run with its step log, in the order the steps started.
-    func run(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])?
+    func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])?
+}
+
+/// A workflow store shared by the agents of a fleet: each unfinished run is held by one agent
+/// under a lease with a fencing token (``WorkflowRun/claim``), as task runs are. A commit made
+/// under a claim that no longer holds the run (its lease lapsed and another agent took it) is
+/// refused whole; a run whose lease lapsed is taken by another agent, which resumes it from
+/// its step log.
+package protocol SharedWorkflowStore: WorkflowStore {
+    /// A fencing token for the runs `holder` starts in this life of the agent (higher than any
+    /// given before): a new run is written under it, with a lease of its own.
+    func startToken(holder: String) async throws -> Int64
+    /// Takes at most `limit` unfinished runs whose lease lapsed, and those `holder` held in an
+    /// earlier life (a token below `token`), each with a new fencing token and a lease of
+    /// `lease` seconds, with their step logs (oldest run first). Runs another agent is taking
+    /// at the same time are skipped, never waited for.
+    func claim(holder: String, token: Int64, lease: Double, limit: Int) async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])]
+    /// Extends the leases of `claims` (one holder's) by `lease` seconds; returns the ids of the
+    /// runs still held (one missing was taken over: its commits will be refused).
+    func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String>
+}
+
+/// What became of a ``WorkflowCommit``.
+package enum WorkflowCommitOutcome: Sendable, Equatable {
+    case written
+    /// The store could not write it (the engine goes on in memory).
+    case failed
+    /// Made under a claim that no longer holds the run: another agent has it now.
+    case refused
 }
 
 /// What one change of the engine writes together.
-struct WorkflowCommit: Sendable {
-    var runs: [WorkflowRun] = []
-    var steps: [WorkflowStepRecord] = []
+package struct WorkflowCommit: Sendable {
+    package var runs: [WorkflowRun] = []
+    package var steps: [WorkflowStepRecord] = []
+    /// The claim it is made under (a fleet's shared store): written only while that claim
+    /// holds the run. Nil: this agent owns its runs.
+    package var claim: RunClaim?
+
+    package init(runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = [], claim: RunClaim? = nil) {
+        self.runs = runs
+        self.steps = steps
+        self.claim = claim
+    }
 }
 
 /// Which runs `workflow runs` lists.
-struct WorkflowRunFilter: Sendable, Equatable {
-    var workflow: String?
-    var status: WorkflowRun.Status?
-    var limit = 100
+package struct WorkflowRunFilter: Sendable, Equatable {
+    package var workflow: String?
+    package var status: WorkflowRun.Status?
+    package var limit = 100
+
+    package init(workflow: String? = nil, status: WorkflowRun.Status? = nil, limit: Int = 100) {
+        self.workflow = workflow
+        self.status = status
+        self.limit = limit
+    }
 
     func matches(_ run: WorkflowRun) -> Bool {
         (workflow == nil || run.workflow == workflow) && (status == nil || run.status == status)

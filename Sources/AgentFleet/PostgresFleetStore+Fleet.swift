@@ -1,0 +1,92 @@
+import AgentRuntime
+import Foundation
+import JSONSchema
+import Logging
+import PostgresNIO
+
+/// What an agent of a fleet uses: the stores, wakeups (LISTEN agent_runs), heartbeats
+/// (table `fleet_agents`) and the database's condition.
+extension PostgresFleetStore: FleetBackend {
+    /// For agent-control: connects at the agent's start (before its loop runs), waiting at
+    /// most 30 s.
+    package static let connector: FleetConnector = { settings, logger in
+        try StoreWait.result(timeout: 30) { try await PostgresFleetStore.connect(settings, logger: logger) }
+    }
+
+    package var runStore: any RunStore { runs }
+    package var scheduleStore: any ScheduleStore { schedules }
+    package var eventStore: any FleetEventStore { events }
+    package var workflowStore: any SharedWorkflowStore { workflows }
+
+    package var condition: FleetCondition {
+        let figures = health
+        return FleetCondition(degraded: figures.degraded, backlog: figures.backlog, dropped: figures.dropped, refused: figures.refused)
+    }
+
+    package func listen(_ wake: @escaping @Sendable () -> Void) {
+        listen(on: "agent_runs", wake)
+    }
+
+    /// Calls `wake` on each NOTIFY of `channel`, and once each time listening (re)starts:
+    /// anything may have come while not listening. A hint only: the callers poll as well, and
+    /// listen again 1 s after the connection is lost.
+    func listen(on channel: String, _ wake: @escaping @Sendable () -> Void) {
+        let client = client, logger = logger
+        let task = Task {
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        try await connection.listen(on: channel) { notifications in
+                            wake()
+                            for try await _ in notifications { wake() }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.debug("fleet: LISTEN \(channel) ended (\(error)); polling meanwhile, listening again in 1 s")
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        addBackgroundTask(task)
+    }
+
+    package func beat(_ member: FleetMember) {
+        guard beginBeat() else { return }
+        let client = client, logger = logger
+        Task {
+            var problem: String?
+            defer { self.endBeat(problem: problem) }
+            do {
+                try await client.query("""
+                    INSERT INTO fleet_agents (agent_id, host, version, started, heartbeat, data)
+                    VALUES (\(member.agentID), \(member.host), \(member.version), \(member.started), \(unescaped: PostgresMigrations.now),
+                            \(member.detail.serialized()))
+                    ON CONFLICT (agent_id) DO UPDATE SET host = EXCLUDED.host, version = EXCLUDED.version, started = EXCLUDED.started,
+                        heartbeat = EXCLUDED.heartbeat, data = EXCLUDED.data
+                    """, logger: logger)
+            } catch {
+                problem = FleetStoreError.describe(error)
+            }
+        }
+    }
+
+    package func members() async throws -> [FleetMember] {
+        let rows = try await client.query("""
+            SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id
+            """, logger: logger)
+        var members: [FleetMember] = []
+        for try await (id, host, version, started, heartbeat, silence, data) in rows.decode((String, String, String, Double, Double, Double, String).self) {
+            let detail = (try? JSONValue.parse(Data(data.utf8))) ?? .object([:])
+            var processes: [String: String] = [:]
+            for (name, state) in detail["processes"]?.objectValue ?? [:] { processes[name] = state.stringValue ?? "" }
+            var member = FleetMember(agentID: id, host: host, version: version, started: started, heartbeat: heartbeat, processes: processes,
+                                     running: detail["running"]?.numberValue?.intValue ?? 0, load: detail["load"]?.numberValue?.doubleValue ?? 0,
+                                     interval: detail["interval"]?.numberValue?.doubleValue ?? settings.heartbeat)
+            member.silence = silence
+            member.read(detail: detail)
+            members.append(member)
+        }
+        return members
+    }
+}

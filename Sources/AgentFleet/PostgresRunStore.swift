@@ -1,0 +1,295 @@
+import AgentRuntime
+import Foundation
+import JSONSchema
+import Logging
+import PostgresNIO
+
+/// Task runs in the fleet's PostgreSQL database (table `task_runs`): the shared queue.
+/// Claims take rows with `FOR UPDATE SKIP LOCKED` (agents claiming at once never wait for
+/// each other nor take the same run), each with a fencing token from one sequence and a lease
+/// on the server's clock; a run whose lease lapsed is claimable again.
+public final class PostgresRunStore: RunStore, @unchecked Sendable {
+    unowned let store: PostgresFleetStore
+
+    init(store: PostgresFleetStore) { self.store = store }
+
+    private var client: PostgresClient { store.client }
+    private var logger: Logger { store.logger }
+    private static let now = PostgresMigrations.now
+
+    package func record(_ run: TaskRun) { store.enqueue(run) }
+
+    package var refusedWrites: Int { store.health.refused }
+
+    package func flush() async { await store.flush() }
+
+    package func loadUnfinished() async throws -> [TaskRun] {
+        try await decodeRuns(client.query("SELECT data FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
+    }
+
+    package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+        let status = filter.status?.rawValue
+        return try await decodeRuns(client.query("""
+            SELECT data FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
+            AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
+            """, logger: logger))
+    }
+
+    package func run(id: String) async throws -> TaskRun? {
+        try await decodeRuns(client.query("SELECT data FROM task_runs WHERE id = \(id)", logger: logger)).first
+    }
+
+    package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            var deleted = 0
+            if let endedBefore {
+                for try await _ in try await connection.query("DELETE FROM task_runs WHERE finished AND ended < \(endedBefore) RETURNING 1", logger: logger) {
+                    deleted += 1
+                }
+            }
+            if let keeping {
+                for try await _ in try await connection.query("""
+                    DELETE FROM task_runs WHERE finished AND seq <= (
+                        SELECT seq FROM task_runs WHERE finished ORDER BY seq DESC LIMIT 1 OFFSET \(keeping)) RETURNING 1
+                    """, logger: logger) {
+                    deleted += 1
+                }
+            }
+            return deleted
+        }
+    }
+
+    /// Queues new runs in one transaction and one statement: one commit, so the agents are
+    /// woken once for the whole batch and never see part of it (a batch submitted at once;
+    /// agent-bench's figure 13 fills the queue this way). Runs already there are refused whole.
+    package func queue(_ runs: [TaskRun]) async throws {
+        guard !runs.isEmpty else { return }
+        let columns = Columns(runs)
+        try await client.query("""
+            INSERT INTO task_runs (id, task, status, finished, priority, due, data, assigned_to, assigned_until)
+            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8)
+            FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
+                        \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.records)::text[],
+                        \(columns.assigned)::text[], \(columns.holdUntil)::float8[])
+                AS c(id, task, status, finished, priority, due, data, assigned, until)
+            """, logger: logger)
+    }
+
+    /// How many runs of `task` are in each status (`queued`, `running`, `succeeded`, …).
+    package func statusCounts(task: String) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let rows = try await client.query("SELECT status, count(*) FROM task_runs WHERE task = \(task) GROUP BY status", logger: logger)
+        for try await (status, count) in rows.decode((String, Int).self) { counts[status] = count }
+        return counts
+    }
+
+    /// How many runs of `task` are not finished: a cheap wait for a queue to drain (it reads the
+    /// unfinished runs' index entries, where ``statusCounts(task:)`` reads every run of the task).
+    package func unfinishedCount(task: String) async throws -> Int {
+        let rows = try await client.query("SELECT count(*) FROM task_runs WHERE task = \(task) AND NOT finished", logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
+    /// How many runs of `task` each holder holds now (`running` under its claim).
+    package func heldCounts(task: String) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let rows = try await client.query("""
+            SELECT holder, count(*) FROM task_runs WHERE task = \(task) AND status = 'running' AND holder IS NOT NULL GROUP BY holder
+            """, logger: logger)
+        for try await (holder, count) in rows.decode((String, Int).self) { counts[holder] = count }
+        return counts
+    }
+
+    // MARK: Claims
+
+    package func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
+        let wanted = request.room.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        guard !wanted.isEmpty else { return [] }
+        return try await client.withTransaction(logger: logger) { connection in
+            var claimed: [TaskRun] = []
+            for (task, room) in wanted {
+                let rows = try await connection.execute(ClaimPick(task: task, room: room, holder: request.holder), logger: logger)
+                var batch: [TaskRun] = []
+                var undecodable: [String] = []
+                for try await (id, data, now) in rows {
+                    guard var run = Self.decode(data) else {
+                        // Taken as before (running under this claim, its record as it is), not
+                        // run: its lease lapses, and it does not stay at the head of the queue.
+                        undecodable.append(id)
+                        continue
+                    }
+                    run.attempt += 1
+                    run.status = .running
+                    run.startedAt = now
+                    run.nextAttemptAt = nil
+                    run.agent = request.holder
+                    batch.append(run)
+                }
+                guard !batch.isEmpty || !undecodable.isEmpty else { continue }
+                // One write per claimed run: its claim and its record in one statement (the
+                // claim wrote the row, then its record again).
+                let ids = batch.map(\.id) + undecodable
+                let records = batch.map { $0.storedJSON.serialized() } + undecodable.map { _ in "" }
+                let updated = try await connection.execute(ClaimWrite(holder: request.holder, lease: request.lease, ids: ids, records: records),
+                                                            logger: logger)
+                var claims: [String: (fence: Int64, leaseUntil: Double)] = [:]
+                for try await (id, fence, leaseUntil) in updated { claims[id] = (fence, leaseUntil) }
+                for var run in batch {
+                    guard let claim = claims[run.id] else { continue }
+                    run.claim = RunClaim(runID: run.id, holder: request.holder, fence: claim.fence, leaseUntil: claim.leaseUntil)
+                    claimed.append(run)
+                }
+            }
+            return claimed
+        }
+    }
+
+    package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
+        guard let holder = claims.first?.holder else { return [] }
+        let ids = claims.map(\.runID), fences = claims.map(\.fence)
+        var held = Set<String>()
+        let rows = try await client.query("""
+            UPDATE task_runs SET lease_until = \(unescaped: Self.now) + \(lease)
+            FROM unnest(\(ids)::text[], \(fences)::bigint[]) AS c(id, fence)
+            WHERE task_runs.id = c.id AND task_runs.fence = c.fence AND task_runs.holder = \(holder) AND task_runs.status = 'running'
+            RETURNING task_runs.id
+            """, logger: logger)
+        for try await id in rows.decode(String.self) { held.insert(id) }
+        return held
+    }
+
+    package func nextLapse(tasks: [String], holder: String) async throws -> Double? {
+        guard !tasks.isEmpty else { return nil }
+        // Leases of another holder's runs, and holds of runs queued for another agent (least()
+        // ignores a NULL).
+        let rows = try await client.query("""
+            WITH clock AS (SELECT \(unescaped: Self.now) AS t)
+            SELECT least(
+                (SELECT min(lease_until) FROM task_runs
+                 WHERE status = 'running' AND task = ANY(\(tasks)::text[]) AND holder IS NOT NULL AND holder <> \(holder)),
+                (SELECT min(assigned_until) FROM task_runs, clock
+                 WHERE status IN ('queued', 'retrying') AND task = ANY(\(tasks)::text[]) AND assigned_until > clock.t
+                 AND assigned_to <> \(holder))) - clock.t
+            FROM clock
+            """, logger: logger)
+        for try await left in rows.decode(Double?.self) { return left.map { max($0, 0) } }
+        return nil
+    }
+
+    package func settle(_ run: TaskRun) async throws -> Bool {
+        try await client.withConnection { connection in try await Self.writeClaimed(run, on: connection, logger: self.logger) }
+    }
+
+    // MARK: Writing (the store's writer, in its transaction)
+
+    /// How many statements ``write(_:on:logger:)`` takes for `batch`: one for the changes of
+    /// runs without a claim, one for those of claimed runs.
+    static func statements(for batch: [TaskRun]) -> Int {
+        let claimed = batch.contains { $0.claim != nil }, plain = batch.contains { $0.claim == nil }
+        return (claimed ? 1 : 0) + (plain ? 1 : 0)
+    }
+
+    /// Writes a batch: the last change of each run; a claimed run's only while its claim
+    /// holds. Returns how many claimed changes were refused.
+    static func write(_ batch: [TaskRun], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var last: [String: Int] = [:]
+        for (index, run) in batch.enumerated() { last[run.id] = index }
+        var plain: [TaskRun] = [], claimed: [TaskRun] = []
+        for (index, run) in batch.enumerated() where last[run.id] == index {
+            if run.claim != nil { claimed.append(run) } else { plain.append(run) }
+        }
+        // One statement for each kind of change, whatever the batch's size: a statement per run
+        // made the writer's round trips the fleet's limit (issue 26's figure 13). `ended`: NaN
+        // stands for none (arrays of optionals are not encoded).
+        if !plain.isEmpty {
+            let columns = Columns(plain)
+            // The assignment is written with the run's first record only (ON CONFLICT leaves it).
+            try await connection.query("""
+                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, assigned_to, assigned_until)
+                SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, NULLIF(c.ended, 'NaN'::float8), c.data,
+                    NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8)
+                FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
+                            \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.ended)::float8[], \(columns.records)::text[],
+                            \(columns.assigned)::text[], \(columns.holdUntil)::float8[])
+                    AS c(id, task, status, finished, priority, due, ended, data, assigned, until)
+                ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
+                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data
+                """, logger: logger)
+        }
+        guard !claimed.isEmpty else { return 0 }
+        let columns = Columns(claimed)
+        let holders = claimed.map { $0.claim!.holder }, fences = claimed.map { $0.claim!.fence }
+        // As writeClaimed, for the whole batch: a run leaving `running` is let go; a change
+        // whose claim no longer holds the run is refused (not returned). A claimed run's hold
+        // for its assigned agent is spent: a retry goes to any agent.
+        let rows = try await connection.execute(ClaimedBatchWrite(columns: columns, holders: holders, fences: fences), logger: logger)
+        var written = 0
+        for try await _ in rows { written += 1 }
+        return claimed.count - written
+    }
+
+    /// A batch of runs as column arrays, for `unnest`.
+    struct Columns {
+        var ids: [String] = [], tasks: [String] = [], statuses: [String] = [], finished: [Bool] = []
+        var priorities: [Int16] = [], dues: [Double] = [], ended: [Double] = [], records: [String] = []
+        /// The agent a strategy chose ("" for none) and the end of its hold (NaN for none).
+        var assigned: [String] = [], holdUntil: [Double] = []
+
+        init(_ runs: [TaskRun]) {
+            for run in runs {
+                ids.append(run.id)
+                tasks.append(run.task)
+                statuses.append(run.status.rawValue)
+                finished.append(run.status.isFinished)
+                priorities.append(PostgresRunStore.rank(run))
+                dues.append(run.due)
+                ended.append(run.endedAt ?? .nan)
+                records.append(run.storedJSON.serialized())
+                let until = run.assignmentHoldUntil
+                assigned.append(until == nil ? "" : run.assignedAgent ?? "")
+                holdUntil.append(until ?? .nan)
+            }
+        }
+    }
+
+    /// A claimed run's change, if its claim still holds the run. A run leaving `running` is
+    /// let go (no holder, no lease: claimable when due if it waits for a retry); its fence
+    /// stays, so that the old holder is still refused.
+    static func writeClaimed(_ run: TaskRun, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        guard let claim = run.claim else { return false }
+        let holds = run.status == .running
+        let rows = try await connection.query("""
+            UPDATE task_runs SET status = \(run.status.rawValue), finished = \(run.status.isFinished), priority = \(rank(run)),
+                due = \(run.due), ended = \(run.endedAt), data = \(run.storedJSON.serialized()),
+                holder = CASE WHEN \(holds) THEN holder ELSE NULL END, lease_until = CASE WHEN \(holds) THEN lease_until ELSE NULL END,
+                assigned_until = NULL
+            WHERE id = \(run.id) AND holder = \(claim.holder) AND fence = \(claim.fence)
+            RETURNING 1
+            """, logger: logger)
+        var written = false
+        for try await _ in rows { written = true }
+        return written
+    }
+
+    static func rank(_ run: TaskRun) -> Int16 {
+        switch run.priority {
+        case .low: 0
+        case .normal: 1
+        case .high: 2
+        case .critical: 3
+        }
+    }
+
+    static func decode(_ text: String) -> TaskRun? {
+        (try? JSONValue.parse(Data(text.utf8))).flatMap(TaskRun.init(stored:))
+    }
+
+    private func decodeRuns(_ rows: PostgresRowSequence) async throws -> [TaskRun] {
+        var runs: [TaskRun] = []
+        for try await data in rows.decode(String.self) {
+            if let run = Self.decode(data) { runs.append(run) }
+        }
+        return runs
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import Logging
+
+/// The coordinator's side of a fleet's shared queue (loop thread only).
+final class SharedQueueState {
+    /// This agent's id: the holder of its claims.
+    let holder: String
+    /// Seconds a claim holds without renewal.
+    let lease: Double
+    /// Seconds between claims when no wakeup came.
+    let poll: Double
+    var claiming = false
+    /// A wakeup came while a claim was in flight: claim again after it.
+    var again = false
+    var pollTimer: Int?
+    /// A claim at the moment another holder's lease lapses (``TaskCoordinator/watchLapses(_:)``).
+    var lapseTimer: Int?
+    var lapseAsked = false
+    var renewTimer: Int?
+    var renewing = false
+    /// Runs submitted here and waited for (`--wait`) that another agent may carry out.
+    var watched = Set<String>()
+    var watchTimer: Int?
+    /// When a failing claim was last logged (one line per minute at most).
+    var lastClaimError = 0.0
+    /// Seconds a run queued here waits for the agent its strategy chose (0: no choice made).
+    let hold: Double
+    /// The strategies' choice among the fleet's agents.
+    var assigner = FleetAssigner()
+
+    init(holder: String, lease: Double, poll: Double, hold: Double = 0) {
+        self.holder = holder
+        self.lease = lease
+        self.poll = poll
+        self.hold = hold
+    }
+}
+
+/// A fleet's shared queue: runs are queued in the shared store (where a NOTIFY wakes the
+/// agents), and each agent claims what it has room for — runs of tasks it has a runner for,
+/// up to each task's `max_concurrent` — when woken, every `poll` seconds, and when an
+/// attempt ends. Its claims are renewed every third of the lease; a claim found lost (the
+/// agent was presumed dead and the run rescued elsewhere) ends the local attempt, whose late
+/// result the store refuses by its fencing token. A run waiting for a retry goes back to the
+/// queue, for any agent.
+extension TaskCoordinator {
+    /// Turns the shared queue on (once, at the start, before any run).
+    func joinFleet(holder: String, lease: Double, poll: Double, hold: Double = 0) {
+        shared = SharedQueueState(holder: holder, lease: lease, poll: poll, hold: hold)
+        armPoll()
+        armRenewal()
+    }
+
+    /// A wakeup from the store (any thread posts it to the loop): runs may wait.
+    func fleetWakeup() { claimShared() }
+
+    /// The fleet's agents as the database has them now (read after each heartbeat).
+    func fleetMembersRead(_ members: [FleetMember]) {
+        shared?.assigner.update(members)
+    }
+
+    /// The tasks this agent carries out, for its heartbeat: the other agents' strategies
+    /// choose by them.
+    var fleetTaskRooms: [String: FleetMember.TaskRoom] {
+        var rooms: [String: FleetMember.TaskRoom] = [:]
+        for (name, definition) in definitions where runner(for: definition.type) != nil {
+            var room = FleetMember.TaskRoom(running: runningCount[name] ?? 0, maxConcurrent: definition.maxConcurrent)
+            for index in pool.takersOf(name) {
+                let member = pool.members[index]
+                if let slot = member.slotOf[name] { room.priorityBoost = max(room.priorityBoost, member.slotBoost[slot]) }
+                if let preference = member.definition.priorityPreference, !room.preferences.contains(preference) { room.preferences.append(preference) }
+            }
+            rooms[name] = room
+        }
+        return rooms
+    }
+
+    func submitShared(_ run: TaskRun) -> TaskRun {
+        var run = run
+        guard definitions[run.task] != nil else {
+            var failed = run
+            failed.status = .failed
+            failed.error = "the task \"\(run.task)\" is no longer in the settings"
+            failed.endedAt = Date().timeIntervalSince1970
+            remember(failed)
+            record(failed, event: "task.failed")
+            return failed
+        }
+        // The task's strategy names the agent that claims it at once; the others wait for the hold.
+        if let shared, shared.hold > 0, run.assignedAgent == nil,
+           let agent = shared.assigner.choose(task: run.task, priority: run.priority, strategy: strategy(for: run.task)) {
+            run.assignedAgent = agent
+            run.assignmentHold = shared.hold
+        }
+        record(run, event: "task.queued")
+        claimShared()
+        return run
+    }
+
+    /// Claims what this agent has room for (one claim in flight at a time).
+    func claimShared() {
+        guard let shared, !stopping, let store else { return }
+        if shared.claiming {
+            shared.again = true
+            return
+        }
+        var room: [String: Int] = [:]
+        for (name, definition) in definitions where runner(for: definition.type) != nil {
+            let free = definition.maxConcurrent - (runningCount[name] ?? 0)
+            if free > 0 { room[name] = free }
+        }
+        guard !room.isEmpty else { return }
+        shared.claiming = true
+        shared.again = false
+        let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease)
+        let this = LoopBound(value: self)
+        let inbox = loop.inbox
+        Task {
+            let result = await Result { try await store.claim(request) }
+            inbox.post {
+                let coordinator = this.value
+                guard let shared = coordinator.shared else { return }
+                shared.claiming = false
+                switch result {
+                case .success(let claimed):
+                    coordinator.adopt(claimed)
+                    if !claimed.isEmpty || shared.again {
+                        coordinator.claimShared()
+                    } else {
+                        coordinator.watchLapses(Array(request.room.keys))
+                    }
+                case .failure(let error):
+                    let now = Date().timeIntervalSince1970
+                    if now - shared.lastClaimError > 60 {
+                        shared.lastClaimError = now
+                        coordinator.logger.warning("fleet: cannot claim runs from the shared queue: \(error) (trying again every \(ProcessPolicy.format(shared.poll)) s)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Nothing to claim while there is room: if another agent holds runs of these tasks, claim
+    /// again when the first of its leases lapses (a dead agent's runs resume then; a live one
+    /// renews, and the next check looks at the renewed lease). Sooner than the poll only.
+    func watchLapses(_ tasks: [String]) {
+        guard let shared, let store, !stopping, shared.lapseTimer == nil, !shared.lapseAsked else { return }
+        shared.lapseAsked = true
+        let holder = shared.holder
+        let this = LoopBound(value: self)
+        let inbox = loop.inbox
+        Task {
+            let left = try? await store.nextLapse(tasks: tasks, holder: holder)
+            inbox.post {
+                let coordinator = this.value
+                guard let shared = coordinator.shared, !coordinator.stopping else { return }
+                shared.lapseAsked = false
+                guard let left = left ?? nil, left < shared.poll, shared.lapseTimer == nil else { return }
+                // A little after the lapse: the server compares with its own clock.
+                shared.lapseTimer = coordinator.loop.schedule(after: left + 0.01) { [weak coordinator] in
+                    guard let coordinator else { return }
+                    coordinator.shared?.lapseTimer = nil
+                    coordinator.claimShared()
+                }
+            }
+        }
+    }
+
+    private func armPoll() {
+        guard let shared, !stopping else { return }
+        shared.pollTimer = loop.schedule(after: shared.poll) { [weak self] in
+            guard let self else { return }
+            claimShared()
+            armPoll()
+        }
+    }
+
+    private func armRenewal() {
+        guard let shared, !stopping else { return }
+        shared.renewTimer = loop.schedule(after: shared.lease / 3) { [weak self] in
+            guard let self else { return }
+            renewClaims()
+            armRenewal()
+        }
+    }
+
+    /// Extends the leases of the runs going here; ends those whose claim passed to another.
+    private func renewClaims() {
+        guard let shared, !shared.renewing, let store else { return }
+        let claims = active.keys.compactMap { runs[$0]?.claim }
+        guard !claims.isEmpty else { return }
+        shared.renewing = true
+        let this = LoopBound(value: self)
+        let inbox = loop.inbox
+        let lease = shared.lease
+        Task {
+            let held = try? await store.renew(claims, lease: lease)
+            inbox.post {
+                let coordinator = this.value
+                coordinator.shared?.renewing = false
+                // The database away: nothing is known; the leases may lapse, and then results are refused.
+                guard let held else { return }
+                for claim in claims where !held.contains(claim.runID) {
+                    guard let attempt = coordinator.active[claim.runID] else { continue }
+                    coordinator.logger.warning("fleet: run \(claim.runID) (\(attempt.definition.name)) was taken over by another agent (this agent's lease lapsed): ending it here")
+                    coordinator.release(claim.runID)
+                    attempt.runner.cancel(runID: claim.runID, reason: .interrupted)
+                }
+            }
+        }
+    }
+
+    /// Follows a run another agent may carry out, for whoever waits for its end.
+    func watchSharedRun(_ id: String) {
+        guard let shared else { return }
+        shared.watched.insert(id)
+        guard shared.watchTimer == nil else { return }
+        shared.watchTimer = loop.schedule(after: 0.25) { [weak self] in self?.checkWatched() }
+    }
+
+    private func checkWatched() {
+        guard let shared, let store else { return }
+        shared.watchTimer = nil
+        let ids = shared.watched.filter { waiters[$0] != nil }
+        shared.watched = ids
+        guard !ids.isEmpty else { return }
+        let this = LoopBound(value: self)
+        let inbox = loop.inbox
+        Task {
+            var finished: [TaskRun] = []
+            for id in ids {
+                if let run = try? await store.run(id: id), run.status.isFinished { finished.append(run) }
+            }
+            let ended = finished
+            inbox.post {
+                let coordinator = this.value
+                for run in ended {
+                    coordinator.shared?.watched.remove(run.id)
+                    coordinator.remember(run)
+                    for done in coordinator.waiters.removeValue(forKey: run.id) ?? [] { done(run) }
+                }
+                guard let shared = coordinator.shared, !shared.watched.isEmpty, shared.watchTimer == nil else { return }
+                shared.watchTimer = coordinator.loop.schedule(after: 0.25) { [weak coordinator] in coordinator?.checkWatched() }
+            }
+        }
+    }
+}
