@@ -4,7 +4,7 @@ import Testing
 
 /// A slow monitor with a bounded queue: the stated policy applies (drop the oldest and count,
 /// or pause its producers) and nothing else is held up.
-@Suite(.serialized) struct BackPressureTests {
+@Suite(.ownThreads, .serialized) struct BackPressureTests {
     static func status(_ agent: AgentRun) throws -> [String: [String: Any]] {
         let result = try StoreTests.control(["status", "--json", "--settings", agent.settingsFile])
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]

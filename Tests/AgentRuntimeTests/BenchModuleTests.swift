@@ -3,7 +3,7 @@ import Testing
 
 /// The bench module through the real binaries: what agent-bench's routing figure relies on.
 /// Needs `swift build` first (libbench.so is one of the shipped modules).
-@Suite(.serialized) struct BenchModuleTests {
+@Suite(.ownThreads, .serialized) struct BenchModuleTests {
     /// The sink's report for a stream of `count` events from the source.
     func report(count: Int, payloadBytes: Int, rate: Double) throws -> [String: Any] {
         let agent = try AgentRun(settings: """

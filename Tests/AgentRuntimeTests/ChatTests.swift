@@ -4,7 +4,7 @@ import Testing
 
 /// The chatbot through the real agent: `agent-control chat` → control socket → supervisor →
 /// chatbot worker → adapters (built-in, from a module, over HTTP) → reply.
-@Suite(.serialized) struct ChatTests {
+@Suite(.ownThreads, .serialized) struct ChatTests {
     final class Agent {
         let directory = TestPaths.temporaryDirectory("chat")
         var settings: String { directory + "/settings.json" }

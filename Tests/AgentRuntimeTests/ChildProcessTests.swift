@@ -43,7 +43,7 @@ enum ProcFacts {
 /// The children that a module starts (the faults module's `children` mode: fork and exec,
 /// posix_spawn, posix_spawn without environment, posix_spawn into a new session, Foundation's
 /// Process) start with default signal dispositions and an empty mask, so that `kill PID` ends them.
-@Suite struct ChildSignalTests {
+@Suite(.ownThreads) struct ChildSignalTests {
     @Test func childrenOfAModuleStartWithDefaultSignalsAndEndOnSIGTERM() throws {
         let directory = TestPaths.temporaryDirectory("child-signals")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -76,7 +76,7 @@ enum ProcFacts {
 /// without environment, in a session of their own, started by Foundation's Process, and the
 /// faults module's `grandchild`): none of them survives, at once with a cgroup, at the next
 /// start without one.
-@Suite struct EscapedChildrenTests {
+@Suite(.ownThreads) struct EscapedChildrenTests {
     static let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"kids": {"type": "fault", "mode": "children", "tick_ms": 1000}, "gc": {"type": "fault", "mode": "grandchild", "tick_ms": 1000}}}"#
 
     /// Whether this machine lets the supervisor make a cgroup (v2, writable).

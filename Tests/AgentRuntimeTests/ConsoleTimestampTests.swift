@@ -2,7 +2,7 @@ import Testing
 @testable import AgentRuntime
 
 /// The console's times: UTC, milliseconds, the same text for event and log lines.
-@Suite struct ConsoleTimestampTests {
+@Suite(.ownThreads) struct ConsoleTimestampTests {
     @Test func timestampsAreUTCWithMillisecondsInBothForms() {
         // 2026-11-24T08:05:09.042Z
         let nanoseconds: Int64 = 1_795_507_509_042_999_999

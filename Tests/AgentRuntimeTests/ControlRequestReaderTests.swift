@@ -2,7 +2,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Reading a control request from a connection's bytes, as they arrive in pieces.
-@Suite struct ControlRequestReaderTests {
+@Suite(.ownThreads) struct ControlRequestReaderTests {
     @Test func requestSplitAcrossReadsIsDecodedAtItsNewline() throws {
         var reader = ControlRequestReader()
         guard case .incomplete = reader.append(Array(#"{"command":"#.utf8)) else { Issue.record("complete too early"); return }

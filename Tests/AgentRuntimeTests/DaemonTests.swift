@@ -3,7 +3,7 @@ import Testing
 @testable import AgentRuntime
 
 /// `agent-control start|status|reload|process|stop` against a real detached agent.
-@Suite(.serialized) struct DaemonTests {
+@Suite(.ownThreads, .serialized) struct DaemonTests {
     final class Agent {
         let directory: String
         var settings: String { directory + "/settings.json" }

@@ -3,7 +3,7 @@ import Testing
 
 /// The dashboard in a real browser: Debian's Chromium driven over WebDriver against a real
 /// agent (`agent-control console` with the HTTP front on), one browser session for every check.
-@Suite(.serialized) struct DashboardBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardBrowserTests {
     static let settings = """
     {
       "enabled_modules": ["sample"],

@@ -7,7 +7,7 @@ import Testing
 /// agent: two executor replicas with their state (one busy with a run, one online), one
 /// drained from its form and shown draining (and the agent has it drained), then resumed. (A
 /// replica's name, `pool#2`, goes in the form's path as `pool%232`.)
-@Suite(.serialized) struct DashboardExecutorBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardExecutorBrowserTests {
     static let settings = #"""
     {
       "enabled_modules": [],

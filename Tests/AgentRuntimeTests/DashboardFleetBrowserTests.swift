@@ -5,7 +5,7 @@ import Testing
 /// The dashboard's fleet page in a real browser (Chromium over WebDriver): two real agents on
 /// one real PostgreSQL database, each listed with its host, version, processes, executors,
 /// runs, load and last heartbeat; the other agent killed is shown lost by the page's refresh.
-@Suite(.serialized) struct DashboardFleetBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardFleetBrowserTests {
     static func fleet(_ id: String, database: String) throws -> String {
         #"""
         "fleet": {"postgres": "\#(try PostgresTestServer.require().url(database: database))", "password": "${env:PGPASSWORD}",

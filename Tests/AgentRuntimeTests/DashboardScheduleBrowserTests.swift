@@ -6,7 +6,7 @@ import Testing
 /// The dashboard's schedules page in a real browser (Chromium over WebDriver) against a real
 /// agent: the schedules with their next fire time, a schedule paused from its form, another
 /// run now from its form, its run followed until it succeeded and found in its history.
-@Suite(.serialized) struct DashboardScheduleBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardScheduleBrowserTests {
     static let settings = #"""
     {
       "enabled_modules": [],

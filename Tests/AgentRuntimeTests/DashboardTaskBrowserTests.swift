@@ -4,7 +4,7 @@ import Testing
 /// The dashboard's tasks pages in a real browser (Chromium over WebDriver) against a real
 /// agent: a run started from the page is followed on its page until it succeeded, with its
 /// output; a queued run an hour away is cancelled from its page.
-@Suite(.serialized) struct DashboardTaskBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardTaskBrowserTests {
     static let settings = #"""
     {
       "enabled_modules": [],

@@ -8,7 +8,7 @@ import Testing
 /// waiting with the prompt, approved from the run's page, and the run followed until it
 /// succeeded, its step log showing the decision and the task step's run; a reader named as an
 /// approver answers from the page too.
-@Suite(.serialized) struct DashboardWorkflowBrowserTests {
+@Suite(.ownThreads, .serialized) struct DashboardWorkflowBrowserTests {
     static let settings = #"""
     {
       "enabled_modules": [],

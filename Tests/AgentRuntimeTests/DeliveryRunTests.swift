@@ -6,7 +6,7 @@ import Testing
 
 /// `deliverRun` frames: consecutive events of one source and type, their emitted frames
 /// unchanged behind one header, read back by every receiver and handed over per event.
-@Suite struct DeliveryRunTests {
+@Suite(.ownThreads) struct DeliveryRunTests {
     /// The `event` frame a worker emits.
     static func emitted(_ type: String, time: Int64, payload: [UInt8]) -> [UInt8] {
         let frame = FrameBuffer()

@@ -4,7 +4,7 @@ import Testing
 
 /// The store on a disk that fills up for real: a small tmpfs (mounting one needs root, as in
 /// the test container; elsewhere the test is skipped and says why).
-@Suite(.serialized) struct DiskFullTests {
+@Suite(.ownThreads, .serialized) struct DiskFullTests {
     /// Whether this process may mount a tmpfs.
     static let canMountTmpfs: Bool = {
         let probe = TestPaths.temporaryDirectory("mount-probe")

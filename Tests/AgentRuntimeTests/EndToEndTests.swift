@@ -4,7 +4,7 @@ import Testing
 
 /// The real binaries: agent-control supervising agent-worker processes that load the shipped
 /// module libraries. Needs `swift build` first (the README's test command does it).
-@Suite(.serialized) struct EndToEndTests {
+@Suite(.ownThreads, .serialized) struct EndToEndTests {
     static let sampleAgent = """
     {"enabled_modules": ["sample"],
      "processes": {
@@ -188,7 +188,7 @@ import Testing
 
 /// An agent folder of its own with a module written in C: agent-control builds the stale
 /// module with `swift build --product` and runs it.
-@Suite struct AgentWithItsOwnModuleTests {
+@Suite(.ownThreads) struct AgentWithItsOwnModuleTests {
     static let cModule = """
     #include <agent_module.h>
     #include <stdio.h>

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The stamp a worker puts on every emitted event (`agent_event_time_ns`).
-@Suite struct EventClockTests {
+@Suite(.ownThreads) struct EventClockTests {
     /// Runs `body` on a new thread (the clock's calibration is per thread) and returns its result.
     private func onNewThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
         let done = DispatchSemaphore(value: 0)

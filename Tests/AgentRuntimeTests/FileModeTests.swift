@@ -4,7 +4,7 @@ import Testing
 
 /// The runtime's folders and files get fixed modes whatever the umask: run with `umask 000`,
 /// nothing it creates is writable (or, but for the pidfile, readable) by others.
-@Suite(.serialized) struct FileModeTests {
+@Suite(.ownThreads, .serialized) struct FileModeTests {
     private func mode(_ path: String) -> mode_t? {
         var info = stat()
         return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : nil

@@ -4,7 +4,7 @@ import Testing
 
 /// Workers forked by agent-control's fork server: what they look like from outside, and what
 /// happens when the server is turned off or dies.
-@Suite(.serialized) struct ForkServerTests {
+@Suite(.ownThreads, .serialized) struct ForkServerTests {
     private static let settings = #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}, "two": {"type": "fault", "tick_ms": 200}}}"#
 
     /// The children of `pid`, from /proc.

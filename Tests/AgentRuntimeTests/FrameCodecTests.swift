@@ -2,7 +2,7 @@ import Testing
 @testable import AgentRuntime
 @testable import AgentCore
 
-@Suite struct FrameCodecTests {
+@Suite(.ownThreads) struct FrameCodecTests {
     @Test func framesRoundTripWhenFedWholeOrByteByByte() throws {
         var stream: [UInt8] = []
         FrameCodec.append(.ready, body: [UInt8](), to: &stream)

@@ -5,7 +5,7 @@ import Testing
 /// A module's manifest, and the cache that remembers manifests, are untrusted input: whatever
 /// the supervisor parses or compiles from them fails as an error naming the module (or the
 /// cache entry), never as a crash of the supervisor or of the tools.
-@Suite(.serialized) struct ManifestTrustTests {
+@Suite(.ownThreads, .serialized) struct ManifestTrustTests {
     /// A back-reference of 20 digits: it once overflowed the regex translator.
     static let overflowingPattern = #"\\99999999999999999999"#
 

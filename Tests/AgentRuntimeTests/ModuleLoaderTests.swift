@@ -4,7 +4,7 @@ import Testing
 @testable import AgentCore
 
 /// Every way a module file can be wrong, each with a real file, and the error it gets.
-@Suite struct ModuleLoaderTests {
+@Suite(.ownThreads) struct ModuleLoaderTests {
     private func loadError(_ path: String, module: String = "bad", expectedName: String? = nil) -> ModuleLoadError? {
         do {
             _ = try ModuleLoader.load(path: path, module: module, expectedName: expectedName)

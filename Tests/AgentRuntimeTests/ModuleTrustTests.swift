@@ -4,7 +4,7 @@ import Testing
 
 /// A module file another user could change is refused before any worker loads it, the way
 /// sshd refuses keys: real files, real modes and owners (the tests run as root).
-@Suite(.serialized) struct ModuleTrustTests {
+@Suite(.ownThreads, .serialized) struct ModuleTrustTests {
     /// An agent whose only module is a C library in `lib/` that marks a file when loaded.
     struct Agent {
         let directory: String

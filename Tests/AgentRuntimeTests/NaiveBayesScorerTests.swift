@@ -1,7 +1,7 @@
 import Testing
 @testable import AgentCore
 
-@Suite struct NaiveBayesScorerTests {
+@Suite(.ownThreads) struct NaiveBayesScorerTests {
     let scorer = NaiveBayesScorer(examples: [
         ["how many trades in the last 5 minutes?", "count the trades"],
         ["what is the cpu usage?", "what is the memory usage?"],

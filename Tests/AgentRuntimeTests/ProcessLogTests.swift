@@ -4,7 +4,7 @@ import Testing
 
 /// The per-process log kept by the supervisor (`agent-control logs`, the `logs` control
 /// command): real agents, real workers writing to their stdout and stderr.
-@Suite struct ProcessLogTests {
+@Suite(.ownThreads) struct ProcessLogTests {
     private func agent(_ processes: String) throws -> AgentRun {
         try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {\#(processes)}}"#,
                      arguments: ["--no-build", "--json", "--quiet"])
@@ -203,7 +203,7 @@ import Testing
 }
 
 /// The log's own bounds and paging, without an agent.
-@Suite struct ProcessLogBufferTests {
+@Suite(.ownThreads) struct ProcessLogBufferTests {
     @Test func linesBeyondTheLineOrByteLimitDropTheOldest() {
         let log = ProcessLog(limits: .init(lines: 3, bytes: 1000, lineBytes: 100))
         log.keep(["a", "b"])

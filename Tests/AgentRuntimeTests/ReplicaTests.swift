@@ -5,7 +5,7 @@ import Testing
 /// `"replicas": N` against a real detached agent: N workers `NAME#1 … NAME#N`, each its own OS
 /// process with its own restart state; reloads that start or stop only the difference; process
 /// commands and logs by the process's name or one replica's; a monitor's events spread.
-@Suite(.serialized) struct ReplicaTests {
+@Suite(.ownThreads, .serialized) struct ReplicaTests {
     typealias Agent = DaemonTests.Agent
 
     static func feed(replicas: Int?, interval: Double = 0.2, extra: String = "") -> String {

@@ -6,7 +6,7 @@ import Testing
 /// A real agent under a flood of control connections, clients that send too much or never
 /// read, and a descriptor limit it runs into: it must not spin, must keep restarting workers,
 /// and must answer `status` again once the flood is gone.
-@Suite(.serialized) struct ResourceExhaustionTests {
+@Suite(.ownThreads, .serialized) struct ResourceExhaustionTests {
     static let twoWorkers = """
     {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
       "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 1}},

@@ -6,7 +6,7 @@ import Testing
 
 /// The saturating conversions at their edges: NaN, infinities, `1e400` as the JSON parser
 /// reads it, 2^31 ms, values next to the bounds of each integer type.
-@Suite struct SaturatingTests {
+@Suite(.ownThreads) struct SaturatingTests {
     /// `1e400` the way a settings file hands it over: the parser keeps it exactly and its
     /// Double is infinite.
     static let parsedHuge = (try? JSONValue.parse(Data("1e400".utf8)))?.numberValue?.doubleValue ?? 0
@@ -110,7 +110,7 @@ import Testing
 }
 
 /// The supervisor's loop and policy take any span: a value the schema missed cannot trap.
-@Suite struct TimerSaturationTests {
+@Suite(.ownThreads) struct TimerSaturationTests {
     @Test func loopWithHugeTimersWaitsWithoutTrappingAndRunsOnlyDueOnes() {
         let loop = EventLoop()
         var fired: [String] = []

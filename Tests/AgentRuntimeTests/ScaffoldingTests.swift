@@ -5,7 +5,7 @@ import Testing
 
 /// create-agent and add-agent-module as a user runs them, and the agent they generate built,
 /// tested and run for real.
-@Suite struct ScaffoldingTests {
+@Suite(.ownThreads) struct ScaffoldingTests {
     static func run(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
         try runProgram(program, arguments, in: directory, environment: environment)
     }

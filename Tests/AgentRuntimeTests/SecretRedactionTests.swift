@@ -6,7 +6,7 @@ import Testing
 
 /// A value that came from the environment (`${env:NAME}`) is never printed: not in the
 /// validation report (text or JSON), not in the log, not in a refused start.
-@Suite(.serialized) struct SecretRedactionTests {
+@Suite(.ownThreads, .serialized) struct SecretRedactionTests {
     static let secret = "S3CR3T-TOKEN-XYZ"
 
     private func settingsFile(_ text: String) throws -> String {

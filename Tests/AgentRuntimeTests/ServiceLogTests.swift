@@ -5,7 +5,7 @@ import Testing
 
 /// The agent's own log as a service needs it: a detached agent's file rotated by size and
 /// reopened on SIGUSR1, and journal-style lines when stderr is systemd's journal stream.
-@Suite(.serialized) struct ServiceLogTests {
+@Suite(.ownThreads, .serialized) struct ServiceLogTests {
     static func settings(log: String) -> String {
         """
         {"enabled_modules": ["sample"], \(log)"processes": {

@@ -3,7 +3,7 @@ import Testing
 
 /// `agent-control unit` and the unit `create-agent` writes, checked by systemd's own verifier
 /// where it is installed.
-@Suite struct ServiceUnitTests {
+@Suite(.ownThreads) struct ServiceUnitTests {
     static let analyzer = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     static func agentFolder(_ name: String) throws -> String {

@@ -5,7 +5,7 @@ import Testing
 
 /// Every number in the host's schemas has a sane maximum, reported with its pointer; and
 /// `validate-settings` refuses what the running agent would refuse.
-@Suite struct SettingsBoundsTests {
+@Suite(.ownThreads) struct SettingsBoundsTests {
     private func hostIssues(_ processes: String, extra: String = "") throws -> [SettingsIssue] {
         let json = try JSONValue.parse(Data(#"{"enabled_modules": [], \#(extra) "processes": {\#(processes)}}"#.utf8))
         return AgentSettings(json: json, file: "settings.json").hostIssues
@@ -118,7 +118,7 @@ import Testing
 /// the faults module: each used to kill the supervisor (SIGILL) and is now either refused
 /// with its pointer before anything starts, or, at the largest valid value, runs and stops
 /// cleanly.
-@Suite struct HugeTimerEndToEndTests {
+@Suite(.ownThreads) struct HugeTimerEndToEndTests {
     private func console(_ processes: String) throws -> AgentRun {
         try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {\#(processes)}}"#,
                      arguments: ["--no-build", "--quiet"])

@@ -5,7 +5,7 @@ import Testing
 
 /// `settings_get`, `settings_change`, `validate`, `modules` and `diagnostics` against a real
 /// detached agent: its control socket, its settings file on disk, its workers.
-@Suite(.serialized) struct SettingsCommandTests {
+@Suite(.ownThreads, .serialized) struct SettingsCommandTests {
     static let secret = "CFG-S3CR3T-VALUE-42"
 
     /// A detached agent in a temporary folder, stopped at the end.

@@ -4,7 +4,7 @@ import Testing
 @testable import AgentRuntime
 @testable import AgentCore
 
-@Suite struct SettingsTests {
+@Suite(.ownThreads) struct SettingsTests {
     private func issues(_ json: String) throws -> [SettingsIssue] {
         AgentSettings(json: try JSONValue.parse(json), file: "settings.json").hostIssues
     }

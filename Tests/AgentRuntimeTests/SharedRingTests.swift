@@ -4,7 +4,7 @@ import Testing
 @testable import AgentCore
 
 /// The delivery ring between two mappings of one memfd, as the supervisor and a worker map it.
-@Suite struct SharedRingTests {
+@Suite(.ownThreads) struct SharedRingTests {
     static func pair(capacity: Int = 8192) throws -> (producer: SharedRing, consumer: SharedRing) {
         let (producer, fd) = try SharedRing.create(capacity: capacity)
         defer { close(fd) }

@@ -5,7 +5,7 @@ import Testing
 
 /// The batching of `status`/`metrics` snapshots: requests that join before the loop is asked
 /// share one snapshot.
-@Suite struct SnapshotBatcherTests {
+@Suite(.ownThreads) struct SnapshotBatcherTests {
     /// An empty snapshot; the test only counts how many are taken.
     private static func emptySnapshot() -> AgentSnapshot {
         AgentSnapshot(pid: getpid(), takenAt: 0, uptime: 0, stopping: false, processes: [], disabled: [], store: nil, storePath: nil,

@@ -4,7 +4,7 @@ import Testing
 
 /// What the runtime writes next to an agent never makes its modules look stale, and tests
 /// never write into the source tree.
-@Suite struct SourceTreeTests {
+@Suite(.ownThreads) struct SourceTreeTests {
     private static func setTime(_ path: String, secondsAgo: Double) {
         let time = Date().timeIntervalSince1970 - secondsAgo
         var times = [timespec(tv_sec: Int(time), tv_nsec: 0), timespec(tv_sec: Int(time), tv_nsec: 0)]

@@ -6,7 +6,7 @@ import Logging
 
 /// The embedded store with the real agent: events, state and history in SQLite, through
 /// crashes, a full disk and an unwritable location.
-@Suite(.serialized) struct StoreTests {
+@Suite(.ownThreads, .serialized) struct StoreTests {
     static func feed(interval: Double, extra: String = "") -> String {
         #"{"enabled_modules": ["sample"], \#(extra) "processes": {"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": \#(interval)}}}"#
     }
@@ -172,7 +172,7 @@ import Logging
 }
 
 /// A monitor's periodic query is checked before anything starts.
-@Suite struct PeriodicQueryTests {
+@Suite(.ownThreads) struct PeriodicQueryTests {
     static func module(_ name: String, queries: String) throws -> String {
         let manifest = #"{"name":"\#(name)","version":"1","processes":[{"type":"watcher","kind":"monitor","settings_schema":{"type":"object","properties":{"key":{"type":"string","default":"pair"}}},"queries":\#(queries)}]}"#
         return try CModuleFixture.module(name, manifest: manifest)
@@ -217,7 +217,7 @@ import Logging
 }
 
 /// Outputs configured in settings receive the agent's events and messages.
-@Suite struct OutputsEndToEndTests {
+@Suite(.ownThreads) struct OutputsEndToEndTests {
     @Test func fileOutputGetsEventsAndMessagesAsJSONLines() throws {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["sample"], "store": {"enabled": false},
@@ -262,7 +262,7 @@ import Logging
 }
 
 /// Reading a store that does not exist yet says so, naming where it looked.
-@Suite struct StoreReaderErrorTests {
+@Suite(.ownThreads) struct StoreReaderErrorTests {
     @Test func eventsBeforeTheFirstRunIsAClearError() throws {
         let file = TestPaths.temporaryDirectory("nostore") + "/settings.json"
         try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: file, atomically: true, encoding: .utf8)

@@ -4,7 +4,7 @@ import Testing
 
 /// Supervision with real faults: the `faults` module's processes crash, abort, hang, ignore
 /// stop requests and leave children behind, in real workers under the real agent-control.
-@Suite struct SupervisionTests {
+@Suite(.ownThreads) struct SupervisionTests {
     private func agent(_ processes: String, quiet: Bool = true) throws -> AgentRun {
         try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
                      arguments: ["--no-build", "--json"] + (quiet ? ["--quiet"] : []))
@@ -86,7 +86,7 @@ import Testing
 }
 
 /// A hundred workers stop gracefully: every one answers the stop request, none needs SIGKILL.
-@Suite struct ScaleTests {
+@Suite(.ownThreads) struct ScaleTests {
     @Test func hundredWorkersStopGracefullyWithinTheStopTimeout() throws {
         let processes = (1...100).map { #""w\#($0)": {"type": "fault", "tick_ms": 1000}"# }.joined(separator: ", ")
         let run = try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
@@ -103,7 +103,7 @@ import Testing
 }
 
 /// After a crash, the module gets a warm spare worker that the next restart adopts.
-@Suite struct WarmSpareTests {
+@Suite(.ownThreads) struct WarmSpareTests {
     @Test func restartsAfterTheFirstCrashAdoptAWarmSpareAndStopLeavesNone() throws {
         let run = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {

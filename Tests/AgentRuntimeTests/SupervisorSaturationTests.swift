@@ -8,7 +8,7 @@ import Testing
 /// which refuses these values): real workers of the faults module, timers of 2^31 ms and
 /// more, infinite delays and watchdogs, a start-limit window of 1e300 s. Each of these used
 /// to trap in the supervisor; it must supervise and stop as usual.
-@Suite(.serialized) struct SupervisorSaturationTests {
+@Suite(.ownThreads, .serialized) struct SupervisorSaturationTests {
     private func planned(_ name: String, settings: JSONObject, policy: ProcessPolicy) -> PlannedProcess {
         PlannedProcess(name: name, type: "fault", kind: "datasource",
                        module: ModuleLocation(name: "faults", library: TestPaths.products + "/libfaults.so", sourceDirectory: nil),

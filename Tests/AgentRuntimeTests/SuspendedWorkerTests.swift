@@ -4,7 +4,7 @@ import Testing
 
 /// A worker stopped by SIGSTOP shows as `stopped (SIGSTOP)` in `agent-control status` of a
 /// detached agent, the log says so, and it is `running` again after SIGCONT.
-@Suite struct SuspendedWorkerTests {
+@Suite(.ownThreads) struct SuspendedWorkerTests {
     @Test func workerStoppedBySIGSTOPShowsStoppedUntilSIGCONT() throws {
         let agent = try DaemonTests.Agent(#"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#)
         defer { try? FileManager.default.removeItem(atPath: agent.directory) }

@@ -3,7 +3,7 @@ import Testing
 
 /// The real `agent-control console` run as a systemd `Type=notify` service would be: with
 /// `NOTIFY_SOCKET` naming a datagram socket the test listens on.
-@Suite(.serialized) struct SystemdNotifyTests {
+@Suite(.ownThreads, .serialized) struct SystemdNotifyTests {
     static let twoProcesses = """
     {"enabled_modules": ["sample"], "processes": {
       "trades": {"type": "trade_feed", "interval": 0.05},

@@ -3,7 +3,7 @@ import Testing
 @testable import AgentRuntime
 
 /// `validate-settings` and `agent-control validate`, as a user runs them.
-@Suite struct ValidateSettingsTests {
+@Suite(.ownThreads) struct ValidateSettingsTests {
     private func run(_ program: String, _ arguments: [String]) throws -> ProgramResult {
         try runProgram(program, arguments)
     }
@@ -115,7 +115,7 @@ import Testing
 }
 
 /// Secrets come from the environment: `${env:NAME}` in any process setting.
-@Suite struct EnvironmentReferenceTests {
+@Suite(.ownThreads) struct EnvironmentReferenceTests {
     static let settings = #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "pairs": ["${env:AGENT_TEST_PAIR}"], "interval": 0.01}}}"#
 
     @Test func missingVariableIsASettingsErrorAtItsPointer() throws {
@@ -135,7 +135,7 @@ import Testing
 
 /// Manifests are remembered between runs by library identity, and a rebuilt library is
 /// described again.
-@Suite struct ManifestCacheTests {
+@Suite(.ownThreads) struct ManifestCacheTests {
     @Test func rebuiltLibraryIsDescribedAgain() throws {
         func manifest(_ version: String) -> String {
             #"{"name":"cached","version":"\#(version)","processes":[{"type":"ticker","kind":"datasource","settings_schema":{"type":"object"}}]}"#

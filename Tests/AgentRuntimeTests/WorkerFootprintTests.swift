@@ -3,7 +3,7 @@ import Testing
 
 /// Workers stay small: the server-side libraries (Hummingbird, NIO, metrics, PostgresNIO) are linked by
 /// agent-control only.
-@Suite struct WorkerFootprintTests {
+@Suite(.ownThreads) struct WorkerFootprintTests {
     @Test func workerLinksNoServerSideLibrary() throws {
         let worker = try Data(contentsOf: URL(fileURLWithPath: TestPaths.products + "/agent-worker"))
         let control = try Data(contentsOf: URL(fileURLWithPath: TestPaths.products + "/agent-control"))

@@ -14,7 +14,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 /// The strategies on fixed scenarios, without processes (``ExecutorPool``).
-@Suite struct AssignmentStrategyTests {
+@Suite(.ownThreads) struct AssignmentStrategyTests {
     typealias Capability = ExecutorDefinition.Capability
 
     static func executor(_ name: String, _ tasks: [String: Capability] = ["t": Capability()], max: Int = 4,

@@ -7,7 +7,7 @@ import Testing
 /// The coordinator with declared executors (``ExecutorPool``): runs go only to an executor with
 /// room, drains, manual assignment, a lost executor's run retried elsewhere, people's runs.
 /// Driven on a real event loop with a recording runner (these tests are about its caller).
-@Suite struct ExecutorDispatchTests {
+@Suite(.ownThreads) struct ExecutorDispatchTests {
     let loop = EventLoop()
     let runner = RecordingRunner()
 

@@ -5,7 +5,7 @@ import Testing
 /// Executors through the real binaries: `agent-control console` with executor replicas taking
 /// the `faults` module's task handler, driven by `agent-control task|executor …` over the
 /// control socket.
-@Suite struct ExecutorEndToEndTests {
+@Suite(.ownThreads) struct ExecutorEndToEndTests {
     static func agent(_ name: String, store: Bool = true) throws -> AgentRun {
         let settings = #"""
             {"enabled_modules": ["faults"], "store": {"enabled": \#(store)},

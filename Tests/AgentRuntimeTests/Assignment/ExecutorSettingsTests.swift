@@ -6,7 +6,7 @@ import Testing
 
 /// Processes of type "executor" and `"assignment"` in the settings: read into executors (one per
 /// replica), every problem at its JSON pointer.
-@Suite struct ExecutorSettingsTests {
+@Suite(.ownThreads) struct ExecutorSettingsTests {
     static func report(_ processes: String, assignment: String = "{}", extraTasks: String = "") throws -> SettingsReport {
         let text = #"""
             {"enabled_modules": [], "assignment": \#(assignment),

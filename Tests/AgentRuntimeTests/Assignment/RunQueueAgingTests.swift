@@ -2,7 +2,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Priority aging in the queue (``RunQueue``): no starvation of low priorities.
-@Suite struct RunQueueAgingTests {
+@Suite(.ownThreads) struct RunQueueAgingTests {
     /// A steady high-priority load: one high run arrives and one run starts per second, over a
     /// backlog of `backlog` high runs; a low run is queued at second 0. Returns the second it
     /// starts (nil: not within `seconds`).

@@ -4,7 +4,7 @@ import Testing
 
 /// The commands find their agent as git finds its repository: `--settings`, else
 /// `settings.json` in the current folder or the nearest parent; `-C DIR` anywhere.
-@Suite(.serialized) struct AgentDiscoveryTests {
+@Suite(.ownThreads, .serialized) struct AgentDiscoveryTests {
     static let settings = #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.2}}}"#
 
     /// An agent in a temporary folder with a sub-folder `a/b`, stopped at the end.

@@ -3,7 +3,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Messages for what a newcomer got wrong say what was expected and what was found.
-@Suite(.serialized) struct ClearMessagesTests {
+@Suite(.ownThreads, .serialized) struct ClearMessagesTests {
     @Test func specialFilesAsSettingsAreNamedByTheirKind() throws {
         let folder = TestPaths.temporaryDirectory("special")
         let fifo = folder + "/fifo.json"

@@ -3,7 +3,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Exit statuses, `--version`, `restart`'s options and misspelled commands, as a user meets them.
-@Suite(.serialized) struct CommandLineTests {
+@Suite(.ownThreads, .serialized) struct CommandLineTests {
     static let valid = #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.2}}}"#
 
     private func agentFolder(_ settings: String = valid) throws -> String {

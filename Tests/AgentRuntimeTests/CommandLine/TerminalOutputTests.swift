@@ -4,7 +4,7 @@ import Testing
 
 /// What a person at a terminal sees: log levels, alerts and errors in colour on a terminal only
 /// (not with NO_COLOR, not with --no-color, not into a pipe), and one time format on a screen.
-@Suite(.serialized) struct TerminalOutputTests {
+@Suite(.ownThreads, .serialized) struct TerminalOutputTests {
     /// A feed fast enough that the monitor's warning (an alert) comes within a second.
     static let alertingAgent = """
     {"enabled_modules": ["sample"],

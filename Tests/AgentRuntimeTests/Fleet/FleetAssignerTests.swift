@@ -4,7 +4,7 @@ import Testing
 /// The strategies' choice among a fleet's agents (``FleetAssigner``), from the members'
 /// heartbeats: each strategy as it is for executors, the lost and the agents without the task
 /// left out.
-@Suite struct FleetAssignerTests {
+@Suite(.ownThreads) struct FleetAssignerTests {
     static func member(_ id: String, running: Int = 0, max: Int = 4, boost: Int = 0, preferences: [TaskRun.Priority] = [],
                        silence: Double = 0, task: String = "t") -> FleetMember {
         var member = FleetMember(agentID: id, host: id, version: "test", started: 0, heartbeat: 0, processes: [:], running: running,

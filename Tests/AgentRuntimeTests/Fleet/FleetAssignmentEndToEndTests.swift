@@ -5,7 +5,7 @@ import Testing
 /// Real agents sharing one real PostgreSQL database, with a task whose strategy is
 /// `round_robin`: the agent a run is submitted to chooses among the fleet's agents, the chosen
 /// one carries it out; a killed agent's assignments are carried out by another after the hold.
-@Suite(.serialized) struct FleetAssignmentEndToEndTests {
+@Suite(.ownThreads, .serialized) struct FleetAssignmentEndToEndTests {
     /// An agent whose task `work` appends "RUN_ID ATTEMPT AGENT start|end" to `log`.
     static func agent(_ id: String, database: String, log: String, hold: Double) throws -> (AgentRun, Int) {
         let server = try PostgresTestServer.require()

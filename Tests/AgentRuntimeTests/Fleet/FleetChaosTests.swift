@@ -11,7 +11,7 @@ import Testing
 /// taken down). Every run must complete, its completion recorded once; the executions beyond
 /// one per run no more than the runs the two lost agents held; no schedule fire doubled or
 /// lost; and the cut agent's late results, once the link is back, refused.
-@Suite(.serialized) struct FleetChaosTests {
+@Suite(.ownThreads, .serialized) struct FleetChaosTests {
     static let runs = 10_000
     static let lease = 5.0
 

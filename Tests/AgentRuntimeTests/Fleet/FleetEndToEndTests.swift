@@ -8,7 +8,7 @@ import Testing
 /// Real agents (`agent-control console`) sharing one real PostgreSQL database: one task's
 /// runs, submitted to either, carried out once each by whichever has room; membership with
 /// heartbeats; a killed agent's run rescued by the other after its lease.
-@Suite(.serialized) struct FleetEndToEndTests {
+@Suite(.ownThreads, .serialized) struct FleetEndToEndTests {
     static let token = "fleet-test-token-0123456789"
 
     /// An agent of the fleet `database`, whose task `work` appends "RUN_ID ATTEMPT AGENT" to `log`.

@@ -7,7 +7,7 @@ import Testing
 /// The fleet's event store on a real PostgreSQL server: publishers at once, a reader following
 /// with one cursor, types kept apart, cursors recorded. Events across hosts exist only in a
 /// fleet, so there is no SQLite implementation to hold to the same checks.
-@Suite struct FleetEventStoreTests {
+@Suite(.ownThreads) struct FleetEventStoreTests {
     static func connect(_ database: String, agent: String) async throws -> PostgresFleetStore {
         try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: agent), logger: Logger(label: "test"))
     }

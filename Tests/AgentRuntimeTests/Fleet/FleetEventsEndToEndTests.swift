@@ -9,7 +9,7 @@ import Testing
 /// receives every event of each source in the order emitted, and after its agent is stopped
 /// and started again, or killed and started again, it resumes where it got to: at least once,
 /// nothing skipped. Types that are not published never reach the database.
-@Suite(.serialized) struct FleetEventsEndToEndTests {
+@Suite(.ownThreads, .serialized) struct FleetEventsEndToEndTests {
     /// An agent of the fleet `database` running `processes` of the faults module.
     static func agent(_ id: String, database: String, processes: String, publish: [String] = [], directory: String) throws -> AgentRun {
         let server = try PostgresTestServer.require()

@@ -9,7 +9,7 @@ import Testing
 /// on `task_runs` (each write is WAL, index entries and a share of a commit's fsync: what
 /// bounds issue 26's figure 13), and that a claim takes the queue's first runs however long
 /// the queue.
-@Suite(.serialized) struct FleetRunWritesTests {
+@Suite(.ownThreads, .serialized) struct FleetRunWritesTests {
     /// Counts every UPDATE of a run's row from now on, by run id.
     static func countUpdates(_ server: PostgresTestServer, database: String) throws {
         try server.sql(database: database, """

@@ -4,7 +4,7 @@ import Testing
 @testable import AgentRuntime
 
 /// The `fleet` section: read as the agent uses it, every problem at its JSON pointer.
-@Suite struct FleetSettingsTests {
+@Suite(.ownThreads) struct FleetSettingsTests {
     static func issues(_ fleet: String) throws -> [String] {
         let settings = AgentSettings(json: try JSONValue.parse(#"{"enabled_modules": [], "processes": {}, "fleet": \#(fleet)}"#), file: "settings.json")
         return settings.hostIssues.map { "\($0.pointer): \($0.message)" }

@@ -9,7 +9,7 @@ import Testing
 /// on an agent that is then `kill -9`'d is resumed by another once its lease lapsed, from its
 /// step log — steps whose results were committed are not done again, the step in flight goes
 /// on with the same idempotency key.
-@Suite(.serialized) struct FleetWorkflowEndToEndTests {
+@Suite(.ownThreads, .serialized) struct FleetWorkflowEndToEndTests {
     /// An agent of the fleet `database` with the workflow `three` (steps s1, s2, s3, each a
     /// task run appending "KEY RUN_ID ATTEMPT AGENT start|end" to `log`). s2 lasts far longer on
     /// host-a than any pause of the test process: host-a is surely killed while it runs.

@@ -8,7 +8,7 @@ import Testing
 /// The fleet's store while its database is away (issue 26 item 5): what is handed over waits,
 /// bounded by `backlog_limit`, the rest dropped and counted; the store says it is degraded; what
 /// waited is written once the database is back.
-@Suite(.serialized) struct PostgresFleetStoreOutageTests {
+@Suite(.ownThreads, .serialized) struct PostgresFleetStoreOutageTests {
     @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
     func runChangesWaitBoundedAndCountedWhileTheDatabaseIsAwayAndAreWrittenWhenItIsBack() async throws {
         // A server of its own: this test stops it.

@@ -49,7 +49,7 @@ struct StoresUnderTest: Sendable {
 /// pass one shared conformance test suite"): runs recorded, read back, listed and pruned;
 /// claims in the queue's order, exclusive, leased and fenced; schedule commits atomic and
 /// refused under a lapsed leadership.
-@Suite struct StoreConformanceTests {
+@Suite(.ownThreads) struct StoreConformanceTests {
     static func run(_ id: String, task: String = "t", status: TaskRun.Status = .queued, priority: TaskRun.Priority = .normal,
                     notBefore: Double? = nil, queuedAt: Double = Date().timeIntervalSince1970, endedAt: Double? = nil) -> TaskRun {
         var run = TaskRun(id: id, task: task, input: ["n": .string(id)], priority: priority, notBefore: notBefore, requestedBy: .http,

@@ -3,7 +3,7 @@ import Testing
 
 /// The dashboard's memory page against a real agent: keys and values, the write and delete
 /// forms (session and CSRF token), a workflow run's scope; a read-only user sees no forms.
-@Suite struct DashboardMemoryPageTests {
+@Suite(.ownThreads) struct DashboardMemoryPageTests {
     @Test func theMemoryPageShowsKeysAndItsFormsWriteAndDelete() throws {
         let agent = try APIAgent(http: try HTTPSessionTests.users(), tasks: "{}")
         let (cookie, csrf, _) = try HTTPSessionTests.login(agent)

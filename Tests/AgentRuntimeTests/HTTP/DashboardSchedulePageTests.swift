@@ -3,7 +3,7 @@ import Testing
 
 /// The dashboard's schedules page against a real agent: the schedules, one's history, and the
 /// pause, resume and run-now forms (session and CSRF token); a read-only user sees no forms.
-@Suite struct DashboardSchedulePageTests {
+@Suite(.ownThreads) struct DashboardSchedulePageTests {
     static let settings = #"""
         {"later": {"type": "command", "command": ["/bin/true"]}},
          "schedules": {"daily": {"every": 86400, "run": {"task": "later"}, "description": "once a day"}}

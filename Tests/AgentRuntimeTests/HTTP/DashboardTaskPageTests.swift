@@ -4,7 +4,7 @@ import Testing
 /// The dashboard's tasks pages against a real agent: the tasks and their runs, a run's page,
 /// running a task and cancelling a run with the forms (session and CSRF token), and what a
 /// read-only user is offered.
-@Suite struct DashboardTaskPageTests {
+@Suite(.ownThreads) struct DashboardTaskPageTests {
     static let tasks = #"{"later": {"type": "command", "command": ["/bin/true"], "description": "runs later"}}"#
 
     @Test func theTasksPageListsTasksAndRunsAndTheFormsRunAndCancel() throws {

@@ -4,7 +4,7 @@ import Testing
 /// `?follow` as server-sent events against the real agent: new events as they are stored,
 /// `id:` lines that `Last-Event-ID` resumes from, a bounded number of streams, and streams
 /// that end with their client or with the agent.
-@Suite(.serialized) struct EventStreamTests {
+@Suite(.ownThreads, .serialized) struct EventStreamTests {
     static let trades = #"{"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.02}}"#
 
     @Test func followingEventsStreamsNewOnesWithIdsAndResumesAfterLastEventID() throws {
@@ -82,7 +82,7 @@ import Testing
 }
 
 /// `GET /api/processes/{name}/logs?follow=1`: a process's log as server-sent events.
-@Suite struct ProcessLogStreamTests {
+@Suite(.ownThreads) struct ProcessLogStreamTests {
     @Test func followingAProcessLogStreamsTheLinesWrittenAfterItOpened() throws {
         let agent = try HTTPAgent(processes: EventStreamTests.trades)
         let stream = try EventStreamClient(port: agent.port, path: "/api/processes/trades/logs?follow=1&lines=1", headers: HTTPAgent.authorization)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Who may use the HTTP API: bearer tokens and their roles, against a real agent over loopback.
-@Suite struct HTTPAuthenticationTests {
+@Suite(.ownThreads) struct HTTPAuthenticationTests {
     static let tokens = #""tokens": ["${env:AGENT_API_TOKEN}", {"token": "${env:AGENT_READ_TOKEN}", "role": "read", "name": "grafana"}]"#
 
     /// Every route of the command catalog with its parameters filled in.

@@ -4,7 +4,7 @@ import Testing
 /// Bad input against the real HTTP front: every malformed request gets a clear JSON error, and
 /// slow, half-open or very many clients are cut off or made to wait — never a crash, never a
 /// stalled supervisor.
-@Suite(.serialized) struct HTTPBadInputTests {
+@Suite(.ownThreads, .serialized) struct HTTPBadInputTests {
     static let trades = #"{"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.01}}"#
 
     @Test func malformedBodiesUnknownFieldsAndWrongTypesGet400WithThePointer() throws {

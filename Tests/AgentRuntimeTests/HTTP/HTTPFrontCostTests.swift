@@ -6,7 +6,7 @@ import JSONSchema
 
 /// What the HTTP front's cheaper paths must keep: the `Date` header made on demand, and answers
 /// written as bytes that are exactly their JSON text.
-@Suite struct HTTPFrontCostTests {
+@Suite(.ownThreads) struct HTTPFrontCostTests {
     @Test func answersCarryTheCurrentDate() throws {
         let agent = try HTTPAgent()
         defer { _ = agent.run.stop() }

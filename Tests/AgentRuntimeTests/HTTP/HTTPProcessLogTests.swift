@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `GET /api/processes/{name}/logs`: the `logs` command over HTTP, against a real agent.
-@Suite struct HTTPProcessLogTests {
+@Suite(.ownThreads) struct HTTPProcessLogTests {
     @Test func aProcessLogIsReadOverHTTPAndAnUnknownProcessIsNotFound() throws {
         let agent = try APIAgent(http: HTTPAuthenticationTests.tokens)
         #expect(agent.run.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.run.transcript)")

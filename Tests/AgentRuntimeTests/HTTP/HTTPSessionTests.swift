@@ -3,7 +3,7 @@ import Testing
 
 /// Browser sessions: login with a bcrypt hash, the session cookie, CSRF protection of every
 /// change, logout, and the rate limit of failed logins, against a real agent over loopback.
-@Suite struct HTTPSessionTests {
+@Suite(.ownThreads) struct HTTPSessionTests {
     static let password = "correct horse battery staple"
 
     static func users(limit: String = "") throws -> String {

@@ -5,7 +5,7 @@ import Testing
 /// `"http"`'s credentials, TLS and address in the settings: every problem an error at its
 /// pointer (through `validate-settings` too), no value from the environment ever shown; and
 /// `agent-control hash-password`.
-@Suite struct HTTPSettingsTests {
+@Suite(.ownThreads) struct HTTPSettingsTests {
     static let hash = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
 
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// HTTPS with the certificate and key of `"tls"`: a self-signed certificate made by openssl.
-@Suite struct HTTPTLSTests {
+@Suite(.ownThreads) struct HTTPTLSTests {
     static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     @Test(.enabled(if: openssl != nil, "openssl is not installed: no certificate to test TLS with"))

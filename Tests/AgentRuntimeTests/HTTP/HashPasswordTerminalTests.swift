@@ -4,7 +4,7 @@ import Testing
 
 /// `agent-control hash-password` on a terminal (a pseudo-terminal made by `script`): asks
 /// twice, shows nothing of what is typed.
-@Suite struct HashPasswordTerminalTests {
+@Suite(.ownThreads) struct HashPasswordTerminalTests {
     static let script = FileManager.default.isExecutableFile(atPath: "/usr/bin/script") ? "/usr/bin/script" : nil
 
     /// Runs hash-password on a pseudo-terminal, typing each line once its prompt shows.

@@ -4,7 +4,7 @@ import Testing
 
 /// `GET /metrics`, `/livez` and `/readyz` of a real agent-control with `"http"` on port 0,
 /// scraped over real connections while its real workers run, crash and are killed.
-@Suite struct MetricsAndHealthTests {
+@Suite(.ownThreads) struct MetricsAndHealthTests {
     static let token = APIAgent.adminToken
 
     /// Starts an agent with the HTTP front; returns it with the port it listens on.
@@ -145,8 +145,11 @@ import Testing
 
         let pid = try #require(run.workerPids("ticker").first)
         kill(pid, SIGKILL)
+        // Until the new worker has emitted too (running is not yet emitting, on a loaded machine).
         let later = try scrape(port) { ($0.value("agent_process_restarts_total", ["process": "ticker"]) ?? 0) == 1
-            && $0.value("agent_process_state", ["process": "ticker", "state": "running"]) == 1 }
+            && $0.value("agent_process_state", ["process": "ticker", "state": "running"]) == 1
+            && ($0.value("agent_process_events_emitted_total", ["process": "ticker"]) ?? 0) > emitted
+            && ($0.value("agent_events_routed_total") ?? 0) > routed }
         #expect(later.value("agent_process_restarts_total", ["process": "ticker"]) == 1, "\(run.transcript)")
         #expect(later.value("agent_restarts_total") == 1)
         #expect((later.value("agent_process_events_emitted_total", ["process": "ticker"]) ?? 0) > emitted)
@@ -252,7 +255,7 @@ import Testing
 
 /// `GET /readyz` while the store cannot write: a small tmpfs filled up for real (needs root,
 /// as in the test container).
-@Suite(.serialized) struct ReadinessOfTheStoreTests {
+@Suite(.ownThreads, .serialized) struct ReadinessOfTheStoreTests {
     static let token = APIAgent.adminToken
 
     @Test(.enabled(if: DiskFullTests.canMountTmpfs, "mounting a tmpfs needs root"))

@@ -6,7 +6,7 @@ import AgentRuntime
 /// `GET /api/openapi.json` matches the server: it is valid OpenAPI 3.1 (openapi-spec-validator),
 /// it has every command of the catalog, and schemathesis driving the real server with it finds
 /// no server error, no answer outside the document, no crash.
-@Suite(.serialized) struct OpenAPITests {
+@Suite(.ownThreads, .serialized) struct OpenAPITests {
     /// Whether `python3` can import `module` (the tools come from PyPI; .ci/run installs them).
     static func hasPython(_ module: String) -> Bool {
         (try? runProgram("/usr/bin/env", ["python3", "-c", "import \(module)"]).status) == 0

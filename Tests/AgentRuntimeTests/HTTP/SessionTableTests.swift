@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The session table and the login limiter on their own: expiry, bounds, windows.
-@Suite struct SessionTableTests {
+@Suite(.ownThreads) struct SessionTableTests {
     @Test func aSessionEndsAfterItsTimeWithoutARequestAndALogout() throws {
         let table = SessionTable(ttl: 2)
         let (id, csrf) = table.create(user: "alice", role: .admin)

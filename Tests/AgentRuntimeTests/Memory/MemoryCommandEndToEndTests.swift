@@ -5,7 +5,7 @@ import Testing
 
 /// Shared memory through the real agent: `agent-control memory …` over the control socket,
 /// `/api/memory` over HTTP, values kept in the agent's store across a restart, writes audited.
-@Suite struct MemoryCommandEndToEndTests {
+@Suite(.ownThreads) struct MemoryCommandEndToEndTests {
     static let settings = ScheduleAgent.settings(tasks: "", schedules: "")
 
     static func memory(_ agent: ScheduleAgent, _ arguments: [String]) throws -> ProgramResult {

@@ -6,7 +6,7 @@ import Testing
 /// `context.memory` from a real module worker: the `faults` module's `memory_task` handler in
 /// executor workers of a real agent reads and writes shared memory through its worker's
 /// frames to the supervisor, with compare-and-set from concurrent runs.
-@Suite struct MemoryModuleEndToEndTests {
+@Suite(.ownThreads) struct MemoryModuleEndToEndTests {
     static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult {
         try runProgram("agent-control", arguments + ["--settings", agent.settingsFile], timeout: 120)
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// Shared memory in a real SQLite store: written through the store's writer, read back,
 /// versions and compare-and-set, scopes, paging, bounds.
-@Suite struct MemoryStoreTests {
+@Suite(.ownThreads) struct MemoryStoreTests {
     static func open(_ folder: String) throws -> (AgentStore, SQLiteMemoryStore) {
         let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
         return (store, try SQLiteMemoryStore(store: store))

@@ -4,7 +4,7 @@ import Testing
 @testable import AgentRuntime
 
 /// The delivery never holds up its caller: a hung server, a flood, the outputs route.
-@Suite(.serialized, .timeLimit(.minutes(3)),
+@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)),
        .enabled(if: SMTPTestServer.unavailableReason == nil, "needs an SMTP server: \(SMTPTestServer.unavailableReason ?? "")"))
 struct NotificationDeliveryTests {
     typealias Support = NotificationTestSupport

@@ -4,7 +4,7 @@ import Testing
 @testable import AgentRuntime
 
 /// `"notify"` and `"notifications"`: the schemas and the checks behind them, with pointers.
-@Suite struct NotificationSettingsTests {
+@Suite(.ownThreads) struct NotificationSettingsTests {
     private let environment = ["SMTP_PASSWORD": "pw-from-env", "SMTP_USER": "mailer"]
 
     private func issues(_ document: JSONValue, environment: [String: String]? = nil) -> [String: String] {

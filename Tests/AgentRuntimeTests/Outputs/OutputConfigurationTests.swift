@@ -3,7 +3,7 @@ import JSONSchema
 import Testing
 @testable import AgentRuntime
 
-@Suite struct OutputConfigurationTests {
+@Suite(.ownThreads) struct OutputConfigurationTests {
     @Test func defaultsAreFilledIn() throws {
         let outputs = try OutputConfiguration.list(json: [
             ["type": "stdout"],

@@ -4,7 +4,7 @@ import Testing
 
 /// Figures behind the outputs' design choices, printed rather than asserted. Opt-in, as they
 /// take a while: `AGENT_OUTPUT_MEASURE=1 swift test --skip-build --filter OutputMeasurements`.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["AGENT_OUTPUT_MEASURE"] != nil))
+@Suite(.ownThreads, .serialized, .enabled(if: ProcessInfo.processInfo.environment["AGENT_OUTPUT_MEASURE"] != nil))
 struct OutputMeasurements {
     static func residentKilobytes() -> Int {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""

@@ -2,7 +2,7 @@ import JSONSchema
 import Testing
 @testable import AgentRuntime
 
-@Suite struct OutputRecordTests {
+@Suite(.ownThreads) struct OutputRecordTests {
     /// 2026-11-23T03:00:00.123Z
     let time: Int64 = 1_795_402_800_123_456_789
 

@@ -5,7 +5,7 @@ import Testing
 /// scripts/package-deb.sh on the products already built (`--no-build`, so the test costs no
 /// release build), installed into a fresh root with dpkg (`--root`, maintainer scripts run
 /// without chroot with DPKG_ROOT set), upgraded, removed and purged.
-@Suite(.serialized) struct DebianPackageTests {
+@Suite(.ownThreads, .serialized) struct DebianPackageTests {
     /// The generate-manual plugin's pages for the build the tests run from.
     static let manuals = URL(fileURLWithPath: TestPaths.products).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("plugins/GenerateManual/outputs").path

@@ -3,7 +3,7 @@ import Testing
 
 /// scripts/install.sh on the products already built (`--no-build`): executables, templates and
 /// SDK, man pages and completions under a prefix.
-@Suite struct InstallScriptTests {
+@Suite(.ownThreads) struct InstallScriptTests {
     @Test(.enabled(if: DebianPackageTests.manualsReady,
                    "no man pages generated for this build: run `swift package generate-manual --configuration debug` first (.ci/run does)"))
     func installPutsManPagesAndCompletionsUnderThePrefix() throws {

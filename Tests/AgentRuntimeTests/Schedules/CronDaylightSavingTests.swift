@@ -6,7 +6,7 @@ import Testing
 /// cronie's rules: a fixed time the clocks skip fires once right after the jump; a fixed time
 /// they repeat fires once (the first pass); a `*` minute or hour keeps its rhythm; a change of
 /// more than 3 hours is a clock correction.
-@Suite struct CronDaylightSavingTests {
+@Suite(.ownThreads) struct CronDaylightSavingTests {
     private func fires(_ expression: String, _ zone: String, after start: String, count: Int) throws -> [String] {
         try CronFixtures.fires(expression, after: start, in: zone, count: count)
     }

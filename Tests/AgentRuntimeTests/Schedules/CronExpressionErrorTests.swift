@@ -2,7 +2,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Every invalid form is refused with the field, the offending part and what was expected.
-@Suite struct CronExpressionErrorTests {
+@Suite(.ownThreads) struct CronExpressionErrorTests {
     private func error(_ expression: String) -> CronExpressionError? {
         do {
             _ = try CronExpression(parsing: expression)

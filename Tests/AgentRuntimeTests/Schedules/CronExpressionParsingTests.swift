@@ -4,7 +4,7 @@ import Testing
 
 /// Every form of a cron expression's fields, read as cronie reads them (checked by the times
 /// they fire, in UTC, from an injected instant).
-@Suite struct CronExpressionParsingTests {
+@Suite(.ownThreads) struct CronExpressionParsingTests {
     private func fires(_ expression: String, after start: String = "2026-01-01T00:00:00Z", count: Int) throws -> [String] {
         try CronFixtures.fires(expression, after: start, count: count)
     }

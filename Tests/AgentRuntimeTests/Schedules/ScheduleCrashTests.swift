@@ -6,7 +6,7 @@ import Testing
 /// A fire's run request and the schedule's state are committed together, before the run
 /// starts: SIGKILL of the agent at any moment around its fires loses no fire time and runs
 /// none twice.
-@Suite struct ScheduleCrashTests {
+@Suite(.ownThreads) struct ScheduleCrashTests {
     @Test func twentyKillsOfTheAgentAroundItsFiresLoseNoFireAndDoubleNone() throws {
         let directory = TestPaths.temporaryDirectory("schedule-kill")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -5,7 +5,7 @@ import Testing
 
 /// Schedules through the real agent: fires from its loop's timer, runs of real commands, the
 /// history and state in the agent's SQLite store, the CLI and HTTP fronts.
-@Suite struct ScheduleEndToEndTests {
+@Suite(.ownThreads) struct ScheduleEndToEndTests {
     /// A command task that appends its run id (and its input, on stdin) to `runs.txt`.
     static let logTask = #""log": {"type": "command", "command": "echo \"$AGENT_TASK_RUN_ID $(cat)\" >> runs.txt", "shell": true}"#
 

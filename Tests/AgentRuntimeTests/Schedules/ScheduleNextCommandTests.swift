@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `agent-control schedule next EXPRESSION`, run as the real binary.
-@Suite struct ScheduleNextCommandTests {
+@Suite(.ownThreads) struct ScheduleNextCommandTests {
     private func next(_ arguments: [String]) throws -> ProgramResult {
         try runProgram("agent-control", ["schedule", "next"] + arguments, timeout: 60)
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// `"schedules"` in the settings: read into definitions, and every problem reported at once
 /// with its JSON pointer, by `validate-settings` as a user runs it.
-@Suite struct ScheduleSettingsTests {
+@Suite(.ownThreads) struct ScheduleSettingsTests {
     @Test func aScheduleIsReadWithItsPolicies() throws {
         let settings = AgentSettings(json: try JSONValue.parse(#"""
             {"enabled_modules": [], "processes": {},

@@ -8,7 +8,7 @@ import Testing
 /// ``Scheduler/lead`` before it and their runs released at it, never before their commit is
 /// done. Driven with an injected clock, a real coordinator, and a store and a runner that
 /// only record (these tests are about the scheduler, their caller).
-@Suite struct SchedulerAheadTests {
+@Suite(.ownThreads) struct SchedulerAheadTests {
     final class Clock: @unchecked Sendable {
         var now: Double
         init(now: Double) { self.now = now }

@@ -8,7 +8,7 @@ import Testing
 /// ECANCELED (TFD_TIMER_CANCEL_ON_SET); stepping the machine's real clock in a test would
 /// disturb everything else running on it, so these tests drive the path ECANCELED takes
 /// (``Scheduler/clockStepped(by:)``) with an injected clock, and a real coordinator.
-@Suite struct SchedulerClockTests {
+@Suite(.ownThreads) struct SchedulerClockTests {
     final class Clock: @unchecked Sendable { var now: Double = 1_800_000_000 + 100 }
 
     static func scheduler(_ timing: ScheduleTiming, catchUp: ScheduleDefinition.CatchUp = .one) -> (Scheduler, Clock, TaskCoordinator) {

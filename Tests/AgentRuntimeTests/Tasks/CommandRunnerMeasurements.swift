@@ -5,7 +5,7 @@ import Testing
 /// Where a `command` task running /bin/true stands against the floor (a bare posix_spawn +
 /// wait): printed, not judged (no timed test). Run with
 /// `AGENT_COMMAND_BENCH=2000 swift test --filter CommandRunnerMeasurements`.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["AGENT_COMMAND_BENCH"] != nil, "set AGENT_COMMAND_BENCH=N to measure"))
+@Suite(.ownThreads, .enabled(if: ProcessInfo.processInfo.environment["AGENT_COMMAND_BENCH"] != nil, "set AGENT_COMMAND_BENCH=N to measure"))
 struct CommandRunnerMeasurements {
     static let count = Int(ProcessInfo.processInfo.environment["AGENT_COMMAND_BENCH"] ?? "") ?? 2_000
 

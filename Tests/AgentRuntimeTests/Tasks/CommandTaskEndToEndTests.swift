@@ -5,7 +5,7 @@ import Testing
 
 /// `command` tasks through the real agent: `agent-control task run NAME --wait` against a
 /// running `agent-control console`, the command runner registered for type `"command"`.
-@Suite struct CommandTaskEndToEndTests {
+@Suite(.ownThreads) struct CommandTaskEndToEndTests {
     /// The README's Python command (`jobs/greet.py` in "Tasks"), read from the README itself so
     /// that the example shown is the one that runs: it reads its input from stdin, prints JSON.
     static func readmeScript() throws -> String {

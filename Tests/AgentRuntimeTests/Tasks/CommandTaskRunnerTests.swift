@@ -7,7 +7,7 @@ import Testing
 
 /// The built-in `command` task type, driven directly on a loop of the test's own: real
 /// programs, real pipes, real process trees.
-@Suite struct CommandTaskRunnerTests {
+@Suite(.ownThreads) struct CommandTaskRunnerTests {
     typealias Harness = CommandRunnerHarness
 
     // MARK: Exit status

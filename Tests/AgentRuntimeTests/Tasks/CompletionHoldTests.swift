@@ -4,7 +4,7 @@ import Testing
 
 /// While an instant's held runs start, the worker keeps its frames (``CompletionHold``): the
 /// supervisor is not woken by the first results while the last runs still need the cores.
-@Suite struct CompletionHoldTests {
+@Suite(.ownThreads) struct CompletionHoldTests {
     /// A worker channel on one end of a socketpair, the other end read as the supervisor would.
     final class Pair {
         let channel: WorkerChannel

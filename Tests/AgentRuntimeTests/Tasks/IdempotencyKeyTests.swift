@@ -8,7 +8,7 @@ import Testing
 /// The idempotency key a run's work sees: a command's `AGENT_TASK_IDEMPOTENCY_KEY`, a module
 /// handler's `TaskContext.idempotencyKey`; the run id unless the requester gave one; the same
 /// for every attempt of the run; kept by the store.
-@Suite(.serialized) struct IdempotencyKeyTests {
+@Suite(.ownThreads, .serialized) struct IdempotencyKeyTests {
     /// A coordinator on a loop of the test's own with the real command runner.
     final class Commands {
         let loop = EventLoop()

@@ -7,7 +7,7 @@ import Testing
 /// `{{input}}` and `{{input.FIELD}}` in a command task's arguments: replaced by the run's
 /// input before the program starts (real programs), checked against the task's input schema
 /// when the settings are read.
-@Suite struct InputReferenceTests {
+@Suite(.ownThreads) struct InputReferenceTests {
     typealias Harness = CommandRunnerHarness
 
     static let input: JSONValue = ["name": "a b; rm -rf /tmp/x", "count": 3, "tags": ["x", "y"], "place": ["city": "Oslo"], "none": nil]

@@ -6,7 +6,7 @@ import Testing
 
 /// The task kind of module ABI 2, with real libraries built from C: old modules refused, task
 /// declarations checked, and a C task handler run in a real executor worker.
-@Suite struct ModuleTaskABITests {
+@Suite(.ownThreads) struct ModuleTaskABITests {
     private func loadError(_ path: String) -> ModuleLoadError? {
         do {
             _ = try ModuleLoader.load(path: path, module: "old")

@@ -5,7 +5,7 @@ import Testing
 /// A module task through the whole agent: `agent-control task run` over the control socket of
 /// a real `agent-control console`, the coordinator, the module runner and an executor worker
 /// of the shipped `sample` module.
-@Suite struct ModuleTaskEndToEndTests {
+@Suite(.ownThreads) struct ModuleTaskEndToEndTests {
     static func agent() throws -> AgentRun {
         let settings = #"""
             {"enabled_modules": ["sample"], "processes": {},

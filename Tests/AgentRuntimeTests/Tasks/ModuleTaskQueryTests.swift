@@ -4,7 +4,7 @@ import Testing
 
 /// The `query` host call from task handlers that run at once in one executor worker: each
 /// call gets its own answer, however the calls interleave.
-@Suite struct ModuleTaskQueryTests {
+@Suite(.ownThreads) struct ModuleTaskQueryTests {
     /// A task handler in C whose runs each go on in a thread of their own: a run queries the
     /// store for its own run id (`SELECT ? AS v`), then waits until the other run has its answer
     /// too (at most 10 s), and only then reads its own — as a handler may hold an answer while

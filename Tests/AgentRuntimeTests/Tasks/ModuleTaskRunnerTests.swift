@@ -7,7 +7,7 @@ import Testing
 /// Module task runs in real executor workers: a supervisor embedded in the test with a
 /// ``ModuleTaskRunner``, the `sample` module's `word_count` handler and the `faults` module's
 /// `fault_task` (which fails, crashes, hangs or ignores cancellation on purpose).
-@Suite(.serialized) struct ModuleTaskRunnerTests {
+@Suite(.ownThreads, .serialized) struct ModuleTaskRunnerTests {
     /// A supervisor with no configured process, its runner, and what the runner reported.
     final class Harness {
         let supervisor: Supervisor

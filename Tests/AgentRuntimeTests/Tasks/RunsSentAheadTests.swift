@@ -8,7 +8,7 @@ import Testing
 /// A schedule's fire decided ahead goes to the module executor's worker before its instant and
 /// is held there (``HeldRuns``) until it comes: the loop, the queue and the pipe are no longer
 /// between the instant and the run's start.
-@Suite struct RunsSentAheadTests {
+@Suite(.ownThreads) struct RunsSentAheadTests {
     static func run(_ token: UInt64, at notBefore: Int64) -> HeldRuns.Run {
         HeldRuns.Run(token: token, attempt: 1, notBefore: notBefore, runID: Array("r\(token)".utf8), idempotencyKey: [], input: Array("{}".utf8))
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// Real commands run by a real agent, asked for with the real `agent-control task …`: exit
 /// statuses, retries, timeouts, cancellation, and a crash of the agent while a run runs.
-@Suite struct TaskCommandEndToEndTests {
+@Suite(.ownThreads) struct TaskCommandEndToEndTests {
     static let tasks = #"""
         "ok": {"type": "command", "command": ["/bin/true"]},
         "no": {"type": "command", "command": ["/bin/false"]},

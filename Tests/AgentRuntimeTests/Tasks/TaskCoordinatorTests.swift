@@ -54,7 +54,7 @@ final class SlowRunner: TaskRunner {
 
 /// The coordinator's decisions: queue order, concurrency, retries and their backoff, timeouts,
 /// cancellation, recovery of a dead agent's runs; driven on a real event loop.
-@Suite struct TaskCoordinatorTests {
+@Suite(.ownThreads) struct TaskCoordinatorTests {
     let loop = EventLoop()
     let runner = RecordingRunner()
 

@@ -3,7 +3,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Task events on the bus and `on_event` triggers, with real workers of the `faults` module.
-@Suite struct TaskEventTests {
+@Suite(.ownThreads) struct TaskEventTests {
     @Test func anEventWhosePayloadPassesTheConditionRunsTheTaskWithTheEventAsInput() throws {
         let (agent, port) = try TaskFrontTests.agent(tasks: #"""
             "on_tick": {"type": "command", "command": ["/bin/true"],

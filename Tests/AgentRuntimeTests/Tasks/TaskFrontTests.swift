@@ -4,7 +4,7 @@ import Testing
 
 /// The task commands through the real fronts: `agent-control task …` over the control socket
 /// and `/api/tasks`, `/api/runs` over HTTP, of a real `agent-control console`.
-@Suite struct TaskFrontTests {
+@Suite(.ownThreads) struct TaskFrontTests {
     static let token = "admin-token-0123456789abcdef"
 
     static let tasks = #"""

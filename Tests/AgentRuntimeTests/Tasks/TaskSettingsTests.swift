@@ -6,7 +6,7 @@ import Testing
 
 /// `"tasks"` in the settings: read into definitions, and every problem reported at once with
 /// its JSON pointer.
-@Suite struct TaskSettingsTests {
+@Suite(.ownThreads) struct TaskSettingsTests {
     static func settings(_ tasks: String, modules: String = "[]") throws -> AgentSettings {
         AgentSettings(json: try JSONValue.parse(#"{"enabled_modules": \#(modules), "processes": {}, "tasks": \#(tasks)}"#), file: "settings.json")
     }
@@ -116,7 +116,7 @@ import Testing
 }
 
 /// `idle_timeout` and `cancel_grace` of a task: read, bounded, saturating, and used by the runners.
-@Suite struct TaskGraceSettingsTests {
+@Suite(.ownThreads) struct TaskGraceSettingsTests {
     @Test func idleTimeoutAndCancelGraceAreReadAndAnIdleTimeoutIsForModuleTasksOnly() throws {
         let settings = try TaskSettingsTests.settings(#"""
             {"cmd": {"type": "command", "command": ["/bin/true"], "cancel_grace": 0.5},

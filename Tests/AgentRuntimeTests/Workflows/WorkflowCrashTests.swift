@@ -7,7 +7,7 @@ import Testing
 /// parallel section, a wait for an event and an approval, the agent is killed at random
 /// moments; afterwards every run completes, none is lost, and a step's task ran again at most
 /// once per kill (each run appends its idempotency key to a file).
-@Suite struct WorkflowCrashTests {
+@Suite(.ownThreads) struct WorkflowCrashTests {
     /// How many times the agent is killed, as the issue asks. A kill costs about 1.4 s alone
     /// (the agent's start, two runs asked over HTTP, 0.05-1.5 s of random pause).
     static let kills = 100

@@ -7,7 +7,7 @@ import Testing
 /// update, add a step at a position, delete — each through the settings path (validated with
 /// every error at its pointer and nothing written, or written keeping the file's formatting
 /// and reloaded), against a real agent.
-@Suite(.serialized) struct WorkflowDefinitionHTTPTests {
+@Suite(.ownThreads, .serialized) struct WorkflowDefinitionHTTPTests {
     static let tasks = #""note": {"type": "command", "command": "echo '{\"ok\": true}'", "shell": true}"#
 
     static func body(_ value: JSONValue) -> String { value.serialized() }

@@ -5,7 +5,7 @@ import Testing
 
 /// Workflows through the whole agent: `agent-control workflow …` over the control socket (and
 /// HTTP for approvals) of a real `agent-control console`, real command tasks, the real store.
-@Suite(.serialized) struct WorkflowEndToEndTests {
+@Suite(.ownThreads, .serialized) struct WorkflowEndToEndTests {
     /// `double`: {"amount": N} → {"amount": 2N}; `nap`: sleeps input.seconds, prints input.name;
     /// `fail`: exits 3; `keys`: appends its idempotency key to keys.txt.
     static let tasks = #"""

@@ -6,7 +6,7 @@ import Testing
 /// A reload of the settings and the workflows going on: a run keeps the definition it started
 /// with (also across a kill and restart), new runs take the new one; who may answer an
 /// approval follows the reloaded HTTP users, tokens and roles.
-@Suite(.serialized) struct WorkflowReloadTests {
+@Suite(.ownThreads, .serialized) struct WorkflowReloadTests {
     static let tasks = #""keys": {"type": "command", "command": "echo \"$AGENT_TASK_IDEMPOTENCY_KEY\" >> keys.txt; echo '{\"ok\": true}'", "shell": true}"#
 
     /// `flow`: waits for `flow.go`, then marks its version (1: one step after the wait; 2: two).

@@ -5,7 +5,7 @@ import Testing
 
 /// Schedules that start workflows (`"run": {"workflow": NAME}`): validated with the other
 /// schedule problems, fired by a real agent, each fire's run committed with the fire.
-@Suite(.serialized) struct WorkflowScheduleTests {
+@Suite(.ownThreads, .serialized) struct WorkflowScheduleTests {
     @Test func aScheduleOfAnUnknownWorkflowOrABadInputIsAnErrorAtItsPointer() throws {
         let directory = TestPaths.temporaryDirectory("workflow-schedule-settings")
         defer { try? FileManager.default.removeItem(atPath: directory) }

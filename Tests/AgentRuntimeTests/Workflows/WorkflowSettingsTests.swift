@@ -5,7 +5,7 @@ import Testing
 
 /// `"workflows"` in the settings: every problem reported at once at its JSON pointer, by
 /// `validate-settings` as a user runs it, before anything runs.
-@Suite struct WorkflowSettingsTests {
+@Suite(.ownThreads) struct WorkflowSettingsTests {
     @Test func everyProblemOfTheStepsIsReportedAtItsPointer() throws {
         let directory = TestPaths.temporaryDirectory("workflow-settings")
         defer { try? FileManager.default.removeItem(atPath: directory) }

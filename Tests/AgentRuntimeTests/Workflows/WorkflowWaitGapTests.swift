@@ -7,7 +7,7 @@ import Testing
 /// An awaited event is never lost between a `wait_event` step's start and the commit of that
 /// start: the engine (the store's caller) is driven with a store whose commits are held until
 /// the test lets them land, so the gap is as wide as the test wants.
-@Suite struct WorkflowWaitGapTests {
+@Suite(.ownThreads) struct WorkflowWaitGapTests {
     /// A store that keeps each commit's completion until ``release()``.
     final class HeldStore: WorkflowStore, @unchecked Sendable {
         private let lock = NSLock()
