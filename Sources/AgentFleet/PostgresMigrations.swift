@@ -135,7 +135,7 @@ enum PostgresMigrations {
             )
             """,
         ]),
-        Migration(version: 7, name: "assignments", sql: [
+        Migration(version: 6, name: "assignments", sql: [
             // The agent a strategy chose for a queued run, and until when the run waits for it
             // alone (the submitting host's clock, as `due`); NULL: any agent.
             "ALTER TABLE task_runs ADD COLUMN assigned_to text, ADD COLUMN assigned_until double precision",
@@ -143,6 +143,13 @@ enum PostgresMigrations {
             CREATE INDEX task_runs_holds ON task_runs (task, assigned_until)
             WHERE status IN ('queued', 'retrying') AND assigned_until IS NOT NULL
             """,
+        ]),
+        Migration(version: 7, name: "claims", sql: [
+            // A claim writes columns only, in the statement that picks the runs: `claims` counts
+            // the claims since `data` was last written (the record's attempt plus this is the
+            // run's), `started` the last one's instant. Readers lay them over the record;
+            // every write of the record sets `claims` back to 0.
+            "ALTER TABLE task_runs ADD COLUMN claims integer NOT NULL DEFAULT 0, ADD COLUMN started double precision",
         ]),
     ]
 

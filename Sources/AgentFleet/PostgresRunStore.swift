@@ -24,19 +24,19 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
     package func flush() async { await store.flush() }
 
     package func loadUnfinished() async throws -> [TaskRun] {
-        try await decodeRuns(client.query("SELECT data FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
+        try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
     }
 
     package func list(_ filter: RunFilter) async throws -> [TaskRun] {
         let status = filter.status?.rawValue
         return try await decodeRuns(client.query("""
-            SELECT data FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
+            SELECT \(unescaped: Self.record) FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
             AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
             """, logger: logger))
     }
 
     package func run(id: String) async throws -> TaskRun? {
-        try await decodeRuns(client.query("SELECT data FROM task_runs WHERE id = \(id)", logger: logger)).first
+        try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE id = \(id)", logger: logger)).first
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
@@ -106,43 +106,42 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
     package func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
         let wanted = request.room.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         guard !wanted.isEmpty else { return [] }
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await client.withConnection { connection in
             var claimed: [TaskRun] = []
+            // One statement per task, each atomic by itself: a claim of one task needs nothing
+            // of another's.
             for (task, room) in wanted {
-                let rows = try await connection.execute(ClaimPick(task: task, room: room, holder: request.holder), logger: logger)
-                var batch: [TaskRun] = []
-                var undecodable: [String] = []
-                for try await (id, data, now) in rows {
-                    guard var run = Self.decode(data) else {
-                        // Taken as before (running under this claim, its record as it is), not
-                        // run: its lease lapses, and it does not stay at the head of the queue.
-                        undecodable.append(id)
-                        continue
-                    }
-                    run.attempt += 1
-                    run.status = .running
-                    run.startedAt = now
-                    run.nextAttemptAt = nil
-                    run.agent = request.holder
-                    batch.append(run)
+                let rows = try await connection.execute(Claim(task: task, room: room, holder: request.holder, lease: request.lease),
+                                                        logger: self.logger)
+                var batch: [(run: TaskRun, order: (Int16, Double, Int64))] = []
+                for try await row in rows {
+                    // A record that cannot be read is taken all the same (running under this
+                    // claim) but not run: its lease lapses, and it does not stay at the head of
+                    // the queue.
+                    guard var run = Self.decode(row.data) else { continue }
+                    Self.overlay(&run, claims: Int(row.claims), started: row.now, holder: request.holder)
+                    run.claim = RunClaim(runID: row.id, holder: request.holder, fence: row.fence, leaseUntil: row.leaseUntil)
+                    batch.append((run, (row.priority, row.due, row.seq)))
                 }
-                guard !batch.isEmpty || !undecodable.isEmpty else { continue }
-                // One write per claimed run: its claim and its record in one statement (the
-                // claim wrote the row, then its record again).
-                let ids = batch.map(\.id) + undecodable
-                let records = batch.map { $0.storedJSON.serialized() } + undecodable.map { _ in "" }
-                let updated = try await connection.execute(ClaimWrite(holder: request.holder, lease: request.lease, ids: ids, records: records),
-                                                            logger: logger)
-                var claims: [String: (fence: Int64, leaseUntil: Double)] = [:]
-                for try await (id, fence, leaseUntil) in updated { claims[id] = (fence, leaseUntil) }
-                for var run in batch {
-                    guard let claim = claims[run.id] else { continue }
-                    run.claim = RunClaim(runID: run.id, holder: request.holder, fence: claim.fence, leaseUntil: claim.leaseUntil)
-                    claimed.append(run)
+                // RETURNING keeps no order: the queue's.
+                batch.sort { a, b in
+                    a.order.0 != b.order.0 ? a.order.0 > b.order.0 : a.order.1 != b.order.1 ? a.order.1 < b.order.1 : a.order.2 < b.order.2
                 }
+                claimed += batch.map(\.run)
             }
             return claimed
         }
+    }
+
+    /// A record as its claims since it was written make it: each claim began an attempt, the
+    /// last at `started`, under `holder` (the columns a claim writes instead of the record).
+    static func overlay(_ run: inout TaskRun, claims: Int, started: Double?, holder: String?) {
+        guard claims > 0 else { return }
+        run.attempt += claims
+        run.status = .running
+        run.startedAt = started ?? run.startedAt
+        run.nextAttemptAt = nil
+        run.agent = holder ?? run.agent
     }
 
     package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
@@ -214,7 +213,7 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
                             \(columns.assigned)::text[], \(columns.holdUntil)::float8[])
                     AS c(id, task, status, finished, priority, due, ended, data, assigned, until)
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
-                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data
+                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, claims = 0
                 """, logger: logger)
         }
         guard !claimed.isEmpty else { return 0 }
@@ -263,7 +262,7 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
             UPDATE task_runs SET status = \(run.status.rawValue), finished = \(run.status.isFinished), priority = \(rank(run)),
                 due = \(run.due), ended = \(run.endedAt), data = \(run.storedJSON.serialized()),
                 holder = CASE WHEN \(holds) THEN holder ELSE NULL END, lease_until = CASE WHEN \(holds) THEN lease_until ELSE NULL END,
-                assigned_until = NULL
+                assigned_until = NULL, claims = 0
             WHERE id = \(run.id) AND holder = \(claim.holder) AND fence = \(claim.fence)
             RETURNING 1
             """, logger: logger)
@@ -285,10 +284,15 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(TaskRun.init(stored:))
     }
 
+    /// The columns a run is read from: its record and what its claims since lay over it.
+    private static let record = "data, claims, started, holder"
+
     private func decodeRuns(_ rows: PostgresRowSequence) async throws -> [TaskRun] {
         var runs: [TaskRun] = []
-        for try await data in rows.decode(String.self) {
-            if let run = Self.decode(data) { runs.append(run) }
+        for try await (data, claims, started, holder) in rows.decode((String, Int32, Double?, String?).self) {
+            guard var run = Self.decode(data) else { continue }
+            Self.overlay(&run, claims: Int(claims), started: started, holder: holder)
+            runs.append(run)
         }
         return runs
     }

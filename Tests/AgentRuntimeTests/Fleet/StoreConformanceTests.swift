@@ -175,7 +175,13 @@ struct StoresUnderTest: Sendable {
         }
         let fences = claimed.compactMap(\.claim?.fence)
         #expect(Set(fences).count == 2, "each claim has its own fencing token")
-        #expect(try await runs.run(id: "x")?.status == .running, "the claim is in the store")
+        // Read back (PostgreSQL's claim writes columns, not the record: they are laid over it).
+        let stored = try #require(try await runs.run(id: "x"), "the claim is in the store")
+        #expect(stored.status == .running)
+        #expect(stored.attempt == 1)
+        #expect(stored.agent == "host-a")
+        #expect(stored.startedAt == claimed.first?.startedAt)
+        #expect(try await runs.list(RunFilter(task: "t", limit: 10)).map(\.attempt) == [1, 1])
         #expect(try await runs.claim(ClaimRequest(holder: "host-b", room: ["t": 5], lease: Self.held)).isEmpty, "a held run is not claimed again")
         await stores.close()
     }
@@ -236,7 +242,10 @@ struct StoresUnderTest: Sendable {
         runs.record(late)
         await runs.flush()
         #expect(runs.refusedWrites == refusedBefore + 1, "a fire-and-forget write of a stale holder is refused and counted")
-        #expect(try await runs.run(id: "job")?.status == .running)
+        let rescued = try #require(try await runs.run(id: "job"))
+        #expect(rescued.status == .running)
+        #expect(rescued.attempt == 2, "each claim is an attempt, though neither wrote the record")
+        #expect(rescued.agent == "rescuer")
         var done = second
         done.status = .succeeded
         done.output = ["by": "rescuer"]
