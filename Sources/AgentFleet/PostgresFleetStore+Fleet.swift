@@ -17,6 +17,7 @@ extension PostgresFleetStore: FleetBackend {
     package var scheduleStore: any ScheduleStore { schedules }
     package var eventStore: any FleetEventStore { events }
     package var workflowStore: any SharedWorkflowStore { workflows }
+    package var memoryStore: any MemoryStore { memory }
 
     package var condition: FleetCondition {
         let figures = health

@@ -48,6 +48,8 @@ public final class PostgresFleetStore: @unchecked Sendable {
     public private(set) var events: PostgresEventStore!
     /// Workflow runs and their step logs (a writer of its own).
     public private(set) var workflows: PostgresWorkflowStore!
+    /// Shared memory (a writer of its own).
+    public private(set) var memory: PostgresMemoryStore!
 
     /// Connects (the pool opens connections as needed), applies the migrations, starts the
     /// writer. Throws when the database cannot be reached or refuses the login.
@@ -89,6 +91,8 @@ public final class PostgresFleetStore: @unchecked Sendable {
         events.start()
         workflows = PostgresWorkflowStore(store: self)
         workflows.start()
+        memory = PostgresMemoryStore(store: self)
+        memory.start()
         let client = client
         clientTask = Task { await client.run() }
         writerTask = Task { [weak self] in await self?.writeLoop() }
@@ -176,6 +180,7 @@ public final class PostgresFleetStore: @unchecked Sendable {
     private func stop() {
         events.stop()
         workflows.stop()
+        memory.stop()
         for task in lock.withLock({ background }) { task.cancel() }
         lock.withLock {
             closed = true

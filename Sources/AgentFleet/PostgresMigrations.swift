@@ -151,6 +151,20 @@ enum PostgresMigrations {
             // every write of the record sets `claims` back to 0.
             "ALTER TABLE task_runs ADD COLUMN claims integer NOT NULL DEFAULT 0, ADD COLUMN started double precision",
         ]),
+        Migration(version: 8, name: "memory", sql: [
+            // Shared memory (as the agent's SQLite store has it): keys in byte order ("C"), so
+            // that lists page the same way on both stores.
+            """
+            CREATE TABLE memory (
+                scope text NOT NULL,
+                key text COLLATE "C" NOT NULL,
+                value text NOT NULL,
+                version integer NOT NULL,
+                updated double precision NOT NULL,
+                PRIMARY KEY (scope, key)
+            )
+            """,
+        ]),
     ]
 
     struct TooNew: Error, CustomStringConvertible {

@@ -54,10 +54,12 @@ public final class PostgresScheduleStore: ScheduleStore, @unchecked Sendable {
             WHERE l.holder = EXCLUDED.holder OR l.expires < \(unescaped: Self.now)
             RETURNING fence, expires
             """, logger: store.logger)
+        // Every row read, so that the statement has committed before the lead is taken.
+        var taken: Leadership?
         for try await (fence, expires) in rows.decode((Int64, Double).self) {
-            return Leadership(holder: holder, fence: fence, until: expires)
+            taken = Leadership(holder: holder, fence: fence, until: expires)
         }
-        return nil
+        return taken
     }
 
     /// Writes one commit in the writer's transaction; false (nothing written) when it was

@@ -6,8 +6,13 @@ import JSONSchema
 /// of workers (`context.memory`). Reads run off the loop; writes go through the store's writer;
 /// answers come back to the loop.
 extension Supervisor {
-    /// Opens shared memory in the store (called whenever the store is set).
+    /// Opens shared memory: the fleet's when the agent is in one, else in the store (called
+    /// whenever either is set).
     func setUpMemory() {
+        if let fleet {
+            memory = fleet.memoryStore
+            return
+        }
         guard let store else {
             memory = nil
             return

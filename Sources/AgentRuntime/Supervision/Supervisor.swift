@@ -47,6 +47,7 @@ public final class Supervisor {
     package var fleet: (any FleetBackend)? {
         didSet {
             fleetPublished = Set(fleet?.settings.publish ?? [])
+            setUpMemory()
             // Each source looks up again whether the type it emits is published.
             routingGeneration += 1
         }
@@ -96,7 +97,7 @@ public final class Supervisor {
             taskNotifier?.outputs = outputs
         }
     }
-    /// Shared memory (see ``MemoryStore``): in the store, nil without one.
+    /// Shared memory (see ``MemoryStore``): the fleet's, else in the store, nil without either.
     var memory: (any MemoryStore)?
     /// The embedded store (nil: running without it).
     public var store: AgentStore? {

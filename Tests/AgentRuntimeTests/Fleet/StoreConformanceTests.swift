@@ -17,6 +17,7 @@ struct StoresUnderTest: Sendable {
     var runs: any RunStore
     var schedules: any ScheduleStore
     var workflows: any WorkflowStore
+    var memory: any MemoryStore
     var close: @Sendable () async -> Void
 
     static func open(_ kind: StoreKind) async throws -> StoresUnderTest {
@@ -25,7 +26,7 @@ struct StoresUnderTest: Sendable {
             let folder = TestPaths.temporaryDirectory("conformance")
             let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
             return StoresUnderTest(runs: try SQLiteRunStore(store: store), schedules: try SQLiteScheduleStore(store: store),
-                                   workflows: try SQLiteWorkflowStore(store: store)) {
+                                   workflows: try SQLiteWorkflowStore(store: store), memory: try SQLiteMemoryStore(store: store)) {
                 store.close()
                 try? FileManager.default.removeItem(atPath: folder)
             }
@@ -33,7 +34,9 @@ struct StoresUnderTest: Sendable {
             if let reason = PostgresTestServer.unavailableReason { try Test.cancel("no PostgreSQL server for the tests: \(reason)") }
             let store = try await PostgresFleetStore.connect(try fleetSettings(database: try PostgresTestServer.require().makeDatabase()),
                                                              logger: Logger(label: "test"))
-            return StoresUnderTest(runs: store.runs, schedules: store.schedules, workflows: store.workflows) { await store.shutDown() }
+            return StoresUnderTest(runs: store.runs, schedules: store.schedules, workflows: store.workflows, memory: store.memory) {
+                await store.shutDown()
+            }
         }
     }
 

@@ -13,6 +13,8 @@ package protocol FleetBackend: AnyObject, Sendable {
     var workflowStore: any SharedWorkflowStore { get }
     /// The events published to the fleet and the subscribers' cursors.
     var eventStore: any FleetEventStore { get }
+    /// Shared memory: the same keys for every agent of the fleet.
+    var memoryStore: any MemoryStore { get }
     /// Calls `wake` (on any thread) when runs may be waiting: a hint only (NOTIFY), the
     /// agent polls too.
     func listen(_ wake: @escaping @Sendable () -> Void)

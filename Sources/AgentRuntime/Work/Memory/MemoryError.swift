@@ -29,6 +29,16 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         self.currentVersion = currentVersion
     }
 
+    /// The refusal of `write`, which expected another version than the key's (`found`, 0:
+    /// it does not exist): every store words it the same.
+    package static func conflict(_ write: MemoryWrite, found version: Int) -> MemoryError {
+        let expected = write.expectedVersion ?? 0
+        let found = version == 0 ? "it does not exist" : "it is at version \(version)"
+        let wanted = expected == 0 ? "not to exist" : "to be at version \(expected)"
+        return MemoryError(.conflict, "the key was expected \(wanted) but \(found): read it again and retry",
+                           key: write.key, scope: write.scope, currentVersion: version)
+    }
+
     public var description: String {
         var text = message
         if let key { text += " (key \"\(key)\"" + (scope.map { " in \($0)" } ?? "") + ")" }

@@ -3,8 +3,8 @@ import JSONSchema
 
 /// Shared memory: named JSON values that workflows, processes and task handlers read and
 /// write, agent-wide or private to one workflow run. The embedded SQLite store
-/// (``SQLiteMemoryStore``) for one agent; a shared database for a fleet later, so the
-/// protocol is small and says nothing of SQL.
+/// (``SQLiteMemoryStore``) for one agent; a fleet's shared database (AgentFleet's
+/// `PostgresMemoryStore`) for all its agents, so the protocol is small and says nothing of SQL.
 ///
 /// Every key carries a version: 1 when it is first written, one more at every write. A write
 /// may name the version it expects (compare-and-set): `0` means "the key must not exist";
@@ -13,7 +13,7 @@ import JSONSchema
 /// Writes are committed in order with the store's other writes (after whatever was handed
 /// over before them) and `done` is called once they are committed or refused; they return at
 /// once, so the supervisor's loop may call them. Reads may block briefly: call them off the loop.
-protocol MemoryStore: AnyObject, Sendable {
+package protocol MemoryStore: AnyObject, Sendable {
     /// One key's entry, or nil when there is none.
     func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry?
     /// A scope's entries in key order: keys starting with `prefix`, after the key `after`
@@ -85,6 +85,14 @@ public struct MemoryEntry: Sendable, Equatable {
     /// When it was last written (seconds since the Unix epoch).
     public var updated: Double
 
+    package init(scope: MemoryScope, key: String, value: JSONValue, version: Int, updated: Double) {
+        self.scope = scope
+        self.key = key
+        self.value = value
+        self.version = version
+        self.updated = updated
+    }
+
     /// As the memory commands show it.
     public var json: JSONValue {
         var object: JSONObject = ["key": .string(key), "scope": .string(scope.description), "version": .number(JSONNumber(version)),
@@ -99,6 +107,11 @@ public struct MemoryPage: Sendable, Equatable {
     public var entries: [MemoryEntry]
     /// Pass as `after` for the next page; nil when this is the last one.
     public var next: String?
+
+    package init(entries: [MemoryEntry], next: String?) {
+        self.entries = entries
+        self.next = next
+    }
 }
 
 /// A change handed to ``MemoryStore/commit(_:done:)``.

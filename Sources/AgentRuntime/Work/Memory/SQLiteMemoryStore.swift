@@ -98,12 +98,7 @@ final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
             }
             let current = try Row.fetchOne(select, arguments: [scope, write.key]).flatMap { entry($0, scope: write.scope) }
             let version = current?.version ?? 0
-            if let expected = write.expectedVersion, expected != version {
-                let found = version == 0 ? "it does not exist" : "it is at version \(version)"
-                let wanted = expected == 0 ? "not to exist" : "to be at version \(expected)"
-                return .failure(MemoryError(.conflict, "the key was expected \(wanted) but \(found): read it again and retry",
-                                            key: write.key, scope: write.scope, currentVersion: version))
-            }
+            if let expected = write.expectedVersion, expected != version { return .failure(MemoryError.conflict(write, found: version)) }
             switch write.operation {
             case .put(let value):
                 let text: String

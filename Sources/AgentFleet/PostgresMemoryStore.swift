@@ -1,0 +1,232 @@
+import AgentRuntime
+import Foundation
+import JSONSchema
+import Logging
+import PostgresNIO
+
+/// Shared memory in the fleet's PostgreSQL database (table `memory`, migration 8): every
+/// agent of the fleet reads and writes the same keys.
+///
+/// Each write is one statement, so a compare-and-set is decided by the server, whatever agent
+/// wrote first: an insert that expects no key (or any version) is an upsert whose update is
+/// conditional, a write that expects a version is an UPDATE of that version. Writes go to this
+/// store's own writer, one at a time in the order handed over, and `done` is called once the
+/// server committed or refused them; while the database is away they wait. Reads ask the
+/// server and wait for its answer (at most ``readTimeout``), and fail at once, `unavailable`,
+/// while the fleet's database is degraded.
+public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
+    unowned let store: PostgresFleetStore
+
+    /// The longest a read waits for the server (a workflow's `${memory:…}` reads on the loop).
+    static let readTimeout = 5.0
+
+    private let lock = NSLock()
+    private var pending: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
+    private var closed = false
+    private var wake: CheckedContinuation<Void, Never>?
+    private var writer: Task<Void, Never>?
+    private static let now = PostgresMigrations.now
+
+    init(store: PostgresFleetStore) { self.store = store }
+
+    private var client: PostgresClient { store.client }
+    private var logger: Logger { store.logger }
+
+    func start() {
+        writer = Task { [weak self] in await self?.writeLoop() }
+    }
+
+    /// Ends the writer; writes still waiting are answered `unavailable`.
+    func stop() {
+        let left = lock.withLock {
+            closed = true
+            wake?.resume()
+            wake = nil
+            defer { pending = [] }
+            return pending
+        }
+        writer?.cancel()
+        for item in left {
+            item.done(.failure(MemoryError(.unavailable, "the agent is stopping: the write was not made", key: item.write.key, scope: item.write.scope)))
+        }
+    }
+
+    /// Writes waiting to be made.
+    var backlog: Int { lock.withLock { pending.count } }
+
+    // MARK: MemoryStore
+
+    package func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+        do throws(MemoryError) {
+            try MemoryLimits.check(write)
+        } catch {
+            return done(.failure(error))
+        }
+        let refused = lock.withLock { () -> Bool in
+            guard !closed else { return true }
+            pending.append((write, done))
+            wake?.resume()
+            wake = nil
+            return false
+        }
+        if refused { done(.failure(MemoryError(.unavailable, "the agent is stopping: the write was not made", key: write.key, scope: write.scope))) }
+    }
+
+    package func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
+        try MemoryLimits.check(key: key, scope: scope)
+        let client = client, logger = logger
+        return try reading(key: key, scope: scope) {
+            let rows = try await client.query("""
+                SELECT value, version, updated FROM memory WHERE scope = \(scope.description) AND key = \(key)
+                """, logger: logger)
+            var found: MemoryEntry?
+            for try await (value, version, updated) in rows.decode((String, Int32, Double).self) {
+                found = Self.entry(scope: scope, key: key, value: value, version: version, updated: updated)
+            }
+            return found
+        }
+    }
+
+    package func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
+        try MemoryLimits.check(scope: scope)
+        let limit = min(max(limit, 1), MemoryLimits.listEntries)
+        let client = client, logger = logger
+        return try reading(key: nil, scope: scope) {
+            // Keys in byte order (the column's collation is "C"); the prefix as a range, not
+            // LIKE, so that `%` and `_` in keys mean themselves.
+            let from = max(prefix, after ?? "")
+            let rows = try await client.query("""
+                SELECT key, value, version, updated FROM memory WHERE scope = \(scope.description) AND key >= \(from)
+                AND (\(after)::text IS NULL OR key > \(after)) ORDER BY key LIMIT \(limit + 1)
+                """, logger: logger)
+            var entries: [MemoryEntry] = []
+            var bytes = 0
+            var next: String?
+            for try await (key, value, version, updated) in rows.decode((String, String, Int32, Double).self) {
+                guard key.hasPrefix(prefix) else { break }
+                if entries.count == limit || (bytes > 0 && bytes >= MemoryLimits.listBytes) {
+                    next = entries.last?.key
+                    break
+                }
+                guard let entry = Self.entry(scope: scope, key: key, value: value, version: version, updated: updated) else { continue }
+                bytes += value.utf8.count
+                entries.append(entry)
+            }
+            return MemoryPage(entries: entries, next: next)
+        }
+    }
+
+    /// Runs a read, waiting for it at most ``readTimeout``; a read while the database is
+    /// degraded fails at once.
+    private func reading<T: Sendable>(key: String?, scope: MemoryScope, _ body: @escaping @Sendable () async throws -> T) throws(MemoryError) -> T {
+        if let reason = store.health.degraded {
+            throw MemoryError(.unavailable, "the fleet's shared memory cannot be read now: \(reason)", key: key, scope: scope)
+        }
+        do {
+            return try StoreWait.result(timeout: Self.readTimeout, body)
+        } catch {
+            throw MemoryError(.unavailable, "cannot read the fleet's shared memory: \(FleetStoreError.describe(error))", key: key, scope: scope)
+        }
+    }
+
+    private static func entry(scope: MemoryScope, key: String, value: String, version: Int32, updated: Double) -> MemoryEntry? {
+        guard let json = try? JSONValue.parse(Data(value.utf8)) else { return nil }
+        return MemoryEntry(scope: scope, key: key, value: json, version: Int(version), updated: updated)
+    }
+
+    // MARK: The writer
+
+    private func writeLoop() async {
+        while let (write, done) = await next() {
+            done(await apply(write))
+        }
+    }
+
+    /// The next write handed over, waiting for one; nil once the store is stopped.
+    private func next() async -> (write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)? {
+        while true {
+            let (item, ended) = lock.withLock { () -> ((write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)?, Bool) in
+                if closed { return (nil, true) }
+                guard !pending.isEmpty else { return (nil, false) }
+                return (pending.removeFirst(), false)
+            }
+            if ended || Task.isCancelled { return nil }
+            if let item { return item }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if closed || !pending.isEmpty { return true }
+                    wake = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    /// One write, in one statement (autocommit): its outcome as the server decided it.
+    private func apply(_ write: MemoryWrite) async -> Result<MemoryEntry?, MemoryError> {
+        let scope = write.scope.description, key = write.key
+        do {
+            switch write.operation {
+            case .deleteScope:
+                try await client.query("DELETE FROM memory WHERE scope = \(scope)", logger: logger)
+                return .success(nil)
+            case .put(let value):
+                let text: String
+                do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: key, scope: write.scope) } catch { return .failure(error) }
+                let rows: PostgresRowSequence
+                if let expected = write.expectedVersion, expected > 0 {
+                    rows = try await client.query("""
+                        UPDATE memory SET value = \(text), version = version + 1, updated = \(unescaped: Self.now)
+                        WHERE scope = \(scope) AND key = \(key) AND version = \(expected) RETURNING version, updated
+                        """, logger: logger)
+                } else {
+                    // No key yet: version 1. A key there: its next version, unless the write
+                    // expects none (0), which the condition of the update refuses.
+                    let any = write.expectedVersion == nil
+                    rows = try await client.query("""
+                        INSERT INTO memory AS m (scope, key, value, version, updated) VALUES (\(scope), \(key), \(text), 1, \(unescaped: Self.now))
+                        ON CONFLICT (scope, key) DO UPDATE SET value = EXCLUDED.value, version = m.version + 1, updated = EXCLUDED.updated
+                        WHERE \(any) RETURNING version, updated
+                        """, logger: logger)
+                }
+                // Every row read, so that the statement has completed (and committed) before
+                // the write is answered: a reader told of it must find it.
+                var written: (Int32, Double)?
+                for try await row in rows.decode((Int32, Double).self) { written = row }
+                if let (version, updated) = written {
+                    return .success(MemoryEntry(scope: write.scope, key: key, value: value, version: Int(version), updated: updated))
+                }
+                return .failure(MemoryError.conflict(write, found: try await currentVersion(write)))
+            case .delete:
+                let expected = write.expectedVersion
+                let rows = try await client.query("""
+                    DELETE FROM memory WHERE scope = \(scope) AND key = \(key) AND (\(expected)::integer IS NULL OR version = \(expected))
+                    RETURNING value, version, updated
+                    """, logger: logger)
+                var removed: (String, Int32, Double)?
+                for try await row in rows.decode((String, Int32, Double).self) { removed = row }
+                if let (value, version, updated) = removed {
+                    return .success(Self.entry(scope: write.scope, key: key, value: value, version: version, updated: updated))
+                }
+                // Nothing deleted: there was no key, or not at the version expected.
+                guard let expected else { return .success(nil) }
+                let version = try await currentVersion(write)
+                return version == expected ? .success(nil) : .failure(MemoryError.conflict(write, found: version))
+            }
+        } catch {
+            return .failure(MemoryError(.unavailable, "cannot write the fleet's shared memory: \(FleetStoreError.describe(error))", key: key, scope: write.scope))
+        }
+    }
+
+    /// The key's version now, 0 when there is none (for a refusal's message: another write may
+    /// have come since the one refused).
+    private func currentVersion(_ write: MemoryWrite) async throws -> Int {
+        var version = 0
+        let rows = try await client.query("""
+            SELECT version FROM memory WHERE scope = \(write.scope.description) AND key = \(write.key)
+            """, logger: logger)
+        for try await found in rows.decode(Int32.self) { version = Int(found) }
+        return version
+    }
+}
