@@ -4,7 +4,7 @@ import Testing
 @testable import AgentRuntime
 
 /// Notifications as JSON records through the agent's outputs, and which runs notify.
-@Suite(.ownThreads, .timeLimit(.minutes(1))) struct NotificationOutputTests {
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct NotificationOutputTests {
     typealias Support = NotificationTestSupport
 
     /// Runs `body` with a notifier whose outputs are two files, "alerts" and "other"; returns

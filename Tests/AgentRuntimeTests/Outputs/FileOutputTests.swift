@@ -3,7 +3,7 @@ import JSONSchema
 import Testing
 @testable import AgentRuntime
 
-@Suite(.ownThreads, .timeLimit(.minutes(1))) struct FileOutputTests {
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct FileOutputTests {
     /// Parsed JSON lines of a file (every line must parse).
     static func lines(_ path: String) throws -> [JSONValue] {
         let text = try String(contentsOfFile: path, encoding: .utf8)

@@ -3,7 +3,7 @@ import JSONSchema
 import Testing
 @testable import AgentRuntime
 
-@Suite(.ownThreads, .timeLimit(.minutes(1))) struct OutputQueueTests {
+@Suite(.ownThreads, .timeLimit(.minutes(3))) struct OutputQueueTests {
     /// Reads a descriptor to its end on a thread of its own.
     final class Drain: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)

@@ -13,10 +13,12 @@ import Testing
 /// task executor preference, so their blocking takes one of these threads, and the tasks
 /// they start unstructured (the stores', the clients') keep the pool.
 ///
-/// At most `width` bodies run at once (the rest wait in order): about what the pool allowed
-/// before, so the machine is not loaded with every test of the target at the same moment.
+/// At most `width` bodies run at once (the rest wait in order), so the machine is not loaded
+/// with every test of the target at the same moment. A test's time limit counts its wait for a
+/// thread too: with 6 threads, tests that block for minutes held them all early in a run and
+/// three 1-minute limits of quick tests lapsed while they waited (the limits are 3 minutes now).
 final class TestThreads: TaskExecutor, @unchecked Sendable {
-    static let shared = TestThreads(width: 6)
+    static let shared = TestThreads(width: 12)
 
     private let width: Int
     private let condition = NSCondition()
