@@ -165,6 +165,11 @@ enum PostgresMigrations {
             )
             """,
         ]),
+        Migration(version: 9, name: "requirements", sql: [
+            // The labels a run requires of its executor (NULL: none), for claims to pass runs
+            // no executor of the claiming agent carries.
+            "ALTER TABLE task_runs ADD COLUMN require jsonb",
+        ]),
     ]
 
     struct TooNew: Error, CustomStringConvertible {

@@ -10,22 +10,25 @@ extension PostgresRunStore {
     /// passes what another agent is claiming), and stop at the room, so that a claim's cost does
     /// not grow with the backlog. At most 2 × room rows are locked; those not taken are let go
     /// at the statement's end. A waiting run held for another agent than `holder` (its
-    /// assignment's hold not over) is passed, not locked. The claim writes columns only — the
+    /// assignment's hold not over) is passed, not locked, and so is a run requiring labels that
+    /// no executor of the holder taking the task carries. The claim writes columns only — the
     /// record in `data` is not rewritten (`claims` and `started`, migration 7, say what it lacks;
     /// see ``PostgresRunStore/overlay(_:claims:started:holder:)``) — so each claimed run is
     /// written once.
     struct Claim: PostgresPreparedStatement {
-        static let name = "agent_claim_3"
+        static let name = "agent_claim_4"
         static let sql = """
             WITH clock AS (SELECT \(PostgresMigrations.now) AS t),
             waiting AS (
                 SELECT id, priority, due, seq FROM task_runs
                 WHERE task = $1 AND status IN ('queued', 'retrying') AND due <= (SELECT t FROM clock)
                 AND (assigned_until IS NULL OR assigned_until <= (SELECT t FROM clock) OR assigned_to = $3)
+                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[]))
                 ORDER BY priority DESC, due, seq LIMIT $2 FOR UPDATE SKIP LOCKED),
             lapsed AS (
                 SELECT id, priority, due, seq FROM task_runs
                 WHERE task = $1 AND status = 'running' AND lease_until < (SELECT t FROM clock)
+                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[]))
                 ORDER BY priority DESC, due, seq LIMIT $2 FOR UPDATE SKIP LOCKED),
             picked AS (
                 SELECT id FROM (SELECT * FROM waiting UNION ALL SELECT * FROM lapsed) c
@@ -35,7 +38,7 @@ extension PostgresRunStore {
             FROM picked, clock WHERE t.id = picked.id
             RETURNING t.id, t.data, t.claims, t.fence, t.lease_until, clock.t, t.priority, t.due, t.seq
             """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text, .float8]
+        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text, .float8, .textArray]
         typealias Row = (id: String, data: String, claims: Int32, fence: Int64, leaseUntil: Double, now: Double,
                          priority: Int16, due: Double, seq: Int64)
 
@@ -43,13 +46,17 @@ extension PostgresRunStore {
         var room: Int
         var holder: String
         var lease: Double
+        /// The label sets (JSON objects) of the holder's executors taking the task: a run that
+        /// requires labels is passed unless one of them carries them all.
+        var labels: [String]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
+            var bindings = PostgresBindings(capacity: 5)
             bindings.append(task)
             bindings.append(room)
             bindings.append(holder)
             bindings.append(lease)
+            bindings.append(labels)
             return bindings
         }
 

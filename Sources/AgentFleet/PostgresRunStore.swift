@@ -66,12 +66,13 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
         guard !runs.isEmpty else { return }
         let columns = Columns(runs)
         try await client.query("""
-            INSERT INTO task_runs (id, task, status, finished, priority, due, data, assigned_to, assigned_until)
-            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8)
+            INSERT INTO task_runs (id, task, status, finished, priority, due, data, assigned_to, assigned_until, require)
+            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8),
+                NULLIF(c.require, '')::jsonb
             FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
                         \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.records)::text[],
-                        \(columns.assigned)::text[], \(columns.holdUntil)::float8[])
-                AS c(id, task, status, finished, priority, due, data, assigned, until)
+                        \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
+                AS c(id, task, status, finished, priority, due, data, assigned, until, require)
             """, logger: logger)
     }
 
@@ -111,7 +112,8 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
             // One statement per task, each atomic by itself: a claim of one task needs nothing
             // of another's.
             for (task, room) in wanted {
-                let rows = try await connection.execute(Claim(task: task, room: room, holder: request.holder, lease: request.lease),
+                let labels = (request.labels[task] ?? []).map { ExecutorSettings.json($0).serialized() }
+                let rows = try await connection.execute(Claim(task: task, room: room, holder: request.holder, lease: request.lease, labels: labels),
                                                         logger: self.logger)
                 var batch: [(run: TaskRun, order: (Int16, Double, Int64))] = []
                 for try await row in rows {
@@ -205,13 +207,13 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
             let columns = Columns(plain)
             // The assignment is written with the run's first record only (ON CONFLICT leaves it).
             try await connection.query("""
-                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, assigned_to, assigned_until)
+                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, assigned_to, assigned_until, require)
                 SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, NULLIF(c.ended, 'NaN'::float8), c.data,
-                    NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8)
+                    NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
                 FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
                             \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.ended)::float8[], \(columns.records)::text[],
-                            \(columns.assigned)::text[], \(columns.holdUntil)::float8[])
-                    AS c(id, task, status, finished, priority, due, ended, data, assigned, until)
+                            \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
+                    AS c(id, task, status, finished, priority, due, ended, data, assigned, until, require)
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
                     due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, claims = 0
                 """, logger: logger)
@@ -234,6 +236,8 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
         var priorities: [Int16] = [], dues: [Double] = [], ended: [Double] = [], records: [String] = []
         /// The agent a strategy chose ("" for none) and the end of its hold (NaN for none).
         var assigned: [String] = [], holdUntil: [Double] = []
+        /// The labels each run requires, as a JSON object ("" for none).
+        var requires: [String] = []
 
         init(_ runs: [TaskRun]) {
             for run in runs {
@@ -248,6 +252,7 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
                 let until = run.assignmentHoldUntil
                 assigned.append(until == nil ? "" : run.assignedAgent ?? "")
                 holdUntil.append(until ?? .nan)
+                requires.append(run.require.isEmpty ? "" : ExecutorSettings.json(run.require).serialized())
             }
         }
     }

@@ -145,6 +145,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
                 guard let run = decode(row["data"]) else { return nil }
                 // A run held for the agent its strategy chose waits for that agent until the hold ends.
                 let held = run.assignmentHoldUntil.map { $0 > now && run.assignedAgent != request.holder } ?? false
+                guard request.allows(task: task, require: run.require) else { return nil }
                 return run.status == .running || (run.due <= now && !held) ? (row["row"], run) : nil
             }
             candidates.sort { a, b in

@@ -76,11 +76,21 @@ package struct ClaimRequest: Sendable, Equatable {
     package var room: [String: Int]
     /// Seconds the claim holds without a renewal.
     package var lease: Double
+    /// Per task, the label sets of the holder's executors taking it: a run that requires labels
+    /// (`require`) is claimed only when one set carries them all. A task not here runs on its
+    /// implicit executor: only runs requiring no label are claimed.
+    package var labels: [String: [[String: String]]]
 
-    package init(holder: String, room: [String: Int], lease: Double) {
+    package init(holder: String, room: [String: Int], lease: Double, labels: [String: [[String: String]]] = [:]) {
         self.holder = holder
         self.room = room
         self.lease = lease
+        self.labels = labels
+    }
+
+    /// Whether a run of `task` requiring `require` may be claimed by this request's holder.
+    package func allows(task: String, require: [String: String]) -> Bool {
+        require.isEmpty || (labels[task] ?? []).contains { set in require.allSatisfy { set[$0.key] == $0.value } }
     }
 }
 

@@ -109,7 +109,8 @@ extension TaskCoordinator {
                 return respond(Self.refusal("invalid", "\"require\" must be an object of labels (strings), e.g. {\"gpu\": \"yes\"}; found \(Describe.value(value))", pointer: "/require"))
             }
             require = ExecutorSettings.labels(value)
-            if let problem = requirementProblem(task: name, require) { return respond(Self.refusal("invalid", problem, pointer: "/require")) }
+            // In a fleet another agent's executors may carry them: the run waits for one.
+            if shared == nil, let problem = requirementProblem(task: name, require) { return respond(Self.refusal("invalid", problem, pointer: "/require")) }
         }
         let input = request["input"] ?? .object([:])
         let problems = inputProblems(input, task: name)

@@ -118,13 +118,26 @@ extension TaskCoordinator {
 
     /// Counts the run on `member` and starts it there: `task.reassigned` when a retry moves to
     /// another executor, then `task.assigned`.
+    /// Starts a run claimed from the fleet's queue on the executor the task's strategy chooses
+    /// among those with room and the run's labels; false when none can take it now (the claim
+    /// counted their room and labels, but an executor may have filled or gone offline since).
+    func adoptOnExecutor(_ run: TaskRun, definition: TaskDefinition) -> Bool {
+        let strategy = strategy(for: run.task)
+        let avoid = run.attempt > 1 ? run.executor.flatMap(pool.index(of:)) : nil
+        guard let member = pool.choose(task: run.task, priority: run.priority, require: requirement(run, definition), avoid: avoid,
+                                       strategy: strategy, now: Date().timeIntervalSince1970) else { return false }
+        begin(run, definition: definition, member: member, strategy: strategy.rawValue)
+        return true
+    }
+
     private func begin(_ run: TaskRun, definition: TaskDefinition, member: Int, strategy: String) {
         let executor = pool.members[member]
         pool.begin(member, task: definition.name)
         var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "executor": .string(executor.name),
                                    "strategy": .string(strategy), "priority": .string(run.priority.rawValue),
-                                   "attempt": .number(JSONNumber(run.attempt + 1))]
-        if let previous = run.executor, previous != executor.name, run.attempt > 0 {
+                                   "attempt": .number(JSONNumber(run.claim == nil ? run.attempt + 1 : run.attempt))]
+        // A claimed run's attempt is counted already (by its claim).
+        if let previous = run.executor, previous != executor.name, run.attempt > (run.claim == nil ? 0 : 1) {
             payload["from"] = .string(previous)
             publish("task.reassigned", .object(payload))
             payload["from"] = nil

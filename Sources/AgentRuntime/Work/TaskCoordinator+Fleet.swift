@@ -105,14 +105,24 @@ extension TaskCoordinator {
             return
         }
         var room: [String: Int] = [:]
+        var labels: [String: [[String: String]]] = [:]
+        let now = Date().timeIntervalSince1970
         for (name, definition) in definitions where runner(for: definition.type) != nil {
-            let free = definition.maxConcurrent - (runningCount[name] ?? 0)
+            var free = definition.maxConcurrent - (runningCount[name] ?? 0)
+            if pool.isTaken(name) {
+                // Taken by declared executors: as many as they have room for, of the runs whose
+                // labels one of those carrying the task's own carries.
+                let sets = pool.labelSets(for: name, carrying: definition.require)
+                guard !sets.isEmpty else { continue }
+                labels[name] = sets
+                free = min(free, pool.room(for: name, now: now))
+            }
             if free > 0 { room[name] = free }
         }
         guard !room.isEmpty else { return }
         shared.claiming = true
         shared.again = false
-        let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease)
+        let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease, labels: labels)
         let this = LoopBound(value: self)
         let inbox = loop.inbox
         Task {

@@ -555,18 +555,33 @@ final class TaskCoordinator {
     func adopt(_ claimed: [TaskRun]) {
         for run in claimed {
             guard let definition = definitions[run.task], runs[run.id] == nil else {
-                // Not ours to run after all (the task left the settings meanwhile): handed back for a retry now.
-                var back = run
-                back.status = .retrying
-                back.nextAttemptAt = Date().timeIntervalSince1970
-                back.attempt -= 1
-                store?.record(back)
+                // Not ours to run after all (the task left the settings meanwhile).
+                handBack(run)
                 continue
             }
             unfinishedCount[run.task, default: 0] += 1
             unfinishedByRank[run.priority.rank] += 1
-            start(run, definition: definition)
+            guard !pool.isEmpty, pool.isTaken(run.task) else {
+                start(run, definition: definition)
+                continue
+            }
+            // Through the agent's declared executors, by the task's strategy, as a run queued here.
+            if !adoptOnExecutor(run, definition: definition) {
+                unfinishedCount[run.task, default: 0] -= 1
+                unfinishedByRank[run.priority.rank] -= 1
+                handBack(run)
+            }
         }
+    }
+
+    /// A claimed run this agent cannot carry out after all: back to the shared queue now, as
+    /// the attempt it was before the claim (for any agent).
+    private func handBack(_ run: TaskRun) {
+        var back = run
+        back.status = .retrying
+        back.nextAttemptAt = Date().timeIntervalSince1970
+        back.attempt -= 1
+        store?.record(back)
     }
 
     /// The one place an attempt ends: the run finishes or waits for its retry, and

@@ -70,4 +70,26 @@ extension StoreConformanceTests {
         #expect(retried.first?.agent == "b")
         await stores.close()
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRunRequiringLabelsIsClaimedOnlyByAHolderWithAnExecutorCarryingThemAll(_ kind: StoreKind) async throws {
+        let stores = try await StoresUnderTest.open(kind)
+        let runs = stores.runs
+        var gpu = Self.run("gpu")
+        gpu.require = ["gpu": "yes"]
+        runs.record(gpu)
+        runs.record(Self.run("plain"))
+        await runs.flush()
+        // No executor (the task's own worker): runs requiring nothing only.
+        #expect(try await runs.claim(ClaimRequest(holder: "cpu-only", room: ["t": 5], lease: Self.held)).map(\.id) == ["plain"])
+        // Executors whose labels do not carry gpu=yes.
+        let others: [[String: String]] = [["gpu": "no"], ["zone": "a"]]
+        #expect(try await runs.claim(ClaimRequest(holder: "no-gpu", room: ["t": 5], lease: Self.held, labels: ["t": others])).isEmpty)
+        // One executor carrying it (among others, and with more labels than required).
+        let sets: [[String: String]] = [["zone": "a"], ["gpu": "yes", "zone": "b"]]
+        let taken = try await runs.claim(ClaimRequest(holder: "gpu-host", room: ["t": 5], lease: Self.held, labels: ["t": sets]))
+        #expect(taken.map(\.id) == ["gpu"])
+        #expect(taken.first?.require == ["gpu": "yes"])
+        await stores.close()
+    }
 }

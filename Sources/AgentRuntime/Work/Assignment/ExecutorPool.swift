@@ -129,6 +129,29 @@ struct ExecutorPool {
         return true
     }
 
+    /// How many more runs of `task` its executors can take now (a fleet agent claims no more).
+    func room(for task: String, now: Double) -> Int {
+        var room = 0
+        for (member, slot) in takers[task] ?? [] {
+            let m = members[member]
+            guard eligible(m, slot: slot, require: [:], now: now) else { continue }
+            let free = min(m.maxConcurrent - m.running, m.slotLimit[slot] == Int.max ? Int.max : m.slotLimit[slot] - m.slotRunning[slot])
+            room = room > Int.max - free ? Int.max : room + free
+        }
+        return room
+    }
+
+    /// The label sets of the executors taking `task` that carry `require` (the task's own), each
+    /// once: a run whose labels one of them carries can run here.
+    func labelSets(for task: String, carrying require: [String: String]) -> [[String: String]] {
+        var sets: [[String: String]] = []
+        for member in takersOf(task) where carries(member, require) {
+            let labels = members[member].definition.labels
+            if !sets.contains(labels) { sets.append(labels) }
+        }
+        return sets
+    }
+
     /// Whether every label of `require` is on `member`.
     func carries(_ member: Int, _ require: [String: String]) -> Bool {
         require.allSatisfy { members[member].definition.labels[$0.key] == $0.value }

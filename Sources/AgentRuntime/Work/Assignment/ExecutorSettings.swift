@@ -14,7 +14,7 @@ import JSONSchema
 ///               "alice": {"type": "executor", "user": "alice", "tasks": {"review": {}}}},
 /// "assignment": {"strategy": "best_fit", "tasks": {"backup": "round_robin"}, "aging_interval": 60}
 /// ```
-enum ExecutorSettings {
+package enum ExecutorSettings {
     /// The process type.
     static let type = "executor"
     static let mostConcurrent = TaskSettings.mostConcurrent
@@ -28,7 +28,7 @@ enum ExecutorSettings {
     }
 
     /// Labels as a JSON object, sorted by name.
-    static func json(_ labels: [String: String]) -> JSONValue {
+    package static func json(_ labels: [String: String]) -> JSONValue {
         .object(JSONObject(labels.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }))
     }
 
