@@ -93,10 +93,12 @@ import Testing
         #expect(drained.status == 0 && drained.stdout.contains("pool#1  draining"), "\(drained.stdout)\(drained.stderr)")
         let unknown = try Self.control(agent, ["executor", "drain", "pool#9"])
         #expect(unknown.status == 1 && unknown.stderr.contains("no executor named \"pool#9\""), "\(unknown.stderr)")
-        // Two slow runs: pool#2 takes one; pool#1 is drained, so the other waits.
+        // Two slow runs: pool#2 takes one; pool#1 is drained, so the other waits (for longer
+        // than the next commands take on a loaded machine: with 1.5 s, the first had ended and
+        // pool#2 had taken the second before the test assigned it).
         var ids: [String] = []
         for _ in 0..<2 {
-            let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 1500}"#])
+            let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 6000}"#])
             ids.append(queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         Thread.sleep(forTimeInterval: 0.3)
@@ -108,7 +110,7 @@ import Testing
         #expect(try Self.control(agent, ["executor", "resume", "pool#1"]).status == 0)
         let done = try Self.control(agent, ["task", "show", ids[1], "--json"])
         var run = Self.json(done.stdout)
-        for _ in 0..<200 where run["status"] as? String != "succeeded" {
+        for _ in 0..<600 where run["status"] as? String != "succeeded" {
             Thread.sleep(forTimeInterval: 0.05)
             run = Self.json(try Self.control(agent, ["task", "show", ids[1], "--json"]).stdout)
         }

@@ -9,26 +9,14 @@ import Testing
 /// whichever agent it was submitted to.
 @Suite(.ownThreads, .serialized) struct FleetExecutorsEndToEndTests {
     static func agent(_ id: String, database: String, executor: String, labels: String) throws -> AgentRun {
-        let server = try PostgresTestServer.require()
-        let settings = #"""
-            {"enabled_modules": ["faults"],
-             "processes": {"\#(executor)": {"type": "executor", "max_concurrent": 2, "labels": \#(labels), "tasks": {"work": {}}}},
-             "fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "\#(id)",
-                       "heartbeat": 0.5, "poll": 0.5},
-             "tasks": {"work": {"type": "faults.fault_task", "max_concurrent": 4}}}
-            """#
-        let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
-                               directory: TestPaths.temporaryDirectory("fleet-executors-\(id)"))
-        guard run.waitForLine(onStderr: true, { $0.contains("control socket:") }) != nil else {
-            _ = run.stop()
-            throw HTTPProbe.Failure(description: "agent \(id) did not start:\n\(run.transcript)")
-        }
-        return run
+        try AgentRun.fleetAgent(id, database: database, folder: "fleet-executors-\(id)", settings: #"""
+            "enabled_modules": ["faults"],
+            "processes": {"\#(executor)": {"type": "executor", "max_concurrent": 2, "labels": \#(labels), "tasks": {"work": {}}}},
+            "tasks": {"work": {"type": "faults.fault_task", "max_concurrent": 4}}
+            """#)
     }
 
-    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult {
-        try runProgram("agent-control", arguments + ["--settings", agent.settingsFile], timeout: 120)
-    }
+    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult { try agent.control(arguments) }
 
     static func submit(_ agent: AgentRun, require: [String] = []) throws -> String {
         let result = try control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 200}"#, "--json"] + require.flatMap { ["--require", $0] })

@@ -8,25 +8,13 @@ import Testing
 /// the `faults` module's `memory_task`) running on both at once by compare-and-set.
 @Suite(.ownThreads, .serialized) struct FleetMemoryEndToEndTests {
     static func agent(_ id: String, database: String) throws -> AgentRun {
-        let server = try PostgresTestServer.require()
-        let settings = #"""
-            {"enabled_modules": ["faults"], "processes": {},
-             "fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "\#(id)",
-                       "heartbeat": 0.5, "poll": 0.5},
-             "tasks": {"mem": {"type": "faults.memory_task", "max_concurrent": 2}}}
-            """#
-        let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
-                               directory: TestPaths.temporaryDirectory("fleet-memory-\(id)"))
-        guard run.waitForLine(onStderr: true, { $0.contains("control socket:") }) != nil else {
-            _ = run.stop()
-            throw HTTPProbe.Failure(description: "agent \(id) did not start:\n\(run.transcript)")
-        }
-        return run
+        try AgentRun.fleetAgent(id, database: database, folder: "fleet-memory-\(id)", settings: #"""
+            "enabled_modules": ["faults"], "processes": {},
+            "tasks": {"mem": {"type": "faults.memory_task", "max_concurrent": 2}}
+            """#)
     }
 
-    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult {
-        try runProgram("agent-control", arguments + ["--settings", agent.settingsFile], timeout: 120)
-    }
+    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> ProgramResult { try agent.control(arguments) }
 
     static func entry(_ agent: AgentRun, _ key: String) throws -> JSONValue? {
         let result = try control(agent, ["memory", "get", key, "--json"])

@@ -127,8 +127,23 @@ final class AgentRun: @unchecked Sendable {
 
     func waitForExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        guard !process.isRunning else { return nil }
+        let pid = process.processIdentifier
+        var zombie: Int32?
+        while process.isRunning, Date() < deadline {
+            // Foundation learns of a child's exit from SIGCHLD; once in a full run it did not
+            // within 45 s of a SIGKILL. The kernel's word: a zombie has exited (its status read
+            // without reaping it, which stays Foundation's to do).
+            if let status = Self.exitStatusOfZombie(pid) {
+                zombie = status
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        if zombie != nil {
+            let grace = Date().addingTimeInterval(2)
+            while process.isRunning, Date() < grace { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        guard !process.isRunning || zombie != nil else { return nil }
         if exitedAt == nil { exitedAt = Date() }
         // The output is read on other threads: wait for both pipes to reach their end, so that
         // callers see the last lines the agent wrote (a pause in the output is no proof: a
@@ -136,7 +151,19 @@ final class AgentRun: @unchecked Sendable {
         // agent, or a process another test spawned at the same moment, inherited a pipe.
         let drained = Date().addingTimeInterval(10)
         while Date() < drained, lock.withLock({ ended.count < 2 }) { Thread.sleep(forTimeInterval: 0.02) }
-        return process.terminationStatus
+        return process.isRunning ? zombie : process.terminationStatus
+    }
+
+    /// As Foundation's `terminationStatus` (the exit code, or the signal), for a child that
+    /// has exited and is not reaped yet; nil while it runs (or once reaped). From
+    /// /proc/PID/stat: the state (`Z`) and `exit_code`, the 52nd field (waitpid's form).
+    static func exitStatusOfZombie(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // Fields after the name start at the 3rd (the state); exit_code is the 52nd.
+        guard fields.first == "Z", fields.count >= 50, let code = Int32(fields[49]) else { return nil }
+        return code & 0x7f == 0 ? (code >> 8) & 0xff : code & 0x7f
     }
 
     static func isAlive(_ pid: Int32) -> Bool {
