@@ -149,7 +149,7 @@ final class PostgresTestServer: @unchecked Sendable {
     private func start() throws {
         // fsync off: a test's database need not survive a power cut, and the machine is shared.
         let addresses = ["127.0.0.1"] + (extraAddress.map { [$0] } ?? [])
-        let options = "-p \(port) -k \(folder) -c listen_addresses=\(addresses.joined(separator: ",")) -c fsync=off -c synchronous_commit=off -c max_connections=200"
+        let options = "-p \(port) -k \(folder) -c listen_addresses=\(addresses.joined(separator: ",")) -c fsync=off -c synchronous_commit=off -c max_connections=500"
         try run(binaries + "/pg_ctl", ["-D", folder + "/data", "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
     }
 
