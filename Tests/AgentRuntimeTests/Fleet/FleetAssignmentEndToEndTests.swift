@@ -95,10 +95,12 @@ import Testing
 
         // B dies. A still counts it alive until three heartbeats are missed: runs it gives B
         // wait for the hold, then A carries them out (their first attempt: B never claimed them).
+        // Submitted at once, before B's exit is waited for: on a loaded machine that wait let A
+        // find B lost before the first submission (none was given to B).
         kill(b.process.processIdentifier, SIGKILL)
-        _ = b.waitForExit(timeout: 10)
         var late: [(id: String, assigned: String?)] = []
         for _ in 0..<6 { late.append(try Self.submit(port: portA)) }
+        _ = b.waitForExit(timeout: 10)
         let orphaned = late.filter { $0.assigned == "host-b" }
         #expect(!orphaned.isEmpty, "A gave B some runs before it found B lost: \(late.map { $0.assigned ?? "-" })")
         let lateIDs = Set(late.map(\.id))
