@@ -41,20 +41,7 @@ struct APSchedulerDriver {
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [folder + "/apscheduler_bench.py", String(jobs), String(seconds), String(idleSeconds)]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        let output = Pipe()
-        let errorLog = folder + "/driver.log"
-        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
-        guard let errors = FileHandle(forWritingAtPath: errorLog) else { throw BenchError("cannot write \(errorLog)") }
-        defer { try? errors.close() }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let tail = (try? String(contentsOfFile: errorLog, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
-            throw BenchError("the APScheduler driver exited with status \(process.terminationStatus): \(tail)")
-        }
+        let data = try DriverProcess.output(of: process, errorLog: folder + "/driver.log", name: "APScheduler")
         do {
             return try JSONDecoder().decode(Output.self, from: data)
         } catch {

@@ -43,20 +43,8 @@ struct ProcrastinateDriver {
         process.environment = ProcessInfo.processInfo.environment.merging([
             "BENCH_PG_DSN": dsn, "BENCH_WORKER_LOG": "\(folder)/worker-\(workers).log", "PYTHONPATH": folder,
         ]) { _, new in new }
-        let output = Pipe()
         let errorLog = "\(folder)/driver-\(workers).log"
-        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
-        guard let errors = FileHandle(forWritingAtPath: errorLog) else { throw BenchError("cannot write \(errorLog)") }
-        defer { try? errors.close() }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let tail = (try? String(contentsOfFile: errorLog, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
-            throw BenchError("the procrastinate driver exited with status \(process.terminationStatus): \(tail)")
-        }
+        let data = try DriverProcess.output(of: process, errorLog: errorLog, name: "procrastinate")
         guard let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
               let parsed = try? JSONDecoder().decode(Output.self, from: Data(line.utf8)) else {
             throw BenchError("the procrastinate driver printed no result; see \(errorLog)")

@@ -44,21 +44,8 @@ struct TaskQueueDriver {
             // Celery warns at every start that it runs as root; the bench may run as root.
             "C_FORCE_ROOT": "1",
         ]) { _, new in new }
-        let output = Pipe()
-        let errorLog = "\(folder)/\(load.system)-driver.log"
-        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
-        guard let errors = FileHandle(forWritingAtPath: errorLog) else { throw BenchError("cannot write \(errorLog)") }
-        defer { try? errors.close() }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try DriverProcess.output(of: process, errorLog: "\(folder)/\(load.system)-driver.log", name: load.system)
         let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            let tail = (try? String(contentsOfFile: errorLog, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
-            throw BenchError("the \(load.system) driver exited with status \(process.terminationStatus): \(tail)")
-        }
         return try TaskQueueOutput(parsing: text)
     }
 
