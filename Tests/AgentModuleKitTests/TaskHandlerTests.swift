@@ -149,7 +149,7 @@ import Testing
         let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
         api.initialize(to: agent_host_api())
         defer { api.deallocate() }
-        let instance = TaskInstance(run: { _, _ in [] }, host: HostBridge(api))
+        let instance = TaskInstance(prepare: { _ in { _ in [] } }, host: HostBridge(api))
         let early = Task<Void, Never> {}
         instance.cancel(5)
         instance.register(early, token: 5)
@@ -166,5 +166,42 @@ import Testing
         #expect(!going.isCancelled)
         instance.cancel(7)
         #expect(going.isCancelled)
+    }
+
+    /// A prepared run waits at its gate until the host starts it (true) or cancels it (false),
+    /// whichever comes first, and whether that comes before the run's Task reaches the gate
+    /// or while it waits there; a start for a run no longer prepared is passed over.
+    @Test func aPreparedRunsGateOpensOnItsStartAndClosesOnItsCancelWhicheverComesFirst() async {
+        let api = UnsafeMutablePointer<agent_host_api>.allocate(capacity: 1)
+        api.initialize(to: agent_host_api())
+        defer { api.deallocate() }
+        let instance = TaskInstance(prepare: { _ in { _ in [] } }, host: HostBridge(api))
+        func start(_ tokens: [UInt64]) { tokens.withUnsafeBufferPointer { instance.start($0) } }
+
+        // Decided before the Task reaches the gate.
+        instance.prepared(1)
+        instance.prepared(2)
+        start([1])
+        instance.cancel(2)
+        #expect(await instance.gate(1) == true)
+        #expect(await instance.gate(2) == false)
+
+        // Decided while the Task waits at the gate.
+        instance.prepared(3)
+        instance.prepared(4)
+        async let three = instance.gate(3)
+        async let four = instance.gate(4)
+        while !(instance.isWaiting(3) && instance.isWaiting(4)) { await Task.yield() }
+        start([3, 9])
+        instance.cancel(4)
+        #expect(await three == true)
+        #expect(await four == false)
+
+        // A start after the cancel changes nothing; the gate is gone once passed.
+        instance.prepared(5)
+        instance.cancel(5)
+        start([5])
+        #expect(await instance.gate(5) == false)
+        #expect(!instance.isWaiting(5))
     }
 }

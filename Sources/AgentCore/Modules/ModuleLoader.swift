@@ -21,9 +21,15 @@ public struct LoadedModule: @unchecked Sendable {
     }
 
     /// The task entry points (ABI 2), nil when the module has none.
-    var taskEntries: (create: agent_task_create_fn, run: agent_task_run_fn, cancel: agent_task_cancel_fn?)? {
+    var taskEntries: TaskEntryPoints? {
         guard has(\.task_run), let create = entry.pointee.task_create, let run = entry.pointee.task_run else { return nil }
-        return (create, run, has(\.task_cancel) ? entry.pointee.task_cancel : nil)
+        let cancel = has(\.task_cancel) ? entry.pointee.task_cancel : nil
+        // Preparing runs ahead takes all three: a prepared run is taken back through the cancel.
+        var prepared: TaskEntryPoints.Prepared?
+        if cancel != nil, has(\.task_start), let prepare = entry.pointee.task_prepare, let start = entry.pointee.task_start {
+            prepared = TaskEntryPoints.Prepared(prepare: prepare, start: start)
+        }
+        return TaskEntryPoints(create: create, run: run, cancel: cancel, prepared: prepared)
     }
 }
 

@@ -3,20 +3,22 @@ import Foundation
 import Synchronization
 
 /// Task runs that came before their not-before instant (a schedule's fires, sent ahead), held
-/// by the worker and handed over by a thread of their own at that instant: the supervisor's
-/// loop and the pipe are then off the path between the instant and the run's start.
+/// by the worker and handed over at that instant: the supervisor's loop and the pipe are then
+/// off the path between the instant and the run's start.
 ///
-/// The thread waits on CLOCK_REALTIME with an absolute deadline, so a step of the wall clock
-/// moves the release with it, with a timer slack of 1 µs rather than the default 50 µs, until
-/// a spin before the instant, and reads the clock from then on. The spin is 200 µs, or more
-/// when wake-ups come later than that (a virtual CPU halted while idle wakes hundreds of µs
-/// late): the latest wake-up lateness of the last instants plus a margin, at most 500 µs of CPU
-/// per instant (a later wake-up is the machine's load, which a longer spin makes worse: a
-/// thread that spins loses the precedence a waking thread has over the busy ones).
+/// A thread of their own waits on CLOCK_REALTIME with an absolute deadline, so a step of the
+/// wall clock moves the release with it, with a timer slack of 1 µs rather than the default
+/// 50 µs, until a last stretch before the instant: 200 µs, or more when wake-ups come later
+/// than that (a virtual CPU halted while idle wakes hundreds of µs late) — the latest wake-up
+/// lateness of the last instants plus a margin, at most 500 µs of CPU per instant (a later
+/// wake-up is the machine's load, which a longer spin makes worse).
 ///
-/// A module's run starts as a Swift Task on the cooperative pool, whose idle threads sleep and
-/// wake just as late; so while the holder spins, one pool thread spins too (a Task that ends
-/// as soon as the first run is handed over) and takes the first runs without a wake-up.
+/// In that stretch the instant's runs are taken and one thread watches the clock. Runs the
+/// module prepared (`task_prepare`: their Tasks already made, their inputs decoded) are handed
+/// over by a Task on the cooperative pool, the one their Tasks resume on: at the instant that
+/// thread is awake to run the first of them, where a run handed over from here waited for a
+/// sleeping pool thread's wake-up (~100 µs). Runs still to be made Tasks (`task_run`) are
+/// handed over by this thread, while the pool's threads take the Tasks as they come.
 final class HeldRuns: @unchecked Sendable {
     /// A run's frame, copied out of the reader's buffer.
     struct Run {
@@ -27,6 +29,8 @@ final class HeldRuns: @unchecked Sendable {
         var runID: [UInt8]
         var idempotencyKey: [UInt8]
         var input: [UInt8]
+        /// Made ready by the module's `task_prepare` when it came (started by `task_start`).
+        var prepared = false
     }
 
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -34,7 +38,8 @@ final class HeldRuns: @unchecked Sendable {
     /// By not-before, then arrival. Guarded by `mutex`.
     private var runs: [Run] = []
     private var threadStarted = false
-    private let release: @Sendable (Run) -> Void
+    private let release: @Sendable ([Run]) -> Void
+    private let pool: @Sendable (@escaping @Sendable () -> Void) -> Void
     /// Keeps the worker's frames while an instant's runs start (nil: frames go as they come).
     private let completionHold: CompletionHold?
     /// The least time before an instant the thread stops waiting and watches the clock (ns).
@@ -45,16 +50,18 @@ final class HeldRuns: @unchecked Sendable {
     private(set) var spin = HeldRuns.minimumSpin
     /// The latest wake-up lateness seen, decaying by a quarter per instant (ns).
     private var recentLateness: Int64 = 0
-    /// The instant whose first run was handed over last (ns): the pool's spinning Task ends on it.
-    private let handedOver = Atomic<Int64>(0)
-    /// What ``touch(_:)`` read last; holder thread only.
-    private var touched = 0
+    /// How long after an instant this thread waits for the pool to hand its runs over (ns).
+    static let poolGrace: Int64 = 1_000_000
 
-    /// `release` is called on the holder's thread with each run whose instant came, in order;
+    /// `release` is called with the runs of each instant as it comes, in order (on the holder's
+    /// thread or a pool thread, never two at once);
     /// `hold` keeps the worker's frames from the last stretch before an instant until its runs
     /// completed or ``CompletionHold/window`` after their hand-over passed.
-    init(hold: CompletionHold? = nil, release: @escaping @Sendable (Run) -> Void) {
+    /// `pool` runs a job on the cooperative pool (tests put a slow pool in its place).
+    init(hold: CompletionHold? = nil, pool: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = HeldRuns.onPool,
+         release: @escaping @Sendable ([Run]) -> Void) {
         self.completionHold = hold
+        self.pool = pool
         self.release = release
         pthread_mutex_init(mutex, nil)
         // The default clock of a condition is CLOCK_REALTIME, which the deadlines are on.
@@ -80,13 +87,12 @@ final class HeldRuns: @unchecked Sendable {
         }
     }
 
-    /// Takes back the held run `token` (cancelled before its instant); false when it is not
+    /// Takes back the held run `token` (cancelled before its instant); nil when it is not
     /// held (never was, or already handed over).
-    func remove(token: UInt64) -> Bool {
+    func remove(token: UInt64) -> Run? {
         locked {
-            guard let index = runs.firstIndex(where: { $0.token == token }) else { return false }
-            runs.remove(at: index)
-            return true
+            guard let index = runs.firstIndex(where: { $0.token == token }) else { return nil }
+            return runs.remove(at: index)
         }
     }
 
@@ -119,14 +125,17 @@ final class HeldRuns: @unchecked Sendable {
             // One run alone gains nothing from holding its result back.
             let holding = taken.count > 1 ? completionHold : nil
             holding?.begin(taken.map(\.token))
-            if instant > nowNanoseconds {
-                keepPoolThreadAwake(until: instant)
-                touched = Self.touch(taken)
+            let batch = HeldBatch(runs: taken, instant: instant)
+            if instant <= nowNanoseconds {
+                release(taken)
+            } else if taken.allSatisfy(\.prepared) {
+                releaseFromPool(batch)
+            } else {
+                // Each run is still to be made a Task: this thread does that, while the pool's
+                // threads take the Tasks as they come.
+                batch.touch()
                 while TaskExecutor.realtimeNanoseconds() < instant {}
-            }
-            for (index, run) in taken.enumerated() {
-                release(run)
-                if index == 0 { handedOver.store(run.notBefore, ordering: .releasing) }
+                release(taken)
             }
             // Not past the next instant's last stretch.
             holding?.end(by: min(TaskExecutor.realtimeNanoseconds() &+ CompletionHold.window, (nextInstant ?? .max) &- spin))
@@ -148,29 +157,40 @@ final class HeldRuns: @unchecked Sendable {
         return taken
     }
 
-    /// Reads each run's bytes once (the sum is kept so that the reads are not left out).
-    private static func touch(_ runs: [Run]) -> Int {
-        var sum = 0
-        for run in runs {
-            sum &+= run.runID.count &+ Int(run.runID.first ?? 0) &+ Int(run.idempotencyKey.first ?? 0) &+ Int(run.input.first ?? 0)
-        }
-        return sum
-    }
-
     /// A wake-up `late` ns after its deadline: the spin covers the latest of the last instants.
     func noteWakeUp(late: Int64) {
         recentLateness = max(late, recentLateness - recentLateness / 4)
         spin = min(max(recentLateness + 100_000, Self.minimumSpin), Self.maximumSpin)
     }
 
-    /// A Task that spins on a pool thread until the first run of `instant` is handed over (a
-    /// Task enqueued then runs at once instead of after a sleeping thread's wake-up), or until
-    /// the longest spin has passed the instant, should the holder itself be held up.
-    private func keepPoolThreadAwake(until instant: Int64) {
-        let giveUp = instant &+ Self.maximumSpin
-        Task.detached(priority: .high) { [self] in
-            while handedOver.load(ordering: .acquiring) < instant, TaskExecutor.realtimeNanoseconds() < giveUp {}
+    /// Hands `batch` over from a Task on the cooperative pool, the one the module's runs start
+    /// on: a pool thread that watches the clock until the instant and then starts the runs is
+    /// already awake to run the first of them and has them in its cache, where a run handed
+    /// over by this thread waited for a sleeping pool thread's wake-up (about 100 µs on a
+    /// virtual CPU). Should no pool thread be free by the instant plus ``poolGrace`` (the pool
+    /// busy with long runs), this thread hands them over itself; whichever comes first does.
+    private func releaseFromPool(_ batch: HeldBatch) {
+        pool { [self] in
+            batch.touch()
+            while TaskExecutor.realtimeNanoseconds() < batch.instant {}
+            if batch.claim() {
+                release(batch.runs)
+                batch.finished()
+            }
         }
+        if !batch.waitUntilFinished(by: batch.instant &+ Self.poolGrace) {
+            if batch.claim() {
+                release(batch.runs)
+            } else {
+                // The pool's thread is handing them over now.
+                _ = batch.waitUntilFinished(by: .max)
+            }
+        }
+    }
+
+    /// A job on the cooperative pool, where the module's Tasks run.
+    static func onPool(_ job: @escaping @Sendable () -> Void) {
+        Task.detached { job() }
     }
 
     private func locked<T>(_ body: () -> T) -> T {
@@ -179,3 +199,4 @@ final class HeldRuns: @unchecked Sendable {
         return body()
     }
 }
+

@@ -272,7 +272,7 @@ public enum WorkerMain {
                 let reason = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 fail(channel, code: "bad_settings", reason.isEmpty ? "task_create returned NULL for \"\(type)\"" : reason, exitCode: ExitCode.badSettings)
             }
-            let made = TaskExecutor(host: host, handler: handler, run: entries.run, cancel: entries.cancel)
+            let made = TaskExecutor(host: host, handler: handler, entries: entries)
             host.taskFrames = { made.handle($0, $1) }
             executor = made
         }

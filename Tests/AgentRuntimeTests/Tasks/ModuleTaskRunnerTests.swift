@@ -34,8 +34,8 @@ import Testing
             }
         }
 
-        func start(_ runID: String, task: TaskDefinition, input: JSONValue, attempt: Int = 1) {
-            runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)) { [unowned self] report in
+        func start(_ runID: String, task: TaskDefinition, input: JSONValue, attempt: Int = 1, notBefore: Double? = nil) {
+            runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input, notBefore: notBefore)) { [unowned self] report in
                 reports[runID, default: []].append(report)
             }
         }

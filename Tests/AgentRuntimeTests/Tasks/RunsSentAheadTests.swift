@@ -9,17 +9,18 @@ import Testing
 /// is held there (``HeldRuns``) until it comes: the loop, the queue and the pipe are no longer
 /// between the instant and the run's start.
 @Suite(.ownThreads) struct RunsSentAheadTests {
-    static func run(_ token: UInt64, at notBefore: Int64) -> HeldRuns.Run {
-        HeldRuns.Run(token: token, attempt: 1, notBefore: notBefore, runID: Array("r\(token)".utf8), idempotencyKey: [], input: Array("{}".utf8))
+    static func run(_ token: UInt64, at notBefore: Int64, prepared: Bool = false) -> HeldRuns.Run {
+        HeldRuns.Run(token: token, attempt: 1, notBefore: notBefore, runID: Array("r\(token)".utf8), idempotencyKey: [], input: Array("{}".utf8),
+                     prepared: prepared)
     }
 
     /// Held runs are handed over at their instant, never before, in the order of their
     /// instants whatever the order they came in.
     @Test func heldRunsAreReleasedAtTheirInstantsInOrder() throws {
         let released = LockedValue<[(token: UInt64, at: Int64)]>([])
-        let held = HeldRuns { run in
+        let held = HeldRuns { runs in
             let now = TaskExecutor.realtimeNanoseconds()
-            released.withLock { $0.append((run.token, now)) }
+            released.withLock { $0 += runs.map { ($0.token, now) } }
         }
         let start = TaskExecutor.realtimeNanoseconds()
         let instants: [UInt64: Int64] = [1: start + 120_000_000, 2: start + 60_000_000, 3: start + 60_000_000, 4: start + 180_000_000]
@@ -35,17 +36,17 @@ import Testing
     /// A held run taken back (cancelled before its instant) is never handed over.
     @Test func aHeldRunTakenBackIsNeverReleased() throws {
         let released = LockedValue<[UInt64]>([])
-        let held = HeldRuns { run in released.withLock { $0.append(run.token) } }
+        let held = HeldRuns { runs in released.withLock { $0 += runs.map(\.token) } }
         let start = TaskExecutor.realtimeNanoseconds()
         held.hold(Self.run(7, at: start + 80_000_000))
         held.hold(Self.run(8, at: start + 80_000_000))
-        #expect(held.remove(token: 7))
-        #expect(!held.remove(token: 9))
+        #expect(held.remove(token: 7)?.token == 7)
+        #expect(held.remove(token: 9) == nil)
         let deadline = Date().addingTimeInterval(10)
         while released.withLock({ $0.isEmpty }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         Thread.sleep(forTimeInterval: 0.1)
         #expect(released.withLock { $0 } == [8])
-        #expect(!held.remove(token: 8), "already handed over")
+        #expect(held.remove(token: 8) == nil, "already handed over")
     }
 
     /// The runs of an instant are taken from the queue when the holder starts watching the
@@ -53,9 +54,9 @@ import Testing
     /// or after its instant.
     @Test func aRunHeldInTheLastStretchBeforeItsInstantIsStillReleased() throws {
         let released = LockedValue<[(token: UInt64, at: Int64)]>([])
-        let held = HeldRuns { run in
+        let held = HeldRuns { runs in
             let now = TaskExecutor.realtimeNanoseconds()
-            released.withLock { $0.append((run.token, now)) }
+            released.withLock { $0 += runs.map { ($0.token, now) } }
         }
         let instant = TaskExecutor.realtimeNanoseconds() + 100_000_000
         held.hold(Self.run(1, at: instant))
@@ -68,6 +69,79 @@ import Testing
         #expect(order.map(\.token) == [1, 2])
         for (token, at) in order { #expect(at >= instant, "run \(token) was released \(instant - at) ns early") }
     }
+
+    /// Runs the module prepared are handed over by a job on the cooperative pool, all of an
+    /// instant in one call, at or after the instant. (A holder that wakes after the instant,
+    /// on a loaded machine, hands them over at once itself: the instant is tried again then.)
+    @Test func preparedRunsOfOneInstantAreHandedOverTogetherFromThePool() throws {
+        let calls = LockedValue<[(tokens: [UInt64], at: Int64, onPool: Bool)]>([])
+        let poolThreads = LockedValue<Set<String>>([])
+        let held = HeldRuns(pool: { job in
+            HeldRuns.onPool {
+                poolThreads.withLock { _ = $0.insert(Self.threadID()) }
+                job()
+            }
+        }) { runs in
+            let now = TaskExecutor.realtimeNanoseconds()
+            let thread = Self.threadID()
+            let onPool = poolThreads.withLock { $0.contains(thread) }
+            calls.withLock { $0.append((runs.map(\.token), now, onPool)) }
+        }
+        // The longest last stretch: a late wake-up is then less likely.
+        held.noteWakeUp(late: 10_000_000)
+        var fromPool = 0
+        for attempt in 0..<5 where fromPool == 0 {
+            let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
+            let tokens = (1...5).map { UInt64(attempt * 10 + $0) }
+            for token in tokens { held.hold(Self.run(token, at: instant, prepared: true)) }
+            let deadline = Date().addingTimeInterval(10)
+            while calls.withLock({ $0.count }) <= attempt, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            Thread.sleep(forTimeInterval: 0.05)
+            let seen = calls.withLock { $0 }
+            try #require(seen.count == attempt + 1, "\(seen.count) calls after \(attempt + 1) instants")
+            #expect(seen[attempt].tokens == tokens)
+            #expect(seen[attempt].at >= instant, "handed over \(instant - seen[attempt].at) ns early")
+            if seen[attempt].onPool { fromPool += 1 }
+        }
+        #expect(fromPool == 1, "5 instants handed over from the holder's thread, none from the pool's")
+    }
+
+    /// Should no pool thread come (the pool busy with long runs), the holder hands the prepared
+    /// runs over itself, a moment after the instant, and the pool's job, when it comes at
+    /// last, hands nothing over a second time.
+    @Test func preparedRunsAreHandedOverByTheHolderWhenThePoolDoesNotCome() throws {
+        let calls = LockedValue<[(tokens: [UInt64], at: Int64)]>([])
+        let lateJobs = LockedValue<[@Sendable () -> Void]>([])
+        let held = HeldRuns(pool: { job in lateJobs.withLock { $0.append(job) } }) { runs in
+            let now = TaskExecutor.realtimeNanoseconds()
+            calls.withLock { $0.append((runs.map(\.token), now)) }
+        }
+        held.noteWakeUp(late: 10_000_000)
+        var poolAsked = 0
+        for attempt in 0..<5 where poolAsked == 0 {
+            let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
+            let tokens = [UInt64(attempt * 10 + 1), UInt64(attempt * 10 + 2)]
+            for token in tokens { held.hold(Self.run(token, at: instant, prepared: true)) }
+            let deadline = Date().addingTimeInterval(10)
+            while calls.withLock({ $0.count }) <= attempt, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            // The pool comes at last.
+            let jobs = lateJobs.withLock { jobs in defer { jobs.removeAll() }; return jobs }
+            for job in jobs { job() }
+            Thread.sleep(forTimeInterval: 0.05)
+            let seen = calls.withLock { $0 }
+            try #require(seen.count == attempt + 1, "handed over \(seen.count) times after \(attempt + 1) instants")
+            #expect(seen[attempt].tokens == tokens)
+            #expect(seen[attempt].at >= instant)
+            guard !jobs.isEmpty else { continue }
+            // The holder woke before the instant and asked the pool.
+            poolAsked += 1
+            #expect(jobs.count == 1)
+            #expect(seen[attempt].at >= instant + HeldRuns.poolGrace, "the holder did not wait for the pool until the instant plus its grace")
+        }
+        #expect(poolAsked == 1, "the holder woke after the instant 5 times: the pool was never asked")
+    }
+
+    static func threadID() -> String { "\(pthread_self())" }
 
     /// The holder watches the clock for longer when its wake-ups come late (a halted virtual
     /// CPU wakes hundreds of µs late), within bounds, and for less again once they are on time.

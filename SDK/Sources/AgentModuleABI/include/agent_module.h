@@ -21,8 +21,9 @@
  *   the call blocks until the process ends. The module may call the host callbacks from any
  *   thread while `run_process` has not returned; never after it returned.
  *   A task executor (a worker that runs a module's task handler) calls `task_create` once,
- *   then `task_run` for each run and `task_cancel` to cancel one, all from one host thread;
- *   the callbacks may be called from any thread until the worker exits.
+ *   then `task_run` (or `task_prepare` and `task_start`) for each run and `task_cancel` to
+ *   cancel one: one call at a time, though not always from the same host thread; the
+ *   callbacks may be called from any thread until the worker exits.
  *
  * Ownership (summary; each declaration repeats its own rule)
  *   - Pointers the host passes in are owned by the host and valid only for the duration of
@@ -309,6 +310,19 @@ typedef int32_t (*agent_task_run_fn)(void *handler, const agent_task_run *run);
     its work and calls `task_complete` (an AGENT_ERROR saying it was cancelled is fine); the
     host kills the worker if it does not within its grace. Returns promptly. */
 typedef void (*agent_task_cancel_fn)(void *handler, uint64_t run_token);
+/** Optional (appended in ABI 2; NULL, or past `struct_size`, when the module does not prepare
+    runs): makes ready a run that must not start before a later instant — a schedule's fire,
+    sent to the worker ahead of it. The module may copy and decode the run's input and set up
+    what it needs, but must not begin the run's work, nor complete it, before `task_start`
+    names it; a prepared run cancelled first (`task_cancel`) never starts, and the module
+    completes it with AGENT_ERROR. Returns promptly: AGENT_OK, or AGENT_ERROR when it did not
+    prepare the run (the host then starts it with `task_run` at its instant). A host only
+    prepares runs when the module has `task_prepare`, `task_start` and `task_cancel`. */
+typedef int32_t (*agent_task_prepare_fn)(void *handler, const agent_task_run *run);
+/** Starts the prepared runs `run_tokens[0..count)`, as soon as possible and in that order: the
+    host calls it at their instant, with every run due then at once. A token the module does
+    not hold prepared (cancelled meanwhile) is ignored. Returns promptly. */
+typedef void (*agent_task_start_fn)(void *handler, const uint64_t *run_tokens, size_t count);
 
 /**
  * What `agent_module_entry` returns: static data owned by the module, valid for the life
@@ -347,6 +361,9 @@ typedef struct agent_module {
     agent_task_create_fn task_create;
     agent_task_run_fn task_run;
     agent_task_cancel_fn task_cancel;
+    /* Appended in ABI 2: runs prepared ahead of their instant (optional). */
+    agent_task_prepare_fn task_prepare;
+    agent_task_start_fn task_start;
 } agent_module;
 
 /** The signature of the entry symbol. */

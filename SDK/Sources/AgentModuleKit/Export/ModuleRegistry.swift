@@ -39,7 +39,9 @@ final class ModuleRegistry: Sendable {
                 adapter_destroy: adapters.isEmpty ? nil : adapterDestroyEntry,
                 task_create: tasks.isEmpty ? nil : taskCreateEntry,
                 task_run: tasks.isEmpty ? nil : taskRunEntry,
-                task_cancel: tasks.isEmpty ? nil : taskCancelEntry
+                task_cancel: tasks.isEmpty ? nil : taskCancelEntry,
+                task_prepare: tasks.isEmpty ? nil : taskPrepareEntry,
+                task_start: tasks.isEmpty ? nil : taskStartEntry
             ))
             exported = Exported(pointer: module, processes: entries, adapters: adapters.map { AdapterEntry($0) }, tasks: taskEntries)
             return OpaquePointer(module)
