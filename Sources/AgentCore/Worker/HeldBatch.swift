@@ -36,9 +36,16 @@ final class HeldBatch: Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !done.withLock({ $0 }) {
-            if !condition.wait(until: until) { return done.withLock { $0 } }
+            if !condition.wait(untilSaturated: until) { return done.withLock { $0 } }
         }
         return true
+    }
+
+    /// Waits until ``finished()``, however long that takes (the claimer is handing them over).
+    func waitUntilFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !done.withLock({ $0 }) { condition.wait() }
     }
 
     /// Reads each run's bytes once, so that the instant finds them in the cache of the thread

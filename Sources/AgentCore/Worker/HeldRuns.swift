@@ -183,7 +183,7 @@ final class HeldRuns: @unchecked Sendable {
                 release(batch.runs)
             } else {
                 // The pool's thread is handing them over now.
-                _ = batch.waitUntilFinished(by: .max)
+                batch.waitUntilFinished()
             }
         }
     }

@@ -141,6 +141,44 @@ import Testing
         #expect(poolAsked == 1, "the holder woke after the instant 5 times: the pool was never asked")
     }
 
+    /// A pool thread still handing an instant's runs over when the holder's wait for it ends
+    /// (a release slower than ``HeldRuns/poolGrace``) is waited for: the runs go once, and the
+    /// holder goes on to the next instant. (This wait once crashed the worker: a deadline past
+    /// 2262 makes Foundation's `NSCondition.wait(until:)` trap.)
+    @Test func theHolderWaitsForAPoolThreadStillHandingOverPastItsGrace() throws {
+        let calls = LockedValue<[(tokens: [UInt64], onPool: Bool)]>([])
+        let poolThreads = LockedValue<Set<String>>([])
+        let held = HeldRuns(pool: { job in
+            Thread.detachNewThread {
+                poolThreads.withLock { _ = $0.insert(Self.threadID()) }
+                job()
+            }
+        }) { runs in
+            let onPool = poolThreads.withLock { $0.contains(Self.threadID()) }
+            // Slower than the grace the holder waits for the pool.
+            if runs.count == 1 { Thread.sleep(forTimeInterval: 0.01) }
+            calls.withLock { $0.append((runs.map(\.token), onPool)) }
+        }
+        held.noteWakeUp(late: 10_000_000)
+        var slowOnPool = 0
+        for attempt in 0..<5 where slowOnPool == 0 {
+            let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
+            let slow = UInt64(attempt * 10 + 1)
+            let next = [UInt64(attempt * 10 + 2), UInt64(attempt * 10 + 3)]
+            held.hold(Self.run(slow, at: instant, prepared: true))
+            for token in next { held.hold(Self.run(token, at: instant + 60_000_000, prepared: true)) }
+            let deadline = Date().addingTimeInterval(10)
+            while calls.withLock({ $0.count }) < 2 * (attempt + 1), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            Thread.sleep(forTimeInterval: 0.03)
+            let seen = calls.withLock { $0 }
+            try #require(seen.count == 2 * (attempt + 1), "\(seen.map(\.tokens)) after attempt \(attempt + 1)")
+            #expect(seen[2 * attempt].tokens == [slow])
+            #expect(seen[2 * attempt + 1].tokens == next, "the next instant went on")
+            if seen[2 * attempt].onPool { slowOnPool += 1 }
+        }
+        #expect(slowOnPool == 1, "the holder woke after the instant 5 times: the pool was never asked")
+    }
+
     static func threadID() -> String { "\(pthread_self())" }
 
     /// The holder watches the clock for longer when its wake-ups come late (a halted virtual
