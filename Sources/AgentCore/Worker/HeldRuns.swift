@@ -50,6 +50,10 @@ final class HeldRuns: @unchecked Sendable {
     private(set) var spin = HeldRuns.minimumSpin
     /// The latest wake-up lateness seen, decaying by a quarter per instant (ns).
     private var recentLateness: Int64 = 0
+    /// How many pool threads watch the clock for an instant: two where there are two cores, so
+    /// that the runs started by one are taken by the other without waking it (a wake-up of a
+    /// halted virtual CPU held the thread starting them for ~90 µs at a time).
+    static let poolSpinners = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
     /// How long after an instant this thread waits for the pool to hand its runs over (ns).
     static let poolGrace: Int64 = 1_000_000
 
@@ -170,12 +174,16 @@ final class HeldRuns: @unchecked Sendable {
     /// virtual CPU). Should no pool thread be free by the instant plus ``poolGrace`` (the pool
     /// busy with long runs), this thread hands them over itself; whichever comes first does.
     private func releaseFromPool(_ batch: HeldBatch) {
-        pool { [self] in
-            batch.touch()
-            while TaskExecutor.realtimeNanoseconds() < batch.instant {}
-            if batch.claim() {
-                release(batch.runs)
-                batch.finished()
+        // Each watches the clock; the first at the instant hands the runs over, the other goes
+        // back to the pool and takes the runs' Tasks.
+        for _ in 0..<Self.poolSpinners {
+            pool { [self] in
+                batch.touch()
+                while TaskExecutor.realtimeNanoseconds() < batch.instant {}
+                if batch.claim() {
+                    release(batch.runs)
+                    batch.finished()
+                }
             }
         }
         if !batch.waitUntilFinished(by: batch.instant &+ Self.poolGrace) {
@@ -199,4 +207,3 @@ final class HeldRuns: @unchecked Sendable {
         return body()
     }
 }
-
