@@ -179,7 +179,14 @@ final class HeldRuns: @unchecked Sendable {
         for _ in 0..<Self.poolSpinners {
             pool { [self] in
                 batch.touch()
-                while TaskExecutor.realtimeNanoseconds() < batch.instant {}
+                // A step of the wall clock back while this spins must not hold a pool thread
+                // for as long as the step: past the stretch it was given (on the monotonic
+                // clock) it gives up, and the holder, whose wait follows the wall clock, hands
+                // the runs over at their instant.
+                let giveUp = Self.monotonicNanoseconds() &+ (batch.instant &- TaskExecutor.realtimeNanoseconds()) &+ Self.maximumSpin
+                while TaskExecutor.realtimeNanoseconds() < batch.instant {
+                    if Self.monotonicNanoseconds() > giveUp { return }
+                }
                 if batch.claim() {
                     release(batch.runs)
                     batch.finished()
@@ -187,6 +194,8 @@ final class HeldRuns: @unchecked Sendable {
             }
         }
         if !batch.waitUntilFinished(by: batch.instant &+ Self.poolGrace) {
+            // Never before the instant as the wall clock reads now (it may have stepped back).
+            while TaskExecutor.realtimeNanoseconds() < batch.instant, !batch.waitUntilFinished(by: batch.instant) {}
             if batch.claim() {
                 release(batch.runs)
             } else {
@@ -194,6 +203,12 @@ final class HeldRuns: @unchecked Sendable {
                 batch.waitUntilFinished()
             }
         }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
     }
 
     /// A job on the cooperative pool, where the module's Tasks run.

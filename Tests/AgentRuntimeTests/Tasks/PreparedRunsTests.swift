@@ -146,7 +146,11 @@ import Testing
         host->task_complete(host->host_ctx, token, AGENT_ERROR, (const uint8_t *)why, strlen(why));
     }
     static const agent_module description = {
+    #ifdef SHORT_STRUCT
+        .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = offsetof(agent_module, task_prepare),
+    #else
         .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+    #endif
         .manifest_json = "{\"name\":\"cprep\",\"version\":\"1.0.0\",\"processes\":[{\"type\":\"prep\",\"kind\":\"task\",\"input_schema\":true}]}",
         .run_process = run, .task_create = create, .task_run = task_run, .task_cancel = task_cancel,
         .task_prepare = task_prepare, .task_start = task_start,
@@ -154,9 +158,9 @@ import Testing
     const agent_module *agent_module_entry(void) { return &description; }
     """#
 
-    static func preparingHarness() throws -> (harness: ModuleTaskRunnerTests.Harness, log: String) {
+    static func preparingHarness(flags: [String] = []) throws -> (harness: ModuleTaskRunnerTests.Harness, log: String) {
         let log = TestPaths.temporaryDirectory("prepared-runs") + "/calls.log"
-        let library = try CModuleFixture.build("cprep", source: Self.preparingSource, extraFlags: ["-DLOG_PATH=\"\(log)\""])
+        let library = try CModuleFixture.build("cprep", source: Self.preparingSource, extraFlags: ["-DLOG_PATH=\"\(log)\""] + flags)
         let harness = ModuleTaskRunnerTests.Harness(extra: [
             "cprep.prep": ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "cprep", library: library, sourceDirectory: nil), type: "prep"),
         ])
@@ -212,5 +216,29 @@ import Testing
         let entries = Self.calls(log)
         #expect(entries.count == 3 && entries[1].hasPrefix("prepare ") && entries[2].hasPrefix("cancel "),
                 "the host hands a prepared run's cancel to the module, which never starts it: \(entries)")
+    }
+
+    /// A module built before `task_prepare` and `task_start` were appended (its `struct_size`
+    /// ends before them) is never asked to prepare: whatever lies past its struct is not read,
+    /// and its runs sent ahead come through `task_run` at their instant.
+    @Test func aModuleWhoseStructEndsBeforeThePreparingEntryPointsGetsItsRunsThroughTaskRun() throws {
+        let (harness, log) = try Self.preparingHarness(flags: ["-DSHORT_STRUCT"])
+        defer { harness.stop() }
+        try Self.warm(harness, task: Self.prep)
+        let instant = Date().timeIntervalSince1970 + 0.8
+        harness.start("a", task: Self.prep, input: "x", notBefore: instant)
+        harness.start("b", task: Self.prep, input: "x", notBefore: instant)
+        for runID in ["a", "b"] {
+            let outcome = try #require(harness.wait(runID), "\(harness.log.lines)")
+            #expect(outcome.status == .succeeded, "\(outcome)")
+            guard case .object(let output)? = outcome.output else { Issue.record("run \(runID): \(outcome)"); continue }
+            #expect(output["how"] == "run", "\(output)")
+            if let started = Self.stamp(output["started_ns"]) {
+                #expect(started >= Int(instant * 1e9), "run \(runID) started \(Int(instant * 1e9) - started) ns early")
+            } else {
+                Issue.record("run \(runID) has no start stamp: \(output)")
+            }
+        }
+        #expect(Self.calls(log).map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["run", "run", "run"], "\(Self.calls(log))")
     }
 }

@@ -300,7 +300,8 @@ typedef void *(*agent_task_create_fn)(const char *task_type,
                                       const agent_host_api *host,
                                       char *error_buf, size_t error_buf_len);
 /** Starts a run on `handler`. Must return promptly (the host calls it on the thread that
-    reads the supervisor's frames): do the work on a task or thread of your own, or, when it
+    reads the supervisor's frames, or, for a run sent ahead of its instant and not prepared,
+    on the thread that held it): do the work on a task or thread of your own, or, when it
     is quick, before returning. The run ends when the module calls `host->task_complete`
     for `run->run_token`, exactly once. Several runs may be going at once (the task's
     `max_concurrent`). Returns AGENT_OK, or AGENT_ERROR when it could not start the run (the
@@ -320,8 +321,11 @@ typedef void (*agent_task_cancel_fn)(void *handler, uint64_t run_token);
     prepares runs when the module has `task_prepare`, `task_start` and `task_cancel`. */
 typedef int32_t (*agent_task_prepare_fn)(void *handler, const agent_task_run *run);
 /** Starts the prepared runs `run_tokens[0..count)`, as soon as possible and in that order: the
-    host calls it at their instant, with every run due then at once. A token the module does
-    not hold prepared (cancelled meanwhile) is ignored. Returns promptly. */
+    host calls it at their instant, with every run due then at once, from a thread of the
+    Swift cooperative pool (the one the runs of a Swift module resume on) while no other entry
+    point of the handler can be called: block here and the runs, and the host's next call,
+    wait. A token the module does not hold prepared (cancelled meanwhile) is ignored. Returns
+    promptly. */
 typedef void (*agent_task_start_fn)(void *handler, const uint64_t *run_tokens, size_t count);
 
 /**
