@@ -142,7 +142,10 @@ import Testing
         #expect(HTTPAgent.eventually { (try? agent.request("GET", "/api/status").status) == 200 })
         #expect(agent.run.process.isRunning)
         let stopped = agent.run.stop()
-        #expect(stopped == 0, "the agent stopped with \(String(describing: stopped)):\n\(agent.run.transcript.suffix(3000))")
+        // A crash report's first lines say where; the transcript's end, what came last.
+        let transcript = agent.run.transcript
+        let crash = transcript.range(of: "Program crashed").map { String(transcript[$0.lowerBound...].prefix(6000)) } ?? ""
+        #expect(stopped == 0, "the agent stopped with \(String(describing: stopped)):\n\(crash)\n…\n\(transcript.suffix(3000))")
     }
 
     /// Found by schemathesis: restarts asked while the process was stopping each started a

@@ -18,10 +18,15 @@ import Testing
         ])
     }
 
-    /// A nanosecond stamp of an output.
-    static func stamp(_ value: JSONValue?) -> Int? {
-        guard case .number(let number)? = value else { return nil }
-        return number.intValue
+    /// The run's output has a start stamp (`started_ns`, CLOCK_REALTIME) at or after `instant`.
+    static func expectStarted(_ output: JSONObject, notBefore instant: Double, run: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .number(let number)? = output["started_ns"], let started = number.intValue else {
+            Issue.record("run \(run) has no start stamp: \(output)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(started >= Int(instant * 1e9), "run \(run) started \(Int(instant * 1e9) - started) ns before its instant",
+                sourceLocation: sourceLocation)
     }
 
     /// Warms the executor (its worker started), so that the runs after it are held there.
@@ -40,11 +45,8 @@ import Testing
         for index in 0..<3 {
             let outcome = try #require(harness.wait("p\(index)"), "\(harness.log.lines)")
             #expect(outcome.status == .succeeded, "\(outcome)")
-            guard case .object(let output)? = outcome.output, let started = Self.stamp(output["started_ns"]) else {
-                Issue.record("no start stamp in \(String(describing: outcome.output))")
-                continue
-            }
-            #expect(started >= Int(instant * 1e9), "run p\(index) started \(Int(instant * 1e9) - started) ns before its instant")
+            guard case .object(let output)? = outcome.output else { Issue.record("run p\(index): \(outcome)"); continue }
+            Self.expectStarted(output, notBefore: instant, run: "p\(index)")
         }
     }
 
@@ -187,11 +189,7 @@ import Testing
             #expect(outcome.status == .succeeded, "\(outcome)")
             guard case .object(let output)? = outcome.output else { Issue.record("run \(runID): \(outcome)"); continue }
             outputs[runID] = output
-            if let started = Self.stamp(output["started_ns"]) {
-                #expect(started >= Int(instant * 1e9), "run \(runID) started \(Int(instant * 1e9) - started) ns early")
-            } else {
-                Issue.record("run \(runID) has no start stamp: \(output)")
-            }
+            Self.expectStarted(output, notBefore: instant, run: runID)
         }
         #expect(outputs["a"]?["how"] == "start" && outputs["a"]?["batch"] == 2, "\(String(describing: outputs["a"]))")
         #expect(outputs["b"]?["how"] == "start" && outputs["b"]?["batch"] == 2, "\(String(describing: outputs["b"]))")
@@ -233,11 +231,7 @@ import Testing
             #expect(outcome.status == .succeeded, "\(outcome)")
             guard case .object(let output)? = outcome.output else { Issue.record("run \(runID): \(outcome)"); continue }
             #expect(output["how"] == "run", "\(output)")
-            if let started = Self.stamp(output["started_ns"]) {
-                #expect(started >= Int(instant * 1e9), "run \(runID) started \(Int(instant * 1e9) - started) ns early")
-            } else {
-                Issue.record("run \(runID) has no start stamp: \(output)")
-            }
+            Self.expectStarted(output, notBefore: instant, run: runID)
         }
         #expect(Self.calls(log).map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["run", "run", "run"], "\(Self.calls(log))")
     }
