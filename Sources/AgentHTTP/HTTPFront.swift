@@ -25,8 +25,8 @@ public final class HTTPFront: AgentFront, Sendable {
     let settings: HTTPSettings
     /// `GET /metrics` and the request counters.
     let exporter = PrometheusExporter()
-    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?)>(
-        (nil, nil, nil, nil))
+    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?,
+                               services: ServiceGroup?)>((nil, nil, nil, nil, nil))
     /// The `Date` header of the answers.
     private let dates = HTTPDateHeader()
     private let finished = DispatchSemaphore(value: 0)
@@ -124,17 +124,19 @@ public final class HTTPFront: AgentFront, Sendable {
         context.commands.deferSnapshotRequests { ask in
             if loop.inEventLoop { loop.execute(ask) } else { ask() }
         }
+        // In a service group so that it can be shut down gracefully (see ``stop()``).
+        let services = ServiceGroup(configuration: .init(services: [service], logger: logger))
         let task = Task.detached {
             do {
                 // The connections' tasks are children of the server's: they run on its loop.
-                try await withTaskExecutorPreference(executor) { try await service.run() }
+                try await withTaskExecutorPreference(executor) { try await services.run() }
             } catch {
                 outcome.withLock { if $0 == nil { $0 = .failure(error) } }
                 started.signal()
             }
             finished.signal()
         }
-        state.withLock { $0.task = task; $0.group = group; $0.executor = executor }
+        state.withLock { $0.task = task; $0.group = group; $0.executor = executor; $0.services = services }
         guard started.wait(timeout: .now() + 30) == .success else {
             stop()
             throw HTTPFrontError("http: could not listen on \(address) within 30 s")
@@ -153,10 +155,13 @@ public final class HTTPFront: AgentFront, Sendable {
         }
     }
 
+    /// How long a stop waits for the connections to end before it cuts them (seconds).
+    static let stopGrace = 2.0
+
     public func stop() {
-        let (task, group, executor) = state.withLock { state in
-            defer { (state.task, state.group, state.executor) = (nil, nil, nil) }
-            return (state.task, state.group, state.executor)
+        let (task, group, executor, services) = state.withLock { state in
+            defer { (state.task, state.group, state.executor, state.services) = (nil, nil, nil, nil) }
+            return (state.task, state.group, state.executor, state.services)
         }
         defer {
             // Tasks resumed after this (a command answered "the agent is stopping") run on the
@@ -170,8 +175,16 @@ public final class HTTPFront: AgentFront, Sendable {
         streams.close()
         let deadline = DispatchTime.now() + 2
         while streams.open > 0, DispatchTime.now() < deadline { usleep(10_000) }
-        task.cancel()
-        _ = finished.wait(timeout: .now() + 10)
+        // Gracefully first: the server stops accepting and serves every connection it accepted.
+        // Cancelled at once, a connection accepted but not yet taken by the server's loop was
+        // dropped unserved, and NIO traps on that (`Deinited NIOAsyncWriter without calling
+        // finish()`, apple/swift-nio#2637): the agent died of SIGILL when stopped during a
+        // flood of connections. Connections still open after the grace are cut.
+        if let services { Task.detached { await services.triggerGracefulShutdown() } }
+        if finished.wait(timeout: .now() + Self.stopGrace) == .timedOut {
+            task.cancel()
+            _ = finished.wait(timeout: .now() + 10)
+        }
     }
 }
 
