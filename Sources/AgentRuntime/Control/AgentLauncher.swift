@@ -296,7 +296,8 @@ public struct AgentLauncher {
             Self.printError("\(error)\nnothing was started")
             return ExitCode.failure
         }
-        logger.info("agent in \(prepared.settings.agentDirectory): modules \(prepared.modules.map(\.name).joined(separator: ", ")); \(report.planned.count) process(es); Ctrl-C stops")
+        let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
+        logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
         // Handed over last: until here, an early return shuts it down (the defer above).
         supervisor.forkServer = forkServer
         forkServer = nil
