@@ -104,6 +104,24 @@ import Testing
         #expect(try agent.request("GET", "/api/status").status == 200)
     }
 
+    /// 500 connections at once: stalled half requests, garbage, huge announced bodies, and
+    /// clients that close their side at once.
+    static func badClients(port: Int) -> [Int32] {
+        RawHTTP.flood(port: port, count: 500) { index in
+            switch index % 4 {
+            case 0: "GET /api/status HTTP/1.1\r\nHost: x\r\n"
+            case 1: "\u{1}\u{2}NOT HTTP AT ALL\r\n\r\n"
+            case 2: "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n{"
+            default: nil
+            }
+        }
+    }
+
+    /// The head of a crash report in an agent's output (where it trapped), or nothing.
+    static func crashReport(in transcript: String) -> String {
+        transcript.range(of: "Program crashed").map { String(transcript[$0.lowerBound...].prefix(6000)) } ?? ""
+    }
+
     @Test func halfOpenClientsAndAFloodOfConnectionsNeitherCrashNorStallTheSupervisor() throws {
         let agent = try HTTPAgent(processes: Self.trades, http: #""idle_timeout": 2, "max_connections": 16"#)
         let pid = agent.run.process.processIdentifier
@@ -115,17 +133,8 @@ import Testing
         halfOpen.shutdownWriting()
         _ = halfOpen.waitForClose()
 
-        // 500 connections at once: stalled half requests, garbage, huge announced bodies, and
-        // clients that close their side at once.
         let baseline = Self.socketCount(pid)
-        let flood = RawHTTP.flood(port: agent.port, count: 500) { index in
-            switch index % 4 {
-            case 0: "GET /api/status HTTP/1.1\r\nHost: x\r\n"
-            case 1: "\u{1}\u{2}NOT HTTP AT ALL\r\n\r\n"
-            case 2: "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n{"
-            default: nil
-            }
-        }
+        let flood = Self.badClients(port: agent.port)
         // Meanwhile the supervisor answers over its socket and events keep flowing.
         let during = try agent.statusField("trades", "events_emitted") as? Int ?? 0
         #expect(during > before, "events_emitted \(before) → \(during)")
@@ -144,7 +153,7 @@ import Testing
         let stopped = agent.run.stop()
         // A crash report's first lines say where; the transcript's end, what came last.
         let transcript = agent.run.transcript
-        let crash = transcript.range(of: "Program crashed").map { String(transcript[$0.lowerBound...].prefix(6000)) } ?? ""
+        let crash = Self.crashReport(in: transcript)
         #expect(stopped == 0, "the agent stopped with \(String(describing: stopped)):\n\(crash)\n…\n\(transcript.suffix(3000))")
     }
 
@@ -154,20 +163,13 @@ import Testing
     /// 5 of 12 such stops died of SIGILL beside a CPU hog.) Twelve stops, at different moments.
     @Test(arguments: 0..<12) func anAgentStoppedDuringAFloodOfConnectionsStopsCleanly(_ round: Int) throws {
         let agent = try HTTPAgent(processes: Self.trades, http: #""idle_timeout": 2, "max_connections": 16"#)
-        let flood = RawHTTP.flood(port: agent.port, count: 500) { index in
-            switch index % 4 {
-            case 0: "GET /api/status HTTP/1.1\r\nHost: x\r\n"
-            case 1: "\u{1}\u{2}NOT HTTP AT ALL\r\n\r\n"
-            case 2: "POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n{"
-            default: nil
-            }
-        }
+        let flood = Self.badClients(port: agent.port)
         // Half the rounds close the clients before the stop, half after it.
         if round % 2 == 0 { RawHTTP.closeAll(flood) }
         Thread.sleep(forTimeInterval: Double(round % 3) * 0.2)
         let stopped = agent.run.stop()
         let transcript = agent.run.transcript
-        let crash = transcript.range(of: "Program crashed").map { String(transcript[$0.lowerBound...].prefix(6000)) } ?? ""
+        let crash = Self.crashReport(in: transcript)
         #expect(stopped == 0, "round \(round): the agent stopped with \(String(describing: stopped)):\n\(crash)\n…\n\(transcript.suffix(2000))")
         if round % 2 == 1 { RawHTTP.closeAll(flood) }
     }
