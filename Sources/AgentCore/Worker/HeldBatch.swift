@@ -4,13 +4,14 @@ import Synchronization
 /// The runs of one instant, taken from ``HeldRuns``'s queue in its last stretch before the
 /// instant and handed over exactly once: by the pool thread that watched the clock for them,
 /// or by the holder should that thread not come in time.
-final class HeldBatch: Sendable {
+final class HeldBatch: @unchecked Sendable {
     let runs: [HeldRuns.Run]
     /// Nanoseconds since the epoch, CLOCK_REALTIME.
     let instant: Int64
     private let claimed = Atomic<Bool>(false)
-    private let done = Mutex(false)
     private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var done = false
 
     init(runs: [HeldRuns.Run], instant: Int64) {
         self.runs = runs
@@ -25,27 +26,26 @@ final class HeldBatch: Sendable {
     /// The claimer handed every run over.
     func finished() {
         condition.lock()
-        done.withLock { $0 = true }
+        done = true
         condition.signal()
         condition.unlock()
     }
 
-    /// Waits until ``finished()`` or until `deadline` (CLOCK_REALTIME ns); true when finished.
-    func waitUntilFinished(by deadline: Int64) -> Bool {
-        let until = Date(timeIntervalSince1970: Double(deadline) / 1e9)
+    /// Waits until ``finished()``, or until `deadline` (CLOCK_REALTIME ns) if there is one;
+    /// true when finished.
+    @discardableResult
+    func waitUntilFinished(by deadline: Int64? = nil) -> Bool {
+        let until = deadline.map { Date(timeIntervalSince1970: Double($0) / 1e9) }
         condition.lock()
         defer { condition.unlock() }
-        while !done.withLock({ $0 }) {
-            if !condition.wait(untilSaturated: until) { return done.withLock { $0 } }
+        while !done {
+            if let until {
+                if !condition.wait(untilSaturated: until) { return done }
+            } else {
+                condition.wait()
+            }
         }
         return true
-    }
-
-    /// Waits until ``finished()``, however long that takes (the claimer is handing them over).
-    func waitUntilFinished() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !done.withLock({ $0 }) { condition.wait() }
     }
 
     /// Reads each run's bytes once, so that the instant finds them in the cache of the thread

@@ -13,12 +13,13 @@ import Synchronization
 /// lateness of the last instants plus a margin, at most 500 µs of CPU per instant (a later
 /// wake-up is the machine's load, which a longer spin makes worse).
 ///
-/// In that stretch the instant's runs are taken and one thread watches the clock. Runs the
-/// module prepared (`task_prepare`: their Tasks already made, their inputs decoded) are handed
-/// over by a Task on the cooperative pool, the one their Tasks resume on: at the instant that
-/// thread is awake to run the first of them, where a run handed over from here waited for a
-/// sleeping pool thread's wake-up (~100 µs). Runs still to be made Tasks (`task_run`) are
-/// handed over by this thread, while the pool's threads take the Tasks as they come.
+/// In that stretch the instant's runs are taken and the clock is watched. Runs the module
+/// prepared (`task_prepare`: their Tasks already made, their inputs decoded) are handed over
+/// from the cooperative pool, the one their Tasks resume on: two of its threads (one on a
+/// single core) watch the clock, one starts the runs and the other takes them, where a run
+/// handed over from here waited for a sleeping pool thread's wake-up (~100 µs). Runs still to
+/// be made Tasks (`task_run`) are handed over by this thread, while the pool's threads take the
+/// Tasks as they come.
 final class HeldRuns: @unchecked Sendable {
     /// A run's frame, copied out of the reader's buffer.
     struct Run {
@@ -108,9 +109,7 @@ final class HeldRuns: @unchecked Sendable {
                 pthread_cond_wait(condition, mutex)
                 continue
             }
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            let nowNanoseconds = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
+            let nowNanoseconds = TaskExecutor.realtimeNanoseconds()
             if first.notBefore - nowNanoseconds > spin {
                 let wake = first.notBefore - spin
                 var deadline = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
@@ -183,9 +182,9 @@ final class HeldRuns: @unchecked Sendable {
                 // for as long as the step: past the stretch it was given (on the monotonic
                 // clock) it gives up, and the holder, whose wait follows the wall clock, hands
                 // the runs over at their instant.
-                let giveUp = Self.monotonicNanoseconds() &+ (batch.instant &- TaskExecutor.realtimeNanoseconds()) &+ Self.maximumSpin
+                let giveUp = TaskExecutor.nanoseconds(CLOCK_MONOTONIC) &+ (batch.instant &- TaskExecutor.realtimeNanoseconds()) &+ Self.maximumSpin
                 while TaskExecutor.realtimeNanoseconds() < batch.instant {
-                    if Self.monotonicNanoseconds() > giveUp { return }
+                    if TaskExecutor.nanoseconds(CLOCK_MONOTONIC) > giveUp { return }
                 }
                 if batch.claim() {
                     release(batch.runs)
@@ -203,12 +202,6 @@ final class HeldRuns: @unchecked Sendable {
                 batch.waitUntilFinished()
             }
         }
-    }
-
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
     }
 
     /// A job on the cooperative pool, where the module's Tasks run.

@@ -64,9 +64,12 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    static func realtimeNanoseconds() -> Int64 {
+    static func realtimeNanoseconds() -> Int64 { nanoseconds(CLOCK_REALTIME) }
+
+    /// `clock` read in nanoseconds.
+    static func nanoseconds(_ clock: clockid_t) -> Int64 {
         var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        clock_gettime(clock, &now)
         return Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
     }
 
