@@ -90,7 +90,9 @@ import Testing
         // The longest last stretch: a late wake-up is then less likely.
         held.noteWakeUp(late: 10_000_000)
         var fromPool = 0
-        for attempt in 0..<5 where fromPool == 0 {
+        // On a loaded machine (the whole suite on two cores) the holder can wake after the
+        // instant, or the test process's pool be busy past the grace, several instants running.
+        for attempt in 0..<20 where fromPool == 0 {
             let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
             let tokens = (1...5).map { UInt64(attempt * 10 + $0) }
             for token in tokens { held.hold(Self.run(token, at: instant, prepared: true)) }
@@ -103,7 +105,7 @@ import Testing
             #expect(seen[attempt].at >= instant, "handed over \(instant - seen[attempt].at) ns early")
             if seen[attempt].onPool { fromPool += 1 }
         }
-        #expect(fromPool == 1, "5 instants handed over from the holder's thread, none from the pool's")
+        #expect(fromPool == 1, "20 instants handed over from the holder's thread, none from the pool's")
     }
 
     /// Should no pool thread come (the pool busy with long runs), the holder hands the prepared
@@ -118,7 +120,7 @@ import Testing
         }
         held.noteWakeUp(late: 10_000_000)
         var poolAsked = 0
-        for attempt in 0..<5 where poolAsked == 0 {
+        for attempt in 0..<20 where poolAsked == 0 {
             let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
             let tokens = [UInt64(attempt * 10 + 1), UInt64(attempt * 10 + 2)]
             for token in tokens { held.hold(Self.run(token, at: instant, prepared: true)) }
@@ -138,7 +140,7 @@ import Testing
             #expect(jobs.count == HeldRuns.poolSpinners, "one job per pool thread that watches the clock")
             #expect(seen[attempt].at >= instant + HeldRuns.poolGrace, "the holder did not wait for the pool until the instant plus its grace")
         }
-        #expect(poolAsked == 1, "the holder woke after the instant 5 times: the pool was never asked")
+        #expect(poolAsked == 1, "the holder woke after the instant 20 times: the pool was never asked")
     }
 
     /// A pool thread still handing an instant's runs over when the holder's wait for it ends
@@ -161,7 +163,7 @@ import Testing
         }
         held.noteWakeUp(late: 10_000_000)
         var slowOnPool = 0
-        for attempt in 0..<5 where slowOnPool == 0 {
+        for attempt in 0..<20 where slowOnPool == 0 {
             let instant = TaskExecutor.realtimeNanoseconds() + 80_000_000
             let slow = UInt64(attempt * 10 + 1)
             let next = [UInt64(attempt * 10 + 2), UInt64(attempt * 10 + 3)]
@@ -176,7 +178,7 @@ import Testing
             #expect(seen[2 * attempt + 1].tokens == next, "the next instant went on")
             if seen[2 * attempt].onPool { slowOnPool += 1 }
         }
-        #expect(slowOnPool == 1, "the holder woke after the instant 5 times: the pool was never asked")
+        #expect(slowOnPool == 1, "the holder woke after the instant 20 times: the pool was never asked")
     }
 
     static func threadID() -> String { "\(pthread_self())" }
