@@ -56,17 +56,22 @@ final class HeldRuns: @unchecked Sendable {
     /// halted virtual CPU held the thread starting them for ~90 µs at a time).
     static let poolSpinners = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
     /// How long after an instant this thread waits for the pool to hand its runs over (ns).
-    static let poolGrace: Int64 = 1_000_000
+    static let defaultPoolGrace: Int64 = 1_000_000
+    /// This holder's wait for the pool (ns): ``defaultPoolGrace`` but in tests, which make the
+    /// pool's path certain on a loaded machine with a longer one.
+    let poolGrace: Int64
 
     /// `release` is called with the runs of each instant as it comes, in order (on the holder's
     /// thread or a pool thread, never two at once);
     /// `hold` keeps the worker's frames from the last stretch before an instant until its runs
     /// completed or ``CompletionHold/window`` after their hand-over passed.
-    /// `pool` runs a job on the cooperative pool (tests put a slow pool in its place).
+    /// `pool` runs a job on the cooperative pool (tests put a slow pool in its place), and
+    /// `poolGrace` is how long past an instant the holder waits for it.
     init(hold: CompletionHold? = nil, pool: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = HeldRuns.onPool,
-         release: @escaping @Sendable ([Run]) -> Void) {
+         poolGrace: Int64 = HeldRuns.defaultPoolGrace, release: @escaping @Sendable ([Run]) -> Void) {
         self.completionHold = hold
         self.pool = pool
+        self.poolGrace = poolGrace
         self.release = release
         pthread_mutex_init(mutex, nil)
         // The default clock of a condition is CLOCK_REALTIME, which the deadlines are on.
@@ -192,7 +197,7 @@ final class HeldRuns: @unchecked Sendable {
                 }
             }
         }
-        if !batch.waitUntilFinished(by: batch.instant &+ Self.poolGrace) {
+        if !batch.waitUntilFinished(by: batch.instant &+ poolGrace) {
             // Never before the instant as the wall clock reads now (it may have stepped back).
             while TaskExecutor.realtimeNanoseconds() < batch.instant, !batch.waitUntilFinished(by: batch.instant) {}
             if batch.claim() {
