@@ -19,6 +19,11 @@ final class TaskExecutor: @unchecked Sendable {
 
     /// Runs sent ahead of their instant, handed over when it comes.
     private lazy var held = HeldRuns(hold: host.completionHold) { [unowned self] runs in release(runs) }
+    /// The held runs the module has not seen (not prepared), until they are handed to it or
+    /// end: a cancel of one is the host's own, never the module's (`task_cancel` for a token
+    /// it never saw would be kept by it as cancelled ahead, for good). Taken before
+    /// `host.taskRuns` where both are.
+    private let unseen = Mutex<Set<UInt64>>([])
 
     init(host: WorkerHost, handler: UnsafeMutableRawPointer, entries: TaskEntryPoints) {
         self.host = host
@@ -38,6 +43,7 @@ final class TaskExecutor: @unchecked Sendable {
                     call(token: frame.token, attempt: frame.attempt, runID: frame.runID, idempotencyKey: frame.idempotencyKey,
                          input: frame.input) { run in moduleCalls.withLock { _ in entries.prepare(handler, run) } } == Int32(AGENT_OK)
                 } ?? false
+                if !prepared { unseen.withLock { _ = $0.insert(frame.token) } }
                 held.hold(HeldRuns.Run(token: frame.token, attempt: frame.attempt, notBefore: frame.notBefore, runID: Array(frame.runID),
                                        idempotencyKey: Array(frame.idempotencyKey), input: Array(frame.input), prepared: prepared))
             } else {
@@ -49,20 +55,28 @@ final class TaskExecutor: @unchecked Sendable {
             guard let token = TaskFrame.token(body) else { return }
             if let run = held.remove(token: token), !run.prepared {
                 // It never reached the module: it ends here.
+                unseen.withLock { _ = $0.remove(token) }
                 complete(token, failedWith: "cancelled before its start time")
                 return
             }
-            // Going, or prepared by the module, which then completes it unstarted.
-            let going = host.taskRuns.withLock { runs -> Bool in
-                guard runs[token] != nil else { return false }
-                runs[token] = true
-                return true
+            // Going, or prepared by the module, which then completes it unstarted; or taken for
+            // its instant and not handed to the module yet, which ends it at the hand-over.
+            let tellModule = unseen.withLock { unseen -> Bool in
+                let going = host.taskRuns.withLock { runs -> Bool in
+                    guard runs[token] != nil else { return false }
+                    runs[token] = true
+                    return true
+                }
+                return going && !unseen.contains(token)
             }
-            if going, let cancel = entries.cancel { moduleCalls.withLock { _ in cancel(handler, token) } }
+            if tellModule, let cancel = entries.cancel { moduleCalls.withLock { _ in cancel(handler, token) } }
         default:
             break
         }
     }
+
+    /// The runs held for their instant now (tests).
+    var heldCount: Int { held.count }
 
     static func realtimeNanoseconds() -> Int64 { nanoseconds(CLOCK_REALTIME) }
 
@@ -83,7 +97,11 @@ final class TaskExecutor: @unchecked Sendable {
             }
             for run in runs where !run.prepared {
                 // A cancel that came as the run was handed over.
-                if host.taskRuns.withLock({ $0[run.token] }) == true {
+                let cancelled = unseen.withLock { unseen in
+                    unseen.remove(run.token)
+                    return host.taskRuns.withLock { $0[run.token] } == true
+                }
+                if cancelled {
                     complete(run.token, failedWith: "cancelled before its start time")
                     continue
                 }
