@@ -308,8 +308,12 @@ import Testing
         Thread.sleep(forTimeInterval: 0.3)
         let (first, second) = lives()
         #expect(first == Array(0..<300))
-        // What the first life's SDK had fetched beyond the 300 died with it; the rest follows.
-        #expect(second == Array((1000 - handed)..<1000), "the successor took \(second.count) of \(handed): \(second.prefix(3))…")
+        // What the first life's SDK had fetched beyond the 300 died with it; the rest follows,
+        // in order, none twice: what the ring held, and (a source slowed by a loaded machine)
+        // what came after the death.
+        let start = second.first ?? 0
+        #expect(second == Array(start..<1000) && start >= 300 && second.count >= handed,
+                "the successor took \(second.count) of \(handed) handed over: \(second.prefix(3))…")
         #expect(agent.stop() == 0)
     }
 
@@ -329,8 +333,11 @@ import Testing
         while taken().count < 1000, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         Thread.sleep(forTimeInterval: 0.2)
         #expect(agent.stderrLines.contains { $0.contains("[sink] exiting before taking any event") })
-        #expect(agent.stderrLines.contains { $0.contains("1000 event(s) its module had not taken from its delivery ring are kept for the next worker") },
-                "\(agent.stderrLines.suffix(8))")
+        // All 1000 as a rule; fewer when a loaded machine's source had not sent them all by
+        // the death (0.5 s after the sink's start): the rest then reached the successor directly.
+        let kept = agent.stderrLines.first { $0.contains("event(s) its module had not taken from its delivery ring are kept for the next worker") }
+        let count = kept.flatMap { line in line.range(of: "[sink] ").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } }
+        #expect((count ?? 0) > 0, "\(agent.stderrLines.suffix(8))")
         #expect(taken().count == 1000, "\(taken().count) of 1000 events reached the successor")
         let status = try Self.status(agent)
         #expect(status["sink"]?["events_dropped"] as? Int == 0, "\(status)")

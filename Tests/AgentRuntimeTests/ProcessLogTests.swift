@@ -120,15 +120,29 @@ import Testing
         // Follow: what the next worker writes appears, each line once.
         let follower = Process()
         follower.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
-        follower.arguments = ["logs", "ticker", "-f", "--json", "-n", "0", "--settings", run.settingsFile]
+        follower.arguments = ["logs", "ticker", "-f", "--json", "-n", "1", "--settings", run.settingsFile]
         follower.currentDirectoryURL = URL(fileURLWithPath: run.directory)
         let output = Pipe()
         follower.standardOutput = output
         follower.standardError = FileHandle.nullDevice
         try follower.run()
         defer { if follower.isRunning { kill(follower.processIdentifier, SIGKILL) } }
-        // Its first request (-n 0: nothing, only where the log is now) is answered meanwhile.
-        Thread.sleep(forTimeInterval: 1)
+        let printed = LockedValue(Data())
+        let reader = Thread {
+            while case let data = output.fileHandleForReading.availableData, !data.isEmpty { printed.withLock { $0.append(data) } }
+        }
+        reader.start()
+        func followed() -> [[String: Any]] {
+            String(decoding: printed.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        func waitForFollowed(_ done: ([[String: Any]]) -> Bool) {
+            let deadline = Date().addingTimeInterval(30)
+            while !done(followed()), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        // Its first answer (-n 1: the newest line, then where the log is now) came: what
+        // follows it is the next worker's.
+        waitForFollowed { !$0.isEmpty }
 
         // A point in time between the first worker's lines and the next one's.
         let cut = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
@@ -136,19 +150,20 @@ import Testing
         let restart = try runProgram("agent-control", ["process", "restart", "ticker", "--settings", run.settingsFile])
         #expect(restart.status == 0, "\(restart.stderr)")
         #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[ticker] stdout line 5 stream=output") }.count == 2, "\(run.transcript)")
-        Thread.sleep(forTimeInterval: 0.6)
+        waitForFollowed { Self.texts($0, stream: "stdout").contains("stdout line 5") }
         // Interrupted (SIGKILL: the test runner may hand its children SIGINT blocked); what it
         // printed was flushed after each answer.
         kill(follower.processIdentifier, SIGKILL)
         follower.waitUntilExit()
-        let followed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        let seqs = followed.compactMap { $0["seq"] as? Int }
+        let newest = followed().first?["seq"] as? Int ?? -1
+        let next = Array(followed().dropFirst())
+        #expect(newest >= all.last?["seq"] as? Int ?? 0, "-n 1 printed the newest line first")
+        let seqs = next.compactMap { $0["seq"] as? Int }
         #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "\(seqs)")
-        // -n 0: nothing of before, then the restart's lines as they came.
-        #expect(seqs.allSatisfy { $0 > (all.last?["seq"] as? Int ?? 0) }, "\(seqs)")
-        #expect(Self.texts(followed, stream: "stdout") == (1...5).map { "stdout line \($0)" }, "\(followed)")
-        #expect(Self.texts(followed, stream: "supervisor").contains { $0.contains("restart requested over the control socket") }, "\(followed)")
+        // Nothing of before but the newest line, then the restart's lines as they came.
+        #expect(seqs.allSatisfy { $0 > newest }, "\(seqs)")
+        #expect(Self.texts(next, stream: "stdout") == (1...5).map { "stdout line \($0)" }, "\(next)")
+        #expect(Self.texts(next, stream: "supervisor").contains { $0.contains("restart requested over the control socket") }, "\(next)")
 
         // --since: only the lines from then on (the second worker's), as a duration too.
         let since = try jsonLines(run, "ticker", ["--since", cut])

@@ -102,7 +102,10 @@ import Testing
     }
 
     @Test func aFloodThatTakesEveryDescriptorNeitherSpinsTheAgentNorLeavesAKilledWorkerFailed() throws {
-        let agent = try Self.start(environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "300"])
+        // The killed worker's restart waits 5 s: time for the test to take the descriptors it
+        // freed first, on a loaded machine too.
+        let settings = Self.twoWorkers.replacingOccurrences(of: #""initial_delay": 1"#, with: #""initial_delay": 5"#)
+        let agent = try Self.start(settings, environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "300"])
         #expect(Self.waitForStatus(agent) { $0["one"]?["state"] as? String == "running" && $0["two"]?["state"] as? String == "running" } != nil, "\(agent.transcript)")
         let pid = agent.process.processIdentifier
         // A limit that leaves the agent 30 descriptors: the flood reaches it long before the
@@ -116,7 +119,7 @@ import Testing
         #expect((refused?["error"] as? String)?.contains("out of file descriptors") == true, "\(String(describing: refused))")
 
         // A worker dies while the flood lasts; the descriptors it freed are taken by more
-        // connections before its restart (1 s later), which then fails for lack of them.
+        // connections before its restart (5 s later), which then fails for lack of them.
         let first = try #require(agent.workerPids("one").first)
         kill(first, SIGKILL)
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] worker pid \(first) was killed by SIGKILL") } != nil, "\(agent.transcript)")

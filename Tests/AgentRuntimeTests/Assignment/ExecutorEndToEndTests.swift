@@ -41,7 +41,8 @@ import Testing
             try? FileManager.default.removeItem(atPath: agent.directory)
         }
         #expect(agent.waitForLine(onStderr: true) { $0.contains("control socket:") } != nil, "\(agent.transcript)")
-        let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 3000}"#, "--json"])
+        // Long enough to be still going after the commands below on a loaded machine.
+        let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 8000}"#, "--json"])
         let id = try #require(Self.json(queued.stdout)["id"] as? String, "\(queued.stdout)\(queued.stderr)")
         // Find the executor it went to, and kill that executor's worker during the run.
         var first: String?
@@ -95,10 +96,11 @@ import Testing
         #expect(unknown.status == 1 && unknown.stderr.contains("no executor named \"pool#9\""), "\(unknown.stderr)")
         // Two slow runs: pool#2 takes one; pool#1 is drained, so the other waits (for longer
         // than the next commands take on a loaded machine: with 1.5 s, the first had ended and
-        // pool#2 had taken the second before the test assigned it).
+        // pool#2 had taken the second before the test assigned it; the first is cancelled once
+        // the second is done).
         var ids: [String] = []
-        for _ in 0..<2 {
-            let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": 6000}"#])
+        for ms in [60_000, 6000] {
+            let queued = try Self.control(agent, ["task", "run", "work", "--input", #"{"mode": "sleep", "ms": \#(ms)}"#])
             ids.append(queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         Thread.sleep(forTimeInterval: 0.3)
@@ -115,6 +117,7 @@ import Testing
             run = Self.json(try Self.control(agent, ["task", "show", ids[1], "--json"]).stdout)
         }
         #expect(run["executor"] as? String == "pool#1" && run["assigned_to"] as? String == "pool#1", "\(run)")
+        #expect(try Self.control(agent, ["task", "cancel", ids[0]]).status == 0)
 
         let set = try Self.control(agent, ["task", "set-strategy", "round_robin", "--task", "work"])
         #expect(set.status == 0 && set.stdout.contains("work=round_robin"), "\(set.stdout)\(set.stderr)")
