@@ -9,7 +9,7 @@ import Testing
     static func fleet(_ id: String, database: String) throws -> String {
         #"""
         "fleet": {"postgres": "\#(try PostgresTestServer.require().url(database: database))", "password": "${env:PGPASSWORD}",
-                  "agent_id": "\#(id)", "heartbeat": 0.5, "poll": 0.5, "publish": ["alert"]}
+                  "agent_id": "\#(id)", "heartbeat": 2, "poll": 0.5, "publish": ["alert"]}
         """#
     }
 

@@ -21,7 +21,7 @@ final class LoginRateLimiter: Sendable {
     }
 
     /// Seconds until an attempt from `address` for `user` is allowed again; nil: allowed now.
-    func retryAfter(address: String, user: String, now: Double = SessionTable.now()) -> Int? {
+    func retryAfter(address: String, user: String, now: Double = SessionTable.monotonicNow()) -> Int? {
         state.withLock { table in
             var wait = 0.0
             for key in Self.keys(address: address, user: user) {
@@ -34,7 +34,7 @@ final class LoginRateLimiter: Sendable {
     }
 
     /// Counts a failed attempt.
-    func recordFailure(address: String, user: String, now: Double = SessionTable.now()) {
+    func recordFailure(address: String, user: String, now: Double = SessionTable.monotonicNow()) {
         state.withLock { table in
             for key in Self.keys(address: address, user: user) {
                 var recent = (table[key] ?? []).filter { $0 > now - window }

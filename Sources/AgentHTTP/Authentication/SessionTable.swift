@@ -23,14 +23,17 @@ final class SessionTable: Sendable {
     let ttl: Double
     let capacity: Int
     private let sessions = Mutex<[String: Session]>([:])
+    /// The clock the sessions' ends are on (``monotonicNow()`` but in tests, which step it).
+    private let now: @Sendable () -> Double
 
-    init(ttl: Double, capacity: Int = 10_000) {
+    init(ttl: Double, capacity: Int = 10_000, now: @escaping @Sendable () -> Double = SessionTable.monotonicNow) {
         self.ttl = ttl
         self.capacity = max(1, capacity)
+        self.now = now
     }
 
     /// Seconds on a clock that only goes forward.
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    static func monotonicNow() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// 32 bytes from the system's secure generator (getrandom), as unpadded base64url.
     static func randomToken() -> String {
@@ -43,7 +46,7 @@ final class SessionTable: Sendable {
     /// A new session for `user`: its id and CSRF token.
     func create(user: String, role: APIIdentity.Role) -> (id: String, csrfToken: String) {
         let id = Self.randomToken(), csrf = Self.randomToken()
-        let now = Self.now()
+        let now = self.now()
         sessions.withLock { table in
             if table.count >= capacity { table = table.filter { $0.value.expires > now } }
             if table.count >= capacity, let oldest = table.min(by: { $0.value.expires < $1.value.expires })?.key {
@@ -56,7 +59,7 @@ final class SessionTable: Sendable {
 
     /// The live session `id`, its expiry pushed back (nil: unknown or expired).
     func find(_ id: String) -> Session? {
-        let now = Self.now()
+        let now = self.now()
         return sessions.withLock { table in
             guard var session = table[id] else { return nil }
             guard session.expires > now else {

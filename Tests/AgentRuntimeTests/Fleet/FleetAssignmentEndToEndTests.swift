@@ -12,7 +12,7 @@ import Testing
         let settings = #"""
             {"enabled_modules": [], "processes": {}, "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
              "fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "\#(id)",
-                       "lease": 5, "heartbeat": 1, "poll": 0.5, "assignment_hold": \#(hold)},
+                       "lease": 5, "heartbeat": 3, "poll": 0.5, "assignment_hold": \#(hold)},
              "assignment": {"strategy": "round_robin"},
              "tasks": {"work": {"type": "command", "shell": true, "max_concurrent": 20, "retries": {"max": 0},
                                 "command": "echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT start\" >> \#(log); sleep 0.2; echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT end\" >> \#(log)"}}}

@@ -19,7 +19,7 @@ import Testing
             {"enabled_modules": \#(modules), "processes": \#(processes),
              "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
              "fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "\#(id)",
-                       "lease": \#(lease), "heartbeat": 0.5, "poll": 0.5},
+                       "lease": \#(lease), "heartbeat": 2, "poll": 0.5},
              "tasks": {"work": {"type": "command", "shell": true, "max_concurrent": 2,
                                 "retries": {"max": 0},
                                 "command": "echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT start\" >> \#(log); sleep \#(sleep); echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT end\" >> \#(log)"}}}

@@ -1,20 +1,26 @@
 @testable import AgentHTTP
+import AgentRuntime
 import Foundation
 import Testing
 
 /// The session table and the login limiter on their own: expiry, bounds, windows.
 @Suite(.ownThreads) struct SessionTableTests {
     @Test func aSessionEndsAfterItsTimeWithoutARequestAndALogout() throws {
-        let table = SessionTable(ttl: 2)
+        // A clock the test steps: a loaded machine's stall cannot end the session early.
+        let clock = LockedValue(1000.0)
+        let table = SessionTable(ttl: 2, now: { clock.withLock { $0 } })
         let (id, csrf) = table.create(user: "alice", role: .admin)
         #expect(id != csrf && id.count == 43 && csrf.count == 43)
-        // Each request pushes the end back.
+        // Each request pushes the end back: 4 × 1.5 s is past the first end, not past any.
         for _ in 0..<4 {
-            Thread.sleep(forTimeInterval: 0.5)
+            clock.withLock { $0 += 1.5 }
             #expect(table.find(id)?.user == "alice")
         }
-        Thread.sleep(forTimeInterval: 2.5)
+        clock.withLock { $0 += 1.99 }
+        #expect(table.find(id)?.user == "alice", "still in its time")
+        clock.withLock { $0 += 2.01 }
         #expect(table.find(id) == nil)
+        #expect(table.find(id) == nil, "gone for good")
         let (other, _) = table.create(user: "bob", role: .read)
         #expect(table.remove(other)?.role == .read)
         #expect(table.find(other) == nil)
