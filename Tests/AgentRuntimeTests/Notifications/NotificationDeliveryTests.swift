@@ -31,7 +31,7 @@ struct NotificationDeliveryTests {
         notifier.stop(timeout: 0.2)
         #expect(OutputTestSupport.waitUntil { notifier.statistics.emailsDropped == 1 })
         #expect(notifier.statistics.queued == 0)
-        outputs.stop(timeout: 5)
+        outputs.stop(timeout: 30)
     }
 
     @Test func aFloodOfFailuresKeepsTheQueueBoundedDroppingTheOldest() throws {

@@ -128,6 +128,6 @@ struct NotificationEmailTests {
         #expect(notifier.statistics.failedAttempts == 3)
         #expect(OutputTestSupport.waitUntil { notifier.statistics.queued == 0 })
         #expect(logs.lines.contains { $0.contains("notification email for task backup run r1") && $0.contains("could not be delivered") })
-        #expect(notifier.stop(timeout: 5))
+        #expect(notifier.stop(timeout: 30))
     }
 }

@@ -24,7 +24,7 @@ struct OutputMeasurements {
             "type": "webhook", "url": .string(server.url), "batch_size": 1, "batch_interval": 0, "buffer": .number(.init(count)),
         ], environment: [:])
         let hub = try OutputHub(configurations: [configuration], baseDirectory: "/", logger: logger, standardOutput: 1, webhookTransport: transport)
-        defer { hub.stop(timeout: 5) }
+        defer { hub.stop(timeout: 30) }
         func post(_ n: Int) -> Double {
             let before = hub.statistics[0].delivered
             let start = Date()

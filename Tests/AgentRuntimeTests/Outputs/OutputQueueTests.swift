@@ -85,9 +85,9 @@ import Testing
         let folder = TestPaths.temporaryDirectory("outputs-stopped")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let hub = try OutputHub(json: [["type": "file", "path": "x.jsonl"]], baseDirectory: folder, logger: logger, environment: [:])
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         hub.publish(OutputTestSupport.event(1))
         #expect(hub.statistics[0].dropped == 1)
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
     }
 }

@@ -20,7 +20,7 @@ import Testing
         // The record waits for its batch (the thread sleeps on the huge linger); stop sends it.
         Thread.sleep(forTimeInterval: 0.1)
         #expect(hub.statistics[0].delivered == 0)
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         #expect(hub.statistics[0].delivered == 1)
     }
 
@@ -30,7 +30,7 @@ import Testing
         let (hub, _) = try hub(.init(url: URL(string: server.url)!, batchSize: 100, batchInterval: .infinity))
         hub.publish(OutputTestSupport.event(0))
         Thread.sleep(forTimeInterval: 0.1)
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         #expect(hub.statistics[0].delivered == 1)
     }
 
@@ -54,7 +54,7 @@ import Testing
         let (hub, _) = try hub(.init(url: URL(string: server.url)!, batchSize: 1, batchInterval: 0, timeout: 1e300), transport: .curl)
         hub.publish(OutputTestSupport.event(0))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 1 }, "\(hub.statistics[0])")
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
     }
 
     @Test func httpTimeoutOfInfinityThroughSocketsDoesNotTrap() throws {
@@ -63,6 +63,6 @@ import Testing
         let (hub, _) = try hub(.init(url: URL(string: server.url)!, batchSize: 1, batchInterval: 0, timeout: .infinity))
         hub.publish(OutputTestSupport.event(0))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 1 }, "\(hub.statistics[0])")
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
     }
 }

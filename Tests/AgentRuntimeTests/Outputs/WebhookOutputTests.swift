@@ -30,7 +30,7 @@ import Testing
         for n in 0..<25 { hub.publish(OutputTestSupport.event(n)) }
         hub.publish(.message(source: "watch", level: 2, text: "hot", time: 0))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 26 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
 
         let requests = server.requests
         for request in requests {
@@ -55,7 +55,7 @@ import Testing
         ], transport: transport)
         for n in 0..<3 { hub.publish(OutputTestSupport.event(n)) }
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 3 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
 
         let requests = server.requests
         #expect(requests.map(\.status) == [503, 503, 200])
@@ -86,7 +86,7 @@ import Testing
 
         server.goUp()
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 25 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         #expect(try OutputTestSupport.numbers(records(server.requests).flatMap { $0 }) == Array(0..<5) + Array(35..<55))
         let statistics = hub.statistics[0]
         #expect(statistics.delivered + statistics.dropped == 55)
@@ -111,7 +111,7 @@ import Testing
         hub.publish(OutputTestSupport.event(2))
         hub.publish(OutputTestSupport.event(3))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 2 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         #expect(try OutputTestSupport.numbers(records(server.requests).flatMap { $0 }) == [2, 3])
     }
 
@@ -123,7 +123,7 @@ import Testing
         ], transport: transport)
         hub.publish(OutputTestSupport.event(0))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 1 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         // On a loaded machine a later attempt may time out too (and the server still answer
         // it): delivery is at least once, so only the first attempt's fate is exact.
         let statuses = server.requests.map(\.status)
@@ -143,7 +143,7 @@ import Testing
         ], transport: transport, environment: ["HOOK_PORT": String(server.port), "HOOK_TOKEN": "s3cret"])
         hub.publish(OutputTestSupport.event(1))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].delivered == 1 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         let request = try #require(server.requests.first)
         #expect(request.target == "/hook?agent=station")
         #expect(request.headers["authorization"] == "Bearer s3cret")
@@ -162,7 +162,7 @@ import Testing
         ], transport: transport, environment: ["HOOK_HOST": "127.0.0.1"])
         hub.publish(OutputTestSupport.event(0))
         #expect(OutputTestSupport.waitUntil { hub.statistics[0].dropped == 1 })
-        #expect(hub.stop(timeout: 5))
+        #expect(hub.stop(timeout: 30))
         let lastError = try #require(hub.statistics[0].lastError)
         let failures = log.lines.filter { $0.contains("attempt 1 failed") }
         #expect(!failures.isEmpty)

@@ -33,9 +33,11 @@ import Testing
         let first: Double
 
         /// `count` schedules `every: 1` of one task, started half a second before a whole second
-        /// (of the real clock, so that a run's not-before means the same to the coordinator).
-        init(count: Int, overlap: ScheduleDefinition.Overlap = .skip, store: HeldStore? = nil) {
-            first = Date().timeIntervalSince1970.rounded(.down) + 1
+        /// (of the real clock, so that a run's not-before means the same to the coordinator):
+        /// the next one, or with `lead` 2 the one after (for a test that needs the real clock
+        /// still before it some steps later, on a loaded machine too).
+        init(count: Int, overlap: ScheduleDefinition.Overlap = .skip, store: HeldStore? = nil, lead: Double = 1) {
+            first = Date().timeIntervalSince1970.rounded(.down) + lead
             clock = Clock(now: first - 0.5)
             let logger = Logger(label: "test")
             tasks = TaskCoordinator(loop: loop, store: nil, logger: logger)
@@ -148,7 +150,7 @@ import Testing
     }
 
     @Test func aStepOfTheWallClockHandsTheDecidedRunsOverHeldUntilTheirInstant() throws {
-        let setup = Setup(count: 2)
+        let setup = Setup(count: 2, lead: 2)
         let instant = setup.first
         setup.wake(at: instant - 0.03)
         #expect(setup.scheduler.parked.count == 2)
@@ -162,7 +164,7 @@ import Testing
         #expect(ids.count == 2)
         #expect(ids.allSatisfy { setup.tasks.knownRun($0)?.status == .queued && setup.tasks.knownRun($0)?.notBefore == instant })
         #expect(setup.runner.started.isEmpty)
-        setup.turn { setup.runner.started.count == 2 }
+        setup.turn(until: { setup.runner.started.count == 2 }, timeout: 10)
         #expect(Date().timeIntervalSince1970 >= instant)
         #expect(Set(setup.runner.started.map(\.runID)) == Set(ids))
         // Fire times already dealt with do not fire again.

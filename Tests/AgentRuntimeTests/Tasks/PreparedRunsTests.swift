@@ -54,7 +54,7 @@ import Testing
         let harness = Self.benchHarness()
         defer { harness.stop() }
         try Self.warm(harness, task: Self.noop)
-        let instant = Date().timeIntervalSince1970 + 3
+        let instant = Date().timeIntervalSince1970 + 6
         harness.start("c1", task: Self.noop, input: [:], notBefore: instant)
         harness.start("c2", task: Self.noop, input: [:], notBefore: instant)
         // Held (and prepared) by the worker by now.
@@ -179,7 +179,7 @@ import Testing
         let (harness, log) = try Self.preparingHarness()
         defer { harness.stop() }
         try Self.warm(harness, task: Self.prep)
-        let instant = Date().timeIntervalSince1970 + 0.8
+        let instant = Date().timeIntervalSince1970 + 3
         harness.start("a", task: Self.prep, input: "x", notBefore: instant)
         harness.start("b", task: Self.prep, input: "x", notBefore: instant)
         harness.start("c", task: Self.prep, input: "unprepared", notBefore: instant)
@@ -204,7 +204,7 @@ import Testing
         let (harness, log) = try Self.preparingHarness()
         defer { harness.stop() }
         try Self.warm(harness, task: Self.prep)
-        let instant = Date().timeIntervalSince1970 + 3
+        let instant = Date().timeIntervalSince1970 + 30
         harness.start("gone", task: Self.prep, input: "x", notBefore: instant)
         harness.supervisor.run(until: { false }, timeout: 0.3)
         harness.runner.cancel(runID: "gone", reason: .cancelled)

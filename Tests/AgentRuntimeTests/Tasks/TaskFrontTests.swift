@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AgentRuntime
 
@@ -14,6 +15,26 @@ import Testing
         """#
 
     /// An agent with tasks and HTTP on a free port; its port.
+    /// Waits (30 s at most) until the agent in `directory` committed run `id` with `status`,
+    /// read from its store beside it (read-only, as its own queries read it): a test that kills
+    /// the agent unwarned waits for the commit, not for a commit interval a loaded machine's
+    /// fsync can outlast.
+    static func waitForCommittedRun(_ id: String, status: String, in directory: String) -> Bool {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            let data = try? DatabaseQueue(path: directory + "/.agent/data/agent.sqlite", configuration: configuration).read {
+                try String.fetchOne($0, sql: "SELECT data FROM task_runs WHERE id = ?", arguments: [id])
+            }
+            let record = data.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            if record?["status"] as? String == status { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return false
+    }
+
     static func agent(tasks: String = Self.tasks, store: String = "", modules: String = "[]", processes: String = "{}",
                       directory: String = TestPaths.temporaryDirectory("tasks")) throws -> (AgentRun, Int) {
         let settings = #"""
@@ -186,7 +207,7 @@ import Testing
         let queued = try Self.http("POST", "/api/tasks/later/run", port: port, body: #"{"input": {"path": "/kept"}, "at": "1h"}"#)
         let id = try #require((queued.json["run"] as? [String: Any])?["id"] as? String)
         // The store's writer commits within its commit interval; then the agent dies unwarned.
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(Self.waitForCommittedRun(id, status: "queued", in: directory), "\(first.transcript)")
         _ = first.stop(signal: SIGKILL)
         let (second, secondPort) = try Self.agent(directory: directory)
         defer { _ = second.stop() }
