@@ -75,8 +75,9 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// The runs held for their instant now (tests).
-    var heldCount: Int { held.count }
+    /// Called with an instant's held runs as they are about to be handed over (tests: a cancel
+    /// that comes then). Set before the first run comes.
+    var beforeHandOver: (([HeldRuns.Run]) -> Void)?
 
     static func realtimeNanoseconds() -> Int64 { nanoseconds(CLOCK_REALTIME) }
 
@@ -90,6 +91,7 @@ final class TaskExecutor: @unchecked Sendable {
     /// Hands over the runs of one instant (the holder's thread, or a pool thread): the prepared
     /// ones with one `task_start`, the others each with `task_run`.
     private func release(_ runs: [HeldRuns.Run]) {
+        beforeHandOver?(runs)
         moduleCalls.withLock { _ in
             let prepared = runs.filter(\.prepared).map(\.token)
             if !prepared.isEmpty, let start = entries.prepared?.start {
