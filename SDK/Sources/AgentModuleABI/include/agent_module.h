@@ -309,7 +309,10 @@ typedef void *(*agent_task_create_fn)(const char *task_type,
 typedef int32_t (*agent_task_run_fn)(void *handler, const agent_task_run *run);
 /** Asks the run of `run_token` to end early (cancelled, or timed out). The module cancels
     its work and calls `task_complete` (an AGENT_ERROR saying it was cancelled is fine); the
-    host kills the worker if it does not within its grace. Returns promptly. */
+    host kills the worker if it does not within its grace. Returns promptly. Called only for a
+    run the module was given (by `task_run` or `task_prepare`), possibly one it is completing on
+    another thread at that moment (then nothing is left to cancel); a run cancelled before it
+    reached the module is ended by the host. */
 typedef void (*agent_task_cancel_fn)(void *handler, uint64_t run_token);
 /** Optional (appended in ABI 2; NULL, or past `struct_size`, when the module does not prepare
     runs): makes ready a run that must not start before a later instant — a schedule's fire,
