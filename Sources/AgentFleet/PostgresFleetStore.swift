@@ -17,6 +17,8 @@ public final class PostgresFleetStore: @unchecked Sendable {
     let client: PostgresClient
     let logger: Logger
     private var clientTask: Task<Void, Never>?
+    /// Ends when the task that runs the client's pool has begun.
+    private let clientStarted: AsyncStream<Void>
     private var writerTask: Task<Void, Never>?
 
     private let lock = NSLock()
@@ -55,6 +57,10 @@ public final class PostgresFleetStore: @unchecked Sendable {
     /// writer. Throws when the database cannot be reached or refuses the login.
     public static func connect(_ settings: FleetSettings, logger: Logger) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
+        // The pool's loop first: a lease before it runs is queued for it (postgres-nio warns
+        // of it), and in two fresh-clone CI runs the first leases made so, at a loaded
+        // process's start, were never answered.
+        for await _ in store.clientStarted {}
         do {
             try await PostgresMigrations.migrate(store.client, logger: logger)
         } catch {
@@ -85,6 +91,8 @@ public final class PostgresFleetStore: @unchecked Sendable {
             ("idle_in_transaction_session_timeout", String(Int(min(settings.lease, 3600) * 1000))),
         ]
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let (clientStarted, started) = AsyncStream<Void>.makeStream()
+        self.clientStarted = clientStarted
         runs = PostgresRunStore(store: self)
         schedules = PostgresScheduleStore(store: self)
         events = PostgresEventStore(store: self)
@@ -94,7 +102,10 @@ public final class PostgresFleetStore: @unchecked Sendable {
         memory = PostgresMemoryStore(store: self)
         memory.start()
         let client = client
-        clientTask = Task { await client.run() }
+        clientTask = Task {
+            started.finish()
+            await client.run()
+        }
         writerTask = Task { [weak self] in await self?.writeLoop() }
     }
 
