@@ -35,12 +35,18 @@ private let moduleCalls = LockedValue<[String]>([])
         return buffer.withUnsafeBytes { Array($0.dropFirst(FrameCodec.headerLength)) }
     }
 
-    @Test func aCancelBetweenTheHoldersTakeAndTheHandOverEndsTheRunWithoutTheModule() throws {
+    /// An executor of the stand-in module over one end of a socketpair (the other end reads
+    /// what it sends); the caller closes both.
+    static func executor() throws -> (WorkerHost, TaskExecutor, [Int32]) {
         var fds: [Int32] = [-1, -1]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
         let host = WorkerHost(channel: WorkerChannel(fd: fds[0]))
-        let executor = TaskExecutor(host: host, handler: UnsafeMutableRawPointer(bitPattern: 0x10)!, entries: Self.entries)
+        return (host, TaskExecutor(host: host, handler: UnsafeMutableRawPointer(bitPattern: 0x10)!, entries: entries), fds)
+    }
+
+    @Test func aCancelBetweenTheHoldersTakeAndTheHandOverEndsTheRunWithoutTheModule() throws {
+        let (host, executor, fds) = try Self.executor()
+        defer { close(fds[0]); close(fds[1]) }
         // The cancel comes as the holder is about to hand the instant's runs over (it took
         // them from its queue in its last stretch): the race, made certain.
         executor.beforeHandOver = { [unowned executor] runs in
@@ -64,11 +70,8 @@ private let moduleCalls = LockedValue<[String]>([])
     /// A cancel of a run the module has (handed over before the cancel) reaches the module's
     /// `task_cancel`, which ends it.
     @Test func aCancelAfterTheHandOverReachesTheModule() throws {
-        var fds: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let (host, executor, fds) = try Self.executor()
         defer { close(fds[0]); close(fds[1]) }
-        let host = WorkerHost(channel: WorkerChannel(fd: fds[0]))
-        let executor = TaskExecutor(host: host, handler: UnsafeMutableRawPointer(bitPattern: 0x10)!, entries: Self.entries)
         let token: UInt64 = 8
         Self.runBody(token, at: TaskExecutor.realtimeNanoseconds() + 50_000_000).withUnsafeBytes { executor.handle(.taskRun, $0) }
         let deadline = Date().addingTimeInterval(30)
