@@ -58,8 +58,8 @@ public final class PostgresFleetStore: @unchecked Sendable {
     public static func connect(_ settings: FleetSettings, logger: Logger) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
         // The pool's loop first: a lease before it runs is queued for it (postgres-nio warns
-        // of it), and in two fresh-clone CI runs the first leases made so, at a loaded
-        // process's start, were never answered.
+        // of it). In a hung fresh-clone CI run the four tests that never ended were the four
+        // whose first lease was made so; whether that was the cause is not known.
         for await _ in store.clientStarted {}
         do {
             try await PostgresMigrations.migrate(store.client, logger: logger)
