@@ -1,16 +1,43 @@
 import Foundation
+import Testing
 @testable import JSONSchema
 
-/// Locates and runs the official JSON-Schema-Test-Suite, which lives next to the repository:
-/// `<repo root>/../shared/json-schema-test-suite`, the repo root being three levels above
-/// this file (Tests/JSONSchemaTests/<file>).
+/// Locates and runs the official JSON-Schema-Test-Suite (json-schema-org/JSON-Schema-Test-Suite,
+/// commit 44401e0c046704b476ec9d2e2fccdaee618f259d, its `tests/draft2020-12` and `remotes`).
+///
+/// Its folder is `$JSON_SCHEMA_TEST_SUITE` when that is set, else
+/// `<repo root>/../shared/json-schema-test-suite` (the repo root being three levels above this
+/// file). Where the variable is unset and the default folder is absent, the suite's tests are
+/// skipped, saying so; where the variable is set (as `.ci/run` does), a missing suite fails.
 enum TestSuite {
-    static let root: URL = URL(fileURLWithPath: #filePath)
+    /// The folder named by `JSON_SCHEMA_TEST_SUITE`, if that is set and not empty.
+    static let configuredPath: String? = {
+        guard let value = ProcessInfo.processInfo.environment["JSON_SCHEMA_TEST_SUITE"], !value.isEmpty else { return nil }
+        return value
+    }()
+
+    static let root: URL = configuredPath.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        ?? URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()
         .deletingLastPathComponent()
         .deletingLastPathComponent()
         .appendingPathComponent("../shared/json-schema-test-suite")
         .standardizedFileURL
+
+    /// Whether the suite's draft 2020-12 folder is there.
+    static let isPresent: Bool = {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: draftDirectory.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }()
+
+    /// Whether the suite's tests run: it is present, or it was asked for (and so must be).
+    static let shouldRun = isPresent || configuredPath != nil
+
+    /// Why the suite's tests were skipped, shown in the test output.
+    static let skipReason = Comment(rawValue: """
+        the JSON Schema test suite is not at \(root.path): set JSON_SCHEMA_TEST_SUITE to a checkout of \
+        json-schema-org/JSON-Schema-Test-Suite (commit 44401e0c046704b476ec9d2e2fccdaee618f259d) to run it
+        """)
 
     static let draftDirectory = root.appendingPathComponent("tests/draft2020-12")
 
