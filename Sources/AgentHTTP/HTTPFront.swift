@@ -51,6 +51,13 @@ public final class HTTPFront: AgentFront, Sendable {
     /// The port it listens on (the one the system chose for `:0`), once started.
     public var port: Int? { state.withLock { $0.port } }
 
+    /// The dashboard's address once started: the scheme, the host and the port it listens on.
+    public var address: String? {
+        guard let port else { return nil }
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        return "\(settings.tls == nil ? "http" : "https")://\(host):\(port)/"
+    }
+
     /// The routes that are not commands, for the OpenAPI document and 405 answers: a route
     /// added to the router is declared here too.
     static let documentedRoutes: [RouteDescription] = HealthRoutes.documentation + LoginRoutes.documentation + OpenAPIRoutes.documentation

@@ -234,6 +234,10 @@ import Testing
         let tick = agent.waitForLine(timeout: 240) { $0.contains(#""type":"c_tick""#) }
         #expect(tick?.contains(#""payload":{"from":"c"}"#) == true, "\(agent.transcript)")
         #expect(agent.stderrLines.contains { $0.contains("building module cmod") })
+        // The build's own output goes to stderr: stdout, the --json stream, holds JSON lines only.
+        #expect(agent.stderrLines.contains { $0.contains("Build complete") || $0.contains("Compiling") }, "\(agent.transcript)")
+        let notJSON = agent.stdoutLines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }
+        #expect(notJSON.isEmpty, "stdout lines that are not JSON: \(notJSON)")
         #expect(fm.fileExists(atPath: agentDirectory + "/.build/debug/libcmod.so"))
         #expect(agent.waitForLine { $0.contains("hello from C") } != nil)
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[ticker] stdout of a C module") } != nil, "\(agent.transcript)")

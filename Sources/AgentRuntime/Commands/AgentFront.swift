@@ -8,6 +8,8 @@ public protocol AgentFront: AnyObject {
     func start() throws
     /// Stops serving and waits until it has.
     func stop()
+    /// Where a person reaches it once started (`http://127.0.0.1:8080/`), for the start line.
+    var address: String? { get }
 }
 
 /// What a front is given: the command layer, the settings the agent started with, a logger.

@@ -17,12 +17,31 @@ public final class ConsoleOutput {
     /// priority (an alert its level's) and no timestamp; JSON lines stay as they are.
     private let journal: Bool
 
+    /// The reader of a pipe on `fd` went away (a write failed with EPIPE): what follows is
+    /// dropped, and the agent stops, as `yes | head` does (see ``pipeDescriptor``).
+    public private(set) var readerGone = false
+
     public init(json: Bool, showEvents: Bool, fd: Int32 = 1) {
         self.json = json
         self.showEvents = showEvents
         self.fd = fd
         journal = !json && JournalStream.isJournal(fd: fd)
         style = json || journal ? .plain : TerminalStyle.forDescriptor(fd)
+    }
+
+    /// `fd` when it is a pipe that lines go to, the one output whose closing ends the console
+    /// (`console --json | head`); a terminal, a file or systemd's journal socket never does.
+    public var pipeDescriptor: Int32? {
+        guard logFile == nil else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return nil }
+        return fd
+    }
+
+    /// Notes that the pipe's reader is gone (its hang-up was seen before a write failed).
+    public func pipeClosed() {
+        readerGone = true
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
@@ -123,14 +142,23 @@ public final class ConsoleOutput {
             buffer.removeAll(keepingCapacity: true)
             return
         }
-        buffer.withUnsafeBytes { raw in
+        guard !readerGone else {
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        let failure: Int32? = buffer.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; break }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
                 offset += n
             }
+            return nil
         }
         buffer.removeAll(keepingCapacity: true)
+        if failure == EPIPE, pipeDescriptor != nil { readerGone = true }
     }
 }

@@ -298,11 +298,20 @@ public struct AgentLauncher {
         }
         let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
+        logger.info("\(Self.dashboardLine(supervisor.fronts.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
         // Handed over last: until here, an early return shuts it down (the defer above).
         supervisor.forkServer = forkServer
         forkServer = nil
         supervisor.run()
         return ExitCode.success
+    }
+
+    /// What the start line says of the dashboard: where it is, or how to turn it on.
+    static func dashboardLine(_ address: String?) -> String {
+        guard let address else {
+            return #"no dashboard: "http": {"listen": "127.0.0.1:8080", "tokens": ["${env:AGENT_API_TOKEN}"]} in the settings serves it and the HTTP API"#
+        }
+        return "dashboard and HTTP API at \(address)"
     }
 
     /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then

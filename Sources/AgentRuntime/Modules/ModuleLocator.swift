@@ -162,13 +162,14 @@ public struct ModuleLocator: Sendable {
         }
     }
 
-    /// Runs a command with inherited output and waits for it; returns its exit status.
+    /// Runs a command with its output on this process's stderr (never stdout, which carries
+    /// `console --json`'s events) and waits for it; returns its exit status.
     static func run(_ command: [String], stopSignals: StopSignals? = nil) -> Int32 {
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_PATH"] ?? Self.which(command[0]) ?? command[0]
         var arguments = command
         arguments[0] = swift
         let result = ProcessSpawner.spawn(path: swift, arguments: arguments, environment: ProcessInfo.processInfo.environment,
-                                          stdout: 1, stderr: 2, channel: -1, newGroup: false)
+                                          stdout: 2, stderr: 2, channel: -1, newGroup: false)
         guard case .success(let pid) = result else { return 127 }
         var status: Int32 = 0
         if let stopSignals {

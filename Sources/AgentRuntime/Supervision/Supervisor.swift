@@ -244,6 +244,7 @@ public final class Supervisor {
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
         startSystemdNotifications()
+        watchConsolePipe()
         startInTurns(processes)
         startQueries()
         startFleet()
@@ -281,7 +282,22 @@ public final class Supervisor {
     func afterLoopTurn() {
         flushDirty()
         console.flush()
+        if console.readerGone, !stopping {
+            logger.notice("the console's output was closed (its reader exited); stopping all processes")
+            stopAll()
+        }
         notifySystemdAfterTurn()
+    }
+
+    /// A pipe on stdout whose reader exits (`console --json | head -8`) reports a hang-up at
+    /// once: the agent stops then, rather than at its next line's failed write.
+    private func watchConsolePipe() {
+        guard let fd = console.pipeDescriptor else { return }
+        loop.register(fd, events: 0) { [unowned self] events in
+            guard events & EventLoop.hangup != 0 else { return }
+            loop.unregister(fd)
+            console.pipeClosed()
+        }
     }
 
     /// Stops using the fork server: no longer watched, shut down and reaped.
