@@ -18,7 +18,8 @@ usage: scripts/package-deb.sh [--output DIR] [--build-dir DIR] [--no-build] [--m
                               [--compression xz|gzip|zstd|none]
 
 Builds release (swift build -c release), generates the man pages (swift package generate-manual)
-and writes DIR/agentruntime_VERSION-N_ARCH.deb; prints the package's path on its last line.
+and writes DIR/agentruntime_VERSION-N_ARCH.deb (its binaries stripped; their debug information
+in DIR/agentruntime_VERSION-N_ARCH.debug/); prints the package's path on its last line.
 
   --output DIR      where the .deb is written (default: .build/deb)
   --build-dir DIR   the folder of built products to package (default: the release build's)
@@ -107,6 +108,19 @@ install -d "$lib" "$share" "$root/usr/bin" "$root/usr/share/man/man1" "$root/DEB
 # symlinks), and the templates and the SDK in ../../share/agentruntime.
 for program in "${programs[@]}"; do install -m 755 "$build_dir/$program" "$lib/"; done
 for module in "${modules[@]}"; do install -m 644 "$build_dir/lib$module.so" "$lib/"; done
+# Stripped, as Debian's policy asks; the debug information is kept apart, beside the package
+# in DIR/PACKAGE.debug/ (one FILE.debug each, which the stripped file names in its
+# .gnu_debuglink, so gdb finds it when it is put in /usr/lib/debug/usr/lib/agentruntime).
+command -v objcopy >/dev/null 2>&1 && command -v strip >/dev/null 2>&1 \
+    || fail "objcopy and strip not found; install Debian's binutils (apt-get install binutils)"
+debug_dir="$stage/debug"
+install -d "$debug_dir"
+for file in "${programs[@]}" "${modules[@]/#/lib}"; do
+    case "$file" in lib*) file="$file.so" ;; esac
+    objcopy --only-keep-debug --compress-debug-sections "$lib/$file" "$debug_dir/$file.debug"
+    strip --strip-unneeded --remove-section=.comment "$lib/$file"
+    (cd "$debug_dir" && objcopy --add-gnu-debuglink="$file.debug" "$lib/$file")
+done
 for command in "${commands[@]}"; do ln -s "../lib/agentruntime/$command" "$root/usr/bin/$command"; done
 cp -R Templates "$share/Templates"
 install -d "$share/SDK"
@@ -128,6 +142,7 @@ unit="$root/lib/systemd/system/agentruntime@.service"
     || fail "$build_dir/agent-control unit --template failed"
 chmod 644 "$unit"
 install -m 644 README.md "$root/usr/share/doc/agentruntime/README.md"
+install -m 644 scripts/debian/copyright "$root/usr/share/doc/agentruntime/copyright"
 for script in postinst prerm postrm; do install -m 755 "scripts/debian/$script" "$root/DEBIAN/$script"; done
 
 installed_size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
@@ -154,4 +169,6 @@ EOF
 
 install -d "$output"
 dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$output/$package.deb" >/dev/null
+rm -rf "$output/$package.debug"
+mv "$debug_dir" "$output/$package.debug"
 echo "$output/$package.deb"

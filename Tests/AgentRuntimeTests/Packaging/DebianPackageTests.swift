@@ -58,6 +58,19 @@ import Testing
         try run("/usr/bin/dpkg", ["--root", root, "--force-script-chrootless", "--force-depends", "--force-not-root"] + arguments)
     }
 
+    /// The installed binaries carry no debug sections, still run, and name their debug file,
+    /// which is kept beside the package with the debug information.
+    private func expectStripped(_ folder: String, debugFolder: String) throws {
+        for file in ["agent-control", "agent-worker", "libsample.so"] {
+            let sections = try run("/usr/bin/readelf", ["-S", "-W", folder + "/" + file]).stdout
+            #expect(!sections.contains(".debug_info") && sections.contains(".gnu_debuglink"), "\(file) is not stripped:\n\(sections)")
+            let kept = try run("/usr/bin/readelf", ["-S", "-W", debugFolder + "/" + file + ".debug"]).stdout
+            #expect(kept.contains(".debug_info"), "\(debugFolder)/\(file).debug holds no debug information:\n\(kept)")
+        }
+        let version = try run(folder + "/agent-control", ["--version"]).stdout
+        #expect(version.contains(AgentVersion.current), "the stripped agent-control printed \(version)")
+    }
+
     private func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
     private func users(_ root: String) throws -> [String] {
         try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("agentruntime:") }.map(String.init)
@@ -92,6 +105,9 @@ import Testing
         #expect(exists(root + "/usr/lib/agentruntime/agent-control"))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/usr/bin/create-agent") == "../lib/agentruntime/create-agent")
         #expect(exists(root + "/usr/share/agentruntime/SDK/Package.swift"))
+        #expect(try String(contentsOfFile: root + "/usr/share/doc/agentruntime/copyright", encoding: .utf8)
+            .hasPrefix("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"))
+        try expectStripped(root + "/usr/lib/agentruntime", debugFolder: String(first.dropLast(".deb".count)) + ".debug")
         let page = try run("/bin/sh", ["-c", "gzip -dc '\(root)/usr/share/man/man1/agent-control.1.gz'"]).stdout
         #expect(page.contains(".Dt AGENT-CONTROL 1") && page.contains("console"), "\(page.prefix(400))")
         let completion = try String(contentsOfFile: root + "/usr/share/bash-completion/completions/agent-control", encoding: .utf8)
