@@ -62,6 +62,19 @@ public struct ServiceUnit: Sendable, Equatable {
         return found
     }
 
+    /// What would work, but not as the person likely means it (each a sentence saying what
+    /// to do instead); `agent-control unit` prints them on stderr.
+    public var warnings: [String] {
+        var found: [String] = []
+        if !isTemplate, ["/tmp", "/var/tmp"].contains(where: { agentDirectory == $0 || agentDirectory.hasPrefix($0 + "/") }) {
+            found.append("the agent's folder \(agentDirectory) is under \(agentDirectory.hasPrefix("/var/tmp") ? "/var/tmp" : "/tmp"), which the unit's PrivateTmp=yes hides: the service would not find its settings; keep the agent elsewhere (e.g. /var/lib/agentruntime/\(Self.unitWord(agentName)))")
+        }
+        if binaries.hasSuffix("/debug") {
+            found.append("\(binaries)/agent-control is a debug build; for a service build release (swift build -c release) and pass --binaries with its folder (swift build -c release --show-bin-path)")
+        }
+        return found
+    }
+
     /// The unit file's text.
     public var text: String {
         let name = isTemplate ? agentName : Self.unitWord(agentName)
@@ -72,6 +85,7 @@ public struct ServiceUnit: Sendable, Equatable {
         # user. Written by `agent-control unit --template`.
         """ : """
         # AgentRuntime agent \(agentName), written by `agent-control unit` (or create-agent).
+        # It runs \(binaries)/agent-control.
         # Install: cp \(fileName) /etc/systemd/system/ && systemctl daemon-reload
         #          && systemctl enable --now \(fileName)
         # The user must exist (useradd --system --home-dir /var/lib/agentruntime agentruntime) and

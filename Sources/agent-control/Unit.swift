@@ -54,6 +54,7 @@ struct Unit: ParsableCommand {
         guard problems.isEmpty else {
             throw CommandFailure.report(problems.joined(separator: "\n"), exitCode: ExitCode.validationFailure.rawValue)
         }
+        for warning in unit.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         print(unit.text, terminator: "")
     }
 

@@ -36,6 +36,21 @@ import Testing
         #expect(none.stdout.contains("StateDirectory=agentruntime/feeds-two"))
     }
 
+    @Test func unitNamesTheBinaryItRunsAndWarnsOfAFolderUnderTmpAndADebugBuild() throws {
+        let directory = try Self.agentFolder("feeds")
+        let result = try runProgram("agent-control", ["unit"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("# It runs \(TestPaths.products)/agent-control."), "\(result.stdout)")
+        if directory.hasPrefix("/tmp/") {
+            #expect(result.stderr.contains("warning: the agent's folder \(directory) is under /tmp, which the unit's PrivateTmp=yes hides"), "\(result.stderr)")
+        }
+        if TestPaths.products.hasSuffix("/debug") {
+            #expect(result.stderr.contains("warning: \(TestPaths.products)/agent-control is a debug build"), "\(result.stderr)")
+        }
+        let elsewhere = try runProgram("agent-control", ["unit", "--agent-dir", "/srv/agents/feeds", "--binaries", "/usr/bin"], in: directory)
+        #expect(elsewhere.status == 0 && elsewhere.stderr.isEmpty, "\(elsewhere.stderr)")
+    }
+
     @Test func badUnitValuesAreRefusedWithWhatToDo() throws {
         let directory = try Self.agentFolder("feeds")
         let result = try runProgram("agent-control", ["unit", "--user", "no body", "--watchdog=-1"], in: directory)
