@@ -58,6 +58,11 @@ struct CommandRoutes: Sendable {
 
     func respond(_ route: Route, request: Request, context: AgentRequestContext) async -> Response {
         let command = route.command
+        if let refusal = AccessPolicy.roleRefusal(command, context.identity) {
+            commands.recordAudit("\(request.method) \(request.uri.path) → refused (\(refusal.status.code)): \(refusal.message)",
+                                 caller: CommandCenter.Caller(front: "http", user: context.identity?.name, address: context.remoteAddress))
+            return refusal.response
+        }
         let fields: JSONObject
         switch await self.fields(of: route, request: request, context: context) {
         case .success(let found): fields = found

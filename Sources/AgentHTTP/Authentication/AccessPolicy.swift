@@ -99,6 +99,19 @@ struct AccessPolicy: RouterMiddleware {
         return try await next(checked, context)
     }
 
+    /// Why `identity` may not run `command`, if it may not: the check made on the command the
+    /// router resolved (and on the commands a dashboard page runs), so that no spelling of a
+    /// path (`/api/settings/`, `//api/settings`, an absolute-form request line) reaches an
+    /// admin command with the read role, whatever the middleware's look-up of the raw path saw.
+    static func roleRefusal(_ command: CommandDescription, _ identity: APIIdentity?) -> AccessRefusal? {
+        guard command.requiresAdmin else { return nil }
+        guard let identity else {
+            return .unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
+        }
+        guard identity.role != .admin else { return nil }
+        return .forbidden("\(identity.name) has the read role: it may only read; \(command.name) (\(command.method) \(command.path)) needs the admin role")
+    }
+
     /// A browser navigating to a dashboard page (not the API): sent to the login form.
     static func wantsPage(_ request: Request) -> Bool {
         let path = request.uri.path

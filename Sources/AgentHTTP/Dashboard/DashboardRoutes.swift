@@ -56,6 +56,12 @@ struct DashboardRoutes: Sendable {
     /// Executes `request` through the command layer as the dashboard's caller.
     func run(_ request: JSONObject, _ context: AgentRequestContext) async -> JSONValue {
         let caller = CommandCenter.Caller(front: "dashboard", user: context.identity?.name, address: context.remoteAddress)
+        // A page shows nothing its user could not ask for over the API (the settings file, with
+        // its password hashes, is the admin role's).
+        if let name = request["command"]?.stringValue, let command = CommandCatalog.named(name),
+           let refusal = AccessPolicy.roleRefusal(command, context.identity) {
+            return ["ok": false, "code": .string(refusal.code), "error": .string(refusal.message)]
+        }
         return await commands.execute(.object(request), caller: caller)
     }
 
