@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 language mode everywhere.
@@ -18,6 +18,12 @@ let shippedModules: [(name: String, target: String)] = [
     // agent-modules:end
 ]
 
+/// AgentFleet (and with it postgres-nio, swift-crypto and its second BoringSSL) only where the
+/// trait `Fleet` is on: on by default, so `swift build`, `swift test`, CI and the Debian package
+/// build everything; `swift build --disable-default-traits` builds an agent-control without the
+/// fleet, about a third fewer compile steps for a first build (see the README's quick start).
+let fleet: TargetDependencyCondition? = .when(traits: ["Fleet"])
+
 let package = Package(
     name: "AgentRuntime",
     platforms: [.macOS(.v15)],
@@ -32,6 +38,10 @@ let package = Package(
         .executable(name: "create-agent", targets: ["create-agent"]),
         .executable(name: "add-agent-module", targets: ["add-agent-module"]),
     ] + shippedModules.map { .library(name: $0.name, type: .dynamic, targets: [$0.target]) },
+    traits: [
+        .trait(name: "Fleet", description: "Agents on many hosts sharing runs and schedules on PostgreSQL (AgentFleet, postgres-nio)."),
+        .default(enabledTraits: ["Fleet"]),
+    ],
     dependencies: [
         // The module ABI and the Swift SDK: a package of their own that agents depend on.
         .package(path: "SDK"),
@@ -86,7 +96,9 @@ let package = Package(
             name: "AgentFleet",
             dependencies: [
                 "AgentRuntime", "JSONSchema",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                // `swift build` builds every target of this package: the condition keeps
+                // postgres-nio out of a build without the trait (the sources are #if Fleet).
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: fleet),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -131,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", "AgentFleet", "AgentScaffolding", "JSONSchema",
+                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -155,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "AgentHTTP", "AgentFleet", "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
+                "AgentRuntime", "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -179,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", "AgentFleet", "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
+            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
                            "create-agent", "add-agent-module"],
             swiftSettings: swiftSettings
         ),

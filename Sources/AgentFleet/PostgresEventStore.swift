@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import Logging
@@ -229,3 +230,4 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
         }
     }
 }
+#endif

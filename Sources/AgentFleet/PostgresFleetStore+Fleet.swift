@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -91,3 +92,4 @@ extension PostgresFleetStore: FleetBackend {
         return members
     }
 }
+#endif

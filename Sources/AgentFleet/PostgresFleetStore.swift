@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import Logging
@@ -376,3 +377,4 @@ public struct FleetStoreError: Error, CustomStringConvertible {
         return String(describing: error.code)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -230,3 +231,4 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
         return version
     }
 }
+#endif

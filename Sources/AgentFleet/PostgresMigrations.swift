@@ -1,3 +1,4 @@
+#if Fleet
 import Logging
 import PostgresNIO
 
@@ -208,3 +209,4 @@ enum PostgresMigrations {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import PostgresNIO
 
 /// The queue's hot statements, prepared once per connection (postgres-nio keeps them by name):
@@ -107,3 +108,4 @@ extension PostgresRunStore {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
     }
 }
+#endif

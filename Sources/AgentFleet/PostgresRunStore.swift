@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -302,3 +303,4 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
         return runs
     }
 }
+#endif

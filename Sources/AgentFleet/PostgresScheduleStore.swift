@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -100,3 +101,4 @@ public final class PostgresScheduleStore: ScheduleStore, @unchecked Sendable {
         return true
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentRuntime
 import Foundation
 import JSONSchema
@@ -234,3 +235,4 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
         (try? JSONValue.parse(Data(text.utf8))).flatMap(WorkflowRun.init(stored:))
     }
 }
+#endif

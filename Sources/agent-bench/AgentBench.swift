@@ -108,7 +108,12 @@ struct AgentBench: ParsableCommand {
             case 10: TaskBench.run(environment)
             case 11: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
             case 12: WorkflowBench.run(environment)
-            default: FleetBench.run(environment)
+            default:
+                #if Fleet
+                FleetBench.run(environment)
+                #else
+                Section.notBuilt(13, "A fleet on PostgreSQL", because: "this agent-bench was built without the trait Fleet (--disable-default-traits); build it with the default traits to measure the fleet")
+                #endif
             }
             let now = MachineLoad.Usage.now()
             section.othersCPU = now.othersPercent(since: usage, unreaped: section.unreapedCPUSeconds)

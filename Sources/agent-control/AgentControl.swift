@@ -1,5 +1,7 @@
 import AgentCLI
+#if Fleet
 import AgentFleet
+#endif
 import AgentHTTP
 import AgentRuntime
 import AgentVersion
@@ -154,7 +156,9 @@ struct Console: ParsableCommand {
         how.apply(to: &options)
         options.daemon = daemon
         var launcher = AgentLauncher(options: options, fronts: [HTTPFront.factory])
+        #if Fleet
         launcher.fleetConnector = PostgresFleetStore.connector
+        #endif
         try finish(launcher.runConsole())
     }
 }

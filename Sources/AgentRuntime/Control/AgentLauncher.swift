@@ -254,7 +254,7 @@ public struct AgentLauncher {
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
         if let fleet = prepared.settings.fleet {
             guard let fleetConnector else {
-                Self.printError("\(prepared.settings.file): /fleet: this build of agent-control cannot join a fleet\nnothing was started")
+                Self.printError("\(prepared.settings.file): /fleet: this build of agent-control cannot join a fleet: it was built without the trait Fleet (swift build --disable-default-traits); build it with the default traits (swift build)\nnothing was started")
                 return ExitCode.invalidConfiguration
             }
             do {

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import AgentRuntime
 import Foundation
@@ -353,3 +354,4 @@ enum FleetBench {
         if let version { section.note("baseline: \(version)") }
     }
 }
+#endif

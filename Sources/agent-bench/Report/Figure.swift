@@ -66,6 +66,13 @@ struct Section: Encodable {
     /// agent-control), so that they do not count as other processes'.
     var unreapedCPUSeconds: Double = 0
 
+    /// A figure this build cannot measure, saying why (a failure, so the run says so).
+    static func notBuilt(_ number: Int, _ title: String, because reason: String) -> Section {
+        var section = Section(number: number, title: title, method: "not measured")
+        section.failures = [reason]
+        return section
+    }
+
     init(number: Int, title: String, method: String) {
         self.number = number
         self.title = title

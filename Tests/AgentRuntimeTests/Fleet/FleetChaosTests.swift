@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -213,3 +214,4 @@ final class NetworkNamespace: @unchecked Sendable {
         return text
     }
 }
+#endif

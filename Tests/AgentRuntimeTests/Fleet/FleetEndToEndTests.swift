@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -200,3 +201,4 @@ import Testing
         #expect(leadsAgain, "the only agent leads the schedules again:\n\(a.transcript)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import Logging
@@ -134,3 +135,4 @@ import Testing
         await b.shutDown()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import Logging
@@ -137,3 +138,4 @@ import Testing
         #expect(published?["published_types"] == ["alert"] && (published?["published"]?.numberValue?.intValue ?? 0) > 0, "\(published?.serialized() ?? "")")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -89,3 +90,4 @@ import Testing
         await store.shutDown()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -103,3 +104,4 @@ import Testing
         #expect(steps.first { $0.stepID == "s2" }?.taskRun == s2.first?.run)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -44,3 +45,4 @@ import Testing
         await store.shutDown()
     }
 }
+#endif

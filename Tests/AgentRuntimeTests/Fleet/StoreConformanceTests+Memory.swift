@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -111,3 +112,4 @@ extension StoreConformanceTests {
         await b.shutDown()
     }
 }
+#endif

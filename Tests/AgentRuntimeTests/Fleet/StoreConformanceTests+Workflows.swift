@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -187,3 +188,4 @@ extension StoreConformanceTests {
         await stores.close()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import AgentFleet
 import Foundation
 import JSONSchema
@@ -400,3 +401,4 @@ struct StoresUnderTest: Sendable {
         await stores.close()
     }
 }
+#endif
