@@ -170,6 +170,13 @@ public struct AgentLauncher {
                    runDirectory: options.runDirectory, pidfile: options.pidfile, logFile: options.logFile)
     }
 
+    /// The run folder the agent uses when none is given (`.agent/run` in its folder): one only
+    /// the agent makes.
+    var defaultRunDirectory: String {
+        AgentPaths(agentDirectory: URL(fileURLWithPath: options.settingsPath).deletingLastPathComponent().standardizedFileURL.path,
+                   environment: [:]).runDirectory
+    }
+
     /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
     public func runConsole() -> Int32 {
         let paths = self.paths
@@ -197,17 +204,9 @@ public struct AgentLauncher {
         }
         for key in SystemdNotifier.environmentKeys { unsetenv(key) }
         let pidfile = Pidfile(path: paths.pidfile)
-        do {
-            try paths.createDirectories()
-            try pidfile.acquire()
-        } catch {
-            Self.printError("\(error)")
-            return ExitCode.failure
-        }
+        guard let containment = takeRunFolder(paths, pidfile: pidfile, logger: logger) else { return ExitCode.failure }
         defer { pidfile.release() }
-        // What a killed earlier run left goes first; this run's workers get a cgroup (or have
-        // their process groups written down). Finished last: after the fork server is gone.
-        let containment = WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
+        // Finished last: after the fork server is gone.
         defer { containment.finish() }
         let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
             .filter { !SystemdNotifier.environmentKeys.contains($0.key) }
@@ -303,6 +302,28 @@ public struct AgentLauncher {
         forkServer = nil
         supervisor.run()
         return ExitCode.success
+    }
+
+    /// Makes and checks the run folder (another user's, or one others can write, is refused
+    /// before anything in it is read or written), takes the pidfile, then kills what a killed
+    /// earlier run left and gives this run's workers a cgroup (or writes their process groups
+    /// down). Nil, the reason printed and the pidfile released, when the agent must not start.
+    private func takeRunFolder(_ paths: AgentPaths, pidfile: Pidfile, logger: Logger) -> WorkerContainment? {
+        do {
+            let created = try paths.createDirectories()
+            try RunFolder.check(paths.runDirectory, madeByAgent: created || paths.runDirectory == defaultRunDirectory, logger: logger)
+            try pidfile.acquire()
+        } catch {
+            Self.printError("\(error)")
+            return nil
+        }
+        do {
+            return try WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
+        } catch {
+            pidfile.release()
+            Self.printError("\(error)")
+            return nil
+        }
     }
 
     /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then

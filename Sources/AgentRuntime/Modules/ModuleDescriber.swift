@@ -70,7 +70,7 @@ public final class ModuleDescriber {
             (library, JSONValue.object(["identity": .string(entry.identity), "manifest": .string(entry.json),
                                         "module": .string(cache[library]?.manifest.name ?? "")]))
         })
-        try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
+        _ = try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
         // Written whole and renamed (a reader never sees half a file), 0600 whatever the umask.
         try? PrivateFiles.write(Array(JSONValue.object(object).serialized().utf8), atomicallyTo: cacheFile)
     }
