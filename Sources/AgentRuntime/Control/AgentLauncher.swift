@@ -153,6 +153,7 @@ public struct AgentLauncher {
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
         describer.stopSignals = stopSignals
+        describer.withheld = SecretVariables.names(in: settings.document)
         for warning in describer.cacheWarnings { logger.warning("\(warning)") }
         let (manifests, describeErrors) = describer.describeAll(modules)
         if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
@@ -208,8 +209,10 @@ public struct AgentLauncher {
         defer { pidfile.release() }
         // Finished last: after the fork server is gone.
         defer { containment.finish() }
+        // Children never get the agent's secrets (the variables its settings name as ${env:NAME}).
+        let withheld = SecretVariables.names(inSettingsFile: options.settingsPath)
         let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
-            .filter { !SystemdNotifier.environmentKeys.contains($0.key) }
+            .filter { !SystemdNotifier.environmentKeys.contains($0.key) && !withheld.contains($0.key) }
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
         var forkServer = Self.startForkServer(logger: logger, environment: environment)

@@ -33,7 +33,7 @@ enum TaskSettings {
                 "description": ["type": "string"],
                 "command": ["type": ["array", "string"], "items": ["type": "string"],
                             "description": "The command type: the program and its arguments ([\"/usr/bin/python3\", \"job.py\", \"{{input.path}}\"]), or one shell line with \"shell\": true. {{input}} and {{input.FIELD.INNER}} are replaced by the run's input or a field of it (a string as it is, other values as JSON; single-quoted in a shell line); a missing field fails the run."],
-                "shell": ["type": "boolean", "default": false, "description": "Run \"command\" (one string) with /bin/sh -c."],
+                "shell": ["type": "boolean", "default": false, "description": "Run \"command\" (one string) with /bin/sh -c. A {{input…}} reference there must be a word of its own, outside quotes; or read the input's fields as \"$INPUT_FIELD\"."],
                 "cwd": ["type": "string", "minLength": 1, "description": "The working directory, relative to the agent's folder (default: the agent's folder)."],
                 "env": ["type": "object", "additionalProperties": ["type": "string"],
                         "description": "Environment variables added for the command; ${env:NAME} takes a value from the agent's environment (never shown)."],
@@ -205,6 +205,10 @@ enum TaskSettings {
             let at = isString ? pointer : pointer + "/\(index)"
             let (references, malformed) = InputReferences.references(in: argument)
             problems += malformed.map { (at, $0) }
+            // Only the shell line is read by a shell; further arguments are its $1, $2… as they are.
+            if spec.shell, index == 0 {
+                problems += ShellPlacement.misplaced(in: argument).map { (at, ShellPlacement.message($0)) }
+            }
             guard let inputSchema else { continue }
             for reference in references {
                 if let problem = InputReferences.undeclared(reference, in: inputSchema) { problems.append((at, problem)) }
