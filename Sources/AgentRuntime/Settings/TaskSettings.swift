@@ -196,8 +196,9 @@ enum TaskSettings {
         return TaskDefinition.CommandSpec(arguments: arguments, shell: shell, directory: object["cwd"]?.stringValue, environment: variables)
     }
 
-    /// `{{input…}}` references that are malformed or name a field the task's input schema
-    /// does not declare, at their argument's pointer.
+    /// `{{input…}}` references that are malformed, name a field the task's input schema does
+    /// not declare, or stand where a shell would read their value as code, at their argument's
+    /// pointer.
     static func inputReferenceProblems(_ spec: TaskDefinition.CommandSpec, isString: Bool, inputSchema: JSONValue?,
                                        pointer: String) -> [(pointer: String, message: String)] {
         var problems: [(pointer: String, message: String)] = []
@@ -205,15 +206,13 @@ enum TaskSettings {
             let at = isString ? pointer : pointer + "/\(index)"
             let (references, malformed) = InputReferences.references(in: argument)
             problems += malformed.map { (at, $0) }
-            // Only the shell line is read by a shell; further arguments are its $1, $2… as they are.
-            if spec.shell, index == 0 {
-                problems += ShellPlacement.misplaced(in: argument).map { (at, ShellPlacement.message($0)) }
-            }
             guard let inputSchema else { continue }
             for reference in references {
                 if let problem = InputReferences.undeclared(reference, in: inputSchema) { problems.append((at, problem)) }
             }
         }
+        // A shell line (its own, or the script of a shell the task runs) takes references only as words.
+        problems += ShellPlacement.problems(of: spec).map { (isString ? pointer : pointer + "/\($0.index)", $0.message) }
         return problems
     }
 

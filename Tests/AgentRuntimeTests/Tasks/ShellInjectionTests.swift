@@ -45,6 +45,35 @@ import Testing
         #expect(Set(settings.tasks.map(\.name)) == ["good", "argv"])
     }
 
+    @Test func aReferenceInTheScriptOfAShellTheTaskRunsIsASettingsError() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"sh": {"type": "command", "command": ["/bin/sh", "-c", "echo {{input.a}}"]},
+             "bash": {"type": "command", "command": ["bash", "-eu", "-o", "pipefail", "-c", "x; echo {{input.a}}", "job"]},
+             "flags": {"type": "command", "command": ["/usr/bin/dash", "-ec", "echo '{{input.a}}'"]},
+             "positional": {"type": "command", "command": ["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]},
+             "script": {"type": "command", "command": ["/bin/sh", "job.sh", "{{input.a}}"]},
+             "other": {"type": "command", "command": ["/usr/bin/python3", "-c", "import sys", "{{input.a}}"]}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        #expect(Set(found.keys) == ["/tasks/sh/command/2", "/tasks/bash/command/5", "/tasks/flags/command/2"], "\(found)")
+        #expect(found["/tasks/sh/command/2"]?.contains(#"{{input.a}} is in the script that /bin/sh -c runs, where its value would be read as shell code"#) == true,
+                "\(found)")
+        #expect(found["/tasks/sh/command/2"]?.contains(#"pass the value as a positional parameter (["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]), or use the variable "$INPUT_A""#) == true,
+                "\(found)")
+        #expect(Set(settings.tasks.map(\.name)) == ["positional", "script", "other"])
+    }
+
+    @Test func aDefinitionThatSkippedTheSettingsCheckFailsItsRunAndStartsNothing() throws {
+        let harness = Harness("unchecked")
+        let marker = harness.directory + "/pwned"
+        for task in [Harness.task(["echo '{{input.a}}'"], shell: true), Harness.task(["/bin/sh", "-c", "echo {{input.a}}"])] {
+            let outcome = try #require(harness.run(task, input: ["a": .string("'; touch \(marker); '")]))
+            #expect(outcome.status == .failed, "\(outcome)")
+            #expect(outcome.error?.contains("{{input.a}}") == true, "\(outcome)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
     @Test func validateSettingsNamesTheFileThePointerAndTheFix() throws {
         let directory = TestPaths.temporaryDirectory("shell-validate")
         defer { try? FileManager.default.removeItem(atPath: directory) }

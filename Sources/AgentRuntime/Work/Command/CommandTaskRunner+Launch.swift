@@ -40,6 +40,10 @@ extension CommandTaskRunner {
             return "cannot run the command in \(directory): it is not a folder (the task's \"directory\")"
         }
 
+        // Checked with the settings; again here for a definition that did not pass that check.
+        if let problem = ShellPlacement.problems(of: spec).first {
+            return "the command's argument \(problem.index): \(problem.message)"
+        }
         // `{{input.FIELD}}` references: a field the input lacks fails the run before anything starts.
         var given: [String] = []
         for (index, argument) in spec.arguments.enumerated() {

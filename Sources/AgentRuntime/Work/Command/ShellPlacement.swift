@@ -22,6 +22,46 @@ enum ShellPlacement {
         var field: String?
     }
 
+    /// The shells whose `-c` argument is a shell line when a task runs them itself.
+    static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]
+
+    /// The problems of `spec`'s arguments, by argument: the line of a `"shell": true` task,
+    /// and the script of a task that runs a shell itself (`["/bin/sh", "-c", "SCRIPT", …]`),
+    /// into which a value would go unquoted.
+    static func problems(of spec: TaskDefinition.CommandSpec) -> [(index: Int, message: String)] {
+        if spec.shell {
+            return spec.arguments.first.map { line in misplaced(in: line).map { (0, message($0)) } } ?? []
+        }
+        guard let index = scriptIndex(spec.arguments) else { return [] }
+        let script = spec.arguments[index]
+        return InputReferences.references(in: script).references.map { reference in
+            let text = String(script[reference.range])
+            let variable = reference.path.first.flatMap(InputEnvironment.name(forField:)).map { ", or use the variable \"$\($0)\"" } ?? ""
+            return (index, "\(text) is in the script that \(spec.arguments[0]) -c runs, where its value would be read as shell code (unquoted); "
+                + "expected references only in the arguments after the script: pass the value as a positional parameter "
+                + "([\"\(spec.arguments[0])\", \"-c\", \"echo \\\"$1\\\"\", \"job\", \"\(text)\"])\(variable), "
+                + "or write \"shell\": true with the reference as a word of its own")
+        }
+    }
+
+    /// The index of the script in `arguments` when the program is a shell run with `-c`
+    /// (the first argument after an option holding `c`, other options skipped).
+    private static func scriptIndex(_ arguments: [String]) -> Int? {
+        guard let program = arguments.first, shells.contains(URL(fileURLWithPath: program).lastPathComponent) else { return nil }
+        var index = URL(fileURLWithPath: program).lastPathComponent == "busybox" ? 2 : 1
+        var sawC = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { index += 1; break }
+            guard argument.hasPrefix("-") || argument.hasPrefix("+"), argument.count > 1 else { break }
+            if argument.hasPrefix("-"), !argument.hasPrefix("--"), argument.contains("c") { sawC = true }
+            // `-o OPTION` takes the next argument.
+            if argument == "-o" || argument == "+o" { index += 1 }
+            index += 1
+        }
+        return sawC && index < arguments.count ? index : nil
+    }
+
     private enum Context {
         case plain, single, double, backquote, hereDocument
     }
