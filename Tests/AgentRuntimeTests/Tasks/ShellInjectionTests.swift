@@ -131,6 +131,7 @@ import Testing
         #expect(try run("leak") == .string("absent|absent|kept|"))
         #expect(try run("given") == .string(token))
         // The worker (forked by the fork server, or spawned) has neither either.
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
         let workers = agent.workerPids("trades")
         #expect(!workers.isEmpty, "\(agent.transcript)")
         for pid in workers {
