@@ -105,10 +105,12 @@ public struct AgentLauncher {
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
         let environment = ProcessInfo.processInfo.environment
-        let locator = ModuleLocator(
+        var locator = ModuleLocator(
             agentDirectory: settings.agentDirectory, configuration: configuration,
             searchPath: (environment["AGENT_MODULE_PATH"] ?? "").split(separator: ":").map(String.init),
             runtimeDirectory: runtime)
+        let withheld = SecretVariables.names(in: settings.document)
+        locator.withheld = withheld
         let workerPath = Self.workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else {
             throw PreparationError(description: "cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)", exitCode: ExitCode.failure)
@@ -153,7 +155,7 @@ public struct AgentLauncher {
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
         describer.stopSignals = stopSignals
-        describer.withheld = SecretVariables.names(in: settings.document)
+        describer.withheld = withheld
         for warning in describer.cacheWarnings { logger.warning("\(warning)") }
         let (manifests, describeErrors) = describer.describeAll(modules)
         if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
