@@ -52,15 +52,17 @@ import Testing
              "flags": {"type": "command", "command": ["/usr/bin/dash", "-ec", "echo '{{input.a}}'"]},
              "positional": {"type": "command", "command": ["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]},
              "script": {"type": "command", "command": ["/bin/sh", "job.sh", "{{input.a}}"]},
-             "other": {"type": "command", "command": ["/usr/bin/python3", "-c", "import sys", "{{input.a}}"]}}
+             "other": {"type": "command", "command": ["/usr/bin/python3", "-c", "import sys", "{{input.a}}"]},
+             "applet": {"type": "command", "command": ["busybox", "wget", "-c", "{{input.a}}"]},
+             "busybox": {"type": "command", "command": ["/bin/busybox", "sh", "-c", "echo {{input.a}}"]}}
             """#)
         let found = TaskSettingsTests.messages(settings)
-        #expect(Set(found.keys) == ["/tasks/sh/command/2", "/tasks/bash/command/5", "/tasks/flags/command/2"], "\(found)")
+        #expect(Set(found.keys) == ["/tasks/sh/command/2", "/tasks/bash/command/5", "/tasks/flags/command/2", "/tasks/busybox/command/3"], "\(found)")
         #expect(found["/tasks/sh/command/2"]?.contains(#"{{input.a}} is in the script that /bin/sh -c runs, where its value would be read as shell code"#) == true,
                 "\(found)")
         #expect(found["/tasks/sh/command/2"]?.contains(#"pass the value as a positional parameter (["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]), or use the variable "$INPUT_A""#) == true,
                 "\(found)")
-        #expect(Set(settings.tasks.map(\.name)) == ["positional", "script", "other"])
+        #expect(Set(settings.tasks.map(\.name)) == ["positional", "script", "other", "applet"])
     }
 
     @Test func aDefinitionThatSkippedTheSettingsCheckFailsItsRunAndStartsNothing() throws {

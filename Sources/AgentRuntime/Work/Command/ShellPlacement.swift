@@ -9,7 +9,11 @@ import Foundation
 /// here-document nothing is quoted, inside backquotes the text is parsed twice. So a reference
 /// must be a whole word: outside quotes, backquotes and here-documents, with a blank, the
 /// line's start or end, or one of `; & | ( ) < >` on each side. Anything else is refused when
-/// the settings are read, at the command line's pointer.
+/// the settings are read, at the command line's pointer (and a run of a definition that
+/// escaped that check fails before anything starts).
+///
+/// A task that runs a shell itself (`["/bin/sh", "-c", "SCRIPT", "NAME", "ARG"…]`) gets its
+/// values unquoted: a reference in its script is refused; the arguments after it are `$1`….
 enum ShellPlacement {
     /// A reference standing where its value would not be one word.
     struct Misplaced: Equatable {
@@ -47,8 +51,10 @@ enum ShellPlacement {
     /// The index of the script in `arguments` when the program is a shell run with `-c`
     /// (the first argument after an option holding `c`, other options skipped).
     private static func scriptIndex(_ arguments: [String]) -> Int? {
-        guard let program = arguments.first, shells.contains(URL(fileURLWithPath: program).lastPathComponent) else { return nil }
-        var index = URL(fileURLWithPath: program).lastPathComponent == "busybox" ? 2 : 1
+        guard let program = arguments.first.map({ URL(fileURLWithPath: $0).lastPathComponent }), shells.contains(program) else { return nil }
+        // `busybox sh -c …`: the applet is the shell (another applet's -c is not a script).
+        if program == "busybox", arguments.count < 2 || !shells.contains(arguments[1]) || arguments[1] == "busybox" { return nil }
+        var index = program == "busybox" ? 2 : 1
         var sawC = false
         while index < arguments.count {
             let argument = arguments[index]
