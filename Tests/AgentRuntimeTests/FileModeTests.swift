@@ -31,7 +31,7 @@ import Testing
         while mode(directory + "/.agent/data/agent.sqlite-wal") == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         let expected: [(String, mode_t)] = [
             (".agent", 0o700), (".agent/run", 0o700), (".agent/log", 0o700), (".agent/data", 0o700), (".agent/cache", 0o700),
-            (".agent/run/agent.pid", 0o644), (".agent/run/control.sock", 0o600), (".agent/log/agent.log", 0o600),
+            (".agent/run/agent.pid", 0o644), (".agent/run/control.sock", 0o600), (".agent/run/workers", 0o600), (".agent/log/agent.log", 0o600),
             (".agent/data/agent.sqlite", 0o600), (".agent/data/agent.sqlite-wal", 0o600), (".agent/data/agent.sqlite-shm", 0o600),
             (".agent/cache/manifests.json", 0o600),
             ("out", 0o755), ("out/events.jsonl", 0o644),

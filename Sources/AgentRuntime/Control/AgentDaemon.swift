@@ -2,6 +2,7 @@ import AgentCore
 import CAgentSystem
 import Foundation
 import JSONSchema
+import Logging
 
 /// The client side of daemon control: `agent-control start|stop|restart|status|reload|process`.
 /// Each command prints what it did and returns the exit status.
@@ -31,7 +32,15 @@ public struct AgentDaemon {
         if let pid = Pidfile.holder(of: paths.pidfile) {
             return Self.fail(Pidfile.HeldError(path: paths.pidfile, pid: pid).description)
         }
-        do { try paths.createDirectories() } catch { return Self.fail("\(error)") }
+        do {
+            let created = try paths.createDirectories()
+            // Before start.lock is written there: another user's run folder is refused (the
+            // agent checks it again when it starts).
+            try RunFolder.check(paths.runDirectory, madeByAgent: created || paths.runDirectory == launcher.defaultRunDirectory,
+                                logger: Logger(label: "agent-control"))
+        } catch {
+            return Self.fail("\(error)")
+        }
         // One start at a time: a second one would spawn an agent that loses the pidfile to the
         // first and prints the winner's log as if it were its own failure.
         let startLock = Pidfile(path: paths.runDirectory + "/start.lock")

@@ -105,10 +105,12 @@ public struct AgentLauncher {
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
         let environment = ProcessInfo.processInfo.environment
-        let locator = ModuleLocator(
+        var locator = ModuleLocator(
             agentDirectory: settings.agentDirectory, configuration: configuration,
             searchPath: (environment["AGENT_MODULE_PATH"] ?? "").split(separator: ":").map(String.init),
             runtimeDirectory: runtime)
+        let withheld = SecretVariables.names(in: settings.document)
+        locator.withheld = withheld
         let workerPath = Self.workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else {
             throw PreparationError(description: "cannot find the worker executable at \(workerPath); build it with `swift build` (or set AGENT_WORKER_PATH)", exitCode: ExitCode.failure)
@@ -153,6 +155,7 @@ public struct AgentLauncher {
         let cacheFile = settings.agentDirectory + "/.agent/cache/manifests.json"
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
         describer.stopSignals = stopSignals
+        describer.withheld = withheld
         for warning in describer.cacheWarnings { logger.warning("\(warning)") }
         let (manifests, describeErrors) = describer.describeAll(modules)
         if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
@@ -168,6 +171,13 @@ public struct AgentLauncher {
     public var paths: AgentPaths {
         AgentPaths(agentDirectory: URL(fileURLWithPath: options.settingsPath).deletingLastPathComponent().standardizedFileURL.path,
                    runDirectory: options.runDirectory, pidfile: options.pidfile, logFile: options.logFile)
+    }
+
+    /// The run folder the agent uses when none is given (`.agent/run` in its folder): one only
+    /// the agent makes.
+    var defaultRunDirectory: String {
+        AgentPaths(agentDirectory: URL(fileURLWithPath: options.settingsPath).deletingLastPathComponent().standardizedFileURL.path,
+                   environment: [:]).runDirectory
     }
 
     /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
@@ -197,20 +207,14 @@ public struct AgentLauncher {
         }
         for key in SystemdNotifier.environmentKeys { unsetenv(key) }
         let pidfile = Pidfile(path: paths.pidfile)
-        do {
-            try paths.createDirectories()
-            try pidfile.acquire()
-        } catch {
-            Self.printError("\(error)")
-            return ExitCode.failure
-        }
+        guard let containment = takeRunFolder(paths, pidfile: pidfile, logger: logger) else { return ExitCode.failure }
         defer { pidfile.release() }
-        // What a killed earlier run left goes first; this run's workers get a cgroup (or have
-        // their process groups written down). Finished last: after the fork server is gone.
-        let containment = WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
+        // Finished last: after the fork server is gone.
         defer { containment.finish() }
+        // Children never get the agent's secrets (the variables its settings name as ${env:NAME}).
+        let withheld = SecretVariables.names(inSettingsFile: options.settingsPath)
         let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
-            .filter { !SystemdNotifier.environmentKeys.contains($0.key) }
+            .filter { !SystemdNotifier.environmentKeys.contains($0.key) && !withheld.contains($0.key) }
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
         var forkServer = Self.startForkServer(logger: logger, environment: environment)
@@ -312,6 +316,28 @@ public struct AgentLauncher {
             return #"no dashboard: "http": {"listen": "127.0.0.1:8080", "tokens": ["${env:AGENT_API_TOKEN}"]} in the settings serves it and the HTTP API"#
         }
         return "dashboard and HTTP API at \(address)"
+    }
+
+    /// Makes and checks the run folder (another user's, or one others can write, is refused
+    /// before anything in it is read or written), takes the pidfile, then kills what a killed
+    /// earlier run left and gives this run's workers a cgroup (or writes their process groups
+    /// down). Nil, the reason printed and the pidfile released, when the agent must not start.
+    private func takeRunFolder(_ paths: AgentPaths, pidfile: Pidfile, logger: Logger) -> WorkerContainment? {
+        do {
+            let created = try paths.createDirectories()
+            try RunFolder.check(paths.runDirectory, madeByAgent: created || paths.runDirectory == defaultRunDirectory, logger: logger)
+            try pidfile.acquire()
+        } catch {
+            Self.printError("\(error)")
+            return nil
+        }
+        do {
+            return try WorkerContainment.prepare(runDirectory: paths.runDirectory, logger: logger)
+        } catch {
+            pidfile.release()
+            Self.printError("\(error)")
+            return nil
+        }
     }
 
     /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then

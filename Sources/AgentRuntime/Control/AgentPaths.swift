@@ -27,10 +27,13 @@ public struct AgentPaths: Sendable, Equatable {
     }
 
     /// Creates the run directory, the log file's and the pidfile's folders (and the folders
-    /// above them that are missing), each 0700 whatever the umask.
-    public func createDirectories() throws {
-        try PrivateFiles.makeDirectories(runDirectory)
+    /// above them that are missing), each 0700 whatever the umask. Returns whether it created
+    /// the run directory.
+    @discardableResult
+    public func createDirectories() throws -> Bool {
+        let created = try PrivateFiles.makeDirectories(runDirectory).contains(runDirectory)
         try PrivateFiles.makeDirectories(URL(fileURLWithPath: logFile).deletingLastPathComponent().path)
         try PrivateFiles.makeDirectories(URL(fileURLWithPath: pidfile).deletingLastPathComponent().path)
+        return created
     }
 }

@@ -10,8 +10,10 @@ public enum PrivateFiles {
     /// Mode of the files it creates.
     public static let fileMode: mode_t = 0o600
 
-    /// Creates `path` and every missing folder above it, each with `mode` exactly.
-    public static func makeDirectories(_ path: String, mode: mode_t = folderMode) throws {
+    /// Creates `path` and every missing folder above it, each with `mode` exactly. Returns the
+    /// folders it created.
+    @discardableResult
+    public static func makeDirectories(_ path: String, mode: mode_t = folderMode) throws -> [String] {
         let absolute = AgentPaths.absolute(path)
         var missing: [String] = []
         var current = absolute
@@ -24,6 +26,7 @@ public enum PrivateFiles {
         if missing.isEmpty, (info.st_mode & S_IFMT) != S_IFDIR {
             throw Failure(path: absolute, ENOTDIR)
         }
+        var created: [String] = []
         for folder in missing.reversed() {
             if mkdir(folder, mode) != 0 {
                 // Another process may have made it meanwhile: then it is its folder.
@@ -32,7 +35,9 @@ public enum PrivateFiles {
             }
             // mkdir's mode passed through the umask; set exactly what was asked.
             _ = chmod(folder, mode)
+            created.append(folder)
         }
+        return created
     }
 
     /// Opens `path` with `flags | O_CREAT`; a file this call creates gets `mode` exactly.

@@ -12,6 +12,8 @@ public final class ModuleDescriber {
     /// A SIGINT or SIGTERM caught while describing kills the describe workers and ends the
     /// describing (``interruption``).
     public var stopSignals: StopSignals?
+    /// Variables describe workers do not get (the agent's secrets, ``SecretVariables``).
+    public var withheld: Set<String> = SecretVariables.conventional
     /// The signal that ended the describing, and the module being described then.
     public private(set) var interruption: (signal: Int32, module: String)?
     private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
@@ -70,7 +72,7 @@ public final class ModuleDescriber {
             (library, JSONValue.object(["identity": .string(entry.identity), "manifest": .string(entry.json),
                                         "module": .string(cache[library]?.manifest.name ?? "")]))
         })
-        try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
+        _ = try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
         // Written whole and renamed (a reader never sees half a file), 0600 whatever the umask.
         try? PrivateFiles.write(Array(JSONValue.object(object).serialized().utf8), atomicallyTo: cacheFile)
     }
@@ -106,7 +108,7 @@ public final class ModuleDescriber {
                 errors.append(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "socketpair failed: \(String(cString: strerror(errno)))"))
                 continue
             }
-            var environment = ProcessInfo.processInfo.environment
+            var environment = SecretVariables.withholding(withheld, from: ProcessInfo.processInfo.environment)
             environment["AGENT_SUPERVISOR_PID"] = String(getpid())
             environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=no"
             let spawned = DescribeWorkers.spawning {

@@ -26,6 +26,9 @@ public struct ModuleLocator: Sendable {
     public var configuration: String
     public var searchPath: [String]
     public var runtimeDirectory: String?
+    /// Variables a module build (whose package manifest is code) does not get: the agent's
+    /// secrets (``SecretVariables``).
+    public var withheld: Set<String> = SecretVariables.conventional
 
     public init(agentDirectory: String, configuration: String, searchPath: [String], runtimeDirectory: String?) {
         self.agentDirectory = agentDirectory
@@ -149,7 +152,7 @@ public struct ModuleLocator: Sendable {
             if stopSignals?.check() == true { return }
             log("building module \(location.name) (swift build --product \(location.name) -c \(configuration))")
             let status = Self.run(["swift", "build", "--package-path", agentDirectory, "--product", location.name, "-c", configuration],
-                                  stopSignals: stopSignals)
+                                  withholding: withheld, stopSignals: stopSignals)
             if stopSignals?.received != nil { return }
             guard status == 0 else {
                 throw ModuleLoadError(.buildFailed, module: location.name, file: location.library,
@@ -164,11 +167,12 @@ public struct ModuleLocator: Sendable {
 
     /// Runs a command with its output on this process's stderr (never stdout, which carries
     /// `console --json`'s events) and waits for it; returns its exit status.
-    static func run(_ command: [String], stopSignals: StopSignals? = nil) -> Int32 {
+    static func run(_ command: [String], withholding withheld: Set<String> = [], stopSignals: StopSignals? = nil) -> Int32 {
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_PATH"] ?? Self.which(command[0]) ?? command[0]
         var arguments = command
         arguments[0] = swift
-        let result = ProcessSpawner.spawn(path: swift, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+        let environment = SecretVariables.withholding(withheld, from: ProcessInfo.processInfo.environment)
+        let result = ProcessSpawner.spawn(path: swift, arguments: arguments, environment: environment,
                                           stdout: 2, stderr: 2, channel: -1, newGroup: false)
         guard case .success(let pid) = result else { return 127 }
         var status: Int32 = 0

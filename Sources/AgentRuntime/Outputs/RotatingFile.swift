@@ -29,7 +29,7 @@ final class RotatingFile {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
             // The user's destination: readable by others as a file would be, never writable.
-            try? PrivateFiles.makeDirectories(folder, mode: 0o755)
+            _ = try? PrivateFiles.makeDirectories(folder, mode: 0o755)
         }
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure(description: "cannot open \(path): \(Self.errorText())") }

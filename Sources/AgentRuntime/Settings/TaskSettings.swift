@@ -33,7 +33,7 @@ enum TaskSettings {
                 "description": ["type": "string"],
                 "command": ["type": ["array", "string"], "items": ["type": "string"],
                             "description": "The command type: the program and its arguments ([\"/usr/bin/python3\", \"job.py\", \"{{input.path}}\"]), or one shell line with \"shell\": true. {{input}} and {{input.FIELD.INNER}} are replaced by the run's input or a field of it (a string as it is, other values as JSON; single-quoted in a shell line); a missing field fails the run."],
-                "shell": ["type": "boolean", "default": false, "description": "Run \"command\" (one string) with /bin/sh -c."],
+                "shell": ["type": "boolean", "default": false, "description": "Run \"command\" (one string) with /bin/sh -c. A {{input…}} reference there must be a word of its own, outside quotes; or read the input's fields as \"$INPUT_FIELD\"."],
                 "cwd": ["type": "string", "minLength": 1, "description": "The working directory, relative to the agent's folder (default: the agent's folder)."],
                 "env": ["type": "object", "additionalProperties": ["type": "string"],
                         "description": "Environment variables added for the command; ${env:NAME} takes a value from the agent's environment (never shown)."],
@@ -196,8 +196,9 @@ enum TaskSettings {
         return TaskDefinition.CommandSpec(arguments: arguments, shell: shell, directory: object["cwd"]?.stringValue, environment: variables)
     }
 
-    /// `{{input…}}` references that are malformed or name a field the task's input schema
-    /// does not declare, at their argument's pointer.
+    /// `{{input…}}` references that are malformed, name a field the task's input schema does
+    /// not declare, or stand where a shell would read their value as code, at their argument's
+    /// pointer.
     static func inputReferenceProblems(_ spec: TaskDefinition.CommandSpec, isString: Bool, inputSchema: JSONValue?,
                                        pointer: String) -> [(pointer: String, message: String)] {
         var problems: [(pointer: String, message: String)] = []
@@ -210,6 +211,8 @@ enum TaskSettings {
                 if let problem = InputReferences.undeclared(reference, in: inputSchema) { problems.append((at, problem)) }
             }
         }
+        // A shell line (its own, or the script of a shell the task runs) takes references only as words.
+        problems += ShellPlacement.problems(of: spec).map { (isString ? pointer : pointer + "/\($0.index)", $0.message) }
         return problems
     }
 

@@ -20,7 +20,9 @@ import Logging
 /// and the processes whose environment carries the run's `AGENT_INSTANCE` token (children in
 /// another session that kept the environment). A child that left both escapes.
 ///
-/// Both are written down in the run folder (`workers`), which the next start reads.
+/// Both are written down in the run folder (`workers`, 0600), which the next start reads:
+/// only a record of the agent's own user that no one else can write, and of it only the
+/// processes provably the previous run's (see `WorkerContainment+Leftovers`).
 public final class WorkerContainment {
     /// The cgroup holding the workers, nil when the process groups are recorded instead.
     public private(set) var cgroup: String?
@@ -53,10 +55,12 @@ public final class WorkerContainment {
     /// Kills what a previous run in `runDirectory` left behind, then makes the cgroup for this
     /// run (or falls back to recording process groups) and writes down what the next start
     /// will have to kill if this run does not stop cleanly. Call it holding the pidfile.
+    /// A record another user could have written is refused (``RunFolder/readRecord(_:)``):
+    /// nothing is killed and the agent does not start.
     public static func prepare(runDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                               logger: Logger) -> WorkerContainment {
+                               logger: Logger) throws(RunFolder.Refusal) -> WorkerContainment {
         let recordPath = runDirectory + "/" + recordName
-        killLeftovers(recordPath: recordPath, logger: logger)
+        try killLeftovers(recordPath: recordPath, logger: logger)
         var cgroup: String?
         switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger) {
         case .success(let path):
@@ -103,57 +107,16 @@ public final class WorkerContainment {
         } else {
             lines.append("instance \(instance)")
             lines.append("session \(getsid(0))")
+            lines.append("home \(LeftoverRecord.cgroupText(of: getpid()) ?? "")")
             lines += groups.sorted { $0.key < $1.key }.map { "group \($0.key) \($0.value)" }
         }
         let text = lines.joined(separator: "\n") + "\n"
-        let temporary = recordPath + ".new"
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, recordPath) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            // 0600 whatever the umask: what it says is what the next start kills.
+            try PrivateFiles.write(Array(text.utf8), atomicallyTo: recordPath)
         } catch {
             logger.warning("cannot write \(recordPath): \(error); if this agent is killed, its next start may not find what its workers left")
         }
-    }
-
-    // MARK: What a previous run left
-
-    /// Reads the record of a previous run and kills what it names. Returns the killed pids.
-    @discardableResult
-    static func killLeftovers(recordPath: String, logger: Logger) -> [(pid: pid_t, command: String)] {
-        guard let text = try? String(contentsOfFile: recordPath, encoding: .utf8) else { return [] }
-        var killed: [(pid: pid_t, command: String)] = []
-        var instance: String?
-        var session: pid_t?
-        var groups: [pid_t: UInt64] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { continue }
-            switch parts[0] {
-            case "cgroup":
-                guard CgroupLocation.isAgentCgroup(parts[1]) else {
-                    logger.warning("\(recordPath): \(parts[1]) is not an agent's cgroup; left alone")
-                    continue
-                }
-                killed += empty(cgroup: parts[1], timeout: 2)
-                if rmdir(parts[1]) != 0, errno != ENOENT {
-                    logger.warning("cannot remove the previous run's cgroup \(parts[1]): \(String(cString: strerror(errno)))")
-                }
-            case "instance": instance = parts[1]
-            case "session": session = pid_t(parts[1])
-            case "group":
-                let fields = parts[1].split(separator: " ")
-                if fields.count == 2, let pid = pid_t(fields[0]), let start = UInt64(fields[1]) { groups[pid] = start }
-            default: continue
-            }
-        }
-        if instance != nil || !groups.isEmpty {
-            killed += killRecorded(instance: instance, session: session, groups: groups)
-        }
-        if !killed.isEmpty {
-            logger.notice("killed \(describe(killed)), left behind by this agent's previous run (its supervisor did not stop cleanly)")
-        }
-        unlink(recordPath)
-        return killed
     }
 
     /// Kills every process in `cgroup` and waits up to `timeout` until it is empty. Returns
@@ -170,47 +133,6 @@ public final class WorkerContainment {
             usleep(2_000)
         }
         return members
-    }
-
-    /// Without a cgroup: the processes of the recorded groups (in the recorded session, started
-    /// after their group's worker; none if the leader's pid now runs something else) and those
-    /// whose environment carries the instance token.
-    private static func killRecorded(instance: String?, session: pid_t?, groups: [pid_t: UInt64]) -> [(pid: pid_t, command: String)] {
-        let ownGroups = groups.filter { leader, start in
-            guard let now = ProcStat.read(leader) else { return true }
-            return now.startTime == start
-        }
-        let token = instance.map { Array("\(instanceKey)=\($0)".utf8) + [0] }
-        var killed: [(pid: pid_t, command: String)] = []
-        for _ in 0..<3 {
-            var found = false
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-                guard let pid = pid_t(entry), pid != getpid(), let stat = ProcStat.read(pid), stat.state != "Z" else { continue }
-                var ours = false
-                if let start = ownGroups[stat.group], stat.startTime >= start, session == nil || stat.session == session { ours = true }
-                if !ours, let token, environmentContains(pid, token) { ours = true }
-                guard ours else { continue }
-                if !killed.contains(where: { $0.pid == pid }) { killed.append((pid, Supervisor.commandName(of: pid))) }
-                Glibc.kill(pid, SIGKILL)
-                found = true
-            }
-            // A process may have forked while the scan ran: look again.
-            guard found else { break }
-            usleep(20_000)
-        }
-        return killed
-    }
-
-    private static func environmentContains(_ pid: pid_t, _ token: [UInt8]) -> Bool {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ"), data.count >= token.count else { return false }
-        let bytes = [UInt8](data)
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: 0) ?? bytes.count
-            if end - start == token.count - 1, bytes[start..<end].elementsEqual(token.dropLast()) { return true }
-            start = end + 1
-        }
-        return false
     }
 
     static func describe(_ killed: [(pid: pid_t, command: String)]) -> String {

@@ -309,7 +309,7 @@ import Testing
     @Test func aCommandRunsInsideTheAgentsContainment() throws {
         let runDirectory = TestPaths.temporaryDirectory("command-containment")
         defer { try? FileManager.default.removeItem(atPath: runDirectory) }
-        let containment = WorkerContainment.prepare(runDirectory: runDirectory, logger: Logger(label: "test"))
+        let containment = try WorkerContainment.prepare(runDirectory: runDirectory, logger: Logger(label: "test"))
         defer { containment.finish() }
         let harness = Harness("containment", containment: containment)
         let runID = harness.start(Harness.task(["/bin/sleep", "100"]))

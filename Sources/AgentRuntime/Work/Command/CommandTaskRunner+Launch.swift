@@ -18,7 +18,13 @@ extension CommandTaskRunner {
         guard let spec = run.start.task.command, let first = spec.arguments.first, !first.isEmpty else {
             return "the task has no command to run (\"command\": [\"/path/to/program\", \"argument\", …])"
         }
-        var environment = self.environment
+        // The input's fields as INPUT_*, under the task's own `env` (which wins).
+        let (inputVariables, omitted) = InputEnvironment.variables(for: run.start.input)
+        if !omitted.isEmpty {
+            logger.notice("task \(run.start.task.name): the input's \(omitted.sorted().joined(separator: ", ")) too big for the environment; not set as INPUT_* (the whole input is on stdin)")
+        }
+        var environment = self.environment.filter { !$0.key.hasPrefix(InputEnvironment.prefix) }
+        environment.merge(inputVariables) { $1 }
         environment.merge(spec.environment) { $1 }
         environment[EnvironmentKey.runID] = run.runID
         environment[EnvironmentKey.idempotencyKey] = run.start.idempotencyKey
@@ -34,6 +40,10 @@ extension CommandTaskRunner {
             return "cannot run the command in \(directory): it is not a folder (the task's \"directory\")"
         }
 
+        // Checked with the settings; again here for a definition that did not pass that check.
+        if let problem = ShellPlacement.problems(of: spec).first {
+            return "the command's argument \(problem.index): \(problem.message)"
+        }
         // `{{input.FIELD}}` references: a field the input lacks fails the run before anything starts.
         var given: [String] = []
         for (index, argument) in spec.arguments.enumerated() {

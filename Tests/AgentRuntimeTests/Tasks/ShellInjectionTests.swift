@@ -1,0 +1,146 @@
+import Foundation
+import JSONSchema
+import Testing
+@testable import AgentRuntime
+
+/// `"shell": true` lines and the run's input: a reference is refused where its value would
+/// not be one word (inside quotes, inside a word, in a here-document, in backquotes), the
+/// input's fields are `INPUT_*` variables a script quotes itself, and commands and workers do
+/// not get the agent's secrets.
+@Suite(.ownThreads) struct ShellInjectionTests {
+    typealias Harness = CommandRunnerHarness
+
+    @Test func aReferenceInsideQuotesOrInsideAWordIsASettingsErrorAtTheShellLine() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"single": {"type": "command", "shell": true, "command": "echo '{{input.a}}'"},
+             "double": {"type": "command", "shell": true, "command": "echo \"{{input.a}}\""},
+             "word": {"type": "command", "shell": true, "command": "echo x{{input.a}}"},
+             "dollar": {"type": "command", "shell": true, "command": "echo ${{input.a}}"},
+             "escaped": {"type": "command", "shell": true, "command": "echo \\{{input.a}}"},
+             "assigned": {"type": "command", "shell": true, "command": "A={{input.a}} env"},
+             "backquoted": {"type": "command", "shell": true, "command": "echo `echo {{input.a}}`"},
+             "heredoc": {"type": "command", "shell": true, "command": "cat <<EOF\n{{input.a}}\nEOF"},
+             "array": {"type": "command", "shell": true, "command": ["printf '%s' \"x{{ input.a.b }}\""]},
+             "whole": {"type": "command", "shell": true, "command": "echo '{{input}}'"},
+             "good": {"type": "command", "shell": true,
+                      "command": "printf '%s|' {{input.a}} \"$INPUT_A\";echo {{input.b}}|cat>{{input.c}} 2>{{input.d}} <<<{{input.e}} $(echo {{input.f}})\necho {{input.g}}"},
+             "argv": {"type": "command", "command": ["/bin/echo", "'{{input.a}}'", "x{{input.a}}"]}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        let places = [
+            "/tasks/single/command": "inside single quotes", "/tasks/double/command": "inside double quotes",
+            "/tasks/word/command": "inside a word (after \"x\")", "/tasks/dollar/command": "inside a word (after \"$\")",
+            "/tasks/escaped/command": "inside a word (after \"\\\")", "/tasks/assigned/command": "inside a word (after \"=\")",
+            "/tasks/backquoted/command": "inside backquotes", "/tasks/heredoc/command": "in a here-document",
+            "/tasks/array/command/0": "inside double quotes", "/tasks/whole/command": "inside single quotes",
+        ]
+        #expect(Set(found.keys) == Set(places.keys), "\(found)")
+        for (pointer, place) in places {
+            #expect(found[pointer]?.contains(place) == true, "\(pointer): \(found[pointer] ?? "no error")")
+        }
+        #expect(found["/tasks/single/command"]?.contains("{{input.a}} at character 6 of the shell line is inside single quotes") == true)
+        #expect(found["/tasks/single/command"]?.contains(#"write the reference as a word of its own, e.g. echo {{input.a}}, or use the variable "$INPUT_A""#) == true,
+                "\(found["/tasks/single/command"] ?? "")")
+        #expect(found["/tasks/whole/command"]?.contains("read the input from stdin") == true)
+        #expect(Set(settings.tasks.map(\.name)) == ["good", "argv"])
+    }
+
+    @Test func aReferenceInTheScriptOfAShellTheTaskRunsIsASettingsError() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"sh": {"type": "command", "command": ["/bin/sh", "-c", "echo {{input.a}}"]},
+             "bash": {"type": "command", "command": ["bash", "-eu", "-o", "pipefail", "-c", "x; echo {{input.a}}", "job"]},
+             "flags": {"type": "command", "command": ["/usr/bin/dash", "-ec", "echo '{{input.a}}'"]},
+             "positional": {"type": "command", "command": ["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]},
+             "script": {"type": "command", "command": ["/bin/sh", "job.sh", "{{input.a}}"]},
+             "other": {"type": "command", "command": ["/usr/bin/python3", "-c", "import sys", "{{input.a}}"]},
+             "applet": {"type": "command", "command": ["busybox", "wget", "-c", "{{input.a}}"]},
+             "busybox": {"type": "command", "command": ["/bin/busybox", "sh", "-c", "echo {{input.a}}"]}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        #expect(Set(found.keys) == ["/tasks/sh/command/2", "/tasks/bash/command/5", "/tasks/flags/command/2", "/tasks/busybox/command/3"], "\(found)")
+        #expect(found["/tasks/sh/command/2"]?.contains(#"{{input.a}} is in the script that /bin/sh -c runs, where its value would be read as shell code"#) == true,
+                "\(found)")
+        #expect(found["/tasks/sh/command/2"]?.contains(#"pass the value as a positional parameter (["/bin/sh", "-c", "echo \"$1\"", "job", "{{input.a}}"]), or use the variable "$INPUT_A""#) == true,
+                "\(found)")
+        #expect(Set(settings.tasks.map(\.name)) == ["positional", "script", "other", "applet"])
+    }
+
+    @Test func aDefinitionThatSkippedTheSettingsCheckFailsItsRunAndStartsNothing() throws {
+        let harness = Harness("unchecked")
+        let marker = harness.directory + "/pwned"
+        for task in [Harness.task(["echo '{{input.a}}'"], shell: true), Harness.task(["/bin/sh", "-c", "echo {{input.a}}"])] {
+            let outcome = try #require(harness.run(task, input: ["a": .string("'; touch \(marker); '")]))
+            #expect(outcome.status == .failed, "\(outcome)")
+            #expect(outcome.error?.contains("{{input.a}}") == true, "\(outcome)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    @Test func validateSettingsNamesTheFileThePointerAndTheFix() throws {
+        let directory = TestPaths.temporaryDirectory("shell-validate")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/settings.json"
+        try #"""
+        {"enabled_modules": [], "processes": {},
+         "tasks": {"greet": {"type": "command", "shell": true, "command": "echo hello '{{input.name}}'"}}}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", file, "--no-build"])
+        #expect(result.status != 0)
+        let text = result.stdout + result.stderr
+        #expect(text.contains("/tasks/greet/command"), "\(text)")
+        #expect(text.contains("settings.json"), "\(text)")
+        #expect(text.contains(#"{{input.name}} at character 12 of the shell line is inside single quotes"#), "\(text)")
+        #expect(text.contains(#"write the reference as a word of its own, e.g. echo {{input.name}}, or use the variable "$INPUT_NAME""#), "\(text)")
+    }
+
+    @Test func theInputsFieldsAreVariablesAQuotedScriptReadsAsText() throws {
+        let harness = Harness("input-variables", environment: ["PATH": "/usr/local/bin:/usr/bin:/bin", "INPUT_STALE": "from the agent"])
+        let marker = harness.directory + "/pwned"
+        let hostile = "; touch \(marker) $(touch \(marker)) `touch \(marker)` '\"${PATH}"
+        let input: JSONValue = ["a": .string(hostile), "n": 2, "list": [1, "x"], "bad-name": "no", "Big": .string(String(repeating: "b", count: 70_000))]
+        let task = Harness.task([#"printf '%s|' "$INPUT_A" "$INPUT_N" "$INPUT_LIST" "${INPUT_BAD_NAME-unset}" "${INPUT_STALE-unset}" "${#INPUT_BIG}""#],
+                                shell: true)
+        let outcome = try #require(harness.run(task, input: input))
+        #expect(outcome.status == .succeeded, "\(outcome)")
+        #expect(outcome.output == .string(hostile + #"|2|[1,"x"]|unset|unset|0|"#), "\(outcome)")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+        // The task's own env wins over the input's.
+        let given = Harness.task([#"printf '%s' "$INPUT_A""#], shell: true, environment: ["INPUT_A": "fixed"])
+        #expect(try #require(harness.run(given, input: ["a": "from input"])).output == .string("fixed"))
+    }
+
+    @Test func commandsAndWorkersDoNotGetTheAgentsSecrets() throws {
+        let directory = TestPaths.temporaryDirectory("withheld")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let token = "adv-token-0123456789abcdef"
+        let settings = #"""
+        {"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "interval": 0.5}},
+         "http": {"listen": "127.0.0.1:0", "tokens": ["${env:ADV_TOKEN}"]},
+         "tasks": {"leak": {"type": "command", "shell": true,
+                            "command": "printf '%s|' \"${ADV_TOKEN-absent}\" \"${PGPASSWORD-absent}\" \"${KEEP-absent}\""},
+                   "given": {"type": "command", "shell": true, "command": "printf '%s' \"$ADV_TOKEN\"",
+                             "env": {"ADV_TOKEN": "${env:ADV_TOKEN}"}}}}
+        """#
+        let agent = try AgentRun(settings: settings, environment: ["ADV_TOKEN": token, "PGPASSWORD": "db-secret", "KEEP": "kept"],
+                                 directory: directory)
+        defer { _ = agent.stop() }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("http: listening on") } != nil, "\(agent.transcript)")
+        func run(_ task: String) throws -> JSONValue? {
+            let result = try runProgram("agent-control", ["task", "run", task, "--wait", "--json", "--settings", agent.settingsFile], timeout: 120)
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            return try JSONValue.parse(Data(result.stdout.utf8))["output"]
+        }
+        #expect(try run("leak") == .string("absent|absent|kept|"))
+        #expect(try run("given") == .string(token))
+        // The worker (forked by the fork server, or spawned) has neither either.
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
+        let workers = agent.workerPids("trades")
+        #expect(!workers.isEmpty, "\(agent.transcript)")
+        for pid in workers {
+            let environment = String(decoding: FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data(), as: UTF8.self)
+            #expect(environment.contains("KEEP=kept"), "pid \(pid)")
+            #expect(!environment.contains(token) && !environment.contains("db-secret"), "pid \(pid) has the agent's secrets")
+        }
+        #expect(!agent.transcript.contains(token))
+    }
+}
