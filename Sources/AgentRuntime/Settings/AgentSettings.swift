@@ -110,7 +110,8 @@ public struct AgentSettings: Sendable {
             hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
         if !hostIssues.contains(where: { $0.pointer == "/workflows" }) {
-            let (workflows, drafts, issues) = WorkflowSettings.read(json["workflows"], chatAdapters: Self.chatAdapters(json), approvers: Self.approvers(json["http"]))
+            let (workflows, drafts, issues) = WorkflowSettings.read(json["workflows"], chatAdapters: Self.chatAdapters(json), approvers: Self.approvers(json["http"]),
+                                                                       limits: WorkflowLimits(json["workflow_limits"]))
             let refused = Set(hostIssues.compactMap { Self.name(at: $0.pointer, in: "workflows") })
             self.workflows = workflows.filter { !refused.contains($0.name) }
             workflowDrafts = drafts

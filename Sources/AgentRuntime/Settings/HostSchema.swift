@@ -37,6 +37,7 @@ public enum HostSchema {
             "schedules": ScheduleSettings.schema,
             "assignment": ExecutorSettings.assignmentSchema,
             "workflows": WorkflowSettings.schema,
+            "workflow_limits": WorkflowLimits.schema,
             "fleet": FleetSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",

@@ -45,7 +45,8 @@ enum WorkflowSettings {
 
     /// The workflows in `json` and the problems found, with their pointers. `chatAdapters`: the
     /// logic adapters of the chatbot process (nil: the agent has no chatbot).
-    static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, unchecked: Bool = false)
+    static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, limits: WorkflowLimits = WorkflowLimits(),
+                     unchecked: Bool = false)
         -> (workflows: [WorkflowDefinition], drafts: [WorkflowDefinition], issues: [(pointer: String, message: String)])
     {
         var workflows: [WorkflowDefinition] = []
@@ -60,6 +61,11 @@ enum WorkflowSettings {
             if let problem = PlainName.problem(name, what: "workflow name") { reader.problems.append((pointer, problem)) }
             guard let object = value.objectValue, let list = object["steps"]?.arrayValue else {
                 issues += reader.problems
+                continue
+            }
+            // Counted before anything is read: a definition beyond the limit is not read at all.
+            if !unchecked, case let beyond = limits.problems(list, at: pointer + "/steps"), !beyond.isEmpty {
+                issues += reader.problems + beyond
                 continue
             }
             let inputSchema = object["input"]
