@@ -118,6 +118,9 @@ public struct AgentSettings: Sendable {
             let schemaPointers = Set(hostIssues.map(\.pointer))
             hostIssues += issues.filter { !schemaPointers.contains($0.pointer) }.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
+        hostIssues += TriggerCycles.issues(tasks: tasks, workflows: workflows, document: json).map {
+            SettingsIssue(file: file, pointer: $0.pointer, message: $0.message)
+        }
         // Task notifications: what their schemas cannot see (URL schemes, `to`, passwords not
         // from ${env:}, templates, output names), each at its key; schema errors come first.
         let schemaIssues = hostIssues
