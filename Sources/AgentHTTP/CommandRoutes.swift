@@ -75,7 +75,7 @@ struct CommandRoutes: Sendable {
         if let shape = route.stream, FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
             // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
-            return streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
+            return await streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
         }
         // `status` comes serialized once for every request of its batch (see executeRendered).
         let answer = await commands.executeRendered(.object(full), caller: caller)

@@ -54,8 +54,18 @@ struct ServerRun: Sendable {
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let context = AgentRequestContext(source: .init(channel: channel, logger: logger))
         var response: Response
+        // HEAD is served on every GET route: the GET's answer (status, headers, its
+        // Content-Length) without its body, through the same middlewares as the GET.
+        let isHead = request.method == .head
+        var served = request
+        if isHead {
+            var head = request.head
+            head.method = .get
+            served = Request(head: head, body: request.body)
+        }
         do {
-            response = try await responder.respond(to: request, context: context)
+            response = try await responder.respond(to: served, context: context)
+            if isHead { response = response.createHeadResponse() }
         } catch let error as HTTPParserError {
             // The connection answers 400 and closes.
             throw error

@@ -36,11 +36,7 @@ public struct AgentCreator {
         var written = try FileWriter.write(files, into: root, force: force)
         let modules = root + "/modules"
         if !FileManager.default.fileExists(atPath: modules) {
-            do {
-                try FileManager.default.createDirectory(atPath: modules, withIntermediateDirectories: true)
-            } catch {
-                throw ScaffoldingError("write_failed", "cannot create: \(error)", path: modules)
-            }
+            try ScaffoldFiles.makeDirectories(modules)
             written.append("modules/")
         }
         return Result(directory: root, name: agentName, files: written)

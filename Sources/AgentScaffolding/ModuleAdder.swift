@@ -89,11 +89,7 @@ public struct ModuleAdder {
         if !listed {
             let lineStart = manifest[..<end.lowerBound].lastIndex(of: "\n").map { manifest.index(after: $0) } ?? end.lowerBound
             manifest.insert(contentsOf: entry + "\n", at: lineStart)
-            do {
-                try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
-            } catch {
-                throw ScaffoldingError("write_failed", "cannot update: \(error)", path: manifestPath)
-            }
+            try ScaffoldFiles.write(manifest, to: manifestPath, keepMode: true)
             edits.append("Package.swift: listed module \"\(name)\"")
         }
         if enable {
@@ -195,15 +191,6 @@ public struct ModuleAdder {
 
     /// Writes a file whole and renames it over the old one, keeping the old one's mode.
     static func replaceContents(of path: String, with bytes: [UInt8]) throws {
-        var info = stat()
-        let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
-        let temporary = path + ".add-agent-module-\(getpid())"
-        try Data(bytes).write(to: URL(fileURLWithPath: temporary))
-        chmod(temporary, mode)
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw ScaffoldingError("write_failed", "cannot replace \(path): \(reason)", path: path)
-        }
+        try ScaffoldFiles.write(bytes: bytes, to: path, keepMode: true)
     }
 }

@@ -52,12 +52,8 @@ enum FileWriter {
         var written: [String] = []
         for file in files {
             let target = root + "/" + file.path
-            do {
-                try manager.createDirectory(atPath: URL(fileURLWithPath: target).deletingLastPathComponent().path, withIntermediateDirectories: true)
-                try file.content.write(toFile: target, atomically: true, encoding: .utf8)
-            } catch {
-                throw ScaffoldingError("write_failed", "cannot write: \(error)", path: target)
-            }
+            try ScaffoldFiles.makeDirectories(URL(fileURLWithPath: target).deletingLastPathComponent().path)
+            try ScaffoldFiles.write(file.content, to: target)
             written.append(file.path)
         }
         return written

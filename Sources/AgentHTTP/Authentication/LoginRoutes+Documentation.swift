@@ -11,6 +11,7 @@ extension LoginRoutes {
                          answers: [.json("200", "Logged in.", CommandDescription.object([
                                        "ok": ["const": true], "user": ["type": "string"], "role": ["type": "string", "enum": ["read", "admin"]], "csrf_token": ["type": "string"],
                                    ], required: ["ok", "user", "role", "csrf_token"])),
+                                   RouteDescription.Answer("303", "A login from an HTML form (application/x-www-form-urlencoded): to its local `next` page, or back to the login page after a failure.", content: []),
                                    .error("400", "The body is not JSON or lacks user or password."),
                                    .error("401", "Wrong user name or password."),
                                    .error("403", "The request came from another origin."),

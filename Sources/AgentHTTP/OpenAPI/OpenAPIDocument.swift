@@ -138,8 +138,13 @@ enum OpenAPIDocument {
         for answer in route.answers {
             var content = JSONObject()
             for (type, schema) in answer.content { content[type] = ["schema": schema] }
-            responses[answer.status] = ["description": .string(answer.description), "content": .object(content)]
+            var response: JSONObject = ["description": .string(answer.description)]
+            if !content.isEmpty { response["content"] = .object(content) }
+            responses[answer.status] = .object(response)
         }
+        // Every route that needs credentials answers 401 without them (the authenticators do,
+        // before the route).
+        if !route.isPublic, responses["401"] == nil { responses["401"] = errorResponse("No credentials, or wrong ones.") }
         operation["responses"] = .object(responses)
         return operation
     }

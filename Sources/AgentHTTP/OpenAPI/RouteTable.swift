@@ -17,12 +17,14 @@ struct RouteTable: Sendable {
         }
     }
 
+    /// A GET route takes HEAD too (the front serves it, see ``ServerRun``).
     private mutating func add(_ method: String, _ path: String) {
         let segments = Self.segments(path)
+        let methods: Set<String> = method == "GET" ? ["GET", "HEAD"] : [method]
         if let index = entries.firstIndex(where: { $0.segments == segments }) {
-            entries[index].methods.insert(method)
+            entries[index].methods.formUnion(methods)
         } else {
-            entries.append((segments, [method]))
+            entries.append((segments, methods))
         }
     }
 

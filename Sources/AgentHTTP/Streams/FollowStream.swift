@@ -34,23 +34,33 @@ struct FollowStream: Sendable {
     let commands: CommandCenter
     let slots: StreamSlots
 
-    /// The stream's response, or 503 when `slots` are all taken.
-    func response(_ command: CommandDescription, shape: Shape, request: JSONObject, after: Int?, caller: CommandCenter.Caller) -> Response {
+    /// The stream's response, or 503 when `slots` are all taken. The first page is asked for
+    /// before the stream is answered: a request the command refuses (an unknown process, a
+    /// bad value the schema lets through) gets the command's error and status (400, 404), not
+    /// a 200 stream that ends at once.
+    func response(_ command: CommandDescription, shape: Shape, request: JSONObject, after: Int?, caller: CommandCenter.Caller) async -> Response {
         guard let slot = slots.acquire() else {
             let reason = slots.isClosed ? "the agent is stopping" : "\(slots.limit) streams are open, the most the agent serves at once; close one, or poll without ?follow"
             return APIResponse.error(.serviceUnavailable, code: "unavailable", reason, headers: [.retryAfter: "5"])
+        }
+        var fields = request
+        if let after { fields["after"] = .number(JSONNumber(after)) }
+        let first = await commands.execute(.object(fields), caller: caller)
+        guard first["ok"]?.boolValue == true else {
+            return APIResponse.json(.object(first.objectValue ?? [:]), status: APIResponse.status(of: first))
         }
         let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             // The slot is given back when this closure is released, even if it never runs.
             withExtendedLifetime(slot) {}
-            try await run(command, shape: shape, request: request, after: after, caller: caller, writer: &writer)
+            try await run(command, shape: shape, request: request, after: after, first: first, caller: caller, writer: &writer)
         })
     }
 
-    private func run(_ command: CommandDescription, shape: Shape, request: JSONObject, after start: Int?, caller: CommandCenter.Caller,
-                     writer: inout any ResponseBodyWriter) async throws {
+    private func run(_ command: CommandDescription, shape: Shape, request: JSONObject, after start: Int?, first: JSONValue,
+                     caller: CommandCenter.Caller, writer: inout any ResponseBodyWriter) async throws {
         var after = start
+        var pending: JSONValue? = first
         let clock = ContinuousClock()
         var lastWrite = clock.now
         // Tells the client the stream is open, and how soon to reconnect once it ends.
@@ -58,7 +68,13 @@ struct FollowStream: Sendable {
         while !slots.isClosed, !Task.isCancelled {
             var fields = request
             if let after { fields["after"] = .number(JSONNumber(after)) }
-            let answer = await commands.execute(.object(fields), caller: caller)
+            let answer: JSONValue
+            if let ready = pending {
+                answer = ready
+                pending = nil
+            } else {
+                answer = await commands.execute(.object(fields), caller: caller)
+            }
             guard answer["ok"]?.boolValue == true else {
                 try await writer.write(Self.buffer("event: end\ndata: \(answer.serialized())\n\n"))
                 break

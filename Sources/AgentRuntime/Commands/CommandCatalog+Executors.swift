@@ -15,6 +15,16 @@ extension CommandCatalog {
         "runs": ["type": "array", "items": ["type": "string"]],
     ], required: ["name", "state", "running", "max_concurrent"], open: true)
 
+    /// The assignment's figures (`assignment` of `status` and `diagnostics`, `statistics` of
+    /// `executor list`): executors by state, the queue by priority, the waits.
+    public static let assignmentStatisticsSchema: JSONValue = CommandDescription.object([
+        "executors": ["type": "integer"],
+        "executors_by_state": ["type": "object", "additionalProperties": ["type": "integer"]],
+        "queued_by_priority": ["type": "object", "additionalProperties": ["type": "integer"]],
+        "started": ["type": "integer", "description": "Runs started on executors since the agent started."],
+        "wait_seconds_total": ["type": "number"], "wait_seconds_max": ["type": "number"], "wait_seconds_mean": ["type": "number"],
+    ], required: ["executors", "executors_by_state", "queued_by_priority", "started"])
+
     static let strategiesSchema: JSONValue = CommandDescription.object([
         "agent": ["enum": .array(AssignmentStrategy.allCases.map { .string($0.rawValue) })],
         "tasks": ["type": "object", "description": "Task → its strategy (tasks some executor takes)."],
@@ -28,7 +38,7 @@ extension CommandCatalog {
             method: "GET", path: "/api/executors",
             answer: CommandDescription.object([
                 "ok": ["const": true], "executors": ["type": "array", "items": executorSchema], "strategies": strategiesSchema,
-                "statistics": ["type": "object"],
+                "statistics": assignmentStatisticsSchema,
             ], required: ["ok", "executors"]),
             mutating: false),
         CommandDescription(

@@ -68,7 +68,7 @@ extension CommandCatalog {
             answer: CommandDescription.object([
                 "ok": ["const": true], "versions": ["type": "object"], "agent": ["type": "object"], "paths": ["type": "object"],
                 "store": ["type": "object"], "fork_server": ["type": "object"], "outputs": ["type": "array"], "limits": ["type": "object"],
-                "notifications": NotificationStatistics.schema,
+                "notifications": NotificationStatistics.schema, "assignment": assignmentStatisticsSchema,
             ], required: ["ok", "versions", "paths", "limits"]),
             mutating: false),
     ]

@@ -41,7 +41,7 @@ public enum CommandCatalog {
                 "ok": ["const": true], "pid": ["type": "integer"], "uptime": ["type": "number"], "stopping": ["type": "boolean"],
                 "processes": ["type": "array", "items": processSchema],
                 "store": ["type": "object"], "outputs": ["type": "array"], "fork_server": ["type": "object"],
-                "notifications": NotificationStatistics.schema,
+                "notifications": NotificationStatistics.schema, "assignment": assignmentStatisticsSchema,
             ], required: ["ok", "processes"], open: true),
             mutating: false),
         CommandDescription(

@@ -110,12 +110,16 @@ public struct AgentSettings: Sendable {
             hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
         if !hostIssues.contains(where: { $0.pointer == "/workflows" }) {
-            let (workflows, drafts, issues) = WorkflowSettings.read(json["workflows"], chatAdapters: Self.chatAdapters(json), approvers: Self.approvers(json["http"]))
+            let (workflows, drafts, issues) = WorkflowSettings.read(json["workflows"], chatAdapters: Self.chatAdapters(json), approvers: Self.approvers(json["http"]),
+                                                                       limits: WorkflowLimits(json["workflow_limits"]))
             let refused = Set(hostIssues.compactMap { Self.name(at: $0.pointer, in: "workflows") })
             self.workflows = workflows.filter { !refused.contains($0.name) }
             workflowDrafts = drafts
             let schemaPointers = Set(hostIssues.map(\.pointer))
             hostIssues += issues.filter { !schemaPointers.contains($0.pointer) }.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
+        }
+        hostIssues += TriggerCycles.issues(tasks: tasks, workflows: workflows, document: json).map {
+            SettingsIssue(file: file, pointer: $0.pointer, message: $0.message)
         }
         // Task notifications: what their schemas cannot see (URL schemes, `to`, passwords not
         // from ${env:}, templates, output names), each at its key; schema errors come first.

@@ -62,7 +62,7 @@ public struct FleetSettings: Sendable, Equatable {
             "agent_id": ["type": "string", "minLength": 1, "maxLength": 128, "description": "This agent's name in the fleet, unique per agent."],
             "lease": ["type": "number", "minimum": 1, "maximum": 3600, "default": 30,
                       "description": "Seconds a claimed run or the schedules' leadership holds without renewal."],
-            "heartbeat": ["type": "number", "minimum": 0.1, "maximum": 600, "default": 5],
+            "heartbeat": ["type": "number", "minimum": SettingsBounds.json(SettingsBounds.shortestPeriod), "maximum": 600, "default": 5],
             "poll": ["type": "number", "minimum": 0.05, "maximum": 600, "default": 2,
                      "description": "Seconds between polls of the shared queue when no NOTIFY wakeup came."],
             "backlog_limit": ["type": "integer", "minimum": 1, "maximum": 10_000_000, "default": 100_000],

@@ -37,6 +37,7 @@ public enum HostSchema {
             "schedules": ScheduleSettings.schema,
             "assignment": ExecutorSettings.assignmentSchema,
             "workflows": WorkflowSettings.schema,
+            "workflow_limits": WorkflowLimits.schema,
             "fleet": FleetSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
@@ -84,8 +85,12 @@ public enum HostSchema {
                         ],
                     ],
                     "stop_timeout": timeout,
-                    "start_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
-                    "watchdog": ["type": ["number", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
+                    "start_timeout": ["type": "number", "minimum": SettingsBounds.json(SettingsBounds.shortestPeriod), "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
+                    "watchdog": [
+                        "description": "Seconds without a heartbeat before the worker is killed: 0.1 to 86400; 0 or null: no watchdog.",
+                        "type": ["number", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
+                        "if": ["type": "number", "exclusiveMinimum": 0], "then": ["minimum": SettingsBounds.json(SettingsBounds.shortestPeriod)],
+                    ],
                     "queue": [
                         "description": "Undelivered events kept for this process, and what happens when they reach the limit.",
                         "type": "object",

@@ -9,6 +9,11 @@ public enum SettingsBounds {
     /// Timeouts and delays in seconds (`stop_timeout`, `start_timeout`, `watchdog`, the
     /// restart delays, the webhook's `timeout`, `batch_interval` and retry delays): a day.
     public static let longestTimeout: Double = 86_400
+    /// The shortest period of anything that repeats on a timer at a setting's pace (a
+    /// periodic query's `every`, `watchdog`, whose deadline is checked at a quarter of it,
+    /// `start_timeout` likewise, the fleet's `heartbeat`): ten times a second. Without it,
+    /// `1e-300` validated and the timer ran back to back.
+    public static let shortestPeriod: Double = 0.1
     /// Windows in seconds (`restart.within`, `restart.reset_after`): a week.
     public static let longestWindow: Double = 604_800
     /// `restart.multiplier`.

@@ -148,7 +148,7 @@ public struct SettingsValidator {
                     switch PlannedQuery.plan(declaration, process: process.name, settings: settings, checks: queryChecks) {
                     case .success(let query): queries.append(query)
                     case .failure(let problem):
-                        issue("", "the periodic query \"\(declaration.name)\" of \"\(type.type)\" cannot run: \(problem)")
+                        issue(problem.setting.map { "/" + JSONPointer.escape($0) } ?? "", "the periodic query \"\(declaration.name)\" of \"\(type.type)\" cannot run: \(problem)")
                     }
                 }
             }

@@ -67,6 +67,7 @@ enum TaskSettings {
                     "properties": [
                         "type": ["type": "string", "minLength": 1],
                         "where": ["type": ["object", "boolean"], "description": "A JSON Schema over the event's payload (default: every event of the type)."],
+                        "cycle": ["enum": ["intended"], "description": "Lets a trigger cycle through this on_event (tasks and workflows that start one another, refused otherwise): say so when a `where` ends it."],
                     ],
                 ],
             ],

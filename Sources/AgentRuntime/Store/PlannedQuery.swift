@@ -18,6 +18,9 @@ public struct PlannedQuery: Sendable, Equatable {
 
     /// The longest period: a day (0: the query never runs on its own).
     static let maximumPeriod: Double = 86_400
+    /// The shortest period but 0 (``SettingsBounds/shortestPeriod``): a query of `every:
+    /// 1e-300` ran back to back and kept a core a quarter busy.
+    static let minimumPeriod: Double = SettingsBounds.shortestPeriod
     /// The longest window: ten years.
     static let maximumWindow: Double = 315_360_000
 
@@ -30,25 +33,27 @@ public struct PlannedQuery: Sendable, Equatable {
         // Both come from a module's manifest (or a setting it names): untrusted, so bounded
         // here with a reason (timers saturate anyway): a period of at most a day, a window of
         // at most ten years, neither negative.
-        func seconds(_ value: JSONValue, _ what: String, upTo maximum: Double) -> Result<Double, QueryProblem> {
-            func bounded(_ number: Double, _ origin: String) -> Result<Double, QueryProblem> {
-                guard number.isFinite, number >= 0, number <= maximum else {
-                    return .failure(QueryProblem("its \(what)\(origin) must be 0 to \(Int(maximum)) seconds, found \(number.compactText)"))
+        // `shortest`: the least non-zero value (0 stays "never" for the period).
+        func seconds(_ value: JSONValue, _ what: String, upTo maximum: Double, shortest: Double = 0) -> Result<Double, QueryProblem> {
+            func bounded(_ number: Double, _ origin: String, setting: String?) -> Result<Double, QueryProblem> {
+                let range = shortest > 0 ? "0 (never) or \(shortest.compactText) to \(Int(maximum))" : "0 to \(Int(maximum))"
+                guard number.isFinite, number >= 0, number <= maximum, number == 0 || number >= shortest else {
+                    return .failure(QueryProblem("its \(what)\(origin) must be \(range) seconds, found \(number.compactText)", setting: setting))
                 }
                 return .success(number)
             }
-            if let number = value.numberValue?.doubleValue { return bounded(number, "") }
+            if let number = value.numberValue?.doubleValue { return bounded(number, "", setting: nil) }
             if let reference = value.stringValue, reference.hasPrefix("$") {
                 let key = String(reference.dropFirst())
                 guard let number = settings[key]?.numberValue?.doubleValue else {
-                    return .failure(QueryProblem("its \(what) comes from the setting \"\(key)\", which is not a number here"))
+                    return .failure(QueryProblem("its \(what) comes from the setting \"\(key)\", which is not a number here", setting: key))
                 }
-                return bounded(number, " (the setting \"\(key)\")")
+                return bounded(number, " (the setting \"\(key)\")", setting: key)
             }
             return .failure(QueryProblem("its \(what) must be a number of seconds or \"$setting\", found \(value.serialized())"))
         }
         let every: Double, window: Double
-        switch seconds(declaration.every, "period", upTo: PlannedQuery.maximumPeriod) {
+        switch seconds(declaration.every, "period", upTo: PlannedQuery.maximumPeriod, shortest: PlannedQuery.minimumPeriod) {
         case .success(let value): every = value
         case .failure(let problem): return .failure(problem)
         }
@@ -163,5 +168,10 @@ public struct PlannedQuery: Sendable, Equatable {
 /// Why a periodic query cannot run.
 struct QueryProblem: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// The process's setting at fault (`report_every`), when a setting gave the value.
+    var setting: String?
+    init(_ description: String, setting: String? = nil) {
+        self.description = description
+        self.setting = setting
+    }
 }

@@ -12,6 +12,7 @@ extension Supervisor {
         case "metrics"?:
             return takeSnapshot().metricsAnswer
         case "readiness"?:
+            if let refusal = Readiness.refusal(for: request) { return refusal }
             return Readiness(request).answer(for: takeSnapshot())
         case "stop"?:
             logger.notice("stop requested over the control socket")

@@ -143,8 +143,8 @@ extension Supervisor {
             if let condition = trigger.condition, !condition.validate(value).isEmpty { continue }
             let input: JSONValue = ["type": .string(type), "source": .string(source),
                                     "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
-            guard tasks.inputProblems(input, task: trigger.task).isEmpty else {
-                logger.warning("tasks: event \(type) from \(source) does not match the input schema of task \(trigger.task); no run")
+            if let problem = tasks.inputProblems(input, task: trigger.task).first {
+                logger.warning("tasks: event \(type) from \(source) is no valid input of task \(trigger.task) (\(problem.pointer): \(problem.message)); no run")
                 continue
             }
             tasks.submit(task: trigger.task, input: input, priority: .normal, notBefore: nil, requestedBy: .event)

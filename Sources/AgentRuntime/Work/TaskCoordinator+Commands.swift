@@ -113,6 +113,7 @@ extension TaskCoordinator {
             if shared == nil, let problem = requirementProblem(task: name, require) { return respond(Self.refusal("invalid", problem, pointer: "/require")) }
         }
         let input = request["input"] ?? .object([:])
+        if let problem = InputNesting.problem(input) { return respond(Self.refusal("invalid", problem.message, pointer: problem.pointer)) }
         let problems = inputProblems(input, task: name)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")

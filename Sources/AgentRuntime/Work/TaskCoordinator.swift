@@ -141,6 +141,7 @@ final class TaskCoordinator {
 
     /// The problems of `input` for `task` (its input schema), with their pointers.
     func inputProblems(_ input: JSONValue, task: String) -> [(pointer: String, message: String)] {
+        if let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[task] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
     }

@@ -69,8 +69,8 @@ import Testing
         #expect(unknown.json?["code"] as? String == "not_found")
         #expect((unknown.json?["error"] as? String)?.contains("/api/openapi.json") == true)
 
-        for (method, path, allow) in [("DELETE", "/api/status", "GET"), ("GET", "/api/processes/trades/stop", "POST"),
-                                      ("PUT", "/api/chat/default", "DELETE, GET"), ("POST", "/livez", "GET"), ("HEAD", "/api/reload", "POST")] {
+        for (method, path, allow) in [("DELETE", "/api/status", "GET, HEAD"), ("GET", "/api/processes/trades/stop", "POST"),
+                                      ("PUT", "/api/chat/default", "DELETE, GET, HEAD"), ("POST", "/livez", "GET, HEAD"), ("HEAD", "/api/reload", "POST")] {
             let reply = try agent.request(method, path)
             #expect(reply.status == 405, "\(method) \(path): \(reply)")
             #expect(reply.headers["allow"] == allow, "\(method) \(path): \(reply)")

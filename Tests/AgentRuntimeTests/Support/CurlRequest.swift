@@ -55,5 +55,10 @@ func curl(_ method: String, _ url: String, headers: [String: String] = [:], body
         guard let colon = line.firstIndex(of: ":") else { return nil }
         return (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
     }
+    if let parsed = URLComponents(string: url), parsed.scheme?.hasPrefix("http") == true {
+        let target = parsed.percentEncodedPath + (parsed.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let type = fields.first { $0.0 == "content-type" }?.1
+        OpenAPIAgreement.check(method: method, target: target, status: status, contentType: type, body: responseBody)
+    }
     return CurlResponse(status: status, headers: fields, body: responseBody)
 }

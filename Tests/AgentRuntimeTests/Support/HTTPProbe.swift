@@ -55,7 +55,9 @@ enum HTTPProbe {
             if n == 0 { break }
             received += chunk[0..<n]
         }
-        return try parse(received)
+        let answer = try parse(received)
+        OpenAPIAgreement.check(method: method, target: path, status: answer.status, contentType: answer.headers["content-type"], body: answer.body)
+        return answer
     }
 
     static func get(_ path: String, port: Int, token: String? = nil) throws -> Answer { try request("GET", path, port: port, token: token) }

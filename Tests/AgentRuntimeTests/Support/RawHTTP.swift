@@ -132,7 +132,9 @@ final class RawHTTP {
             text += "\r\n"
         }
         try client.send(text)
-        return try parse(client.receiveAll())
+        let reply = try parse(client.receiveAll())
+        OpenAPIAgreement.check(method: method, target: path, status: reply.status, contentType: reply.headers["content-type"], body: reply.body)
+        return reply
     }
 
     /// A whole reply (`Content-Length` or chunked body).

@@ -76,6 +76,7 @@ extension WorkflowEngine {
             wait = flag
         }
         let input = request["input"] ?? .object([:])
+        if let problem = InputNesting.problem(input) { return respond(TaskCoordinator.refusal("invalid", problem.message, pointer: problem.pointer)) }
         let problems = inputProblems(input, workflow: name)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")

@@ -290,7 +290,9 @@ extension WorkflowEngine {
     /// operator, who may answer any approval).
     func decide(run id: String, step stepID: String, approve: Bool, user: String?, comment: String?) -> Result<WorkflowStepRecord, WorkflowError> {
         guard let state = live[id] else {
-            return .failure(WorkflowError(code: known(id) == nil ? "not_found" : "finished", message: known(id) == nil ? "no workflow run \(id) (see `agent-control workflow runs`)" : "the run \(id) has finished"))
+            // A finished run is a conflict (409), as a finished task run's cancel is: a code
+            // the API documents (it answered "finished", which no schema of the API has).
+            return .failure(WorkflowError(code: known(id) == nil ? "not_found" : "conflict", message: known(id) == nil ? "no workflow run \(id) (see `agent-control workflow runs`)" : "the run \(id) has finished; no approval of it waits for a decision"))
         }
         guard let record = state.steps[stepID], record.kind == "approval" else {
             return .failure(WorkflowError(code: "not_found", message: "the run \(id) has no approval step \"\(stepID)\" waiting (see `agent-control workflow show \(id)`)"))

@@ -143,6 +143,7 @@ final class WorkflowEngine {
     }
 
     func inputProblems(_ input: JSONValue, workflow: String) -> [(pointer: String, message: String)] {
+        if let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[workflow] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
     }

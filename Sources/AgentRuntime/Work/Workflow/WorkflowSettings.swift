@@ -29,6 +29,7 @@ enum WorkflowSettings {
                     "properties": [
                         "type": ["type": "string", "minLength": 1],
                         "where": ["type": ["object", "boolean"], "description": "A JSON Schema over the event's payload (default: every event of the type)."],
+                        "cycle": ["enum": ["intended"], "description": "Lets a trigger cycle through this on_event (tasks and workflows that start one another, refused otherwise): say so when a `where` ends it."],
                     ],
                 ],
             ],
@@ -45,7 +46,8 @@ enum WorkflowSettings {
 
     /// The workflows in `json` and the problems found, with their pointers. `chatAdapters`: the
     /// logic adapters of the chatbot process (nil: the agent has no chatbot).
-    static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, unchecked: Bool = false)
+    static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, limits: WorkflowLimits = WorkflowLimits(),
+                     unchecked: Bool = false)
         -> (workflows: [WorkflowDefinition], drafts: [WorkflowDefinition], issues: [(pointer: String, message: String)])
     {
         var workflows: [WorkflowDefinition] = []
@@ -60,6 +62,11 @@ enum WorkflowSettings {
             if let problem = PlainName.problem(name, what: "workflow name") { reader.problems.append((pointer, problem)) }
             guard let object = value.objectValue, let list = object["steps"]?.arrayValue else {
                 issues += reader.problems
+                continue
+            }
+            // Counted before anything is read: a definition beyond the limit is not read at all.
+            if !unchecked, case let beyond = limits.problems(list, at: pointer + "/steps"), !beyond.isEmpty {
+                issues += reader.problems + beyond
                 continue
             }
             let inputSchema = object["input"]

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Creates the files and folders the scaffolding writes: files with mode 0644 and folders
+/// 0755, both less what the umask takes away, so never writable by group or others. Foundation
+/// writes 0666 and 0777 less the umask: under `umask 000`, `create-agent` left a
+/// `settings.json` (which decides what code the agent runs) and its folders world-writable.
+/// A file is written to a temporary file beside it (created with its final mode, never
+/// looser for a moment) and renamed over it.
+enum ScaffoldFiles {
+    static let fileMode: mode_t = 0o644
+    static let folderMode: mode_t = 0o755
+
+    /// Creates `path` and every missing folder above it.
+    static func makeDirectories(_ path: String) throws(ScaffoldingError) {
+        var missing: [String] = []
+        var current = URL(fileURLWithPath: path).standardizedFileURL.path
+        var info = stat()
+        while current != "/", !current.isEmpty, stat(current, &info) != 0 {
+            guard errno == ENOENT else { throw failure("cannot create the folder", current) }
+            missing.append(current)
+            current = (current as NSString).deletingLastPathComponent
+        }
+        for folder in missing.reversed() where mkdir(folder, folderMode) != 0 && errno != EEXIST {
+            throw failure("cannot create the folder", folder)
+        }
+    }
+
+    /// Writes `text` to `path` whole. An existing file keeps its mode when `keepMode`.
+    static func write(_ text: String, to path: String, keepMode: Bool = false) throws(ScaffoldingError) {
+        try write(bytes: Array(text.utf8), to: path, keepMode: keepMode)
+    }
+
+    /// Writes `bytes` to `path` whole. An existing file keeps its mode when `keepMode`.
+    static func write(bytes written: [UInt8], to path: String, keepMode: Bool = false) throws(ScaffoldingError) {
+        var info = stat()
+        let mode = keepMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : fileMode
+        let temporary = path + ".scaffold-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw failure("cannot write", path) }
+        var bytes = written[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                let error = failure("cannot write", path)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            bytes = bytes.dropFirst(n)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = failure("cannot write", path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private static func failure(_ what: String, _ path: String) -> ScaffoldingError {
+        ScaffoldingError("write_failed", "\(what): \(String(cString: strerror(errno)))", path: path)
+    }
+}
