@@ -84,6 +84,33 @@ extension HTTPSettings {
         return tokens
     }
 
+    /// Users, named tokens and roles share one namespace where it matters: an approval's
+    /// `approvers` and the audit name a user, a token or a role by its name alone. So a name
+    /// is refused when it is a role's (`read`, `admin`), or is both a user's and a token's, or
+    /// two tokens'; otherwise a read token named `admin` (or `alice`) would answer an approval
+    /// meant for the admin role (or the admin user alice).
+    static func checkIdentityNames(tokens: JSONValue?, users: JSONValue?, issues: inout [(pointer: String, message: String)]) {
+        let roles: Set<String> = ["read", "admin"]
+        let userNames = Set((users?.objectValue ?? [:]).keys)
+        for name in userNames.sorted() where roles.contains(name) {
+            issues.append(("/http/users/" + JSONPointer.escape(name),
+                           "\"\(name)\" is the name of a role; a user of that name could answer approvals meant for every \(name) (rename the user)"))
+        }
+        var tokenNames: [String: Int] = [:]
+        for (index, item) in (tokens?.arrayValue ?? []).enumerated() {
+            guard let name = item["name"]?.stringValue else { continue }
+            let pointer = "/http/tokens/\(index)/name"
+            if roles.contains(name) {
+                issues.append((pointer, "\"\(name)\" is the name of a role; a token of that name could answer approvals meant for every \(name) (name the token after the program that uses it)"))
+            } else if userNames.contains(name) {
+                issues.append((pointer, "\"\(name)\" is also a user of /http/users; users and tokens need names of their own, or the token could act as the user in approvals (rename the token)"))
+            } else if let earlier = tokenNames[name] {
+                issues.append((pointer, "\"\(name)\" is also the name of /http/tokens/\(earlier); give each token a name of its own"))
+            }
+            tokenNames[name] = tokenNames[name] ?? index
+        }
+    }
+
     /// Whether `text` looks like a bcrypt hash: `$2a$`, `$2b$` or `$2y$`, a cost from 04 to
     /// 31, and 53 characters of bcrypt's base64 (salt and hash).
     public static func isBcryptHash(_ text: String) -> Bool {

@@ -144,6 +144,7 @@ public struct HTTPSettings: Sendable, Equatable {
         var issues: [(pointer: String, message: String)] = []
         tokens = Self.readTokens(json["tokens"], environment: environment, issues: &issues)
         users = Self.readUsers(json["users"], issues: &issues)
+        Self.checkIdentityNames(tokens: json["tokens"], users: json["users"], issues: &issues)
         tls = Self.readTLS(json["tls"], agentDirectory: agentDirectory, issues: &issues)
         if (json["tokens"]?.arrayValue ?? []).isEmpty, (json["users"]?.objectValue ?? [:]).isEmpty {
             issues.append(("/http", "expected \"tokens\" or \"users\": nothing but GET /livez answers without credentials; add \"tokens\": [\"${env:AGENT_API_TOKEN}\"] or a user with a hash from `agent-control hash-password`"))

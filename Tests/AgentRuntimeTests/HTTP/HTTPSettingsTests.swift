@@ -35,6 +35,32 @@ import Testing
         #expect(!output.contains("/http/users/carol"), "\(output)")
     }
 
+    @Test func aTokenOrUserNamedAfterARoleOrAnotherIdentityIsRefused() throws {
+        let directory = TestPaths.temporaryDirectory("http-names")
+        let file = directory + "/settings.json"
+        try #"""
+        {"enabled_modules": [], "processes": {},
+         "http": {"listen": "127.0.0.1:8080",
+                  "tokens": [{"token": "${env:T1}", "role": "read", "name": "admin"}, {"token": "${env:T2}", "role": "read", "name": "alice"},
+                             {"token": "${env:T3}", "name": "ci"}, {"token": "${env:T4}", "name": "ci"}],
+                  "users": {"alice": {"password_hash": "\#(Self.hash)"}, "read": {"password_hash": "\#(Self.hash)", "role": "read"}}}}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = ["T1": String(repeating: "a", count: 32), "T2": String(repeating: "b", count: 32),
+                           "T3": String(repeating: "c", count: 32), "T4": String(repeating: "d", count: 32)]
+        let result = try runProgram("validate-settings", ["--settings", file, "--no-build"], environment: environment)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let output = result.stdout + result.stderr
+        for expected in [
+            "/http/tokens/0/name", "\"admin\" is the name of a role",
+            "/http/tokens/1/name", "\"alice\" is also a user of /http/users",
+            "/http/tokens/3/name", "\"ci\" is also the name of /http/tokens/2",
+            "/http/users/read", "\"read\" is the name of a role",
+        ] {
+            #expect(output.contains(expected), "missing \(expected):\n\(output)")
+        }
+        #expect(!output.contains("/http/tokens/2/name"), "\(output)")
+    }
+
     @Test func anAddressThatIsNotLoopbackIsAcceptedWithTLSOrWhenAllowed() throws {
         let directory = TestPaths.temporaryDirectory("http-tls-settings")
         let allowed = try settingsIssues(#"{"listen": "0.0.0.0:8080", "allow_insecure_remote": true, "users": {"a": {"password_hash": "\#(Self.hash)"}}}"#, in: directory)
