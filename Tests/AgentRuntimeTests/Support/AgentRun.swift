@@ -137,6 +137,12 @@ final class AgentRun: @unchecked Sendable {
                 zombie = status
                 break
             }
+            // Gone without Foundation hearing of it (reaped by a waitpid of another part of the
+            // test process): it has exited, with a status no one can read any more.
+            if kill(pid, 0) != 0, errno == ESRCH {
+                zombie = -1
+                break
+            }
             Thread.sleep(forTimeInterval: 0.02)
         }
         if zombie != nil {
