@@ -31,6 +31,10 @@ in DIR/agentruntime_VERSION-N_ARCH.debug/); prints the package's path on its las
   --revision N      the Debian revision (default: 1); the version itself is the runtime's
                     (agent-control --version)
   --compression C   dpkg-deb's compression (default: xz; none is quickest, for tests)
+
+The Maintainer field and the changelog's signature come from DEBFULLNAME and DEBEMAIL (as
+Debian's own tools take them); without DEBEMAIL it is agentruntime@localhost, which lintian
+reports as bogus-mail-host: set it to yours for a package you distribute.
 EOF
 }
 
@@ -126,12 +130,17 @@ cp -R Templates "$share/Templates"
 install -d "$share/SDK"
 cp -R SDK/Package.swift SDK/Sources "$share/SDK/"
 
+# generate-manual keeps the blank lines between a discussion's paragraphs, which mdoc warns of
+# ("Empty input line"): each becomes a paragraph break (.Pp).
 for page in "${pages[@]}"; do
-    install -m 644 "$page" "$root/usr/share/man/man1/"
-    gzip -9n "$root/usr/share/man/man1/$(basename "$page")"
+    target="$root/usr/share/man/man1/$(basename "$page")"
+    sed 's/^[[:space:]]*$/.Pp/' "$page" >"$target"
+    chmod 644 "$target"
+    gzip -9n "$target"
 done
 for command in "${commands[@]}"; do
-    "$build_dir/$command" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/$command"
+    # A completion file is sourced, not run: no #! line.
+    "$build_dir/$command" --generate-completion-script bash | sed '1{/^#!/d}' >"$root/usr/share/bash-completion/completions/$command"
     "$build_dir/$command" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_$command"
     "$build_dir/$command" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/$command.fish"
 done
@@ -143,6 +152,17 @@ unit="$root/lib/systemd/system/agentruntime@.service"
 chmod 644 "$unit"
 install -m 644 README.md "$root/usr/share/doc/agentruntime/README.md"
 install -m 644 scripts/debian/copyright "$root/usr/share/doc/agentruntime/copyright"
+# Debian's changelog of this package (one entry: this build) and lintian's overrides, each
+# override with the reason it is right here.
+maintainer="${DEBFULLNAME:-AgentRuntime developers} <${DEBEMAIL:-agentruntime@localhost}>"
+{
+    printf 'agentruntime (%s-%s) unstable; urgency=medium\n\n' "$version" "$revision"
+    printf '  * Built from the AgentRuntime repository.\n\n'
+    printf ' -- %s  %s\n' "$maintainer" "$(date -R -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")"
+} | gzip -9n >"$root/usr/share/doc/agentruntime/changelog.Debian.gz"
+chmod 644 "$root/usr/share/doc/agentruntime/changelog.Debian.gz"
+install -d "$root/usr/share/lintian/overrides"
+install -m 644 scripts/debian/lintian-overrides "$root/usr/share/lintian/overrides/agentruntime"
 for script in postinst prerm postrm; do install -m 755 "scripts/debian/$script" "$root/DEBIAN/$script"; done
 
 installed_size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
@@ -150,7 +170,7 @@ cat >"$root/DEBIAN/control" <<EOF
 Package: agentruntime
 Version: $version-$revision
 Architecture: $architecture
-Maintainer: AgentRuntime <agentruntime@localhost>
+Maintainer: $maintainer
 Installed-Size: $installed_size
 Depends: libc6, libsqlite3-0, adduser | passwd
 Recommends: libcurl4

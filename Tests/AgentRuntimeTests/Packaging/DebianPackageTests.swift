@@ -15,6 +15,8 @@ import Testing
     /// there a missing page fails the test instead of skipping it.
     static let manualsReady = FileManager.default.fileExists(atPath: manuals) || ProcessInfo.processInfo.environment["CI"] != nil
     static let runsAsRoot = getuid() == 0
+    /// Debian's checker; .ci/run installs it, so there its absence fails the test.
+    static let lintian = FileManager.default.isExecutableFile(atPath: "/usr/bin/lintian") ? "/usr/bin/lintian" : nil
 
     /// Runs a command to its end; throws with its output when it fails.
     @discardableResult
@@ -30,7 +32,9 @@ import Testing
         let result = try run(TestPaths.repository + "/scripts/package-deb.sh",
                              ["--no-build", "--build-dir", TestPaths.products, "--man-dir", Self.manuals, "--output", output, "--revision", "\(revision)",
                               // The debug products are large; xz would take minutes on a loaded machine.
-                              "--compression", "none"])
+                              "--compression", "none"],
+                             // A maintainer address lintian takes (its default, @localhost, it reports).
+                             environment: ["DEBEMAIL": "packages@agentruntime.invalid"])
         let path = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
         #expect(FileManager.default.fileExists(atPath: path), "\(result.stdout)\(result.stderr)")
         return path
@@ -56,6 +60,19 @@ import Testing
     @discardableResult
     private func dpkg(_ root: String, _ arguments: [String]) throws -> ProgramResult {
         try run("/usr/bin/dpkg", ["--root", root, "--force-script-chrootless", "--force-depends", "--force-not-root"] + arguments)
+    }
+
+    /// lintian finds nothing but what the package's overrides explain (and, built uncompressed
+    /// for the test's speed, the compression it would have). Where CI runs, it must be there.
+    private func expectLintianClean(_ package: String) throws {
+        guard let lintian = Self.lintian else {
+            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "lintian is not installed (apt-get install lintian); .ci/run installs it")
+            return
+        }
+        let result = try runProgram(lintian, ["--tag-display-limit", "0", "--suppress-tags",
+                                              "uses-no-compression-for-control-tarball,uses-no-compression-for-data-tarball", package], timeout: 600)
+        let tags = (result.stdout + result.stderr).split(separator: "\n").filter { $0.hasPrefix("E: ") || $0.hasPrefix("W: ") }
+        #expect(result.status == 0 && tags.isEmpty, "lintian: \(result.stdout)\(result.stderr)")
     }
 
     /// The installed binaries carry no debug sections, still run, and name their debug file,
@@ -99,6 +116,8 @@ import Testing
         }
         #expect(contents.contains("root/root"), "files owned by root:\n\(contents)")
 
+        try expectLintianClean(first)
+
         let root = try freshRoot()
         defer { try? FileManager.default.removeItem(atPath: root) }
         try dpkg(root, ["--install", first])
@@ -109,6 +128,7 @@ import Testing
             .hasPrefix("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"))
         try expectStripped(root + "/usr/lib/agentruntime", debugFolder: String(first.dropLast(".deb".count)) + ".debug")
         let page = try run("/bin/sh", ["-c", "gzip -dc '\(root)/usr/share/man/man1/agent-control.1.gz'"]).stdout
+        #expect(!page.contains("\n\n"), "a blank line in the man page (mdoc warns of each)")
         #expect(page.contains(".Dt AGENT-CONTROL 1") && page.contains("console"), "\(page.prefix(400))")
         let completion = try String(contentsOfFile: root + "/usr/share/bash-completion/completions/agent-control", encoding: .utf8)
         #expect(completion.contains("complete") && completion.contains("console"))
