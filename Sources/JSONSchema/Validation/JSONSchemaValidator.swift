@@ -63,10 +63,19 @@ public final class JSONSchemaValidator: Sendable {
 
     /// Validates `instance` and returns every error found (empty when valid). Each error says
     /// where in the instance it is, which keyword failed, and what was expected and found.
+    ///
+    /// Matching `pattern` and `patternProperties` costs at most `PatternBudget.perValidation`
+    /// steps in all; a match that would cost more fails the validation with an error of
+    /// keyword `pattern` or `patternProperties` that names the pattern and the bound.
     public func validate(_ instance: JSONValue) -> [ValidationError] {
         var evaluator = Evaluator(collecting: true)
         var annotations = Annotations()
         _ = evaluator.evaluate(root, instance, &annotations, false)
+        // A match that ran out of budget fails the validation even where its failure was
+        // inverted (`not`) or outweighed (another `anyOf` branch passed).
+        if let overrun = evaluator.patternOverrun, !evaluator.errors.contains(overrun) {
+            return evaluator.errors + [overrun]
+        }
         return evaluator.errors
     }
 
@@ -75,6 +84,6 @@ public final class JSONSchemaValidator: Sendable {
     public func isValid(_ instance: JSONValue) -> Bool {
         var evaluator = Evaluator(collecting: false)
         var annotations = Annotations()
-        return evaluator.evaluate(root, instance, &annotations, false)
+        return evaluator.evaluate(root, instance, &annotations, false) && evaluator.patternOverrun == nil
     }
 }
