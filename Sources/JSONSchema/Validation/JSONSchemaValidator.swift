@@ -58,14 +58,18 @@ public final class JSONSchemaValidator: Sendable {
         self.resources = registry.resources
     }
 
+    /// Steps that matching `pattern` and `patternProperties` may cost in one call of
+    /// `validate` or `isValid`, all matches together (a few milliseconds of CPU); see `validate`.
+    public static let patternStepBudget = PatternBudget.perValidation
+
     /// Base URI for schemas given without one; never shown in error locations.
     static let defaultBaseURI = "urn:jsonschema:root"
 
     /// Validates `instance` and returns every error found (empty when valid). Each error says
     /// where in the instance it is, which keyword failed, and what was expected and found.
     ///
-    /// Matching `pattern` and `patternProperties` costs at most `PatternBudget.perValidation`
-    /// steps in all; a match that would cost more fails the validation with an error of
+    /// Matching `pattern` and `patternProperties` costs at most `patternStepBudget` steps in
+    /// all; a match that would cost more fails the validation with an error of
     /// keyword `pattern` or `patternProperties` that names the pattern and the bound.
     public func validate(_ instance: JSONValue) -> [ValidationError] {
         var evaluator = Evaluator(collecting: true)
