@@ -68,6 +68,8 @@ extension Evaluator {
                 case .noMatch:
                     continue
                 case .overBudget:
+                    // Counted as matched: `additionalProperties` would only add a guess.
+                    matched = true
                     valid = false
                     reportOverBudget(node, "patternProperties", regex, entry.key, member: entry.key)
                     if !collecting { return false }
