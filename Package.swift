@@ -69,7 +69,11 @@ let package = Package(
         .target(
             name: "JSONSchema",
             dependencies: [.target(name: "CPatternICU", condition: .when(platforms: [.linux]))],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // `Double.rounded()` calls libm's round, floor, …; JSONSchema imports no Foundation
+            // (which linked libm for it), so a program that imports JSONSchema alone (the
+            // FuzzJSON and FuzzSchema harnesses) links it here.
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         // What a worker needs: the wire protocol, the module loader, the worker's host side.
         .target(
