@@ -122,6 +122,19 @@ struct PatternBoundTests {
     }
     #endif
 
+    /// A class listing many scalars out of order (sorted once, not per insert) still answers
+    /// right, in the simple fast path and in the linear program.
+    @Test func largeUnsortedClassesMatch() throws {
+        let scalars = (0..<3_000).reversed().map { Unicode.Scalar(0x4E00 + 2 * $0)! }
+        let body = String(String.UnicodeScalarView(scalars))
+        var budget = PatternBudget()
+        for pattern in ["^[" + body + "]+$", "^(?:[" + body + "\\s])+$"] {
+            let regex = try PatternRegex(pattern)
+            #expect(regex.matches("\u{4E00}\u{4E02}\u{5F6E}", budget: &budget) == .match, "\(pattern.prefix(8))")
+            #expect(regex.matches("\u{4E00}\u{4E01}", budget: &budget) == .noMatch, "\(pattern.prefix(8))")
+        }
+    }
+
     @Test func programsOverTheSizeCapStillCompile() throws {
         #expect(try PatternRegex("^[a-z0-9]{1,255}$").usesLinearProgram)
         #expect(throws: PatternProgram.TooLarge.self) { try PatternProgram(try PatternParser.parse("(a{1000}){1000}")) }

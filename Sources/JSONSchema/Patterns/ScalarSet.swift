@@ -101,19 +101,15 @@ struct ScalarSet: Sendable {
             v += 1
         }
         guard range.upperBound >= 128 else { return }
-        let above = max(range.lowerBound, 128)...range.upperBound
-        // Kept sorted and disjoint, for the binary search in `contains`.
-        if let last = ranges.last, above.lowerBound <= last.upperBound &+ 1 {
-            ranges = ScalarSet.normalized(ranges + [above])
-        } else {
-            ranges.append(above)
-        }
+        // `parseClass` sorts and merges once it has them all (for the binary search in
+        // `contains`); every other caller inserts sorted, disjoint ranges.
+        ranges.append(max(range.lowerBound, 128)...range.upperBound)
     }
 
     private mutating func formUnion(_ other: ScalarSet) {
         low |= other.low
         high |= other.high
-        ranges = ScalarSet.normalized(ranges + other.ranges)
+        ranges += other.ranges
     }
 
     private static func make(_ ranges: [ClosedRange<UInt32>], negated: Bool = false) -> ScalarSet {
@@ -204,6 +200,8 @@ struct ScalarSet: Sendable {
             set.insert(lower.value...upper.value)
         }
         guard i < scalars.endIndex else { return nil }
+        // Once, not per insert: a class of many ranges out of order stays O(n log n) to build.
+        set.ranges = ScalarSet.normalized(set.ranges)
         return (set, i - scalars.startIndex + 1)
     }
 }
