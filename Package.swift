@@ -70,7 +70,21 @@ let package = Package(
     targets: [
         .target(name: "CAgentSystem"),
         .target(name: "AgentVersion", swiftSettings: swiftSettings),
-        .target(name: "JSONSchema", swiftSettings: swiftSettings),
+        // ICU's regex C API with a step limit, for the few patterns the linear-time matcher
+        // does not take (backreferences, lookaround): Foundation's own ICU, no other library.
+        .target(
+            name: "CPatternICU",
+            linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "JSONSchema",
+            dependencies: [.target(name: "CPatternICU", condition: .when(platforms: [.linux]))],
+            swiftSettings: swiftSettings,
+            // `Double.rounded()` calls libm's round, floor, …; JSONSchema imports no Foundation
+            // (which linked libm for it), so a program that imports JSONSchema alone (the
+            // FuzzJSON and FuzzSchema harnesses) links it here.
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
+        ),
         // What a worker needs: the wire protocol, the module loader, the worker's host side.
         .target(
             name: "AgentCore",

@@ -30,7 +30,8 @@ struct AgentBench: ParsableCommand {
         10-step no-op chain, a restart with 1,000 runs waiting for an event, event → continuation latency, 13 a fleet on one \
         PostgreSQL (Debian's postgresql, installed with apt-get when missing, started by the bench): claimed-and-completed \
         runs/s with 1, 2 and 4 agents, queued → claimed, kill -9 → runs resumed, figure 4's routing without and with \
-        "fleet", against procrastinate (from PyPI into the scratch folder) on the same server. Figures 4 and 6 also run \
+        "fleet", against procrastinate (from PyPI into the scratch folder) on the same server, 14 pathological patterns: the \
+        longest one validation takes, against NSRegularExpression on tiny inputs. Figures 4 and 6 also run \
         with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
@@ -55,7 +56,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
 
     func validate() throws {
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
@@ -108,6 +109,7 @@ struct AgentBench: ParsableCommand {
             case 10: TaskBench.run(environment)
             case 11: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
             case 12: WorkflowBench.run(environment)
+            case 14: PatternBench.run(environment)
             default:
                 #if Fleet
                 FleetBench.run(environment)

@@ -21,7 +21,8 @@ struct PatternTests {
         let regex = try PatternRegex(pattern)
         for input in Self.inputs {
             let expected = engine.firstMatch(in: input, range: NSRange(location: 0, length: input.utf16.count)) != nil
-            #expect(regex.matches(input) == expected, "\(pattern) on \(input.debugDescription)")
+            var budget = PatternBudget()
+            #expect(regex.matches(input, budget: &budget) == (expected ? .match : .noMatch), "\(pattern) on \(input.debugDescription)")
         }
     }
 

@@ -225,7 +225,8 @@ struct ECMARegexTranslator {
         }
         if current == "]" {
             // `[]` never matches and `[^]` matches anything in ECMA-262; ICU has no such sets.
-            output += negated ? "(?s:.)" : "(?!)"
+            // `(?:(?!))`, not `(?!)`: ICU refuses a quantifier on a bare lookahead (`[]*`).
+            output += negated ? "(?s:.)" : "(?:(?!))"
             i += 1
             return
         }

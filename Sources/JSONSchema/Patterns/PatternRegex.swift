@@ -1,15 +1,29 @@
-import Foundation
-
-/// A compiled ECMA-262 regular expression for `pattern` and `patternProperties`.
+/// A compiled ECMA-262 regular expression for `pattern` and `patternProperties`, matched with
+/// a bounded cost: no pattern and no input can hold the caller for more than the validation's
+/// `PatternBudget`.
 ///
-/// Patterns are translated to ICU syntax once (see `ECMARegexTranslator`) and compiled once
-/// with `NSRegularExpression`, which measured faster than Swift `Regex` here. Literal patterns
-/// and simple single-character sequences (see `SimplePattern`) skip the regex engine.
-struct PatternRegex: @unchecked Sendable {
-    // NSRegularExpression is immutable and documented as safe to use from several threads.
-    private let regex: NSRegularExpression?
-    private let literal: [Unicode.Scalar]?
+/// Three matchers, fastest first:
+/// - literal patterns (`LiteralPattern`, linear whatever the input) and simple
+///   single-character sequences (`SimplePattern`) are matched directly on Unicode scalars; the
+///   latter gives up after a number of steps linear in the input (e.g. `a*a*a*a*b` on a long
+///   run of `a`) and leaves the string to the general matcher;
+/// - `PatternProgram`, a Thompson NFA simulated in time linear in the input (times the
+///   program's size), for every pattern without backreferences, lookaround or property escapes;
+/// - ICU's backtracking engine with a step limit (`ICUPattern`) for the rest.
+struct PatternRegex: Sendable {
+    private enum General: Sendable {
+        case program(PatternProgram)
+        #if canImport(CPatternICU)
+        case icu(ICUPattern)
+        #endif
+    }
+
+    private let literal: LiteralPattern?
     private let simple: SimplePattern?
+    /// `nil` for literals, and for simple patterns that neither the linear program nor ICU
+    /// takes (e.g. `^a{0,100000000}$`): then an input on which `SimplePattern` gives up is
+    /// over budget.
+    private let general: General?
     /// The pattern as written in the schema.
     let source: String
 
@@ -18,57 +32,60 @@ struct PatternRegex: @unchecked Sendable {
         source = pattern
         // Translating also checks ECMA-262 syntax, whichever matcher ends up being used.
         let translated = try ECMARegexTranslator.translate(pattern)
-        if PatternRegex.isLiteral(pattern) {
-            literal = Array(pattern.unicodeScalars)
-            simple = nil
-            regex = nil
-        } else if let simple = SimplePattern(pattern) {
-            literal = nil
-            self.simple = simple
-            regex = nil
+        literal = LiteralPattern(pattern)
+        simple = literal == nil ? SimplePattern(pattern) : nil
+        if literal != nil {
+            general = nil
+        } else if simple != nil {
+            general = try? PatternRegex.compileGeneral(pattern, translated)
         } else {
-            do {
-                regex = try NSRegularExpression(pattern: translated, options: [])
-            } catch {
-                throw ECMARegexTranslator.InvalidPattern(message: "not supported by the regular expression engine")
-            }
-            literal = nil
-            simple = nil
+            general = try PatternRegex.compileGeneral(pattern, translated)
         }
     }
 
-    /// Whether the pattern matches anywhere in `string` (patterns are not implicitly anchored).
-    func matches(_ string: String) -> Bool {
-        if let literal { return PatternRegex.contains(string, literal) }
-        if let simple { return simple.matches(string) }
-        guard let regex else { return false }
-        let range = NSRange(location: 0, length: string.utf16.count)
-        return regex.firstMatch(in: string, options: [], range: range) != nil
+    private static func compileGeneral(_ pattern: String, _ translated: String) throws(ECMARegexTranslator.InvalidPattern) -> General {
+        let reason: String
+        do {
+            return .program(try PatternProgram(try PatternParser.parse(pattern)))
+        } catch let error as PatternParser.NotRegular {
+            reason = "it uses \(error.feature)"
+        } catch {
+            reason = "its automaton would exceed \(PatternProgram.maxInstructions) instructions"
+        }
+        #if canImport(CPatternICU)
+        guard let icu = ICUPattern(icuPattern: translated, patternLength: pattern.unicodeScalars.count) else {
+            throw ECMARegexTranslator.InvalidPattern(message: "not supported by the regular expression engine (\(reason))")
+        }
+        return .icu(icu)
+        #else
+        throw ECMARegexTranslator.InvalidPattern(
+            message: "not supported on this platform: \(reason); rewrite it without backreferences, lookaround or \\p{…}, and with smaller {n,m} bounds")
+        #endif
     }
 
-    private static func isLiteral(_ pattern: String) -> Bool {
-        pattern.unicodeScalars.allSatisfy { s in
-            !"\\^$.|?*+()[]{}".unicodeScalars.contains(s)
+    /// Whether the pattern matches anywhere in `string` (patterns are not implicitly
+    /// anchored), spending at most `budget`; `.overBudget` when it runs out first.
+    func matches(_ string: String, budget: inout PatternBudget) -> PatternOutcome {
+        if let literal { return literal.matches(string) ? .match : .noMatch }
+        let scalars = Array(string.unicodeScalars)
+        if let simple, let found = simple.matches(scalars) {
+            return found ? .match : .noMatch
+        }
+        switch general {
+        case .program(let program):
+            return program.matches(scalars, budget: &budget.remaining)
+        #if canImport(CPatternICU)
+        case .icu(let icu):
+            return icu.matches(string, budget: &budget)
+        #endif
+        case nil:
+            return .overBudget
         }
     }
 
-    private static func contains(_ string: String, _ needle: [Unicode.Scalar]) -> Bool {
-        guard let first = needle.first else { return true }
-        let haystack = string.unicodeScalars
-        var start = haystack.startIndex
-        while let found = haystack[start...].firstIndex(of: first) {
-            var h = found
-            var matched = true
-            for s in needle {
-                guard h < haystack.endIndex, haystack[h] == s else {
-                    matched = false
-                    break
-                }
-                h = haystack.index(after: h)
-            }
-            if matched { return true }
-            start = haystack.index(after: found)
-        }
+    /// Whether strings that the fast paths leave are matched by the linear program: for tests.
+    var usesLinearProgram: Bool {
+        if case .program = general { return true }
         return false
     }
 }

@@ -1,5 +1,5 @@
-/// A set of Unicode scalars for `SimplePattern`: an ASCII bitmap plus ranges above ASCII,
-/// optionally negated.
+/// A set of Unicode scalars for `SimplePattern` and `PatternProgram`: an ASCII bitmap plus
+/// sorted ranges above ASCII, optionally negated.
 struct ScalarSet: Sendable {
     private var low: UInt64 = 0
     private var high: UInt64 = 0
@@ -19,10 +19,79 @@ struct ScalarSet: Sendable {
             found = low & (1 << UInt64(v)) != 0
         } else if v < 128 {
             found = high & (1 << UInt64(v - 64)) != 0
-        } else {
+        } else if ranges.count <= 4 {
             found = ranges.contains { $0.contains(v) }
+        } else {
+            found = ScalarSet.search(ranges, v)
         }
         return found != negated
+    }
+
+    /// Binary search in sorted, disjoint ranges.
+    private static func search(_ ranges: [ClosedRange<UInt32>], _ v: UInt32) -> Bool {
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < v {
+                low = middle + 1
+            } else if ranges[middle].lowerBound > v {
+                high = middle
+            } else {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The set of the given code point ranges (any order, may overlap). Surrogate code points
+    /// may be included; no Swift string contains one, so they never match.
+    init(ranges: [ClosedRange<UInt32>]) {
+        for range in ScalarSet.normalized(ranges) { insert(range) }
+    }
+
+    /// Sorted, merged ranges.
+    static func normalized(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
+        var merged: [ClosedRange<UInt32>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound &+ 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
+
+    /// Every code point (up to U+10FFFF) that is not in `ranges`.
+    static func complement(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
+        var result: [ClosedRange<UInt32>] = []
+        var next: UInt32 = 0
+        for range in normalized(ranges) {
+            if range.lowerBound > next { result.append(next...(range.lowerBound - 1)) }
+            next = range.upperBound + 1
+        }
+        if next <= 0x10FFFF { result.append(next...0x10FFFF) }
+        return result
+    }
+
+    /// The ranges of a class escape (`d`, `D`, `w`, `W`, `s`, `S`), or `nil` for any other letter.
+    static func classEscapeRanges(_ c: Unicode.Scalar) -> [ClosedRange<UInt32>]? {
+        switch c {
+        case "d": return digitRanges
+        case "D": return complement(digitRanges)
+        case "w": return wordRanges
+        case "W": return complement(wordRanges)
+        case "s": return spaceRanges
+        case "S": return complement(spaceRanges)
+        default: return nil
+        }
+    }
+
+    /// Whether `scalar` is an ECMA-262 word character (`\w`), for `\b` and `\B`.
+    static func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || v == 0x5F || (0x61...0x7A).contains(v)
     }
 
     private mutating func insert(_ range: ClosedRange<UInt32>) {
@@ -31,7 +100,10 @@ struct ScalarSet: Sendable {
             if v < 64 { low |= 1 << UInt64(v) } else { high |= 1 << UInt64(v - 64) }
             v += 1
         }
-        if range.upperBound >= 128 { ranges.append(max(range.lowerBound, 128)...range.upperBound) }
+        guard range.upperBound >= 128 else { return }
+        // `parseClass` sorts and merges once it has them all (for the binary search in
+        // `contains`); every other caller inserts sorted, disjoint ranges.
+        ranges.append(max(range.lowerBound, 128)...range.upperBound)
     }
 
     private mutating func formUnion(_ other: ScalarSet) {
@@ -128,6 +200,8 @@ struct ScalarSet: Sendable {
             set.insert(lower.value...upper.value)
         }
         guard i < scalars.endIndex else { return nil }
+        // Once, not per insert: a class of many ranges out of order stays O(n log n) to build.
+        set.ranges = ScalarSet.normalized(set.ranges)
         return (set, i - scalars.startIndex + 1)
     }
 }

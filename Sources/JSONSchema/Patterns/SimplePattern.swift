@@ -4,7 +4,8 @@
 ///
 /// Such patterns are matched directly on Unicode scalars, an order of magnitude faster than
 /// a general regex engine; anything else (groups, alternation, lookaround, lazy quantifiers,
-/// backreferences, property escapes) is left to `NSRegularExpression`.
+/// backreferences, property escapes) is left to `PatternRegex`'s general matcher, and so is any
+/// input on which backtracking here would take more than `stepLimit` steps.
 struct SimplePattern: Sendable {
     private struct Item: Sendable {
         let set: ScalarSet
@@ -95,28 +96,41 @@ struct SimplePattern: Sendable {
         return (low, high, close - scalars.startIndex + 1)
     }
 
-    /// Whether the pattern matches somewhere in `string`.
-    func matches(_ string: String) -> Bool {
-        let scalars = Array(string.unicodeScalars)
-        if anchoredStart { return matchHere(scalars, 0, 0) }
-        for start in 0...scalars.count where matchHere(scalars, 0, start) {
-            return true
+    /// The most steps a fast path may take on an input of `length` scalars before leaving it
+    /// to the general matcher: linear in the input, so that the fast paths never backtrack
+    /// without bound.
+    static func stepLimit(_ length: Int) -> Int {
+        16 * length + 256
+    }
+
+    /// Whether the pattern matches somewhere in `scalars`; `nil` when that would take more
+    /// than `stepLimit` steps of backtracking (e.g. `a*a*a*a*b` on a long run of `a`).
+    func matches(_ scalars: [Unicode.Scalar]) -> Bool? {
+        var steps = 0
+        let limit = SimplePattern.stepLimit(scalars.count)
+        if anchoredStart { return matchHere(scalars, 0, 0, &steps, limit) }
+        for start in 0...scalars.count {
+            guard let found = matchHere(scalars, 0, start, &steps, limit) else { return nil }
+            if found { return true }
         }
         return false
     }
 
-    private func matchHere(_ s: [Unicode.Scalar], _ itemIndex: Int, _ position: Int) -> Bool {
+    private func matchHere(_ s: [Unicode.Scalar], _ itemIndex: Int, _ position: Int, _ steps: inout Int, _ limit: Int) -> Bool? {
         guard itemIndex < items.count else { return !anchoredEnd || position == s.count }
         let item = items[itemIndex]
         var count = 0
         while count < item.max, position + count < s.count, item.set.contains(s[position + count]) { count += 1 }
+        steps += count + 1
+        guard steps <= limit else { return nil }
         guard count >= item.min else { return false }
         // The last item needs no backtracking: only the end anchor can still fail.
         if itemIndex == items.count - 1 {
             return !anchoredEnd || position + count == s.count
         }
         while count >= item.min {
-            if matchHere(s, itemIndex + 1, position + count) { return true }
+            guard let found = matchHere(s, itemIndex + 1, position + count, &steps, limit) else { return nil }
+            if found { return true }
             count -= 1
         }
         return false

@@ -58,15 +58,28 @@ public final class JSONSchemaValidator: Sendable {
         self.resources = registry.resources
     }
 
+    /// Steps that matching `pattern` and `patternProperties` may cost in one call of
+    /// `validate` or `isValid`, all matches together (a few milliseconds of CPU); see `validate`.
+    public static let patternStepBudget = PatternBudget.perValidation
+
     /// Base URI for schemas given without one; never shown in error locations.
     static let defaultBaseURI = "urn:jsonschema:root"
 
     /// Validates `instance` and returns every error found (empty when valid). Each error says
     /// where in the instance it is, which keyword failed, and what was expected and found.
+    ///
+    /// Matching `pattern` and `patternProperties` costs at most `patternStepBudget` steps in
+    /// all; a match that would cost more fails the validation with an error of
+    /// keyword `pattern` or `patternProperties` that names the pattern and the bound.
     public func validate(_ instance: JSONValue) -> [ValidationError] {
         var evaluator = Evaluator(collecting: true)
         var annotations = Annotations()
         _ = evaluator.evaluate(root, instance, &annotations, false)
+        // A match that ran out of budget fails the validation even where its failure was
+        // inverted (`not`) or outweighed (another `anyOf` branch passed).
+        if let overrun = evaluator.patternOverrun, !evaluator.errors.contains(overrun) {
+            return evaluator.errors + [overrun]
+        }
         return evaluator.errors
     }
 
@@ -75,6 +88,6 @@ public final class JSONSchemaValidator: Sendable {
     public func isValid(_ instance: JSONValue) -> Bool {
         var evaluator = Evaluator(collecting: false)
         var annotations = Annotations()
-        return evaluator.evaluate(root, instance, &annotations, false)
+        return evaluator.evaluate(root, instance, &annotations, false) && evaluator.patternOverrun == nil
     }
 }

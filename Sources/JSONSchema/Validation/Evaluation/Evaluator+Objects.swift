@@ -63,8 +63,20 @@ extension Evaluator {
                     valid = false
                 }
             }
-            for (regex, subschema) in group.patternProperties where regex.matches(entry.key) {
-                matched = true
+            for (regex, subschema) in group.patternProperties {
+                switch match(regex, entry.key) {
+                case .noMatch:
+                    continue
+                case .overBudget:
+                    // Counted as matched: `additionalProperties` would only add a guess.
+                    matched = true
+                    valid = false
+                    reportOverBudget(node, "patternProperties", regex, entry.key, member: entry.key)
+                    if !collecting { return false }
+                    continue
+                case .match:
+                    matched = true
+                }
                 let ok = evaluateChild(subschema, entry.value, .key(entry.key), "patternProperties", .key(regex.source))
                 if !ok {
                     if !collecting { return false }

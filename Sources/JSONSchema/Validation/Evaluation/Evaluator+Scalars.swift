@@ -47,10 +47,19 @@ extension Evaluator {
                     if !collecting { return false }
                 }
             }
-            if let pattern = strings.pattern, !pattern.matches(string) {
-                valid = false
-                report(node, "pattern", "expected a string matching \(pattern.source), found \(ValueDescription.quoted(string))")
-                if !collecting { return false }
+            if let pattern = strings.pattern {
+                switch match(pattern, string) {
+                case .match:
+                    break
+                case .noMatch:
+                    valid = false
+                    report(node, "pattern", "expected a string matching \(pattern.source), found \(ValueDescription.quoted(string))")
+                    if !collecting { return false }
+                case .overBudget:
+                    valid = false
+                    reportOverBudget(node, "pattern", pattern, string)
+                    if !collecting { return false }
+                }
             }
         }
         if let format = node.format, format.assert, !format.check(string) {

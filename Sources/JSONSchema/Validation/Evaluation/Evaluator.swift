@@ -22,6 +22,11 @@ struct Evaluator {
     var scope: [SchemaResource] = []
     private var depth = 0
     private var inPlaceDepth = 0
+    /// What matching `pattern` and `patternProperties` may still cost in this validation.
+    var patternBudget = PatternBudget()
+    /// The first match that ran out of `patternBudget`: it fails the whole validation, even
+    /// where it was probed under `not` or in a branch that another branch made irrelevant.
+    var patternOverrun: ValidationError?
 
     init(collecting: Bool) {
         self.collecting = collecting

@@ -1,0 +1,33 @@
+extension Evaluator {
+    /// Matches `pattern` against `string` within what is left of the validation's pattern
+    /// budget; the first match to run out is remembered in `patternOverrun`.
+    mutating func match(_ pattern: PatternRegex, _ string: String) -> PatternOutcome {
+        let outcome = pattern.matches(string, budget: &patternBudget)
+        if outcome == .overBudget, patternOverrun == nil {
+            // Quiet evaluation keeps no paths: the overrun is located at the root then, and
+            // replaced by the located error when a collecting evaluation reports it.
+            patternOverrun = ValidationError(
+                instanceLocation: "", keywordLocation: "", keyword: "pattern",
+                message: Evaluator.overBudgetMessage(pattern, string))
+        }
+        return outcome
+    }
+
+    /// Reports a match that ran out of budget: the string is neither valid nor invalid, and
+    /// the validation fails with a message that names the pattern and the bound.
+    mutating func reportOverBudget(_ node: SchemaNode, _ keyword: String, _ pattern: PatternRegex, _ string: String, member: String? = nil) {
+        guard collecting else { return }
+        if let member { instancePath.append(.key(member)) }
+        report(node, keyword, Evaluator.overBudgetMessage(pattern, string), keywordSuffix: member == nil ? [] : [.key(pattern.source)])
+        if member != nil { instancePath.removeLast() }
+        if patternOverrun?.instanceLocation == "" && patternOverrun?.keywordLocation == "", let located = errors.last {
+            patternOverrun = located
+        }
+    }
+
+    static func overBudgetMessage(_ pattern: PatternRegex, _ string: String) -> String {
+        "the pattern \(pattern.source) could not be checked against \(ValueDescription.quoted(string)): matching it costs more than "
+            + "the bound of \(PatternBudget.perValidation) steps per validation; simplify the pattern (nested quantifiers such "
+            + "as (a+)+ or (x+x+)+ are the usual cause) or send a shorter value"
+    }
+}
