@@ -130,12 +130,14 @@ extension Supervisor {
 
     /// Runs the tasks triggered by an event whose payload passes their condition, with the
     /// event as input.
-    func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+    /// `cascade`: the depth of a workflow run's event in its chain of triggers (see
+    /// ``WorkflowEngine/deepestCascade``; 0 for any other event).
+    func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0) {
         guard let tasks, !stopping else { return }
         let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
             if trigger.workflows {
-                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value)
+                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade)
                 continue
             }
             // A task's own events do not trigger it again (no endless chain).
@@ -160,7 +162,7 @@ extension Supervisor {
 
     /// An event of the work layer from `source` (`tasks`, `schedules`): shown, stored,
     /// published, delivered to its subscribers and able to trigger tasks.
-    func publishWorkEvent(_ type: String, _ payload: JSONValue, source: String) {
+    func publishWorkEvent(_ type: String, _ payload: JSONValue, source: String, cascade: Int = 0) {
         let body = Array(payload.serialized().utf8)
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
@@ -180,7 +182,7 @@ extension Supervisor {
             if let process = group.pick(bytes: body.count) { deliver(type: type, source: source, payload: payload, to: process) }
         }
         if let triggers = taskTriggers[type] {
-            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0) }
+            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade) }
         }
         if fleetPublished.contains(type) {
             body.withUnsafeBytes { publishToFleet(type: type, source: source, timeNanoseconds: now, payload: $0) }

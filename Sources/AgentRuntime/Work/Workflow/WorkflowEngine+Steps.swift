@@ -97,7 +97,7 @@ extension WorkflowEngine {
         commit(state, [record])
         if case .approval = step.kind, record.status == .waiting {
             publish("workflow.approval_requested", ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
-                                                    "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""])
+                                                    "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""], state.run.cascade)
         }
     }
 
@@ -135,7 +135,7 @@ extension WorkflowEngine {
                 submitTask(step, state)
             }
         case .publish(let type, _):
-            emit(type, record.detail["payload"] ?? .object([:]), state.run.workflow)
+            emit(type, record.detail["payload"] ?? .object([:]), state.run.workflow, state.run.cascade)
             finishStep(state, step.id, .succeeded, output: record.detail["payload"])
         case .waitEvent(let type, let condition, _, _):
             if let event = state.heldEvents.removeValue(forKey: step.id) {
