@@ -44,6 +44,8 @@ final class WorkflowEngine {
         /// Called once everything handed to the store so far is committed (answers that
         /// promise durability: a run started, an approval recorded).
         var afterCommit: [() -> Void] = []
+        /// Steps this advance may still begin (see ``WorkflowEngine/beginsPerTurn``).
+        var beginBudget = 0
 
         init(run: WorkflowRun, definition: WorkflowDefinition) {
             self.run = run
@@ -109,6 +111,10 @@ final class WorkflowEngine {
     /// start (a cycle marked intended, or one through processes the settings cannot see):
     /// beyond, the event starts no run; one log line and a `workflow.cascade_stopped` event.
     static let deepestCascade = 32
+    /// Steps one advance of a run begins at most: a parallel step of 10,000 branches is begun
+    /// in slices, each begun slice's commit landing starts the next advance, so that one turn
+    /// of the loop never does more than this many steps' work (it did all at once, ~20 s).
+    static let beginsPerTurn = 64
     /// Asks the chatbot: (text, adapter, conversation, answer).
     var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
         answer(.failure(WorkflowError(code: "unavailable", message: "this agent has no chatbot")))
@@ -283,6 +289,7 @@ final class WorkflowEngine {
     func advance(_ id: String) {
         guard !stopping, let state = live[id], !state.run.status.isFinished, state.pendingCommits == 0 else { return }
         let steps = Array(state.definition.steps.dropFirst(min(state.run.resumeAt, state.definition.steps.count)))
+        state.beginBudget = Self.beginsPerTurn
         switch evaluate(steps, state) {
         case .done:
             var output = JSONObject()
@@ -308,7 +315,12 @@ final class WorkflowEngine {
     func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
         var last: JSONValue?
         for step in steps {
-            if state.steps[step.id] == nil { begin(step, state) }
+            if state.steps[step.id] == nil {
+                // Past the budget: the next advance (when the steps begun now are committed) goes on.
+                guard state.beginBudget > 0 else { return .pending }
+                state.beginBudget -= 1
+                begin(step, state)
+            }
             guard let record = state.steps[step.id] else { return .failed("step \(step.id) could not start") }
             switch record.status {
             case .succeeded:
