@@ -121,8 +121,8 @@ import Testing
         let file = try Self.settingsFile(#"{"enabled_modules": ["\#(library)"], "processes": {"w": {"type": "watcher"}}}"#)
         let result = try runProgram("validate-settings", ["--settings", file])
         #expect(result.status == 2, "\(result.stdout)")
-        #expect(result.stdout.contains(#"the periodic query "forever" of "watcher" cannot run: its period must be 0 to 86400 seconds, found 1e+300"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"the periodic query "forever" of "watcher" cannot run: its period must be 0 (never) or 0.1 to 86400 seconds, found 1e+300"#), "\(result.stdout)")
         #expect(result.stdout.contains(#"the periodic query "ancient" of "watcher" cannot run: its window must be 0 to 315360000 seconds, found 1e+300"#), "\(result.stdout)")
-        #expect(result.stdout.contains(#"the periodic query "backwards" of "watcher" cannot run: its period must be 0 to 86400 seconds, found -1"#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"the periodic query "backwards" of "watcher" cannot run: its period must be 0 (never) or 0.1 to 86400 seconds, found -1"#), "\(result.stdout)")
     }
 }
