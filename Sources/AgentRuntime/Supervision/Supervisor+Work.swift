@@ -38,7 +38,7 @@ extension Supervisor {
         // the workers' containment.
         coordinator.register(CommandTaskRunner(loop: loop, agentDirectory: agentDirectory, environment: configuration.environment,
                                                containment: containment, logger: logger), for: "command")
-        coordinator.publish = { [unowned self] type, payload in publishTaskEvent(type, payload) }
+        coordinator.publish = { [unowned self] type, payload, cascade in publishTaskEvent(type, payload, cascade: cascade) }
         let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
                                     agentDirectory: agentDirectory, logger: logger)
         coordinator.attemptEnded = { end in
@@ -129,13 +129,14 @@ extension Supervisor {
     }
 
     /// Runs the tasks triggered by an event whose payload passes their condition, with the
-    /// event as input.
-    func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+    /// event as input. `cascade`: the depth of a run's event in its chain of triggers (see
+    /// ``WorkflowEngine/deepestCascade``; 0 for any other event).
+    func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0) {
         guard let tasks, !stopping else { return }
         let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
             if trigger.workflows {
-                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value)
+                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade)
                 continue
             }
             // A task's own events do not trigger it again (no endless chain).
@@ -147,20 +148,33 @@ extension Supervisor {
                 logger.warning("tasks: event \(type) from \(source) is no valid input of task \(trigger.task) (\(problem.pointer): \(problem.message)); no run")
                 continue
             }
-            tasks.submit(task: trigger.task, input: input, priority: .normal, notBefore: nil, requestedBy: .event)
+            guard cascade < WorkflowEngine.deepestCascade else {
+                stopCascade(type: type, source: source, task: trigger.task, cascade: cascade)
+                continue
+            }
+            tasks.submit(tasks.prepare(task: trigger.task, input: input, priority: .normal, requestedBy: .event, cascade: cascade + 1))
         }
     }
 
     /// A task event (`task.queued`, `task.started`, `task.succeeded`…) from source `tasks`:
     /// shown, stored and published like any event, delivered to its subscribers, and able to
     /// trigger other tasks.
-    func publishTaskEvent(_ type: String, _ payload: JSONValue) {
-        publishWorkEvent(type, payload, source: "tasks")
+    func publishTaskEvent(_ type: String, _ payload: JSONValue, cascade: Int = 0) {
+        publishWorkEvent(type, payload, source: "tasks", cascade: cascade)
+    }
+
+    /// A chain of triggers at ``WorkflowEngine/deepestCascade``: the event starts no run of
+    /// `task`; said once, in the log and as a `task.cascade_stopped` event of the same depth.
+    private func stopCascade(type: String, source: String, task: String, cascade: Int) {
+        logger.error("tasks: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(WorkflowEngine.deepestCascade)); task \(task) is not run. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        publishTaskEvent("task.cascade_stopped", ["task": .string(task), "event_type": .string(type), "source": .string(source),
+                                                  "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(WorkflowEngine.deepestCascade))],
+                         cascade: cascade)
     }
 
     /// An event of the work layer from `source` (`tasks`, `schedules`): shown, stored,
     /// published, delivered to its subscribers and able to trigger tasks.
-    func publishWorkEvent(_ type: String, _ payload: JSONValue, source: String) {
+    func publishWorkEvent(_ type: String, _ payload: JSONValue, source: String, cascade: Int = 0) {
         let body = Array(payload.serialized().utf8)
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
@@ -180,7 +194,7 @@ extension Supervisor {
             if let process = group.pick(bytes: body.count) { deliver(type: type, source: source, payload: payload, to: process) }
         }
         if let triggers = taskTriggers[type] {
-            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0) }
+            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade) }
         }
         if fleetPublished.contains(type) {
             body.withUnsafeBytes { publishToFleet(type: type, source: source, timeNanoseconds: now, payload: $0) }

@@ -35,8 +35,10 @@ extension Supervisor {
             }
         }
         let engine = WorkflowEngine(loop: loop, store: workflowStore, tasks: tasks, logger: logger)
-        engine.publish = { [unowned self] type, payload in publishWorkEvent(type, payload, source: "workflows") }
-        engine.emit = { [unowned self] type, payload, workflow in publishWorkEvent(type, payload, source: "workflow:" + workflow) }
+        engine.publish = { [unowned self] type, payload, cascade in publishWorkEvent(type, payload, source: "workflows", cascade: cascade) }
+        engine.emit = { [unowned self] type, payload, workflow, cascade in
+            publishWorkEvent(type, payload, source: "workflow:" + workflow, cascade: cascade)
+        }
         engine.ask = { [unowned self] text, adapter, conversation, answer in
             var request: JSONObject = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
             if let adapter { request["adapter"] = .string(adapter) }

@@ -139,12 +139,12 @@ extension TaskCoordinator {
         // A claimed run's attempt is counted already (by its claim).
         if let previous = run.executor, previous != executor.name, run.attempt > (run.claim == nil ? 0 : 1) {
             payload["from"] = .string(previous)
-            publish("task.reassigned", .object(payload))
+            publish("task.reassigned", .object(payload), run.cascade)
             payload["from"] = nil
         }
         if let user = executor.definition.user { payload["user"] = .string(user) }
         if let role = executor.definition.role { payload["role"] = .string(role) }
-        publish("task.assigned", .object(payload))
+        publish("task.assigned", .object(payload), run.cascade)
         start(run, definition: definition, executor: executor.name, person: executor.definition.isPerson)
     }
 
@@ -203,7 +203,7 @@ extension TaskCoordinator {
         if previous != name {
             var payload: JSONObject = ["run_id": .string(id), "task": .string(run.task), "executor": .string(name), "strategy": "manual"]
             if let previous { payload["from"] = .string(previous) }
-            if previous != nil { publish("task.reassigned", .object(payload)) }
+            if previous != nil { publish("task.reassigned", .object(payload), run.cascade) }
             record(run, event: "task.queued")
         }
         if previous != name, run.status == .queued, !notYetDue(run) { insertQueued(run) }
@@ -236,7 +236,7 @@ extension TaskCoordinator {
             return Self.refusal("not_found", "no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         }
         assignmentStore?.save(key: "drain:" + name, value: draining ? "true" : nil)
-        publish(draining ? "executor.draining" : "executor.resumed", ["executor": .string(name)])
+        publish(draining ? "executor.draining" : "executor.resumed", ["executor": .string(name)], 0)
         if !draining, let member = pool.index(of: name) {
             dispatchPinned(name)
             for task in pool.members[member].slotTasks { dispatch(task) }
@@ -258,7 +258,7 @@ extension TaskCoordinator {
         assignmentStore?.save(key: task.map { "strategy:" + $0 } ?? "strategy", value: strategy.rawValue)
         var payload: JSONObject = ["strategy": .string(strategy.rawValue)]
         if let task { payload["task"] = .string(task) }
-        publish("assignment.strategy", .object(payload))
+        publish("assignment.strategy", .object(payload), 0)
         return ["ok": true, "strategies": strategies]
     }
 

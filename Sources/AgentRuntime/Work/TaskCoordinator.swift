@@ -100,7 +100,7 @@ final class TaskCoordinator {
     var restoredDrains: Set<String> = []
 
     /// Announces a change of a run on the event bus: (event type, payload).
-    var publish: (String, JSONValue) -> Void = { _, _ in }
+    var publish: (String, JSONValue, _ cascade: Int) -> Void = { _, _, _ in }
     /// Called once at the end of every attempt: the hook of the notifications.
     var attemptEnded: (AttemptEnd) -> Void = { _ in }
 
@@ -160,10 +160,12 @@ final class TaskCoordinator {
 
     /// A run with its id, not queued yet: for a caller that commits the request together with
     /// its own state first (a schedule's fire), then hands it to ``submit(_:)``.
-    func prepare(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double? = nil, requestedBy: TaskRun.Origin) -> TaskRun {
+    func prepare(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double? = nil, requestedBy: TaskRun.Origin,
+                 cascade: Int = 0) -> TaskRun {
         sequence += 1
         var run = TaskRun(id: "\(idPrefix)-\(sequence)", task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
         run.sequence = sequence
+        run.cascade = cascade
         return run
     }
 
@@ -681,6 +683,6 @@ final class TaskCoordinator {
         if let code = run.exitCode, run.status != .running { payload["exit_code"] = .number(JSONNumber(Int(code))) }
         if let next = run.nextAttemptAt { payload["next_attempt_at"] = .string(TaskRun.iso(next)) }
         if let executor = run.executor { payload["executor"] = .string(executor) }
-        publish(event, .object(payload))
+        publish(event, .object(payload), run.cascade)
     }
 }

@@ -87,6 +87,10 @@ public struct TaskRun: Sendable, Equatable {
     public var assignmentHold: Double?
     /// In a fleet: the agent that carried out the running or last attempt.
     public var agent: String?
+    /// How many runs (tasks' or workflows'), each started by an event of the one before, led
+    /// to this one (0: not started by a run's event); its events carry it, see
+    /// ``WorkflowEngine/deepestCascade``.
+    public var cascade = 0
     /// Arrival order within the agent's life; ties the queue order (not stored).
     var sequence: Int = 0
     /// The claim under which this agent holds the run, in a fleet's shared queue (not stored
@@ -163,6 +167,7 @@ extension TaskRun {
         if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
         if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
         if let agent { object["agent"] = .string(agent) }
+        if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
         return .object(object)
     }
 
@@ -194,6 +199,7 @@ extension TaskRun {
         assignedAgent = value["assigned_agent"]?.stringValue
         assignmentHold = value["assignment_hold"]?.numberValue?.doubleValue
         agent = value["agent"]?.stringValue
+        cascade = value["cascade"]?.numberValue?.intValue ?? 0
     }
 
     /// Until when the run waits for its ``assignedAgent`` alone (nil: any agent may claim it

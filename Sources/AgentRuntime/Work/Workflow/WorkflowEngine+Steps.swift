@@ -97,7 +97,7 @@ extension WorkflowEngine {
         commit(state, [record])
         if case .approval = step.kind, record.status == .waiting {
             publish("workflow.approval_requested", ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
-                                                    "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""])
+                                                    "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""], state.run.cascade)
         }
     }
 
@@ -112,7 +112,7 @@ extension WorkflowEngine {
 
     /// A task run with the step's idempotency key, its id kept in the record before it is submitted.
     private func prepareTask(_ record: inout WorkflowStepRecord, _ state: LiveRun, name: String, input: JSONValue) {
-        var run = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow)
+        var run = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
         run.idempotencyKey = record.idempotencyKey
         record.taskRun = run.id
         state.prepared[record.stepID] = run
@@ -135,7 +135,7 @@ extension WorkflowEngine {
                 submitTask(step, state)
             }
         case .publish(let type, _):
-            emit(type, record.detail["payload"] ?? .object([:]), state.run.workflow)
+            emit(type, record.detail["payload"] ?? .object([:]), state.run.workflow, state.run.cascade)
             finishStep(state, step.id, .succeeded, output: record.detail["payload"])
         case .waitEvent(let type, let condition, _, _):
             if let event = state.heldEvents.removeValue(forKey: step.id) {
@@ -177,7 +177,7 @@ extension WorkflowEngine {
             if tasks.shared != nil { return tasks.whenFinished(runID, watch) }
         }
         var run = state.prepared[step.id] ?? {
-            var again = tasks.prepare(task: name, input: record.detail["input"] ?? .object([:]), priority: .normal, requestedBy: .workflow)
+            var again = tasks.prepare(task: name, input: record.detail["input"] ?? .object([:]), priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
             again.id = runID
             return again
         }()
@@ -197,7 +197,7 @@ extension WorkflowEngine {
         if run.status == .failed, run.error?.hasPrefix("interrupted:") == true, let input = record.detail["input"] {
             // The agent died while the task ran, more often than the task's own retries allow:
             // the step is in flight, and runs again with the same key (a new task run).
-            var next = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow)
+            var next = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
             next.idempotencyKey = record.idempotencyKey
             record.taskRun = next.id
             state.prepared[step.id] = next
@@ -218,7 +218,7 @@ extension WorkflowEngine {
             record.error = reason
             record.detail["retry_at"] = .number(JSONNumber(Date().timeIntervalSince1970 + TaskCoordinator.retryDelay(retries, retry: retry)))
             if let input = record.detail["input"] {
-                var next = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow)
+                var next = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
                 next.idempotencyKey = record.idempotencyKey
                 record.taskRun = next.id
                 state.prepared[step.id] = next

@@ -44,6 +44,8 @@ final class WorkflowEngine {
         /// Called once everything handed to the store so far is committed (answers that
         /// promise durability: a run started, an approval recorded).
         var afterCommit: [() -> Void] = []
+        /// Steps this advance may still begin (see ``WorkflowEngine/beginsPerTurn``).
+        var beginBudget = 0
 
         init(run: WorkflowRun, definition: WorkflowDefinition) {
             self.run = run
@@ -100,10 +102,19 @@ final class WorkflowEngine {
     /// Event types some step waits for or some workflow is triggered by.
     private(set) var wantedTypes: Set<String> = []
 
-    /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…).
-    var publish: (String, JSONValue) -> Void = { _, _ in }
-    /// Emits a `publish` step's event: (type, payload, workflow name).
-    var emit: (String, JSONValue, String) -> Void = { _, _, _ in }
+    /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…),
+    /// with the run's cascade depth.
+    var publish: (String, JSONValue, Int) -> Void = { _, _, _ in }
+    /// Emits a `publish` step's event: (type, payload, workflow name, the run's cascade depth).
+    var emit: (String, JSONValue, String, Int) -> Void = { _, _, _, _ in }
+    /// How many runs, each started by an event of the one before, a chain of triggers may
+    /// start (a cycle marked intended, or one through processes the settings cannot see):
+    /// beyond, the event starts no run; one log line and a `workflow.cascade_stopped` event.
+    static let deepestCascade = 32
+    /// Steps one advance of a run begins at most: a parallel step of 10,000 branches is begun
+    /// in slices, each begun slice's commit landing starts the next advance, so that one turn
+    /// of the loop never does more than this many steps' work (it did all at once, ~20 s).
+    static let beginsPerTurn = 64
     /// Asks the chatbot: (text, adapter, conversation, answer).
     var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
         answer(.failure(WorkflowError(code: "unavailable", message: "this agent has no chatbot")))
@@ -152,13 +163,15 @@ final class WorkflowEngine {
 
     /// Starts a run of `workflow` (defined; the input already checked).
     @discardableResult
-    func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, committed: (() -> Void)? = nil) -> WorkflowRun {
-        let run = prepare(workflow, input: input, requestedBy: requestedBy)
+    func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, cascade: Int = 0,
+               committed: (() -> Void)? = nil) -> WorkflowRun {
+        var run = prepare(workflow, input: input, requestedBy: requestedBy)
+        run.cascade = cascade
         let state = LiveRun(run: run, definition: workflow)
         live[run.id] = state
         commit(state, [])
         if let committed { state.afterCommit.append(committed) }
-        publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)])
+        publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)], run.cascade)
         return run
     }
 
@@ -184,7 +197,7 @@ final class WorkflowEngine {
             state.runDirty = false
             state.stored = true
             live[run.id] = state
-            publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)])
+            publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)], run.cascade)
             advance(run.id)
         }
     }
@@ -276,6 +289,7 @@ final class WorkflowEngine {
     func advance(_ id: String) {
         guard !stopping, let state = live[id], !state.run.status.isFinished, state.pendingCommits == 0 else { return }
         let steps = Array(state.definition.steps.dropFirst(min(state.run.resumeAt, state.definition.steps.count)))
+        state.beginBudget = Self.beginsPerTurn
         switch evaluate(steps, state) {
         case .done:
             var output = JSONObject()
@@ -301,7 +315,12 @@ final class WorkflowEngine {
     func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
         var last: JSONValue?
         for step in steps {
-            if state.steps[step.id] == nil { begin(step, state) }
+            if state.steps[step.id] == nil {
+                // Past the budget: the next advance (when the steps begun now are committed) goes on.
+                guard state.beginBudget > 0 else { return .pending }
+                state.beginBudget -= 1
+                begin(step, state)
+            }
             guard let record = state.steps[step.id] else { return .failed("step \(step.id) could not start") }
             switch record.status {
             case .succeeded:
@@ -462,7 +481,7 @@ final class WorkflowEngine {
         remember(state.run, state.log)
         var payload: JSONObject = ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "status": .string(status.rawValue)]
         if let error { payload["error"] = .string(error) }
-        publish("workflow." + status.rawValue, .object(payload))
+        publish("workflow." + status.rawValue, .object(payload), state.run.cascade)
         for done in state.waiters { done(state.run, state.log) }
         state.waiters = []
     }
@@ -496,7 +515,9 @@ final class WorkflowEngine {
     /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on (a
     /// step whose start is not committed yet keeps the first such event until its launch),
     /// workflows triggered by it start.
-    func eventArrived(type: String, source: String, time: Double, payload: JSONValue) {
+    /// `cascade`: how many runs, each started by an event of the one before, led to this event
+    /// (0: an event of a process, a person, a schedule).
+    func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
         guard !stopping else { return }
         let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
         for wait in waits[type] ?? [] {
@@ -517,8 +538,20 @@ final class WorkflowEngine {
                 logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")
                 continue
             }
-            start(definition, input: event, requestedBy: "event")
+            guard cascade < Self.deepestCascade else {
+                stopCascade(type: type, source: source, workflow: trigger.workflow, cascade: cascade)
+                continue
+            }
+            start(definition, input: event, requestedBy: "event", cascade: cascade + 1)
         }
+    }
+
+    /// A chain of triggers at ``deepestCascade``: the event starts no run; said once, in the
+    /// log and as an event (of the same depth, so that nothing it triggers goes on either).
+    private func stopCascade(type: String, source: String, workflow: String, cascade: Int) {
+        logger.error("workflows: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        publish("workflow.cascade_stopped", ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
+                                             "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(Self.deepestCascade))], cascade)
     }
 }
 

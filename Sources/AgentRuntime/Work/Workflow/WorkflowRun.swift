@@ -33,6 +33,9 @@ package struct WorkflowRun: Sendable, Equatable {
     var generation = 1
     /// The top-level step the current generation starts at (a goto's target).
     var resumeAt = 0
+    /// How many runs, each started by an event of the one before, led to this one (0: not
+    /// started by a run's event); its events carry it, see ``WorkflowEngine/deepestCascade``.
+    var cascade = 0
     /// The claim this agent holds it under (a fleet's shared store; not stored in the record).
     package var claim: RunClaim?
 
@@ -72,6 +75,7 @@ package struct WorkflowRun: Sendable, Equatable {
         if let error { object["error"] = .string(error) }
         if let output { object["output"] = output }
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
+        if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
         return .object(object)
     }
 
@@ -93,6 +97,7 @@ package struct WorkflowRun: Sendable, Equatable {
         output = value["output"]
         generation = value["generation"]?.numberValue?.intValue ?? 1
         resumeAt = value["resume_at"]?.numberValue?.intValue ?? 0
+        cascade = value["cascade"]?.numberValue?.intValue ?? 0
     }
 }
 
