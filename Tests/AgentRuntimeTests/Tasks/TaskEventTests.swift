@@ -52,3 +52,32 @@ import Testing
         #expect(types.starts(with: ["task.queued", "task.started"]), "\(types)")
     }
 }
+
+/// The README's `on_event` example on the sample module's alert, as written: its `count` is a
+/// number, so `minimum` compares it (it was a string, and the condition passed every alert).
+@Suite(.ownThreads) struct SampleAlertConditionTests {
+    @Test func theReadmesConditionOnTheAlertsCountComparesANumber() throws {
+        let (agent, port) = try TaskFrontTests.agent(tasks: #"""
+            "on_alert": {"type": "command", "command": ["/bin/true"],
+                         "on_event": {"type": "frequency_alert", "where": {"properties": {"count": {"minimum": 100}}}}},
+            "on_any_alert": {"type": "command", "command": ["/bin/true"],
+                             "on_event": {"type": "frequency_alert", "where": {"properties": {"count": {"minimum": 1}}}}}
+            """#, modules: #"["sample"]"#, processes: #"""
+            {"trades": {"type": "trade_feed", "pairs": ["ETH/USD"], "interval": 0.02, "seed": 1},
+             "busy": {"type": "trade_frequency", "window": 30, "threshold": 5}}
+            """#)
+        defer { _ = agent.stop() }
+        let alert = agent.waitForLine { $0.contains(#""type":"frequency_alert""#) }
+        #expect(alert?.contains(#""count":6"#) == true, "the alert's count is a number: \(alert ?? agent.transcript)")
+        var any: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.2)
+            any = try TaskFrontTests.http("GET", "/api/runs?task=on_any_alert", port: port).json["runs"] as? [[String: Any]] ?? []
+        } while any.isEmpty && Date() < deadline
+        #expect(any.count == 1, "the alert (count 6) passes minimum 1: \(any)\n\(agent.transcript)")
+        // Both triggers saw the same one alert; the one asking for 100 was not run.
+        let hundred = try TaskFrontTests.http("GET", "/api/runs?task=on_alert", port: port).json["runs"] as? [[String: Any]] ?? []
+        #expect(hundred.isEmpty, "a count of 6 passed minimum 100: \(hundred)")
+    }
+}

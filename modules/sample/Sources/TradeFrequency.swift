@@ -53,7 +53,7 @@ struct TradeFrequency: Monitor {
             if count > settings.threshold, !alerting.contains(key) {
                 alerting.insert(key)
                 context.alert("\(key): \(count) \(event.type) events in the last \(Self.format(settings.window)) s (threshold \(settings.threshold))")
-                try context.emit("frequency_alert", payload: ["key": key, "count": "\(count)", "window": Self.format(settings.window)])
+                try context.emit("frequency_alert", payload: FrequencyAlert(key: key, count: count, window: settings.window))
             } else if count <= settings.threshold, alerting.contains(key) {
                 alerting.remove(key)
                 context.send("\(key): back to \(count) \(event.type) events in \(Self.format(settings.window)) s")
@@ -64,6 +64,17 @@ struct TradeFrequency: Monitor {
     static func format(_ seconds: Double) -> String {
         seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int(saturating: seconds)) : String(seconds)
     }
+}
+
+/// The payload of `frequency_alert`: numbers as numbers, so that a condition on them
+/// (`{"properties": {"count": {"minimum": 100}}}`) compares numbers.
+struct FrequencyAlert: Encodable {
+    /// The value of the counted field (the pair, by default).
+    var key: String
+    /// Events of that key in the window.
+    var count: Int
+    /// The window, in seconds.
+    var window: Double
 }
 
 /// Per-key timestamps within the last `length` seconds.
