@@ -90,7 +90,7 @@ import Testing
         for attempt in 1...3 {
             let pid = try Self.killWhileRunning(agent, run: id, attempt: attempt, directory: directory)
             // The last life finds the way out.
-            if attempt == 3 { FileManager.default.createFile(atPath: directory + "/finish-now", contents: Data()) }
+            if attempt == 3 { try Data().write(to: URL(fileURLWithPath: directory + "/finish-now")) }
             (agent, _) = try TaskFrontTests.agent(tasks: Self.tasks(), directory: directory)
             #expect(Self.isGone(pid), "the command of the killed life (pid \(pid)) still runs beside the next")
         }
