@@ -138,8 +138,11 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
 
     /// A record as its claims since it was written make it: each claim began an attempt, the
     /// last at `started`, under `holder` (the columns a claim writes instead of the record).
+    /// Every attempt but the last one claimed was interrupted (its holder's lease lapsed before
+    /// it wrote an end), and so was the one the record says is running.
     static func overlay(_ run: inout TaskRun, claims: Int, started: Double?, holder: String?) {
         guard claims > 0 else { return }
+        run.interruptions += claims - 1 + (run.status == .running ? 1 : 0)
         run.attempt += claims
         run.status = .running
         run.startedAt = started ?? run.startedAt

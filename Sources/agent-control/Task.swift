@@ -11,7 +11,8 @@ struct TaskCommand: ParsableCommand {
         Tasks are defined under "tasks" in settings.json: a "command" (any program) or a module's \
         task handler, with a timeout, retries and how many may run at once. A run goes queued → \
         running → succeeded, failed, timed_out or cancelled (retrying in between when its retries \
-        allow). Runs are kept in the store (without it, in memory until the agent stops).
+        allow); a run interrupted by the agent's stop or death runs again, not counted against its \
+        retries, and ends abandoned past the task's max_interruptions. Runs are kept in the store (without it, in memory until the agent stops).
 
         Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
         task or run, an input that fails the task's schema) or the run did not succeed; 3 the agent \
@@ -51,8 +52,8 @@ struct TaskCommand: ParsableCommand {
     /// `task show`: every field, one a line.
     static func details(_ run: JSONValue) -> String {
         var lines: [String] = []
-        for key in ["id", "task", "status", "attempt", "priority", "requested_by", "rerun_of", "queued_at", "not_before", "started_at",
-                    "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "assigned_to", "error"] {
+        for key in ["id", "task", "status", "attempt", "interruptions", "priority", "requested_by", "rerun_of", "queued_at", "not_before",
+                    "started_at", "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "assigned_to", "error"] {
             guard let value = run[key] else { continue }
             lines.append("\(key): \(value.stringValue ?? value.serialized())")
         }
@@ -183,7 +184,7 @@ struct TaskRuns: ParsableCommand {
     @Option(name: .long, help: "Only runs of this task.")
     var task: String?
 
-    @Option(name: .long, help: "Only runs with this status: queued, running, retrying, succeeded, failed, timed_out, cancelled.")
+    @Option(name: .long, help: "Only runs with this status: queued, running, retrying, succeeded, failed, timed_out, cancelled, abandoned.")
     var status: String?
 
     @Option(name: .long, help: "At most this many runs (1 to 10000; default 100).")

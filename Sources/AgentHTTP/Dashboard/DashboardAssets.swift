@@ -31,7 +31,7 @@ enum DashboardAssets {
     .state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; font-size: .85em; font-weight: 600; background: #eaeef2; }
     .state-running, .state-succeeded { background: #dafbe1; color: var(--ok); }
     .state-starting, .state-stopping, .state-backoff, .state-suspended, .state-queued, .state-retrying { background: #fff8c5; color: var(--warn); }
-    .state-failed, .state-exited, .state-timed_out, .state-cancelled { background: #ffebe9; color: var(--bad); }
+    .state-failed, .state-exited, .state-timed_out, .state-cancelled, .state-abandoned { background: #ffebe9; color: var(--bad); }
     form.actions { display: flex; gap: .3rem; flex-wrap: wrap; margin: 0; }
     button { font: inherit; font-size: .9em; padding: .25rem .7rem; border: 1px solid #afb8c1; border-radius: 6px; background: #f6f8fa; cursor: pointer; }
     button:hover { background: #eef1f4; }
@@ -193,7 +193,7 @@ enum DashboardAssets {
           get("/api/runs/" + encodeURIComponent(status.getAttribute("data-run"))).then(function (answer) {
             if (!answer || !answer.run) return;
             status.textContent = answer.run.status; status.className = "state state-" + answer.run.status;
-            if (["succeeded", "failed", "timed_out", "cancelled"].indexOf(answer.run.status) >= 0) { clearInterval(timer); location.reload(); }
+            if (["succeeded", "failed", "timed_out", "cancelled", "abandoned"].indexOf(answer.run.status) >= 0) { clearInterval(timer); location.reload(); }
           });
         }, 1000);
       }

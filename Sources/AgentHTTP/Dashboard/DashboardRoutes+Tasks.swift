@@ -47,14 +47,14 @@ extension DashboardRoutes {
         }
         let row = Self.runRow(run)
         let status = row["status"] as? String ?? ""
-        let finished = ["succeeded", "failed", "timed_out", "cancelled"].contains(status)
+        let finished = TaskRun.Status(rawValue: status)?.isFinished ?? false
         var facts: [[String: Any]] = [
             ["label": "Task", "value": row["task"] ?? ""], ["label": "Attempt", "value": row["attempt"] ?? ""],
             ["label": "Priority", "value": row["priority"] ?? ""], ["label": "Requested by", "value": DashboardFormat.text(run["requested_by"])],
             ["label": "Queued", "value": row["queued"] ?? ""],
         ]
         for (label, key) in [("Not before", "not_before"), ("Next attempt", "next_attempt_at"), ("Started", "started_at"), ("Ended", "ended_at"),
-                             ("Exit status", "exit_code"), ("Signal", "signal"), ("Rerun of", "rerun_of")] {
+                             ("Interruptions", "interruptions"), ("Exit status", "exit_code"), ("Signal", "signal"), ("Rerun of", "rerun_of")] {
             if let value = run[key] { facts.append(["label": label, "value": DashboardFormat.text(value)]) }
         }
         if let took = row["took"] as? String, !took.isEmpty { facts.append(["label": "Took", "value": took]) }

@@ -121,6 +121,8 @@ extension AgentSnapshot {
         var queued = MetricFamily("agent_task_runs_queued", .gauge, "Runs of the task waiting: queued, or retrying until their next attempt.")
         var running = MetricFamily("agent_task_runs_running", .gauge, "Runs of the task being carried out.")
         var ended = MetricFamily("agent_task_attempts_total", .counter, "Attempts of the task's runs that ended, by outcome, over the agent's life.")
+        var abandoned = MetricFamily("agent_task_runs_abandoned_total", .counter,
+                                     "Runs of the task ended abandoned (interrupted more often than its max_interruptions), over the agent's life.")
         for task in tasks {
             let label = [("task", task.task)]
             queued.samples.append((label, Double(task.queued)))
@@ -128,8 +130,9 @@ extension AgentSnapshot {
             for outcome in ["succeeded", "failed", "timed_out", "cancelled", "interrupted"] {
                 ended.samples.append((label + [("outcome", outcome)], Double(task.ended[outcome] ?? 0)))
             }
+            abandoned.samples.append((label, Double(task.abandoned)))
         }
-        families += [queued, running, ended]
+        families += [queued, running, ended, abandoned]
 
         if let notifications {
             // Fixed labels only: two channels, a few results.

@@ -109,6 +109,8 @@ public struct AgentSnapshot: Sendable {
         public var running: Int
         /// Attempts ended, by outcome.
         public var ended: [String: Int]
+        /// Runs ended `abandoned` (interrupted more often than the task allows).
+        public var abandoned: Int = 0
     }
 }
 

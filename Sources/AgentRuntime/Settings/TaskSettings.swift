@@ -19,6 +19,8 @@ enum TaskSettings {
     /// Retries of one run, and runs of one task at once.
     static let mostRetries = 1_000_000
     static let mostConcurrent = 100_000
+    /// Interruptions a run may outlive.
+    static let mostInterruptions = 1_000_000
 
     /// The schema of `"tasks"` (part of ``HostSchema``).
     static let schema: JSONValue = [
@@ -40,7 +42,7 @@ enum TaskSettings {
                 "timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(longestTimeout),
                             "description": "Seconds an attempt may take before its whole process tree is killed (timed_out). Default: no limit."],
                 "retries": [
-                    "description": "More attempts for a run that failed, timed out or was interrupted: the n-th waits initial_delay × multiplier^(n-1) seconds, at most max_delay.",
+                    "description": "More attempts for a run that failed or timed out (an interrupted attempt is not counted here: see max_interruptions): the n-th waits initial_delay × multiplier^(n-1) seconds, at most max_delay.",
                     "type": "object", "additionalProperties": false,
                     "properties": [
                         "max": ["type": "integer", "minimum": 0, "maximum": SettingsBounds.json(mostRetries), "default": 0],
@@ -49,6 +51,9 @@ enum TaskSettings {
                         "max_delay": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 300],
                     ],
                 ],
+                "max_interruptions": ["type": "integer", "minimum": 0, "maximum": SettingsBounds.json(mostInterruptions),
+                                      "default": .number(JSONNumber(TaskDefinition.defaultMaxInterruptions)),
+                                      "description": "How many times a run may be interrupted from outside its work — the agent stopped or was killed, its executor's worker died — and still run again (at once, at the next start); the next interruption ends it \"abandoned\". Interrupted attempts do not count against \"retries\"."],
                 "max_concurrent": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(mostConcurrent), "default": 1,
                                    "description": "Runs of this task at once; more wait in the queue."],
                 "idle_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(longestTimeout), "default": 60,
@@ -89,6 +94,9 @@ enum TaskSettings {
                 task.timeout = min(max(seconds, 0), longestTimeout)
             }
             task.retries = retries(object["retries"])
+            if let count = object["max_interruptions"]?.numberValue {
+                task.maxInterruptions = min(max(count.intValue ?? Int(saturating: count.doubleValue), 0), mostInterruptions)
+            }
             if let count = object["max_concurrent"]?.numberValue {
                 task.maxConcurrent = min(max(count.intValue ?? Int(saturating: count.doubleValue), 1), mostConcurrent)
             }

@@ -157,6 +157,8 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
                 try db.execute(sql: "UPDATE claim_fence SET value = value + 1 WHERE id = 1")
                 let fence = try Int64.fetchOne(db, sql: "SELECT value FROM claim_fence WHERE id = 1") ?? 0
                 var run = candidate
+                // A lapsed run: its holder died (or stopped answering) while the attempt ran.
+                if run.status == .running { run.interruptions += 1 }
                 run.attempt += 1
                 run.status = .running
                 run.startedAt = now

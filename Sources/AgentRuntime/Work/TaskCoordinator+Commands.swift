@@ -56,7 +56,7 @@ extension TaskCoordinator {
         let tasks = definitions.values.sorted { $0.name < $1.name }.map { task -> JSONValue in
             var object: JSONObject = [
                 "name": .string(task.name), "type": .string(task.type), "description": .string(task.description),
-                "max_concurrent": .number(JSONNumber(task.maxConcurrent)),
+                "max_concurrent": .number(JSONNumber(task.maxConcurrent)), "max_interruptions": .number(JSONNumber(task.maxInterruptions)),
                 "retries": ["max": .number(JSONNumber(task.retries.max)), "initial_delay": .number(JSONNumber(task.retries.initialDelay)),
                             "multiplier": .number(JSONNumber(task.retries.multiplier)), "max_delay": .number(JSONNumber(task.retries.maxDelay))],
                 "queued": .number(JSONNumber(counts[task.name]?.queued ?? 0)), "running": .number(JSONNumber(counts[task.name]?.running ?? 0)),

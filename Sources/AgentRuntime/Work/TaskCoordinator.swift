@@ -65,6 +65,8 @@ final class TaskCoordinator {
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     private(set) var endedAttempts: [String: [String: Int]] = [:]
+    /// Runs that ended `abandoned`, by task, over the agent's life: the metrics.
+    var abandonedRuns: [String: Int] = [:]
     /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
@@ -254,8 +256,9 @@ final class TaskCoordinator {
     }
 
     /// Takes the unfinished runs of an earlier life of the agent (from the store, at start):
-    /// queued ones queue again; one that was running when the agent died is interrupted and
-    /// retried if its policy allows (an interrupted attempt gets at least one retry).
+    /// queued ones queue again; one that was running when the agent died is interrupted: it
+    /// runs again at once, whatever its retry policy, unless its interruptions pass the task's
+    /// `max_interruptions` (then it ends `abandoned`).
     func recover(_ previous: [TaskRun]) {
         for var run in previous where runs[run.id] == nil {
             sequence += 1
@@ -284,8 +287,9 @@ final class TaskCoordinator {
     /// The agent stops. Queued runs stay queued. Each running attempt is cancelled with its
     /// task's grace (a command gets SIGTERM, then SIGKILL after `cancel_grace`; a handler is
     /// cancelled) and, once ended, recorded as interrupted: the run waits as `retrying` for
-    /// the next start, which runs it again (at least once, with the next attempt number). No
-    /// notification is sent for it: the operator stopped the agent, the work did not fail.
+    /// the next start, which runs it again (with the next attempt number, not counted against
+    /// its retry policy; see ``recordInterrupted(_:attempt:)``). No notification is sent for
+    /// it: the operator stopped the agent, the work did not fail.
     /// ``hasRunsGoing`` says when every attempt has ended; ``endStop()`` ends what is left
     /// at once (the grace's deadline, or a second signal).
     func shutDown() {
@@ -346,37 +350,13 @@ final class TaskCoordinator {
     /// longer of the runners' defaults).
     static let defaultGrace = 5.0
 
-    /// An attempt the agent's stop ended: the run waits as `retrying` for the next start (it
-    /// is due at once then). Counted, announced, never notified.
-    private func recordInterrupted(_ run: TaskRun, attempt: Active) {
-        var run = run
-        if attempt.startedMonotonic > EventLoop.now() {
-            // Sent ahead and its instant not come: it never started, and waits for it as before.
-            run.attempt -= 1
-            run.status = .queued
-            run.startedAt = nil
-            run.executor = nil
-            runs[run.id] = run
-            record(run, event: "task.queued")
-            return
-        }
-        endedAttempts[attempt.definition.name, default: [:]][TaskRunOutcome.Status.interrupted.rawValue, default: 0] += 1
-        run.status = .retrying
-        run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
-        run.executionTime = EventLoop.now() - attempt.startedMonotonic
-        run.nextAttemptAt = Date().timeIntervalSince1970
-        runs[run.id] = run
-        record(run, event: "task.interrupted")
-        if shared != nil { release(run.id) }
-    }
-
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
     var figures: [AgentSnapshot.TaskFigures] {
         definitions.keys.sorted().map { name in
             let running = runningCount[name] ?? 0
             return AgentSnapshot.TaskFigures(task: name, queued: max((unfinishedCount[name] ?? 0) - running, 0), running: running,
-                                             ended: endedAttempts[name] ?? [:])
+                                             ended: endedAttempts[name] ?? [:], abandoned: abandonedRuns[name] ?? 0)
         }
     }
 
@@ -414,7 +394,7 @@ final class TaskCoordinator {
         }
     }
 
-    private func delay(_ id: String, until time: Double) {
+    func delay(_ id: String, until time: Double) {
         delayed.insert(at: time, id: id)
         armDelayTimer()
     }
@@ -564,6 +544,7 @@ final class TaskCoordinator {
             }
             unfinishedCount[run.task, default: 0] += 1
             unfinishedByRank[run.priority.rank] += 1
+            if abandonsClaimed(run, definition: definition) { continue }
             guard !pool.isEmpty, pool.isTaken(run.task) else {
                 start(run, definition: definition)
                 continue
@@ -589,8 +570,8 @@ final class TaskCoordinator {
 
     /// The one place an attempt ends: the run finishes or waits for its retry, and
     /// ``attemptEnded`` is told.
-    private func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
-        endedAttempts[definition.name, default: [:]][outcome.status.rawValue, default: 0] += 1
+    func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
+        countAttempt(definition.name, outcome.status)
         var run = run
         run.output = outcome.output
         run.error = outcome.error
@@ -598,25 +579,15 @@ final class TaskCoordinator {
         run.signal = outcome.signal
         run.stderrTail = outcome.stderrTail
         run.executionTime = executionTime
+        // Not the work's fault, nor an attempt of its retry policy: bounded by max_interruptions.
+        if outcome.status == .interrupted { return interrupted(run, definition: definition, outcome: outcome) }
         let retries = definition.retries
-        // An interrupted attempt was not the work's fault: it gets a retry even without a policy.
-        let allowed = outcome.status == .interrupted ? max(retries.max, 1) : retries.max
-        // At a stop too: the run waits as `retrying` in the store, and the next start takes it.
-        let retry = [.failed, .timedOut, .interrupted].contains(outcome.status) && run.attempt <= allowed
-        if retry {
-            let wait = Self.retryDelay(retries, retry: run.attempt)
-            run.status = .retrying
-            run.nextAttemptAt = Date().timeIntervalSince1970 + wait
-            runs[run.id] = run
-            record(run, event: "task.retrying")
-            attemptEnded(AttemptEnd(task: definition, run: run, outcome: outcome, retryFollows: true))
-            if shared != nil {
-                // The retry waits in the fleet's queue, for whichever agent has room when it is due.
-                release(run.id)
-                return
-            }
-            delay(run.id, until: run.nextAttemptAt!)
-            return
+        // The attempts the work itself ended (those interrupted are not the policy's).
+        let completed = run.attempt - run.interruptions
+        if [.failed, .timedOut].contains(outcome.status), completed <= retries.max {
+            // At a stop too: the run waits as `retrying` in the store, and the next start takes it.
+            let due = Date().timeIntervalSince1970 + Self.retryDelay(retries, retry: completed)
+            return awaitRetry(run, due: due, definition: definition, outcome: outcome)
         }
         let status: TaskRun.Status = switch outcome.status {
         case .succeeded: .succeeded
@@ -626,6 +597,27 @@ final class TaskCoordinator {
         }
         let finished = finish(run.id, run, status: status, error: outcome.error)
         attemptEnded(AttemptEnd(task: definition, run: finished, outcome: outcome, retryFollows: false))
+    }
+
+    /// One more attempt ended `status`, for the metrics.
+    func countAttempt(_ task: String, _ status: TaskRunOutcome.Status) {
+        endedAttempts[task, default: [:]][status.rawValue, default: 0] += 1
+    }
+
+    /// The run waits as `retrying` for its next attempt, due at `due` (in this agent, or in
+    /// the fleet's queue for whichever agent has room then).
+    func awaitRetry(_ run: TaskRun, due: Double, definition: TaskDefinition, outcome: TaskRunOutcome) {
+        var run = run
+        run.status = .retrying
+        run.nextAttemptAt = due
+        runs[run.id] = run
+        record(run, event: "task.retrying")
+        attemptEnded(AttemptEnd(task: definition, run: run, outcome: outcome, retryFollows: true))
+        if shared != nil {
+            release(run.id)
+            return
+        }
+        delay(run.id, until: due)
     }
 
     /// `initial_delay × multiplier^(n-1)`, at most `max_delay`, for the n-th retry.

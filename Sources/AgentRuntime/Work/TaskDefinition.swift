@@ -16,6 +16,10 @@ public struct TaskDefinition: Equatable, Sendable {
     /// Seconds an attempt may take before it is killed and counted `timed_out` (nil: no limit).
     public var timeout: Double?
     public var retries: RetryPolicy
+    /// `"max_interruptions"`: how many times a run may be interrupted from outside the work
+    /// (the agent stopped or died, its executor's worker died) and still run again; the next
+    /// interruption ends it `abandoned`. Not counted against ``retries``.
+    public var maxInterruptions = TaskDefinition.defaultMaxInterruptions
     /// How many runs of this task may run at once.
     public var maxConcurrent: Int
     /// The built-in `command` type: what to run.
@@ -41,6 +45,9 @@ public struct TaskDefinition: Equatable, Sendable {
     /// The schema of the output a person gives (`task complete`): `"output"`, or a module task
     /// type's declared one (nil: any JSON).
     public var outputSchema: JSONValue?
+
+    /// `"max_interruptions"` when the settings do not say.
+    public static let defaultMaxInterruptions = 10
 
     public init(name: String, type: String, description: String = "", timeout: Double? = nil,
                 retries: RetryPolicy = RetryPolicy(), maxConcurrent: Int = 1, command: CommandSpec? = nil,

@@ -4,19 +4,25 @@ import JSONSchema
 /// One run of a task: what was asked, and how far it got. Kept by the ``TaskCoordinator``
 /// while it is unfinished, recorded in a ``RunStore`` at every change.
 ///
-/// A run goes `queued → running → succeeded | failed | timed_out | cancelled`; a failed,
-/// timed-out or interrupted attempt with retries left goes `retrying` (with the time of the
-/// next attempt) and then `running` again, with `attempt` one higher.
+/// A run goes `queued → running → succeeded | failed | timed_out | cancelled`; a failed or
+/// timed-out attempt with retries left goes `retrying` (with the time of the next attempt) and
+/// then `running` again, with `attempt` one higher. An attempt interrupted from outside the
+/// work (the agent stopped or died, its executor's worker died) is counted in
+/// `interruptions`, not against the retry policy: the run goes `retrying`, due at once, until
+/// one attempt completes — or ends `abandoned` once its interruptions pass the task's
+/// `max_interruptions`.
 public struct TaskRun: Sendable, Equatable {
     public enum Status: String, Sendable, CaseIterable {
         case queued, running, retrying, succeeded, failed
         case timedOut = "timed_out"
         case cancelled
+        /// Interrupted more often than its task's `max_interruptions` allows.
+        case abandoned
 
         /// Nothing more happens to the run.
         public var isFinished: Bool {
             switch self {
-            case .succeeded, .failed, .timedOut, .cancelled: true
+            case .succeeded, .failed, .timedOut, .cancelled, .abandoned: true
             case .queued, .running, .retrying: false
             }
         }
@@ -56,8 +62,13 @@ public struct TaskRun: Sendable, Equatable {
     /// Not started before this time (seconds since the epoch; nil: as soon as possible).
     public var notBefore: Double?
     public var status: Status
-    /// The attempt running or last run (0 before the first starts).
+    /// The attempt running or last run (0 before the first starts): every attempt begun,
+    /// those interrupted included.
     public var attempt: Int
+    /// Attempts interrupted from outside the work (the agent stopped or died, its executor's
+    /// worker died). They do not count against the retry policy, which compares
+    /// `attempt - interruptions`: the attempts the work itself ended.
+    public var interruptions = 0
     /// When the next attempt is due (`retrying`).
     public var nextAttemptAt: Double?
     public var output: JSONValue?
@@ -121,6 +132,7 @@ extension TaskRun {
             "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
             "requested_by": .string(requestedBy.rawValue), "queued_at": .string(Self.iso(queuedAt)),
         ]
+        if interruptions > 0 { object["interruptions"] = .number(JSONNumber(interruptions)) }
         if let notBefore { object["not_before"] = .string(Self.iso(notBefore)) }
         if let nextAttemptAt { object["next_attempt_at"] = .string(Self.iso(nextAttemptAt)) }
         if let output { object["output"] = output }
@@ -149,6 +161,7 @@ extension TaskRun {
             "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
             "requested_by": .string(requestedBy.rawValue), "queued_at": .number(JSONNumber(queuedAt)),
         ]
+        if interruptions > 0 { object["interruptions"] = .number(JSONNumber(interruptions)) }
         if let notBefore { object["not_before"] = .number(JSONNumber(notBefore)) }
         if let nextAttemptAt { object["next_attempt_at"] = .number(JSONNumber(nextAttemptAt)) }
         if let output { object["output"] = output }
@@ -182,6 +195,8 @@ extension TaskRun {
                   notBefore: value["not_before"]?.numberValue?.doubleValue, requestedBy: origin, queuedAt: queuedAt)
         self.status = status
         attempt = value["attempt"]?.numberValue?.intValue ?? 0
+        // A record written before interruptions were counted has none.
+        interruptions = max(value["interruptions"]?.numberValue?.intValue ?? 0, 0)
         nextAttemptAt = value["next_attempt_at"]?.numberValue?.doubleValue
         output = value["output"]
         error = value["error"]?.stringValue

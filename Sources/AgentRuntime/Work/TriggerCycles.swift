@@ -13,7 +13,7 @@ import JSONSchema
 enum TriggerCycles {
     /// What a task publishes for each of its runs (`task.` + the run's status and its steps).
     static let taskEvents = ["task.queued", "task.started", "task.retrying", "task.interrupted", "task.succeeded", "task.failed",
-                             "task.timed_out", "task.cancelled", "task.assigned", "task.reassigned"]
+                             "task.timed_out", "task.cancelled", "task.abandoned", "task.assigned", "task.reassigned"]
     /// What a workflow publishes for each of its runs.
     static let workflowEvents = ["workflow.started", "workflow.succeeded", "workflow.failed", "workflow.cancelled"]
 

@@ -105,6 +105,7 @@ import Testing
         lost.executorLost = true
         runner.finish(run.id, lost)
         #expect(tasks.knownRun(run.id)?.status == .retrying, "retried though its task allows no retries: not the work's fault")
+        #expect(tasks.knownRun(run.id)?.interruptions == 1, "counted as an interruption, not against the policy")
         spin { runner.started.count == 2 }
         let second = runner.started[1]
         #expect(second.runID == first.runID && second.attempt == 2)

@@ -14,7 +14,8 @@ import Testing
 
     /// An agent of the fleet `database`, whose task `work` appends "RUN_ID ATTEMPT AGENT" to `log`.
     static func agent(_ id: String, database: String, log: String, sleep: Double = 0.2, lease: Double = 5,
-                      server: PostgresTestServer? = nil, modules: String = "[]", processes: String = "{}") throws -> (AgentRun, Int) {
+                      server: PostgresTestServer? = nil, modules: String = "[]", processes: String = "{}",
+                      maxInterruptions: Int = TaskDefinition.defaultMaxInterruptions) throws -> (AgentRun, Int) {
         let server = try server ?? PostgresTestServer.require()
         let settings = #"""
             {"enabled_modules": \#(modules), "processes": \#(processes),
@@ -22,7 +23,7 @@ import Testing
              "fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "\#(id)",
                        "lease": \#(lease), "heartbeat": 2, "poll": 0.5},
              "tasks": {"work": {"type": "command", "shell": true, "max_concurrent": 2,
-                                "retries": {"max": 0},
+                                "retries": {"max": 0}, "max_interruptions": \#(maxInterruptions),
                                 "command": "echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT start\" >> \#(log); sleep \#(sleep); echo \"$AGENT_TASK_RUN_ID $AGENT_TASK_ATTEMPT $FLEET_AGENT end\" >> \#(log)"}}}
             """#
         let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"],
@@ -146,6 +147,36 @@ import Testing
         let stored = try #require(try await Self.storedRuns(database: database).first { $0.id == id })
         #expect(stored.status == .succeeded)
         #expect(stored.attempt == 2)
+        #expect(stored.interruptions == 1, "B's attempt was interrupted: not an attempt of the retry policy")
+    }
+
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func aKilledAgentsRunPastMaxInterruptionsIsAbandonedByTheAgentThatClaimsIt() async throws {
+        let database = try PostgresTestServer.require().makeDatabase()
+        let folder = TestPaths.temporaryDirectory("fleet-abandon")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = folder + "/runs.log"
+        let (b, portB) = try Self.agent("host-b", database: database, log: log, sleep: 120, lease: 2, maxInterruptions: 0)
+        let id = try Self.submit(port: portB)
+        #expect(await Self.wait(timeout: 60) { Self.entries(log).contains { $0.run == id && $0.agent == "host-b" } }, "\(b.transcript)")
+        kill(b.process.processIdentifier, SIGKILL)
+        _ = b.waitForExit(timeout: 10)
+        let (a, _) = try Self.agent("host-a", database: database, log: log, sleep: 0.2, lease: 2, maxInterruptions: 0)
+        defer { _ = a.stop() }
+        // Once B's lease lapses, A claims the run and finds it interrupted more than its task allows.
+        let deadline = Date().addingTimeInterval(90)
+        var found: TaskRun?
+        repeat {
+            try await Task.sleep(for: .seconds(0.5))
+            found = try await Self.storedRuns(database: database).first { $0.id == id }
+        } while found?.status.isFinished != true && Date() < deadline
+        let stored = try #require(found)
+        #expect(stored.status.isFinished, "\(stored.status)\n\(a.transcript)")
+        #expect(stored.status == .abandoned, "\(stored.status): \(stored.error ?? "")")
+        #expect(stored.interruptions == 1)
+        #expect(stored.attempt == 1, "the claim that abandoned it began no attempt")
+        #expect(stored.error?.contains("max_interruptions (0)") == true, "\(stored.error ?? "")")
+        #expect(!Self.entries(log).contains { $0.run == id && $0.agent == "host-a" }, "A did not run it")
     }
 
     @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))

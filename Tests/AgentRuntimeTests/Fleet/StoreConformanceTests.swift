@@ -111,6 +111,28 @@ struct StoresUnderTest: Sendable {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func interruptionsAreKeptAndAnAbandonedRunIsFinished(_ kind: StoreKind) async throws {
+        let stores = try await StoresUnderTest.open(kind)
+        var waiting = Self.run("waiting", status: .retrying)
+        waiting.attempt = 3
+        waiting.interruptions = 2
+        var abandoned = Self.run("abandoned", status: .abandoned)
+        abandoned.attempt = 4
+        abandoned.interruptions = 4
+        abandoned.error = "abandoned: interrupted 4 times"
+        stores.runs.record(waiting)
+        stores.runs.record(abandoned)
+        await stores.runs.flush()
+        #expect(try await stores.runs.run(id: "waiting")?.interruptions == 2)
+        let ended = try #require(try await stores.runs.run(id: "abandoned"))
+        #expect(ended.status == .abandoned)
+        #expect(ended.interruptions == 4)
+        #expect(try await stores.runs.loadUnfinished().map(\.id) == ["waiting"])
+        #expect(try await stores.runs.list(RunFilter(status: .abandoned)).map(\.id) == ["abandoned"])
+        await stores.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func unfinishedRunsComeBackOldestFirst(_ kind: StoreKind) async throws {
         let stores = try await StoresUnderTest.open(kind)
         for (index, status) in [TaskRun.Status.queued, .succeeded, .running, .retrying, .cancelled, .queued].enumerated() {
@@ -240,6 +262,7 @@ struct StoresUnderTest: Sendable {
                                   "a run whose lease lapsed is claimable again")
         #expect(second.id == "job", "the same run, so the same idempotency key")
         #expect(second.attempt == 2)
+        #expect(second.interruptions == 1, "the dead holder's attempt was interrupted")
         #expect(try #require(second.claim).fence > (try #require(first.claim).fence))
         // The presumed-dead holder wakes up with a result: refused, by its token.
         var late = first
@@ -256,6 +279,7 @@ struct StoresUnderTest: Sendable {
         #expect(rescued.status == .running)
         #expect(rescued.attempt == 2, "each claim is an attempt, though neither wrote the record")
         #expect(rescued.agent == "rescuer")
+        #expect(rescued.interruptions == 1)
         var done = second
         done.status = .succeeded
         done.output = ["by": "rescuer"]
@@ -265,6 +289,7 @@ struct StoresUnderTest: Sendable {
         #expect(stored.status == .succeeded)
         #expect(stored.output == ["by": "rescuer"])
         #expect(stored.attempt == 2)
+        #expect(stored.interruptions == 1)
         await stores.close()
     }
 

@@ -217,11 +217,11 @@ final class SlowRunner: TaskRunner {
         let queued = TaskRun(id: "old-3", task: "t", requestedBy: .http)
         let gone = TaskRun(id: "old-4", task: "removed", requestedBy: .http)
         tasks.recover([running, twice, queued, gone])
-        spin { runner.started.count == 2 }
-        #expect(runner.started.map(\.runID).sorted() == ["old-1", "old-3"])
-        #expect(runner.started.first { $0.runID == "old-1" }?.attempt == 2, "an interrupted attempt gets one retry even without a retry policy")
-        #expect(tasks.knownRun("old-2")?.status == .failed, "but not a second one")
-        #expect(tasks.knownRun("old-2")?.error?.contains("interrupted") == true)
+        spin { runner.started.count == 3 }
+        #expect(runner.started.map(\.runID).sorted() == ["old-1", "old-2", "old-3"])
+        #expect(runner.started.first { $0.runID == "old-1" }?.attempt == 2, "an interrupted attempt runs again even without a retry policy")
+        #expect(runner.started.first { $0.runID == "old-2" }?.attempt == 3, "and again: interruptions are not the policy's attempts")
+        #expect(tasks.knownRun("old-2")?.interruptions == 1)
         #expect(tasks.knownRun("old-4")?.status == .failed)
     }
 
@@ -260,6 +260,7 @@ final class SlowRunner: TaskRunner {
         #expect(stopped?.status == .retrying)
         #expect(stopped?.attempt == 1)
         #expect(stopped?.error?.contains("interrupted: the agent stopped while attempt 1 ran") == true)
+        #expect(stopped?.interruptions == 1)
         #expect(tasks.knownRun(queued.id)?.status == .queued)
         #expect(ended.isEmpty, "no notification for a run the stop interrupted")
         #expect(tasks.figures.first?.ended["interrupted"] == 1)
