@@ -120,6 +120,14 @@ struct PatternBoundTests {
         #expect(errors.first?.message.contains("^(?=(a+)+$) could not be checked") == true)
         #expect(lookahead.isValid(.string("aaa")))
     }
+
+    /// What neither matcher takes is a compile error that says what to change.
+    @Test func unboundedLookbehindIsACompileErrorWithAHint() {
+        let error = #expect(throws: JSONSchemaCompileError.self) { try JSONSchemaValidator(schema: ["pattern": "(?<=a+)b"]) }
+        #expect(error?.schemaLocation == "/pattern")
+        #expect(error?.message.contains("it uses a lookahead or lookbehind") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("bound the length of a lookbehind") == true, "\(String(describing: error))")
+    }
     #endif
 
     /// A class listing many scalars out of order (sorted once, not per insert) still answers

@@ -45,21 +45,23 @@ struct PatternRegex: Sendable {
 
     private static func compileGeneral(_ pattern: String, _ translated: String) throws(ECMARegexTranslator.InvalidPattern) -> General {
         let reason: String
+        let hint: String
         do {
             return .program(try PatternProgram(try PatternParser.parse(pattern)))
         } catch let error as PatternParser.NotRegular {
             reason = "it uses \(error.feature)"
+            hint = "rewrite it without \(error.feature), or bound the length of a lookbehind"
         } catch {
             reason = "its automaton would exceed \(PatternProgram.maxInstructions) instructions"
+            hint = "use smaller {n,m} bounds"
         }
         #if canImport(CPatternICU)
         guard let icu = ICUPattern(icuPattern: translated, patternLength: pattern.unicodeScalars.count) else {
-            throw ECMARegexTranslator.InvalidPattern(message: "not supported by the regular expression engine (\(reason))")
+            throw ECMARegexTranslator.InvalidPattern(message: "not supported: \(reason), and ICU, which matches such patterns, refuses it; \(hint)")
         }
         return .icu(icu)
         #else
-        throw ECMARegexTranslator.InvalidPattern(
-            message: "not supported on this platform: \(reason); rewrite it without backreferences, lookaround or \\p{…}, and with smaller {n,m} bounds")
+        throw ECMARegexTranslator.InvalidPattern(message: "not supported on this platform: \(reason); \(hint)")
         #endif
     }
 
