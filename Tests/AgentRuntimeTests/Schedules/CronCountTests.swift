@@ -66,6 +66,20 @@ import Testing
         }
     }
 
+    /// Many wanted (`catch_up: all` with a large `max_catch_up`): the windows tried are counted,
+    /// only the times wanted are computed one by one.
+    @Test func manyNewestTimesCostAboutAsManyComputed() throws {
+        let expression = try CronExpression(parsing: "*/5 * * * * *")
+        let through = 1_800_000_000.5
+        let expected: [Double] = (0..<5_001).reversed().map { 1_800_000_000 - 5 * Double($0) }
+        for zone in ["UTC", "Europe/Berlin"] {
+            let due = ScheduleTiming.cron(expression).fireTimes(after: through - 365 * 86_400, through: through, in: TimeZone(identifier: zone)!, keep: 5_001)
+            #expect(due.count == 365 * 86_400 / 5 && !due.capped, "\(zone): \(due.count)")
+            #expect(due.newest == expected, "\(zone)")
+            #expect(due.computed < 5_001 + 1_500, "\(zone): \(due.computed)")
+        }
+    }
+
     /// Fixed minute and hour fields that match every second are walked around each change of
     /// the offset, at most ``ScheduleTiming/walkLimit`` times: the count then says "at least".
     @Test func aWalkThatRunsOutSaysTheCountIsALowerBound() throws {

@@ -37,7 +37,7 @@ import Testing
         /// Schedule "s" of task "job", whose saved state says it last dealt with a fire time
         /// `offline` seconds ago; the agent starts now.
         init(_ timing: ScheduleTiming, zone: String = "UTC", catchUp: ScheduleDefinition.CatchUp, maxCatchUp: Int = 10,
-             offline: Double = ScheduleCatchUpTests.year) {
+             offline: Double = ScheduleCatchUpTests.year, window: Double? = nil) {
             let logger = Logger(label: "test")
             let tasks = TaskCoordinator(loop: loop, store: nil, logger: logger)
             tasks.apply([TaskDefinition(name: "job", type: "command", maxConcurrent: 100)])
@@ -47,6 +47,7 @@ import Testing
             var definition = ScheduleDefinition(name: "s", timing: timing, timeZone: TimeZone(identifier: zone)!, task: "job")
             definition.catchUp = catchUp
             definition.maxCatchUp = maxCatchUp
+            definition.catchUpWindow = window
             scheduler.start([definition], saved: ["s": ScheduleState(name: "s", through: clock.now - offline)])
         }
 
@@ -117,5 +118,50 @@ import Testing
         let fired = setup.lines(.fired)
         #expect(fired.count == 1 && fired.first?.count == Int(Self.year), "\(fired)")
         #expect(setup.driveTimer() == 0)
+    }
+
+    @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
+    func catchUpNoneAfterAYearRecordsOneMissedLine(_ timing: ScheduleTiming) throws {
+        let setup = Setup(timing, catchUp: .none)
+        #expect(setup.driveTimer() == 0)
+        #expect(setup.lines(.fired).isEmpty)
+        let missed = setup.lines(.missed)
+        #expect(missed.count == 1 && missed.first?.count == Int(Self.year) && missed.first?.planned == Self.newest, "\(timing): \(missed)")
+        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+    }
+
+    /// A loop that was held up for a year (the machine suspended: no step of the wall clock is
+    /// reported) finds it all due at its next turn: one turn deals with all of it.
+    @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
+    func aTimerLateByAYearCatchesUpInOneTurn(_ timing: ScheduleTiming) throws {
+        let setup = Setup(timing, catchUp: .one, offline: 0.25)
+        setup.clock.now += Self.year
+        #expect(setup.driveTimer() == 1)
+        let fired = setup.lines(.fired)
+        #expect(fired.count == 1 && fired.first?.count == Int(Self.year) && fired.first?.planned == Self.newest + Self.year, "\(timing): \(fired)")
+        #expect(setup.lines(.skipped).isEmpty && setup.entry?.state.through == Self.newest + Self.year)
+        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+    }
+
+    /// `catch_up_window`: the older times are one missed line, the window's one folded run.
+    @Test func aYearBeyondTheCatchUpWindowIsOneMissedLine() throws {
+        let setup = Setup(Self.perSecond, catchUp: .one, window: 3600)
+        #expect(setup.driveTimer() == 0)
+        let missed = setup.lines(.missed)
+        #expect(missed.count == 1 && missed.first?.count == Int(Self.year) - 3600, "\(missed)")
+        let fired = setup.lines(.fired)
+        #expect(fired.count == 1 && fired.first?.count == 3600, "\(fired)")
+        #expect(setup.scheduler.computedFireTimes < 2_000, "\(setup.scheduler.computedFireTimes)")
+    }
+
+    /// Fixed minute and hour fields that match every second, in a zone with daylight saving:
+    /// the times around a change of the offset are computed one by one up to the limit, and
+    /// the history line says how many at least.
+    @Test func aCountThatIsALowerBoundSaysAtLeast() throws {
+        let setup = Setup(.cron(try CronExpression(parsing: "* 0-59 0-23 * * *")), zone: "Europe/Berlin", catchUp: .one)
+        #expect(setup.driveTimer() == 0)
+        let fired = setup.lines(.fired)
+        #expect(fired.count == 1 && fired.first?.reason?.hasPrefix("at least ") == true && fired.first?.planned == Self.newest, "\(fired)")
+        #expect(setup.scheduler.computedFireTimes <= ScheduleTiming.walkLimit + 2_000, "\(setup.scheduler.computedFireTimes)")
     }
 }

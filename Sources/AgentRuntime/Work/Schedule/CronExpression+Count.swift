@@ -129,12 +129,19 @@ extension CronExpression {
 
     /// The newest `want` fire times in (`after`, `through`], oldest first, found from
     /// `through` backwards: the narrowest window (whole seconds) before `through` that holds
-    /// `want` of them, by doubling then halving its width, each try computing at most
-    /// `want` + 1 times. `steps`: the times computed.
+    /// `want` of them, by doubling then halving its width; each try computes at most `want`
+    /// times (a few wanted) or counts them (``countFires(after:through:in:budget:)``), so
+    /// that only the `want` found are computed one by one. `steps`: the times computed.
     func newestFires(after: Double, through: Double, in zone: TimeZone, want: Int, steps: inout Int) -> [Double] {
         guard want > 0, through > after else { return [] }
         let span = through - after
-        func holds(_ width: Double) -> Bool { fires(in: max(after, through - width), through, in: zone, atMost: want, steps: &steps).count >= want }
+        func holds(_ width: Double) -> Bool {
+            let start = max(after, through - width)
+            guard want > ScheduleTiming.computedAtOnce else { return fires(in: start, through, in: zone, atMost: want, steps: &steps).count >= want }
+            var budget = ScheduleTiming.walkLimit
+            defer { steps += ScheduleTiming.walkLimit - budget }
+            return countFires(after: start, through: through, in: zone, budget: &budget).count >= want
+        }
         var width: Double = 1
         while width < span, !holds(width) { width *= 2 }
         var low = width / 2
