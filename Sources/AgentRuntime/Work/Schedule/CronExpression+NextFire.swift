@@ -127,7 +127,7 @@ extension CronExpression {
         return nil
     }
 
-    private func dayMatches(day: Int64, dayOfMonth: Int) -> Bool {
+    func dayMatches(day: Int64, dayOfMonth: Int) -> Bool {
         let weekday = Int(Self.floorModulo(day + 4, 7))  // 1970-01-01 was a Thursday; Sunday is 0
         let byMonth = daysOfMonth & (1 << UInt64(dayOfMonth)) != 0
         let byWeek = daysOfWeek & (1 << UInt64(weekday)) != 0

@@ -32,45 +32,59 @@ public enum ScheduleTiming: Equatable, Sendable {
         }
     }
 
-    /// The fire times in (`after`, `through`]: how many there are, the first, and the newest
-    /// `keep` of them (oldest first). A cron expression is walked at most ``walkLimit`` steps
-    /// (`capped` then: the count is a lower bound).
-    public func fireTimes(after: Double, through: Double, in zone: TimeZone, keep: Int)
-        -> (count: Int, first: Double?, newest: [Double], capped: Bool)
-    {
-        guard through > after else { return (0, nil, [], false) }
+    /// The fire times in (`after`, `through`]: how many there are (`capped`: at least so
+    /// many), the first, and the newest `keep` of them (oldest first).
+    public struct Due: Equatable, Sendable {
+        public var count = 0
+        public var first: Double?
+        public var newest: [Double] = []
+        public var capped = false
+        /// Fire times computed one by one to find these: what the answer cost.
+        public var computed = 0
+
+        public static let empty = Due()
+    }
+
+    /// The fire times in (`after`, `through`], found at a cost that does not grow with their
+    /// count: `every` and `at` by arithmetic; a cron expression counted day by day between
+    /// changes of the zone's offset (``CronExpression/countFires(after:through:in:budget:)``:
+    /// at most ``walkLimit`` times computed one by one around the changes; beyond: `capped`),
+    /// its newest `keep` searched back from `through`.
+    public func fireTimes(after: Double, through: Double, in zone: TimeZone, keep: Int) -> Due {
+        guard through > after else { return .empty }
         switch self {
         case .every(let period):
-            guard let first = nextFire(after: after, in: zone), first <= through else { return (0, nil, [], false) }
+            guard let first = nextFire(after: after, in: zone), first <= through else { return .empty }
             let spans = ((through - first) / period).rounded(.down)
             let count = spans >= Double(Int.max / 2) ? Int.max / 2 : Int(spans) + 1
             let kept = min(max(keep, 0), count)
             let last = first + Double(count - 1) * period
             let newest = (0..<kept).reversed().map { last - Double($0) * period }
-            return (count, first, newest, false)
+            return Due(count: count, first: first, newest: newest)
         case .at(let time):
-            return time > after && time <= through ? (1, time, keep > 0 ? [time] : [], false) : (0, nil, [], false)
-        case .cron:
-            var count = 0
-            var first: Double?
-            var newest: [Double] = []
-            var cursor = after
-            while let time = nextFire(after: cursor, in: zone), time <= through {
-                if first == nil { first = time }
-                count += 1
-                if keep > 0 {
-                    newest.append(time)
-                    if newest.count > keep * 2 { newest.removeFirst(newest.count - keep) }
-                }
-                cursor = time
-                if count >= Self.walkLimit { return (count, first, Array(newest.suffix(keep)), true) }
+            return time > after && time <= through ? Due(count: 1, first: time, newest: keep > 0 ? [time] : []) : .empty
+        case .cron(let expression):
+            var computed = 0
+            if let few = expression.fires(after: after, through: through, in: zone, ifAtMost: Self.computedAtOnce, steps: &computed) {
+                return Due(count: few.count, first: few.first, newest: Array(few.suffix(max(keep, 0))), computed: computed)
             }
-            return (count, first, Array(newest.suffix(keep)), false)
+            var budget = Self.walkLimit
+            let counted = expression.countFires(after: after, through: through, in: zone, budget: &budget)
+            computed += Self.walkLimit - budget + 1
+            guard counted.count > 0, let first = nextFire(after: after, in: zone), first <= through else {
+                return Due(capped: counted.capped, computed: computed)
+            }
+            let newest = expression.newestFires(after: after, through: through, in: zone, want: min(max(keep, 0), counted.count), steps: &computed)
+            return Due(count: counted.count, first: first, newest: newest, capped: counted.capped, computed: computed)
         }
     }
 
-    /// Steps a cron expression is walked over missed times at most.
-    public static let walkLimit = 100_000
+    /// Fire times of a cron expression computed one by one at most when counting those
+    /// missed (around changes of the zone's offset; the count is a lower bound beyond).
+    public static let walkLimit = 10_000
+
+    /// Up to this many fire times (a fire on time, a short delay) are computed one by one.
+    static let computedAtOnce = 64
 
     /// The settings key and value as `schedule list` shows them: ("cron", "0 3 * * *").
     public var shown: (key: String, text: String) {

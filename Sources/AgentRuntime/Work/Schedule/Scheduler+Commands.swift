@@ -77,11 +77,12 @@ extension Scheduler {
         var commit = ScheduleCommit()
         if !paused {
             let definition = entry.definition
-            let skipped = definition.timing.isReboot ? (count: 0, first: nil, newest: [], capped: false)
+            let skipped = definition.timing.isReboot ? ScheduleTiming.Due.empty
                 : definition.timing.fireTimes(after: entry.state.through, through: now, in: definition.timeZone, keep: 1)
+            computedFireTimes += skipped.computed
             if skipped.count > 0 {
                 commit.history.append(ScheduleHistoryEntry(schedule: name, planned: skipped.newest.last, actual: now, outcome: .skipped,
-                                                           reason: "the schedule was paused", count: skipped.count,
+                                                           reason: "the schedule was paused" + Self.inPart(skipped), count: skipped.count,
                                                            firstPlanned: skipped.count > 1 ? skipped.first : nil))
                 entries[name]?.skipped += skipped.count
             }

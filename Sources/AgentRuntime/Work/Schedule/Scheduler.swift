@@ -78,6 +78,9 @@ final class Scheduler {
     /// History lines kept in memory (the newest ``recentLimit``): `schedule history` without a store.
     private(set) var recentHistory: [ScheduleHistoryEntry] = []
     let recentLimit = 1_000
+    /// Fire times computed one by one (cron steps) over the agent's life: what finding the
+    /// due and missed times cost, which does not grow with how many there are.
+    var computedFireTimes = 0
     /// In a fleet: whether this agent may fire (it holds the schedules' leadership), and the
     /// settings' schedules, kept while it does not (``Scheduler+Fleet``).
     var inFleet = false
@@ -263,6 +266,7 @@ final class Scheduler {
         }
         let keep = definition.catchUp == .all ? definition.maxCatchUp + 1 : 2
         let due = definition.timing.fireTimes(after: after, through: now, in: definition.timeZone, keep: keep)
+        computedFireTimes += due.computed
         guard due.count > 0, let newest = due.newest.last else { return }
         let why: String = switch occasion {
         case .start: "the agent was not running"
@@ -278,34 +282,48 @@ final class Scheduler {
             if missed > 0 {
                 let last = onTime ? due.newest.dropLast().last : newest
                 record(name, ScheduleHistoryEntry(schedule: name, planned: last, actual: now, outcome: .missed,
-                                                  reason: "\(why); catch_up none", count: missed, firstPlanned: missed > 1 ? due.first : nil), into: &commit)
+                                                  reason: "\(why); catch_up none\(Self.inPart(due))", count: missed, firstPlanned: missed > 1 ? due.first : nil), into: &commit)
                 entries[name]?.missed += missed
             }
             if onTime { fire(name, planned: newest, count: 1, first: nil, reason: nil, overlap: true, at: now, notBefore: notBefore, into: &commit) }
         case .one:
-            let reason = due.count > 1 ? "\(due.count) fire times folded into one run (\(why); catch_up one)" : (onTime ? nil : "\(why); caught up (catch_up one)")
+            let reason = due.count > 1 ? "\(due.capped ? "at least " : "")\(due.count) fire times folded into one run (\(why); catch_up one)"
+                : (onTime ? nil : "\(why); caught up (catch_up one)")
             fire(name, planned: newest, count: due.count, first: due.count > 1 ? due.first : nil, reason: reason, overlap: true, at: now,
                  notBefore: notBefore, into: &commit)
         case .all:
-            let running = min(due.count, definition.maxCatchUp)
-            if due.count > running {
-                let older = due.newest.count > running ? due.newest[due.newest.count - running - 1] : nil
-                record(name, ScheduleHistoryEntry(schedule: name, planned: older, actual: now, outcome: .missed,
-                                                  reason: "\(why); beyond max_catch_up (\(definition.maxCatchUp))\(due.capped ? "; counted up to \(ScheduleTiming.walkLimit)" : "")",
-                                                  count: due.count - running, firstPlanned: due.first), into: &commit)
-                entries[name]?.missed += due.count - running
-            }
-            let times = due.newest.suffix(running)
-            // The times the agent owes run each; only a single on-time fire meets the overlap rule.
-            let single = times.count == 1 && onTime
-            for time in times {
-                fire(name, planned: time, count: 1, first: nil, reason: single ? nil : "\(why); caught up (catch_up all)", overlap: single, at: now,
-                     notBefore: notBefore, into: &commit)
-            }
+            catchUpAll(name, due: due, why: why, onTime: onTime, now: now, notBefore: notBefore, into: &commit)
         }
         let through = max(entries[name]?.state.through ?? newest, newest)
         entries[name]?.state.through = through
         if let state = entries[name]?.state { commit.states.append(state) }
+    }
+
+    /// `catch_up: all`: the newest `max_catch_up` of the fire times `due` run, one run each;
+    /// the older ones are recorded as missed, in one line.
+    private func catchUpAll(_ name: String, due: ScheduleTiming.Due, why: String, onTime: Bool, now: Double, notBefore: Double?,
+                            into commit: inout ScheduleCommit) {
+        guard let definition = entries[name]?.definition else { return }
+        let running = min(due.count, definition.maxCatchUp, due.newest.count)
+        if due.count > running {
+            let older = due.newest.count > running ? due.newest[due.newest.count - running - 1] : nil
+            record(name, ScheduleHistoryEntry(schedule: name, planned: older, actual: now, outcome: .missed,
+                                              reason: "\(why); beyond max_catch_up (\(definition.maxCatchUp))\(Self.inPart(due))",
+                                              count: due.count - running, firstPlanned: due.first), into: &commit)
+            entries[name]?.missed += due.count - running
+        }
+        let times = due.newest.suffix(running)
+        // The times the agent owes run each; only a single on-time fire meets the overlap rule.
+        let single = times.count == 1 && onTime
+        for time in times {
+            fire(name, planned: time, count: 1, first: nil, reason: single ? nil : "\(why); caught up (catch_up all)", overlap: single, at: now,
+                 notBefore: notBefore, into: &commit)
+        }
+    }
+
+    /// For a count that is a lower bound (``ScheduleTiming/Due/capped``): says so.
+    static func inPart(_ due: ScheduleTiming.Due) -> String {
+        due.capped ? "; at least \(due.count) fire times (not all counted)" : ""
     }
 
     /// Records every fire time of `name` in (through, `until`] as missed, and moves past them.
@@ -313,8 +331,9 @@ final class Scheduler {
         guard let entry = entries[name], until > entry.state.through else { return }
         let definition = entry.definition
         let old = definition.timing.fireTimes(after: entry.state.through, through: until, in: definition.timeZone, keep: 1)
+        computedFireTimes += old.computed
         if old.count > 0 {
-            record(name, ScheduleHistoryEntry(schedule: name, planned: old.newest.last, actual: clock(), outcome: .missed, reason: reason,
+            record(name, ScheduleHistoryEntry(schedule: name, planned: old.newest.last, actual: clock(), outcome: .missed, reason: reason + Self.inPart(old),
                                               count: old.count, firstPlanned: old.count > 1 ? old.first : nil), into: &commit)
             entries[name]?.missed += old.count
         }
