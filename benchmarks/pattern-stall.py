@@ -45,9 +45,11 @@ def main():
     path = folder + "/.agent/run/control.sock"
     try:
         for _ in range(200):
-            if os.path.exists(path):
+            if os.path.exists(path) or console.poll() is not None:
                 break
             time.sleep(0.05)
+        if not os.path.exists(path):
+            raise SystemExit("agent-control console did not start; try it in %s (e.g. set AGENT_WORKER_PATH)" % folder)
         time.sleep(0.5)
         quiet, busy, stop = [], [], threading.Event()
         round_trips(path, quiet, count=300)
