@@ -100,6 +100,36 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: geteuid() == 0, "chown needs root"))
+    func stopSignalsNoProcessFromAPidfileOfAnotherUser() throws {
+        let directory = TestPaths.temporaryDirectory("run-folder-pidfile")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = directory + "/run"
+        #expect(mkdir(run, 0o700) == 0 && chmod(run, 0o777) == 0)
+        let victim = try Victim()
+        // Another user's pidfile, locked (as a live agent's is) and naming the victim.
+        let pidfile = run + "/agent.pid"
+        try write("\(victim.pid)\n", to: pidfile, mode: 0o644, owner: 65534)
+        // Spawned with a fresh signal mask and in a group of its own (flock and its sleep).
+        let spawned = ProcessSpawner.spawn(path: "/usr/bin/flock", arguments: ["flock", pidfile, "/bin/sleep", "1000"], environment: [:],
+                                           stdout: -1, stderr: -1, channel: -1, newGroup: true)
+        guard case .success(let holder) = spawned else { throw ControlError("cannot start flock: \(spawned)") }
+        defer {
+            kill(-holder, SIGKILL)
+            var status: Int32 = 0
+            waitpid(holder, &status, 0)
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while Pidfile.holder(of: pidfile) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(Pidfile.holder(of: pidfile) == victim.pid)
+        try Self.settings.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let stopped = try runProgram("agent-control", ["stop", "--settings", directory + "/settings.json", "--run-dir", run, "--timeout", "1"], timeout: 180)
+        let text = stopped.stdout + stopped.stderr
+        #expect(stopped.status != 0, "\(text)")
+        #expect(text.contains("its pidfile cannot be trusted: \(pidfile) belongs to uid 65534"), "\(text)")
+        #expect(ProcFacts.isAlive(victim.pid), "stop signalled pid \(victim.pid) from another user's pidfile")
+    }
+
     @Test func aRecordKillsOnlyWhatIsProvablyThePreviousRunsAndSaysWhyNot() throws {
         let directory = TestPaths.temporaryDirectory("run-folder-doubt")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -111,7 +111,11 @@ public struct AgentDaemon {
             let answer = try ControlClient.send(["command": "stop"], paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
         } catch {
-            // The socket is gone but the process lives: fall back to SIGTERM.
+            // The socket is gone but the process lives: fall back to SIGTERM, only for a pid
+            // this user wrote (another user's pidfile could name any process).
+            if let doubt = Pidfile.doubt(paths.pidfile) {
+                return Self.fail("the agent does not answer on \(paths.socketPath) (\(error)), and its pidfile cannot be trusted: \(doubt); nothing was signalled. Check the process holding it (fuser \(paths.pidfile)) and stop it yourself")
+            }
             kill(pid, SIGTERM)
         }
         let deadline = EventLoop.now() + timeout
