@@ -56,17 +56,19 @@ import collections, glob, os, re, sys
 logs, runs = sys.argv[1], int(sys.argv[2])
 failed_in = collections.defaultdict(set)
 details = collections.defaultdict(list)
-pattern = re.compile(r"✘ (?:Test|Suite) (.+?) (?:recorded an issue(?: with \d+ arguments?.*?)?(?: at (\S+))?: (.*)|failed)")
+pattern = re.compile(r"✘ Test (.+?) (?:recorded an issue(?: with \d+ arguments?.*?)?(?: at (\S+))?: (.*)|(?:with \d+ test cases? )?failed)")
 xctest = re.compile(r"Test Case '(.+?)' failed")
 for path in sorted(glob.glob(os.path.join(logs, "run-*.log"))):
     run = os.path.basename(path)
     for line in open(path, errors="replace"):
         m = pattern.search(line)
-        if m:
+        if m and not m.group(1).startswith("run with"):
             name = m.group(1)
             failed_in[name].add(run)
             if m.group(3) and len(details[name]) < 3:
                 details[name].append(f"{run}: {m.group(2) or ''} {m.group(3)}".strip())
+            continue
+        if m:
             continue
         m = xctest.search(line)
         if m:
