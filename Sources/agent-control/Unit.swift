@@ -15,7 +15,9 @@ struct Unit: ParsableCommand {
         agent stops its own workers), Delegate=yes (the workers' cgroup) and ProtectSystem=strict \
         with the agent's folder writable. The agent is the one the options name (--agent-dir, \
         else --settings, -C or the nearest settings.json). Save it as the file named in its \
-        header, e.g. `agent-control unit > /etc/systemd/system/agentruntime-NAME.service`.
+        header, e.g. `agent-control unit > /etc/systemd/system/agentruntime-NAME.service`. \
+        Warnings go to stderr: an agent folder under /tmp or /var/tmp (the unit's PrivateTmp=yes \
+        hides it) and a debug build of agent-control (build release for a service).
         """)
 
     @OptionGroup var agent: SettingsOptions

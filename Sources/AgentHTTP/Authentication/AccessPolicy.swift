@@ -80,7 +80,7 @@ struct AccessPolicy: RouterMiddleware {
                 let target = "/login?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")
                 return Response(status: .seeOther, headers: [.location: target, .cacheControl: "no-store"])
             }
-            throw AccessRefusal.unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
+            throw AccessRefusal.credentialsRequired
         }
         let personAction = Self.isPersonAction(request)
         guard personAction || Self.changesSomething(request) else { return try await next(request, context) }
@@ -106,7 +106,7 @@ struct AccessPolicy: RouterMiddleware {
     static func roleRefusal(_ command: CommandDescription, _ identity: APIIdentity?) -> AccessRefusal? {
         guard command.requiresAdmin else { return nil }
         guard let identity else {
-            return .unauthorized("credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
+            return .credentialsRequired
         }
         guard identity.role != .admin else { return nil }
         return .forbidden("\(identity.name) has the read role: it may only read; \(command.name) (\(command.method) \(command.path)) needs the admin role")

@@ -22,6 +22,10 @@ struct AccessRefusal: Error, HTTPResponseError {
         return AccessRefusal(.unauthorized, code: "unauthorized", message, headers: [.wwwAuthenticate: challenge])
     }
 
+    /// 401 for a request that came with no credentials at all, saying how to send them.
+    static let credentialsRequired = unauthorized(
+        "credentials required: send Authorization: Bearer TOKEN (a token of \"http\": {\"tokens\"}) or log in with POST /api/login")
+
     static func forbidden(_ message: String) -> AccessRefusal {
         AccessRefusal(.forbidden, code: "forbidden", message)
     }
