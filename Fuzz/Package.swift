@@ -12,6 +12,11 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzFrames", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
     ("FuzzRing", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
     ("FuzzControl", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
+    ("FuzzHTTP", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
+    ("FuzzCommands", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
+    ("FuzzCron", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
+    ("FuzzWorkflows", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
+    ("FuzzReferences", [.product(name: "AgentRuntime", package: "AgentRuntime")]),
 ]
 
 let package = Package(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in Fuzz/ (with -sanitize=fuzzer,address) and runs each for
-# SECONDS (default 10) from its seed corpus in Fuzz/Corpus/<harness>. Prints, per harness, the
+# SECONDS (default 10) from its seed corpus in Fuzz/Corpus/<harness>, FUZZ_JOBS of them at a time
+# (default 2, one per core of CI's machine: 11 harnesses of 10 s take 60 s). Prints, per harness, the
 # executions, executions per second, coverage (libFuzzer's cov and ft) and crashes; exits
 # non-zero when any harness crashed, leaked, timed out or ran out of memory (the input that did
 # it is kept under the work folder, and printed), or when a build has no coverage to guide it.
@@ -8,14 +9,16 @@
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]
 #
 # Environment: FUZZ_WORK, the work folder (default a new temporary one, removed after a clean
-# run): new corpus entries and crash inputs go there, never into the repository.
+# run): new corpus entries and crash inputs go there, never into the repository. FUZZ_JOBS, how
+# many harnesses run at once.
 set -euo pipefail
 
 seconds="${1:-10}"
 shift || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="/opt/swift/usr/bin:$PATH"
-all=(FuzzJSON FuzzSchema FuzzSettings FuzzFrames FuzzRing FuzzControl)
+all=(FuzzJSON FuzzSchema FuzzSettings FuzzFrames FuzzRing FuzzControl FuzzHTTP FuzzCommands FuzzCron FuzzWorkflows FuzzReferences)
+jobs="${FUZZ_JOBS:-2}"
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 work="${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/agent-fuzz.XXXXXX")}"
 mkdir -p "$work"
@@ -30,28 +33,50 @@ flags=(--sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address)
 # other build saw new flags and rebuilt everything. A fixed seed keeps the order, and the build.
 export SWIFT_DETERMINISTIC_HASHING=1
 echo "fuzz: building the harnesses (swift build ${flags[*]} in Fuzz/)"
+built=$SECONDS
 if ! swift build "${flags[@]}" >"$work/build.log" 2>&1; then
     cat "$work/build.log"
     echo "fuzz: the build failed"
     exit 1
 fi
 bin="$(swift build "${flags[@]}" --show-bin-path)"
+echo "fuzz: built in $((SECONDS - built)) s"
 
 # Leaks are checked, except Foundation's own (Fuzz/lsan.supp says which and why).
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/Fuzz/lsan.supp:print_suppressions=0"
+# libFuzzer prints the stack of a crash; Swift's backtracer, run under ASan after it, once hung.
+export SWIFT_BACKTRACE=enable=no
 
-failed=0
-printf '%-13s %12s %9s %7s %7s %8s  %s\n' harness executions exec/s cov ft crashes result
-for harness in "${harnesses[@]}"; do
-    corpus="$work/corpus/$harness"
-    artifacts="$work/artifacts/$harness/"
-    mkdir -p "$corpus" "$artifacts"
-    log="$work/$harness.log"
-    status=0
+# One harness: libFuzzer for SECONDS, its exit status kept beside its log.
+run() {
+    local harness="$1" status=0
+    mkdir -p "$work/corpus/$harness" "$work/artifacts/$harness"
     # The first folder gets new inputs; the seeds are only read.
     "$bin/$harness" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-        -max_len=4096 -artifact_prefix="$artifacts" "$corpus" "$root/Fuzz/Corpus/$harness" >"$log" 2>&1 || status=$?
+        -max_len=4096 -artifact_prefix="$work/artifacts/$harness/" "$work/corpus/$harness" "$root/Fuzz/Corpus/$harness" \
+        >"$work/$harness.log" 2>&1 || status=$?
+    echo "$status" >"$work/$harness.status"
+}
+
+started=$SECONDS
+running=0
+for harness in "${harnesses[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    run "$harness" &
+    running=$((running + 1))
+done
+wait
+
+failed=0
+printf '%-14s %12s %9s %7s %7s %8s  %s\n' harness executions exec/s cov ft crashes result
+for harness in "${harnesses[@]}"; do
+    artifacts="$work/artifacts/$harness/"
+    log="$work/$harness.log"
+    status="$(cat "$work/$harness.status" 2>/dev/null || echo 1)"
     execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
     rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
     line="$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)"
@@ -67,13 +92,14 @@ for harness in "${harnesses[@]}"; do
         result="FAILED (no coverage: the harness is not instrumented)"
         failed=$((failed + 1))
     fi
-    printf '%-13s %12s %9s %7s %7s %8s  %s\n' "$harness" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$result"
+    printf '%-14s %12s %9s %7s %7s %8s  %s\n' "$harness" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$result"
     if [ "$result" != ok ]; then
         grep -E 'ERROR|==[0-9]+==|Fatal error|panic|SUMMARY|Test unit written|Base64' "$log" | head -20 | sed 's/^/    /'
         find "$artifacts" -type f | sed 's/^/    input: /'
         echo "    log: $log"
     fi
 done
+echo "fuzz: ran for $((SECONDS - started)) s, $jobs at a time"
 if [ "$failed" -eq 0 ] && [ -z "${FUZZ_WORK:-}" ]; then
     rm -rf "$work"
     echo "fuzz: ${#harnesses[@]} harness(es) for ${seconds} s each, none failed"

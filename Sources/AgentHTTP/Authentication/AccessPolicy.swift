@@ -25,15 +25,10 @@ struct AccessPolicy: RouterMiddleware {
         return (method == .get || method == .head) && path.hasPrefix(publicPrefix)
     }
 
-    /// Whether the request needs the admin role: a command route as the command catalog
-    /// declares it (chat is a POST that changes a conversation; validate changes nothing but
-    /// loads the modules a document names), any other route unless it is GET or HEAD.
+    /// Whether the request needs the admin role (see ``CommandCatalog/needsAdmin(method:target:)``):
+    /// decided on the command the router will run, however its path is spelled.
     static func changesSomething(_ request: Request) -> Bool {
-        let path = request.uri.path
-        let method = request.method == .head ? "GET" : request.method.rawValue
-        if let known = commandRoutesWithoutParameters[method + " " + path] { return known }
-        if let command = command(method, path) { return command.requiresAdmin }
-        return !(request.method == .get || request.method == .head)
+        CommandCatalog.needsAdmin(method: request.method.rawValue, target: Substring(request.uri.path))
     }
 
     /// Whether the request is a person's action on a run assigned to them (`task complete`,
@@ -42,36 +37,14 @@ struct AccessPolicy: RouterMiddleware {
     /// user is one of the approval's approvers —, a session's with its CSRF token.
     static func isPersonAction(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
-        let path = request.uri.path
-        if Self.path(path, matches: "/executors/runs/{id}") || Self.path(path, matches: "/workflow-runs/{id}/steps/{step}") { return true }
-        guard let command = command("POST", path) else { return false }
+        let parts = RoutePath.segments(RoutePath.path(ofTarget: Substring(request.uri.path)))
+        if personForms.contains(where: { RoutePath.matches($0, parts) }) { return true }
+        guard let command = CommandCatalog.command(method: "POST", target: Substring(request.uri.path)) else { return false }
         return command.mutating && !command.requiresAdmin
     }
 
-    /// Whether each command route without path parameters (`GET /api/status`) needs the admin
-    /// role: one lookup for the routes clients call most, instead of a scan of the catalog.
-    static let commandRoutesWithoutParameters: [String: Bool] = {
-        var known: [String: Bool] = [:]
-        for route in CommandCatalog.all where !route.path.contains("{") {
-            known[route.method + " " + route.path] = command(route.method, route.path)?.requiresAdmin
-        }
-        return known
-    }()
-
-    /// The first command whose route matches.
-    static func command(_ method: String, _ path: String) -> CommandDescription? {
-        CommandCatalog.all.first { $0.method == method && Self.path(path, matches: $0.path) }
-    }
-
-    /// `/api/processes/x/stop` matches `/api/processes/{name}/stop`.
-    static func path(_ path: String, matches pattern: String) -> Bool {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let patternParts = pattern.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == patternParts.count else { return false }
-        return zip(parts, patternParts).allSatisfy { part, wanted in
-            (wanted.hasPrefix("{") && wanted.hasSuffix("}") && !part.isEmpty) || part == wanted
-        }
-    }
+    /// The dashboard's forms for a person's action.
+    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}"].map { RoutePath.segments(Substring($0)) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Self.isPublic(request) { return try await next(request, context) }

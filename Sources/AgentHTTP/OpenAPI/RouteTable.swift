@@ -41,15 +41,12 @@ struct RouteTable: Sendable {
         return found.isEmpty ? nil : found.sorted()
     }
 
-    /// As Hummingbird splits paths: empty components (`//`, a trailing `/`) do not count.
+    /// As Hummingbird splits paths (see ``RoutePath``).
     static func segments(_ path: String) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
+        RoutePath.segments(Substring(path))
     }
 
     static func matches(_ template: [Substring], _ parts: [Substring]) -> Bool {
-        guard template.count == parts.count else { return false }
-        return zip(template, parts).allSatisfy { pattern, part in
-            (pattern.hasPrefix("{") && pattern.hasSuffix("}")) || pattern == part
-        }
+        RoutePath.matches(template, parts)
     }
 }

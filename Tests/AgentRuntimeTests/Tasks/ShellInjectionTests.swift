@@ -65,6 +65,37 @@ import Testing
         #expect(Set(settings.tasks.map(\.name)) == ["positional", "script", "other", "applet"])
     }
 
+    /// Found with scripts/fuzz.sh's FuzzReferences: the check read the quotes of a comment, so
+    /// after `# '` it took the next line's quoted text for plain words, where dash ran the
+    /// value (`echo x # '` then `' {{input.a}} '` ran `; touch F;`); and it let a reference
+    /// stand in a comment, which a value with a newline ends.
+    @Test func aReferenceInOrAfterACommentIsJudgedAsDashReadsTheLine() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"after": {"type": "command", "shell": true, "command": "echo x # '\n' {{input.a}} '"},
+             "in": {"type": "command", "shell": true, "command": "echo x # {{input.a}}"},
+             "escaped": {"type": "command", "shell": true, "command": "echo \\ #'\n {{input.a}} '"},
+             "heredoc": {"type": "command", "shell": true, "command": "cat <<EOF # note\n{{input.a}}\nEOF"},
+             "good": {"type": "command", "shell": true, "command": "echo a#b \"#\" {{input.a}} # it's\necho {{input.a}}"}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        #expect(Set(found.keys) == ["/tasks/after/command", "/tasks/in/command", "/tasks/escaped/command", "/tasks/heredoc/command"], "\(found)")
+        #expect(found["/tasks/after/command"]?.contains("inside single quotes") == true, "\(found)")
+        #expect(found["/tasks/in/command"]?.contains("in a comment") == true, "\(found)")
+        #expect(found["/tasks/escaped/command"]?.contains("inside single quotes") == true, "\(found)")
+        #expect(found["/tasks/heredoc/command"]?.contains("in a here-document") == true, "\(found)")
+        #expect(settings.tasks.map(\.name) == ["good"])
+
+        let harness = Harness("comment")
+        let marker = harness.directory + "/pwned"
+        // A comment's reference is no safer: a value with a newline ends the comment.
+        let lines = [("echo x # '\n' {{input.a}} '", "; touch \(marker); "), ("echo x # {{input.a}}", "\ntouch \(marker) #")]
+        for (line, value) in lines {
+            let outcome = try #require(harness.run(Harness.task([line], shell: true), input: ["a": .string(value)]))
+            #expect(outcome.status == .failed, "\(line): \(outcome)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
     @Test func aDefinitionThatSkippedTheSettingsCheckFailsItsRunAndStartsNothing() throws {
         let harness = Harness("unchecked")
         let marker = harness.directory + "/pwned"

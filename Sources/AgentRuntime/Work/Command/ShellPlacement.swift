@@ -69,7 +69,7 @@ enum ShellPlacement {
     }
 
     private enum Context {
-        case plain, single, double, backquote, hereDocument
+        case plain, single, double, backquote, hereDocument, comment
     }
 
     /// The references of `line` that do not stand as whole words outside quotes.
@@ -85,6 +85,7 @@ enum ShellPlacement {
             case .double: place = "inside double quotes"
             case .backquote: place = "inside backquotes (`…`)"
             case .hereDocument: place = "in a here-document"
+            case .comment: place = "in a comment (a value with a newline would end it)"
             case .plain:
                 let before = reference.range.lowerBound == line.startIndex ? nil : line[line.index(before: reference.range.lowerBound)]
                 let after = reference.range.upperBound == line.endIndex ? nil : line[reference.range.upperBound]
@@ -121,21 +122,36 @@ enum ShellPlacement {
 
     /// The quoting context at each character that opens a reference (`{`), walking the line as
     /// `/bin/sh` reads it: `\` escapes outside single quotes, `'…'` and `"…"` and `` `…` ``
-    /// nest as the shell nests them, and after an unquoted `<<` the lines that follow are a
-    /// here-document (to the end of the line: its end marker is not looked for).
+    /// nest as the shell nests them, an unquoted `#` that starts a word starts a comment (to
+    /// the end of its line: the quotes in it are no quotes), and after an unquoted `<<` the
+    /// lines that follow are a here-document (to the end of the line: its end marker is not
+    /// looked for).
     private static func scan(_ line: String) -> [String.Index: Context] {
         var contexts: [String.Index: Context] = [:]
         var stack: [Context] = [.plain]
         var hereDocumentPending = false
+        // Whether the next character starts a word: after the line's start or a boundary, not
+        // after an escaped character (`\ #` is no comment).
+        var wordStart = true
         var index = line.startIndex
         while index < line.endIndex {
             let character = line[index]
             let context = stack.last ?? .plain
             if character == "{" { contexts[index] = context }
             let next = line.index(after: index)
+            let startsWord = wordStart
+            wordStart = context == .plain && isBoundary(character)
             switch (context, character) {
             case (.hereDocument, _):
                 break
+            case (.comment, "\n"):
+                // The line's end: a here-document announced before the comment starts here.
+                stack = hereDocumentPending ? [.hereDocument] : [.plain]
+                wordStart = true
+            case (.comment, _):
+                break
+            case (.plain, "#") where startsWord:
+                stack.append(.comment)
             case (.single, "'"):
                 stack.removeLast()
             case (.single, _):
@@ -144,6 +160,7 @@ enum ShellPlacement {
                 // Escapes the next character (in double quotes only some, but none opens a reference).
                 if next < line.endIndex {
                     contexts[next] = context
+                    wordStart = false
                     index = line.index(after: next)
                     continue
                 }
