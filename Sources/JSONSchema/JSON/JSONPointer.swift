@@ -109,7 +109,7 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses an array index token: decimal digits without leading zeros.
-    static func arrayIndex(_ token: String) -> Int? {
+    public static func arrayIndex(_ token: String) -> Int? {
         let utf8 = token.utf8
         guard let first = utf8.first, utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             return nil

@@ -21,6 +21,21 @@ import Testing
         #expect(outcome.output == .string(#"a b; rm -rf /tmp/x|3|["x","y"]|--city=Oslo|y|null|{{other}}|"#))
     }
 
+    /// Found by scripts/fuzz.sh (FuzzReferences): `Int("+1")` is 1, so `{{input.tags.+1}}`
+    /// and `{{input.tags.-0}}` picked items, against the rule (a JSON pointer's index).
+    @Test func anItemIsPickedByDigitsAsInAJSONPointerOnly() {
+        let input: JSONValue = ["tags": ["x", "y"]]
+        for field in ["+1", "-0", "01", " 1", "2"] {
+            let result = InputReferences.substitute("{{input.tags.\(field)}}", index: 0, input: input, quoted: false)
+            guard case .failure(let missing) = result else {
+                Issue.record("{{input.tags.\(field)}} gave \(result)")
+                continue
+            }
+            #expect(missing.message.contains("has no \"\(field)\" in /tags"), "\(missing.message)")
+        }
+        #expect(try InputReferences.substitute("{{input.tags.1}}", index: 0, input: input, quoted: false).get() == "y")
+    }
+
     @Test func theWholeInputIsItsJSON() throws {
         let harness = Harness("whole")
         let outcome = try #require(harness.run(Harness.task(["/usr/bin/printf", "%s", "{{input}}"]), input: ["a": 1]))

@@ -7,7 +7,8 @@ import JSONSchema
 /// The rule:
 /// - A reference is `{{`, optional spaces, `input` or `input.` and field names separated by
 ///   dots, optional spaces, `}}`. A field name is any text without `.`, `{` or `}`; a name of
-///   digits picks an item of an array. Any other `{{…}}` is left as written.
+///   digits picks an item of an array, as in a JSON pointer (`0`, `12`; not `01`, `+1` or
+///   `-0`). Any other `{{…}}` is left as written.
 /// - A string is put in as it is; any other value (number, boolean, null, object, array) as
 ///   its JSON text.
 /// - A field the input does not have fails the run, saying which; nothing is started.
@@ -72,7 +73,7 @@ enum InputReferences {
                 let next: JSONValue?
                 if let object = value.objectValue {
                     next = object[field]
-                } else if let items = value.arrayValue, let i = Int(field), i >= 0, i < items.count {
+                } else if let items = value.arrayValue, let i = JSONPointer.arrayIndex(field), i < items.count {
                     next = items[i]
                 } else {
                     next = nil

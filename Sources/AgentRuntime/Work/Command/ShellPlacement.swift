@@ -68,15 +68,11 @@ enum ShellPlacement {
         return sawC && index < arguments.count ? index : nil
     }
 
-    private enum Context {
-        case plain, single, double, backquote, hereDocument, comment
-    }
-
     /// The references of `line` that do not stand as whole words outside quotes.
     static func misplaced(in line: String) -> [Misplaced] {
         let references = InputReferences.references(in: line).references
         guard !references.isEmpty else { return [] }
-        let contexts = scan(line)
+        let contexts = ShellLineScanner.contexts(of: line)
         var found: [Misplaced] = []
         for reference in references {
             let place: String?
@@ -86,7 +82,9 @@ enum ShellPlacement {
             case .backquote: place = "inside backquotes (`…`)"
             case .hereDocument: place = "in a here-document"
             case .comment: place = "in a comment (a value with a newline would end it)"
-            case .plain:
+            case .parameter: place = "inside ${…}"
+            case .unfollowed: place = "after a case inside $(…) within quotes, which this check does not follow"
+            case .plain, .command:
                 let before = reference.range.lowerBound == line.startIndex ? nil : line[line.index(before: reference.range.lowerBound)]
                 let after = reference.range.upperBound == line.endIndex ? nil : line[reference.range.upperBound]
                 if let before, !isBoundary(before) {
@@ -116,81 +114,7 @@ enum ShellPlacement {
     }
 
     /// Whether `character` ends a shell word outside quotes.
-    private static func isBoundary(_ character: Character) -> Bool {
+    static func isBoundary(_ character: Character) -> Bool {
         character.isWhitespace || ";&|()<>".contains(character)
-    }
-
-    /// The quoting context at each character that opens a reference (`{`), walking the line as
-    /// `/bin/sh` reads it: `\` escapes outside single quotes, `'…'` and `"…"` and `` `…` ``
-    /// nest as the shell nests them, an unquoted `#` that starts a word starts a comment (to
-    /// the end of its line: the quotes in it are no quotes), and after an unquoted `<<` the
-    /// lines that follow are a here-document (to the end of the line: its end marker is not
-    /// looked for).
-    private static func scan(_ line: String) -> [String.Index: Context] {
-        var contexts: [String.Index: Context] = [:]
-        var stack: [Context] = [.plain]
-        var hereDocumentPending = false
-        // Whether the next character starts a word: after the line's start or a boundary, not
-        // after an escaped character (`\ #` is no comment).
-        var wordStart = true
-        var index = line.startIndex
-        while index < line.endIndex {
-            let character = line[index]
-            let context = stack.last ?? .plain
-            if character == "{" { contexts[index] = context }
-            let next = line.index(after: index)
-            let startsWord = wordStart
-            wordStart = context == .plain && isBoundary(character)
-            switch (context, character) {
-            case (.hereDocument, _):
-                break
-            case (.comment, "\n"):
-                // The line's end: a here-document announced before the comment starts here.
-                stack = hereDocumentPending ? [.hereDocument] : [.plain]
-                wordStart = true
-            case (.comment, _):
-                break
-            case (.plain, "#") where startsWord:
-                stack.append(.comment)
-            case (.single, "'"):
-                stack.removeLast()
-            case (.single, _):
-                break
-            case (_, "\\"):
-                // Escapes the next character (in double quotes only some, but none opens a reference).
-                if next < line.endIndex {
-                    contexts[next] = context
-                    wordStart = false
-                    index = line.index(after: next)
-                    continue
-                }
-            case (.plain, "'"), (.backquote, "'"):
-                stack.append(.single)
-            case (.double, "\""):
-                stack.removeLast()
-            case (.plain, "\""), (.backquote, "\""):
-                stack.append(.double)
-            case (.backquote, "`"):
-                stack.removeLast()
-            case (_, "`"):
-                stack.append(.backquote)
-            case (.plain, "<") where next < line.endIndex && line[next] == "<":
-                // `<<<` is a here-string (a word); `<<` starts a here-document.
-                let third = line.index(after: next)
-                if third < line.endIndex, line[third] == "<" {
-                    index = line.index(after: third)
-                    continue
-                }
-                hereDocumentPending = true
-                index = third
-                continue
-            case (.plain, "\n") where hereDocumentPending:
-                stack = [.hereDocument]
-            default:
-                break
-            }
-            index = next
-        }
-        return contexts
     }
 }
