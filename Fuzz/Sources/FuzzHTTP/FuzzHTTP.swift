@@ -20,7 +20,7 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let needsAdmin = CommandCatalog.needsAdmin(method: method, target: Substring(target))
     if let resolved {
         guard !resolved.requiresAdmin || needsAdmin else { fatalError("\(method) \(target) runs \(resolved.name), an admin command, without the admin role") }
-        guard let parameters = CommandCatalog.parameters(of: resolved, target: Substring(target)),
+        guard let parameters = routeParameters(of: resolved, target: Substring(target)),
               parameters.count == resolved.pathParameters.count, parameters.values.allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else {
             fatalError("\(method) \(target) resolves to \(resolved.path), whose parameters it does not fill")
         }
@@ -34,8 +34,8 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fatalError("\(method) \(target) resolves to \(resolved?.path ?? "nothing"), spelled \(spelled) to \(again?.path ?? "nothing")")
     }
     if let resolved {
-        let parameters = CommandCatalog.parameters(of: resolved, target: Substring(target))
-        guard CommandCatalog.parameters(of: resolved, target: Substring(spelled)) == parameters else {
+        let parameters = routeParameters(of: resolved, target: Substring(target))
+        guard routeParameters(of: resolved, target: Substring(spelled)) == parameters else {
             fatalError("\(target) and \(spelled) give \(resolved.path) different parameters")
         }
     }
@@ -57,4 +57,17 @@ func respell(_ target: String, _ choice: Int) -> String {
     case 4: return path + "?follow=1&x=/api/settings" + (rest.hasPrefix("?") ? "&" + rest.dropFirst() : rest)
     default: return path + "#/api/settings"
     }
+}
+
+/// The values of `command`'s path parameters in `target` (escaped, as the router gives them),
+/// by name; nil when the target is not on the command's route.
+func routeParameters(of command: CommandDescription, target: Substring) -> [String: Substring]? {
+    let template = RoutePath.segments(Substring(command.path))
+    let parts = RoutePath.segments(RoutePath.path(ofTarget: target))
+    guard RoutePath.matches(template, parts) else { return nil }
+    var found: [String: Substring] = [:]
+    for (pattern, part) in zip(template, parts) where RoutePath.isParameter(pattern) {
+        found[String(pattern.dropFirst().dropLast())] = part
+    }
+    return found
 }

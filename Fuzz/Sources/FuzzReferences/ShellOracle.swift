@@ -71,7 +71,9 @@ enum ShellOracle {
                 wordStart = peek == "("
                 continue
             case (.double, _): break
-            case (_, "'"): stack.append(.single)
+            case (_, "'"):
+                // In a ${…} within double quotes a ' is a plain character.
+                if context != .parameter || stack.last(where: { $0 != .parameter }) != .double { stack.append(.single) }
             case (_, "\""): stack.append(.double)
             case (_, "#") where wordStart && context != .parameter: stack.append(.comment)
             case (_, "("):

@@ -20,19 +20,6 @@ extension CommandCatalog {
         return routes.first { $0.method == method && RoutePath.matches($0.segments, parts) }?.command
     }
 
-    /// The values of `command`'s path parameters in `target` (escaped, as the router gives
-    /// them), by name; nil when the target is not on the command's route.
-    public static func parameters(of command: CommandDescription, target: Substring) -> [String: Substring]? {
-        let template = RoutePath.segments(Substring(command.path))
-        let parts = RoutePath.segments(RoutePath.path(ofTarget: target))
-        guard RoutePath.matches(template, parts) else { return nil }
-        var found: [String: Substring] = [:]
-        for (pattern, part) in zip(template, parts) where RoutePath.isParameter(pattern) {
-            found[String(pattern.dropFirst().dropLast())] = part
-        }
-        return found
-    }
-
     /// Whether a request needs the admin role: a command route as the catalog declares it
     /// (chat is a POST that changes a conversation; validate changes nothing but loads the
     /// modules a document names), any other route unless it is GET or HEAD.
