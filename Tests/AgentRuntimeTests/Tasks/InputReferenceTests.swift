@@ -23,7 +23,7 @@ import Testing
 
     /// Found by scripts/fuzz.sh (FuzzReferences): `Int("+1")` is 1, so `{{input.tags.+1}}`
     /// and `{{input.tags.-0}}` picked items, against the rule (a JSON pointer's index).
-    @Test func anItemIsPickedByDigitsAsInAJSONPointerOnly() {
+    @Test func anItemIsPickedByDigitsAsInAJSONPointerOnly() throws {
         let input: JSONValue = ["tags": ["x", "y"]]
         for field in ["+1", "-0", "01", " 1", "2"] {
             let result = InputReferences.substitute("{{input.tags.\(field)}}", index: 0, input: input, quoted: false)
