@@ -141,7 +141,15 @@ extension Supervisor {
             }
             // A task's own events do not trigger it again (no endless chain).
             if source == "tasks", value["task"]?.stringValue == trigger.task { continue }
-            if let condition = trigger.condition, !condition.validate(value).isEmpty { continue }
+            if let condition = trigger.condition {
+                switch ConditionOutcome(condition, on: value) {
+                case .passes: break
+                case .fails: continue
+                case .undecided(let error):
+                    tasks.undecidedConditions.report("the \"where\" of task \(trigger.task)'s on_event", eventType: type, source: source, error)
+                    continue
+                }
+            }
             let input: JSONValue = ["type": .string(type), "source": .string(source),
                                     "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
             if let problem = tasks.inputProblems(input, task: trigger.task).first {
