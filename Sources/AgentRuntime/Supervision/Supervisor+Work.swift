@@ -42,7 +42,7 @@ extension Supervisor {
         let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
                                     agentDirectory: agentDirectory, logger: logger)
         coordinator.attemptEnded = { end in
-            notifier.runEnded(task: end.task, runID: end.run.id, attempt: end.run.attempt, outcome: end.outcome,
+            notifier.runEnded(task: end.task, runID: end.run.id, attempt: end.run.attempt, interruptions: end.run.interruptions, outcome: end.outcome,
                               willRetry: end.retryFollows, time: Date())
         }
         taskNotifier = notifier
