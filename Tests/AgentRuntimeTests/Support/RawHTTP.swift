@@ -29,27 +29,13 @@ final class RawHTTP {
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        if source != "127.0.0.1" {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0 else {
-                let error = errno
-                Foundation.close(socket)
-                throw Failure(description: "bind to \(source): errno \(error)")
-            }
+        // Bound to `source` first unless it is the default: the kernel picks 127.0.0.1 anyway.
+        if source != "127.0.0.1", Self.withAddress(source, 0, { bind(socket, $0, $1) }) != 0 {
+            let error = errno
+            Foundation.close(socket)
+            throw Failure(description: "bind to \(source): errno \(error)")
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
+        guard Self.withAddress("127.0.0.1", port, { connect(socket, $0, $1) }) == 0 else {
             let error = errno
             Foundation.close(socket)
             throw Failure(description: "connect to port \(port): errno \(error)")
@@ -58,6 +44,17 @@ final class RawHTTP {
     }
 
     deinit { Foundation.close(fd) }
+
+    /// `call` (bind, connect) with the IPv4 address `host:port`.
+    private static func withAddress(_ host: String, _ port: Int, _ call: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr(host)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
 
     func send(_ text: String) throws {
         let bytes = Array(text.utf8)
