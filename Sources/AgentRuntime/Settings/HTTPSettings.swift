@@ -39,7 +39,7 @@ public struct HTTPSettings: Sendable, Equatable {
     public var maximumConnections = 256
     /// Connections one client address may hold at once; more are answered 429 and closed at
     /// once, so that one client cannot take every slot of ``maximumConnections``.
-    public var maximumConnectionsPerClient = 32
+    public var maximumConnectionsPerClient = 64
     /// Seconds a request's head may take to arrive in full (from the connection's start, or
     /// from the first byte of a later request on it); then 408 and the connection is closed.
     public var headerTimeout: Double = 5
@@ -121,7 +121,7 @@ public struct HTTPSettings: Sendable, Equatable {
                                "description": "Seconds a request's head (request line and headers) may take to arrive in full, counted from the connection's start or from the first byte of a later request on it; then the client gets 408 and the connection is closed."],
             "max_connections": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 256,
                                 "description": "Connections served at once; more wait in the listen backlog until one closes."],
-            "max_connections_per_client": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 32,
+            "max_connections_per_client": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 64,
                                            "description": "Connections one client address may hold at once; more are answered 429 and closed. Behind a reverse proxy every client has the proxy's address: raise it to max_connections."],
             "health_listen": ["type": "string", "minLength": 1,
                               "description": "HOST:PORT of a second listener that answers only GET /livez and GET /readyz, with 16 connections of its own and the same header_timeout: point liveness and readiness probes at it, so that a flood of the API's connections never fails a probe. Same rules as \"listen\" (TLS when not loopback)."],
