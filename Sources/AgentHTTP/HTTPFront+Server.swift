@@ -9,6 +9,27 @@ import NIOSSL
 import ServiceLifecycle
 
 extension HTTPFront {
+    /// The API's listener and, with `"health_listen"`, the probes' listener, on `group`.
+    func makeListeners(group: MultiThreadedEventLoopGroup, logger: Logger, api: ListenerStart, health: ListenerStart?) throws -> [any Service] {
+        let run = ServerRun(responder: makeRouter().buildResponder(), dates: dates, logger: logger)
+        // At most max_connections are served at once, the rest wait in the listen backlog.
+        var listeners = [try run.build(
+            makeServer(perClient: min(settings.maximumConnectionsPerClient, settings.maximumConnections)),
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
+                                 availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
+            group: group, onServerRunning: { await api.running($0) })]
+        if let health, let host = settings.healthHost, let port = settings.healthPort {
+            var probes = run
+            probes.onlyPaths = HealthRoutes.probePaths
+            listeners.append(try probes.build(
+                makeServer(perClient: Self.healthConnections),
+                configuration: .init(address: .hostname(host, port: port), serverName: nil,
+                                     availableConnectionsDelegate: .maximum(Self.healthConnections, logger: logger)),
+                group: group, onServerRunning: { await health.running($0) }))
+        }
+        return listeners
+    }
+
     /// HTTP/1.1, or HTTPS with the certificate and key of `"tls"`, each connection held to
     /// `perClient` connections per address and the head deadline (see ``ConnectionGuard``).
     func makeServer(perClient: Int) throws -> HTTPServerBuilder {

@@ -28,7 +28,7 @@ public final class HTTPFront: AgentFront, Sendable {
     private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?,
                                services: ServiceGroup?, healthPort: Int?)>((nil, nil, nil, nil, nil, nil))
     /// The `Date` header of the answers.
-    private let dates = HTTPDateHeader()
+    let dates = HTTPDateHeader()
     private let finished = DispatchSemaphore(value: 0)
     /// Login sessions of browsers.
     let sessions: SessionTable
@@ -98,25 +98,10 @@ public final class HTTPFront: AgentFront, Sendable {
         // One event loop thread: an agent's API is a few clients, and each extra thread is one
         // more hop and wake-up per request on a 2-core machine.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let run = ServerRun(responder: makeRouter().buildResponder(), dates: dates, logger: logger)
         let api = ListenerStart(), health = settings.healthPort == nil ? nil : ListenerStart()
-        var listeners: [any Service] = []
+        let listeners: [any Service]
         do {
-            // At most max_connections are served at once, the rest wait in the listen backlog.
-            listeners.append(try run.build(
-                makeServer(perClient: min(settings.maximumConnectionsPerClient, settings.maximumConnections)),
-                configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
-                                     availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
-                group: group, onServerRunning: { await api.running($0) }))
-            if let health, let host = settings.healthHost, let port = settings.healthPort {
-                var probes = run
-                probes.onlyPaths = HealthRoutes.probePaths
-                listeners.append(try probes.build(
-                    makeServer(perClient: Self.healthConnections),
-                    configuration: .init(address: .hostname(host, port: port), serverName: nil,
-                                         availableConnectionsDelegate: .maximum(Self.healthConnections, logger: logger)),
-                    group: group, onServerRunning: { await health.running($0) }))
-            }
+            listeners = try makeListeners(group: group, logger: logger, api: api, health: health)
         } catch let error as HTTPFrontError {
             try? group.syncShutdownGracefully()
             throw error
