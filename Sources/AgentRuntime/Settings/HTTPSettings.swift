@@ -46,6 +46,7 @@ public struct HTTPSettings: Sendable, Equatable {
     /// `"health_listen"`: a second listener that answers only `GET /livez` and `GET /readyz`,
     /// with connections of its own, for probes that must get through a flood of the API's.
     public var healthHost: String?
+    /// The health listener's port (0: any free port, logged at start); nil without one.
     public var healthPort: Int?
     /// When `GET /readyz` calls a process flapping (`"readiness": {"failures": 3, "window": 60}`).
     public var readiness = Readiness()
