@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian package of AgentRuntime with dpkg-deb: the executables and the runtime's
 # own modules (/usr/lib/agentruntime, the commands linked from /usr/bin), the templates and the
-# SDK (/usr/share/agentruntime), man pages (swift-argument-parser's generate-manual plugin),
+# SDK (/usr/share/agentruntime), man pages (scripts/man-pages.py, from the commands' own parsers),
 # bash, zsh and fish completions (the executables' --generate-completion-script), the systemd
 # template unit agentruntime@.service (an agent per folder /var/lib/agentruntime/NAME), and
 # maintainer scripts that create the agentruntime system user, restart running agents on an
@@ -14,20 +14,17 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: scripts/package-deb.sh [--output DIR] [--build-dir DIR] [--no-build] [--man-dir DIR] [--revision N]
+usage: scripts/package-deb.sh [--output DIR] [--build-dir DIR] [--no-build] [--revision N]
                               [--compression xz|gzip|zstd|none]
 
-Builds release (swift build -c release), generates the man pages (swift package generate-manual)
-and writes DIR/agentruntime_VERSION-N_ARCH.deb (its binaries stripped; their debug information
-in DIR/agentruntime_VERSION-N_ARCH.debug/); prints the package's path on its last line.
+Builds release (swift build -c release), writes the man pages from the built commands
+(scripts/man-pages.py, which needs python3) and writes DIR/agentruntime_VERSION-N_ARCH.deb
+(its binaries stripped; their debug information in DIR/agentruntime_VERSION-N_ARCH.debug/);
+prints the package's path on its last line.
 
   --output DIR      where the .deb is written (default: .build/deb)
   --build-dir DIR   the folder of built products to package (default: the release build's)
-  --no-build        package the products in --build-dir as they are: no build, no man page
-                    generation (the pages come from --man-dir)
-  --man-dir DIR     the man pages (*.1, found in subfolders too) made by
-                    `swift package generate-manual` (default: its output folder in the build
-                    folder: .build/plugins/GenerateManual/outputs)
+  --no-build        package the products in --build-dir as they are: no build
   --revision N      the Debian revision (default: 1); the version itself is the runtime's
                     (agent-control --version)
   --compression C   dpkg-deb's compression (default: xz; none is quickest, for tests)
@@ -42,7 +39,6 @@ cd "$(dirname "$0")/.."
 repository="$(pwd)"
 output="$repository/.build/deb"
 build_dir=""
-man_dir=""
 build=1
 revision=1
 compression=xz
@@ -52,8 +48,6 @@ while [ $# -gt 0 ]; do
         --output=*) output="${1#*=}"; shift ;;
         --build-dir) build_dir="$2"; shift 2 ;;
         --build-dir=*) build_dir="${1#*=}"; shift ;;
-        --man-dir) man_dir="$2"; shift 2 ;;
-        --man-dir=*) man_dir="${1#*=}"; shift ;;
         --revision) revision="$2"; shift 2 ;;
         --revision=*) revision="${1#*=}"; shift ;;
         --compression) compression="$2"; shift 2 ;;
@@ -71,14 +65,10 @@ case "$revision" in ''|*[!0-9a-zA-Z.+~]*) fail "--revision must be a Debian revi
 if [ "$build" = 1 ]; then
     [ -z "$build_dir" ] || fail "--build-dir names products built elsewhere: use it with --no-build"
     swift build -c release
-    # Builds every product in release again (nothing to do by now) and runs generate-manual
-    # on each executable that uses ArgumentParser.
-    swift package generate-manual --configuration release
     build_dir="$(swift build -c release --show-bin-path)"
 fi
 [ -n "$build_dir" ] || fail "--no-build needs --build-dir DIR (the folder holding agent-control)"
 build_dir="$(cd "$build_dir" && pwd -P)"
-man_dir="${man_dir:-$(cd "$build_dir/../.." && pwd)/plugins/GenerateManual/outputs}"
 
 programs=(agent-control agent-worker validate-settings create-agent add-agent-module)
 commands=(agent-control validate-settings create-agent add-agent-module)
@@ -87,12 +77,7 @@ for file in "${programs[@]}" "${modules[@]/#/lib}"; do
     case "$file" in lib*) file="$file.so" ;; esac
     [ -f "$build_dir/$file" ] || fail "$build_dir/$file is missing; build first (swift build -c release) or pass the products' folder with --build-dir"
 done
-pages=()
-for command in "${commands[@]}"; do
-    page="$(find "$man_dir" -name "$command.1" -type f 2>/dev/null | head -n 1)"
-    [ -n "$page" ] || fail "no man page $command.1 in $man_dir; generate them with: swift package generate-manual --configuration $(basename "$build_dir")"
-    pages+=("$page")
-done
+command -v python3 >/dev/null 2>&1 || fail "python3 not found; the man pages are written by scripts/man-pages.py (apt-get install python3)"
 
 version="$("$build_dir/agent-control" --version | awk '{print $2}')"
 [ -n "$version" ] || fail "$build_dir/agent-control --version printed no version"
@@ -130,14 +115,13 @@ cp -R Templates "$share/Templates"
 install -d "$share/SDK"
 cp -R SDK/Package.swift SDK/Sources "$share/SDK/"
 
-# generate-manual keeps the blank lines between a discussion's paragraphs, which mdoc warns of
-# ("Empty input line"): each becomes a paragraph break (.Pp).
-for page in "${pages[@]}"; do
-    target="$root/usr/share/man/man1/$(basename "$page")"
-    sed 's/^[[:space:]]*$/.Pp/' "$page" >"$target"
-    chmod 644 "$target"
-    gzip -9n "$target"
+pages="$(mktemp -d)"
+python3 scripts/man-pages.py --build-dir "$build_dir" --output "$pages" "${commands[@]}" >/dev/null
+for command in "${commands[@]}"; do
+    install -m 644 "$pages/$command.1" "$root/usr/share/man/man1/$command.1"
+    gzip -9n "$root/usr/share/man/man1/$command.1"
 done
+rm -rf "$pages"
 for command in "${commands[@]}"; do
     # A completion file is sourced, not run: no #! line.
     "$build_dir/$command" --generate-completion-script bash | sed '1{/^#!/d}' >"$root/usr/share/bash-completion/completions/$command"

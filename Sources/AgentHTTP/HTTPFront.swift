@@ -26,9 +26,9 @@ public final class HTTPFront: AgentFront, Sendable {
     /// `GET /metrics` and the request counters.
     let exporter = PrometheusExporter()
     private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?,
-                               services: ServiceGroup?)>((nil, nil, nil, nil, nil))
+                               services: ServiceGroup?, healthPort: Int?)>((nil, nil, nil, nil, nil, nil))
     /// The `Date` header of the answers.
-    private let dates = HTTPDateHeader()
+    let dates = HTTPDateHeader()
     private let finished = DispatchSemaphore(value: 0)
     /// Login sessions of browsers.
     let sessions: SessionTable
@@ -50,6 +50,9 @@ public final class HTTPFront: AgentFront, Sendable {
 
     /// The port it listens on (the one the system chose for `:0`), once started.
     public var port: Int? { state.withLock { $0.port } }
+
+    /// The port of the health listener (`"health_listen"`), once started.
+    public var healthPort: Int? { state.withLock { $0.healthPort } }
 
     /// The dashboard's address once started: the scheme, the host and the port it listens on.
     public var address: String? {
@@ -89,36 +92,19 @@ public final class HTTPFront: AgentFront, Sendable {
     }
 
     public func start() throws {
-        let started = DispatchSemaphore(value: 0)
-        let outcome = LockedValue<Result<Int, any Error>?>(nil)
         let address = settings.host.contains(":") ? "[\(settings.host)]:\(settings.port)" : "\(settings.host):\(settings.port)"
         var logger = context.logger
         logger.logLevel = max(logger.logLevel, .notice)
-        let server: HTTPServerBuilder
-        do {
-            server = try makeServer()
-        } catch let error as HTTPFrontError {
-            throw error
-        } catch {
-            throw HTTPFrontError("http: cannot set up TLS: \(error)")
-        }
         // One event loop thread: an agent's API is a few clients, and each extra thread is one
         // more hop and wake-up per request on a 2-core machine.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let service: any Service
+        let api = ListenerStart(), health = settings.healthPort == nil ? nil : ListenerStart()
+        let listeners: [any Service]
         do {
-            service = try ServerRun(
-                responder: makeRouter().buildResponder(), dates: dates, logger: logger
-            ).build(
-                server,
-                // At most max_connections are served at once, the rest wait in the listen backlog.
-                configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil,
-                                     availableConnectionsDelegate: .maximum(settings.maximumConnections, logger: logger)),
-                group: group,
-                onServerRunning: { channel in
-                    outcome.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
-                    started.signal()
-                })
+            listeners = try makeListeners(group: group, logger: logger, api: api, health: health)
+        } catch let error as HTTPFrontError {
+            try? group.syncShutdownGracefully()
+            throw error
         } catch {
             try? group.syncShutdownGracefully()
             throw HTTPFrontError("http: cannot set up the server on \(address): \(error)")
@@ -132,33 +118,42 @@ public final class HTTPFront: AgentFront, Sendable {
             if loop.inEventLoop { loop.execute(ask) } else { ask() }
         }
         // In a service group so that it can be shut down gracefully (see ``stop()``).
-        let services = ServiceGroup(configuration: .init(services: [service], logger: logger))
+        let services = ServiceGroup(configuration: .init(services: listeners, logger: logger))
         let task = Task.detached {
             do {
                 // The connections' tasks are children of the server's: they run on its loop.
                 try await withTaskExecutorPreference(executor) { try await services.run() }
             } catch {
-                outcome.withLock { if $0 == nil { $0 = .failure(error) } }
-                started.signal()
+                api.fail(error)
+                health?.fail(error)
             }
             finished.signal()
         }
         state.withLock { $0.task = task; $0.group = group; $0.executor = executor; $0.services = services }
-        guard started.wait(timeout: .now() + 30) == .success else {
-            stop()
-            throw HTTPFrontError("http: could not listen on \(address) within 30 s")
+        let port = try awaitListening(api, "", settings.host, pointer: "/http/listen")
+        state.withLock { $0.port = port }
+        if let health, let host = settings.healthHost {
+            let port = try awaitListening(health, "health checks (GET /livez, GET /readyz) ", host, pointer: "/http/health_listen")
+            state.withLock { $0.healthPort = port }
         }
-        switch outcome.withLock({ $0 }) {
+    }
+
+    /// The connections of the health listener (`"health_listen"`): probes are few.
+    static let healthConnections = 16
+
+    /// Waits for a listener to listen: its port, logged; or the agent's start fails.
+    private func awaitListening(_ listener: ListenerStart, _ what: String, _ host: String, pointer: String) throws -> Int {
+        let shown = { (port: Int) in host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        switch listener.wait(seconds: 30) {
         case .success(let port)?:
-            state.withLock { $0.port = port }
-            let shown = settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"
-            context.logger.notice("http: listening on \(settings.tls == nil ? "http" : "https")://\(shown)")
+            context.logger.notice("http: \(what)listening on \(settings.tls == nil ? "http" : "https")://\(shown(port))")
+            return port
         case .failure(let error)?:
             stop()
-            throw HTTPFrontError("http: cannot listen on \(address) (/http/listen): \(error)")
+            throw HTTPFrontError("http: cannot listen on \(host) (\(pointer)): \(error)")
         case nil:
             stop()
-            throw HTTPFrontError("http: could not listen on \(address)")
+            throw HTTPFrontError("http: could not listen on \(host) (\(pointer)) within 30 s")
         }
     }
 

@@ -20,6 +20,9 @@ struct HealthRoutes: Sendable {
                          answers: [.init("200", "The exposition.", content: [("text/plain", ["type": "string"])])]),
     ]
 
+    /// What the health listener (`"health_listen"`) answers.
+    static let probePaths: Set<String> = ["/livez", "/readyz"]
+
     static let readyzAnswer: JSONValue = CommandDescription.object([
         "ok": ["type": "boolean"], "reasons": ["type": "array", "items": ["type": "string"]],
     ], required: ["ok", "reasons"])

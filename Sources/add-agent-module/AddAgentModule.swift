@@ -16,7 +16,9 @@ struct AddAgentModule: ParsableCommand {
         template's processes and task in settings.json, \
         editing it in place (the rest of the file keeps its formatting). \
         With --empty the sources are compiling skeletons without behaviour. NAME must be a \
-        valid Swift identifier; an existing module is never overwritten.
+        valid Swift identifier; an existing module is never overwritten. Exit status: 0 added; \
+        1 not in an agent folder, an invalid or existing name, or a file that cannot be written; \
+        64 usage error.
         """,
         version: AgentVersion.line(for: "add-agent-module")
     )

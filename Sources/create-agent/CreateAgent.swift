@@ -14,7 +14,8 @@ struct CreateAgent: ParsableCommand {
         module under modules/ as a shared library, against the runtime's SDK), modules/ and \
         .gitignore. Existing files are never overwritten unless --force. Templates come from the \
         runtime's Templates/ folder (found from the build tree, an installed copy, or \
-        AGENT_RUNTIME_HOME).
+        AGENT_RUNTIME_HOME). Exit status: 0 created; 1 a file exists (without --force), the \
+        folder cannot be written or the templates are not found; 64 usage error.
         """,
         version: AgentVersion.line(for: "create-agent")
     )

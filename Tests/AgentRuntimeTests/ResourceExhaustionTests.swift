@@ -151,6 +151,24 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// Each byte well within the idle timeout, the whole request far beyond it: the clock runs
+    /// from the connection's start (before, every byte restarted it, and a trickle held its
+    /// slot for ever).
+    @Test func aClientTricklingItsRequestIsClosedAfterTheIdleTimeout() throws {
+        let agent = try Self.start(environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "1"])
+        let trickler = try #require(RawControlClient(path: Self.socket(of: agent)))
+        let request = Array(#"{"command": "status", "note": ""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
+        var end = RawControlClient.ReadEnd.timedOut
+        let deadline = Date().addingTimeInterval(60)
+        for byte in request where end != .closed && Date() < deadline {
+            trickler.send([byte])
+            end = trickler.readAll(timeout: 0.2)
+        }
+        #expect(end == .closed, "the trickling client is still connected")
+        #expect(RawControlClient.request(Self.socket(of: agent), #"{"command": "status"}"#)?["ok"] as? Bool == true)
+        #expect(agent.stop() == 0)
+    }
+
     @Test func aRequestOverTheSizeLimitGetsAnErrorAndTheConnectionCloses() throws {
         let agent = try Self.start()
         let client = try #require(RawControlClient(path: Self.socket(of: agent)))

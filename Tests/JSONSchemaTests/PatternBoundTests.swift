@@ -68,6 +68,8 @@ struct PatternBoundTests {
         #expect(error.keywordLocation == "/properties/name/pattern")
         #expect(error.message.contains("the pattern ^(a+)+$ could not be checked"))
         #expect(error.message.contains("bound of \(PatternBudget.perValidation) steps"))
+        #expect(error.isUndecided, "an overrun is marked as undecided, apart from a mismatch")
+        #expect(validator.validate(["name": "b"]).allSatisfy { !$0.isUndecided })
         #expect(!validator.isValid(instance))
     }
 

@@ -56,6 +56,8 @@ extension AgentSnapshot {
             family("agent_events_dropped_total", .counter, "Events a subscriber's full queue dropped, or lost with a dead worker, over the agent's life.", Double(totals.eventsDropped)),
             family("agent_restarts_total", .counter, "Worker restarts after an end nobody asked for, over the agent's life.", Double(totals.restarts)),
             family("agent_chat_requests_total", .counter, "Chat messages handed to the chatbot process.", Double(chatRequests)),
+            family("agent_loop_longest_turn_seconds", .gauge, "The longest the supervisor's loop has been busy in one turn (it answers nothing else meanwhile).", loop.longestTurn),
+            family("agent_loop_slow_turns_total", .counter, "Turns of the supervisor's loop that took 10 ms or more.", Double(loop.slowTurns)),
         ]
 
         var state = MetricFamily("agent_process_state", .gauge, "1 for the state the process is in, 0 for the others.")

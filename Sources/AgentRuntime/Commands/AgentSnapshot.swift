@@ -64,6 +64,18 @@ public struct AgentSnapshot: Sendable {
     public var schedules: [ScheduleFigures] = []
     /// The executors' figures (nil: no executor is declared).
     public var assignment: AssignmentFigures?
+    /// The supervisor's loop: the longest turn (seconds) and the turns of 10 ms or more.
+    public var loop = LoopFigures()
+
+    /// How long the supervisor's loop has been busy in one turn (see ``EventLoop``).
+    public struct LoopFigures: Sendable {
+        public var longestTurn: Double = 0
+        public var slowTurns = 0
+
+        var json: JSONValue {
+            ["longest_turn": .number(JSONNumber(longestTurn)), "slow_turns": .number(JSONNumber(slowTurns))]
+        }
+    }
 
     /// Executors and the queue, for status and the metrics (see ``TaskCoordinator``).
     public struct AssignmentFigures: Sendable {
@@ -125,6 +137,7 @@ extension AgentSnapshot {
         answer["store"] = storeJSON
         answer["outputs"] = .array(outputs.map(\.jsonValue))
         answer["fork_server"] = forkServer
+        answer["loop"] = loop.json
         if let notifications { answer["notifications"] = notifications.jsonValue }
         if let assignment { answer["assignment"] = assignment.json }
         if let fleet { answer["fleet"] = fleet }

@@ -41,6 +41,8 @@ public enum CommandCatalog {
                 "ok": ["const": true], "pid": ["type": "integer"], "uptime": ["type": "number"], "stopping": ["type": "boolean"],
                 "processes": ["type": "array", "items": processSchema],
                 "store": ["type": "object"], "outputs": ["type": "array"], "fork_server": ["type": "object"],
+                "loop": CommandDescription.object(["longest_turn": ["type": "number", "minimum": 0], "slow_turns": ["type": "integer", "minimum": 0]],
+                                                  required: ["longest_turn", "slow_turns"]),
                 "notifications": NotificationStatistics.schema, "assignment": assignmentStatisticsSchema,
             ], required: ["ok", "processes"], open: true),
             mutating: false),

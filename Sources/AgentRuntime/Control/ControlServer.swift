@@ -192,7 +192,8 @@ final class ControlServer {
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
             if n <= 0 { return finish(fd) }
-            connection.lastActivity = EventLoop.now()
+            // lastActivity stays the connection's start: the whole request must arrive within
+            // idle_timeout, so a client trickling a byte at a time cannot hold its slot.
             let response: JSONValue
             switch connection.reader.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n])) {
             case .incomplete:

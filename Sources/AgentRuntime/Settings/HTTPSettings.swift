@@ -37,6 +37,17 @@ public struct HTTPSettings: Sendable, Equatable {
     public var idleTimeout: Double = 30
     /// Connections served at once; further ones wait in the listen backlog until one closes.
     public var maximumConnections = 256
+    /// Connections one client address may hold at once; more are answered 429 and closed at
+    /// once, so that one client cannot take every slot of ``maximumConnections``.
+    public var maximumConnectionsPerClient = 64
+    /// Seconds a request's head may take to arrive in full (from the connection's start, or
+    /// from the first byte of a later request on it); then 408 and the connection is closed.
+    public var headerTimeout: Double = 5
+    /// `"health_listen"`: a second listener that answers only `GET /livez` and `GET /readyz`,
+    /// with connections of its own, for probes that must get through a flood of the API's.
+    public var healthHost: String?
+    /// The health listener's port (0: any free port, logged at start); nil without one.
+    public var healthPort: Int?
     /// When `GET /readyz` calls a process flapping (`"readiness": {"failures": 3, "window": 60}`).
     public var readiness = Readiness()
 
@@ -105,16 +116,22 @@ public struct HTTPSettings: Sendable, Equatable {
                     "window": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.longestWindow), "default": 900],
                 ],
             ],
-            "idle_timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 30,
-                             "description": "Seconds a connection may stay silent (no request, or a request only half sent) before it is closed."],
+            "idle_timeout": ["type": "number", "minimum": 1, "maximum": 3600, "default": 30,
+                             "description": "Seconds a connection may stay silent between requests, or while a body arrives, before it is closed."],
+            "header_timeout": ["type": "number", "minimum": 0.5, "maximum": 300, "default": 5,
+                               "description": "Seconds a request's head (request line and headers) may take to arrive in full, counted from the connection's start or from the first byte of a later request on it; then the client gets 408 and the connection is closed."],
             "max_connections": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 256,
                                 "description": "Connections served at once; more wait in the listen backlog until one closes."],
+            "max_connections_per_client": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 64,
+                                           "description": "Connections one client address may hold at once; more are answered 429 and closed. Behind a reverse proxy every client has the proxy's address: raise it to max_connections."],
+            "health_listen": ["type": "string", "minLength": 1,
+                              "description": "HOST:PORT of a second listener that answers only GET /livez and GET /readyz, with 16 connections of its own and the same header_timeout: point liveness and readiness probes at it, so that a flood of the API's connections never fails a probe. Same rules as \"listen\" (TLS when not loopback)."],
             "readiness": [
                 "description": "GET /readyz: a process whose workers ended unasked `failures` times within `window` seconds is flapping (not ready) until the oldest of them leaves the window.",
                 "type": "object", "additionalProperties": false,
                 "properties": [
                     "failures": ["type": "integer", "minimum": 1, "maximum": 100, "default": .number(JSONNumber(Readiness.defaultFailures))],
-                    "window": ["type": "number", "exclusiveMinimum": 0, "maximum": 86400, "default": .number(JSONNumber(Readiness.defaultWindow))],
+                    "window": ["type": "number", "minimum": 1, "maximum": 86400, "default": .number(JSONNumber(Readiness.defaultWindow))],
                 ],
             ],
         ],
@@ -134,6 +151,8 @@ public struct HTTPSettings: Sendable, Equatable {
         if let bytes = json["max_body_bytes"]?.numberValue?.intValue { maximumBodyBytes = bytes }
         if let seconds = json["idle_timeout"]?.numberValue?.doubleValue { idleTimeout = seconds }
         if let count = json["max_connections"]?.numberValue?.intValue { maximumConnections = count }
+        if let count = json["max_connections_per_client"]?.numberValue?.intValue { maximumConnectionsPerClient = count }
+        if let seconds = json["header_timeout"]?.numberValue?.doubleValue { headerTimeout = seconds }
         if let failures = json["readiness"]?["failures"]?.numberValue?.intValue { readiness.failures = failures }
         if let window = json["readiness"]?["window"]?.numberValue?.doubleValue { readiness.window = window }
         if let value = json["allow_insecure_remote"]?.boolValue { allowInsecureRemote = value }
@@ -146,6 +165,7 @@ public struct HTTPSettings: Sendable, Equatable {
         users = Self.readUsers(json["users"], issues: &issues)
         Self.checkIdentityNames(tokens: json["tokens"], users: json["users"], issues: &issues)
         tls = Self.readTLS(json["tls"], agentDirectory: agentDirectory, issues: &issues)
+        readHealthListen(json["health_listen"], tlsGiven: json["tls"] != nil, issues: &issues)
         if (json["tokens"]?.arrayValue ?? []).isEmpty, (json["users"]?.objectValue ?? [:]).isEmpty {
             issues.append(("/http", "expected \"tokens\" or \"users\": nothing but GET /livez answers without credentials; add \"tokens\": [\"${env:AGENT_API_TOKEN}\"] or a user with a hash from `agent-control hash-password`"))
         }
@@ -153,6 +173,21 @@ public struct HTTPSettings: Sendable, Equatable {
             issues.append(("/http/listen", "\(host) is not a loopback address: without \"tls\" passwords and tokens would cross the network in clear; add \"tls\": {\"certificate\": …, \"key\": …}, listen on 127.0.0.1, or set \"allow_insecure_remote\": true"))
         }
         if !issues.isEmpty { throw SettingsIssueList(issues) }
+    }
+
+    /// `"health_listen"`: where, on another port than `"listen"`, under the same TLS rule.
+    private mutating func readHealthListen(_ json: JSONValue?, tlsGiven: Bool, issues: inout [(pointer: String, message: String)]) {
+        guard let json else { return }
+        guard let text = json.stringValue, let (host, port) = Self.parseListen(text) else {
+            return issues.append(("/http/health_listen", "expected HOST:PORT with a port from 0 to 65535 (e.g. \"127.0.0.1:8081\"); found \(Describe.value(json))"))
+        }
+        if port != 0, port == self.port {
+            issues.append(("/http/health_listen", "expected a port other than \"listen\"'s (\(port)): the health listener is a socket of its own"))
+        }
+        if !tlsGiven, !allowInsecureRemote, !Self.isLoopback(host) {
+            issues.append(("/http/health_listen", "\(host) is not a loopback address: without \"tls\" the tokens of GET /readyz would cross the network in clear; add \"tls\", listen on 127.0.0.1, or set \"allow_insecure_remote\": true"))
+        }
+        (healthHost, healthPort) = (host, port)
     }
 
     /// `127.0.0.1:8080` → ("127.0.0.1", 8080); `[::1]:8080` → ("::1", 8080).

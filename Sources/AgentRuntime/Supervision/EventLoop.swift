@@ -15,6 +15,12 @@ final class EventLoop {
 
     /// Work posted from other threads.
     let inbox = LoopInbox()
+    /// The longest any turn's handlers and timers have run, in seconds, and how many turns ran
+    /// ``slowTurn`` or longer: for that long the loop answered nothing else (what `status`
+    /// reports as `loop`, and the chaos test prints).
+    private(set) var longestTurn: Double = 0
+    private(set) var slowTurns = 0
+    static let slowTurn = 0.010
 
     init() {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -82,6 +88,8 @@ final class EventLoop {
             timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
         }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
+        let began = Self.now()
+        defer { measureTurn(since: began) }
         if count > 0 {
             for i in 0..<Int(count) {
                 let fd = events[i].data.fd
@@ -97,5 +105,11 @@ final class EventLoop {
                 for timer in due.sorted(by: { $0.deadline < $1.deadline }) { timer.action() }
             }
         }
+    }
+
+    private func measureTurn(since began: Double) {
+        let spent = Self.now() - began
+        if spent > longestTurn { longestTurn = spent }
+        if spent >= Self.slowTurn { slowTurns += 1 }
     }
 }

@@ -29,6 +29,7 @@ extension Supervisor {
             outputs: outputs?.statistics ?? [], forkServer: forkServerStatus,
             totals: totals, chatRequests: chatSequence)
         snapshot.tasks = tasks?.figures ?? []
+        snapshot.loop = .init(longestTurn: loop.longestTurn, slowTurns: loop.slowTurns)
         snapshot.notifications = taskNotifier?.statistics
         snapshot.schedules = scheduler?.figures ?? []
         snapshot.assignment = tasks?.assignmentFigures

@@ -42,7 +42,7 @@ extension Supervisor {
         let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
                                     agentDirectory: agentDirectory, logger: logger)
         coordinator.attemptEnded = { end in
-            notifier.runEnded(task: end.task, runID: end.run.id, attempt: end.run.attempt, outcome: end.outcome,
+            notifier.runEnded(task: end.task, runID: end.run.id, attempt: end.run.attempt, interruptions: end.run.interruptions, outcome: end.outcome,
                               willRetry: end.retryFollows, time: Date())
         }
         taskNotifier = notifier
@@ -141,7 +141,15 @@ extension Supervisor {
             }
             // A task's own events do not trigger it again (no endless chain).
             if source == "tasks", value["task"]?.stringValue == trigger.task { continue }
-            if let condition = trigger.condition, !condition.validate(value).isEmpty { continue }
+            if let condition = trigger.condition {
+                switch ConditionOutcome(condition, on: value) {
+                case .passes: break
+                case .fails: continue
+                case .undecided(let error):
+                    tasks.undecidedConditions.report("the \"where\" of task \(trigger.task)'s on_event", eventType: type, source: source, error)
+                    continue
+                }
+            }
             let input: JSONValue = ["type": .string(type), "source": .string(source),
                                     "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
             if let problem = tasks.inputProblems(input, task: trigger.task).first {

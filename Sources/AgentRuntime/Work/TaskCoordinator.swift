@@ -35,6 +35,8 @@ final class TaskCoordinator {
 
     let loop: EventLoop
     let logger: Logger
+    /// Event conditions that could not be decided (a pattern over its step budget), counted and logged.
+    let undecidedConditions: UndecidedConditions
     /// Where runs are recorded (nil: in memory only, gone at the end of the agent).
     let store: (any RunStore)?
     private(set) var definitions: [String: TaskDefinition] = [:]
@@ -110,6 +112,7 @@ final class TaskCoordinator {
         self.loop = loop
         self.store = store
         self.logger = logger
+        undecidedConditions = UndecidedConditions(logger: logger)
         self.recentLimit = max(recentLimit, 1)
         // Run ids: the start time in ms (base 36) and a counter: unique across restarts of an agent.
         idPrefix = String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)

@@ -13,6 +13,11 @@ public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertibl
     public var keyword: String
     /// What was expected and what was found, e.g. `expected a number ≥ 0.1, found 0.05`.
     public var message: String
+    /// The value could not be checked: a `pattern` match ran out of the validation's step
+    /// budget (``JSONSchemaValidator/patternStepBudget``). The value is neither valid nor
+    /// invalid; a caller deciding on it (a trigger's condition, a branch) should say so
+    /// rather than treat it as a plain mismatch.
+    public var isUndecided = false
 
     /// Creates a validation error.
     public init(

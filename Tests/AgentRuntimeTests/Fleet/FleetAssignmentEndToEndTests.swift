@@ -1,3 +1,4 @@
+#if Fleet
 import Foundation
 import Testing
 @testable import AgentRuntime
@@ -114,3 +115,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Fleet
 import Foundation
 import Testing
 @testable import AgentRuntime
@@ -93,3 +94,4 @@ extension StoreConformanceTests {
         await stores.close()
     }
 }
+#endif

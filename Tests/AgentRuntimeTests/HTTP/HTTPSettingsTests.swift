@@ -85,6 +85,25 @@ import Testing
         #expect(issues["/http"]?.contains("expected \"tokens\" or \"users\"") == true, "\(issues)")
     }
 
+    /// The bounds against slow and greedy clients have minimums (no interval of 1e-300 s), and
+    /// the health listener is checked like `"listen"`.
+    @Test func connectionLimitsHaveMinimumsAndTheHealthListenerIsCheckedAtItsPointer() throws {
+        let directory = TestPaths.temporaryDirectory("http-limits")
+        let user = #""users": {"a": {"password_hash": "\#(Self.hash)"}}"#
+        let tiny = try settingsIssues(#"{"listen": "127.0.0.1:8080", \#(user), "header_timeout": 0.01, "idle_timeout": 1e-300, "max_connections_per_client": 0, "readiness": {"window": 1e-300}}"#, in: directory)
+        for pointer in ["/http/header_timeout", "/http/idle_timeout", "/http/max_connections_per_client", "/http/readiness/window"] {
+            #expect(tiny[pointer] != nil, "\(pointer): \(tiny)")
+        }
+        let samePort = try settingsIssues(#"{"listen": "127.0.0.1:8080", \#(user), "health_listen": "127.0.0.1:8080"}"#, in: directory)
+        #expect(samePort["/http/health_listen"]?.contains("a port other than \"listen\"'s (8080)") == true, "\(samePort)")
+        let remote = try settingsIssues(#"{"listen": "127.0.0.1:8080", \#(user), "health_listen": "0.0.0.0:8081"}"#, in: directory)
+        #expect(remote["/http/health_listen"]?.contains("0.0.0.0 is not a loopback address") == true, "\(remote)")
+        let garbled = try settingsIssues(#"{"listen": "127.0.0.1:8080", \#(user), "health_listen": "8081"}"#, in: directory)
+        #expect(garbled["/http/health_listen"]?.contains("expected HOST:PORT") == true, "\(garbled)")
+        let fine = try settingsIssues(#"{"listen": "127.0.0.1:0", \#(user), "health_listen": "127.0.0.1:0", "header_timeout": 0.5, "max_connections_per_client": 1}"#, in: directory)
+        #expect(fine.isEmpty, "\(fine)")
+    }
+
     /// The host-level issues of settings with this `"http"`, by pointer.
     func settingsIssues(_ http: String, in directory: String) throws -> [String: String] {
         let file = directory + "/settings.json"

@@ -80,6 +80,8 @@ import Testing
             ("agent_events_dropped_total", "counter", []),
             ("agent_restarts_total", "counter", []),
             ("agent_chat_requests_total", "counter", []),
+            ("agent_loop_longest_turn_seconds", "gauge", []),
+            ("agent_loop_slow_turns_total", "counter", []),
             ("agent_process_state", "gauge", ["process", "state"]),
             ("agent_process_restarts_total", "counter", ["process"]),
             ("agent_process_events_emitted_total", "counter", ["process"]),

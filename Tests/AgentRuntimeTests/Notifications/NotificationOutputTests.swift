@@ -48,6 +48,20 @@ import Testing
         #expect(tail.hasPrefix("stderr line 11\n") && tail.hasSuffix("stderr line 30"))
     }
 
+    /// Interrupted attempts (the agent died while they ran) are not counted by the retry
+    /// policy, so they add to the attempts a run may have: a run of a task with two retries,
+    /// interrupted once, fails for good at attempt 4 of 4 — not "4 of 3", nor "3 of 3, will retry".
+    @Test func anInterruptedAttemptAddsToTheAttemptsTheNotificationCounts() throws {
+        let (alerts, _) = try records { notifier in
+            let task = Support.task(notify: ["outputs": ["alerts"], "on": ["retry", "failure"]], retries: 2)
+            notifier.runEnded(task: task, runID: "run-8", attempt: 3, interruptions: 1, outcome: Support.failure, willRetry: true, time: Support.failureTime)
+            notifier.runEnded(task: task, runID: "run-8", attempt: 4, interruptions: 1, outcome: Support.failure, willRetry: false, time: Support.failureTime)
+        }
+        try #require(alerts.count == 2, "\(alerts)")
+        #expect(alerts[0]["payload"]?["attempt"] == 3 && alerts[0]["payload"]?["max_attempts"] == 4, "\(alerts[0])")
+        #expect(alerts[1]["payload"]?["attempt"] == 4 && alerts[1]["payload"]?["max_attempts"] == 4, "\(alerts[1])")
+    }
+
     @Test func retriesAndSuccessesNotifyOnlyWhenAskedAndCancelledRunsNever() throws {
         let succeeded = TaskRunOutcome(status: .succeeded, output: "done")
         let (alerts, other) = try records { notifier in

@@ -6,14 +6,7 @@ import Testing
 /// release build), installed into a fresh root with dpkg (`--root`, maintainer scripts run
 /// without chroot with DPKG_ROOT set), upgraded, removed and purged.
 @Suite(.ownThreads, .serialized) struct DebianPackageTests {
-    /// The generate-manual plugin's pages for the build the tests run from.
-    static let manuals = URL(fileURLWithPath: TestPaths.products).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("plugins/GenerateManual/outputs").path
-
     static let dpkgFound = ["/usr/bin/dpkg", "/usr/bin/dpkg-deb"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
-    /// Outside CI the man pages may not have been generated; CI (.ci/run) generates them, so
-    /// there a missing page fails the test instead of skipping it.
-    static let manualsReady = FileManager.default.fileExists(atPath: manuals) || ProcessInfo.processInfo.environment["CI"] != nil
     static let runsAsRoot = getuid() == 0
     /// Debian's checker; .ci/run installs it, so there its absence fails the test.
     static let lintian = FileManager.default.isExecutableFile(atPath: "/usr/bin/lintian") ? "/usr/bin/lintian" : nil
@@ -30,7 +23,7 @@ import Testing
 
     private func build(revision: Int, into output: String) throws -> String {
         let result = try run(TestPaths.repository + "/scripts/package-deb.sh",
-                             ["--no-build", "--build-dir", TestPaths.products, "--man-dir", Self.manuals, "--output", output, "--revision", "\(revision)",
+                             ["--no-build", "--build-dir", TestPaths.products, "--output", output, "--revision", "\(revision)",
                               // The debug products are large; xz would take minutes on a loaded machine.
                               "--compression", "none"],
                              // A maintainer address lintian takes (its default, @localhost, it reports).
@@ -94,7 +87,6 @@ import Testing
     }
 
     @Test(.enabled(if: dpkgFound, "dpkg and dpkg-deb are not installed (apt-get install dpkg)"),
-          .enabled(if: manualsReady, "no man pages generated for this build: run `swift package generate-manual --configuration debug` first (.ci/run does)"),
           .enabled(if: runsAsRoot, "installing into a root with dpkg and creating its user need root"))
     func packageInstallsUpgradesAndRemovesInAFreshRoot() throws {
         let output = TestPaths.temporaryDirectory("deb")

@@ -18,8 +18,9 @@ final class RawHTTP {
 
     let fd: Int32
 
-    /// Connects to 127.0.0.1:`port`; reads time out after `timeout` seconds.
-    init(port: Int, timeout: Double = 30) throws {
+    /// Connects to 127.0.0.1:`port` from `source` (another loopback address is another
+    /// client: 127.0.0.2, …); reads time out after `timeout` seconds.
+    init(port: Int, from source: String = "127.0.0.1", timeout: Double = 30) throws {
         // The descriptor becomes `fd` only once connected: an init that throws after every
         // stored property is set runs deinit, which closed it a second time — by then perhaps
         // another thread's new descriptor (the event loop's eventfd of an in-process client),
@@ -28,14 +29,13 @@ final class RawHTTP {
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // Bound to `source` first unless it is the default: the kernel picks 127.0.0.1 anyway.
+        if source != "127.0.0.1", Self.withAddress(source, 0, { bind(socket, $0, $1) }) != 0 {
+            let error = errno
+            Foundation.close(socket)
+            throw Failure(description: "bind to \(source): errno \(error)")
         }
-        guard connected == 0 else {
+        guard Self.withAddress("127.0.0.1", port, { connect(socket, $0, $1) }) == 0 else {
             let error = errno
             Foundation.close(socket)
             throw Failure(description: "connect to port \(port): errno \(error)")
@@ -44,6 +44,17 @@ final class RawHTTP {
     }
 
     deinit { Foundation.close(fd) }
+
+    /// `call` (bind, connect) with the IPv4 address `host:port`.
+    private static func withAddress(_ host: String, _ port: Int, _ call: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr(host)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
 
     func send(_ text: String) throws {
         let bytes = Array(text.utf8)
@@ -74,6 +85,39 @@ final class RawHTTP {
             if piece.isEmpty { return data }
             data += piece
         }
+    }
+
+    /// One reply on a connection kept alive: its head and its `Content-Length` body.
+    func receiveReply() throws -> Reply {
+        var data = Data()
+        while true {
+            if let reply = try? Self.parse(data), let length = reply.headers["content-length"].flatMap(Int.init),
+               reply.body.utf8.count >= length {
+                return reply
+            }
+            let piece = try receive()
+            if piece.isEmpty { throw Failure(description: "closed before a whole reply: \(String(decoding: data, as: UTF8.self).debugDescription)") }
+            data += piece
+        }
+    }
+
+    /// What the server sent until it closed the connection, also when it closed with a reset
+    /// (a refusal closes before reading what the client sent) or the read timed out.
+    func receiveUntilClosed() -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return data }
+            data += buffer[0..<count]
+        }
+    }
+
+    /// Whether the connection is still open with nothing to read (the server has not closed it).
+    func isOpenAndQuiet() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
     /// Whether the server closed the connection (end of stream or reset) before a read timed

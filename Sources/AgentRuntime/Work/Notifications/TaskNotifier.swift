@@ -55,8 +55,10 @@ public final class TaskNotifier: @unchecked Sendable {
     }
 
     /// An attempt of run `runID` ended with `outcome` at `time`; `willRetry`: another attempt
-    /// follows. Sends what the task's settings ask for; returns at once (loop thread).
-    func runEnded(task: TaskDefinition, runID: String, attempt: Int, outcome: TaskRunOutcome, willRetry: Bool, time: Date) {
+    /// follows; `interruptions`: the run's attempts interrupted from outside, which its retry
+    /// policy does not count (so attempt 4 of 3 retries plus one interruption is "4 of 4").
+    /// Sends what the task's settings ask for; returns at once (loop thread).
+    func runEnded(task: TaskDefinition, runID: String, attempt: Int, interruptions: Int = 0, outcome: TaskRunOutcome, willRetry: Bool, time: Date) {
         let trigger: NotificationSettings.Trigger
         switch outcome.status {
         case .succeeded: trigger = .success
@@ -66,7 +68,7 @@ public final class TaskNotifier: @unchecked Sendable {
         guard let settings = settings(for: task), settings.triggers.contains(trigger) else { return }
         let notification = TaskNotification(
             trigger: trigger, task: task.name, description: task.description, runID: runID, attempt: attempt,
-            maxAttempts: max(attempt, task.retries.max + 1), willRetry: willRetry, outcome: outcome, time: time,
+            maxAttempts: max(attempt, task.retries.max + 1 + interruptions), willRetry: willRetry, outcome: outcome, time: time,
             agent: agentName, host: hostName)
         if let outputs, settings.outputs != .none {
             let record = OutputRecord.event(

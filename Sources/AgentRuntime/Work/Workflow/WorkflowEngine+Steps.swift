@@ -60,7 +60,12 @@ extension WorkflowEngine {
                 fail("the condition's schema does not compile")
                 break
             }
-            record.detail["branch"] = validator.validate(.object(state.run.variables)).isEmpty ? "then" : "else"
+            switch ConditionOutcome(validator, on: .object(state.run.variables)) {
+            case .passes: record.detail["branch"] = "then"
+            case .fails: record.detail["branch"] = "else"
+            // Neither branch is right for a condition that could not be decided: the step fails.
+            case .undecided(let error): fail("the condition could not be decided: \(error.message)")
+            }
         case .parallel:
             break
         case .publish(let type, let payload):

@@ -81,6 +81,8 @@ final class WorkflowEngine {
     let store: (any WorkflowStore)?
     let tasks: TaskCoordinator
     let logger: Logger
+    /// Event conditions that could not be decided (a pattern over its step budget), counted and logged.
+    let undecidedConditions: UndecidedConditions
     private(set) var definitions: [String: WorkflowDefinition] = [:]
     private var inputValidators: [String: JSONSchemaValidator] = [:]
     private var triggers: [String: [Trigger]] = [:]
@@ -133,6 +135,7 @@ final class WorkflowEngine {
         self.store = store
         self.tasks = tasks
         self.logger = logger
+        undecidedConditions = UndecidedConditions(logger: logger)
         idPrefix = "wf-" + String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)
     }
 
@@ -503,6 +506,17 @@ final class WorkflowEngine {
         wantedTypesChanged()
     }
 
+    /// Whether `condition` passes `payload`; one it cannot decide is reported and does not.
+    private func decides(_ condition: JSONSchemaValidator, _ payload: JSONValue, _ owner: String, _ type: String, _ source: String) -> Bool {
+        switch ConditionOutcome(condition, on: payload) {
+        case .passes: return true
+        case .fails: return false
+        case .undecided(let error):
+            undecidedConditions.report(owner, eventType: type, source: source, error)
+            return false
+        }
+    }
+
     func removeWait(run: String, step: String) {
         guard let type = waits.first(where: { $0.value.contains { $0.run == run && $0.step == step } })?.key else { return }
         waits[type]?.removeAll { $0.run == run && $0.step == step }
@@ -521,7 +535,7 @@ final class WorkflowEngine {
         guard !stopping else { return }
         let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
         for wait in waits[type] ?? [] {
-            if let condition = wait.condition, !condition.validate(payload).isEmpty { continue }
+            if let condition = wait.condition, !decides(condition, payload, "the \"where\" of step \(wait.step) of workflow run \(wait.run)", type, source) { continue }
             guard let state = live[wait.run] else { continue }
             if state.launched.contains(wait.step) {
                 finishStep(state, wait.step, .succeeded, output: event)
@@ -532,7 +546,7 @@ final class WorkflowEngine {
         for trigger in triggers[type] ?? [] {
             // A workflow's own published events do not start it again (no endless chain).
             if source == "workflow:" + trigger.workflow { continue }
-            if let condition = trigger.condition, !condition.validate(payload).isEmpty { continue }
+            if let condition = trigger.condition, !decides(condition, payload, "the \"where\" of workflow \(trigger.workflow)'s on_event", type, source) { continue }
             guard let definition = definitions[trigger.workflow] else { continue }
             guard inputProblems(event, workflow: trigger.workflow).isEmpty else {
                 logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")

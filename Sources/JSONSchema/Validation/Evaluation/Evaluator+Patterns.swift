@@ -9,6 +9,7 @@ extension Evaluator {
             patternOverrun = ValidationError(
                 instanceLocation: "", keywordLocation: "", keyword: "pattern",
                 message: Evaluator.overBudgetMessage(pattern, string))
+            patternOverrun?.isUndecided = true
         }
         return outcome
     }
@@ -19,6 +20,7 @@ extension Evaluator {
         guard collecting else { return }
         if let member { instancePath.append(.key(member)) }
         report(node, keyword, Evaluator.overBudgetMessage(pattern, string), keywordSuffix: member == nil ? [] : [.key(pattern.source)])
+        errors[errors.count - 1].isUndecided = true
         if member != nil { instancePath.removeLast() }
         if patternOverrun?.instanceLocation == "" && patternOverrun?.keywordLocation == "", let located = errors.last {
             patternOverrun = located
