@@ -230,3 +230,112 @@ int agent_open_pty(int *primary, int *secondary) {
     *secondary = other;
     return 0;
 }
+
+/* clone3's arguments (linux/sched.h's struct clone_args up to `cgroup`, Linux 5.7). */
+struct agent_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#define AGENT_CLONE_INTO_CGROUP 0x200000000ULL
+#define AGENT_CLOSE_RANGE_CLOEXEC (1U << 2)
+
+/* In the new child (a copy of the caller with only this thread): only system calls from here
+   to execve, no allocation or lock. `join` (the fallback without clone3) is the cgroup's
+   cgroup.procs, written before anything else. On failure the errno goes to `report`. */
+static void exec_child(int report, int join, const char *path, char *const argv[], char *const envp[],
+                       const int lifted[4], const char *directory, int new_group) {
+    int code = 0;
+    if (join >= 0 && write(join, "0\n", 2) != 2) goto fail;
+    if (new_group == 1 && setpgid(0, 0) != 0) goto fail;
+    if (new_group == 2 && setsid() < 0) goto fail;
+    if (lifted[0] >= 0) {
+        if (dup2(lifted[0], 0) < 0) goto fail;
+    } else {
+        int null = open("/dev/null", O_RDONLY);
+        if (null < 0 || (null != 0 && dup2(null, 0) < 0)) goto fail;
+    }
+    for (int i = 1; i < 4; i++) if (lifted[i] >= 0 && dup2(lifted[i], i) < 0) goto fail;
+    /* Everything else closes at exec (the report pipe stays open until then). */
+    if (syscall(SYS_close_range, lifted[3] >= 0 ? 4U : 3U, ~0U, AGENT_CLOSE_RANGE_CLOEXEC) != 0) goto fail;
+    if (directory && chdir(directory) != 0) goto fail;
+    struct sigaction defaults;
+    memset(&defaults, 0, sizeof(defaults));
+    defaults.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &defaults, NULL);
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+    execve(path, argv, envp);
+fail:
+    code = errno;
+    while (write(report, &code, sizeof(code)) < 0 && errno == EINTR) {}
+    _exit(127);
+}
+
+/* clone3 into the cgroup (the child is in it from its first instruction); where clone3 is
+   refused (a seccomp filter answers ENOSYS), fork and join it before exec. Signals stay
+   blocked across, so that no handler of the caller runs in the child. */
+static pid_t clone_into(int cgroup_fd, int *join) {
+    struct agent_clone_args args;
+    memset(&args, 0, sizeof(args));
+    args.flags = AGENT_CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = (uint64_t)cgroup_fd;
+    pid_t child = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    if (child >= 0 || (errno != ENOSYS && errno != E2BIG)) return child;
+    *join = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (*join < 0) return -1;
+    return fork();
+}
+
+int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
+                     int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                     const char *directory, int new_group, int cgroup_fd, pid_t *pid) {
+    if (cgroup_fd < 0) {
+        return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
+    }
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
+    int lifted[4] = {-1, -1, -1, -1};
+    int pipe_fds[2] = {-1, -1};
+    int report[2] = {-1, -1};
+    int join = -1;
+    int rc = 0;
+    for (int i = 0; i < 4 && rc == 0; i++) rc = lift(sources[i], &lifted[i]);
+    /* The report pipe's write end above the fds the child sets up, so no dup2 covers it. */
+    if (rc == 0 && pipe2(pipe_fds, O_CLOEXEC) != 0) rc = errno;
+    if (rc == 0) rc = lift(pipe_fds[1], &report[1]);
+    report[0] = pipe_fds[0];
+    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    if (rc == 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid_t child = clone_into(cgroup_fd, &join);
+        if (child == 0) exec_child(report[1], join, path, argv, envp, lifted, directory, new_group);
+        if (child < 0) rc = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        close(report[1]);
+        report[1] = -1;
+        if (child > 0) {
+            /* End of file: the exec happened; four bytes: why it did not. */
+            int code = 0;
+            ssize_t n;
+            do { n = read(report[0], &code, sizeof(code)); } while (n < 0 && errno == EINTR);
+            if (n == (ssize_t)sizeof(code)) {
+                rc = code ? code : EIO;
+                int status;
+                while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+            } else {
+                *pid = child;
+            }
+        }
+    }
+    for (int i = 0; i < 4; i++) if (lifted[i] >= 0) close(lifted[i]);
+    for (int i = 0; i < 2; i++) if (report[i] >= 0) close(report[i]);
+    if (join >= 0) close(join);
+    return rc;
+}

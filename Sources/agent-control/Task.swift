@@ -59,6 +59,10 @@ struct TaskCommand: ParsableCommand {
         }
         if let input = run["input"] { lines.append("input: \(input.serialized())") }
         if let output = run["output"] { lines.append("output: \(output.stringValue ?? output.serialized())") }
+        if let usage = run["usage"], let cpu = usage["cpu_seconds"]?.numberValue {
+            let peak = usage["memory_peak_bytes"]?.numberValue.map { ", memory peak \($0) bytes" } ?? ""
+            lines.append("usage: cpu \(cpu) s\(peak)")
+        }
         if let tail = run["stderr_tail"]?.stringValue, !tail.isEmpty { lines.append("stderr (last lines):\n" + tail) }
         return lines.joined(separator: "\n")
     }

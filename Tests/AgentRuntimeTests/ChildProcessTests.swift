@@ -109,7 +109,7 @@ enum ProcFacts {
         let survivors = ProcFacts.survivors(of: pids, within: 10)
         #expect(survivors.isEmpty, "alive after the supervisor's death: \(survivors.map { "\($0) \(ProcFacts.command($0))" })")
         let cgroupLine = try #require(first.stderrLines.first { $0.contains("workers run in the cgroup ") }, "\(first.transcript)")
-        let cgroup = String(try #require(cgroupLine.components(separatedBy: "workers run in the cgroup ").last))
+        let cgroup = String(try #require(cgroupLine.components(separatedBy: "workers run in the cgroup ").last?.split(separator: ",").first))
         let deadline = Date().addingTimeInterval(10)
         while FileManager.default.fileExists(atPath: cgroup), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!FileManager.default.fileExists(atPath: cgroup), "the fork server did not remove the cgroup")

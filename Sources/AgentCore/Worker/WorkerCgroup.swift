@@ -2,11 +2,12 @@ import Foundation
 
 /// The cgroup (v2) that holds an agent's workers and everything they start, so that one write
 /// to its `cgroup.kill` ends them all, even children that left the worker's process group or
-/// session. The supervisor makes it (see `WorkerContainment` in AgentRuntime) and names it in
-/// the workers' environment; the fork server and each posix_spawn'ed worker move themselves
-/// into it before any module code runs, and whatever they fork inherits it.
+/// session. The supervisor makes it (see `WorkerContainment` in AgentRuntime), starts the fork
+/// server and each worker in its `workers` leaf (clone3 into the cgroup) and names that leaf in
+/// the workers' environment (a worker started otherwise joins it before any module code runs);
+/// whatever they fork inherits it. Each command run has a cgroup of its own beside the leaf.
 public enum WorkerCgroup {
-    /// The environment variable naming the cgroup's folder.
+    /// The environment variable naming the workers' cgroup folder (the `workers` leaf).
     public static let environmentKey = "AGENT_WORKER_CGROUP"
 
     /// Moves the calling process into the cgroup at `path`. Returns an errno value, 0 when done.
@@ -22,9 +23,20 @@ public enum WorkerCgroup {
         write("1\n", to: path + "/cgroup.kill")
     }
 
-    /// Kills every process in the cgroup at `path` but the caller, which first moves to the
-    /// parent cgroup, and removes the cgroup once it is empty (within `timeout` seconds). If
-    /// the caller cannot leave, it is killed with the rest and the folder stays.
+    /// The agent's cgroup, whose `workers` leaf is at `path` (the cgroup itself when `path`
+    /// is not a `workers` folder).
+    public static func agentCgroup(ofWorkers path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.lastPathComponent == workersName ? url.deletingLastPathComponent().path : path
+    }
+
+    /// The leaf of the agent's cgroup that holds its workers (the runs' cgroups are its siblings).
+    public static let workersName = "workers"
+
+    /// Kills every process in the cgroup at `path` and its descendants but the caller, which
+    /// first moves to the parent cgroup, and removes the cgroups once they are empty (within
+    /// `timeout` seconds). If the caller cannot leave, it is killed with the rest and the
+    /// folders stay.
     public static func killAndRemove(_ path: String, timeout: Double) {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let left = write("\(getpid())\n", to: parent + "/cgroup.procs") == 0
@@ -32,13 +44,35 @@ public enum WorkerCgroup {
         guard left else { return }
         let deadline = Date().addingTimeInterval(timeout)
         while isPopulated(path), Date() < deadline { usleep(2_000) }
-        rmdir(path)
+        removeTree(path)
     }
 
-    /// The pids in the cgroup at `path` (empty when it is gone).
+    /// Removes the (empty) cgroup at `path` and the cgroups under it, deepest first. Returns
+    /// 0, or the errno of the first folder that could not be removed (ENOENT counts as done).
+    @discardableResult
+    public static func removeTree(_ path: String) -> Int32 {
+        var first: Int32 = 0
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        for child in children {
+            var info = stat()
+            // Subfolders are the child cgroups; the rest are the interface files.
+            guard lstat(path + "/" + child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            let code = removeTree(path + "/" + child)
+            if first == 0 { first = code }
+        }
+        if rmdir(path) != 0, errno != ENOENT, first == 0 { first = errno }
+        return first
+    }
+
+    /// The pids in the cgroup at `path` and the cgroups under it (empty when it is gone).
     public static func members(_ path: String) -> [Int32] {
-        guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return [] }
-        return text.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
+        let text = (try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? ""
+        var pids = text.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
+        for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            var info = stat()
+            if lstat(path + "/" + child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { pids += members(path + "/" + child) }
+        }
+        return pids
     }
 
     /// Whether a process of the cgroup at `path` is still alive (`populated 1` in
@@ -48,7 +82,9 @@ public enum WorkerCgroup {
         return text.split(whereSeparator: \.isNewline).contains("populated 1")
     }
 
-    private static func write(_ text: String, to file: String) -> Int32 {
+    /// Writes `text` to the cgroup file `file` in one write. Returns an errno value, 0 when done.
+    @discardableResult
+    public static func write(_ text: String, to file: String) -> Int32 {
         let fd = open(file, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return errno }
         defer { close(fd) }

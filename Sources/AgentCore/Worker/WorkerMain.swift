@@ -72,7 +72,7 @@ public enum WorkerMain {
         var length = 0
         let served = agent_fork_server_serve(channelFD, buffer, capacity, &length)
         guard served == 0 else {
-            if served == -1, let cgroup { WorkerCgroup.killAndRemove(cgroup, timeout: 2) }
+            if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
             exit(ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))

@@ -17,6 +17,7 @@ extension CommandCatalog {
         "next_attempt_at": ["type": "string", "format": "date-time"], "execution_time": ["type": "number", "description": "Seconds the last attempt took."],
         "output": [:], "error": ["type": "string"], "exit_code": ["type": "integer"], "signal": ["type": "string"],
         "stderr_tail": ["type": "string"], "rerun_of": ["type": "string"],
+        "usage": ResourceUsage.schema,
         "idempotency_key": ["type": "string", "description": "What the run's work sees as AGENT_TASK_IDEMPOTENCY_KEY / TaskContext.idempotencyKey: the run id, or a workflow step's <run>/<step>/<attempt>."],
         "executor": ["type": "string", "description": "The executor of the running or last attempt (a declared one)."],
         "assigned_to": ["type": "string", "description": "The executor the run was assigned to by hand."],

@@ -217,7 +217,7 @@ public struct AgentLauncher {
             .filter { !SystemdNotifier.environmentKeys.contains($0.key) && !withheld.contains($0.key) }
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
-        var forkServer = Self.startForkServer(logger: logger, environment: environment)
+        var forkServer = Self.startForkServer(logger: logger, environment: environment, cgroup: containment.workersCgroupFD)
         defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
@@ -342,14 +342,15 @@ public struct AgentLauncher {
 
     /// A fork server for the workers, unless `AGENT_FORK_SERVER=0` or it cannot start (then
     /// workers are spawned with posix_spawn).
-    static func startForkServer(logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) -> ForkServer? {
+    static func startForkServer(logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment,
+                                cgroup: Int32 = -1) -> ForkServer? {
         guard !ForkServer.isDisabled(in: environment) else { return nil }
         let workerPath = workerPath(environment: environment)
         guard access(workerPath, X_OK) == 0 else { return nil }
         // Workers inherit the limits the server had when it started, as spawned ones inherit
         // the supervisor's.
         Supervisor.raiseFileLimit()
-        switch ForkServer.start(workerPath: workerPath, environment: environment) {
+        switch ForkServer.start(workerPath: workerPath, environment: environment, cgroup: cgroup) {
         case .success(let server):
             return server
         case .failure(let error):

@@ -60,6 +60,7 @@ enum TaskSettings {
                                  "description": "Module tasks: seconds the task's executor worker stays up without runs before it is stopped (started again by the next run)."],
                 "cancel_grace": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
                                  "description": "Seconds a cancelled run has to end: a command's process tree from SIGTERM to SIGKILL (default 2; a timeout kills at once), a module handler — cancelled or timed out — from its cancellation until its executor worker is killed (default 5). The agent's stop gives running runs the same grace."],
+                "limits": ResourceLimits.schema,
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema the input of a run must pass (refused at the request otherwise)."],
                 "output": ["type": ["object", "boolean"], "description": "A JSON Schema the output a person gives (task complete) must pass (default: a module task type's declared output schema)."],
                 "settings": ["type": "object", "description": "A module task's own settings (checked against its type's schema)."],
@@ -129,6 +130,9 @@ enum TaskSettings {
             }
             if type == "command" {
                 task.command = command(object, pointer: pointer, environment: environment, problems: &problems)
+                let (limits, limitProblems) = ResourceLimits.read(object["limits"], pointer: pointer + "/limits")
+                task.limits = limits
+                problems += limitProblems
                 if object["idle_timeout"] != nil {
                     problems.append((pointer + "/idle_timeout", "\"idle_timeout\" is for module tasks, whose executor worker stays up between runs; a command starts afresh for every run"))
                 }
@@ -137,6 +141,9 @@ enum TaskSettings {
                                                        pointer: pointer + "/command")
                 }
             } else {
+                if object["limits"] != nil {
+                    problems.append((pointer + "/limits", "\"limits\" is for tasks of type \"command\", each run of which has a cgroup of its own; a module task (\"\(type)\") runs in its executor's worker"))
+                }
                 for key in ["command", "shell", "cwd", "env"] where object[key] != nil {
                     problems.append((pointer + "/" + key, "\"\(key)\" is for tasks of type \"command\"; a module task (\"\(type)\") takes its own \"settings\""))
                 }

@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import Logging
 
@@ -25,7 +26,7 @@ enum CgroupLocation {
             // A leftover of a run whose record was lost: empty it and start afresh.
             let killed = WorkerContainment.empty(cgroup: path, timeout: 2)
             if !killed.isEmpty { logger.notice("killed \(WorkerContainment.describe(killed)), left in \(path) by an earlier run") }
-            guard rmdir(path) == 0 || errno == ENOENT, mkdir(path, 0o755) == 0 else {
+            guard WorkerCgroup.removeTree(path) == 0, mkdir(path, 0o755) == 0 else {
                 return .failure(Unavailable(description: "cannot make the cgroup \(path) afresh: \(String(cString: strerror(errno)))"))
             }
         }

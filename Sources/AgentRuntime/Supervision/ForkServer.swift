@@ -35,7 +35,8 @@ public final class ForkServer {
     /// parent-death signal follows that thread. The calling process becomes a child subreaper
     /// at the first worker (without it forked workers could not be its children), not before:
     /// what runs until then (`swift build`, `--describe`) keeps its usual orphan handling.
-    public static func start(workerPath: String, environment: [String: String]) -> Result<ForkServer, ProcessSpawner.SpawnError> {
+    /// `cgroup`: the workers' cgroup folder, open, which the server starts in (-1: the caller's).
+    public static func start(workerPath: String, environment: [String: String], cgroup: Int32 = -1) -> Result<ForkServer, ProcessSpawner.SpawnError> {
         var control: [Int32] = [0, 0]
         guard agent_seqpacket_pair(&control) == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
@@ -45,7 +46,7 @@ public final class ForkServer {
             // `agent-worker --process NAME`).
             path: workerPath, arguments: ["agent-worker", "--fork-server", String(repeating: " ", count: 200)],
             environment: SupervisorConfiguration.workerEnvironment(environment),
-            stdout: -1, stderr: -1, channel: control[1], newGroup: true)
+            stdout: -1, stderr: -1, channel: control[1], newGroup: true, cgroup: cgroup)
         close(control[1])
         switch spawned {
         case .success(let pid):

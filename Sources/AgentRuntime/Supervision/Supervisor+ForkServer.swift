@@ -48,7 +48,8 @@ extension Supervisor {
     /// signal follows this thread.
     private func restartForkServer() {
         guard forkServer == nil, !stopping else { return }
-        switch ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment) {
+        switch ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment,
+                                cgroup: containment?.workersCgroupFD ?? -1) {
         case .success(let server):
             forkServerRecovery.restarts += 1
             forkServerRecovery.startedAt = EventLoop.now()

@@ -79,13 +79,11 @@ extension Supervisor {
     }
 
     /// Whether `pid` (a child of the supervisor) belongs to a running `command` task: the
-    /// program itself or what of its process group was left to the supervisor (a subreaper).
+    /// program itself or what of its process group or cgroup was left to the supervisor (a subreaper).
     /// The orphan sweep leaves those to the command runner.
     func isTaskCommandProcess(_ pid: pid_t) -> Bool {
         guard let runner = tasks?.runner(for: "command") as? CommandTaskRunner else { return false }
-        let groups = runner.processGroups
-        guard !groups.isEmpty else { return false }
-        return groups.contains(pid) || ProcStat.read(pid).map { groups.contains($0.group) } == true
+        return runner.owns(pid)
     }
 
     /// Takes the settings' tasks (at start and at a reload) and their triggers.

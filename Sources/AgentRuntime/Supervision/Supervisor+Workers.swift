@@ -48,7 +48,7 @@ extension Supervisor {
             ProcessSpawner.spawn(
                 path: configuration.workerPath, arguments: arguments,
                 environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
-                stdout: stdout, stderr: stderr, channel: channel, newGroup: true)
+                stdout: stdout, stderr: stderr, channel: channel, newGroup: true, cgroup: containment?.workersCgroupFD ?? -1)
         }
     }
 

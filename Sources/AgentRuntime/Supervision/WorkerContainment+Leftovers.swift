@@ -99,8 +99,8 @@ extension WorkerContainment {
                 continue
             }
             killed += empty(cgroup: cgroup, timeout: 2)
-            if rmdir(cgroup) != 0, errno != ENOENT {
-                logger.warning("cannot remove the previous run's cgroup \(cgroup): \(String(cString: strerror(errno)))")
+            if case let code = WorkerCgroup.removeTree(cgroup), code != 0 {
+                logger.warning("cannot remove the previous run's cgroup \(cgroup): \(String(cString: strerror(code)))")
             }
         }
         for line in record.undated {

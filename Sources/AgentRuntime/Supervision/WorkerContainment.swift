@@ -9,8 +9,9 @@ import Logging
 ///
 /// Where cgroup v2 is writable (and has `cgroup.kill`, Linux 5.14), the workers live in a
 /// cgroup of the agent's own, a child of the supervisor's cgroup named after the run folder
-/// (`agent-<hash>`): the fork server moves itself into it before it forks anything, a worker
-/// started with posix_spawn before any module code runs, and whatever they start inherits it.
+/// (`agent-<hash>`, see ``AgentCgroup``): the fork server and each worker start in its
+/// `workers` leaf, each command run in a cgroup of its own beside it (clone3 into the cgroup,
+/// before their first instruction), and whatever they start inherits it.
 /// It is killed with `cgroup.kill` and removed at stop; when the supervisor is killed, the
 /// fork server (which has no parent-death signal there) moves out, kills it and removes it at
 /// the end of file on its socket; and the next start kills what may still be left. `AGENT_CGROUPS=0` turns cgroups off.
@@ -24,8 +25,12 @@ import Logging
 /// only a record of the agent's own user that no one else can write, and of it only the
 /// processes provably the previous run's (see `WorkerContainment+Leftovers`).
 public final class WorkerContainment {
-    /// The cgroup holding the workers, nil when the process groups are recorded instead.
-    public private(set) var cgroup: String?
+    /// The cgroup holding the workers and runs, nil when the process groups are recorded instead.
+    public var cgroup: String? { agentCgroup?.path }
+    /// Its layout: the workers' leaf and the controllers the runs get.
+    let agentCgroup: AgentCgroup?
+    /// The workers' leaf, open for clone3 (-1: none).
+    public var workersCgroupFD: Int32 { agentCgroup?.workersFD ?? -1 }
     /// What workers get in their environment.
     public private(set) var environment: [String: String] = [:]
     let recordPath: String
@@ -38,13 +43,13 @@ public final class WorkerContainment {
     static let recordName = "workers"
     static let instanceKey = "AGENT_INSTANCE"
 
-    private init(recordPath: String, cgroup: String?, logger: Logger) {
+    private init(recordPath: String, cgroup: AgentCgroup?, logger: Logger) {
         self.recordPath = recordPath
-        self.cgroup = cgroup
+        agentCgroup = cgroup
         self.logger = logger
         instance = "\(getpid())-\(ProcStat.read(getpid())?.startTime ?? 0)"
         if let cgroup {
-            environment[WorkerCgroup.environmentKey] = cgroup
+            environment[WorkerCgroup.environmentKey] = cgroup.workersPath
         } else {
             // Empty: not a cgroup inherited from whoever started the supervisor.
             environment[WorkerCgroup.environmentKey] = ""
@@ -61,13 +66,14 @@ public final class WorkerContainment {
                                logger: Logger) throws(RunFolder.Refusal) -> WorkerContainment {
         let recordPath = runDirectory + "/" + recordName
         try killLeftovers(recordPath: recordPath, logger: logger)
-        var cgroup: String?
-        switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger) {
-        case .success(let path):
-            cgroup = path
-            logger.info("workers run in the cgroup \(path)")
+        var cgroup: AgentCgroup?
+        switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger).flatMap(AgentCgroup.make) {
+        case .success(let made):
+            cgroup = made
+            logger.info("workers run in the cgroup \(made.path), each command run in a cgroup of its own beside them")
+            if made.missingControllers == nil { logger.info("\(made.limitsLine)") } else { logger.notice("\(made.limitsLine)") }
         case .failure(let reason):
-            logger.notice("workers run without a cgroup (\(reason.description)); a killed agent's leftovers are killed at its next start")
+            logger.notice("workers run without a cgroup (\(reason.description)), and so do commands: a command's tree is ended through its process group, a killed agent's leftovers are killed at its next start, and a run of a task with \"limits\" fails (they cannot be enforced)")
         }
         let containment = WorkerContainment(recordPath: recordPath, cgroup: cgroup, logger: logger)
         containment.writeRecord()
@@ -92,8 +98,8 @@ public final class WorkerContainment {
             if !left.isEmpty {
                 logger.notice("killed \(Self.describe(left)), still in the agent's cgroup at the stop")
             }
-            if rmdir(cgroup) != 0, errno != ENOENT {
-                logger.warning("cannot remove the cgroup \(cgroup): \(String(cString: strerror(errno))); the next start retries")
+            if case let code = WorkerCgroup.removeTree(cgroup), code != 0 {
+                logger.warning("cannot remove the cgroup \(cgroup): \(String(cString: strerror(code))); the next start retries")
                 return
             }
         }

@@ -581,6 +581,7 @@ final class TaskCoordinator {
         run.exitCode = outcome.exitCode
         run.signal = outcome.signal
         run.stderrTail = outcome.stderrTail
+        run.usage = outcome.usage
         run.executionTime = executionTime
         // Not the work's fault, nor an attempt of its retry policy: bounded by max_interruptions.
         if outcome.status == .interrupted { return interrupted(run, definition: definition, outcome: outcome) }

@@ -40,6 +40,8 @@ public struct TaskDefinition: Equatable, Sendable {
     /// SIGKILL, a handler (cancelled or timed out) from its cancellation to its worker's kill
     /// (nil: the runner's default, 2 s for a command, 5 s for a handler).
     public var cancelGrace: Double?
+    /// `"limits"`, command tasks: the memory and CPU each run may use (nil: none).
+    public var limits: ResourceLimits?
     /// `"require"`: labels an executor must carry to take the task's runs (a subset match).
     public var require: [String: String] = [:]
     /// The schema of the output a person gives (`task complete`): `"output"`, or a module task

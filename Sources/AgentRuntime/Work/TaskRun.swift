@@ -76,6 +76,8 @@ public struct TaskRun: Sendable, Equatable {
     public var exitCode: Int32?
     public var signal: String?
     public var stderrTail: String?
+    /// What the last attempt's processes used (command runs in a cgroup).
+    public var usage: ResourceUsage?
     public var requestedBy: Origin
     /// The run this one repeats (`rerun`).
     public var rerunOf: String?
@@ -140,6 +142,7 @@ extension TaskRun {
         if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
         if let signal { object["signal"] = .string(signal) }
         if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let usage { object["usage"] = usage.json }
         if let rerunOf { object["rerun_of"] = .string(rerunOf) }
         object["idempotency_key"] = .string(idempotencyKey)
         if let startedAt { object["started_at"] = .string(Self.iso(startedAt)) }
@@ -169,6 +172,7 @@ extension TaskRun {
         if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
         if let signal { object["signal"] = .string(signal) }
         if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let usage { object["usage"] = usage.json }
         if let rerunOf { object["rerun_of"] = .string(rerunOf) }
         if idempotencyKey != id { object["idempotency_key"] = .string(idempotencyKey) }
         if let startedAt { object["started_at"] = .number(JSONNumber(startedAt)) }
@@ -203,6 +207,7 @@ extension TaskRun {
         exitCode = value["exit_code"]?.numberValue?.intValue.flatMap(Int32.init(exactly:))
         signal = value["signal"]?.stringValue
         stderrTail = value["stderr_tail"]?.stringValue
+        usage = ResourceUsage(json: value["usage"])
         rerunOf = value["rerun_of"]?.stringValue
         idempotencyKey = value["idempotency_key"]?.stringValue ?? id
         startedAt = value["started_at"]?.numberValue?.doubleValue

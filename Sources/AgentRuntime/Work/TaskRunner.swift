@@ -101,6 +101,8 @@ struct TaskRunOutcome: Equatable {
     /// The executor's worker died during the run (not ended by a cancel, timeout or watchdog):
     /// on a declared executor the run is retried on another one (at least once).
     var executorLost = false
+    /// What the attempt's processes used (a command run in a cgroup of its own).
+    var usage: ResourceUsage?
 
     init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
          signal: String? = nil, stderrTail: String? = nil) {

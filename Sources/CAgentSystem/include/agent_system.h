@@ -38,6 +38,18 @@ int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
                    int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
                    const char *directory, int new_group, pid_t *pid);
 
+/**
+ * As agent_spawn_in, the child starting in the cgroup (v2) whose folder `cgroup_fd` is open
+ * (O_DIRECTORY; -1: the caller's cgroup, through posix_spawn): clone3 with CLONE_INTO_CGROUP,
+ * so that the child is in it before its first instruction and whatever it forks is too;
+ * where clone3 is refused (ENOSYS from a seccomp filter), fork, and the child joins the cgroup
+ * before anything else. Returns once the child has exec'd (0 and `*pid`) or failed to (its
+ * errno; the child is reaped).
+ */
+int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
+                     int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                     const char *directory, int new_group, int cgroup_fd, pid_t *pid);
+
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);
 

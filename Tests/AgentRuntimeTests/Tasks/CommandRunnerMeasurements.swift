@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import AgentRuntime
 
@@ -9,8 +10,14 @@ import Testing
 struct CommandRunnerMeasurements {
     static let count = Int(ProcessInfo.processInfo.environment["AGENT_COMMAND_BENCH"] ?? "") ?? 2_000
 
-    @Test func aTrueCommandFromStartToFinishedAgainstABareSpawnAndWait() throws {
-        let harness = CommandRunnerHarness("bench")
+    @Test(arguments: [false, true]) func aTrueCommandFromStartToFinishedAgainstABareSpawnAndWait(inCgroups: Bool) throws {
+        // With cgroups: a run's cgroup made, the program cloned into it, the cgroup emptied and removed.
+        let runDirectory = TestPaths.temporaryDirectory("command-bench-run")
+        defer { try? FileManager.default.removeItem(atPath: runDirectory) }
+        let containment = inCgroups ? try WorkerContainment.prepare(runDirectory: runDirectory, logger: Logger(label: "bench")) : nil
+        defer { containment?.finish() }
+        if inCgroups, containment?.cgroup == nil { return }
+        let harness = CommandRunnerHarness("bench", containment: containment)
         let task = CommandRunnerHarness.task(["/bin/true"])
         var runner: [Double] = []
         var floor: [Double] = []
@@ -29,7 +36,7 @@ struct CommandRunnerMeasurements {
             waitpid(pid, &status, 0)
             floor.append(EventLoop.now() - began)
         }
-        print("command /bin/true start → finished: \(Self.describe(runner)); bare posix_spawn + wait: \(Self.describe(floor))")
+        print("command /bin/true start → finished\(inCgroups ? " (in a cgroup of its own)" : ""): \(Self.describe(runner)); bare posix_spawn + wait: \(Self.describe(floor))")
     }
 
     struct Failure: Error, CustomStringConvertible {

@@ -318,7 +318,9 @@ import Testing
         #expect(pid > 0)
         if let cgroup = containment.cgroup {
             let own = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)
-            #expect(own.split(separator: "\n").contains { $0.hasPrefix("0::") && cgroup.hasSuffix($0.dropFirst(3)) }, "\(own) / \(cgroup)")
+            // Its run's own cgroup, in the agent's.
+            let runCgroup = cgroup + "/" + RunCgroup.safe("run-\(runID)-1")
+            #expect(own.split(separator: "\n").contains { $0.hasPrefix("0::") && runCgroup.hasSuffix($0.dropFirst(3)) }, "\(own) / \(runCgroup)")
         } else {
             let record = try String(contentsOfFile: runDirectory + "/workers", encoding: .utf8)
             #expect(record.contains("group \(pid) "), "\(record)")

@@ -36,13 +36,14 @@ import Testing
     }
 
     static func agent(tasks: String = Self.tasks, store: String = "", modules: String = "[]", processes: String = "{}",
-                      directory: String = TestPaths.temporaryDirectory("tasks")) throws -> (AgentRun, Int) {
+                      directory: String = TestPaths.temporaryDirectory("tasks"), environment: [String: String] = [:]) throws -> (AgentRun, Int) {
         let settings = #"""
             {"enabled_modules": \#(modules), "processes": \#(processes), \#(store)
              "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
              "tasks": {\#(tasks)}}
             """#
-        let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], environment: ["AGENT_API_TOKEN": token], directory: directory)
+        let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"], environment: environment.merging(["AGENT_API_TOKEN": token]) { $1 },
+                               directory: directory)
         let line = run.waitForLine(onStderr: true) { $0.contains("http: listening on http://127.0.0.1:") }
         guard let port = line?.components(separatedBy: "http://127.0.0.1:").last.flatMap({ Int($0.prefix { $0.isNumber }) }) else {
             _ = run.stop()

@@ -64,6 +64,35 @@ import Testing
         #expect(settings.tasks.isEmpty, "\(settings.tasks.map(\.name))")
     }
 
+    @Test func limitsAreReadAndEachBadOneIsReportedAtItsPointer() throws {
+        let good = try Self.settings(#"{"t": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "512M", "cpu": 0.5}}, "u": {"type": "command", "command": ["/bin/true"], "limits": {"memory": 1073741824}}}"#)
+        #expect(good.hostIssues.isEmpty, "\(good.hostIssues)")
+        #expect(good.tasks.first { $0.name == "t" }?.limits == ResourceLimits(memoryBytes: 512 << 20, cpus: 0.5))
+        #expect(good.tasks.first { $0.name == "u" }?.limits == ResourceLimits(memoryBytes: 1 << 30))
+        let settings = try Self.settings(#"""
+            {"unit": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "12X"}},
+             "small": {"type": "command", "command": ["/bin/true"], "limits": {"memory": 4096}},
+             "huge": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "99999999999T"}},
+             "fraction": {"type": "command", "command": ["/bin/true"], "limits": {"memory": 1.5}},
+             "idle": {"type": "command", "command": ["/bin/true"], "limits": {"cpu": 0}},
+             "text": {"type": "command", "command": ["/bin/true"], "limits": {"cpu": "half"}},
+             "disk": {"type": "command", "command": ["/bin/true"], "limits": {"disk": 10}},
+             "empty": {"type": "command", "command": ["/bin/true"], "limits": {}},
+             "module": {"type": "jobs.resize", "limits": {"memory": "1G"}}}
+            """#)
+        let found = Self.messages(settings)
+        #expect(found["/tasks/unit/limits/memory"]?.contains("unit K, M, G or T (\"512M\"), found \"12X\"") == true, "\(found)")
+        #expect(found["/tasks/small/limits/memory"]?.contains("a whole number of bytes from 1048576 (1M) up, or a string like \"512M\", found 4096") == true, "\(found)")
+        #expect(found["/tasks/huge/limits/memory"]?.contains("at most 8E") == true, "\(found)")
+        #expect(found["/tasks/fraction/limits/memory"] != nil, "\(found)")
+        #expect(found["/tasks/idle/limits/cpu"] != nil, "\(found)")
+        #expect(found["/tasks/text/limits/cpu"] != nil, "\(found)")
+        #expect(found.keys.contains { $0.hasPrefix("/tasks/disk/limits") }, "\(found)")
+        #expect(found["/tasks/empty/limits"] != nil, "\(found)")
+        #expect(found["/tasks/module/limits"]?.contains("\"limits\" is for tasks of type \"command\"") == true, "\(found)")
+        #expect(settings.tasks.isEmpty, "\(settings.tasks.map(\.name))")
+    }
+
     @Test func environmentValuesAreResolvedAndNeverShown() throws {
         setenv("AGENT_TASK_TEST_SECRET", "s3cret-value-1234", 1)
         defer { unsetenv("AGENT_TASK_TEST_SECRET") }

@@ -26,6 +26,15 @@ final class CommandRun {
     var endReason: TaskRunOutcome.Status?
     /// SIGKILL after the grace of a cancel.
     var killTimer: Int?
+    /// The attempt's own cgroup (nil without cgroups: its process group stands for it).
+    var cgroup: RunCgroup?
+    /// The program has ended: how, reported once its cgroup is empty.
+    var ending: TaskRunOutcome?
+    /// When the program ended, and the timer that looks again whether its cgroup is empty.
+    var endedAt = 0.0
+    var settleTimer: Int?
+    /// Said once that its cgroup is slow to empty.
+    var slowToSettle = false
 
     init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
         self.start = start

@@ -12,7 +12,7 @@ extension CommandTaskRunner {
         static let name = "AGENT_TASK_NAME"
     }
 
-    /// Spawns the run's program with its pipes and puts it in the agent's containment. Returns
+    /// Spawns the run's program with its pipes in its cgroup (or the agent's containment). Returns
     /// why it could not start (the run then fails with it), nil when it runs.
     func launch(_ run: CommandRun) -> String? {
         guard let spec = run.start.task.command, let first = spec.arguments.first, !first.isEmpty else {
@@ -69,7 +69,29 @@ extension CommandTaskRunner {
 
         var input = [UInt8](run.start.input.serialized().utf8)
         input.append(UInt8(ascii: "\n"))
-        return spawn(run, path: path, arguments: arguments, environment: environment, directory: directory, input: input)
+        switch makeCgroup(for: run) {
+        case .success(let cgroup): run.cgroup = cgroup
+        case .failure(let failure): return failure.message
+        }
+        if let failure = spawn(run, path: path, arguments: arguments, environment: environment, directory: directory, input: input) {
+            run.cgroup?.remove()
+            run.cgroup = nil
+            return failure
+        }
+        return nil
+    }
+
+    /// The attempt's own cgroup, with the task's limits, in the agent's (nil without cgroups;
+    /// limits then cannot be kept: the run fails).
+    private func makeCgroup(for run: CommandRun) -> Result<RunCgroup?, RunCgroup.Failure> {
+        let limits = run.start.task.limits
+        guard let agent = containment?.agentCgroup else {
+            guard limits == nil else {
+                return .failure(RunCgroup.Failure(message: "cannot enforce the task's \"limits\": the agent runs without cgroups (it said why at its start); run it where cgroup v2 is writable, or remove \"limits\" from the task"))
+            }
+            return .success(nil)
+        }
+        return RunCgroup.make(in: agent, name: "run-\(run.runID)-\(run.start.attempt)", limits: limits).map { $0 }
     }
 
     private func spawn(_ run: CommandRun, path: String, arguments: [String], environment: [String: String],
@@ -97,7 +119,8 @@ extension CommandTaskRunner {
 
         let spawned = ProcessSpawner.spawn(
             path: path, arguments: arguments, environment: environment,
-            stdin: stdin[0], stdout: stdout[1], stderr: stderr[1], channel: -1, directory: directory, newGroup: true)
+            stdin: stdin[0], stdout: stdout[1], stderr: stderr[1], channel: -1, directory: directory, newGroup: true,
+            cgroup: run.cgroup?.fd ?? -1)
         Glibc.close(stdin[0])
         stdin[0] = -1
         Glibc.close(stdout[1])
@@ -111,7 +134,7 @@ extension CommandTaskRunner {
             closeAll()
             return Self.describe(error.errno, program: run.program)
         }
-        contain(pid)
+        if run.cgroup == nil { contain(pid) }
         run.pid = pid
         run.pidFD = agent_pidfd_open(pid)
         run.stdoutFD = stdout[0]
@@ -124,25 +147,15 @@ extension CommandTaskRunner {
         return nil
     }
 
-    /// Puts a new command in the agent's cgroup (where there is one: the agent's stop, or its
-    /// fork server when the agent is killed, kills the cgroup), else writes its group down for
-    /// the next start to kill if this run of the agent does not stop cleanly.
+    /// Without a cgroup of its own, a new command's group is written down for the next start to
+    /// kill if this run of the agent does not stop cleanly.
     private func contain(_ pid: pid_t) {
-        if cgroupProcsFD >= 0 {
-            let text = Array("\(pid)\n".utf8)
-            let written = text.withUnsafeBytes { write(cgroupProcsFD, $0.baseAddress, $0.count) }
-            // ESRCH: it already exited.
-            if written < 0, errno != ESRCH {
-                logger.warning("cannot move command pid \(pid) into the agent's cgroup: \(String(cString: strerror(errno))); its process group is killed at the run's end")
-            }
-        } else {
-            containment?.workerStarted(pid)
-        }
+        containment?.workerStarted(pid)
     }
 
     /// Kills the processes of `runIDs` that left their run's process group (a `setsid`
-    /// daemon): those whose environment still carries the run's id, found in /proc (the
-    /// agent's cgroup alone would miss a child forked before its parent was moved there).
+    /// daemon) when the runs have no cgroup of their own: those whose environment still
+    /// carries the run's id, found in /proc (one that cleared its environment escapes).
     /// Returns their pids.
     /// `groups`: the runs' own process groups, killed as groups and reaped by their runs —
     /// a member still dying of that kill is not an escapee (reaping it here took the run's

@@ -6,19 +6,22 @@ import Logging
 
 /// The built-in `command` task type: each attempt runs an external program.
 ///
-/// The program is spawned with posix_spawn on the loop thread (no shell unless the task says
-/// `"shell": true`), leading a process group of its own and inside the agent's containment
-/// (the workers' cgroup, or its group recorded where there is none), so that its whole tree is
-/// killed at a cancel, a timeout or the agent's stop and nothing of it outlives the agent. Its
+/// The program is spawned on the loop thread (no shell unless the task says `"shell": true`),
+/// leading a process group of its own, in a cgroup of its own (``RunCgroup``, a child of the
+/// agent's: clone3 puts it there before its first instruction) or, without cgroups, with its
+/// group recorded in the agent's containment, so that its whole tree is killed at its end, a
+/// cancel, a timeout or the agent's stop and nothing of it outlives the run. Its
 /// stdin gets the run's input as JSON (then end of file); stdout becomes the output (bounded),
 /// the tail of stderr is kept; the exit is noticed through a pidfd and the pipes are read as
 /// they fill, all on the supervisor's ``EventLoop``, without threads of its own.
 ///
-/// A cancel sends SIGTERM to the group and SIGKILL after the task's `cancel_grace`
-/// (``Limits/cancelGrace`` when it gives none); so does the agent's stop (the coordinator
-/// cancels running runs as interrupted). A timeout sends SIGKILL at once (the time is up), and
-/// so does ``shutDown()``, the stop's last word: nothing may be left behind. When the
-/// program exits, what is left of its group is killed too: a run ends with its program.
+/// A cancel sends SIGTERM to the group (and to everything in the run's cgroup) and SIGKILL
+/// (`cgroup.kill`) after the task's `cancel_grace` (``Limits/cancelGrace`` when it gives
+/// none); so does the agent's stop (the coordinator cancels running runs as interrupted). A
+/// timeout kills at once (the time is up), and so does ``shutDown()``, the stop's last word:
+/// nothing may be left behind. When the program exits, what is left of its group and cgroup is
+/// killed too: a run ends with its program, and is reported only once its cgroup is empty (so
+/// that a retry never runs beside what the attempt before it started), with what it used.
 final class CommandTaskRunner: TaskRunner {
     /// How much of a command's output is kept, and how long a cancelled one may take to end.
     struct Limits {
@@ -43,8 +46,6 @@ final class CommandTaskRunner: TaskRunner {
     let logger: Logger
     private(set) var runs: [String: CommandRun] = [:]
     private var stopped = false
-    /// `cgroup.procs` of the agent's cgroup, opened once (-1: none, or it could not be opened).
-    private(set) var cgroupProcsFD: Int32 = -1
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
     init(loop: EventLoop, agentDirectory: String, environment: [String: String],
@@ -58,22 +59,19 @@ final class CommandTaskRunner: TaskRunner {
         // A command that closes stdin before reading its input must cost an EPIPE, not the
         // agent (the supervisor ignores SIGPIPE too).
         signal(SIGPIPE, SIG_IGN)
-        if let cgroup = containment?.cgroup {
-            cgroupProcsFD = open(cgroup + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-            if cgroupProcsFD < 0 {
-                logger.warning("cannot open \(cgroup)/cgroup.procs (\(String(cString: strerror(errno)))); commands run outside the agent's cgroup, in process groups of their own")
-            }
-        }
     }
 
     deinit {
-        if cgroupProcsFD >= 0 { Glibc.close(cgroupProcsFD) }
         readBuffer.deallocate()
     }
 
-    /// The process groups of the commands running now (each led by the command's pid): the
-    /// supervisor's orphan sweep leaves their members alone.
-    var processGroups: Set<pid_t> { Set(runs.values.map(\.pid).filter { $0 > 0 }) }
+    /// Whether `pid` is a process of a command running now: of its process group (led by the
+    /// command's pid) or in its run's cgroup. The supervisor's orphan sweep leaves them alone.
+    func owns(_ pid: pid_t) -> Bool {
+        let groups = Set(runs.values.map(\.pid).filter { $0 > 0 })
+        if groups.contains(pid) || ProcStat.read(pid).map({ groups.contains($0.group) }) == true { return true }
+        return runs.values.contains { run in run.cgroup.map { WorkerCgroup.members($0.path).contains(pid) } == true }
+    }
 
     func start(_ start: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         let run = CommandRun(start: start, limits: limits, report: report)
@@ -99,6 +97,9 @@ final class CommandTaskRunner: TaskRunner {
             Glibc.kill(-run.pid, SIGTERM)
             // A stopped program could not act on SIGTERM.
             Glibc.kill(-run.pid, SIGCONT)
+            // What left the group (a daemon) is told too.
+            run.cgroup?.signal(SIGTERM)
+            run.cgroup?.signal(SIGCONT)
             run.killTimer = loop.schedule(after: run.start.task.cancelGrace ?? limits.cancelGrace) { [weak self, weak run] in
                 guard let self, let run, run.pid > 0 else { return }
                 run.killTimer = nil
@@ -112,8 +113,8 @@ final class CommandTaskRunner: TaskRunner {
     func shutDown() {
         stopped = true
         let going = runs.values.sorted { $0.startedAt < $1.startedAt }
-        for run in going {
-            if run.endReason == nil { run.endReason = .interrupted }
+        for run in going where run.endReason == nil && run.pid > 0 {
+            run.endReason = .interrupted
         }
         killTrees(going)
         // The loop may not turn again: each is waited for here (SIGKILL leaves it no choice).
@@ -131,6 +132,15 @@ final class CommandTaskRunner: TaskRunner {
                 status = Int32(SIGKILL)
             }
             finish(run, status: status)
+        }
+        // And so is each cgroup to empty.
+        for run in going where run.ending != nil {
+            let deadline = EventLoop.now() + 2
+            while run.cgroup?.isPopulated == true, EventLoop.now() < deadline {
+                run.cgroup?.kill()
+                usleep(2_000)
+            }
+            settle(run, finally: true)
         }
     }
 
@@ -173,7 +183,7 @@ final class CommandTaskRunner: TaskRunner {
     }
 
     /// The program is reaped: what is still in its pipes is read, whatever it left running is
-    /// killed, and the run is reported.
+    /// killed, and the run is reported once that is gone.
     private func finish(_ run: CommandRun, status: Int32) {
         let pid = run.pid
         // Bounded: something it started may still be writing.
@@ -185,8 +195,48 @@ final class CommandTaskRunner: TaskRunner {
         run.pid = 0
         close(run)
         reapLeftovers(group: pid, tries: 20)
+        run.ending = run.outcome(status: status)
+        run.endedAt = EventLoop.now()
+        if let cgroup = run.cgroup {
+            // Daemons it left become the agent's children (a subreaper): reaped as they die.
+            let members = WorkerCgroup.members(cgroup.path)
+            cgroup.kill()
+            if !members.isEmpty { reap(members, tries: 20) }
+        }
+        settle(run)
+    }
+
+    /// Reports the ended run once its cgroup is empty (looked at every 10 ms, killed again each
+    /// time: a fork may race the kill), with what it used; then removes the cgroup. `finally`
+    /// (the agent's stop): reports it even if it is not empty (the agent's cgroup goes next).
+    private func settle(_ run: CommandRun, finally: Bool = false) {
+        guard var outcome = run.ending else { return }
+        if let timer = run.settleTimer { loop.cancel(timer) }
+        run.settleTimer = nil
+        if let cgroup = run.cgroup {
+            if cgroup.isPopulated, !finally {
+                cgroup.kill()
+                let waited = EventLoop.now() - run.endedAt
+                if waited > 10, !run.slowToSettle {
+                    run.slowToSettle = true
+                    logger.warning("the cgroup \(cgroup.path) still holds processes \(Int(waited)) s after cgroup.kill (in uninterruptible sleep?); the run is reported, and its next attempt starts, once it is empty",
+                                   metadata: ["run": "\(run.runID)"])
+                }
+                run.settleTimer = loop.schedule(after: 0.01) { [weak self, weak run] in
+                    guard let self, let run else { return }
+                    run.settleTimer = nil
+                    settle(run)
+                }
+                return
+            }
+            outcome.usage = cgroup.usage()
+            if case let code = cgroup.remove(), code != 0, code != EBUSY {
+                logger.warning("cannot remove the cgroup \(cgroup.path): \(String(cString: strerror(code))); the agent's stop removes it", metadata: ["run": "\(run.runID)"])
+            }
+        }
+        run.ending = nil
         runs[run.runID] = nil
-        run.report(.finished(run.outcome(status: status)))
+        run.report(.finished(outcome))
     }
 
     private func close(_ run: CommandRun) {
@@ -203,15 +253,19 @@ final class CommandTaskRunner: TaskRunner {
         run.pollTimer = nil
     }
 
-    /// SIGKILL to the programs' groups, then to what of them left their group (reaped here
-    /// if they are the agent's children by then).
+    /// SIGKILL to the programs' groups and cgroups; without a cgroup, then to what of them
+    /// left their group (reaped here if they are the agent's children by then).
     private func killTrees(_ runs: [CommandRun]) {
         let going = runs.filter { $0.pid > 0 }
-        guard !going.isEmpty else { return }
-        for run in going { Glibc.kill(-run.pid, SIGKILL) }
-        let escapees = killEscapees(of: Set(going.map(\.runID)), outside: Set(going.map(\.pid)))
+        for run in going {
+            Glibc.kill(-run.pid, SIGKILL)
+            run.cgroup?.kill()
+        }
+        let loose = going.filter { $0.cgroup == nil }
+        guard !loose.isEmpty else { return }
+        let escapees = killEscapees(of: Set(loose.map(\.runID)), outside: Set(loose.map(\.pid)))
         if !escapees.isEmpty {
-            logger.notice("killed \(escapees.count) process\(escapees.count == 1 ? "" : "es") (pid \(escapees.map(String.init).joined(separator: ", "))) that had left the process group of \(going.count == 1 ? "run \(going[0].runID)" : "the runs")")
+            logger.notice("killed \(escapees.count) process\(escapees.count == 1 ? "" : "es") (pid \(escapees.map(String.init).joined(separator: ", "))) that had left the process group of \(loose.count == 1 ? "run \(loose[0].runID)" : "the runs")")
             reap(escapees, tries: 20)
         }
     }

@@ -1,0 +1,88 @@
+import AgentCore
+import Foundation
+
+/// The agent's cgroup (v2) as its workers and runs use it:
+///
+/// ```
+/// <the supervisor's cgroup>/agent-<hash>/     no process of its own (so it may hand controllers down)
+///                              workers/       the fork server and every worker
+///                              run-<id>-<n>/  one per attempt of a command task (``RunCgroup``)
+/// ```
+///
+/// Processes start in their leaf (clone3 with `CLONE_INTO_CGROUP`), so that what they fork
+/// at once is there too. The `memory` and `cpu` controllers are handed down to the runs when the
+/// agent's cgroup has them (its parent lists them in `cgroup.subtree_control`): only then are a
+/// task's `limits` enforced.
+final class AgentCgroup {
+    /// The agent's cgroup.
+    let path: String
+    /// Its `workers` leaf, and that folder open (for clone3).
+    let workersPath: String
+    let workersFD: Int32
+    /// The controllers among `memory` and `cpu` that the runs' cgroups have.
+    let controllers: Set<String>
+    /// Why a controller is missing (nil when both are there), for messages.
+    let missingControllers: String?
+
+    /// The limits a task may set, and the controller each needs.
+    static let limitControllers = ["memory", "cpu"]
+
+    private init(path: String, workersFD: Int32, controllers: Set<String>, missing: String?) {
+        self.path = path
+        workersPath = path + "/" + WorkerCgroup.workersName
+        self.workersFD = workersFD
+        self.controllers = controllers
+        missingControllers = missing
+    }
+
+    deinit { close(workersFD) }
+
+    /// Sets up the (new, empty) agent cgroup at `path`: its workers leaf, and the controllers
+    /// its runs get.
+    static func make(at path: String) -> Result<AgentCgroup, CgroupLocation.Unavailable> {
+        let workers = path + "/" + WorkerCgroup.workersName
+        let fd = mkdir(workers, 0o755) == 0 || errno == EEXIST ? open(workers, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
+        guard fd >= 0 else {
+            let reason = String(cString: strerror(errno))
+            WorkerCgroup.removeTree(path)
+            return .failure(CgroupLocation.Unavailable(description: "cannot make the cgroup \(workers): \(reason)"))
+        }
+        let (enabled, missing) = handDownControllers(path)
+        return .success(AgentCgroup(path: path, workersFD: fd, controllers: enabled, missing: missing))
+    }
+
+    /// Enables `memory` and `cpu` for the children of `path` where `path` has them; returns
+    /// those enabled and, when one is missing, why.
+    private static func handDownControllers(_ path: String) -> (Set<String>, String?) {
+        let available = Set(read(path + "/cgroup.controllers").split(separator: " ").map(String.init))
+        var enabled: Set<String> = []
+        var failures: [String] = []
+        for controller in limitControllers where available.contains(controller) {
+            let code = WorkerCgroup.write("+\(controller)", to: path + "/cgroup.subtree_control")
+            if code == 0 {
+                enabled.insert(controller)
+            } else {
+                failures.append("+\(controller) in \(path)/cgroup.subtree_control: \(String(cString: strerror(code)))")
+            }
+        }
+        let missing = limitControllers.filter { !enabled.contains($0) }
+        guard !missing.isEmpty else { return (enabled, nil) }
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let reason = failures.isEmpty
+            ? "\(path)/cgroup.controllers lists \(available.isEmpty ? "none" : available.sorted().joined(separator: " ")): the supervisor's cgroup \(parent) does not hand \(missing.joined(separator: " and ")) down (its cgroup.subtree_control)"
+            : "cannot enable \(failures.joined(separator: "; "))"
+        return (enabled, "no \(missing.joined(separator: " and ")) controller for the runs' cgroups: \(reason)")
+    }
+
+    /// What the agent says at its start about limits.
+    var limitsLine: String {
+        if let missingControllers {
+            return "task limits (\"limits\": memory, cpu) cannot be enforced: \(missingControllers); a run of a task with limits fails instead of running without them"
+        }
+        return "task limits (\"limits\": memory, cpu) are enforced in each run's cgroup (memory.max, cpu.max)"
+    }
+
+    private static func read(_ file: String) -> String {
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

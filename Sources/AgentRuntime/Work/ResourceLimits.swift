@@ -1,0 +1,104 @@
+import JSONSchema
+
+/// A command task's `"limits"`: what each of its runs may use, enforced in the run's cgroup
+/// (`memory.max`, `cpu.max`) where the agent's cgroup has the controllers.
+///
+/// ```json
+/// "limits": {"memory": "512M", "cpu": 0.5}
+/// ```
+public struct ResourceLimits: Equatable, Sendable {
+    /// Bytes of memory the run's processes may use together (page cache included), else they
+    /// are reclaimed and, past it, killed by the kernel's OOM killer.
+    public var memoryBytes: Int?
+    /// CPUs the run's processes may use together (0.5: half of one, 2: two).
+    public var cpus: Double?
+
+    /// `cpu.max`'s period: the quota is `cpus` × this, in microseconds.
+    static let cpuPeriod = 100_000
+    /// The smallest limits: the kernel's floor for a quota is 1 ms a period; a run below a MiB
+    /// would be killed before its program starts.
+    static let leastCPUs = 0.01
+    static let mostCPUs = 4096.0
+    static let leastMemory = 1 << 20
+
+    public init(memoryBytes: Int? = nil, cpus: Double? = nil) {
+        self.memoryBytes = memoryBytes
+        self.cpus = cpus
+    }
+
+    /// The controllers the limits need.
+    var controllers: [String] {
+        (memoryBytes != nil ? ["memory"] : []) + (cpus != nil ? ["cpu"] : [])
+    }
+
+    /// What the cgroup's files get: `memory.max` and `cpu.max`.
+    var cgroupFiles: [(file: String, value: String)] {
+        var files: [(String, String)] = []
+        if let memoryBytes { files.append(("memory.max", String(memoryBytes))) }
+        if let cpus {
+            let quota = max(Int((cpus * Double(Self.cpuPeriod)).rounded()), 1_000)
+            files.append(("cpu.max", "\(quota) \(Self.cpuPeriod)"))
+        }
+        return files
+    }
+
+    /// The schema of `"limits"` (part of the tasks' schema).
+    static let schema: JSONValue = [
+        "description": "Command tasks: what each run (its whole process tree) may use, enforced in the run's cgroup (memory.max, cpu.max). Where the agent's cgroup has no memory or cpu controller (it says so at its start), a run of a task with limits fails rather than run without them.",
+        "type": "object", "additionalProperties": false, "minProperties": 1,
+        "properties": [
+            "memory": ["type": ["integer", "string"],
+                       "description": "Bytes, or a number with a unit K, M, G or T (powers of 1024): \"512M\". At least 1M."],
+            "cpu": ["type": "number", "minimum": .number(JSONNumber(leastCPUs)), "maximum": .number(JSONNumber(mostCPUs)),
+                    "description": "CPUs: 0.5 is half of one CPU's time, 2 two CPUs' time."],
+        ],
+    ]
+
+    /// Reads `"limits"` (already checked by the schema); problems at their pointers.
+    static func read(_ value: JSONValue?, pointer: String) -> (limits: ResourceLimits?, problems: [(pointer: String, message: String)]) {
+        guard let object = value?.objectValue else { return (nil, []) }
+        var limits = ResourceLimits()
+        var problems: [(pointer: String, message: String)] = []
+        switch object["memory"] {
+        case .number(let number)?:
+            if let bytes = number.intValue, bytes >= leastMemory {
+                limits.memoryBytes = bytes
+            } else {
+                problems.append((pointer + "/memory", "expected a whole number of bytes from \(leastMemory) (1M) up, or a string like \"512M\", found \(number)"))
+            }
+        case .string(let text)?:
+            switch memory(text) {
+            case .success(let bytes): limits.memoryBytes = bytes
+            case .failure(let problem): problems.append((pointer + "/memory", problem.message))
+            }
+        default: break
+        }
+        if let cpus = object["cpu"]?.numberValue?.doubleValue, cpus.isFinite {
+            limits.cpus = min(max(cpus, leastCPUs), mostCPUs)
+        }
+        return (limits.controllers.isEmpty ? nil : limits, problems)
+    }
+
+    struct Problem: Error {
+        var message: String
+    }
+
+    /// `"512M"`: a whole number and an optional unit (K, M, G, T; powers of 1024).
+    static func memory(_ text: String) -> Result<Int, Problem> {
+        let units: [Character: Int] = ["K": 10, "M": 20, "G": 30, "T": 40]
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces))
+        var shift = 0
+        if let last = digits.last, let unit = units[Character(last.uppercased())] {
+            shift = unit
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let count = Int(digits) else {
+            return .failure(Problem(message: "expected a number of bytes with an optional unit K, M, G or T (\"512M\"), found \"\(text)\""))
+        }
+        let (bytes, overflow) = count.multipliedReportingOverflow(by: 1 << shift)
+        guard !overflow, bytes >= leastMemory else {
+            return .failure(Problem(message: "expected at least 1M and at most 8E of memory, found \"\(text)\""))
+        }
+        return .success(bytes)
+    }
+}
