@@ -286,7 +286,7 @@ public final class AgentStore: @unchecked Sendable {
                 } catch {
                     degrade(error)
                     drop(batch.count, states: stateBatch)
-                    keep(runBatch, workflowBatch.map(\.change), in: &retained)
+                    keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
@@ -375,9 +375,16 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Keeps the changes of acknowledged work that could not be written, to write them with
     /// the next transaction (the first write of a request's run is not kept: it is refused).
-    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites) {
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, cannotWriteNow: Bool = true) {
         let wasEmpty = retained.isEmpty
-        let lostNow = retained.keep(runs: runBatch, workflows: workflowBatch.filter(\.keepIfUnwritten))
+        let kept = workflowBatch.filter(\.keepIfUnwritten)
+        let lostNow: Int
+        if cannotWriteNow {
+            lostNow = retained.keep(runs: runBatch, workflows: kept)
+        } else {
+            lostNow = retained.count + runBatch.count + kept.count
+            retained.giveUp(more: runBatch.count + kept.count)
+        }
         lock.lock()
         stats.retained = retained.count
         stats.lostChanges = retained.lost
@@ -386,8 +393,16 @@ public final class AgentStore: @unchecked Sendable {
             logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
         }
         if lostNow > 0 {
-            logger.error("store: \(lostNow) change(s) of runs could not be kept (more than \(retained.limit) wait): those runs resume from their last written state at the next start")
+            logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }
+    }
+
+    /// Whether `error` says the database cannot be written for now (room, I/O, permissions,
+    /// a lock), so that what failed may be written later, rather than refused what it was given.
+    static func cannotWriteNow(_ error: any Error) -> Bool {
+        guard let sqlite = error as? DatabaseError else { return true }
+        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PERM]
+            .contains(sqlite.resultCode)
     }
 
     private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {

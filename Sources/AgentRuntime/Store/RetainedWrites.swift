@@ -35,6 +35,13 @@ struct RetainedWrites {
         return given
     }
 
+    /// Gives up what is kept and `more` changes: the database refused them for what they are
+    /// (not for want of room), so trying them again would fail every later transaction too.
+    mutating func giveUp(more: Int) {
+        lost += count + more
+        clear()
+    }
+
     /// Everything was written.
     mutating func clear() {
         runs = []
