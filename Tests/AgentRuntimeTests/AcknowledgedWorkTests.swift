@@ -28,15 +28,6 @@ import Testing
         await withCheckedContinuation { continuation in store.commitNew([run]) { continuation.resume(returning: $0) } }
     }
 
-    static func waitFor(timeout: Double = 60, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
-
     @Test func newRunsAreRefusedOnAFullDiskAndChangesOfAcknowledgedRunsAreWrittenOnceThereIsRoom() async throws {
         let disk = try Disk()
         defer { disk.unmount() }
@@ -62,11 +53,11 @@ import Testing
         first.status = .succeeded
         first.endedAt = Date().timeIntervalSince1970
         runs.record(first)
-        #expect(Self.waitFor { store.statistics.retained >= 1 }, "the finished run's change was not kept: \(store.statistics)")
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the finished run's change was not kept: \(store.statistics)")
 
         // Room again: the kept change is written, and nothing refused appears.
         try FileManager.default.removeItem(atPath: disk.filler)
-        #expect(Self.waitFor { store.statistics.retained == 0 && store.statistics.degraded == nil }, "\(store.statistics)")
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained == 0 && store.statistics.degraded == nil }, "\(store.statistics)")
         #expect(store.statistics.lostChanges == 0)
         store.close()
         let reopened = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: logger)
@@ -104,7 +95,7 @@ import Testing
         defer { disk.unmount() }
         let gate = disk.directory + "/open"
         let settings = #"""
-            {"enabled_modules": [], "store": {"path": "\#(disk.path)/agent.sqlite"},
+            {"enabled_modules": [], "processes": {}, "store": {"path": "\#(disk.path)/agent.sqlite"},
              "http": {"listen": "127.0.0.1:0", "tokens": [{"token": "${env:OPS_TOKEN}", "name": "ops"}]},
              "tasks": {"later": {"type": "command", "command": ["/bin/true"]},
                        "gate": {"type": "command", "command": "while [ ! -e \#(gate) ]; do sleep 0.05; done; echo opened", "shell": true, "max_concurrent": 4}},
@@ -141,18 +132,18 @@ import Testing
         #expect(refusedWorkflow.refusal?.contains("the store cannot write now, so the workflow run was not started") == true, "\(refusedWorkflow)")
 
         // Acknowledged runs finish while the disk is full: their results are kept, counted.
-        FileManager.default.createFile(atPath: gate, contents: Data())
-        #expect(Self.waitFor { (try? Self.storeStatus(agent)?["retained"]?.numberValue?.intValue ?? 0) ?? 0 > 0 },
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? Self.storeStatus(agent)?["retained"]?.numberValue?.intValue ?? 0) ?? 0 > 0 },
                 "no change was kept while the disk was full: \(String(describing: try? Self.storeStatus(agent)))")
-        #expect(Self.waitFor { (try? Self.control(agent, ["task", "show", gated]).json?["status"]?.stringValue) == "succeeded" })
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? Self.control(agent, ["task", "show", gated]).json?["status"]?.stringValue) == "succeeded" })
 
         // Room again: what was kept is written; after a restart every acknowledged run is there.
         try FileManager.default.removeItem(atPath: disk.filler)
-        #expect(Self.waitFor {
+        #expect(WorkflowAgent.wait(timeout: 60) {
             guard let store = try? Self.storeStatus(agent) else { return false }
             return store["degraded"] == nil && store["retained"]?.numberValue?.intValue == 0
         }, "\(String(describing: try? Self.storeStatus(agent)))")
-        #expect(Self.waitFor { workflows.allSatisfy { (try? Self.control(agent, ["workflow", "show", $0]).json?["run"]?["status"]?.stringValue) == "succeeded" } })
+        #expect(WorkflowAgent.wait(timeout: 60) { workflows.allSatisfy { (try? Self.control(agent, ["workflow", "show", $0]).json?["run"]?["status"]?.stringValue) == "succeeded" } })
         #expect(agent.run.stop() == 0)
         agent = try WorkflowAgent.start(nil, directory: disk.directory + "/agent")
         defer { _ = agent.run.stop() }

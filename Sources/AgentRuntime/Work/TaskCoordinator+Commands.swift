@@ -135,13 +135,16 @@ extension TaskCoordinator {
     /// (``storeRefusal(_:)``) and nothing is queued. No store, or a fleet's: queued at once.
     private func submitDurably(_ prepared: TaskRun, respond: @escaping (JSONValue) -> Void, queued: @escaping (TaskRun) -> Void) {
         guard let store, shared == nil else { return queued(submit(prepared)) }
-        let this = LoopBound(value: (self, respond, queued))
+        // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
+        // box released the coordinator once too often on the refusing path (Swift 6.3).
+        let this = LoopBound(value: self)
+        let reply = LoopBound(value: respond)
+        let then = LoopBound(value: queued)
         let inbox = loop.inbox
         store.commitNew([prepared]) { written in
             inbox.post {
-                let (coordinator, respond, queued) = this.value
-                guard written else { return respond(Self.storeRefusal("run of task \"\(prepared.task)\" was not queued")) }
-                queued(coordinator.submit(prepared))
+                guard written else { return reply.value(Self.storeRefusal("run of task \"\(prepared.task)\" was not queued")) }
+                then.value(this.value.submit(prepared))
             }
         }
     }

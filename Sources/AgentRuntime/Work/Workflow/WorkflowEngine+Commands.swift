@@ -96,17 +96,18 @@ extension WorkflowEngine {
             return answer(start(workflow, input: input, requestedBy: requestedBy))
         }
         let run = prepare(workflow, input: input, requestedBy: requestedBy)
-        let this = LoopBound(value: (self, answer, respond))
+        let this = LoopBound(value: self)
+        let reply = LoopBound(value: respond)
+        let then = LoopBound(value: answer)
         let inbox = loop.inbox
         store.commit(WorkflowCommit(runs: [run], claim: run.claim, keepIfUnwritten: false)) { outcome in
             inbox.post {
-                let (engine, answer, respond) = this.value
                 guard outcome == .written else {
-                    return respond(outcome == .refused ? TaskCoordinator.refusal("conflict", "the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
+                    return reply.value(outcome == .refused ? TaskCoordinator.refusal("conflict", "the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
                                                        : TaskCoordinator.storeRefusal("workflow run was not started"))
                 }
-                engine.adopt([run])
-                answer(run)
+                this.value.adopt([run])
+                then.value(run)
             }
         }
     }
