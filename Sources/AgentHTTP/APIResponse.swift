@@ -23,7 +23,16 @@ enum APIResponse {
         buffer.reserveCapacity(answer.bytes.count + 1)
         buffer.writeBytes(answer.bytes)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        return Response(status: status(of: answer.json), headers: jsonHeaders, body: .init(byteBuffer: buffer))
+        return Response(status: status(of: answer.json), headers: headers(of: answer.json), body: .init(byteBuffer: buffer))
+    }
+
+    /// A refusal for now (`unavailable`: the store cannot write, the agent is stopping) says when
+    /// to try again: its `retry_after`, else 5 s.
+    static func headers(of answer: JSONValue) -> HTTPFields {
+        guard answer["ok"]?.boolValue == false, answer["code"]?.stringValue == "unavailable" else { return jsonHeaders }
+        var headers = jsonHeaders
+        headers[.retryAfter] = String(answer["retry_after"]?.numberValue?.intValue ?? 5)
+        return headers
     }
 
     /// `{"ok": false, "error": message, "code": code, "pointer": pointer}` with `status`.

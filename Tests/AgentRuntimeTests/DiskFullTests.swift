@@ -14,6 +14,16 @@ import Testing
         return true
     }()
 
+    /// Mounts a tmpfs of `size` on `path` (a new folder). Throws, saying why, where mounting is
+    /// not permitted: a test of a full disk that cannot fill one fails rather than passes.
+    static func mountTmpfs(size: String, on path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
+        guard mounted.status == 0 else {
+            throw HTTPProbe.Failure(description: "cannot mount a tmpfs on \(path) (this test needs root to fill a disk): \(mounted.stderr)")
+        }
+    }
+
     /// Writes to `path` until the disk is full.
     static func fill(_ path: String) -> Int {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -103,6 +103,8 @@ extension AgentSnapshot {
                 family("agent_store_dropped_events_total", .counter, "Events the store dropped (queue full, database not writable).", Double(store.dropped)),
                 family("agent_store_write_errors_total", .counter, "Failed writes to the store.", Double(store.writeErrors)),
                 family("agent_store_pending_events", .gauge, "Events waiting to be written to the store.", Double(store.pending)),
+                family("agent_store_retained_changes", .gauge, "Changes of acknowledged runs the store could not write yet, kept to write when it can.", Double(store.retained)),
+                family("agent_store_lost_changes_total", .counter, "Changes of acknowledged runs given up because too many waited to be written.", Double(store.lostChanges)),
                 family("agent_store_degraded", .gauge, "1 while the store cannot write (see status for why), 0 otherwise.", store.degraded == nil ? 0 : 1),
             ]
         }

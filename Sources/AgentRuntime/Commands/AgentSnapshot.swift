@@ -154,6 +154,7 @@ extension AgentSnapshot {
             "transactions": .number(JSONNumber(stats.batches)),
             "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
             "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
+            "retained": .number(JSONNumber(stats.retained)), "lost_changes": .number(JSONNumber(stats.lostChanges)),
         ]
         if let degraded = stats.degraded { object["degraded"] = .string(degraded) }
         return .object(object)

@@ -10,8 +10,10 @@ import Logging
 /// which only take a lock and append to a list; a writer thread commits them in batches, one
 /// transaction per batch, off the routing path. An event is *acknowledged* once its batch is
 /// committed (``statistics``). If the disk is full or the database cannot be written, the
-/// store says so in the log and in `status`, drops what it cannot write (counted), retries
-/// every few seconds, and the agent keeps running.
+/// store says so in the log and in `status`, retries every few seconds, and the agent keeps
+/// running: events are dropped (counted), changes of acknowledged runs are kept in a bounded
+/// buffer (``RetainedWrites``) and written once it can, and commits whose caller waits for
+/// them (a new run, a memory write) are refused, so that their request is refused.
 public final class AgentStore: @unchecked Sendable {
     public let path: String
     public let settings: StoreSettings
@@ -204,11 +206,14 @@ public final class AgentStore: @unchecked Sendable {
     private func writeLoop() {
         var nextRetention = Date()
         var retryAfter: Date?
+        var retained = RetainedWrites(limit: settings.queueLimit)
         while true {
             lock.lock()
+            // Kept changes are tried again when the retry is due.
+            let wake = retained.isEmpty ? nextRetention : min(nextRetention, retryAfter ?? nextRetention)
             while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping {
-                // Asleep until there is work or retention is due: no idle wake-ups.
-                if !lock.wait(untilSaturated: nextRetention) { break }
+                // Asleep until there is work or retention (or a retry) is due: no idle wake-ups.
+                if !lock.wait(untilSaturated: wake) { break }
             }
             // Group commit: events alone wait until the oldest has waited `commitInterval`, so a
             // steady trickle costs one transaction per interval instead of one per wake-up.
@@ -242,14 +247,16 @@ public final class AgentStore: @unchecked Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batch.count, states: stateBatch)
+                keep(runBatch, workflowBatch.map(\.change), in: &retained)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
             } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
-                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty {
+                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty || !retained.isEmpty {
                 do {
-                    let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, runBatch, scheduleBatch.map(\.change),
-                                            memoryBatch.map(\.write), workflowBatch.map(\.change))
+                    // What was kept goes first: the batch's changes of the same runs come after it.
+                    let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
+                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
@@ -263,11 +270,13 @@ public final class AgentStore: @unchecked Sendable {
                     stats.committed += batch.count
                     stats.batches += 1
                     stats.refusedRunWrites += outcome.refusedRuns
+                    stats.retained = 0
                     if stats.degraded != nil {
-                        logger.notice("store: writing again to \(path)")
+                        logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                         stats.degraded = nil
                     }
                     lock.unlock()
+                    retained.clear()
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
@@ -277,6 +286,7 @@ public final class AgentStore: @unchecked Sendable {
                 } catch {
                     degrade(error)
                     drop(batch.count, states: stateBatch)
+                    keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
@@ -288,6 +298,9 @@ public final class AgentStore: @unchecked Sendable {
                 nextRetention = Date().addingTimeInterval(10)
             }
             if finished {
+                if !retained.isEmpty {
+                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
+                }
                 lock.lock()
                 writerDone = true
                 lock.broadcast()
@@ -358,6 +371,38 @@ public final class AgentStore: @unchecked Sendable {
     private static func notWritten(_ write: MemoryWrite, retrying: Bool) -> MemoryError {
         MemoryError(.unavailable, "the store cannot write now" + (retrying ? " (it failed a moment ago and retries every 5 s)" : "")
                         + ": see the agent's log and `agent-control status`", key: write.key, scope: write.scope)
+    }
+
+    /// Keeps the changes of acknowledged work that could not be written, to write them with
+    /// the next transaction (the first write of a request's run is not kept: it is refused).
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, cannotWriteNow: Bool = true) {
+        let wasEmpty = retained.isEmpty
+        let kept = workflowBatch.filter(\.keepIfUnwritten)
+        let lostNow: Int
+        if cannotWriteNow {
+            lostNow = retained.keep(runs: runBatch, workflows: kept)
+        } else {
+            lostNow = retained.count + runBatch.count + kept.count
+            retained.giveUp(more: runBatch.count + kept.count)
+        }
+        lock.lock()
+        stats.retained = retained.count
+        stats.lostChanges = retained.lost
+        lock.unlock()
+        if wasEmpty, !retained.isEmpty {
+            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
+        }
+        if lostNow > 0 {
+            logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
+        }
+    }
+
+    /// Whether `error` says the database cannot be written for now (room, I/O, permissions,
+    /// a lock), so that what failed may be written later, rather than refused what it was given.
+    static func cannotWriteNow(_ error: any Error) -> Bool {
+        guard let sqlite = error as? DatabaseError else { return true }
+        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PERM]
+            .contains(sqlite.resultCode)
     }
 
     private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {
@@ -453,6 +498,11 @@ public struct StoreStatistics: Sendable, Equatable {
     /// Changes of claimed task runs refused because their claim no longer held the run.
     public var refusedRunWrites = 0
     public var writeErrors = 0
+    /// Changes of acknowledged runs (task runs' states and results, workflow step logs) the
+    /// store could not write yet: kept in memory and written when it can write again.
+    public var retained = 0
+    /// Such changes given up because more than the store's `queue_limit` waited.
+    public var lostChanges = 0
     /// Events waiting to be written.
     public var pending = 0
     /// Why the store is not writing, if it is not.

@@ -22,6 +22,11 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     var refusedWrites: Int { store.statistics.refusedRunWrites }
 
+    /// In the writer's next transaction, as a schedule's fire writes its runs.
+    func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
+        store.commitSchedules(ScheduleCommit(runs: runs), done: done)
+    }
+
     func flush() async {
         await withCheckedContinuation { continuation in
             store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }

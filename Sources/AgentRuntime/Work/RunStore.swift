@@ -58,11 +58,26 @@ package protocol RunStore: AnyObject, Sendable {
     func settle(_ run: TaskRun) async throws -> Bool
     /// Waits for the writes handed to ``record(_:)`` so far to be written (or dropped).
     func flush() async
+    /// Writes new runs a request asked for now, in one transaction, then calls `done` (on any
+    /// thread) with whether they were written: the request is answered only once they are, and
+    /// refused when the store cannot write (they are not kept to write later, unlike the
+    /// changes given to ``record(_:)``). The caller queues them only once written.
+    func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void)
     /// Changes ``record(_:)`` refused since the start: written by a holder that lost its claim.
     var refusedWrites: Int { get }
 }
 
 extension RunStore {
+    /// By default: handed to ``record(_:)`` and awaited (the fleet's store keeps a backlog of
+    /// its own).
+    package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
+        for run in runs { record(run) }
+        Task {
+            await flush()
+            done(true)
+        }
+    }
+
     package func runNow(id: String) throws -> TaskRun? {
         try StoreWait.result(timeout: 5) { [self] in try await run(id: id) }
     }

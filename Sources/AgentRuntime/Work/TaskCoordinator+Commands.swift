@@ -23,8 +23,9 @@ extension TaskCoordinator {
                     guard definitions[run.task] != nil else {
                         return respond(Self.refusal("not_found", "the task \"\(run.task)\" of run \(id) is no longer in the settings"))
                     }
-                    let fresh = submit(task: run.task, input: run.input, priority: run.priority, notBefore: nil, requestedBy: .rerun, rerunOf: id)
-                    respond(["ok": true, "run": fresh.json])
+                    var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
+                    prepared.rerunOf = id
+                    submitDurably(prepared, respond: respond) { respond(["ok": true, "run": $0.json]) }
                 case "task_cancel"?:
                     guard !run.status.isFinished, runs[id] != nil else {
                         return respond(Self.refusal("conflict", "run \(id) has already finished (\(run.status.rawValue)); nothing to cancel"))
@@ -123,9 +124,35 @@ extension TaskCoordinator {
         }
         var prepared = prepare(task: name, input: input, priority: priority, notBefore: notBefore, requestedBy: origin)
         prepared.require = require
-        let run = submit(prepared)
-        guard wait else { return respond(["ok": true, "run": run.json]) }
-        whenFinished(run.id) { respond(["ok": true, "run": $0.json]) }
+        submitDurably(prepared, respond: respond) { [weak self] run in
+            guard wait, let self else { return respond(["ok": true, "run": run.json]) }
+            whenFinished(run.id) { respond(["ok": true, "run": $0.json]) }
+        }
+    }
+
+    /// Queues a run a request asked for once the store has it, then calls `queued` with it:
+    /// an answered run is never lost. While the store cannot write, the request is refused
+    /// (``storeRefusal(_:)``) and nothing is queued. No store, or a fleet's: queued at once.
+    private func submitDurably(_ prepared: TaskRun, respond: @escaping (JSONValue) -> Void, queued: @escaping (TaskRun) -> Void) {
+        guard let store, shared == nil else { return queued(submit(prepared)) }
+        // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
+        // box released the coordinator once too often on the refusing path (Swift 6.3).
+        let this = LoopBound(value: self)
+        let reply = LoopBound(value: respond)
+        let then = LoopBound(value: queued)
+        let inbox = loop.inbox
+        store.commitNew([prepared]) { written in
+            inbox.post {
+                guard written else { return reply.value(Self.storeRefusal("run of task \"\(prepared.task)\" was not queued")) }
+                then.value(this.value.submit(prepared))
+            }
+        }
+    }
+
+    /// The answer to a request the store could not make durable (HTTP 503 with `Retry-After`).
+    static func storeRefusal(_ outcome: String) -> JSONValue {
+        ["ok": false, "code": "unavailable", "retry_after": 5,
+         "error": .string("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)")]
     }
 
     /// A run by id: from memory, else (off the loop) from the store.

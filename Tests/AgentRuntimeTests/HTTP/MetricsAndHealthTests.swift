@@ -99,6 +99,8 @@ import Testing
             ("agent_store_write_errors_total", "counter", []),
             ("agent_store_pending_events", "gauge", []),
             ("agent_store_degraded", "gauge", []),
+            ("agent_store_retained_changes", "gauge", []),
+            ("agent_store_lost_changes_total", "counter", []),
             ("agent_output_delivered_total", "counter", ["output", "type"]),
             ("agent_output_dropped_total", "counter", ["output", "type"]),
             ("agent_output_failed_attempts_total", "counter", ["output", "type"]),

@@ -84,14 +84,32 @@ extension WorkflowEngine {
                             "error": .string("the input does not match the input schema of workflow \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)"),
                             "errors": .array(problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })])
         }
-        // Answered once the run is committed: a run the requester was told about is never lost.
-        var started: WorkflowRun?
-        let run = start(workflow, input: input, requestedBy: caller.front == "control" ? "cli" : "http") {
-            if !wait, let started { respond(["ok": true, "run": started.json]) }
+        // Started and answered once the run is committed: a run the requester was told about is
+        // never lost, and one the store cannot write is refused rather than run in memory only.
+        let requestedBy = caller.front == "control" ? "cli" : "http"
+        let answer = { [weak self] (run: WorkflowRun) in
+            guard wait, let self else { return respond(["ok": true, "run": run.json]) }
+            whenFinished(run.id) { run, steps in respond(["ok": true, "run": run.json, "steps": .array(steps.map(\.json))]) }
         }
-        started = run
-        guard wait else { return }
-        whenFinished(run.id) { run, steps in respond(["ok": true, "run": run.json, "steps": .array(steps.map(\.json))]) }
+        guard let store else {
+            // In memory only: started at once.
+            return answer(start(workflow, input: input, requestedBy: requestedBy))
+        }
+        let run = prepare(workflow, input: input, requestedBy: requestedBy)
+        let this = LoopBound(value: self)
+        let reply = LoopBound(value: respond)
+        let then = LoopBound(value: answer)
+        let inbox = loop.inbox
+        store.commit(WorkflowCommit(runs: [run], claim: run.claim, keepIfUnwritten: false)) { outcome in
+            inbox.post {
+                guard outcome == .written else {
+                    return reply.value(outcome == .refused ? TaskCoordinator.refusal("conflict", "the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
+                                                       : TaskCoordinator.storeRefusal("workflow run was not started"))
+                }
+                this.value.adopt([run])
+                then.value(run)
+            }
+        }
     }
 
     private func findRun(_ id: String, inbox: LoopInbox, _ done: @escaping ((run: WorkflowRun, steps: [WorkflowStepRecord])?) -> Void) {

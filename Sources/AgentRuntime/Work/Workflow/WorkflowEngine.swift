@@ -450,7 +450,7 @@ final class WorkflowEngine {
     }
 
     private func committed(_ state: LiveRun, steps: [String], outcome: WorkflowCommitOutcome) {
-        if outcome == .failed { logger.error("workflow run \(state.run.id): the store could not write its step log; it goes on in memory") }
+        if outcome == .failed { logger.error("workflow run \(state.run.id): the store could not write its step log now; it goes on, and the store writes it once it can (status: store.retained)") }
         state.pendingCommits -= 1
         if outcome == .written { state.stored = true }
         if outcome == .refused {

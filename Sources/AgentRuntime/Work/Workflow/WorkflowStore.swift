@@ -56,11 +56,16 @@ package struct WorkflowCommit: Sendable {
     /// The claim it is made under (a fleet's shared store): written only while that claim
     /// holds the run. Nil: this agent owns its runs.
     package var claim: RunClaim?
+    /// Whether the store keeps it to write later when it cannot write it now (a change of a run
+    /// already acknowledged), or lets it go (the first write of a run a request asked for: the
+    /// request is refused instead, so no run appears that nobody was told about).
+    package var keepIfUnwritten = true
 
-    package init(runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = [], claim: RunClaim? = nil) {
+    package init(runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = [], claim: RunClaim? = nil, keepIfUnwritten: Bool = true) {
         self.runs = runs
         self.steps = steps
         self.claim = claim
+        self.keepIfUnwritten = keepIfUnwritten
     }
 }
 
