@@ -77,6 +77,8 @@ import Testing
         let history = try runProgram("agent-control", ["chat", "--history", "--settings", agent.settings])
         #expect(history.stdout.contains("you> how many trades in the last 5 minutes?"))
         #expect(history.stdout.contains("bot> There were "))
+        // An answer is given once its reply is in the history: the last one is there at once.
+        #expect(history.stdout.contains("allow_process_control"), "the last answer is not in the history read right after it:\n\(history.stdout)")
         // The monitor's alert joined the conversation.
         #expect(history.stdout.contains("alert from busy> X/Y: 6 trade events"), "\(history.stdout)")
         #expect(try runProgram("agent-control", ["chat", "--clear-history", "--settings", agent.settings]).status == 0)

@@ -141,6 +141,12 @@ public final class AgentStore: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Runs `done` on the writer thread once everything queued before it has been committed
+    /// (or could not be): a reader that starts after it sees those writes.
+    func whenWritten(_ done: @escaping @Sendable () -> Void) {
+        commitSchedules(ScheduleCommit()) { _ in done() }
+    }
+
     /// Commits a schedule change (its runs, states and history together) in the writer's next
     /// transaction; `done` runs on the writer thread once it is committed (or could not be).
     func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {

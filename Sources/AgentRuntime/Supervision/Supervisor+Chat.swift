@@ -88,7 +88,13 @@ extension Supervisor {
             if value["error"] == .bool(true) { answer["error"] = .string(text) }
             if let adapter = value["adapter"] { answer["adapter"] = adapter }
             if let confidence = value["confidence"] { answer["confidence"] = confidence }
-            pending.respond(.object(answer))
+            guard let store else { return pending.respond(.object(answer)) }
+            // Answered once the reply is in the history, so that a history read right after the
+            // answer (the dashboard's page after its redirect) shows it.
+            let inbox = loop.inbox
+            let respond = LoopBound(value: pending.respond)
+            let reply = JSONValue.object(answer)
+            store.whenWritten { inbox.post { respond.value(reply) } }
         } else if bot.settings["allow_process_control"]?.boolValue == true,
                   let action = value["action"]?.stringValue, let name = value["name"]?.stringValue {
             logger.notice("\(action) of \(name) asked in the chat", metadata: ["process": "\(bot.name)"])
