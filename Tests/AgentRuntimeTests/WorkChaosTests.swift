@@ -26,7 +26,7 @@ import Testing
                   "tokens": [{"token": "${env:OPS_TOKEN}", "name": "ops"}, {"token": "${env:ALICE_TOKEN}", "name": "alice"}]},
          "tasks": {
            "job": {"type": "command", "shell": true, "max_concurrent": 8,
-                   "command": "echo \"$AGENT_TASK_IDEMPOTENCY_KEY\" >> done.txt; (setsid sh -c 'exec sleep \#(daemonSeconds)' &); sleep 0.3; echo '{\"ok\": true}'"},
+                   "command": "f=daemon.$$; (setsid sh -c \"echo \\$\\$ > $f; exec sleep \#(daemonSeconds)\" &); while [ ! -s $f ]; do sleep 0.05; done; echo \"$AGENT_TASK_IDEMPOTENCY_KEY\" >> done.txt; echo '{\"ok\": true}'"},
            "work": {"type": "faults.fault_task", "max_concurrent": 4},
            "light": {"type": "command", "command": ["/bin/true"]}},
          "workflows": {
@@ -54,7 +54,7 @@ import Testing
         defer { slow.stop() }
 
         var acknowledged: (tasks: [String], workflows: [String]) = ([], [])
-        var refused = 0, daemonsSeen = 0, longestTurn = 0.0, diskFullSince: Date?
+        var refused = 0, longestTurn = 0.0, diskFullSince: Date?
         var generator = SystemRandomNumberGenerator()
         for life in 0..<Self.lives {
             let agent = try WorkflowAgent.start(nil, directory: directory)
@@ -90,10 +90,8 @@ import Testing
             if let loop = (try? agent.http("GET", "/api/status"))?.json["loop"] as? [String: Any], let turn = loop["longest_turn"] as? Double {
                 longestTurn = max(longestTurn, turn)
             }
-            daemonsSeen = max(daemonsSeen, Self.daemons().count)
             #expect(agent.run.stop(signal: SIGKILL) != nil)
         }
-        #expect(daemonsSeen > 0, "no run's daemon was ever seen running: the check for survivors would prove nothing")
         if diskFullSince != nil { try FileManager.default.removeItem(atPath: disk + "/filler") }
 
         // The last life: everything acknowledged finishes.
@@ -128,19 +126,31 @@ import Testing
         for id in acknowledged.tasks where runs[id]?["task"] as? String == "job" && runs[id]?["status"] as? String == "succeeded" {
             #expect(done.contains { $0.hasPrefix(id + "/") || $0 == id || $0.contains(id) }, "\(id) succeeded without its effect")
         }
-        // No process of any run is alive.
-        let survivors = Self.daemons()
+        // No process of any run is alive: neither a daemon that wrote its pid (each succeeded
+        // command run waited for its daemon's pid before ending) nor any other such sleep.
+        let started = Self.daemonPids(in: directory)
+        let succeededJobs = acknowledged.tasks.filter { runs[$0]?["task"] as? String == "job" && runs[$0]?["status"] as? String == "succeeded" }
+        #expect(succeededJobs.isEmpty || !started.isEmpty, "succeeded command runs but no daemon pid written: the check below would prove nothing")
+        let survivors = started.filter(AgentRun.isAlive) + Self.daemons()
         #expect(survivors.isEmpty, "processes of runs still alive: \(survivors)")
         // The store is sound.
         let check = try DatabaseQueue(path: disk + "/agent.sqlite").read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
         #expect(check == ["ok"], "\(check)")
         let succeeded = (acknowledged.tasks + acknowledged.workflows).filter { (runs[$0] ?? flows[$0])?["status"] as? String == "succeeded" }.count
-        print("work chaos test: \(Self.lives) kills, disk full 10 s, \(acknowledged.tasks.count) task and \(acknowledged.workflows.count) workflow runs acknowledged (\(succeeded) succeeded), \(refused) refused (503), at most \(daemonsSeen) daemons alive before a kill, slow client's connections \(slow.opened), longest loop turn \(String(format: "%.1f", longestTurn * 1000)) ms")
+        print("work chaos test: \(Self.lives) kills, disk full 10 s, \(acknowledged.tasks.count) task and \(acknowledged.workflows.count) workflow runs acknowledged (\(succeeded) succeeded), \(refused) refused (503), \(Self.daemonPids(in: directory).count) daemons started, slow client's connections \(slow.opened), longest loop turn \(String(format: "%.1f", longestTurn * 1000)) ms")
     }
 
     static func byID(_ answer: HTTPProbe.Answer?, key: String) -> [String: [String: Any]] {
         let list = answer?.json[key] as? [[String: Any]] ?? []
         return Dictionary(list.map { ($0["id"] as? String ?? "?", $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The pids the command runs' daemons wrote (`daemon.<shell pid>` in the agent's folder).
+    static func daemonPids(in directory: String) -> [Int32] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return files.filter { $0.hasPrefix("daemon.") }.compactMap {
+            (try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
     }
 
     /// Live processes (zombies are dead) running this test's daemon sleep.
