@@ -97,9 +97,8 @@ def option_list(command):
         if argument["kind"] == "positional":
             head = "Ar " + argument.get("valueName", "value")
         else:
-            names = [n for n in argument.get("names", [])]
             parts = []
-            for index, name in enumerate(names):
+            for index, name in enumerate(argument.get("names", [])):
                 parts += (["Fl", flag(name)] if index == 0 else [",", "Fl", flag(name)])
             if argument["kind"] == "option":
                 parts += ["Ar", argument.get("valueName", "value")]
