@@ -108,9 +108,16 @@ import Testing
         #expect((missed["count"]?.numberValue?.intValue ?? 0) >= 3, "\(missed)")
 
         let one = try second.history("one")
-        let folded = try #require(one.first { atStart($0, "folded into one run") }, "\(one)")
-        #expect(folded["outcome"] == "fired" && (folded["count"]?.numberValue?.intValue ?? 0) >= 3, "\(folded)")
-        #expect(folded["first_planned"] != nil && folded["run_id"] != nil)
+        if let folded = one.first(where: { atStart($0, "folded into one run") }) {
+            #expect(folded["outcome"] == "fired" && (folded["count"]?.numberValue?.intValue ?? 0) >= 3, "\(folded)")
+            #expect(folded["first_planned"] != nil && folded["run_id"] != nil)
+        } else {
+            // A loaded machine's first life can stop in the middle of its last run: interrupted,
+            // that run goes on at this start, and the folded fire meets the overlap rule — one
+            // line still, with every missed time counted.
+            #expect(one.contains { $0["outcome"] == "skipped" && $0["reason"]?.stringValue?.contains("overlap skip") == true
+                && ($0["count"]?.numberValue?.intValue ?? 0) >= 3 && $0["first_planned"] != nil }, "\(one)")
+        }
 
         let all = try second.history("all")
         let caughtUp = all.filter { atStart($0, "caught up (catch_up all)") }
