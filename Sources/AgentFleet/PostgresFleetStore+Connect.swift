@@ -21,8 +21,14 @@ extension PostgresFleetStore {
         do {
             try await firstOf(seconds, prepare)
         } catch {
-            let reason = await probe(settings, within: min(seconds, 5), logger: logger) ?? describeFailure(error)
-            throw FleetStoreError(code: "unreachable", message: "cannot prepare the fleet's database at \(settings.displayURL): \(reason)")
+            let probing = min(seconds, 5)
+            let cause: any Error
+            switch await probe(settings, within: probing, logger: logger) {
+            case nil: cause = error  // a connection can be had now: the first failure says it
+            case let found? where found is NoAnswer: cause = NoAnswer(seconds: seconds + probing)
+            case let found?: cause = found  // the server's refusal, the network's error
+            }
+            throw FleetStoreError(code: "unreachable", message: "cannot prepare the fleet's database at \(settings.displayURL): \(describeFailure(cause))")
         }
     }
 
@@ -41,7 +47,7 @@ extension PostgresFleetStore {
     }
 
     /// Why a new connection fails (nil: it does not), by one attempt outside the pool.
-    static func probe(_ settings: FleetSettings, within seconds: Double, logger: Logger) async -> String? {
+    static func probe(_ settings: FleetSettings, within seconds: Double, logger: Logger) async -> (any Error)? {
         do {
             let tls: PostgresConnection.Configuration.TLS
             switch settings.tls {
@@ -56,7 +62,7 @@ extension PostgresFleetStore {
             try? await connection.close()
             return nil
         } catch {
-            return describeFailure(error)
+            return error
         }
     }
 
