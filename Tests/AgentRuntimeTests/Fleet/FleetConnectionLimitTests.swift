@@ -43,7 +43,7 @@ import Testing
 
     /// `count` stores connecting at the same moment, each then making a round trip; waits for
     /// each to answer or fail — for two minutes at most (then the test fails naming the stores
-    /// still waiting, with every thread's stack). The stores keep their connections until
+    /// still waiting). The stores keep their connections until
     /// ``StoreOutcomes/shutDown()``, as test cases that run side by side do.
     static func connectAtOnce(_ count: Int, to server: PostgresTestServer, database: String? = nil) async throws -> StoreOutcomes {
         let databases = try (0..<count).map { _ in try database ?? server.makeDatabase() }
@@ -70,7 +70,7 @@ import Testing
         while !outcomes.allDone, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
         print("FleetConnectionLimitTests: \(count) stores:\n\(outcomes.report)")
         if !outcomes.allDone {
-            Issue.record("stores still waiting after 2 minutes:\n\(outcomes.report)\nthreads:\n\(ThreadDump.ofThisProcess())")
+            Issue.record("stores still waiting after 2 minutes:\n\(outcomes.report)")
         }
         return outcomes
     }

@@ -2,9 +2,8 @@ import Foundation
 import Testing
 
 /// Ends the test process when one test has run far longer than any test should, naming the
-/// tests that were running and printing every thread's stack (gdb): a hung test then fails the
-/// run in minutes, saying where it hung, rather than holding CI until its own limit with
-/// nothing printed.
+/// tests that were running: a hung test then fails the run in minutes, saying where it hung,
+/// rather than holding CI until its own limit with nothing printed.
 ///
 /// `timeLimit` traits do not do this: past its limit a test is cancelled, and the run still
 /// waits for it to return — forever, if it waits on something that never answers and does not
@@ -45,7 +44,6 @@ enum TestWatchdog {
             var report = "TestWatchdog: \(oldest.name) has run for \(Int(now.timeIntervalSince(oldest.since))) s "
             report += "(limit \(Int(limit)) s, AGENT_TEST_WATCHDOG); ending the test process. Running:\n"
             for test in snapshot { report += "  \(test.name): \(Int(now.timeIntervalSince(test.since))) s\n" }
-            report += "Every thread's stack:\n\(ThreadDump.ofThisProcess())\n"
             FileHandle.standardError.write(Data(report.utf8))
             exit(70)
         }
