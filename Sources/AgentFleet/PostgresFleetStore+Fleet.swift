@@ -9,9 +9,9 @@ import PostgresNIO
 /// (table `fleet_agents`) and the database's condition.
 extension PostgresFleetStore: FleetBackend {
     /// For agent-control: connects at the agent's start (before its loop runs), waiting at
-    /// most 30 s.
+    /// most 30 s — the store's own deadline first, whose error says why.
     package static let connector: FleetConnector = { settings, logger in
-        try StoreWait.result(timeout: 30) { try await PostgresFleetStore.connect(settings, logger: logger) }
+        try StoreWait.result(timeout: 30) { try await PostgresFleetStore.connect(settings, logger: logger, within: 20) }
     }
 
     package var runStore: any RunStore { runs }

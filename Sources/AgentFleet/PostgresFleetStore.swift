@@ -55,18 +55,21 @@ public final class PostgresFleetStore: @unchecked Sendable {
     public private(set) var memory: PostgresMemoryStore!
 
     /// Connects (the pool opens connections as needed), applies the migrations, starts the
-    /// writer. Throws when the database cannot be reached or refuses the login.
-    public static func connect(_ settings: FleetSettings, logger: Logger) async throws -> PostgresFleetStore {
+    /// writer. Throws when the database cannot be reached, refuses the login or the
+    /// connection (too many clients), or does not answer within `deadline` seconds.
+    public static func connect(_ settings: FleetSettings, logger: Logger,
+                               within deadline: Double = connectDeadline) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
-        // The pool's loop first: a lease before it runs is queued for it (postgres-nio warns
-        // of it). In a hung fresh-clone CI run the four tests that never ended were the four
-        // whose first lease was made so; whether that was the cause is not known.
-        for await _ in store.clientStarted {}
         do {
-            try await PostgresMigrations.migrate(store.client, logger: logger)
+            try await preparing(settings, within: deadline, logger: logger) {
+                // The pool's loop first: a lease before it runs is queued for it (postgres-nio
+                // warns of it).
+                for await _ in store.clientStarted {}
+                try await PostgresMigrations.migrate(store.client, logger: logger)
+            }
         } catch {
-            store.close()
-            throw FleetStoreError(code: "unreachable", message: "cannot prepare the fleet's database at \(settings.displayURL): \(FleetStoreError.describe(error))")
+            await store.shutDown()
+            throw error
         }
         return store
     }

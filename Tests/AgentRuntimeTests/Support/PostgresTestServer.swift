@@ -84,8 +84,10 @@ final class PostgresTestServer: @unchecked Sendable {
     /// A server of its own (for a test that stops it); the caller ``stop()``s it. `address`:
     /// one more IPv4 address to listen on and to let agents log in from (its /24), e.g. the
     /// host's end of a veth pair into a network namespace; it must exist before.
-    static func makePrivate(alsoListeningOn address: String? = nil) throws -> PostgresTestServer {
-        try PostgresTestServer(alsoListeningOn: address)
+    /// `maxConnections`: the server's `max_connections` (beyond it a login is refused with
+    /// "sorry, too many clients already").
+    static func makePrivate(alsoListeningOn address: String? = nil, maxConnections: Int = 500) throws -> PostgresTestServer {
+        try PostgresTestServer(alsoListeningOn: address, maxConnections: maxConnections)
     }
 
     /// Stops the server, its clients cut off at once (as a lost database host), keeping what
@@ -99,9 +101,11 @@ final class PostgresTestServer: @unchecked Sendable {
     func resume() throws { try start() }
 
     private let extraAddress: String?
+    private let maxConnections: Int
 
-    private init(alsoListeningOn address: String? = nil) throws {
+    private init(alsoListeningOn address: String? = nil, maxConnections: Int = 500) throws {
         extraAddress = address
+        self.maxConnections = maxConnections
         guard let binaries = Self.findBinaries() else {
             throw Unavailable(description: "PostgreSQL is not installed: no initdb, pg_ctl and postgres in /usr/lib/postgresql/*/bin or on PATH (apt-get install postgresql)")
         }
@@ -149,7 +153,7 @@ final class PostgresTestServer: @unchecked Sendable {
     private func start() throws {
         // fsync off: a test's database need not survive a power cut, and the machine is shared.
         let addresses = ["127.0.0.1"] + (extraAddress.map { [$0] } ?? [])
-        let options = "-p \(port) -k \(folder) -c listen_addresses=\(addresses.joined(separator: ",")) -c fsync=off -c synchronous_commit=off -c max_connections=500"
+        let options = "-p \(port) -k \(folder) -c listen_addresses=\(addresses.joined(separator: ",")) -c fsync=off -c synchronous_commit=off -c max_connections=\(maxConnections)"
         try run(binaries + "/pg_ctl", ["-D", folder + "/data", "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
     }
 

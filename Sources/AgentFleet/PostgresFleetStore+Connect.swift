@@ -1,0 +1,112 @@
+#if Fleet
+import AgentRuntime
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// A connection that cannot be had, said within a deadline: postgres-nio's pool waits for a
+/// connection with no limit of its own — a server that accepts TCP connections and never
+/// answers them (hung, stopped, overloaded) keeps a lease waiting forever — and when it gives
+/// up on a server that refuses (after a minute of retries) its error names no cause.
+extension PostgresFleetStore {
+    /// Seconds ``connect(_:logger:within:)`` waits by default for the database's first answers.
+    public static let connectDeadline: Double = 30
+
+    /// Runs `prepare` (the first leases of a new store) for at most `seconds`; on failure or
+    /// past the deadline, throws why no connection could be had, found by one connection of
+    /// its own (a refusal's SQLSTATE and message, or the silence).
+    static func preparing(_ settings: FleetSettings, within seconds: Double, logger: Logger,
+                          _ prepare: @escaping @Sendable () async throws -> Void) async throws {
+        do {
+            try await firstOf(seconds, prepare)
+        } catch {
+            let probing = min(seconds, 5)
+            let cause: any Error
+            switch await probe(settings, within: probing, logger: logger) {
+            case nil: cause = error  // a connection can be had now: the first failure says it
+            case let found? where found is NoAnswer: cause = NoAnswer(seconds: seconds + probing)
+            case let found?: cause = found  // the server's refusal, the network's error
+            }
+            throw FleetStoreError(code: "unreachable", message: "cannot prepare the fleet's database at \(settings.displayURL): \(describeFailure(cause))")
+        }
+    }
+
+    /// `operation`'s outcome, or ``NoAnswer`` once `seconds` have passed; `operation` is then
+    /// cancelled and not waited for (a lease cancelled may answer late, or never).
+    static func firstOf<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let outcome = FirstOutcome(continuation)
+            let work = Task { outcome.resume(await Result(awaiting: operation)) }
+            outcome.setTimer(Task {
+                try await Task.sleep(for: .seconds(seconds))
+                outcome.resume(.failure(NoAnswer(seconds: seconds)))
+                work.cancel()
+            })
+        }
+    }
+
+    /// Why a new connection fails (nil: it does not), by one attempt outside the pool.
+    static func probe(_ settings: FleetSettings, within seconds: Double, logger: Logger) async -> (any Error)? {
+        do {
+            let tls: PostgresConnection.Configuration.TLS
+            switch settings.tls {
+            case .disable: tls = .disable
+            case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            let configuration = PostgresConnection.Configuration(host: settings.host, port: settings.port, username: settings.user,
+                                                                 password: settings.password, database: settings.database, tls: tls)
+            let connection = try await firstOf(seconds) {
+                try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            }
+            try? await connection.close()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A connection's failure in a line that says what to do about it.
+    static func describeFailure(_ error: any Error) -> String {
+        if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "53300" {
+            return "the server refused the connection: too many clients (its max_connections is reached; each agent opens up to 8 connections)"
+        }
+        return FleetStoreError.describe(error)
+    }
+
+    /// No answer within the deadline.
+    struct NoAnswer: Error, CustomStringConvertible {
+        var seconds: Double
+        var description: String {
+            "no answer within \(String(format: "%g", seconds)) s (the server accepts connections but does not answer them, or is overloaded)"
+        }
+    }
+
+    /// Resumes its continuation once, with the first outcome (the later one is dropped), and
+    /// then ends the timer.
+    private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<T, any Error>?
+        private var timer: Task<Void, any Error>?
+
+        init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+
+        func setTimer(_ task: Task<Void, any Error>) {
+            let decided = lock.withLock { () -> Bool in
+                timer = task
+                return continuation == nil
+            }
+            if decided { task.cancel() }
+        }
+
+        func resume(_ result: Result<T, any Error>) {
+            let (waiting, timer) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, Task<Void, any Error>?) in
+                defer { continuation = nil }
+                return (continuation, self.timer)
+            }
+            waiting?.resume(with: result)
+            if waiting != nil { timer?.cancel() }
+        }
+    }
+}
+#endif
