@@ -122,7 +122,25 @@ final class AgentRun: @unchecked Sendable {
     /// Sends `signal` and waits for the exit; returns the status, or nil if still running.
     func stop(signal: Int32 = SIGTERM, timeout: Double = 45) -> Int32? {
         kill(process.processIdentifier, signal)
-        return waitForExit(timeout: timeout)
+        let status = waitForExit(timeout: timeout)
+        if status == nil { print(Self.stuckReport(process.processIdentifier, after: "signal \(signal)")) }
+        return status
+    }
+
+    /// What the kernel says of a process that did not exit when asked: each thread's state,
+    /// wait channel and kernel stack (root reads /proc/PID/task/TID/stack), for the test log.
+    static func stuckReport(_ pid: Int32, after what: String) -> String {
+        func read(_ path: String) -> String {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "(unreadable)"
+        }
+        var report = ["process \(pid) still there 45 s after \(what): \(read("/proc/\(pid)/stat"))"]
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for tid in threads.sorted() {
+            let task = "/proc/\(pid)/task/\(tid)"
+            report.append("thread \(tid) \(read(task + "/comm")) state \(read(task + "/stat").split(separator: ")").last?.split(separator: " ").first ?? "?") wchan \(read(task + "/wchan")) children [\(read(task + "/children"))]")
+            report.append(read(task + "/stack").split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        }
+        return report.joined(separator: "\n")
     }
 
     func waitForExit(timeout: Double) -> Int32? {
