@@ -109,4 +109,16 @@ struct SerializationTests {
         #expect(JSONPointer("")?.resolve(in: document) == document)
         #expect(pointer.parent?.description == "/processes/a~1b")
     }
+
+    /// Found with scripts/fuzz.sh's FuzzCommands: a `/` followed by a combining mark is one
+    /// `Character`, so a pointer whose token begins with one was no pointer, or one token short.
+    @Test func aPointerTokenMayBeginWithACombiningMark() throws {
+        #expect(JSONPointer("/\u{611}t")?.tokens == ["\u{611}t"])
+        #expect(JSONPointer("/a/\u{301}b/~1\u{301}")?.tokens == ["a", "\u{301}b", "/\u{301}"])
+        let document: JSONValue = ["a": ["\u{301}b": 1]]
+        #expect(JSONPointer("/a/\u{301}b")?.resolve(in: document) == 1)
+        let validator = try JSONSchemaValidator(schema: ["\u{301}x": ["type": "integer"], "$ref": "#/\u{301}x"])
+        #expect(validator.validate(1).isEmpty)
+        #expect(!validator.validate("one").isEmpty)
+    }
 }

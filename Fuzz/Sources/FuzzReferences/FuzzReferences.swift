@@ -31,18 +31,20 @@ public func fuzzReferences(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 
 /// Each reference of a line the shell-line check let through stands where dash reads plain
-/// words: the line is read with every reference as one letter, which the oracle places.
+/// words: the line is read with every reference as one letter, which the oracle places. The
+/// line goes to the oracle as Unicode scalars, as dash reads bytes (a `"` followed by a
+/// combining mark is one `Character`, but a quote to dash).
 func checkPlacement(_ line: String, _ references: [InputReferences.Reference]) {
-    var masked: [Character] = []
+    var masked: [Unicode.Scalar] = []
     var marks: [Int] = []
     var position = line.startIndex
     for reference in references {
-        masked += line[position..<reference.range.lowerBound]
+        masked += line.unicodeScalars[position..<reference.range.lowerBound]
         marks.append(masked.count)
         masked.append("R")
         position = reference.range.upperBound
     }
-    masked += line[position...]
+    masked += line.unicodeScalars[position...]
     guard let places = ShellOracle.places(in: masked) else { return }
     for (reference, mark) in zip(references, marks) where !places[mark].isSafe {
         fatalError("\(line[reference.range]) in \(line.debugDescription) passes the shell-line check, but dash reads it \(places[mark])")

@@ -35,8 +35,11 @@ enum ShellOracle {
     }
 
     /// The place of each character of `line`, or nil when the line is not judged.
-    static func places(in line: [Character]) -> [Place]? {
-        guard !String(line).contains("<<"), !String(line).contains("$(("), !String(line).contains("case") else { return nil }
+    static func places(in line: [Unicode.Scalar]) -> [Place]? {
+        // Looked for as bytes (`contains` on a String would match graphemes).
+        let bytes = Array(String(String.UnicodeScalarView(line)).utf8)
+        func has(_ word: String) -> Bool { bytes.indices.contains { bytes[$0...].starts(with: word.utf8) } }
+        guard !has("<<"), !has("$(("), !has("case") else { return nil }
         var places: [Place] = []
         var stack: [Context] = [.plain]
         var wordStart = true
@@ -80,7 +83,8 @@ enum ShellOracle {
                 // A subshell inside $(…) would need its own `)`: not followed.
                 if context == .command { return nil }
                 startsWord = true
-            default: startsWord = character.isWhitespace || ";&|()<>".contains(character)
+            // dash's blanks: space, tab and newline (no other Unicode space).
+            default: startsWord = " \t\n;&|()<>".unicodeScalars.contains(character)
             }
             wordStart = startsWord
             index += 1

@@ -135,8 +135,10 @@ struct LoginRoutes: Sendable {
 
     /// `next` when it is a path on this server (`/x`, not `//evil.example` nor a URL).
     static func localPath(_ next: String?) -> String? {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"),
-              !next.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } ?? false }) else { return nil }
+        // Bytes, not graphemes: `//` followed by a combining mark does not have the prefix
+        // `//` as `Character`s, but a browser reads it as another host.
+        guard let next, next.utf8.first == UInt8(ascii: "/"), !next.utf8.starts(with: "//".utf8), !next.contains("\\"),
+              !next.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) else { return nil }
         return next
     }
 

@@ -8,7 +8,7 @@ public enum RoutePath {
     /// query and the fragment left out. Segments stay percent-encoded, as the router leaves them.
     public static func path(ofTarget target: Substring) -> Substring {
         var rest = target
-        if !rest.hasPrefix("/"), let scheme = rest.range(of: "://") {
+        if rest.unicodeScalars.first != "/", let scheme = rest.range(of: "://") {
             rest = rest[scheme.upperBound...]
             rest = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }).map { rest[$0...] } ?? ""
         }
@@ -17,9 +17,10 @@ public enum RoutePath {
     }
 
     /// The path's segments as the router matches them: empty ones (`//`, a trailing `/`) do
-    /// not count.
+    /// not count. Split at the scalar `/`, as the router splits bytes: a `/` followed by a
+    /// combining mark is one `Character`, which a split on characters would not cut.
     public static func segments(_ path: Substring) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
+        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map(Substring.init)
     }
 
     /// Whether `parts` (a path's segments) fill `template` (a route's): `{name}` takes any

@@ -46,9 +46,11 @@ enum CgroupLocation {
     /// A path recorded in a run folder names an agent's cgroup: a folder `agent-…` in a cgroup2
     /// hierarchy (so that a tampered record cannot make the next start write elsewhere).
     static func isAgentCgroup(_ path: String) -> Bool {
-        guard path.hasPrefix("/"), !path.split(separator: "/").contains(".."),
+        // Components split at the scalar `/`, as the kernel does: a `/` followed by a combining
+        // mark is one `Character`, so `../\u{301}x` would hold no `..` component.
+        guard path.utf8.first == UInt8(ascii: "/"), !path.unicodeScalars.split(separator: "/").contains(where: { $0.elementsEqual("..".unicodeScalars) }),
               URL(fileURLWithPath: path).lastPathComponent.hasPrefix("agent-") else { return false }
-        return mounts().contains { path.hasPrefix($0.mountPoint + "/") }
+        return mounts().contains { path.utf8.starts(with: ($0.mountPoint + "/").utf8) }
     }
 
     /// The folder of the calling process's cgroup: its `0::` line in /proc/self/cgroup, under

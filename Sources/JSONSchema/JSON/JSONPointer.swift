@@ -20,9 +20,11 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
             tokens = []
             return
         }
-        guard text.hasPrefix("/") else { return nil }
+        // Scalars, not graphemes: a token may begin with a combining mark, which would make
+        // one `Character` of the `/` before it.
+        guard text.unicodeScalars.first == "/" else { return nil }
         var parsed: [String] = []
-        for raw in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+        for raw in text.unicodeScalars.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
             guard let token = JSONPointer.unescape(String(raw)) else { return nil }
             parsed.append(token)
         }

@@ -52,4 +52,17 @@ import Testing
         let shown = try agent.request("GET", "/settings", headers: ["Cookie": adminCookie, "Accept": "text/html"])
         #expect(shown.body.contains("password_hash"), "\(shown.body.prefix(600))")
     }
+
+    /// The access check finds a route's command as the router does, splitting at the byte `/`:
+    /// a `/` followed by a combining mark is one `Character`, which joined two segments.
+    @Test func aSegmentBeginningWithACombiningMarkIsASegmentOfItsOwn() {
+        var checked = 0
+        for command in CommandCatalog.all where command.path.contains("{") {
+            let target = command.path.replacingOccurrences(of: #"\{[^/}]+\}"#, with: "\u{301}x", options: .regularExpression)
+            let found = CommandCatalog.command(method: command.method, target: Substring(target))
+            #expect(found?.path == command.path, "\(command.method) \(target): \(found?.name ?? "no command")")
+            checked += 1
+        }
+        #expect(checked > 0)
+    }
 }

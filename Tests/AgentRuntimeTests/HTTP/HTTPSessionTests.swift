@@ -134,6 +134,9 @@ import Testing
         #expect(good.cookieValue("agent_session") != nil)
         let away = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=correct+horse+battery+staple&next=%2F%2Fevil.example")
         #expect(away.header("Location") == "/", "\(away.description)")
+        // `//` and a combining mark: no `//` prefix as `Character`s, but another host to a browser.
+        let marked = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=correct+horse+battery+staple&next=%2F%2F%CC%81evil.example")
+        #expect(marked.header("Location") == "/", "\(marked.description)")
         let bad = try agent.request("POST", "/api/login", headers: form, body: "user=alice&password=wrong")
         #expect(bad.status == 303 && bad.header("Location")?.hasPrefix("/login?error=wrong") == true, "\(bad.description)")
     }

@@ -139,4 +139,13 @@ import Testing
         #expect(error.contains("cannot enforce the task's \"limits\" (memory, cpu)") && error.contains("in cgroup v1: AGENT_CGROUP_V1=0")
             && error.contains("remove \"limits\""), "\(error)")
     }
+
+    /// A tampered record's cgroup path is judged as the kernel walks it: `../` followed by a
+    /// combining mark holds no `..` as `Character`s, but leaves the hierarchy all the same.
+    @Test(.enabled(if: !CgroupLocation.mounts().isEmpty)) func aRecordedCgroupThatWalksUpIsNoAgentsCgroup() throws {
+        let mount = try #require(CgroupLocation.mounts().first).mountPoint
+        #expect(CgroupLocation.isAgentCgroup(mount + "/agent-1"))
+        #expect(!CgroupLocation.isAgentCgroup(mount + "/../agent-1"))
+        #expect(!CgroupLocation.isAgentCgroup(mount + "/../\u{301}/agent-1"))
+    }
 }

@@ -107,6 +107,37 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: marker))
     }
 
+    /// Found with scripts/fuzz.sh's FuzzReferences long run: the check read the quote in a
+    /// reference's own field name (`{{input.x'}}`), which the value replaces before dash reads
+    /// the line, so the quotes after it were paired the other way round. And it read the line
+    /// as `Character`s where dash reads bytes: a `"` followed by a combining mark, or the `\n`
+    /// of `\r\n`, was missed. A line continuation joins a reference to the word before it.
+    @Test func aReferencesOwnTextAndTheLinesBytesAreReadAsDashReadsThem() throws {
+        let settings = try TaskSettingsTests.settings(#"""
+            {"field": {"type": "command", "shell": true, "command": "echo {{input.x'}} \" ' {{input.a}} \""},
+             "mark": {"type": "command", "shell": true, "command": "echo \"\u0301 {{input.a}} \""},
+             "crlf": {"type": "command", "shell": true, "command": "cat <<EOF\r\n{{input.a}}\nEOF\r"},
+             "joined": {"type": "command", "shell": true, "command": "echo s\\\n{{input.a}}"},
+             "good": {"type": "command", "shell": true, "command": "echo {{input.x'}} {{input.a}}\necho {{input.a}}"}}
+            """#)
+        let found = TaskSettingsTests.messages(settings)
+        #expect(Set(found.keys) == ["/tasks/field/command", "/tasks/mark/command", "/tasks/crlf/command", "/tasks/joined/command"], "\(found)")
+        #expect(found["/tasks/field/command"]?.contains("{{input.a}} at character 22 of the shell line is inside double quotes") == true, "\(found)")
+        #expect(found["/tasks/mark/command"]?.contains("inside double quotes") == true, "\(found)")
+        #expect(found["/tasks/crlf/command"]?.contains("in a here-document") == true, "\(found)")
+        #expect(found["/tasks/joined/command"]?.contains("after a line continuation") == true, "\(found)")
+        #expect(settings.tasks.map(\.name) == ["good"])
+
+        // Each ran the value's `$(…)` before: now the run fails and starts nothing.
+        let harness = Harness("bytes")
+        let marker = harness.directory + "/pwned"
+        for line in ["echo {{input.x'}} \" ' {{input.a}} \"", "echo \"\u{301} {{input.a}} \"", "cat <<EOF\r\n{{input.a}}\nEOF\r"] {
+            let outcome = try #require(harness.run(Harness.task([line], shell: true), input: ["x'": "v", "a": .string("$(touch \(marker))")]))
+            #expect(outcome.status == .failed, "\(line.debugDescription): \(outcome)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
     @Test func aDefinitionThatSkippedTheSettingsCheckFailsItsRunAndStartsNothing() throws {
         let harness = Harness("unchecked")
         let marker = harness.directory + "/pwned"

@@ -80,4 +80,12 @@ import Testing
         guard case .failure(let problem) = missing else { Issue.record("a missing step resolved"); return }
         #expect(problem.message.contains("\"nope\" has no output"))
     }
+
+    /// A `/` followed by a combining mark is one `Character`: a field name beginning with one
+    /// was taken for a pointer without its `/`.
+    @Test func aPointerToAFieldBeginningWithACombiningMarkResolves() throws {
+        let values = WorkflowReferences.Values(input: ["\u{301}x": 7], outputs: [:], variables: [:])
+        #expect(WorkflowReferences.references(in: "${input:/\u{301}x}").problems.isEmpty)
+        #expect(try WorkflowReferences.resolve("${input:/\u{301}x}", with: values).get() == 7)
+    }
 }

@@ -28,19 +28,34 @@ struct ShellLineScanner {
     private var lastWord = ""
 
     /// The context of each `{` in `line`: what a reference starting there stands in.
+    ///
+    /// The walk reads Unicode scalars, as dash reads bytes: a `"` followed by a combining
+    /// mark is one `Character` but still a quote to dash, and `\r\n` still ends a line. The
+    /// text of each `{{input…}}` reference is read as one letter: its field names may hold
+    /// quotes, but the value replaces them before the shell reads the line.
     static func contexts(of line: String) -> [String.Index: Context] {
+        let scalars = line.unicodeScalars
+        let ends = Dictionary(InputReferences.references(in: line).references.map { ($0.range.lowerBound, $0.range.upperBound) },
+                              uniquingKeysWith: { first, _ in first })
         var scanner = ShellLineScanner()
         var contexts: [String.Index: Context] = [:]
-        let indices = Array(line.indices)
-        var position = 0
-        while position < indices.count {
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
             let before = scanner.effective
-            if line[indices[position]] == "{" { contexts[indices[position]] = before }
-            let ahead = indices[(position + 1)...].prefix(2).map { line[$0] }
-            let taken = scanner.step(line[indices[position]], ahead)
-            // An escaped `{`, or the one of `${`: in the context the first character was in.
-            if taken > 1, line[indices[position + 1]] == "{" { contexts[indices[position + 1]] = before }
-            position += taken
+            if scalars[index] == "{" { contexts[index] = before }
+            if let end = ends[index] {
+                _ = scanner.step("R", [])
+                index = end
+                continue
+            }
+            let second = scalars.index(after: index)
+            let ahead = Array(scalars[second...].prefix(2))
+            let taken = scanner.step(scalars[index], ahead)
+            guard taken > 1 else { index = second; continue }
+            // An escaped `{`, or the one of `${`: in the context the first character was in
+            // (and an escaped reference is still one letter).
+            if ahead.first == "{" { contexts[second] = before }
+            index = ends[second] ?? scalars.index(index, offsetBy: taken, limitedBy: scalars.endIndex) ?? scalars.endIndex
         }
         return contexts
     }
@@ -57,8 +72,8 @@ struct ShellLineScanner {
     /// Whether a `'` opens a quote here: not in a `${…}` within double quotes.
     private var quoteOpens: Bool { stack.last(where: { $0 != .parameter }) != .double }
 
-    /// Reads `character` (`ahead`: the two after it); how many characters were taken.
-    private mutating func step(_ character: Character, _ ahead: [Character]) -> Int {
+    /// Reads `character` (`ahead`: the two after it); how many scalars were taken.
+    private mutating func step(_ character: Unicode.Scalar, _ ahead: [Unicode.Scalar]) -> Int {
         let next = ahead.first
         let context = stack.last ?? .plain
         let startsWord = wordStart
@@ -69,7 +84,7 @@ struct ShellLineScanner {
                 if lastWord == "case", stack.contains(.command), stack.contains(.double) || stack.contains(.backquote) { stack = [.unfollowed] }
                 lastWord = ""
             } else {
-                lastWord.append(character)
+                lastWord.unicodeScalars.append(character)
             }
         }
         switch (context, character) {

@@ -85,10 +85,14 @@ enum ShellPlacement {
             case .parameter: place = "inside ${…}"
             case .unfollowed: place = "after a case inside $(…) within quotes, which this check does not follow"
             case .plain, .command:
-                let before = reference.range.lowerBound == line.startIndex ? nil : line[line.index(before: reference.range.lowerBound)]
-                let after = reference.range.upperBound == line.endIndex ? nil : line[reference.range.upperBound]
-                if let before, !isBoundary(before) {
-                    place = "inside a word (after \"\(before)\")"
+                // Scalars, as dash reads bytes: a blank followed by a combining mark is no blank.
+                let scalars = line.unicodeScalars
+                let before = reference.range.lowerBound == line.startIndex ? nil : scalars.index(before: reference.range.lowerBound)
+                let after = reference.range.upperBound == line.endIndex ? nil : scalars[reference.range.upperBound]
+                if let before, scalars[before] == "\n", before > line.startIndex, scalars[scalars.index(before: before)] == "\\" {
+                    place = "inside a word (after a line continuation: \\ and a newline join the lines)"
+                } else if let before, !isBoundary(scalars[before]) {
+                    place = "inside a word (after \"\(scalars[before])\")"
                 } else if let after, !isBoundary(after) {
                     place = "inside a word (before \"\(after)\")"
                 } else {
@@ -113,8 +117,9 @@ enum ShellPlacement {
             + "expected it alone between blanks, outside quotes: write the reference as a word of its own, e.g. echo \(misplaced.reference)\(alternative)"
     }
 
-    /// Whether `character` ends a shell word outside quotes.
-    static func isBoundary(_ character: Character) -> Bool {
-        character.isWhitespace || ";&|()<>".contains(character)
+    /// Whether `character` ends a shell word outside quotes: dash's blanks (space, tab,
+    /// newline; not other Unicode spaces) and its operators.
+    static func isBoundary(_ character: Unicode.Scalar) -> Bool {
+        " \t\n;&|()<>".unicodeScalars.contains(character)
     }
 }

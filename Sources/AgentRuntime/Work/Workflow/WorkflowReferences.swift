@@ -64,7 +64,8 @@ enum WorkflowReferences {
             switch source {
             case .input, .vars:
                 let pointer = rest ?? ""
-                if !pointer.isEmpty, !pointer.hasPrefix("/") {
+                // A pointer's `/` as a scalar: a field name may begin with a combining mark.
+                if !pointer.isEmpty, pointer.unicodeScalars.first != "/" {
                     problems.append("\(written): expected a JSON pointer after \"\(head):\" (e.g. ${\(head):/\(pointer)})")
                     continue
                 }

@@ -136,7 +136,7 @@ final class SchemaRegistry {
             return (resource.document, resource.rootPointer, fragment)
         }
         let decoded = URIReference.percentDecoded(fragment)
-        if decoded.hasPrefix("/") {
+        if decoded.unicodeScalars.first == "/" {
             guard let pointer = JSONPointer(decoded) else {
                 throw ResolutionFailure(message: "cannot resolve \"\(reference)\": \"\(decoded)\" is not a valid JSON pointer")
             }
