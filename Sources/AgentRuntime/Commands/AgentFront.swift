@@ -12,15 +12,16 @@ public protocol AgentFront: AnyObject {
     var address: String? { get }
 }
 
-/// What a front is given: the command layer, the settings the agent started with, a logger.
+/// What a front is given: the command layer, the `"http"` settings the agent started with (nil:
+/// none), a logger.
 public struct FrontContext: Sendable {
     public var commands: CommandCenter
-    public var settings: AgentSettings
+    public var http: HTTPSettings?
     public var logger: Logger
 
-    public init(commands: CommandCenter, settings: AgentSettings, logger: Logger) {
+    public init(commands: CommandCenter, http: HTTPSettings?, logger: Logger) {
         self.commands = commands
-        self.settings = settings
+        self.http = http
         self.logger = logger
     }
 }

@@ -77,53 +77,10 @@ public struct AgentSnapshot: Sendable {
         }
     }
 
-    /// Executors and the queue, for status and the metrics (see ``TaskCoordinator``).
-    public struct AssignmentFigures: Sendable {
-        public struct Executor: Sendable {
-            public var name: String
-            public var state: String
-            public var running: Int
-            public var maxConcurrent: Int
-            /// Runs given to it over the agent's life.
-            public var assigned: Int
-        }
-
-        public var executors: [Executor]
-        /// Runs waiting (queued or retrying), by priority.
-        public var queuedByPriority: [String: Int]
-        /// Runs started, and the seconds they waited from due to start.
-        public var started: Int
-        public var waitSum: Double
-        public var waitLongest: Double
-        /// `task status`'s view: the same as `executor list`'s statistics.
-        public var json: JSONValue
-    }
-
     /// The fleet's database as `status` shows it (nil: not in a fleet).
     public var fleet: JSONValue?
     /// Why the fleet's database is not being written to (nil: it is, or no fleet).
     public var fleetDegraded: String?
-
-    /// One schedule's fire times for the metrics, over the agent's life.
-    public struct ScheduleFigures: Sendable {
-        public var schedule: String
-        public var fired: Int
-        public var missed: Int
-        public var skipped: Int
-        /// The next planned fire (seconds since the epoch; nil: none, paused or disabled).
-        public var next: Double?
-    }
-
-    /// One task's runs for the metrics.
-    public struct TaskFigures: Sendable {
-        public var task: String
-        public var queued: Int
-        public var running: Int
-        /// Attempts ended, by outcome.
-        public var ended: [String: Int]
-        /// Runs ended `abandoned` (interrupted more often than the task allows).
-        public var abandoned: Int = 0
-    }
 }
 
 extension AgentSnapshot {

@@ -10,28 +10,8 @@ import Synchronization
 /// A request is a JSON object `{"command": NAME, …}` as declared in ``CommandCatalog``; the
 /// answer is `{"ok": true, …}` or `{"ok": false, "error": …, "code": …}`.
 public final class CommandCenter: Sendable {
-    /// Who asked: recorded in the run history for every mutating command (the audit).
-    public struct Caller: Sendable, CustomStringConvertible {
-        /// `control`, `http`, `dashboard`.
-        public var front: String
-        /// The user or token name, when the front authenticated one.
-        public var user: String?
-        /// The client's address, when known.
-        public var address: String?
-
-        public init(front: String, user: String? = nil, address: String? = nil) {
-            self.front = front
-            self.user = user
-            self.address = address
-        }
-
-        public var description: String {
-            var text = front
-            if let user { text += " user \(user)" }
-            if let address { text += " from \(address)" }
-            return text
-        }
-    }
+    /// Who asked (the type lives in the base layer, so that features can take it).
+    public typealias Caller = CommandCaller
 
     /// An answer with its JSON text, made once however many requests share it.
     public struct RenderedAnswer: Sendable {
@@ -94,7 +74,7 @@ public final class CommandCenter: Sendable {
     }
 
     /// The answer a front gets once the agent is stopping and its loop takes no more commands.
-    public static let stoppingAnswer: JSONValue = ["ok": false, "code": "unavailable", "error": "the agent is stopping"]
+    public static let stoppingAnswer = CommandAnswer.stopping
 
     /// Executes `request` on the supervisor's loop. Any thread; never blocks the caller's thread.
     public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {

@@ -16,7 +16,7 @@ enum StoreCommands {
             case "events"?:
                 var since: Double?
                 if let text = request["since"]?.stringValue {
-                    guard let parsed = StoreReader.parseSince(text) else {
+                    guard let parsed = TimeSpec.since(text) else {
                         return ["ok": false, "code": "invalid", "pointer": "/since",
                                 "error": .string("\"since\" must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time; found \"\(text)\"")]
                     }

@@ -220,29 +220,3 @@ public final class ModuleDescriber {
         return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
     }
 }
-
-/// Names of signals for messages.
-public enum SignalName {
-    public static func of(_ signal: Int32) -> String {
-        switch signal {
-        case SIGHUP: "SIGHUP"
-        case SIGINT: "SIGINT"
-        case SIGQUIT: "SIGQUIT"
-        case SIGILL: "SIGILL"
-        case SIGTRAP: "SIGTRAP"
-        case SIGABRT: "SIGABRT"
-        case SIGBUS: "SIGBUS"
-        case SIGFPE: "SIGFPE"
-        case SIGKILL: "SIGKILL"
-        case SIGSEGV: "SIGSEGV"
-        case SIGPIPE: "SIGPIPE"
-        case SIGTERM: "SIGTERM"
-        case SIGSTOP: "SIGSTOP"
-        case SIGTSTP: "SIGTSTP"
-        case SIGTTIN: "SIGTTIN"
-        case SIGTTOU: "SIGTTOU"
-        case SIGCONT: "SIGCONT"
-        default: "signal \(signal)"
-        }
-    }
-}

@@ -211,9 +211,3 @@ public struct HTTPSettings: Sendable, Equatable {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
     }
 }
-
-/// Problems found reading a part of the settings: (pointer, message) pairs.
-public struct SettingsIssueList: Error, Sendable {
-    public var issues: [(pointer: String, message: String)]
-    public init(_ issues: [(pointer: String, message: String)]) { self.issues = issues }
-}

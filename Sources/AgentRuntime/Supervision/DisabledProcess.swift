@@ -14,11 +14,6 @@ public struct DisabledProcess: Sendable, Equatable {
         self.module = module
     }
 
-    /// The disabled processes of a settings report.
-    public static func of(_ report: SettingsReport) -> [DisabledProcess] {
-        report.processes.filter { !$0.enabled }.map { DisabledProcess(name: $0.name, type: $0.type, module: $0.module) }
-    }
-
     /// As `status --json` shows it, beside the running processes.
     public var json: JSONValue {
         var object: JSONObject = ["name": .string(name), "type": .string(type), "state": "disabled"]

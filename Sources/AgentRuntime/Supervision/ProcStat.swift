@@ -27,4 +27,9 @@ struct ProcStat: Equatable {
         guard let stat = read(pid) else { return false }
         return stat.state != "Z" && stat.state != "X"
     }
+
+    /// A process's command name (`/proc/<pid>/comm`), "?" when it is gone.
+    static func commandName(of pid: pid_t) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 }

@@ -35,7 +35,7 @@ extension ProcessLog {
                     seconds = now - number
                 } else if let text = value.stringValue {
                     // A query string (`?since=600`) carries seconds as text.
-                    if let number = Double(text), number >= 0, number.isFinite { seconds = now - number } else { seconds = StoreReader.parseSince(text, now: now) }
+                    if let number = Double(text), number >= 0, number.isFinite { seconds = now - number } else { seconds = TimeSpec.since(text, now: now) }
                 } else {
                     seconds = nil
                 }

@@ -1,7 +1,7 @@
 import Foundation
 import JSONSchema
 
-extension Supervisor {
+extension Supervisor: ExecutorHost {
     /// Starts a task executor worker: a module's task handler for `type`, made from
     /// `settings`, shown by `status` as `name`. It is spawned like every worker (fork server,
     /// containment, the same fds) and never restarted: its runner decides what its end means.

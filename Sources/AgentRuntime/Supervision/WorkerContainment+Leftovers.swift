@@ -139,11 +139,11 @@ extension WorkerContainment {
                 guard group != nil || token.map({ environmentContains(pid, $0) }) == true else { continue }
                 if let doubt = record.doubt(pid, stat, group: group) {
                     if doubted.insert(pid).inserted, doubted.count <= 10 {
-                        logger.notice("\(recordPath): pid \(pid) (\(Supervisor.commandName(of: pid))) is left alone: \(doubt)")
+                        logger.notice("\(recordPath): pid \(pid) (\(ProcStat.commandName(of: pid))) is left alone: \(doubt)")
                     }
                     continue
                 }
-                if !killed.contains(where: { $0.pid == pid }) { killed.append((pid, Supervisor.commandName(of: pid))) }
+                if !killed.contains(where: { $0.pid == pid }) { killed.append((pid, ProcStat.commandName(of: pid))) }
                 Glibc.kill(pid, SIGKILL)
                 found = true
             }

@@ -128,7 +128,7 @@ public final class WorkerContainment {
     /// Kills every process in `cgroup` and waits up to `timeout` until it is empty. Returns
     /// what was in it.
     static func empty(cgroup: String, timeout: Double) -> [(pid: pid_t, command: String)] {
-        let members = WorkerCgroup.members(cgroup).filter(ProcStat.isAlive).map { ($0, Supervisor.commandName(of: $0)) }
+        let members = WorkerCgroup.members(cgroup).filter(ProcStat.isAlive).map { ($0, ProcStat.commandName(of: $0)) }
         let deadline = EventLoop.now() + timeout
         while WorkerCgroup.isPopulated(cgroup) {
             if WorkerCgroup.kill(cgroup) != 0 {

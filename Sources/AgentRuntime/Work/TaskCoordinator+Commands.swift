@@ -4,7 +4,7 @@ import JSONSchema
 extension TaskCoordinator {
     /// The task commands of every front (``CommandCatalog/tasks``), on the loop. Reads of the
     /// store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCenter.Caller? = nil,
+    func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCaller? = nil,
                 respond: @escaping (JSONValue) -> Void) {
         if let answer = answerAssignment(request, caller: caller) { return respond(answer) }
         switch request["command"]?.stringValue {
@@ -16,7 +16,7 @@ extension TaskCoordinator {
                 return respond(Self.refusal("invalid", "expected \"id\": the run's id (a string, as `agent-control task runs` shows it); found \(request["id"].map(Describe.value) ?? "nothing")", pointer: "/id"))
             }
             findRun(id, inbox: inbox) { [weak self] run in
-                guard let self else { return respond(CommandCenter.stoppingAnswer) }
+                guard let self else { return respond(CommandAnswer.stopping) }
                 guard let run else { return respond(Self.refusal("not_found", "no run with id \"\(id)\"; `agent-control task runs` lists them")) }
                 switch request["command"]?.stringValue {
                 case "task_rerun"?:

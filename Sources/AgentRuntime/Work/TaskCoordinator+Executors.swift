@@ -315,17 +315,17 @@ extension TaskCoordinator {
     }
 
     /// The snapshot's figures (nil: no executor is declared).
-    var assignmentFigures: AgentSnapshot.AssignmentFigures? {
+    var assignmentFigures: AssignmentFigures? {
         guard !pool.isEmpty else { return nil }
         let now = Date().timeIntervalSince1970
         let executors = pool.members.indices.map { index in
             let m = pool.members[index]
-            return AgentSnapshot.AssignmentFigures.Executor(name: m.name, state: pool.state(of: index, now: now).rawValue, running: m.running,
+            return AssignmentFigures.Executor(name: m.name, state: pool.state(of: index, now: now).rawValue, running: m.running,
                                                             maxConcurrent: m.maxConcurrent, assigned: m.assigned)
         }
         var queued: [String: Int] = [:]
         for priority in TaskRun.Priority.allCases { queued[priority.rawValue] = max(unfinishedByRank[priority.rank] - runningByRank[priority.rank], 0) }
-        return AgentSnapshot.AssignmentFigures(executors: executors, queuedByPriority: queued, started: waits.count, waitSum: waits.sum,
+        return AssignmentFigures(executors: executors, queuedByPriority: queued, started: waits.count, waitSum: waits.sum,
                                                waitLongest: waits.longest, json: assignmentStatistics)
     }
 

@@ -4,7 +4,7 @@ import JSONSchema
 /// The assignment commands, and people's runs: `task complete` and `task fail`.
 extension TaskCoordinator {
     /// The answer of an executor or assignment command; nil for the other task commands.
-    func answerAssignment(_ request: JSONValue, caller: CommandCenter.Caller?) -> JSONValue? {
+    func answerAssignment(_ request: JSONValue, caller: CommandCaller?) -> JSONValue? {
         let command = request["command"]?.stringValue ?? ""
         func text(_ key: String, _ what: String) -> String? {
             guard let value = request[key]?.stringValue, !value.isEmpty else { return nil }
@@ -58,7 +58,7 @@ extension TaskCoordinator {
     }
 
     /// `task complete RUN --output JSON` / `task fail RUN --error TEXT`.
-    private func personFinished(_ id: String, request: JSONValue, failed: Bool, caller: CommandCenter.Caller?) -> JSONValue {
+    private func personFinished(_ id: String, request: JSONValue, failed: Bool, caller: CommandCaller?) -> JSONValue {
         guard let run = runs[id] else {
             return Self.refusal("not_found", "no unfinished run with id \"\(id)\"\(recent[id].map { " (it has \($0.status.rawValue))" } ?? "")")
         }

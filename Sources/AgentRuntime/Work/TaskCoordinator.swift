@@ -355,10 +355,10 @@ final class TaskCoordinator {
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
-    var figures: [AgentSnapshot.TaskFigures] {
+    var figures: [TaskFigures] {
         definitions.keys.sorted().map { name in
             let running = runningCount[name] ?? 0
-            return AgentSnapshot.TaskFigures(task: name, queued: max((unfinishedCount[name] ?? 0) - running, 0), running: running,
+            return TaskFigures(task: name, queued: max((unfinishedCount[name] ?? 0) - running, 0), running: running,
                                              ended: endedAttempts[name] ?? [:], abandoned: abandonedRuns[name] ?? 0)
         }
     }

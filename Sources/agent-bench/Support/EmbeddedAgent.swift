@@ -84,7 +84,7 @@ final class EmbeddedAgent {
             store = nil
         }
         if let settings = prepared.settings.http {
-            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), settings: prepared.settings,
+            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), http: prepared.settings.http,
                                        logger: logger)
             let front = HTTPFront(context: context, settings: settings)
             do {

@@ -70,7 +70,7 @@ final class ModuleTaskRunner: TaskRunner {
         }
     }
 
-    private unowned let supervisor: Supervisor
+    private unowned let host: any ExecutorHost
     private let lookup: (String) -> ModuleTask?
     let configuration: Configuration
     /// Executors taking runs, by worker name.
@@ -80,12 +80,12 @@ final class ModuleTaskRunner: TaskRunner {
     private var nextToken: UInt64 = 0
     private var watchdogTimer: Int?
     private var shutDownCalled = false
-    private var logger: Logger { supervisor.logger }
+    private var logger: Logger { host.logger }
 
     /// - Parameter lookup: a task type (`"<module>.<type>"`) → its module and declaration, nil
     ///   when no enabled module provides it.
-    init(supervisor: Supervisor, configuration: Configuration = Configuration(), lookup: @escaping (String) -> ModuleTask?) {
-        self.supervisor = supervisor
+    init(host: any ExecutorHost, configuration: Configuration = Configuration(), lookup: @escaping (String) -> ModuleTask?) {
+        self.host = host
         self.configuration = configuration
         self.lookup = lookup
     }
@@ -99,7 +99,7 @@ final class ModuleTaskRunner: TaskRunner {
     }
 
     func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
-        guard !shutDownCalled, !supervisor.isStopping else {
+        guard !shutDownCalled, !host.isStopping else {
             return report(.finished(TaskRunOutcome(status: .interrupted, error: "the agent is stopping")))
         }
         guard runsByID[run.runID] == nil else {
@@ -111,7 +111,7 @@ final class ModuleTaskRunner: TaskRunner {
         let executor = executor(for: run.task, moduleTask, on: run.executor)
         if case .failed(let reason) = executor.process.state {
             executors[executor.key] = nil
-            supervisor.removeExecutor(executor.process)
+            host.removeExecutor(executor.process)
             return report(.finished(TaskRunOutcome(status: .failed, error: "the task's executor worker could not start: \(reason)")))
         }
         nextToken += 1
@@ -119,7 +119,7 @@ final class ModuleTaskRunner: TaskRunner {
         executor.runs[active.token] = active
         runsByID[run.runID] = (executor, active.token)
         if let timer = executor.idleTimer {
-            supervisor.loop.cancel(timer)
+            host.loop.cancel(timer)
             executor.idleTimer = nil
         }
         // Saturating: a not-before from a user's input never traps.
@@ -127,7 +127,7 @@ final class ModuleTaskRunner: TaskRunner {
         TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, idempotencyKey: run.idempotencyKey,
                             notBefore: notBefore, input: Array(run.input.serialized().utf8),
                             to: executor.process.control)
-        supervisor.markDirty(executor.process)
+        host.markDirty(executor.process)
         if active.heartbeatTimeout != nil { scheduleWatchdog() }
     }
 
@@ -136,16 +136,16 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// The runs' frames go to their executors now (a batch: before the runs are recorded).
     func flush() {
-        supervisor.flushDirty()
+        host.flushDirty()
     }
 
     func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let (executor, token) = runsByID[runID], let run = executor.runs[token], run.endAs == nil else { return }
         run.endAs = reason
         TaskFrame.append(.taskCancel, token: token, to: executor.process.control)
-        supervisor.markDirty(executor.process)
+        host.markDirty(executor.process)
         let grace = executor.definition.cancelGrace ?? configuration.cancelGrace
-        run.graceTimer = supervisor.loop.schedule(after: grace) { [weak self, weak executor] in
+        run.graceTimer = host.loop.schedule(after: grace) { [weak self, weak executor] in
             guard let self, let executor, executor.runs[token] != nil else { return }
             run.graceTimer = nil
             kill(executor, because: "run \(runID) was \(reason == .timedOut ? "timed out" : "cancelled") and its handler did not end within \(ProcessPolicy.format(grace)) s")
@@ -165,9 +165,9 @@ final class ModuleTaskRunner: TaskRunner {
             for run in executor.runs.values.sorted(by: { $0.token < $1.token }) {
                 finish(run, in: executor, TaskRunOutcome(status: .interrupted, error: "the agent stopped while the run was going"))
             }
-            supervisor.stop(executor.process)
+            host.stop(executor.process)
         }
-        if let watchdogTimer { supervisor.loop.cancel(watchdogTimer) }
+        if let watchdogTimer { host.loop.cancel(watchdogTimer) }
         watchdogTimer = nil
     }
 
@@ -186,7 +186,7 @@ final class ModuleTaskRunner: TaskRunner {
         if let stale = executors.removeValue(forKey: name), stale.runs.isEmpty {
             retire(stale)
         }
-        let process = supervisor.startExecutor(name: name, module: moduleTask.module, type: moduleTask.type,
+        let process = host.startExecutor(name: name, module: moduleTask.module, type: moduleTask.type,
                                                settings: task.settings.objectValue ?? [:],
                                                stopTimeout: task.cancelGrace ?? configuration.cancelGrace)
         let executor = Executor(key: name, definition: task, process: process)
@@ -201,17 +201,17 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// Stops an executor that has no runs.
     private func retire(_ executor: Executor) {
-        if let timer = executor.idleTimer { supervisor.loop.cancel(timer) }
+        if let timer = executor.idleTimer { host.loop.cancel(timer) }
         executor.idleTimer = nil
         if executors[executor.key] === executor { executors[executor.key] = nil }
-        supervisor.stop(executor.process)
+        host.stop(executor.process)
     }
 
     private func becameIdle(_ executor: Executor) {
         guard executor.runs.isEmpty, executor.idleTimer == nil else { return }
         guard executors[executor.key] === executor else { return retire(executor) }
         let idleTimeout = executor.definition.idleTimeout ?? configuration.idleTimeout
-        executor.idleTimer = supervisor.loop.schedule(after: idleTimeout) { [weak self, weak executor] in
+        executor.idleTimer = host.loop.schedule(after: idleTimeout) { [weak self, weak executor] in
             guard let self, let executor else { return }
             executor.idleTimer = nil
             guard executor.runs.isEmpty else { return }
@@ -224,19 +224,19 @@ final class ModuleTaskRunner: TaskRunner {
         guard executor.process.hasWorker else { return }
         if executor.killedBecause == nil { executor.killedBecause = reason }
         logger.error("\(reason); killing the task executor", metadata: ["process": "\(executor.process.name)"])
-        supervisor.kill(executor.process, reason: reason)
+        host.kill(executor.process, reason: reason)
     }
 
     /// The worker is gone: every run it held ends, as the reason for its end says.
     private func workerExited(_ executor: Executor, how: String) {
         if executors[executor.key] === executor { executors[executor.key] = nil }
-        if let timer = executor.idleTimer { supervisor.loop.cancel(timer) }
+        if let timer = executor.idleTimer { host.loop.cancel(timer) }
         executor.idleTimer = nil
         executor.process.taskFrames = nil
         executor.process.onWorkerExit = nil
         let failure = executor.process.reportedFailure?.message
         for run in executor.runs.values.sorted(by: { $0.token < $1.token }) {
-            if supervisor.isStopping {
+            if host.isStopping {
                 finish(run, in: executor, TaskRunOutcome(status: .interrupted, error: "the agent stopped while the run was going"))
             } else if let status = run.endAs {
                 let what = status == .timedOut ? "timed out" : "cancelled"
@@ -252,7 +252,7 @@ final class ModuleTaskRunner: TaskRunner {
         }
         let process = executor.process
         // On the next turn: the worker's reap is still going.
-        supervisor.loop.schedule(after: 0) { [weak supervisor] in supervisor?.removeExecutor(process) }
+        host.loop.schedule(after: 0) { [weak host] in host?.removeExecutor(process) }
     }
 
     // MARK: Frames
@@ -291,7 +291,7 @@ final class ModuleTaskRunner: TaskRunner {
     private func finish(_ run: ActiveRun, in executor: Executor, _ outcome: TaskRunOutcome) {
         guard executor.runs.removeValue(forKey: run.token) != nil else { return }
         runsByID[run.runID] = nil
-        if let timer = run.graceTimer { supervisor.loop.cancel(timer) }
+        if let timer = run.graceTimer { host.loop.cancel(timer) }
         run.graceTimer = nil
         run.report(.finished(outcome))
         if executor.runs.isEmpty, executor.process.hasWorker, !shutDownCalled { becameIdle(executor) }
@@ -304,7 +304,7 @@ final class ModuleTaskRunner: TaskRunner {
         guard watchdogTimer == nil else { return }
         let periods = executors.values.flatMap { $0.runs.values.compactMap(\.heartbeatTimeout) }
         guard let tightest = periods.min() else { return }
-        watchdogTimer = supervisor.loop.schedule(after: max(0.01, min(1, tightest / 4))) { [weak self] in
+        watchdogTimer = host.loop.schedule(after: max(0.01, min(1, tightest / 4))) { [weak self] in
             guard let self else { return }
             watchdogTimer = nil
             checkHeartbeats()

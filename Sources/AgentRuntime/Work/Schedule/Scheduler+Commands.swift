@@ -32,7 +32,7 @@ extension Scheduler {
             let run = fire(name, planned: nil, count: 1, first: nil, reason: "run now", overlap: false, into: &commit)
             let workflowRun = commit.workflowRuns.first
             flush(commit) { [weak self] runs in
-                guard let self else { return respond(CommandCenter.stoppingAnswer) }
+                guard let self else { return respond(CommandAnswer.stopping) }
                 if let workflowRun {
                     let shown = workflows?.known(workflowRun.id)?.run ?? workflowRun
                     return respond(["ok": true, "run": shown.json, "workflow_run": shown.json, "schedule": describe(name) ?? .null])
@@ -172,10 +172,10 @@ extension Scheduler {
     }
 
     /// Each schedule's figures for the metrics.
-    var figures: [AgentSnapshot.ScheduleFigures] {
+    var figures: [ScheduleFigures] {
         entries.keys.sorted().map { name in
             let entry = entries[name]!
-            return AgentSnapshot.ScheduleFigures(schedule: name, fired: entry.fired, missed: entry.missed, skipped: entry.skipped,
+            return ScheduleFigures(schedule: name, fired: entry.fired, missed: entry.missed, skipped: entry.skipped,
                                                  next: entry.definition.enabled && !entry.state.paused ? entry.state.next : nil)
         }
     }

@@ -4,7 +4,7 @@ import JSONSchema
 extension WorkflowEngine {
     /// The workflow commands of every front (``CommandCatalog/workflows``), on the loop. Reads
     /// of the store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, caller: CommandCenter.Caller, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+    func answer(_ request: JSONValue, caller: CommandCaller, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
         let command = request["command"]?.stringValue ?? ""
         switch command {
         case "workflow_list": respond(listWorkflows())
@@ -60,7 +60,7 @@ extension WorkflowEngine {
         return ["ok": true, "workflows": .array(list)]
     }
 
-    private func runWorkflow(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+    private func runWorkflow(_ request: JSONValue, caller: CommandCaller, respond: @escaping (JSONValue) -> Void) {
         guard let name = request["name"]?.stringValue else {
             return respond(TaskCoordinator.refusal("invalid", "expected \"name\": the workflow's name (a string)", pointer: "/name"))
         }

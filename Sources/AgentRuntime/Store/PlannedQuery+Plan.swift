@@ -3,19 +3,9 @@ import GRDB
 import GRDBSQLite
 import JSONSchema
 
-/// A monitor's periodic query, checked and ready to run: its SQL, period, window and the
-/// values bound to its parameters.
-public struct PlannedQuery: Sendable, Equatable {
-    public var process: String
-    public var name: String
-    public var sql: String
-    /// Seconds between runs.
-    public var every: Double
-    /// Length of the window, in seconds.
-    public var window: Double
-    /// Parameter (without the colon) → value, from the process's settings.
-    public var settings: [String: JSONValue]
-
+/// Planning a monitor's query: bounds on its period and window, and its SQL checked against
+/// the store's schema.
+extension PlannedQuery {
     /// The longest period: a day (0: the query never runs on its own).
     static let maximumPeriod: Double = 86_400
     /// The shortest period but 0 (``SettingsBounds/shortestPeriod``): a query of `every:
