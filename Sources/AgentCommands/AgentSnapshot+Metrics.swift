@@ -1,3 +1,5 @@
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 

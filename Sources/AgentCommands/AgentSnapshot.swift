@@ -1,3 +1,7 @@
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 

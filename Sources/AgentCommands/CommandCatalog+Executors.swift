@@ -1,3 +1,4 @@
+import AgentWork
 import JSONSchema
 
 extension CommandCatalog {

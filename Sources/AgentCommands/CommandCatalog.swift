@@ -1,3 +1,4 @@
+import AgentWork
 import JSONSchema
 
 /// Every command of the command layer (see ``CommandDescription``). A command added to the

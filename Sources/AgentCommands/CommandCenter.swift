@@ -1,4 +1,6 @@
+import AgentBase
 import AgentCore
+import AgentLoop
 import Foundation
 import JSONSchema
 import Synchronization

@@ -1,3 +1,5 @@
+import AgentBase
+import AgentStore
 import Foundation
 import JSONSchema
 

@@ -1,3 +1,4 @@
+import AgentBase
 import Foundation
 
 /// A file that JSON lines are appended to, rotated by size: when the next line would take it

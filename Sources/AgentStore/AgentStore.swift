@@ -1,4 +1,6 @@
+import AgentBase
 import AgentCore
+import AgentWork
 import Foundation
 import GRDB
 import GRDBSQLite

@@ -1,3 +1,4 @@
+import AgentWork
 /// Changes of work already acknowledged (task runs' new states and results, workflow runs'
 /// step logs) that the store could not write, as on a full disk. They stay in memory, in
 /// order, and go first into the next transaction that is tried: once it commits, nothing

@@ -1,3 +1,4 @@
+import AgentWork
 import Dispatch
 import GRDB
 import Logging

@@ -1,3 +1,4 @@
+import AgentLoop
 import JSONSchema
 
 /// What users see of a supervised process.

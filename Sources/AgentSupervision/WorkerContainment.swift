@@ -1,4 +1,6 @@
+import AgentBase
 import AgentCore
+import AgentLoop
 import CAgentSystem
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import AgentBase
 /// Where task runs are kept: the embedded SQLite store (``SQLiteRunStore``) for one agent, or
 /// PostgreSQL shared by a fleet (`PostgresRunStore` in AgentFleet). Both pass one conformance
 /// suite (`RunStoreConformanceTests`).

@@ -1,3 +1,4 @@
+import AgentLoop
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+import AgentLoop
 import Foundation
 
 /// Attempts interrupted from outside the work: the agent stopped (``recordInterrupted(_:attempt:)``)

@@ -1,3 +1,4 @@
+import AgentSupervision
 import JSONSchema
 
 /// One entry of the settings' `"tasks"`: what a task does and how its runs are treated.

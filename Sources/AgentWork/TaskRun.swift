@@ -1,3 +1,5 @@
+import AgentBase
+import AgentSupervision
 import Foundation
 import JSONSchema
 

@@ -1,3 +1,4 @@
+import AgentSupervision
 import JSONSchema
 
 /// How one kind of task carries out a run: the built-in `command` type spawns a program, a

@@ -1,6 +1,8 @@
+import AgentBase
 import AgentCLI
 import AgentCore
 import AgentRuntime
+import AgentStore
 import ArgumentParser
 import Foundation
 

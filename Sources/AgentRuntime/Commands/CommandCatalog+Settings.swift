@@ -1,3 +1,5 @@
+import AgentCommands
+import AgentWork
 import JSONSchema
 
 extension CommandCatalog {

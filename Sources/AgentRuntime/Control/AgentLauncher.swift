@@ -1,4 +1,11 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentLoop
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import CAgentSystem
 import Foundation
 import Logging

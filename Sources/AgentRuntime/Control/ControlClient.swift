@@ -1,3 +1,5 @@
+import AgentBase
+import AgentLoop
 import CAgentSystem
 import Foundation
 import JSONSchema

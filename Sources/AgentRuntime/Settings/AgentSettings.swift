@@ -1,4 +1,10 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 

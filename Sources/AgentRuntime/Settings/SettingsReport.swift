@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCore
+import AgentSupervision
+import AgentWork
 import JSONSchema
 
 /// What validating a settings file found: each module (loaded or not), each process (valid or

@@ -1,4 +1,6 @@
+import AgentCommands
 import AgentCore
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging

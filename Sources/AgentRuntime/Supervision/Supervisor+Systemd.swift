@@ -1,3 +1,4 @@
+import AgentSupervision
 import Foundation
 
 /// The agent as a systemd `Type=notify` service (see ``SystemdNotifier``): `READY=1` once every

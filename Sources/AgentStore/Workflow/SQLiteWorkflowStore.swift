@@ -1,3 +1,4 @@
+import AgentWork
 import Foundation
 import GRDB
 import JSONSchema

@@ -1,4 +1,6 @@
+import AgentBase
 import AgentCore
+import AgentSupervision
 import JSONSchema
 
 /// The settings of executors — processes of the host type `"executor"` — and of the

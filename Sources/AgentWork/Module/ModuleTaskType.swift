@@ -1,3 +1,4 @@
+import AgentSupervision
 /// A module task type (`"<module>.<type>"`) as the settings resolved it: the library its
 /// executors load and what its manifest declares for the runner.
 public struct ModuleTaskType: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import AgentBase
+import AgentLoop
 import Foundation
 import JSONSchema
 

@@ -1,4 +1,6 @@
+import AgentBase
 import AgentCore
+import AgentSupervision
 import Foundation
 import JSONSchema
 

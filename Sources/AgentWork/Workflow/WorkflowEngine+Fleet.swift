@@ -1,3 +1,4 @@
+import AgentLoop
 import Foundation
 
 /// The engine's side of a fleet's shared workflow store (loop thread only).

@@ -1,6 +1,11 @@
+import AgentBase
+import AgentCommands
 import AgentCore
 import AgentHTTP
 import AgentRuntime
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 import Logging

@@ -1,3 +1,7 @@
+@testable import AgentBase
+@testable import AgentLoop
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging
