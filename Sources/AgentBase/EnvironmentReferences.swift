@@ -2,15 +2,15 @@ import Foundation
 
 /// Replaces `${env:NAME}` references in settings strings with the values of environment
 /// variables, so that secrets (tokens in webhook headers or URLs) stay out of settings files.
-enum EnvironmentReferences {
+package enum EnvironmentReferences {
     /// Why a string could not be resolved.
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// `${env:NAME}` names a variable that is not set.
         case missing(String)
         /// `${env:` without its closing brace, or with an empty name.
         case malformed(String)
 
-        var message: String {
+        package var message: String {
             switch self {
             case .missing(let name): "environment variable \(name) is not set (referenced as ${env:\(name)})"
             case .malformed(let text): "malformed environment reference in \"\(text)\"; expected ${env:NAME}"
@@ -22,7 +22,7 @@ enum EnvironmentReferences {
 
     /// `text` with every `${env:NAME}` replaced by the variable's value (an empty value is
     /// kept). Anything else, including other `${…}` forms, is left as written.
-    static func resolve(_ text: String, environment: [String: String]) throws(Failure) -> String {
+    package static func resolve(_ text: String, environment: [String: String]) throws(Failure) -> String {
         guard text.contains(opening) else { return text }
         var result = ""
         var rest = text[...]
@@ -41,7 +41,7 @@ enum EnvironmentReferences {
 
     /// The non-empty value of each variable `text` refers to, mapped to its reference
     /// (`"${env:NAME}"`), so that messages can show the reference instead of the value.
-    static func values(in text: String, environment: [String: String]) -> [String: String] {
+    package static func values(in text: String, environment: [String: String]) -> [String: String] {
         var values: [String: String] = [:]
         var rest = text[...]
         while let start = rest.range(of: opening), let close = rest[start.upperBound...].firstIndex(of: "}") {
@@ -54,7 +54,7 @@ enum EnvironmentReferences {
 
     /// Whether `text` refers to the environment at all (used to keep resolved secrets out of
     /// names shown in logs and status).
-    static func containsReference(_ text: String) -> Bool {
+    package static func containsReference(_ text: String) -> Bool {
         text.contains(opening)
     }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// before the loop runs (never on the loop). The work runs as a task of its own; this thread
 /// waits at most `timeout` seconds for it.
 package enum StoreWait {
-    struct TimedOut: Error, CustomStringConvertible {
-        var seconds: Double
-        var description: String { "the store did not answer within \(ProcessPolicy.format(seconds)) s" }
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var seconds: Double
+        package var description: String { "the store did not answer within \(ProcessPolicy.format(seconds)) s" }
     }
 
     package static func result<T: Sendable>(timeout: Double = 30, _ body: @escaping @Sendable () async throws -> T) throws -> T {

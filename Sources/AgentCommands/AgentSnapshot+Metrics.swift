@@ -19,14 +19,14 @@ extension AgentSnapshot {
         public var help: String
         public var samples: [(labels: [(String, String)], value: Double)]
 
-        init(_ name: String, _ kind: Kind, _ help: String, _ samples: [(labels: [(String, String)], value: Double)] = []) {
+        package init(_ name: String, _ kind: Kind, _ help: String, _ samples: [(labels: [(String, String)], value: Double)] = []) {
             self.name = name
             self.kind = kind
             self.help = help
             self.samples = samples
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             .object([
                 "name": .string(name), "type": .string(kind.rawValue), "help": .string(help),
                 "samples": .array(samples.map { sample in

@@ -76,7 +76,7 @@ public struct AgentSnapshot: Sendable {
         public var longestTurn: Double = 0
         public var slowTurns = 0
 
-        var json: JSONValue {
+        package var json: JSONValue {
             ["longest_turn": .number(JSONNumber(longestTurn)), "slow_turns": .number(JSONNumber(slowTurns))]
         }
     }
@@ -105,10 +105,10 @@ extension AgentSnapshot {
         return .object(answer)
     }
 
-    var storeJSON: JSONValue { Self.storeJSON(store, path: storePath) }
+    package var storeJSON: JSONValue { Self.storeJSON(store, path: storePath) }
 
     /// The store's figures as `status` shows them.
-    static func storeJSON(_ stats: StoreStatistics?, path storePath: String?) -> JSONValue {
+    package static func storeJSON(_ stats: StoreStatistics?, path storePath: String?) -> JSONValue {
         guard let stats, let storePath else { return ["enabled": false] }
         var object: JSONObject = [
             "enabled": true, "path": .string(storePath), "committed": .number(JSONNumber(stats.committed)),

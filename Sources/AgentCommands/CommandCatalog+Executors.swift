@@ -2,7 +2,7 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    static let executorName: JSONValue = ["type": "string", "minLength": 1, "description": "The executor's name (a process of type \"executor\", or name#N for a replica)."]
+    package static let executorName: JSONValue = ["type": "string", "minLength": 1, "description": "The executor's name (a process of type \"executor\", or name#N for a replica)."]
 
     /// An executor as `executor list` shows it (see ``TaskCoordinator/describe(_:)``).
     public static let executorSchema: JSONValue = CommandDescription.object([
@@ -26,14 +26,14 @@ extension CommandCatalog {
         "wait_seconds_total": ["type": "number"], "wait_seconds_max": ["type": "number"], "wait_seconds_mean": ["type": "number"],
     ], required: ["executors", "executors_by_state", "queued_by_priority", "started"])
 
-    static let strategiesSchema: JSONValue = CommandDescription.object([
+    package static let strategiesSchema: JSONValue = CommandDescription.object([
         "agent": ["enum": .array(AssignmentStrategy.allCases.map { .string($0.rawValue) })],
         "tasks": ["type": "object", "description": "Task → its strategy (tasks some executor takes)."],
         "aging_interval": ["type": "number"],
     ], required: ["agent"], open: true)
 
     /// Executors, assignment and people's runs (`agent-control executor …`, `task assign|unassign|set-strategy|complete|fail`).
-    static let executors: [CommandDescription] = [
+    package static let executors: [CommandDescription] = [
         CommandDescription(
             name: "executor_list", summary: "The executors: state (online, busy, draining, offline), running and maximum runs, tasks, labels; the strategies and statistics (executors by state, queue by priority, waits).",
             method: "GET", path: "/api/executors",

@@ -2,7 +2,7 @@ import JSONSchema
 
 extension CommandCatalog {
     /// An agent of the fleet as `fleet status` shows it (``FleetMember/json``).
-    static let fleetMemberSchema: JSONValue = CommandDescription.object([
+    package static let fleetMemberSchema: JSONValue = CommandDescription.object([
         "agent_id": ["type": "string"], "host": ["type": "string"], "version": ["type": "string"],
         "started": ["type": "string", "format": "date-time"],
         "last_heartbeat": ["type": "string", "format": "date-time"],
@@ -18,7 +18,7 @@ extension CommandCatalog {
     ], required: ["agent_id", "host", "version", "last_heartbeat", "state"], open: true)
 
     /// The fleet commands (`agent-control fleet …`, `/api/fleet`).
-    static let fleet: [CommandDescription] = [
+    package static let fleet: [CommandDescription] = [
         CommandDescription(
             name: "fleet_status",
             summary: "The fleet this agent belongs to: its database and how it is, every agent (host, version, processes, executors, runs, load, last heartbeat; lost when its heartbeat lapsed), and the events this agent publishes and receives.",

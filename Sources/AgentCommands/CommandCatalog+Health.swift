@@ -4,7 +4,7 @@ extension CommandCatalog {
     /// `metrics` and `readiness`: answered from a snapshot of the agent, like `status` (see
     /// ``AgentSnapshot``). `GET /metrics` and `GET /readyz` are their Prometheus and probe
     /// forms.
-    static let health: [CommandDescription] = [
+    package static let health: [CommandDescription] = [
         CommandDescription(
             name: "metrics", summary: "The agent's metrics as families named the Prometheus way (GET /metrics gives them in the Prometheus text format).",
             method: "GET", path: "/api/metrics",

@@ -2,15 +2,15 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    static let memoryKey: JSONValue = [
+    package static let memoryKey: JSONValue = [
         "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)),
         "description": "The key (1 to 256 bytes of UTF-8, no control characters; `/` is an ordinary character, handy for prefixes).",
     ]
-    static let memoryRun: JSONValue = [
+    package static let memoryRun: JSONValue = [
         "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.runIDBytes)),
         "description": "A workflow run's own scope; without it, the agent-wide scope.",
     ]
-    static let memoryExpectedVersion: JSONValue = [
+    package static let memoryExpectedVersion: JSONValue = [
         "type": "integer", "minimum": 0,
         "description": "Compare-and-set: write only if the key is at this version (0: only if it does not exist); refused with code `conflict` otherwise.",
     ]
@@ -23,7 +23,7 @@ extension CommandCatalog {
     ], required: ["key", "scope", "version", "updated", "value"])
 
     /// The shared-memory commands (`agent-control memory …`, `/api/memory`).
-    static let memory: [CommandDescription] = [
+    package static let memory: [CommandDescription] = [
         CommandDescription(
             name: "memory_list", summary: "Shared memory's keys in key order, with their values and versions: agent-wide, or a workflow run's (`run`); only those starting with `prefix`; page with `after`.",
             method: "GET", path: "/api/memory",

@@ -2,7 +2,7 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    static let scheduleName: JSONValue = ["type": "string", "minLength": 1, "description": "The schedule's name in the settings."]
+    package static let scheduleName: JSONValue = ["type": "string", "minLength": 1, "description": "The schedule's name in the settings."]
 
     /// A schedule as the schedule commands show it (see ``Scheduler/describe(_:)``).
     public static let scheduleSchema: JSONValue = CommandDescription.object([
@@ -23,11 +23,11 @@ extension CommandCatalog {
         "fired": ["type": "integer"], "missed": ["type": "integer"], "skipped": ["type": "integer"],
     ], required: ["name", "timezone", "enabled", "paused"], open: true)
 
-    static let scheduleAnswer: JSONValue = CommandDescription.object(
+    package static let scheduleAnswer: JSONValue = CommandDescription.object(
         ["ok": ["const": true], "changed": ["type": "boolean"], "schedule": scheduleSchema], required: ["ok", "schedule"])
 
     /// The schedule commands (`agent-control schedule …`, `/api/schedules`).
-    static let schedules: [CommandDescription] = [
+    package static let schedules: [CommandDescription] = [
         CommandDescription(
             name: "schedule_list", summary: "The schedules: timing, next and last fire, last result, paused, fires missed and skipped.",
             method: "GET", path: "/api/schedules",

@@ -3,7 +3,7 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    static let runID: JSONValue = ["type": "string", "minLength": 1, "description": "The run's id (as `task run` and `task runs` show it)."]
+    package static let runID: JSONValue = ["type": "string", "minLength": 1, "description": "The run's id (as `task run` and `task runs` show it)."]
 
     /// A run as the task commands show it (see ``TaskRun/json``).
     public static let runSchema: JSONValue = CommandDescription.object([
@@ -26,10 +26,10 @@ extension CommandCatalog {
         "require": ["type": "object", "description": "Labels the run's executor must carry, besides the task's."],
     ], required: ["id", "task", "status", "attempt", "priority", "requested_by", "queued_at"], open: true)
 
-    static let runAnswer: JSONValue = CommandDescription.object(["ok": ["const": true], "run": runSchema], required: ["ok", "run"])
+    package static let runAnswer: JSONValue = CommandDescription.object(["ok": ["const": true], "run": runSchema], required: ["ok", "run"])
 
     /// The task commands (`agent-control task …`, `/api/tasks`, `/api/runs`).
-    static let tasks: [CommandDescription] = [
+    package static let tasks: [CommandDescription] = [
         CommandDescription(
             name: "task_list", summary: "The tasks the settings define, with their queued and running runs.",
             method: "GET", path: "/api/tasks",

@@ -2,7 +2,7 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    static let workflowRunID: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow run's id (as `workflow run` and `workflow runs` show it)."]
+    package static let workflowRunID: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow run's id (as `workflow run` and `workflow runs` show it)."]
 
     /// A workflow run as the workflow commands show it (see ``WorkflowRun/json``).
     public static let workflowRunSchema: JSONValue = CommandDescription.object([
@@ -30,20 +30,20 @@ extension CommandCatalog {
         "branch": ["type": "string"], "type": ["type": "string"], "input": [:], "payload": [:],
     ], required: ["step", "kind", "status", "attempt", "generation", "started_at"], open: true)
 
-    static let workflowShowAnswer: JSONValue = CommandDescription.object(
+    package static let workflowShowAnswer: JSONValue = CommandDescription.object(
         ["ok": ["const": true], "run": workflowRunSchema, "steps": ["type": "array", "items": workflowStepSchema]], required: ["ok", "run"])
 
-    static let workflowDecision: JSONValue = CommandDescription.object([
+    package static let workflowDecision: JSONValue = CommandDescription.object([
         "id": workflowRunID,
         "step": ["type": "string", "minLength": 1, "description": "The approval step's id."],
         "comment": ["type": "string", "maxLength": 4096],
     ], required: ["id", "step"])
 
-    static let workflowName: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow's name in the settings (under \"workflows\")."]
-    static let workflowIfMatch: JSONValue = ["type": "string", "description": "The settings file's hash (workflow_get or settings_get return it): refused (409) if the file changed since."]
+    package static let workflowName: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow's name in the settings (under \"workflows\")."]
+    package static let workflowIfMatch: JSONValue = ["type": "string", "description": "The settings file's hash (workflow_get or settings_get return it): refused (409) if the file changed since."]
 
     /// What a change of a definition answers: as settings_change (written and reloaded).
-    static let workflowChangeAnswer: JSONValue = CommandDescription.object([
+    package static let workflowChangeAnswer: JSONValue = CommandDescription.object([
         "ok": ["const": true], "changed": ["type": "boolean"], "workflow": ["type": "string"], "path": ["type": "string"], "hash": ["type": "string"],
         "message": ["type": "string"], "notes": ["type": "array", "items": ["type": "string"]],
     ], required: ["ok", "changed", "hash"], open: true)
@@ -52,7 +52,7 @@ extension CommandCatalog {
     /// of the settings file as settings_change makes it (checked with every error at its
     /// pointer, nothing written when invalid; written atomically keeping the file's formatting;
     /// applied by reload: runs going keep the definition they started with).
-    static let workflowDefinitions: [CommandDescription] = [
+    package static let workflowDefinitions: [CommandDescription] = [
         CommandDescription(
             name: "workflow_get", summary: "A workflow's definition as the settings file has it (${env:NAME} references as written), the version new runs use, and the file's hash (send it back as if_match).",
             method: "GET", path: "/api/workflows/{name}",
@@ -98,7 +98,7 @@ extension CommandCatalog {
     ]
 
     /// The workflow commands (`agent-control workflow …`, `/api/workflows`, `/api/workflow-runs`).
-    static let workflows: [CommandDescription] = workflowDefinitions + [
+    package static let workflows: [CommandDescription] = workflowDefinitions + [
         CommandDescription(
             name: "workflow_list", summary: "The workflows the settings define: steps, version, input schema, trigger, runs going and waiting.",
             method: "GET", path: "/api/workflows",

@@ -17,7 +17,7 @@ public enum CommandCatalog {
         all.contains { $0.name == name && $0.mutating }
     }
 
-    static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings (a process with replicas: all of them), or one replica's, NAME#N."]
+    package static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings (a process with replicas: all of them), or one replica's, NAME#N."]
 
     /// A process as `status` shows it.
     public static let processSchema: JSONValue = CommandDescription.object([
@@ -34,7 +34,7 @@ public enum CommandCatalog {
         "replica": ["type": "integer", "minimum": 1, "description": "A replica's number."],
     ], required: ["name", "state"], open: true)
 
-    static let supervision: [CommandDescription] = [
+    package static let supervision: [CommandDescription] = [
         CommandDescription(
             name: "status", summary: "The agent and every process: state, pid, restarts, events, queue; the store, outputs and fork server.",
             method: "GET", path: "/api/status",
@@ -88,9 +88,9 @@ public enum CommandCatalog {
             mutating: false),
     ]
 
-    static let conversation: JSONValue = ["type": "string", "minLength": 1, "maxLength": 200, "default": "default", "description": "The conversation (default: \"default\")."]
+    package static let conversation: JSONValue = ["type": "string", "minLength": 1, "maxLength": 200, "default": "default", "description": "The conversation (default: \"default\")."]
 
-    static let chat: [CommandDescription] = [
+    package static let chat: [CommandDescription] = [
         CommandDescription(
             name: "chat", summary: "Sends a message to the chatbot process and waits for its answer (at most 30 s).",
             method: "POST", path: "/api/chat",
@@ -118,7 +118,7 @@ public enum CommandCatalog {
             mutating: true),
     ]
 
-    static let store: [CommandDescription] = [
+    package static let store: [CommandDescription] = [
         CommandDescription(
             name: "events", summary: "Events from the store, newest last; page with `after` (the last id seen).",
             method: "GET", path: "/api/events",

@@ -31,7 +31,7 @@ public final class CommandCenter: Sendable {
     }
 
     /// The commands answered from a snapshot of the agent (see ``SnapshotBatcher``).
-    static let snapshotCommands: Set<String> = ["status", "metrics", "readiness"]
+    package static let snapshotCommands: Set<String> = ["status", "metrics", "readiness"]
 
     /// Whether `command` is answered from a snapshot of the agent, the same for every caller.
     public static func answersFromSnapshot(_ command: String) -> Bool { snapshotCommands.contains(command) }
@@ -46,7 +46,7 @@ public final class CommandCenter: Sendable {
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
-    init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
+    package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
          handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
          recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
@@ -133,7 +133,7 @@ public final class CommandCenter: Sendable {
     }
 
     /// Every refusal has an `error` (a reload's list of errors joined) and a `code`.
-    static func normalized(_ answer: JSONValue) -> JSONValue {
+    package static func normalized(_ answer: JSONValue) -> JSONValue {
         guard answer["ok"]?.boolValue == false, case .object(var object) = answer else { return answer }
         if object["error"] == nil {
             let errors = object["errors"]?.arrayValue?.compactMap { $0.stringValue ?? $0["message"]?.stringValue } ?? []
@@ -149,7 +149,7 @@ public final class CommandCenter: Sendable {
 
     /// Takes no more commands and answers the ones still waiting. Called by the supervisor
     /// before its loop stops draining.
-    func close() {
+    package func close() {
         snapshots.close()
         let waiting = pending.withLock { state in
             state.closed = true

@@ -73,7 +73,7 @@ public struct Readiness: Sendable, Equatable {
     }
 
     /// Why this process keeps the agent from being ready, if it does.
-    func reason(for process: AgentSnapshot.Process, at now: Double) -> String? {
+    package func reason(for process: AgentSnapshot.Process, at now: Double) -> String? {
         let info = process.info
         let recent = process.failureTimes.filter { $0 > now - window }
         let flapping = failures > 0 && recent.count >= failures

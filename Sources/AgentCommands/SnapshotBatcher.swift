@@ -9,7 +9,7 @@ import Synchronization
 /// (and wakes once) per turn however many requests wait, and the JSON is built and serialized
 /// once per snapshot, off the loop. A request never gets a snapshot taken before it arrived:
 /// a `status` right after a `process stop` sees the stop.
-final class SnapshotBatcher: Sendable {
+package final class SnapshotBatcher: Sendable {
     private let inbox: LoopInbox
     private let take: LoopBound<() -> AgentSnapshot>
     /// The requests waiting for the snapshot asked of the loop (nil: none asked), and whether
@@ -17,24 +17,24 @@ final class SnapshotBatcher: Sendable {
     private let state = Mutex<(waiting: [CheckedContinuation<SharedSnapshot?, Never>]?, closed: Bool)>((nil, false))
 
     /// How a front defers asking the loop (see ``CommandCenter/deferSnapshotRequests(_:)``).
-    typealias Deferral = @Sendable (@escaping @Sendable () -> Void) -> Void
+    package typealias Deferral = @Sendable (@escaping @Sendable () -> Void) -> Void
     /// Boxed: a bare closure in a generic lock is reabstracted on each inout access and
     /// written back wrapped in two more thunks, so every request made the next one dearer.
     private struct DeferralBox: Sendable { let deferral: Deferral }
     private let deferral = Mutex<DeferralBox?>(nil)
 
-    init(inbox: LoopInbox, take: @escaping () -> AgentSnapshot) {
+    package init(inbox: LoopInbox, take: @escaping () -> AgentSnapshot) {
         self.inbox = inbox
         self.take = LoopBound(value: take)
     }
 
-    func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = DeferralBox(deferral: deferral) } }
+    package func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = DeferralBox(deferral: deferral) } }
 
     /// How many requests wait for the snapshot being asked (for tests).
-    var waitingCount: Int { state.withLock { $0.waiting?.count ?? 0 } }
+    package var waitingCount: Int { state.withLock { $0.waiting?.count ?? 0 } }
 
     /// A snapshot taken after this call began; nil once the agent is stopping.
-    func snapshot() async -> SharedSnapshot? {
+    package func snapshot() async -> SharedSnapshot? {
         await withCheckedContinuation { continuation in
             let post: Bool? = state.withLock { state in
                 guard !state.closed else { return nil }
@@ -65,7 +65,7 @@ final class SnapshotBatcher: Sendable {
     }
 
     /// Answers the waiting requests with nil and takes no more.
-    func close() {
+    package func close() {
         let waiting = state.withLock { state in
             state.closed = true
             defer { state.waiting = nil }
@@ -77,14 +77,14 @@ final class SnapshotBatcher: Sendable {
 
 /// A snapshot shared by the requests of one batch, with the answers made from it so far (each
 /// made once, by the first request that needs it).
-final class SharedSnapshot: Sendable {
-    let snapshot: AgentSnapshot
+package final class SharedSnapshot: Sendable {
+    package let snapshot: AgentSnapshot
     private let answers = Mutex<[String: CommandCenter.RenderedAnswer]>([:])
 
-    init(_ snapshot: AgentSnapshot) { self.snapshot = snapshot }
+    package init(_ snapshot: AgentSnapshot) { self.snapshot = snapshot }
 
     /// The answer to `request` (`status`, `metrics` or `readiness`).
-    func answer(_ request: JSONValue) -> CommandCenter.RenderedAnswer {
+    package func answer(_ request: JSONValue) -> CommandCenter.RenderedAnswer {
         let name = request["command"]?.stringValue ?? ""
         // Requests with fields (the readiness rules) are cheap and not shared.
         let shareable = request.objectValue?.count == 1

@@ -4,16 +4,16 @@ import JSONSchema
 /// `JSONValue.serialized()` (members in document order, the same escapes), straight into a
 /// byte array: the answer is written once per snapshot and sent to every request that waited
 /// for it, and bytes appended to an array cost far less than a `String` grown piece by piece.
-enum SnapshotJSONWriter {
+package enum SnapshotJSONWriter {
     /// `value` as compact JSON.
-    static func bytes(_ value: JSONValue) -> [UInt8] {
+    package static func bytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(8 << 10)
         write(value, into: &output)
         return output
     }
 
-    static func write(_ value: JSONValue, into output: inout [UInt8]) {
+    package static func write(_ value: JSONValue, into output: inout [UInt8]) {
         switch value {
         case .null: append("null", to: &output)
         case .bool(let flag): append(flag ? "true" : "false", to: &output)
@@ -48,7 +48,7 @@ enum SnapshotJSONWriter {
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// `text` as a quoted JSON string literal, escaped as `JSONValue.serialized()` escapes it.
-    static func appendQuoted(_ text: String, to output: inout [UInt8]) {
+    package static func appendQuoted(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in

@@ -6,8 +6,8 @@ import JSONSchema
 /// The commands that read the store (`events`, `history`): answered from a read-only
 /// connection on the caller's thread, never on the supervisor's loop, with the same reader
 /// `agent-control events` and `history` use.
-enum StoreCommands {
-    static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
+package enum StoreCommands {
+    package static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
         guard let storePath else {
             return ["ok": false, "code": "unavailable", "error": "the store is off (\"store\": {\"enabled\": false}), so there are no events or history to read"]
         }

@@ -3,11 +3,11 @@ import Foundation
 import Synchronization
 
 /// Work handed to the loop from other threads (the store's writer, the query runner).
-final class LoopInbox: Sendable {
-    let fd: Int32
+package final class LoopInbox: Sendable {
+    package let fd: Int32
     private let pending = Mutex<[@Sendable () -> Void]>([])
 
-    init() {
+    package init() {
         fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
@@ -18,7 +18,7 @@ final class LoopInbox: Sendable {
     /// Only the post that finds the queue empty writes the eventfd: the loop reads the eventfd
     /// before it takes the queue, so work queued behind it is taken by the same drain, and
     /// many posts between two turns of the loop cost one wake-up rather than a write each.
-    func post(_ work: @escaping @Sendable () -> Void) {
+    package func post(_ work: @escaping @Sendable () -> Void) {
         let wasEmpty = pending.withLock { list in
             defer { list.append(work) }
             return list.isEmpty
@@ -29,7 +29,7 @@ final class LoopInbox: Sendable {
     }
 
     /// Runs what was posted. Loop thread only.
-    func drain() {
+    package func drain() {
         var counter: UInt64 = 0
         _ = read(fd, &counter, 8)
         let work = pending.withLock { list -> [@Sendable () -> Void] in
@@ -41,6 +41,6 @@ final class LoopInbox: Sendable {
 }
 
 /// Lets loop-confined objects cross into work posted back to the loop.
-struct LoopBound<Value>: @unchecked Sendable {
-    let value: Value
+package struct LoopBound<Value>: @unchecked Sendable {
+    package let value: Value
 }

@@ -6,7 +6,7 @@ import Foundation
 /// the first POST, so that agents without an https webhook never map it: linking it (as
 /// FoundationNetworking's URLSession does) cost every agent-control start about 15 ms and
 /// several MB. Plain `http://` goes through `SocketHTTPTransport`.
-final class CurlTransport: WebhookTransport {
+package final class CurlTransport: WebhookTransport {
     private let url: String
     private let headers: [String]
 
@@ -21,7 +21,7 @@ final class CurlTransport: WebhookTransport {
         }
     }
 
-    init(url: URL, headers: [OutputConfiguration.Webhook.Header]) {
+    package init(url: URL, headers: [OutputConfiguration.Webhook.Header]) {
         self.url = url.absoluteString
         var lines = ["Content-Type: application/json", "Accept: */*"]
         for header in headers {
@@ -34,13 +34,13 @@ final class CurlTransport: WebhookTransport {
     }
 
     /// Why https webhooks cannot work on this machine, or nil.
-    static var problem: String? {
+    package static var problem: String? {
         agent_curl_problem().map {
             "https webhooks need libcurl (libcurl.so.4, or the library AGENT_LIBCURL names; on Debian `apt-get install libcurl4`), which could not be loaded: \(String(cString: $0))"
         }
     }
 
-    func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt {
+    package func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt {
         let attempt = Attempt(channel: channel, deadline: OutputChannel.now() + timeout)
         let check: agent_abort_check = { context in
             let attempt = Unmanaged<Attempt>.fromOpaque(context!).takeUnretainedValue()
@@ -69,5 +69,5 @@ final class CurlTransport: WebhookTransport {
         }
     }
 
-    func close() {}
+    package func close() {}
 }

@@ -1,11 +1,11 @@
 /// Finds the final status code at the start of an HTTP/1.x response, skipping interim
 /// (1xx) responses.
-enum HTTPStatusLine: Equatable {
+package enum HTTPStatusLine: Equatable {
     case incomplete
     case status(Int)
     case malformed(String)
 
-    static func parse(_ bytes: [UInt8]) -> HTTPStatusLine {
+    package static func parse(_ bytes: [UInt8]) -> HTTPStatusLine {
         var start = 0
         while true {
             guard let end = headerEnd(bytes, from: start) else { return .incomplete }

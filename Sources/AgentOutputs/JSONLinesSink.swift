@@ -6,14 +6,14 @@ import Foundation
 /// at least once a second under a steady stream, so a reader sees them promptly without one
 /// write per record under load. Nothing is fsynced: the file is a log for people and tools,
 /// and the event store is where durability lives.
-final class JSONLinesSink: OutputSink {
-    enum Target {
+package final class JSONLinesSink: OutputSink {
+    package enum Target {
         case descriptor(Int32)
         case file(RotatingFile)
     }
 
-    let batchLimit = 1024
-    let linger = 0.0
+    package let batchLimit = 1024
+    package let linger = 0.0
     private let target: Target
     private let label: String
     private var buffer: [UInt8] = []
@@ -24,13 +24,13 @@ final class JSONLinesSink: OutputSink {
 
     private static let flushSize = 64 << 10
 
-    init(target: Target, label: String) {
+    package init(target: Target, label: String) {
         self.target = target
         self.label = label
         buffer.reserveCapacity(Self.flushSize + 4096)
     }
 
-    func deliver(_ batch: [OutputRecord], channel: OutputChannel) {
+    package func deliver(_ batch: [OutputRecord], channel: OutputChannel) {
         for (index, record) in batch.enumerated() {
             let line = Array((record.jsonLine() + "\n").utf8)
             if case .file(let file) = target {
@@ -62,7 +62,7 @@ final class JSONLinesSink: OutputSink {
         if OutputChannel.now() - lastFlush >= 1 { flush(channel: channel) }
     }
 
-    func flush(channel: OutputChannel) {
+    package func flush(channel: OutputChannel) {
         lastFlush = OutputChannel.now()
         guard !buffer.isEmpty else { return }
         defer {
@@ -91,7 +91,7 @@ final class JSONLinesSink: OutputSink {
         }
     }
 
-    func close(channel: OutputChannel) {
+    package func close(channel: OutputChannel) {
         if case .file(let file) = target { file.close() }
     }
 

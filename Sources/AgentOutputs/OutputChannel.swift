@@ -10,11 +10,11 @@ import Logging
 /// sink's blocking I/O runs on the channel's own thread, outside Swift concurrency's
 /// cooperative pool. When the queue is full, the oldest record is dropped and counted: fresh
 /// records are worth more to a person watching an agent than old ones.
-final class OutputChannel: @unchecked Sendable {
-    let name: String
-    let typeName: String
-    let kinds: Set<OutputRecord.Kind>
-    let logger: Logger
+package final class OutputChannel: @unchecked Sendable {
+    package let name: String
+    package let typeName: String
+    package let kinds: Set<OutputRecord.Kind>
+    package let logger: Logger
     private let sink: any OutputSink
     private let batchLimit: Int
     private let linger: Double
@@ -33,7 +33,7 @@ final class OutputChannel: @unchecked Sendable {
     private var finished = false
     private var droppedAtStop = false
 
-    init(configuration: OutputConfiguration, sink: any OutputSink, logger: Logger) {
+    package init(configuration: OutputConfiguration, sink: any OutputSink, logger: Logger) {
         name = configuration.name
         typeName = configuration.typeName
         kinds = configuration.kinds
@@ -45,13 +45,13 @@ final class OutputChannel: @unchecked Sendable {
     }
 
     /// Monotonic seconds, for deadlines that wall-clock changes do not move.
-    static func now() -> Double {
+    package static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    func start() {
+    package func start() {
         let thread = Thread { [self] in run() }
         thread.name = "output \(name)"
         thread.start()
@@ -60,7 +60,7 @@ final class OutputChannel: @unchecked Sendable {
     // MARK: Producer side (the supervisor's thread)
 
     /// Queues `record` without waiting for the output.
-    func offer(_ record: OutputRecord) {
+    package func offer(_ record: OutputRecord) {
         condition.lock()
         defer { condition.unlock() }
         guard stopDeadline == nil else {
@@ -79,7 +79,7 @@ final class OutputChannel: @unchecked Sendable {
 
     // MARK: Control
 
-    func requestStop(deadline: Double) {
+    package func requestStop(deadline: Double) {
         condition.lock()
         if stopDeadline == nil { stopDeadline = deadline }
         condition.broadcast()
@@ -88,7 +88,7 @@ final class OutputChannel: @unchecked Sendable {
 
     /// Waits until the thread has ended or `deadline` passes; returns whether it ended with
     /// nothing dropped at stop.
-    func waitUntilFinished(deadline: Double) -> Bool {
+    package func waitUntilFinished(deadline: Double) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !finished {
@@ -99,7 +99,7 @@ final class OutputChannel: @unchecked Sendable {
         return !droppedAtStop
     }
 
-    var statistics: OutputStatistics {
+    package var statistics: OutputStatistics {
         condition.lock()
         defer { condition.unlock() }
         return OutputStatistics(
@@ -165,7 +165,7 @@ final class OutputChannel: @unchecked Sendable {
     }
 
     /// `deadline`, or the stop deadline if that comes first.
-    func effectiveDeadline(_ deadline: Double) -> Double {
+    package func effectiveDeadline(_ deadline: Double) -> Double {
         condition.lock()
         defer { condition.unlock() }
         return min(deadline, stopDeadline ?? .infinity)
@@ -173,7 +173,7 @@ final class OutputChannel: @unchecked Sendable {
 
     /// Sleeps until `deadline`; returns `false` if the stop deadline came first and cut the
     /// sleep short.
-    func sleep(until deadline: Double) -> Bool {
+    package func sleep(until deadline: Double) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -187,7 +187,7 @@ final class OutputChannel: @unchecked Sendable {
 
     /// Waits until `isDone` (evaluated under the channel's lock; see `notify`) or `deadline`,
     /// cut short by the stop deadline. Returns whether `isDone` became true.
-    func wait(until deadline: Double, for isDone: () -> Bool) -> Bool {
+    package func wait(until deadline: Double, for isDone: () -> Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !isDone() {
@@ -199,21 +199,21 @@ final class OutputChannel: @unchecked Sendable {
     }
 
     /// Whether `stop` was called and its deadline has passed.
-    var isPastStopDeadline: Bool {
+    package var isPastStopDeadline: Bool {
         condition.lock()
         defer { condition.unlock() }
         return stopDeadline.map { Self.now() >= $0 } ?? false
     }
 
     /// Reads state that `notify` writes.
-    func synchronized<T>(_ body: () -> T) -> T {
+    package func synchronized<T>(_ body: () -> T) -> T {
         condition.lock()
         defer { condition.unlock() }
         return body()
     }
 
     /// Runs `change` under the channel's lock and wakes a `wait`.
-    func notify(_ change: () -> Void) {
+    package func notify(_ change: () -> Void) {
         condition.lock()
         change()
         condition.broadcast()
@@ -222,14 +222,14 @@ final class OutputChannel: @unchecked Sendable {
 
     // MARK: Accounting, from the sink
 
-    func recordDelivered(_ count: Int) {
+    package func recordDelivered(_ count: Int) {
         condition.lock()
         delivered += UInt64(count)
         condition.unlock()
     }
 
     /// Counts records the sink gave up on; `atStop` when `stop` ran out of time for them.
-    func recordDropped(_ count: Int, atStop: Bool = false) {
+    package func recordDropped(_ count: Int, atStop: Bool = false) {
         condition.lock()
         dropped += UInt64(count)
         if atStop { droppedAtStop = true }
@@ -238,7 +238,7 @@ final class OutputChannel: @unchecked Sendable {
 
     /// Counts a failed attempt and keeps its description; returns how many failed so far.
     @discardableResult
-    func recordFailure(_ description: String) -> UInt64 {
+    package func recordFailure(_ description: String) -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         failedAttempts += 1

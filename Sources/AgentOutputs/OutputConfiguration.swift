@@ -94,7 +94,7 @@ public struct OutputConfiguration: Sendable, Equatable {
         }
 
         /// `text` with every value that came from the environment replaced by its reference.
-        func redacted(_ text: String) -> String {
+        package func redacted(_ text: String) -> String {
             // Longest first, so that a value containing another is replaced whole.
             environmentValues.keys.sorted { $0.count > $1.count }.reduce(text) { text, value in
                 text.replacingOccurrences(of: value, with: environmentValues[value] ?? "")
@@ -276,7 +276,7 @@ public struct OutputConfiguration: Sendable, Equatable {
 
     /// The port of `url`'s authority as written (after the host, `[…]` for IPv6), or nil
     /// when it has none.
-    static func portText(_ url: String) -> Substring? {
+    package static func portText(_ url: String) -> Substring? {
         guard let schemeEnd = url.range(of: "://") else { return nil }
         let rest = url[schemeEnd.upperBound...]
         var authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
@@ -287,7 +287,7 @@ public struct OutputConfiguration: Sendable, Equatable {
     }
 
     /// A URL as written, without user info or query, which may carry secrets.
-    static func displayURL(_ written: String) -> String {
+    package static func displayURL(_ written: String) -> String {
         var text = written
         if let query = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = String(text[..<query]) }
         if let schemeEnd = text.range(of: "://") {

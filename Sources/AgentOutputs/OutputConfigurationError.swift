@@ -21,7 +21,7 @@ public struct OutputConfigurationError: Error, Sendable, Equatable, CustomString
     }
 
     /// The same error, located inside the element `index` of an array.
-    func inElement(_ index: Int) -> OutputConfigurationError {
+    package func inElement(_ index: Int) -> OutputConfigurationError {
         OutputConfigurationError(pointer: JSONPointer(tokens: [String(index)] + pointer.tokens), message: message)
     }
 }

@@ -24,7 +24,7 @@ public final class OutputHub: @unchecked Sendable {
 
     /// How a webhook posts: by URL scheme (sockets for http, libcurl for https), or always
     /// libcurl (tests use it to cover that path against a plain-HTTP server).
-    enum WebhookTransportChoice {
+    package enum WebhookTransportChoice {
         case byScheme
         case curl
     }
@@ -51,7 +51,7 @@ public final class OutputHub: @unchecked Sendable {
         try self.init(configurations: configurations, baseDirectory: baseDirectory, logger: logger)
     }
 
-    init(
+    package init(
         configurations: [OutputConfiguration], baseDirectory: String, logger: Logger, standardOutput: Int32,
         webhookTransport: WebhookTransportChoice
     ) throws(OutputConfigurationError) {

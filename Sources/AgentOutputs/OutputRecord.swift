@@ -78,7 +78,7 @@ public struct OutputRecord: Sendable {
     }
 
     /// `2026-11-23T03:00:00.123Z`: UTC, millisecond precision.
-    static func timestamp(_ nanoseconds: Int64) -> String {
+    package static func timestamp(_ nanoseconds: Int64) -> String {
         // Floor division so that times before 1970 still print a valid instant.
         var seconds = nanoseconds / 1_000_000_000
         var remainder = nanoseconds % 1_000_000_000

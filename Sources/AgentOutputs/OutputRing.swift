@@ -1,18 +1,18 @@
 /// A fixed-capacity FIFO of records that drops its oldest record to make room for a new one.
 /// Not thread-safe: `OutputChannel` guards it with its lock.
-struct OutputRing {
+package struct OutputRing {
     private var slots: [OutputRecord?]
     private var head = 0
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         slots = Array(repeating: nil, count: max(1, capacity))
     }
 
-    var capacity: Int { slots.count }
+    package var capacity: Int { slots.count }
 
     /// Appends `record`; returns `true` when the oldest record was dropped to make room.
-    mutating func append(_ record: OutputRecord) -> Bool {
+    package mutating func append(_ record: OutputRecord) -> Bool {
         if count == slots.count {
             slots[head] = record
             head = (head + 1) % slots.count
@@ -24,7 +24,7 @@ struct OutputRing {
     }
 
     /// Removes and returns up to `limit` records, oldest first.
-    mutating func removeFirst(upTo limit: Int) -> [OutputRecord] {
+    package mutating func removeFirst(upTo limit: Int) -> [OutputRecord] {
         let n = min(limit, count)
         var taken: [OutputRecord] = []
         taken.reserveCapacity(n)

@@ -3,14 +3,14 @@ import JSONSchema
 
 /// Reads typed values out of one output object, with errors that name the key, what was
 /// expected and what was found.
-struct OutputSettingsReader {
-    let object: JSONObject
+package struct OutputSettingsReader {
+    package let object: JSONObject
 
-    func error(_ key: String, _ message: String) -> OutputConfigurationError {
+    package func error(_ key: String, _ message: String) -> OutputConfigurationError {
         OutputConfigurationError(pointer: JSONPointer(tokens: [key]), message: message)
     }
 
-    func rejectUnknownKeys(allowed: Set<String>) throws(OutputConfigurationError) {
+    package func rejectUnknownKeys(allowed: Set<String>) throws(OutputConfigurationError) {
         for key in object.keys where !allowed.contains(key) {
             let known = allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
             let type = object["type"]?.stringValue ?? ""
@@ -18,7 +18,7 @@ struct OutputSettingsReader {
         }
     }
 
-    func string(_ key: String, required: Bool) throws(OutputConfigurationError) -> String? {
+    package func string(_ key: String, required: Bool) throws(OutputConfigurationError) -> String? {
         guard let value = object[key] else {
             if required { throw OutputConfigurationError(pointer: JSONPointer(), message: "missing required property \"\(key)\"") }
             return nil
@@ -27,7 +27,7 @@ struct OutputSettingsReader {
         return text
     }
 
-    func integer(_ key: String, default fallback: Int, minimum: Int, maximum: Int) throws(OutputConfigurationError) -> Int {
+    package func integer(_ key: String, default fallback: Int, minimum: Int, maximum: Int) throws(OutputConfigurationError) -> Int {
         guard let value = object[key] else { return fallback }
         guard case .number(let number) = value, number.isInteger else {
             throw error(key, "expected an integer ≥ \(minimum) and ≤ \(maximum), found \(Self.describe(value))")
@@ -37,7 +37,7 @@ struct OutputSettingsReader {
         return integer
     }
 
-    func number(
+    package func number(
         _ key: String, default fallback: Double, minimum: Double, exclusive: Bool = false, maximum: Double
     ) throws(OutputConfigurationError) -> Double {
         let lower = "\(exclusive ? ">" : "≥") \(minimum.compactText)"
@@ -52,7 +52,7 @@ struct OutputSettingsReader {
     }
 
     /// `kinds`: a non-empty array of `"event"` and `"message"`; both when absent.
-    func kinds() throws(OutputConfigurationError) -> Set<OutputRecord.Kind> {
+    package func kinds() throws(OutputConfigurationError) -> Set<OutputRecord.Kind> {
         guard let value = object["kinds"] else { return Set(OutputRecord.Kind.allCases) }
         guard case .array(let elements) = value, !elements.isEmpty else {
             throw error("kinds", "expected a non-empty array of \"event\" and \"message\", found \(Self.describe(value))")
@@ -70,7 +70,7 @@ struct OutputSettingsReader {
         return kinds
     }
 
-    static func describe(_ value: JSONValue) -> String {
+    package static func describe(_ value: JSONValue) -> String {
         switch value {
         case .object, .array: value.typeName
         default: "\(value.serialized()) (\(value.typeName))"

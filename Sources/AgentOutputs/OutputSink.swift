@@ -1,6 +1,6 @@
 /// What an output does with its records. A sink runs only on its channel's thread, so it
 /// may block, and it needs no locking of its own.
-protocol OutputSink: AnyObject {
+package protocol OutputSink: AnyObject {
     /// The most records handed to `deliver` at once.
     var batchLimit: Int { get }
     /// Seconds the oldest queued record may wait for a batch to fill before it is delivered

@@ -4,28 +4,28 @@ import Foundation
 /// A file that JSON lines are appended to, rotated by size: when the next line would take it
 /// past `maxBytes`, `path` becomes `path.1`, `path.1` becomes `path.2`, … and `path.keep`
 /// is removed. A single line larger than `maxBytes` still goes whole into a file of its own.
-final class RotatingFile {
+package final class RotatingFile {
     /// Why the file could not be opened, written or rotated.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    let path: String
-    let maxBytes: Int
-    let keep: Int
+    package let path: String
+    package let maxBytes: Int
+    package let keep: Int
     /// The open descriptor, or -1 (closed after a failure; `open` is tried again later).
-    private(set) var descriptor: Int32 = -1
+    package private(set) var descriptor: Int32 = -1
     /// Bytes in the file, as far as this process knows.
-    var size = 0
+    package var size = 0
 
-    init(path: String, maxBytes: Int, keep: Int) {
+    package init(path: String, maxBytes: Int, keep: Int) {
         self.path = path
         self.maxBytes = maxBytes
         self.keep = keep
     }
 
     /// Opens (or creates, with its folder) the file for appending.
-    func open() throws(Failure) {
+    package func open() throws(Failure) {
         guard descriptor < 0 else { return }
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -55,13 +55,13 @@ final class RotatingFile {
 
     /// Whether a line of `count` bytes would take the file, with `pending` bytes still
     /// buffered for it, past `maxBytes` (an empty file takes any line).
-    func needsRotation(pending: Int, adding count: Int) -> Bool {
+    package func needsRotation(pending: Int, adding count: Int) -> Bool {
         let logical = size + pending
         return logical > 0 && logical + count > maxBytes
     }
 
     /// Shifts the rotated files by one and starts a new, empty `path`.
-    func rotate() throws(Failure) {
+    package func rotate() throws(Failure) {
         close()
         var problem: String?
         if keep == 0 {
@@ -86,12 +86,12 @@ final class RotatingFile {
         }
     }
 
-    func close() {
+    package func close() {
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
     }
 
-    static func errorText() -> String {
+    package static func errorText() -> String {
         String(cString: strerror(errno))
     }
 }

@@ -8,13 +8,13 @@ import Foundation
 /// Chosen over URLSession for plain HTTP because URLSession on Linux (FoundationNetworking
 /// over libcurl) was measured to keep about 150 bytes per request that are never freed,
 /// which grows without bound in an agent that posts every second for months.
-final class SocketHTTPTransport: WebhookTransport {
+package final class SocketHTTPTransport: WebhookTransport {
     private let host: String
     private let port: String
     /// The request line and headers, up to (not including) `Content-Length`.
     private let head: String
 
-    init(url: URL, headers: [OutputConfiguration.Webhook.Header]) {
+    package init(url: URL, headers: [OutputConfiguration.Webhook.Header]) {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         var hostName = url.host ?? ""
         if hostName.hasPrefix("["), hostName.hasSuffix("]") { hostName = String(hostName.dropFirst().dropLast()) }
@@ -38,7 +38,7 @@ final class SocketHTTPTransport: WebhookTransport {
         head = "POST \(target) HTTP/1.1\r\n" + fields.map { "\($0.0): \($0.1)\r\n" }.joined()
     }
 
-    func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt {
+    package func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt {
         let deadline = OutputChannel.now() + timeout
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -81,7 +81,7 @@ final class SocketHTTPTransport: WebhookTransport {
         return .failed(problem)
     }
 
-    func close() {}
+    package func close() {}
 
     /// Sends the request on a connected socket and reads the final status line.
     private func exchange(_ fd: Int32, body: [UInt8], timeout: Double, deadline: Double, channel: OutputChannel) -> WebhookAttempt {
@@ -147,7 +147,7 @@ final class SocketHTTPTransport: WebhookTransport {
     }
 
     /// `5`, `0.25`, `1e+300`: a timeout for a message.
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.3g", value)
     }
 

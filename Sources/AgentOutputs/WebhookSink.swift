@@ -6,17 +6,17 @@ import Foundation
 /// While a batch is retried, new records wait in the channel's bounded queue (the `buffer`),
 /// which drops its oldest record when full; so an outage shorter than the retry schedule
 /// loses nothing as long as the buffer holds what arrives meanwhile.
-final class WebhookSink: OutputSink {
-    let batchLimit: Int
-    let linger: Double
+package final class WebhookSink: OutputSink {
+    package let batchLimit: Int
+    package let linger: Double
     private let settings: OutputConfiguration.Webhook
     private let label: String
     private let transport: any WebhookTransport
 
     /// Retries never come faster than this, so a zero delay cannot spin on a dead server.
-    static let minimumDelay = 0.01
+    package static let minimumDelay = 0.01
 
-    init(settings: OutputConfiguration.Webhook, label: String, transport: any WebhookTransport) {
+    package init(settings: OutputConfiguration.Webhook, label: String, transport: any WebhookTransport) {
         self.settings = settings
         self.label = label
         self.transport = transport
@@ -26,12 +26,12 @@ final class WebhookSink: OutputSink {
 
     /// The delay before retry number `retry` (1-based): the initial delay, doubled per retry,
     /// capped.
-    static func delay(beforeRetry retry: Int, initial: Double, maximum: Double) -> Double {
+    package static func delay(beforeRetry retry: Int, initial: Double, maximum: Double) -> Double {
         let doubled = initial * pow(2, Double(min(retry - 1, 60)))
         return max(minimumDelay, min(doubled, maximum))
     }
 
-    func deliver(_ batch: [OutputRecord], channel: OutputChannel) {
+    package func deliver(_ batch: [OutputRecord], channel: OutputChannel) {
         let body = Self.body(batch)
         var attempt = 0
         while true {
@@ -73,14 +73,14 @@ final class WebhookSink: OutputSink {
         }
     }
 
-    func flush(channel: OutputChannel) {}
+    package func flush(channel: OutputChannel) {}
 
-    func close(channel: OutputChannel) {
+    package func close(channel: OutputChannel) {
         transport.close()
     }
 
     /// `[record,record,…]`: each record rendered once, joined without re-parsing.
-    static func body(_ batch: [OutputRecord]) -> [UInt8] {
+    package static func body(_ batch: [OutputRecord]) -> [UInt8] {
         var body: [UInt8] = [UInt8(ascii: "[")]
         for (index, record) in batch.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }

@@ -1,6 +1,6 @@
 /// How a webhook output POSTs one batch: `SocketHTTPTransport` for `http://` URLs,
 /// `CurlTransport` for `https://`.
-protocol WebhookTransport: AnyObject {
+package protocol WebhookTransport: AnyObject {
     /// POSTs `body` (a JSON array) and waits for the answer, at most `timeout` seconds and
     /// never past the channel's stop deadline.
     func post(_ body: [UInt8], timeout: Double, channel: OutputChannel) -> WebhookAttempt
@@ -10,7 +10,7 @@ protocol WebhookTransport: AnyObject {
 }
 
 /// The outcome of one POST.
-enum WebhookAttempt: Equatable {
+package enum WebhookAttempt: Equatable {
     /// The server answered with this status code.
     case status(Int)
     /// No answer: connection refused, timeout, malformed response… (described).

@@ -19,7 +19,7 @@ import Logging
 public final class AgentStore: @unchecked Sendable {
     public let path: String
     public let settings: StoreSettings
-    let logger: Logger
+    package let logger: Logger
     private let database: DatabaseQueue
 
     private let lock = NSCondition()
@@ -42,12 +42,12 @@ public final class AgentStore: @unchecked Sendable {
     private var writerDone = false
     private var stats = StoreStatistics()
 
-    struct PendingEvent {
-        var time: Double
-        var type: String
-        var source: String
+    package struct PendingEvent {
+        package var time: Double
+        package var type: String
+        package var source: String
         /// JSON text, as the process emitted it.
-        var payload: [UInt8]
+        package var payload: [UInt8]
     }
 
     /// Opens (creating) the database and starts the writer. Throws if it cannot be opened.
@@ -136,7 +136,7 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
     /// batch, so that the loop never waits for the disk.
-    func recordRun(_ run: TaskRun) {
+    package func recordRun(_ run: TaskRun) {
         lock.lock()
         runs.append(run)
         if runs.count == 1 { lock.signal() }
@@ -145,13 +145,13 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Runs `done` on the writer thread once everything queued before it has been committed
     /// (or could not be): a reader that starts after it sees those writes.
-    func whenWritten(_ done: @escaping @Sendable () -> Void) {
+    package func whenWritten(_ done: @escaping @Sendable () -> Void) {
         commitSchedules(ScheduleCommit()) { _ in done() }
     }
 
     /// Commits a schedule change (its runs, states and history together) in the writer's next
     /// transaction; `done` runs on the writer thread once it is committed (or could not be).
-    func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+    package func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
         lock.lock()
         scheduleCommits.append((change, done))
         lock.signal()
@@ -160,7 +160,7 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Commits a shared-memory write in the writer's next transaction; `done` runs on the writer
     /// thread once it is committed, refused (compare-and-set) or could not be written.
-    func commitMemory(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+    package func commitMemory(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
         lock.lock()
         memoryWrites.append((write, done))
         lock.signal()
@@ -169,7 +169,7 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Commits a workflow change (runs and step records together) in the writer's next
     /// transaction; `done` runs on the writer thread once it is committed (or could not be).
-    func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
+    package func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
         lock.lock()
         workflowCommits.append((change, done))
         lock.signal()
@@ -209,7 +209,7 @@ public final class AgentStore: @unchecked Sendable {
     // MARK: The writer thread
 
     /// Events committed in one transaction at most.
-    static let batchLimit = 20_000
+    package static let batchLimit = 20_000
 
     private func writeLoop() {
         var nextRetention = Date()
@@ -407,7 +407,7 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Whether `error` says the database cannot be written for now (room, I/O, permissions,
     /// a lock), so that what failed may be written later, rather than refused what it was given.
-    static func cannotWriteNow(_ error: any Error) -> Bool {
+    package static func cannotWriteNow(_ error: any Error) -> Bool {
         guard let sqlite = error as? DatabaseError else { return true }
         return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PERM]
             .contains(sqlite.resultCode)
@@ -487,7 +487,7 @@ public final class AgentStore: @unchecked Sendable {
     }
 
     /// Runs `body` with the writer's connection (prunes asked by a ``RunStore`` user; off the loop).
-    func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+    package func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
         try database.write(body)
     }
 }

@@ -9,18 +9,18 @@ import JSONSchema
 /// the store's schema.
 extension PlannedQuery {
     /// The longest period: a day (0: the query never runs on its own).
-    static let maximumPeriod: Double = 86_400
+    package static let maximumPeriod: Double = 86_400
     /// The shortest period but 0 (``SettingsBounds/shortestPeriod``): a query of `every:
     /// 1e-300` ran back to back and kept a core a quarter busy.
-    static let minimumPeriod: Double = SettingsBounds.shortestPeriod
+    package static let minimumPeriod: Double = SettingsBounds.shortestPeriod
     /// The longest window: ten years.
-    static let maximumWindow: Double = 315_360_000
+    package static let maximumWindow: Double = 315_360_000
 
     /// Resolves `every` / `window` and checks the SQL against the store's schema: it must
     /// compile, be read-only, and use only known parameters. Returns a message on failure.
     /// `checks` remembers what each distinct SQL text gave, so that 1,000 processes declaring
     /// the same query compile and run it once.
-    static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
+    package static func plan(_ declaration: ModuleManifest.QueryDeclaration, process: String, settings: JSONObject,
                      checks: SQLChecks? = nil) -> Result<PlannedQuery, QueryProblem> {
         // Both come from a module's manifest (or a setting it names): untrusted, so bounded
         // here with a reason (timers saturate anyway): a period of at most a day, a window of
@@ -80,13 +80,13 @@ extension PlannedQuery {
     /// What one SQL text gives against the store's schema, whatever process declares it: whether
     /// it compiles, whether it only reads, its parameters, and whether it runs (on the empty
     /// scratch database, settings' parameters bound to NULL).
-    struct SQLCheck {
-        var compileProblem: QueryProblem?
-        var writeProblem: QueryProblem?
-        var parameters: [String] = []
-        var runProblem: QueryProblem?
+    package struct SQLCheck {
+        package var compileProblem: QueryProblem?
+        package var writeProblem: QueryProblem?
+        package var parameters: [String] = []
+        package var runProblem: QueryProblem?
 
-        init(_ sql: String) {
+        package init(_ sql: String) {
             do {
                 let scratch = try StoreSchema.scratchDatabase()
                 try scratch.read { db in
@@ -116,13 +116,13 @@ extension PlannedQuery {
     }
 
     /// The checks of one validation, by SQL text.
-    final class SQLChecks {
-        var bySQL: [String: SQLCheck] = [:]
-        init() {}
+    package final class SQLChecks {
+        package var bySQL: [String: SQLCheck] = [:]
+        package init() {}
     }
 
     /// The values for the statement's parameters at time `now`.
-    func arguments(for statement: Statement, now: Double) -> StatementArguments {
+    package func arguments(for statement: Statement, now: Double) -> StatementArguments {
         var values: [String: DatabaseValue] = [:]
         for name in Self.parameterNames(statement) {
             values[name] = value(of: name, now: now)
@@ -148,7 +148,7 @@ extension PlannedQuery {
     }
 
     /// The statement's named parameters, without their prefix (`:since` → `since`).
-    static func parameterNames(_ statement: Statement) -> [String] {
+    package static func parameterNames(_ statement: Statement) -> [String] {
         let count = sqlite3_bind_parameter_count(statement.sqliteStatement)
         guard count > 0 else { return [] }
         return (1...count).compactMap { index in
@@ -158,11 +158,11 @@ extension PlannedQuery {
 }
 
 /// Why a periodic query cannot run.
-struct QueryProblem: Error, CustomStringConvertible {
-    var description: String
+package struct QueryProblem: Error, CustomStringConvertible {
+    package var description: String
     /// The process's setting at fault (`report_every`), when a setting gave the value.
-    var setting: String?
-    init(_ description: String, setting: String? = nil) {
+    package var setting: String?
+    package init(_ description: String, setting: String? = nil) {
         self.description = description
         self.setting = setting
     }

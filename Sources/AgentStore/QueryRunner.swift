@@ -7,7 +7,7 @@ import Logging
 
 /// Runs monitors' periodic queries on its own thread and read-only connection, so that a slow
 /// query never holds up routing; results go back to the supervisor's loop.
-final class QueryRunner: @unchecked Sendable {
+package final class QueryRunner: @unchecked Sendable {
     private let database: DatabaseQueue
     private let logger: Logger
     private let lock = NSCondition()
@@ -18,7 +18,7 @@ final class QueryRunner: @unchecked Sendable {
 
     /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
     /// runner's thread.
-    init(storePath: String, logger: Logger, deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
+    package init(storePath: String, logger: Logger, deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(5)
@@ -31,7 +31,7 @@ final class QueryRunner: @unchecked Sendable {
     }
 
     /// Replaces the set of queries (at start and after a reload).
-    func setQueries(_ queries: [PlannedQuery]) {
+    package func setQueries(_ queries: [PlannedQuery]) {
         lock.lock()
         let now = Date().timeIntervalSince1970
         schedule = queries.filter { $0.every > 0 }.map { ($0, now + $0.every) }
@@ -41,14 +41,14 @@ final class QueryRunner: @unchecked Sendable {
 
     /// Runs one read-only query (for a worker's `query` callback or a control command); `done`
     /// runs on the runner's thread.
-    func submit(sql: String, params: [JSONValue], done: @escaping @Sendable (Result<JSONValue, QueryProblem>) -> Void) {
+    package func submit(sql: String, params: [JSONValue], done: @escaping @Sendable (Result<JSONValue, QueryProblem>) -> Void) {
         lock.lock()
         jobs.append((sql, params, done))
         lock.signal()
         lock.unlock()
     }
 
-    func stop() {
+    package func stop() {
         lock.lock()
         stopped = true
         lock.signal()
@@ -124,7 +124,7 @@ final class QueryRunner: @unchecked Sendable {
         }
     }
 
-    static func json(_ row: Row) -> JSONValue {
+    package static func json(_ row: Row) -> JSONValue {
         var object = JSONObject()
         for (column, value) in row {
             switch value.storage {

@@ -6,22 +6,22 @@ import AgentWork
 ///
 /// Bounded: a run's changes are folded into its latest (the store writes only the latest of
 /// each run anyway), and beyond `limit` changes the oldest give way, counted in ``lost``.
-struct RetainedWrites {
-    let limit: Int
-    private(set) var runs: [TaskRun] = []
-    private(set) var workflows: [WorkflowCommit] = []
+package struct RetainedWrites {
+    package let limit: Int
+    package private(set) var runs: [TaskRun] = []
+    package private(set) var workflows: [WorkflowCommit] = []
     /// Changes given up since the start because the buffer was full.
-    private(set) var lost = 0
+    package private(set) var lost = 0
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    package init(limit: Int) { self.limit = max(1, limit) }
 
-    var count: Int { runs.count + workflows.count }
-    var isEmpty: Bool { runs.isEmpty && workflows.isEmpty }
+    package var count: Int { runs.count + workflows.count }
+    package var isEmpty: Bool { runs.isEmpty && workflows.isEmpty }
 
     /// Keeps changes that could not be written (after those kept already). Returns how many
     /// went because the buffer was full.
     @discardableResult
-    mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit]) -> Int {
+    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit]) -> Int {
         if !newRuns.isEmpty { runs = Self.latestOfEach(runs + newRuns) }
         workflows += newCommits
         var excess = count - limit
@@ -38,19 +38,19 @@ struct RetainedWrites {
 
     /// Gives up what is kept and `more` changes: the database refused them for what they are
     /// (not for want of room), so trying them again would fail every later transaction too.
-    mutating func giveUp(more: Int) {
+    package mutating func giveUp(more: Int) {
         lost += count + more
         clear()
     }
 
     /// Everything was written.
-    mutating func clear() {
+    package mutating func clear() {
         runs = []
         workflows = []
     }
 
     /// The last change of each run, in the order of those last changes.
-    static func latestOfEach(_ changes: [TaskRun]) -> [TaskRun] {
+    package static func latestOfEach(_ changes: [TaskRun]) -> [TaskRun] {
         var seen = Set<String>()
         var kept: [TaskRun] = []
         for run in changes.reversed() where seen.insert(run.id).inserted { kept.append(run) }

@@ -6,17 +6,17 @@ import Logging
 /// The assignment choices in the agent's SQLite store (table `assignment`, migration
 /// v5-assignment): written on a serial queue of their own through the store's writer
 /// connection (rare: an operator's command), read once at start.
-final class SQLiteAssignmentStore: AssignmentStore, @unchecked Sendable {
-    let store: AgentStore
-    let logger: Logger
+package final class SQLiteAssignmentStore: AssignmentStore, @unchecked Sendable {
+    package let store: AgentStore
+    package let logger: Logger
     private let queue = DispatchQueue(label: "agentruntime.assignment-store")
 
-    init(store: AgentStore, logger: Logger) {
+    package init(store: AgentStore, logger: Logger) {
         self.store = store
         self.logger = logger
     }
 
-    func load() throws -> [String: String] {
+    package func load() throws -> [String: String] {
         try store.withWriter { db in
             var values: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT key, value FROM assignment") { values[row["key"]] = row["value"] }
@@ -24,7 +24,7 @@ final class SQLiteAssignmentStore: AssignmentStore, @unchecked Sendable {
         }
     }
 
-    func save(key: String, value: String?) {
+    package func save(key: String, value: String?) {
         let store = store, logger = logger
         queue.async {
             do {
@@ -43,5 +43,5 @@ final class SQLiteAssignmentStore: AssignmentStore, @unchecked Sendable {
     }
 
     /// Waits until every save asked so far is written (tests, the agent's stop).
-    func flush() { queue.sync {} }
+    package func flush() { queue.sync {} }
 }

@@ -7,11 +7,11 @@ import JSONSchema
 /// batching writer thread (``AgentStore/recordRun(_:)``), reads use a read-only connection of
 /// their own, which WAL mode lets run beside the writer. Reads and claims run on a dispatch
 /// queue, never on the caller's thread (the loop, or Swift's cooperative pool).
-final class SQLiteRunStore: RunStore, @unchecked Sendable {
-    let store: AgentStore
+package final class SQLiteRunStore: RunStore, @unchecked Sendable {
+    package let store: AgentStore
     private let reader: DatabaseQueue
 
-    init(store: AgentStore) throws {
+    package init(store: AgentStore) throws {
         self.store = store
         var configuration = Configuration()
         configuration.readonly = true
@@ -19,22 +19,22 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         reader = try DatabaseQueue(path: store.path, configuration: configuration)
     }
 
-    func record(_ run: TaskRun) { store.recordRun(run) }
+    package func record(_ run: TaskRun) { store.recordRun(run) }
 
-    var refusedWrites: Int { store.statistics.refusedRunWrites }
+    package var refusedWrites: Int { store.statistics.refusedRunWrites }
 
     /// In the writer's next transaction, as a schedule's fire writes its runs.
-    func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
+    package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
         store.commitSchedules(ScheduleCommit(runs: runs), done: done)
     }
 
-    func flush() async {
+    package func flush() async {
         await withCheckedContinuation { continuation in
             store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }
         }
     }
 
-    func loadUnfinished() async throws -> [TaskRun] {
+    package func loadUnfinished() async throws -> [TaskRun] {
         try await Self.offThread { [reader] in
             try reader.read { db in
                 try String.fetchAll(db, sql: "SELECT data FROM task_runs WHERE finished = 0 ORDER BY row").compactMap(Self.decode)
@@ -42,7 +42,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         }
     }
 
-    func list(_ filter: RunFilter) async throws -> [TaskRun] {
+    package func list(_ filter: RunFilter) async throws -> [TaskRun] {
         var conditions: [String] = []
         var values: [String] = []
         if let task = filter.task {
@@ -63,20 +63,20 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         }
     }
 
-    func run(id: String) async throws -> TaskRun? {
+    package func run(id: String) async throws -> TaskRun? {
         try await Self.offThread { [reader] in try Self.readRun(id: id, reader: reader) }
     }
 
-    func runNow(id: String) throws -> TaskRun? { try Self.readRun(id: id, reader: reader) }
+    package func runNow(id: String) throws -> TaskRun? { try Self.readRun(id: id, reader: reader) }
 
     /// One run, read on the caller's thread (already off the loop).
-    static func readRun(id: String, reader: DatabaseQueue) throws -> TaskRun? {
+    package static func readRun(id: String, reader: DatabaseQueue) throws -> TaskRun? {
         try reader.read { db in
             try String.fetchOne(db, sql: "SELECT data FROM task_runs WHERE id = ?", arguments: [id]).flatMap(Self.decode)
         }
     }
 
-    func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+    package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
         try await Self.offThread { [store] in
             try store.withWriter { db in try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db) }
         }
@@ -84,13 +84,13 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     // MARK: Claims
 
-    func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
+    package func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
         try await Self.offThread { [store] in
             try store.withWriter { db in try Self.claim(request, now: Date().timeIntervalSince1970, in: db) }
         }
     }
 
-    func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
+    package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
         try await Self.offThread { [store] in
             try store.withWriter { db in
                 let until = Date().timeIntervalSince1970 + lease
@@ -107,7 +107,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         }
     }
 
-    func nextLapse(tasks: [String], holder: String) async throws -> Double? {
+    package func nextLapse(tasks: [String], holder: String) async throws -> Double? {
         guard !tasks.isEmpty else { return nil }
         let sql = """
             SELECT min(lease_until) FROM task_runs WHERE status = 'running' AND holder IS NOT NULL AND holder <> ?
@@ -132,7 +132,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         }
     }
 
-    func settle(_ run: TaskRun) async throws -> Bool {
+    package func settle(_ run: TaskRun) async throws -> Bool {
         try await Self.offThread { [store] in
             try store.withWriter { db in try Self.writeClaimed(run, in: db) }
         }
@@ -140,7 +140,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     /// The candidates are few (unfinished runs of the tasks asked for): ordered here rather
     /// than by columns the local hot path would have to fill.
-    static func claim(_ request: ClaimRequest, now: Double, in db: Database) throws -> [TaskRun] {
+    package static func claim(_ request: ClaimRequest, now: Double, in db: Database) throws -> [TaskRun] {
         var claimed: [TaskRun] = []
         for (task, room) in request.room.sorted(by: { $0.key < $1.key }) where room > 0 {
             let rows = try Row.fetchAll(db, sql: """
@@ -182,7 +182,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     /// Writes a claimed run's change if its claim still holds it. A run that leaves `running`
     /// is let go (no holder, no lease); its fence stays, so a stale holder is still refused.
-    static func writeClaimed(_ run: TaskRun, in db: Database) throws -> Bool {
+    package static func writeClaimed(_ run: TaskRun, in db: Database) throws -> Bool {
         guard let claim = run.claim else { return false }
         let holds = run.status == .running
         try db.execute(sql: """
@@ -194,13 +194,13 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
         return db.changesCount > 0
     }
 
-    static func decode(_ text: String) -> TaskRun? {
+    package static func decode(_ text: String) -> TaskRun? {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(TaskRun.init(stored:))
     }
 
     /// Runs `body` on a dispatch queue and awaits it: SQLite calls block, and must block
     /// neither the loop nor Swift's cooperative threads.
-    static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
@@ -210,7 +210,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
     /// last change of each run in the batch is written. Returns how many changes of claimed
     /// runs were refused (their claim no longer holds).
     @discardableResult
-    static func write(_ batch: [TaskRun], in db: Database) throws -> Int {
+    package static func write(_ batch: [TaskRun], in db: Database) throws -> Int {
         var last: [String: Int] = [:]
         last.reserveCapacity(batch.count)
         for (index, run) in batch.enumerated() { last[run.id] = index }
@@ -231,7 +231,7 @@ final class SQLiteRunStore: RunStore, @unchecked Sendable {
     }
 
     /// Deletes finished runs beyond the retention limits (unfinished ones are never deleted).
-    static func prune(endedBefore: Double?, keeping: Int?, in db: Database) throws -> Int {
+    package static func prune(endedBefore: Double?, keeping: Int?, in db: Database) throws -> Int {
         var deleted = 0
         if let endedBefore {
             try db.execute(sql: "DELETE FROM task_runs WHERE finished = 1 AND ended < ?", arguments: [endedBefore])

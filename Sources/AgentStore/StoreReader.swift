@@ -7,7 +7,7 @@ import JSONSchema
 /// Reads a store from outside the agent (agent-control events / history): a read-only
 /// connection, which WAL mode lets run beside the agent's writer.
 public struct StoreReader {
-    let database: DatabaseQueue
+    package let database: DatabaseQueue
     public let path: String
 
     public init(path: String) throws(ControlError) {
@@ -41,7 +41,7 @@ public struct StoreReader {
 
         public var line: String { "\(Self.iso(time))  \(source) → \(type)  \(payload)" }
 
-        static func iso(_ seconds: Double) -> String {
+        package static func iso(_ seconds: Double) -> String {
             ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
         }
     }
@@ -71,7 +71,7 @@ public struct StoreReader {
     /// `column` is one of `names`, or a replica of one (`NAME#N`: a process with `replicas`
     /// names its replicas' events and history). A range rather than LIKE: `_` is a wildcard
     /// there, and a plain name may hold one; `$` follows `#` in byte order, and the index serves.
-    static func matchingNames(_ column: String, _ names: [String], _ arguments: inout [any DatabaseValueConvertible]) -> String {
+    package static func matchingNames(_ column: String, _ names: [String], _ arguments: inout [any DatabaseValueConvertible]) -> String {
         var alternatives: [String] = []
         for name in names {
             alternatives.append("\(column) = ?")

@@ -2,8 +2,8 @@ import GRDB
 
 /// The store's tables. Migrations run in order and are recorded, so that a newer runtime
 /// upgrades an older agent's database in place.
-enum StoreSchema {
-    static var migrator: DatabaseMigrator {
+package enum StoreSchema {
+    package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             // time: seconds since the Unix epoch (UTC), so that queries can say `time >= :since`.
@@ -165,7 +165,7 @@ enum StoreSchema {
 
     /// An empty in-memory database with the schema, to check monitors' queries before start
     /// (made once: checking a thousand processes must not run the migrations a thousand times).
-    static func scratchDatabase() throws -> DatabaseQueue {
+    package static func scratchDatabase() throws -> DatabaseQueue {
         switch scratch {
         case .success(let queue): return queue
         case .failure(let error): throw error

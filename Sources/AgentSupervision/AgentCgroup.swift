@@ -13,19 +13,19 @@ import Foundation
 /// at once is there too. The `memory` and `cpu` controllers are handed down to the runs when the
 /// agent's cgroup has them (its parent lists them in `cgroup.subtree_control`): only then are a
 /// task's `limits` enforced.
-final class AgentCgroup {
+package final class AgentCgroup {
     /// The agent's cgroup.
-    let path: String
+    package let path: String
     /// Its `workers` leaf, and that folder open (for clone3).
-    let workersPath: String
-    let workersFD: Int32
+    package let workersPath: String
+    package let workersFD: Int32
     /// The controllers among `memory` and `cpu` that the runs' cgroups have.
-    let controllers: Set<String>
+    package let controllers: Set<String>
     /// Why a controller is missing (nil when both are there), for messages.
-    let missingControllers: String?
+    package let missingControllers: String?
 
     /// The limits a task may set, and the controller each needs.
-    static let limitControllers = ["memory", "cpu"]
+    package static let limitControllers = ["memory", "cpu"]
 
     private init(path: String, workersFD: Int32, controllers: Set<String>, missing: String?) {
         self.path = path
@@ -39,7 +39,7 @@ final class AgentCgroup {
 
     /// Sets up the (new, empty) agent cgroup at `path`: its workers leaf, and the controllers
     /// its runs get.
-    static func make(at path: String) -> Result<AgentCgroup, CgroupLocation.Unavailable> {
+    package static func make(at path: String) -> Result<AgentCgroup, CgroupLocation.Unavailable> {
         let workers = path + "/" + WorkerCgroup.workersName
         let fd = mkdir(workers, 0o755) == 0 || errno == EEXIST ? open(workers, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         guard fd >= 0 else {
@@ -75,7 +75,7 @@ final class AgentCgroup {
     }
 
     /// What the agent says at its start about limits.
-    var limitsLine: String {
+    package var limitsLine: String {
         if let missingControllers {
             return "task limits (\"limits\": memory, cpu) cannot be enforced: \(missingControllers); a run of a task with limits fails instead of running without them"
         }

@@ -3,17 +3,17 @@ import Foundation
 import Logging
 
 /// Where the supervisor's cgroup (v2) is, and the agent's cgroup made under it.
-enum CgroupLocation {
+package enum CgroupLocation {
     /// Why the agent runs without a cgroup of its own.
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String
+    package struct Unavailable: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Makes (afresh) the agent's cgroup under the supervisor's: `agent-<hash of the run
     /// folder>`, so that a later run of the same agent finds a leftover one. Fails when
     /// `AGENT_CGROUPS=0`, when there is no cgroup2 hierarchy, no `cgroup.kill` (before Linux
     /// 5.14) or no right to make a cgroup there.
-    static func makeAgentCgroup(runDirectory: String, environment: [String: String], logger: Logger) -> Result<String, Unavailable> {
+    package static func makeAgentCgroup(runDirectory: String, environment: [String: String], logger: Logger) -> Result<String, Unavailable> {
         if SupervisorConfiguration.switchedOff("AGENT_CGROUPS", in: environment) {
             return .failure(Unavailable(description: "AGENT_CGROUPS=\(environment["AGENT_CGROUPS"] ?? "0")"))
         }
@@ -45,7 +45,7 @@ enum CgroupLocation {
 
     /// A path recorded in a run folder names an agent's cgroup: a folder `agent-…` in a cgroup2
     /// hierarchy (so that a tampered record cannot make the next start write elsewhere).
-    static func isAgentCgroup(_ path: String) -> Bool {
+    package static func isAgentCgroup(_ path: String) -> Bool {
         guard path.hasPrefix("/"), !path.split(separator: "/").contains(".."),
               URL(fileURLWithPath: path).lastPathComponent.hasPrefix("agent-") else { return false }
         return mounts().contains { path.hasPrefix($0.mountPoint + "/") }
@@ -53,7 +53,7 @@ enum CgroupLocation {
 
     /// The folder of the calling process's cgroup: its `0::` line in /proc/self/cgroup, under
     /// the cgroup2 mount (from /proc/self/mountinfo) whose root holds it.
-    static func ownCgroupDirectory() -> String? {
+    package static func ownCgroupDirectory() -> String? {
         guard let text = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
         let relative = String(line.dropFirst(3))
@@ -68,7 +68,7 @@ enum CgroupLocation {
     }
 
     /// cgroup2 mounts: where each is mounted and which folder of the hierarchy it shows.
-    static func mounts() -> [(mountPoint: String, root: String)] {
+    package static func mounts() -> [(mountPoint: String, root: String)] {
         guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             // id parent major:minor root mount-point options [optional…] - type source options
@@ -97,7 +97,7 @@ enum CgroupLocation {
     }
 
     /// FNV-1a of the run folder's path, 16 hex digits.
-    static func hash(_ text: String) -> String {
+    package static func hash(_ text: String) -> String {
         var value: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             value ^= UInt64(byte)

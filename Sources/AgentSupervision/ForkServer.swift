@@ -17,7 +17,7 @@ public final class ForkServer {
     /// The server's pid (a child of the process that started it).
     public let pid: pid_t
     /// A pidfd of the server (readable when it exits), or -1.
-    private(set) var pidFD: Int32
+    package private(set) var pidFD: Int32
     private var controlFD: Int32
 
     private init(pid: pid_t, controlFD: Int32, pidFD: Int32) {
@@ -58,7 +58,7 @@ public final class ForkServer {
     }
 
     /// What a failed request says it could not start.
-    static let requestDescription = "a worker through the fork server"
+    package static let requestDescription = "a worker through the fork server"
 
     /// Whether requests can still be sent.
     public var isRunning: Bool { controlFD >= 0 }
@@ -66,7 +66,7 @@ public final class ForkServer {
     /// Forks a worker with `arguments` (without the program name), `channel` as its fd 3,
     /// `stdout` and `stderr` as its fds 1 and 2. Blocks until the server replies (a fork or two:
     /// well under a millisecond) or `timeout` passes.
-    func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
+    package func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
         guard controlFD >= 0 else { return .failure(ProcessSpawner.SpawnError(path: "the fork server", errno: EPIPE)) }
         guard agent_set_child_subreaper() == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
@@ -112,7 +112,7 @@ public final class ForkServer {
     }
 
     /// The server died on its own: close the control socket and reap it. Returns how it ended.
-    func reapAfterDeath() -> String {
+    package func reapAfterDeath() -> String {
         closeControl()
         closePidFD()
         var status: Int32 = 0

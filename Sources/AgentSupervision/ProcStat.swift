@@ -1,17 +1,17 @@
 import Foundation
 
 /// The fields of /proc/PID/stat that supervision needs.
-struct ProcStat: Equatable {
+package struct ProcStat: Equatable {
     /// R, S, D, Z, T (stopped by a signal), t (traced)…
-    var state: Character
-    var parent: pid_t
-    var group: pid_t
-    var session: pid_t
+    package var state: Character
+    package var parent: pid_t
+    package var group: pid_t
+    package var session: pid_t
     /// Clock ticks after boot: with the pid, it names one process for the life of the system.
-    var startTime: UInt64
+    package var startTime: UInt64
 
     /// Nil when the process is gone (or /proc cannot be read).
-    static func read(_ pid: pid_t) -> ProcStat? {
+    package static func read(_ pid: pid_t) -> ProcStat? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
               let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // After the command (which may hold spaces and parentheses): state, ppid, pgrp,
@@ -23,13 +23,13 @@ struct ProcStat: Equatable {
     }
 
     /// Listed in /proc and not a zombie (a dead orphan stays a zombie where PID 1 does not reap).
-    static func isAlive(_ pid: pid_t) -> Bool {
+    package static func isAlive(_ pid: pid_t) -> Bool {
         guard let stat = read(pid) else { return false }
         return stat.state != "Z" && stat.state != "X"
     }
 
     /// A process's command name (`/proc/<pid>/comm`), "?" when it is gone.
-    static func commandName(of pid: pid_t) -> String {
+    package static func commandName(of pid: pid_t) -> String {
         ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -63,15 +63,15 @@ public final class ProcessLog: Sendable {
 
     /// One process's lines, oldest first: `lines[head...]` (slots before `head` were evicted
     /// and are reclaimed in bulk, so that each line is moved at most once on average).
-    struct Buffer {
-        var lines: [Line] = []
-        var head = 0
-        var bytes = 0
+    package struct Buffer {
+        package var lines: [Line] = []
+        package var head = 0
+        package var bytes = 0
 
-        var count: Int { lines.count - head }
-        var live: ArraySlice<Line> { lines[head...] }
+        package var count: Int { lines.count - head }
+        package var live: ArraySlice<Line> { lines[head...] }
 
-        mutating func append(_ line: Line, limits: Limits) {
+        package mutating func append(_ line: Line, limits: Limits) {
             let size = line.text.utf8.count
             while count > 0, count >= limits.lines || bytes + size > limits.bytes {
                 bytes -= lines[head].text.utf8.count
@@ -174,7 +174,7 @@ public final class ProcessLog: Sendable {
 
     /// The text as kept: at most `limits.lineBytes` bytes, cut at a character boundary, with a
     /// note of the full length.
-    func cut(_ text: String, length: Int? = nil) -> String {
+    package func cut(_ text: String, length: Int? = nil) -> String {
         let utf8 = text.utf8
         let length = max(length ?? 0, utf8.count)
         guard length > limits.lineBytes else { return text }

@@ -43,6 +43,6 @@ public enum ProcessSpawner {
         public var isLackOfResources: Bool { [EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS].contains(errno) }
 
         /// Whether the fork server failed the request (not the supervisor's preparations).
-        var isForkServerRequest: Bool { path == ForkServer.requestDescription }
+        package var isForkServerRequest: Bool { path == ForkServer.requestDescription }
     }
 }

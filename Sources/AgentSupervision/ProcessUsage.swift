@@ -37,7 +37,7 @@ public struct ProcessUsage: Equatable, Sendable {
     /// The supervisor's own usage.
     public static func ofSelf() -> ProcessUsage? { read(path: "/proc/self/stat") }
 
-    static func read(path: String) -> ProcessUsage? {
+    package static func read(path: String) -> ProcessUsage? {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer -> ProcessUsage? in
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return nil }
@@ -55,7 +55,7 @@ public struct ProcessUsage: Equatable, Sendable {
 
     /// The fields after the command (which may hold spaces and parentheses): utime and stime
     /// are the 12th and 13th (in clock ticks), rss the 22nd (in pages).
-    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> ProcessUsage? {
+    package static func parse(_ text: UnsafeBufferPointer<UInt8>) -> ProcessUsage? {
         guard let close = text.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         var field = -1
         var values: (UInt64, UInt64, UInt64) = (0, 0, 0)

@@ -1,17 +1,17 @@
 /// The replicas of one process (`"replicas": N`): `NAME#1 … NAME#N`, each a supervised process
 /// of its own. Routing hands each event for the process to one of them (see ``pick(bytes:)``),
 /// and commands given the process's name apply to all of them.
-final class ReplicaGroup {
+package final class ReplicaGroup {
     /// The process's name in the settings.
-    let name: String
+    package let name: String
     /// Its replicas, by number.
-    private(set) var members: [SupervisedProcess] = []
+    package private(set) var members: [SupervisedProcess] = []
     /// Where the next pick starts.
     private var cursor = 0
 
-    init(name: String) { self.name = name }
+    package init(name: String) { self.name = name }
 
-    func add(_ replica: SupervisedProcess) {
+    package func add(_ replica: SupervisedProcess) {
         members.append(replica)
         members.sort { $0.planned.replica < $1.planned.replica }
     }
@@ -21,7 +21,7 @@ final class ReplicaGroup {
     /// all (starting, or waiting to restart: its successor gets them), whose `when_full` then
     /// applies. Nil when no replica takes deliveries (all stopped or failed): the event is not
     /// delivered to this process, as for a stopped process without replicas.
-    func pick(bytes: Int) -> SupervisedProcess? {
+    package func pick(bytes: Int) -> SupervisedProcess? {
         let count = members.count
         var fallback = -1
         for step in 0..<count {

@@ -14,12 +14,12 @@ public struct ResourceLimits: Equatable, Sendable {
     public var cpus: Double?
 
     /// `cpu.max`'s period: the quota is `cpus` × this, in microseconds.
-    static let cpuPeriod = 100_000
+    package static let cpuPeriod = 100_000
     /// The smallest limits: the kernel's floor for a quota is 1 ms a period; a run below a MiB
     /// would be killed before its program starts.
-    static let leastCPUs = 0.01
-    static let mostCPUs = 4096.0
-    static let leastMemory = 1 << 20
+    package static let leastCPUs = 0.01
+    package static let mostCPUs = 4096.0
+    package static let leastMemory = 1 << 20
 
     public init(memoryBytes: Int? = nil, cpus: Double? = nil) {
         self.memoryBytes = memoryBytes
@@ -27,12 +27,12 @@ public struct ResourceLimits: Equatable, Sendable {
     }
 
     /// The controllers the limits need.
-    var controllers: [String] {
+    package var controllers: [String] {
         (memoryBytes != nil ? ["memory"] : []) + (cpus != nil ? ["cpu"] : [])
     }
 
     /// What the cgroup's files get: `memory.max` and `cpu.max`.
-    var cgroupFiles: [(file: String, value: String)] {
+    package var cgroupFiles: [(file: String, value: String)] {
         var files: [(String, String)] = []
         if let memoryBytes { files.append(("memory.max", String(memoryBytes))) }
         if let cpus {
@@ -43,7 +43,7 @@ public struct ResourceLimits: Equatable, Sendable {
     }
 
     /// The schema of `"limits"` (part of the tasks' schema).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "Command tasks: what each run (its whole process tree) may use, enforced in the run's cgroup (memory.max, cpu.max). Where the agent's cgroup has no memory or cpu controller (it says so at its start), a run of a task with limits fails rather than run without them.",
         "type": "object", "additionalProperties": false, "minProperties": 1,
         "properties": [
@@ -55,7 +55,7 @@ public struct ResourceLimits: Equatable, Sendable {
     ]
 
     /// Reads `"limits"` (already checked by the schema); problems at their pointers.
-    static func read(_ value: JSONValue?, pointer: String) -> (limits: ResourceLimits?, problems: [(pointer: String, message: String)]) {
+    package static func read(_ value: JSONValue?, pointer: String) -> (limits: ResourceLimits?, problems: [(pointer: String, message: String)]) {
         guard let object = value?.objectValue else { return (nil, []) }
         var limits = ResourceLimits()
         var problems: [(pointer: String, message: String)] = []
@@ -79,12 +79,12 @@ public struct ResourceLimits: Equatable, Sendable {
         return (limits.controllers.isEmpty ? nil : limits, problems)
     }
 
-    struct Problem: Error {
-        var message: String
+    package struct Problem: Error {
+        package var message: String
     }
 
     /// `"512M"`: a whole number and an optional unit (K, M, G, T; powers of 1024).
-    static func memory(_ text: String) -> Result<Int, Problem> {
+    package static func memory(_ text: String) -> Result<Int, Problem> {
         let units: [Character: Int] = ["K": 10, "M": 20, "G": 30, "T": 40]
         var digits = Substring(text.trimmingCharacters(in: .whitespaces))
         var shift = 0

@@ -13,20 +13,20 @@ public struct ResourceUsage: Equatable, Sendable {
         self.memoryPeakBytes = memoryPeakBytes
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         var object: JSONObject = ["cpu_seconds": .number(JSONNumber((cpuSeconds * 1e6).rounded() / 1e6))]
         if let memoryPeakBytes { object["memory_peak_bytes"] = .number(JSONNumber(memoryPeakBytes)) }
         return .object(object)
     }
 
-    init?(json: JSONValue?) {
+    package init?(json: JSONValue?) {
         guard let seconds = json?["cpu_seconds"]?.numberValue?.doubleValue else { return nil }
         cpuSeconds = seconds
         memoryPeakBytes = json?["memory_peak_bytes"]?.numberValue?.intValue
     }
 
     /// The schema of `usage` in a run's answer.
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "What the last attempt's processes used together, from its cgroup (command runs; absent without cgroups): CPU seconds, and the peak memory where the memory controller is available.",
         "type": "object", "required": ["cpu_seconds"],
         "properties": ["cpu_seconds": ["type": "number"], "memory_peak_bytes": ["type": "integer"]],

@@ -5,14 +5,14 @@ import Foundation
 /// (``AgentCgroup``): the program starts in it (clone3 into the cgroup), so everything it
 /// starts — a `setsid` daemon with a cleared environment included — is in it too, and one
 /// `cgroup.kill` ends them all. It carries the task's limits and tells what the run used.
-final class RunCgroup {
-    let path: String
+package final class RunCgroup {
+    package let path: String
     /// The folder, open for clone3 (-1 once removed).
-    private(set) var fd: Int32
+    package private(set) var fd: Int32
 
     /// Why a run's cgroup could not be made; the run fails with it.
-    struct Failure: Error {
-        var message: String
+    package struct Failure: Error {
+        package var message: String
     }
 
     private init(path: String, fd: Int32) {
@@ -24,7 +24,7 @@ final class RunCgroup {
 
     /// Makes the cgroup `name` in the agent's cgroup, with `limits` applied. A leftover of the
     /// same name (an attempt that could not be removed) is emptied and made afresh.
-    static func make(in agent: AgentCgroup, name: String, limits: ResourceLimits?) -> Result<RunCgroup, Failure> {
+    package static func make(in agent: AgentCgroup, name: String, limits: ResourceLimits?) -> Result<RunCgroup, Failure> {
         if let limits, case let missing = limits.controllers.filter({ !agent.controllers.contains($0) }), !missing.isEmpty {
             return .failure(Failure(message: "cannot enforce the task's \"limits\" (\(missing.joined(separator: ", "))): \(agent.missingControllers ?? "no controller"); give the agent's cgroup the controllers, or remove \"limits\" from the task"))
         }
@@ -56,26 +56,26 @@ final class RunCgroup {
     }
 
     /// A cgroup name from a run id: letters, digits, `.`, `_`, `-` (others become `_`).
-    static func safe(_ name: String) -> String {
+    package static func safe(_ name: String) -> String {
         String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" })
     }
 
     /// Ends every process in it (`cgroup.kill`).
-    func kill() {
+    package func kill() {
         WorkerCgroup.kill(path)
     }
 
     /// Sends `signal` to each process in it (a cancel's SIGTERM reaches daemons too).
-    func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         for pid in WorkerCgroup.members(path) { Glibc.kill(pid, signal) }
     }
 
     /// Whether a process of it is alive (zombies do not count).
-    var isPopulated: Bool { WorkerCgroup.isPopulated(path) }
+    package var isPopulated: Bool { WorkerCgroup.isPopulated(path) }
 
     /// What its processes used: cpu.stat's `usage_usec` (there with or without the cpu
     /// controller) and, with the memory controller, `memory.peak`.
-    func usage() -> ResourceUsage? {
+    package func usage() -> ResourceUsage? {
         guard let stat = try? String(contentsOfFile: path + "/cpu.stat", encoding: .utf8),
               let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("usage_usec ") }),
               let microseconds = Int(line.dropFirst("usage_usec ".count)) else { return nil }
@@ -86,7 +86,7 @@ final class RunCgroup {
 
     /// Removes the (empty) cgroup. Returns an errno value, 0 when done.
     @discardableResult
-    func remove() -> Int32 {
+    package func remove() -> Int32 {
         if fd >= 0 { close(fd) }
         fd = -1
         return WorkerCgroup.removeTree(path)

@@ -4,25 +4,25 @@ import JSONSchema
 
 /// One configured process and its current worker, if any. Lives as long as the process is
 /// configured; workers come and go.
-final class SupervisedProcess {
+package final class SupervisedProcess {
     /// What the settings say about this process (a reload compares it).
-    let planned: PlannedProcess
+    package let planned: PlannedProcess
     /// The name's UTF-8 bytes, as deliveries carry them (a buffer that routing reads without
     /// a retain).
-    let nameBytes: FrameBuffer
-    var name: String { planned.name }
-    var type: String { planned.type }
-    var kind: String { planned.kind }
+    package let nameBytes: FrameBuffer
+    package var name: String { planned.name }
+    package var type: String { planned.type }
+    package var kind: String { planned.kind }
     /// Decided once: routing asks it for every event.
-    let isChatbot: Bool
-    var module: ModuleLocation { planned.module }
+    package let isChatbot: Bool
+    package var module: ModuleLocation { planned.module }
     /// Settings passed to the module (host-level keys removed, defaults applied).
-    var settings: JSONObject { planned.settings }
+    package var settings: JSONObject { planned.settings }
     /// Event types this process receives.
-    var subscriptions: [String] { planned.subscriptions }
-    var policy: ProcessPolicy { planned.policy }
+    package var subscriptions: [String] { planned.subscriptions }
+    package var policy: ProcessPolicy { planned.policy }
 
-    var state: ProcessState = .stopped {
+    package var state: ProcessState = .stopped {
         didSet {
             switch state {
             case .failed, .exited, .stopped, .stopping: acceptsDeliveries = false
@@ -31,112 +31,112 @@ final class SupervisedProcess {
         }
     }
     /// Whether events are queued for it (routing asks for every event).
-    private(set) var acceptsDeliveries = false
+    package private(set) var acceptsDeliveries = false
     /// `policy.queueLimit`, read for every event routed to it.
-    let queueLimit: Int
-    var pid: pid_t = 0
-    var pidFD: Int32 = -1
-    var channelFD: Int32 = -1
-    var decoder = FrameDecoder()
+    package let queueLimit: Int
+    package var pid: pid_t = 0
+    package var pidFD: Int32 = -1
+    package var channelFD: Int32 = -1
+    package var decoder = FrameDecoder()
     /// The worker's stdout and stderr pipes (in that order).
-    var outputs = [WorkerOutput(stream: .stdout), WorkerOutput(stream: .stderr)]
+    package var outputs = [WorkerOutput(stream: .stdout), WorkerOutput(stream: .stderr)]
 
     /// Deliveries not yet written to the worker; `sent` bytes of it already were, and the
     /// frames before `sentBoundary` entirely.
-    let outgoing = FrameBuffer()
-    private(set) var sent = 0
+    package let outgoing = FrameBuffer()
+    package private(set) var sent = 0
     private var sentBoundary = 0
     /// Other frames (start, stop, replies): written ahead of queued deliveries and outside the
     /// delivery window; `controlSent` bytes of it already were.
-    let control = FrameBuffer()
-    private(set) var controlSent = 0
+    package let control = FrameBuffer()
+    package private(set) var controlSent = 0
     /// Bytes of deliveries written to the worker's socket that it has not reported taken (see
     /// `FrameCodec.deliveryWindow`).
-    var inFlight = 0
+    package var inFlight = 0
     /// The worker's delivery ring (nil: deliveries go on the socket) and the eventfd on which
     /// it signals freed room.
-    var ring: SharedRing?
-    var roomSignalFD: Int32 = -1
+    package var ring: SharedRing?
+    package var roomSignalFD: Int32 = -1
     /// The worker's emit ring (nil: its frames come on the socket); `onSocket` markers read
     /// there whose frame has not been read from the socket yet; a drain of it is scheduled.
-    var emitRing: SharedRing?
+    package var emitRing: SharedRing?
     /// The eventfd on which the supervisor tells the worker's writer that it freed room.
-    var emitRoomFD: Int32 = -1
-    var awaitingSocketFrames = 0
-    var emitDrainScheduled = false
+    package var emitRoomFD: Int32 = -1
+    package var awaitingSocketFrames = 0
+    package var emitDrainScheduled = false
     /// A `wake` frame is in `control`, not yet written.
-    var wakeUnsent = false
-    var waitingForWritable = false
-    var dirty = false
+    package var wakeUnsent = false
+    package var waitingForWritable = false
+    package var dirty = false
 
-    var spawnedAt = 0.0
-    var readyAt = 0.0
-    var restarts = 0
-    var consecutiveFailures = 0
-    var stopTimer: Int?
-    var restartTimer: Int?
+    package var spawnedAt = 0.0
+    package var readyAt = 0.0
+    package var restarts = 0
+    package var consecutiveFailures = 0
+    package var stopTimer: Int?
+    package var restartTimer: Int?
     /// Starts in a row that failed for lack of resources (descriptors, memory): retried.
-    var startRetries = 0
-    var lastExit: String?
-    var lastExitCode: Int32?
-    var lastSignal: Int32?
+    package var startRetries = 0
+    package var lastExit: String?
+    package var lastExitCode: Int32?
+    package var lastSignal: Int32?
     /// Why the supervisor killed the current worker, if it did.
-    var killReason: String?
+    package var killReason: String?
     /// The signal that stopped the worker (SIGSTOP, SIGTSTP…) until it is continued.
-    var suspendedBy: Int32?
+    package var suspendedBy: Int32?
     /// When the state last changed (monotonic seconds).
-    var stateSince = 0.0
+    package var stateSince = 0.0
     /// Monotonic times of recent restarts, for the start limit.
-    var restartTimes: [Double] = []
+    package var restartTimes: [Double] = []
     /// Monotonic times of its workers' recent ends that nobody asked for (the last
     /// ``failuresKept``), for readiness's flapping window.
-    var failureTimes: [Double] = []
-    static let failuresKept = 100
+    package var failureTimes: [Double] = []
+    package static let failuresKept = 100
     /// Whether a worker of it ever reported ready (readiness tells a first start from a restart).
-    var wasEverReady = false
+    package var wasEverReady = false
     /// Called once the worker is gone after a stop (reload and process commands use it).
-    var onStopped: [() -> Void] = []
+    package var onStopped: [() -> Void] = []
     /// The failure the worker reported before exiting, if any.
-    var reportedFailure: (code: String, message: String)?
+    package var reportedFailure: (code: String, message: String)?
     /// Saved state (kept in memory until the store lands).
-    var savedState: [UInt8]?
+    package var savedState: [UInt8]?
     /// A task executor's: where its task frames go (see ``ModuleTaskRunner``).
-    var taskFrames: ((FrameKind, UnsafeRawBufferPointer) throws -> Void)?
+    package var taskFrames: ((FrameKind, UnsafeRawBufferPointer) throws -> Void)?
     /// A task executor's: called when its worker is gone, with how it ended.
-    var onWorkerExit: ((String) -> Void)?
+    package var onWorkerExit: ((String) -> Void)?
     /// A task executor runs a module's task handler rather than a configured process: it is
     /// started on demand and never restarted (see ``ModuleTaskRunner``).
-    var isTaskExecutor: Bool { planned.kind == "task" }
+    package var isTaskExecutor: Bool { planned.kind == "task" }
 
-    var eventsEmitted = 0
-    var eventsDelivered = 0
-    var eventsDropped = 0
+    package var eventsEmitted = 0
+    package var eventsDelivered = 0
+    package var eventsDropped = 0
     /// Producers paused because this process's queue is full (`when_full: block`).
-    var pausedProducers: [SupervisedProcess] = []
+    package var pausedProducers: [SupervisedProcess] = []
     /// How many full subscribers hold this producer paused.
-    var pauseCount = 0
+    package var pauseCount = 0
     /// How many times it was paused (shown in `status`), and how many of those were logged.
-    var timesPaused = 0
-    var timesPausedLogged = 0
-    var pauseLoggedAt = 0.0
-    var lastHeartbeat = 0.0
+    package var timesPaused = 0
+    package var timesPausedLogged = 0
+    package var pauseLoggedAt = 0.0
+    package var lastHeartbeat = 0.0
 
     /// Cache of the targets of the last event type this process emitted.
-    let lastEmittedType = FrameBuffer()
-    var lastEmittedTypeName = ""
-    var lastTargets: [SupervisedProcess] = []
+    package let lastEmittedType = FrameBuffer()
+    package var lastEmittedTypeName = ""
+    package var lastTargets: [SupervisedProcess] = []
     /// Replica groups among the targets: each event goes to one replica of each.
-    var lastGroups: [ReplicaGroup] = []
+    package var lastGroups: [ReplicaGroup] = []
     /// The only target, if there is exactly one (kept alive by `lastTargets`).
-    var singleTarget: Unmanaged<SupervisedProcess>?
+    package var singleTarget: Unmanaged<SupervisedProcess>?
     /// Tasks triggered by the type it emitted last (nil: none; then `singleTarget` is nil too,
     /// so that every event of the type goes through `route`).
-    var lastTriggers: [TaskTrigger]?
+    package var lastTriggers: [TaskTrigger]?
     /// Whether the type it emitted last is published to the fleet (then `singleTarget` is nil).
-    var lastPublished = false
-    var routingGeneration = -1
+    package var lastPublished = false
+    package var routingGeneration = -1
 
-    init(_ planned: PlannedProcess) {
+    package init(_ planned: PlannedProcess) {
         self.planned = planned
         nameBytes = FrameBuffer()
         nameBytes.append(contentsOf: planned.name.utf8)
@@ -144,23 +144,23 @@ final class SupervisedProcess {
         self.isChatbot = planned.kind == "chatbot"
     }
 
-    var hasWorker: Bool { pid > 0 }
+    package var hasWorker: Bool { pid > 0 }
 
     /// Bytes of deliveries queued but not yet written.
-    var pendingBytes: Int { outgoing.count - sent }
+    package var pendingBytes: Int { outgoing.count - sent }
 
     /// Whether anything is waiting to be written.
-    var hasUnsent: Bool { outgoing.count > sent || control.count > controlSent }
+    package var hasUnsent: Bool { outgoing.count > sent || control.count > controlSent }
 
     /// What is left to write of a delivery frame partly written (a control frame may not
     /// go in the middle of it).
-    var partialFrameRemainder: Int {
+    package var partialFrameRemainder: Int {
         guard sent > sentBoundary else { return 0 }
         return outgoing.withUnsafeBytes { sentBoundary + 4 + Int(FrameCodec.readUInt32($0, at: sentBoundary)) - sent }
     }
 
     /// Records that `count` control bytes were written.
-    func noteControlSent(_ count: Int) {
+    package func noteControlSent(_ count: Int) {
         controlSent += count
         if controlSent == control.count {
             control.removeAll(keepingCapacity: true)
@@ -171,7 +171,7 @@ final class SupervisedProcess {
 
     /// Drops what the dead worker already received (and the frame it was in the middle of) and
     /// keeps the deliveries it never saw, for its successor. Returns how many events were lost.
-    func discardSentFrames() -> Int {
+    package func discardSentFrames() -> Int {
         control.removeAll(keepingCapacity: false)
         controlSent = 0
         wakeUnsent = false
@@ -186,7 +186,7 @@ final class SupervisedProcess {
 
     /// Drops undelivered events, oldest first, until at least `bytes` are freed (never the
     /// frame being written). Returns how many were dropped.
-    func dropOldestDeliveries(freeing bytes: Int) -> Int {
+    package func dropOldestDeliveries(freeing bytes: Int) -> Int {
         // The first frame not yet started on the wire.
         let start = sent + partialFrameRemainder
         var end = start
@@ -204,13 +204,13 @@ final class SupervisedProcess {
     }
 
     /// Records that `count` more bytes were written to the worker's socket.
-    func noteSent(_ count: Int) {
+    package func noteSent(_ count: Int) {
         inFlight += count
         noteWritten(count)
     }
 
     /// Records that `count` bytes (whole frames) were copied into the worker's ring.
-    func noteCopiedToRing(_ count: Int) {
+    package func noteCopiedToRing(_ count: Int) {
         // Whole frames: the boundary is where they end, no need to look for it.
         sentBoundary = sent + count
         noteWritten(count)
@@ -243,13 +243,13 @@ final class SupervisedProcess {
     }
 
     /// Puts delivery frames before every delivery queued (nothing of them may be sent yet).
-    func queueFirst(deliveries frames: [UInt8]) {
+    package func queueFirst(deliveries frames: [UInt8]) {
         precondition(sent == 0, "deliveries put first while some were sent")
         outgoing.prepend(frames)
     }
 
     /// Puts a frame before everything queued (the start frame of a new worker).
-    func queueFirst(_ frame: [UInt8]) {
+    package func queueFirst(_ frame: [UInt8]) {
         // Whatever an earlier worker was sent of its control frames is gone with it.
         if controlSent > 0 {
             control.removeFirst(controlSent)
@@ -261,12 +261,12 @@ final class SupervisedProcess {
 
 /// One of a worker's output pipes (stdout or stderr), read on the supervisor's loop line by
 /// line.
-struct WorkerOutput {
-    let stream: ProcessLog.Stream
-    var fd: Int32 = -1
+package struct WorkerOutput {
+    package let stream: ProcessLog.Stream
+    package var fd: Int32 = -1
     /// The line being read: its first 64 KiB (what the console shows), and its full length.
-    var line: [UInt8] = []
-    var length = 0
+    package var line: [UInt8] = []
+    package var length = 0
 
-    init(stream: ProcessLog.Stream) { self.stream = stream }
+    package init(stream: ProcessLog.Stream) { self.stream = stream }
 }

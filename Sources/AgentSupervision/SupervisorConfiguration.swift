@@ -14,11 +14,11 @@ public struct SupervisorConfiguration: Sendable {
 
     /// Whether workers get shared-memory rings for their events (see `SharedRing`); with
     /// `AGENT_SHARED_RINGS=0` (or `no`, `false`, `off`) events go on their sockets.
-    var sharedRings: Bool { !Self.switchedOff("AGENT_SHARED_RINGS", in: environment) }
+    package var sharedRings: Bool { !Self.switchedOff("AGENT_SHARED_RINGS", in: environment) }
 
     /// Whether the environment variable `name` turns something off: `0`, `no`, `false` or
     /// `off`, in any case.
-    static func switchedOff(_ name: String, in environment: [String: String]) -> Bool {
+    package static func switchedOff(_ name: String, in environment: [String: String]) -> Bool {
         ["0", "no", "false", "off"].contains(environment[name]?.lowercased() ?? "")
     }
 
@@ -26,7 +26,7 @@ public struct SupervisorConfiguration: Sendable {
     /// checks its parent against it) and, unless set, no Swift backtracer (it adds ~10 ms to a
     /// crashing worker's death). Never systemd's notify socket or watchdog: only the supervisor
     /// speaks for the service.
-    static func workerEnvironment(_ base: [String: String]) -> [String: String] {
+    package static func workerEnvironment(_ base: [String: String]) -> [String: String] {
         var environment = base
         for key in SystemdNotifier.environmentKeys { environment[key] = nil }
         environment["AGENT_SUPERVISOR_PID"] = String(getpid())

@@ -22,7 +22,7 @@ public final class SystemdNotifier {
     /// The last `STATUS=` sent: the same status is not sent twice.
     private var lastStatus: String?
     /// Why the last datagram could not be sent (nil: it was); logged once per new reason.
-    private(set) var lastFailure: String?
+    package private(set) var lastFailure: String?
 
     /// The notifier the environment asks for, or nil when `$NOTIFY_SOCKET` is not set (not run
     /// by systemd as `Type=notify`). Throws when it is set but unusable.
@@ -91,7 +91,7 @@ public final class SystemdNotifier {
     /// `STATUS=text` with `extra` lines, unless that status was the last one sent and there is
     /// nothing else to say.
     @discardableResult
-    func send(status: String?, _ extra: [String] = []) -> Bool {
+    package func send(status: String?, _ extra: [String] = []) -> Bool {
         var lines = extra
         if let status = status.map(Self.oneLine), status != lastStatus { lines.append("STATUS=" + status) }
         guard !lines.isEmpty else { return true }
@@ -101,14 +101,14 @@ public final class SystemdNotifier {
     }
 
     /// `MONOTONIC_USEC=…` for `RELOADING=1`: CLOCK_MONOTONIC now, in microseconds.
-    static func monotonicMicroseconds() -> UInt64 {
+    package static func monotonicMicroseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
     }
 
     /// A status is one line (systemctl shows it as one).
-    static func oneLine(_ text: String) -> String {
+    package static func oneLine(_ text: String) -> String {
         String(text.map { $0 == "\n" ? " " : $0 }.prefix(400))
     }
 

@@ -12,16 +12,16 @@ import Logging
 /// home 0::/user.slice/…                    lines joined by ";"), and each worker's process
 /// group 4250 881300                        group with the leader's start time)
 /// ```
-struct LeftoverRecord: Equatable {
-    var cgroups: [String] = []
-    var instance: String?
-    var session: pid_t?
-    var home: String?
-    var groups: [pid_t: UInt64] = [:]
+package struct LeftoverRecord: Equatable {
+    package var cgroups: [String] = []
+    package var instance: String?
+    package var session: pid_t?
+    package var home: String?
+    package var groups: [pid_t: UInt64] = [:]
     /// `group` lines without a start time: never acted on.
-    var undated: [String] = []
+    package var undated: [String] = []
 
-    init(_ text: String) {
+    package init(_ text: String) {
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { continue }
@@ -43,12 +43,12 @@ struct LeftoverRecord: Equatable {
     }
 
     /// The start time of the supervisor that wrote the record (from `instance PID-START`).
-    var supervisorStart: UInt64? {
+    package var supervisorStart: UInt64? {
         instance.flatMap { $0.split(separator: "-").last }.flatMap { UInt64($0) }
     }
 
     /// `pid`'s cgroups as one line: its /proc/PID/cgroup lines joined by `;` (nil when gone).
-    static func cgroupText(of pid: pid_t) -> String? {
+    package static func cgroupText(of pid: pid_t) -> String? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8) else { return nil }
         return text.split(separator: "\n").joined(separator: ";")
     }
@@ -57,7 +57,7 @@ struct LeftoverRecord: Equatable {
     /// provably the previous run's; nil when it is: started after the previous supervisor
     /// (and after its group's leader), in the supervisor's session (a group member) and in
     /// its cgroup.
-    func doubt(_ pid: pid_t, _ stat: ProcStat, group: pid_t?) -> String? {
+    package func doubt(_ pid: pid_t, _ stat: ProcStat, group: pid_t?) -> String? {
         guard let supervisorStart, let session, let home else {
             return "the record does not say the previous supervisor's start time, session and cgroup (an older agent-control wrote it)"
         }
@@ -84,7 +84,7 @@ extension WorkerContainment {
     /// is logged with the reason). Returns the killed pids. A record another user could have
     /// written is refused: nothing is killed.
     @discardableResult
-    static func killLeftovers(recordPath: String, logger: Logger) throws(RunFolder.Refusal) -> [(pid: pid_t, command: String)] {
+    package static func killLeftovers(recordPath: String, logger: Logger) throws(RunFolder.Refusal) -> [(pid: pid_t, command: String)] {
         guard let text = try RunFolder.readRecord(recordPath) else { return [] }
         let record = LeftoverRecord(text)
         var killed: [(pid: pid_t, command: String)] = []

@@ -30,20 +30,20 @@ public final class WorkerContainment {
     /// The cgroup holding the workers and runs, nil when the process groups are recorded instead.
     public var cgroup: String? { agentCgroup?.path }
     /// Its layout: the workers' leaf and the controllers the runs get.
-    let agentCgroup: AgentCgroup?
+    package let agentCgroup: AgentCgroup?
     /// The workers' leaf, open for clone3 (-1: none).
     public var workersCgroupFD: Int32 { agentCgroup?.workersFD ?? -1 }
     /// What workers get in their environment.
     public private(set) var environment: [String: String] = [:]
-    let recordPath: String
+    package let recordPath: String
     private let logger: Logger
     private let instance: String
     /// Without a cgroup: the workers (leaders of their process groups) and their start times.
     private var groups: [pid_t: UInt64] = [:]
     private var finished = false
 
-    static let recordName = "workers"
-    static let instanceKey = "AGENT_INSTANCE"
+    package static let recordName = "workers"
+    package static let instanceKey = "AGENT_INSTANCE"
 
     private init(recordPath: String, cgroup: AgentCgroup?, logger: Logger) {
         self.recordPath = recordPath
@@ -129,7 +129,7 @@ public final class WorkerContainment {
 
     /// Kills every process in `cgroup` and waits up to `timeout` until it is empty. Returns
     /// what was in it.
-    static func empty(cgroup: String, timeout: Double) -> [(pid: pid_t, command: String)] {
+    package static func empty(cgroup: String, timeout: Double) -> [(pid: pid_t, command: String)] {
         let members = WorkerCgroup.members(cgroup).filter(ProcStat.isAlive).map { ($0, ProcStat.commandName(of: $0)) }
         let deadline = EventLoop.now() + timeout
         while WorkerCgroup.isPopulated(cgroup) {
@@ -143,7 +143,7 @@ public final class WorkerContainment {
         return members
     }
 
-    static func describe(_ killed: [(pid: pid_t, command: String)]) -> String {
+    package static func describe(_ killed: [(pid: pid_t, command: String)]) -> String {
         let shown = killed.prefix(10).map { "\($0.pid) (\($0.command))" }.joined(separator: ", ")
         return "\(killed.count) process\(killed.count == 1 ? "" : "es"): pid \(shown)\(killed.count > 10 ? ", …" : "")"
     }

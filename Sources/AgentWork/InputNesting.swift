@@ -21,7 +21,7 @@ public enum InputNesting {
 
     /// The path (tokens) to the first array or object at level `limit + 1`, or nil. Recurses
     /// at most `limit + 1` levels, whatever the value holds.
-    static func pathBeyond(_ value: JSONValue, limit: Int) -> [String]? {
+    package static func pathBeyond(_ value: JSONValue, limit: Int) -> [String]? {
         switch value {
         case .array(let items):
             guard limit > 0 else { return [] }

@@ -8,20 +8,20 @@
 /// comparison, so that the order is a plain heap's. A binary heap: O(log n) to add and to
 /// take the best. Cancelled runs are not taken out; the coordinator skips them when they come
 /// up (``TaskCoordinator``).
-struct RunQueue {
+package struct RunQueue {
     /// Seconds of waiting worth one priority step, unless the settings say otherwise
     /// (`"assignment": {"aging_interval": …}`).
-    static let defaultAgingInterval = AssignmentSettings.defaultAgingInterval
+    package static let defaultAgingInterval = AssignmentSettings.defaultAgingInterval
 
-    struct Entry {
-        var id: String
-        var rank: Int
-        var due: Double
-        var sequence: Int
+    package struct Entry {
+        package var id: String
+        package var rank: Int
+        package var due: Double
+        package var sequence: Int
         /// `due − rank × aging interval`: lower goes first.
-        var key: Double
+        package var key: Double
 
-        init(id: String, rank: Int, due: Double, sequence: Int, agingInterval: Double = RunQueue.defaultAgingInterval) {
+        package init(id: String, rank: Int, due: Double, sequence: Int, agingInterval: Double = RunQueue.defaultAgingInterval) {
             self.id = id
             self.rank = rank
             self.due = due
@@ -30,7 +30,7 @@ struct RunQueue {
         }
 
         /// Whether `self` goes before `other`.
-        func precedes(_ other: Entry) -> Bool {
+        package func precedes(_ other: Entry) -> Bool {
             if key != other.key { return key < other.key }
             if rank != other.rank { return rank > other.rank }
             return sequence < other.sequence
@@ -39,14 +39,14 @@ struct RunQueue {
 
     private var heap: [Entry] = []
 
-    var isEmpty: Bool { heap.isEmpty }
-    var count: Int { heap.count }
+    package var isEmpty: Bool { heap.isEmpty }
+    package var count: Int { heap.count }
     /// The best entry, left in the queue.
-    var first: Entry? { heap.first }
+    package var first: Entry? { heap.first }
     /// Every entry, in no particular order (statistics).
-    var entries: [Entry] { heap }
+    package var entries: [Entry] { heap }
 
-    mutating func insert(_ entry: Entry) {
+    package mutating func insert(_ entry: Entry) {
         heap.append(entry)
         var child = heap.count - 1
         while child > 0 {
@@ -57,7 +57,7 @@ struct RunQueue {
         }
     }
 
-    mutating func popFirst() -> Entry? {
+    package mutating func popFirst() -> Entry? {
         guard !heap.isEmpty else { return nil }
         let first = heap[0]
         let last = heap.removeLast()
@@ -80,13 +80,13 @@ struct RunQueue {
 
 /// Runs waiting for a time (a not-before in the future, the next attempt of a retrying run),
 /// earliest first: a binary heap, so that one loop timer, for the earliest, serves them all.
-struct DelayedRuns {
+package struct DelayedRuns {
     private var heap: [(at: Double, id: String)] = []
 
-    var isEmpty: Bool { heap.isEmpty }
-    var earliest: Double? { heap.first?.at }
+    package var isEmpty: Bool { heap.isEmpty }
+    package var earliest: Double? { heap.first?.at }
 
-    mutating func insert(at time: Double, id: String) {
+    package mutating func insert(at time: Double, id: String) {
         heap.append((time, id))
         var child = heap.count - 1
         while child > 0 {
@@ -98,7 +98,7 @@ struct DelayedRuns {
     }
 
     /// Takes every entry due at `now`.
-    mutating func popDue(_ now: Double) -> [String] {
+    package mutating func popDue(_ now: Double) -> [String] {
         var due: [String] = []
         while let first = heap.first, first.at <= now {
             due.append(first.id)

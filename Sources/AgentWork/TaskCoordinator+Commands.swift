@@ -6,7 +6,7 @@ import JSONSchema
 extension TaskCoordinator {
     /// The task commands of every front (``CommandCatalog/tasks``), on the loop. Reads of the
     /// store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCaller? = nil,
+    package func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCaller? = nil,
                 respond: @escaping (JSONValue) -> Void) {
         if let answer = answerAssignment(request, caller: caller) { return respond(answer) }
         switch request["command"]?.stringValue {
@@ -48,7 +48,7 @@ extension TaskCoordinator {
         }
     }
 
-    static func refusal(_ code: String, _ message: String, pointer: String? = nil) -> JSONValue {
+    package static func refusal(_ code: String, _ message: String, pointer: String? = nil) -> JSONValue {
         var object: JSONObject = ["ok": false, "code": .string(code), "error": .string(message)]
         if let pointer { object["pointer"] = .string(pointer) }
         return .object(object)
@@ -152,7 +152,7 @@ extension TaskCoordinator {
     }
 
     /// The answer to a request the store could not make durable (HTTP 503 with `Retry-After`).
-    static func storeRefusal(_ outcome: String) -> JSONValue {
+    package static func storeRefusal(_ outcome: String) -> JSONValue {
         ["ok": false, "code": "unavailable", "retry_after": 5,
          "error": .string("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)")]
     }
@@ -215,7 +215,7 @@ extension TaskCoordinator {
     }
 
     /// `--at`: an ISO 8601 time, or a delay from now (`30s`, `10m`, `2h`, `1d`).
-    static func parseTime(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+    package static func parseTime(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         if let unit = text.last, let factor = units[unit], let amount = Double(text.dropLast()), amount >= 0, amount.isFinite {
             return now + min(amount * factor, SettingsBounds.longestRetention)

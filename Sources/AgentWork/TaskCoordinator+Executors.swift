@@ -2,12 +2,12 @@ import Foundation
 import JSONSchema
 
 /// Seconds runs waited from their due time (arrival, not-before or next attempt) to their start.
-struct WaitFigures: Equatable {
-    var count = 0
-    var sum = 0.0
-    var longest = 0.0
+package struct WaitFigures: Equatable {
+    package var count = 0
+    package var sum = 0.0
+    package var longest = 0.0
 
-    mutating func add(_ seconds: Double) {
+    package mutating func add(_ seconds: Double) {
         let wait = seconds.isFinite ? max(seconds, 0) : 0
         count += 1
         sum += wait
@@ -19,7 +19,7 @@ struct WaitFigures: Equatable {
 /// queued run of a task they take; tasks no executor takes keep their implicit executor.
 extension TaskCoordinator {
     /// Takes the settings' executors and `"assignment"` (at start and at every reload).
-    func configureExecutors(_ executors: [ExecutorDefinition], assignment: AssignmentSettings) {
+    package func configureExecutors(_ executors: [ExecutorDefinition], assignment: AssignmentSettings) {
         let agingChanged = assignment.agingInterval != self.assignment.agingInterval
         self.assignment = assignment
         let drained = Set(pool.members.filter(\.draining).map(\.name)).union(restoredDrains)
@@ -43,17 +43,17 @@ extension TaskCoordinator {
     }
 
     /// The strategy of `task`: chosen at run time, else the settings'.
-    func strategy(for task: String) -> AssignmentStrategy {
+    package func strategy(for task: String) -> AssignmentStrategy {
         chosenTaskStrategies[task] ?? assignment.tasks[task] ?? chosenStrategy ?? assignment.strategy
     }
 
     /// The labels a run's executor must carry: its task's and its own.
-    func requirement(_ run: TaskRun, _ definition: TaskDefinition) -> [String: String] {
+    package func requirement(_ run: TaskRun, _ definition: TaskDefinition) -> [String: String] {
         run.require.isEmpty ? definition.require : definition.require.merging(run.require) { _, own in own }
     }
 
     /// Why no executor could ever take a run of `task` requiring `require` (nil: one can).
-    func requirementProblem(task: String, _ require: [String: String]) -> String? {
+    package func requirementProblem(task: String, _ require: [String: String]) -> String? {
         guard let definition = definitions[task] else { return nil }
         let takers = pool.takersOf(task)
         guard !takers.isEmpty else { return "task \"\(task)\" runs on its own worker: no executor takes it, so a run cannot require labels" }
@@ -68,7 +68,7 @@ extension TaskCoordinator {
     /// Starts queued runs of an executor-taken task while the task has room and an executor
     /// with room is found. A run requiring labels that no executor with room carries lets the
     /// runs behind it go first (it keeps its place).
-    func dispatchToExecutors(_ task: String, _ definition: TaskDefinition) {
+    package func dispatchToExecutors(_ task: String, _ definition: TaskDefinition) {
         if !pinned.isEmpty { for name in Array(pinned.keys) { dispatchPinned(name) } }
         let strategy = strategy(for: task)
         let now = Date().timeIntervalSince1970
@@ -99,7 +99,7 @@ extension TaskCoordinator {
     }
 
     /// Starts the runs assigned by hand to `name` while it has room.
-    func dispatchPinned(_ name: String) {
+    package func dispatchPinned(_ name: String) {
         guard !stopping else { return }
         let now = Date().timeIntervalSince1970
         while let entry = pinned[name]?.first {
@@ -121,7 +121,7 @@ extension TaskCoordinator {
     /// Starts a run claimed from the fleet's queue on the executor the task's strategy chooses
     /// among those with room and the run's labels; false when none can take it now (the claim
     /// counted their room and labels, but an executor may have filled or gone offline since).
-    func adoptOnExecutor(_ run: TaskRun, definition: TaskDefinition) -> Bool {
+    package func adoptOnExecutor(_ run: TaskRun, definition: TaskDefinition) -> Bool {
         let strategy = strategy(for: run.task)
         let avoid = run.attempt > 1 ? run.executor.flatMap(pool.index(of:)) : nil
         guard let member = pool.choose(task: run.task, priority: run.priority, require: requirement(run, definition), avoid: avoid,
@@ -151,7 +151,7 @@ extension TaskCoordinator {
     /// An attempt on a declared executor ended: counted off it. A worker that died during the
     /// run takes the executor offline for its backoff, and the attempt counts as interrupted:
     /// the run is retried (at least once), on another executor when one can take it.
-    func executorEnded(_ executor: String, task: String, outcome: TaskRunOutcome) -> TaskRunOutcome {
+    package func executorEnded(_ executor: String, task: String, outcome: TaskRunOutcome) -> TaskRunOutcome {
         guard let member = pool.index(of: executor) else { return outcome }
         pool.end(member, task: task, lost: outcome.executorLost, now: Date().timeIntervalSince1970)
         guard outcome.executorLost else { return outcome }
@@ -164,7 +164,7 @@ extension TaskCoordinator {
 
     /// An executor has room again: its runs assigned by hand first, then the tasks it takes,
     /// the one with the best queued run first.
-    func executorFreed(_ executor: String, task: String) {
+    package func executorFreed(_ executor: String, task: String) {
         dispatchPinned(executor)
         guard let member = pool.index(of: executor) else { return dispatch(task) }
         let taken = pool.members[member].slotTasks
@@ -181,7 +181,7 @@ extension TaskCoordinator {
 
     /// `task assign RUN --to EXECUTOR`: a queued (or retrying) run waits for that executor's
     /// room, whatever the strategy.
-    func assign(_ id: String, to name: String) -> JSONValue {
+    package func assign(_ id: String, to name: String) -> JSONValue {
         guard var run = runs[id] else { return Self.refusal("not_found", "no unfinished run with id \"\(id)\"; `agent-control task runs --status queued` lists the queued ones") }
         guard active[id] == nil, run.status == .queued || run.status == .retrying else {
             return Self.refusal("conflict", "run \(id) is \(run.status.rawValue)\(run.executor.map { " on \($0)" } ?? ""); only a queued or retrying run can be assigned (cancel it and run it again)")
@@ -212,7 +212,7 @@ extension TaskCoordinator {
     }
 
     /// `task unassign RUN`: the run goes back to the strategy.
-    func unassign(_ id: String) -> JSONValue {
+    package func unassign(_ id: String) -> JSONValue {
         guard var run = runs[id] else { return Self.refusal("not_found", "no unfinished run with id \"\(id)\"") }
         guard run.assignedTo != nil else { return Self.refusal("conflict", "run \(id) is not assigned by hand; nothing to undo") }
         guard active[id] == nil else { return Self.refusal("conflict", "run \(id) is already running on \(run.executor ?? "its executor")") }
@@ -230,7 +230,7 @@ extension TaskCoordinator {
     }
 
     /// `executor drain NAME` / `executor resume NAME`.
-    func setDraining(_ name: String, _ draining: Bool) -> JSONValue {
+    package func setDraining(_ name: String, _ draining: Bool) -> JSONValue {
         guard pool.setDraining(name, draining) else {
             let names = pool.members.map(\.name)
             return Self.refusal("not_found", "no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
@@ -245,7 +245,7 @@ extension TaskCoordinator {
     }
 
     /// `task set-strategy [--task T] STRATEGY` (kept in the store).
-    func setStrategy(_ strategy: AssignmentStrategy, task: String?) -> JSONValue {
+    package func setStrategy(_ strategy: AssignmentStrategy, task: String?) -> JSONValue {
         if let task {
             guard definitions[task] != nil else {
                 let names = definitions.keys.sorted()
@@ -263,7 +263,7 @@ extension TaskCoordinator {
     }
 
     /// Takes what the store kept: strategies chosen at run time, drained executors.
-    func restoreAssignment(_ values: [String: String]) {
+    package func restoreAssignment(_ values: [String: String]) {
         for (key, value) in values {
             if key == "strategy" { chosenStrategy = AssignmentStrategy(rawValue: value) }
             else if key.hasPrefix("strategy:"), let strategy = AssignmentStrategy(rawValue: value) {
@@ -275,7 +275,7 @@ extension TaskCoordinator {
     }
 
     /// The agent's strategy and each task's.
-    var strategies: JSONValue {
+    package var strategies: JSONValue {
         var tasks: JSONObject = [:]
         for name in definitions.keys where pool.isTaken(name) { tasks[name] = .string(strategy(for: name).rawValue) }
         return ["agent": .string((chosenStrategy ?? assignment.strategy).rawValue), "tasks": .object(tasks),
@@ -283,7 +283,7 @@ extension TaskCoordinator {
     }
 
     /// One executor as `executor list` shows it.
-    func describe(_ member: Int) -> JSONValue {
+    package func describe(_ member: Int) -> JSONValue {
         let m = pool.members[member]
         var tasks: JSONObject = [:]
         for (slot, task) in m.slotTasks.enumerated() {
@@ -310,12 +310,12 @@ extension TaskCoordinator {
     }
 
     /// `executor list`.
-    func listExecutors() -> JSONValue {
+    package func listExecutors() -> JSONValue {
         ["ok": true, "executors": .array(pool.members.indices.map(describe)), "strategies": strategies, "statistics": assignmentStatistics]
     }
 
     /// The snapshot's figures (nil: no executor is declared).
-    var assignmentFigures: AssignmentFigures? {
+    package var assignmentFigures: AssignmentFigures? {
         guard !pool.isEmpty else { return nil }
         let now = Date().timeIntervalSince1970
         let executors = pool.members.indices.map { index in
@@ -330,7 +330,7 @@ extension TaskCoordinator {
     }
 
     /// Executors by state, the queue by priority, waits: for status, diagnostics and metrics.
-    var assignmentStatistics: JSONValue {
+    package var assignmentStatistics: JSONValue {
         let now = Date().timeIntervalSince1970
         var states: JSONObject = [:]
         for state in ExecutorPool.State.allCases { states[state.rawValue] = 0 }

@@ -3,33 +3,33 @@ import Foundation
 import Logging
 
 /// The coordinator's side of a fleet's shared queue (loop thread only).
-final class SharedQueueState {
+package final class SharedQueueState {
     /// This agent's id: the holder of its claims.
-    let holder: String
+    package let holder: String
     /// Seconds a claim holds without renewal.
-    let lease: Double
+    package let lease: Double
     /// Seconds between claims when no wakeup came.
-    let poll: Double
-    var claiming = false
+    package let poll: Double
+    package var claiming = false
     /// A wakeup came while a claim was in flight: claim again after it.
-    var again = false
-    var pollTimer: Int?
+    package var again = false
+    package var pollTimer: Int?
     /// A claim at the moment another holder's lease lapses (``TaskCoordinator/watchLapses(_:)``).
-    var lapseTimer: Int?
-    var lapseAsked = false
-    var renewTimer: Int?
-    var renewing = false
+    package var lapseTimer: Int?
+    package var lapseAsked = false
+    package var renewTimer: Int?
+    package var renewing = false
     /// Runs submitted here and waited for (`--wait`) that another agent may carry out.
-    var watched = Set<String>()
-    var watchTimer: Int?
+    package var watched = Set<String>()
+    package var watchTimer: Int?
     /// When a failing claim was last logged (one line per minute at most).
-    var lastClaimError = 0.0
+    package var lastClaimError = 0.0
     /// Seconds a run queued here waits for the agent its strategy chose (0: no choice made).
-    let hold: Double
+    package let hold: Double
     /// The strategies' choice among the fleet's agents.
-    var assigner = FleetAssigner()
+    package var assigner = FleetAssigner()
 
-    init(holder: String, lease: Double, poll: Double, hold: Double = 0) {
+    package init(holder: String, lease: Double, poll: Double, hold: Double = 0) {
         self.holder = holder
         self.lease = lease
         self.poll = poll
@@ -46,23 +46,23 @@ final class SharedQueueState {
 /// queue, for any agent.
 extension TaskCoordinator {
     /// Turns the shared queue on (once, at the start, before any run).
-    func joinFleet(holder: String, lease: Double, poll: Double, hold: Double = 0) {
+    package func joinFleet(holder: String, lease: Double, poll: Double, hold: Double = 0) {
         shared = SharedQueueState(holder: holder, lease: lease, poll: poll, hold: hold)
         armPoll()
         armRenewal()
     }
 
     /// A wakeup from the store (any thread posts it to the loop): runs may wait.
-    func fleetWakeup() { claimShared() }
+    package func fleetWakeup() { claimShared() }
 
     /// The fleet's agents as the database has them now (read after each heartbeat).
-    func fleetMembersRead(_ members: [FleetMember]) {
+    package func fleetMembersRead(_ members: [FleetMember]) {
         shared?.assigner.update(members)
     }
 
     /// The tasks this agent carries out, for its heartbeat: the other agents' strategies
     /// choose by them.
-    var fleetTaskRooms: [String: FleetMember.TaskRoom] {
+    package var fleetTaskRooms: [String: FleetMember.TaskRoom] {
         var rooms: [String: FleetMember.TaskRoom] = [:]
         for (name, definition) in definitions where runner(for: definition.type) != nil {
             var room = FleetMember.TaskRoom(running: runningCount[name] ?? 0, maxConcurrent: definition.maxConcurrent)
@@ -76,7 +76,7 @@ extension TaskCoordinator {
         return rooms
     }
 
-    func submitShared(_ run: TaskRun) -> TaskRun {
+    package func submitShared(_ run: TaskRun) -> TaskRun {
         var run = run
         guard definitions[run.task] != nil else {
             var failed = run
@@ -99,7 +99,7 @@ extension TaskCoordinator {
     }
 
     /// Claims what this agent has room for (one claim in flight at a time).
-    func claimShared() {
+    package func claimShared() {
         guard let shared, !stopping, let store else { return }
         if shared.claiming {
             shared.again = true
@@ -154,7 +154,7 @@ extension TaskCoordinator {
     /// Nothing to claim while there is room: if another agent holds runs of these tasks, claim
     /// again when the first of its leases lapses (a dead agent's runs resume then; a live one
     /// renews, and the next check looks at the renewed lease). Sooner than the poll only.
-    func watchLapses(_ tasks: [String]) {
+    package func watchLapses(_ tasks: [String]) {
         guard let shared, let store, !stopping, shared.lapseTimer == nil, !shared.lapseAsked else { return }
         shared.lapseAsked = true
         let holder = shared.holder
@@ -222,7 +222,7 @@ extension TaskCoordinator {
     }
 
     /// Follows a run another agent may carry out, for whoever waits for its end.
-    func watchSharedRun(_ id: String) {
+    package func watchSharedRun(_ id: String) {
         guard let shared else { return }
         shared.watched.insert(id)
         guard shared.watchTimer == nil else { return }

@@ -11,7 +11,7 @@ import Foundation
 extension TaskCoordinator {
     /// An attempt interrupted while the agent runs on (or found interrupted at its start): the
     /// run is due again at once, or abandoned past its bound.
-    func interrupted(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome) {
+    package func interrupted(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome) {
         var run = run
         run.interruptions += 1
         if run.interruptions > definition.maxInterruptions { return abandon(run, definition: definition, outcome: outcome) }
@@ -21,7 +21,7 @@ extension TaskCoordinator {
     /// An attempt the agent's stop ended: the run waits as `retrying` for the next start (it
     /// is due at once then), or is abandoned past its bound. Counted, announced, never
     /// notified (but an abandonment, which ends the run).
-    func recordInterrupted(_ run: TaskRun, attempt: Active) {
+    package func recordInterrupted(_ run: TaskRun, attempt: Active) {
         var run = run
         if attempt.startedMonotonic > EventLoop.now() {
             // Sent ahead and its instant not come: it never started, and waits for it as before.
@@ -50,7 +50,7 @@ extension TaskCoordinator {
 
     /// Ends a run interrupted more often than its task allows: `abandoned`, with an error that
     /// says how often and which setting raises the bound. Notified as a failure.
-    func abandon(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome) {
+    package func abandon(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome) {
         abandonedRuns[definition.name, default: 0] += 1
         let error = Self.abandonment(run, definition: definition, last: outcome.error)
         logger.warning("task run \(run.id) (\(definition.name)): \(error)")
@@ -61,7 +61,7 @@ extension TaskCoordinator {
     }
 
     /// The error of an abandoned run.
-    static func abandonment(_ run: TaskRun, definition: TaskDefinition, last: String?) -> String {
+    package static func abandonment(_ run: TaskRun, definition: TaskDefinition, last: String?) -> String {
         let times = run.interruptions == 1 ? "once" : "\(run.interruptions) times"
         return "abandoned: interrupted \(times) (the agent stopped or died, or its executor's worker died, while an attempt ran; "
             + "the last: \(last ?? "attempt \(run.attempt)")), more than the task's max_interruptions (\(definition.maxInterruptions)) allows; "
@@ -71,7 +71,7 @@ extension TaskCoordinator {
 
     /// A run claimed from the fleet's queue whose earlier holders died while it ran more often
     /// than its task allows: abandoned instead of started. True when it was.
-    func abandonsClaimed(_ run: TaskRun, definition: TaskDefinition) -> Bool {
+    package func abandonsClaimed(_ run: TaskRun, definition: TaskDefinition) -> Bool {
         guard run.interruptions > definition.maxInterruptions else { return false }
         var run = run
         // The claim began no attempt: the last is the one interrupted.

@@ -5,7 +5,7 @@ import JSONSchema
 /// The assignment commands, and people's runs: `task complete` and `task fail`.
 extension TaskCoordinator {
     /// The answer of an executor or assignment command; nil for the other task commands.
-    func answerAssignment(_ request: JSONValue, caller: CommandCaller?) -> JSONValue? {
+    package func answerAssignment(_ request: JSONValue, caller: CommandCaller?) -> JSONValue? {
         let command = request["command"]?.stringValue ?? ""
         func text(_ key: String, _ what: String) -> String? {
             guard let value = request[key]?.stringValue, !value.isEmpty else { return nil }
@@ -45,7 +45,7 @@ extension TaskCoordinator {
     }
 
     /// Runs on executors now and runs assigned by hand, oldest first.
-    func assignments(executor: String?, user: String?) -> JSONValue {
+    package func assignments(executor: String?, user: String?) -> JSONValue {
         // Executor → the people who may complete its runs (a user, or a role's users).
         let people = Dictionary(pool.members.map { ($0.name, $0.definition.people) }, uniquingKeysWith: { first, _ in first })
         let list = runs.values.filter { run in

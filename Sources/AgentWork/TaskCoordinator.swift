@@ -11,71 +11,71 @@ import Logging
 /// a reload, the start and end of the agent); runners report on the loop too. Every change of
 /// a run is handed to the ``RunStore`` (which batches it off the loop) and announced on the
 /// event bus (`task.queued`, `task.started`, `task.succeeded`…).
-final class TaskCoordinator {
+package final class TaskCoordinator {
     /// How an attempt ended, for whoever notifies about it (``attemptEnded``).
-    struct AttemptEnd {
+    package struct AttemptEnd {
         /// The definition the attempt ran under.
-        var task: TaskDefinition
+        package var task: TaskDefinition
         /// The run after the attempt (status `retrying` when a retry follows).
-        var run: TaskRun
-        var outcome: TaskRunOutcome
-        var retryFollows: Bool
+        package var run: TaskRun
+        package var outcome: TaskRunOutcome
+        package var retryFollows: Bool
     }
 
     /// A run being carried out.
-    struct Active {
-        var definition: TaskDefinition
-        var runner: any TaskRunner
-        var attempt: Int
+    package struct Active {
+        package var definition: TaskDefinition
+        package var runner: any TaskRunner
+        package var attempt: Int
         /// Monotonic start, for the execution time.
-        var startedMonotonic: Double
-        var timeoutTimer: Int?
+        package var startedMonotonic: Double
+        package var timeoutTimer: Int?
         /// The declared executor it runs on (nil: the task's implicit one).
-        var executor: String?
+        package var executor: String?
     }
 
-    let loop: EventLoop
-    let logger: Logger
+    package let loop: EventLoop
+    package let logger: Logger
     /// Event conditions that could not be decided (a pattern over its step budget), counted and logged.
-    let undecidedConditions: UndecidedConditions
+    package let undecidedConditions: UndecidedConditions
     /// Where runs are recorded (nil: in memory only, gone at the end of the agent).
-    let store: (any RunStore)?
-    private(set) var definitions: [String: TaskDefinition] = [:]
+    package let store: (any RunStore)?
+    package private(set) var definitions: [String: TaskDefinition] = [:]
     private var inputValidators: [String: JSONSchemaValidator] = [:]
-    private(set) var outputValidators: [String: JSONSchemaValidator] = [:]
+    package private(set) var outputValidators: [String: JSONSchemaValidator] = [:]
     /// Runners by task type; `"<module>.<type>"` types without their own go to ``moduleRunner``.
     private var runners: [String: any TaskRunner] = [:]
-    var moduleRunner: (any TaskRunner)?
+    package var moduleRunner: (any TaskRunner)?
     /// Every unfinished run, by id.
-    var runs: [String: TaskRun] = [:]
-    var queues: [String: RunQueue] = [:]
+    package var runs: [String: TaskRun] = [:]
+    package var queues: [String: RunQueue] = [:]
     private var delayed = DelayedRuns()
     private var delayTimer: (id: Int, at: Double)?
-    private(set) var active: [String: Active] = [:]
-    var runningCount: [String: Int] = [:]
+    package private(set) var active: [String: Active] = [:]
+    package var runningCount: [String: Int] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``): `task runs` without a store,
     /// and answers that must not wait for the store's writer.
-    private(set) var recent: [String: TaskRun] = [:]
+    package private(set) var recent: [String: TaskRun] = [:]
     private var recentOrder: [String] = []
     private var recentStart = 0
-    let recentLimit: Int
+    package let recentLimit: Int
     /// Requests waiting for a run to finish (`--wait`).
-    var waiters: [String: [(TaskRun) -> Void]] = [:]
+    package var waiters: [String: [(TaskRun) -> Void]] = [:]
     private var sequence = 0
     /// While a batch of runs is submitted: their records, written and announced after the
     /// runners sent the runs off (nil: recorded as they come).
     private var held: [(TaskRun, String, Bool)]?
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
-    private(set) var endedAttempts: [String: [String: Int]] = [:]
+    package private(set) var endedAttempts: [String: [String: Int]] = [:]
     /// Runs that ended `abandoned`, by task, over the agent's life: the metrics.
-    var abandonedRuns: [String: Int] = [:]
+    package var abandonedRuns: [String: Int] = [:]
     /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
-    private(set) var stopping = false
+    package private(set) var stopping = false
     /// The fleet's shared queue (nil: this agent keeps its queue to itself, in memory).
-    var shared: SharedQueueState?
+    package var shared: SharedQueueState?
     /// The stop's end: every attempt ended (or was killed at the grace's deadline).
     private var stopEnded = false
     private var stopDeadline: Int?
@@ -83,33 +83,33 @@ final class TaskCoordinator {
     // MARK: Assignment (see TaskCoordinator+Executors.swift)
 
     /// The declared executors (none: every task runs on its implicit executor).
-    var pool = ExecutorPool()
+    package var pool = ExecutorPool()
     /// `"assignment"` of the settings.
-    var assignment = AssignmentSettings()
+    package var assignment = AssignmentSettings()
     /// Strategies chosen at run time (`task set-strategy`, kept in the store): they win over
     /// the settings'.
-    var chosenStrategy: AssignmentStrategy?
-    var chosenTaskStrategies: [String: AssignmentStrategy] = [:]
+    package var chosenStrategy: AssignmentStrategy?
+    package var chosenTaskStrategies: [String: AssignmentStrategy] = [:]
     /// Runs assigned by hand, by executor, waiting for its room.
-    var pinned: [String: RunQueue] = [:]
+    package var pinned: [String: RunQueue] = [:]
     /// Unfinished and running runs by priority rank (the queue's size by priority).
-    var unfinishedByRank = [0, 0, 0, 0]
-    var runningByRank = [0, 0, 0, 0]
+    package var unfinishedByRank = [0, 0, 0, 0]
+    package var runningByRank = [0, 0, 0, 0]
     /// Seconds from due to start, over the agent's life.
-    var waits = WaitFigures()
+    package var waits = WaitFigures()
     /// Runs of people (executors with a `user`).
-    var personRunner: PersonTaskRunner?
+    package var personRunner: PersonTaskRunner?
     /// Where the strategies chosen at run time and the drains are kept.
-    var assignmentStore: (any AssignmentStore)?
+    package var assignmentStore: (any AssignmentStore)?
     /// Executors the store says are drained, for the next ``configureExecutors(_:assignment:)``.
-    var restoredDrains: Set<String> = []
+    package var restoredDrains: Set<String> = []
 
     /// Announces a change of a run on the event bus: (event type, payload).
-    var publish: (String, JSONValue, _ cascade: Int) -> Void = { _, _, _ in }
+    package var publish: (String, JSONValue, _ cascade: Int) -> Void = { _, _, _ in }
     /// Called once at the end of every attempt: the hook of the notifications.
-    var attemptEnded: (AttemptEnd) -> Void = { _ in }
+    package var attemptEnded: (AttemptEnd) -> Void = { _ in }
 
-    init(loop: EventLoop, store: (any RunStore)?, logger: Logger, recentLimit: Int = 1_000) {
+    package init(loop: EventLoop, store: (any RunStore)?, logger: Logger, recentLimit: Int = 1_000) {
         self.loop = loop
         self.store = store
         self.logger = logger
@@ -120,9 +120,9 @@ final class TaskCoordinator {
     }
 
     /// The runner of `type` ("command", or one module task type).
-    func register(_ runner: any TaskRunner, for type: String) { runners[type] = runner }
+    package func register(_ runner: any TaskRunner, for type: String) { runners[type] = runner }
 
-    func runner(for type: String) -> (any TaskRunner)? {
+    package func runner(for type: String) -> (any TaskRunner)? {
         runners[type] ?? (type.contains(".") ? moduleRunner : nil)
     }
 
@@ -130,7 +130,7 @@ final class TaskCoordinator {
 
     /// Takes the definitions of the settings (at start and at every reload). Running runs go
     /// on under the definition they started with; queued runs of a task that is gone fail.
-    func apply(_ tasks: [TaskDefinition]) {
+    package func apply(_ tasks: [TaskDefinition]) {
         definitions = Dictionary(tasks.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         inputValidators = [:]
         outputValidators = [:]
@@ -146,7 +146,7 @@ final class TaskCoordinator {
     }
 
     /// The problems of `input` for `task` (its input schema), with their pointers.
-    func inputProblems(_ input: JSONValue, task: String) -> [(pointer: String, message: String)] {
+    package func inputProblems(_ input: JSONValue, task: String) -> [(pointer: String, message: String)] {
         if let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[task] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
@@ -157,7 +157,7 @@ final class TaskCoordinator {
     /// Queues a run of `task` (which must be defined; the input already checked) and starts it
     /// if it may run now. Returns the run as queued.
     @discardableResult
-    func submit(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double?, requestedBy: TaskRun.Origin,
+    package func submit(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double?, requestedBy: TaskRun.Origin,
                 rerunOf: String? = nil) -> TaskRun {
         var run = prepare(task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
         run.rerunOf = rerunOf
@@ -166,7 +166,7 @@ final class TaskCoordinator {
 
     /// A run with its id, not queued yet: for a caller that commits the request together with
     /// its own state first (a schedule's fire), then hands it to ``submit(_:)``.
-    func prepare(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double? = nil, requestedBy: TaskRun.Origin,
+    package func prepare(task: String, input: JSONValue, priority: TaskRun.Priority, notBefore: Double? = nil, requestedBy: TaskRun.Origin,
                  cascade: Int = 0) -> TaskRun {
         sequence += 1
         var run = TaskRun(id: "\(idPrefix)-\(sequence)", task: task, input: input, priority: priority, notBefore: notBefore, requestedBy: requestedBy)
@@ -178,7 +178,7 @@ final class TaskCoordinator {
     /// Queues a run made by ``prepare(task:input:priority:notBefore:requestedBy:)`` and starts
     /// it if it may run now. A run already known (recovered from the store) is left as it is.
     @discardableResult
-    func submit(_ prepared: TaskRun) -> TaskRun {
+    package func submit(_ prepared: TaskRun) -> TaskRun {
         submit([prepared])[0]
     }
 
@@ -188,7 +188,7 @@ final class TaskCoordinator {
     /// them off (``TaskRunner/flush()``) before the runs' changes are recorded and announced.
     /// Returns them as queued (or started), in order.
     @discardableResult
-    func submit(_ prepared: [TaskRun]) -> [TaskRun] {
+    package func submit(_ prepared: [TaskRun]) -> [TaskRun] {
         let outermost = held == nil
         if outermost { held = [] }
         defer { if outermost { releaseHeldRecords() } }
@@ -232,7 +232,7 @@ final class TaskCoordinator {
 
     /// Cancels a run: a queued or retrying one at once, a running one by its runner (the
     /// answer then comes with its end). nil when there is no such unfinished run.
-    func cancel(_ id: String) -> TaskRun? {
+    package func cancel(_ id: String) -> TaskRun? {
         guard let run = runs[id] else { return nil }
         if let attempt = active[id] {
             attempt.runner.cancel(runID: id, reason: .cancelled)
@@ -243,7 +243,7 @@ final class TaskCoordinator {
     }
 
     /// Calls `done` with the run once it has finished (at once if it has).
-    func whenFinished(_ id: String, _ done: @escaping (TaskRun) -> Void) {
+    package func whenFinished(_ id: String, _ done: @escaping (TaskRun) -> Void) {
         if runs[id] == nil, let run = recent[id] { return done(run) }
         waiters[id, default: []].append(done)
         // In a fleet another agent may carry it out: the store says when it ends.
@@ -251,10 +251,10 @@ final class TaskCoordinator {
     }
 
     /// A run known in memory: unfinished, or among the recently finished.
-    func knownRun(_ id: String) -> TaskRun? { runs[id] ?? recent[id] }
+    package func knownRun(_ id: String) -> TaskRun? { runs[id] ?? recent[id] }
 
     /// The runs in memory that pass `filter`, newest first.
-    func knownRuns(_ filter: RunFilter) -> [TaskRun] {
+    package func knownRuns(_ filter: RunFilter) -> [TaskRun] {
         let all = Array(runs.values) + recent.values
         return all.filter(filter.matches).sorted { ($0.queuedAt, $0.sequence) > ($1.queuedAt, $1.sequence) }.prefix(filter.limit).map { $0 }
     }
@@ -263,7 +263,7 @@ final class TaskCoordinator {
     /// queued ones queue again; one that was running when the agent died is interrupted: it
     /// runs again at once, whatever its retry policy, unless its interruptions pass the task's
     /// `max_interruptions` (then it ends `abandoned`).
-    func recover(_ previous: [TaskRun]) {
+    package func recover(_ previous: [TaskRun]) {
         for var run in previous where runs[run.id] == nil {
             sequence += 1
             run.sequence = sequence
@@ -296,7 +296,7 @@ final class TaskCoordinator {
     /// it: the operator stopped the agent, the work did not fail.
     /// ``hasRunsGoing`` says when every attempt has ended; ``endStop()`` ends what is left
     /// at once (the grace's deadline, or a second signal).
-    func shutDown() {
+    package func shutDown() {
         guard !stopping else { return }
         stopping = true
         if let timer = delayTimer { loop.cancel(timer.id) }
@@ -324,11 +324,11 @@ final class TaskCoordinator {
     }
 
     /// Whether attempts are still ending after ``shutDown()`` (the agent waits for them).
-    var hasRunsGoing: Bool { stopping && !stopEnded }
+    package var hasRunsGoing: Bool { stopping && !stopEnded }
 
     /// Ends the stop now: what is still running is killed by its runner (recorded as
     /// interrupted like the rest), and requests waiting for a run are answered.
-    func endStop() {
+    package func endStop() {
         guard stopping, !stopEnded else { return }
         stopEnded = true
         if let stopDeadline { loop.cancel(stopDeadline) }
@@ -352,11 +352,11 @@ final class TaskCoordinator {
 
     /// Seconds a running attempt gets at the stop when its task gives no `cancel_grace` (the
     /// longer of the runners' defaults).
-    static let defaultGrace = 5.0
+    package static let defaultGrace = 5.0
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
-    var figures: [TaskFigures] {
+    package var figures: [TaskFigures] {
         definitions.keys.sorted().map { name in
             let running = runningCount[name] ?? 0
             return TaskFigures(task: name, queued: max((unfinishedCount[name] ?? 0) - running, 0), running: running,
@@ -376,19 +376,19 @@ final class TaskCoordinator {
 
     /// How far ahead of its not-before a run may be handed to a runner that holds it (a
     /// schedule decides its fires 50 ms ahead).
-    static let aheadWindow = 0.2
+    package static let aheadWindow = 0.2
 
     /// Whether `run`, due later, goes to its runner now and waits there for its instant: on
     /// its task's implicit module executor, within ``aheadWindow``. Then the run starts at the
     /// instant in the worker, with the loop, the queue and the pipe behind it.
-    func startsAhead(_ run: TaskRun) -> Bool {
+    package func startsAhead(_ run: TaskRun) -> Bool {
         guard let notBefore = run.notBefore, notBefore - Date().timeIntervalSince1970 <= Self.aheadWindow, run.assignedTo == nil,
               let definition = definitions[run.task], pool.isEmpty || !pool.isTaken(run.task) else { return false }
         return runner(for: definition.type)?.startsAhead == true
     }
 
     /// Into its task's queue, or its executor's when assigned by hand.
-    func insertQueued(_ run: TaskRun) {
+    package func insertQueued(_ run: TaskRun) {
         let entry = RunQueue.Entry(id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt,
                                    sequence: run.sequence, agingInterval: assignment.agingInterval)
         if let executor = run.assignedTo {
@@ -398,7 +398,7 @@ final class TaskCoordinator {
         }
     }
 
-    func delay(_ id: String, until time: Double) {
+    package func delay(_ id: String, until time: Double) {
         delayed.insert(at: time, id: id)
         armDelayTimer()
     }
@@ -429,7 +429,7 @@ final class TaskCoordinator {
     /// Starts queued runs of `task` while it has room.
     /// `sendEarly`: a batch: the first run goes to its runner's worker at once (which starts
     /// on it while the rest are prepared), then every ``earlyFlush`` runs.
-    func dispatch(_ task: String, sendEarly: Bool = false) {
+    package func dispatch(_ task: String, sendEarly: Bool = false) {
         if shared != nil { return claimShared() }
         guard !stopping, let definition = definitions[task] else { return }
         if !pool.isEmpty, pool.isTaken(task) { return dispatchToExecutors(task, definition) }
@@ -446,11 +446,11 @@ final class TaskCoordinator {
     }
 
     /// In a batch, the runs' frames go out after the first run, then every this many.
-    static let earlyFlush = 32
+    package static let earlyFlush = 32
 
     /// Starts an attempt of `run`, on `executor` (a declared one, chosen by the caller and
     /// counted in the pool already) or on the task's implicit executor.
-    func start(_ run: TaskRun, definition: TaskDefinition, executor: String? = nil, person: Bool = false) {
+    package func start(_ run: TaskRun, definition: TaskDefinition, executor: String? = nil, person: Bool = false) {
         var run = run
         let now = Date().timeIntervalSince1970
         // Sent ahead: the runner holds it until its instant, which is when it starts.
@@ -527,7 +527,7 @@ final class TaskCoordinator {
 
     /// Forgets a run this agent no longer holds (the fleet's queue has it): it waits there for
     /// its retry, or another agent took it over.
-    func release(_ id: String) {
+    package func release(_ id: String) {
         guard let run = runs.removeValue(forKey: id) else { return }
         unfinishedCount[run.task, default: 1] -= 1
         unfinishedByRank[run.priority.rank] -= 1
@@ -539,7 +539,7 @@ final class TaskCoordinator {
     }
 
     /// Takes runs claimed from the fleet's queue and starts them (``SharedQueueState``).
-    func adopt(_ claimed: [TaskRun]) {
+    package func adopt(_ claimed: [TaskRun]) {
         for run in claimed {
             guard let definition = definitions[run.task], runs[run.id] == nil else {
                 // Not ours to run after all (the task left the settings meanwhile).
@@ -574,7 +574,7 @@ final class TaskCoordinator {
 
     /// The one place an attempt ends: the run finishes or waits for its retry, and
     /// ``attemptEnded`` is told.
-    func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
+    package func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
         countAttempt(definition.name, outcome.status)
         var run = run
         run.output = outcome.output
@@ -605,13 +605,13 @@ final class TaskCoordinator {
     }
 
     /// One more attempt ended `status`, for the metrics.
-    func countAttempt(_ task: String, _ status: TaskRunOutcome.Status) {
+    package func countAttempt(_ task: String, _ status: TaskRunOutcome.Status) {
         endedAttempts[task, default: [:]][status.rawValue, default: 0] += 1
     }
 
     /// The run waits as `retrying` for its next attempt, due at `due` (in this agent, or in
     /// the fleet's queue for whichever agent has room then).
-    func awaitRetry(_ run: TaskRun, due: Double, definition: TaskDefinition, outcome: TaskRunOutcome) {
+    package func awaitRetry(_ run: TaskRun, due: Double, definition: TaskDefinition, outcome: TaskRunOutcome) {
         var run = run
         run.status = .retrying
         run.nextAttemptAt = due
@@ -626,7 +626,7 @@ final class TaskCoordinator {
     }
 
     /// `initial_delay × multiplier^(n-1)`, at most `max_delay`, for the n-th retry.
-    static func retryDelay(_ policy: TaskDefinition.RetryPolicy, retry n: Int) -> Double {
+    package static func retryDelay(_ policy: TaskDefinition.RetryPolicy, retry n: Int) -> Double {
         let exponent = Double(max(n - 1, 0))
         let delay = policy.initialDelay * pow(policy.multiplier, exponent)
         return delay.isFinite ? min(delay, policy.maxDelay) : policy.maxDelay
@@ -634,7 +634,7 @@ final class TaskCoordinator {
 
     /// Ends a run for good: recorded, announced, kept among the recent, waiters answered.
     @discardableResult
-    func finish(_ id: String, _ run: TaskRun, status: TaskRun.Status, error: String?) -> TaskRun {
+    package func finish(_ id: String, _ run: TaskRun, status: TaskRun.Status, error: String?) -> TaskRun {
         var run = run
         run.status = status
         run.error = error ?? run.error
@@ -650,7 +650,7 @@ final class TaskCoordinator {
         return run
     }
 
-    func remember(_ run: TaskRun) {
+    package func remember(_ run: TaskRun) {
         if recent[run.id] == nil {
             recentOrder.append(run.id)
             if recentOrder.count - recentStart > recentLimit {
@@ -668,7 +668,7 @@ final class TaskCoordinator {
 
     /// Records the run's change in the store (unless `persist` is false: the store has it
     /// already) and announces it.
-    func record(_ run: TaskRun, event: String, persist: Bool = true) {
+    package func record(_ run: TaskRun, event: String, persist: Bool = true) {
         if held != nil {
             held?.append((run, event, persist))
             return

@@ -34,7 +34,7 @@ public struct TaskRun: Sendable, Equatable {
     public enum Priority: String, Sendable, CaseIterable, Comparable {
         case low, normal, high, critical
 
-        var rank: Int {
+        package var rank: Int {
             switch self {
             case .low: 0
             case .normal: 1
@@ -107,7 +107,7 @@ public struct TaskRun: Sendable, Equatable {
     /// ``WorkflowEngine/deepestCascade``.
     public var cascade = 0
     /// Arrival order within the agent's life; ties the queue order (not stored).
-    var sequence: Int = 0
+    package var sequence: Int = 0
     /// The claim under which this agent holds the run, in a fleet's shared queue (not stored
     /// in the record: the store keeps it in columns of its own). A change carrying it is
     /// written only while it is still the run's claim (``RunStore/record(_:)``).
@@ -231,7 +231,7 @@ extension TaskRun {
         return (notBefore ?? queuedAt) + assignmentHold
     }
 
-    static func iso(_ seconds: Double) -> String {
+    package static func iso(_ seconds: Double) -> String {
         ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
     }
 }

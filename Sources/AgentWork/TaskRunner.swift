@@ -8,7 +8,7 @@ import JSONSchema
 /// concurrency, retries, timeouts); a runner only carries runs out. Every call is made on the
 /// supervisor's loop thread, and a runner reports on the loop thread too (work of its own
 /// threads is posted back with the loop's inbox), so that neither needs a lock.
-protocol TaskRunner: AnyObject {
+package protocol TaskRunner: AnyObject {
     /// Starts `run`. `report` is called on the loop thread with progress and heartbeats while
     /// the run goes on and exactly once with `.finished`, after which nothing more is reported
     /// for the run. A run that cannot start (a program that does not exist, a module that
@@ -34,29 +34,29 @@ protocol TaskRunner: AnyObject {
 }
 
 extension TaskRunner {
-    func flush() {}
-    var startsAhead: Bool { false }
+    package func flush() {}
+    package var startsAhead: Bool { false }
 }
 
 /// One attempt of a run, as a runner receives it.
-struct TaskRunStart {
+package struct TaskRunStart {
     /// The run's id: stable across attempts (`AGENT_TASK_RUN_ID`).
-    var runID: String
+    package var runID: String
     /// The key a handler or a command makes its effect idempotent with
     /// (`AGENT_TASK_IDEMPOTENCY_KEY`, `TaskContext.idempotencyKey`); see ``TaskRun/idempotencyKey``.
-    var idempotencyKey: String
+    package var idempotencyKey: String
     /// 1 for the first attempt (`AGENT_TASK_ATTEMPT`).
-    var attempt: Int
-    var task: TaskDefinition
+    package var attempt: Int
+    package var task: TaskDefinition
     /// The run's input, valid against the task's input schema.
-    var input: JSONValue
+    package var input: JSONValue
     /// The declared executor it runs on (nil: the task's implicit executor).
-    var executor: String?
+    package var executor: String?
     /// Seconds since the epoch before which the run must not start (a schedule's fire sent
     /// ahead of its instant; only to a runner that ``TaskRunner/startsAhead``). Nil: at once.
-    var notBefore: Double?
+    package var notBefore: Double?
 
-    init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue, executor: String? = nil,
+    package init(runID: String, idempotencyKey: String? = nil, attempt: Int, task: TaskDefinition, input: JSONValue, executor: String? = nil,
          notBefore: Double? = nil) {
         self.notBefore = notBefore
         self.runID = runID
@@ -69,7 +69,7 @@ struct TaskRunStart {
 }
 
 /// What a runner says about a run it carries out.
-enum TaskRunReport {
+package enum TaskRunReport {
     /// How far the run got (0...1 when known) and what it is doing.
     case progress(fraction: Double?, message: String?)
     /// The run is alive (module handlers; the coordinator's watchdog counts from the last).
@@ -79,8 +79,8 @@ enum TaskRunReport {
 }
 
 /// How an attempt ended.
-struct TaskRunOutcome: Equatable {
-    enum Status: String, Equatable {
+package struct TaskRunOutcome: Equatable {
+    package enum Status: String, Equatable {
         case succeeded
         case failed
         case timedOut = "timed_out"
@@ -89,23 +89,23 @@ struct TaskRunOutcome: Equatable {
         case interrupted
     }
 
-    var status: Status
+    package var status: Status
     /// The handler's output, or a command's stdout (JSON when it parses, else a string).
-    var output: JSONValue?
+    package var output: JSONValue?
     /// Why it failed, in words a user can act on.
-    var error: String?
+    package var error: String?
     /// A command's exit status, or the signal that ended it.
-    var exitCode: Int32?
-    var signal: String?
+    package var exitCode: Int32?
+    package var signal: String?
     /// The last lines of a command's stderr (bounded).
-    var stderrTail: String?
+    package var stderrTail: String?
     /// The executor's worker died during the run (not ended by a cancel, timeout or watchdog):
     /// on a declared executor the run is retried on another one (at least once).
-    var executorLost = false
+    package var executorLost = false
     /// What the attempt's processes used (a command run in a cgroup of its own).
-    var usage: ResourceUsage?
+    package var usage: ResourceUsage?
 
-    init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
+    package init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
          signal: String? = nil, stderrTail: String? = nil) {
         self.status = status
         self.output = output

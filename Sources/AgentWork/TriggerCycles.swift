@@ -10,44 +10,44 @@ import JSONSchema
 /// `on_event` has that type, but for what the runtime skips already (a task's own events do
 /// not start it; a workflow's `publish` steps do not start it). A cycle is refused unless one
 /// of its `on_event`s says `"cycle": "intended"` (a `where` that ends it, say).
-enum TriggerCycles {
+package enum TriggerCycles {
     /// What a task publishes for each of its runs (`task.` + the run's status and its steps).
-    static let taskEvents = ["task.queued", "task.started", "task.retrying", "task.interrupted", "task.succeeded", "task.failed",
+    package static let taskEvents = ["task.queued", "task.started", "task.retrying", "task.interrupted", "task.succeeded", "task.failed",
                              "task.timed_out", "task.cancelled", "task.abandoned", "task.assigned", "task.reassigned"]
     /// What a workflow publishes for each of its runs.
-    static let workflowEvents = ["workflow.started", "workflow.succeeded", "workflow.failed", "workflow.cancelled"]
+    package static let workflowEvents = ["workflow.started", "workflow.succeeded", "workflow.failed", "workflow.cancelled"]
 
     /// The `on_event` value that lets a cycle through.
-    static let intended = "intended"
+    package static let intended = "intended"
 
-    struct Node: Hashable, Comparable {
-        var isWorkflow: Bool
-        var name: String
+    package struct Node: Hashable, Comparable {
+        package var isWorkflow: Bool
+        package var name: String
 
-        var description: String { (isWorkflow ? "workflow " : "task ") + name }
-        var pointer: String { (isWorkflow ? "/workflows/" : "/tasks/") + JSONPointer.escape(name) + "/on_event" }
+        package var description: String { (isWorkflow ? "workflow " : "task ") + name }
+        package var pointer: String { (isWorkflow ? "/workflows/" : "/tasks/") + JSONPointer.escape(name) + "/on_event" }
 
-        static func < (a: Node, b: Node) -> Bool { (a.isWorkflow ? 1 : 0, a.name) < (b.isWorkflow ? 1 : 0, b.name) }
+        package static func < (a: Node, b: Node) -> Bool { (a.isWorkflow ? 1 : 0, a.name) < (b.isWorkflow ? 1 : 0, b.name) }
     }
 
     /// An event a node publishes: its type, the task whose run it is about (task events), and
     /// whether a workflow's own `publish` step sends it.
-    struct Output {
-        var type: String
-        var task: String?
-        var ownPublish = false
+    package struct Output {
+        package var type: String
+        package var task: String?
+        package var ownPublish = false
         /// How the message says it: `publishes order.x`, `runs task t, which publishes task.failed`.
-        var phrase: String
+        package var phrase: String
     }
 
-    struct Edge {
-        var to: Node
-        var output: Output
+    package struct Edge {
+        package var to: Node
+        package var output: Output
     }
 
     /// One issue (the `on_event` pointer of a task or workflow of the cycle, and the path)
     /// per cycle that no `on_event` on it marks intended.
-    static func issues(tasks: [TaskDefinition], workflows: [WorkflowDefinition], document: JSONValue) -> [(pointer: String, message: String)] {
+    package static func issues(tasks: [TaskDefinition], workflows: [WorkflowDefinition], document: JSONValue) -> [(pointer: String, message: String)] {
         var listeners: [String: [Node]] = [:]
         var outputs: [Node: [Output]] = [:]
         func marked(_ node: Node) -> Bool {
@@ -78,7 +78,7 @@ enum TriggerCycles {
 
     /// What a workflow's runs publish: its `publish` steps, its own events (an approval's
     /// too), and the events of its task steps' runs.
-    static func outputs(of workflow: WorkflowDefinition) -> [Output] {
+    package static func outputs(of workflow: WorkflowDefinition) -> [Output] {
         var found: [Output] = []
         var seen: Set<String> = []
         func add(_ output: Output) {
@@ -101,11 +101,11 @@ enum TriggerCycles {
     }
 
     /// The graph and its cycles: one per strongly connected part that holds one.
-    struct Graph {
-        var listeners: [String: [Node]]
-        var outputs: [Node: [Output]]
+    package struct Graph {
+        package var listeners: [String: [Node]]
+        package var outputs: [Node: [Output]]
 
-        func edges(from node: Node) -> [Edge] {
+        package func edges(from node: Node) -> [Edge] {
             var edges: [Edge] = []
             for output in outputs[node] ?? [] {
                 for listener in listeners[output.type] ?? [] {
@@ -120,7 +120,7 @@ enum TriggerCycles {
 
         /// The shortest cycle through the first node (in name order) of each strongly
         /// connected part with a cycle, as its hops.
-        func cycles() -> [[(from: Node, edge: Edge)]] {
+        package func cycles() -> [[(from: Node, edge: Edge)]] {
             let nodes = Set(listeners.values.flatMap { $0 }).sorted()
             var components = Components(graph: self)
             for node in nodes where components.index[node] == nil { components.visit(node) }
@@ -132,7 +132,7 @@ enum TriggerCycles {
         }
 
         /// Breadth first from `start` back to it, within `members`.
-        func shortestCycle(from start: Node, within members: Set<Node>) -> [(from: Node, edge: Edge)]? {
+        package func shortestCycle(from start: Node, within members: Set<Node>) -> [(from: Node, edge: Edge)]? {
             var cameBy: [Node: (from: Node, edge: Edge)] = [:]
             var queue = [start]
             var head = 0
@@ -160,17 +160,17 @@ enum TriggerCycles {
     }
 
     /// Tarjan's strongly connected components, keeping those with a cycle.
-    struct Components {
-        let graph: Graph
-        var index: [Node: Int] = [:]
-        var lowest: [Node: Int] = [:]
-        var stack: [Node] = []
-        var onStack: Set<Node> = []
-        var parts: [[Node]] = []
+    package struct Components {
+        package let graph: Graph
+        package var index: [Node: Int] = [:]
+        package var lowest: [Node: Int] = [:]
+        package var stack: [Node] = []
+        package var onStack: Set<Node> = []
+        package var parts: [[Node]] = []
 
-        init(graph: Graph) { self.graph = graph }
+        package init(graph: Graph) { self.graph = graph }
 
-        mutating func visit(_ node: Node) {
+        package mutating func visit(_ node: Node) {
             index[node] = index.count
             lowest[node] = index[node]
             stack.append(node)

@@ -5,18 +5,18 @@ import Logging
 /// the event starts nothing and releases nothing, and that is said in the log — the first time
 /// for each condition and then at every power of ten, with the count, so that a stream of
 /// such events costs a few lines rather than one each.
-final class UndecidedConditions {
+package final class UndecidedConditions {
     private let logger: Logger
     private var counts: [String: Int] = [:]
 
-    init(logger: Logger) { self.logger = logger }
+    package init(logger: Logger) { self.logger = logger }
 
     /// How many events `owner`'s condition could not decide.
-    func count(of owner: String) -> Int { counts[owner] ?? 0 }
+    package func count(of owner: String) -> Int { counts[owner] ?? 0 }
 
     /// One more event that `owner`'s condition (e.g. `the "where" of task nightly's on_event`)
     /// could not decide.
-    func report(_ owner: String, eventType: String, source: String, _ error: ValidationError) {
+    package func report(_ owner: String, eventType: String, source: String, _ error: ValidationError) {
         let count = (counts[owner] ?? 0) + 1
         counts[owner] = count
         guard count == 1 || Self.isPowerOfTen(count) else { return }

@@ -13,11 +13,11 @@ public final class AgentLogFile: Sendable {
     public let path: String
     private let state: Mutex<State>
 
-    struct State {
-        var fd: Int32 = -1
+    package struct State {
+        package var fd: Int32 = -1
         /// Bytes in the file, as far as this process knows (resynchronised at each open).
-        var size = 0
-        var settings = LogSettings()
+        package var size = 0
+        package var settings = LogSettings()
     }
 
     /// Why the file cannot be opened.

@@ -79,7 +79,7 @@ public final class ConsoleOutput {
     }
 
     /// An event routed by the supervisor.
-    func event(source: String, type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+    package func event(source: String, type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
         guard showEvents else { return }
         let typeText = String(decoding: type, as: UTF8.self)
         if json {
@@ -98,7 +98,7 @@ public final class ConsoleOutput {
     }
 
     /// A message sent by a process (alerts are messages at warning level or above).
-    func message(source: String, level: Int, text: String, timeNanoseconds: Int64) {
+    package func message(source: String, level: Int, text: String, timeNanoseconds: Int64) {
         let levelName = Self.levelName(level)
         if json {
             let line = JSONValue.object([
@@ -118,7 +118,7 @@ public final class ConsoleOutput {
         }
     }
 
-    static func levelName(_ level: Int) -> String {
+    package static func levelName(_ level: Int) -> String {
         switch level {
         case 0: "debug"
         case 1: "info"

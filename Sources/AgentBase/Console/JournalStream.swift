@@ -31,7 +31,7 @@ public enum JournalStream {
 
     /// `text` with every line prefixed by `<priority>`: the journal reads a message's later
     /// lines as lines of their own.
-    static func prefixed(_ text: String, priority: Int) -> String {
+    package static func prefixed(_ text: String, priority: Int) -> String {
         "<\(priority)>" + text.replacingOccurrences(of: "\n", with: "\n<\(priority)>")
     }
 }

@@ -15,7 +15,7 @@ public struct TerminalStyle: Sendable {
     public static let plain = TerminalStyle(colored: false)
 
     /// Set once by `--no-color`, before anything is printed; every style made after says plain.
-    static let disabledByFlag = Atomic<Bool>(false)
+    package static let disabledByFlag = Atomic<Bool>(false)
 
     /// `--no-color`: plain text for the rest of the process.
     public static func disableColors() { disabledByFlag.store(true, ordering: .relaxed) }

@@ -22,7 +22,7 @@ public struct AgentPaths: Sendable, Equatable {
         self.logFile = Self.absolute(logFile ?? environment["AGENT_LOG_FILE"] ?? agentDirectory + "/.agent/log/agent.log")
     }
 
-    static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
     }
 

@@ -55,7 +55,7 @@ public final class Pidfile {
     /// Why the pid in the pidfile at `path` cannot be trusted to be the agent's (nil when it
     /// can): a file that is not a regular file of this user, or that others can write, may
     /// name any process.
-    static func doubt(_ path: String) -> String? {
+    package static func doubt(_ path: String) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return "cannot read \(path): \(String(cString: strerror(errno)))" }
         guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
@@ -64,7 +64,7 @@ public final class Pidfile {
         return nil
     }
 
-    static func readPID(_ path: String) -> Int32? {
+    package static func readPID(_ path: String) -> Int32? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }

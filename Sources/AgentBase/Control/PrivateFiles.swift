@@ -92,7 +92,7 @@ public enum PrivateFiles {
     public struct Failure: Error, CustomStringConvertible {
         public var path: String
         public var code: Int32
-        init(path: String, _ code: Int32) {
+        package init(path: String, _ code: Int32) {
             self.path = path
             self.code = code
         }

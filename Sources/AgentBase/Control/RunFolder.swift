@@ -50,7 +50,7 @@ public enum RunFolder {
 
     /// The text of the `workers` record at `path`, nil when there is none; refused when it is
     /// not a regular file of the agent's user that no one else can write.
-    static func readRecord(_ path: String) throws(Refusal) -> String? {
+    package static func readRecord(_ path: String) throws(Refusal) -> String? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -80,7 +80,7 @@ public enum RunFolder {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func octal(_ mode: mode_t) -> String {
+    package static func octal(_ mode: mode_t) -> String {
         "0" + String(mode, radix: 8)
     }
 }

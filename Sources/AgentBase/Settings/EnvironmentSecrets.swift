@@ -4,30 +4,30 @@ import JSONSchema
 /// (`${env:NAME}`), and the rewriting that keeps those values out of every message: a value
 /// from the environment is never printed (not in the validation report, the log, `reload`'s
 /// answer or `--json`), only where it came from.
-struct EnvironmentSecrets: Sendable {
+package struct EnvironmentSecrets: Sendable {
     /// One resolved string.
-    struct Secret: Sendable {
+    package struct Secret: Sendable {
         /// Absolute JSON pointer of the string in the settings file.
-        var pointer: String
+        package var pointer: String
         /// The string as written, e.g. `Bearer ${env:TOKEN}`.
-        var written: String
+        package var written: String
         /// The resolved value: what must not be shown.
-        var value: String
+        package var value: String
         /// The variables it was made from.
-        var names: [String]
+        package var names: [String]
     }
 
-    private(set) var secrets: [Secret] = []
+    package private(set) var secrets: [Secret] = []
 
-    var isEmpty: Bool { secrets.isEmpty }
+    package var isEmpty: Bool { secrets.isEmpty }
 
-    mutating func add(pointer: String, written: String, value: String) {
+    package mutating func add(pointer: String, written: String, value: String) {
         guard value != written else { return }
         secrets.append(Secret(pointer: pointer, written: written, value: value, names: Self.referencedNames(written)))
     }
 
     /// `TOKEN` and `USER` for `${env:USER}:${env:TOKEN}`, in order, without repeats.
-    static func referencedNames(_ text: String) -> [String] {
+    package static func referencedNames(_ text: String) -> [String] {
         var names: [String] = []
         var rest = text[...]
         while let start = rest.range(of: "${env:") {
@@ -41,21 +41,21 @@ struct EnvironmentSecrets: Sendable {
     }
 
     /// `a string from ${env:TOKEN} (not shown)`.
-    static func phrase(for secret: Secret) -> String {
+    package static func phrase(for secret: Secret) -> String {
         "a string from \(secret.names.map { "${env:\($0)}" }.joined(separator: ", ")) (not shown)"
     }
 
     /// The issue with every value from the environment taken out of its message. At the
     /// secret's own pointer the value's description becomes ``phrase(for:)``; elsewhere (a
     /// container shown inline, a suggestion) the value is shown as written.
-    func redact(_ issue: SettingsIssue) -> SettingsIssue {
+    package func redact(_ issue: SettingsIssue) -> SettingsIssue {
         guard !secrets.isEmpty else { return issue }
         var issue = issue
         issue.message = redact(issue.message, at: issue.pointer)
         return issue
     }
 
-    func redact(_ message: String, at pointer: String) -> String {
+    package func redact(_ message: String, at pointer: String) -> String {
         var text = message
         // Longer values first, so that a value containing another is replaced whole.
         for secret in secrets.sorted(by: { $0.value.count > $1.value.count }) where !secret.value.isEmpty {
@@ -83,7 +83,7 @@ struct EnvironmentSecrets: Sendable {
     }
 
     /// The ways a validation message quotes a string: whole, or cut after 40 characters.
-    static func quotedForms(_ value: String) -> [String] {
+    package static func quotedForms(_ value: String) -> [String] {
         var forms = [JSONValue.string(value).serialized()]
         if value.count > 40 { forms.append(JSONValue.string(String(value.prefix(40)) + "…").serialized()) }
         return forms

@@ -35,7 +35,7 @@ public enum PlainName {
     }
 
     /// The name quoted, with control characters escaped so that a message stays one line.
-    static func shown(_ name: String) -> String {
+    package static func shown(_ name: String) -> String {
         var text = "\""
         for scalar in name.unicodeScalars.prefix(64) {
             switch scalar {

@@ -45,10 +45,10 @@ public enum SettingsBounds {
 
 extension SettingsBounds {
     /// A bound for a schema: `86400`, not `86400.0`, in its messages.
-    static func json(_ value: Double) -> JSONValue {
+    package static func json(_ value: Double) -> JSONValue {
         .number(value.rounded() == value && abs(value) < 1e15 ? JSONNumber(Int(value)) : JSONNumber(value))
     }
 
     /// A bound for a schema.
-    static func json(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
+    package static func json(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
 }

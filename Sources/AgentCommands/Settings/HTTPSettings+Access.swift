@@ -39,7 +39,7 @@ extension HTTPSettings {
     /// The shortest token accepted.
     public static let shortestToken = 16
 
-    static func readTokens(_ json: JSONValue?, environment: [String: String], issues: inout [(pointer: String, message: String)]) -> [APIToken] {
+    package static func readTokens(_ json: JSONValue?, environment: [String: String], issues: inout [(pointer: String, message: String)]) -> [APIToken] {
         var tokens: [APIToken] = []
         for (index, item) in (json?.arrayValue ?? []).enumerated() {
             let pointer = "/http/tokens/\(index)"
@@ -90,7 +90,7 @@ extension HTTPSettings {
     /// is refused when it is a role's (`read`, `admin`), or is both a user's and a token's, or
     /// two tokens'; otherwise a read token named `admin` (or `alice`) would answer an approval
     /// meant for the admin role (or the admin user alice).
-    static func checkIdentityNames(tokens: JSONValue?, users: JSONValue?, issues: inout [(pointer: String, message: String)]) {
+    package static func checkIdentityNames(tokens: JSONValue?, users: JSONValue?, issues: inout [(pointer: String, message: String)]) {
         let roles: Set<String> = ["read", "admin"]
         let userNames = Set((users?.objectValue ?? [:]).keys)
         for name in userNames.sorted() where roles.contains(name) {
@@ -126,7 +126,7 @@ extension HTTPSettings {
         }
     }
 
-    static func readUsers(_ json: JSONValue?, issues: inout [(pointer: String, message: String)]) -> [String: APIUser] {
+    package static func readUsers(_ json: JSONValue?, issues: inout [(pointer: String, message: String)]) -> [String: APIUser] {
         var users: [String: APIUser] = [:]
         for (name, item) in json?.objectValue ?? [:] {
             let pointer = "/http/users/" + JSONPointer.escape(name)
@@ -149,7 +149,7 @@ extension HTTPSettings {
         return users
     }
 
-    static func readTLS(_ json: JSONValue?, agentDirectory: String, issues: inout [(pointer: String, message: String)]) -> TLSFiles? {
+    package static func readTLS(_ json: JSONValue?, agentDirectory: String, issues: inout [(pointer: String, message: String)]) -> TLSFiles? {
         guard let json, let certificate = json["certificate"]?.stringValue, let key = json["key"]?.stringValue else { return nil }
         func check(_ written: String, pointer: String, marker: String, what: String) -> String? {
             let path = written.hasPrefix("/") ? written : (agentDirectory as NSString).appendingPathComponent(written)

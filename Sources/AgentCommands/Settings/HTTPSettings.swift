@@ -192,7 +192,7 @@ public struct HTTPSettings: Sendable, Equatable {
     }
 
     /// `127.0.0.1:8080` → ("127.0.0.1", 8080); `[::1]:8080` → ("::1", 8080).
-    static func parseListen(_ text: String) -> (String, Int)? {
+    package static func parseListen(_ text: String) -> (String, Int)? {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
         guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }

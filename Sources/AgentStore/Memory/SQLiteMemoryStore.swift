@@ -6,11 +6,11 @@ import JSONSchema
 /// Shared memory in the agent's SQLite store (table `memory`, migration v5-memory). Writes go
 /// through the store's writer thread, in its transactions, after what was handed over before
 /// them (``AgentStore/commitMemory(_:done:)``); reads use a read-only connection of their own.
-final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
-    let store: AgentStore
+package final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
+    package let store: AgentStore
     private let reader: DatabaseQueue
 
-    init(store: AgentStore) throws {
+    package init(store: AgentStore) throws {
         self.store = store
         var configuration = Configuration()
         configuration.readonly = true
@@ -18,7 +18,7 @@ final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
         reader = try DatabaseQueue(path: store.path, configuration: configuration)
     }
 
-    func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+    package func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
         do throws(MemoryError) {
             try MemoryLimits.check(write)
         } catch {
@@ -27,7 +27,7 @@ final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
         store.commitMemory(write, done: done)
     }
 
-    func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
+    package func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
         try MemoryLimits.check(key: key, scope: scope)
         return try reading { db in
             try Row.fetchOne(db, sql: "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key = ?",
@@ -35,7 +35,7 @@ final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
         }
     }
 
-    func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
+    package func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
         try MemoryLimits.check(scope: scope)
         let limit = min(max(limit, 1), MemoryLimits.listEntries)
         return try reading { db in
@@ -83,7 +83,7 @@ final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
 
     /// Applies writes (on the store's writer thread, inside its transaction), each checked
     /// against the version it expects: a refused write changes nothing and the others go on.
-    static func write(_ writes: [MemoryWrite], in db: Database) throws -> [Result<MemoryEntry?, MemoryError>] {
+    package static func write(_ writes: [MemoryWrite], in db: Database) throws -> [Result<MemoryEntry?, MemoryError>] {
         let now = Date().timeIntervalSince1970
         let select = try db.cachedStatement(sql: "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key = ?")
         let upsert = try db.cachedStatement(sql: """

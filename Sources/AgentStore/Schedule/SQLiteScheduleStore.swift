@@ -7,11 +7,11 @@ import JSONSchema
 /// `schedule_history`, migration v4-schedules). Commits go through the store's writer thread,
 /// in the same transaction as the runs they request (``AgentStore/commitSchedules(_:done:)``);
 /// reads use a read-only connection of their own.
-final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
-    let store: AgentStore
+package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
+    package let store: AgentStore
     private let reader: DatabaseQueue
 
-    init(store: AgentStore) throws {
+    package init(store: AgentStore) throws {
         self.store = store
         var configuration = Configuration()
         configuration.readonly = true
@@ -19,11 +19,11 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
         reader = try DatabaseQueue(path: store.path, configuration: configuration)
     }
 
-    func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+    package func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
         store.commitSchedules(change, done: done)
     }
 
-    func loadStates() async throws -> [String: ScheduleState] {
+    package func loadStates() async throws -> [String: ScheduleState] {
         try await SQLiteRunStore.offThread { [reader] in
             try reader.read { db in
                 var states: [String: ScheduleState] = [:]
@@ -36,7 +36,7 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
         }
     }
 
-    func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
+    package func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
         try await SQLiteRunStore.offThread { [reader] in
             try reader.read { db in
                 try Row.fetchAll(db, sql: """
@@ -55,15 +55,15 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
         }
     }
 
-    func lead(holder: String, lease: Double) async throws -> Leadership? {
+    package func lead(holder: String, lease: Double) async throws -> Leadership? {
         try await SQLiteRunStore.offThread { [store] in
             try store.withWriter { db in try Self.lead(holder: holder, lease: lease, now: Date().timeIntervalSince1970, in: db) }
         }
     }
 
-    static let leaseName = "schedules"
+    package static let leaseName = "schedules"
 
-    static func lead(holder: String, lease: Double, now: Double, in db: Database) throws -> Leadership? {
+    package static func lead(holder: String, lease: Double, now: Double, in db: Database) throws -> Leadership? {
         let row = try Row.fetchOne(db, sql: "SELECT holder, fence, expires FROM leases WHERE name = ?", arguments: [leaseName])
         let current: (holder: String, fence: Int64, expires: Double)? = row.map { ($0["holder"], $0["fence"], $0["expires"]) }
         if let current, current.holder != holder, current.expires >= now { return nil }
@@ -78,7 +78,7 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
     /// Writes commits (on the store's writer thread, inside its transaction): for each, the
     /// runs (task runs and workflow runs) first, then the states and history. A commit made under a leadership that no
     /// longer holds is skipped whole. Returns whether each was written.
-    static func write(_ commits: [ScheduleCommit], in db: Database) throws -> [Bool] {
+    package static func write(_ commits: [ScheduleCommit], in db: Database) throws -> [Bool] {
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO schedules (name, data, updated) VALUES (?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET data = excluded.data, updated = excluded.updated
@@ -111,7 +111,7 @@ final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
     }
 
     /// History lines beyond the retention limits (by age, and all but the newest `keeping`).
-    static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
+    package static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
         var deleted = 0
         if let before {
             try db.execute(sql: "DELETE FROM schedule_history WHERE actual < ?", arguments: [before])

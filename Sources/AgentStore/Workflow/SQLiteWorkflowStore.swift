@@ -7,11 +7,11 @@ import JSONSchema
 /// `workflow_steps`, migration v5-workflows). Commits go through the store's batching writer
 /// (``AgentStore/commitWorkflows(_:done:)``), one transaction per batch; reads use a read-only
 /// connection of their own.
-final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
-    let store: AgentStore
+package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
+    package let store: AgentStore
     private let reader: DatabaseQueue
 
-    init(store: AgentStore) throws {
+    package init(store: AgentStore) throws {
         self.store = store
         var configuration = Configuration()
         configuration.readonly = true
@@ -19,23 +19,23 @@ final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         reader = try DatabaseQueue(path: store.path, configuration: configuration)
     }
 
-    func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
+    package func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
         store.commitWorkflows(change) { written in done(written ? .written : .failed) }
     }
 
-    func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { try loadUnfinishedNow() }
+    package func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { try loadUnfinishedNow() }
 
     /// ``loadUnfinished()`` on the caller's thread (the agent's start).
-    func loadUnfinishedNow() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
+    package func loadUnfinishedNow() throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
         try reader.read { db in
             let runs = try String.fetchAll(db, sql: "SELECT data FROM workflow_runs WHERE finished = 0 ORDER BY row").compactMap(Self.decodeRun)
             return try runs.map { ($0, try Self.steps(of: $0.id, in: db)) }
         }
     }
 
-    func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try listNow(filter) }
+    package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try listNow(filter) }
 
-    func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try runNow(id: id) }
+    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try runNow(id: id) }
 
     /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its own).
     private func listNow(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
@@ -69,12 +69,12 @@ final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         }
     }
 
-    static func decodeRun(_ text: String) -> WorkflowRun? {
+    package static func decodeRun(_ text: String) -> WorkflowRun? {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(WorkflowRun.init(stored:))
     }
 
     /// Writes commits (on the store's writer thread, inside its transaction), in order.
-    static func write(_ commits: [WorkflowCommit], in db: Database) throws {
+    package static func write(_ commits: [WorkflowCommit], in db: Database) throws {
         let upsertRun = try db.cachedStatement(sql: """
             INSERT INTO workflow_runs (id, workflow, status, finished, ended, data) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data

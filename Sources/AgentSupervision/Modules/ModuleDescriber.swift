@@ -216,7 +216,7 @@ public final class ModuleDescriber {
     }
 
     /// Path, size and modification time: a rebuilt library is described again.
-    static func identity(_ path: String) -> String {
+    package static func identity(_ path: String) -> String {
         var info = stat()
         guard stat(path, &info) == 0 else { return "" }
         return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"

@@ -49,7 +49,7 @@ extension ModuleLocator {
     }
 
     /// What is wrong with one file or folder, with the command that fixes it; nil when safe.
-    static func ownershipProblem(_ path: String, _ info: stat, userID: uid_t, folder: Bool) -> String? {
+    package static func ownershipProblem(_ path: String, _ info: stat, userID: uid_t, folder: Bool) -> String? {
         let what = folder ? "the folder" : "the file"
         if info.st_uid != userID, info.st_uid != 0 {
             return "\(what) \(path) is owned by uid \(info.st_uid)\(Self.userName(info.st_uid).map { " (\($0))" } ?? ""), not by the agent's user (uid \(userID)) or root; fix with `chown \(userID) \(path)`"
@@ -67,7 +67,7 @@ extension ModuleLocator {
     /// Whether `gid` is the owner's private group (its primary group, listing no one else as
     /// a member): then writable by the group is writable by the owner alone, as Debian's sshd
     /// accepts (with `umask 002` every file a user creates is group-writable).
-    static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
+    package static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
         guard let user = getpwuid(uid), user.pointee.pw_gid == gid, let name = user.pointee.pw_name,
               let group = getgrgid(gid) else { return false }
         let owner = String(cString: name)
@@ -79,14 +79,14 @@ extension ModuleLocator {
         return true
     }
 
-    static func groupName(_ gid: gid_t) -> String? {
+    package static func groupName(_ gid: gid_t) -> String? {
         guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return nil }
         return String(cString: name)
     }
 
     /// The first unsafe folder from `folder` up to `/` (the folders as written and, where
     /// links lead elsewhere, the real ones), or nil.
-    static func unsafeAncestry(of folder: String, userID: uid_t) -> String? {
+    package static func unsafeAncestry(of folder: String, userID: uid_t) -> String? {
         var chains = [URL(fileURLWithPath: folder).standardizedFileURL.path]
         if let real = realpath(folder, nil) {
             let path = String(cString: real)
@@ -114,7 +114,7 @@ extension ModuleLocator {
 
     /// The first file or folder under a module's source folder (its build output excluded)
     /// that another user could change, or nil.
-    static func unsafeContents(of source: String, userID: uid_t) -> String? {
+    package static func unsafeContents(of source: String, userID: uid_t) -> String? {
         guard let walker = FileManager.default.enumerator(atPath: source) else { return nil }
         while let relative = walker.nextObject() as? String {
             if relative.hasPrefix(".build") {
@@ -136,7 +136,7 @@ extension ModuleLocator {
         return nil
     }
 
-    static func userName(_ uid: uid_t) -> String? {
+    package static func userName(_ uid: uid_t) -> String? {
         guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return nil }
         return String(cString: name)
     }

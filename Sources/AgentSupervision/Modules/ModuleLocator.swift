@@ -125,7 +125,7 @@ public struct ModuleLocator: Sendable {
         return roots.contains { Self.newestModification(under: $0) ?? 0 > built }
     }
 
-    static func modificationTime(_ path: String) -> Double? {
+    package static func modificationTime(_ path: String) -> Double? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
@@ -134,7 +134,7 @@ public struct ModuleLocator: Sendable {
     /// The newest modification time of `root` and what it contains. Hidden entries (`.build`,
     /// `.agent`, `.swiftpm`, editors' swap files) are skipped: SwiftPM does not compile them,
     /// and the runtime writes its own state into `.agent/`.
-    static func newestModification(under root: String, countingRoot: Bool = true) -> Double? {
+    package static func newestModification(under root: String, countingRoot: Bool = true) -> Double? {
         guard let rootTime = modificationTime(root) else { return nil }
         var newest = countingRoot ? rootTime : 0
         guard let walker = FileManager.default.enumerator(atPath: root) else { return newest }
@@ -169,7 +169,7 @@ public struct ModuleLocator: Sendable {
 
     /// Runs a command with its output on this process's stderr (never stdout, which carries
     /// `console --json`'s events) and waits for it; returns its exit status.
-    static func run(_ command: [String], withholding withheld: Set<String> = [], stopSignals: StopSignals? = nil) -> Int32 {
+    package static func run(_ command: [String], withholding withheld: Set<String> = [], stopSignals: StopSignals? = nil) -> Int32 {
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_PATH"] ?? Self.which(command[0]) ?? command[0]
         var arguments = command
         arguments[0] = swift
@@ -191,7 +191,7 @@ public struct ModuleLocator: Sendable {
         return ProcessSpawner.exitCode(status) ?? 128 + ProcessSpawner.termSignal(status)
     }
 
-    static func which(_ program: String) -> String? {
+    package static func which(_ program: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let candidate = "\(directory)/\(program)"
             if access(candidate, X_OK) == 0 { return candidate }

@@ -3,12 +3,12 @@ import AgentCore
 import JSONSchema
 
 /// Process types the runtime provides itself: the `chatbot`.
-enum BuiltinModules {
-    static let chatLocation = ModuleLocation(name: "chat", library: "builtin:chat", sourceDirectory: nil)
+package enum BuiltinModules {
+    package static let chatLocation = ModuleLocation(name: "chat", library: "builtin:chat", sourceDirectory: nil)
 
-    static let builtinAdapters = ["features", "status", "process_control", "latest_value", "rest"]
+    package static let builtinAdapters = ["features", "status", "process_control", "latest_value", "rest"]
 
-    static let chatbotSchema: JSONValue = [
+    package static let chatbotSchema: JSONValue = [
         "type": "object",
         "additionalProperties": false,
         "required": ["logic_adapters"],
@@ -30,7 +30,7 @@ enum BuiltinModules {
         ],
     ]
 
-    static let chatManifest: ModuleManifest = {
+    package static let chatManifest: ModuleManifest = {
         let manifest = JSONValue.object([
             "name": "chat", "version": "1.0.0",
             "processes": [[
@@ -47,7 +47,7 @@ enum BuiltinModules {
     }()
 
     /// The rest adapter's own keys: a url, and a timeout and retries the worker can use.
-    static func restProblems(_ object: JSONObject, pointer: String) -> [(pointer: String, message: String)] {
+    package static func restProblems(_ object: JSONObject, pointer: String) -> [(pointer: String, message: String)] {
         var problems: [(String, String)] = []
         if object["url"]?.stringValue == nil {
             problems.append((pointer, "a rest adapter needs \"url\": the service that scores and answers"))
@@ -67,10 +67,10 @@ enum BuiltinModules {
     }
 
     /// A rest adapter's `retries` at most (each retry waits a little longer).
-    static let restMostRetries = 10
+    package static let restMostRetries = 10
 
     /// Checks a chatbot's adapters against the enabled modules and their schemas.
-    static func checkAdapters(_ settings: JSONObject, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> [(pointer: String, message: String)] {
+    package static func checkAdapters(_ settings: JSONObject, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> [(pointer: String, message: String)] {
         var problems: [(String, String)] = []
         for (index, item) in (settings["logic_adapters"]?.arrayValue ?? []).enumerated() {
             let object: JSONObject = item.stringValue.map { ["type": .string($0)] } ?? item.objectValue ?? [:]

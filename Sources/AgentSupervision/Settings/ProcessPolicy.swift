@@ -72,13 +72,13 @@ public struct ProcessPolicy: Sendable, Equatable {
     }
 
     /// Host-level keys this policy reads.
-    static let keys = ["restart", "stop_timeout", "watchdog", "start_timeout", "queue"]
-    static let restartKeys = ["policy", "initial_delay", "multiplier", "max_delay", "reset_after", "max_restarts", "within"]
+    package static let keys = ["restart", "stop_timeout", "watchdog", "start_timeout", "queue"]
+    package static let restartKeys = ["policy", "initial_delay", "multiplier", "max_delay", "reset_after", "max_restarts", "within"]
 
     /// Reads the policy keys of a process entry; values the host schema refuses are ignored
     /// here (the schema reports them), and every duration is clamped to what a timer can
     /// hold, so that a value the schema missed cannot reach a conversion that traps.
-    init(_ object: JSONObject) {
+    package init(_ object: JSONObject) {
         self.init()
         func seconds(_ value: JSONValue?, atLeast minimum: Double) -> Double? {
             guard let number = value?.numberValue?.doubleValue, !number.isNaN else { return nil }
@@ -121,5 +121,5 @@ public struct ProcessPolicy: Sendable, Equatable {
     }
 
     /// `5`, `0.25`, `1e+300`: a duration for a message (never traps).
-    static func format(_ value: Double) -> String { value.compactText }
+    package static func format(_ value: Double) -> String { value.compactText }
 }

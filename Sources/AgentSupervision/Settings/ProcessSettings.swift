@@ -30,7 +30,7 @@ public struct ProcessSettings: Sendable, Equatable {
 
     /// Reads what can be read; the host schema reports what is wrong. Nil if the entry is not
     /// an object.
-    init?(name: String, json: JSONValue, pointer: String) {
+    package init?(name: String, json: JSONValue, pointer: String) {
         guard let object = json.objectValue else { return nil }
         self.name = name
         self.pointer = pointer
@@ -50,7 +50,7 @@ public struct ProcessSettings: Sendable, Equatable {
     }
 
     /// Why `name` cannot name a process, or nil if it can (see ``PlainName``).
-    static func nameProblem(_ name: String) -> String? {
+    package static func nameProblem(_ name: String) -> String? {
         PlainName.problem(name, what: "process name")
     }
 }

@@ -22,5 +22,5 @@ public enum AssignmentStrategy: String, Sendable, CaseIterable, Equatable {
     public static let standard = AssignmentStrategy.bestFit
 
     /// Names, for error messages.
-    static let names = allCases.map(\.rawValue).joined(separator: ", ")
+    package static let names = allCases.map(\.rawValue).joined(separator: ", ")
 }

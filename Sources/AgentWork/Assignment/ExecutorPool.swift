@@ -6,9 +6,9 @@
 /// executor with room for the run (running below its `max_concurrent` overall and for the
 /// task), not draining, not offline, carrying every label the run requires. The cost of one
 /// decision is one pass over the executors that take the task, without allocation.
-struct ExecutorPool {
+package struct ExecutorPool {
     /// What `executor list` shows.
-    enum State: String, CaseIterable, Sendable {
+    package enum State: String, CaseIterable, Sendable {
         /// Takes runs (has room).
         case online
         /// Every slot taken; takes runs again when one ends.
@@ -20,24 +20,24 @@ struct ExecutorPool {
         case offline
     }
 
-    struct Member {
-        let definition: ExecutorDefinition
+    package struct Member {
+        package let definition: ExecutorDefinition
         /// The tasks it takes, one slot each: name, boost, limit, running.
-        let slotTasks: [String]
-        let slotBoost: [Int]
-        let slotLimit: [Int]
-        var slotRunning: [Int]
-        let slotOf: [String: Int]
-        let preferenceRank: Int
-        var running = 0
-        var draining = false
-        var offlineUntil: Double?
+        package let slotTasks: [String]
+        package let slotBoost: [Int]
+        package let slotLimit: [Int]
+        package var slotRunning: [Int]
+        package let slotOf: [String: Int]
+        package let preferenceRank: Int
+        package var running = 0
+        package var draining = false
+        package var offlineUntil: Double?
         /// Deaths in a row (the backoff's exponent).
-        var crashes = 0
+        package var crashes = 0
         /// Runs given to it over the agent's life.
-        var assigned = 0
+        package var assigned = 0
 
-        init(_ definition: ExecutorDefinition) {
+        package init(_ definition: ExecutorDefinition) {
             self.definition = definition
             let names = definition.tasks.keys.sorted()
             slotTasks = names
@@ -48,29 +48,29 @@ struct ExecutorPool {
             preferenceRank = definition.priorityPreference?.rank ?? -1
         }
 
-        var name: String { definition.name }
-        var maxConcurrent: Int { definition.maxConcurrent }
+        package var name: String { definition.name }
+        package var maxConcurrent: Int { definition.maxConcurrent }
     }
 
     /// Seconds an executor whose worker died stays offline: 1, 2, 4… at most this.
-    static let longestOffline = 60.0
+    package static let longestOffline = 60.0
 
-    private(set) var members: [Member] = []
+    package private(set) var members: [Member] = []
     private var byName: [String: Int] = [:]
     /// Task → (member, slot) of each executor taking it, in declaration order.
     private var takers: [String: [(member: Int, slot: Int)]] = [:]
     /// Round robin: per task, the position in `takers` to try first.
     private var cursors: [String: Int] = [:]
 
-    init(_ definitions: [ExecutorDefinition] = []) {
+    package init(_ definitions: [ExecutorDefinition] = []) {
         update(definitions)
     }
 
-    var isEmpty: Bool { members.isEmpty }
+    package var isEmpty: Bool { members.isEmpty }
 
     /// Takes new definitions (a reload): an executor keeping its name keeps its running
     /// counts, its drain and its offline time.
-    mutating func update(_ definitions: [ExecutorDefinition]) {
+    package mutating func update(_ definitions: [ExecutorDefinition]) {
         let old = members
         let oldIndex = byName
         members = []
@@ -97,15 +97,15 @@ struct ExecutorPool {
         cursors = cursors.filter { takers[$0.key] != nil }
     }
 
-    func index(of name: String) -> Int? { byName[name] }
+    package func index(of name: String) -> Int? { byName[name] }
 
     /// Whether any executor takes `task` (if none does, the task keeps its implicit executor).
-    func isTaken(_ task: String) -> Bool { takers[task] != nil }
+    package func isTaken(_ task: String) -> Bool { takers[task] != nil }
 
     /// The executors that take `task`.
-    func takersOf(_ task: String) -> [Int] { takers[task]?.map(\.member) ?? [] }
+    package func takersOf(_ task: String) -> [Int] { takers[task]?.map(\.member) ?? [] }
 
-    func state(of member: Int, now: Double) -> State {
+    package func state(of member: Int, now: Double) -> State {
         let m = members[member]
         if m.draining { return .draining }
         if let until = m.offlineUntil, until > now { return .offline }
@@ -113,7 +113,7 @@ struct ExecutorPool {
     }
 
     /// Whether `member` may take a run of `task` now (room, not draining or offline, labels).
-    func canTake(_ member: Int, task: String, require: [String: String] = [:], now: Double) -> Bool {
+    package func canTake(_ member: Int, task: String, require: [String: String] = [:], now: Double) -> Bool {
         let m = members[member]
         guard let slot = m.slotOf[task] else { return false }
         return eligible(m, slot: slot, require: require, now: now)
@@ -130,7 +130,7 @@ struct ExecutorPool {
     }
 
     /// How many more runs of `task` its executors can take now (a fleet agent claims no more).
-    func room(for task: String, now: Double) -> Int {
+    package func room(for task: String, now: Double) -> Int {
         var room = 0
         for (member, slot) in takers[task] ?? [] {
             let m = members[member]
@@ -143,7 +143,7 @@ struct ExecutorPool {
 
     /// The label sets of the executors taking `task` that carry `require` (the task's own), each
     /// once: a run whose labels one of them carries can run here.
-    func labelSets(for task: String, carrying require: [String: String]) -> [[String: String]] {
+    package func labelSets(for task: String, carrying require: [String: String]) -> [[String: String]] {
         var sets: [[String: String]] = []
         for member in takersOf(task) where carries(member, require) {
             let labels = members[member].definition.labels
@@ -153,14 +153,14 @@ struct ExecutorPool {
     }
 
     /// Whether every label of `require` is on `member`.
-    func carries(_ member: Int, _ require: [String: String]) -> Bool {
+    package func carries(_ member: Int, _ require: [String: String]) -> Bool {
         require.allSatisfy { members[member].definition.labels[$0.key] == $0.value }
     }
 
     /// The executor for a run of `task`, by `strategy`, among those with room; nil when none
     /// has room (the run waits). `avoid` (the executor of the run's previous attempt) is taken
     /// only when no other one can.
-    mutating func choose(task: String, priority: TaskRun.Priority, require: [String: String] = [:], avoid: Int? = nil,
+    package mutating func choose(task: String, priority: TaskRun.Priority, require: [String: String] = [:], avoid: Int? = nil,
                          strategy: AssignmentStrategy, now: Double) -> Int? {
         guard let list = takers[task] else { return nil }
         if let chosen = pick(list, task: task, rank: priority.rank, require: require, avoid: avoid ?? -1, strategy: strategy, now: now) {
@@ -214,7 +214,7 @@ struct ExecutorPool {
     }
 
     /// A run of `task` starts on `member`.
-    mutating func begin(_ member: Int, task: String) {
+    package mutating func begin(_ member: Int, task: String) {
         guard members.indices.contains(member), let slot = members[member].slotOf[task] else { return }
         members[member].running += 1
         members[member].slotRunning[slot] += 1
@@ -223,7 +223,7 @@ struct ExecutorPool {
 
     /// A run of `task` on `member` ended; `lost`: the executor's worker died during it (the
     /// executor goes offline for its backoff).
-    mutating func end(_ member: Int, task: String, lost: Bool = false, now: Double) {
+    package mutating func end(_ member: Int, task: String, lost: Bool = false, now: Double) {
         guard members.indices.contains(member), let slot = members[member].slotOf[task] else { return }
         members[member].running = max(members[member].running - 1, 0)
         members[member].slotRunning[slot] = max(members[member].slotRunning[slot] - 1, 0)
@@ -239,7 +239,7 @@ struct ExecutorPool {
 
     /// `executor drain` (true) and `executor resume` (false). Whether the executor exists.
     @discardableResult
-    mutating func setDraining(_ name: String, _ draining: Bool) -> Bool {
+    package mutating func setDraining(_ name: String, _ draining: Bool) -> Bool {
         guard let member = byName[name] else { return false }
         members[member].draining = draining
         return true

@@ -18,12 +18,12 @@ import JSONSchema
 /// ```
 package enum ExecutorSettings {
     /// The process type.
-    static let type = "executor"
-    static let mostConcurrent = TaskSettings.mostConcurrent
-    static let largestBoost = 1_000
+    package static let type = "executor"
+    package static let mostConcurrent = TaskSettings.mostConcurrent
+    package static let largestBoost = 1_000
 
     /// `{"gpu": "yes"}` as labels (members that are not strings are left out: the schema says so).
-    static func labels(_ value: JSONValue?) -> [String: String] {
+    package static func labels(_ value: JSONValue?) -> [String: String] {
         var labels: [String: String] = [:]
         for (key, item) in value?.objectValue ?? [:] { if let text = item.stringValue { labels[key] = text } }
         return labels
@@ -36,7 +36,7 @@ package enum ExecutorSettings {
 
     /// The schema of an executor's keys (besides the host's: type, enabled, `replicas`… —
     /// the host schema checks those for every process, an executor's included).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "type": "object",
         "required": ["tasks"],
         "additionalProperties": false,
@@ -68,12 +68,12 @@ package enum ExecutorSettings {
         ],
     ]
 
-    static let validator: JSONSchemaValidator = {
+    package static let validator: JSONSchemaValidator = {
         do { return try JSONSchemaValidator(schema: schema) } catch { fatalError("the executor schema does not compile: \(error)") }
     }()
 
     /// The schema of `"assignment"` (part of ``HostSchema``).
-    static let assignmentSchema: JSONValue = [
+    package static let assignmentSchema: JSONValue = [
         "description": "How queued runs are assigned to the executors (processes of type \"executor\").",
         "type": "object", "additionalProperties": false,
         "properties": [
@@ -86,7 +86,7 @@ package enum ExecutorSettings {
         ],
     ]
 
-    static func readAssignment(_ json: JSONValue?) -> AssignmentSettings {
+    package static func readAssignment(_ json: JSONValue?) -> AssignmentSettings {
         var assignment = AssignmentSettings()
         if let name = json?["strategy"]?.stringValue, let strategy = AssignmentStrategy(rawValue: name) { assignment.strategy = strategy }
         for (task, value) in json?["tasks"]?.objectValue ?? [:] {
@@ -99,7 +99,7 @@ package enum ExecutorSettings {
     /// The executors of one `"executor"` process (one per replica), or its problems (pointers
     /// from the settings' root). `tasks`: the task names defined; `users`: the HTTP users and
     /// their roles.
-    static func read(_ process: ProcessSettings, tasks: Set<String>, users: [String: String]) -> (executors: [ExecutorDefinition], problems: [(pointer: String, message: String)]) {
+    package static func read(_ process: ProcessSettings, tasks: Set<String>, users: [String: String]) -> (executors: [ExecutorDefinition], problems: [(pointer: String, message: String)]) {
         let settings = process.moduleSettings
         var problems = validator.validate(.object(settings)).map { (process.pointer + $0.instanceLocation, $0.message) }
         let entries = settings["tasks"]?.objectValue ?? [:]
@@ -148,7 +148,7 @@ package enum ExecutorSettings {
 
     /// Problems across executors and tasks: a task whose `require` no executor taking it
     /// carries, a strategy named for a task that does not exist.
-    static func crossCheck(_ executors: [ExecutorDefinition], tasks: [TaskDefinition], assignment: JSONValue?) -> [(pointer: String, message: String)] {
+    package static func crossCheck(_ executors: [ExecutorDefinition], tasks: [TaskDefinition], assignment: JSONValue?) -> [(pointer: String, message: String)] {
         var problems: [(pointer: String, message: String)] = []
         for task in tasks where !task.require.isEmpty {
             let takers = executors.filter { $0.tasks[task.name] != nil }

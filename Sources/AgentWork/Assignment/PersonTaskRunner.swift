@@ -4,7 +4,7 @@ import JSONSchema
 /// its person completes it (`task complete RUN --output JSON`, the dashboard) or fails it
 /// (`task fail RUN --error TEXT`). Its task's timeout and a cancel end it as for any runner.
 /// Loop thread only, like every ``TaskRunner``.
-final class PersonTaskRunner: TaskRunner {
+package final class PersonTaskRunner: TaskRunner {
     private struct Waiting {
         var start: TaskRunStart
         var report: (TaskRunReport) -> Void
@@ -12,11 +12,11 @@ final class PersonTaskRunner: TaskRunner {
 
     private var waiting: [String: Waiting] = [:]
 
-    func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
+    package func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         waiting[run.runID] = Waiting(start: run, report: report)
     }
 
-    func cancel(runID: String, reason: TaskRunOutcome.Status) {
+    package func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let run = waiting.removeValue(forKey: runID) else { return }
         let why = switch reason {
         case .timedOut: "timed out waiting for \(run.start.executor ?? "its person")"
@@ -26,15 +26,15 @@ final class PersonTaskRunner: TaskRunner {
         run.report(.finished(TaskRunOutcome(status: reason, error: why)))
     }
 
-    func shutDown() {
+    package func shutDown() {
         for id in waiting.keys.sorted() { cancel(runID: id, reason: .interrupted) }
     }
 
     /// Whether `runID` waits for a person.
-    func isWaiting(_ runID: String) -> Bool { waiting[runID] != nil }
+    package func isWaiting(_ runID: String) -> Bool { waiting[runID] != nil }
 
     /// Ends a waiting run with `outcome`; false when it does not wait.
-    func finish(_ runID: String, _ outcome: TaskRunOutcome) -> Bool {
+    package func finish(_ runID: String, _ outcome: TaskRunOutcome) -> Bool {
         guard let run = waiting.removeValue(forKey: runID) else { return false }
         run.report(.finished(outcome))
         return true

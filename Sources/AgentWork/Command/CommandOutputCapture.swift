@@ -4,19 +4,19 @@ import JSONSchema
 ///
 /// Beyond the bound the pipe is still read (a writer blocked on a full pipe would hang the
 /// run) and what comes is counted, not kept; the output then says how much was left out.
-struct CommandStdout {
-    let limit: Int
-    private(set) var bytes: [UInt8] = []
+package struct CommandStdout {
+    package let limit: Int
+    package private(set) var bytes: [UInt8] = []
     /// Everything written, kept or not.
-    private(set) var total = 0
+    package private(set) var total = 0
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
-    var isTruncated: Bool { total > bytes.count }
+    package var isTruncated: Bool { total > bytes.count }
 
-    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+    package mutating func append(_ chunk: UnsafeRawBufferPointer) {
         total += chunk.count
         let room = limit - bytes.count
         guard room > 0 else { return }
@@ -26,7 +26,7 @@ struct CommandStdout {
     /// The output: JSON when all of it parses as JSON, else the text without its trailing
     /// newlines (as a shell's `$(…)` gives it); nil when nothing was written. Output cut at the
     /// bound is text that ends saying so.
-    func output() -> JSONValue? {
+    package func output() -> JSONValue? {
         if bytes.isEmpty { return nil }
         if !isTruncated, let json = try? JSONValue.parse(bytes) { return json }
         var text = String(decoding: bytes, as: UTF8.self)
@@ -37,7 +37,7 @@ struct CommandStdout {
         return .string(text)
     }
 
-    static func describe(_ count: Int) -> String {
+    package static func describe(_ count: Int) -> String {
         if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
         if count >= 1 << 10, count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
         return "\(count) bytes"
@@ -46,18 +46,18 @@ struct CommandStdout {
 
 /// The end of what a command wrote on stderr: the last `byteLimit` bytes and at most
 /// `lineLimit` lines, for the run's record and its failure notification.
-struct CommandStderrTail {
-    let byteLimit: Int
-    let lineLimit: Int
+package struct CommandStderrTail {
+    package let byteLimit: Int
+    package let lineLimit: Int
     private var bytes: [UInt8] = []
     private var dropped = 0
 
-    init(byteLimit: Int, lineLimit: Int) {
+    package init(byteLimit: Int, lineLimit: Int) {
         self.byteLimit = byteLimit
         self.lineLimit = lineLimit
     }
 
-    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+    package mutating func append(_ chunk: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: chunk.suffix(byteLimit))
         dropped += max(0, chunk.count - byteLimit)
         // Trimmed in halves: each byte is moved at most once or twice.
@@ -70,7 +70,7 @@ struct CommandStderrTail {
 
     /// The tail as text (nil when nothing was written): whole lines, saying when earlier ones
     /// were left out.
-    func text() -> String? {
+    package func text() -> String? {
         var kept = bytes.suffix(byteLimit)
         var cut = dropped > 0 || bytes.count > byteLimit
         if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) {
@@ -89,7 +89,7 @@ struct CommandStderrTail {
     }
 
     /// The last line that is not blank, for an error message.
-    func lastLine() -> String? {
+    package func lastLine() -> String? {
         let end = bytes.suffix(4096)
         return String(decoding: end, as: UTF8.self).split(separator: "\n").last { !$0.allSatisfy(\.isWhitespace) }
             .map { String($0.prefix(300)) }

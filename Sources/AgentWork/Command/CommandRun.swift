@@ -5,53 +5,53 @@ import JSONSchema
 
 /// One attempt of a `command` task while its program runs: the process, the runner's ends of
 /// its pipes, and what it wrote so far. Loop thread only.
-final class CommandRun {
-    let start: TaskRunStart
-    let report: (TaskRunReport) -> Void
-    let startedAt = EventLoop.now()
+package final class CommandRun {
+    package let start: TaskRunStart
+    package let report: (TaskRunReport) -> Void
+    package let startedAt = EventLoop.now()
     /// The program, for messages (resolved from PATH when it named no folder).
-    var program = ""
+    package var program = ""
     /// The child, which leads a process group of its own (its id is the group's): 0 once reaped.
-    var pid: pid_t = 0
+    package var pid: pid_t = 0
     /// Readable when the child exits; -1 without pidfds (then a timer polls).
-    var pidFD: Int32 = -1
-    var pollTimer: Int?
-    var stdinFD: Int32 = -1
-    var stdoutFD: Int32 = -1
-    var stderrFD: Int32 = -1
+    package var pidFD: Int32 = -1
+    package var pollTimer: Int?
+    package var stdinFD: Int32 = -1
+    package var stdoutFD: Int32 = -1
+    package var stderrFD: Int32 = -1
     /// The input not yet written to stdin (it did not fit in the pipe at the start).
-    var pendingInput: [UInt8] = []
-    var inputOffset = 0
-    var stdout: CommandStdout
-    var stderr: CommandStderrTail
+    package var pendingInput: [UInt8] = []
+    package var inputOffset = 0
+    package var stdout: CommandStdout
+    package var stderr: CommandStderrTail
     /// Why the run is being ended early (cancel, timeout, the agent's stop), if it is.
-    var endReason: TaskRunOutcome.Status?
+    package var endReason: TaskRunOutcome.Status?
     /// SIGKILL after the grace of a cancel.
-    var killTimer: Int?
+    package var killTimer: Int?
     /// The attempt's own cgroup (nil without cgroups: its process group stands for it).
-    var cgroup: RunCgroup?
+    package var cgroup: RunCgroup?
     /// The program has ended: how, reported once its cgroup is empty.
-    var ending: TaskRunOutcome?
+    package var ending: TaskRunOutcome?
     /// When the program ended, and the timer that looks again whether its cgroup is empty.
-    var endedAt = 0.0
-    var settleTimer: Int?
+    package var endedAt = 0.0
+    package var settleTimer: Int?
     /// Said once that its cgroup is slow to empty.
-    var slowToSettle = false
+    package var slowToSettle = false
 
-    init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
+    package init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
         self.start = start
         self.report = report
         stdout = CommandStdout(limit: limits.stdoutBytes)
         stderr = CommandStderrTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
     }
 
-    var runID: String { start.runID }
+    package var runID: String { start.runID }
 
     /// The runner's open descriptors of this run.
-    var fds: [Int32] { [pidFD, stdinFD, stdoutFD, stderrFD].filter { $0 >= 0 } }
+    package var fds: [Int32] { [pidFD, stdinFD, stdoutFD, stderrFD].filter { $0 >= 0 } }
 
     /// How the attempt ended, from the child's wait status (and why it was ended, if it was).
-    func outcome(status: Int32) -> TaskRunOutcome {
+    package func outcome(status: Int32) -> TaskRunOutcome {
         var outcome = TaskRunOutcome(status: .succeeded, output: stdout.output(), stderrTail: stderr.text())
         if let code = ProcessSpawner.exitCode(status) {
             outcome.exitCode = code

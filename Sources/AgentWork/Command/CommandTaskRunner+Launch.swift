@@ -6,16 +6,16 @@ import JSONSchema
 
 extension CommandTaskRunner {
     /// The variables every command gets besides the runtime's environment and its task's.
-    enum EnvironmentKey {
-        static let runID = "AGENT_TASK_RUN_ID"
-        static let idempotencyKey = "AGENT_TASK_IDEMPOTENCY_KEY"
-        static let attempt = "AGENT_TASK_ATTEMPT"
-        static let name = "AGENT_TASK_NAME"
+    package enum EnvironmentKey {
+        package static let runID = "AGENT_TASK_RUN_ID"
+        package static let idempotencyKey = "AGENT_TASK_IDEMPOTENCY_KEY"
+        package static let attempt = "AGENT_TASK_ATTEMPT"
+        package static let name = "AGENT_TASK_NAME"
     }
 
     /// Spawns the run's program with its pipes in its cgroup (or the agent's containment). Returns
     /// why it could not start (the run then fails with it), nil when it runs.
-    func launch(_ run: CommandRun) -> String? {
+    package func launch(_ run: CommandRun) -> String? {
         guard let spec = run.start.task.command, let first = spec.arguments.first, !first.isEmpty else {
             return "the task has no command to run (\"command\": [\"/path/to/program\", \"argument\", …])"
         }
@@ -161,7 +161,7 @@ extension CommandTaskRunner {
     /// `groups`: the runs' own process groups, killed as groups and reaped by their runs —
     /// a member still dying of that kill is not an escapee (reaping it here took the run's
     /// own exit status: "reaped elsewhere", no signal).
-    func killEscapees(of runIDs: Set<String>, outside groups: Set<pid_t>) -> [pid_t] {
+    package func killEscapees(of runIDs: Set<String>, outside groups: Set<pid_t>) -> [pid_t] {
         var killed: [pid_t] = []
         let prefix = Array("\(EnvironmentKey.runID)=".utf8)
         // A process may fork while the scan runs: look again while something was found.
@@ -198,13 +198,13 @@ extension CommandTaskRunner {
 
     // MARK: Finding the program
 
-    struct NotRunnable: Error {
-        var message: String
+    package struct NotRunnable: Error {
+        package var message: String
     }
 
     /// The program to spawn: a name with a `/` as it is (found from the working directory
     /// when relative), a bare name looked up in `path` (the command's PATH).
-    static func resolve(_ name: String, path: String?, directory: String) -> Result<String, NotRunnable> {
+    package static func resolve(_ name: String, path: String?, directory: String) -> Result<String, NotRunnable> {
         if name.contains("/") { return .success(name) }
         let search = path ?? "/usr/local/bin:/usr/bin:/bin"
         var notExecutable: String?
@@ -224,7 +224,7 @@ extension CommandTaskRunner {
     }
 
     /// Why the spawn of `program` failed, in words that say what to fix.
-    static func describe(_ code: Int32, program: String) -> String {
+    package static func describe(_ code: Int32, program: String) -> String {
         let reason = String(cString: strerror(code))
         switch code {
         case ENOENT: return "cannot run \(program): \(reason) (the program, or the interpreter its #! line names, does not exist)"

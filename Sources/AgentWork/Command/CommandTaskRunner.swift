@@ -24,33 +24,33 @@ import Logging
 /// nothing may be left behind. When the program exits, what is left of its group and cgroup is
 /// killed too: a run ends with its program, and is reported only once its cgroup is empty (so
 /// that a retry never runs beside what the attempt before it started), with what it used.
-final class CommandTaskRunner: TaskRunner {
+package final class CommandTaskRunner: TaskRunner {
     /// How much of a command's output is kept, and how long a cancelled one may take to end.
-    struct Limits {
+    package struct Limits {
         /// Bytes of stdout kept as the output; more is read and counted, and the output says so.
-        var stdoutBytes = 1 << 20
+        package var stdoutBytes = 1 << 20
         /// The stderr tail: at most these many bytes and lines.
-        var stderrBytes = 64 << 10
-        var stderrLines = 200
+        package var stderrBytes = 64 << 10
+        package var stderrLines = 200
         /// Seconds from SIGTERM to SIGKILL when a run is cancelled and its task gives no `cancel_grace`.
-        var cancelGrace = 2.0
+        package var cancelGrace = 2.0
 
-        init() {}
+        package init() {}
     }
 
-    let loop: EventLoop
+    package let loop: EventLoop
     /// Where commands run unless their task names a `directory` (relative ones start here).
-    let agentDirectory: String
+    package let agentDirectory: String
     /// The runtime's environment, which every command gets (plus its task's and the run's).
-    let environment: [String: String]
-    let containment: WorkerContainment?
-    let limits: Limits
-    let logger: Logger
-    private(set) var runs: [String: CommandRun] = [:]
+    package let environment: [String: String]
+    package let containment: WorkerContainment?
+    package let limits: Limits
+    package let logger: Logger
+    package private(set) var runs: [String: CommandRun] = [:]
     private var stopped = false
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
-    init(loop: EventLoop, agentDirectory: String, environment: [String: String],
+    package init(loop: EventLoop, agentDirectory: String, environment: [String: String],
          containment: WorkerContainment? = nil, limits: Limits = Limits(), logger: Logger) {
         self.loop = loop
         self.agentDirectory = agentDirectory
@@ -69,13 +69,13 @@ final class CommandTaskRunner: TaskRunner {
 
     /// Whether `pid` is a process of a command running now: of its process group (led by the
     /// command's pid) or in its run's cgroup. The supervisor's orphan sweep leaves them alone.
-    func owns(_ pid: pid_t) -> Bool {
+    package func owns(_ pid: pid_t) -> Bool {
         let groups = Set(runs.values.map(\.pid).filter { $0 > 0 })
         if groups.contains(pid) || ProcStat.read(pid).map({ groups.contains($0.group) }) == true { return true }
         return runs.values.contains { run in run.cgroup.map { WorkerCgroup.members($0.path).contains(pid) } == true }
     }
 
-    func start(_ start: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
+    package func start(_ start: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         let run = CommandRun(start: start, limits: limits, report: report)
         if stopped {
             return finishUnstarted(run, "the agent is stopping; the command was not started")
@@ -91,7 +91,7 @@ final class CommandTaskRunner: TaskRunner {
         watch(run)
     }
 
-    func cancel(runID: String, reason: TaskRunOutcome.Status) {
+    package func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let run = runs[runID], run.pid > 0 else { return }
         if run.endReason == nil { run.endReason = reason }
         // A cancel and the agent's stop give the program its grace; a timeout does not.
@@ -112,7 +112,7 @@ final class CommandTaskRunner: TaskRunner {
         }
     }
 
-    func shutDown() {
+    package func shutDown() {
         stopped = true
         let going = runs.values.sorted { $0.startedAt < $1.startedAt }
         for run in going where run.endReason == nil && run.pid > 0 {

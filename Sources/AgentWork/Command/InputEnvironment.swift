@@ -9,13 +9,13 @@ import JSONSchema
 /// fields that upper-case alike (`a` and `A`), a value holding a NUL, a value over
 /// ``largestValue`` bytes, and fields once ``largestTotal`` bytes are given (the kernel refuses
 /// a program whose environment is too big). The whole input is always on the command's stdin.
-enum InputEnvironment {
-    static let prefix = "INPUT_"
-    static let largestValue = 64 * 1024
-    static let largestTotal = 256 * 1024
+package enum InputEnvironment {
+    package static let prefix = "INPUT_"
+    package static let largestValue = 64 * 1024
+    package static let largestTotal = 256 * 1024
 
     /// `INPUT_FILE` for `file`; nil for a name no variable can carry.
-    static func name(forField field: String) -> String? {
+    package static func name(forField field: String) -> String? {
         guard let first = field.unicodeScalars.first, !("0"..."9").contains(first),
               field.unicodeScalars.allSatisfy({ $0.isASCII && ($0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)) })
         else { return nil }
@@ -24,7 +24,7 @@ enum InputEnvironment {
 
     /// The variables for `input` (none unless it is an object); `omitted`: the fields left
     /// out for their size, for the log.
-    static func variables(for input: JSONValue) -> (variables: [String: String], omitted: [String]) {
+    package static func variables(for input: JSONValue) -> (variables: [String: String], omitted: [String]) {
         guard let object = input.objectValue else { return ([:], []) }
         var named: [String: [String]] = [:]
         for field in object.keys {

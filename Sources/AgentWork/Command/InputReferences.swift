@@ -16,28 +16,28 @@ import JSONSchema
 ///   into the shell line single-quoted (one word, never interpreted by the shell).
 /// - At settings time, a reference to a field the task's `"input"` schema does not declare
 ///   (in its `properties`) is an error at the argument's pointer.
-enum InputReferences {
+package enum InputReferences {
     /// One reference in an argument.
-    struct Reference: Equatable {
-        var range: Range<String.Index>
+    package struct Reference: Equatable {
+        package var range: Range<String.Index>
         /// The field names after `input` (empty: the whole input).
-        var path: [String]
+        package var path: [String]
 
         /// As written in a message: `{{input.a.b}}`.
-        var text: String { "{{" + (["input"] + path).joined(separator: ".") + "}}" }
+        package var text: String { "{{" + (["input"] + path).joined(separator: ".") + "}}" }
 
         /// The path as a JSON pointer into the input (`/a/b`).
-        var pointer: String { path.map { "/" + JSONPointer.escape($0) }.joined() }
+        package var pointer: String { path.map { "/" + JSONPointer.escape($0) }.joined() }
     }
 
     /// A reference the input cannot fill.
-    struct Missing: Error {
-        var message: String
+    package struct Missing: Error {
+        package var message: String
     }
 
     /// The references in `argument`, in order; a malformed one (an empty field name) comes
     /// back as a problem.
-    static func references(in argument: String) -> (references: [Reference], problems: [String]) {
+    package static func references(in argument: String) -> (references: [Reference], problems: [String]) {
         var found: [Reference] = []
         var problems: [String] = []
         var searchFrom = argument.startIndex
@@ -61,7 +61,7 @@ enum InputReferences {
 
     /// `argument` with its references replaced by their values in `input`; with `quoted`,
     /// each value single-quoted for `/bin/sh`. `index`: the argument's place, for the message.
-    static func substitute(_ argument: String, index: Int, input: JSONValue, quoted: Bool) -> Result<String, Missing> {
+    package static func substitute(_ argument: String, index: Int, input: JSONValue, quoted: Bool) -> Result<String, Missing> {
         let references = references(in: argument).references
         guard !references.isEmpty else { return .success(argument) }
         var result = ""
@@ -96,13 +96,13 @@ enum InputReferences {
     }
 
     /// `text` as one single-quoted `/bin/sh` word.
-    static func shellQuoted(_ text: String) -> String {
+    package static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
     /// Why `reference` names a field `schema` does not declare, or nil (also when the schema
     /// says nothing about that level: no `properties`, a `$ref`, a combination).
-    static func undeclared(_ reference: Reference, in schema: JSONValue) -> String? {
+    package static func undeclared(_ reference: Reference, in schema: JSONValue) -> String? {
         var node = schema
         for (depth, field) in reference.path.enumerated() {
             if let properties = node["properties"]?.objectValue {

@@ -9,8 +9,8 @@
 /// Where the walk could be wrong, it refuses rather than guesses: a reference inside a
 /// `$(…)` within quotes counts as quoted, and after a `case` inside such a `$(…)` (whose
 /// patterns end in a `)` the walk would take for the end) every reference is refused.
-struct ShellLineScanner {
-    enum Context {
+package struct ShellLineScanner {
+    package enum Context {
         case plain, single, double, backquote, hereDocument, comment
         /// `$(…)`, or `(…)` inside it.
         case command
@@ -28,7 +28,7 @@ struct ShellLineScanner {
     private var lastWord = ""
 
     /// The context of each `{` in `line`: what a reference starting there stands in.
-    static func contexts(of line: String) -> [String.Index: Context] {
+    package static func contexts(of line: String) -> [String.Index: Context] {
         var scanner = ShellLineScanner()
         var contexts: [String.Index: Context] = [:]
         let indices = Array(line.indices)

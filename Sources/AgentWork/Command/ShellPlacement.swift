@@ -14,25 +14,25 @@ import Foundation
 ///
 /// A task that runs a shell itself (`["/bin/sh", "-c", "SCRIPT", "NAME", "ARG"…]`) gets its
 /// values unquoted: a reference in its script is refused; the arguments after it are `$1`….
-enum ShellPlacement {
+package enum ShellPlacement {
     /// A reference standing where its value would not be one word.
-    struct Misplaced: Equatable {
-        var reference: String
+    package struct Misplaced: Equatable {
+        package var reference: String
         /// Offset of the reference's `{{` in the line, in characters.
-        var offset: Int
+        package var offset: Int
         /// Why, e.g. "inside single quotes".
-        var place: String
+        package var place: String
         /// The first field name (`a` of `{{input.a.b}}`), nil for the whole input.
-        var field: String?
+        package var field: String?
     }
 
     /// The shells whose `-c` argument is a shell line when a task runs them itself.
-    static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]
+    package static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]
 
     /// The problems of `spec`'s arguments, by argument: the line of a `"shell": true` task,
     /// and the script of a task that runs a shell itself (`["/bin/sh", "-c", "SCRIPT", …]`),
     /// into which a value would go unquoted.
-    static func problems(of spec: TaskDefinition.CommandSpec) -> [(index: Int, message: String)] {
+    package static func problems(of spec: TaskDefinition.CommandSpec) -> [(index: Int, message: String)] {
         if spec.shell {
             return spec.arguments.first.map { line in misplaced(in: line).map { (0, message($0)) } } ?? []
         }
@@ -69,7 +69,7 @@ enum ShellPlacement {
     }
 
     /// The references of `line` that do not stand as whole words outside quotes.
-    static func misplaced(in line: String) -> [Misplaced] {
+    package static func misplaced(in line: String) -> [Misplaced] {
         let references = InputReferences.references(in: line).references
         guard !references.isEmpty else { return [] }
         let contexts = ShellLineScanner.contexts(of: line)
@@ -104,7 +104,7 @@ enum ShellPlacement {
 
     /// What a settings error says for `misplaced` in the line (the pointer and file are the
     /// report's): what was found, what is expected, and how to write it.
-    static func message(_ misplaced: Misplaced) -> String {
+    package static func message(_ misplaced: Misplaced) -> String {
         let variable = misplaced.field.flatMap(InputEnvironment.name(forField:)).map { "\"$\($0)\"" }
         let alternative = variable.map { ", or use the variable \($0) (the input's field, set for every command)" } ?? ", or read the input from stdin (the whole input as JSON)"
         return "\(misplaced.reference) at character \(misplaced.offset) of the shell line is \(misplaced.place); "
@@ -114,7 +114,7 @@ enum ShellPlacement {
     }
 
     /// Whether `character` ends a shell word outside quotes.
-    static func isBoundary(_ character: Character) -> Bool {
+    package static func isBoundary(_ character: Character) -> Bool {
         character.isWhitespace || ";&|()<>".contains(character)
     }
 }

@@ -8,9 +8,9 @@
 /// store holds for a short time (``FleetSettings/assignmentHold``): the chosen agent claims
 /// the run at once; if it does not (lost meanwhile, or full), any agent with room takes it
 /// after the hold.
-struct FleetAssigner {
+package struct FleetAssigner {
     /// The agents alive, by id.
-    private(set) var members: [FleetMember] = []
+    package private(set) var members: [FleetMember] = []
     /// Runs given since the members were read, by agent and task: the heartbeats' counts lag.
     private var given: [String: [String: Int]] = [:]
     /// Runs given over the agent's life, by agent (the last tie-break).
@@ -19,7 +19,7 @@ struct FleetAssigner {
     private var last: [String: String] = [:]
 
     /// Takes the members as read now (the lost ones left out).
-    mutating func update(_ members: [FleetMember]) {
+    package mutating func update(_ members: [FleetMember]) {
         self.members = members.filter { !$0.isLost }.sorted { $0.agentID < $1.agentID }
         given = [:]
     }
@@ -27,7 +27,7 @@ struct FleetAssigner {
     /// The agent for a run of `task`, or nil when no agent alive is known to carry it out (then
     /// no agent is preferred). An agent with room is preferred; when all are full, the
     /// strategy's choice among all (the run waits for it to have room, or for the hold's end).
-    mutating func choose(task: String, priority: TaskRun.Priority, strategy: AssignmentStrategy) -> String? {
+    package mutating func choose(task: String, priority: TaskRun.Priority, strategy: AssignmentStrategy) -> String? {
         var candidates: [(id: String, room: FleetMember.TaskRoom)] = []
         for member in members {
             guard var room = member.tasks[task], room.maxConcurrent > 0 else { continue }

@@ -86,12 +86,12 @@ package struct FleetMember: Sendable, Equatable {
             self.preferences = preferences
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             ["running": .number(JSONNumber(running)), "max_concurrent": .number(JSONNumber(maxConcurrent)),
              "priority_boost": .number(JSONNumber(priorityBoost)), "priority_preferences": .array(preferences.map { .string($0.rawValue) })]
         }
 
-        init?(_ json: JSONValue) {
+        package init?(_ json: JSONValue) {
             guard let limit = json["max_concurrent"]?.numberValue?.intValue else { return nil }
             running = json["running"]?.numberValue?.intValue ?? 0
             maxConcurrent = limit
@@ -114,11 +114,11 @@ package struct FleetMember: Sendable, Equatable {
             self.draining = draining
         }
 
-        var json: JSONValue {
+        package var json: JSONValue {
             ["name": .string(name), "running": .number(JSONNumber(running)), "max_concurrent": .number(JSONNumber(maxConcurrent)), "draining": .bool(draining)]
         }
 
-        init?(_ json: JSONValue) {
+        package init?(_ json: JSONValue) {
             guard let name = json["name"]?.stringValue else { return nil }
             self.name = name
             running = json["running"]?.numberValue?.intValue ?? 0

@@ -26,7 +26,7 @@ package protocol MemoryStore: AnyObject, Sendable {
 
 extension MemoryStore {
     /// Puts `value` at `key` and waits for the commit.
-    func put(_ key: String, value: JSONValue, scope: MemoryScope, expectedVersion: Int? = nil) async throws(MemoryError) -> MemoryEntry {
+    package func put(_ key: String, value: JSONValue, scope: MemoryScope, expectedVersion: Int? = nil) async throws(MemoryError) -> MemoryEntry {
         let write = MemoryWrite(scope: scope, key: key, operation: .put(value), expectedVersion: expectedVersion)
         let result = await withCheckedContinuation { continuation in commit(write) { continuation.resume(returning: $0) } }
         switch result {
@@ -37,7 +37,7 @@ extension MemoryStore {
     }
 
     /// Deletes `key` and waits for the commit: the entry removed, or nil when there was none.
-    func delete(_ key: String, scope: MemoryScope, expectedVersion: Int? = nil) async throws(MemoryError) -> MemoryEntry? {
+    package func delete(_ key: String, scope: MemoryScope, expectedVersion: Int? = nil) async throws(MemoryError) -> MemoryEntry? {
         let write = MemoryWrite(scope: scope, key: key, operation: .delete, expectedVersion: expectedVersion)
         let result = await withCheckedContinuation { continuation in commit(write) { continuation.resume(returning: $0) } }
         return try result.get()

@@ -8,7 +8,7 @@ import Logging
 /// work layer never holds the supervisor itself (so the compiler keeps the arrow pointing down).
 ///
 /// Loop thread only.
-protocol ExecutorHost: AnyObject {
+package protocol ExecutorHost: AnyObject {
     /// The loop every call is made on (timers, deferred work).
     var loop: EventLoop { get }
     var logger: Logger { get }

@@ -23,16 +23,16 @@ import Logging
 /// its worker is killed.
 ///
 /// Loop thread only, like every ``TaskRunner``.
-final class ModuleTaskRunner: TaskRunner {
-    struct Configuration {
+package final class ModuleTaskRunner: TaskRunner {
+    package struct Configuration {
         /// Seconds an executor without runs stays up.
-        var idleTimeout: Double = 60
+        package var idleTimeout: Double = 60
         /// Seconds a cancelled run's handler has to end before its worker is killed.
-        var cancelGrace: Double = 5
+        package var cancelGrace: Double = 5
     }
 
     /// What the runner needs to know about a module task type.
-    typealias ModuleTask = ModuleTaskType
+    package typealias ModuleTask = ModuleTaskType
 
     /// One run in an executor.
     private final class ActiveRun {
@@ -74,7 +74,7 @@ final class ModuleTaskRunner: TaskRunner {
 
     private unowned let host: any ExecutorHost
     private let lookup: (String) -> ModuleTask?
-    let configuration: Configuration
+    package let configuration: Configuration
     /// Executors taking runs, by worker name.
     private var executors: [String: Executor] = [:]
     /// Run id → the executor that has it.
@@ -86,21 +86,21 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// - Parameter lookup: a task type (`"<module>.<type>"`) → its module and declaration, nil
     ///   when no enabled module provides it.
-    init(host: any ExecutorHost, configuration: Configuration = Configuration(), lookup: @escaping (String) -> ModuleTask?) {
+    package init(host: any ExecutorHost, configuration: Configuration = Configuration(), lookup: @escaping (String) -> ModuleTask?) {
         self.host = host
         self.configuration = configuration
         self.lookup = lookup
     }
 
     /// The name `status` shows for a task's executor.
-    static func executorName(task: String) -> String { "task:\(task)" }
+    package static func executorName(task: String) -> String { "task:\(task)" }
 
     /// The worker of `task` on the declared executor `executor` (nil: the task's own).
-    static func workerName(task: String, executor: String?) -> String {
+    package static func workerName(task: String, executor: String?) -> String {
         executor.map { "\($0):\(task)" } ?? executorName(task: task)
     }
 
-    func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
+    package func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         guard !shutDownCalled, !host.isStopping else {
             return report(.finished(TaskRunOutcome(status: .interrupted, error: "the agent is stopping")))
         }
@@ -134,14 +134,14 @@ final class ModuleTaskRunner: TaskRunner {
     }
 
     /// A run sent ahead waits in the executor's worker for its instant (see `HeldRuns`).
-    var startsAhead: Bool { true }
+    package var startsAhead: Bool { true }
 
     /// The runs' frames go to their executors now (a batch: before the runs are recorded).
-    func flush() {
+    package func flush() {
         host.flushDirty()
     }
 
-    func cancel(runID: String, reason: TaskRunOutcome.Status) {
+    package func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let (executor, token) = runsByID[runID], let run = executor.runs[token], run.endAs == nil else { return }
         run.endAs = reason
         TaskFrame.append(.taskCancel, token: token, to: executor.process.control)
@@ -156,11 +156,11 @@ final class ModuleTaskRunner: TaskRunner {
 
     /// The run a token of `process`'s stands for, while it goes on (shared memory asks whose
     /// run a `context.memory` call is).
-    func runID(token: UInt64, process: SupervisedProcess) -> String? {
+    package func runID(token: UInt64, process: SupervisedProcess) -> String? {
         executors.values.first { $0.process === process }?.runs[token]?.runID
     }
 
-    func shutDown() {
+    package func shutDown() {
         guard !shutDownCalled else { return }
         shutDownCalled = true
         for executor in executors.values {

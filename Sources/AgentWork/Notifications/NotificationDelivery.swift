@@ -8,10 +8,10 @@ import Logging
 /// server. When the queue is full the oldest email is dropped and counted; a failed attempt
 /// is retried a few times (``NotificationSettings/Email/maxRetries``), then given up on,
 /// logged and counted. Nothing here changes a run's result.
-final class NotificationDelivery: @unchecked Sendable {
-    struct Job: Sendable {
-        var notification: TaskNotification
-        var email: NotificationSettings.Email
+package final class NotificationDelivery: @unchecked Sendable {
+    package struct Job: Sendable {
+        package var notification: TaskNotification
+        package var email: NotificationSettings.Email
     }
 
     private let capacity: Int
@@ -24,7 +24,7 @@ final class NotificationDelivery: @unchecked Sendable {
     private var finished = false
     private var counters = NotificationStatistics()
 
-    init(capacity: Int, logger: Logger) {
+    package init(capacity: Int, logger: Logger) {
         self.capacity = max(1, capacity)
         self.logger = logger
         let thread = Thread { [self] in run() }
@@ -33,7 +33,7 @@ final class NotificationDelivery: @unchecked Sendable {
     }
 
     /// Queues `job` without waiting; a full queue drops its oldest job (counted).
-    func enqueue(_ job: Job) {
+    package func enqueue(_ job: Job) {
         condition.lock()
         guard stopDeadline == nil else {
             counters.emailsDropped += 1
@@ -58,7 +58,7 @@ final class NotificationDelivery: @unchecked Sendable {
     /// drops (and counts) what is left. Returns whether everything was sent or given up on in
     /// time. Calling it again is harmless.
     @discardableResult
-    func stop(timeout: Double) -> Bool {
+    package func stop(timeout: Double) -> Bool {
         condition.lock()
         if stopDeadline == nil { stopDeadline = Self.now() + max(0, timeout) }
         // libcurl asks the abort check about once a second while a server is silent.
@@ -70,7 +70,7 @@ final class NotificationDelivery: @unchecked Sendable {
         return done
     }
 
-    var statistics: NotificationStatistics {
+    package var statistics: NotificationStatistics {
         condition.lock()
         defer { condition.unlock() }
         var statistics = counters
@@ -78,7 +78,7 @@ final class NotificationDelivery: @unchecked Sendable {
         return statistics
     }
 
-    static func now() -> Double {
+    package static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
@@ -190,7 +190,7 @@ final class NotificationDelivery: @unchecked Sendable {
     }
 
     /// Counts, from the notifier, what does not pass through the queue.
-    func count(_ change: (inout NotificationStatistics) -> Void) {
+    package func count(_ change: (inout NotificationStatistics) -> Void) {
         condition.lock()
         change(&counters)
         condition.unlock()

@@ -2,7 +2,7 @@ import JSONSchema
 
 extension NotificationSettings {
     /// A task's `"notify"`: an object, or `false` to turn the agent-wide defaults off.
-    static let taskSchema: JSONValue = [
+    package static let taskSchema: JSONValue = [
         "description": "Notifications about this task's runs (merged over the agent's \"notifications\"; false: none for this task).",
         "type": ["object", "boolean"],
         "if": ["type": "object"],
@@ -11,7 +11,7 @@ extension NotificationSettings {
     ]
 
     /// The agent-wide `"notifications"`: defaults every task's `notify` is merged over.
-    static let defaultsSchema: JSONValue = object(extra: [
+    package static let defaultsSchema: JSONValue = object(extra: [
         ("queue", [
             "type": "integer", "minimum": 1, "maximum": 100_000, "default": .number(JSONNumber(defaultQueue)),
             "description": "Notifications waiting for delivery at most; beyond, the oldest is dropped and counted.",

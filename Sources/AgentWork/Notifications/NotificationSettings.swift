@@ -14,9 +14,9 @@ import Mustache
 ///                      "to": ["ops@example.com"]},
 ///            "outputs": ["alerts"]}
 /// ```
-struct NotificationSettings: Sendable {
+package struct NotificationSettings: Sendable {
     /// When a notification is sent.
-    enum Trigger: String, Sendable, CaseIterable {
+    package enum Trigger: String, Sendable, CaseIterable {
         /// The run failed (failed, timed out or interrupted) with no attempt left.
         case failure
         /// An attempt failed and the run will be retried.
@@ -26,7 +26,7 @@ struct NotificationSettings: Sendable {
     }
 
     /// `"outputs"`: which of the agent's outputs get the JSON record.
-    enum Outputs: Sendable, Equatable {
+    package enum Outputs: Sendable, Equatable {
         case none
         /// `true`: every output that takes events.
         case all
@@ -34,57 +34,57 @@ struct NotificationSettings: Sendable {
         case named(Set<String>)
     }
 
-    var triggers: Set<Trigger>
-    var email: Email?
-    var outputs: Outputs
+    package var triggers: Set<Trigger>
+    package var email: Email?
+    package var outputs: Outputs
 
     /// `"email"`: one message per notification over SMTP.
-    struct Email: Sendable {
+    package struct Email: Sendable {
         /// `smtp://host:port` or `smtps://host:port`, as written.
-        var url: String
+        package var url: String
         /// STARTTLS on `smtp://` (ignored for `smtps://`, which is TLS from the start).
-        var starttls: StartTLS
+        package var starttls: StartTLS
         /// PEM file of the CA certificates to trust instead of the system's (absolute).
-        var caFile: String?
-        var username: String?
+        package var caFile: String?
+        package var username: String?
         /// The secret itself: never shown; ``redacted(_:)`` hides it in messages.
-        var password: String?
-        var from: String
-        var to: [String]
-        var subject: MustacheTemplate
-        var body: MustacheTemplate
-        var connectTimeout: Double
-        var timeout: Double
+        package var password: String?
+        package var from: String
+        package var to: [String]
+        package var subject: MustacheTemplate
+        package var body: MustacheTemplate
+        package var connectTimeout: Double
+        package var timeout: Double
         /// Further attempts after a failed one.
-        var maxRetries: Int
+        package var maxRetries: Int
         /// Seconds before the first retry; doubled for each further one.
-        var retryDelay: Double
+        package var retryDelay: Double
         /// Each secret value with the reference it came from (`"${env:SMTP_PASSWORD}"`).
-        var secrets: [String: String]
+        package var secrets: [String: String]
 
-        enum StartTLS: String, Sendable {
+        package enum StartTLS: String, Sendable {
             case required, `try`, never
         }
 
         /// `text` with every secret value replaced by its `${env:}` reference.
-        func redacted(_ text: String) -> String {
+        package func redacted(_ text: String) -> String {
             secrets.keys.sorted { $0.count > $1.count }.reduce(text) { text, value in
                 text.replacingOccurrences(of: value, with: secrets[value] ?? "")
             }
         }
     }
 
-    static let defaultConnectTimeout = 10.0
-    static let defaultTimeout = 30.0
-    static let defaultMaxRetries = 2
-    static let defaultRetryDelay = 5.0
+    package static let defaultConnectTimeout = 10.0
+    package static let defaultTimeout = 30.0
+    package static let defaultMaxRetries = 2
+    package static let defaultRetryDelay = 5.0
     /// Notifications waiting for delivery at most (`"notifications": {"queue": N}`).
-    static let defaultQueue = 100
+    package static let defaultQueue = 100
 
     // MARK: Merging
 
     /// The task's `notify` over the agent-wide defaults; nil: nothing to notify.
-    static func merged(task notify: JSONValue?, defaults: JSONValue?) -> JSONValue? {
+    package static func merged(task notify: JSONValue?, defaults: JSONValue?) -> JSONValue? {
         if notify?.boolValue == false { return nil }
         guard case .object(var merged) = defaults ?? .object([:]) else { return notify }
         merged["queue"] = nil
@@ -102,25 +102,25 @@ struct NotificationSettings: Sendable {
 
     /// Where a key of the merged settings was written: under the task's `notify` when it has
     /// the key, else under the agent's `notifications`.
-    struct Origins {
+    package struct Origins {
         /// The task's `notify` as written (the defaults themselves when reading them alone).
-        var task: JSONValue?
+        package var task: JSONValue?
         /// `/tasks/backup/notify`.
-        var taskPointer: String
+        package var taskPointer: String
         /// `/notifications`.
-        var defaultsPointer: String = "/notifications"
+        package var defaultsPointer: String = "/notifications"
 
-        func pointer(_ key: String) -> String {
+        package func pointer(_ key: String) -> String {
             (task?[key] != nil ? taskPointer : defaultsPointer) + "/" + key
         }
 
-        func emailPointer(_ key: String) -> String {
+        package func emailPointer(_ key: String) -> String {
             (task?["email"]?[key] != nil ? taskPointer : defaultsPointer) + "/email/" + key
         }
 
         /// Where a key missing from the merged `email` is reported: the task's `email`, or
         /// its `notify` when the email comes from the defaults.
-        var emailObject: String {
+        package var emailObject: String {
             task?["email"] != nil ? taskPointer + "/email" : taskPointer
         }
     }
@@ -130,7 +130,7 @@ struct NotificationSettings: Sendable {
     /// Reads merged settings (see ``merged(task:defaults:)``), which are expected to have
     /// passed ``schema``; anything that cannot work is an issue at the pointer it was written at.
     /// `partial`: the agent-wide defaults alone, where keys a task adds (`to`) may be missing.
-    static func read(
+    package static func read(
         _ json: JSONValue, origins: Origins, partial: Bool = false, agentDirectory: String, outputNames: Set<String>?,
         environment: [String: String], issues: inout [(pointer: String, message: String)]
     ) -> NotificationSettings? {
@@ -291,7 +291,7 @@ struct NotificationSettings: Sendable {
     }
 
     /// `local@domain`: nothing that could break out of an SMTP command or a header.
-    static func isAddress(_ text: String) -> Bool {
+    package static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, text.utf8.count <= 254 else { return false }
         return !text.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7f || "<>()[]\\,;:\"".unicodeScalars.contains($0) }

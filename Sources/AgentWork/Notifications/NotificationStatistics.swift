@@ -40,7 +40,7 @@ extension NotificationStatistics {
     }
 
     /// The JSON Schema of ``jsonValue`` (in the OpenAPI document's `status` and `diagnostics`).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "type": "object", "additionalProperties": false,
         "description": "What became of the task notifications since the agent started.",
         "required": ["emails_sent", "emails_failed", "emails_dropped", "failed_attempts", "queued", "records_published", "settings_errors"],

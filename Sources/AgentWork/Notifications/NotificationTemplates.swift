@@ -2,12 +2,12 @@ import Mustache
 
 /// The subject and body of notification emails: mustache templates rendered as plain text
 /// (no HTML escaping) with the keys of ``TaskNotification/templateContext``.
-enum NotificationTemplates {
+package enum NotificationTemplates {
     /// `[nightly@db1] task backup failed (run 01J…, attempt 3 of 3)`.
-    static let defaultSubject =
+    package static let defaultSubject =
         "[{{agent}}@{{host}}] task {{task}} {{status}}{{#will_retry}}, will retry{{/will_retry}} (run {{run_id}}, attempt {{attempt}} of {{max_attempts}})"
 
-    static let defaultBody = """
+    package static let defaultBody = """
         Task {{task}} {{status}}{{#will_retry}}; attempt {{next_attempt}} follows{{/will_retry}}.
 
         Task:      {{task}}{{#description}} ({{description}}){{/description}}
@@ -40,14 +40,14 @@ enum NotificationTemplates {
 
     /// Compiles `text` as plain text. The pragma is put on the template's first line, so that
     /// the parser's line numbers in errors stay those of the text as written.
-    static func compile(_ text: String) throws -> MustacheTemplate {
+    package static func compile(_ text: String) throws -> MustacheTemplate {
         try MustacheTemplate(string: pragma + text)
     }
 
     private static let pragma = "{{% CONTENT_TYPE: TEXT}}"
 
     /// A compile error as "line L, column C: what" of the template as written.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let error = error as? MustacheTemplate.ParserError else { return "\(error)" }
         let line = error.context.lineNumber
         let column = line == 1 ? error.context.columnNumber - pragma.count : error.context.columnNumber

@@ -6,8 +6,8 @@ import Foundation
 /// https webhooks (``CurlTransport``): agents that send no email never map it.
 ///
 /// Blocking: called on the notifications' own thread only.
-enum SMTPMailer {
-    enum Result: Equatable {
+package enum SMTPMailer {
+    package enum Result: Equatable {
         /// Accepted; the server's last reply code (250).
         case sent(reply: Int)
         /// Not delivered, and why (secrets already hidden).
@@ -17,7 +17,7 @@ enum SMTPMailer {
     }
 
     /// Why email cannot work on this machine, or nil.
-    static var problem: String? {
+    package static var problem: String? {
         agent_curl_problem().map {
             "email notifications need libcurl (libcurl.so.4, or the library AGENT_LIBCURL names; on Debian `apt-get install libcurl4`), which could not be loaded: \(String(cString: $0))"
         }
@@ -30,7 +30,7 @@ enum SMTPMailer {
 
     /// Sends `subject` and `body` as configured by `email`; `shouldAbort` is asked now and then
     /// during the transfer.
-    static func send(
+    package static func send(
         _ email: NotificationSettings.Email, subject: String, body: String, date: Date = Date(), host: String,
         shouldAbort: @escaping () -> Bool
     ) -> Result {
@@ -74,7 +74,7 @@ enum SMTPMailer {
     /// An RFC 5322 message with CRLF line ends: the subject on one line (folded and encoded
     /// when it is not short ASCII), the body as UTF-8 in base64 (no line is too long for SMTP,
     /// and a line of only "." in stderr cannot end the DATA early).
-    static func message(from: String, to: [String], subject: String, body: String, date: Date, host: String) -> [UInt8] {
+    package static func message(from: String, to: [String], subject: String, body: String, date: Date, host: String) -> [UInt8] {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -98,12 +98,12 @@ enum SMTPMailer {
     }
 
     /// The most characters of a subject kept (the rest is cut with "…").
-    static let longestSubject = 250
+    package static let longestSubject = 250
 
     /// `text` as a header value: control characters (a newline from an error message would
     /// start a header of its own) become spaces; printable ASCII stays as it is, anything else
     /// becomes RFC 2047 encoded words of at most 75 characters, one per folded line.
-    static func encodedHeader(_ text: String) -> String {
+    package static func encodedHeader(_ text: String) -> String {
         var clean = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : $0 }))
         if clean.count > longestSubject { clean = String(clean.prefix(longestSubject - 1)) + "…" }
         if clean.unicodeScalars.allSatisfy({ $0.isASCII }) { return clean }

@@ -4,31 +4,31 @@ import JSONSchema
 
 /// One notification about an attempt of a run: what the email templates and the outputs'
 /// JSON record are made of.
-struct TaskNotification: Sendable {
-    var trigger: NotificationSettings.Trigger
-    var task: String
-    var description: String
-    var runID: String
-    var attempt: Int
-    var maxAttempts: Int
-    var willRetry: Bool
-    var outcome: TaskRunOutcome
+package struct TaskNotification: Sendable {
+    package var trigger: NotificationSettings.Trigger
+    package var task: String
+    package var description: String
+    package var runID: String
+    package var attempt: Int
+    package var maxAttempts: Int
+    package var willRetry: Bool
+    package var outcome: TaskRunOutcome
     /// When the attempt ended.
-    var time: Date
-    var agent: String
-    var host: String
+    package var time: Date
+    package var agent: String
+    package var host: String
 
     /// Lines and bytes of stderr a notification carries at most (the newest).
-    static let stderrLines = 20
-    static let stderrBytes = 4096
+    package static let stderrLines = 20
+    package static let stderrBytes = 4096
 
     /// `2026-11-24T05:12:03.250Z`.
-    var timeText: String {
+    package var timeText: String {
         OutputRecord.timestamp(Int64((time.timeIntervalSince1970 * 1e9).rounded()))
     }
 
     /// The last ``stderrLines`` lines of the outcome's stderr, at most ``stderrBytes``.
-    var stderrTail: String? {
+    package var stderrTail: String? {
         guard let text = outcome.stderrTail?.trimmingCharacters(in: .newlines), !text.isEmpty else { return nil }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).suffix(Self.stderrLines).joined(separator: "\n")
         if lines.utf8.count > Self.stderrBytes {
@@ -38,7 +38,7 @@ struct TaskNotification: Sendable {
     }
 
     /// The status in words: `failed`, `timed out`, `succeeded`, `was interrupted`.
-    var statusText: String {
+    package var statusText: String {
         switch outcome.status {
         case .succeeded: "succeeded"
         case .failed: "failed"
@@ -50,7 +50,7 @@ struct TaskNotification: Sendable {
 
     /// The mustache context. Keys without a value are left out, so that `{{#error}}…{{/error}}`
     /// sections disappear.
-    var templateContext: [String: Any] {
+    package var templateContext: [String: Any] {
         var context: [String: Any] = [
             "event": trigger.rawValue, trigger.rawValue: true, "task": task, "run_id": runID, "attempt": String(attempt),
             "max_attempts": String(maxAttempts), "status": statusText, "status_code": outcome.status.rawValue,
@@ -65,7 +65,7 @@ struct TaskNotification: Sendable {
     }
 
     /// The record sent to the outputs (as the payload of a `task.notification` event).
-    var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: JSONObject = [
             "event": .string(trigger.rawValue), "task": .string(task), "run_id": .string(runID),
             "attempt": .number(JSONNumber(attempt)), "max_attempts": .number(JSONNumber(maxAttempts)),

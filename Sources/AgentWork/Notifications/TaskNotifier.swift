@@ -59,7 +59,7 @@ public final class TaskNotifier: @unchecked Sendable {
     /// follows; `interruptions`: the run's attempts interrupted from outside, which its retry
     /// policy does not count (so attempt 4 of 3 retries plus one interruption is "4 of 4").
     /// Sends what the task's settings ask for; returns at once (loop thread).
-    func runEnded(task: TaskDefinition, runID: String, attempt: Int, interruptions: Int = 0, outcome: TaskRunOutcome, willRetry: Bool, time: Date) {
+    package func runEnded(task: TaskDefinition, runID: String, attempt: Int, interruptions: Int = 0, outcome: TaskRunOutcome, willRetry: Bool, time: Date) {
         let trigger: NotificationSettings.Trigger
         switch outcome.status {
         case .succeeded: trigger = .success

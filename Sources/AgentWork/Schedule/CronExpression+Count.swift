@@ -13,12 +13,12 @@ import Foundation
 extension CronExpression {
     /// The hours after a change of the offset in which an expression with fixed minute and
     /// hour fields is walked (``nextFire(after:in:)``'s rules for repeated and skipped times).
-    static let walkedAfterChange: Int64 = daylightSavingLimit + 2
+    package static let walkedAfterChange: Int64 = daylightSavingLimit + 2
 
     /// The fire times in (`after`, `through`]: how many, and whether the count is only a lower
     /// bound (the walk ran out of `budget`, or the span is longer than 400 years). Each time
     /// computed one by one takes one of `budget`.
-    func countFires(after: Double, through: Double, in zone: TimeZone, budget: inout Int) -> (count: Int, capped: Bool) {
+    package func countFires(after: Double, through: Double, in zone: TimeZone, budget: inout Int) -> (count: Int, capped: Bool) {
         guard canFire, after.isFinite, through.isFinite, abs(after) < 1e13, abs(through) < 1e13 else { return (0, false) }
         // Fire times are whole seconds: those in [low, high].
         let low = Int64(after.rounded(.down)) + 1
@@ -68,7 +68,7 @@ extension CronExpression {
 
     /// The first change of the zone's offset strictly after `time` (whole seconds, as
     /// ``nextFire(after:in:)`` sees it).
-    static func nextChange(in zone: TimeZone, after time: Int64) -> Int64? {
+    package static func nextChange(in zone: TimeZone, after time: Int64) -> Int64? {
         var from = time
         for _ in 0..<2 {
             guard let change = zone.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: Double(from))) else { return nil }
@@ -81,7 +81,7 @@ extension CronExpression {
 
     /// The local times in [`from`, `through`] (local seconds since 1970-01-01T00:00) the
     /// fields match; `days`: whole days counted at most (capped when they run out).
-    func localMatches(from: Int64, through: Int64, days: inout Int) -> (count: Int, capped: Bool) {
+    package func localMatches(from: Int64, through: Int64, days: inout Int) -> (count: Int, capped: Bool) {
         guard from <= through else { return (0, false) }
         let firstDay = Self.floorDivide(from, 86_400)
         let lastDay = Self.floorDivide(through, 86_400)
@@ -103,14 +103,14 @@ extension CronExpression {
     }
 
     /// Whether the fields' day, month and weekday match day `day` (days since 1970-01-01).
-    func matches(on day: Int64) -> Bool {
+    package func matches(on day: Int64) -> Bool {
         let (_, month, dayOfMonth) = CivilDate.from(days: day)
         return months & (1 << UInt64(month)) != 0 && dayMatches(day: day, dayOfMonth: dayOfMonth)
     }
 
     /// How many times of day the hour, minute and second fields match before second `time`
     /// of the day (0...86,400).
-    func matchesBefore(_ time: Int64) -> Int {
+    package func matchesBefore(_ time: Int64) -> Int {
         let hour = Int(time / 3600)
         let minute = Int(time % 3600 / 60)
         let second = Int(time % 60)
@@ -123,7 +123,7 @@ extension CronExpression {
         return count + Self.bits(seconds, below: second)
     }
 
-    static func bits(_ bits: UInt64, below value: Int) -> Int {
+    package static func bits(_ bits: UInt64, below value: Int) -> Int {
         value >= 64 ? bits.nonzeroBitCount : (bits & ((UInt64(1) << UInt64(value)) - 1)).nonzeroBitCount
     }
 
@@ -132,7 +132,7 @@ extension CronExpression {
     /// `want` of them, by doubling then halving its width; each try computes at most `want`
     /// times (a few wanted) or counts them (``countFires(after:through:in:budget:)``), so
     /// that only the `want` found are computed one by one. `steps`: the times computed.
-    func newestFires(after: Double, through: Double, in zone: TimeZone, want: Int, steps: inout Int) -> [Double] {
+    package func newestFires(after: Double, through: Double, in zone: TimeZone, want: Int, steps: inout Int) -> [Double] {
         guard want > 0, through > after else { return [] }
         let span = through - after
         func holds(_ width: Double) -> Bool {
@@ -156,7 +156,7 @@ extension CronExpression {
     }
 
     /// All the fire times in (`after`, `through`] if there are at most `limit`, else nil.
-    func fires(after: Double, through: Double, in zone: TimeZone, ifAtMost limit: Int, steps: inout Int) -> [Double]? {
+    package func fires(after: Double, through: Double, in zone: TimeZone, ifAtMost limit: Int, steps: inout Int) -> [Double]? {
         let times = fires(in: after, through, in: zone, atMost: limit + 1, steps: &steps)
         return times.count <= limit ? times : nil
     }

@@ -3,7 +3,7 @@ import Foundation
 extension CronExpression {
     /// A change of the zone's offset larger than this is a clock correction, not daylight
     /// saving (cronie's threshold).
-    static let daylightSavingLimit: Int64 = 3 * 3600
+    package static let daylightSavingLimit: Int64 = 3 * 3600
 
     /// The first fire time strictly after `instant`, in `zone`, by cronie's DST rules
     /// (a local time skipped by a forward jump fires once right after the jump; a repeated
@@ -50,13 +50,13 @@ extension CronExpression {
     }
 
     /// The zone's UTC offset at an instant, in seconds.
-    static func offset(of zone: TimeZone, at time: Int64) -> Int64 {
+    package static func offset(of zone: TimeZone, at time: Int64) -> Int64 {
         Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(time))))
     }
 
     /// When `time` falls into the second pass of local times repeated by a backward change of
     /// at most 3 hours: the first local time (in local seconds) after the repeated ones.
-    static func repeatedLocalTimes(in zone: TimeZone, at time: Int64) -> Int64? {
+    package static func repeatedLocalTimes(in zone: TimeZone, at time: Int64) -> Int64? {
         // Such a change lies within the last 3 hours.
         var last: Int64?
         var cursor = Date(timeIntervalSince1970: Double(time - daylightSavingLimit - 1))
@@ -74,7 +74,7 @@ extension CronExpression {
 
     /// The first local time (seconds since 1970-01-01T00:00 local, ignoring offsets) at or after
     /// `start` that the fields match; nil if none within 400 years (a whole Gregorian cycle).
-    func nextLocalMatch(atOrAfter start: Int64) -> Int64? {
+    package func nextLocalMatch(atOrAfter start: Int64) -> Int64? {
         var day = Self.floorDivide(start, 86_400)
         let secondOfDay = start - day * 86_400
         var (year, month, dayOfMonth) = CivilDate.from(days: day)
@@ -127,7 +127,7 @@ extension CronExpression {
         return nil
     }
 
-    func dayMatches(day: Int64, dayOfMonth: Int) -> Bool {
+    package func dayMatches(day: Int64, dayOfMonth: Int) -> Bool {
         let weekday = Int(Self.floorModulo(day + 4, 7))  // 1970-01-01 was a Thursday; Sunday is 0
         let byMonth = daysOfMonth & (1 << UInt64(dayOfMonth)) != 0
         let byWeek = daysOfWeek & (1 << UInt64(weekday)) != 0
@@ -135,26 +135,26 @@ extension CronExpression {
     }
 
     /// The lowest set bit at or above `value`.
-    static func next(_ bits: UInt64, atOrAfter value: Int) -> Int? {
+    package static func next(_ bits: UInt64, atOrAfter value: Int) -> Int? {
         guard value < 64 else { return nil }
         let remaining = bits & ~((UInt64(1) << UInt64(value)) - 1)
         return remaining == 0 ? nil : remaining.trailingZeroBitCount
     }
 
-    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+    package static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return value % divisor < 0 ? quotient - 1 : quotient
     }
 
-    static func floorModulo(_ value: Int64, _ divisor: Int64) -> Int64 {
+    package static func floorModulo(_ value: Int64, _ divisor: Int64) -> Int64 {
         let remainder = value % divisor
         return remainder < 0 ? remainder + divisor : remainder
     }
 }
 
 /// Proleptic Gregorian dates as days since 1970-01-01 (Howard Hinnant's civil-date algorithms).
-enum CivilDate {
-    static func days(year: Int, month: Int, day: Int) -> Int64 {
+package enum CivilDate {
+    package static func days(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -164,7 +164,7 @@ enum CivilDate {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func from(days: Int64) -> (year: Int, month: Int, day: Int) {
+    package static func from(days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

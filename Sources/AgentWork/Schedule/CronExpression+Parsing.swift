@@ -50,37 +50,37 @@ extension CronExpression {
                        dayOfMonthStar: dayOfMonthStar, dayOfWeekStar: dayOfWeekStar)
     }
 
-    static let expectedShape = "five fields (minute hour day-of-month month day-of-week, e.g. \"30 2 * * MON-FRI\"), six with seconds first, or a shortcut such as @daily"
+    package static let expectedShape = "five fields (minute hour day-of-month month day-of-week, e.g. \"30 2 * * MON-FRI\"), six with seconds first, or a shortcut such as @daily"
 
     /// The shortcuts and the fields they stand for ("" for @reboot), as in cronie.
-    static let shortcuts: [String: String] = [
+    package static let shortcuts: [String: String] = [
         "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
         "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *", "@reboot": "",
     ]
-    static let shortcutNames = "@hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually, @reboot"
+    package static let shortcutNames = "@hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually, @reboot"
 
-    static let second = CronField(name: "second", unit: "a second", low: 0, high: 59)
-    static let minute = CronField(name: "minute", unit: "a minute", low: 0, high: 59)
-    static let hour = CronField(name: "hour", unit: "an hour", low: 0, high: 23)
-    static let dayOfMonth = CronField(name: "day of month", unit: "a day of month", low: 1, high: 31)
-    static let month = CronField(name: "month", unit: "a month", low: 1, high: 12,
+    package static let second = CronField(name: "second", unit: "a second", low: 0, high: 59)
+    package static let minute = CronField(name: "minute", unit: "a minute", low: 0, high: 59)
+    package static let hour = CronField(name: "hour", unit: "an hour", low: 0, high: 23)
+    package static let dayOfMonth = CronField(name: "day of month", unit: "a day of month", low: 1, high: 31)
+    package static let month = CronField(name: "month", unit: "a month", low: 1, high: 12,
                                  names: ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"])
-    static let dayOfWeek = CronField(name: "day of week", unit: "a day of week", low: 0, high: 7,
+    package static let dayOfWeek = CronField(name: "day of week", unit: "a day of week", low: 0, high: 7,
                                      names: ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], note: " (0 and 7 are both Sunday)")
 }
 
 /// One field of a cron expression: its range and names, and how to read it.
-struct CronField: Sendable {
-    var name: String
-    var unit: String
-    var low: Int
-    var high: Int
+package struct CronField: Sendable {
+    package var name: String
+    package var unit: String
+    package var low: Int
+    package var high: Int
     /// Names for low, low + 1, … (months from 1, weekdays from 0), matched case-insensitively.
-    var names: [String] = []
-    var note: String = ""
+    package var names: [String] = []
+    package var note: String = ""
 
     /// The allowed values as bits, and whether the field starts with `*` (cronie's "star").
-    func parse(_ text: String) throws(CronExpressionError) -> (bits: UInt64, star: Bool) {
+    package func parse(_ text: String) throws(CronExpressionError) -> (bits: UInt64, star: Bool) {
         var bits: UInt64 = 0
         let items = text.split(separator: ",", omittingEmptySubsequences: false)
         for item in items {

@@ -18,25 +18,25 @@ public struct CronExpression: Sendable, Equatable, CustomStringConvertible {
 
     // One bit per allowed value: seconds and minutes 0-59, hours 0-23, days of month 1-31,
     // months 1-12, days of week 0-6 (Sunday 0; a 7 is folded into 0).
-    let seconds: UInt64
-    let minutes: UInt64
-    let hours: UInt64
-    let daysOfMonth: UInt64
-    let months: UInt64
-    let daysOfWeek: UInt64
+    package let seconds: UInt64
+    package let minutes: UInt64
+    package let hours: UInt64
+    package let daysOfMonth: UInt64
+    package let months: UInt64
+    package let daysOfWeek: UInt64
     /// The minute and hour fields start with `*`: cronie's "wildcard" jobs, which keep their
     /// normal rhythm over a daylight-saving change instead of catching up skipped times.
-    let minuteStar: Bool
-    let hourStar: Bool
+    package let minuteStar: Bool
+    package let hourStar: Bool
     /// The day fields start with `*`: then both day fields must match, else either.
-    let dayOfMonthStar: Bool
-    let dayOfWeekStar: Bool
+    package let dayOfMonthStar: Bool
+    package let dayOfWeekStar: Bool
 
     /// The expression as written (normalized whitespace).
     public var description: String { text }
 
     /// Whether some calendar day can ever match (false for "0 0 30 2 *").
-    var canFire: Bool {
+    package var canFire: Bool {
         guard !isReboot else { return false }
         // Both day fields restricted: any weekday occurs in every month.
         if !dayOfMonthStar && !dayOfWeekStar { return months != 0 }

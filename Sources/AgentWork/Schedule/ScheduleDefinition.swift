@@ -68,5 +68,5 @@ public struct ScheduleDefinition: Equatable, Sendable {
     }
 
     /// What a fire runs, as the commands and the log name it: `task backup`, `workflow refunds`.
-    var target: String { workflow.map { "workflow " + $0 } ?? "task " + task }
+    package var target: String { workflow.map { "workflow " + $0 } ?? "task " + task }
 }

@@ -9,14 +9,14 @@ import JSONSchema
 /// `cron`, `every`, `at`; the cron expression, naming its field and part; the time zone; the
 /// `at` time). That the target task exists and the input passes its schema is checked by the
 /// ``SettingsValidator`` once the tasks are resolved (see ``check(_:tasks:definedTasks:)``).
-enum ScheduleSettings {
+package enum ScheduleSettings {
     /// `every` at least (seconds): a second.
-    static let shortestPeriod: Double = 1
+    package static let shortestPeriod: Double = 1
     /// `max_catch_up` at most.
-    static let mostCatchUp = 100_000
+    package static let mostCatchUp = 100_000
 
     /// The schema of `"schedules"` (part of ``HostSchema``).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "Schedules: tasks run on a calendar (cron), every N seconds, or once at a time. Name → schedule.",
         "type": "object",
         "additionalProperties": [
@@ -58,7 +58,7 @@ enum ScheduleSettings {
 
     /// The schedules in `json` (entries the host schema refused are skipped) and the problems
     /// the schema cannot see, with their pointers.
-    static func read(_ json: JSONValue?) -> (schedules: [ScheduleDefinition], issues: [(pointer: String, message: String)]) {
+    package static func read(_ json: JSONValue?) -> (schedules: [ScheduleDefinition], issues: [(pointer: String, message: String)]) {
         var schedules: [ScheduleDefinition] = []
         var issues: [(pointer: String, message: String)] = []
         for (name, value) in (json?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -135,7 +135,7 @@ enum ScheduleSettings {
     }
 
     /// `at`: ISO 8601 with an offset, or a local date and time in `zone`.
-    static func parseAt(_ text: String, zone: TimeZone) -> Double? {
+    package static func parseAt(_ text: String, zone: TimeZone) -> Double? {
         let formatter = ISO8601DateFormatter()
         for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
             formatter.formatOptions = options
@@ -154,7 +154,7 @@ enum ScheduleSettings {
     /// What needs the resolved tasks and workflows: the target exists (`definedTasks`,
     /// `definedWorkflows`: every name under `"tasks"` / `"workflows"`, valid or not) and the
     /// input passes its input schema.
-    static func check(_ schedules: [ScheduleDefinition], tasks: [TaskDefinition], definedTasks: Set<String>,
+    package static func check(_ schedules: [ScheduleDefinition], tasks: [TaskDefinition], definedTasks: Set<String>,
                       workflows: [WorkflowDefinition] = [], definedWorkflows: Set<String> = [])
         -> (valid: [ScheduleDefinition], issues: [(pointer: String, message: String, followsFrom: String?)])
     {

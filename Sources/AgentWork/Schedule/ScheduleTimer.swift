@@ -7,17 +7,17 @@ import Foundation
 /// milliseconds), with TFD_TIMER_CANCEL_ON_SET so that a step of the wall clock (NTP, `date
 /// -s`) ends the wait with ECANCELED: the fire times are then recomputed. Registered in the
 /// supervisor's loop; nothing polls.
-final class ScheduleTimer {
-    let fd: Int32
+package final class ScheduleTimer {
+    package let fd: Int32
     private let loop: EventLoop
     /// The instant armed (nil: disarmed).
-    private(set) var armedAt: Double?
+    package private(set) var armedAt: Double?
     /// The wall clock and the monotonic clock when armed: how far the wall clock stepped.
     private var armedClocks: (wall: Double, monotonic: Double)?
 
     /// `expired`: the armed instant has come. `stepped`: the wall clock was set (by this many
     /// seconds forward; negative: back) while the timer was armed.
-    init?(loop: EventLoop, expired: @escaping () -> Void, stepped: @escaping (Double) -> Void) {
+    package init?(loop: EventLoop, expired: @escaping () -> Void, stepped: @escaping (Double) -> Void) {
         fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard fd >= 0 else { return nil }
         self.loop = loop
@@ -43,7 +43,7 @@ final class ScheduleTimer {
     }
 
     /// Arms the timer for `instant` (seconds since the epoch, wall clock); nil disarms it.
-    func arm(at instant: Double?) {
+    package func arm(at instant: Double?) {
         guard armedAt != instant else { return }
         var spec = itimerspec()
         if let instant {
@@ -66,7 +66,7 @@ final class ScheduleTimer {
         return (Self.wallClock() - armedClocks.wall) - (EventLoop.now() - armedClocks.monotonic)
     }
 
-    static func wallClock() -> Double {
+    package static func wallClock() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

@@ -84,7 +84,7 @@ public enum ScheduleTiming: Equatable, Sendable {
     public static let walkLimit = 10_000
 
     /// Up to this many fire times (a fire on time, a short delay) are computed one by one.
-    static let computedAtOnce = 64
+    package static let computedAtOnce = 64
 
     /// The settings key and value as `schedule list` shows them: ("cron", "0 3 * * *").
     public var shown: (key: String, text: String) {

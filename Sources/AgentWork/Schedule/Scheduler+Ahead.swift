@@ -15,14 +15,14 @@ extension Scheduler {
     /// How long before its instant a fire on time is decided and committed: enough for the
     /// store's writer to commit it on a busy machine (a commit of 100 fires takes about a
     /// millisecond on a quiet one).
-    static let lead: Double = 0.05
+    package static let lead: Double = 0.05
 
     /// The timer's tolerance: a time this close to the clock is due (the timerfd expires at
     /// the nanosecond, which a Double of seconds cannot always show).
-    static let tolerance: Double = 1e-6
+    package static let tolerance: Double = 1e-6
 
     /// Decides the fires due within ``lead`` of `now` that may be decided ahead, in one commit.
-    func decideAhead(now: Double) {
+    package func decideAhead(now: Double) {
         guard !stopping else { return }
         var commit = ScheduleCommit()
         for name in entries.keys.sorted() {
@@ -40,7 +40,7 @@ extension Scheduler {
 
     /// Whether a fire of `entry` decided now is the one its instant would decide: nothing of
     /// the schedule is going or waiting that the overlap rule would look at.
-    func mayDecideAhead(_ entry: Entry) -> Bool {
+    package func mayDecideAhead(_ entry: Entry) -> Bool {
         guard entry.definition.enabled, !entry.state.paused, !entry.definition.timing.isReboot, entry.state.waiting == nil,
               entry.definition.workflow == nil else { return false }
         if entry.definition.overlap == .allow { return true }
@@ -48,7 +48,7 @@ extension Scheduler {
     }
 
     /// Hands over the parked runs whose instant has come.
-    func releaseParked(now: Double) {
+    package func releaseParked(now: Double) {
         guard !parked.isEmpty else { return }
         var due: [TaskRun] = []
         var later: [TaskRun] = []
@@ -63,7 +63,7 @@ extension Scheduler {
     /// they were. They go to the coordinator now (parked ones at once, those still being
     /// committed once committed) with their instant as not-before: started at once when it
     /// has passed, held by the coordinator until it comes when the clock went back.
-    func releaseAllAhead() {
+    package func releaseAllAhead() {
         let runs = parked
         parked = []
         releaseTimes = [:]
@@ -72,7 +72,7 @@ extension Scheduler {
 
     /// Arms the timer for what comes first: a parked run's instant, a fire to decide ahead, or
     /// (declined ahead, or late) a due fire.
-    func rearm() {
+    package func rearm() {
         guard !stopping else { return }
         var earliest = parked.compactMap { releaseTimes[$0.id] }.min()
         for entry in entries.values {

@@ -6,7 +6,7 @@ import JSONSchema
 extension Scheduler {
     /// The schedule commands of every front (``CommandCatalog/schedules``), on the loop. Reads
     /// of the store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, runStore: (any RunStore)?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+    package func answer(_ request: JSONValue, runStore: (any RunStore)?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
         let command = request["command"]?.stringValue ?? ""
         if command == "schedule_list" { return respond(["ok": true, "schedules": .array(entries.keys.sorted().compactMap(describe))]) }
         guard let name = request["name"]?.stringValue, !name.isEmpty else {
@@ -57,7 +57,7 @@ extension Scheduler {
     }
 
     /// The coming fire times of `name` (the first is the one armed, before its jitter).
-    func nextTimes(_ name: String, count: Int) -> [Double] {
+    package func nextTimes(_ name: String, count: Int) -> [Double] {
         guard let entry = entries[name] else { return [] }
         var times: [Double] = []
         var cursor = max(entry.state.through, clock())
@@ -141,7 +141,7 @@ extension Scheduler {
     }
 
     /// A schedule as `schedule list` shows it.
-    func describe(_ name: String) -> JSONValue? {
+    package func describe(_ name: String) -> JSONValue? {
         guard let entry = entries[name] else { return nil }
         let definition = entry.definition
         let shown = definition.timing.shown
@@ -169,12 +169,12 @@ extension Scheduler {
     }
 
     /// The status of run `id` (a task run's or a workflow run's) while the agent knows it in memory.
-    func knownResult(_ id: String) -> String? {
+    package func knownResult(_ id: String) -> String? {
         tasks.knownRun(id)?.status.rawValue ?? workflows?.known(id)?.run.status.rawValue
     }
 
     /// Each schedule's figures for the metrics.
-    var figures: [ScheduleFigures] {
+    package var figures: [ScheduleFigures] {
         entries.keys.sorted().map { name in
             let entry = entries[name]!
             return ScheduleFigures(schedule: name, fired: entry.fired, missed: entry.missed, skipped: entry.skipped,
@@ -183,7 +183,7 @@ extension Scheduler {
     }
 
     /// ISO 8601 local time with its UTC offset: `2026-11-25T03:00:00+01:00`.
-    static func local(_ time: Double, in zone: TimeZone) -> String {
+    package static func local(_ time: Double, in zone: TimeZone) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = zone
         formatter.formatOptions = time.rounded() == time ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]

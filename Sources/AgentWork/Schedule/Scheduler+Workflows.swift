@@ -11,19 +11,19 @@ import JSONSchema
 /// not-before, so it is decided at its instant and starts once committed.
 extension Scheduler {
     /// A new run of `workflow` for a fire (nil: the agent runs no such workflow).
-    func prepareWorkflowRun(_ workflow: String, input: JSONValue) -> WorkflowRun? {
+    package func prepareWorkflowRun(_ workflow: String, input: JSONValue) -> WorkflowRun? {
         guard let workflows, let definition = workflows.definitions[workflow] else { return nil }
         return workflows.prepare(definition, input: input, requestedBy: "schedule")
     }
 
     /// Whether `id` is a workflow run the engine has not finished.
-    func workflowRunIsGoing(_ id: String) -> Bool {
+    package func workflowRunIsGoing(_ id: String) -> Bool {
         workflows?.known(id).map { !$0.run.status.isFinished } == true
     }
 
     /// Committed workflow runs go to the engine (stopping: they stay committed, and the next
     /// start resumes them).
-    func handOver(_ runs: [WorkflowRun]) {
+    package func handOver(_ runs: [WorkflowRun]) {
         guard !runs.isEmpty else { return }
         for run in runs { inFlight.remove(run.id) }
         guard !stopping else { return }

@@ -19,24 +19,24 @@ import Logging
 /// ``lead`` ahead of its instant, and its runs are released at the instant by the same timer
 /// (see Scheduler+Ahead.swift): the fires of one instant share one transaction and reach the
 /// coordinator together.
-final class Scheduler {
+package final class Scheduler {
     /// A schedule and where it stands.
-    struct Entry {
-        var definition: ScheduleDefinition
-        var state: ScheduleState
+    package struct Entry {
+        package var definition: ScheduleDefinition
+        package var state: ScheduleState
         /// When the timer wakes for it: the next fire time plus its jitter (nil: not armed).
-        var dueAt: Double?
+        package var dueAt: Double?
         /// Fire times over the agent's life: run, missed, skipped (the metrics).
-        var fired = 0
-        var missed = 0
-        var skipped = 0
+        package var fired = 0
+        package var missed = 0
+        package var skipped = 0
         /// The due time for which deciding ahead was declined (the previous run still going):
         /// the timer wakes for it at the due time itself.
-        var declinedAhead: Double?
+        package var declinedAhead: Double?
     }
 
     /// Why the schedules are looked at.
-    enum Occasion: Equatable {
+    package enum Occasion: Equatable {
         /// The timer expired: the newest due time is on time.
         case timer
         /// The agent started: every due time passed while it was not running.
@@ -50,45 +50,45 @@ final class Scheduler {
     /// A change of the wall clock larger than this (3 hours) is a clock correction, not a
     /// daylight-saving-like jump: the times it skips are not caught up, and a schedule whose
     /// last fire lies this far in the future starts over from now.
-    static let clockCorrection: Double = 3 * 3600
+    package static let clockCorrection: Double = 3 * 3600
 
-    let loop: EventLoop
-    let store: (any ScheduleStore)?
-    let tasks: TaskCoordinator
+    package let loop: EventLoop
+    package let store: (any ScheduleStore)?
+    package let tasks: TaskCoordinator
     /// The workflows, for schedules that start them (`"run": {"workflow": …}`).
-    weak var workflows: WorkflowEngine?
-    let logger: Logger
+    package weak var workflows: WorkflowEngine?
+    package let logger: Logger
     /// The wall clock (injected by tests).
-    var clock: () -> Double = ScheduleTimer.wallClock
+    package var clock: () -> Double = ScheduleTimer.wallClock
     /// A random delay in 0...jitter (injected by tests).
-    var jitterDelay: (Double) -> Double = { $0 > 0 ? Double.random(in: 0...$0) : 0 }
+    package var jitterDelay: (Double) -> Double = { $0 > 0 ? Double.random(in: 0...$0) : 0 }
     /// Announces a fire, a miss or a skip on the event bus: (event type, payload).
-    var publish: (String, JSONValue) -> Void = { _, _ in }
+    package var publish: (String, JSONValue) -> Void = { _, _ in }
 
-    var entries: [String: Entry] = [:]
-    var timer: ScheduleTimer?
-    private(set) var stopping = false
+    package var entries: [String: Entry] = [:]
+    package var timer: ScheduleTimer?
+    package private(set) var stopping = false
     /// Runs committed by a fire but not yet handed to the coordinator: they count as going.
-    var inFlight: Set<String> = []
+    package var inFlight: Set<String> = []
     /// Runs decided ahead: when each is released (by run id), until it is handed over.
-    var releaseTimes: [String: Double] = [:]
+    package var releaseTimes: [String: Double] = [:]
     /// Runs decided ahead and committed, waiting for their instant.
-    var parked: [TaskRun] = []
+    package var parked: [TaskRun] = []
     /// Commits handed to the store and not confirmed yet.
-    private(set) var commitsInFlight = 0
+    package private(set) var commitsInFlight = 0
     /// History lines kept in memory (the newest ``recentLimit``): `schedule history` without a store.
-    private(set) var recentHistory: [ScheduleHistoryEntry] = []
-    let recentLimit = 1_000
+    package private(set) var recentHistory: [ScheduleHistoryEntry] = []
+    package let recentLimit = 1_000
     /// Fire times computed one by one (cron steps) over the agent's life: what finding the
     /// due and missed times cost, which does not grow with how many there are.
-    var computedFireTimes = 0
+    package var computedFireTimes = 0
     /// In a fleet: whether this agent may fire (it holds the schedules' leadership), and the
     /// settings' schedules, kept while it does not (``Scheduler+Fleet``).
-    var inFleet = false
-    var leadership: Leadership?
-    var fleetDefinitions: [ScheduleDefinition] = []
+    package var inFleet = false
+    package var leadership: Leadership?
+    package var fleetDefinitions: [ScheduleDefinition] = []
 
-    init(loop: EventLoop, store: (any ScheduleStore)?, tasks: TaskCoordinator, logger: Logger, useTimer: Bool = true) {
+    package init(loop: EventLoop, store: (any ScheduleStore)?, tasks: TaskCoordinator, logger: Logger, useTimer: Bool = true) {
         self.loop = loop
         self.store = store
         self.tasks = tasks
@@ -104,7 +104,7 @@ final class Scheduler {
 
     /// Takes the settings' schedules and their saved states at the agent's start: fire times
     /// missed while the agent was down are dealt with per `catch_up`, `@reboot` schedules fire.
-    func start(_ definitions: [ScheduleDefinition], saved: [String: ScheduleState]) {
+    package func start(_ definitions: [ScheduleDefinition], saved: [String: ScheduleState]) {
         let now = clock()
         var commit = ScheduleCommit()
         for definition in definitions {
@@ -140,7 +140,7 @@ final class Scheduler {
 
     /// Takes the settings' schedules at a reload: new ones start from now, removed ones go,
     /// changed ones keep their history and state but owe nothing from before the change.
-    func apply(_ definitions: [ScheduleDefinition]) {
+    package func apply(_ definitions: [ScheduleDefinition]) {
         if inFleet {
             fleetDefinitions = definitions
             guard leadership != nil else { return }
@@ -177,14 +177,14 @@ final class Scheduler {
 
     /// The agent stops: nothing fires any more (fires committed but not yet handed over stay
     /// queued in the store for the next start).
-    func shutDown() {
+    package func shutDown() {
         stopping = true
         timer?.arm(at: nil)
         timer = nil
     }
 
     /// Another agent leads the fleet's schedules: nothing fires here.
-    func stepDown() {
+    package func stepDown() {
         leadership = nil
         entries = [:]
         timer?.arm(at: nil)
@@ -192,7 +192,7 @@ final class Scheduler {
 
     // MARK: The timer
 
-    func timerExpired() {
+    package func timerExpired() {
         guard !stopping else { return }
         let now = clock()
         releaseParked(now: now)
@@ -212,7 +212,7 @@ final class Scheduler {
     /// after a daylight-saving jump; further: a clock correction, they are recorded as missed.
     /// Backward: times already dealt with never run again; by more than ``clockCorrection``,
     /// schedules start over from now.
-    func clockStepped(by step: Double) {
+    package func clockStepped(by step: Double) {
         guard !stopping else { return }
         let now = clock()
         logger.notice("schedules: the wall clock was set \(step >= 0 ? "forward" : "back") by \(String(format: "%.3f", abs(step))) s; recomputing the fire times")
@@ -241,7 +241,7 @@ final class Scheduler {
     }
 
     /// Recomputes a schedule's next fire time (and its jitter) after `through`.
-    func reschedule(_ name: String) {
+    package func reschedule(_ name: String) {
         guard var entry = entries[name] else { return }
         let definition = entry.definition
         let next = definition.timing.isReboot ? nil : definition.timing.nextFire(after: entry.state.through, in: definition.timeZone)
@@ -257,7 +257,7 @@ final class Scheduler {
     // MARK: Fires
 
     /// Deals with every fire time of `name` in (through, now]: runs, folds, misses, skips.
-    func evaluate(_ name: String, now: Double, occasion: Occasion, into commit: inout ScheduleCommit) {
+    package func evaluate(_ name: String, now: Double, occasion: Occasion, into commit: inout ScheduleCommit) {
         guard let entry = entries[name] else { return }
         let definition = entry.definition
         var after = entry.state.through
@@ -323,7 +323,7 @@ final class Scheduler {
     }
 
     /// For a count that is a lower bound (``ScheduleTiming/Due/capped``): says so.
-    static func inPart(_ due: ScheduleTiming.Due) -> String {
+    package static func inPart(_ due: ScheduleTiming.Due) -> String {
         due.capped ? "; at least \(due.count) fire times (not all counted)" : ""
     }
 
@@ -346,7 +346,7 @@ final class Scheduler {
     /// a run, unless the overlap rule says otherwise. `at`: when it fires (default: now);
     /// `notBefore`: a fire decided ahead, whose run must not start before its instant.
     @discardableResult
-    func fire(_ name: String, planned: Double?, count: Int, first: Double?, reason: String?, overlap: Bool, at: Double? = nil,
+    package func fire(_ name: String, planned: Double?, count: Int, first: Double?, reason: String?, overlap: Bool, at: Double? = nil,
               notBefore: Double? = nil, into commit: inout ScheduleCommit) -> TaskRun? {
         guard var entry = entries[name] else { return nil }
         let definition = entry.definition
@@ -411,7 +411,7 @@ final class Scheduler {
     }
 
     /// Whether run `id` is still going (queued, running, retrying, or committed and not yet handed over).
-    func isGoing(_ id: String) -> Bool {
+    package func isGoing(_ id: String) -> Bool {
         inFlight.contains(id) || tasks.knownRun(id).map { !$0.status.isFinished } == true || workflowRunIsGoing(id)
     }
 
@@ -455,7 +455,7 @@ final class Scheduler {
 
     /// Commits what an evaluation changed; its runs go to the coordinator once committed.
     /// `then` gets the runs on the loop after they were handed over.
-    func flush(_ commit: ScheduleCommit, then: (([TaskRun]) -> Void)? = nil) {
+    package func flush(_ commit: ScheduleCommit, then: (([TaskRun]) -> Void)? = nil) {
         guard !commit.isEmpty else {
             then?([])
             return
@@ -532,7 +532,7 @@ final class Scheduler {
     /// Hands runs to the coordinator, all in one pass (one dispatch per task, the frames to
     /// an executor in one write). A run decided ahead loses its not-before when released on
     /// time (the timer woke at its instant; the coordinator's own timers are coarser).
-    func handOver(_ runs: [TaskRun]) -> [TaskRun] {
+    package func handOver(_ runs: [TaskRun]) -> [TaskRun] {
         var ready: [TaskRun] = []
         for var run in runs {
             inFlight.remove(run.id)
@@ -544,7 +544,7 @@ final class Scheduler {
         return ready.isEmpty ? [] : tasks.submit(ready)
     }
 
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? "\(Int(value)) s" : String(format: "%.3f s", value)
     }
 }

@@ -119,16 +119,16 @@ public struct FleetSettings: Sendable, Equatable {
         tls = url.tls
     }
 
-    struct ParsedURL {
-        var host: String, port: Int, user: String, database: String, tls: TLSMode
+    package struct ParsedURL {
+        package var host: String, port: Int, user: String, database: String, tls: TLSMode
     }
 
-    enum Parse<T> {
+    package enum Parse<T> {
         case success(T)
         case failure(String)
     }
 
-    static func parseURL(_ text: String) -> Parse<ParsedURL> {
+    package static func parseURL(_ text: String) -> Parse<ParsedURL> {
         let example = "(e.g. \"postgres://agent@db.example:5432/agents?sslmode=require\")"
         guard let components = URLComponents(string: text), let scheme = components.scheme,
               ["postgres", "postgresql"].contains(scheme.lowercased()) else {

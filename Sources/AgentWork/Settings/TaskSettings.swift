@@ -15,17 +15,17 @@ import JSONSchema
 /// The host schema checks the shapes; ``read(_:environment:)`` what a schema cannot say (a
 /// command's form, `${env:}` references, the input schema compiling). Module task types are
 /// checked against the modules' manifests by the ``SettingsValidator``.
-enum TaskSettings {
+package enum TaskSettings {
     /// Seconds an attempt may take at most: a week.
-    static let longestTimeout = SettingsBounds.longestWindow
+    package static let longestTimeout = SettingsBounds.longestWindow
     /// Retries of one run, and runs of one task at once.
-    static let mostRetries = 1_000_000
-    static let mostConcurrent = 100_000
+    package static let mostRetries = 1_000_000
+    package static let mostConcurrent = 100_000
     /// Interruptions a run may outlive.
-    static let mostInterruptions = 1_000_000
+    package static let mostInterruptions = 1_000_000
 
     /// The schema of `"tasks"` (part of ``HostSchema``).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "Tasks: work that runs to completion, now (agent-control task run, POST /api/tasks/{name}/run), at a time, or on an event. Name → definition.",
         "type": "object",
         "additionalProperties": [
@@ -84,7 +84,7 @@ enum TaskSettings {
 
     /// The definitions in `json` (already checked by the host schema; entries the schema
     /// refused are skipped), and the problems the schema cannot see.
-    static func read(_ json: JSONValue?, environment: [String: String]) -> (tasks: [TaskDefinition], issues: [(pointer: String, message: String)]) {
+    package static func read(_ json: JSONValue?, environment: [String: String]) -> (tasks: [TaskDefinition], issues: [(pointer: String, message: String)]) {
         var tasks: [TaskDefinition] = []
         var issues: [(pointer: String, message: String)] = []
         for (name, value) in (json?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -159,7 +159,7 @@ enum TaskSettings {
         return (tasks, issues)
     }
 
-    static func retries(_ value: JSONValue?) -> TaskDefinition.RetryPolicy {
+    package static func retries(_ value: JSONValue?) -> TaskDefinition.RetryPolicy {
         var policy = TaskDefinition.RetryPolicy()
         guard let object = value?.objectValue else { return policy }
         func seconds(_ key: String, upTo longest: Double) -> Double? {
@@ -176,7 +176,7 @@ enum TaskSettings {
     }
 
     /// `"command"`, `"shell"`, `"cwd"`, `"env"` of a command task.
-    static func command(_ object: JSONObject, pointer: String, environment: [String: String],
+    package static func command(_ object: JSONObject, pointer: String, environment: [String: String],
                         problems: inout [(pointer: String, message: String)]) -> TaskDefinition.CommandSpec? {
         let shell = object["shell"]?.boolValue ?? false
         var arguments: [String] = []
@@ -217,7 +217,7 @@ enum TaskSettings {
     /// `{{input…}}` references that are malformed, name a field the task's input schema does
     /// not declare, or stand where a shell would read their value as code, at their argument's
     /// pointer.
-    static func inputReferenceProblems(_ spec: TaskDefinition.CommandSpec, isString: Bool, inputSchema: JSONValue?,
+    package static func inputReferenceProblems(_ spec: TaskDefinition.CommandSpec, isString: Bool, inputSchema: JSONValue?,
                                        pointer: String) -> [(pointer: String, message: String)] {
         var problems: [(pointer: String, message: String)] = []
         for (index, argument) in spec.arguments.enumerated() {
@@ -235,7 +235,7 @@ enum TaskSettings {
     }
 
     /// Why `schema` does not compile, or nil.
-    static func schemaProblem(_ schema: JSONValue) -> String? {
+    package static func schemaProblem(_ schema: JSONValue) -> String? {
         do {
             _ = try JSONSchemaValidator(schema: schema)
             return nil

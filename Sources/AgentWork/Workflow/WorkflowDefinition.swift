@@ -28,7 +28,7 @@ public struct WorkflowDefinition: Equatable, Sendable {
     /// A hash of ``source``: the version a run started with.
     public var version: String
     /// Each step's pointer in the settings, by id (for messages).
-    var stepPointers: [String: String] = [:]
+    package var stepPointers: [String: String] = [:]
 
     public init(name: String, steps: [WorkflowStep], source: JSONValue) {
         self.name = name
@@ -38,7 +38,7 @@ public struct WorkflowDefinition: Equatable, Sendable {
     }
 
     /// FNV-1a 64 of the sorted-keys JSON text: stable across runs of the agent and across machines.
-    static func version(of source: JSONValue) -> String {
+    package static func version(of source: JSONValue) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in source.serialized(sortedKeys: true).utf8 {
             hash ^= UInt64(byte)
@@ -49,7 +49,7 @@ public struct WorkflowDefinition: Equatable, Sendable {
     }
 
     /// Every step, nested ones included, in document order.
-    var allSteps: [WorkflowStep] {
+    package var allSteps: [WorkflowStep] {
         var result: [WorkflowStep] = []
         func walk(_ steps: [WorkflowStep]) {
             for step in steps {
@@ -117,7 +117,7 @@ public struct WorkflowStep: Equatable, Sendable {
     }
 
     /// The step lists nested in this step.
-    var children: [[WorkflowStep]] {
+    package var children: [[WorkflowStep]] {
         switch kind {
         case .condition(_, let then, let otherwise): [then, otherwise]
         case .parallel(let branches, _): branches

@@ -6,7 +6,7 @@ import JSONSchema
 extension WorkflowEngine {
     /// The workflow commands of every front (``CommandCatalog/workflows``), on the loop. Reads
     /// of the store are made on another thread; `inbox` brings their answer back to the loop.
-    func answer(_ request: JSONValue, caller: CommandCaller, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+    package func answer(_ request: JSONValue, caller: CommandCaller, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
         let command = request["command"]?.stringValue ?? ""
         switch command {
         case "workflow_list": respond(listWorkflows())

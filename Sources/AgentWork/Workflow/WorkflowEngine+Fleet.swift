@@ -2,23 +2,23 @@ import AgentLoop
 import Foundation
 
 /// The engine's side of a fleet's shared workflow store (loop thread only).
-final class FleetWorkflowState {
-    let store: any SharedWorkflowStore
+package final class FleetWorkflowState {
+    package let store: any SharedWorkflowStore
     /// This agent's id: the holder of its runs.
-    let holder: String
+    package let holder: String
     /// The fencing token of the runs this agent starts in this life.
-    let token: Int64
-    let lease: Double
+    package let token: Int64
+    package let lease: Double
     /// Seconds between looks for runs whose lease lapsed.
-    let poll: Double
-    var claiming = false
-    var renewing = false
-    var claimTimer: Int?
-    var renewTimer: Int?
+    package let poll: Double
+    package var claiming = false
+    package var renewing = false
+    package var claimTimer: Int?
+    package var renewTimer: Int?
     /// When a failing claim was last logged (one line per minute at most).
-    var lastClaimError = 0.0
+    package var lastClaimError = 0.0
 
-    init(store: any SharedWorkflowStore, holder: String, token: Int64, lease: Double, poll: Double) {
+    package init(store: any SharedWorkflowStore, holder: String, token: Int64, lease: Double, poll: Double) {
         self.store = store
         self.holder = holder
         self.token = token
@@ -37,7 +37,7 @@ final class FleetWorkflowState {
 extension WorkflowEngine {
     /// Turns the shared store on (at the start, before any run), and takes at once the runs
     /// whose lease lapsed and those this agent held in an earlier life.
-    func joinFleet(_ state: FleetWorkflowState) {
+    package func joinFleet(_ state: FleetWorkflowState) {
         fleet = state
         claimLapsed()
         armRenewal()
@@ -62,7 +62,7 @@ extension WorkflowEngine {
     }
 
     /// Takes runs whose lease lapsed and resumes them here.
-    func claimLapsed() {
+    package func claimLapsed() {
         guard let fleet, !stopping, !fleet.claiming else { return }
         fleet.claiming = true
         let store = fleet.store, holder = fleet.holder, token = fleet.token, lease = fleet.lease
@@ -125,7 +125,7 @@ extension WorkflowEngine {
 
     /// Forgets a run another agent holds now: its timers and waits end here; its task runs are
     /// the shared queue's and go on there; whoever waited for its end here is told where it stands.
-    func letGo(_ state: LiveRun, reason: String) {
+    package func letGo(_ state: LiveRun, reason: String) {
         guard live[state.run.id] === state else { return }
         logger.warning("workflow run \(state.run.id) (\(state.run.workflow)): \(reason); this agent lets it go")
         for timer in state.timers.values { loop.cancel(timer) }

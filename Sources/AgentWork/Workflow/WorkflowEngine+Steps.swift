@@ -4,7 +4,7 @@ import JSONSchema
 /// Each step kind: how it starts (its record, committed), how its effect is launched once the
 /// start is committed (again after a restart), and how it ends.
 extension WorkflowEngine {
-    func referenceValues(_ state: LiveRun) -> WorkflowReferences.Values {
+    package func referenceValues(_ state: LiveRun) -> WorkflowReferences.Values {
         var values = WorkflowReferences.Values(input: state.run.input, outputs: state.outputs, variables: state.run.variables)
         let run = state.run.id
         if let read = memoryRead { values.memory = { key, own in read(key, own ? run : nil) } }
@@ -12,7 +12,7 @@ extension WorkflowEngine {
     }
 
     /// The step's record (its start), committed; instant steps (set, condition's choice) end here.
-    func begin(_ step: WorkflowStep, _ state: LiveRun) {
+    package func begin(_ step: WorkflowStep, _ state: LiveRun) {
         let attempt = (state.attempts[step.id] ?? 0) + 1
         var record = WorkflowStepRecord(runID: state.run.id, stepID: step.id, kind: step.kindName, generation: state.run.generation,
                                         attempt: attempt, status: .running)
@@ -109,7 +109,7 @@ extension WorkflowEngine {
     /// Makes the engine want `type` and routes its events to the step from now on: at its start,
     /// before the start is committed, so an event in that gap is held for the step (which goes on
     /// only once its start is committed, at its launch).
-    func armWait(_ state: LiveRun, _ step: String, type: String, condition: JSONValue?) {
+    package func armWait(_ state: LiveRun, _ step: String, type: String, condition: JSONValue?) {
         removeWait(run: state.run.id, step: step)
         waits[type, default: []].append(Wait(run: state.run.id, step: step, condition: condition.flatMap { try? JSONSchemaValidator(schema: $0) }))
         refreshWantedTypes()
@@ -124,7 +124,7 @@ extension WorkflowEngine {
     }
 
     /// Starts a step's effect: its start is committed (now, or in an earlier life of the agent).
-    func launch(_ step: WorkflowStep, _ record: WorkflowStepRecord, _ state: LiveRun) {
+    package func launch(_ step: WorkflowStep, _ record: WorkflowStepRecord, _ state: LiveRun) {
         state.launched.insert(step.id)
         if let deadline = record.deadline { arm(state, step, at: deadline) }
         switch step.kind {
@@ -269,7 +269,7 @@ extension WorkflowEngine {
     }
 
     /// A goto: what is going is cancelled, and a new generation starts at `target`.
-    func jump(_ state: LiveRun, to target: String) {
+    package func jump(_ state: LiveRun, to target: String) {
         guard let index = state.definition.steps.firstIndex(where: { $0.id == target }) else { return }
         cancelGoing(in: state, steps: Set(state.steps.keys), reason: "the run went on at \(target)")
         state.run.generation += 1
@@ -281,7 +281,7 @@ extension WorkflowEngine {
     }
 
     /// Cancels the going steps among `steps`: task runs are cancelled, waits end.
-    func cancelGoing(in state: LiveRun, steps: Set<String>, reason: String) {
+    package func cancelGoing(in state: LiveRun, steps: Set<String>, reason: String) {
         for id in steps.sorted() {
             guard let record = state.steps[id], !record.status.isFinished else { continue }
             if let run = record.taskRun, record.kind == "task" { _ = tasks.cancel(run) }
@@ -293,7 +293,7 @@ extension WorkflowEngine {
 
     /// Approves or rejects a waiting approval. `user`: who (nil on the control socket: the
     /// operator, who may answer any approval).
-    func decide(run id: String, step stepID: String, approve: Bool, user: String?, comment: String?) -> Result<WorkflowStepRecord, WorkflowError> {
+    package func decide(run id: String, step stepID: String, approve: Bool, user: String?, comment: String?) -> Result<WorkflowStepRecord, WorkflowError> {
         guard let state = live[id] else {
             // A finished run is a conflict (409), as a finished task run's cancel is: a code
             // the API documents (it answered "finished", which no schema of the API has).
@@ -329,7 +329,7 @@ extension WorkflowEngine {
 }
 
 extension WorkflowStep.Kind {
-    var taskTimeout: Double? {
+    package var taskTimeout: Double? {
         if case .task(_, _, _, let timeout) = self { return timeout }
         return nil
     }

@@ -13,47 +13,47 @@ import Logging
 /// Loop thread only. The supervisor drives it through narrow calls: ``apply(_:)`` (settings),
 /// ``recover(_:)`` (start), ``eventArrived(type:source:time:payload:)`` (only for the types in
 /// ``wantedTypes``), the commands, ``shutDown()``.
-final class WorkflowEngine {
+package final class WorkflowEngine {
     /// A run in memory while it is unfinished.
-    final class LiveRun {
-        var run: WorkflowRun
-        let definition: WorkflowDefinition
+    package final class LiveRun {
+        package var run: WorkflowRun
+        package let definition: WorkflowDefinition
         /// The current generation's records, by step id.
-        var steps: [String: WorkflowStepRecord] = [:]
+        package var steps: [String: WorkflowStepRecord] = [:]
         /// Every record in start order (the log `workflow show` lists).
-        var log: [WorkflowStepRecord] = []
+        package var log: [WorkflowStepRecord] = []
         /// The latest output of each step (references read these).
-        var outputs: [String: JSONValue] = [:]
+        package var outputs: [String: JSONValue] = [:]
         /// The highest attempt each step has had (a revisit takes the next).
-        var attempts: [String: Int] = [:]
+        package var attempts: [String: Int] = [:]
         /// Records whose latest change is not committed yet: their effect waits.
-        var unconfirmed: [String: Int] = [:]
-        var pendingCommits = 0
-        var runDirty = true
+        package var unconfirmed: [String: Int] = [:]
+        package var pendingCommits = 0
+        package var runDirty = true
         /// Whether the store has it (a commit of it written, or read from it): a fleet renews
         /// the leases of those only.
-        var stored = false
+        package var stored = false
         /// Steps whose effect is going in this life of the agent.
-        var launched: Set<String> = []
+        package var launched: Set<String> = []
         /// Prepared task runs, by step (submitted once the step's start is committed).
-        var prepared: [String: TaskRun] = [:]
-        var timers: [String: Int] = [:]
+        package var prepared: [String: TaskRun] = [:]
+        package var timers: [String: Int] = [:]
         /// The first matching event for each `wait_event` step armed but not launched yet (its
         /// start not committed): the step takes it at its launch.
-        var heldEvents: [String: JSONValue] = [:]
-        var waiters: [(WorkflowRun, [WorkflowStepRecord]) -> Void] = []
+        package var heldEvents: [String: JSONValue] = [:]
+        package var waiters: [(WorkflowRun, [WorkflowStepRecord]) -> Void] = []
         /// Called once everything handed to the store so far is committed (answers that
         /// promise durability: a run started, an approval recorded).
-        var afterCommit: [() -> Void] = []
+        package var afterCommit: [() -> Void] = []
         /// Steps this advance may still begin (see ``WorkflowEngine/beginsPerTurn``).
-        var beginBudget = 0
+        package var beginBudget = 0
 
-        init(run: WorkflowRun, definition: WorkflowDefinition) {
+        package init(run: WorkflowRun, definition: WorkflowDefinition) {
             self.run = run
             self.definition = definition
         }
 
-        func record(_ record: WorkflowStepRecord) {
+        package func record(_ record: WorkflowStepRecord) {
             steps[record.stepID] = record
             if let index = log.lastIndex(where: { $0.stepID == record.stepID && $0.generation == record.generation }) {
                 log[index] = record
@@ -66,72 +66,72 @@ final class WorkflowEngine {
     }
 
     /// A `wait_event` step waiting.
-    struct Wait {
-        var run: String
-        var step: String
-        var condition: JSONSchemaValidator?
+    package struct Wait {
+        package var run: String
+        package var step: String
+        package var condition: JSONSchemaValidator?
     }
 
     /// A workflow's `on_event`, compiled.
-    struct Trigger {
-        var workflow: String
-        var condition: JSONSchemaValidator?
+    package struct Trigger {
+        package var workflow: String
+        package var condition: JSONSchemaValidator?
     }
 
-    let loop: EventLoop
-    let store: (any WorkflowStore)?
-    let tasks: TaskCoordinator
-    let logger: Logger
+    package let loop: EventLoop
+    package let store: (any WorkflowStore)?
+    package let tasks: TaskCoordinator
+    package let logger: Logger
     /// Event conditions that could not be decided (a pattern over its step budget), counted and logged.
-    let undecidedConditions: UndecidedConditions
-    private(set) var definitions: [String: WorkflowDefinition] = [:]
+    package let undecidedConditions: UndecidedConditions
+    package private(set) var definitions: [String: WorkflowDefinition] = [:]
     private var inputValidators: [String: JSONSchemaValidator] = [:]
     private var triggers: [String: [Trigger]] = [:]
-    var live: [String: LiveRun] = [:]
+    package var live: [String: LiveRun] = [:]
     /// Runs finished whose last commit is not confirmed yet.
     private var lastFinished: [String: LiveRun] = [:]
     /// Waiting `wait_event` steps by event type, armed when the step starts (before its start
     /// is committed: an event in that gap is held for it, not lost).
-    var waits: [String: [Wait]] = [:]
+    package var waits: [String: [Wait]] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``), with their logs.
-    private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
+    package private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
     private var recentOrder: [String] = []
-    let recentLimit = 1_000
+    package let recentLimit = 1_000
     private let idPrefix: String
     private var sequence = 0
-    var stopping = false
+    package var stopping = false
     /// The fleet's side: runs held under leases in the shared store (nil: this agent owns its runs).
-    var fleet: FleetWorkflowState?
+    package var fleet: FleetWorkflowState?
     /// Event types some step waits for or some workflow is triggered by.
-    private(set) var wantedTypes: Set<String> = []
+    package private(set) var wantedTypes: Set<String> = []
 
     /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…),
     /// with the run's cascade depth.
-    var publish: (String, JSONValue, Int) -> Void = { _, _, _ in }
+    package var publish: (String, JSONValue, Int) -> Void = { _, _, _ in }
     /// Emits a `publish` step's event: (type, payload, workflow name, the run's cascade depth).
-    var emit: (String, JSONValue, String, Int) -> Void = { _, _, _, _ in }
+    package var emit: (String, JSONValue, String, Int) -> Void = { _, _, _, _ in }
     /// How many runs, each started by an event of the one before, a chain of triggers may
     /// start (a cycle marked intended, or one through processes the settings cannot see):
     /// beyond, the event starts no run; one log line and a `workflow.cascade_stopped` event.
-    static let deepestCascade = 32
+    package static let deepestCascade = 32
     /// Steps one advance of a run begins at most: a parallel step of 10,000 branches is begun
     /// in slices, each begun slice's commit landing starts the next advance, so that one turn
     /// of the loop never does more than this many steps' work (it did all at once, ~20 s).
-    static let beginsPerTurn = 64
+    package static let beginsPerTurn = 64
     /// Asks the chatbot: (text, adapter, conversation, answer).
-    var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
+    package var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
         answer(.failure(WorkflowError(code: "unavailable", message: "this agent has no chatbot")))
     }
     /// Shared memory (until the memory store lands: nil, and `memory` in set steps fails).
-    var memoryRead: ((_ key: String, _ run: String?) -> JSONValue?)?
-    var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
+    package var memoryRead: ((_ key: String, _ run: String?) -> JSONValue?)?
+    package var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
     /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
-    var wantedTypesChanged: () -> Void = {}
+    package var wantedTypesChanged: () -> Void = {}
     /// The HTTP users and named tokens of the current settings with their role: who may answer
     /// an approval (set at start and at each reload).
-    var roles: [String: String] = [:]
+    package var roles: [String: String] = [:]
 
-    init(loop: EventLoop, store: (any WorkflowStore)?, tasks: TaskCoordinator, logger: Logger) {
+    package init(loop: EventLoop, store: (any WorkflowStore)?, tasks: TaskCoordinator, logger: Logger) {
         self.loop = loop
         self.store = store
         self.tasks = tasks
@@ -144,7 +144,7 @@ final class WorkflowEngine {
 
     /// Takes the settings' workflows (start and reload): new runs use them; runs going on keep
     /// the definition they started with.
-    func apply(_ workflows: [WorkflowDefinition]) {
+    package func apply(_ workflows: [WorkflowDefinition]) {
         definitions = Dictionary(workflows.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         inputValidators = [:]
         triggers = [:]
@@ -157,7 +157,7 @@ final class WorkflowEngine {
         refreshWantedTypes()
     }
 
-    func inputProblems(_ input: JSONValue, workflow: String) -> [(pointer: String, message: String)] {
+    package func inputProblems(_ input: JSONValue, workflow: String) -> [(pointer: String, message: String)] {
         if let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[workflow] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
@@ -167,7 +167,7 @@ final class WorkflowEngine {
 
     /// Starts a run of `workflow` (defined; the input already checked).
     @discardableResult
-    func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, cascade: Int = 0,
+    package func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, cascade: Int = 0,
                committed: (() -> Void)? = nil) -> WorkflowRun {
         var run = prepare(workflow, input: input, requestedBy: requestedBy)
         run.cascade = cascade
@@ -181,7 +181,7 @@ final class WorkflowEngine {
 
     /// A new run of `workflow`, not started: whoever commits it (a schedule's fire, in the same
     /// transaction as the fire) hands it to ``adopt(_:)`` once it is committed.
-    func prepare(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String) -> WorkflowRun {
+    package func prepare(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String) -> WorkflowRun {
         sequence += 1
         var run = WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
         // In a fleet this agent holds it from its first write, under this life's token.
@@ -191,7 +191,7 @@ final class WorkflowEngine {
 
     /// Starts runs made by ``prepare(_:input:requestedBy:)`` and already committed by their
     /// caller. When stopping they are left as committed: the next start resumes them.
-    func adopt(_ runs: [WorkflowRun]) {
+    package func adopt(_ runs: [WorkflowRun]) {
         guard !stopping else { return }
         for run in runs where live[run.id] == nil && recent[run.id] == nil {
             // The definition it was prepared with: the current one unless a reload came between.
@@ -207,33 +207,33 @@ final class WorkflowEngine {
     }
 
     /// Calls `done` once the run has finished (at once if it has).
-    func whenFinished(_ id: String, _ done: @escaping (WorkflowRun, [WorkflowStepRecord]) -> Void) {
+    package func whenFinished(_ id: String, _ done: @escaping (WorkflowRun, [WorkflowStepRecord]) -> Void) {
         if let state = live[id] { return state.waiters.append(done) }
         if let finished = recent[id] { done(finished.run, finished.steps) }
     }
 
     /// A run and its log from memory (unfinished or recently finished).
-    func known(_ id: String) -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+    package func known(_ id: String) -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
         if let state = live[id] { return (state.run, state.log) }
         return recent[id]
     }
 
     /// Takes the unfinished runs of an earlier life of the agent (from the store, at start) and
     /// resumes each from its last committed step.
-    func recover(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
+    package func recover(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
         load(previous)
         resume()
     }
 
     /// Resumes every run ``load(_:)`` took (once the task coordinator has recovered its runs,
     /// which the steps find again).
-    func resume() {
+    package func resume() {
         for id in live.keys.sorted() { advance(id) }
     }
 
     /// Takes the unfinished runs of an earlier life of the agent, without advancing them yet:
     /// from now on they are known (a schedule's overlap rule sees them going).
-    func load(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
+    package func load(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {
         for (run, steps) in previous where live[run.id] == nil {
             guard let definition = WorkflowSettings.parse(name: run.workflow, source: run.definition) else {
                 logger.error("workflow run \(run.id): its copy of the definition of \(run.workflow) cannot be read; the run fails")
@@ -260,7 +260,7 @@ final class WorkflowEngine {
 
     /// The agent stops: nothing more starts; what is going stays in the step log as it is, and
     /// resumes at the next start.
-    func shutDown() {
+    package func shutDown() {
         stopping = true
         if let fleet {
             for timer in [fleet.claimTimer, fleet.renewTimer].compactMap({ $0 }) { loop.cancel(timer) }
@@ -274,7 +274,7 @@ final class WorkflowEngine {
     }
 
     /// Cancels a run: its going task runs are cancelled, its waits end.
-    func cancel(_ id: String, by: String) -> WorkflowRun? {
+    package func cancel(_ id: String, by: String) -> WorkflowRun? {
         guard let state = live[id] else { return nil }
         cancelGoing(in: state, steps: Set(state.steps.keys), reason: "the run was cancelled by \(by)")
         finishRun(state, status: .cancelled, error: "cancelled by \(by)")
@@ -283,14 +283,14 @@ final class WorkflowEngine {
 
     // MARK: Working out what comes next
 
-    enum Outcome {
+    package enum Outcome {
         case done(JSONValue?)
         case pending
         case failed(String)
     }
 
     /// Works out and starts what the run can do now; ends it when its steps are done.
-    func advance(_ id: String) {
+    package func advance(_ id: String) {
         guard !stopping, let state = live[id], !state.run.status.isFinished, state.pendingCommits == 0 else { return }
         let steps = Array(state.definition.steps.dropFirst(min(state.run.resumeAt, state.definition.steps.count)))
         state.beginBudget = Self.beginsPerTurn
@@ -316,7 +316,7 @@ final class WorkflowEngine {
 
     /// Goes through `steps` in order: finished ones are passed, the first that is not is
     /// started (or, when its start is committed, launched) or descended into.
-    func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
+    package func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
         var last: JSONValue?
         for step in steps {
             if state.steps[step.id] == nil {
@@ -394,7 +394,7 @@ final class WorkflowEngine {
     }
 
     /// Every step id in `steps`, nested ones included.
-    static func ids(_ steps: [WorkflowStep]) -> Set<String> {
+    package static func ids(_ steps: [WorkflowStep]) -> Set<String> {
         var result = Set<String>()
         for step in steps {
             result.insert(step.id)
@@ -406,7 +406,7 @@ final class WorkflowEngine {
     // MARK: Records and commits
 
     /// Ends a step (its timers and waits go) and commits it.
-    func finishStep(_ state: LiveRun, _ stepID: String, _ status: WorkflowStepRecord.Status, output: JSONValue? = nil, error: String? = nil,
+    package func finishStep(_ state: LiveRun, _ stepID: String, _ status: WorkflowStepRecord.Status, output: JSONValue? = nil, error: String? = nil,
                     detail: JSONObject = [:]) {
         guard var record = state.steps[stepID], !record.status.isFinished else { return }
         record.status = status
@@ -425,7 +425,7 @@ final class WorkflowEngine {
 
     /// Writes the run (when changed) and `records`; the run advances once everything handed
     /// over is committed.
-    func commit(_ state: LiveRun, _ records: [WorkflowStepRecord]) {
+    package func commit(_ state: LiveRun, _ records: [WorkflowStepRecord]) {
         var change = WorkflowCommit(steps: records, claim: state.run.claim)
         if state.runDirty {
             change.runs = [state.run]
@@ -445,7 +445,7 @@ final class WorkflowEngine {
     }
 
     /// Calls `done` once what was handed to the store for run `id` is committed (at once if nothing is pending).
-    func afterCommit(_ id: String, _ done: @escaping () -> Void) {
+    package func afterCommit(_ id: String, _ done: @escaping () -> Void) {
         guard let state = live[id] ?? lastFinished[id], state.pendingCommits > 0 else { return done() }
         state.afterCommit.append(done)
     }
@@ -469,7 +469,7 @@ final class WorkflowEngine {
         if live[state.run.id] === state { advance(state.run.id) } else { lastFinished[state.run.id] = nil }
     }
 
-    func finishRun(_ state: LiveRun, status: WorkflowRun.Status, error: String?) {
+    package func finishRun(_ state: LiveRun, status: WorkflowRun.Status, error: String?) {
         guard !state.run.status.isFinished else { return }
         state.run.status = status
         state.run.error = error
@@ -500,7 +500,7 @@ final class WorkflowEngine {
 
     // MARK: Events
 
-    func refreshWantedTypes() {
+    package func refreshWantedTypes() {
         let types = Set(waits.keys).union(triggers.keys)
         guard types != wantedTypes else { return }
         wantedTypes = types
@@ -518,7 +518,7 @@ final class WorkflowEngine {
         }
     }
 
-    func removeWait(run: String, step: String) {
+    package func removeWait(run: String, step: String) {
         guard let type = waits.first(where: { $0.value.contains { $0.run == run && $0.step == step } })?.key else { return }
         waits[type]?.removeAll { $0.run == run && $0.step == step }
         if waits[type]?.isEmpty == true {
@@ -532,7 +532,7 @@ final class WorkflowEngine {
     /// workflows triggered by it start.
     /// `cascade`: how many runs, each started by an event of the one before, led to this event
     /// (0: an event of a process, a person, a schedule).
-    func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
+    package func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
         guard !stopping else { return }
         let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
         for wait in waits[type] ?? [] {
@@ -571,7 +571,7 @@ final class WorkflowEngine {
 }
 
 /// A problem a workflow command or step reports: a code, a message that says how to fix it.
-struct WorkflowError: Error, Equatable {
-    var code: String
-    var message: String
+package struct WorkflowError: Error, Equatable {
+    package var code: String
+    package var message: String
 }

@@ -26,7 +26,7 @@ public struct WorkflowLimits: Sendable, Equatable {
     }
 
     /// The schema of `"workflow_limits"` (part of ``HostSchema``).
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "How big a workflow may be; a definition beyond a limit is a settings error.",
         "type": "object", "additionalProperties": false,
         "properties": [
@@ -41,7 +41,7 @@ public struct WorkflowLimits: Sendable, Equatable {
     /// step with too many branches (at its `branches`), and too many steps in all (at
     /// `steps`). Found without reading the steps, and without walking more than the limits
     /// allow, so that a huge definition costs little to refuse.
-    func problems(_ list: [JSONValue], at pointer: String) -> [(pointer: String, message: String)] {
+    package func problems(_ list: [JSONValue], at pointer: String) -> [(pointer: String, message: String)] {
         var walk = Walk(limits: self)
         walk.visit(list, at: pointer)
         if walk.count > steps {

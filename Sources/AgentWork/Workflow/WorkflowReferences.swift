@@ -12,39 +12,39 @@ import JSONSchema
 /// One resolver for every place: a string that is exactly one reference becomes the value
 /// with its JSON type; a reference inside a longer string is put in as text (a string as it
 /// is, any other value as its JSON). `${env:…}` is left alone (the settings' own syntax).
-enum WorkflowReferences {
-    enum Source: String, CaseIterable {
+package enum WorkflowReferences {
+    package enum Source: String, CaseIterable {
         case input, steps, vars, memory
     }
 
-    struct Reference: Equatable {
-        var source: Source
+    package struct Reference: Equatable {
+        package var source: Source
         /// The step id (`steps`) or the memory key (`memory`); empty otherwise.
-        var name: String
+        package var name: String
         /// A JSON pointer into the value ("" for the whole).
-        var pointer: String
-        var range: Range<String.Index>
+        package var pointer: String
+        package var range: Range<String.Index>
         /// As written, for messages.
-        var text: String
+        package var text: String
     }
 
     /// Where references read their values at run time.
-    struct Values {
-        var input: JSONValue
+    package struct Values {
+        package var input: JSONValue
         /// The latest output of each step that has one.
-        var outputs: [String: JSONValue]
-        var variables: JSONObject
+        package var outputs: [String: JSONValue]
+        package var variables: JSONObject
         /// A memory key's value (nil: not set); `run` for the run's own scope.
-        var memory: (_ key: String, _ run: Bool) -> JSONValue? = { _, _ in nil }
+        package var memory: (_ key: String, _ run: Bool) -> JSONValue? = { _, _ in nil }
     }
 
-    struct Problem: Error, Equatable {
-        var message: String
+    package struct Problem: Error, Equatable {
+        package var message: String
     }
 
     /// The references in `text`, and the problems of malformed ones (an unknown source, a pointer
     /// that does not start with `/`).
-    static func references(in text: String) -> (references: [Reference], problems: [String]) {
+    package static func references(in text: String) -> (references: [Reference], problems: [String]) {
         var found: [Reference] = []
         var problems: [String] = []
         var from = text.startIndex
@@ -95,7 +95,7 @@ enum WorkflowReferences {
     }
 
     /// Every reference in `value` (strings at any depth) with the pointer of its string below `at`.
-    static func collect(_ value: JSONValue, at pointer: String) -> (references: [(pointer: String, reference: Reference)], problems: [(pointer: String, message: String)]) {
+    package static func collect(_ value: JSONValue, at pointer: String) -> (references: [(pointer: String, reference: Reference)], problems: [(pointer: String, message: String)]) {
         var references: [(pointer: String, reference: Reference)] = []
         var problems: [(pointer: String, message: String)] = []
         func walk(_ value: JSONValue, _ pointer: String) {
@@ -117,12 +117,12 @@ enum WorkflowReferences {
     }
 
     /// Whether `value` holds no reference (it can be checked against a schema as it is).
-    static func isLiteral(_ value: JSONValue) -> Bool {
+    package static func isLiteral(_ value: JSONValue) -> Bool {
         collect(value, at: "").references.isEmpty
     }
 
     /// `value` with every reference replaced (see the type's rule).
-    static func resolve(_ value: JSONValue, with values: Values) -> Result<JSONValue, Problem> {
+    package static func resolve(_ value: JSONValue, with values: Values) -> Result<JSONValue, Problem> {
         do {
             return .success(try resolveThrowing(value, values))
         } catch let problem as Problem {

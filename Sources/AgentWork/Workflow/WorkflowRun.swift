@@ -18,28 +18,28 @@ package struct WorkflowRun: Sendable, Equatable {
     package var id: String
     package var workflow: String
     /// The definition's hash, and the definition itself as written.
-    var version: String
-    var definition: JSONValue
-    var input: JSONValue
-    var variables: JSONObject = [:]
+    package var version: String
+    package var definition: JSONValue
+    package var input: JSONValue
+    package var variables: JSONObject = [:]
     package var status: Status = .running
-    var error: String?
-    var output: JSONValue?
+    package var error: String?
+    package var output: JSONValue?
     /// `cli`, `http`, `event`, `schedule`.
-    var requestedBy: String
-    var startedAt: Double
+    package var requestedBy: String
+    package var startedAt: Double
     package var endedAt: Double?
     /// Bumped by a `goto`: the step log's records of earlier generations are history.
-    var generation = 1
+    package var generation = 1
     /// The top-level step the current generation starts at (a goto's target).
-    var resumeAt = 0
+    package var resumeAt = 0
     /// How many runs, each started by an event of the one before, led to this one (0: not
     /// started by a run's event); its events carry it, see ``WorkflowEngine/deepestCascade``.
-    var cascade = 0
+    package var cascade = 0
     /// The claim this agent holds it under (a fleet's shared store; not stored in the record).
     package var claim: RunClaim?
 
-    init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
+    package init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
         self.workflow = workflow.name
         version = workflow.version
@@ -50,7 +50,7 @@ package struct WorkflowRun: Sendable, Equatable {
     }
 
     /// As the commands show it.
-    var json: JSONValue {
+    package var json: JSONValue {
         var object: JSONObject = [
             "id": .string(id), "workflow": .string(workflow), "version": .string(version), "status": .string(status.rawValue),
             "input": input, "variables": .object(variables), "requested_by": .string(requestedBy),
@@ -112,27 +112,27 @@ package struct WorkflowStepRecord: Sendable, Equatable {
 
     package var runID: String
     package var stepID: String
-    var kind: String
+    package var kind: String
     /// The run's generation when the step started (see ``WorkflowRun/generation``).
     package var generation: Int
     /// 1, then one more per step retry or goto revisit: part of the idempotency key.
-    var attempt: Int
+    package var attempt: Int
     package var status: Status
-    var startedAt: Double
-    var endedAt: Double?
-    var output: JSONValue?
-    var error: String?
+    package var startedAt: Double
+    package var endedAt: Double?
+    package var output: JSONValue?
+    package var error: String?
     /// A task step's current task run.
-    var taskRun: String?
+    package var taskRun: String?
     /// When a wait, an approval or a task step's timeout ends it (seconds since the epoch).
-    var deadline: Double?
+    package var deadline: Double?
     /// Kind-specific: a condition's branch, an approval's approvers, prompt and decision, a wait's type.
-    var detail: JSONObject = [:]
+    package var detail: JSONObject = [:]
 
     /// The key a task step's run gets: the same when the step runs again after a crash.
-    var idempotencyKey: String { "\(runID)/\(stepID)/\(attempt)" }
+    package var idempotencyKey: String { "\(runID)/\(stepID)/\(attempt)" }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         var object: JSONObject = [
             "step": .string(stepID), "kind": .string(kind), "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
             "generation": .number(JSONNumber(generation)), "started_at": .string(TaskRun.iso(startedAt)),
@@ -166,7 +166,7 @@ package struct WorkflowStepRecord: Sendable, Equatable {
         return .object(object)
     }
 
-    init(runID: String, stepID: String, kind: String, generation: Int, attempt: Int, status: Status, startedAt: Double = Date().timeIntervalSince1970) {
+    package init(runID: String, stepID: String, kind: String, generation: Int, attempt: Int, status: Status, startedAt: Double = Date().timeIntervalSince1970) {
         self.runID = runID
         self.stepID = stepID
         self.kind = kind

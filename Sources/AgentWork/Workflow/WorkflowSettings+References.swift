@@ -4,10 +4,10 @@ import JSONSchema
 
 extension WorkflowSettings {
     /// The schema of a task's `retries` (the same for a task step's).
-    static let retriesValidator: JSONSchemaValidator? = TaskSettings.schema["additionalProperties"]?["properties"]?["retries"]
+    package static let retriesValidator: JSONSchemaValidator? = TaskSettings.schema["additionalProperties"]?["properties"]?["retries"]
         .flatMap { try? JSONSchemaValidator(schema: $0) }
 
-    static func retriesProblems(_ value: JSONValue) -> [(pointer: String, message: String)]? {
+    package static func retriesProblems(_ value: JSONValue) -> [(pointer: String, message: String)]? {
         let problems = retriesValidator?.validate(value) ?? []
         return problems.isEmpty ? nil : problems.map { ($0.instanceLocation, $0.message) }
     }
@@ -17,7 +17,7 @@ extension StepReader {
     /// References must name what exists before the step runs: an earlier step (not one of a
     /// sibling branch), a variable an earlier `set` step sets, a field the input schema can
     /// have; `goto` targets a top-level step.
-    mutating func checkReferences(_ steps: [WorkflowStep], workflowPointer: String) {
+    package mutating func checkReferences(_ steps: [WorkflowStep], workflowPointer: String) {
         let topLevel = Set(steps.map(\.id))
         var visible = Set<String>(), variables = Set<String>()
         visit(steps, at: workflowPointer + "/steps", visible: &visible, variables: &variables, topLevel: topLevel)

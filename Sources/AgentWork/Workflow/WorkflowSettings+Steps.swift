@@ -4,27 +4,27 @@ import Foundation
 import JSONSchema
 
 /// Reads a workflow's steps, collecting every problem at its pointer.
-struct StepReader {
-    var chatAdapters: [String]?
+package struct StepReader {
+    package var chatAdapters: [String]?
     /// Users, token names and roles of the HTTP settings (nil: no HTTP front, any name).
-    var approvers: Set<String>?
-    var inputSchema: JSONValue?
+    package var approvers: Set<String>?
+    package var inputSchema: JSONValue?
     /// Reading a run's copy of its definition: what the agent has (chatbot, users) is not checked.
-    var unchecked = false
-    var problems: [(pointer: String, message: String)] = []
+    package var unchecked = false
+    package var problems: [(pointer: String, message: String)] = []
     /// Every id seen, with its pointer (duplicates are problems).
-    private(set) var ids: [String: String] = [:]
+    package private(set) var ids: [String: String] = [:]
 
-    init(chatAdapters: [String]?, approvers: Set<String>? = nil) {
+    package init(chatAdapters: [String]?, approvers: Set<String>? = nil) {
         self.chatAdapters = chatAdapters
         self.approvers = approvers
     }
 
-    mutating func readList(_ list: [JSONValue], at pointer: String) -> [WorkflowStep] {
+    package mutating func readList(_ list: [JSONValue], at pointer: String) -> [WorkflowStep] {
         list.enumerated().compactMap { index, value in read(value, at: pointer + "/\(index)") }
     }
 
-    mutating func read(_ value: JSONValue, at pointer: String) -> WorkflowStep? {
+    package mutating func read(_ value: JSONValue, at pointer: String) -> WorkflowStep? {
         guard let object = value.objectValue else {
             problems.append((pointer, "expected a step (an object with an \"id\" and one of \(WorkflowSettings.kinds.joined(separator: ", "))), found \(Describe.value(value))"))
             return nil

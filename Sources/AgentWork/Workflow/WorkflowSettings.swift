@@ -9,10 +9,10 @@ import JSONSchema
 /// keys, unique ids, references to earlier steps, to the input schema and to variables, `goto`
 /// targets, logic adapters); ``check(_:tasks:definedTasks:)`` what needs the resolved tasks
 /// (the task exists; a fully literal input passes its schema). Every problem at its pointer.
-enum WorkflowSettings {
+package enum WorkflowSettings {
     /// The schema of `"workflows"` (part of ``HostSchema``): the outer shape; the steps are
     /// read by ``read(_:chatAdapters:)``, which reports more precisely than a schema could.
-    static let schema: JSONValue = [
+    package static let schema: JSONValue = [
         "description": "Workflows: multi-step work run from a persisted step log (task, set, condition, parallel, publish, wait_event, approval, chat steps). Name → workflow.",
         "type": "object",
         "additionalProperties": [
@@ -37,9 +37,9 @@ enum WorkflowSettings {
         ],
     ]
 
-    static let kinds = ["task", "set", "condition", "parallel", "publish", "wait_event", "approval", "chat"]
+    package static let kinds = ["task", "set", "condition", "parallel", "publish", "wait_event", "approval", "chat"]
     /// The keys each kind allows besides `id` and its own.
-    static let siblings: [String: Set<String>] = [
+    package static let siblings: [String: Set<String>] = [
         "task": ["input", "timeout", "retries", "description"],
         "set": ["description"], "condition": ["description"], "parallel": ["description"], "publish": ["description"],
         "wait_event": ["description"], "approval": ["description"], "chat": ["description"],
@@ -47,7 +47,7 @@ enum WorkflowSettings {
 
     /// The workflows in `json` and the problems found, with their pointers. `chatAdapters`: the
     /// logic adapters of the chatbot process (nil: the agent has no chatbot).
-    static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, limits: WorkflowLimits = WorkflowLimits(),
+    package static func read(_ json: JSONValue?, chatAdapters: [String]?, approvers: Set<String>? = nil, limits: WorkflowLimits = WorkflowLimits(),
                      unchecked: Bool = false)
         -> (workflows: [WorkflowDefinition], drafts: [WorkflowDefinition], issues: [(pointer: String, message: String)])
     {
@@ -100,14 +100,14 @@ enum WorkflowSettings {
     }
 
     /// A run's copy of its definition, read again at a restart (nil if it cannot be: an edited store).
-    static func parse(name: String, source: JSONValue) -> WorkflowDefinition? {
+    package static func parse(name: String, source: JSONValue) -> WorkflowDefinition? {
         let (workflows, _, issues) = read(.object([name: source]), chatAdapters: nil, unchecked: true)
         return issues.isEmpty ? workflows.first : nil
     }
 
     /// What needs the resolved tasks: each task step's task exists (`definedTasks`: every name
     /// under `"tasks"`, valid or not) and its input, where fully literal, passes the task's schema.
-    static func check(_ workflows: [WorkflowDefinition], drafts: [WorkflowDefinition], tasks: [TaskDefinition], definedTasks: Set<String>)
+    package static func check(_ workflows: [WorkflowDefinition], drafts: [WorkflowDefinition], tasks: [TaskDefinition], definedTasks: Set<String>)
         -> (valid: [WorkflowDefinition], issues: [(pointer: String, message: String, followsFrom: String?)])
     {
         let readable = Set(workflows.map(\.name))
@@ -138,7 +138,7 @@ enum WorkflowSettings {
     }
 
     /// Each step of `workflow` with its pointer in the settings.
-    static func pointers(of workflow: WorkflowDefinition) -> [(String, WorkflowStep)] {
+    package static func pointers(of workflow: WorkflowDefinition) -> [(String, WorkflowStep)] {
         var result: [(String, WorkflowStep)] = []
         func walk(_ steps: [WorkflowStep], _ pointer: String) {
             for (index, step) in steps.enumerated() {
@@ -158,7 +158,7 @@ enum WorkflowSettings {
         return result
     }
 
-    static func compileProblem(_ schema: JSONValue) -> String? {
+    package static func compileProblem(_ schema: JSONValue) -> String? {
         do {
             _ = try JSONSchemaValidator(schema: schema)
             return nil

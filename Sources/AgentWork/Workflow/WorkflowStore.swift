@@ -81,7 +81,7 @@ package struct WorkflowRunFilter: Sendable, Equatable {
         self.limit = limit
     }
 
-    func matches(_ run: WorkflowRun) -> Bool {
+    package func matches(_ run: WorkflowRun) -> Bool {
         (workflow == nil || run.workflow == workflow) && (status == nil || run.status == status)
     }
 }
