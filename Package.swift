@@ -204,7 +204,7 @@ let package = Package(
         .target(
             name: "AgentHTTP",
             dependencies: [
-                "AgentCommands", "AgentWork", "AgentCore", "AgentVersion", "JSONSchema",
+                "AgentCommands", "AgentWork", "AgentBase", "AgentCore", "AgentVersion", "JSONSchema",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),

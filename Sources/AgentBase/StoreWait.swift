@@ -6,7 +6,7 @@ import Foundation
 package enum StoreWait {
     package struct TimedOut: Error, CustomStringConvertible {
         package var seconds: Double
-        package var description: String { "the store did not answer within \(ProcessPolicy.format(seconds)) s" }
+        package var description: String { "the store did not answer within \(seconds.compactText) s" }
     }
 
     package static func result<T: Sendable>(timeout: Double = 30, _ body: @escaping @Sendable () async throws -> T) throws -> T {

@@ -33,6 +33,15 @@ public struct AgentSnapshot: Sendable {
 
         /// As `status` names its state.
         public var stateName: String { replacing != nil ? "stopping" : info.stateName }
+
+        package init(info: SupervisedProcessInfo, replacing: SupervisedProcessInfo? = nil, restartFollows: Bool, wasEverReady: Bool, failureTimes: [Double], restartPolicy: String) {
+            self.info = info
+            self.replacing = replacing
+            self.restartFollows = restartFollows
+            self.wasEverReady = wasEverReady
+            self.failureTimes = failureTimes
+            self.restartPolicy = restartPolicy
+        }
     }
 
     /// Totals over the agent's life, across reloads that removed or replaced processes.
@@ -79,12 +88,39 @@ public struct AgentSnapshot: Sendable {
         package var json: JSONValue {
             ["longest_turn": .number(JSONNumber(longestTurn)), "slow_turns": .number(JSONNumber(slowTurns))]
         }
+
+        package init(longestTurn: Double = 0, slowTurns: Int = 0) {
+            self.longestTurn = longestTurn
+            self.slowTurns = slowTurns
+        }
     }
 
     /// The fleet's database as `status` shows it (nil: not in a fleet).
     public var fleet: JSONValue?
     /// Why the fleet's database is not being written to (nil: it is, or no fleet).
     public var fleetDegraded: String?
+
+    package init(pid: Int32, takenAt: Double, uptime: Double, stopping: Bool, processes: [Process], disabled: [DisabledProcess], store: StoreStatistics? = nil, storePath: String? = nil, outputs: [OutputStatistics], forkServer: JSONValue, totals: Totals, chatRequests: Int, tasks: [TaskFigures] = [], notifications: NotificationStatistics? = nil, schedules: [ScheduleFigures] = [], assignment: AssignmentFigures? = nil, loop: LoopFigures = LoopFigures(), fleet: JSONValue? = nil, fleetDegraded: String? = nil) {
+        self.pid = pid
+        self.takenAt = takenAt
+        self.uptime = uptime
+        self.stopping = stopping
+        self.processes = processes
+        self.disabled = disabled
+        self.store = store
+        self.storePath = storePath
+        self.outputs = outputs
+        self.forkServer = forkServer
+        self.totals = totals
+        self.chatRequests = chatRequests
+        self.tasks = tasks
+        self.notifications = notifications
+        self.schedules = schedules
+        self.assignment = assignment
+        self.loop = loop
+        self.fleet = fleet
+        self.fleetDegraded = fleetDegraded
+    }
 }
 
 extension AgentSnapshot {

@@ -1,3 +1,5 @@
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCommands
 import Foundation
 import Hummingbird

@@ -43,4 +43,8 @@ package final class LoopInbox: Sendable {
 /// Lets loop-confined objects cross into work posted back to the loop.
 package struct LoopBound<Value>: @unchecked Sendable {
     package let value: Value
+
+    package init(value: Value) {
+        self.value = value
+    }
 }

@@ -27,4 +27,18 @@ public struct PlannedProcess: Sendable, Equatable {
     /// The name of replica `index` of process `name`: `name#index`. (`#` is not allowed in a
     /// process name, so that no configured name is ever taken for a replica's.)
     public static func replicaName(_ name: String, _ index: Int) -> String { "\(name)#\(index)" }
+
+    package init(name: String, type: String, kind: String, module: ModuleLocation, settings: JSONObject, subscriptions: [String], policy: ProcessPolicy, queries: [PlannedQuery] = [], adapterLibraries: [String: String] = [:], replicaOf: String? = nil, replica: Int = 0) {
+        self.name = name
+        self.type = type
+        self.kind = kind
+        self.module = module
+        self.settings = settings
+        self.subscriptions = subscriptions
+        self.policy = policy
+        self.queries = queries
+        self.adapterLibraries = adapterLibraries
+        self.replicaOf = replicaOf
+        self.replica = replica
+    }
 }

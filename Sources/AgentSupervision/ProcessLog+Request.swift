@@ -20,7 +20,7 @@ extension ProcessLog {
         public static func parse(_ request: JSONValue, now: Double = Date().timeIntervalSince1970) -> Result<Request, AnswerError> {
             guard let value = request["name"] else { return .failure(AnswerError("a logs request needs \"name\" (a process name)", pointer: "/name")) }
             guard let name = value.stringValue else {
-                return .failure(AnswerError("\"name\" must be a string; found \(Supervisor.article(value)) (\(value.serialized()))", pointer: "/name"))
+                return .failure(AnswerError("\"name\" must be a string; found \(Describe.article(value)) (\(value.serialized()))", pointer: "/name"))
             }
             var parsed = Request(name: name)
             for key in ["lines", "after"] {

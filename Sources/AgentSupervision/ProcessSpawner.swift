@@ -44,5 +44,10 @@ public enum ProcessSpawner {
 
         /// Whether the fork server failed the request (not the supervisor's preparations).
         package var isForkServerRequest: Bool { path == ForkServer.requestDescription }
+
+        package init(path: String, errno: Int32) {
+            self.path = path
+            self.errno = errno
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AgentLoop
 /// Where a supervised process is in its life, as users see it.
 public enum ProcessState: Equatable, Sendable, CustomStringConvertible {
     /// Spawned; waiting for the worker to report ready.
@@ -21,6 +22,21 @@ public enum ProcessState: Equatable, Sendable, CustomStringConvertible {
         case .stopped: "stopped"
         case .exited(let code): "exited (\(code))"
         case .failed(let reason): "failed: \(reason)"
+        }
+    }
+}
+
+extension ProcessState {
+    /// The state without its detail: `backoff`, `failed`, `exited`.
+    package var shortName: String {
+        switch self {
+        case .starting: "starting"
+        case .running: "running"
+        case .backoff: "backoff"
+        case .stopping: "stopping"
+        case .stopped: "stopped"
+        case .exited: "exited"
+        case .failed: "failed"
         }
     }
 }

@@ -13,6 +13,10 @@ package final class RunCgroup {
     /// Why a run's cgroup could not be made; the run fails with it.
     package struct Failure: Error {
         package var message: String
+
+        package init(message: String) {
+            self.message = message
+        }
     }
 
     private init(path: String, fd: Int32) {

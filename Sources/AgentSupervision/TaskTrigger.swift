@@ -7,4 +7,10 @@ package struct TaskTrigger {
     package var condition: JSONSchemaValidator?
     /// Not a task: the workflow engine wants events of this type (a wait or an `on_event`).
     package var workflows = false
+
+    package init(task: String, condition: JSONSchemaValidator? = nil, workflows: Bool = false) {
+        self.task = task
+        self.condition = condition
+        self.workflows = workflows
+    }
 }

@@ -21,4 +21,6 @@ package struct FleetEventReader {
     package var recorded: Int64 = 0
     /// Why the last read failed, while it does.
     package var failing: String?
+
+    package init() {}
 }

@@ -1,4 +1,5 @@
 import AgentLoop
+import AgentSupervision
 import Foundation
 import Logging
 

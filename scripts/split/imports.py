@@ -109,9 +109,10 @@ for top in USERS:
             continue
         want.discard('AgentRuntime') if drop else None
         src = open(os.path.join(layers.REPO, rel)).read()
-        imports_runtime = re.search(r'^(@testable )?import AgentRuntime$', src, re.M) is not None
-        if not imports_runtime:
-            # A file that did not import AgentRuntime saw none of it: it needs no layer.
+        imported = {m.group(2) for m in (IMPORT.match(line) for line in src.split('\n')) if m}
+        if not imported & set(order):
+            # A file that imports neither AgentRuntime nor a layer saw none of them: it
+            # needs no layer (a re-run keeps serving the files whose root import it dropped).
             continue
         if rewrite(rel, want, drop):
             changes += 1

@@ -13,15 +13,68 @@ DECL = re.compile(r'^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|pri
 
 
 def strip(src):
-    """Source with comments removed and string literals emptied."""
-    src = re.sub(r'/\*.*?\*/', ' ', src, flags=re.S)
-    src = re.sub(r'"""(?:.|\n)*?"""', '""', src)
-    out = []
-    for line in src.split('\n'):
-        line = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
-        line = re.sub(r'//.*', '', line)
-        out.append(line)
-    return '\n'.join(out)
+    """Source with comments removed and string literals emptied, keeping the code of their
+    interpolations (`"\\(ProcessPolicy.format(x)) s"` names ProcessPolicy)."""
+    out, i, n = [], 0, len(src)
+
+    def literal(i):
+        """i at the opening quote; appends the literal's interpolations; returns its end."""
+        hashes = 0
+        while i - hashes > 0 and src[i - hashes - 1] == '#':
+            hashes += 1
+        multi = src.startswith('"""', i)
+        close = ('"""' if multi else '"') + '#' * hashes
+        escape = '\\' + '#' * hashes
+        k = i + (3 if multi else 1)
+        out.append('""')
+        while k < n:
+            if src.startswith(escape + '(', k):
+                depth, k = 1, k + len(escape) + 1
+                start = k
+                while k < n and depth:
+                    if src[k] == '"':
+                        out.append(' ' + src[start:k] + ' ')
+                        k = literal(k)
+                        start = k
+                        continue
+                    depth += {'(': 1, ')': -1}.get(src[k], 0)
+                    k += 1
+                out.append(' ' + src[start:k - 1] + ' ')
+                continue
+            if src.startswith(escape, k):
+                k += len(escape) + 1
+                continue
+            if src.startswith(close, k):
+                return k + len(close)
+            if not multi and src[k] == '\n':
+                return k
+            if src[k] == '\n':
+                out.append('\n')
+            k += 1
+        return n
+
+    while i < n:
+        if src.startswith('//', i):
+            j = src.find('\n', i)
+            i = n if j < 0 else j
+        elif src.startswith('/*', i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if src.startswith('/*', j):
+                    depth, j = depth + 1, j + 2
+                elif src.startswith('*/', j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append(' ' + '\n' * src.count('\n', i, j))
+            i = j
+        elif src[i] == '"':
+            i = literal(i)
+        else:
+            out.append(src[i])
+            i += 1
+    return ''.join(out)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

@@ -18,6 +18,11 @@ public final class Pidfile {
         public var description: String {
             "the agent is already running (pid \(pid.map(String.init) ?? "unknown"), pidfile \(path)); stop it with `agent-control stop` first"
         }
+
+        package init(path: String, pid: Int32? = nil) {
+            self.path = path
+            self.pid = pid
+        }
     }
 
     /// Takes the lock and writes our pid. Throws ``HeldError`` if a live agent holds it.

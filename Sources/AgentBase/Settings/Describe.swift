@@ -13,4 +13,10 @@ public enum Describe {
             return "\(text) (\(value.typeName))"
         }
     }
+
+    /// "a string", "an integer": the JSON type of `value` with its article.
+    public static func article(_ value: JSONValue) -> String {
+        let type = value.typeName
+        return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
+    }
 }

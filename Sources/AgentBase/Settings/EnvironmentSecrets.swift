@@ -88,4 +88,6 @@ package struct EnvironmentSecrets: Sendable {
         if value.count > 40 { forms.append(JSONValue.string(String(value.prefix(40)) + "…").serialized()) }
         return forms
     }
+
+    package init() {}
 }

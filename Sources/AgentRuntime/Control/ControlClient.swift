@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCore
 import AgentLoop
 import CAgentSystem
 import Foundation

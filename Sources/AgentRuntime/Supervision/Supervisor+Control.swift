@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCommands
 import AgentCore
 import AgentSupervision
@@ -44,13 +45,13 @@ extension Supervisor {
     static func unknownCommand(_ request: JSONValue, name: String?) -> String {
         let known = controlCommands.joined(separator: ", ")
         guard request.objectValue != nil else {
-            return "a request must be a JSON object with a \"command\" string (\(known)); found \(article(request))"
+            return "a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))"
         }
         guard let value = request["command"] else {
             return "the request has no \"command\"; expected a string: \(known)"
         }
         guard let name else {
-            return "\"command\" must be a string (\(known)); found \(article(value)) (\(value.serialized()))"
+            return "\"command\" must be a string (\(known)); found \(Describe.article(value)) (\(value.serialized()))"
         }
         return "unknown command \"\(name)\"\(Suggestions.hint(for: name, in: controlCommands)); known: \(known)"
     }
@@ -60,15 +61,9 @@ extension Supervisor {
     static func badProcessRequest(_ request: JSONValue) -> String {
         for key in ["action", "name"] {
             guard let value = request[key] else { return "a process command needs \"\(key)\" (a string)" }
-            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(article(value)) (\(value.serialized()))" }
+            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(Describe.article(value)) (\(value.serialized()))" }
         }
         return "a process command needs \"action\" and \"name\" (strings)"
-    }
-
-    /// "a string", "an integer": the JSON type of `value` with its article.
-    static func article(_ value: JSONValue) -> String {
-        let type = value.typeName
-        return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
     }
 
     /// The answer about a name that is not a process: `"code": "not_found"`, with the closest

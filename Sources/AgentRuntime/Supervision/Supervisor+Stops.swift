@@ -1,4 +1,5 @@
 import AgentCore
+import AgentLoop
 import AgentSupervision
 import CAgentSystem
 import Foundation

@@ -96,18 +96,3 @@ extension Supervisor {
         systemdLastFailure = systemd.lastFailure
     }
 }
-
-extension ProcessState {
-    /// The state without its detail: `backoff`, `failed`, `exited`.
-    var shortName: String {
-        switch self {
-        case .starting: "starting"
-        case .running: "running"
-        case .backoff: "backoff"
-        case .stopping: "stopping"
-        case .stopped: "stopped"
-        case .exited: "exited"
-        case .failed: "failed"
-        }
-    }
-}

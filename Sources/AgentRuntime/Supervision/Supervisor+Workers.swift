@@ -176,7 +176,7 @@ extension Supervisor {
     }
 
     /// Asks a worker to stop: a stop frame and SIGTERM, then SIGKILL after the stop timeout.
-    func stop(_ process: SupervisedProcess) {
+    package func stop(_ process: SupervisedProcess) {
         guard process.hasWorker else { return }
         if process.state == .stopping { return }
         setState(process, .stopping)
@@ -358,7 +358,7 @@ extension Supervisor {
     }
 
     /// Kills a worker's whole process group, noting why for the exit message.
-    func kill(_ process: SupervisedProcess, reason: String) {
+    package func kill(_ process: SupervisedProcess, reason: String) {
         guard process.hasWorker else { return }
         process.killReason = reason
         Glibc.kill(-process.pid, SIGKILL)

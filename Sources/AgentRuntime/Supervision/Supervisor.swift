@@ -19,8 +19,8 @@ import Logging
 public final class Supervisor {
     public let configuration: SupervisorConfiguration
     let console: ConsoleOutput
-    let logger: Logger
-    let loop = EventLoop()
+    package let logger: Logger
+    package let loop = EventLoop()
     /// Each process's recent output and the log lines about it (`agent-control logs`).
     public let processLog = ProcessLog()
 

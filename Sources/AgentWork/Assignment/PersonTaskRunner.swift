@@ -12,6 +12,8 @@ package final class PersonTaskRunner: TaskRunner {
 
     private var waiting: [String: Waiting] = [:]
 
+    package init() {}
+
     package func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
         waiting[run.runID] = Waiting(start: run, report: report)
     }

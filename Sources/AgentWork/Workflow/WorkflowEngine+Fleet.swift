@@ -1,4 +1,5 @@
 import AgentLoop
+import AgentSupervision
 import Foundation
 
 /// The engine's side of a fleet's shared workflow store (loop thread only).

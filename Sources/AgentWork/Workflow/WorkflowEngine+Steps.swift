@@ -1,3 +1,4 @@
+import AgentSupervision
 import Foundation
 import JSONSchema
 

@@ -574,4 +574,9 @@ package final class WorkflowEngine {
 package struct WorkflowError: Error, Equatable {
     package var code: String
     package var message: String
+
+    package init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
 }

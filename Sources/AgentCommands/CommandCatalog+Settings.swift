@@ -1,10 +1,9 @@
-import AgentCommands
 import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
     /// The configuration commands (``SettingsCommands``) and `diagnostics`.
-    static let settings: [CommandDescription] = [
+    package static let settings: [CommandDescription] = [
         CommandDescription(
             name: "settings_get",
             summary: "The settings file as it is (${env:NAME} references as written, never their values), its parsed document and its hash (send it back as if_match).",
@@ -83,7 +82,7 @@ extension CommandCatalog {
 
     /// The fields of one change.
     private static let changeFields: JSONObject = [
-        "action": ["type": "string", "enum": .array(SettingsChange.actions.map(JSONValue.string))],
+        "action": ["type": "string", "enum": .array(SettingsChangeAction.names.map(JSONValue.string))],
         "name": ["type": "string", "minLength": 1, "description": "The module, process or workflow (every action but replace)."],
         "settings": ["type": "object", "description": "add_process, set_process: the process's whole settings object; add_workflow, set_workflow: the workflow's definition."],
         "step": ["type": "object", "description": "add_workflow_step: the step object."],
