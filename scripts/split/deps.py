@@ -1,19 +1,11 @@
 #!/usr/bin/env python3
-"""Folder->folder dependency matrix for Sources/AgentRuntime (identifier match).
+"""Before the move: the folder->folder dependency matrix of Sources/AgentRuntime (identifier
+match), and with --layers the target matrix, sizes and back-edges the move would make (run it
+on a tree before scripts/split/move.py; after the move, check.py and imports.py --check).
 usage: deps.py [ROOT] [--layers FILE]   layers file: 'Folder Target' lines + 'order: T1 T2 ...' (low->high)"""
 import os, re, sys, collections, json
-ROOT = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('--') else '/work/main/Sources/AgentRuntime'
-DECL = re.compile(r'^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|indirect|nonisolated|static|nonisolated\(unsafe\))\s+)*'
-                  r'(class|struct|enum|protocol|actor|typealias|func|let|var|extension)\s+([A-Za-z_][A-Za-z0-9_]*)')
-def strip(src):
-    src = re.sub(r'/\*.*?\*/', ' ', src, flags=re.S)
-    src = re.sub(r'"""(?:.|\n)*?"""', '""', src)
-    out = []
-    for line in src.split('\n'):
-        line = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
-        line = re.sub(r'//.*', '', line)
-        out.append(line)
-    return '\n'.join(out)
+ROOT = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('--') else 'Sources/AgentRuntime'
+from layers import DECL, strip  # the same rules as imports.py and check.py
 def folder(path):
     rel = os.path.relpath(os.path.dirname(path), ROOT)
     return rel
