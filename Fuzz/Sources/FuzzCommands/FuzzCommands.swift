@@ -1,5 +1,6 @@
 @testable import AgentBase
 @testable import AgentCommands
+@testable import AgentLoop
 @testable import AgentSupervision
 import Foundation
 import JSONSchema
