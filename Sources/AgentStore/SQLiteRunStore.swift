@@ -247,9 +247,3 @@ package final class SQLiteRunStore: RunStore, @unchecked Sendable {
         return deleted
     }
 }
-
-extension TaskRun {
-    /// When the run may start: its next attempt, its not-before time, else its arrival. The
-    /// queue's second key (after the priority).
-    package var due: Double { nextAttemptAt ?? notBefore ?? queuedAt }
-}

@@ -235,3 +235,9 @@ extension TaskRun {
         ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
     }
 }
+
+extension TaskRun {
+    /// When the run may start: its next attempt, its not-before time, else its arrival. The
+    /// queue's second key (after the priority).
+    package var due: Double { nextAttemptAt ?? notBefore ?? queuedAt }
+}
