@@ -11,8 +11,8 @@ import Foundation
 ///
 /// Processes start in their leaf (clone3 with `CLONE_INTO_CGROUP`), so that what they fork
 /// at once is there too. The `memory` and `cpu` controllers are handed down to the runs when the
-/// agent's cgroup has them (its parent lists them in `cgroup.subtree_control`): only then are a
-/// task's `limits` enforced.
+/// agent's cgroup has them (its parent lists them in `cgroup.subtree_control`); a task's `limits`
+/// are enforced there, else in cgroup v1 hierarchies that have them (``CgroupV1Limits``).
 package final class AgentCgroup {
     /// The agent's cgroup.
     package let path: String
@@ -74,12 +74,26 @@ package final class AgentCgroup {
         return (enabled, "no \(missing.joined(separator: " and ")) controller for the runs' cgroups: \(reason)")
     }
 
-    /// What the agent says at its start about limits.
-    package var limitsLine: String {
-        if let missingControllers {
-            return "task limits (\"limits\": memory, cpu) cannot be enforced: \(missingControllers); a run of a task with limits fails instead of running without them"
+    /// What the agent says at its start about limits: which cgroup version enforces each, or
+    /// why none can.
+    package func limitsLine(v1: CgroupV1Limits?) -> String {
+        var enforced: [String] = []
+        var unenforced: [String] = []
+        for controller in Self.limitControllers {
+            if controllers.contains(controller) {
+                enforced.append("\(controller) by cgroup v2 (\(controller).max in each run's cgroup)")
+            } else if let folder = v1?.folders[controller] {
+                enforced.append("\(controller) by cgroup v1 (a group of each run in \(folder))")
+            } else {
+                unenforced.append(controller + (v1?.missing[controller].map { " (cgroup v1: \($0))" } ?? ""))
+            }
         }
-        return "task limits (\"limits\": memory, cpu) are enforced in each run's cgroup (memory.max, cpu.max)"
+        var line = "task limits (\"limits\": memory, cpu)"
+        if !enforced.isEmpty { line += " are enforced: " + enforced.joined(separator: ", ") }
+        if !unenforced.isEmpty {
+            line += (enforced.isEmpty ? "" : ";") + " cannot be enforced for \(unenforced.joined(separator: ", ")): \(missingControllers ?? "no controller"); a run of a task with such limits fails instead of running without them"
+        }
+        return line
     }
 
     private static func read(_ file: String) -> String {

@@ -7,11 +7,13 @@ import Foundation
 public enum ProcessSpawner {
     /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none); `stdin` its stdin (-1:
     /// /dev/null); `directory` its working directory (nil: the caller's); `cgroup` an open
-    /// cgroup folder the child starts in, before its first instruction (-1: the caller's).
+    /// cgroup folder the child starts in, before its first instruction (-1: the caller's);
+    /// `joins` open `cgroup.procs` files of further (v1) cgroups it joins before exec (only
+    /// with `cgroup`).
     public static func spawn(
         path: String, arguments: [String], environment: [String: String],
         stdin: Int32 = -1, stdout: Int32, stderr: Int32, channel: Int32, directory: String? = nil,
-        newGroup: Bool, newSession: Bool = false, cgroup: Int32 = -1
+        newGroup: Bool, newSession: Bool = false, cgroup: Int32 = -1, joins: [Int32] = []
     ) -> Result<pid_t, SpawnError> {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -21,7 +23,10 @@ public enum ProcessSpawner {
         }
         var pid: pid_t = 0
         let group: Int32 = newSession ? 2 : newGroup ? 1 : 0
-        let rc = agent_spawn_into(path, &argv, &envp, stdin, stdout, stderr, channel, directory, group, cgroup, &pid)
+        let rc = joins.withUnsafeBufferPointer {
+            agent_spawn_into(path, &argv, &envp, stdin, stdout, stderr, channel, directory, group, cgroup,
+                             $0.baseAddress, Int32($0.count), &pid)
+        }
         guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
         return .success(pid)
     }

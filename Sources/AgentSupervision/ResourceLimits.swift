@@ -1,7 +1,8 @@
 import JSONSchema
 
 /// A command task's `"limits"`: what each of its runs may use, enforced in the run's cgroup
-/// (`memory.max`, `cpu.max`) where the agent's cgroup has the controllers.
+/// (`memory.max`, `cpu.max`) where the agent's cgroup has the controllers, else in groups of
+/// the run in the cgroup v1 hierarchies that have them (``CgroupV1Limits``).
 ///
 /// ```json
 /// "limits": {"memory": "512M", "cpu": 0.5}
@@ -35,16 +36,31 @@ public struct ResourceLimits: Equatable, Sendable {
     package var cgroupFiles: [(file: String, value: String)] {
         var files: [(String, String)] = []
         if let memoryBytes { files.append(("memory.max", String(memoryBytes))) }
-        if let cpus {
-            let quota = max(Int((cpus * Double(Self.cpuPeriod)).rounded()), 1_000)
-            files.append(("cpu.max", "\(quota) \(Self.cpuPeriod)"))
-        }
+        if let quota = cpuQuota { files.append(("cpu.max", "\(quota) \(Self.cpuPeriod)")) }
         return files
+    }
+
+    /// What a cgroup v1 group of `controller` gets, in this order: `memory.limit_in_bytes` and
+    /// `memory.memsw.limit_in_bytes` (where the kernel accounts swap: no swapping past the
+    /// limit); `cpu.cfs_period_us` and `cpu.cfs_quota_us`.
+    package func cgroupV1Files(_ controller: String) -> [(file: String, value: String)] {
+        switch controller {
+        case "memory":
+            return memoryBytes.map { [("memory.limit_in_bytes", String($0)), ("memory.memsw.limit_in_bytes", String($0))] } ?? []
+        case "cpu":
+            return cpuQuota.map { [("cpu.cfs_period_us", String(Self.cpuPeriod)), ("cpu.cfs_quota_us", String($0))] } ?? []
+        default: return []
+        }
+    }
+
+    /// The CPU time a period allows, in microseconds (the kernel's floor is 1 ms).
+    private var cpuQuota: Int? {
+        cpus.map { max(Int(($0 * Double(Self.cpuPeriod)).rounded()), 1_000) }
     }
 
     /// The schema of `"limits"` (part of the tasks' schema).
     package static let schema: JSONValue = [
-        "description": "Command tasks: what each run (its whole process tree) may use, enforced in the run's cgroup (memory.max, cpu.max). Where the agent's cgroup has no memory or cpu controller (it says so at its start), a run of a task with limits fails rather than run without them.",
+        "description": "Command tasks: what each run (its whole process tree) may use, enforced in the run's cgroup (v2 memory.max, cpu.max; else v1 memory.limit_in_bytes, cpu.cfs_quota_us). Where neither cgroup v2 nor v1 has the memory or cpu controller (the agent says so at its start), a run of a task with limits fails rather than run without them.",
         "type": "object", "additionalProperties": false, "minProperties": 1,
         "properties": [
             "memory": ["type": ["integer", "string"],

@@ -31,6 +31,8 @@ public final class WorkerContainment {
     public var cgroup: String? { agentCgroup?.path }
     /// Its layout: the workers' leaf and the controllers the runs get.
     package let agentCgroup: AgentCgroup?
+    /// Where the limits v2 cannot enforce are kept (cgroup v1 hierarchies); nil without a cgroup.
+    package let v1Limits: CgroupV1Limits?
     /// The workers' leaf, open for clone3 (-1: none).
     public var workersCgroupFD: Int32 { agentCgroup?.workersFD ?? -1 }
     /// What workers get in their environment.
@@ -45,9 +47,10 @@ public final class WorkerContainment {
     package static let recordName = "workers"
     package static let instanceKey = "AGENT_INSTANCE"
 
-    private init(recordPath: String, cgroup: AgentCgroup?, logger: Logger) {
+    private init(recordPath: String, cgroup: AgentCgroup?, v1Limits: CgroupV1Limits?, logger: Logger) {
         self.recordPath = recordPath
         agentCgroup = cgroup
+        self.v1Limits = v1Limits
         self.logger = logger
         instance = "\(getpid())-\(ProcStat.read(getpid())?.startTime ?? 0)"
         if let cgroup {
@@ -69,15 +72,20 @@ public final class WorkerContainment {
         let recordPath = runDirectory + "/" + recordName
         try killLeftovers(recordPath: recordPath, logger: logger)
         var cgroup: AgentCgroup?
+        var v1Limits: CgroupV1Limits?
         switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger).flatMap(AgentCgroup.make) {
         case .success(let made):
             cgroup = made
             logger.info("workers run in the cgroup \(made.path), each command run in a cgroup of its own beside them")
-            if made.missingControllers == nil { logger.info("\(made.limitsLine)") } else { logger.notice("\(made.limitsLine)") }
+            // Limits only: v1 where v2 lacks a controller.
+            let lacking = AgentCgroup.limitControllers.filter { !made.controllers.contains($0) }
+            if !lacking.isEmpty { v1Limits = CgroupV1Limits.make(controllers: lacking, runDirectory: runDirectory, environment: environment, logger: logger) }
+            let line = made.limitsLine(v1: v1Limits)
+            if lacking.allSatisfy({ v1Limits?.folders[$0] != nil }) { logger.info("\(line)") } else { logger.notice("\(line)") }
         case .failure(let reason):
             logger.notice("workers run without a cgroup (\(reason.description)), and so do commands: a command's tree is ended through its process group, a killed agent's leftovers are killed at its next start, and a run of a task with \"limits\" fails (they cannot be enforced)")
         }
-        let containment = WorkerContainment(recordPath: recordPath, cgroup: cgroup, logger: logger)
+        let containment = WorkerContainment(recordPath: recordPath, cgroup: cgroup, v1Limits: v1Limits, logger: logger)
         containment.writeRecord()
         return containment
     }
@@ -97,6 +105,7 @@ public final class WorkerContainment {
         finished = true
         if let cgroup {
             let left = Self.empty(cgroup: cgroup, timeout: 2)
+            v1Limits?.finish()
             if !left.isEmpty {
                 logger.notice("killed \(Self.describe(left)), still in the agent's cgroup at the stop")
             }

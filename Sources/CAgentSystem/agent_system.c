@@ -243,11 +243,16 @@ struct agent_clone_args {
 
 /* In the new child (a copy of the caller with only this thread): only system calls from here
    to execve, no allocation or lock. `join` (the fallback without clone3) is the cgroup's
-   cgroup.procs, written before anything else. On failure the errno goes to `report`. */
-static void exec_child(int report, int join, const char *path, char *const argv[], char *const envp[],
-                       const int lifted[4], const char *directory, int new_group) {
+   cgroup.procs, and `joins` those of further cgroups (v1 hierarchies), written before anything
+   else. On failure the errno goes to `report`. */
+static void exec_child(int report, int join, const int *joins, int join_count, const char *path,
+                       char *const argv[], char *const envp[], const int lifted[4], const char *directory,
+                       int new_group) {
     int code = 0;
     if (join >= 0 && write(join, "0\n", 2) != 2) goto fail;
+    for (int i = 0; i < join_count; i++) {
+        if (write(joins[i], "0\n", 2) != 2) goto fail;
+    }
     if (new_group == 1 && setpgid(0, 0) != 0) goto fail;
     if (new_group == 2 && setsid() < 0) goto fail;
     if (lifted[0] >= 0) {
@@ -280,12 +285,20 @@ fail:
    refused (a seccomp filter answers ENOSYS), fork and join it before exec. Signals stay
    blocked across, so that no handler of the caller runs in the child. */
 static pid_t clone_into(int cgroup_fd, int *join) {
+    /* Test only: AGENT_TEST_FORK_JOIN=1 takes the fallback as if clone3 were refused (read
+       once; the value is the same for every thread that reads it first). */
+    static int forced = -1;
+    if (forced < 0) {
+        const char *value = getenv("AGENT_TEST_FORK_JOIN");
+        forced = value && strcmp(value, "1") == 0;
+    }
+    if (forced) errno = ENOSYS;
     struct agent_clone_args args;
     memset(&args, 0, sizeof(args));
     args.flags = AGENT_CLONE_INTO_CGROUP;
     args.exit_signal = SIGCHLD;
     args.cgroup = (uint64_t)cgroup_fd;
-    pid_t child = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    pid_t child = forced ? -1 : (pid_t)syscall(SYS_clone3, &args, sizeof(args));
     if (child >= 0 || (errno != ENOSYS && errno != E2BIG)) return child;
     *join = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
     if (*join < 0) return -1;
@@ -294,7 +307,8 @@ static pid_t clone_into(int cgroup_fd, int *join) {
 
 int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
                      int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
-                     const char *directory, int new_group, int cgroup_fd, pid_t *pid) {
+                     const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
+                     pid_t *pid) {
     if (cgroup_fd < 0) {
         return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
     }
@@ -315,7 +329,7 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         pid_t child = clone_into(cgroup_fd, &join);
-        if (child == 0) exec_child(report[1], join, path, argv, envp, lifted, directory, new_group);
+        if (child == 0) exec_child(report[1], join, joins, join_count, path, argv, envp, lifted, directory, new_group);
         if (child < 0) rc = errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         close(report[1]);

@@ -9,29 +9,12 @@ import Testing
 /// Acknowledged means durable, on a disk that fills up for real (a small tmpfs the test fills
 /// and frees; mounting needs root, and the tests fail, saying so, where it is not permitted).
 @Suite(.ownThreads, .serialized) struct AcknowledgedWorkTests {
-    /// A store on a 2 MB tmpfs, with the disk's filler file.
-    struct Disk {
-        let directory: String
-        var path: String { directory + "/disk" }
-        var filler: String { path + "/filler" }
-
-        init() throws {
-            directory = TestPaths.temporaryDirectory("acknowledged")
-            try DiskFullTests.mountTmpfs(size: "2m", on: directory + "/disk")
-        }
-
-        func unmount() {
-            _ = try? runProgram("/bin/umount", ["-l", path])
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-    }
-
     static func commitNew(_ store: SQLiteRunStore, _ run: TaskRun) async -> Bool {
         await withCheckedContinuation { continuation in store.commitNew([run]) { continuation.resume(returning: $0) } }
     }
 
     @Test func newRunsAreRefusedOnAFullDiskAndChangesOfAcknowledgedRunsAreWrittenOnceThereIsRoom() async throws {
-        let disk = try Disk()
+        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
         defer { disk.unmount() }
         let logger = Logger(label: "test")
         let store = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: logger)
@@ -40,7 +23,7 @@ import Testing
         #expect(await Self.commitNew(runs, first))
 
         // The disk fills: new runs are written until the store cannot write, then refused.
-        #expect(DiskFullTests.fill(disk.filler) > 0)
+        #expect(disk.fill() > 0)
         let big = JSONValue.string(String(repeating: "x", count: 32 << 10))
         var acknowledged = ["r-1"]
         var refused: String?
@@ -58,7 +41,7 @@ import Testing
         #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the finished run's change was not kept: \(store.statistics)")
 
         // Room again: the kept change is written, and nothing refused appears.
-        try FileManager.default.removeItem(atPath: disk.filler)
+        try disk.free()
         #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained == 0 && store.statistics.degraded == nil }, "\(store.statistics)")
         #expect(store.statistics.lostChanges == 0)
         store.close()
@@ -93,7 +76,7 @@ import Testing
     }
 
     @Test func requestsAreRefusedWhileTheDiskIsFullAndNothingAcknowledgedIsLostAcrossARestart() throws {
-        let disk = try Disk()
+        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
         defer { disk.unmount() }
         let gate = disk.directory + "/open"
         let settings = #"""
@@ -110,7 +93,7 @@ import Testing
         let workflow = try #require(Self.control(agent, ["workflow", "run", "gated"]).json?["id"]?.stringValue)
 
         // The disk fills: requests are answered while the store still writes them, then refused.
-        #expect(DiskFullTests.fill(disk.filler) > 0)
+        #expect(disk.fill() > 0)
         let cli = try Self.untilRefused {
             let answer = try Self.control(agent, ["task", "run", "later", "--at", "30m"])
             return (answer.json?["id"]?.stringValue, answer.status == 0 ? nil : answer.text)
@@ -140,7 +123,7 @@ import Testing
         #expect(WorkflowAgent.wait(timeout: 60) { (try? Self.control(agent, ["task", "show", gated]).json?["status"]?.stringValue) == "succeeded" })
 
         // Room again: what was kept is written; after a restart every acknowledged run is there.
-        try FileManager.default.removeItem(atPath: disk.filler)
+        try disk.free()
         #expect(WorkflowAgent.wait(timeout: 60) {
             guard let store = try? Self.storeStatus(agent) else { return false }
             return store["degraded"] == nil && store["retained"]?.numberValue?.intValue == 0

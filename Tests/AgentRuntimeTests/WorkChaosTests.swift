@@ -39,16 +39,11 @@ import Testing
         """#
     }
 
-    @Test(.enabled(if: DiskFullTests.canMountTmpfs, "mounting a tmpfs needs root"))
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func killsAFullDiskAndASlowClientLoseNoAcknowledgedRunAndLeaveNoProcess() throws {
-        let directory = TestPaths.temporaryDirectory("work-chaos")
-        let disk = directory + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        #expect(try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk]).status == 0)
-        defer {
-            _ = try? runProgram("/bin/umount", ["-l", disk])
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        let tmpfs = try TmpfsDisk(size: "16m", name: "work-chaos")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
         try Self.settings(disk: disk).write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
         let slow = SlowClient()
         defer { slow.stop() }
@@ -61,10 +56,10 @@ import Testing
             slow.aim(at: agent.port)
             // The disk fills in the sixth life and stays full for 10 s.
             if life == 5 {
-                #expect(DiskFullTests.fill(disk + "/filler") > 0)
+                #expect(tmpfs.fill() > 0)
                 diskFullSince = Date()
             } else if let since = diskFullSince, Date().timeIntervalSince(since) >= 10 {
-                try FileManager.default.removeItem(atPath: disk + "/filler")
+                try tmpfs.free()
                 diskFullSince = nil
             }
             for (path, body) in [("/api/tasks/job/run", "{}"), ("/api/tasks/job/run", "{}"),
@@ -92,7 +87,7 @@ import Testing
             }
             #expect(agent.run.stop(signal: SIGKILL) != nil)
         }
-        if diskFullSince != nil { try FileManager.default.removeItem(atPath: disk + "/filler") }
+        if diskFullSince != nil { try tmpfs.free() }
 
         // The last life: everything acknowledged finishes.
         let agent = try WorkflowAgent.start(nil, directory: directory)

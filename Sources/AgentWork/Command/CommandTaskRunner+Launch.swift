@@ -88,11 +88,11 @@ extension CommandTaskRunner {
         let limits = run.start.task.limits
         guard let agent = containment?.agentCgroup else {
             guard limits == nil else {
-                return .failure(RunCgroup.Failure(message: "cannot enforce the task's \"limits\": the agent runs without cgroups (it said why at its start); run it where cgroup v2 is writable, or remove \"limits\" from the task"))
+                return .failure(RunCgroup.Failure(message: "cannot enforce the task's \"limits\": the agent runs without cgroups (it said why at its start); run it where cgroup v2 is writable (limits then use its controllers, else those of cgroup v1), or remove \"limits\" from the task"))
             }
             return .success(nil)
         }
-        return RunCgroup.make(in: agent, name: "run-\(run.runID)-\(run.start.attempt)", limits: limits).map { $0 }
+        return RunCgroup.make(in: agent, v1: containment?.v1Limits, name: "run-\(run.runID)-\(run.start.attempt)", limits: limits).map { $0 }
     }
 
     private func spawn(_ run: CommandRun, path: String, arguments: [String], environment: [String: String],
@@ -121,7 +121,7 @@ extension CommandTaskRunner {
         let spawned = ProcessSpawner.spawn(
             path: path, arguments: arguments, environment: environment,
             stdin: stdin[0], stdout: stdout[1], stderr: stderr[1], channel: -1, directory: directory, newGroup: true,
-            cgroup: run.cgroup?.fd ?? -1)
+            cgroup: run.cgroup?.fd ?? -1, joins: run.cgroup?.joins ?? [])
         Glibc.close(stdin[0])
         stdin[0] = -1
         Glibc.close(stdout[1])

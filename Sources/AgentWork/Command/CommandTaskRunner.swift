@@ -198,6 +198,8 @@ package final class CommandTaskRunner: TaskRunner {
         close(run)
         reapLeftovers(group: pid, tries: 20)
         run.ending = run.outcome(status: status)
+        // Not a bare "killed by SIGKILL" (or a shell's 137): the limit that did it.
+        if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
         run.endedAt = EventLoop.now()
         if let cgroup = run.cgroup {
             // Daemons it left become the agent's children (a subreaper): reaped as they die.

@@ -43,12 +43,15 @@ int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
  * (O_DIRECTORY; -1: the caller's cgroup, through posix_spawn): clone3 with CLONE_INTO_CGROUP,
  * so that the child is in it before its first instruction and whatever it forks is too;
  * where clone3 is refused (ENOSYS from a seccomp filter), fork, and the child joins the cgroup
- * before anything else. Returns once the child has exec'd (0 and `*pid`) or failed to (its
- * errno; the child is reaped).
+ * before anything else. The child then writes itself into each of the `join_count` open
+ * cgroup.procs files `joins` (cgroups of v1 hierarchies, which clone3 cannot start it in),
+ * still before exec; only with `cgroup_fd`. Returns once the child has exec'd (0 and `*pid`)
+ * or failed to (its errno; the child is reaped).
  */
 int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
                      int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
-                     const char *directory, int new_group, int cgroup_fd, pid_t *pid);
+                     const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
+                     pid_t *pid);
 
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);

@@ -264,16 +264,11 @@ import Testing
 @Suite(.ownThreads, .serialized) struct ReadinessOfTheStoreTests {
     static let token = APIAgent.adminToken
 
-    @Test(.enabled(if: DiskFullTests.canMountTmpfs, "mounting a tmpfs needs root"))
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func readyzIsUnavailableWhileTheStoreCannotWriteAndReadyOnceItWritesAgain() throws {
-        let directory = TestPaths.temporaryDirectory("readyz-disk-full")
-        let disk = directory + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        #expect(try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", disk]).status == 0)
-        defer {
-            _ = try? runProgram("/bin/umount", ["-l", disk])
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        let tmpfs = try TmpfsDisk(size: "8m", name: "readyz-disk-full")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
         let run = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"path": "\(disk)/agent.sqlite"}, "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
          "processes": {"tick": {"type": "fault", "tick_ms": 5, "event_type": "filler"}}}
@@ -292,13 +287,12 @@ import Testing
         }
         #expect(try readyz(200) { $0.isEmpty }.status == 200, "\(run.transcript)")
 
-        let filler = disk + "/filler"
-        #expect(DiskFullTests.fill(filler) > 0)
+        #expect(tmpfs.fill() > 0)
         let degraded = try readyz(503) { $0.contains { $0.hasPrefix("store: degraded: ") } }
         #expect(degraded.status == 503, "\(degraded.body)\n\(run.transcript)")
         #expect((degraded.json["reasons"] as? [String])?.first?.hasPrefix("store: degraded: ") == true, "\(degraded.body)")
 
-        try FileManager.default.removeItem(atPath: filler)
+        try tmpfs.free()
         let writing = try readyz(200) { $0.isEmpty }
         #expect(writing.status == 200, "\(writing.body)\n\(run.transcript)")
     }

@@ -127,7 +127,8 @@ import Testing
 
     @Test(.enabled(if: EscapedChildrenTests.cgroupsWritable && controllersMissing))
     func aTaskWithLimitsFailsWhereTheyCannotBeEnforcedAndTheStartSaysSo() throws {
-        let (agent, _) = try TaskFrontTests.agent(tasks: Self.tasks())
+        // Neither v2's controllers nor (switched off) v1's.
+        let (agent, _) = try TaskFrontTests.agent(tasks: Self.tasks(), environment: ["AGENT_CGROUP_V1": "0"])
         defer { _ = agent.stop() }
         #expect(agent.stderrLines.contains { $0.contains(#"task limits ("limits": memory, cpu) cannot be enforced"#) },
                 "\(agent.transcript)")
@@ -137,6 +138,7 @@ import Testing
         }
         #expect(run?["status"] as? String == "failed", "\(run ?? [:])")
         let error = run?["error"] as? String ?? ""
-        #expect(error.contains("cannot enforce the task's \"limits\" (memory, cpu)") && error.contains("remove \"limits\""), "\(error)")
+        #expect(error.contains("cannot enforce the task's \"limits\" (memory, cpu)") && error.contains("in cgroup v1: AGENT_CGROUP_V1=0")
+            && error.contains("remove \"limits\""), "\(error)")
     }
 }
