@@ -14,7 +14,9 @@ import Testing
 @Suite(.ownThreads, .serialized) struct FleetWorkflowEndToEndTests {
     /// An agent of the fleet `database` with the workflow `three` (steps s1, s2, s3, each a
     /// task run appending "KEY RUN_ID ATTEMPT AGENT start|end" to `log`). s2 lasts far longer on
-    /// host-a than any pause of the test process: host-a is surely killed while it runs.
+    /// host-a (an hour) than any pause of the test process: host-a is surely killed while it
+    /// runs (120 s was not: beside a load of 40-50, an awaiting test waited that long for a
+    /// test thread between two of its steps).
     static func agent(_ id: String, database: String, log: String) throws -> (AgentRun, Int) {
         let server = try PostgresTestServer.require()
         let record = { (sleep: String) in
@@ -26,7 +28,7 @@ import Testing
                        "lease": 2, "heartbeat": 0.5, "poll": 0.5},
              "tasks": {"quick": {"type": "command", "shell": true, "retries": {"max": 0}, "command": "\#(record("0.2"))"},
                        "slow": {"type": "command", "shell": true, "retries": {"max": 0},
-                                "command": "\#(record("$([ \\\"$FLEET_AGENT\\\" = host-a ] && echo 120 || echo 0.3)"))"}},
+                                "command": "\#(record("$([ \\\"$FLEET_AGENT\\\" = host-a ] && echo 3600 || echo 0.3)"))"}},
              "workflows": {"three": {"steps": [{"id": "s1", "task": "quick"}, {"id": "s2", "task": "slow"}, {"id": "s3", "task": "quick"}]}}}
             """#
         let run = try AgentRun(settings: settings, arguments: ["--no-build", "--json"],
