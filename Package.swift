@@ -24,11 +24,17 @@ let shippedModules: [(name: String, target: String)] = [
 /// fleet, about a third fewer compile steps for a first build (see the README's quick start).
 let fleet: TargetDependencyCondition? = .when(traits: ["Fleet"])
 
+/// The runtime's layer targets, low to high (issue 35; scripts/split/layers.txt).
+let layerTargets: [String] = [
+    "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentWork", "AgentStore", "AgentCommands", "AgentRuntime",
+]
+
 let package = Package(
     name: "AgentRuntime",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AgentRuntime", targets: ["AgentRuntime"]),
+        // The runtime with its layers (the fuzz harnesses import them).
+        .library(name: "AgentRuntime", targets: layerTargets),
         .library(name: "AgentScaffolding", targets: ["AgentScaffolding"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
         .executable(name: "agent-control", targets: ["agent-control"]),
@@ -91,16 +97,72 @@ let package = Package(
             dependencies: [.product(name: "AgentModuleABI", package: "SDK"), "AgentVersion", "CAgentSystem", "JSONSchema"],
             swiftSettings: swiftSettings
         ),
-        // The host: settings, supervision, the store, control.
+        // The host, in layers (issue 35): each target imports only the ones below it, so the
+        // compiler holds the arrows. AgentBase < AgentLoop < AgentOutputs < AgentSupervision
+        // < AgentWork < AgentStore < AgentCommands < AgentRuntime (scripts/split/layers.txt).
+        // The vocabulary every layer shares: paths, console and log, settings' bounds and errors.
         .target(
-            name: "AgentRuntime",
+            name: "AgentBase",
+            dependencies: ["AgentCore", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // The supervisor's epoll loop: timers, the inbox, signals.
+        .target(
+            name: "AgentLoop",
+            dependencies: ["AgentCore", "CAgentSystem"],
+            swiftSettings: swiftSettings
+        ),
+        // Where events go out: files, sockets, HTTP, the journal.
+        .target(
+            name: "AgentOutputs",
+            dependencies: ["AgentBase", "AgentCore", "CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // Worker processes: spawn, restart, containment, cgroups, the fork server, modules.
+        .target(
+            name: "AgentSupervision",
+            dependencies: ["AgentBase", "AgentLoop", "AgentCore", "CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // The work layer: tasks, executors, schedules, workflows, memory, notifications, each
+        // feature's store protocol and records.
+        .target(
+            name: "AgentWork",
             dependencies: [
-                "AgentCore", "CAgentSystem", "JSONSchema",
+                "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentCore", "CAgentSystem", "JSONSchema",
+                .product(name: "Logging", package: "swift-log"),
+                // Task notification emails: subject and body templates.
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded SQLite store: events, history, and each feature's store on SQLite.
+        .target(
+            name: "AgentStore",
+            dependencies: [
+                "AgentBase", "AgentSupervision", "AgentWork", "AgentCore", "JSONSchema",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // Task notification emails: subject and body templates.
-                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The command layer every front uses: the catalog, the command centre, snapshots.
+        .target(
+            name: "AgentCommands",
+            dependencies: [
+                "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentWork", "AgentStore", "AgentCore", "JSONSchema",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The composition root: the supervisor, control, the settings file and its commands.
+        .target(
+            name: "AgentRuntime",
+            dependencies: [
+                "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentWork", "AgentStore", "AgentCommands",
+                "AgentCore", "CAgentSystem", "JSONSchema",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -109,7 +171,7 @@ let package = Package(
         .target(
             name: "AgentFleet",
             dependencies: [
-                "AgentRuntime", "JSONSchema",
+                "AgentBase", "AgentWork", "JSONSchema",
                 // `swift build` builds every target of this package: the condition keeps
                 // postgres-nio out of a build without the trait (the sources are #if Fleet).
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: fleet),
@@ -135,14 +197,14 @@ let package = Package(
         // What the command-line tools share.
         .target(
             name: "AgentCLI",
-            dependencies: ["AgentRuntime", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AgentRuntime", "AgentBase", "AgentVersion", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         // The HTTP front: API, dashboard, metrics and health over the one command layer.
         .target(
             name: "AgentHTTP",
             dependencies: [
-                "AgentRuntime", "AgentCore", "AgentVersion", "JSONSchema",
+                "AgentCommands", "AgentWork", "AgentBase", "AgentCore", "AgentVersion", "JSONSchema",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
@@ -157,7 +219,8 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "JSONSchema",
+                "AgentRuntime", "AgentBase", "AgentWork", "AgentStore", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet),
+                "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -181,7 +244,8 @@ let package = Package(
         .executableTarget(
             name: "agent-bench",
             dependencies: [
-                "AgentRuntime", "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
+                "AgentRuntime", "AgentBase", "AgentSupervision", "AgentWork", "AgentStore", "AgentCommands", "AgentCore", "AgentHTTP",
+                .target(name: "AgentFleet", condition: fleet), "AgentVersion", "CAgentSystem", "JSONSchema", "BenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -205,8 +269,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentRuntimeTests",
-            dependencies: ["AgentRuntime", "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "agent-control", "agent-worker", "validate-settings",
-                           "create-agent", "add-agent-module"],
+            dependencies: layerTargets.map { .target(name: $0) } + [
+                "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "agent-control", "agent-worker",
+                "validate-settings", "create-agent", "add-agent-module",
+            ],
             swiftSettings: swiftSettings
         ),
     ] + shippedModules.map {

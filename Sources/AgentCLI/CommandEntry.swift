@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentBase
 import ArgumentParser
 import Foundation
 import JSONSchema

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentRuntime
 import ArgumentParser
 import Foundation

@@ -1,5 +1,6 @@
 #if Fleet
-import AgentRuntime
+import AgentBase
+import AgentWork
 import Foundation
 import Logging
 import NIOSSL

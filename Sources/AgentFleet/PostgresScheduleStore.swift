@@ -1,5 +1,5 @@
 #if Fleet
-import AgentRuntime
+import AgentWork
 import Foundation
 import JSONSchema
 import Logging

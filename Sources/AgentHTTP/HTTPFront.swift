@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentCommands
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -17,7 +17,7 @@ import Synchronization
 public final class HTTPFront: AgentFront, Sendable {
     /// Makes the front when the settings have `"http"`.
     public static let factory: FrontFactory = { context in
-        guard let settings = context.settings.http else { return nil }
+        guard let settings = context.http else { return nil }
         return HTTPFront(context: context, settings: settings)
     }
 

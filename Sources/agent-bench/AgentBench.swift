@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import AgentVersion
 import ArgumentParser
 import Foundation

@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentBase
 import ArgumentParser
 import Foundation
 
@@ -35,7 +35,7 @@ struct Logs: ParsableCommand {
 
     func validate() throws {
         if let lines, lines < 0 { throw ValidationError("-n/--lines must be 0 or more, not \(lines)") }
-        if let since, StoreReader.parseSince(since) == nil {
+        if let since, TimeSpec.since(since) == nil {
             throw ValidationError("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"\(since)\"")
         }
     }

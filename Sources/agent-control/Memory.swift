@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema

@@ -1,5 +1,5 @@
 import AgentCLI
-import AgentRuntime
+import AgentWork
 import ArgumentParser
 import Foundation
 

@@ -1,5 +1,4 @@
 import AgentCLI
-import AgentRuntime
 import ArgumentParser
 import JSONSchema
 

@@ -1,6 +1,8 @@
+import AgentBase
 import AgentCLI
 import AgentCore
 import AgentRuntime
+import AgentStore
 import ArgumentParser
 import Foundation
 
@@ -46,7 +48,7 @@ struct Events: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let since, StoreReader.parseSince(since) == nil {
+        if let since, TimeSpec.since(since) == nil {
             throw ValidationError("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"\(since)\"")
         }
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
@@ -54,7 +56,7 @@ struct Events: ParsableCommand {
 
     func run() throws {
         let reader = try storeReader(agent)
-        let start = since.flatMap { StoreReader.parseSince($0) }
+        let start = since.flatMap { TimeSpec.since($0) }
         var last: Int64 = 0
         func show(_ events: [StoreReader.StoredEvent]) {
             for event in events { print(json ? event.json.serialized() : event.line) }

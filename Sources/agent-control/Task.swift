@@ -1,4 +1,5 @@
 import AgentRuntime
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema

@@ -1,3 +1,5 @@
+@testable import AgentStore
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

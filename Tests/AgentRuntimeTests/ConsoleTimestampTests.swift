@@ -1,3 +1,4 @@
+@testable import AgentBase
 import Testing
 @testable import AgentRuntime
 

@@ -1,4 +1,5 @@
 import AgentModuleABI
+@testable import AgentSupervision
 import Glibc
 import Testing
 @testable import AgentCore

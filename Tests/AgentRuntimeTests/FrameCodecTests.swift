@@ -1,3 +1,4 @@
+@testable import AgentSupervision
 import Testing
 @testable import AgentRuntime
 @testable import AgentCore

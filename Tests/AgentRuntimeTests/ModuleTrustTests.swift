@@ -1,3 +1,4 @@
+@testable import AgentSupervision
 import Foundation
 import Testing
 @testable import AgentRuntime

@@ -1,3 +1,5 @@
+@testable import AgentBase
+@testable import AgentSupervision
 import Foundation
 import Testing
 @testable import AgentRuntime

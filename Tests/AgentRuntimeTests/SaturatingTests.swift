@@ -1,4 +1,7 @@
+@testable import AgentBase
 import AgentCore
+@testable import AgentLoop
+@testable import AgentSupervision
 import Foundation
 import JSONSchema
 import Testing

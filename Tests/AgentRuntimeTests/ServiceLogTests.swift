@@ -1,3 +1,4 @@
+@testable import AgentBase
 import Foundation
 import JSONSchema
 import Testing

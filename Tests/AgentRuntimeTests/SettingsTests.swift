@@ -1,3 +1,6 @@
+@testable import AgentBase
+@testable import AgentStore
+@testable import AgentSupervision
 import Foundation
 import JSONSchema
 import Testing

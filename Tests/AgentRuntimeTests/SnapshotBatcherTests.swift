@@ -1,3 +1,5 @@
+@testable import AgentCommands
+@testable import AgentLoop
 import Foundation
 import Synchronization
 import Testing

@@ -1,3 +1,6 @@
+@testable import AgentBase
+@testable import AgentLoop
+@testable import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging

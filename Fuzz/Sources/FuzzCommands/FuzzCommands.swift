@@ -1,3 +1,7 @@
+@testable import AgentBase
+@testable import AgentCommands
+@testable import AgentLoop
+@testable import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging

@@ -1,3 +1,4 @@
+@testable import AgentCommands
 import AgentRuntime
 
 /// The HTTP front's request path on arbitrary request targets: which command a method and a

@@ -1,3 +1,4 @@
+@testable import AgentWork
 import JSONSchema
 @testable import AgentRuntime
 

@@ -1,4 +1,5 @@
 import AgentCore
+@testable import AgentSupervision
 import Foundation
 import JSONSchema
 @testable import AgentRuntime

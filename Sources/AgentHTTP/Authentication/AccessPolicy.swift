@@ -1,5 +1,5 @@
+import AgentCommands
 import Foundation
-import AgentRuntime
 import Hummingbird
 
 /// Who may do what, after the authenticators ran: nothing but the public routes answers

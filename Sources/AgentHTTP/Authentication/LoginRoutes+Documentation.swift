@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentCommands
 import JSONSchema
 
 extension LoginRoutes {

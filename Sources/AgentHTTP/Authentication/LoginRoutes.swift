@@ -1,4 +1,5 @@
-import AgentRuntime
+import AgentBase
+import AgentCommands
 import Foundation
 import Hummingbird
 import JSONSchema

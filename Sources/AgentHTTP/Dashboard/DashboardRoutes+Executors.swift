@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentWork
 import Foundation
 import Hummingbird
 import JSONSchema

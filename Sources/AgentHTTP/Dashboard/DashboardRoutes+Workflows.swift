@@ -1,4 +1,3 @@
-import AgentRuntime
 import Foundation
 import Hummingbird
 import JSONSchema

@@ -1,4 +1,3 @@
-import AgentRuntime
 import JSONSchema
 import CoreMetrics
 import Metrics

@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentCommands
 
 /// Every path the API serves with the methods it takes there: the commands' routes and the
 /// documented other routes. Hummingbird answers 404 for a known path with a method it has no

@@ -1,4 +1,5 @@
 import AgentCore
+import AgentLoop
 import AgentModuleABI
 import AgentVersion
 import Foundation

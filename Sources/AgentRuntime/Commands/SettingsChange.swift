@@ -1,3 +1,5 @@
+import AgentBase
+import AgentCommands
 import AgentCore
 import JSONSchema
 
@@ -15,20 +17,7 @@ import JSONSchema
 /// Applied to the file's text with ``JSONTextEditor``, so that everything the change does not
 /// touch keeps its bytes (formatting, key order, `${env:NAME}` references).
 struct SettingsChange: Sendable, Equatable {
-    enum Action: String, Sendable, CaseIterable {
-        case enableModule = "enable_module"
-        case disableModule = "disable_module"
-        case addProcess = "add_process"
-        case removeProcess = "remove_process"
-        case enableProcess = "enable_process"
-        case disableProcess = "disable_process"
-        case setProcess = "set_process"
-        case addWorkflow = "add_workflow"
-        case setWorkflow = "set_workflow"
-        case removeWorkflow = "remove_workflow"
-        case addWorkflowStep = "add_workflow_step"
-        case replace
-    }
+    typealias Action = SettingsChangeAction
 
     var action: Action
     /// The module, process or workflow (every action but `replace`).
@@ -43,19 +32,17 @@ struct SettingsChange: Sendable, Equatable {
     /// `replace`: the whole document as text.
     var text: String = ""
 
-    static let actions = Action.allCases.map(\.rawValue)
-
     /// Reads a change from a request object; `pointer` is where it is in the request.
     init(json: JSONValue, pointer: String) throws(SettingsCommandError) {
         guard let object = json.objectValue else {
-            throw .request(pointer, "expected a change object {\"action\": …}, found \(Supervisor.article(json))")
+            throw .request(pointer, "expected a change object {\"action\": …}, found \(Describe.article(json))")
         }
         guard let actionValue = object["action"] else {
-            throw .request(pointer, "a change needs \"action\": one of \(Self.actions.joined(separator: ", "))")
+            throw .request(pointer, "a change needs \"action\": one of \(SettingsChangeAction.names.joined(separator: ", "))")
         }
         guard let name = actionValue.stringValue, let action = Action(rawValue: name) else {
-            let found = actionValue.stringValue.map { "\"\($0)\"\(Suggestions.hint(for: $0, in: Self.actions))" } ?? Describe.value(actionValue)
-            throw .request(pointer + "/action", "expected one of \(Self.actions.joined(separator: ", ")); found \(found)")
+            let found = actionValue.stringValue.map { "\"\($0)\"\(Suggestions.hint(for: $0, in: SettingsChangeAction.names))" } ?? Describe.value(actionValue)
+            throw .request(pointer + "/action", "expected one of \(SettingsChangeAction.names.joined(separator: ", ")); found \(found)")
         }
         self.action = action
         var known = ["action"]
@@ -137,8 +124,8 @@ struct SettingsChange: Sendable, Equatable {
         }
         let document = editor.value
         guard document.objectValue != nil else {
-            throw SettingsCommandError(.invalid, "\(file): expected a settings object at the top, found \(Supervisor.article(document)); replace the whole document",
-                                       errors: [["file": .string(file), "pointer": "", "message": .string("expected an object, found \(Supervisor.article(document))")]])
+            throw SettingsCommandError(.invalid, "\(file): expected a settings object at the top, found \(Describe.article(document)); replace the whole document",
+                                       errors: [["file": .string(file), "pointer": "", "message": .string("expected an object, found \(Describe.article(document))")]])
         }
         let processPointer = "/processes/" + JSONPointer.escape(name)
         func edit(_ operation: (inout JSONTextEditor) throws(JSONEditError) -> Void) throws(SettingsCommandError) {

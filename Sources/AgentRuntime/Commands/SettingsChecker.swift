@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCore
 import JSONSchema
 import Logging

@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCore
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 

@@ -1,4 +1,11 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentLoop
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import CAgentSystem
 import Foundation
 import Logging
@@ -251,7 +258,7 @@ public struct AgentLauncher {
         supervisor.logFile = logFile
         supervisor.controlPaths = paths
         supervisor.systemd = systemd
-        supervisor.disabledProcesses = DisabledProcess.of(report)
+        supervisor.disabledProcesses = report.disabledProcesses
         supervisor.signalFD = signalFD
         signalFD = -1
         supervisor.containment = containment
@@ -288,7 +295,7 @@ public struct AgentLauncher {
         // The fronts listen before the processes start, so that a port in use stops the start
         // with nothing started; commands they take wait for the loop.
         let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
-        let context = FrontContext(commands: commands, settings: prepared.settings, logger: logger)
+        let context = FrontContext(commands: commands, http: prepared.settings.http, logger: logger)
         do {
             for factory in fronts {
                 guard let front = try factory(context) else { continue }

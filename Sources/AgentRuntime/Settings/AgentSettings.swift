@@ -1,4 +1,10 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 
@@ -207,20 +213,5 @@ public struct AgentSettings: Sendable {
     /// Throws every host-level problem, if any.
     public func checkHostLayer() throws(SettingsError) {
         if !hostIssues.isEmpty { throw SettingsError(hostIssues) }
-    }
-}
-
-/// Short descriptions of JSON values for error messages: `"fast" (string)`, `42 (integer)`.
-public enum Describe {
-    public static func value(_ value: JSONValue) -> String {
-        switch value {
-        case .object(let o): return "an object with \(o.count) \(o.count == 1 ? "property" : "properties")"
-        case .array(let a): return "an array of \(a.count) \(a.count == 1 ? "item" : "items")"
-        case .null: return "null"
-        default:
-            var text = value.serialized()
-            if text.count > 40 { text = String(text.prefix(37)) + "…" }
-            return "\(text) (\(value.typeName))"
-        }
     }
 }

@@ -1,4 +1,9 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentOutputs
+import AgentStore
+import AgentWork
 import JSONSchema
 
 /// The host's own JSON Schema: the first layer of settings validation. It covers the

@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCore
+import AgentSupervision
+import AgentWork
 import JSONSchema
 
 /// What validating a settings file found: each module (loaded or not), each process (valid or
@@ -65,32 +68,9 @@ public struct SettingsReport: Sendable {
     }
 
     public var isValid: Bool { blockingIssues.isEmpty }
-}
 
-/// A process the supervisor can run: resolved type, module, settings with defaults, policy.
-public struct PlannedProcess: Sendable, Equatable {
-    public var name: String
-    public var type: String
-    public var kind: String
-    public var module: ModuleLocation
-    /// Settings for the module, defaults applied.
-    public var settings: JSONObject
-    public var subscriptions: [String]
-    public var policy: ProcessPolicy
-    /// Periodic queries over the event log (monitors).
-    public var queries: [PlannedQuery] = []
-    /// Chatbots: module name → library, for the adapters they load.
-    public var adapterLibraries: [String: String] = [:]
-    /// A replica's: the process's name in the settings (its own name is `<replicaOf>#<replica>`);
-    /// nil for a process without `replicas`.
-    public var replicaOf: String?
-    /// A replica's number, 1…N (0 for a process without `replicas`).
-    public var replica = 0
-
-    /// The name in the settings: ``replicaOf`` for a replica, else the name.
-    public var configuredName: String { replicaOf ?? name }
-
-    /// The name of replica `index` of process `name`: `name#index`. (`#` is not allowed in a
-    /// process name, so that no configured name is ever taken for a replica's.)
-    public static func replicaName(_ name: String, _ index: Int) -> String { "\(name)#\(index)" }
+    /// The processes the settings list with `"enabled": false`, as `status` shows them.
+    public var disabledProcesses: [DisabledProcess] {
+        processes.filter { !$0.enabled }.map { DisabledProcess(name: $0.name, type: $0.type, module: $0.module) }
+    }
 }

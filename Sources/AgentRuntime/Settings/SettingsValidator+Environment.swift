@@ -1,3 +1,4 @@
+import AgentBase
 import Foundation
 import JSONSchema
 

@@ -1,4 +1,6 @@
 import AgentCore
+import AgentSupervision
+import AgentWork
 import JSONSchema
 
 extension SettingsValidator {

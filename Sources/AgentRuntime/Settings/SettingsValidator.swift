@@ -1,3 +1,7 @@
+import AgentBase
+import AgentCommands
+import AgentSupervision
+import AgentWork
 import Foundation
 import AgentCore
 import JSONSchema

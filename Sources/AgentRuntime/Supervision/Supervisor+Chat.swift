@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCore
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
@@ -42,7 +45,7 @@ extension Supervisor {
         ]
         if let context = request["context"], context != .null {
             guard context.objectValue != nil else {
-                return respond(["ok": false, "code": "invalid", "pointer": "/context", "error": .string("\"context\" must be an object; found \(Self.article(context))")])
+                return respond(["ok": false, "code": "invalid", "pointer": "/context", "error": .string("\"context\" must be an object; found \(Describe.article(context))")])
             }
             fields["context"] = context
         }

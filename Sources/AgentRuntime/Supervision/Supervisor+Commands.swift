@@ -1,3 +1,5 @@
+import AgentCommands
+import AgentStore
 import Foundation
 import JSONSchema
 

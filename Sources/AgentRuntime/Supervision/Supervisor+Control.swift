@@ -1,4 +1,7 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
@@ -42,13 +45,13 @@ extension Supervisor {
     static func unknownCommand(_ request: JSONValue, name: String?) -> String {
         let known = controlCommands.joined(separator: ", ")
         guard request.objectValue != nil else {
-            return "a request must be a JSON object with a \"command\" string (\(known)); found \(article(request))"
+            return "a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))"
         }
         guard let value = request["command"] else {
             return "the request has no \"command\"; expected a string: \(known)"
         }
         guard let name else {
-            return "\"command\" must be a string (\(known)); found \(article(value)) (\(value.serialized()))"
+            return "\"command\" must be a string (\(known)); found \(Describe.article(value)) (\(value.serialized()))"
         }
         return "unknown command \"\(name)\"\(Suggestions.hint(for: name, in: controlCommands)); known: \(known)"
     }
@@ -58,15 +61,9 @@ extension Supervisor {
     static func badProcessRequest(_ request: JSONValue) -> String {
         for key in ["action", "name"] {
             guard let value = request[key] else { return "a process command needs \"\(key)\" (a string)" }
-            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(article(value)) (\(value.serialized()))" }
+            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(Describe.article(value)) (\(value.serialized()))" }
         }
         return "a process command needs \"action\" and \"name\" (strings)"
-    }
-
-    /// "a string", "an integer": the JSON type of `value` with its article.
-    static func article(_ value: JSONValue) -> String {
-        let type = value.typeName
-        return (type.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + type
     }
 
     /// The answer about a name that is not a process: `"code": "not_found"`, with the closest
@@ -155,41 +152,4 @@ extension Supervisor {
     }
 
     func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
-}
-
-extension SupervisedProcessInfo {
-    /// The process as `agent-control status --json` shows it.
-    public var json: JSONValue {
-        var object: JSONObject = [
-            "name": .string(name), "type": .string(type), "module": .string(module),
-            "state": .string(stateName), "restarts": .number(JSONNumber(restarts)),
-            "events_emitted": .number(JSONNumber(eventsEmitted)), "events_delivered": .number(JSONNumber(eventsDelivered)),
-            "events_dropped": .number(JSONNumber(eventsDropped)), "queued_bytes": .number(JSONNumber(queuedBytes)),
-        ]
-        if let replicaOf {
-            object["replica_of"] = .string(replicaOf)
-            object["replica"] = .number(JSONNumber(replica))
-        }
-        if paused { object["paused"] = true }
-        if timesPaused > 0 { object["times_paused"] = .number(JSONNumber(timesPaused)) }
-        if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }
-        if let since = stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
-        switch state {
-        case .backoff(let at): object["retry_in"] = .number(JSONNumber(((at - EventLoop.now()) * 1000).rounded() / 1000))
-        case .failed(let reason): object["reason"] = .string(reason)
-        case .exited(let code): object["exit_code"] = .number(JSONNumber(Int(code)))
-        default: break
-        }
-        if let lastExit { object["last_exit"] = .string(lastExit) }
-        if let code = lastExitCode { object["last_exit_code"] = .number(JSONNumber(Int(code))) }
-        if let signal = lastSignal { object["last_signal"] = .string(SignalName.of(signal)) }
-        if let signal = suspendedBy { object["stop_signal"] = .string(SignalName.of(signal)) }
-        return .object(object)
-    }
-
-    /// `running`, `backoff`, `failed`… and `suspended` for a worker stopped by a signal.
-    public var stateName: String {
-        if suspendedBy != nil { return "suspended" }
-        return state.shortName
-    }
 }

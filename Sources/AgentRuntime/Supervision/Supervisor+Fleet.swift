@@ -1,4 +1,7 @@
+import AgentLoop
+import AgentSupervision
 import AgentVersion
+import AgentWork
 import Foundation
 import JSONSchema
 

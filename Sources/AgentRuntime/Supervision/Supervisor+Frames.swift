@@ -1,4 +1,6 @@
 import AgentCore
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
@@ -256,7 +258,7 @@ extension Supervisor {
         markDirty(process)
     }
 
-    func markDirty(_ process: SupervisedProcess) {
+    package func markDirty(_ process: SupervisedProcess) {
         guard !process.dirty else { return }
         process.dirty = true
         dirtyProcesses.append(process)
@@ -264,7 +266,7 @@ extension Supervisor {
 
     /// Writes queued frames to every worker that has some, once per loop turn (so frames
     /// routed in one turn share a write).
-    func flushDirty() {
+    package func flushDirty() {
         guard !dirtyProcesses.isEmpty else { return }
         let batch = dirtyProcesses
         dirtyProcesses.removeAll(keepingCapacity: true)

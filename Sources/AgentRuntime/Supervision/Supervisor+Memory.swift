@@ -1,3 +1,6 @@
+import AgentLoop
+import AgentStore
+import AgentWork
 import Dispatch
 import Foundation
 import JSONSchema

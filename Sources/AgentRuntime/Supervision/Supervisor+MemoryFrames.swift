@@ -1,4 +1,7 @@
 import AgentCore
+import AgentLoop
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 

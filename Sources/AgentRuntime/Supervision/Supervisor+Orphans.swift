@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import CAgentSystem
 import Foundation
 import Logging
@@ -31,7 +32,7 @@ extension Supervisor {
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
                 && !isTaskCommandProcess(pid) {
-                orphans[pid] = Self.commandName(of: pid)
+                orphans[pid] = ProcStat.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
@@ -57,9 +58,5 @@ extension Supervisor {
             result += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         return result
-    }
-
-    static func commandName(of pid: Int32) -> String {
-        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

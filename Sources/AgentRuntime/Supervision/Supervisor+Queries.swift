@@ -1,4 +1,7 @@
 import AgentCore
+import AgentLoop
+import AgentStore
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging

@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCore
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
@@ -69,7 +72,7 @@ extension Supervisor {
         workflows?.apply(report.workflows)
         // Who may answer approvals follows the settings at once (the HTTP server keeps its logins).
         workflows?.roles = report.httpRoles
-        disabledProcesses = DisabledProcess.of(report)
+        disabledProcesses = report.disabledProcesses
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }
         func list(_ names: [String]) -> JSONValue { .array(names.map(JSONValue.string)) }

@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import JSONSchema
 
 extension Supervisor {

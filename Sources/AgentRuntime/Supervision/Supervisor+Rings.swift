@@ -1,4 +1,6 @@
 import AgentCore
+import AgentLoop
+import AgentSupervision
 import CAgentSystem
 import Foundation
 import Logging

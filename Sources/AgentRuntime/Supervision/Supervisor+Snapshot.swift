@@ -1,3 +1,6 @@
+import AgentCommands
+import AgentLoop
+import AgentSupervision
 import Foundation
 import JSONSchema
 

@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import CAgentSystem
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import AgentSupervision
 extension Supervisor {
     /// Starts the workers of `list` one per loop turn: between two starts the loop handles
     /// what the started workers sent (their ready frames first of all), so the first process is

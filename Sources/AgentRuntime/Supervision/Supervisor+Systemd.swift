@@ -1,3 +1,4 @@
+import AgentSupervision
 import Foundation
 
 /// The agent as a systemd `Type=notify` service (see ``SystemdNotifier``): `READY=1` once every
@@ -93,20 +94,5 @@ extension Supervisor {
             logger.warning("\(failure)")
         }
         systemdLastFailure = systemd.lastFailure
-    }
-}
-
-extension ProcessState {
-    /// The state without its detail: `backoff`, `failed`, `exited`.
-    var shortName: String {
-        switch self {
-        case .starting: "starting"
-        case .running: "running"
-        case .backoff: "backoff"
-        case .stopping: "stopping"
-        case .stopped: "stopped"
-        case .exited: "exited"
-        case .failed: "failed"
-        }
     }
 }

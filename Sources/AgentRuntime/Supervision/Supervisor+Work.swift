@@ -1,15 +1,12 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentLoop
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
-
-/// A task's `on_event` trigger, compiled for routing.
-struct TaskTrigger {
-    var task: String
-    /// The payload's schema (nil: every event of the type).
-    var condition: JSONSchemaValidator?
-    /// Not a task: the workflow engine wants events of this type (a wait or an `on_event`).
-    var workflows = false
-}
 
 /// Wiring of the work layer: the ``TaskCoordinator`` does the work; the supervisor creates it,
 /// forwards commands, reloads and the stop, publishes its events and fires its triggers.
@@ -46,7 +43,7 @@ extension Supervisor {
                               willRetry: end.retryFollows, time: Date())
         }
         taskNotifier = notifier
-        coordinator.moduleRunner = ModuleTaskRunner(supervisor: self) { [unowned self] type in moduleTaskTypes[type] }
+        coordinator.moduleRunner = ModuleTaskRunner(host: self) { [unowned self] type in moduleTaskTypes[type] }
         coordinator.personRunner = PersonTaskRunner()
         tasks = coordinator
         if let store {

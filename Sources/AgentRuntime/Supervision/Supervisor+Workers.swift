@@ -1,4 +1,7 @@
 import AgentCore
+import AgentLoop
+import AgentStore
+import AgentSupervision
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -173,7 +176,7 @@ extension Supervisor {
     }
 
     /// Asks a worker to stop: a stop frame and SIGTERM, then SIGKILL after the stop timeout.
-    func stop(_ process: SupervisedProcess) {
+    package func stop(_ process: SupervisedProcess) {
         guard process.hasWorker else { return }
         if process.state == .stopping { return }
         setState(process, .stopping)
@@ -355,7 +358,7 @@ extension Supervisor {
     }
 
     /// Kills a worker's whole process group, noting why for the exit message.
-    func kill(_ process: SupervisedProcess, reason: String) {
+    package func kill(_ process: SupervisedProcess, reason: String) {
         guard process.hasWorker else { return }
         process.killReason = reason
         Glibc.kill(-process.pid, SIGKILL)

@@ -1,3 +1,7 @@
+import AgentBase
+import AgentCommands
+import AgentStore
+import AgentWork
 import Foundation
 import JSONSchema
 

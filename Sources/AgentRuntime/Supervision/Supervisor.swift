@@ -1,4 +1,11 @@
+import AgentBase
+import AgentCommands
 import AgentCore
+import AgentLoop
+import AgentOutputs
+import AgentStore
+import AgentSupervision
+import AgentWork
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -12,8 +19,8 @@ import Logging
 public final class Supervisor {
     public let configuration: SupervisorConfiguration
     let console: ConsoleOutput
-    let logger: Logger
-    let loop = EventLoop()
+    package let logger: Logger
+    package let loop = EventLoop()
     /// Each process's recent output and the log lines about it (`agent-control logs`).
     public let processLog = ProcessLog()
 
@@ -399,57 +406,5 @@ public final class Supervisor {
                 setState(process, .stopped)
             }
         }
-    }
-}
-
-/// What users see of a supervised process.
-public struct SupervisedProcessInfo: Sendable, Equatable {
-    public var name: String
-    public var type: String
-    public var module: String
-    public var state: ProcessState
-    public var pid: Int32
-    public var restarts: Int
-    public var lastExit: String?
-    public var lastExitCode: Int32?
-    public var lastSignal: Int32?
-    /// Seconds in the current state (the uptime, when running).
-    public var stateSeconds: Double?
-    public var eventsEmitted: Int
-    public var eventsDelivered: Int
-    public var eventsDropped: Int
-    /// Bytes of events waiting to be delivered to the process.
-    public var queuedBytes: Int
-    /// Whether the process is paused because a subscriber of its is full (`when_full: block`).
-    public var paused: Bool
-    /// How many times a full subscriber paused it.
-    public var timesPaused: Int
-    /// The signal that stopped its worker (SIGSTOP…), until SIGCONT.
-    public var suspendedBy: Int32?
-    /// A replica's: the process's name in the settings (nil without `replicas`).
-    public var replicaOf: String?
-    /// A replica's number, 1…N (0 without `replicas`).
-    public var replica: Int
-
-    init(_ process: SupervisedProcess) {
-        name = process.name
-        replicaOf = process.planned.replicaOf
-        replica = process.planned.replica
-        type = process.type
-        module = process.module.name
-        state = process.state
-        pid = process.pid
-        restarts = process.restarts
-        lastExit = process.lastExit
-        lastExitCode = process.lastExitCode
-        lastSignal = process.lastSignal
-        stateSeconds = process.stateSince > 0 ? EventLoop.now() - process.stateSince : nil
-        eventsEmitted = process.eventsEmitted
-        eventsDelivered = process.eventsDelivered
-        eventsDropped = process.eventsDropped
-        queuedBytes = process.pendingBytes
-        paused = process.pauseCount > 0
-        timesPaused = process.timesPaused
-        suspendedBy = process.hasWorker ? process.suspendedBy : nil
     }
 }

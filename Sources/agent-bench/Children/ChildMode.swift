@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 
 /// The modes in which the bench re-executes itself, so that a measurement runs in a fresh

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCore
 import AgentRuntime
 import Foundation

@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 
 /// Figure 8: from launching `agent-control console` to ready workers, and stopping them.

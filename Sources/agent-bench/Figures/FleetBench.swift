@@ -1,6 +1,7 @@
 #if Fleet
+import AgentBase
 import AgentFleet
-import AgentRuntime
+import AgentWork
 import Foundation
 import JSONSchema
 import Logging

@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 import JSONSchema
 

@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 
 /// Figure 6: what an idle agent costs — the supervisor's CPU with 20 and 100 idle workers,

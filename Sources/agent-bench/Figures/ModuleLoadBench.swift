@@ -1,5 +1,5 @@
 import AgentCore
-import AgentRuntime
+import AgentSupervision
 import Foundation
 import JSONSchema
 

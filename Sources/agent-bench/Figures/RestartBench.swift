@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 
 /// Figure 3: a worker's start, and its replacement after a crash with zero backoff, through

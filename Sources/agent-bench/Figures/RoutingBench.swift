@@ -1,5 +1,6 @@
 import AgentCore
-import AgentRuntime
+import AgentSupervision
+import AgentWork
 import Foundation
 
 /// Figure 4: events from a datasource worker through the supervisor to a monitor worker,

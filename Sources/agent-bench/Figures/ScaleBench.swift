@@ -1,5 +1,4 @@
 import AgentCore
-import AgentRuntime
 import Foundation
 
 /// Figure 7: many workers — start them all, then stop them all.

@@ -1,5 +1,6 @@
 import AgentCore
 import AgentRuntime
+import AgentSupervision
 import Foundation
 import JSONSchema
 

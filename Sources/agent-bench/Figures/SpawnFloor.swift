@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentSupervision
 import Foundation
 
 /// The floor of a `command` task: a bare `posix_spawn` + wait of `/bin/true`, through the

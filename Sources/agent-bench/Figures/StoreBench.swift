@@ -1,4 +1,5 @@
-import AgentRuntime
+import AgentBase
+import AgentStore
 import Foundation
 import Logging
 

@@ -1,5 +1,5 @@
 import AgentCore
-import AgentRuntime
+import AgentWork
 import Foundation
 
 /// Figure 10: a no-op task — request → started (p50, p99) and completed runs per second — for

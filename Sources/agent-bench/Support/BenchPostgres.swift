@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentSupervision
 import Foundation
 
 /// Debian's PostgreSQL (installed with apt-get at run time when missing, as root; nothing of it

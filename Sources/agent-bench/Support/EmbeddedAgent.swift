@@ -1,6 +1,11 @@
+import AgentBase
+import AgentCommands
 import AgentCore
 import AgentHTTP
 import AgentRuntime
+import AgentStore
+import AgentSupervision
+import AgentWork
 import Foundation
 import JSONSchema
 import Logging
@@ -84,7 +89,7 @@ final class EmbeddedAgent {
             store = nil
         }
         if let settings = prepared.settings.http {
-            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), settings: prepared.settings,
+            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), http: prepared.settings.http,
                                        logger: logger)
             let front = HTTPFront(context: context, settings: settings)
             do {

@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentBase
 import Foundation
 
 /// A load of requests each on a new connection: `connections` threads, each in a loop of

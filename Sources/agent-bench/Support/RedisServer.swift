@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentSupervision
 import Foundation
 
 /// Debian's redis-server (found on the PATH or installed with apt-get at run time; nothing of

@@ -1,4 +1,4 @@
-import AgentRuntime
+import AgentSupervision
 import Foundation
 
 /// supervisord from PyPI, installed at run time into a virtual environment in the scratch

@@ -1,3 +1,6 @@
+@testable import AgentCommands
+@testable import AgentLoop
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

@@ -1,3 +1,4 @@
+@testable import AgentBase
 import Foundation
 import Testing
 @testable import AgentRuntime

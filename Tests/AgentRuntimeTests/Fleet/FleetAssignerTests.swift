@@ -1,3 +1,4 @@
+@testable import AgentWork
 import Testing
 @testable import AgentRuntime
 

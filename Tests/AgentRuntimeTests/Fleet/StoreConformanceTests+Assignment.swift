@@ -1,4 +1,5 @@
 #if Fleet
+@testable import AgentWork
 import Foundation
 import Testing
 @testable import AgentRuntime

@@ -1,5 +1,7 @@
 #if Fleet
 import AgentFleet
+@testable import AgentStore
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

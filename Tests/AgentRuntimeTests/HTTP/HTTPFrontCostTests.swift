@@ -1,3 +1,4 @@
+@testable import AgentCommands
 import Foundation
 import Testing
 @testable import AgentHTTP

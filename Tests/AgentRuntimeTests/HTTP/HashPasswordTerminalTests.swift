@@ -1,3 +1,4 @@
+@testable import AgentCommands
 import AgentRuntime
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+@testable import AgentBase
 @testable import AgentHTTP
 import AgentRuntime
 import Foundation

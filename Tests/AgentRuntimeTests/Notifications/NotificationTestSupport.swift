@@ -1,3 +1,5 @@
+@testable import AgentOutputs
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

@@ -1,3 +1,4 @@
+@testable import AgentOutputs
 import Foundation
 import JSONSchema
 import Testing

@@ -1,3 +1,4 @@
+@testable import AgentOutputs
 import JSONSchema
 import Testing
 @testable import AgentRuntime

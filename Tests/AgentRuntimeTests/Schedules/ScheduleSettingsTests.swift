@@ -1,3 +1,4 @@
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Testing

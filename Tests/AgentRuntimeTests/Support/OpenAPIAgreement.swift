@@ -1,3 +1,4 @@
+@testable import AgentCommands
 import Foundation
 @testable import AgentHTTP
 import AgentRuntime

@@ -1,3 +1,6 @@
+@testable import AgentLoop
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

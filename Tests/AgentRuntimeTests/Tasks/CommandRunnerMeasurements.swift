@@ -1,3 +1,5 @@
+@testable import AgentLoop
+@testable import AgentSupervision
 import Foundation
 import Logging
 import Testing

@@ -1,4 +1,7 @@
 import AgentCore
+@testable import AgentLoop
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging

@@ -1,3 +1,4 @@
+@testable import AgentBase
 import AgentModuleABI
 import Foundation
 import Testing

@@ -1,3 +1,6 @@
+@testable import AgentLoop
+@testable import AgentStore
+@testable import AgentWork
 import Foundation
 import GRDB
 import JSONSchema

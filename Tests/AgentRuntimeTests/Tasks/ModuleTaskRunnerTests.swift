@@ -1,3 +1,7 @@
+@testable import AgentBase
+@testable import AgentLoop
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging
@@ -21,7 +25,7 @@ import Testing
             supervisor = Supervisor(
                 configuration: SupervisorConfiguration(workerPath: TestPaths.products + "/agent-worker", environment: ProcessInfo.processInfo.environment),
                 processes: [], console: ConsoleOutput(json: false, showEvents: false, fd: -1), logger: logger)
-            runner = ModuleTaskRunner(supervisor: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace)) { type in
+            runner = ModuleTaskRunner(host: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace)) { type in
                 switch type {
                 case "sample.word_count":
                     ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "sample", library: TestPaths.products + "/libsample.so", sourceDirectory: nil),

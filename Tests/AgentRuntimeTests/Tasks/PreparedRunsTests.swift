@@ -1,3 +1,5 @@
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Testing

@@ -1,3 +1,5 @@
+@testable import AgentBase
+@testable import AgentStore
 import Foundation
 import GRDB
 import Logging

@@ -1,3 +1,5 @@
+@testable import AgentLoop
+@testable import AgentWork
 import Foundation
 import Logging
 import Testing

@@ -1,3 +1,6 @@
+@testable import AgentBase
+@testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Testing

@@ -1,3 +1,4 @@
+@testable import AgentStore
 import Foundation
 import JSONSchema
 import Logging

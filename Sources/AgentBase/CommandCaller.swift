@@ -1,0 +1,22 @@
+/// Who asked: recorded in the run history for every mutating command (the audit).
+public struct CommandCaller: Sendable, CustomStringConvertible {
+    /// `control`, `http`, `dashboard`.
+    public var front: String
+    /// The user or token name, when the front authenticated one.
+    public var user: String?
+    /// The client's address, when known.
+    public var address: String?
+
+    public init(front: String, user: String? = nil, address: String? = nil) {
+        self.front = front
+        self.user = user
+        self.address = address
+    }
+
+    public var description: String {
+        var text = front
+        if let user { text += " user \(user)" }
+        if let address { text += " from \(address)" }
+        return text
+    }
+}

@@ -1,0 +1,164 @@
+import AgentCore
+import Foundation
+import JSONSchema
+
+/// Prints events and messages for a person (readable lines) or a program (JSON lines), to
+/// stdout, buffered and flushed once per loop turn. Readable lines carry the time as log lines
+/// do (one format on one screen) and, on a terminal, alerts in colour (``TerminalStyle``).
+public final class ConsoleOutput {
+    public let json: Bool
+    public let showEvents: Bool
+    private let fd: Int32
+    private let style: TerminalStyle
+    private var buffer: [UInt8] = []
+    /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
+    public var logFile: AgentLogFile?
+    /// `fd` is systemd's journal stream (``JournalStream``): readable lines get a `<N>`
+    /// priority (an alert its level's) and no timestamp; JSON lines stay as they are.
+    private let journal: Bool
+
+    /// The reader of a pipe on `fd` went away (a write failed with EPIPE): what follows is
+    /// dropped, and the agent stops, as `yes | head` does (see ``pipeDescriptor``).
+    public private(set) var readerGone = false
+
+    public init(json: Bool, showEvents: Bool, fd: Int32 = 1) {
+        self.json = json
+        self.showEvents = showEvents
+        self.fd = fd
+        journal = !json && JournalStream.isJournal(fd: fd)
+        style = json || journal ? .plain : TerminalStyle.forDescriptor(fd)
+    }
+
+    /// `fd` when it is a pipe that lines go to, the one output whose closing ends the console
+    /// (`console --json | head`); a terminal, a file or systemd's journal socket never does.
+    public var pipeDescriptor: Int32? {
+        guard logFile == nil else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return nil }
+        return fd
+    }
+
+    /// Notes that the pipe's reader is gone (its hang-up was seen before a write failed).
+    public func pipeClosed() {
+        readerGone = true
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
+    /// lines, `logs`, `events` and `history`; `full: false` keeps only the clock.
+    public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
+        let seconds = time_t(nanoseconds / 1_000_000_000)
+        var parts = tm()
+        var copy = seconds
+        gmtime_r(&copy, &parts)
+        let millis = Int(nanoseconds % 1_000_000_000) / 1_000_000
+        // Digits written by hand: String(format:) cost ~1.5 µs a call on the routing path.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = max(value, 0)
+            if width == 4, rest > 9999 { rest = 9999 }
+            while divisor > 0 {
+                bytes.append(UInt8(48 + (rest / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        if full {
+            digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+            digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+            digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        }
+        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        if full { bytes.append(UInt8(ascii: "Z")) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// An event routed by the supervisor.
+    package func event(source: String, type: UnsafeRawBufferPointer, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer) {
+        guard showEvents else { return }
+        let typeText = String(decoding: type, as: UTF8.self)
+        if json {
+            let payloadValue = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+            let line = JSONValue.object([
+                "kind": .string("event"), "time": .string(Self.timestamp(nanoseconds: timeNanoseconds, full: true)),
+                "source": .string(source), "type": .string(typeText), "payload": payloadValue,
+            ])
+            append(line.serialized())
+        } else if journal {
+            append(JournalStream.prefixed("\(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))", priority: 6))
+        } else {
+            let time = style.paint(Self.timestamp(nanoseconds: timeNanoseconds, full: true), .dim)
+            append("\(time)  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
+        }
+    }
+
+    /// A message sent by a process (alerts are messages at warning level or above).
+    package func message(source: String, level: Int, text: String, timeNanoseconds: Int64) {
+        let levelName = Self.levelName(level)
+        if json {
+            let line = JSONValue.object([
+                "kind": .string("message"), "time": .string(Self.timestamp(nanoseconds: timeNanoseconds, full: true)),
+                "source": .string(source), "level": .string(levelName), "text": .string(text),
+            ])
+            append(line.serialized())
+        } else {
+            let marker = "\(level >= 2 ? "ALERT" : "message")[\(levelName)]:"
+            if journal {
+                // debug, info, warning, error, critical: 7, 6, 4, 3, 2.
+                append(JournalStream.prefixed("\(source) \(marker) \(text)", priority: (0...3).contains(level) ? [7, 6, 4, 3][level] : 2))
+                return
+            }
+            let time = style.paint(Self.timestamp(nanoseconds: timeNanoseconds, full: true), .dim)
+            append("\(time)  \(source) \(style.messageColor(level: level).map { style.paint(marker, $0) } ?? marker) \(text)")
+        }
+    }
+
+    package static func levelName(_ level: Int) -> String {
+        switch level {
+        case 0: "debug"
+        case 1: "info"
+        case 2: "warning"
+        case 3: "error"
+        default: "critical"
+        }
+    }
+
+    private func append(_ line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(10)
+        if buffer.count > 64 << 10 { flush() }
+    }
+
+    /// Writes what is buffered.
+    public func flush() {
+        guard !buffer.isEmpty else { return }
+        if let logFile {
+            buffer.withUnsafeBytes { logFile.write($0) }
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        guard !readerGone else {
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        let failure: Int32? = buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += n
+            }
+            return nil
+        }
+        buffer.removeAll(keepingCapacity: true)
+        if failure == EPIPE, pipeDescriptor != nil { readerGone = true }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Awaits a store's `async` read from synchronous code that may block: the agent's start,
+/// before the loop runs (never on the loop). The work runs as a task of its own; this thread
+/// waits at most `timeout` seconds for it.
+package enum StoreWait {
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var seconds: Double
+        package var description: String { "the store did not answer within \(seconds.compactText) s" }
+    }
+
+    package static func result<T: Sendable>(timeout: Double = 30, _ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + timeout) == .success, let result = box.value else { throw TimedOut(seconds: timeout) }
+        return try result.get()
+    }
+
+    private final class ResultBox<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Result<T, any Error>?
+        var value: Result<T, any Error>? { lock.withLock { stored } }
+        func set(_ value: Result<T, any Error>) { lock.withLock { stored = value } }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an `async` throwing body (a store's read, awaited off the loop).
+    package init(awaiting body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,161 @@
+import AgentBase
+import AgentCore
+import AgentLoop
+import Foundation
+import JSONSchema
+import Synchronization
+
+/// The one command layer: every front (the control socket, the HTTP API, the dashboard)
+/// executes a command by handing its request to the supervisor's loop and awaiting the
+/// answer. The loop stays the only owner of supervision state; a front never touches it.
+///
+/// A request is a JSON object `{"command": NAME, …}` as declared in ``CommandCatalog``; the
+/// answer is `{"ok": true, …}` or `{"ok": false, "error": …, "code": …}`.
+public final class CommandCenter: Sendable {
+    /// Who asked (the type lives in the base layer, so that features can take it).
+    public typealias Caller = CommandCaller
+
+    /// An answer with its JSON text, made once however many requests share it.
+    public struct RenderedAnswer: Sendable {
+        public let json: JSONValue
+        /// `json` serialized as UTF-8 (compact, no trailing newline).
+        public let bytes: [UInt8]
+
+        public init(json: JSONValue) {
+            self.json = json
+            bytes = SnapshotJSONWriter.bytes(json)
+        }
+
+        /// `json` serialized (compact, no trailing newline).
+        public var text: String { String(decoding: bytes, as: UTF8.self) }
+    }
+
+    /// The commands answered from a snapshot of the agent (see ``SnapshotBatcher``).
+    package static let snapshotCommands: Set<String> = ["status", "metrics", "readiness"]
+
+    /// Whether `command` is answered from a snapshot of the agent, the same for every caller.
+    public static func answersFromSnapshot(_ command: String) -> Bool { snapshotCommands.contains(command) }
+
+    private let inbox: LoopInbox
+    private let snapshots: SnapshotBatcher
+    /// The store to read for `events` and `history` (nil: the store is off).
+    private let storePath: String?
+    private let handler: LoopBound<(JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void>
+    /// Writes an audit line to the run history (on the loop).
+    private let recorder: LoopBound<(Caller, String) -> Void>
+    /// Requests posted to the loop and not yet answered, so that a close answers them.
+    private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
+
+    package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
+         handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
+         recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
+        self.inbox = inbox
+        snapshots = SnapshotBatcher(inbox: inbox, take: snapshot)
+        self.storePath = storePath
+        self.handler = LoopBound(value: handler)
+        self.recorder = LoopBound(value: recorder)
+    }
+
+    /// Records what a front did that is no command (a login, a failed login) in the run
+    /// history as an `audit` line: `http user alice from 127.0.0.1:5000: login → refused: …`.
+    /// Any thread; returns at once (the line is written on the loop).
+    public func recordAudit(_ detail: String, caller: Caller) {
+        let recorder = self.recorder
+        let closed = pending.withLock { $0.closed }
+        guard !closed else { return }
+        inbox.post { recorder.value(caller, detail) }
+    }
+
+    /// Lets a front delay asking the loop for a snapshot until the requests it has already read
+    /// have joined the batch: the HTTP front runs `ask` after the handlers its event loop
+    /// has queued, so the requests read in one tick share one snapshot and one rendering
+    /// (without it, the loop's thread took the snapshot for the first before the rest joined).
+    /// `ask` must run soon, on any thread.
+    public func deferSnapshotRequests(_ deferral: @escaping @Sendable (_ ask: @escaping @Sendable () -> Void) -> Void) {
+        snapshots.deferRequests(deferral)
+    }
+
+    /// The answer a front gets once the agent is stopping and its loop takes no more commands.
+    public static let stoppingAnswer = CommandAnswer.stopping
+
+    /// Executes `request` on the supervisor's loop. Any thread; never blocks the caller's thread.
+    public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {
+        await executeRendered(request, caller: caller).json
+    }
+
+    /// Executes `request` and gives its answer with the answer's JSON text. `status` and
+    /// `metrics` answers are built and serialized once for all the requests that waited for
+    /// the same turn of the loop (see ``SnapshotBatcher``).
+    public func executeRendered(_ request: JSONValue, caller: Caller) async -> RenderedAnswer {
+        let name = request["command"]?.stringValue ?? ""
+        if Self.snapshotCommands.contains(name) {
+            guard let shared = await snapshots.snapshot() else { return RenderedAnswer(json: Self.stoppingAnswer) }
+            return shared.answer(request)
+        }
+        return RenderedAnswer(json: await executeOnLoop(request, caller: caller))
+    }
+
+    private func executeOnLoop(_ request: JSONValue, caller: Caller) async -> JSONValue {
+        if let name = request["command"]?.stringValue, CommandCatalog.named(name)?.executor == .store {
+            // A query can take a while: on the global pool, never on a front's own threads
+            // (the HTTP front runs its handlers on its event loop).
+            let storePath = storePath
+            return await withTaskExecutorPreference(globalConcurrentExecutor) {
+                Self.normalized(StoreCommands.execute(request, storePath: storePath))
+            }
+        }
+        return await withCheckedContinuation { continuation in
+            let id: Int? = pending.withLock { state in
+                guard !state.closed else { return nil }
+                state.next += 1
+                state.waiting[state.next] = continuation
+                return state.next
+            }
+            guard let id else { return continuation.resume(returning: Self.stoppingAnswer) }
+            let handler = self.handler
+            inbox.post { [self] in
+                handler.value(request, caller) { answer in self.finish(id, answer) }
+            }
+        }
+    }
+
+    /// Whether the loop runs what is posted to it within `seconds` (`/livez`).
+    public func loopAnswers(within seconds: Double) async -> Bool {
+        let answered = LockedValue<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            answered.withLock { $0 = continuation }
+            inbox.post { answered.withLock { $0.take() }?.resume(returning: true) }
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(saturating: seconds * 1e9))
+                answered.withLock { $0.take() }?.resume(returning: false)
+            }
+        }
+    }
+
+    /// Every refusal has an `error` (a reload's list of errors joined) and a `code`.
+    package static func normalized(_ answer: JSONValue) -> JSONValue {
+        guard answer["ok"]?.boolValue == false, case .object(var object) = answer else { return answer }
+        if object["error"] == nil {
+            let errors = object["errors"]?.arrayValue?.compactMap { $0.stringValue ?? $0["message"]?.stringValue } ?? []
+            object["error"] = .string(errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"))
+        }
+        if object["code"] == nil { object["code"] = "failed" }
+        return .object(object)
+    }
+
+    private func finish(_ id: Int, _ answer: JSONValue) {
+        pending.withLock { $0.waiting.removeValue(forKey: id) }?.resume(returning: answer)
+    }
+
+    /// Takes no more commands and answers the ones still waiting. Called by the supervisor
+    /// before its loop stops draining.
+    package func close() {
+        snapshots.close()
+        let waiting = pending.withLock { state in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return state.waiting
+        }
+        for continuation in waiting.values { continuation.resume(returning: Self.stoppingAnswer) }
+    }
+}

@@ -1,0 +1,115 @@
+import AgentCore
+import CAgentSystem
+import Foundation
+
+/// A single-threaded epoll loop with timers. The supervisor runs everything on it: worker
+/// sockets, worker output, pidfds (death is noticed at once), signals and restart timers.
+package final class EventLoop {
+    package typealias Handler = (UInt32) -> Void
+
+    private let epollFD: Int32
+    private var handlers: [Int32: Handler] = [:]
+    private var timers: [(id: Int, deadline: Double, action: () -> Void)] = []
+    private var nextTimerID = 1
+    private var events = [epoll_event](repeating: epoll_event(), count: 256)
+
+    /// Work posted from other threads.
+    package let inbox = LoopInbox()
+    /// The longest any turn's handlers and timers have run, in seconds, and how many turns ran
+    /// ``slowTurn`` or longer: for that long the loop answered nothing else (what `status`
+    /// reports as `loop`, and the chaos test prints).
+    package private(set) var longestTurn: Double = 0
+    package private(set) var slowTurns = 0
+    package static let slowTurn = 0.010
+
+    package init() {
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epollFD >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
+        register(inbox.fd) { [inbox] _ in inbox.drain() }
+    }
+
+    deinit { close(epollFD) }
+
+    package static let readable = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue)
+    package static let writable = UInt32(EPOLLOUT.rawValue)
+    /// Reported whatever the interest: the other end is gone, or the fd failed.
+    package static let hangup = UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)
+
+    /// Monotonic time in seconds.
+    package static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    package func register(_ fd: Int32, events: UInt32 = EventLoop.readable, handler: @escaping Handler) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 {
+            handlers[fd] = handler
+        }
+    }
+
+    package func modify(_ fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    package func unregister(_ fd: Int32) {
+        guard handlers.removeValue(forKey: fd) != nil else { return }
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    package func isRegistered(_ fd: Int32) -> Bool { handlers[fd] != nil }
+
+    /// Runs `action` on the loop after `seconds`. The span is clamped (``Saturating/seconds(_:)``:
+    /// NaN and negative are now, at most 100 years), so no value from settings can overflow a
+    /// deadline or the wait for it.
+    @discardableResult
+    package func schedule(after seconds: Double, _ action: @escaping () -> Void) -> Int {
+        let id = nextTimerID
+        nextTimerID += 1
+        timers.append((id, Self.now() + Saturating.seconds(seconds), action))
+        return id
+    }
+
+    package func cancel(_ id: Int) { timers.removeAll { $0.id == id } }
+
+    /// Waits for at most `maxWait` seconds (nil: until something happens), then runs the
+    /// handlers of ready fds and of due timers.
+    package func runOnce(maxWait: Double? = nil) {
+        var timeout = maxWait.map { Saturating.pollTimeout(min($0, 3600)) } ?? -1
+        if let soonest = timers.min(by: { $0.deadline < $1.deadline }) {
+            // At most Int32.max ms (24.8 days): a later timer is looked at again then.
+            let untilTimer = Saturating.pollTimeout(soonest.deadline - Self.now())
+            timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
+        }
+        let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
+        let began = Self.now()
+        defer { measureTurn(since: began) }
+        if count > 0 {
+            for i in 0..<Int(count) {
+                let fd = events[i].data.fd
+                // A handler may have unregistered a later fd of this batch.
+                handlers[fd]?(events[i].events)
+            }
+        }
+        if !timers.isEmpty {
+            let now = Self.now()
+            let due = timers.filter { $0.deadline <= now }
+            if !due.isEmpty {
+                timers.removeAll { $0.deadline <= now }
+                for timer in due.sorted(by: { $0.deadline < $1.deadline }) { timer.action() }
+            }
+        }
+    }
+
+    private func measureTurn(since began: Double) {
+        let spent = Self.now() - began
+        if spent > longestTurn { longestTurn = spent }
+        if spent >= Self.slowTurn { slowTurns += 1 }
+    }
+}

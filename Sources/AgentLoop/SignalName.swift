@@ -1,0 +1,27 @@
+import Foundation
+
+/// Names of signals for messages.
+public enum SignalName {
+    public static func of(_ signal: Int32) -> String {
+        switch signal {
+        case SIGHUP: "SIGHUP"
+        case SIGINT: "SIGINT"
+        case SIGQUIT: "SIGQUIT"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGABRT: "SIGABRT"
+        case SIGBUS: "SIGBUS"
+        case SIGFPE: "SIGFPE"
+        case SIGKILL: "SIGKILL"
+        case SIGSEGV: "SIGSEGV"
+        case SIGPIPE: "SIGPIPE"
+        case SIGTERM: "SIGTERM"
+        case SIGSTOP: "SIGSTOP"
+        case SIGTSTP: "SIGTSTP"
+        case SIGTTIN: "SIGTTIN"
+        case SIGTTOU: "SIGTTOU"
+        case SIGCONT: "SIGCONT"
+        default: "signal \(signal)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import AgentBase
+import AgentCore
+import AgentLoop
+import CAgentSystem
+import Foundation
+import JSONSchema
+
+/// The client end: sends one request and waits for its response.
+public enum ControlClient {
+    /// The largest request the agent reads (one line of JSON); a longer one is refused.
+    public static let maximumRequestBytes = 1 << 20
+
+    /// Sends `request` to the agent whose run directory is in `paths`.
+    public static func send(_ request: JSONValue, paths: AgentPaths, timeout: Double = 30) throws(ControlError) -> JSONValue {
+        let directoryFD = agent_open_directory(paths.runDirectory)
+        guard directoryFD >= 0 else { throw ControlError("the agent is not running (no run directory \(paths.runDirectory))", isNotRunning: true) }
+        defer { close(directoryFD) }
+        let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
+        guard fd >= 0 else {
+            let code = errno
+            let absent = code == ENOENT || code == ECONNREFUSED
+            let reason = absent ? "nothing listens on \(paths.socketPath)" : String(cString: strerror(code))
+            throw ControlError("the agent is not running (\(reason))", isNotRunning: absent)
+        }
+        defer { close(fd) }
+        var bytes = Array(request.serialized().utf8)
+        guard bytes.count <= maximumRequestBytes else {
+            throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB)")
+        }
+        bytes.append(10)
+        ControlServer.writeAll(fd, bytes)
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let deadline = EventLoop.now() + timeout
+        while !response.contains(10) {
+            let remaining = deadline - EventLoop.now()
+            guard remaining > 0 else { throw ControlError("the agent did not answer within \(timeout.compactText) s") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, Saturating.pollTimeout(remaining)) <= 0 { continue }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            response.append(contentsOf: chunk[0..<n])
+        }
+        do {
+            return try JSONValue.parse(response.prefix { $0 != 10 })
+        } catch {
+            throw ControlError("the agent's answer is not valid JSON: \(error)")
+        }
+    }
+}

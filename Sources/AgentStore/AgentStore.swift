@@ -1,0 +1,518 @@
+import AgentBase
+import AgentCore
+import AgentWork
+import Foundation
+import GRDB
+import GRDBSQLite
+import Logging
+
+/// The agent's memory: events, per-process state and run history in SQLite (WAL mode).
+///
+/// The supervisor hands records over with ``append(type:source:time:payload:)`` and friends,
+/// which only take a lock and append to a list; a writer thread commits them in batches, one
+/// transaction per batch, off the routing path. An event is *acknowledged* once its batch is
+/// committed (``statistics``). If the disk is full or the database cannot be written, the
+/// store says so in the log and in `status`, retries every few seconds, and the agent keeps
+/// running: events are dropped (counted), changes of acknowledged runs are kept in a bounded
+/// buffer (``RetainedWrites``) and written once it can, and commits whose caller waits for
+/// them (a new run, a memory write) are refused, so that their request is refused.
+public final class AgentStore: @unchecked Sendable {
+    public let path: String
+    public let settings: StoreSettings
+    package let logger: Logger
+    private let database: DatabaseQueue
+
+    private let lock = NSCondition()
+    private var events: [PendingEvent] = []
+    private var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
+    private var history: [HistoryEntry] = []
+    private var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
+    private var clearConversations: [String] = []
+    /// Task runs' changes (see ``SQLiteRunStore``).
+    private var runs: [TaskRun] = []
+    /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
+    private var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
+    /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
+    private var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
+    /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
+    private var workflowCommits: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)] = []
+    /// When the oldest waiting event was handed over (group commit waits from here).
+    private var oldestPendingSince = Date.distantPast
+    private var stopping = false
+    private var writerDone = false
+    private var stats = StoreStatistics()
+
+    package struct PendingEvent {
+        package var time: Double
+        package var type: String
+        package var source: String
+        /// JSON text, as the process emitted it.
+        package var payload: [UInt8]
+    }
+
+    /// Opens (creating) the database and starts the writer. Throws if it cannot be opened.
+    public init(path: String, settings: StoreSettings, logger: Logger) throws {
+        self.path = path
+        self.settings = settings
+        self.logger = logger
+        // The folder 0700 and the database 0600 whatever the umask (SQLite gives its WAL and
+        // shared-memory files the database's mode).
+        try PrivateFiles.makeDirectories(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        try PrivateFiles.create(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
+        let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous)")
+            // For tests of a full disk: a hard cap on the database's size.
+            if let maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(maximumPages)") }
+        }
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        try StoreSchema.migrator.migrate(database)
+        let thread = Thread { [self] in writeLoop() }
+        thread.name = "agent-store"
+        thread.start()
+    }
+
+    // MARK: Handing records over (any thread; cheap)
+
+    /// Queues an event for the log.
+    public func append(type: String, source: String, time: Double, payload: [UInt8]) {
+        lock.lock()
+        if events.count >= settings.queueLimit {
+            // Slow disk: the oldest waiting events give way (never acknowledged, so not lost
+            // in the store's promise), counted.
+            let excess = max(1, settings.queueLimit / 10)
+            events.removeFirst(min(excess, events.count))
+            stats.dropped += excess
+        }
+        events.append(PendingEvent(time: time, type: type, source: source, payload: payload))
+        if events.count == 1 {
+            oldestPendingSince = Date()
+            lock.signal()
+        } else if events.count == Self.batchLimit {
+            lock.signal()
+        }
+        lock.unlock()
+    }
+
+    /// Queues an event whose payload is given as text.
+    public func append(type: String, source: String, time: Double, payload: String) {
+        append(type: type, source: source, time: time, payload: Array(payload.utf8))
+    }
+
+    /// Replaces a process's state; `done` runs (on the writer thread) once it is committed.
+    public func saveState(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)? = nil) {
+        lock.lock()
+        states.append((process, data, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Adds a line to the run history.
+    public func record(_ entry: HistoryEntry) {
+        lock.lock()
+        history.append(entry)
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`).
+    public func recordChat(conversation: String, role: String, source: String, text: String) {
+        lock.lock()
+        chat.append((Date().timeIntervalSince1970, conversation, role, source, text))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Forgets a conversation's history.
+    public func clearChat(conversation: String) {
+        lock.lock()
+        clearConversations.append(conversation)
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
+    /// batch, so that the loop never waits for the disk.
+    package func recordRun(_ run: TaskRun) {
+        lock.lock()
+        runs.append(run)
+        if runs.count == 1 { lock.signal() }
+        lock.unlock()
+    }
+
+    /// Runs `done` on the writer thread once everything queued before it has been committed
+    /// (or could not be): a reader that starts after it sees those writes.
+    package func whenWritten(_ done: @escaping @Sendable () -> Void) {
+        commitSchedules(ScheduleCommit()) { _ in done() }
+    }
+
+    /// Commits a schedule change (its runs, states and history together) in the writer's next
+    /// transaction; `done` runs on the writer thread once it is committed (or could not be).
+    package func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+        lock.lock()
+        scheduleCommits.append((change, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Commits a shared-memory write in the writer's next transaction; `done` runs on the writer
+    /// thread once it is committed, refused (compare-and-set) or could not be written.
+    package func commitMemory(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+        lock.lock()
+        memoryWrites.append((write, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Commits a workflow change (runs and step records together) in the writer's next
+    /// transaction; `done` runs on the writer thread once it is committed (or could not be).
+    package func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
+        lock.lock()
+        workflowCommits.append((change, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Every process's saved state.
+    public func loadStates() -> [String: [UInt8]] {
+        (try? database.read { db in
+            var result: [String: [UInt8]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT process, data FROM state") {
+                let data: Data = row["data"]
+                result[row["process"]] = Array(data)
+            }
+            return result
+        }) ?? [:]
+    }
+
+    public var statistics: StoreStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        var copy = stats
+        copy.pending = events.count
+        return copy
+    }
+
+    /// Writes what is queued and stops the writer (waits up to `timeout` seconds).
+    public func close(timeout: Double = 10) {
+        lock.lock()
+        stopping = true
+        lock.broadcast()
+        let deadline = Date().addingSaturated(timeout)
+        while !writerDone, lock.wait(untilSaturated: deadline) {}
+        lock.unlock()
+    }
+
+    // MARK: The writer thread
+
+    /// Events committed in one transaction at most.
+    package static let batchLimit = 20_000
+
+    private func writeLoop() {
+        var nextRetention = Date()
+        var retryAfter: Date?
+        var retained = RetainedWrites(limit: settings.queueLimit)
+        while true {
+            lock.lock()
+            // Kept changes are tried again when the retry is due.
+            let wake = retained.isEmpty ? nextRetention : min(nextRetention, retryAfter ?? nextRetention)
+            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping {
+                // Asleep until there is work or retention (or a retry) is due: no idle wake-ups.
+                if !lock.wait(untilSaturated: wake) { break }
+            }
+            // Group commit: events alone wait until the oldest has waited `commitInterval`, so a
+            // steady trickle costs one transaction per interval instead of one per wake-up.
+            // Anything else (a state save, history, chat, stopping) is written at once.
+            let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
+            while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
+                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
+            let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
+            events.removeFirst(batch.count)
+            // What is left is already overdue.
+            if !events.isEmpty { oldestPendingSince = .distantPast }
+            let stateBatch = states
+            let historyBatch = history
+            let chatBatch = chat
+            let clears = clearConversations
+            let runBatch = runs
+            runs = []
+            let scheduleBatch = scheduleCommits
+            scheduleCommits = []
+            let memoryBatch = memoryWrites
+            memoryWrites = []
+            let workflowBatch = workflowCommits
+            workflowCommits = []
+            states = []
+            history = []
+            chat = []
+            clearConversations = []
+            let finished = stopping && events.isEmpty
+            lock.unlock()
+
+            if let wait = retryAfter, Date() < wait, !finished {
+                // Still failing recently: do not hammer a full disk; count what is dropped.
+                drop(batch.count, states: stateBatch)
+                keep(runBatch, workflowBatch.map(\.change), in: &retained)
+                for commit in scheduleBatch { commit.done(false) }
+                for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
+                for commit in workflowBatch { commit.done(false) }
+            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
+                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty || !retained.isEmpty {
+                do {
+                    // What was kept goes first: the batch's changes of the same runs come after it.
+                    let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
+                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
+                    if !chatBatch.isEmpty || !clears.isEmpty {
+                        try database.write { db in
+                            for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
+                            for line in chatBatch {
+                                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text) VALUES (?, ?, ?, ?, ?)",
+                                               arguments: [line.time, line.conversation, line.role, line.source, line.text])
+                            }
+                        }
+                    }
+                    lock.lock()
+                    stats.committed += batch.count
+                    stats.batches += 1
+                    stats.refusedRunWrites += outcome.refusedRuns
+                    stats.retained = 0
+                    if stats.degraded != nil {
+                        logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
+                        stats.degraded = nil
+                    }
+                    lock.unlock()
+                    retained.clear()
+                    // After the figures, so that whoever is told sees them already counted.
+                    for state in stateBatch { state.done?(true) }
+                    for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
+                    for (write, result) in zip(memoryBatch, outcome.memory) { write.done(result) }
+                    for commit in workflowBatch { commit.done(true) }
+                    retryAfter = nil
+                } catch {
+                    degrade(error)
+                    drop(batch.count, states: stateBatch)
+                    keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
+                    for commit in scheduleBatch { commit.done(false) }
+                    for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
+                    for commit in workflowBatch { commit.done(false) }
+                    retryAfter = Date().addingTimeInterval(5)
+                }
+            }
+            if Date() >= nextRetention {
+                enforceRetention()
+                nextRetention = Date().addingTimeInterval(10)
+            }
+            if finished {
+                if !retained.isEmpty {
+                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
+                }
+                lock.lock()
+                writerDone = true
+                lock.broadcast()
+                lock.unlock()
+                return
+            }
+        }
+    }
+
+    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws
+        -> (commits: [Bool], refusedRuns: Int, memory: [Result<MemoryEntry?, MemoryError>]) {
+        var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
+        var commits: [Bool] = []
+        var refusedRuns = 0
+        try database.inTransaction { db in
+            // First: runs a fire requested must be written before later changes of them.
+            if !scheduleBatch.isEmpty { commits = try SQLiteScheduleStore.write(scheduleBatch, in: db) }
+            if !batch.isEmpty {
+                // The hot path of the store: bind with SQLite directly, no intermediate values.
+                let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
+                let statement = insert.sqliteStatement
+                for event in batch {
+                    sqlite3_bind_double(statement, 1, event.time)
+                    var type = event.type
+                    var source = event.source
+                    let code = type.withUTF8 { t in
+                        source.withUTF8 { s in
+                            event.payload.withUnsafeBytes { p -> Int32 in
+                                sqlite3_bind_text(statement, 2, UnsafeRawPointer(t.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(t.count), nil)
+                                sqlite3_bind_text(statement, 3, UnsafeRawPointer(s.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(s.count), nil)
+                                if let base = p.baseAddress {
+                                    sqlite3_bind_text(statement, 4, base.assumingMemoryBound(to: CChar.self), Int32(p.count), nil)
+                                } else {
+                                    sqlite3_bind_text(statement, 4, "", 0, nil)
+                                }
+                                let result = sqlite3_step(statement)
+                                sqlite3_reset(statement)
+                                return result
+                            }
+                        }
+                    }
+                    guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+                }
+                sqlite3_clear_bindings(statement)
+            }
+            if !stateBatch.isEmpty {
+                let upsert = try db.cachedStatement(sql: "INSERT INTO state (process, data, updated) VALUES (?, ?, ?) ON CONFLICT(process) DO UPDATE SET data = excluded.data, updated = excluded.updated")
+                let now = Date().timeIntervalSince1970
+                for (process, data) in stateBatch { try upsert.execute(arguments: [process, Data(data), now]) }
+            }
+            if !historyBatch.isEmpty {
+                let insert = try db.cachedStatement(sql: "INSERT INTO history (time, process, event, detail, pid, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                for entry in historyBatch {
+                    let pid: Int? = entry.pid.map { Int($0) }
+                    let code: Int? = entry.exitCode.map { Int($0) }
+                    try insert.execute(arguments: [entry.time, entry.process, entry.event, entry.detail, pid, code, entry.signal])
+                }
+            }
+            if !runBatch.isEmpty { refusedRuns = try SQLiteRunStore.write(runBatch, in: db) }
+            if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
+            if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
+            return .commit
+        }
+        return (commits, refusedRuns, memoryResults)
+    }
+
+    private static func notWritten(_ write: MemoryWrite, retrying: Bool) -> MemoryError {
+        MemoryError(.unavailable, "the store cannot write now" + (retrying ? " (it failed a moment ago and retries every 5 s)" : "")
+                        + ": see the agent's log and `agent-control status`", key: write.key, scope: write.scope)
+    }
+
+    /// Keeps the changes of acknowledged work that could not be written, to write them with
+    /// the next transaction (the first write of a request's run is not kept: it is refused).
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, cannotWriteNow: Bool = true) {
+        let wasEmpty = retained.isEmpty
+        let kept = workflowBatch.filter(\.keepIfUnwritten)
+        let lostNow: Int
+        if cannotWriteNow {
+            lostNow = retained.keep(runs: runBatch, workflows: kept)
+        } else {
+            lostNow = retained.count + runBatch.count + kept.count
+            retained.giveUp(more: runBatch.count + kept.count)
+        }
+        lock.lock()
+        stats.retained = retained.count
+        stats.lostChanges = retained.lost
+        lock.unlock()
+        if wasEmpty, !retained.isEmpty {
+            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
+        }
+        if lostNow > 0 {
+            logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
+        }
+    }
+
+    /// Whether `error` says the database cannot be written for now (room, I/O, permissions,
+    /// a lock), so that what failed may be written later, rather than refused what it was given.
+    package static func cannotWriteNow(_ error: any Error) -> Bool {
+        guard let sqlite = error as? DatabaseError else { return true }
+        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_PERM]
+            .contains(sqlite.resultCode)
+    }
+
+    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {
+        for state in stateBatch { state.done?(false) }
+        guard count > 0 else { return }
+        lock.lock()
+        stats.dropped += count
+        lock.unlock()
+    }
+
+    private func degrade(_ error: any Error) {
+        let reason: String
+        if let sqlite = error as? DatabaseError {
+            switch sqlite.resultCode {
+            case .SQLITE_FULL: reason = "the disk (or the database's size limit) is full"
+            case .SQLITE_READONLY: reason = "the database is read-only"
+            case .SQLITE_IOERR: reason = "an I/O error: \(sqlite.message ?? "")"
+            default: reason = "\(sqlite.resultCode): \(sqlite.message ?? "")"
+            }
+        } else {
+            reason = "\(error)"
+        }
+        lock.lock()
+        let first = stats.degraded == nil
+        stats.degraded = reason
+        stats.writeErrors += 1
+        lock.unlock()
+        if first {
+            logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
+        }
+    }
+
+    /// Deletes events beyond the retention limits, in small chunks so the writer never holds
+    /// the database for long.
+    private func enforceRetention() {
+        do {
+            if let age = settings.maximumAge {
+                let cutoff = Date().timeIntervalSince1970 - age
+                var deleted = 0
+                repeat {
+                    deleted = try database.write { db in
+                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT 10000)", arguments: [cutoff])
+                        return db.changesCount
+                    }
+                    lock.lock()
+                    stats.expired += deleted
+                    lock.unlock()
+                } while deleted == 10000
+            }
+            if let limit = settings.maximumEvents {
+                var deleted = 0
+                repeat {
+                    deleted = try database.write { db in
+                        let newest = try Int.fetchOne(db, sql: "SELECT max(id) FROM events") ?? 0
+                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT 10000)", arguments: [newest - limit])
+                        return db.changesCount
+                    }
+                    lock.lock()
+                    stats.expired += deleted
+                    lock.unlock()
+                } while deleted == 10000
+            }
+            let pruned = try database.write { db in
+                let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
+                _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
+            }
+            lock.lock()
+            stats.expiredRuns += pruned
+            lock.unlock()
+        } catch {
+            degrade(error)
+        }
+    }
+
+    /// Runs `body` with the writer's connection (prunes asked by a ``RunStore`` user; off the loop).
+    package func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try database.write(body)
+    }
+}
+
+/// What `status` shows of the store.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Events committed (acknowledged) since the agent started.
+    public var committed = 0
+    public var batches = 0
+    /// Events dropped because the queue was full or the database could not be written.
+    public var dropped = 0
+    /// Events deleted by the retention policy.
+    public var expired = 0
+    /// Finished task runs deleted by the retention policy.
+    public var expiredRuns = 0
+    /// Changes of claimed task runs refused because their claim no longer held the run.
+    public var refusedRunWrites = 0
+    public var writeErrors = 0
+    /// Changes of acknowledged runs (task runs' states and results, workflow step logs) the
+    /// store could not write yet: kept in memory and written when it can write again.
+    public var retained = 0
+    /// Such changes given up because more than the store's `queue_limit` waited.
+    public var lostChanges = 0
+    /// Events waiting to be written.
+    public var pending = 0
+    /// Why the store is not writing, if it is not.
+    public var degraded: String?
+}

@@ -1,0 +1,117 @@
+import AgentWork
+import Foundation
+import GRDB
+import JSONSchema
+
+/// Shared memory in the agent's SQLite store (table `memory`, migration v5-memory). Writes go
+/// through the store's writer thread, in its transactions, after what was handed over before
+/// them (``AgentStore/commitMemory(_:done:)``); reads use a read-only connection of their own.
+package final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
+    package let store: AgentStore
+    private let reader: DatabaseQueue
+
+    package init(store: AgentStore) throws {
+        self.store = store
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+    }
+
+    package func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+        do throws(MemoryError) {
+            try MemoryLimits.check(write)
+        } catch {
+            return done(.failure(error))
+        }
+        store.commitMemory(write, done: done)
+    }
+
+    package func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
+        try MemoryLimits.check(key: key, scope: scope)
+        return try reading { db in
+            try Row.fetchOne(db, sql: "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key = ?",
+                             arguments: [scope.description, key]).flatMap { Self.entry($0, scope: scope) }
+        }
+    }
+
+    package func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
+        try MemoryLimits.check(scope: scope)
+        let limit = min(max(limit, 1), MemoryLimits.listEntries)
+        return try reading { db in
+            // Keys in byte order (SQLite's BINARY collation); the prefix as a range, not LIKE,
+            // so that `%` and `_` in keys mean themselves.
+            var sql = "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key >= ?"
+            var arguments: [any DatabaseValueConvertible] = [scope.description, prefix]
+            if let after {
+                sql += " AND key > ?"
+                arguments.append(after)
+            }
+            sql += " ORDER BY key LIMIT ?"
+            arguments.append(limit + 1)
+            var entries: [MemoryEntry] = []
+            var bytes = 0
+            var next: String?
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                let key: String = row["key"]
+                guard key.hasPrefix(prefix) else { break }
+                if entries.count == limit || (bytes > 0 && bytes >= MemoryLimits.listBytes) {
+                    next = entries.last?.key
+                    break
+                }
+                guard let entry = Self.entry(row, scope: scope) else { continue }
+                bytes += (row["value"] as String? ?? "").utf8.count
+                entries.append(entry)
+            }
+            return MemoryPage(entries: entries, next: next)
+        }
+    }
+
+    private func reading<T>(_ body: (Database) throws -> T) throws(MemoryError) -> T {
+        do {
+            return try reader.read(body)
+        } catch {
+            throw MemoryError(.unavailable, "cannot read the shared memory in \(store.path): \(error)", key: nil, scope: nil)
+        }
+    }
+
+    private static func entry(_ row: Row, scope: MemoryScope) -> MemoryEntry? {
+        guard let value = try? JSONValue.parse(row["value"] as String? ?? "") else { return nil }
+        return MemoryEntry(scope: scope, key: row["key"], value: value, version: row["version"], updated: row["updated"])
+    }
+
+    /// Applies writes (on the store's writer thread, inside its transaction), each checked
+    /// against the version it expects: a refused write changes nothing and the others go on.
+    package static func write(_ writes: [MemoryWrite], in db: Database) throws -> [Result<MemoryEntry?, MemoryError>] {
+        let now = Date().timeIntervalSince1970
+        let select = try db.cachedStatement(sql: "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key = ?")
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO memory (scope, key, value, version, updated) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(scope, key) DO UPDATE SET value = excluded.value, version = excluded.version, updated = excluded.updated
+            """)
+        let remove = try db.cachedStatement(sql: "DELETE FROM memory WHERE scope = ? AND key = ?")
+        return try writes.map { write in
+            let scope = write.scope.description
+            if write.operation == .deleteScope {
+                try db.execute(sql: "DELETE FROM memory WHERE scope = ?", arguments: [scope])
+                return .success(nil)
+            }
+            let current = try Row.fetchOne(select, arguments: [scope, write.key]).flatMap { entry($0, scope: write.scope) }
+            let version = current?.version ?? 0
+            if let expected = write.expectedVersion, expected != version { return .failure(MemoryError.conflict(write, found: version)) }
+            switch write.operation {
+            case .put(let value):
+                let text: String
+                do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: write.key, scope: write.scope) } catch { return .failure(error) }
+                try upsert.execute(arguments: [scope, write.key, text, version + 1, now])
+                return .success(MemoryEntry(scope: write.scope, key: write.key, value: value, version: version + 1, updated: now))
+            case .delete:
+                try remove.execute(arguments: [scope, write.key])
+                return .success(current)
+            case .deleteScope:
+                return .success(nil)
+            }
+        }
+    }
+}

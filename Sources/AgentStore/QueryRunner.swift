@@ -1,0 +1,140 @@
+import AgentCore
+import AgentSupervision
+import Foundation
+import GRDB
+import JSONSchema
+import Logging
+
+/// Runs monitors' periodic queries on its own thread and read-only connection, so that a slow
+/// query never holds up routing; results go back to the supervisor's loop.
+package final class QueryRunner: @unchecked Sendable {
+    private let database: DatabaseQueue
+    private let logger: Logger
+    private let lock = NSCondition()
+    private var schedule: [(query: PlannedQuery, due: Double)] = []
+    private var stopped = false
+    private var jobs: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
+    private let deliver: @Sendable (PlannedQuery, JSONValue) -> Void
+
+    /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
+    /// runner's thread.
+    package init(storePath: String, logger: Logger, deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        database = try DatabaseQueue(path: storePath, configuration: configuration)
+        self.logger = logger
+        self.deliver = deliver
+        let thread = Thread { [self] in runLoop() }
+        thread.name = "agent-queries"
+        thread.start()
+    }
+
+    /// Replaces the set of queries (at start and after a reload).
+    package func setQueries(_ queries: [PlannedQuery]) {
+        lock.lock()
+        let now = Date().timeIntervalSince1970
+        schedule = queries.filter { $0.every > 0 }.map { ($0, now + $0.every) }
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Runs one read-only query (for a worker's `query` callback or a control command); `done`
+    /// runs on the runner's thread.
+    package func submit(sql: String, params: [JSONValue], done: @escaping @Sendable (Result<JSONValue, QueryProblem>) -> Void) {
+        lock.lock()
+        jobs.append((sql, params, done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    package func stop() {
+        lock.lock()
+        stopped = true
+        lock.signal()
+        lock.unlock()
+    }
+
+    private func runLoop() {
+        while true {
+            lock.lock()
+            var due: [PlannedQuery] = []
+            var pending: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
+            while due.isEmpty, pending.isEmpty, !stopped {
+                if !jobs.isEmpty {
+                    pending = jobs
+                    jobs = []
+                    break
+                }
+                let now = Date().timeIntervalSince1970
+                for index in schedule.indices where schedule[index].due <= now {
+                    due.append(schedule[index].query)
+                    schedule[index].due = max(schedule[index].due + schedule[index].query.every, now + 0.001)
+                }
+                if due.isEmpty {
+                    let next = schedule.map(\.due).min() ?? now + 3600
+                    _ = lock.wait(seconds: next - now)
+                }
+            }
+            if stopped {
+                lock.unlock()
+                return
+            }
+            lock.unlock()
+            for job in pending { job.done(runJob(job.sql, job.params)) }
+            for query in due { run(query) }
+        }
+    }
+
+    private func run(_ query: PlannedQuery) {
+        let now = Date().timeIntervalSince1970
+        do {
+            let rows = try database.read { db -> [JSONValue] in
+                let statement = try db.cachedStatement(sql: query.sql)
+                return try Row.fetchAll(statement, arguments: query.arguments(for: statement, now: now)).map(Self.json)
+            }
+            deliver(query, ["name": .string(query.name), "since": .number(JSONNumber(now - query.window)),
+                            "until": .number(JSONNumber(now)), "rows": .array(rows)])
+        } catch {
+            logger.error("query \"\(query.name)\" failed: \(error)", metadata: ["process": "\(query.process)"])
+        }
+    }
+
+    private func runJob(_ sql: String, _ params: [JSONValue]) -> Result<JSONValue, QueryProblem> {
+        do {
+            return .success(try database.read { db -> JSONValue in
+                let statement = try db.makeStatement(sql: sql)
+                guard statement.isReadonly else { throw QueryProblem("only read-only queries (SELECT) are allowed") }
+                let arguments = StatementArguments(params.map { value -> DatabaseValue in
+                    switch value {
+                    case .string(let s): return s.databaseValue
+                    case .number(let n): return n.intValue.map { $0.databaseValue } ?? n.doubleValue.databaseValue
+                    case .bool(let b): return b.databaseValue
+                    default: return .null
+                    }
+                })
+                return .array(try Row.fetchAll(statement, arguments: arguments).map(Self.json))
+            })
+        } catch let problem as QueryProblem {
+            return .failure(problem)
+        } catch let error as DatabaseError {
+            return .failure(QueryProblem(error.message ?? "\(error)"))
+        } catch {
+            return .failure(QueryProblem("\(error)"))
+        }
+    }
+
+    package static func json(_ row: Row) -> JSONValue {
+        var object = JSONObject()
+        for (column, value) in row {
+            switch value.storage {
+            case .null: object[column] = .null
+            case .int64(let i): object[column] = .number(JSONNumber(Int(i)))
+            case .double(let d): object[column] = .number(JSONNumber(d))
+            case .string(let s): object[column] = .string(s)
+            case .blob(let b): object[column] = .string(String(decoding: b, as: UTF8.self))
+            }
+        }
+        return .object(object)
+    }
+}

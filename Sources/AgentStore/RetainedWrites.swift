@@ -1,0 +1,59 @@
+import AgentWork
+/// Changes of work already acknowledged (task runs' new states and results, workflow runs'
+/// step logs) that the store could not write, as on a full disk. They stay in memory, in
+/// order, and go first into the next transaction that is tried: once it commits, nothing
+/// acknowledged was lost. Owned by the store's writer thread.
+///
+/// Bounded: a run's changes are folded into its latest (the store writes only the latest of
+/// each run anyway), and beyond `limit` changes the oldest give way, counted in ``lost``.
+package struct RetainedWrites {
+    package let limit: Int
+    package private(set) var runs: [TaskRun] = []
+    package private(set) var workflows: [WorkflowCommit] = []
+    /// Changes given up since the start because the buffer was full.
+    package private(set) var lost = 0
+
+    package init(limit: Int) { self.limit = max(1, limit) }
+
+    package var count: Int { runs.count + workflows.count }
+    package var isEmpty: Bool { runs.isEmpty && workflows.isEmpty }
+
+    /// Keeps changes that could not be written (after those kept already). Returns how many
+    /// went because the buffer was full.
+    @discardableResult
+    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit]) -> Int {
+        if !newRuns.isEmpty { runs = Self.latestOfEach(runs + newRuns) }
+        workflows += newCommits
+        var excess = count - limit
+        guard excess > 0 else { return 0 }
+        let given = excess
+        // The oldest step logs first: a run's own latest state says more than its step records.
+        let fromWorkflows = min(excess, workflows.count)
+        workflows.removeFirst(fromWorkflows)
+        excess -= fromWorkflows
+        runs.removeFirst(min(excess, runs.count))
+        lost += given
+        return given
+    }
+
+    /// Gives up what is kept and `more` changes: the database refused them for what they are
+    /// (not for want of room), so trying them again would fail every later transaction too.
+    package mutating func giveUp(more: Int) {
+        lost += count + more
+        clear()
+    }
+
+    /// Everything was written.
+    package mutating func clear() {
+        runs = []
+        workflows = []
+    }
+
+    /// The last change of each run, in the order of those last changes.
+    package static func latestOfEach(_ changes: [TaskRun]) -> [TaskRun] {
+        var seen = Set<String>()
+        var kept: [TaskRun] = []
+        for run in changes.reversed() where seen.insert(run.id).inserted { kept.append(run) }
+        return kept.reversed()
+    }
+}

@@ -1,0 +1,249 @@
+import AgentWork
+import Foundation
+import GRDB
+import JSONSchema
+
+/// Task runs in the agent's SQLite store (table `task_runs`): changes go through the store's
+/// batching writer thread (``AgentStore/recordRun(_:)``), reads use a read-only connection of
+/// their own, which WAL mode lets run beside the writer. Reads and claims run on a dispatch
+/// queue, never on the caller's thread (the loop, or Swift's cooperative pool).
+package final class SQLiteRunStore: RunStore, @unchecked Sendable {
+    package let store: AgentStore
+    private let reader: DatabaseQueue
+
+    package init(store: AgentStore) throws {
+        self.store = store
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+    }
+
+    package func record(_ run: TaskRun) { store.recordRun(run) }
+
+    package var refusedWrites: Int { store.statistics.refusedRunWrites }
+
+    /// In the writer's next transaction, as a schedule's fire writes its runs.
+    package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
+        store.commitSchedules(ScheduleCommit(runs: runs), done: done)
+    }
+
+    package func flush() async {
+        await withCheckedContinuation { continuation in
+            store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }
+        }
+    }
+
+    package func loadUnfinished() async throws -> [TaskRun] {
+        try await Self.offThread { [reader] in
+            try reader.read { db in
+                try String.fetchAll(db, sql: "SELECT data FROM task_runs WHERE finished = 0 ORDER BY row").compactMap(Self.decode)
+            }
+        }
+    }
+
+    package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+        var conditions: [String] = []
+        var values: [String] = []
+        if let task = filter.task {
+            conditions.append("task = ?")
+            values.append(task)
+        }
+        if let status = filter.status {
+            conditions.append("status = ?")
+            values.append(status.rawValue)
+        }
+        let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = "SELECT data FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
+        let bound = values
+        return try await Self.offThread { [reader] in
+            try reader.read { db in
+                try String.fetchAll(db, sql: sql, arguments: StatementArguments(bound)).compactMap(Self.decode)
+            }
+        }
+    }
+
+    package func run(id: String) async throws -> TaskRun? {
+        try await Self.offThread { [reader] in try Self.readRun(id: id, reader: reader) }
+    }
+
+    package func runNow(id: String) throws -> TaskRun? { try Self.readRun(id: id, reader: reader) }
+
+    /// One run, read on the caller's thread (already off the loop).
+    package static func readRun(id: String, reader: DatabaseQueue) throws -> TaskRun? {
+        try reader.read { db in
+            try String.fetchOne(db, sql: "SELECT data FROM task_runs WHERE id = ?", arguments: [id]).flatMap(Self.decode)
+        }
+    }
+
+    package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+        try await Self.offThread { [store] in
+            try store.withWriter { db in try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db) }
+        }
+    }
+
+    // MARK: Claims
+
+    package func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
+        try await Self.offThread { [store] in
+            try store.withWriter { db in try Self.claim(request, now: Date().timeIntervalSince1970, in: db) }
+        }
+    }
+
+    package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
+        try await Self.offThread { [store] in
+            try store.withWriter { db in
+                let until = Date().timeIntervalSince1970 + lease
+                var held = Set<String>()
+                let update = try db.cachedStatement(sql: """
+                    UPDATE task_runs SET lease_until = ? WHERE id = ? AND holder = ? AND fence = ? AND status = 'running'
+                    """)
+                for claim in claims {
+                    try update.execute(arguments: [until, claim.runID, claim.holder, claim.fence])
+                    if db.changesCount > 0 { held.insert(claim.runID) }
+                }
+                return held
+            }
+        }
+    }
+
+    package func nextLapse(tasks: [String], holder: String) async throws -> Double? {
+        guard !tasks.isEmpty else { return nil }
+        let sql = """
+            SELECT min(lease_until) FROM task_runs WHERE status = 'running' AND holder IS NOT NULL AND holder <> ?
+            AND task IN (\(tasks.map { _ in "?" }.joined(separator: ", ")))
+            """
+        let held = """
+            SELECT data FROM task_runs WHERE finished = 0 AND status = 'queued'
+            AND task IN (\(tasks.map { _ in "?" }.joined(separator: ", ")))
+            """
+        let arguments = [holder] + tasks
+        return try await Self.offThread { [reader] in
+            try reader.read { db in
+                let now = Date().timeIntervalSince1970
+                var first = try Double.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)).map { max($0, now) }
+                // Runs held for another agent: claimable by this one when their hold ends.
+                for data in try String.fetchAll(db, sql: held, arguments: StatementArguments(tasks)) {
+                    guard let run = Self.decode(data), run.assignedAgent != holder, let until = run.assignmentHoldUntil, until > now else { continue }
+                    first = min(first ?? until, until)
+                }
+                return first.map { $0 - now }
+            }
+        }
+    }
+
+    package func settle(_ run: TaskRun) async throws -> Bool {
+        try await Self.offThread { [store] in
+            try store.withWriter { db in try Self.writeClaimed(run, in: db) }
+        }
+    }
+
+    /// The candidates are few (unfinished runs of the tasks asked for): ordered here rather
+    /// than by columns the local hot path would have to fill.
+    package static func claim(_ request: ClaimRequest, now: Double, in db: Database) throws -> [TaskRun] {
+        var claimed: [TaskRun] = []
+        for (task, room) in request.room.sorted(by: { $0.key < $1.key }) where room > 0 {
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT row, data FROM task_runs WHERE finished = 0 AND task = ?
+                AND (status IN ('queued', 'retrying') OR (status = 'running' AND lease_until IS NOT NULL AND lease_until < ?))
+                """, arguments: [task, now])
+            var candidates: [(row: Int64, run: TaskRun)] = rows.compactMap { row -> (row: Int64, run: TaskRun)? in
+                guard let run = decode(row["data"]) else { return nil }
+                // A run held for the agent its strategy chose waits for that agent until the hold ends.
+                let held = run.assignmentHoldUntil.map { $0 > now && run.assignedAgent != request.holder } ?? false
+                guard request.allows(task: task, require: run.require) else { return nil }
+                return run.status == .running || (run.due <= now && !held) ? (row["row"], run) : nil
+            }
+            candidates.sort { a, b in
+                if a.run.priority != b.run.priority { return a.run.priority > b.run.priority }
+                if a.run.due != b.run.due { return a.run.due < b.run.due }
+                return a.row < b.row
+            }
+            for (_, candidate) in candidates.prefix(room) {
+                try db.execute(sql: "UPDATE claim_fence SET value = value + 1 WHERE id = 1")
+                let fence = try Int64.fetchOne(db, sql: "SELECT value FROM claim_fence WHERE id = 1") ?? 0
+                var run = candidate
+                // A lapsed run: its holder died (or stopped answering) while the attempt ran.
+                if run.status == .running { run.interruptions += 1 }
+                run.attempt += 1
+                run.status = .running
+                run.startedAt = now
+                run.nextAttemptAt = nil
+                run.claim = RunClaim(runID: run.id, holder: request.holder, fence: fence, leaseUntil: now + request.lease)
+                run.agent = request.holder
+                try db.execute(sql: """
+                    UPDATE task_runs SET status = 'running', holder = ?, fence = ?, lease_until = ?, data = ? WHERE id = ?
+                    """, arguments: [request.holder, fence, now + request.lease, run.storedJSON.serialized(), run.id])
+                claimed.append(run)
+            }
+        }
+        return claimed
+    }
+
+    /// Writes a claimed run's change if its claim still holds it. A run that leaves `running`
+    /// is let go (no holder, no lease); its fence stays, so a stale holder is still refused.
+    package static func writeClaimed(_ run: TaskRun, in db: Database) throws -> Bool {
+        guard let claim = run.claim else { return false }
+        let holds = run.status == .running
+        try db.execute(sql: """
+            UPDATE task_runs SET status = ?, finished = ?, ended = ?, data = ?,
+                holder = CASE WHEN ? THEN holder ELSE NULL END, lease_until = CASE WHEN ? THEN lease_until ELSE NULL END
+            WHERE id = ? AND holder = ? AND fence = ?
+            """, arguments: [run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt, run.storedJSON.serialized(),
+                             holds, holds, run.id, claim.holder, claim.fence])
+        return db.changesCount > 0
+    }
+
+    package static func decode(_ text: String) -> TaskRun? {
+        (try? JSONValue.parse(Data(text.utf8))).flatMap(TaskRun.init(stored:))
+    }
+
+    /// Runs `body` on a dispatch queue and awaits it: SQLite calls block, and must block
+    /// neither the loop nor Swift's cooperative threads.
+    package static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Writes a batch of changes (on the store's writer thread, in its transaction): only the
+    /// last change of each run in the batch is written. Returns how many changes of claimed
+    /// runs were refused (their claim no longer holds).
+    @discardableResult
+    package static func write(_ batch: [TaskRun], in db: Database) throws -> Int {
+        var last: [String: Int] = [:]
+        last.reserveCapacity(batch.count)
+        for (index, run) in batch.enumerated() { last[run.id] = index }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO task_runs (id, task, status, finished, ended, data, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data
+            """)
+        var refused = 0
+        for (index, run) in batch.enumerated() where last[run.id] == index {
+            if run.claim != nil {
+                if try !writeClaimed(run, in: db) { refused += 1 }
+                continue
+            }
+            try upsert.execute(arguments: [run.id, run.task, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
+                                           run.storedJSON.serialized(), run.idempotencyKey])
+        }
+        return refused
+    }
+
+    /// Deletes finished runs beyond the retention limits (unfinished ones are never deleted).
+    package static func prune(endedBefore: Double?, keeping: Int?, in db: Database) throws -> Int {
+        var deleted = 0
+        if let endedBefore {
+            try db.execute(sql: "DELETE FROM task_runs WHERE finished = 1 AND ended < ?", arguments: [endedBefore])
+            deleted += db.changesCount
+        }
+        if let keeping {
+            try db.execute(sql: """
+                DELETE FROM task_runs WHERE finished = 1 AND row <= (
+                    SELECT row FROM task_runs WHERE finished = 1 ORDER BY row DESC LIMIT 1 OFFSET ?)
+                """, arguments: [keeping])
+            deleted += db.changesCount
+        }
+        return deleted
+    }
+}

@@ -1,0 +1,88 @@
+import AgentBase
+import AgentCore
+import Foundation
+import JSONSchema
+
+/// The `store` section of settings.json: where the SQLite store is and how long it keeps
+/// events.
+///
+/// ```json
+/// "store": {"path": ".agent/data/agent.sqlite", "retention": {"max_age": 604800, "max_events": 1000000},
+///           "queue_limit": 100000, "synchronous": "normal", "commit_interval": 0.005}
+/// ```
+public struct StoreSettings: Sendable, Equatable {
+    public var enabled = true
+    /// Relative paths are relative to the agent's folder.
+    public var path = ".agent/data/agent.sqlite"
+    /// Events older than this many seconds are deleted (nil: kept).
+    public var maximumAge: Double? = 7 * 24 * 3600
+    /// At most this many events are kept, the oldest deleted first (nil: no limit).
+    public var maximumEvents: Int? = 1_000_000
+    /// At most this many finished task runs are kept, the oldest deleted first (nil: no
+    /// limit); finished runs older than ``maximumAge`` go too. Unfinished runs are never
+    /// deleted.
+    public var maximumRuns: Int? = 100_000
+    /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
+    public var queueLimit = 100_000
+    /// Seconds an event may wait for others to share its transaction (0: commit at once).
+    public var commitInterval = 0.005
+    /// `normal`: a committed event survives a crash of the agent; `full`: also a power loss.
+    public var synchronous = "normal"
+
+    public init() {}
+
+    /// The schema of the `store` key (part of the host schema).
+    public static let schema: JSONValue = [
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The embedded SQLite store: events, process state, run history.",
+        "properties": [
+            "enabled": ["type": "boolean", "default": true],
+            "path": ["type": "string", "minLength": 1, "default": ".agent/data/agent.sqlite"],
+            "retention": [
+                "type": "object",
+                "additionalProperties": false,
+                "properties": [
+                    "max_age": ["type": ["number", "null"], "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestRetention),
+                                "default": 604800, "description": "Seconds (at most 100 years); null keeps events forever."],
+                    "max_events": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 1000000],
+                    "max_runs": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 100000,
+                                 "description": "Finished task runs kept (the oldest go first; max_age applies to them too); null: no limit."],
+                ],
+            ],
+            "queue_limit": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostQueuedEvents), "default": 100000],
+            "synchronous": ["enum": ["normal", "full"], "default": "normal"],
+            "commit_interval": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.005,
+                                "description": "Seconds an event may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
+        ],
+    ]
+
+    /// Reads the section (already checked by the schema); numbers are clamped to the
+    /// schema's bounds, so that a value it missed cannot overflow anything downstream.
+    public init(_ value: JSONValue?) {
+        guard let object = value?.objectValue else { return }
+        func integer(_ value: JSONValue?, in range: ClosedRange<Int>) -> Int? {
+            guard let number = value?.numberValue else { return nil }
+            return min(max(number.intValue ?? Int(saturating: number.doubleValue), range.lowerBound), range.upperBound)
+        }
+        func seconds(_ value: JSONValue?, upTo longest: Double) -> Double? {
+            guard let number = value?.numberValue?.doubleValue, !number.isNaN else { return nil }
+            return min(max(number, 0), longest)
+        }
+        enabled = object["enabled"]?.boolValue ?? enabled
+        path = object["path"]?.stringValue ?? path
+        if let retention = object["retention"]?.objectValue {
+            if let age = retention["max_age"] { maximumAge = seconds(age, upTo: SettingsBounds.longestRetention) }
+            if let count = retention["max_events"] { maximumEvents = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
+            if let count = retention["max_runs"] { maximumRuns = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
+        }
+        queueLimit = integer(object["queue_limit"], in: 1...SettingsBounds.mostQueuedEvents) ?? queueLimit
+        synchronous = object["synchronous"]?.stringValue ?? synchronous
+        commitInterval = seconds(object["commit_interval"], upTo: 1) ?? commitInterval
+    }
+
+    /// The database file for an agent in `agentDirectory`.
+    public func databasePath(agentDirectory: String) -> String {
+        path.hasPrefix("/") ? path : agentDirectory + "/" + path
+    }
+}

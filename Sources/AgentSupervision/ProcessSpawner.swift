@@ -1,0 +1,58 @@
+import AgentCore
+import CAgentSystem
+import Foundation
+
+/// Starts child processes with `posix_spawn` (through the C shim): no `fork` of a threaded
+/// Swift process, explicit fds, a fresh signal mask, an optional new process group.
+public enum ProcessSpawner {
+    /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none); `stdin` its stdin (-1:
+    /// /dev/null); `directory` its working directory (nil: the caller's); `cgroup` an open
+    /// cgroup folder the child starts in, before its first instruction (-1: the caller's);
+    /// `joins` open `cgroup.procs` files of further (v1) cgroups it joins before exec (only
+    /// with `cgroup`).
+    public static func spawn(
+        path: String, arguments: [String], environment: [String: String],
+        stdin: Int32 = -1, stdout: Int32, stderr: Int32, channel: Int32, directory: String? = nil,
+        newGroup: Bool, newSession: Bool = false, cgroup: Int32 = -1, joins: [Int32] = []
+    ) -> Result<pid_t, SpawnError> {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let group: Int32 = newSession ? 2 : newGroup ? 1 : 0
+        let rc = joins.withUnsafeBufferPointer {
+            agent_spawn_into(path, &argv, &envp, stdin, stdout, stderr, channel, directory, group, cgroup,
+                             $0.baseAddress, Int32($0.count), &pid)
+        }
+        guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
+        return .success(pid)
+    }
+
+    public static func exitCode(_ status: Int32) -> Int32? {
+        (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil
+    }
+
+    public static func termSignal(_ status: Int32) -> Int32 { status & 0x7F }
+
+    /// Why a spawn failed.
+    public struct SpawnError: Error, CustomStringConvertible {
+        public var path: String
+        public var errno: Int32
+        public var description: String { "cannot start \(path): \(String(cString: strerror(errno)))" }
+
+        /// Whether it failed for lack of descriptors, memory or processes: a start worth
+        /// trying again later.
+        public var isLackOfResources: Bool { [EMFILE, ENFILE, ENOMEM, EAGAIN, ENOBUFS].contains(errno) }
+
+        /// Whether the fork server failed the request (not the supervisor's preparations).
+        package var isForkServerRequest: Bool { path == ForkServer.requestDescription }
+
+        package init(path: String, errno: Int32) {
+            self.path = path
+            self.errno = errno
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import AgentBase
+import AgentCore
+import JSONSchema
+
+/// Process types the runtime provides itself: the `chatbot`.
+package enum BuiltinModules {
+    package static let chatLocation = ModuleLocation(name: "chat", library: "builtin:chat", sourceDirectory: nil)
+
+    package static let builtinAdapters = ["features", "status", "process_control", "latest_value", "rest"]
+
+    package static let chatbotSchema: JSONValue = [
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["logic_adapters"],
+        "properties": [
+            "logic_adapters": [
+                "description": "Adapters asked about every message: built-in (features, status, process_control, latest_value, rest) or <module>.<adapter>; an object adds the adapter's settings.",
+                "type": "array",
+                "minItems": 1,
+                "items": [
+                    "oneOf": [
+                        ["type": "string", "minLength": 1],
+                        ["type": "object", "required": ["type"], "properties": ["type": ["type": "string", "minLength": 1]]],
+                    ],
+                ],
+            ],
+            "confidence_threshold": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.3],
+            "default_response": ["type": "string", "default": "I am sorry, but I do not understand."],
+            "allow_process_control": ["type": "boolean", "default": false],
+        ],
+    ]
+
+    package static let chatManifest: ModuleManifest = {
+        let manifest = JSONValue.object([
+            "name": "chat", "version": "1.0.0",
+            "processes": [[
+                "type": "chatbot", "kind": "chatbot", "subscribes": ["chat.message"],
+                "description": "Answers chat messages with the most confident of its logic adapters.",
+                "settings_schema": chatbotSchema,
+            ]],
+        ]).serialized()
+        do {
+            return try ModuleManifest(json: manifest, module: "chat", file: "builtin:chat")
+        } catch {
+            fatalError("the built-in chat manifest is invalid: \(error)")
+        }
+    }()
+
+    /// The rest adapter's own keys: a url, and a timeout and retries the worker can use.
+    package static func restProblems(_ object: JSONObject, pointer: String) -> [(pointer: String, message: String)] {
+        var problems: [(String, String)] = []
+        if object["url"]?.stringValue == nil {
+            problems.append((pointer, "a rest adapter needs \"url\": the service that scores and answers"))
+        }
+        if let value = object["timeout"] {
+            let seconds = value.numberValue?.doubleValue ?? .nan
+            if !(seconds > 0 && seconds <= SettingsBounds.longestTimeout) {
+                problems.append((pointer + "/timeout", "expected a number of seconds > 0 and ≤ \(SettingsBounds.longestTimeout.compactText), found \(Describe.value(value))"))
+            }
+        }
+        if let value = object["retries"] {
+            if value.numberValue?.intValue.map({ (0...restMostRetries).contains($0) }) != true {
+                problems.append((pointer + "/retries", "expected an integer from 0 to \(restMostRetries), found \(Describe.value(value))"))
+            }
+        }
+        return problems
+    }
+
+    /// A rest adapter's `retries` at most (each retry waits a little longer).
+    package static let restMostRetries = 10
+
+    /// Checks a chatbot's adapters against the enabled modules and their schemas.
+    package static func checkAdapters(_ settings: JSONObject, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> [(pointer: String, message: String)] {
+        var problems: [(String, String)] = []
+        for (index, item) in (settings["logic_adapters"]?.arrayValue ?? []).enumerated() {
+            let object: JSONObject = item.stringValue.map { ["type": .string($0)] } ?? item.objectValue ?? [:]
+            let type = object["type"]?.stringValue ?? ""
+            let pointer = "/logic_adapters/\(index)"
+            if builtinAdapters.contains(type) {
+                if type == "rest" { problems += restProblems(object, pointer: pointer) }
+                continue
+            }
+            let parts = type.split(separator: ".", maxSplits: 1).map(String.init)
+            let known = modules.flatMap { module in
+                (manifests[module.name]?.processes ?? []).filter { $0.kind == "logic_adapter" }.map { "\(module.name).\($0.type)" }
+            } + builtinAdapters
+            guard parts.count == 2, let manifest = manifests[parts[0]], let adapter = manifest.processType(parts[1]), adapter.kind == "logic_adapter" else {
+                problems.append((pointer, "unknown logic adapter \"\(type)\"\(Suggestions.hint(for: type, in: known)); available: \(known.joined(separator: ", "))"))
+                continue
+            }
+            var adapterSettings = object
+            adapterSettings["type"] = nil
+            if let validator = try? JSONSchemaValidator(schema: adapter.settingsSchema) {
+                for error in validator.validate(.object(adapterSettings)) {
+                    problems.append((pointer + error.instanceLocation, error.message))
+                }
+            }
+        }
+        return problems
+    }
+}

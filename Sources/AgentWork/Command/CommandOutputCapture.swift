@@ -1,0 +1,97 @@
+import JSONSchema
+
+/// What a command wrote on stdout, kept up to a bound: the run's output.
+///
+/// Beyond the bound the pipe is still read (a writer blocked on a full pipe would hang the
+/// run) and what comes is counted, not kept; the output then says how much was left out.
+package struct CommandStdout {
+    package let limit: Int
+    package private(set) var bytes: [UInt8] = []
+    /// Everything written, kept or not.
+    package private(set) var total = 0
+
+    package init(limit: Int) {
+        self.limit = limit
+    }
+
+    package var isTruncated: Bool { total > bytes.count }
+
+    package mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        total += chunk.count
+        let room = limit - bytes.count
+        guard room > 0 else { return }
+        bytes.append(contentsOf: chunk.prefix(room))
+    }
+
+    /// The output: JSON when all of it parses as JSON, else the text without its trailing
+    /// newlines (as a shell's `$(…)` gives it); nil when nothing was written. Output cut at the
+    /// bound is text that ends saying so.
+    package func output() -> JSONValue? {
+        if bytes.isEmpty { return nil }
+        if !isTruncated, let json = try? JSONValue.parse(bytes) { return json }
+        var text = String(decoding: bytes, as: UTF8.self)
+        if isTruncated {
+            return .string(text + "\n[output truncated: the first \(CommandStdout.describe(bytes.count)) of \(CommandStdout.describe(total)) kept]")
+        }
+        while text.hasSuffix("\n") || text.hasSuffix("\r\n") { text.removeLast() }
+        return .string(text)
+    }
+
+    package static func describe(_ count: Int) -> String {
+        if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
+        if count >= 1 << 10, count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
+        return "\(count) bytes"
+    }
+}
+
+/// The end of what a command wrote on stderr: the last `byteLimit` bytes and at most
+/// `lineLimit` lines, for the run's record and its failure notification.
+package struct CommandStderrTail {
+    package let byteLimit: Int
+    package let lineLimit: Int
+    private var bytes: [UInt8] = []
+    private var dropped = 0
+
+    package init(byteLimit: Int, lineLimit: Int) {
+        self.byteLimit = byteLimit
+        self.lineLimit = lineLimit
+    }
+
+    package mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: chunk.suffix(byteLimit))
+        dropped += max(0, chunk.count - byteLimit)
+        // Trimmed in halves: each byte is moved at most once or twice.
+        if bytes.count > 2 * byteLimit {
+            let excess = bytes.count - byteLimit
+            bytes.removeFirst(excess)
+            dropped += excess
+        }
+    }
+
+    /// The tail as text (nil when nothing was written): whole lines, saying when earlier ones
+    /// were left out.
+    package func text() -> String? {
+        var kept = bytes.suffix(byteLimit)
+        var cut = dropped > 0 || bytes.count > byteLimit
+        if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) {
+            // A line cut in its middle is left out whole.
+            kept = kept[(newline + 1)...]
+        }
+        var lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" { lines.removeLast() }
+        if lines.count > lineLimit {
+            lines.removeFirst(lines.count - lineLimit)
+            cut = true
+        }
+        if lines.isEmpty && !cut { return nil }
+        let body = lines.joined(separator: "\n")
+        return cut ? "[earlier lines left out]\n" + body : body
+    }
+
+    /// The last line that is not blank, for an error message.
+    package func lastLine() -> String? {
+        let end = bytes.suffix(4096)
+        return String(decoding: end, as: UTF8.self).split(separator: "\n").last { !$0.allSatisfy(\.isWhitespace) }
+            .map { String($0.prefix(300)) }
+    }
+}

@@ -1,0 +1,84 @@
+import AgentLoop
+import AgentSupervision
+import Foundation
+import JSONSchema
+
+/// One attempt of a `command` task while its program runs: the process, the runner's ends of
+/// its pipes, and what it wrote so far. Loop thread only.
+package final class CommandRun {
+    package let start: TaskRunStart
+    package let report: (TaskRunReport) -> Void
+    package let startedAt = EventLoop.now()
+    /// The program, for messages (resolved from PATH when it named no folder).
+    package var program = ""
+    /// The child, which leads a process group of its own (its id is the group's): 0 once reaped.
+    package var pid: pid_t = 0
+    /// Readable when the child exits; -1 without pidfds (then a timer polls).
+    package var pidFD: Int32 = -1
+    package var pollTimer: Int?
+    package var stdinFD: Int32 = -1
+    package var stdoutFD: Int32 = -1
+    package var stderrFD: Int32 = -1
+    /// The input not yet written to stdin (it did not fit in the pipe at the start).
+    package var pendingInput: [UInt8] = []
+    package var inputOffset = 0
+    package var stdout: CommandStdout
+    package var stderr: CommandStderrTail
+    /// Why the run is being ended early (cancel, timeout, the agent's stop), if it is.
+    package var endReason: TaskRunOutcome.Status?
+    /// SIGKILL after the grace of a cancel.
+    package var killTimer: Int?
+    /// The attempt's own cgroup (nil without cgroups: its process group stands for it).
+    package var cgroup: RunCgroup?
+    /// The program has ended: how, reported once its cgroup is empty.
+    package var ending: TaskRunOutcome?
+    /// When the program ended, and the timer that looks again whether its cgroup is empty.
+    package var endedAt = 0.0
+    package var settleTimer: Int?
+    /// Said once that its cgroup is slow to empty.
+    package var slowToSettle = false
+
+    package init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
+        self.start = start
+        self.report = report
+        stdout = CommandStdout(limit: limits.stdoutBytes)
+        stderr = CommandStderrTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
+    }
+
+    package var runID: String { start.runID }
+
+    /// The runner's open descriptors of this run.
+    package var fds: [Int32] { [pidFD, stdinFD, stdoutFD, stderrFD].filter { $0 >= 0 } }
+
+    /// How the attempt ended, from the child's wait status (and why it was ended, if it was).
+    package func outcome(status: Int32) -> TaskRunOutcome {
+        var outcome = TaskRunOutcome(status: .succeeded, output: stdout.output(), stderrTail: stderr.text())
+        if let code = ProcessSpawner.exitCode(status) {
+            outcome.exitCode = code
+            if code != 0 {
+                outcome.status = .failed
+                outcome.error = "exited with status \(code)" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+            }
+        } else {
+            let signal = ProcessSpawner.termSignal(status)
+            outcome.signal = SignalName.of(signal)
+            outcome.status = .failed
+            outcome.error = "killed by \(SignalName.of(signal))" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+        }
+        switch endReason {
+        case .timedOut?:
+            outcome.status = .timedOut
+            let limit = start.task.timeout.map { " of \(ProcessPolicy.format($0)) s" } ?? ""
+            outcome.error = "timed out: killed (with everything it started) after its timeout\(limit)"
+        case .cancelled?:
+            outcome.status = .cancelled
+            outcome.error = "cancelled: ended (with everything it started) at a user's request"
+        case .interrupted?:
+            outcome.status = .interrupted
+            outcome.error = "interrupted: the agent stopped while it ran; it was ended with everything it started"
+        default:
+            break
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,243 @@
+import AgentBase
+import AgentSupervision
+import Foundation
+import JSONSchema
+
+/// One run of a task: what was asked, and how far it got. Kept by the ``TaskCoordinator``
+/// while it is unfinished, recorded in a ``RunStore`` at every change.
+///
+/// A run goes `queued → running → succeeded | failed | timed_out | cancelled`; a failed or
+/// timed-out attempt with retries left goes `retrying` (with the time of the next attempt) and
+/// then `running` again, with `attempt` one higher. An attempt interrupted from outside the
+/// work (the agent stopped or died, its executor's worker died) is counted in
+/// `interruptions`, not against the retry policy: the run goes `retrying`, due at once, until
+/// one attempt completes — or ends `abandoned` once its interruptions pass the task's
+/// `max_interruptions`.
+public struct TaskRun: Sendable, Equatable {
+    public enum Status: String, Sendable, CaseIterable {
+        case queued, running, retrying, succeeded, failed
+        case timedOut = "timed_out"
+        case cancelled
+        /// Interrupted more often than its task's `max_interruptions` allows.
+        case abandoned
+
+        /// Nothing more happens to the run.
+        public var isFinished: Bool {
+            switch self {
+            case .succeeded, .failed, .timedOut, .cancelled, .abandoned: true
+            case .queued, .running, .retrying: false
+            }
+        }
+    }
+
+    /// The order of the queue: `critical` before `high` before `normal` before `low`.
+    public enum Priority: String, Sendable, CaseIterable, Comparable {
+        case low, normal, high, critical
+
+        package var rank: Int {
+            switch self {
+            case .low: 0
+            case .normal: 1
+            case .high: 2
+            case .critical: 3
+            }
+        }
+
+        public static func < (a: Priority, b: Priority) -> Bool { a.rank < b.rank }
+    }
+
+    /// Who asked for the run.
+    public enum Origin: String, Sendable, CaseIterable {
+        case cli, http, event, schedule, workflow, rerun
+    }
+
+    /// Unique, stable across attempts.
+    public var id: String
+    /// The key handlers and commands see to make their effect happen once
+    /// (`AGENT_TASK_IDEMPOTENCY_KEY`, `TaskContext.idempotencyKey`): the run's id unless the
+    /// requester gives one — a workflow step gives "<workflow run>/<step>/<step attempt>", so
+    /// that a step run again after a crash keeps its key. Stable across the run's attempts.
+    public var idempotencyKey: String
+    public var task: String
+    public var input: JSONValue
+    public var priority: Priority
+    /// Not started before this time (seconds since the epoch; nil: as soon as possible).
+    public var notBefore: Double?
+    public var status: Status
+    /// The attempt running or last run (0 before the first starts): every attempt begun,
+    /// those interrupted included.
+    public var attempt: Int
+    /// Attempts interrupted from outside the work (the agent stopped or died, its executor's
+    /// worker died). They do not count against the retry policy, which compares
+    /// `attempt - interruptions`: the attempts the work itself ended.
+    public var interruptions = 0
+    /// When the next attempt is due (`retrying`).
+    public var nextAttemptAt: Double?
+    public var output: JSONValue?
+    public var error: String?
+    public var exitCode: Int32?
+    public var signal: String?
+    public var stderrTail: String?
+    /// What the last attempt's processes used (command runs in a cgroup).
+    public var usage: ResourceUsage?
+    public var requestedBy: Origin
+    /// The run this one repeats (`rerun`).
+    public var rerunOf: String?
+    /// Seconds since the epoch.
+    public var queuedAt: Double
+    public var startedAt: Double?
+    public var endedAt: Double?
+    /// Seconds the last attempt took.
+    public var executionTime: Double?
+    /// The executor of the running or last attempt (a declared executor; nil: the task's own).
+    public var executor: String?
+    /// The executor a person chose for it (`task assign`): it waits for that one's room.
+    public var assignedTo: String?
+    /// Labels the executor must carry, besides the task's (`task run --require`).
+    public var require: [String: String] = [:]
+    /// In a fleet: the agent the task's assignment strategy chose when the run was queued. It
+    /// claims the run at once; another agent only once ``assignmentHold`` has passed.
+    public var assignedAgent: String?
+    /// Seconds after the run is due that it waits for ``assignedAgent`` alone.
+    public var assignmentHold: Double?
+    /// In a fleet: the agent that carried out the running or last attempt.
+    public var agent: String?
+    /// How many runs (tasks' or workflows'), each started by an event of the one before, led
+    /// to this one (0: not started by a run's event); its events carry it, see
+    /// ``WorkflowEngine/deepestCascade``.
+    public var cascade = 0
+    /// Arrival order within the agent's life; ties the queue order (not stored).
+    package var sequence: Int = 0
+    /// The claim under which this agent holds the run, in a fleet's shared queue (not stored
+    /// in the record: the store keeps it in columns of its own). A change carrying it is
+    /// written only while it is still the run's claim (``RunStore/record(_:)``).
+    public var claim: RunClaim?
+
+    public init(id: String, task: String, input: JSONValue = .object([:]), priority: Priority = .normal, notBefore: Double? = nil,
+                requestedBy: Origin, queuedAt: Double = Date().timeIntervalSince1970) {
+        self.id = id
+        idempotencyKey = id
+        self.task = task
+        self.input = input
+        self.priority = priority
+        self.notBefore = notBefore
+        status = .queued
+        attempt = 0
+        self.requestedBy = requestedBy
+        self.queuedAt = queuedAt
+    }
+}
+
+extension TaskRun {
+    /// The run as the commands and the store show it.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
+            "requested_by": .string(requestedBy.rawValue), "queued_at": .string(Self.iso(queuedAt)),
+        ]
+        if interruptions > 0 { object["interruptions"] = .number(JSONNumber(interruptions)) }
+        if let notBefore { object["not_before"] = .string(Self.iso(notBefore)) }
+        if let nextAttemptAt { object["next_attempt_at"] = .string(Self.iso(nextAttemptAt)) }
+        if let output { object["output"] = output }
+        if let error { object["error"] = .string(error) }
+        if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
+        if let signal { object["signal"] = .string(signal) }
+        if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let usage { object["usage"] = usage.json }
+        if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        object["idempotency_key"] = .string(idempotencyKey)
+        if let startedAt { object["started_at"] = .string(Self.iso(startedAt)) }
+        if let endedAt { object["ended_at"] = .string(Self.iso(endedAt)) }
+        if let executionTime { object["execution_time"] = .number(JSONNumber((executionTime * 1e6).rounded() / 1e6)) }
+        if let executor { object["executor"] = .string(executor) }
+        if let assignedTo { object["assigned_to"] = .string(assignedTo) }
+        if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
+        if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
+        if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
+        if let agent { object["agent"] = .string(agent) }
+        return .object(object)
+    }
+
+    /// The record as the SQLite store keeps it (times as numbers, so that it reads back exactly).
+    package var storedJSON: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
+            "requested_by": .string(requestedBy.rawValue), "queued_at": .number(JSONNumber(queuedAt)),
+        ]
+        if interruptions > 0 { object["interruptions"] = .number(JSONNumber(interruptions)) }
+        if let notBefore { object["not_before"] = .number(JSONNumber(notBefore)) }
+        if let nextAttemptAt { object["next_attempt_at"] = .number(JSONNumber(nextAttemptAt)) }
+        if let output { object["output"] = output }
+        if let error { object["error"] = .string(error) }
+        if let exitCode { object["exit_code"] = .number(JSONNumber(Int(exitCode))) }
+        if let signal { object["signal"] = .string(signal) }
+        if let stderrTail { object["stderr_tail"] = .string(stderrTail) }
+        if let usage { object["usage"] = usage.json }
+        if let rerunOf { object["rerun_of"] = .string(rerunOf) }
+        if idempotencyKey != id { object["idempotency_key"] = .string(idempotencyKey) }
+        if let startedAt { object["started_at"] = .number(JSONNumber(startedAt)) }
+        if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
+        if let executionTime { object["execution_time"] = .number(JSONNumber(executionTime)) }
+        if let executor { object["executor"] = .string(executor) }
+        if let assignedTo { object["assigned_to"] = .string(assignedTo) }
+        if !require.isEmpty { object["require"] = ExecutorSettings.json(require) }
+        if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
+        if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
+        if let agent { object["agent"] = .string(agent) }
+        if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
+        return .object(object)
+    }
+
+    /// Reads a record written by ``storedJSON``; nil when it is not one (an edited store).
+    package init?(stored value: JSONValue) {
+        guard let id = value["id"]?.stringValue, let task = value["task"]?.stringValue,
+              let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
+              let priority = value["priority"]?.stringValue.flatMap(Priority.init(rawValue:)),
+              let origin = value["requested_by"]?.stringValue.flatMap(Origin.init(rawValue:)),
+              let queuedAt = value["queued_at"]?.numberValue?.doubleValue else { return nil }
+        self.init(id: id, task: task, input: value["input"] ?? .object([:]), priority: priority,
+                  notBefore: value["not_before"]?.numberValue?.doubleValue, requestedBy: origin, queuedAt: queuedAt)
+        self.status = status
+        attempt = value["attempt"]?.numberValue?.intValue ?? 0
+        // A record written before interruptions were counted has none.
+        interruptions = max(value["interruptions"]?.numberValue?.intValue ?? 0, 0)
+        nextAttemptAt = value["next_attempt_at"]?.numberValue?.doubleValue
+        output = value["output"]
+        error = value["error"]?.stringValue
+        exitCode = value["exit_code"]?.numberValue?.intValue.flatMap(Int32.init(exactly:))
+        signal = value["signal"]?.stringValue
+        stderrTail = value["stderr_tail"]?.stringValue
+        usage = ResourceUsage(json: value["usage"])
+        rerunOf = value["rerun_of"]?.stringValue
+        idempotencyKey = value["idempotency_key"]?.stringValue ?? id
+        startedAt = value["started_at"]?.numberValue?.doubleValue
+        endedAt = value["ended_at"]?.numberValue?.doubleValue
+        executionTime = value["execution_time"]?.numberValue?.doubleValue
+        executor = value["executor"]?.stringValue
+        assignedTo = value["assigned_to"]?.stringValue
+        require = ExecutorSettings.labels(value["require"])
+        assignedAgent = value["assigned_agent"]?.stringValue
+        assignmentHold = value["assignment_hold"]?.numberValue?.doubleValue
+        agent = value["agent"]?.stringValue
+        cascade = value["cascade"]?.numberValue?.intValue ?? 0
+    }
+
+    /// Until when the run waits for its ``assignedAgent`` alone (nil: any agent may claim it
+    /// when due). Its first attempt only: a retry or a rescue goes to whichever agent has room.
+    package var assignmentHoldUntil: Double? {
+        guard assignedAgent != nil, let assignmentHold, attempt == 0 else { return nil }
+        return (notBefore ?? queuedAt) + assignmentHold
+    }
+
+    package static func iso(_ seconds: Double) -> String {
+        ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
+    }
+}
+
+extension TaskRun {
+    /// When the run may start: its next attempt, its not-before time, else its arrival. The
+    /// queue's second key (after the priority).
+    package var due: Double { nextAttemptAt ?? notBefore ?? queuedAt }
+}
