@@ -1,5 +1,6 @@
 #if Fleet
 import AgentFleet
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging
