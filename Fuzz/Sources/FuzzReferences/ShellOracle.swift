@@ -52,6 +52,10 @@ enum ShellOracle {
             var startsWord = false
             switch (context, character) {
             case (.comment, "\n"): stack.removeLast(); startsWord = true
+            case (.comment, "`") where stack.contains(.backquote):
+                // dash finds a backquote's end before it parses the text between: a comment
+                // inside ends there, with the backquotes.
+                while let last = stack.popLast(), last != .backquote {}
             case (.comment, _): break
             case (.single, "'"): stack.removeLast()
             case (.single, _): break

@@ -25,17 +25,23 @@ func runProgram(_ program: String, _ arguments: [String], in directory: String? 
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe(), stdin = Pipe()
+    let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
+    // The input from a file, not a pipe: a process another test spawns at the same moment can
+    // inherit a pipe's write end, and the program then waits for its end until it is killed
+    // (curl, whose --max-time counts only the transfer, was: seen once in a full run).
+    var inputFile: String?
     if let input {
-        Thread {
-            try? stdin.fileHandleForWriting.write(contentsOf: input)
-            try? stdin.fileHandleForWriting.close()
-        }.start()
+        let folder = TestPaths.temporaryDirectory("stdin")
+        try input.write(to: URL(fileURLWithPath: folder + "/input"))
+        inputFile = folder
+        process.standardInput = FileHandle(forReadingAtPath: folder + "/input")
+    } else {
+        process.standardInput = FileHandle.nullDevice
     }
+    defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
+    try process.run()
     let pid = process.processIdentifier
     let finished = LockedData()
     Thread {
