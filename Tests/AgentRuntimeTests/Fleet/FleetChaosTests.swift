@@ -83,13 +83,16 @@ import Testing
         let joined = try await Self.wait(timeout: 60) { try await store.members().count == 3 }
         try #require(joined, "three agents joined:\n\(b.transcript)\n\(c.transcript)")
 
-        // 40 ms a run: an agent's 16 runs of a batch are held most of the time rather than
-        // only the few milliseconds a claim takes (with 5 ms runs a loss rescued one run).
-        let queued = (0..<Self.runs).map { TaskRun(id: "chaos-\($0)", task: "work", input: ["log": .string(log), "sleep_ms": 40], requestedBy: .cli) }
+        // 60 ms a run: an agent's 16 runs of a batch are held most of the time rather than
+        // only the few milliseconds a claim takes (with 5 ms runs a loss rescued one run), and
+        // the loss, after a tenth, comes with about 11 s of work left: with 40 ms and a quarter
+        // (6 s left) a CI run saw every run done before it, the test's awaits waiting for a
+        // test thread.
+        let queued = (0..<Self.runs).map { TaskRun(id: "chaos-\($0)", task: "work", input: ["log": .string(log), "sleep_ms": 60], requestedBy: .cli) }
         try await store.runs.queue(queued)
         let started = Date()
-        let midRun = try await Self.wait(timeout: 60) { try await Self.succeeded(store, "work") >= Self.runs / 4 }
-        try #require(midRun, "a quarter of the runs done within 60 s:\n\(a.transcript)")
+        let midRun = try await Self.wait(timeout: 60) { try await Self.succeeded(store, "work") >= Self.runs / 10 }
+        try #require(midRun, "a tenth of the runs done within 60 s:\n\(a.transcript)")
         // The loss comes while both agents to be lost hold runs (a busy test machine can stall
         // an agent between its batches; a loss then would have nothing to rescue).
         var heldAtLoss: [String: Int] = [:]
