@@ -29,6 +29,42 @@ let layerTargets: [String] = [
     "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentWork", "AgentStore", "AgentCommands", "AgentRuntime",
 ]
 
+/// One test target per library (issue 35), each depending on what it tests (and what that
+/// library's tests read besides, e.g. the store a feature's runs are written to) and on
+/// AgentTestSupport, so that a change to a layer rebuilds only the tests of it and the layers
+/// above. `EndToEndTests` drives the built binaries (agent-control, the packaging, the command
+/// line); the other targets start real agents too where that is what they test.
+let testTargets: [Target] = [
+    ("AgentCoreTests", ["AgentCore", "CAgentSystem", "AgentBase"]),
+    ("AgentBaseTests", ["AgentBase", "AgentCore"]),
+    ("AgentSupervisionTests", ["AgentSupervision", "AgentLoop", "AgentBase", "AgentCore", "CAgentSystem"]),
+    ("AgentOutputsTests", ["AgentOutputs", "AgentBase", "AgentCore"]),
+    // GRDB: the tests that check what reached the store read its file (the layer itself has no store).
+    ("AgentWorkTests", ["AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore", .product(name: "GRDB", package: "GRDB.swift")]),
+    ("AgentStoreTests", ["AgentStore", "AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore"]),
+    ("AgentCommandsTests", ["AgentCommands", "AgentWork", "AgentLoop", "AgentBase", "AgentCore"]),
+    // The composition root: the supervisor in-process, the whole settings file.
+    ("AgentRuntimeTests", layerTargets.map { .target(name: $0) } + ["AgentCore", "CAgentSystem"]),
+    ("AgentHTTPTests", ["AgentHTTP", "AgentCommands", "AgentWork", "AgentBase", "AgentCore"]),
+    ("AgentFleetTests", [
+        .target(name: "AgentFleet", condition: fleet), "AgentStore", "AgentWork", "AgentSupervision", "AgentLoop", "AgentBase", "AgentCore",
+    ]),
+    ("AgentScaffoldingTests", ["AgentScaffolding"]),
+    // The binaries it runs are built first (`swift build --build-tests` builds them all anyway).
+    ("EndToEndTests", [
+        "AgentBase", "AgentCore", "AgentVersion", .product(name: "GRDB", package: "GRDB.swift"),
+        "agent-control", "agent-worker", "validate-settings", "create-agent", "add-agent-module",
+    ]),
+].map { (name: String, dependencies: [Target.Dependency]) in
+    .testTarget(
+        name: name,
+        dependencies: dependencies + [
+            "AgentTestSupport", "JSONSchema", .product(name: "Logging", package: "swift-log"), .product(name: "AgentModuleABI", package: "SDK"),
+        ],
+        swiftSettings: swiftSettings
+    )
+}
+
 let package = Package(
     name: "AgentRuntime",
     platforms: [.macOS(.v15)],
@@ -267,15 +303,16 @@ let package = Package(
             dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "AgentRuntimeTests",
-            dependencies: layerTargets.map { .target(name: $0) } + [
-                "AgentCore", "AgentHTTP", .target(name: "AgentFleet", condition: fleet), "AgentScaffolding", "agent-control", "agent-worker",
-                "validate-settings", "create-agent", "add-agent-module",
-            ],
+        // Helpers the test targets share (the real agent as a child process, HTTP and control
+        // clients, fixtures): a plain target that depends on no library of the runtime, so
+        // that each test target takes only what it tests.
+        .target(
+            name: "AgentTestSupport",
+            dependencies: ["CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/AgentTestSupport",
             swiftSettings: swiftSettings
         ),
-    ] + shippedModules.map {
+    ] + testTargets + shippedModules.map {
         .target(
             name: $0.target,
             dependencies: [.product(name: "AgentModuleKit", package: "SDK")] + ($0.name == "bench" ? ["BenchSupport"] : []),

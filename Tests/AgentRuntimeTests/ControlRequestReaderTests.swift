@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Testing
 @testable import AgentRuntime
 

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -14,7 +15,7 @@ import Testing
           "busy": {"type": "trade_frequency", "window": 5, "threshold": 10, "report_every": 1e-300},
           "trades": {"type": "trade_feed", "pairs": ["A/B"], "watchdog": 1e-300, "start_timeout": 1e-300}}}
         """#.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try ScaffoldingTests.run("validate-settings", ["--settings", file, "--json"])
+        let result = try runProgram("validate-settings", ["--settings", file, "--json"])
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         let report = try JSONValue.parse(result.stdout)
         let issues = report["errors"]?.arrayValue ?? []

@@ -1,4 +1,5 @@
 @testable import AgentSupervision
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing

@@ -1,6 +1,7 @@
 @testable import AgentBase
 @testable import AgentOutputs
 @testable import AgentSupervision
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing

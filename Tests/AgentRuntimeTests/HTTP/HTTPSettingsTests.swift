@@ -1,5 +1,6 @@
 @testable import AgentCommands
 import AgentRuntime
+import AgentTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import JSONSchema

@@ -1,5 +1,6 @@
 @testable import AgentLoop
 @testable import AgentSupervision
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import JSONSchema

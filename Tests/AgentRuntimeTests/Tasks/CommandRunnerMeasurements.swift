@@ -1,5 +1,6 @@
 @testable import AgentLoop
 @testable import AgentSupervision
+import AgentTestSupport
 import Foundation
 import Logging
 import Testing

@@ -1,6 +1,7 @@
 import AgentCore
 @testable import AgentLoop
 @testable import AgentSupervision
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import JSONSchema

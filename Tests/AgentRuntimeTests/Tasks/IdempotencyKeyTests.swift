@@ -1,5 +1,6 @@
 @testable import AgentLoop
 @testable import AgentStore
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import GRDB

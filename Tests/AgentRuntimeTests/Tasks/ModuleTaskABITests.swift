@@ -1,4 +1,5 @@
 @testable import AgentSupervision
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import JSONSchema

@@ -1,5 +1,6 @@
 @testable import AgentBase
 @testable import AgentSupervision
+import AgentTestSupport
 @testable import AgentWork
 import Foundation
 import JSONSchema

@@ -1,4 +1,5 @@
 @testable import AgentBase
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -21,7 +22,7 @@ import Testing
         let file = directory + "/settings.json"
         let workflows = Self.twoWorkflows.replacingOccurrences(of: "MARK", with: "")
         try #"{"enabled_modules": [], "processes": {}, "workflows": {\#(workflows)}}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try ScaffoldingTests.run("validate-settings", ["--settings", file, "--json", "--no-build"])
+        let result = try runProgram("validate-settings", ["--settings", file, "--json", "--no-build"])
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         let errors = try JSONValue.parse(result.stdout)["errors"]?.arrayValue ?? []
         #expect(errors.count == 1, "\(errors)")
@@ -34,7 +35,7 @@ import Testing
 
         let marked = Self.twoWorkflows.replacingOccurrences(of: "MARK", with: #", "cycle": "intended""#)
         try #"{"enabled_modules": [], "processes": {}, "workflows": {\#(marked)}}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let accepted = try ScaffoldingTests.run("validate-settings", ["--settings", file, "--no-build"])
+        let accepted = try runProgram("validate-settings", ["--settings", file, "--no-build"])
         #expect(accepted.status == 0, "\(accepted.stdout)\(accepted.stderr)")
     }
 

@@ -1,4 +1,5 @@
 @testable import AgentBase
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -29,7 +30,7 @@ import Testing
                            "long": {"steps": [\#(Self.steps(1_001))]},
                            "fine": {"steps": [\#(Self.parallel("q", branches: 100)), \#(Self.steps(899))]}}}
             """#.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try ScaffoldingTests.run("validate-settings", ["--settings", file, "--json", "--no-build"])
+        let result = try runProgram("validate-settings", ["--settings", file, "--json", "--no-build"])
         #expect(result.status == 2, "\(result.stderr)")
         let report = try JSONValue.parse(result.stdout)
         let errors = report["errors"]?.arrayValue ?? []

@@ -1,0 +1,159 @@
+@testable import AgentStore
+import AgentTestSupport
+@testable import AgentWork
+import Foundation
+import JSONSchema
+import Logging
+import Testing
+
+/// Acknowledged means durable, on a disk that fills up for real (a small tmpfs the test fills
+/// and frees; mounting needs root, and the tests fail, saying so, where it is not permitted).
+@Suite(.ownThreads, .serialized) struct AcknowledgedWorkTests {
+    static func commitNew(_ store: SQLiteRunStore, _ run: TaskRun) async -> Bool {
+        await withCheckedContinuation { continuation in store.commitNew([run]) { continuation.resume(returning: $0) } }
+    }
+
+    @Test func newRunsAreRefusedOnAFullDiskAndChangesOfAcknowledgedRunsAreWrittenOnceThereIsRoom() async throws {
+        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
+        defer { disk.unmount() }
+        let logger = Logger(label: "test")
+        let store = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: logger)
+        let runs = try SQLiteRunStore(store: store)
+        var first = TaskRun(id: "r-1", task: "t", requestedBy: .cli)
+        #expect(await Self.commitNew(runs, first))
+
+        // The disk fills: new runs are written until the store cannot write, then refused.
+        #expect(disk.fill() > 0)
+        let big = JSONValue.string(String(repeating: "x", count: 32 << 10))
+        var acknowledged = ["r-1"]
+        var refused: String?
+        for n in 2...400 where refused == nil {
+            let run = TaskRun(id: "r-\(n)", task: "t", input: ["pad": big], requestedBy: .cli)
+            if await Self.commitNew(runs, run) { acknowledged.append(run.id) } else { refused = run.id }
+        }
+        let refusedID = try #require(refused, "the store never refused a new run on a full disk")
+        #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
+
+        // An acknowledged run finishes meanwhile: its change is kept, not dropped.
+        first.status = .succeeded
+        first.endedAt = Date().timeIntervalSince1970
+        runs.record(first)
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the finished run's change was not kept: \(store.statistics)")
+
+        // Room again: the kept change is written, and nothing refused appears.
+        try disk.free()
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained == 0 && store.statistics.degraded == nil }, "\(store.statistics)")
+        #expect(store.statistics.lostChanges == 0)
+        store.close()
+        let reopened = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: logger)
+        defer { reopened.close() }
+        let stored = try SQLiteRunStore(store: reopened)
+        #expect(try await stored.run(id: "r-1")?.status == .succeeded)
+        for id in acknowledged { #expect(try await stored.run(id: id) != nil, "acknowledged run \(id) is gone") }
+        #expect(try await stored.run(id: refusedID) == nil, "a refused run was written")
+    }
+
+    /// `agent-control task|workflow ARGUMENTS --json --settings …` as JSON (nil: not JSON).
+    static func control(_ agent: WorkflowAgent, _ arguments: [String]) throws -> (status: Int32, json: JSONValue?, text: String) {
+        let result = try runProgram("agent-control", arguments + ["--json", "--settings", agent.run.settingsFile], timeout: 120)
+        return (result.status, try? JSONValue.parse(Data(result.stdout.utf8)), result.stdout + result.stderr)
+    }
+
+    /// The agent's `status` of its store.
+    static func storeStatus(_ agent: WorkflowAgent) throws -> JSONValue? {
+        try JSONValue.parse(Data(runProgram("agent-control", ["status", "--json", "--settings", agent.run.settingsFile]).stdout.utf8))["store"]
+    }
+
+    /// Repeats `request` until it is refused (at most 300 times): the ids it was answered with.
+    static func untilRefused(_ request: () throws -> (id: String?, refusal: String?)) rethrows -> (ids: [String], refusal: String?) {
+        var ids: [String] = []
+        for _ in 0..<300 {
+            let answer = try request()
+            if let refusal = answer.refusal { return (ids, refusal) }
+            if let id = answer.id { ids.append(id) }
+        }
+        return (ids, nil)
+    }
+
+    @Test func requestsAreRefusedWhileTheDiskIsFullAndNothingAcknowledgedIsLostAcrossARestart() throws {
+        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
+        defer { disk.unmount() }
+        let gate = disk.directory + "/open"
+        let settings = #"""
+            {"enabled_modules": [], "processes": {}, "store": {"path": "\#(disk.path)/agent.sqlite"},
+             "http": {"listen": "127.0.0.1:0", "tokens": [{"token": "${env:OPS_TOKEN}", "name": "ops"}]},
+             "tasks": {"later": {"type": "command", "command": ["/bin/true"]},
+                       "gate": {"type": "command", "command": "while [ ! -e \#(gate) ]; do sleep 0.05; done; echo opened", "shell": true, "max_concurrent": 4}},
+             "workflows": {"gated": {"steps": [{"id": "wait", "task": "gate"}]}}}
+            """#
+        try FileManager.default.createDirectory(atPath: disk.directory + "/agent", withIntermediateDirectories: true)
+        var agent = try WorkflowAgent.start(settings, directory: disk.directory + "/agent")
+        var later = [try #require(Self.control(agent, ["task", "run", "later", "--at", "30m"]).json?["id"]?.stringValue)]
+        let gated = try #require(Self.control(agent, ["task", "run", "gate"]).json?["id"]?.stringValue)
+        let workflow = try #require(Self.control(agent, ["workflow", "run", "gated"]).json?["id"]?.stringValue)
+
+        // The disk fills: requests are answered while the store still writes them, then refused.
+        #expect(disk.fill() > 0)
+        let cli = try Self.untilRefused {
+            let answer = try Self.control(agent, ["task", "run", "later", "--at", "30m"])
+            return (answer.json?["id"]?.stringValue, answer.status == 0 ? nil : answer.text)
+        }
+        later += cli.ids
+        #expect(cli.refusal?.contains("the store cannot write now, so the run of task \"later\" was not queued") == true, "\(cli)\n\(agent.run.transcript)")
+        let http = try Self.untilRefused {
+            let answer = try agent.http("POST", "/api/tasks/later/run", body: #"{"at": "30m"}"#)
+            guard answer.status == 503 else { return ((answer.json["run"] as? [String: Any])?["id"] as? String, nil) }
+            #expect(answer.headers["retry-after"] == "5", "\(answer.headers)")
+            return (nil, answer.body)
+        }
+        later += http.ids
+        #expect(http.refusal?.contains("\"code\":\"unavailable\"") == true, "\(http)")
+        var workflows = [workflow]
+        let refusedWorkflow = try Self.untilRefused {
+            let answer = try Self.control(agent, ["workflow", "run", "gated"])
+            return (answer.json?["id"]?.stringValue, answer.status == 0 ? nil : answer.text)
+        }
+        workflows += refusedWorkflow.ids
+        #expect(refusedWorkflow.refusal?.contains("the store cannot write now, so the workflow run was not started") == true, "\(refusedWorkflow)")
+
+        // Acknowledged runs finish while the disk is full: their results are kept, counted.
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? Self.storeStatus(agent)?["retained"]?.numberValue?.intValue ?? 0) ?? 0 > 0 },
+                "no change was kept while the disk was full: \(String(describing: try? Self.storeStatus(agent)))")
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? Self.control(agent, ["task", "show", gated]).json?["status"]?.stringValue) == "succeeded" })
+
+        // Room again: what was kept is written; after a restart every acknowledged run is there.
+        try disk.free()
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            guard let store = try? Self.storeStatus(agent) else { return false }
+            return store["degraded"] == nil && store["retained"]?.numberValue?.intValue == 0
+        }, "\(String(describing: try? Self.storeStatus(agent)))")
+        #expect(WorkflowAgent.wait(timeout: 60) { workflows.allSatisfy { (try? Self.control(agent, ["workflow", "show", $0]).json?["run"]?["status"]?.stringValue) == "succeeded" } })
+        #expect(agent.run.stop() == 0)
+        agent = try WorkflowAgent.start(nil, directory: disk.directory + "/agent")
+        defer { _ = agent.run.stop() }
+        #expect(try Self.control(agent, ["task", "show", gated]).json?["status"]?.stringValue == "succeeded")
+        for id in workflows {
+            #expect(try Self.control(agent, ["workflow", "show", id]).json?["run"]?["status"]?.stringValue == "succeeded", "workflow run \(id)")
+        }
+        for id in later {
+            #expect(try Self.control(agent, ["task", "show", id]).json?["status"]?.stringValue == "queued", "run \(id) is gone")
+        }
+        // Nothing refused was queued after all.
+        let stored = try runProgram("agent-control", ["task", "runs", "--task", "later", "--limit", "10000", "--json", "--settings", agent.run.settingsFile])
+        #expect(stored.stdout.split(separator: "\n").count == later.count, "\(stored.stdout)")
+    }
+
+    @Test func keptChangesAreBoundedFoldedByRunAndCounted() {
+        var kept = RetainedWrites(limit: 3)
+        var run = TaskRun(id: "a", task: "t", requestedBy: .cli)
+        kept.keep(runs: [run, TaskRun(id: "b", task: "t", requestedBy: .cli)], workflows: [])
+        run.status = .succeeded
+        #expect(kept.keep(runs: [run], workflows: []) == 0)
+        #expect(kept.runs.map(\.id) == ["b", "a"])
+        #expect(kept.runs.last?.status == .succeeded)
+        #expect(kept.keep(runs: [TaskRun(id: "c", task: "t", requestedBy: .cli), TaskRun(id: "d", task: "t", requestedBy: .cli)], workflows: []) == 1)
+        #expect(kept.runs.map(\.id) == ["a", "c", "d"])
+        #expect(kept.lost == 1)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// What /proc says of a process.
+package enum ProcFacts {
+    /// The `Key:` line of /proc/PID/status, as text ("" when gone).
+    package static func status(_ pid: Int32, _ key: String) -> String {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").first { $0.hasPrefix(key + ":") }
+            .map { $0.dropFirst(key.count + 1).trimmingCharacters(in: .whitespaces) } ?? ""
+    }
+
+    package static func command(_ pid: Int32) -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Alive: listed in /proc and not a zombie (in this container PID 1 does not reap).
+    package static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let state = stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first else { return false }
+        return state != "Z" && state != "X"
+    }
+
+    /// Waits until none of `pids` is alive; returns the survivors.
+    package static func survivors(of pids: [Int32], within timeout: Double) -> [Int32] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var alive = pids.filter(isAlive)
+        while !alive.isEmpty, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            alive = alive.filter(isAlive)
+        }
+        return alive
+    }
+
+    /// Waits until each of `pids` runs `command` (a forked child has exec'd).
+    package static func waitForCommand(_ command: String, of pids: [Int32], timeout: Double = 10) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pids.contains(where: { Self.command($0) != command }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Where the test finds the repository, the built binaries and the C header.
+package enum TestPaths {
+    /// The repository root (two levels above this file's folder).
+    package static let repository: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }()
+
+    /// The folder holding the test bundle: `.build/<triple>/debug`, where `swift build` put
+    /// agent-control, agent-worker and the module libraries.
+    package static let products: String = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("agent-worker").path), url.path != "/" {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }()
+
+    package static let abiInclude = repository + "/SDK/Sources/AgentModuleABI/include"
+
+    /// A new empty temporary folder.
+    package static func temporaryDirectory(_ label: String) -> String {
+        let path = NSTemporaryDirectory() + "agent-tests-\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Tests never run an agent in the source tree: its settings' folder gets `.agent/` (the
+    /// manifest cache, logs, the store), and a module folder that gains files looks newer than
+    /// its library. Throws when `path` (a settings file or a working folder) is inside the
+    /// repository.
+    package static func requireOutsideSourceTree(_ path: String) throws {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: repository).resolvingSymlinksInPath().path
+        if absolute == root || absolute.hasPrefix(root + "/") {
+            throw SourceTreeError(path: absolute)
+        }
+    }
+
+    package struct SourceTreeError: Error, CustomStringConvertible {
+        package var path: String
+        package var description: String { "\(path) is in the source tree; tests must run agents in temporary folders (copy the file there)" }
+    }
+}

@@ -1,0 +1,56 @@
+import AgentTestSupport
+import Foundation
+import JSONSchema
+import Testing
+
+/// `command` tasks through the real agent: `agent-control task run NAME --wait` against a
+/// running `agent-control console`, the command runner registered for type `"command"`.
+@Suite(.ownThreads) struct CommandTaskEndToEndTests {
+    /// The README's Python command (`jobs/greet.py` in "Tasks"), read from the README itself so
+    /// that the example shown is the one that runs: it reads its input from stdin, prints JSON.
+    static func readmeScript() throws -> String {
+        let readme = try String(contentsOfFile: TestPaths.repository + "/README.md", encoding: .utf8)
+        guard let intro = readme.range(of: "A Python command — `jobs/greet.py`"),
+              let open = readme.range(of: "```python\n", range: intro.upperBound..<readme.endIndex),
+              let close = readme.range(of: "```", range: open.upperBound..<readme.endIndex) else {
+            throw HTTPProbe.Failure(description: "README.md has no Python command example after \"A Python command — `jobs/greet.py`\"")
+        }
+        return String(readme[open.upperBound..<close.lowerBound])
+    }
+
+    @Test func aPythonCommandTakesItsInputOnStdinAndItsJSONBecomesTheRunsOutput() throws {
+        let directory = TestPaths.temporaryDirectory("command-e2e")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/jobs", withIntermediateDirectories: true)
+        try Self.readmeScript().write(toFile: directory + "/jobs/greet.py", atomically: true, encoding: .utf8)
+        let tasks = #"""
+            "greet": {"type": "command", "command": ["/usr/bin/python3", "greet.py"], "cwd": "jobs"},
+            "broken": {"type": "command", "command": "echo oops >&2; exit 3", "shell": true},
+            "missing": {"type": "command", "command": ["/no/such/program"]}
+            """#
+        let (agent, _) = try TaskAgent.agent(tasks: tasks, directory: directory)
+        defer { _ = agent.stop() }
+
+        let greeted = try TaskAgent.control(agent, ["run", "greet", "--input", #"{"names": ["Ada", "Linus"]}"#, "--wait", "--json"])
+        #expect(greeted.status == 0, "\(greeted.stdout)\(greeted.stderr)")
+        let run = try JSONValue.parse(greeted.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(run["status"] == "succeeded")
+        #expect(run["exit_code"] == 0)
+        let id = try #require(run["id"]?.stringValue)
+        #expect(run["output"] == ["greeted": 2, "lines": ["hello Ada", "hello Linus"], "run": .string(id), "attempt": 1])
+
+        let broken = try TaskAgent.control(agent, ["run", "broken", "--wait", "--json"])
+        #expect(broken.status == 1, "\(broken.stdout)\(broken.stderr)")
+        let failed = try JSONValue.parse(broken.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(failed["status"] == "failed")
+        #expect(failed["exit_code"] == 3)
+        #expect(failed["error"] == "exited with status 3; last line of stderr: oops")
+        #expect(failed["stderr_tail"] == "oops")
+
+        let missing = try TaskAgent.control(agent, ["run", "missing", "--wait", "--json"])
+        #expect(missing.status == 1)
+        let notRun = try JSONValue.parse(missing.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(notRun["status"] == "failed")
+        #expect(notRun["error"]?.stringValue?.hasPrefix("cannot run /no/such/program: No such file or directory") == true, "\(missing.stdout)")
+    }
+}

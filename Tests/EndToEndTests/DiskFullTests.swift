@@ -1,0 +1,45 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// The store on a disk that fills up for real: a small tmpfs (mounting one needs root, as in
+/// the test container; elsewhere the test is skipped and says why).
+@Suite(.ownThreads, .serialized) struct DiskFullTests {
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func aProcessSavingStateOnAFullDiskKeepsRunningAndSavesAgainOnceThereIsRoom() throws {
+        let tmpfs = try TmpfsDisk(size: "8m", name: "disk-full")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        let agent = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {
+          "tick": {"type": "fault", "tick_ms": 50},
+          "saver": {"type": "slow_sink", "delay_ms": 0, "save_state": true}}}
+        """, arguments: ["--no-build", "--quiet"], directory: directory)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[saver] saved 10") } != nil, "\(agent.transcript)")
+
+        // The disk fills up: saves are refused, the module is told and goes on.
+        #expect(tmpfs.fill() > 0)
+        let refused = agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("[saver] not saved") }
+        #expect(refused?.contains("the state was not saved: the agent's store cannot write now") == true, "\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("store: cannot write to") && $0.contains("full") }, "\(agent.transcript)")
+        Thread.sleep(forTimeInterval: 1)
+        let status = try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        let saver = (status?["processes"] as? [[String: Any]])?.first { $0["name"] as? String == "saver" }
+        #expect(saver?["state"] as? String == "running", "\(String(describing: saver))\n\(agent.transcript)")
+        #expect(saver?["restarts"] as? Int == 0, "\(String(describing: saver))")
+        #expect(!agent.stderrLines.contains { $0.contains("[saver] worker pid") }, "the saver died on a full disk\n\(agent.transcript)")
+
+        // Room again: the next saves are stored.
+        let linesBefore = agent.stderrLines.count
+        try tmpfs.free()
+        let deadline = Date().addingTimeInterval(30)
+        var savedAgain: String?
+        while savedAgain == nil, Date() < deadline {
+            savedAgain = agent.stderrLines.dropFirst(linesBefore).first { $0.contains("[saver] saved ") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(savedAgain != nil, "no save succeeded after the disk had room again\n\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("store: writing again") }, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+}

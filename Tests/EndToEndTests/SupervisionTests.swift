@@ -1,0 +1,123 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// Supervision with real faults: the `faults` module's processes crash, abort, hang, ignore
+/// stop requests and leave children behind, in real workers under the real agent-control.
+@Suite(.ownThreads) struct SupervisionTests {
+    private func agent(_ processes: String, quiet: Bool = true) throws -> AgentRun {
+        try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
+                     arguments: ["--no-build", "--json"] + (quiet ? ["--quiet"] : []))
+    }
+
+    @Test func crashLoopBacksOffThenFailsAtTheStartLimit() throws {
+        let run = try agent(#""loop": {"type": "fault", "mode": "exit", "after_ms": 20, "restart": {"initial_delay": 0.05, "multiplier": 2, "max_restarts": 3, "within": 60}}"#)
+        let failed = run.waitForLine(onStderr: true) { $0.contains("[loop]") && $0.contains("the start limit") }
+        #expect(failed?.contains("restarted 3 times within 60 s (the start limit); last: exited with status 1") == true, "\(run.transcript)")
+        let delays = run.stderrLines.filter { $0.contains("[loop]") && $0.contains("restarting in") }
+            .compactMap { $0.components(separatedBy: "restarting in ").last?.split(separator: " ").first }
+        #expect(delays == ["0.05", "0.10", "0.20"])
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(run.workerPids("loop").count == 4)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func segfaultAndAbortAreReportedBySignalAndRestarted() throws {
+        let run = try agent(#""segv": {"type": "fault", "mode": "segfault", "after_ms": 30}, "abrt": {"type": "fault", "mode": "abort", "after_ms": 30}"#)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[segv] worker pid") && $0.contains("was killed by SIGSEGV") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[abrt] worker pid") && $0.contains("was killed by SIGABRT") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[segv] ready in") }.count == 2)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func hungProcessIsKilledByTheWatchdogButAnIdleOneIsNot() throws {
+        let run = try agent(#""hung": {"type": "fault", "mode": "hang", "after_ms": 50, "watchdog": 0.5, "restart": {"max_restarts": null}}, "idle": {"type": "fault", "mode": "healthy", "tick_ms": 6000, "watchdog": 3}"#)
+        let killed = run.waitForLine(onStderr: true) { $0.contains("[hung] watchdog: no heartbeat for 0.5 s; killing it") }
+        #expect(killed != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[hung] worker pid") && $0.contains("(watchdog: no heartbeat for 0.5 s)") && $0.contains("restarting in") } != nil)
+        // The idle process only sleeps (6 s between ticks, past its 3 s watchdog), and the SDK
+        // keeps its heartbeats going. (3 s rather than 0.5: a loaded machine delays heartbeats.)
+        Thread.sleep(forTimeInterval: 4)
+        #expect(!run.stderrLines.contains { $0.contains("[idle]") && $0.contains("watchdog") }, "\(run.transcript)")
+        #expect(run.workerPids("idle").count == 1)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func processIgnoringStopIsKilledAfterItsStopTimeout() throws {
+        let run = try agent(#""stubborn": {"type": "fault", "mode": "ignore_stop", "stop_timeout": 0.5}, "polite": {"type": "fault"}"#)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(run.transcript)")
+        Thread.sleep(forTimeInterval: 0.2)
+        let started = Date()
+        #expect(run.stop() == 0)
+        // Until the exit, not until the pipes end: a process another test spawned meanwhile may
+        // hold an inherited copy of them for a while.
+        let took = (run.exitedAt ?? Date()).timeIntervalSince(started)
+        #expect(run.stderrLines.contains { $0.contains("[stubborn] did not stop within 0.5 s; sending SIGKILL") }, "\(run.transcript)")
+        #expect(run.stderrLines.contains { $0.contains("[stubborn] worker pid") && $0.contains("was killed by SIGKILL (stop timeout)") })
+        #expect(run.stderrLines.contains { $0.contains("[polite] worker pid") && $0.contains("stopped (exited with status 0)") })
+        // Far less than a stop that waited for something else than the 0.5 s (a loaded machine
+        // slows the rest of it).
+        #expect(took < 15, "stop took \(took) s")
+    }
+
+    @Test func workersOwnChildrenDieWithIt() throws {
+        let run = try agent(#""parent": {"type": "fault", "mode": "grandchild"}"#, quiet: false)
+        let line = try #require(run.waitForLine { $0.contains(#""type":"grandchild""#) }, "\(run.transcript)")
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let grandchild = try #require((event["payload"] as? [String: Any])?["pid"] as? Int)
+        #expect(AgentRun.isAlive(Int32(grandchild)))
+        let worker = try #require(run.workerPids("parent").first)
+        kill(worker, SIGKILL)
+        let deadline = Date().addingTimeInterval(20)
+        while AgentRun.isAlive(Int32(grandchild)), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(!AgentRun.isAlive(Int32(grandchild)), "the worker's child outlived it")
+        #expect(run.stop() == 0)
+    }
+
+    @Test func restartPoliciesNeverAndOnFailureAreHonoured() throws {
+        let run = try agent(#""once": {"type": "fault", "mode": "exit", "after_ms": 10, "restart": "never"}, "clean": {"type": "fault", "mode": "exit", "exit_code": 0, "after_ms": 10, "restart": "on-failure"}, "dirty": {"type": "fault", "mode": "exit", "exit_code": 3, "after_ms": 10, "restart": {"policy": "on-failure", "max_restarts": 1}}"#)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[once]") && $0.contains("restart policy is never, not restarting") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[clean]") && $0.contains("exited with status 0") && $0.contains("restart policy is on-failure, not restarting") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[dirty]") && $0.contains("exited with status 3") && $0.contains("restarting in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[dirty]") && $0.contains("the start limit") } != nil, "\(run.transcript)")
+        #expect(run.workerPids("once").count == 1)
+        #expect(run.workerPids("clean").count == 1)
+        #expect(run.workerPids("dirty").count == 2)
+        #expect(run.stop() == 0)
+    }
+}
+
+/// A hundred workers stop gracefully: every one answers the stop request, none needs SIGKILL.
+@Suite(.ownThreads) struct ScaleTests {
+    @Test func hundredWorkersStopGracefullyWithinTheStopTimeout() throws {
+        // A stop timeout two cores stopping 100 workers under the suite's load stay within.
+        let processes = (1...100).map { #""w\#($0)": {"type": "fault", "tick_ms": 1000, "stop_timeout": 30}"# }.joined(separator: ", ")
+        let run = try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {\#(processes)}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        let ready = run.waitForLines(onStderr: true, count: 100, timeout: 120) { $0.contains("ready in") }
+        #expect(ready.count == 100, "\(run.transcript.suffix(3000))")
+        let pids = (1...100).flatMap { run.workerPids("w\($0)") }
+        #expect(run.stop(timeout: 60) == 0)
+        let stopped = run.stderrLines.filter { $0.contains("stopped (exited with status 0)") }
+        #expect(stopped.count == 100)
+        #expect(!run.stderrLines.contains { $0.contains("did not stop within") })
+        #expect(!pids.contains(where: AgentRun.isAlive))
+    }
+}
+
+/// After a crash, the module gets a warm spare worker that the next restart adopts.
+@Suite(.ownThreads) struct WarmSpareTests {
+    @Test func restartsAfterTheFirstCrashAdoptAWarmSpareAndStopLeavesNone() throws {
+        let run = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "loop": {"type": "fault", "mode": "exit", "after_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        let adopted = run.waitForLine(onStderr: true) { $0.contains("[loop] started worker pid") && $0.contains("a warm spare") }
+        #expect(adopted != nil, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 4) { $0.contains("[loop] ready in") }.count >= 4)
+        let children = (try? String(contentsOfFile: "/proc/\(run.process.processIdentifier)/task/\(run.process.processIdentifier)/children", encoding: .utf8)) ?? ""
+        let pids = children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(run.stop() == 0)
+        #expect(!pids.contains(where: AgentRun.isAlive), "a worker or spare outlived the stop")
+    }
+}

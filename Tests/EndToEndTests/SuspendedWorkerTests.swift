@@ -1,0 +1,31 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// A worker stopped by SIGSTOP shows as `stopped (SIGSTOP)` in `agent-control status` of a
+/// detached agent, the log says so, and it is `running` again after SIGCONT.
+@Suite(.ownThreads) struct SuspendedWorkerTests {
+    @Test func workerStoppedBySIGSTOPShowsStoppedUntilSIGCONT() throws {
+        let agent = try DaemonTests.Agent(#"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: agent.directory) }
+        let started = try agent.control(["start", "--no-build"])
+        #expect(started.status == 0, "\(started.stderr)")
+        let running = try agent.waitUntil { $0["f"]?["state"] as? String == "running" }
+        let pid = Int32(try #require(running["f"]?["pid"] as? Int))
+
+        kill(pid, SIGSTOP)
+        let stopped = try agent.waitUntil(timeout: 10) { $0["f"]?["state"] as? String == "suspended" }
+        #expect(stopped["f"]?["stop_signal"] as? String == "SIGSTOP", "\(stopped)")
+        let table = try agent.control(["status"])
+        #expect(table.stdout.split(separator: "\n").contains { $0.hasPrefix("f ") && $0.contains("stopped (SIGSTOP)") && $0.contains("\(pid)") }, "\(table.stdout)")
+        #expect(agent.log.contains("[f] worker pid \(pid) was stopped by SIGSTOP"), "\(agent.log)")
+
+        kill(pid, SIGCONT)
+        let resumed = try agent.waitUntil(timeout: 10) { $0["f"]?["state"] as? String == "running" }
+        #expect(resumed["f"]?["pid"] as? Int == Int(pid))
+        #expect(resumed["f"]?["stop_signal"] == nil)
+        #expect(try agent.control(["status"]).stdout.split(separator: "\n").contains { $0.hasPrefix("f ") && $0.contains("running") })
+        #expect(agent.log.contains("[f] worker pid \(pid) continued (SIGCONT) after SIGSTOP"), "\(agent.log)")
+        #expect(try agent.control(["stop"]).status == 0)
+    }
+}
