@@ -7,8 +7,8 @@ Each command is asked for its interface (`COMMAND --experimental-dump-help`, the
 swift-argument-parser's own generate-manual plugin reads), and one page per command is written:
 NAME, SYNOPSIS (the subcommand word only where there are real subcommands), DESCRIPTION with
 its options, a COMMANDS section with every subcommand's usage, options and text, and an EXIT
-STATUS section that gives the codes each command documents (its "Exit status: ..." sentence),
-not a generic line. The date is the commit's (SOURCE_DATE_EPOCH when set), so a page is the
+STATUS section that gives the codes each command documents (its "Exit status: ..." sentence,
+as a list when it lists codes: agent-control's one table for every command), not a generic line. The date is the commit's (SOURCE_DATE_EPOCH when set), so a page is the
 same on every build of one commit. Nothing but Python's standard library; no second build.
 """
 
@@ -157,7 +157,7 @@ def exit_section(root, subcommands):
     own = exit_status(root.get("discussion"))
     if own is None:
         raise SystemExit(f"man-pages.py: {name} documents no exit status: add an \"Exit status: ...\" sentence to its discussion")
-    lines = [".Sh EXIT STATUS", escape(own)]
+    lines = [".Sh EXIT STATUS"] + status_list(own)
     documented = [(path, exit_status(command.get("discussion"))) for path, command in subcommands]
     documented = [(path, text) for path, text in documented if text]
     if documented:
@@ -166,6 +166,20 @@ def exit_section(root, subcommands):
             lines += [".It Nm " + " ".join(path[1:]), escape(text)]
         lines.append(".El")
     return lines
+
+
+def status_list(sentence):
+    """A sentence "Exit status…: 0 meaning; 1 meaning; …." as a list of its codes, each with
+    its meaning; any other sentence as it is."""
+    head, colon, rest = sentence.partition(": ")
+    items = re.split(r"; (?=\d+ )", rest.rstrip(".")) if colon else []
+    if len(items) < 2 or not all(re.match(r"\d+ ", item) for item in items):
+        return [escape(sentence)]
+    lines = [escape(head + ":"), ".Bl -tag -width 4n"]
+    for item in items:
+        code, _, meaning = item.partition(" ")
+        lines += [".It " + code, escape(meaning)]
+    return lines + [".El"]
 
 
 def commit_date():

@@ -3,27 +3,72 @@ import ArgumentParser
 import Foundation
 import JSONSchema
 
-/// What every command with subcommands does before ArgumentParser sees its arguments.
+/// What every command with subcommands does around ArgumentParser: `-C DIR` before the
+/// command, the closest command for a misspelled one at every level, and the exit status
+/// table at the end of every `--help`.
 public enum CommandEntry {
+    /// Parses `arguments` (see ``arguments(for:_:)``), runs the command, and exits as
+    /// ArgumentParser would, except that a help ends with ``ExitStatus/help``.
+    public static func main(_ command: any ParsableCommand.Type,
+                            _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        let rest = Self.arguments(for: command, arguments)
+        do {
+            var parsed = try command.parseAsRoot(rest)
+            try parsed.run()
+            exit(0)
+        } catch {
+            let code = command.exitCode(for: error).rawValue
+            var message = command.fullMessage(for: error)
+            // A help (`--help`, `-h`, `help COMMAND`; not --version or --experimental-dump-help):
+            // the table that holds for every command.
+            if code == 0, message.hasPrefix("OVERVIEW:") || message.hasPrefix("USAGE:") { message += "\n\n" + ExitStatus.help }
+            if !message.isEmpty {
+                if code == 0 {
+                    print(message)
+                } else {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                }
+            }
+            exit(code)
+        }
+    }
+
     /// The arguments after `-C DIR` options placed before the subcommand (the folder is
-    /// changed to at once). An unknown subcommand exits with status 64 and names the closest
-    /// known one.
+    /// changed to at once). A word that names no subcommand where one is expected (`stauts`,
+    /// `task rnu`, `help nosuch`) exits with status 64 and names the closest known one.
     public static func arguments(for command: any ParsableCommand.Type,
                                  _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
         // Before any line is printed, this one's included (the options' own validation comes later).
         if arguments.prefix(while: { $0 != "--" }).contains("--no-color") { TerminalStyle.disableColors() }
         let rest = CommandDirectory.takeLeadingOptions(arguments)
-        // `help` is ArgumentParser's own (`agent-control help status`).
-        let names = command.configuration.subcommands.map { $0._commandName }
-        if let word = rest.first, !word.hasPrefix("-"), !names.contains(word), word != "help" {
-            let hint = hint(for: word, among: names)
-            TerminalStyle.printError("""
-                '\(word)' is not a command of \(command._commandName)\(hint)
-                commands: \(names.joined(separator: ", ")); see '\(command._commandName) --help'
-                """)
-            exit(ExitCode.validationFailure.rawValue)
+        // `help` is ArgumentParser's own (`agent-control help task run`): the words after it
+        // must name commands too.
+        var words = rest.first == "help" ? rest.dropFirst() : rest[...]
+        var current = command
+        var path = [command._commandName]
+        while let word = words.first, !word.hasPrefix("-") {
+            let names = commandNames(of: current)
+            // A command without subcommands takes its own arguments from here.
+            guard !names.isEmpty else { break }
+            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
+                let name = path.joined(separator: " ")
+                TerminalStyle.printError("""
+                    '\(word)' is not a command of \(name)\(hint(for: word, among: names))
+                    commands: \(names.joined(separator: ", ")); see '\(name) --help'
+                    """)
+                exit(ExitCode.validationFailure.rawValue)
+            }
+            current = next
+            path.append(word)
+            words = words.dropFirst()
         }
         return rest
+    }
+
+    /// The names a command takes after `command` (its subcommands'), the one list the
+    /// misspelling hints are made from at every level.
+    public static func commandNames(of command: any ParsableCommand.Type) -> [String] {
+        command.configuration.subcommands.map { $0._commandName }
     }
 
     /// `; did you mean 'x'?` when a candidate is close to `word`, else an empty string.

@@ -17,15 +17,20 @@ public struct ValidateOptions: ParsableArguments {
 
     public init() {}
 
+    /// What the check does, for `agent-control validate` (whose exit statuses are agent-control's
+    /// one table) and, with ``exitStatus``, for validate-settings.
     public static let discussion = """
         Loads every enabled module in a worker to learn its process types and settings schemas, \
         then checks the settings in two layers: the host's schema (top-level keys, host-level \
         process keys such as type, enabled, restart) and each process's own settings against its \
         type's schema. Prints a report per module and per process with every error (file, JSON \
         pointer, what was expected, what was found). Without --settings, the settings.json of the \
-        current folder or of the nearest parent folder that has one is checked. Exit status: 0 \
-        when valid, 2 when not (or when there is no settings file), 1 when the check itself \
-        could not run, 64 for a usage error.
+        current folder or of the nearest parent folder that has one is checked.
+        """
+
+    public static let exitStatus = """
+        Exit status: 0 when valid, 2 when not (or when there is no settings file), 1 when the \
+        check itself could not run, 64 for a usage error.
         """
 
     public func validate() throws {

@@ -43,6 +43,12 @@ package final class SQLiteRunStore: RunStore, @unchecked Sendable {
     }
 
     package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+        try await Self.offThread { [reader] in try Self.list(filter, reader: reader) }
+    }
+
+    /// The runs `filter` picks, newest first, read on the caller's thread (already off the
+    /// loop; `agent-control task runs` beside a stopped agent).
+    package static func list(_ filter: RunFilter, reader: DatabaseQueue) throws -> [TaskRun] {
         var conditions: [String] = []
         var values: [String] = []
         if let task = filter.task {
@@ -55,11 +61,8 @@ package final class SQLiteRunStore: RunStore, @unchecked Sendable {
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT data FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
-        let bound = values
-        return try await Self.offThread { [reader] in
-            try reader.read { db in
-                try String.fetchAll(db, sql: sql, arguments: StatementArguments(bound)).compactMap(Self.decode)
-            }
+        return try reader.read { db in
+            try String.fetchAll(db, sql: sql, arguments: StatementArguments(values)).compactMap(Self.decode)
         }
     }
 

@@ -24,18 +24,17 @@ struct AgentControl: ParsableCommand {
         in the current folder or the nearest parent folder that has one; -C DIR (before or after \
         the command) runs as if started in DIR.
 
-        Exit status: 0 success; 1 failure (e.g. already running, no answer); 2 the settings or a \
-        module are invalid, or there is no settings file; 3 the agent is not running (commands \
-        that need it; `stop` of an agent that is not running exits 0); 64 usage error.
+        \(ExitStatus.sentence)
         """,
         version: AgentVersion.line(for: "agent-control"),
         subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, History.self, Validate.self,
                       SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, FleetCommand.self, Unit.self]
     )
 
-    /// `-C DIR` before the command and the hint for a misspelled command come first.
+    /// `-C DIR` before the command and the hint for a misspelled command come first; every
+    /// help ends with the exit status table.
     static func main() {
-        main(CommandEntry.arguments(for: Self.self))
+        CommandEntry.main(Self.self)
     }
 }
 
@@ -139,9 +138,6 @@ struct Console: ParsableCommand {
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \
         SIGHUP reloads the settings. Ctrl-C or SIGTERM stops every worker gracefully and exits 0.
-
-        Exit status: 0 after a clean stop, 2 if the settings or a module are invalid (nothing is \
-        started), 1 on other failures (e.g. the agent is already running).
         """
     )
 
@@ -199,7 +195,7 @@ struct Start: ParsableCommand {
 struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stop the running agent: every worker gracefully, then the supervisor.",
-        discussion: "Exit status 0 also when the agent was not running.")
+        discussion: "An agent that is not running is already stopped: `stop` says so and succeeds.")
 
     @OptionGroup var location: LocationOptions
 
@@ -231,9 +227,9 @@ struct Status: ParsableCommand {
         discussion: """
         States: starting, running, backoff, stopping (also while a reload replaces the process and \
         its old worker stops), stopped, stopped (SIGSTOP) for a worker stopped by a signal, exited, \
-        failed, and disabled for a process the settings list with "enabled": false. Exit status 3 \
-        when the agent is not running (or does not answer), 1 when it refuses the request (e.g. at \
-        its limit of control connections).
+        failed, and disabled for a process the settings list with "enabled": false. An agent that \
+        does not answer counts as not running; one that refuses the request (e.g. at its limit of \
+        control connections) as a failure.
         """)
 
     @OptionGroup var location: LocationOptions

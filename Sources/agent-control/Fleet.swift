@@ -12,9 +12,6 @@ struct FleetCommand: ParsableCommand {
         database and carried out by whichever agent has room; one agent at a time fires the schedules. \
         Event types in "publish" go to the fleet; a monitor of any agent receives them by subscribing \
         to "fleet:TYPE".
-
-        Exit status: 0 success; 1 the agent is not in a fleet or cannot read its database; 3 the agent \
-        is not running.
         """,
         subcommands: [FleetStatus.self])
 }

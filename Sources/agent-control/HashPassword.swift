@@ -18,8 +18,8 @@ struct HashPassword: ParsableCommand {
           printf '%s' "$PASSWORD" | agent-control hash-password
 
         Then in settings.json: "http": {"users": {"alice": {"password_hash": "$2b$12$…", \
-        "role": "admin"}}}. Bcrypt uses at most 72 bytes of a password: longer ones are refused. \
-        Exit status: 0 printed; 1 no password, or the two entries differ; 64 usage error.
+        "role": "admin"}}}. Bcrypt uses at most 72 bytes of a password: longer ones are refused, as \
+        are an empty one and two entries that differ.
         """)
 
     @Option(name: .long, help: "The bcrypt cost, from 10 to 16 (each step doubles the time; 12 takes about 0.25 s).")

@@ -12,8 +12,6 @@ struct Logs: ParsableCommand {
         16 KiB is cut and says so. The lines of a worker that died stay; a process removed by a \
         reload loses its log, and a restart of the agent starts every log afresh. Each line is \
         printed as TIME STREAM TEXT (stream: stdout, stderr or supervisor).
-
-        Exit status: 0 success; 1 the agent has no such process; 3 the agent is not running.
         """)
 
     @Argument(help: "The process's name in settings.json.")

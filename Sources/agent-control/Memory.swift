@@ -13,9 +13,6 @@ struct MemoryCommand: ParsableCommand {
         workflow run. Every write raises the key's version by one; --expected-version makes a \
         write a compare-and-set (0: only if the key does not exist). A key is 1 to 256 bytes, a \
         value at most 256 KiB as JSON. Kept in the store (none without it).
-
-        Exit status: 0 success; 1 the agent refused (no such key for get, a version conflict, a \
-        value too large); 3 the agent is not running.
         """,
         subcommands: [MemoryList.self, MemoryGet.self, MemorySet.self, MemoryDelete.self])
 

@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentRuntime
 import AgentWork
 import ArgumentParser
 import Foundation
@@ -15,9 +16,6 @@ struct ScheduleCommand: ParsableCommand {
         a fixed time the clocks skip fires once right after the jump, a fixed time they repeat fires \
         once, an expression with a `*` minute or hour keeps its rhythm, and a change of more than 3 \
         hours is a clock correction.
-
-        Exit status: 0 success; 1 an invalid expression, an unknown time zone, or an expression that \
-        never fires.
         """,
         subcommands: [ScheduleNext.self] + ScheduleAgentCommands.all)
 }
@@ -70,10 +68,10 @@ struct ScheduleNext: ParsableCommand {
     private func printFireTimes(ofSchedule name: String, in zone: TimeZone, after start: Date) throws {
         let hint = "write five fields (or six, seconds first) in quotes, e.g. \"0 3 * * *\", or a shortcut such as @daily"
         guard (try? location.daemon()) != nil else {
-            throw CommandFailure.report("\"\(name)\" is not a cron expression (\(hint)), and there is no agent here to have a schedule of that name")
+            throw CommandFailure.report("\"\(name)\" is not a cron expression (\(hint)), and there is no agent here to have a schedule of that name", exitCode: AgentLauncher.ExitCode.usage)
         }
         guard timezone == nil, after == nil else {
-            throw CommandFailure.report("\"\(name)\" is a schedule's name: it fires in its own time zone, from now (--timezone and --after are for an expression)")
+            throw CommandFailure.report("\"\(name)\" is a schedule's name: it fires in its own time zone, from now (--timezone and --after are for an expression)", exitCode: AgentLauncher.ExitCode.usage)
         }
         try ScheduleAgentCommands.printNext(name: name, count: count, location: location)
     }
@@ -84,7 +82,7 @@ struct ScheduleNext: ParsableCommand {
         do {
             cron = try CronExpression(parsing: text)
         } catch {
-            throw CommandFailure.report("invalid cron expression \"\(text)\": \(error)")
+            throw CommandFailure.report("invalid cron expression \"\(text)\": \(error)", exitCode: AgentLauncher.ExitCode.usage)
         }
         if cron.isReboot {
             FileHandle.standardError.write(Data("note: @reboot fires once each time the agent starts; it has no calendar times\n".utf8))
@@ -94,7 +92,7 @@ struct ScheduleNext: ParsableCommand {
         for index in 0..<count {
             guard let next = cron.nextFire(after: cursor, in: zone) else {
                 if index == 0 {
-                    throw CommandFailure.report("\"\(cron)\" never fires: no calendar day matches its day of month, month and day of week (e.g. 30 February)")
+                    throw CommandFailure.report("\"\(cron)\" never fires: no calendar day matches its day of month, month and day of week (e.g. 30 February)", exitCode: AgentLauncher.ExitCode.usage)
                 }
                 break
             }
@@ -107,7 +105,7 @@ struct ScheduleNext: ParsableCommand {
     static func zone(named name: String?) throws -> TimeZone {
         guard let name else { return TimeZone.current }
         guard let zone = TimeZone(identifier: name) else {
-            throw CommandFailure.report("unknown time zone \"\(name)\"; expected a name from the tz database such as Europe/Berlin, America/New_York or UTC (the files under /usr/share/zoneinfo)")
+            throw CommandFailure.report("unknown time zone \"\(name)\"; expected a name from the tz database such as Europe/Berlin, America/New_York or UTC (the files under /usr/share/zoneinfo)", exitCode: AgentLauncher.ExitCode.usage)
         }
         return zone
     }

@@ -44,8 +44,8 @@ enum ScheduleAgentCommands {
     }
 
     /// Sends a schedule command through the task command's client (same refusals, same exit status).
-    static func send(_ request: JSONValue, location: LocationOptions) throws -> JSONValue {
-        try TaskCommand.send(request, location: location)
+    static func send(_ request: JSONValue, location: LocationOptions, whenNotRunning stored: StoredHistory.Read? = nil) throws -> JSONValue {
+        try TaskCommand.send(request, location: location, whenNotRunning: stored)
     }
 }
 
@@ -119,7 +119,8 @@ struct ScheduleRun: ParsableCommand {
 struct ScheduleHistory: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "A schedule's history, newest first: PLANNED ACTUAL OUTCOME RUN (RESULT), and missed or skipped fire times with the reason.")
+        abstract: "A schedule's history, newest first: PLANNED ACTUAL OUTCOME RUN (RESULT), and missed or skipped fire times with the reason.",
+        discussion: "When the agent is not running, the history is read from its store.")
 
     @Argument(help: "The schedule's name in settings.json.")
     var name: String
@@ -138,7 +139,7 @@ struct ScheduleHistory: ParsableCommand {
 
     func run() throws {
         let answer = try ScheduleAgentCommands.send(["command": "schedule_history", "name": .string(name), "limit": .number(JSONNumber(limit))],
-                                                    location: location)
+                                                    location: location, whenNotRunning: StoredHistory.scheduleHistory(name, limit: limit))
         for entry in answer["history"]?.arrayValue ?? [] { print(json ? entry.serialized() : ScheduleAgentCommands.historyLine(entry)) }
     }
 }

@@ -19,10 +19,6 @@ struct SettingsCommand: ParsableCommand {
         nothing. --if-match HASH (the hash `settings show --json` printed) refuses the change if \
         the file changed since. Every change is recorded in the run history with its result \
         (`agent-control history`).
-
-        Exit status: 0 done (or no change), 1 refused (no such process or module, a process of \
-        that name exists, the file changed since --if-match, the agent cannot write it), 2 the \
-        change would make the settings invalid, 3 the agent is not running, 64 usage.
         """,
         subcommands: [Show.self, EnableModule.self, DisableModule.self, AddProcess.self, RemoveProcess.self,
                       EnableProcess.self, DisableProcess.self, SetProcess.self])
@@ -139,8 +135,7 @@ struct Modules: ParsableCommand {
         abstract: "List the running agent's enabled modules with their process types and kinds.",
         discussion: """
         As describing the modules finds them for the settings file (the runtime's own chat \
-        module last). --json adds each process type's settings schema and the host's schema. \
-        Exit status 3 when the agent is not running.
+        module last). --json adds each process type's settings schema and the host's schema.
         """)
     @OptionGroup var location: LocationOptions
     @Flag(name: .long, help: "Print the modules, their types and settings schemas as JSON.")
@@ -150,8 +145,7 @@ struct Modules: ParsableCommand {
 
 struct Diagnostics: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the running agent's versions, paths, store, fork server, outputs and limits.",
-        discussion: "Exit status 3 when the agent is not running.")
+        abstract: "Show the running agent's versions, paths, store, fork server, outputs and limits.")
     @OptionGroup var location: LocationOptions
     @Flag(name: .long, help: "Print the diagnostics as JSON.")
     var json = false

@@ -8,14 +8,19 @@ import Foundation
 
 /// The store of the agent these options name.
 func storeReader(_ agent: SettingsOptions) throws -> StoreReader {
+    try openStore(settingsFile: try agent.resolve() ?? SettingsDiscovery.fileName).reader
+}
+
+/// The settings in `settingsFile` and the store they name, read-only.
+func openStore(settingsFile: String) throws -> (reader: StoreReader, settings: AgentSettings) {
     let settings: AgentSettings
     do {
-        settings = try AgentSettings.load(file: try agent.resolve() ?? SettingsDiscovery.fileName)
-    } catch let error as SettingsError {
+        settings = try AgentSettings.load(file: settingsFile)
+    } catch {
         throw CommandFailure.report("\(error)", exitCode: AgentLauncher.ExitCode.invalidConfiguration)
     }
     do {
-        return try StoreReader(path: settings.store.databasePath(agentDirectory: settings.agentDirectory))
+        return (try StoreReader(path: settings.store.databasePath(agentDirectory: settings.agentDirectory)), settings)
     } catch {
         throw CommandFailure.report("\(error)")
     }

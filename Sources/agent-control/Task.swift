@@ -14,22 +14,25 @@ struct TaskCommand: ParsableCommand {
         running → succeeded, failed, timed_out or cancelled (retrying in between when its retries \
         allow); a run interrupted by the agent's stop or death runs again, not counted against its \
         retries, and ends abandoned past the task's max_interruptions. Runs are kept in the store (without it, in memory until the agent stops).
-
-        Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
-        task or run, an input that fails the task's schema) or the run did not succeed; 3 the agent \
-        is not running.
         """,
         subcommands: [TaskRunCommand.self, TaskList.self, TaskRuns.self, TaskShow.self, TaskRerun.self, TaskCancel.self,
                       TaskAssign.self, TaskUnassign.self, TaskAssignments.self, TaskSetStrategy.self, TaskComplete.self, TaskFail.self])
 
-    /// Sends a task command; prints the refusal and returns nil when it is refused.
-    static func send(_ request: JSONValue, location: LocationOptions, timeout: Double = 30) throws -> JSONValue {
-        let daemon = try location.daemon()
+    /// Sends a task command and returns the agent's answer; a refusal is printed and exits 1.
+    /// A command that reads history passes `stored`: when the agent is not running, the
+    /// answer is read from its store instead.
+    static func send(_ request: JSONValue, location: LocationOptions, timeout: Double = 30,
+                     whenNotRunning stored: StoredHistory.Read? = nil) throws -> JSONValue {
+        let options = try location.options(needsSettings: false)
+        let daemon = AgentDaemon(launcher: AgentLauncher(options: options))
         let answer: JSONValue
         do {
             answer = try ControlClient.send(request, paths: daemon.paths, timeout: timeout)
         } catch {
-            throw ExitCode(AgentDaemon.fail(error))
+            guard error.isNotRunning, let stored, let read = try StoredHistory.answer(stored, settingsFile: options.settingsPath) else {
+                throw ExitCode(AgentDaemon.fail(error))
+            }
+            answer = read
         }
         guard answer["ok"] == true else {
             var text = answer["error"]?.stringValue ?? "the agent refused the request"
@@ -106,6 +109,11 @@ struct TaskRunCommand: ParsableCommand {
     func validate() throws {
         if let priority, TaskRun.Priority(rawValue: priority) == nil {
             throw ValidationError("--priority must be low, normal, high or critical, not \"\(priority)\"")
+        }
+        // Checked here, as the agent checks it: a time it cannot read is a usage error (64),
+        // not the agent's refusal (1).
+        if let at, TaskCoordinator.parseTime(at) == nil {
+            throw ValidationError("--at must be an ISO 8601 time (e.g. 2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d), not \"\(at)\"")
         }
         for label in require where !label.contains("=") || label.hasPrefix("=") {
             throw ValidationError("--require takes KEY=VALUE (e.g. gpu=yes), not \"\(label)\"")
@@ -184,7 +192,10 @@ struct TaskList: ParsableCommand {
 struct TaskRuns: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "runs", abstract: "List runs, newest first: ID TASK STATUS ATTEMPT QUEUED.",
-        discussion: "Without a store, only the runs kept in memory are listed (and the output says so).")
+        discussion: """
+        Without a store, only the runs kept in memory are listed (and the output says so). When the \
+        agent is not running, the runs are read from its store (`task show` too).
+        """)
 
     @Option(name: .long, help: "Only runs of this task.")
     var task: String?
@@ -211,7 +222,8 @@ struct TaskRuns: ParsableCommand {
         var request: JSONObject = ["command": "task_runs", "limit": .number(JSONNumber(limit))]
         if let task { request["task"] = .string(task) }
         if let status { request["status"] = .string(status) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+        let filter = RunFilter(task: task, status: status.flatMap(TaskRun.Status.init(rawValue:)), limit: limit)
+        let answer = try TaskCommand.send(.object(request), location: location, whenNotRunning: StoredHistory.taskRuns(filter))
         if let note = answer["note"]?.stringValue { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : TaskCommand.line(run)) }
     }
@@ -230,7 +242,8 @@ struct TaskShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_show", "id": .string(id)], location: location)["run"] ?? .null
+        let run = try TaskCommand.send(["command": "task_show", "id": .string(id)], location: location,
+                                       whenNotRunning: StoredHistory.taskRun(id))["run"] ?? .null
         print(json ? run.serialized() : TaskCommand.details(run))
     }
 }

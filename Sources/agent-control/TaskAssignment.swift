@@ -143,8 +143,6 @@ struct ExecutorCommand: ParsableCommand {
         overall, priority_preference, labels; a "user" makes a person one. States: online (has \
         room), busy (full), draining (finishes its runs, takes nothing new), offline (its worker \
         died during a run; held out for a backoff of 1 s doubling to 60 s).
-
-        Exit status: 0 success; 1 the agent refused (no such executor); 3 the agent is not running.
         """,
         subcommands: [ExecutorList.self, ExecutorDrain.self, ExecutorResume.self])
 

@@ -1,4 +1,5 @@
 import AgentRuntime
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema
@@ -15,11 +16,6 @@ struct WorkflowCommand: ParsableCommand {
 
         `define`, `delete` and `add-step` change the definitions in settings.json through the agent \
         (checked, written keeping the formatting, reloaded), as `agent-control settings` does.
-
-        Exit status: 0 success (with `run --wait`: the run succeeded); 1 the agent refused (no such \
-        workflow, run or approval, an input that fails the workflow's schema) or the run did not \
-        succeed; 2 a definition change would make the settings invalid (nothing written); 3 the \
-        agent is not running.
         """,
         subcommands: [WorkflowList.self, WorkflowRunCommand.self, WorkflowRuns.self, WorkflowShow.self, WorkflowCancel.self,
                       WorkflowApprove.self, WorkflowReject.self, WorkflowDefine.self, WorkflowDelete.self, WorkflowAddStep.self])
@@ -129,7 +125,8 @@ struct WorkflowRunCommand: ParsableCommand {
 
 struct WorkflowRuns: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "runs", abstract: "List workflow runs, newest first: ID WORKFLOW STATUS STARTED.")
+        commandName: "runs", abstract: "List workflow runs, newest first: ID WORKFLOW STATUS STARTED.",
+        discussion: "When the agent is not running, the runs are read from its store (`workflow show` too).")
 
     @Option(name: .long, help: "Only runs of this workflow.")
     var workflow: String?
@@ -156,7 +153,8 @@ struct WorkflowRuns: ParsableCommand {
         var request: JSONObject = ["command": "workflow_runs", "limit": .number(JSONNumber(limit))]
         if let workflow { request["workflow"] = .string(workflow) }
         if let status { request["status"] = .string(status) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+        let filter = WorkflowRunFilter(workflow: workflow, status: status.flatMap(WorkflowRun.Status.init(rawValue:)), limit: limit)
+        let answer = try TaskCommand.send(.object(request), location: location, whenNotRunning: StoredHistory.workflowRuns(filter))
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : WorkflowCommand.line(run)) }
     }
 }
@@ -174,7 +172,8 @@ struct WorkflowShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "workflow_show", "id": .string(runID)], location: location)
+        let answer = try TaskCommand.send(["command": "workflow_show", "id": .string(runID)], location: location,
+                                          whenNotRunning: StoredHistory.workflowRun(runID))
         print(json ? (["run": answer["run"] ?? .null, "steps": answer["steps"] ?? []] as JSONValue).serialized() : WorkflowCommand.details(answer))
     }
 }

@@ -145,7 +145,8 @@ public struct AgentDaemon {
             if json {
                 print(JSONValue.object(["ok": false, "running": false, "error": .string(error.description)]).serialized())
             } else {
-                Self.say("not running: \(error)")
+                // The error says it ("the agent is not running (…)", "… did not answer …") once.
+                Self.say(error.description)
             }
             return AgentLauncher.ExitCode.notRunning
         }

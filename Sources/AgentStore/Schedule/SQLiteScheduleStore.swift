@@ -37,20 +37,23 @@ package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
     }
 
     package func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
-        try await SQLiteRunStore.offThread { [reader] in
-            try reader.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT schedule, planned, actual, outcome, run_id, data FROM schedule_history
-                    WHERE schedule = ? ORDER BY row DESC LIMIT ?
-                    """, arguments: [schedule, max(limit, 0)]).compactMap { row in
-                    guard let outcome = ScheduleHistoryEntry.Outcome(rawValue: row["outcome"]) else { return nil }
-                    let data = (try? JSONValue.parse(Data((row["data"] as String? ?? "{}").utf8))) ?? .object([:])
-                    var entry = ScheduleHistoryEntry(schedule: row["schedule"], planned: row["planned"], actual: row["actual"], outcome: outcome,
-                                                     runID: row["run_id"], reason: data["reason"]?.stringValue)
-                    entry.count = data["count"]?.numberValue?.intValue ?? 1
-                    entry.firstPlanned = data["first_planned"]?.numberValue?.doubleValue
-                    return entry
-                }
+        try await SQLiteRunStore.offThread { [reader] in try Self.history(schedule: schedule, limit: limit, reader: reader) }
+    }
+
+    /// A schedule's history, newest first, read on the caller's thread.
+    package static func history(schedule: String, limit: Int, reader: DatabaseQueue) throws -> [ScheduleHistoryEntry] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT schedule, planned, actual, outcome, run_id, data FROM schedule_history
+                WHERE schedule = ? ORDER BY row DESC LIMIT ?
+                """, arguments: [schedule, max(limit, 0)]).compactMap { row in
+                guard let outcome = ScheduleHistoryEntry.Outcome(rawValue: row["outcome"]) else { return nil }
+                let data = (try? JSONValue.parse(Data((row["data"] as String? ?? "{}").utf8))) ?? .object([:])
+                var entry = ScheduleHistoryEntry(schedule: row["schedule"], planned: row["planned"], actual: row["actual"], outcome: outcome,
+                                                 runID: row["run_id"], reason: data["reason"]?.stringValue)
+                entry.count = data["count"]?.numberValue?.intValue ?? 1
+                entry.firstPlanned = data["first_planned"]?.numberValue?.doubleValue
+                return entry
             }
         }
     }

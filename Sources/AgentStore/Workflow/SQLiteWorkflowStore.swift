@@ -33,12 +33,13 @@ package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         }
     }
 
-    package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try listNow(filter) }
+    package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try Self.list(filter, reader: reader) }
 
-    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try runNow(id: id) }
+    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try Self.run(id: id, reader: reader) }
 
-    /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its own).
-    private func listNow(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
+    /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its
+    /// own, the agent's or `agent-control workflow runs`' beside a stopped agent).
+    package static func list(_ filter: WorkflowRunFilter, reader: DatabaseQueue) throws -> [WorkflowRun] {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let workflow = filter.workflow {
@@ -56,7 +57,7 @@ package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
         }
     }
 
-    private func runNow(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+    package static func run(id: String, reader: DatabaseQueue) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
         try reader.read { db in
             guard let run = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]).flatMap(Self.decodeRun) else { return nil }
             return (run, try Self.steps(of: id, in: db))

@@ -36,30 +36,30 @@ import Testing
         #expect(seconds.stdout == "2026-01-01T00:00:30+11:00\n2026-01-01T00:01:00+11:00\n", "\(seconds.stderr)")
     }
 
-    @Test func anInvalidExpressionPrintsTheFieldAndPartOnStderrAndExitsOne() throws {
+    @Test func anInvalidExpressionPrintsTheFieldAndPartOnStderrAsAUsageError() throws {
         let result = try next(["61 * * * *"])
-        #expect(result.status == 1)
+        #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains(#"minute "61": out of range: a minute is 0 to 59"#), "\(result.stderr)")
         let fields = try next(["* * * *"])
-        #expect(fields.status == 1)
+        #expect(fields.status == 64)
         #expect(fields.stderr.contains("found 4 fields"), "\(fields.stderr)")
         let word = try next(["hourly"])
-        #expect(word.status == 1)
+        #expect(word.status == 64)
         #expect(word.stderr.contains("not a cron expression"), "\(word.stderr)")
     }
 
     @Test func anUnknownTimeZoneIsAClearError() throws {
         let result = try next(["0 3 * * *", "--timezone", "Mars/Olympus_Mons"])
-        #expect(result.status == 1)
+        #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains(#"unknown time zone "Mars/Olympus_Mons""#), "\(result.stderr)")
         #expect(result.stderr.contains("tz database"))
     }
 
-    @Test func anExpressionThatNeverFiresIsAnError() throws {
+    @Test func anExpressionThatNeverFiresIsAUsageError() throws {
         let result = try next(["0 0 30 2 *"])
-        #expect(result.status == 1)
+        #expect(result.status == 64)
         #expect(result.stderr.contains("never fires"), "\(result.stderr)")
     }
 

@@ -1,0 +1,33 @@
+import AgentWork
+import Foundation
+
+/// The work layer's records read from outside the agent: `agent-control task runs`, `task
+/// show`, `workflow runs`, `workflow show` and `schedule history` read them here when the
+/// agent is not running, with the queries the agent's own stores run.
+extension StoreReader {
+    package func runs(_ filter: RunFilter) throws -> [TaskRun] {
+        try SQLiteRunStore.list(filter, reader: database)
+    }
+
+    package func run(id: String) throws -> TaskRun? {
+        try SQLiteRunStore.readRun(id: id, reader: database)
+    }
+
+    package func workflowRuns(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
+        try SQLiteWorkflowStore.list(filter, reader: database)
+    }
+
+    package func workflowRun(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+        try SQLiteWorkflowStore.run(id: id, reader: database)
+    }
+
+    /// A schedule's history, newest first, each line with the status of the run it started
+    /// (a task's or a workflow's) as the store has it.
+    package func scheduleHistory(_ name: String, limit: Int) throws -> [(entry: ScheduleHistoryEntry, result: String?)] {
+        try SQLiteScheduleStore.history(schedule: name, limit: limit, reader: database).map { entry in
+            guard let id = entry.runID else { return (entry, nil) }
+            let result = try run(id: id)?.status.rawValue ?? workflowRun(id: id)?.run.status.rawValue
+            return (entry, result)
+        }
+    }
+}

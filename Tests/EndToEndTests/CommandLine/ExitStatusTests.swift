@@ -1,0 +1,70 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// One table of exit statuses for every command of agent-control, in every `--help`; a
+/// misspelled command at any level named with the closest one; usage errors exit 64 whoever
+/// finds them; a message says a thing once.
+@Suite(.ownThreads) struct ExitStatusTests {
+    private func control(_ arguments: [String], in directory: String = TestPaths.temporaryDirectory("exit-status")) throws -> ProgramResult {
+        try runProgram("agent-control", arguments, in: directory)
+    }
+
+    @Test func everyHelpEndsWithTheSameTableOfExitStatuses() throws {
+        var tables: Set<String> = []
+        for arguments in [["--help"], ["task", "--help"], ["task", "run", "--help"], ["status", "--help"], ["schedule", "next", "-h"],
+                          ["help", "workflow", "runs"], ["settings", "add-process", "--help"]] {
+            let help = try control(arguments)
+            #expect(help.status == 0, "\(arguments): \(help.stderr)")
+            let table = try #require(help.stdout.range(of: "EXIT STATUS (every command):").map { String(help.stdout[$0.lowerBound...]) },
+                                     "\(arguments) shows no exit statuses:\n\(help.stdout)")
+            for code in ["0", "1", "2", "3", "64"] {
+                #expect(table.contains("\n  \(code) "), "\(arguments): no \(code) in\n\(table)")
+            }
+            tables.insert(table)
+            // No command lists codes of its own besides the table (the root's discussion states it once).
+            #expect(arguments == ["--help"] || !help.stdout.contains("Exit status"), "\(arguments):\n\(help.stdout)")
+        }
+        #expect(tables.count == 1, "\(tables)")
+    }
+
+    @Test func aMisspelledCommandAtAnyLevelExitsSixtyFourNamingTheClosestOne() throws {
+        for (arguments, wanted) in [(["stauts"], "'stauts' is not a command of agent-control; did you mean 'status'?"),
+                                    (["task", "rnu", "backup"], "'rnu' is not a command of agent-control task; did you mean 'run'?"),
+                                    (["-C", "/tmp", "workflow", "shwo", "x"], "'shwo' is not a command of agent-control workflow; did you mean 'show'?"),
+                                    (["schedule", "histroy", "x"], "'histroy' is not a command of agent-control schedule; did you mean 'history'?"),
+                                    (["help", "nosuch"], "'nosuch' is not a command of agent-control"),
+                                    (["help", "task", "rnu"], "'rnu' is not a command of agent-control task; did you mean 'run'?")] {
+            let result = try control(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.status) \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains(wanted), "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        }
+        // What the hints stop at: a command's own arguments, and options.
+        let help = try control(["help", "task", "run"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: agent-control task run"), "\(help.stdout)\(help.stderr)")
+    }
+
+    @Test func aBadArgumentIsAUsageErrorWhetherTheAgentRunsOrNot() throws {
+        let directory = TestPaths.temporaryDirectory("exit-status-usage")
+        try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        // --at is checked as the agent checks it, before anything is sent.
+        let at = try control(["task", "run", "backup", "--at", "tomorrow"], in: directory)
+        #expect(at.status == 64, "\(at.stdout)\(at.stderr)")
+        #expect(at.stderr.contains(#"--at must be an ISO 8601 time"#) && at.stderr.contains(#"not "tomorrow""#), "\(at.stderr)")
+        for arguments in [["schedule", "next", "61 * * * *"], ["schedule", "next", "0 3 * * *", "--timezone", "Mars/Olympus_Mons"]] {
+            let result = try control(arguments, in: directory)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func statusOfAnAgentThatIsNotRunningSaysSoOnce() throws {
+        let directory = TestPaths.temporaryDirectory("exit-status-status")
+        try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let status = try control(["status"], in: directory)
+        #expect(status.status == 3)
+        let said = status.stdout + status.stderr
+        #expect(said.components(separatedBy: "not running").count == 2, "\(said)")
+        #expect(said.hasPrefix("the agent is not running ("), "\(said)")
+    }
+}
