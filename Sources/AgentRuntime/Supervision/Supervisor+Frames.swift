@@ -80,70 +80,19 @@ extension Supervisor {
         }
     }
 
+    /// One frame from a worker; events first, as they are nearly all of them.
     func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
         switch kind {
-        case .event:
-            try route(try EventFrame.parseEmitted(body), from: process)
-        case .message:
-            let level = Int(body.first ?? 1)
-            let text = String(decoding: body.dropFirst(), as: UTF8.self)
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-            console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
-            if let outputs, outputs.wants(.message) {
-                outputs.publish(.message(source: process.name, level: level, text: text, time: now))
-            }
-            recordAlert(source: process.name, level: level, text: text)
-        case .log:
-            let text = String(decoding: body.dropFirst(), as: UTF8.self)
-            let level: Logger.Level = switch Int(body.first ?? 1) {
-            case 0: .debug
-            case 1: .info
-            case 2: .warning
-            case 3: .error
-            default: .critical
-            }
-            logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
-        case .ready:
-            process.readyAt = EventLoop.now()
-            process.wasEverReady = true
-            if process.state == .starting {
-                record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
-                setState(process, .running)
-                replenishSpare(for: process.module.library)
-                logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
-            }
-        case .heartbeat:
-            process.lastHeartbeat = EventLoop.now()
-        case .taken:
-            guard body.count == 8 else { throw FrameError("taken frame of \(body.count) bytes") }
-            process.inFlight = max(0, process.inFlight - Int(clamping: UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))))
-            if process.pendingBytes > 0 { markDirty(process) }
-        case .loadState:
-            if let state = process.savedState {
-                FrameCodec.append(.stateData, body: [0] + state, to: process.control)
-            } else {
-                FrameCodec.append(.stateData, body: [1], to: process.control)
-            }
-            markDirty(process)
-        case .saveState:
-            let data = Array(body)
-            process.savedState = data
-            guard let store else {
-                acknowledgeStateSave(process, saved: true)
-                return
-            }
-            // Acknowledged once committed: the state then survives any crash.
-            let bound = LoopBound(value: (self, process))
-            let inbox = loop.inbox
-            store.saveState(process: process.name, data: data) { saved in
-                inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
-            }
-        case .query:
-            try answerQuery(body, from: process)
-        case .memory:
-            answerMemoryFrame(body, from: process)
+        case .event: try route(try EventFrame.parseEmitted(body), from: process)
+        case .message: received(message: body, from: process)
+        case .log: received(log: body, from: process)
+        case .ready: becameReady(process)
+        case .heartbeat: process.lastHeartbeat = EventLoop.now()
+        case .taken: try received(taken: body, from: process)
+        case .loadState: sendSavedState(to: process)
+        case .saveState: save(state: body, of: process)
+        case .query: try answerQuery(body, from: process)
+        case .memory: answerMemoryFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -153,6 +102,74 @@ extension Supervisor {
                                        object?["message"]?.stringValue ?? String(decoding: body, as: UTF8.self))
         default:
             throw FrameError("unexpected \(kind) frame from a worker")
+        }
+    }
+
+    /// A message for people: the console, the outputs that want messages, the alerts.
+    private func received(message body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
+        let level = Int(body.first ?? 1)
+        let text = String(decoding: body.dropFirst(), as: UTF8.self)
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
+        if let outputs, outputs.wants(.message) {
+            outputs.publish(.message(source: process.name, level: level, text: text, time: now))
+        }
+        recordAlert(source: process.name, level: level, text: text)
+    }
+
+    /// A line for the agent's log, at the level its first byte says.
+    private func received(log body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
+        let text = String(decoding: body.dropFirst(), as: UTF8.self)
+        let level: Logger.Level = switch Int(body.first ?? 1) {
+        case 0: .debug
+        case 1: .info
+        case 2: .warning
+        case 3: .error
+        default: .critical
+        }
+        logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
+    }
+
+    private func becameReady(_ process: SupervisedProcess) {
+        process.readyAt = EventLoop.now()
+        process.wasEverReady = true
+        guard process.state == .starting else { return }
+        record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
+        setState(process, .running)
+        replenishSpare(for: process.module.library)
+        logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
+    }
+
+    /// The worker took this many deliveries from its socket: room for more.
+    private func received(taken body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+        guard body.count == 8 else { throw FrameError("taken frame of \(body.count) bytes") }
+        process.inFlight = max(0, process.inFlight - Int(clamping: UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))))
+        if process.pendingBytes > 0 { markDirty(process) }
+    }
+
+    private func sendSavedState(to process: SupervisedProcess) {
+        if let state = process.savedState {
+            FrameCodec.append(.stateData, body: [0] + state, to: process.control)
+        } else {
+            FrameCodec.append(.stateData, body: [1], to: process.control)
+        }
+        markDirty(process)
+    }
+
+    private func save(state body: UnsafeRawBufferPointer, of process: SupervisedProcess) {
+        let data = Array(body)
+        process.savedState = data
+        guard let store else {
+            acknowledgeStateSave(process, saved: true)
+            return
+        }
+        // Acknowledged once committed: the state then survives any crash.
+        let bound = LoopBound(value: (self, process))
+        let inbox = loop.inbox
+        store.saveState(process: process.name, data: data) { saved in
+            inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
         }
     }
 
