@@ -8,6 +8,14 @@ extension Supervisor {
         startNextPending()
     }
 
+    /// Whether every enabled process has been started and is past `starting`: running, or
+    /// failed, exited or waiting in backoff. A process that cannot start must not hold the whole
+    /// agent back (systemd would kill it at TimeoutStartSec); `STATUS=` names it.
+    var firstStartsSettled: Bool {
+        // Every process waits in `pendingStarts` until it is spawned (then `starting`).
+        pendingStarts.isEmpty && !processes.contains { !$0.isTaskExecutor && $0.state == .starting }
+    }
+
     private func startNextPending() {
         while !pendingStarts.isEmpty {
             let process = pendingStarts.removeFirst()

@@ -8,18 +8,6 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
-    /// A freshly spawned worker process and the supervisor's ends of its fds.
-    struct LaunchedWorker {
-        var pid: pid_t
-        var channelFD: Int32
-        var stdoutFD: Int32
-        var stderrFD: Int32
-        var pidFD: Int32
-
-        /// The supervisor's ends, for closing.
-        var fds: [Int32] { [channelFD, stdoutFD, stderrFD, pidFD] }
-    }
-
     /// A worker with a socketpair (fd 3) and a pipe each for stdout and stderr (so that its
     /// log tells them apart): forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
@@ -30,7 +18,7 @@ extension Supervisor {
     }
 
     private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        if let server = forkServer, server.isRunning {
+        if let server = forkServers.server, server.isRunning {
             switch launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
@@ -43,8 +31,8 @@ extension Supervisor {
             case .failure(let error):
                 // The server may have forked the worker before failing: it then holds the fds
                 // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
-                forkServerFailed("\(error)")
-                scheduleOrphanSweep()
+                forkServers.failed("\(error)")
+                orphans.scheduleSweep()
             }
         }
         return launch { channel, stdout, stderr in
@@ -94,7 +82,7 @@ extension Supervisor {
         process.restartTimer = nil
         let worker: LaunchedWorker
         var warm = false
-        if let spare = takeSpare(for: process.module.library) {
+        if let spare = spares.take(for: process.module.library) {
             worker = spare
             warm = true
         } else {
@@ -223,7 +211,7 @@ extension Supervisor {
         let pid = process.pid
         salvageOutput(of: process)
         // After the restart below is scheduled, so that the sweep does not delay it.
-        defer { scheduleOrphanSweep() }
+        defer { orphans.scheduleSweep() }
         let exit = noteExit(of: process, status: status, pid: pid)
         afterExit(of: process, exit)
     }
@@ -372,7 +360,7 @@ extension Supervisor {
         process.restarts += 1
         process.restartTimes.append(now)
         // A module whose process crashed gets a warm spare once things are calm again.
-        sparesWanted.insert(process.module.library)
+        spares.want(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
         logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
@@ -381,13 +369,14 @@ extension Supervisor {
         }
     }
 
-    /// Sweeps for orphans on the next loop turn, after any restart was scheduled.
-    func scheduleOrphanSweep() {
-        guard !orphanSweepScheduled else { return }
-        orphanSweepScheduled = true
-        loop.schedule(after: 0) { [unowned self] in
-            orphanSweepScheduled = false
-            sweepOrphans()
+    /// Called when a worker reported ready: makes the module's warm spare if it wants one (see
+    /// ``SparePool``).
+    func replenishSpare(for library: String) {
+        guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library else { return }
+        let module = processes.first { $0.module.library == library }?.module.name ?? library
+        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
+        case .success(let spare): spares.add(spare, for: library)
+        case .failure(let error): logger.warning("cannot start a spare worker for \(module): \(error)")
         }
     }
 
@@ -395,7 +384,7 @@ extension Supervisor {
     func setState(_ process: SupervisedProcess, _ state: ProcessState) {
         process.state = state
         process.stateSince = EventLoop.now()
-        systemdStatusDirty = true
+        systemd.stateChanged()
         switch state {
         case .backoff(let at): record(process, "backoff", String(format: "retry in %.2f s", max(0, at - EventLoop.now())))
         case .failed(let reason): record(process, "failed", reason)
