@@ -176,26 +176,12 @@ extension Supervisor {
     /// Sends an event to every process subscribed to its type, in the order it was emitted.
     func route(_ event: EventFrame.Emitted, from source: SupervisedProcess) throws {
         source.eventsEmitted += 1
-        if source.routingGeneration != routingGeneration || !source.lastEmittedType.holds(event.type) {
-            refreshTargets(of: source, type: event.type)
+        if router.targetsAreStale(of: source, type: event.type) {
+            router.refreshTargets(of: source, type: event.type, triggers: taskTriggers, published: fleetPublished)
         }
         if tapsEvents { tap(event, from: source) }
         if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
-        // The common case: one subscriber with room (so nothing to drop and no producer to
-        // pause, whatever its when_full); the frame is built straight into its queue, and
-        // nothing is retained for it.
-        if let single = source.singleTarget {
-            let queued = single._withUnsafeGuaranteedRef { target -> Bool in
-                guard target.acceptsDeliveries else { return true }
-                let frameLength = EventFrame.deliveryLength(typeCount: event.type.count, sourceCount: source.nameBytes.count, payloadCount: event.payload.count)
-                guard target.pendingBytes + frameLength <= target.queueLimit else { return false }
-                source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: target.outgoing) }
-                target.eventsDelivered += 1
-                markDirty(target)
-                return true
-            }
-            if queued { return }
-        }
+        if router.queueForSingleTarget(event, from: source) { return }
         if let triggers = source.lastTriggers {
             fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
@@ -246,25 +232,6 @@ extension Supervisor {
         }
     }
 
-    /// Looks up (and caches in the source) the subscribers of the type it emits.
-    private func refreshTargets(of source: SupervisedProcess, type: UnsafeRawBufferPointer) {
-        source.lastEmittedType.removeAll(keepingCapacity: true)
-        source.lastEmittedType.append(type)
-        // From the copy: the type may lie in the worker's emit ring, which it can change.
-        let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        source.lastEmittedTypeName = name
-        source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
-        // A replica's own group does not get its events back from the wildcard (as a process
-        // does not), nor would it pass them around among its replicas.
-        let ownGroup = source.planned.replicaOf
-        source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
-        source.lastTriggers = taskTriggers[name]
-        source.lastPublished = fleetPublished.contains(name)
-        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty && !source.lastPublished
-            ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
-        source.routingGeneration = routingGeneration
-    }
-
     /// Tells the worker whether its state was stored. Not stored means the store cannot write
     /// (it is degraded: disk full, read-only): the worker gets AGENT_STORE_UNAVAILABLE, an
     /// error its module can handle, and goes on; `savedState` still has the state for a
@@ -276,21 +243,13 @@ extension Supervisor {
     }
 
     package func markDirty(_ process: SupervisedProcess) {
-        guard !process.dirty else { return }
-        process.dirty = true
-        dirtyProcesses.append(process)
+        router.markDirty(process)
     }
 
     /// Writes queued frames to every worker that has some, once per loop turn (so frames
     /// routed in one turn share a write).
     package func flushDirty() {
-        guard !dirtyProcesses.isEmpty else { return }
-        let batch = dirtyProcesses
-        dirtyProcesses.removeAll(keepingCapacity: true)
-        for process in batch {
-            process.dirty = false
-            write(process)
-        }
+        router.flushDirty { write($0) }
     }
 
     /// Writes what the worker may have now: the rest of a partly written delivery, then

@@ -211,7 +211,7 @@ extension Supervisor {
     /// dropping the oldest events still keeps most of a full queue.
     @inline(__always)
     private func runLimit(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
-        guard let single = source.singleTarget, source.routingGeneration == routingGeneration, !tapsEvents, !source.isChatbot,
+        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEvents, !source.isChatbot,
               body.count >= 2 else { return nil }
         let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
         guard typeLength > 0, body.count >= 2 + typeLength + 8,

@@ -105,16 +105,9 @@ public final class Supervisor {
     /// one flag read per event instead of three.
     private(set) var tapsEvents = false
     let startedAt = EventLoop.now()
-    /// Event type → processes subscribed to it; `*` subscribers receive every type.
-    var subscribers: [String: [SupervisedProcess]] = [:]
-    var wildcardSubscribers: [SupervisedProcess] = []
-    /// Replicas subscribed by event type: each event goes to one replica of each group.
-    var groupSubscribers: [String: [ReplicaGroup]] = [:]
-    var wildcardGroups: [ReplicaGroup] = []
-    /// The processes with `replicas`, by their name in the settings.
-    var replicaGroups: [String: ReplicaGroup] = [:]
-    var routingGeneration = 0
-    var dirtyProcesses: [SupervisedProcess] = []
+    /// Subscriptions, each source's targets, and the processes with frames to write (see
+    /// ``EventRouter``).
+    let router = EventRouter()
 
     var stopping = false
     /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness (see
@@ -135,7 +128,6 @@ public final class Supervisor {
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-    let deliveryScratch = FrameBuffer()
 
     /// Supervises the planned processes (see ``SettingsValidator``).
     public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
@@ -184,32 +176,20 @@ public final class Supervisor {
     deinit { readBuffer.deallocate() }
 
     func rebuildRouting() {
-        subscribers = [:]
-        wildcardSubscribers = []
-        groupSubscribers = [:]
-        wildcardGroups = []
-        replicaGroups = [:]
-        for process in processes {
-            if let groupName = process.planned.replicaOf {
-                let group: ReplicaGroup
-                if let existing = replicaGroups[groupName] {
-                    group = existing
-                } else {
-                    group = ReplicaGroup(name: groupName)
-                    replicaGroups[groupName] = group
-                    // The group subscribes once, as its replicas' settings are one.
-                    for type in process.subscriptions {
-                        if type == "*" { wildcardGroups.append(group) } else { groupSubscribers[type, default: []].append(group) }
-                    }
-                }
-                group.add(process)
-                continue
-            }
-            for type in process.subscriptions {
-                if type == "*" { wildcardSubscribers.append(process) } else { subscribers[type, default: []].append(process) }
-            }
-        }
-        routingGeneration += 1
+        router.rebuild(processes)
+    }
+
+    // The router's tables, as the work layer and the commands read them.
+    var subscribers: [String: [SupervisedProcess]] { router.subscribers }
+    var wildcardSubscribers: [SupervisedProcess] { router.wildcardSubscribers }
+    var groupSubscribers: [String: [ReplicaGroup]] { router.groupSubscribers }
+    var wildcardGroups: [ReplicaGroup] { router.wildcardGroups }
+    var replicaGroups: [String: ReplicaGroup] { router.replicaGroups }
+    var deliveryScratch: FrameBuffer { router.scratch }
+    /// Raised when task triggers or published types change: each source looks its targets up again.
+    var routingGeneration: Int {
+        get { router.generation }
+        set { router.generation = newValue }
     }
 
     public func process(named name: String) -> SupervisedProcessInfo? {
