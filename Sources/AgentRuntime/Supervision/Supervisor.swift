@@ -271,7 +271,7 @@ public final class Supervisor {
             logger.notice("the console's output was closed (its reader exited); stopping all processes")
             stopAll()
         }
-        systemd.afterTurn(settled: firstStartsSettled, status: serviceStatus)
+        systemd.afterTurn(settled: !stopping && firstStartsSettled, status: serviceStatus)
     }
 
     /// A pipe on stdout whose reader exits (`console --json | head -8`) reports a hang-up at
