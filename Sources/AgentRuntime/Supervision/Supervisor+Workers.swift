@@ -19,7 +19,7 @@ extension Supervisor {
 
     private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         if let server = forkServers.server, server.isRunning {
-            switch launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
+            switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
             case .failure(let error) where !error.isForkServerRequest:
@@ -35,44 +35,11 @@ extension Supervisor {
                 orphans.scheduleSweep()
             }
         }
-        return launch { channel, stdout, stderr in
+        return LaunchedWorker.launch { channel, stdout, stderr in
             ProcessSpawner.spawn(
                 path: configuration.workerPath, arguments: arguments,
                 environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
                 stdout: stdout, stderr: stderr, channel: channel, newGroup: true, cgroup: containment?.workersCgroupFD ?? -1)
-        }
-    }
-
-    /// Makes a socketpair and two output pipes, has `start` start a worker with their child
-    /// ends (then closed here), and returns the worker with the supervisor's ends.
-    private func launch(_ start: (_ channel: Int32, _ stdout: Int32, _ stderr: Int32) -> Result<pid_t, ProcessSpawner.SpawnError>) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        var channel: [Int32] = [0, 0]
-        var stdout: [Int32] = [0, 0]
-        var stderr: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
-            return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
-        }
-        guard agent_pipe_cloexec(&stdout) == 0 else {
-            let code = errno
-            close(channel[0]); close(channel[1])
-            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
-        }
-        guard agent_pipe_cloexec(&stderr) == 0 else {
-            let code = errno
-            close(channel[0]); close(channel[1]); close(stdout[0]); close(stdout[1])
-            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
-        }
-        let result = start(channel[1], stdout[1], stderr[1])
-        close(channel[1])
-        close(stdout[1])
-        close(stderr[1])
-        switch result {
-        case .success(let pid):
-            for fd in [channel[0], stdout[0], stderr[0]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-            return .success(LaunchedWorker(pid: pid, channelFD: channel[0], stdoutFD: stdout[0], stderrFD: stderr[0], pidFD: agent_pidfd_open(pid)))
-        case .failure(let error):
-            close(channel[0]); close(stdout[0]); close(stderr[0])
-            return .failure(error)
         }
     }
 
