@@ -63,7 +63,7 @@ enum Diagnostics {
         ]
         var answer: JSONObject = [
             "ok": true, "versions": .object(versions), "agent": .object(agent), "paths": .object(paths),
-            "store": supervisor.storeStatus, "fork_server": supervisor.forkServerStatus,
+            "store": supervisor.storeStatus, "fork_server": supervisor.forkServers.status,
             "outputs": .array(supervisor.outputs?.statistics.map(\.jsonValue) ?? []), "limits": .object(limits),
         ]
         answer["notifications"] = supervisor.taskNotifier?.statistics.jsonValue

@@ -257,9 +257,9 @@ public struct AgentLauncher {
         supervisor.console.logFile = logFile
         supervisor.logFile = logFile
         supervisor.controlPaths = paths
-        supervisor.systemd = systemd
+        supervisor.systemd.notifier = systemd
         supervisor.disabledProcesses = report.disabledProcesses
-        supervisor.signalFD = signalFD
+        supervisor.signals.signalFD = signalFD
         signalFD = -1
         supervisor.containment = containment
         supervisor.store = Self.openStore(prepared.settings, logger: logger)
@@ -311,7 +311,7 @@ public struct AgentLauncher {
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
         logger.info("\(Self.dashboardLine(supervisor.fronts.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
         // Handed over last: until here, an early return shuts it down (the defer above).
-        supervisor.forkServer = forkServer
+        supervisor.useForkServer(forkServer)
         forkServer = nil
         supervisor.run()
         return ExitCode.success

@@ -80,70 +80,19 @@ extension Supervisor {
         }
     }
 
+    /// One frame from a worker; events first, as they are nearly all of them.
     func handle(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
         switch kind {
-        case .event:
-            try route(try EventFrame.parseEmitted(body), from: process)
-        case .message:
-            let level = Int(body.first ?? 1)
-            let text = String(decoding: body.dropFirst(), as: UTF8.self)
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-            console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
-            if let outputs, outputs.wants(.message) {
-                outputs.publish(.message(source: process.name, level: level, text: text, time: now))
-            }
-            recordAlert(source: process.name, level: level, text: text)
-        case .log:
-            let text = String(decoding: body.dropFirst(), as: UTF8.self)
-            let level: Logger.Level = switch Int(body.first ?? 1) {
-            case 0: .debug
-            case 1: .info
-            case 2: .warning
-            case 3: .error
-            default: .critical
-            }
-            logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
-        case .ready:
-            process.readyAt = EventLoop.now()
-            process.wasEverReady = true
-            if process.state == .starting {
-                record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
-                setState(process, .running)
-                replenishSpare(for: process.module.library)
-                logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
-            }
-        case .heartbeat:
-            process.lastHeartbeat = EventLoop.now()
-        case .taken:
-            guard body.count == 8 else { throw FrameError("taken frame of \(body.count) bytes") }
-            process.inFlight = max(0, process.inFlight - Int(clamping: UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))))
-            if process.pendingBytes > 0 { markDirty(process) }
-        case .loadState:
-            if let state = process.savedState {
-                FrameCodec.append(.stateData, body: [0] + state, to: process.control)
-            } else {
-                FrameCodec.append(.stateData, body: [1], to: process.control)
-            }
-            markDirty(process)
-        case .saveState:
-            let data = Array(body)
-            process.savedState = data
-            guard let store else {
-                acknowledgeStateSave(process, saved: true)
-                return
-            }
-            // Acknowledged once committed: the state then survives any crash.
-            let bound = LoopBound(value: (self, process))
-            let inbox = loop.inbox
-            store.saveState(process: process.name, data: data) { saved in
-                inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
-            }
-        case .query:
-            try answerQuery(body, from: process)
-        case .memory:
-            answerMemoryFrame(body, from: process)
+        case .event: try route(try EventFrame.parseEmitted(body), from: process)
+        case .message: received(message: body, from: process)
+        case .log: received(log: body, from: process)
+        case .ready: becameReady(process)
+        case .heartbeat: process.lastHeartbeat = EventLoop.now()
+        case .taken: try received(taken: body, from: process)
+        case .loadState: sendSavedState(to: process)
+        case .saveState: save(state: body, of: process)
+        case .query: try answerQuery(body, from: process)
+        case .memory: answerMemoryFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -156,29 +105,83 @@ extension Supervisor {
         }
     }
 
+    /// A message for people: the console, the outputs that want messages, the alerts.
+    private func received(message body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
+        let level = Int(body.first ?? 1)
+        let text = String(decoding: body.dropFirst(), as: UTF8.self)
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
+        if let outputs, outputs.wants(.message) {
+            outputs.publish(.message(source: process.name, level: level, text: text, time: now))
+        }
+        recordAlert(source: process.name, level: level, text: text)
+    }
+
+    /// A line for the agent's log, at the level its first byte says.
+    private func received(log body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
+        let text = String(decoding: body.dropFirst(), as: UTF8.self)
+        let level: Logger.Level = switch Int(body.first ?? 1) {
+        case 0: .debug
+        case 1: .info
+        case 2: .warning
+        case 3: .error
+        default: .critical
+        }
+        logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
+    }
+
+    private func becameReady(_ process: SupervisedProcess) {
+        process.readyAt = EventLoop.now()
+        process.wasEverReady = true
+        guard process.state == .starting else { return }
+        record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
+        setState(process, .running)
+        replenishSpare(for: process.module.library)
+        logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
+    }
+
+    /// The worker took this many deliveries from its socket: room for more.
+    private func received(taken body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+        guard body.count == 8 else { throw FrameError("taken frame of \(body.count) bytes") }
+        process.inFlight = max(0, process.inFlight - Int(clamping: UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))))
+        if process.pendingBytes > 0 { markDirty(process) }
+    }
+
+    private func sendSavedState(to process: SupervisedProcess) {
+        if let state = process.savedState {
+            FrameCodec.append(.stateData, body: [0] + state, to: process.control)
+        } else {
+            FrameCodec.append(.stateData, body: [1], to: process.control)
+        }
+        markDirty(process)
+    }
+
+    private func save(state body: UnsafeRawBufferPointer, of process: SupervisedProcess) {
+        let data = Array(body)
+        process.savedState = data
+        guard let store else {
+            acknowledgeStateSave(process, saved: true)
+            return
+        }
+        // Acknowledged once committed: the state then survives any crash.
+        let bound = LoopBound(value: (self, process))
+        let inbox = loop.inbox
+        store.saveState(process: process.name, data: data) { saved in
+            inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
+        }
+    }
+
     /// Sends an event to every process subscribed to its type, in the order it was emitted.
     func route(_ event: EventFrame.Emitted, from source: SupervisedProcess) throws {
         source.eventsEmitted += 1
-        if source.routingGeneration != routingGeneration || !source.lastEmittedType.holds(event.type) {
-            refreshTargets(of: source, type: event.type)
+        if router.targetsAreStale(of: source, type: event.type) {
+            router.refreshTargets(of: source, type: event.type, triggers: taskTriggers, published: fleetPublished)
         }
         if tapsEvents { tap(event, from: source) }
         if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
-        // The common case: one subscriber with room (so nothing to drop and no producer to
-        // pause, whatever its when_full); the frame is built straight into its queue, and
-        // nothing is retained for it.
-        if let single = source.singleTarget {
-            let queued = single._withUnsafeGuaranteedRef { target -> Bool in
-                guard target.acceptsDeliveries else { return true }
-                let frameLength = EventFrame.deliveryLength(typeCount: event.type.count, sourceCount: source.nameBytes.count, payloadCount: event.payload.count)
-                guard target.pendingBytes + frameLength <= target.queueLimit else { return false }
-                source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: target.outgoing) }
-                target.eventsDelivered += 1
-                markDirty(target)
-                return true
-            }
-            if queued { return }
-        }
+        if router.queueForSingleTarget(event, from: source) { return }
         if let triggers = source.lastTriggers {
             fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
@@ -229,25 +232,6 @@ extension Supervisor {
         }
     }
 
-    /// Looks up (and caches in the source) the subscribers of the type it emits.
-    private func refreshTargets(of source: SupervisedProcess, type: UnsafeRawBufferPointer) {
-        source.lastEmittedType.removeAll(keepingCapacity: true)
-        source.lastEmittedType.append(type)
-        // From the copy: the type may lie in the worker's emit ring, which it can change.
-        let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        source.lastEmittedTypeName = name
-        source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
-        // A replica's own group does not get its events back from the wildcard (as a process
-        // does not), nor would it pass them around among its replicas.
-        let ownGroup = source.planned.replicaOf
-        source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
-        source.lastTriggers = taskTriggers[name]
-        source.lastPublished = fleetPublished.contains(name)
-        source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty && !source.lastPublished
-            ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
-        source.routingGeneration = routingGeneration
-    }
-
     /// Tells the worker whether its state was stored. Not stored means the store cannot write
     /// (it is degraded: disk full, read-only): the worker gets AGENT_STORE_UNAVAILABLE, an
     /// error its module can handle, and goes on; `savedState` still has the state for a
@@ -259,21 +243,13 @@ extension Supervisor {
     }
 
     package func markDirty(_ process: SupervisedProcess) {
-        guard !process.dirty else { return }
-        process.dirty = true
-        dirtyProcesses.append(process)
+        router.markDirty(process)
     }
 
     /// Writes queued frames to every worker that has some, once per loop turn (so frames
     /// routed in one turn share a write).
     package func flushDirty() {
-        guard !dirtyProcesses.isEmpty else { return }
-        let batch = dirtyProcesses
-        dirtyProcesses.removeAll(keepingCapacity: true)
-        for process in batch {
-            process.dirty = false
-            write(process)
-        }
+        router.flushDirty { write($0) }
     }
 
     /// Writes what the worker may have now: the rest of a partly written delivery, then

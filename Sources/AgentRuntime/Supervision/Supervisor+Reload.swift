@@ -14,18 +14,18 @@ extension Supervisor {
         guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
         guard let reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
         logger.notice("reloading the settings")
-        notifySystemdReloading()
+        systemd.reloadBegan(stopping: stopping)
         let report: SettingsReport
         switch reloader() {
         case .failure(let error):
             logger.error("reload refused: \(error); the running configuration stays")
-            notifySystemdReloaded(applied: false)
+            systemd.reloadEnded(applied: false, status: serviceStatus)
             return ["ok": false, "errors": [.string(error.description)]]
         case .success(let checked):
             report = checked
         }
         let answer = applyReload(report)
-        notifySystemdReloaded(applied: answer["ok"] == true)
+        systemd.reloadEnded(applied: answer["ok"] == true, status: serviceStatus)
         return answer
     }
 
@@ -37,17 +37,17 @@ extension Supervisor {
         guard !stopping else { return respond(["ok": false, "error": "the agent is stopping"]) }
         guard let settingsCommands else { return respond(reload()) }
         logger.notice("reloading the settings")
-        notifySystemdReloading()
+        systemd.reloadBegan(stopping: stopping)
         let apply = LoopBound(value: { [weak self] (checked: Result<AgentLauncher.Prepared, ControlError>) in
             guard let self else { return }
             switch checked {
             case .failure(let error):
                 logger.error("reload refused: \(error); the running configuration stays")
-                notifySystemdReloaded(applied: false)
+                systemd.reloadEnded(applied: false, status: serviceStatus)
                 respond(["ok": false, "errors": [.string(error.description)]])
             case .success(let prepared):
                 let answer = applyReload(prepared.report)
-                notifySystemdReloaded(applied: answer["ok"] == true)
+                systemd.reloadEnded(applied: answer["ok"] == true, status: serviceStatus)
                 respond(answer)
             }
         })
@@ -127,10 +127,9 @@ extension Supervisor {
             then?()
             return
         }
-        retiring.append(process)
+        table.retire(process)
         process.onStopped.append { [unowned self, unowned process] in
-            retiring.removeAll { $0 === process }
-            foldIntoTotals([process])
+            table.retired(process)
             then?()
         }
         stop(process)

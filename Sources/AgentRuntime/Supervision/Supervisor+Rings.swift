@@ -101,75 +101,98 @@ extension Supervisor {
                 scheduleEmitDrain(process)
                 return
             }
-            var used = 0
-            var broken: String?
-            var stopped = false
-            // Consecutive events that go to one subscriber as one run (copied out before the
-            // room is given back).
-            var run = PendingRun()
-            while !stopped, readable.count - used >= FrameCodec.headerLength {
-                // The worker can write to the ring at any time: the length is read once.
-                let length = Int(FrameCodec.readUInt32(readable, at: used))
-                guard length >= 1, length <= readable.count - used - 4 else {
-                    broken = "a frame of \(length) bytes where \(readable.count - used - 4) are published"
-                    break
-                }
-                let kind = FrameKind(rawValue: readable[used + 4])
-                let body = UnsafeRawBufferPointer(rebasing: readable[(used + 5)..<(used + 4 + length)])
-                if kind == .event, let limit = runLimit(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
-                    if run.count > 0, run.end - run.start + 4 + length > limit {
-                        if let problem = flushRun(&run, readable, from: process) {
-                            broken = problem
-                            break
-                        }
-                        // Looked at again: the flushed run's header took some of the queue's room.
-                        continue
-                    }
-                    if run.count == 0 { run.start = used }
-                    used += 4 + length
-                    run.end = used
-                    run.count += 1
-                    stopped = used >= budget
-                    continue
-                }
-                if let problem = flushRun(&run, readable, from: process) {
-                    broken = problem
-                    break
-                }
-                used += 4 + length
-                if kind == .onSocket {
-                    process.awaitingSocketFrames += 1
-                    stopped = true
-                    continue
-                }
-                do {
-                    if kind == .event {
-                        try handle(kind, body, from: process)
-                    } else {
-                        // Rare frames are parsed (as text, JSON) from a private copy: the worker
-                        // could change the ring's bytes between a check and a use.
-                        try Array(body).withUnsafeBytes { try handle(kind, $0, from: process) }
-                    }
-                } catch {
-                    broken = "\(error)"
-                    break
-                }
-                stopped = (process.pauseCount > 0 && !all) || used >= budget
-            }
-            if let problem = flushRun(&run, readable, from: process), broken == nil { broken = problem }
-            if broken == nil, !stopped, used < readable.count {
-                broken = "\(readable.count - used) bytes that are not a whole frame"
-            }
-            budget -= used
-            if ring.release(used), process.emitRoomFD >= 0 {
+            let pass = takeFrames(readable, from: process, budget: budget, all: all)
+            budget -= pass.used
+            if ring.release(pass.used), process.emitRoomFD >= 0 {
                 var one: UInt64 = 1
                 _ = write(process.emitRoomFD, &one, 8)
             }
-            if let broken { return emitRingBroken(process, broken, dead: all) }
+            if let broken = pass.broken { return emitRingBroken(process, broken, dead: all) }
             if process.awaitingSocketFrames > 0, !all {
                 updateChannelInterest(process)
                 drainChannel(process)
             }
+        }
+    }
+
+    /// What one pass over an emit ring's readable bytes took: the bytes to give back, why the
+    /// ring is broken if it is, and whether the pass stopped early (budget, pause, marker).
+    struct RingPass {
+        var used = 0
+        var broken: String?
+        var stopped = false
+    }
+
+    /// Handles the frames in `readable`, in order, events to a single subscriber as runs.
+    @inline(__always)
+    private func takeFrames(_ readable: UnsafeRawBufferPointer, from process: SupervisedProcess, budget: Int, all: Bool) -> RingPass {
+        var pass = RingPass()
+        // Consecutive events that go to one subscriber as one run (copied out before the
+        // room is given back).
+        var run = PendingRun()
+        while !pass.stopped, readable.count - pass.used >= FrameCodec.headerLength {
+            // The worker can write to the ring at any time: the length is read once.
+            let length = Int(FrameCodec.readUInt32(readable, at: pass.used))
+            guard length >= 1, length <= readable.count - pass.used - 4 else {
+                pass.broken = "a frame of \(length) bytes where \(readable.count - pass.used - 4) are published"
+                break
+            }
+            let kind = FrameKind(rawValue: readable[pass.used + 4])
+            let body = UnsafeRawBufferPointer(rebasing: readable[(pass.used + 5)..<(pass.used + 4 + length)])
+            if kind == .event, let limit = runLimit(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
+                if run.count > 0, run.end - run.start + 4 + length > limit {
+                    if let problem = flushRun(&run, readable, from: process) {
+                        pass.broken = problem
+                        break
+                    }
+                    // Looked at again: the flushed run's header took some of the queue's room.
+                    continue
+                }
+                if run.count == 0 { run.start = pass.used }
+                pass.used += 4 + length
+                run.end = pass.used
+                run.count += 1
+                pass.stopped = pass.used >= budget
+                continue
+            }
+            if let problem = flushRun(&run, readable, from: process) {
+                pass.broken = problem
+                break
+            }
+            pass.used += 4 + length
+            if kind == .onSocket {
+                process.awaitingSocketFrames += 1
+                pass.stopped = true
+                continue
+            }
+            if let problem = handleRingFrame(kind, body, from: process) {
+                pass.broken = problem
+                break
+            }
+            pass.stopped = (process.pauseCount > 0 && !all) || pass.used >= budget
+        }
+        if let problem = flushRun(&run, readable, from: process), pass.broken == nil { pass.broken = problem }
+        if pass.broken == nil, !pass.stopped, pass.used < readable.count {
+            pass.broken = "\(readable.count - pass.used) bytes that are not a whole frame"
+        }
+        return pass
+    }
+
+    /// Handles one frame of the ring that is not part of a run; returns the error if it broke
+    /// the protocol.
+    @inline(__always)
+    private func handleRingFrame(_ kind: FrameKind, _ body: UnsafeRawBufferPointer, from process: SupervisedProcess) -> String? {
+        do {
+            if kind == .event {
+                try handle(kind, body, from: process)
+            } else {
+                // Rare frames are parsed (as text, JSON) from a private copy: the worker
+                // could change the ring's bytes between a check and a use.
+                try Array(body).withUnsafeBytes { try handle(kind, $0, from: process) }
+            }
+            return nil
+        } catch {
+            return "\(error)"
         }
     }
 
@@ -188,7 +211,7 @@ extension Supervisor {
     /// dropping the oldest events still keeps most of a full queue.
     @inline(__always)
     private func runLimit(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
-        guard let single = source.singleTarget, source.routingGeneration == routingGeneration, !tapsEvents, !source.isChatbot,
+        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEvents, !source.isChatbot,
               body.count >= 2 else { return nil }
         let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
         guard typeLength > 0, body.count >= 2 + typeLength + 8,

@@ -11,9 +11,7 @@ extension Supervisor {
         // A SIGCHLD that reached a thread other than the loop's is not lost for status.
         checkStops()
         let now = EventLoop.now()
-        var totals = retiredTotals
         let entries = processes.map { process -> AgentSnapshot.Process in
-            add(process, to: &totals)
             var replacing: SupervisedProcessInfo?
             if !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }) {
                 replacing = SupervisedProcessInfo(old)
@@ -24,12 +22,17 @@ extension Supervisor {
                 wasEverReady: process.wasEverReady, failureTimes: process.failureTimes,
                 restartPolicy: process.policy.restart.rawValue)
         }
-        for process in retiring { add(process, to: &totals) }
+        let counters = table.counters
+        var totals = AgentSnapshot.Totals()
+        totals.eventsEmitted = counters.eventsEmitted
+        totals.eventsDelivered = counters.eventsDelivered
+        totals.eventsDropped = counters.eventsDropped
+        totals.restarts = counters.restarts
         var snapshot = AgentSnapshot(
             pid: getpid(), takenAt: now, uptime: now - startedAt, stopping: stopping,
             processes: entries, disabled: disabledProcesses,
             store: store?.statistics, storePath: store?.path,
-            outputs: outputs?.statistics ?? [], forkServer: forkServerStatus,
+            outputs: outputs?.statistics ?? [], forkServer: forkServers.status,
             totals: totals, chatRequests: chatSequence)
         snapshot.tasks = tasks?.figures ?? []
         snapshot.loop = .init(longestTurn: loop.longestTurn, slowTurns: loop.slowTurns)
@@ -51,19 +54,4 @@ extension Supervisor {
 
     /// The store's figures, as `status` shows them.
     var storeStatus: JSONValue { AgentSnapshot.storeJSON(store?.statistics, path: store?.path) }
-
-    private func add(_ process: SupervisedProcess, to totals: inout AgentSnapshot.Totals) {
-        totals.eventsEmitted += process.eventsEmitted
-        totals.eventsDelivered += process.eventsDelivered
-        totals.eventsDropped += process.eventsDropped
-        totals.restarts += process.restarts
-    }
-
-    /// Keeps the counters of a process that a reload removed or replaced in the agent's
-    /// totals, once it is in neither `processes` nor `retiring` (so that the totals only grow).
-    func foldIntoTotals(_ removed: [SupervisedProcess]) {
-        for process in removed where !processes.contains(where: { $0 === process }) && !retiring.contains(where: { $0 === process }) {
-            add(process, to: &retiredTotals)
-        }
-    }
 }

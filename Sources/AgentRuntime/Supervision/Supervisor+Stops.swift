@@ -12,27 +12,9 @@ extension Supervisor {
     /// SIGCHLD must be blocked in every thread for the signalfd to see it: the caller blocks it
     /// before it starts threads (as `agent-control` does); it is blocked here for this thread.
     func watchStops() {
-        let signals: [Int32] = [SIGCHLD]
-        _ = signals.withUnsafeBufferPointer { agent_block_signals($0.baseAddress, Int32($0.count)) }
-        childSignalFD = signals.withUnsafeBufferPointer { agent_signalfd($0.baseAddress, Int32($0.count)) }
-        guard childSignalFD >= 0 else {
-            logger.warning("cannot watch for stopped workers (signalfd: \(String(cString: strerror(errno)))); status shows them running")
-            return
+        if let problem = signals.watchChildren({ [unowned self] in checkStops() }) {
+            logger.warning("cannot watch for stopped workers (\(problem)); status shows them running")
         }
-        loop.register(childSignalFD) { [unowned self] _ in
-            while agent_signalfd_read(childSignalFD) > 0 {}
-            checkStops()
-        }
-    }
-
-    /// At the end of ``run()``: SIGCHLD goes back to how the thread had it (unblocked).
-    func unwatchStops() {
-        guard childSignalFD >= 0 else { return }
-        loop.unregister(childSignalFD)
-        close(childSignalFD)
-        childSignalFD = -1
-        let signals: [Int32] = [SIGCHLD]
-        _ = signals.withUnsafeBufferPointer { agent_unblock_signals($0.baseAddress, Int32($0.count)) }
     }
 
     /// Asks every worker whether it was stopped or continued since the last look.

@@ -8,18 +8,6 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
-    /// A freshly spawned worker process and the supervisor's ends of its fds.
-    struct LaunchedWorker {
-        var pid: pid_t
-        var channelFD: Int32
-        var stdoutFD: Int32
-        var stderrFD: Int32
-        var pidFD: Int32
-
-        /// The supervisor's ends, for closing.
-        var fds: [Int32] { [channelFD, stdoutFD, stderrFD, pidFD] }
-    }
-
     /// A worker with a socketpair (fd 3) and a pipe each for stdout and stderr (so that its
     /// log tells them apart): forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
@@ -30,8 +18,8 @@ extension Supervisor {
     }
 
     private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        if let server = forkServer, server.isRunning {
-            switch launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
+        if let server = forkServers.server, server.isRunning {
+            switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
             case .failure(let error) where !error.isForkServerRequest:
@@ -43,48 +31,15 @@ extension Supervisor {
             case .failure(let error):
                 // The server may have forked the worker before failing: it then holds the fds
                 // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
-                forkServerFailed("\(error)")
-                scheduleOrphanSweep()
+                forkServers.failed("\(error)")
+                orphans.scheduleSweep()
             }
         }
-        return launch { channel, stdout, stderr in
+        return LaunchedWorker.launch { channel, stdout, stderr in
             ProcessSpawner.spawn(
                 path: configuration.workerPath, arguments: arguments,
                 environment: SupervisorConfiguration.workerEnvironment(configuration.environment),
                 stdout: stdout, stderr: stderr, channel: channel, newGroup: true, cgroup: containment?.workersCgroupFD ?? -1)
-        }
-    }
-
-    /// Makes a socketpair and two output pipes, has `start` start a worker with their child
-    /// ends (then closed here), and returns the worker with the supervisor's ends.
-    private func launch(_ start: (_ channel: Int32, _ stdout: Int32, _ stderr: Int32) -> Result<pid_t, ProcessSpawner.SpawnError>) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        var channel: [Int32] = [0, 0]
-        var stdout: [Int32] = [0, 0]
-        var stderr: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &channel) == 0 else {
-            return .failure(ProcessSpawner.SpawnError(path: "socketpair", errno: errno))
-        }
-        guard agent_pipe_cloexec(&stdout) == 0 else {
-            let code = errno
-            close(channel[0]); close(channel[1])
-            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
-        }
-        guard agent_pipe_cloexec(&stderr) == 0 else {
-            let code = errno
-            close(channel[0]); close(channel[1]); close(stdout[0]); close(stdout[1])
-            return .failure(ProcessSpawner.SpawnError(path: "pipe", errno: code))
-        }
-        let result = start(channel[1], stdout[1], stderr[1])
-        close(channel[1])
-        close(stdout[1])
-        close(stderr[1])
-        switch result {
-        case .success(let pid):
-            for fd in [channel[0], stdout[0], stderr[0]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-            return .success(LaunchedWorker(pid: pid, channelFD: channel[0], stdoutFD: stdout[0], stderrFD: stderr[0], pidFD: agent_pidfd_open(pid)))
-        case .failure(let error):
-            close(channel[0]); close(stdout[0]); close(stderr[0])
-            return .failure(error)
         }
     }
 
@@ -94,7 +49,7 @@ extension Supervisor {
         process.restartTimer = nil
         let worker: LaunchedWorker
         var warm = false
-        if let spare = takeSpare(for: process.module.library) {
+        if let spare = spares.take(for: process.module.library) {
             worker = spare
             warm = true
         } else {
@@ -103,14 +58,29 @@ extension Supervisor {
             case .failure(let error): return failToSpawn(process, error)
             }
         }
-        process.startRetries = 0
+        adopt(worker, for: process)
+        setState(process, .starting)
+        // The start frame goes first; deliveries queued while the process was down follow.
+        attachRing(to: process)
+        var frame: [UInt8] = []
+        FrameCodec.append(.start, body: Array(startFrame(for: process).utf8), to: &frame)
+        process.queueFirst(frame)
+        markDirty(process)
+        watchWorker(of: process)
         let pid = worker.pid
-        process.pid = pid
+        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
+        record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
+        scheduleDeadlineCheck()
+    }
+
+    /// Gives `process` the new worker's pid and fds, and forgets what was about the last one.
+    private func adopt(_ worker: LaunchedWorker, for process: SupervisedProcess) {
+        process.startRetries = 0
+        process.pid = worker.pid
         process.channelFD = worker.channelFD
         process.outputs[0].fd = worker.stdoutFD
         process.outputs[1].fd = worker.stderrFD
         process.pidFD = worker.pidFD
-        setState(process, .starting)
         process.spawnedAt = EventLoop.now()
         process.lastHeartbeat = 0
         process.killReason = nil
@@ -121,8 +91,10 @@ extension Supervisor {
             process.outputs[index].line.removeAll()
             process.outputs[index].length = 0
         }
+    }
 
-        // The start frame goes first; deliveries queued while the process was down follow.
+    /// The start frame's body: what the worker loads and runs.
+    private func startFrame(for process: SupervisedProcess) -> String {
         var fields: JSONObject = [
             "module": .string(process.module.library), "module_name": .string(process.module.name),
             "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
@@ -130,13 +102,11 @@ extension Supervisor {
             "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
         ]
         if process.isTaskExecutor { fields["task"] = true }
-        let start = JSONValue.object(fields).serialized()
-        attachRing(to: process)
-        var frame: [UInt8] = []
-        FrameCodec.append(.start, body: Array(start.utf8), to: &frame)
-        process.queueFirst(frame)
-        markDirty(process)
+        return JSONValue.object(fields).serialized()
+    }
 
+    /// Watches the worker's socket, output pipes and pidfd.
+    private func watchWorker(of process: SupervisedProcess) {
         loop.register(process.channelFD, events: channelInterest(process)) { [unowned self, unowned process] events in
             channelReady(process, events: events)
         }
@@ -150,9 +120,6 @@ extension Supervisor {
                 reap(process)
             }
         }
-        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
-        record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
-        scheduleDeadlineCheck()
     }
 
     /// A start that failed for lack of descriptors, memory or processes is tried again with
@@ -209,6 +176,27 @@ extension Supervisor {
             status = 0x7F00
         }
         let pid = process.pid
+        salvageOutput(of: process)
+        // After the restart below is scheduled, so that the sweep does not delay it.
+        defer { orphans.scheduleSweep() }
+        let exit = noteExit(of: process, status: status, pid: pid)
+        afterExit(of: process, exit)
+    }
+
+    /// How a worker ended, as ``reap(_:)`` found it.
+    struct WorkerExit {
+        var pid: pid_t
+        var code: Int32?
+        var how: String
+        var ranFor: Double
+        var wasReady: Bool
+        var wasStopping: Bool
+    }
+
+    /// Collects what a dead worker left behind (its emit ring, socket and pipes), kills its
+    /// children, closes its fds and keeps the events its module never took for the next worker.
+    private func salvageOutput(of process: SupervisedProcess) {
+        let pid = process.pid
         // Whatever the worker wrote before dying is still in its emit ring, the socket and the
         // pipes.
         if process.channelFD >= 0 {
@@ -225,16 +213,7 @@ extension Supervisor {
         }
         // Its own children go with it.
         Glibc.kill(-pid, SIGKILL)
-
-        for fd in [process.channelFD, process.outputs[0].fd, process.outputs[1].fd, process.pidFD] where fd >= 0 {
-            loop.unregister(fd)
-            close(fd)
-        }
-        process.channelFD = -1
-        process.outputs[0].fd = -1
-        process.outputs[1].fd = -1
-        process.pidFD = -1
-        process.pid = 0
+        closeWorkerDescriptors(of: process)
         let unseen = process.ring?.unseenFrames()
         detachRing(from: process)
         process.waitingForWritable = false
@@ -244,26 +223,43 @@ extension Supervisor {
         }
         // A dead subscriber holds no producer back.
         if !process.pausedProducers.isEmpty { resumeProducers(of: process) }
-        // After the restart below is scheduled, so that the sweep does not delay it.
-        defer { scheduleOrphanSweep() }
+        keepUndelivered(of: process, unseen: unseen)
+    }
+
+    private func closeWorkerDescriptors(of process: SupervisedProcess) {
+        for fd in [process.channelFD, process.outputs[0].fd, process.outputs[1].fd, process.pidFD] where fd >= 0 {
+            loop.unregister(fd)
+            close(fd)
+        }
+        process.channelFD = -1
+        process.outputs[0].fd = -1
+        process.outputs[1].fd = -1
+        process.pidFD = -1
+        process.pid = 0
+    }
+
+    /// Frames sent on the socket are lost with the worker; those still in its delivery ring
+    /// (`unseen`) go first to the next one.
+    private func keepUndelivered(of process: SupervisedProcess, unseen: (frames: [UInt8], count: Int, lost: Bool)?) {
         let lost = process.discardSentFrames()
         if lost > 0 {
             process.eventsDropped += lost
             logger.warning("\(lost) event(s) were being delivered when the worker died", metadata: ["process": "\(process.name)"])
         }
-        if let unseen {
-            // Its module never saw them: they go first to the next worker.
-            process.queueFirst(deliveries: unseen.frames)
-            if unseen.count > 0 {
-                logger.info("\(unseen.count) event(s) its module had not taken from its delivery ring are kept for the next worker", metadata: ["process": "\(process.name)"])
-            }
-            if unseen.lost {
-                logger.warning("its delivery ring held frames that were not well-formed (the worker wrote to it); the events from there on are lost", metadata: ["process": "\(process.name)"])
-            }
+        guard let unseen else { return }
+        // Its module never saw them: they go first to the next worker.
+        process.queueFirst(deliveries: unseen.frames)
+        if unseen.count > 0 {
+            logger.info("\(unseen.count) event(s) its module had not taken from its delivery ring are kept for the next worker", metadata: ["process": "\(process.name)"])
         }
+        if unseen.lost {
+            logger.warning("its delivery ring held frames that were not well-formed (the worker wrote to it); the events from there on are lost", metadata: ["process": "\(process.name)"])
+        }
+    }
 
-        let now = EventLoop.now()
-        let ranFor = now - process.spawnedAt
+    /// Writes down how the worker ended (its process, the history) and tells a task executor's
+    /// runner.
+    private func noteExit(of process: SupervisedProcess, status: Int32, pid: pid_t) -> WorkerExit {
         let code = ProcessSpawner.exitCode(status)
         let signal = code == nil ? ProcessSpawner.termSignal(status) : nil
         var how = code.map { "exited with status \($0)" } ?? "was killed by \(SignalName.of(signal!))"
@@ -275,49 +271,63 @@ extension Supervisor {
         let wasStopping = process.state == .stopping || stopping
         // A task executor's runs end with it (its runner decides how; it is never restarted).
         process.onWorkerExit?(how)
-        let wasReady = process.readyAt >= process.spawnedAt
+        let exit = WorkerExit(pid: pid, code: code, how: how, ranFor: EventLoop.now() - process.spawnedAt,
+                              wasReady: process.readyAt >= process.spawnedAt, wasStopping: wasStopping)
         process.readyAt = 0
         process.killReason = nil
-        let name: Logger.Metadata = ["process": "\(process.name)"]
+        return exit
+    }
 
-        if wasStopping {
+    /// Stopped, failed for good, or restarted after a backoff: what the exit and the restart
+    /// policy say.
+    private func afterExit(of process: SupervisedProcess, _ exit: WorkerExit) {
+        let name: Logger.Metadata = ["process": "\(process.name)"]
+        if exit.wasStopping {
             setState(process, .stopped)
-            logger.info("worker pid \(pid) stopped (\(how)) after \(String(format: "%.2f", ranFor)) s", metadata: name)
+            logger.info("worker pid \(exit.pid) stopped (\(exit.how)) after \(String(format: "%.2f", exit.ranFor)) s", metadata: name)
             processStopped(process)
             return
         }
-        process.failureTimes.append(now)
+        process.failureTimes.append(EventLoop.now())
         if process.failureTimes.count > SupervisedProcess.failuresKept { process.failureTimes.removeFirst() }
         if let failure = process.reportedFailure,
-           code == WorkerMain.ExitCode.badSettings || code == WorkerMain.ExitCode.moduleUnusable {
+           exit.code == WorkerMain.ExitCode.badSettings || exit.code == WorkerMain.ExitCode.moduleUnusable {
             setState(process, .failed(reason: failure.message))
             logger.error("\(failure.message) — not restarting until this is fixed", metadata: name)
             return
         }
-        let failed = code != 0
+        let failed = exit.code != 0
         let policy = process.policy
         let detail = process.reportedFailure.map { ": \($0.message)" } ?? ""
-        let summary = "worker pid \(pid) \(how) after \(String(format: "%.2f", ranFor)) s\(wasReady ? "" : " before it was ready")\(detail)"
+        let summary = "worker pid \(exit.pid) \(exit.how) after \(String(format: "%.2f", exit.ranFor)) s\(exit.wasReady ? "" : " before it was ready")\(detail)"
         if policy.restart == .never || (policy.restart == .onFailure && !failed) {
-            setState(process, failed ? .failed(reason: how) : .exited(code: code ?? 0))
+            setState(process, failed ? .failed(reason: exit.how) : .exited(code: exit.code ?? 0))
             logger.log(level: failed ? .error : .info, "\(summary); restart policy is \(policy.restart.rawValue), not restarting", metadata: name)
             return
         }
-        // Start limit: at most max_restarts within `within` seconds.
+        restart(process, after: exit, summary: summary)
+    }
+
+    /// Restarts after a backoff, unless the start limit (at most max_restarts within `within`
+    /// seconds) is reached: then the process has failed.
+    private func restart(_ process: SupervisedProcess, after exit: WorkerExit, summary: String) {
+        let name: Logger.Metadata = ["process": "\(process.name)"]
+        let policy = process.policy
+        let now = EventLoop.now()
         process.restartTimes.removeAll { $0 < now - policy.within }
         if let limit = policy.maximumRestarts, process.restartTimes.count >= limit {
-            let reason = "restarted \(process.restartTimes.count) times within \(ProcessPolicy.format(policy.within)) s (the start limit); last: \(how)"
+            let reason = "restarted \(process.restartTimes.count) times within \(ProcessPolicy.format(policy.within)) s (the start limit); last: \(exit.how)"
             setState(process, .failed(reason: reason))
             logger.error("\(summary); \(reason) — not restarting; `agent-control process start \(process.name)` tries again", metadata: name)
             return
         }
-        if wasReady, ranFor >= policy.resetAfter { process.consecutiveFailures = 0 }
+        if exit.wasReady, exit.ranFor >= policy.resetAfter { process.consecutiveFailures = 0 }
         process.consecutiveFailures += 1
         let delay = policy.delay(afterFailuresInARow: process.consecutiveFailures)
         process.restarts += 1
         process.restartTimes.append(now)
         // A module whose process crashed gets a warm spare once things are calm again.
-        sparesWanted.insert(process.module.library)
+        spares.want(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
         logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
@@ -326,13 +336,14 @@ extension Supervisor {
         }
     }
 
-    /// Sweeps for orphans on the next loop turn, after any restart was scheduled.
-    func scheduleOrphanSweep() {
-        guard !orphanSweepScheduled else { return }
-        orphanSweepScheduled = true
-        loop.schedule(after: 0) { [unowned self] in
-            orphanSweepScheduled = false
-            sweepOrphans()
+    /// Called when a worker reported ready: makes the module's warm spare if it wants one (see
+    /// ``SparePool``).
+    func replenishSpare(for library: String) {
+        guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library else { return }
+        let module = processes.first { $0.module.library == library }?.module.name ?? library
+        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
+        case .success(let spare): spares.add(spare, for: library)
+        case .failure(let error): logger.warning("cannot start a spare worker for \(module): \(error)")
         }
     }
 
@@ -340,7 +351,7 @@ extension Supervisor {
     func setState(_ process: SupervisedProcess, _ state: ProcessState) {
         process.state = state
         process.stateSince = EventLoop.now()
-        systemdStatusDirty = true
+        systemd.stateChanged()
         switch state {
         case .backoff(let at): record(process, "backoff", String(format: "retry in %.2f s", max(0, at - EventLoop.now())))
         case .failed(let reason): record(process, "failed", reason)

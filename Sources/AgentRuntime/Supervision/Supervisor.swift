@@ -24,13 +24,8 @@ public final class Supervisor {
     /// Each process's recent output and the log lines about it (`agent-control logs`).
     public let processLog = ProcessLog()
 
-    private(set) var processes: [SupervisedProcess] = []
-    private(set) var byName: [String: SupervisedProcess] = [:]
-    /// Processes the settings list with `"enabled": false`: not run, but shown by `status`
-    /// as `disabled` (set at start and by each reload).
-    public var disabledProcesses: [DisabledProcess] = []
-    /// Processes removed or replaced by a reload, until their workers are gone.
-    var retiring: [SupervisedProcess] = []
+    /// The processes, configured, retiring, waiting to start and disabled (see ``ProcessTable``).
+    let table = ProcessTable()
     /// Re-reads and validates the settings for `reload` (nil: reload is refused).
     public var reloader: (() -> Result<SettingsReport, ControlError>)?
     /// The settings commands: settings_get, settings_change, validate, modules (nil: refused).
@@ -77,26 +72,18 @@ public final class Supervisor {
     /// The tasks' own triggers (``taskTriggers`` adds the workflows' wanted types).
     var ownTaskTriggers: [String: [TaskTrigger]] = [:]
     var pendingChats: [String: PendingChat] = [:]
-    /// Warm spare workers by module library, and the libraries that want one.
-    var spares: [String: LaunchedWorker] = [:]
-    var sparesWanted: Set<String> = []
-    /// Processes waiting for their first start (see ``startInTurns(_:)``).
-    var pendingStarts: [SupervisedProcess] = []
+    /// Warm spare workers of modules whose processes crashed (see ``SparePool``).
+    let spares: SparePool
     var chatSequence = 0
-    /// The counters of processes that reloads removed or replaced (see ``foldIntoTotals(_:)``).
-    var retiredTotals = AgentSnapshot.Totals()
-    /// Forks workers when set (see ``ForkServer``); the supervisor shuts it down at the end of
-    /// ``run()``. Start it from the thread that runs the supervisor.
-    public var forkServer: ForkServer? {
-        didSet {
-            // Given one, the supervisor keeps one: it restarts a server that dies.
-            if forkServer != nil { forkServerRecovery.wanted = true }
-            watchForkServer()
-        }
-    }
+    /// The fork server, restarted when it dies (see ``useForkServer(_:)``).
+    lazy var forkServers = ForkServerKeeper(
+        loop: loop, logger: logger,
+        start: { [unowned self] in
+            ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment, cgroup: containment?.workersCgroupFD ?? -1)
+        },
+        isStopping: { [unowned self] in stopping })
     /// Where the workers' process groups are written down (without a cgroup), nil: nowhere.
     public var containment: WorkerContainment?
-    var forkServerRecovery = ForkServerRecovery()
     /// Configured outputs (nil: none).
     public var outputs: OutputHub? {
         didSet {
@@ -118,46 +105,38 @@ public final class Supervisor {
     /// one flag read per event instead of three.
     private(set) var tapsEvents = false
     let startedAt = EventLoop.now()
-    /// Event type → processes subscribed to it; `*` subscribers receive every type.
-    var subscribers: [String: [SupervisedProcess]] = [:]
-    var wildcardSubscribers: [SupervisedProcess] = []
-    /// Replicas subscribed by event type: each event goes to one replica of each group.
-    var groupSubscribers: [String: [ReplicaGroup]] = [:]
-    var wildcardGroups: [ReplicaGroup] = []
-    /// The processes with `replicas`, by their name in the settings.
-    var replicaGroups: [String: ReplicaGroup] = [:]
-    var routingGeneration = 0
-    var dirtyProcesses: [SupervisedProcess] = []
+    /// Subscriptions, each source's targets, and the processes with frames to write (see
+    /// ``EventRouter``).
+    let router = EventRouter()
 
     var stopping = false
-    /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness
-    /// (see ``Supervisor+Systemd``); nil when not run as a `Type=notify` service.
-    public var systemd: SystemdNotifier?
-    var systemdReadySent = false
-    var systemdReloading = false
-    var systemdStatusDirty = false
-    var systemdLastFailure: String?
+    /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness (see
+    /// ``SystemdStatus``; its notifier is nil when not run as a `Type=notify` service).
+    let systemd: SystemdStatus
     /// A detached agent's log file: rotated as the settings' `log` says, reopened on SIGUSR1.
     public var logFile: AgentLogFile?
     var deadlineTimer: Int?
-    /// Orphans of dead workers being killed: pid → command name.
-    var orphans: [Int32: String] = [:]
-    var orphanSweepScheduled = false
-    /// Whether ``run()`` made this process a child subreaper (see `sweepOrphans`).
-    var isSubreaper = false
-    /// The signal pipe; one installed before the supervisor runs (by the launcher, so that no
-    /// signal is lost in between) is taken over.
-    var signalFD: Int32 = -1
-    /// A signalfd for SIGCHLD: workers stopped or continued by a signal (see ``watchStops()``).
-    var childSignalFD: Int32 = -1
+    /// Kills what dead workers left behind (``run()`` makes this process a child subreaper).
+    lazy var orphans = OrphanSweeper(
+        loop: loop, logger: logger,
+        living: { [unowned self] in
+            var pids = Set((processes + retiring).map(\.pid) + spares.pids)
+            if let server = forkServers.server { pids.insert(server.pid) }
+            return pids
+        },
+        isTaskProcess: { [unowned self] in isTaskCommandProcess($0) })
+    /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
+    let signals: SignalWatch
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-    let deliveryScratch = FrameBuffer()
 
     /// Supervises the planned processes (see ``SettingsValidator``).
     public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
         self.configuration = configuration
         self.console = console
         self.logger = ProcessLogHandler.teeing(logger, into: processLog)
+        spares = SparePool(loop: loop)
+        systemd = SystemdStatus(loop: loop, logger: self.logger)
+        signals = SignalWatch(loop: loop)
         setProcesses(planned.map(SupervisedProcess.init))
         updateEventTaps()
     }
@@ -174,44 +153,43 @@ public final class Supervisor {
     }
 
     func setProcesses(_ list: [SupervisedProcess]) {
-        let previous = processes
-        processes = list
-        byName = Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        table.set(list)
         // A process removed by a reload loses its log; a kept or changed one keeps it.
         processLog.keep(byName.keys)
         rebuildRouting()
-        foldIntoTotals(previous)
+    }
+
+    // The table's lists, as the rest of the supervisor and its commands read them.
+    var processes: [SupervisedProcess] { table.processes }
+    var byName: [String: SupervisedProcess] { table.byName }
+    var retiring: [SupervisedProcess] { table.retiring }
+    var pendingStarts: [SupervisedProcess] {
+        get { table.pendingStarts }
+        set { table.pendingStarts = newValue }
+    }
+    /// Processes the settings list with `"enabled": false` (shown by `status` as `disabled`).
+    public var disabledProcesses: [DisabledProcess] {
+        get { table.disabled }
+        set { table.disabled = newValue }
     }
 
     deinit { readBuffer.deallocate() }
 
     func rebuildRouting() {
-        subscribers = [:]
-        wildcardSubscribers = []
-        groupSubscribers = [:]
-        wildcardGroups = []
-        replicaGroups = [:]
-        for process in processes {
-            if let groupName = process.planned.replicaOf {
-                let group: ReplicaGroup
-                if let existing = replicaGroups[groupName] {
-                    group = existing
-                } else {
-                    group = ReplicaGroup(name: groupName)
-                    replicaGroups[groupName] = group
-                    // The group subscribes once, as its replicas' settings are one.
-                    for type in process.subscriptions {
-                        if type == "*" { wildcardGroups.append(group) } else { groupSubscribers[type, default: []].append(group) }
-                    }
-                }
-                group.add(process)
-                continue
-            }
-            for type in process.subscriptions {
-                if type == "*" { wildcardSubscribers.append(process) } else { subscribers[type, default: []].append(process) }
-            }
-        }
-        routingGeneration += 1
+        router.rebuild(processes)
+    }
+
+    // The router's tables, as the work layer and the commands read them.
+    var subscribers: [String: [SupervisedProcess]] { router.subscribers }
+    var wildcardSubscribers: [SupervisedProcess] { router.wildcardSubscribers }
+    var groupSubscribers: [String: [ReplicaGroup]] { router.groupSubscribers }
+    var wildcardGroups: [ReplicaGroup] { router.wildcardGroups }
+    var replicaGroups: [String: ReplicaGroup] { router.replicaGroups }
+    var deliveryScratch: FrameBuffer { router.scratch }
+    /// Raised when task triggers or published types change: each source looks its targets up again.
+    var routingGeneration: Int {
+        get { router.generation }
+        set { router.generation = newValue }
     }
 
     public func process(named name: String) -> SupervisedProcessInfo? {
@@ -228,7 +206,7 @@ public final class Supervisor {
     public func run() {
         installSignals()
         watchStops()
-        becomeSubreaper()
+        orphans.becomeSubreaper()
         Self.raiseFileLimit()
         if let controlPaths {
             do {
@@ -250,7 +228,7 @@ public final class Supervisor {
         }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
-        startSystemdNotifications()
+        systemd.start()
         watchConsolePipe()
         startInTurns(processes)
         startQueries()
@@ -261,10 +239,10 @@ public final class Supervisor {
             loop.runOnce()
         }
         // What the last workers left behind.
-        sweepOrphans()
+        orphans.sweep()
         run(until: { orphans.isEmpty }, timeout: 2)
-        dropForkServer()
-        unwatchStops()
+        forkServers.drop()
+        signals.unwatchChildren()
         console.flush()
         // Before the outputs: its last records go to them.
         taskNotifier?.stop(timeout: 5)
@@ -293,7 +271,7 @@ public final class Supervisor {
             logger.notice("the console's output was closed (its reader exited); stopping all processes")
             stopAll()
         }
-        notifySystemdAfterTurn()
+        systemd.afterTurn(settled: !stopping && firstStartsSettled, status: serviceStatus)
     }
 
     /// A pipe on stdout whose reader exits (`console --json | head -8`) reports a hang-up at
@@ -307,28 +285,18 @@ public final class Supervisor {
         }
     }
 
-    /// Stops using the fork server: no longer watched, shut down and reaped.
-    func dropForkServer() {
-        guard let server = forkServer else { return }
-        if server.pidFD >= 0 { loop.unregister(server.pidFD) }
-        server.shutDown()
-        forkServer = nil
+    /// Forks workers with `server` (when not nil) from now on: the supervisor keeps one (it
+    /// restarts a server that dies) and shuts it down at the end of ``run()``. Start it from
+    /// the thread that runs the supervisor.
+    public func useForkServer(_ server: ForkServer?) {
+        if let server { forkServers.adopt(server) }
     }
 
-    /// A fork server that dies is reaped and, after a backoff, replaced; workers are spawned
-    /// with posix_spawn meanwhile.
-    private func watchForkServer() {
-        guard let server = forkServer, server.pidFD >= 0 else { return }
-        let fd = server.pidFD
-        let pid = server.pid
-        loop.register(fd) { [unowned self, unowned server] _ in
-            loop.unregister(fd)
-            let how = server.reapAfterDeath()
-            // Last use of `server`: the line below releases it.
-            if forkServer === server { forkServer = nil }
-            forkServerFailed("the fork server (pid \(pid)) \(how)")
-        }
-    }
+    /// The fork server in use, nil: workers are spawned with posix_spawn.
+    public var forkServer: ForkServer? { forkServers.server }
+
+    /// What `systemctl status` shows: `3/4 processes running; backoff: feed`.
+    var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: retiring, stopping: stopping) }
 
     /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.
@@ -356,45 +324,34 @@ public final class Supervisor {
         signal(SIGPIPE, SIG_IGN)
         // Moved away while the modules were prepared (a SIGUSR1 then was not handled yet).
         if logFile?.reopenIfMoved() == true { logger.notice("reopened the log file \(logFile?.path ?? ""): it had been moved") }
-        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1]
-        if signalFD < 0 {
-            signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
-        }
-        guard signalFD >= 0 else {
-            logger.error("cannot install signal handlers: \(String(cString: strerror(errno)))")
-            return
-        }
-        loop.register(signalFD) { [unowned self] _ in
-            var byte: UInt8 = 0
-            while read(signalFD, &byte, 1) == 1 {
-                let signal = Int32(byte)
-                if signal == SIGHUP {
-                    logger.notice("SIGHUP received")
-                    reload { _ in }
-                } else if signal == SIGUSR1 {
-                    reopenLogFile()
-                } else if !stopping {
-                    logger.notice("\(SignalName.of(signal)) received; stopping all processes")
-                    stopAll()
-                } else {
-                    logger.notice("\(SignalName.of(signal)) received again; still waiting for workers to stop")
-                    // The operator will not wait for the tasks' grace: what still runs is killed now.
-                    tasks?.endStop()
-                }
+        let problem = signals.watch([SIGINT, SIGTERM, SIGHUP, SIGUSR1]) { [unowned self] signal in
+            if signal == SIGHUP {
+                logger.notice("SIGHUP received")
+                reload { _ in }
+            } else if signal == SIGUSR1 {
+                reopenLogFile()
+            } else if !stopping {
+                logger.notice("\(SignalName.of(signal)) received; stopping all processes")
+                stopAll()
+            } else {
+                logger.notice("\(SignalName.of(signal)) received again; still waiting for workers to stop")
+                // The operator will not wait for the tasks' grace: what still runs is killed now.
+                tasks?.endStop()
             }
         }
+        if let problem { logger.error("cannot install signal handlers: \(problem)") }
     }
 
     /// Asks every worker to stop; SIGKILL follows after the stop timeout.
     public func stopAll() {
         let wasStopping = stopping
         stopping = true
-        if !wasStopping { notifySystemdStopping() }
+        if !wasStopping { systemd.stopping(status: serviceStatus) }
         scheduler?.shutDown()
         workflows?.shutDown()
         tasks?.shutDown()
         stopFleet()
-        dropSpares()
+        spares.dropAll()
         for process in processes {
             if let timer = process.restartTimer {
                 loop.cancel(timer)

@@ -91,93 +91,121 @@ public final class ModuleDescriber {
     public func describeAll(_ locations: [ModuleLocation]) -> (manifests: [String: ModuleManifest], errors: [ModuleLoadError]) {
         var results: [String: ModuleManifest] = [:]
         var errors: [ModuleLoadError] = []
-        var pending: [(location: ModuleLocation, identity: String, fd: Int32, pid: pid_t)] = []
-
+        var pending: [Describing] = []
         for location in locations {
             let identity = Self.identity(location.library)
             if let cached = cache[location.library], cached.identity == identity {
                 results[location.name] = cached.manifest
                 continue
             }
-            do {
-                try ModuleLoader.checkFile(path: location.library, module: location.name)
-            } catch {
-                errors.append(error)
-                continue
-            }
-            var fds: [Int32] = [0, 0]
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-                errors.append(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "socketpair failed: \(String(cString: strerror(errno)))"))
-                continue
-            }
-            var environment = SecretVariables.withholding(withheld, from: ProcessInfo.processInfo.environment)
-            environment["AGENT_SUPERVISOR_PID"] = String(getpid())
-            environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=no"
-            let spawned = DescribeWorkers.spawning {
-                ProcessSpawner.spawn(
-                    path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
-                    environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
-            }
-            close(fds[1])
-            switch spawned {
-            case .success(let pid): pending.append((location, identity, fds[0], pid))
-            case .failure(let error):
-                close(fds[0])
-                errors.append(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "\(error)"))
+            switch startDescribing(location, identity: identity) {
+            case .success(let item): pending.append(item)
+            case .failure(let error): errors.append(error)
             }
         }
-
         let deadline = EventLoop.now() + timeout
         for item in pending {
-            if interruption != nil {
-                // Stopped by a signal: the workers not asked yet are killed unheard.
-                close(item.fd)
-                kill(-item.pid, SIGKILL)
-                var status: Int32 = 0
-                while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
-                DescribeWorkers.reaped(item.pid)
-                continue
-            }
-            let outcome = readAnswer(fd: item.fd, deadline: deadline)
-            close(item.fd)
-            switch outcome {
-            case nil, .interrupted?: kill(-item.pid, SIGKILL)
-            default: break
-            }
-            var status: Int32 = 0
-            while waitpid(item.pid, &status, 0) < 0, errno == EINTR {}
-            DescribeWorkers.reaped(item.pid)
-            if case .interrupted(let signal) = outcome {
-                interruption = (signal, item.location.name)
-                continue
-            }
-            switch outcome {
-            case .manifest(let json)?:
-                do throws(ModuleLoadError) {
-                    let manifest = try ModuleManifest(json: json, module: item.location.name, file: item.location.library)
-                    if manifest.name != item.location.name {
-                        throw ModuleLoadError(.nameMismatch, module: item.location.name, file: item.location.library,
-                                              "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(item.location.name)\"; enable it under its own name or fix the name passed to exportModule")
-                    }
-                    cache[item.location.library] = (item.identity, manifest)
-                    cachedText[item.location.library] = (item.identity, json)
-                    results[item.location.name] = manifest
-                } catch {
-                    errors.append(error)
-                }
-            case .failure(let code, let message)?:
-                errors.append(ModuleLoadError(ModuleLoadError.Code(rawValue: code), module: item.location.name, file: item.location.library, message))
-            case .interrupted?:
-                break
-            case nil:
-                let how = ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
-                    ?? "was killed by signal \(ProcessSpawner.termSignal(status)) (\(SignalName.of(ProcessSpawner.termSignal(status))))"
-                errors.append(ModuleLoadError(.workerFailed, module: item.location.name, file: item.location.library,
-                                              "the worker loading the module \(how) before describing it; the library's initialisers may crash or hang"))
+            switch hear(item, deadline: deadline) {
+            case .success(let manifest)?: results[item.location.name] = manifest
+            case .failure(let error)?: errors.append(error)
+            case nil: break
             }
         }
         if !pending.isEmpty { saveCacheFile() }
         return (results, errors)
+    }
+
+    /// A describe worker started and not heard yet.
+    private struct Describing {
+        var location: ModuleLocation
+        var identity: String
+        var fd: Int32
+        var pid: pid_t
+    }
+
+    /// Checks the library's file and starts a describe worker for it.
+    private func startDescribing(_ location: ModuleLocation, identity: String) -> Result<Describing, ModuleLoadError> {
+        do {
+            try ModuleLoader.checkFile(path: location.library, module: location.name)
+        } catch {
+            return .failure(error)
+        }
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            return .failure(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "socketpair failed: \(String(cString: strerror(errno)))"))
+        }
+        var environment = SecretVariables.withholding(withheld, from: ProcessInfo.processInfo.environment)
+        environment["AGENT_SUPERVISOR_PID"] = String(getpid())
+        environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=no"
+        let spawned = DescribeWorkers.spawning {
+            ProcessSpawner.spawn(
+                path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
+                environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
+        }
+        close(fds[1])
+        switch spawned {
+        case .success(let pid):
+            return .success(Describing(location: location, identity: identity, fd: fds[0], pid: pid))
+        case .failure(let error):
+            close(fds[0])
+            return .failure(ModuleLoadError(.workerFailed, module: location.name, file: location.library, "\(error)"))
+        }
+    }
+
+    /// Reads the worker's answer (until `deadline`) and reaps it; nil when a stop signal
+    /// interrupted the describing (then the workers not asked yet are killed unheard).
+    private func hear(_ item: Describing, deadline: Double) -> Result<ModuleManifest, ModuleLoadError>? {
+        if interruption != nil {
+            close(item.fd)
+            kill(-item.pid, SIGKILL)
+            _ = reap(item.pid)
+            return nil
+        }
+        let outcome = readAnswer(fd: item.fd, deadline: deadline)
+        close(item.fd)
+        switch outcome {
+        case nil, .interrupted?: kill(-item.pid, SIGKILL)
+        default: break
+        }
+        let status = reap(item.pid)
+        switch outcome {
+        case .manifest(let json)?:
+            return manifest(json, of: item)
+        case .failure(let code, let message)?:
+            return .failure(ModuleLoadError(ModuleLoadError.Code(rawValue: code), module: item.location.name, file: item.location.library, message))
+        case .interrupted(let signal)?:
+            interruption = (signal, item.location.name)
+            return nil
+        case nil:
+            let how = ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
+                ?? "was killed by signal \(ProcessSpawner.termSignal(status)) (\(SignalName.of(ProcessSpawner.termSignal(status))))"
+            return .failure(ModuleLoadError(.workerFailed, module: item.location.name, file: item.location.library,
+                                            "the worker loading the module \(how) before describing it; the library's initialisers may crash or hang"))
+        }
+    }
+
+    /// Waits for a describe worker; returns its wait status.
+    private func reap(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        DescribeWorkers.reaped(pid)
+        return status
+    }
+
+    /// The manifest a worker described, checked and cached.
+    private func manifest(_ json: String, of item: Describing) -> Result<ModuleManifest, ModuleLoadError> {
+        do throws(ModuleLoadError) {
+            let manifest = try ModuleManifest(json: json, module: item.location.name, file: item.location.library)
+            if manifest.name != item.location.name {
+                throw ModuleLoadError(.nameMismatch, module: item.location.name, file: item.location.library,
+                                      "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(item.location.name)\"; enable it under its own name or fix the name passed to exportModule")
+            }
+            cache[item.location.library] = (item.identity, manifest)
+            cachedText[item.location.library] = (item.identity, json)
+            return .success(manifest)
+        } catch {
+            return .failure(error)
+        }
     }
 
     private enum Answer { case manifest(String), failure(String, String), interrupted(Int32) }

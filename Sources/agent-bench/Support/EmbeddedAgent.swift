@@ -72,7 +72,7 @@ final class EmbeddedAgent {
         supervisor.fleet = fleet
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
-            case .success(let server): supervisor.forkServer = server
+            case .success(let server): supervisor.useForkServer(server)
             case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
             }
         }

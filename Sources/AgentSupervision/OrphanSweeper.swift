@@ -1,14 +1,36 @@
-import AgentCore
-import AgentSupervision
+import AgentLoop
 import CAgentSystem
 import Foundation
 import Logging
 
-extension Supervisor {
-    /// The supervisor is a child subreaper: what a worker started and left behind (even in
-    /// its own session, out of reach of the process-group kill) becomes the supervisor's child
-    /// when the worker dies, and is killed here.
-    func becomeSubreaper() {
+/// The supervisor as a child subreaper: what a worker started and left behind (even in its
+/// own session, out of reach of the process-group kill) becomes the supervisor's child when
+/// the worker dies, and is killed and reaped here. Loop thread only.
+package final class OrphanSweeper {
+    /// Whether ``becomeSubreaper()`` succeeded.
+    package private(set) var isSubreaper = false
+    /// Orphans of dead workers being killed: pid → command name.
+    private var orphans: [Int32: String] = [:]
+    private var sweepScheduled = false
+    private let loop: EventLoop
+    private let logger: Logger
+    /// The supervisor's children that are no orphans: its workers, spares and fork server.
+    private let living: () -> Set<pid_t>
+    /// Whether a child is the program of a `command` task (not an orphan either).
+    private let isTaskProcess: (pid_t) -> Bool
+
+    package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool) {
+        self.loop = loop
+        self.logger = logger
+        self.living = living
+        self.isTaskProcess = isTaskProcess
+    }
+
+    /// No orphan is waiting to be reaped.
+    package var isEmpty: Bool { orphans.isEmpty }
+
+    /// Makes this process a child subreaper (called by the supervisor's `run()`).
+    package func becomeSubreaper() {
         if agent_set_child_subreaper() == 0 {
             isSubreaper = true
         } else {
@@ -16,22 +38,30 @@ extension Supervisor {
         }
     }
 
+    /// Sweeps on the next loop turn (after a worker died: after any restart was scheduled).
+    package func scheduleSweep() {
+        guard !sweepScheduled else { return }
+        sweepScheduled = true
+        loop.schedule(after: 0) { [unowned self] in
+            sweepScheduled = false
+            sweep()
+        }
+    }
+
     /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'
-    /// programs): orphans of dead workers.
-    /// Runs after a worker died (off the restart path) and retries until they are reaped.
-    func sweepOrphans() {
+    /// programs): orphans of dead workers. Retries until they are reaped.
+    package func sweep() {
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
         guard isSubreaper else { return }
-        var workers = Set((processes + retiring).map(\.pid) + spares.values.map(\.pid))
-        if let forkServer { workers.insert(forkServer.pid) }
+        let workers = living()
         var found = 0
         // As a subreaper the supervisor's children are its workers and their orphans (and
         // the describe workers of a settings check): the kernel lists them per thread, which
         // is far cheaper than scanning /proc.
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !isTaskCommandProcess(pid) {
+                && !isTaskProcess(pid) {
                 orphans[pid] = ProcStat.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
@@ -46,7 +76,7 @@ extension Supervisor {
             }
         }
         if !orphans.isEmpty || found > 0 {
-            loop.schedule(after: 0.05) { [unowned self] in sweepOrphans() }
+            loop.schedule(after: 0.05) { [unowned self] in sweep() }
         }
     }
 

@@ -1,0 +1,91 @@
+import AgentLoop
+import CAgentSystem
+import Foundation
+
+/// After a process of a module crashed, the supervisor keeps one warm spare worker for that
+/// module: spawned, the module already loaded, waiting for a start frame. The next restart
+/// adopts it instead of paying for exec, dynamic linking and dlopen. Healthy agents keep no
+/// spare; a spare is made only once the restarted worker is ready, so it never competes
+/// with it. Loop thread only.
+package final class SparePool {
+    /// Warm spare workers by module library.
+    private var spares: [String: LaunchedWorker] = [:]
+    /// The libraries that want one (a process of theirs crashed).
+    private var wanted: Set<String> = []
+    private let loop: EventLoop
+
+    package init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    /// The pids of the spares (not orphans).
+    package var pids: [pid_t] { spares.values.map(\.pid) }
+
+    /// A process of `library` crashed: it gets a spare once its restart is ready.
+    package func want(_ library: String) {
+        wanted.insert(library)
+    }
+
+    /// Whether `library` wants a spare and has none.
+    package func lacksSpare(_ library: String) -> Bool {
+        wanted.contains(library) && spares[library] == nil
+    }
+
+    /// The module's spare, if it has one, no longer watched: the caller adopts its fds.
+    package func take(for library: String) -> LaunchedWorker? {
+        guard let spare = spares.removeValue(forKey: library) else { return nil }
+        loop.unregister(spare.pidFD)
+        loop.unregister(spare.stdoutFD)
+        loop.unregister(spare.stderrFD)
+        return spare
+    }
+
+    /// Keeps a freshly launched spare, watching for its death and draining its output.
+    package func add(_ spare: LaunchedWorker, for library: String) {
+        spares[library] = spare
+        if spare.pidFD >= 0 {
+            loop.register(spare.pidFD) { [unowned self] _ in spareDied(library, pid: spare.pid) }
+        }
+        for fd in [spare.stdoutFD, spare.stderrFD] {
+            loop.register(fd) { [unowned self] _ in drainOutput(fd) }
+        }
+    }
+
+    private func spareDied(_ library: String, pid: pid_t) {
+        guard let spare = spares[library], spare.pid == pid else { return }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid || errno == ECHILD else { return }
+        spares[library] = nil
+        close(spare)
+    }
+
+    /// A spare says nothing anyone reads (its module is loaded, not started).
+    private func drainOutput(_ fd: Int32) {
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer in
+            while true {
+                let n = read(fd, buffer.baseAddress, buffer.count)
+                if n < 0, errno == EINTR { continue }
+                if n == 0 { loop.unregister(fd) }
+                if n <= 0 { return }
+            }
+        }
+    }
+
+    /// Kills and reaps every spare (at stop).
+    package func dropAll() {
+        for (library, spare) in spares {
+            Glibc.kill(spare.pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(spare.pid, &status, 0) < 0, errno == EINTR {}
+            close(spare)
+            spares[library] = nil
+        }
+    }
+
+    private func close(_ spare: LaunchedWorker) {
+        for fd in spare.fds where fd >= 0 {
+            loop.unregister(fd)
+            Glibc.close(fd)
+        }
+    }
+}
