@@ -94,7 +94,7 @@ extension Supervisor {
             if let outputs, outputs.wants(.message) {
                 outputs.publish(.message(source: process.name, level: level, text: text, time: now))
             }
-            recordAlert(source: process.name, level: level, text: text)
+            chat.recordAlert(source: process.name, level: level, text: text)
         case .log:
             let text = String(decoding: body.dropFirst(), as: UTF8.self)
             let level: Logger.Level = switch Int(body.first ?? 1) {
@@ -141,9 +141,9 @@ extension Supervisor {
                 inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
             }
         case .query:
-            try answerQuery(body, from: process)
+            try queries.answer(body, from: process)
         case .memory:
-            answerMemoryFrame(body, from: process)
+            memory.answerFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -163,7 +163,7 @@ extension Supervisor {
             refreshTargets(of: source, type: event.type)
         }
         if tapsEvents { tap(event, from: source) }
-        if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
+        if source.isChatbot { chat.botEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         // The common case: one subscriber with room (so nothing to drop and no producer to
         // pause, whatever its when_full); the frame is built straight into its queue, and
         // nothing is retained for it.
@@ -180,10 +180,10 @@ extension Supervisor {
             if queued { return }
         }
         if let triggers = source.lastTriggers {
-            fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+            work.fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
         if source.lastPublished {
-            publishToFleet(type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+            fleetBridge.publish(type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
         let targets = source.lastTargets
         let groups = source.lastGroups
@@ -241,8 +241,8 @@ extension Supervisor {
         // does not), nor would it pass them around among its replicas.
         let ownGroup = source.planned.replicaOf
         source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
-        source.lastTriggers = taskTriggers[name]
-        source.lastPublished = fleetPublished.contains(name)
+        source.lastTriggers = work.triggers[name]
+        source.lastPublished = fleetBridge.published.contains(name)
         source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty && !source.lastPublished
             ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
         source.routingGeneration = routingGeneration

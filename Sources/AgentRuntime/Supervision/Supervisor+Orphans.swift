@@ -31,7 +31,7 @@ extension Supervisor {
         // is far cheaper than scanning /proc.
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !isTaskCommandProcess(pid) {
+                && !work.isTaskCommandProcess(pid) {
                 orphans[pid] = ProcStat.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
