@@ -241,3 +241,12 @@ extension TaskRun {
     /// queue's second key (after the priority).
     package var due: Double { nextAttemptAt ?? notBefore ?? queuedAt }
 }
+
+extension TaskRun {
+    /// The workflow run this run is a step of: a workflow step's idempotency key is
+    /// "<workflow run id>/<step id>/<step attempt>" (nil for any other run).
+    package var workflowRunID: String? {
+        guard requestedBy == .workflow, let slash = idempotencyKey.firstIndex(of: "/"), slash > idempotencyKey.startIndex else { return nil }
+        return String(idempotencyKey[..<slash])
+    }
+}

@@ -66,8 +66,8 @@ enum Diagnostics {
             "store": supervisor.storeStatus, "fork_server": supervisor.forkServers.status,
             "outputs": .array(supervisor.outputs?.statistics.map(\.jsonValue) ?? []), "limits": .object(limits),
         ]
-        answer["notifications"] = supervisor.taskNotifier?.statistics.jsonValue
-        answer["assignment"] = supervisor.tasks?.assignmentFigures?.json
+        answer["notifications"] = supervisor.work.notifier?.statistics.jsonValue
+        answer["assignment"] = supervisor.work.tasks?.assignmentFigures?.json
         return .object(answer)
     }
 }

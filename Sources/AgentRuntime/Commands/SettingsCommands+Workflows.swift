@@ -59,7 +59,7 @@ extension SettingsCommands {
             return respond(SettingsCommandError(.notFound, "no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none" : names.joined(separator: ", "))").answer)
         }
         var answer: JSONObject = ["ok": true, "name": .string(name), "definition": definition, "hash": .string(contents.hash)]
-        if let version = supervisor.workflows?.definitions[name]?.version { answer["version"] = .string(version) }
+        if let version = supervisor.work.workflows?.definitions[name]?.version { answer["version"] = .string(version) }
         respond(.object(answer))
     }
 }

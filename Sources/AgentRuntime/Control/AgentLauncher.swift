@@ -262,33 +262,37 @@ public struct AgentLauncher {
         supervisor.signals.signalFD = signalFD
         signalFD = -1
         supervisor.containment = containment
-        supervisor.store = Self.openStore(prepared.settings, logger: logger)
-        if let fleet = prepared.settings.fleet {
+        let store = Self.openStore(prepared.settings, logger: logger)
+        var fleet: (any FleetBackend)?
+        if let settings = prepared.settings.fleet {
             guard let fleetConnector else {
                 Self.printError("\(prepared.settings.file): /fleet: this build of agent-control cannot join a fleet: it was built without the trait Fleet (swift build --disable-default-traits); build it with the default traits (swift build)\nnothing was started")
                 return ExitCode.invalidConfiguration
             }
             do {
-                supervisor.fleet = try fleetConnector(fleet, logger)
+                fleet = try fleetConnector(settings, logger)
             } catch {
-                supervisor.store?.close()
+                store?.close()
                 Self.printError("\(prepared.settings.file): /fleet: \(error)\nnothing was started")
                 return ExitCode.failure
             }
         }
-        supervisor.moduleTaskTypes = report.moduleTasks
-        supervisor.setUpTasks(report.tasks, executors: report.executors, assignment: report.assignment, agentDirectory: prepared.settings.agentDirectory,
-                              notifications: prepared.settings.document["notifications"])
-        supervisor.setUpWorkflows(report.workflows, roles: report.httpRoles)
-        supervisor.setUpSchedules(report.schedules)
-        if let outputs = prepared.settings.document["outputs"] {
+        var outputs: OutputHub?
+        if let settings = prepared.settings.document["outputs"] {
             do {
-                supervisor.outputs = try OutputHub(json: outputs, baseDirectory: prepared.settings.agentDirectory, logger: logger)
+                outputs = try OutputHub(json: settings, baseDirectory: prepared.settings.agentDirectory, logger: logger)
             } catch {
+                store?.close()
+                fleet?.close()
                 Self.printError("\(prepared.settings.file): /outputs\(error.description.hasPrefix("/") ? "" : ": ")\(error)\nnothing was started")
                 return ExitCode.invalidConfiguration
             }
         }
+        // Explicit wiring: the parts that use the store, the fleet and the outputs get them
+        // before the work is set up.
+        supervisor.attach(store: store, fleet: fleet, outputs: outputs)
+        supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
+                              notifications: prepared.settings.document["notifications"], containment: containment)
         let checker = SettingsChecker(options: options, logger: logger, startedDocument: prepared.settings.document)
         supervisor.reloader = { checker.check(nil).map(\.report) }
         supervisor.settingsCommands = SettingsCommands(file: SettingsFile(path: AgentPaths.absolute(options.settingsPath)), checker: checker)

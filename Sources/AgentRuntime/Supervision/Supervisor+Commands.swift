@@ -27,12 +27,25 @@ extension Supervisor {
             if audited, let self { audit(request, caller: caller, answer: answer) }
             respond(answer)
         }
-        if name.hasPrefix("task_") || name.hasPrefix("executor_") { return taskCommand(request, caller: caller, respond: finish) }
-        if name.hasPrefix("schedule_") { return scheduleCommand(request, respond: finish) }
-        if name.hasPrefix("memory_") { return memoryCommand(request, respond: finish) }
+        if name.hasPrefix("task_") || name.hasPrefix("executor_") { return work.answerTask(request, caller: caller, respond: finish) }
+        if name.hasPrefix("schedule_") { return work.answerSchedule(request, respond: finish) }
+        if name.hasPrefix("memory_") { return memory.answerCommand(request, respond: finish) }
         if name.hasPrefix("workflow_") { return workflowCommand(request, caller: caller, respond: finish) }
-        if name == "fleet_status" { return fleetStatus(respond: finish) }
+        if name == "fleet_status" { return fleetBridge.status(respond: finish) }
         handleControl(request, respond: finish)
+    }
+
+    /// The workflow commands, on the loop: the definitions' are the settings file's, the runs'
+    /// the engine's.
+    private func workflowCommand(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
+        guard let command = request["command"]?.stringValue, SettingsCommands.workflowDefinitionCommands.contains(command) else {
+            return work.answerWorkflow(request, caller: caller, respond: respond)
+        }
+        guard let settingsCommands else {
+            return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its workflow definitions cannot be read or changed here"])
+        }
+        if command != "workflow_get", stopping { return respond(CommandCenter.stoppingAnswer) }
+        settingsCommands.answerWorkflow(request, supervisor: self, respond: respond)
     }
 
     /// One line of the run history for a mutating command: who asked, what, and the result.

@@ -91,8 +91,8 @@ extension Supervisor {
         case .taken: try received(taken: body, from: process)
         case .loadState: sendSavedState(to: process)
         case .saveState: save(state: body, of: process)
-        case .query: try answerQuery(body, from: process)
-        case .memory: answerMemoryFrame(body, from: process)
+        case .query: try queries.answer(body, from: process)
+        case .memory: memory.answerFrame(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -116,7 +116,7 @@ extension Supervisor {
         if let outputs, outputs.wants(.message) {
             outputs.publish(.message(source: process.name, level: level, text: text, time: now))
         }
-        recordAlert(source: process.name, level: level, text: text)
+        chat.recordAlert(source: process.name, level: level, text: text)
     }
 
     /// A line for the agent's log, at the level its first byte says.
@@ -177,16 +177,16 @@ extension Supervisor {
     func route(_ event: EventFrame.Emitted, from source: SupervisedProcess) throws {
         source.eventsEmitted += 1
         if router.targetsAreStale(of: source, type: event.type) {
-            router.refreshTargets(of: source, type: event.type, triggers: taskTriggers, published: fleetPublished)
+            router.refreshTargets(of: source, type: event.type, triggers: work.triggers, published: fleetBridge.published)
         }
         if tapsEvents { tap(event, from: source) }
-        if source.isChatbot { chatbotEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
+        if source.isChatbot { chat.botEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if router.queueForSingleTarget(event, from: source) { return }
         if let triggers = source.lastTriggers {
-            fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+            work.fire(triggers, type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
         if source.lastPublished {
-            publishToFleet(type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
+            fleetBridge.publish(type: source.lastEmittedTypeName, source: source.name, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         }
         let targets = source.lastTargets
         let groups = source.lastGroups

@@ -66,12 +66,7 @@ extension Supervisor {
         }
         let changes = apply(report.planned)
         logFile?.configure(report.log)
-        moduleTaskTypes = report.moduleTasks
-        applyTasks(report.tasks, executors: report.executors, assignment: report.assignment)
-        scheduler?.apply(report.schedules)
-        workflows?.apply(report.workflows)
-        // Who may answer approvals follows the settings at once (the HTTP server keeps its logins).
-        workflows?.roles = report.httpRoles
+        work.apply(report.workDefinitions)
         disabledProcesses = report.disabledProcesses
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }
@@ -116,7 +111,7 @@ extension Supervisor {
         }
         setProcesses(next + executors)
         startInTurns(toStart)
-        startQueries()
+        queries.start(processes)
         return (kept, restarted, started, stopped.sorted())
     }
 

@@ -33,21 +33,15 @@ extension Supervisor {
             processes: entries, disabled: disabledProcesses,
             store: store?.statistics, storePath: store?.path,
             outputs: outputs?.statistics ?? [], forkServer: forkServers.status,
-            totals: totals, chatRequests: chatSequence)
-        snapshot.tasks = tasks?.figures ?? []
+            totals: totals, chatRequests: chat.sequence)
+        snapshot.tasks = work.tasks?.figures ?? []
         snapshot.loop = .init(longestTurn: loop.longestTurn, slowTurns: loop.slowTurns)
-        snapshot.notifications = taskNotifier?.statistics
-        snapshot.schedules = scheduler?.figures ?? []
-        snapshot.assignment = tasks?.assignmentFigures
-        if let fleet {
-            let condition = fleet.condition
-            var object: JSONObject = ["agent_id": .string(fleet.settings.agentID), "database": .string(fleet.settings.displayURL),
-                                      "backlog": .number(JSONNumber(condition.backlog)), "dropped": .number(JSONNumber(condition.dropped)),
-                                      "refused": .number(JSONNumber(condition.refused)),
-                                      "leads_schedules": .bool(scheduler?.leadership != nil)]
-            if let degraded = condition.degraded { object["degraded"] = .string(degraded) }
-            snapshot.fleet = .object(object)
-            snapshot.fleetDegraded = condition.degraded
+        snapshot.notifications = work.notifier?.statistics
+        snapshot.schedules = work.scheduler?.figures ?? []
+        snapshot.assignment = work.tasks?.assignmentFigures
+        if let fleet = fleetBridge.statusFigures {
+            snapshot.fleet = fleet.json
+            snapshot.fleetDegraded = fleet.degraded
         }
         return snapshot
     }

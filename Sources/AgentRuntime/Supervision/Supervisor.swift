@@ -5,6 +5,7 @@ import AgentLoop
 import AgentOutputs
 import AgentStore
 import AgentSupervision
+import AgentVersion
 import AgentWork
 import CAgentSystem
 import Foundation
@@ -37,44 +38,21 @@ public final class Supervisor {
     var commandCenter: CommandCenter?
     /// Fronts to stop once the loop takes no more commands (started by the launcher).
     public var fronts: [any AgentFront] = []
-    var queryRunner: QueryRunner?
-    /// The work layer: task runs (see ``TaskCoordinator``; set up by ``setUpTasks(_:)``).
-    var tasks: TaskCoordinator?
-    /// The schedules (see ``Scheduler``; set up by ``setUpSchedules(_:)``).
-    var scheduler: Scheduler?
-    /// The workflows (see ``WorkflowEngine``; set up by ``setUpWorkflows(_:roles:)``).
-    var workflows: WorkflowEngine?
-    /// The fleet's shared database (nil: this agent keeps its runs and schedules to itself).
-    /// Set before ``setUpTasks(_:agentDirectory:notifications:)``.
-    package var fleet: (any FleetBackend)? {
-        didSet {
-            fleetPublished = Set(fleet?.settings.publish ?? [])
-            setUpMemory()
-            // Each source looks up again whether the type it emits is published.
-            routingGeneration += 1
-        }
+    /// The work layer: tasks, schedules, workflows, their notifications and triggers (see
+    /// ``WorkHost``; set up by ``setUpWork(_:agentDirectory:notifications:)``).
+    package private(set) lazy var work = WorkHost(host: self, events: self, environment: configuration.environment)
+    /// The fleet: membership, the schedules' leadership, events across hosts (see ``FleetBridge``).
+    package private(set) lazy var fleetBridge = FleetBridge(work: work, events: self, startedAt: startedAt, version: AgentVersion.current)
+    /// Shared memory for the commands and the workers (see ``MemoryService``).
+    package private(set) lazy var memory = MemoryService(loop: loop, logger: logger) { [unowned self] process, body in
+        send(.memoryResult, body: body, to: process)
     }
-    var fleetTimers: [String: Int] = [:]
-    /// Event types this agent publishes to the fleet (`fleet.publish`); nothing else leaves it.
-    var fleetPublished: Set<String> = []
-    /// Where this agent got to in the fleet's events its monitors subscribe to.
-    var fleetEvents = FleetEventReader()
-    var leadershipBid = LeadershipBid()
-    /// A read of the fleet's members is in flight (``readFleetMembers()``).
-    var fleetMembersReading = false
-    /// Notifications about task runs (see ``TaskNotifier``; set up with the tasks).
-    public internal(set) var taskNotifier: TaskNotifier?
-    /// The module task types of the settings' tasks (set at start and by each reload): where
-    /// the module runner finds their executors' libraries.
-    public var moduleTaskTypes: [String: ModuleTaskType] = [:]
-    /// Event type → tasks with an `on_event` trigger for it (see ``Supervisor+Work``).
-    var taskTriggers: [String: [TaskTrigger]] = [:]
-    /// The tasks' own triggers (``taskTriggers`` adds the workflows' wanted types).
-    var ownTaskTriggers: [String: [TaskTrigger]] = [:]
-    var pendingChats: [String: PendingChat] = [:]
+    /// Chat requests to the chatbot and the chat history (see ``ChatRelay``).
+    private(set) lazy var chat = ChatRelay(loop: loop, logger: logger, events: self, queries: queries)
+    /// The store's reads: periodic queries, the workers' queries (see ``QueryHost``).
+    private(set) lazy var queries = QueryHost(loop: loop, logger: logger, events: self)
     /// Warm spare workers of modules whose processes crashed (see ``SparePool``).
     let spares: SparePool
-    var chatSequence = 0
     /// The fork server, restarted when it dies (see ``useForkServer(_:)``).
     lazy var forkServers = ForkServerKeeper(
         loop: loop, logger: logger,
@@ -84,23 +62,10 @@ public final class Supervisor {
         isStopping: { [unowned self] in stopping })
     /// Where the workers' process groups are written down (without a cgroup), nil: nowhere.
     public var containment: WorkerContainment?
-    /// Configured outputs (nil: none).
-    public var outputs: OutputHub? {
-        didSet {
-            updateEventTaps()
-            taskNotifier?.outputs = outputs
-        }
-    }
-    /// Shared memory (see ``MemoryStore``): the fleet's, else in the store, nil without either.
-    var memory: (any MemoryStore)?
-    /// The embedded store (nil: running without it).
-    public var store: AgentStore? {
-        didSet {
-            setUpMemory()
-            loadSavedStates()
-            updateEventTaps()
-        }
-    }
+    /// Configured outputs (nil: none; handed over by ``attach(store:fleet:outputs:)``).
+    public internal(set) var outputs: OutputHub?
+    /// The embedded store (nil: running without it; handed over by ``attach(store:fleet:outputs:)``).
+    public internal(set) var store: AgentStore?
     /// Whether routing hands events to more than their subscribers (console, store, outputs):
     /// one flag read per event instead of three.
     private(set) var tapsEvents = false
@@ -124,7 +89,7 @@ public final class Supervisor {
             if let server = forkServers.server { pids.insert(server.pid) }
             return pids
         },
-        isTaskProcess: { [unowned self] in isTaskCommandProcess($0) })
+        isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) })
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
@@ -139,9 +104,10 @@ public final class Supervisor {
         signals = SignalWatch(loop: loop)
         setProcesses(planned.map(SupervisedProcess.init))
         updateEventTaps()
+        wireParts()
     }
 
-    private func updateEventTaps() {
+    func updateEventTaps() {
         tapsEvents = console.showEvents || store != nil || outputs?.wants(.event) == true
     }
 
@@ -231,10 +197,10 @@ public final class Supervisor {
         systemd.start()
         watchConsolePipe()
         startInTurns(processes)
-        startQueries()
-        startFleet()
+        queries.start(processes)
+        fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
-        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && tasks?.hasRunsGoing != true) {
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && !work.hasRunsGoing) {
             afterLoopTurn()
             loop.runOnce()
         }
@@ -245,10 +211,10 @@ public final class Supervisor {
         signals.unwatchChildren()
         console.flush()
         // Before the outputs: its last records go to them.
-        taskNotifier?.stop(timeout: 5)
+        work.stopNotifications(timeout: 5)
         outputs?.stop(timeout: 5)
-        queryRunner?.stop()
-        fleet?.close()
+        queries.stop()
+        fleetBridge.close()
         store?.close()
         logger.info("all workers stopped")
     }
@@ -336,7 +302,7 @@ public final class Supervisor {
             } else {
                 logger.notice("\(SignalName.of(signal)) received again; still waiting for workers to stop")
                 // The operator will not wait for the tasks' grace: what still runs is killed now.
-                tasks?.endStop()
+                work.endStop()
             }
         }
         if let problem { logger.error("cannot install signal handlers: \(problem)") }
@@ -347,10 +313,8 @@ public final class Supervisor {
         let wasStopping = stopping
         stopping = true
         if !wasStopping { systemd.stopping(status: serviceStatus) }
-        scheduler?.shutDown()
-        workflows?.shutDown()
-        tasks?.shutDown()
-        stopFleet()
+        work.shutDown()
+        fleetBridge.stop()
         spares.dropAll()
         for process in processes {
             if let timer = process.restartTimer {

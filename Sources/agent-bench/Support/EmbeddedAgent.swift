@@ -69,7 +69,6 @@ final class EmbeddedAgent {
                 environment: ProcessInfo.processInfo.environment.merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
-        supervisor.fleet = fleet
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
             case .success(let server): supervisor.useForkServer(server)
@@ -84,10 +83,10 @@ final class EmbeddedAgent {
             } catch {
                 throw BenchError("cannot open the store at \(path): \(error)")
             }
-            supervisor.store = store
         } else {
             store = nil
         }
+        supervisor.attach(store: store, fleet: fleet)
         if let settings = prepared.settings.http {
             let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), http: prepared.settings.http,
                                        logger: logger)

@@ -1,5 +1,5 @@
 /// Where an agent got to in the fleet's events its monitors subscribe to (owned by the loop;
-/// see ``Supervisor`` `+FleetEvents`).
+/// see ``FleetEventRelay``).
 package struct FleetEventReader {
     /// The last event handed over to the monitors (nil until read from the database).
     package var cursor: Int64?

@@ -1,0 +1,98 @@
+import AgentCore
+import AgentLoop
+import AgentStore
+import AgentSupervision
+import AgentWork
+import Foundation
+import JSONSchema
+import Logging
+
+/// The store's read side for the supervisor, run on the store's query thread
+/// (``QueryRunner``): the monitors' periodic queries (their rows delivered as `query:NAME`
+/// events from `store`), the workers' store queries (answered with `queryResult` frames) and the
+/// chat history's reads. Answers come back to the loop. Without the store nothing runs and
+/// requests are refused.
+///
+/// Loop thread only.
+final class QueryHost {
+    private var runner: QueryRunner?
+    private var store: AgentStore?
+    private let loop: EventLoop
+    private let logger: Logger
+    private unowned let events: any EventPublisher
+    /// The process of a name: a periodic query's rows go to its monitor while it runs.
+    var process: (String) -> SupervisedProcess? = { _ in nil }
+
+    init(loop: EventLoop, logger: Logger, events: any EventPublisher) {
+        self.loop = loop
+        self.logger = logger
+        self.events = events
+    }
+
+    /// The store queries read (nil: the store is off); before ``start(_:)``.
+    func attach(store: AgentStore?) { self.store = store }
+
+    /// Runs the periodic queries of `processes` (at start and after each reload).
+    func start(_ processes: [SupervisedProcess]) {
+        let queries = processes.flatMap(\.planned.queries)
+        guard let store else {
+            for process in processes where !process.planned.queries.isEmpty {
+                logger.warning("has periodic queries, but the store is off: they will not run", metadata: ["process": "\(process.name)"])
+            }
+            return
+        }
+        if runner == nil {
+            let inbox = loop.inbox
+            let bound = LoopBound(value: self)
+            do {
+                runner = try QueryRunner(storePath: store.path, logger: logger) { query, result in
+                    inbox.post { bound.value.deliver(query, result) }
+                }
+            } catch {
+                logger.error("cannot open the store for periodic queries: \(error); they will not run")
+                return
+            }
+        }
+        runner?.setQueries(queries)
+    }
+
+    /// Ends the query thread (the agent has stopped).
+    func stop() { runner?.stop() }
+
+    /// Hands a query's rows to its monitor as a `query:<name>` event from `store`.
+    private func deliver(_ query: PlannedQuery, _ result: JSONValue) {
+        guard let target = process(query.process), target.hasWorker, target.state == .running || target.state == .starting else { return }
+        events.deliver(type: "query:\(query.name)", source: "store", payload: Array(result.serialized().utf8), to: target)
+    }
+
+    /// Runs `sql` off the loop; `done` is called on the loop (nil: the store is off).
+    func submit(sql: String, params: [JSONValue], done: @escaping (Result<JSONValue, QueryProblem>) -> Void) -> Bool {
+        guard let runner else { return false }
+        let inbox = loop.inbox
+        let done = LoopBound(value: done)
+        runner.submit(sql: sql, params: params) { result in inbox.post { done.value(result) } }
+        return true
+    }
+
+    /// Runs a worker's store query off the loop and sends the rows back, with the query's id
+    /// (the worker's handlers may query at once: each answer goes to its own call).
+    func answer(_ body: UnsafeRawBufferPointer, from process: SupervisedProcess) throws {
+        guard let (id, json) = QueryFrame.parseRequest(body) else { throw FrameError("query frame of \(body.count) bytes") }
+        let request = try? JSONValue.parse(json)
+        guard let sql = request?["sql"]?.stringValue else {
+            return reply(to: process, id: id, ok: false, Array("the query request has no sql".utf8))
+        }
+        let submitted = submit(sql: sql, params: request?["params"]?.arrayValue ?? []) { [weak self] result in
+            switch result {
+            case .success(let rows): self?.reply(to: process, id: id, ok: true, Array(rows.serialized().utf8))
+            case .failure(let problem): self?.reply(to: process, id: id, ok: false, Array(problem.description.utf8))
+            }
+        }
+        if !submitted { reply(to: process, id: id, ok: false, Array("the store is off: nothing to query".utf8)) }
+    }
+
+    private func reply(to process: SupervisedProcess, id: UInt64, ok: Bool, _ bytes: [UInt8]) {
+        guard process.hasWorker else { return }
+        events.send(.queryResult, body: QueryFrame.result(id: id, ok: ok, bytes), to: process)
+    }
+}

@@ -1,0 +1,82 @@
+import AgentSupervision
+import Foundation
+import JSONSchema
+
+/// The work layer's events and the triggers they (and every routed event) fire: a task's
+/// `on_event`, and the events workflows wait for.
+extension WorkHost {
+    /// An event of the work layer from `source` (`tasks`, `schedules`, `workflows`,
+    /// `workflow:NAME`): shown, stored, published, delivered to its subscribers, able to
+    /// trigger tasks, and handed to the fleet when it publishes the type. `cascade`: the depth of
+    /// a run's event in its chain of triggers (see ``WorkflowEngine/deepestCascade``).
+    package func publish(_ type: String, _ payload: JSONValue, source: String, cascade: Int = 0) {
+        let body = Array(payload.serialized().utf8)
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        events.publish(type: type, source: source, payload: body, timeNanoseconds: now)
+        if let triggers = triggers[type] {
+            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade) }
+        }
+        if let fleetBridge, fleetBridge.published.contains(type) {
+            body.withUnsafeBytes { fleetBridge.publish(type: type, source: source, timeNanoseconds: now, payload: $0) }
+        }
+    }
+
+    /// The triggers routing looks up: the tasks' and, for each event type the workflow engine
+    /// wants, one entry for it (none when no workflow waits: routing is unchanged then).
+    func refreshTriggers() {
+        var triggers = ownTriggers
+        for type in workflows?.wantedTypes ?? [] { triggers[type, default: []].append(TaskTrigger(task: "", condition: nil, workflows: true)) }
+        if triggers.isEmpty != self.triggers.isEmpty || !triggers.isEmpty {
+            self.triggers = triggers
+            // Sources look their triggers up again with their targets.
+            events.routingChanged()
+        }
+    }
+
+    /// Runs the tasks triggered by an event whose payload passes their condition, with the
+    /// event as input, and hands it to the workflows that wait for its type. `cascade`: the
+    /// depth of a run's event in its chain of triggers (0 for any other event).
+    package func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0) {
+        guard let tasks, !host.isStopping else { return }
+        let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+        for trigger in triggers {
+            if trigger.workflows {
+                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade)
+                continue
+            }
+            // A task's own events do not trigger it again (no endless chain).
+            if source == "tasks", value["task"]?.stringValue == trigger.task { continue }
+            if let condition = trigger.condition {
+                switch ConditionOutcome(condition, on: value) {
+                case .passes: break
+                case .fails: continue
+                case .undecided(let error):
+                    tasks.undecidedConditions.report("the \"where\" of task \(trigger.task)'s on_event", eventType: type, source: source, error)
+                    continue
+                }
+            }
+            let input: JSONValue = ["type": .string(type), "source": .string(source),
+                                    "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
+            if let problem = tasks.inputProblems(input, task: trigger.task).first {
+                logger.warning("tasks: event \(type) from \(source) is no valid input of task \(trigger.task) (\(problem.pointer): \(problem.message)); no run")
+                continue
+            }
+            guard cascade < WorkflowEngine.deepestCascade else {
+                stopCascade(type: type, source: source, task: trigger.task, cascade: cascade)
+                continue
+            }
+            tasks.submit(tasks.prepare(task: trigger.task, input: input, priority: .normal, requestedBy: .event, cascade: cascade + 1))
+        }
+    }
+
+    /// A chain of triggers at ``WorkflowEngine/deepestCascade``: the event starts no run of
+    /// `task`; said once, in the log and as a `task.cascade_stopped` event of the same depth.
+    private func stopCascade(type: String, source: String, task: String, cascade: Int) {
+        logger.error("tasks: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(WorkflowEngine.deepestCascade)); task \(task) is not run. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        publish("task.cascade_stopped", ["task": .string(task), "event_type": .string(type), "source": .string(source),
+                                         "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(WorkflowEngine.deepestCascade))],
+                source: "tasks", cascade: cascade)
+    }
+}
