@@ -2,13 +2,14 @@
 # Runs the whole test suite N times (default 10) beside CPU hogs (default 2 `yes >/dev/null`,
 # one per core of this project's machines) and prints, for each test that failed in any run,
 # how many runs it failed in and the first lines of its failures. Builds once, then runs
-# `swift test --skip-build`. Exits 1 when any run failed, 0 when every run passed.
+# `swift test --skip-build`. Exits 1 when any run failed, 0 when every run passed. --filter
+# takes a suite, a test or a whole test target (AgentWorkTests, EndToEndTests, …).
 #
 #   scripts/flaky.sh [N] [--hogs K] [--filter REGEX] [--logs DIR]
 set -euo pipefail
 
 usage() {
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 runs=10

@@ -1,6 +1,6 @@
 /// A check of every answer the tests' HTTP clients (``RawHTTP``, ``HTTPProbe``, ``curl``)
 /// receive: records an issue for each disagreement.
-package protocol HTTPAnswerChecking {
+package protocol HTTPAnswerChecking: SendableMetatype {
     static func check(method: String, target: String, status: Int, contentType: String?, body: String)
 }
 
