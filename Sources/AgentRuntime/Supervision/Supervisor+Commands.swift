@@ -69,8 +69,7 @@ extension Supervisor {
         /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
         static func of(_ name: String) -> LegacyOwner? {
             switch name {
-            case "task_list", "task_run", "task_runs", "task_show", "task_rerun", "task_cancel",
-                 "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
+            case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
                  "executor_list", "executor_drain", "executor_resume": .tasks
             case "schedule_list", "schedule_pause", "schedule_resume", "schedule_run", "schedule_history", "schedule_next": .schedules
             case "memory_list", "memory_get", "memory_set", "memory_delete": .memory

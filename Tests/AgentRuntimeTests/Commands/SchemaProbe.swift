@@ -14,6 +14,9 @@ final class SchemaProbe {
     }
 
     private(set) var members: [String: Member] = [:]
+    /// The member whose `decodeNil` was just asked: the standard library's `decodeIfPresent`
+    /// for `String`, `Int`, `Bool`… asks it, then decodes the value.
+    fileprivate var askedForNil: String?
 
     /// The members `type` decodes.
     static func members<T: Decodable>(of type: T.Type) throws -> [String: Member] {
@@ -78,9 +81,15 @@ private struct ProbeContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var allKeys: [Key] { [] }
 
     func contains(_ key: Key) -> Bool { true }
-    func decodeNil(forKey key: Key) throws -> Bool { false }
+    func decodeNil(forKey key: Key) throws -> Bool {
+        if recording { probe.askedForNil = key.stringValue }
+        return false
+    }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        if recording { probe.record(key.stringValue, required: true, type: type) }
+        if recording {
+            probe.record(key.stringValue, required: probe.askedForNil != key.stringValue, type: type)
+            probe.askedForNil = nil
+        }
         return try SchemaProbe.placeholder(type)
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
