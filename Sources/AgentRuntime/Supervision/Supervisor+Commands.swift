@@ -64,14 +64,13 @@ extension Supervisor {
 
     /// Who answers a command not yet typed (see ``CommandCatalog/legacy``).
     enum LegacyOwner: CaseIterable {
-        case tasks, schedules, memory, workflows, fleet, settingsAndChat, supervision
+        case tasks, memory, workflows, fleet, settingsAndChat, supervision
 
         /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
         static func of(_ name: String) -> LegacyOwner? {
             switch name {
             case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
                  "executor_list", "executor_drain", "executor_resume": .tasks
-            case "schedule_list", "schedule_pause", "schedule_resume", "schedule_run", "schedule_history", "schedule_next": .schedules
             case "memory_list", "memory_get", "memory_set", "memory_delete": .memory
             case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
                  "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
@@ -87,7 +86,6 @@ extension Supervisor {
     func legacyHandler(_ name: String) -> LegacyHandler? {
         switch LegacyOwner.of(name) {
         case .tasks?: { [unowned self] request, caller, respond in taskCommand(request, caller: caller, respond: respond) }
-        case .schedules?: { [unowned self] request, _, respond in scheduleCommand(request, respond: respond) }
         case .memory?: { [unowned self] request, _, respond in memoryCommand(request, respond: respond) }
         case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
         case .fleet?: { [unowned self] _, _, respond in fleetStatus(respond: respond) }
@@ -127,6 +125,7 @@ extension Supervisor: CommandHosts {
     /// The object a typed command runs on.
     package func host<Host>(_ type: Host.Type) -> Host? {
         if type == TaskCoordinator.self { return tasks as? Host }
+        if type == Scheduler.self { return scheduler as? Host }
         return nil
     }
 }
