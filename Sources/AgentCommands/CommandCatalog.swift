@@ -111,13 +111,14 @@ public enum CommandCatalog {
                 "conversation": conversation,
                 "after": ["type": "integer", "minimum": 0, "description": "Only messages after this id."],
                 "limit": ["type": "integer", "minimum": 1, "maximum": 10000],
-            ], required: ["conversation"]),
+            ]),
             answer: CommandDescription.object(["ok": ["const": true], "messages": ["type": "array", "items": ["type": "object"]]], required: ["ok"], open: true),
             mutating: false),
         CommandDescription(
             name: "chat_clear", summary: "Clears a conversation's history.",
             method: "DELETE", path: "/api/chat/{conversation}",
-            request: CommandDescription.object(["conversation": conversation], required: ["conversation"]),
+            // Not required: the socket's clients may leave it out ("default"); HTTP has it in the path.
+            request: CommandDescription.object(["conversation": conversation]),
             mutating: true),
     ]
 

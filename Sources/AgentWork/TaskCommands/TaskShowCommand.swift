@@ -1,20 +1,11 @@
 import AgentBase
-import JSONSchema
 
 /// `task_show`: one run, its status, attempts, input, output, error and stderr's tail.
-package enum TaskShowCommand: AgentCommand {
-    package typealias Request = TaskRunReference
-
+package enum TaskShowCommand: TaskRunReferenceCommand {
     package static let name = "task_show"
     package static let summary = "One run: its status, attempts, input, output, error, exit status and the tail of its stderr."
     package static let routes: [CommandRoute] = [.get("/api/runs/{id}")]
     package static let mutating = false
-    package static var requestSchema: JSONValue { TaskCommands.runRequest }
-    package static var answerSchema: JSONValue { TaskCommands.runAnswer }
-    package static var examples: [(request: JSONValue, answer: TaskRunAnswer)] {
-        [(["id": "r1"], TaskRunAnswer(json: TaskCommands.exampleRun))]
-    }
-    package static var unavailable: CommandError { TaskCommands.unavailable }
 
     package static func run(_ request: TaskRunReference, on host: TaskCoordinator, caller: CommandCaller,
                             respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
