@@ -5,14 +5,7 @@ extension CommandCatalog {
     package static let workflowRunID: JSONValue = ["type": "string", "minLength": 1, "description": "The workflow run's id (as `workflow run` and `workflow runs` show it)."]
 
     /// A workflow run as the workflow commands show it (see ``WorkflowRun/json``).
-    public static let workflowRunSchema: JSONValue = CommandDescription.object([
-        "id": ["type": "string"], "workflow": ["type": "string"],
-        "version": ["type": "string", "description": "The hash of the definition the run started with (it keeps it across reloads)."],
-        "status": ["enum": .array(WorkflowRun.Status.allCases.map { .string($0.rawValue) })],
-        "input": [:], "variables": ["type": "object"], "output": [:], "error": ["type": "string"],
-        "requested_by": ["type": "string"], "started_at": ["type": "string", "format": "date-time"],
-        "ended_at": ["type": "string", "format": "date-time"], "duration": ["type": "number", "description": "Seconds from start to end."],
-    ], required: ["id", "workflow", "version", "status", "input", "started_at"], open: true)
+    public static var workflowRunSchema: JSONValue { WorkflowCommands.runSchema }
 
     /// One line of a run's step log (see ``WorkflowStepRecord/json``): a stable shape for the
     /// dashboard and the benchmarks.

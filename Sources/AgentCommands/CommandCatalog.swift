@@ -1,20 +1,23 @@
 import AgentWork
 import JSONSchema
 
-/// Every command of the command layer (see ``CommandDescription``). A command added to the
-/// supervisor's dispatch is declared here too, so that the HTTP API and its OpenAPI document
-/// have it.
+/// The declarations of the commands not yet typed (see ``AgentCommand``): the registry
+/// (``CommandRegistry``) wraps each in a legacy box run by the agent's handler for its name.
 public enum CommandCatalog {
-    public static let all: [CommandDescription] = supervision + health + chat + store + settings + tasks + schedules + memory + executors + workflows + fleet
+    /// Every route of the untyped commands.
+    public static let legacy: [CommandDescription] = supervision + health + chat + store + settings + memory + executors + workflows + fleet
+
+    /// Every route of every command (the registry's).
+    public static var all: [CommandDescription] { CommandRegistry.standard.declarations }
 
     /// The declaration of `name` (for routes with a fixed action, the first).
     public static func named(_ name: String) -> CommandDescription? {
-        all.first { $0.name == name }
+        CommandRegistry.standard.command(named: name)?.declarations.first
     }
 
     /// Whether the command `name` changes something (audited; admin only over HTTP).
     public static func isMutating(_ name: String) -> Bool {
-        all.contains { $0.name == name && $0.mutating }
+        CommandRegistry.standard.command(named: name)?.mutating == true
     }
 
     package static let processName: JSONValue = ["type": "string", "minLength": 1, "description": "The process's name in the settings (a process with replicas: all of them), or one replica's, NAME#N."]
@@ -95,7 +98,7 @@ public enum CommandCatalog {
             name: "chat", summary: "Sends a message to the chatbot process and waits for its answer (at most 30 s).",
             method: "POST", path: "/api/chat",
             request: CommandDescription.object([
-                "text": ["type": "string", "minLength": 1, "maxLength": 65536],
+                "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB)."],
                 "conversation": conversation,
                 "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
             ], required: ["text"]),
@@ -108,13 +111,14 @@ public enum CommandCatalog {
                 "conversation": conversation,
                 "after": ["type": "integer", "minimum": 0, "description": "Only messages after this id."],
                 "limit": ["type": "integer", "minimum": 1, "maximum": 10000],
-            ], required: ["conversation"]),
+            ]),
             answer: CommandDescription.object(["ok": ["const": true], "messages": ["type": "array", "items": ["type": "object"]]], required: ["ok"], open: true),
             mutating: false),
         CommandDescription(
             name: "chat_clear", summary: "Clears a conversation's history.",
             method: "DELETE", path: "/api/chat/{conversation}",
-            request: CommandDescription.object(["conversation": conversation], required: ["conversation"]),
+            // Not required: the socket's clients may leave it out ("default"); HTTP has it in the path.
+            request: CommandDescription.object(["conversation": conversation]),
             mutating: true),
     ]
 

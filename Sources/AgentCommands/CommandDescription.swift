@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// One command of the command layer, declared once: its name on the control socket, its HTTP
@@ -57,9 +58,9 @@ public struct CommandDescription: Sendable {
     }
 
     /// A request without fields.
-    public static let noFields: JSONValue = ["type": "object", "additionalProperties": false, "properties": [:]]
+    public static let noFields: JSONValue = CommandSchema.noFields
     /// `{"ok": true}`.
-    public static let okAnswer: JSONValue = ["type": "object", "required": ["ok"], "properties": ["ok": ["const": true]]]
+    public static let okAnswer: JSONValue = CommandSchema.okAnswer
     /// `{"ok": false, "error": …, "code": …}`.
     public static let errorAnswer: JSONValue = [
         "type": "object", "required": ["ok", "error"],
@@ -77,9 +78,6 @@ public struct CommandDescription: Sendable {
 
     /// An object schema with these properties (`required` lists the required ones).
     public static func object(_ properties: JSONObject, required: [String] = [], open: Bool = false) -> JSONValue {
-        var schema: JSONObject = ["type": "object", "properties": .object(properties)]
-        if !required.isEmpty { schema["required"] = .array(required.map { .string($0) }) }
-        if !open { schema["additionalProperties"] = false }
-        return .object(schema)
+        CommandSchema.object(properties, required: required, open: open)
     }
 }

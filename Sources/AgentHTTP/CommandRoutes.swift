@@ -4,9 +4,10 @@ import Foundation
 import Hummingbird
 import JSONSchema
 
-/// The API routes: one per command of ``CommandCatalog``, each a thin translation of the HTTP
-/// request (path parameters, query or JSON body) into the command's request, executed by the
-/// command layer.
+/// The API routes: one per route of the registry's commands (``CommandRegistry``), each a thin
+/// translation of the HTTP request (path parameters, query or JSON body) into the command's
+/// request, checked by the registry as the control socket checks it, executed by the command
+/// layer.
 struct CommandRoutes: Sendable {
     let commands: CommandCenter
     let maximumBodyBytes: Int
@@ -16,26 +17,22 @@ struct CommandRoutes: Sendable {
     /// What a route needs of its command for every request, worked out once.
     struct Route: Sendable {
         let command: CommandDescription
+        /// The registry's command (its validator).
+        let registered: AnyAgentCommand
         /// The request schema's properties.
         let properties: JSONObject
         let pathParameters: [String]
-        /// The request validator, compiled once.
-        let validator: JSONSchemaValidator?
-        /// Whether a request without fields passes the validator (then a `GET /api/status`
-        /// is not validated again on every call).
-        let emptyIsValid: Bool
         /// The `?follow` stream of the command, if it has one.
         let stream: FollowStream.Shape?
         /// Whether the answer is made from a snapshot, the same for every caller (the caller's
         /// address is then not worked out).
         let fromSnapshot: Bool
 
-        init(_ command: CommandDescription) {
+        init(_ command: CommandDescription, of registered: AnyAgentCommand) {
             self.command = command
+            self.registered = registered
             properties = command.request["properties"]?.objectValue ?? [:]
             pathParameters = command.pathParameters
-            validator = try? JSONSchemaValidator(schema: command.request)
-            emptyIsValid = pathParameters.isEmpty && validator.map { $0.validate(.object([:])).isEmpty } ?? true
             stream = FollowStream.Shape(command)
             fromSnapshot = CommandCenter.answersFromSnapshot(command.name)
         }
@@ -48,11 +45,13 @@ struct CommandRoutes: Sendable {
     }
 
     func register(on router: Router<AgentRequestContext>) {
-        for command in CommandCatalog.all {
-            let method = HTTPRequest.Method(rawValue: command.method) ?? .get
-            let route = Route(command)
-            router.on(RouterPath(command.path), method: method) { request, context in
-                await respond(route, request: request, context: context)
+        for registered in CommandRegistry.standard.commands {
+            for command in registered.declarations {
+                let method = HTTPRequest.Method(rawValue: command.method) ?? .get
+                let route = Route(command, of: registered)
+                router.on(RouterPath(command.path), method: method) { request, context in
+                    await respond(route, request: request, context: context)
+                }
             }
         }
     }
@@ -147,15 +146,16 @@ struct CommandRoutes: Sendable {
             }
             fields[name] = .string(value)
         }
-        if fields.isEmpty, route.emptyIsValid { return .success(fields) }
-        if let validator = route.validator, let first = validator.validate(.object(fields)).first {
-            var pointer = first.instanceLocation
-            // An unknown field is reported at its object; point at the field itself.
-            if pointer.isEmpty, first.keywordLocation.hasSuffix("additionalProperties"),
-               let unknown = fields.keys.first(where: { properties[$0] == nil }) {
-                pointer = "/" + JSONPointer.escape(unknown)
+        // Checked with the members the route fixes, as the control socket checks a request.
+        var checked = fields
+        for (name, value) in command.fixed {
+            if let given = fields[name], given != value {
+                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the route (\(value.serialized())); leave it out", pointer: "/" + name))
             }
-            return .failure(Refusal(.badRequest, code: "invalid", (pointer.isEmpty ? "" : "\(pointer): ") + first.message, pointer: pointer))
+            checked[name] = value
+        }
+        if let problem = route.registered.problem(in: checked) {
+            return .failure(Refusal(.badRequest, code: problem.code.rawValue, problem.message, pointer: problem.pointer))
         }
         return .success(fields)
     }

@@ -80,12 +80,12 @@ public final class HTTPFront: AgentFront, Sendable {
         router.middlewares.add(BearerTokens(tokens: settings.tokens))
         router.middlewares.add(SessionAuthenticator(sessions: sessions))
         router.middlewares.add(AccessPolicy(csrf: csrf, commands: context.commands))
-        router.middlewares.add(RequestShapeMiddleware(routes: RouteTable(commands: CommandCatalog.all, routes: Self.documentedRoutes)))
+        router.middlewares.add(RequestShapeMiddleware(routes: RouteTable(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)))
         LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
                     commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands, readiness: settings.readiness).register(on: router)
         MetricsRoutes(commands: context.commands, exporter: exporter).register(on: router)
-        OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandCatalog.all, routes: Self.documentedRoutes)).register(on: router)
+        OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
         DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         return router

@@ -4,48 +4,12 @@ import Foundation
 import JSONSchema
 
 extension TaskCoordinator {
-    /// The task commands of every front (``CommandCatalog/tasks``), on the loop. Reads of the
-    /// store are made on another thread; `inbox` brings their answer back to the loop.
+    /// The assignment commands of every front (``CommandCatalog/executors``), on the loop: the
+    /// task commands are typed (``TaskCommands``).
     package func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCaller? = nil,
                 respond: @escaping (JSONValue) -> Void) {
         if let answer = answerAssignment(request, caller: caller) { return respond(answer) }
-        switch request["command"]?.stringValue {
-        case "task_list"?: respond(listTasks())
-        case "task_run"?: runTask(request, origin: origin, respond: respond)
-        case "task_runs"?: listRuns(request, inbox: inbox, respond: respond)
-        case "task_show"?, "task_rerun"?, "task_cancel"?:
-            guard let id = request["id"]?.stringValue, !id.isEmpty else {
-                return respond(Self.refusal("invalid", "expected \"id\": the run's id (a string, as `agent-control task runs` shows it); found \(request["id"].map(Describe.value) ?? "nothing")", pointer: "/id"))
-            }
-            findRun(id, inbox: inbox) { [weak self] run in
-                guard let self else { return respond(CommandAnswer.stopping) }
-                guard let run else { return respond(Self.refusal("not_found", "no run with id \"\(id)\"; `agent-control task runs` lists them")) }
-                switch request["command"]?.stringValue {
-                case "task_rerun"?:
-                    guard definitions[run.task] != nil else {
-                        return respond(Self.refusal("not_found", "the task \"\(run.task)\" of run \(id) is no longer in the settings"))
-                    }
-                    var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
-                    prepared.rerunOf = id
-                    submitDurably(prepared, respond: respond) { respond(["ok": true, "run": $0.json]) }
-                case "task_cancel"?:
-                    guard !run.status.isFinished, runs[id] != nil else {
-                        return respond(Self.refusal("conflict", "run \(id) has already finished (\(run.status.rawValue)); nothing to cancel"))
-                    }
-                    let wasRunning = active[id] != nil
-                    let current = cancel(id)
-                    if wasRunning {
-                        whenFinished(id) { respond(["ok": true, "run": $0.json]) }
-                    } else {
-                        respond(["ok": true, "run": (current ?? run).json])
-                    }
-                default:
-                    respond(["ok": true, "run": run.json])
-                }
-            }
-        case let other:
-            respond(Self.refusal("invalid", "unknown task command \"\(other ?? "")\""))
-        }
+        respond(CommandError.invalid("unknown task command \"\(request["command"]?.stringValue ?? "")\"").json)
     }
 
     package static func refusal(_ code: String, _ message: String, pointer: String? = nil) -> JSONValue {
@@ -54,9 +18,10 @@ extension TaskCoordinator {
         return .object(object)
     }
 
-    private func listTasks() -> JSONValue {
+    /// `task_list`: each task as the settings define it, with its queued and running runs.
+    package func taskList() -> [JSONValue] {
         let counts = Dictionary(figures.map { ($0.task, $0) }, uniquingKeysWith: { first, _ in first })
-        let tasks = definitions.values.sorted { $0.name < $1.name }.map { task -> JSONValue in
+        return definitions.values.sorted { $0.name < $1.name }.map { task -> JSONValue in
             var object: JSONObject = [
                 "name": .string(task.name), "type": .string(task.type), "description": .string(task.description),
                 "max_concurrent": .number(JSONNumber(task.maxConcurrent)), "max_interruptions": .number(JSONNumber(task.maxInterruptions)),
@@ -74,68 +39,93 @@ extension TaskCoordinator {
             if let schema = task.inputSchema { object["input"] = schema }
             return .object(object)
         }
-        return ["ok": true, "tasks": .array(tasks)]
     }
 
-    private func runTask(_ request: JSONValue, origin: TaskRun.Origin, respond: @escaping (JSONValue) -> Void) {
-        guard let name = request["name"]?.stringValue else {
-            return respond(Self.refusal("invalid", "expected \"name\": the task's name (a string)", pointer: "/name"))
-        }
+    /// `task_run`: the request's members are checked by the registry; what it cannot check
+    /// (the task exists, the time reads, the input matches the task's schema) is checked here.
+    package func runTask(_ request: TaskRunCommand.Request, origin: TaskRun.Origin,
+                         respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        let name = request.name
         guard definitions[name] != nil else {
             let names = definitions.keys.sorted()
-            return respond(Self.refusal("not_found", "no task named \"\(name)\"\(Suggestions.hint(for: name, in: names)); tasks: \(names.isEmpty ? "none (add them under \"tasks\" in the settings)" : names.joined(separator: ", "))"))
-        }
-        var priority = TaskRun.Priority.normal
-        if let value = request["priority"] {
-            guard let parsed = value.stringValue.flatMap(TaskRun.Priority.init(rawValue:)) else {
-                return respond(Self.refusal("invalid", "\"priority\" must be low, normal, high or critical; found \(Describe.value(value))", pointer: "/priority"))
-            }
-            priority = parsed
+            return respond(.failure(.notFound("no task named \"\(name)\"\(Suggestions.hint(for: name, in: names)); tasks: \(names.isEmpty ? "none (add them under \"tasks\" in the settings)" : names.joined(separator: ", "))")))
         }
         var notBefore: Double?
-        if let value = request["at"] {
-            guard let text = value.stringValue, let time = Self.parseTime(text) else {
-                return respond(Self.refusal("invalid", "\"at\" must be an ISO 8601 time (e.g. 2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d); found \(Describe.value(value))", pointer: "/at"))
+        if let text = request.at {
+            guard let time = Self.parseTime(text) else {
+                return respond(.failure(.invalid("\"at\" must be an ISO 8601 time (e.g. 2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d); found \"\(text)\"", pointer: "/at")))
             }
             notBefore = time
         }
-        var wait = false
-        if let value = request["wait"] {
-            guard let flag = value.boolValue else {
-                return respond(Self.refusal("invalid", "\"wait\" must be true or false; found \(Describe.value(value))", pointer: "/wait"))
-            }
-            wait = flag
+        let require = request.require ?? [:]
+        // In a fleet another agent's executors may carry them: the run waits for one.
+        if !require.isEmpty, shared == nil, let problem = requirementProblem(task: name, require) {
+            return respond(.failure(.invalid(problem, pointer: "/require")))
         }
-        var require: [String: String] = [:]
-        if let value = request["require"] {
-            guard let object = value.objectValue, object.values.allSatisfy({ $0.stringValue != nil }) else {
-                return respond(Self.refusal("invalid", "\"require\" must be an object of labels (strings), e.g. {\"gpu\": \"yes\"}; found \(Describe.value(value))", pointer: "/require"))
-            }
-            require = ExecutorSettings.labels(value)
-            // In a fleet another agent's executors may carry them: the run waits for one.
-            if shared == nil, let problem = requirementProblem(task: name, require) { return respond(Self.refusal("invalid", problem, pointer: "/require")) }
-        }
-        let input = request["input"] ?? .object([:])
-        if let problem = InputNesting.problem(input) { return respond(Self.refusal("invalid", problem.message, pointer: problem.pointer)) }
+        let input = request.input ?? .object([:])
+        if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
         let problems = inputProblems(input, task: name)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")
-            return respond(["ok": false, "code": "invalid", "pointer": .string(problems[0].pointer),
-                            "error": .string("the input does not match the input schema of task \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)"),
-                            "errors": .array(problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })])
+            return respond(.failure(CommandError(.invalid, "the input does not match the input schema of task \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)",
+                                                 pointer: problems[0].pointer,
+                                                 errors: problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })))
         }
-        var prepared = prepare(task: name, input: input, priority: priority, notBefore: notBefore, requestedBy: origin)
+        var prepared = prepare(task: name, input: input, priority: request.priority ?? .normal, notBefore: notBefore, requestedBy: origin)
         prepared.require = require
+        let wait = request.wait ?? false
         submitDurably(prepared, respond: respond) { [weak self] run in
-            guard wait, let self else { return respond(["ok": true, "run": run.json]) }
-            whenFinished(run.id) { respond(["ok": true, "run": $0.json]) }
+            guard wait, let self else { return respond(.success(TaskRunAnswer(run))) }
+            whenFinished(run.id) { respond(.success(TaskRunAnswer($0))) }
+        }
+    }
+
+    /// `task_show`.
+    package func showRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        withRun(id, respond: respond) { run in respond(.success(TaskRunAnswer(run))) }
+    }
+
+    /// `task_rerun`: a new run of the run's task with its input and priority.
+    package func rerunRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        withRun(id, respond: respond) { [unowned self] run in
+            guard definitions[run.task] != nil else {
+                return respond(.failure(.notFound("the task \"\(run.task)\" of run \(id) is no longer in the settings")))
+            }
+            var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
+            prepared.rerunOf = id
+            submitDurably(prepared, respond: respond) { respond(.success(TaskRunAnswer($0))) }
+        }
+    }
+
+    /// `task_cancel`: answers at once for a queued run, once it has stopped for a running one.
+    package func cancelRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        withRun(id, respond: respond) { [unowned self] run in
+            guard !run.status.isFinished, runs[id] != nil else {
+                return respond(.failure(.conflict("run \(id) has already finished (\(run.status.rawValue)); nothing to cancel")))
+            }
+            let wasRunning = active[id] != nil
+            let current = cancel(id)
+            if wasRunning {
+                whenFinished(id) { respond(.success(TaskRunAnswer($0))) }
+            } else {
+                respond(.success(TaskRunAnswer(current ?? run)))
+            }
+        }
+    }
+
+    /// Calls `body` with the run `id`, or refuses: it is not known.
+    private func withRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void, _ body: @escaping (TaskRun) -> Void) {
+        findRun(id) { run in
+            guard let run else { return respond(.failure(.notFound("no run with id \"\(id)\"; `agent-control task runs` lists them"))) }
+            body(run)
         }
     }
 
     /// Queues a run a request asked for once the store has it, then calls `queued` with it:
     /// an answered run is never lost. While the store cannot write, the request is refused
     /// (``storeRefusal(_:)``) and nothing is queued. No store, or a fleet's: queued at once.
-    private func submitDurably(_ prepared: TaskRun, respond: @escaping (JSONValue) -> Void, queued: @escaping (TaskRun) -> Void) {
+    private func submitDurably(_ prepared: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
+                               queued: @escaping (TaskRun) -> Void) {
         guard let store, shared == nil else { return queued(submit(prepared)) }
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
         // box released the coordinator once too often on the refusing path (Swift 6.3).
@@ -145,72 +135,61 @@ extension TaskCoordinator {
         let inbox = loop.inbox
         store.commitNew([prepared]) { written in
             inbox.post {
-                guard written else { return reply.value(Self.storeRefusal("run of task \"\(prepared.task)\" was not queued")) }
+                guard written else { return reply.value(.failure(Self.storeError("run of task \"\(prepared.task)\" was not queued"))) }
                 then.value(this.value.submit(prepared))
             }
         }
     }
 
-    /// The answer to a request the store could not make durable (HTTP 503 with `Retry-After`).
-    package static func storeRefusal(_ outcome: String) -> JSONValue {
-        ["ok": false, "code": "unavailable", "retry_after": 5,
-         "error": .string("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)")]
+    /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
+    package static func storeError(_ outcome: String) -> CommandError {
+        .unavailable("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)",
+                     retryAfter: 5)
     }
 
+    /// The answer to a request the store could not make durable.
+    package static func storeRefusal(_ outcome: String) -> JSONValue { storeError(outcome).json }
+
     /// A run by id: from memory, else (off the loop) from the store.
-    private func findRun(_ id: String, inbox: LoopInbox, _ done: @escaping (TaskRun?) -> Void) {
+    private func findRun(_ id: String, _ done: @escaping (TaskRun?) -> Void) {
         if let run = knownRun(id) { return done(run) }
         guard let store else { return done(nil) }
         let reply = LoopBound(value: done)
+        let inbox = loop.inbox
         Task {
             let run = try? await store.run(id: id)
             inbox.post { reply.value(run) }
         }
     }
 
-    private func listRuns(_ request: JSONValue, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        var filter = RunFilter()
-        if let value = request["task"] {
-            guard let task = value.stringValue else { return respond(Self.refusal("invalid", "\"task\" must be a task's name (a string); found \(Describe.value(value))", pointer: "/task")) }
-            filter.task = task
-        }
-        if let value = request["status"] {
-            guard let status = value.stringValue.flatMap(TaskRun.Status.init(rawValue:)) else {
-                return respond(Self.refusal("invalid", "\"status\" must be one of \(TaskRun.Status.allCases.map(\.rawValue).joined(separator: ", ")); found \(Describe.value(value))", pointer: "/status"))
-            }
-            filter.status = status
-        }
-        if let value = request["limit"] {
-            guard let number = value.numberValue, let limit = number.intValue ?? (number.doubleValue.isFinite ? Int(saturating: number.doubleValue) : nil), limit >= 1 else {
-                return respond(Self.refusal("invalid", "\"limit\" must be a whole number from 1 to 10000; found \(Describe.value(value))", pointer: "/limit"))
-            }
-            filter.limit = min(limit, 10_000)
-        }
+    /// `task_runs`: from the store (off the loop) merged with memory, newest first.
+    package func listRuns(_ filter: RunFilter, respond: @escaping (Result<TaskRunsCommand.Answer, CommandError>) -> Void) {
         guard let store else {
-            return respond(["ok": true, "runs": .array(knownRuns(filter).map(\.json)), "stored": false,
-                            "note": .string("the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops")])
+            return respond(.success(TaskRunsCommand.Answer(runs: knownRuns(filter).map(\.json), stored: false,
+                                                           note: "the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops")))
         }
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
-        let chosen = filter
+        let inbox = loop.inbox
         Task {
-            let result = await Result { try await store.list(chosen) }
-            inbox.post { this.value.answerList(result, filter: chosen, respond: reply.value) }
+            let result = await Result { try await store.list(filter) }
+            inbox.post { this.value.answerList(result, filter: filter, respond: reply.value) }
         }
     }
 
     /// `task runs` with what the store has: memory is newer than the store (its writer
     /// batches), so it wins, and adds runs not written yet.
-    private func answerList(_ result: Result<[TaskRun], any Error>, filter: RunFilter, respond: (JSONValue) -> Void) {
+    private func answerList(_ result: Result<[TaskRun], any Error>, filter: RunFilter,
+                            respond: (Result<TaskRunsCommand.Answer, CommandError>) -> Void) {
         switch result {
         case .failure(let error):
-            respond(Self.refusal("unavailable", "cannot read the runs from the store: \(error)"))
+            respond(.failure(.unavailable("cannot read the runs from the store: \(error)")))
         case .success(let stored):
             var merged: [String: TaskRun] = [:]
             for run in stored { merged[run.id] = knownRun(run.id) ?? run }
             for run in knownRuns(filter) { merged[run.id] = run }
             let list = merged.values.filter(filter.matches).sorted { ($0.queuedAt, $0.id) > ($1.queuedAt, $1.id) }.prefix(filter.limit)
-            respond(["ok": true, "runs": .array(list.map(\.json)), "stored": true])
+            respond(.success(TaskRunsCommand.Answer(runs: list.map(\.json), stored: true)))
         }
     }
 

@@ -196,7 +196,7 @@ import Testing
 
         let agent = try Self.start(#"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#,
                                    environment: ["AGENT_CONTROL_IDLE_TIMEOUT": "3"], directory: directory)
-        let request = Array(#"{"command": "chat_history", "limit": 100000}"#.utf8) + [10]
+        let request = Array(#"{"command": "chat_history", "limit": 10000}"#.utf8) + [10]
         // One answer in full first: how big it is.
         let whole = try #require(RawControlClient(path: Self.socket(of: agent)))
         whole.send(request)

@@ -1,4 +1,7 @@
+import AgentBase
 import AgentCommands
+import AgentLoop
+import AgentWork
 import AgentStore
 import Foundation
 import JSONSchema
@@ -18,21 +21,78 @@ extension Supervisor {
     }
 
     /// Executes one command for any front, on the loop; mutating commands are recorded in the
-    /// run history (who, what, result).
+    /// run history (who, what, result). The fronts have checked the request against the
+    /// registry (``CommandRegistry/check(_:)``); the dashboard builds its own.
     func execute(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
-        let name = request["command"]?.stringValue ?? ""
-        let audited = CommandCatalog.isMutating(name)
+        let registry = CommandRegistry.standard
+        guard let command = request["command"]?.stringValue.flatMap(registry.command(named:)) else {
+            if case .failure(let refusal) = registry.check(request) { return respond(refusal.json) }
+            return respond(CommandError.invalid("the request names no command").json)
+        }
         let finish: (JSONValue) -> Void = { [weak self] answer in
             let answer = CommandCenter.normalized(answer)
-            if audited, let self { audit(request, caller: caller, answer: answer) }
+            if command.mutating, let self { audit(request, caller: caller, answer: answer) }
             respond(answer)
         }
-        if name.hasPrefix("task_") || name.hasPrefix("executor_") { return work.answerTask(request, caller: caller, respond: finish) }
-        if name.hasPrefix("schedule_") { return work.answerSchedule(request, respond: finish) }
-        if name.hasPrefix("memory_") { return memory.answerCommand(request, respond: finish) }
-        if name.hasPrefix("workflow_") { return workflowCommand(request, caller: caller, respond: finish) }
-        if name == "fleet_status" { return fleetBridge.status(respond: finish) }
-        handleControl(request, respond: finish)
+        if command.isTyped { return registry.run(command, request, caller: caller, hosts: self, respond: finish) }
+        if command.executor == .store { return readStore(request, respond: finish) }
+        guard let handler = legacyHandler(command.name) else {
+            return finish(CommandError(.failed, "\(command.name) has no handler in this agent").json)
+        }
+        handler(request, caller, finish)
+    }
+
+    /// A control-socket request: checked against the registry like an HTTP request (the same
+    /// refusal, the same pointer), then executed.
+    func executeControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+        if case .failure(let refusal) = CommandRegistry.standard.check(request) { return respond(refusal.json) }
+        execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
+    }
+
+    /// `events` and `history` over the control socket: read off the loop, answered on it.
+    private func readStore(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+        let path = store?.path
+        let inbox = loop.inbox
+        let reply = LoopBound(value: respond)
+        Task.detached {
+            let answer = CommandCenter.normalized(StoreCommands.execute(request, storePath: path))
+            inbox.post { reply.value(answer) }
+        }
+    }
+
+    typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
+
+    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``).
+    enum LegacyOwner: CaseIterable {
+        case tasks, memory, workflows, fleet, settingsAndChat, supervision
+
+        /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
+        static func of(_ name: String) -> LegacyOwner? {
+            switch name {
+            case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
+                 "executor_list", "executor_drain", "executor_resume": .tasks
+            case "memory_list", "memory_get", "memory_set", "memory_delete": .memory
+            case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
+                 "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
+            case "fleet_status": .fleet
+            case "chat", "chat_history", "chat_clear", "settings_get", "settings_change", "validate", "modules", "reload": .settingsAndChat
+            case "status", "metrics", "readiness", "stop", "diagnostics", "process", "logs": .supervision
+            default: nil
+            }
+        }
+    }
+
+    /// The handler of a command not yet typed, by name.
+    func legacyHandler(_ name: String) -> LegacyHandler? {
+        switch LegacyOwner.of(name) {
+        case .tasks?: { [unowned self] request, caller, respond in work.answerTask(request, caller: caller, respond: respond) }
+        case .memory?: { [unowned self] request, _, respond in memory.answerCommand(request, respond: respond) }
+        case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
+        case .fleet?: { [unowned self] _, _, respond in fleetBridge.status(respond: respond) }
+        case .settingsAndChat?: { [unowned self] request, _, respond in handleControl(request, respond: respond) }
+        case .supervision?: { [unowned self] request, _, respond in respond(handleControl(request)) }
+        case nil: nil
+        }
     }
 
     /// The workflow commands, on the loop: the definitions' are the settings file's, the runs'
@@ -71,5 +131,14 @@ extension Supervisor {
         }
         store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: process,
                                   event: "audit", detail: "\(caller): \(what) → \(result.prefix(300))"))
+    }
+}
+
+extension Supervisor: CommandHosts {
+    /// The object a typed command runs on.
+    package func host<Host>(_ type: Host.Type) -> Host? {
+        if type == TaskCoordinator.self { return work.tasks as? Host }
+        if type == Scheduler.self { return work.scheduler as? Host }
+        return nil
     }
 }

@@ -26,44 +26,16 @@ extension Supervisor {
         case "diagnostics"?:
             return Diagnostics.answer(for: self)
         case "process"?:
+            // The registry checked both (strings, the action one of the three).
             guard let name = request["name"]?.stringValue, let action = request["action"]?.stringValue else {
-                return ["ok": false, "error": .string(Self.badProcessRequest(request))]
+                return CommandError.invalid("a process command needs \"action\" and \"name\" (strings)").json
             }
             return processCommand(action, name: name)
         case "logs"?:
             return logs(request)
         case let other:
-            return ["ok": false, "error": .string(Self.unknownCommand(request, name: other))]
+            return CommandError.invalid("\(other ?? "?") is not a command of the supervisor").json
         }
-    }
-
-    static let controlCommands = ["status", "metrics", "readiness", "stop", "reload", "process", "logs", "chat", "chat_history", "chat_clear",
-                                  "settings_get", "settings_change", "validate", "modules", "diagnostics",
-                                  "task_list", "task_run", "task_runs", "task_show", "task_rerun", "task_cancel", "fleet_status"]
-
-    /// What was expected and what was found, for a request whose command is not known.
-    static func unknownCommand(_ request: JSONValue, name: String?) -> String {
-        let known = controlCommands.joined(separator: ", ")
-        guard request.objectValue != nil else {
-            return "a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))"
-        }
-        guard let value = request["command"] else {
-            return "the request has no \"command\"; expected a string: \(known)"
-        }
-        guard let name else {
-            return "\"command\" must be a string (\(known)); found \(Describe.article(value)) (\(value.serialized()))"
-        }
-        return "unknown command \"\(name)\"\(Suggestions.hint(for: name, in: controlCommands)); known: \(known)"
-    }
-
-    /// What was expected and what was found, for a process command without a string `action`
-    /// or `name`.
-    static func badProcessRequest(_ request: JSONValue) -> String {
-        for key in ["action", "name"] {
-            guard let value = request[key] else { return "a process command needs \"\(key)\" (a string)" }
-            if value.stringValue == nil { return "\"\(key)\" must be a string; found \(Describe.article(value)) (\(value.serialized()))" }
-        }
-        return "a process command needs \"action\" and \"name\" (strings)"
     }
 
     /// The answer about a name that is not a process: `"code": "not_found"`, with the closest

@@ -177,9 +177,7 @@ public final class Supervisor {
         if let controlPaths {
             do {
                 control = try ControlServer(paths: controlPaths, loop: loop, limits: ControlLimits(environment: configuration.environment),
-                                            logger: logger) { [unowned self] request, respond in
-                    execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
-                }
+                                            logger: logger) { [unowned self] request, respond in executeControl(request, respond: respond) }
                 logger.info("control socket: \(controlPaths.socketPath)")
             } catch {
                 logger.error("\(error); agent-control status/stop/reload will not reach this agent")

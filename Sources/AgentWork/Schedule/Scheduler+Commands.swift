@@ -4,55 +4,43 @@ import Foundation
 import JSONSchema
 
 extension Scheduler {
-    /// The schedule commands of every front (``CommandCatalog/schedules``), on the loop. Reads
-    /// of the store are made on another thread; `inbox` brings their answer back to the loop.
+    /// The schedule commands are typed (``ScheduleCommands``); what still calls this answers
+    /// that it is not a command of this layer any more.
     package func answer(_ request: JSONValue, runStore: (any RunStore)?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        let command = request["command"]?.stringValue ?? ""
-        if command == "schedule_list" { return respond(["ok": true, "schedules": .array(entries.keys.sorted().compactMap(describe))]) }
-        guard let name = request["name"]?.stringValue, !name.isEmpty else {
-            return respond(TaskCoordinator.refusal("invalid", "expected \"name\": the schedule's name (a string, as `agent-control schedule list` shows it); found \(request["name"].map(Describe.value) ?? "nothing")", pointer: "/name"))
-        }
-        guard entries[name] != nil else {
-            let names = entries.keys.sorted()
-            return respond(TaskCoordinator.refusal("not_found", "no schedule named \"\(name)\"\(Suggestions.hint(for: name, in: names)); schedules: \(names.isEmpty ? "none (add them under \"schedules\" in the settings)" : names.joined(separator: ", "))"))
-        }
-        switch command {
-        case "schedule_next":
-            var count = 10
-            if let value = request["count"] {
-                guard let number = value.numberValue?.intValue, (1...10_000).contains(number) else {
-                    return respond(TaskCoordinator.refusal("invalid", "\"count\" must be a whole number from 1 to 10000; found \(Describe.value(value))", pointer: "/count"))
-                }
-                count = number
+        respond(CommandError.invalid("\(request["command"]?.stringValue ?? "?") is a typed command: run it through the command registry").json)
+    }
+
+    /// `schedule_list`.
+    package func scheduleList() -> [JSONValue] { entries.keys.sorted().compactMap(describe) }
+
+    /// The refusal for a name that is no schedule, with the closest one.
+    private func unknown(_ name: String) -> CommandError {
+        let names = entries.keys.sorted()
+        return .notFound("no schedule named \"\(name)\"\(Suggestions.hint(for: name, in: names)); schedules: \(names.isEmpty ? "none (add them under \"schedules\" in the settings)" : names.joined(separator: ", "))")
+    }
+
+    /// `schedule_next`.
+    package func comingTimes(_ name: String, count: Int) -> Result<ScheduleNextCommand.Answer, CommandError> {
+        guard let entry = entries[name] else { return .failure(unknown(name)) }
+        let zone = entry.definition.timeZone
+        return .success(ScheduleNextCommand.Answer(schedule: name, timezone: zone.identifier,
+                                                   times: nextTimes(name, count: count).map { Self.local($0, in: zone) }))
+    }
+
+    /// `schedule_run`: fires the schedule now; answers once the run is handed over.
+    package func runNow(_ name: String, respond: @escaping (Result<ScheduleRunCommand.Answer, CommandError>) -> Void) {
+        guard entries[name] != nil else { return respond(.failure(unknown(name))) }
+        var commit = ScheduleCommit()
+        let run = fire(name, planned: nil, count: 1, first: nil, reason: "run now", overlap: false, into: &commit)
+        let workflowRun = commit.workflowRuns.first
+        flush(commit) { [weak self] runs in
+            guard let self else { return respond(.failure(.stopping)) }
+            if let workflowRun {
+                let shown = workflows?.known(workflowRun.id)?.run ?? workflowRun
+                return respond(.success(ScheduleRunCommand.Answer(run: shown.json, workflowRun: shown.json, schedule: describe(name) ?? .null)))
             }
-            respond(["ok": true, "schedule": .string(name), "timezone": .string(entries[name]!.definition.timeZone.identifier),
-                     "times": .array(nextTimes(name, count: count).map { .string(Self.local($0, in: entries[name]!.definition.timeZone)) })])
-        case "schedule_pause": respond(setPaused(name, true))
-        case "schedule_resume": respond(setPaused(name, false))
-        case "schedule_run":
-            var commit = ScheduleCommit()
-            let run = fire(name, planned: nil, count: 1, first: nil, reason: "run now", overlap: false, into: &commit)
-            let workflowRun = commit.workflowRuns.first
-            flush(commit) { [weak self] runs in
-                guard let self else { return respond(CommandAnswer.stopping) }
-                if let workflowRun {
-                    let shown = workflows?.known(workflowRun.id)?.run ?? workflowRun
-                    return respond(["ok": true, "run": shown.json, "workflow_run": shown.json, "schedule": describe(name) ?? .null])
-                }
-                let handed = runs.first ?? run
-                respond(["ok": true, "run": handed.map(\.json) ?? .null, "schedule": describe(name) ?? .null])
-            }
-        case "schedule_history":
-            var limit = 100
-            if let value = request["limit"] {
-                guard let number = value.numberValue?.intValue, (1...10_000).contains(number) else {
-                    return respond(TaskCoordinator.refusal("invalid", "\"limit\" must be a whole number from 1 to 10000; found \(Describe.value(value))", pointer: "/limit"))
-                }
-                limit = number
-            }
-            history(name, limit: limit, runStore: runStore, inbox: inbox, respond: respond)
-        default:
-            respond(TaskCoordinator.refusal("invalid", "unknown schedule command \"\(command)\""))
+            let handed = runs.first ?? run
+            respond(.success(ScheduleRunCommand.Answer(run: handed.map(\.json) ?? .null, schedule: describe(name) ?? .null)))
         }
     }
 
@@ -70,10 +58,10 @@ extension Scheduler {
     }
 
     /// Pause (persisted) or resume: fire times while paused are skipped, recorded as such.
-    private func setPaused(_ name: String, _ paused: Bool) -> JSONValue {
-        guard let entry = entries[name] else { return TaskCoordinator.refusal("not_found", "no schedule named \"\(name)\"") }
+    package func setPaused(_ name: String, _ paused: Bool) -> Result<ScheduleChangeAnswer, CommandError> {
+        guard let entry = entries[name] else { return .failure(unknown(name)) }
         guard entry.state.paused != paused else {
-            return ["ok": true, "changed": false, "schedule": describe(name) ?? .null]
+            return .success(ScheduleChangeAnswer(changed: false, schedule: describe(name) ?? .null))
         }
         let now = clock()
         var commit = ScheduleCommit()
@@ -95,17 +83,21 @@ extension Scheduler {
         if let state = entries[name]?.state { commit.states.append(state) }
         flush(commit)
         rearm()
-        return ["ok": true, "changed": true, "schedule": describe(name) ?? .null]
+        return .success(ScheduleChangeAnswer(changed: true, schedule: describe(name) ?? .null))
     }
 
-    private func history(_ name: String, limit: Int, runStore: (any RunStore)?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        let zone = entries[name]?.definition.timeZone ?? .current
+    /// `schedule_history`: from the store (off the loop), the results of runs still going from memory.
+    package func history(_ name: String, limit: Int, respond: @escaping (Result<ScheduleHistoryCommand.Answer, CommandError>) -> Void) {
+        guard let entry = entries[name] else { return respond(.failure(unknown(name))) }
+        let zone = entry.definition.timeZone
         guard let store else {
             let lines = recentHistory.filter { $0.schedule == name }.suffix(limit).reversed()
-            return respond(["ok": true, "stored": false, "history": .array(lines.map {
+            return respond(.success(ScheduleHistoryCommand.Answer(stored: false, history: lines.map {
                 $0.json(result: $0.runID.flatMap(knownResult), zone: zone)
-            })])
+            })))
         }
+        let runStore = tasks.store
+        let inbox = loop.inbox
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
         let workflowStore = workflows?.store
@@ -128,13 +120,13 @@ extension Scheduler {
             inbox.post {
                 switch result {
                 case .failure(let error):
-                    reply.value(TaskCoordinator.refusal("unavailable", "cannot read the schedule's history from the store: \(error)"))
+                    reply.value(.failure(.unavailable("cannot read the schedule's history from the store: \(error)")))
                 case .success(let lines):
                     // Memory is newer than the store for runs still going.
                     let scheduler = this.value
-                    reply.value(["ok": true, "stored": true, "history": .array(lines.map { line, stored in
+                    reply.value(.success(ScheduleHistoryCommand.Answer(stored: true, history: lines.map { line, stored in
                         line.json(result: line.runID.flatMap(scheduler.knownResult) ?? stored, zone: zone)
-                    })])
+                    })))
                 }
             }
         }

@@ -50,7 +50,9 @@ import Testing
         #expect(started.status == 0, "\(started.stderr)")
         let socket = directory + "/.agent/run/control.sock"
         let number = try rawRequest(Data(#"{"command": 12}"#.utf8) + Data("\n".utf8), socket: socket)
-        #expect(number.contains(#"\"command\" must be a string (status, metrics, readiness, stop, reload, process, logs, chat, chat_history, chat_clear, settings_get, settings_change, validate, modules, diagnostics, task_list, task_run, task_runs, task_show, task_rerun, task_cancel, fleet_status); found an integer (12)"#), "\(number)")
+        // Every command of the registry is offered, not a hand-kept list.
+        #expect(number.contains(#"\"command\" must be a string (status, "#), "\(number)")
+        #expect(number.contains(#"task_assign"#) && number.contains(#"); found an integer (12)"#), "\(number)")
         let none = try rawRequest(Data("{}\n".utf8), socket: socket)
         #expect(none.contains(#"the request has no \"command\""#), "\(none)")
         let array = try rawRequest(Data("[1]\n".utf8), socket: socket)
@@ -58,7 +60,9 @@ import Testing
         let misspelled = try rawRequest(Data(#"{"command": "stauts"}"#.utf8) + Data("\n".utf8), socket: socket)
         #expect(misspelled.contains(#"unknown command \"stauts\"; did you mean \"status\"?"#), "\(misspelled)")
         let process = try rawRequest(Data(#"{"command": "process", "action": "stop", "name": 12}"#.utf8) + Data("\n".utf8), socket: socket)
-        #expect(process.contains(#"\"name\" must be a string; found an integer (12)"#), "\(process)")
+        // As HTTP refuses it: the validator's message at the member's pointer.
+        #expect(process.contains(#""pointer":"\/name""#) || process.contains(#""pointer":"/name""#), "\(process)")
+        #expect(process.contains(#"/name: expected"#), "\(process)")
     }
 
     /// SIGTERM while a module's describe worker loads it (a library whose initialiser hangs):

@@ -1,0 +1,49 @@
+import JSONSchema
+
+/// A command's refusal, the same for every front: the control socket and the HTTP API answer
+/// it as `{"ok": false, "code": …, "error": …, "pointer": …}` (HTTP with the status of its
+/// code). The message says what was wrong and how to fix it.
+public struct CommandError: Error, Sendable, Equatable {
+    /// What kind of refusal (HTTP: 400, 404, 409, 503…).
+    public enum Code: String, Sendable, CaseIterable {
+        case invalid, notFound = "not_found", conflict, unavailable, forbidden, unauthorized
+        case tooLarge = "too_large", rateLimited = "rate_limited", failed
+    }
+
+    public var code: Code
+    /// What went wrong and how to fix it.
+    public var message: String
+    /// The JSON pointer of the request member at fault, when one is.
+    public var pointer: String?
+    /// With `unavailable`: seconds after which the request may succeed (HTTP `Retry-After`).
+    public var retryAfter: Int?
+    /// Several problems (each `{"pointer", "message"}`), the first of which is `message`'s.
+    public var errors: [JSONValue]?
+
+    public init(_ code: Code, _ message: String, pointer: String? = nil, retryAfter: Int? = nil, errors: [JSONValue]? = nil) {
+        self.code = code
+        self.message = message
+        self.pointer = pointer
+        self.retryAfter = retryAfter
+        self.errors = errors
+    }
+
+    public static func invalid(_ message: String, pointer: String? = nil) -> CommandError { CommandError(.invalid, message, pointer: pointer) }
+    public static func notFound(_ message: String) -> CommandError { CommandError(.notFound, message) }
+    public static func conflict(_ message: String) -> CommandError { CommandError(.conflict, message) }
+    public static func unavailable(_ message: String, retryAfter: Int? = nil) -> CommandError {
+        CommandError(.unavailable, message, retryAfter: retryAfter)
+    }
+
+    /// The refusal of a command that comes while the agent stops.
+    public static let stopping = CommandError(.unavailable, "the agent is stopping")
+
+    /// The answer's JSON.
+    public var json: JSONValue {
+        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(message)]
+        if let pointer { object["pointer"] = .string(pointer) }
+        if let retryAfter { object["retry_after"] = .number(JSONNumber(retryAfter)) }
+        if let errors { object["errors"] = .array(errors) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,69 @@
+import AgentBase
+import AgentWork
+import JSONSchema
+
+/// Every command of the agent, by name: what the control socket, the HTTP API (its routes,
+/// its access checks, its OpenAPI document) and the dashboard know of commands comes from
+/// here. Each front validates a request with ``check(_:)`` and answers its refusal the same
+/// way; typed commands (``AgentCommand``) are decoded and run by ``run(_:_:caller:hosts:respond:)``,
+/// the others by the agent's handler for their name (``LegacyCommands``).
+public final class CommandRegistry: Sendable {
+    /// In the order of the catalog (the OpenAPI document's order).
+    public let commands: [AnyAgentCommand]
+    private let byName: [String: Int]
+
+    init(_ commands: [AnyAgentCommand]) {
+        self.commands = commands
+        byName = Dictionary(commands.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The agent's commands: the typed ones and the legacy catalog's others.
+    public static let standard: CommandRegistry = {
+        var seen = Set<String>()
+        let typed = TypedCommands.all.map { AnyAgentCommand($0) }
+        let typedNames = Set(typed.map(\.name))
+        var commands: [AnyAgentCommand] = []
+        for declaration in CommandCatalog.legacy where !typedNames.contains(declaration.name) && seen.insert(declaration.name).inserted {
+            commands.append(AnyAgentCommand(legacy: CommandCatalog.legacy.filter { $0.name == declaration.name }))
+        }
+        return CommandRegistry(commands + typed)
+    }()
+
+    /// Every command's name (what the control socket's did-you-mean offers).
+    public var names: [String] { commands.map(\.name) }
+
+    /// Every route's declaration (the HTTP routes and the OpenAPI document).
+    public var declarations: [CommandDescription] { commands.flatMap(\.declarations) }
+
+    public func command(named name: String) -> AnyAgentCommand? { byName[name].map { commands[$0] } }
+
+    /// The command of `request` (`{"command": NAME, …}`) when it names one and its members are
+    /// valid; else the refusal every front answers.
+    public func check(_ request: JSONValue) -> Result<AnyAgentCommand, CommandError> {
+        let known = names.joined(separator: ", ")
+        guard case .object(var fields) = request else {
+            return .failure(.invalid("a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))", pointer: ""))
+        }
+        guard let value = fields["command"] else {
+            return .failure(.invalid("the request has no \"command\"; expected a string: \(known)", pointer: "/command"))
+        }
+        guard let name = value.stringValue else {
+            return .failure(.invalid("\"command\" must be a string (\(known)); found \(Describe.article(value)) (\(value.serialized()))", pointer: "/command"))
+        }
+        guard let command = command(named: name) else {
+            return .failure(.invalid("unknown command \"\(name)\"\(Suggestions.hint(for: name, in: names)); known: \(known)", pointer: "/command"))
+        }
+        fields["command"] = nil
+        if let problem = command.problem(in: fields) { return .failure(problem) }
+        return .success(command)
+    }
+
+    /// Runs a checked typed `command`; the answer goes to `respond` (now or later, on the loop).
+    package func run(_ command: AnyAgentCommand, _ request: JSONValue, caller: CommandCaller, hosts: any CommandHosts,
+                    respond: @escaping (JSONValue) -> Void) {
+        guard let invoke = command.invoke else {
+            return respond(CommandError(.failed, "\(command.name) is not a typed command").json)
+        }
+        invoke(request, caller, hosts, respond)
+    }
+}

@@ -1,0 +1,24 @@
+import AgentBase
+import JSONSchema
+
+/// `schedule_list`: every schedule with its timing, next and last fire and counts.
+package enum ScheduleListCommand: AgentCommand {
+    package struct Answer: Encodable, Sendable {
+        package let ok = true
+        package var schedules: [JSONValue]
+    }
+
+    package static let name = "schedule_list"
+    package static let summary = "The schedules: timing, next and last fire, last result, paused, fires missed and skipped."
+    package static let routes: [CommandRoute] = [.get("/api/schedules")]
+    package static let mutating = false
+    package static let answerSchema: JSONValue = CommandSchema.object(
+        ["ok": ["const": true], "schedules": ["type": "array", "items": ScheduleCommands.scheduleSchema]], required: ["ok", "schedules"])
+    package static var examples: [(request: JSONValue, answer: Answer)] { [([:], Answer(schedules: [ScheduleCommands.exampleSchedule]))] }
+    package static var unavailable: CommandError { ScheduleCommands.unavailable }
+
+    package static func run(_ request: NoFields, on host: Scheduler, caller: CommandCaller,
+                           respond: @escaping (Result<Answer, CommandError>) -> Void) {
+        respond(.success(Answer(schedules: host.scheduleList())))
+    }
+}

@@ -1,0 +1,52 @@
+import AgentBase
+import JSONSchema
+
+/// `task_runs`: runs, newest first, as far as the store keeps them.
+package enum TaskRunsCommand: AgentCommand {
+    package struct Request: Codable, Sendable {
+        package var task: String?
+        package var status: TaskRun.Status?
+        package var limit: Int?
+
+        package init(task: String? = nil, status: TaskRun.Status? = nil, limit: Int? = nil) {
+            self.task = task
+            self.status = status
+            self.limit = limit
+        }
+
+        /// The runs the request asks for.
+        var filter: RunFilter { RunFilter(task: task, status: status, limit: limit ?? 100) }
+    }
+
+    package struct Answer: Encodable, Sendable {
+        package let ok = true
+        package var runs: [JSONValue]
+        package var stored: Bool
+        package var note: String?
+    }
+
+    package static let name = "task_runs"
+    package static let summary = "Runs, newest first: queued, running, retrying and finished (as far as the store keeps them)."
+    package static let routes: [CommandRoute] = [.get("/api/runs")]
+    package static let mutating = false
+    package static let requestSchema: JSONValue = CommandSchema.object([
+        "task": ["type": "string", "description": "Only runs of this task."],
+        "status": ["enum": .array(TaskRun.Status.allCases.map { .string($0.rawValue) }), "description": "Only runs with this status."],
+        "limit": ["type": "integer", "minimum": 1, "maximum": 10000, "default": 100],
+    ])
+    package static let answerSchema: JSONValue = CommandSchema.object([
+        "ok": ["const": true], "runs": ["type": "array", "items": TaskCommands.runSchema],
+        "stored": ["type": "boolean", "description": "false: the store is off, runs are kept in memory only (the newest finished ones) and are gone when the agent stops."],
+        "note": ["type": "string"],
+    ], required: ["ok", "runs", "stored"])
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [([:], Answer(runs: [TaskCommands.exampleRun], stored: true)),
+         (["task": "report", "status": "timed_out", "limit": 10], Answer(runs: [], stored: false, note: "the store is off"))]
+    }
+    package static var unavailable: CommandError { TaskCommands.unavailable }
+
+    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+                           respond: @escaping (Result<Answer, CommandError>) -> Void) {
+        host.listRuns(request.filter, respond: respond)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// The control socket checks a request against the registry's schema as the HTTP API does:
+/// the same refusal, with the same JSON pointer, and nothing done.
+@Suite(.ownThreads, .serialized) struct ControlSocketValidationTests {
+    static let trades = #"{"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.01}}"#
+
+    @Test func aWrongTypedOrUnknownFieldGetsOverTheSocketTheRefusalHTTPGives() throws {
+        let agent = try HTTPAgent(processes: Self.trades)
+        #expect(HTTPAgent.eventually { (try? agent.statusField("trades", "state")) as? String == "running" })
+        let socket = agent.run.directory + "/.agent/run/control.sock"
+
+        let cases: [(method: String, path: String, body: String, line: String, pointer: String)] = [
+            ("POST", "/api/chat", #"{"text": 5}"#, #"{"command": "chat", "text": 5}"#, "/text"),
+            ("POST", "/api/processes/trades/stop", #"{"colour": "red"}"#,
+             #"{"command": "process", "action": "stop", "name": "trades", "colour": "red"}"#, "/colour"),
+            ("GET", "/api/runs?limit=0", "", #"{"command": "task_runs", "limit": 0}"#, "/limit"),
+            ("POST", "/api/tasks/x/run", #"{"priority": "urgent"}"#, #"{"command": "task_run", "name": "x", "priority": "urgent"}"#, "/priority"),
+        ]
+        for item in cases {
+            let http = try agent.request(item.method, item.path, body: item.body.isEmpty ? nil : item.body)
+            #expect(http.status == 400, "\(item.path): \(http)")
+            #expect(http.json?["pointer"] as? String == item.pointer, "\(item.path): \(http)")
+            let answer = RawControlClient.request(socket, item.line)
+            #expect(answer?["ok"] as? Bool == false, "\(item.line): \(String(describing: answer))")
+            #expect(answer?["code"] as? String == "invalid", "\(item.line): \(String(describing: answer))")
+            #expect(answer?["pointer"] as? String == item.pointer, "\(item.line): \(String(describing: answer))")
+            #expect(answer?["error"] as? String == http.json?["error"] as? String, "\(item.line): \(String(describing: answer)) vs \(http)")
+        }
+        // The process command with an unknown member stopped nothing.
+        #expect(try agent.statusField("trades", "state") as? String == "running")
+    }
+
+    @Test func anUnknownCommandOverTheSocketIsOfferedEveryCommandOfTheRegistry() throws {
+        let agent = try HTTPAgent(processes: Self.trades)
+        let socket = agent.run.directory + "/.agent/run/control.sock"
+        let misspelled = RawControlClient.request(socket, #"{"command": "task_asign", "id": "x"}"#)
+        let error = misspelled?["error"] as? String ?? ""
+        #expect(error.contains(#"unknown command "task_asign"; did you mean "task_assign"?"#), "\(error)")
+        for name in ["workflow_add_step", "memory_set", "schedule_next", "executor_drain", "events", "history"] {
+            #expect(error.contains(name), "\(name) missing: \(error)")
+        }
+        // `events` is a command of the socket too (read off the loop).
+        let events = RawControlClient.request(socket, #"{"command": "events", "limit": 5}"#)
+        #expect(events?["ok"] as? Bool == true, "\(String(describing: events))")
+    }
+}
