@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import Testing
 
