@@ -2,6 +2,7 @@
 @testable import AgentCommands
 @testable import AgentLoop
 @testable import AgentSupervision
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Logging
@@ -80,8 +81,7 @@ let fixture = AgentSettings(json: try! JSONValue.parse(#"""
 nonisolated(unsafe) let supervisor: Supervisor = {
     let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
                                 processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
-    supervisor.setUpTasks(fixture.tasks, agentDirectory: "/nonexistent")
-    supervisor.setUpWorkflows(fixture.workflows, roles: ["admin": "admin"])
-    supervisor.setUpSchedules(fixture.schedules)
+    let work = WorkHost.Definitions(tasks: fixture.tasks, schedules: fixture.schedules, workflows: fixture.workflows, roles: ["admin": "admin"])
+    supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
     return supervisor
 }()

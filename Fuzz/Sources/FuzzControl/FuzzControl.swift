@@ -1,4 +1,5 @@
 @testable import AgentBase
+@testable import AgentLoop
 @testable import AgentSupervision
 import Foundation
 import JSONSchema
@@ -32,7 +33,11 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
                                     processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
         var answers: [JSONValue] = []
-        supervisor.handleControl(request) { answers.append($0) }
+        // The socket's own path: the registry's check, then the command (events and history
+        // are read off the loop and answered on it: the loop runs until they are).
+        supervisor.executeControl(request) { answers.append($0) }
+        let deadline = EventLoop.now() + 10
+        while answers.isEmpty && EventLoop.now() < deadline { supervisor.loop.runOnce(maxWait: 0.01) }
         guard answers.count == 1, answers[0]["ok"]?.boolValue != nil else {
             fatalError("\(answers.count) answers to \(request.serialized()): \(answers.map { $0.serialized() })")
         }
