@@ -13,10 +13,7 @@ extension Supervisor {
         switch request["command"]?.stringValue {
         case "chat"?: chat.send(request, respond: respond)
         case "settings_get"?, "settings_change"?, "validate"?, "modules"?:
-            guard let settingsCommands else {
-                return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its settings cannot be read or changed here"])
-            }
-            settingsCommands.answer(request, supervisor: self, respond: respond)
+            settingsHost.answer(request, supervisor: self, respond: respond)
         case "reload"?: reload(respond: respond)
         case "chat_history"?: chat.history(request, respond: respond)
         case "chat_clear"?: chat.clear(request, respond: respond)

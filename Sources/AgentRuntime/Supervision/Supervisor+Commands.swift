@@ -10,13 +10,13 @@ extension Supervisor {
     /// The command layer for fronts other than the control socket (see ``CommandCenter``);
     /// made once, closed when the loop stops taking commands.
     public func makeCommandCenter(storePath: String?) -> CommandCenter {
-        if let commandCenter { return commandCenter }
+        if let center = fronts.commandCenter { return center }
         let center = CommandCenter(inbox: loop.inbox, storePath: storePath, snapshot: { [unowned self] in takeSnapshot() }, handler: { [unowned self] request, caller, respond in
             execute(request, caller: caller, respond: respond)
         }, recorder: { [unowned self] caller, detail in
             store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "", event: "audit", detail: "\(caller): \(detail)"))
         })
-        commandCenter = center
+        fronts.commandCenter = center
         return center
     }
 
@@ -101,11 +101,7 @@ extension Supervisor {
         guard let command = request["command"]?.stringValue, SettingsCommands.workflowDefinitionCommands.contains(command) else {
             return work.answerWorkflow(request, caller: caller, respond: respond)
         }
-        guard let settingsCommands else {
-            return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its workflow definitions cannot be read or changed here"])
-        }
-        if command != "workflow_get", stopping { return respond(CommandCenter.stoppingAnswer) }
-        settingsCommands.answerWorkflow(request, supervisor: self, respond: respond)
+        settingsHost.answerWorkflow(request, supervisor: self, respond: respond)
     }
 
     /// One line of the run history for a mutating command: who asked, what, and the result.

@@ -27,17 +27,10 @@ public final class Supervisor {
 
     /// The processes, configured, retiring, waiting to start and disabled (see ``ProcessTable``).
     let table = ProcessTable()
-    /// Re-reads and validates the settings for `reload` (nil: reload is refused).
-    public var reloader: (() -> Result<SettingsReport, ControlError>)?
-    /// The settings commands: settings_get, settings_change, validate, modules (nil: refused).
-    var settingsCommands: SettingsCommands?
-    /// Where the control socket goes (nil: no control socket).
-    public var controlPaths: AgentPaths?
-    var control: ControlServer?
-    /// The command layer of the other fronts (see ``makeCommandCenter(storePath:)``).
-    var commandCenter: CommandCenter?
-    /// Fronts to stop once the loop takes no more commands (started by the launcher).
-    public var fronts: [any AgentFront] = []
+    /// The reload check and the settings commands (see ``SettingsHost``).
+    public let settingsHost = SettingsHost()
+    /// The control socket, the command layer and the other fronts (see ``ControlFronts``).
+    public let fronts = ControlFronts()
     /// The work layer: tasks, schedules, workflows, their notifications and triggers (see
     /// ``WorkHost``; set up by ``setUpWork(_:agentDirectory:notifications:)``).
     package private(set) lazy var work = WorkHost(host: self, events: self, environment: configuration.environment)
@@ -174,22 +167,10 @@ public final class Supervisor {
         watchStops()
         orphans.becomeSubreaper()
         Self.raiseFileLimit()
-        if let controlPaths {
-            do {
-                control = try ControlServer(paths: controlPaths, loop: loop, limits: ControlLimits(environment: configuration.environment),
-                                            logger: logger) { [unowned self] request, respond in executeControl(request, respond: respond) }
-                logger.info("control socket: \(controlPaths.socketPath)")
-            } catch {
-                logger.error("\(error); agent-control status/stop/reload will not reach this agent")
-            }
+        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, respond in
+            executeControl(request, respond: respond)
         }
-        defer {
-            control?.close()
-            control = nil
-            commandCenter?.close()
-            for front in fronts { front.stop() }
-            fronts = []
-        }
+        defer { fronts.close() }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
         systemd.start()
