@@ -107,6 +107,41 @@ package final class EventRouter {
         }
     }
 
+    /// Queues the delivery frame in ``scratch`` for the subscribers of `type` and one replica
+    /// of each group subscribed to it, whatever their queues hold: events the work layer
+    /// publishes (task, schedule, workflow and fleet events) are never dropped.
+    package func queueScratchUndroppable(type: String) {
+        for target in (subscribers[type] ?? []) + wildcardSubscribers where target.acceptsDeliveries { queueScratch(to: target) }
+        for group in (groupSubscribers[type] ?? []) + wildcardGroups {
+            if let target = group.pick(bytes: scratch.count) { queueScratch(to: target) }
+        }
+    }
+
+    private func queueScratch(to target: SupervisedProcess) {
+        scratch.withUnsafeBytes { target.outgoing.append($0) }
+        target.eventsDelivered += 1
+        markDirty(target)
+    }
+
+    /// The types subscribed to that start with `prefix`, without it (the fleet's `fleet:` types).
+    package func subscribedTypes(prefix: String) -> [String] {
+        var types = Set<String>()
+        for (key, list) in subscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
+        for (key, list) in groupSubscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
+        return types.sorted()
+    }
+
+    /// Every process an event of one of `types` may go to (each replica of a group) that
+    /// takes deliveries now.
+    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] {
+        var list = wildcardSubscribers + wildcardGroups.flatMap(\.members)
+        for type in types {
+            list += subscribers[type] ?? []
+            list += (groupSubscribers[type] ?? []).flatMap(\.members)
+        }
+        return list.filter(\.acceptsDeliveries)
+    }
+
     /// `process` has frames to write at the end of the turn.
     @inlinable @inline(__always)
     package func markDirty(_ process: SupervisedProcess) {

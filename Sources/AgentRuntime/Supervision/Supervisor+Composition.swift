@@ -78,9 +78,9 @@ extension Supervisor: EventPublisher {
             payload.withUnsafeBytes { p in
                 console.event(source: source, type: t, timeNanoseconds: now, payload: p)
                 // The frame is made once; routing has done with the scratch when the work publishes.
-                deliveryScratch.removeAll(keepingCapacity: true)
+                router.scratch.removeAll(keepingCapacity: true)
                 sourceBytes.withUnsafeBytes {
-                    EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: deliveryScratch)
+                    EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: router.scratch)
                 }
             }
         }
@@ -88,17 +88,7 @@ extension Supervisor: EventPublisher {
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source, type: type, payload: payload, time: now))
         }
-        for target in (subscribers[type] ?? []) + wildcardSubscribers where target.acceptsDeliveries { queueUndroppable(to: target) }
-        for group in (groupSubscribers[type] ?? []) + wildcardGroups {
-            if let target = group.pick(bytes: deliveryScratch.count) { queueUndroppable(to: target) }
-        }
-    }
-
-    /// Queues the frame in `deliveryScratch` for `target` whatever its queue holds.
-    private func queueUndroppable(to target: SupervisedProcess) {
-        deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
-        target.eventsDelivered += 1
-        markDirty(target)
+        router.queueScratchUndroppable(type: type)
     }
 
     package func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {
@@ -119,21 +109,9 @@ extension Supervisor: EventPublisher {
         markDirty(process)
     }
 
-    package func subscribedTypes(prefix: String) -> [String] {
-        var types = Set<String>()
-        for (key, list) in subscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
-        for (key, list) in groupSubscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
-        return types.sorted()
-    }
+    package func subscribedTypes(prefix: String) -> [String] { router.subscribedTypes(prefix: prefix) }
 
-    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] {
-        var list = wildcardSubscribers + wildcardGroups.flatMap(\.members)
-        for type in types {
-            list += subscribers[type] ?? []
-            list += (groupSubscribers[type] ?? []).flatMap(\.members)
-        }
-        return list.filter(\.acceptsDeliveries)
-    }
+    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] { router.deliveryTargets(of: types) }
 
-    package func routingChanged() { routingGeneration += 1 }
+    package func routingChanged() { router.generation += 1 }
 }

@@ -191,31 +191,31 @@ extension Supervisor {
         let targets = source.lastTargets
         let groups = source.lastGroups
         guard !targets.isEmpty || !groups.isEmpty else { return }
-        deliveryScratch.removeAll(keepingCapacity: true)
-        source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: deliveryScratch) }
+        router.scratch.removeAll(keepingCapacity: true)
+        source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: router.scratch) }
         for target in targets where target.acceptsDeliveries { queueScratch(for: target, from: source) }
         for group in groups {
-            if let target = group.pick(bytes: deliveryScratch.count) { queueScratch(for: target, from: source) }
+            if let target = group.pick(bytes: router.scratch.count) { queueScratch(for: target, from: source) }
         }
     }
 
-    /// Queues the delivery frame in `deliveryScratch` for `target`, applying its `when_full`
+    /// Queues the delivery frame in the router's scratch for `target`, applying its `when_full`
     /// when its queue has no room.
     @inline(__always)
     private func queueScratch(for target: SupervisedProcess, from source: SupervisedProcess) {
         let limit = target.queueLimit
-        if target.pendingBytes + deliveryScratch.count > limit {
+        if target.pendingBytes + router.scratch.count > limit {
             if target.policy.whenFull == "block" {
                 pause(source, behind: target)
             } else {
-                let dropped = target.dropOldestDeliveries(freeing: max(deliveryScratch.count, limit / 4))
+                let dropped = target.dropOldestDeliveries(freeing: max(router.scratch.count, limit / 4))
                 target.eventsDropped += dropped
                 if dropped > 0, target.eventsDropped == dropped || target.eventsDropped / 10_000 != (target.eventsDropped - dropped) / 10_000 {
                     logger.warning("event queue full (\(limit) bytes): dropped the \(dropped) oldest undelivered event(s), \(target.eventsDropped) so far", metadata: ["process": "\(target.name)"])
                 }
             }
         }
-        deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
+        router.scratch.withUnsafeBytes { target.outgoing.append($0) }
         target.eventsDelivered += 1
         markDirty(target)
     }

@@ -78,7 +78,7 @@ public final class Supervisor {
     lazy var orphans = OrphanSweeper(
         loop: loop, logger: logger,
         living: { [unowned self] in
-            var pids = Set((processes + retiring).map(\.pid) + spares.pids)
+            var pids = Set((processes + table.retiring).map(\.pid) + spares.pids)
             if let server = forkServers.server { pids.insert(server.pid) }
             return pids
         },
@@ -114,18 +114,12 @@ public final class Supervisor {
     func setProcesses(_ list: [SupervisedProcess]) {
         table.set(list)
         // A process removed by a reload loses its log; a kept or changed one keeps it.
-        processLog.keep(byName.keys)
+        processLog.keep(table.byName.keys)
         rebuildRouting()
     }
 
-    // The table's lists, as the rest of the supervisor and its commands read them.
+    /// The configured processes (the table's list, read everywhere).
     var processes: [SupervisedProcess] { table.processes }
-    var byName: [String: SupervisedProcess] { table.byName }
-    var retiring: [SupervisedProcess] { table.retiring }
-    var pendingStarts: [SupervisedProcess] {
-        get { table.pendingStarts }
-        set { table.pendingStarts = newValue }
-    }
     /// Processes the settings list with `"enabled": false` (shown by `status` as `disabled`).
     public var disabledProcesses: [DisabledProcess] {
         get { table.disabled }
@@ -138,21 +132,8 @@ public final class Supervisor {
         router.rebuild(processes)
     }
 
-    // The router's tables, as the work layer and the commands read them.
-    var subscribers: [String: [SupervisedProcess]] { router.subscribers }
-    var wildcardSubscribers: [SupervisedProcess] { router.wildcardSubscribers }
-    var groupSubscribers: [String: [ReplicaGroup]] { router.groupSubscribers }
-    var wildcardGroups: [ReplicaGroup] { router.wildcardGroups }
-    var replicaGroups: [String: ReplicaGroup] { router.replicaGroups }
-    var deliveryScratch: FrameBuffer { router.scratch }
-    /// Raised when task triggers or published types change: each source looks its targets up again.
-    var routingGeneration: Int {
-        get { router.generation }
-        set { router.generation = newValue }
-    }
-
     public func process(named name: String) -> SupervisedProcessInfo? {
-        byName[name].map(SupervisedProcessInfo.init)
+        table.byName[name].map(SupervisedProcessInfo.init)
     }
 
     /// A snapshot of every process.
@@ -179,7 +160,7 @@ public final class Supervisor {
         queries.start(processes)
         fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
-        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && !work.hasRunsGoing) {
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && table.retiring.isEmpty && orphans.isEmpty && !work.hasRunsGoing) {
             afterLoopTurn()
             loop.runOnce()
         }
@@ -241,7 +222,7 @@ public final class Supervisor {
     public var forkServer: ForkServer? { forkServers.server }
 
     /// What `systemctl status` shows: `3/4 processes running; backoff: feed`.
-    var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: retiring, stopping: stopping) }
+    var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: table.retiring, stopping: stopping) }
 
     /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.
