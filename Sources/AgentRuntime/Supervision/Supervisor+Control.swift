@@ -7,6 +7,17 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
+    /// Requests that answer later (chat, the settings commands, reload) or right away
+    /// (everything else).
+    func handleControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+        switch request["command"]?.stringValue {
+        case "chat"?, "chat_history"?, "chat_clear"?: chat.answer(request, respond: respond)
+        case "settings_get"?, "settings_change"?, "validate"?, "modules"?: settingsHost.answer(request, supervisor: self, respond: respond)
+        case "reload"?: reload(respond: respond)
+        default: respond(handleControl(request))
+        }
+    }
+
     /// Answers one control request (see ``ControlServer``). Runs on the supervisor's loop.
     func handleControl(_ request: JSONValue) -> JSONValue {
         switch request["command"]?.stringValue {
