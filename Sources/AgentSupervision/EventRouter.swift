@@ -1,4 +1,5 @@
 import AgentCore
+import Glibc
 
 /// Who gets the events of each type: the processes and replica groups subscribed to it, each
 /// source's cached targets for the type it emits, the delivery built once for every target,
@@ -121,6 +122,21 @@ package final class EventRouter {
         scratch.withUnsafeBytes { target.outgoing.append($0) }
         target.eventsDelivered += 1
         markDirty(target)
+    }
+
+    /// Queues an event for `process` alone, stamped now, whatever its queue holds (the fleet
+    /// relay waits for room itself).
+    package func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        Array(type.utf8).withUnsafeBytes { t in
+            payload.withUnsafeBytes { p in
+                Array(source.utf8).withUnsafeBytes { EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: process.outgoing) }
+            }
+        }
+        process.eventsDelivered += 1
+        markDirty(process)
     }
 
     /// The types subscribed to that start with `prefix`, without it (the fleet's `fleet:` types).

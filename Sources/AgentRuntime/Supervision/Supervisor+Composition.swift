@@ -92,16 +92,7 @@ extension Supervisor: EventPublisher {
     }
 
     package func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-        Array(type.utf8).withUnsafeBytes { t in
-            payload.withUnsafeBytes { p in
-                Array(source.utf8).withUnsafeBytes { EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: process.outgoing) }
-            }
-        }
-        process.eventsDelivered += 1
-        markDirty(process)
+        router.deliver(type: type, source: source, payload: payload, to: process)
     }
 
     package func send(_ kind: FrameKind, body: [UInt8], to process: SupervisedProcess) {

@@ -66,6 +66,8 @@ public final class Supervisor {
     /// Subscriptions, each source's targets, and the processes with frames to write (see
     /// ``EventRouter``).
     let router = EventRouter()
+    /// Writes the workers' queued frames (see ``DeliveryWriter``).
+    let writer: DeliveryWriter
 
     var stopping = false
     /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness (see
@@ -93,6 +95,7 @@ public final class Supervisor {
         self.console = console
         self.logger = ProcessLogHandler.teeing(logger, into: processLog)
         spares = SparePool(loop: loop)
+        writer = DeliveryWriter(loop: loop, router: router, logger: self.logger)
         systemd = SystemdStatus(loop: loop, logger: self.logger)
         signals = SignalWatch(loop: loop)
         setProcesses(planned.map(SupervisedProcess.init))
