@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import AgentStore
 import Foundation
 import JSONSchema
@@ -7,6 +8,16 @@ import JSONSchema
 /// connection on the caller's thread, never on the supervisor's loop, with the same reader
 /// `agent-control events` and `history` use.
 package enum StoreCommands {
+    /// Answers `events` or `history` off the loop (a read may take a while); `respond` is
+    /// called on the loop, through `inbox`.
+    package static func answer(_ request: JSONValue, storePath: String?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+        let reply = LoopBound(value: respond)
+        Task.detached {
+            let answer = CommandCenter.normalized(execute(request, storePath: storePath))
+            inbox.post { reply.value(answer) }
+        }
+    }
+
     package static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
         guard let storePath else {
             return ["ok": false, "code": "unavailable", "error": "the store is off (\"store\": {\"enabled\": false}), so there are no events or history to read"]

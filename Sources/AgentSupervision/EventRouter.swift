@@ -1,4 +1,5 @@
 import AgentCore
+import Glibc
 
 /// Who gets the events of each type: the processes and replica groups subscribed to it, each
 /// source's cached targets for the type it emits, the delivery built once for every target,
@@ -105,6 +106,56 @@ package final class EventRouter {
             markDirty(target)
             return true
         }
+    }
+
+    /// Queues the delivery frame in ``scratch`` for the subscribers of `type` and one replica
+    /// of each group subscribed to it, whatever their queues hold: events the work layer
+    /// publishes (task, schedule, workflow and fleet events) are never dropped.
+    package func queueScratchUndroppable(type: String) {
+        for target in (subscribers[type] ?? []) + wildcardSubscribers where target.acceptsDeliveries { queueScratch(to: target) }
+        for group in (groupSubscribers[type] ?? []) + wildcardGroups {
+            if let target = group.pick(bytes: scratch.count) { queueScratch(to: target) }
+        }
+    }
+
+    private func queueScratch(to target: SupervisedProcess) {
+        scratch.withUnsafeBytes { target.outgoing.append($0) }
+        target.eventsDelivered += 1
+        markDirty(target)
+    }
+
+    /// Queues an event for `process` alone, stamped now, whatever its queue holds (the fleet
+    /// relay waits for room itself).
+    package func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        Array(type.utf8).withUnsafeBytes { t in
+            payload.withUnsafeBytes { p in
+                Array(source.utf8).withUnsafeBytes { EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: process.outgoing) }
+            }
+        }
+        process.eventsDelivered += 1
+        markDirty(process)
+    }
+
+    /// The types subscribed to that start with `prefix`, without it (the fleet's `fleet:` types).
+    package func subscribedTypes(prefix: String) -> [String] {
+        var types = Set<String>()
+        for (key, list) in subscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
+        for (key, list) in groupSubscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
+        return types.sorted()
+    }
+
+    /// Every process an event of one of `types` may go to (each replica of a group) that
+    /// takes deliveries now.
+    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] {
+        var list = wildcardSubscribers + wildcardGroups.flatMap(\.members)
+        for type in types {
+            list += subscribers[type] ?? []
+            list += (groupSubscribers[type] ?? []).flatMap(\.members)
+        }
+        return list.filter(\.acceptsDeliveries)
     }
 
     /// `process` has frames to write at the end of the turn.

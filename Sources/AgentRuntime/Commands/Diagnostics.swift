@@ -21,14 +21,14 @@ enum Diagnostics {
             "agent_runtime": .string(AgentVersion.current), "module_abi": number(Int(AGENT_MODULE_ABI_VERSION)),
             "kernel": .string("\(field(system.sysname)) \(field(system.release)) \(field(system.machine))"),
         ]
-        let settingsPath = supervisor.settingsCommands?.file.path
+        let settingsPath = supervisor.settingsHost.commands?.file.path
         var paths: JSONObject = ["settings": optional(settingsPath), "worker": .string(supervisor.configuration.workerPath)]
         if let settingsPath {
             let agentDirectory = (settingsPath as NSString).deletingLastPathComponent
             paths["agent_directory"] = .string(agentDirectory)
             paths["manifest_cache"] = .string(agentDirectory + "/.agent/cache/manifests.json")
         }
-        if let control = supervisor.controlPaths {
+        if let control = supervisor.fronts.paths {
             paths["run_directory"] = .string(control.runDirectory)
             paths["socket"] = .string(control.socketPath)
             paths["pidfile"] = .string(control.pidfile)
@@ -44,7 +44,7 @@ enum Diagnostics {
             "files": ["soft": number(Int(clamping: files.rlim_cur)), "hard": number(Int(clamping: files.rlim_max)), "open": number(openFiles)],
             "request_bytes": number(ControlClient.maximumRequestBytes),
         ]
-        if let control = supervisor.control {
+        if let control = supervisor.fronts.server {
             limits["control"] = [
                 "max_connections": number(control.limits.maximumConnections), "idle_timeout": .number(JSONNumber(control.limits.idleTimeout)),
                 "max_request_bytes": number(ControlClient.maximumRequestBytes), "max_answer_bytes": number(control.limits.maximumAnswerBytes),

@@ -256,7 +256,7 @@ public struct AgentLauncher {
             console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
         supervisor.console.logFile = logFile
         supervisor.logFile = logFile
-        supervisor.controlPaths = paths
+        supervisor.fronts.paths = paths
         supervisor.systemd.notifier = systemd
         supervisor.disabledProcesses = report.disabledProcesses
         supervisor.signals.signalFD = signalFD
@@ -294,8 +294,8 @@ public struct AgentLauncher {
         supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
                               notifications: prepared.settings.document["notifications"], containment: containment)
         let checker = SettingsChecker(options: options, logger: logger, startedDocument: prepared.settings.document)
-        supervisor.reloader = { checker.check(nil).map(\.report) }
-        supervisor.settingsCommands = SettingsCommands(file: SettingsFile(path: AgentPaths.absolute(options.settingsPath)), checker: checker)
+        supervisor.settingsHost.reloader = { checker.check(nil).map(\.report) }
+        supervisor.settingsHost.commands = SettingsCommands(file: SettingsFile(path: AgentPaths.absolute(options.settingsPath)), checker: checker)
         // The fronts listen before the processes start, so that a port in use stops the start
         // with nothing started; commands they take wait for the loop.
         let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
@@ -303,17 +303,16 @@ public struct AgentLauncher {
         do {
             for factory in fronts {
                 guard let front = try factory(context) else { continue }
-                try front.start()
-                supervisor.fronts.append(front)
+                try supervisor.fronts.start(front)
             }
         } catch {
-            for front in supervisor.fronts { front.stop() }
+            supervisor.fronts.close()
             Self.printError("\(error)\nnothing was started")
             return ExitCode.failure
         }
         let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
         logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
-        logger.info("\(Self.dashboardLine(supervisor.fronts.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
+        logger.info("\(Self.dashboardLine(supervisor.fronts.started.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
         // Handed over last: until here, an early return shuts it down (the defer above).
         supervisor.useForkServer(forkServer)
         forkServer = nil

@@ -42,6 +42,15 @@ final class ChatRelay {
     /// Where the history is kept (nil: the store is off, and there is none).
     func attach(store: AgentStore?) { self.store = store }
 
+    /// Answers `chat`, `chat_history` or `chat_clear` on the loop (`respond` is called there).
+    func answer(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+        switch request["command"]?.stringValue {
+        case "chat_history"?: history(request, respond: respond)
+        case "chat_clear"?: clear(request, respond: respond)
+        default: send(request, respond: respond)
+        }
+    }
+
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
     func send(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         guard let text = request["text"]?.stringValue, !text.isEmpty else { return respond(["ok": false, "error": "a chat request needs \"text\""]) }

@@ -10,13 +10,13 @@ extension Supervisor {
     /// The command layer for fronts other than the control socket (see ``CommandCenter``);
     /// made once, closed when the loop stops taking commands.
     public func makeCommandCenter(storePath: String?) -> CommandCenter {
-        if let commandCenter { return commandCenter }
+        if let center = fronts.commandCenter { return center }
         let center = CommandCenter(inbox: loop.inbox, storePath: storePath, snapshot: { [unowned self] in takeSnapshot() }, handler: { [unowned self] request, caller, respond in
             execute(request, caller: caller, respond: respond)
         }, recorder: { [unowned self] caller, detail in
             store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "", event: "audit", detail: "\(caller): \(detail)"))
         })
-        commandCenter = center
+        fronts.commandCenter = center
         return center
     }
 
@@ -51,13 +51,7 @@ extension Supervisor {
 
     /// `events` and `history` over the control socket: read off the loop, answered on it.
     private func readStore(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        let path = store?.path
-        let inbox = loop.inbox
-        let reply = LoopBound(value: respond)
-        Task.detached {
-            let answer = CommandCenter.normalized(StoreCommands.execute(request, storePath: path))
-            inbox.post { reply.value(answer) }
-        }
+        StoreCommands.answer(request, storePath: store?.path, inbox: loop.inbox, respond: respond)
     }
 
     typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
@@ -101,36 +95,12 @@ extension Supervisor {
         guard let command = request["command"]?.stringValue, SettingsCommands.workflowDefinitionCommands.contains(command) else {
             return work.answerWorkflow(request, caller: caller, respond: respond)
         }
-        guard let settingsCommands else {
-            return respond(["ok": false, "code": "unavailable", "error": "this agent was not started from a settings file: its workflow definitions cannot be read or changed here"])
-        }
-        if command != "workflow_get", stopping { return respond(CommandCenter.stoppingAnswer) }
-        settingsCommands.answerWorkflow(request, supervisor: self, respond: respond)
+        settingsHost.answerWorkflow(request, supervisor: self, respond: respond)
     }
 
-    /// One line of the run history for a mutating command: who asked, what, and the result.
+    /// One line of the run history for a mutating command (see ``CommandAudit``).
     func audit(_ request: JSONValue, caller: CommandCenter.Caller, answer: JSONValue) {
-        guard let store else { return }
-        var what = request["command"]?.stringValue ?? "?"
-        if let action = request["action"]?.stringValue { what += " " + action }
-        if let name = request["name"]?.stringValue { what += " " + name }
-        if let key = request["key"]?.stringValue, what.hasPrefix("memory_") {
-            what += " " + (request["run"]?.stringValue.map { "run:\($0) " } ?? "") + key
-        }
-        if what.hasPrefix("workflow_") {
-            // Who approved or rejected what, and why: the approval's audit trail.
-            for key in ["id", "step"] { if let value = request[key]?.stringValue { what += " " + value } }
-            if let comment = request["comment"]?.stringValue, !comment.isEmpty { what += " (comment: \(comment.prefix(200)))" }
-        }
-        let ok = answer["ok"]?.boolValue == true
-        var result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
-        var process = request["name"]?.stringValue ?? ""
-        if request["command"] == "settings_change" {
-            (what, process) = SettingsCommands.audited(request)
-            result = SettingsCommands.outcome(answer)
-        }
-        store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: process,
-                                  event: "audit", detail: "\(caller): \(what) → \(result.prefix(300))"))
+        store?.record(CommandAudit.entry(request, caller: caller, answer: answer))
     }
 }
 

@@ -78,9 +78,9 @@ extension Supervisor: EventPublisher {
             payload.withUnsafeBytes { p in
                 console.event(source: source, type: t, timeNanoseconds: now, payload: p)
                 // The frame is made once; routing has done with the scratch when the work publishes.
-                deliveryScratch.removeAll(keepingCapacity: true)
+                router.scratch.removeAll(keepingCapacity: true)
                 sourceBytes.withUnsafeBytes {
-                    EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: deliveryScratch)
+                    EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: router.scratch)
                 }
             }
         }
@@ -88,30 +88,11 @@ extension Supervisor: EventPublisher {
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source, type: type, payload: payload, time: now))
         }
-        for target in (subscribers[type] ?? []) + wildcardSubscribers where target.acceptsDeliveries { queueUndroppable(to: target) }
-        for group in (groupSubscribers[type] ?? []) + wildcardGroups {
-            if let target = group.pick(bytes: deliveryScratch.count) { queueUndroppable(to: target) }
-        }
-    }
-
-    /// Queues the frame in `deliveryScratch` for `target` whatever its queue holds.
-    private func queueUndroppable(to target: SupervisedProcess) {
-        deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
-        target.eventsDelivered += 1
-        markDirty(target)
+        router.queueScratchUndroppable(type: type)
     }
 
     package func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-        Array(type.utf8).withUnsafeBytes { t in
-            payload.withUnsafeBytes { p in
-                Array(source.utf8).withUnsafeBytes { EventFrame.appendDelivery(EventFrame.Emitted(type: t, timeNanoseconds: now, payload: p), source: $0, to: process.outgoing) }
-            }
-        }
-        process.eventsDelivered += 1
-        markDirty(process)
+        router.deliver(type: type, source: source, payload: payload, to: process)
     }
 
     package func send(_ kind: FrameKind, body: [UInt8], to process: SupervisedProcess) {
@@ -119,21 +100,9 @@ extension Supervisor: EventPublisher {
         markDirty(process)
     }
 
-    package func subscribedTypes(prefix: String) -> [String] {
-        var types = Set<String>()
-        for (key, list) in subscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
-        for (key, list) in groupSubscribers where key.hasPrefix(prefix) && !list.isEmpty { types.insert(String(key.dropFirst(prefix.count))) }
-        return types.sorted()
-    }
+    package func subscribedTypes(prefix: String) -> [String] { router.subscribedTypes(prefix: prefix) }
 
-    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] {
-        var list = wildcardSubscribers + wildcardGroups.flatMap(\.members)
-        for type in types {
-            list += subscribers[type] ?? []
-            list += (groupSubscribers[type] ?? []).flatMap(\.members)
-        }
-        return list.filter(\.acceptsDeliveries)
-    }
+    package func deliveryTargets(of types: [String]) -> [SupervisedProcess] { router.deliveryTargets(of: types) }
 
-    package func routingChanged() { routingGeneration += 1 }
+    package func routingChanged() { router.generation += 1 }
 }

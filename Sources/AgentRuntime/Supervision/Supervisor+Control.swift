@@ -7,6 +7,17 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
+    /// Requests that answer later (chat, the settings commands, reload) or right away
+    /// (everything else).
+    func handleControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+        switch request["command"]?.stringValue {
+        case "chat"?, "chat_history"?, "chat_clear"?: chat.answer(request, respond: respond)
+        case "settings_get"?, "settings_change"?, "validate"?, "modules"?: settingsHost.answer(request, supervisor: self, respond: respond)
+        case "reload"?: reload(respond: respond)
+        default: respond(handleControl(request))
+        }
+    }
+
     /// Answers one control request (see ``ControlServer``). Runs on the supervisor's loop.
     func handleControl(_ request: JSONValue) -> JSONValue {
         switch request["command"]?.stringValue {
@@ -53,7 +64,7 @@ extension Supervisor {
         case .failure(let error): return error.json
         }
         if let answer = processLog.answer(parsed) { return answer }
-        if let group = replicaGroups[parsed.name], let answer = processLog.answer(parsed, replicas: group.members.map(\.name)) { return answer }
+        if let group = router.replicaGroups[parsed.name], let answer = processLog.answer(parsed, replicas: group.members.map(\.name)) { return answer }
         if disabledProcesses.contains(where: { $0.name == parsed.name }) {
             return ["ok": false, "code": "not_found", "error": .string("\(parsed.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
         }
@@ -62,8 +73,8 @@ extension Supervisor {
 
     /// `agent-control process start|stop|restart NAME`.
     func processCommand(_ action: String, name: String) -> JSONValue {
-        if byName[name] == nil, let group = replicaGroups[name] { return replicaCommand(action, group: group) }
-        guard let process = byName[name] else {
+        if table.byName[name] == nil, let group = router.replicaGroups[name] { return replicaCommand(action, group: group) }
+        guard let process = table.byName[name] else {
             if disabledProcesses.contains(where: { $0.name == name }) {
                 return ["ok": false, "error": .string("\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
             }
@@ -116,7 +127,7 @@ extension Supervisor {
     }
 
     func cancelRestart(_ process: SupervisedProcess) {
-        pendingStarts.removeAll { $0 === process }
+        table.pendingStarts.removeAll { $0 === process }
         if let timer = process.restartTimer {
             loop.cancel(timer)
             process.restartTimer = nil

@@ -9,7 +9,7 @@ extension Supervisor {
     func channelReady(_ process: SupervisedProcess, events: UInt32) {
         if events & EventLoop.writable != 0 {
             process.waitingForWritable = false
-            updateChannelInterest(process)
+            writer.updateInterest(process)
             markDirty(process)
         }
         guard events & ~EventLoop.writable != 0 else { return }
@@ -34,7 +34,7 @@ extension Supervisor {
         let emitRing = process.emitRing != nil
         defer {
             if emitRing, process.awaitingSocketFrames == 0, process.emitRing != nil, !all {
-                updateChannelInterest(process)
+                writer.updateInterest(process)
                 scheduleEmitDrain(process)
             }
         }
@@ -191,31 +191,31 @@ extension Supervisor {
         let targets = source.lastTargets
         let groups = source.lastGroups
         guard !targets.isEmpty || !groups.isEmpty else { return }
-        deliveryScratch.removeAll(keepingCapacity: true)
-        source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: deliveryScratch) }
+        router.scratch.removeAll(keepingCapacity: true)
+        source.nameBytes.withUnsafeBytes { EventFrame.appendDelivery(event, source: $0, to: router.scratch) }
         for target in targets where target.acceptsDeliveries { queueScratch(for: target, from: source) }
         for group in groups {
-            if let target = group.pick(bytes: deliveryScratch.count) { queueScratch(for: target, from: source) }
+            if let target = group.pick(bytes: router.scratch.count) { queueScratch(for: target, from: source) }
         }
     }
 
-    /// Queues the delivery frame in `deliveryScratch` for `target`, applying its `when_full`
+    /// Queues the delivery frame in the router's scratch for `target`, applying its `when_full`
     /// when its queue has no room.
     @inline(__always)
     private func queueScratch(for target: SupervisedProcess, from source: SupervisedProcess) {
         let limit = target.queueLimit
-        if target.pendingBytes + deliveryScratch.count > limit {
+        if target.pendingBytes + router.scratch.count > limit {
             if target.policy.whenFull == "block" {
                 pause(source, behind: target)
             } else {
-                let dropped = target.dropOldestDeliveries(freeing: max(deliveryScratch.count, limit / 4))
+                let dropped = target.dropOldestDeliveries(freeing: max(router.scratch.count, limit / 4))
                 target.eventsDropped += dropped
                 if dropped > 0, target.eventsDropped == dropped || target.eventsDropped / 10_000 != (target.eventsDropped - dropped) / 10_000 {
                     logger.warning("event queue full (\(limit) bytes): dropped the \(dropped) oldest undelivered event(s), \(target.eventsDropped) so far", metadata: ["process": "\(target.name)"])
                 }
             }
         }
-        deliveryScratch.withUnsafeBytes { target.outgoing.append($0) }
+        router.scratch.withUnsafeBytes { target.outgoing.append($0) }
         target.eventsDelivered += 1
         markDirty(target)
     }
@@ -252,127 +252,11 @@ extension Supervisor {
         router.flushDirty { write($0) }
     }
 
-    /// Writes what the worker may have now: the rest of a partly written delivery, then
-    /// control frames (start, stop, replies: never behind a backlog of events), then
-    /// deliveries: into its ring while there is room (see `copyToRing`), else on the socket
-    /// while the delivery window is open, the last one whole. A paused process gets its
-    /// socket deliveries regardless of the window: its `taken` frames wait unread behind its
-    /// events, and a cycle of blocking subscriptions must still drain.
+    /// Writes what the worker may have now (see ``DeliveryWriter``); producers paused behind
+    /// it resume once its queue is half empty.
     private func write(_ process: SupervisedProcess) {
-        guard process.channelFD >= 0, !process.waitingForWritable, process.hasUnsent else { return }
-        defer {
-            if !process.pausedProducers.isEmpty, process.pendingBytes <= process.queueLimit / 2 { resumeProducers(of: process) }
-        }
-        let remainder = process.partialFrameRemainder
-        if remainder > 0 {
-            let written = send(process, process.outgoing, from: process.sent, count: remainder)
-            process.noteSent(written)
-            guard written == remainder else { return }
-        }
-        let control = process.control.count - process.controlSent
-        if control > 0 {
-            let written = send(process, process.control, from: process.controlSent, count: control)
-            process.noteControlSent(written)
-            guard written == control else { return }
-        }
-        if let ring = process.ring, copyToRing(process, ring) { return }
-        let window = process.pauseCount > 0 ? Int.max : FrameCodec.deliveryWindow
-        let allowed = min(process.pendingBytes, max(0, window - process.inFlight))
-        guard allowed > 0 else { return }
-        let written = send(process, process.outgoing, from: process.sent, count: allowed)
-        process.noteSent(written)
-        // A frame cut at the window's edge goes whole: the worker acknowledges whole frames
-        // only, and nothing else might come to call this again.
-        let rest = process.partialFrameRemainder
-        if written == allowed, rest > 0 { process.noteSent(send(process, process.outgoing, from: process.sent, count: rest)) }
-    }
-
-    /// Copies whole delivery frames into the worker's ring while they fit, publishes them and
-    /// wakes the worker if it waits; when the ring is full, asks the worker to signal freed
-    /// room. False when the rest goes on the socket (the worker takes the ring's frames first,
-    /// and nothing more goes into the ring until it took those): a frame too big for the ring,
-    /// or everything that does not fit while the process is paused. A paused process's module
-    /// may be blocked in `emit` and free no room, while its reader thread still takes what
-    /// comes on the socket; held back, a cycle of blocking subscriptions would never resume.
-    private func copyToRing(_ process: SupervisedProcess, _ ring: SharedRing) -> Bool {
-        // On the socket rather than wait, unless a control frame is partly written there.
-        var toSocket: Bool { process.pauseCount > 0 && process.control.count == process.controlSent }
-        guard process.inFlight == 0 else { return !toSocket }
-        while process.pendingBytes > 0 {
-            guard let free = ring.freeBytes else {
-                logger.error("protocol error: the worker's delivery ring has its tail out of range; killing it", metadata: ["process": "\(process.name)"])
-                // Once: the worker is reaped later, and this would run again meanwhile.
-                process.ring = nil
-                kill(process, reason: "protocol error")
-                return true
-            }
-            var copied = 0
-            var next = 0
-            process.outgoing.withUnsafeBytes { raw in
-                let start = process.sent
-                // The queue ends with a whole frame: when it all fits, no need to walk it.
-                var end = raw.count - start <= free ? raw.count : start
-                while raw.count - end >= 4 {
-                    next = 4 + Int(FrameCodec.readUInt32(raw, at: end))
-                    guard end - start + next <= free else { break }
-                    end += next
-                    next = 0
-                }
-                if end > start { ring.write(UnsafeRawBufferPointer(rebasing: raw[start..<end])) }
-                copied = end - start
-            }
-            if copied > 0 {
-                process.noteCopiedToRing(copied)
-                if ring.publish() { wake(process) }
-            }
-            guard next > 0 else { break }
-            // On the socket, unless a control frame is still partly written there.
-            if next > ring.capacity { return process.control.count > process.controlSent }
-            if toSocket { return false }
-            // Full: the worker signals freed room, unless some was freed meanwhile.
-            if ring.awaitRoom(for: next) { break }
-        }
-        return true
-    }
-
-    /// Tells a worker that waits for deliveries that its ring has some.
-    private func wake(_ process: SupervisedProcess) {
-        // One unsent wake is enough (a worker that raises its flag and reads nothing must not
-        // grow the queue).
-        guard !process.wakeUnsent else { return }
-        process.wakeUnsent = true
-        FrameCodec.append(.wake, body: EmptyCollection(), to: process.control)
-        // Not in the middle of a delivery on the socket; write sends it once it can.
-        guard process.channelFD >= 0, !process.waitingForWritable, process.partialFrameRemainder == 0 else {
-            markDirty(process)
-            return
-        }
-        let pending = process.control.count - process.controlSent
-        process.noteControlSent(send(process, process.control, from: process.controlSent, count: pending))
-    }
-
-    /// Writes `count` bytes of `buffer` from `offset` to the worker without blocking; returns
-    /// how many went (fewer once the socket is full: the loop then waits for it to drain).
-    private func send(_ process: SupervisedProcess, _ buffer: FrameBuffer, from offset: Int, count: Int) -> Int {
-        let fd = process.channelFD
-        return buffer.withUnsafeBytes { raw -> Int in
-            var written = 0
-            while written < count {
-                let n = Glibc.send(fd, raw.baseAddress! + offset + written, count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-                if n > 0 {
-                    written += n
-                    continue
-                }
-                if n < 0, errno == EINTR { continue }
-                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                    process.waitingForWritable = true
-                    updateChannelInterest(process)
-                }
-                // EPIPE and the like: the worker is dying; its pidfd reports it.
-                break
-            }
-            return written
-        }
+        guard writer.write(process, killing: { kill($0, reason: "protocol error") }) else { return }
+        if !process.pausedProducers.isEmpty, process.pendingBytes <= process.queueLimit / 2 { resumeProducers(of: process) }
     }
 
     /// `when_full: block`: stop reading from a producer while a subscriber of its is full; the
@@ -382,7 +266,7 @@ extension Supervisor {
         subscriber.pausedProducers.append(producer)
         producer.pauseCount += 1
         if producer.pauseCount == 1, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
-            updateChannelInterest(producer)
+            writer.updateInterest(producer)
             // Its delivery window no longer applies (see write).
             if producer.pendingBytes > 0 { markDirty(producer) }
             producer.timesPaused += 1
@@ -407,7 +291,7 @@ extension Supervisor {
             producer.pauseCount -= 1
             if producer.pauseCount == 0 { producer.lastHeartbeat = EventLoop.now() }
             if producer.pauseCount == 0, producer.channelFD >= 0, loop.isRegistered(producer.channelFD) {
-                updateChannelInterest(producer)
+                writer.updateInterest(producer)
                 // Its emit ring is not read while it is paused: a signal may not come again.
                 scheduleEmitDrain(producer)
                 // Frames held at the pause: the socket may have nothing new to wake the loop.

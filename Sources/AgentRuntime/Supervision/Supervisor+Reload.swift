@@ -12,7 +12,7 @@ extension Supervisor {
     /// ones start. Invalid settings are refused and nothing changes.
     func reload() -> JSONValue {
         guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
-        guard let reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
+        guard let reloader = settingsHost.reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
         let report: SettingsReport
@@ -35,7 +35,7 @@ extension Supervisor {
     /// ``reload()``.
     func reload(respond: @escaping (JSONValue) -> Void) {
         guard !stopping else { return respond(["ok": false, "error": "the agent is stopping"]) }
-        guard let settingsCommands else { return respond(reload()) }
+        guard let settingsCommands = settingsHost.commands else { return respond(reload()) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
         let apply = LoopBound(value: { [weak self] (checked: Result<AgentLauncher.Prepared, ControlError>) in

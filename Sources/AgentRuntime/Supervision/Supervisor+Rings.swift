@@ -109,7 +109,7 @@ extension Supervisor {
             }
             if let broken = pass.broken { return emitRingBroken(process, broken, dead: all) }
             if process.awaitingSocketFrames > 0, !all {
-                updateChannelInterest(process)
+                writer.updateInterest(process)
                 drainChannel(process)
             }
         }
@@ -267,18 +267,5 @@ extension Supervisor {
             process.emitDrainScheduled = false
             drainEmitRing(process)
         }
-    }
-
-    /// What the loop watches the worker's socket for: frames unless the process is paused (or,
-    /// with an emit ring, unless a marker there announced one), and room to write when a write
-    /// found it full.
-    func channelInterest(_ process: SupervisedProcess) -> UInt32 {
-        let reads = process.pauseCount == 0 && (process.emitRing == nil || process.awaitingSocketFrames > 0)
-        return (reads ? EventLoop.readable : 0) | (process.waitingForWritable ? EventLoop.writable : 0)
-    }
-
-    func updateChannelInterest(_ process: SupervisedProcess) {
-        guard process.channelFD >= 0, loop.isRegistered(process.channelFD) else { return }
-        loop.modify(process.channelFD, events: channelInterest(process))
     }
 }

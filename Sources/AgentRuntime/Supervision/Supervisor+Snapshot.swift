@@ -13,7 +13,7 @@ extension Supervisor {
         let now = EventLoop.now()
         let entries = processes.map { process -> AgentSnapshot.Process in
             var replacing: SupervisedProcessInfo?
-            if !process.hasWorker, let old = retiring.first(where: { $0.name == process.name && $0.hasWorker }) {
+            if !process.hasWorker, let old = table.retiring.first(where: { $0.name == process.name && $0.hasWorker }) {
                 replacing = SupervisedProcessInfo(old)
             }
             return AgentSnapshot.Process(

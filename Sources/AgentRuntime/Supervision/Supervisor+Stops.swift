@@ -19,7 +19,7 @@ extension Supervisor {
 
     /// Asks every worker whether it was stopped or continued since the last look.
     func checkStops() {
-        for process in processes + retiring where process.hasWorker {
+        for process in processes + table.retiring where process.hasWorker {
             var signal: Int32 = 0
             while true {
                 let change = agent_wait_stop_change(process.pid, &signal)

@@ -107,7 +107,7 @@ extension Supervisor {
 
     /// Watches the worker's socket, output pipes and pidfd.
     private func watchWorker(of process: SupervisedProcess) {
-        loop.register(process.channelFD, events: channelInterest(process)) { [unowned self, unowned process] events in
+        loop.register(process.channelFD, events: DeliveryWriter.interest(of: process)) { [unowned self, unowned process] events in
             channelReady(process, events: events)
         }
         for index in process.outputs.indices {

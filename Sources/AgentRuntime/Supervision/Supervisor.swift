@@ -27,17 +27,10 @@ public final class Supervisor {
 
     /// The processes, configured, retiring, waiting to start and disabled (see ``ProcessTable``).
     let table = ProcessTable()
-    /// Re-reads and validates the settings for `reload` (nil: reload is refused).
-    public var reloader: (() -> Result<SettingsReport, ControlError>)?
-    /// The settings commands: settings_get, settings_change, validate, modules (nil: refused).
-    var settingsCommands: SettingsCommands?
-    /// Where the control socket goes (nil: no control socket).
-    public var controlPaths: AgentPaths?
-    var control: ControlServer?
-    /// The command layer of the other fronts (see ``makeCommandCenter(storePath:)``).
-    var commandCenter: CommandCenter?
-    /// Fronts to stop once the loop takes no more commands (started by the launcher).
-    public var fronts: [any AgentFront] = []
+    /// The reload check and the settings commands (see ``SettingsHost``).
+    public let settingsHost = SettingsHost()
+    /// The control socket, the command layer and the other fronts (see ``ControlFronts``).
+    public let fronts = ControlFronts()
     /// The work layer: tasks, schedules, workflows, their notifications and triggers (see
     /// ``WorkHost``; set up by ``setUpWork(_:agentDirectory:notifications:)``).
     package private(set) lazy var work = WorkHost(host: self, events: self, environment: configuration.environment)
@@ -73,6 +66,8 @@ public final class Supervisor {
     /// Subscriptions, each source's targets, and the processes with frames to write (see
     /// ``EventRouter``).
     let router = EventRouter()
+    /// Writes the workers' queued frames (see ``DeliveryWriter``).
+    let writer: DeliveryWriter
 
     var stopping = false
     /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness (see
@@ -85,7 +80,7 @@ public final class Supervisor {
     lazy var orphans = OrphanSweeper(
         loop: loop, logger: logger,
         living: { [unowned self] in
-            var pids = Set((processes + retiring).map(\.pid) + spares.pids)
+            var pids = Set((processes + table.retiring).map(\.pid) + spares.pids)
             if let server = forkServers.server { pids.insert(server.pid) }
             return pids
         },
@@ -100,6 +95,7 @@ public final class Supervisor {
         self.console = console
         self.logger = ProcessLogHandler.teeing(logger, into: processLog)
         spares = SparePool(loop: loop)
+        writer = DeliveryWriter(loop: loop, router: router, logger: self.logger)
         systemd = SystemdStatus(loop: loop, logger: self.logger)
         signals = SignalWatch(loop: loop)
         setProcesses(planned.map(SupervisedProcess.init))
@@ -121,18 +117,12 @@ public final class Supervisor {
     func setProcesses(_ list: [SupervisedProcess]) {
         table.set(list)
         // A process removed by a reload loses its log; a kept or changed one keeps it.
-        processLog.keep(byName.keys)
+        processLog.keep(table.byName.keys)
         rebuildRouting()
     }
 
-    // The table's lists, as the rest of the supervisor and its commands read them.
+    /// The configured processes (the table's list, read everywhere).
     var processes: [SupervisedProcess] { table.processes }
-    var byName: [String: SupervisedProcess] { table.byName }
-    var retiring: [SupervisedProcess] { table.retiring }
-    var pendingStarts: [SupervisedProcess] {
-        get { table.pendingStarts }
-        set { table.pendingStarts = newValue }
-    }
     /// Processes the settings list with `"enabled": false` (shown by `status` as `disabled`).
     public var disabledProcesses: [DisabledProcess] {
         get { table.disabled }
@@ -145,21 +135,8 @@ public final class Supervisor {
         router.rebuild(processes)
     }
 
-    // The router's tables, as the work layer and the commands read them.
-    var subscribers: [String: [SupervisedProcess]] { router.subscribers }
-    var wildcardSubscribers: [SupervisedProcess] { router.wildcardSubscribers }
-    var groupSubscribers: [String: [ReplicaGroup]] { router.groupSubscribers }
-    var wildcardGroups: [ReplicaGroup] { router.wildcardGroups }
-    var replicaGroups: [String: ReplicaGroup] { router.replicaGroups }
-    var deliveryScratch: FrameBuffer { router.scratch }
-    /// Raised when task triggers or published types change: each source looks its targets up again.
-    var routingGeneration: Int {
-        get { router.generation }
-        set { router.generation = newValue }
-    }
-
     public func process(named name: String) -> SupervisedProcessInfo? {
-        byName[name].map(SupervisedProcessInfo.init)
+        table.byName[name].map(SupervisedProcessInfo.init)
     }
 
     /// A snapshot of every process.
@@ -174,22 +151,10 @@ public final class Supervisor {
         watchStops()
         orphans.becomeSubreaper()
         Self.raiseFileLimit()
-        if let controlPaths {
-            do {
-                control = try ControlServer(paths: controlPaths, loop: loop, limits: ControlLimits(environment: configuration.environment),
-                                            logger: logger) { [unowned self] request, respond in executeControl(request, respond: respond) }
-                logger.info("control socket: \(controlPaths.socketPath)")
-            } catch {
-                logger.error("\(error); agent-control status/stop/reload will not reach this agent")
-            }
+        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, respond in
+            executeControl(request, respond: respond)
         }
-        defer {
-            control?.close()
-            control = nil
-            commandCenter?.close()
-            for front in fronts { front.stop() }
-            fronts = []
-        }
+        defer { fronts.close() }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
         if !configuration.sharedRings { logger.notice("AGENT_SHARED_RINGS=0: events go to and from workers on their sockets") }
         systemd.start()
@@ -198,7 +163,7 @@ public final class Supervisor {
         queries.start(processes)
         fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
-        while !(stopping && processes.allSatisfy { !$0.hasWorker } && retiring.isEmpty && orphans.isEmpty && !work.hasRunsGoing) {
+        while !(stopping && processes.allSatisfy { !$0.hasWorker } && table.retiring.isEmpty && orphans.isEmpty && !work.hasRunsGoing) {
             afterLoopTurn()
             loop.runOnce()
         }
@@ -260,7 +225,7 @@ public final class Supervisor {
     public var forkServer: ForkServer? { forkServers.server }
 
     /// What `systemctl status` shows: `3/4 processes running; backoff: feed`.
-    var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: retiring, stopping: stopping) }
+    var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: table.retiring, stopping: stopping) }
 
     /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.

@@ -1,0 +1,33 @@
+import AgentBase
+import AgentCommands
+import AgentCore
+import JSONSchema
+
+/// The settings file a running agent was started from, as the supervisor reaches it: the
+/// check a `reload` runs and the settings commands (set by the launcher; nil: refused).
+public final class SettingsHost {
+    /// Re-reads and validates the settings for `reload` (nil: reload is refused).
+    public var reloader: (() -> Result<SettingsReport, ControlError>)?
+    /// The settings commands: settings_get, settings_change, validate, modules and the
+    /// workflow definitions' (nil: the agent was not started from a settings file).
+    var commands: SettingsCommands?
+
+    init() {}
+
+    /// Answers `settings_get`, `settings_change`, `validate` or `modules` on the loop.
+    func answer(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
+        guard let commands else { return respond(Self.unavailable("its settings cannot be read or changed here")) }
+        commands.answer(request, supervisor: supervisor, respond: respond)
+    }
+
+    /// Answers a workflow definition command (`workflow_get`, `workflow_create`, ...) on the loop.
+    func answerWorkflow(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
+        guard let commands else { return respond(Self.unavailable("its workflow definitions cannot be read or changed here")) }
+        if request["command"] != "workflow_get", supervisor.stopping { return respond(CommandCenter.stoppingAnswer) }
+        commands.answerWorkflow(request, supervisor: supervisor, respond: respond)
+    }
+
+    private static func unavailable(_ what: String) -> JSONValue {
+        ["ok": false, "code": "unavailable", "error": .string("this agent was not started from a settings file: \(what)")]
+    }
+}
