@@ -41,13 +41,13 @@ let testTargets: [Target] = [
     ("AgentOutputsTests", ["AgentOutputs", "AgentBase", "AgentCore"]),
     // GRDB: the tests that check what reached the store read its file (the layer itself has no store).
     ("AgentWorkTests", ["AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore", .product(name: "GRDB", package: "GRDB.swift")]),
-    ("AgentStoreTests", ["AgentStore", "AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore"]),
+    ("AgentStoreTests", ["AgentStore", "AgentStoreConformance", "AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore"]),
     ("AgentCommandsTests", ["AgentCommands", "AgentWork", "AgentLoop", "AgentBase", "AgentCore"]),
     // The composition root: the supervisor in-process, the whole settings file.
     ("AgentRuntimeTests", layerTargets.map { .target(name: $0) } + ["AgentCore", "CAgentSystem"]),
     ("AgentHTTPTests", ["AgentHTTP", "AgentCommands", "AgentWork", "AgentBase", "AgentCore"]),
     ("AgentFleetTests", [
-        .target(name: "AgentFleet", condition: fleet), "AgentStore", "AgentWork", "AgentSupervision", "AgentLoop", "AgentBase", "AgentCore",
+        .target(name: "AgentFleet", condition: fleet), "AgentStoreConformance", "AgentStore", "AgentWork", "AgentSupervision", "AgentLoop", "AgentBase", "AgentCore",
     ]),
     ("AgentScaffoldingTests", ["AgentScaffolding"]),
     // The binaries it runs are built first (`swift build --build-tests` builds them all anyway).
@@ -310,6 +310,16 @@ let package = Package(
             name: "AgentTestSupport",
             dependencies: ["CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AgentTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // The contract of the work layer's store protocols, as checks each implementation's
+        // tests run (AgentStoreTests: SQLite, AgentFleetTests: PostgreSQL). A target of its own,
+        // not part of AgentTestSupport: that one depends on no runtime library, so that the
+        // lower layers' tests do not rebuild when AgentWork changes.
+        .target(
+            name: "AgentStoreConformance",
+            dependencies: ["AgentWork", "JSONSchema"],
+            path: "Tests/AgentStoreConformance",
             swiftSettings: swiftSettings
         ),
     ] + testTargets + shippedModules.map {

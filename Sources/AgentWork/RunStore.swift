@@ -1,7 +1,7 @@
 import AgentBase
 /// Where task runs are kept: the embedded SQLite store (``SQLiteRunStore``) for one agent, or
 /// PostgreSQL shared by a fleet (`PostgresRunStore` in AgentFleet). Both pass one conformance
-/// suite (`RunStoreConformanceTests`).
+/// suite (`StoreContract.runs`, `.claims`, `.assignedRuns` in Tests/AgentStoreConformance).
 ///
 /// The supervisor's loop never waits on it: ``record(_:)`` hands a change to a writer and
 /// returns at once (fire-and-forget, with a bounded, counted backlog), and every read is

@@ -8,7 +8,7 @@ import Logging
 import Testing
 
 /// Fleet stores that cannot get a connection (issue 41 item 4: every PostgreSQL case of
-/// StoreConformanceTests, 23 stores connecting at the same moment, once waited forever for a
+/// PostgresStoreConformanceTests, 23 stores connecting at the same moment, once waited forever for a
 /// first connection): each connects and answers, or fails saying why, within a deadline.
 @Suite(.ownThreads, .serialized) struct FleetConnectionLimitTests {
     @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))

@@ -68,7 +68,7 @@ import Testing
 
     /// The runs as the shared database has them (read by the test itself).
     static func storedRuns(database: String) async throws -> [TaskRun] {
-        let store = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: "reader"),
+        let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "reader"),
                                                          logger: Logger(label: "test"))
         let runs = try await store.runs.list(RunFilter(task: "work", limit: 10_000))
         await store.shutDown()

@@ -11,7 +11,7 @@ import Testing
 /// fleet, so there is no SQLite implementation to hold to the same checks.
 @Suite(.ownThreads) struct FleetEventStoreTests {
     static func connect(_ database: String, agent: String) async throws -> PostgresFleetStore {
-        try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: agent), logger: Logger(label: "test"))
+        try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: agent), logger: Logger(label: "test"))
     }
 
     static func event(_ agent: String, _ source: String, _ type: String, _ n: Int) -> FleetEvent {

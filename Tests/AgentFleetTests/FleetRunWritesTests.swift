@@ -1,5 +1,6 @@
 #if Fleet
 import AgentFleet
+import AgentStoreConformance
 import AgentTestSupport
 @testable import AgentWork
 import Foundation
@@ -36,7 +37,7 @@ import Testing
     func aClaimWritesEachClaimedRunOnceAndTakesTheQueuesFirstBehindALongQueue() async throws {
         let server = try PostgresTestServer.require()
         let database = try server.makeDatabase()
-        let store = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database), logger: Logger(label: "test"))
+        let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database), logger: Logger(label: "test"))
         let now = Date().timeIntervalSince1970
         // 500 waiting, then one critical run queued last, and one of another task.
         var queued = (0..<500).map { TaskRun(id: String(format: "n%03d", $0), task: "t", requestedBy: .cli, queuedAt: now) }
@@ -45,7 +46,7 @@ import Testing
         try await store.runs.queue(queued)
         try Self.countUpdates(server, database: database)
 
-        let claimed = try await store.runs.claim(ClaimRequest(holder: "a", room: ["t": 4], lease: StoreConformanceTests.held))
+        let claimed = try await store.runs.claim(ClaimRequest(holder: "a", room: ["t": 4], lease: StoreContract.held))
         #expect(claimed.map(\.id) == ["urgent", "n000", "n001", "n002"], "the queue's order: priority first, then arrival")
         #expect(claimed.allSatisfy { $0.status == .running && $0.attempt == 1 && $0.claim?.holder == "a" && $0.startedAt != nil })
         #expect(try Self.updates(server, database: database) == Dictionary(uniqueKeysWithValues: claimed.map { ($0.id, 1) }),
@@ -55,7 +56,7 @@ import Testing
                 "the one write carries the claimed record: \(stored.storedJSON.serialized())")
 
         // The next claim goes on from there (the claimed ones are not taken again).
-        let next = try await store.runs.claim(ClaimRequest(holder: "b", room: ["t": 2], lease: StoreConformanceTests.held))
+        let next = try await store.runs.claim(ClaimRequest(holder: "b", room: ["t": 2], lease: StoreContract.held))
         #expect(next.map(\.id) == ["n003", "n004"])
         await store.shutDown()
     }
@@ -65,7 +66,7 @@ import Testing
         let server = try PostgresTestServer.require()
         let database = try server.makeDatabase()
         // The schema first (the agent would make it), then the count, then the agent.
-        let store = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: "reader"),
+        let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "reader"),
                                                          logger: Logger(label: "test"))
         try Self.countUpdates(server, database: database)
         let folder = TestPaths.temporaryDirectory("fleet-writes")

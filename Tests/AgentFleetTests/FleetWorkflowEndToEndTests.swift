@@ -53,7 +53,7 @@ import Testing
 
     /// The run and its step log as the shared database has them (read by the test itself).
     static func stored(_ id: String, database: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
-        let store = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: "reader"),
+        let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "reader"),
                                                          logger: Logger(label: "test"))
         let found = try await store.workflows.run(id: id)
         await store.shutDown()

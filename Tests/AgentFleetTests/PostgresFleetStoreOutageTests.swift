@@ -1,5 +1,6 @@
 #if Fleet
 import AgentFleet
+import AgentStoreConformance
 import AgentTestSupport
 @testable import AgentWork
 import Foundation
@@ -24,11 +25,11 @@ import Testing
 
         try server.pause()
         // A first change: the writer takes it and waits for the database.
-        store.runs.record(StoreConformanceTests.run("first"))
+        store.runs.record(StoreContract.run("first"))
         let deadline = Date().addingTimeInterval(30)
         while store.health.degraded == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
         #expect(store.health.degraded != nil, "the store says the database is away")
-        for index in 0..<50 { store.runs.record(StoreConformanceTests.run("r\(index)")) }
+        for index in 0..<50 { store.runs.record(StoreContract.run("r\(index)")) }
         let away = store.health
         #expect(away.dropped > 0, "beyond the limit the oldest waiting changes are dropped, counted")
         #expect(away.backlog + away.dropped == 51, "every change either waits or is counted dropped: \(away)")

@@ -3,7 +3,7 @@ import Foundation
 /// Where workflow runs and their step logs are kept: the embedded SQLite store
 /// (``SQLiteWorkflowStore``) for one agent, or PostgreSQL shared by a fleet
 /// (`PostgresWorkflowStore` in AgentFleet, a ``SharedWorkflowStore``). Both pass one
-/// conformance suite (`StoreConformanceTests`). Kept narrow, next to ``RunStore`` and
+/// conformance suite (`StoreContract.workflows`, `.sharedWorkflows`). Kept narrow, next to ``RunStore`` and
 /// ``ScheduleStore``: no SQL in the engine.
 ///
 /// ``commit(_:done:)`` is called on the loop and returns at once; the engine starts a step's

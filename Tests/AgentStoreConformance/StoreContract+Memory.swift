@@ -1,31 +1,31 @@
-#if Fleet
-import AgentFleet
-import AgentTestSupport
-@testable import AgentWork
+import AgentWork
 import Foundation
 import JSONSchema
-import Logging
 import Testing
 
 /// Shared memory on every store: versions, compare-and-set and its refusals, lists in byte
-/// order by page and scope; and, on the store a fleet shares, agents' compare-and-set writes
-/// at the same time losing nothing.
-extension StoreConformanceTests {
-    static func write(_ memory: any MemoryStore, _ key: String, _ operation: MemoryWrite.Operation, expect version: Int? = nil,
+/// order by page and scope.
+extension StoreContract {
+    /// Shared memory.
+    package static let memory: [StoreCheck] = [
+        StoreCheck("sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother", sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother),
+        StoreCheck("sharedMemoryListsKeysInByteOrderByPageAndScope", sharedMemoryListsKeysInByteOrderByPageAndScope),
+        StoreCheck("badKeysValuesAndVersionsAreRefusedAndWriteNothing", badKeysValuesAndVersionsAreRefusedAndWriteNothing),
+    ]
+
+    package static func write(_ memory: any MemoryStore, _ key: String, _ operation: MemoryWrite.Operation, expect version: Int? = nil,
                       scope: MemoryScope = .agent) async -> Result<MemoryEntry?, MemoryError> {
         await withCheckedContinuation { continuation in
             memory.commit(MemoryWrite(scope: scope, key: key, operation: operation, expectedVersion: version)) { continuation.resume(returning: $0) }
         }
     }
 
-    static func conflictVersion(_ result: Result<MemoryEntry?, MemoryError>) -> Int? {
+    package static func conflictVersion(_ result: Result<MemoryEntry?, MemoryError>) -> Int? {
         guard case .failure(let error) = result, error.code == .conflict else { return nil }
         return error.currentVersion
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother(_ stores: StoresUnderTest) async throws {
         let memory = stores.memory
         #expect(try await Self.write(memory, "k", .put(["n": 1])).get()?.version == 1)
         #expect(try await Self.write(memory, "k", .put(["n": 2]), expect: 1).get()?.version == 2)
@@ -48,12 +48,9 @@ extension StoreConformanceTests {
         #expect(Self.conflictVersion(await Self.write(memory, "k", .delete, expect: 1)) == 0)
         #expect(try memory.get("k", scope: .agent) == nil)
         #expect(try await Self.write(memory, "k", .put("again")).get()?.version == 1, "a key written again after its delete starts over")
-        await stores.close()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func sharedMemoryListsKeysInByteOrderByPageAndScope(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func sharedMemoryListsKeysInByteOrderByPageAndScope(_ stores: StoresUnderTest) async throws {
         let memory = stores.memory
         for key in ["b", "a_b", "B", "ab", "a%", "a"] { _ = try await Self.write(memory, key, .put(.string(key))).get() }
         _ = try await Self.write(memory, "a", .put("the run's"), scope: .workflowRun("r1")).get()
@@ -72,45 +69,26 @@ extension StoreConformanceTests {
         _ = try await Self.write(memory, "", .deleteScope, scope: .workflowRun("r1")).get()
         #expect(try memory.list(scope: .workflowRun("r1"), prefix: "", after: nil, limit: 100).entries.isEmpty, "a gone run's keys go with it")
         #expect(try memory.list(scope: .agent, prefix: "", after: nil, limit: 100).entries.count == 6, "the agent's stay")
-        await stores.close()
     }
 
-    /// Two agents' stores on one database, each adding 1 to a counter 40 times by
-    /// compare-and-set (reading, then writing the version read; again on a conflict).
-    @Test func agentsIncrementingOneKeyByCompareAndSetAtOnceLoseNoIncrement() async throws {
-        if let reason = PostgresTestServer.unavailableReason { try Test.cancel("no PostgreSQL server for the tests: \(reason)") }
-        let database = try PostgresTestServer.require().makeDatabase()
-        let a = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: "host-a"), logger: Logger(label: "a"))
-        let b = try await PostgresFleetStore.connect(try StoresUnderTest.fleetSettings(database: database, agent: "host-b"), logger: Logger(label: "b"))
-        let conflicts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for store in [a, b] {
-                group.addTask {
-                    var conflicts = 0
-                    for _ in 0..<40 {
-                        while true {
-                            let current = try store.memory.get("counter", scope: .agent)
-                            let next = (current?.value.numberValue?.intValue ?? 0) + 1
-                            let result = await Self.write(store.memory, "counter", .put(.number(JSONNumber(next))), expect: current?.version ?? 0)
-                            if Self.conflictVersion(result) != nil {
-                                conflicts += 1
-                                continue
-                            }
-                            _ = try result.get()
-                            break
-                        }
-                    }
-                    return conflicts
-                }
-            }
-            var total = 0
-            for try await count in group { total += count }
-            return total
+    static func badKeysValuesAndVersionsAreRefusedAndWriteNothing(_ stores: StoresUnderTest) async throws {
+        let memory = stores.memory
+        func code(_ result: Result<MemoryEntry?, MemoryError>) -> MemoryError.Code? {
+            if case .failure(let error) = result { return error.code }
+            return nil
         }
-        let final = try #require(try b.memory.get("counter", scope: .agent))
-        #expect(final.value == 80, "each agent's 40 increments, none lost (\(conflicts) conflicts retried)")
-        #expect(final.version == 80)
-        await a.shutDown()
-        await b.shutDown()
+        #expect(code(await Self.write(memory, "", .put(1))) == .invalid, "an empty key")
+        #expect(code(await Self.write(memory, String(repeating: "k", count: MemoryLimits.keyBytes + 1), .put(1))) == .invalid, "a key too long")
+        #expect(code(await Self.write(memory, "a\nb", .put(1))) == .invalid, "a control character")
+        #expect(code(await Self.write(memory, "k", .put(1), expect: -1)) == .invalid, "a negative version")
+        #expect(code(await Self.write(memory, "k", .put(1), scope: .workflowRun(""))) == .invalid, "an empty run id")
+        let large = JSONValue.string(String(repeating: "x", count: MemoryLimits.valueBytes))
+        #expect(code(await Self.write(memory, "k", .put(large))) == .tooLarge)
+        #expect(try memory.list(scope: .agent, prefix: "", after: nil, limit: 100).entries.isEmpty, "nothing was written")
+        _ = try await Self.write(memory, "a", .put(1)).get()
+        _ = try await Self.write(memory, "b", .put(2)).get()
+        let page = try memory.list(scope: .agent, prefix: "", after: nil, limit: 0)
+        #expect(page.entries.map(\.key) == ["a"] && page.next == "a", "a limit below 1 lists one entry")
+        #expect(throws: MemoryError.self) { try memory.get("", scope: .agent) }
     }
 }
-#endif

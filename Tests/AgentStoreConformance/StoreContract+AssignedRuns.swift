@@ -1,13 +1,20 @@
-#if Fleet
-import AgentTestSupport
-@testable import AgentWork
+import AgentWork
 import Foundation
+import JSONSchema
 import Testing
 
 /// Assignments in the shared queue, on every store: a run held for the agent its task's
 /// strategy chose is claimed by that agent at once and by another only after its hold; the
 /// hold's end is known to the others (no poll wait); a retry is held for no one.
-extension StoreConformanceTests {
+extension StoreContract {
+    /// Runs assigned to an agent, and runs requiring labels.
+    package static let assignedRuns: [StoreCheck] = [
+        StoreCheck("aRunAssignedToAnAgentIsClaimedByItAtOnceAndByAnotherOnlyAfterItsHold", aRunAssignedToAnAgentIsClaimedByItAtOnceAndByAnotherOnlyAfterItsHold),
+        StoreCheck("theEndOfAHoldForAnotherAgentIsKnownSoThatItsRunNeedNotWaitForThePoll", theEndOfAHoldForAnotherAgentIsKnownSoThatItsRunNeedNotWaitForThePoll),
+        StoreCheck("aRetryOfAnAssignedRunIsHeldForNoAgent", aRetryOfAnAssignedRunIsHeldForNoAgent),
+        StoreCheck("aRunRequiringLabelsIsClaimedOnlyByAHolderWithAnExecutorCarryingThemAll", aRunRequiringLabelsIsClaimedOnlyByAHolderWithAnExecutorCarryingThemAll),
+    ]
+
     static func assigned(_ id: String, to agent: String, hold: Double, queuedAt: Double = Date().timeIntervalSince1970) -> TaskRun {
         var run = Self.run(id, queuedAt: queuedAt)
         run.assignedAgent = agent
@@ -15,9 +22,7 @@ extension StoreConformanceTests {
         return run
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func aRunAssignedToAnAgentIsClaimedByItAtOnceAndByAnotherOnlyAfterItsHold(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func aRunAssignedToAnAgentIsClaimedByItAtOnceAndByAnotherOnlyAfterItsHold(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
         let now = Date().timeIntervalSince1970
         // Holds far longer than any pause of the test, or over before it starts.
@@ -36,12 +41,9 @@ extension StoreConformanceTests {
         #expect(stored.agent == "a", "the record says which agent carries the run out")
         #expect(try await runs.run(id: "hold-over")?.agent == "c")
         #expect(try await runs.claim(ClaimRequest(holder: "b", room: ["t": 5], lease: Self.held)).map(\.id) == ["for-b"])
-        await stores.close()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func theEndOfAHoldForAnotherAgentIsKnownSoThatItsRunNeedNotWaitForThePoll(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func theEndOfAHoldForAnotherAgentIsKnownSoThatItsRunNeedNotWaitForThePoll(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
         runs.record(Self.assigned("for-a", to: "a", hold: Self.held))
         await runs.flush()
@@ -49,12 +51,9 @@ extension StoreConformanceTests {
         #expect(left > 0 && left <= Self.held, "seconds until the hold ends: \(left)")
         #expect(try await runs.nextLapse(tasks: ["t"], holder: "a") == nil, "a's own hold is nothing to wait for")
         #expect(try await runs.nextLapse(tasks: ["u"], holder: "b") == nil, "only the tasks asked about")
-        await stores.close()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func aRetryOfAnAssignedRunIsHeldForNoAgent(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func aRetryOfAnAssignedRunIsHeldForNoAgent(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
         runs.record(Self.assigned("flaky", to: "a", hold: Self.held))
         await runs.flush()
@@ -70,12 +69,9 @@ extension StoreConformanceTests {
         #expect(retried.map(\.id) == ["flaky"], "the retry goes to any agent with room")
         #expect(retried.first?.attempt == 2)
         #expect(retried.first?.agent == "b")
-        await stores.close()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func aRunRequiringLabelsIsClaimedOnlyByAHolderWithAnExecutorCarryingThemAll(_ kind: StoreKind) async throws {
-        let stores = try await StoresUnderTest.open(kind)
+    static func aRunRequiringLabelsIsClaimedOnlyByAHolderWithAnExecutorCarryingThemAll(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
         var gpu = Self.run("gpu")
         gpu.require = ["gpu": "yes"]
@@ -92,7 +88,5 @@ extension StoreConformanceTests {
         let taken = try await runs.claim(ClaimRequest(holder: "gpu-host", room: ["t": 5], lease: Self.held, labels: ["t": sets]))
         #expect(taken.map(\.id) == ["gpu"])
         #expect(taken.first?.require == ["gpu": "yes"])
-        await stores.close()
     }
 }
-#endif

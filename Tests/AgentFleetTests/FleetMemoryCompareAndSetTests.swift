@@ -1,0 +1,52 @@
+#if Fleet
+import AgentFleet
+import AgentStoreConformance
+import AgentTestSupport
+import AgentWork
+import Foundation
+import JSONSchema
+import Logging
+import Testing
+
+/// Shared memory on the store a fleet shares: agents' compare-and-set writes at the same
+/// time lose nothing (what every store does alone is StoreContract's).
+@Suite(.ownThreads) struct FleetMemoryCompareAndSetTests {
+    /// Two agents' stores on one database, each adding 1 to a counter 40 times by
+    /// compare-and-set (reading, then writing the version read; again on a conflict).
+    @Test func agentsIncrementingOneKeyByCompareAndSetAtOnceLoseNoIncrement() async throws {
+        if let reason = PostgresTestServer.unavailableReason { try Test.cancel("no PostgreSQL server for the tests: \(reason)") }
+        let database = try PostgresTestServer.require().makeDatabase()
+        let a = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "host-a"), logger: Logger(label: "a"))
+        let b = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "host-b"), logger: Logger(label: "b"))
+        let conflicts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for store in [a, b] {
+                group.addTask {
+                    var conflicts = 0
+                    for _ in 0..<40 {
+                        while true {
+                            let current = try store.memory.get("counter", scope: .agent)
+                            let next = (current?.value.numberValue?.intValue ?? 0) + 1
+                            let result = await StoreContract.write(store.memory, "counter", .put(.number(JSONNumber(next))), expect: current?.version ?? 0)
+                            if StoreContract.conflictVersion(result) != nil {
+                                conflicts += 1
+                                continue
+                            }
+                            _ = try result.get()
+                            break
+                        }
+                    }
+                    return conflicts
+                }
+            }
+            var total = 0
+            for try await count in group { total += count }
+            return total
+        }
+        let final = try #require(try b.memory.get("counter", scope: .agent))
+        #expect(final.value == 80, "each agent's 40 increments, none lost (\(conflicts) conflicts retried)")
+        #expect(final.version == 80)
+        await a.shutDown()
+        await b.shutDown()
+    }
+}
+#endif

@@ -1,0 +1,45 @@
+import AgentStore
+import AgentStoreConformance
+import AgentTestSupport
+import AgentWork
+import Foundation
+import Logging
+import Testing
+
+/// The store contract (AgentStoreConformance) on the agent's own SQLite file: the same checks
+/// AgentFleetTests runs on PostgreSQL.
+@Suite(.ownThreads) struct SQLiteStoreConformanceTests {
+    static let open: StoreFactory = {
+        let folder = TestPaths.temporaryDirectory("conformance")
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        let assignments = SQLiteAssignmentStore(store: store, logger: Logger(label: "test"))
+        return StoresUnderTest(runs: try SQLiteRunStore(store: store), schedules: try SQLiteScheduleStore(store: store),
+                               workflows: try SQLiteWorkflowStore(store: store), memory: try SQLiteMemoryStore(store: store),
+                               assignments: assignments) {
+            assignments.flush()
+            store.close()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    @Test(arguments: StoreContract.runs)
+    func runStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.claims)
+    func runStoreClaims(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.assignedRuns)
+    func runStoreAssignedRuns(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.schedules)
+    func scheduleStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.workflows)
+    func workflowStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.memory)
+    func memoryStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+
+    @Test(arguments: StoreContract.assignments)
+    func assignmentStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+}
