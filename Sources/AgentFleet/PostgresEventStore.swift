@@ -12,7 +12,7 @@ import PostgresNIO
 /// so a reader that has seen seq N will never find a smaller one later, and one cursor per
 /// subscriber is enough. Each insert NOTIFYs `agent_events` (a hint; subscribers poll too).
 public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
-    unowned let store: PostgresFleetStore
+    let store: FleetWriter
 
     private let lock = NSLock()
     private var pending: [FleetEvent] = []
@@ -30,7 +30,7 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
     static let batchLimit = 1_000
     private static let now = PostgresMigrations.now
 
-    init(store: PostgresFleetStore) { self.store = store }
+    init(store: FleetWriter) { self.store = store }
 
     private var client: PostgresClient { store.client }
     private var logger: Logger { store.logger }

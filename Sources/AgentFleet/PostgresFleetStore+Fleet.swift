@@ -27,39 +27,15 @@ extension PostgresFleetStore: FleetBackend {
     }
 
     package func listen(_ wake: @escaping @Sendable () -> Void) {
-        listen(on: "agent_runs", wake)
+        writer.listen(on: "agent_runs", wake)
     }
 
-    /// Calls `wake` on each NOTIFY of `channel`, and once each time listening (re)starts:
-    /// anything may have come while not listening. A hint only: the callers poll as well, and
-    /// listen again 1 s after the connection is lost.
-    func listen(on channel: String, _ wake: @escaping @Sendable () -> Void) {
-        let client = client, logger = logger
-        let task = Task {
-            while !Task.isCancelled {
-                do {
-                    try await client.withConnection { connection in
-                        try await connection.listen(on: channel) { notifications in
-                            wake()
-                            for try await _ in notifications { wake() }
-                        }
-                    }
-                } catch {
-                    if Task.isCancelled { return }
-                    logger.debug("fleet: LISTEN \(channel) ended (\(error)); polling meanwhile, listening again in 1 s")
-                }
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
-        addBackgroundTask(task)
-    }
-
+    /// Writes a heartbeat in a task of its own (the loop does not wait); one at a time.
     package func beat(_ member: FleetMember) {
-        guard beginBeat() else { return }
-        let client = client, logger = logger
+        let client = client, logger = logger, writer = writer
         Task {
+            guard await writer.beginBeat() else { return }
             var problem: String?
-            defer { self.endBeat(problem: problem) }
             do {
                 try await client.query("""
                     INSERT INTO fleet_agents (agent_id, host, version, started, heartbeat, data)
@@ -71,6 +47,7 @@ extension PostgresFleetStore: FleetBackend {
             } catch {
                 problem = FleetStoreError.describe(error)
             }
+            await writer.endBeat(problem: problem)
         }
     }
 

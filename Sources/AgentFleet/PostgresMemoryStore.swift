@@ -17,7 +17,7 @@ import PostgresNIO
 /// server and wait for its answer (at most ``readTimeout``), and fail at once, `unavailable`,
 /// while the fleet's database is degraded.
 public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
-    unowned let store: PostgresFleetStore
+    let store: FleetWriter
 
     /// The longest a read waits for the server (a workflow's `${memory:…}` reads on the loop).
     static let readTimeout = 5.0
@@ -29,7 +29,7 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
     private var writer: Task<Void, Never>?
     private static let now = PostgresMigrations.now
 
-    init(store: PostgresFleetStore) { self.store = store }
+    init(store: FleetWriter) { self.store = store }
 
     private var client: PostgresClient { store.client }
     private var logger: Logger { store.logger }

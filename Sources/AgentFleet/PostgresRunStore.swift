@@ -10,9 +10,9 @@ import PostgresNIO
 /// each other nor take the same run), each with a fencing token from one sequence and a lease
 /// on the server's clock; a run whose lease lapsed is claimable again.
 public final class PostgresRunStore: RunStore, @unchecked Sendable {
-    unowned let store: PostgresFleetStore
+    let store: FleetWriter
 
-    init(store: PostgresFleetStore) { self.store = store }
+    init(store: FleetWriter) { self.store = store }
 
     private var client: PostgresClient { store.client }
     private var logger: Logger { store.logger }

@@ -10,9 +10,9 @@ import PostgresNIO
 /// history are written in one transaction, after checking (and locking) the leadership it was
 /// made under: a leader that lost its lease cannot fire a time the next leader fires.
 public final class PostgresScheduleStore: ScheduleStore, @unchecked Sendable {
-    unowned let store: PostgresFleetStore
+    let store: FleetWriter
 
-    init(store: PostgresFleetStore) { self.store = store }
+    init(store: FleetWriter) { self.store = store }
 
     static let leaseName = "schedules"
     private static let now = PostgresMigrations.now

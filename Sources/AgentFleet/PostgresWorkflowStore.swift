@@ -16,7 +16,7 @@ import PostgresNIO
 /// While the database is away they wait and are written when it is back: the engine, which
 /// advances a run only once its commit is written, pauses the run meanwhile.
 public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendable {
-    unowned let store: PostgresFleetStore
+    let store: FleetWriter
 
     private let lock = NSLock()
     private var pending: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)] = []
@@ -25,7 +25,7 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
     private var writer: Task<Void, Never>?
     private static let now = PostgresMigrations.now
 
-    init(store: PostgresFleetStore) { self.store = store }
+    init(store: FleetWriter) { self.store = store }
 
     private var client: PostgresClient { store.client }
     private var logger: Logger { store.logger }

@@ -1,0 +1,327 @@
+#if Fleet
+import AgentWork
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The writer of the fleet's run changes and schedule commits, and the watch on the database's
+/// health (heartbeats, stalls): an actor, so that its state has one owner instead of a lock.
+///
+/// The loop never waits for it: ``enqueue(_:)``, ``enqueue(_:done:)`` and ``flush()`` hand
+/// over through an `AsyncStream` (a synchronous, ordered yield) that the actor drains, and
+/// ``health`` reads what the actor last published. One batch is written per transaction;
+/// while the database cannot be reached the changes wait (at most
+/// ``FleetSettings/backlogLimit`` runs, the oldest dropped beyond it, counted) and are written
+/// when it is back. `done` callbacks run on the writer (any thread), as before.
+actor FleetWriter {
+    nonisolated let settings: FleetSettings
+    nonisolated let client: PostgresClient
+    nonisolated let logger: Logger
+    private nonisolated let inbox: AsyncStream<Handoff>.Continuation
+    private let handoffs: AsyncStream<Handoff>
+    /// What ``health`` reads from any thread: the actor publishes it after every change (one
+    /// value, one writer; the only lock left).
+    private nonisolated let published = Mutex(Published())
+
+    private var pendingRuns: [TaskRun] = []
+    private var pendingCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
+    private var writing = false
+    private var closed = false
+    private var wake: CheckedContinuation<Void, Never>?
+    private var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    private var figures = FleetStoreFigures()
+    private var background: [Task<Void, Never>] = []
+    private var beating = false
+    /// Why the last heartbeat failed (the database away while nothing else is written).
+    private var beatProblem: String?
+    /// Since when the heartbeat in flight, and the batch being written, wait for an answer. A
+    /// stopped server does not fail them: postgres-nio's pool keeps them waiting for a
+    /// connection until it can make one, so a wait this long is what says the database is away.
+    private var beatSince: Date?
+    private var writeSince: Date?
+    /// Changes in the batch being written (counted in the backlog until written).
+    private var inFlight = 0
+    /// Whether the log has said the database does not answer (said once, and once when it does).
+    private var stallReported = false
+
+    /// What the loop hands over, in its order.
+    enum Handoff: Sendable {
+        case run(TaskRun)
+        case commit(ScheduleCommit, done: @Sendable (Bool) -> Void)
+        case flush(CheckedContinuation<Void, Never>)
+        case background(Task<Void, Never>)
+    }
+
+    /// What ``health`` is made of.
+    struct Published: Sendable {
+        var figures = FleetStoreFigures()
+        var beatProblem: String?
+        var beatSince: Date?
+        var writeSince: Date?
+    }
+
+    init(settings: FleetSettings, client: PostgresClient, logger: Logger) {
+        self.settings = settings
+        self.client = client
+        self.logger = logger
+        let (handoffs, inbox) = AsyncStream.makeStream(of: Handoff.self)
+        self.handoffs = handoffs
+        self.inbox = inbox
+    }
+
+    // MARK: Handing over (any thread; cheap, never waits)
+
+    nonisolated func enqueue(_ run: TaskRun) { inbox.yield(.run(run)) }
+
+    nonisolated func enqueue(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
+        if case .terminated = inbox.yield(.commit(change, done: done)) { done(false) }
+    }
+
+    /// Returns once everything handed over before has been written (or dropped).
+    nonisolated func flush() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if case .terminated = inbox.yield(.flush(continuation)) { continuation.resume() }
+        }
+    }
+
+    /// A task cancelled when the writer stops (a LISTEN loop).
+    nonisolated func addBackgroundTask(_ task: Task<Void, Never>) {
+        if case .terminated = inbox.yield(.background(task)) { task.cancel() }
+    }
+
+    /// Ends the hand-over: what was handed over is taken, then the writer stops (the caller
+    /// cancels its task, lest a write wait for a database that is away).
+    nonisolated func finish() { inbox.finish() }
+
+    /// The health last published (the runs' backlog and the heartbeat's and writes' state).
+    nonisolated var health: FleetStoreFigures {
+        published.withLock { state in
+            var copy = state.figures
+            copy.degraded = copy.degraded ?? state.beatProblem ?? Self.stall(state, now: Date(), limit: stallLimit, url: settings.displayURL)
+            return copy
+        }
+    }
+
+    /// Seconds without an answer after which the database is taken for away: two heartbeats
+    /// (at least one second).
+    nonisolated var stallLimit: Double { max(2 * settings.heartbeat, 1) }
+
+    /// Why the database is taken for away when a heartbeat or a write has waited longer than `limit`.
+    private static func stall(_ state: Published, now: Date, limit: Double, url: String) -> String? {
+        let waits = [state.beatSince, state.writeSince].compactMap { $0 }
+        guard let oldest = waits.min(), now.timeIntervalSince(oldest) > limit else { return nil }
+        return "no answer from \(url) for \(Int(now.timeIntervalSince(oldest))) s"
+    }
+
+    // MARK: The actor's side
+
+    /// Takes what is handed over until ``finish()``; then the writer stops.
+    func receive() async {
+        for await handoff in handoffs { take(handoff) }
+        closed = true
+        for task in background { task.cancel() }
+        background = []
+        resumeWriter()
+        for waiter in flushWaiters { waiter.resume() }
+        flushWaiters = []
+    }
+
+    private func take(_ handoff: Handoff) {
+        switch handoff {
+        case .run(let run):
+            if pendingRuns.count >= settings.backlogLimit {
+                let excess = max(1, settings.backlogLimit / 10)
+                pendingRuns.removeFirst(min(excess, pendingRuns.count))
+                figures.dropped += excess
+            }
+            pendingRuns.append(run)
+            resumeWriter()
+            publish()
+        case .commit(let change, let done):
+            pendingCommits.append((change, done))
+            resumeWriter()
+            publish()
+        case .flush(let waiter):
+            if closed || (pendingRuns.isEmpty && pendingCommits.isEmpty && !writing) {
+                waiter.resume()
+            } else {
+                flushWaiters.append(waiter)
+            }
+        case .background(let task):
+            if closed { task.cancel() } else { background.append(task) }
+        }
+    }
+
+    private func resumeWriter() {
+        wake?.resume()
+        wake = nil
+    }
+
+    private func publish() {
+        let state = Published(figures: figuresNow, beatProblem: beatProblem, beatSince: beatSince, writeSince: writeSince)
+        published.withLock { $0 = state }
+    }
+
+    private var figuresNow: FleetStoreFigures {
+        var copy = figures
+        copy.backlog = pendingRuns.count + pendingCommits.count + inFlight
+        return copy
+    }
+
+    // MARK: Heartbeats
+
+    /// One heartbeat in flight at most (the database away must not pile them up).
+    func beginBeat() -> Bool {
+        reportStall()
+        if beating || closed { return false }
+        beating = true
+        beatSince = Date()
+        publish()
+        return true
+    }
+
+    /// `problem`: why the heartbeat was not written, nil when it was.
+    func endBeat(problem: String?) {
+        beating = false
+        beatSince = nil
+        let was = beatProblem
+        beatProblem = problem.map { "cannot reach \(settings.displayURL): \($0)" }
+        publish()
+        if was == nil, let now = beatProblem { logger.error("fleet: \(now); local processes keep running, run changes wait (at most \(settings.backlogLimit))") }
+        if was != nil, beatProblem == nil { logger.notice("fleet: the database answers again") }
+    }
+
+    /// Logs when the database stops answering and when it answers again (each heartbeat).
+    private func reportStall() {
+        let state = Published(figures: figures, beatProblem: beatProblem, beatSince: beatSince, writeSince: writeSince)
+        let problem = Self.stall(state, now: Date(), limit: stallLimit, url: settings.displayURL)
+        let wasReported = stallReported
+        stallReported = problem != nil
+        if let problem, !wasReported {
+            logger.error("fleet: \(problem); local processes keep running, run changes wait (\(figuresNow.backlog) now, at most \(settings.backlogLimit))")
+        } else if problem == nil, wasReported {
+            logger.notice("fleet: the database answers again")
+        }
+    }
+
+    // MARK: The writer
+
+    /// Writes what is handed over, one batch per transaction, until the hand-over ends or the
+    /// task is cancelled; then resumes whoever waits for a flush.
+    func writeLoop() async {
+        while !Task.isCancelled, !closed {
+            if pendingRuns.isEmpty, pendingCommits.isEmpty {
+                await withCheckedContinuation { wake = $0 }
+                continue
+            }
+            let runs = Array(pendingRuns.prefix(5_000))
+            pendingRuns.removeFirst(runs.count)
+            let commits = pendingCommits
+            pendingCommits = []
+            writing = true
+            writeSince = Date()
+            inFlight = runs.count + commits.count
+            publish()
+            do {
+                let outcome = try await write(runs, commits.map(\.change))
+                written(runs.count, refused: outcome.refusedRuns)
+                for (commit, ok) in zip(commits, outcome.commits) { commit.done(ok) }
+            } catch {
+                failed(runs, error: error)
+                for commit in commits { commit.done(false) }
+                try? await Task.sleep(for: .seconds(1))
+            }
+            writing = false
+            publish()
+            if pendingRuns.isEmpty, pendingCommits.isEmpty { resumeFlushWaiters() }
+        }
+        closed = true
+        writing = false
+        resumeFlushWaiters()
+    }
+
+    private func resumeFlushWaiters() {
+        let waiters = flushWaiters
+        flushWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func written(_ count: Int, refused: Int) {
+        writeSince = nil
+        inFlight = 0
+        figures.written += count
+        figures.refused += refused
+        if let reason = figures.degraded {
+            logger.notice("fleet: the database is back (\(reason) is over); \(figures.dropped) change(s) were dropped meanwhile")
+            figures.degraded = nil
+        }
+    }
+
+    /// The runs' changes wait for the database (bounded); fires are refused (by the caller), so
+    /// that the scheduler tries them again under a leadership that holds.
+    private func failed(_ runs: [TaskRun], error: any Error) {
+        let reason = FleetStoreError.describe(error)
+        writeSince = nil
+        inFlight = 0
+        let first = figures.degraded == nil
+        figures.degraded = "cannot write to \(settings.displayURL): \(reason)"
+        figures.writeErrors += 1
+        pendingRuns.insert(contentsOf: runs, at: 0)
+        if pendingRuns.count > settings.backlogLimit {
+            let excess = pendingRuns.count - settings.backlogLimit
+            pendingRuns.removeFirst(excess)
+            figures.dropped += excess
+        }
+        if first {
+            logger.error("fleet: cannot write to the database at \(settings.displayURL) (\(reason)); changes wait (at most \(settings.backlogLimit)) and local processes keep running")
+        }
+    }
+
+    private func write(_ runs: [TaskRun], _ commits: [ScheduleCommit]) async throws -> (commits: [Bool], refusedRuns: Int) {
+        let logger = logger, lease = settings.lease
+        // Runs' changes alone are one statement (PostgresRunStore.write): atomic without a
+        // transaction block, whose BEGIN and COMMIT would be two more round trips per batch.
+        if commits.isEmpty, PostgresRunStore.statements(for: runs) <= 1 {
+            return try await client.withConnection { connection in
+                ([], try await PostgresRunStore.write(runs, on: connection, logger: logger))
+            }
+        }
+        return try await client.withTransaction(logger: logger) { connection in
+            var written: [Bool] = []
+            for commit in commits {
+                // Each fire on its own savepoint-free check: a commit whose leadership passed is skipped whole.
+                written.append(try await PostgresScheduleStore.write(commit, lease: lease, on: connection, logger: logger))
+            }
+            let refused = try await PostgresRunStore.write(runs, on: connection, logger: logger)
+            return (written, refused)
+        }
+    }
+
+    // MARK: Notifications
+
+    /// Calls `wake` on each NOTIFY of `channel`, and once each time listening (re)starts:
+    /// anything may have come while not listening. A hint only: the callers poll as well, and
+    /// listen again 1 s after the connection is lost.
+    nonisolated func listen(on channel: String, _ wake: @escaping @Sendable () -> Void) {
+        let client = client, logger = logger
+        let task = Task {
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        try await connection.listen(on: channel) { notifications in
+                            wake()
+                            for try await _ in notifications { wake() }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.debug("fleet: LISTEN \(channel) ended (\(error)); polling meanwhile, listening again in 1 s")
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        addBackgroundTask(task)
+    }
+}
+#endif
