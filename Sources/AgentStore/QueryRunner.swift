@@ -19,10 +19,7 @@ package final class QueryRunner: @unchecked Sendable {
     /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
     /// runner's thread.
     package init(storePath: String, logger: Logger, deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
-        database = try DatabaseQueue(path: storePath, configuration: configuration)
+        database = try AgentStore.readOnlyQueue(path: storePath)
         self.logger = logger
         self.deliver = deliver
         let thread = Thread { [self] in runLoop() }

@@ -13,10 +13,7 @@ package final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     package init(store: AgentStore) throws {
         self.store = store
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
-        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+        reader = try AgentStore.readOnlyQueue(path: store.path)
     }
 
     package func record(_ run: TaskRun) { store.recordRun(run) }
@@ -235,18 +232,6 @@ package final class SQLiteRunStore: RunStore, @unchecked Sendable {
 
     /// Deletes finished runs beyond the retention limits (unfinished ones are never deleted).
     package static func prune(endedBefore: Double?, keeping: Int?, in db: Database) throws -> Int {
-        var deleted = 0
-        if let endedBefore {
-            try db.execute(sql: "DELETE FROM task_runs WHERE finished = 1 AND ended < ?", arguments: [endedBefore])
-            deleted += db.changesCount
-        }
-        if let keeping {
-            try db.execute(sql: """
-                DELETE FROM task_runs WHERE finished = 1 AND row <= (
-                    SELECT row FROM task_runs WHERE finished = 1 ORDER BY row DESC LIMIT 1 OFFSET ?)
-                """, arguments: [keeping])
-            deleted += db.changesCount
-        }
-        return deleted
+        try AgentStore.prune("task_runs", finished: "finished = 1", time: "ended", before: endedBefore, keeping: keeping, in: db)
     }
 }

@@ -14,11 +14,8 @@ public struct StoreReader {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ControlError("no store at \(path): the agent has not run with the store yet (or \"store\" points elsewhere)")
         }
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
         do {
-            database = try DatabaseQueue(path: path, configuration: configuration)
+            database = try AgentStore.readOnlyQueue(path: path)
         } catch {
             throw ControlError("cannot open the store \(path): \(error)")
         }

@@ -12,10 +12,7 @@ package final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
 
     package init(store: AgentStore) throws {
         self.store = store
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
-        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+        reader = try AgentStore.readOnlyQueue(path: store.path)
     }
 
     package func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {

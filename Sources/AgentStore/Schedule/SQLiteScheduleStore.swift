@@ -13,10 +13,7 @@ package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
 
     package init(store: AgentStore) throws {
         self.store = store
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
-        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+        reader = try AgentStore.readOnlyQueue(path: store.path)
     }
 
     package func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
@@ -115,17 +112,6 @@ package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
 
     /// History lines beyond the retention limits (by age, and all but the newest `keeping`).
     package static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
-        var deleted = 0
-        if let before {
-            try db.execute(sql: "DELETE FROM schedule_history WHERE actual < ?", arguments: [before])
-            deleted += db.changesCount
-        }
-        if let keeping {
-            try db.execute(sql: """
-                DELETE FROM schedule_history WHERE row <= (SELECT row FROM schedule_history ORDER BY row DESC LIMIT 1 OFFSET ?)
-                """, arguments: [keeping])
-            deleted += db.changesCount
-        }
-        return deleted
+        try AgentStore.prune("schedule_history", time: "actual", before: before, keeping: keeping, in: db)
     }
 }

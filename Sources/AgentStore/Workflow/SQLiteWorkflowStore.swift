@@ -13,10 +13,7 @@ package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
 
     package init(store: AgentStore) throws {
         self.store = store
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(5)
-        reader = try DatabaseQueue(path: store.path, configuration: configuration)
+        reader = try AgentStore.readOnlyQueue(path: store.path)
     }
 
     package func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
