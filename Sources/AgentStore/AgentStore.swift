@@ -476,6 +476,7 @@ public final class AgentStore: @unchecked Sendable {
             let pruned = try database.write { db in
                 let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
                 _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
                 return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
             }
             lock.lock()

@@ -18,9 +18,9 @@ public struct StoreSettings: Sendable, Equatable {
     public var maximumAge: Double? = 7 * 24 * 3600
     /// At most this many events are kept, the oldest deleted first (nil: no limit).
     public var maximumEvents: Int? = 1_000_000
-    /// At most this many finished task runs are kept, the oldest deleted first (nil: no
-    /// limit); finished runs older than ``maximumAge`` go too. Unfinished runs are never
-    /// deleted.
+    /// At most this many finished task runs are kept, and as many finished workflow runs (with
+    /// their step logs) and schedule history lines, the oldest deleted first (nil: no limit);
+    /// those older than ``maximumAge`` go too. Unfinished runs are never deleted.
     public var maximumRuns: Int? = 100_000
     /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
     public var queueLimit = 100_000
@@ -47,7 +47,7 @@ public struct StoreSettings: Sendable, Equatable {
                                 "default": 604800, "description": "Seconds (at most 100 years); null keeps events forever."],
                     "max_events": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 1000000],
                     "max_runs": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 100000,
-                                 "description": "Finished task runs kept (the oldest go first; max_age applies to them too); null: no limit."],
+                                 "description": "Finished task runs kept, and as many finished workflow runs (the oldest go first; max_age applies to them too); null: no limit."],
                 ],
             ],
             "queue_limit": ["type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostQueuedEvents), "default": 100000],

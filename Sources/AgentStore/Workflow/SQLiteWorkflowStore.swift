@@ -91,4 +91,14 @@ package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
             }
         }
     }
+
+    /// Finished workflow runs beyond the retention limits (as task runs: by age, and all but
+    /// the newest `keeping`), with their step logs; unfinished runs are never deleted.
+    package static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
+        let deleted = try AgentStore.prune("workflow_runs", finished: "finished = 1", time: "ended", before: before, keeping: keeping, in: db)
+        if deleted > 0 {
+            try db.execute(sql: "DELETE FROM workflow_steps WHERE NOT EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = workflow_steps.run_id)")
+        }
+        return deleted
+    }
 }
