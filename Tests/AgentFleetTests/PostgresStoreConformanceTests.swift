@@ -34,25 +34,7 @@ import Testing
         return try #require(try FleetSettings(json, environment: ["PGPASSWORD": PostgresTestServer.password]))
     }
 
-    @Test(arguments: StoreContract.runs)
-    func runStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.claims)
-    func runStoreClaims(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.assignedRuns)
-    func runStoreAssignedRuns(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.schedules)
-    func scheduleStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.workflows)
-    func workflowStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.sharedWorkflows)
-    func sharedWorkflowStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.memory)
-    func memoryStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+    @Test(arguments: StoreContract.common + StoreContract.sharedWorkflows)
+    func storeContract(_ check: StoreCheck) async throws { try await check.run(Self.open) }
 }
 #endif

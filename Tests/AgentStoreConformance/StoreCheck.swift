@@ -28,7 +28,7 @@ package struct StoresUnderTest: Sendable {
 package typealias StoreFactory = @Sendable () async throws -> StoresUnderTest
 
 /// One clause of a store's contract: the stores' implementations each run every clause on
-/// stores of their own (`@Test(arguments: StoreContract.runs) func … (_ check: StoreCheck)`).
+/// stores of their own (`@Test(arguments: StoreContract.common) func … (_ check: StoreCheck)`).
 package struct StoreCheck: Sendable, CustomTestStringConvertible {
     package let name: String
     private let body: @Sendable (StoresUnderTest) async throws -> Void

@@ -33,6 +33,11 @@ package enum StoreContract {
     /// a short last renewal, then a wait.
     package static let held = 3_600.0
 
+    /// What every implementation passes: runs, claims, assigned runs, schedules, workflow
+    /// runs and shared memory (``sharedWorkflows`` and ``assignments`` only where there is such
+    /// a store).
+    package static var common: [StoreCheck] { runs + claims + assignedRuns + schedules + workflows + memory }
+
     // MARK: Runs
 
     /// Recording, reading, listing and pruning runs.

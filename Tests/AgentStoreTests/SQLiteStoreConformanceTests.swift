@@ -22,24 +22,6 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreContract.runs)
-    func runStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.claims)
-    func runStoreClaims(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.assignedRuns)
-    func runStoreAssignedRuns(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.schedules)
-    func scheduleStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.workflows)
-    func workflowStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.memory)
-    func memoryStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
-
-    @Test(arguments: StoreContract.assignments)
-    func assignmentStore(_ check: StoreCheck) async throws { try await check.run(Self.open) }
+    @Test(arguments: StoreContract.common + StoreContract.assignments)
+    func storeContract(_ check: StoreCheck) async throws { try await check.run(Self.open) }
 }
