@@ -14,7 +14,7 @@ extension StoreContract {
     ]
 
     package static func write(_ memory: any MemoryStore, _ key: String, _ operation: MemoryWrite.Operation, expect version: Int? = nil,
-                      scope: MemoryScope = .agent) async -> Result<MemoryEntry?, MemoryError> {
+                              scope: MemoryScope = .agent) async -> Result<MemoryEntry?, MemoryError> {
         await withCheckedContinuation { continuation in
             memory.commit(MemoryWrite(scope: scope, key: key, operation: operation, expectedVersion: version)) { continuation.resume(returning: $0) }
         }

@@ -3,9 +3,8 @@ import Foundation
 import JSONSchema
 import Testing
 
-/// Workflow runs and their step logs, on every store; and, on a store a fleet shares, each run
-/// held by one agent under a lease with a fencing token: taken over once the lease lapsed, a
-/// stale holder's commits refused.
+/// Workflow runs and their step logs, on every store (the held runs of a store a fleet shares:
+/// StoreContract+SharedWorkflows).
 extension StoreContract {
     /// Workflow runs and their step logs.
     package static let workflows: [StoreCheck] = [
@@ -17,7 +16,7 @@ extension StoreContract {
     package static let twoSteps = WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "a", "set": ["vars": ["x": 1]]], ["id": "b", "set": ["vars": ["y": 2]]]]])!
 
     package static func workflowRun(_ id: String, status: WorkflowRun.Status = .running, workflow: WorkflowDefinition = twoSteps,
-                            claim: RunClaim? = nil) -> WorkflowRun {
+                                    claim: RunClaim? = nil) -> WorkflowRun {
         var run = WorkflowRun(id: id, workflow: workflow, input: ["n": .string(id)], requestedBy: "cli")
         run.status = status
         if status.isFinished { run.endedAt = run.startedAt + 1 }

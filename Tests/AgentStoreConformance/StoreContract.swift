@@ -12,7 +12,7 @@ import Testing
 /// AgentFleetTests: PostgreSQL).
 package enum StoreContract {
     package static func run(_ id: String, task: String = "t", status: TaskRun.Status = .queued, priority: TaskRun.Priority = .normal,
-                    notBefore: Double? = nil, queuedAt: Double = Date().timeIntervalSince1970, endedAt: Double? = nil) -> TaskRun {
+                            notBefore: Double? = nil, queuedAt: Double = Date().timeIntervalSince1970, endedAt: Double? = nil) -> TaskRun {
         var run = TaskRun(id: id, task: task, input: ["n": .string(id)], priority: priority, notBefore: notBefore, requestedBy: .http,
                           queuedAt: queuedAt)
         run.status = status
