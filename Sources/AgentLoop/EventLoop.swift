@@ -87,9 +87,11 @@ package final class EventLoop {
             let untilTimer = Saturating.pollTimeout(soonest.deadline - Self.now())
             timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
         }
-        // This thread is the loop's while it runs the loop's handlers (``LoopExecutor``).
-        let outer = LoopExecutor.enter(inbox)
-        defer { LoopExecutor.restore(outer) }
+        // This thread is the loop's while it runs the loop's handlers (``LoopExecutor``). The
+        // supervisor enters for its whole run: then a turn costs one thread-local read.
+        let entering = !LoopExecutor.isCurrent(inbox)
+        let outer = entering ? LoopExecutor.enter(inbox) : nil
+        defer { if entering { LoopExecutor.restore(outer) } }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
         let began = Self.now()
         defer { measureTurn(since: began) }

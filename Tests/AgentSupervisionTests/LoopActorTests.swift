@@ -11,6 +11,9 @@ import Testing
     struct Ran: Sendable, Equatable {
         let thread: pthread_t
         let onLoop: Bool
+
+        /// This thread, and whether it drives a loop now.
+        static var here: Ran { Ran(thread: pthread_self(), onLoop: LoopActor.isOnLoopThread) }
     }
 
     /// Drives `loop` on this thread until `done` holds (at most 30 s).
@@ -25,17 +28,19 @@ import Testing
         defer { loop.resignHome() }
         let ran = LockedValue<Ran?>(nil)
         Thread {
-            Task { @LoopActor in ran.withLock { $0 = Ran(thread: pthread_self(), onLoop: LoopActor.isOnLoopThread) } }
+            Task { @LoopActor in ran.withLock { $0 = .here } }
         }.start()
         drive(loop) { ran.withLock { $0 } != nil }
         #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))
     }
 
+    /// No other test makes a loop home (only `Supervisor.run()` does, and the tests that run a
+    /// whole agent run it as a child process), so here there is none until the test makes one.
     @Test func aJobEnqueuedBeforeAnyHomeLoopWaitsForOne() {
         let ran = LockedValue<Ran?>(nil)
         let enqueued = LockedValue(false)
         Thread {
-            Task { @LoopActor in ran.withLock { $0 = Ran(thread: pthread_self(), onLoop: LoopActor.isOnLoopThread) } }
+            Task { @LoopActor in ran.withLock { $0 = .here } }
             enqueued.withLock { $0 = true }
         }.start()
         let deadline = EventLoop.now() + 30
@@ -57,7 +62,7 @@ import Testing
             LoopActor.assumeIsolated {
                 LoopActor.shared.preconditionIsolated()
                 order.append("inside")
-                Task { @LoopActor in ran.withLock { $0 = Ran(thread: pthread_self(), onLoop: LoopActor.isOnLoopThread) } }
+                Task { @LoopActor in ran.withLock { $0 = .here } }
             }
             order.append("after")
         }
@@ -71,7 +76,7 @@ import Testing
         let inbox = loop.inbox
         let ran = LockedValue<Ran?>(nil)
         Thread {
-            inbox.postIsolated { ran.withLock { $0 = Ran(thread: pthread_self(), onLoop: LoopActor.isOnLoopThread) } }
+            inbox.postIsolated { ran.withLock { $0 = .here } }
         }.start()
         drive(loop) { ran.withLock { $0 } != nil }
         #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))

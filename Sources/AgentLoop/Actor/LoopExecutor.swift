@@ -70,6 +70,11 @@ public final class LoopExecutor: SerialExecutor {
         return Unmanaged<LoopInbox>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    /// Whether this thread drives the loop of `inbox` (no reference counting: the per-turn check).
+    package static func isCurrent(_ inbox: LoopInbox) -> Bool {
+        pthread_getspecific(threadKey) == Unmanaged.passUnretained(inbox).toOpaque()
+    }
+
     /// Makes `inbox` this thread's loop; returns the one before (to give back with ``restore(_:)``).
     package static func enter(_ inbox: LoopInbox) -> UnsafeMutableRawPointer? {
         let outer = pthread_getspecific(threadKey)
