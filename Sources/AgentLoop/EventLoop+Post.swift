@@ -28,6 +28,13 @@ package final class LoopInbox: Sendable {
         _ = write(fd, &one, 8)
     }
 
+    /// Queues `work`, isolated to the loop, and wakes the loop: like `Task { @LoopActor in … }`
+    /// but on exactly this inbox's loop (right with several loops in a process, see
+    /// ``LoopExecutor``) and cheaper (one closure, no task). Any thread.
+    package func postIsolated(_ work: @escaping @LoopActor @Sendable () -> Void) {
+        post { LoopActor.assumeIsolated(work) }
+    }
+
     /// Runs what was posted. Loop thread only.
     package func drain() {
         var counter: UInt64 = 0

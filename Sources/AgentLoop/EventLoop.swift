@@ -87,6 +87,11 @@ package final class EventLoop {
             let untilTimer = Saturating.pollTimeout(soonest.deadline - Self.now())
             timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
         }
+        // This thread is the loop's while it runs the loop's handlers (``LoopExecutor``). The
+        // supervisor enters for its whole run: then a turn costs one thread-local read.
+        let entering = !LoopExecutor.isCurrent(inbox)
+        let outer = entering ? LoopExecutor.enter(inbox) : nil
+        defer { if entering { LoopExecutor.restore(outer) } }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
         let began = Self.now()
         defer { measureTurn(since: began) }
@@ -106,6 +111,30 @@ package final class EventLoop {
             }
         }
     }
+
+    /// Makes this thread the loop's thread until ``leaveThread(_:)`` (whatever runs between two
+    /// turns, like the supervisor's `afterLoopTurn`, is then on the loop for ``LoopActor``).
+    /// Returns what to give back to ``leaveThread(_:)`` (nested drives restore the outer loop).
+    package func enterThread() -> UnsafeMutableRawPointer? { LoopExecutor.enter(inbox) }
+
+    package func leaveThread(_ outer: UnsafeMutableRawPointer?) { LoopExecutor.restore(outer) }
+
+    /// Runs `body` isolated to the loop, synchronously on this thread, which is the loop's for
+    /// the call: for the thread that owns the loop when it works outside a turn (the supervisor
+    /// building and wiring its parts before ``runOnce(maxWait:)``; tests driving a loop by hand).
+    /// Never while another thread runs this loop.
+    @discardableResult
+    package func isolated<T>(_ body: @LoopActor () throws -> T) rethrows -> T {
+        let outer = enterThread()
+        defer { leaveThread(outer) }
+        return try LoopActor.assumeIsolated(body)
+    }
+
+    /// Makes this the loop that runs ``LoopActor`` jobs enqueued from threads that drive no
+    /// loop (see ``LoopExecutor``), until ``resignHome()``. The supervisor's loop does, for its run.
+    package func becomeHome() { LoopExecutor.becomeHome(inbox) }
+
+    package func resignHome() { LoopExecutor.resignHome(inbox) }
 
     private func measureTurn(since began: Double) {
         let spent = Self.now() - began

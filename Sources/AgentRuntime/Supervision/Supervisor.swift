@@ -147,6 +147,11 @@ public final class Supervisor {
     /// Starts every process and runs until SIGINT or SIGTERM; then stops them all (gracefully,
     /// then SIGKILL after the stop timeout) and returns.
     public func run() {
+        // For the whole run this thread is the loop's, and the loop is the process's home
+        // loop: `LoopActor` work enqueued from other threads (the HTTP front) runs here.
+        let outerLoop = loop.enterThread()
+        loop.becomeHome()
+        defer { loop.resignHome(); loop.leaveThread(outerLoop) }
         installSignals()
         watchStops()
         orphans.becomeSubreaper()
@@ -185,6 +190,8 @@ public final class Supervisor {
     /// Runs the loop until `condition` holds or `timeout` passes (for tests and tools that
     /// embed the supervisor).
     public func run(until condition: () -> Bool, timeout: Double) {
+        let outerLoop = loop.enterThread()
+        defer { loop.leaveThread(outerLoop) }
         let deadline = EventLoop.now() + timeout
         while !condition(), EventLoop.now() < deadline {
             afterLoopTurn()
