@@ -2,12 +2,10 @@ import AgentWork
 import JSONSchema
 
 extension CommandCatalog {
-    /// The task commands are typed (``TaskCommands``); the assignment commands share their
-    /// schemas of a run.
-    package static var runID: JSONValue { TaskCommands.runID }
-
-    /// A run as the task commands show it (see ``TaskRun/json``).
+    /// A run as the task commands show it (see ``TaskRun/json``; the commands are typed:
+    /// ``TaskCommands``, ``AssignmentCommands``).
     public static var runSchema: JSONValue { TaskCommands.runSchema }
 
-    package static var runAnswer: JSONValue { TaskCommands.runAnswer }
+    /// The assignment's figures, as `status` and `diagnostics` show them too.
+    public static var assignmentStatisticsSchema: JSONValue { AssignmentCommands.statisticsSchema }
 }

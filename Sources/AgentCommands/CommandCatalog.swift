@@ -5,7 +5,7 @@ import JSONSchema
 /// (``CommandRegistry``) wraps each in a legacy box run by the agent's handler for its name.
 public enum CommandCatalog {
     /// Every route of the untyped commands.
-    public static let legacy: [CommandDescription] = supervision + health + chat + store + settings + memory + executors + workflows + fleet
+    public static let legacy: [CommandDescription] = supervision + health + chat + store + settings + memory + fleet
 
     /// Every route of every command (the registry's).
     public static var all: [CommandDescription] { CommandRegistry.standard.declarations }

@@ -58,12 +58,18 @@ public final class CommandRegistry: Sendable {
         return .success(command)
     }
 
-    /// Runs a checked typed `command`; the answer goes to `respond` (now or later, on the loop).
+    /// Runs a typed `command`; the answer goes to `respond` (now or later, on the loop). The
+    /// request is checked against the schema here too: the dashboard and in-process callers
+    /// hand over requests no front checked, and a command relies on its schema's bounds (a
+    /// `limit` of at least 1, a non-empty `error`) that decoding alone does not hold.
     package func run(_ command: AnyAgentCommand, _ request: JSONValue, caller: CommandCaller, hosts: any CommandHosts,
                     respond: @escaping (JSONValue) -> Void) {
         guard let invoke = command.invoke else {
             return respond(CommandError(.failed, "\(command.name) is not a typed command").json)
         }
+        var fields = request.objectValue ?? [:]
+        fields["command"] = nil
+        if let problem = command.problem(in: fields) { return respond(problem.json) }
         invoke(request, caller, hosts, respond)
     }
 }

@@ -4,20 +4,6 @@ import Foundation
 import JSONSchema
 
 extension TaskCoordinator {
-    /// The assignment commands of every front (``CommandCatalog/executors``), on the loop: the
-    /// task commands are typed (``TaskCommands``).
-    package func answer(_ request: JSONValue, origin: TaskRun.Origin, inbox: LoopInbox, caller: CommandCaller? = nil,
-                respond: @escaping (JSONValue) -> Void) {
-        if let answer = answerAssignment(request, caller: caller) { return respond(answer) }
-        respond(CommandError.invalid("unknown task command \"\(request["command"]?.stringValue ?? "")\"").json)
-    }
-
-    package static func refusal(_ code: String, _ message: String, pointer: String? = nil) -> JSONValue {
-        var object: JSONObject = ["ok": false, "code": .string(code), "error": .string(message)]
-        if let pointer { object["pointer"] = .string(pointer) }
-        return .object(object)
-    }
-
     /// `task_list`: each task as the settings define it, with its queued and running runs.
     package func taskList() -> [JSONValue] {
         let counts = Dictionary(figures.map { ($0.task, $0) }, uniquingKeysWith: { first, _ in first })
@@ -123,7 +109,7 @@ extension TaskCoordinator {
 
     /// Queues a run a request asked for once the store has it, then calls `queued` with it:
     /// an answered run is never lost. While the store cannot write, the request is refused
-    /// (``storeRefusal(_:)``) and nothing is queued. No store, or a fleet's: queued at once.
+    /// (``storeError(_:)``) and nothing is queued. No store, or a fleet's: queued at once.
     private func submitDurably(_ prepared: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
                                queued: @escaping (TaskRun) -> Void) {
         guard let store, shared == nil else { return queued(submit(prepared)) }
@@ -146,9 +132,6 @@ extension TaskCoordinator {
         .unavailable("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)",
                      retryAfter: 5)
     }
-
-    /// The answer to a request the store could not make durable.
-    package static func storeRefusal(_ outcome: String) -> JSONValue { storeError(outcome).json }
 
     /// A run by id: from memory, else (off the loop) from the store.
     private func findRun(_ id: String, _ done: @escaping (TaskRun?) -> Void) {

@@ -1,3 +1,4 @@
+import AgentBase
 import Foundation
 import JSONSchema
 
@@ -181,21 +182,21 @@ extension TaskCoordinator {
 
     /// `task assign RUN --to EXECUTOR`: a queued (or retrying) run waits for that executor's
     /// room, whatever the strategy.
-    package func assign(_ id: String, to name: String) -> JSONValue {
-        guard var run = runs[id] else { return Self.refusal("not_found", "no unfinished run with id \"\(id)\"; `agent-control task runs --status queued` lists the queued ones") }
+    package func assign(_ id: String, to name: String) -> Result<TaskRunAnswer, CommandError> {
+        guard var run = runs[id] else { return .failure(.notFound("no unfinished run with id \"\(id)\"; `agent-control task runs --status queued` lists the queued ones")) }
         guard active[id] == nil, run.status == .queued || run.status == .retrying else {
-            return Self.refusal("conflict", "run \(id) is \(run.status.rawValue)\(run.executor.map { " on \($0)" } ?? ""); only a queued or retrying run can be assigned (cancel it and run it again)")
+            return .failure(.conflict("run \(id) is \(run.status.rawValue)\(run.executor.map { " on \($0)" } ?? ""); only a queued or retrying run can be assigned (cancel it and run it again)"))
         }
         guard let member = pool.index(of: name) else {
             let names = pool.members.map(\.name)
-            return Self.refusal("not_found", "no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none (declare a process of type \"executor\")" : names.joined(separator: ", "))")
+            return .failure(.notFound("no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none (declare a process of type \"executor\")" : names.joined(separator: ", "))"))
         }
         guard pool.members[member].slotOf[run.task] != nil else {
-            return Self.refusal("invalid", "executor \(name) does not take task \"\(run.task)\"; it takes: \(pool.members[member].slotTasks.joined(separator: ", "))", pointer: "/to")
+            return .failure(.invalid("executor \(name) does not take task \"\(run.task)\"; it takes: \(pool.members[member].slotTasks.joined(separator: ", "))", pointer: "/to"))
         }
         if let definition = definitions[run.task], !pool.carries(member, requirement(run, definition)) {
             let wanted = requirement(run, definition).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-            return Self.refusal("invalid", "executor \(name) does not carry every label run \(id) requires (\(wanted))", pointer: "/to")
+            return .failure(.invalid("executor \(name) does not carry every label run \(id) requires (\(wanted))", pointer: "/to"))
         }
         let previous = run.assignedTo
         run.assignedTo = name
@@ -208,20 +209,20 @@ extension TaskCoordinator {
         }
         if previous != name, run.status == .queued, !notYetDue(run) { insertQueued(run) }
         dispatchPinned(name)
-        return ["ok": true, "run": (runs[id] ?? recent[id] ?? run).json]
+        return .success(TaskRunAnswer(runs[id] ?? recent[id] ?? run))
     }
 
     /// `task unassign RUN`: the run goes back to the strategy.
-    package func unassign(_ id: String) -> JSONValue {
-        guard var run = runs[id] else { return Self.refusal("not_found", "no unfinished run with id \"\(id)\"") }
-        guard run.assignedTo != nil else { return Self.refusal("conflict", "run \(id) is not assigned by hand; nothing to undo") }
-        guard active[id] == nil else { return Self.refusal("conflict", "run \(id) is already running on \(run.executor ?? "its executor")") }
+    package func unassign(_ id: String) -> Result<TaskRunAnswer, CommandError> {
+        guard var run = runs[id] else { return .failure(.notFound("no unfinished run with id \"\(id)\"")) }
+        guard run.assignedTo != nil else { return .failure(.conflict("run \(id) is not assigned by hand; nothing to undo")) }
+        guard active[id] == nil else { return .failure(.conflict("run \(id) is already running on \(run.executor ?? "its executor")")) }
         run.assignedTo = nil
         runs[id] = run
         record(run, event: "task.queued")
         if run.status == .queued, !notYetDue(run), !(queues[run.task]?.entries.contains { $0.id == id } ?? false) { insertQueued(run) }
         dispatch(run.task)
-        return ["ok": true, "run": (runs[id] ?? recent[id] ?? run).json]
+        return .success(TaskRunAnswer(runs[id] ?? recent[id] ?? run))
     }
 
     /// A run waiting for its not-before time (it is queued when it comes).
@@ -230,10 +231,10 @@ extension TaskCoordinator {
     }
 
     /// `executor drain NAME` / `executor resume NAME`.
-    package func setDraining(_ name: String, _ draining: Bool) -> JSONValue {
+    package func setDraining(_ name: String, _ draining: Bool) -> Result<ExecutorAnswer, CommandError> {
         guard pool.setDraining(name, draining) else {
             let names = pool.members.map(\.name)
-            return Self.refusal("not_found", "no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+            return .failure(.notFound("no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none" : names.joined(separator: ", "))"))
         }
         assignmentStore?.save(key: "drain:" + name, value: draining ? "true" : nil)
         publish(draining ? "executor.draining" : "executor.resumed", ["executor": .string(name)], 0)
@@ -241,15 +242,15 @@ extension TaskCoordinator {
             dispatchPinned(name)
             for task in pool.members[member].slotTasks { dispatch(task) }
         }
-        return ["ok": true, "executor": describe(pool.index(of: name)!)]
+        return .success(ExecutorAnswer(executor: describe(pool.index(of: name)!)))
     }
 
     /// `task set-strategy [--task T] STRATEGY` (kept in the store).
-    package func setStrategy(_ strategy: AssignmentStrategy, task: String?) -> JSONValue {
+    package func setStrategy(_ strategy: AssignmentStrategy, task: String?) -> Result<JSONValue, CommandError> {
         if let task {
             guard definitions[task] != nil else {
                 let names = definitions.keys.sorted()
-                return Self.refusal("not_found", "no task named \"\(task)\"\(Suggestions.hint(for: task, in: names)); tasks: \(names.joined(separator: ", "))", pointer: "/task")
+                return .failure(CommandError(.notFound, "no task named \"\(task)\"\(Suggestions.hint(for: task, in: names)); tasks: \(names.joined(separator: ", "))", pointer: "/task"))
             }
             chosenTaskStrategies[task] = strategy
         } else {
@@ -259,7 +260,7 @@ extension TaskCoordinator {
         var payload: JSONObject = ["strategy": .string(strategy.rawValue)]
         if let task { payload["task"] = .string(task) }
         publish("assignment.strategy", .object(payload), 0)
-        return ["ok": true, "strategies": strategies]
+        return .success(strategies)
     }
 
     /// Takes what the store kept: strategies chosen at run time, drained executors.
@@ -310,8 +311,8 @@ extension TaskCoordinator {
     }
 
     /// `executor list`.
-    package func listExecutors() -> JSONValue {
-        ["ok": true, "executors": .array(pool.members.indices.map(describe)), "strategies": strategies, "statistics": assignmentStatistics]
+    package func listExecutors() -> ExecutorListCommand.Answer {
+        ExecutorListCommand.Answer(executors: pool.members.indices.map(describe), strategies: strategies, statistics: assignmentStatistics)
     }
 
     /// The snapshot's figures (nil: no executor is declared).

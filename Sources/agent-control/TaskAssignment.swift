@@ -16,7 +16,7 @@ struct TaskAssign: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_assign", "id": .string(id), "to": .string(to)], location: location)["run"] ?? .null
+        let run = try TaskCommand.send(CommandRequest.make(TaskAssignCommand.self, .init(id: id, to: to)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -31,7 +31,7 @@ struct TaskUnassign: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_unassign", "id": .string(id)], location: location)["run"] ?? .null
+        let run = try TaskCommand.send(CommandRequest.make(TaskUnassignCommand.self, TaskRunReference(id: id)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -62,9 +62,8 @@ struct TaskSetStrategy: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["command": "task_set_strategy", "strategy": .string(strategy)]
-        if let task { request["task"] = .string(task) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+        guard let chosen = AssignmentStrategy(rawValue: strategy) else { throw ValidationError("unknown strategy \"\(strategy)\"") }
+        let answer = try TaskCommand.send(CommandRequest.make(TaskSetStrategyCommand.self, .init(strategy: chosen, task: task)), location: location)
         print(ExecutorCommand.strategiesLine(answer["strategies"] ?? .null))
     }
 }
@@ -85,10 +84,7 @@ struct TaskAssignments: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        var request: JSONObject = ["command": "task_assignments"]
-        if let executor { request["executor"] = .string(executor) }
-        if let user { request["user"] = .string(user) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+        let answer = try TaskCommand.send(CommandRequest.make(TaskAssignmentsCommand.self, .init(executor: executor, user: user)), location: location)
         for run in answer["runs"]?.arrayValue ?? [] {
             print(json ? run.serialized() : TaskCommand.line(run) + "  on \(run["executor"]?.stringValue ?? run["assigned_to"]?.stringValue ?? "?")")
         }
@@ -108,9 +104,8 @@ struct TaskComplete: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        var request: JSONObject = ["command": "task_complete", "id": .string(id)]
-        if let output { request["output"] = try TaskRunCommand.readInput(output) }
-        let run = try TaskCommand.send(.object(request), location: location)["run"] ?? .null
+        let request = TaskCompleteCommand.Request(id: id, output: try output.map(TaskRunCommand.readInput))
+        let run = try TaskCommand.send(CommandRequest.make(TaskCompleteCommand.self, request), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -128,7 +123,7 @@ struct TaskFail: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_fail", "id": .string(id), "error": .string(error)], location: location)["run"] ?? .null
+        let run = try TaskCommand.send(CommandRequest.make(TaskFailCommand.self, .init(id: id, error: error)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -176,7 +171,7 @@ struct ExecutorList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "executor_list"], location: location)
+        let answer = try TaskCommand.send(CommandRequest.make(ExecutorListCommand.self), location: location)
         if json { return print(answer.serialized()) }
         let executors = answer["executors"]?.arrayValue ?? []
         if executors.isEmpty { print("no executors (declare processes of type \"executor\"; without them each task runs on its own worker)") }
@@ -197,7 +192,7 @@ struct ExecutorDrain: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        print(ExecutorCommand.line(try TaskCommand.send(["command": "executor_drain", "name": .string(name)], location: location)["executor"] ?? .null))
+        print(ExecutorCommand.line(try TaskCommand.send(CommandRequest.make(ExecutorDrainCommand.self, ExecutorReference(name: name)), location: location)["executor"] ?? .null))
     }
 }
 
@@ -211,6 +206,6 @@ struct ExecutorResume: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        print(ExecutorCommand.line(try TaskCommand.send(["command": "executor_resume", "name": .string(name)], location: location)["executor"] ?? .null))
+        print(ExecutorCommand.line(try TaskCommand.send(CommandRequest.make(ExecutorResumeCommand.self, ExecutorReference(name: name)), location: location)["executor"] ?? .null))
     }
 }

@@ -69,7 +69,7 @@ struct WorkflowList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "workflow_list"], location: location)
+        let answer = try TaskCommand.send(CommandRequest.make(WorkflowListCommand.self), location: location)
         let workflows = answer["workflows"]?.arrayValue ?? []
         if json { return workflows.forEach { print($0.serialized()) } }
         if workflows.isEmpty { print("no workflows (define them under \"workflows\" in settings.json)") }
@@ -108,9 +108,9 @@ struct WorkflowRunCommand: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        var request: JSONObject = ["command": "workflow_run", "name": .string(name), "wait": .bool(wait)]
-        if let input { request["input"] = try TaskRunCommand.readInput(input) }
-        let answer = try TaskCommand.send(.object(request), location: location, timeout: wait ? 366 * 86400 : 30)
+        let request = AgentWork.WorkflowRunCommand.Request(name: name, input: try input.map(TaskRunCommand.readInput), wait: wait)
+        let answer = try TaskCommand.send(CommandRequest.make(AgentWork.WorkflowRunCommand.self, request), location: location,
+                                          timeout: wait ? 366 * 86400 : 30)
         let run = answer["run"] ?? .null
         if json {
             print(wait ? (["run": run, "steps": answer["steps"] ?? []] as JSONValue).serialized() : run.serialized())
@@ -150,11 +150,10 @@ struct WorkflowRuns: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["command": "workflow_runs", "limit": .number(JSONNumber(limit))]
-        if let workflow { request["workflow"] = .string(workflow) }
-        if let status { request["status"] = .string(status) }
-        let filter = WorkflowRunFilter(workflow: workflow, status: status.flatMap(WorkflowRun.Status.init(rawValue:)), limit: limit)
-        let answer = try TaskCommand.send(.object(request), location: location, whenNotRunning: StoredHistory.workflowRuns(filter))
+        let request = WorkflowRunsCommand.Request(workflow: workflow, status: status.flatMap(WorkflowRun.Status.init(rawValue:)), limit: limit)
+        let filter = WorkflowRunFilter(workflow: workflow, status: request.status, limit: limit)
+        let answer = try TaskCommand.send(CommandRequest.make(WorkflowRunsCommand.self, request), location: location,
+                                          whenNotRunning: StoredHistory.workflowRuns(filter))
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : WorkflowCommand.line(run)) }
     }
 }
@@ -172,7 +171,7 @@ struct WorkflowShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "workflow_show", "id": .string(runID)], location: location,
+        let answer = try TaskCommand.send(CommandRequest.make(WorkflowShowCommand.self, WorkflowRunReference(id: runID)), location: location,
                                           whenNotRunning: StoredHistory.workflowRun(runID))
         print(json ? (["run": answer["run"] ?? .null, "steps": answer["steps"] ?? []] as JSONValue).serialized() : WorkflowCommand.details(answer))
     }
@@ -191,7 +190,7 @@ struct WorkflowCancel: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "workflow_cancel", "id": .string(runID)], location: location)
+        let answer = try TaskCommand.send(CommandRequest.make(WorkflowCancelCommand.self, WorkflowRunReference(id: runID)), location: location)
         print(json ? (answer["run"] ?? .null).serialized() : WorkflowCommand.line(answer["run"] ?? .null))
     }
 }
@@ -214,10 +213,9 @@ struct WorkflowDecision: ParsableArguments {
 
     static let discussion = "Over the control socket you act as the agent's operator, who may answer any approval; over HTTP only the step's approvers (users or roles) may."
 
-    func send(_ command: String) throws {
-        var request: JSONObject = ["command": .string(command), "id": .string(runID), "step": .string(step)]
-        if let comment { request["comment"] = .string(comment) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+    func send<C: WorkflowDecisionCommand>(_ command: C.Type) throws {
+        let request = AgentWork.WorkflowDecision(id: runID, step: step, comment: comment)
+        let answer = try TaskCommand.send(CommandRequest.make(command, request), location: location)
         let record = answer["step"] ?? .null
         print(json ? record.serialized() : "\(runID) \(step): \(record["output"]?["decision"]?.stringValue ?? record["status"]?.stringValue ?? "?")")
     }
@@ -230,7 +228,7 @@ struct WorkflowApprove: ParsableCommand {
 
     @OptionGroup var decision: WorkflowDecision
 
-    func run() throws { try decision.send("workflow_approve") }
+    func run() throws { try decision.send(WorkflowApproveCommand.self) }
 }
 
 struct WorkflowReject: ParsableCommand {
@@ -240,5 +238,5 @@ struct WorkflowReject: ParsableCommand {
 
     @OptionGroup var decision: WorkflowDecision
 
-    func run() throws { try decision.send("workflow_reject") }
+    func run() throws { try decision.send(WorkflowRejectCommand.self) }
 }

@@ -1,10 +1,12 @@
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema
 
-/// `workflow define|delete|add-step`: a workflow's definition changed through the running agent,
-/// as the settings changes (`add_workflow`, `set_workflow`, `remove_workflow`,
-/// `add_workflow_step`) — the same path as `PUT /api/workflows/{name}` and the others.
+/// `workflow define|delete|add-step`: a workflow's definition changed through the running agent
+/// by the definition commands (`workflow_create`, `workflow_update`, `workflow_delete`,
+/// `workflow_add_step`, as `PUT /api/workflows/{name}` and the others), each the settings
+/// change it stands for.
 enum WorkflowDefinitionChange {
     static let discussion = """
         The change goes through the running agent as `agent-control settings` changes do: checked \
@@ -33,8 +35,8 @@ enum WorkflowDefinitionChange {
         return contents
     }
 
-    static func send(_ change: JSONObject, options: SettingsCommand.ChangeOptions) throws {
-        try SettingsCommand.finish(options.location.daemon().settingsChange(change, ifMatch: options.ifMatch))
+    static func send<C: WorkflowChangeCommand>(_ command: C.Type, _ request: C.Request, options: SettingsCommand.ChangeOptions) throws {
+        try SettingsCommand.finish(options.location.daemon().change(CommandRequest.make(command, request)))
     }
 }
 
@@ -61,8 +63,12 @@ struct WorkflowDefine: ParsableCommand {
 
     func run() throws {
         let definition = try WorkflowDefinitionChange.object(json, what: "--json")
-        try WorkflowDefinitionChange.send(["action": .string(replace ? "set_workflow" : "add_workflow"), "name": .string(name), "settings": .object(definition)],
-                                          options: change)
+        let request = WorkflowDefinitionRequest(name: name, definition: definition, ifMatch: change.ifMatch)
+        if replace {
+            try WorkflowDefinitionChange.send(WorkflowUpdateCommand.self, request, options: change)
+        } else {
+            try WorkflowDefinitionChange.send(WorkflowCreateCommand.self, request, options: change)
+        }
     }
 }
 
@@ -78,7 +84,7 @@ struct WorkflowDelete: ParsableCommand {
     @OptionGroup var change: SettingsCommand.ChangeOptions
 
     func run() throws {
-        try WorkflowDefinitionChange.send(["action": "remove_workflow", "name": .string(name)], options: change)
+        try WorkflowDefinitionChange.send(WorkflowDeleteCommand.self, .init(name: name, ifMatch: change.ifMatch), options: change)
     }
 }
 
@@ -108,8 +114,7 @@ struct WorkflowAddStep: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["action": "add_workflow_step", "name": .string(name), "step": .object(try WorkflowDefinitionChange.object(json, what: "--json"))]
-        if let position { request["position"] = .number(JSONNumber(position)) }
-        try WorkflowDefinitionChange.send(request, options: change)
+        let step = try WorkflowDefinitionChange.object(json, what: "--json")
+        try WorkflowDefinitionChange.send(WorkflowAddStepCommand.self, .init(name: name, step: step, position: position, ifMatch: change.ifMatch), options: change)
     }
 }

@@ -22,6 +22,10 @@ public protocol AgentCommand: Sendable {
     static var routes: [CommandRoute] { get }
     /// Changes something: audited, the admin role over HTTP, a CSRF check from a browser.
     static var mutating: Bool { get }
+    /// Needs the admin role over HTTP (default: whether it is `mutating`). False for a
+    /// person's action that changes something (`task_complete`, `workflow_approve`): any role
+    /// may send it, the command checks that it is that person's.
+    static var requiresAdmin: Bool { get }
     /// Answered while the agent stops (reads).
     static var answersWhileStopping: Bool { get }
     /// The request's members as a JSON Schema object.
@@ -41,6 +45,7 @@ public protocol AgentCommand: Sendable {
 
 extension AgentCommand {
     public static var answersWhileStopping: Bool { !mutating }
+    public static var requiresAdmin: Bool { mutating }
     public static var requestSchema: JSONValue { CommandSchema.noFields }
     public static var examples: [(request: JSONValue, answer: Answer)] { [] }
     public static var unavailable: CommandError { .unavailable("this agent does not serve \(name)") }

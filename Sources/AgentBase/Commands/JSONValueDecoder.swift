@@ -58,6 +58,7 @@ private struct ValueDecoder: Decoder {
     /// Decodes `type` from `value`: a `JSONValue` as it is, anything else through its `init(from:)`.
     static func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, at path: [any CodingKey]) throws -> T {
         if T.self == JSONValue.self, let value = value as? T { return value }
+        if T.self == JSONObject.self, case .object(let object) = value, let object = object as? T { return object }
         return try T(from: ValueDecoder(value: value, codingPath: path))
     }
 }

@@ -57,6 +57,7 @@ private final class Slot {
     /// `value` into this slot.
     func put<T: Encodable>(_ value: T, at path: [any CodingKey]) throws {
         if let json = value as? JSONValue { content = .leaf(json); return }
+        if let object = value as? JSONObject { content = .leaf(.object(object)); return }
         try value.encode(to: ValueEncoder(slot: self, codingPath: path))
     }
 }

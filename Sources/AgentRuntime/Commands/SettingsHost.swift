@@ -20,13 +20,6 @@ public final class SettingsHost {
         commands.answer(request, supervisor: supervisor, respond: respond)
     }
 
-    /// Answers a workflow definition command (`workflow_get`, `workflow_create`, ...) on the loop.
-    func answerWorkflow(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
-        guard let commands else { return respond(Self.unavailable("its workflow definitions cannot be read or changed here")) }
-        if request["command"] != "workflow_get", supervisor.stopping { return respond(CommandCenter.stoppingAnswer) }
-        commands.answerWorkflow(request, supervisor: supervisor, respond: respond)
-    }
-
     private static func unavailable(_ what: String) -> JSONValue {
         ["ok": false, "code": "unavailable", "error": .string("this agent was not started from a settings file: \(what)")]
     }

@@ -24,7 +24,13 @@ extension AgentDaemon {
         var request = change
         request["command"] = "settings_change"
         if let ifMatch { request["if_match"] = .string(ifMatch) }
-        return send(.object(request), timeout: 120) { answer in
+        return self.change(.object(request))
+    }
+
+    /// A change of the settings through the agent: `settings_change`, or a command that stands
+    /// for one (`workflow_create`, …); printed and exiting as ``settingsChange(_:ifMatch:)``.
+    public func change(_ request: JSONValue) -> Int32 {
+        send(request, timeout: 120) { answer in
             guard answer["changed"] == true else {
                 return Self.say("no change: \(answer["message"]?.stringValue ?? "the settings already say so")")
             }

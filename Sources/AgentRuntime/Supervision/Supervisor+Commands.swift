@@ -58,16 +58,12 @@ extension Supervisor {
 
     /// Who answers a command not yet typed (see ``CommandCatalog/legacy``).
     enum LegacyOwner: CaseIterable {
-        case tasks, memory, workflows, fleet, settingsAndChat, supervision
+        case memory, fleet, settingsAndChat, supervision
 
         /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
         static func of(_ name: String) -> LegacyOwner? {
             switch name {
-            case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
-                 "executor_list", "executor_drain", "executor_resume": .tasks
             case "memory_list", "memory_get", "memory_set", "memory_delete": .memory
-            case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
-                 "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
             case "fleet_status": .fleet
             case "chat", "chat_history", "chat_clear", "settings_get", "settings_change", "validate", "modules", "reload": .settingsAndChat
             case "status", "metrics", "readiness", "stop", "diagnostics", "process", "logs": .supervision
@@ -79,23 +75,12 @@ extension Supervisor {
     /// The handler of a command not yet typed, by name.
     func legacyHandler(_ name: String) -> LegacyHandler? {
         switch LegacyOwner.of(name) {
-        case .tasks?: { [unowned self] request, caller, respond in work.answerTask(request, caller: caller, respond: respond) }
         case .memory?: { [unowned self] request, _, respond in memory.answerCommand(request, respond: respond) }
-        case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
         case .fleet?: { [unowned self] _, _, respond in fleetBridge.status(respond: respond) }
         case .settingsAndChat?: { [unowned self] request, _, respond in handleControl(request, respond: respond) }
         case .supervision?: { [unowned self] request, _, respond in respond(handleControl(request)) }
         case nil: nil
         }
-    }
-
-    /// The workflow commands, on the loop: the definitions' are the settings file's, the runs'
-    /// the engine's.
-    private func workflowCommand(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
-        guard let command = request["command"]?.stringValue, SettingsCommands.workflowDefinitionCommands.contains(command) else {
-            return work.answerWorkflow(request, caller: caller, respond: respond)
-        }
-        settingsHost.answerWorkflow(request, supervisor: self, respond: respond)
     }
 
     /// One line of the run history for a mutating command (see ``CommandAudit``).
@@ -109,6 +94,11 @@ extension Supervisor: CommandHosts {
     package func host<Host>(_ type: Host.Type) -> Host? {
         if type == TaskCoordinator.self { return work.tasks as? Host }
         if type == Scheduler.self { return work.scheduler as? Host }
+        if type == WorkflowEngine.self { return work.workflows as? Host }
+        if type == (any WorkflowDefinitionHost).self {
+            guard let commands = settingsHost.commands else { return nil }
+            return WorkflowDefinitionFile(commands: commands, supervisor: self) as any WorkflowDefinitionHost as? Host
+        }
         return nil
     }
 }

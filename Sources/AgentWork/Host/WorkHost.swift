@@ -328,18 +328,6 @@ package final class WorkHost {
 
     // MARK: Commands
 
-    /// The task, executor and assignment commands, on the loop.
-    package func answerTask(_ request: JSONValue, caller: CommandCaller, respond: @escaping (JSONValue) -> Void) {
-        guard let tasks else {
-            return respond(["ok": false, "code": "unavailable", "error": "this agent runs no tasks"])
-        }
-        let reads: Set<String> = ["task_list", "task_show", "task_runs", "executor_list", "task_assignments"]
-        guard !host.isStopping || reads.contains(request["command"]?.stringValue ?? "") else {
-            return respond(CommandAnswer.stopping)
-        }
-        tasks.answer(request, origin: caller.front == "control" ? .cli : .http, inbox: loop.inbox, caller: caller, respond: respond)
-    }
-
     /// The schedule commands, on the loop.
     package func answerSchedule(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         guard let scheduler else {
@@ -350,17 +338,5 @@ package final class WorkHost {
             return respond(CommandAnswer.stopping)
         }
         scheduler.answer(request, runStore: tasks?.store, inbox: loop.inbox, respond: respond)
-    }
-
-    /// The workflow run commands (not the definitions': those are the settings file's), on the loop.
-    package func answerWorkflow(_ request: JSONValue, caller: CommandCaller, respond: @escaping (JSONValue) -> Void) {
-        guard let workflows else {
-            return respond(["ok": false, "code": "unavailable", "error": "this agent runs no workflows"])
-        }
-        let command = request["command"]?.stringValue ?? ""
-        guard !host.isStopping || ["workflow_list", "workflow_runs", "workflow_show"].contains(command) else {
-            return respond(CommandAnswer.stopping)
-        }
-        workflows.answer(request, caller: caller, inbox: loop.inbox, respond: respond)
     }
 }

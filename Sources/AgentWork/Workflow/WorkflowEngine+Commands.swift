@@ -3,53 +3,18 @@ import AgentLoop
 import Foundation
 import JSONSchema
 
+/// The workflow run commands (``WorkflowCommands``), on the loop: the registry has checked and
+/// decoded the request; what it cannot check (the workflow exists, the input matches its
+/// schema, the run is known) is checked here. Reads of the store are made on another thread;
+/// the loop's inbox brings their answer back.
 extension WorkflowEngine {
-    /// The workflow commands of every front (``CommandCatalog/workflows``), on the loop. Reads
-    /// of the store are made on another thread; `inbox` brings their answer back to the loop.
-    package func answer(_ request: JSONValue, caller: CommandCaller, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        let command = request["command"]?.stringValue ?? ""
-        switch command {
-        case "workflow_list": respond(listWorkflows())
-        case "workflow_run": runWorkflow(request, caller: caller, respond: respond)
-        case "workflow_runs": listRuns(request, inbox: inbox, respond: respond)
-        case "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject":
-            guard let id = request["id"]?.stringValue, !id.isEmpty else {
-                return respond(TaskCoordinator.refusal("invalid", "expected \"id\": the workflow run's id (as `agent-control workflow runs` shows it); found \(request["id"].map(Describe.value) ?? "nothing")", pointer: "/id"))
-            }
-            if command == "workflow_cancel" {
-                guard let run = cancel(id, by: caller.description) else {
-                    return respond(TaskCoordinator.refusal(known(id) == nil ? "not_found" : "conflict", known(id) == nil ? "no unfinished workflow run \(id); `agent-control workflow runs` lists them" : "the run \(id) has already finished"))
-                }
-                return respond(["ok": true, "run": run.json])
-            }
-            if command == "workflow_approve" || command == "workflow_reject" {
-                guard let step = request["step"]?.stringValue, !step.isEmpty else {
-                    return respond(TaskCoordinator.refusal("invalid", "expected \"step\": the approval step's id", pointer: "/step"))
-                }
-                let comment = request["comment"]?.stringValue
-                // The control socket is the local operator's; over HTTP the user must be an approver.
-                let user = caller.front == "control" ? nil : (caller.user ?? "anonymous")
-                switch decide(run: id, step: step, approve: command == "workflow_approve", user: user, comment: comment) {
-                // Answered once the decision is committed: an acknowledged decision survives a crash.
-                case .success(let record): return afterCommit(id) { respond(["ok": true, "step": record.json]) }
-                case .failure(let problem): return respond(TaskCoordinator.refusal(problem.code, problem.message))
-                }
-            }
-            findRun(id, inbox: inbox) { found in
-                guard let found else { return respond(TaskCoordinator.refusal("not_found", "no workflow run \(id); `agent-control workflow runs` lists them")) }
-                respond(["ok": true, "run": found.run.json, "steps": .array(found.steps.map(\.json))])
-            }
-        default:
-            respond(TaskCoordinator.refusal("invalid", "unknown workflow command \"\(command)\""))
-        }
-    }
-
-    private func listWorkflows() -> JSONValue {
+    /// `workflow_list`: each workflow as the settings define it, with its runs going and waiting.
+    package func workflowList() -> [JSONValue] {
         var counts: [String: (running: Int, waiting: Int)] = [:]
         for state in live.values {
             if state.run.status == .waiting { counts[state.run.workflow, default: (0, 0)].waiting += 1 } else { counts[state.run.workflow, default: (0, 0)].running += 1 }
         }
-        let list = definitions.values.sorted { $0.name < $1.name }.map { workflow -> JSONValue in
+        return definitions.values.sorted { $0.name < $1.name }.map { workflow -> JSONValue in
             var object: JSONObject = [
                 "name": .string(workflow.name), "description": .string(workflow.description), "version": .string(workflow.version),
                 "steps": .array(workflow.steps.map { .string($0.id) }), "definition": workflow.source,
@@ -59,39 +24,31 @@ extension WorkflowEngine {
             if let trigger = workflow.onEvent { object["on_event"] = .string(trigger.type) }
             return .object(object)
         }
-        return ["ok": true, "workflows": .array(list)]
     }
 
-    private func runWorkflow(_ request: JSONValue, caller: CommandCaller, respond: @escaping (JSONValue) -> Void) {
-        guard let name = request["name"]?.stringValue else {
-            return respond(TaskCoordinator.refusal("invalid", "expected \"name\": the workflow's name (a string)", pointer: "/name"))
-        }
+    /// `workflow_run`: started and answered once the run is committed — a run the requester
+    /// was told about is never lost, and one the store cannot write is refused rather than run
+    /// in memory only.
+    package func runWorkflow(_ request: WorkflowRunCommand.Request, requestedBy: String,
+                             respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
+        let name = request.name
         guard let workflow = definitions[name] else {
             let names = definitions.keys.sorted()
-            return respond(TaskCoordinator.refusal("not_found", "no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none (add them under \"workflows\" in the settings)" : names.joined(separator: ", "))"))
+            return respond(.failure(.notFound("no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none (add them under \"workflows\" in the settings)" : names.joined(separator: ", "))")))
         }
-        var wait = false
-        if let value = request["wait"] {
-            guard let flag = value.boolValue else {
-                return respond(TaskCoordinator.refusal("invalid", "\"wait\" must be true or false; found \(Describe.value(value))", pointer: "/wait"))
-            }
-            wait = flag
-        }
-        let input = request["input"] ?? .object([:])
-        if let problem = InputNesting.problem(input) { return respond(TaskCoordinator.refusal("invalid", problem.message, pointer: problem.pointer)) }
+        let input = request.input ?? .object([:])
+        if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
         let problems = inputProblems(input, workflow: name)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")
-            return respond(["ok": false, "code": "invalid", "pointer": .string(problems[0].pointer),
-                            "error": .string("the input does not match the input schema of workflow \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)"),
-                            "errors": .array(problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })])
+            return respond(.failure(CommandError(.invalid, "the input does not match the input schema of workflow \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)",
+                                                 pointer: problems[0].pointer,
+                                                 errors: problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })))
         }
-        // Started and answered once the run is committed: a run the requester was told about is
-        // never lost, and one the store cannot write is refused rather than run in memory only.
-        let requestedBy = caller.front == "control" ? "cli" : "http"
+        let wait = request.wait ?? false
         let answer = { [weak self] (run: WorkflowRun) in
-            guard wait, let self else { return respond(["ok": true, "run": run.json]) }
-            whenFinished(run.id) { run, steps in respond(["ok": true, "run": run.json, "steps": .array(steps.map(\.json))]) }
+            guard wait, let self else { return respond(.success(WorkflowShowAnswer(run))) }
+            whenFinished(run.id) { run, steps in respond(.success(WorkflowShowAnswer(run, steps: steps))) }
         }
         guard let store else {
             // In memory only: started at once.
@@ -105,8 +62,8 @@ extension WorkflowEngine {
         store.commit(WorkflowCommit(runs: [run], claim: run.claim, keepIfUnwritten: false)) { outcome in
             inbox.post {
                 guard outcome == .written else {
-                    return reply.value(outcome == .refused ? TaskCoordinator.refusal("conflict", "the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
-                                                       : TaskCoordinator.storeRefusal("workflow run was not started"))
+                    return reply.value(.failure(outcome == .refused ? .conflict("the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
+                                                                   : TaskCoordinator.storeError("workflow run was not started")))
                 }
                 this.value.adopt([run])
                 then.value(run)
@@ -114,57 +71,78 @@ extension WorkflowEngine {
         }
     }
 
-    private func findRun(_ id: String, inbox: LoopInbox, _ done: @escaping ((run: WorkflowRun, steps: [WorkflowStepRecord])?) -> Void) {
-        if let found = known(id) { return done(found) }
-        guard let store else { return done(nil) }
-        let reply = LoopBound(value: done)
+    /// `workflow_show`: from memory, else (off the loop) from the store.
+    package func showRun(_ id: String, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
+        if let found = known(id) { return respond(.success(WorkflowShowAnswer(found.run, steps: found.steps))) }
+        guard let store else { return respond(.failure(Self.noRun(id))) }
+        let reply = LoopBound(value: respond)
+        let inbox = loop.inbox
         Task {
             let found = try? await store.run(id: id)
-            inbox.post { reply.value(found) }
+            let answer = WorkflowEngine.shown(found?.run, steps: found?.steps ?? [], id: id)
+            inbox.post { reply.value(answer) }
         }
     }
 
-    private func listRuns(_ request: JSONValue, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        var filter = WorkflowRunFilter()
-        if let value = request["workflow"] {
-            guard let name = value.stringValue else { return respond(TaskCoordinator.refusal("invalid", "\"workflow\" must be a workflow's name; found \(Describe.value(value))", pointer: "/workflow")) }
-            filter.workflow = name
+    /// `workflow_show`'s answer for a run read from the store (nil: it has none).
+    private static func shown(_ run: WorkflowRun?, steps: [WorkflowStepRecord], id: String) -> Result<WorkflowShowAnswer, CommandError> {
+        guard let run else { return .failure(noRun(id)) }
+        return .success(WorkflowShowAnswer(run, steps: steps))
+    }
+
+    private static func noRun(_ id: String) -> CommandError {
+        .notFound("no workflow run \(id); `agent-control workflow runs` lists them")
+    }
+
+    /// `workflow_cancel`: an unfinished run.
+    package func cancelRun(_ id: String, by caller: CommandCaller) -> Result<WorkflowShowAnswer, CommandError> {
+        guard let run = cancel(id, by: caller.description) else {
+            return .failure(known(id) == nil ? .notFound("no unfinished workflow run \(id); `agent-control workflow runs` lists them")
+                                             : .conflict("the run \(id) has already finished"))
         }
-        if let value = request["status"] {
-            guard let status = value.stringValue.flatMap(WorkflowRun.Status.init(rawValue:)) else {
-                return respond(TaskCoordinator.refusal("invalid", "\"status\" must be one of \(WorkflowRun.Status.allCases.map(\.rawValue).joined(separator: ", ")); found \(Describe.value(value))", pointer: "/status"))
-            }
-            filter.status = status
+        return .success(WorkflowShowAnswer(run))
+    }
+
+    /// `workflow_approve`, `workflow_reject`: answered once the decision is committed, so that
+    /// an acknowledged decision survives a crash. The control socket is the local operator's;
+    /// over HTTP the user must be one of the step's approvers.
+    package func decide(_ request: WorkflowDecision, approve: Bool, caller: CommandCaller,
+                        respond: @escaping (Result<WorkflowStepAnswer, CommandError>) -> Void) {
+        let user = caller.front == "control" ? nil : (caller.user ?? "anonymous")
+        switch decide(run: request.id, step: request.step, approve: approve, user: user, comment: request.comment) {
+        case .success(let record): afterCommit(request.id) { respond(.success(WorkflowStepAnswer(step: record.json))) }
+        case .failure(let problem): respond(.failure(CommandError(CommandError.Code(rawValue: problem.code) ?? .failed, problem.message)))
         }
-        if let value = request["limit"] {
-            guard let limit = value.numberValue?.intValue, limit >= 1 else {
-                return respond(TaskCoordinator.refusal("invalid", "\"limit\" must be a whole number from 1 to 10000; found \(Describe.value(value))", pointer: "/limit"))
-            }
-            filter.limit = min(limit, 10_000)
-        }
-        let inMemory = Array(live.values.map(\.run)) + recent.values.map(\.run)
+    }
+
+    /// `workflow_runs`: from the store (off the loop) merged with memory, newest first.
+    package func listRuns(_ filter: WorkflowRunFilter, respond: @escaping (Result<WorkflowRunsCommand.Answer, CommandError>) -> Void) {
         guard let store else {
-            let list = inMemory.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
-            return respond(["ok": true, "runs": .array(list.map(\.json)), "stored": false])
+            let list = inMemoryRuns.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
+            return respond(.success(WorkflowRunsCommand.Answer(runs: list.map(\.json), stored: false)))
         }
         let reply = LoopBound(value: respond)
         let this = LoopBound(value: self)
-        let chosen = filter
+        let inbox = loop.inbox
         Task {
-            let result = await Result { try await store.list(chosen) }
+            let result = await Result { try await store.list(filter) }
             inbox.post {
                 let engine = this.value
                 switch result {
                 case .failure(let error):
-                    reply.value(TaskCoordinator.refusal("unavailable", "cannot read the workflow runs from the store: \(error)"))
+                    reply.value(.failure(.unavailable("cannot read the workflow runs from the store: \(error)")))
                 case .success(let stored):
+                    // Memory is newer than the store (its writer batches): it wins, and adds runs not written yet.
                     var merged: [String: WorkflowRun] = [:]
                     for run in stored { merged[run.id] = engine.known(run.id)?.run ?? run }
-                    for run in Array(engine.live.values.map(\.run)) + engine.recent.values.map(\.run) { merged[run.id] = run }
-                    let list = merged.values.filter(chosen.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(chosen.limit)
-                    reply.value(["ok": true, "runs": .array(list.map(\.json)), "stored": true])
+                    for run in engine.inMemoryRuns { merged[run.id] = run }
+                    let list = merged.values.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
+                    reply.value(.success(WorkflowRunsCommand.Answer(runs: list.map(\.json), stored: true)))
                 }
             }
         }
     }
+
+    /// The runs in memory: unfinished and recently finished.
+    private var inMemoryRuns: [WorkflowRun] { Array(live.values.map(\.run)) + recent.values.map(\.run) }
 }

@@ -17,6 +17,28 @@ import Testing
         }
     }
 
+    /// The work commands are typed (none parsed by hand), and keep their access: a person's
+    /// action (completing a run, deciding an approval) needs no admin role, every other change does.
+    @Test func theWorkflowAndAssignmentCommandsAreTypedAndKeepTheirAccess() {
+        let registry = CommandRegistry.standard
+        let persons: Set = ["task_complete", "task_fail", "workflow_approve", "workflow_reject"]
+        let names = ["workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
+                     "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step",
+                     "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
+                     "executor_list", "executor_drain", "executor_resume"]
+        for name in names {
+            guard let command = registry.command(named: name) else {
+                Issue.record("\(name) is not registered")
+                continue
+            }
+            #expect(command.isTyped, "\(name) is not typed")
+            #expect(Supervisor.LegacyOwner.of(name) == nil, "\(name) still has a legacy handler")
+            #expect(command.requiresAdmin == (command.mutating && !persons.contains(name)), "\(name): requiresAdmin \(command.requiresAdmin)")
+            #expect(command.declarations.allSatisfy { $0.requiresAdmin == command.requiresAdmin }, "\(name): a route differs")
+        }
+        #expect(registry.commands.filter(\.isTyped).count == 33)
+    }
+
     @Test func aRequestIsRefusedWithThePointerOfItsFirstProblem() {
         let registry = CommandRegistry.standard
         let cases: [(JSONValue, String)] = [
@@ -24,6 +46,9 @@ import Testing
             (["command": "process", "action": "stop", "name": "a", "colour": "red"], "/colour"),
             (["command": "process", "action": "halt", "name": "a"], "/action"),
             (["command": "stauts"], "/command"),
+            (["command": "workflow_run", "name": "w", "wait": "yes"], "/wait"),
+            (["command": "workflow_create", "name": "w", "definition": [1]], "/definition"),
+            (["command": "task_set_strategy", "strategy": "fastest"], "/strategy"),
             (["command": 12], "/command"),
             ([1], ""),
         ]

@@ -33,6 +33,16 @@ import Testing
         func of(_ type: String) -> [JSONValue] { list.filter { $0.type == type }.map(\.payload) }
     }
 
+    /// A command's answer as the fronts send it: its JSON, or its refusal's.
+    static func json<Answer: Encodable>(_ result: Result<Answer, CommandError>) -> JSONValue {
+        switch result {
+        case .success(let answer): (try? JSONValueEncoder().encode(answer)) ?? .null
+        case .failure(let refusal): refusal.json
+        }
+    }
+
+    static func json<Answer: Encodable>(_ answer: Answer) -> JSONValue { json(Result<Answer, CommandError>.success(answer)) }
+
     static func task(_ name: String, concurrent: Int = 100, retries: TaskDefinition.RetryPolicy = .init(), require: [String: String] = [:]) -> TaskDefinition {
         var task = TaskDefinition(name: name, type: "command", retries: retries, maxConcurrent: concurrent, command: .init(arguments: ["/bin/true"]))
         task.require = require
@@ -69,8 +79,8 @@ import Testing
         let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
         let first = submit(tasks, count: 2)
         let onA = runner.started.first { $0.executor == "a" }!
-        #expect(tasks.setDraining("a", true)["ok"] == true)
-        #expect(tasks.listExecutors()["executors"]?.arrayValue?.first?["state"] == "draining")
+        #expect(Self.json(tasks.setDraining("a", true))["ok"] == true)
+        #expect(Self.json(tasks.listExecutors())["executors"]?.arrayValue?.first?["state"] == "draining")
         runner.finish(onA.runID, TaskRunOutcome(status: .succeeded))
         #expect(tasks.knownRun(onA.runID)?.status == .succeeded, "its run finished")
         _ = submit(tasks, count: 1)
@@ -87,9 +97,9 @@ import Testing
         let runs = submit(tasks, count: 3)
         let queued = runs[2]
         let onB = runner.started.first { $0.executor == "b" }!
-        #expect(tasks.assign(queued.id, to: "b")["ok"] == true)
-        #expect(tasks.assign(queued.id, to: "nope")["code"] == "not_found")
-        #expect(tasks.assign(onB.runID, to: "a")["code"] == "conflict", "a running run cannot be reassigned")
+        #expect(Self.json(tasks.assign(queued.id, to: "b"))["ok"] == true)
+        #expect(Self.json(tasks.assign(queued.id, to: "nope"))["code"] == "not_found")
+        #expect(Self.json(tasks.assign(onB.runID, to: "a"))["code"] == "conflict", "a running run cannot be reassigned")
         // a frees first, but the run waits for b.
         runner.finish(runner.started.first { $0.executor == "a" }!.runID, TaskRunOutcome(status: .succeeded))
         #expect(runner.started.count == 2)
@@ -114,7 +124,7 @@ import Testing
         #expect(second.runID == first.runID && second.attempt == 2)
         #expect(second.executor != first.executor, "on the other executor")
         #expect(events.of("task.reassigned").first?["from"]?.stringValue == first.executor)
-        let states = tasks.listExecutors()["executors"]?.arrayValue?.map { ($0["name"]?.stringValue ?? "", $0["state"]?.stringValue ?? "") }
+        let states = Self.json(tasks.listExecutors())["executors"]?.arrayValue?.map { ($0["name"]?.stringValue ?? "", $0["state"]?.stringValue ?? "") }
         #expect(states?.first { $0.0 == first.executor }?.1 == "offline")
         runner.finish(run.id, TaskRunOutcome(status: .succeeded))
         #expect(tasks.knownRun(run.id)?.status == .succeeded)
@@ -144,14 +154,14 @@ import Testing
         let run = submit(tasks, "review")[0]
         #expect(runner.started.isEmpty, "a person's run is not given to the command runner")
         #expect(tasks.knownRun(run.id)?.status == .running)
-        #expect(tasks.assignments(executor: nil, user: "alice")["runs"]?.arrayValue?.map { $0["id"] } == [.string(run.id)])
+        #expect(tasks.assignments(executor: nil, user: "alice").map { $0["id"] } == [.string(run.id)])
         let bob = CommandCaller(front: "http", user: "bob")
-        #expect(tasks.answerAssignment(["command": "task_complete", "id": .string(run.id), "output": ["approved": true]], caller: bob)?["code"] == "forbidden")
+        #expect(Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: bob))["code"] == "forbidden")
         let alice = CommandCaller(front: "dashboard", user: "alice")
-        let refused = tasks.answerAssignment(["command": "task_complete", "id": .string(run.id), "output": ["approved": "yes"]], caller: alice)
-        #expect(refused?["pointer"] == "/output/approved")
-        let done = tasks.answerAssignment(["command": "task_complete", "id": .string(run.id), "output": ["approved": true]], caller: alice)
-        #expect(done?["run"]?["status"] == "succeeded")
+        let refused = Self.json(tasks.personFinished(run.id, .completed(["approved": "yes"]), caller: alice))
+        #expect(refused["pointer"] == "/output/approved")
+        let done = Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: alice))
+        #expect(done["run"]?["status"] == "succeeded")
         #expect(tasks.knownRun(run.id)?.output == ["approved": true])
     }
 
@@ -164,18 +174,18 @@ import Testing
         #expect(runner.started.isEmpty, "a role's run is not given to the command runner")
         #expect(runs.allSatisfy { tasks.knownRun($0.id)?.status == .running })
         for user in ["alice", "carol"] {
-            #expect(tasks.assignments(executor: nil, user: user)["runs"]?.arrayValue?.count == 2, "\(user)")
+            #expect(tasks.assignments(executor: nil, user: user).count == 2, "\(user)")
         }
-        #expect(tasks.assignments(executor: nil, user: "bob")["runs"]?.arrayValue?.isEmpty == true)
+        #expect(tasks.assignments(executor: nil, user: "bob").isEmpty == true)
         let bob = CommandCaller(front: "http", user: "bob")
-        let refused = tasks.answerAssignment(["command": "task_complete", "id": .string(runs[0].id)], caller: bob)
-        #expect(refused?["code"] == "forbidden")
-        #expect(refused?["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
+        let refused = Self.json(tasks.personFinished(runs[0].id, .completed([:]), caller: bob))
+        #expect(refused["code"] == "forbidden")
+        #expect(refused["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
         let carol = CommandCaller(front: "dashboard", user: "carol")
-        #expect(tasks.answerAssignment(["command": "task_complete", "id": .string(runs[0].id), "output": ["ok": true]], caller: carol)?["run"]?["status"] == "succeeded")
+        #expect(Self.json(tasks.personFinished(runs[0].id, .completed(["ok": true]), caller: carol))["run"]?["status"] == "succeeded")
         let alice = CommandCaller(front: "http", user: "alice")
-        let failed = tasks.answerAssignment(["command": "task_fail", "id": .string(runs[1].id), "error": "not today"], caller: alice)
-        #expect(failed?["run"]?["status"] == "failed")
+        let failed = Self.json(tasks.personFinished(runs[1].id, .failed("not today"), caller: alice))
+        #expect(failed["run"]?["status"] == "failed")
         #expect(tasks.knownRun(runs[1].id)?.error == "alice: not today")
         #expect(tasks.describe(0)["people"] == ["alice", "carol"])
     }

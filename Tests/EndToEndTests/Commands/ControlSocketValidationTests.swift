@@ -18,6 +18,11 @@ import Testing
              #"{"command": "process", "action": "stop", "name": "trades", "colour": "red"}"#, "/colour"),
             ("GET", "/api/runs?limit=0", "", #"{"command": "task_runs", "limit": 0}"#, "/limit"),
             ("POST", "/api/tasks/x/run", #"{"priority": "urgent"}"#, #"{"command": "task_run", "name": "x", "priority": "urgent"}"#, "/priority"),
+            ("POST", "/api/workflows/x/run", #"{"wait": "yes"}"#, #"{"command": "workflow_run", "name": "x", "wait": "yes"}"#, "/wait"),
+            ("POST", "/api/runs/r1/assign", #"{"to": 3}"#, #"{"command": "task_assign", "id": "r1", "to": 3}"#, "/to"),
+            ("POST", "/api/workflow-runs/w1/steps/ask/approve", #"{"comment": ["no"]}"#,
+             #"{"command": "workflow_approve", "id": "w1", "step": "ask", "comment": ["no"]}"#, "/comment"),
+            ("PUT", "/api/workflows/x", #"{"definition": []}"#, #"{"command": "workflow_update", "name": "x", "definition": []}"#, "/definition"),
         ]
         for item in cases {
             let http = try agent.request(item.method, item.path, body: item.body.isEmpty ? nil : item.body)

@@ -1,0 +1,42 @@
+import AgentBase
+import JSONSchema
+
+/// `task_assignments`: runs on executors now, and runs assigned by hand.
+package enum TaskAssignmentsCommand: AgentCommand {
+    package struct Request: Codable, Sendable {
+        /// Only this executor's runs.
+        package var executor: String?
+        /// Only the runs waiting for this person.
+        package var user: String?
+
+        package init(executor: String? = nil, user: String? = nil) {
+            self.executor = executor
+            self.user = user
+        }
+    }
+
+    package struct Answer: Encodable, Sendable {
+        package let ok = true
+        package var runs: [JSONValue]
+    }
+
+    package static let name = "task_assignments"
+    package static let summary = "Runs on executors now (running, or waiting for a person), and runs assigned by hand; only one executor's or one person's with `executor` or `user`."
+    package static let routes: [CommandRoute] = [.get("/api/assignments")]
+    package static let mutating = false
+    package static let requestSchema: JSONValue = CommandSchema.object([
+        "executor": ["type": "string", "description": "Only this executor's runs."],
+        "user": ["type": "string", "description": "Only the runs waiting for this person."],
+    ])
+    package static let answerSchema: JSONValue = CommandSchema.object(
+        ["ok": ["const": true], "runs": ["type": "array", "items": TaskCommands.runSchema]], required: ["ok", "runs"])
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [([:], Answer(runs: [TaskCommands.exampleRun])), (["executor": "gpu#1", "user": "alice"], Answer(runs: []))]
+    }
+    package static var unavailable: CommandError { TaskCommands.unavailable }
+
+    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+                           respond: @escaping (Result<Answer, CommandError>) -> Void) {
+        respond(.success(Answer(runs: host.assignments(executor: request.executor, user: request.user))))
+    }
+}

@@ -1,0 +1,23 @@
+import AgentBase
+import JSONSchema
+
+/// `workflow_cancel`: cancels an unfinished workflow run.
+package enum WorkflowCancelCommand: AgentCommand {
+    package static let name = "workflow_cancel"
+    package static let summary = "Cancels a workflow run: its going task runs are cancelled, its waits and approvals end."
+    package static let routes: [CommandRoute] = [.post("/api/workflow-runs/{id}/cancel")]
+    package static let mutating = true
+    package static var requestSchema: JSONValue { WorkflowCommands.runRequest }
+    package static var answerSchema: JSONValue {
+        CommandSchema.object(["ok": ["const": true], "run": WorkflowCommands.runSchema], required: ["ok", "run"])
+    }
+    package static var examples: [(request: JSONValue, answer: WorkflowShowAnswer)] {
+        [(["id": "w1"], WorkflowShowAnswer(json: WorkflowCommands.exampleRun))]
+    }
+    package static var unavailable: CommandError { WorkflowCommands.unavailable }
+
+    package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
+                           respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
+        respond(host.cancelRun(request.id, by: caller))
+    }
+}

@@ -1,0 +1,39 @@
+import AgentBase
+import JSONSchema
+
+/// `workflow_run`: starts a run of a workflow; with `wait`, answers when it ends, with its step log.
+package enum WorkflowRunCommand: AgentCommand {
+    package struct Request: Codable, Sendable {
+        package var name: String
+        /// Checked against the workflow's input schema; default `{}`.
+        package var input: JSONValue?
+        package var wait: Bool?
+
+        package init(name: String, input: JSONValue? = nil, wait: Bool? = nil) {
+            self.name = name
+            self.input = input
+            self.wait = wait
+        }
+    }
+
+    package static let name = "workflow_run"
+    package static let summary = "Starts a run of a workflow with an input valid against its input schema; with `wait`, answers when it has finished, with its step log."
+    package static let routes: [CommandRoute] = [.post("/api/workflows/{name}/run")]
+    package static let mutating = true
+    package static let requestSchema: JSONValue = CommandSchema.object([
+        "name": ["type": "string", "minLength": 1, "description": "The workflow's name in the settings."],
+        "input": ["description": "The run's input (JSON; default {}), checked against the workflow's input schema."],
+        "wait": ["type": "boolean", "default": false, "description": "Answer when the run has finished (succeeded, failed or cancelled)."],
+    ], required: ["name"])
+    package static var answerSchema: JSONValue { WorkflowCommands.showAnswer }
+    package static var examples: [(request: JSONValue, answer: WorkflowShowAnswer)] {
+        [(["name": "support"], WorkflowShowAnswer(json: WorkflowCommands.exampleRun)),
+         (["name": "support", "input": ["ticket": 7], "wait": true], WorkflowShowAnswer(json: WorkflowCommands.exampleRun, steps: [WorkflowCommands.exampleStep]))]
+    }
+    package static var unavailable: CommandError { WorkflowCommands.unavailable }
+
+    package static func run(_ request: Request, on host: WorkflowEngine, caller: CommandCaller,
+                           respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
+        host.runWorkflow(request, requestedBy: caller.front == "control" ? "cli" : "http", respond: respond)
+    }
+}
