@@ -9,7 +9,7 @@ import Glibc
 /// module are not inlined (Swift 6.3 inlines no `@inlinable package` function into another
 /// module: measured), so the per-event path calls in here as few times as it can, and the
 /// router's own per-event state (`generation`, `dirty`) is private: only then can the optimizer
-/// drop its dynamic exclusivity checks (`swift_beginAccess`, about 80 instructions each, more
+/// drop its dynamic exclusivity checks (`swift_beginAccess`, about 85 instructions each, more
 /// than the rest of an event's routing). Nothing here allocates, retains or awaits per event.
 package final class EventRouter {
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
