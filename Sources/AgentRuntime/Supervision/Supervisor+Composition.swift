@@ -104,5 +104,5 @@ extension Supervisor: EventPublisher {
 
     package func deliveryTargets(of types: [String]) -> [SupervisedProcess] { router.deliveryTargets(of: types) }
 
-    package func routingChanged() { router.generation += 1 }
+    package func routingChanged() { router.targetsChanged() }
 }

@@ -130,6 +130,10 @@ extension Supervisor {
         // Consecutive events that go to one subscriber as one run (copied out before the
         // room is given back).
         var run = PendingRun()
+        // Looked up again after anything that may change the source's targets or its
+        // subscriber's queue: a flushed run, a frame handled on its own.
+        var window: RunWindow?
+        var windowLooked = false
         while !pass.stopped, readable.count - pass.used >= FrameCodec.headerLength {
             // The worker can write to the ring at any time: the length is read once.
             let length = Int(FrameCodec.readUInt32(readable, at: pass.used))
@@ -139,13 +143,18 @@ extension Supervisor {
             }
             let kind = FrameKind(rawValue: readable[pass.used + 4])
             let body = UnsafeRawBufferPointer(rebasing: readable[(pass.used + 5)..<(pass.used + 4 + length)])
-            if kind == .event, let limit = runLimit(body, from: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
+            if kind == .event, !windowLooked {
+                window = runWindow(of: process)
+                windowLooked = true
+            }
+            if kind == .event, let limit = window?.limit(body, of: process, runBytes: run.end - run.start, frameBytes: 4 + length) {
                 if run.count > 0, run.end - run.start + 4 + length > limit {
                     if let problem = flushRun(&run, readable, from: process) {
                         pass.broken = problem
                         break
                     }
                     // Looked at again: the flushed run's header took some of the queue's room.
+                    windowLooked = false
                     continue
                 }
                 if run.count == 0 { run.start = pass.used }
@@ -159,6 +168,7 @@ extension Supervisor {
                 pass.broken = problem
                 break
             }
+            windowLooked = false
             pass.used += 4 + length
             if kind == .onSocket {
                 process.awaitingSocketFrames += 1
@@ -203,29 +213,47 @@ extension Supervisor {
         var count = 0
     }
 
-    /// Whether an `event` frame can join the run of its source's events to their one
-    /// subscriber, and if so the most entry bytes of that run: the common case of `route` (one
-    /// subscriber with room; nothing to show, store or publish), and the type the source emitted
-    /// last, which `route` looked up. The frame is checked as far as a receiver of the run reads
-    /// it. A run is at most an eighth of the subscriber's queue (and `runEntriesLimit`), so that
-    /// dropping the oldest events still keeps most of a full queue.
-    @inline(__always)
-    private func runLimit(_ body: UnsafeRawBufferPointer, from source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
-        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEvents, !source.isChatbot,
-              body.count >= 2 else { return nil }
-        let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
-        guard typeLength > 0, body.count >= 2 + typeLength + 8,
-              source.lastEmittedType.holds(UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)])) else { return nil }
-        return single._withUnsafeGuaranteedRef { target -> Int? in
-            guard target.acceptsDeliveries,
-                  target.pendingBytes + EventFrame.runHeaderLength(typeCount: typeLength, sourceCount: source.nameBytes.count) + runBytes + frameBytes
-                  <= target.queueLimit else { return nil }
-            return min(EventFrame.runEntriesLimit, target.queueLimit / 8)
+    /// What the events of a run to their source's one subscriber share, looked up once for
+    /// all of them rather than for each: the common case of `route` (one subscriber that takes
+    /// deliveries; nothing to show, store or publish) for the type the source emitted last,
+    /// which `route` looked up. Each read of a process's property here costs a dynamic
+    /// exclusivity check (they are `package`, the supervisor in another module), dearer than
+    /// the rest of an event's way through a run.
+    struct RunWindow {
+        /// The byte count of the type the source emitted last.
+        let typeCount: Int
+        /// The bytes left in the subscriber's queue for the run's entries (its header deducted).
+        let room: Int
+        /// The most entry bytes of one run: an eighth of the subscriber's queue (and
+        /// `runEntriesLimit`), so that dropping the oldest events still keeps most of a full queue.
+        let runLimit: Int
+
+        /// Whether an `event` frame can join the run, and if so the most entry bytes of that
+        /// run. The frame is checked as far as a receiver of the run reads it.
+        @inline(__always)
+        func limit(_ body: UnsafeRawBufferPointer, of source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
+            guard body.count >= 2 else { return nil }
+            let typeLength = Int(FrameCodec.readUInt16(body, at: 0))
+            guard typeLength == typeCount, typeLength > 0, body.count >= 2 + typeLength + 8, runBytes + frameBytes <= room,
+                  source.lastEmittedType.holds(UnsafeRawBufferPointer(rebasing: body[2..<(2 + typeLength)])) else { return nil }
+            return runLimit
+        }
+    }
+
+    /// The run window of `source`'s events now, if they can go as a run.
+    private func runWindow(of source: SupervisedProcess) -> RunWindow? {
+        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEvents, !source.isChatbot else { return nil }
+        let typeCount = source.lastEmittedType.count
+        return single._withUnsafeGuaranteedRef { target -> RunWindow? in
+            guard target.acceptsDeliveries else { return nil }
+            let header = EventFrame.runHeaderLength(typeCount: typeCount, sourceCount: source.nameBytes.count)
+            return RunWindow(typeCount: typeCount, room: target.queueLimit - target.pendingBytes - header,
+                             runLimit: min(EventFrame.runEntriesLimit, target.queueLimit / 8))
         }
     }
 
     /// Queues the pending run for its subscriber, as one `deliverRun` frame. The copy is checked
-    /// again, entry by entry: the worker can change its ring after `runLimit` looked. If it did,
+    /// again, entry by entry: the worker can change its ring after `RunWindow.limit` looked. If it did,
     /// only the run's well-formed first entries go (the others are counted as dropped), and the
     /// problem is returned.
     private func flushRun(_ run: inout PendingRun, _ readable: UnsafeRawBufferPointer, from source: SupervisedProcess) -> String? {
