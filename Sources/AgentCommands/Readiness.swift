@@ -1,3 +1,4 @@
+import AgentBase
 import AgentLoop
 import AgentSupervision
 import Foundation
@@ -24,8 +25,12 @@ public struct Readiness: Sendable, Equatable {
 
     /// The rules a `readiness` request gives (`failures`, `window`), the defaults otherwise.
     public init(_ request: JSONValue) {
-        self.init(failures: request["failures"]?.numberValue?.intValue ?? Self.defaultFailures,
-                  window: request["window"]?.numberValue?.doubleValue ?? Self.defaultWindow)
+        self.init((try? JSONValueDecoder().decode(ReadinessCommand.Request.self, from: request)) ?? ReadinessCommand.Request())
+    }
+
+    /// The rules of a decoded `readiness` request, the defaults for those it leaves out.
+    package init(_ request: ReadinessCommand.Request) {
+        self.init(failures: request.failures ?? Self.defaultFailures, window: request.window ?? Self.defaultWindow)
     }
 
     /// The refusal of a `readiness` request whose rules the request schema refuses (`failures`

@@ -22,6 +22,9 @@ public protocol AgentCommand: Sendable {
     static var routes: [CommandRoute] { get }
     /// Changes something: audited, the admin role over HTTP, a CSRF check from a browser.
     static var mutating: Bool { get }
+    /// Needs the admin role over HTTP (every mutating command, and reads that show secrets or
+    /// run a module's code: `settings_get`, `validate`).
+    static var requiresAdmin: Bool { get }
     /// Answered while the agent stops (reads).
     static var answersWhileStopping: Bool { get }
     /// The request's members as a JSON Schema object.
@@ -41,6 +44,7 @@ public protocol AgentCommand: Sendable {
 
 extension AgentCommand {
     public static var answersWhileStopping: Bool { !mutating }
+    public static var requiresAdmin: Bool { mutating }
     public static var requestSchema: JSONValue { CommandSchema.noFields }
     public static var examples: [(request: JSONValue, answer: Answer)] { [] }
     public static var unavailable: CommandError { .unavailable("this agent does not serve \(name)") }

@@ -1,3 +1,5 @@
+import AgentBase
+import AgentCommands
 import JSONSchema
 
 /// The workflow definition commands (`workflow_get`, `workflow_create`, `workflow_update`,
@@ -34,7 +36,13 @@ extension SettingsCommands {
     func answerWorkflow(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
         guard request["command"] == "workflow_get" else {
             let name = request["name"] ?? .null
-            return answer(Self.settingsChange(forWorkflow: request), supervisor: supervisor) { answer in
+            let change: SettingsChangeCommand.Request
+            do {
+                change = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: Self.settingsChange(forWorkflow: request))
+            } catch {
+                return respond(JSONValueDecoder.refusal(of: error).json)
+            }
+            return self.change(change, supervisor: supervisor) { answer in
                 guard case .object(var object) = answer, answer["ok"] == true else { return respond(answer) }
                 object["workflow"] = name
                 respond(.object(object))

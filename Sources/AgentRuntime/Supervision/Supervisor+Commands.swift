@@ -56,21 +56,19 @@ extension Supervisor {
 
     typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
 
-    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``).
+    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``): only the
+    /// workflow, assignment and executor commands are left (typed on branch cmdwork; this enum
+    /// and `legacyHandler` go with them).
     enum LegacyOwner: CaseIterable {
-        case tasks, memory, workflows, fleet, settingsAndChat, supervision
+        case tasks, workflows
 
         /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
         static func of(_ name: String) -> LegacyOwner? {
             switch name {
             case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
                  "executor_list", "executor_drain", "executor_resume": .tasks
-            case "memory_list", "memory_get", "memory_set", "memory_delete": .memory
             case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
                  "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
-            case "fleet_status": .fleet
-            case "chat", "chat_history", "chat_clear", "settings_get", "settings_change", "validate", "modules", "reload": .settingsAndChat
-            case "status", "metrics", "readiness", "stop", "diagnostics", "process", "logs": .supervision
             default: nil
             }
         }
@@ -80,11 +78,7 @@ extension Supervisor {
     func legacyHandler(_ name: String) -> LegacyHandler? {
         switch LegacyOwner.of(name) {
         case .tasks?: { [unowned self] request, caller, respond in work.answerTask(request, caller: caller, respond: respond) }
-        case .memory?: { [unowned self] request, _, respond in memory.answerCommand(request, respond: respond) }
         case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
-        case .fleet?: { [unowned self] _, _, respond in fleetBridge.status(respond: respond) }
-        case .settingsAndChat?: { [unowned self] request, _, respond in handleControl(request, respond: respond) }
-        case .supervision?: { [unowned self] request, _, respond in respond(handleControl(request)) }
         case nil: nil
         }
     }
@@ -109,6 +103,10 @@ extension Supervisor: CommandHosts {
     package func host<Host>(_ type: Host.Type) -> Host? {
         if type == TaskCoordinator.self { return work.tasks as? Host }
         if type == Scheduler.self { return work.scheduler as? Host }
+        if type == MemoryService.self { return memory as? Host }
+        if type == FleetBridge.self { return fleetBridge as? Host }
+        if type == (any SupervisionCommandHost).self || type == (any SettingsCommandHost).self { return self as? Host }
+        if type == (any ChatCommandHost).self { return chat as? Host }
         return nil
     }
 }

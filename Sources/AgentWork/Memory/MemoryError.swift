@@ -39,6 +39,11 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
                            key: write.key, scope: write.scope, currentVersion: version)
     }
 
+    /// The refusal when the agent has no shared memory (the store is off).
+    package static let storeOff = MemoryError(
+        .unavailable, "shared memory lives in the store, and the store is off (\"store\": {\"enabled\": false}) or could not be opened",
+        key: nil, scope: nil)
+
     public var description: String {
         var text = message
         if let key { text += " (key \"\(key)\"" + (scope.map { " in \($0)" } ?? "") + ")" }

@@ -17,6 +17,19 @@ import Testing
         }
     }
 
+    @Test func onlyTheWorkflowAssignmentAndExecutorCommandsAndTheStoreReadsAreLeftUntyped() {
+        let untyped = CommandRegistry.standard.commands.filter { !$0.isTyped }.map(\.name)
+        for name in untyped {
+            #expect(name.hasPrefix("workflow_") || name.hasPrefix("executor_") || name.hasPrefix("task_") || ["events", "history"].contains(name),
+                    "\(name) is still a legacy command")
+        }
+        for name in ["memory_set", "chat", "settings_change", "validate", "modules", "reload", "status", "metrics", "readiness",
+                     "stop", "diagnostics", "process", "logs", "fleet_status", "settings_get", "chat_history", "chat_clear",
+                     "memory_list", "memory_get", "memory_delete"] {
+            #expect(CommandRegistry.standard.command(named: name)?.isTyped == true, "\(name) is not typed")
+        }
+    }
+
     @Test func aRequestIsRefusedWithThePointerOfItsFirstProblem() {
         let registry = CommandRegistry.standard
         let cases: [(JSONValue, String)] = [

@@ -18,6 +18,13 @@ import Testing
              #"{"command": "process", "action": "stop", "name": "trades", "colour": "red"}"#, "/colour"),
             ("GET", "/api/runs?limit=0", "", #"{"command": "task_runs", "limit": 0}"#, "/limit"),
             ("POST", "/api/tasks/x/run", #"{"priority": "urgent"}"#, #"{"command": "task_run", "name": "x", "priority": "urgent"}"#, "/priority"),
+            ("PUT", "/api/memory/entry", #"{"key": "k", "value": 1, "expected_version": -1}"#,
+             #"{"command": "memory_set", "key": "k", "value": 1, "expected_version": -1}"#, "/expected_version"),
+            ("PUT", "/api/memory/entry", #"{"value": 1}"#, #"{"command": "memory_set", "value": 1}"#, ""),
+            ("POST", "/api/settings/changes", #"{"changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#,
+             #"{"command": "settings_change", "changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#, "/changes/0/position"),
+            ("GET", "/api/processes/trades/logs?lines=-1", "", #"{"command": "logs", "name": "trades", "lines": -1}"#, "/lines"),
+            ("GET", "/api/readiness?failures=0", "", #"{"command": "readiness", "failures": 0}"#, "/failures"),
         ]
         for item in cases {
             let http = try agent.request(item.method, item.path, body: item.body.isEmpty ? nil : item.body)
