@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentLoop
 import AgentSupervision

@@ -109,22 +109,22 @@ extension Supervisor: SupervisionCommandHost {
 
 extension Supervisor: SettingsCommandHost {
     package func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        guard let commands = settingsHost.commands(respond: respond) else { return }
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         respond(EncodedAnswer.result(commands.get()))
     }
 
     package func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        guard let commands = settingsHost.commands(respond: respond) else { return }
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         commands.change(request, supervisor: self) { respond(EncodedAnswer.result($0)) }
     }
 
     package func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        guard let commands = settingsHost.commands(respond: respond) else { return }
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         commands.check({ $0.validate(request) }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
     }
 
     package func modules(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        guard let commands = settingsHost.commands(respond: respond) else { return }
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         commands.check({ $0.modules() }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
     }
 }

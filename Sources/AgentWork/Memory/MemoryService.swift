@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -83,32 +84,34 @@ package final class MemoryService {
     /// has: `answer` gets the command's answer or refusal as JSON, on any thread.
     static func answer(_ request: JSONValue, scope: MemoryScope, memory: any MemoryStore,
                        answer: @escaping @Sendable (JSONValue) -> Void) {
-        func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue {
-            switch result {
-            case .success(let value): (try? JSONValueEncoder().encode(value)) ?? CommandError(.failed, "the answer could not be encoded").json
-            case .failure(let error): error.refusal.json
-            }
-        }
         let decoder = JSONValueDecoder()
         do {
             switch request["command"]?.stringValue {
             case "memory_get"?:
                 let request = try decoder.decode(MemoryGetCommand.Request.self, from: request)
-                DispatchQueue.global().async { answer(json(read(request.key, scope: scope, memory: memory))) }
+                DispatchQueue.global().async { answer(Self.json(Self.read(request.key, scope: scope, memory: memory))) }
             case "memory_list"?:
                 let request = try decoder.decode(MemoryListCommand.Request.self, from: request)
-                DispatchQueue.global().async { answer(json(list(request, scope: scope, memory: memory))) }
+                DispatchQueue.global().async { answer(Self.json(Self.list(request, scope: scope, memory: memory))) }
             case "memory_set"?:
                 let request = try decoder.decode(MemorySetCommand.Request.self, from: request)
-                set(request, scope: scope, memory: memory) { answer(json($0)) }
+                Self.set(request, scope: scope, memory: memory) { answer(Self.json($0)) }
             case "memory_delete"?:
                 let request = try decoder.decode(MemoryDeleteCommand.Request.self, from: request)
-                delete(request, scope: scope, memory: memory) { answer(json($0)) }
+                Self.delete(request, scope: scope, memory: memory) { answer(Self.json($0)) }
             case let other:
                 answer(CommandError.invalid("not a memory command: \(other ?? "")").json)
             }
         } catch {
             answer(JSONValueDecoder.refusal(of: error).json)
+        }
+    }
+
+    /// A memory command's result as a worker gets it.
+    private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue {
+        switch result {
+        case .success(let value): (try? JSONValueEncoder().encode(value)) ?? CommandError(.failed, "the answer could not be encoded").json
+        case .failure(let error): error.refusal.json
         }
     }
 
