@@ -53,7 +53,8 @@ public struct AnyAgentCommand: Sendable {
         let declarations = C.routes.map { route in
             CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
-                               mutating: C.mutating, requiresAdmin: C.requiresAdmin)
+                               mutating: C.mutating, requiresAdmin: C.requiresAdmin,
+                               executor: C.self is any StoreReadCommand.Type ? .store : .loop)
         }
         self.init(declarations: declarations, invoke: { request, caller, hosts, respond in
             TypedCommand<C>.invoke(request, caller: caller, hosts: hosts, respond: respond)

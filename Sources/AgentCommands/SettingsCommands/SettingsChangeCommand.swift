@@ -77,7 +77,7 @@ package enum SettingsChangeCommand: AgentCommand {
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "changed": ["type": "boolean"], "path": ["type": "string"], "hash": ["type": "string"],
         "message": ["type": "string"],
-        "kept": SettingsCommandSchemas.names, "restarted": SettingsCommandSchemas.names, "started": SettingsCommandSchemas.names, "stopped": SettingsCommandSchemas.names, "notes": ["type": "array", "items": ["type": "string"]],
+        "kept": ConfigurationCommands.names, "restarted": ConfigurationCommands.names, "started": ConfigurationCommands.names, "stopped": ConfigurationCommands.names, "notes": ["type": "array", "items": ["type": "string"]],
     ], required: ["ok", "changed", "hash"])
     package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
         let done: JSONValue = ["ok": true, "changed": true, "path": "/etc/agent/agent.json", "hash": "9f2c", "kept": [], "restarted": [],

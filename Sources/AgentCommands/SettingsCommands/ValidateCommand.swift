@@ -29,7 +29,7 @@ package enum ValidateCommand: AgentCommand {
     ])
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "file": ["type": "string"], "valid": ["type": "boolean"],
-        "errors": ["type": "array", "items": SettingsCommandSchemas.issue], "modules": ["type": "array", "items": ["type": "object"]],
+        "errors": ["type": "array", "items": ConfigurationCommands.issue], "modules": ["type": "array", "items": ["type": "object"]],
         "processes": ["type": "array", "items": ["type": "object"]],
     ], required: ["ok", "valid", "errors"]),
     // A document may enable any library the agent's user owns, and describing it runs

@@ -35,7 +35,6 @@ extension Supervisor {
             respond(answer)
         }
         if command.isTyped { return registry.run(command, request, caller: caller, hosts: self, respond: finish) }
-        if command.executor == .store { return readStore(request, respond: finish) }
         guard let handler = legacyHandler(command.name) else {
             return finish(CommandError(.failed, "\(command.name) has no handler in this agent").json)
         }
@@ -47,11 +46,6 @@ extension Supervisor {
     func executeControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         if case .failure(let refusal) = CommandRegistry.standard.check(request) { return respond(refusal.json) }
         execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
-    }
-
-    /// `events` and `history` over the control socket: read off the loop, answered on it.
-    private func readStore(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        StoreCommands.answer(request, storePath: store?.path, inbox: loop.inbox, respond: respond)
     }
 
     typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
@@ -107,6 +101,12 @@ extension Supervisor: CommandHosts {
         if type == FleetBridge.self { return fleetBridge as? Host }
         if type == (any SupervisionCommandHost).self || type == (any SettingsCommandHost).self { return self as? Host }
         if type == (any ChatCommandHost).self { return chat as? Host }
+        if type == (any StoreReadHost).self { return self as? Host }
         return nil
     }
+}
+
+extension Supervisor: StoreReadHost {
+    package var storePath: String? { store?.path }
+    package var inbox: LoopInbox { loop.inbox }
 }

@@ -17,15 +17,15 @@ import Testing
         }
     }
 
-    @Test func onlyTheWorkflowAssignmentAndExecutorCommandsAndTheStoreReadsAreLeftUntyped() {
+    @Test func onlyTheWorkflowAssignmentAndExecutorCommandsAreLeftUntyped() {
         let untyped = CommandRegistry.standard.commands.filter { !$0.isTyped }.map(\.name)
         for name in untyped {
-            #expect(name.hasPrefix("workflow_") || name.hasPrefix("executor_") || name.hasPrefix("task_") || ["events", "history"].contains(name),
+            #expect(name.hasPrefix("workflow_") || name.hasPrefix("executor_") || name.hasPrefix("task_"),
                     "\(name) is still a legacy command")
         }
         for name in ["memory_set", "chat", "settings_change", "validate", "modules", "reload", "status", "metrics", "readiness",
                      "stop", "diagnostics", "process", "logs", "fleet_status", "settings_get", "chat_history", "chat_clear",
-                     "memory_list", "memory_get", "memory_delete"] {
+                     "memory_list", "memory_get", "memory_delete", "events", "history"] {
             #expect(CommandRegistry.standard.command(named: name)?.isTyped == true, "\(name) is not typed")
         }
     }
