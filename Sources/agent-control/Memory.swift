@@ -54,7 +54,7 @@ struct MemoryList: ParsableCommand {
 
     func run() throws {
         let request = MemoryListCommand.Request(run: scope.run, prefix: prefix, after: after, limit: limit)
-        let answer = try TaskCommand.send(try CommandRequest.make(MemoryListCommand.self, request), location: location)
+        let answer = try TaskCommand.send(MemoryListCommand.request(request), location: location)
         let entries = answer["entries"]?.arrayValue ?? []
         if json { return entries.forEach { print($0.serialized()) } }
         if entries.isEmpty { print(prefix.map { "no keys starting with \"\($0)\"" } ?? "no keys") }
@@ -77,7 +77,7 @@ struct MemoryGet: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(try CommandRequest.make(MemoryGetCommand.self, .init(key: key, run: scope.run)), location: location)
+        let answer = try TaskCommand.send(MemoryGetCommand.request(.init(key: key, run: scope.run)), location: location)
         let entry = answer["entry"] ?? .null
         print(json ? entry.serialized() : (entry["value"] ?? .null).serialized(pretty: true))
     }
@@ -116,7 +116,7 @@ struct MemorySet: ParsableCommand {
     func run() throws {
         let request = MemorySetCommand.Request(key: key, run: scope.run, value: string ? .string(value) : try Self.readValue(value),
                                                expectedVersion: expectedVersion)
-        let answer = try TaskCommand.send(try CommandRequest.make(MemorySetCommand.self, request), location: location)
+        let answer = try TaskCommand.send(MemorySetCommand.request(request), location: location)
         let entry = answer["entry"] ?? .null
         print(json ? entry.serialized() : "\(key) = version \(entry["version"]?.numberValue?.intValue ?? 0)")
     }
@@ -160,7 +160,7 @@ struct MemoryDelete: ParsableCommand {
 
     func run() throws {
         let request = MemoryDeleteCommand.Request(key: key, run: scope.run, expectedVersion: expectedVersion)
-        let answer = try TaskCommand.send(try CommandRequest.make(MemoryDeleteCommand.self, request), location: location)
+        let answer = try TaskCommand.send(MemoryDeleteCommand.request(request), location: location)
         print(answer["deleted"] == true ? "\(key) deleted" : "\(key) did not exist")
     }
 }

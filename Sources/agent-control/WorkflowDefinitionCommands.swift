@@ -1,3 +1,4 @@
+import AgentCommands
 import ArgumentParser
 import Foundation
 import JSONSchema
@@ -33,8 +34,8 @@ enum WorkflowDefinitionChange {
         return contents
     }
 
-    static func send(_ change: JSONObject, options: SettingsCommand.ChangeOptions) throws {
-        try SettingsCommand.finish(options.location.daemon().settingsChange(change, ifMatch: options.ifMatch))
+    static func send(_ change: SettingsChangeCommand.Change, options: SettingsCommand.ChangeOptions) throws {
+        try options.send(change)
     }
 }
 
@@ -61,7 +62,7 @@ struct WorkflowDefine: ParsableCommand {
 
     func run() throws {
         let definition = try WorkflowDefinitionChange.object(json, what: "--json")
-        try WorkflowDefinitionChange.send(["action": .string(replace ? "set_workflow" : "add_workflow"), "name": .string(name), "settings": .object(definition)],
+        try WorkflowDefinitionChange.send(.init(action: replace ? .setWorkflow : .addWorkflow, name: name, settings: definition),
                                           options: change)
     }
 }
@@ -78,7 +79,7 @@ struct WorkflowDelete: ParsableCommand {
     @OptionGroup var change: SettingsCommand.ChangeOptions
 
     func run() throws {
-        try WorkflowDefinitionChange.send(["action": "remove_workflow", "name": .string(name)], options: change)
+        try WorkflowDefinitionChange.send(.init(action: .removeWorkflow, name: name), options: change)
     }
 }
 
@@ -108,8 +109,7 @@ struct WorkflowAddStep: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["action": "add_workflow_step", "name": .string(name), "step": .object(try WorkflowDefinitionChange.object(json, what: "--json"))]
-        if let position { request["position"] = .number(JSONNumber(position)) }
-        try WorkflowDefinitionChange.send(request, options: change)
+        let step = try WorkflowDefinitionChange.object(json, what: "--json")
+        try WorkflowDefinitionChange.send(.init(action: .addWorkflowStep, name: name, step: step, position: position), options: change)
     }
 }
