@@ -15,8 +15,7 @@ package enum SettingsGetCommand: AgentCommand {
         "ok": ["const": true], "path": ["type": "string"], "hash": ["type": "string"], "text": ["type": "string"],
         "settings": ["description": "The parsed document; null when the file is not JSON (see parse_error)."],
         "parse_error": ["type": "string"],
-    ], required: ["ok", "path", "hash", "text"]),
-    // The file holds the users' password hashes: not for the read role.
+    ], required: ["ok", "path", "hash", "text"])
     package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
         [([:], EncodedAnswer(["ok": true, "path": "/etc/agent/agent.json", "hash": "9f2c", "text": "{}\n", "settings": [:]]))]
     }

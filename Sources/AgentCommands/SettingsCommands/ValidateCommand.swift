@@ -31,9 +31,7 @@ package enum ValidateCommand: AgentCommand {
         "ok": ["const": true], "file": ["type": "string"], "valid": ["type": "boolean"],
         "errors": ["type": "array", "items": ConfigurationCommands.issue], "modules": ["type": "array", "items": ["type": "object"]],
         "processes": ["type": "array", "items": ["type": "object"]],
-    ], required: ["ok", "valid", "errors"]),
-    // A document may enable any library the agent's user owns, and describing it runs
-    // that library's code: not for the read role.
+    ], required: ["ok", "valid", "errors"])
     package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
         [([:], EncodedAnswer(["ok": true, "file": "agent.json", "valid": true, "errors": []])),
          (["text": "{}"], EncodedAnswer(["ok": true, "file": "agent.json", "valid": false, "errors": [["pointer": "", "message": "no processes"]]])),

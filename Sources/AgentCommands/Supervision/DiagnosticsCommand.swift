@@ -1,5 +1,6 @@
 import AgentBase
 import AgentSupervision
+import AgentWork
 import JSONSchema
 
 /// `diagnostics`: what an operator asks first when something is wrong.

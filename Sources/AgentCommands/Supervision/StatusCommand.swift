@@ -1,5 +1,6 @@
 import AgentBase
 import AgentSupervision
+import AgentWork
 import JSONSchema
 
 /// `status`: the agent and every process (answered from a snapshot; the HTTP front batches it, see ``SnapshotBatcher``).
@@ -12,7 +13,7 @@ package enum StatusCommand: AgentCommand {
     package static let mutating = false
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "pid": ["type": "integer"], "uptime": ["type": "number"], "stopping": ["type": "boolean"],
-        "processes": ["type": "array", "items": processSchema],
+        "processes": ["type": "array", "items": SupervisionCommands.processSchema],
         "store": ["type": "object"], "outputs": ["type": "array"], "fork_server": ["type": "object"],
         "loop": CommandSchema.object(["longest_turn": ["type": "number", "minimum": 0], "slow_turns": ["type": "integer", "minimum": 0]],
                                           required: ["longest_turn", "slow_turns"]),

@@ -89,7 +89,7 @@ package final class MemoryService {
             switch request["command"]?.stringValue {
             case "memory_get"?:
                 let request = try decoder.decode(MemoryGetCommand.Request.self, from: request)
-                DispatchQueue.global().async { answer(Self.json(Self.read(request.key, scope: scope, memory: memory))) }
+                DispatchQueue.global().async { answer(Self.json(Self.get(request.key, scope: scope, memory: memory))) }
             case "memory_list"?:
                 let request = try decoder.decode(MemoryListCommand.Request.self, from: request)
                 DispatchQueue.global().async { answer(Self.json(Self.list(request, scope: scope, memory: memory))) }
@@ -108,59 +108,60 @@ package final class MemoryService {
     }
 
     /// A memory command's result as a worker gets it.
-    private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue {
+    private static func json<T: Encodable>(_ result: Result<T, CommandError>) -> JSONValue {
         switch result {
         case .success(let value): (try? JSONValueEncoder().encode(value)) ?? CommandError(.failed, "the answer could not be encoded").json
-        case .failure(let error): error.refusal.json
+        case .failure(let refusal): refusal.json
         }
     }
+
+    private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue { json(result.mapError(\.refusal)) }
 
     // MARK: The commands (``MemoryCommands``): on the loop, answered on the loop.
 
     /// `memory_list`: read on a thread of its own (reads block).
     package func list(_ request: MemoryListCommand.Request, scope: MemoryScope,
-                      respond: @escaping (Result<MemoryListCommand.Answer, MemoryError>) -> Void) {
-        offLoop(respond) { memory, done in DispatchQueue.global().async { done(Self.list(request, scope: scope, memory: memory)) } }
+                      respond: @escaping (Result<MemoryListCommand.Answer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in DispatchQueue.global().async { done(Self.list(request, scope: scope, memory: memory).mapError(\.refusal)) } }
     }
 
-    /// `memory_get`: `not_found` (with the key and scope) when there is none.
+    /// `memory_get`: read on a thread of its own.
     package func get(_ request: MemoryGetCommand.Request, scope: MemoryScope,
                      respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
-        let key = request.key
-        offLoop({ (result: Result<MemoryEntry?, MemoryError>) in
-            switch result {
-            case .success(let entry?): respond(.success(MemoryEntryAnswer(entry)))
-            case .success(nil):
-                respond(.failure(CommandError(.notFound, "no memory key \"\(key)\" in \(scope)",
-                                              details: ["key": .string(key), "scope": .string(scope.description)])))
-            case .failure(let error): respond(.failure(error.refusal))
-            }
-        }) { memory, done in DispatchQueue.global().async { done(Self.read(key, scope: scope, memory: memory)) } }
+        offLoop(respond) { memory, done in DispatchQueue.global().async { done(Self.get(request.key, scope: scope, memory: memory)) } }
     }
 
     /// `memory_set`: committed by the store's writer.
     package func set(_ request: MemorySetCommand.Request, scope: MemoryScope,
-                     respond: @escaping (Result<MemoryEntryAnswer, MemoryError>) -> Void) {
-        offLoop(respond) { memory, done in Self.set(request, scope: scope, memory: memory, done: done) }
+                     respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in Self.set(request, scope: scope, memory: memory) { done($0.mapError(\.refusal)) } }
     }
 
     /// `memory_delete`: committed by the store's writer.
     package func delete(_ request: MemoryDeleteCommand.Request, scope: MemoryScope,
-                        respond: @escaping (Result<MemoryDeleteCommand.Answer, MemoryError>) -> Void) {
-        offLoop(respond) { memory, done in Self.delete(request, scope: scope, memory: memory, done: done) }
+                        respond: @escaping (Result<MemoryDeleteCommand.Answer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in Self.delete(request, scope: scope, memory: memory) { done($0.mapError(\.refusal)) } }
     }
 
     /// Runs `work` on the store (refused when there is none); its result comes back to the loop.
-    private func offLoop<T: Sendable>(_ respond: @escaping (Result<T, MemoryError>) -> Void,
-                                      _ work: (any MemoryStore, @escaping @Sendable (Result<T, MemoryError>) -> Void) -> Void) {
-        guard let store else { return respond(.failure(.storeOff)) }
+    private func offLoop<T: Sendable>(_ respond: @escaping (Result<T, CommandError>) -> Void,
+                                      _ work: (any MemoryStore, @escaping @Sendable (Result<T, CommandError>) -> Void) -> Void) {
+        guard let store else { return respond(.failure(MemoryCommands.unavailable)) }
         let inbox = loop.inbox
         let reply = LoopBound(value: respond)
         work(store) { answer in inbox.post { reply.value(answer) } }
     }
 
-    private static func read(_ key: String, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryEntry?, MemoryError> {
-        Result { () throws(MemoryError) in try memory.get(key, scope: scope) }
+    /// A key's entry; `not_found` (with the key and scope) when there is none.
+    private static func get(_ key: String, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryEntryAnswer, CommandError> {
+        do throws(MemoryError) {
+            guard let entry = try memory.get(key, scope: scope) else {
+                return .failure(CommandError(.notFound, "no memory key \"\(key)\" in \(scope)", details: ["key": .string(key), "scope": .string(scope.description)]))
+            }
+            return .success(MemoryEntryAnswer(entry))
+        } catch {
+            return .failure(error.refusal)
+        }
     }
 
     private static func list(_ request: MemoryListCommand.Request, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryListCommand.Answer, MemoryError> {

@@ -52,6 +52,6 @@ package enum MemoryDeleteCommand: AgentCommand {
 
     package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        host.delete(request, scope: MemoryCommands.scope(run: request.run)) { respond($0.mapError(\.refusal)) }
+        host.delete(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }
 }

@@ -55,6 +55,6 @@ package enum MemoryListCommand: AgentCommand {
 
     package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        host.list(request, scope: MemoryCommands.scope(run: request.run)) { respond($0.mapError(\.refusal)) }
+        host.list(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }
 }

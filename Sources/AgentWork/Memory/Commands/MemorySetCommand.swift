@@ -40,6 +40,6 @@ package enum MemorySetCommand: AgentCommand {
 
     package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
-        host.set(request, scope: MemoryCommands.scope(run: request.run)) { respond($0.mapError(\.refusal)) }
+        host.set(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }
 }
