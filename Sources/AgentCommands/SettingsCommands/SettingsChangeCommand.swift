@@ -14,7 +14,7 @@ package enum SettingsChangeCommand: AgentCommand {
         package var position: Int?
         package var text: String?
 
-        package init(action: SettingsChangeAction?, name: String? = nil, settings: JSONObject? = nil, step: JSONObject? = nil,
+        package init(action: SettingsChangeAction? = nil, name: String? = nil, settings: JSONObject? = nil, step: JSONObject? = nil,
                      position: Int? = nil, text: String? = nil) {
             self.action = action
             self.name = name
@@ -25,41 +25,45 @@ package enum SettingsChangeCommand: AgentCommand {
         }
     }
 
-    /// One change at the top level, or several in `changes`.
+    /// One change at the top level (its members beside `if_match`), or several in `changes`.
     package struct Request: Codable, Sendable, Equatable {
-        package var action: SettingsChangeAction?
-        package var name: String?
-        package var settings: JSONObject?
-        package var step: JSONObject?
-        package var position: Int?
-        package var text: String?
+        /// The members of a change given at the top level (none when `changes` lists them).
+        package var change: Change
         package var changes: [Change]?
         package var ifMatch: String?
 
         package init(_ change: Change, ifMatch: String? = nil) {
-            action = change.action
-            name = change.name
-            settings = change.settings
-            step = change.step
-            position = change.position
-            text = change.text
+            self.change = change
             self.ifMatch = ifMatch
         }
 
         package init(changes: [Change], ifMatch: String? = nil) {
+            change = Change()
             self.changes = changes
             self.ifMatch = ifMatch
         }
 
         enum CodingKeys: String, CodingKey {
-            case action, name, settings, step, position, text, changes
+            case changes
             case ifMatch = "if_match"
         }
 
-        /// The top-level change (nil: the request lists `changes`).
-        package var single: Change? {
-            changes == nil ? Change(action: action, name: name, settings: settings, step: step, position: position, text: text) : nil
+        package init(from decoder: any Decoder) throws {
+            change = try Change(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            changes = try container.decodeIfPresent([Change].self, forKey: .changes)
+            ifMatch = try container.decodeIfPresent(String.self, forKey: .ifMatch)
         }
+
+        package func encode(to encoder: any Encoder) throws {
+            try change.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(changes, forKey: .changes)
+            try container.encodeIfPresent(ifMatch, forKey: .ifMatch)
+        }
+
+        /// The top-level change (nil: the request lists `changes`).
+        package var single: Change? { changes == nil ? change : nil }
     }
 
     package static let name = "settings_change"

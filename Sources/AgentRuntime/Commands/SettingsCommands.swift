@@ -287,9 +287,8 @@ final class SettingsCommands: Sendable {
             guard let single = request.single else { return ([], request.ifMatch) }
             return ([try SettingsChange(single, pointer: "")], request.ifMatch)
         }
-        if let stray = [("action", request.action != nil), ("name", request.name != nil), ("settings", request.settings != nil),
-                        ("step", request.step != nil), ("position", request.position != nil), ("text", request.text != nil)].first(where: \.1) {
-            throw .request("/" + stray.0, "unknown property \"\(stray.0)\" beside \"changes\"; allowed: changes, if_match")
+        if let stray = (try? JSONValueEncoder().encode(request.change))?.objectValue?.keys.first {
+            throw .request("/" + JSONPointer.escape(stray), "unknown property \"\(stray)\" beside \"changes\"; allowed: changes, if_match")
         }
         var changes: [SettingsChange] = []
         for (index, item) in list.enumerated() {
