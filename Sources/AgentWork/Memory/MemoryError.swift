@@ -49,13 +49,4 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         if let key { text += " (key \"\(key)\"" + (scope.map { " in \($0)" } ?? "") + ")" }
         return text
     }
-
-    /// As a command's refusal: `{"ok": false, "code", "error", …}`.
-    public var answer: JSONValue {
-        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(description)]
-        if let key { object["key"] = .string(key) }
-        if let scope { object["scope"] = .string(scope.description) }
-        if let currentVersion { object["version"] = .number(JSONNumber(currentVersion)) }
-        return .object(object)
-    }
 }
