@@ -42,7 +42,7 @@ public final class CommandRegistry: Sendable {
     /// The command of `request` (`{"command": NAME, …}`) when it names one and its members are
     /// valid; else the refusal every front answers.
     public func check(_ request: JSONValue) -> Result<AnyAgentCommand, CommandError> {
-        let known = names.joined(separator: ", ")
+        var known: String { names.joined(separator: ", ") }
         guard case .object(var fields) = request else {
             return .failure(.invalid("a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))", pointer: ""))
         }
