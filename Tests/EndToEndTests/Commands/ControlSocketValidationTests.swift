@@ -43,6 +43,8 @@ import Testing
     @Test func anUnknownCommandOverTheSocketIsOfferedEveryCommandOfTheRegistry() throws {
         let agent = try HTTPAgent(processes: Self.trades)
         let socket = agent.run.directory + "/.agent/run/control.sock"
+        // The HTTP front may answer before the control socket listens.
+        #expect(HTTPAgent.eventually { RawControlClient.request(socket, #"{"command": "status"}"#) != nil })
         let misspelled = RawControlClient.request(socket, #"{"command": "task_asign", "id": "x"}"#)
         let error = misspelled?["error"] as? String ?? ""
         #expect(error.contains(#"unknown command "task_asign"; did you mean "task_assign"?"#), "\(error)")
