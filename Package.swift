@@ -255,7 +255,7 @@ let package = Package(
         .executableTarget(
             name: "agent-control",
             dependencies: [
-                "AgentRuntime", "AgentBase", "AgentWork", "AgentStore", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet),
+                "AgentRuntime", "AgentBase", "AgentWork", "AgentStore", "AgentCommands", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet),
                 "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

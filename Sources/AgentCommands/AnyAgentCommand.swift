@@ -53,7 +53,8 @@ public struct AnyAgentCommand: Sendable {
         let declarations = C.routes.map { route in
             CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
-                               mutating: C.mutating, requiresAdmin: C.requiresAdmin)
+                               mutating: C.mutating, requiresAdmin: C.requiresAdmin,
+                               executor: C.self is any StoreReadCommand.Type ? .store : .loop)
         }
         self.init(declarations: declarations, invoke: { request, caller, hosts, respond in
             TypedCommand<C>.invoke(request, caller: caller, hosts: hosts, respond: respond)
@@ -112,11 +113,8 @@ enum TypedCommand<C: AgentCommand> {
         let decoded: C.Request
         do {
             decoded = try JSONValueDecoder().decode(C.Request.self, from: request)
-        } catch let error as DecodingError {
-            let pointer = JSONValueDecoder.pointer(of: error)
-            return respond(CommandError.invalid("\(pointer.isEmpty ? "" : pointer + ": ")\(Self.reason(error))", pointer: pointer).json)
         } catch {
-            return respond(CommandError.invalid("\(error)").json)
+            return respond(JSONValueDecoder.refusal(of: error).json)
         }
         C.run(decoded, on: host, caller: caller) { result in
             switch result {
@@ -129,14 +127,6 @@ enum TypedCommand<C: AgentCommand> {
             case .failure(let refusal):
                 respond(refusal.json)
             }
-        }
-    }
-
-    static func reason(_ error: DecodingError) -> String {
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): return context.debugDescription
-        case .keyNotFound(let key, _): return "\"\(key.stringValue)\" is required"
-        @unknown default: return "\(error)"
         }
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// executes a command by handing its request to the supervisor's loop and awaiting the
 /// answer. The loop stays the only owner of supervision state; a front never touches it.
 ///
-/// A request is a JSON object `{"command": NAME, …}` as declared in ``CommandCatalog``; the
+/// A request is a JSON object `{"command": NAME, …}` as declared in ``CommandRegistry``; the
 /// answer is `{"ok": true, …}` or `{"ok": false, "error": …, "code": …}`.
 public final class CommandCenter: Sendable {
     /// Who asked (the type lives in the base layer, so that features can take it).
@@ -96,7 +96,7 @@ public final class CommandCenter: Sendable {
     }
 
     private func executeOnLoop(_ request: JSONValue, caller: Caller) async -> JSONValue {
-        if let name = request["command"]?.stringValue, CommandCatalog.named(name)?.executor == .store {
+        if let name = request["command"]?.stringValue, CommandRegistry.standard.command(named: name)?.executor == .store {
             // A query can take a while: on the global pool, never on a front's own threads
             // (the HTTP front runs its handlers on its event loop).
             let storePath = storePath

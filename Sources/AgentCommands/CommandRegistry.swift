@@ -6,7 +6,8 @@ import JSONSchema
 /// its access checks, its OpenAPI document) and the dashboard know of commands comes from
 /// here. Each front validates a request with ``check(_:)`` and answers its refusal the same
 /// way; typed commands (``AgentCommand``) are decoded and run by ``run(_:_:caller:hosts:respond:)``,
-/// the others by the agent's handler for their name (``LegacyCommands``).
+/// the others (the workflow, assignment and executor commands until they are typed) by the
+/// agent's handler for their name.
 public final class CommandRegistry: Sendable {
     /// In the order of the catalog (the OpenAPI document's order).
     public let commands: [AnyAgentCommand]
@@ -17,16 +18,17 @@ public final class CommandRegistry: Sendable {
         byName = Dictionary(commands.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The agent's commands: the typed ones and the legacy catalog's others.
+    /// The agent's commands, as each layer contributes them (see ``TypedCommands``): the
+    /// supervision, chat, configuration and store commands first, the legacy catalog's (the
+    /// workflow, assignment and executor commands, until they are typed), then the features'.
     public static let standard: CommandRegistry = {
+        let typedNames = Set(TypedCommands.all.map { $0.name })
         var seen = Set<String>()
-        let typed = TypedCommands.all.map { AnyAgentCommand($0) }
-        let typedNames = Set(typed.map(\.name))
-        var commands: [AnyAgentCommand] = []
+        var legacy: [AnyAgentCommand] = []
         for declaration in CommandCatalog.legacy where !typedNames.contains(declaration.name) && seen.insert(declaration.name).inserted {
-            commands.append(AnyAgentCommand(legacy: CommandCatalog.legacy.filter { $0.name == declaration.name }))
+            legacy.append(AnyAgentCommand(legacy: CommandCatalog.legacy.filter { $0.name == declaration.name }))
         }
-        return CommandRegistry(commands + typed)
+        return CommandRegistry(TypedCommands.agent.map { AnyAgentCommand($0) } + legacy + TypedCommands.work.map { AnyAgentCommand($0) })
     }()
 
     /// Every command's name (what the control socket's did-you-mean offers).
@@ -40,7 +42,7 @@ public final class CommandRegistry: Sendable {
     /// The command of `request` (`{"command": NAME, …}`) when it names one and its members are
     /// valid; else the refusal every front answers.
     public func check(_ request: JSONValue) -> Result<AnyAgentCommand, CommandError> {
-        let known = names.joined(separator: ", ")
+        var known: String { names.joined(separator: ", ") }
         guard case .object(var fields) = request else {
             return .failure(.invalid("a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))", pointer: ""))
         }

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentLoop
 import AgentSupervision
 import Foundation
@@ -23,34 +24,15 @@ public struct Readiness: Sendable, Equatable {
     }
 
     /// The rules a `readiness` request gives (`failures`, `window`), the defaults otherwise.
+    /// Every front has checked the request against the command's schema (``ReadinessCommand``).
     public init(_ request: JSONValue) {
-        self.init(failures: request["failures"]?.numberValue?.intValue ?? Self.defaultFailures,
-                  window: request["window"]?.numberValue?.doubleValue ?? Self.defaultWindow)
+        self.init((try? JSONValueDecoder().decode(ReadinessCommand.Request.self, from: request)) ?? ReadinessCommand.Request())
     }
 
-    /// The refusal of a `readiness` request whose rules the request schema refuses (`failures`
-    /// of -1, a `window` of 1e400), with the pointer, or nil. The HTTP route checks the schema
-    /// before the command; the control socket's requests are checked here, so both fronts
-    /// refuse the same requests with the same message.
-    public static func refusal(for request: JSONValue) -> JSONValue? {
-        var fields = JSONObject()
-        for (key, value) in request.objectValue ?? [:] where key != "command" { fields[key] = value }
-        guard !fields.isEmpty, let first = requestValidator.validate(.object(fields)).first else { return nil }
-        var pointer = first.instanceLocation
-        if pointer.isEmpty, let unknown = fields.keys.first(where: { requestSchema["properties"]?[$0] == nil }) {
-            pointer = "/" + JSONPointer.escape(unknown)
-        }
-        return ["ok": false, "code": "invalid", "pointer": .string(pointer),
-                "error": .string((pointer.isEmpty ? "" : "\(pointer): ") + first.message)]
+    /// The rules of a decoded `readiness` request, the defaults for those it leaves out.
+    package init(_ request: ReadinessCommand.Request) {
+        self.init(failures: request.failures ?? Self.defaultFailures, window: request.window ?? Self.defaultWindow)
     }
-
-    private static let requestValidator: JSONSchemaValidator = {
-        do {
-            return try JSONSchemaValidator(schema: requestSchema)
-        } catch {
-            fatalError("the readiness request schema does not compile: \(error)")
-        }
-    }()
 
     /// `{"ok": true, "ready": true}`, or `"ready": false` with every reason, one per line of
     /// `"reasons"` (`"fetcher: failed (…)"`, `"store: degraded: …"`).

@@ -1,6 +1,6 @@
 /// What one change of `settings_change` does (``SettingsChange`` in the root applies it); here,
 /// beside the command's schema, which lists the actions.
-package enum SettingsChangeAction: String, Sendable, CaseIterable {
+package enum SettingsChangeAction: String, Codable, Sendable, CaseIterable {
     case enableModule = "enable_module"
     case disableModule = "disable_module"
     case addProcess = "add_process"

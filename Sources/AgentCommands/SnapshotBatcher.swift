@@ -95,7 +95,7 @@ package final class SharedSnapshot: Sendable {
             let json: JSONValue = switch name {
             case "status": snapshot.statusAnswer
             case "metrics": snapshot.metricsAnswer
-            default: Readiness.refusal(for: request) ?? Readiness(request).answer(for: snapshot)
+            default: Readiness(request).answer(for: snapshot)
             }
             let rendered = CommandCenter.RenderedAnswer(json: json)
             if shareable { answers[name] = rendered }

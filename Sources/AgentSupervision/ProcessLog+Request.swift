@@ -15,57 +15,19 @@ extension ProcessLog {
         /// Only lines with a greater sequence number (following, paging).
         public var after: Int?
 
-        /// Reads a request; an invalid one is an error answer (`"code": "invalid"`, with the
-        /// pointer of the field at fault).
-        public static func parse(_ request: JSONValue, now: Double = Date().timeIntervalSince1970) -> Result<Request, AnswerError> {
-            guard let value = request["name"] else { return .failure(AnswerError("a logs request needs \"name\" (a process name)", pointer: "/name")) }
-            guard let name = value.stringValue else {
-                return .failure(AnswerError("\"name\" must be a string; found \(Describe.article(value)) (\(value.serialized()))", pointer: "/name"))
-            }
-            var parsed = Request(name: name)
-            for key in ["lines", "after"] {
-                guard let value = request[key], value != .null else { continue }
-                guard let number = value.numberValue?.intValue, number >= 0 else {
-                    return .failure(AnswerError("\"\(key)\" must be an integer ≥ 0; found \(value.serialized())", pointer: "/\(key)"))
+        /// The request of a decoded `logs` command (the registry checked the members' types
+        /// and bounds); a `since` that names no time is refused at `/since`.
+        public static func make(name: String, lines: Int?, since: TimeSince?, after: Int?,
+                                now: Double = Date().timeIntervalSince1970) -> Result<Request, CommandError> {
+            var request = Request(name: name, lines: lines, after: after)
+            if let since {
+                guard let seconds = since.time(now: now) else {
+                    return .failure(.invalid("\"since\" must be seconds back from now (a number ≥ 0), a duration like 30s, 10m, 2h, 1d, or an ISO 8601 time; found \(since.json.serialized())",
+                                             pointer: "/since"))
                 }
-                if key == "lines" { parsed.lines = number } else { parsed.after = number }
+                request.since = Int64(saturating: seconds * 1e9)
             }
-            if let value = request["since"], value != .null {
-                let seconds: Double?
-                if let number = value.numberValue?.doubleValue, number >= 0 {
-                    seconds = now - number
-                } else if let text = value.stringValue {
-                    // A query string (`?since=600`) carries seconds as text.
-                    if let number = Double(text), number >= 0, number.isFinite { seconds = now - number } else { seconds = TimeSpec.since(text, now: now) }
-                } else {
-                    seconds = nil
-                }
-                guard let seconds else {
-                    return .failure(AnswerError("\"since\" must be seconds back from now (a number ≥ 0), a duration like 30s, 10m, 2h, 1d, or an ISO 8601 time; found \(value.serialized())",
-                                                pointer: "/since"))
-                }
-                parsed.since = Int64(saturating: seconds * 1e9)
-            }
-            return .success(parsed)
-        }
-    }
-
-    /// A request the command cannot answer: `{"ok": false, "code", "error", "pointer"}`.
-    public struct AnswerError: Error, Sendable, Equatable {
-        public var code: String
-        public var message: String
-        public var pointer: String?
-
-        public init(_ message: String, code: String = "invalid", pointer: String? = nil) {
-            self.code = code
-            self.message = message
-            self.pointer = pointer
-        }
-
-        public var json: JSONValue {
-            var object: JSONObject = ["ok": false, "code": .string(code), "error": .string(message)]
-            if let pointer { object["pointer"] = .string(pointer) }
-            return .object(object)
+            return .success(request)
         }
     }
 

@@ -44,6 +44,6 @@ struct Chat: ParsableCommand {
         let daemon = try location.daemon()
         if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation)) }
         if history { return try finish(daemon.printChatHistory(conversation: conversation, limit: limit)) }
-        try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }, interactive: isatty(0) != 0))
+        try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }?.objectValue, interactive: isatty(0) != 0))
     }
 }

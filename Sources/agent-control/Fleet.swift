@@ -1,3 +1,5 @@
+import AgentBase
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema
@@ -27,7 +29,7 @@ struct FleetStatus: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "fleet_status"], location: location)
+        let answer = try TaskCommand.send(FleetStatusCommand.request(NoFields()), location: location)
         if json { return print(answer.serialized()) }
         print("fleet database \(answer["database"]?.stringValue ?? "?"); this agent: \(answer["agent_id"]?.stringValue ?? "?")")
         if let degraded = answer["degraded"]?.stringValue {

@@ -16,15 +16,6 @@ struct MemoryCommand: ParsableCommand {
         """,
         subcommands: [MemoryList.self, MemoryGet.self, MemorySet.self, MemoryDelete.self])
 
-    /// Adds `run` and `expected_version` to a request when given.
-    static func request(_ command: String, key: String?, run: String?, expectedVersion: Int? = nil) -> JSONObject {
-        var request: JSONObject = ["command": .string(command)]
-        if let key { request["key"] = .string(key) }
-        if let run { request["run"] = .string(run) }
-        if let expectedVersion { request["expected_version"] = .number(JSONNumber(expectedVersion)) }
-        return request
-    }
-
     /// `memory list`: KEY  vVERSION  UPDATED  VALUE (cut at 200 characters).
     static func line(_ entry: JSONValue) -> String {
         let value = entry["value"]?.serialized() ?? "null"
@@ -62,11 +53,8 @@ struct MemoryList: ParsableCommand {
     }
 
     func run() throws {
-        var request = MemoryCommand.request("memory_list", key: nil, run: scope.run)
-        request["limit"] = .number(JSONNumber(limit))
-        if let prefix { request["prefix"] = .string(prefix) }
-        if let after { request["after"] = .string(after) }
-        let answer = try TaskCommand.send(.object(request), location: location)
+        let request = MemoryListCommand.Request(run: scope.run, prefix: prefix, after: after, limit: limit)
+        let answer = try TaskCommand.send(MemoryListCommand.request(request), location: location)
         let entries = answer["entries"]?.arrayValue ?? []
         if json { return entries.forEach { print($0.serialized()) } }
         if entries.isEmpty { print(prefix.map { "no keys starting with \"\($0)\"" } ?? "no keys") }
@@ -89,7 +77,7 @@ struct MemoryGet: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(.object(MemoryCommand.request("memory_get", key: key, run: scope.run)), location: location)
+        let answer = try TaskCommand.send(MemoryGetCommand.request(.init(key: key, run: scope.run)), location: location)
         let entry = answer["entry"] ?? .null
         print(json ? entry.serialized() : (entry["value"] ?? .null).serialized(pretty: true))
     }
@@ -126,9 +114,9 @@ struct MemorySet: ParsableCommand {
     }
 
     func run() throws {
-        var request = MemoryCommand.request("memory_set", key: key, run: scope.run, expectedVersion: expectedVersion)
-        request["value"] = string ? .string(value) : try Self.readValue(value)
-        let answer = try TaskCommand.send(.object(request), location: location)
+        let request = MemorySetCommand.Request(key: key, run: scope.run, value: string ? .string(value) : try Self.readValue(value),
+                                               expectedVersion: expectedVersion)
+        let answer = try TaskCommand.send(MemorySetCommand.request(request), location: location)
         let entry = answer["entry"] ?? .null
         print(json ? entry.serialized() : "\(key) = version \(entry["version"]?.numberValue?.intValue ?? 0)")
     }
@@ -171,8 +159,8 @@ struct MemoryDelete: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try TaskCommand.send(.object(MemoryCommand.request("memory_delete", key: key, run: scope.run, expectedVersion: expectedVersion)),
-                                          location: location)
+        let request = MemoryDeleteCommand.Request(key: key, run: scope.run, expectedVersion: expectedVersion)
+        let answer = try TaskCommand.send(MemoryDeleteCommand.request(request), location: location)
         print(answer["deleted"] == true ? "\(key) deleted" : "\(key) did not exist")
     }
 }

@@ -1,4 +1,5 @@
 import AgentCLI
+import AgentCommands
 import ArgumentParser
 import JSONSchema
 
@@ -42,9 +43,11 @@ struct SettingsCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @Option(name: .long, help: ArgumentHelp("Refuse the change if the file's hash is no longer this (from `settings show --json`).", valueName: "hash"))
         var ifMatch: String?
-        func send(_ action: String, name: String, settings: JSONObject? = nil) throws {
-            var change: JSONObject = ["action": .string(action), "name": .string(name)]
-            if let settings { change["settings"] = .object(settings) }
+        func send(_ action: SettingsChangeAction, name: String, settings: JSONObject? = nil) throws {
+            try send(SettingsChangeCommand.Change(action: action, name: name, settings: settings))
+        }
+
+        func send(_ change: SettingsChangeCommand.Change) throws {
             try SettingsCommand.finish(location.daemon().settingsChange(change, ifMatch: ifMatch))
         }
     }
@@ -72,7 +75,7 @@ struct SettingsCommand: ParsableCommand {
             commandName: "enable-module", abstract: "Add a module to enabled_modules (described and checked first).")
         @Argument(help: "The module's name (or a path to its library).") var name: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("enable_module", name: name) }
+        func run() throws { try change.send(.enableModule, name: name) }
     }
 
     struct DisableModule: ParsableCommand {
@@ -82,7 +85,7 @@ struct SettingsCommand: ParsableCommand {
             discussion: "Refused (exit status 2) while a process uses one of its types: remove or change that process first.")
         @Argument(help: "The module's name as enabled_modules has it.") var name: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("disable_module", name: name) }
+        func run() throws { try change.send(.disableModule, name: name) }
     }
 
     struct AddProcess: ParsableCommand {
@@ -92,7 +95,7 @@ struct SettingsCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("The process's settings, a JSON object, e.g. '{\"type\": \"trade_feed\", \"interval\": 1}'.", valueName: "object"))
         var json: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("add_process", name: name, settings: SettingsCommand.processSettings(json)) }
+        func run() throws { try change.send(.addProcess, name: name, settings: SettingsCommand.processSettings(json)) }
     }
 
     struct RemoveProcess: ParsableCommand {
@@ -100,7 +103,7 @@ struct SettingsCommand: ParsableCommand {
             commandName: "remove-process", abstract: "Remove a process; its worker is stopped.")
         @Argument(help: "The process's name.") var name: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("remove_process", name: name) }
+        func run() throws { try change.send(.removeProcess, name: name) }
     }
 
     struct EnableProcess: ParsableCommand {
@@ -108,7 +111,7 @@ struct SettingsCommand: ParsableCommand {
             commandName: "enable-process", abstract: "Enable a process (its \"enabled\" key is removed: enabled is the default); it starts.")
         @Argument(help: "The process's name.") var name: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("enable_process", name: name) }
+        func run() throws { try change.send(.enableProcess, name: name) }
     }
 
     struct DisableProcess: ParsableCommand {
@@ -116,7 +119,7 @@ struct SettingsCommand: ParsableCommand {
             commandName: "disable-process", abstract: "Disable a process (\"enabled\": false); its worker is stopped.")
         @Argument(help: "The process's name.") var name: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("disable_process", name: name) }
+        func run() throws { try change.send(.disableProcess, name: name) }
     }
 
     struct SetProcess: ParsableCommand {
@@ -126,7 +129,7 @@ struct SettingsCommand: ParsableCommand {
         @Option(name: .long, help: ArgumentHelp("The process's new settings, a JSON object.", valueName: "object"))
         var json: String
         @OptionGroup var change: ChangeOptions
-        func run() throws { try change.send("set_process", name: name, settings: SettingsCommand.processSettings(json)) }
+        func run() throws { try change.send(.setProcess, name: name, settings: SettingsCommand.processSettings(json)) }
     }
 }
 

@@ -22,9 +22,10 @@ public protocol AgentCommand: Sendable {
     static var routes: [CommandRoute] { get }
     /// Changes something: audited, the admin role over HTTP, a CSRF check from a browser.
     static var mutating: Bool { get }
-    /// Needs the admin role over HTTP (default: whether it is `mutating`). False for a
-    /// person's action that changes something (`task_complete`, `workflow_approve`): any role
-    /// may send it, the command checks that it is that person's.
+    /// Needs the admin role over HTTP (default: whether it is `mutating`): reads that show
+    /// secrets or run a module's code (`settings_get`, `validate`) need it too; a person's action
+    /// that changes something (`task_complete`, `workflow_approve`) does not — any role may send
+    /// it, and the command checks that it is that person's.
     static var requiresAdmin: Bool { get }
     /// Answered while the agent stops (reads).
     static var answersWhileStopping: Bool { get }

@@ -19,13 +19,18 @@ public struct CommandError: Error, Sendable, Equatable {
     public var retryAfter: Int?
     /// Several problems (each `{"pointer", "message"}`), the first of which is `message`'s.
     public var errors: [JSONValue]?
+    /// Members a feature adds to its refusals (memory's `key`, `scope`, `version`), after the
+    /// others.
+    public var details: JSONObject?
 
-    public init(_ code: Code, _ message: String, pointer: String? = nil, retryAfter: Int? = nil, errors: [JSONValue]? = nil) {
+    public init(_ code: Code, _ message: String, pointer: String? = nil, retryAfter: Int? = nil, errors: [JSONValue]? = nil,
+                details: JSONObject? = nil) {
         self.code = code
         self.message = message
         self.pointer = pointer
         self.retryAfter = retryAfter
         self.errors = errors
+        self.details = details
     }
 
     public static func invalid(_ message: String, pointer: String? = nil) -> CommandError { CommandError(.invalid, message, pointer: pointer) }
@@ -44,6 +49,7 @@ public struct CommandError: Error, Sendable, Equatable {
         if let pointer { object["pointer"] = .string(pointer) }
         if let retryAfter { object["retry_after"] = .number(JSONNumber(retryAfter)) }
         if let errors { object["errors"] = .array(errors) }
+        for (key, value) in details ?? [:] where object[key] == nil { object[key] = value }
         return .object(object)
     }
 }

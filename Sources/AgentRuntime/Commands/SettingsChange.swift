@@ -96,6 +96,18 @@ struct SettingsChange: Sendable, Equatable {
         }
     }
 
+    /// A change of a decoded `settings_change` request: which members its action needs (and
+    /// allows) is checked here, with the pointer of the member at fault.
+    init(_ change: SettingsChangeCommand.Change, pointer: String) throws(SettingsCommandError) {
+        let json: JSONValue
+        do {
+            json = try JSONValueEncoder().encode(change)
+        } catch {
+            throw .request(pointer, "the change cannot be read: \(error)")
+        }
+        try self.init(json: json, pointer: pointer)
+    }
+
     init(action: Action, name: String = "", settings: JSONObject = [:], text: String = "", step: JSONObject = [:], position: Int? = nil) {
         self.action = action
         self.name = name

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -28,56 +29,52 @@ final class SettingsCommands: Sendable {
     /// `validate-settings` and `reload` say it).
     var shownPath: String { checker.options.settingsPath }
 
-    /// Answers `settings_get`, `settings_change`, `validate` or `modules`: called on the
-    /// supervisor's loop, and `respond` is called there. A change is applied by the
-    /// supervisor's reload (and audited by the command layer with ``audited(_:)`` and
-    /// ``outcome(_:)``).
-    func answer(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
-        let command = request["command"]?.stringValue
-        if command == "settings_get" { return respond(get()) }
-        if command == "settings_change", supervisor.stopping {
-            return respond(SettingsCommandError(.unavailable, "the agent is stopping").answer)
+    /// Answers `validate` or `modules` (`work`) on the checks' thread; `respond` is called on
+    /// the supervisor's loop.
+    func check(_ work: @escaping @Sendable (SettingsCommands) -> JSONValue, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+        let reply = LoopBound(value: respond)
+        thread.submit { [self] in
+            let answer = work(self)
+            inbox.post { reply.value(answer) }
         }
+    }
+
+    /// Answers `settings_change`: called on the supervisor's loop, and `respond` is called
+    /// there. The change is checked on the checks' thread and applied by the supervisor's
+    /// reload (and audited by the command layer with ``audited(_:)`` and ``outcome(_:)``).
+    func change(_ request: SettingsChangeCommand.Request, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
+        if supervisor.stopping { return respond(SettingsCommandError(.unavailable, "the agent is stopping").answer) }
         let inbox = supervisor.loop.inbox
         // The responder and the supervisor each in a wrapper of its own: a class reference
         // inside a LoopBound tuple was over-released once (the reload crash fixed in d93008e).
         let reply = LoopBound(value: respond)
         let owner = WeakSupervisor(supervisor)
         thread.submit { [self] in
-            switch command {
-            case "validate"?:
-                let answer = validate(request)
-                inbox.post { reply.value(answer) }
-            case "modules"?:
-                let answer = modules()
-                inbox.post { reply.value(answer) }
-            default:
-                let summary = Self.audited(request).what
-                let prepared: PreparedChange
-                do throws(SettingsCommandError) {
-                    prepared = try prepareChange(request)
-                } catch {
-                    let answer = error.answer
-                    checker.logger.notice("\(summary): \(Self.outcome(answer))")
-                    return inbox.post { reply.value(answer) }
-                }
-                // The next check waits until this change is written and applied, so that it
-                // starts from the file this one wrote.
-                let applied = DispatchSemaphore(value: 0)
-                inbox.post { [self] in
-                    let answer: JSONValue
-                    do throws(SettingsCommandError) {
-                        guard let supervisor = owner.supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
-                        answer = try commit(prepared, supervisor: supervisor)
-                    } catch {
-                        answer = error.answer
-                    }
-                    checker.logger.notice("\(summary): \(Self.outcome(answer))")
-                    reply.value(answer)
-                    applied.signal()
-                }
-                _ = applied.wait(timeout: .now() + 300)
+            let summary = Self.audited(request).what
+            let prepared: PreparedChange
+            do throws(SettingsCommandError) {
+                prepared = try prepareChange(request)
+            } catch {
+                let answer = error.answer
+                checker.logger.notice("\(summary): \(Self.outcome(answer))")
+                return inbox.post { reply.value(answer) }
             }
+            // The next check waits until this change is written and applied, so that it
+            // starts from the file this one wrote.
+            let applied = DispatchSemaphore(value: 0)
+            inbox.post { [self] in
+                let answer: JSONValue
+                do throws(SettingsCommandError) {
+                    guard let supervisor = owner.supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
+                    answer = try commit(prepared, supervisor: supervisor)
+                } catch {
+                    answer = error.answer
+                }
+                checker.logger.notice("\(summary): \(Self.outcome(answer))")
+                reply.value(answer)
+                applied.signal()
+            }
+            _ = applied.wait(timeout: .now() + 300)
         }
     }
 
@@ -93,6 +90,13 @@ final class SettingsCommands: Sendable {
     /// What a `settings_change` request asks, for the run history, and the process it is
     /// about (empty when it is about modules, several processes or the whole document).
     static func audited(_ request: JSONValue) -> (what: String, process: String) {
+        guard let typed = try? JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: request) else {
+            return ("settings_change (not understood)", "")
+        }
+        return audited(typed)
+    }
+
+    static func audited(_ request: SettingsChangeCommand.Request) -> (what: String, process: String) {
         guard let (changes, _) = try? changes(in: request) else { return ("settings_change (not understood)", "") }
         let processes = Set(changes.filter { [.addProcess, .removeProcess, .enableProcess, .disableProcess, .setProcess].contains($0.action) }.map(\.name))
         let process = processes.count == 1 && changes.allSatisfy({ processes.contains($0.name) }) ? processes.first! : ""
@@ -141,23 +145,17 @@ final class SettingsCommands: Sendable {
     /// The report `validate-settings --json` prints, with `"ok": true`, for the file, or for
     /// the document given as `"text"` (a string) or `"settings"` (an object), checked as if it
     /// were the file. Nothing is written or applied.
-    func validate(_ request: JSONValue) -> JSONValue {
-        for key in request.objectValue?.keys ?? [] where !["command", "text", "settings"].contains(key) {
-            return SettingsCommandError.request("/" + JSONPointer.escape(key), "unknown property \"\(key)\"; allowed: text (the document as a string) or settings (the document)").answer
-        }
+    func validate(_ request: ValidateCommand.Request) -> JSONValue {
         var settings: AgentSettings?
-        if let text = request["text"] {
-            guard let text = text.stringValue else {
-                return SettingsCommandError.request("/text", "expected the settings document as a string, found \(Describe.value(text))").answer
-            }
+        if let text = request.text {
             do {
                 settings = AgentSettings(json: try JSONValue.parse(text), file: shownPath)
             } catch {
                 return ["ok": true, "file": .string(shownPath), "valid": false,
                         "errors": [["file": .string(shownPath), "pointer": "", "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]]]
             }
-        } else if let document = request["settings"] {
-            settings = AgentSettings(json: document, file: shownPath)
+        } else if let document = request.settings {
+            settings = AgentSettings(json: .object(document), file: shownPath)
         }
         switch checker.check(settings) {
         case .failure(let error):
@@ -220,7 +218,7 @@ final class SettingsCommands: Sendable {
     /// `validate-settings` does. Refused, with nothing written, when `if_match` is not the
     /// file's hash (`conflict`), a change does not fit (`not_found`, `conflict`, `invalid`)
     /// or the result is invalid (`invalid`, every error with its pointer). Off the loop.
-    func prepareChange(_ request: JSONValue) throws(SettingsCommandError) -> PreparedChange {
+    func prepareChange(_ request: SettingsChangeCommand.Request) throws(SettingsCommandError) -> PreparedChange {
         let (changes, ifMatch) = try Self.changes(in: request)
         let current = try file.read()
         if let ifMatch, ifMatch != current.hash {
@@ -281,31 +279,22 @@ final class SettingsCommands: Sendable {
         return .object(answer)
     }
 
-    /// The changes a request asks for, and its `if_match`.
-    static func changes(in request: JSONValue) throws(SettingsCommandError) -> ([SettingsChange], String?) {
-        var ifMatch: String?
-        if let value = request["if_match"] {
-            guard let hash = value.stringValue else {
-                throw .request("/if_match", "expected the hash settings_get returned (a string), found \(Describe.value(value))")
-            }
-            ifMatch = hash
+    /// The changes a request asks for, and its `if_match`. The registry checked the members'
+    /// types; which members each action needs is ``SettingsChange``'s check, at each change's
+    /// pointer (`/changes/1/name`).
+    static func changes(in request: SettingsChangeCommand.Request) throws(SettingsCommandError) -> ([SettingsChange], String?) {
+        guard let list = request.changes else {
+            guard let single = request.single else { return ([], request.ifMatch) }
+            return ([try SettingsChange(single, pointer: "")], request.ifMatch)
         }
-        guard let list = request["changes"] else {
-            var single = request.objectValue ?? [:]
-            single["if_match"] = nil
-            return ([try SettingsChange(json: .object(single), pointer: "")], ifMatch)
-        }
-        for key in request.objectValue?.keys ?? [] where !["command", "changes", "if_match"].contains(key) {
-            throw .request("/" + JSONPointer.escape(key), "unknown property \"\(key)\" beside \"changes\"; allowed: changes, if_match")
-        }
-        guard let items = list.arrayValue, !items.isEmpty else {
-            throw .request("/changes", "expected a non-empty array of changes, found \(Describe.value(list))")
+        if let stray = (try? JSONValueEncoder().encode(request.change))?.objectValue?.keys.first {
+            throw .request("/" + JSONPointer.escape(stray), "unknown property \"\(stray)\" beside \"changes\"; allowed: changes, if_match")
         }
         var changes: [SettingsChange] = []
-        for (index, item) in items.enumerated() {
-            changes.append(try SettingsChange(json: item, pointer: "/changes/\(index)"))
+        for (index, item) in list.enumerated() {
+            changes.append(try SettingsChange(item, pointer: "/changes/\(index)"))
         }
-        return (changes, ifMatch)
+        return (changes, request.ifMatch)
     }
 }
 

@@ -14,10 +14,10 @@ public final class SettingsHost {
 
     init() {}
 
-    /// Answers `settings_get`, `settings_change`, `validate` or `modules` on the loop.
-    func answer(_ request: JSONValue, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
-        guard let commands else { return respond(Self.unavailable("its settings cannot be read or changed here")) }
-        commands.answer(request, supervisor: supervisor, respond: respond)
+    /// The settings commands, or the refusal of an agent not started from a settings file.
+    func settingsCommands(respond: (Result<EncodedAnswer, CommandError>) -> Void) -> SettingsCommands? {
+        if commands == nil { respond(.failure(SettingsGetCommand.unavailable)) }
+        return commands
     }
 
     private static func unavailable(_ what: String) -> JSONValue {

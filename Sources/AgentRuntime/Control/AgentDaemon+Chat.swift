@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import Foundation
 import JSONSchema
@@ -6,7 +7,7 @@ import JSONSchema
 extension AgentDaemon {
     /// `agent-control chat [MESSAGE]`: one message and its answer, or a conversation at a
     /// prompt (alerts from monitors are shown as they join the conversation).
-    public func chat(message: String?, conversation: String, context: JSONValue? = nil, interactive: Bool) -> Int32 {
+    public func chat(message: String?, conversation: String, context: JSONObject? = nil, interactive: Bool) -> Int32 {
         if let message { return ask(message, conversation: conversation, context: context) }
         var lastSeen = latestChatID(conversation) ?? 0
         if interactive { print("chatting with the agent (conversation \(conversation)); an empty line or Ctrl-D ends") }
@@ -23,12 +24,10 @@ extension AgentDaemon {
     }
 
     /// Sends one message and prints the answer; returns the exit status (3: not running).
-    private func ask(_ text: String, conversation: String, context: JSONValue?) -> Int32 {
+    private func ask(_ text: String, conversation: String, context: JSONObject?) -> Int32 {
         // The request carries the message as a JSON string, within the socket's request limit;
         // say so before sending rather than losing the message to a cut connection.
-        var fields: JSONObject = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
-        if let context { fields["context"] = context }
-        let request = JSONValue.object(fields)
+        let request = ChatCommand.request(.init(text: text, conversation: conversation, context: context))
         let size = request.serialized().utf8.count
         guard size < ControlClient.maximumRequestBytes else {
             return Self.fail("the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))")
@@ -44,8 +43,7 @@ extension AgentDaemon {
     }
 
     private func history(_ conversation: String, after: Int, limit: Int) -> [JSONValue]? {
-        let answer = try? ControlClient.send(["command": "chat_history", "conversation": .string(conversation),
-                                              "after": .number(JSONNumber(after)), "limit": .number(JSONNumber(limit))], paths: paths)
+        let answer = try? ControlClient.send(ChatHistoryCommand.request(.init(conversation: conversation, after: after, limit: limit)), paths: paths)
         guard answer?["ok"] == true else { return nil }
         return answer?["lines"]?.arrayValue
     }
@@ -65,7 +63,7 @@ extension AgentDaemon {
     /// `agent-control chat --history`.
     public func printChatHistory(conversation: String, limit: Int) -> Int32 {
         do {
-            let answer = try ControlClient.send(["command": "chat_history", "conversation": .string(conversation), "limit": .number(JSONNumber(limit))], paths: paths)
+            let answer = try ControlClient.send(ChatHistoryCommand.request(.init(conversation: conversation, limit: limit)), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "no history") }
             for line in answer["lines"]?.arrayValue ?? [] {
                 let time = ConsoleOutput.timestamp(nanoseconds: Int64(saturating: (line["time"]?.numberValue?.doubleValue ?? 0) * 1e9), full: true)
@@ -82,7 +80,7 @@ extension AgentDaemon {
     /// `agent-control chat --clear-history`.
     public func clearChatHistory(conversation: String) -> Int32 {
         do {
-            let answer = try ControlClient.send(["command": "chat_clear", "conversation": .string(conversation)], paths: paths)
+            let answer = try ControlClient.send(ChatClearCommand.request(.init(conversation: conversation)), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "refused") }
             print("cleared the history of conversation \(conversation)")
             return 0

@@ -1,3 +1,5 @@
+import AgentBase
+import AgentCommands
 import AgentCore
 import Foundation
 import JSONSchema
@@ -8,14 +10,12 @@ extension AgentDaemon {
     /// interrupted. Exit status 3 when the agent is not running, 1 for a process it does not
     /// have (or another refusal).
     public func logs(name: String, lines: Int?, since: String?, follow: Bool, json: Bool) -> Int32 {
-        var request: JSONObject = ["command": "logs", "name": .string(name)]
-        if let lines { request["lines"] = .number(JSONNumber(lines)) }
-        if let since { request["since"] = .string(since) }
+        var request = LogsCommand.request(.init(name: name, lines: lines, since: since.map(TimeSince.text)))
         var next: Int?
         while true {
             let answer: JSONValue
             do {
-                answer = try ControlClient.send(.object(request), paths: paths)
+                answer = try ControlClient.send(request, paths: paths)
             } catch {
                 // The agent stopped while followed: the end of its log, not a failure.
                 if next != nil, error.isNotRunning {
@@ -32,7 +32,7 @@ extension AgentDaemon {
             guard follow else { return AgentLauncher.ExitCode.success }
             next = answer["next"]?.numberValue?.intValue ?? next
             // From now on, only what comes after; every line of it (no count, no time).
-            request = ["command": "logs", "name": .string(name), "after": .number(JSONNumber(next ?? 0))]
+            request = LogsCommand.request(.init(name: name, after: next ?? 0))
             usleep(200_000)
         }
     }

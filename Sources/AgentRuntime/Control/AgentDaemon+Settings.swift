@@ -1,3 +1,5 @@
+import AgentBase
+import AgentCommands
 import AgentCore
 import Foundation
 import JSONSchema
@@ -6,7 +8,7 @@ extension AgentDaemon {
     /// `agent-control settings show`: the settings file as the running agent reads it
     /// (`${env:NAME}` references as written), or the whole answer with `--json` (path, hash).
     public func settingsShow(json: Bool) -> Int32 {
-        send(["command": "settings_get"], timeout: 30) { answer in
+        send(SettingsGetCommand.request(NoFields()), timeout: 30) { answer in
             if json {
                 print(answer.serialized(pretty: true))
             } else {
@@ -20,11 +22,8 @@ extension AgentDaemon {
     /// `agent-control settings enable-module|…|set-process`: one change through the agent
     /// (checked, written, reloaded). Exit status 2 when the change would make the settings
     /// invalid (every error printed; nothing written), 1 when refused otherwise.
-    public func settingsChange(_ change: JSONObject, ifMatch: String?) -> Int32 {
-        var request = change
-        request["command"] = "settings_change"
-        if let ifMatch { request["if_match"] = .string(ifMatch) }
-        return self.change(.object(request))
+    package func settingsChange(_ change: SettingsChangeCommand.Change, ifMatch: String?) -> Int32 {
+        self.change(SettingsChangeCommand.request(.init(change, ifMatch: ifMatch)))
     }
 
     /// A change of the settings through the agent: `settings_change`, or a command that stands
@@ -46,7 +45,7 @@ extension AgentDaemon {
     /// `agent-control modules`: the enabled modules, their process types and kinds (with
     /// `--json`, each type's settings schema too).
     public func modules(json: Bool) -> Int32 {
-        send(["command": "modules"], timeout: 120) { answer in
+        send(ModulesCommand.request(NoFields()), timeout: 120) { answer in
             guard !json else { return print(answer.serialized(pretty: true)) }
             print(ModulesTable.render(answer))
         }
@@ -54,7 +53,7 @@ extension AgentDaemon {
 
     /// `agent-control diagnostics`: versions, paths, store, fork server, outputs, task notifications, limits.
     public func diagnostics(json: Bool) -> Int32 {
-        send(["command": "diagnostics"], timeout: 30) { answer in
+        send(DiagnosticsCommand.request(NoFields()), timeout: 30) { answer in
             guard !json else { return print(answer.serialized(pretty: true)) }
             print(DiagnosticsText.render(answer))
         }

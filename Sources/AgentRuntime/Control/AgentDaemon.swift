@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -94,7 +95,7 @@ public struct AgentDaemon {
                 return Self.fail("the agent did not start (\(code.map { "exit status \($0)" } ?? "killed by a signal")); its log is above and in \(paths.logFile)",
                                  code: code.map { $0 == 0 ? AgentLauncher.ExitCode.failure : $0 } ?? AgentLauncher.ExitCode.failure)
             }
-            if let answer = try? ControlClient.send(["command": "status"], paths: paths, timeout: 2), answer["ok"] == true {
+            if let answer = try? ControlClient.send(StatusCommand.request(NoFields()), paths: paths, timeout: 2), answer["ok"] == true {
                 let count = answer["processes"]?.arrayValue?.count ?? 0
                 Self.say("started: pid \(pid), \(count) process(es); log: \(paths.logFile); control: \(paths.socketPath)")
                 return AgentLauncher.ExitCode.success
@@ -111,7 +112,7 @@ public struct AgentDaemon {
             return AgentLauncher.ExitCode.success
         }
         do {
-            let answer = try ControlClient.send(["command": "stop"], paths: paths)
+            let answer = try ControlClient.send(StopCommand.request(NoFields()), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
         } catch {
             // The socket is gone but the process lives: fall back to SIGTERM, only for a pid
@@ -140,7 +141,7 @@ public struct AgentDaemon {
     public func status(json: Bool) -> Int32 {
         let answer: JSONValue
         do {
-            answer = try ControlClient.send(["command": "status"], paths: paths)
+            answer = try ControlClient.send(StatusCommand.request(NoFields()), paths: paths)
         } catch {
             if json {
                 print(JSONValue.object(["ok": false, "running": false, "error": .string(error.description)]).serialized())
@@ -164,7 +165,7 @@ public struct AgentDaemon {
 
     public func reload() -> Int32 {
         do {
-            let answer = try ControlClient.send(["command": "reload"], paths: paths, timeout: 120)
+            let answer = try ControlClient.send(ReloadCommand.request(NoFields()), paths: paths, timeout: 120)
             if answer["ok"] == true {
                 func names(_ key: String) -> String {
                     let list = answer[key]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -186,8 +187,11 @@ public struct AgentDaemon {
     }
 
     public func process(_ action: String, name: String) -> Int32 {
+        guard let known = ProcessCommand.Action(rawValue: action) else {
+            return Self.fail("unknown process action \"\(action)\"; known: \(ProcessCommand.Action.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         do {
-            let answer = try ControlClient.send(["command": "process", "action": .string(action), "name": .string(name)], paths: paths)
+            let answer = try ControlClient.send(ProcessCommand.request(.init(name: name, action: known)), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "refused") }
             if let replicas = answer["processes"]?.arrayValue {
                 let states = replicas.map { "\($0["name"]?.stringValue ?? "?") \($0["state"]?.stringValue ?? "?")" }

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentLoop
 import AgentStore
 import AgentSupervision
@@ -12,7 +13,7 @@ import Logging
 /// conversation, the replies and the monitors' alerts are kept in the store's chat history.
 ///
 /// Loop thread only.
-final class ChatRelay {
+final class ChatRelay: ChatCommandHost {
     /// A chat request waiting for the chatbot's reply.
     private struct Pending {
         var respond: (JSONValue) -> Void
@@ -42,18 +43,8 @@ final class ChatRelay {
     /// Where the history is kept (nil: the store is off, and there is none).
     func attach(store: AgentStore?) { self.store = store }
 
-    /// Answers `chat`, `chat_history` or `chat_clear` on the loop (`respond` is called there).
-    func answer(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        switch request["command"]?.stringValue {
-        case "chat_history"?: history(request, respond: respond)
-        case "chat_clear"?: clear(request, respond: respond)
-        default: send(request, respond: respond)
-        }
-    }
-
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
-    func send(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        guard let text = request["text"]?.stringValue, !text.isEmpty else { return respond(["ok": false, "error": "a chat request needs \"text\""]) }
+    func send(_ request: ChatCommand.Request, adapter: String? = nil, respond: @escaping (JSONValue) -> Void) {
         let processes = processes()
         guard let bot = processes.first(where: \.isChatbot) else {
             return respond(["ok": false, "error": "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}"])
@@ -61,22 +52,17 @@ final class ChatRelay {
         guard bot.hasWorker, bot.state == .running else {
             return respond(["ok": false, "error": .string("the chatbot process \(bot.name) is \(bot.state)")])
         }
-        let conversation = request["conversation"]?.stringValue ?? "default"
+        let conversation = request.conversation ?? "default"
         sequence += 1
         let id = "\(getpid())-\(sequence)"
         var fields: JSONObject = [
-            "id": .string(id), "conversation": .string(conversation), "text": .string(text),
+            "id": .string(id), "conversation": .string(conversation), "text": .string(request.text),
             "processes": .array(processes.map { SupervisedProcessInfo($0).json }),
         ]
-        if let context = request["context"], context != .null {
-            guard context.objectValue != nil else {
-                return respond(["ok": false, "code": "invalid", "pointer": "/context", "error": .string("\"context\" must be an object; found \(Describe.article(context))")])
-            }
-            fields["context"] = context
-        }
-        if let adapter = request["adapter"]?.stringValue { fields["adapter"] = .string(adapter) }
+        if let context = request.context { fields["context"] = .object(context) }
+        if let adapter { fields["adapter"] = .string(adapter) }
         events.deliver(type: "chat.message", source: "control", payload: Array(JSONValue.object(fields).serialized().utf8), to: bot)
-        store?.recordChat(conversation: conversation, role: "user", source: "", text: text)
+        store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
         let timer = loop.schedule(after: 30) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }
             waiting.respond(["ok": false, "error": "the chatbot did not answer within 30 s"])
@@ -84,11 +70,14 @@ final class ChatRelay {
         pending[id] = Pending(respond: respond, timer: timer)
     }
 
+    /// `chat`: the chatbot's reply.
+    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        send(request) { respond(EncodedAnswer.result($0)) }
+    }
+
     /// Asks the chatbot for a workflow's `ask` step; `answer` gets its reply's text.
     func ask(_ text: String, adapter: String?, conversation: String, answer: @escaping (Result<String, WorkflowError>) -> Void) {
-        var request: JSONObject = ["command": "chat", "text": .string(text), "conversation": .string(conversation)]
-        if let adapter { request["adapter"] = .string(adapter) }
-        send(.object(request)) { reply in
+        send(ChatCommand.Request(text: text, conversation: conversation), adapter: adapter) { reply in
             if reply["ok"]?.boolValue == true, let text = reply["text"]?.stringValue {
                 answer(.success(text))
             } else {
@@ -98,26 +87,26 @@ final class ChatRelay {
     }
 
     /// `chat_history`: a conversation's lines after `after`, at most `limit`.
-    func history(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        let conversation = request["conversation"]?.stringValue ?? "default"
-        let after = request["after"]?.numberValue?.intValue ?? 0
-        let limit = request["limit"]?.numberValue?.intValue ?? 100
+    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        let params: [JSONValue] = [.string(request.conversation ?? "default"), .number(JSONNumber(request.after ?? 0)), .number(JSONNumber(request.limit ?? 100))]
         let submitted = queries.submit(sql: "SELECT * FROM (SELECT id, time, role, source, text FROM chat WHERE conversation = ? AND id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-                                       params: [.string(conversation), .number(JSONNumber(after)), .number(JSONNumber(limit))]) { result in
+                                       params: params) { result in
             switch result {
-            case .success(let rows): respond(["ok": true, "lines": rows])
-            case .failure(let problem): respond(["ok": false, "error": .string(problem.description)])
+            case .success(let rows): respond(.success(EncodedAnswer(["ok": true, "lines": rows])))
+            case .failure(let problem): respond(.failure(CommandError(.failed, problem.description)))
             }
         }
-        if !submitted { respond(["ok": false, "error": "the store is off, so there is no chat history"]) }
+        if !submitted { respond(.failure(Self.noHistory)) }
     }
 
     /// `chat_clear`: forgets a conversation's history.
-    func clear(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        guard let store else { return respond(["ok": false, "error": "the store is off, so there is no chat history"]) }
-        store.clearChat(conversation: request["conversation"]?.stringValue ?? "default")
-        respond(["ok": true])
+    func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void) {
+        guard let store else { return respond(.failure(Self.noHistory)) }
+        store.clearChat(conversation: request.conversation ?? "default")
+        respond(.success(OKAnswer()))
     }
+
+    private static let noHistory = CommandError(.failed, "the store is off, so there is no chat history")
 
     /// Events a chatbot emits: replies go back to whoever asked; commands run when allowed.
     func botEmitted(type: String, payload: UnsafeRawBufferPointer, from bot: SupervisedProcess) {

@@ -35,7 +35,6 @@ extension Supervisor {
             respond(answer)
         }
         if command.isTyped { return registry.run(command, request, caller: caller, hosts: self, respond: finish) }
-        if command.executor == .store { return readStore(request, respond: finish) }
         guard let handler = legacyHandler(command.name) else {
             return finish(CommandError(.failed, "\(command.name) has no handler in this agent").json)
         }
@@ -49,24 +48,21 @@ extension Supervisor {
         execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
     }
 
-    /// `events` and `history` over the control socket: read off the loop, answered on it.
-    private func readStore(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        StoreCommands.answer(request, storePath: store?.path, inbox: loop.inbox, respond: respond)
-    }
-
     typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
 
-    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``).
+    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``): only the
+    /// workflow, assignment and executor commands are left (typed on branch cmdwork; this enum
+    /// and `legacyHandler` go with them).
     enum LegacyOwner: CaseIterable {
-        case memory, fleet, settingsAndChat, supervision
+        case tasks, workflows
 
         /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
         static func of(_ name: String) -> LegacyOwner? {
             switch name {
-            case "memory_list", "memory_get", "memory_set", "memory_delete": .memory
-            case "fleet_status": .fleet
-            case "chat", "chat_history", "chat_clear", "settings_get", "settings_change", "validate", "modules", "reload": .settingsAndChat
-            case "status", "metrics", "readiness", "stop", "diagnostics", "process", "logs": .supervision
+            case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
+                 "executor_list", "executor_drain", "executor_resume": .tasks
+            case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
+                 "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
             default: nil
             }
         }
@@ -75,10 +71,8 @@ extension Supervisor {
     /// The handler of a command not yet typed, by name.
     func legacyHandler(_ name: String) -> LegacyHandler? {
         switch LegacyOwner.of(name) {
-        case .memory?: { [unowned self] request, _, respond in memory.answerCommand(request, respond: respond) }
-        case .fleet?: { [unowned self] _, _, respond in fleetBridge.status(respond: respond) }
-        case .settingsAndChat?: { [unowned self] request, _, respond in handleControl(request, respond: respond) }
-        case .supervision?: { [unowned self] request, _, respond in respond(handleControl(request)) }
+        case .tasks?: { [unowned self] request, caller, respond in work.answerTask(request, caller: caller, respond: respond) }
+        case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
         case nil: nil
         }
     }
@@ -99,6 +93,16 @@ extension Supervisor: CommandHosts {
             guard let commands = settingsHost.commands else { return nil }
             return WorkflowDefinitionFile(commands: commands, supervisor: self) as any WorkflowDefinitionHost as? Host
         }
+        if type == MemoryService.self { return memory as? Host }
+        if type == FleetBridge.self { return fleetBridge as? Host }
+        if type == (any SupervisionCommandHost).self || type == (any SettingsCommandHost).self { return self as? Host }
+        if type == (any ChatCommandHost).self { return chat as? Host }
+        if type == (any StoreReadHost).self { return self as? Host }
         return nil
     }
+}
+
+extension Supervisor: StoreReadHost {
+    package var storePath: String? { store?.path }
+    package var inbox: LoopInbox { loop.inbox }
 }

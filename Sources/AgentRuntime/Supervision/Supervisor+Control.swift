@@ -6,47 +6,20 @@ import Foundation
 import JSONSchema
 import Logging
 
-extension Supervisor {
-    /// Requests that answer later (chat, the settings commands, reload) or right away
-    /// (everything else).
-    func handleControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        switch request["command"]?.stringValue {
-        case "chat"?, "chat_history"?, "chat_clear"?: chat.answer(request, respond: respond)
-        case "settings_get"?, "settings_change"?, "validate"?, "modules"?: settingsHost.answer(request, supervisor: self, respond: respond)
-        case "reload"?: reload(respond: respond)
-        default: respond(handleControl(request))
-        }
+extension Supervisor: SupervisionCommandHost {
+    package func stopAgent() {
+        logger.notice("stop requested over the control socket")
+        stopAll()
     }
 
-    /// Answers one control request (see ``ControlServer``). Runs on the supervisor's loop.
-    func handleControl(_ request: JSONValue) -> JSONValue {
-        switch request["command"]?.stringValue {
-        case "status"?:
-            return takeSnapshot().statusAnswer
-        case "metrics"?:
-            return takeSnapshot().metricsAnswer
-        case "readiness"?:
-            if let refusal = Readiness.refusal(for: request) { return refusal }
-            return Readiness(request).answer(for: takeSnapshot())
-        case "stop"?:
-            logger.notice("stop requested over the control socket")
-            stopAll()
-            return ["ok": true]
-        case "reload"?:
-            return reload()
-        case "diagnostics"?:
-            return Diagnostics.answer(for: self)
-        case "process"?:
-            // The registry checked both (strings, the action one of the three).
-            guard let name = request["name"]?.stringValue, let action = request["action"]?.stringValue else {
-                return CommandError.invalid("a process command needs \"action\" and \"name\" (strings)").json
-            }
-            return processCommand(action, name: name)
-        case "logs"?:
-            return logs(request)
-        case let other:
-            return CommandError.invalid("\(other ?? "?") is not a command of the supervisor").json
-        }
+    package func controlProcess(_ request: ProcessCommand.Request) -> Result<EncodedAnswer, CommandError> {
+        EncodedAnswer.result(processCommand(request.action.rawValue, name: request.name))
+    }
+
+    package func diagnostics() -> EncodedAnswer { EncodedAnswer(Diagnostics.answer(for: self)) }
+
+    package func reloadSettings(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        reload { respond(EncodedAnswer.result($0)) }
     }
 
     /// The answer about a name that is not a process: `"code": "not_found"`, with the closest
@@ -57,18 +30,15 @@ extension Supervisor {
     }
 
     /// `agent-control logs NAME`: the process's recent lines (see ``ProcessLog``).
-    func logs(_ request: JSONValue) -> JSONValue {
-        let parsed: ProcessLog.Request
-        switch ProcessLog.Request.parse(request) {
-        case .success(let request): parsed = request
-        case .failure(let error): return error.json
+    package func logs(_ request: ProcessLog.Request) -> Result<EncodedAnswer, CommandError> {
+        if let answer = processLog.answer(request) { return .success(EncodedAnswer(answer)) }
+        if let group = router.replicaGroups[request.name], let answer = processLog.answer(request, replicas: group.members.map(\.name)) {
+            return .success(EncodedAnswer(answer))
         }
-        if let answer = processLog.answer(parsed) { return answer }
-        if let group = router.replicaGroups[parsed.name], let answer = processLog.answer(parsed, replicas: group.members.map(\.name)) { return answer }
-        if disabledProcesses.contains(where: { $0.name == parsed.name }) {
-            return ["ok": false, "code": "not_found", "error": .string("\(parsed.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
+        if disabledProcesses.contains(where: { $0.name == request.name }) {
+            return .failure(.notFound("\(request.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`"))
         }
-        return unknownProcess(parsed.name)
+        return EncodedAnswer.result(unknownProcess(request.name))
     }
 
     /// `agent-control process start|stop|restart NAME`.
@@ -135,4 +105,26 @@ extension Supervisor {
     }
 
     func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
+}
+
+extension Supervisor: SettingsCommandHost {
+    package func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
+        respond(EncodedAnswer.result(commands.get()))
+    }
+
+    package func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
+        commands.change(request, supervisor: self) { respond(EncodedAnswer.result($0)) }
+    }
+
+    package func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
+        commands.check({ $0.validate(request) }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
+    }
+
+    package func modules(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
+        commands.check({ $0.modules() }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
+    }
 }

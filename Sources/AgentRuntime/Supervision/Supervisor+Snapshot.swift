@@ -7,7 +7,7 @@ import JSONSchema
 extension Supervisor {
     /// Copies what `status`, `metrics` and `readiness` report (see ``AgentSnapshot``). On the
     /// loop; builds no JSON and reads nothing from /proc.
-    func takeSnapshot() -> AgentSnapshot {
+    package func takeSnapshot() -> AgentSnapshot {
         // A SIGCHLD that reached a thread other than the loop's is not lost for status.
         checkStops()
         let now = EventLoop.now()

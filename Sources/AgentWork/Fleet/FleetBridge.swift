@@ -1,3 +1,4 @@
+import AgentBase
 import AgentLoop
 import AgentSupervision
 import Foundation
@@ -212,11 +213,11 @@ package final class FleetBridge {
     }
 
     /// `fleet status`: the database's condition now, and the members as the database has them.
-    package func status(respond: @escaping (JSONValue) -> Void) {
+    package func status(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
         guard let backend else {
             // Not a failure of the agent: there is no fleet here to show (404 over HTTP).
-            return respond(["ok": false, "code": "not_found",
-                            "error": "this agent is not in a fleet: add \"fleet\": {\"postgres\": \"postgres://USER@HOST/DATABASE\", \"password\": \"${env:PGPASSWORD}\", \"agent_id\": \"NAME\"} to its settings"])
+            return respond(.failure(.notFound(
+                "this agent is not in a fleet: add \"fleet\": {\"postgres\": \"postgres://USER@HOST/DATABASE\", \"password\": \"${env:PGPASSWORD}\", \"agent_id\": \"NAME\"} to its settings")))
         }
         let condition = backend.condition
         var answer: JSONObject = ["ok": true, "agent_id": .string(backend.settings.agentID), "database": .string(backend.settings.displayURL),
@@ -239,7 +240,7 @@ package final class FleetBridge {
                     answer["agents"] = []
                     answer["degraded"] = .string(backend.condition.degraded ?? "cannot read the fleet's members: \(error)")
                 }
-                reply.value(.object(answer))
+                reply.value(.success(EncodedAnswer(.object(answer))))
             }
         }
     }

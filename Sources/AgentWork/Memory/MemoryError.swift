@@ -39,18 +39,14 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
                            key: write.key, scope: write.scope, currentVersion: version)
     }
 
+    /// The refusal when the agent has no shared memory (the store is off).
+    package static let storeOff = MemoryError(
+        .unavailable, "shared memory lives in the store, and the store is off (\"store\": {\"enabled\": false}) or could not be opened",
+        key: nil, scope: nil)
+
     public var description: String {
         var text = message
         if let key { text += " (key \"\(key)\"" + (scope.map { " in \($0)" } ?? "") + ")" }
         return text
-    }
-
-    /// As a command's refusal: `{"ok": false, "code", "error", …}`.
-    public var answer: JSONValue {
-        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(description)]
-        if let key { object["key"] = .string(key) }
-        if let scope { object["scope"] = .string(scope.description) }
-        if let currentVersion { object["version"] = .number(JSONNumber(currentVersion)) }
-        return .object(object)
     }
 }

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -46,23 +47,6 @@ package final class MemoryService {
         }
     }
 
-    static let unavailable: JSONValue = [
-        "ok": false, "code": "unavailable",
-        "error": "shared memory lives in the store, and the store is off (\"store\": {\"enabled\": false}) or could not be opened",
-    ]
-
-    static let missingKey: JSONValue = ["ok": false, "code": "invalid", "pointer": "/key", "error": "\"key\" is required: the memory key, a string"]
-
-    /// The memory commands, on the loop; answered on the loop.
-    package func answerCommand(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        guard let store else { return respond(Self.unavailable) }
-        let inbox = loop.inbox
-        let reply = LoopBound(value: respond)
-        Self.answer(request, scope: nil, memory: store) { answer in
-            inbox.post { reply.value(answer) }
-        }
-    }
-
     /// A worker's `context.memory` request (token, then the command as JSON), answered with a
     /// `memoryResult` frame to the same worker once the store has answered.
     package func answerFrame(_ body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
@@ -71,7 +55,7 @@ package final class MemoryService {
             return replyToWorker(process, pid: process.pid, status: 1, Array("the memory request is not a memory command as JSON".utf8))
         }
         let token = UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))
-        guard let store else { return replyToWorker(process, pid: process.pid, status: 0, Array(Self.unavailable.serialized().utf8)) }
+        guard let store else { return replyToWorker(process, pid: process.pid, status: 0, Array(MemoryCommands.unavailable.json.serialized().utf8)) }
         var scope = MemoryScope.agent
         if request["scope"]?.stringValue == "run" {
             guard let run = runScope(token, process) else {
@@ -96,76 +80,111 @@ package final class MemoryService {
         reply(process, [status] + bytes)
     }
 
-    /// Answers a memory request (a command, or a worker's `context.memory` call) off the loop:
-    /// `scope` overrides the request's (a worker's run scope), nil: from `run` (absent: agent).
-    /// `answer` is called once, on any thread.
-    static func answer(_ request: JSONValue, scope given: MemoryScope?, memory: any MemoryStore,
+    /// A worker's memory request, decoded as the command it names with the scope the worker
+    /// has: `answer` gets the command's answer or refusal as JSON, on any thread.
+    static func answer(_ request: JSONValue, scope: MemoryScope, memory: any MemoryStore,
                        answer: @escaping @Sendable (JSONValue) -> Void) {
-        let command = request["command"]?.stringValue ?? ""
-        let scope = given ?? request["run"]?.stringValue.map(MemoryScope.workflowRun) ?? .agent
-        var expected: Int?
-        if let value = request["expected_version"], !value.isNull {
-            guard let number = value.numberValue?.intValue, number >= 0 else {
-                return answer(["ok": false, "code": "invalid", "pointer": "/expected_version",
-                               "error": .string("\"expected_version\" must be an integer, 0 or more; found \(value.serialized())")])
-            }
-            expected = number
-        }
-        switch command {
-        case "memory_set", "memory_delete":
-            write(request, scope: scope, expected: expected, memory: memory, answer: answer)
-        case "memory_get", "memory_list":
-            DispatchQueue.global().async { read(request, scope: scope, memory: memory, answer: answer) }
-        default:
-            answer(["ok": false, "code": "invalid", "error": .string("not a memory command: \(command)")])
-        }
-    }
-
-    /// `memory_set` and `memory_delete`: committed by the store's writer.
-    private static func write(_ request: JSONValue, scope: MemoryScope, expected: Int?, memory: any MemoryStore,
-                              answer: @escaping @Sendable (JSONValue) -> Void) {
-        guard let key = request["key"]?.stringValue else { return answer(missingKey) }
-        guard request["command"] == "memory_set" else {
-            memory.commit(MemoryWrite(scope: scope, key: key, operation: .delete, expectedVersion: expected)) { result in
-                switch result {
-                case .success(let entry?): answer(["ok": true, "deleted": true, "entry": entry.json])
-                case .success(nil): answer(["ok": true, "deleted": false])
-                case .failure(let error): answer(error.answer)
-                }
-            }
-            return
-        }
-        guard let value = request["value"] else {
-            return answer(["ok": false, "code": "invalid", "pointer": "/value", "error": "\"value\" is required: any JSON value"])
-        }
-        memory.commit(MemoryWrite(scope: scope, key: key, operation: .put(value), expectedVersion: expected)) { result in
-            switch result {
-            case .success(let entry?): answer(["ok": true, "entry": entry.json])
-            case .success(nil): answer(["ok": false, "code": "unavailable", "error": "the store wrote no entry"])
-            case .failure(let error): answer(error.answer)
-            }
-        }
-    }
-
-    /// `memory_get` and `memory_list`, on a thread of their own (reads block).
-    private static func read(_ request: JSONValue, scope: MemoryScope, memory: any MemoryStore, answer: @Sendable (JSONValue) -> Void) {
-        do throws(MemoryError) {
-            if request["command"] == "memory_get" {
-                guard let key = request["key"]?.stringValue else { return answer(missingKey) }
-                guard let entry = try memory.get(key, scope: scope) else {
-                    return answer(["ok": false, "code": "not_found", "key": .string(key), "scope": .string(scope.description),
-                                   "error": .string("no memory key \"\(key)\" in \(scope)")])
-                }
-                answer(["ok": true, "entry": entry.json])
-            } else {
-                let page = try memory.list(scope: scope, prefix: request["prefix"]?.stringValue ?? "", after: request["after"]?.stringValue,
-                                           limit: request["limit"]?.numberValue?.intValue ?? 100)
-                var object: JSONObject = ["ok": true, "entries": .array(page.entries.map(\.json))]
-                if let next = page.next { object["next"] = .string(next) }
-                answer(.object(object))
+        let decoder = JSONValueDecoder()
+        do {
+            switch request["command"]?.stringValue {
+            case "memory_get"?:
+                let request = try decoder.decode(MemoryGetCommand.Request.self, from: request)
+                DispatchQueue.global().async { answer(Self.json(Self.get(request.key, scope: scope, memory: memory))) }
+            case "memory_list"?:
+                let request = try decoder.decode(MemoryListCommand.Request.self, from: request)
+                DispatchQueue.global().async { answer(Self.json(Self.list(request, scope: scope, memory: memory))) }
+            case "memory_set"?:
+                let request = try decoder.decode(MemorySetCommand.Request.self, from: request)
+                Self.set(request, scope: scope, memory: memory) { answer(Self.json($0)) }
+            case "memory_delete"?:
+                let request = try decoder.decode(MemoryDeleteCommand.Request.self, from: request)
+                Self.delete(request, scope: scope, memory: memory) { answer(Self.json($0)) }
+            case let other:
+                answer(CommandError.invalid("not a memory command: \(other ?? "")").json)
             }
         } catch {
-            answer(error.answer)
+            answer(JSONValueDecoder.refusal(of: error).json)
         }
+    }
+
+    /// A memory command's result as a worker gets it.
+    private static func json<T: Encodable>(_ result: Result<T, CommandError>) -> JSONValue {
+        switch result {
+        case .success(let value): (try? JSONValueEncoder().encode(value)) ?? CommandError(.failed, "the answer could not be encoded").json
+        case .failure(let refusal): refusal.json
+        }
+    }
+
+    private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue { json(result.mapError(\.refusal)) }
+
+    // MARK: The commands (``MemoryCommands``): on the loop, answered on the loop.
+
+    /// `memory_list`: read on a thread of its own (reads block).
+    package func list(_ request: MemoryListCommand.Request, scope: MemoryScope,
+                      respond: @escaping (Result<MemoryListCommand.Answer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in DispatchQueue.global().async { done(Self.list(request, scope: scope, memory: memory).mapError(\.refusal)) } }
+    }
+
+    /// `memory_get`: read on a thread of its own.
+    package func get(_ request: MemoryGetCommand.Request, scope: MemoryScope,
+                     respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in DispatchQueue.global().async { done(Self.get(request.key, scope: scope, memory: memory)) } }
+    }
+
+    /// `memory_set`: committed by the store's writer.
+    package func set(_ request: MemorySetCommand.Request, scope: MemoryScope,
+                     respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in Self.set(request, scope: scope, memory: memory) { done($0.mapError(\.refusal)) } }
+    }
+
+    /// `memory_delete`: committed by the store's writer.
+    package func delete(_ request: MemoryDeleteCommand.Request, scope: MemoryScope,
+                        respond: @escaping (Result<MemoryDeleteCommand.Answer, CommandError>) -> Void) {
+        offLoop(respond) { memory, done in Self.delete(request, scope: scope, memory: memory) { done($0.mapError(\.refusal)) } }
+    }
+
+    /// Runs `work` on the store (refused when there is none); its result comes back to the loop.
+    private func offLoop<T: Sendable>(_ respond: @escaping (Result<T, CommandError>) -> Void,
+                                      _ work: (any MemoryStore, @escaping @Sendable (Result<T, CommandError>) -> Void) -> Void) {
+        guard let store else { return respond(.failure(MemoryCommands.unavailable)) }
+        let inbox = loop.inbox
+        let reply = LoopBound(value: respond)
+        work(store) { answer in inbox.post { reply.value(answer) } }
+    }
+
+    /// A key's entry; `not_found` (with the key and scope) when there is none.
+    private static func get(_ key: String, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryEntryAnswer, CommandError> {
+        do throws(MemoryError) {
+            guard let entry = try memory.get(key, scope: scope) else {
+                return .failure(CommandError(.notFound, "no memory key \"\(key)\" in \(scope)", details: ["key": .string(key), "scope": .string(scope.description)]))
+            }
+            return .success(MemoryEntryAnswer(entry))
+        } catch {
+            return .failure(error.refusal)
+        }
+    }
+
+    private static func list(_ request: MemoryListCommand.Request, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryListCommand.Answer, MemoryError> {
+        Result { () throws(MemoryError) in
+            MemoryListCommand.Answer(try memory.list(scope: scope, prefix: request.prefix ?? "", after: request.after, limit: request.limit ?? 100))
+        }
+    }
+
+    private static func set(_ request: MemorySetCommand.Request, scope: MemoryScope, memory: any MemoryStore,
+                            done: @escaping @Sendable (Result<MemoryEntryAnswer, MemoryError>) -> Void) {
+        let write = MemoryWrite(scope: scope, key: request.key, operation: .put(request.value), expectedVersion: request.expectedVersion)
+        memory.commit(write) { result in
+            switch result {
+            case .success(let entry?): done(.success(MemoryEntryAnswer(entry)))
+            case .success(nil): done(.failure(MemoryError(.unavailable, "the store wrote no entry", key: nil, scope: nil)))
+            case .failure(let error): done(.failure(error))
+            }
+        }
+    }
+
+    private static func delete(_ request: MemoryDeleteCommand.Request, scope: MemoryScope, memory: any MemoryStore,
+                               done: @escaping @Sendable (Result<MemoryDeleteCommand.Answer, MemoryError>) -> Void) {
+        let write = MemoryWrite(scope: scope, key: request.key, operation: .delete, expectedVersion: request.expectedVersion)
+        memory.commit(write) { result in done(result.map(MemoryDeleteCommand.Answer.init)) }
     }
 }

@@ -47,7 +47,9 @@ import Testing
         #expect(schema["additionalProperties"] == false, "\(C.name): the request schema must refuse unknown members")
         for (key, member) in members {
             guard let declared = properties[key] else { continue }
-            if let values = member.values {
+            if let types = member.types {
+                #expect(declared["type"] == types, "\(C.name).\(key): the type takes \(types), the schema says \(declared["type"] ?? .null)")
+            } else if let values = member.values {
                 let declaredValues = declared["enum"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 #expect(Set(values) == Set(declaredValues), "\(C.name).\(key): the enum has \(values), the schema \(declaredValues)")
             } else if let type = member.type {

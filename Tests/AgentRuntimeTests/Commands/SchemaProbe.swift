@@ -11,6 +11,8 @@ final class SchemaProbe {
         var type: String?
         /// A `CaseIterable` enum's raw values.
         var values: [String]?
+        /// A type of several JSON types (``JSONTypes``): its schema `type`.
+        var types: JSONValue?
     }
 
     private(set) var members: [String: Member] = [:]
@@ -26,7 +28,8 @@ final class SchemaProbe {
     }
 
     fileprivate func record(_ key: String, required: Bool, type: Any.Type) {
-        members[key] = Member(required: required, type: Self.jsonType(type), values: Self.rawValues(type))
+        members[key] = Member(required: required, type: Self.jsonType(type), values: Self.rawValues(type),
+                              types: (type as? any JSONTypes.Type)?.jsonTypes)
     }
 
     static func jsonType(_ type: Any.Type) -> String? {

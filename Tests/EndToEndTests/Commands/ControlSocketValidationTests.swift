@@ -23,6 +23,13 @@ import Testing
             ("POST", "/api/workflow-runs/w1/steps/ask/approve", #"{"comment": ["no"]}"#,
              #"{"command": "workflow_approve", "id": "w1", "step": "ask", "comment": ["no"]}"#, "/comment"),
             ("PUT", "/api/workflows/x", #"{"definition": []}"#, #"{"command": "workflow_update", "name": "x", "definition": []}"#, "/definition"),
+            ("PUT", "/api/memory/entry", #"{"key": "k", "value": 1, "expected_version": -1}"#,
+             #"{"command": "memory_set", "key": "k", "value": 1, "expected_version": -1}"#, "/expected_version"),
+            ("PUT", "/api/memory/entry", #"{"value": 1}"#, #"{"command": "memory_set", "value": 1}"#, ""),
+            ("POST", "/api/settings/changes", #"{"changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#,
+             #"{"command": "settings_change", "changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#, "/changes/0/position"),
+            ("GET", "/api/processes/trades/logs?lines=-1", "", #"{"command": "logs", "name": "trades", "lines": -1}"#, "/lines"),
+            ("GET", "/api/readiness?failures=0", "", #"{"command": "readiness", "failures": 0}"#, "/failures"),
         ]
         for item in cases {
             let http = try agent.request(item.method, item.path, body: item.body.isEmpty ? nil : item.body)
@@ -41,6 +48,8 @@ import Testing
     @Test func anUnknownCommandOverTheSocketIsOfferedEveryCommandOfTheRegistry() throws {
         let agent = try HTTPAgent(processes: Self.trades)
         let socket = agent.run.directory + "/.agent/run/control.sock"
+        // The HTTP front may answer before the control socket listens.
+        #expect(HTTPAgent.eventually { RawControlClient.request(socket, #"{"command": "status"}"#) != nil })
         let misspelled = RawControlClient.request(socket, #"{"command": "task_asign", "id": "x"}"#)
         let error = misspelled?["error"] as? String ?? ""
         #expect(error.contains(#"unknown command "task_asign"; did you mean "task_assign"?"#), "\(error)")

@@ -1,0 +1,42 @@
+import AgentBase
+import JSONSchema
+
+/// `chat`: a message to the chatbot process, answered with its reply (at most 30 s).
+package enum ChatCommand: AgentCommand {
+    package typealias Host = any ChatCommandHost
+
+    package struct Request: Codable, Sendable, Equatable {
+        package var text: String
+        package var conversation: String?
+        /// Passed to the chatbot with the message (a user id, a channel…).
+        package var context: JSONObject?
+
+        package init(text: String, conversation: String? = nil, context: JSONObject? = nil) {
+            self.text = text
+            self.conversation = conversation
+            self.context = context
+        }
+    }
+
+    package static let name = "chat"
+    package static let summary = "Sends a message to the chatbot process and waits for its answer (at most 30 s)."
+    package static let routes: [CommandRoute] = [.post("/api/chat")]
+    package static let mutating = true
+    /// Asking the chatbot changes nothing of the agent but its conversation: it answers while
+    /// the agent stops as long as the chatbot does.
+    package static let answersWhileStopping = true
+    package static let requestSchema: JSONValue = CommandSchema.object([
+        "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB)."],
+        "conversation": ChatCommands.conversation,
+        "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
+    ], required: ["text"])
+    package static let answerSchema: JSONValue = CommandSchema.object(["ok": ["const": true], "text": ["type": "string"]], required: ["ok"], open: true)
+    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
+        [(["text": "status?", "conversation": "ops", "context": ["user": "ann"]], EncodedAnswer(["ok": true, "text": "all 3 processes run", "adapter": "status"]))]
+    }
+
+    package static func run(_ request: Request, on host: any ChatCommandHost, caller: CommandCaller,
+                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        host.chat(request, respond: respond)
+    }
+}

@@ -1,0 +1,11 @@
+import AgentBase
+import JSONSchema
+
+/// What the chat commands run on: the relay between the fronts and the chatbot process, which
+/// the root (AgentRuntime) owns. The commands are declared here, below the root, so that every
+/// front finds them in the one registry.
+package protocol ChatCommandHost: AnyObject {
+    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void)
+}

@@ -1,0 +1,13 @@
+import AgentBase
+import JSONSchema
+
+/// What the configuration commands run on: the settings file the agent was started from, as
+/// the root (AgentRuntime) reaches it. The commands are declared here, below the root, so that
+/// every front finds them in the one registry.
+package protocol SettingsCommandHost: AnyObject {
+    func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func modules(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+}
+

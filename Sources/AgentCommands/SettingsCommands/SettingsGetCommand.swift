@@ -1,0 +1,30 @@
+import AgentBase
+import JSONSchema
+
+/// `settings_get`: the settings file as it is, its parsed document and its hash.
+package enum SettingsGetCommand: AgentCommand {
+    package typealias Host = any SettingsCommandHost
+
+    package static let name = "settings_get"
+    package static let summary = "The settings file as it is (${env:NAME} references as written, never their values), its parsed document and its hash (send it back as if_match)."
+    package static let routes: [CommandRoute] = [.get("/api/settings")]
+    package static let mutating = false
+    /// The file holds the users' password hashes: not for the read role.
+    package static let requiresAdmin = true
+    package static let answerSchema: JSONValue = CommandSchema.object([
+        "ok": ["const": true], "path": ["type": "string"], "hash": ["type": "string"], "text": ["type": "string"],
+        "settings": ["description": "The parsed document; null when the file is not JSON (see parse_error)."],
+        "parse_error": ["type": "string"],
+    ], required: ["ok", "path", "hash", "text"])
+    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
+        [([:], EncodedAnswer(["ok": true, "path": "/etc/agent/agent.json", "hash": "9f2c", "text": "{}\n", "settings": [:]]))]
+    }
+    package static var unavailable: CommandError {
+        .unavailable("this agent was not started from a settings file: its settings cannot be read or changed here")
+    }
+
+    package static func run(_ request: NoFields, on host: any SettingsCommandHost, caller: CommandCaller,
+                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        host.settingsGet(respond: respond)
+    }
+}

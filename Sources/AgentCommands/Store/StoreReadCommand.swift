@@ -1,0 +1,64 @@
+import AgentBase
+import AgentLoop
+import AgentStore
+import Foundation
+import JSONSchema
+
+/// What the store reads run on: where the store is, and the loop their answers go back to.
+package protocol StoreReadHost: AnyObject {
+    /// The store's file (nil: the store is off).
+    var storePath: String? { get }
+    var inbox: LoopInbox { get }
+}
+
+/// A command that reads the store (`events`, `history`): answered from a read-only connection
+/// off the supervisor's loop (a read may take a while) — on a task of its own over the control
+/// socket, on the caller's thread for the HTTP front (see ``CommandCenter``) — with the reader
+/// `agent-control events` and `history` use when the agent is not running.
+package protocol StoreReadCommand: AgentCommand where Host == any StoreReadHost, Answer: Sendable {
+    /// Reads the answer (blocks).
+    static func read(_ request: Request, from reader: StoreReader) throws -> Answer
+}
+
+extension StoreReadCommand {
+    package static var mutating: Bool { false }
+
+    package static func run(_ request: Request, on host: any StoreReadHost, caller: CommandCaller,
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
+        let storePath = host.storePath
+        let inbox = host.inbox
+        let reply = LoopBound(value: respond)
+        Task.detached {
+            let result = answer(request, storePath: storePath)
+            inbox.post { reply.value(result) }
+        }
+    }
+
+    /// The answer, read on the caller's thread.
+    package static func answer(_ request: Request, storePath: String?) -> Result<Answer, CommandError> {
+        guard let storePath else {
+            return .failure(.unavailable("the store is off (\"store\": {\"enabled\": false}), so there are no events or history to read"))
+        }
+        do {
+            return .success(try read(request, from: try StoreReader(path: storePath)))
+        } catch let refusal as CommandError {
+            return .failure(refusal)
+        } catch {
+            return .failure(.unavailable("\(error)"))
+        }
+    }
+
+    /// A request as JSON (checked by the registry) answered as JSON, on the caller's thread.
+    package static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
+        let decoded: Request
+        do {
+            decoded = try JSONValueDecoder().decode(Request.self, from: request)
+        } catch {
+            return JSONValueDecoder.refusal(of: error).json
+        }
+        switch answer(decoded, storePath: storePath) {
+        case .success(let answer): return (try? JSONValueEncoder().encode(answer)) ?? CommandError(.failed, "the answer of \(name) could not be encoded").json
+        case .failure(let refusal): return refusal.json
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import AgentBase
+import AgentSupervision
+import JSONSchema
+
+/// `readiness`: whether the agent does what its settings ask (see ``Readiness``).
+package enum ReadinessCommand: AgentCommand {
+    package typealias Host = any SupervisionCommandHost
+    /// The rules (absent: ``Readiness/defaultFailures`` in ``Readiness/defaultWindow``).
+    package struct Request: Codable, Sendable, Equatable {
+        package var failures: Int?
+        package var window: Double?
+
+        package init(failures: Int? = nil, window: Double? = nil) {
+            self.failures = failures
+            self.window = window
+        }
+    }
+
+    package static let name = "readiness"
+    package static let summary = "Whether the store is writable and every enabled process running or restarting without flapping; the reasons when not (GET /readyz answers 503 then)."
+    package static let routes: [CommandRoute] = [.get("/api/readiness")]
+    package static let mutating = false
+    package static let requestSchema = Readiness.requestSchema
+    package static let answerSchema: JSONValue = CommandSchema.object([
+        "ok": ["const": true], "ready": ["type": "boolean"],
+        "reasons": ["type": "array", "items": ["type": "string"]],
+        "failures": ["type": "integer"], "window": ["type": "number"],
+    ], required: ["ok", "ready", "reasons"])
+    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
+        [([:], EncodedAnswer(["ok": true, "ready": true, "reasons": [], "failures": 3, "window": 60])),
+         (["failures": 5, "window": 30], EncodedAnswer(["ok": true, "ready": false, "reasons": ["fetcher: failed (exit 1)"], "failures": 5, "window": 30]))]
+    }
+
+    package static func run(_ request: Request, on host: any SupervisionCommandHost, caller: CommandCaller,
+                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+        respond(.success(EncodedAnswer(Readiness(request).answer(for: host.takeSnapshot()))))
+    }
+}
