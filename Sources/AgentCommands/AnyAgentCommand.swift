@@ -1,9 +1,9 @@
 import AgentBase
 import JSONSchema
 
-/// A command of the registry whatever its types: its declarations (one per HTTP route), its
-/// request schema with its validator compiled once, and, for a typed command (see
-/// ``AgentCommand``), how to decode, run and encode it.
+/// A command of the registry whatever its types (see ``AgentCommand``): its declarations (one
+/// per HTTP route), its request schema with its validator compiled once, and how to decode,
+/// run and encode it.
 public struct AnyAgentCommand: Sendable {
     /// Runs a validated request on the hosts; calls the last argument with the answer.
     typealias Invoke = @Sendable (JSONValue, CommandCaller, any CommandHosts, @escaping (JSONValue) -> Void) -> Void
@@ -19,15 +19,13 @@ public struct AnyAgentCommand: Sendable {
     public let mutating: Bool
     public let requiresAdmin: Bool
     public let executor: CommandDescription.Executor
-    /// Whether it is a typed command (the registry runs it); else the agent's legacy handler does.
-    public var isTyped: Bool { invoke != nil }
-    let invoke: Invoke?
+    let invoke: Invoke
     private let validator: JSONSchemaValidator?
     private let properties: JSONObject
     /// Whether a request without members passes (then it is not validated again).
     private let emptyIsValid: Bool
 
-    init(declarations: [CommandDescription], invoke: Invoke?) {
+    private init(declarations: [CommandDescription], invoke: @escaping Invoke) {
         let first = declarations[0]
         name = first.name
         summary = first.summary
@@ -41,11 +39,6 @@ public struct AnyAgentCommand: Sendable {
         properties = requestSchema["properties"]?.objectValue ?? [:]
         validator = try? JSONSchemaValidator(schema: requestSchema)
         emptyIsValid = validator.map { $0.validate(.object([:])).isEmpty } ?? true
-    }
-
-    /// A command of the old catalog, run by the agent's handler for its name.
-    init(legacy declarations: [CommandDescription]) {
-        self.init(declarations: declarations, invoke: nil)
     }
 
     /// A typed command.

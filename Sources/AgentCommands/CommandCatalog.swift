@@ -1,16 +1,8 @@
 import AgentWork
 import JSONSchema
 
-/// The declarations of the commands not yet typed (see ``AgentCommand``): the registry
-/// (``CommandRegistry``) wraps each in a legacy box run by the agent's handler for its name.
-///
-/// Left only for the workflow, assignment and executor commands (typed on branch cmdwork): once they
-/// are typed, `legacy` is empty and this enum, the legacy box (``AnyAgentCommand/init(legacy:)``)
-/// and `Supervisor.LegacyOwner` go (the integrator deletes them at the merge).
+/// What the HTTP front and the fuzz harnesses ask of the registry, by name and route.
 public enum CommandCatalog {
-    /// Every route of the untyped commands.
-    public static let legacy: [CommandDescription] = executors + workflows
-
     /// Every route of every command (the registry's).
     public static var all: [CommandDescription] { CommandRegistry.standard.declarations }
 

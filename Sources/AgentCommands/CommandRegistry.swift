@@ -5,9 +5,8 @@ import JSONSchema
 /// Every command of the agent, by name: what the control socket, the HTTP API (its routes,
 /// its access checks, its OpenAPI document) and the dashboard know of commands comes from
 /// here. Each front validates a request with ``check(_:)`` and answers its refusal the same
-/// way; typed commands (``AgentCommand``) are decoded and run by ``run(_:_:caller:hosts:respond:)``,
-/// the others (the workflow, assignment and executor commands until they are typed) by the
-/// agent's handler for their name.
+/// way; every command is typed (``AgentCommand``), decoded and run by
+/// ``run(_:_:caller:hosts:respond:)``.
 public final class CommandRegistry: Sendable {
     /// In the order of the catalog (the OpenAPI document's order).
     public let commands: [AnyAgentCommand]
@@ -19,17 +18,8 @@ public final class CommandRegistry: Sendable {
     }
 
     /// The agent's commands, as each layer contributes them (see ``TypedCommands``): the
-    /// supervision, chat, configuration and store commands first, the legacy catalog's (the
-    /// workflow, assignment and executor commands, until they are typed), then the features'.
-    public static let standard: CommandRegistry = {
-        let typedNames = Set(TypedCommands.all.map { $0.name })
-        var seen = Set<String>()
-        var legacy: [AnyAgentCommand] = []
-        for declaration in CommandCatalog.legacy where !typedNames.contains(declaration.name) && seen.insert(declaration.name).inserted {
-            legacy.append(AnyAgentCommand(legacy: CommandCatalog.legacy.filter { $0.name == declaration.name }))
-        }
-        return CommandRegistry(TypedCommands.agent.map { AnyAgentCommand($0) } + legacy + TypedCommands.work.map { AnyAgentCommand($0) })
-    }()
+    /// supervision, chat, configuration and store commands first, then the features'.
+    public static let standard = CommandRegistry(TypedCommands.all.map { AnyAgentCommand($0) })
 
     /// Every command's name (what the control socket's did-you-mean offers).
     public var names: [String] { commands.map(\.name) }
@@ -66,12 +56,9 @@ public final class CommandRegistry: Sendable {
     /// `limit` of at least 1, a non-empty `error`) that decoding alone does not hold.
     package func run(_ command: AnyAgentCommand, _ request: JSONValue, caller: CommandCaller, hosts: any CommandHosts,
                     respond: @escaping (JSONValue) -> Void) {
-        guard let invoke = command.invoke else {
-            return respond(CommandError(.failed, "\(command.name) is not a typed command").json)
-        }
         var fields = request.objectValue ?? [:]
         fields["command"] = nil
         if let problem = command.problem(in: fields) { return respond(problem.json) }
-        invoke(request, caller, hosts, respond)
+        command.invoke(request, caller, hosts, respond)
     }
 }

@@ -1,3 +1,5 @@
+import AgentBase
+import AgentWork
 import ArgumentParser
 import Foundation
 import JSONSchema
@@ -59,7 +61,7 @@ struct ScheduleList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try ScheduleAgentCommands.send(["command": "schedule_list"], location: location)
+        let answer = try ScheduleAgentCommands.send(ScheduleListCommand.request(NoFields()), location: location)
         let schedules = answer["schedules"]?.arrayValue ?? []
         if json { return schedules.forEach { print($0.serialized()) } }
         if schedules.isEmpty { print("no schedules (define them under \"schedules\" in settings.json)") }
@@ -77,7 +79,7 @@ struct SchedulePause: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try ScheduleAgentCommands.send(["command": "schedule_pause", "name": .string(name)], location: location)
+        let answer = try ScheduleAgentCommands.send(SchedulePauseCommand.request(ScheduleReference(name: name)), location: location)
         print(answer["changed"] == false ? "\(name) was already paused" : "\(name) paused")
     }
 }
@@ -92,7 +94,7 @@ struct ScheduleResume: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try ScheduleAgentCommands.send(["command": "schedule_resume", "name": .string(name)], location: location)
+        let answer = try ScheduleAgentCommands.send(ScheduleResumeCommand.request(ScheduleReference(name: name)), location: location)
         print(answer["changed"] == false ? "\(name) was not paused" : "\(name) resumed; next \(answer["schedule"]?["next_fire"]?.stringValue ?? "none")")
     }
 }
@@ -110,7 +112,7 @@ struct ScheduleRun: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try ScheduleAgentCommands.send(["command": "schedule_run", "name": .string(name)], location: location)
+        let answer = try ScheduleAgentCommands.send(ScheduleRunCommand.request(ScheduleReference(name: name)), location: location)
         let run = answer["run"] ?? .null
         print(json ? run.serialized() : run["id"]?.stringValue ?? "?")
     }
@@ -138,7 +140,7 @@ struct ScheduleHistory: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try ScheduleAgentCommands.send(["command": "schedule_history", "name": .string(name), "limit": .number(JSONNumber(limit))],
+        let answer = try ScheduleAgentCommands.send(ScheduleHistoryCommand.request(.init(name: name, limit: limit)),
                                                     location: location, whenNotRunning: StoredHistory.scheduleHistory(name, limit: limit))
         for entry in answer["history"]?.arrayValue ?? [] { print(json ? entry.serialized() : ScheduleAgentCommands.historyLine(entry)) }
     }
@@ -148,7 +150,7 @@ extension ScheduleAgentCommands {
     /// `schedule next NAME`: the coming fire times of a schedule of the running agent, in its
     /// own time zone, one a line.
     static func printNext(name: String, count: Int, location: LocationOptions) throws {
-        let answer = try send(["command": "schedule_next", "name": .string(name), "count": .number(JSONNumber(count))], location: location)
+        let answer = try send(ScheduleNextCommand.request(.init(name: name, count: count)), location: location)
         let times = answer["times"]?.arrayValue ?? []
         if times.isEmpty { FileHandle.standardError.write(Data("note: \(name) has no coming fire time\n".utf8)) }
         for time in times { print(time.stringValue ?? "?") }

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentRuntime
 import AgentWork
 import ArgumentParser
@@ -121,20 +122,16 @@ struct TaskRunCommand: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["command": "task_run", "name": .string(name), "wait": .bool(wait)]
-        if let input { request["input"] = try Self.readInput(input) }
-        if let priority { request["priority"] = .string(priority) }
-        if let at { request["at"] = .string(at) }
-        if !require.isEmpty {
-            var labels: JSONObject = [:]
-            for label in require {
-                let parts = label.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                labels[String(parts[0])] = .string(parts.count > 1 ? String(parts[1]) : "")
-            }
-            request["require"] = .object(labels)
+        var labels: [String: String] = [:]
+        for label in require {
+            let parts = label.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            labels[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
+        let request = AgentWork.TaskRunCommand.request(.init(name: name, input: try input.map(Self.readInput),
+                                                   priority: priority.flatMap(TaskRun.Priority.init(rawValue:)), at: at, wait: wait,
+                                                   require: labels.isEmpty ? nil : labels))
         // A waited-for run may take as long as it takes: the agent answers when it ends.
-        let answer = try TaskCommand.send(.object(request), location: location, timeout: wait ? 366 * 86400 : 30)
+        let answer = try TaskCommand.send(request, location: location, timeout: wait ? 366 * 86400 : 30)
         let run = answer["run"] ?? .null
         if json {
             print(run.serialized())
@@ -176,7 +173,7 @@ struct TaskList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(["command": "task_list"], location: location)
+        let answer = try TaskCommand.send(TaskListCommand.request(NoFields()), location: location)
         let tasks = answer["tasks"]?.arrayValue ?? []
         if json { return tasks.forEach { print($0.serialized()) } }
         if tasks.isEmpty { print("no tasks (define them under \"tasks\" in settings.json)") }
@@ -219,11 +216,9 @@ struct TaskRuns: ParsableCommand {
     }
 
     func run() throws {
-        var request: JSONObject = ["command": "task_runs", "limit": .number(JSONNumber(limit))]
-        if let task { request["task"] = .string(task) }
-        if let status { request["status"] = .string(status) }
         let filter = RunFilter(task: task, status: status.flatMap(TaskRun.Status.init(rawValue:)), limit: limit)
-        let answer = try TaskCommand.send(.object(request), location: location, whenNotRunning: StoredHistory.taskRuns(filter))
+        let request = TaskRunsCommand.request(.init(task: task, status: filter.status, limit: limit))
+        let answer = try TaskCommand.send(request, location: location, whenNotRunning: StoredHistory.taskRuns(filter))
         if let note = answer["note"]?.stringValue { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : TaskCommand.line(run)) }
     }
@@ -242,7 +237,7 @@ struct TaskShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_show", "id": .string(id)], location: location,
+        let run = try TaskCommand.send(TaskShowCommand.request(TaskRunReference(id: id)), location: location,
                                        whenNotRunning: StoredHistory.taskRun(id))["run"] ?? .null
         print(json ? run.serialized() : TaskCommand.details(run))
     }
@@ -261,7 +256,7 @@ struct TaskRerun: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_rerun", "id": .string(id)], location: location)["run"] ?? .null
+        let run = try TaskCommand.send(TaskRerunCommand.request(TaskRunReference(id: id)), location: location)["run"] ?? .null
         print(json ? run.serialized() : run["id"]?.stringValue ?? "?")
     }
 }
@@ -276,7 +271,7 @@ struct TaskCancel: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(["command": "task_cancel", "id": .string(id)], location: location, timeout: 60)["run"] ?? .null
+        let run = try TaskCommand.send(TaskCancelCommand.request(TaskRunReference(id: id)), location: location, timeout: 60)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentWork
 import ArgumentParser
 import Foundation
@@ -16,7 +17,7 @@ struct TaskAssign: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(CommandRequest.make(TaskAssignCommand.self, .init(id: id, to: to)), location: location)["run"] ?? .null
+        let run = try TaskCommand.send(TaskAssignCommand.request(.init(id: id, to: to)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -31,7 +32,7 @@ struct TaskUnassign: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(CommandRequest.make(TaskUnassignCommand.self, TaskRunReference(id: id)), location: location)["run"] ?? .null
+        let run = try TaskCommand.send(TaskUnassignCommand.request(TaskRunReference(id: id)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -63,7 +64,7 @@ struct TaskSetStrategy: ParsableCommand {
 
     func run() throws {
         guard let chosen = AssignmentStrategy(rawValue: strategy) else { throw ValidationError("unknown strategy \"\(strategy)\"") }
-        let answer = try TaskCommand.send(CommandRequest.make(TaskSetStrategyCommand.self, .init(strategy: chosen, task: task)), location: location)
+        let answer = try TaskCommand.send(TaskSetStrategyCommand.request(.init(strategy: chosen, task: task)), location: location)
         print(ExecutorCommand.strategiesLine(answer["strategies"] ?? .null))
     }
 }
@@ -84,7 +85,7 @@ struct TaskAssignments: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(CommandRequest.make(TaskAssignmentsCommand.self, .init(executor: executor, user: user)), location: location)
+        let answer = try TaskCommand.send(TaskAssignmentsCommand.request(.init(executor: executor, user: user)), location: location)
         for run in answer["runs"]?.arrayValue ?? [] {
             print(json ? run.serialized() : TaskCommand.line(run) + "  on \(run["executor"]?.stringValue ?? run["assigned_to"]?.stringValue ?? "?")")
         }
@@ -105,7 +106,7 @@ struct TaskComplete: ParsableCommand {
 
     func run() throws {
         let request = TaskCompleteCommand.Request(id: id, output: try output.map(TaskRunCommand.readInput))
-        let run = try TaskCommand.send(CommandRequest.make(TaskCompleteCommand.self, request), location: location)["run"] ?? .null
+        let run = try TaskCommand.send(TaskCompleteCommand.request(request), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -123,7 +124,7 @@ struct TaskFail: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(CommandRequest.make(TaskFailCommand.self, .init(id: id, error: error)), location: location)["run"] ?? .null
+        let run = try TaskCommand.send(TaskFailCommand.request(.init(id: id, error: error)), location: location)["run"] ?? .null
         print(TaskCommand.line(run))
     }
 }
@@ -171,7 +172,7 @@ struct ExecutorList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(CommandRequest.make(ExecutorListCommand.self), location: location)
+        let answer = try TaskCommand.send(ExecutorListCommand.request(NoFields()), location: location)
         if json { return print(answer.serialized()) }
         let executors = answer["executors"]?.arrayValue ?? []
         if executors.isEmpty { print("no executors (declare processes of type \"executor\"; without them each task runs on its own worker)") }
@@ -192,7 +193,7 @@ struct ExecutorDrain: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        print(ExecutorCommand.line(try TaskCommand.send(CommandRequest.make(ExecutorDrainCommand.self, ExecutorReference(name: name)), location: location)["executor"] ?? .null))
+        print(ExecutorCommand.line(try TaskCommand.send(ExecutorDrainCommand.request(ExecutorReference(name: name)), location: location)["executor"] ?? .null))
     }
 }
 
@@ -206,6 +207,6 @@ struct ExecutorResume: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        print(ExecutorCommand.line(try TaskCommand.send(CommandRequest.make(ExecutorResumeCommand.self, ExecutorReference(name: name)), location: location)["executor"] ?? .null))
+        print(ExecutorCommand.line(try TaskCommand.send(ExecutorResumeCommand.request(ExecutorReference(name: name)), location: location)["executor"] ?? .null))
     }
 }

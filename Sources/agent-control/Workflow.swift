@@ -1,3 +1,4 @@
+import AgentBase
 import AgentRuntime
 import AgentWork
 import ArgumentParser
@@ -69,7 +70,7 @@ struct WorkflowList: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(CommandRequest.make(WorkflowListCommand.self), location: location)
+        let answer = try TaskCommand.send(WorkflowListCommand.request(NoFields()), location: location)
         let workflows = answer["workflows"]?.arrayValue ?? []
         if json { return workflows.forEach { print($0.serialized()) } }
         if workflows.isEmpty { print("no workflows (define them under \"workflows\" in settings.json)") }
@@ -109,7 +110,7 @@ struct WorkflowRunCommand: ParsableCommand {
 
     func run() throws {
         let request = AgentWork.WorkflowRunCommand.Request(name: name, input: try input.map(TaskRunCommand.readInput), wait: wait)
-        let answer = try TaskCommand.send(CommandRequest.make(AgentWork.WorkflowRunCommand.self, request), location: location,
+        let answer = try TaskCommand.send(AgentWork.WorkflowRunCommand.request(request), location: location,
                                           timeout: wait ? 366 * 86400 : 30)
         let run = answer["run"] ?? .null
         if json {
@@ -152,7 +153,7 @@ struct WorkflowRuns: ParsableCommand {
     func run() throws {
         let request = WorkflowRunsCommand.Request(workflow: workflow, status: status.flatMap(WorkflowRun.Status.init(rawValue:)), limit: limit)
         let filter = WorkflowRunFilter(workflow: workflow, status: request.status, limit: limit)
-        let answer = try TaskCommand.send(CommandRequest.make(WorkflowRunsCommand.self, request), location: location,
+        let answer = try TaskCommand.send(WorkflowRunsCommand.request(request), location: location,
                                           whenNotRunning: StoredHistory.workflowRuns(filter))
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : WorkflowCommand.line(run)) }
     }
@@ -171,7 +172,7 @@ struct WorkflowShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(CommandRequest.make(WorkflowShowCommand.self, WorkflowRunReference(id: runID)), location: location,
+        let answer = try TaskCommand.send(WorkflowShowCommand.request(WorkflowRunReference(id: runID)), location: location,
                                           whenNotRunning: StoredHistory.workflowRun(runID))
         print(json ? (["run": answer["run"] ?? .null, "steps": answer["steps"] ?? []] as JSONValue).serialized() : WorkflowCommand.details(answer))
     }
@@ -190,7 +191,7 @@ struct WorkflowCancel: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let answer = try TaskCommand.send(CommandRequest.make(WorkflowCancelCommand.self, WorkflowRunReference(id: runID)), location: location)
+        let answer = try TaskCommand.send(WorkflowCancelCommand.request(WorkflowRunReference(id: runID)), location: location)
         print(json ? (answer["run"] ?? .null).serialized() : WorkflowCommand.line(answer["run"] ?? .null))
     }
 }
@@ -215,7 +216,7 @@ struct WorkflowDecision: ParsableArguments {
 
     func send<C: WorkflowDecisionCommand>(_ command: C.Type) throws {
         let request = AgentWork.WorkflowDecision(id: runID, step: step, comment: comment)
-        let answer = try TaskCommand.send(CommandRequest.make(command, request), location: location)
+        let answer = try TaskCommand.send(command.request(request), location: location)
         let record = answer["step"] ?? .null
         print(json ? record.serialized() : "\(runID) \(step): \(record["output"]?["decision"]?.stringValue ?? record["status"]?.stringValue ?? "?")")
     }

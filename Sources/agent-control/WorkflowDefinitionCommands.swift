@@ -36,7 +36,7 @@ enum WorkflowDefinitionChange {
     }
 
     static func send<C: WorkflowChangeCommand>(_ command: C.Type, _ request: C.Request, options: SettingsCommand.ChangeOptions) throws {
-        try SettingsCommand.finish(options.location.daemon().change(CommandRequest.make(command, request)))
+        try SettingsCommand.finish(options.location.daemon().change(command.request(request)))
     }
 }
 

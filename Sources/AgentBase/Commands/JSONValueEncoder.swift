@@ -183,19 +183,3 @@ struct AnyKey: CodingKey {
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
-
-extension JSONObject: Codable {
-    /// A request member that must be an object (a process's settings), members in order.
-    public init(from decoder: any Decoder) throws {
-        let value = try decoder.singleValueContainer().decode(JSONValue.self)
-        guard case .object(let object) = value else {
-            throw DecodingError.typeMismatch(JSONObject.self, .init(codingPath: decoder.codingPath, debugDescription: "expected an object, found \(Describe.article(value))"))
-        }
-        self = object
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(JSONValue.object(self))
-    }
-}

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentWork
 import JSONSchema
 
@@ -38,11 +39,13 @@ final class WorkflowDefinitionFile: WorkflowDefinitionHost {
     }
 
     func changeWorkflows(_ change: WorkflowSettingsChange, respond: @escaping (Result<JSONObject, CommandError>) -> Void) {
-        guard case .object(var request)? = try? JSONValueEncoder().encode(change) else {
-            return respond(.failure(CommandError(.failed, "the settings change of workflow \"\(change.name)\" could not be encoded")))
+        let request: SettingsChangeCommand.Request
+        do {
+            request = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: JSONValueEncoder().encode(change))
+        } catch {
+            return respond(.failure(CommandError(.failed, "the settings change of workflow \"\(change.name)\" could not be made: \(error)")))
         }
-        request["command"] = "settings_change"
-        commands.answer(.object(request), supervisor: supervisor) { answer in
+        commands.change(request, supervisor: supervisor) { answer in
             guard case .object(let object) = answer, answer["ok"] == true else { return respond(.failure(Self.refusal(answer))) }
             respond(.success(object))
         }

@@ -34,11 +34,7 @@ extension Supervisor {
             if command.mutating, let self { audit(request, caller: caller, answer: answer) }
             respond(answer)
         }
-        if command.isTyped { return registry.run(command, request, caller: caller, hosts: self, respond: finish) }
-        guard let handler = legacyHandler(command.name) else {
-            return finish(CommandError(.failed, "\(command.name) has no handler in this agent").json)
-        }
-        handler(request, caller, finish)
+        registry.run(command, request, caller: caller, hosts: self, respond: finish)
     }
 
     /// A control-socket request: checked against the registry like an HTTP request (the same
@@ -46,35 +42,6 @@ extension Supervisor {
     func executeControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
         if case .failure(let refusal) = CommandRegistry.standard.check(request) { return respond(refusal.json) }
         execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
-    }
-
-    typealias LegacyHandler = (JSONValue, CommandCenter.Caller, @escaping (JSONValue) -> Void) -> Void
-
-    /// Who answers a command not yet typed (see ``CommandCatalog/legacy``): only the
-    /// workflow, assignment and executor commands are left (typed on branch cmdwork; this enum
-    /// and `legacyHandler` go with them).
-    enum LegacyOwner: CaseIterable {
-        case tasks, workflows
-
-        /// The owner of the command `name`; nil: no handler (a typed command, or unknown).
-        static func of(_ name: String) -> LegacyOwner? {
-            switch name {
-            case "task_assign", "task_unassign", "task_set_strategy", "task_assignments", "task_complete", "task_fail",
-                 "executor_list", "executor_drain", "executor_resume": .tasks
-            case "workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
-                 "workflow_get", "workflow_create", "workflow_update", "workflow_delete", "workflow_add_step": .workflows
-            default: nil
-            }
-        }
-    }
-
-    /// The handler of a command not yet typed, by name.
-    func legacyHandler(_ name: String) -> LegacyHandler? {
-        switch LegacyOwner.of(name) {
-        case .tasks?: { [unowned self] request, caller, respond in work.answerTask(request, caller: caller, respond: respond) }
-        case .workflows?: { [unowned self] request, caller, respond in workflowCommand(request, caller: caller, respond: respond) }
-        case nil: nil
-        }
     }
 
     /// One line of the run history for a mutating command (see ``CommandAudit``).

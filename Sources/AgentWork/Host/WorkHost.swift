@@ -325,18 +325,4 @@ package final class WorkHost {
 
     /// The last notifications are sent (or given up after `timeout` seconds).
     package func stopNotifications(timeout: Double) { notifier?.stop(timeout: timeout) }
-
-    // MARK: Commands
-
-    /// The schedule commands, on the loop.
-    package func answerSchedule(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        guard let scheduler else {
-            return respond(["ok": false, "code": "unavailable", "error": "this agent runs no schedules"])
-        }
-        let command = request["command"]?.stringValue ?? ""
-        guard !host.isStopping || ["schedule_list", "schedule_next", "schedule_history"].contains(command) else {
-            return respond(CommandAnswer.stopping)
-        }
-        scheduler.answer(request, runStore: tasks?.store, inbox: loop.inbox, respond: respond)
-    }
 }

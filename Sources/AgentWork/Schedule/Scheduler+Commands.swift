@@ -4,12 +4,6 @@ import Foundation
 import JSONSchema
 
 extension Scheduler {
-    /// The schedule commands are typed (``ScheduleCommands``); what still calls this answers
-    /// that it is not a command of this layer any more.
-    package func answer(_ request: JSONValue, runStore: (any RunStore)?, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
-        respond(CommandError.invalid("\(request["command"]?.stringValue ?? "?") is a typed command: run it through the command registry").json)
-    }
-
     /// `schedule_list`.
     package func scheduleList() -> [JSONValue] { entries.keys.sorted().compactMap(describe) }
 

@@ -1,25 +1,19 @@
 @testable import AgentCommands
-@testable import AgentRuntime
 import JSONSchema
 import Testing
 
-/// The registry holds every command once, and the agent answers each: a typed one by the
-/// registry, the others by a handler of the supervisor.
+/// The registry holds every command once, each typed (its schema, decoding and host declared
+/// by its feature).
 @Suite struct CommandRegistryTests {
-    @Test func everyCommandIsTypedOrHasALegacyHandler() {
+    @Test func theRegistryHoldsEveryCommandOnce() {
         let registry = CommandRegistry.standard
         #expect(registry.names.count == 55, "\(registry.names)")
-        for command in registry.commands where !command.isTyped && command.executor == .loop {
-            #expect(Supervisor.LegacyOwner.of(command.name) != nil, "\(command.name) has no handler")
-        }
-        for command in registry.commands where command.isTyped {
-            #expect(Supervisor.LegacyOwner.of(command.name) == nil, "\(command.name) is typed and still has a legacy handler")
-        }
+        #expect(Set(registry.names).count == registry.names.count)
     }
 
-    /// The work commands are typed (none parsed by hand), and keep their access: a person's
-    /// action (completing a run, deciding an approval) needs no admin role, every other change does.
-    @Test func theWorkflowAndAssignmentCommandsAreTypedAndKeepTheirAccess() {
+    /// The work commands keep their access: a person's action (completing a run, deciding an
+    /// approval) needs no admin role, every other change does.
+    @Test func theWorkflowAndAssignmentCommandsKeepTheirAccess() {
         let registry = CommandRegistry.standard
         let persons: Set = ["task_complete", "task_fail", "workflow_approve", "workflow_reject"]
         let names = ["workflow_list", "workflow_run", "workflow_runs", "workflow_show", "workflow_cancel", "workflow_approve", "workflow_reject",
@@ -31,12 +25,9 @@ import Testing
                 Issue.record("\(name) is not registered")
                 continue
             }
-            #expect(command.isTyped, "\(name) is not typed")
-            #expect(Supervisor.LegacyOwner.of(name) == nil, "\(name) still has a legacy handler")
             #expect(command.requiresAdmin == (command.mutating && !persons.contains(name)), "\(name): requiresAdmin \(command.requiresAdmin)")
             #expect(command.declarations.allSatisfy { $0.requiresAdmin == command.requiresAdmin }, "\(name): a route differs")
         }
-        #expect(registry.commands.filter(\.isTyped).count == 33)
     }
 
     @Test func aRequestIsRefusedWithThePointerOfItsFirstProblem() {

@@ -62,7 +62,6 @@ import Testing
 
     static func checkExamples<C: AgentCommand>(_ command: C.Type) throws {
         let registered = try #require(CommandRegistry.standard.command(named: C.name))
-        #expect(registered.isTyped)
         let answerValidator = try JSONSchemaValidator(schema: C.answerSchema)
         #expect(!C.examples.isEmpty, "\(C.name) declares no example")
         for (request, answer) in C.examples {
