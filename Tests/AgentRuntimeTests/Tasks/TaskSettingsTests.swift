@@ -176,22 +176,4 @@ import Testing
                                          "tasks": ["m": ["type": "command", "command": ["/bin/true"], "cancel_grace": 1e300, "idle_timeout": 0]]])
         #expect(Set(problems.map(\.instanceLocation)).isSuperset(of: ["/tasks/m/cancel_grace", "/tasks/m/idle_timeout"]), "\(problems)")
     }
-
-    @Test func aCommandTasksCancelGraceIsItsTimeFromSIGTERMToSIGKILL() throws {
-        // The runner's own default is far longer: the task's grace is what ends the run.
-        var limits = CommandTaskRunner.Limits()
-        limits.cancelGrace = 60
-        let harness = CommandRunnerHarness("task-grace", limits: limits)
-        var task = CommandRunnerHarness.task(["trap '' TERM; echo ready; exec sleep 100"], shell: true)
-        task.cancelGrace = 0.2
-        let runID = harness.start(task)
-        harness.turn(for: 0.01)
-        let pid = harness.pid(of: runID)
-        _ = CommandRunnerHarness.waitForGroup(pid, count: 1, command: "sleep")
-        harness.runner.cancel(runID: runID, reason: .cancelled)
-        let outcome = try #require(harness.wait(for: runID, timeout: 30))
-        #expect(outcome.status == .cancelled)
-        #expect(outcome.signal == "SIGKILL")
-        #expect(!ProcFacts.isAlive(pid))
-    }
 }

@@ -1,8 +1,8 @@
 import AgentTestSupport
+@testable import AgentWork
 import Foundation
 import JSONSchema
 import Testing
-@testable import AgentRuntime
 
 /// `"shell": true` lines and the run's input: a reference is refused where its value would
 /// not be one word (inside quotes, inside a word, in a here-document, in backquotes), the
@@ -12,7 +12,7 @@ import Testing
     typealias Harness = CommandRunnerHarness
 
     @Test func aReferenceInsideQuotesOrInsideAWordIsASettingsErrorAtTheShellLine() throws {
-        let settings = try TaskSettingsTests.settings(#"""
+        let settings = try TaskSettingsRead(#"""
             {"single": {"type": "command", "shell": true, "command": "echo '{{input.a}}'"},
              "double": {"type": "command", "shell": true, "command": "echo \"{{input.a}}\""},
              "word": {"type": "command", "shell": true, "command": "echo x{{input.a}}"},
@@ -27,7 +27,7 @@ import Testing
                       "command": "printf '%s|' {{input.a}} \"$INPUT_A\";echo {{input.b}}|cat>{{input.c}} 2>{{input.d}} <<<{{input.e}} $(echo {{input.f}})\necho {{input.g}}"},
              "argv": {"type": "command", "command": ["/bin/echo", "'{{input.a}}'", "x{{input.a}}"]}}
             """#)
-        let found = TaskSettingsTests.messages(settings)
+        let found = settings.messages
         let places = [
             "/tasks/single/command": "inside single quotes", "/tasks/double/command": "inside double quotes",
             "/tasks/word/command": "inside a word (after \"x\")", "/tasks/dollar/command": "inside a word (after \"$\")",
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aReferenceInTheScriptOfAShellTheTaskRunsIsASettingsError() throws {
-        let settings = try TaskSettingsTests.settings(#"""
+        let settings = try TaskSettingsRead(#"""
             {"sh": {"type": "command", "command": ["/bin/sh", "-c", "echo {{input.a}}"]},
              "bash": {"type": "command", "command": ["bash", "-eu", "-o", "pipefail", "-c", "x; echo {{input.a}}", "job"]},
              "flags": {"type": "command", "command": ["/usr/bin/dash", "-ec", "echo '{{input.a}}'"]},
@@ -57,7 +57,7 @@ import Testing
              "applet": {"type": "command", "command": ["busybox", "wget", "-c", "{{input.a}}"]},
              "busybox": {"type": "command", "command": ["/bin/busybox", "sh", "-c", "echo {{input.a}}"]}}
             """#)
-        let found = TaskSettingsTests.messages(settings)
+        let found = settings.messages
         #expect(Set(found.keys) == ["/tasks/sh/command/2", "/tasks/bash/command/5", "/tasks/flags/command/2", "/tasks/busybox/command/3"], "\(found)")
         #expect(found["/tasks/sh/command/2"]?.contains(#"{{input.a}} is in the script that /bin/sh -c runs, where its value would be read as shell code"#) == true,
                 "\(found)")
@@ -73,7 +73,7 @@ import Testing
     /// `$(…)` within double quotes was taken for the closing quote (`echo "$(echo " {{input.a}} ")"`
     /// ran a `$(…)` of the value).
     @Test func aReferenceInOrAfterACommentIsJudgedAsDashReadsTheLine() throws {
-        let settings = try TaskSettingsTests.settings(#"""
+        let settings = try TaskSettingsRead(#"""
             {"after": {"type": "command", "shell": true, "command": "echo x # '\n' {{input.a}} '"},
              "in": {"type": "command", "shell": true, "command": "echo x # {{input.a}}"},
              "escaped": {"type": "command", "shell": true, "command": "echo \\ #'\n {{input.a}} '"},
@@ -83,7 +83,7 @@ import Testing
              "inner": {"type": "command", "shell": true, "command": "x=$(cat <<E\n{{input.a}}\nE\n)"},
              "good": {"type": "command", "shell": true, "command": "echo a#b \"#\" {{input.a}} # it's\necho \"$(date \"+%s\")\" {{input.a}}"}}
             """#)
-        let found = TaskSettingsTests.messages(settings)
+        let found = settings.messages
         #expect(Set(found.keys) == ["/tasks/after/command", "/tasks/in/command", "/tasks/escaped/command", "/tasks/heredoc/command",
                                     "/tasks/nested/command", "/tasks/parameter/command", "/tasks/inner/command"], "\(found)")
         // A `"` inside a `$(…)` or `${…}` within double quotes opens a quote of its own.
@@ -114,14 +114,14 @@ import Testing
     /// as `Character`s where dash reads bytes: a `"` followed by a combining mark, or the `\n`
     /// of `\r\n`, was missed. A line continuation joins a reference to the word before it.
     @Test func aReferencesOwnTextAndTheLinesBytesAreReadAsDashReadsThem() throws {
-        let settings = try TaskSettingsTests.settings(#"""
+        let settings = try TaskSettingsRead(#"""
             {"field": {"type": "command", "shell": true, "command": "echo {{input.x'}} \" ' {{input.a}} \""},
              "mark": {"type": "command", "shell": true, "command": "echo \"\u0301 {{input.a}} \""},
              "crlf": {"type": "command", "shell": true, "command": "cat <<EOF\r\n{{input.a}}\nEOF\r"},
              "joined": {"type": "command", "shell": true, "command": "echo s\\\n{{input.a}}"},
              "good": {"type": "command", "shell": true, "command": "echo {{input.x'}} {{input.a}}\necho {{input.a}}"}}
             """#)
-        let found = TaskSettingsTests.messages(settings)
+        let found = settings.messages
         #expect(Set(found.keys) == ["/tasks/field/command", "/tasks/mark/command", "/tasks/crlf/command", "/tasks/joined/command"], "\(found)")
         #expect(found["/tasks/field/command"]?.contains("{{input.a}} at character 22 of the shell line is inside double quotes") == true, "\(found)")
         #expect(found["/tasks/mark/command"]?.contains("inside double quotes") == true, "\(found)")

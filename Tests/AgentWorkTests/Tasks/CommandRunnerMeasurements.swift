@@ -4,7 +4,6 @@ import AgentTestSupport
 import Foundation
 import Logging
 import Testing
-@testable import AgentRuntime
 
 /// Where a `command` task running /bin/true stands against the floor (a bare posix_spawn +
 /// wait): printed, not judged (no timed test). Run with

@@ -7,7 +7,6 @@ import Foundation
 import JSONSchema
 import Logging
 import Testing
-@testable import AgentRuntime
 
 /// The built-in `command` task type, driven directly on a loop of the test's own: real
 /// programs, real pipes, real process trees.
@@ -353,4 +352,23 @@ import Testing
         #expect(harness.wait(for: runID)?.status == .timedOut)
         #expect(ProcFacts.survivors(of: [pid, escapee], within: 5).isEmpty)
     }
+
+    @Test func aCommandTasksCancelGraceIsItsTimeFromSIGTERMToSIGKILL() throws {
+        // The runner's own default is far longer: the task's grace is what ends the run.
+        var limits = CommandTaskRunner.Limits()
+        limits.cancelGrace = 60
+        let harness = CommandRunnerHarness("task-grace", limits: limits)
+        var task = CommandRunnerHarness.task(["trap '' TERM; echo ready; exec sleep 100"], shell: true)
+        task.cancelGrace = 0.2
+        let runID = harness.start(task)
+        harness.turn(for: 0.01)
+        let pid = harness.pid(of: runID)
+        _ = CommandRunnerHarness.waitForGroup(pid, count: 1, command: "sleep")
+        harness.runner.cancel(runID: runID, reason: .cancelled)
+        let outcome = try #require(harness.wait(for: runID, timeout: 30))
+        #expect(outcome.status == .cancelled)
+        #expect(outcome.signal == "SIGKILL")
+        #expect(!ProcFacts.isAlive(pid))
+    }
+
 }

@@ -5,7 +5,6 @@ import AgentTestSupport
 import Foundation
 import JSONSchema
 import Logging
-@testable import AgentRuntime
 
 /// Drives a ``CommandTaskRunner`` on an event loop of the test's own, the way the supervisor's
 /// loop drives it: real processes, real pipes, a temporary agent folder.

@@ -4,7 +4,6 @@ import Foundation
 import JSONSchema
 import Testing
 @testable import AgentCore
-@testable import AgentRuntime
 
 /// `{{input}}` and `{{input.FIELD}}` in a command task's arguments: replaced by the run's
 /// input before the program starts (real programs), checked against the task's input schema
@@ -69,7 +68,7 @@ import Testing
     }
 
     @Test func aReferenceToAFieldTheInputSchemaDoesNotDeclareIsASettingsErrorAtItsArgument() throws {
-        let settings = try TaskSettingsTests.settings(#"""
+        let settings = try TaskSettingsRead(#"""
             {"good": {"type": "command", "command": ["/bin/echo", "{{input.path}}", "--n={{input.opts.count}}", "{{input}}", "{{input.list.0}}"],
                       "input": {"type": "object", "properties": {"path": {"type": "string"}, "list": {"type": "array", "items": {"type": "object"}},
                                                                  "opts": {"type": "object", "properties": {"count": {"type": "integer"}}}}}},
@@ -80,7 +79,7 @@ import Testing
              "empty": {"type": "command", "command": ["/bin/echo", "{{input.}}"]},
              "free": {"type": "command", "command": ["/bin/echo", "{{input.anything.at.all}}"]}}
             """#)
-        let found = TaskSettingsTests.messages(settings)
+        let found = settings.messages
         #expect(found["/tasks/typo/command/1"]?.contains("{{input.pth}} refers to \"pth\", which the task's \"input\" schema does not declare; did you mean \"path\"?") == true,
                 "\(found)")
         #expect(found["/tasks/inner/command/2"]?.contains("\"size\"") == true, "\(found)")
