@@ -46,12 +46,16 @@ import Testing
             let queued = try Self.control(agent, ["task", "run", "mem", "--input", #"{"op": "increment", "key": "counter", "times": 10}"#])
             #expect(queued.status == 0, "\(queued.stdout)\(queued.stderr)")
         }
-        let deadline = Date().addingTimeInterval(90)
+        let deadline = Date().addingTimeInterval(180)
         var last: JSONValue?
         while Date() < deadline {
             last = try Self.entry(b, "counter")
             if last?["value"] == 40 { break }
             try await Task.sleep(for: .milliseconds(200))
+        }
+        if last?["value"] != 40 {
+            // What each run said (its error, the reads it tried again), for the failure below.
+            for agent in [a, b] { print((try? Self.control(agent, ["task", "runs", "--task", "mem", "--json"]).stdout) ?? "") }
         }
         #expect(last?["value"] == 40, "no increment lost across the agents: \(String(describing: last))\n\(a.transcript)\n\(b.transcript)")
         #expect(last?["version"] == 41)

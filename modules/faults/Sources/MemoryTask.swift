@@ -17,6 +17,8 @@ struct MemoryTask: TaskHandler {
         var value: Int?
         var version: Int?
         var conflicts: Int
+        /// Reads tried again because the store could not answer them then.
+        var unavailable: Int = 0
         var deleted: Bool?
         var error: String?
     }
@@ -38,13 +40,27 @@ struct MemoryTask: TaskHandler {
     func run(input: Input, context: TaskContext) async throws -> Output {
         let memory = context.memory
         let scope: SharedMemory.Scope = input.scope == "run" ? .workflowRun : .agent
-        var conflicts = 0
+        var conflicts = 0, unavailable = 0
+        // A read the store could not answer in its time (a fleet's database on a loaded
+        // machine) is tried again: a read changes nothing, so no increment is lost or doubled.
+        // A failed write is not: it may have been made.
+        func entry() async throws -> SharedMemory.Entry? {
+            let deadline = Date().addingTimeInterval(60)
+            while true {
+                do {
+                    return try memory.entry(input.key, scope: scope)
+                } catch let error as ProcessContextError where error.code == .storeUnavailable && Date() < deadline {
+                    unavailable += 1
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
         do {
             switch input.op {
             case "increment":
                 var done = 0
                 while done < input.times {
-                    let current = try memory.entry(input.key, scope: scope)
+                    let current = try await entry()
                     let value = try current?.decode(Int.self) ?? 0
                     do {
                         try memory.set(input.key, value + 1, expectedVersion: current?.version ?? 0, scope: scope)
@@ -53,8 +69,8 @@ struct MemoryTask: TaskHandler {
                         conflicts += 1
                     }
                 }
-                let entry = try memory.entry(input.key, scope: scope)
-                return Output(value: try entry?.decode(Int.self), version: entry?.version, conflicts: conflicts)
+                let last = try await entry()
+                return Output(value: try last?.decode(Int.self), version: last?.version, conflicts: conflicts, unavailable: unavailable)
             case "delete":
                 return Output(conflicts: 0, deleted: try memory.delete(input.key, scope: scope))
             default:
@@ -62,7 +78,7 @@ struct MemoryTask: TaskHandler {
                 return Output(value: try entry?.decode(Int.self), version: entry?.version, conflicts: 0)
             }
         } catch let error as ProcessContextError {
-            return Output(conflicts: conflicts, error: "\(error.code): \(error.description)")
+            return Output(conflicts: conflicts, unavailable: unavailable, error: "\(error.code): \(error.description)")
         }
     }
 }
