@@ -40,14 +40,14 @@ public final class CommandCenter: Sendable {
     private let snapshots: SnapshotBatcher
     /// The store to read for `events` and `history` (nil: the store is off).
     private let storePath: String?
-    private let handler: LoopBound<(JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void>
+    private let handler: LoopBound<(CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void>
     /// Writes an audit line to the run history (on the loop).
     private let recorder: LoopBound<(Caller, String) -> Void>
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
     package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
-         handler: @escaping (JSONValue, Caller, @escaping (JSONValue) -> Void) -> Void,
+         handler: @escaping (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void,
          recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
         snapshots = SnapshotBatcher(inbox: inbox, take: snapshot)
@@ -78,30 +78,39 @@ public final class CommandCenter: Sendable {
     /// The answer a front gets once the agent is stopping and its loop takes no more commands.
     public static let stoppingAnswer = CommandAnswer.stopping
 
-    /// Executes `request` on the supervisor's loop. Any thread; never blocks the caller's thread.
-    public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {
+    /// Executes a checked request on the supervisor's loop. Any thread; never blocks the
+    /// caller's thread.
+    public func execute(_ request: CheckedRequest, caller: Caller) async -> JSONValue {
         await executeRendered(request, caller: caller).json
     }
 
-    /// Executes `request` and gives its answer with the answer's JSON text. `status` and
-    /// `metrics` answers are built and serialized once for all the requests that waited for
-    /// the same turn of the loop (see ``SnapshotBatcher``).
-    public func executeRendered(_ request: JSONValue, caller: Caller) async -> RenderedAnswer {
-        let name = request["command"]?.stringValue ?? ""
-        if Self.snapshotCommands.contains(name) {
+    /// Checks a request a front builds itself (`/metrics`, `/readyz`, a stream's next page)
+    /// with ``CommandRegistry/check(_:)`` and executes it; its refusal otherwise.
+    public func execute(_ request: JSONValue, caller: Caller) async -> JSONValue {
+        switch CommandRegistry.standard.check(request) {
+        case .success(let checked): return await execute(checked, caller: caller)
+        case .failure(let refusal): return refusal.json
+        }
+    }
+
+    /// Executes a checked request and gives its answer with the answer's JSON text. `status`
+    /// and `metrics` answers are built and serialized once for all the requests that waited
+    /// for the same turn of the loop (see ``SnapshotBatcher``).
+    public func executeRendered(_ request: CheckedRequest, caller: Caller) async -> RenderedAnswer {
+        if Self.snapshotCommands.contains(request.name) {
             guard let shared = await snapshots.snapshot() else { return RenderedAnswer(json: Self.stoppingAnswer) }
-            return shared.answer(request)
+            return shared.answer(request.json)
         }
         return RenderedAnswer(json: await executeOnLoop(request, caller: caller))
     }
 
-    private func executeOnLoop(_ request: JSONValue, caller: Caller) async -> JSONValue {
-        if let name = request["command"]?.stringValue, CommandRegistry.standard.command(named: name)?.executor == .store {
+    private func executeOnLoop(_ request: CheckedRequest, caller: Caller) async -> JSONValue {
+        if request.command.executor == .store {
             // A query can take a while: on the global pool, never on a front's own threads
             // (the HTTP front runs its handlers on its event loop).
             let storePath = storePath
             return await withTaskExecutorPreference(globalConcurrentExecutor) {
-                Self.normalized(StoreCommands.execute(request, storePath: storePath))
+                Self.normalized(StoreCommands.execute(request.json, storePath: storePath))
             }
         }
         return await withCheckedContinuation { continuation in

@@ -6,7 +6,7 @@ import JSONSchema
 /// its access checks, its OpenAPI document) and the dashboard know of commands comes from
 /// here. Each front validates a request with ``check(_:)`` and answers its refusal the same
 /// way; every command is typed (``AgentCommand``), decoded and run by
-/// ``run(_:_:caller:hosts:respond:)``.
+/// ``run(_:caller:hosts:respond:)``, which takes only a ``CheckedRequest``.
 public final class CommandRegistry: Sendable {
     /// In the order of the catalog (the OpenAPI document's order).
     public let commands: [AnyAgentCommand]
@@ -29,9 +29,9 @@ public final class CommandRegistry: Sendable {
 
     public func command(named name: String) -> AnyAgentCommand? { byName[name].map { commands[$0] } }
 
-    /// The command of `request` (`{"command": NAME, …}`) when it names one and its members are
+    /// `request` (`{"command": NAME, …}`) checked, when it names a command and its members are
     /// valid; else the refusal every front answers.
-    public func check(_ request: JSONValue) -> Result<AnyAgentCommand, CommandError> {
+    public func check(_ request: JSONValue) -> Result<CheckedRequest, CommandError> {
         var known: String { names.joined(separator: ", ") }
         guard case .object(var fields) = request else {
             return .failure(.invalid("a request must be a JSON object with a \"command\" string (\(known)); found \(Describe.article(request))", pointer: ""))
@@ -47,18 +47,22 @@ public final class CommandRegistry: Sendable {
         }
         fields["command"] = nil
         if let problem = command.problem(in: fields) { return .failure(problem) }
-        return .success(command)
+        return .success(CheckedRequest(command: command, json: request))
     }
 
-    /// Runs a typed `command`; the answer goes to `respond` (now or later, on the loop). The
-    /// request is checked against the schema here too: the dashboard and in-process callers
-    /// hand over requests no front checked, and a command relies on its schema's bounds (a
-    /// `limit` of at least 1, a non-empty `error`) that decoding alone does not hold.
-    package func run(_ command: AnyAgentCommand, _ request: JSONValue, caller: CommandCaller, hosts: any CommandHosts,
-                    respond: @escaping (JSONValue) -> Void) {
-        var fields = request.objectValue ?? [:]
-        fields["command"] = nil
-        if let problem = command.problem(in: fields) { return respond(problem.json) }
-        command.invoke(request, caller, hosts, respond)
+    /// The members of a request for `command` (without `command`: an HTTP route knows its
+    /// command) checked as ``check(_:)`` checks them.
+    public func check(_ fields: JSONObject, for command: AnyAgentCommand) -> Result<CheckedRequest, CommandError> {
+        if let problem = command.problem(in: fields) { return .failure(problem) }
+        var request = fields
+        request["command"] = .string(command.name)
+        return .success(CheckedRequest(command: command, json: .object(request)))
+    }
+
+    /// Runs a checked request; the answer goes to `respond` (now or later, on the loop). Checked
+    /// once, by ``check(_:)``: a command relies on its schema's bounds (a `limit` of at least 1,
+    /// a non-empty `error`) that decoding alone does not hold.
+    package func run(_ request: CheckedRequest, caller: CommandCaller, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
+        request.command.invoke(request.json, caller, hosts, respond)
     }
 }

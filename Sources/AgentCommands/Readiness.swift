@@ -36,10 +36,9 @@ public struct Readiness: Sendable, Equatable {
 
     /// `{"ok": true, "ready": true}`, or `"ready": false` with every reason, one per line of
     /// `"reasons"` (`"fetcher: failed (…)"`, `"store: degraded: …"`).
-    public func answer(for snapshot: AgentSnapshot) -> JSONValue {
+    package func answer(for snapshot: AgentSnapshot) -> ReadinessCommand.Answer {
         let found = reasons(for: snapshot)
-        return ["ok": true, "ready": .bool(found.isEmpty), "reasons": .array(found.map(JSONValue.string)),
-                "failures": .number(JSONNumber(failures)), "window": .number(JSONNumber(window))]
+        return ReadinessCommand.Answer(ready: found.isEmpty, reasons: found, failures: failures, window: window)
     }
 
     /// Why the agent is not ready; empty when it is.

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentLoop
 import Foundation
 import JSONSchema
@@ -95,7 +96,7 @@ package final class SharedSnapshot: Sendable {
             let json: JSONValue = switch name {
             case "status": snapshot.statusAnswer
             case "metrics": snapshot.metricsAnswer
-            default: Readiness(request).answer(for: snapshot)
+            default: (try? JSONValueEncoder().encode(Readiness(request).answer(for: snapshot))) ?? CommandError(.failed, "the readiness answer could not be encoded").json
             }
             let rendered = CommandCenter.RenderedAnswer(json: json)
             if shareable { answers[name] = rendered }

@@ -64,21 +64,19 @@ struct CommandRoutes: Sendable {
             return refusal.response
         }
         let fields: JSONObject
+        let checked: CheckedRequest
         switch await self.fields(of: route, request: request, context: context) {
-        case .success(let found): fields = found
+        case .success(let found): (fields, checked) = found
         case .failure(let refusal): return refusal.response
         }
-        var full = fields
-        for (key, value) in command.fixed { full[key] = value }
-        full["command"] = .string(command.name)
         let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: route.fromSnapshot ? nil : context.remoteAddress)
         if let shape = route.stream, FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
             // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
-            return await streams.response(command, shape: shape, request: full, after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
+            return await streams.response(command, shape: shape, request: checked.json.objectValue ?? [:], after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
         }
         // `status` comes serialized once for every request of its batch (see executeRendered).
-        let answer = await commands.executeRendered(.object(full), caller: caller)
+        let answer = await commands.executeRendered(checked, caller: caller)
         return APIResponse.json(answer)
     }
 
@@ -91,8 +89,9 @@ struct CommandRoutes: Sendable {
     }
 
     /// The command's request fields: path parameters, then the query (GET, DELETE) or the
-    /// JSON body, checked against the command's schema.
-    func fields(of route: Route, request: Request, context: AgentRequestContext) async -> Result<JSONObject, Refusal> {
+    /// JSON body; and the request they make with the members the route fixes, checked by the
+    /// registry against the command's schema.
+    func fields(of route: Route, request: Request, context: AgentRequestContext) async -> Result<(JSONObject, CheckedRequest), Refusal> {
         let command = route.command
         var fields = JSONObject()
         let properties = route.properties
@@ -154,10 +153,10 @@ struct CommandRoutes: Sendable {
             }
             checked[name] = value
         }
-        if let problem = route.registered.problem(in: checked) {
-            return .failure(Refusal(.badRequest, code: problem.code.rawValue, problem.message, pointer: problem.pointer))
+        switch CommandRegistry.standard.check(checked, for: route.registered) {
+        case .success(let request): return .success((fields, request))
+        case .failure(let problem): return .failure(Refusal(.badRequest, code: problem.code.rawValue, problem.message, pointer: problem.pointer))
         }
-        return .success(fields)
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,

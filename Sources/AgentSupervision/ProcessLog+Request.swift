@@ -31,22 +31,4 @@ extension ProcessLog {
         }
     }
 
-    /// The answer for a process with replicas: their lines interleaved in the order they came,
-    /// each with `"process"`, the replica's name. Nil when none of them has a log.
-    public func answer(_ request: Request, replicas: [String]) -> JSONValue? {
-        guard let page = read(replicas, after: request.after, since: request.since, limit: request.lines) else { return nil }
-        let lines: [JSONValue] = page.lines.map { entry in
-            var object = entry.line.json.objectValue ?? [:]
-            object["process"] = .string(entry.name)
-            return .object(object)
-        }
-        return ["ok": true, "lines": .array(lines), "next": .number(JSONNumber(page.next))]
-    }
-
-    /// The answer to a parsed request: `{"ok": true, "lines": […], "next": SEQ}`, or nil when
-    /// the process has no log.
-    public func answer(_ request: Request) -> JSONValue? {
-        guard let page = read(request.name, after: request.after, since: request.since, limit: request.lines) else { return nil }
-        return ["ok": true, "lines": .array(page.lines.map(\.json)), "next": .number(JSONNumber(page.next))]
-    }
 }

@@ -43,7 +43,7 @@ struct SettingsCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @Option(name: .long, help: ArgumentHelp("Refuse the change if the file's hash is no longer this (from `settings show --json`).", valueName: "hash"))
         var ifMatch: String?
-        func send(_ action: SettingsChangeAction, name: String, settings: JSONObject? = nil) throws {
+        func send(_ action: SettingsChangeAction, name: String, settings: JSONObject = [:]) throws {
             try send(SettingsChangeCommand.Change(action: action, name: name, settings: settings))
         }
 

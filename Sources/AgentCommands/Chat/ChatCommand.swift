@@ -18,6 +18,22 @@ package enum ChatCommand: AgentCommand {
         }
     }
 
+    /// The chatbot's reply.
+    package struct Answer: Encodable, Sendable, Equatable {
+        package let ok = true
+        package var text: String
+        /// The logic adapter that answered, as the chatbot says.
+        package var adapter: String?
+        /// How sure the adapter is, as the chatbot says (0…1).
+        package var confidence: Double?
+
+        package init(text: String, adapter: String? = nil, confidence: Double? = nil) {
+            self.text = text
+            self.adapter = adapter
+            self.confidence = confidence
+        }
+    }
+
     package static let name = "chat"
     package static let summary = "Sends a message to the chatbot process and waits for its answer (at most 30 s)."
     package static let routes: [CommandRoute] = [.post("/api/chat")]
@@ -30,13 +46,17 @@ package enum ChatCommand: AgentCommand {
         "conversation": ChatCommands.conversation,
         "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
     ], required: ["text"])
-    package static let answerSchema: JSONValue = CommandSchema.object(["ok": ["const": true], "text": ["type": "string"]], required: ["ok"], open: true)
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        [(["text": "status?", "conversation": "ops", "context": ["user": "ann"]], EncodedAnswer(["ok": true, "text": "all 3 processes run", "adapter": "status"]))]
+    package static let answerSchema: JSONValue = CommandSchema.object([
+        "ok": ["const": true], "text": ["type": "string"],
+        "adapter": ["type": "string", "description": "The logic adapter that answered."],
+        "confidence": ["type": "number", "description": "How sure the adapter is (0…1)."],
+    ], required: ["ok", "text"], open: true)
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [(["text": "status?", "conversation": "ops", "context": ["user": "ann"]], Answer(text: "all 3 processes run", adapter: "status", confidence: 0.9))]
     }
 
     package static func run(_ request: Request, on host: any ChatCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.chat(request, respond: respond)
     }
 }

@@ -5,7 +5,7 @@ import JSONSchema
 /// the root (AgentRuntime) owns. The commands are declared here, below the root, so that every
 /// front finds them in the one registry.
 package protocol ChatCommandHost: AnyObject {
-    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
-    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void)
+    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<ChatHistoryCommand.Answer, CommandError>) -> Void)
     func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void)
 }

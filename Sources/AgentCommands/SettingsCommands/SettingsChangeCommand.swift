@@ -4,43 +4,24 @@ import JSONSchema
 /// `settings_change`: changes the settings: checked, written keeping the file's formatting, applied by reload.
 package enum SettingsChangeCommand: AgentCommand {
     package typealias Host = any SettingsCommandHost
-    /// One change: which members an action needs is checked when it is applied
-    /// (``SettingsChange`` in the root), with the member's pointer.
-    package struct Change: Codable, Sendable, Equatable {
-        package var action: SettingsChangeAction?
-        package var name: String?
-        package var settings: JSONObject?
-        package var step: JSONObject?
-        package var position: Int?
-        package var text: String?
-
-        package init(action: SettingsChangeAction? = nil, name: String? = nil, settings: JSONObject? = nil, step: JSONObject? = nil,
-                     position: Int? = nil, text: String? = nil) {
-            self.action = action
-            self.name = name
-            self.settings = settings
-            self.step = step
-            self.position = position
-            self.text = text
-        }
-    }
-
-    /// One change at the top level (its members beside `if_match`), or several in `changes`.
+    /// One change at the top level (its members beside `if_match`), or several in `changes`,
+    /// applied together.
     package struct Request: Codable, Sendable, Equatable {
-        /// The members of a change given at the top level (none when `changes` lists them).
-        package var change: Change
-        package var changes: [Change]?
+        package var changes: [Change]
         package var ifMatch: String?
+        /// Given as the list `changes` (and encoded so again).
+        package var listed: Bool
 
         package init(_ change: Change, ifMatch: String? = nil) {
-            self.change = change
+            changes = [change]
             self.ifMatch = ifMatch
+            listed = false
         }
 
         package init(changes: [Change], ifMatch: String? = nil) {
-            change = Change()
             self.changes = changes
             self.ifMatch = ifMatch
+            listed = true
         }
 
         enum CodingKeys: String, CodingKey {
@@ -49,21 +30,75 @@ package enum SettingsChangeCommand: AgentCommand {
         }
 
         package init(from decoder: any Decoder) throws {
-            change = try Change(from: decoder)
+            let single = try Change.Members(from: decoder)
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            changes = try container.decodeIfPresent([Change].self, forKey: .changes)
             ifMatch = try container.decodeIfPresent(String.self, forKey: .ifMatch)
+            guard let list = try container.decodeIfPresent([Change].self, forKey: .changes) else {
+                changes = [try Change(single, at: decoder.codingPath)]
+                listed = false
+                return
+            }
+            if let stray = single.given.first {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [stray],
+                                                        debugDescription: "unknown property \"\(stray.rawValue)\" beside \"changes\"; allowed: changes, if_match"))
+            }
+            changes = list
+            listed = true
         }
 
         package func encode(to encoder: any Encoder) throws {
-            try change.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(changes, forKey: .changes)
+            if listed {
+                try container.encode(changes, forKey: .changes)
+            } else if let change = changes.first {
+                try change.encode(to: encoder)
+            }
             try container.encodeIfPresent(ifMatch, forKey: .ifMatch)
         }
+    }
 
-        /// The top-level change (nil: the request lists `changes`).
-        package var single: Change? { changes == nil ? change : nil }
+    /// What the change did: the file's path and hash; once written, what its reload did (as
+    /// `reload` answers it), else why nothing was written.
+    package struct Answer: Encodable, Sendable, Equatable {
+        package var path: String
+        /// The file's hash now (send it back as `if_match`).
+        package var hash: String
+        /// Written and reloaded: what the reload did.
+        package var applied: ReloadCommand.Answer?
+        /// Nothing written: why.
+        package var message: String?
+
+        /// Whether the file was written.
+        package var changed: Bool { applied != nil }
+
+        /// Written, and applied by a reload.
+        package init(path: String, hash: String, applied: ReloadCommand.Answer) {
+            self.path = path
+            self.hash = hash
+            self.applied = applied
+        }
+
+        /// Nothing written.
+        package init(path: String, hash: String, unchanged message: String) {
+            self.path = path
+            self.hash = hash
+            self.message = message
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case ok, changed, path, hash, message
+        }
+
+        /// Written: the reload's answer, then the file's members (the order the answer always had).
+        package func encode(to encoder: any Encoder) throws {
+            if let applied { try applied.encode(to: encoder) }
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if applied == nil { try container.encode(true, forKey: .ok) }
+            try container.encode(changed, forKey: .changed)
+            try container.encode(path, forKey: .path)
+            try container.encode(hash, forKey: .hash)
+            try container.encodeIfPresent(message, forKey: .message)
+        }
     }
 
     package static let name = "settings_change"
@@ -78,19 +113,21 @@ package enum SettingsChangeCommand: AgentCommand {
         return ["type": "object", "properties": .object(properties), "additionalProperties": false,
                 "description": "One change (action, name, settings, text) or a list of them (changes)."]
     }()
-    package static let answerSchema: JSONValue = CommandSchema.object([
-        "ok": ["const": true], "changed": ["type": "boolean"], "path": ["type": "string"], "hash": ["type": "string"],
-        "message": ["type": "string"],
-        "kept": ConfigurationCommands.names, "restarted": ConfigurationCommands.names, "started": ConfigurationCommands.names, "stopped": ConfigurationCommands.names, "notes": ["type": "array", "items": ["type": "string"]],
-    ], required: ["ok", "changed", "hash"])
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        let done: JSONValue = ["ok": true, "changed": true, "path": "/etc/agent/agent.json", "hash": "9f2c", "kept": [], "restarted": [],
-                               "started": ["station"], "stopped": []]
-        return [(["action": "add_process", "name": "station", "settings": ["type": "weather_feed"]], EncodedAnswer(done)),
-                (["changes": [["action": "disable_process", "name": "trades"], ["action": "enable_module", "name": "weather"]], "if_match": "9f2c"],
-                 EncodedAnswer(done)),
-                (["action": "add_workflow_step", "name": "support", "step": ["id": "b", "task": "reply"], "position": 1], EncodedAnswer(done)),
-                (["action": "replace", "text": "{}"], EncodedAnswer(["ok": true, "changed": false, "hash": "9f2c"]))]
+    package static let answerSchema: JSONValue = {
+        var properties = ReloadCommand.Answer.properties
+        properties["ok"] = ["const": true]
+        properties["changed"] = ["type": "boolean", "description": "Whether the file was written (and reloaded: kept, restarted, started, stopped, notes)."]
+        properties["path"] = ["type": "string"]
+        properties["hash"] = ["type": "string"]
+        properties["message"] = ["type": "string", "description": "Why nothing was written."]
+        return CommandSchema.object(properties, required: ["ok", "changed", "path", "hash"])
+    }()
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        let done = Answer(path: "/etc/agent/agent.json", hash: "9f2c", applied: ReloadCommand.Answer(started: ["station"]))
+        return [(["action": "add_process", "name": "station", "settings": ["type": "weather_feed"]], done),
+                (["changes": [["action": "disable_process", "name": "trades"], ["action": "enable_module", "name": "weather"]], "if_match": "9f2c"], done),
+                (["action": "add_workflow_step", "name": "support", "step": ["id": "b", "task": "reply"], "position": 1], done),
+                (["action": "replace", "text": "{}"], Answer(path: "/etc/agent/agent.json", hash: "9f2c", unchanged: "the settings already say so: nothing was written, nothing reloaded"))]
     }
     package static var unavailable: CommandError {
         .unavailable("this agent was not started from a settings file: its settings cannot be read or changed here")
@@ -107,7 +144,7 @@ package enum SettingsChangeCommand: AgentCommand {
     ]
 
     package static func run(_ request: Request, on host: any SettingsCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.settingsChange(request, respond: respond)
     }
 }

@@ -5,9 +5,9 @@ import JSONSchema
 /// the root (AgentRuntime) reaches it. The commands are declared here, below the root, so that
 /// every front finds them in the one registry.
 package protocol SettingsCommandHost: AnyObject {
-    func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
-    func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
-    func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
-    func modules(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func settingsGet(respond: @escaping (Result<SettingsGetCommand.Answer, CommandError>) -> Void)
+    func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<SettingsChangeCommand.Answer, CommandError>) -> Void)
+    func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<ValidateCommand.Answer, CommandError>) -> Void)
+    func modules(respond: @escaping (Result<ModulesCommand.Answer, CommandError>) -> Void)
 }
 

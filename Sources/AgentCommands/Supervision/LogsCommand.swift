@@ -19,6 +19,47 @@ package enum LogsCommand: AgentCommand {
         }
     }
 
+    /// A page of the log: its lines, oldest first, and where the next page starts.
+    package struct Answer: Encodable, Sendable, Equatable {
+        package let ok = true
+        package var lines: [Line]
+        /// Pass as `after` to get only the lines that come after these.
+        package var next: Int
+
+        package init(lines: [Line], next: Int) {
+            self.lines = lines
+            self.next = next
+        }
+
+        /// A process's page.
+        package init(_ page: ProcessLog.Page) {
+            self.init(lines: page.lines.map { Line($0) }, next: page.next)
+        }
+    }
+
+    /// One line: `{"seq", "time", "stream", "text"}`, the time in ISO 8601 (UTC, milliseconds).
+    package struct Line: Encodable, Sendable, Equatable {
+        package var seq: Int
+        package var time: String
+        package var stream: String
+        package var text: String
+        /// The replica the line is about, when the name is a process with replicas.
+        package var process: String?
+
+        package init(seq: Int, time: String, stream: String, text: String, process: String? = nil) {
+            self.seq = seq
+            self.time = time
+            self.stream = stream
+            self.text = text
+            self.process = process
+        }
+
+        package init(_ line: ProcessLog.Line, process: String? = nil) {
+            self.init(seq: line.seq, time: ConsoleOutput.timestamp(nanoseconds: line.time, full: true), stream: line.stream.rawValue,
+                      text: line.text, process: process)
+        }
+    }
+
     package static let name = "logs"
     package static let summary = "A process's recent log: what its workers wrote on stdout and stderr and the agent's lines about it (the last 2,000 lines or 512 KiB); follow with `after`."
     package static let routes: [CommandRoute] = [.get("/api/processes/{name}/logs")]
@@ -40,15 +81,14 @@ package enum LogsCommand: AgentCommand {
         ], required: ["seq", "time", "stream", "text"])],
         "next": ["type": "integer", "description": "Pass as `after` to get only the lines that come after these."],
     ], required: ["ok", "lines", "next"])
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        [(["name": "fetcher", "lines": 10, "since": "10m"], EncodedAnswer(["ok": true, "lines": [
-            ["seq": 7, "time": "2026-11-24T07:00:00Z", "stream": "stdout", "text": "fetched 3 items"],
-        ], "next": 7])),
-         (["name": "fetcher", "since": 600, "after": 7], EncodedAnswer(["ok": true, "lines": [], "next": 7]))]
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [(["name": "fetcher", "lines": 10, "since": "10m"],
+          Answer(lines: [Line(seq: 7, time: "2026-11-24T07:00:00Z", stream: "stdout", text: "fetched 3 items", process: "fetcher#2")], next: 7)),
+         (["name": "fetcher", "since": 600, "after": 7], Answer(lines: [], next: 7))]
     }
 
     package static func run(_ request: Request, on host: any SupervisionCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         switch ProcessLog.Request.make(name: request.name, lines: request.lines, since: request.since, after: request.after) {
         case .success(let parsed): respond(host.logs(parsed))
         case .failure(let refusal): respond(.failure(refusal))

@@ -19,6 +19,17 @@ package enum ProcessCommand: AgentCommand {
         }
     }
 
+    /// The process as `status` shows it, after the action; a process with replicas (named
+    /// without #N): each replica.
+    package struct Answer: Encodable, Sendable {
+        package let ok = true
+        package var process: SupervisedProcessInfo?
+        package var processes: [SupervisedProcessInfo]?
+
+        package init(process: SupervisedProcessInfo) { self.process = process }
+        package init(processes: [SupervisedProcessInfo]) { self.processes = processes }
+    }
+
     package static let name = "process"
     package static let summary = "Start, stop or restart one process."
     package static let routes: [CommandRoute] = Action.allCases.map { action in
@@ -33,12 +44,13 @@ package enum ProcessCommand: AgentCommand {
         "ok": ["const": true], "process": SupervisionCommands.processSchema,
         "processes": ["type": "array", "items": SupervisionCommands.processSchema, "description": "A process with replicas (named without #N): each replica."],
     ], required: ["ok"], open: true)
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        [(["name": "fetcher", "action": "restart"], EncodedAnswer(["ok": true, "process": SupervisionCommands.exampleProcess]))]
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [(["name": "fetcher", "action": "restart"], Answer(process: SupervisionCommands.exampleProcessInfo)),
+         (["name": "fetcher", "action": "stop"], Answer(processes: [SupervisionCommands.exampleProcessInfo]))]
     }
 
     package static func run(_ request: Request, on host: any SupervisionCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(host.controlProcess(request))
     }
 }

@@ -16,6 +16,23 @@ package enum ReadinessCommand: AgentCommand {
         }
     }
 
+    /// Whether the agent is ready, why not, and the rules it was judged by.
+    package struct Answer: Encodable, Sendable, Equatable {
+        package let ok = true
+        package var ready: Bool
+        /// One per line: `fetcher: failed (…)`, `store: degraded: …`.
+        package var reasons: [String]
+        package var failures: Int
+        package var window: Double
+
+        package init(ready: Bool, reasons: [String], failures: Int, window: Double) {
+            self.ready = ready
+            self.reasons = reasons
+            self.failures = failures
+            self.window = window
+        }
+    }
+
     package static let name = "readiness"
     package static let summary = "Whether the store is writable and every enabled process running or restarting without flapping; the reasons when not (GET /readyz answers 503 then)."
     package static let routes: [CommandRoute] = [.get("/api/readiness")]
@@ -25,14 +42,14 @@ package enum ReadinessCommand: AgentCommand {
         "ok": ["const": true], "ready": ["type": "boolean"],
         "reasons": ["type": "array", "items": ["type": "string"]],
         "failures": ["type": "integer"], "window": ["type": "number"],
-    ], required: ["ok", "ready", "reasons"])
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        [([:], EncodedAnswer(["ok": true, "ready": true, "reasons": [], "failures": 3, "window": 60])),
-         (["failures": 5, "window": 30], EncodedAnswer(["ok": true, "ready": false, "reasons": ["fetcher: failed (exit 1)"], "failures": 5, "window": 30]))]
+    ], required: ["ok", "ready", "reasons", "failures", "window"])
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [([:], Answer(ready: true, reasons: [], failures: 3, window: 60)),
+         (["failures": 5, "window": 30], Answer(ready: false, reasons: ["fetcher: failed (exit 1)"], failures: 5, window: 30))]
     }
 
     package static func run(_ request: Request, on host: any SupervisionCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        respond(.success(EncodedAnswer(Readiness(request).answer(for: host.takeSnapshot()))))
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
+        respond(.success(Readiness(request).answer(for: host.takeSnapshot())))
     }
 }

@@ -6,17 +6,50 @@ import JSONSchema
 package enum ReloadCommand: AgentCommand {
     package typealias Host = any SupervisionCommandHost
 
+    /// What the reload did, by process name.
+    package struct Answer: Encodable, Sendable, Equatable {
+        package let ok = true
+        /// Running as they were (the same pid).
+        package var kept: [String]
+        /// Changed: stopped and started again with their new settings.
+        package var restarted: [String]
+        /// New.
+        package var started: [String]
+        /// Gone from the settings (or disabled).
+        package var stopped: [String]
+        /// What the reload could not apply at once, in words.
+        package var notes: [String]
+
+        package init(kept: [String] = [], restarted: [String] = [], started: [String] = [], stopped: [String] = [], notes: [String] = []) {
+            self.kept = kept
+            self.restarted = restarted
+            self.started = started
+            self.stopped = stopped
+            self.notes = notes
+        }
+
+        /// The schema's members (`settings_change` answers them too).
+        static let properties: JSONObject = [
+            "kept": ConfigurationCommands.names, "restarted": ConfigurationCommands.names, "started": ConfigurationCommands.names,
+            "stopped": ConfigurationCommands.names, "notes": ["type": "array", "items": ["type": "string"]],
+        ]
+    }
+
     package static let name = "reload"
     package static let summary = "Re-reads the settings and applies only the differences: the answer says what was kept, restarted, started and stopped."
     package static let routes: [CommandRoute] = [.post("/api/reload")]
     package static let mutating = true
-    package static let answerSchema: JSONValue = CommandSchema.object(["ok": ["const": true]], required: ["ok"], open: true)
-    package static var examples: [(request: JSONValue, answer: EncodedAnswer)] {
-        [([:], EncodedAnswer(["ok": true, "kept": ["fetcher"], "restarted": [], "started": [], "stopped": []]))]
+    package static let answerSchema: JSONValue = {
+        var properties = Answer.properties
+        properties["ok"] = ["const": true]
+        return CommandSchema.object(properties, required: ["ok", "kept", "restarted", "started", "stopped", "notes"], open: true)
+    }()
+    package static var examples: [(request: JSONValue, answer: Answer)] {
+        [([:], Answer(kept: ["fetcher"], started: ["station"]))]
     }
 
     package static func run(_ request: NoFields, on host: any SupervisionCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.reloadSettings(respond: respond)
     }
 }

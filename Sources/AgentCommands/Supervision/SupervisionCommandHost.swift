@@ -11,11 +11,11 @@ package protocol SupervisionCommandHost: AnyObject {
     /// Stops every process and the agent.
     func stopAgent()
     /// Starts, stops or restarts a process (every replica of one named without #N).
-    func controlProcess(_ request: ProcessCommand.Request) -> Result<EncodedAnswer, CommandError>
+    func controlProcess(_ request: ProcessCommand.Request) -> Result<ProcessCommand.Answer, CommandError>
     /// A process's recent log.
-    func logs(_ request: ProcessLog.Request) -> Result<EncodedAnswer, CommandError>
+    func logs(_ request: ProcessLog.Request) -> Result<LogsCommand.Answer, CommandError>
     /// Versions, paths, figures and limits.
-    func diagnostics() -> EncodedAnswer
+    func diagnostics() -> DiagnosticsCommand.Answer
     /// Re-reads the settings and applies the differences; answers on the loop.
-    func reloadSettings(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void)
+    func reloadSettings(respond: @escaping (Result<ReloadCommand.Answer, CommandError>) -> Void)
 }

@@ -30,4 +30,7 @@ package enum SupervisionCommands {
 
     /// A process for the examples of the agreement test.
     static let exampleProcess: JSONValue = ["name": "fetcher", "state": "running", "pid": 4242, "restarts": 0]
+    static var exampleProcessInfo: SupervisedProcessInfo {
+        SupervisedProcessInfo(name: "fetcher", type: "fetch", module: "feeds", state: .running, pid: 4242)
+    }
 }

@@ -53,7 +53,8 @@ struct DashboardRoutes: Sendable {
 
     // MARK: Commands
 
-    /// Executes `request` through the command layer as the dashboard's caller.
+    /// Executes `request` through the command layer as the dashboard's caller, checked by the
+    /// registry like every front's.
     func run(_ request: JSONObject, _ context: AgentRequestContext) async -> JSONValue {
         let caller = CommandCenter.Caller(front: "dashboard", user: context.identity?.name, address: context.remoteAddress)
         // A page shows nothing its user could not ask for over the API (the settings file, with
@@ -62,7 +63,10 @@ struct DashboardRoutes: Sendable {
            let refusal = AccessPolicy.roleRefusal(command, context.identity) {
             return ["ok": false, "code": .string(refusal.code), "error": .string(refusal.message)]
         }
-        return await commands.execute(.object(request), caller: caller)
+        switch CommandRegistry.standard.check(.object(request)) {
+        case .success(let checked): return await commands.execute(checked, caller: caller)
+        case .failure(let refusal): return refusal.json
+        }
     }
 
     // MARK: Rendering

@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// Why a settings command (``SettingsCommands``) refused: a code a front maps to its own
@@ -38,11 +39,14 @@ struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
 
     var description: String { message }
 
-    /// `{"ok": false, "code", "error", "pointer"?, "errors"?}`.
-    var answer: JSONValue {
-        var object: JSONObject = ["ok": false, "code": .string(code.rawValue), "error": .string(message)]
-        if let pointer { object["pointer"] = .string(pointer) }
-        if !errors.isEmpty { object["errors"] = .array(errors) }
-        return .object(object)
+    /// The refusal every front answers: `{"ok": false, "code", "error", "pointer"?, "errors"?}`.
+    var refusal: CommandError {
+        let code: CommandError.Code = switch code {
+        case .notFound: .notFound
+        case .invalid: .invalid
+        case .conflict: .conflict
+        case .unavailable: .unavailable
+        }
+        return CommandError(code, message, pointer: pointer, errors: errors.isEmpty ? nil : errors)
     }
 }

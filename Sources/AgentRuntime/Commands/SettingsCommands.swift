@@ -31,7 +31,8 @@ final class SettingsCommands: Sendable {
 
     /// Answers `validate` or `modules` (`work`) on the checks' thread; `respond` is called on
     /// the supervisor's loop.
-    func check(_ work: @escaping @Sendable (SettingsCommands) -> JSONValue, inbox: LoopInbox, respond: @escaping (JSONValue) -> Void) {
+    func check<Answer: Sendable>(_ work: @escaping @Sendable (SettingsCommands) -> Result<Answer, CommandError>, inbox: LoopInbox,
+                                 respond: @escaping (Result<Answer, CommandError>) -> Void) {
         let reply = LoopBound(value: respond)
         thread.submit { [self] in
             let answer = work(self)
@@ -42,8 +43,9 @@ final class SettingsCommands: Sendable {
     /// Answers `settings_change`: called on the supervisor's loop, and `respond` is called
     /// there. The change is checked on the checks' thread and applied by the supervisor's
     /// reload (and audited by the command layer with ``audited(_:)`` and ``outcome(_:)``).
-    func change(_ request: SettingsChangeCommand.Request, supervisor: Supervisor, respond: @escaping (JSONValue) -> Void) {
-        if supervisor.stopping { return respond(SettingsCommandError(.unavailable, "the agent is stopping").answer) }
+    func change(_ request: SettingsChangeCommand.Request, supervisor: Supervisor,
+                respond: @escaping (Result<SettingsChangeCommand.Answer, CommandError>) -> Void) {
+        if supervisor.stopping { return respond(.failure(SettingsCommandError(.unavailable, "the agent is stopping").refusal)) }
         let inbox = supervisor.loop.inbox
         // The responder and the supervisor each in a wrapper of its own: a class reference
         // inside a LoopBound tuple was over-released once (the reload crash fixed in d93008e).
@@ -55,20 +57,20 @@ final class SettingsCommands: Sendable {
             do throws(SettingsCommandError) {
                 prepared = try prepareChange(request)
             } catch {
-                let answer = error.answer
-                checker.logger.notice("\(summary): \(Self.outcome(answer))")
-                return inbox.post { reply.value(answer) }
+                let refused = Result<SettingsChangeCommand.Answer, CommandError>.failure(error.refusal)
+                checker.logger.notice("\(summary): \(Self.outcome(refused))")
+                return inbox.post { reply.value(refused) }
             }
             // The next check waits until this change is written and applied, so that it
             // starts from the file this one wrote.
             let applied = DispatchSemaphore(value: 0)
             inbox.post { [self] in
-                let answer: JSONValue
+                let answer: Result<SettingsChangeCommand.Answer, CommandError>
                 do throws(SettingsCommandError) {
                     guard let supervisor = owner.supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
-                    answer = try commit(prepared, supervisor: supervisor)
+                    answer = .success(try commit(prepared, supervisor: supervisor))
                 } catch {
-                    answer = error.answer
+                    answer = .failure(error.refusal)
                 }
                 checker.logger.notice("\(summary): \(Self.outcome(answer))")
                 reply.value(answer)
@@ -97,13 +99,22 @@ final class SettingsCommands: Sendable {
     }
 
     static func audited(_ request: SettingsChangeCommand.Request) -> (what: String, process: String) {
-        guard let (changes, _) = try? changes(in: request) else { return ("settings_change (not understood)", "") }
+        let changes = request.changes
         let processes = Set(changes.filter { [.addProcess, .removeProcess, .enableProcess, .disableProcess, .setProcess].contains($0.action) }.map(\.name))
         let process = processes.count == 1 && changes.allSatisfy({ processes.contains($0.name) }) ? processes.first! : ""
         return ("settings_change " + changes.map(\.summary).joined(separator: "; "), process)
     }
 
-    /// What a change did, in a few words, for the run history and the log.
+    /// What a change did, in a few words, for the log.
+    static func outcome(_ result: Result<SettingsChangeCommand.Answer, CommandError>) -> String {
+        switch result {
+        case .success(let answer): outcome((try? JSONValueEncoder().encode(answer)) ?? ["ok": true])
+        case .failure(let refusal): outcome(refusal.json)
+        }
+    }
+
+    /// What a change did, in a few words, for the run history (from the answer every front
+    /// gets) and the log.
     static func outcome(_ answer: JSONValue) -> String {
         guard answer["ok"] == true else {
             let count = answer["errors"]?.arrayValue?.count ?? 0
@@ -122,22 +133,20 @@ final class SettingsCommands: Sendable {
     /// `{"ok", "path", "hash", "text", "settings"}`: the file's text as it is, its parsed
     /// document (null, with `parse_error`, when it is not JSON) and the hash to send back as
     /// `if_match` with a change.
-    func get() -> JSONValue {
+    func get() -> Result<SettingsGetCommand.Answer, CommandError> {
         let contents: SettingsFile.Contents
         do {
             contents = try file.read()
         } catch {
-            return error.answer
+            return .failure(error.refusal)
         }
-        var answer: JSONObject = ["ok": true, "path": .string(file.path), "hash": .string(contents.hash),
-                                  "text": .string(String(decoding: contents.bytes, as: UTF8.self))]
+        var answer = SettingsGetCommand.Answer(path: file.path, hash: contents.hash, text: String(decoding: contents.bytes, as: UTF8.self), settings: .null)
         do {
-            answer["settings"] = try JSONValue.parse(contents.bytes)
+            answer.settings = try JSONValue.parse(contents.bytes)
         } catch {
-            answer["settings"] = .null
-            answer["parse_error"] = .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")
+            answer.parseError = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
         }
-        return .object(answer)
+        return .success(answer)
     }
 
     // MARK: validate
@@ -145,14 +154,16 @@ final class SettingsCommands: Sendable {
     /// The report `validate-settings --json` prints, with `"ok": true`, for the file, or for
     /// the document given as `"text"` (a string) or `"settings"` (an object), checked as if it
     /// were the file. Nothing is written or applied.
-    func validate(_ request: ValidateCommand.Request) -> JSONValue {
+    func validate(_ request: ValidateCommand.Request) -> Result<ValidateCommand.Answer, CommandError> {
         var settings: AgentSettings?
         if let text = request.text {
             do {
                 settings = AgentSettings(json: try JSONValue.parse(text), file: shownPath)
             } catch {
-                return ["ok": true, "file": .string(shownPath), "valid": false,
-                        "errors": [["file": .string(shownPath), "pointer": "", "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]]]
+                let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
+                return .success(ValidateCommand.Answer(ValidateCommand.Report(file: shownPath, valid: false, errors: [
+                    ConfigurationCommands.Issue(file: shownPath, pointer: "", message: message),
+                ])))
             }
         } else if let document = request.settings {
             settings = AgentSettings(json: .object(document), file: shownPath)
@@ -162,13 +173,12 @@ final class SettingsCommands: Sendable {
             // The file itself could not be read or is not JSON: the report validate-settings
             // --json prints then.
             if settings == nil {
-                return ["ok": true, "file": .string(shownPath), "valid": false, "errors": [["message": .string(error.description)]]]
+                return .success(ValidateCommand.Answer(ValidateCommand.Report(file: shownPath, valid: false,
+                                                                              errors: [ConfigurationCommands.Issue(message: error.description)])))
             }
-            return SettingsCommandError(.unavailable, error.description).answer
+            return .failure(SettingsCommandError(.unavailable, error.description).refusal)
         case .success(let prepared):
-            guard case .object(var report) = prepared.report.json else { return ["ok": false, "code": "unavailable", "error": "no report"] }
-            report["ok"] = true
-            return .object(report)
+            return .success(ValidateCommand.Answer(prepared.report.document))
         }
     }
 
@@ -177,30 +187,26 @@ final class SettingsCommands: Sendable {
     /// The modules the settings file enables, each with its process types (kind, description,
     /// subscriptions, settings schema), as describing them found; the runtime's own `chat`
     /// module (the chatbot) last; and the host's schema (the keys every process may have).
-    func modules() -> JSONValue {
+    func modules() -> Result<ModulesCommand.Answer, CommandError> {
         let prepared: AgentLauncher.Prepared
         switch checker.check(nil) {
-        case .failure(let error): return SettingsCommandError(.unavailable, error.description).answer
+        case .failure(let error): return .failure(SettingsCommandError(.unavailable, error.description).refusal)
         case .success(let result): prepared = result
         }
-        var modules: [JSONValue] = prepared.report.modules.map { module in
-            var object: JSONObject = ["name": .string(module.name), "file": .string(module.file), "available": .bool(module.isAvailable)]
-            if let version = module.version { object["version"] = .string(version) }
-            if let error = module.error { object["error"] = ["code": .string(error.code.rawValue), "message": .string(error.message)] }
-            object["process_types"] = .array(prepared.manifests[module.name]?.processes.map(Self.json) ?? [])
-            return .object(object)
+        var modules = prepared.report.modules.map { module in
+            ModulesCommand.Module(name: module.name, file: module.file, available: module.isAvailable, version: module.version,
+                                  error: module.error.map { ConfigurationCommands.ModuleError(code: $0.code.rawValue, message: $0.message) },
+                                  processTypes: prepared.manifests[module.name]?.processes.map(Self.processType) ?? [])
         }
         let chat = BuiltinModules.chatManifest
-        modules.append(["name": .string(chat.name), "file": .string(BuiltinModules.chatLocation.library), "available": true,
-                        "version": .string(chat.version), "builtin": true, "process_types": .array(chat.processes.map(Self.json))])
-        return ["ok": true, "file": .string(shownPath), "modules": .array(modules), "host_schema": HostSchema.document]
+        modules.append(ModulesCommand.Module(name: chat.name, file: BuiltinModules.chatLocation.library, available: true, version: chat.version,
+                                             builtin: true, processTypes: chat.processes.map(Self.processType)))
+        return .success(ModulesCommand.Answer(file: shownPath, modules: modules, hostSchema: HostSchema.document))
     }
 
-    static func json(_ type: ModuleManifest.ProcessType) -> JSONValue {
-        var object: JSONObject = ["type": .string(type.type), "kind": .string(type.kind), "description": .string(type.description),
-                                  "settings_schema": type.settingsSchema]
-        if !type.subscribes.isEmpty { object["subscribes"] = .array(type.subscribes.map(JSONValue.string)) }
-        return .object(object)
+    static func processType(_ type: ModuleManifest.ProcessType) -> ModulesCommand.ProcessType {
+        ModulesCommand.ProcessType(type: type.type, kind: type.kind, description: type.description, settingsSchema: type.settingsSchema,
+                                   subscribes: type.subscribes.isEmpty ? nil : type.subscribes)
     }
 
     // MARK: settings_change
@@ -219,7 +225,8 @@ final class SettingsCommands: Sendable {
     /// file's hash (`conflict`), a change does not fit (`not_found`, `conflict`, `invalid`)
     /// or the result is invalid (`invalid`, every error with its pointer). Off the loop.
     func prepareChange(_ request: SettingsChangeCommand.Request) throws(SettingsCommandError) -> PreparedChange {
-        let (changes, ifMatch) = try Self.changes(in: request)
+        let changes = request.changes
+        let ifMatch = request.ifMatch
         let current = try file.read()
         if let ifMatch, ifMatch != current.hash {
             throw SettingsCommandError(.conflict, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
@@ -256,10 +263,10 @@ final class SettingsCommands: Sendable {
     }
 
     /// Writes a checked change and has the supervisor apply it. On the loop.
-    func commit(_ change: PreparedChange, supervisor: Supervisor) throws(SettingsCommandError) -> JSONValue {
+    func commit(_ change: PreparedChange, supervisor: Supervisor) throws(SettingsCommandError) -> SettingsChangeCommand.Answer {
         guard let report = change.report else {
-            return ["ok": true, "changed": false, "path": .string(file.path), "hash": .string(change.baseHash),
-                    "message": "the settings already say so: nothing was written, nothing reloaded"]
+            return SettingsChangeCommand.Answer(path: file.path, hash: change.baseHash,
+                                                unchanged: "the settings already say so: nothing was written, nothing reloaded")
         }
         guard !supervisor.stopping else { throw SettingsCommandError(.unavailable, "the agent is stopping; nothing was written") }
         // Checking may have taken a while (a module described): an edit by hand meanwhile wins.
@@ -268,33 +275,13 @@ final class SettingsCommands: Sendable {
         }
         try file.write(change.bytes)
         let hash = SettingsFile.hash(change.bytes)
-        let applied = supervisor.applyReload(report)
-        guard case .object(var answer) = applied, answer["ok"] == true else {
-            let reason = applied["error"]?.stringValue ?? applied["errors"]?.serialized() ?? "unknown"
+        switch supervisor.applyReload(report) {
+        case .success(let applied):
+            return SettingsChangeCommand.Answer(path: file.path, hash: hash, applied: applied)
+        case .failure(let refusal):
+            let reason = refusal.errors.map { JSONValue.array($0).serialized() } ?? refusal.message
             throw SettingsCommandError(.unavailable, "\(shownPath) was written (hash \(hash)) but not applied: \(reason); run `agent-control reload` once the agent can")
         }
-        answer["changed"] = true
-        answer["path"] = .string(file.path)
-        answer["hash"] = .string(hash)
-        return .object(answer)
-    }
-
-    /// The changes a request asks for, and its `if_match`. The registry checked the members'
-    /// types; which members each action needs is ``SettingsChange``'s check, at each change's
-    /// pointer (`/changes/1/name`).
-    static func changes(in request: SettingsChangeCommand.Request) throws(SettingsCommandError) -> ([SettingsChange], String?) {
-        guard let list = request.changes else {
-            guard let single = request.single else { return ([], request.ifMatch) }
-            return ([try SettingsChange(single, pointer: "")], request.ifMatch)
-        }
-        if let stray = (try? JSONValueEncoder().encode(request.change))?.objectValue?.keys.first {
-            throw .request("/" + JSONPointer.escape(stray), "unknown property \"\(stray)\" beside \"changes\"; allowed: changes, if_match")
-        }
-        var changes: [SettingsChange] = []
-        for (index, item) in list.enumerated() {
-            changes.append(try SettingsChange(item, pointer: "/changes/\(index)"))
-        }
-        return (changes, request.ifMatch)
     }
 }
 

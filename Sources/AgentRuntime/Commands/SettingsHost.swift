@@ -15,7 +15,7 @@ public final class SettingsHost {
     init() {}
 
     /// The settings commands, or the refusal of an agent not started from a settings file.
-    func settingsCommands(respond: (Result<EncodedAnswer, CommandError>) -> Void) -> SettingsCommands? {
+    func settingsCommands<Answer>(respond: (Result<Answer, CommandError>) -> Void) -> SettingsCommands? {
         if commands == nil { respond(.failure(SettingsGetCommand.unavailable)) }
         return commands
     }

@@ -27,7 +27,7 @@ final class WorkflowDefinitionFile: WorkflowDefinitionHost {
                 throw SettingsCommandError(.unavailable, "\(commands.shownPath) is not valid JSON (line \(error.line), column \(error.column): \(error.message))")
             }
         } catch {
-            return respond(.failure(Self.refusal(error.answer)))
+            return respond(.failure(error.refusal))
         }
         let workflows = document["workflows"]?.objectValue ?? [:]
         guard let definition = workflows[name] else {
@@ -38,24 +38,25 @@ final class WorkflowDefinitionFile: WorkflowDefinitionHost {
                                                    version: supervisor.work.workflows?.definitions[name]?.version)))
     }
 
+    /// The change made as `settings_change` makes it: the definition command's change is one of
+    /// its typed changes (`add_workflow`, …), the answer `settings_change`'s.
     func changeWorkflows(_ change: WorkflowSettingsChange, respond: @escaping (Result<JSONObject, CommandError>) -> Void) {
-        let request: SettingsChangeCommand.Request
-        do {
-            request = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: JSONValueEncoder().encode(change))
-        } catch {
-            return respond(.failure(CommandError(.failed, "the settings change of workflow \"\(change.name)\" could not be made: \(error)")))
+        let action: SettingsChangeAction = switch change.action {
+        case .add: .addWorkflow
+        case .set: .setWorkflow
+        case .remove: .removeWorkflow
+        case .addStep: .addWorkflowStep
         }
-        commands.change(request, supervisor: supervisor) { answer in
-            guard case .object(let object) = answer, answer["ok"] == true else { return respond(.failure(Self.refusal(answer))) }
-            respond(.success(object))
+        let request = SettingsChangeCommand.Request(SettingsChangeCommand.Change(action: action, name: change.name, settings: change.settings ?? [:],
+                                                                                 step: change.step ?? [:], position: change.position),
+                                                    ifMatch: change.ifMatch)
+        commands.change(request, supervisor: supervisor) { result in
+            respond(result.flatMap { answer in
+                guard let object = (try? JSONValueEncoder().encode(answer))?.objectValue else {
+                    return .failure(CommandError(.failed, "the answer of the settings change of workflow \"\(change.name)\" could not be encoded"))
+                }
+                return .success(object)
+            })
         }
-    }
-
-    /// A refusal of the settings commands (``SettingsCommandError/answer``) as the command's.
-    private static func refusal(_ answer: JSONValue) -> CommandError {
-        CommandError(answer["code"]?.stringValue.flatMap(CommandError.Code.init(rawValue:)) ?? .failed,
-                     answer["error"]?.stringValue ?? "the settings change was refused",
-                     pointer: answer["pointer"]?.stringValue, retryAfter: answer["retry_after"]?.numberValue?.intValue,
-                     errors: answer["errors"]?.arrayValue)
     }
 }

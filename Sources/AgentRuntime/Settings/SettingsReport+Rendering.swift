@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import JSONSchema
 import Logging
@@ -42,37 +43,25 @@ extension SettingsReport {
         return lines.joined(separator: "\n")
     }
 
-    /// The report for tools.
-    public var json: JSONValue {
-        func issue(_ issue: SettingsIssue) -> JSONValue {
-            var object: JSONObject = ["file": .string(issue.file), "pointer": .string(issue.pointer), "message": .string(issue.message)]
-            if let process = issue.process { object["process"] = .string(process) }
-            if let cause = issue.followsFrom { object["follows_from"] = .string(cause) }
-            return .object(object)
+    /// The report for tools (`validate-settings --json`, the `validate` command).
+    public var json: JSONValue { (try? JSONValueEncoder().encode(document)) ?? .null }
+
+    /// The report for tools, typed as the `validate` command answers it.
+    package var document: ValidateCommand.Report {
+        func issue(_ issue: SettingsIssue) -> ConfigurationCommands.Issue {
+            ConfigurationCommands.Issue(file: issue.file, pointer: issue.pointer, message: issue.message, process: issue.process, followsFrom: issue.followsFrom)
         }
-        return [
-            "file": .string(file),
-            "valid": .bool(isValid),
-            "errors": .array(blockingIssues.map(issue)),
-            "modules": .array(modules.map { module in
-                var object: JSONObject = [
-                    "name": .string(module.name), "file": .string(module.file), "available": .bool(module.isAvailable),
-                    "process_types": .array(module.processTypes.map(JSONValue.string)),
-                ]
-                if let version = module.version { object["version"] = .string(version) }
-                if let error = module.error { object["error"] = ["code": .string(error.code.rawValue), "message": .string(error.message)] }
-                return .object(object)
-            }),
-            "processes": .array(processes.map { process in
-                var object: JSONObject = [
-                    "name": .string(process.name), "type": .string(process.type), "enabled": .bool(process.enabled),
-                    "valid": .bool(process.isValid), "errors": .array(process.issues.map(issue)),
-                ]
-                if let module = process.module { object["module"] = .string(module) }
-                if let kind = process.kind { object["kind"] = .string(kind) }
-                return .object(object)
-            }),
-        ]
+        return ValidateCommand.Report(
+            file: file, valid: isValid, errors: blockingIssues.map(issue),
+            modules: modules.map { module in
+                ValidateCommand.Module(name: module.name, file: module.file, available: module.isAvailable, processTypes: module.processTypes,
+                                       version: module.version,
+                                       error: module.error.map { ConfigurationCommands.ModuleError(code: $0.code.rawValue, message: $0.message) })
+            },
+            processes: processes.map { process in
+                ValidateCommand.Process(name: process.name, type: process.type, enabled: process.enabled, valid: process.isValid,
+                                        errors: process.issues.map(issue), module: process.module, kind: process.kind)
+            })
     }
 }
 
@@ -87,8 +76,8 @@ extension AgentLauncher {
             return report.isValid ? ExitCode.success : ExitCode.invalidConfiguration
         } catch {
             if options.json {
-                print(JSONValue.object(["file": .string(options.settingsPath), "valid": false,
-                                        "errors": [["message": .string(error.description)]]]).serialized(pretty: true))
+                let report = ValidateCommand.Report(file: options.settingsPath, valid: false, errors: [ConfigurationCommands.Issue(message: error.description)])
+                print(((try? JSONValueEncoder().encode(report)) ?? .null).serialized(pretty: true))
             } else {
                 Self.printError(error.description)
             }

@@ -16,7 +16,7 @@ import Logging
 final class ChatRelay: ChatCommandHost {
     /// A chat request waiting for the chatbot's reply.
     private struct Pending {
-        var respond: (JSONValue) -> Void
+        var respond: (Result<ChatCommand.Answer, CommandError>) -> Void
         var timer: Int
     }
 
@@ -44,13 +44,13 @@ final class ChatRelay: ChatCommandHost {
     func attach(store: AgentStore?) { self.store = store }
 
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
-    func send(_ request: ChatCommand.Request, adapter: String? = nil, respond: @escaping (JSONValue) -> Void) {
+    func send(_ request: ChatCommand.Request, adapter: String? = nil, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
         let processes = processes()
         guard let bot = processes.first(where: \.isChatbot) else {
-            return respond(["ok": false, "error": "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}"])
+            return respond(.failure(CommandError(.failed, "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}")))
         }
         guard bot.hasWorker, bot.state == .running else {
-            return respond(["ok": false, "error": .string("the chatbot process \(bot.name) is \(bot.state)")])
+            return respond(.failure(CommandError(.failed, "the chatbot process \(bot.name) is \(bot.state)")))
         }
         let conversation = request.conversation ?? "default"
         sequence += 1
@@ -65,34 +65,35 @@ final class ChatRelay: ChatCommandHost {
         store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
         let timer = loop.schedule(after: 30) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }
-            waiting.respond(["ok": false, "error": "the chatbot did not answer within 30 s"])
+            waiting.respond(.failure(CommandError(.failed, "the chatbot did not answer within 30 s")))
         }
         pending[id] = Pending(respond: respond, timer: timer)
     }
 
     /// `chat`: the chatbot's reply.
-    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        send(request) { respond(EncodedAnswer.result($0)) }
+    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
+        send(request, respond: respond)
     }
 
     /// Asks the chatbot for a workflow's `ask` step; `answer` gets its reply's text.
     func ask(_ text: String, adapter: String?, conversation: String, answer: @escaping (Result<String, WorkflowError>) -> Void) {
         send(ChatCommand.Request(text: text, conversation: conversation), adapter: adapter) { reply in
-            if reply["ok"]?.boolValue == true, let text = reply["text"]?.stringValue {
-                answer(.success(text))
-            } else {
-                answer(.failure(WorkflowError(code: "chat", message: reply["error"]?.stringValue ?? "the chatbot did not answer")))
-            }
+            answer(reply.map(\.text).mapError { WorkflowError(code: "chat", message: $0.message) })
         }
     }
 
     /// `chat_history`: a conversation's lines after `after`, at most `limit`.
-    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<ChatHistoryCommand.Answer, CommandError>) -> Void) {
         let params: [JSONValue] = [.string(request.conversation ?? "default"), .number(JSONNumber(request.after ?? 0)), .number(JSONNumber(request.limit ?? 100))]
         let submitted = queries.submit(sql: "SELECT * FROM (SELECT id, time, role, source, text FROM chat WHERE conversation = ? AND id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
                                        params: params) { result in
             switch result {
-            case .success(let rows): respond(.success(EncodedAnswer(["ok": true, "lines": rows])))
+            case .success(let rows):
+                do {
+                    respond(.success(ChatHistoryCommand.Answer(lines: try JSONValueDecoder().decode([ChatHistoryCommand.Line].self, from: rows))))
+                } catch {
+                    respond(.failure(CommandError(.failed, "the chat history could not be read: \(JSONValueDecoder.refusal(of: error).message)")))
+                }
             case .failure(let problem): respond(.failure(CommandError(.failed, problem.description)))
             }
         }
@@ -122,17 +123,24 @@ final class ChatRelay: ChatCommandHost {
         store?.recordChat(conversation: conversation, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
         guard let id = value["id"]?.stringValue, let waiting = pending.removeValue(forKey: id) else { return }
         loop.cancel(waiting.timer)
-        var answer: JSONObject = ["ok": .bool(value["error"] != .bool(true)), "text": .string(text)]
-        if value["error"] == .bool(true) { answer["error"] = .string(text) }
-        if let adapter = value["adapter"] { answer["adapter"] = adapter }
-        if let confidence = value["confidence"] { answer["confidence"] = confidence }
-        guard let store else { return waiting.respond(.object(answer)) }
+        let reply = Self.reply(value, text: text)
+        guard let store else { return waiting.respond(reply) }
         // Answered once the reply is in the history, so that a history read right after the
         // answer (the dashboard's page after its redirect) shows it.
         let inbox = loop.inbox
         let respond = LoopBound(value: waiting.respond)
-        let reply = JSONValue.object(answer)
         store.whenWritten { inbox.post { respond.value(reply) } }
+    }
+
+    /// A `chat.reply` as the answer to `chat`: its text, adapter and confidence; a reply that
+    /// says `"error": true` is a refusal whose message is its text (and keeps the others).
+    static func reply(_ value: JSONValue, text: String) -> Result<ChatCommand.Answer, CommandError> {
+        let answer = ChatCommand.Answer(text: text, adapter: value["adapter"]?.stringValue, confidence: value["confidence"]?.numberValue?.doubleValue)
+        guard value["error"] == .bool(true) else { return .success(answer) }
+        var details: JSONObject = ["text": .string(text)]
+        details["adapter"] = answer.adapter.map(JSONValue.string)
+        details["confidence"] = answer.confidence.map { .number(JSONNumber($0)) }
+        return .failure(CommandError(.failed, text, details: details))
     }
 
     /// Alerts from monitors join the conversation.

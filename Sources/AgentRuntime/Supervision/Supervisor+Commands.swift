@@ -20,28 +20,25 @@ extension Supervisor {
         return center
     }
 
-    /// Executes one command for any front, on the loop; mutating commands are recorded in the
-    /// run history (who, what, result). The fronts have checked the request against the
-    /// registry (``CommandRegistry/check(_:)``); the dashboard builds its own.
-    func execute(_ request: JSONValue, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
-        let registry = CommandRegistry.standard
-        guard let command = request["command"]?.stringValue.flatMap(registry.command(named:)) else {
-            if case .failure(let refusal) = registry.check(request) { return respond(refusal.json) }
-            return respond(CommandError.invalid("the request names no command").json)
-        }
+    /// Executes one checked command for any front, on the loop; mutating commands are recorded
+    /// in the run history (who, what, result). Every front checks its requests with the
+    /// registry (``CommandRegistry/check(_:)``), once.
+    func execute(_ request: CheckedRequest, caller: CommandCenter.Caller, respond: @escaping (JSONValue) -> Void) {
         let finish: (JSONValue) -> Void = { [weak self] answer in
             let answer = CommandCenter.normalized(answer)
-            if command.mutating, let self { audit(request, caller: caller, answer: answer) }
+            if request.command.mutating, let self { audit(request.json, caller: caller, answer: answer) }
             respond(answer)
         }
-        registry.run(command, request, caller: caller, hosts: self, respond: finish)
+        CommandRegistry.standard.run(request, caller: caller, hosts: self, respond: finish)
     }
 
     /// A control-socket request: checked against the registry like an HTTP request (the same
     /// refusal, the same pointer), then executed.
     func executeControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
-        if case .failure(let refusal) = CommandRegistry.standard.check(request) { return respond(refusal.json) }
-        execute(request, caller: CommandCenter.Caller(front: "control"), respond: respond)
+        switch CommandRegistry.standard.check(request) {
+        case .success(let checked): execute(checked, caller: CommandCenter.Caller(front: "control"), respond: respond)
+        case .failure(let refusal): respond(refusal.json)
+        }
     }
 
     /// One line of the run history for a mutating command (see ``CommandAudit``).

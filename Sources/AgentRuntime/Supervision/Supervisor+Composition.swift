@@ -1,3 +1,4 @@
+import AgentCommands
 import AgentCore
 import AgentOutputs
 import AgentStore
@@ -22,7 +23,9 @@ extension Supervisor {
         }
         memory.runScope = { [unowned self] token, process in work.workflowRunScope(token: token, process: process) }
         chat.processes = { [unowned self] in processes }
-        chat.processControl = { [unowned self] action, name in _ = processCommand(action, name: name) }
+        chat.processControl = { [unowned self] action, name in
+            if let action = ProcessCommand.Action(rawValue: action) { _ = processCommand(action, name: name) }
+        }
         queries.process = { [unowned self] name in processes.first { $0.name == name } }
     }
 

@@ -12,50 +12,53 @@ extension Supervisor: SupervisionCommandHost {
         stopAll()
     }
 
-    package func controlProcess(_ request: ProcessCommand.Request) -> Result<EncodedAnswer, CommandError> {
-        EncodedAnswer.result(processCommand(request.action.rawValue, name: request.name))
+    package func controlProcess(_ request: ProcessCommand.Request) -> Result<ProcessCommand.Answer, CommandError> {
+        processCommand(request.action, name: request.name)
     }
 
-    package func diagnostics() -> EncodedAnswer { EncodedAnswer(Diagnostics.answer(for: self)) }
+    package func diagnostics() -> DiagnosticsCommand.Answer { Diagnostics.answer(for: self) }
 
-    package func reloadSettings(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
-        reload { respond(EncodedAnswer.result($0)) }
+    package func reloadSettings(respond: @escaping (Result<ReloadCommand.Answer, CommandError>) -> Void) {
+        reload(respond: respond)
     }
 
-    /// The answer about a name that is not a process: `"code": "not_found"`, with the closest
+    /// The refusal about a name that is not a process: `"code": "not_found"`, with the closest
     /// name.
-    func unknownProcess(_ name: String) -> JSONValue {
+    func unknownProcess(_ name: String) -> CommandError {
         let names = processes.map(\.name)
-        return ["ok": false, "code": "not_found", "error": .string("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")]
+        return .notFound("no process named \"\(name)\"\(Suggestions.hint(for: name, in: names)); processes: \(names.joined(separator: ", "))")
     }
 
     /// `agent-control logs NAME`: the process's recent lines (see ``ProcessLog``).
-    package func logs(_ request: ProcessLog.Request) -> Result<EncodedAnswer, CommandError> {
-        if let answer = processLog.answer(request) { return .success(EncodedAnswer(answer)) }
-        if let group = router.replicaGroups[request.name], let answer = processLog.answer(request, replicas: group.members.map(\.name)) {
-            return .success(EncodedAnswer(answer))
+    package func logs(_ request: ProcessLog.Request) -> Result<LogsCommand.Answer, CommandError> {
+        if let page = processLog.read(request.name, after: request.after, since: request.since, limit: request.lines) {
+            return .success(LogsCommand.Answer(page))
+        }
+        if let group = router.replicaGroups[request.name],
+           let page = processLog.read(group.members.map(\.name), after: request.after, since: request.since, limit: request.lines) {
+            return .success(LogsCommand.Answer(lines: page.lines.map { LogsCommand.Line($0.line, process: $0.name) }, next: page.next))
         }
         if disabledProcesses.contains(where: { $0.name == request.name }) {
             return .failure(.notFound("\(request.name) is disabled in the settings, so it has no log; set \"enabled\": true (or remove the key) and run `agent-control reload`"))
         }
-        return EncodedAnswer.result(unknownProcess(request.name))
+        return .failure(unknownProcess(request.name))
     }
 
     /// `agent-control process start|stop|restart NAME`.
-    func processCommand(_ action: String, name: String) -> JSONValue {
+    func processCommand(_ action: ProcessCommand.Action, name: String) -> Result<ProcessCommand.Answer, CommandError> {
         if table.byName[name] == nil, let group = router.replicaGroups[name] { return replicaCommand(action, group: group) }
         guard let process = table.byName[name] else {
             if disabledProcesses.contains(where: { $0.name == name }) {
-                return ["ok": false, "error": .string("\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`")]
+                return .failure(CommandError(.failed, "\(name) is disabled in the settings; set \"enabled\": true (or remove the key) and run `agent-control reload`"))
             }
-            return unknownProcess(name)
+            return .failure(unknownProcess(name))
         }
-        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
+        guard !stopping else { return .failure(CommandError(.failed, "the agent is stopping")) }
         let metadata: Logger.Metadata = ["process": "\(name)"]
         switch action {
-        case "start":
+        case .start:
             if process.hasWorker {
-                return ["ok": false, "error": .string("\(name) is already \(process.state) (pid \(process.pid))")]
+                return .failure(CommandError(.failed, "\(name) is already \(process.state) (pid \(process.pid))"))
             }
             logger.notice("start requested over the control socket", metadata: metadata)
             record(process, "command", "start")
@@ -63,8 +66,8 @@ extension Supervisor: SupervisionCommandHost {
             process.restartTimes = []
             process.consecutiveFailures = 0
             spawn(process)
-            return ["ok": true, "process": snapshot(of: process)]
-        case "stop":
+            return .success(ProcessCommand.Answer(process: SupervisedProcessInfo(process)))
+        case .stop:
             logger.notice("stop requested over the control socket", metadata: metadata)
             record(process, "command", "stop")
             cancelRestart(process)
@@ -73,8 +76,8 @@ extension Supervisor: SupervisionCommandHost {
             } else {
                 setState(process, .stopped)
             }
-            return ["ok": true, "process": snapshot(of: process)]
-        case "restart":
+            return .success(ProcessCommand.Answer(process: SupervisedProcessInfo(process)))
+        case .restart:
             logger.notice("restart requested over the control socket", metadata: metadata)
             record(process, "command", "restart")
             cancelRestart(process)
@@ -90,9 +93,7 @@ extension Supervisor: SupervisionCommandHost {
             } else {
                 spawn(process)
             }
-            return ["ok": true, "process": snapshot(of: process)]
-        default:
-            return ["ok": false, "error": .string("unknown process action \"\(action)\"; known: start, stop, restart")]
+            return .success(ProcessCommand.Answer(process: SupervisedProcessInfo(process)))
         }
     }
 
@@ -103,28 +104,26 @@ extension Supervisor: SupervisionCommandHost {
             process.restartTimer = nil
         }
     }
-
-    func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
 }
 
 extension Supervisor: SettingsCommandHost {
-    package func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    package func settingsGet(respond: @escaping (Result<SettingsGetCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
-        respond(EncodedAnswer.result(commands.get()))
+        respond(commands.get())
     }
 
-    package func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    package func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<SettingsChangeCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
-        commands.change(request, supervisor: self) { respond(EncodedAnswer.result($0)) }
+        commands.change(request, supervisor: self, respond: respond)
     }
 
-    package func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    package func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<ValidateCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
-        commands.check({ $0.validate(request) }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
+        commands.check({ $0.validate(request) }, inbox: loop.inbox, respond: respond)
     }
 
-    package func modules(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    package func modules(respond: @escaping (Result<ModulesCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
-        commands.check({ $0.modules() }, inbox: loop.inbox) { respond(EncodedAnswer.result($0)) }
+        commands.check({ $0.modules() }, inbox: loop.inbox, respond: respond)
     }
 }

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -10,9 +11,9 @@ extension Supervisor {
     /// Re-reads and validates the settings, then applies only the differences: unchanged
     /// processes keep running with the same pid, changed ones restart, removed ones stop, new
     /// ones start. Invalid settings are refused and nothing changes.
-    func reload() -> JSONValue {
-        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
-        guard let reloader = settingsHost.reloader else { return ["ok": false, "error": "this agent cannot reload its settings"] }
+    func reload() -> Result<ReloadCommand.Answer, CommandError> {
+        guard !stopping else { return .failure(Self.reloadStopping) }
+        guard let reloader = settingsHost.reloader else { return .failure(CommandError(.failed, "this agent cannot reload its settings")) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
         let report: SettingsReport
@@ -20,12 +21,12 @@ extension Supervisor {
         case .failure(let error):
             logger.error("reload refused: \(error); the running configuration stays")
             systemd.reloadEnded(applied: false, status: serviceStatus)
-            return ["ok": false, "errors": [.string(error.description)]]
+            return .failure(Self.reloadRefused([error.description]))
         case .success(let checked):
             report = checked
         }
         let answer = applyReload(report)
-        systemd.reloadEnded(applied: answer["ok"] == true, status: serviceStatus)
+        systemd.reloadEnded(applied: (try? answer.get()) != nil, status: serviceStatus)
         return answer
     }
 
@@ -33,8 +34,8 @@ extension Supervisor {
     /// from a settings file), the file is checked off the loop, so that routing goes on while
     /// modules are described; `respond` is called on the loop with the same answer as
     /// ``reload()``.
-    func reload(respond: @escaping (JSONValue) -> Void) {
-        guard !stopping else { return respond(["ok": false, "error": "the agent is stopping"]) }
+    func reload(respond: @escaping (Result<ReloadCommand.Answer, CommandError>) -> Void) {
+        guard !stopping else { return respond(.failure(Self.reloadStopping)) }
         guard let settingsCommands = settingsHost.commands else { return respond(reload()) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
@@ -44,10 +45,10 @@ extension Supervisor {
             case .failure(let error):
                 logger.error("reload refused: \(error); the running configuration stays")
                 systemd.reloadEnded(applied: false, status: serviceStatus)
-                respond(["ok": false, "errors": [.string(error.description)]])
+                respond(.failure(Self.reloadRefused([error.description])))
             case .success(let prepared):
                 let answer = applyReload(prepared.report)
-                systemd.reloadEnded(applied: answer["ok"] == true, status: serviceStatus)
+                systemd.reloadEnded(applied: (try? answer.get()) != nil, status: serviceStatus)
                 respond(answer)
             }
         })
@@ -56,13 +57,13 @@ extension Supervisor {
 
     /// Applies a checked report as a reload: refused (everything running stays) when it is
     /// not valid. Settings commands apply the report they checked before writing the file.
-    func applyReload(_ report: SettingsReport) -> JSONValue {
-        guard !stopping else { return ["ok": false, "error": "the agent is stopping"] }
+    func applyReload(_ report: SettingsReport) -> Result<ReloadCommand.Answer, CommandError> {
+        guard !stopping else { return .failure(Self.reloadStopping) }
         guard report.isValid else {
             let issues = report.blockingIssues
             let list = issues.map { "  \($0)" }.joined(separator: "\n")
             logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
-            return ["ok": false, "errors": .array(issues.map { .string($0.description) })]
+            return .failure(Self.reloadRefused(issues.map(\.description)))
         }
         let changes = apply(report.planned)
         logFile?.configure(report.log)
@@ -70,9 +71,16 @@ extension Supervisor {
         disabledProcesses = report.disabledProcesses
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }
-        func list(_ names: [String]) -> JSONValue { .array(names.map(JSONValue.string)) }
-        return ["ok": true, "kept": list(changes.kept), "restarted": list(changes.restarted),
-                "started": list(changes.started), "stopped": list(changes.stopped), "notes": list(report.reloadNotes)]
+        return .success(ReloadCommand.Answer(kept: changes.kept, restarted: changes.restarted, started: changes.started, stopped: changes.stopped,
+                                             notes: report.reloadNotes))
+    }
+
+    /// A reload while the agent stops.
+    private static let reloadStopping = CommandError(.failed, "the agent is stopping")
+
+    /// A reload refused for `errors` (each a settings problem), nothing applied.
+    private static func reloadRefused(_ errors: [String]) -> CommandError {
+        CommandError(.failed, errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"), errors: errors.map(JSONValue.string))
     }
 
     /// Replaces the set of processes with `planned`, touching only what differs.

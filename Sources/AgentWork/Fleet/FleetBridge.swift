@@ -213,18 +213,16 @@ package final class FleetBridge {
     }
 
     /// `fleet status`: the database's condition now, and the members as the database has them.
-    package func status(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
+    package func status(respond: @escaping (Result<FleetStatusCommand.Answer, CommandError>) -> Void) {
         guard let backend else {
             // Not a failure of the agent: there is no fleet here to show (404 over HTTP).
             return respond(.failure(.notFound(
                 "this agent is not in a fleet: add \"fleet\": {\"postgres\": \"postgres://USER@HOST/DATABASE\", \"password\": \"${env:PGPASSWORD}\", \"agent_id\": \"NAME\"} to its settings")))
         }
         let condition = backend.condition
-        var answer: JSONObject = ["ok": true, "agent_id": .string(backend.settings.agentID), "database": .string(backend.settings.displayURL),
-                                  "backlog": .number(JSONNumber(condition.backlog)), "dropped": .number(JSONNumber(condition.dropped)),
-                                  "refused": .number(JSONNumber(condition.refused))]
-        if let degraded = condition.degraded { answer["degraded"] = .string(degraded) }
-        answer["events"] = relay?.status(published: published) ?? .null
+        let answer = FleetStatusCommand.Answer(agentID: backend.settings.agentID, database: backend.settings.displayURL, backlog: condition.backlog,
+                                               dropped: condition.dropped, refused: condition.refused, degraded: condition.degraded,
+                                               events: relay?.status(published: published) ?? .null)
         let reply = LoopBound(value: respond)
         let inbox = loop.inbox
         let done = LoopBound(value: answer)
@@ -234,13 +232,13 @@ package final class FleetBridge {
                 var answer = done.value
                 switch result {
                 case .success(let members):
-                    answer["agents"] = .array(members.map(\.json))
+                    answer.agents = members.map(\.json)
                 case .failure(let error):
                     // The database away: what this agent knows, and why the rest is missing.
-                    answer["agents"] = []
-                    answer["degraded"] = .string(backend.condition.degraded ?? "cannot read the fleet's members: \(error)")
+                    answer.degradedReadingMembers = answer.degraded == nil
+                    answer.degraded = backend.condition.degraded ?? "cannot read the fleet's members: \(error)"
                 }
-                reply.value(.success(EncodedAnswer(.object(answer))))
+                reply.value(.success(answer))
             }
         }
     }

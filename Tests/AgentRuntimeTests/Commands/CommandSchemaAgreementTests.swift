@@ -22,6 +22,24 @@ import Testing
         try Self.checkExamples(command)
     }
 
+    @Test(arguments: typed.map { ObjectIdentifier($0) })
+    func theAnswerSchemaAndTheAnswerTypeAgree(_ id: ObjectIdentifier) throws {
+        let command = try #require(Self.typed.first { ObjectIdentifier($0) == id })
+        try Self.checkAnswer(command)
+    }
+
+    /// Only the answers a host serialises once on a hot path (a snapshot's `status` and
+    /// `metrics`, shared by every request of a batch) come as JSON it made (``EncodedAnswer``).
+    @Test func onlyTheSnapshotsAnswersComeAsJSONTheirHostMade() throws {
+        var opaque: [String] = []
+        for command in Self.typed {
+            if try Self.isOpaque(command) { opaque.append(command.name) }
+        }
+        #expect(Set(opaque) == Self.encodedAnswers, "\(opaque.sorted())")
+    }
+
+    static let encodedAnswers: Set = ["status", "metrics"]
+
     @Test func namesAreUniqueAndEveryPathParameterIsARequestMember() throws {
         let registry = CommandRegistry.standard
         #expect(Set(registry.names).count == registry.names.count)
@@ -41,7 +59,7 @@ import Testing
         let schema = C.requestSchema
         let properties = schema["properties"]?.objectValue ?? [:]
         let required = Set(schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        let members = try SchemaProbe.members(of: C.Request.self)
+        let members = SchemaProbe.members(of: C.Request.self)
         #expect(Set(members.keys) == Set(properties.keys), "\(C.name): the type decodes \(members.keys.sorted()), the schema declares \(properties.keys.sorted())")
         #expect(Set(members.filter(\.value.required).keys) == required, "\(C.name): required members differ")
         #expect(schema["additionalProperties"] == false, "\(C.name): the request schema must refuse unknown members")
@@ -57,6 +75,32 @@ import Testing
             } else {
                 #expect(declared["type"] == nil && declared["enum"] == nil, "\(C.name).\(key): any JSON value in Swift, constrained in the schema")
             }
+        }
+    }
+
+    static func isOpaque<C: AgentCommand>(_ command: C.Type) throws -> Bool {
+        try C.examples.contains { try AnswerProbe.members(of: $0.answer) == nil }
+    }
+
+    /// The members the answer type writes over the examples are the schema's; the required
+    /// ones it writes in every example, whatever it holds; their JSON types agree.
+    static func checkAnswer<C: AgentCommand>(_ command: C.Type) throws {
+        let probes = try C.examples.map { try AnswerProbe.members(of: $0.answer) }
+        guard !probes.isEmpty, !probes.contains(where: { $0 == nil }) else { return }
+        let schema = C.answerSchema
+        let properties = schema["properties"]?.objectValue ?? [:]
+        let required = Set(schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var written: [String: AnswerProbe.Member] = [:]
+        var always = Set(probes[0]!.keys)
+        for members in probes.compactMap({ $0 }) {
+            written.merge(members) { first, _ in first }
+            always.formIntersection(members.filter(\.value.always).keys)
+        }
+        #expect(Set(written.keys) == Set(properties.keys), "\(C.name): the answer writes \(written.keys.sorted()), the schema declares \(properties.keys.sorted())")
+        #expect(required.isSubset(of: always), "\(C.name): the schema requires \(required.sorted()), the answer always writes \(always.sorted())")
+        for (key, member) in written {
+            guard let type = member.type, let declared = properties[key]?["type"]?.stringValue else { continue }
+            #expect(declared == type || (declared == "number" && type == "integer"), "\(C.name).\(key): the answer writes \(type), the schema says \(declared)")
         }
     }
 

@@ -9,36 +9,23 @@ import Testing
 /// The typed commands refuse as the hand-parsed ones did: the same code, message, pointer and
 /// members, whichever front asked.
 @Suite struct TypedCommandRefusalTests {
-    @Test func aHostsRefusalKeepsItsCodePointerErrorsAndItsOwnMembers() throws {
-        let answer: JSONValue = ["ok": false, "code": "not_found", "error": "no memory key \"k\" in agent", "key": "k", "scope": "agent"]
-        guard case .failure(let refusal) = EncodedAnswer.result(answer) else {
-            Issue.record("\(answer) was taken for an answer")
-            return
-        }
-        #expect(refusal.code == .notFound)
-        #expect(refusal.json == answer, "\(refusal.json)")
-        let invalid: JSONValue = ["ok": false, "code": "invalid", "error": "/changes/0/name: expected a string", "pointer": "/changes/0/name",
-                                  "errors": [["pointer": "/changes/0/name", "message": "expected a string"]]]
-        guard case .failure(let second) = EncodedAnswer.result(invalid) else {
-            Issue.record("\(invalid) was taken for an answer")
-            return
-        }
-        #expect(second.json == invalid, "\(second.json)")
+    @Test func aSettingsRefusalKeepsItsCodePointerAndErrors() {
+        let refusal = SettingsCommandError(.invalid, "/changes/0/name: expected a string",
+                                           errors: [["pointer": "/changes/0/name", "message": "expected a string"]], pointer: "/changes/0/name").refusal
+        #expect(refusal.json == ["ok": false, "code": "invalid", "error": "/changes/0/name: expected a string", "pointer": "/changes/0/name",
+                                 "errors": [["pointer": "/changes/0/name", "message": "expected a string"]]], "\(refusal.json)")
+        #expect(SettingsCommandError(.notFound, "no process named \"x\"").refusal.json == ["ok": false, "code": "not_found", "error": "no process named \"x\""])
     }
 
-    @Test func aRefusalWithoutErrorOrCodeFailsWithItsErrorsJoined() {
-        guard case .failure(let refusal) = EncodedAnswer.result(["ok": false, "errors": ["a: bad", "b: worse"]]) else {
-            Issue.record("taken for an answer")
+    @Test func aChatbotsErrorReplyFailsWithItsTextAndKeepsItsMembers() throws {
+        guard case .failure(let refusal) = ChatRelay.reply(["error": true, "adapter": "status", "confidence": 0.5], text: "cannot tell") else {
+            Issue.record("an error reply was taken for an answer")
             return
         }
-        #expect(refusal.code == .failed)
-        #expect(refusal.message == "a: bad\nb: worse")
-        #expect(refusal.json["errors"] == ["a: bad", "b: worse"])
-        guard case .success(let answer) = EncodedAnswer.result(["ok": true, "kept": ["a"]]) else {
-            Issue.record("refused")
-            return
-        }
-        #expect(answer.json == ["ok": true, "kept": ["a"]])
+        #expect(refusal.json == ["ok": false, "code": "failed", "error": "cannot tell", "text": "cannot tell", "adapter": "status", "confidence": 0.5],
+                "\(refusal.json)")
+        let answer = ChatRelay.reply(["adapter": "status", "confidence": 0.9], text: "all run")
+        #expect(try answer.get() == ChatCommand.Answer(text: "all run", adapter: "status", confidence: 0.9))
     }
 
     @Test func aMemoryRefusalCarriesItsKeyScopeAndVersion() {
@@ -53,24 +40,51 @@ import Testing
     }
 
     @Test func aChangeBesideAListOfChangesIsRefusedAtItsPointer() throws {
-        let request = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: [
-            "changes": [["action": "enable_module", "name": "weather"]], "name": "stray", "if_match": "9f2c",
-        ])
-        #expect(request.changes?.count == 1 && request.ifMatch == "9f2c" && request.change.name == "stray")
         do {
-            _ = try SettingsCommands.changes(in: request)
+            _ = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: [
+                "changes": [["action": "enable_module", "name": "weather"]], "name": "stray", "if_match": "9f2c",
+            ])
             Issue.record("a change beside changes was taken")
         } catch {
-            #expect(error.pointer == "/name")
-            #expect(error.message.contains(#"unknown property "name" beside "changes"; allowed: changes, if_match"#), "\(error.message)")
+            let refusal = JSONValueDecoder.refusal(of: error)
+            #expect(refusal.pointer == "/name")
+            #expect(refusal.message.contains(#"unknown property "name" beside "changes"; allowed: changes, if_match"#), "\(refusal.message)")
         }
-        let single = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: ["action": "add_process", "name": "station"])
-        do {
-            _ = try SettingsCommands.changes(in: single)
-            Issue.record("add_process without settings was taken")
-        } catch {
-            #expect(error.pointer == "/settings", "\(error)")
+        let request = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: [
+            "changes": [["action": "enable_module", "name": "weather"]], "if_match": "9f2c",
+        ])
+        #expect(request == SettingsChangeCommand.Request(changes: [SettingsChangeCommand.Change(action: .enableModule, name: "weather")], ifMatch: "9f2c"))
+    }
+
+    /// Which members an action needs and takes is the typed request's (the hand parser of the
+    /// applied change is gone): each refusal at the member's pointer, in a list at the item's.
+    @Test func aChangeIsDecodedWithTheMembersItsActionNeedsAndNoOther() throws {
+        let cases: [(JSONValue, String, String)] = [
+            (["action": "add_process", "name": "station"], "/settings", "add_process needs \"settings\""),
+            (["name": "station"], "", "a change needs \"action\""),
+            (["action": "replace"], "/text", "replace needs \"text\""),
+            (["action": "enable_module"], "/name", "enable_module needs \"name\""),
+            (["action": "add_workflow_step", "name": "w"], "/step", "add_workflow_step needs \"step\""),
+            (["action": "enable_module", "name": "x", "text": "{}"], "/text", "unknown property \"text\" of enable_module; allowed: action, name"),
+            (["changes": [["action": "enable_module", "name": "x"], ["action": "set_workflow", "name": "w"]]], "/changes/1/settings",
+             "set_workflow needs \"settings\": the workflow's definition object"),
+            (["changes": [["action": "add_workflow_step", "name": "w", "step": [:], "position": -1]]], "/changes/0/position", "an integer ≥ 0"),
+        ]
+        for (request, pointer, message) in cases {
+            do {
+                let decoded = try JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: request)
+                Issue.record("\(request) was taken: \(decoded)")
+            } catch {
+                let refusal = JSONValueDecoder.refusal(of: error)
+                #expect(refusal.code == .invalid && refusal.pointer == pointer, "\(request): \(refusal)")
+                #expect(refusal.message.contains(message), "\(request): \(refusal.message)")
+            }
         }
+        // Encoded as it came: the action's members only, one change at the top level or a list.
+        let single: JSONValue = ["action": "add_workflow_step", "name": "w", "step": ["id": "b"], "position": 1, "if_match": "9f2c"]
+        #expect(try JSONValueEncoder().encode(JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: single)) == single)
+        let list: JSONValue = ["changes": [["action": "replace", "text": "{}"], ["action": "disable_process", "name": "trades"]]]
+        #expect(try JSONValueEncoder().encode(JSONValueDecoder().decode(SettingsChangeCommand.Request.self, from: list)) == list)
     }
 
     @Test func aLogsRequestSinceNoTimeIsRefusedAtSince() throws {

@@ -8,9 +8,8 @@ package enum WorkflowCancelCommand: AgentCommand {
     package static let routes: [CommandRoute] = [.post("/api/workflow-runs/{id}/cancel")]
     package static let mutating = true
     package static var requestSchema: JSONValue { WorkflowCommands.runRequest }
-    package static var answerSchema: JSONValue {
-        CommandSchema.object(["ok": ["const": true], "run": WorkflowCommands.runSchema], required: ["ok", "run"])
-    }
+    /// The run as `workflow_show` answers it (its type's; a cancel leaves out the steps).
+    package static var answerSchema: JSONValue { WorkflowCommands.showAnswer }
     package static var examples: [(request: JSONValue, answer: WorkflowShowAnswer)] {
         [(["id": "w1"], WorkflowShowAnswer(json: WorkflowCommands.exampleRun))]
     }

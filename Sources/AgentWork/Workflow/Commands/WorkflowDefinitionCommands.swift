@@ -13,10 +13,13 @@ enum WorkflowDefinitionCommands {
     static let changeAnswer: JSONValue = CommandSchema.object([
         "ok": ["const": true], "changed": ["type": "boolean"], "workflow": ["type": "string"], "path": ["type": "string"], "hash": ["type": "string"],
         "message": ["type": "string"], "notes": ["type": "array", "items": ["type": "string"]],
+        "kept": names, "restarted": names, "started": names, "stopped": names,
     ], required: ["ok", "changed", "hash"], open: true)
+    private static let names: JSONValue = ["type": "array", "items": ["type": "string"]]
 
     /// An answer for the examples of the agreement test.
     static let exampleChange = WorkflowChangeAnswer(
-        change: ["ok": true, "changed": true, "path": "/srv/agent/settings.json", "hash": "9c1e", "kept": ["feed"], "restarted": [], "started": [], "stopped": []],
+        change: ["ok": true, "kept": ["feed"], "restarted": [], "started": [], "stopped": [], "notes": [], "changed": true, "path": "/srv/agent/settings.json",
+                 "hash": "9c1e", "message": "the settings already say so: nothing was written, nothing reloaded"],
         workflow: "support")
 }

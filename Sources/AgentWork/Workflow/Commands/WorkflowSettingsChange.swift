@@ -1,9 +1,9 @@
 import JSONSchema
 
-/// The settings change a definition command stands for: the members of a `settings_change`
-/// request (without its `command`).
-package struct WorkflowSettingsChange: Encodable, Sendable, Equatable {
-    package enum Action: String, Encodable, Sendable {
+/// The settings change a definition command stands for: one change of `settings_change`,
+/// which the root makes (``WorkflowDefinitionHost``).
+package struct WorkflowSettingsChange: Sendable, Equatable {
+    package enum Action: String, Sendable {
         case add = "add_workflow", set = "set_workflow", remove = "remove_workflow", addStep = "add_workflow_step"
     }
 
@@ -17,10 +17,6 @@ package struct WorkflowSettingsChange: Encodable, Sendable, Equatable {
     package var position: Int?
     /// The settings file's hash the client read: refused if the file changed since.
     package var ifMatch: String?
-
-    enum CodingKeys: String, CodingKey {
-        case action, name, settings, step, position, ifMatch = "if_match"
-    }
 
     package init(_ action: Action, name: String, settings: JSONObject? = nil, step: JSONObject? = nil, position: Int? = nil, ifMatch: String? = nil) {
         self.action = action

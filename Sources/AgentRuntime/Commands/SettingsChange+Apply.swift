@@ -3,120 +3,10 @@ import AgentCommands
 import AgentCore
 import JSONSchema
 
-/// One change of the settings document, as `settings_change` takes it:
-///
-/// ```json
-/// {"action": "enable_module", "name": "weather"}
-/// {"action": "add_process", "name": "station", "settings": {"type": "weather_feed"}}
-/// {"action": "disable_process", "name": "trades"}
-/// {"action": "replace", "text": "{\n  \"enabled_modules\": []\n}\n"}
-/// {"action": "add_workflow", "name": "support", "settings": {"steps": [{"id": "a", "task": "classify"}]}}
-/// {"action": "add_workflow_step", "name": "support", "step": {"id": "b", "task": "reply"}, "position": 1}
-/// ```
-///
-/// Applied to the file's text with ``JSONTextEditor``, so that everything the change does not
-/// touch keeps its bytes (formatting, key order, `${env:NAME}` references).
-struct SettingsChange: Sendable, Equatable {
-    typealias Action = SettingsChangeAction
-
-    var action: Action
-    /// The module, process or workflow (every action but `replace`).
-    var name: String = ""
-    /// `add_process`, `set_process`: the process's whole settings object; `add_workflow`,
-    /// `set_workflow`: the workflow's whole definition.
-    var settings: JSONObject = [:]
-    /// `add_workflow_step`: the step object, and where it goes in the workflow's top-level
-    /// steps (0 first; nil: last).
-    var step: JSONObject = [:]
-    var position: Int?
-    /// `replace`: the whole document as text.
-    var text: String = ""
-
-    /// Reads a change from a request object; `pointer` is where it is in the request.
-    init(json: JSONValue, pointer: String) throws(SettingsCommandError) {
-        guard let object = json.objectValue else {
-            throw .request(pointer, "expected a change object {\"action\": …}, found \(Describe.article(json))")
-        }
-        guard let actionValue = object["action"] else {
-            throw .request(pointer, "a change needs \"action\": one of \(SettingsChangeAction.names.joined(separator: ", "))")
-        }
-        guard let name = actionValue.stringValue, let action = Action(rawValue: name) else {
-            let found = actionValue.stringValue.map { "\"\($0)\"\(Suggestions.hint(for: $0, in: SettingsChangeAction.names))" } ?? Describe.value(actionValue)
-            throw .request(pointer + "/action", "expected one of \(SettingsChangeAction.names.joined(separator: ", ")); found \(found)")
-        }
-        self.action = action
-        var known = ["action"]
-        switch action {
-        case .replace:
-            known.append("text")
-            guard let text = object["text"]?.stringValue else {
-                throw .request(pointer + "/text", "replace needs \"text\": the whole settings document as a string")
-            }
-            self.text = text
-        default:
-            known.append("name")
-            guard let nameValue = object["name"] else {
-                throw .request(pointer + "/name", "\(action.rawValue) needs \"name\" (a string)")
-            }
-            guard let name = nameValue.stringValue, !name.isEmpty else {
-                throw .request(pointer + "/name", "expected a non-empty string, found \(Describe.value(nameValue))")
-            }
-            self.name = name
-            if [.addProcess, .setProcess, .addWorkflow, .setWorkflow].contains(action) {
-                known.append("settings")
-                let what = action == .addProcess || action == .setProcess ? "the process's settings" : "the workflow's definition"
-                guard let value = object["settings"] else {
-                    let example = action == .addProcess || action == .setProcess ? "{\"type\": \"…\"}" : "{\"steps\": [{\"id\": \"…\", \"task\": \"…\"}]}"
-                    throw .request(pointer + "/settings", "\(action.rawValue) needs \"settings\": \(what) object, e.g. \(example)")
-                }
-                guard let settings = value.objectValue else {
-                    throw .request(pointer + "/settings", "expected an object (\(what)), found \(Describe.value(value))")
-                }
-                self.settings = settings
-            }
-            if action == .addWorkflowStep {
-                known += ["step", "position"]
-                guard let value = object["step"] else {
-                    throw .request(pointer + "/step", "add_workflow_step needs \"step\": a step object, e.g. {\"id\": \"notify\", \"publish\": {\"type\": \"…\"}}")
-                }
-                guard let step = value.objectValue else {
-                    throw .request(pointer + "/step", "expected a step object, found \(Describe.value(value))")
-                }
-                self.step = step
-                if let value = object["position"], value != .null {
-                    guard let number = value.numberValue, let index = number.intValue, index >= 0 else {
-                        throw .request(pointer + "/position", "expected the step's index in the workflow's steps (an integer ≥ 0; absent: last), found \(Describe.value(value))")
-                    }
-                    position = index
-                }
-            }
-        }
-        for key in object.keys where !known.contains(key) && key != "command" {
-            throw .request(pointer + "/" + JSONPointer.escape(key), "unknown property \"\(key)\" of \(action.rawValue); allowed: \(known.joined(separator: ", "))")
-        }
-    }
-
-    /// A change of a decoded `settings_change` request: which members its action needs (and
-    /// allows) is checked here, with the pointer of the member at fault.
-    init(_ change: SettingsChangeCommand.Change, pointer: String) throws(SettingsCommandError) {
-        let json: JSONValue
-        do {
-            json = try JSONValueEncoder().encode(change)
-        } catch {
-            throw .request(pointer, "the change cannot be read: \(error)")
-        }
-        try self.init(json: json, pointer: pointer)
-    }
-
-    init(action: Action, name: String = "", settings: JSONObject = [:], text: String = "", step: JSONObject = [:], position: Int? = nil) {
-        self.action = action
-        self.name = name
-        self.settings = settings
-        self.text = text
-        self.step = step
-        self.position = position
-    }
-
+/// A change of `settings_change`, applied to the file's text with ``JSONTextEditor``, so that
+/// everything the change does not touch keeps its bytes (formatting, key order, `${env:NAME}`
+/// references). Decoding checked which members its action needs.
+extension SettingsChangeCommand.Change {
     /// The change in a few words, for the run history and the log.
     var summary: String {
         action == .replace ? "replace (\(text.utf8.count) bytes)" : "\(action.rawValue) \(name)"
@@ -254,7 +144,7 @@ struct SettingsChange: Sendable, Equatable {
         return object
     }
 
-    private static func shape(_ pointer: String, _ expected: String, _ found: JSONValue, file: String) -> SettingsCommandError {
+    fileprivate static func shape(_ pointer: String, _ expected: String, _ found: JSONValue, file: String) -> SettingsCommandError {
         let message = "expected \(expected), found \(Describe.value(found)); fix it first (e.g. with set_process or replace)"
         return SettingsCommandError(.invalid, "\(pointer): \(message)", errors: [["file": .string(file), "pointer": .string(pointer), "message": .string(message)]])
     }

@@ -1,0 +1,72 @@
+@testable import AgentBase
+@testable import AgentCommands
+@testable import AgentSupervision
+@testable import AgentWork
+import Foundation
+import JSONSchema
+import Logging
+import Testing
+@testable import AgentRuntime
+
+/// A command runs only on a request the registry checked (``CheckedRequest``, made only by
+/// ``CommandRegistry/check(_:)``), once, whichever front it came from: a command relies on
+/// bounds decoding alone does not hold, and out of them it must not run — a negative `limit`
+/// trapped the supervisor (`prefix(-1)`), an empty `error` failed a run.
+@Suite(.ownThreads, .serialized) struct CheckedRequestTests {
+    static let settings = AgentSettings(json: try! JSONValue.parse(#"""
+    {"tasks": {"job": {"type": "nomodule.job"}},
+     "workflows": {"flow": {"steps": [{"id": "first", "task": "job"}]}}}
+    """#), file: "/nonexistent/settings.json")
+
+    static func supervisor() -> Supervisor {
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                    processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1),
+                                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let work = WorkHost.Definitions(tasks: settings.tasks, schedules: settings.schedules, workflows: settings.workflows, roles: [:])
+        supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+        return supervisor
+    }
+
+    @Test func aTypedCommandRunsOnlyWhatItsSchemaAllows() throws {
+        let supervisor = Self.supervisor()
+        let dashboard = CommandCenter.Caller(front: "dashboard", user: "alice")
+        let cases: [(JSONValue, String)] = [
+            (["command": "task_runs", "limit": -1], "/limit"),
+            (["command": "workflow_runs", "limit": 0], "/limit"),
+            (["command": "schedule_history", "name": "nightly", "limit": 0], "/limit"),
+            (["command": "task_fail", "id": "r1", "error": ""], "/error"),
+            (["command": "workflow_approve", "id": "w1", "step": "ask", "comment": .string(String(repeating: "x", count: 5000))], "/comment"),
+            (["command": "task_assign", "id": "", "to": "gpu"], "/id"),
+        ]
+        for (request, pointer) in cases {
+            guard case .failure(let refusal) = CommandRegistry.standard.check(request) else {
+                Issue.record("\(request) passed the check")
+                continue
+            }
+            #expect(refusal.code == .invalid, "\(request): \(refusal)")
+            #expect(refusal.pointer == pointer, "\(request): \(refusal)")
+        }
+        // A valid one runs.
+        guard case .success(let checked) = CommandRegistry.standard.check(["command": "workflow_runs", "limit": 5]) else {
+            Issue.record("a valid request was refused")
+            return
+        }
+        var answers: [JSONValue] = []
+        supervisor.execute(checked, caller: dashboard) { answers.append($0) }
+        for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+        #expect(answers.first?["ok"] == true, "\(answers)")
+    }
+
+    /// The dashboard's and the other in-process requests (`/metrics`, `/readyz`, a stream's
+    /// next page) are checked like the API's, store reads and snapshots too: a `history` with
+    /// a `limit` of 0 was read with a limit of 1.
+    @Test func aRequestBuiltInProcessIsCheckedLikeTheAPIs() async throws {
+        let supervisor = Self.supervisor()
+        let center = supervisor.makeCommandCenter(storePath: nil)
+        let answer = await center.execute(["command": "history", "limit": 0], caller: CommandCenter.Caller(front: "dashboard"))
+        #expect(answer["code"] == "invalid", "\(answer)")
+        #expect(answer["pointer"] == "/limit", "\(answer)")
+        let unknown = await center.execute(["command": "events", "colour": "red"], caller: CommandCenter.Caller(front: "dashboard"))
+        #expect(unknown["pointer"] == "/colour", "\(unknown)")
+    }
+}
