@@ -41,7 +41,7 @@ import Testing
         #expect(try await store.runs.list(RunFilter(limit: 100)).count == 5)
 
         let agent = try AgentRun.fleetAgent("keeper", database: database, folder: "fleet-retention",
-                                            settings: #""store": {"retention": {"max_age": 1800, "max_runs": 2}}"#)
+                                            settings: #""enabled_modules": [], "processes": {}, "store": {"retention": {"max_age": 1800, "max_runs": 2}}"#)
         defer { _ = agent.stop() }
         // The agent's first pass comes at its start; the next a minute later.
         let deadline = Date().addingTimeInterval(60)
