@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Awaits a store's `async` read from synchronous code that may block: the agent's start,
 /// before the loop runs (never on the loop). The work runs as a task of its own; this thread
@@ -20,11 +21,10 @@ package enum StoreWait {
         return try result.get()
     }
 
-    private final class ResultBox<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Result<T, any Error>?
-        var value: Result<T, any Error>? { lock.withLock { stored } }
-        func set(_ value: Result<T, any Error>) { lock.withLock { stored = value } }
+    private final class ResultBox<T: Sendable>: Sendable {
+        private let stored = Mutex<Result<T, any Error>?>(nil)
+        var value: Result<T, any Error>? { stored.withLock { $0 } }
+        func set(_ value: Result<T, any Error>) { stored.withLock { $0 = value } }
     }
 }
 

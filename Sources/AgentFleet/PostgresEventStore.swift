@@ -3,18 +3,23 @@ import AgentWork
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The fleet's events in PostgreSQL (table `fleet_events`, cursors in `fleet_event_cursors`).
 ///
-/// Publishing hands an event to this store's own writer (one transaction per batch, in the
-/// order handed over), so that the loop never waits and runs' writes never wait behind
+/// An actor, like ``FleetWriter``: publishing hands an event over through an `AsyncStream` (a
+/// synchronous, ordered yield) that the actor takes and writes, one transaction per batch in
+/// the order handed over, so that the loop never waits and runs' writes never wait behind
 /// events. Writers insert under one advisory lock: the order of `seq` is the order of commits,
 /// so a reader that has seen seq N will never find a smaller one later, and one cursor per
 /// subscriber is enough. Each insert NOTIFYs `agent_events` (a hint; subscribers poll too).
-public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
-    let store: FleetWriter
+public actor PostgresEventStore: FleetEventStore {
+    nonisolated let store: FleetWriter
+    private nonisolated let inbox: AsyncStream<Handoff>.Continuation
+    private let handoffs: AsyncStream<Handoff>
+    /// What ``figures`` reads from any thread: the actor publishes it after every change.
+    private nonisolated let published = Mutex(FleetEventFigures())
 
-    private let lock = NSLock()
     private var pending: [FleetEvent] = []
     private var pendingCursors: [String: Int64] = [:]
     private var writing = false
@@ -22,7 +27,13 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
     private var wake: CheckedContinuation<Void, Never>?
     private var flushWaiters: [CheckedContinuation<Void, Never>] = []
     private var counts = FleetEventFigures()
-    private var writer: Task<Void, Never>?
+
+    /// What the loop hands over, in its order.
+    enum Handoff: Sendable {
+        case event(FleetEvent)
+        case cursor(Int64, subscriber: String)
+        case flush(CheckedContinuation<Void, Never>)
+    }
 
     /// The advisory lock that orders the fleet's events (see the type's comment).
     static let orderLock = 2026112602
@@ -30,50 +41,32 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
     static let batchLimit = 1_000
     private static let now = PostgresMigrations.now
 
-    init(store: FleetWriter) { self.store = store }
-
-    private var client: PostgresClient { store.client }
-    private var logger: Logger { store.logger }
-    private var settings: FleetSettings { store.settings }
-
-    func start() {
-        writer = Task { [weak self] in await self?.writeLoop() }
+    init(store: FleetWriter) {
+        self.store = store
+        let (handoffs, inbox) = AsyncStream.makeStream(of: Handoff.self)
+        self.handoffs = handoffs
+        self.inbox = inbox
     }
 
-    /// Ends the writer; what waits is not written.
-    func stop() {
-        lock.withLock {
-            closed = true
-            wake?.resume()
-            wake = nil
-        }
-        writer?.cancel()
+    private nonisolated var client: PostgresClient { store.client }
+    private nonisolated var logger: Logger { store.logger }
+    private nonisolated var settings: FleetSettings { store.settings }
+
+    /// Starts taking and writing what is handed over, until ``stop()``.
+    nonisolated func start() {
+        Task { await self.receive() }
     }
+
+    /// Ends the hand-over and the writer; what waits is not written.
+    nonisolated func stop() { inbox.finish() }
 
     // MARK: FleetEventStore
 
-    package func publish(_ event: FleetEvent) {
-        lock.withLock {
-            if pending.count >= settings.backlogLimit {
-                let excess = max(1, settings.backlogLimit / 10)
-                pending.removeFirst(min(excess, pending.count))
-                counts.dropped += excess
-            }
-            pending.append(event)
-            wake?.resume()
-            wake = nil
-        }
-    }
+    package nonisolated func publish(_ event: FleetEvent) { inbox.yield(.event(event)) }
 
-    package func record(cursor: Int64, of subscriber: String) {
-        lock.withLock {
-            pendingCursors[subscriber] = max(cursor, pendingCursors[subscriber] ?? cursor)
-            wake?.resume()
-            wake = nil
-        }
-    }
+    package nonisolated func record(cursor: Int64, of subscriber: String) { inbox.yield(.cursor(cursor, subscriber: subscriber)) }
 
-    package func cursor(of subscriber: String) async throws -> Int64 {
+    package nonisolated func cursor(of subscriber: String) async throws -> Int64 {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("""
                 INSERT INTO fleet_event_cursors (agent_id, seq, updated)
@@ -86,7 +79,7 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
         }
     }
 
-    package func events(types: [String], after cursor: Int64, limit: Int) async throws -> [FleetEvent] {
+    package nonisolated func events(types: [String], after cursor: Int64, limit: Int) async throws -> [FleetEvent] {
         guard !types.isEmpty, limit > 0 else { return [] }
         let rows = try await client.query("""
             SELECT seq, agent_id, source, type, time, payload FROM fleet_events
@@ -99,103 +92,123 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
         return events
     }
 
-    package func listen(_ wake: @escaping @Sendable () -> Void) {
+    package nonisolated func listen(_ wake: @escaping @Sendable () -> Void) {
         store.listen(on: "agent_events", wake)
     }
 
-    package func flush() async {
+    package nonisolated func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if (pending.isEmpty && pendingCursors.isEmpty && !writing) || closed {
-                lock.unlock()
-                continuation.resume()
-                return
-            }
-            flushWaiters.append(continuation)
-            lock.unlock()
+            if case .terminated = inbox.yield(.flush(continuation)) { continuation.resume() }
         }
     }
 
-    package var figures: FleetEventFigures {
-        lock.withLock {
-            var copy = counts
-            copy.backlog = pending.count
-            return copy
+    package nonisolated var figures: FleetEventFigures { published.withLock { $0 } }
+
+    // MARK: The actor's side
+
+    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends.
+    private func receive() async {
+        let writer = Task { await writeLoop() }
+        for await handoff in handoffs { take(handoff) }
+        closed = true
+        resumeWriter()
+        writer.cancel()
+        resumeFlushWaiters()
+    }
+
+    private func take(_ handoff: Handoff) {
+        switch handoff {
+        case .event(let event):
+            if pending.count >= settings.backlogLimit {
+                let excess = max(1, settings.backlogLimit / 10)
+                pending.removeFirst(min(excess, pending.count))
+                counts.dropped += excess
+            }
+            pending.append(event)
+            resumeWriter()
+            publishFigures()
+        case .cursor(let cursor, let subscriber):
+            pendingCursors[subscriber] = max(cursor, pendingCursors[subscriber] ?? cursor)
+            resumeWriter()
+        case .flush(let waiter):
+            if closed || (pending.isEmpty && pendingCursors.isEmpty && !writing) {
+                waiter.resume()
+            } else {
+                flushWaiters.append(waiter)
+            }
         }
+    }
+
+    private func resumeWriter() {
+        wake?.resume()
+        wake = nil
+    }
+
+    private func resumeFlushWaiters() {
+        let waiters = flushWaiters
+        flushWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func publishFigures() {
+        var copy = counts
+        copy.backlog = pending.count
+        published.withLock { $0 = copy }
     }
 
     // MARK: The writer
 
     private func writeLoop() async {
         var lastPrune = 0.0
-        while !Task.isCancelled {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if closed || !pending.isEmpty || !pendingCursors.isEmpty {
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    wake = continuation
-                    lock.unlock()
-                }
+        while !Task.isCancelled, !closed {
+            if pending.isEmpty, pendingCursors.isEmpty {
+                await withCheckedContinuation { wake = $0 }
+                continue
             }
-            let (batch, cursors, stop) = lock.withLock { () -> ([FleetEvent], [String: Int64], Bool) in
-                let batch = Array(pending.prefix(Self.batchLimit))
-                pending.removeFirst(batch.count)
-                let cursors = pendingCursors
-                pendingCursors = [:]
-                writing = true
-                return (batch, cursors, closed)
-            }
-            if stop { break }
+            let batch = Array(pending.prefix(Self.batchLimit))
+            pending.removeFirst(batch.count)
+            let cursors = pendingCursors
+            pendingCursors = [:]
+            writing = true
             do {
                 try await write(batch, cursors)
-                let recovered = lock.withLock { () -> String? in
-                    counts.published += batch.count
-                    defer { counts.failing = nil }
-                    return counts.failing
-                }
-                if let recovered { logger.notice("fleet: events are written again (\(recovered) is over)") }
+                counts.published += batch.count
+                if let recovered = counts.failing { logger.notice("fleet: events are written again (\(recovered) is over)") }
+                counts.failing = nil
             } catch {
-                let reason = FleetStoreError.describe(error)
-                let first = lock.withLock { () -> Bool in
-                    let first = counts.failing == nil
-                    counts.failing = "cannot write events to \(settings.displayURL): \(reason)"
-                    // In order, before what came meanwhile; bounded, the oldest dropped.
-                    pending.insert(contentsOf: batch, at: 0)
-                    if pending.count > settings.backlogLimit {
-                        let excess = pending.count - settings.backlogLimit
-                        pending.removeFirst(excess)
-                        counts.dropped += excess
-                    }
-                    for (subscriber, seq) in cursors { pendingCursors[subscriber] = max(seq, pendingCursors[subscriber] ?? seq) }
-                    return first
-                }
-                if first { logger.error("fleet: cannot write published events (\(reason)); they wait (at most \(settings.backlogLimit)) in order") }
+                failed(batch, cursors, error: error)
                 try? await Task.sleep(for: .seconds(1))
             }
-            let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-                writing = false
-                guard (pending.isEmpty && pendingCursors.isEmpty) || closed else { return [] }
-                defer { flushWaiters = [] }
-                return flushWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+            writing = false
+            publishFigures()
+            if pending.isEmpty, pendingCursors.isEmpty { resumeFlushWaiters() }
             let now = Date().timeIntervalSince1970
             if now - lastPrune >= 60 {
                 lastPrune = now
                 await prune()
             }
         }
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            writing = false
-            defer { flushWaiters = [] }
-            return flushWaiters
-        }
-        for waiter in waiters { waiter.resume() }
+        writing = false
+        resumeFlushWaiters()
     }
 
-    private func write(_ batch: [FleetEvent], _ cursors: [String: Int64]) async throws {
+    /// The batch waits for the database, in order, before what came meanwhile; bounded, the
+    /// oldest dropped.
+    private func failed(_ batch: [FleetEvent], _ cursors: [String: Int64], error: any Error) {
+        let reason = FleetStoreError.describe(error)
+        let first = counts.failing == nil
+        counts.failing = "cannot write events to \(settings.displayURL): \(reason)"
+        pending.insert(contentsOf: batch, at: 0)
+        if pending.count > settings.backlogLimit {
+            let excess = pending.count - settings.backlogLimit
+            pending.removeFirst(excess)
+            counts.dropped += excess
+        }
+        for (subscriber, seq) in cursors { pendingCursors[subscriber] = max(seq, pendingCursors[subscriber] ?? seq) }
+        if first { logger.error("fleet: cannot write published events (\(reason)); they wait (at most \(settings.backlogLimit)) in order") }
+    }
+
+    private nonisolated func write(_ batch: [FleetEvent], _ cursors: [String: Int64]) async throws {
         try await client.withTransaction(logger: logger) { connection in
             for (subscriber, seq) in cursors.sorted(by: { $0.key < $1.key }) {
                 try await connection.query("""
@@ -220,7 +233,7 @@ public final class PostgresEventStore: FleetEventStore, @unchecked Sendable {
 
     /// Deletes this agent's events older than the retention (each agent its own: no two
     /// agents delete the same rows).
-    private func prune() async {
+    private nonisolated func prune() async {
         do {
             try await client.query("""
                 DELETE FROM fleet_events WHERE agent_id = \(settings.agentID) AND published < \(unescaped: Self.now) - \(settings.eventRetention)

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// A connection that cannot be had, said within a deadline: postgres-nio's pool waits for a
 /// connection with no limit of its own — a server that accepts TCP connections and never
@@ -85,25 +86,27 @@ extension PostgresFleetStore {
 
     /// Resumes its continuation once, with the first outcome (the later one is dropped), and
     /// then ends the timer.
-    private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var continuation: CheckedContinuation<T, any Error>?
-        private var timer: Task<Void, any Error>?
+    private final class FirstOutcome<T: Sendable>: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<T, any Error>?
+            var timer: Task<Void, any Error>?
+        }
+        private let state: Mutex<State>
 
-        init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+        init(_ continuation: CheckedContinuation<T, any Error>) { state = Mutex(State(continuation: continuation)) }
 
         func setTimer(_ task: Task<Void, any Error>) {
-            let decided = lock.withLock { () -> Bool in
-                timer = task
-                return continuation == nil
+            let decided = state.withLock { state -> Bool in
+                state.timer = task
+                return state.continuation == nil
             }
             if decided { task.cancel() }
         }
 
         func resume(_ result: Result<T, any Error>) {
-            let (waiting, timer) = lock.withLock { () -> (CheckedContinuation<T, any Error>?, Task<Void, any Error>?) in
-                defer { continuation = nil }
-                return (continuation, self.timer)
+            let (waiting, timer) = state.withLock { state in
+                defer { state.continuation = nil }
+                return (state.continuation, state.timer)
             }
             waiting?.resume(with: result)
             if waiting != nil { timer?.cancel() }

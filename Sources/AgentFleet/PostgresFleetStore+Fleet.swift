@@ -51,6 +51,25 @@ extension PostgresFleetStore: FleetBackend {
         }
     }
 
+    /// Seconds between two passes of the retention.
+    static let retentionInterval = 60.0
+
+    /// Every agent prunes (each minute, as each deletes its own published events): deleting
+    /// what is past the limits is the same whoever does it first, and no agent is needed for it.
+    package func retain(_ retention: RunRetention) {
+        let runs = runs, workflows = workflows, schedules = schedules, logger = logger
+        writer.addBackgroundTask(Task {
+            while !Task.isCancelled {
+                do {
+                    try await retention.apply(runs: runs, workflows: workflows, schedules: schedules)
+                } catch {
+                    logger.debug("fleet: the retention's pass failed (\(FleetStoreError.describe(error))); again in \(Int(Self.retentionInterval)) s")
+                }
+                try? await Task.sleep(for: .seconds(Self.retentionInterval))
+            }
+        })
+    }
+
     package func members() async throws -> [FleetMember] {
         let rows = try await client.query("""
             SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id

@@ -5,76 +5,83 @@ import Foundation
 import JSONSchema
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Shared memory in the fleet's PostgreSQL database (table `memory`, migration 8): every
 /// agent of the fleet reads and writes the same keys.
 ///
 /// Each write is one statement, so a compare-and-set is decided by the server, whatever agent
 /// wrote first: an insert that expects no key (or any version) is an upsert whose update is
-/// conditional, a write that expects a version is an UPDATE of that version. Writes go to this
-/// store's own writer, one at a time in the order handed over, and `done` is called once the
+/// conditional, a write that expects a version is an UPDATE of that version. An actor, like
+/// ``FleetWriter``: writes are handed over through an `AsyncStream` (a synchronous, ordered
+/// yield) and made by the actor one at a time in that order, and `done` is called once the
 /// server committed or refused them; while the database is away they wait. Reads ask the
 /// server and wait for its answer (at most ``readTimeout``), and fail at once, `unavailable`,
 /// while the fleet's database is degraded.
-public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
-    let store: FleetWriter
+public actor PostgresMemoryStore: MemoryStore {
+    nonisolated let store: FleetWriter
 
     /// The longest a read waits for the server (a workflow's `${memory:…}` reads on the loop).
     static let readTimeout = 5.0
 
-    private let lock = NSLock()
-    private var pending: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
+    private nonisolated let inbox: AsyncStream<Pending>.Continuation
+    private let handoffs: AsyncStream<Pending>
+    /// Writes waiting to be made, for ``backlog`` (read from any thread).
+    private nonisolated let waiting = Atomic(0)
+    private var pending: [Pending] = []
     private var closed = false
     private var wake: CheckedContinuation<Void, Never>?
-    private var writer: Task<Void, Never>?
     private static let now = PostgresMigrations.now
 
-    init(store: FleetWriter) { self.store = store }
+    /// A write handed over, and whom to answer.
+    struct Pending: Sendable {
+        var write: MemoryWrite
+        var done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void
 
-    private var client: PostgresClient { store.client }
-    private var logger: Logger { store.logger }
+        /// The answer to a write not made because the agent stops.
+        func refuse() {
+            done(.failure(MemoryError(.unavailable, "the agent is stopping: the write was not made", key: write.key, scope: write.scope)))
+        }
+    }
 
-    func start() {
-        writer = Task { [weak self] in await self?.writeLoop() }
+    init(store: FleetWriter) {
+        self.store = store
+        let (handoffs, inbox) = AsyncStream.makeStream(of: Pending.self)
+        self.handoffs = handoffs
+        self.inbox = inbox
+    }
+
+    private nonisolated var client: PostgresClient { store.client }
+    private nonisolated var logger: Logger { store.logger }
+
+    /// Starts taking and making the writes handed over, until ``stop()``.
+    nonisolated func start() {
+        Task { await self.receive() }
     }
 
     /// Ends the writer; writes still waiting are answered `unavailable`.
-    func stop() {
-        let left = lock.withLock {
-            closed = true
-            wake?.resume()
-            wake = nil
-            defer { pending = [] }
-            return pending
-        }
-        writer?.cancel()
-        for item in left {
-            item.done(.failure(MemoryError(.unavailable, "the agent is stopping: the write was not made", key: item.write.key, scope: item.write.scope)))
-        }
-    }
+    nonisolated func stop() { inbox.finish() }
 
     /// Writes waiting to be made.
-    var backlog: Int { lock.withLock { pending.count } }
+    nonisolated var backlog: Int { waiting.load(ordering: .relaxed) }
 
     // MARK: MemoryStore
 
-    package func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
+    package nonisolated func commit(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
         do throws(MemoryError) {
             try MemoryLimits.check(write)
         } catch {
             return done(.failure(error))
         }
-        let refused = lock.withLock { () -> Bool in
-            guard !closed else { return true }
-            pending.append((write, done))
-            wake?.resume()
-            wake = nil
-            return false
+        let item = Pending(write: write, done: done)
+        waiting.add(1, ordering: .relaxed)
+        if case .terminated = inbox.yield(item) {
+            waiting.subtract(1, ordering: .relaxed)
+            item.refuse()
         }
-        if refused { done(.failure(MemoryError(.unavailable, "the agent is stopping: the write was not made", key: write.key, scope: write.scope))) }
     }
 
-    package func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
+    package nonisolated func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
         try MemoryLimits.check(key: key, scope: scope)
         let client = client, logger = logger
         return try reading(key: key, scope: scope) {
@@ -89,7 +96,7 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
         }
     }
 
-    package func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
+    package nonisolated func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
         try MemoryLimits.check(scope: scope)
         let limit = min(max(limit, 1), MemoryLimits.listEntries)
         let client = client, logger = logger
@@ -120,7 +127,7 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
 
     /// Runs a read, waiting for it at most ``readTimeout``; a read while the database is
     /// degraded fails at once.
-    private func reading<T: Sendable>(key: String?, scope: MemoryScope, _ body: @escaping @Sendable () async throws -> T) throws(MemoryError) -> T {
+    private nonisolated func reading<T: Sendable>(key: String?, scope: MemoryScope, _ body: @escaping @Sendable () async throws -> T) throws(MemoryError) -> T {
         if let reason = store.health.degraded {
             throw MemoryError(.unavailable, "the fleet's shared memory cannot be read now: \(reason)", key: key, scope: scope)
         }
@@ -138,35 +145,40 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
 
     // MARK: The writer
 
-    private func writeLoop() async {
-        while let (write, done) = await next() {
-            done(await apply(write))
+    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends
+    /// and the writes still waiting are answered `unavailable`.
+    private func receive() async {
+        let writer = Task { await writeLoop() }
+        for await item in handoffs {
+            pending.append(item)
+            wake?.resume()
+            wake = nil
         }
+        closed = true
+        wake?.resume()
+        wake = nil
+        writer.cancel()
+        let left = pending
+        pending = []
+        waiting.subtract(left.count, ordering: .relaxed)
+        for item in left { item.refuse() }
     }
 
-    /// The next write handed over, waiting for one; nil once the store is stopped.
-    private func next() async -> (write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)? {
-        while true {
-            let (item, ended) = lock.withLock { () -> ((write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)?, Bool) in
-                if closed { return (nil, true) }
-                guard !pending.isEmpty else { return (nil, false) }
-                return (pending.removeFirst(), false)
+    private func writeLoop() async {
+        while !Task.isCancelled, !closed {
+            guard !pending.isEmpty else {
+                await withCheckedContinuation { wake = $0 }
+                continue
             }
-            if ended || Task.isCancelled { return nil }
-            if let item { return item }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = lock.withLock { () -> Bool in
-                    if closed || !pending.isEmpty { return true }
-                    wake = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
+            let item = pending.removeFirst()
+            let outcome = await apply(item.write)
+            waiting.subtract(1, ordering: .relaxed)
+            item.done(outcome)
         }
     }
 
     /// One write, in one statement (autocommit): its outcome as the server decided it.
-    private func apply(_ write: MemoryWrite) async -> Result<MemoryEntry?, MemoryError> {
+    private nonisolated func apply(_ write: MemoryWrite) async -> Result<MemoryEntry?, MemoryError> {
         let scope = write.scope.description, key = write.key
         do {
             switch write.operation {
@@ -223,7 +235,7 @@ public final class PostgresMemoryStore: MemoryStore, @unchecked Sendable {
 
     /// The key's version now, 0 when there is none (for a refusal's message: another write may
     /// have come since the one refused).
-    private func currentVersion(_ write: MemoryWrite) async throws -> Int {
+    private nonisolated func currentVersion(_ write: MemoryWrite) async throws -> Int {
         var version = 0
         let rows = try await client.query("""
             SELECT version FROM memory WHERE scope = \(write.scope.description) AND key = \(write.key)

@@ -9,7 +9,7 @@ import PostgresNIO
 /// Claims take rows with `FOR UPDATE SKIP LOCKED` (agents claiming at once never wait for
 /// each other nor take the same run), each with a fencing token from one sequence and a lease
 /// on the server's clock; a run whose lease lapsed is claimable again.
-public final class PostgresRunStore: RunStore, @unchecked Sendable {
+public final class PostgresRunStore: RunStore {
     let store: FleetWriter
 
     init(store: FleetWriter) { self.store = store }
@@ -41,20 +41,35 @@ public final class PostgresRunStore: RunStore, @unchecked Sendable {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        try await client.withTransaction(logger: logger) { connection in
+        try await Self.prune("task_runs", finished: "finished", time: "ended", order: "seq", before: endedBefore, keeping: keeping,
+                             client: client, logger: logger)
+    }
+
+    /// Deletes, in one transaction, the rows of `table` that `finished` selects (an SQL condition)
+    /// whose `time` is before `before` (nil: no age limit), then all but the newest `keeping` of
+    /// them by `order` (nil: no count limit); `then`, a statement that sees the deleted rows'
+    /// `key`s as `gone(id)`, runs with each delete. The retention of every table of records (as
+    /// `AgentStore.prune` on SQLite). Returns how many rows went.
+    static func prune(_ table: String, key: String = "id", finished: String, time: String, order: String, before: Double?, keeping: Int?,
+                      client: PostgresClient, logger: Logger, then: String? = nil) async throws -> Int {
+        guard before != nil || keeping != nil else { return 0 }
+        let also = then.map { ", dependents AS (\($0))" } ?? ""
+        return try await client.withTransaction(logger: logger) { connection in
             var deleted = 0
-            if let endedBefore {
-                for try await _ in try await connection.query("DELETE FROM task_runs WHERE finished AND ended < \(endedBefore) RETURNING 1", logger: logger) {
-                    deleted += 1
-                }
+            if let before {
+                let rows = try await connection.query("""
+                    WITH gone AS (DELETE FROM \(unescaped: table) WHERE \(unescaped: finished) AND \(unescaped: time) < \(before)
+                    RETURNING \(unescaped: key) AS id)\(unescaped: also) SELECT count(*) FROM gone
+                    """, logger: logger)
+                for try await count in rows.decode(Int64.self) { deleted += Int(count) }
             }
             if let keeping {
-                for try await _ in try await connection.query("""
-                    DELETE FROM task_runs WHERE finished AND seq <= (
-                        SELECT seq FROM task_runs WHERE finished ORDER BY seq DESC LIMIT 1 OFFSET \(keeping)) RETURNING 1
-                    """, logger: logger) {
-                    deleted += 1
-                }
+                let rows = try await connection.query("""
+                    WITH gone AS (DELETE FROM \(unescaped: table) WHERE \(unescaped: finished) AND \(unescaped: order) <= (
+                        SELECT \(unescaped: order) FROM \(unescaped: table) WHERE \(unescaped: finished) ORDER BY \(unescaped: order) DESC
+                        LIMIT 1 OFFSET \(keeping)) RETURNING \(unescaped: key) AS id)\(unescaped: also) SELECT count(*) FROM gone
+                    """, logger: logger)
+                for try await count in rows.decode(Int64.self) { deleted += Int(count) }
             }
             return deleted
         }

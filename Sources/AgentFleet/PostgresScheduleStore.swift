@@ -9,7 +9,7 @@ import PostgresNIO
 /// lets one agent fire them (table `leases`, row `schedules`). A fire's run request, state and
 /// history are written in one transaction, after checking (and locking) the leadership it was
 /// made under: a leader that lost its lease cannot fire a time the next leader fires.
-public final class PostgresScheduleStore: ScheduleStore, @unchecked Sendable {
+public final class PostgresScheduleStore: ScheduleStore {
     let store: FleetWriter
 
     init(store: FleetWriter) { self.store = store }
@@ -19,6 +19,11 @@ public final class PostgresScheduleStore: ScheduleStore, @unchecked Sendable {
 
     package func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
         store.enqueue(change, done: done)
+    }
+
+    package func pruneHistory(before: Double?, keeping: Int?) async throws -> Int {
+        try await PostgresRunStore.prune("schedule_history", key: "row", finished: "true", time: "actual", order: "row", before: before, keeping: keeping,
+                                         client: store.client, logger: store.logger)
     }
 
     package func loadStates() async throws -> [String: ScheduleState] {

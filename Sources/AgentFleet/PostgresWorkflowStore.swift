@@ -4,6 +4,7 @@ import Foundation
 import JSONSchema
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Workflow runs and their step logs in the fleet's PostgreSQL database (tables
 /// `workflow_runs` and `workflow_steps`). Each unfinished run is held by one agent under a
@@ -11,53 +12,58 @@ import PostgresNIO
 /// written only while its claim holds the run, and a run whose lease lapsed is taken by
 /// another agent with a new token.
 ///
-/// Commits go to this store's own writer (one transaction per batch, in the order handed
-/// over), so that the loop never waits and the task runs' writes never wait behind them.
+/// An actor, like ``FleetWriter``: commits are handed over through an `AsyncStream` (a
+/// synchronous, ordered yield) and written by the actor, one transaction per batch in the order
+/// handed over, so that the loop never waits and the task runs' writes never wait behind them.
 /// While the database is away they wait and are written when it is back: the engine, which
 /// advances a run only once its commit is written, pauses the run meanwhile.
-public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendable {
-    let store: FleetWriter
+public actor PostgresWorkflowStore: SharedWorkflowStore {
+    nonisolated let store: FleetWriter
+    private nonisolated let inbox: AsyncStream<Pending>.Continuation
+    private let handoffs: AsyncStream<Pending>
+    /// Commits waiting to be written, for ``backlog`` (read from any thread).
+    private nonisolated let waiting = Atomic(0)
 
-    private let lock = NSLock()
-    private var pending: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)] = []
+    private var pending: [Pending] = []
     private var closed = false
     private var wake: CheckedContinuation<Void, Never>?
-    private var writer: Task<Void, Never>?
     private static let now = PostgresMigrations.now
 
-    init(store: FleetWriter) { self.store = store }
+    /// A commit handed over, and whom to tell what became of it.
+    struct Pending: Sendable {
+        var change: WorkflowCommit
+        var done: @Sendable (WorkflowCommitOutcome) -> Void
+    }
 
-    private var client: PostgresClient { store.client }
-    private var logger: Logger { store.logger }
+    init(store: FleetWriter) {
+        self.store = store
+        let (handoffs, inbox) = AsyncStream.makeStream(of: Pending.self)
+        self.handoffs = handoffs
+        self.inbox = inbox
+    }
 
-    func start() {
-        writer = Task { [weak self] in await self?.writeLoop() }
+    private nonisolated var client: PostgresClient { store.client }
+    private nonisolated var logger: Logger { store.logger }
+
+    /// Starts taking and writing what is handed over, until ``stop()``.
+    nonisolated func start() {
+        Task { await self.receive() }
     }
 
     /// Ends the writer; what waits is not written (its runs resume from the step log elsewhere).
-    func stop() {
-        lock.withLock {
-            closed = true
-            wake?.resume()
-            wake = nil
-        }
-        writer?.cancel()
-    }
+    nonisolated func stop() { inbox.finish() }
 
     /// Commits waiting to be written.
-    var backlog: Int { lock.withLock { pending.count } }
+    nonisolated var backlog: Int { waiting.load(ordering: .relaxed) }
 
     // MARK: WorkflowStore
 
-    package func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
-        lock.withLock {
-            pending.append((change, done))
-            wake?.resume()
-            wake = nil
-        }
+    package nonisolated func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
+        waiting.add(1, ordering: .relaxed)
+        if case .terminated = inbox.yield(Pending(change: change, done: done)) { waiting.subtract(1, ordering: .relaxed) }
     }
 
-    package func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
+    package nonisolated func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
         try await client.withConnection { connection in
             var runs: [WorkflowRun] = []
             for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE NOT finished ORDER BY seq", logger: self.logger).decode(String.self) {
@@ -68,7 +74,7 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
         }
     }
 
-    package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] {
+    package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] {
         let status = filter.status?.rawValue
         var runs: [WorkflowRun] = []
         let rows = try await client.query("""
@@ -81,7 +87,7 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
         return runs
     }
 
-    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+    package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
         try await client.withConnection { connection in
             var found: WorkflowRun?
             for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE id = \(id)", logger: self.logger).decode(String.self) {
@@ -92,14 +98,21 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
         }
     }
 
+    /// Deletes the runs' step logs in the same statement (a data-modifying `WITH`).
+    package nonisolated func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+        try await PostgresRunStore.prune("workflow_runs", finished: "finished", time: "ended", order: "seq", before: endedBefore, keeping: keeping,
+                                         client: client, logger: logger,
+                                         then: "DELETE FROM workflow_steps WHERE run_id IN (SELECT id FROM gone)")
+    }
+
     // MARK: SharedWorkflowStore
 
-    package func startToken(holder: String) async throws -> Int64 {
+    package nonisolated func startToken(holder: String) async throws -> Int64 {
         for try await token in try await client.query("SELECT nextval('run_fence')", logger: logger).decode(Int64.self) { return token }
         throw FleetStoreError(code: "unavailable", message: "the fleet's database gave no fencing token")
     }
 
-    package func claim(holder: String, token: Int64, lease: Double, limit: Int) async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
+    package nonisolated func claim(holder: String, token: Int64, lease: Double, limit: Int) async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
         guard limit > 0 else { return [] }
         return try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query("""
@@ -126,7 +139,7 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
         }
     }
 
-    package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
+    package nonisolated func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
         guard let holder = claims.first?.holder else { return [] }
         let ids = claims.map(\.runID), fences = claims.map(\.fence)
         var held = Set<String>()
@@ -142,38 +155,43 @@ public final class PostgresWorkflowStore: SharedWorkflowStore, @unchecked Sendab
 
     // MARK: The writer
 
+    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends.
+    private func receive() async {
+        let writer = Task { await writeLoop() }
+        for await item in handoffs {
+            pending.append(item)
+            wake?.resume()
+            wake = nil
+        }
+        closed = true
+        wake?.resume()
+        wake = nil
+        writer.cancel()
+    }
+
     private func writeLoop() async {
-        while !Task.isCancelled {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if closed || !pending.isEmpty {
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    wake = continuation
-                    lock.unlock()
-                }
+        while !Task.isCancelled, !closed {
+            if pending.isEmpty {
+                await withCheckedContinuation { wake = $0 }
+                continue
             }
-            let (batch, stop) = lock.withLock { () -> ([(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)], Bool) in
-                let batch = Array(pending.prefix(1_000))
-                pending.removeFirst(batch.count)
-                return (batch, closed)
-            }
-            if stop { break }
+            let batch = Array(pending.prefix(1_000))
+            pending.removeFirst(batch.count)
             do {
-                let logger = logger
+                let logger = logger, lease = store.settings.lease
                 let outcomes = try await client.withTransaction(logger: logger) { connection in
                     var outcomes: [WorkflowCommitOutcome] = []
-                    for (change, _) in batch {
-                        outcomes.append(try await Self.write(change, lease: self.store.settings.lease, on: connection, logger: logger) ? .written : .refused)
+                    for item in batch {
+                        outcomes.append(try await Self.write(item.change, lease: lease, on: connection, logger: logger) ? .written : .refused)
                     }
                     return outcomes
                 }
-                for ((_, done), outcome) in zip(batch, outcomes) { done(outcome) }
+                waiting.subtract(batch.count, ordering: .relaxed)
+                for (item, outcome) in zip(batch, outcomes) { item.done(outcome) }
             } catch {
                 // They wait for the database (their runs pause meanwhile), first in line.
                 logger.debug("fleet: cannot write workflow step logs (\(FleetStoreError.describe(error))); they wait")
-                lock.withLock { pending.insert(contentsOf: batch, at: 0) }
+                pending.insert(contentsOf: batch, at: 0)
                 try? await Task.sleep(for: .seconds(1))
             }
         }

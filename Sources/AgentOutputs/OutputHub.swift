@@ -16,7 +16,7 @@ import Logging
 /// …
 /// outputs.stop(timeout: 5)
 /// ```
-public final class OutputHub: @unchecked Sendable {
+public final class OutputHub: Sendable {
     // Immutable after init, so `publish` reads them without a lock.
     private let channels: [OutputChannel]
     private let eventChannels: [OutputChannel]

@@ -1,6 +1,6 @@
 /// A fixed-capacity FIFO of records that drops its oldest record to make room for a new one.
 /// Not thread-safe: `OutputChannel` guards it with its lock.
-package struct OutputRing {
+package struct OutputRing: Sendable {
     private var slots: [OutputRecord?]
     private var head = 0
     package private(set) var count = 0

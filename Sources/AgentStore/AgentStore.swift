@@ -16,33 +16,15 @@ import Logging
 /// running: events are dropped (counted), changes of acknowledged runs are kept in a bounded
 /// buffer (``RetainedWrites``) and written once it can, and commits whose caller waits for
 /// them (a new run, a memory write) are refused, so that their request is refused.
-public final class AgentStore: @unchecked Sendable {
+public final class AgentStore: Sendable {
     public let path: String
     public let settings: StoreSettings
     package let logger: Logger
     private let database: DatabaseQueue
+    /// What waits for the writer thread, and the figures (see ``Queued``).
+    private let queued = Guarded(Queued())
 
-    private let lock = NSCondition()
-    private var events: [PendingEvent] = []
-    private var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
-    private var history: [HistoryEntry] = []
-    private var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
-    private var clearConversations: [String] = []
-    /// Task runs' changes (see ``SQLiteRunStore``).
-    private var runs: [TaskRun] = []
-    /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
-    private var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
-    /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
-    private var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
-    /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
-    private var workflowCommits: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)] = []
-    /// When the oldest waiting event was handed over (group commit waits from here).
-    private var oldestPendingSince = Date.distantPast
-    private var stopping = false
-    private var writerDone = false
-    private var stats = StoreStatistics()
-
-    package struct PendingEvent {
+    package struct PendingEvent: Sendable {
         package var time: Double
         package var type: String
         package var source: String
@@ -79,22 +61,9 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Queues an event for the log.
     public func append(type: String, source: String, time: Double, payload: [UInt8]) {
-        lock.lock()
-        if events.count >= settings.queueLimit {
-            // Slow disk: the oldest waiting events give way (never acknowledged, so not lost
-            // in the store's promise), counted.
-            let excess = max(1, settings.queueLimit / 10)
-            events.removeFirst(min(excess, events.count))
-            stats.dropped += excess
-        }
-        events.append(PendingEvent(time: time, type: type, source: source, payload: payload))
-        if events.count == 1 {
-            oldestPendingSince = Date()
-            lock.signal()
-        } else if events.count == Self.batchLimit {
-            lock.signal()
-        }
-        lock.unlock()
+        let event = PendingEvent(time: time, type: type, source: source, payload: payload)
+        let limit = settings.queueLimit
+        if queued.withLock({ $0.append(event, limit: limit) }) { queued.signal() }
     }
 
     /// Queues an event whose payload is given as text.
@@ -104,43 +73,36 @@ public final class AgentStore: @unchecked Sendable {
 
     /// Replaces a process's state; `done` runs (on the writer thread) once it is committed.
     public func saveState(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)? = nil) {
-        lock.lock()
-        states.append((process, data, done))
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.states.append((process, data, done)) }
+        queued.signal()
     }
 
     /// Adds a line to the run history.
     public func record(_ entry: HistoryEntry) {
-        lock.lock()
-        history.append(entry)
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.history.append(entry) }
+        queued.signal()
     }
 
     /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`).
     public func recordChat(conversation: String, role: String, source: String, text: String) {
-        lock.lock()
-        chat.append((Date().timeIntervalSince1970, conversation, role, source, text))
-        lock.signal()
-        lock.unlock()
+        let line = (Date().timeIntervalSince1970, conversation, role, source, text)
+        queued.withLock { $0.chat.append(line) }
+        queued.signal()
     }
 
     /// Forgets a conversation's history.
     public func clearChat(conversation: String) {
-        lock.lock()
-        clearConversations.append(conversation)
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.clearConversations.append(conversation) }
+        queued.signal()
     }
 
     /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
     /// batch, so that the loop never waits for the disk.
     package func recordRun(_ run: TaskRun) {
-        lock.lock()
-        runs.append(run)
-        if runs.count == 1 { lock.signal() }
-        lock.unlock()
+        if queued.withLock({ queued -> Bool in
+            queued.runs.append(run)
+            return queued.runs.count == 1
+        }) { queued.signal() }
     }
 
     /// Runs `done` on the writer thread once everything queued before it has been committed
@@ -152,28 +114,22 @@ public final class AgentStore: @unchecked Sendable {
     /// Commits a schedule change (its runs, states and history together) in the writer's next
     /// transaction; `done` runs on the writer thread once it is committed (or could not be).
     package func commitSchedules(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
-        lock.lock()
-        scheduleCommits.append((change, done))
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.scheduleCommits.append((change, done)) }
+        queued.signal()
     }
 
     /// Commits a shared-memory write in the writer's next transaction; `done` runs on the writer
     /// thread once it is committed, refused (compare-and-set) or could not be written.
     package func commitMemory(_ write: MemoryWrite, done: @escaping @Sendable (Result<MemoryEntry?, MemoryError>) -> Void) {
-        lock.lock()
-        memoryWrites.append((write, done))
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.memoryWrites.append((write, done)) }
+        queued.signal()
     }
 
     /// Commits a workflow change (runs and step records together) in the writer's next
     /// transaction; `done` runs on the writer thread once it is committed (or could not be).
     package func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
-        lock.lock()
-        workflowCommits.append((change, done))
-        lock.signal()
-        lock.unlock()
+        queued.withLock { $0.workflowCommits.append((change, done)) }
+        queued.signal()
     }
 
     /// Every process's saved state.
@@ -189,21 +145,19 @@ public final class AgentStore: @unchecked Sendable {
     }
 
     public var statistics: StoreStatistics {
-        lock.lock()
-        defer { lock.unlock() }
-        var copy = stats
-        copy.pending = events.count
-        return copy
+        queued.withLock { queued in
+            var copy = queued.stats
+            copy.pending = queued.events.count
+            return copy
+        }
     }
 
     /// Writes what is queued and stops the writer (waits up to `timeout` seconds).
     public func close(timeout: Double = 10) {
-        lock.lock()
-        stopping = true
-        lock.broadcast()
+        queued.withLock { $0.stopping = true }
+        queued.broadcast()
         let deadline = Date().addingSaturated(timeout)
-        while !writerDone, lock.wait(untilSaturated: deadline) {}
-        lock.unlock()
+        queued.withLock(waitingUntil: { $0.writerDone ? nil : deadline }) { _ in }
     }
 
     // MARK: The writer thread
@@ -216,41 +170,15 @@ public final class AgentStore: @unchecked Sendable {
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         while true {
-            lock.lock()
             // Kept changes are tried again when the retry is due.
             let wake = retained.isEmpty ? nextRetention : min(nextRetention, retryAfter ?? nextRetention)
-            while events.isEmpty, states.isEmpty, history.isEmpty, chat.isEmpty, clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping {
-                // Asleep until there is work or retention (or a retry) is due: no idle wake-ups.
-                if !lock.wait(untilSaturated: wake) { break }
+            let commitInterval = settings.commitInterval
+            let (taken, finished) = queued.withLock(waitingUntil: { $0.sleep(wake: wake, commitInterval: commitInterval) }) { queued in
+                let taken = queued.take()
+                return (taken, queued.stopping && queued.events.isEmpty)
             }
-            // Group commit: events alone wait until the oldest has waited `commitInterval`, so a
-            // steady trickle costs one transaction per interval instead of one per wake-up.
-            // Anything else (a state save, history, chat, stopping) is written at once.
-            let commitAt = oldestPendingSince.addingSaturated(settings.commitInterval)
-            while !events.isEmpty, events.count < Self.batchLimit, states.isEmpty, history.isEmpty, chat.isEmpty,
-                  clearConversations.isEmpty, runs.isEmpty, scheduleCommits.isEmpty, memoryWrites.isEmpty, workflowCommits.isEmpty, !stopping, lock.wait(untilSaturated: commitAt) {}
-            let batch = events.count > Self.batchLimit ? Array(events.prefix(Self.batchLimit)) : events
-            events.removeFirst(batch.count)
-            // What is left is already overdue.
-            if !events.isEmpty { oldestPendingSince = .distantPast }
-            let stateBatch = states
-            let historyBatch = history
-            let chatBatch = chat
-            let clears = clearConversations
-            let runBatch = runs
-            runs = []
-            let scheduleBatch = scheduleCommits
-            scheduleCommits = []
-            let memoryBatch = memoryWrites
-            memoryWrites = []
-            let workflowBatch = workflowCommits
-            workflowCommits = []
-            states = []
-            history = []
-            chat = []
-            clearConversations = []
-            let finished = stopping && events.isEmpty
-            lock.unlock()
+            let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat, clears = taken.clears
+            let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
@@ -259,8 +187,7 @@ public final class AgentStore: @unchecked Sendable {
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
-            } else if !batch.isEmpty || !stateBatch.isEmpty || !historyBatch.isEmpty || !chatBatch.isEmpty || !clears.isEmpty || !runBatch.isEmpty
-                        || !scheduleBatch.isEmpty || !memoryBatch.isEmpty || !workflowBatch.isEmpty || !retained.isEmpty {
+            } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
@@ -274,16 +201,17 @@ public final class AgentStore: @unchecked Sendable {
                             }
                         }
                     }
-                    lock.lock()
-                    stats.committed += batch.count
-                    stats.batches += 1
-                    stats.refusedRunWrites += outcome.refusedRuns
-                    stats.retained = 0
-                    if stats.degraded != nil {
-                        logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
-                        stats.degraded = nil
+                    let recovered = queued.withLock { queued -> Bool in
+                        queued.stats.committed += batch.count
+                        queued.stats.batches += 1
+                        queued.stats.refusedRunWrites += outcome.refusedRuns
+                        queued.stats.retained = 0
+                        defer { queued.stats.degraded = nil }
+                        return queued.stats.degraded != nil
                     }
-                    lock.unlock()
+                    if recovered {
+                        logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
+                    }
                     retained.clear()
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
@@ -309,10 +237,8 @@ public final class AgentStore: @unchecked Sendable {
                 if !retained.isEmpty {
                     logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
                 }
-                lock.lock()
-                writerDone = true
-                lock.broadcast()
-                lock.unlock()
+                queued.withLock { $0.writerDone = true }
+                queued.broadcast()
                 return
             }
         }
@@ -393,10 +319,11 @@ public final class AgentStore: @unchecked Sendable {
             lostNow = retained.count + runBatch.count + kept.count
             retained.giveUp(more: runBatch.count + kept.count)
         }
-        lock.lock()
-        stats.retained = retained.count
-        stats.lostChanges = retained.lost
-        lock.unlock()
+        let count = retained.count, lost = retained.lost
+        queued.withLock { queued in
+            queued.stats.retained = count
+            queued.stats.lostChanges = lost
+        }
         if wasEmpty, !retained.isEmpty {
             logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
         }
@@ -416,9 +343,7 @@ public final class AgentStore: @unchecked Sendable {
     private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {
         for state in stateBatch { state.done?(false) }
         guard count > 0 else { return }
-        lock.lock()
-        stats.dropped += count
-        lock.unlock()
+        queued.withLock { $0.stats.dropped += count }
     }
 
     private func degrade(_ error: any Error) {
@@ -433,11 +358,13 @@ public final class AgentStore: @unchecked Sendable {
         } else {
             reason = "\(error)"
         }
-        lock.lock()
-        let first = stats.degraded == nil
-        stats.degraded = reason
-        stats.writeErrors += 1
-        lock.unlock()
+        let first = queued.withLock { queued -> Bool in
+            defer {
+                queued.stats.degraded = reason
+                queued.stats.writeErrors += 1
+            }
+            return queued.stats.degraded == nil
+        }
         if first {
             logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
         }
@@ -455,9 +382,7 @@ public final class AgentStore: @unchecked Sendable {
                         try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT 10000)", arguments: [cutoff])
                         return db.changesCount
                     }
-                    lock.lock()
-                    stats.expired += deleted
-                    lock.unlock()
+                    queued.withLock { $0.stats.expired += deleted }
                 } while deleted == 10000
             }
             if let limit = settings.maximumEvents {
@@ -468,9 +393,7 @@ public final class AgentStore: @unchecked Sendable {
                         try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT 10000)", arguments: [newest - limit])
                         return db.changesCount
                     }
-                    lock.lock()
-                    stats.expired += deleted
-                    lock.unlock()
+                    queued.withLock { $0.stats.expired += deleted }
                 } while deleted == 10000
             }
             let pruned = try database.write { db in
@@ -479,9 +402,7 @@ public final class AgentStore: @unchecked Sendable {
                 _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
                 return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
             }
-            lock.lock()
-            stats.expiredRuns += pruned
-            lock.unlock()
+            queued.withLock { $0.stats.expiredRuns += pruned }
         } catch {
             degrade(error)
         }

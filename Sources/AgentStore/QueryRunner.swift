@@ -7,14 +7,46 @@ import Logging
 
 /// Runs monitors' periodic queries on its own thread and read-only connection, so that a slow
 /// query never holds up routing; results go back to the supervisor's loop.
-package final class QueryRunner: @unchecked Sendable {
+package final class QueryRunner: Sendable {
     private let database: DatabaseQueue
     private let logger: Logger
-    private let lock = NSCondition()
-    private var schedule: [(query: PlannedQuery, due: Double)] = []
-    private var stopped = false
-    private var jobs: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
+    private let state = Guarded(Waiting())
     private let deliver: @Sendable (PlannedQuery, JSONValue) -> Void
+
+    /// A query run for a caller, and whom to answer.
+    private struct Job: Sendable {
+        var sql: String
+        var params: [JSONValue]
+        var done: @Sendable (Result<JSONValue, QueryProblem>) -> Void
+    }
+
+    /// What the runner's thread waits for.
+    private struct Waiting: Sendable {
+        var schedule: [(query: PlannedQuery, due: Double)] = []
+        var stopped = false
+        var jobs: [Job] = []
+
+        /// When the thread is to look again (nil: now, there is work or it stops).
+        var wake: Date? {
+            if stopped || !jobs.isEmpty { return nil }
+            let now = Date().timeIntervalSince1970
+            let next = schedule.map(\.due).min() ?? now + 3600
+            return next <= now ? nil : Date(timeIntervalSince1970: next)
+        }
+
+        /// The jobs, and the periodic queries that are due (each due again a period later).
+        mutating func take() -> (jobs: [Job], due: [PlannedQuery]) {
+            let taken = jobs
+            jobs = []
+            var due: [PlannedQuery] = []
+            let now = Date().timeIntervalSince1970
+            for index in schedule.indices where schedule[index].due <= now {
+                due.append(schedule[index].query)
+                schedule[index].due = max(schedule[index].due + schedule[index].query.every, now + 0.001)
+            }
+            return (taken, due)
+        }
+    }
 
     /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
     /// runner's thread.
@@ -29,57 +61,29 @@ package final class QueryRunner: @unchecked Sendable {
 
     /// Replaces the set of queries (at start and after a reload).
     package func setQueries(_ queries: [PlannedQuery]) {
-        lock.lock()
         let now = Date().timeIntervalSince1970
-        schedule = queries.filter { $0.every > 0 }.map { ($0, now + $0.every) }
-        lock.signal()
-        lock.unlock()
+        state.withLock { $0.schedule = queries.filter { $0.every > 0 }.map { ($0, now + $0.every) } }
+        state.signal()
     }
 
     /// Runs one read-only query (for a worker's `query` callback or a control command); `done`
     /// runs on the runner's thread.
     package func submit(sql: String, params: [JSONValue], done: @escaping @Sendable (Result<JSONValue, QueryProblem>) -> Void) {
-        lock.lock()
-        jobs.append((sql, params, done))
-        lock.signal()
-        lock.unlock()
+        state.withLock { $0.jobs.append(Job(sql: sql, params: params, done: done)) }
+        state.signal()
     }
 
     package func stop() {
-        lock.lock()
-        stopped = true
-        lock.signal()
-        lock.unlock()
+        state.withLock { $0.stopped = true }
+        state.signal()
     }
 
     private func runLoop() {
         while true {
-            lock.lock()
-            var due: [PlannedQuery] = []
-            var pending: [(sql: String, params: [JSONValue], done: @Sendable (Result<JSONValue, QueryProblem>) -> Void)] = []
-            while due.isEmpty, pending.isEmpty, !stopped {
-                if !jobs.isEmpty {
-                    pending = jobs
-                    jobs = []
-                    break
-                }
-                let now = Date().timeIntervalSince1970
-                for index in schedule.indices where schedule[index].due <= now {
-                    due.append(schedule[index].query)
-                    schedule[index].due = max(schedule[index].due + schedule[index].query.every, now + 0.001)
-                }
-                if due.isEmpty {
-                    let next = schedule.map(\.due).min() ?? now + 3600
-                    _ = lock.wait(seconds: next - now)
-                }
-            }
-            if stopped {
-                lock.unlock()
-                return
-            }
-            lock.unlock()
-            for job in pending { job.done(runJob(job.sql, job.params)) }
-            for query in due { run(query) }
+            let (work, stopped) = state.withLock(waitingUntil: \.wake) { ($0.take(), $0.stopped) }
+            if stopped { return }
+            for job in work.jobs { job.done(runJob(job.sql, job.params)) }
+            for query in work.due { run(query) }
         }
     }
 

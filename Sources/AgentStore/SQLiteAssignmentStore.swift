@@ -6,7 +6,7 @@ import Logging
 /// The assignment choices in the agent's SQLite store (table `assignment`, migration
 /// v5-assignment): written on a serial queue of their own through the store's writer
 /// connection (rare: an operator's command), read once at start.
-package final class SQLiteAssignmentStore: AssignmentStore, @unchecked Sendable {
+package final class SQLiteAssignmentStore: AssignmentStore {
     package let store: AgentStore
     package let logger: Logger
     private let queue = DispatchQueue(label: "agentruntime.assignment-store")

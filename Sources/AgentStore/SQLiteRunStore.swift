@@ -7,7 +7,7 @@ import JSONSchema
 /// batching writer thread (``AgentStore/recordRun(_:)``), reads use a read-only connection of
 /// their own, which WAL mode lets run beside the writer. Reads and claims run on a dispatch
 /// queue, never on the caller's thread (the loop, or Swift's cooperative pool).
-package final class SQLiteRunStore: RunStore, @unchecked Sendable {
+package final class SQLiteRunStore: RunStore {
     package let store: AgentStore
     private let reader: DatabaseQueue
 

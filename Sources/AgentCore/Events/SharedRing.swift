@@ -26,6 +26,8 @@ import Glibc
 /// (``unseenFrames()``).
 ///
 /// The ring holds at most ``capacity`` bytes; a frame larger than that goes on the socket.
+// @unchecked: a raw pointer into memory shared with another process, whose ordering is the
+// ring's own (atomics and fences on its words, one producer and one consumer).
 public final class SharedRing: @unchecked Sendable {
     /// Bytes before the data: the counters and flags, each on its own cache line.
     public static let headerSize = 4096

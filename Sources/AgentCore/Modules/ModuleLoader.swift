@@ -2,6 +2,7 @@ import AgentModuleABI
 import Foundation
 
 /// A module library loaded into this process, with its checked ABI and decoded manifest.
+// @unchecked: `entry` points to the module's static, read-only description (never unloaded).
 public struct LoadedModule: @unchecked Sendable {
     /// The name the module was asked for (as enabled in settings).
     public let module: String

@@ -11,11 +11,10 @@ import Synchronization
 /// supervisor's wake-ups). Held, the batch's results reach the supervisor together a moment
 /// later, in one write rather than a hundred; nothing else of the worker waits longer than the
 /// window.
-final class CompletionHold: @unchecked Sendable {
+final class CompletionHold: Sendable {
     private let channel: WorkerChannel
-    private let condition = NSCondition()
-    /// The runs of the batch not completed yet. Guarded by `condition`.
-    private var outstanding: Set<UInt64> = []
+    /// The runs of the batch not completed yet.
+    private let outstanding = Guarded(Set<UInt64>())
     /// Whether a batch is on: completions outside one cost one atomic load.
     private let active = Atomic<Bool>(false)
     /// The longest the frames are held after the batch was handed over (ns).
@@ -25,9 +24,7 @@ final class CompletionHold: @unchecked Sendable {
 
     /// The runs `tokens` are about to be handed over: frames wait from now on.
     func begin(_ tokens: [UInt64]) {
-        condition.lock()
-        outstanding = Set(tokens)
-        condition.unlock()
+        outstanding.withLock { $0 = Set(tokens) }
         active.store(true, ordering: .releasing)
         channel.holdFrames()
     }
@@ -35,19 +32,14 @@ final class CompletionHold: @unchecked Sendable {
     /// The run `token` completed (its result frame already queued).
     func completed(_ token: UInt64) {
         guard active.load(ordering: .acquiring) else { return }
-        condition.lock()
-        if outstanding.remove(token) != nil, outstanding.isEmpty { condition.signal() }
-        condition.unlock()
+        if outstanding.withLock({ $0.remove(token) != nil && $0.isEmpty }) { outstanding.signal() }
     }
 
     /// Waits until the batch's runs have all completed or `deadline` (CLOCK_REALTIME ns) has
     /// come, then sends what was held.
     func end(by deadline: Int64) {
         let until = Date(timeIntervalSince1970: Double(deadline) / 1e9)
-        condition.lock()
-        while !outstanding.isEmpty, condition.wait(until: until) {}
-        outstanding.removeAll()
-        condition.unlock()
+        outstanding.withLock(waitingUntil: { $0.isEmpty ? nil : until }) { $0.removeAll() }
         active.store(false, ordering: .releasing)
         channel.releaseFrames()
     }

@@ -4,14 +4,13 @@ import Synchronization
 /// The runs of one instant, taken from ``HeldRuns``'s queue in its last stretch before the
 /// instant and handed over exactly once: by the pool thread that watched the clock for them,
 /// or by the holder should that thread not come in time.
-final class HeldBatch: @unchecked Sendable {
+final class HeldBatch: Sendable {
     let runs: [HeldRuns.Run]
     /// Nanoseconds since the epoch, CLOCK_REALTIME.
     let instant: Int64
     private let claimed = Atomic<Bool>(false)
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var done = false
+    /// Whether the claimer handed every run over.
+    private let done = Guarded(false)
 
     init(runs: [HeldRuns.Run], instant: Int64) {
         self.runs = runs
@@ -25,27 +24,16 @@ final class HeldBatch: @unchecked Sendable {
 
     /// The claimer handed every run over.
     func finished() {
-        condition.lock()
-        done = true
-        condition.signal()
-        condition.unlock()
+        done.withLock { $0 = true }
+        done.signal()
     }
 
     /// Waits until ``finished()``, or until `deadline` (CLOCK_REALTIME ns) if there is one;
     /// true when finished.
     @discardableResult
     func waitUntilFinished(by deadline: Int64? = nil) -> Bool {
-        let until = deadline.map { Date(timeIntervalSince1970: Double($0) / 1e9) }
-        condition.lock()
-        defer { condition.unlock() }
-        while !done {
-            if let until {
-                if !condition.wait(untilSaturated: until) { return done }
-            } else {
-                condition.wait()
-            }
-        }
-        return true
+        let until = deadline.map { Date(timeIntervalSince1970: Double($0) / 1e9) } ?? .distantFuture
+        return done.withLock(waitingUntil: { $0 ? nil : until }) { $0 }
     }
 
     /// Reads each run's bytes once, so that the instant finds them in the cache of the thread

@@ -20,6 +20,8 @@ import Synchronization
 /// handed over from here waited for a sleeping pool thread's wake-up (~100 µs). Runs still to
 /// be made Tasks (`task_run`) are handed over by this thread, while the pool's threads take the
 /// Tasks as they come.
+// @unchecked: its state is guarded by a raw pthread mutex and condition (CLOCK_REALTIME
+// deadlines with a 1 µs timer slack, which neither NSCondition nor Mutex gives).
 final class HeldRuns: @unchecked Sendable {
     /// A run's frame, copied out of the reader's buffer.
     struct Run {

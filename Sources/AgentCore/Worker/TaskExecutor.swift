@@ -9,6 +9,8 @@ import Synchronization
 /// then with every run of the same instant by one `task_start`.
 /// The module's own tasks do the work (no thread per run here); their results go back as
 /// `taskResult` frames through `task_complete` (see ``WorkerHost``).
+// @unchecked: the module's handler is a raw pointer, called under `moduleCalls`; `held` and
+// `beforeHandOver` are set on the reader thread before any run is held.
 final class TaskExecutor: @unchecked Sendable {
     private let host: WorkerHost
     private let handler: UnsafeMutableRawPointer

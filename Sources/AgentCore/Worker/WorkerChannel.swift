@@ -8,6 +8,8 @@ import Foundation
 /// instead of the socket, by the same two paths: a sparse frame on the emitting thread, a
 /// batch of dense ones by the writer thread. A frame too big for the ring goes on the socket,
 /// after an ``FrameKind/onSocket`` marker in the ring that keeps its place among the others.
+// @unchecked: the emitters' path (every frame a worker sends): its state is guarded by
+// `outLock`, waited on by emitters and the writer thread, and `outgoing` is raw memory.
 final class WorkerChannel: @unchecked Sendable {
     let fd: Int32
     private let outLock = NSCondition()

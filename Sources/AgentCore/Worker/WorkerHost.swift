@@ -6,6 +6,8 @@ import JSONSchema
 
 /// The host side of the module ABI inside a worker: implements `agent_host_api` on top of
 /// the channel to the supervisor.
+// @unchecked: the module's C callbacks with their raw arguments and the load_state buffer are
+// not Sendable; each is reached under the lock named beside it, on the hot path of every emit.
 final class WorkerHost: @unchecked Sendable {
     let channel: WorkerChannel
     private let lock = NSCondition()

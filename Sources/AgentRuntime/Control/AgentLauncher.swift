@@ -271,6 +271,8 @@ public struct AgentLauncher {
             }
             do {
                 fleet = try fleetConnector(settings, logger)
+                // The store's retention covers the fleet's shared runs as the agent's own.
+                fleet?.retain(RunRetention(maximumAge: prepared.settings.store.maximumAge, maximumRuns: prepared.settings.store.maximumRuns))
             } catch {
                 store?.close()
                 Self.printError("\(prepared.settings.file): /fleet: \(error)\nnothing was started")

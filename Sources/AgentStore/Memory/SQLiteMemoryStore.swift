@@ -6,7 +6,7 @@ import JSONSchema
 /// Shared memory in the agent's SQLite store (table `memory`, migration v5-memory). Writes go
 /// through the store's writer thread, in its transactions, after what was handed over before
 /// them (``AgentStore/commitMemory(_:done:)``); reads use a read-only connection of their own.
-package final class SQLiteMemoryStore: MemoryStore, @unchecked Sendable {
+package final class SQLiteMemoryStore: MemoryStore {
     package let store: AgentStore
     private let reader: DatabaseQueue
 

@@ -7,7 +7,7 @@ import JSONSchema
 /// `schedule_history`, migration v4-schedules). Commits go through the store's writer thread,
 /// in the same transaction as the runs they request (``AgentStore/commitSchedules(_:done:)``);
 /// reads use a read-only connection of their own.
-package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
+package final class SQLiteScheduleStore: ScheduleStore {
     package let store: AgentStore
     private let reader: DatabaseQueue
 
@@ -18,6 +18,12 @@ package final class SQLiteScheduleStore: ScheduleStore, @unchecked Sendable {
 
     package func commit(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
         store.commitSchedules(change, done: done)
+    }
+
+    package func pruneHistory(before: Double?, keeping: Int?) async throws -> Int {
+        try await SQLiteRunStore.offThread { [store] in
+            try store.withWriter { db in try Self.prune(before: before, keeping: keeping, in: db) }
+        }
     }
 
     package func loadStates() async throws -> [String: ScheduleState] {

@@ -7,7 +7,7 @@ import JSONSchema
 /// `workflow_steps`, migration v5-workflows). Commits go through the store's batching writer
 /// (``AgentStore/commitWorkflows(_:done:)``), one transaction per batch; reads use a read-only
 /// connection of their own.
-package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
+package final class SQLiteWorkflowStore: WorkflowStore {
     package let store: AgentStore
     private let reader: DatabaseQueue
 
@@ -33,6 +33,12 @@ package final class SQLiteWorkflowStore: WorkflowStore, @unchecked Sendable {
     package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try Self.list(filter, reader: reader) }
 
     package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try Self.run(id: id, reader: reader) }
+
+    package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+        try await SQLiteRunStore.offThread { [store] in
+            try store.withWriter { db in try Self.prune(before: endedBefore, keeping: keeping, in: db) }
+        }
+    }
 
     /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its
     /// own, the agent's or `agent-control workflow runs`' beside a stopped agent).

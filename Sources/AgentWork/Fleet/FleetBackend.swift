@@ -20,6 +20,9 @@ package protocol FleetBackend: AnyObject, Sendable {
     func listen(_ wake: @escaping @Sendable () -> Void)
     /// Records this agent's heartbeat (fire-and-forget).
     func beat(_ member: FleetMember)
+    /// Applies `retention` to the shared runs, workflow runs and schedule history, now and
+    /// periodically until ``close()``, in the background (the loop does not wait).
+    func retain(_ retention: RunRetention)
     /// Every agent of the fleet, as last heard of.
     func members() async throws -> [FleetMember]
     /// How the database is: nil when well, else why not; and what waits to be written.

@@ -18,6 +18,10 @@ package protocol ScheduleStore: AnyObject, Sendable {
     func loadStates() async throws -> [String: ScheduleState]
     /// A schedule's history, newest first.
     func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry]
+    /// Deletes history lines (of every schedule) written before `before` (nil: no age limit) and
+    /// all but the newest `keeping` (nil: no count limit). Returns how many went.
+    @discardableResult
+    func pruneHistory(before: Double?, keeping: Int?) async throws -> Int
     /// Takes or renews the schedules' leadership for `lease` seconds: the leadership if
     /// `holder` has it now (a new fence when it changed hands), nil while another holder's
     /// lease runs.

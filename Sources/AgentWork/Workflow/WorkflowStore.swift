@@ -19,6 +19,11 @@ package protocol WorkflowStore: AnyObject, Sendable {
     func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun]
     /// One run with its step log, in the order the steps started.
     func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])?
+    /// Deletes finished runs, with their step logs, that ended before `endedBefore` (nil: no age
+    /// limit) and all but the newest `keeping` finished runs (nil: no count limit); unfinished
+    /// runs stay. Returns how many runs went.
+    @discardableResult
+    func prune(endedBefore: Double?, keeping: Int?) async throws -> Int
 }
 
 /// A workflow store shared by the agents of a fleet: each unfinished run is held by one agent

@@ -23,6 +23,7 @@ import Testing
         }
         func loadStates() async throws -> [String: ScheduleState] { [:] }
         func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] { [] }
+        func pruneHistory(before: Double?, keeping: Int?) async throws -> Int { 0 }
         func lead(holder: String, lease: Double) async throws -> Leadership? { nil }
     }
 

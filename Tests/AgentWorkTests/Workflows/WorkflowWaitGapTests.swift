@@ -38,6 +38,7 @@ import Testing
         func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { [] }
         func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { [] }
         func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { nil }
+        func prune(endedBefore: Double?, keeping: Int?) async throws -> Int { 0 }
     }
 
     struct Harness {

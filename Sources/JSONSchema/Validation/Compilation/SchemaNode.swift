@@ -8,6 +8,8 @@
 /// created first and filled in later) and are never mutated afterwards, which is what makes
 /// sharing them across threads sound. `$ref` links are `unowned(unsafe)`: every node is owned
 /// by the validator's node list, and cycles only ever pass through such links.
+// @unchecked: a cyclic graph filled in while compiling, immutable once the validator exists;
+// its hot path reads it without a lock.
 final class SchemaNode: @unchecked Sendable {
     let document: Int
     let pointer: [String]

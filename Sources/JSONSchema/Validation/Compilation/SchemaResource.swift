@@ -3,6 +3,7 @@
 ///
 /// Mutable only while the validator is being compiled; afterwards it is read-only, which is
 /// why sharing it across threads is sound.
+// @unchecked: filled in while compiling (with the nodes it anchors), immutable afterwards.
 final class SchemaResource: @unchecked Sendable {
     /// Absolute URI without fragment.
     let uri: String

@@ -1,0 +1,99 @@
+import AgentWork
+import Foundation
+
+extension AgentStore {
+    /// What is handed to the writer and not taken yet, with the store's figures: the state of
+    /// ``AgentStore`` that several threads share (under one ``Guarded`` lock).
+    struct Queued: Sendable {
+        var events: [PendingEvent] = []
+        var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
+        var history: [HistoryEntry] = []
+        var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
+        var clearConversations: [String] = []
+        /// Task runs' changes (see ``SQLiteRunStore``).
+        var runs: [TaskRun] = []
+        /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
+        var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
+        /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
+        var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
+        /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
+        var workflowCommits: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)] = []
+        /// When the oldest waiting event was handed over (group commit waits from here).
+        var oldestPendingSince = Date.distantPast
+        var stopping = false
+        var writerDone = false
+        var stats = StoreStatistics()
+
+        /// Appends an event (the oldest give way beyond `limit`, counted); true when the writer
+        /// is to be woken: the first event, or a full batch.
+        mutating func append(_ event: PendingEvent, limit: Int) -> Bool {
+            if events.count >= limit {
+                // Slow disk: the oldest waiting events give way (never acknowledged, so not
+                // lost in the store's promise), counted.
+                let excess = max(1, limit / 10)
+                events.removeFirst(min(excess, events.count))
+                stats.dropped += excess
+            }
+            events.append(event)
+            if events.count == 1 {
+                oldestPendingSince = Date()
+                return true
+            }
+            return events.count == AgentStore.batchLimit
+        }
+
+        /// Whether anything but events waits (written at once, without a group commit).
+        var othersWait: Bool {
+            !states.isEmpty || !history.isEmpty || !chat.isEmpty || !clearConversations.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
+                || !memoryWrites.isEmpty || !workflowCommits.isEmpty
+        }
+
+        /// Until when the writer sleeps (nil: it takes a batch now). Asleep until there is work,
+        /// or `wake` (retention or a retry due): no idle wake-ups. Group commit: events alone
+        /// wait until the oldest has waited `commitInterval`, so a steady trickle costs one
+        /// transaction per interval instead of one per wake-up; anything else (a state save,
+        /// history, chat, stopping) is written at once.
+        func sleep(wake: Date, commitInterval: Double) -> Date? {
+            if stopping || othersWait { return nil }
+            if events.isEmpty { return wake }
+            return events.count < AgentStore.batchLimit ? oldestPendingSince.addingSaturated(commitInterval) : nil
+        }
+
+        /// Takes what waits: at most a batch of events, everything else.
+        mutating func take() -> Batch {
+            let batch = Batch(events: events.count > AgentStore.batchLimit ? Array(events.prefix(AgentStore.batchLimit)) : events,
+                              states: states, history: history, chat: chat, clears: clearConversations, runs: runs,
+                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits)
+            events.removeFirst(batch.events.count)
+            // What is left is already overdue.
+            if !events.isEmpty { oldestPendingSince = .distantPast }
+            states = []
+            history = []
+            chat = []
+            clearConversations = []
+            runs = []
+            scheduleCommits = []
+            memoryWrites = []
+            workflowCommits = []
+            return batch
+        }
+    }
+
+    /// What the writer took for one transaction.
+    struct Batch {
+        var events: [PendingEvent]
+        var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]
+        var history: [HistoryEntry]
+        var chat: [(time: Double, conversation: String, role: String, source: String, text: String)]
+        var clears: [String]
+        var runs: [TaskRun]
+        var schedules: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)]
+        var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
+        var workflows: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)]
+
+        var isEmpty: Bool {
+            events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && clears.isEmpty && runs.isEmpty && schedules.isEmpty
+                && memory.isEmpty && workflows.isEmpty
+        }
+    }
+}
