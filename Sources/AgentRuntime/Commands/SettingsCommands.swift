@@ -152,7 +152,7 @@ final class SettingsCommands: Sendable {
                 settings = AgentSettings(json: try JSONValue.parse(text), file: shownPath)
             } catch {
                 return ["ok": true, "file": .string(shownPath), "valid": false,
-                        "errors": [["file": .string(shownPath), "pointer": "", "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]]]
+                        "errors": [["file": .string(shownPath), "pointer": .string(error.pointer), "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]]]
             }
         } else if let document = request.settings {
             settings = AgentSettings(json: .object(document), file: shownPath)
@@ -235,7 +235,7 @@ final class SettingsCommands: Sendable {
         } catch {
             let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
             throw SettingsCommandError(.invalid, "\(shownPath): \(message); nothing was written",
-                                       errors: [["file": .string(shownPath), "pointer": "", "message": .string(message)]])
+                                       errors: [["file": .string(shownPath), "pointer": .string(error.pointer), "message": .string(message)]])
         }
         let replaces = changes.contains { $0.action == .replace }
         if bytes == current.bytes || (!replaces && (try? JSONValue.parse(current.bytes)) == document) {
