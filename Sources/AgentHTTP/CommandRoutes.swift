@@ -105,7 +105,7 @@ struct CommandRoutes: Sendable {
                 // `follow` belongs to the stream, not to the command.
                 if name == "follow", route.stream != nil {
                     guard FollowStream.wanted(value) != nil else {
-                        return .failure(Refusal(.badRequest, code: "invalid", "\"follow\" must be 1, true, 0 or false; found \"\(value)\"", pointer: "/follow"))
+                        return .failure(Refusal(.invalid("/follow: expected 1, true, 0 or false; found \"\(value)\"", pointer: "/follow")))
                     }
                     continue
                 }
@@ -148,7 +148,7 @@ struct CommandRoutes: Sendable {
             guard let raw = context.parameters.get(name) else { continue }
             let value = raw.removingPercentEncoding ?? raw
             if fields[name] != nil, fields[name] != .string(value) {
-                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the path (\(value)); leave it out of the body", pointer: "/" + name))
+                return .failure(Refusal(.invalid("/\(name): given by the path (\(value)); leave it out of the body", pointer: "/" + name)))
             }
             fields[name] = .string(value)
         }
@@ -156,12 +156,12 @@ struct CommandRoutes: Sendable {
         var checked = fields
         for (name, value) in command.fixed {
             if let given = fields[name], given != value {
-                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the route (\(value.serialized())); leave it out", pointer: "/" + name))
+                return .failure(Refusal(.invalid("/\(name): given by the route (\(value.serialized())); leave it out", pointer: "/" + name)))
             }
             checked[name] = value
         }
         if let problem = route.registered.problem(in: checked) {
-            return .failure(Refusal(.badRequest, code: problem.code.rawValue, problem.message, pointer: problem.pointer))
+            return .failure(Refusal(problem))
         }
         return .success(fields)
     }
