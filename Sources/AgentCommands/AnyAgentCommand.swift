@@ -85,6 +85,10 @@ public struct AnyAgentCommand: Sendable {
         } else if pointer.isEmpty, first.keywordLocation.hasSuffix("required"),
                   let missing = required.first(where: { fields[$0] == nil }) {
             pointer = "/" + JSONPointer.escape(missing)
+        } else if first.keywordLocation.hasSuffix("/pattern"), let tokens = JSONPointer(pointer)?.tokens, tokens.count == 1,
+                  let description = properties[tokens[0]]?["description"]?.stringValue {
+            // A pattern says what it takes, not why: the member's description does.
+            message += " (\(description))"
         }
         return .invalid((pointer.isEmpty ? "" : "\(pointer): ") + message, pointer: pointer)
     }

@@ -132,6 +132,7 @@ import Testing
     @Test func aMemoryKeyWithAControlCharacterOrAValueTooDeepIsRefusedAtItsPointer() throws {
         let key = try #require(frontRefusal(["command": "memory_set", "key": "a\u{7}b", "value": 1], MemorySetCommand.Request.self))
         #expect(key.pointer == "/key" && key.code == .invalid, "\(key)")
+        #expect(key.message.contains("no control characters"), "\(key.message)")
         let run = try #require(frontRefusal(["command": "memory_get", "key": "k", "run": "w\n1"], MemoryGetCommand.Request.self))
         #expect(run.pointer == "/run", "\(run)")
         // What the schema does not hold (a module's write) the limits refuse, with the pointer.
