@@ -22,10 +22,16 @@ public struct AnyAgentCommand: Sendable {
     let invoke: Invoke
     private let validator: JSONSchemaValidator?
     private let properties: JSONObject
+    /// The members the request schema requires, in its order.
+    private let required: [String]
     /// Whether a request without members passes (then it is not validated again).
     private let emptyIsValid: Bool
+    /// Why a request the schema passes does not decode (a number its Swift type cannot hold:
+    /// `2^63`, `1e-999999`), or nil.
+    private let decodingProblem: @Sendable (JSONValue) -> CommandError?
 
-    private init(declarations: [CommandDescription], invoke: @escaping Invoke) {
+    private init(declarations: [CommandDescription], invoke: @escaping Invoke,
+                 decodingProblem: @escaping @Sendable (JSONValue) -> CommandError?) {
         let first = declarations[0]
         name = first.name
         summary = first.summary
@@ -36,7 +42,9 @@ public struct AnyAgentCommand: Sendable {
         requiresAdmin = first.requiresAdmin
         executor = first.executor
         self.invoke = invoke
+        self.decodingProblem = decodingProblem
         properties = requestSchema["properties"]?.objectValue ?? [:]
+        required = requestSchema["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
         validator = try? JSONSchemaValidator(schema: requestSchema)
         emptyIsValid = validator.map { $0.validate(.object([:])).isEmpty } ?? true
     }
@@ -46,26 +54,43 @@ public struct AnyAgentCommand: Sendable {
         let declarations = C.routes.map { route in
             CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
-                               mutating: C.mutating, requiresAdmin: C.requiresAdmin,
+                               mutating: C.mutating, requiresAdmin: C.requiresAdmin, adminReason: C.adminReason,
                                executor: C.self is any StoreReadCommand.Type ? .store : .loop)
         }
         self.init(declarations: declarations, invoke: { request, caller, hosts, respond in
             TypedCommand<C>.invoke(request, caller: caller, hosts: hosts, respond: respond)
+        }, decodingProblem: { request in
+            do {
+                _ = try JSONValueDecoder().decode(C.Request.self, from: request)
+                return nil
+            } catch {
+                return JSONValueDecoder.refusal(of: error)
+            }
         })
     }
 
     /// The first problem of `fields` (a request's members without `command`), as HTTP and the
-    /// control socket answer it: the validator's message with the member's pointer.
+    /// control socket answer it: the validator's message with the member's pointer, else the
+    /// decoder's (a request answered from a snapshot is decoded nowhere else that refuses).
     public func problem(in fields: JSONObject) -> CommandError? {
         if fields.isEmpty, emptyIsValid { return nil }
-        guard let validator, let first = validator.validate(.object(fields)).first else { return nil }
+        guard let validator, let first = validator.validate(.object(fields)).first else { return decodingProblem(.object(fields)) }
         var pointer = first.instanceLocation
-        // An unknown member is reported at its object; point at the member itself.
+        var message = first.message
+        // An unknown or missing member is reported at its object; point at the member itself.
         if pointer.isEmpty, first.keywordLocation.hasSuffix("additionalProperties"),
            let unknown = fields.keys.first(where: { properties[$0] == nil }) {
             pointer = "/" + JSONPointer.escape(unknown)
+            if properties.isEmpty { message += "; \(name) takes no members" }
+        } else if pointer.isEmpty, first.keywordLocation.hasSuffix("required"),
+                  let missing = required.first(where: { fields[$0] == nil }) {
+            pointer = "/" + JSONPointer.escape(missing)
+        } else if first.keywordLocation.hasSuffix("/pattern"), let tokens = JSONPointer(pointer)?.tokens, tokens.count == 1,
+                  let description = properties[tokens[0]]?["description"]?.stringValue {
+            // A pattern says what it takes, not why: the member's description does.
+            message += " (\(description))"
         }
-        return .invalid((pointer.isEmpty ? "" : "\(pointer): ") + first.message, pointer: pointer)
+        return .invalid((pointer.isEmpty ? "" : "\(pointer): ") + message, pointer: pointer)
     }
 
     /// `schema` with the members routes fix, each an `enum` of its values, required.

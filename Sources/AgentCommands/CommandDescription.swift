@@ -33,11 +33,13 @@ public struct CommandDescription: Sendable {
     /// Needs the admin role over HTTP though it changes nothing: `validate`, which loads the
     /// modules a given document names (their code runs in a describe worker).
     public var requiresAdmin: Bool
+    /// Why the read role may not send it (see ``AgentCommand/adminReason``).
+    public var adminReason: String
     public var executor: Executor
 
     public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
                 request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,
-                mutating: Bool, requiresAdmin: Bool? = nil, executor: Executor = .loop) {
+                mutating: Bool, requiresAdmin: Bool? = nil, adminReason: String = "it changes something", executor: Executor = .loop) {
         self.name = name
         self.summary = summary
         self.method = method
@@ -47,6 +49,7 @@ public struct CommandDescription: Sendable {
         self.answer = answer
         self.mutating = mutating
         self.requiresAdmin = requiresAdmin ?? mutating
+        self.adminReason = adminReason
         self.executor = executor
     }
 

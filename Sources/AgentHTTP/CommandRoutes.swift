@@ -86,6 +86,9 @@ struct CommandRoutes: Sendable {
         init(_ status: HTTPResponse.Status, code: String, _ message: String, pointer: String? = nil) {
             response = APIResponse.error(status, code: code, message, pointer: pointer)
         }
+        init(_ error: CommandError) {
+            response = APIResponse.json(error.json, status: APIResponse.status(of: error.json))
+        }
     }
 
     /// The command's request fields: path parameters, then the query (GET, DELETE) or the
@@ -101,14 +104,17 @@ struct CommandRoutes: Sendable {
                 // `follow` belongs to the stream, not to the command.
                 if name == "follow", route.stream != nil {
                     guard FollowStream.wanted(value) != nil else {
-                        return .failure(Refusal(.badRequest, code: "invalid", "\"follow\" must be 1, true, 0 or false; found \"\(value)\"", pointer: "/follow"))
+                        return .failure(Refusal(.invalid("/follow: expected 1, true, 0 or false; found \"\(value)\"", pointer: "/follow")))
                     }
                     continue
                 }
-                guard let schema = properties[name] else {
-                    return .failure(Refusal(.badRequest, code: "invalid", "unknown query parameter \"\(name)\"; known: \(properties.keys.sorted().joined(separator: ", "))", pointer: "/" + JSONPointer.escape(name)))
+                // A repeated parameter is refused as a repeated key of a body is (the last
+                // one would win, unseen by whoever checked the first).
+                guard fields[name] == nil else {
+                    return .failure(Refusal(.invalid("the query parameter \"\(name)\" appears twice; keep one of them", pointer: "/" + JSONPointer.escape(name))))
                 }
-                fields[name] = Self.typed(String(value), as: schema)
+                // An unknown one is left to the registry's check, which words it as for a body.
+                fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
         } else {
             let body: ByteBuffer
@@ -128,7 +134,7 @@ struct CommandRoutes: Sendable {
                 do {
                     value = try JSONValue.parse(body.readableBytesView)
                 } catch {
-                    return .failure(Refusal(.badRequest, code: "invalid", "the body is not valid JSON at line \(error.line), column \(error.column): \(error.message)"))
+                    return .failure(Refusal(.notJSON(error, in: "the body")))
                 }
                 guard case .object(let object) = value else {
                     return .failure(Refusal(.badRequest, code: "invalid", "the body must be a JSON object; found \(Describe.value(value))", pointer: ""))
@@ -141,7 +147,7 @@ struct CommandRoutes: Sendable {
             guard let raw = context.parameters.get(name) else { continue }
             let value = raw.removingPercentEncoding ?? raw
             if fields[name] != nil, fields[name] != .string(value) {
-                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the path (\(value)); leave it out of the body", pointer: "/" + name))
+                return .failure(Refusal(.invalid("/\(name): given by the path (\(value)); leave it out of the body", pointer: "/" + name)))
             }
             fields[name] = .string(value)
         }
@@ -149,26 +155,30 @@ struct CommandRoutes: Sendable {
         var checked = fields
         for (name, value) in command.fixed {
             if let given = fields[name], given != value {
-                return .failure(Refusal(.badRequest, code: "invalid", "\"\(name)\" is given by the route (\(value.serialized())); leave it out", pointer: "/" + name))
+                return .failure(Refusal(.invalid("/\(name): given by the route (\(value.serialized())); leave it out", pointer: "/" + name)))
             }
             checked[name] = value
         }
         switch CommandRegistry.standard.check(checked, for: route.registered) {
         case .success(let request): return .success((fields, request))
-        case .failure(let problem): return .failure(Refusal(.badRequest, code: problem.code.rawValue, problem.message, pointer: problem.pointer))
+        case .failure(let problem): return .failure(Refusal(problem))
         }
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,
     /// which validation then refuses with what it expected).
+    /// The number must be the whole value (`%205%20` is no number), and a member that takes a
+    /// number or a string (`since`) takes a number's text as the number, as a body has it.
     static func typed(_ text: String, as schema: JSONValue) -> JSONValue {
-        switch schema["type"]?.stringValue {
-        case "integer"?, "number"?:
-            if let value = try? JSONValue.parse(text), value.numberValue != nil { return value }
-        case "boolean"?:
+        let types = schema["type"].map { $0.arrayValue?.compactMap(\.stringValue) ?? [$0.stringValue ?? ""] } ?? []
+        // JSON's whitespace is all at or below the space.
+        if types.contains("integer") || types.contains("number"), let first = text.utf8.first, first > 0x20, text.utf8.last! > 0x20,
+           let value = try? JSONValue.parse(text), value.numberValue != nil {
+            return value
+        }
+        if types == ["boolean"] {
             if text == "true" || text == "1" { return true }
             if text == "false" || text == "0" { return false }
-        default: break
         }
         return .string(text)
     }

@@ -32,16 +32,17 @@ extension TaskCoordinator {
     package func runTask(_ request: TaskRunCommand.Request, origin: TaskRun.Origin,
                          respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         let name = request.name
-        guard definitions[name] != nil else {
-            let names = definitions.keys.sorted()
-            return respond(.failure(.notFound("no task named \"\(name)\"\(Suggestions.hint(for: name, in: names)); tasks: \(names.isEmpty ? "none (add them under \"tasks\" in the settings)" : names.joined(separator: ", "))")))
-        }
+        // The request's own members first, whatever the agent's tasks.
         var notBefore: Double?
         if let text = request.at {
             guard let time = Self.parseTime(text) else {
-                return respond(.failure(.invalid("\"at\" must be an ISO 8601 time (e.g. 2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d); found \"\(text)\"", pointer: "/at")))
+                return respond(.failure(.invalid("/at: expected \(Self.timeForm); found \"\(text)\"", pointer: "/at")))
             }
             notBefore = time
+        }
+        guard definitions[name] != nil else {
+            let names = definitions.keys.sorted()
+            return respond(.failure(.notFound("no task named \"\(name)\"\(Suggestions.hint(for: name, in: names)); tasks: \(names.isEmpty ? "none (add them under \"tasks\" in the settings)" : names.joined(separator: ", "))")))
         }
         let require = request.require ?? [:]
         // In a fleet another agent's executors may carry them: the run waits for one.
@@ -177,15 +178,25 @@ extension TaskCoordinator {
     }
 
     /// `--at`: an ISO 8601 time, or a delay from now (`30s`, `10m`, `2h`, `1d`).
+    /// Nil past the bounds too, rather than a time clamped without a word (a delay of `1e308s`
+    /// ran in 100 years, year 99999 in 2262, year 1 at once): a delay of at most 100 years, a
+    /// time from 1970 to 100 years from now.
     package static func parseTime(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let unit = text.last, let factor = units[unit], let amount = Double(text.dropLast()), amount >= 0, amount.isFinite {
-            return now + min(amount * factor, SettingsBounds.longestRetention)
+        if let unit = text.last, let factor = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
+            return amount * factor <= SettingsBounds.longestRetention ? now + amount * factor : nil
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)?.timeIntervalSince1970
+        var date = formatter.date(from: text)
+        if date == nil {
+            formatter.formatOptions = [.withInternetDateTime]
+            date = formatter.date(from: text)
+        }
+        guard let time = date?.timeIntervalSince1970 else { return nil }
+        return time >= 0 && time <= now + SettingsBounds.longestRetention ? time : nil
     }
+
+    /// What ``parseTime(_:now:)`` takes, for refusals.
+    package static let timeForm = "an ISO 8601 time from 1970-01-01T00:00:00Z to 100 years from now (e.g. 2026-11-24T07:00:00Z), or a delay from now of at most 100 years (30s, 10m, 2h, 1d)"
 }

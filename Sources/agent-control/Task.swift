@@ -114,7 +114,7 @@ struct TaskRunCommand: ParsableCommand {
         // Checked here, as the agent checks it: a time it cannot read is a usage error (64),
         // not the agent's refusal (1).
         if let at, TaskCoordinator.parseTime(at) == nil {
-            throw ValidationError("--at must be an ISO 8601 time (e.g. 2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d), not \"\(at)\"")
+            throw ValidationError("--at must be \(TaskCoordinator.timeForm), not \"\(at)\"")
         }
         for label in require where !label.contains("=") || label.hasPrefix("=") {
             throw ValidationError("--require takes KEY=VALUE (e.g. gpu=yes), not \"\(label)\"")

@@ -69,6 +69,10 @@ import Testing
             #expect(answer.status == 403, "\(method) \(path): \(answer.description)")
             #expect(answer.json?["code"] as? String == "forbidden", "\(answer.description)")
             #expect((answer.json?["error"] as? String)?.contains("grafana has the read role") == true, "\(answer.description)")
+            // Each says why: a read that is admin-only does not claim to change something.
+            let why = path == "/api/settings" ? "as it shows the settings file, which holds the users' password hashes"
+                : path == "/api/validate" ? "as it loads the modules a document names, which runs their code" : "as it changes something"
+            #expect((answer.json?["error"] as? String)?.hasSuffix(why) == true, "\(method) \(path): \(answer.description)")
         }
         let status = try agent.request("GET", "/api/status", headers: read)
         #expect(status.status == 200, "\(status.description)")

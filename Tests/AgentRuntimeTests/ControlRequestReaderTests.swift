@@ -1,3 +1,4 @@
+import AgentBase
 import AgentTestSupport
 import Testing
 @testable import AgentRuntime
@@ -16,11 +17,25 @@ import Testing
 
     @Test func lineThatIsNotJSONIsAnsweredWithTheParseError() {
         var reader = ControlRequestReader()
-        guard case .invalid(let message) = reader.append(Array("{\"command\": \n".utf8)) else {
+        guard case .refused(let refusal) = reader.append(Array("{\"command\": \n".utf8)) else {
             Issue.record("not reported as invalid")
             return
         }
-        #expect(message.hasPrefix("the request is not valid JSON: line 1"), "\(message)")
+        // `invalid` as HTTP says it (it used to come without a code), with the pointer.
+        #expect(refusal.code == .invalid)
+        #expect(refusal.message.hasPrefix("the request is not valid JSON at line 1, column"), "\(refusal.message)")
+        #expect(refusal.pointer == "/command")
+    }
+
+    @Test func repeatedKeyIsRefusedAtItsMember() {
+        var reader = ControlRequestReader()
+        guard case .refused(let refusal) = reader.append(Array(#"{"command":"status","command":"stop"}"#.utf8) + [10]) else {
+            Issue.record("a repeated \"command\" was read as a request")
+            return
+        }
+        #expect(refusal.code == .invalid)
+        #expect(refusal.pointer == "/command")
+        #expect(refusal.message.contains("the key \"command\" appears twice"), "\(refusal.message)")
     }
 
     @Test func moreThanTheLimitWithoutANewlineIsTooLong() {
@@ -32,7 +47,7 @@ import Testing
             outcome = reader.append(chunk)
             total += chunk.count
         }
-        guard case .tooLong = outcome else {
+        guard case .refused(let refusal) = outcome, refusal.code == .tooLarge else {
             Issue.record("\(total) bytes without a newline were not refused")
             return
         }

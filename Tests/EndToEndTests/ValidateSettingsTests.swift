@@ -80,7 +80,16 @@ import Testing
         let file = try settingsFile("{\n  \"enabled_modules\": [\"sample\"],\n  \"processes\": {,}\n}")
         let result = try run("validate-settings", ["--settings", file])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("\(file): /: not valid JSON at line 3, column 17:"), "\(result.stderr)")
+        #expect(result.stderr.contains("\(file): /processes: not valid JSON at line 3, column 17:"), "\(result.stderr)")
+    }
+
+    @Test func aRepeatedKeyIsRefusedWithItsPointerAndLine() throws {
+        // The last one used to win, unseen: almost surely a mistake (an edit that forgot the first).
+        let file = try settingsFile("{\n  \"enabled_modules\": [\"sample\"],\n  \"processes\": {\"p\": {\"type\": \"trade_feed\",\n    \"type\": \"chatbot\"}}\n}")
+        let result = try run("validate-settings", ["--settings", file])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(#"\#(file): /processes/p/type: not valid JSON at line 4, column 5: the key "type" appears twice in one object; keep one of them"#),
+                "\(result.stderr)")
     }
 
     @Test func missingFileIsAClearError() throws {

@@ -111,10 +111,25 @@ struct ParserTests {
         #expect(!(try #require(JSONNumber(text: "0.35")).isMultiple(of: JSONNumber(0.1))))
     }
 
-    @Test func duplicateKeysKeepLastValueInFirstPosition() throws {
-        let value = try JSONValue.parse(#"{"b": 1, "a": 2, "b": 3}"#)
-        #expect(value.objectValue?.keys == ["b", "a"])
-        #expect(value["b"] == 3)
+    @Test func refusesARepeatedKeyAtItsMember() throws {
+        // The last one used to win: `{"command": "status", "command": "stop"}` stopped the agent.
+        let error = try #require(parseError(#"{"command": "status", "command": "stop"}"#))
+        #expect(error.message == "the key \"command\" appears twice in one object; keep one of them")
+        #expect(error.pointer == "/command")
+        #expect((error.line, error.column) == (1, 23))
+        let nested = try #require(parseError("{\"a\": [0, {\"b~/\": 1,\n \"b~/\": 2}]}"))
+        #expect(nested.pointer == "/a/1/b~0~1")
+        #expect((nested.line, nested.column) == (2, 2))
+        // The same key in different objects is fine.
+        #expect(parseError(#"{"a": {"k": 1}, "b": {"k": 2}, "k": 3}"#) == nil)
+        let many = "{" + (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ") + ", \"k7\": 0}"
+        #expect(parseError(many)?.pointer == "/k7")
+    }
+
+    @Test func pointsAtTheValueASyntaxErrorIsIn() throws {
+        #expect(parseError(#"{"a": [1, tru]}"#)?.pointer == "/a/1")
+        #expect(parseError(#"{"a": {"b" 1}}"#)?.pointer == "/a")
+        #expect(parseError("[1, 2,]")?.pointer == "")
     }
 
     @Test func acceptsAnyByteCollection() throws {

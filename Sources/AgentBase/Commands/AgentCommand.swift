@@ -27,6 +27,8 @@ public protocol AgentCommand: Sendable {
     /// that changes something (`task_complete`, `workflow_approve`) does not — any role may send
     /// it, and the command checks that it is that person's.
     static var requiresAdmin: Bool { get }
+    /// Why the read role may not send it, as its refusal says (default: it changes something).
+    static var adminReason: String { get }
     /// Answered while the agent stops (reads).
     static var answersWhileStopping: Bool { get }
     /// The request's members as a JSON Schema object.
@@ -47,6 +49,7 @@ public protocol AgentCommand: Sendable {
 extension AgentCommand {
     public static var answersWhileStopping: Bool { !mutating }
     public static var requiresAdmin: Bool { mutating }
+    public static var adminReason: String { "it changes something" }
     public static var requestSchema: JSONValue { CommandSchema.noFields }
     public static var examples: [(request: JSONValue, answer: Answer)] { [] }
     public static var unavailable: CommandError { .unavailable("this agent does not serve \(name)") }

@@ -40,6 +40,12 @@ public struct CommandError: Error, Sendable, Equatable {
         CommandError(.unavailable, message, retryAfter: retryAfter)
     }
 
+    /// How every front refuses text that is not JSON (`what`: "the request", "the body"):
+    /// `invalid`, where, and the pointer of the value at fault (a repeated key's member).
+    public static func notJSON(_ error: JSONParseError, in what: String) -> CommandError {
+        .invalid("\(what) is not valid JSON at line \(error.line), column \(error.column): \(error.message)", pointer: error.pointer)
+    }
+
     /// The refusal of a command that comes while the agent stops.
     public static let stopping = CommandError(.unavailable, "the agent is stopping")
 

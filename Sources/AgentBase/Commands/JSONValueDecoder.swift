@@ -76,13 +76,22 @@ private struct SingleContainer: SingleValueDecodingContainer {
         guard let string = value.stringValue else { throw mismatch(type, "a string") }
         return string
     }
+    /// A number as a `Double`, refused when the conversion would lose it: ±∞ for a huge one,
+    /// 0 for a tiny one that is not 0 (`1e-999999` would pass `exclusiveMinimum: 0` and run as 0).
     func decode(_ type: Double.Type) throws -> Double {
         guard let number = value.numberValue else { throw mismatch(type, "a number") }
-        return number.doubleValue
+        let double = number.doubleValue
+        if !double.isFinite { throw outOfRange(type, "a number from -1.7e308 to 1.7e308") }
+        if double == 0, number != JSONNumber(0) { throw outOfRange(type, "a number of magnitude at least 5e-324 (a smaller one reads as 0)") }
+        return double
     }
     func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }
     func decode(_ type: Int.Type) throws -> Int {
-        guard let number = value.numberValue, let int = number.intValue else { throw mismatch(type, "a whole number") }
+        guard let number = value.numberValue, let int = number.intValue else {
+            // A whole number past Int's range is not "not a whole number": name the range.
+            if value.numberValue?.isInteger == true { throw outOfRange(type, "a whole number from \(Int.min) to \(Int.max)") }
+            throw mismatch(type, "a whole number")
+        }
         return int
     }
     func decode(_ type: Int8.Type) throws -> Int8 { try exactly(type) }
@@ -97,12 +106,24 @@ private struct SingleContainer: SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try ValueDecoder.decode(type, value, at: codingPath) }
 
     private func exactly<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        guard let int = T(exactly: try decode(Int.self)) else { throw mismatch(type, "a whole number from \(T.min) to \(T.max)") }
+        guard let number = value.numberValue, number.isInteger else { throw mismatch(type, "a whole number") }
+        guard let int = number.intValue.flatMap(T.init(exactly:)) else {
+            // Read through Int: UInt64's upper half is out of reach too.
+            let lowest = T.min < 0 ? Int(T.min) : 0
+            let highest = T.bitWidth < Int.bitWidth ? Int(T.max) : Int.max
+            throw outOfRange(type, "a whole number from \(lowest) to \(highest)")
+        }
         return int
     }
 
     private func mismatch(_ type: Any.Type, _ expected: String) -> DecodingError {
         .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "expected \(expected), found \(Describe.article(value))"))
+    }
+
+    /// A number of the right kind but out of the type's range: the message names the range and
+    /// shows the number.
+    private func outOfRange(_ type: Any.Type, _ expected: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: codingPath, debugDescription: "expected \(expected), found \(Describe.value(value))"))
     }
 }
 

@@ -12,11 +12,13 @@ public enum TimeSince: Codable, Sendable, Equatable, JSONTypes {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let seconds = try? container.decode(Double.self) {
-            self = .seconds(seconds)
-        } else if let text = try? container.decode(String.self) {
+        if let text = try? container.decode(String.self) {
             self = .text(text)
-        } else {
+            return
+        }
+        do {
+            self = .seconds(try container.decode(Double.self))
+        } catch DecodingError.typeMismatch {
             throw DecodingError.typeMismatch(TimeSince.self, .init(codingPath: decoder.codingPath, debugDescription: "expected seconds (a number) or a time (a string)"))
         }
     }

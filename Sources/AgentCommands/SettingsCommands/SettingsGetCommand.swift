@@ -36,6 +36,7 @@ package enum SettingsGetCommand: AgentCommand {
     package static let mutating = false
     /// The file holds the users' password hashes: not for the read role.
     package static let requiresAdmin = true
+    package static let adminReason = "it shows the settings file, which holds the users' password hashes"
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "path": ["type": "string"], "hash": ["type": "string"], "text": ["type": "string"],
         "settings": ["description": "The parsed document; null when the file is not JSON (see parse_error)."],

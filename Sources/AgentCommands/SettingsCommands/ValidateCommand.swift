@@ -108,6 +108,7 @@ package enum ValidateCommand: AgentCommand {
     /// A document may enable any library the agent's user owns, and describing it runs that
     /// library's code: not for the read role.
     package static let requiresAdmin = true
+    package static let adminReason = "it loads the modules a document names, which runs their code"
     package static let requestSchema: JSONValue = CommandSchema.object([
         "text": ["type": "string", "description": "The document as text (as a settings editor has it)."],
         "settings": ["type": "object", "description": "The document."],

@@ -54,7 +54,7 @@ package enum EventsCommand: StoreReadCommand {
         var since: Double?
         if let text = request.since {
             guard let parsed = TimeSpec.since(text) else {
-                throw CommandError.invalid("\"since\" must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time; found \"\(text)\"", pointer: "/since")
+                throw CommandError.invalid("/since: expected a duration like 30s, 10m, 2h, 1d or an ISO 8601 time; found \"\(text)\"", pointer: "/since")
             }
             since = parsed
         }

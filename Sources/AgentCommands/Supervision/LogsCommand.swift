@@ -67,7 +67,8 @@ package enum LogsCommand: AgentCommand {
     package static let requestSchema: JSONValue = CommandSchema.object([
         "name": SupervisionCommands.processName,
         "lines": ["type": "integer", "minimum": 0, "description": "At most this many lines: the newest, or with `after` the oldest after it."],
-        "since": ["type": ["string", "number"], "description": "Only lines since then: seconds back from now, a duration (30s, 10m, 2h, 1d) or an ISO 8601 time."],
+        "since": ["type": ["string", "number"], "minimum": 0, "maximum": .number(JSONNumber(Int(SettingsBounds.longestRetention))),
+                  "description": "Only lines since then: seconds back from now (at most 100 years), a duration (30s, 10m, 2h, 1d) or an ISO 8601 time."],
         "after": ["type": "integer", "minimum": 0, "description": "Only lines with a greater sequence number (paging, following: the `next` of the previous answer)."],
     ], required: ["name"])
     package static let answerSchema: JSONValue = CommandSchema.object([

@@ -60,7 +60,9 @@ struct AccessPolicy: RouterMiddleware {
         let checked: Request
         do {
             guard identity.role == .admin || personAction else {
-                throw AccessRefusal.forbidden("\(identity.name) has the read role: it may only read; \(request.method) \(request.uri.path) changes something and needs the admin role")
+                // `settings_get` and `validate` change nothing: say why they are not for the read role.
+                let reason = CommandCatalog.command(method: request.method.rawValue, target: Substring(request.uri.path))?.adminReason ?? "it changes something"
+                throw AccessRefusal.forbidden("\(identity.name) has the read role: \(request.method) \(request.uri.path) needs the admin role, as \(reason)")
             }
             checked = identity.bySession ? try await csrf.check(request, context: context) : request
         } catch let refusal as AccessRefusal {
@@ -82,7 +84,7 @@ struct AccessPolicy: RouterMiddleware {
             return .credentialsRequired
         }
         guard identity.role != .admin else { return nil }
-        return .forbidden("\(identity.name) has the read role: it may only read; \(command.name) (\(command.method) \(command.path)) needs the admin role")
+        return .forbidden("\(identity.name) has the read role: \(command.name) (\(command.method) \(command.path)) needs the admin role, as \(command.adminReason)")
     }
 
     /// A browser navigating to a dashboard page (not the API): sent to the login form.

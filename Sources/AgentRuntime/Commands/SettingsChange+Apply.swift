@@ -22,7 +22,7 @@ extension SettingsChangeCommand.Change {
             editor = try JSONTextEditor(bytes: bytes)
         } catch {
             throw SettingsCommandError(.invalid, "\(file) is not valid JSON (line \(error.line), column \(error.column): \(error.message)); fix it by hand or replace the whole document",
-                                       errors: [["file": .string(file), "pointer": "", "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]])
+                                       errors: [["file": .string(file), "pointer": .string(error.pointer), "message": .string("not valid JSON at line \(error.line), column \(error.column): \(error.message)")]])
         }
         let document = editor.value
         guard document.objectValue != nil else {

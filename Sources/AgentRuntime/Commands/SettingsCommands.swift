@@ -162,7 +162,7 @@ final class SettingsCommands: Sendable {
             } catch {
                 let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
                 return .success(ValidateCommand.Answer(ValidateCommand.Report(file: shownPath, valid: false, errors: [
-                    ConfigurationCommands.Issue(file: shownPath, pointer: "", message: message),
+                    ConfigurationCommands.Issue(file: shownPath, pointer: error.pointer, message: message),
                 ])))
             }
         } else if let document = request.settings {
@@ -242,7 +242,7 @@ final class SettingsCommands: Sendable {
         } catch {
             let message = "not valid JSON at line \(error.line), column \(error.column): \(error.message)"
             throw SettingsCommandError(.invalid, "\(shownPath): \(message); nothing was written",
-                                       errors: [["file": .string(shownPath), "pointer": "", "message": .string(message)]])
+                                       errors: [["file": .string(shownPath), "pointer": .string(error.pointer), "message": .string(message)]])
         }
         let replaces = changes.contains { $0.action == .replace }
         if bytes == current.bytes || (!replaces && (try? JSONValue.parse(current.bytes)) == document) {

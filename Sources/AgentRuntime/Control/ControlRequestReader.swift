@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// Reads one control request from the bytes of a connection, as they arrive: a JSON value on
@@ -13,10 +14,9 @@ struct ControlRequestReader {
         case incomplete
         /// The request line, decoded.
         case request(JSONValue)
-        /// The line is not JSON: answer with this message.
-        case invalid(String)
-        /// More than ``maximumLength`` bytes without a newline: answer with this message.
-        case tooLong(String)
+        /// The line is not JSON (`invalid`, with the pointer of the value at fault), or more
+        /// than ``maximumLength`` bytes came without a newline (`too_large`): answer this.
+        case refused(CommandError)
     }
 
     private var buffer: [UInt8] = []
@@ -26,13 +26,13 @@ struct ControlRequestReader {
         buffer.append(contentsOf: chunk)
         guard let newline = buffer.firstIndex(of: 10), newline <= Self.maximumLength else {
             return buffer.count > Self.maximumLength
-                ? .tooLong("the request is larger than the control socket's limit of \(Self.maximumLength) bytes (1 MiB) without its end of line")
+                ? .refused(CommandError(.tooLarge, "the request is larger than the control socket's limit of \(Self.maximumLength) bytes (1 MiB) without its end of line"))
                 : .incomplete
         }
         do {
             return .request(try JSONValue.parse(buffer[..<newline]))
         } catch {
-            return .invalid("the request is not valid JSON: \(error)")
+            return .refused(.notJSON(error, in: "the request"))
         }
     }
 }

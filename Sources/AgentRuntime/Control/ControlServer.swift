@@ -207,8 +207,8 @@ final class ControlServer {
                 loop.unregister(fd)
                 handle(request) { [weak self] response in self?.answer(connection, response) }
                 return
-            case .invalid(let message), .tooLong(let message):
-                response = ["ok": false, "error": .string(message)]
+            case .refused(let refusal):
+                response = refusal.json
             }
             connection.answering = true
             loop.unregister(fd)

@@ -62,7 +62,7 @@ public struct AgentSettings: Sendable {
         do {
             value = try JSONValue.parse(data)
         } catch {
-            throw SettingsError([SettingsIssue(file: file, pointer: "", message: "not valid JSON at line \(error.line), column \(error.column): \(error.message)")])
+            throw SettingsError([SettingsIssue(file: file, pointer: error.pointer, message: "not valid JSON at line \(error.line), column \(error.column): \(error.message)")])
         }
         return AgentSettings(json: value, file: file)
     }

@@ -20,13 +20,16 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var scope: MemoryScope?
     /// For a conflict: the key's version now (0: it does not exist).
     public var currentVersion: Int?
+    /// The JSON pointer of the request member at fault (`/key`, `/value/a/0`), when one is.
+    public var pointer: String?
 
-    public init(_ code: Code, _ message: String, key: String?, scope: MemoryScope?, currentVersion: Int? = nil) {
+    public init(_ code: Code, _ message: String, key: String?, scope: MemoryScope?, currentVersion: Int? = nil, pointer: String? = nil) {
         self.code = code
         self.message = message
         self.key = key
         self.scope = scope
         self.currentVersion = currentVersion
+        self.pointer = pointer
     }
 
     /// The refusal of `write`, which expected another version than the key's (`found`, 0:

@@ -12,16 +12,22 @@ public enum MemoryLimits {
     public static let listBytes = 4 << 20
     /// A list answer has at most this many entries.
     public static let listEntries = 1000
+    /// Arrays and objects inside one another in a value, as in a run's input
+    /// (``InputNesting``): a value of ~510 levels was accepted, then broke every reader of
+    /// `memory get` and `memory list` (they take at most 512 levels, the answer's included).
+    public static let valueDepth = InputNesting.deepest
+    /// The schema `pattern` of keys and run ids: no control character (Unicode's Cc).
+    public static let noControlCharacters = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
 
     /// Checks a key; the error says what is wrong and how to fix it.
     public static func check(key: String, scope: MemoryScope) throws(MemoryError) {
-        if key.isEmpty { throw MemoryError(.invalid, "a memory key must not be empty", key: key, scope: scope) }
+        if key.isEmpty { throw MemoryError(.invalid, "a memory key must not be empty", key: key, scope: scope, pointer: "/key") }
         if key.utf8.count > keyBytes {
             throw MemoryError(.invalid, "the memory key is \(key.utf8.count) bytes long; at most \(keyBytes) bytes (UTF-8) are allowed: use a shorter key",
-                              key: String(key.prefix(40)) + "…", scope: scope)
+                              key: String(key.prefix(40)) + "…", scope: scope, pointer: "/key")
         }
         if key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw MemoryError(.invalid, "a memory key must not contain control characters (newlines, tabs…)", key: key, scope: scope)
+            throw MemoryError(.invalid, "a memory key must not contain control characters (newlines, tabs…)", key: key, scope: scope, pointer: "/key")
         }
         try check(scope: scope)
     }
@@ -30,16 +36,21 @@ public enum MemoryLimits {
     public static func check(scope: MemoryScope) throws(MemoryError) {
         guard let run = scope.runID else { return }
         if run.isEmpty || run.utf8.count > runIDBytes || run.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw MemoryError(.invalid, "a workflow run id must be 1 to \(runIDBytes) bytes without control characters", key: nil, scope: scope)
+            throw MemoryError(.invalid, "a workflow run id must be 1 to \(runIDBytes) bytes without control characters", key: nil, scope: scope, pointer: "/run")
         }
     }
 
     /// Checks a value and gives its compact JSON text.
     public static func serialize(_ value: JSONValue, key: String, scope: MemoryScope) throws(MemoryError) -> String {
+        if let path = InputNesting.pathBeyond(value, limit: valueDepth) {
+            let pointer = "/value" + path.map { "/" + JSONPointer.escape($0) }.joined()
+            throw MemoryError(.invalid, "the value nests arrays and objects more than \(valueDepth) levels deep (found a level \(valueDepth + 1) at \(pointer)); "
+                              + "at most \(valueDepth) are accepted, so that every reader can take the entry back: flatten the value", key: key, scope: scope, pointer: pointer)
+        }
         let text = value.serialized()
         if text.utf8.count > valueBytes {
             throw MemoryError(.tooLarge, "the value is \(text.utf8.count) bytes as JSON; a memory value may be at most \(valueBytes) bytes (256 KiB): keep large data in a file or split it over several keys",
-                              key: key, scope: scope)
+                              key: key, scope: scope, pointer: "/value")
         }
         return text
     }
@@ -56,7 +67,8 @@ public enum MemoryLimits {
             _ = try serialize(value, key: write.key, scope: write.scope)
         }
         if let expected = write.expectedVersion, expected < 0 {
-            throw MemoryError(.invalid, "the expected version must be 0 (the key must not exist) or more; found \(expected)", key: write.key, scope: write.scope)
+            throw MemoryError(.invalid, "the expected version must be 0 (the key must not exist) or more; found \(expected)", key: write.key, scope: write.scope,
+                              pointer: "/expected_version")
         }
     }
 }

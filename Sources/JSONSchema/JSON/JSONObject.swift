@@ -55,13 +55,19 @@ public struct JSONObject: Hashable, Sendable {
                     rebuildIndex()
                 }
             } else if let newValue {
-                entries.append(Entry(key: key, value: newValue))
-                if index != nil {
-                    index![ExactString(key)] = entries.count - 1
-                } else if entries.count > JSONObject.indexThreshold {
-                    rebuildIndex()
-                }
+                appendNew(key, newValue)
             }
+        }
+    }
+
+    /// Appends a member whose key the caller knows is not there yet (the parser, which has
+    /// just looked for it).
+    mutating func appendNew(_ key: String, _ value: JSONValue) {
+        entries.append(Entry(key: key, value: value))
+        if index != nil {
+            index![ExactString(key)] = entries.count - 1
+        } else if entries.count > JSONObject.indexThreshold {
+            rebuildIndex()
         }
     }
 

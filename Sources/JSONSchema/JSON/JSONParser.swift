@@ -1,7 +1,13 @@
 /// Strict recursive-descent RFC 8259 parser over a UTF-8 buffer.
 ///
 /// Positions are tracked as byte offsets only; line and column are computed when an error is
-/// reported, so the success path pays nothing for them.
+/// reported, so the success path pays nothing for them. The same goes for the JSON pointer of
+/// the value at fault: each container adds its member's token as the error passes through.
+///
+/// A key repeated in one object is refused: RFC 8259 leaves its meaning open, and a reader
+/// where the last one wins lets `{"command": "status", "command": "stop"}` pass a check of
+/// the first while running the second. Looking for it costs nothing more: storing a member
+/// looked the key up already.
 struct JSONParser {
     static let maxDepth = 512
 
@@ -72,14 +78,20 @@ struct JSONParser {
                 }
                 throw error("expected a string for the object key, found \(describeCurrent())")
             }
+            let keyStart = pos
             let key = try parseString()
+            if object.position(of: key) != nil {
+                throw error("the key \"\(key)\" appears twice in one object; keep one of them", at: keyStart).within(key)
+            }
             skipWhitespace()
             guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
                 throw error("expected ':' after object key, found \(describeCurrent())")
             }
             pos += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            let value: JSONValue
+            do { value = try parseValue() } catch { throw error.within(key) }
+            object.appendNew(key, value)
             skipWhitespace()
             guard pos < bytes.count else {
                 throw error("expected ',' or '}' after object member, found end of input")
@@ -114,7 +126,7 @@ struct JSONParser {
             if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") {
                 throw error("trailing comma before ']' is not allowed")
             }
-            elements.append(try parseValue())
+            do { elements.append(try parseValue()) } catch { throw error.within(String(elements.count)) }
             skipWhitespace()
             guard pos < bytes.count else {
                 throw error("expected ',' or ']' after array element, found end of input")

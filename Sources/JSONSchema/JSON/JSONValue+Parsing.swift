@@ -1,7 +1,8 @@
 extension JSONValue {
     /// Parses UTF-8 JSON text strictly (RFC 8259): no comments, trailing commas, leading zeros,
-    /// unescaped control characters or invalid UTF-8. Numbers keep their exact value, objects
-    /// their member order; for a repeated key the last value wins.
+    /// unescaped control characters, invalid UTF-8 or a key repeated in one object. Numbers keep
+    /// their exact value, objects their member order. An error carries the line, column and
+    /// JSON pointer of what is at fault.
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
         let result = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONParseError) -> JSONValue in

@@ -94,10 +94,92 @@ import Testing
                 continue
             }
             #expect(refusal.pointer == "/since" && refusal.code == .invalid)
-            #expect(refusal.message.hasPrefix("\"since\" must be seconds back from now"), "\(refusal.message)")
+            #expect(refusal.message.hasPrefix("/since: expected seconds back from now"), "\(refusal.message)")
         }
         // A query string carries seconds as text.
         let request = try ProcessLog.Request.make(name: "p", lines: 5, since: .text("600"), after: 7, now: 1_000).get()
         #expect(request == ProcessLog.Request(name: "p", lines: 5, since: 400_000_000_000, after: 7))
+    }
+
+    /// The refusal a front gives `request`: the registry's check, then decoding.
+    func frontRefusal(_ request: JSONValue, _ type: (some Decodable).Type) -> CommandError? {
+        switch CommandRegistry.standard.check(request) {
+        case .failure(let refusal): return refusal
+        case .success:
+            do {
+                _ = try JSONValueDecoder().decode(type, from: request)
+                return nil
+            } catch {
+                return JSONValueDecoder.refusal(of: error)
+            }
+        }
+    }
+
+    @Test func aNumberItsTypeCannotHoldIsRefusedWithTheRange() throws {
+        // It used to say "expected a whole number, found an integer".
+        for after in ["9223372036854775808", "1e308"] {
+            let request = try JSONValue.parse(#"{"command": "events", "after": \#(after)}"#)
+            let refusal = try #require(frontRefusal(request, EventsCommand.Request.self), "\(after) was taken")
+            #expect(refusal.pointer == "/after" && refusal.code == .invalid)
+            #expect(refusal.message == "/after: expected a whole number from -9223372036854775808 to 9223372036854775807, found \(after) (integer)", "\(refusal.message)")
+        }
+        // 1e-999999 passed `exclusiveMinimum: 0`, then ran as a window of 0.
+        let tiny = try #require(frontRefusal(try JSONValue.parse(#"{"command": "readiness", "window": 1e-999999}"#), ReadinessCommand.Request.self))
+        #expect(tiny.pointer == "/window")
+        #expect(tiny.message == "/window: expected a number of magnitude at least 5e-324 (a smaller one reads as 0), found 1e-999999 (number)", "\(tiny.message)")
+        // `since` names its range; it said "found null" over the socket.
+        let since = try #require(frontRefusal(try JSONValue.parse(#"{"command": "logs", "name": "p", "since": 1e999999}"#), LogsCommand.Request.self))
+        #expect(since.pointer == "/since")
+        #expect(since.message == "/since: expected a number ≤ 3155760000, found 1e999999", "\(since.message)")
+        #expect(frontRefusal(["command": "readiness", "window": 0.5], ReadinessCommand.Request.self) == nil)
+    }
+
+    @Test func aMissingMemberIsPointedAtAndACommandWithoutMembersSaysSo() throws {
+        let missing = try #require(frontRefusal(["command": "memory_set", "value": 1], MemorySetCommand.Request.self))
+        #expect(missing.pointer == "/key", "\(missing)")
+        #expect(missing.message == #"/key: missing required property "key""#, "\(missing.message)")
+        let unknown = try #require(frontRefusal(["command": "status", "verbose": 1], NoFields.self))
+        #expect(unknown.pointer == "/verbose")
+        #expect(unknown.message == #"/verbose: unknown property "verbose"; status takes no members"#, "\(unknown.message)")
+    }
+
+    @Test func aMemoryKeyWithAControlCharacterOrAValueTooDeepIsRefusedAtItsPointer() throws {
+        let key = try #require(frontRefusal(["command": "memory_set", "key": "a\u{7}b", "value": 1], MemorySetCommand.Request.self))
+        #expect(key.pointer == "/key" && key.code == .invalid, "\(key)")
+        #expect(key.message.contains("no control characters"), "\(key.message)")
+        let run = try #require(frontRefusal(["command": "memory_get", "key": "k", "run": "w\n1"], MemoryGetCommand.Request.self))
+        #expect(run.pointer == "/run", "\(run)")
+        // What the schema does not hold (a module's write) the limits refuse, with the pointer.
+        do throws(MemoryError) {
+            try MemoryLimits.check(MemoryWrite(scope: .agent, key: "a\u{0}b", operation: .delete, expectedVersion: nil))
+            Issue.record("a key with NUL was taken")
+        } catch {
+            #expect(error.refusal.pointer == "/key", "\(error)")
+        }
+        // 511 levels were accepted, then broke `memory get` and `memory list`.
+        var deep: JSONValue = 1
+        for _ in 0..<101 { deep = [deep] }
+        do throws(MemoryError) {
+            try MemoryLimits.check(MemoryWrite(scope: .agent, key: "k", operation: .put(["a": deep]), expectedVersion: nil))
+            Issue.record("a value 102 levels deep was taken")
+        } catch {
+            let pointer = "/value/a" + String(repeating: "/0", count: 99)
+            #expect(error.refusal.pointer == pointer && error.code == .invalid, "\(error)")
+            #expect(error.message.contains("more than 100 levels deep (found a level 101 at \(pointer))"), "\(error.message)")
+        }
+        var fine: JSONValue = 1
+        for _ in 0..<100 { fine = [fine] }
+        try MemoryLimits.check(MemoryWrite(scope: .agent, key: "k", operation: .put(fine), expectedVersion: nil))
+    }
+
+    @Test func aRunsTimeBeyondItsBoundsIsRefusedNotClamped() {
+        let now = 1_800_000_000.0
+        #expect(TaskCoordinator.parseTime("10m", now: now) == now + 600)
+        #expect(TaskCoordinator.parseTime("2027-01-15T00:00:00Z", now: now) == 1_799_971_200)
+        // Clamped before: 100 years, 2262, 1677 (which ran at once).
+        for text in ["1e308s", "infs", "36525.1d", "99999-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"] {
+            #expect(TaskCoordinator.parseTime(text, now: now) == nil, "\(text)")
+        }
+        #expect(TaskCoordinator.timeForm.contains("from 1970-01-01T00:00:00Z to 100 years from now"))
     }
 }

@@ -25,12 +25,13 @@ import Testing
             ("PUT", "/api/workflows/x", #"{"definition": []}"#, #"{"command": "workflow_update", "name": "x", "definition": []}"#, "/definition"),
             ("PUT", "/api/memory/entry", #"{"key": "k", "value": 1, "expected_version": -1}"#,
              #"{"command": "memory_set", "key": "k", "value": 1, "expected_version": -1}"#, "/expected_version"),
-            ("PUT", "/api/memory/entry", #"{"value": 1}"#, #"{"command": "memory_set", "value": 1}"#, ""),
+            // A missing member is pointed at, not at the whole request.
+            ("PUT", "/api/memory/entry", #"{"value": 1}"#, #"{"command": "memory_set", "value": 1}"#, "/key"),
             ("POST", "/api/settings/changes", #"{"changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#,
              #"{"command": "settings_change", "changes": [{"action": "add_workflow_step", "name": "w", "step": {}, "position": "x"}]}"#, "/changes/0/position"),
             ("GET", "/api/processes/trades/logs?lines=-1", "", #"{"command": "logs", "name": "trades", "lines": -1}"#, "/lines"),
             ("GET", "/api/readiness?failures=0", "", #"{"command": "readiness", "failures": 0}"#, "/failures"),
-        ]
+        ] + Self.adversarysCases
         for item in cases {
             let http = try agent.request(item.method, item.path, body: item.body.isEmpty ? nil : item.body)
             #expect(http.status == 400, "\(item.path): \(http)")
@@ -43,6 +44,47 @@ import Testing
         }
         // The process command with an unknown member stopped nothing.
         #expect(try agent.statusField("trades", "state") as? String == "running")
+    }
+
+    /// Requests the fronts used to refuse differently, or not at all (stop 46's adversary).
+    static let adversarysCases: [(method: String, path: String, body: String, line: String, pointer: String)] = {
+        let deep = String(repeating: "[", count: 101) + "1" + String(repeating: "]", count: 101)
+        return [
+            // "found null" over the socket, `found "1e999999"` over HTTP.
+            ("GET", "/api/processes/trades/logs?since=1e999999", "", #"{"command": "logs", "name": "trades", "since": 1e999999}"#, "/since"),
+            ("GET", "/api/events?after=9223372036854775808", "", #"{"command": "events", "after": 9223372036854775808}"#, "/after"),
+            ("GET", "/api/readiness?window=1e-999999", "", #"{"command": "readiness", "window": 1e-999999}"#, "/window"),
+            ("PUT", "/api/memory/entry", #"{"key": "a\u0007b", "value": 1}"#, #"{"command": "memory_set", "key": "a\u0007b", "value": 1}"#, "/key"),
+            ("PUT", "/api/memory/entry", #"{"key": "deep", "value": \#(deep)}"#, #"{"command": "memory_set", "key": "deep", "value": \#(deep)}"#,
+             "/value" + String(repeating: "/0", count: 100)),
+            // An unknown query parameter is worded as an unknown member of a body.
+            ("GET", "/api/status?verbose=1", "", #"{"command": "status", "verbose": 1}"#, "/verbose"),
+        ]
+    }()
+
+    @Test func aRepeatedKeyIsRefusedAtItsMemberOnBothFrontsAndNothingRuns() throws {
+        let agent = try HTTPAgent(processes: Self.trades)
+        #expect(HTTPAgent.eventually { (try? agent.statusField("trades", "state")) as? String == "running" })
+        let socket = agent.run.directory + "/.agent/run/control.sock"
+        #expect(HTTPAgent.eventually { RawControlClient.request(socket, #"{"command": "status"}"#) != nil })
+        // The last one used to win: this stopped the agent.
+        let stop = RawControlClient.request(socket, #"{"command": "status", "command": "stop"}"#)
+        #expect(stop?["code"] as? String == "invalid" && stop?["pointer"] as? String == "/command", "\(String(describing: stop))")
+        #expect((stop?["error"] as? String)?.contains(#"the key "command" appears twice in one object; keep one of them"#) == true, "\(String(describing: stop))")
+        let chat = RawControlClient.request(socket, #"{"command": "chat", "text": "a", "text": "b"}"#)
+        #expect(chat?["code"] as? String == "invalid" && chat?["pointer"] as? String == "/text", "\(String(describing: chat))")
+        let body = try agent.request("POST", "/api/chat", body: #"{"text": "a", "text": "b"}"#)
+        #expect(body.status == 400 && body.json?["code"] as? String == "invalid" && body.json?["pointer"] as? String == "/text", "\(body)")
+        #expect((body.json?["error"] as? String)?.hasPrefix("the body is not valid JSON at line 1, column 15: the key \"text\" appears twice") == true, "\(body)")
+        let query = try agent.request("GET", "/api/events?limit=1&limit=2")
+        #expect(query.status == 400 && query.json?["pointer"] as? String == "/limit", "\(query)")
+        // A number with spaces around is no number; invalid JSON over the socket has its code.
+        let spaced = try agent.request("GET", "/api/events?limit=%205%20")
+        #expect(spaced.status == 400 && spaced.json?["pointer"] as? String == "/limit", "\(spaced)")
+        let notJSON = RawControlClient.request(socket, #"{"command": "status""#)
+        #expect(notJSON?["code"] as? String == "invalid", "\(String(describing: notJSON))")
+        #expect(try agent.statusField("trades", "state") as? String == "running")
+        #expect(agent.run.process.isRunning)
     }
 
     @Test func anUnknownCommandOverTheSocketIsOfferedEveryCommandOfTheRegistry() throws {

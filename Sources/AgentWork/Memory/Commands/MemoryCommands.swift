@@ -10,11 +10,11 @@ package enum MemoryCommands {
     ]
 
     package static let key: JSONValue = [
-        "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)),
+        "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)), "pattern": .string(MemoryLimits.noControlCharacters),
         "description": "The key (1 to 256 bytes of UTF-8, no control characters; `/` is an ordinary character, handy for prefixes).",
     ]
     package static let run: JSONValue = [
-        "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.runIDBytes)),
+        "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.runIDBytes)), "pattern": .string(MemoryLimits.noControlCharacters),
         "description": "A workflow run's own scope; without it, the agent-wide scope.",
     ]
     package static let expectedVersion: JSONValue = [
@@ -60,6 +60,6 @@ extension MemoryError {
         if let key { details["key"] = .string(key) }
         if let scope { details["scope"] = .string(scope.description) }
         if let currentVersion { details["version"] = .number(JSONNumber(currentVersion)) }
-        return CommandError(CommandError.Code(rawValue: code.rawValue) ?? .failed, description, details: details.isEmpty ? nil : details)
+        return CommandError(CommandError.Code(rawValue: code.rawValue) ?? .failed, description, pointer: pointer, details: details.isEmpty ? nil : details)
     }
 }
