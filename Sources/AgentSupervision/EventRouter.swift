@@ -1,9 +1,10 @@
 import AgentCore
+import AgentLoop
 import Glibc
 
 /// Who gets the events of each type: the processes and replica groups subscribed to it, each
 /// source's cached targets for the type it emits, the delivery built once for every target,
-/// and the processes with frames to write this turn. Loop thread only.
+/// and the processes with frames to write this turn.
 ///
 /// Routing is the supervisor's hot path (agent-bench figure 4). Calls from the supervisor's
 /// module are not inlined (Swift 6.3 inlines no `@inlinable package` function into another
@@ -11,6 +12,7 @@ import Glibc
 /// router's own per-event state (`generation`, `dirty`) is private: only then can the optimizer
 /// drop its dynamic exclusivity checks (`swift_beginAccess`, about 85 instructions each, more
 /// than the rest of an event's routing). Nothing here allocates, retains or awaits per event.
+@LoopActor
 package final class EventRouter {
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     package private(set) var subscribers: [String: [SupervisedProcess]] = [:]

@@ -26,7 +26,7 @@ import Synchronization
 /// objects (nothing hands one to another loop), and code that reaches the actor from off the loop
 /// threads (`Task { @LoopActor in }` from a pool thread, a resumption after `await`) is sent to the
 /// home loop: tests that rely on such hops with more than one running supervisor must be
-/// serialized. Work that knows its loop keeps naming it: ``LoopInbox/postIsolated(_:)`` goes to
+/// serialized. Work that knows its loop keeps naming it: ``LoopInbox/post(_:)`` goes to
 /// exactly that loop, at the cost of one closure (no `Task`, no job).
 public final class LoopExecutor: SerialExecutor {
     public static let shared = LoopExecutor()
@@ -35,7 +35,7 @@ public final class LoopExecutor: SerialExecutor {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let run: @Sendable () -> Void = { job.runSynchronously(on: LoopExecutor.shared.asUnownedSerialExecutor()) }
+        let run: LoopInbox.Work = { job.runSynchronously(on: LoopExecutor.shared.asUnownedSerialExecutor()) }
         if let inbox = Self.currentInbox {
             inbox.post(run)
             return
@@ -94,7 +94,7 @@ public final class LoopExecutor: SerialExecutor {
 
     // MARK: The home loop
 
-    private static let state = Mutex<(homes: [LoopInbox], held: [@Sendable () -> Void])>(([], []))
+    private static let state = Mutex<(homes: [LoopInbox], held: [LoopInbox.Work])>(([], []))
 
     /// Makes `inbox` the home loop (see the type's comment) and hands it the jobs that waited.
     package static func becomeHome(_ inbox: LoopInbox) {

@@ -9,6 +9,7 @@ import JSONSchema
 /// files are, the store's figures, the fork server, the outputs, the task notifications, and the limits it runs
 /// under. Read on the supervisor's loop; changes nothing.
 enum Diagnostics {
+    @LoopActor
     static func answer(for supervisor: Supervisor) -> JSONValue {
         func number(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
         func optional(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }

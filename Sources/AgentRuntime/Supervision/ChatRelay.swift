@@ -11,9 +11,8 @@ import Logging
 /// Between the fronts and the chatbot process: a chat request goes to the chatbot as a
 /// `chat.message` event and is answered once its `chat.reply` comes back (or after 30 s); the
 /// conversation, the replies and the monitors' alerts are kept in the store's chat history.
-///
-/// Loop thread only.
-final class ChatRelay: ChatCommandHost {
+@LoopActor
+final class ChatRelay: @LoopActor ChatCommandHost {
     /// A chat request waiting for the chatbot's reply.
     private struct Pending {
         var respond: (JSONValue) -> Void
@@ -130,7 +129,7 @@ final class ChatRelay: ChatCommandHost {
         // Answered once the reply is in the history, so that a history read right after the
         // answer (the dashboard's page after its redirect) shows it.
         let inbox = loop.inbox
-        let respond = LoopBound(value: waiting.respond)
+        let respond = LoopOwned(waiting.respond)
         let reply = JSONValue.object(answer)
         store.whenWritten { inbox.post { respond.value(reply) } }
     }

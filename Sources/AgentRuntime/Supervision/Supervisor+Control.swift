@@ -1,12 +1,13 @@
 import AgentBase
 import AgentCommands
 import AgentCore
+import AgentLoop
 import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
 
-extension Supervisor: SupervisionCommandHost {
+extension Supervisor: @LoopActor SupervisionCommandHost {
     package func stopAgent() {
         logger.notice("stop requested over the control socket")
         stopAll()
@@ -107,7 +108,7 @@ extension Supervisor: SupervisionCommandHost {
     func snapshot(of process: SupervisedProcess) -> JSONValue { SupervisedProcessInfo(process).json }
 }
 
-extension Supervisor: SettingsCommandHost {
+extension Supervisor: @LoopActor SettingsCommandHost {
     package func settingsGet(respond: @escaping (Result<EncodedAnswer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         respond(EncodedAnswer.result(commands.get()))

@@ -19,31 +19,33 @@ import Testing
     """#), file: "/nonexistent/settings.json")
 
     @Test func aTypedCommandRefusesWhatItsSchemaRefusesWhicheverWayTheRequestCame() throws {
-        let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
-                                    processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1),
-                                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let work = WorkHost.Definitions(tasks: Self.settings.tasks, schedules: Self.settings.schedules, workflows: Self.settings.workflows, roles: [:])
-        supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
-        let dashboard = CommandCenter.Caller(front: "dashboard", user: "alice")
-        let cases: [(JSONValue, String)] = [
-            (["command": "task_runs", "limit": -1], "/limit"),
-            (["command": "workflow_runs", "limit": 0], "/limit"),
-            (["command": "schedule_history", "name": "nightly", "limit": 0], "/limit"),
-            (["command": "task_fail", "id": "r1", "error": ""], "/error"),
-            (["command": "workflow_approve", "id": "w1", "step": "ask", "comment": .string(String(repeating: "x", count: 5000))], "/comment"),
-            (["command": "task_assign", "id": "", "to": "gpu"], "/id"),
-        ]
-        for (request, pointer) in cases {
+        let supervisor = Supervisor.make(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                         processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1),
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        supervisor.inbox.isolated {
+            let work = WorkHost.Definitions(tasks: Self.settings.tasks, schedules: Self.settings.schedules, workflows: Self.settings.workflows, roles: [:])
+            supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+            let dashboard = CommandCenter.Caller(front: "dashboard", user: "alice")
+            let cases: [(JSONValue, String)] = [
+                (["command": "task_runs", "limit": -1], "/limit"),
+                (["command": "workflow_runs", "limit": 0], "/limit"),
+                (["command": "schedule_history", "name": "nightly", "limit": 0], "/limit"),
+                (["command": "task_fail", "id": "r1", "error": ""], "/error"),
+                (["command": "workflow_approve", "id": "w1", "step": "ask", "comment": .string(String(repeating: "x", count: 5000))], "/comment"),
+                (["command": "task_assign", "id": "", "to": "gpu"], "/id"),
+            ]
+            for (request, pointer) in cases {
+                var answers: [JSONValue] = []
+                supervisor.execute(request, caller: dashboard) { answers.append($0) }
+                for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+                #expect(answers.count == 1, "\(request): \(answers)")
+                #expect(answers.first?["code"] == "invalid", "\(request): \(answers)")
+                #expect(answers.first?["pointer"] == .string(pointer), "\(request): \(answers)")
+            }
+            // A valid one still runs.
             var answers: [JSONValue] = []
-            supervisor.execute(request, caller: dashboard) { answers.append($0) }
-            for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
-            #expect(answers.count == 1, "\(request): \(answers)")
-            #expect(answers.first?["code"] == "invalid", "\(request): \(answers)")
-            #expect(answers.first?["pointer"] == .string(pointer), "\(request): \(answers)")
+            supervisor.execute(["command": "workflow_runs", "limit": 5], caller: dashboard) { answers.append($0) }
+            #expect(answers.first?["ok"] == true, "\(answers)")
         }
-        // A valid one still runs.
-        var answers: [JSONValue] = []
-        supervisor.execute(["command": "workflow_runs", "limit": 5], caller: dashboard) { answers.append($0) }
-        #expect(answers.first?["ok"] == true, "\(answers)")
     }
 }
