@@ -11,7 +11,9 @@ import Glibc
 /// module: measured), so the per-event path calls in here as few times as it can, and the
 /// router's own per-event state (`generation`, `dirty`) is private: only then can the optimizer
 /// drop its dynamic exclusivity checks (`swift_beginAccess`, about 85 instructions each, more
-/// than the rest of an event's routing). Nothing here allocates, retains or awaits per event.
+/// than the rest of an event's routing). Nothing here allocates, retains or awaits per event:
+/// routing stays synchronous inside the loop's actor (an event is routed in the turn that read
+/// it; an `await` or a task per event would cost more than routing it).
 @LoopActor
 package final class EventRouter {
     /// Event type → processes subscribed to it; `*` subscribers receive every type.

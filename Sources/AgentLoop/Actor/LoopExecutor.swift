@@ -54,12 +54,15 @@ public final class LoopExecutor: SerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Asked by the runtime's isolation checks, which the compiler puts in `@LoopActor` closures
+    /// handed to non-strict code (the standard library's `withUnsafeBytes`, `contains(where:)`):
+    /// some run per event, so this is one thread-local read, no reference counting.
     public func isIsolatingCurrentContext() -> Bool? {
-        Self.currentInbox != nil
+        Self.isLoopThread
     }
 
     public func checkIsolated() {
-        precondition(Self.currentInbox != nil, "not on a loop thread: LoopActor state is touched from a thread that drives no EventLoop")
+        precondition(Self.isLoopThread, "not on a loop thread: LoopActor state is touched from a thread that drives no EventLoop")
     }
 
     // MARK: The loop of this thread
@@ -69,6 +72,9 @@ public final class LoopExecutor: SerialExecutor {
         guard let raw = pthread_getspecific(threadKey) else { return nil }
         return Unmanaged<LoopInbox>.fromOpaque(raw).takeUnretainedValue()
     }
+
+    /// Whether this thread drives a loop (no reference counting: asked per isolation check).
+    package static var isLoopThread: Bool { pthread_getspecific(threadKey) != nil }
 
     /// Whether this thread drives the loop of `inbox` (no reference counting: the per-turn check).
     package static func isCurrent(_ inbox: LoopInbox) -> Bool {
