@@ -40,20 +40,21 @@ public final class CommandCenter: Sendable {
     private let snapshots: SnapshotBatcher
     /// The store to read for `events` and `history` (nil: the store is off).
     private let storePath: String?
-    private let handler: LoopBound<(CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void>
-    /// Writes an audit line to the run history (on the loop).
-    private let recorder: LoopBound<(Caller, String) -> Void>
+    /// Executes a request on the loop (the supervisor's ``execute``).
+    private let handler: @LoopActor (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void
+    /// Writes an audit line to the run history.
+    private let recorder: @LoopActor (Caller, String) -> Void
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
-    package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping () -> AgentSnapshot,
-         handler: @escaping (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void,
-         recorder: @escaping (Caller, String) -> Void = { _, _ in }) {
+    package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping @LoopActor () -> AgentSnapshot,
+         handler: @escaping @LoopActor (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void,
+         recorder: @escaping @LoopActor (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
         snapshots = SnapshotBatcher(inbox: inbox, take: snapshot)
         self.storePath = storePath
-        self.handler = LoopBound(value: handler)
-        self.recorder = LoopBound(value: recorder)
+        self.handler = handler
+        self.recorder = recorder
     }
 
     /// Records what a front did that is no command (a login, a failed login) in the run
@@ -63,7 +64,7 @@ public final class CommandCenter: Sendable {
         let recorder = self.recorder
         let closed = pending.withLock { $0.closed }
         guard !closed else { return }
-        inbox.post { recorder.value(caller, detail) }
+        inbox.post { recorder(caller, detail) }
     }
 
     /// Lets a front delay asking the loop for a snapshot until the requests it has already read
@@ -123,7 +124,7 @@ public final class CommandCenter: Sendable {
             guard let id else { return continuation.resume(returning: Self.stoppingAnswer) }
             let handler = self.handler
             inbox.post { [self] in
-                handler.value(request, caller) { answer in self.finish(id, answer) }
+                handler(request, caller) { answer in self.finish(id, answer) }
             }
         }
     }

@@ -12,7 +12,7 @@ import Synchronization
 /// a `status` right after a `process stop` sees the stop.
 package final class SnapshotBatcher: Sendable {
     private let inbox: LoopInbox
-    private let take: LoopBound<() -> AgentSnapshot>
+    private let take: @LoopActor () -> AgentSnapshot
     /// The requests waiting for the snapshot asked of the loop (nil: none asked), and whether
     /// the loop takes no more commands.
     private let state = Mutex<(waiting: [CheckedContinuation<SharedSnapshot?, Never>]?, closed: Bool)>((nil, false))
@@ -24,9 +24,9 @@ package final class SnapshotBatcher: Sendable {
     private struct DeferralBox: Sendable { let deferral: Deferral }
     private let deferral = Mutex<DeferralBox?>(nil)
 
-    package init(inbox: LoopInbox, take: @escaping () -> AgentSnapshot) {
+    package init(inbox: LoopInbox, take: @escaping @LoopActor () -> AgentSnapshot) {
         self.inbox = inbox
-        self.take = LoopBound(value: take)
+        self.take = take
     }
 
     package func deferRequests(_ deferral: @escaping Deferral) { self.deferral.withLock { $0 = DeferralBox(deferral: deferral) } }
@@ -57,7 +57,7 @@ package final class SnapshotBatcher: Sendable {
                         return state.waiting ?? []
                     }
                     guard !waiting.isEmpty else { return }
-                    let shared = SharedSnapshot(take.value())
+                    let shared = SharedSnapshot(take())
                     for continuation in waiting { continuation.resume(returning: shared) }
                 }
             }

@@ -25,7 +25,7 @@ package final class EventLoop {
     package init() {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollFD >= 0, "epoll_create1 failed: \(String(cString: strerror(errno)))")
-        register(inbox.fd) { [inbox] _ in inbox.drain() }
+        register(inbox.fd) { [inbox] _ in LoopActor.assumeIsolated { inbox.drain() } }
     }
 
     deinit { close(epollFD) }
@@ -125,9 +125,7 @@ package final class EventLoop {
     /// Never while another thread runs this loop.
     @discardableResult
     package func isolated<T>(_ body: @LoopActor () throws -> T) rethrows -> T {
-        let outer = enterThread()
-        defer { leaveThread(outer) }
-        return try LoopActor.assumeIsolated(body)
+        try inbox.isolated(body)
     }
 
     /// Makes this the loop that runs ``LoopActor`` jobs enqueued from threads that drive no

@@ -6,7 +6,8 @@ import Logging
 
 /// The write half of the data plane: what a worker's queues hold goes into its delivery ring
 /// or onto its socket, without blocking. Called once per loop turn for each process that has
-/// frames (``EventRouter/flushDirty(_:)``), not per event. Loop thread only.
+/// frames (``EventRouter/flushDirty(_:)``), not per event.
+@LoopActor
 package struct DeliveryWriter {
     let loop: EventLoop
     let router: EventRouter

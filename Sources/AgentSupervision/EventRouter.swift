@@ -1,16 +1,20 @@
 import AgentCore
+import AgentLoop
 import Glibc
 
 /// Who gets the events of each type: the processes and replica groups subscribed to it, each
 /// source's cached targets for the type it emits, the delivery built once for every target,
-/// and the processes with frames to write this turn. Loop thread only.
+/// and the processes with frames to write this turn.
 ///
 /// Routing is the supervisor's hot path (agent-bench figure 4). Calls from the supervisor's
 /// module are not inlined (Swift 6.3 inlines no `@inlinable package` function into another
 /// module: measured), so the per-event path calls in here as few times as it can, and the
 /// router's own per-event state (`generation`, `dirty`) is private: only then can the optimizer
 /// drop its dynamic exclusivity checks (`swift_beginAccess`, about 85 instructions each, more
-/// than the rest of an event's routing). Nothing here allocates, retains or awaits per event.
+/// than the rest of an event's routing). Nothing here allocates, retains or awaits per event:
+/// routing stays synchronous inside the loop's actor (an event is routed in the turn that read
+/// it; an `await` or a task per event would cost more than routing it).
+@LoopActor
 package final class EventRouter {
     /// Event type → processes subscribed to it; `*` subscribers receive every type.
     package private(set) var subscribers: [String: [SupervisedProcess]] = [:]

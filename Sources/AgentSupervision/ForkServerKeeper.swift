@@ -5,8 +5,9 @@ import Logging
 
 /// Keeps the supervisor's fork server (see ``ForkServer``): watches it, and when it dies or
 /// fails drops it (workers are spawned with posix_spawn meanwhile) and starts a new one after
-/// a backoff. Loop thread only; a server is started on the loop's thread, as the first one
-/// was on it: the server's parent-death signal follows that thread.
+/// a backoff. A server is started on the loop's thread, as the first one was on it: the
+/// server's parent-death signal follows that thread.
+@LoopActor
 package final class ForkServerKeeper {
     /// Whether and when a fork server that died is started again.
     struct Recovery {

@@ -5,7 +5,8 @@ import Logging
 
 /// The supervisor as a child subreaper: what a worker started and left behind (even in its
 /// own session, out of reach of the process-group kill) becomes the supervisor's child when
-/// the worker dies, and is killed and reaped here. Loop thread only.
+/// the worker dies, and is killed and reaped here.
+@LoopActor
 package final class OrphanSweeper {
     /// Whether ``becomeSubreaper()`` succeeded.
     package private(set) var isSubreaper = false

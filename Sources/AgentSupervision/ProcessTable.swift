@@ -1,6 +1,9 @@
+import AgentLoop
+
 /// The supervised processes: the configured ones (found by name), those a reload retires
 /// until their workers are gone, those waiting for their first start, the disabled ones, and
-/// the counters of the processes gone, so that the agent's totals only grow. Loop thread only.
+/// the counters of the processes gone, so that the agent's totals only grow.
+@LoopActor
 package final class ProcessTable {
     /// Events and restarts counted over processes.
     package struct Counters: Equatable {

@@ -1,6 +1,9 @@
+import AgentLoop
+
 /// The replicas of one process (`"replicas": N`): `NAME#1 … NAME#N`, each a supervised process
 /// of its own. Routing hands each event for the process to one of them (see ``pick(bytes:)``),
 /// and commands given the process's name apply to all of them.
+@LoopActor
 package final class ReplicaGroup {
     /// The process's name in the settings.
     package let name: String

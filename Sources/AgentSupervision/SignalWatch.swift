@@ -3,7 +3,8 @@ import CAgentSystem
 import Foundation
 
 /// The supervisor's signals as loop events: the signal pipe (SIGINT, SIGTERM, SIGHUP,
-/// SIGUSR1) and a signalfd for SIGCHLD. Loop thread only.
+/// SIGUSR1) and a signalfd for SIGCHLD.
+@LoopActor
 package final class SignalWatch {
     /// The signal pipe; one installed before the supervisor runs (by the launcher, so that no
     /// signal is lost in between) is taken over.

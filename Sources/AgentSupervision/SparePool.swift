@@ -6,7 +6,8 @@ import Foundation
 /// module: spawned, the module already loaded, waiting for a start frame. The next restart
 /// adopts it instead of paying for exec, dynamic linking and dlopen. Healthy agents keep no
 /// spare; a spare is made only once the restarted worker is ready, so it never competes
-/// with it. Loop thread only.
+/// with it.
+@LoopActor
 package final class SparePool {
     /// Warm spare workers by module library.
     private var spares: [String: LaunchedWorker] = [:]

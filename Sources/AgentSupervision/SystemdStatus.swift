@@ -6,7 +6,8 @@ import Logging
 /// enabled process's first start has settled, `RELOADING=1` … `READY=1` around a reload,
 /// `STOPPING=1`, a `STATUS=` line after the turns of the loop that changed a process's state,
 /// and `WATCHDOG=1` from the loop itself, so that a loop that no longer turns is restarted.
-/// Does nothing without a notifier. Loop thread only.
+/// Does nothing without a notifier.
+@LoopActor
 package final class SystemdStatus {
     /// Nil when not run as a `Type=notify` service.
     package var notifier: SystemdNotifier?

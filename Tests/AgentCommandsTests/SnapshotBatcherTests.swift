@@ -49,7 +49,7 @@ import Testing
             let asks = held.withLock { $0 }
             #expect(asks.count == 1)
             for ask in asks { ask() }
-            inbox.drain()
+            inbox.isolated { inbox.drain() }
         }
         #expect(taken.withLock { $0 } == 1)
         #expect(Set(answers.withLock { $0 }).count == 1)
@@ -73,7 +73,7 @@ import Testing
             async let answer = batcher.snapshot()
             // The ask is posted once the deferral has recorded it.
             while depths.withLock({ $0.count }) == request { await Task.yield() }
-            inbox.drain()
+            inbox.isolated { inbox.drain() }
             #expect(await answer != nil)
         }
         let seen = depths.withLock { $0 }

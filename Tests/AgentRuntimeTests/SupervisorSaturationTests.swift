@@ -32,7 +32,7 @@ import Testing
         limited.within = 1e300          // was Int(within) in the start-limit message
         limited.maximumRestarts = 0
         let (logger, log) = OutputTestSupport.capturingLogger()
-        let supervisor = Supervisor(
+        let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: TestPaths.products + "/agent-worker", environment: ProcessInfo.processInfo.environment),
             processes: [
                 planned("slow", settings: ["mode": "healthy", "tick_ms": 1000], policy: slow),
@@ -40,28 +40,30 @@ import Testing
                 planned("limited", settings: ["mode": "exit", "after_ms": 0], policy: limited),
             ],
             console: ConsoleOutput(json: false, showEvents: false, fd: -1), logger: logger)
-        supervisor.startInTurns(supervisor.processes)
-        func state(_ name: String) -> ProcessState? { supervisor.process(named: name)?.state }
-        supervisor.run(until: {
-            guard state("slow") == .running, case .backoff? = state("crashing"), case .failed? = state("limited") else { return false }
-            return true
-        }, timeout: 30)
-        #expect(state("slow") == .running, "\(log.lines)")
-        guard case .backoff(let retryAt)? = state("crashing") else {
-            Issue.record("crashing is \(String(describing: state("crashing"))): \(log.lines)")
-            return
+        supervisor.inbox.isolated {
+            supervisor.startInTurns(supervisor.processes)
+            func state(_ name: String) -> ProcessState? { supervisor.process(named: name)?.state }
+            supervisor.run(until: {
+                guard state("slow") == .running, case .backoff? = state("crashing"), case .failed? = state("limited") else { return false }
+                return true
+            }, timeout: 30)
+            #expect(state("slow") == .running, "\(log.lines)")
+            guard case .backoff(let retryAt)? = state("crashing") else {
+                Issue.record("crashing is \(String(describing: state("crashing"))): \(log.lines)")
+                return
+            }
+            #expect(retryAt > EventLoop.now() + 86_400 * 365)
+            guard case .failed(let reason)? = state("limited") else {
+                Issue.record("limited is \(String(describing: state("limited"))): \(log.lines)")
+                return
+            }
+            #expect(reason.contains("restarted 0 times within 1e+300 s (the start limit)"), "\(reason)")
+            // Stop: SIGTERM to the workers and a stop timer of 3e6 s, which the loop waits on.
+            supervisor.stopAll()
+            supervisor.run(until: { supervisor.processes.allSatisfy { !$0.hasWorker } }, timeout: 30)
+            #expect(state("slow") == .stopped, "\(log.lines)")
+            #expect(state("crashing") == .stopped)
+            #expect(log.lines.contains { $0.contains("stopped (exited with status 0)") }, "\(log.lines)")
         }
-        #expect(retryAt > EventLoop.now() + 86_400 * 365)
-        guard case .failed(let reason)? = state("limited") else {
-            Issue.record("limited is \(String(describing: state("limited"))): \(log.lines)")
-            return
-        }
-        #expect(reason.contains("restarted 0 times within 1e+300 s (the start limit)"), "\(reason)")
-        // Stop: SIGTERM to the workers and a stop timer of 3e6 s, which the loop waits on.
-        supervisor.stopAll()
-        supervisor.run(until: { supervisor.processes.allSatisfy { !$0.hasWorker } }, timeout: 30)
-        #expect(state("slow") == .stopped, "\(log.lines)")
-        #expect(state("crashing") == .stopped)
-        #expect(log.lines.contains { $0.contains("stopped (exited with status 0)") }, "\(log.lines)")
     }
 }

@@ -71,12 +71,12 @@ import Testing
         #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))
     }
 
-    @Test func postIsolatedRunsOnThatLoop() {
+    @Test func postRunsIsolatedOnThatLoop() {
         let loop = EventLoop()
         let inbox = loop.inbox
         let ran = LockedValue<Ran?>(nil)
         Thread {
-            inbox.postIsolated { ran.withLock { $0 = .here } }
+            inbox.post { ran.withLock { $0 = .here } }
         }.start()
         drive(loop) { ran.withLock { $0 } != nil }
         #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))

@@ -33,7 +33,7 @@ public actor LoopActor {
     ) rethrows -> T {
         typealias Isolated = @LoopActor () throws -> T
         typealias Plain = () throws -> T
-        guard LoopExecutor.currentInbox != nil else {
+        guard LoopExecutor.isLoopThread else {
             fatalError("LoopActor.assumeIsolated outside a loop thread", file: file, line: line)
         }
         // The same bit cast as `MainActor.assumeIsolated`: the check above is what makes it safe.
@@ -43,5 +43,5 @@ public actor LoopActor {
     }
 
     /// Whether this thread drives an ``EventLoop`` (so ``assumeIsolated(_:file:line:)`` holds).
-    public nonisolated static var isOnLoopThread: Bool { LoopExecutor.currentInbox != nil }
+    public nonisolated static var isOnLoopThread: Bool { LoopExecutor.isLoopThread }
 }

@@ -26,7 +26,7 @@ import Synchronization
 /// objects (nothing hands one to another loop), and code that reaches the actor from off the loop
 /// threads (`Task { @LoopActor in }` from a pool thread, a resumption after `await`) is sent to the
 /// home loop: tests that rely on such hops with more than one running supervisor must be
-/// serialized. Work that knows its loop keeps naming it: ``LoopInbox/postIsolated(_:)`` goes to
+/// serialized. Work that knows its loop keeps naming it: ``LoopInbox/post(_:)`` goes to
 /// exactly that loop, at the cost of one closure (no `Task`, no job).
 public final class LoopExecutor: SerialExecutor {
     public static let shared = LoopExecutor()
@@ -35,7 +35,7 @@ public final class LoopExecutor: SerialExecutor {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let run: @Sendable () -> Void = { job.runSynchronously(on: LoopExecutor.shared.asUnownedSerialExecutor()) }
+        let run: LoopInbox.Work = { job.runSynchronously(on: LoopExecutor.shared.asUnownedSerialExecutor()) }
         if let inbox = Self.currentInbox {
             inbox.post(run)
             return
@@ -54,12 +54,15 @@ public final class LoopExecutor: SerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Asked by the runtime's isolation checks, which the compiler puts in `@LoopActor` closures
+    /// handed to non-strict code (the standard library's `withUnsafeBytes`, `contains(where:)`):
+    /// some run per event, so this is one thread-local read, no reference counting.
     public func isIsolatingCurrentContext() -> Bool? {
-        Self.currentInbox != nil
+        Self.isLoopThread
     }
 
     public func checkIsolated() {
-        precondition(Self.currentInbox != nil, "not on a loop thread: LoopActor state is touched from a thread that drives no EventLoop")
+        precondition(Self.isLoopThread, "not on a loop thread: LoopActor state is touched from a thread that drives no EventLoop")
     }
 
     // MARK: The loop of this thread
@@ -69,6 +72,9 @@ public final class LoopExecutor: SerialExecutor {
         guard let raw = pthread_getspecific(threadKey) else { return nil }
         return Unmanaged<LoopInbox>.fromOpaque(raw).takeUnretainedValue()
     }
+
+    /// Whether this thread drives a loop (no reference counting: asked per isolation check).
+    package static var isLoopThread: Bool { pthread_getspecific(threadKey) != nil }
 
     /// Whether this thread drives the loop of `inbox` (no reference counting: the per-turn check).
     package static func isCurrent(_ inbox: LoopInbox) -> Bool {
@@ -94,7 +100,7 @@ public final class LoopExecutor: SerialExecutor {
 
     // MARK: The home loop
 
-    private static let state = Mutex<(homes: [LoopInbox], held: [@Sendable () -> Void])>(([], []))
+    private static let state = Mutex<(homes: [LoopInbox], held: [LoopInbox.Work])>(([], []))
 
     /// Makes `inbox` the home loop (see the type's comment) and hands it the jobs that waited.
     package static func becomeHome(_ inbox: LoopInbox) {

@@ -9,6 +9,7 @@ import JSONSchema
 /// `diagnostics`: what an operator asks first about a running agent — versions, where its
 /// files are, the store's figures, the fork server, the outputs, the task notifications, and the limits it runs
 /// under. Read on the supervisor's loop; changes nothing.
+@LoopActor
 enum Diagnostics {
     static func answer(for supervisor: Supervisor) -> DiagnosticsCommand.Answer {
         DiagnosticsCommand.Answer(

@@ -31,9 +31,10 @@ final class SettingsCommands: Sendable {
 
     /// Answers `validate` or `modules` (`work`) on the checks' thread; `respond` is called on
     /// the supervisor's loop.
+    @LoopActor
     func check<Answer: Sendable>(_ work: @escaping @Sendable (SettingsCommands) -> Result<Answer, CommandError>, inbox: LoopInbox,
                                  respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        let reply = LoopBound(value: respond)
+        let reply = LoopOwned(respond)
         thread.submit { [self] in
             let answer = work(self)
             inbox.post { reply.value(answer) }
@@ -43,15 +44,13 @@ final class SettingsCommands: Sendable {
     /// Answers `settings_change`: called on the supervisor's loop, and `respond` is called
     /// there. The change is checked on the checks' thread and applied by the supervisor's
     /// reload (and audited by the command layer with ``audited(_:)`` and ``outcome(_:)``).
+    @LoopActor
     func change(_ request: SettingsChangeCommand.Request, supervisor: Supervisor,
                 respond: @escaping (Result<SettingsChangeCommand.Answer, CommandError>) -> Void) {
         if supervisor.stopping { return respond(.failure(SettingsCommandError(.unavailable, "the agent is stopping").refusal)) }
-        let inbox = supervisor.loop.inbox
-        // The responder and the supervisor each in a wrapper of its own: a class reference
-        // inside a LoopBound tuple was over-released once (the reload crash fixed in d93008e).
-        let reply = LoopBound(value: respond)
-        let owner = WeakSupervisor(supervisor)
-        thread.submit { [self] in
+        let inbox = supervisor.inbox
+        let reply = LoopOwned(respond)
+        thread.submit { [self, weak supervisor] in
             let summary = Self.audited(request).what
             let prepared: PreparedChange
             do throws(SettingsCommandError) {
@@ -67,7 +66,7 @@ final class SettingsCommands: Sendable {
             inbox.post { [self] in
                 let answer: Result<SettingsChangeCommand.Answer, CommandError>
                 do throws(SettingsCommandError) {
-                    guard let supervisor = owner.supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
+                    guard let supervisor else { throw SettingsCommandError(.unavailable, "the agent is stopping") }
                     answer = .success(try commit(prepared, supervisor: supervisor))
                 } catch {
                     answer = .failure(error.refusal)
@@ -82,7 +81,9 @@ final class SettingsCommands: Sendable {
 
     /// `reload` (and SIGHUP): the file on disk is checked on the checks' thread — describing a
     /// module may take its describe worker seconds — and `apply` gets the result on the loop.
-    func reload(inbox: LoopInbox, apply: LoopBound<(Result<AgentLauncher.Prepared, ControlError>) -> Void>) {
+    @LoopActor
+    func reload(inbox: LoopInbox, apply: @escaping (Result<AgentLauncher.Prepared, ControlError>) -> Void) {
+        let apply = LoopOwned(apply)
         thread.submit { [self] in
             let checked = checker.check(nil)
             inbox.post { apply.value(checked) }
@@ -262,7 +263,8 @@ final class SettingsCommands: Sendable {
         return PreparedChange(bytes: bytes, baseHash: current.hash, report: prepared.report)
     }
 
-    /// Writes a checked change and has the supervisor apply it. On the loop.
+    /// Writes a checked change and has the supervisor apply it.
+    @LoopActor
     func commit(_ change: PreparedChange, supervisor: Supervisor) throws(SettingsCommandError) -> SettingsChangeCommand.Answer {
         guard let report = change.report else {
             return SettingsChangeCommand.Answer(path: file.path, hash: change.baseHash,
@@ -283,10 +285,4 @@ final class SettingsCommands: Sendable {
             throw SettingsCommandError(.unavailable, "\(shownPath) was written (hash \(hash)) but not applied: \(reason); run `agent-control reload` once the agent can")
         }
     }
-}
-
-/// The supervisor, held weakly across the settings checks' thread (used on the loop only).
-final class WeakSupervisor: @unchecked Sendable {
-    weak var supervisor: Supervisor?
-    init(_ supervisor: Supervisor) { self.supervisor = supervisor }
 }

@@ -1,10 +1,12 @@
 import AgentBase
 import AgentCommands
 import AgentCore
+import AgentLoop
 import JSONSchema
 
 /// The settings file a running agent was started from, as the supervisor reaches it: the
 /// check a `reload` runs and the settings commands (set by the launcher; nil: refused).
+@LoopActor
 public final class SettingsHost {
     /// Re-reads and validates the settings for `reload` (nil: reload is refused).
     public var reloader: (() -> Result<SettingsReport, ControlError>)?

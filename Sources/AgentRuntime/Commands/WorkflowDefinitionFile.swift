@@ -1,5 +1,6 @@
 import AgentBase
 import AgentCommands
+import AgentLoop
 import AgentWork
 import JSONSchema
 
@@ -7,7 +8,8 @@ import JSONSchema
 /// commands' host. `workflow_get` reads the file; each change is made as `settings_change`
 /// makes it (the settings commands' one path: checked, written atomically keeping the
 /// formatting, reloaded), whichever front sends it.
-final class WorkflowDefinitionFile: WorkflowDefinitionHost {
+@LoopActor
+final class WorkflowDefinitionFile: @LoopActor WorkflowDefinitionHost {
     private let commands: SettingsCommands
     private unowned let supervisor: Supervisor
 

@@ -250,18 +250,11 @@ public struct AgentLauncher {
                 return ExitCode.invalidConfiguration
             }
         }
-        let supervisor = Supervisor(
+        let console = ConsoleOutput(json: options.json, showEvents: options.showEvents)
+        console.logFile = logFile
+        let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
-            processes: report.planned,
-            console: ConsoleOutput(json: options.json, showEvents: options.showEvents), logger: logger)
-        supervisor.console.logFile = logFile
-        supervisor.logFile = logFile
-        supervisor.fronts.paths = paths
-        supervisor.systemd.notifier = systemd
-        supervisor.disabledProcesses = report.disabledProcesses
-        supervisor.signals.signalFD = signalFD
-        signalFD = -1
-        supervisor.containment = containment
+            processes: report.planned, console: console, logger: logger)
         let store = Self.openStore(prepared.settings, logger: logger)
         var fleet: (any FleetBackend)?
         if let settings = prepared.settings.fleet {
@@ -290,34 +283,53 @@ public struct AgentLauncher {
                 return ExitCode.invalidConfiguration
             }
         }
-        // Explicit wiring: the parts that use the store, the fleet and the outputs get them
-        // before the work is set up.
-        supervisor.attach(store: store, fleet: fleet, outputs: outputs)
-        supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
-                              notifications: prepared.settings.document["notifications"], containment: containment)
         let checker = SettingsChecker(options: options, logger: logger, startedDocument: prepared.settings.document)
-        supervisor.settingsHost.reloader = { checker.check(nil).map(\.report) }
-        supervisor.settingsHost.commands = SettingsCommands(file: SettingsFile(path: AgentPaths.absolute(options.settingsPath)), checker: checker)
-        // The fronts listen before the processes start, so that a port in use stops the start
-        // with nothing started; commands they take wait for the loop.
-        let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
-        let context = FrontContext(commands: commands, http: prepared.settings.http, logger: logger)
-        do {
-            for factory in fronts {
-                guard let front = try factory(context) else { continue }
-                try supervisor.fronts.start(front)
-            }
-        } catch {
-            supervisor.fronts.close()
-            Self.printError("\(error)\nnothing was started")
-            return ExitCode.failure
-        }
-        let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
-        logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
-        logger.info("\(Self.dashboardLine(supervisor.fronts.started.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
-        // Handed over last: until here, an early return shuts it down (the defer above).
-        supervisor.useForkServer(forkServer)
+        let settingsFile = SettingsFile(path: AgentPaths.absolute(options.settingsPath))
+        let fronts = self.fronts
+        // Handed over on the loop (this thread's). The containment stays shared with the defer
+        // above, which finishes it on this thread once `run()` has returned.
+        nonisolated(unsafe) let sharedContainment = containment
+        let handedSignalFD = signalFD
+        signalFD = -1
+        let server = forkServer
         forkServer = nil
+        let refused: Int32? = supervisor.inbox.isolated {
+            supervisor.logFile = logFile
+            supervisor.fronts.paths = paths
+            supervisor.systemd.notifier = systemd
+            supervisor.disabledProcesses = report.disabledProcesses
+            supervisor.signals.signalFD = handedSignalFD
+            supervisor.containment = sharedContainment
+            // Explicit wiring: the parts that use the store, the fleet and the outputs get them
+            // before the work is set up.
+            supervisor.attach(store: store, fleet: fleet, outputs: outputs)
+            supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
+                                  notifications: prepared.settings.document["notifications"], containment: sharedContainment)
+            supervisor.settingsHost.reloader = { checker.check(nil).map(\.report) }
+            supervisor.settingsHost.commands = SettingsCommands(file: settingsFile, checker: checker)
+            // The fronts listen before the processes start, so that a port in use stops the start
+            // with nothing started; commands they take wait for the loop.
+            let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
+            let context = FrontContext(commands: commands, http: prepared.settings.http, logger: logger)
+            do {
+                for factory in fronts {
+                    guard let front = try factory(context) else { continue }
+                    try supervisor.fronts.start(front)
+                }
+            } catch {
+                supervisor.fronts.close()
+                server?.shutDown()
+                Self.printError("\(error)\nnothing was started")
+                return ExitCode.failure
+            }
+            let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
+            logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
+            logger.info("\(Self.dashboardLine(supervisor.fronts.started.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
+            // Handed over last: until here, an early return shuts it down.
+            supervisor.useForkServer(server)
+            return nil
+        }
+        if let refused { return refused }
         supervisor.run()
         return ExitCode.success
     }

@@ -7,6 +7,7 @@ import Logging
 /// The supervisor's fronts: the control socket (opened when the supervisor runs), the command
 /// layer the other fronts share (``CommandCenter``) and those fronts (HTTP, the dashboard;
 /// started by the launcher). All close when the loop takes no more commands.
+@LoopActor
 public final class ControlFronts {
     /// Where the control socket goes (nil: no control socket).
     public var paths: AgentPaths?

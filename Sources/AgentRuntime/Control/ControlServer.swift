@@ -16,6 +16,7 @@ import Logging
 /// without blocking, what the client has not taken yet kept per connection; and when accept
 /// finds no descriptor left, a reserve descriptor is given up to take the waiting connection
 /// and close it, so that the level-triggered listening socket never spins.
+@LoopActor
 final class ControlServer {
     let paths: AgentPaths
     let limits: ControlLimits
@@ -32,7 +33,8 @@ final class ControlServer {
     /// Refusals since the last log line about them, and when that line was written.
     private var refusedSinceLog = 0
     private var lastRefusalLog = -Double.infinity
-    private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+    /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
+    private nonisolated(unsafe) let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
     /// One client: its request as it arrives, then its answer as the client takes it.
     private final class Connection {
@@ -286,7 +288,7 @@ final class ControlServer {
     }
 
     /// Sends all of `bytes`, waiting for the socket for at most a second (the client's side).
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    nonisolated static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         let deadline = EventLoop.now() + 1
         bytes.withUnsafeBytes { raw in

@@ -11,9 +11,8 @@ import Logging
 /// Between the fronts and the chatbot process: a chat request goes to the chatbot as a
 /// `chat.message` event and is answered once its `chat.reply` comes back (or after 30 s); the
 /// conversation, the replies and the monitors' alerts are kept in the store's chat history.
-///
-/// Loop thread only.
-final class ChatRelay: ChatCommandHost {
+@LoopActor
+final class ChatRelay: @LoopActor ChatCommandHost {
     /// A chat request waiting for the chatbot's reply.
     private struct Pending {
         var respond: (Result<ChatCommand.Answer, CommandError>) -> Void
@@ -128,13 +127,13 @@ final class ChatRelay: ChatCommandHost {
         // Answered once the reply is in the history, so that a history read right after the
         // answer (the dashboard's page after its redirect) shows it.
         let inbox = loop.inbox
-        let respond = LoopBound(value: waiting.respond)
+        let respond = LoopOwned(waiting.respond)
         store.whenWritten { inbox.post { respond.value(reply) } }
     }
 
     /// A `chat.reply` as the answer to `chat`: its text, adapter and confidence; a reply that
     /// says `"error": true` is a refusal whose message is its text (and keeps the others).
-    static func reply(_ value: JSONValue, text: String) -> Result<ChatCommand.Answer, CommandError> {
+    nonisolated static func reply(_ value: JSONValue, text: String) -> Result<ChatCommand.Answer, CommandError> {
         let answer = ChatCommand.Answer(text: text, adapter: value["adapter"]?.stringValue, confidence: value["confidence"]?.numberValue?.doubleValue)
         guard value["error"] == .bool(true) else { return .success(answer) }
         var details: JSONObject = ["text": .string(text)]

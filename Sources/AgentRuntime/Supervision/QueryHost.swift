@@ -12,8 +12,7 @@ import Logging
 /// events from `store`), the workers' store queries (answered with `queryResult` frames) and the
 /// chat history's reads. Answers come back to the loop. Without the store nothing runs and
 /// requests are refused.
-///
-/// Loop thread only.
+@LoopActor
 final class QueryHost {
     private var runner: QueryRunner?
     private var store: AgentStore?
@@ -43,10 +42,9 @@ final class QueryHost {
         }
         if runner == nil {
             let inbox = loop.inbox
-            let bound = LoopBound(value: self)
             do {
-                runner = try QueryRunner(storePath: store.path, logger: logger) { query, result in
-                    inbox.post { bound.value.deliver(query, result) }
+                runner = try QueryRunner(storePath: store.path, logger: logger) { [self] query, result in
+                    inbox.post { self.deliver(query, result) }
                 }
             } catch {
                 logger.error("cannot open the store for periodic queries: \(error); they will not run")
@@ -69,7 +67,7 @@ final class QueryHost {
     func submit(sql: String, params: [JSONValue], done: @escaping (Result<JSONValue, QueryProblem>) -> Void) -> Bool {
         guard let runner else { return false }
         let inbox = loop.inbox
-        let done = LoopBound(value: done)
+        let done = LoopOwned(done)
         runner.submit(sql: sql, params: params) { result in inbox.post { done.value(result) } }
         return true
     }

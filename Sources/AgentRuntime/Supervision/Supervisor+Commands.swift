@@ -47,7 +47,7 @@ extension Supervisor {
     }
 }
 
-extension Supervisor: CommandHosts {
+extension Supervisor: @LoopActor CommandHosts {
     /// The object a typed command runs on.
     package func host<Host>(_ type: Host.Type) -> Host? {
         if type == TaskCoordinator.self { return work.tasks as? Host }
@@ -66,7 +66,6 @@ extension Supervisor: CommandHosts {
     }
 }
 
-extension Supervisor: StoreReadHost {
+extension Supervisor: @LoopActor StoreReadHost {
     package var storePath: String? { store?.path }
-    package var inbox: LoopInbox { loop.inbox }
 }

@@ -1,5 +1,6 @@
 import AgentCommands
 import AgentCore
+import AgentLoop
 import AgentOutputs
 import AgentStore
 import AgentSupervision
@@ -45,11 +46,10 @@ extension Supervisor {
     }
 }
 
-extension Supervisor: ExecutorHost {
+extension Supervisor: @LoopActor ExecutorHost {
     /// Starts a task executor worker: a module's task handler for `type`, made from
     /// `settings`, shown by `status` as `name`. It is spawned like every worker (fork server,
     /// containment, the same fds) and never restarted: its runner decides what its end means.
-    /// Loop thread.
     /// `stopTimeout`: seconds its handlers get to end when it is stopped (the task's
     /// `cancel_grace`), then SIGKILL.
     package func startExecutor(name: String, module: ModuleLocation, type: String, settings: JSONObject, stopTimeout: Double = 2) -> SupervisedProcess {
@@ -74,7 +74,7 @@ extension Supervisor: ExecutorHost {
     package var isStopping: Bool { stopping }
 }
 
-extension Supervisor: EventPublisher {
+extension Supervisor: @LoopActor EventPublisher {
     package func publish(type: String, source: String, payload: [UInt8], timeNanoseconds now: Int64) {
         let typeBytes = Array(type.utf8), sourceBytes = Array(source.utf8)
         typeBytes.withUnsafeBytes { t in

@@ -1,12 +1,13 @@
 import AgentBase
 import AgentCommands
 import AgentCore
+import AgentLoop
 import AgentSupervision
 import Foundation
 import JSONSchema
 import Logging
 
-extension Supervisor: SupervisionCommandHost {
+extension Supervisor: @LoopActor SupervisionCommandHost {
     package func stopAgent() {
         logger.notice("stop requested over the control socket")
         stopAll()
@@ -106,7 +107,7 @@ extension Supervisor: SupervisionCommandHost {
     }
 }
 
-extension Supervisor: SettingsCommandHost {
+extension Supervisor: @LoopActor SettingsCommandHost {
     package func settingsGet(respond: @escaping (Result<SettingsGetCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         respond(commands.get())

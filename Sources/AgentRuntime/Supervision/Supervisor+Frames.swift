@@ -166,10 +166,9 @@ extension Supervisor {
             return
         }
         // Acknowledged once committed: the state then survives any crash.
-        let bound = LoopBound(value: (self, process))
-        let inbox = loop.inbox
-        store.saveState(process: process.name, data: data) { saved in
-            inbox.post { bound.value.0.acknowledgeStateSave(bound.value.1, saved: saved) }
+        let process = LoopOwned(process)
+        store.saveState(process: process.value.name, data: data) { [inbox] saved in
+            inbox.post { [self] in acknowledgeStateSave(process.value, saved: saved) }
         }
     }
 

@@ -39,7 +39,7 @@ extension Supervisor {
         guard let settingsCommands = settingsHost.commands else { return respond(reload()) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
-        let apply = LoopBound(value: { [weak self] (checked: Result<AgentLauncher.Prepared, ControlError>) in
+        settingsCommands.reload(inbox: inbox) { [weak self] checked in
             guard let self else { return }
             switch checked {
             case .failure(let error):
@@ -51,8 +51,7 @@ extension Supervisor {
                 systemd.reloadEnded(applied: (try? answer.get()) != nil, status: serviceStatus)
                 respond(answer)
             }
-        })
-        settingsCommands.reload(inbox: loop.inbox, apply: apply)
+        }
     }
 
     /// Applies a checked report as a reload: refused (everything running stays) when it is

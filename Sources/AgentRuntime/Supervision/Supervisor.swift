@@ -16,14 +16,20 @@ import Logging
 /// them, restarts the ones that die, and stops them all on SIGINT/SIGTERM.
 ///
 /// Everything happens on the thread that calls ``run()`` (spawn included, so that workers'
-/// parent-death signal follows a thread that lives as long as the supervisor).
+/// parent-death signal follows a thread that lives as long as the supervisor): it is built by
+/// ``make(configuration:processes:console:logger:)`` on that thread, and isolated to the loop's
+/// actor; code on that thread outside the loop's turns enters with `inbox.isolated {}`.
+@LoopActor
 public final class Supervisor {
-    public let configuration: SupervisorConfiguration
+    public nonisolated let configuration: SupervisorConfiguration
     let console: ConsoleOutput
-    package let logger: Logger
-    package let loop = EventLoop()
+    package nonisolated let logger: Logger
+    package let loop: EventLoop
+    /// The loop's inbox: work from other threads, and the way in for the thread that owns the
+    /// loop (``LoopInbox/isolated(_:)``).
+    package nonisolated let inbox: LoopInbox
     /// Each process's recent output and the log lines about it (`agent-control logs`).
-    public let processLog = ProcessLog()
+    public nonisolated let processLog = ProcessLog()
 
     /// The processes, configured, retiring, waiting to start and disabled (see ``ProcessTable``).
     let table = ProcessTable()
@@ -87,10 +93,21 @@ public final class Supervisor {
         isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) })
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
-    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+    /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
+    nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
 
-    /// Supervises the planned processes (see ``SettingsValidator``).
-    public init(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
+    /// Supervises the planned processes (see ``SettingsValidator``), on a new loop that this
+    /// thread drives from now on.
+    public nonisolated static func make(configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: sending ConsoleOutput,
+                                        logger: Logger) -> Supervisor {
+        let loop = EventLoop()
+        let inbox = loop.inbox
+        return inbox.isolated { Supervisor(loop: loop, configuration: configuration, processes: planned, console: console, logger: logger) }
+    }
+
+    private init(loop: EventLoop, configuration: SupervisorConfiguration, processes planned: [PlannedProcess], console: ConsoleOutput, logger: Logger) {
+        self.loop = loop
+        inbox = loop.inbox
         self.configuration = configuration
         self.console = console
         self.logger = ProcessLogHandler.teeing(logger, into: processLog)
@@ -135,23 +152,28 @@ public final class Supervisor {
         router.rebuild(processes)
     }
 
-    public func process(named name: String) -> SupervisedProcessInfo? {
-        table.byName[name].map(SupervisedProcessInfo.init)
+    /// On the thread that built the supervisor (it enters the loop for the read): for tests and
+    /// tools that embed it.
+    public nonisolated func process(named name: String) -> SupervisedProcessInfo? {
+        inbox.isolated { table.byName[name].map(SupervisedProcessInfo.init) }
     }
 
-    /// A snapshot of every process.
-    public var snapshot: [SupervisedProcessInfo] { processes.map(SupervisedProcessInfo.init) }
+    /// A snapshot of every process (on the thread that built the supervisor).
+    public nonisolated var snapshot: [SupervisedProcessInfo] { inbox.isolated { processes.map(SupervisedProcessInfo.init) } }
 
     // MARK: Running
 
     /// Starts every process and runs until SIGINT or SIGTERM; then stops them all (gracefully,
-    /// then SIGKILL after the stop timeout) and returns.
-    public func run() {
+    /// then SIGKILL after the stop timeout) and returns. On the thread that built it.
+    public nonisolated func run() {
         // For the whole run this thread is the loop's, and the loop is the process's home
         // loop: `LoopActor` work enqueued from other threads (the HTTP front) runs here.
-        let outerLoop = loop.enterThread()
+        inbox.isolated { runToTheEnd() }
+    }
+
+    private func runToTheEnd() {
         loop.becomeHome()
-        defer { loop.resignHome(); loop.leaveThread(outerLoop) }
+        defer { loop.resignHome() }
         installSignals()
         watchStops()
         orphans.becomeSubreaper()
@@ -188,16 +210,20 @@ public final class Supervisor {
     }
 
     /// Runs the loop until `condition` holds or `timeout` passes (for tests and tools that
-    /// embed the supervisor).
-    public func run(until condition: () -> Bool, timeout: Double) {
-        let outerLoop = loop.enterThread()
-        defer { loop.leaveThread(outerLoop) }
+    /// embed the supervisor). On the thread that built it; `condition` runs on the loop.
+    public nonisolated func run(until condition: () -> Bool, timeout: Double) {
+        let outer = LoopExecutor.enter(inbox)
+        defer { LoopExecutor.restore(outer) }
         let deadline = EventLoop.now() + timeout
         while !condition(), EventLoop.now() < deadline {
-            afterLoopTurn()
-            loop.runOnce(maxWait: min(0.05, deadline - EventLoop.now()))
+            LoopActor.assumeIsolated { turn(maxWait: min(0.05, deadline - EventLoop.now())) }
         }
+        LoopActor.assumeIsolated { afterLoopTurn() }
+    }
+
+    private func turn(maxWait: Double) {
         afterLoopTurn()
+        loop.runOnce(maxWait: maxWait)
     }
 
     func afterLoopTurn() {
@@ -236,7 +262,7 @@ public final class Supervisor {
 
     /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
     /// the soft limit to the hard one so that hundreds of workers fit.
-    static func raiseFileLimit() {
+    nonisolated static func raiseFileLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max

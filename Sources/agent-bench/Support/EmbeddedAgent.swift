@@ -63,15 +63,16 @@ final class EmbeddedAgent {
         _ = fcntl(consoleRead, F_SETFL, fcntl(consoleRead, F_GETFL) | O_NONBLOCK)
         _ = fcntl(consoleRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(consoleWrite, F_SETFD, FD_CLOEXEC)
-        supervisor = Supervisor(
+        let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(
                 workerPath: prepared.workerPath,
                 environment: ProcessInfo.processInfo.environment.merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
+        self.supervisor = supervisor
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
-            case .success(let server): supervisor.useForkServer(server)
+            case .success(let server): supervisor.inbox.isolated { supervisor.useForkServer(server) }
             case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
             }
         }
@@ -86,9 +87,13 @@ final class EmbeddedAgent {
         } else {
             store = nil
         }
-        supervisor.attach(store: store, fleet: fleet)
+        let attached = self.store
+        let commands = supervisor.inbox.isolated {
+            supervisor.attach(store: attached, fleet: fleet)
+            return supervisor.makeCommandCenter(storePath: attached?.path)
+        }
         if let settings = prepared.settings.http {
-            let context = FrontContext(commands: supervisor.makeCommandCenter(storePath: store?.path), http: prepared.settings.http,
+            let context = FrontContext(commands: commands, http: prepared.settings.http,
                                        logger: logger)
             let front = HTTPFront(context: context, settings: settings)
             do {
@@ -108,7 +113,8 @@ final class EmbeddedAgent {
             var status: Int32 = 0
             _ = waitpid(info.pid, &status, 0)
         }
-        supervisor.forkServer?.shutDown()
+        let supervisor = supervisor
+        supervisor.inbox.isolated { supervisor.forkServer?.shutDown() }
         store?.close()
         close(consoleRead)
         close(consoleWrite)
@@ -131,7 +137,8 @@ final class EmbeddedAgent {
     /// took in milliseconds, or nil on timeout.
     func stopAll(timeout: Double = 15) -> Double? {
         let start = Clock.now()
-        supervisor.stopAll()
+        let supervisor = supervisor
+        supervisor.inbox.isolated { supervisor.stopAll() }
         let done = run(timeout: timeout) { supervisor.snapshot.allSatisfy { $0.pid == 0 } }
         return done ? (Clock.now() - start) * 1000 : nil
     }

@@ -19,11 +19,13 @@ import Testing
     """#), file: "/nonexistent/settings.json")
 
     static func supervisor() -> Supervisor {
-        let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
-                                    processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1),
-                                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let work = WorkHost.Definitions(tasks: settings.tasks, schedules: settings.schedules, workflows: settings.workflows, roles: [:])
-        supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+        let supervisor = Supervisor.make(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                         processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1),
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        supervisor.inbox.isolated {
+            let work = WorkHost.Definitions(tasks: settings.tasks, schedules: settings.schedules, workflows: settings.workflows, roles: [:])
+            supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+        }
         return supervisor
     }
 
@@ -51,9 +53,12 @@ import Testing
             Issue.record("a valid request was refused")
             return
         }
-        var answers: [JSONValue] = []
-        supervisor.execute(checked, caller: dashboard) { answers.append($0) }
-        for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+        let answers = supervisor.inbox.isolated {
+            var answers: [JSONValue] = []
+            supervisor.execute(checked, caller: dashboard) { answers.append($0) }
+            for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+            return answers
+        }
         #expect(answers.first?["ok"] == true, "\(answers)")
     }
 
@@ -62,7 +67,7 @@ import Testing
     /// a `limit` of 0 was read with a limit of 1.
     @Test func aRequestBuiltInProcessIsCheckedLikeTheAPIs() async throws {
         let supervisor = Self.supervisor()
-        let center = supervisor.makeCommandCenter(storePath: nil)
+        let center = supervisor.inbox.isolated { supervisor.makeCommandCenter(storePath: nil) }
         let answer = await center.execute(["command": "history", "limit": 0], caller: CommandCenter.Caller(front: "dashboard"))
         #expect(answer["code"] == "invalid", "\(answer)")
         #expect(answer["pointer"] == "/limit", "\(answer)")

@@ -66,8 +66,10 @@ import Testing
         defer { harness.stop() }
         for attempt in 1...2 {
             let id = "k\(attempt)"
-            harness.runner.start(TaskRunStart(runID: "run-7", idempotencyKey: "wf-9/step/1", attempt: attempt, task: ModuleTaskRunnerTests.faulty,
-                                              input: ["mode": "ok"])) { report in harness.reports[id, default: []].append(report) }
+            harness.supervisor.inbox.isolated {
+                harness.runner.start(TaskRunStart(runID: "run-7", idempotencyKey: "wf-9/step/1", attempt: attempt, task: ModuleTaskRunnerTests.faulty,
+                                                  input: ["mode": "ok"])) { report in harness.reports[id, default: []].append(report) }
+            }
             let outcome = try #require(harness.wait(id), "\(harness.log.lines)")
             #expect(outcome.output?["idempotencyKey"] == "wf-9/step/1", "\(outcome)")
             #expect(outcome.output?["runID"] == "run-7")

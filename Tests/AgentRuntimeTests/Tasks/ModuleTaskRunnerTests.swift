@@ -14,8 +14,10 @@ import Testing
 /// ``ModuleTaskRunner``, the `sample` module's `word_count` handler and the `faults` module's
 /// `fault_task` (which fails, crashes, hangs or ignores cancellation on purpose).
 @Suite(.ownThreads, .serialized) struct ModuleTaskRunnerTests {
-    /// A supervisor with no configured process, its runner, and what the runner reported.
-    final class Harness {
+    /// A supervisor with no configured process, its runner, and what the runner reported. Used
+    /// on the test's thread, which drives the supervisor's loop: what touches the runner enters
+    /// the loop (`inbox.isolated`), hence `Sendable` unchecked.
+    final class Harness: @unchecked Sendable {
         let supervisor: Supervisor
         let runner: ModuleTaskRunner
         let log: OutputTestSupport.LogCapture
@@ -26,27 +28,36 @@ import Testing
         init(idleTimeout: Double = 60, cancelGrace: Double = 5, extra: [String: ModuleTaskRunner.ModuleTask] = [:]) {
             let (logger, log) = OutputTestSupport.capturingLogger()
             self.log = log
-            supervisor = Supervisor(
+            let supervisor = Supervisor.make(
                 configuration: SupervisorConfiguration(workerPath: TestPaths.products + "/agent-worker", environment: ProcessInfo.processInfo.environment),
                 processes: [], console: ConsoleOutput(json: false, showEvents: false, fd: -1), logger: logger)
-            runner = ModuleTaskRunner(host: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace)) { type in
-                switch type {
-                case "sample.word_count":
-                    ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "sample", library: TestPaths.products + "/libsample.so", sourceDirectory: nil),
-                                                type: "word_count", heartbeatTimeout: nil)
-                case "faults.fault_task":
-                    ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "faults", library: TestPaths.products + "/libfaults.so", sourceDirectory: nil),
-                                                type: "fault_task", heartbeatTimeout: 3)
-                default: extra[type]
+            self.supervisor = supervisor
+            runner = supervisor.inbox.isolated {
+                ModuleTaskRunner(host: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace)) { type in
+                    switch type {
+                    case "sample.word_count":
+                        ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "sample", library: TestPaths.products + "/libsample.so", sourceDirectory: nil),
+                                                    type: "word_count", heartbeatTimeout: nil)
+                    case "faults.fault_task":
+                        ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "faults", library: TestPaths.products + "/libfaults.so", sourceDirectory: nil),
+                                                    type: "fault_task", heartbeatTimeout: 3)
+                    default: extra[type]
+                    }
                 }
             }
         }
 
         func start(_ runID: String, task: TaskDefinition, input: JSONValue, attempt: Int = 1, notBefore: Double? = nil) {
-            runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input, notBefore: notBefore)) { [unowned self] report in
-                reports[runID, default: []].append(report)
-                order.append((runID, report))
+            supervisor.inbox.isolated {
+                runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input, notBefore: notBefore)) { [unowned self] report in
+                    reports[runID, default: []].append(report)
+                    order.append((runID, report))
+                }
             }
+        }
+
+        func cancel(runID: String, reason: TaskRunOutcome.Status) {
+            supervisor.inbox.isolated { runner.cancel(runID: runID, reason: reason) }
         }
 
         func outcome(_ runID: String) -> TaskRunOutcome? {
@@ -64,9 +75,11 @@ import Testing
         func executor(_ task: String) -> SupervisedProcessInfo? { supervisor.process(named: "task:\(task)") }
 
         func stop() {
-            runner.shutDown()
-            supervisor.stopAll()
-            supervisor.run(until: { supervisor.processes.allSatisfy { !$0.hasWorker } }, timeout: 60)
+            supervisor.inbox.isolated {
+                runner.shutDown()
+                supervisor.stopAll()
+            }
+            supervisor.run(until: { supervisor.inbox.isolated { supervisor.processes.allSatisfy { !$0.hasWorker } } }, timeout: 60)
         }
     }
 
@@ -176,14 +189,14 @@ import Testing
         harness.start("polite", task: Self.faulty, input: ["mode": "sleep", "ms": 20_000])
         harness.supervisor.run(until: { harness.executor("faulty")?.state == .running }, timeout: 60)
         let pid = try #require(harness.executor("faulty")?.pid)
-        harness.runner.cancel(runID: "polite", reason: .cancelled)
+        harness.cancel(runID: "polite", reason: .cancelled)
         let polite = try #require(harness.wait("polite", timeout: 60))
         #expect(polite.status == .cancelled, "\(polite)")
         #expect(harness.executor("faulty")?.pid == pid, "a cooperative handler's worker was killed")
 
         harness.start("stubborn", task: Self.faulty, input: ["mode": "ignore_cancel", "ms": 20_000])
         harness.supervisor.run(until: { harness.reports["stubborn"]?.isEmpty == false }, timeout: 60)
-        harness.runner.cancel(runID: "stubborn", reason: .timedOut)
+        harness.cancel(runID: "stubborn", reason: .timedOut)
         let stubborn = try #require(harness.wait("stubborn", timeout: 60))
         #expect(stubborn.status == .timedOut)
         #expect(stubborn.error?.contains("did not end within 0.5 s, so its worker was killed") == true, "\(stubborn)")
@@ -218,7 +231,7 @@ import Testing
         faulty.cancelGrace = 0.4
         harness.start("stubborn", task: faulty, input: ["mode": "ignore_cancel", "ms": 20_000])
         harness.supervisor.run(until: { harness.reports["stubborn"]?.isEmpty == false }, timeout: 60)
-        harness.runner.cancel(runID: "stubborn", reason: .cancelled)
+        harness.cancel(runID: "stubborn", reason: .cancelled)
         let stubborn = try #require(harness.wait("stubborn", timeout: 60))
         #expect(stubborn.status == .cancelled)
         #expect(stubborn.error?.contains("did not end within 0.4 s, so its worker was killed") == true, "\(stubborn)")

@@ -62,7 +62,7 @@ import Testing
         harness.start("c2", task: Self.noop, input: [:], notBefore: instant)
         // Held (and prepared) by the worker by now.
         harness.supervisor.run(until: { false }, timeout: 0.3)
-        harness.runner.cancel(runID: "c1", reason: .cancelled)
+        harness.cancel(runID: "c1", reason: .cancelled)
         let cancelled = try #require(harness.wait("c1"), "\(harness.log.lines)")
         #expect(cancelled.status == .cancelled, "\(cancelled)")
         #expect(cancelled.output == nil, "the handler ran: \(String(describing: cancelled.output))")
@@ -210,7 +210,7 @@ import Testing
         let instant = Date().timeIntervalSince1970 + 30
         harness.start("gone", task: Self.prep, input: "x", notBefore: instant)
         harness.supervisor.run(until: { false }, timeout: 0.3)
-        harness.runner.cancel(runID: "gone", reason: .cancelled)
+        harness.cancel(runID: "gone", reason: .cancelled)
         let outcome = try #require(harness.wait("gone"), "\(harness.log.lines)")
         #expect(outcome.status == .cancelled, "\(outcome)")
         #expect(Date().timeIntervalSince1970 < instant, "the cancel waited for the instant")
