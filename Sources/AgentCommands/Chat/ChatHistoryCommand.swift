@@ -20,9 +20,15 @@ package enum ChatHistoryCommand: AgentCommand {
     /// A conversation's lines, oldest first.
     package struct Answer: Encodable, Sendable, Equatable {
         package let ok = true
-        package var lines: [Line]
+        /// The lines in ``Line``'s shape, kept as the store's rows: a history can be megabytes,
+        /// and decoding it into `Line`s on the loop only to encode them again held the loop for
+        /// seconds with 20 such answers waiting (`ResourceExhaustionTests`).
+        package var lines: JSONValue
 
-        package init(lines: [Line]) { self.lines = lines }
+        package init(lines: [Line]) { self.lines = (try? JSONValueEncoder().encode(lines)) ?? [] }
+
+        /// The store's rows (`id`, `time`, `role`, `source`, `text`), as they are.
+        package init(rows: JSONValue) { lines = rows }
     }
 
     /// One line of a conversation, as the store keeps it.

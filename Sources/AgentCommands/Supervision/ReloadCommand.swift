@@ -48,6 +48,14 @@ package enum ReloadCommand: AgentCommand {
         [([:], Answer(kept: ["fetcher"], started: ["station"]))]
     }
 
+    /// A reload while the agent stops.
+    package static let stopping = CommandError(.failed, "the agent is stopping")
+
+    /// A reload refused for `errors` (each a settings problem), nothing applied.
+    package static func refused(_ errors: [String]) -> CommandError {
+        CommandError(.failed, errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"), errors: errors.map(JSONValue.string))
+    }
+
     package static func run(_ request: NoFields, on host: any SupervisionCommandHost, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.reloadSettings(respond: respond)

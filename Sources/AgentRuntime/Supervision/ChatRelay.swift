@@ -87,12 +87,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         let submitted = queries.submit(sql: "SELECT * FROM (SELECT id, time, role, source, text FROM chat WHERE conversation = ? AND id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
                                        params: params) { result in
             switch result {
-            case .success(let rows):
-                do {
-                    respond(.success(ChatHistoryCommand.Answer(lines: try JSONValueDecoder().decode([ChatHistoryCommand.Line].self, from: rows))))
-                } catch {
-                    respond(.failure(CommandError(.failed, "the chat history could not be read: \(JSONValueDecoder.refusal(of: error).message)")))
-                }
+            case .success(let rows): respond(.success(ChatHistoryCommand.Answer(rows: rows)))
             case .failure(let problem): respond(.failure(CommandError(.failed, problem.description)))
             }
         }

@@ -12,7 +12,7 @@ extension Supervisor {
     /// processes keep running with the same pid, changed ones restart, removed ones stop, new
     /// ones start. Invalid settings are refused and nothing changes.
     func reload() -> Result<ReloadCommand.Answer, CommandError> {
-        guard !stopping else { return .failure(Self.reloadStopping) }
+        guard !stopping else { return .failure(ReloadCommand.stopping) }
         guard let reloader = settingsHost.reloader else { return .failure(CommandError(.failed, "this agent cannot reload its settings")) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
@@ -21,7 +21,7 @@ extension Supervisor {
         case .failure(let error):
             logger.error("reload refused: \(error); the running configuration stays")
             systemd.reloadEnded(applied: false, status: serviceStatus)
-            return .failure(Self.reloadRefused([error.description]))
+            return .failure(ReloadCommand.refused([error.description]))
         case .success(let checked):
             report = checked
         }
@@ -35,7 +35,7 @@ extension Supervisor {
     /// modules are described; `respond` is called on the loop with the same answer as
     /// ``reload()``.
     func reload(respond: @escaping (Result<ReloadCommand.Answer, CommandError>) -> Void) {
-        guard !stopping else { return respond(.failure(Self.reloadStopping)) }
+        guard !stopping else { return respond(.failure(ReloadCommand.stopping)) }
         guard let settingsCommands = settingsHost.commands else { return respond(reload()) }
         logger.notice("reloading the settings")
         systemd.reloadBegan(stopping: stopping)
@@ -45,7 +45,7 @@ extension Supervisor {
             case .failure(let error):
                 logger.error("reload refused: \(error); the running configuration stays")
                 systemd.reloadEnded(applied: false, status: serviceStatus)
-                respond(.failure(Self.reloadRefused([error.description])))
+                respond(.failure(ReloadCommand.refused([error.description])))
             case .success(let prepared):
                 let answer = applyReload(prepared.report)
                 systemd.reloadEnded(applied: (try? answer.get()) != nil, status: serviceStatus)
@@ -57,12 +57,12 @@ extension Supervisor {
     /// Applies a checked report as a reload: refused (everything running stays) when it is
     /// not valid. Settings commands apply the report they checked before writing the file.
     func applyReload(_ report: SettingsReport) -> Result<ReloadCommand.Answer, CommandError> {
-        guard !stopping else { return .failure(Self.reloadStopping) }
+        guard !stopping else { return .failure(ReloadCommand.stopping) }
         guard report.isValid else {
             let issues = report.blockingIssues
             let list = issues.map { "  \($0)" }.joined(separator: "\n")
             logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
-            return .failure(Self.reloadRefused(issues.map(\.description)))
+            return .failure(ReloadCommand.refused(issues.map(\.description)))
         }
         let changes = apply(report.planned)
         logFile?.configure(report.log)
@@ -72,14 +72,6 @@ extension Supervisor {
         for note in report.reloadNotes { logger.warning("reload: \(note)") }
         return .success(ReloadCommand.Answer(kept: changes.kept, restarted: changes.restarted, started: changes.started, stopped: changes.stopped,
                                              notes: report.reloadNotes))
-    }
-
-    /// A reload while the agent stops.
-    private static let reloadStopping = CommandError(.failed, "the agent is stopping")
-
-    /// A reload refused for `errors` (each a settings problem), nothing applied.
-    private static func reloadRefused(_ errors: [String]) -> CommandError {
-        CommandError(.failed, errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"), errors: errors.map(JSONValue.string))
     }
 
     /// Replaces the set of processes with `planned`, touching only what differs.

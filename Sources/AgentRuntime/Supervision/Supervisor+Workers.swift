@@ -112,7 +112,7 @@ extension Supervisor {
         }
         for index in process.outputs.indices {
             loop.register(process.outputs[index].fd) { [unowned self, unowned process] _ in
-                readOutput(process, index)
+                outputReader.read(process, index)
             }
         }
         if process.pidFD >= 0 {
@@ -208,8 +208,8 @@ extension Supervisor {
         }
         for index in process.outputs.indices {
             // Bounded: a child of the worker may still be writing.
-            readOutput(process, index, budget: 1 << 20)
-            flushOutputLine(process, index)
+            outputReader.read(process, index, budget: 1 << 20)
+            outputReader.flushLine(process, index)
         }
         // Its own children go with it.
         Glibc.kill(-pid, SIGKILL)
@@ -411,50 +411,6 @@ extension Supervisor {
         }
     }
 
-    // MARK: Output capture
-
-    /// Reads what the worker wrote on one of its pipes, at most `budget` bytes (then the loop
-    /// turns and comes back: a worker that floods its output cannot starve routing). Each line
-    /// goes to the console as before and to the process's log with its stream.
-    func readOutput(_ process: SupervisedProcess, _ index: Int, budget: Int = 64 << 10) {
-        let fd = process.outputs[index].fd
-        guard fd >= 0 else { return }
-        var left = budget
-        while left > 0 {
-            let n = read(fd, readBuffer.baseAddress, min(left, readBuffer.count))
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 {
-                if n == 0 { loop.unregister(fd) }
-                return
-            }
-            left -= n
-            var start = 0
-            let bytes = UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])
-            while start < n {
-                let newline = bytes[start...].firstIndex(of: 10)
-                let end = newline ?? n
-                process.outputs[index].length += end - start
-                let room = (64 << 10) - process.outputs[index].line.count
-                if room > 0 { process.outputs[index].line.append(contentsOf: bytes[start..<min(end, start + room)]) }
-                guard newline != nil else { break }
-                flushOutputLine(process, index)
-                start = end + 1
-            }
-        }
-    }
-
-    func flushOutputLine(_ process: SupervisedProcess, _ index: Int) {
-        guard !process.outputs[index].line.isEmpty else { return }
-        let line = String(decoding: process.outputs[index].line, as: UTF8.self)
-        let length = process.outputs[index].length
-        process.outputs[index].line.removeAll(keepingCapacity: true)
-        process.outputs[index].length = 0
-        processLog.append(process.name, process.outputs[index].stream, line, length: length)
-        logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
-    }
-}
-
-extension Supervisor {
     /// A stopped worker is gone: run what waited for it.
     func processStopped(_ process: SupervisedProcess) {
         let waiting = process.onStopped

@@ -93,6 +93,8 @@ public final class Supervisor {
         isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) })
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
+    /// The workers' stdout and stderr, line by line to the log.
+    private(set) lazy var outputReader = WorkerOutputReader(loop: loop, processLog: processLog, logger: logger)
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
     nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
 

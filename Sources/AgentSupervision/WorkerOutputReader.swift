@@ -1,0 +1,63 @@
+import AgentLoop
+import Foundation
+import Logging
+
+/// Reads what workers write on their stdout and stderr pipes, line by line: each line goes to
+/// the log (tagged with the process and the stream) and to the process's own log
+/// (`agent-control logs`). Lines longer than 64 KiB are cut, their length kept.
+@LoopActor
+package final class WorkerOutputReader {
+    private let loop: EventLoop
+    private let processLog: ProcessLog
+    private let logger: Logger
+    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    package init(loop: EventLoop, processLog: ProcessLog, logger: Logger) {
+        self.loop = loop
+        self.processLog = processLog
+        self.logger = logger
+    }
+
+    /// Reads what the worker wrote on one of its pipes, at most `budget` bytes (then the loop
+    /// turns and comes back: a worker that floods its output cannot starve routing).
+    package func read(_ process: SupervisedProcess, _ index: Int, budget: Int = 64 << 10) {
+        let fd = process.outputs[index].fd
+        guard fd >= 0 else { return }
+        var left = budget
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(left, $0.count)) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 {
+                if n == 0 { loop.unregister(fd) }
+                return
+            }
+            left -= n
+            buffer.withUnsafeBytes { all in split(UnsafeRawBufferPointer(rebasing: all[0..<n]), of: process, index) }
+        }
+    }
+
+    /// Ends the pipe's last line, if it has one (at the worker's exit).
+    package func flushLine(_ process: SupervisedProcess, _ index: Int) {
+        guard !process.outputs[index].line.isEmpty else { return }
+        let line = String(decoding: process.outputs[index].line, as: UTF8.self)
+        let length = process.outputs[index].length
+        process.outputs[index].line.removeAll(keepingCapacity: true)
+        process.outputs[index].length = 0
+        processLog.append(process.name, process.outputs[index].stream, line, length: length)
+        logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
+    }
+
+    private func split(_ bytes: UnsafeRawBufferPointer, of process: SupervisedProcess, _ index: Int) {
+        var start = 0
+        while start < bytes.count {
+            let newline = bytes[start...].firstIndex(of: 10)
+            let end = newline ?? bytes.count
+            process.outputs[index].length += end - start
+            let room = (64 << 10) - process.outputs[index].line.count
+            if room > 0 { process.outputs[index].line.append(contentsOf: bytes[start..<min(end, start + room)]) }
+            guard newline != nil else { break }
+            flushLine(process, index)
+            start = end + 1
+        }
+    }
+}
