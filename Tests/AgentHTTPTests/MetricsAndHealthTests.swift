@@ -202,9 +202,13 @@ import Testing
         let failing = #"{"type": "fault", "mode": "exit", "after_ms": 50, "tick_ms": 10, "restart": {"initial_delay": 0.05, "max_restarts": 1, "within": 60}}"#
         let (run, port) = try agent(settings(flapping))
         defer { _ = run.stop() }
+        // Returns once the reload is applied: a readiness read before it still sees the old
+        // process (a flapping one can read as ready between its crashes on a loaded machine).
         let reload = { (flaky: String) in
+            let before = run.transcript.components(separatedBy: "reloaded: ").count
             try settings(flaky).write(toFile: run.settingsFile, atomically: true, encoding: .utf8)
             kill(run.process.processIdentifier, SIGHUP)
+            #expect(HTTPAgent.eventually { run.transcript.components(separatedBy: "reloaded: ").count > before }, "the reload was not applied:\n\(run.transcript)")
         }
 
         let flappingAnswer = try waitForReadyz(port, status: 503) { self.reasons($0).contains { $0.hasPrefix("flaky: flapping: ") } }
