@@ -33,10 +33,19 @@ public func fuzzCommands(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var request = fields
     for (key, value) in command.fixed { request[key] = value }
     request["command"] = .string(command.name)
-    var answers: [JSONValue] = []
-    supervisor.execute(.object(request), caller: CommandCenter.Caller(front: "http", user: "fuzz")) { answers.append($0) }
-    // Answers that come through the loop's inbox (reads made off the loop) come in a turn.
-    for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+    let answers: [JSONValue]
+    switch CommandRegistry.standard.check(.object(request)) {
+    case .failure(let refusal):
+        answers = [refusal.json]
+    case .success(let checked):
+        answers = supervisor.inbox.isolated {
+            var answers: [JSONValue] = []
+            supervisor.execute(checked, caller: CommandCenter.Caller(front: "http", user: "fuzz")) { answers.append($0) }
+            // Answers that come through the loop's inbox (reads made off the loop) come in a turn.
+            for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+            return answers
+        }
+    }
     guard answers.count <= 1 else { fatalError("\(answers.count) answers to \(JSONValue.object(request).serialized())") }
     if let answer = answers.first, let problem = problem(answer) {
         fatalError("\(problem): \(answer.serialized()) to \(JSONValue.object(request).serialized())")
@@ -77,11 +86,13 @@ let fixture = AgentSettings(json: try! JSONValue.parse(#"""
      {"id": "branch", "condition": {"when": {"type": "object"}, "then": [{"id": "note", "set": {"x": 1}}]}}]}}}
 """#), file: "/nonexistent/settings.json")
 
-// Only the fuzzer's one thread touches it.
-nonisolated(unsafe) let supervisor: Supervisor = {
-    let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
-                                processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
-    let work = WorkHost.Definitions(tasks: fixture.tasks, schedules: fixture.schedules, workflows: fixture.workflows, roles: ["admin": "admin"])
-    supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+// Made and driven by the fuzzer's one thread (the loop's).
+let supervisor: Supervisor = {
+    let supervisor = Supervisor.make(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                     processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
+    supervisor.inbox.isolated {
+        let work = WorkHost.Definitions(tasks: fixture.tasks, schedules: fixture.schedules, workflows: fixture.workflows, roles: ["admin": "admin"])
+        supervisor.work.setUp(work, agentDirectory: "/nonexistent", notifications: nil, containment: nil)
+    }
     return supervisor
 }()

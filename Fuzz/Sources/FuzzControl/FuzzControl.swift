@@ -25,19 +25,26 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         offset = end
     }
     switch outcome {
-    case .incomplete, .tooLong, .invalid:
+    case .incomplete:
+        return 0
+    case .refused(let refusal):
+        // Refused with a code and a message, as the socket answers it.
+        guard !refusal.message.isEmpty else { fatalError("a refusal without a message: \(refusal)") }
         return 0
     case .request(let request):
         // A control request that stops the agent or reloads it would end this supervisor's
         // usefulness for the next input; both are answered by a fresh one each time.
-        let supervisor = Supervisor(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
-                                    processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
-        var answers: [JSONValue] = []
+        let supervisor = Supervisor.make(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
+                                         processes: [], console: ConsoleOutput(json: true, showEvents: false, fd: -1), logger: logger)
         // The socket's own path: the registry's check, then the command (events and history
         // are read off the loop and answered on it: the loop runs until they are).
-        supervisor.executeControl(request) { answers.append($0) }
-        let deadline = EventLoop.now() + 10
-        while answers.isEmpty && EventLoop.now() < deadline { supervisor.loop.runOnce(maxWait: 0.01) }
+        let answers = supervisor.inbox.isolated {
+            var answers: [JSONValue] = []
+            supervisor.executeControl(request) { answers.append($0) }
+            let deadline = EventLoop.now() + 10
+            while answers.isEmpty && EventLoop.now() < deadline { supervisor.loop.runOnce(maxWait: 0.01) }
+            return answers
+        }
         guard answers.count == 1, answers[0]["ok"]?.boolValue != nil else {
             fatalError("\(answers.count) answers to \(request.serialized()): \(answers.map { $0.serialized() })")
         }
