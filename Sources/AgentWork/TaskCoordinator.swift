@@ -116,8 +116,8 @@ package final class TaskCoordinator {
         self.logger = logger
         undecidedConditions = UndecidedConditions(logger: logger)
         self.recentLimit = max(recentLimit, 1)
-        // Run ids: the start time in ms (base 36) and a counter: unique across restarts of an agent.
-        idPrefix = String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)
+        // Run ids: the prefix (start time and a random part) and a counter.
+        idPrefix = RunIDPrefix.make()
     }
 
     /// The runner of `type` ("command", or one module task type).

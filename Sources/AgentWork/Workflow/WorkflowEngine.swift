@@ -137,7 +137,7 @@ package final class WorkflowEngine {
         self.tasks = tasks
         self.logger = logger
         undecidedConditions = UndecidedConditions(logger: logger)
-        idPrefix = "wf-" + String(UInt64(max(Date().timeIntervalSince1970 * 1000, 0)), radix: 36)
+        idPrefix = "wf-" + RunIDPrefix.make()
     }
 
     // MARK: Definitions
