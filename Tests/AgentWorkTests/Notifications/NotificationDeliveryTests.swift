@@ -1,5 +1,5 @@
-@testable import AgentOutputs
 import AgentLoop
+@testable import AgentOutputs
 import AgentTestSupport
 import Foundation
 import JSONSchema

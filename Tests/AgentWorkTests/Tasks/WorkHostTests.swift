@@ -55,13 +55,19 @@ import Testing
         return task
     }
 
+    /// A work layer with one task triggered by `type`, reaching supervision through `host` only.
+    @LoopActor static func workTriggered(by type: String, host: Recorder) -> WorkHost {
+        let work = WorkHost(host: host, events: host, environment: ProcessInfo.processInfo.environment)
+        work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
+        work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: type)]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
+        return work
+    }
+
     @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
         let loop = EventLoop()
         loop.isolated {
             let recorder = Recorder(loop: loop)
-            let work = WorkHost(host: recorder, events: recorder, environment: ProcessInfo.processInfo.environment)
-            work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
-            work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: "ping")]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
+            let work = Self.workTriggered(by: "ping", host: recorder)
             defer {
                 work.shutDown()
                 _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
@@ -84,9 +90,7 @@ import Testing
         let loop = EventLoop()
         loop.isolated {
             let recorder = Recorder(loop: loop)
-            let work = WorkHost(host: recorder, events: recorder, environment: ProcessInfo.processInfo.environment)
-            work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
-            work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: "ping")]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
+            let work = Self.workTriggered(by: "ping", host: recorder)
             defer { work.shutDown() }
             let untriggered = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["/bin/true"]))
             work.apply(WorkHost.Definitions(tasks: [untriggered]))
