@@ -13,8 +13,6 @@ import Logging
 /// The leader loads the schedules' state from the shared database when it takes over (what
 /// the previous leader committed), then fires; an agent that loses it stops firing at once,
 /// and the database refuses what it commits after.
-///
-/// Loop thread only.
 @LoopActor
 package final class FleetBridge {
     /// The schedules' leadership as this agent's loop knows it.

@@ -13,8 +13,6 @@ import Logging
 /// with its original time, and records its cursor once the events were handed to the workers.
 /// Reading pauses while a subscriber's queue is over half full: the database holds the rest,
 /// so that no fleet event is dropped by a full queue.
-///
-/// Loop thread only.
 @LoopActor
 package final class FleetEventRelay {
     /// Events read at once.

@@ -15,8 +15,6 @@ import Logging
 /// It reaches supervision only through ``ExecutorHost`` (executor workers, the loop, whether
 /// the agent stops) and ``EventPublisher`` (routing), and its records through ``WorkStorage``
 /// or the fleet's ``FleetBackend``: never the supervisor itself.
-///
-/// Loop thread only.
 @LoopActor
 package final class WorkHost {
     /// What the settings give the work layer, at start and at each reload.

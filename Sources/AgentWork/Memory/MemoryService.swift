@@ -11,8 +11,6 @@ import Logging
 /// front, and the memory requests of workers (`context.memory` in the SDK: a `memory` frame
 /// answered with a `memoryResult` frame). Reads run off the loop; writes go through the store's
 /// writer; answers come back to the loop.
-///
-/// Loop thread only.
 @LoopActor
 package final class MemoryService {
     /// The fleet's memory when the agent is in one, else the store's; nil without either.
