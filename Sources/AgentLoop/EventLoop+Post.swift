@@ -54,12 +54,3 @@ package final class LoopInbox: Sendable {
         for item in work { item() }
     }
 }
-
-/// Lets loop-confined objects cross into work posted back to the loop.
-package struct LoopBound<Value>: @unchecked Sendable {
-    package let value: Value
-
-    package init(value: Value) {
-        self.value = value
-    }
-}

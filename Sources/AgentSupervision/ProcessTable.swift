@@ -14,7 +14,7 @@ package final class ProcessTable {
 
         package init() {}
 
-        mutating func add(_ process: SupervisedProcess) {
+        @LoopActor mutating func add(_ process: SupervisedProcess) {
             eventsEmitted += process.eventsEmitted
             eventsDelivered += process.eventsDelivered
             eventsDropped += process.eventsDropped

@@ -1,9 +1,11 @@
 import AgentCore
+import AgentLoop
 import Foundation
 import JSONSchema
 
 /// One configured process and its current worker, if any. Lives as long as the process is
 /// configured; workers come and go.
+@LoopActor
 package final class SupervisedProcess {
     /// What the settings say about this process (a reload compares it).
     package let planned: PlannedProcess

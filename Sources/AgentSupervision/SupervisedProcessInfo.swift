@@ -30,7 +30,7 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     /// A replica's number, 1…N (0 without `replicas`).
     public var replica: Int
 
-    package init(_ process: SupervisedProcess) {
+    @LoopActor package init(_ process: SupervisedProcess) {
         name = process.name
         replicaOf = process.planned.replicaOf
         replica = process.planned.replica

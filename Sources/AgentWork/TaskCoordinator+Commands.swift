@@ -116,20 +116,19 @@ extension TaskCoordinator {
         guard let store, shared == nil else { return queued(submit(prepared)) }
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
         // box released the coordinator once too often on the refusing path (Swift 6.3).
-        let this = LoopBound(value: self)
-        let reply = LoopBound(value: respond)
-        let then = LoopBound(value: queued)
+        let reply = LoopOwned(respond)
+        let then = LoopOwned(queued)
         let inbox = loop.inbox
         store.commitNew([prepared]) { written in
             inbox.post {
                 guard written else { return reply.value(.failure(Self.storeError("run of task \"\(prepared.task)\" was not queued"))) }
-                then.value(this.value.submit(prepared))
+                then.value(self.submit(prepared))
             }
         }
     }
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
-    package static func storeError(_ outcome: String) -> CommandError {
+    nonisolated package static func storeError(_ outcome: String) -> CommandError {
         .unavailable("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)",
                      retryAfter: 5)
     }
@@ -138,9 +137,9 @@ extension TaskCoordinator {
     private func findRun(_ id: String, _ done: @escaping (TaskRun?) -> Void) {
         if let run = knownRun(id) { return done(run) }
         guard let store else { return done(nil) }
-        let reply = LoopBound(value: done)
+        let reply = LoopOwned(done)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let run = try? await store.run(id: id)
             inbox.post { reply.value(run) }
         }
@@ -152,12 +151,11 @@ extension TaskCoordinator {
             return respond(.success(TaskRunsCommand.Answer(runs: knownRuns(filter).map(\.json), stored: false,
                                                            note: "the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops")))
         }
-        let reply = LoopBound(value: respond)
-        let this = LoopBound(value: self)
+        let reply = LoopOwned(respond)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let result = await Result { try await store.list(filter) }
-            inbox.post { this.value.answerList(result, filter: filter, respond: reply.value) }
+            inbox.post { self.answerList(result, filter: filter, respond: reply.value) }
         }
     }
 
@@ -181,7 +179,7 @@ extension TaskCoordinator {
     /// Nil past the bounds too, rather than a time clamped without a word (a delay of `1e308s`
     /// ran in 100 years, year 99999 in 2262, year 1 at once): a delay of at most 100 years, a
     /// time from 1970 to 100 years from now.
-    package static func parseTime(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+    nonisolated package static func parseTime(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         if let unit = text.last, let factor = units[unit], let amount = Double(text.dropLast()), amount >= 0 {
             return amount * factor <= SettingsBounds.longestRetention ? now + amount * factor : nil
@@ -198,5 +196,5 @@ extension TaskCoordinator {
     }
 
     /// What ``parseTime(_:now:)`` takes, for refusals.
-    package static let timeForm = "an ISO 8601 time from 1970-01-01T00:00:00Z to 100 years from now (e.g. 2026-11-24T07:00:00Z), or a delay from now of at most 100 years (30s, 10m, 2h, 1d)"
+    nonisolated package static let timeForm = "an ISO 8601 time from 1970-01-01T00:00:00Z to 100 years from now (e.g. 2026-11-24T07:00:00Z), or a delay from now of at most 100 years (30s, 10m, 2h, 1d)"
 }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 
 /// The coordinator's side of a fleet's shared queue (loop thread only).
+@LoopActor
 package final class SharedQueueState {
     /// This agent's id: the holder of its claims.
     package let holder: String
@@ -125,12 +126,11 @@ extension TaskCoordinator {
         shared.claiming = true
         shared.again = false
         let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease, labels: labels)
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let result = await Result { try await store.claim(request) }
             inbox.post {
-                let coordinator = this.value
+                let coordinator = self
                 guard let shared = coordinator.shared else { return }
                 shared.claiming = false
                 switch result {
@@ -159,12 +159,11 @@ extension TaskCoordinator {
         guard let shared, let store, !stopping, shared.lapseTimer == nil, !shared.lapseAsked else { return }
         shared.lapseAsked = true
         let holder = shared.holder
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let left = try? await store.nextLapse(tasks: tasks, holder: holder)
             inbox.post {
-                let coordinator = this.value
+                let coordinator = self
                 guard let shared = coordinator.shared, !coordinator.stopping else { return }
                 shared.lapseAsked = false
                 guard let left = left ?? nil, left < shared.poll, shared.lapseTimer == nil else { return }
@@ -202,13 +201,12 @@ extension TaskCoordinator {
         let claims = active.keys.compactMap { runs[$0]?.claim }
         guard !claims.isEmpty else { return }
         shared.renewing = true
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
         let lease = shared.lease
-        Task {
+        Task.detached {
             let held = try? await store.renew(claims, lease: lease)
             inbox.post {
-                let coordinator = this.value
+                let coordinator = self
                 coordinator.shared?.renewing = false
                 // The database away: nothing is known; the leases may lapse, and then results are refused.
                 guard let held else { return }
@@ -236,16 +234,15 @@ extension TaskCoordinator {
         let ids = shared.watched.filter { waiters[$0] != nil }
         shared.watched = ids
         guard !ids.isEmpty else { return }
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             var finished: [TaskRun] = []
             for id in ids {
                 if let run = try? await store.run(id: id), run.status.isFinished { finished.append(run) }
             }
             let ended = finished
             inbox.post {
-                let coordinator = this.value
+                let coordinator = self
                 for run in ended {
                     coordinator.shared?.watched.remove(run.id)
                     coordinator.remember(run)

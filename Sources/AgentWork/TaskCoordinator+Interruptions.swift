@@ -61,7 +61,7 @@ extension TaskCoordinator {
     }
 
     /// The error of an abandoned run.
-    package static func abandonment(_ run: TaskRun, definition: TaskDefinition, last: String?) -> String {
+    nonisolated package static func abandonment(_ run: TaskRun, definition: TaskDefinition, last: String?) -> String {
         let times = run.interruptions == 1 ? "once" : "\(run.interruptions) times"
         return "abandoned: interrupted \(times) (the agent stopped or died, or its executor's worker died, while an attempt ran; "
             + "the last: \(last ?? "attempt \(run.attempt)")), more than the task's max_interruptions (\(definition.maxInterruptions)) allows; "

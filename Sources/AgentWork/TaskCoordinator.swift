@@ -12,6 +12,7 @@ import Logging
 /// a reload, the start and end of the agent); runners report on the loop too. Every change of
 /// a run is handed to the ``RunStore`` (which batches it off the loop) and announced on the
 /// event bus (`task.queued`, `task.started`, `task.succeeded`…).
+@LoopActor
 package final class TaskCoordinator {
     /// How an attempt ended, for whoever notifies about it (``attemptEnded``).
     package struct AttemptEnd {
@@ -353,7 +354,7 @@ package final class TaskCoordinator {
 
     /// Seconds a running attempt gets at the stop when its task gives no `cancel_grace` (the
     /// longer of the runners' defaults).
-    package static let defaultGrace = 5.0
+    nonisolated package static let defaultGrace = 5.0
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
@@ -377,7 +378,7 @@ package final class TaskCoordinator {
 
     /// How far ahead of its not-before a run may be handed to a runner that holds it (a
     /// schedule decides its fires 50 ms ahead).
-    package static let aheadWindow = 0.2
+    nonisolated package static let aheadWindow = 0.2
 
     /// Whether `run`, due later, goes to its runner now and waits there for its instant: on
     /// its task's implicit module executor, within ``aheadWindow``. Then the run starts at the
@@ -447,7 +448,7 @@ package final class TaskCoordinator {
     }
 
     /// In a batch, the runs' frames go out after the first run, then every this many.
-    package static let earlyFlush = 32
+    nonisolated package static let earlyFlush = 32
 
     /// Starts an attempt of `run`, on `executor` (a declared one, chosen by the caller and
     /// counted in the pool already) or on the task's implicit executor.
@@ -627,7 +628,7 @@ package final class TaskCoordinator {
     }
 
     /// `initial_delay × multiplier^(n-1)`, at most `max_delay`, for the n-th retry.
-    package static func retryDelay(_ policy: TaskDefinition.RetryPolicy, retry n: Int) -> Double {
+    nonisolated package static func retryDelay(_ policy: TaskDefinition.RetryPolicy, retry n: Int) -> Double {
         let exponent = Double(max(n - 1, 0))
         let delay = policy.initialDelay * pow(policy.multiplier, exponent)
         return delay.isFinite ? min(delay, policy.maxDelay) : policy.maxDelay

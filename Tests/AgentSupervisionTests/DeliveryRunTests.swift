@@ -1,3 +1,4 @@
+import AgentLoop
 import AgentModuleABI
 @testable import AgentSupervision
 import AgentTestSupport
@@ -205,18 +206,21 @@ import Testing
 
     /// Dropping the oldest and losing a half-written frame are counted in events, not frames.
     @Test func droppedAndLostRunsCountTheirEvents() throws {
-        let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
-        let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
-                                                       subscriptions: [], policy: ProcessPolicy()))
-        let first = Self.run("tock", "clock", (0..<5).map { Self.emitted("tock", time: Int64($0), payload: []) })
-        let second = Self.delivery("tick", "clock", time: 5, payload: [])
-        let third = Self.run("tock", "clock", (6..<9).map { Self.emitted("tock", time: Int64($0), payload: []) })
-        for frame in [first, second, third] { frame.withUnsafeBytes { process.outgoing.append($0) } }
-        #expect(process.dropOldestDeliveries(freeing: first.count + 1) == 6, "the run's five events and the delivery")
-        #expect(process.outgoing.bytes == third)
-        // Half of the last run written to the socket when the worker died: its three events are lost.
-        process.noteSent(third.count / 2)
-        #expect(process.discardSentFrames() == 3)
-        #expect(process.outgoing.isEmpty)
+        let loop = EventLoop()
+        loop.isolated {
+            let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
+            let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
+                                                           subscriptions: [], policy: ProcessPolicy()))
+            let first = Self.run("tock", "clock", (0..<5).map { Self.emitted("tock", time: Int64($0), payload: []) })
+            let second = Self.delivery("tick", "clock", time: 5, payload: [])
+            let third = Self.run("tock", "clock", (6..<9).map { Self.emitted("tock", time: Int64($0), payload: []) })
+            for frame in [first, second, third] { frame.withUnsafeBytes { process.outgoing.append($0) } }
+            #expect(process.dropOldestDeliveries(freeing: first.count + 1) == 6, "the run's five events and the delivery")
+            #expect(process.outgoing.bytes == third)
+            // Half of the last run written to the socket when the worker died: its three events are lost.
+            process.noteSent(third.count / 2)
+            #expect(process.discardSentFrames() == 3)
+            #expect(process.outgoing.isEmpty)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AgentLoop
 @testable import AgentSupervision
 import AgentTestSupport
 import Testing
@@ -133,55 +134,61 @@ import Testing
     }
 
     @Test func deadWorkerKeepsOnlyTheDeliveriesItNeverSaw() {
-        let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
-        let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
-                                                       subscriptions: [], policy: ProcessPolicy()))
-        for body in [[1], [2], [3], [4]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: process.outgoing) }
-        // The dead worker's control frames (here a stop) are not for its successor.
-        FrameCodec.append(.stop, body: [UInt8](), to: process.control)
-        // The first frame (6 bytes) went out whole, the second only in part.
-        process.noteSent(8)
-        let lost = process.discardSentFrames()
-        #expect(lost == 1)
-        #expect(process.control.isEmpty && process.pendingBytes == 12)
-        var decoder = FrameDecoder()
-        let kept = (try? decoder.feed(process.outgoing.bytes)) ?? []
-        #expect(kept.map(\.1) == [[3], [4]])
-        #expect(kept.allSatisfy { $0.0 == .deliver })
+        let loop = EventLoop()
+        loop.isolated {
+            let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
+            let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
+                                                           subscriptions: [], policy: ProcessPolicy()))
+            for body in [[1], [2], [3], [4]] as [[UInt8]] { FrameCodec.append(.deliver, body: body, to: process.outgoing) }
+            // The dead worker's control frames (here a stop) are not for its successor.
+            FrameCodec.append(.stop, body: [UInt8](), to: process.control)
+            // The first frame (6 bytes) went out whole, the second only in part.
+            process.noteSent(8)
+            let lost = process.discardSentFrames()
+            #expect(lost == 1)
+            #expect(process.control.isEmpty && process.pendingBytes == 12)
+            var decoder = FrameDecoder()
+            let kept = (try? decoder.feed(process.outgoing.bytes)) ?? []
+            #expect(kept.map(\.1) == [[3], [4]])
+            #expect(kept.allSatisfy { $0.0 == .deliver })
+        }
     }
 
     @Test func writtenBacklogIsRemovedAtAFrameBoundaryAndThePartlyWrittenFrameKept() throws {
-        let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
-        let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
-                                                       subscriptions: [], policy: ProcessPolicy()))
-        // 3 MB of 1 KiB deliveries, numbered.
-        let count = 3 << 10
-        for index in 0..<count {
-            var body = [UInt8](repeating: 0, count: 1019)
-            body[0] = UInt8(index & 0xFF)
-            body[1] = UInt8(index >> 8)
-            FrameCodec.append(.deliver, body: body, to: process.outgoing)
+        let loop = EventLoop()
+        try loop.isolated {
+            let module = ModuleLocation(name: "m", library: "/x", sourceDirectory: nil)
+            let process = SupervisedProcess(PlannedProcess(name: "p", type: "t", kind: "monitor", module: module, settings: [:],
+                                                           subscriptions: [], policy: ProcessPolicy()))
+            // 3 MB of 1 KiB deliveries, numbered.
+            let count = 3 << 10
+            for index in 0..<count {
+                var body = [UInt8](repeating: 0, count: 1019)
+                body[0] = UInt8(index & 0xFF)
+                body[1] = UInt8(index >> 8)
+                FrameCodec.append(.deliver, body: body, to: process.outgoing)
+            }
+            let frameSize = process.outgoing.count / count
+            // Written in uneven pieces, the last one ending inside a frame.
+            var written = 0
+            let target = 2 * (1 << 20) + 100
+            while written < target {
+                let piece = min(70_001, target - written)
+                process.noteSent(piece)
+                written += piece
+            }
+            #expect(process.pendingBytes == count * frameSize - target)
+            #expect(process.outgoing.count < count * frameSize, "the written prefix was not removed")
+            // What is left begins at a frame boundary: the partly written frame is lost, the
+            // rest is kept in order.
+            #expect(process.discardSentFrames() == 1)
+            var decoder = FrameDecoder()
+            let kept = try decoder.feed(process.outgoing.bytes)
+            let first = target / frameSize + 1
+            #expect(kept.count == count - first)
+            #expect(kept.first.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == first)
+            #expect(kept.last.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == count - 1)
         }
-        let frameSize = process.outgoing.count / count
-        // Written in uneven pieces, the last one ending inside a frame.
-        var written = 0
-        let target = 2 * (1 << 20) + 100
-        while written < target {
-            let piece = min(70_001, target - written)
-            process.noteSent(piece)
-            written += piece
-        }
-        #expect(process.pendingBytes == count * frameSize - target)
-        #expect(process.outgoing.count < count * frameSize, "the written prefix was not removed")
-        // What is left begins at a frame boundary: the partly written frame is lost, the
-        // rest is kept in order.
-        #expect(process.discardSentFrames() == 1)
-        var decoder = FrameDecoder()
-        let kept = try decoder.feed(process.outgoing.bytes)
-        let first = target / frameSize + 1
-        #expect(kept.count == count - first)
-        #expect(kept.first.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == first)
-        #expect(kept.last.map { Int($0.1[0]) | Int($0.1[1]) << 8 } == count - 1)
     }
 
     @Test func frameBufferGrowsMovesAndSwaps() {

@@ -56,19 +56,21 @@ import Testing
     @Test func loopCodeEntersTheActorWithoutAHopAndItsTasksStayOnItsLoop() {
         // Not the home loop: a task started by loop code runs on the loop that started it.
         let loop = EventLoop()
-        var order: [String] = []
-        let ran = LockedValue<Ran?>(nil)
-        loop.schedule(after: 0) {
-            LoopActor.assumeIsolated {
-                LoopActor.shared.preconditionIsolated()
-                order.append("inside")
-                Task { @LoopActor in ran.withLock { $0 = .here } }
+        loop.isolated {
+            var order: [String] = []
+            let ran = LockedValue<Ran?>(nil)
+            loop.schedule(after: 0) {
+                LoopActor.assumeIsolated {
+                    LoopActor.shared.preconditionIsolated()
+                    order.append("inside")
+                    Task { @LoopActor in ran.withLock { $0 = .here } }
+                }
+                order.append("after")
             }
-            order.append("after")
+            drive(loop) { ran.withLock { $0 } != nil }
+            #expect(order == ["inside", "after"])
+            #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))
         }
-        drive(loop) { ran.withLock { $0 } != nil }
-        #expect(order == ["inside", "after"])
-        #expect(ran.withLock { $0 } == Ran(thread: pthread_self(), onLoop: true))
     }
 
     @Test func postRunsIsolatedOnThatLoop() {

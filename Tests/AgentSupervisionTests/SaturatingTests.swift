@@ -116,28 +116,32 @@ import Testing
 @Suite(.ownThreads) struct TimerSaturationTests {
     @Test func loopWithHugeTimersWaitsWithoutTrappingAndRunsOnlyDueOnes() {
         let loop = EventLoop()
-        var fired: [String] = []
-        // 3e6 s is more than 2^31 ms: the epoll timeout that trapped for `stop_timeout: 3000000`.
-        for (name, span) in [("3e6", 3e6), ("inf", SaturatingTests.parsedHuge), ("1e300", 1e300), ("max", Double(Int.max))] {
-            loop.schedule(after: span) { fired.append(name) }
+        loop.isolated {
+            var fired: [String] = []
+            // 3e6 s is more than 2^31 ms: the epoll timeout that trapped for `stop_timeout: 3000000`.
+            for (name, span) in [("3e6", 3e6), ("inf", SaturatingTests.parsedHuge), ("1e300", 1e300), ("max", Double(Int.max))] {
+                loop.schedule(after: span) { fired.append(name) }
+            }
+            loop.schedule(after: .nan) { fired.append("nan") }
+            loop.schedule(after: -1) { fired.append("negative") }
+            loop.schedule(after: 0.02) { fired.append("soon") }
+            let start = EventLoop.now()
+            while !fired.contains("soon"), EventLoop.now() - start < 10 { loop.runOnce() }
+            #expect(fired.sorted() == ["nan", "negative", "soon"])
+            // With only the huge timers left, a turn waits on them (capped here by maxWait).
+            loop.runOnce(maxWait: 0.01)
+            #expect(fired.count == 3)
         }
-        loop.schedule(after: .nan) { fired.append("nan") }
-        loop.schedule(after: -1) { fired.append("negative") }
-        loop.schedule(after: 0.02) { fired.append("soon") }
-        let start = EventLoop.now()
-        while !fired.contains("soon"), EventLoop.now() - start < 10 { loop.runOnce() }
-        #expect(fired.sorted() == ["nan", "negative", "soon"])
-        // With only the huge timers left, a turn waits on them (capped here by maxWait).
-        loop.runOnce(maxWait: 0.01)
-        #expect(fired.count == 3)
     }
 
     @Test func loopWaitBoundedByAnInfiniteMaxWaitDoesNotTrap() {
         let loop = EventLoop()
-        loop.schedule(after: 0.01) {}
-        // maxWait is capped at an hour; the timer ends the wait.
-        loop.runOnce(maxWait: SaturatingTests.parsedHuge)
-        loop.runOnce(maxWait: .nan)
+        loop.isolated {
+            loop.schedule(after: 0.01) {}
+            // maxWait is capped at an hour; the timer ends the wait.
+            loop.runOnce(maxWait: SaturatingTests.parsedHuge)
+            loop.runOnce(maxWait: .nan)
+        }
     }
 
     @Test func policyFromHugeNumbersIsClampedAndItsMessagesDoNotTrap() throws {

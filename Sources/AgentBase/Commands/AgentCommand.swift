@@ -42,6 +42,11 @@ public protocol AgentCommand: Sendable {
     static var unavailable: CommandError { get }
 
     /// Runs the request on the loop; calls `respond` once, now or later.
+    ///
+    /// Nonisolated here because this protocol sits below the loop's actor (AgentLoop). A
+    /// command whose host is isolated to the loop (the work layer's) conforms `@preconcurrency`
+    /// with a `@LoopActor` `run`: the registry calls `run` on the loop only, the witness checks
+    /// that at run time, and an isolated conformance is ruled out (the protocol is `Sendable`).
     static func run(_ request: Request, on host: Host, caller: CommandCaller,
                     respond: @escaping (Result<Answer, CommandError>) -> Void)
 }

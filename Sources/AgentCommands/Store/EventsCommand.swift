@@ -3,7 +3,7 @@ import AgentStore
 import JSONSchema
 
 /// `events`: events from the store, newest last; paged with `after`.
-package enum EventsCommand: StoreReadCommand {
+package enum EventsCommand: @preconcurrency StoreReadCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var type: String?
         package var source: String?

@@ -3,7 +3,7 @@ import AgentStore
 import JSONSchema
 
 /// `history`: the run history (starts, readiness, exits, restarts, commands: the audit).
-package enum HistoryCommand: StoreReadCommand {
+package enum HistoryCommand: @preconcurrency StoreReadCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var process: String?
         package var limit: Int?

@@ -23,11 +23,12 @@ package protocol StoreReadCommand: AgentCommand where Host == any StoreReadHost,
 extension StoreReadCommand {
     package static var mutating: Bool { false }
 
-    package static func run(_ request: Request, on host: any StoreReadHost, caller: CommandCaller,
+    /// On the loop, as every command's `run` (conformers are `@preconcurrency`, see ``AgentCommand``).
+    @LoopActor package static func run(_ request: Request, on host: any StoreReadHost, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
         let storePath = host.storePath
         let inbox = host.inbox
-        let reply = LoopBound(value: respond)
+        let reply = LoopOwned(respond)
         Task.detached {
             let result = answer(request, storePath: storePath)
             inbox.post { reply.value(result) }

@@ -230,7 +230,7 @@ extension Supervisor {
 
         /// Whether an `event` frame can join the run, and if so the most entry bytes of that
         /// run. The frame is checked as far as a receiver of the run reads it.
-        @inline(__always)
+        @inline(__always) @LoopActor
         func limit(_ body: UnsafeRawBufferPointer, of source: SupervisedProcess, runBytes: Int, frameBytes: Int) -> Int? {
             guard body.count >= 2 else { return nil }
             let typeLength = Int(FrameCodec.readUInt16(body, at: 0))

@@ -1,10 +1,12 @@
+import AgentLoop
 import JSONSchema
 
 /// Carries out runs assigned to people (executors with a `user`): a run waits, `running`, until
 /// its person completes it (`task complete RUN --output JSON`, the dashboard) or fails it
 /// (`task fail RUN --error TEXT`). Its task's timeout and a cancel end it as for any runner.
 /// Loop thread only, like every ``TaskRunner``.
-package final class PersonTaskRunner: TaskRunner {
+@LoopActor
+package final class PersonTaskRunner: @LoopActor TaskRunner {
     private struct Waiting {
         var start: TaskRunStart
         var report: (TaskRunReport) -> Void

@@ -4,7 +4,8 @@ import Foundation
 import JSONSchema
 
 /// One attempt of a `command` task while its program runs: the process, the runner's ends of
-/// its pipes, and what it wrote so far. Loop thread only.
+/// its pipes, and what it wrote so far.
+@LoopActor
 package final class CommandRun {
     package let start: TaskRunStart
     package let report: (TaskRunReport) -> Void

@@ -183,7 +183,7 @@ extension CommandTaskRunner {
     }
 
     /// The value of the variable `prefix` (`NAME=`) in a /proc environ block.
-    private static func value(after prefix: [UInt8], in data: Data) -> String? {
+    nonisolated private static func value(after prefix: [UInt8], in data: Data) -> String? {
         let bytes = [UInt8](data)
         var start = 0
         while start < bytes.count {
@@ -204,7 +204,7 @@ extension CommandTaskRunner {
 
     /// The program to spawn: a name with a `/` as it is (found from the working directory
     /// when relative), a bare name looked up in `path` (the command's PATH).
-    package static func resolve(_ name: String, path: String?, directory: String) -> Result<String, NotRunnable> {
+    nonisolated package static func resolve(_ name: String, path: String?, directory: String) -> Result<String, NotRunnable> {
         if name.contains("/") { return .success(name) }
         let search = path ?? "/usr/local/bin:/usr/bin:/bin"
         var notExecutable: String?
@@ -224,7 +224,7 @@ extension CommandTaskRunner {
     }
 
     /// Why the spawn of `program` failed, in words that say what to fix.
-    package static func describe(_ code: Int32, program: String) -> String {
+    nonisolated package static func describe(_ code: Int32, program: String) -> String {
         let reason = String(cString: strerror(code))
         switch code {
         case ENOENT: return "cannot run \(program): \(reason) (the program, or the interpreter its #! line names, does not exist)"

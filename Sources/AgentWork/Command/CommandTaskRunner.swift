@@ -24,7 +24,8 @@ import Logging
 /// nothing may be left behind. When the program exits, what is left of its group and cgroup is
 /// killed too: a run ends with its program, and is reported only once its cgroup is empty (so
 /// that a retry never runs beside what the attempt before it started), with what it used.
-package final class CommandTaskRunner: TaskRunner {
+@LoopActor
+package final class CommandTaskRunner: @LoopActor TaskRunner {
     /// How much of a command's output is kept, and how long a cancelled one may take to end.
     package struct Limits {
         /// Bytes of stdout kept as the output; more is read and counted, and the output says so.
@@ -48,7 +49,8 @@ package final class CommandTaskRunner: TaskRunner {
     package let logger: Logger
     package private(set) var runs: [String: CommandRun] = [:]
     private var stopped = false
-    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+    /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
+    private nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
     package init(loop: EventLoop, agentDirectory: String, environment: [String: String],
          containment: WorkerContainment? = nil, limits: Limits = Limits(), logger: Logger) {

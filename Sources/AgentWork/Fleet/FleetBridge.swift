@@ -13,8 +13,7 @@ import Logging
 /// The leader loads the schedules' state from the shared database when it takes over (what
 /// the previous leader committed), then fires; an agent that loses it stops firing at once,
 /// and the database refuses what it commits after.
-///
-/// Loop thread only.
+@LoopActor
 package final class FleetBridge {
     /// The schedules' leadership as this agent's loop knows it.
     struct LeadershipBid {
@@ -123,11 +122,10 @@ package final class FleetBridge {
         guard let backend, backend.settings.assignmentHold > 0, !membersReading, backend.condition.degraded == nil else { return }
         membersReading = true
         let inbox = loop.inbox
-        let this = LoopBound(value: self)
-        Task {
+        Task.detached {
             let members = try? await backend.members()
             inbox.post {
-                let bridge = this.value
+                let bridge = self
                 bridge.membersReading = false
                 // The database away: the last members known stay.
                 if let members { bridge.work.tasks?.fleetMembersRead(members) }
@@ -153,9 +151,8 @@ package final class FleetBridge {
         let store = backend.scheduleStore
         let holder = backend.settings.agentID
         let inbox = loop.inbox
-        let this = LoopBound(value: self)
         let wasLeading = scheduler.leadership != nil
-        Task {
+        Task.detached {
             var leadership: Leadership?
             var saved: [String: ScheduleState]?
             do {
@@ -168,7 +165,7 @@ package final class FleetBridge {
             }
             let states = saved, taken = leadership
             inbox.post {
-                let bridge = this.value
+                let bridge = self
                 bridge.bid.inFlight = false
                 if taken != nil { bridge.bid.holdsUntil = sent + lease }
                 bridge.tookLeadership(taken, saved: states, wasLeading: wasLeading)
@@ -223,10 +220,10 @@ package final class FleetBridge {
         let answer = FleetStatusCommand.Answer(agentID: backend.settings.agentID, database: backend.settings.displayURL, backlog: condition.backlog,
                                                dropped: condition.dropped, refused: condition.refused, degraded: condition.degraded,
                                                events: relay?.status(published: published) ?? .null)
-        let reply = LoopBound(value: respond)
+        let reply = LoopOwned(respond)
         let inbox = loop.inbox
-        let done = LoopBound(value: answer)
-        Task {
+        let done = LoopOwned(answer)
+        Task.detached {
             let result = await Result { try await backend.members() }
             inbox.post {
                 var answer = done.value

@@ -13,11 +13,10 @@ import Logging
 /// with its original time, and records its cursor once the events were handed to the workers.
 /// Reading pauses while a subscriber's queue is over half full: the database holds the rest,
 /// so that no fleet event is dropped by a full queue.
-///
-/// Loop thread only.
+@LoopActor
 package final class FleetEventRelay {
     /// Events read at once.
-    static let batch = 500
+    nonisolated static let batch = 500
 
     private let backend: any FleetBackend
     unowned let work: WorkHost
@@ -61,10 +60,9 @@ package final class FleetEventRelay {
         guard !types.isEmpty else { return }
         let store = backend.eventStore
         let inbox = loop.inbox
-        let this = LoopBound(value: self)
         if !reader.listening {
             reader.listening = true
-            store.listen { inbox.post { this.value.read() } }
+            store.listen { inbox.post { self.read() } }
         }
         guard let cursor = reader.cursor else { return askCursor() }
         guard !reader.reading else {
@@ -76,9 +74,9 @@ package final class FleetEventRelay {
         reader.reading = true
         reader.readAgain = false
         let limit = Self.batch
-        Task {
+        Task.detached {
             let result = await Result { try await store.events(types: types, after: cursor, limit: limit) }
-            inbox.post { this.value.received(result) }
+            inbox.post { self.received(result) }
         }
     }
 
@@ -87,11 +85,10 @@ package final class FleetEventRelay {
         reader.askingCursor = true
         let store = backend.eventStore, agent = backend.settings.agentID
         let inbox = loop.inbox
-        let this = LoopBound(value: self)
-        Task {
+        Task.detached {
             let result = await Result { try await store.cursor(of: agent) }
             inbox.post {
-                let relay = this.value
+                let relay = self
                 relay.reader.askingCursor = false
                 switch result {
                 case .success(let cursor):

@@ -15,8 +15,7 @@ import Logging
 /// It reaches supervision only through ``ExecutorHost`` (executor workers, the loop, whether
 /// the agent stops) and ``EventPublisher`` (routing), and its records through ``WorkStorage``
 /// or the fleet's ``FleetBackend``: never the supervisor itself.
-///
-/// Loop thread only.
+@LoopActor
 package final class WorkHost {
     /// What the settings give the work layer, at start and at each reload.
     package struct Definitions {
@@ -171,8 +170,7 @@ package final class WorkHost {
             coordinator.joinFleet(holder: fleet.settings.agentID, lease: fleet.settings.lease, poll: fleet.settings.poll,
                                   hold: fleet.settings.assignmentHold)
             let inbox = loop.inbox
-            let wake = LoopBound(value: coordinator)
-            fleet.listen { inbox.post { wake.value.fleetWakeup() } }
+            fleet.listen { inbox.post { coordinator.fleetWakeup() } }
         } else if let runStore {
             do {
                 let previous = try StoreWait.result { try await runStore.loadUnfinished() }

@@ -11,8 +11,7 @@ import Logging
 /// front, and the memory requests of workers (`context.memory` in the SDK: a `memory` frame
 /// answered with a `memoryResult` frame). Reads run off the loop; writes go through the store's
 /// writer; answers come back to the loop.
-///
-/// Loop thread only.
+@LoopActor
 package final class MemoryService {
     /// The fleet's memory when the agent is in one, else the store's; nil without either.
     package private(set) var store: (any MemoryStore)?
@@ -66,11 +65,10 @@ package final class MemoryService {
             scope = .workflowRun(run)
         }
         let inbox = loop.inbox
-        let bound = LoopBound(value: (self, process))
         let pid = process.pid
         Self.answer(request, scope: scope, memory: store) { answer in
             let bytes = Array(answer.serialized().utf8)
-            inbox.post { bound.value.0.replyToWorker(bound.value.1, pid: pid, status: 0, bytes) }
+            inbox.post { self.replyToWorker(process, pid: pid, status: 0, bytes) }
         }
     }
 
@@ -82,7 +80,7 @@ package final class MemoryService {
 
     /// A worker's memory request, decoded as the command it names with the scope the worker
     /// has: `answer` gets the command's answer or refusal as JSON, on any thread.
-    static func answer(_ request: JSONValue, scope: MemoryScope, memory: any MemoryStore,
+    nonisolated static func answer(_ request: JSONValue, scope: MemoryScope, memory: any MemoryStore,
                        answer: @escaping @Sendable (JSONValue) -> Void) {
         let decoder = JSONValueDecoder()
         do {
@@ -108,14 +106,14 @@ package final class MemoryService {
     }
 
     /// A memory command's result as a worker gets it.
-    private static func json<T: Encodable>(_ result: Result<T, CommandError>) -> JSONValue {
+    nonisolated private static func json<T: Encodable>(_ result: Result<T, CommandError>) -> JSONValue {
         switch result {
         case .success(let value): (try? JSONValueEncoder().encode(value)) ?? CommandError(.failed, "the answer could not be encoded").json
         case .failure(let refusal): refusal.json
         }
     }
 
-    private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue { json(result.mapError(\.refusal)) }
+    nonisolated private static func json<T: Encodable>(_ result: Result<T, MemoryError>) -> JSONValue { json(result.mapError(\.refusal)) }
 
     // MARK: The commands (``MemoryCommands``): on the loop, answered on the loop.
 
@@ -148,12 +146,12 @@ package final class MemoryService {
                                       _ work: (any MemoryStore, @escaping @Sendable (Result<T, CommandError>) -> Void) -> Void) {
         guard let store else { return respond(.failure(MemoryCommands.unavailable)) }
         let inbox = loop.inbox
-        let reply = LoopBound(value: respond)
+        let reply = LoopOwned(respond)
         work(store) { answer in inbox.post { reply.value(answer) } }
     }
 
     /// A key's entry; `not_found` (with the key and scope) when there is none.
-    private static func get(_ key: String, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryEntryAnswer, CommandError> {
+    nonisolated private static func get(_ key: String, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryEntryAnswer, CommandError> {
         do throws(MemoryError) {
             guard let entry = try memory.get(key, scope: scope) else {
                 return .failure(CommandError(.notFound, "no memory key \"\(key)\" in \(scope)", details: ["key": .string(key), "scope": .string(scope.description)]))
@@ -164,13 +162,13 @@ package final class MemoryService {
         }
     }
 
-    private static func list(_ request: MemoryListCommand.Request, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryListCommand.Answer, MemoryError> {
+    nonisolated private static func list(_ request: MemoryListCommand.Request, scope: MemoryScope, memory: any MemoryStore) -> Result<MemoryListCommand.Answer, MemoryError> {
         Result { () throws(MemoryError) in
             MemoryListCommand.Answer(try memory.list(scope: scope, prefix: request.prefix ?? "", after: request.after, limit: request.limit ?? 100))
         }
     }
 
-    private static func set(_ request: MemorySetCommand.Request, scope: MemoryScope, memory: any MemoryStore,
+    nonisolated private static func set(_ request: MemorySetCommand.Request, scope: MemoryScope, memory: any MemoryStore,
                             done: @escaping @Sendable (Result<MemoryEntryAnswer, MemoryError>) -> Void) {
         let write = MemoryWrite(scope: scope, key: request.key, operation: .put(request.value), expectedVersion: request.expectedVersion)
         memory.commit(write) { result in
@@ -182,7 +180,7 @@ package final class MemoryService {
         }
     }
 
-    private static func delete(_ request: MemoryDeleteCommand.Request, scope: MemoryScope, memory: any MemoryStore,
+    nonisolated private static func delete(_ request: MemoryDeleteCommand.Request, scope: MemoryScope, memory: any MemoryStore,
                                done: @escaping @Sendable (Result<MemoryDeleteCommand.Answer, MemoryError>) -> Void) {
         let write = MemoryWrite(scope: scope, key: request.key, operation: .delete, expectedVersion: request.expectedVersion)
         memory.commit(write) { result in done(result.map(MemoryDeleteCommand.Answer.init)) }

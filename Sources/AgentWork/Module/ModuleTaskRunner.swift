@@ -23,7 +23,8 @@ import Logging
 /// its worker is killed.
 ///
 /// Loop thread only, like every ``TaskRunner``.
-package final class ModuleTaskRunner: TaskRunner {
+@LoopActor
+package final class ModuleTaskRunner: @LoopActor TaskRunner {
     package struct Configuration {
         /// Seconds an executor without runs stays up.
         package var idleTimeout: Double = 60
@@ -93,10 +94,10 @@ package final class ModuleTaskRunner: TaskRunner {
     }
 
     /// The name `status` shows for a task's executor.
-    package static func executorName(task: String) -> String { "task:\(task)" }
+    nonisolated package static func executorName(task: String) -> String { "task:\(task)" }
 
     /// The worker of `task` on the declared executor `executor` (nil: the task's own).
-    package static func workerName(task: String, executor: String?) -> String {
+    nonisolated package static func workerName(task: String, executor: String?) -> String {
         executor.map { "\($0):\(task)" } ?? executorName(task: task)
     }
 

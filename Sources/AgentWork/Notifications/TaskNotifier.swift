@@ -1,3 +1,4 @@
+import AgentLoop
 import AgentOutputs
 import Foundation
 import JSONSchema
@@ -13,7 +14,8 @@ import Logging
 /// from a bounded queue (``NotificationDelivery``); a notification that cannot be delivered is
 /// logged (without secrets) and counted in ``statistics``, and never changes the run's result
 /// nor holds up the next run.
-public final class TaskNotifier: @unchecked Sendable {
+@LoopActor
+public final class TaskNotifier {
     private let defaults: JSONValue?
     /// The agent's outputs, for `"outputs"` (loop thread; the supervisor sets them when they
     /// are created, which may be after the tasks).
@@ -98,7 +100,7 @@ public final class TaskNotifier: @unchecked Sendable {
     }
 
     /// The machine's name (gethostname), for subjects and records.
-    public static func currentHostName() -> String {
+    nonisolated public static func currentHostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -126,16 +128,16 @@ public final class TaskNotifier: @unchecked Sendable {
 
 extension TaskNotifier {
     /// The JSON Schema of a task's `"notify"` (for the tasks' schema in ``HostSchema``).
-    public static var notifySchema: JSONValue { NotificationSettings.taskSchema }
+    nonisolated public static var notifySchema: JSONValue { NotificationSettings.taskSchema }
 
     /// The JSON Schema of the settings' top-level `"notifications"`.
-    public static var settingsSchema: JSONValue { NotificationSettings.defaultsSchema }
+    nonisolated public static var settingsSchema: JSONValue { NotificationSettings.defaultsSchema }
 
     /// Every problem of `"notifications"` and of each task's `"notify"` in `document` (the
     /// whole settings) that the schemas cannot see: URL schemes, missing `from`/`to`, a
     /// password written in the file instead of `${env:NAME}`, unset environment variables,
     /// templates that do not compile, outputs that do not exist. Pointers are the keys' own.
-    public static func settingsIssues(
+    nonisolated public static func settingsIssues(
         _ document: JSONValue, agentDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [(pointer: String, message: String)] {
         let defaults = document["notifications"]

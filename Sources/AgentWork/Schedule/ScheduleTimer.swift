@@ -7,6 +7,7 @@ import Foundation
 /// milliseconds), with TFD_TIMER_CANCEL_ON_SET so that a step of the wall clock (NTP, `date
 /// -s`) ends the wait with ECANCELED: the fire times are then recomputed. Registered in the
 /// supervisor's loop; nothing polls.
+@LoopActor
 package final class ScheduleTimer {
     package let fd: Int32
     private let loop: EventLoop
@@ -37,7 +38,9 @@ package final class ScheduleTimer {
         }
     }
 
-    deinit {
+    /// On the loop (where the scheduler lets it go; it waits for the loop when let go elsewhere):
+    /// it takes its fd out of the loop's table before the fd's number can be used again.
+    isolated deinit {
         loop.unregister(fd)
         close(fd)
     }
@@ -66,7 +69,7 @@ package final class ScheduleTimer {
         return (Self.wallClock() - armedClocks.wall) - (EventLoop.now() - armedClocks.monotonic)
     }
 
-    package static func wallClock() -> Double {
+    nonisolated package static func wallClock() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

@@ -15,11 +15,11 @@ extension Scheduler {
     /// How long before its instant a fire on time is decided and committed: enough for the
     /// store's writer to commit it on a busy machine (a commit of 100 fires takes about a
     /// millisecond on a quiet one).
-    package static let lead: Double = 0.05
+    nonisolated package static let lead: Double = 0.05
 
     /// The timer's tolerance: a time this close to the clock is due (the timerfd expires at
     /// the nanosecond, which a Double of seconds cannot always show).
-    package static let tolerance: Double = 1e-6
+    nonisolated package static let tolerance: Double = 1e-6
 
     /// Decides the fires due within ``lead`` of `now` that may be decided ahead, in one commit.
     package func decideAhead(now: Double) {

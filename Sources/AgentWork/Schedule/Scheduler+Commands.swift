@@ -92,10 +92,9 @@ extension Scheduler {
         }
         let runStore = tasks.store
         let inbox = loop.inbox
-        let reply = LoopBound(value: respond)
-        let this = LoopBound(value: self)
+        let reply = LoopOwned(respond)
         let workflowStore = workflows?.store
-        Task {
+        Task.detached {
             let result: Result<[(ScheduleHistoryEntry, String?)], any Error>
             do {
                 var lines: [(ScheduleHistoryEntry, String?)] = []
@@ -117,7 +116,7 @@ extension Scheduler {
                     reply.value(.failure(.unavailable("cannot read the schedule's history from the store: \(error)")))
                 case .success(let lines):
                     // Memory is newer than the store for runs still going.
-                    let scheduler = this.value
+                    let scheduler = self
                     reply.value(.success(ScheduleHistoryCommand.Answer(stored: true, history: lines.map { line, stored in
                         line.json(result: line.runID.flatMap(scheduler.knownResult) ?? stored, zone: zone)
                     })))
@@ -169,7 +168,7 @@ extension Scheduler {
     }
 
     /// ISO 8601 local time with its UTC offset: `2026-11-25T03:00:00+01:00`.
-    package static func local(_ time: Double, in zone: TimeZone) -> String {
+    nonisolated package static func local(_ time: Double, in zone: TimeZone) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = zone
         formatter.formatOptions = time.rounded() == time ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]

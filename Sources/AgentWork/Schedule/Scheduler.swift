@@ -19,6 +19,7 @@ import Logging
 /// ``lead`` ahead of its instant, and its runs are released at the instant by the same timer
 /// (see Scheduler+Ahead.swift): the fires of one instant share one transaction and reach the
 /// coordinator together.
+@LoopActor
 package final class Scheduler {
     /// A schedule and where it stands.
     package struct Entry {
@@ -50,7 +51,7 @@ package final class Scheduler {
     /// A change of the wall clock larger than this (3 hours) is a clock correction, not a
     /// daylight-saving-like jump: the times it skips are not caught up, and a schedule whose
     /// last fire lies this far in the future starts over from now.
-    package static let clockCorrection: Double = 3 * 3600
+    nonisolated package static let clockCorrection: Double = 3 * 3600
 
     package let loop: EventLoop
     package let store: (any ScheduleStore)?
@@ -323,7 +324,7 @@ package final class Scheduler {
     }
 
     /// For a count that is a lower bound (``ScheduleTiming/Due/capped``): says so.
-    package static func inPart(_ due: ScheduleTiming.Due) -> String {
+    nonisolated package static func inPart(_ due: ScheduleTiming.Due) -> String {
         due.capped ? "; at least \(due.count) fire times (not all counted)" : ""
     }
 
@@ -479,15 +480,13 @@ package final class Scheduler {
             return
         }
         commitsInFlight += 1
-        let this = LoopBound(value: self)
-        let after = LoopBound(value: then)
+        let after = LoopOwned(then)
         let inbox = loop.inbox
         store.commit(commit) { committed in
             inbox.post {
-                let scheduler = this.value
-                scheduler.commitsInFlight -= 1
-                let handed = scheduler.committed(runs, committed)
-                scheduler.handOver(workflowRuns)
+                self.commitsInFlight -= 1
+                let handed = self.committed(runs, committed)
+                self.handOver(workflowRuns)
                 after.value?(handed)
             }
         }
@@ -544,7 +543,7 @@ package final class Scheduler {
         return ready.isEmpty ? [] : tasks.submit(ready)
     }
 
-    package static func seconds(_ value: Double) -> String {
+    nonisolated package static func seconds(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? "\(Int(value)) s" : String(format: "%.3f s", value)
     }
 }

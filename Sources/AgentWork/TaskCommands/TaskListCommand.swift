@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_list`: the tasks the settings define, with their queued and running runs.
-package enum TaskListCommand: AgentCommand {
+package enum TaskListCommand: @preconcurrency AgentCommand {
     package struct Answer: Encodable, Sendable {
         package let ok = true
         package var tasks: [JSONValue]
@@ -27,7 +28,7 @@ package enum TaskListCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: NoFields, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: NoFields, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(.success(Answer(tasks: host.taskList())))
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_run`: queues a run of a task, now or at a time; with `wait`, answers when it ends.
-package enum TaskRunCommand: AgentCommand {
+package enum TaskRunCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         /// Checked against the task's input schema; default `{}`.
@@ -45,7 +46,7 @@ package enum TaskRunCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         host.runTask(request, origin: caller.front == "control" ? .cli : .http, respond: respond)
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_runs`: runs, newest first, as far as the store keeps them.
-package enum TaskRunsCommand: AgentCommand {
+package enum TaskRunsCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var task: String?
         package var status: TaskRun.Status?
@@ -45,7 +46,7 @@ package enum TaskRunsCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.listRuns(request.filter, respond: respond)
     }

@@ -55,9 +55,8 @@ extension WorkflowEngine {
             return answer(start(workflow, input: input, requestedBy: requestedBy))
         }
         let run = prepare(workflow, input: input, requestedBy: requestedBy)
-        let this = LoopBound(value: self)
-        let reply = LoopBound(value: respond)
-        let then = LoopBound(value: answer)
+        let reply = LoopOwned(respond)
+        let then = LoopOwned(answer)
         let inbox = loop.inbox
         store.commit(WorkflowCommit(runs: [run], claim: run.claim, keepIfUnwritten: false)) { outcome in
             inbox.post {
@@ -65,7 +64,7 @@ extension WorkflowEngine {
                     return reply.value(.failure(outcome == .refused ? .conflict("the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
                                                                    : TaskCoordinator.storeError("workflow run was not started")))
                 }
-                this.value.adopt([run])
+                self.adopt([run])
                 then.value(run)
             }
         }
@@ -75,9 +74,9 @@ extension WorkflowEngine {
     package func showRun(_ id: String, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         if let found = known(id) { return respond(.success(WorkflowShowAnswer(found.run, steps: found.steps))) }
         guard let store else { return respond(.failure(Self.noRun(id))) }
-        let reply = LoopBound(value: respond)
+        let reply = LoopOwned(respond)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let found = try? await store.run(id: id)
             let answer = WorkflowEngine.shown(found?.run, steps: found?.steps ?? [], id: id)
             inbox.post { reply.value(answer) }
@@ -85,12 +84,12 @@ extension WorkflowEngine {
     }
 
     /// `workflow_show`'s answer for a run read from the store (nil: it has none).
-    private static func shown(_ run: WorkflowRun?, steps: [WorkflowStepRecord], id: String) -> Result<WorkflowShowAnswer, CommandError> {
+    nonisolated private static func shown(_ run: WorkflowRun?, steps: [WorkflowStepRecord], id: String) -> Result<WorkflowShowAnswer, CommandError> {
         guard let run else { return .failure(noRun(id)) }
         return .success(WorkflowShowAnswer(run, steps: steps))
     }
 
-    private static func noRun(_ id: String) -> CommandError {
+    nonisolated private static func noRun(_ id: String) -> CommandError {
         .notFound("no workflow run \(id); `agent-control workflow runs` lists them")
     }
 
@@ -121,13 +120,12 @@ extension WorkflowEngine {
             let list = inMemoryRuns.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
             return respond(.success(WorkflowRunsCommand.Answer(runs: list.map(\.json), stored: false)))
         }
-        let reply = LoopBound(value: respond)
-        let this = LoopBound(value: self)
+        let reply = LoopOwned(respond)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let result = await Result { try await store.list(filter) }
             inbox.post {
-                let engine = this.value
+                let engine = self
                 switch result {
                 case .failure(let error):
                     reply.value(.failure(.unavailable("cannot read the workflow runs from the store: \(error)")))

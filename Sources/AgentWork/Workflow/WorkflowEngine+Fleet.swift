@@ -3,6 +3,7 @@ import AgentSupervision
 import Foundation
 
 /// The engine's side of a fleet's shared workflow store (loop thread only).
+@LoopActor
 package final class FleetWorkflowState {
     package let store: any SharedWorkflowStore
     /// This agent's id: the holder of its runs.
@@ -67,12 +68,11 @@ extension WorkflowEngine {
         guard let fleet, !stopping, !fleet.claiming else { return }
         fleet.claiming = true
         let store = fleet.store, holder = fleet.holder, token = fleet.token, lease = fleet.lease
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let result = await Result { try await store.claim(holder: holder, token: token, lease: lease, limit: 100) }
             inbox.post {
-                let engine = this.value
+                let engine = self
                 guard let fleet = engine.fleet else { return }
                 fleet.claiming = false
                 switch result {
@@ -107,12 +107,11 @@ extension WorkflowEngine {
         guard !claims.isEmpty else { return }
         fleet.renewing = true
         let store = fleet.store, lease = fleet.lease
-        let this = LoopBound(value: self)
         let inbox = loop.inbox
-        Task {
+        Task.detached {
             let held = try? await store.renew(claims, lease: lease)
             inbox.post {
-                let engine = this.value
+                let engine = self
                 engine.fleet?.renewing = false
                 // The database away: nothing is known; the leases may lapse, and then commits are refused.
                 guard let held else { return }

@@ -13,6 +13,7 @@ import Logging
 /// Loop thread only. The supervisor drives it through narrow calls: ``apply(_:)`` (settings),
 /// ``recover(_:)`` (start), ``eventArrived(type:source:time:payload:)`` (only for the types in
 /// ``wantedTypes``), the commands, ``shutDown()``.
+@LoopActor
 package final class WorkflowEngine {
     /// A run in memory while it is unfinished.
     package final class LiveRun {
@@ -113,11 +114,11 @@ package final class WorkflowEngine {
     /// How many runs, each started by an event of the one before, a chain of triggers may
     /// start (a cycle marked intended, or one through processes the settings cannot see):
     /// beyond, the event starts no run; one log line and a `workflow.cascade_stopped` event.
-    package static let deepestCascade = 32
+    nonisolated package static let deepestCascade = 32
     /// Steps one advance of a run begins at most: a parallel step of 10,000 branches is begun
     /// in slices, each begun slice's commit landing starts the next advance, so that one turn
     /// of the loop never does more than this many steps' work (it did all at once, ~20 s).
-    package static let beginsPerTurn = 64
+    nonisolated package static let beginsPerTurn = 64
     /// Asks the chatbot: (text, adapter, conversation, answer).
     package var ask: (String, String?, String, @escaping (Result<String, WorkflowError>) -> Void) -> Void = { _, _, _, answer in
         answer(.failure(WorkflowError(code: "unavailable", message: "this agent has no chatbot")))
@@ -394,7 +395,7 @@ package final class WorkflowEngine {
     }
 
     /// Every step id in `steps`, nested ones included.
-    package static func ids(_ steps: [WorkflowStep]) -> Set<String> {
+    nonisolated package static func ids(_ steps: [WorkflowStep]) -> Set<String> {
         var result = Set<String>()
         for step in steps {
             result.insert(step.id)
@@ -439,9 +440,9 @@ package final class WorkflowEngine {
             loop.schedule(after: 0) { [weak self] in self?.committed(state, steps: steps, outcome: .written) }
             return
         }
-        let this = LoopBound(value: (self, state))
+        let owned = LoopOwned(state)
         let inbox = loop.inbox
-        store.commit(change) { outcome in inbox.post { this.value.0.committed(this.value.1, steps: steps, outcome: outcome) } }
+        store.commit(change) { outcome in inbox.post { self.committed(owned.value, steps: steps, outcome: outcome) } }
     }
 
     /// Calls `done` once what was handed to the store for run `id` is committed (at once if nothing is pending).

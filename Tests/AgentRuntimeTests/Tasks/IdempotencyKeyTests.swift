@@ -14,12 +14,13 @@ import Testing
 /// for every attempt of the run; kept by the store.
 @Suite(.ownThreads, .serialized) struct IdempotencyKeyTests {
     /// A coordinator on a loop of the test's own with the real command runner.
-    final class Commands {
-        let loop = EventLoop()
+    @LoopActor final class Commands {
+        let loop: EventLoop
         let directory = TestPaths.temporaryDirectory("idempotency")
         let coordinator: TaskCoordinator
 
-        init(_ tasks: [TaskDefinition]) {
+        init(on loop: EventLoop, _ tasks: [TaskDefinition]) {
+            self.loop = loop
             coordinator = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
             coordinator.register(CommandTaskRunner(loop: loop, agentDirectory: directory, environment: ["PATH": "/usr/bin:/bin"],
                                                    containment: nil, logger: Logger(label: "test")), for: "command")
@@ -41,24 +42,30 @@ import Testing
         command: .init(arguments: [#"echo "$AGENT_TASK_ATTEMPT $AGENT_TASK_IDEMPOTENCY_KEY" >> keys.txt; [ "$AGENT_TASK_ATTEMPT" -gt 1 ]"#], shell: true))
 
     @Test func aCommandSeesTheKeyItsRequesterGaveAndARetriedAttemptKeepsIt() throws {
-        let commands = Commands([Self.flaky])
-        var run = commands.coordinator.prepare(task: "flaky", input: [:], priority: .normal, requestedBy: .workflow)
-        run.idempotencyKey = "wf-1/charge/1"
-        commands.coordinator.submit(run)
-        let ended = try #require(commands.wait(run.id))
-        #expect(ended.status == .succeeded, "\(ended)")
-        #expect(ended.attempt == 2)
-        let lines = try String(contentsOfFile: commands.directory + "/keys.txt", encoding: .utf8).split(separator: "\n")
-        #expect(lines == ["1 wf-1/charge/1", "2 wf-1/charge/1"])
-        #expect(ended.json["idempotency_key"] == "wf-1/charge/1")
+        let loop = EventLoop()
+        try loop.isolated {
+            let commands = Commands(on: loop, [Self.flaky])
+            var run = commands.coordinator.prepare(task: "flaky", input: [:], priority: .normal, requestedBy: .workflow)
+            run.idempotencyKey = "wf-1/charge/1"
+            commands.coordinator.submit(run)
+            let ended = try #require(commands.wait(run.id))
+            #expect(ended.status == .succeeded, "\(ended)")
+            #expect(ended.attempt == 2)
+            let lines = try String(contentsOfFile: commands.directory + "/keys.txt", encoding: .utf8).split(separator: "\n")
+            #expect(lines == ["1 wf-1/charge/1", "2 wf-1/charge/1"])
+            #expect(ended.json["idempotency_key"] == "wf-1/charge/1")
+        }
     }
 
     @Test func withoutAKeyGivenACommandSeesItsRunID() throws {
-        let commands = Commands([Self.flaky])
-        let run = commands.coordinator.submit(task: "flaky", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
-        #expect(commands.wait(run.id)?.status == .succeeded)
-        let lines = try String(contentsOfFile: commands.directory + "/keys.txt", encoding: .utf8).split(separator: "\n")
-        #expect(lines == ["1 \(run.id)", "2 \(run.id)"])
+        let loop = EventLoop()
+        try loop.isolated {
+            let commands = Commands(on: loop, [Self.flaky])
+            let run = commands.coordinator.submit(task: "flaky", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
+            #expect(commands.wait(run.id)?.status == .succeeded)
+            let lines = try String(contentsOfFile: commands.directory + "/keys.txt", encoding: .utf8).split(separator: "\n")
+            #expect(lines == ["1 \(run.id)", "2 \(run.id)"])
+        }
     }
 
     @Test func aModuleHandlerSeesTheKeyInItsContextOnEveryAttempt() throws {

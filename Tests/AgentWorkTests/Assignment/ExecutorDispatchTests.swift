@@ -14,7 +14,7 @@ import Testing
     let loop = EventLoop()
     let runner = RecordingRunner()
 
-    func coordinator(_ tasks: [TaskDefinition], executors: [ExecutorDefinition], strategy: AssignmentStrategy = .bestFit,
+    @LoopActor func coordinator(_ tasks: [TaskDefinition], executors: [ExecutorDefinition], strategy: AssignmentStrategy = .bestFit,
                      events: LockedEvents? = nil) -> TaskCoordinator {
         let coordinator = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
         coordinator.register(runner, for: "command")
@@ -59,134 +59,148 @@ import Testing
         while !condition(), Date() < deadline { loop.runOnce(maxWait: 0.01) }
     }
 
-    func submit(_ tasks: TaskCoordinator, _ task: String = "t", count: Int = 1) -> [TaskRun] {
+    @LoopActor func submit(_ tasks: TaskCoordinator, _ task: String = "t", count: Int = 1) -> [TaskRun] {
         (0..<count).map { _ in tasks.submit(task: task, input: [:], priority: .normal, notBefore: nil, requestedBy: .cli) }
     }
 
     @Test func runsGoOnlyToExecutorsWithRoomAndTheRestWait() {
-        let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 2), Self.executor("b", max: 1)], strategy: .roundRobin)
-        let runs = submit(tasks, count: 5)
-        #expect(runner.started.count == 3, "a takes 2, b takes 1; the other two wait queued")
-        #expect(Dictionary(grouping: runner.started, by: { $0.executor ?? "-" }).mapValues(\.count) == ["a": 2, "b": 1])
-        #expect(tasks.knownRun(runs[4].id)?.status == .queued)
-        runner.finish(runner.started[1].runID, TaskRunOutcome(status: .succeeded))
-        #expect(runner.started.count == 4, "a slot freed: the next run goes")
-        #expect(tasks.knownRun(runner.started[0].runID)?.executor == runner.started[0].executor)
+        loop.isolated {
+            let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 2), Self.executor("b", max: 1)], strategy: .roundRobin)
+            let runs = submit(tasks, count: 5)
+            #expect(runner.started.count == 3, "a takes 2, b takes 1; the other two wait queued")
+            #expect(Dictionary(grouping: runner.started, by: { $0.executor ?? "-" }).mapValues(\.count) == ["a": 2, "b": 1])
+            #expect(tasks.knownRun(runs[4].id)?.status == .queued)
+            runner.finish(runner.started[1].runID, TaskRunOutcome(status: .succeeded))
+            #expect(runner.started.count == 4, "a slot freed: the next run goes")
+            #expect(tasks.knownRun(runner.started[0].runID)?.executor == runner.started[0].executor)
+        }
     }
 
     @Test func aDrainedExecutorFinishesWhatItHasAndTakesNothingNew() {
-        let events = LockedEvents()
-        let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
-        let first = submit(tasks, count: 2)
-        let onA = runner.started.first { $0.executor == "a" }!
-        #expect(Self.json(tasks.setDraining("a", true))["ok"] == true)
-        #expect(Self.json(tasks.listExecutors())["executors"]?.arrayValue?.first?["state"] == "draining")
-        runner.finish(onA.runID, TaskRunOutcome(status: .succeeded))
-        #expect(tasks.knownRun(onA.runID)?.status == .succeeded, "its run finished")
-        _ = submit(tasks, count: 1)
-        #expect(runner.started.count == 2, "a is drained and b is full: the new run waits")
-        _ = tasks.setDraining("a", false)
-        #expect(runner.started.count == 3 && runner.started[2].executor == "a", "resumed: a takes it")
-        #expect(events.of("executor.draining").count == 1)
-        #expect(first.count == 2)
+        loop.isolated {
+            let events = LockedEvents()
+            let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
+            let first = submit(tasks, count: 2)
+            let onA = runner.started.first { $0.executor == "a" }!
+            #expect(Self.json(tasks.setDraining("a", true))["ok"] == true)
+            #expect(Self.json(tasks.listExecutors())["executors"]?.arrayValue?.first?["state"] == "draining")
+            runner.finish(onA.runID, TaskRunOutcome(status: .succeeded))
+            #expect(tasks.knownRun(onA.runID)?.status == .succeeded, "its run finished")
+            _ = submit(tasks, count: 1)
+            #expect(runner.started.count == 2, "a is drained and b is full: the new run waits")
+            _ = tasks.setDraining("a", false)
+            #expect(runner.started.count == 3 && runner.started[2].executor == "a", "resumed: a takes it")
+            #expect(events.of("executor.draining").count == 1)
+            #expect(first.count == 2)
+        }
     }
 
     @Test func aRunAssignedByHandWaitsForThatExecutor() {
-        let events = LockedEvents()
-        let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
-        let runs = submit(tasks, count: 3)
-        let queued = runs[2]
-        let onB = runner.started.first { $0.executor == "b" }!
-        #expect(Self.json(tasks.assign(queued.id, to: "b"))["ok"] == true)
-        #expect(Self.json(tasks.assign(queued.id, to: "nope"))["code"] == "not_found")
-        #expect(Self.json(tasks.assign(onB.runID, to: "a"))["code"] == "conflict", "a running run cannot be reassigned")
-        // a frees first, but the run waits for b.
-        runner.finish(runner.started.first { $0.executor == "a" }!.runID, TaskRunOutcome(status: .succeeded))
-        #expect(runner.started.count == 2)
-        runner.finish(onB.runID, TaskRunOutcome(status: .succeeded))
-        #expect(runner.started.count == 3 && runner.started[2].runID == queued.id && runner.started[2].executor == "b")
-        #expect(events.of("task.assigned").last?["strategy"] == "manual")
+        loop.isolated {
+            let events = LockedEvents()
+            let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
+            let runs = submit(tasks, count: 3)
+            let queued = runs[2]
+            let onB = runner.started.first { $0.executor == "b" }!
+            #expect(Self.json(tasks.assign(queued.id, to: "b"))["ok"] == true)
+            #expect(Self.json(tasks.assign(queued.id, to: "nope"))["code"] == "not_found")
+            #expect(Self.json(tasks.assign(onB.runID, to: "a"))["code"] == "conflict", "a running run cannot be reassigned")
+            // a frees first, but the run waits for b.
+            runner.finish(runner.started.first { $0.executor == "a" }!.runID, TaskRunOutcome(status: .succeeded))
+            #expect(runner.started.count == 2)
+            runner.finish(onB.runID, TaskRunOutcome(status: .succeeded))
+            #expect(runner.started.count == 3 && runner.started[2].runID == queued.id && runner.started[2].executor == "b")
+            #expect(events.of("task.assigned").last?["strategy"] == "manual")
+        }
     }
 
     @Test func aLostExecutorsRunIsRetriedOnAnotherOneWithTheSameRunID() {
-        let events = LockedEvents()
-        let tasks = coordinator([Self.task("t", retries: .init(max: 0, initialDelay: 0.01))],
-                                executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
-        let run = submit(tasks)[0]
-        let first = runner.started[0]
-        var lost = TaskRunOutcome(status: .failed, error: "the task's executor worker was killed by SIGKILL during the run")
-        lost.executorLost = true
-        runner.finish(run.id, lost)
-        #expect(tasks.knownRun(run.id)?.status == .retrying, "retried though its task allows no retries: not the work's fault")
-        #expect(tasks.knownRun(run.id)?.interruptions == 1, "counted as an interruption, not against the policy")
-        spin { runner.started.count == 2 }
-        let second = runner.started[1]
-        #expect(second.runID == first.runID && second.attempt == 2)
-        #expect(second.executor != first.executor, "on the other executor")
-        #expect(events.of("task.reassigned").first?["from"]?.stringValue == first.executor)
-        let states = Self.json(tasks.listExecutors())["executors"]?.arrayValue?.map { ($0["name"]?.stringValue ?? "", $0["state"]?.stringValue ?? "") }
-        #expect(states?.first { $0.0 == first.executor }?.1 == "offline")
-        runner.finish(run.id, TaskRunOutcome(status: .succeeded))
-        #expect(tasks.knownRun(run.id)?.status == .succeeded)
+        loop.isolated {
+            let events = LockedEvents()
+            let tasks = coordinator([Self.task("t", retries: .init(max: 0, initialDelay: 0.01))],
+                                    executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)], events: events)
+            let run = submit(tasks)[0]
+            let first = runner.started[0]
+            var lost = TaskRunOutcome(status: .failed, error: "the task's executor worker was killed by SIGKILL during the run")
+            lost.executorLost = true
+            runner.finish(run.id, lost)
+            #expect(tasks.knownRun(run.id)?.status == .retrying, "retried though its task allows no retries: not the work's fault")
+            #expect(tasks.knownRun(run.id)?.interruptions == 1, "counted as an interruption, not against the policy")
+            spin { runner.started.count == 2 }
+            let second = runner.started[1]
+            #expect(second.runID == first.runID && second.attempt == 2)
+            #expect(second.executor != first.executor, "on the other executor")
+            #expect(events.of("task.reassigned").first?["from"]?.stringValue == first.executor)
+            let states = Self.json(tasks.listExecutors())["executors"]?.arrayValue?.map { ($0["name"]?.stringValue ?? "", $0["state"]?.stringValue ?? "") }
+            #expect(states?.first { $0.0 == first.executor }?.1 == "offline")
+            runner.finish(run.id, TaskRunOutcome(status: .succeeded))
+            #expect(tasks.knownRun(run.id)?.status == .succeeded)
+        }
     }
 
     @Test func aRunRequiringLabelsGoesToAnExecutorCarryingThemWithoutHoldingUpTheOthers() {
-        let tasks = coordinator([Self.task("t")], executors: [Self.executor("cpu", max: 2), Self.executor("gpu", max: 1, labels: ["gpu": "yes"])],
-                                strategy: .loadBalanced)
-        var gpu = tasks.prepare(task: "t", input: [:], priority: .high, requestedBy: .cli)
-        gpu.require = ["gpu": "yes"]
-        _ = tasks.submit(gpu)
-        var second = tasks.prepare(task: "t", input: [:], priority: .high, requestedBy: .cli)
-        second.require = ["gpu": "yes"]
-        _ = tasks.submit(second)
-        _ = submit(tasks, count: 2)
-        #expect(runner.started.first { $0.runID == gpu.id }?.executor == "gpu")
-        #expect(runner.started.filter { $0.executor == "cpu" }.count == 2, "the gpu run waiting for room does not block the others")
-        #expect(tasks.knownRun(second.id)?.status == .queued)
-        #expect(tasks.requirementProblem(task: "t", ["gpu": "no"]) != nil)
+        loop.isolated {
+            let tasks = coordinator([Self.task("t")], executors: [Self.executor("cpu", max: 2), Self.executor("gpu", max: 1, labels: ["gpu": "yes"])],
+                                    strategy: .loadBalanced)
+            var gpu = tasks.prepare(task: "t", input: [:], priority: .high, requestedBy: .cli)
+            gpu.require = ["gpu": "yes"]
+            _ = tasks.submit(gpu)
+            var second = tasks.prepare(task: "t", input: [:], priority: .high, requestedBy: .cli)
+            second.require = ["gpu": "yes"]
+            _ = tasks.submit(second)
+            _ = submit(tasks, count: 2)
+            #expect(runner.started.first { $0.runID == gpu.id }?.executor == "gpu")
+            #expect(runner.started.filter { $0.executor == "cpu" }.count == 2, "the gpu run waiting for room does not block the others")
+            #expect(tasks.knownRun(second.id)?.status == .queued)
+            #expect(tasks.requirementProblem(task: "t", ["gpu": "no"]) != nil)
+        }
     }
 
     @Test func aPersonCompletesTheirRunWithAnOutputCheckedAgainstTheOutputSchema() {
-        var review = Self.task("review")
-        review.type = "command"
-        review.outputSchema = ["type": "object", "required": ["approved"], "properties": ["approved": ["type": "boolean"]]]
-        let tasks = coordinator([review], executors: [Self.executor("alice", tasks: ["review"], max: 5, user: "alice")])
-        let run = submit(tasks, "review")[0]
-        #expect(runner.started.isEmpty, "a person's run is not given to the command runner")
-        #expect(tasks.knownRun(run.id)?.status == .running)
-        #expect(tasks.assignments(executor: nil, user: "alice").map { $0["id"] } == [.string(run.id)])
-        let bob = CommandCaller(front: "http", user: "bob")
-        #expect(Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: bob))["code"] == "forbidden")
-        let alice = CommandCaller(front: "dashboard", user: "alice")
-        let refused = Self.json(tasks.personFinished(run.id, .completed(["approved": "yes"]), caller: alice))
-        #expect(refused["pointer"] == "/output/approved")
-        let done = Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: alice))
-        #expect(done["run"]?["status"] == "succeeded")
-        #expect(tasks.knownRun(run.id)?.output == ["approved": true])
+        loop.isolated {
+            var review = Self.task("review")
+            review.type = "command"
+            review.outputSchema = ["type": "object", "required": ["approved"], "properties": ["approved": ["type": "boolean"]]]
+            let tasks = coordinator([review], executors: [Self.executor("alice", tasks: ["review"], max: 5, user: "alice")])
+            let run = submit(tasks, "review")[0]
+            #expect(runner.started.isEmpty, "a person's run is not given to the command runner")
+            #expect(tasks.knownRun(run.id)?.status == .running)
+            #expect(tasks.assignments(executor: nil, user: "alice").map { $0["id"] } == [.string(run.id)])
+            let bob = CommandCaller(front: "http", user: "bob")
+            #expect(Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: bob))["code"] == "forbidden")
+            let alice = CommandCaller(front: "dashboard", user: "alice")
+            let refused = Self.json(tasks.personFinished(run.id, .completed(["approved": "yes"]), caller: alice))
+            #expect(refused["pointer"] == "/output/approved")
+            let done = Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: alice))
+            #expect(done["run"]?["status"] == "succeeded")
+            #expect(tasks.knownRun(run.id)?.output == ["approved": true])
+        }
     }
 
     /// An executor naming a role: its runs wait for any user of that role, each sees them in
     /// their list, one of them completes a run; a user of another role may not.
     @Test func aRoleExecutorsRunIsCompletedByAnyUserOfThatRoleOnly() {
-        let reviewers = ExecutorDefinition(name: "reviewers", tasks: ["review": .init()], maxConcurrent: 5, role: "admin", people: ["alice", "carol"])
-        let tasks = coordinator([Self.task("review")], executors: [reviewers])
-        let runs = submit(tasks, "review", count: 2)
-        #expect(runner.started.isEmpty, "a role's run is not given to the command runner")
-        #expect(runs.allSatisfy { tasks.knownRun($0.id)?.status == .running })
-        for user in ["alice", "carol"] {
-            #expect(tasks.assignments(executor: nil, user: user).count == 2, "\(user)")
+        loop.isolated {
+            let reviewers = ExecutorDefinition(name: "reviewers", tasks: ["review": .init()], maxConcurrent: 5, role: "admin", people: ["alice", "carol"])
+            let tasks = coordinator([Self.task("review")], executors: [reviewers])
+            let runs = submit(tasks, "review", count: 2)
+            #expect(runner.started.isEmpty, "a role's run is not given to the command runner")
+            #expect(runs.allSatisfy { tasks.knownRun($0.id)?.status == .running })
+            for user in ["alice", "carol"] {
+                #expect(tasks.assignments(executor: nil, user: user).count == 2, "\(user)")
+            }
+            #expect(tasks.assignments(executor: nil, user: "bob").isEmpty == true)
+            let bob = CommandCaller(front: "http", user: "bob")
+            let refused = Self.json(tasks.personFinished(runs[0].id, .completed([:]), caller: bob))
+            #expect(refused["code"] == "forbidden")
+            #expect(refused["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
+            let carol = CommandCaller(front: "dashboard", user: "carol")
+            #expect(Self.json(tasks.personFinished(runs[0].id, .completed(["ok": true]), caller: carol))["run"]?["status"] == "succeeded")
+            let alice = CommandCaller(front: "http", user: "alice")
+            let failed = Self.json(tasks.personFinished(runs[1].id, .failed("not today"), caller: alice))
+            #expect(failed["run"]?["status"] == "failed")
+            #expect(tasks.knownRun(runs[1].id)?.error == "alice: not today")
+            #expect(tasks.describe(0)["people"] == ["alice", "carol"])
         }
-        #expect(tasks.assignments(executor: nil, user: "bob").isEmpty == true)
-        let bob = CommandCaller(front: "http", user: "bob")
-        let refused = Self.json(tasks.personFinished(runs[0].id, .completed([:]), caller: bob))
-        #expect(refused["code"] == "forbidden")
-        #expect(refused["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
-        let carol = CommandCaller(front: "dashboard", user: "carol")
-        #expect(Self.json(tasks.personFinished(runs[0].id, .completed(["ok": true]), caller: carol))["run"]?["status"] == "succeeded")
-        let alice = CommandCaller(front: "http", user: "alice")
-        let failed = Self.json(tasks.personFinished(runs[1].id, .failed("not today"), caller: alice))
-        #expect(failed["run"]?["status"] == "failed")
-        #expect(tasks.knownRun(runs[1].id)?.error == "alice: not today")
-        #expect(tasks.describe(0)["people"] == ["alice", "carol"])
     }
 }

@@ -1,3 +1,4 @@
+import AgentLoop
 @testable import AgentOutputs
 import AgentTestSupport
 @testable import AgentWork
@@ -11,15 +12,18 @@ import Testing
 
     /// Runs `body` with a notifier whose outputs are two files, "alerts" and "other"; returns
     /// the records each received.
-    private func records(defaults: JSONValue? = nil, _ body: (TaskNotifier) -> Void) throws -> (alerts: [JSONValue], other: [JSONValue]) {
+    private func records(defaults: JSONValue? = nil, _ body: @LoopActor (TaskNotifier) -> Void) throws -> (alerts: [JSONValue], other: [JSONValue]) {
         let folder = TestPaths.temporaryDirectory("notify-outputs")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (logger, _) = OutputTestSupport.capturingLogger()
         let outputs = try OutputHub(json: [["type": "file", "name": "alerts", "path": "alerts.jsonl"],
                                            ["type": "file", "name": "other", "path": "other.jsonl"]],
                                     baseDirectory: folder, logger: logger, environment: [:])
-        let (notifier, _) = Support.notifier(defaults: defaults, outputs: outputs)
-        body(notifier)
+        // The notifier is the loop's: a loop of the test's own to be on.
+        EventLoop().isolated {
+            let (notifier, _) = Support.notifier(defaults: defaults, outputs: outputs)
+            body(notifier)
+        }
         #expect(outputs.stop(timeout: 10))
         return (try OutputTestSupport.jsonLines(folder + "/alerts.jsonl"), try OutputTestSupport.jsonLines(folder + "/other.jsonl"))
     }

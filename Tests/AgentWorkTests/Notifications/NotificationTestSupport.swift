@@ -1,3 +1,4 @@
+import AgentLoop
 @testable import AgentOutputs
 import AgentTestSupport
 @testable import AgentWork
@@ -31,7 +32,7 @@ enum NotificationTestSupport {
         return .object(object)
     }
 
-    static func notifier(defaults: JSONValue? = nil, outputs: OutputHub? = nil, environment: [String: String] = [:],
+    @LoopActor static func notifier(defaults: JSONValue? = nil, outputs: OutputHub? = nil, environment: [String: String] = [:],
                          directory: String = "/nonexistent") -> (TaskNotifier, OutputTestSupport.LogCapture) {
         let (logger, capture) = OutputTestSupport.capturingLogger()
         let notifier = TaskNotifier(defaults: defaults, outputs: outputs, agentName: "nightly", hostName: "db1",

@@ -31,16 +31,17 @@ import Testing
     /// The shortest period the settings allow, in both kinds.
     static let perSecond = ScheduleTiming.cron(try! CronExpression(parsing: "* * * * * *"))
 
-    struct Setup {
-        let loop = EventLoop()
+    @LoopActor struct Setup {
+        let loop: EventLoop
         let clock = Clock()
         let store = RecordingStore()
         let scheduler: Scheduler
 
         /// Schedule "s" of task "job", whose saved state says it last dealt with a fire time
         /// `offline` seconds ago; the agent starts now.
-        init(_ timing: ScheduleTiming, zone: String = "UTC", catchUp: ScheduleDefinition.CatchUp, maxCatchUp: Int = 10,
+        init(on loop: EventLoop, _ timing: ScheduleTiming, zone: String = "UTC", catchUp: ScheduleDefinition.CatchUp, maxCatchUp: Int = 10,
              offline: Double = ScheduleCatchUpTests.year, window: Double? = nil) {
+            self.loop = loop
             let logger = Logger(label: "test")
             let tasks = TaskCoordinator(loop: loop, store: nil, logger: logger)
             tasks.apply([TaskDefinition(name: "job", type: "command", maxConcurrent: 100)])
@@ -86,85 +87,106 @@ import Testing
 
     @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
     func catchUpAllAfterAYearRunsAtMostMaxCatchUpOnce(_ timing: ScheduleTiming) throws {
-        let setup = Setup(timing, catchUp: .all, maxCatchUp: 10)
-        let turns = setup.driveTimer()
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 10, "\(timing): \(fired.count) runs after \(turns) turns of the timer")
-        #expect(fired.map(\.planned) == (0..<10).reversed().map { Self.newest - Double($0) }, "\(timing): \(fired.map(\.planned))")
-        let missed = setup.lines(.missed)
-        #expect(missed.count == 1, "\(timing): \(missed)")
-        #expect(missed.first?.count == Int(Self.year) - 10, "\(timing): \(missed)")
-        #expect(setup.entry?.state.through == Self.newest)
-        #expect(turns == 0, "\(timing): the timer was due again \(turns) times after the catch-up")
-        #expect(setup.entry?.fired == 10 && setup.entry?.skipped == 0)
-        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes) fire times computed")
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, timing, catchUp: .all, maxCatchUp: 10)
+            let turns = setup.driveTimer()
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 10, "\(timing): \(fired.count) runs after \(turns) turns of the timer")
+            #expect(fired.map(\.planned) == (0..<10).reversed().map { Self.newest - Double($0) }, "\(timing): \(fired.map(\.planned))")
+            let missed = setup.lines(.missed)
+            #expect(missed.count == 1, "\(timing): \(missed)")
+            #expect(missed.first?.count == Int(Self.year) - 10, "\(timing): \(missed)")
+            #expect(setup.entry?.state.through == Self.newest)
+            #expect(turns == 0, "\(timing): the timer was due again \(turns) times after the catch-up")
+            #expect(setup.entry?.fired == 10 && setup.entry?.skipped == 0)
+            #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes) fire times computed")
+        }
     }
 
     @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
     func catchUpOneAfterAYearRecordsOneFoldedRun(_ timing: ScheduleTiming) throws {
-        let setup = Setup(timing, catchUp: .one)
-        let turns = setup.driveTimer()
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 1, "\(timing): \(fired.count) runs after \(turns) turns")
-        #expect(fired.first?.count == Int(Self.year) && fired.first?.planned == Self.newest, "\(timing): \(fired)")
-        #expect(fired.first?.reason?.contains("\(Int(Self.year)) fire times folded into one run") == true, "\(timing): \(fired)")
-        #expect(setup.lines(.skipped).isEmpty, "\(timing): \(setup.lines(.skipped).count) skip lines, \(setup.entry?.skipped ?? 0) skipped")
-        #expect(setup.committed.count == 1, "\(timing): \(setup.committed.count) lines")
-        #expect(turns == 0, "\(timing): the timer was due again \(turns) times after the catch-up")
-        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes) fire times computed")
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, timing, catchUp: .one)
+            let turns = setup.driveTimer()
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 1, "\(timing): \(fired.count) runs after \(turns) turns")
+            #expect(fired.first?.count == Int(Self.year) && fired.first?.planned == Self.newest, "\(timing): \(fired)")
+            #expect(fired.first?.reason?.contains("\(Int(Self.year)) fire times folded into one run") == true, "\(timing): \(fired)")
+            #expect(setup.lines(.skipped).isEmpty, "\(timing): \(setup.lines(.skipped).count) skip lines, \(setup.entry?.skipped ?? 0) skipped")
+            #expect(setup.committed.count == 1, "\(timing): \(setup.committed.count) lines")
+            #expect(turns == 0, "\(timing): the timer was due again \(turns) times after the catch-up")
+            #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes) fire times computed")
+        }
     }
 
     /// In a zone with daylight saving the count crosses two changes of the offset: a `*` hour
     /// keeps its rhythm, so every second of the year is a fire time.
     @Test func aPerSecondCronInBerlinCountsEverySecondOfTheYear() throws {
-        let setup = Setup(.cron(try CronExpression(parsing: "* * * * * *")), zone: "Europe/Berlin", catchUp: .one)
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 1 && fired.first?.count == Int(Self.year), "\(fired)")
-        #expect(setup.driveTimer() == 0)
+        let loop = EventLoop()
+        try loop.isolated {
+            let setup = Setup(on: loop, .cron(try CronExpression(parsing: "* * * * * *")), zone: "Europe/Berlin", catchUp: .one)
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 1 && fired.first?.count == Int(Self.year), "\(fired)")
+            #expect(setup.driveTimer() == 0)
+        }
     }
 
     @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
     func catchUpNoneAfterAYearRecordsOneMissedLine(_ timing: ScheduleTiming) throws {
-        let setup = Setup(timing, catchUp: .none)
-        #expect(setup.driveTimer() == 0)
-        #expect(setup.lines(.fired).isEmpty)
-        let missed = setup.lines(.missed)
-        #expect(missed.count == 1 && missed.first?.count == Int(Self.year) && missed.first?.planned == Self.newest, "\(timing): \(missed)")
-        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, timing, catchUp: .none)
+            #expect(setup.driveTimer() == 0)
+            #expect(setup.lines(.fired).isEmpty)
+            let missed = setup.lines(.missed)
+            #expect(missed.count == 1 && missed.first?.count == Int(Self.year) && missed.first?.planned == Self.newest, "\(timing): \(missed)")
+            #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+        }
     }
 
     /// A loop that was held up for a year (the machine suspended: no step of the wall clock is
     /// reported) finds it all due at its next turn: one turn deals with all of it.
     @Test(arguments: [ScheduleCatchUpTests.perSecond, .every(1)])
     func aTimerLateByAYearCatchesUpInOneTurn(_ timing: ScheduleTiming) throws {
-        let setup = Setup(timing, catchUp: .one, offline: 0.25)
-        setup.clock.now += Self.year
-        #expect(setup.driveTimer() == 1)
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 1 && fired.first?.count == Int(Self.year) && fired.first?.planned == Self.newest + Self.year, "\(timing): \(fired)")
-        #expect(setup.lines(.skipped).isEmpty && setup.entry?.state.through == Self.newest + Self.year)
-        #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, timing, catchUp: .one, offline: 0.25)
+            setup.clock.now += Self.year
+            #expect(setup.driveTimer() == 1)
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 1 && fired.first?.count == Int(Self.year) && fired.first?.planned == Self.newest + Self.year, "\(timing): \(fired)")
+            #expect(setup.lines(.skipped).isEmpty && setup.entry?.state.through == Self.newest + Self.year)
+            #expect(setup.scheduler.computedFireTimes < 2_000, "\(timing): \(setup.scheduler.computedFireTimes)")
+        }
     }
 
     /// `catch_up_window`: the older times are one missed line, the window's one folded run.
     @Test func aYearBeyondTheCatchUpWindowIsOneMissedLine() throws {
-        let setup = Setup(Self.perSecond, catchUp: .one, window: 3600)
-        #expect(setup.driveTimer() == 0)
-        let missed = setup.lines(.missed)
-        #expect(missed.count == 1 && missed.first?.count == Int(Self.year) - 3600, "\(missed)")
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 1 && fired.first?.count == 3600, "\(fired)")
-        #expect(setup.scheduler.computedFireTimes < 2_000, "\(setup.scheduler.computedFireTimes)")
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, Self.perSecond, catchUp: .one, window: 3600)
+            #expect(setup.driveTimer() == 0)
+            let missed = setup.lines(.missed)
+            #expect(missed.count == 1 && missed.first?.count == Int(Self.year) - 3600, "\(missed)")
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 1 && fired.first?.count == 3600, "\(fired)")
+            #expect(setup.scheduler.computedFireTimes < 2_000, "\(setup.scheduler.computedFireTimes)")
+        }
     }
 
     /// Fixed minute and hour fields that match every second, in a zone with daylight saving:
     /// the times around a change of the offset are computed one by one up to the limit, and
     /// the history line says how many at least.
     @Test func aCountThatIsALowerBoundSaysAtLeast() throws {
-        let setup = Setup(.cron(try CronExpression(parsing: "* 0-59 0-23 * * *")), zone: "Europe/Berlin", catchUp: .one)
-        #expect(setup.driveTimer() == 0)
-        let fired = setup.lines(.fired)
-        #expect(fired.count == 1 && fired.first?.reason?.hasPrefix("at least ") == true && fired.first?.planned == Self.newest, "\(fired)")
-        #expect(setup.scheduler.computedFireTimes <= ScheduleTiming.walkLimit + 2_000, "\(setup.scheduler.computedFireTimes)")
+        let loop = EventLoop()
+        try loop.isolated {
+            let setup = Setup(on: loop, .cron(try CronExpression(parsing: "* 0-59 0-23 * * *")), zone: "Europe/Berlin", catchUp: .one)
+            #expect(setup.driveTimer() == 0)
+            let fired = setup.lines(.fired)
+            #expect(fired.count == 1 && fired.first?.reason?.hasPrefix("at least ") == true && fired.first?.planned == Self.newest, "\(fired)")
+            #expect(setup.scheduler.computedFireTimes <= ScheduleTiming.walkLimit + 2_000, "\(setup.scheduler.computedFireTimes)")
+        }
     }
 }

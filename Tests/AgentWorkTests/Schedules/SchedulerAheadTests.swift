@@ -26,8 +26,8 @@ import Testing
         func lead(holder: String, lease: Double) async throws -> Leadership? { nil }
     }
 
-    struct Setup {
-        let loop = EventLoop()
+    @LoopActor struct Setup {
+        let loop: EventLoop
         let clock: Clock
         let runner = RecordingRunner()
         let tasks: TaskCoordinator
@@ -39,7 +39,8 @@ import Testing
         /// (of the real clock, so that a run's not-before means the same to the coordinator):
         /// the next one, or with `lead` 2 the one after (for a test that needs the real clock
         /// still before it some steps later, on a loaded machine too).
-        init(count: Int, overlap: ScheduleDefinition.Overlap = .skip, store: HeldStore? = nil, lead: Double = 1) {
+        init(on loop: EventLoop, count: Int, overlap: ScheduleDefinition.Overlap = .skip, store: HeldStore? = nil, lead: Double = 1) {
+            self.loop = loop
             first = Date().timeIntervalSince1970.rounded(.down) + lead
             clock = Clock(now: first - 0.5)
             let logger = Logger(label: "test")
@@ -76,101 +77,113 @@ import Testing
     }
 
     @Test func theFiresOfAnInstantAreCommittedTogetherAheadOfItAndTheirRunsStartAtIt() throws {
-        let store = HeldStore()
-        let setup = Setup(count: 5, store: store)
-        let instant = setup.first
+        let loop = EventLoop()
+        try loop.isolated {
+            let store = HeldStore()
+            let setup = Setup(on: loop, count: 5, store: store)
+            let instant = setup.first
 
-        // 30 ms before the instant: the five fires are decided and handed to the store in one
-        // commit, each run not before the instant; nothing runs yet.
-        setup.wake(at: instant - 0.03)
-        #expect(store.commits.count == 1)
-        let commit = try #require(store.commits.first).change
-        #expect(commit.runs.count == 5)
-        #expect(commit.runs.allSatisfy { $0.notBefore == instant })
-        #expect(commit.history.filter { $0.outcome == .fired }.map(\.planned) == Array(repeating: instant, count: 5))
-        // Each schedule's state as committed last in the transaction: dealt with through the instant.
-        let states = Dictionary(commit.states.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
-        #expect(Set(states.keys) == ["s0", "s1", "s2", "s3", "s4"] && states.values.allSatisfy { $0.through == instant })
-        #expect(setup.runner.started.isEmpty)
+            // 30 ms before the instant: the five fires are decided and handed to the store in one
+            // commit, each run not before the instant; nothing runs yet.
+            setup.wake(at: instant - 0.03)
+            #expect(store.commits.count == 1)
+            let commit = try #require(store.commits.first).change
+            #expect(commit.runs.count == 5)
+            #expect(commit.runs.allSatisfy { $0.notBefore == instant })
+            #expect(commit.history.filter { $0.outcome == .fired }.map(\.planned) == Array(repeating: instant, count: 5))
+            // Each schedule's state as committed last in the transaction: dealt with through the instant.
+            let states = Dictionary(commit.states.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+            #expect(Set(states.keys) == ["s0", "s1", "s2", "s3", "s4"] && states.values.allSatisfy { $0.through == instant })
+            #expect(setup.runner.started.isEmpty)
 
-        // Committed before the instant: parked, still nothing runs.
-        store.commits[0].done(true)
-        setup.turn { setup.scheduler.parked.count == 5 }
-        #expect(setup.scheduler.parked.count == 5)
-        #expect(setup.runner.started.isEmpty)
-        #expect(commit.runs.allSatisfy { setup.tasks.knownRun($0.id) == nil })
+            // Committed before the instant: parked, still nothing runs.
+            store.commits[0].done(true)
+            setup.turn { setup.scheduler.parked.count == 5 }
+            #expect(setup.scheduler.parked.count == 5)
+            #expect(setup.runner.started.isEmpty)
+            #expect(commit.runs.allSatisfy { setup.tasks.knownRun($0.id) == nil })
 
-        // At the instant: all five runs start, in one pass, without a not-before left.
-        setup.wake(at: instant + 0.0001)
-        #expect(setup.runner.started.map(\.runID) == commit.runs.map(\.id))
-        #expect(commit.runs.allSatisfy { setup.tasks.knownRun($0.id)?.status == .running && setup.tasks.knownRun($0.id)?.notBefore == nil })
-        #expect(setup.scheduler.parked.isEmpty)
-        // The next second's fires are not decided before their own lead (once the runs ended).
-        #expect(store.commits.count == 1)
-        for id in setup.runner.running { setup.runner.finish(id, TaskRunOutcome(status: .succeeded)) }
-        setup.wake(at: instant + 1 - 0.06)
-        #expect(store.commits.count == 1)
-        setup.wake(at: instant + 1 - 0.04)
-        #expect(store.commits.count == 2 && store.commits[1].change.runs.count == 5)
+            // At the instant: all five runs start, in one pass, without a not-before left.
+            setup.wake(at: instant + 0.0001)
+            #expect(setup.runner.started.map(\.runID) == commit.runs.map(\.id))
+            #expect(commit.runs.allSatisfy { setup.tasks.knownRun($0.id)?.status == .running && setup.tasks.knownRun($0.id)?.notBefore == nil })
+            #expect(setup.scheduler.parked.isEmpty)
+            // The next second's fires are not decided before their own lead (once the runs ended).
+            #expect(store.commits.count == 1)
+            for id in setup.runner.running { setup.runner.finish(id, TaskRunOutcome(status: .succeeded)) }
+            setup.wake(at: instant + 1 - 0.06)
+            #expect(store.commits.count == 1)
+            setup.wake(at: instant + 1 - 0.04)
+            #expect(store.commits.count == 2 && store.commits[1].change.runs.count == 5)
+        }
     }
 
     @Test func aRunDecidedAheadStartsOnlyOnceItsCommitIsDoneEvenPastItsInstant() throws {
-        let store = HeldStore()
-        let setup = Setup(count: 3, store: store)
-        let instant = setup.first
-        setup.wake(at: instant - 0.03)
-        let commit = try #require(store.commits.first)
-        #expect(commit.change.runs.count == 3)
+        let loop = EventLoop()
+        try loop.isolated {
+            let store = HeldStore()
+            let setup = Setup(on: loop, count: 3, store: store)
+            let instant = setup.first
+            setup.wake(at: instant - 0.03)
+            let commit = try #require(store.commits.first)
+            #expect(commit.change.runs.count == 3)
 
-        // The instant passes while the store is still committing: nothing starts.
-        setup.wake(at: instant + 0.02)
-        setup.turn(until: { false }, timeout: 0.05)
-        #expect(setup.runner.started.isEmpty)
+            // The instant passes while the store is still committing: nothing starts.
+            setup.wake(at: instant + 0.02)
+            setup.turn(until: { false }, timeout: 0.05)
+            #expect(setup.runner.started.isEmpty)
 
-        // Committed: the runs start at once.
-        commit.done(true)
-        setup.turn { setup.runner.started.count == 3 }
-        #expect(setup.runner.started.map(\.runID) == commit.change.runs.map(\.id))
-        #expect(setup.scheduler.parked.isEmpty)
+            // Committed: the runs start at once.
+            commit.done(true)
+            setup.turn { setup.runner.started.count == 3 }
+            #expect(setup.runner.started.map(\.runID) == commit.change.runs.map(\.id))
+            #expect(setup.scheduler.parked.isEmpty)
+        }
     }
 
     @Test func aScheduleWhosePreviousRunIsStillGoingIsDecidedAtItsInstant() throws {
-        let setup = Setup(count: 1, overlap: .skip)
-        let first = setup.first
-        setup.wake(at: first)
-        let run = try #require(setup.runner.started.first)
+        let loop = EventLoop()
+        try loop.isolated {
+            let setup = Setup(on: loop, count: 1, overlap: .skip)
+            let first = setup.first
+            setup.wake(at: first)
+            let run = try #require(setup.runner.started.first)
 
-        // Ahead of the next instant the first run is still going: nothing is decided yet.
-        setup.wake(at: first + 1 - 0.03)
-        #expect(setup.scheduler.recentHistory.filter { $0.planned == first + 1 }.isEmpty)
-        #expect(setup.runner.started.count == 1)
+            // Ahead of the next instant the first run is still going: nothing is decided yet.
+            setup.wake(at: first + 1 - 0.03)
+            #expect(setup.scheduler.recentHistory.filter { $0.planned == first + 1 }.isEmpty)
+            #expect(setup.runner.started.count == 1)
 
-        // It ends before the instant: the fire runs (deciding ahead would have skipped it).
-        setup.runner.finish(run.runID, TaskRunOutcome(status: .succeeded))
-        setup.wake(at: first + 1 + 0.0001)
-        #expect(setup.fired(at: first + 1).count == 1)
-        #expect(setup.runner.started.count == 2)
+            // It ends before the instant: the fire runs (deciding ahead would have skipped it).
+            setup.runner.finish(run.runID, TaskRunOutcome(status: .succeeded))
+            setup.wake(at: first + 1 + 0.0001)
+            #expect(setup.fired(at: first + 1).count == 1)
+            #expect(setup.runner.started.count == 2)
+        }
     }
 
     @Test func aStepOfTheWallClockHandsTheDecidedRunsOverHeldUntilTheirInstant() throws {
-        let setup = Setup(count: 2, lead: 2)
-        let instant = setup.first
-        setup.wake(at: instant - 0.03)
-        #expect(setup.scheduler.parked.count == 2)
+        let loop = EventLoop()
+        loop.isolated {
+            let setup = Setup(on: loop, count: 2, lead: 2)
+            let instant = setup.first
+            setup.wake(at: instant - 0.03)
+            #expect(setup.scheduler.parked.count == 2)
 
-        // The clock is set back by 10 s: the runs go to the coordinator at once, which holds
-        // them until their instant (of the wall clock), then starts them.
-        setup.clock.now = instant - 10.03
-        setup.scheduler.clockStepped(by: -10)
-        #expect(setup.scheduler.parked.isEmpty)
-        let ids = setup.fired(at: instant).compactMap(\.runID)
-        #expect(ids.count == 2)
-        #expect(ids.allSatisfy { setup.tasks.knownRun($0)?.status == .queued && setup.tasks.knownRun($0)?.notBefore == instant })
-        #expect(setup.runner.started.isEmpty)
-        setup.turn(until: { setup.runner.started.count == 2 }, timeout: 10)
-        #expect(Date().timeIntervalSince1970 >= instant)
-        #expect(Set(setup.runner.started.map(\.runID)) == Set(ids))
-        // Fire times already dealt with do not fire again.
-        #expect(setup.fired(at: instant).count == 2)
+            // The clock is set back by 10 s: the runs go to the coordinator at once, which holds
+            // them until their instant (of the wall clock), then starts them.
+            setup.clock.now = instant - 10.03
+            setup.scheduler.clockStepped(by: -10)
+            #expect(setup.scheduler.parked.isEmpty)
+            let ids = setup.fired(at: instant).compactMap(\.runID)
+            #expect(ids.count == 2)
+            #expect(ids.allSatisfy { setup.tasks.knownRun($0)?.status == .queued && setup.tasks.knownRun($0)?.notBefore == instant })
+            #expect(setup.runner.started.isEmpty)
+            setup.turn(until: { setup.runner.started.count == 2 }, timeout: 10)
+            #expect(Date().timeIntervalSince1970 >= instant)
+            #expect(Set(setup.runner.started.map(\.runID)) == Set(ids))
+            // Fire times already dealt with do not fire again.
+            #expect(setup.fired(at: instant).count == 2)
+        }
     }
 }

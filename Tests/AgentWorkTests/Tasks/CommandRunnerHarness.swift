@@ -7,9 +7,11 @@ import JSONSchema
 import Logging
 
 /// Drives a ``CommandTaskRunner`` on an event loop of the test's own, the way the supervisor's
-/// loop drives it: real processes, real pipes, a temporary agent folder.
-final class CommandRunnerHarness {
-    let loop = EventLoop()
+/// loop drives it: real processes, real pipes, a temporary agent folder. Used on the test's
+/// thread, which drives the loop: what touches the runner enters the loop (``onLoop(_:)``),
+/// hence `Sendable` unchecked (as `ModuleTaskRunnerTests.Harness`).
+final class CommandRunnerHarness: @unchecked Sendable {
+    let loop: EventLoop
     let directory: String
     let runner: CommandTaskRunner
     private(set) var outcomes: [String: TaskRunOutcome] = [:]
@@ -18,10 +20,22 @@ final class CommandRunnerHarness {
 
     init(_ label: String, limits: CommandTaskRunner.Limits = CommandTaskRunner.Limits(),
          environment: [String: String] = ["PATH": "/usr/local/bin:/usr/bin:/bin"], containment: WorkerContainment? = nil) {
-        directory = TestPaths.temporaryDirectory("command-\(label)")
-        runner = CommandTaskRunner(loop: loop, agentDirectory: directory, environment: environment,
-                                   containment: containment, limits: limits, logger: Logger(label: "test"))
+        let loop = EventLoop()
+        let directory = TestPaths.temporaryDirectory("command-\(label)")
+        self.loop = loop
+        self.directory = directory
+        // The test keeps the containment only to read its cgroup and to finish it once the
+        // runner is done with it.
+        nonisolated(unsafe) let containment = containment
+        runner = loop.isolated {
+            CommandTaskRunner(loop: loop, agentDirectory: directory, environment: environment,
+                              containment: containment, limits: limits, logger: Logger(label: "test"))
+        }
     }
+
+    /// Runs `body` on the loop (the runner is isolated to it), between its turns.
+    @discardableResult
+    func onLoop<T>(_ body: @LoopActor () throws -> T) rethrows -> T { try loop.isolated(body) }
 
     deinit {
         try? FileManager.default.removeItem(atPath: directory)
@@ -38,10 +52,12 @@ final class CommandRunnerHarness {
     @discardableResult
     func start(_ task: TaskDefinition, input: JSONValue = .null, runID: String = "run-\(UUID().uuidString.prefix(8))",
                attempt: Int = 1) -> String {
-        runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)) { [unowned self] report in
-            if case .finished(let outcome) = report {
-                outcomes[runID] = outcome
-                finishCounts[runID, default: 0] += 1
+        onLoop {
+            runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)) { [unowned self] report in
+                if case .finished(let outcome) = report {
+                    outcomes[runID] = outcome
+                    finishCounts[runID, default: 0] += 1
+                }
             }
         }
         return runID
@@ -68,7 +84,7 @@ final class CommandRunnerHarness {
     }
 
     /// The pid of a running command (0 when it is not running).
-    func pid(of runID: String) -> pid_t { runner.runs[runID]?.pid ?? 0 }
+    func pid(of runID: String) -> pid_t { onLoop { runner.runs[runID]?.pid ?? 0 } }
 
     /// The processes of the process group `group` (not zombies), from /proc.
     static func members(ofGroup group: pid_t) -> [pid_t] {

@@ -202,7 +202,7 @@ import Testing
         #expect(pid > 0)
         let tree = Harness.waitForGroup(pid, count: 2, command: "sleep")
         #expect(tree.filter { ProcFacts.command($0) == "sleep" }.count == 2, "\(tree)")
-        harness.runner.cancel(runID: runID, reason: .timedOut)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .timedOut) }
         let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .timedOut)
         #expect(outcome.error == "timed out: killed (with everything it started) after its timeout of 5 s")
@@ -217,7 +217,7 @@ import Testing
         harness.turn(for: 0.01)
         let pid = harness.pid(of: runID)
         let tree = Harness.waitForGroup(pid, count: 1, command: "sleep")
-        harness.runner.cancel(runID: runID, reason: .cancelled)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .cancelled) }
         let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .cancelled)
         #expect(outcome.error == "cancelled: ended (with everything it started) at a user's request")
@@ -234,9 +234,9 @@ import Testing
         harness.turn(for: 0.01)
         let pid = harness.pid(of: runID)
         _ = Harness.waitForGroup(pid, count: 1, command: "sleep")
-        #expect(harness.runner.killEscapees(of: [runID], outside: [pid]).isEmpty)
+        #expect(harness.onLoop { harness.runner.killEscapees(of: [runID], outside: [pid]) }.isEmpty)
         #expect(ProcFacts.isAlive(pid))
-        harness.runner.cancel(runID: runID, reason: .cancelled)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .cancelled) }
         let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .cancelled)
         #expect(outcome.signal == "SIGTERM")
@@ -251,7 +251,7 @@ import Testing
         let pid = harness.pid(of: runID)
         _ = Harness.waitForGroup(pid, count: 1, command: "sleep")
         let began = EventLoop.now()
-        harness.runner.cancel(runID: runID, reason: .cancelled)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .cancelled) }
         let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .cancelled)
         #expect(outcome.signal == "SIGKILL")
@@ -265,7 +265,7 @@ import Testing
         let second = harness.start(Harness.task(["sleep 100 & sleep 100"], shell: true))
         harness.turn(for: 0.01)
         let pids = [harness.pid(of: first)] + Harness.waitForGroup(harness.pid(of: second), count: 2, command: "sleep")
-        harness.runner.shutDown()
+        harness.onLoop { harness.runner.shutDown() }
         #expect(harness.outcomes[first]?.status == .interrupted)
         #expect(harness.outcomes[second]?.status == .interrupted)
         #expect(ProcFacts.survivors(of: pids, within: 5).isEmpty)
@@ -293,7 +293,7 @@ import Testing
         let first = harness.start(Harness.task(["/bin/sleep", "100"]))
         let second = harness.start(Harness.task(["/bin/sleep", "100"]))
         harness.turn(for: 0.01)
-        defer { harness.runner.shutDown() }
+        defer { harness.onLoop { harness.runner.shutDown() } }
         for runID in [first, second] {
             let pid = harness.pid(of: runID)
             ProcFacts.waitForCommand("sleep", of: [pid])
@@ -301,12 +301,12 @@ import Testing
             #expect(fds == ["0", "1", "2"], "pid \(pid) holds \(fds)")
         }
         // And none of the runner's ends of one run's pipes is what the other holds.
-        let firstRun = try #require(harness.runner.runs[first])
+        let firstFDs = try #require(harness.onLoop { harness.runner.runs[first]?.fds })
         let secondPid = harness.pid(of: second)
-        let ends = Set(firstRun.fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+        let ends = Set(firstFDs.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
         let held = Set((0...2).compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(secondPid)/fd/\($0)") })
         #expect(ends.isDisjoint(with: held), "\(ends) / \(held)")
-        #expect(firstRun.fds.allSatisfy { fcntl($0, F_GETFD) & FD_CLOEXEC != 0 })
+        #expect(firstFDs.allSatisfy { fcntl($0, F_GETFD) & FD_CLOEXEC != 0 })
     }
 
     @Test func aCommandRunsInsideTheAgentsContainment() throws {
@@ -328,7 +328,7 @@ import Testing
             let record = try String(contentsOfFile: runDirectory + "/workers", encoding: .utf8)
             #expect(record.contains("group \(pid) "), "\(record)")
         }
-        harness.runner.cancel(runID: runID, reason: .timedOut)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .timedOut) }
         #expect(harness.wait(for: runID)?.status == .timedOut)
     }
 
@@ -348,7 +348,7 @@ import Testing
             if escapee == 0 { Thread.sleep(forTimeInterval: 0.01) }
         }
         try #require(escapee > 0)
-        harness.runner.cancel(runID: runID, reason: .timedOut)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .timedOut) }
         #expect(harness.wait(for: runID)?.status == .timedOut)
         #expect(ProcFacts.survivors(of: [pid, escapee], within: 5).isEmpty)
     }
@@ -364,7 +364,7 @@ import Testing
         harness.turn(for: 0.01)
         let pid = harness.pid(of: runID)
         _ = CommandRunnerHarness.waitForGroup(pid, count: 1, command: "sleep")
-        harness.runner.cancel(runID: runID, reason: .cancelled)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .cancelled) }
         let outcome = try #require(harness.wait(for: runID, timeout: 30))
         #expect(outcome.status == .cancelled)
         #expect(outcome.signal == "SIGKILL")

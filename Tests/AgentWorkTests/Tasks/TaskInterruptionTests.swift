@@ -12,7 +12,7 @@ import Testing
     let loop = EventLoop()
     let runner = RecordingRunner()
 
-    func coordinator(_ tasks: [TaskDefinition]) -> TaskCoordinator {
+    @LoopActor func coordinator(_ tasks: [TaskDefinition]) -> TaskCoordinator {
         let coordinator = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
         coordinator.register(runner, for: "command")
         coordinator.apply(tasks)
@@ -41,64 +41,74 @@ import Testing
     }
 
     @Test func interruptedAttemptsDoNotCountAgainstTheRetryPolicy() {
-        let tasks = coordinator([Self.task(retries: 1)])
-        tasks.recover([Self.left("r", attempt: 3, interruptions: 2)])
-        spin { runner.running == ["r"] }
-        #expect(runner.started.last?.attempt == 4)
-        #expect(tasks.knownRun("r")?.interruptions == 3)
-        // Its first completed attempt fails: the policy's one retry follows.
-        runner.finish("r", TaskRunOutcome(status: .failed, error: "exit 1"))
-        spin { runner.started.count == 2 }
-        #expect(runner.started.last?.attempt == 5)
-        runner.finish("r", TaskRunOutcome(status: .failed, error: "exit 1"))
-        spin { tasks.knownRun("r")?.status.isFinished == true }
-        #expect(tasks.knownRun("r")?.status == .failed, "two completed attempts: the policy's retry is spent")
-        #expect(tasks.knownRun("r")?.attempt == 5)
-        #expect(tasks.knownRun("r")?.interruptions == 3)
+        loop.isolated {
+            let tasks = coordinator([Self.task(retries: 1)])
+            tasks.recover([Self.left("r", attempt: 3, interruptions: 2)])
+            spin { runner.running == ["r"] }
+            #expect(runner.started.last?.attempt == 4)
+            #expect(tasks.knownRun("r")?.interruptions == 3)
+            // Its first completed attempt fails: the policy's one retry follows.
+            runner.finish("r", TaskRunOutcome(status: .failed, error: "exit 1"))
+            spin { runner.started.count == 2 }
+            #expect(runner.started.last?.attempt == 5)
+            runner.finish("r", TaskRunOutcome(status: .failed, error: "exit 1"))
+            spin { tasks.knownRun("r")?.status.isFinished == true }
+            #expect(tasks.knownRun("r")?.status == .failed, "two completed attempts: the policy's retry is spent")
+            #expect(tasks.knownRun("r")?.attempt == 5)
+            #expect(tasks.knownRun("r")?.interruptions == 3)
+        }
     }
 
     @Test func aRunInterruptedPastItsBoundIsAbandonedSayingWhichSettingRaisesIt() {
-        let tasks = coordinator([Self.task(retries: 5, maxInterruptions: 3)])
-        var ended: [TaskCoordinator.AttemptEnd] = []
-        tasks.attemptEnded = { ended.append($0) }
-        tasks.recover([Self.left("within", attempt: 3, interruptions: 2), Self.left("past", attempt: 4, interruptions: 3)])
-        spin { runner.running == ["within"] }
-        let abandoned = tasks.knownRun("past")
-        #expect(abandoned?.status == .abandoned)
-        #expect(abandoned?.status.isFinished == true)
-        #expect(abandoned?.interruptions == 4)
-        #expect(abandoned?.error?.contains("interrupted 4 times") == true, "\(abandoned?.error ?? "")")
-        #expect(abandoned?.error?.contains("max_interruptions (3)") == true)
-        #expect(abandoned?.error?.contains("tasks.t") == true)
-        #expect(ended.first { $0.run.id == "past" }?.retryFollows == false, "notified as the run's end")
-        #expect(tasks.figures.first?.abandoned == 1)
-        #expect(tasks.knownRun("within")?.interruptions == 3)
+        loop.isolated {
+            let tasks = coordinator([Self.task(retries: 5, maxInterruptions: 3)])
+            var ended: [TaskCoordinator.AttemptEnd] = []
+            tasks.attemptEnded = { ended.append($0) }
+            tasks.recover([Self.left("within", attempt: 3, interruptions: 2), Self.left("past", attempt: 4, interruptions: 3)])
+            spin { runner.running == ["within"] }
+            let abandoned = tasks.knownRun("past")
+            #expect(abandoned?.status == .abandoned)
+            #expect(abandoned?.status.isFinished == true)
+            #expect(abandoned?.interruptions == 4)
+            #expect(abandoned?.error?.contains("interrupted 4 times") == true, "\(abandoned?.error ?? "")")
+            #expect(abandoned?.error?.contains("max_interruptions (3)") == true)
+            #expect(abandoned?.error?.contains("tasks.t") == true)
+            #expect(ended.first { $0.run.id == "past" }?.retryFollows == false, "notified as the run's end")
+            #expect(tasks.figures.first?.abandoned == 1)
+            #expect(tasks.knownRun("within")?.interruptions == 3)
+        }
     }
 
     @Test func aStopPastTheBoundAbandonsTheRunInsteadOfKeepingIt() {
-        let tasks = coordinator([Self.task(maxInterruptions: 0)])
-        let run = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
-        tasks.shutDown()
-        let stopped = tasks.knownRun(run.id)
-        #expect(stopped?.status == .abandoned)
-        #expect(stopped?.interruptions == 1)
-        #expect(stopped?.error?.contains("interrupted once") == true, "\(stopped?.error ?? "")")
+        loop.isolated {
+            let tasks = coordinator([Self.task(maxInterruptions: 0)])
+            let run = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
+            tasks.shutDown()
+            let stopped = tasks.knownRun(run.id)
+            #expect(stopped?.status == .abandoned)
+            #expect(stopped?.interruptions == 1)
+            #expect(stopped?.error?.contains("interrupted once") == true, "\(stopped?.error ?? "")")
+        }
     }
 
     @Test func maxInterruptionsIsReadFromTheSettingsWithItsDefault() {
-        let read = TaskSettings.read(["a": ["type": "command", "command": ["/bin/true"], "max_interruptions": 2],
-                                      "b": ["type": "command", "command": ["/bin/true"]]], environment: [:])
-        #expect(read.issues.isEmpty)
-        #expect(read.tasks.map(\.maxInterruptions) == [2, TaskDefinition.defaultMaxInterruptions])
+        loop.isolated {
+            let read = TaskSettings.read(["a": ["type": "command", "command": ["/bin/true"], "max_interruptions": 2],
+                                          "b": ["type": "command", "command": ["/bin/true"]]], environment: [:])
+            #expect(read.issues.isEmpty)
+            #expect(read.tasks.map(\.maxInterruptions) == [2, TaskDefinition.defaultMaxInterruptions])
+        }
     }
 
     @Test func aStoredRecordKeepsItsInterruptionsAndAnOlderOneHasNone() throws {
-        var run = Self.left("s", attempt: 2, interruptions: 1)
-        run.status = .retrying
-        #expect(TaskRun(stored: run.storedJSON)?.interruptions == 1)
-        #expect(run.json["interruptions"]?.numberValue?.intValue == 1)
-        var older = run.storedJSON.objectValue ?? [:]
-        older["interruptions"] = nil
-        #expect(TaskRun(stored: .object(older))?.interruptions == 0)
+        loop.isolated {
+            var run = Self.left("s", attempt: 2, interruptions: 1)
+            run.status = .retrying
+            #expect(TaskRun(stored: run.storedJSON)?.interruptions == 1)
+            #expect(run.json["interruptions"]?.numberValue?.intValue == 1)
+            var older = run.storedJSON.objectValue ?? [:]
+            older["interruptions"] = nil
+            #expect(TaskRun(stored: .object(older))?.interruptions == 0)
+        }
     }
 }

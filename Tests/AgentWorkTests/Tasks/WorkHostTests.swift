@@ -13,12 +13,14 @@ import Testing
 /// when the triggers change.
 @Suite(.ownThreads, .serialized) struct WorkHostTests {
     /// Routing and the executor host as the work layer sees them: what is published is kept.
-    final class Recorder: EventPublisher, ExecutorHost {
-        let loop = EventLoop()
+    @LoopActor final class Recorder: @LoopActor EventPublisher, @LoopActor ExecutorHost {
+        let loop: EventLoop
         let logger = Logger(label: "work-host-test")
         var published: [(type: String, source: String, payload: JSONValue)] = []
         var routingChanges = 0
         var isStopping = false
+
+        init(loop: EventLoop) { self.loop = loop }
 
         func publish(type: String, source: String, payload: [UInt8], timeNanoseconds: Int64) {
             published.append((type, source, payload.withUnsafeBytes { (try? JSONValue.parse($0)) ?? .null }))
@@ -53,38 +55,48 @@ import Testing
         return task
     }
 
-    @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
-        let recorder = Recorder()
-        let work = WorkHost(host: recorder, events: recorder, environment: ProcessInfo.processInfo.environment)
+    /// A work layer with one task triggered by `type`, reaching supervision through `host` only.
+    @LoopActor static func workTriggered(by type: String, host: Recorder) -> WorkHost {
+        let work = WorkHost(host: host, events: host, environment: ProcessInfo.processInfo.environment)
         work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
-        work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: "ping")]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
-        defer {
-            work.shutDown()
-            _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
-        }
-        #expect(work.triggers["ping"]?.map(\.task) == ["echo"])
-        #expect(recorder.routingChanges == 1)
+        work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: type)]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
+        return work
+    }
 
-        Array(#"{"n": 7}"#.utf8).withUnsafeBytes { payload in
-            work.fire(work.triggers["ping"] ?? [], type: "ping", source: "monitor", timeNanoseconds: 0, payload: payload)
+    @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
+        let loop = EventLoop()
+        loop.isolated {
+            let recorder = Recorder(loop: loop)
+            let work = Self.workTriggered(by: "ping", host: recorder)
+            defer {
+                work.shutDown()
+                _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
+            }
+            #expect(work.triggers["ping"]?.map(\.task) == ["echo"])
+            #expect(recorder.routingChanges == 1)
+
+            Array(#"{"n": 7}"#.utf8).withUnsafeBytes { payload in
+                work.fire(work.triggers["ping"] ?? [], type: "ping", source: "monitor", timeNanoseconds: 0, payload: payload)
+            }
+            let succeeded = recorder.run { recorder.published.contains { $0.type == "task.succeeded" } }
+            #expect(succeeded, "\(recorder.published.map(\.type))")
+            let events = recorder.published.filter { $0.source == "tasks" }
+            #expect(events.map(\.type).first == "task.queued", "\(events.map(\.type))")
+            #expect(events.allSatisfy { $0.payload["task"] == "echo" }, "\(events.map(\.payload))")
         }
-        let succeeded = recorder.run { recorder.published.contains { $0.type == "task.succeeded" } }
-        #expect(succeeded, "\(recorder.published.map(\.type))")
-        let events = recorder.published.filter { $0.source == "tasks" }
-        #expect(events.map(\.type).first == "task.queued", "\(events.map(\.type))")
-        #expect(events.allSatisfy { $0.payload["task"] == "echo" }, "\(events.map(\.payload))")
     }
 
     @Test func aReloadWithoutTheTriggerDropsItAndTellsRouting() throws {
-        let recorder = Recorder()
-        let work = WorkHost(host: recorder, events: recorder, environment: ProcessInfo.processInfo.environment)
-        work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
-        work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: "ping")]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
-        defer { work.shutDown() }
-        let untriggered = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["/bin/true"]))
-        work.apply(WorkHost.Definitions(tasks: [untriggered]))
-        #expect(work.triggers.isEmpty)
-        // Sources look their triggers up again: an event of the type fires nothing now.
-        #expect(recorder.routingChanges == 2)
+        let loop = EventLoop()
+        loop.isolated {
+            let recorder = Recorder(loop: loop)
+            let work = Self.workTriggered(by: "ping", host: recorder)
+            defer { work.shutDown() }
+            let untriggered = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["/bin/true"]))
+            work.apply(WorkHost.Definitions(tasks: [untriggered]))
+            #expect(work.triggers.isEmpty)
+            // Sources look their triggers up again: an event of the type fires nothing now.
+            #expect(recorder.routingChanges == 2)
+        }
     }
 }

@@ -41,12 +41,13 @@ import Testing
         func prune(endedBefore: Double?, keeping: Int?) async throws -> Int { 0 }
     }
 
-    struct Harness {
-        let loop = EventLoop()
+    @LoopActor struct Harness {
+        let loop: EventLoop
         let store = HeldStore()
         let engine: WorkflowEngine
 
-        init(_ source: String) throws {
+        init(on loop: EventLoop, _ source: String) throws {
+            self.loop = loop
             let logger = Logger(label: "test")
             engine = WorkflowEngine(loop: loop, store: store, tasks: TaskCoordinator(loop: loop, store: nil, logger: logger), logger: logger)
             let definition = try #require(WorkflowSettings.parse(name: "waiter", source: try JSONValue.parse(Data(source.utf8))))
@@ -80,70 +81,79 @@ import Testing
         """
 
     @Test func anAwaitedEventArrivingBeforeTheWaitsStartIsCommittedIsSeenOnceTheCommitLands() throws {
-        let harness = try Harness(Self.waiter)
-        let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
-        try harness.landUntilStarted(run.id, "paid")
-        // The wait's start is handed to the store, not committed: the step already shows waiting.
-        #expect(harness.store.waiting > 0)
-        #expect(harness.record(run.id, "paid")?.status == .waiting)
-        // The supervisor routes to the engine only the types it wants: this one must be wanted now.
-        #expect(harness.engine.wantedTypes.contains("order.paid"), "\(harness.engine.wantedTypes)")
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 8])
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7, "first": true])
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7, "first": false])
-        harness.turn()
-        // Durability: nothing goes on before the step's start is committed.
-        #expect(harness.record(run.id, "paid")?.status == .waiting)
-        #expect(harness.record(run.id, "after") == nil)
-        for _ in 0..<20 where harness.engine.known(run.id)?.run.status.isFinished != true {
-            harness.store.release()
+        let loop = EventLoop()
+        try loop.isolated {
+            let harness = try Harness(on: loop, Self.waiter)
+            let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
+            try harness.landUntilStarted(run.id, "paid")
+            // The wait's start is handed to the store, not committed: the step already shows waiting.
+            #expect(harness.store.waiting > 0)
+            #expect(harness.record(run.id, "paid")?.status == .waiting)
+            // The supervisor routes to the engine only the types it wants: this one must be wanted now.
+            #expect(harness.engine.wantedTypes.contains("order.paid"), "\(harness.engine.wantedTypes)")
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 8])
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7, "first": true])
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7, "first": false])
             harness.turn()
+            // Durability: nothing goes on before the step's start is committed.
+            #expect(harness.record(run.id, "paid")?.status == .waiting)
+            #expect(harness.record(run.id, "after") == nil)
+            for _ in 0..<20 where harness.engine.known(run.id)?.run.status.isFinished != true {
+                harness.store.release()
+                harness.turn()
+            }
+            let paid = try #require(harness.record(run.id, "paid"))
+            #expect(paid.status == .succeeded, "\(paid)")
+            // The first matching event is the step's output; the one that did not match is passed.
+            #expect(paid.output?["payload"]?["order"] == 7 && paid.output?["payload"]?["first"] == true, "\(String(describing: paid.output))")
+            #expect(harness.engine.known(run.id)?.run.status == .succeeded)
+            #expect(harness.record(run.id, "after")?.status == .succeeded)
+            // The step's start was written before its result.
+            let paidWrites = harness.store.written.flatMap(\.steps).filter { $0.stepID == "paid" }.map(\.status)
+            #expect(paidWrites == [.waiting, .succeeded], "\(paidWrites)")
+            #expect(harness.engine.wantedTypes.isEmpty, "the wait is gone: \(harness.engine.wantedTypes)")
         }
-        let paid = try #require(harness.record(run.id, "paid"))
-        #expect(paid.status == .succeeded, "\(paid)")
-        // The first matching event is the step's output; the one that did not match is passed.
-        #expect(paid.output?["payload"]?["order"] == 7 && paid.output?["payload"]?["first"] == true, "\(String(describing: paid.output))")
-        #expect(harness.engine.known(run.id)?.run.status == .succeeded)
-        #expect(harness.record(run.id, "after")?.status == .succeeded)
-        // The step's start was written before its result.
-        let paidWrites = harness.store.written.flatMap(\.steps).filter { $0.stepID == "paid" }.map(\.status)
-        #expect(paidWrites == [.waiting, .succeeded], "\(paidWrites)")
-        #expect(harness.engine.wantedTypes.isEmpty, "the wait is gone: \(harness.engine.wantedTypes)")
     }
 
     @Test func anEventBeforeTheRunReachesItsWaitIsNotTakenForIt() throws {
-        let harness = try Harness(Self.waiter)
-        let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
-        // The run's own start is not committed yet: its wait has not started.
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
-        try harness.landUntilStarted(run.id, "paid")
-        for _ in 0..<5 {
-            harness.store.release()
-            harness.turn()
+        let loop = EventLoop()
+        try loop.isolated {
+            let harness = try Harness(on: loop, Self.waiter)
+            let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
+            // The run's own start is not committed yet: its wait has not started.
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
+            try harness.landUntilStarted(run.id, "paid")
+            for _ in 0..<5 {
+                harness.store.release()
+                harness.turn()
+            }
+            #expect(harness.record(run.id, "paid")?.status == .waiting)
+            #expect(harness.engine.wantedTypes.contains("order.paid"))
+            // The wait is armed after its commit as before: a later event ends it.
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
+            for _ in 0..<20 where harness.engine.known(run.id)?.run.status.isFinished != true {
+                harness.store.release()
+                harness.turn()
+            }
+            #expect(harness.engine.known(run.id)?.run.status == .succeeded)
         }
-        #expect(harness.record(run.id, "paid")?.status == .waiting)
-        #expect(harness.engine.wantedTypes.contains("order.paid"))
-        // The wait is armed after its commit as before: a later event ends it.
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
-        for _ in 0..<20 where harness.engine.known(run.id)?.run.status.isFinished != true {
-            harness.store.release()
-            harness.turn()
-        }
-        #expect(harness.engine.known(run.id)?.run.status == .succeeded)
     }
 
     @Test func aRunCancelledWhileItsWaitIsBeingCommittedDropsTheBufferedEvent() throws {
-        let harness = try Harness(Self.waiter)
-        let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
-        try harness.landUntilStarted(run.id, "paid")
-        harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
-        _ = harness.engine.cancel(run.id, by: "test")
-        for _ in 0..<5 {
-            harness.store.release()
-            harness.turn()
+        let loop = EventLoop()
+        try loop.isolated {
+            let harness = try Harness(on: loop, Self.waiter)
+            let run = harness.engine.start(try #require(harness.engine.definitions["waiter"]), input: [:], requestedBy: "test")
+            try harness.landUntilStarted(run.id, "paid")
+            harness.engine.eventArrived(type: "order.paid", source: "test", time: Date().timeIntervalSince1970, payload: ["order": 7])
+            _ = harness.engine.cancel(run.id, by: "test")
+            for _ in 0..<5 {
+                harness.store.release()
+                harness.turn()
+            }
+            #expect(harness.engine.known(run.id)?.run.status == .cancelled)
+            #expect(harness.record(run.id, "paid")?.status == .cancelled)
+            #expect(harness.engine.wantedTypes.isEmpty, "\(harness.engine.wantedTypes)")
         }
-        #expect(harness.engine.known(run.id)?.run.status == .cancelled)
-        #expect(harness.record(run.id, "paid")?.status == .cancelled)
-        #expect(harness.engine.wantedTypes.isEmpty, "\(harness.engine.wantedTypes)")
     }
 }

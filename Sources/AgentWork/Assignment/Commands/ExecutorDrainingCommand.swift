@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `executor_drain` and `executor_resume`: the same request and answer; each sets whether
@@ -20,7 +21,7 @@ extension ExecutorDrainingCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: ExecutorReference, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: ExecutorReference, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<ExecutorAnswer, CommandError>) -> Void) {
         respond(host.setDraining(request.name, drains))
     }

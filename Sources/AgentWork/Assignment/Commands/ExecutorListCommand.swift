@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `executor_list`: the executors, the strategies and the assignment's figures.
-package enum ExecutorListCommand: AgentCommand {
+package enum ExecutorListCommand: @preconcurrency AgentCommand {
     package struct Answer: Encodable, Sendable {
         package let ok = true
         package var executors: [JSONValue]
@@ -24,7 +25,7 @@ package enum ExecutorListCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: NoFields, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: NoFields, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(.success(host.listExecutors()))
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_assign`: a queued or retrying run waits for one executor's room, whatever the strategy.
-package enum TaskAssignCommand: AgentCommand {
+package enum TaskAssignCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         /// The run's id.
         package var id: String
@@ -26,7 +27,7 @@ package enum TaskAssignCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         respond(host.assign(request.id, to: request.to))
     }

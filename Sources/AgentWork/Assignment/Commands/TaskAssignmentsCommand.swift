@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_assignments`: runs on executors now, and runs assigned by hand.
-package enum TaskAssignmentsCommand: AgentCommand {
+package enum TaskAssignmentsCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         /// Only this executor's runs.
         package var executor: String?
@@ -35,7 +36,7 @@ package enum TaskAssignmentsCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(.success(Answer(runs: host.assignments(executor: request.executor, user: request.user))))
     }

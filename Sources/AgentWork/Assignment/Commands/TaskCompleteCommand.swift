@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_complete`: a run that waits for a person succeeds, with its output.
-package enum TaskCompleteCommand: AgentCommand {
+package enum TaskCompleteCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         /// The run's id.
         package var id: String
@@ -29,7 +30,7 @@ package enum TaskCompleteCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         respond(host.personFinished(request.id, .completed(request.output ?? .object([:])), caller: caller))
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_fail`: a run that waits for a person fails, saying why.
-package enum TaskFailCommand: AgentCommand {
+package enum TaskFailCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         /// The run's id.
         package var id: String
@@ -29,7 +30,7 @@ package enum TaskFailCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         respond(host.personFinished(request.id, .failed(request.error), caller: caller))
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `task_set_strategy`: the assignment strategy of the agent, or of one task.
-package enum TaskSetStrategyCommand: AgentCommand {
+package enum TaskSetStrategyCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var strategy: AssignmentStrategy
         /// Only this task (nil: the agent's strategy).
@@ -36,7 +37,7 @@ package enum TaskSetStrategyCommand: AgentCommand {
     }
     package static var unavailable: CommandError { TaskCommands.unavailable }
 
-    package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(host.setStrategy(request.strategy, task: request.task).map { Answer(strategies: $0) })
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `fleet_status`: the fleet this agent belongs to, as ``FleetBridge`` sees it.
-package enum FleetStatusCommand: AgentCommand {
+package enum FleetStatusCommand: @preconcurrency AgentCommand {
     /// The fleet as this agent sees it: its database's condition, its events, the members.
     package struct Answer: Encodable, Sendable {
         package let ok = true
@@ -95,7 +96,7 @@ package enum FleetStatusCommand: AgentCommand {
                              agents: [["agent_id": "a1", "host": "h1", "version": "1.0", "last_heartbeat": "2026-11-24T07:00:00Z", "state": "alive"]]))]
     }
 
-    package static func run(_ request: NoFields, on host: FleetBridge, caller: CommandCaller,
+    @LoopActor package static func run(_ request: NoFields, on host: FleetBridge, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.status(respond: respond)
     }

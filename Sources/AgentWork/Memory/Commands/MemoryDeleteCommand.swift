@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `memory_delete`: deletes a key (no error when there is none: `deleted` says).
-package enum MemoryDeleteCommand: AgentCommand {
+package enum MemoryDeleteCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var key: String
         package var run: String?
@@ -50,7 +51,7 @@ package enum MemoryDeleteCommand: AgentCommand {
     }
     package static var unavailable: CommandError { MemoryCommands.unavailable }
 
-    package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.delete(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `memory_get`: one key's value and version (`not_found` when there is none).
-package enum MemoryGetCommand: AgentCommand {
+package enum MemoryGetCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var key: String
         package var run: String?
@@ -24,7 +25,7 @@ package enum MemoryGetCommand: AgentCommand {
     }
     package static var unavailable: CommandError { MemoryCommands.unavailable }
 
-    package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
         host.get(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `memory_list`: a scope's keys in key order, with their values and versions.
-package enum MemoryListCommand: AgentCommand {
+package enum MemoryListCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var run: String?
         package var prefix: String?
@@ -53,7 +54,7 @@ package enum MemoryListCommand: AgentCommand {
     }
     package static var unavailable: CommandError { MemoryCommands.unavailable }
 
-    package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.list(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }

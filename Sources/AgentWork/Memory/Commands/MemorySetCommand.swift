@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `memory_set`: writes a JSON value at a key; with `expected_version`, a compare-and-set.
-package enum MemorySetCommand: AgentCommand {
+package enum MemorySetCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var key: String
         package var run: String?
@@ -38,7 +39,7 @@ package enum MemorySetCommand: AgentCommand {
     }
     package static var unavailable: CommandError { MemoryCommands.unavailable }
 
-    package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: MemoryService, caller: CommandCaller,
                             respond: @escaping (Result<MemoryEntryAnswer, CommandError>) -> Void) {
         host.set(request, scope: MemoryCommands.scope(run: request.run), respond: respond)
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `schedule_history`: a schedule's fires and the fire times missed or skipped, newest first.
-package enum ScheduleHistoryCommand: AgentCommand {
+package enum ScheduleHistoryCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         package var limit: Int?
@@ -44,7 +45,7 @@ package enum ScheduleHistoryCommand: AgentCommand {
     }
     package static var unavailable: CommandError { ScheduleCommands.unavailable }
 
-    package static func run(_ request: Request, on host: Scheduler, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: Scheduler, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.history(request.name, limit: request.limit ?? 100, respond: respond)
     }

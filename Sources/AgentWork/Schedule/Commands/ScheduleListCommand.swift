@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `schedule_list`: every schedule with its timing, next and last fire and counts.
-package enum ScheduleListCommand: AgentCommand {
+package enum ScheduleListCommand: @preconcurrency AgentCommand {
     package struct Answer: Encodable, Sendable {
         package let ok = true
         package var schedules: [JSONValue]
@@ -17,7 +18,7 @@ package enum ScheduleListCommand: AgentCommand {
     package static var examples: [(request: JSONValue, answer: Answer)] { [([:], Answer(schedules: [ScheduleCommands.exampleSchedule]))] }
     package static var unavailable: CommandError { ScheduleCommands.unavailable }
 
-    package static func run(_ request: NoFields, on host: Scheduler, caller: CommandCaller,
+    @LoopActor package static func run(_ request: NoFields, on host: Scheduler, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(.success(Answer(schedules: host.scheduleList())))
     }

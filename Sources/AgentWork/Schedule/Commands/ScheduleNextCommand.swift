@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `schedule_next`: a schedule's coming fire times.
-package enum ScheduleNextCommand: AgentCommand {
+package enum ScheduleNextCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         package var count: Int?
@@ -38,7 +39,7 @@ package enum ScheduleNextCommand: AgentCommand {
     }
     package static var unavailable: CommandError { ScheduleCommands.unavailable }
 
-    package static func run(_ request: Request, on host: Scheduler, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: Scheduler, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(host.comingTimes(request.name, count: request.count ?? 10))
     }

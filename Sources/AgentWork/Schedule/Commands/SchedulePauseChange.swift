@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `schedule_pause` and `schedule_resume`: the same request, answer and schemas; each says
@@ -19,7 +20,7 @@ extension SchedulePauseChange {
     }
     package static var unavailable: CommandError { ScheduleCommands.unavailable }
 
-    package static func run(_ request: ScheduleReference, on host: Scheduler, caller: CommandCaller,
+    @LoopActor package static func run(_ request: ScheduleReference, on host: Scheduler, caller: CommandCaller,
                             respond: @escaping (Result<ScheduleChangeAnswer, CommandError>) -> Void) {
         respond(host.setPaused(request.name, pauses))
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `schedule_run`: fires a schedule now, outside its timing.
-package enum ScheduleRunCommand: AgentCommand {
+package enum ScheduleRunCommand: @preconcurrency AgentCommand {
     package typealias Request = ScheduleReference
 
     package struct Answer: Encodable, Sendable {
@@ -33,7 +34,7 @@ package enum ScheduleRunCommand: AgentCommand {
     }
     package static var unavailable: CommandError { ScheduleCommands.unavailable }
 
-    package static func run(_ request: ScheduleReference, on host: Scheduler, caller: CommandCaller,
+    @LoopActor package static func run(_ request: ScheduleReference, on host: Scheduler, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.runNow(request.name, respond: respond)
     }

@@ -2,7 +2,7 @@ import AgentBase
 import JSONSchema
 
 /// `workflow_add_step`: inserts a step into a workflow's top-level steps.
-package enum WorkflowAddStepCommand: WorkflowChangeCommand {
+package enum WorkflowAddStepCommand: @preconcurrency WorkflowChangeCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         /// `{"id", and its kind's key}`.

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_cancel`: cancels an unfinished workflow run.
-package enum WorkflowCancelCommand: AgentCommand {
+package enum WorkflowCancelCommand: @preconcurrency AgentCommand {
     package static let name = "workflow_cancel"
     package static let summary = "Cancels a workflow run: its going task runs are cancelled, its waits and approvals end."
     package static let routes: [CommandRoute] = [.post("/api/workflow-runs/{id}/cancel")]
@@ -15,7 +16,7 @@ package enum WorkflowCancelCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         respond(host.cancelRun(request.id, by: caller))
     }

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// A command that changes the workflow definitions in the settings file (`workflow_create`,
@@ -15,7 +16,7 @@ extension WorkflowChangeCommand {
     package static var answerSchema: JSONValue { WorkflowDefinitionCommands.changeAnswer }
     package static var unavailable: CommandError { WorkflowDefinitionCommands.unavailable }
 
-    package static func run(_ request: Request, on host: any WorkflowDefinitionHost, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: any WorkflowDefinitionHost, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowChangeAnswer, CommandError>) -> Void) {
         let change = settingsChange(request)
         host.changeWorkflows(change) { result in respond(result.map { WorkflowChangeAnswer(change: $0, workflow: change.name) }) }

@@ -2,7 +2,7 @@ import AgentBase
 import JSONSchema
 
 /// `workflow_create`: adds a workflow definition to the settings.
-package enum WorkflowCreateCommand: WorkflowChangeCommand {
+package enum WorkflowCreateCommand: @preconcurrency WorkflowChangeCommand {
     package typealias Request = WorkflowDefinitionRequest
 
     package static let name = "workflow_create"

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_approve` and `workflow_reject`: the same request, answer and access (a person's
@@ -28,7 +29,7 @@ extension WorkflowDecisionCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: WorkflowDecision, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: WorkflowDecision, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowStepAnswer, CommandError>) -> Void) {
         host.decide(request, approve: approves, caller: caller, respond: respond)
     }

@@ -2,7 +2,7 @@ import AgentBase
 import JSONSchema
 
 /// `workflow_delete`: removes a workflow's definition from the settings.
-package enum WorkflowDeleteCommand: WorkflowChangeCommand {
+package enum WorkflowDeleteCommand: @preconcurrency WorkflowChangeCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         package var ifMatch: String?

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_get`: a workflow's definition as the settings file has it.
-package enum WorkflowGetCommand: AgentCommand {
+package enum WorkflowGetCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
 
@@ -40,7 +41,7 @@ package enum WorkflowGetCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowDefinitionCommands.unavailable }
 
-    package static func run(_ request: Request, on host: any WorkflowDefinitionHost, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: any WorkflowDefinitionHost, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.workflowDefinition(named: request.name, respond: respond)
     }

@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_list`: the workflows the settings define, with their runs going and waiting.
-package enum WorkflowListCommand: AgentCommand {
+package enum WorkflowListCommand: @preconcurrency AgentCommand {
     package struct Answer: Encodable, Sendable {
         package let ok = true
         package var workflows: [JSONValue]
@@ -26,7 +27,7 @@ package enum WorkflowListCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: NoFields, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: NoFields, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         respond(.success(Answer(workflows: host.workflowList())))
     }

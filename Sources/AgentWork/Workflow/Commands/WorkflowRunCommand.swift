@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_run`: starts a run of a workflow; with `wait`, answers when it ends, with its step log.
-package enum WorkflowRunCommand: AgentCommand {
+package enum WorkflowRunCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         /// Checked against the workflow's input schema; default `{}`.
@@ -32,7 +33,7 @@ package enum WorkflowRunCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: Request, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         host.runWorkflow(request, requestedBy: caller.front == "control" ? "cli" : "http", respond: respond)
     }

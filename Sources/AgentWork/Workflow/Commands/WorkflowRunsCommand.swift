@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_runs`: workflow runs, newest first, as far as the store keeps them.
-package enum WorkflowRunsCommand: AgentCommand {
+package enum WorkflowRunsCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var workflow: String?
         package var status: WorkflowRun.Status?
@@ -43,7 +44,7 @@ package enum WorkflowRunsCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: Request, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: Request, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
         host.listRuns(request.filter, respond: respond)
     }

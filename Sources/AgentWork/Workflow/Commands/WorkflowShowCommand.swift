@@ -1,8 +1,9 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// `workflow_show`: one workflow run with its step log.
-package enum WorkflowShowCommand: AgentCommand {
+package enum WorkflowShowCommand: @preconcurrency AgentCommand {
     package static let name = "workflow_show"
     package static let summary = "One workflow run with its step log: each step's status, attempt, duration, output and error, in the order they started."
     package static let routes: [CommandRoute] = [.get("/api/workflow-runs/{id}")]
@@ -14,7 +15,7 @@ package enum WorkflowShowCommand: AgentCommand {
     }
     package static var unavailable: CommandError { WorkflowCommands.unavailable }
 
-    package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
+    @LoopActor package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         host.showRun(request.id, respond: respond)
     }

@@ -2,7 +2,7 @@ import AgentBase
 import JSONSchema
 
 /// `workflow_update`: replaces a workflow's definition.
-package enum WorkflowUpdateCommand: WorkflowChangeCommand {
+package enum WorkflowUpdateCommand: @preconcurrency WorkflowChangeCommand {
     package typealias Request = WorkflowDefinitionRequest
 
     package static let name = "workflow_update"
