@@ -11,7 +11,9 @@ enum StoreRead<C: StoreReadCommand> {
     @LoopActor static func invoke(_ request: C.Request, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
         guard C.answersWhileStopping || !hosts.isStopping else { return respond(CommandError.stopping.json) }
         guard let host = hosts.host(C.Host.self) else { return respond(C.unavailable.json) }
-        let storePath = host.storePath, inbox = host.inbox
+        // The store off: refused at once, nothing to read.
+        guard let storePath = host.storePath else { return respond(encoded(request, storePath: nil)) }
+        let inbox = host.inbox
         let reply = LoopOwned(respond)
         Task.detached {
             let answer = encoded(request, storePath: storePath)
