@@ -1,12 +1,14 @@
 import AgentBase
+import AgentLoop
 import JSONSchema
 
 /// A command of the registry whatever its types (see ``AgentCommand``): its declarations (one
-/// per HTTP route), its request schema with its validator compiled once, and how to decode,
-/// run and encode it.
+/// per HTTP route), its request schema with its validator compiled once, and how to check,
+/// decode, run and encode it.
 public struct AnyAgentCommand: Sendable {
-    /// Runs a validated request on the hosts; calls the last argument with the answer.
-    typealias Invoke = @Sendable (JSONValue, CommandCaller, any CommandHosts, @escaping (JSONValue) -> Void) -> Void
+    /// Runs a checked request (its decoded ``AgentCommand/Request``, see ``CheckedRequest``)
+    /// on the hosts, on the loop; calls the last argument with the answer.
+    typealias Invoke = @Sendable @LoopActor (any Sendable, CommandCaller, any CommandHosts, @escaping (JSONValue) -> Void) -> Void
 
     public let name: String
     public let summary: String
@@ -20,18 +22,21 @@ public struct AnyAgentCommand: Sendable {
     public let requiresAdmin: Bool
     public let executor: CommandDescription.Executor
     let invoke: Invoke
+    /// A store read's answer, read and encoded on the caller's thread (nil for the others).
+    let readStore: (@Sendable (any Sendable, _ storePath: String?) -> JSONValue)?
     private let validator: JSONSchemaValidator?
     private let properties: JSONObject
     /// The members the request schema requires, in its order.
     private let required: [String]
-    /// Whether a request without members passes (then it is not validated again).
-    private let emptyIsValid: Bool
-    /// Why a request the schema passes does not decode (a number its Swift type cannot hold:
-    /// `2^63`, `1e-999999`), or nil.
-    private let decodingProblem: @Sendable (JSONValue) -> CommandError?
+    /// A request without members, decoded once (nil: the schema refuses it).
+    private let emptyRequest: (any Sendable)?
+    /// Decodes the members of a request the schema passes, or says why they do not decode
+    /// (a number its Swift type cannot hold: `2^63`, `1e-999999`).
+    private let decode: @Sendable (JSONValue) -> Result<any Sendable, CommandError>
 
     private init(declarations: [CommandDescription], invoke: @escaping Invoke,
-                 decodingProblem: @escaping @Sendable (JSONValue) -> CommandError?) {
+                 readStore: (@Sendable (any Sendable, String?) -> JSONValue)? = nil,
+                 decode: @escaping @Sendable (JSONValue) -> Result<any Sendable, CommandError>) {
         let first = declarations[0]
         name = first.name
         summary = first.summary
@@ -42,39 +47,65 @@ public struct AnyAgentCommand: Sendable {
         requiresAdmin = first.requiresAdmin
         executor = first.executor
         self.invoke = invoke
-        self.decodingProblem = decodingProblem
+        self.readStore = readStore
+        self.decode = decode
         properties = requestSchema["properties"]?.objectValue ?? [:]
         required = requestSchema["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
         validator = try? JSONSchemaValidator(schema: requestSchema)
-        emptyIsValid = validator.map { $0.validate(.object([:])).isEmpty } ?? true
+        let emptyIsValid = validator.map { $0.validate(.object([:])).isEmpty } ?? true
+        emptyRequest = emptyIsValid ? (try? decode(.object([:])).get()) : nil
     }
 
     /// A typed command.
     init<C: AgentCommand>(_ command: C.Type) {
-        let declarations = C.routes.map { route in
+        self.init(declarations: Self.declarations(of: C.self, executor: .loop), invoke: { decoded, caller, hosts, respond in
+            guard let request = decoded as? C.Request else { return respond(Self.notItsRequest(C.self).json) }
+            TypedCommand<C>.invoke(request, caller: caller, hosts: hosts, respond: respond)
+        }, decode: Self.decoder(of: C.self))
+    }
+
+    /// A store read: answered off the loop, read and encoded where it is read (see ``StoreRead``).
+    init<C: StoreReadCommand>(storeRead command: C.Type) {
+        self.init(declarations: Self.declarations(of: C.self, executor: .store), invoke: { decoded, _, hosts, respond in
+            guard let request = decoded as? C.Request else { return respond(Self.notItsRequest(C.self).json) }
+            StoreRead<C>.invoke(request, hosts: hosts, respond: respond)
+        }, readStore: { decoded, storePath in
+            guard let request = decoded as? C.Request else { return Self.notItsRequest(C.self).json }
+            return StoreRead<C>.encoded(request, storePath: storePath)
+        }, decode: Self.decoder(of: C.self))
+    }
+
+    private static func declarations<C: AgentCommand>(of command: C.Type, executor: CommandDescription.Executor) -> [CommandDescription] {
+        C.routes.map { route in
             CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
                                mutating: C.mutating, requiresAdmin: C.requiresAdmin, adminReason: C.adminReason,
-                               executor: C.self is any StoreReadCommand.Type ? .store : .loop)
+                               executor: executor)
         }
-        self.init(declarations: declarations, invoke: { request, caller, hosts, respond in
-            TypedCommand<C>.invoke(request, caller: caller, hosts: hosts, respond: respond)
-        }, decodingProblem: { request in
-            do {
-                _ = try JSONValueDecoder().decode(C.Request.self, from: request)
-                return nil
-            } catch {
-                return JSONValueDecoder.refusal(of: error)
-            }
-        })
     }
 
-    /// The first problem of `fields` (a request's members without `command`), as HTTP and the
-    /// control socket answer it: the validator's message with the member's pointer, else the
-    /// decoder's (a request answered from a snapshot is decoded nowhere else that refuses).
-    public func problem(in fields: JSONObject) -> CommandError? {
-        if fields.isEmpty, emptyIsValid { return nil }
-        guard let validator, let first = validator.validate(.object(fields)).first else { return decodingProblem(.object(fields)) }
+    private static func decoder<C: AgentCommand>(of command: C.Type) -> @Sendable (JSONValue) -> Result<any Sendable, CommandError> {
+        { members in
+            do {
+                return .success(try JSONValueDecoder().decode(C.Request.self, from: members))
+            } catch {
+                return .failure(JSONValueDecoder.refusal(of: error))
+            }
+        }
+    }
+
+    /// Only a checked request of this command reaches its `invoke` (the registry pairs them).
+    private static func notItsRequest<C: AgentCommand>(_ command: C.Type) -> CommandError {
+        CommandError(.failed, "\(C.name) was given a request checked for another command")
+    }
+
+    /// `fields` (a request's members without `command`) checked as HTTP and the control
+    /// socket check them, and decoded: the refusal is the validator's message with the member's
+    /// pointer, else the decoder's (a request answered from a snapshot is decoded nowhere else
+    /// that refuses). Decoded once: the command runs with this value (``CheckedRequest``).
+    func checked(_ fields: JSONObject) -> Result<any Sendable, CommandError> {
+        if fields.isEmpty, let emptyRequest { return .success(emptyRequest) }
+        guard let validator, let first = validator.validate(.object(fields)).first else { return decode(.object(fields)) }
         var pointer = first.instanceLocation
         var message = first.message
         // An unknown or missing member is reported at its object; point at the member itself.
@@ -90,7 +121,13 @@ public struct AnyAgentCommand: Sendable {
             // A pattern says what it takes, not why: the member's description does.
             message += " (\(description))"
         }
-        return .invalid((pointer.isEmpty ? "" : "\(pointer): ") + message, pointer: pointer)
+        return .failure(.invalid((pointer.isEmpty ? "" : "\(pointer): ") + message, pointer: pointer))
+    }
+
+    /// The first problem of `fields` (see ``checked(_:)``), nil when they pass.
+    public func problem(in fields: JSONObject) -> CommandError? {
+        guard case .failure(let problem) = checked(fields) else { return nil }
+        return problem
     }
 
     /// `schema` with the members routes fix, each an `enum` of its values, required.
@@ -123,18 +160,13 @@ public struct AnyAgentCommand: Sendable {
     }
 }
 
-/// How the registry runs a typed command: host, stopping, decode, run, encode.
+/// How the registry runs a typed command (its request checked and decoded by
+/// ``CommandRegistry/check(_:)``): stopping, host, run, encode.
 enum TypedCommand<C: AgentCommand> {
-    static func invoke(_ request: JSONValue, caller: CommandCaller, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
+    @LoopActor static func invoke(_ request: C.Request, caller: CommandCaller, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
         guard C.answersWhileStopping || !hosts.isStopping else { return respond(CommandError.stopping.json) }
         guard let host = hosts.host(C.Host.self) else { return respond(C.unavailable.json) }
-        let decoded: C.Request
-        do {
-            decoded = try JSONValueDecoder().decode(C.Request.self, from: request)
-        } catch {
-            return respond(JSONValueDecoder.refusal(of: error).json)
-        }
-        C.run(decoded, on: host, caller: caller) { result in
+        C.run(request, on: host, caller: caller) { result in
             switch result {
             case .success(let answer):
                 do {

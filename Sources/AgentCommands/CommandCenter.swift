@@ -106,12 +106,12 @@ public final class CommandCenter: Sendable {
     }
 
     private func executeOnLoop(_ request: CheckedRequest, caller: Caller) async -> JSONValue {
-        if request.command.executor == .store {
+        if let readStore = request.command.readStore {
             // A query can take a while: on the global pool, never on a front's own threads
             // (the HTTP front runs its handlers on its event loop).
             let storePath = storePath
             return await withTaskExecutorPreference(globalConcurrentExecutor) {
-                Self.normalized(StoreCommands.execute(request.json, storePath: storePath))
+                Self.normalized(readStore(request.decoded, storePath))
             }
         }
         return await withCheckedContinuation { continuation in

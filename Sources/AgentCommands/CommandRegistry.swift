@@ -1,4 +1,5 @@
 import AgentBase
+import AgentLoop
 import AgentWork
 import JSONSchema
 
@@ -19,7 +20,9 @@ public final class CommandRegistry: Sendable {
 
     /// The agent's commands, as each layer contributes them (see ``TypedCommands``): the
     /// supervision, chat, configuration and store commands first, then the features'.
-    public static let standard = CommandRegistry(TypedCommands.all.map { AnyAgentCommand($0) })
+    public static let standard = CommandRegistry(TypedCommands.all.map { command in
+        (command as? any StoreReadCommand.Type).map { AnyAgentCommand(storeRead: $0) } ?? AnyAgentCommand(command)
+    })
 
     /// Every command's name (what the control socket's did-you-mean offers).
     public var names: [String] { commands.map(\.name) }
@@ -46,23 +49,23 @@ public final class CommandRegistry: Sendable {
             return .failure(.invalid("unknown command \"\(name)\"\(Suggestions.hint(for: name, in: names)); known: \(known)", pointer: "/command"))
         }
         fields["command"] = nil
-        if let problem = command.problem(in: fields) { return .failure(problem) }
-        return .success(CheckedRequest(command: command, json: request))
+        return command.checked(fields).map { CheckedRequest(command: command, json: request, decoded: $0) }
     }
 
     /// The members of a request for `command` (without `command`: an HTTP route knows its
     /// command) checked as ``check(_:)`` checks them.
     public func check(_ fields: JSONObject, for command: AnyAgentCommand) -> Result<CheckedRequest, CommandError> {
-        if let problem = command.problem(in: fields) { return .failure(problem) }
-        var request = fields
-        request["command"] = .string(command.name)
-        return .success(CheckedRequest(command: command, json: .object(request)))
+        command.checked(fields).map { decoded in
+            var request = fields
+            request["command"] = .string(command.name)
+            return CheckedRequest(command: command, json: .object(request), decoded: decoded)
+        }
     }
 
     /// Runs a checked request; the answer goes to `respond` (now or later, on the loop). Checked
     /// once, by ``check(_:)``: a command relies on its schema's bounds (a `limit` of at least 1,
     /// a non-empty `error`) that decoding alone does not hold.
-    package func run(_ request: CheckedRequest, caller: CommandCaller, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
-        request.command.invoke(request.json, caller, hosts, respond)
+    @LoopActor package func run(_ request: CheckedRequest, caller: CommandCaller, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
+        request.command.invoke(request.decoded, caller, hosts, respond)
     }
 }

@@ -4,18 +4,11 @@ import AgentStore
 import Foundation
 import JSONSchema
 
-/// The commands that read the store (``EventsCommand``, ``HistoryCommand``), by name.
+/// The commands that read the run history and the events (``EventsCommand``,
+/// ``HistoryCommand``; ``ChatHistoryCommand``, a store read too, is among the chat commands).
 package enum StoreCommands {
-    /// Every typed store read.
+    /// The history's and the events' store reads.
     package static let all: [any StoreReadCommand.Type] = [EventsCommand.self, HistoryCommand.self]
-
-    /// Answers `events` or `history` (checked by the registry) on the caller's thread.
-    package static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
-        guard let command = all.first(where: { $0.name == request["command"]?.stringValue }) else {
-            return CommandError.invalid("not a store command").json
-        }
-        return command.execute(request, storePath: storePath)
-    }
 
     /// A request's `limit`: 100 when absent, within 1...10,000.
     static func limit(_ given: Int?) -> Int { min(max(given ?? 100, 1), 10_000) }

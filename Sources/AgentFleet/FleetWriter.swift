@@ -9,17 +9,16 @@ import Synchronization
 /// health (heartbeats, stalls): an actor, so that its state has one owner instead of a lock.
 ///
 /// The loop never waits for it: ``enqueue(_:)``, ``enqueue(_:done:)`` and ``flush()`` hand
-/// over through an `AsyncStream` (a synchronous, ordered yield) that the actor drains, and
+/// over through a ``Handoff`` (a synchronous, ordered yield) that the actor drains, and
 /// ``health`` reads what the actor last published. One batch is written per transaction;
 /// while the database cannot be reached the changes wait (at most
 /// ``FleetSettings/backlogLimit`` runs, the oldest dropped beyond it, counted) and are written
 /// when it is back. `done` callbacks run on the writer (any thread), as before.
-actor FleetWriter {
+actor FleetWriter: HandoffReceiver {
     nonisolated let settings: FleetSettings
     nonisolated let client: PostgresClient
     nonisolated let logger: Logger
-    private nonisolated let inbox: AsyncStream<Handoff>.Continuation
-    private let handoffs: AsyncStream<Handoff>
+    nonisolated let handoff = Handoff<Item>()
     /// What ``health`` reads from any thread: the actor publishes it after every change (one
     /// value, one writer; the only lock left).
     private nonisolated let published = Mutex(Published())
@@ -46,7 +45,7 @@ actor FleetWriter {
     private var stallReported = false
 
     /// What the loop hands over, in its order.
-    enum Handoff: Sendable {
+    enum Item: Sendable {
         case run(TaskRun)
         case commit(ScheduleCommit, done: @Sendable (Bool) -> Void)
         case flush(CheckedContinuation<Void, Never>)
@@ -65,34 +64,27 @@ actor FleetWriter {
         self.settings = settings
         self.client = client
         self.logger = logger
-        let (handoffs, inbox) = AsyncStream.makeStream(of: Handoff.self)
-        self.handoffs = handoffs
-        self.inbox = inbox
     }
 
     // MARK: Handing over (any thread; cheap, never waits)
 
-    nonisolated func enqueue(_ run: TaskRun) { inbox.yield(.run(run)) }
+    nonisolated func enqueue(_ run: TaskRun) { handoff.yield(.run(run)) }
 
     nonisolated func enqueue(_ change: ScheduleCommit, done: @escaping @Sendable (Bool) -> Void) {
-        if case .terminated = inbox.yield(.commit(change, done: done)) { done(false) }
+        if !handoff.yield(.commit(change, done: done)) { done(false) }
     }
 
     /// Returns once everything handed over before has been written (or dropped).
     nonisolated func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if case .terminated = inbox.yield(.flush(continuation)) { continuation.resume() }
+            if !handoff.yield(.flush(continuation)) { continuation.resume() }
         }
     }
 
     /// A task cancelled when the writer stops (a LISTEN loop).
     nonisolated func addBackgroundTask(_ task: Task<Void, Never>) {
-        if case .terminated = inbox.yield(.background(task)) { task.cancel() }
+        if !handoff.yield(.background(task)) { task.cancel() }
     }
-
-    /// Ends the hand-over: what was handed over is taken, then the writer stops (the caller
-    /// cancels its task, lest a write wait for a database that is away).
-    nonisolated func finish() { inbox.finish() }
 
     /// The health last published (the runs' backlog and the heartbeat's and writes' state).
     nonisolated var health: FleetStoreFigures {
@@ -116,9 +108,8 @@ actor FleetWriter {
 
     // MARK: The actor's side
 
-    /// Takes what is handed over until ``finish()``; then the writer stops.
-    func receive() async {
-        for await handoff in handoffs { take(handoff) }
+    /// The hand-over has ended (``stop()``): the LISTEN loops are cancelled, the flushes answered.
+    func handoffEnded() {
         closed = true
         for task in background { task.cancel() }
         background = []
@@ -127,8 +118,8 @@ actor FleetWriter {
         flushWaiters = []
     }
 
-    private func take(_ handoff: Handoff) {
-        switch handoff {
+    func take(_ item: Item) {
+        switch item {
         case .run(let run):
             if pendingRuns.count >= settings.backlogLimit {
                 let excess = max(1, settings.backlogLimit / 10)

@@ -7,16 +7,15 @@ import Synchronization
 
 /// The fleet's events in PostgreSQL (table `fleet_events`, cursors in `fleet_event_cursors`).
 ///
-/// An actor, like ``FleetWriter``: publishing hands an event over through an `AsyncStream` (a
+/// An actor, like ``FleetWriter``: publishing hands an event over through a ``Handoff`` (a
 /// synchronous, ordered yield) that the actor takes and writes, one transaction per batch in
 /// the order handed over, so that the loop never waits and runs' writes never wait behind
 /// events. Writers insert under one advisory lock: the order of `seq` is the order of commits,
 /// so a reader that has seen seq N will never find a smaller one later, and one cursor per
 /// subscriber is enough. Each insert NOTIFYs `agent_events` (a hint; subscribers poll too).
-public actor PostgresEventStore: FleetEventStore {
+public actor PostgresEventStore: FleetEventStore, HandoffReceiver {
     nonisolated let store: FleetWriter
-    private nonisolated let inbox: AsyncStream<Handoff>.Continuation
-    private let handoffs: AsyncStream<Handoff>
+    nonisolated let handoff = Handoff<Item>()
     /// What ``figures`` reads from any thread: the actor publishes it after every change.
     private nonisolated let published = Mutex(FleetEventFigures())
 
@@ -29,7 +28,7 @@ public actor PostgresEventStore: FleetEventStore {
     private var counts = FleetEventFigures()
 
     /// What the loop hands over, in its order.
-    enum Handoff: Sendable {
+    enum Item: Sendable {
         case event(FleetEvent)
         case cursor(Int64, subscriber: String)
         case flush(CheckedContinuation<Void, Never>)
@@ -43,28 +42,17 @@ public actor PostgresEventStore: FleetEventStore {
 
     init(store: FleetWriter) {
         self.store = store
-        let (handoffs, inbox) = AsyncStream.makeStream(of: Handoff.self)
-        self.handoffs = handoffs
-        self.inbox = inbox
     }
 
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
     private nonisolated var settings: FleetSettings { store.settings }
 
-    /// Starts taking and writing what is handed over, until ``stop()``.
-    nonisolated func start() {
-        Task { await self.receive() }
-    }
-
-    /// Ends the hand-over and the writer; what waits is not written.
-    nonisolated func stop() { inbox.finish() }
-
     // MARK: FleetEventStore
 
-    package nonisolated func publish(_ event: FleetEvent) { inbox.yield(.event(event)) }
+    package nonisolated func publish(_ event: FleetEvent) { handoff.yield(.event(event)) }
 
-    package nonisolated func record(cursor: Int64, of subscriber: String) { inbox.yield(.cursor(cursor, subscriber: subscriber)) }
+    package nonisolated func record(cursor: Int64, of subscriber: String) { handoff.yield(.cursor(cursor, subscriber: subscriber)) }
 
     package nonisolated func cursor(of subscriber: String) async throws -> Int64 {
         try await client.withTransaction(logger: logger) { connection in
@@ -98,7 +86,7 @@ public actor PostgresEventStore: FleetEventStore {
 
     package nonisolated func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if case .terminated = inbox.yield(.flush(continuation)) { continuation.resume() }
+            if !handoff.yield(.flush(continuation)) { continuation.resume() }
         }
     }
 
@@ -106,18 +94,15 @@ public actor PostgresEventStore: FleetEventStore {
 
     // MARK: The actor's side
 
-    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends.
-    private func receive() async {
-        let writer = Task { await writeLoop() }
-        for await handoff in handoffs { take(handoff) }
+    /// The hand-over has ended (``stop()``): what waits is not written.
+    func handoffEnded() {
         closed = true
         resumeWriter()
-        writer.cancel()
         resumeFlushWaiters()
     }
 
-    private func take(_ handoff: Handoff) {
-        switch handoff {
+    func take(_ item: Item) {
+        switch item {
         case .event(let event):
             if pending.count >= settings.backlogLimit {
                 let excess = max(1, settings.backlogLimit / 10)
@@ -158,7 +143,7 @@ public actor PostgresEventStore: FleetEventStore {
 
     // MARK: The writer
 
-    private func writeLoop() async {
+    func writeLoop() async {
         var lastPrune = 0.0
         while !Task.isCancelled, !closed {
             if pending.isEmpty, pendingCursors.isEmpty {

@@ -21,8 +21,6 @@ public final class PostgresFleetStore: Sendable {
     private let clientTask: Task<Void, Never>
     /// Ends when the task that runs the client's pool has begun.
     private let clientStarted: AsyncStream<Void>
-    /// The writer's task (another takes what is handed over, until ``FleetWriter/finish()``).
-    private let writerTask: Task<Void, Never>
 
     /// The runs and the schedules, on this database (written by ``writer``).
     public let runs: PostgresRunStore
@@ -89,8 +87,7 @@ public final class PostgresFleetStore: Sendable {
             started.finish()
             await client.run()
         }
-        Task { await writer.receive() }
-        writerTask = Task { await writer.writeLoop() }
+        writer.start()
         events.start()
         workflows.start()
         memory.start()
@@ -129,8 +126,7 @@ public final class PostgresFleetStore: Sendable {
         memory.stop()
         // The hand-over ends (LISTEN loops are cancelled, flushes answered); the writer's task
         // is cancelled, lest a write wait for a database that is away.
-        writer.finish()
-        writerTask.cancel()
+        writer.stop()
         clientTask.cancel()
     }
 

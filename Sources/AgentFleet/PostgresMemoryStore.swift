@@ -5,7 +5,6 @@ import Foundation
 import JSONSchema
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Shared memory in the fleet's PostgreSQL database (table `memory`, migration 8): every
 /// agent of the fleet reads and writes the same keys.
@@ -13,21 +12,19 @@ import Synchronization
 /// Each write is one statement, so a compare-and-set is decided by the server, whatever agent
 /// wrote first: an insert that expects no key (or any version) is an upsert whose update is
 /// conditional, a write that expects a version is an UPDATE of that version. An actor, like
-/// ``FleetWriter``: writes are handed over through an `AsyncStream` (a synchronous, ordered
+/// ``FleetWriter``: writes are handed over through a ``Handoff`` (a synchronous, ordered
 /// yield) and made by the actor one at a time in that order, and `done` is called once the
 /// server committed or refused them; while the database is away they wait. Reads ask the
 /// server and wait for its answer (at most ``readTimeout``), and fail at once, `unavailable`,
 /// while the fleet's database is degraded.
-public actor PostgresMemoryStore: MemoryStore {
+public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
     nonisolated let store: FleetWriter
 
     /// The longest a read waits for the server (a workflow's `${memory:…}` reads on the loop).
     static let readTimeout = 5.0
 
-    private nonisolated let inbox: AsyncStream<Pending>.Continuation
-    private let handoffs: AsyncStream<Pending>
-    /// Writes waiting to be made, for ``backlog`` (read from any thread).
-    private nonisolated let waiting = Atomic(0)
+    /// Its ``backlog``: the writes waiting to be made.
+    nonisolated let handoff = Handoff<Pending>(counting: true)
     private var pending: [Pending] = []
     private var closed = false
     private var wake: CheckedContinuation<Void, Never>?
@@ -46,24 +43,10 @@ public actor PostgresMemoryStore: MemoryStore {
 
     init(store: FleetWriter) {
         self.store = store
-        let (handoffs, inbox) = AsyncStream.makeStream(of: Pending.self)
-        self.handoffs = handoffs
-        self.inbox = inbox
     }
 
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
-
-    /// Starts taking and making the writes handed over, until ``stop()``.
-    nonisolated func start() {
-        Task { await self.receive() }
-    }
-
-    /// Ends the writer; writes still waiting are answered `unavailable`.
-    nonisolated func stop() { inbox.finish() }
-
-    /// Writes waiting to be made.
-    nonisolated var backlog: Int { waiting.load(ordering: .relaxed) }
 
     // MARK: MemoryStore
 
@@ -74,11 +57,7 @@ public actor PostgresMemoryStore: MemoryStore {
             return done(.failure(error))
         }
         let item = Pending(write: write, done: done)
-        waiting.add(1, ordering: .relaxed)
-        if case .terminated = inbox.yield(item) {
-            waiting.subtract(1, ordering: .relaxed)
-            item.refuse()
-        }
+        if !handoff.yield(item) { item.refuse() }
     }
 
     package nonisolated func get(_ key: String, scope: MemoryScope) throws(MemoryError) -> MemoryEntry? {
@@ -145,26 +124,24 @@ public actor PostgresMemoryStore: MemoryStore {
 
     // MARK: The writer
 
-    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends
-    /// and the writes still waiting are answered `unavailable`.
-    private func receive() async {
-        let writer = Task { await writeLoop() }
-        for await item in handoffs {
-            pending.append(item)
-            wake?.resume()
-            wake = nil
-        }
+    func take(_ item: Pending) {
+        pending.append(item)
+        wake?.resume()
+        wake = nil
+    }
+
+    /// The hand-over has ended (``stop()``): the writes still waiting are answered `unavailable`.
+    func handoffEnded() {
         closed = true
         wake?.resume()
         wake = nil
-        writer.cancel()
         let left = pending
         pending = []
-        waiting.subtract(left.count, ordering: .relaxed)
+        handoff.done(left.count)
         for item in left { item.refuse() }
     }
 
-    private func writeLoop() async {
+    func writeLoop() async {
         while !Task.isCancelled, !closed {
             guard !pending.isEmpty else {
                 await withCheckedContinuation { wake = $0 }
@@ -172,7 +149,7 @@ public actor PostgresMemoryStore: MemoryStore {
             }
             let item = pending.removeFirst()
             let outcome = await apply(item.write)
-            waiting.subtract(1, ordering: .relaxed)
+            handoff.done()
             item.done(outcome)
         }
     }

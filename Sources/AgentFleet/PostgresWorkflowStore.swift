@@ -4,7 +4,6 @@ import Foundation
 import JSONSchema
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Workflow runs and their step logs in the fleet's PostgreSQL database (tables
 /// `workflow_runs` and `workflow_steps`). Each unfinished run is held by one agent under a
@@ -12,17 +11,15 @@ import Synchronization
 /// written only while its claim holds the run, and a run whose lease lapsed is taken by
 /// another agent with a new token.
 ///
-/// An actor, like ``FleetWriter``: commits are handed over through an `AsyncStream` (a
+/// An actor, like ``FleetWriter``: commits are handed over through a ``Handoff`` (a
 /// synchronous, ordered yield) and written by the actor, one transaction per batch in the order
 /// handed over, so that the loop never waits and the task runs' writes never wait behind them.
 /// While the database is away they wait and are written when it is back: the engine, which
 /// advances a run only once its commit is written, pauses the run meanwhile.
-public actor PostgresWorkflowStore: SharedWorkflowStore {
+public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     nonisolated let store: FleetWriter
-    private nonisolated let inbox: AsyncStream<Pending>.Continuation
-    private let handoffs: AsyncStream<Pending>
-    /// Commits waiting to be written, for ``backlog`` (read from any thread).
-    private nonisolated let waiting = Atomic(0)
+    /// Its ``backlog``: the commits waiting to be written.
+    nonisolated let handoff = Handoff<Pending>(counting: true)
 
     private var pending: [Pending] = []
     private var closed = false
@@ -37,30 +34,15 @@ public actor PostgresWorkflowStore: SharedWorkflowStore {
 
     init(store: FleetWriter) {
         self.store = store
-        let (handoffs, inbox) = AsyncStream.makeStream(of: Pending.self)
-        self.handoffs = handoffs
-        self.inbox = inbox
     }
 
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
 
-    /// Starts taking and writing what is handed over, until ``stop()``.
-    nonisolated func start() {
-        Task { await self.receive() }
-    }
-
-    /// Ends the writer; what waits is not written (its runs resume from the step log elsewhere).
-    nonisolated func stop() { inbox.finish() }
-
-    /// Commits waiting to be written.
-    nonisolated var backlog: Int { waiting.load(ordering: .relaxed) }
-
     // MARK: WorkflowStore
 
     package nonisolated func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
-        waiting.add(1, ordering: .relaxed)
-        if case .terminated = inbox.yield(Pending(change: change, done: done)) { waiting.subtract(1, ordering: .relaxed) }
+        handoff.yield(Pending(change: change, done: done))
     }
 
     package nonisolated func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
@@ -155,21 +137,21 @@ public actor PostgresWorkflowStore: SharedWorkflowStore {
 
     // MARK: The writer
 
-    /// Takes what is handed over, beside the writer, until ``stop()``; then the writer ends.
-    private func receive() async {
-        let writer = Task { await writeLoop() }
-        for await item in handoffs {
-            pending.append(item)
-            wake?.resume()
-            wake = nil
-        }
+    func take(_ item: Pending) {
+        pending.append(item)
+        wake?.resume()
+        wake = nil
+    }
+
+    /// The hand-over has ended (``stop()``): what waits is not written (its runs resume from
+    /// the step log elsewhere).
+    func handoffEnded() {
         closed = true
         wake?.resume()
         wake = nil
-        writer.cancel()
     }
 
-    private func writeLoop() async {
+    func writeLoop() async {
         while !Task.isCancelled, !closed {
             if pending.isEmpty {
                 await withCheckedContinuation { wake = $0 }
@@ -186,7 +168,7 @@ public actor PostgresWorkflowStore: SharedWorkflowStore {
                     }
                     return outcomes
                 }
-                waiting.subtract(batch.count, ordering: .relaxed)
+                handoff.done(batch.count)
                 for (item, outcome) in zip(batch, outcomes) { item.done(outcome) }
             } catch {
                 // They wait for the database (their runs pause meanwhile), first in line.

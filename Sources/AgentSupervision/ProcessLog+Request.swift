@@ -22,8 +22,7 @@ extension ProcessLog {
             var request = Request(name: name, lines: lines, after: after)
             if let since {
                 guard let seconds = since.time(now: now) else {
-                    return .failure(.invalid("/since: expected seconds back from now (a number ≥ 0), a duration like 30s, 10m, 2h, 1d, or an ISO 8601 time; found \(since.json.serialized())",
-                                             pointer: "/since"))
+                    return .failure(.invalid("/since: expected \(TimeSince.form); found \(since.json.serialized())", pointer: "/since"))
                 }
                 request.since = Int64(saturating: seconds * 1e9)
             }

@@ -34,7 +34,7 @@ struct Logs: ParsableCommand {
     func validate() throws {
         if let lines, lines < 0 { throw ValidationError("-n/--lines must be 0 or more, not \(lines)") }
         if let since, TimeSpec.since(since) == nil {
-            throw ValidationError("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"\(since)\"")
+            throw ValidationError("--since must be \(TimeSpec.sinceForm), not \"\(since)\"")
         }
     }
 

@@ -54,7 +54,7 @@ struct Events: ParsableCommand {
 
     func validate() throws {
         if let since, TimeSpec.since(since) == nil {
-            throw ValidationError("--since must be a duration like 30s, 10m, 2h, 1d or an ISO 8601 time, not \"\(since)\"")
+            throw ValidationError("--since must be \(TimeSpec.sinceForm), not \"\(since)\"")
         }
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
     }

@@ -93,7 +93,7 @@ struct TaskRunCommand: ParsableCommand {
     @Option(name: .long, help: "low, normal, high or critical (default: normal).")
     var priority: String?
 
-    @Option(name: .long, help: "Not before this time: ISO 8601 (2026-11-24T07:00:00Z) or a delay from now (30s, 10m, 2h, 1d).")
+    @Option(name: .long, help: "Not before this time: \(TaskCoordinator.timeForm); refused outside these bounds.")
     var at: String?
 
     @Option(name: .long, help: "A label the run's executor must carry, as KEY=VALUE (repeat for several; besides the task's \"require\").")

@@ -26,10 +26,13 @@ private final class Slot {
         }
     }
 
+    // `content` is emptied before the list grows: while it holds the list too, each append
+    // copies it (an array of n items took n²/2 copies of its slots).
     func member(_ key: String) -> Slot {
         var members: [(String, Slot)] = []
         if case .object(let existing) = content { members = existing }
         if let found = members.first(where: { $0.0 == key }) { return found.1 }
+        content = .leaf(.null)
         let slot = Slot()
         members.append((key, slot))
         content = .object(members)
@@ -41,6 +44,7 @@ private final class Slot {
     func append() -> Slot {
         var items: [Slot] = []
         if case .array(let existing) = content { items = existing }
+        content = .leaf(.null)
         let slot = Slot()
         items.append(slot)
         content = .array(items)

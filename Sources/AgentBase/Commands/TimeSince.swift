@@ -32,14 +32,21 @@ public enum TimeSince: Codable, Sendable, Equatable, JSONTypes {
     }
 
     /// The time it names (seconds since 1970), or nil when it names none (a negative number,
-    /// text that is no duration or time).
+    /// more than 100 years back, text that is no duration or time).
     public func time(now: Double = Date().timeIntervalSince1970) -> Double? {
         switch self {
-        case .seconds(let seconds): return seconds >= 0 && seconds.isFinite ? now - seconds : nil
+        case .seconds(let seconds): return Self.secondsBack(seconds, now: now)
         case .text(let text):
-            if let number = Double(text), number >= 0, number.isFinite { return now - number }
+            if let number = Double(text) { return Self.secondsBack(number, now: now) }
             return TimeSpec.since(text, now: now)
         }
+    }
+
+    /// What the member takes, for refusals.
+    public static let form = "seconds back from now (a number from 0 to \(Int(SettingsBounds.longestRetention))), \(TimeSpec.sinceForm)"
+
+    private static func secondsBack(_ seconds: Double, now: Double) -> Double? {
+        seconds >= 0 && seconds <= SettingsBounds.longestRetention ? now - seconds : nil
     }
 
     /// As the request had it, for messages.

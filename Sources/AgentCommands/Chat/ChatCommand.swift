@@ -16,6 +16,18 @@ package enum ChatCommand: AgentCommand {
             self.conversation = conversation
             self.context = context
         }
+
+        /// The text keeps line breaks and tabs and has no other control character (see
+        /// ``ControlCharacters``); refused at `/text` otherwise, on every front.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            text = try container.decode(String.self, forKey: .text)
+            conversation = try container.decodeIfPresent(String.self, forKey: .conversation)
+            context = try container.decodeIfPresent(JSONObject.self, forKey: .context)
+            if let problem = ControlCharacters.problem(inMessage: text) {
+                throw DecodingError.dataCorruptedError(forKey: .text, in: container, debugDescription: problem)
+            }
+        }
     }
 
     /// The chatbot's reply.
@@ -42,7 +54,7 @@ package enum ChatCommand: AgentCommand {
     /// the agent stops as long as the chatbot does.
     package static let answersWhileStopping = true
     package static let requestSchema: JSONValue = CommandSchema.object([
-        "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB)."],
+        "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB); line breaks and tabs, no other control characters."],
         "conversation": ChatCommands.conversation,
         "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
     ], required: ["text"])

@@ -3,9 +3,8 @@ import JSONSchema
 
 /// What the chat commands run on: the relay between the fronts and the chatbot process, which
 /// the root (AgentRuntime) owns. The commands are declared here, below the root, so that every
-/// front finds them in the one registry.
+/// front finds them in the one registry. (`chat_history` is a store read: ``ChatHistoryCommand``.)
 package protocol ChatCommandHost: AnyObject {
     func chat(_ request: ChatCommand.Request, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void)
-    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<ChatHistoryCommand.Answer, CommandError>) -> Void)
     func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void)
 }

@@ -7,6 +7,7 @@ package enum ChatCommands {
     package static let all: [any AgentCommand.Type] = [ChatCommand.self, ChatHistoryCommand.self, ChatClearCommand.self]
 
     package static let conversation: JSONValue = [
-        "type": "string", "minLength": 1, "maxLength": 200, "default": "default", "description": "The conversation (default: \"default\").",
+        "type": "string", "minLength": 1, "maxLength": 200, "pattern": .string(ControlCharacters.nonePattern), "default": "default",
+        "description": "The conversation (default: \"default\"; no control characters).",
     ]
 }

@@ -1,10 +1,10 @@
 import AgentBase
+import AgentStore
 import JSONSchema
 
-/// `chat_history`: a conversation's messages, oldest first.
-package enum ChatHistoryCommand: AgentCommand {
-    package typealias Host = any ChatCommandHost
-
+/// `chat_history`: a conversation's messages, oldest first. A store read (``StoreReadCommand``):
+/// a history can be megabytes, read and encoded off the loop.
+package enum ChatHistoryCommand: StoreReadCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var conversation: String?
         package var after: Int?
@@ -20,15 +20,9 @@ package enum ChatHistoryCommand: AgentCommand {
     /// A conversation's lines, oldest first.
     package struct Answer: Encodable, Sendable, Equatable {
         package let ok = true
-        /// The lines in ``Line``'s shape, kept as the store's rows: a history can be megabytes,
-        /// and decoding it into `Line`s on the loop only to encode them again held the loop for
-        /// seconds with 20 such answers waiting (`ResourceExhaustionTests`).
-        package var lines: JSONValue
+        package var lines: [Line]
 
-        package init(lines: [Line]) { self.lines = (try? JSONValueEncoder().encode(lines)) ?? [] }
-
-        /// The store's rows (`id`, `time`, `role`, `source`, `text`), as they are.
-        package init(rows: JSONValue) { lines = rows }
+        package init(lines: [Line]) { self.lines = lines }
     }
 
     /// One line of a conversation, as the store keeps it.
@@ -54,7 +48,6 @@ package enum ChatHistoryCommand: AgentCommand {
     package static let name = "chat_history"
     package static let summary = "A conversation's messages, oldest first."
     package static let routes: [CommandRoute] = [.get("/api/chat/{conversation}")]
-    package static let mutating = false
     package static let requestSchema: JSONValue = CommandSchema.object([
         "conversation": ChatCommands.conversation,
         "after": ["type": "integer", "minimum": 0, "description": "Only messages after this id."],
@@ -72,8 +65,9 @@ package enum ChatHistoryCommand: AgentCommand {
           Answer(lines: [Line(id: 4, time: 1_700_000_000.25, role: "user", source: "", text: "status?")]))]
     }
 
-    package static func run(_ request: Request, on host: any ChatCommandHost, caller: CommandCaller,
-                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        host.history(request, respond: respond)
+    /// The newest `limit` lines after `after`, oldest first.
+    package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
+        let lines = try reader.chat(conversation: request.conversation ?? "default", after: request.after ?? 0, limit: StoreCommands.limit(request.limit))
+        return Answer(lines: lines.map { Line(id: $0.id, time: $0.time, role: $0.role, source: $0.source, text: $0.text) })
     }
 }

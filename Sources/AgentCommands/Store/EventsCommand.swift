@@ -32,9 +32,9 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
     package static let summary = "Events from the store, newest last; page with `after` (the last id seen)."
     package static let routes: [CommandRoute] = [.get("/api/events")]
     package static let requestSchema: JSONValue = CommandSchema.object([
-        "type": ["type": "string", "description": "Only events of this type."],
-        "source": ["type": "string", "description": "Only events from this process."],
-        "since": ["type": "string", "description": "A duration back from now (30s, 10m, 2h, 1d) or an ISO 8601 time."],
+        "type": ["type": "string", "pattern": .string(ControlCharacters.nonePattern), "description": "Only events of this type (no control characters)."],
+        "source": ["type": "string", "pattern": .string(ControlCharacters.nonePattern), "description": "Only events from this process (no control characters)."],
+        "since": ["type": "string", "description": "A duration back from now of at most 100 years (30s, 10m, 2h, 1d) or an ISO 8601 time."],
         "after": ["type": "integer", "minimum": 0, "description": "Only events with a greater id (paging, following)."],
         "limit": ["type": "integer", "minimum": 1, "maximum": 10000, "default": 100],
     ])
@@ -54,7 +54,7 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
         var since: Double?
         if let text = request.since {
             guard let parsed = TimeSpec.since(text) else {
-                throw CommandError.invalid("/since: expected a duration like 30s, 10m, 2h, 1d or an ISO 8601 time; found \"\(text)\"", pointer: "/since")
+                throw CommandError.invalid("/since: expected \(TimeSpec.sinceForm); found \"\(text)\"", pointer: "/since")
             }
             since = parsed
         }

@@ -11,9 +11,10 @@ package protocol StoreReadHost: AnyObject {
     var inbox: LoopInbox { get }
 }
 
-/// A command that reads the store (`events`, `history`): answered from a read-only connection
-/// off the supervisor's loop (a read may take a while) — on a task of its own over the control
-/// socket, on the caller's thread for the HTTP front (see ``CommandCenter``) — with the reader
+/// A command that reads the store (`events`, `history`, `chat_history`): answered from a
+/// read-only connection off the supervisor's loop (a read may take a while), its answer
+/// encoded there too (``StoreRead``) — on a task of its own over the control socket, on the
+/// caller's thread for the HTTP front (see ``CommandCenter``) — with the reader
 /// `agent-control events` and `history` use when the agent is not running.
 package protocol StoreReadCommand: AgentCommand where Host == any StoreReadHost, Answer: Sendable {
     /// Reads the answer (blocks).
@@ -38,7 +39,7 @@ extension StoreReadCommand {
     /// The answer, read on the caller's thread.
     package static func answer(_ request: Request, storePath: String?) -> Result<Answer, CommandError> {
         guard let storePath else {
-            return .failure(.unavailable("the store is off (\"store\": {\"enabled\": false}), so there are no events or history to read"))
+            return .failure(.unavailable("the store is off (\"store\": {\"enabled\": false}), so \(name) has nothing to read"))
         }
         do {
             return .success(try read(request, from: try StoreReader(path: storePath)))
@@ -46,20 +47,6 @@ extension StoreReadCommand {
             return .failure(refusal)
         } catch {
             return .failure(.unavailable("\(error)"))
-        }
-    }
-
-    /// A request as JSON (checked by the registry) answered as JSON, on the caller's thread.
-    package static func execute(_ request: JSONValue, storePath: String?) -> JSONValue {
-        let decoded: Request
-        do {
-            decoded = try JSONValueDecoder().decode(Request.self, from: request)
-        } catch {
-            return JSONValueDecoder.refusal(of: error).json
-        }
-        switch answer(decoded, storePath: storePath) {
-        case .success(let answer): return (try? JSONValueEncoder().encode(answer)) ?? CommandError(.failed, "the answer of \(name) could not be encoded").json
-        case .failure(let refusal): return refusal.json
         }
     }
 }

@@ -53,12 +53,41 @@ final class WorkflowDefinitionFile: @LoopActor WorkflowDefinitionHost {
                                                                                  step: change.step ?? [:], position: change.position),
                                                     ifMatch: change.ifMatch)
         commands.change(request, supervisor: supervisor) { result in
-            respond(result.flatMap { answer in
+            respond(result.mapError { Self.pointed($0, change) }.flatMap { answer in
                 guard let object = (try? JSONValueEncoder().encode(answer))?.objectValue else {
                     return .failure(CommandError(.failed, "the answer of the settings change of workflow \"\(change.name)\" could not be encoded"))
                 }
                 return .success(object)
             })
+        }
+    }
+
+    /// A refusal of the settings the change would make points into the settings file, per
+    /// file (`/workflows/NAME/steps/0/task`); the request's own pointer goes beside: the member
+    /// of the request the first problem is in (`/definition/steps/0/task`), as every other
+    /// refusal of a request has one.
+    nonisolated static func pointed(_ refusal: CommandError, _ change: WorkflowSettingsChange) -> CommandError {
+        guard refusal.code == .invalid, refusal.pointer == nil else { return refusal }
+        var pointed = refusal
+        pointed.pointer = requestPointer(of: refusal.errors?.first?["pointer"]?.stringValue ?? "", change)
+        return pointed
+    }
+
+    /// `pointer` (in the settings) as a pointer into the request of `change`.
+    nonisolated static func requestPointer(of pointer: String, _ change: WorkflowSettingsChange) -> String {
+        let workflow = "/workflows/" + JSONPointer.escape(change.name)
+        func below(_ prefix: String) -> Substring? {
+            pointer == prefix ? "" : pointer.hasPrefix(prefix + "/") ? pointer.dropFirst(prefix.count) : nil
+        }
+        switch change.action {
+        case .add, .set:
+            return "/definition" + (below(workflow) ?? "")
+        case .addStep:
+            // The step's index in the file is its position: the request has it as `step`.
+            guard let rest = below(workflow + "/steps"), let index = rest.dropFirst().split(separator: "/", maxSplits: 1).first else { return "/step" }
+            return "/step" + rest.dropFirst(1 + index.count)
+        case .remove:
+            return "/name"
         }
     }
 }

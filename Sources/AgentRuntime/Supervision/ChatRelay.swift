@@ -26,17 +26,15 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     private let loop: EventLoop
     private let logger: Logger
     private unowned let events: any EventPublisher
-    private let queries: QueryHost
     /// The agent's processes (the chatbot among them; all of them go along with each message).
     var processes: () -> [SupervisedProcess] = { [] }
     /// Carries out a `chat.command` the chatbot may send: `start`, `stop` or `restart` of a process.
     var processControl: (_ action: String, _ name: String) -> Void = { _, _ in }
 
-    init(loop: EventLoop, logger: Logger, events: any EventPublisher, queries: QueryHost) {
+    init(loop: EventLoop, logger: Logger, events: any EventPublisher) {
         self.loop = loop
         self.logger = logger
         self.events = events
-        self.queries = queries
     }
 
     /// Where the history is kept (nil: the store is off, and there is none).
@@ -79,19 +77,6 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         send(ChatCommand.Request(text: text, conversation: conversation), adapter: adapter) { reply in
             answer(reply.map(\.text).mapError { WorkflowError(code: "chat", message: $0.message) })
         }
-    }
-
-    /// `chat_history`: a conversation's lines after `after`, at most `limit`.
-    func history(_ request: ChatHistoryCommand.Request, respond: @escaping (Result<ChatHistoryCommand.Answer, CommandError>) -> Void) {
-        let params: [JSONValue] = [.string(request.conversation ?? "default"), .number(JSONNumber(request.after ?? 0)), .number(JSONNumber(request.limit ?? 100))]
-        let submitted = queries.submit(sql: "SELECT * FROM (SELECT id, time, role, source, text FROM chat WHERE conversation = ? AND id > ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-                                       params: params) { result in
-            switch result {
-            case .success(let rows): respond(.success(ChatHistoryCommand.Answer(rows: rows)))
-            case .failure(let problem): respond(.failure(CommandError(.failed, problem.description)))
-            }
-        }
-        if !submitted { respond(.failure(Self.noHistory)) }
     }
 
     /// `chat_clear`: forgets a conversation's history.

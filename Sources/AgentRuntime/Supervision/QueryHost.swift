@@ -9,9 +9,8 @@ import Logging
 
 /// The store's read side for the supervisor, run on the store's query thread
 /// (``QueryRunner``): the monitors' periodic queries (their rows delivered as `query:NAME`
-/// events from `store`), the workers' store queries (answered with `queryResult` frames) and the
-/// chat history's reads. Answers come back to the loop. Without the store nothing runs and
-/// requests are refused.
+/// events from `store`) and the workers' store queries (answered with `queryResult` frames).
+/// Answers come back to the loop. Without the store nothing runs and requests are refused.
 @LoopActor
 final class QueryHost {
     private var runner: QueryRunner?

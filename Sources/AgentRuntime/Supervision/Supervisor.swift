@@ -47,7 +47,7 @@ public final class Supervisor {
         send(.memoryResult, body: body, to: process)
     }
     /// Chat requests to the chatbot and the chat history (see ``ChatRelay``).
-    private(set) lazy var chat = ChatRelay(loop: loop, logger: logger, events: self, queries: queries)
+    private(set) lazy var chat = ChatRelay(loop: loop, logger: logger, events: self)
     /// The store's reads: periodic queries, the workers' queries (see ``QueryHost``).
     private(set) lazy var queries = QueryHost(loop: loop, logger: logger, events: self)
     /// Warm spare workers of modules whose processes crashed (see ``SparePool``).

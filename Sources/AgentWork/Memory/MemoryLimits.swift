@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// The bounds of shared memory, checked before anything is handed to the store.
@@ -17,7 +18,7 @@ public enum MemoryLimits {
     /// `memory get` and `memory list` (they take at most 512 levels, the answer's included).
     public static let valueDepth = InputNesting.deepest
     /// The schema `pattern` of keys and run ids: no control character (Unicode's Cc).
-    public static let noControlCharacters = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
+    public static let noControlCharacters = ControlCharacters.nonePattern
 
     /// Checks a key; the error says what is wrong and how to fix it.
     public static func check(key: String, scope: MemoryScope) throws(MemoryError) {

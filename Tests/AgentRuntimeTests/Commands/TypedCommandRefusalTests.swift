@@ -101,6 +101,50 @@ import Testing
         #expect(request == ProcessLog.Request(name: "p", lines: 5, since: 400_000_000_000, after: 7))
     }
 
+    /// Names, filters and prefixes take no control character; a message's text keeps line
+    /// breaks and tabs and takes no other (stop 47's adversary: all were accepted).
+    @Test func freeTextWithAControlCharacterIsRefusedAtItsPointer() throws {
+        let cases: [(JSONValue, String)] = [
+            (["command": "events", "type": "a\u{1}b"], "/type"),
+            (["command": "events", "source": "\u{1B}[31m"], "/source"),
+            (["command": "memory_list", "prefix": "a\u{0}"], "/prefix"),
+            (["command": "memory_list", "after": "k\n"], "/after"),
+            (["command": "chat_history", "conversation": "ops\u{7}"], "/conversation"),
+        ]
+        for (request, pointer) in cases {
+            guard case .failure(let refusal) = CommandRegistry.standard.check(request) else {
+                Issue.record("\(request) was taken")
+                continue
+            }
+            #expect(refusal.pointer == pointer && refusal.code == .invalid, "\(request): \(refusal)")
+            #expect(refusal.message.contains("no control characters"), "\(refusal.message)")
+        }
+        for (text, character) in [("a\u{1B}[2Jb", "U+001B at character 2"), ("\u{0}", "U+0000 at character 1"), ("é\u{9B}1m", "U+009B at character 2"),
+                                  ("bell\u{7}", "U+0007 at character 5"), ("del\u{7F}", "U+007F at character 4")] {
+            let refusal = try #require(frontRefusal(["command": "chat", "text": .string(text)], ChatCommand.Request.self), "\(text.debugDescription) was taken")
+            #expect(refusal.pointer == "/text" && refusal.code == .invalid, "\(refusal)")
+            #expect(refusal.message == "/text: expected text without control characters (line breaks and tabs are fine); found \(character)", "\(refusal.message)")
+        }
+        #expect(frontRefusal(["command": "chat", "text": "line one\r\nline\ttwo\n"], ChatCommand.Request.self) == nil)
+        #expect(frontRefusal(["command": "chat", "text": "ünïcödé ✓ 漢字"], ChatCommand.Request.self) == nil)
+    }
+
+    /// A duration back beyond 100 years is refused with the range: `1e308s` read as "since
+    /// the beginning" (clamped without a word).
+    @Test func aSinceDurationBeyondItsRangeIsRefusedWithTheRange() throws {
+        for since in ["1e308s", "36600d", "9e999m", "3155760001"] {
+            guard case .failure(let refusal) = ProcessLog.Request.make(name: "p", lines: nil, since: .text(since), after: nil) else {
+                Issue.record("\(since) was taken")
+                continue
+            }
+            #expect(refusal.pointer == "/since", "\(refusal)")
+            #expect(refusal.message == "/since: expected seconds back from now (a number from 0 to 3155760000), a duration back from now of at most 100 years (30s, 10m, 2h, 1d) or an ISO 8601 time; found \"\(since)\"",
+                    "\(refusal.message)")
+            #expect(TimeSpec.since(since) == nil, "\(since)")
+        }
+        #expect(TimeSpec.since("36500d", now: 4e9) == 4e9 - 36500 * 86400)
+    }
+
     /// The refusal a front gives `request`: the registry's check, then decoding.
     func frontRefusal(_ request: JSONValue, _ type: (some Decodable).Type) -> CommandError? {
         switch CommandRegistry.standard.check(request) {

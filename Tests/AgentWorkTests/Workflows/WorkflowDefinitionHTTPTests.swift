@@ -32,6 +32,10 @@ import Testing
         let pointers = Self.json(refused)["errors"]?.arrayValue?.compactMap { $0["pointer"]?.stringValue } ?? []
         #expect(pointers.contains("/workflows/support/steps/0/task"), "\(pointers)")
         #expect(pointers.contains { $0.hasPrefix("/workflows/support/steps/1/wait_event/timeout") }, "\(pointers)")
+        // And where in the request: the first problem's member.
+        let first = try #require(pointers.first)
+        #expect(Self.json(refused)["pointer"]?.stringValue == "/definition" + first.dropFirst("/workflows/support".count), "\(refused.body)")
+        #expect(Self.json(refused)["pointer"]?.stringValue?.hasPrefix("/definition/steps/") == true, "\(refused.body)")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == original)
         #expect(try agent.http("GET", "/api/workflows/support").status == 404)
 
@@ -59,6 +63,7 @@ import Testing
         // A step at a position: in the middle of the steps, validated, written, reloaded.
         let badStep = try agent.http("POST", "/api/workflows/support/steps", body: Self.body(["step": ["id": "x", "task": "nosuch"], "position": 1]))
         #expect(badStep.status == 400 && badStep.body.contains("/workflows/support/steps/1/task"), "\(badStep.status) \(badStep.body)")
+        #expect(Self.json(badStep)["pointer"] == "/step/task", "\(badStep.body)")
         let farStep = try agent.http("POST", "/api/workflows/support/steps", body: Self.body(["step": ["id": "x", "task": "note"], "position": 7]))
         #expect(farStep.status == 400 && farStep.body.contains("0 to 2"), "\(farStep.status) \(farStep.body)")
         let added = try agent.http("POST", "/api/workflows/support/steps",

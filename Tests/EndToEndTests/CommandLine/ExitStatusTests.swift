@@ -52,6 +52,13 @@ import Testing
         let at = try control(["task", "run", "backup", "--at", "tomorrow"], in: directory)
         #expect(at.status == 64, "\(at.stdout)\(at.stderr)")
         #expect(at.stderr.contains(#"--at must be an ISO 8601 time"#) && at.stderr.contains(#"not "tomorrow""#), "\(at.stderr)")
+        // Its help states the range it refuses beyond (it said only "ISO 8601 or a delay").
+        let help = try control(["task", "run", "--help"], in: directory)
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("--at <at> Not before this time: an ISO 8601 time from 1970-01-01T00:00:00Z to 100 years from now"), "\(help.stdout)")
+        #expect(words.contains("or a delay from now of at most 100 years (30s, 10m, 2h, 1d)"), "\(help.stdout)")
+        let far = try control(["task", "run", "backup", "--at", "36600d"], in: directory)
+        #expect(far.status == 64 && far.stderr.contains("at most 100 years"), "\(far.stderr)")
         for arguments in [["schedule", "next", "61 * * * *"], ["schedule", "next", "0 3 * * *", "--timezone", "Mars/Olympus_Mons"]] {
             let result = try control(arguments, in: directory)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")

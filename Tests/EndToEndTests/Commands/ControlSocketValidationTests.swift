@@ -42,6 +42,10 @@ import Testing
             #expect(answer?["pointer"] as? String == item.pointer, "\(item.line): \(String(describing: answer))")
             #expect(answer?["error"] as? String == http.json?["error"] as? String, "\(item.line): \(String(describing: answer)) vs \(http)")
         }
+        // A message keeps its line breaks and tabs: refused only for want of a chatbot.
+        let lines = RawControlClient.request(socket, #"{"command": "chat", "text": "one\r\ntwo\tthree"}"#)
+        #expect(lines?["code"] as? String == "failed", "\(String(describing: lines))")
+        #expect((lines?["error"] as? String)?.contains("no chatbot process is configured") == true, "\(String(describing: lines))")
         // The process command with an unknown member stopped nothing.
         #expect(try agent.statusField("trades", "state") as? String == "running")
     }
@@ -59,8 +63,23 @@ import Testing
              "/value" + String(repeating: "/0", count: 100)),
             // An unknown query parameter is worded as an unknown member of a body.
             ("GET", "/api/status?verbose=1", "", #"{"command": "status", "verbose": 1}"#, "/verbose"),
-        ]
+        ] + lastStopsCases
     }()
+
+    /// What stop 47's adversary left: control characters in free text were taken, `since`
+    /// durations beyond 100 years clamped to "everything".
+    static let lastStopsCases: [(method: String, path: String, body: String, line: String, pointer: String)] = [
+        ("GET", "/api/events?type=a%01b", "", #"{"command": "events", "type": "a\u0001b"}"#, "/type"),
+        ("GET", "/api/events?source=%1B%5B31m", "", #"{"command": "events", "source": "\u001b[31m"}"#, "/source"),
+        ("GET", "/api/memory?prefix=a%07", "", #"{"command": "memory_list", "prefix": "a\u0007"}"#, "/prefix"),
+        ("POST", "/api/chat", #"{"text": "a\u001b[2Jb"}"#, #"{"command": "chat", "text": "a\u001b[2Jb"}"#, "/text"),
+        ("POST", "/api/chat", #"{"text": "nul\u0000"}"#, #"{"command": "chat", "text": "nul\u0000"}"#, "/text"),
+        ("GET", "/api/events?since=1e308s", "", #"{"command": "events", "since": "1e308s"}"#, "/since"),
+        ("GET", "/api/processes/trades/logs?since=36600d", "", #"{"command": "logs", "name": "trades", "since": "36600d"}"#, "/since"),
+        // Pointed at in the request as well as in the settings file (its `errors`).
+        ("POST", "/api/workflows", #"{"name": "w", "definition": {"steps": [{"id": "a", "task": "nosuch"}]}}"#,
+         #"{"command": "workflow_create", "name": "w", "definition": {"steps": [{"id": "a", "task": "nosuch"}]}}"#, "/definition/steps/0/task"),
+    ]
 
     @Test func aRepeatedKeyIsRefusedAtItsMemberOnBothFrontsAndNothingRuns() throws {
         let agent = try HTTPAgent(processes: Self.trades)

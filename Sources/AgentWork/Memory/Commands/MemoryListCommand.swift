@@ -40,8 +40,10 @@ package enum MemoryListCommand: @preconcurrency AgentCommand {
     package static let mutating = false
     package static let requestSchema: JSONValue = CommandSchema.object([
         "run": MemoryCommands.run,
-        "prefix": ["type": "string", "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)), "description": "Only keys starting with this."],
-        "after": ["type": "string", "description": "Only keys after this one (the `next` of the previous page)."],
+        "prefix": ["type": "string", "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)), "pattern": .string(MemoryLimits.noControlCharacters),
+                   "description": "Only keys starting with this (keys have no control characters)."],
+        "after": ["type": "string", "maxLength": .number(JSONNumber(MemoryLimits.keyBytes)), "pattern": .string(MemoryLimits.noControlCharacters),
+                  "description": "Only keys after this one (the `next` of the previous page; keys have no control characters)."],
         "limit": ["type": "integer", "minimum": 1, "maximum": .number(JSONNumber(MemoryLimits.listEntries)), "default": 100],
     ])
     package static let answerSchema: JSONValue = CommandSchema.object([
