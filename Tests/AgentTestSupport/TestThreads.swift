@@ -18,7 +18,8 @@ import Testing
 /// thread too: with 6 threads, tests that block for minutes held them all early in a run and
 /// three 1-minute limits of quick tests lapsed while they waited (the limits are 3 minutes now).
 package final class TestThreads: TaskExecutor, @unchecked Sendable {
-    package static let shared = TestThreads(width: 12)
+    /// `AGENT_TEST_THREADS` bodies at once (default 12), to measure another width.
+    package static let shared = TestThreads(width: ProcessInfo.processInfo.environment["AGENT_TEST_THREADS"].flatMap(Int.init).map { max($0, 1) } ?? 12)
 
     private let width: Int
     private let condition = NSCondition()
