@@ -4,7 +4,7 @@ import Foundation
 import JSONSchema
 import Testing
 
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct FileOutputTests {
+@Suite(.ownThreads) struct FileOutputTests {
     @Test func writesValidJSONLinesRelativeToTheBaseDirectory() throws {
         let folder = TestPaths.temporaryDirectory("outputs-file")
         defer { try? FileManager.default.removeItem(atPath: folder) }

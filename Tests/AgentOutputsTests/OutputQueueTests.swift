@@ -4,7 +4,7 @@ import Foundation
 import JSONSchema
 import Testing
 
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct OutputQueueTests {
+@Suite(.ownThreads) struct OutputQueueTests {
     /// Reads a descriptor to its end on a thread of its own.
     final class Drain: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)

@@ -6,7 +6,7 @@ import Testing
 
 /// Webhook outputs configured directly (past the schema and the reader, which refuse these
 /// values) with spans no wait can hold: the output thread must neither trap nor hang the stop.
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct WebhookHugeValueTests {
+@Suite(.ownThreads) struct WebhookHugeValueTests {
     private func hub(_ webhook: OutputConfiguration.Webhook, transport: OutputHub.WebhookTransportChoice = .byScheme) throws -> (OutputHub, OutputTestSupport.LogCapture) {
         let (logger, capture) = OutputTestSupport.capturingLogger()
         let configuration = OutputConfiguration(name: "hook", destination: .webhook(webhook))

@@ -6,7 +6,7 @@ import Testing
 
 /// The webhook output against a real HTTP/1.1 server on 127.0.0.1, through both transports
 /// (sockets, which `http://` URLs use, and libcurl, which `https://` URLs use).
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct WebhookOutputTests {
+@Suite(.ownThreads) struct WebhookOutputTests {
     typealias Transport = OutputHub.WebhookTransportChoice
     static let transports: [Transport] = [.byScheme, .curl]
 

@@ -8,7 +8,8 @@ import Testing
 /// tested and run for real.
 @Suite(.ownThreads) struct ScaffoldingTests {
     static func run(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> ProgramResult {
-        try runProgram(program, arguments, in: directory, environment: environment)
+        // Builds of a generated agent take minutes on a loaded machine (300 s, the default, lapsed).
+        try runProgram(program, arguments, in: directory, environment: environment, timeout: 900)
     }
 
     @Test func createAgentWritesAValidAgentAndNeverOverwritesSilently() throws {

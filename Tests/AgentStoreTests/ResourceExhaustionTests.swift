@@ -226,6 +226,7 @@ import Testing
         } while (open ?? 2) > 1 && Date() < deadline
         #expect(open == 1, "the 20 clients that did not read are still connected: \(String(describing: open))")
         for reader in readers.prefix(3) {
+            #expect(reader.waitForHangUp(), "the agent kept a client that never read")
             var received = 0
             #expect(reader.readAll(timeout: 10) { received += $0.count; return false } == .closed)
             #expect(received < answerBytes, "a client that never read got its whole answer")

@@ -90,6 +90,7 @@ import Logging
     @Test func aSteadyTrickleOfEventsSharesTransactions() throws {
         // About 1,000 events a second; each would be a transaction of its own if committed
         // at every wake-up of the writer.
+        let started = Date()
         let agent = try AgentRun(settings: Self.feed(interval: 0.001, extra: #""store": {"commit_interval": 0.05},"#),
                                  arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
@@ -101,7 +102,11 @@ import Logging
         }
         let committed = store["committed"] as? Int ?? 0, transactions = store["transactions"] as? Int ?? 0
         #expect(committed >= 1_000, "\(store)")
-        #expect(transactions > 0 && transactions * 10 <= committed, "\(store)")
+        // About one commit per interval since the agent started, however fast the feed went
+        // (a loaded machine's slower feed shares fewer events per commit, so no ratio of
+        // events to commits holds there); a commit per event would be many times more.
+        let intervals = Date().timeIntervalSince(started) / 0.05
+        #expect(transactions > 0 && Double(transactions) <= 2 * intervals + 2, "\(store) in \(intervals) intervals")
         #expect(agent.stop() == 0)
     }
 

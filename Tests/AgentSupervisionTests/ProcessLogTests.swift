@@ -120,31 +120,10 @@ import Testing
         #expect(try jsonLines(run, "ticker", ["-n", "3"]).compactMap { $0["seq"] as? Int } == all.suffix(3).compactMap { $0["seq"] as? Int })
 
         // Follow: what the next worker writes appears, each line once.
-        let follower = Process()
-        follower.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
-        follower.arguments = ["logs", "ticker", "-f", "--json", "-n", "1", "--settings", run.settingsFile]
-        follower.currentDirectoryURL = URL(fileURLWithPath: run.directory)
-        let output = Pipe()
-        follower.standardOutput = output
-        follower.standardError = FileHandle.nullDevice
-        try follower.run()
-        defer { if follower.isRunning { kill(follower.processIdentifier, SIGKILL) } }
-        let printed = LockedValue(Data())
-        let reader = Thread {
-            while case let data = output.fileHandleForReading.availableData, !data.isEmpty { printed.withLock { $0.append(data) } }
-        }
-        reader.start()
-        func followed() -> [[String: Any]] {
-            String(decoding: printed.withLock { $0 }, as: UTF8.self).split(separator: "\n")
-                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        }
-        func waitForFollowed(_ done: ([[String: Any]]) -> Bool) {
-            let deadline = Date().addingTimeInterval(30)
-            while !done(followed()), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        }
+        let follower = try LogFollower(run, name: "ticker")
         // Its first answer (-n 1: the newest line, then where the log is now) came: what
         // follows it is the next worker's.
-        waitForFollowed { !$0.isEmpty }
+        #expect(follower.wait { !$0.isEmpty }, "\(follower)")
 
         // A point in time between the first worker's lines and the next one's.
         let cut = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
@@ -152,19 +131,16 @@ import Testing
         let restart = try runProgram("agent-control", ["process", "restart", "ticker", "--settings", run.settingsFile])
         #expect(restart.status == 0, "\(restart.stderr)")
         #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[ticker] stdout line 5 stream=output") }.count == 2, "\(run.transcript)")
-        waitForFollowed { Self.texts($0, stream: "stdout").contains("stdout line 5") }
-        // Interrupted (SIGKILL: the test runner may hand its children SIGINT blocked); what it
-        // printed was flushed after each answer.
-        kill(follower.processIdentifier, SIGKILL)
-        follower.waitUntilExit()
-        let newest = followed().first?["seq"] as? Int ?? -1
-        let next = Array(followed().dropFirst())
+        #expect(follower.wait { Self.texts($0, stream: "stdout").contains("stdout line 5") }, "\(follower)")
+        follower.stop()
+        let newest = follower.lines.first?["seq"] as? Int ?? -1
+        let next = Array(follower.lines.dropFirst())
         #expect(newest >= all.last?["seq"] as? Int ?? 0, "-n 1 printed the newest line first")
         let seqs = next.compactMap { $0["seq"] as? Int }
         #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "\(seqs)")
         // Nothing of before but the newest line, then the restart's lines as they came.
         #expect(seqs.allSatisfy { $0 > newest }, "\(seqs)")
-        #expect(Self.texts(next, stream: "stdout") == (1...5).map { "stdout line \($0)" }, "\(next)")
+        #expect(Self.texts(next, stream: "stdout") == (1...5).map { "stdout line \($0)" }, "\(next) \(follower)")
         #expect(Self.texts(next, stream: "supervisor").contains { $0.contains("restart requested over the control socket") }, "\(next)")
 
         // --since: only the lines from then on (the second worker's), as a duration too.
@@ -174,6 +150,47 @@ import Testing
         #expect(try jsonLines(run, "ticker", ["--since", "1h"]).count == (try jsonLines(run, "ticker")).count)
         #expect(try jsonLines(run, "ticker", ["--since", "1h"]).count > since.count)
         #expect(try logs(run, ["ticker", "--since", "yesterday"]).status == 64)
+    }
+
+    /// A request of `logs -f` that fails for a moment (here refused at the agent's control
+    /// connection limit, as on a loaded agent) is said on stderr and tried again: the follow
+    /// goes on. It used to end at the first failed request, with its error on stderr.
+    @Test func aFollowerRefusedForAMomentSaysSoAndGoesOnFollowing() throws {
+        let run = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"ticker": {"type": "fault", "print_lines": 3, "tick_ms": 1000}}}"#,
+                               arguments: ["--no-build", "--json", "--quiet"],
+                               environment: ["AGENT_CONTROL_MAX_CONNECTIONS": "2", "AGENT_CONTROL_IDLE_TIMEOUT": "600"])
+        defer { _ = run.stop() }
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[ticker] stdout line 3 stream=output") } != nil, "\(run.transcript)")
+        let follower = try LogFollower(run, name: "ticker")
+        #expect(follower.wait { !$0.isEmpty }, "\(follower)")
+
+        // The agent's two connections, held without a request until the follower is refused
+        // (a connection that comes while the follower's is open is refused itself: again).
+        // Two, so that the restart below always has a connection beside the follower's.
+        var held: [RawControlClient] = []
+        let deadline = Date().addingTimeInterval(60)
+        while !follower.errors.contains("control connections open"), Date() < deadline, follower.isRunning {
+            if held.count < 2, let client = RawControlClient(path: Self.socket(of: run)) { held.append(client) }
+            // A refused one reads its refusal: let it go.
+            held.removeAll { $0.readLine(timeout: 0.05) != nil }
+        }
+        #expect(follower.errors.contains("control connections open"), "\(follower)")
+        #expect(follower.isRunning && follower.errors.contains("trying again"), "\(follower)")
+
+        // Served again: the next worker's lines come.
+        held = []
+        // (Until the agent has seen them close, a request may still be refused at the limit.)
+        let served = Date().addingTimeInterval(60)
+        var restart = try runProgram("agent-control", ["process", "restart", "ticker", "--settings", run.settingsFile])
+        while restart.stderr.contains("control connections open"), Date() < served {
+            restart = try runProgram("agent-control", ["process", "restart", "ticker", "--settings", run.settingsFile])
+        }
+        #expect(restart.status == 0, "\(restart.stderr)")
+        let restarted = { (lines: [[String: Any]]) in
+            Self.texts(Array(lines.drop { !(($0["text"] as? String)?.contains("restart requested") ?? false) }), stream: "stdout")
+        }
+        #expect(follower.wait { restarted($0).contains("stdout line 3") }, "\(follower.lines) \(follower)")
+        #expect(follower.isRunning, "\(follower)")
     }
 
     @Test func anUnknownProcessIsNotFoundWithTheClosestNameAndAStoppedAgentIsNotRunning() throws {

@@ -89,6 +89,17 @@ package final class RawControlClient {
         }
     }
 
+    /// Waits (at most `timeout`) until the agent has closed its end, without reading what it
+    /// sent: true when it has.
+    package func waitForHangUp(timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var poller = pollfd(fd: fd, events: 0, revents: 0)
+            if poll(&poller, 1, 100) > 0, poller.revents & Int16(POLLHUP) != 0 { return true }
+        }
+        return false
+    }
+
     /// Sends one request and reads its answer, as a JSON object.
     package static func request(_ path: String, _ line: String, timeout: Double = 10) -> [String: Any]? {
         guard let client = RawControlClient(path: path) else { return nil }

@@ -14,11 +14,14 @@ import Testing
 /// they start unstructured (the stores', the clients') keep the pool.
 ///
 /// At most `width` bodies run at once (the rest wait in order), so the machine is not loaded
-/// with every test of the target at the same moment. A test's time limit counts its wait for a
-/// thread too: with 6 threads, tests that block for minutes held them all early in a run and
-/// three 1-minute limits of quick tests lapsed while they waited (the limits are 3 minutes now).
+/// with every test of the target at the same moment. A `timeLimit` trait would count a test's
+/// wait for a thread too: on a loaded machine tests that block for minutes held every thread
+/// and 31 quick tests' 3-minute limits lapsed while they waited (none had begun). So these
+/// suites carry no time limit; ``TestWatchdog`` ends a hung test's run, counting from when its
+/// body got a thread.
 package final class TestThreads: TaskExecutor, @unchecked Sendable {
-    package static let shared = TestThreads(width: 12)
+    /// `AGENT_TEST_THREADS` bodies at once (default 12), to measure another width.
+    package static let shared = TestThreads(width: ProcessInfo.processInfo.environment["AGENT_TEST_THREADS"].flatMap(Int.init).map { max($0, 1) } ?? 12)
 
     private let width: Int
     private let condition = NSCondition()
@@ -77,9 +80,12 @@ package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         let name = test.id.description + (testCase.map { _ in " (a case)" } ?? "")
-        let token = TestWatchdog.begin(name)
-        defer { TestWatchdog.end(token) }
-        try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+        try await withTaskExecutorPreference(TestThreads.shared) {
+            // Watched from when the body has its thread, not while it waits for one.
+            let token = TestWatchdog.begin(name)
+            defer { TestWatchdog.end(token) }
+            try await function()
+        }
     }
 }
 

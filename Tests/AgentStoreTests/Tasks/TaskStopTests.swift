@@ -8,7 +8,7 @@ import Testing
 /// A clean stop of an agent while a run runs: the command is asked to end (SIGTERM, within its
 /// `cancel_grace`), the run is recorded as interrupted — `retrying` in the store, no
 /// notification — and the next start runs it again as its next attempt.
-@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)))
+@Suite(.ownThreads, .serialized)
 struct TaskStopTests {
     static let tasks = #"""
         "graceful": {"type": "command", "shell": true, "cancel_grace": 20, "notify": {"outputs": ["alerts"], "on": ["failure", "retry"]},

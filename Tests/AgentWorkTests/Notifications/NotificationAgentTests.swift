@@ -5,7 +5,7 @@ import Testing
 
 /// A real agent (`agent-control console`) whose task fails: the email reaches aiosmtpd and
 /// the JSON record the file output, and the run's result is the run's own.
-@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)),
+@Suite(.ownThreads, .serialized,
        .enabled(if: SMTPTestServer.unavailableReason == nil, "needs an SMTP server: \(SMTPTestServer.unavailableReason ?? "")"))
 struct NotificationAgentTests {
     @Test func aFailedRunOfARealAgentIsMailedAndWrittenToTheOutput() throws {

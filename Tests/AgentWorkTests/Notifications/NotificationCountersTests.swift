@@ -5,7 +5,7 @@ import Testing
 
 /// What became of the task notifications, as an operator reads it from a real agent:
 /// `agent-control status` (table and JSON), `agent-control diagnostics` and `GET /metrics`.
-@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)))
+@Suite(.ownThreads, .serialized)
 struct NotificationCountersTests {
     @Test func undeliveredEmailsAndPublishedRecordsAreCountedInStatusDiagnosticsAndMetrics() throws {
         // Nobody listens there: the email fails (no retry) and is counted; the record reaches the file output.

@@ -6,7 +6,7 @@ import JSONSchema
 import Testing
 
 /// The delivery never holds up its caller: a hung server, a flood, the outputs route.
-@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)),
+@Suite(.ownThreads, .serialized,
        .enabled(if: SMTPTestServer.unavailableReason == nil, "needs an SMTP server: \(SMTPTestServer.unavailableReason ?? "")"))
 struct NotificationDeliveryTests {
     typealias Support = NotificationTestSupport

@@ -5,7 +5,7 @@ import JSONSchema
 import Testing
 
 /// Task notification emails against a real SMTP server (aiosmtpd) on loopback.
-@Suite(.ownThreads, .serialized, .timeLimit(.minutes(3)),
+@Suite(.ownThreads, .serialized,
        .enabled(if: SMTPTestServer.unavailableReason == nil, "needs an SMTP server: \(SMTPTestServer.unavailableReason ?? "")"))
 struct NotificationEmailTests {
     typealias Support = NotificationTestSupport

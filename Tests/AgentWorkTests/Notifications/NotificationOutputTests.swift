@@ -7,7 +7,7 @@ import JSONSchema
 import Testing
 
 /// Notifications as JSON records through the agent's outputs, and which runs notify.
-@Suite(.ownThreads, .timeLimit(.minutes(3))) struct NotificationOutputTests {
+@Suite(.ownThreads) struct NotificationOutputTests {
     typealias Support = NotificationTestSupport
 
     /// Runs `body` with a notifier whose outputs are two files, "alerts" and "other"; returns

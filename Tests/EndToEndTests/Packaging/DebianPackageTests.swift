@@ -15,7 +15,8 @@ import Testing
     /// Runs a command to its end; throws with its output when it fails.
     @discardableResult
     private func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProgramResult {
-        let result = try runProgram(program, arguments, environment: environment)
+        // A package's build takes minutes on a loaded machine (300 s, the default, lapsed).
+        let result = try runProgram(program, arguments, environment: environment, timeout: 900)
         guard result.status == 0 else {
             throw PackageTestFailure(description: "\(program) \(arguments.joined(separator: " ")) exited \(result.status):\n\(result.stdout)\(result.stderr)")
         }
