@@ -140,12 +140,12 @@ extension TaskCoordinator {
         // A claimed run's attempt is counted already (by its claim).
         if let previous = run.executor, previous != executor.name, run.attempt > (run.claim == nil ? 0 : 1) {
             payload["from"] = .string(previous)
-            publish("task.reassigned", .object(payload), run.cascade)
+            publish(.taskReassigned, payload, run.cascade)
             payload["from"] = nil
         }
         if let user = executor.definition.user { payload["user"] = .string(user) }
         if let role = executor.definition.role { payload["role"] = .string(role) }
-        publish("task.assigned", .object(payload), run.cascade)
+        publish(.taskAssigned, payload, run.cascade)
         start(run, definition: definition, executor: executor.name, person: executor.definition.isPerson)
     }
 
@@ -204,8 +204,8 @@ extension TaskCoordinator {
         if previous != name {
             var payload: JSONObject = ["run_id": .string(id), "task": .string(run.task), "executor": .string(name), "strategy": "manual"]
             if let previous { payload["from"] = .string(previous) }
-            if previous != nil { publish("task.reassigned", .object(payload), run.cascade) }
-            record(run, event: "task.queued")
+            if previous != nil { publish(.taskReassigned, payload, run.cascade) }
+            record(run, event: .taskQueued)
         }
         if previous != name, run.status == .queued, !notYetDue(run) { insertQueued(run) }
         dispatchPinned(name)
@@ -219,7 +219,7 @@ extension TaskCoordinator {
         guard active[id] == nil else { return .failure(.conflict("run \(id) is already running on \(run.executor ?? "its executor")")) }
         run.assignedTo = nil
         runs[id] = run
-        record(run, event: "task.queued")
+        record(run, event: .taskQueued)
         if run.status == .queued, !notYetDue(run), !(queues[run.task]?.entries.contains { $0.id == id } ?? false) { insertQueued(run) }
         dispatch(run.task)
         return .success(TaskRunAnswer(runs[id] ?? recent[id] ?? run))
@@ -237,7 +237,7 @@ extension TaskCoordinator {
             return .failure(.notFound("no executor named \"\(name)\"\(Suggestions.hint(for: name, in: names)); executors: \(names.isEmpty ? "none" : names.joined(separator: ", "))"))
         }
         assignmentStore?.save(key: "drain:" + name, value: draining ? "true" : nil)
-        publish(draining ? "executor.draining" : "executor.resumed", ["executor": .string(name)], 0)
+        publish(draining ? .executorDraining : .executorResumed, ["executor": .string(name)], 0)
         if !draining, let member = pool.index(of: name) {
             dispatchPinned(name)
             for task in pool.members[member].slotTasks { dispatch(task) }
@@ -259,7 +259,7 @@ extension TaskCoordinator {
         assignmentStore?.save(key: task.map { "strategy:" + $0 } ?? "strategy", value: strategy.rawValue)
         var payload: JSONObject = ["strategy": .string(strategy.rawValue)]
         if let task { payload["task"] = .string(task) }
-        publish("assignment.strategy", .object(payload), 0)
+        publish(.assignmentStrategy, payload, 0)
         return .success(strategies)
     }
 

@@ -86,7 +86,7 @@ extension TaskCoordinator {
             failed.error = "the task \"\(run.task)\" is no longer in the settings"
             failed.endedAt = Date().timeIntervalSince1970
             remember(failed)
-            record(failed, event: "task.failed")
+            record(failed, event: .taskFailed)
             return failed
         }
         // The task's strategy names the agent that claims it at once; the others wait for the hold.
@@ -95,7 +95,7 @@ extension TaskCoordinator {
             run.assignedAgent = agent
             run.assignmentHold = shared.hold
         }
-        record(run, event: "task.queued")
+        record(run, event: .taskQueued)
         claimShared()
         return run
     }

@@ -30,7 +30,7 @@ extension TaskCoordinator {
             run.startedAt = nil
             run.executor = nil
             runs[run.id] = run
-            record(run, event: "task.queued")
+            record(run, event: .taskQueued)
             return
         }
         countAttempt(attempt.definition.name, .interrupted)
@@ -44,7 +44,7 @@ extension TaskCoordinator {
         run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
         run.nextAttemptAt = Date().timeIntervalSince1970
         runs[run.id] = run
-        record(run, event: "task.interrupted")
+        record(run, event: .taskInterrupted)
         if shared != nil { release(run.id) }
     }
 

@@ -66,7 +66,7 @@ package final class TaskCoordinator {
     private var sequence = 0
     /// While a batch of runs is submitted: their records, written and announced after the
     /// runners sent the runs off (nil: recorded as they come).
-    private var held: [(TaskRun, String, Bool)]?
+    private var held: [(TaskRun, RuntimeEvent, Bool)]?
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     package private(set) var endedAttempts: [String: [String: Int]] = [:]
@@ -107,7 +107,7 @@ package final class TaskCoordinator {
     package var restoredDrains: Set<String> = []
 
     /// Announces a change of a run on the event bus: (event type, payload).
-    package var publish: (String, JSONValue, _ cascade: Int) -> Void = { _, _, _ in }
+    package var publish: (RuntimeEvent, JSONObject, _ cascade: Int) -> Void = { _, _, _ in }
     /// Called once at the end of every attempt: the hook of the notifications.
     package var attemptEnded: (AttemptEnd) -> Void = { _ in }
 
@@ -206,7 +206,7 @@ package final class TaskCoordinator {
             runs[run.id] = run
             unfinishedCount[run.task, default: 0] += 1
             unfinishedByRank[run.priority.rank] += 1
-            record(run, event: "task.queued")
+            record(run, event: .taskQueued)
             guard definitions[run.task] != nil else {
                 finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
                 continue
@@ -472,7 +472,7 @@ package final class TaskCoordinator {
         runs[run.id] = run
         guard let runner = person ? personRunner : runner(for: definition.type) else {
             if let executor, let member = pool.index(of: executor) { pool.end(member, task: definition.name, now: Date().timeIntervalSince1970) }
-            record(run, event: "task.started")
+            record(run, event: .taskStarted)
             let outcome = TaskRunOutcome(status: .failed, error: "no runner for task type \"\(definition.type)\" in this agent\(definition.type.contains(".") ? " (module task handlers are not available yet)" : "")")
             endAttempt(run, definition: definition, outcome: outcome, executionTime: 0)
             return
@@ -491,7 +491,7 @@ package final class TaskCoordinator {
         active[run.id] = attempt
         runningCount[definition.name, default: 0] += 1
         runningByRank[run.priority.rank] += 1
-        record(run, event: "task.started", persist: !claimedAsIs)
+        record(run, event: .taskStarted, persist: !claimedAsIs)
         let id = run.id, number = run.attempt
         runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
                                   executor: executor, notBefore: ahead)) { [weak self] report in
@@ -618,7 +618,7 @@ package final class TaskCoordinator {
         run.status = .retrying
         run.nextAttemptAt = due
         runs[run.id] = run
-        record(run, event: "task.retrying")
+        record(run, event: .taskRetrying)
         attemptEnded(AttemptEnd(task: definition, run: run, outcome: outcome, retryFollows: true))
         if shared != nil {
             release(run.id)
@@ -647,7 +647,7 @@ package final class TaskCoordinator {
             unfinishedByRank[run.priority.rank] -= 1
         }
         remember(run)
-        record(run, event: "task." + status.rawValue)
+        record(run, event: .task(status))
         if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }
         return run
     }
@@ -670,7 +670,7 @@ package final class TaskCoordinator {
 
     /// Records the run's change in the store (unless `persist` is false: the store has it
     /// already) and announces it.
-    package func record(_ run: TaskRun, event: String, persist: Bool = true) {
+    package func record(_ run: TaskRun, event: RuntimeEvent, persist: Bool = true) {
         if held != nil {
             held?.append((run, event, persist))
             return
@@ -682,6 +682,6 @@ package final class TaskCoordinator {
         if let code = run.exitCode, run.status != .running { payload["exit_code"] = .number(JSONNumber(Int(code))) }
         if let next = run.nextAttemptAt { payload["next_attempt_at"] = .string(TaskRun.iso(next)) }
         if let executor = run.executor { payload["executor"] = .string(executor) }
-        publish(event, .object(payload), run.cascade)
+        publish(event, payload, run.cascade)
     }
 }

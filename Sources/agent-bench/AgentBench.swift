@@ -35,13 +35,24 @@ struct AgentBench: ParsableCommand {
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
 
-        Exit status: 0 when every run completed without losing an event, 1 otherwise.
+        --markdown prints the table of benchmarks/README.md instead: every figure with the baselines \
+        measured in the same run and its target, under the commit and the machine. Keep a run with \
+        --json > run.json; --from-json run.json makes the table (or --markdown) from it without measuring.
+
+        Exit status: 0 when every run completed without losing an event, 1 otherwise, 2 when the bench \
+        could not start (or --from-json could not read its report).
         """,
         version: AgentVersion.line(for: "agent-bench")
     )
 
     @Flag(name: .long, help: "Print the figures as JSON instead of a table.")
     var json = false
+
+    @Flag(name: .long, help: "Print one Markdown table for benchmarks/README.md instead: every figure with its baselines measured in the same run, its target, the commit and the machine.")
+    var markdown = false
+
+    @Option(name: .long, help: "Measure nothing: make the table (or --markdown, --json) from a report saved with --json.")
+    var fromJson: String?
 
     @Flag(name: .long, help: "A short run (about a minute): fewer repetitions, fewer events, 5 s idle windows.")
     var quick = false
@@ -58,6 +69,10 @@ struct AgentBench: ParsableCommand {
     static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
 
     func validate() throws {
+        if json && markdown { throw ValidationError("give one of --json and --markdown") }
+        if fromJson != nil, !only.isEmpty || quick || scheduleSeconds != nil || keep {
+            throw ValidationError("--from-json measures nothing: it takes no --only, --quick, --schedule-seconds or --keep")
+        }
         if let unknown = only.first(where: { !Self.figures.contains($0) }) {
             throw ValidationError("no figure \(unknown); the figures are \(Self.figures.map(String.init).joined(separator: ", "))")
         }
@@ -67,6 +82,15 @@ struct AgentBench: ParsableCommand {
     }
 
     func run() throws {
+        if let fromJson {
+            do {
+                print(render(try BenchReport.read(fromJson)))
+            } catch {
+                FileHandle.standardError.write(Data("agent-bench: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+            return
+        }
         signal(SIGPIPE, SIG_IGN)
         HTTPBench.exportToken()
         BenchEnvironment.raiseOpenFileLimit()
@@ -125,7 +149,7 @@ struct AgentBench: ParsableCommand {
         }
         Progress.say(String(format: "all done in %.0f s", Clock.now() - started))
 
-        print(json ? report.json() : TableRenderer.render(report))
+        print(render(report))
         let failed = !report.failures.isEmpty
         if failed || keep {
             Progress.say("scratch folder kept: \(environment.scratch) (embedded supervisor log: \(logPath))")
@@ -133,5 +157,10 @@ struct AgentBench: ParsableCommand {
             environment.removeScratch()
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// The report as asked: JSON, the Markdown table, or the table for people.
+    func render(_ report: BenchReport) -> String {
+        json ? report.json() : markdown ? MarkdownRenderer.render(report) : TableRenderer.render(report)
     }
 }

@@ -1,3 +1,4 @@
+import AgentCommands
 import JSONSchema
 import CoreMetrics
 import Metrics
@@ -100,7 +101,7 @@ final class PrometheusExporter: Sendable {
         let counter = requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = CoreMetrics.Counter(
-                label: "agent_http_requests_total",
+                label: MetricDeclaration.httpRequests.name,
                 dimensions: [("route", route), ("method", method), ("status", String(status))],
                 factory: factory)
             counters[key] = counter

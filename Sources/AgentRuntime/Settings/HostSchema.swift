@@ -15,6 +15,13 @@ public enum HostSchema {
     /// A window in seconds: at most a week (``SettingsBounds/longestWindow``).
     static let window: JSONValue = ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestWindow)]
 
+    /// `schema` with a description (for the settings reference: docs/reference/settings.md).
+    static func described(_ schema: JSONValue, _ description: String) -> JSONValue {
+        var object = schema.objectValue ?? [:]
+        object["description"] = .string(description)
+        return .object(object)
+    }
+
     /// The schema document (draft 2020-12).
     public static let document: JSONValue = [
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -53,7 +60,7 @@ public enum HostSchema {
                 "type": "array",
                 "items": OutputConfiguration.schema,
             ],
-            "notifications": TaskNotifier.settingsSchema,
+            "notifications": described(TaskNotifier.settingsSchema, "Defaults for every task's \"notify\": when to notify, by email or to the outputs, and how many notifications may wait."),
         ],
         "$defs": [
             "process": [
@@ -61,7 +68,8 @@ public enum HostSchema {
                 "required": ["type"],
                 "properties": [
                     "type": ["type": "string", "minLength": 1, "description": "The process type to run."],
-                    "enabled": ["type": "boolean", "default": true],
+                    "enabled": ["type": "boolean", "default": true,
+                                "description": "false: the process is configured but not started; status lists it as disabled."],
                     "module": ["type": "string", "minLength": 1, "description": "The module providing the type, when several do."],
                     "subscribe": [
                         "type": "array", "items": ["type": "string", "minLength": 1], "uniqueItems": true,
@@ -74,23 +82,28 @@ public enum HostSchema {
                     "restart": [
                         "description": "When to restart the worker: \"always\", \"on-failure\", \"never\", or an object with \"policy\" and backoff and start-limit settings.",
                         "type": ["string", "object"],
+                        "examples": ["on-failure", ["policy": "always", "max_restarts": 10, "within": 300]],
                         "if": ["type": "string"],
                         "then": ["$ref": "#/$defs/restartPolicy"],
                         "else": [
                             "additionalProperties": false,
                             "properties": [
-                                "policy": ["$ref": "#/$defs/restartPolicy"],
-                                "initial_delay": timeout,
-                                "multiplier": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestMultiplier)],
-                                "max_delay": timeout,
-                                "reset_after": window,
-                                "max_restarts": ["type": ["integer", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.mostRestarts)],
-                                "within": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestWindow)],
+                                "policy": ["$ref": "#/$defs/restartPolicy", "description": "always, on-failure (not after a clean exit) or never."],
+                                "initial_delay": described(timeout, "Seconds before the first restart after a failure (default 0.1)."),
+                                "multiplier": ["type": "number", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestMultiplier),
+                                               "description": "The delay grows this many times after each failure in a row (default 2)."],
+                                "max_delay": described(timeout, "Seconds a restart waits at most (default 30)."),
+                                "reset_after": described(window, "Seconds of healthy running after which the delay starts over (default 10)."),
+                                "max_restarts": ["type": ["integer", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.mostRestarts),
+                                                 "description": "More restarts than this within `within` seconds mark the process failed (default 5; null: no limit)."],
+                                "within": ["type": "number", "exclusiveMinimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestWindow),
+                                           "description": "The window of max_restarts, in seconds (default 60)."],
                             ],
                         ],
                     ],
-                    "stop_timeout": timeout,
-                    "start_timeout": ["type": "number", "minimum": SettingsBounds.json(SettingsBounds.shortestPeriod), "maximum": SettingsBounds.json(SettingsBounds.longestTimeout)],
+                    "stop_timeout": described(timeout, "Seconds between the stop request (and SIGTERM) and SIGKILL (default 5)."),
+                    "start_timeout": ["type": "number", "minimum": SettingsBounds.json(SettingsBounds.shortestPeriod), "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
+                                      "description": "Seconds a worker has to report ready; later, it is killed as a failed start (default 30)."],
                     "watchdog": [
                         "description": "Seconds without a heartbeat before the worker is killed: 0.1 to 86400; 0 or null: no watchdog.",
                         "type": ["number", "null"], "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout),
@@ -105,7 +118,8 @@ public enum HostSchema {
                                 "description": "Bytes of undelivered events; by default 16777216 (16 MB) with drop-oldest, 1048576 (1 MB) with block.",
                                 "type": "integer", "minimum": 1024, "maximum": SettingsBounds.json(SettingsBounds.largestQueueBytes),
                             ],
-                            "when_full": ["enum": ["drop-oldest", "block"], "default": "drop-oldest"],
+                            "when_full": ["enum": ["drop-oldest", "block"], "default": "drop-oldest",
+                                          "description": "drop-oldest: the oldest undelivered events give way (counted); block: the processes feeding this one are paused until it catches up."],
                         ],
                     ],
                 ],

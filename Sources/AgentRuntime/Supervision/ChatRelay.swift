@@ -58,7 +58,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         ]
         if let context = request.context { fields["context"] = .object(context) }
         if let adapter { fields["adapter"] = .string(adapter) }
-        events.deliver(type: "chat.message", source: "control", payload: Array(JSONValue.object(fields).serialized().utf8), to: bot)
+        events.deliver(type: RuntimeEvent.chatMessage.type, source: RuntimeEvent.chatMessage.source,
+                       payload: Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8), to: bot)
         store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
         let timer = loop.schedule(after: 30) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }

@@ -20,13 +20,15 @@ package enum BuiltinModules {
                 "items": [
                     "oneOf": [
                         ["type": "string", "minLength": 1],
-                        ["type": "object", "required": ["type"], "properties": ["type": ["type": "string", "minLength": 1]]],
+                        ["type": "object", "required": ["type"], "properties": ["type": ["type": "string", "minLength": 1, "description": "The adapter: a built-in one or <module>.<adapter>."]]],
                     ],
                 ],
             ],
-            "confidence_threshold": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.3],
-            "default_response": ["type": "string", "default": "I am sorry, but I do not understand."],
-            "allow_process_control": ["type": "boolean", "default": false],
+            "confidence_threshold": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
+                                     "description": "The most confident adapter answers only when its confidence is at least this; else the default response."],
+            "default_response": ["type": "string", "default": "I am sorry, but I do not understand.", "description": "The answer when no adapter is confident enough."],
+            "allow_process_control": ["type": "boolean", "default": false,
+                                      "description": "Let the process_control adapter start, stop and restart processes when asked in chat."],
         ],
     ]
 

@@ -23,6 +23,11 @@ extension WorkHost {
         }
     }
 
+    /// An event the runtime declares (``RuntimeEvent``), its payload checked against the declaration.
+    package func publish(_ event: RuntimeEvent, _ payload: JSONObject, source: String, cascade: Int = 0) {
+        publish(event.type, event.payload(payload), source: source, cascade: cascade)
+    }
+
     /// The triggers routing looks up: the tasks' and, for each event type the workflow engine
     /// wants, one entry for it (none when no workflow waits: routing is unchanged then).
     func refreshTriggers() {
@@ -75,7 +80,7 @@ extension WorkHost {
     /// `task`; said once, in the log and as a `task.cascade_stopped` event of the same depth.
     private func stopCascade(type: String, source: String, task: String, cascade: Int) {
         logger.error("tasks: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(WorkflowEngine.deepestCascade)); task \(task) is not run. A trigger cycle goes on without end: make its \"where\" end it, or break it")
-        publish("task.cascade_stopped", ["task": .string(task), "event_type": .string(type), "source": .string(source),
+        publish(.taskCascadeStopped, ["task": .string(task), "event_type": .string(type), "source": .string(source),
                                          "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(WorkflowEngine.deepestCascade))],
                 source: "tasks", cascade: cascade)
     }

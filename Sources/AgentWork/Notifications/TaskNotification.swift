@@ -76,6 +76,6 @@ package struct TaskNotification: Sendable {
         if let code = outcome.exitCode { object["exit_code"] = .number(JSONNumber(Int(code))) }
         if let signal = outcome.signal { object["signal"] = .string(signal) }
         if let tail = stderrTail { object["stderr_tail"] = .string(tail) }
-        return .object(object)
+        return RuntimeEvent.taskNotification.payload(object)
     }
 }

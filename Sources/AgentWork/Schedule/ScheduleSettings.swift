@@ -50,8 +50,8 @@ package enum ScheduleSettings {
                             "description": "A fire while the schedule's previous run still goes: skip, queue (one waits), replace (cancel the old run), allow."],
                 "jitter": ["type": "number", "minimum": 0, "maximum": SettingsBounds.json(SettingsBounds.longestTimeout), "default": 0,
                            "description": "Each fire waits a random delay of up to this many seconds."],
-                "enabled": ["type": "boolean", "default": true],
-                "description": ["type": "string"],
+                "enabled": ["type": "boolean", "default": true, "description": "false: the schedule never fires (unlike `schedule pause`, a state kept in the store that `schedule resume` undoes)."],
+                "description": ["type": "string", "description": "What the schedule is for, for people."],
             ],
         ],
     ]

@@ -64,7 +64,7 @@ package final class Scheduler {
     /// A random delay in 0...jitter (injected by tests).
     package var jitterDelay: (Double) -> Double = { $0 > 0 ? Double.random(in: 0...$0) : 0 }
     /// Announces a fire, a miss or a skip on the event bus: (event type, payload).
-    package var publish: (String, JSONValue) -> Void = { _, _ in }
+    package var publish: (RuntimeEvent, JSONObject) -> Void = { _, _ in }
 
     package var entries: [String: Entry] = [:]
     package var timer: ScheduleTimer?
@@ -451,7 +451,7 @@ package final class Scheduler {
         if let definition = entries[name]?.definition {
             if let workflow = definition.workflow { payload["workflow"] = .string(workflow) } else { payload["task"] = .string(definition.task) }
         }
-        publish("schedule." + entry.outcome.rawValue, .object(payload))
+        publish(.schedule(entry.outcome), payload)
     }
 
     /// Commits what an evaluation changed; its runs go to the coordinator once committed.

@@ -102,7 +102,7 @@ extension WorkflowEngine {
         if case .waitEvent(let type, let condition, _, _) = step.kind { armWait(state, step.id, type: type, condition: condition) }
         commit(state, [record])
         if case .approval = step.kind, record.status == .waiting {
-            publish("workflow.approval_requested", ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
+            publish(.workflowApprovalRequested, ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
                                                     "approvers": record.detail["approvers"] ?? [], "prompt": record.detail["prompt"] ?? ""], state.run.cascade)
         }
     }

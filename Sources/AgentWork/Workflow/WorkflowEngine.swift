@@ -108,7 +108,7 @@ package final class WorkflowEngine {
 
     /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…),
     /// with the run's cascade depth.
-    package var publish: (String, JSONValue, Int) -> Void = { _, _, _ in }
+    package var publish: (RuntimeEvent, JSONObject, Int) -> Void = { _, _, _ in }
     /// Emits a `publish` step's event: (type, payload, workflow name, the run's cascade depth).
     package var emit: (String, JSONValue, String, Int) -> Void = { _, _, _, _ in }
     /// How many runs, each started by an event of the one before, a chain of triggers may
@@ -176,7 +176,7 @@ package final class WorkflowEngine {
         live[run.id] = state
         commit(state, [])
         if let committed { state.afterCommit.append(committed) }
-        publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)], run.cascade)
+        publish(.workflowStarted, ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)], run.cascade)
         return run
     }
 
@@ -202,7 +202,7 @@ package final class WorkflowEngine {
             state.runDirty = false
             state.stored = true
             live[run.id] = state
-            publish("workflow.started", ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)], run.cascade)
+            publish(.workflowStarted, ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)], run.cascade)
             advance(run.id)
         }
     }
@@ -486,7 +486,7 @@ package final class WorkflowEngine {
         remember(state.run, state.log)
         var payload: JSONObject = ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "status": .string(status.rawValue)]
         if let error { payload["error"] = .string(error) }
-        publish("workflow." + status.rawValue, .object(payload), state.run.cascade)
+        if let event = RuntimeEvent.workflow(status) { publish(event, payload, state.run.cascade) }
         for done in state.waiters { done(state.run, state.log) }
         state.waiters = []
     }
@@ -566,7 +566,7 @@ package final class WorkflowEngine {
     /// log and as an event (of the same depth, so that nothing it triggers goes on either).
     private func stopCascade(type: String, source: String, workflow: String, cascade: Int) {
         logger.error("workflows: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
-        publish("workflow.cascade_stopped", ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
+        publish(.workflowCascadeStopped, ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
                                              "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(Self.deepestCascade))], cascade)
     }
 }

@@ -20,7 +20,7 @@ package enum WorkflowSettings {
             "required": ["steps"],
             "additionalProperties": false,
             "properties": [
-                "description": ["type": "string"],
+                "description": ["type": "string", "description": "What the workflow does, for people."],
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema for the run's input (checked when a run is asked for)."],
                 "steps": ["type": "array", "minItems": 1, "items": ["type": "object"],
                           "description": "The steps, in order: each an object with an \"id\" and its kind's key (task, set, condition, parallel, publish, wait_event, approval, chat)."],
@@ -28,7 +28,7 @@ package enum WorkflowSettings {
                     "description": "Start a run, with the event as input, for every event of `type` whose payload passes the JSON Schema `where`.",
                     "type": "object", "required": ["type"], "additionalProperties": false,
                     "properties": [
-                        "type": ["type": "string", "minLength": 1],
+                        "type": ["type": "string", "minLength": 1, "description": "The event type that starts a run."],
                         "where": ["type": ["object", "boolean"], "description": "A JSON Schema over the event's payload (default: every event of the type)."],
                         "cycle": ["enum": ["intended"], "description": "Lets a trigger cycle through this on_event (tasks and workflows that start one another, refused otherwise): say so when a `where` ends it."],
                     ],

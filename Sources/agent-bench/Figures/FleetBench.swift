@@ -86,6 +86,11 @@ enum FleetBench {
         if ProcessInfo.processInfo.environment["AGENT_BENCH_NO_BASELINES"] == nil {
             measureProcrastinate(environment, server: server, burst: burst, warmup: warmup, latencyRuns: latencyRuns, into: &section)
         }
+        // The same number of agents and of procrastinate's workers, on the same server.
+        for agents in sizes {
+            let procrastinate = section.figures.first { $0.label.hasPrefix("procrastinate, \(agents) worker") && $0.label.hasSuffix(": completed jobs/s") }
+            if let procrastinate { section.compare("AgentRuntime, \(agents) agent\(agents == 1 ? "" : "s"): claimed-and-completed runs/s", with: procrastinate.label) }
+        }
         return section
     }
 

@@ -47,6 +47,8 @@ enum HTTPBench {
         } catch {
             section.fail("supervisord: \(error)")
         }
+        section.compare("GET /api/status, keep-alive", with: "supervisord getAllProcessInfo, keep-alive")
+        section.compare("GET /api/status, new connection per call", with: "supervisord getAllProcessInfo, new connection")
         guard let agent else { return section }
         // The agent's keep-alive figure against supervisord's better one, as the issue states it.
         if let baseline {

@@ -81,6 +81,7 @@ enum RoutingBench {
             section.add(Figure("  the same, AGENT_SHARED_RINGS=0", .eventsPerSecond, samples: withoutRings,
                                note: "events on the workers' sockets: what the shared rings save"))
             section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
+            section.compare("throughput \(load.label), through the supervisor", with: "throughput \(load.label), bare socketpair")
             section.add(Figure("  ratio supervisor / socketpair, \(load.label)", .ratio, median: routed.median / baseline.median,
                                count: routed.count, note: "of the medians; target ≥ 0.5"))
         }
@@ -100,6 +101,7 @@ enum RoutingBench {
             section.add(latencyFigure("latency \(latencyLoad.label), through the supervisor", routed, note: "target p99 < 1 ms"))
             section.add(latencyFigure("  the same, http on", served.result, note: "right after the run above"))
             section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
+            section.compare("latency \(latencyLoad.label), through the supervisor", with: "latency \(latencyLoad.label), bare socketpair")
             section.add(Figure("  ratio supervisor / socketpair, latency", .ratio,
                                median: Double(routed.latencyP50) / Double(max(1, baseline.latencyP50)),
                                p99: Double(routed.latencyP99) / Double(max(1, baseline.latencyP99)), count: 1,

@@ -33,6 +33,7 @@ enum ScheduleBench {
             section.fail("AgentRuntime: \(error)")
         }
         measureAPScheduler(environment, seconds: seconds, idleSeconds: idleSeconds, into: &section)
+        section.compare("AgentRuntime: planned → run started (bench.noop)", with: "APScheduler: planned → job started")
         return section
     }
 

@@ -45,6 +45,10 @@ enum TaskBench {
         if ProcessInfo.processInfo.environment["AGENT_BENCH_NO_BASELINES"] == nil {
             measureBaselines(environment, loads: loads, into: &section)
         }
+        for kind in ["AgentRuntime module task (bench.noop)", "AgentRuntime command task (/bin/true)"] {
+            section.compare("\(kind): request → started", with: "floor: posix_spawn + wait of /bin/true", "Celery, solo pool: enqueue → task start",
+                            "RQ, SimpleWorker: enqueue → task start", "RQ, default Worker (fork per job): enqueue → task start")
+        }
         return section
     }
 

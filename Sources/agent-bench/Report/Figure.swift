@@ -1,7 +1,7 @@
 /// One measured figure: a row of the table.
-struct Figure: Encodable {
+struct Figure: Codable {
     /// What the value counts.
-    enum Unit: String, Encodable {
+    enum Unit: String, Codable {
         case milliseconds = "ms"
         case microseconds = "µs"
         case eventsPerSecond = "events/s"
@@ -20,8 +20,12 @@ struct Figure: Encodable {
     var max: Double?
     /// Repetitions (or samples) behind the figure.
     var count: Int
-    /// A short remark: a target, a comparison, a caveat.
+    /// A short remark: a target ("target < 50 ms; …", which `--markdown` shows as the
+    /// figure's target), a comparison, a caveat.
     var note: String?
+    /// The labels of the figures of the same section (measured in the same run) this one is
+    /// compared with: the other tools', or the floor (``Section/compare(_:with:)``).
+    var baselines: [String]?
 
     /// A figure summarised from samples: median, p99 (from 100 samples on) and max.
     init(_ label: String, _ unit: Unit, samples: Samples, note: String? = nil) {
@@ -47,7 +51,7 @@ struct Figure: Encodable {
 }
 
 /// A numbered group of figures with the method that produced them.
-struct Section: Encodable {
+struct Section: Codable {
     var number: Int
     var title: String
     /// How the figures were measured.
@@ -80,6 +84,15 @@ struct Section: Encodable {
     }
 
     mutating func add(_ figure: Figure) { figures.append(figure) }
+
+    /// The figure labelled `label` is compared with the figures labelled `baselines` (the
+    /// same measure of another tool, or the floor, in this run). A label not there (a part
+    /// of the run that failed) is left out.
+    mutating func compare(_ label: String, with baselines: String...) {
+        guard let index = figures.firstIndex(where: { $0.label == label }) else { return }
+        let found = baselines.filter { baseline in figures.contains { $0.label == baseline } }
+        if !found.isEmpty { figures[index].baselines = (figures[index].baselines ?? []) + found }
+    }
     mutating func fail(_ text: String) { failures.append(text) }
     mutating func note(_ text: String) { notes.append(text) }
 }

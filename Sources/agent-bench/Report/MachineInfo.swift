@@ -1,7 +1,7 @@
 import Foundation
 
 /// The machine and build a report comes from.
-struct MachineInfo: Encodable {
+struct MachineInfo: Codable {
     var date: String
     var commit: String
     var cores: Int

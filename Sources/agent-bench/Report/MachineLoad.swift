@@ -4,7 +4,7 @@ import Foundation
 /// idle over one second, and any agent-control or agent-worker that the bench did not start
 /// (e.g. left behind by a test), with its CPU. Printed under the table's first line, so that
 /// figures taken on a busy machine say so.
-struct MachineLoad: Encodable {
+struct MachineLoad: Codable {
     /// CPU busy over the sample, in % of all cores.
     var busyPercent: Double
     /// Stray agent processes: "agent-control pid 123 (75 % of a core)".

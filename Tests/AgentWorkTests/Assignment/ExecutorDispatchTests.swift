@@ -19,7 +19,7 @@ import Testing
         let coordinator = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
         coordinator.register(runner, for: "command")
         coordinator.personRunner = PersonTaskRunner()
-        if let events { coordinator.publish = { type, payload, _ in events.append(type, payload) } }
+        if let events { coordinator.publish = { event, payload, _ in events.append(event.type, event.payload(payload)) } }
         var assignment = AssignmentSettings()
         assignment.strategy = strategy
         coordinator.configureExecutors(executors, assignment: assignment)
