@@ -65,10 +65,17 @@ final class ProgramChatAdapter: ChatAdapter {
         return last?.text ?? ""
     }
 
-    /// `{"stop": true}` when the chatbot ends; the program dies with the worker anyway.
+    /// `{"stop": true}` when the chatbot ends, and a moment (up to a second) for the program to
+    /// end; then SIGTERM (it would die with the worker anyway, but not by its own hand).
     func stop() {
         _ = write(.stop)
         close(child.input)
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(child.pid, &status, WNOHANG) != 0 { return }
+            usleep(10_000)
+        }
+        kill(child.pid, SIGTERM)
     }
 
     @discardableResult
