@@ -57,6 +57,17 @@ import Testing
         #expect(modules.first?["process_types"] as? [String] == ["py_trades"])
     }
 
+    @Test func aProgramAnotherUserCouldChangeIsRefusedLikeALibrary() throws {
+        let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
+        let program = directory + "/modules/pyfeed/feed.py"
+        #expect(chmod(program, 0o646) == 0)
+        try #"{"enabled_modules": ["pyfeed"], "processes": {"b": {"type": "py_trades", "pair": "ETH/USD"}}}"#
+            .write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        #expect(result.status != 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("refusing to load it: the file \(program) is writable by everyone (mode 646); fix with `chmod go-w \(program)`"), "\(result.stdout)")
+    }
+
     @Test func aProgramDatasourcesEventsReachASwiftMonitor() throws {
         let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
         let run = try agent(directory, modules: #"["pyfeed", "sample"]"#, processes: #"""
