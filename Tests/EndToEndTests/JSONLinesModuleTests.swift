@@ -104,6 +104,40 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    @Test func aProgramAdapterAnswersTheChatFromTheEventsItSubscribesTo() throws {
+        let adapter = Fixture.prelude + """
+            send({"ready": True})
+            last = None
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+                if "event" in frame:
+                    last = frame["event"]["payload"]["pair"]
+                elif "chat" in frame:
+                    sure = 0.9 if "last trade" in frame["chat"]["message"] else 0.0
+                    send({"answer": {"confidence": sure, "text": "the last trade was %s (%s)" % (last, start["settings"]["tag"])}})
+
+            """
+        let manifest = Fixture.manifest(name: "pyadapt", types: [
+            ("last", "logic_adapter", "adapter.py", #""subscribe": ["trade"], "examples": ["what was the last trade?"], "settings": {"type": "object", "properties": {"tag": {"type": "string", "default": "py"}}}"#),
+        ])
+        let directory = try Fixture.write(name: "pyadapt", manifest: manifest, files: ["adapter.py": adapter])
+        let run = try agent(directory, modules: #"["pyadapt", "sample"]"#, processes: #"""
+            "trades": {"type": "trade_feed", "pairs": ["SOL/USD"], "interval": 0.05, "seed": 3},
+            "chat": {"type": "chatbot", "logic_adapters": ["pyadapt.last", "features"]}
+            """#, quiet: true)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[chat] ready in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(run.transcript)")
+        var answer = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !answer.contains("SOL/USD") {
+            answer = try runProgram("agent-control", ["chat", "what was the last trade?", "--settings", run.settingsFile]).stdout
+        }
+        #expect(answer.contains("the last trade was SOL/USD (py)"), "\(answer)\n\(run.transcript)")
+        #expect(run.stop() == 0)
+        #expect(!run.stderrLines.contains { $0.contains("left behind by a dead worker") }, "\(run.transcript)")
+    }
+
     @Test func garbageAndOverlongLinesAreCountedAndTheProcessStaysUp() throws {
         let noisy = Fixture.prelude + """
             send({"ready": True})
