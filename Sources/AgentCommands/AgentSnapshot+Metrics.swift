@@ -79,6 +79,7 @@ extension AgentSnapshot {
         var delivered = MetricFamily(.processDelivered)
         var dropped = MetricFamily(.processDropped)
         var queue = MetricFamily(.processQueue)
+        var refused = MetricFamily(.processLinesRefused)
         var paused = MetricFamily(.processPaused)
         var cpu = MetricFamily(.processCPU)
         var memory = MetricFamily(.processMemory)
@@ -94,6 +95,7 @@ extension AgentSnapshot {
             dropped.add(label, Double(process.info.eventsDropped))
             queue.add(label, Double(process.info.queuedBytes))
             paused.add(label, process.info.paused ? 1 : 0)
+            refused.add(label, Double(process.info.linesRefused))
             if let pid = process.workerPid, let usage = ProcessUsage.recent(pid) {
                 cpu.add(label, usage.cpuSeconds)
                 memory.add(label, Double(usage.rssBytes))
@@ -102,7 +104,7 @@ extension AgentSnapshot {
         for process in disabled {
             for name in Self.stateNames { state.add([("process", process.name), ("state", name)], name == "disabled" ? 1 : 0) }
         }
-        families += [state, restarts, emitted, delivered, dropped, queue, paused, cpu, memory]
+        families += [state, restarts, emitted, delivered, dropped, queue, paused, refused, cpu, memory]
 
         if let usage = ProcessUsage.ofSelf() {
             families.append(family(.supervisorCPU, usage.cpuSeconds))

@@ -29,6 +29,7 @@ extension MetricDeclaration {
     public static let processDelivered = MetricDeclaration("agent_process_events_delivered_total", .counter, "Events queued for delivery to the process.", labels: processLabels)
     public static let processDropped = MetricDeclaration("agent_process_events_dropped_total", .counter, "Events for the process that were dropped (full queue, dead worker).", labels: processLabels)
     public static let processQueue = MetricDeclaration("agent_process_queue_bytes", .gauge, "Bytes of events waiting to be delivered to the process.", labels: processLabels)
+    public static let processLinesRefused = MetricDeclaration("agent_process_lines_refused_total", .counter, "Lines a jsonl/1 module's program wrote that were refused (not JSON, not a frame, too long).", labels: processLabels)
     public static let processPaused = MetricDeclaration("agent_process_paused", .gauge, "1 while a full subscriber holds the process paused (when_full: block).", labels: processLabels)
     public static let processCPU = MetricDeclaration("agent_process_cpu_seconds_total", .counter, "User and system CPU time of the process's current worker.", labels: processLabels)
     public static let processMemory = MetricDeclaration("agent_process_resident_memory_bytes", .gauge, "Resident memory of the process's current worker.", labels: processLabels)
@@ -92,7 +93,7 @@ extension MetricDeclaration {
     /// Every family, in the order of `GET /metrics`.
     public static let all: [MetricDeclaration] = [
         uptime, eventsRouted, eventDeliveries, eventsDropped, restarts, chatRequests, longestTurn, slowTurns,
-        processState, processRestarts, processEmitted, processDelivered, processDropped, processQueue, processPaused, processCPU, processMemory,
+        processState, processRestarts, processEmitted, processDelivered, processDropped, processQueue, processPaused, processLinesRefused, processCPU, processMemory,
         supervisorCPU, supervisorMemory,
         storeCommitted, storeTransactions, storeDropped, storeWriteErrors, storePending, storeRetained, storeLost, storeDegraded,
         outputDelivered, outputDropped, outputFailures, outputQueued,
