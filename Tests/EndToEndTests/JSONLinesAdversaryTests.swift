@@ -1,0 +1,44 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// `jsonl/1` programs that break the protocol's rules under the real agent-control: what they
+/// write must not be taken for what it is not.
+@Suite(.ownThreads) struct JSONLinesAdversaryTests {
+    private typealias Fixture = ProgramModuleFixture
+
+    /// A logic adapter that answers each message, except that it holds the answer to "q1"
+    /// until the next message comes (after the chatbot gave up on it).
+    private static let lateOracle = Fixture.prelude + """
+        send({"ready": True})
+        held = None
+        for frame in frames():
+            if frame.get("stop"):
+                break
+            message = frame["chat"]["message"]
+            if message.startswith("q1"):
+                held = message
+                continue
+            if held:
+                send({"answer": {"confidence": 1, "text": "answer to " + held.split()[0]}})
+                held = None
+            send({"answer": {"confidence": 1, "text": "answer to " + message.split()[0]}})
+
+        """
+
+    @Test func aLateAnswerIsNotTakenForTheNextMessagesAnswer() throws {
+        let manifest = Fixture.manifest(name: "talk", types: [("oracle", "logic_adapter", "oracle.py", #""examples": ["what is the answer"]"#)])
+        let directory = try Fixture.write(name: "talk", manifest: manifest, files: ["oracle.py": Self.lateOracle])
+        let run = try AgentRun(settings: #"{"enabled_modules": ["talk"], "processes": {"chat": {"type": "chatbot", "logic_adapters": ["talk.oracle"], "confidence_threshold": 0.1, "default_response": "no idea"}}}"#,
+                               directory: directory)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[chat] ready") } != nil, "\(run.transcript)")
+        func chat(_ text: String) throws -> String {
+            try runProgram("agent-control", ["chat", text, "--settings", run.settingsFile]).stdout
+        }
+        // q1's answer does not come within the answer timeout: the default response.
+        #expect(try chat("q1 what is the answer").contains("no idea"))
+        #expect(try chat("q2 what is the answer").contains("answer to q2"))
+        #expect(try chat("q3 what is the answer").contains("answer to q3"))
+        #expect(run.stop() == 0)
+    }
+}
