@@ -41,4 +41,17 @@ import Testing
         #expect(try chat("q3 what is the answer").contains("answer to q3"))
         #expect(run.stop() == 0)
     }
+
+    @Test func aCommandThatCannotRunIsRefusedBeforeAnythingStarts() throws {
+        let manifest = #"{"name": "norun", "version": "1", "protocol": "jsonl/1", "process_types": {"a": {"kind": "datasource", "command": ["./missing.sh"]}, "b": {"kind": "datasource", "command": ["./plain.txt"]}, "c": {"kind": "monitor", "command": ["no-such-program-anywhere"]}}}"#
+        let directory = try Fixture.write(name: "norun", manifest: manifest, files: ["plain.txt": "not a program"])
+        try #"{"enabled_modules": ["norun"], "processes": {"a": {"type": "a"}}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        let output = result.stdout + result.stderr
+        #expect(result.status == 2, "\(output)")
+        #expect(output.contains("modules/norun/module.json"), "\(output)")
+        #expect(output.contains(#"/process_types/a/command/0: expected a program that can run, found "./missing.sh": the command's program"#), "\(output)")
+        #expect(output.contains(#"/process_types/b/command/0: expected a program that can run, found "./plain.txt""#) && output.contains("`chmod +x` it"), "\(output)")
+        #expect(output.contains(#"/process_types/c/command/0: expected a program that can run, found "no-such-program-anywhere": the command's program "no-such-program-anywhere" is not in PATH"#), "\(output)")
+    }
 }

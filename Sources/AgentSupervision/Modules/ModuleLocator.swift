@@ -99,6 +99,10 @@ public struct ModuleLocator: Sendable {
         var info = stat()
         guard lstat(file, &info) == 0 else { return nil }
         let manifest = try ModuleManifest(programManifest: file, module: name)
+        let commands = manifest.commandProblems
+        guard commands.isEmpty else {
+            throw ModuleLoadError(.invalidManifest, module: name, file: file, "the manifest is invalid: " + commands.joined(separator: "; ") + "; fix \(file)")
+        }
         return ModuleLocation(name: name, library: URL(fileURLWithPath: file).standardizedFileURL.path, sourceDirectory: nil, programManifest: manifest)
     }
 
