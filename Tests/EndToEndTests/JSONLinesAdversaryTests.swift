@@ -54,4 +54,25 @@ import Testing
         #expect(output.contains(#"/process_types/b/command/0: expected a program that can run, found "./plain.txt""#) && output.contains("`chmod +x` it"), "\(output)")
         #expect(output.contains(#"/process_types/c/command/0: expected a program that can run, found "no-such-program-anywhere": the command's program "no-such-program-anywhere" is not in PATH"#), "\(output)")
     }
+
+    /// A datasource that leaves a child holding its stdout, then crashes.
+    private static let crashingParent = Fixture.prelude + """
+        import os
+        send({"ready": True})
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(1000)
+            os._exit(0)
+        os._exit(3)
+
+        """
+
+    @Test func aProgramThatCrashesIsSeenAtOnceThoughItsChildHoldsItsStdout() throws {
+        let manifest = Fixture.manifest(name: "orphan", types: [("src", "datasource", "src.py", "")])
+        let directory = try Fixture.write(name: "orphan", manifest: manifest, files: ["src.py": Self.crashingParent])
+        let run = try AgentRun(settings: #"{"enabled_modules": ["orphan"], "processes": {"a": {"type": "src", "restart": "never"}}}"#, directory: directory)
+        let failed = run.waitForLine(onStderr: true) { $0.contains("[a]") && $0.contains("the program exited with status 3") }
+        #expect(failed != nil, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
 }
