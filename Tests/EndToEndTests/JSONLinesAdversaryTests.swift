@@ -75,4 +75,16 @@ import Testing
         #expect(failed != nil, "\(run.transcript)")
         #expect(run.stop() == 0)
     }
+
+    @Test func aSettingTheRuntimeTakesForItselfIsRefusedInTheManifest() throws {
+        let manifest = #"{"name": "keys", "version": "1", "protocol": "jsonl/1", "process_types": {"src": {"kind": "datasource", "command": ["python3", "src.py"], "settings": {"required": ["restart"], "properties": {"restart": {"type": "integer"}, "subscribe": {"type": "array"}, "every": {"type": "number"}}}}}}"#
+        let directory = try Fixture.write(name: "keys", manifest: manifest, files: ["src.py": ""])
+        try #"{"enabled_modules": ["keys"], "processes": {"a": {"type": "src", "restart": "always"}}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        let output = result.stdout + result.stderr
+        #expect(result.status == 2, "\(output)")
+        #expect(output.contains("modules/keys/module.json"), "\(output)")
+        #expect(output.contains(#"/process_types/src/settings/properties/restart: expected a setting the runtime does not take for itself ("#) && output.contains(#"found "restart""#), "\(output)")
+        #expect(!output.contains("properties/subscribe") && !output.contains("properties/every"), "\(output)")
+    }
 }
