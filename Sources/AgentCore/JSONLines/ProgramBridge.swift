@@ -114,6 +114,9 @@ final class ProgramBridge: @unchecked Sendable {
     func readLines() {
         var reader = JSONLinesReader(fd: child.output, limit: Self.lineLimit)
         defer { reader.deallocate() }
+        // Reads once the program has ended: what it left in the pipe takes a few, and an
+        // orphan of it writing on must not keep the worker up.
+        var readsAfterEnd = 64
         while true {
             let ended = programEnded.load(ordering: .acquiring)
             var ready = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
@@ -122,6 +125,10 @@ final class ProgramBridge: @unchecked Sendable {
             if polled == 0 {
                 if ended { return }
                 continue
+            }
+            if ended {
+                readsAfterEnd -= 1
+                if readsAfterEnd < 0 { return }
             }
             guard polled > 0, readOnce(&reader) else { return }
         }
