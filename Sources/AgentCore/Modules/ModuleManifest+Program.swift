@@ -47,7 +47,7 @@ extension ModuleManifest {
     /// reading the manifest (data only): the agent checks it before anything starts, so that
     /// `validate-settings` says what the worker would find.
     public var commandProblems: [String] {
-        processes.compactMap { type in
+        processes.compactMap { type -> String? in
             guard let program = type.command?.first else { return nil }
             do {
                 _ = try ProgramChild.resolve(program, directory: directory ?? ".")
