@@ -53,7 +53,7 @@ extension ModuleManifest {
                 _ = try ProgramChild.resolve(program, directory: directory ?? ".")
                 return nil
             } catch {
-                return "/process_types/\(JSONPointer.escape(type.type))/command/0: expected a program that can run, found \(JSONValue.string(program).serialized()): \(error.description)"
+                return "/process_types/\(JSONPointer.escape(type.type))/command/0: expected a program that can run, found \(JSONValue.string(program).serialized()): \(error)"
             }
         }
     }
