@@ -20,6 +20,9 @@ final class ProgramChatAdapter: ChatAdapter {
     private var closed = false
     /// The answer to the message last asked about.
     private var last: (message: String, text: String)?
+    /// Messages written whose answer has not come: one that timed out stays owed, so that its
+    /// late answer is not taken for the next message's (answers come in order, without ids).
+    private var owed = 0
     /// How long a program may take to say ready, and to answer a message.
     static let readyTimeout = 30.0
     static let answerTimeout = 10.0
@@ -50,10 +53,15 @@ final class ProgramChatAdapter: ChatAdapter {
         var context: JSONObject = ["conversation": .string(message.conversation)]
         if let extra = message.context { context["context"] = extra }
         last = nil
+        dropStaleAnswers()
         guard !closed, write(.chat(JSONLinesFrame.Chat(message: message.text, context: .object(context)))) else { return 0 }
+        owed += 1
         let deadline = Date().timeIntervalSince1970 + Self.answerTimeout
         while let frame = next(until: deadline) {
             if case .answer(let answer) = frame {
+                owed = max(0, owed - 1)
+                // An earlier message's late answer: this one's comes after it.
+                if owed > 0 { continue }
                 last = (message.text, answer.text)
                 return answer.confidence
             }
@@ -74,6 +82,20 @@ final class ProgramChatAdapter: ChatAdapter {
         // Asked to answer without a score (a workflow's chat step naming this adapter).
         _ = confidence(for: message)
         return last?.text ?? ""
+    }
+
+    /// Reads what the program wrote while no message waited (a moment at most): the late
+    /// answers of messages that timed out, and answers no message asked for, are dropped.
+    private func dropStaleAnswers() {
+        let deadline = Date().timeIntervalSince1970 + 0.001
+        while let frame = next(until: deadline) {
+            guard case .answer = frame else { continue }
+            if owed > 0 {
+                owed -= 1
+            } else {
+                log("adapter \(name): dropped an answer no message asked for")
+            }
+        }
     }
 
     /// `{"stop": true}` when the chatbot ends, and a moment (up to a second) for the program to

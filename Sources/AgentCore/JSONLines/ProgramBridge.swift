@@ -26,6 +26,11 @@ final class ProgramBridge: @unchecked Sendable {
     let problems: ProtocolProblems
     /// A task handler's runs, by id (see ProgramBridge+Tasks).
     let runs = Mutex<TaskRuns>(TaskRuns())
+    /// Set once the program has ended (and been reaped): the reader then stops when nothing is
+    /// left to read, though a child of the program may still hold its stdout open.
+    let programEnded = Atomic<Bool>(false)
+    /// How the program ended, once it has.
+    let endStatus = Mutex<(code: Int32?, signal: Int32?)>((nil, nil))
 
     init(host: WorkerHost, child: ProgramChild, process: String, kind: String) {
         self.host = host
@@ -68,9 +73,9 @@ final class ProgramBridge: @unchecked Sendable {
             return
         }
         let pid = child.pid
-        DispatchQueue.global().asyncAfter(deadline: .now() + Saturating.seconds(grace)) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + Saturating.seconds(grace)) { [self] in
             // Still this worker's child (not reaped): a pid is not reused before its reaping.
-            kill(pid, SIGTERM)
+            if !programEnded.load(ordering: .acquiring) { kill(pid, SIGTERM) }
         }
     }
 
@@ -106,11 +111,35 @@ final class ProgramBridge: @unchecked Sendable {
 
     // MARK: From the program
 
-    /// Reads the program's stdout until it closes it, handling each line. The caller's thread.
+    /// Reads the program's stdout until it closes it, or until the program has ended and
+    /// nothing is left (an orphan of it holding the pipe open must not hide its end), handling
+    /// each line. The caller's thread.
     func readLines() {
         var reader = JSONLinesReader(fd: child.output, limit: Self.lineLimit)
         defer { reader.deallocate() }
-        while reader.read({ item in
+        // Reads once the program has ended: what it left in the pipe takes a few, and an
+        // orphan of it writing on must not keep the worker up.
+        var readsAfterEnd = 64
+        while true {
+            let ended = programEnded.load(ordering: .acquiring)
+            var ready = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, ended ? 0 : 100)
+            if polled < 0, errno == EINTR { continue }
+            if polled == 0 {
+                if ended { return }
+                continue
+            }
+            if ended {
+                readsAfterEnd -= 1
+                if readsAfterEnd < 0 { return }
+            }
+            guard polled > 0, readOnce(&reader) else { return }
+        }
+    }
+
+    /// One read of the program's stdout, its lines handled. False at its end.
+    private func readOnce(_ reader: inout JSONLinesReader) -> Bool {
+        reader.read({ item in
             switch item {
             case .line(let bytes):
                 guard !bytes.isEmpty else { return }
@@ -122,7 +151,7 @@ final class ProgramBridge: @unchecked Sendable {
             case .tooLong(let length):
                 problems.refused(JSONLinesError(.tooLong, "expected a line of at most \(Self.lineLimit) bytes, found one of \(length) bytes; it was skipped"))
             }
-        }) {}
+        })
     }
 
     /// One frame from the program.

@@ -42,6 +42,22 @@ extension ModuleManifest {
                   directory: (file as NSString).deletingLastPathComponent)
     }
 
+    /// The commands that cannot start as the manifest gives them (a path that is not an
+    /// executable file, a name not in PATH), as `pointer: expected …, found …`. Not part of
+    /// reading the manifest (data only): the agent checks it before anything starts, so that
+    /// `validate-settings` says what the worker would find.
+    public var commandProblems: [String] {
+        processes.compactMap { type -> String? in
+            guard let program = type.command?.first else { return nil }
+            do {
+                _ = try ProgramChild.resolve(program, directory: directory ?? ".")
+                return nil
+            } catch {
+                return "/process_types/\(JSONPointer.escape(type.type))/command/0: expected a program that can run, found \(JSONValue.string(program).serialized()): \(error)"
+            }
+        }
+    }
+
     /// The file's bytes, refused when it is not a regular file or larger than the limit.
     private static func readBounded(_ file: String, module: String) throws(ModuleLoadError) -> [UInt8] {
         let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)

@@ -46,8 +46,20 @@ extension WorkerMain {
             pump.name = "agent-events"
             pump.start()
         }
+        // The program's end is awaited beside the reading: a child it left holding its stdout
+        // would otherwise hide a crash until that child ends.
+        let reaped = DispatchSemaphore(value: 0)
+        let waiter = Thread {
+            let status = child.wait()
+            bridge.endStatus.withLock { $0 = status }
+            bridge.programEnded.store(true, ordering: .releasing)
+            reaped.signal()
+        }
+        waiter.name = "agent-program-wait"
+        waiter.start()
         bridge.readLines()
-        exitAsProgram(channel: channel, bridge: bridge, ended: child.wait())
+        reaped.wait()
+        exitAsProgram(channel: channel, bridge: bridge, ended: bridge.endStatus.withLock { $0 })
     }
 
     /// Exits as the program ended: 0 (or any end once the stop was asked) is a success; 78

@@ -21,10 +21,13 @@ extension ModuleLocator {
             ModuleLoadError(.untrustedFile, module: location.name, file: location.library,
                             "refusing to load it: \(problem). Another user could replace the code the agent runs. If you trust the file anyway, set \"trust_module_files\": true in the settings")
         }
-        // A jsonl/1 module's folder holds the program the worker runs: all of it, like sources.
-        if location.programManifest != nil {
+        // A jsonl/1 module's folder holds the program the worker runs: all of it, like sources,
+        // and what its links and its commands' paths lead to (which may be outside it).
+        if let manifest = location.programManifest {
             let folder = (location.library as NSString).deletingLastPathComponent
-            if let problem = Self.unsafeAncestry(of: folder, userID: userID) ?? Self.unsafeContents(of: folder, userID: userID) {
+            if let problem = Self.unsafeAncestry(of: folder, userID: userID)
+                ?? Self.unsafeContents(of: folder, userID: userID, linkTargets: true)
+                ?? Self.unsafePrograms(of: manifest, in: folder, userID: userID) {
                 throw refuse(problem)
             }
         }
@@ -120,8 +123,9 @@ extension ModuleLocator {
     }
 
     /// The first file or folder under a module's source folder (its build output excluded)
-    /// that another user could change, or nil.
-    package static func unsafeContents(of source: String, userID: uid_t) -> String? {
+    /// that another user could change, or nil. With `linkTargets`, what a link leads to is
+    /// checked too (a program module's folder: its programs run as they are found).
+    package static func unsafeContents(of source: String, userID: uid_t, linkTargets: Bool = false) -> String? {
         guard let walker = FileManager.default.enumerator(atPath: source) else { return nil }
         while let relative = walker.nextObject() as? String {
             if relative.hasPrefix(".build") {
@@ -136,11 +140,36 @@ extension ModuleLocator {
                 if info.st_uid != userID, info.st_uid != 0 {
                     return "the symbolic link \(path) is owned by uid \(info.st_uid), not by the agent's user (uid \(userID)) or root"
                 }
+                if linkTargets, let problem = unsafeFile(path, userID: userID) { return problem }
                 continue
             }
             if let problem = ownershipProblem(path, info, userID: userID, folder: kind == S_IFDIR) { return problem }
         }
         return nil
+    }
+
+    /// The first program a `jsonl/1` module's commands name by path (relative to its folder,
+    /// or absolute) that another user could change, or nil. A name without `/` is looked up in
+    /// PATH, as the system's programs are.
+    static func unsafePrograms(of manifest: ModuleManifest, in folder: String, userID: uid_t) -> String? {
+        for type in manifest.processes {
+            guard let program = type.command?.first, program.contains("/") else { continue }
+            if let problem = unsafeFile(program.hasPrefix("/") ? program : folder + "/" + program, userID: userID) { return problem }
+        }
+        return nil
+    }
+
+    /// What is unsafe about the file `path` leads to (links followed) and the folders above
+    /// it, as written and as they really are; nil when safe or missing (reported elsewhere).
+    static func unsafeFile(_ path: String, userID: uid_t) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        guard let real = realpath(path, nil) else { return nil }
+        let target = String(cString: real)
+        free(real)
+        return ownershipProblem(target, info, userID: userID, folder: (info.st_mode & S_IFMT) == S_IFDIR)
+            ?? unsafeAncestry(of: (path as NSString).deletingLastPathComponent, userID: userID)
+            ?? unsafeAncestry(of: (target as NSString).deletingLastPathComponent, userID: userID)
     }
 
     package static func userName(_ uid: uid_t) -> String? {

@@ -99,7 +99,23 @@ public struct ModuleLocator: Sendable {
         var info = stat()
         guard lstat(file, &info) == 0 else { return nil }
         let manifest = try ModuleManifest(programManifest: file, module: name)
+        let problems = manifest.commandProblems + Self.hostKeyProblems(manifest)
+        guard problems.isEmpty else {
+            throw ModuleLoadError(.invalidManifest, module: name, file: file, "the manifest is invalid: " + problems.joined(separator: "; ") + "; fix \(file)")
+        }
         return ModuleLocation(name: name, library: URL(fileURLWithPath: file).standardizedFileURL.path, sourceDirectory: nil, programManifest: manifest)
+    }
+
+    /// A program module's settings declaring a key the runtime takes for itself (`restart`,
+    /// `type`…): the runtime removes it before the module's schema sees the settings, so such
+    /// a setting could never be given (`subscribe` is one a module may read).
+    static func hostKeyProblems(_ manifest: ModuleManifest) -> [String] {
+        let reserved = ProcessSettings.hostKeys.filter { $0 != "subscribe" }
+        return manifest.processes.flatMap { type in
+            (type.settingsSchema["properties"]?.objectValue?.keys.filter { reserved.contains($0) } ?? []).map { key in
+                "/process_types/\(JSONPointer.escape(type.type))/settings/properties/\(JSONPointer.escape(key)): expected a setting the runtime does not take for itself (\(reserved.joined(separator: ", "))), found \"\(key)\""
+            }
+        }
     }
 
     /// Every module name this locator would find: the agent's `modules/` folders and the
