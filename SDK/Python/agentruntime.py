@@ -25,18 +25,22 @@ The four kinds, as decorators (one program may use several):
 * ``@answer(confidence=...)``: a logic adapter. Called with each chat message; returns the
   answer's text (with the decorator's confidence), an :class:`Answer`, a ``(confidence, text)``
   pair, or None (no answer).
-* ``@run``: a task handler. Called with each run's input and a :class:`RunContext`; its return
-  value is the run's result; an exception fails the attempt (the task's ``retries`` apply).
+* ``@run``: a task handler. Called with each run's input and a :class:`RunContext`, each run
+  on a thread of its own; its return value is the run's result; an exception fails the
+  attempt (the task's ``retries`` apply). ``ctx.cancelled`` turns true when the run is
+  cancelled or the program stops.
 
 What the helper does for every program: answers ``ready`` once ``@on_start`` hooks returned;
-sends heartbeats while no handler is stuck (a handler busy for longer than the heartbeat
-interval without calling the context stops them, so the runtime's watchdog sees a hang); stops
-on the ``stop`` frame, on the end of stdin or on SIGTERM, finishing what it was given; keeps
-the last state saved with :meth:`Context.save_state` (handed back in ``ctx.state`` after a
-restart); counts malformed input lines and logs the first ones; sends ``print()`` output to
-stderr (the process log) so that it cannot corrupt the protocol. An exception escaping an
+sends heartbeats (a quarter of the ``watchdog`` apart) while no handler is stuck (a handler
+busy for longer than that without calling the context stops them, so the watchdog sees the
+hang); stops on the ``stop`` frame, on the end of stdin or on SIGTERM, finishing what it was
+given; keeps the last state saved with :meth:`Context.save_state` (handed back in
+``ctx.state`` after a restart); counts malformed input lines and logs the first ones; sends
+``print()`` output to stderr (the process log) so that it cannot corrupt the protocol. An exception escaping an
 ``@emit``, ``@subscribe`` or ``@on_start`` function ends the program with status 1 and the
-traceback in the log: the process's restart policy applies.
+traceback in the log: the process's restart policy applies. Raise :class:`SettingsError`
+(status 78) or :class:`UnusableError` (status 70) instead to say that restarting will not
+help: the runtime then marks the process failed with the message.
 
 For tests, :class:`ProgramSession` runs a program the way the runtime does.
 """
@@ -58,14 +62,18 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 __all__ = [
-    "PROTOCOL", "Answer", "Context", "Event", "Program", "ProgramSession", "RunContext",
+    "PROTOCOL", "Answer", "Context", "Event", "Program", "ProgramSession", "RunContext", "SettingsError", "UnusableError",
     "answer", "emit", "main", "on_start", "on_stop", "run", "subscribe",
 ]
 
 #: The protocol this file speaks (a manifest's ``"protocol"``).
 PROTOCOL = "jsonl/1"
-#: Seconds between heartbeats unless the start frame says otherwise.
+#: Seconds between heartbeats when the process has no watchdog (with one: a quarter of it).
 DEFAULT_HEARTBEAT_INTERVAL = 1.0
+#: Exit statuses the runtime reads as "do not restart": the settings are wrong (78), the
+#: module cannot work (70). Any other failure is a crash, restarted as the policy says.
+EXIT_SETTINGS = 78
+EXIT_UNUSABLE = 70
 #: Malformed input lines logged one by one; later ones are only counted.
 MALFORMED_LOGGED = 10
 #: Bytes of output kept before they are written out (a flusher thread writes the rest within
@@ -95,8 +103,14 @@ class Answer:
     text: str
 
 
-class ProtocolError(Exception):
-    """A frame that does not have the shape jsonl/1 gives it."""
+class SettingsError(Exception):
+    """Raise it (from any handler) when the settings cannot work: the program ends with status
+    78 and the message, and the runtime does not restart it until the settings change."""
+
+
+class UnusableError(Exception):
+    """Raise it when the module cannot work here (a missing library, no such device): the
+    program ends with status 70 and the message, and the runtime does not restart it."""
 
 
 class _Output:
@@ -243,10 +257,15 @@ class RunContext(Context):
         self.__dict__.update(base.__dict__)
         #: The run's id: the same for every attempt, so a key to make the work idempotent.
         self.id: Any = frame.get("id")
-        #: 1 for the first attempt, 2 for the first retry… (when the runtime says).
-        self.attempt: Optional[int] = frame.get("attempt")
         #: Everything the runtime sent for the run.
         self.frame: Dict[str, Any] = frame
+        self._cancelled = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the run was cancelled (or the program is stopping): end it soon, by
+        raising (the run then fails) or returning."""
+        return self._cancelled.is_set() or self._stopping.is_set()
 
     def progress(self, fraction: Optional[float] = None, message: Optional[str] = None) -> None:
         """Reports how far the run got (``fraction`` in 0…1) and what it does now."""
@@ -297,6 +316,8 @@ class Program:
         self.malformed = 0
         self._terminated = False
         self._interruptible = False
+        self._runs: Dict[Any, Tuple[threading.Thread, RunContext]] = {}
+        self._runs_lock = threading.Lock()
 
     # -- declaring ------------------------------------------------------------------------
 
@@ -414,7 +435,8 @@ class Program:
             except Exception:
                 _crash(f"@on_start {starter.__name__}", context)
         output.send({"ready": True}, now=True)
-        interval = _positive(context.start.get("heartbeat_interval"), DEFAULT_HEARTBEAT_INTERVAL)
+        watchdog = _positive(context.start.get("watchdog"), 0)
+        interval = watchdog / 4 if watchdog else DEFAULT_HEARTBEAT_INTERVAL
         inbox: "queue.Queue[Optional[Tuple[str, Any]]]" = queue.Queue(maxsize=256)
         threads = [_thread(self._emit_loop, emitter, context) for emitter in self.emitters]
         dispatcher = _thread(self._dispatch, inbox, context)
@@ -429,14 +451,22 @@ class Program:
                 if frame.get("stop") is True:
                     break
                 item = self._work_item(frame, line)
-                if item is not None:
+                if item is None:
+                    continue
+                if item[0] == "run":
+                    self._start_run(item[1], context)
+                elif item[0] == "cancel":
+                    self._cancel_run(item[1])
+                else:
                     inbox.put(item)
         except _Stop:
             pass
         self._interruptible = False
         context._stopping.set()
         inbox.put(None)
-        for thread in threads + [dispatcher]:
+        with self._runs_lock:
+            running = [thread for thread, _ in self._runs.values()]
+        for thread in threads + [dispatcher] + running:
             thread.join()
         for stopper in self.stoppers:
             stopper(context)
@@ -445,7 +475,7 @@ class Program:
         return 0
 
     def _work_item(self, frame: Dict[str, Any], line: bytes) -> Optional[Tuple[str, Any]]:
-        for kind in ("event", "chat", "run"):
+        for kind in ("event", "chat", "run", "cancel"):
             body = frame.get(kind)
             if body is None:
                 continue
@@ -520,10 +550,8 @@ class Program:
                 kind, body = item
                 if kind == "event":
                     self._deliver(body, context)
-                elif kind == "chat":
-                    self._chat(body, context)
                 else:
-                    self._run(body, context)
+                    self._chat(body, context)
             finally:
                 liveness.idle()
 
@@ -559,17 +587,38 @@ class Program:
             reply["id"] = body["id"]
         context._output.send({"answer": reply}, now=True)
 
-    def _run(self, body: Dict[str, Any], context: Context) -> None:
+    def _start_run(self, body: Dict[str, Any], context: Context) -> None:
+        """Each run on a thread of its own: a task handler may have several at once."""
         run_context = RunContext(context, body)
-        if not self.runners:
-            context._output.send({"error": {"id": run_context.id, "message": "this program handles no runs (no @run function)"}}, now=True)
-            return
+        thread = threading.Thread(target=self._run, args=(run_context,), daemon=True)
+        with self._runs_lock:
+            self._runs[run_context.id] = (thread, run_context)
+        thread.start()
+
+    def _cancel_run(self, body: Dict[str, Any]) -> None:
+        with self._runs_lock:
+            found = self._runs.get(body.get("id"))
+        if found is not None:
+            found[1]._cancelled.set()
+
+    def _run(self, context: RunContext) -> None:
+        liveness = context._liveness
+        liveness.busy()
         try:
-            result = self.runners[0](body.get("input"), run_context)
-            context._output.send({"result": {"id": run_context.id, "output": result}}, now=True)
+            if not self.runners:
+                raise UnusableError("this program handles no runs (it has no @run function)")
+            result = self.runners[0](context.frame.get("input"), context)
+            context._output.send({"result": {"id": context.id, "output": result}}, now=True)
+        except (SettingsError, UnusableError) as error:
+            context._output.send({"error": {"id": context.id, "message": str(error)}}, now=True)
+            _crash(f"@run {self.runners[0].__name__ if self.runners else '(none)'}", context)
         except Exception as error:
-            _log(f"run {run_context.id} failed:\n{traceback.format_exc()}")
-            context._output.send({"error": {"id": run_context.id, "message": f"{type(error).__name__}: {error}"}}, now=True)
+            _log(f"run {context.id} failed:\n{traceback.format_exc()}")
+            context._output.send({"error": {"id": context.id, "message": f"{type(error).__name__}: {error}"}}, now=True)
+        finally:
+            liveness.idle()
+            with self._runs_lock:
+                self._runs.pop(context.id, None)
 
     def _heartbeats(self, context: Context, output: _Output, liveness: _Liveness, interval: float) -> None:
         while not context._stopping.wait(interval):
@@ -602,7 +651,7 @@ def _interval(emitter: _Emitter, settings: Dict[str, Any]) -> float:
     if isinstance(every, str):
         value = settings.get(every)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"@emit {emitter.function.__name__}: setting '{every}' must be a number of seconds above 0, found {value!r}")
+            raise SettingsError(f"@emit {emitter.function.__name__}: setting '{every}' must be a number of seconds above 0, found {value!r}")
         return float(value)
     if every is None or every <= 0:
         raise ValueError(f"@emit {emitter.function.__name__}: 'every' must be a number of seconds above 0 (or a generator function)")
@@ -634,12 +683,21 @@ def _thread(target: Callable[..., None], *arguments: Any) -> threading.Thread:
 
 
 def _crash(where: str, context: Context) -> None:
-    """An exception escaped a handler: log it and end with status 1 (the restart policy applies)."""
-    _log(f"{where} raised; the program ends:\n{traceback.format_exc()}")
+    """An exception escaped a handler: log it, say why in an error frame and end: status 78
+    for a SettingsError, 70 for an UnusableError (neither restarted), else 1 (a crash, restarted
+    as the policy says)."""
     error = sys.exc_info()[1]
-    context._output.send({"error": {"message": f"{where} raised {type(error).__name__}: {error}"}}, now=True)
+    if isinstance(error, (SettingsError, UnusableError)):
+        _log(f"{where}: {error}")
+        message = str(error)
+        status = EXIT_SETTINGS if isinstance(error, SettingsError) else EXIT_UNUSABLE
+    else:
+        _log(f"{where} raised; the program ends:\n{traceback.format_exc()}")
+        message = f"{where} raised {type(error).__name__}: {error}"
+        status = 1
+    context._output.send({"error": {"message": message}}, now=True)
     context._output.close()
-    os._exit(1)
+    os._exit(status)
 
 
 # -- the default program and its decorators ---------------------------------------------------
@@ -672,12 +730,12 @@ class ProgramSession:
 
     def __init__(self, command: List[str], settings: Optional[Dict[str, Any]] = None, process: str = "test",
                  state: Any = None, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
-                 heartbeat_interval: Optional[float] = None) -> None:
+                 watchdog: Optional[float] = None) -> None:
         start: Dict[str, Any] = {"settings": settings or {}, "process": process}
         if state is not None:
             start["state"] = state
-        if heartbeat_interval is not None:
-            start["heartbeat_interval"] = heartbeat_interval
+        if watchdog is not None:
+            start["watchdog"] = watchdog
         self.start = start
         self.frames: List[Dict[str, Any]] = []
         self._unread: "queue.Queue[Optional[Dict[str, Any]]]" = queue.Queue()

@@ -86,8 +86,8 @@ class DatasourceTests(ProgramTestCase):
 
             main()
         """)
-        self.assertEqual(session.process.wait(timeout=30), 1)
-        self.wait_until(lambda: "setting 'interval' must be a number of seconds above 0, found None" in session.stderr, "the error")
+        self.assertEqual(session.process.wait(timeout=30), 78)
+        self.assertEqual(session.wait_for("error"), {"message": "@emit reading: setting 'interval' must be a number of seconds above 0, found None"})
 
     def test_an_exception_ends_the_program_with_status_1_and_its_traceback(self) -> None:
         session = self.session("""
@@ -250,6 +250,47 @@ class TaskTests(ProgramTestCase):
         self.assertEqual(session.wait_for("error"), {"id": "r2", "message": "ValueError: no values"})
         self.assertEqual(session.stop(), 0)
 
+    def test_runs_go_on_at_once_and_a_cancelled_one_ends_with_an_error(self) -> None:
+        session = self.session("""
+            from agentruntime import main, run
+
+            @run
+            def wait(input, ctx):
+                if input == "forever":
+                    while not ctx.cancelled:
+                        ctx.sleep(0.01)
+                    raise RuntimeError("cancelled")
+                return input
+
+            main()
+        """)
+        session.wait_for("ready")
+        session.send({"run": {"id": "long", "input": "forever"}})
+        session.send({"run": {"id": "short", "input": 7}})
+        self.assertEqual(session.wait_for("result"), {"id": "short", "output": 7})
+        session.send({"cancel": {"id": "long"}})
+        self.assertEqual(session.wait_for("error"), {"id": "long", "message": "RuntimeError: cancelled"})
+        self.assertEqual(session.stop(), 0)
+
+    def test_wrong_settings_and_an_unusable_module_end_with_their_statuses(self) -> None:
+        for error, status in (("SettingsError", 78), ("UnusableError", 70)):
+            session = self.session(f"""
+                from agentruntime import {error}, main, on_start, run
+
+                @on_start
+                def check(ctx):
+                    raise {error}("no device at /dev/ttyX")
+
+                @run
+                def work(input, ctx):
+                    return 1
+
+                main()
+            """)
+            self.assertEqual(session.process.wait(timeout=30), status)
+            self.assertEqual(session.wait_for("error"), {"message": "no device at /dev/ttyX"})
+            self.assertFalse([frame for frame in session.frames if "ready" in frame])
+
 
 class LifecycleTests(ProgramTestCase):
     PROGRAM = """
@@ -274,7 +315,7 @@ class LifecycleTests(ProgramTestCase):
     """
 
     def test_heartbeats_come_while_idle_and_stop_while_a_handler_hangs(self) -> None:
-        session = self.session(self.PROGRAM, heartbeat_interval=0.05)
+        session = self.session(self.PROGRAM, watchdog=0.2)
         session.wait_for("ready")
         for _ in range(3):
             session.wait_for("heartbeat")
