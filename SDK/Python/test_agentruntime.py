@@ -117,6 +117,21 @@ class DatasourceTests(ProgramTestCase):
         self.wait_until(lambda: "Out of range float values are not JSON compliant" in session.stderr, "the error")
         self.assertFalse([frame for frame in session.frames if "emit" in frame or "unparsed" in frame])
 
+    def test_an_event_type_must_be_a_non_empty_string(self) -> None:
+        session = self.session("""
+            from agentruntime import emit, main
+
+            @emit("reading", every=0.01)
+            def reading(ctx):
+                ctx.emit("fine", 1)
+                ctx.emit(["not", "a", "type"], 2)
+
+            main()
+        """)
+        self.assertEqual(session.process.wait(timeout=30), 1)
+        self.assertEqual(session.wait_for("emit"), {"type": "fine", "payload": 1})
+        self.assertIn("an event type must be a non-empty string, found ['not', 'a', 'type']", session.wait_for("error")["message"])
+
     def test_print_goes_to_the_log_never_between_the_frames(self) -> None:
         session = self.session("""
             import os
@@ -200,7 +215,7 @@ class AdapterTests(ProgramTestCase):
 
             @answer(confidence=0.6)
             def weather(message, ctx):
-                return "sunny" if "weather" in message else None
+                return f"sunny for {ctx.chat['conversation']}" if "weather" in message else None
 
             @answer
             def exact(message, ctx):
@@ -215,9 +230,9 @@ class AdapterTests(ProgramTestCase):
             main()
         """)
         session.wait_for("ready")
-        session.send({"chat": {"message": "how is the weather?", "context": {}}})
-        self.assertEqual(session.wait_for("answer"), {"confidence": 0.6, "text": "sunny"})
-        session.send({"chat": {"message": "weather exactly?", "context": {}, "id": 7}})
+        session.send({"chat": {"message": "how is the weather?", "context": {"conversation": "c1"}}})
+        self.assertEqual(session.wait_for("answer"), {"confidence": 0.6, "text": "sunny for c1"})
+        session.send({"chat": {"message": "weather exactly?", "context": {"conversation": "c1"}, "id": 7}})
         self.assertEqual(session.wait_for("answer"), {"confidence": 0.9, "text": "exactly sunny", "id": 7})
         session.send({"chat": {"message": "boom", "context": {}}})
         self.assertEqual(session.wait_for("answer"), {"confidence": 0.0, "text": ""})
