@@ -494,6 +494,10 @@ class Program:
             if not isinstance(body, dict):
                 self._malformed(line, f"'{kind}' must be an object")
                 return None
+            required = {"event": "type", "chat": "message"}.get(kind)
+            if required is not None and not isinstance(body.get(required), str):
+                self._malformed(line, f"'{kind}' needs a string '{required}'")
+                return None
             return (kind, body)
         if "start" in frame:
             self._malformed(line, "a second start frame")
@@ -568,10 +572,7 @@ class Program:
                 liveness.idle()
 
     def _deliver(self, body: Dict[str, Any], context: Context) -> None:
-        type = body.get("type")
-        if not isinstance(type, str):
-            self._malformed(json.dumps({"event": body}).encode(), "an event needs a string 'type'")
-            return
+        type = body["type"]
         event = Event(type=type, payload=body.get("payload"), source=body.get("source"), time=body.get("time"), frame=body)
         for subscription in self.subscriptions:
             if subscription.matches(type):
@@ -581,20 +582,17 @@ class Program:
                     _crash(f"@subscribe {subscription.function.__name__}", context)
 
     def _chat(self, body: Dict[str, Any], context: Context) -> None:
-        message = body.get("message")
+        message = body["message"]
         context.chat = body.get("context") if isinstance(body.get("context"), dict) else {}
         best = Answer(0.0, "")
-        if isinstance(message, str):
-            for function, confidence in self.answerers:
-                try:
-                    found = _as_answer(function(message, context), confidence)
-                except Exception:
-                    _log(f"@answer {function.__name__} failed on {message!r}:\n{traceback.format_exc()}")
-                    continue
-                if found is not None and found.confidence > best.confidence:
-                    best = found
-        else:
-            self._malformed(json.dumps({"chat": body}).encode(), "a chat needs a string 'message'")
+        for function, confidence in self.answerers:
+            try:
+                found = _as_answer(function(message, context), confidence)
+            except Exception:
+                _log(f"@answer {function.__name__} failed on {message!r}:\n{traceback.format_exc()}")
+                continue
+            if found is not None and found.confidence > best.confidence:
+                best = found
         reply: Dict[str, Any] = {"confidence": best.confidence, "text": best.text}
         if "id" in body:
             reply["id"] = body["id"]

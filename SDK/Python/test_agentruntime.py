@@ -190,7 +190,7 @@ class MonitorTests(ProgramTestCase):
         self.assertIn("not JSON", logged[0])
         self.assertIn("a frame must be a JSON object", logged[1])
         self.assertIn("'event' must be an object", logged[2])
-        self.assertIn("an event needs a string 'type'", logged[3])
+        self.assertIn("'event' needs a string 'type'", logged[3])
         self.assertIn("further malformed input lines are counted, not logged", session.stderr)
         self.assertIn("20 malformed input lines in all", session.stderr)
 
