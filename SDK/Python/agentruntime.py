@@ -114,11 +114,13 @@ class UnusableError(Exception):
 
 
 class _Output:
-    """The protocol's stdout: whole lines under a lock, buffered, flushed by a thread."""
+    """The protocol's stdout: whole lines under a lock, buffered; what waits is written within
+    ``FLUSH_INTERVAL`` by a thread that sleeps while nothing waits (an idle program wakes only
+    for its heartbeats)."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._pending = bytearray()
         self._closed = False
 
@@ -129,9 +131,19 @@ class _Output:
         with self._lock:
             if self._closed:
                 return
+            was_empty = not self._pending
             self._pending += line
             if now or len(self._pending) >= OUTPUT_BUFFER:
                 self._write()
+            elif was_empty:
+                self._lock.notify()
+
+    def wait_for_pending(self) -> bool:
+        """Blocks until something waits to be written; False once closed."""
+        with self._lock:
+            while not self._pending and not self._closed:
+                self._lock.wait()
+            return not self._closed
 
     def flush(self) -> None:
         with self._lock:
@@ -143,6 +155,7 @@ class _Output:
             if self._pending and not self._closed:
                 self._write()
             self._closed = True
+            self._lock.notify_all()
 
     def _write(self) -> None:
         try:
@@ -637,7 +650,8 @@ class Program:
                 output.send({"heartbeat": True}, now=True)
 
     def _flusher(self, context: Context, output: _Output) -> None:
-        while not context._stopping.wait(FLUSH_INTERVAL):
+        while output.wait_for_pending():
+            time.sleep(FLUSH_INTERVAL)
             output.flush()
 
 
