@@ -441,7 +441,11 @@ class Program:
             if self._interruptible:
                 raise _Stop()
 
-        return signal.signal(signal.SIGTERM, stop)
+        previous = signal.signal(signal.SIGTERM, stop)
+        # A parent that spawned us with SIGTERM blocked (its threads block it) would leave it
+        # pending for ever: the stop timeout's SIGKILL would then be the only way out.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        return previous
 
     def _read_start(self, stdin: IO[bytes]) -> Optional[Dict[str, Any]]:
         for line in stdin:
