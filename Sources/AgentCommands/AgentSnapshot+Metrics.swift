@@ -68,6 +68,7 @@ extension AgentSnapshot {
         var delivered = MetricFamily("agent_process_events_delivered_total", .counter, "Events queued for delivery to the process.")
         var dropped = MetricFamily("agent_process_events_dropped_total", .counter, "Events for the process that were dropped (full queue, dead worker).")
         var queue = MetricFamily("agent_process_queue_bytes", .gauge, "Bytes of events waiting to be delivered to the process.")
+        var refused = MetricFamily("agent_process_lines_refused_total", .counter, "Lines a jsonl/1 module's program wrote that were refused (not JSON, not a frame, too long).")
         var paused = MetricFamily("agent_process_paused", .gauge, "1 while a full subscriber holds the process paused (when_full: block).")
         var cpu = MetricFamily("agent_process_cpu_seconds_total", .counter, "User and system CPU time of the process's current worker.")
         var memory = MetricFamily("agent_process_resident_memory_bytes", .gauge, "Resident memory of the process's current worker.")
@@ -83,6 +84,7 @@ extension AgentSnapshot {
             dropped.samples.append((label, Double(process.info.eventsDropped)))
             queue.samples.append((label, Double(process.info.queuedBytes)))
             paused.samples.append((label, process.info.paused ? 1 : 0))
+            refused.samples.append((label, Double(process.info.linesRefused)))
             if let pid = process.workerPid, let usage = ProcessUsage.recent(pid) {
                 cpu.samples.append((label, usage.cpuSeconds))
                 memory.samples.append((label, Double(usage.rssBytes)))
@@ -91,7 +93,7 @@ extension AgentSnapshot {
         for process in disabled {
             for name in Self.stateNames { state.samples.append(([("process", process.name), ("state", name)], name == "disabled" ? 1 : 0)) }
         }
-        families += [state, restarts, emitted, delivered, dropped, queue, paused, cpu, memory]
+        families += [state, restarts, emitted, delivered, dropped, queue, paused, refused, cpu, memory]
 
         if let usage = ProcessUsage.ofSelf() {
             families.append(family("agent_supervisor_cpu_seconds_total", .counter, "User and system CPU time of the supervisor process (with the HTTP front).", usage.cpuSeconds))

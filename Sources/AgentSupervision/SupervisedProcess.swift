@@ -111,6 +111,8 @@ package final class SupervisedProcess {
     package var eventsEmitted = 0
     package var eventsDelivered = 0
     package var eventsDropped = 0
+    /// Lines a `jsonl/1` module's program wrote that its worker refused (not frames).
+    package var linesRefused = 0
     /// Producers paused because this process's queue is full (`when_full: block`).
     package var pausedProducers: [SupervisedProcess] = []
     /// How many full subscribers hold this producer paused.

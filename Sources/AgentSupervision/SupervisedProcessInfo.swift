@@ -17,6 +17,8 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var eventsEmitted: Int
     public var eventsDelivered: Int
     public var eventsDropped: Int
+    /// Lines a `jsonl/1` program wrote that were refused (not JSON, not a frame, too long).
+    public var linesRefused = 0
     /// Bytes of events waiting to be delivered to the process.
     public var queuedBytes: Int
     /// Whether the process is paused because a subscriber of its is full (`when_full: block`).
@@ -46,6 +48,7 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         eventsEmitted = process.eventsEmitted
         eventsDelivered = process.eventsDelivered
         eventsDropped = process.eventsDropped
+        linesRefused = process.linesRefused
         queuedBytes = process.pendingBytes
         paused = process.pauseCount > 0
         timesPaused = process.timesPaused
@@ -68,6 +71,7 @@ extension SupervisedProcessInfo {
         }
         if paused { object["paused"] = true }
         if timesPaused > 0 { object["times_paused"] = .number(JSONNumber(timesPaused)) }
+        if linesRefused > 0 { object["lines_refused"] = .number(JSONNumber(linesRefused)) }
         if pid > 0 { object["pid"] = .number(JSONNumber(Int(pid))) }
         if let since = stateSeconds { object["state_seconds"] = .number(JSONNumber((since * 1000).rounded() / 1000)) }
         switch state {

@@ -353,3 +353,54 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
     if (join >= 0) close(join);
     return rc;
 }
+
+int agent_spawn_program(const char *path, char *const argv[], char *const envp[],
+                        int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
+                        int death_signal, pid_t *pid) {
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, -1};
+    int lifted[4] = {-1, -1, -1, -1};
+    int pipe_fds[2] = {-1, -1};
+    int report[2] = {-1, -1};
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) rc = lift(sources[i], &lifted[i]);
+    if (rc == 0 && pipe2(pipe_fds, O_CLOEXEC) != 0) rc = errno;
+    if (rc == 0) rc = lift(pipe_fds[1], &report[1]);
+    report[0] = pipe_fds[0];
+    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    if (rc == 0) {
+        pid_t parent = getpid();
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid_t child = fork();
+        if (child == 0) {
+            /* Dies with the worker (the calling thread: see the header), and not at all if the
+               worker died before this line. */
+            if (death_signal > 0 && (prctl(PR_SET_PDEATHSIG, death_signal) != 0 || getppid() != parent)) {
+                int code = errno ? errno : ESRCH;
+                while (write(report[1], &code, sizeof(code)) < 0 && errno == EINTR) {}
+                _exit(127);
+            }
+            exec_child(report[1], -1, NULL, 0, path, argv, envp, lifted, directory, 0);
+        }
+        if (child < 0) rc = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        close(report[1]);
+        report[1] = -1;
+        if (child > 0) {
+            int code = 0;
+            ssize_t n;
+            do { n = read(report[0], &code, sizeof(code)); } while (n < 0 && errno == EINTR);
+            if (n == (ssize_t)sizeof(code)) {
+                rc = code ? code : EIO;
+                int status;
+                while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+            } else {
+                *pid = child;
+            }
+        }
+    }
+    for (int i = 0; i < 4; i++) if (lifted[i] >= 0) close(lifted[i]);
+    for (int i = 0; i < 2; i++) if (report[i] >= 0) close(report[i]);
+    return rc;
+}

@@ -23,6 +23,7 @@ package enum SupervisionCommands {
         "last_signal": ["type": "string"], "stop_signal": ["type": "string"],
         "events_emitted": ["type": "integer"], "events_delivered": ["type": "integer"], "events_dropped": ["type": "integer"],
         "queued_bytes": ["type": "integer"], "paused": ["type": "boolean"], "times_paused": ["type": "integer"],
+        "lines_refused": ["type": "integer", "minimum": 0, "description": "A jsonl/1 module's process: lines its program wrote that were refused (not JSON, not a frame, too long)."],
         "restarting": ["type": "boolean"], "cpu_seconds": ["type": "number"], "rss_bytes": ["type": "integer"],
         "replica_of": ["type": "string", "description": "A replica's process: its name in the settings (the replica is NAME#N)."],
         "replica": ["type": "integer", "minimum": 1, "description": "A replica's number."],

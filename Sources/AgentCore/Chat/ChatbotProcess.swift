@@ -52,6 +52,10 @@ final class ChatbotProcess {
                 guard parts.count == 2, let path = libraries[parts[0]] else {
                     throw ChatError("logic_adapters/\(index): \"\(type)\" is neither a built-in adapter nor <module>.<adapter> of an enabled module")
                 }
+                if ModuleManifest.isProgramManifest(path) {
+                    adapters.append(try programAdapter(type, path: path, module: parts[0], adapter: parts[1], settings: adapterSettings, index: index))
+                    continue
+                }
                 let module: LoadedModule
                 if let already = loaded[parts[0]] {
                     module = already
@@ -69,9 +73,20 @@ final class ChatbotProcess {
         scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
     }
 
+    /// A `jsonl/1` module's adapter: its manifest read as data, its program started.
+    private func programAdapter(_ name: String, path: String, module: String, adapter: String, settings: JSONObject, index: Int) throws -> ProgramChatAdapter {
+        let manifest: ModuleManifest
+        do { manifest = try ModuleManifest(programManifest: path, module: module) } catch { throw ChatError("\(error)") }
+        guard let declared = manifest.processType(adapter), declared.kind == "logic_adapter" else {
+            throw ChatError("logic_adapters/\(index): module \(module) has no logic adapter \"\(adapter)\"")
+        }
+        return try ProgramChatAdapter(name: name, type: declared, manifest: manifest, settings: settings, host: host)
+    }
+
     /// Answers messages until asked to stop.
     func run() {
         var event = agent_event()
+        defer { for case let program as ProgramChatAdapter in adapters { program.stop() } }
         while true {
             let status = withUnsafeMutablePointer(to: &event) { host.api.next_event!(host.api.host_ctx, -1, $0) }
             if status == Int32(AGENT_STOPPED) { return }

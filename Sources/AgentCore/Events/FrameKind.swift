@@ -76,6 +76,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A shared-memory request (`context.memory`): the asking run's token (8 bytes, 0 for a
     /// process), then a memory command as JSON (see `agent_host_api.memory`).
     @inlinable public static var memory: FrameKind { FrameKind(rawValue: 35) }
+    /// A `jsonl/1` program wrote a line its worker refused (empty body; counted, see
+    /// `ProtocolProblems`).
+    @inlinable public static var lineRefused: FrameKind { FrameKind(rawValue: 36) }
 
     public var description: String {
         switch self {
@@ -106,6 +109,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .taskHeartbeat: "task-heartbeat"
         case .taskResult: "task-result"
         case .memory: "memory"
+        case .lineRefused: "line-refused"
         case .memoryResult: "memory-result"
         default: "kind \(rawValue)"
         }

@@ -20,6 +20,17 @@ public struct ModuleManifest: Equatable, Sendable {
         /// Task handlers: seconds a run may go without a heartbeat before its worker is
         /// killed (nil: no watchdog).
         public var heartbeatTimeout: Double?
+        /// A `jsonl/1` module's program for this type (argv; run in ``ModuleManifest/directory``);
+        /// nil for a library's type.
+        public var command: [String]?
+
+        public init(type: String, kind: String, description: String, settingsSchema: JSONValue, subscribes: [String]) {
+            self.type = type
+            self.kind = kind
+            self.description = description
+            self.settingsSchema = settingsSchema
+            self.subscribes = subscribes
+        }
     }
 
     /// A periodic query as a module declares it; `every` and `window` are numbers of seconds
@@ -34,6 +45,15 @@ public struct ModuleManifest: Equatable, Sendable {
     public var name: String
     public var version: String
     public var processes: [ProcessType]
+    /// A `jsonl/1` module's folder, where its programs run; nil for a library.
+    public var directory: String?
+
+    public init(name: String, version: String, processes: [ProcessType], directory: String? = nil) {
+        self.name = name
+        self.version = version
+        self.processes = processes
+        self.directory = directory
+    }
 
     /// The kinds a process type may have.
     public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter", "chatbot", "task"]

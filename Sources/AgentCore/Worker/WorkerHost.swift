@@ -196,6 +196,15 @@ final class WorkerHost: @unchecked Sendable {
         }
     }
 
+    /// Sends a message (`.message`) or a log line (`.log`) from host-side code (a `jsonl/1`
+    /// program's bridge, the chatbot's program adapters).
+    func sendText(_ kind: FrameKind, level: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { sendText(kind, level: level, $0.baseAddress, $0.count) }
+        }
+    }
+
     // MARK: Incoming frames (reader thread)
 
     /// Handles one frame from the supervisor.

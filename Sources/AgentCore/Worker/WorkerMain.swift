@@ -132,7 +132,7 @@ public enum WorkerMain {
         }
         // A warm spare: load the module now, then wait for a start frame naming it.
         var preloaded: LoadedModule?
-        if let index = arguments.firstIndex(of: "--spare"), index + 1 < arguments.count {
+        if let index = arguments.firstIndex(of: "--spare"), index + 1 < arguments.count, !ModuleManifest.isProgramManifest(arguments[index + 1]) {
             let path = arguments[index + 1]
             preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path)
         }
@@ -154,7 +154,7 @@ public enum WorkerMain {
         }
     }
 
-    private static func fail(_ channel: WorkerChannel, code: String, _ message: String, exitCode: Int32) -> Never {
+    static func fail(_ channel: WorkerChannel, code: String, _ message: String, exitCode: Int32) -> Never {
         let body = JSONValue.object(["code": .string(code), "message": .string(message)]).serialized()
         channel.send(.failure, body: Array(body.utf8))
         channel.startWriter()
@@ -190,6 +190,9 @@ public enum WorkerMain {
               let name = start["name"]?.stringValue
         else {
             fail(channel, code: "protocol", "expected a start frame from the supervisor", exitCode: ExitCode.failure)
+        }
+        if ModuleManifest.isProgramManifest(modulePath) {
+            runProgram(channel: channel, start: start, ring: ring, manifestFile: modulePath, module: moduleName, type: type, name: name)
         }
         let settings = (start["settings"] ?? .object([:])).serialized()
         if modulePath == "builtin:chat" {
@@ -308,7 +311,7 @@ public enum WorkerMain {
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
     /// `prepare`: runs before the reader thread starts (a task executor makes its handler there,
     /// so that no run frame finds it missing).
-    private static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?,
+    static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?,
                                   prepare: (WorkerHost) -> Void = { _ in }) -> WorkerHost {
         let host = WorkerHost(channel: channel, ring: ring)
         host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
@@ -374,7 +377,7 @@ public enum WorkerMain {
 
     /// Starts the thread that turns a caught SIGTERM into a stop request: after the ready
     /// frame, off the start's critical path (a SIGTERM before waits in the pipe).
-    private static func watchStopSignal(_ host: WorkerHost) {
+    static func watchStopSignal(_ host: WorkerHost) {
         let pipe = stopSignalPipe
         guard pipe >= 0 else { return }
         let thread = Thread {

@@ -88,6 +88,7 @@ extension Supervisor {
         case .log: received(log: body, from: process)
         case .ready: becameReady(process)
         case .heartbeat: process.lastHeartbeat = EventLoop.now()
+        case .lineRefused: process.linesRefused += 1
         case .taken: try received(taken: body, from: process)
         case .loadState: sendSavedState(to: process)
         case .saveState: save(state: body, of: process)

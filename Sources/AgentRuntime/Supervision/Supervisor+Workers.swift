@@ -99,6 +99,8 @@ extension Supervisor {
             "module": .string(process.module.library), "module_name": .string(process.module.name),
             "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
             "watchdog_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.watchdog ?? 0))),
+            // A jsonl/1 program gets half of it between its stop frame and SIGTERM.
+            "stop_timeout_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.stopTimeout))),
             "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
         ]
         if process.isTaskExecutor { fields["task"] = true }
@@ -339,7 +341,9 @@ extension Supervisor {
     /// Called when a worker reported ready: makes the module's warm spare if it wants one (see
     /// ``SparePool``).
     func replenishSpare(for library: String) {
-        guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library else { return }
+        // A jsonl/1 module's worker starts its program only with the start frame: no spare.
+        guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library,
+              !ModuleManifest.isProgramManifest(library) else { return }
         let module = processes.first { $0.module.library == library }?.module.name ?? library
         switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
         case .success(let spare): spares.add(spare, for: library)

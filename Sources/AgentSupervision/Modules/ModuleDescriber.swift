@@ -93,6 +93,11 @@ public final class ModuleDescriber {
         var errors: [ModuleLoadError] = []
         var pending: [Describing] = []
         for location in locations {
+            // A jsonl/1 module's manifest was read as data when it was located: no worker.
+            if let manifest = location.programManifest {
+                results[location.name] = manifest
+                continue
+            }
             let identity = Self.identity(location.library)
             if let cached = cache[location.library], cached.identity == identity {
                 results[location.name] = cached.manifest

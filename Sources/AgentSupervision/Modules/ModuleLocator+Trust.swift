@@ -21,6 +21,13 @@ extension ModuleLocator {
             ModuleLoadError(.untrustedFile, module: location.name, file: location.library,
                             "refusing to load it: \(problem). Another user could replace the code the agent runs. If you trust the file anyway, set \"trust_module_files\": true in the settings")
         }
+        // A jsonl/1 module's folder holds the program the worker runs: all of it, like sources.
+        if location.programManifest != nil {
+            let folder = (location.library as NSString).deletingLastPathComponent
+            if let problem = Self.unsafeAncestry(of: folder, userID: userID) ?? Self.unsafeContents(of: folder, userID: userID) {
+                throw refuse(problem)
+            }
+        }
         if let source = location.sourceDirectory {
             if let problem = Self.unsafeAncestry(of: source, userID: userID) ?? Self.unsafeContents(of: source, userID: userID) {
                 throw refuse(problem)

@@ -13,6 +13,9 @@ public struct ModuleLocation: Sendable, Equatable {
     public var library: String
     /// The module's source folder (`modules/<name>`) when the agent builds it, else nil.
     public var sourceDirectory: String?
+    /// A `jsonl/1` module's manifest (`library` is then its `module.json`), read as data when
+    /// the module was located; nil for a library, which a describe worker loads.
+    public var programManifest: ModuleManifest? = nil
 }
 
 /// Finds module libraries for `enabled_modules` entries and rebuilds stale ones.
@@ -67,12 +70,14 @@ public struct ModuleLocator: Sendable {
         }
         let fileName = "lib\(entry).so"
         let source = agentDirectory + "/modules/" + entry
+        if let program = try programModule(entry, in: agentDirectory + "/modules") { return program }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue {
             return ModuleLocation(name: entry, library: "\(agentDirectory)/.build/\(configuration)/\(fileName)", sourceDirectory: source)
         }
         var looked = ["\(source)/ (no such folder)"]
         for directory in searchPath + [runtimeDirectory].compactMap({ $0 }) {
+            if let program = try programModule(entry, in: directory) { return program }
             let candidate = directory + "/" + fileName
             if FileManager.default.fileExists(atPath: candidate) {
                 return ModuleLocation(name: entry, library: candidate, sourceDirectory: nil)
@@ -85,6 +90,16 @@ public struct ModuleLocator: Sendable {
         }
         throw ModuleLoadError(.notFound, module: entry, file: fileName,
                               "module not found; looked in: \(looked.joined(separator: ", ")). Create it with `add-agent-module \(entry)`, or add its folder to AGENT_MODULE_PATH.")
+    }
+
+    /// `folder/<name>/module.json`, a `jsonl/1` module, with its manifest read (a broken
+    /// manifest is this module's error); nil when there is no such file.
+    private func programModule(_ name: String, in folder: String) throws(ModuleLoadError) -> ModuleLocation? {
+        let file = "\(folder)/\(name)/\(ModuleManifest.programManifestName)"
+        var info = stat()
+        guard lstat(file, &info) == 0 else { return nil }
+        let manifest = try ModuleManifest(programManifest: file, module: name)
+        return ModuleLocation(name: name, library: URL(fileURLWithPath: file).standardizedFileURL.path, sourceDirectory: nil, programManifest: manifest)
     }
 
     /// Every module name this locator would find: the agent's `modules/` folders and the
@@ -102,6 +117,10 @@ public struct ModuleLocator: Sendable {
             for file in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where file.hasPrefix("lib") && file.hasSuffix(".so") {
                 let name = String(file.dropFirst(3).dropLast(3))
                 if !name.isEmpty, !names.contains(name) { names.append(name) }
+            }
+            for folder in (try? files.contentsOfDirectory(atPath: directory)) ?? []
+            where !names.contains(folder) && files.fileExists(atPath: "\(directory)/\(folder)/\(ModuleManifest.programManifestName)") {
+                names.append(folder)
             }
         }
         return names

@@ -53,6 +53,18 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
                      const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
                      pid_t *pid);
 
+/**
+ * Forks and execs a module's program (a jsonl/1 module, from its worker): stdin/stdout/stderr
+ * as in agent_spawn (no fd 3), in `directory`, in the caller's process group and cgroup, with
+ * PR_SET_PDEATHSIG `death_signal` (0: none) set before exec. The death signal follows the
+ * calling *thread*: call it from one that lives as long as the caller. `path` is run as given
+ * (execve, no PATH search: resolve it first). Returns once the child has exec'd (0 and `*pid`)
+ * or failed to (its errno; the child is reaped).
+ */
+int agent_spawn_program(const char *path, char *const argv[], char *const envp[],
+                        int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
+                        int death_signal, pid_t *pid);
+
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);
 

@@ -1,0 +1,121 @@
+import Foundation
+import JSONSchema
+
+/// A logic adapter from a `jsonl/1` module: its program runs as a child of the chatbot's
+/// worker; each message is written as `{"chat": {"message", "context"}}` and answered by one
+/// `{"answer": {"confidence", "text"}}`, whose confidence competes with the other adapters'.
+/// A program that does not answer in time, or is gone, answers nothing (confidence 0).
+final class ProgramChatAdapter: ChatAdapter {
+    let name: String
+    let summary: String
+    let examples: [String]
+    private let child: ProgramChild
+    private let host: WorkerHost
+    private var reader: JSONLinesReader
+    /// Frames read and not yet taken.
+    private var read: [JSONLinesFrame] = []
+    private var closed = false
+    /// The answer to the message last asked about.
+    private var last: (message: String, text: String)?
+    /// How long a program may take to say ready, and to answer a message.
+    static let readyTimeout = 30.0
+    static let answerTimeout = 10.0
+
+    init(name: String, type: ModuleManifest.ProcessType, manifest: ModuleManifest, settings: JSONObject, host: WorkerHost) throws {
+        self.name = name
+        self.host = host
+        summary = type.description
+        examples = type.usageExamples
+        do {
+            child = try ProgramChild.start(command: type.command ?? [], directory: manifest.directory ?? ".")
+        } catch {
+            throw ChatError("adapter \(name): \(error)")
+        }
+        reader = JSONLinesReader(fd: child.output, limit: ProgramBridge.lineLimit)
+        write(.start(JSONLinesFrame.Start(settings: .object(settings), process: name, type: type.type)))
+        let deadline = Date().timeIntervalSince1970 + Self.readyTimeout
+        while true {
+            guard let frame = next(until: deadline) else {
+                throw ChatError("adapter \(name): its program did not say {\"ready\": true} within \(Int(Self.readyTimeout)) s")
+            }
+            if case .ready = frame { break }
+        }
+    }
+
+    func confidence(for message: ChatMessage) -> Double? {
+        var context: JSONObject = ["conversation": .string(message.conversation)]
+        if let extra = message.context { context["context"] = extra }
+        last = nil
+        guard !closed, write(.chat(JSONLinesFrame.Chat(message: message.text, context: .object(context)))) else { return 0 }
+        let deadline = Date().timeIntervalSince1970 + Self.answerTimeout
+        while let frame = next(until: deadline) {
+            if case .answer(let answer) = frame {
+                last = (message.text, answer.text)
+                return answer.confidence
+            }
+        }
+        log("adapter \(name) did not answer within \(Int(Self.answerTimeout)) s\(closed ? " (its program is gone)" : "")")
+        return 0
+    }
+
+    func respond(to message: ChatMessage) -> String {
+        if let last, last.message == message.text { return last.text }
+        // Asked to answer without a score (a workflow's chat step naming this adapter).
+        _ = confidence(for: message)
+        return last?.text ?? ""
+    }
+
+    /// `{"stop": true}` when the chatbot ends, and a moment (up to a second) for the program to
+    /// end; then SIGTERM (it would die with the worker anyway, but not by its own hand).
+    func stop() {
+        _ = write(.stop)
+        close(child.input)
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(child.pid, &status, WNOHANG) != 0 { return }
+            usleep(10_000)
+        }
+        kill(child.pid, SIGTERM)
+    }
+
+    @discardableResult
+    private func write(_ frame: JSONLinesFrame) -> Bool {
+        frame.line.withUnsafeBytes { ProgramChild.writeAll(child.input, $0) }
+    }
+
+    /// The next frame that is not a side note (messages go to the agent, events are emitted),
+    /// or nil at the deadline or the end of the program's output.
+    private func next(until deadline: Double) -> JSONLinesFrame? {
+        while true {
+            while !read.isEmpty {
+                let frame = read.removeFirst()
+                switch frame {
+                case .message(let message): host.sendText(.message, level: message.level.number, message.text)
+                case .alert(let text): host.sendText(.message, level: JSONLinesFrame.Message.Level.warning.number, text)
+                case .emit(let emit): host.emitJSON(emit.type, emit.payload)
+                case .heartbeat, .state: break
+                default: return frame
+                }
+            }
+            guard !closed else { return nil }
+            var ready = pollfd(fd: child.output, events: Int16(POLLIN), revents: 0)
+            let remaining = deadline - Date().timeIntervalSince1970
+            guard remaining > 0, poll(&ready, 1, Saturating.pollTimeout(remaining)) > 0 else { return nil }
+            closed = !reader.read { item in
+                guard case .line(let bytes) = item, !bytes.isEmpty else {
+                    log("adapter \(name): refused a line of its program over \(ProgramBridge.lineLimit) bytes")
+                    return
+                }
+                do throws(JSONLinesError) {
+                    read.append(try JSONLinesFrame(line: bytes))
+                } catch {
+                    log("adapter \(name): refused a line of its program: \(error)")
+                }
+            }
+        }
+    }
+
+    private func log(_ text: String) {
+        host.sendText(.log, level: JSONLinesFrame.Message.Level.warning.number, text)
+    }
+}

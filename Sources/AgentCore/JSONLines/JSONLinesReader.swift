@@ -1,0 +1,100 @@
+import Glibc
+
+/// Reads newline-delimited lines from a file descriptor with a fixed buffer: a line longer
+/// than `limit` bytes is never buffered whole — its bytes are skipped up to its newline and
+/// it is reported as too long. Memory stays at `limit` plus one read, whatever the writer
+/// sends.
+public struct JSONLinesReader {
+    /// What one read produced, in order.
+    public enum Item {
+        /// A complete line, without its newline (valid only during the callback).
+        case line(UnsafeRawBufferPointer)
+        /// A line of `length` bytes (at least; counted up to its newline), skipped.
+        case tooLong(length: Int)
+    }
+
+    public let fd: Int32
+    /// The longest line accepted, in bytes (newline not counted).
+    public let limit: Int
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// Bytes [start, end) of the buffer are read and not yet handed out.
+    private var start = 0
+    private var end = 0
+    /// The length so far of a line being skipped (nil: not skipping).
+    private var skipped: Int?
+
+    /// The read size: lines shorter than this come many to a read.
+    public static let chunk = 64 << 10
+
+    public init(fd: Int32, limit: Int) {
+        self.fd = fd
+        self.limit = max(1, limit)
+        buffer = .allocate(byteCount: self.limit + 1 + Self.chunk, alignment: 8)
+    }
+
+    /// Frees the buffer (the reader is not used after).
+    public mutating func deallocate() {
+        buffer.deallocate()
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// Reads once (blocking) and hands out every complete line it made. False at the end of
+    /// the file or an error other than EINTR; a last line without a newline is handed out
+    /// then.
+    public mutating func read(_ handle: (Item) -> Void) -> Bool {
+        if start > 0, buffer.count - end < Self.chunk {
+            // Move what is left of a partial line to the front.
+            if end > start { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: end - start) }
+            end -= start
+            start = 0
+        }
+        var n: Int
+        repeat {
+            n = Glibc.read(fd, buffer.baseAddress! + end, buffer.count - end)
+        } while n < 0 && errno == EINTR
+        guard n > 0 else {
+            if let length = skipped {
+                handle(.tooLong(length: length + end - start))
+            } else if end > start {
+                handle(.line(UnsafeRawBufferPointer(rebasing: buffer[start..<end])))
+            }
+            start = 0
+            end = 0
+            skipped = nil
+            return false
+        }
+        let scanFrom = end
+        end += n
+        split(from: scanFrom, handle)
+        return true
+    }
+
+    /// Hands out the lines ending in [from, end), and skips what an over-long line left.
+    private mutating func split(from: Int, _ handle: (Item) -> Void) {
+        var at = from
+        while at < end {
+            guard let found = memchr(buffer.baseAddress! + at, 0x0A, end - at) else { break }
+            let newline = buffer.baseAddress!.distance(to: found)
+            if let length = skipped {
+                handle(.tooLong(length: length + newline - start))
+                skipped = nil
+            } else if newline - start > limit {
+                handle(.tooLong(length: newline - start))
+            } else {
+                handle(.line(UnsafeRawBufferPointer(rebasing: buffer[start..<newline])))
+            }
+            start = newline + 1
+            at = start
+        }
+        // No newline in sight: a line longer than the limit is dropped as it comes.
+        if end - start > limit || (skipped != nil && end > start) {
+            skipped = (skipped ?? 0) + end - start
+            start = 0
+            end = 0
+        }
+        if start == end {
+            start = 0
+            end = 0
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// `jsonl/1` modules (a folder with `module.json` and a program) under the real agent-control:
+/// validated before anything starts, bridged by their workers, supervised like every process.
+@Suite(.ownThreads) struct JSONLinesModuleTests {
+    private typealias Fixture = ProgramModuleFixture
+
+    /// A datasource that says ready, emits `count` trades and waits for the stop.
+    private static let trades = Fixture.prelude + """
+        send({"ready": True})
+        for i in range(start["settings"]["count"]):
+            send({"emit": {"type": "trade", "payload": {"pair": start["settings"]["pair"], "i": i}}})
+        for frame in frames():
+            if frame.get("stop"):
+                break
+
+        """
+
+    private static let feedManifest = Fixture.manifest(name: "pyfeed", types: [
+        ("py_trades", "datasource", "feed.py",
+         #""settings": {"type": "object", "additionalProperties": false, "required": ["pair"], "properties": {"pair": {"type": "string", "minLength": 1}, "count": {"type": "integer", "minimum": 0, "default": 3}}}"#),
+    ])
+
+    private func agent(_ directory: String, modules: String, processes: String, quiet: Bool = false) throws -> AgentRun {
+        try AgentRun(settings: #"{"enabled_modules": \#(modules), "processes": {\#(processes)}}"#,
+                     arguments: ["--no-build", "--json"] + (quiet ? ["--quiet"] : []), directory: directory)
+    }
+
+    @Test func aBrokenManifestIsRefusedWithItsFileAndPointerBeforeAnythingStarts() throws {
+        let manifest = #"{"name": "broken", "version": "1.0.0", "protocol": "jsonl/1", "process_types": {"src": {"kind": "datasource", "command": "python3 feed.py", "setings": {}}, "mon": {"kind": "watcher", "command": ["python3", "m.py"], "settings": {"type": "object", "properties": {"x": {"pattern": "("}}}}}}"#
+        let directory = try Fixture.write(name: "broken", manifest: manifest)
+        try #"{"enabled_modules": ["broken"], "processes": {"a": {"type": "src"}}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        let output = result.stdout + result.stderr
+        #expect(result.status != 0, "\(output)")
+        #expect(output.contains("modules/broken/module.json"), "\(output)")
+        #expect(output.contains(#"/process_types/src/command: expected a non-empty array of strings, the program and its arguments (e.g. ["python3", "source.py"]), at most 256, found "python3 feed.py" (string)"#), "\(output)")
+        #expect(output.contains(#"/process_types/src/setings: expected one of the members"#) && output.contains(#"found "setings"; did you mean "settings"?"#), "\(output)")
+        #expect(output.contains(#"/process_types/mon/kind: expected one of datasource, monitor, logic_adapter, task, found "watcher" (string)"#), "\(output)")
+        #expect(output.contains("/process_types/mon/settings/properties/x/pattern"), "\(output)")
+    }
+
+    @Test func aProcessOfAProgramModuleIsValidatedAgainstItsManifestSchema() throws {
+        let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
+        try #"{"enabled_modules": ["pyfeed"], "processes": {"a": {"type": "py_trades", "pair": 7, "cnt": 1}, "b": {"type": "py_trades", "pair": "ETH/USD"}}}"#
+            .write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("agent-control", ["validate", "--settings", directory + "/settings.json", "--no-build", "--json"])
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let pointers = Set((report["errors"] as? [[String: Any]] ?? []).compactMap { $0["pointer"] as? String })
+        #expect(pointers == ["/processes/a/pair", "/processes/a"], "\(result.stdout)")
+        #expect(result.stdout.contains(#"unknown property \"cnt\"; did you mean \"count\"?"#))
+        let modules = report["modules"] as? [[String: Any]] ?? []
+        #expect((modules.first?["file"] as? String)?.hasSuffix("/modules/pyfeed/module.json") == true, "\(modules)")
+        #expect(modules.first?["process_types"] as? [String] == ["py_trades"])
+    }
+
+    @Test func aProgramDatasourcesEventsReachASwiftMonitor() throws {
+        let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
+        let run = try agent(directory, modules: #"["pyfeed", "sample"]"#, processes: #"""
+            "feed": {"type": "py_trades", "pair": "ETH/USD", "count": 5},
+            "busy": {"type": "trade_frequency", "window": 600, "threshold": 3, "report_every": 0}
+            """#)
+        let alert = run.waitForLine { $0.contains(#""kind":"message""#) && $0.contains(#""source":"busy""#) && $0.contains("ETH/USD: 4 trade events") }
+        #expect(alert != nil, "\(run.transcript)")
+        #expect(run.stdoutLines.contains { $0.contains(#""source":"feed""#) && $0.contains(#""type":"trade""#) })
+        #expect(run.stop() == 0)
+        #expect(run.stderrLines.contains { $0.contains("[feed] worker pid") && $0.contains("stopped (exited with status 0)") }, "\(run.transcript)")
+    }
+
+    @Test func aProgramMonitorReceivesTheEventsItSubscribesTo() throws {
+        let monitor = Fixture.prelude + """
+            send({"ready": True})
+            seen = 0
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+                event = frame["event"]
+                seen += 1
+                send({"emit": {"type": "seen", "payload": {"n": seen, "from": event["source"], "pair": event["payload"]["pair"]}}})
+
+            """
+        let manifest = Fixture.manifest(name: "pymon", types: [("py_seen", "monitor", "mon.py", #""subscribe": ["trade"]"#)])
+        let directory = try Fixture.write(name: "pymon", manifest: manifest, files: ["mon.py": monitor])
+        let run = try agent(directory, modules: #"["pymon", "sample"]"#, processes: #"""
+            "trades": {"type": "trade_feed", "pairs": ["BTC/USD"], "interval": 0.05, "seed": 1},
+            "watch": {"type": "py_seen"}
+            """#)
+        let seen = run.waitForLine { $0.contains(#""source":"watch""#) && $0.contains(#""type":"seen""#) && $0.contains(#""n":3"#) }
+        #expect(seen?.contains(#""from":"trades""#) == true && seen?.contains(#""pair":"BTC/USD""#) == true, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
+
+    @Test func garbageAndOverlongLinesAreCountedAndTheProcessStaysUp() throws {
+        let noisy = Fixture.prelude + """
+            send({"ready": True})
+            sys.stdout.write("this is not json\\n")
+            send({"emit": 3})
+            send({"emit": {"type": "x"}, "extra": 1})
+            send({"start": {"settings": {}, "process": "me"}})
+            sys.stdout.write("[" + "1," * (1 << 20) + "1]\\n")
+            sys.stdout.flush()
+            send({"emit": {"type": "still_here", "payload": {"ok": True}}})
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "noisy", types: [("noise", "datasource", "noisy.py", "")])
+        let directory = try Fixture.write(name: "noisy", manifest: manifest, files: ["noisy.py": noisy])
+        let run = try agent(directory, modules: #"["noisy"]"#, processes: #""loud": {"type": "noise"}"#)
+        #expect(run.waitForLine { $0.contains(#""source":"loud""#) && $0.contains(#""type":"still_here""#) } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[loud]") && $0.contains("refused a line of the program (not_json)") } != nil, "\(run.transcript)")
+        var refused: Int?
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let status = try runProgram("agent-control", ["status", "--json", "--settings", run.settingsFile])
+            let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            let process = (object?["processes"] as? [[String: Any]])?.first { $0["name"] as? String == "loud" }
+            refused = process?["lines_refused"] as? Int
+            if refused == 5 { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        #expect(refused == 5, "\(run.transcript)")
+        #expect(!run.stderrLines.contains { $0.contains("[loud]") && $0.contains("restarting") }, "\(run.transcript)")
+        #expect(run.workerPids("loud").count == 1)
+        #expect(run.stop() == 0)
+    }
+
+    @Test func aFloodingProgramIsHeldBackByItsSubscribersFullQueue() throws {
+        let flood = Fixture.prelude + """
+            send({"ready": True})
+            for i in range(1000000):
+                send({"emit": {"type": "fault_tick", "payload": {"n": i, "pad": "x" * 100}}})
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "flood", types: [("flood", "datasource", "flood.py", "")])
+        let directory = try Fixture.write(name: "flood", manifest: manifest, files: ["flood.py": flood])
+        let run = try agent(directory, modules: #"["flood", "faults"]"#, processes: #"""
+            "tide": {"type": "flood"},
+            "sink": {"type": "slow_sink", "delay_ms": 1, "queue": {"limit_bytes": 65536, "when_full": "block"}}
+            """#, quiet: true)
+        var paused = false
+        var last: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !paused {
+            let status = try runProgram("agent-control", ["status", "--json", "--settings", run.settingsFile])
+            let processes = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["processes"] as? [[String: Any]] ?? []
+            let tide = processes.first { $0["name"] as? String == "tide" } ?? [:]
+            paused = tide["paused"] as? Bool == true
+            last = processes.first { $0["name"] as? String == "sink" } ?? [:]
+        }
+        // The program's writes block while the sink's queue is full: it is paused, not dropped from.
+        #expect(paused, "\(run.transcript)")
+        #expect(last["events_dropped"] as? Int == 0, "\(last)")
+        #expect(!run.stderrLines.contains { $0.contains("[tide]") && $0.contains("restarting") }, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
+
+    @Test func aProgramThatNeverSaysReadyIsKilledAtItsStartTimeout() throws {
+        let silent = Fixture.prelude + "time.sleep(3600)\n"
+        let manifest = Fixture.manifest(name: "mute", types: [("mute", "datasource", "mute.py", "")])
+        let directory = try Fixture.write(name: "mute", manifest: manifest, files: ["mute.py": silent])
+        let run = try agent(directory, modules: #"["mute"]"#, processes: #""quiet": {"type": "mute", "start_timeout": 1, "restart": "never"}"#)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[quiet] did not report ready within 1 s; killing it") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[quiet] worker pid") && $0.contains("(start timeout)") && $0.contains("before it was ready") } != nil, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
+
+    @Test func aCrashingProgramIsRestartedByItsPolicyUntilTheStartLimit() throws {
+        let crash = Fixture.prelude + """
+            send({"ready": True})
+            send({"error": {"message": "the station is unreachable"}})
+            sys.exit(3)
+
+            """
+        let manifest = Fixture.manifest(name: "crashy", types: [("crashy", "datasource", "crash.py", "")])
+        let directory = try Fixture.write(name: "crashy", manifest: manifest, files: ["crash.py": crash])
+        let run = try agent(directory, modules: #"["crashy"]"#, processes: #""c": {"type": "crashy", "restart": {"initial_delay": 0.05, "max_restarts": 2, "within": 600}}"#)
+        let failed = run.waitForLine(onStderr: true) { $0.contains("[c]") && $0.contains("the start limit") }
+        #expect(failed?.contains("restarted 2 times within 600 s (the start limit); last: exited with status 1") == true, "\(run.transcript)")
+        let restarts = run.stderrLines.filter { $0.contains("[c] worker pid") && $0.contains("restarting in") }
+        #expect(restarts.count == 2, "\(run.transcript)")
+        #expect(restarts.allSatisfy { $0.contains("the program exited with status 3: the station is unreachable") }, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
+}
