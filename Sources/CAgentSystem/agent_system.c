@@ -305,14 +305,19 @@ static pid_t clone_into(int cgroup_fd, int *join) {
     return fork();
 }
 
-int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
-                     int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
-                     const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
-                     pid_t *pid) {
-    if (cgroup_fd < 0) {
-        return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
-    }
-    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
+/* What a spawn through exec_child needs beyond the program: where the child starts (a cgroup to
+   clone into, -1: a plain fork), the cgroups it joins, and its parent-death signal (0: none). */
+struct agent_spawn_place {
+    int cgroup_fd;
+    const int *joins;
+    int join_count;
+    int death_signal;
+};
+
+/* Forks (or clones into a cgroup) a child that runs exec_child, and waits for its exec or the
+   errno of its failure on a report pipe. */
+static int spawn_reported(const char *path, char *const argv[], char *const envp[], const int sources[4],
+                          const char *directory, int new_group, struct agent_spawn_place place, pid_t *pid) {
     int lifted[4] = {-1, -1, -1, -1};
     int pipe_fds[2] = {-1, -1};
     int report[2] = {-1, -1};
@@ -325,11 +330,21 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
     report[0] = pipe_fds[0];
     if (pipe_fds[1] >= 0) close(pipe_fds[1]);
     if (rc == 0) {
+        pid_t parent = getpid();
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid_t child = clone_into(cgroup_fd, &join);
-        if (child == 0) exec_child(report[1], join, joins, join_count, path, argv, envp, lifted, directory, new_group);
+        pid_t child = place.cgroup_fd >= 0 ? clone_into(place.cgroup_fd, &join) : fork();
+        if (child == 0) {
+            /* Dies with the caller's thread (see agent_spawn_program), and not at all if the
+               caller died before this line. */
+            if (place.death_signal > 0 && (prctl(PR_SET_PDEATHSIG, place.death_signal) != 0 || getppid() != parent)) {
+                int code = errno ? errno : ESRCH;
+                while (write(report[1], &code, sizeof(code)) < 0 && errno == EINTR) {}
+                _exit(127);
+            }
+            exec_child(report[1], join, place.joins, place.join_count, path, argv, envp, lifted, directory, new_group);
+        }
         if (child < 0) rc = errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         close(report[1]);
@@ -354,53 +369,22 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
     return rc;
 }
 
+int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
+                     int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
+                     const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
+                     pid_t *pid) {
+    if (cgroup_fd < 0) {
+        return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
+    }
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
+    struct agent_spawn_place place = {cgroup_fd, joins, join_count, 0};
+    return spawn_reported(path, argv, envp, sources, directory, new_group, place, pid);
+}
+
 int agent_spawn_program(const char *path, char *const argv[], char *const envp[],
                         int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
                         int death_signal, pid_t *pid) {
     int sources[4] = {stdin_fd, stdout_fd, stderr_fd, -1};
-    int lifted[4] = {-1, -1, -1, -1};
-    int pipe_fds[2] = {-1, -1};
-    int report[2] = {-1, -1};
-    int rc = 0;
-    for (int i = 0; i < 3 && rc == 0; i++) rc = lift(sources[i], &lifted[i]);
-    if (rc == 0 && pipe2(pipe_fds, O_CLOEXEC) != 0) rc = errno;
-    if (rc == 0) rc = lift(pipe_fds[1], &report[1]);
-    report[0] = pipe_fds[0];
-    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
-    if (rc == 0) {
-        pid_t parent = getpid();
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid_t child = fork();
-        if (child == 0) {
-            /* Dies with the worker (the calling thread: see the header), and not at all if the
-               worker died before this line. */
-            if (death_signal > 0 && (prctl(PR_SET_PDEATHSIG, death_signal) != 0 || getppid() != parent)) {
-                int code = errno ? errno : ESRCH;
-                while (write(report[1], &code, sizeof(code)) < 0 && errno == EINTR) {}
-                _exit(127);
-            }
-            exec_child(report[1], -1, NULL, 0, path, argv, envp, lifted, directory, 0);
-        }
-        if (child < 0) rc = errno;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        close(report[1]);
-        report[1] = -1;
-        if (child > 0) {
-            int code = 0;
-            ssize_t n;
-            do { n = read(report[0], &code, sizeof(code)); } while (n < 0 && errno == EINTR);
-            if (n == (ssize_t)sizeof(code)) {
-                rc = code ? code : EIO;
-                int status;
-                while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-            } else {
-                *pid = child;
-            }
-        }
-    }
-    for (int i = 0; i < 4; i++) if (lifted[i] >= 0) close(lifted[i]);
-    for (int i = 0; i < 2; i++) if (report[i] >= 0) close(report[i]);
-    return rc;
+    struct agent_spawn_place place = {-1, NULL, 0, death_signal};
+    return spawn_reported(path, argv, envp, sources, directory, 0, place, pid);
 }

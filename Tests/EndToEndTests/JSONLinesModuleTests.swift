@@ -57,6 +57,17 @@ import Testing
         #expect(modules.first?["process_types"] as? [String] == ["py_trades"])
     }
 
+    @Test func aProgramAnotherUserCouldChangeIsRefusedLikeALibrary() throws {
+        let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
+        let program = directory + "/modules/pyfeed/feed.py"
+        #expect(chmod(program, 0o646) == 0)
+        try #"{"enabled_modules": ["pyfeed"], "processes": {"b": {"type": "py_trades", "pair": "ETH/USD"}}}"#
+            .write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        #expect(result.status != 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("refusing to load it: the file \(program) is writable by everyone (mode 646); fix with `chmod go-w \(program)`"), "\(result.stdout)")
+    }
+
     @Test func aProgramDatasourcesEventsReachASwiftMonitor() throws {
         let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
         let run = try agent(directory, modules: #"["pyfeed", "sample"]"#, processes: #"""
@@ -91,6 +102,40 @@ import Testing
         let seen = run.waitForLine { $0.contains(#""source":"watch""#) && $0.contains(#""type":"seen""#) && $0.contains(#""n":3"#) }
         #expect(seen?.contains(#""from":"trades""#) == true && seen?.contains(#""pair":"BTC/USD""#) == true, "\(run.transcript)")
         #expect(run.stop() == 0)
+    }
+
+    @Test func aProgramAdapterAnswersTheChatFromTheEventsItSubscribesTo() throws {
+        let adapter = Fixture.prelude + """
+            send({"ready": True})
+            last = None
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+                if "event" in frame:
+                    last = frame["event"]["payload"]["pair"]
+                elif "chat" in frame:
+                    sure = 0.9 if "last trade" in frame["chat"]["message"] else 0.0
+                    send({"answer": {"confidence": sure, "text": "the last trade was %s (%s)" % (last, start["settings"]["tag"])}})
+
+            """
+        let manifest = Fixture.manifest(name: "pyadapt", types: [
+            ("last", "logic_adapter", "adapter.py", #""subscribe": ["trade"], "examples": ["what was the last trade?"], "settings": {"type": "object", "properties": {"tag": {"type": "string", "default": "py"}}}"#),
+        ])
+        let directory = try Fixture.write(name: "pyadapt", manifest: manifest, files: ["adapter.py": adapter])
+        let run = try agent(directory, modules: #"["pyadapt", "sample"]"#, processes: #"""
+            "trades": {"type": "trade_feed", "pairs": ["SOL/USD"], "interval": 0.05, "seed": 3},
+            "chat": {"type": "chatbot", "logic_adapters": ["pyadapt.last", "features"]}
+            """#, quiet: true)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[chat] ready in") } != nil, "\(run.transcript)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(run.transcript)")
+        var answer = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !answer.contains("SOL/USD") {
+            answer = try runProgram("agent-control", ["chat", "what was the last trade?", "--settings", run.settingsFile]).stdout
+        }
+        #expect(answer.contains("the last trade was SOL/USD (py)"), "\(answer)\n\(run.transcript)")
+        #expect(run.stop() == 0)
+        #expect(!run.stderrLines.contains { $0.contains("left behind by a dead worker") }, "\(run.transcript)")
     }
 
     @Test func garbageAndOverlongLinesAreCountedAndTheProcessStaysUp() throws {

@@ -92,6 +92,11 @@ final class ChatbotProcess {
             if status == Int32(AGENT_STOPPED) { return }
             guard status == Int32(AGENT_OK) else { continue }
             let type = String(decoding: UnsafeRawBufferPointer(start: event.type, count: event.type_len), as: UTF8.self)
+            if type != "chat.message" {
+                // An event a jsonl/1 adapter subscribed to (the chatbot subscribed for it).
+                for case let program as ProgramChatAdapter in adapters where program.subscribes.contains(type) { program.deliver(event) }
+                continue
+            }
             guard type == "chat.message",
                   let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",

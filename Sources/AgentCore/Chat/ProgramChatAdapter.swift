@@ -1,3 +1,4 @@
+import AgentModuleABI
 import Foundation
 import JSONSchema
 
@@ -9,6 +10,8 @@ final class ProgramChatAdapter: ChatAdapter {
     let name: String
     let summary: String
     let examples: [String]
+    /// The event types its manifest subscribes it to, handed over as `event` frames.
+    let subscribes: Set<String>
     private let child: ProgramChild
     private let host: WorkerHost
     private var reader: JSONLinesReader
@@ -26,6 +29,7 @@ final class ProgramChatAdapter: ChatAdapter {
         self.host = host
         summary = type.description
         examples = type.usageExamples
+        subscribes = Set(type.subscribes)
         do {
             child = try ProgramChild.start(command: type.command ?? [], directory: manifest.directory ?? ".")
         } catch {
@@ -56,6 +60,13 @@ final class ProgramChatAdapter: ChatAdapter {
         }
         log("adapter \(name) did not answer within \(Int(Self.answerTimeout)) s\(closed ? " (its program is gone)" : "")")
         return 0
+    }
+
+    /// An event it subscribed to: written, no answer expected (what it says meanwhile is read
+    /// with the next answer).
+    func deliver(_ event: agent_event) {
+        guard !closed else { return }
+        write(ProgramBridge.eventFrame(event))
     }
 
     func respond(to message: ChatMessage) -> String {

@@ -46,10 +46,12 @@ final class ProgramBridge: @unchecked Sendable {
         return line.withUnsafeBytes { ProgramChild.writeAll(child.input, $0) }
     }
 
-    /// Writes several frames' lines at once (a batch of events).
+    /// Writes several frames' lines at once (a batch of events); none once the stop is asked
+    /// (the flag is set before the stop frame is written under the same lock: nothing follows it).
     private func write(lines: [UInt8]) -> Bool {
         writeLock.lock()
         defer { writeLock.unlock() }
+        if host.isStopping { return false }
         return lines.withUnsafeBytes { ProgramChild.writeAll(child.input, $0) }
     }
 
@@ -58,7 +60,7 @@ final class ProgramBridge: @unchecked Sendable {
     /// program that does not read its stdin holds the lock: then SIGTERM at once.
     func stop(grace: Double) {
         let line = JSONLinesFrame.stop.line
-        if writeLock.try() {
+        if writeLock.lock(before: Date(timeIntervalSinceNow: 0.5)) {
             _ = line.withUnsafeBytes { ProgramChild.writeAll(child.input, $0) }
             writeLock.unlock()
         } else {
@@ -83,7 +85,8 @@ final class ProgramBridge: @unchecked Sendable {
             let status = events.withUnsafeMutableBufferPointer { buffer in
                 host.api.next_events!(host.api.host_ctx, -1, buffer.baseAddress, buffer.count, &count)
             }
-            if status == Int32(AGENT_STOPPED) { return }
+            // Nothing follows the stop frame.
+            if status == Int32(AGENT_STOPPED) || host.isStopping { return }
             guard status == Int32(AGENT_OK) else { continue }
             lines.removeAll(keepingCapacity: true)
             for event in events.prefix(count) { lines += Self.eventFrame(event).line }

@@ -168,6 +168,10 @@ public struct SettingsValidator {
                 if type.kind == "chatbot" {
                     plan.adapterLibraries = Dictionary(modules.filter { $0.library != BuiltinModules.chatLocation.library }.map { ($0.name, $0.library) },
                                                        uniquingKeysWith: { first, _ in first })
+                    for subscription in BuiltinModules.programAdapterSubscriptions(settings, manifests: manifests) where !plan.subscriptions.contains(subscription) {
+                        plan.subscriptions.append(subscription)
+                    }
+                    plan.settings = BuiltinModules.withProgramAdapterDefaults(settings, manifests: manifests)
                 }
                 planned += Self.replicas(of: plan, count: process.replicas)
             }

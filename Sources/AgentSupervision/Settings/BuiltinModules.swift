@@ -69,6 +69,37 @@ package enum BuiltinModules {
     /// A rest adapter's `retries` at most (each retry waits a little longer).
     package static let restMostRetries = 10
 
+    /// The event types a chatbot's `jsonl/1` adapters subscribe to (their manifests'
+    /// `subscribe`): the chatbot receives them too and hands each to the adapters that asked.
+    package static func programAdapterSubscriptions(_ settings: JSONObject, manifests: [String: ModuleManifest]) -> [String] {
+        var types: [String] = []
+        for item in settings["logic_adapters"]?.arrayValue ?? [] {
+            let parts = (item.stringValue ?? item["type"]?.stringValue ?? "").split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let adapter = manifests[parts[0]]?.processType(parts[1]), adapter.command != nil else { continue }
+            types += adapter.subscribes.filter { !types.contains($0) }
+        }
+        return types
+    }
+
+    /// A chatbot's settings with its `jsonl/1` adapters' settings completed by their schemas'
+    /// defaults (a program gets its settings complete, as a process does; a Swift adapter
+    /// applies its own).
+    package static func withProgramAdapterDefaults(_ settings: JSONObject, manifests: [String: ModuleManifest]) -> JSONObject {
+        guard let items = settings["logic_adapters"]?.arrayValue else { return settings }
+        var completed = settings
+        completed["logic_adapters"] = .array(items.map { item in
+            var object: JSONObject = item.stringValue.map { ["type": .string($0)] } ?? item.objectValue ?? [:]
+            let parts = (object["type"]?.stringValue ?? "").split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let adapter = manifests[parts[0]]?.processType(parts[1]), adapter.command != nil else { return item }
+            let type = object["type"]
+            object["type"] = nil
+            var filled = SchemaDefaults.apply(adapter.settingsSchema, to: .object(object)).objectValue ?? object
+            filled["type"] = type
+            return .object(filled)
+        })
+        return completed
+    }
+
     /// Checks a chatbot's adapters against the enabled modules and their schemas.
     package static func checkAdapters(_ settings: JSONObject, modules: [ModuleLocation], manifests: [String: ModuleManifest]) -> [(pointer: String, message: String)] {
         var problems: [(String, String)] = []
