@@ -55,7 +55,7 @@ done
 rm -rf "$share/Templates" "$share/SDK"
 cp -R Templates "$share/Templates"
 mkdir -p "$share/SDK"
-cp -R SDK/Package.swift SDK/Sources "$share/SDK/"
+cp -R SDK/Package.swift SDK/Sources SDK/Python "$share/SDK/"
 commands=(agent-control validate-settings create-agent add-agent-module)
 python3 scripts/man-pages.py --build-dir "$bin" --output "$man" "${commands[@]}" >/dev/null
 for command in "${commands[@]}"; do

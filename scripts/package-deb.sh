@@ -113,7 +113,7 @@ done
 for command in "${commands[@]}"; do ln -s "../lib/agentruntime/$command" "$root/usr/bin/$command"; done
 cp -R Templates "$share/Templates"
 install -d "$share/SDK"
-cp -R SDK/Package.swift SDK/Sources "$share/SDK/"
+cp -R SDK/Package.swift SDK/Sources SDK/Python "$share/SDK/"
 
 pages="$(mktemp -d)"
 python3 scripts/man-pages.py --build-dir "$build_dir" --output "$pages" "${commands[@]}" >/dev/null

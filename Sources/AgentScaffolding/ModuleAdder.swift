@@ -1,9 +1,19 @@
 import Foundation
 import JSONSchema
 
-/// `add-agent-module NAME [--empty]`: writes `modules/NAME/` (a datasource, a monitor, a logic
-/// adapter, their schemas, a settings template, tests), lists the module in the agent's
-/// Package.swift and enables it in settings.json.
+/// The language a scaffolded module is written in.
+public enum ModuleLanguage: String, CaseIterable, Sendable {
+    /// A shared library built by the agent's Package.swift (`Templates/module`).
+    case swift
+    /// A folder with module.json and Python programs speaking jsonl/1 (`Templates/module-python`),
+    /// with the SDK's `agentruntime.py` copied beside them.
+    case python
+}
+
+/// `add-agent-module NAME [--empty] [--language swift|python]`: writes `modules/NAME/` (a
+/// datasource, a monitor, a logic adapter, a task handler, their schemas, a settings template,
+/// tests), lists a Swift module in the agent's Package.swift and enables the module in
+/// settings.json.
 public struct ModuleAdder {
     public var home: RuntimeHome
 
@@ -36,15 +46,19 @@ public struct ModuleAdder {
         throw ScaffoldingError("not_an_agent", "not an agent folder: no Package.swift with the \(beginMarker) marker here or above modules/; create one with create-agent, or cd into the agent", path: start.path)
     }
 
-    /// Why `name` cannot name a module, or nil.
-    public static func nameProblem(_ name: String) -> String? {
+    /// Why `name` cannot name a module, or nil. A Python module's name only names a folder and
+    /// its process types, so the Swift rules (keywords, imported libraries, target suffixes) do
+    /// not apply to it.
+    public static func nameProblem(_ name: String, language: ModuleLanguage = .swift) -> String? {
         if name.isEmpty { return "a module name must not be empty" }
         if name.count > 64 { return "a module name must be at most 64 characters long" }
         let scalars = Array(name.unicodeScalars)
         let letter: (Unicode.Scalar) -> Bool = { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "_" }
         guard letter(scalars[0]), scalars.allSatisfy({ letter($0) || ("0"..."9").contains($0) }) else {
-            return "\"\(name)\" is not a valid module name: use letters, digits and '_', starting with a letter (it names a folder, a Swift module and lib\(name).so)"
+            let names = language == .swift ? "a folder, a Swift module and lib\(name).so" : "a folder and the prefix of its process types"
+            return "\"\(name)\" is not a valid module name: use letters, digits and '_', starting with a letter (it names \(names))"
         }
+        if language == .python { return nil }
         if swiftKeywords.contains(name) { return "\"\(name)\" is a Swift keyword; choose another name" }
         if reserved.contains(name.lowercased()) { return "\"\(name)\" is taken by a library the module imports; choose another name" }
         if name.hasSuffix("Tests") || name.hasSuffix("Entry") { return "a module name must not end in Tests or Entry (those name its test and entry targets)" }
@@ -64,41 +78,86 @@ public struct ModuleAdder {
         name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
-    public func add(_ name: String, empty: Bool = false, in directory: String, enable: Bool = true) throws(ScaffoldingError) -> Result {
-        if let problem = Self.nameProblem(name) { throw ScaffoldingError("bad_name", problem) }
+    public func add(_ name: String, empty: Bool = false, language: ModuleLanguage = .swift, in directory: String,
+                    enable: Bool = true) throws(ScaffoldingError) -> Result {
+        if let problem = Self.nameProblem(name, language: language) { throw ScaffoldingError("bad_name", problem) }
+        if language == .python, empty {
+            throw ScaffoldingError("bad_option", "--empty writes compiling Swift skeletons; a Python module has none (its programs are a few lines each): leave out --empty")
+        }
         let root = try Self.agentRoot(from: directory)
         let moduleFolder = root + "/modules/" + name
-        let manifestPath = root + "/Package.swift"
-        guard var manifest = try? String(contentsOfFile: manifestPath, encoding: .utf8) else {
-            throw ScaffoldingError("not_an_agent", "cannot read Package.swift", path: manifestPath)
-        }
         if FileManager.default.fileExists(atPath: moduleFolder) {
             throw ScaffoldingError("module_exists", "module \"\(name)\" exists already; nothing was written (remove the folder first to start over)", path: moduleFolder)
         }
-        let entry = "    \"\(name)\","
-        guard let begin = manifest.range(of: Self.beginMarker), let end = manifest.range(of: Self.endMarker), begin.upperBound <= end.lowerBound else {
-            throw ScaffoldingError("not_an_agent", "the \(Self.beginMarker) / \(Self.endMarker) markers are missing or out of order", path: manifestPath)
-        }
-        let listed = manifest[begin.upperBound..<end.lowerBound].contains("\"\(name)\"")
         let context = ["name": name, "Name": Self.typePrefix(name)]
-        let files = try TemplateSet(folder: home.templates + (empty ? "/module-empty" : "/module")).render(context)
-        let written = try FileWriter.write(files, into: moduleFolder, force: false)
-
-        var edits: [String] = []
-        var notes: [String] = []
-        if !listed {
-            let lineStart = manifest[..<end.lowerBound].lastIndex(of: "\n").map { manifest.index(after: $0) } ?? end.lowerBound
-            manifest.insert(contentsOf: entry + "\n", at: lineStart)
-            try ScaffoldFiles.write(manifest, to: manifestPath, keepMode: true)
-            edits.append("Package.swift: listed module \"\(name)\"")
+        switch language {
+        case .swift:
+            // Read and check Package.swift before anything is written.
+            let listing = try PackageListing(root: root, module: name)
+            let files = try TemplateSet(folder: home.templates + (empty ? "/module-empty" : "/module")).render(context)
+            let written = try FileWriter.write(files, into: moduleFolder, force: false)
+            let listed = try listing.apply()
+            return finish(name, root: root, moduleFolder: moduleFolder, written: written, edits: listed.map { [$0] } ?? [],
+                          enable: enable, adapter: empty ? nil : "\(name).\(name)_adapter")
+        case .python:
+            var files = try TemplateSet(folder: home.templates + "/module-python").render(context)
+            files.append(("agentruntime.py", try pythonSDK()))
+            let written = try FileWriter.write(files.sorted { $0.path < $1.path }, into: moduleFolder, force: false)
+            return finish(name, root: root, moduleFolder: moduleFolder, written: written, edits: [],
+                          enable: enable, adapter: "\(name).\(name)_adapter")
         }
+    }
+
+    private func finish(_ name: String, root: String, moduleFolder: String, written: [String], edits: [String],
+                        enable: Bool, adapter: String?) -> Result {
+        var edits = edits
+        var notes: [String] = []
         if enable {
-            let outcome = enableInSettings(root: root, module: name, template: moduleFolder + "/settings_template.json",
-                                           adapter: empty ? nil : "\(name).\(name)_adapter")
+            let outcome = enableInSettings(root: root, module: name, template: moduleFolder + "/settings_template.json", adapter: adapter)
             edits += outcome.edits
             notes += outcome.notes
         }
         return Result(agentDirectory: root, files: written.map { "modules/\(name)/\($0)" }, edits: edits, notes: notes)
+    }
+
+    /// The Python SDK's one file, copied into each Python module so that it runs wherever the
+    /// module is, with no path to set (the protocol it speaks is versioned: jsonl/1).
+    private func pythonSDK() throws(ScaffoldingError) -> String {
+        let path = home.sdk + "/Python/agentruntime.py"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ScaffoldingError("templates_missing", "cannot read the Python SDK; is the runtime's SDK/ complete?", path: path)
+        }
+        return text
+    }
+
+    /// The agent's Package.swift and the edit that lists a Swift module in it.
+    private struct PackageListing {
+        var path: String
+        var manifest: String
+        var module: String
+
+        init(root: String, module: String) throws(ScaffoldingError) {
+            path = root + "/Package.swift"
+            self.module = module
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ScaffoldingError("not_an_agent", "cannot read Package.swift", path: path)
+            }
+            guard let begin = text.range(of: ModuleAdder.beginMarker), let end = text.range(of: ModuleAdder.endMarker), begin.upperBound <= end.lowerBound else {
+                throw ScaffoldingError("not_an_agent", "the \(ModuleAdder.beginMarker) / \(ModuleAdder.endMarker) markers are missing or out of order", path: path)
+            }
+            manifest = text
+        }
+
+        /// Lists the module between the markers unless it is there; the edit made, or nil.
+        func apply() throws(ScaffoldingError) -> String? {
+            var manifest = self.manifest
+            guard let begin = manifest.range(of: ModuleAdder.beginMarker), let end = manifest.range(of: ModuleAdder.endMarker) else { return nil }
+            if manifest[begin.upperBound..<end.lowerBound].contains("\"\(module)\"") { return nil }
+            let lineStart = manifest[..<end.lowerBound].lastIndex(of: "\n").map { manifest.index(after: $0) } ?? end.lowerBound
+            manifest.insert(contentsOf: "    \"\(module)\",\n", at: lineStart)
+            try ScaffoldFiles.write(manifest, to: path, keepMode: true)
+            return "Package.swift: listed module \"\(module)\""
+        }
     }
 
     /// Adds the module to `enabled_modules` and the template's processes and tasks to settings.json,

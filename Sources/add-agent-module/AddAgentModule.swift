@@ -3,6 +3,8 @@ import AgentVersion
 import ArgumentParser
 import Foundation
 
+extension ModuleLanguage: ExpressibleByArgument {}
+
 @main
 struct AddAgentModule: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,8 +17,11 @@ struct AddAgentModule: ParsableCommand {
         the module in Package.swift (between the agent-modules markers) and enables it and its \
         template's processes and task in settings.json, \
         editing it in place (the rest of the file keeps its formatting). \
-        With --empty the sources are compiling skeletons without behaviour. NAME must be a \
-        valid Swift identifier; an existing module is never overwritten. Exit status: 0 added; \
+        With --empty the sources are compiling skeletons without behaviour. \
+        With --language python it writes a module.json manifest and Python programs speaking \
+        the jsonl/1 protocol (source.py, monitor.py, adapter.py, task.py, a unittest file and \
+        the SDK's agentruntime.py) instead, and leaves Package.swift as it is. NAME must be a \
+        valid Swift identifier (for Python: letters, digits and '_'); an existing module is never overwritten. Exit status: 0 added; \
         1 not in an agent folder, an invalid or existing name, or a file that cannot be written; \
         64 usage error.
         """,
@@ -29,8 +34,11 @@ struct AddAgentModule: ParsableCommand {
     @Argument(help: "The module's name: letters, digits and '_', starting with a letter.")
     var name: String
 
-    @Flag(name: .long, help: "Write skeletons with no behaviour.")
+    @Flag(name: .long, help: "Write skeletons with no behaviour (Swift only).")
     var empty = false
+
+    @Option(name: .long, help: ArgumentHelp("The module's language: swift (a shared library) or python (programs speaking jsonl/1).", valueName: "language"))
+    var language: ModuleLanguage = .swift
 
     @Flag(name: .long, help: "Do not change settings.json.")
     var noEnable = false
@@ -41,17 +49,28 @@ struct AddAgentModule: ParsableCommand {
                 throw ScaffoldingError("no_such_folder", "-C: cannot change to that folder: \(String(cString: strerror(errno)))", path: workingDirectory)
             }
             let home = try RuntimeHome.locate()
-            let result = try ModuleAdder(home: home).add(name, empty: empty, in: FileManager.default.currentDirectoryPath, enable: !noEnable)
+            let result = try ModuleAdder(home: home).add(name, empty: empty, language: language, in: FileManager.default.currentDirectoryPath,
+                                                        enable: !noEnable)
             print("added module \"\(name)\" to \(result.agentDirectory):")
             for file in result.files { print("  \(file)") }
             for edit in result.edits { print("  \(edit)") }
             for note in result.notes { print("note: \(note)") }
-            print("""
+            switch language {
+            case .swift:
+                print("""
 
-            next:
-              \(home.binaries)/agent-control console     # builds lib\(name).so and runs it
-              swift test                                  # the module's tests
-            """)
+                next:
+                  \(home.binaries)/agent-control console     # builds lib\(name).so and runs it
+                  swift test                                  # the module's tests
+                """)
+            case .python:
+                print("""
+
+                next:
+                  \(home.binaries)/agent-control console     # runs the module's programs
+                  (cd modules/\(name) && python3 -m unittest)  # the module's tests
+                """)
+            }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(1)

@@ -30,7 +30,9 @@ struct AgentBench: ParsableCommand {
         PostgreSQL (Debian's postgresql, installed with apt-get when missing, started by the bench): claimed-and-completed \
         runs/s with 1, 2 and 4 agents, queued → claimed, kill -9 → runs resumed, figure 4's routing without and with \
         "fleet", against procrastinate (from PyPI into the scratch folder) on the same server, 14 pathological patterns: the \
-        longest one validation takes, against NSRegularExpression on tiny inputs. Figures 4 and 6 also run \
+        longest one validation takes, against NSRegularExpression on tiny inputs, 15 modules in Python (jsonl/1): events/s \
+        from a Python datasource through the supervisor against the same program into a bare pipe reader, a Python \
+        worker's start → ready and memory beside a Swift one's (python3 must be installed). Figures 4 and 6 also run \
         with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
@@ -66,7 +68,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 
     func validate() throws {
         if json && markdown { throw ValidationError("give one of --json and --markdown") }
@@ -133,6 +135,7 @@ struct AgentBench: ParsableCommand {
             case 11: ScheduleBench.run(environment, seconds: scheduleSeconds ?? (quick ? 15 : 60))
             case 12: WorkflowBench.run(environment)
             case 14: PatternBench.run(environment)
+            case 15: PythonModuleBench.run(environment, logFD: logFD)
             default:
                 #if Fleet
                 FleetBench.run(environment)

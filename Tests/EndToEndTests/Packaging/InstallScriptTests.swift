@@ -18,7 +18,7 @@ import Testing
                 #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
             }
         }
-        for path in ["bin/agent-worker", "bin/libsystem.so", "share/agentruntime/SDK/Package.swift", "share/agentruntime/Templates/agent"] {
+        for path in ["bin/agent-worker", "bin/libsystem.so", "share/agentruntime/SDK/Package.swift", "share/agentruntime/SDK/Python/agentruntime.py", "share/agentruntime/Templates/agent"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path) not installed")
         }
         let page = try String(contentsOfFile: prefix + "/share/man/man1/agent-control.1", encoding: .utf8)
