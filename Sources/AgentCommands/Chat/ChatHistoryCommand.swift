@@ -4,7 +4,7 @@ import JSONSchema
 
 /// `chat_history`: a conversation's messages, oldest first. A store read (``StoreReadCommand``):
 /// a history can be megabytes, read and encoded off the loop.
-package enum ChatHistoryCommand: StoreReadCommand {
+package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var conversation: String?
         package var after: Int?
