@@ -9,7 +9,7 @@ def numbered(ctx):
     first = (ctx.state or {}).get("n", 0) + 1
     n = first
     while not ctx.stopping and (settings["count"] == 0 or n - first < settings["count"]):
-        ctx.emit(settings["type"], {"n": n})
+        ctx.emit(settings["event_type"], {"n": n})
         if settings["save_state"]:
             ctx.save_state({"n": n})
         n += 1
