@@ -18,8 +18,11 @@ import Testing
     func killsOfTheAgentLoseNoRunAndRerunAStepAtMostOncePerKill(agentName: String) throws {
         let directory = TestPaths.temporaryDirectory("workflow-kill-\(agentName)")
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Every kill interrupts the attempts running then: on a loaded machine one run's attempt
+        // can be cut by more kills in a row than the default max_interruptions (10) lets a run
+        // go on after — the product's guard, not a lost run; this test is about runs resuming.
         let settings = WorkflowAgent.settings(
-            tasks: #""keys": {"type": "command", "command": "echo \"$AGENT_TASK_IDEMPOTENCY_KEY\" >> keys.txt; sleep 0.5; echo '{\"ok\": true}'", "shell": true, "max_concurrent": 8}"#,
+            tasks: #""keys": {"type": "command", "command": "echo \"$AGENT_TASK_IDEMPOTENCY_KEY\" >> keys.txt; sleep 0.5; echo '{\"ok\": true}'", "shell": true, "max_concurrent": 8, "max_interruptions": 1000}"#,
             workflows: #"""
                 "chaos": {"steps": [{"id": "first", "task": "keys"},
                                     {"id": "fan", "parallel": {"branches": [[{"id": "left", "task": "keys"}], [{"id": "right", "task": "keys"}]]}},
