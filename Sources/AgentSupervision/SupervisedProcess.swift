@@ -66,6 +66,10 @@ package final class SupervisedProcess {
     package var emitRoomFD: Int32 = -1
     package var awaitingSocketFrames = 0
     package var emitDrainScheduled = false
+    /// A drain of the socket's frames that stopped at its time slice goes on at the next turn.
+    package var channelDrainScheduled = false
+    /// Drains (ring or socket) that stopped at their time slice: a flood of small frames.
+    package var slicedDrains = 0
     /// A `wake` frame is in `control`, not yet written.
     package var wakeUnsent = false
     package var waitingForWritable = false

@@ -7,6 +7,10 @@ public struct SupervisorConfiguration: Sendable {
     /// Environment for workers (the supervisor adds its pid and backtrace settings).
     public var environment: [String: String]
 
+    /// The most time one drain of a worker's frames (its emit ring, or its socket) takes in a
+    /// loop turn before it yields to the next turn (see `DrainSlice`).
+    package var drainSlice = 0.001
+
     public init(workerPath: String, environment: [String: String]) {
         self.workerPath = workerPath
         self.environment = environment

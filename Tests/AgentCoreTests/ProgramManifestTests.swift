@@ -41,6 +41,17 @@ import Testing
         #expect(read.directory?.hasSuffix("/weather") == true)
     }
 
+    @Test func aProcessTypeNamedLikeTheRuntimesOwnIsRefusedRatherThanShadowed() {
+        let program = problems(#"{"name": "weather", "version": "1", "protocol": "jsonl/1", "process_types": {"executor": {"kind": "datasource", "command": ["sh", "x.sh"]}}}"#)
+        #expect(program.contains("/process_types/executor: expected a process type name the runtime does not provide itself (executor), found \"executor\""), "\(program)")
+        do {
+            _ = try ModuleManifest(json: #"{"name": "lib", "version": "1", "processes": [{"type": "executor", "kind": "datasource"}]}"#, module: "lib", file: "lib.so")
+            Issue.record("a library manifest declaring the type executor was accepted")
+        } catch {
+            #expect(error.message.contains("/processes/0/type: expected a process type name the runtime does not provide itself"), "\(error.message)")
+        }
+    }
+
     @Test func everyProblemIsReportedAtItsPointerWithExpectedAndFound() {
         let message = problems(#"""
             {"name": "wether", "version": "", "protocol": "jsonl/2", "extra": 1,

@@ -42,6 +42,43 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// The same, echoing ids, and worse: the held answer to "q1" comes after the answer to
+    /// the next message, where counting the answers owed would take it for that one's.
+    private static let lateOracleWithIDs = Fixture.prelude + """
+        send({"ready": True})
+        held = None
+        for frame in frames():
+            if frame.get("stop"):
+                break
+            chat = frame["chat"]
+            message = chat["message"]
+            if message.startswith("q1"):
+                held = chat
+                continue
+            send({"answer": {"confidence": 1, "text": "answer to " + message.split()[0], "id": chat["id"]}})
+            if held:
+                send({"answer": {"confidence": 1, "text": "answer to " + held["message"].split()[0], "id": held["id"]}})
+                held = None
+
+        """
+
+    @Test func aLateAnswerThatComesAfterTheNextOneIsKnownByItsID() throws {
+        let manifest = Fixture.manifest(name: "talkid", types: [("oracle", "logic_adapter", "oracle.py", #""examples": ["what is the answer"]"#)])
+        let directory = try Fixture.write(name: "talkid", manifest: manifest, files: ["oracle.py": Self.lateOracleWithIDs])
+        let run = try AgentRun(settings: #"{"enabled_modules": ["talkid"], "processes": {"chat": {"type": "chatbot", "logic_adapters": ["talkid.oracle"], "confidence_threshold": 0.1, "default_response": "no idea"}}}"#,
+                               directory: directory)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[chat] ready") } != nil, "\(run.transcript)")
+        func chat(_ text: String) throws -> String {
+            try runProgram("agent-control", ["chat", text, "--settings", run.settingsFile]).stdout
+        }
+        #expect(try chat("q1 what is the answer").contains("no idea"))
+        let second = try chat("q2 what is the answer")
+        #expect(second.contains("answer to q2"), "\(second)")
+        let third = try chat("q3 what is the answer")
+        #expect(third.contains("answer to q3"), "\(third)")
+        #expect(run.stop() == 0)
+    }
+
     @Test func aCommandThatCannotRunIsRefusedBeforeAnythingStarts() throws {
         let manifest = #"{"name": "norun", "version": "1", "protocol": "jsonl/1", "process_types": {"a": {"kind": "datasource", "command": ["./missing.sh"]}, "b": {"kind": "datasource", "command": ["./plain.txt"]}, "c": {"kind": "monitor", "command": ["no-such-program-anywhere"]}}}"#
         let directory = try Fixture.write(name: "norun", manifest: manifest, files: ["plain.txt": "not a program"])

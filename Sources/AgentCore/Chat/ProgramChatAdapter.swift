@@ -3,8 +3,9 @@ import Foundation
 import JSONSchema
 
 /// A logic adapter from a `jsonl/1` module: its program runs as a child of the chatbot's
-/// worker; each message is written as `{"chat": {"message", "context"}}` and answered by one
-/// `{"answer": {"confidence", "text"}}`, whose confidence competes with the other adapters'.
+/// worker; each message is written as `{"chat": {"message", "context", "id"}}` and answered by one
+/// `{"answer": {"confidence", "text", "id"}}` (the id echoed, or left out: then answers are taken
+/// in order), whose confidence competes with the other adapters'.
 /// A program that does not answer in time, or is gone, answers nothing (confidence 0).
 final class ProgramChatAdapter: ChatAdapter {
     let name: String
@@ -21,8 +22,11 @@ final class ProgramChatAdapter: ChatAdapter {
     /// The answer to the message last asked about.
     private var last: (message: String, text: String)?
     /// Messages written whose answer has not come: one that timed out stays owed, so that its
-    /// late answer is not taken for the next message's (answers come in order, without ids).
+    /// late answer is not taken for the next message's (for a program that does not echo ids,
+    /// answers are taken in order).
     private var owed = 0
+    /// The id of the last `chat` frame written; an answer that echoes another id is stale.
+    private var chatID = 0
     /// How long a program may take to say ready, and to answer a message.
     static let readyTimeout = 30.0
     static let answerTimeout = 10.0
@@ -54,14 +58,22 @@ final class ProgramChatAdapter: ChatAdapter {
         if let extra = message.context { context["context"] = extra }
         last = nil
         dropStaleAnswers()
-        guard !closed, write(.chat(JSONLinesFrame.Chat(message: message.text, context: .object(context)))) else { return 0 }
+        chatID += 1
+        let id = String(chatID)
+        guard !closed, write(.chat(JSONLinesFrame.Chat(message: message.text, context: .object(context), id: id))) else { return 0 }
         owed += 1
         let deadline = Date().timeIntervalSince1970 + Self.answerTimeout
         while let frame = next(until: deadline) {
             if case .answer(let answer) = frame {
                 owed = max(0, owed - 1)
-                // An earlier message's late answer: this one's comes after it.
-                if owed > 0 { continue }
+                if let echoed = answer.id {
+                    // An earlier message's late answer, known by its id.
+                    guard echoed == id else { continue }
+                    owed = 0
+                } else if owed > 0 {
+                    // Without ids: an earlier message's late answer; this one's comes after it.
+                    continue
+                }
                 last = (message.text, answer.text)
                 return answer.confidence
             }

@@ -54,7 +54,7 @@ extension JSONLinesFrame {
                                           watchdog: try reader.optionalNumber("watchdog")))
         case "event": self = .event(Event(type: try reader.string("type"), source: try reader.optionalString("source") ?? "",
                                           time: try reader.optionalNumber("time") ?? 0, payload: try reader.value("payload") ?? .null))
-        case "chat": self = .chat(Chat(message: try reader.string("message"), context: try reader.value("context") ?? .object([:])))
+        case "chat": self = .chat(Chat(message: try reader.string("message"), context: try reader.value("context") ?? .object([:]), id: try reader.optionalString("id")))
         case "run": self = .run(Run(id: try reader.string("id"), input: try reader.value("input") ?? .null))
         case "cancel": self = .cancel(id: try reader.string("id"))
         case "stop": try reader.requireTrue(); self = .stop
@@ -67,7 +67,7 @@ extension JSONLinesFrame {
         case "progress": self = .progress(Progress(id: try reader.string("id"), fraction: try reader.optionalNumber("fraction"), message: try reader.optionalString("message")))
         case "result": self = .result(Result(id: try reader.string("id"), output: try reader.value("output") ?? .null))
         case "error": self = .error(Failure(id: try body.stringValue == nil ? reader.optionalString("id") : nil, message: try reader.textOrString("message")))
-        case "answer": self = .answer(Answer(confidence: try reader.confidence(), text: try reader.string("text")))
+        case "answer": self = .answer(Answer(confidence: try reader.confidence(), text: try reader.string("text"), id: try reader.optionalString("id")))
         default:
             let known = (Self.runtimeFrames.union(Self.programFrames)).sorted().joined(separator: ", ")
             throw JSONLinesError(.malformed, at: "/" + JSONPointer.escape(name), "expected one of the frames \(known), found \"\(name)\"")
@@ -84,7 +84,7 @@ extension JSONLinesFrame {
         case .start(let start): body = object([("settings", start.settings), ("process", .string(start.process)), ("type", start.type.map(JSONValue.string)),
                                                    ("state", start.state), ("watchdog", start.watchdog.map { .number(JSONNumber($0)) })])
         case .event(let event): body = object([("type", .string(event.type)), ("source", .string(event.source)), ("time", .number(JSONNumber(event.time))), ("payload", event.payload)])
-        case .chat(let chat): body = object([("message", .string(chat.message)), ("context", chat.context)])
+        case .chat(let chat): body = object([("message", .string(chat.message)), ("context", chat.context), ("id", chat.id.map(JSONValue.string))])
         case .run(let run): body = object([("id", .string(run.id)), ("input", run.input)])
         case .cancel(let id): body = object([("id", .string(id))])
         case .stop, .ready, .heartbeat: body = .bool(true)
@@ -95,7 +95,7 @@ extension JSONLinesFrame {
         case .progress(let progress): body = object([("id", .string(progress.id)), ("fraction", progress.fraction.map { .number(JSONNumber($0)) }), ("message", progress.message.map(JSONValue.string))])
         case .result(let result): body = object([("id", .string(result.id)), ("output", result.output)])
         case .error(let failure): body = object([("id", failure.id.map(JSONValue.string)), ("message", .string(failure.message))])
-        case .answer(let answer): body = object([("confidence", .number(JSONNumber(answer.confidence))), ("text", .string(answer.text))])
+        case .answer(let answer): body = object([("confidence", .number(JSONNumber(answer.confidence))), ("text", .string(answer.text)), ("id", answer.id.map(JSONValue.string))])
         }
         return .object([name: body])
     }

@@ -92,10 +92,14 @@ public enum JSONLinesFrame: Equatable, Sendable {
         public var message: String
         /// The conversation so far and who asks (`conversation`, `history`).
         public var context: JSONValue
+        /// The message's id, which its `answer` echoes (a late answer is then never taken for
+        /// a later message's).
+        public var id: String?
 
-        public init(message: String, context: JSONValue = .object([:])) {
+        public init(message: String, context: JSONValue = .object([:]), id: String? = nil) {
             self.message = message
             self.context = context
+            self.id = id
         }
     }
 
@@ -179,10 +183,13 @@ public enum JSONLinesFrame: Equatable, Sendable {
         /// 0…1: how sure the adapter is; the chatbot takes the most confident answer.
         public var confidence: Double
         public var text: String
+        /// The `chat` frame's id it answers (optional: without it answers are taken in order).
+        public var id: String?
 
-        public init(confidence: Double, text: String) {
+        public init(confidence: Double, text: String, id: String? = nil) {
             self.confidence = confidence
             self.text = text
+            self.id = id
         }
     }
 }

@@ -20,6 +20,11 @@ final class ProgramBridge: @unchecked Sendable {
     /// The longest line the program may write (bytes, newline not counted).
     static let lineLimit = 1 << 20
     private let writeLock = NSLock()
+    /// Whether the `start` frame was written (under `writeLock`); what the channel's reader
+    /// thread hands over before it (a run sent at once) waits in `early`, so that the program
+    /// always reads `start` first.
+    private var started = false
+    private var early: [UInt8] = []
     private let readySent = Atomic<Bool>(false)
     /// The last `{"error": {"message"}}` without an id: the program's own failure.
     let lastError = Mutex<String?>(nil)
@@ -45,9 +50,17 @@ final class ProgramBridge: @unchecked Sendable {
     /// Writes one line to the program's stdin. False when it no longer reads it.
     @discardableResult
     func write(_ frame: JSONLinesFrame) -> Bool {
-        let line = frame.line
+        var line = frame.line
         writeLock.lock()
         defer { writeLock.unlock() }
+        if case .start = frame {
+            started = true
+            line += early
+            early = []
+        } else if !started {
+            early += line
+            return true
+        }
         return line.withUnsafeBytes { ProgramChild.writeAll(child.input, $0) }
     }
 

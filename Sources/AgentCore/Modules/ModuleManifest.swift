@@ -57,6 +57,15 @@ public struct ModuleManifest: Equatable, Sendable {
 
     /// The kinds a process type may have.
     public static let kinds: Set<String> = ["datasource", "monitor", "logic_adapter", "chatbot", "task"]
+    /// Process types the runtime itself provides (an executor is a capacity, no module's
+    /// process): a module's type of that name would be shadowed, so a manifest may not declare one.
+    public static let hostProcessTypes: Set<String> = ["executor"]
+
+    /// The problem of a manifest's process type named like one of the runtime's, if it is.
+    static func hostTypeProblem(_ type: String, at pointer: String) -> String? {
+        guard hostProcessTypes.contains(type) else { return nil }
+        return "\(pointer): expected a process type name the runtime does not provide itself (\(hostProcessTypes.sorted().joined(separator: ", "))), found \"\(type)\"; rename the type"
+    }
 
     /// Decodes the manifest JSON; every missing or mistyped field is reported with its pointer.
     public init(json text: String, module: String, file: String) throws(ModuleLoadError) {
@@ -97,6 +106,7 @@ public struct ModuleManifest: Equatable, Sendable {
                     continue
                 }
                 let type = string(object, "type", at: pointer)
+                if let problem = Self.hostTypeProblem(type, at: pointer + "/type") { problems.append(problem) }
                 let kind = string(object, "kind", at: pointer)
                 if !kind.isEmpty, !Self.kinds.contains(kind) {
                     problems.append("\(pointer)/kind: expected one of datasource, monitor, logic_adapter, task, found \"\(kind)\"")

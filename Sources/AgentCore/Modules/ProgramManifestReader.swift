@@ -46,6 +46,7 @@ struct ProgramManifestReader {
         if type.isEmpty || type.utf8.count > 200 || !type.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || "_-".unicodeScalars.contains($0) }) {
             problems.append("\(pointer): expected a type name of letters, digits, '_' and '-' (at most 200 bytes), found \"\(type.prefix(80))\"")
         }
+        if let problem = ModuleManifest.hostTypeProblem(type, at: pointer) { problems.append(problem) }
         guard let object = body.objectValue else {
             problem(pointer, "an object with kind and command", body)
             return nil

@@ -245,6 +245,9 @@ enum StatusTable {
         }
         for p in processes {
             if let reason = p["reason"]?.stringValue { lines.append("\(p["name"]?.stringValue ?? "?"): \(reason)") }
+            if let refused = p["lines_refused"]?.numberValue?.intValue, refused > 0 {
+                lines.append("\(p["name"]?.stringValue ?? "?"): \(refused) line\(refused == 1 ? "" : "s") of its program refused (not jsonl/1; its log says why)")
+            }
         }
         if let notifications = answer["notifications"], let line = notificationLine(notifications) { lines.append(line) }
         let pid = answer["pid"]?.numberValue?.intValue.map(String.init) ?? "?"

@@ -38,11 +38,14 @@ extension Supervisor {
                 scheduleEmitDrain(process)
             }
         }
+        var slice = DrainSlice(seconds: all ? .infinity : configuration.drainSlice)
         func feed(_ chunk: UnsafeRawBufferPointer) -> Bool {
             do {
                 // A closure literal: nothing is allocated or retained per frame for it.
                 try process.decoder.feed(chunk) { kind, body in
                     if process.pauseCount > 0, !all { throw FrameDecoder.Hold() }
+                    // A flood of small frames (messages, logs) yields the turn; the rest waits in the decoder.
+                    if slice.spend() { throw FrameDecoder.Hold() }
                     // Even for a dead worker: its frames keep their places among the ring's.
                     if emitRing {
                         guard process.awaitingSocketFrames > 0 else { throw FrameDecoder.Hold() }
@@ -58,9 +61,10 @@ extension Supervisor {
                 return false
             }
         }
-        // What a pause held back comes before anything new.
+        // What a pause or a spent slice held back comes before anything new.
         if process.decoder.isHolding {
             guard feed(UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
+            if slice.isSpent { return scheduleChannelDrain(process) }
         }
         // A few reads per turn at most (the loop is level-triggered and comes back): a producer
         // that keeps its socket full must not starve the other workers, the writes of the
@@ -76,7 +80,22 @@ extension Supervisor {
                 return
             }
             guard feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) else { return }
+            if slice.isSpent { return scheduleChannelDrain(process) }
             if n < readBuffer.count { return }
+        }
+    }
+
+    /// Goes on with a socket drain that spent its slice at the next turn: the frames it holds
+    /// may be all there is, and the socket would then not wake the loop again.
+    private func scheduleChannelDrain(_ process: SupervisedProcess) {
+        process.slicedDrains += 1
+        guard !process.channelDrainScheduled else { return }
+        process.channelDrainScheduled = true
+        // Weak: a reload may remove the process before the next turn.
+        loop.schedule(after: 0) { [weak self, weak process] in
+            guard let self, let process else { return }
+            process.channelDrainScheduled = false
+            if process.channelFD >= 0, process.pauseCount == 0 { drainChannel(process) }
         }
     }
 

@@ -8,7 +8,7 @@ import Logging
 extension Supervisor {
     /// The most of a worker's emit ring handled in one loop turn: a producer that keeps its
     /// ring full must not starve the other workers, the writes of the turn, or the replies
-    /// they wait for.
+    /// they wait for. Tiny frames are bounded by time as well (`drainSlice`).
     static let emitRingBudget = 1 << 20
 
     /// Gives a new worker its rings: a `ring` frame, first on its socket, with the delivery
@@ -83,6 +83,7 @@ extension Supervisor {
     /// its next frame.
     func drainEmitRing(_ process: SupervisedProcess, all: Bool = false) {
         var budget = all ? Int.max : Self.emitRingBudget
+        var slice = DrainSlice(seconds: all ? .infinity : configuration.drainSlice)
         while let ring = process.emitRing {
             if process.awaitingSocketFrames > 0 {
                 guard all else { return }
@@ -97,11 +98,12 @@ extension Supervisor {
                 continue
             }
             ring.cancelWait()
-            guard budget > 0 else {
+            guard budget > 0, !slice.isSpent else {
+                if slice.isSpent { process.slicedDrains += 1 }
                 scheduleEmitDrain(process)
                 return
             }
-            let pass = takeFrames(readable, from: process, budget: budget, all: all)
+            let pass = takeFrames(readable, from: process, budget: budget, slice: &slice, all: all)
             budget -= pass.used
             if ring.release(pass.used), process.emitRoomFD >= 0 {
                 var one: UInt64 = 1
@@ -125,7 +127,7 @@ extension Supervisor {
 
     /// Handles the frames in `readable`, in order, events to a single subscriber as runs.
     @inline(__always)
-    private func takeFrames(_ readable: UnsafeRawBufferPointer, from process: SupervisedProcess, budget: Int, all: Bool) -> RingPass {
+    private func takeFrames(_ readable: UnsafeRawBufferPointer, from process: SupervisedProcess, budget: Int, slice: inout DrainSlice, all: Bool) -> RingPass {
         var pass = RingPass()
         // Consecutive events that go to one subscriber as one run (copied out before the
         // room is given back).
@@ -161,7 +163,7 @@ extension Supervisor {
                 pass.used += 4 + length
                 run.end = pass.used
                 run.count += 1
-                pass.stopped = pass.used >= budget
+                pass.stopped = pass.used >= budget || slice.spend()
                 continue
             }
             if let problem = flushRun(&run, readable, from: process) {
@@ -179,7 +181,7 @@ extension Supervisor {
                 pass.broken = problem
                 break
             }
-            pass.stopped = (process.pauseCount > 0 && !all) || pass.used >= budget
+            pass.stopped = (process.pauseCount > 0 && !all) || pass.used >= budget || slice.spend()
         }
         if let problem = flushRun(&run, readable, from: process), pass.broken == nil { pass.broken = problem }
         if pass.broken == nil, !pass.stopped, pass.used < readable.count {

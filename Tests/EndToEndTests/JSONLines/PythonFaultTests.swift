@@ -99,6 +99,8 @@ import Testing
             return count == 11 ? count : nil
         }
         #expect(refused == 11, "\(String(describing: status(agent, "junk")))\n\(agent.transcript)")
+        let table = try runProgram("agent-control", ["status", "--settings", agent.settingsFile]).stdout
+        #expect(table.contains("junk: 11 lines of its program refused"), "\(table)")
         // Logged at most one line a second: far fewer lines than refusals here.
         let logged = agent.stderrLines.filter { $0.contains("[junk]") && $0.contains("refused") }
         #expect(!logged.isEmpty && logged.count < 11, "\(logged)")
