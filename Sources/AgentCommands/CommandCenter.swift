@@ -107,12 +107,11 @@ public final class CommandCenter: Sendable {
 
     private func executeOnLoop(_ request: CheckedRequest, caller: Caller) async -> JSONValue {
         if let readStore = request.command.readStore {
-            // A query can take a while: on the global pool, never on a front's own threads
-            // (the HTTP front runs its handlers on its event loop).
+            // A query can take a while: on threads of its own, neither a front's (the HTTP
+            // front runs its handlers on its event loop) nor the cooperative pool's.
             let storePath = storePath
-            return await withTaskExecutorPreference(globalConcurrentExecutor) {
-                Self.normalized(readStore(request.decoded, storePath))
-            }
+            let decoded = request.decoded
+            return await BlockingPool.storeReads.run { Self.normalized(readStore(decoded, storePath)) }
         }
         return await withCheckedContinuation { continuation in
             let id: Int? = pending.withLock { state in

@@ -7,7 +7,7 @@ import JSONSchema
 /// megabytes) never holds it — only the encoded answer comes back to the loop (the control
 /// socket's), and an HTTP request is read and encoded on the caller's side (``CommandCenter``).
 enum StoreRead<C: StoreReadCommand> {
-    /// Reads and encodes on a task of its own, then answers on the loop.
+    /// Reads and encodes on a thread of the store reads' pool, then answers on the loop.
     @LoopActor static func invoke(_ request: C.Request, hosts: any CommandHosts, respond: @escaping (JSONValue) -> Void) {
         guard C.answersWhileStopping || !hosts.isStopping else { return respond(CommandError.stopping.json) }
         guard let host = hosts.host(C.Host.self) else { return respond(C.unavailable.json) }
@@ -15,7 +15,7 @@ enum StoreRead<C: StoreReadCommand> {
         guard let storePath = host.storePath else { return respond(encoded(request, storePath: nil)) }
         let inbox = host.inbox
         let reply = LoopOwned(respond)
-        Task.detached {
+        BlockingPool.storeReads.submit {
             let answer = encoded(request, storePath: storePath)
             inbox.post { reply.value(answer) }
         }

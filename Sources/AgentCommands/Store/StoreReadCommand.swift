@@ -30,7 +30,7 @@ extension StoreReadCommand {
         let storePath = host.storePath
         let inbox = host.inbox
         let reply = LoopOwned(respond)
-        Task.detached {
+        BlockingPool.storeReads.submit {
             let result = answer(request, storePath: storePath)
             inbox.post { reply.value(result) }
         }
