@@ -80,7 +80,7 @@ public struct AnyAgentCommand: Sendable {
             CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
                                mutating: C.mutating, requiresAdmin: C.requiresAdmin, adminReason: C.adminReason,
-                               executor: executor)
+                               grant: C.grant, executor: executor)
         }
     }
 

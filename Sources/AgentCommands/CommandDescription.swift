@@ -35,11 +35,14 @@ public struct CommandDescription: Sendable {
     public var requiresAdmin: Bool
     /// Why the read role may not send it (see ``AgentCommand/adminReason``).
     public var adminReason: String
+    /// A token granted this may send it without the admin role (see ``AgentCommand/grant``).
+    public var grant: String?
     public var executor: Executor
 
     public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
                 request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,
-                mutating: Bool, requiresAdmin: Bool? = nil, adminReason: String = "it changes something", executor: Executor = .loop) {
+                mutating: Bool, requiresAdmin: Bool? = nil, adminReason: String = "it changes something", grant: String? = nil,
+                executor: Executor = .loop) {
         self.name = name
         self.summary = summary
         self.method = method
@@ -50,6 +53,7 @@ public struct CommandDescription: Sendable {
         self.mutating = mutating
         self.requiresAdmin = requiresAdmin ?? mutating
         self.adminReason = adminReason
+        self.grant = grant
         self.executor = executor
     }
 

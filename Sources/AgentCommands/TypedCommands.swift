@@ -9,7 +9,7 @@ enum TypedCommands {
     /// The features' commands (AgentWork).
     static var work: [any AgentCommand.Type] {
         TaskCommands.all + AssignmentCommands.all + ScheduleCommands.all + WorkflowCommands.all + MemoryCommands.all
-            + [FleetStatusCommand.self]
+            + [FleetStatusCommand.self, EventPublishCommand.self]
     }
     /// The commands whose host is the root's.
     static var agent: [any AgentCommand.Type] {

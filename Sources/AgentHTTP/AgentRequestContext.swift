@@ -37,10 +37,19 @@ public struct APIIdentity: Sendable, Equatable {
     public var role: Role
     /// By a session cookie (a browser): mutating requests need the CSRF checks.
     public var bySession: Bool
+    /// What a token was granted besides its role (`publish`, `signal`): the commands of that
+    /// grant it may send without the admin role.
+    public var grants: Set<String>
 
-    public init(name: String, role: Role, bySession: Bool) {
+    public init(name: String, role: Role, bySession: Bool, grants: Set<String> = []) {
         self.name = name
         self.role = role
         self.bySession = bySession
+        self.grants = grants
+    }
+
+    /// Whether it may send a command that needs the admin role, or `grant`.
+    func mayRun(needingAdminOr grant: String?) -> Bool {
+        role == .admin || grant.map(grants.contains) == true
     }
 }

@@ -6,6 +6,9 @@ extension AgentStore {
     /// ``AgentStore`` that several threads share (under one ``Guarded`` lock).
     struct Queued: Sendable {
         var events: [PendingEvent] = []
+        /// Events whose publisher waits for their commit (``AgentStore/commitEvent(type:source:time:payload:done:)``):
+        /// never dropped for the queue's limit, written at once.
+        var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)] = []
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
         var history: [HistoryEntry] = []
         var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
@@ -45,7 +48,7 @@ extension AgentStore {
         /// Whether anything but events waits (written at once, without a group commit).
         var othersWait: Bool {
             !states.isEmpty || !history.isEmpty || !chat.isEmpty || !clearConversations.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
-                || !memoryWrites.isEmpty || !workflowCommits.isEmpty
+                || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty
         }
 
         /// Until when the writer sleeps (nil: it takes a batch now). Asleep until there is work,
@@ -63,7 +66,7 @@ extension AgentStore {
         mutating func take() -> Batch {
             let batch = Batch(events: events.count > AgentStore.batchLimit ? Array(events.prefix(AgentStore.batchLimit)) : events,
                               states: states, history: history, chat: chat, clears: clearConversations, runs: runs,
-                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits)
+                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents)
             events.removeFirst(batch.events.count)
             // What is left is already overdue.
             if !events.isEmpty { oldestPendingSince = .distantPast }
@@ -75,6 +78,7 @@ extension AgentStore {
             scheduleCommits = []
             memoryWrites = []
             workflowCommits = []
+            committedEvents = []
             return batch
         }
     }
@@ -90,10 +94,11 @@ extension AgentStore {
         var schedules: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)]
         var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
         var workflows: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)]
+        var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
 
         var isEmpty: Bool {
             events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && clears.isEmpty && runs.isEmpty && schedules.isEmpty
-                && memory.isEmpty && workflows.isEmpty
+                && memory.isEmpty && workflows.isEmpty && committedEvents.isEmpty
         }
     }
 }

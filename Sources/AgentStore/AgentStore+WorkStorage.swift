@@ -16,4 +16,6 @@ extension AgentStore: WorkStorage {
     }
 
     package func openMemoryStore() throws -> any MemoryStore { try SQLiteMemoryStore(store: self) }
+
+    // `commitEvent(type:source:time:payload:done:)` is the store's own (AgentStore.swift).
 }

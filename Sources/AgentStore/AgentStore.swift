@@ -71,6 +71,16 @@ public final class AgentStore: Sendable {
         append(type: type, source: source, time: time, payload: Array(payload.utf8))
     }
 
+    /// Commits an event in the writer's next transaction (at once, never dropped for the
+    /// queue's limit); `done` runs on the writer thread with true once it is committed, false
+    /// when the store cannot write: for an event whose publisher is answered only once it is
+    /// durable (`agent-control publish`, POST /api/events).
+    package func commitEvent(type: String, source: String, time: Double, payload: [UInt8], done: @escaping @Sendable (Bool) -> Void) {
+        let event = PendingEvent(time: time, type: type, source: source, payload: payload)
+        queued.withLock { $0.committedEvents.append((event, done)) }
+        queued.signal()
+    }
+
     /// Replaces a process's state; `done` runs (on the writer thread) once it is committed.
     public func saveState(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)? = nil) {
         queued.withLock { $0.states.append((process, data, done)) }
@@ -179,6 +189,7 @@ public final class AgentStore: Sendable {
             }
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat, clears = taken.clears
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
+            let committedEvents = taken.committedEvents
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
@@ -187,10 +198,11 @@ public final class AgentStore: Sendable {
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
+                for event in committedEvents { event.done(false) }
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
-                    let outcome = try write(batch, stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
+                    let outcome = try write(committedEvents.isEmpty ? batch : batch + committedEvents.map(\.event), stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
                     if !chatBatch.isEmpty || !clears.isEmpty {
                         try database.write { db in
@@ -202,7 +214,7 @@ public final class AgentStore: Sendable {
                         }
                     }
                     let recovered = queued.withLock { queued -> Bool in
-                        queued.stats.committed += batch.count
+                        queued.stats.committed += batch.count + committedEvents.count
                         queued.stats.batches += 1
                         queued.stats.refusedRunWrites += outcome.refusedRuns
                         queued.stats.retained = 0
@@ -218,6 +230,7 @@ public final class AgentStore: Sendable {
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
                     for (write, result) in zip(memoryBatch, outcome.memory) { write.done(result) }
                     for commit in workflowBatch { commit.done(true) }
+                    for event in committedEvents { event.done(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
@@ -226,6 +239,7 @@ public final class AgentStore: Sendable {
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
+                    for event in committedEvents { event.done(false) }
                     retryAfter = Date().addingTimeInterval(5)
                 }
             }

@@ -32,7 +32,9 @@ struct AgentBench: ParsableCommand {
         "fleet", against procrastinate (from PyPI into the scratch folder) on the same server, 14 pathological patterns: the \
         longest one validation takes, against NSRegularExpression on tiny inputs, 15 modules in Python (jsonl/1): events/s \
         from a Python datasource through the supervisor against the same program into a bare pipe reader, a Python \
-        worker's start → ready and memory beside a Swift one's (python3 must be installed). Figures 4 and 6 also run \
+        worker's start → ready and memory beside a Swift one's (python3 must be installed), 16 events in: POST /api/events → \
+        the released wait_event step (store on) against the control socket and GET /livez, and one event's cost with 10,000 \
+        runs waiting on its type, found by the wait index against a scan of every run's condition. Figures 4 and 6 also run \
         with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
@@ -68,7 +70,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
 
     func validate() throws {
         if json && markdown { throw ValidationError("give one of --json and --markdown") }
@@ -136,6 +138,7 @@ struct AgentBench: ParsableCommand {
             case 12: WorkflowBench.run(environment)
             case 14: PatternBench.run(environment)
             case 15: PythonModuleBench.run(environment, logFD: logFD)
+            case 16: EventsBench.run(environment, logFD: logFD)
             default:
                 #if Fleet
                 FleetBench.run(environment)

@@ -27,7 +27,7 @@ struct AgentControl: ParsableCommand {
         \(ExitStatus.sentence)
         """,
         version: AgentVersion.line(for: "agent-control"),
-        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, History.self, Validate.self,
+        subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, Publish.self, History.self, Validate.self,
                       SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, FleetCommand.self, Unit.self, Docs.self]
     )
 

@@ -144,14 +144,17 @@ struct TaskRunCommand: ParsableCommand {
     }
 
     /// `--input`: JSON text, or `@FILE`.
-    static func readInput(_ text: String) throws -> JSONValue {
-        var source = "--input"
+    static func readInput(_ text: String) throws -> JSONValue { try readInput(text, option: "--input") }
+
+    /// An option's JSON (`--input`, `--payload`): JSON text, or `@FILE`.
+    static func readInput(_ text: String, option: String) throws -> JSONValue {
+        var source = option
         var data = Data(text.utf8)
         if text.hasPrefix("@") {
             let path = String(text.dropFirst())
             source = path
             guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("--input @\(path): cannot read the file (\(String(cString: strerror(errno))))")
+                throw ValidationError("\(option) @\(path): cannot read the file (\(String(cString: strerror(errno))))")
             }
             data = contents
         }

@@ -8,10 +8,10 @@ import JSONSchema
 struct WorkflowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workflow",
-        abstract: "Run a workflow of the running agent, look at its runs and step logs, approve or reject; define, delete, add a step.",
+        abstract: "Run a workflow of the running agent, look at its runs and step logs, approve or reject, signal; define, delete, add a step.",
         discussion: """
         Workflows are defined under "workflows" in settings.json: steps (task, set, condition, \
-        parallel, publish, wait_event, approval, chat) run from a persisted step log. A run goes \
+        parallel, publish, wait_event, wait_signal, approval, chat) run from a persisted step log. A run goes \
         running/waiting → succeeded, failed or cancelled; after a crash it resumes from its last \
         committed step.
 
@@ -19,7 +19,7 @@ struct WorkflowCommand: ParsableCommand {
         (checked, written keeping the formatting, reloaded), as `agent-control settings` does.
         """,
         subcommands: [WorkflowList.self, WorkflowRunCommand.self, WorkflowRuns.self, WorkflowShow.self, WorkflowCancel.self,
-                      WorkflowApprove.self, WorkflowReject.self, WorkflowDefine.self, WorkflowDelete.self, WorkflowAddStep.self])
+                      WorkflowApprove.self, WorkflowReject.self, WorkflowSignalling.self, WorkflowDefine.self, WorkflowDelete.self, WorkflowAddStep.self])
 
     static let statuses = ["running", "waiting", "succeeded", "failed", "cancelled"]
 

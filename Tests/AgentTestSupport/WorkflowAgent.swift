@@ -22,10 +22,12 @@ package struct WorkflowAgent {
     }
 
     /// Starts the agent in `directory` (its settings written there, unless nil: the file there is used).
-    package static func start(_ settings: String?, directory: String) throws -> WorkflowAgent {
+    /// `environment`: more variables for the agent (tokens of its own settings).
+    package static func start(_ settings: String?, directory: String, environment: [String: String] = [:]) throws -> WorkflowAgent {
         let text = try settings ?? String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
         let run = try AgentRun(settings: text, arguments: ["--no-build", "--json"],
-                               environment: ["OPS_TOKEN": opsToken, "ALICE_TOKEN": aliceToken], directory: directory)
+                               environment: ["OPS_TOKEN": opsToken, "ALICE_TOKEN": aliceToken].merging(environment) { _, given in given },
+                               directory: directory)
         let line = run.waitForLine(onStderr: true) { $0.contains("http: listening on http://127.0.0.1:") }
         guard let port = line?.components(separatedBy: "http://127.0.0.1:").last.flatMap({ Int($0.prefix { $0.isNumber }) }) else {
             _ = run.stop()

@@ -29,6 +29,9 @@ public protocol AgentCommand: Sendable {
     static var requiresAdmin: Bool { get }
     /// Why the read role may not send it, as its refusal says (default: it changes something).
     static var adminReason: String { get }
+    /// A grant that lets a token without the admin role send it (`"grants": ["publish"]` on a
+    /// token of the HTTP settings): a program allowed this one change and no other. nil: none.
+    static var grant: String? { get }
     /// Answered while the agent stops (reads).
     static var answersWhileStopping: Bool { get }
     /// The request's members as a JSON Schema object.
@@ -55,6 +58,7 @@ extension AgentCommand {
     public static var answersWhileStopping: Bool { !mutating }
     public static var requiresAdmin: Bool { mutating }
     public static var adminReason: String { "it changes something" }
+    public static var grant: String? { nil }
     public static var requestSchema: JSONValue { CommandSchema.noFields }
     public static var examples: [(request: JSONValue, answer: Answer)] { [] }
     public static var unavailable: CommandError { .unavailable("this agent does not serve \(name)") }

@@ -11,11 +11,14 @@ public struct APIToken: Sendable, Equatable, CustomStringConvertible {
     public var role: String
     /// Shown in the audit: the configured name, or `token #N` (N from 1, in file order).
     public var name: String
+    /// Commands it may send besides its role's, by their grant (`publish`: `event_publish`).
+    public var grants: [String]
 
-    public init(value: String, role: String, name: String) {
+    public init(value: String, role: String, name: String, grants: [String] = []) {
         self.value = value
         self.role = role
         self.name = name
+        self.grants = grants
     }
 
     public var description: String { "\(name) (\(role))" }
@@ -80,7 +83,8 @@ extension HTTPSettings {
                 continue
             }
             tokens.append(APIToken(value: value, role: item["role"]?.stringValue ?? "admin",
-                                   name: item["name"]?.stringValue ?? "token #\(index + 1)"))
+                                   name: item["name"]?.stringValue ?? "token #\(index + 1)",
+                                   grants: item["grants"]?.arrayValue?.compactMap(\.stringValue) ?? []))
         }
         return tokens
     }

@@ -63,7 +63,7 @@ public struct HTTPSettings: Sendable, Equatable {
             "max_body_bytes": ["type": "integer", "minimum": 1024, "maximum": 67_108_864, "default": 1_048_576,
                                "description": "The largest request body accepted; larger ones get 413."],
             "tokens": [
-                "description": "Bearer tokens for programs (Authorization: Bearer TOKEN): a string (admin), or {\"token\", \"role\", \"name\"}. Written as ${env:NAME} (never in the file: readers of the settings would see them); at least 16 characters.",
+                "description": "Bearer tokens for programs (Authorization: Bearer TOKEN): a string (admin), or {\"token\", \"role\", \"name\", \"grants\"}. Written as ${env:NAME} (never in the file: readers of the settings would see them); at least 16 characters.",
                 "type": "array",
                 "items": [
                     "type": ["string", "object"],
@@ -75,6 +75,8 @@ public struct HTTPSettings: Sendable, Equatable {
                             "token": ["type": "string", "description": "The bearer token clients send (Authorization: Bearer TOKEN); write it as ${env:NAME}."],
                             "role": roles,
                             "name": ["type": "string", "minLength": 1, "maxLength": 64, "description": "Shown in the audit (default: token #N)."],
+                            "grants": ["type": "array", "items": ["enum": ["publish", "signal"]], "uniqueItems": true,
+                                       "description": "Changes a token of the read role may make besides reading: \"publish\" (POST /api/events), \"signal\" (POST /api/workflow-runs/{id}/signals/{name})."],
                         ],
                     ],
                 ],

@@ -59,10 +59,12 @@ struct AccessPolicy: RouterMiddleware {
         guard personAction || Self.changesSomething(request) else { return try await next(request, context) }
         let checked: Request
         do {
-            guard identity.role == .admin || personAction else {
+            let grant = identity.role == .admin ? nil : CommandCatalog.command(method: request.method.rawValue, target: Substring(request.uri.path))?.grant
+            guard identity.mayRun(needingAdminOr: grant) || personAction else {
                 // `settings_get` and `validate` change nothing: say why they are not for the read role.
                 let reason = CommandCatalog.command(method: request.method.rawValue, target: Substring(request.uri.path))?.adminReason ?? "it changes something"
-                throw AccessRefusal.forbidden("\(identity.name) has the read role: \(request.method) \(request.uri.path) needs the admin role, as \(reason)")
+                let granted = grant.map { " (or a token granted \"\($0)\": \"grants\": [\"\($0)\"] in /http/tokens)" } ?? ""
+                throw AccessRefusal.forbidden("\(identity.name) has the read role: \(request.method) \(request.uri.path) needs the admin role\(granted), as \(reason)")
             }
             checked = identity.bySession ? try await csrf.check(request, context: context) : request
         } catch let refusal as AccessRefusal {
@@ -83,8 +85,9 @@ struct AccessPolicy: RouterMiddleware {
         guard let identity else {
             return .credentialsRequired
         }
-        guard identity.role != .admin else { return nil }
-        return .forbidden("\(identity.name) has the read role: \(command.name) (\(command.method) \(command.path)) needs the admin role, as \(command.adminReason)")
+        guard !identity.mayRun(needingAdminOr: command.grant) else { return nil }
+        let granted = command.grant.map { " (or a token granted \"\($0)\": \"grants\": [\"\($0)\"] in /http/tokens)" } ?? ""
+        return .forbidden("\(identity.name) has the read role: \(command.name) (\(command.method) \(command.path)) needs the admin role\(granted), as \(command.adminReason)")
     }
 
     /// A browser navigating to a dashboard page (not the API): sent to the login form.

@@ -21,6 +21,7 @@ struct BearerTokens: AuthenticatorMiddleware {
         guard let found else {
             throw AccessRefusal.unauthorized("the bearer token is not one of \"http\": {\"tokens\"}", invalidToken: true)
         }
-        return APIIdentity(name: found.name, role: APIIdentity.Role(rawValue: found.role) ?? .read, bySession: false)
+        return APIIdentity(name: found.name, role: APIIdentity.Role(rawValue: found.role) ?? .read, bySession: false,
+                           grants: Set(found.grants))
     }
 }

@@ -94,7 +94,11 @@ extension DashboardRoutes {
                     + (decision["comment"]?.stringValue.map { ": \($0)" } ?? "")
             }
         }
-        if step["kind"] == "wait_event", let type = step["type"]?.stringValue { row["waitsFor"] = type }
+        if step["kind"] == "wait_event", let type = step["type"]?.stringValue {
+            // With its resolved correlation (`where`), which says which event is this run's.
+            row["waitsFor"] = type + (step["where"].map { " where " + String($0.serialized().prefix(200)) } ?? "")
+        }
+        if step["kind"] == "wait_signal", let name = step["signal"]?.stringValue { row["waitsFor"] = "signal " + name }
         return row
     }
 

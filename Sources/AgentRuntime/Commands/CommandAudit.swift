@@ -18,6 +18,11 @@ enum CommandAudit {
             for key in ["id", "step"] { if let value = request[key]?.stringValue { what += " " + value } }
             if let comment = request["comment"]?.stringValue, !comment.isEmpty { what += " (comment: \(comment.prefix(200)))" }
         }
+        if what == "event_publish" {
+            // What was published, by whom: the payload is in the event log.
+            what += " " + String((request["type"]?.stringValue ?? "?").prefix(200))
+            if let source = request["source"]?.stringValue { what += " as " + String(source.prefix(200)) }
+        }
         let ok = answer["ok"]?.boolValue == true
         var result = ok ? "ok" : "refused: " + (answer["error"]?.stringValue ?? "?")
         var process = request["name"]?.stringValue ?? ""

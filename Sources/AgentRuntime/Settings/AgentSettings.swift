@@ -42,6 +42,8 @@ public struct AgentSettings: Sendable {
     public var http: HTTPSettings?
     /// The `fleet` section (nil: this agent keeps its runs and schedules to itself).
     public var fleet: FleetSettings?
+    /// `"events"`: the largest published payload and the declared event types.
+    public var events = EventSettings()
     /// `"tasks"`: the definitions that passed the host layer (module task types are checked
     /// against the modules by the ``SettingsValidator``).
     public var tasks: [TaskDefinition] = []
@@ -101,6 +103,11 @@ public struct AgentSettings: Sendable {
             } catch {
                 hostIssues += error.issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
             }
+        }
+        if !hostIssues.contains(where: { $0.pointer == "/events" || $0.pointer.hasPrefix("/events/") }) {
+            let (events, issues) = EventSettings.read(json["events"])
+            self.events = events
+            hostIssues += issues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         }
         if !hostIssues.contains(where: { $0.pointer == "/tasks" }) {
             let (tasks, issues) = TaskSettings.read(json["tasks"], environment: ProcessInfo.processInfo.environment)

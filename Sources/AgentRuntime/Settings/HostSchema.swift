@@ -51,6 +51,7 @@ public enum HostSchema {
             "workflows": WorkflowSettings.schema,
             "workflow_limits": WorkflowLimits.schema,
             "fleet": FleetSettings.schema,
+            "events": EventSettings.schema,
             "trust_module_files": [
                 "description": "Load module files even when another user than the agent's (or root) owns them, or could write them or a folder above them. Off by default: such modules are refused.",
                 "type": "boolean", "default": false,

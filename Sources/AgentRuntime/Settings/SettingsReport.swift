@@ -55,6 +55,8 @@ public struct SettingsReport: Sendable {
     /// The HTTP users and named tokens with their role: who may answer a workflow's approval
     /// (a reload applies it at once, although the HTTP server keeps its logins until restart).
     public var httpRoles: [String: String] = [:]
+    /// `"events"`: what events published from outside may be (a reload applies it).
+    public var events = EventSettings()
 
     /// Problems that keep the agent from starting: general ones, modules that failed to load,
     /// and problems of enabled processes. (Disabled processes are checked and reported, but

@@ -225,6 +225,7 @@ public struct SettingsValidator {
         report.tasks = tasks
         report.moduleTasks = moduleTasks
         report.log = settings.log
+        report.events = settings.events
         return report
     }
 

@@ -53,6 +53,7 @@ extension Supervisor: @LoopActor CommandHosts {
         if type == TaskCoordinator.self { return work.tasks as? Host }
         if type == Scheduler.self { return work.scheduler as? Host }
         if type == WorkflowEngine.self { return work.workflows as? Host }
+        if type == WorkHost.self { return work as? Host }
         if type == (any WorkflowDefinitionHost).self {
             guard let commands = settingsHost.commands else { return nil }
             return WorkflowDefinitionFile(commands: commands, supervisor: self) as any WorkflowDefinitionHost as? Host

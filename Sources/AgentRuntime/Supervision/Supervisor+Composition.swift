@@ -76,6 +76,11 @@ extension Supervisor: @LoopActor ExecutorHost {
 
 extension Supervisor: @LoopActor EventPublisher {
     package func publish(type: String, source: String, payload: [UInt8], timeNanoseconds now: Int64) {
+        store?.append(type: type, source: source, time: Double(now) / 1e9, payload: payload)
+        publishStored(type: type, source: source, payload: payload, timeNanoseconds: now)
+    }
+
+    package func publishStored(type: String, source: String, payload: [UInt8], timeNanoseconds now: Int64) {
         let typeBytes = Array(type.utf8), sourceBytes = Array(source.utf8)
         typeBytes.withUnsafeBytes { t in
             payload.withUnsafeBytes { p in
@@ -87,7 +92,6 @@ extension Supervisor: @LoopActor EventPublisher {
                 }
             }
         }
-        store?.append(type: type, source: source, time: Double(now) / 1e9, payload: payload)
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source, type: type, payload: payload, time: now))
         }

@@ -13,6 +13,9 @@ package protocol EventPublisher: AnyObject {
     /// (one replica of each group), whatever their queues hold. Triggers and the fleet are the
     /// caller's.
     func publish(type: String, source: String, payload: [UInt8], timeNanoseconds: Int64)
+    /// As ``publish(type:source:payload:timeNanoseconds:)``, for an event already committed to
+    /// the store (a published one): it is not handed to the store again.
+    func publishStored(type: String, source: String, payload: [UInt8], timeNanoseconds: Int64)
     /// Queues an event made by the agent for `process` alone (never dropped for a full queue).
     func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess)
     /// Queues a control frame (a reply to a worker's request) for `process`'s worker.

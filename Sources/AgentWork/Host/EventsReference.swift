@@ -10,7 +10,9 @@ public enum EventsReference {
         The event types the runtime emits itself. Each (but where it says otherwise) is routed like a module's event: to the processes that \
         subscribe to it, the store (`agent-control events`, GET /api/events), the outputs, tasks' `on_event` and \
         workflows' `wait_event`. Every event has a `type`, a `source` (below), a time and a JSON object payload \
-        with the members listed. A module's events and a workflow's `publish` steps carry types of their own.
+        with the members listed. A module's events and a workflow's `publish` steps carry types of their own; so do events \
+        published from outside (`agent-control publish`, POST /api/events: source `cli`, `api` or the `source` given), which \
+        may not take a type listed here.
 
         """
         var sources: [String] = []

@@ -10,11 +10,25 @@ extension WorkHost {
     /// trigger tasks, and handed to the fleet when it publishes the type. `cascade`: the depth of
     /// a run's event in its chain of triggers (see ``WorkflowEngine/deepestCascade``).
     package func publish(_ type: String, _ payload: JSONValue, source: String, cascade: Int = 0) {
-        let body = Array(payload.serialized().utf8)
+        route(type, Array(payload.serialized().utf8), source: source, time: Self.now(), cascade: cascade, stored: false)
+    }
+
+    /// The time now, in nanoseconds since the epoch (CLOCK_REALTIME, as workers stamp events).
+    static func now() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-        events.publish(type: type, source: source, payload: body, timeNanoseconds: now)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    /// Routes an event of the agent (its JSON text `body`) as a process's emit is routed:
+    /// shown, stored (unless `stored`: committed already), to its subscribers, its triggers
+    /// and the waiting workflows, and to the fleet when it publishes the type.
+    func route(_ type: String, _ body: [UInt8], source: String, time now: Int64, cascade: Int, stored: Bool) {
+        if stored {
+            events.publishStored(type: type, source: source, payload: body, timeNanoseconds: now)
+        } else {
+            events.publish(type: type, source: source, payload: body, timeNanoseconds: now)
+        }
         if let triggers = triggers[type] {
             body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade) }
         }

@@ -29,10 +29,12 @@ package final class WorkHost {
         package var roles: [String: String] = [:]
         /// The module task types of the tasks: where the module runner finds their libraries.
         package var moduleTasks: [String: ModuleTaskType] = [:]
+        /// `"events"`: what events published from outside may be.
+        package var events = EventSettings()
 
         package init(tasks: [TaskDefinition] = [], executors: [ExecutorDefinition] = [], assignment: AssignmentSettings = AssignmentSettings(),
                      schedules: [ScheduleDefinition] = [], workflows: [WorkflowDefinition] = [], roles: [String: String] = [:],
-                     moduleTasks: [String: ModuleTaskType] = [:]) {
+                     moduleTasks: [String: ModuleTaskType] = [:], events: EventSettings = EventSettings()) {
             self.tasks = tasks
             self.executors = executors
             self.assignment = assignment
@@ -40,6 +42,7 @@ package final class WorkHost {
             self.workflows = workflows
             self.roles = roles
             self.moduleTasks = moduleTasks
+            self.events = events
         }
     }
 
@@ -51,6 +54,11 @@ package final class WorkHost {
     package private(set) var notifier: TaskNotifier?
     /// The module task types of the settings' tasks (see ``Definitions/moduleTasks``).
     package private(set) var moduleTaskTypes: [String: ModuleTaskType] = [:]
+    /// `"events"` of the settings, and the compiled schemas of its declared types (see `WorkHost+Intake`).
+    var eventSettings = EventSettings()
+    var payloadValidators: [String: JSONSchemaValidator] = [:]
+    /// Published events handed to the store and not answered yet (see ``mostPublishesWaiting``).
+    var publishesWaiting = 0
     /// Event type → what an event of the type triggers (routing caches each source's entry).
     package internal(set) var triggers: [String: [TaskTrigger]] = [:]
     /// The tasks' own triggers (``triggers`` adds the workflows' wanted types).
@@ -60,7 +68,7 @@ package final class WorkHost {
     unowned let events: any EventPublisher
     /// The environment command tasks' programs start from (the agent's).
     private let environment: [String: String]
-    private var storage: (any WorkStorage)?
+    private(set) var storage: (any WorkStorage)?
     private var fleet: (any FleetBackend)?
     private var outputs: OutputHub?
     private var memory: (any MemoryStore)?
@@ -103,12 +111,14 @@ package final class WorkHost {
         // Before the scheduler: a schedule may start workflows.
         setUpWorkflows(definitions.workflows, roles: definitions.roles)
         setUpSchedules(definitions.schedules)
+        applyEvents(definitions.events)
     }
 
     /// A reload's definitions: the tasks (executors first), schedules, workflows and who may
     /// answer approvals (the HTTP server keeps its logins) follow at once.
     package func apply(_ definitions: Definitions) {
         moduleTaskTypes = definitions.moduleTasks
+        applyEvents(definitions.events)
         applyTasks(definitions.tasks, executors: definitions.executors, assignment: definitions.assignment)
         scheduler?.apply(definitions.schedules)
         workflows?.apply(definitions.workflows)

@@ -13,4 +13,7 @@ package protocol WorkStorage: AnyObject {
     /// before the loop runs).
     func openWorkflowStore() throws -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])])
     func openMemoryStore() throws -> any MemoryStore
+    /// Commits an event to the event log at once; `done` (any thread) says whether it was
+    /// written: a published event is answered only once it is (see `WorkHost+Intake`).
+    func commitEvent(type: String, source: String, time: Double, payload: [UInt8], done: @escaping @Sendable (Bool) -> Void)
 }

@@ -64,7 +64,7 @@ public struct WorkflowDefinition: Equatable, Sendable {
 
 /// One step: an `id` and its kind's key.
 public struct WorkflowStep: Equatable, Sendable {
-    /// What a `wait_event` or an `approval` does when its time is up.
+    /// What a `wait_event`, a `wait_signal` or an `approval` does when its time is up.
     public enum OnTimeout: Equatable, Sendable {
         case fail
         /// The step succeeds with a null output.
@@ -91,8 +91,12 @@ public struct WorkflowStep: Equatable, Sendable {
         case parallel(branches: [[WorkflowStep]], join: Join)
         /// Emits an event on the bus.
         case publish(type: String, payload: JSONValue)
-        /// Waits for an event of `type` whose payload passes `where`.
+        /// Waits for an event of `type` whose payload passes `where` (its references resolved
+        /// when the step starts).
         case waitEvent(type: String, where: JSONValue?, timeout: Double?, onTimeout: OnTimeout)
+        /// Waits for a signal `name` sent to this run (`workflow signal`); one sent before the
+        /// step started is kept for it.
+        case waitSignal(name: String, timeout: Double?, onTimeout: OnTimeout)
         /// Waits for one of `approvers` (user names or HTTP roles) to approve or reject.
         case approval(approvers: [String], prompt: String, timeout: Double?, onTimeout: OnTimeout)
         /// Asks the chatbot (or one named logic adapter of it); the answer is the output.
@@ -111,6 +115,7 @@ public struct WorkflowStep: Equatable, Sendable {
         case .parallel: "parallel"
         case .publish: "publish"
         case .waitEvent: "wait_event"
+        case .waitSignal: "wait_signal"
         case .approval: "approval"
         case .chat: "chat"
         }

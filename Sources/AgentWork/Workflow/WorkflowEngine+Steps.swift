@@ -76,9 +76,14 @@ extension WorkflowEngine {
                 record.detail["type"] = .string(type)
                 record.detail["payload"] = resolved
             }
-        case .waitEvent(let type, _, let timeout, _):
+        case .waitEvent(let type, let condition, let timeout, _):
             record.status = .waiting
             record.detail["type"] = .string(type)
+            if let timeout { record.deadline = record.startedAt + timeout }
+            if let condition, let problem = resolveWhere(condition, into: &record, values) { fail(problem) }
+        case .waitSignal(let name, let timeout, _):
+            record.status = .waiting
+            record.detail["signal"] = .string(name)
             if let timeout { record.deadline = record.startedAt + timeout }
         case .approval(let approvers, let prompt, let timeout, _):
             switch WorkflowReferences.resolve(.string(prompt), with: values) {
@@ -99,7 +104,9 @@ extension WorkflowEngine {
             }
         }
         state.record(record)
-        if case .waitEvent(let type, let condition, _, _) = step.kind { armWait(state, step.id, type: type, condition: condition) }
+        if record.status == .waiting, case .waitEvent(let type, let condition, _, _) = step.kind {
+            armWait(state, step.id, type: type, condition: record.detail["where"] ?? condition)
+        }
         commit(state, [record])
         if case .approval = step.kind, record.status == .waiting {
             publish(.workflowApprovalRequested, ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "step": .string(step.id),
@@ -107,13 +114,21 @@ extension WorkflowEngine {
         }
     }
 
-    /// Makes the engine want `type` and routes its events to the step from now on: at its start,
-    /// before the start is committed, so an event in that gap is held for the step (which goes on
-    /// only once its start is committed, at its launch).
-    package func armWait(_ state: LiveRun, _ step: String, type: String, condition: JSONValue?) {
-        removeWait(run: state.run.id, step: step)
-        waits[type, default: []].append(Wait(run: state.run.id, step: step, condition: condition.flatMap { try? JSONSchemaValidator(schema: $0) }))
-        refreshWantedTypes()
+    /// A `wait_event`'s `where` with its references resolved, once, as the step starts: kept
+    /// in the record (`where`), so that a restart waits for the same values; nil, or why the
+    /// step cannot wait (a reference with no value, a schema that no longer compiles).
+    private func resolveWhere(_ condition: JSONValue, into record: inout WorkflowStepRecord, _ values: WorkflowReferences.Values) -> String? {
+        guard !WorkflowReferences.isLiteral(condition) else { return nil }
+        switch WorkflowReferences.resolve(condition, with: values) {
+        case .failure(let problem):
+            return "its \"where\" cannot be resolved: \(problem.message)"
+        case .success(let resolved):
+            if let problem = WorkflowSettings.compileProblem(resolved) {
+                return "its \"where\", with its references resolved (\(String(resolved.serialized().prefix(200)))), is no JSON Schema: \(problem)"
+            }
+            record.detail["where"] = resolved
+            return nil
+        }
     }
 
     /// A task run with the step's idempotency key, its id kept in the record before it is submitted.
@@ -146,10 +161,12 @@ extension WorkflowEngine {
         case .waitEvent(let type, let condition, _, _):
             if let event = state.heldEvents.removeValue(forKey: step.id) {
                 finishStep(state, step.id, .succeeded, output: event)
-            } else if !(waits[type] ?? []).contains(where: { $0.run == state.run.id && $0.step == step.id }) {
-                // Started in an earlier life of the agent: armed now.
-                armWait(state, step.id, type: type, condition: condition)
+            } else if !waits.contains(run: state.run.id, step: step.id) {
+                // Started in an earlier life of the agent: armed now, with the values resolved then.
+                armWait(state, step.id, type: type, condition: record.detail["where"] ?? condition)
             }
+        case .waitSignal(let name, _, _):
+            takeKeptSignal(name, for: step.id, state)
         case .approval:
             break
         case .chat(_, let adapter, _):
@@ -255,8 +272,13 @@ extension WorkflowEngine {
         switch step.kind {
         case .task:
             if let run = record.taskRun { _ = tasks.cancel(run) }
-        case .waitEvent(_, _, let timeout, let onTimeout), .approval(_, _, let timeout, let onTimeout):
-            let message = "no \(step.kindName == "approval" ? "decision" : "matching event") within \(ProcessPolicy.format(timeout ?? 0)) s"
+        case .waitEvent(_, _, let timeout, let onTimeout), .waitSignal(_, let timeout, let onTimeout), .approval(_, _, let timeout, let onTimeout):
+            let awaited = switch step.kind {
+            case .approval: "decision"
+            case .waitSignal(let name, _, _): "signal \"\(name)\""
+            default: "matching event"
+            }
+            let message = "no \(awaited) within \(ProcessPolicy.format(timeout ?? 0)) s"
             switch onTimeout {
             case .fail: finishStep(state, step.id, .timedOut, error: message)
             case .continue: finishStep(state, step.id, .succeeded, output: .null, error: message, detail: ["timed_out": true])

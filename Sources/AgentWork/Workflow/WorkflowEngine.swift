@@ -66,13 +66,6 @@ package final class WorkflowEngine {
         }
     }
 
-    /// A `wait_event` step waiting.
-    package struct Wait {
-        package var run: String
-        package var step: String
-        package var condition: JSONSchemaValidator?
-    }
-
     /// A workflow's `on_event`, compiled.
     package struct Trigger {
         package var workflow: String
@@ -87,13 +80,15 @@ package final class WorkflowEngine {
     package let undecidedConditions: UndecidedConditions
     package private(set) var definitions: [String: WorkflowDefinition] = [:]
     private var inputValidators: [String: JSONSchemaValidator] = [:]
-    private var triggers: [String: [Trigger]] = [:]
+    var triggers: [String: [Trigger]] = [:]
     package var live: [String: LiveRun] = [:]
     /// Runs finished whose last commit is not confirmed yet.
     private var lastFinished: [String: LiveRun] = [:]
-    /// Waiting `wait_event` steps by event type, armed when the step starts (before its start
-    /// is committed: an event in that gap is held for it, not lost).
-    package var waits: [String: [Wait]] = [:]
+    /// Waiting `wait_event` steps, by event type and correlation values, armed when the step
+    /// starts (before its start is committed: an event in that gap is held for it, not lost).
+    package var waits = WaitIndex()
+    /// The largest signal payload, in bytes of its JSON text (`/events/max_payload_bytes`).
+    package var payloadLimit = EventSettings.defaultPayloadBytes
     /// Finished runs kept in memory (the newest ``recentLimit``), with their logs.
     package private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
     private var recentOrder: [String] = []
@@ -104,7 +99,7 @@ package final class WorkflowEngine {
     /// The fleet's side: runs held under leases in the shared store (nil: this agent owns its runs).
     package var fleet: FleetWorkflowState?
     /// Event types some step waits for or some workflow is triggered by.
-    package private(set) var wantedTypes: Set<String> = []
+    package internal(set) var wantedTypes: Set<String> = []
 
     /// Announces a run's change on the event bus (`workflow.started`, `workflow.succeeded`…),
     /// with the run's cascade depth.
@@ -497,77 +492,6 @@ package final class WorkflowEngine {
             if recentOrder.count > recentLimit { recent[recentOrder.removeFirst()] = nil }
         }
         recent[run.id] = (run, steps)
-    }
-
-    // MARK: Events
-
-    package func refreshWantedTypes() {
-        let types = Set(waits.keys).union(triggers.keys)
-        guard types != wantedTypes else { return }
-        wantedTypes = types
-        wantedTypesChanged()
-    }
-
-    /// Whether `condition` passes `payload`; one it cannot decide is reported and does not.
-    private func decides(_ condition: JSONSchemaValidator, _ payload: JSONValue, _ owner: String, _ type: String, _ source: String) -> Bool {
-        switch ConditionOutcome(condition, on: payload) {
-        case .passes: return true
-        case .fails: return false
-        case .undecided(let error):
-            undecidedConditions.report(owner, eventType: type, source: source, error)
-            return false
-        }
-    }
-
-    package func removeWait(run: String, step: String) {
-        guard let type = waits.first(where: { $0.value.contains { $0.run == run && $0.step == step } })?.key else { return }
-        waits[type]?.removeAll { $0.run == run && $0.step == step }
-        if waits[type]?.isEmpty == true {
-            waits[type] = nil
-            refreshWantedTypes()
-        }
-    }
-
-    /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on (a
-    /// step whose start is not committed yet keeps the first such event until its launch),
-    /// workflows triggered by it start.
-    /// `cascade`: how many runs, each started by an event of the one before, led to this event
-    /// (0: an event of a process, a person, a schedule).
-    package func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
-        guard !stopping else { return }
-        let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
-        for wait in waits[type] ?? [] {
-            if let condition = wait.condition, !decides(condition, payload, "the \"where\" of step \(wait.step) of workflow run \(wait.run)", type, source) { continue }
-            guard let state = live[wait.run] else { continue }
-            if state.launched.contains(wait.step) {
-                finishStep(state, wait.step, .succeeded, output: event)
-            } else if state.heldEvents[wait.step] == nil {
-                state.heldEvents[wait.step] = event
-            }
-        }
-        for trigger in triggers[type] ?? [] {
-            // A workflow's own published events do not start it again (no endless chain).
-            if source == "workflow:" + trigger.workflow { continue }
-            if let condition = trigger.condition, !decides(condition, payload, "the \"where\" of workflow \(trigger.workflow)'s on_event", type, source) { continue }
-            guard let definition = definitions[trigger.workflow] else { continue }
-            guard inputProblems(event, workflow: trigger.workflow).isEmpty else {
-                logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")
-                continue
-            }
-            guard cascade < Self.deepestCascade else {
-                stopCascade(type: type, source: source, workflow: trigger.workflow, cascade: cascade)
-                continue
-            }
-            start(definition, input: event, requestedBy: "event", cascade: cascade + 1)
-        }
-    }
-
-    /// A chain of triggers at ``deepestCascade``: the event starts no run; said once, in the
-    /// log and as an event (of the same depth, so that nothing it triggers goes on either).
-    private func stopCascade(type: String, source: String, workflow: String, cascade: Int) {
-        logger.error("workflows: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
-        publish(.workflowCascadeStopped, ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
-                                             "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(Self.deepestCascade))], cascade)
     }
 }
 

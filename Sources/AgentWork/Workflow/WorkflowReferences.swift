@@ -122,6 +122,36 @@ package enum WorkflowReferences {
         collect(value, at: "").references.isEmpty
     }
 
+    /// The keywords of a JSON Schema whose value is a number.
+    private static let numericKeywords: Set<String> = [
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+        "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains",
+    ]
+
+    /// A schema with references (a `wait_event`'s `where`) made compilable before they are
+    /// resolved: a reference where a number is expected becomes 1, in a `pattern` the empty
+    /// pattern; any other stays the string it is. Validation compiles this; the step compiles
+    /// the resolved schema when it starts.
+    package static func placeholders(in schema: JSONValue) -> JSONValue {
+        func walk(_ value: JSONValue, key: String?) -> JSONValue {
+            switch value {
+            case .string(let text):
+                guard !references(in: text).references.isEmpty, let key else { return value }
+                if numericKeywords.contains(key) { return 1 }
+                return key == "pattern" ? "" : value
+            case .array(let items):
+                return .array(items.map { walk($0, key: nil) })
+            case .object(let object):
+                var result = JSONObject()
+                for (name, item) in object { result[name] = walk(item, key: name) }
+                return .object(result)
+            default:
+                return value
+            }
+        }
+        return walk(schema, key: nil)
+    }
+
     /// `value` with every reference replaced (see the type's rule).
     package static func resolve(_ value: JSONValue, with values: Values) -> Result<JSONValue, Problem> {
         do {

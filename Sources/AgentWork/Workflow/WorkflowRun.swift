@@ -38,6 +38,8 @@ package struct WorkflowRun: Sendable, Equatable {
     package var cascade = 0
     /// The claim this agent holds it under (a fleet's shared store; not stored in the record).
     package var claim: RunClaim?
+    /// Signals sent to it that no `wait_signal` step has taken yet, oldest first.
+    package var signals: [WorkflowSignal] = []
 
     package init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
@@ -58,6 +60,7 @@ package struct WorkflowRun: Sendable, Equatable {
         ]
         if let error { object["error"] = .string(error) }
         if let output { object["output"] = output }
+        if !signals.isEmpty { object["signals"] = .array(signals.map(\.output)) }
         if let endedAt {
             object["ended_at"] = .string(TaskRun.iso(endedAt))
             object["duration"] = .number(JSONNumber(((endedAt - startedAt) * 1e6).rounded() / 1e6))
@@ -76,6 +79,7 @@ package struct WorkflowRun: Sendable, Equatable {
         if let output { object["output"] = output }
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
         if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
+        if !signals.isEmpty { object["signals"] = .array(signals.map(\.storedJSON)) }
         return .object(object)
     }
 
@@ -98,6 +102,7 @@ package struct WorkflowRun: Sendable, Equatable {
         generation = value["generation"]?.numberValue?.intValue ?? 1
         resumeAt = value["resume_at"]?.numberValue?.intValue ?? 0
         cascade = value["cascade"]?.numberValue?.intValue ?? 0
+        signals = (value["signals"]?.arrayValue ?? []).compactMap(WorkflowSignal.init(stored:))
     }
 }
 

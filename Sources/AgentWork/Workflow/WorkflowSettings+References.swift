@@ -53,7 +53,7 @@ extension StepReader {
                 variables = allVariables
             case .set(let values, _, _):
                 variables.formUnion(values.keys)
-            case .waitEvent(_, _, _, .goto(let target)), .approval(_, _, _, .goto(let target)):
+            case .waitEvent(_, _, _, .goto(let target)), .waitSignal(_, _, .goto(let target)), .approval(_, _, _, .goto(let target)):
                 if !topLevel.contains(target) {
                     let kind = step.kindName
                     problems.append((here + "/\(kind)/on_timeout/goto", "\"\(target)\" is not a top-level step of this workflow\(Suggestions.hint(for: target, in: Array(topLevel))); goto names a step of the workflow's own \"steps\" list (e.g. an escalation)"))
@@ -71,6 +71,7 @@ extension StepReader {
         case .task(_, let input, _, _): [(here + "/input", input)]
         case .set(let variables, let memory, _): [(here + "/set/vars", .object(variables)), (here + "/set/memory", .object(memory))]
         case .publish(_, let payload): [(here + "/publish/payload", payload)]
+        case .waitEvent(_, let condition?, _, _): [(here + "/wait_event/where", condition)]
         case .approval(_, let prompt, _, _): [(here + "/approval/prompt", .string(prompt))]
         case .chat(let text, _, let conversation): [(here + "/chat/text", .string(text))] + (conversation.map { [(here + "/chat/conversation", .string($0))] } ?? [])
         default: []

@@ -71,6 +71,7 @@ package struct StepReader {
         case "parallel": parsed = parallel(body, here)
         case "publish": parsed = publish(body, here)
         case "wait_event": parsed = waitEvent(body, here)
+        case "wait_signal": parsed = waitSignal(body, here)
         case "approval": parsed = approval(body, here)
         default: parsed = chat(body, here)
         }
@@ -163,10 +164,23 @@ package struct StepReader {
     private mutating func waitEvent(_ body: JSONValue, _ here: String) -> WorkflowStep.Kind? {
         guard let object = expectObject(body, here, keys: ["type", "where", "timeout", "on_timeout"], example: #"{"type": "payment.received", "where": {...}, "timeout": 3600, "on_timeout": "fail"}"#) else { return nil }
         guard let type = eventType(object["type"], at: here) else { return nil }
-        if let condition = object["where"], let problem = WorkflowSettings.compileProblem(condition) {
-            problems.append((here + "/where", "the condition does not compile: \(problem); write a JSON Schema over the event's payload"))
+        if let condition = object["where"], let problem = WorkflowSettings.compileProblem(WorkflowReferences.placeholders(in: condition)) {
+            problems.append((here + "/where", "the condition does not compile: \(problem); write a JSON Schema over the event's payload (references such as \"${input:/order}\" are resolved when the step starts)"))
         }
         return .waitEvent(type: type, where: object["where"], timeout: seconds(object["timeout"], at: here + "/timeout"), onTimeout: onTimeout(object["on_timeout"], at: here))
+    }
+
+    private mutating func waitSignal(_ body: JSONValue, _ here: String) -> WorkflowStep.Kind? {
+        guard let object = expectObject(body, here, keys: ["name", "timeout", "on_timeout"], example: #"{"name": "customer.replied", "timeout": 86400, "on_timeout": "fail"}"#) else { return nil }
+        guard let name = object["name"]?.stringValue else {
+            problems.append((here + (object["name"] == nil ? "" : "/name"), "expected \"name\": the signal's name, as `agent-control workflow signal RUN NAME` sends it (e.g. \"customer.replied\")"))
+            return nil
+        }
+        if let problem = PlainName.problem(name, what: "signal name") {
+            problems.append((here + "/name", problem))
+            return nil
+        }
+        return .waitSignal(name: name, timeout: seconds(object["timeout"], at: here + "/timeout"), onTimeout: onTimeout(object["on_timeout"], at: here))
     }
 
     private mutating func approval(_ body: JSONValue, _ here: String) -> WorkflowStep.Kind? {

@@ -13,7 +13,7 @@ package enum WorkflowSettings {
     /// The schema of `"workflows"` (part of ``HostSchema``): the outer shape; the steps are
     /// read by ``read(_:chatAdapters:)``, which reports more precisely than a schema could.
     package static let schema: JSONValue = [
-        "description": "Workflows: multi-step work run from a persisted step log (task, set, condition, parallel, publish, wait_event, approval, chat steps). Name → workflow.",
+        "description": "Workflows: multi-step work run from a persisted step log (task, set, condition, parallel, publish, wait_event, wait_signal, approval, chat steps). Name → workflow.",
         "type": "object",
         "additionalProperties": [
             "type": "object",
@@ -23,7 +23,7 @@ package enum WorkflowSettings {
                 "description": ["type": "string", "description": "What the workflow does, for people."],
                 "input": ["type": ["object", "boolean"], "description": "A JSON Schema for the run's input (checked when a run is asked for)."],
                 "steps": ["type": "array", "minItems": 1, "items": ["type": "object"],
-                          "description": "The steps, in order: each an object with an \"id\" and its kind's key (task, set, condition, parallel, publish, wait_event, approval, chat)."],
+                          "description": "The steps, in order: each an object with an \"id\" and its kind's key (task, set, condition, parallel, publish, wait_event, wait_signal, approval, chat)."],
                 "on_event": [
                     "description": "Start a run, with the event as input, for every event of `type` whose payload passes the JSON Schema `where`.",
                     "type": "object", "required": ["type"], "additionalProperties": false,
@@ -37,12 +37,12 @@ package enum WorkflowSettings {
         ],
     ]
 
-    package static let kinds = ["task", "set", "condition", "parallel", "publish", "wait_event", "approval", "chat"]
+    package static let kinds = ["task", "set", "condition", "parallel", "publish", "wait_event", "wait_signal", "approval", "chat"]
     /// The keys each kind allows besides `id` and its own.
     package static let siblings: [String: Set<String>] = [
         "task": ["input", "timeout", "retries", "description"],
         "set": ["description"], "condition": ["description"], "parallel": ["description"], "publish": ["description"],
-        "wait_event": ["description"], "approval": ["description"], "chat": ["description"],
+        "wait_event": ["description"], "wait_signal": ["description"], "approval": ["description"], "chat": ["description"],
     ]
 
     /// The workflows in `json` and the problems found, with their pointers. `chatAdapters`: the

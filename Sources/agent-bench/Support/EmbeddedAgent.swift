@@ -39,8 +39,10 @@ final class EmbeddedAgent {
     /// false (then posix_spawn of agent-worker, as with `AGENT_FORK_SERVER=0`).
     /// `fleet`: the fleet's database, as `"fleet"` in an agent's settings gives it (figure 13's
     /// routing cost of fleet mode).
+    /// `work`: the work layer (tasks, schedules, workflows) set up from the settings, as
+    /// agent-control sets it up.
     init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true,
-         fleet: (any FleetBackend)? = nil) throws {
+         fleet: (any FleetBackend)? = nil, work: Bool = false) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -90,6 +92,10 @@ final class EmbeddedAgent {
         let attached = self.store
         let commands = supervisor.inbox.isolated {
             supervisor.attach(store: attached, fleet: fleet)
+            if work {
+                supervisor.work.setUp(prepared.report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
+                                      notifications: nil, containment: nil)
+            }
             return supervisor.makeCommandCenter(storePath: attached?.path)
         }
         if let settings = prepared.settings.http {

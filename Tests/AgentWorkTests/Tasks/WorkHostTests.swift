@@ -25,6 +25,9 @@ import Testing
         func publish(type: String, source: String, payload: [UInt8], timeNanoseconds: Int64) {
             published.append((type, source, payload.withUnsafeBytes { (try? JSONValue.parse($0)) ?? .null }))
         }
+        func publishStored(type: String, source: String, payload: [UInt8], timeNanoseconds: Int64) {
+            publish(type: type, source: source, payload: payload, timeNanoseconds: timeNanoseconds)
+        }
         func deliver(type: String, source: String, payload: [UInt8], to process: SupervisedProcess) {}
         func send(_ kind: FrameKind, body: [UInt8], to process: SupervisedProcess) {}
         func subscribedTypes(prefix: String) -> [String] { [] }

@@ -9,7 +9,7 @@ public enum WorkflowCommands {
     package static let all: [any AgentCommand.Type] = [
         WorkflowGetCommand.self, WorkflowCreateCommand.self, WorkflowUpdateCommand.self, WorkflowDeleteCommand.self, WorkflowAddStepCommand.self,
         WorkflowListCommand.self, WorkflowRunCommand.self, WorkflowRunsCommand.self, WorkflowShowCommand.self, WorkflowCancelCommand.self,
-        WorkflowApproveCommand.self, WorkflowRejectCommand.self,
+        WorkflowApproveCommand.self, WorkflowRejectCommand.self, WorkflowSignalCommand.self,
     ]
 
     /// The refusal when the agent runs no workflows.
@@ -29,7 +29,14 @@ public enum WorkflowCommands {
         "input": [:], "variables": ["type": "object"], "output": [:], "error": ["type": "string"],
         "requested_by": ["type": "string"], "started_at": ["type": "string", "format": "date-time"],
         "ended_at": ["type": "string", "format": "date-time"], "duration": ["type": "number", "description": "Seconds from start to end."],
+        "signals": ["type": "array", "items": signalSchema, "description": "Signals sent to the run that no wait_signal step has taken yet."],
     ], required: ["id", "workflow", "version", "status", "input", "started_at"], open: true)
+
+    /// A signal as a `wait_signal` step's output and a run's kept signals show it.
+    static let signalSchema: JSONValue = CommandSchema.object([
+        "name": ["type": "string"], "payload": [:], "time": ["type": "string", "format": "date-time"],
+        "by": ["type": "string", "description": "Who sent it: the front, user and address, as the audit names them."],
+    ], required: ["name", "payload", "time", "by"])
 
     /// One line of a run's step log (see ``WorkflowStepRecord/json``): a stable shape for the
     /// dashboard and the benchmarks.
@@ -45,6 +52,8 @@ public enum WorkflowCommands {
         "deadline": ["type": "string", "format": "date-time", "description": "When a wait, an approval or a task step times out."],
         "approvers": ["type": "array", "items": ["type": "string"]], "prompt": ["type": "string"], "decision": ["type": "object"],
         "branch": ["type": "string"], "type": ["type": "string"], "input": [:], "payload": [:],
+        "where": ["description": "wait_event steps: the condition with its references resolved when the step started."],
+        "signal": ["type": "string", "description": "wait_signal steps: the signal's name."],
     ], required: ["step", "kind", "status", "attempt", "generation", "started_at"], open: true)
 
     /// `{"ok": true, "run": …, "steps"?: […]}`.

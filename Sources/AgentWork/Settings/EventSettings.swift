@@ -1,0 +1,92 @@
+import AgentBase
+import JSONSchema
+
+/// The `events` section of settings.json: what the agent accepts as an event from outside
+/// (`agent-control publish`, `POST /api/events`) — the largest payload, and the types that
+/// declare what their payload holds.
+///
+/// ```json
+/// "events": {"max_payload_bytes": 65536,
+///            "types": {"order.confirmed": {"description": "A shop confirmed an order.",
+///                                          "schema": {"type": "object", "required": ["order"]}}}}
+/// ```
+public struct EventSettings: Sendable, Equatable {
+    /// One declared type: what it means, and the JSON Schema its published payloads must pass.
+    public struct Declaration: Sendable, Equatable {
+        public var description: String
+        public var schema: JSONValue?
+    }
+
+    /// The largest payload accepted, in bytes of its JSON text.
+    public var maximumPayloadBytes = EventSettings.defaultPayloadBytes
+    /// Declared types, by name.
+    public var types: [String: Declaration] = [:]
+
+    public static let defaultPayloadBytes = 65_536
+    public static let largestPayloadBytes = 16_777_216
+    /// Levels of arrays and objects a payload may nest: one less than a run's input, which an
+    /// event starting a run wraps (`{"type", "source", "time", "payload"}`).
+    public static let deepestPayload = InputNesting.deepest - 1
+
+    public init() {}
+
+    /// The schema of `"events"` (part of the host schema).
+    package static let schema: JSONValue = [
+        "description": "Events published from outside the agent (`agent-control publish`, POST /api/events): the largest payload, and the types that declare their payload's schema.",
+        "type": "object", "additionalProperties": false,
+        "properties": [
+            "max_payload_bytes": ["type": "integer", "minimum": 2, "maximum": .number(JSONNumber(largestPayloadBytes)),
+                                  "default": .number(JSONNumber(defaultPayloadBytes)),
+                                  "description": "The largest payload a published event may have, in bytes of its JSON text; larger ones are refused (413)."],
+            "types": [
+                "description": "Event type → its declaration: a published event of a declared type must pass its \"schema\" (refused at the payload's pointer otherwise). Undeclared types take any payload.",
+                "type": "object",
+                "additionalProperties": [
+                    "type": "object", "additionalProperties": false,
+                    "properties": [
+                        "description": ["type": "string", "description": "What an event of the type means."],
+                        "schema": ["type": ["object", "boolean"], "description": "A JSON Schema (2020-12) the payload must pass."],
+                    ],
+                ],
+            ],
+        ],
+    ]
+
+    /// The settings' `"events"` (the schema has checked its shapes), and the problems the schema
+    /// cannot see: a type name that could not be published, a schema that does not compile.
+    package static func read(_ json: JSONValue?) -> (settings: EventSettings, problems: [(pointer: String, message: String)]) {
+        var settings = EventSettings()
+        var problems: [(pointer: String, message: String)] = []
+        if let value = json?["max_payload_bytes"]?.numberValue?.intValue, (2...largestPayloadBytes).contains(value) {
+            settings.maximumPayloadBytes = value
+        }
+        for (name, entry) in json?["types"]?.objectValue ?? [:] {
+            let pointer = "/events/types/" + JSONPointer.escape(name)
+            if let problem = typeProblem(name) {
+                problems.append((pointer, problem))
+                continue
+            }
+            let schema = entry["schema"]
+            if let schema, let problem = WorkflowSettings.compileProblem(schema) {
+                problems.append((pointer + "/schema", "the schema does not compile: \(problem)"))
+                continue
+            }
+            settings.types[name] = Declaration(description: entry["description"]?.stringValue ?? "", schema: schema)
+        }
+        return (settings, problems)
+    }
+
+    /// Why `type` cannot be published from outside, or nil: a plain name (letters, digits, `_`,
+    /// `-`, `.`; at most 200 bytes; no `:`, which marks the fleet's `fleet:TYPE`), and not a
+    /// type the runtime itself publishes (`task.succeeded`…), which a subscriber trusts to
+    /// come from the runtime.
+    package static func typeProblem(_ type: String) -> String? {
+        if let problem = PlainName.problem(type, what: "event type") {
+            return problem + " (e.g. \"order.confirmed\")"
+        }
+        if RuntimeEvent.all.contains(where: { $0.type == type }) {
+            return "\"\(type)\" is an event type the runtime publishes itself (see docs/reference/events.md); name your own, e.g. \"shop.\(type)\""
+        }
+        return nil
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import JSONSchema
+
+/// Events into the engine: the types it wants, `wait_event` steps released through the
+/// ``WaitIndex``, and runs started by `on_event`.
+extension WorkflowEngine {
+    package func refreshWantedTypes() {
+        let types = Set(waits.types).union(triggers.keys)
+        guard types != wantedTypes else { return }
+        wantedTypes = types
+        wantedTypesChanged()
+    }
+
+    /// Whether `condition` passes `payload`; one it cannot decide is reported and does not.
+    private func decides(_ condition: JSONSchemaValidator, _ payload: JSONValue, _ owner: String, _ type: String, _ source: String) -> Bool {
+        switch ConditionOutcome(condition, on: payload) {
+        case .passes: return true
+        case .fails: return false
+        case .undecided(let error):
+            undecidedConditions.report(owner, eventType: type, source: source, error)
+            return false
+        }
+    }
+
+    package func removeWait(run: String, step: String) {
+        if waits.remove(run: run, step: step) != nil { refreshWantedTypes() }
+    }
+
+    /// Makes the engine want `type` and routes its events to the step from now on: at its start,
+    /// before the start is committed, so an event in that gap is held for the step (which goes on
+    /// only once its start is committed, at its launch). `condition`: the resolved `where`.
+    package func armWait(_ state: LiveRun, _ step: String, type: String, condition: JSONValue?) {
+        var validator: JSONSchemaValidator?
+        if let condition {
+            // Checked when the settings were read and when the step started: this is a store edited by hand.
+            guard let compiled = try? JSONSchemaValidator(schema: condition) else {
+                return logger.error("workflow run \(state.run.id): the \"where\" of step \(step) does not compile; the step waits until its timeout")
+            }
+            validator = compiled
+        }
+        if waits.add(WaitIndex.Wait(run: state.run.id, step: step, condition: validator), type: type, where: condition) { refreshWantedTypes() }
+    }
+
+    /// An event of a type in ``wantedTypes``: waiting steps whose condition it passes go on (a
+    /// step whose start is not committed yet keeps the first such event until its launch),
+    /// workflows triggered by it start.
+    /// `cascade`: how many runs, each started by an event of the one before, led to this event
+    /// (0: an event of a process, a person, a schedule).
+    package func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
+        guard !stopping else { return }
+        let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
+        for wait in waits.candidates(type: type, payload: payload) {
+            if let condition = wait.condition, !decides(condition, payload, "the \"where\" of step \(wait.step) of workflow run \(wait.run)", type, source) { continue }
+            guard let state = live[wait.run] else { continue }
+            if state.launched.contains(wait.step) {
+                finishStep(state, wait.step, .succeeded, output: event)
+            } else if state.heldEvents[wait.step] == nil {
+                state.heldEvents[wait.step] = event
+            }
+        }
+        for trigger in triggers[type] ?? [] {
+            // A workflow's own published events do not start it again (no endless chain).
+            if source == "workflow:" + trigger.workflow { continue }
+            if let condition = trigger.condition, !decides(condition, payload, "the \"where\" of workflow \(trigger.workflow)'s on_event", type, source) { continue }
+            guard let definition = definitions[trigger.workflow] else { continue }
+            guard inputProblems(event, workflow: trigger.workflow).isEmpty else {
+                logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")
+                continue
+            }
+            guard cascade < Self.deepestCascade else {
+                stopCascade(type: type, source: source, workflow: trigger.workflow, cascade: cascade)
+                continue
+            }
+            start(definition, input: event, requestedBy: "event", cascade: cascade + 1)
+        }
+    }
+
+    /// A chain of triggers at ``deepestCascade``: the event starts no run; said once, in the
+    /// log and as an event (of the same depth, so that nothing it triggers goes on either).
+    private func stopCascade(type: String, source: String, workflow: String, cascade: Int) {
+        logger.error("workflows: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        publish(.workflowCascadeStopped, ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
+                                             "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(Self.deepestCascade))], cascade)
+    }
+}
