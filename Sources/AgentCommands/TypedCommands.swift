@@ -13,7 +13,7 @@ enum TypedCommands {
     }
     /// The commands whose host is the root's.
     static var agent: [any AgentCommand.Type] {
-        SupervisionCommands.all + ChatCommands.all + ConfigurationCommands.all + StoreCommands.all.map { $0 as any AgentCommand.Type }
+        SupervisionCommands.all + ChatCommands.all + ConfigurationCommands.all + ResourceCommands.all + StoreCommands.all.map { $0 as any AgentCommand.Type }
     }
 
     static var all: [any AgentCommand.Type] { agent + work }

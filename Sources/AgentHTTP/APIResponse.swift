@@ -54,6 +54,7 @@ enum APIResponse {
         case "unauthorized"?: .unauthorized
         case "too_large"?: .contentTooLarge
         case "rate_limited"?: .tooManyRequests
+        case "precondition_failed"?: .preconditionFailed
         // A command that ran and was refused (a process already running, a reload whose
         // settings are invalid): the request was fine, the state did not allow it.
         default: .conflict

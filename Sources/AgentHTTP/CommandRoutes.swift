@@ -151,6 +151,7 @@ struct CommandRoutes: Sendable {
             }
             fields[name] = .string(value)
         }
+        if let refusal = Self.takeIfMatch(request, into: &fields, properties: properties) { return .failure(refusal) }
         // Checked with the members the route fixes, as the control socket checks a request.
         var checked = fields
         for (name, value) in command.fixed {
@@ -163,6 +164,21 @@ struct CommandRoutes: Sendable {
         case .success(let request): return .success((fields, request))
         case .failure(let problem): return .failure(Refusal(problem))
         }
+    }
+
+    /// HTTP's `If-Match` header as the request's `if_match`, for a command that takes one (the
+    /// settings changes): the hash as `settings_get` and the resources' reads answer it, quoted
+    /// as an ETag or not. Refused when the body says otherwise.
+    static func takeIfMatch(_ request: Request, into fields: inout JSONObject, properties: JSONObject) -> Refusal? {
+        guard properties["if_match"] != nil, let header = request.headers[.ifMatch] else { return nil }
+        var value = Substring(header.trimmingCharacters(in: .whitespaces))
+        if value.hasPrefix("W/") { value = value.dropFirst(2) }
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
+        if let given = fields["if_match"], given != .string(String(value)) {
+            return Refusal(.invalid("/if_match: the body's if_match and the If-Match header differ; send one of them", pointer: "/if_match"))
+        }
+        fields["if_match"] = .string(String(value))
+        return nil
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,

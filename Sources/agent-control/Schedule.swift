@@ -17,7 +17,7 @@ struct ScheduleCommand: ParsableCommand {
         once, an expression with a `*` minute or hour keeps its rhythm, and a change of more than 3 \
         hours is a clock correction.
         """,
-        subcommands: [ScheduleNext.self] + ScheduleAgentCommands.all)
+        subcommands: [ScheduleNext.self] + ScheduleAgentCommands.all + ResourceDefinitionChange.schedule)
 }
 
 struct ScheduleNext: ParsableCommand {

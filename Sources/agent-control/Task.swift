@@ -17,7 +17,8 @@ struct TaskCommand: ParsableCommand {
         retries, and ends abandoned past the task's max_interruptions. Runs are kept in the store (without it, in memory until the agent stops).
         """,
         subcommands: [TaskRunCommand.self, TaskList.self, TaskRuns.self, TaskShow.self, TaskRerun.self, TaskCancel.self,
-                      TaskAssign.self, TaskUnassign.self, TaskAssignments.self, TaskSetStrategy.self, TaskComplete.self, TaskFail.self])
+                      TaskAssign.self, TaskUnassign.self, TaskAssignments.self, TaskSetStrategy.self, TaskComplete.self, TaskFail.self]
+            + ResourceDefinitionChange.task)
 
     /// Sends a task command and returns the agent's answer; a refusal is printed and exits 1.
     /// A command that reads history passes `stored`: when the agent is not running, the

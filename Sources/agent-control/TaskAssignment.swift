@@ -140,7 +140,7 @@ struct ExecutorCommand: ParsableCommand {
         room), busy (full), draining (finishes its runs, takes nothing new), offline (its worker \
         died during a run; held out for a backoff of 1 s doubling to 60 s).
         """,
-        subcommands: [ExecutorList.self, ExecutorDrain.self, ExecutorResume.self])
+        subcommands: [ExecutorList.self, ExecutorDrain.self, ExecutorResume.self] + ResourceDefinitionChange.executor)
 
     /// One line per executor: NAME STATE running/max TASKS (labels) [user].
     static func line(_ executor: JSONValue) -> String {

@@ -265,7 +265,7 @@ import Testing
         for answer in answers { #expect(!answer.contains(Self.secret), "\(answer)") }
     }
 
-    @Test func aChangeAgainstAnOlderReadingOfTheFileIsRefusedAsAConflict() throws {
+    @Test func aChangeAgainstAnOlderReadingOfTheFileIsRefusedAsAFailedPrecondition() throws {
         let agent = try Agent(Self.settings, environment: Self.environment)
         let read = try agent.request(["command": "settings_get"]).json
         let hash = try #require(read["hash"]?.stringValue)
@@ -273,7 +273,7 @@ import Testing
         let edited = Self.settings.replacingOccurrences(of: #""threshold": 100"#, with: #""threshold": 90"#)
         try edited.write(toFile: agent.settings, atomically: true, encoding: .utf8)
         let refused = try agent.request(["command": "settings_change", "action": "disable_process", "name": "trades", "if_match": .string(hash)]).json
-        #expect(refused["ok"] == false && refused["code"] == "conflict", "\(refused)")
+        #expect(refused["ok"] == false && refused["code"] == "precondition_failed", "\(refused)")
         #expect(agent.text == edited)
         let cli = try agent.control(["settings", "disable-process", "trades", "--if-match", hash])
         #expect(cli.status == 1 && cli.stderr.contains("changed since it was read"), "\(cli.stderr)")
@@ -407,7 +407,7 @@ import Testing
         let missing = try call("POST", "/api/settings/changes", ["action": "remove_process", "name": "nope"])
         #expect(missing.status == 404 && missing.json["code"] == "not_found", "\(missing)")
         let stale = try call("POST", "/api/settings/changes", ["action": "disable_process", "name": "busy", "if_match": "0-0"])
-        #expect(stale.status == 409 && stale.json["code"] == "conflict", "\(stale)")
+        #expect(stale.status == 412 && stale.json["code"] == "precondition_failed", "\(stale)")
         #expect(agent.text == settings)
         let done = try call("POST", "/api/settings/changes", ["changes": [["action": "disable_process", "name": "busy"]],
                                                               "if_match": got.json["hash"] ?? .null])

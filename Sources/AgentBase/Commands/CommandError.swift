@@ -4,10 +4,12 @@ import JSONSchema
 /// it as `{"ok": false, "code": …, "error": …, "pointer": …}` (HTTP with the status of its
 /// code). The message says what was wrong and how to fix it.
 public struct CommandError: Error, Sendable, Equatable {
-    /// What kind of refusal (HTTP: 400, 404, 409, 503…).
+    /// What kind of refusal (HTTP: 400, 404, 409, 412, 503…).
     public enum Code: String, Sendable, CaseIterable {
         case invalid, notFound = "not_found", conflict, unavailable, forbidden, unauthorized
         case tooLarge = "too_large", rateLimited = "rate_limited", failed
+        /// An `if_match` that is no longer the current revision (HTTP 412): read again, redo.
+        case preconditionFailed = "precondition_failed"
     }
 
     public var code: Code

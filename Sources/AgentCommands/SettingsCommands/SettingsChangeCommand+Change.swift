@@ -18,7 +18,7 @@ extension SettingsChangeCommand {
         /// The module, process or workflow (every action but `replace`).
         package var name: String
         /// `add_process`, `set_process`: the process's whole settings object; `add_workflow`,
-        /// `set_workflow`: the workflow's whole definition.
+        /// `set_task`, …: the resource's whole definition.
         package var settings: JSONObject
         /// `add_workflow_step`: the step object, and where it goes in the workflow's top-level
         /// steps (0 first; nil: last).
@@ -105,9 +105,8 @@ extension SettingsChangeCommand {
                 guard !name.isEmpty else { throw refuse(.name, "expected a non-empty string, found \"\"") }
             }
             if takes.contains(.settings), members.settings == nil {
-                let process = action == .addProcess || action == .setProcess
-                let what = process ? "the process's settings" : "the workflow's definition"
-                let example = process ? "{\"type\": \"…\"}" : "{\"steps\": [{\"id\": \"…\", \"task\": \"…\"}]}"
+                let example = action.resourceChange.map { JSONValue.object($0.resource.example).serialized() } ?? "{\"type\": \"…\"}"
+                let what = action.resourceChange.map { "the \($0.resource.rawValue)'s definition" } ?? "the process's settings"
                 throw refuse(.settings, "\(given) needs \"settings\": \(what) object, e.g. \(example)")
             }
             if takes.contains(.step), members.step == nil {
@@ -128,9 +127,9 @@ extension SettingsChangeAction {
     var members: [SettingsChangeCommand.Change.Members.CodingKeys] {
         switch self {
         case .replace: [.action, .text]
-        case .addProcess, .setProcess, .addWorkflow, .setWorkflow: [.action, .name, .settings]
+        case .addProcess, .setProcess: [.action, .name, .settings]
         case .addWorkflowStep: [.action, .name, .step, .position]
-        default: [.action, .name]
+        default: resourceChange.map { $0.verb == .remove ? [.action, .name] : [.action, .name, .settings] } ?? [.action, .name]
         }
     }
 }

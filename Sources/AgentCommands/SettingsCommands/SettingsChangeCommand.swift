@@ -136,8 +136,8 @@ package enum SettingsChangeCommand: AgentCommand {
     /// The members of one change.
     static let changeFields: JSONObject = [
         "action": ["type": "string", "enum": .array(SettingsChangeAction.names.map(JSONValue.string))],
-        "name": ["type": "string", "minLength": 1, "description": "The module, process or workflow (every action but replace)."],
-        "settings": ["type": "object", "description": "add_process, set_process: the process's whole settings object; add_workflow, set_workflow: the workflow's definition."],
+        "name": ["type": "string", "minLength": 1, "description": "The module, process, workflow, task, schedule or executor (every action but replace)."],
+        "settings": ["type": "object", "description": "add_process, set_process: the process's whole settings object; add_workflow, set_workflow, add_task, set_task, add_schedule, set_schedule, add_executor, set_executor: the definition (an executor's \"type\" may be left out)."],
         "step": ["type": "object", "description": "add_workflow_step: the step object."],
         "position": ["type": "integer", "minimum": 0, "description": "add_workflow_step: the step's index in the workflow's steps (absent: last)."],
         "text": ["type": "string", "description": "replace: the whole document as text."],

@@ -8,6 +8,8 @@ package protocol SettingsCommandHost: AnyObject {
     func settingsGet(respond: @escaping (Result<SettingsGetCommand.Answer, CommandError>) -> Void)
     func settingsChange(_ request: SettingsChangeCommand.Request, respond: @escaping (Result<SettingsChangeCommand.Answer, CommandError>) -> Void)
     func validate(_ request: ValidateCommand.Request, respond: @escaping (Result<ValidateCommand.Answer, CommandError>) -> Void)
+    /// One resource's definition as the file has it (`task_get`, …): `not_found` naming those there are.
+    func settingsResource(_ resource: SettingsResource, named name: String, respond: @escaping (Result<ResourceDefinition, CommandError>) -> Void)
     func modules(respond: @escaping (Result<ModulesCommand.Answer, CommandError>) -> Void)
 }
 

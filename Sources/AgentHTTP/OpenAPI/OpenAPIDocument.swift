@@ -119,6 +119,9 @@ enum OpenAPIDocument {
         responses["403"] = errorResponse(command.mutating ? "The read role, or a session's request that failed the CSRF checks." : "A session's request that failed the CSRF checks.")
         responses["404"] = errorResponse("No such process, conversation or route.")
         responses["409"] = errorResponse("The command ran and was refused by the agent's state (a process already running, invalid settings for a reload).")
+        if properties["if_match"] != nil {
+            responses["412"] = errorResponse("`if_match` (or `If-Match`) is no longer the settings file's hash: read it again and redo the change.")
+        }
         responses["503"] = errorResponse("The agent is stopping, or the store is off.")
         operation["responses"] = .object(responses)
         return operation

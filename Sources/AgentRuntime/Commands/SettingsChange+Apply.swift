@@ -31,12 +31,11 @@ extension SettingsChangeCommand.Change {
         }
         let processPointer = "/processes/" + JSONPointer.escape(name)
         func edit(_ operation: (inout JSONTextEditor) throws(JSONEditError) -> Void) throws(SettingsCommandError) {
-            do {
-                try operation(&editor)
-            } catch {
-                throw SettingsCommandError(.invalid, "\(file): \(error.pointer): cannot \(summary): \(error.message)",
-                                           errors: [["file": .string(file), "pointer": .string(error.pointer), "message": .string(error.message)]])
-            }
+            try Self.edit(&editor, summary: summary, file: file, operation)
+        }
+        if let resourceChange = action.resourceChange {
+            try change(resourceChange.resource, resourceChange.verb, in: &editor, file: file)
+            return editor.bytes
         }
         switch action {
         case .enableModule:
@@ -83,24 +82,8 @@ extension SettingsChangeCommand.Change {
             if try existingProcess(in: document, file: file)["enabled"] != false {
                 try edit { editor throws(JSONEditError) in try editor.setMember("enabled", to: false, inObjectAt: processPointer) }
             }
-        case .addWorkflow:
-            guard let workflows = document["workflows"] else {
-                try edit { editor throws(JSONEditError) in try editor.setMember("workflows", to: .object([name: .object(settings)]), inObjectAt: "") }
-                break
-            }
-            guard let existing = workflows.objectValue else { throw Self.shape("/workflows", "an object of workflows", workflows, file: file) }
-            if existing[name] != nil {
-                throw SettingsCommandError(.conflict, "a workflow named \"\(name)\" already exists; change it with an update (set_workflow), or choose another name")
-            }
-            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(settings), inObjectAt: "/workflows") }
-        case .setWorkflow:
-            _ = try existingWorkflow(in: document, file: file)
-            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(settings), inObjectAt: "/workflows") }
-        case .removeWorkflow:
-            _ = try existingWorkflow(in: document, file: file)
-            try edit { editor throws(JSONEditError) in try editor.removeMember(name, fromObjectAt: "/workflows") }
         case .addWorkflowStep:
-            let workflow = try existingWorkflow(in: document, file: file)
+            let workflow = try existing(.workflow, in: document, file: file)
             let stepsPointer = "/workflows/" + JSONPointer.escape(name) + "/steps"
             guard let steps = workflow["steps"] else {
                 try edit { editor throws(JSONEditError) in try editor.setMember("steps", to: [.object(step)], inObjectAt: "/workflows/" + JSONPointer.escape(name)) }
@@ -112,7 +95,9 @@ extension SettingsChangeCommand.Change {
                 throw .request("/position", "the workflow \"\(name)\" has \(items.count) step(s): a step can go at 0 to \(items.count), not \(index)")
             }
             try edit { editor throws(JSONEditError) in try editor.insert(.object(step), at: index, intoArrayAt: stepsPointer) }
-        case .replace:
+        case .replace, .addWorkflow, .setWorkflow, .removeWorkflow, .addTask, .setTask, .removeTask, .addSchedule, .setSchedule, .removeSchedule,
+             .addExecutor, .setExecutor, .removeExecutor:
+            // replace: above; the resources' changes: change(_:_:in:file:).
             break
         }
         return editor.bytes
@@ -131,17 +116,72 @@ extension SettingsChangeCommand.Change {
         return object
     }
 
-    /// The workflow's definition object; `not_found` (with the names there are) when there is none.
-    private func existingWorkflow(in document: JSONValue, file: String) throws(SettingsCommandError) -> JSONObject {
-        let workflows = document["workflows"]?.objectValue ?? [:]
-        guard let value = workflows[name] else {
-            let names = workflows.keys
-            throw SettingsCommandError(.notFound, "no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+    /// Adds, replaces or removes the resource `name` of the settings (`add_task`, `set_workflow`,
+    /// `remove_executor`, …): its member of ``SettingsResource/collection`` and nothing else.
+    private func change(_ resource: SettingsResource, _ verb: SettingsResource.Verb, in editor: inout JSONTextEditor, file: String) throws(SettingsCommandError) {
+        let document = editor.value
+        let collection = resource.collection
+        let definition = try verb == .remove ? nil : Self.definition(of: resource, settings)
+        func edit(_ operation: (inout JSONTextEditor) throws(JSONEditError) -> Void) throws(SettingsCommandError) {
+            try Self.edit(&editor, summary: summary, file: file, operation)
+        }
+        switch verb {
+        case .add:
+            guard let members = document[collection] else {
+                try edit { editor throws(JSONEditError) in try editor.setMember(collection, to: .object([name: .object(definition ?? [:])]), inObjectAt: "") }
+                return
+            }
+            guard let existing = members.objectValue else { throw Self.shape("/" + collection, "an object of \(collection) by name", members, file: file) }
+            if let taken = existing[name] {
+                let what = resource.holds(taken) ? "\(resource.rawValue)" : "process (of type \(taken["type"].map(Describe.value) ?? "none"))"
+                throw SettingsCommandError(.conflict, "a \(what) named \(PlainName.shown(name)) already exists; replace it with set_\(resource.rawValue) (PUT /api/\(resource.plural)/{name}), or choose another name")
+            }
+            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(definition ?? [:]), inObjectAt: "/" + collection) }
+        case .set:
+            _ = try existing(resource, in: document, file: file)
+            try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(definition ?? [:]), inObjectAt: "/" + collection) }
+        case .remove:
+            _ = try existing(resource, in: document, file: file)
+            try edit { editor throws(JSONEditError) in try editor.removeMember(name, fromObjectAt: "/" + collection) }
+        }
+    }
+
+    /// The definition written for `resource`: an executor is a process of type `"executor"`,
+    /// which its definition may leave out (written first then) but not contradict.
+    private static func definition(of resource: SettingsResource, _ settings: JSONObject) throws(SettingsCommandError) -> JSONObject {
+        guard resource == .executor else { return settings }
+        guard let type = settings["type"] else {
+            let typed: [(String, JSONValue)] = [("type", .string(SettingsResource.executorType))]
+            return JSONObject(typed + zip(settings.keys, settings.values).map { ($0, $1) })
+        }
+        guard type.stringValue == SettingsResource.executorType else {
+            throw .request("/settings/type", "an executor is a process of type \"executor\" (or leave \"type\" out); found \(Describe.value(type)) — another kind of process is changed with add_process or set_process")
+        }
+        return settings
+    }
+
+    /// The resource's definition object; `not_found` (with the names there are) when there is
+    /// none, or — an executor — when the process of that name is not an executor.
+    private func existing(_ resource: SettingsResource, in document: JSONValue, file: String) throws(SettingsCommandError) -> JSONObject {
+        let members = document[resource.collection]?.objectValue ?? [:]
+        let names = members.keys.filter { members[$0].map(resource.holds) ?? false }
+        guard let value = members[name], resource.holds(value) else {
+            let other = members[name].map { " (there is a process of that name, of type \($0["type"].map(Describe.value) ?? "none"): not an executor)" } ?? ""
+            throw SettingsCommandError(.notFound, "no \(resource.rawValue) named \(PlainName.shown(name))\(other)\(Suggestions.hint(for: name, in: names)); \(resource.plural): \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         }
         guard let object = value.objectValue else {
-            throw Self.shape("/workflows/" + JSONPointer.escape(name), "an object (the workflow's definition)", value, file: file)
+            throw Self.shape(resource.pointer(name), "an object (the \(resource.rawValue)'s definition)", value, file: file)
         }
         return object
+    }
+
+    private static func edit(_ editor: inout JSONTextEditor, summary: String, file: String, _ operation: (inout JSONTextEditor) throws(JSONEditError) -> Void) throws(SettingsCommandError) {
+        do {
+            try operation(&editor)
+        } catch {
+            throw SettingsCommandError(.invalid, "\(file): \(error.pointer): cannot \(summary): \(error.message)",
+                                       errors: [["file": .string(file), "pointer": .string(error.pointer), "message": .string(error.message)]])
+        }
     }
 
     fileprivate static func shape(_ pointer: String, _ expected: String, _ found: JSONValue, file: String) -> SettingsCommandError {

@@ -2,7 +2,7 @@ import AgentBase
 import JSONSchema
 
 /// Why a settings command (``SettingsCommands``) refused: a code a front maps to its own
-/// status (HTTP 404, 400, 409, 503), a message that says how to fix it, and the problems with
+/// status (HTTP 404, 400, 409, 412, 503), a message that says how to fix it, and the problems with
 /// their JSON pointers where there are some.
 struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
     enum Code: String, Sendable {
@@ -10,8 +10,10 @@ struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
         case notFound = "not_found"
         /// The request or the settings it would make are invalid; nothing was written.
         case invalid
-        /// The file changed since the client read it, or the name is taken.
+        /// The name is taken, or something still names what a removal would remove.
         case conflict
+        /// The file changed since the client read it (`if_match`).
+        case preconditionFailed
         /// The agent cannot do it now (stopping, the file cannot be read or written).
         case unavailable
     }
@@ -45,6 +47,7 @@ struct SettingsCommandError: Error, CustomStringConvertible, Sendable {
         case .notFound: .notFound
         case .invalid: .invalid
         case .conflict: .conflict
+        case .preconditionFailed: .preconditionFailed
         case .unavailable: .unavailable
         }
         return CommandError(code, message, pointer: pointer, errors: errors.isEmpty ? nil : errors)

@@ -223,14 +223,15 @@ final class SettingsCommands: Sendable {
     /// Makes the change a request asks for (its `action`, `name`, `settings`, `text`, or
     /// `"changes": […]` applied together) to the file's text and checks the result as
     /// `validate-settings` does. Refused, with nothing written, when `if_match` is not the
-    /// file's hash (`conflict`), a change does not fit (`not_found`, `conflict`, `invalid`)
-    /// or the result is invalid (`invalid`, every error with its pointer). Off the loop.
+    /// file's hash (`precondition_failed`), a change does not fit (`not_found`, `conflict`,
+    /// `invalid`), the result is invalid (`invalid`, every error with its pointer) or, for
+    /// removals, something still names what goes (`conflict`). Off the loop.
     func prepareChange(_ request: SettingsChangeCommand.Request) throws(SettingsCommandError) -> PreparedChange {
         let changes = request.changes
         let ifMatch = request.ifMatch
         let current = try file.read()
         if let ifMatch, ifMatch != current.hash {
-            throw SettingsCommandError(.conflict, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
+            throw SettingsCommandError(.preconditionFailed, "\(shownPath) changed since it was read (if_match \(ifMatch), now \(current.hash)); read it again and redo the change")
         }
         var bytes = current.bytes
         for change in changes { bytes = try change.apply(to: bytes, file: shownPath) }
@@ -257,6 +258,7 @@ final class SettingsCommands: Sendable {
         guard prepared.report.isValid else {
             let issues = prepared.report.blockingIssues
             let errors = prepared.report.json["errors"]?.arrayValue ?? []
+            if let referenced = Self.referenced(changes, errors: errors, document: document) { throw referenced }
             throw SettingsCommandError(.invalid, "the change would make the settings invalid (\(issues.count) error\(issues.count == 1 ? "" : "s"); the first: \(issues.first.map(\.description) ?? "?")); nothing was written",
                                        errors: errors)
         }

@@ -19,25 +19,10 @@ final class WorkflowDefinitionFile: @LoopActor WorkflowDefinitionHost {
     }
 
     func workflowDefinition(named name: String, respond: @escaping (Result<WorkflowGetCommand.Answer, CommandError>) -> Void) {
-        let contents: SettingsFile.Contents
-        let document: JSONValue
-        do throws(SettingsCommandError) {
-            contents = try commands.file.read()
-            do {
-                document = try JSONValue.parse(contents.bytes)
-            } catch {
-                throw SettingsCommandError(.unavailable, "\(commands.shownPath) is not valid JSON (line \(error.line), column \(error.column): \(error.message))")
-            }
-        } catch {
-            return respond(.failure(error.refusal))
-        }
-        let workflows = document["workflows"]?.objectValue ?? [:]
-        guard let definition = workflows[name] else {
-            let names = workflows.keys
-            return respond(.failure(.notFound("no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none" : names.joined(separator: ", "))")))
-        }
-        respond(.success(WorkflowGetCommand.Answer(name: name, definition: definition, hash: contents.hash,
-                                                   version: supervisor.work.workflows?.definitions[name]?.version)))
+        respond(commands.resource(.workflow, named: name).map { found in
+            WorkflowGetCommand.Answer(name: name, definition: found.definition, hash: found.hash,
+                                      version: supervisor.work.workflows?.definitions[name]?.version)
+        })
     }
 
     /// The change made as `settings_change` makes it: the definition command's change is one of
@@ -64,30 +49,26 @@ final class WorkflowDefinitionFile: @LoopActor WorkflowDefinitionHost {
 
     /// A refusal of the settings the change would make points into the settings file, per
     /// file (`/workflows/NAME/steps/0/task`); the request's own pointer goes beside: the member
-    /// of the request the first problem is in (`/definition/steps/0/task`), as every other
-    /// refusal of a request has one.
+    /// of the request the first problem is in (`/definition/steps/0/task`, `/step/task`), as
+    /// every other refusal of a request has one.
     nonisolated static func pointed(_ refusal: CommandError, _ change: WorkflowSettingsChange) -> CommandError {
-        guard refusal.code == .invalid, refusal.pointer == nil else { return refusal }
-        var pointed = refusal
-        pointed.pointer = requestPointer(of: refusal.errors?.first?["pointer"]?.stringValue ?? "", change)
-        return pointed
+        switch change.action {
+        case .add: return SettingsResource.workflow.pointed(refusal, name: change.name, verb: .add)
+        case .set: return SettingsResource.workflow.pointed(refusal, name: change.name, verb: .set)
+        case .remove: return SettingsResource.workflow.pointed(refusal, name: change.name, verb: .remove)
+        case .addStep:
+            guard refusal.code == .invalid, refusal.pointer == nil else { return refusal }
+            var pointed = refusal
+            pointed.pointer = stepPointer(of: refusal.errors?.first?["pointer"]?.stringValue ?? "", change)
+            return pointed
+        }
     }
 
-    /// `pointer` (in the settings) as a pointer into the request of `change`.
-    nonisolated static func requestPointer(of pointer: String, _ change: WorkflowSettingsChange) -> String {
-        let workflow = "/workflows/" + JSONPointer.escape(change.name)
-        func below(_ prefix: String) -> Substring? {
-            pointer == prefix ? "" : pointer.hasPrefix(prefix + "/") ? pointer.dropFirst(prefix.count) : nil
-        }
-        switch change.action {
-        case .add, .set:
-            return "/definition" + (below(workflow) ?? "")
-        case .addStep:
-            // The step's index in the file is its position: the request has it as `step`.
-            guard let rest = below(workflow + "/steps"), let index = rest.dropFirst().split(separator: "/", maxSplits: 1).first else { return "/step" }
-            return "/step" + rest.dropFirst(1 + index.count)
-        case .remove:
-            return "/name"
-        }
+    /// `pointer` (in the settings) as a pointer into an `add_workflow_step` request: the
+    /// step's index in the file is its position, the request has it as `step`.
+    nonisolated static func stepPointer(of pointer: String, _ change: WorkflowSettingsChange) -> String {
+        let steps = SettingsResource.workflow.pointer(change.name) + "/steps"
+        guard pointer.hasPrefix(steps + "/"), let index = pointer.dropFirst(steps.count + 1).split(separator: "/", maxSplits: 1).first else { return "/step" }
+        return "/step" + pointer.dropFirst(steps.count + 1 + index.count)
     }
 }

@@ -19,6 +19,17 @@ extension AgentDaemon {
         }
     }
 
+    /// `agent-control task|schedule|executor get NAME`: the definition as the file has it
+    /// (`${env:NAME}` references as written), the file's hash on standard error; or the whole
+    /// answer with `--json`.
+    public func resourceShow(_ request: JSONValue, json: Bool) -> Int32 {
+        send(request, timeout: 30) { answer in
+            guard !json else { return print(answer.serialized(pretty: true)) }
+            print((answer["definition"] ?? .null).serialized(pretty: true))
+            FileHandle.standardError.write(Data("# \(answer["name"]?.stringValue ?? "?") (settings hash \(answer["hash"]?.stringValue ?? "?"))\n".utf8))
+        }
+    }
+
     /// `agent-control settings enable-module|…|set-process`: one change through the agent
     /// (checked, written, reloaded). Exit status 2 when the change would make the settings
     /// invalid (every error printed; nothing written), 1 when refused otherwise.

@@ -123,6 +123,11 @@ extension Supervisor: @LoopActor SettingsCommandHost {
         commands.check({ $0.validate(request) }, inbox: loop.inbox, respond: respond)
     }
 
+    package func settingsResource(_ resource: SettingsResource, named name: String, respond: @escaping (Result<ResourceDefinition, CommandError>) -> Void) {
+        guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
+        respond(commands.resource(resource, named: name))
+    }
+
     package func modules(respond: @escaping (Result<ModulesCommand.Answer, CommandError>) -> Void) {
         guard let commands = settingsHost.settingsCommands(respond: respond) else { return }
         commands.check({ $0.modules() }, inbox: loop.inbox, respond: respond)

@@ -72,7 +72,7 @@ import Testing
         let steps = Self.json(try agent.http("GET", "/api/workflows/support"))["definition"]?["steps"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
         #expect(steps == ["classify", "announce", "done"], "\(String(describing: steps))")
         let stale = try agent.http("POST", "/api/workflows/support/steps", body: Self.body(["step": ["id": "late", "task": "note"], "if_match": .string(hash)]))
-        #expect(stale.status == 409, "the file changed since that hash: \(stale.body)")
+        #expect(stale.status == 412, "the file changed since that hash: \(stale.body)")
         let again = try agent.runAndWait("support")
         #expect(again.run["status"] == "succeeded" && again.steps["announce"]?["status"] == "succeeded", "\(again)")
 

@@ -3,19 +3,7 @@ import JSONSchema
 
 /// `workflow_delete`: removes a workflow's definition from the settings.
 package enum WorkflowDeleteCommand: @preconcurrency WorkflowChangeCommand {
-    package struct Request: Codable, Sendable {
-        package var name: String
-        package var ifMatch: String?
-
-        enum CodingKeys: String, CodingKey {
-            case name, ifMatch = "if_match"
-        }
-
-        package init(name: String, ifMatch: String? = nil) {
-            self.name = name
-            self.ifMatch = ifMatch
-        }
-    }
+    package typealias Request = DeletionRequest
 
     package static let name = "workflow_delete"
     package static let summary = "Removes a workflow's definition from the settings (refused, nothing written, while a schedule or anything else still names it); runs going finish on their copy."
