@@ -37,3 +37,11 @@ package struct DeletionRequest: Codable, Sendable, Equatable {
         self.ifMatch = ifMatch
     }
 }
+
+/// The request of a command that reads something the settings define by name
+/// (`workflow_get`, `task_get`, …).
+package struct NameRequest: Codable, Sendable, Equatable {
+    package var name: String
+
+    package init(name: String) { self.name = name }
+}

@@ -24,14 +24,6 @@ extension ResourceChangeCommand {
     package static var answerSchema: JSONValue { ResourceCommands.changeAnswer(resource) }
     package static var unavailable: CommandError { ResourceCommands.unavailable(resource) }
 
-    /// The schema of a request with a definition (create, update).
-    static var definitionSchema: JSONValue {
-        CommandSchema.object([
-            "name": ResourceCommands.name(resource),
-            "definition": ["type": "object", "description": .string(resource.definitionSummary)],
-            "if_match": ResourceCommands.ifMatch,
-        ], required: ["name", "definition"])
-    }
 
     package static func run(_ request: Request, on host: any SettingsCommandHost, caller: CommandCaller,
                             respond: @escaping (Result<ResourceChangeAnswer, CommandError>) -> Void) {
@@ -48,6 +40,25 @@ extension ResourceChangeCommand {
     }
 }
 
+/// Create and update: the request is the name and the whole definition.
+extension ResourceChangeCommand where Request == DefinitionRequest {
+    package static var requestSchema: JSONValue {
+        CommandSchema.object([
+            "name": ResourceCommands.name(resource),
+            "definition": ["type": "object", "description": .string(resource.definitionSummary)],
+            "if_match": ResourceCommands.ifMatch,
+        ], required: ["name", "definition"])
+    }
+    package static var examples: [(request: JSONValue, answer: ResourceChangeAnswer)] {
+        let name = ResourceCommands.exampleName(resource)
+        return [(["name": .string(name), "definition": .object(resource.example), "if_match": "9c1e"], ResourceCommands.exampleChange(resource, name))]
+    }
+
+    package static func change(_ request: DefinitionRequest) -> (name: String, definition: JSONObject?, ifMatch: String?) {
+        (request.name, request.definition, request.ifMatch)
+    }
+}
+
 /// `task_create`, `schedule_create`, `executor_create` (`POST /api/tasks`, …): adds one to the
 /// settings; refused if the name is taken.
 package enum ResourceCreateCommand<Kind: SettingsResourceKind>: ResourceChangeCommand {
@@ -57,15 +68,6 @@ package enum ResourceCreateCommand<Kind: SettingsResourceKind>: ResourceChangeCo
         "Adds a \(resource.rawValue) to the settings (refused if the name is taken): checked as validate-settings checks the whole settings (every error at its JSON pointer, nothing written when invalid), written keeping the file's formatting, applied by reload."
     }
     package static var routes: [CommandRoute] { [.post("/api/\(resource.plural)")] }
-    package static var requestSchema: JSONValue { definitionSchema }
-    package static var examples: [(request: JSONValue, answer: ResourceChangeAnswer)] {
-        let name = ResourceCommands.exampleName(resource)
-        return [(["name": .string(name), "definition": .object(resource.example)], ResourceCommands.exampleChange(resource, name))]
-    }
-
-    package static func change(_ request: DefinitionRequest) -> (name: String, definition: JSONObject?, ifMatch: String?) {
-        (request.name, request.definition, request.ifMatch)
-    }
 }
 
 /// `task_update`, `schedule_update`, `executor_update` (`PUT /api/tasks/{name}`, …): replaces
@@ -77,15 +79,6 @@ package enum ResourceUpdateCommand<Kind: SettingsResourceKind>: ResourceChangeCo
         "Replaces a \(resource.rawValue)'s whole definition (checked with the whole settings, written keeping the file's formatting, applied by reload); if_match refuses it (412) when the file changed since it was read."
     }
     package static var routes: [CommandRoute] { [CommandRoute("PUT", "/api/\(resource.plural)/{name}")] }
-    package static var requestSchema: JSONValue { definitionSchema }
-    package static var examples: [(request: JSONValue, answer: ResourceChangeAnswer)] {
-        let name = ResourceCommands.exampleName(resource)
-        return [(["name": .string(name), "definition": .object(resource.example), "if_match": "9c1e"], ResourceCommands.exampleChange(resource, name))]
-    }
-
-    package static func change(_ request: DefinitionRequest) -> (name: String, definition: JSONObject?, ifMatch: String?) {
-        (request.name, request.definition, request.ifMatch)
-    }
 }
 
 /// `task_delete`, `schedule_delete`, `executor_delete` (`DELETE /api/tasks/{name}`, …): removes

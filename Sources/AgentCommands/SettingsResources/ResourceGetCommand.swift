@@ -6,11 +6,7 @@ import JSONSchema
 package enum ResourceGetCommand<Kind: SettingsResourceKind>: AgentCommand {
     package typealias Host = any SettingsCommandHost
 
-    package struct Request: Codable, Sendable {
-        package var name: String
-
-        package init(name: String) { self.name = name }
-    }
+    package typealias Request = NameRequest
 
     package struct Answer: Encodable, Sendable {
         package let ok = true

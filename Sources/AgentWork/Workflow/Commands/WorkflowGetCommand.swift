@@ -4,11 +4,7 @@ import JSONSchema
 
 /// `workflow_get`: a workflow's definition as the settings file has it.
 package enum WorkflowGetCommand: @preconcurrency AgentCommand {
-    package struct Request: Codable, Sendable {
-        package var name: String
-
-        package init(name: String) { self.name = name }
-    }
+    package typealias Request = NameRequest
 
     package struct Answer: Encodable, Sendable {
         package let ok = true
