@@ -23,14 +23,15 @@ extension WorkHost {
     /// Routes an event of the agent (its JSON text `body`) as a process's emit is routed:
     /// shown, stored (unless `stored`: committed already), to its subscribers, its triggers
     /// and the waiting workflows, and to the fleet when it publishes the type.
-    func route(_ type: String, _ body: [UInt8], source: String, time now: Int64, cascade: Int, stored: Bool) {
+    /// `parsed`: the payload as a value, when the caller has it (not parsed again for triggers).
+    func route(_ type: String, _ body: [UInt8], source: String, time now: Int64, cascade: Int, stored: Bool, parsed: JSONValue? = nil) {
         if stored {
             events.publishStored(type: type, source: source, payload: body, timeNanoseconds: now)
         } else {
             events.publish(type: type, source: source, payload: body, timeNanoseconds: now)
         }
         if let triggers = triggers[type] {
-            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade) }
+            body.withUnsafeBytes { fire(triggers, type: type, source: source, timeNanoseconds: now, payload: $0, cascade: cascade, parsed: parsed) }
         }
         if let fleetBridge, fleetBridge.published.contains(type) {
             body.withUnsafeBytes { fleetBridge.publish(type: type, source: source, timeNanoseconds: now, payload: $0) }
@@ -57,9 +58,10 @@ extension WorkHost {
     /// Runs the tasks triggered by an event whose payload passes their condition, with the
     /// event as input, and hands it to the workflows that wait for its type. `cascade`: the
     /// depth of a run's event in its chain of triggers (0 for any other event).
-    package func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0) {
+    package func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0,
+                      parsed: JSONValue? = nil) {
         guard let tasks, !host.isStopping else { return }
-        let value = (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+        let value = parsed ?? (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
             if trigger.workflows {
                 workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade)

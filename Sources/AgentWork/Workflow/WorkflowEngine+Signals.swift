@@ -15,41 +15,47 @@ extension WorkflowEngine {
     nonisolated package static let signalBytesKept = 1 << 20
 
     /// `workflow_signal`: answered once committed (the released step's end, or the kept signal).
+    /// The payload is checked and measured off the loop.
     package func signal(_ request: WorkflowSignalCommand.Request, by sender: String,
                         respond: @escaping (Result<WorkflowSignalCommand.Answer, CommandError>) -> Void) {
+        if let problem = PlainName.problem(request.name, what: "signal name") { return respond(.failure(.invalid(problem, pointer: "/name"))) }
         let payload = request.payload ?? .object([:])
-        if let problem = signalProblem(name: request.name, payload: payload) { return respond(.failure(problem)) }
-        guard let state = live[request.id] else { return refuseSignal(to: request.id, respond: respond) }
-        let signal = WorkflowSignal(name: request.name, payload: payload, time: Date().timeIntervalSince1970, by: sender)
-        var answer = WorkflowSignalCommand.Answer(run: request.id, name: request.name, kept: false)
-        if let step = waitingStep(for: request.name, in: state) {
+        let limit = payloadLimit
+        let reply = LoopOwned(respond)
+        let inbox = loop.inbox
+        Task.detached {
+            let checked = EventSettings.checkPayload(payload, limit: limit)
+            inbox.post { [self] in
+                switch checked {
+                case .failure(let problem):
+                    reply.value(.failure(problem))
+                case .success(let body):
+                    var signal = WorkflowSignal(name: request.name, payload: payload, time: Date().timeIntervalSince1970, by: sender)
+                    signal.bytes = body.count
+                    deliver(signal, to: request.id, respond: reply.value)
+                }
+            }
+        }
+    }
+
+    /// Hands a checked signal to its run: to its waiting step, else kept by the run.
+    private func deliver(_ signal: WorkflowSignal, to id: String, respond: @escaping (Result<WorkflowSignalCommand.Answer, CommandError>) -> Void) {
+        guard let state = live[id] else { return refuseSignal(to: id, respond: respond) }
+        var answer = WorkflowSignalCommand.Answer(run: id, name: signal.name, kept: false)
+        if let step = waitingStep(for: signal.name, in: state) {
             finishStep(state, step, .succeeded, output: signal.output)
             answer.step = step
         } else {
-            let kept = state.run.signals.reduce(0) { $0 + $1.payload.serialized().utf8.count }
-            guard state.run.signals.count < Self.signalsKept, kept + payload.serialized().utf8.count <= Self.signalBytesKept else {
-                return respond(.failure(.conflict("the run \(request.id) keeps \(state.run.signals.count) signals (\(kept) bytes of payload) already that no wait_signal step has taken (at most \(Self.signalsKept), \(Self.signalBytesKept) bytes; see `agent-control workflow show \(request.id)`); it takes no more")))
+            let kept = state.run.signals.reduce(0) { $0 + $1.bytes }
+            guard state.run.signals.count < Self.signalsKept, kept + signal.bytes <= Self.signalBytesKept else {
+                return respond(.failure(.conflict("no wait_signal step of run \(id) waits for \"\(signal.name)\", and the run cannot keep this signal (\(signal.bytes) bytes of payload) beside the \(state.run.signals.count) it keeps (\(kept) bytes): a run keeps at most \(Self.signalsKept) signals, \(Self.signalBytesKept) bytes together (see `agent-control workflow show \(id)`)")))
             }
             state.run.signals.append(signal)
             state.runDirty = true
             commit(state, [])
             answer.kept = true
         }
-        afterCommit(request.id) { respond(.success(answer)) }
-    }
-
-    /// Why a signal cannot be sent as it is (its name, its payload's size or depth), or nil.
-    private func signalProblem(name: String, payload: JSONValue) -> CommandError? {
-        if let problem = PlainName.problem(name, what: "signal name") { return .invalid(problem, pointer: "/name") }
-        if let path = InputNesting.pathBeyond(payload, limit: EventSettings.deepestPayload) {
-            let pointer = "/payload" + path.map { "/" + JSONPointer.escape($0) }.joined()
-            return .invalid("the payload nests arrays and objects more than \(EventSettings.deepestPayload) levels deep (found a level \(EventSettings.deepestPayload + 1) at \(pointer)); flatten it", pointer: pointer)
-        }
-        let size = payload.serialized().utf8.count
-        guard size <= payloadLimit else {
-            return CommandError(.tooLarge, "the payload is \(size) bytes of JSON; at most \(payloadLimit) are accepted (/events/max_payload_bytes in the settings)", pointer: "/payload")
-        }
-        return nil
+        afterCommit(id) { respond(.success(answer)) }
     }
 
     /// A run that is not unfinished here: finished (409), unknown (404), or unfinished in the

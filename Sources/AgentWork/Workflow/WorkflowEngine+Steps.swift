@@ -162,8 +162,13 @@ extension WorkflowEngine {
             if let event = state.heldEvents.removeValue(forKey: step.id) {
                 finishStep(state, step.id, .succeeded, output: event)
             } else if !waits.contains(run: state.run.id, step: step.id) {
-                // Started in an earlier life of the agent: armed now, with the values resolved then.
-                armWait(state, step.id, type: type, condition: record.detail["where"] ?? condition)
+                // Started in an earlier life of the agent: armed now, with the values resolved then
+                // (a step started by a version that did not resolve them: resolved now).
+                var resolved = record.detail["where"] ?? condition
+                if record.detail["where"] == nil, let condition, case .success(let now) = WorkflowReferences.resolve(condition, with: referenceValues(state)) {
+                    resolved = now
+                }
+                armWait(state, step.id, type: type, condition: resolved)
             }
         case .waitSignal(let name, _, _):
             takeKeptSignal(name, for: step.id, state)

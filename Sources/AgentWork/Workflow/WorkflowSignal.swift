@@ -11,6 +11,8 @@ package struct WorkflowSignal: Sendable, Equatable {
     package var time: Double
     /// Who sent it (the caller, as the audit names it).
     package var by: String
+    /// Bytes of its payload's JSON text (what a run may keep is bounded by it).
+    package var bytes = 0
 
     package init(name: String, payload: JSONValue, time: Double, by: String) {
         self.name = name
@@ -25,11 +27,12 @@ package struct WorkflowSignal: Sendable, Equatable {
     }
 
     package var storedJSON: JSONValue {
-        ["name": .string(name), "payload": payload, "time": .number(JSONNumber(time)), "by": .string(by)]
+        ["name": .string(name), "payload": payload, "time": .number(JSONNumber(time)), "by": .string(by), "bytes": .number(JSONNumber(bytes))]
     }
 
     package init?(stored value: JSONValue) {
         guard let name = value["name"]?.stringValue, let time = value["time"]?.numberValue?.doubleValue else { return nil }
         self.init(name: name, payload: value["payload"] ?? .null, time: time, by: value["by"]?.stringValue ?? "")
+        bytes = value["bytes"]?.numberValue?.intValue ?? 0
     }
 }

@@ -144,7 +144,7 @@ enum EventsBench {
         let scanned = try eventCost(environment, logFD: logFD, indexed: false, samples: environment.quick ? 20 : 50)
         let label = "one event, \(waiting) runs waiting on its type (index)"
         section.add(Figure(label, .microseconds, samples: indexed,
-                           note: String(format: "target < %.0f ms: %@; %.0f× less than the scan", Target.eventCost, indexed.p99 / 1000 < Target.eventCost ? "met" : "NOT met",
+                           note: String(format: "target p50 < %.0f ms: %@; %.0f× less than the scan", Target.eventCost, indexed.median / 1000 < Target.eventCost ? "met" : "NOT met",
                                         scanned.median / max(indexed.median, 0.001))))
         section.add(Figure("  the same, every waiting run's condition checked (scan)", .microseconds, samples: scanned))
         section.compare(label, with: "  the same, every waiting run's condition checked (scan)")
