@@ -166,11 +166,10 @@ package final class WorkHost {
     private func recoverRuns(of coordinator: TaskCoordinator, from runStore: (any RunStore)?) {
         if let fleet {
             // The queue is the fleet's: claimed, not recovered (a run this agent held when it
-            // died is rescued by whichever agent claims it after its lease lapses).
+            // died is rescued by whichever agent claims it after its lease lapses). Claims
+            // begin when the fleet is joined (``fleetJoined()``).
             coordinator.joinFleet(holder: fleet.settings.agentID, lease: fleet.settings.lease, poll: fleet.settings.poll,
                                   hold: fleet.settings.assignmentHold)
-            let inbox = loop.inbox
-            fleet.listen { inbox.post { coordinator.fleetWakeup() } }
         } else if let runStore {
             do {
                 let previous = try StoreWait.result { try await runStore.loadUnfinished() }
@@ -279,25 +278,51 @@ package final class WorkHost {
         // coordinator has recovered its runs, which the steps find again.
         engine.load(previous)
         loop.schedule(after: 0) { engine.resume() }
-        if let shared = opened?.shared { engine.joinFleet(shared) }
+        engine.awaitsFleet = fleet != nil
+    }
+
+    /// The fleet's database answered (the ``FleetBridge`` calls it once): the shared queue's
+    /// claims and wakeups begin, and the workflow engine takes its leases (this agent's runs
+    /// of an earlier life, and any whose lease lapsed).
+    package func fleetJoined() {
+        guard let fleet, let tasks else { return }
+        tasks.fleetJoined()
+        let inbox = loop.inbox
+        fleet.listen { inbox.post { tasks.fleetWakeup() } }
+        takeWorkflowLeases()
+    }
+
+    /// The workflow engine's start token in the fleet's store, then its leases; tried again
+    /// every poll while the database does not answer.
+    private func takeWorkflowLeases() {
+        guard let fleet, workflows != nil, !host.isStopping else { return }
+        let store = fleet.workflowStore, settings = fleet.settings
+        let inbox = loop.inbox
+        Task.detached {
+            let token = await Result { try await store.startToken(holder: settings.agentID) }
+            inbox.post {
+                let host = self
+                switch token {
+                case .success(let token):
+                    host.workflows?.joinFleet(FleetWorkflowState(store: store, holder: settings.agentID, token: token, lease: settings.lease, poll: settings.poll))
+                case .failure(let error):
+                    host.logger.warning("workflows: cannot take their leases in the fleet's store (\(error)); trying again in \(ProcessPolicy.format(settings.poll)) s")
+                    host.loop.schedule(after: settings.poll) { [weak host] in host?.takeWorkflowLeases() }
+                }
+            }
+        }
     }
 
     /// The fleet's workflow store (its runs are taken once the engine joins, not loaded here),
     /// else the store's with its unfinished runs; nil: runs are kept in memory only.
-    private func openWorkflowStore() -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])], shared: FleetWorkflowState?)? {
+    private func openWorkflowStore() -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])])? {
         if let fleet {
-            // This agent's runs of an earlier life, and any whose lease lapsed.
-            let store = fleet.workflowStore, holder = fleet.settings.agentID
-            do {
-                let token = try StoreWait.result { try await store.startToken(holder: holder) }
-                return (store, [], FleetWorkflowState(store: store, holder: holder, token: token, lease: fleet.settings.lease, poll: fleet.settings.poll))
-            } catch {
-                logger.error("workflows: cannot reach the fleet's store (\(error)); runs are kept in memory only")
-            }
+            // Its runs are taken once the fleet is joined (``fleetJoined()``).
+            return (fleet.workflowStore, [])
         } else if let storage {
             do {
                 let (store, unfinished) = try storage.openWorkflowStore()
-                return (store, unfinished, nil)
+                return (store, unfinished)
             } catch {
                 logger.error("workflows: cannot read their runs from the store (\(error)); runs are kept in memory only")
             }
