@@ -13,12 +13,7 @@ import Testing
     static let token = "fleet-edges-token-0123456789"
 
     static func wait(timeout: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return try condition()
+        try await FleetEndToEndTests.wait(timeout: timeout, condition)
     }
 
     static func statusJSON(_ agent: AgentRun) throws -> JSONValue {

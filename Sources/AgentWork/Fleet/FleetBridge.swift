@@ -79,15 +79,21 @@ package final class FleetBridge {
         backend.whenJoined { inbox.post { self.joined() } }
     }
 
-    /// The fleet's database answered: the fleet's work begins (membership, the schedules'
-    /// leadership, claims from the shared queue, workflows' leases, the fleet's events).
+    /// The fleet's database answered: the fleet's work begins (claims from the shared queue,
+    /// then — once the workflows hold their start token — membership, the schedules'
+    /// leadership and the fleet's events). The join is logged then: everything that needs
+    /// the fleet answers from that line on.
     private func joined() {
-        guard let backend, !stopping, !hasJoined else { return }
+        guard backend != nil, !stopping, !hasJoined else { return }
         hasJoined = true
+        work.fleetJoined { [weak self] in self?.begin() }
+    }
+
+    private func begin() {
+        guard let backend, !stopping else { return }
         let late = EventLoop.now() - startedLoop
         let after = late >= 1 ? "; joined \(ProcessPolicy.format(late.rounded())) s after the start (the database answers)" : ""
         logger.info("fleet: agent \(backend.settings.agentID) on \(backend.settings.displayURL) (lease \(ProcessPolicy.format(backend.settings.lease)) s)\(after)")
-        work.fleetJoined()
         beat()
         seekScheduleLeadership()
         if !published.isEmpty {

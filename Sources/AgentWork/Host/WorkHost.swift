@@ -167,7 +167,7 @@ package final class WorkHost {
         if let fleet {
             // The queue is the fleet's: claimed, not recovered (a run this agent held when it
             // died is rescued by whichever agent claims it after its lease lapses). Claims
-            // begin when the fleet is joined (``fleetJoined()``).
+            // begin when the fleet is joined (``fleetJoined(ready:)``).
             coordinator.joinFleet(holder: fleet.settings.agentID, lease: fleet.settings.lease, poll: fleet.settings.poll,
                                   hold: fleet.settings.assignmentHold)
         } else if let runStore {
@@ -283,19 +283,21 @@ package final class WorkHost {
 
     /// The fleet's database answered (the ``FleetBridge`` calls it once): the shared queue's
     /// claims and wakeups begin, and the workflow engine takes its leases (this agent's runs
-    /// of an earlier life, and any whose lease lapsed).
-    package func fleetJoined() {
-        guard let fleet, let tasks else { return }
+    /// of an earlier life, and any whose lease lapsed); then `ready` is called.
+    package func fleetJoined(ready: @escaping () -> Void) {
+        guard let fleet, let tasks else { return ready() }
         tasks.fleetJoined()
         let inbox = loop.inbox
         fleet.listen { inbox.post { tasks.fleetWakeup() } }
-        takeWorkflowLeases()
+        takeWorkflowLeases(then: ready)
     }
 
-    /// The workflow engine's start token in the fleet's store, then its leases; tried again
-    /// every poll while the database does not answer.
-    private func takeWorkflowLeases() {
-        guard let fleet, workflows != nil, !host.isStopping else { return }
+    /// The workflow engine's start token in the fleet's store, then its leases and `then`;
+    /// tried again every poll while the database does not answer.
+    private func takeWorkflowLeases(then ready: @escaping () -> Void) {
+        guard !host.isStopping else { return }
+        guard let fleet, workflows != nil else { return ready() }
+        let done = LoopOwned(ready)
         let store = fleet.workflowStore, settings = fleet.settings
         let inbox = loop.inbox
         Task.detached {
@@ -305,9 +307,10 @@ package final class WorkHost {
                 switch token {
                 case .success(let token):
                     host.workflows?.joinFleet(FleetWorkflowState(store: store, holder: settings.agentID, token: token, lease: settings.lease, poll: settings.poll))
+                    done.value()
                 case .failure(let error):
                     host.logger.warning("workflows: cannot take their leases in the fleet's store (\(error)); trying again in \(ProcessPolicy.format(settings.poll)) s")
-                    host.loop.schedule(after: settings.poll) { [weak host] in host?.takeWorkflowLeases() }
+                    host.loop.schedule(after: settings.poll) { [weak host] in host?.takeWorkflowLeases(then: done.value) }
                 }
             }
         }
@@ -317,7 +320,7 @@ package final class WorkHost {
     /// else the store's with its unfinished runs; nil: runs are kept in memory only.
     private func openWorkflowStore() -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])])? {
         if let fleet {
-            // Its runs are taken once the fleet is joined (``fleetJoined()``).
+            // Its runs are taken once the fleet is joined (``fleetJoined(ready:)``).
             return (fleet.workflowStore, [])
         } else if let storage {
             do {
