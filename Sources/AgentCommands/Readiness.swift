@@ -38,17 +38,18 @@ public struct Readiness: Sendable, Equatable {
     /// `"reasons"` (`"fetcher: failed (…)"`, `"store: degraded: …"`).
     package func answer(for snapshot: AgentSnapshot) -> ReadinessCommand.Answer {
         let found = reasons(for: snapshot)
-        return ReadinessCommand.Answer(ready: found.isEmpty, reasons: found, failures: failures, window: window)
+        let fleet = snapshot.fleet.map { _ in snapshot.fleetDegraded.map { "degraded: " + $0 } ?? "joined" }
+        return ReadinessCommand.Answer(ready: found.isEmpty, reasons: found, failures: failures, window: window, fleet: fleet)
     }
 
-    /// Why the agent is not ready; empty when it is.
+    /// Why the agent is not ready; empty when it is. The fleet's database is not among them:
+    /// an agent's local work never needs it (the answer says the fleet's state beside).
     public func reasons(for snapshot: AgentSnapshot) -> [String] {
         var reasons: [String] = []
         if snapshot.stopping { reasons.append("agent: stopping") }
         if let store = snapshot.store, let degraded = store.degraded {
             reasons.append("store: degraded: \(degraded)")
         }
-        if let degraded = snapshot.fleetDegraded { reasons.append("fleet: degraded: \(degraded)") }
         for process in snapshot.processes {
             if let reason = reason(for: process, at: snapshot.takenAt) { reasons.append("\(process.info.name): \(reason)") }
         }

@@ -60,10 +60,24 @@ actor FleetWriter: HandoffReceiver {
         var writeSince: Date?
     }
 
-    init(settings: FleetSettings, client: PostgresClient, logger: Logger) {
+    /// The database answered (the writers' first write waits for it).
+    nonisolated let join: FleetJoin
+
+    init(settings: FleetSettings, client: PostgresClient, logger: Logger, join: FleetJoin) {
         self.settings = settings
         self.client = client
         self.logger = logger
+        self.join = join
+    }
+
+    nonisolated var joinGate: FleetJoin? { join }
+
+    /// Refuses a read before the fleet is joined: the pool would keep it waiting for a
+    /// connection (a minute, or for ever when the server accepts and never answers).
+    nonisolated func requireJoined() throws {
+        if let pending = join.pending {
+            throw FleetStoreError(code: "unavailable", message: "the fleet's database cannot be read now: \(pending)")
+        }
     }
 
     // MARK: Handing over (any thread; cheap, never waits)
@@ -90,7 +104,7 @@ actor FleetWriter: HandoffReceiver {
     nonisolated var health: FleetStoreFigures {
         published.withLock { state in
             var copy = state.figures
-            copy.degraded = copy.degraded ?? state.beatProblem ?? Self.stall(state, now: Date(), limit: stallLimit, url: settings.displayURL)
+            copy.degraded = join.pending ?? copy.degraded ?? state.beatProblem ?? Self.stall(state, now: Date(), limit: stallLimit, url: settings.displayURL)
             return copy
         }
     }

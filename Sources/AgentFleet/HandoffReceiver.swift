@@ -15,6 +15,8 @@ protocol HandoffReceiver: Actor {
     func handoffEnded()
     /// Writes what was taken, until cancelled or closed.
     func writeLoop() async
+    /// What the writer waits for before its first write (nil: nothing): the fleet joined.
+    nonisolated var joinGate: FleetJoin? { get }
 }
 
 extension HandoffReceiver {
@@ -26,11 +28,18 @@ extension HandoffReceiver {
     /// Ends the hand-over (see the protocol's comment).
     nonisolated func stop() { handoff.finish() }
 
+    nonisolated var joinGate: FleetJoin? { nil }
+
     /// Items handed over and not yet done (for a counting hand-over).
     nonisolated var backlog: Int { handoff.backlog }
 
     private func receive() async {
-        let writer = Task { await self.writeLoop() }
+        let gate = joinGate
+        let writer = Task {
+            // Until the fleet is joined what is taken waits (bounded as while the database is away).
+            await gate?.wait()
+            await self.writeLoop()
+        }
         await handoff.receive { take($0) }
         handoffEnded()
         writer.cancel()

@@ -44,6 +44,8 @@ public actor PostgresEventStore: FleetEventStore, HandoffReceiver {
         self.store = store
     }
 
+    nonisolated var joinGate: FleetJoin? { store.join }
+
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
     private nonisolated var settings: FleetSettings { store.settings }
@@ -55,7 +57,8 @@ public actor PostgresEventStore: FleetEventStore, HandoffReceiver {
     package nonisolated func record(cursor: Int64, of subscriber: String) { handoff.yield(.cursor(cursor, subscriber: subscriber)) }
 
     package nonisolated func cursor(of subscriber: String) async throws -> Int64 {
-        try await client.withTransaction(logger: logger) { connection in
+        try store.requireJoined()
+        return try await client.withTransaction(logger: logger) { connection in
             try await connection.query("""
                 INSERT INTO fleet_event_cursors (agent_id, seq, updated)
                 VALUES (\(subscriber), (SELECT coalesce(max(seq), 0) FROM fleet_events), \(unescaped: Self.now))
@@ -68,6 +71,7 @@ public actor PostgresEventStore: FleetEventStore, HandoffReceiver {
     }
 
     package nonisolated func events(types: [String], after cursor: Int64, limit: Int) async throws -> [FleetEvent] {
+        try store.requireJoined()
         guard !types.isEmpty, limit > 0 else { return [] }
         let rows = try await client.query("""
             SELECT seq, agent_id, source, type, time, payload FROM fleet_events

@@ -34,6 +34,39 @@ extension PostgresFleetStore {
         }
     }
 
+    /// Longest wait between two attempts to join.
+    static let joinBackoffLimit: Double = 30
+
+    /// Tries to join until the database answers: a connection of its own first (outside the
+    /// pool, so that the pool makes no attempt while nothing answers), then the migrations
+    /// through the pool within ``connectDeadline``; after a failure again in 1, 2, 4 … at most
+    /// ``joinBackoffLimit`` seconds. The first failure is logged, once; the join is the
+    /// bridge's to log (it begins the fleet's work then). Ends with the store.
+    func joinInBackground() {
+        let settings = settings, logger = logger, clientLogger = clientLogger, join = join, client = client, started = clientStarted
+        writer.addBackgroundTask(Task {
+            for await _ in started {}
+            var delay = 1.0
+            while !Task.isCancelled {
+                let problem: String
+                do {
+                    if let refusal = await Self.probe(settings, within: 5, logger: clientLogger) { throw refusal }
+                    _ = try await Self.firstOf(Self.connectDeadline) { try await PostgresMigrations.migrate(client, logger: clientLogger) }
+                    join.markJoined()
+                    return
+                } catch {
+                    problem = "cannot reach \(settings.displayURL): \(Self.describeFailure(error))"
+                }
+                if Task.isCancelled { return }
+                if join.failed(problem) {
+                    logger.warning("fleet: \(problem); the agent runs its local processes and joins the fleet when the database answers (trying again, at most every \(Int(Self.joinBackoffLimit)) s)")
+                }
+                try? await Task.sleep(for: .seconds(delay))
+                delay = min(delay * 2, Self.joinBackoffLimit)
+            }
+        })
+    }
+
     /// `operation`'s outcome, or ``NoAnswer`` once `seconds` have passed; `operation` is then
     /// cancelled and not waited for (a lease cancelled may answer late, or never).
     static func firstOf<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {

@@ -9,11 +9,17 @@ import PostgresNIO
 /// What an agent of a fleet uses: the stores, wakeups (LISTEN agent_runs), heartbeats
 /// (table `fleet_agents`) and the database's condition.
 extension PostgresFleetStore: FleetBackend {
-    /// For agent-control: connects at the agent's start (before its loop runs), waiting at
-    /// most 30 s — the store's own deadline first, whose error says why.
+    /// For agent-control: the store at once, joining the fleet when its database answers
+    /// (``open(_:logger:)``): an agent never needs its fleet's database to start.
     package static let connector: FleetConnector = { settings, logger in
-        try StoreWait.result(timeout: 30) { try await PostgresFleetStore.connect(settings, logger: logger, within: 20) }
+        try PostgresFleetStore.open(settings, logger: logger)
     }
+
+    package var isJoined: Bool { join.isJoined }
+
+    package var hasTriedToJoin: Bool { join.hasTried }
+
+    package func whenJoined(_ action: @escaping @Sendable () -> Void) { join.whenJoined(action) }
 
     package var runStore: any RunStore { runs }
     package var scheduleStore: any ScheduleStore { schedules }
@@ -57,8 +63,9 @@ extension PostgresFleetStore: FleetBackend {
     /// Every agent prunes (each minute, as each deletes its own published events): deleting
     /// what is past the limits is the same whoever does it first, and no agent is needed for it.
     package func retain(_ retention: RunRetention) {
-        let runs = runs, workflows = workflows, schedules = schedules, logger = logger
+        let runs = runs, workflows = workflows, schedules = schedules, logger = logger, join = join
         writer.addBackgroundTask(Task {
+            await join.wait()
             while !Task.isCancelled {
                 do {
                     try await retention.apply(runs: runs, workflows: workflows, schedules: schedules)
@@ -71,6 +78,7 @@ extension PostgresFleetStore: FleetBackend {
     }
 
     package func members() async throws -> [FleetMember] {
+        try writer.requireJoined()
         let rows = try await client.query("""
             SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id
             """, logger: logger)

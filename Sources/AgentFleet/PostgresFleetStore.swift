@@ -20,7 +20,9 @@ public final class PostgresFleetStore: Sendable {
     let writer: FleetWriter
     private let clientTask: Task<Void, Never>
     /// Ends when the task that runs the client's pool has begun.
-    private let clientStarted: AsyncStream<Void>
+    let clientStarted: AsyncStream<Void>
+    /// Whether the database has answered and the schema is migrated (the writers wait for it).
+    let join: FleetJoin
 
     /// The runs and the schedules, on this database (written by ``writer``).
     public let runs: PostgresRunStore
@@ -39,7 +41,7 @@ public final class PostgresFleetStore: Sendable {
                                within deadline: Double = connectDeadline) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
         do {
-            try await preparing(settings, within: deadline, logger: logger) {
+            try await preparing(settings, within: deadline, logger: store.clientLogger) {
                 // The pool's loop first: a lease before it runs is queued for it (postgres-nio
                 // warns of it).
                 for await _ in store.clientStarted {}
@@ -49,8 +51,21 @@ public final class PostgresFleetStore: Sendable {
             await store.shutDown()
             throw error
         }
+        store.join.markJoined()
         return store
     }
+
+    /// A store that joins the fleet when its database answers (an agent's start never waits
+    /// for it): see ``joinInBackground()``. Until then ``health`` says why it is degraded, and
+    /// what is handed over waits, bounded as while the database is away.
+    public static func open(_ settings: FleetSettings, logger: Logger) throws -> PostgresFleetStore {
+        let store = try PostgresFleetStore(settings: settings, logger: logger)
+        store.joinInBackground()
+        return store
+    }
+
+    /// postgres-nio's own messages, at debug (``DemotedLogHandler``).
+    var clientLogger: Logger { DemotedLogHandler.demoting(logger) }
 
     private init(settings: FleetSettings, logger: Logger) throws {
         self.settings = settings
@@ -72,11 +87,13 @@ public final class PostgresFleetStore: Sendable {
         configuration.options.additionalStartupParameters = [
             ("idle_in_transaction_session_timeout", String(Int(min(settings.lease, 3600) * 1000))),
         ]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: DemotedLogHandler.demoting(logger))
         self.client = client
         let (clientStarted, started) = AsyncStream<Void>.makeStream()
         self.clientStarted = clientStarted
-        let writer = FleetWriter(settings: settings, client: client, logger: logger)
+        let join = FleetJoin(url: settings.displayURL)
+        self.join = join
+        let writer = FleetWriter(settings: settings, client: client, logger: logger, join: join)
         self.writer = writer
         runs = PostgresRunStore(store: writer)
         schedules = PostgresScheduleStore(store: writer)
@@ -121,6 +138,7 @@ public final class PostgresFleetStore: Sendable {
     func flush() async { await writer.flush() }
 
     private func stop() {
+        join.end()
         events.stop()
         workflows.stop()
         memory.stop()

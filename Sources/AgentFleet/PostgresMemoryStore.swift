@@ -45,6 +45,8 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
         self.store = store
     }
 
+    nonisolated var joinGate: FleetJoin? { store.join }
+
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
 

@@ -25,10 +25,12 @@ public final class PostgresRunStore: RunStore {
     package func flush() async { await store.flush() }
 
     package func loadUnfinished() async throws -> [TaskRun] {
-        try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
+        try store.requireJoined()
+        return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
     }
 
     package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+        try store.requireJoined()
         let status = filter.status?.rawValue
         return try await decodeRuns(client.query("""
             SELECT \(unescaped: Self.record) FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
@@ -37,7 +39,8 @@ public final class PostgresRunStore: RunStore {
     }
 
     package func run(id: String) async throws -> TaskRun? {
-        try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE id = \(id)", logger: logger)).first
+        try store.requireJoined()
+        return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE id = \(id)", logger: logger)).first
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
@@ -94,6 +97,7 @@ public final class PostgresRunStore: RunStore {
 
     /// How many runs of `task` are in each status (`queued`, `running`, `succeeded`, …).
     package func statusCounts(task: String) async throws -> [String: Int] {
+        try store.requireJoined()
         var counts: [String: Int] = [:]
         let rows = try await client.query("SELECT status, count(*) FROM task_runs WHERE task = \(task) GROUP BY status", logger: logger)
         for try await (status, count) in rows.decode((String, Int).self) { counts[status] = count }
@@ -103,6 +107,7 @@ public final class PostgresRunStore: RunStore {
     /// How many runs of `task` are not finished: a cheap wait for a queue to drain (it reads the
     /// unfinished runs' index entries, where ``statusCounts(task:)`` reads every run of the task).
     package func unfinishedCount(task: String) async throws -> Int {
+        try store.requireJoined()
         let rows = try await client.query("SELECT count(*) FROM task_runs WHERE task = \(task) AND NOT finished", logger: logger)
         for try await count in rows.decode(Int.self) { return count }
         return 0
@@ -110,6 +115,7 @@ public final class PostgresRunStore: RunStore {
 
     /// How many runs of `task` each holder holds now (`running` under its claim).
     package func heldCounts(task: String) async throws -> [String: Int] {
+        try store.requireJoined()
         var counts: [String: Int] = [:]
         let rows = try await client.query("""
             SELECT holder, count(*) FROM task_runs WHERE task = \(task) AND status = 'running' AND holder IS NOT NULL GROUP BY holder

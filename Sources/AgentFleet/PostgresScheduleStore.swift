@@ -27,6 +27,7 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     package func loadStates() async throws -> [String: ScheduleState] {
+        try store.requireJoined()
         var states: [String: ScheduleState] = [:]
         for try await data in try await store.client.query("SELECT data FROM schedules", logger: store.logger).decode(String.self) {
             guard let state = (try? JSONValue.parse(Data(data.utf8))).flatMap(ScheduleState.init(stored:)) else { continue }
@@ -36,6 +37,7 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     package func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
+        try store.requireJoined()
         let rows = try await store.client.query("""
             SELECT planned, actual, outcome, run_id, data FROM schedule_history WHERE schedule = \(schedule) ORDER BY row DESC LIMIT \(max(limit, 0))
             """, logger: store.logger)
@@ -66,6 +68,18 @@ public final class PostgresScheduleStore: ScheduleStore {
             taken = Leadership(holder: holder, fence: fence, until: expires)
         }
         return taken
+    }
+
+    package func currentLeader() async throws -> Leadership? {
+        try store.requireJoined()
+        let rows = try await store.client.query("""
+            SELECT holder, fence, expires FROM leases WHERE name = \(Self.leaseName) AND expires >= \(unescaped: Self.now)
+            """, logger: store.logger)
+        var found: Leadership?
+        for try await (holder, fence, expires) in rows.decode((String, Int64, Double).self) {
+            found = Leadership(holder: holder, fence: fence, until: expires)
+        }
+        return found
     }
 
     /// Writes one commit in the writer's transaction; false (nothing written) when it was

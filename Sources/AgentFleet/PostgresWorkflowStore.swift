@@ -36,6 +36,8 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         self.store = store
     }
 
+    nonisolated var joinGate: FleetJoin? { store.join }
+
     private nonisolated var client: PostgresClient { store.client }
     private nonisolated var logger: Logger { store.logger }
 
@@ -46,7 +48,8 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     }
 
     package nonisolated func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] {
-        try await client.withConnection { connection in
+        try store.requireJoined()
+        return try await client.withConnection { connection in
             var runs: [WorkflowRun] = []
             for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE NOT finished ORDER BY seq", logger: self.logger).decode(String.self) {
                 if let run = Self.decodeRun(data) { runs.append(run) }
@@ -57,6 +60,7 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     }
 
     package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] {
+        try store.requireJoined()
         let status = filter.status?.rawValue
         var runs: [WorkflowRun] = []
         let rows = try await client.query("""
@@ -70,7 +74,8 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     }
 
     package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
-        try await client.withConnection { connection in
+        try store.requireJoined()
+        return try await client.withConnection { connection in
             var found: WorkflowRun?
             for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE id = \(id)", logger: self.logger).decode(String.self) {
                 found = Self.decodeRun(data)

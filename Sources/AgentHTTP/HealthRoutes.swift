@@ -14,7 +14,7 @@ struct HealthRoutes: Sendable {
                          isPublic: true,
                          answers: [.json("200", "The loop answered.", CommandDescription.okAnswer),
                                    .error("503", "The loop did not answer within 2 s.")]),
-        RouteDescription("GET", "/readyz", operationID: "readyz", summary: "Whether the store is writable and every enabled process running or restarting without flapping (http.readiness).", tag: "health",
+        RouteDescription("GET", "/readyz", operationID: "readyz", summary: "Whether the store is writable and every enabled process running or restarting without flapping (http.readiness); in a fleet, the fleet's state beside (a fleet degraded is not unready).", tag: "health",
                          answers: [.json("200", "Ready.", readyzAnswer), .json("503", "Not ready: the reasons.", readyzAnswer)]),
         RouteDescription("GET", "/metrics", operationID: "metrics_prometheus", summary: "The metrics command in the Prometheus text format (0.0.4), with the HTTP request counters.", tag: "health",
                          answers: [.init("200", "The exposition.", content: [("text/plain", ["type": "string"])])]),
@@ -25,6 +25,7 @@ struct HealthRoutes: Sendable {
 
     static let readyzAnswer: JSONValue = CommandDescription.object([
         "ok": ["type": "boolean"], "reasons": ["type": "array", "items": ["type": "string"]],
+        "fleet": ["type": "string", "description": "In a fleet: `joined`, or `degraded: WHY`; not a reason to be unready."],
     ], required: ["ok", "reasons"])
 
     func register(on router: Router<AgentRequestContext>) {
@@ -44,7 +45,10 @@ struct HealthRoutes: Sendable {
                 return APIResponse.json(["ok": false, "reasons": [.string("agent: \(reason)")]], status: .serviceUnavailable)
             }
             let ready = answer["ready"]?.boolValue == true
-            return APIResponse.json(["ok": .bool(ready), "reasons": answer["reasons"] ?? []], status: ready ? .ok : .serviceUnavailable)
+            var body: JSONObject = ["ok": .bool(ready), "reasons": answer["reasons"] ?? []]
+            // A fleet degraded is said, never unready: local work goes on without it.
+            if let fleet = answer["fleet"] { body["fleet"] = fleet }
+            return APIResponse.json(.object(body), status: ready ? .ok : .serviceUnavailable)
         }
     }
 }

@@ -30,6 +30,8 @@ package final class SharedQueueState {
     package let hold: Double
     /// The strategies' choice among the fleet's agents.
     package var assigner = FleetAssigner()
+    /// The fleet's database has answered (``TaskCoordinator/fleetJoined()``): claims begin then.
+    package var joined = false
 
     package init(holder: String, lease: Double, poll: Double, hold: Double = 0) {
         self.holder = holder
@@ -52,6 +54,12 @@ extension TaskCoordinator {
         shared = SharedQueueState(holder: holder, lease: lease, poll: poll, hold: hold)
         armPoll()
         armRenewal()
+    }
+
+    /// The fleet's database answered: claims begin.
+    package func fleetJoined() {
+        shared?.joined = true
+        claimShared()
     }
 
     /// A wakeup from the store (any thread posts it to the loop): runs may wait.
@@ -102,7 +110,7 @@ extension TaskCoordinator {
 
     /// Claims what this agent has room for (one claim in flight at a time).
     package func claimShared() {
-        guard let shared, !stopping, let store else { return }
+        guard let shared, shared.joined, !stopping, let store else { return }
         if shared.claiming {
             shared.again = true
             return

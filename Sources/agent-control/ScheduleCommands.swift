@@ -65,6 +65,11 @@ struct ScheduleList: ParsableCommand {
         let schedules = answer["schedules"]?.arrayValue ?? []
         if json { return schedules.forEach { print($0.serialized()) } }
         if schedules.isEmpty { print("no schedules (define them under \"schedules\" in settings.json)") }
+        if let leads = answer["leads"]?.boolValue {
+            let leader = answer["leader"]?.stringValue
+            print(leads ? "fleet: this agent (\(leader ?? "?")) leads the schedules: it fires them"
+                  : leader.map { "fleet: agent \($0) leads the schedules: it fires them (counts of fires are known there)" } ?? "fleet: no agent leads the schedules now")
+        }
         for schedule in schedules { print(ScheduleAgentCommands.line(schedule)) }
     }
 }

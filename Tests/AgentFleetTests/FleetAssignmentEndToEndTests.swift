@@ -26,6 +26,11 @@ import Testing
             _ = run.stop()
             throw HTTPProbe.Failure(description: "agent \(id) did not start:\n\(run.transcript)")
         }
+        // Joined: a run asked for before is refused (503) — the start waits only a moment for the database.
+        guard run.waitForLine(onStderr: true, { $0.contains("fleet: agent \(id) on") }) != nil else {
+            _ = run.stop()
+            throw HTTPProbe.Failure(description: "agent \(id) did not join its fleet:\n\(run.transcript)")
+        }
         return (run, port)
     }
 
@@ -107,7 +112,13 @@ import Testing
         let lateIDs = Set(late.map(\.id))
         let done = await FleetEndToEndTests.wait { FleetEndToEndTests.entries(log).filter { $0.what == "end" && lateIDs.contains($0.run) }.count >= late.count }
         #expect(done, "the lost agent's runs were not carried out:\n\(a.transcript)")
-        stored = Dictionary(uniqueKeysWithValues: try await FleetEndToEndTests.storedRuns(database: database).map { ($0.id, $0) })
+        // The command logs its end before the agent records the run's success: wait for the records.
+        let recorded = Date().addingTimeInterval(60)
+        repeat {
+            stored = Dictionary(uniqueKeysWithValues: try await FleetEndToEndTests.storedRuns(database: database).map { ($0.id, $0) })
+            if late.allSatisfy({ stored[$0.id]?.status.isFinished == true }) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        } while Date() < recorded
         for run in late {
             let record = stored[run.id]
             #expect(record?.status == .succeeded && record?.attempt == 1 && record?.agent == "host-a",

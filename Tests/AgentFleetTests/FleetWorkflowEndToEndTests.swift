@@ -39,6 +39,11 @@ import Testing
             _ = run.stop()
             throw HTTPProbe.Failure(description: "agent \(id) did not start:\n\(run.transcript)")
         }
+        // Joined: a run asked for before is refused (503) — the start waits only a moment for the database.
+        guard run.waitForLine(onStderr: true, { $0.contains("fleet: agent \(id) on") }) != nil else {
+            _ = run.stop()
+            throw HTTPProbe.Failure(description: "agent \(id) did not join its fleet:\n\(run.transcript)")
+        }
         return (run, port)
     }
 

@@ -24,12 +24,16 @@ package enum ReadinessCommand: AgentCommand {
         package var reasons: [String]
         package var failures: Int
         package var window: Double
+        /// In a fleet: `joined`, or `degraded: WHY` — said, never a reason to be unready (an
+        /// agent's local work never needs the fleet's database).
+        package var fleet: String?
 
-        package init(ready: Bool, reasons: [String], failures: Int, window: Double) {
+        package init(ready: Bool, reasons: [String], failures: Int, window: Double, fleet: String? = nil) {
             self.ready = ready
             self.reasons = reasons
             self.failures = failures
             self.window = window
+            self.fleet = fleet
         }
     }
 
@@ -42,6 +46,7 @@ package enum ReadinessCommand: AgentCommand {
         "ok": ["const": true], "ready": ["type": "boolean"],
         "reasons": ["type": "array", "items": ["type": "string"]],
         "failures": ["type": "integer"], "window": ["type": "number"],
+        "fleet": ["type": "string", "description": "In a fleet: `joined`, or `degraded: WHY` (not joined yet, or its database away). Not a reason to be unready: local work goes on."],
     ], required: ["ok", "ready", "reasons", "failures", "window"])
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [([:], Answer(ready: true, reasons: [], failures: 3, window: 60)),

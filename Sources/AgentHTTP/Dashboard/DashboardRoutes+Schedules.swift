@@ -23,7 +23,12 @@ extension DashboardRoutes {
                         "state": state, "paused": schedule["paused"] == true, "next": DashboardFormat.text(schedule["next_fire"]),
                         "last": DashboardFormat.text(schedule["last_fire"]), "result": DashboardFormat.text(schedule["last_result"]),
                         "run": DashboardFormat.text(schedule["last_run"]), "runPath": DashboardFormat.pathSegment(DashboardFormat.text(schedule["last_run"])),
-                        "missed": DashboardFormat.text(schedule["missed"] ?? 0), "skipped": DashboardFormat.text(schedule["skipped"] ?? 0)]
+                        "missed": DashboardFormat.text(schedule["missed"] ?? "-"), "skipped": DashboardFormat.text(schedule["skipped"] ?? "-")]
+            }
+            // In a fleet: who fires them (another agent's counts are not known here: "-").
+            if let leads = list["leads"]?.boolValue {
+                data["fleetLeader"] = leads ? "this agent leads (fires) them"
+                    : list["leader"]?.stringValue.map { "agent \($0) leads (fires) them" } ?? "no agent leads them now"
             }
         } else {
             data["error"] = Self.problem(list)

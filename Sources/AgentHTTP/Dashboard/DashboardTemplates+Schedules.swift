@@ -3,6 +3,7 @@ extension DashboardTemplates {
     static let schedules = """
     <h1>Schedules</h1>
     {{#error}}<p class="flash error">{{error}}</p>{{/error}}
+    {{#fleetLeader}}<p id="schedule-leader">The fleet's schedules: {{fleetLeader}}</p>{{/fleetLeader}}
     <div class="table-wrap">
     <table id="schedules" class="cards">
     <thead><tr><th>Schedule</th><th>Task</th><th>When</th><th>State</th><th>Next</th><th>Last</th><th>Result</th><th>Missed</th><th>Skipped</th><th></th></tr></thead>

@@ -250,9 +250,22 @@ enum StatusTable {
             }
         }
         if let notifications = answer["notifications"], let line = notificationLine(notifications) { lines.append(line) }
+        if let fleet = answer["fleet"] { lines.append(fleetLine(fleet)) }
         let pid = answer["pid"]?.numberValue?.intValue.map(String.init) ?? "?"
         let uptime = answer["uptime"]?.numberValue.map { duration($0.doubleValue) } ?? "?"
         return "agent pid \(pid), up \(uptime)\n" + lines.joined(separator: "\n")
+    }
+
+    /// `fleet: joined as host-a (postgres://…), leads the schedules`, or degraded with why.
+    static func fleetLine(_ fleet: JSONValue) -> String {
+        let agent = fleet["agent_id"]?.stringValue ?? "?", database = fleet["database"]?.stringValue ?? "?"
+        let backlog = fleet["backlog"]?.numberValue?.intValue ?? 0
+        let waiting = backlog > 0 ? "; \(backlog) change(s) wait for it" : ""
+        guard let degraded = fleet["degraded"]?.stringValue else {
+            return "fleet: joined as \(agent) (\(database))\(fleet["leads_schedules"] == true ? ", leads the schedules" : "")\(waiting)"
+        }
+        let joins = fleet["joined"] == false ? "; local processes run, it joins when the database answers" : "; local processes keep running"
+        return "fleet: degraded as \(agent) (\(database)): \(degraded)\(joins)\(waiting)"
     }
 
     /// `task notifications: emails sent 2, failed 1 (…), dropped 0, queued 0; records 3`, or

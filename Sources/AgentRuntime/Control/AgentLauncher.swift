@@ -74,6 +74,18 @@ public struct AgentLauncher {
     /// Joins a fleet when the settings have `"fleet"` (agent-control passes AgentFleet's
     /// PostgreSQL connector; without one, such settings are refused at start).
     package var fleetConnector: FleetConnector?
+
+    /// Seconds the start waits for the first attempt to join the fleet: a database that
+    /// answers is joined before anything starts (a run asked for at once is taken); one that
+    /// refuses, or is silent this long, leaves the fleet degraded and the agent starts.
+    static let fleetJoinGrace = 5.0
+
+    /// Waits (on the launcher's thread, before the loop runs) for `fleet`'s first attempt to
+    /// join to end, at most ``fleetJoinGrace`` seconds.
+    static func awaitFirstJoin(_ fleet: any FleetBackend) {
+        let deadline = Date().addingTimeInterval(fleetJoinGrace)
+        while !fleet.hasTriedToJoin, Date() < deadline { usleep(20_000) }
+    }
     public init(options: Options, fronts: [FrontFactory] = []) {
         self.options = options
         self.fronts = fronts
@@ -264,6 +276,7 @@ public struct AgentLauncher {
             }
             do {
                 fleet = try fleetConnector(settings, logger)
+                if let fleet { Self.awaitFirstJoin(fleet) }
                 // The store's retention covers the fleet's shared runs as the agent's own.
                 fleet?.retain(RunRetention(maximumAge: prepared.settings.store.maximumAge, maximumRuns: prepared.settings.store.maximumRuns))
             } catch {

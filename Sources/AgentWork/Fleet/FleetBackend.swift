@@ -29,6 +29,13 @@ package protocol FleetBackend: AnyObject, Sendable {
     var condition: FleetCondition { get }
     /// Writes what waits (for a while) and closes the connections.
     func close()
+    /// Whether the agent has joined the fleet: its database answered once (it may be away
+    /// since). Until then the fleet is degraded and nothing of it is read or written.
+    var isJoined: Bool { get }
+    /// Whether the first attempt to join has ended (joined, or failed: the fleet is degraded).
+    var hasTriedToJoin: Bool { get }
+    /// Calls `action` (on any thread) once joined: at once if it is.
+    func whenJoined(_ action: @escaping @Sendable () -> Void)
 }
 
 /// How the fleet's database is, for `status`, `fleet status` and `/readyz`.
@@ -169,5 +176,6 @@ package struct FleetMember: Sendable, Equatable {
     }
 }
 
-/// Connects to a fleet's database (agent-control passes AgentFleet's): throws when it cannot.
+/// The fleet's database for an agent (agent-control passes AgentFleet's), joining when it
+/// answers: throws only for settings it cannot use.
 package typealias FleetConnector = @Sendable (FleetSettings, Logger) throws -> any FleetBackend

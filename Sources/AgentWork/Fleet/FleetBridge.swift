@@ -34,6 +34,10 @@ package final class FleetBridge {
     private var bid = LeadershipBid()
     /// A read of the fleet's members is in flight (``readMembers()``).
     private var membersReading = false
+    /// The fleet's work has begun (``joined()``).
+    private var hasJoined = false
+    /// The loop's clock at ``start()``.
+    private var startedLoop = 0.0
 
     unowned let work: WorkHost
     unowned let events: any EventPublisher
@@ -64,10 +68,32 @@ package final class FleetBridge {
         events.routingChanged()
     }
 
-    /// Starts the heartbeat, the bids and the fleet's events (after the work is set up).
+    /// Starts the heartbeat, the bids and the fleet's events (after the work is set up), now
+    /// if the fleet's database has answered, else when it does: the local processes never
+    /// wait for it (the store logs once that it cannot reach it; ``joined()`` logs the join).
     package func start() {
         guard let backend else { return }
-        logger.info("fleet: agent \(backend.settings.agentID) on \(backend.settings.displayURL) (lease \(ProcessPolicy.format(backend.settings.lease)) s)")
+        startedLoop = EventLoop.now()
+        if backend.isJoined { return joined() }
+        let inbox = loop.inbox
+        backend.whenJoined { inbox.post { self.joined() } }
+    }
+
+    /// The fleet's database answered: the fleet's work begins (claims from the shared queue,
+    /// then — once the workflows hold their start token — membership, the schedules'
+    /// leadership and the fleet's events). The join is logged then: everything that needs
+    /// the fleet answers from that line on.
+    private func joined() {
+        guard backend != nil, !stopping, !hasJoined else { return }
+        hasJoined = true
+        work.fleetJoined { [weak self] in self?.begin() }
+    }
+
+    private func begin() {
+        guard let backend, !stopping else { return }
+        let late = EventLoop.now() - startedLoop
+        let after = late >= 1 ? "; joined \(ProcessPolicy.format(late.rounded())) s after the start (the database answers)" : ""
+        logger.info("fleet: agent \(backend.settings.agentID) on \(backend.settings.displayURL) (lease \(ProcessPolicy.format(backend.settings.lease)) s)\(after)")
         beat()
         seekScheduleLeadership()
         if !published.isEmpty {
@@ -204,7 +230,8 @@ package final class FleetBridge {
         var object: JSONObject = ["agent_id": .string(backend.settings.agentID), "database": .string(backend.settings.displayURL),
                                   "backlog": .number(JSONNumber(condition.backlog)), "dropped": .number(JSONNumber(condition.dropped)),
                                   "refused": .number(JSONNumber(condition.refused)),
-                                  "leads_schedules": .bool(work.scheduler?.leadership != nil)]
+                                  "leads_schedules": .bool(work.scheduler?.leadership != nil), "joined": .bool(hasJoined),
+                                  "state": .string(!hasJoined ? "joining" : condition.degraded == nil ? "joined" : "degraded")]
         if let degraded = condition.degraded { object["degraded"] = .string(degraded) }
         return (.object(object), condition.degraded)
     }

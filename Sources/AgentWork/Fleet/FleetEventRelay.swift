@@ -42,8 +42,16 @@ package final class FleetEventRelay {
         timer = nil
     }
 
-    /// The published types this agent's monitors subscribe to (`fleet:TYPE` → TYPE).
-    private var subscribedTypes: [String] { events.subscribedTypes(prefix: FleetSettings.subscriptionPrefix) }
+    /// The fleet's types this agent reads (`fleet:TYPE` → TYPE): those its processes subscribe
+    /// to and those its tasks' and workflows' `on_event` (and `wait_event`) wait for — a
+    /// trigger needs no subscribing process. Looked up at each read: a reload that adds or
+    /// removes them is followed at the next tick (no type left: reading stops).
+    private var subscribedTypes: [String] {
+        let prefix = FleetSettings.subscriptionPrefix
+        var types = Set(events.subscribedTypes(prefix: prefix))
+        for type in work.triggers.keys where type.hasPrefix(prefix) && type.count > prefix.count { types.insert(String(type.dropFirst(prefix.count))) }
+        return types.sorted()
+    }
 
     /// Every `poll` seconds: read what a lost wakeup left, and record the cursor.
     private func tick() {

@@ -176,11 +176,10 @@ package final class WorkHost {
     private func recoverRuns(of coordinator: TaskCoordinator, from runStore: (any RunStore)?) {
         if let fleet {
             // The queue is the fleet's: claimed, not recovered (a run this agent held when it
-            // died is rescued by whichever agent claims it after its lease lapses).
+            // died is rescued by whichever agent claims it after its lease lapses). Claims
+            // begin when the fleet is joined (``fleetJoined(ready:)``).
             coordinator.joinFleet(holder: fleet.settings.agentID, lease: fleet.settings.lease, poll: fleet.settings.poll,
                                   hold: fleet.settings.assignmentHold)
-            let inbox = loop.inbox
-            fleet.listen { inbox.post { coordinator.fleetWakeup() } }
         } else if let runStore {
             do {
                 let previous = try StoreWait.result { try await runStore.loadUnfinished() }
@@ -289,25 +288,54 @@ package final class WorkHost {
         // coordinator has recovered its runs, which the steps find again.
         engine.load(previous)
         loop.schedule(after: 0) { engine.resume() }
-        if let shared = opened?.shared { engine.joinFleet(shared) }
+        engine.awaitsFleet = fleet != nil
+    }
+
+    /// The fleet's database answered (the ``FleetBridge`` calls it once): the shared queue's
+    /// claims and wakeups begin, and the workflow engine takes its leases (this agent's runs
+    /// of an earlier life, and any whose lease lapsed); then `ready` is called.
+    package func fleetJoined(ready: @escaping () -> Void) {
+        guard let fleet, let tasks else { return ready() }
+        tasks.fleetJoined()
+        let inbox = loop.inbox
+        fleet.listen { inbox.post { tasks.fleetWakeup() } }
+        takeWorkflowLeases(then: ready)
+    }
+
+    /// The workflow engine's start token in the fleet's store, then its leases and `then`;
+    /// tried again every poll while the database does not answer.
+    private func takeWorkflowLeases(then ready: @escaping () -> Void) {
+        guard !host.isStopping else { return }
+        guard let fleet, workflows != nil else { return ready() }
+        let done = LoopOwned(ready)
+        let store = fleet.workflowStore, settings = fleet.settings
+        let inbox = loop.inbox
+        Task.detached {
+            let token = await Result { try await store.startToken(holder: settings.agentID) }
+            inbox.post {
+                let host = self
+                switch token {
+                case .success(let token):
+                    host.workflows?.joinFleet(FleetWorkflowState(store: store, holder: settings.agentID, token: token, lease: settings.lease, poll: settings.poll))
+                    done.value()
+                case .failure(let error):
+                    host.logger.warning("workflows: cannot take their leases in the fleet's store (\(error)); trying again in \(ProcessPolicy.format(settings.poll)) s")
+                    host.loop.schedule(after: settings.poll) { [weak host] in host?.takeWorkflowLeases(then: done.value) }
+                }
+            }
+        }
     }
 
     /// The fleet's workflow store (its runs are taken once the engine joins, not loaded here),
     /// else the store's with its unfinished runs; nil: runs are kept in memory only.
-    private func openWorkflowStore() -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])], shared: FleetWorkflowState?)? {
+    private func openWorkflowStore() -> (store: any WorkflowStore, unfinished: [(run: WorkflowRun, steps: [WorkflowStepRecord])])? {
         if let fleet {
-            // This agent's runs of an earlier life, and any whose lease lapsed.
-            let store = fleet.workflowStore, holder = fleet.settings.agentID
-            do {
-                let token = try StoreWait.result { try await store.startToken(holder: holder) }
-                return (store, [], FleetWorkflowState(store: store, holder: holder, token: token, lease: fleet.settings.lease, poll: fleet.settings.poll))
-            } catch {
-                logger.error("workflows: cannot reach the fleet's store (\(error)); runs are kept in memory only")
-            }
+            // Its runs are taken once the fleet is joined (``fleetJoined(ready:)``).
+            return (fleet.workflowStore, [])
         } else if let storage {
             do {
                 let (store, unfinished) = try storage.openWorkflowStore()
-                return (store, unfinished, nil)
+                return (store, unfinished)
             } catch {
                 logger.error("workflows: cannot read their runs from the store (\(error)); runs are kept in memory only")
             }

@@ -26,6 +26,13 @@ package protocol ScheduleStore: AnyObject, Sendable {
     /// `holder` has it now (a new fence when it changed hands), nil while another holder's
     /// lease runs.
     func lead(holder: String, lease: Double) async throws -> Leadership?
+    /// Who holds the schedules' leadership now (nil: nobody, or a store of one agent), for
+    /// `schedule list` on every agent of a fleet.
+    func currentLeader() async throws -> Leadership?
+}
+
+extension ScheduleStore {
+    package func currentLeader() async throws -> Leadership? { nil }
 }
 
 /// The right to fire the schedules, held by one agent of a fleet until ``until``.

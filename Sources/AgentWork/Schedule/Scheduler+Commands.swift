@@ -8,8 +8,11 @@ extension Scheduler {
     package func scheduleList() -> [JSONValue] { entries.keys.sorted().compactMap(describe) }
 
     /// The refusal for a name that is no schedule, with the closest one.
-    private func unknown(_ name: String) -> CommandError {
-        let names = entries.keys.sorted()
+    func unknown(_ name: String) -> CommandError {
+        if inFleet, leadership == nil, fleetDefinitions.contains(where: { $0.name == name }) {
+            return .conflict("schedule \"\(name)\" is fired by the agent that leads the fleet's schedules, not by this one: ask that agent (`agent-control schedule list` names it)")
+        }
+        let names = inFleet ? fleetDefinitions.map(\.name).sorted() : entries.keys.sorted()
         return .notFound("no schedule named \"\(name)\"\(Suggestions.hint(for: name, in: names)); schedules: \(names.isEmpty ? "none (add them under \"schedules\" in the settings)" : names.joined(separator: ", "))")
     }
 
@@ -82,8 +85,8 @@ extension Scheduler {
 
     /// `schedule_history`: from the store (off the loop), the results of runs still going from memory.
     package func history(_ name: String, limit: Int, respond: @escaping (Result<ScheduleHistoryCommand.Answer, CommandError>) -> Void) {
-        guard let entry = entries[name] else { return respond(.failure(unknown(name))) }
-        let zone = entry.definition.timeZone
+        guard let definition = scheduleDefinition(named: name) else { return respond(.failure(unknown(name))) }
+        let zone = definition.timeZone
         guard let store else {
             let lines = recentHistory.filter { $0.schedule == name }.suffix(limit).reversed()
             return respond(.success(ScheduleHistoryCommand.Answer(stored: false, history: lines.map {
@@ -128,28 +131,37 @@ extension Scheduler {
     /// A schedule as `schedule list` shows it.
     package func describe(_ name: String) -> JSONValue? {
         guard let entry = entries[name] else { return nil }
-        let definition = entry.definition
+        return describe(entry.definition, state: entry.state, counts: (entry.fired, entry.missed, entry.skipped))
+    }
+
+    /// A schedule's definition and state as `schedule list` shows them; `counts`: fired, missed
+    /// and skipped over this agent's life (nil: not known here, another agent fires it).
+    package func describe(_ definition: ScheduleDefinition, state: ScheduleState, counts: (Int, Int, Int)?) -> JSONValue {
         let shown = definition.timing.shown
         var object: JSONObject = [
-            "name": .string(name), shown.key: .string(shown.text),
-            "timezone": .string(definition.timeZone.identifier), "enabled": .bool(definition.enabled), "paused": .bool(entry.state.paused),
+            "name": .string(definition.name), shown.key: .string(shown.text),
+            "timezone": .string(definition.timeZone.identifier), "enabled": .bool(definition.enabled), "paused": .bool(state.paused),
             "catch_up": .string(definition.catchUp.rawValue), "overlap": .string(definition.overlap.rawValue),
-            "fired": .number(JSONNumber(entry.fired)), "missed": .number(JSONNumber(entry.missed)), "skipped": .number(JSONNumber(entry.skipped)),
         ]
+        if case let (fired, missed, skipped)? = counts {
+            object["fired"] = .number(JSONNumber(fired))
+            object["missed"] = .number(JSONNumber(missed))
+            object["skipped"] = .number(JSONNumber(skipped))
+        }
         if let workflow = definition.workflow { object["workflow"] = .string(workflow) } else { object["task"] = .string(definition.task) }
         if definition.catchUp == .all { object["max_catch_up"] = .number(JSONNumber(definition.maxCatchUp)) }
         if let window = definition.catchUpWindow { object["catch_up_window"] = .number(JSONNumber(window)) }
         if definition.jitter > 0 { object["jitter"] = .number(JSONNumber(definition.jitter)) }
         if !definition.description.isEmpty { object["description"] = .string(definition.description) }
-        if definition.enabled, !entry.state.paused, let next = entry.state.next {
+        if definition.enabled, !state.paused, let next = state.next {
             object["next_fire"] = .string(Self.local(next, in: definition.timeZone))
         }
-        if let last = entry.state.lastFire { object["last_fire"] = .string(Self.local(last, in: definition.timeZone)) }
-        if let run = entry.state.lastRun {
+        if let last = state.lastFire { object["last_fire"] = .string(Self.local(last, in: definition.timeZone)) }
+        if let run = state.lastRun {
             object["last_run"] = .string(run)
             if let status = knownResult(run) { object["last_result"] = .string(status) }
         }
-        if let waiting = entry.state.waiting { object["waiting"] = .string(Self.local(waiting, in: definition.timeZone)) }
+        if let waiting = state.waiting { object["waiting"] = .string(Self.local(waiting, in: definition.timeZone)) }
         return .object(object)
     }
 

@@ -54,6 +54,7 @@ extension WorkflowEngine {
             // In memory only: started at once.
             return answer(start(workflow, input: input, requestedBy: requestedBy))
         }
+        if awaitsFleet { return respond(.failure(FleetNotJoined.error("the workflow run was not started"))) }
         let run = prepare(workflow, input: input, requestedBy: requestedBy)
         let reply = LoopOwned(respond)
         let then = LoopOwned(answer)

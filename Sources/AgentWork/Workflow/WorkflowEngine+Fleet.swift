@@ -41,6 +41,7 @@ extension WorkflowEngine {
     /// whose lease lapsed and those this agent held in an earlier life.
     package func joinFleet(_ state: FleetWorkflowState) {
         fleet = state
+        awaitsFleet = false
         claimLapsed()
         armRenewal()
     }

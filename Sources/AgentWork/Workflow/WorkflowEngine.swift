@@ -98,6 +98,8 @@ package final class WorkflowEngine {
     package var stopping = false
     /// The fleet's side: runs held under leases in the shared store (nil: this agent owns its runs).
     package var fleet: FleetWorkflowState?
+    /// In a fleet not joined yet: runs are refused until ``joinFleet(_:)`` (``FleetNotJoined``).
+    package var awaitsFleet = false
     /// Event types some step waits for or some workflow is triggered by.
     package internal(set) var wantedTypes: Set<String> = []
 
