@@ -38,6 +38,9 @@ package struct WorkflowRun: Sendable, Equatable {
     package var cascade = 0
     /// The claim this agent holds it under (a fleet's shared store; not stored in the record).
     package var claim: RunClaim?
+    /// The agent carrying it out: a fleet agent's id (the last to take it over), else the
+    /// agent's name. Nil in a record written before it was kept.
+    package var agent: String?
 
     package init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
@@ -62,6 +65,7 @@ package struct WorkflowRun: Sendable, Equatable {
             object["ended_at"] = .string(TaskRun.iso(endedAt))
             object["duration"] = .number(JSONNumber(((endedAt - startedAt) * 1e6).rounded() / 1e6))
         }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
@@ -76,6 +80,7 @@ package struct WorkflowRun: Sendable, Equatable {
         if let output { object["output"] = output }
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
         if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
@@ -98,6 +103,7 @@ package struct WorkflowRun: Sendable, Equatable {
         generation = value["generation"]?.numberValue?.intValue ?? 1
         resumeAt = value["resume_at"]?.numberValue?.intValue ?? 0
         cascade = value["cascade"]?.numberValue?.intValue ?? 0
+        agent = value["agent"]?.stringValue
     }
 }
 
