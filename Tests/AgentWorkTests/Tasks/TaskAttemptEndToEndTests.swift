@@ -21,6 +21,7 @@ import Testing
     /// The three attempts as `task show --json` and the API give them.
     static func checkThreeAttempts(_ attempts: [[String: Any]], agentName: String, _ context: String) {
         #expect(attempts.map { $0["attempt"] as? Int } == [1, 2, 3], "\(context)")
+        guard attempts.count == 3 else { return }
         #expect(attempts.map { $0["status"] as? String } == ["failed", "failed", "succeeded"], "\(context)")
         #expect(attempts.map { $0["exit_code"] as? Int } == [3, 4, 0], "\(context)")
         let errors = attempts.map { $0["error"] as? String ?? "" }
@@ -31,7 +32,7 @@ import Testing
         #expect(attempts.map { $0["stdout_tail"] as? String } == ["out of attempt 1", "out of attempt 2", "out of attempt 3"], "\(context)")
         let executors = attempts.compactMap { $0["executor"] as? String }
         #expect(executors.count == 3 && executors.allSatisfy { $0.hasPrefix("crunch#") }, "\(context)")
-        #expect(executors[0] != executors[1] && executors[1] != executors[2], "a retry avoids the executor before: \(context)")
+        if executors.count == 3 { #expect(executors[0] != executors[1] && executors[1] != executors[2], "a retry avoids the executor before: \(context)") }
         #expect(attempts.allSatisfy { $0["agent"] as? String == agentName }, "\(context)")
         #expect(attempts.allSatisfy { $0["started_at"] is String && $0["ended_at"] is String && $0["from_run_record"] == nil }, "\(context)")
     }
