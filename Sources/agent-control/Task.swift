@@ -60,7 +60,8 @@ struct TaskCommand: ParsableCommand {
         for key in ["id", "task", "status", "attempt", "interruptions", "priority", "requested_by", "rerun_of", "queued_at", "not_before",
                     "started_at", "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "agent", "assigned_to", "error"] {
             guard let value = run[key] else { continue }
-            lines.append("\(key): \(value.stringValue ?? value.serialized())")
+            // An error may quote what a program wrote: no escape sequence reaches the terminal.
+            lines.append("\(key): \(visible(Substring(value.stringValue ?? value.serialized())))")
         }
         if let input = run["input"] { lines.append("input: \(input.serialized())") }
         if let output = run["output"] { lines.append("output: \(output.stringValue ?? output.serialized())") }

@@ -73,8 +73,9 @@ package struct CommandOutputTail {
     package func text() -> String? {
         var kept = bytes.suffix(byteLimit)
         var cut = dropped > 0 || bytes.count > byteLimit
-        if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) {
-            // A line cut in its middle is left out whole.
+        if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")), newline + 1 < kept.endIndex {
+            // A line cut in its middle is left out whole — unless it is the only one (a last
+            // line longer than the bound is kept from where the bound cuts it).
             kept = kept[(newline + 1)...]
         }
         var lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
