@@ -26,5 +26,4 @@ import Testing
         #expect(!text.utf8.contains(0), "no NUL: PostgreSQL refuses it in text")
         #expect(text.hasSuffix("a\u{FFFD}b\u{FFFD}\u{FFFD}\u{1B}[31mred"), "\(text.suffix(20).unicodeScalars.map(\.value))")
     }
-
 }
