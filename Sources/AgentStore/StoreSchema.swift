@@ -182,14 +182,15 @@ package enum StoreSchema {
             // The run an event is about (its payload's top-level `run_id`: the task and workflow
             // events), for `events --run`; indexed only where there is one. Events stored before
             // get theirs from their payload now (CASE: an invalid payload is never parsed).
-            // `events --source` walks its own index too.
+            // No index on `source`: one more B-tree insert per event cost the writer ~50% per
+            // event (agent-bench figure 5, quick, debug), and a source's newest events are
+            // found walking the ids back, stopping at the limit.
             try db.execute(sql: """
                 ALTER TABLE events ADD COLUMN run_id TEXT;
                 UPDATE events SET run_id = CASE WHEN json_valid(payload) THEN
                         CASE WHEN json_type(payload, '$.run_id') = 'text' THEN json_extract(payload, '$.run_id') END END
                     WHERE instr(payload, '"run_id"') > 0;
                 CREATE INDEX events_run ON events(run_id, id) WHERE run_id IS NOT NULL;
-                CREATE INDEX events_source ON events(source, id);
                 """)
         }
         return migrator
