@@ -171,6 +171,23 @@ enum PostgresMigrations {
             // no executor of the claiming agent carries.
             "ALTER TABLE task_runs ADD COLUMN require jsonb",
         ]),
+        Migration(version: 10, name: "attempts", sql: [
+            // Every attempt of a task run, a record of its own (as the agent's SQLite store
+            // keeps them): `data` without the tails, which have columns of their own so that
+            // old attempts' tails can be let go. Written with their run's change (only while the
+            // writer's claim holds it); deleted with their run.
+            """
+            CREATE TABLE task_attempts (
+                run_id text NOT NULL,
+                attempt integer NOT NULL,
+                status text NOT NULL,
+                data text NOT NULL,
+                stderr_tail text,
+                stdout_tail text,
+                PRIMARY KEY (run_id, attempt)
+            )
+            """,
+        ]),
     ]
 
     struct TooNew: Error, CustomStringConvertible {

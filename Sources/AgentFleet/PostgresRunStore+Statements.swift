@@ -71,28 +71,35 @@ extension PostgresRunStore {
     /// A batch of claimed runs' changes, each written only while its claim holds the run (see
     /// ``writeClaimed(_:on:logger:)``); returns the ids written. `ended`: NaN stands for none.
     /// A claimed run's hold for its assigned agent is spent: a retry goes to any agent.
+    /// The runs' attempts' records ($10…$15, see ``AttemptColumns``) are written in the same
+    /// statement, for the runs written only (a stale claim's attempt is refused with its run).
     struct ClaimedBatchWrite: PostgresPreparedStatement {
-        static let name = "agent_claimed_write_3"
+        static let name = "agent_claimed_write_4"
         static let sql = """
-            UPDATE task_runs t SET status = c.status, finished = c.finished, priority = c.priority, due = c.due,
-                ended = NULLIF(c.ended, 'NaN'::float8), data = c.data,
-                holder = CASE WHEN c.status = 'running' THEN t.holder ELSE NULL END,
-                lease_until = CASE WHEN c.status = 'running' THEN t.lease_until ELSE NULL END, assigned_until = NULL, claims = 0
-            FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int2[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::bigint[])
-                AS c(id, status, finished, priority, due, ended, data, holder, fence)
-            WHERE t.id = c.id AND t.holder = c.holder AND t.fence = c.fence
-            RETURNING t.id
+            WITH written AS (
+                UPDATE task_runs t SET status = c.status, finished = c.finished, priority = c.priority, due = c.due,
+                    ended = NULLIF(c.ended, 'NaN'::float8), data = c.data,
+                    holder = CASE WHEN c.status = 'running' THEN t.holder ELSE NULL END,
+                    lease_until = CASE WHEN c.status = 'running' THEN t.lease_until ELSE NULL END, assigned_until = NULL, claims = 0
+                FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int2[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::bigint[])
+                    AS c(id, status, finished, priority, due, ended, data, holder, fence)
+                WHERE t.id = c.id AND t.holder = c.holder AND t.fence = c.fence
+                RETURNING t.id),
+            attempts AS (
+                \(PostgresRunStore.attemptsInsert(from: 10, where: "a.run_id IN (SELECT id FROM written)")))
+            SELECT id FROM written
             """
         static let bindingDataTypes: [PostgresDataType] = [.textArray, .textArray, .boolArray, .int2Array, .float8Array, .float8Array,
-                                                           .textArray, .textArray, .int8Array]
+                                                           .textArray, .textArray, .int8Array] + AttemptColumns.types
         typealias Row = String
 
         var columns: Columns
         var holders: [String]
         var fences: [Int64]
+        var attempts: AttemptColumns
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+            var bindings = PostgresBindings(capacity: 15)
             bindings.append(columns.ids)
             bindings.append(columns.statuses)
             bindings.append(columns.finished)
@@ -102,6 +109,7 @@ extension PostgresRunStore {
             bindings.append(columns.records)
             bindings.append(holders)
             bindings.append(fences)
+            attempts.bind(&bindings)
             return bindings
         }
 

@@ -5,7 +5,8 @@ import JSONSchema
 import Logging
 import PostgresNIO
 
-/// Task runs in the fleet's PostgreSQL database (table `task_runs`): the shared queue.
+/// Task runs in the fleet's PostgreSQL database (table `task_runs`, their attempts in
+/// `task_attempts`, see PostgresRunStore+Attempts.swift): the shared queue.
 /// Claims take rows with `FOR UPDATE SKIP LOCKED` (agents claiming at once never wait for
 /// each other nor take the same run), each with a fencing token from one sequence and a lease
 /// on the server's clock; a run whose lease lapsed is claimable again.
@@ -14,8 +15,8 @@ public final class PostgresRunStore: RunStore {
 
     init(store: FleetWriter) { self.store = store }
 
-    private var client: PostgresClient { store.client }
-    private var logger: Logger { store.logger }
+    var client: PostgresClient { store.client }
+    var logger: Logger { store.logger }
     private static let now = PostgresMigrations.now
 
     package func record(_ run: TaskRun) { store.enqueue(run) }
@@ -44,8 +45,9 @@ public final class PostgresRunStore: RunStore {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
+        // A run's attempts go with it.
         try await Self.prune("task_runs", finished: "finished", time: "ended", order: "seq", before: endedBefore, keeping: keeping,
-                             client: client, logger: logger)
+                             client: client, logger: logger, then: "DELETE FROM task_attempts WHERE run_id IN (SELECT id FROM gone)")
     }
 
     /// Deletes, in one transaction, the rows of `table` that `finished` selects (an SQL condition)
@@ -204,16 +206,24 @@ public final class PostgresRunStore: RunStore {
     }
 
     package func settle(_ run: TaskRun) async throws -> Bool {
-        try await client.withConnection { connection in try await Self.writeClaimed(run, on: connection, logger: self.logger) }
+        try await client.withTransaction(logger: logger) { connection in
+            guard try await Self.writeClaimed(run, on: connection, logger: self.logger) else { return false }
+            try await Self.writeAttempts(AttemptColumns([run]), on: connection, logger: self.logger)
+            try await Self.trimAttempts(of: [run], on: connection, logger: self.logger)
+            return true
+        }
     }
 
     // MARK: Writing (the store's writer, in its transaction)
 
     /// How many statements ``write(_:on:logger:)`` takes for `batch`: one for the changes of
-    /// runs without a claim, one for those of claimed runs.
+    /// runs without a claim (and one for their attempts, if any), one for those of claimed runs
+    /// (their attempts with them), and one or two to keep long runs' attempts in their bounds.
     static func statements(for batch: [TaskRun]) -> Int {
         let claimed = batch.contains { $0.claim != nil }, plain = batch.contains { $0.claim == nil }
-        return (claimed ? 1 : 0) + (plain ? 1 : 0)
+        let plainAttempts = batch.contains { $0.claim == nil && $0.attemptRecord != nil }
+        let trims = batch.contains { ($0.attemptRecord?.number ?? 0) > TaskAttempt.keptTails }
+        return (claimed ? 1 : 0) + (plain ? 1 : 0) + (plainAttempts ? 1 : 0) + (trims ? 2 : 0)
     }
 
     /// Writes a batch: the last change of each run; a claimed run's only while its claim
@@ -225,6 +235,18 @@ public final class PostgresRunStore: RunStore {
         for (index, run) in batch.enumerated() where last[run.id] == index {
             if run.claim != nil { claimed.append(run) } else { plain.append(run) }
         }
+        // The attempts' records go with their runs' changes (a statement of their own only when
+        // there are some besides claimed runs'), and are kept within their bounds after.
+        let refused = try await writeRuns(batch, plain: plain, claimed: claimed, on: connection, logger: logger)
+        try await trimAttempts(of: batch, on: connection, logger: logger)
+        return refused
+    }
+
+    /// ``write(_:on:logger:)``'s runs and their attempts: those of plain runs after them, those
+    /// of claimed runs in the claimed runs' statement (written only where the claim holds).
+    private static func writeRuns(_ batch: [TaskRun], plain: [TaskRun], claimed: [TaskRun], on connection: PostgresConnection,
+                                  logger: Logger) async throws -> Int {
+        let claimedIDs = Set(claimed.map(\.id))
         // One statement for each kind of change, whatever the batch's size: a statement per run
         // made the writer's round trips the fleet's limit (issue 26's figure 13). `ended`: NaN
         // stands for none (arrays of optionals are not encoded).
@@ -242,6 +264,8 @@ public final class PostgresRunStore: RunStore {
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
                     due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, claims = 0
                 """, logger: logger)
+            let attempts = AttemptColumns(batch.filter { !claimedIDs.contains($0.id) })
+            if !attempts.runIDs.isEmpty { try await writeAttempts(attempts, on: connection, logger: logger) }
         }
         guard !claimed.isEmpty else { return 0 }
         let columns = Columns(claimed)
@@ -249,7 +273,9 @@ public final class PostgresRunStore: RunStore {
         // As writeClaimed, for the whole batch: a run leaving `running` is let go; a change
         // whose claim no longer holds the run is refused (not returned). A claimed run's hold
         // for its assigned agent is spent: a retry goes to any agent.
-        let rows = try await connection.execute(ClaimedBatchWrite(columns: columns, holders: holders, fences: fences), logger: logger)
+        let attempts = AttemptColumns(batch.filter { claimedIDs.contains($0.id) })
+        let rows = try await connection.execute(ClaimedBatchWrite(columns: columns, holders: holders, fences: fences, attempts: attempts),
+                                                logger: logger)
         var written = 0
         for try await _ in rows { written += 1 }
         return claimed.count - written

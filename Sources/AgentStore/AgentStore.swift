@@ -269,7 +269,7 @@ public final class AgentStore: Sendable {
             if !scheduleBatch.isEmpty { commits = try SQLiteScheduleStore.write(scheduleBatch, in: db) }
             if !batch.isEmpty {
                 // The hot path of the store: bind with SQLite directly, no intermediate values.
-                let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload) VALUES (?, ?, ?, ?)")
+                let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload, run_id) VALUES (?, ?, ?, ?, ?)")
                 let statement = insert.sqliteStatement
                 for event in batch {
                     sqlite3_bind_double(statement, 1, event.time)
@@ -284,6 +284,11 @@ public final class AgentStore: Sendable {
                                     sqlite3_bind_text(statement, 4, base.assumingMemoryBound(to: CChar.self), Int32(p.count), nil)
                                 } else {
                                     sqlite3_bind_text(statement, 4, "", 0, nil)
+                                }
+                                if let run = EventRunID.of(p) {
+                                    sqlite3_bind_text(statement, 5, run, -1, EventRunID.transient)
+                                } else {
+                                    sqlite3_bind_null(statement, 5)
                                 }
                                 let result = sqlite3_step(statement)
                                 sqlite3_reset(statement)

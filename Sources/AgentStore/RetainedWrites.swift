@@ -4,8 +4,9 @@ import AgentWork
 /// order, and go first into the next transaction that is tried: once it commits, nothing
 /// acknowledged was lost. Owned by the store's writer thread.
 ///
-/// Bounded: a run's changes are folded into its latest (the store writes only the latest of
-/// each run anyway), and beyond `limit` changes the oldest give way, counted in ``lost``.
+/// Bounded: a run's changes are folded into its latest of each attempt (the store writes only
+/// the latest of each run, and of each attempt), and beyond `limit` changes the oldest give
+/// way, counted in ``lost``.
 package struct RetainedWrites {
     package let limit: Int
     package private(set) var runs: [TaskRun] = []
@@ -49,11 +50,12 @@ package struct RetainedWrites {
         workflows = []
     }
 
-    /// The last change of each run, in the order of those last changes.
+    /// The last change of each run's attempt (the end of an attempt is kept though the next
+    /// began), in the order of those last changes.
     package static func latestOfEach(_ changes: [TaskRun]) -> [TaskRun] {
         var seen = Set<String>()
         var kept: [TaskRun] = []
-        for run in changes.reversed() where seen.insert(run.id).inserted { kept.append(run) }
+        for run in changes.reversed() where seen.insert("\(run.attemptRecord?.number ?? 0) \(run.id)").inserted { kept.append(run) }
         return kept.reversed()
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import GRDB
 import JSONSchema
 
-/// Task runs in the agent's SQLite store (table `task_runs`): changes go through the store's
+/// Task runs in the agent's SQLite store (table `task_runs`, their attempts in `task_attempts`,
+/// written in the same transaction and deleted with their run): changes go through the store's
 /// batching writer thread (``AgentStore/recordRun(_:)``), reads use a read-only connection of
 /// their own, which WAL mode lets run beside the writer. Reads and claims run on a dispatch
 /// queue, never on the caller's thread (the loop, or Swift's cooperative pool).
@@ -76,6 +77,23 @@ package final class SQLiteRunStore: RunStore {
         }
     }
 
+    package func attempts(of runID: String) async throws -> [TaskAttempt] {
+        try await Self.offThread { [reader] in try Self.readAttempts(of: runID, reader: reader) }
+    }
+
+    /// The attempts of one run, read on the caller's thread (already off the loop).
+    package static func readAttempts(of runID: String, reader: DatabaseQueue) throws -> [TaskAttempt] {
+        try reader.read { db in
+            try Row.fetchAll(db, sql: "SELECT data, stderr_tail, stdout_tail FROM task_attempts WHERE run_id = ? ORDER BY attempt",
+                             arguments: [runID]).compactMap { row in
+                let data: String = row["data"]
+                return (try? JSONValue.parse(Data(data.utf8))).flatMap {
+                    TaskAttempt(stored: $0, stderrTail: row["stderr_tail"], stdoutTail: row["stdout_tail"])
+                }
+            }
+        }
+    }
+
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
         try await Self.offThread { [store] in
             try store.withWriter { db in try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db) }
@@ -134,7 +152,11 @@ package final class SQLiteRunStore: RunStore {
 
     package func settle(_ run: TaskRun) async throws -> Bool {
         try await Self.offThread { [store] in
-            try store.withWriter { db in try Self.writeClaimed(run, in: db) }
+            try store.withWriter { db in
+                guard try Self.writeClaimed(run, in: db) else { return false }
+                try Self.writeAttempt(of: run, in: db)
+                return true
+            }
         }
     }
 
@@ -218,20 +240,75 @@ package final class SQLiteRunStore: RunStore {
             INSERT INTO task_runs (id, task, status, finished, ended, data, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data
             """)
-        var refused = 0
+        var refused = Set<String>()
         for (index, run) in batch.enumerated() where last[run.id] == index {
             if run.claim != nil {
-                if try !writeClaimed(run, in: db) { refused += 1 }
+                if try !writeClaimed(run, in: db) { refused.insert(run.id) }
                 continue
             }
             try upsert.execute(arguments: [run.id, run.task, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
                                            run.storedJSON.serialized(), run.idempotencyKey])
         }
-        return refused
+        // The last change of each attempt in the batch (a run's attempt may end and the next
+        // begin in one batch), but none of a claim that no longer holds its run.
+        var lastAttempt: [AttemptKey: Int] = [:]
+        for (index, run) in batch.enumerated() {
+            if let record = run.attemptRecord { lastAttempt[AttemptKey(run: run.id, number: record.number)] = index }
+        }
+        for (index, run) in batch.enumerated() {
+            guard let record = run.attemptRecord, lastAttempt[AttemptKey(run: run.id, number: record.number)] == index,
+                  !refused.contains(run.id) else { continue }
+            try writeAttempt(of: run, in: db)
+        }
+        return refused.count
+    }
+
+    private struct AttemptKey: Hashable {
+        var run: String
+        var number: Int
+    }
+
+    /// Writes the run's attempt record (insert or replace), and keeps the run's attempts within
+    /// their bounds: the tails of all but the newest ``TaskAttempt/keptTails`` let go, and all
+    /// but the first and the newest ``TaskAttempt/keptAttempts`` - 1 attempts deleted.
+    package static func writeAttempt(of run: TaskRun, in db: Database) throws {
+        guard let record = run.attemptRecord else { return }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO task_attempts (run_id, attempt, status, data, stderr_tail, stdout_tail) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(run_id, attempt) DO UPDATE SET status = excluded.status, data = excluded.data,
+                stderr_tail = excluded.stderr_tail, stdout_tail = excluded.stdout_tail
+            """)
+        try upsert.execute(arguments: [run.id, record.number, record.status.rawValue, record.storedJSON.serialized(),
+                                       record.stderrTail, record.stdoutTail])
+        let number = record.number
+        if number > TaskAttempt.keptTails {
+            try db.execute(sql: """
+                UPDATE task_attempts SET stderr_tail = NULL, stdout_tail = NULL
+                WHERE run_id = ? AND attempt <= ? AND (stderr_tail IS NOT NULL OR stdout_tail IS NOT NULL)
+                """, arguments: [run.id, number - TaskAttempt.keptTails])
+        }
+        if number > TaskAttempt.keptAttempts {
+            try db.execute(sql: "DELETE FROM task_attempts WHERE run_id = ? AND attempt > 1 AND attempt <= ?",
+                           arguments: [run.id, number - TaskAttempt.keptAttempts + 1])
+        }
     }
 
     /// Deletes finished runs beyond the retention limits (unfinished ones are never deleted).
     package static func prune(endedBefore: Double?, keeping: Int?, in db: Database) throws -> Int {
-        try AgentStore.prune("task_runs", finished: "finished = 1", time: "ended", before: endedBefore, keeping: keeping, in: db)
+        // Each run's attempts go with it: deleted first, by the same conditions.
+        var deleted = 0
+        if let endedBefore {
+            try db.execute(sql: "DELETE FROM task_attempts WHERE run_id IN (SELECT id FROM task_runs WHERE finished = 1 AND ended < ?)",
+                           arguments: [endedBefore])
+            deleted += try AgentStore.prune("task_runs", finished: "finished = 1", time: "ended", before: endedBefore, keeping: nil, in: db)
+        }
+        if let keeping {
+            try db.execute(sql: """
+                DELETE FROM task_attempts WHERE run_id IN (SELECT id FROM task_runs WHERE finished = 1 AND row <= (
+                    SELECT row FROM task_runs WHERE finished = 1 ORDER BY row DESC LIMIT 1 OFFSET ?))
+                """, arguments: [keeping])
+            deleted += try AgentStore.prune("task_runs", finished: "finished = 1", time: "ended", before: nil, keeping: keeping, in: db)
+        }
+        return deleted
     }
 }

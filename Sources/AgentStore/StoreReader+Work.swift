@@ -13,6 +13,10 @@ extension StoreReader {
         try SQLiteRunStore.readRun(id: id, reader: database)
     }
 
+    package func attempts(of runID: String) throws -> [TaskAttempt] {
+        try SQLiteRunStore.readAttempts(of: runID, reader: database)
+    }
+
     package func workflowRuns(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
         try SQLiteWorkflowStore.list(filter, reader: database)
     }

@@ -44,9 +44,16 @@ public struct StoreReader {
     }
 
     /// Events after `afterID`, filtered, oldest first (the newest `limit` when `newest`).
-    public func events(types: [String], sources: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int, newest: Bool) throws -> [StoredEvent] {
+    /// `runs`: only events about one of these runs (their payload's `run_id`: a task run's or a
+    /// workflow run's), found by their index, as `sources` and `types` are.
+    public func events(types: [String], sources: [String] = [], runs: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int,
+                       newest: Bool) throws -> [StoredEvent] {
         var conditions = ["id > ?"]
         var arguments: [any DatabaseValueConvertible] = [afterID]
+        if !runs.isEmpty {
+            conditions.append("run_id IN (\(runs.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += runs.map { $0 as any DatabaseValueConvertible }
+        }
         if !types.isEmpty {
             conditions.append("type IN (\(types.map { _ in "?" }.joined(separator: ", ")))")
             arguments += types.map { $0 as any DatabaseValueConvertible }

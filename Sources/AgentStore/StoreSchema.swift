@@ -160,6 +160,39 @@ package enum StoreSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v7-task-attempts") { db in
+            // Every attempt of a task run, a record of its own, replaced as it goes on (`data`:
+            // JSON without the tails, which have columns of their own so that old attempts'
+            // tails can be let go). Deleted with their run. A run written before this table has
+            // none: its last attempt is shown from its record.
+            try db.execute(sql: """
+                CREATE TABLE task_attempts (
+                    row INTEGER PRIMARY KEY,
+                    run_id TEXT NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    status TEXT NOT NULL,
+                    data TEXT NOT NULL,
+                    stderr_tail TEXT,
+                    stdout_tail TEXT,
+                    UNIQUE (run_id, attempt)
+                );
+                """)
+        }
+        migrator.registerMigration("v7-event-runs") { db in
+            // The run an event is about (its payload's top-level `run_id`: the task and workflow
+            // events), for `events --run`; indexed only where there is one. Events stored before
+            // get theirs from their payload now (CASE: an invalid payload is never parsed).
+            // No index on `source`: one more B-tree insert per event cost the writer ~50% per
+            // event (agent-bench figure 5, quick, debug), and a source's newest events are
+            // found walking the ids back, stopping at the limit.
+            try db.execute(sql: """
+                ALTER TABLE events ADD COLUMN run_id TEXT;
+                UPDATE events SET run_id = CASE WHEN json_valid(payload) THEN
+                        CASE WHEN json_type(payload, '$.run_id') = 'text' THEN json_extract(payload, '$.run_id') END END
+                    WHERE instr(payload, '"run_id"') > 0;
+                CREATE INDEX events_run ON events(run_id, id) WHERE run_id IS NOT NULL;
+                """)
+        }
         return migrator
     }
 

@@ -26,6 +26,11 @@ package protocol RunStore: AnyObject, Sendable {
     func list(_ filter: RunFilter) async throws -> [TaskRun]
     /// One run by id.
     func run(id: String) async throws -> TaskRun?
+    /// The attempts kept of run `runID` (in no particular order; none for an unknown run), each
+    /// as written with the run (``TaskRun/attemptRecord``): the first and the newest of at most
+    /// ``TaskAttempt/keptAttempts``, the newest ``TaskAttempt/keptTails`` with their tails.
+    /// ``TaskAttempt/shown(_:of:)`` completes them with the run's record. They go with their run.
+    func attempts(of runID: String) async throws -> [TaskAttempt]
     /// One run by id, read on the caller's thread (a blocking read, for the few synchronous
     /// callers of the loop that did so before the interface became `async`: a workflow step
     /// finding its task run again). SQLite reads directly; others wait for ``run(id:)``.

@@ -67,11 +67,6 @@ extension TaskCoordinator {
         }
     }
 
-    /// `task_show`.
-    package func showRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
-        withRun(id, respond: respond) { run in respond(.success(TaskRunAnswer(run))) }
-    }
-
     /// `task_rerun`: a new run of the run's task with its input and priority.
     package func rerunRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         withRun(id, respond: respond) { [unowned self] run in
@@ -101,7 +96,7 @@ extension TaskCoordinator {
     }
 
     /// Calls `body` with the run `id`, or refuses: it is not known.
-    private func withRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void, _ body: @escaping (TaskRun) -> Void) {
+    func withRun<Answer>(_ id: String, respond: @escaping (Result<Answer, CommandError>) -> Void, _ body: @escaping (TaskRun) -> Void) {
         findRun(id) { run in
             guard let run else { return respond(.failure(.notFound("no run with id \"\(id)\"; `agent-control task runs` lists them"))) }
             body(run)

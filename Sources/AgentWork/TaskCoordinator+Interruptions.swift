@@ -29,6 +29,7 @@ extension TaskCoordinator {
             run.status = .queued
             run.startedAt = nil
             run.executor = nil
+            run.attemptRecord = nil
             runs[run.id] = run
             record(run, event: .taskQueued)
             return
@@ -38,10 +39,12 @@ extension TaskCoordinator {
         run.executionTime = EventLoop.now() - attempt.startedMonotonic
         if run.interruptions > attempt.definition.maxInterruptions {
             let outcome = TaskRunOutcome(status: .interrupted, error: "interrupted: the agent stopped while attempt \(run.attempt) ran")
+            interruptAttemptRecord(&run, outcome.error ?? "")
             return abandon(run, definition: attempt.definition, outcome: outcome)
         }
         run.status = .retrying
         run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
+        interruptAttemptRecord(&run, run.error ?? "")
         run.nextAttemptAt = Date().timeIntervalSince1970
         runs[run.id] = run
         record(run, event: .taskInterrupted)
@@ -76,8 +79,10 @@ extension TaskCoordinator {
         var run = run
         // The claim began no attempt: the last is the one interrupted.
         run.attempt -= 1
-        runs[run.id] = run
         let outcome = TaskRunOutcome(status: .interrupted, error: "the agent holding attempt \(run.attempt) stopped answering")
+        // Its holder never wrote its end: shown interrupted (``TaskAttempt/shown(_:of:)``).
+        run.attemptRecord = nil
+        runs[run.id] = run
         abandon(run, definition: definition, outcome: outcome)
         return true
     }

@@ -38,6 +38,8 @@ package final class TaskCoordinator {
 
     package let loop: EventLoop
     package let logger: Logger
+    /// This agent's name (its folder's), recorded as the agent of each attempt outside a fleet.
+    package var agentName: String?
     /// Event conditions that could not be decided (a pattern over its step budget), counted and logged.
     package let undecidedConditions: UndecidedConditions
     /// Where runs are recorded (nil: in memory only, gone at the end of the agent).
@@ -59,6 +61,8 @@ package final class TaskCoordinator {
     /// and answers that must not wait for the store's writer.
     package private(set) var recent: [String: TaskRun] = [:]
     private var recentOrder: [String] = []
+    /// Without a store: the attempts of the runs in ``runs`` and ``recent``.
+    package var attemptLog = AttemptLog()
     private var recentStart = 0
     package let recentLimit: Int
     /// Requests waiting for a run to finish (`--wait`).
@@ -469,6 +473,7 @@ package final class TaskCoordinator {
             run.startedAt = ahead ?? now
             run.nextAttemptAt = nil
         }
+        run.attemptRecord = TaskAttempt(number: run.attempt, startedAt: run.startedAt, executor: executor, agent: attemptAgent(run))
         runs[run.id] = run
         guard let runner = person ? personRunner : runner(for: definition.type) else {
             if let executor, let member = pool.index(of: executor) { pool.end(member, task: definition.name, now: Date().timeIntervalSince1970) }
@@ -571,6 +576,8 @@ package final class TaskCoordinator {
         back.status = .retrying
         back.nextAttemptAt = Date().timeIntervalSince1970
         back.attempt -= 1
+        // The claim began no attempt: none to record (the store shows none past the run's).
+        back.attemptRecord = nil
         store?.record(back)
     }
 
@@ -579,6 +586,7 @@ package final class TaskCoordinator {
     package func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
         countAttempt(definition.name, outcome.status)
         var run = run
+        endAttemptRecord(&run, outcome)
         run.output = outcome.output
         run.error = outcome.error
         run.exitCode = outcome.exitCode
@@ -657,6 +665,7 @@ package final class TaskCoordinator {
             recentOrder.append(run.id)
             if recentOrder.count - recentStart > recentLimit {
                 recent[recentOrder[recentStart]] = nil
+                attemptLog.forget(recentOrder[recentStart])
                 recentStart += 1
                 // Compact now and then, so that the list does not grow with the agent's life.
                 if recentStart > recentLimit {
@@ -676,6 +685,7 @@ package final class TaskCoordinator {
             return
         }
         if persist { store?.record(run) }
+        if store == nil { attemptLog.note(run) }
         var payload: JSONObject = ["run_id": .string(run.id), "task": .string(run.task), "attempt": .number(JSONNumber(run.attempt)),
                                    "status": .string(run.status.rawValue)]
         if let error = run.error, run.status != .running, run.status != .queued { payload["error"] = .string(error) }

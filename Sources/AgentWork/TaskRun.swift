@@ -112,6 +112,10 @@ public struct TaskRun: Sendable, Equatable {
     /// in the record: the store keeps it in columns of its own). A change carrying it is
     /// written only while it is still the run's claim (``RunStore/record(_:)``).
     public var claim: RunClaim?
+    /// The running or last attempt's own record (not in the run's record: the store writes it
+    /// beside the run, in its table of attempts, see ``TaskAttempt``). Nil before the first
+    /// attempt, and in a run read back from the store.
+    public var attemptRecord: TaskAttempt?
 
     public init(id: String, task: String, input: JSONValue = .object([:]), priority: Priority = .normal, notBefore: Double? = nil,
                 requestedBy: Origin, queuedAt: Double = Date().timeIntervalSince1970) {

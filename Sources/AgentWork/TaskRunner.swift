@@ -99,6 +99,8 @@ package struct TaskRunOutcome: Equatable {
     package var signal: String?
     /// The last lines of a command's stderr (bounded).
     package var stderrTail: String?
+    /// The last lines of a command's stdout, bounded as ``stderrTail`` (the attempt's record).
+    package var stdoutTail: String?
     /// The executor's worker died during the run (not ended by a cancel, timeout or watchdog):
     /// on a declared executor the run is retried on another one (at least once).
     package var executorLost = false

@@ -31,14 +31,21 @@ struct Events: ParsableCommand {
         abstract: "Show events from the agent's store (it need not be running).",
         discussion: """
         Reads the SQLite store (read-only, beside a running agent). --since takes a duration back \
-        from now (30s, 10m, 2h, 1d) or an ISO 8601 time. --follow keeps printing new events \
-        until interrupted.
+        from now (30s, 10m, 2h, 1d) or an ISO 8601 time. --type, --source and --run combine (each \
+        repeatable); --run takes a task run's or a workflow run's id. --follow keeps printing new \
+        events until interrupted.
         """)
 
     @OptionGroup var agent: SettingsOptions
 
     @Option(name: .long, help: "Only events of this type (repeatable).")
     var type: [String] = []
+
+    @Option(name: .long, help: "Only events from this process, or the runtime's source (tasks, schedules, workflow:NAME…) (repeatable).")
+    var source: [String] = []
+
+    @Option(name: .customLong("run"), help: "Only events about this run: a task run's or a workflow run's id (repeatable).")
+    var runIDs: [String] = []
 
     @Option(name: .long, help: "Only events since then: 30s, 10m, 2h, 1d, or an ISO 8601 time.")
     var since: String?
@@ -57,6 +64,12 @@ struct Events: ParsableCommand {
             throw ValidationError("--since must be \(TimeSpec.sinceForm), not \"\(since)\"")
         }
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
+        for (option, values) in [("--type", type), ("--source", source), ("--run", runIDs)] {
+            if values.count > 100 { throw ValidationError("\(option) may be given at most 100 times, not \(values.count)") }
+            if let bad = values.first(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+                throw ValidationError("\(option) must be a name without control characters, not \(bad.debugDescription)")
+            }
+        }
     }
 
     func run() throws {
@@ -68,10 +81,10 @@ struct Events: ParsableCommand {
             last = events.last?.id ?? last
             fflush(nil)
         }
-        show(try reader.events(types: type, since: start, limit: limit, newest: true))
+        show(try reader.events(types: type, sources: source, runs: runIDs, since: start, limit: limit, newest: true))
         while follow {
             usleep(200_000)
-            show(try reader.events(types: type, since: start, afterID: last, limit: 10_000, newest: false))
+            show(try reader.events(types: type, sources: source, runs: runIDs, since: start, afterID: last, limit: 10_000, newest: false))
         }
     }
 }

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCLI
 import AgentRuntime
 import AgentStore
@@ -33,7 +34,7 @@ enum StoredHistory {
     static func taskRun(_ id: String) -> Read {
         { reader, _ in
             guard let run = try reader.run(id: id) else { return notFound("no run with id \"\(id)\"; `agent-control task runs` lists them") }
-            return ["ok": true, "run": run.json]
+            return try JSONValueEncoder().encode(TaskShowAnswer(run, stored: try reader.attempts(of: id)))
         }
     }
 

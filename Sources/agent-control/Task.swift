@@ -59,9 +59,10 @@ struct TaskCommand: ParsableCommand {
     static func details(_ run: JSONValue) -> String {
         var lines: [String] = []
         for key in ["id", "task", "status", "attempt", "interruptions", "priority", "requested_by", "rerun_of", "queued_at", "not_before",
-                    "started_at", "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "assigned_to", "error"] {
+                    "started_at", "ended_at", "next_attempt_at", "execution_time", "exit_code", "signal", "executor", "agent", "assigned_to", "error"] {
             guard let value = run[key] else { continue }
-            lines.append("\(key): \(value.stringValue ?? value.serialized())")
+            // An error may quote what a program wrote: no escape sequence reaches the terminal.
+            lines.append("\(key): \(visible(Substring(value.stringValue ?? value.serialized())))")
         }
         if let input = run["input"] { lines.append("input: \(input.serialized())") }
         if let output = run["output"] { lines.append("output: \(output.stringValue ?? output.serialized())") }
@@ -69,7 +70,9 @@ struct TaskCommand: ParsableCommand {
             let peak = usage["memory_peak_bytes"]?.numberValue.map { ", memory peak \($0) bytes" } ?? ""
             lines.append("usage: cpu \(cpu) s\(peak)")
         }
-        if let tail = run["stderr_tail"]?.stringValue, !tail.isEmpty { lines.append("stderr (last lines):\n" + tail) }
+        if let tail = run["stderr_tail"]?.stringValue, !tail.isEmpty {
+            lines.append("stderr (last lines):\n" + tail.split(separator: "\n", omittingEmptySubsequences: false).map(visible).joined(separator: "\n"))
+        }
         return lines.joined(separator: "\n")
     }
 }
@@ -230,7 +233,13 @@ struct TaskRuns: ParsableCommand {
 
 struct TaskShow: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show one run: status, attempts, times, input, output, error, exit status, the tail of stderr.")
+        commandName: "show", abstract: "Show one run: status, times, input, output, error, exit status, the tail of stderr, and every attempt.",
+        discussion: """
+        Each attempt is listed with its own times, status, exit status or error, the tails of its \
+        stderr and stdout, and the executor and agent that ran it (the first and the newest 99 \
+        attempts are kept, the newest 10 with their tails). --json prints the run with its \
+        "attempts".
+        """)
 
     @Argument(help: "The run's id.")
     var id: String
@@ -241,9 +250,14 @@ struct TaskShow: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(TaskShowCommand.request(TaskRunReference(id: id)), location: location,
-                                       whenNotRunning: StoredHistory.taskRun(id))["run"] ?? .null
-        print(json ? run.serialized() : TaskCommand.details(run))
+        let answer = try TaskCommand.send(TaskShowCommand.request(TaskRunReference(id: id)), location: location,
+                                          whenNotRunning: StoredHistory.taskRun(id))
+        guard json else { return print(TaskCommand.details(answer["run"] ?? .null) + "\n" + TaskCommand.attemptLines(answer)) }
+        // The run with its attempts.
+        var run = answer["run"]?.objectValue ?? [:]
+        run["attempts"] = answer["attempts"] ?? []
+        if let missing = answer["attempts_not_kept"] { run["attempts_not_kept"] = missing }
+        print(JSONValue.object(run).serialized())
     }
 }
 

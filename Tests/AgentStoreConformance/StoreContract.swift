@@ -36,7 +36,7 @@ package enum StoreContract {
     /// What every implementation passes: runs, claims, assigned runs, schedules, workflow
     /// runs and shared memory (``sharedWorkflows`` and ``assignments`` only where there is such
     /// a store).
-    package static var common: [StoreCheck] { runs + claims + assignedRuns + schedules + workflows + memory + retention }
+    package static var common: [StoreCheck] { runs + attempts + claims + assignedRuns + schedules + workflows + memory + retention }
 
     // MARK: Runs
 

@@ -7,14 +7,17 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var type: String?
         package var source: String?
+        /// Only events about this run (a task run's or a workflow run's id: their payload's `run_id`).
+        package var run: String?
         /// A duration back from now (30s, 10m, 2h, 1d) or an ISO 8601 time.
         package var since: String?
         package var after: Int?
         package var limit: Int?
 
-        package init(type: String? = nil, source: String? = nil, since: String? = nil, after: Int? = nil, limit: Int? = nil) {
+        package init(type: String? = nil, source: String? = nil, run: String? = nil, since: String? = nil, after: Int? = nil, limit: Int? = nil) {
             self.type = type
             self.source = source
+            self.run = run
             self.since = since
             self.after = after
             self.limit = limit
@@ -29,11 +32,13 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
     }
 
     package static let name = "events"
-    package static let summary = "Events from the store, newest last; page with `after` (the last id seen)."
+    package static let summary = "Events from the store, newest last, by type, source (process), run and time; page with `after` (the last id seen)."
     package static let routes: [CommandRoute] = [.get("/api/events")]
     package static let requestSchema: JSONValue = CommandSchema.object([
         "type": ["type": "string", "pattern": .string(ControlCharacters.nonePattern), "description": "Only events of this type (no control characters)."],
-        "source": ["type": "string", "pattern": .string(ControlCharacters.nonePattern), "description": "Only events from this process (no control characters)."],
+        "source": ["type": "string", "pattern": .string(ControlCharacters.nonePattern), "description": "Only events from this process (and its replicas; no control characters)."],
+        "run": ["type": "string", "minLength": 1, "maxLength": 512, "pattern": .string(ControlCharacters.nonePattern),
+                "description": "Only events about this run: a task run's or a workflow run's id (the payload's run_id; no control characters)."],
         "since": ["type": "string", "description": "A duration back from now of at most 100 years (30s, 10m, 2h, 1d) or an ISO 8601 time."],
         "after": ["type": "integer", "minimum": 0, "description": "Only events with a greater id (paging, following)."],
         "limit": ["type": "integer", "minimum": 1, "maximum": 10000, "default": 100],
@@ -47,7 +52,8 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
     ], required: ["ok", "events"])
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [([:], Answer(events: [["id": 7, "time": "2026-11-24T07:00:00Z", "type": "price", "source": "trades", "payload": ["p": 1]]], next: 7)),
-         (["type": "price", "source": "trades", "since": "10m", "after": 7, "limit": 10], Answer(events: [], next: 7))]
+         (["type": "price", "source": "trades", "since": "10m", "after": 7, "limit": 10], Answer(events: [], next: 7)),
+         (["type": "task.retrying", "source": "tasks", "run": "r1"], Answer(events: [], next: 0))]
     }
 
     package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
@@ -60,7 +66,8 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
         }
         let after = Int64(request.after ?? 0)
         // The first page is the newest events; following pages continue after `after`.
-        let events = try reader.events(types: request.type.map { [$0] } ?? [], sources: request.source.map { [$0] } ?? [], since: since,
+        let events = try reader.events(types: request.type.map { [$0] } ?? [], sources: request.source.map { [$0] } ?? [],
+                                       runs: request.run.map { [$0] } ?? [], since: since,
                                        afterID: after, limit: StoreCommands.limit(request.limit), newest: after == 0)
         return Answer(events: events.map(\.json), next: Int(events.last?.id ?? after))
     }

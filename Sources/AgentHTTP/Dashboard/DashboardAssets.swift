@@ -109,7 +109,9 @@ enum DashboardAssets {
               set(row, "restarts", String(p.restarts || 0));
               set(row, "cpu", p.cpu_seconds != null ? p.cpu_seconds.toFixed(2) + " s" : "");
               set(row, "memory", bytes(p.rss_bytes));
-              set(row, "events", (p.events_emitted || 0) + " / " + (p.events_delivered || 0) + " / " + (p.events_dropped || 0));
+              set(row, "emitted", String(p.events_emitted || 0));
+              set(row, "received", String(p.events_delivered || 0));
+              set(row, "dropped", String(p.events_dropped || 0));
             });
           });
           var up = document.getElementById("agent-uptime");
@@ -142,7 +144,7 @@ enum DashboardAssets {
         var body = table.querySelector("tbody");
         setInterval(function () {
           var q = "after=" + encodeURIComponent(table.getAttribute("data-next") || "0") + "&limit=200";
-          ["type", "source"].forEach(function (k) { var v = table.getAttribute("data-" + k); if (v) q += "&" + k + "=" + encodeURIComponent(v); });
+          ["type", "source", "run"].forEach(function (k) { var v = table.getAttribute("data-" + k); if (v) q += "&" + k + "=" + encodeURIComponent(v); });
           get("/api/events?" + q).then(function (answer) {
             if (!answer || !answer.events || !answer.events.length) return;
             var none = document.getElementById("no-events");

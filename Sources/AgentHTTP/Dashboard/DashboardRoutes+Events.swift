@@ -3,17 +3,19 @@ import Hummingbird
 import JSONSchema
 
 extension DashboardRoutes {
-    /// The newest events (filtered by `type` and `source`), newest first; the script then
+    /// The newest events (filtered by `type`, `source` and `run`), newest first; the script then
     /// follows with `GET /api/events?after=`.
     func eventsPage(_ request: Request, _ context: AgentRequestContext) async -> Response {
         let query = request.uri.queryParameters
         let type = query["type"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         let source = query["source"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+        let runID = query["run"].map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
         var command: JSONObject = ["command": "events", "limit": 100]
         if !type.isEmpty { command["type"] = .string(type) }
         if !source.isEmpty { command["source"] = .string(source) }
+        if !runID.isEmpty { command["run"] = .string(runID) }
         let answer = await run(command, context)
-        var data: [String: Any] = ["type": type, "source": source, "filtered": !type.isEmpty || !source.isEmpty]
+        var data: [String: Any] = ["type": type, "source": source, "run": runID, "filtered": !type.isEmpty || !source.isEmpty || !runID.isEmpty]
         if answer["ok"]?.boolValue == true {
             let events = answer["events"]?.arrayValue ?? []
             data["events"] = events.reversed().map { event in

@@ -21,7 +21,8 @@ extension DashboardRoutes {
             "restarts": count("restarts"),
             "cpu": DashboardFormat.cpu(DashboardFormat.number(process["cpu_seconds"])),
             "memory": DashboardFormat.bytes(DashboardFormat.number(process["rss_bytes"])),
-            "events": "\(count("events_emitted")) / \(count("events_delivered")) / \(count("events_dropped"))",
+            // What each count is, not "in / out": a datasource's events are emitted, not received.
+            "emitted": count("events_emitted"), "received": count("events_delivered"), "dropped": count("events_dropped"),
         ]
     }
 
@@ -58,7 +59,9 @@ extension DashboardRoutes {
             ["label": "Restarts", "value": row["restarts"] ?? "", "field": "restarts"],
             ["label": "CPU", "value": row["cpu"] ?? "", "field": "cpu"],
             ["label": "Memory", "value": row["memory"] ?? "", "field": "memory"],
-            ["label": "Events in / out / dropped", "value": row["events"] ?? "", "field": "events"],
+            ["label": "Events emitted", "value": row["emitted"] ?? "", "field": "emitted"],
+            ["label": "Events received (queued for it)", "value": row["received"] ?? "", "field": "received"],
+            ["label": "Events dropped (of those for it)", "value": row["dropped"] ?? "", "field": "dropped"],
             ["label": "Queued", "value": DashboardFormat.bytes(DashboardFormat.number(process["queued_bytes"]))],
         ]
         if let detail = row["detail"] as? String, !detail.isEmpty { facts.append(["label": "Detail", "value": detail]) }

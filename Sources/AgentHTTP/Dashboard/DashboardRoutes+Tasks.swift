@@ -58,10 +58,13 @@ extension DashboardRoutes {
             if let value = run[key] { facts.append(["label": label, "value": DashboardFormat.text(value)]) }
         }
         if let took = row["took"] as? String, !took.isEmpty { facts.append(["label": "Took", "value": took]) }
+        let attempts = answer["attempts"]?.arrayValue ?? []
+        facts += Self.ranBy(run, last: attempts.last)
         var data: [String: Any] = [
             "id": id, "path": DashboardFormat.pathSegment(id), "status": status, "finished": finished, "found": true, "facts": facts,
-            "input": (run["input"] ?? .object([:])).serialized(pretty: true),
+            "input": (run["input"] ?? .object([:])).serialized(pretty: true), "attempts": attempts.map(Self.attemptRow),
         ]
+        if let missing = answer["attempts_not_kept"] { data["attemptsNotKept"] = DashboardFormat.text(missing) }
         if let output = run["output"] { data["output"] = output.stringValue ?? output.serialized(pretty: true) }
         if let error = run["error"]?.stringValue { data["failure"] = error }
         if let stderr = run["stderr_tail"]?.stringValue, !stderr.isEmpty { data["stderr"] = stderr }

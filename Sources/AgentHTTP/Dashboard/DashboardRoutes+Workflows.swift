@@ -58,6 +58,7 @@ extension DashboardRoutes {
         ]
         if let ended = run["ended_at"] { facts.append(["label": "Ended", "value": DashboardFormat.text(ended)]) }
         if run["duration"] != nil { facts.append(["label": "Took", "value": Self.seconds(run["duration"])]) }
+        facts.append(["label": "Agent", "value": run["agent"]?.stringValue ?? "this agent"])
         let steps = answer["steps"]?.arrayValue ?? []
         var data: [String: Any] = [
             "id": id, "path": DashboardFormat.pathSegment(id), "status": status, "found": true, "facts": facts,
@@ -84,6 +85,10 @@ extension DashboardRoutes {
         if let output = step["output"], output != .null { row["output"] = String(output.serialized().prefix(500)) }
         if let error = step["error"]?.stringValue { row["failure"] = error }
         if let task = step["task_run"]?.stringValue { row["taskRun"] = task; row["taskPath"] = DashboardFormat.pathSegment(task) }
+        // Which executor and agent ran the step's task (once it ended).
+        if step["kind"] == "task", let agent = step["agent"]?.stringValue {
+            row["ranBy"] = "on \(step["executor"]?.stringValue ?? "the task's own executor"), agent \(agent)"
+        }
         if let deadline = step["deadline"]?.stringValue, !["succeeded", "failed", "cancelled", "timed_out"].contains(status) { row["deadline"] = deadline }
         if step["kind"] == "approval" {
             row["prompt"] = DashboardFormat.text(step["prompt"])

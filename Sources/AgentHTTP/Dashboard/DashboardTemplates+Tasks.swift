@@ -42,6 +42,26 @@ extension DashboardTemplates {
     {{^runs}}<tr id="no-runs"><td colspan="8">No runs yet.</td></tr>{{/runs}}
     """
 
+    /// The run page's attempts: one row each (times, status, exit, executor, agent, error), its
+    /// stderr and stdout tails folded below it.
+    static let attempts = """
+    <section><h2>Attempts</h2>
+    {{#attemptsNotKept}}<p class="note">{{attemptsNotKept}} more attempt(s) not kept (the first and the newest are).</p>{{/attemptsNotKept}}
+    <div class="table-wrap">
+    <table id="attempts" class="cards">
+    <thead><tr><th>#</th><th>Status</th><th>Started</th><th>Ended</th><th>Took</th><th>Exit</th><th>Executor</th><th>Agent</th><th>Error</th></tr></thead>
+    <tbody>
+    {{#attempts}}<tr data-attempt="{{number}}">
+    <td data-label="#">{{number}}{{#fromRun}} <small title="made from the run's record: the store has no record of this attempt">(run record)</small>{{/fromRun}}</td>
+    <td data-label="Status"><span class="state state-{{status}}">{{status}}</span></td>
+    <td data-label="Started">{{started}}</td><td data-label="Ended">{{ended}}</td><td data-label="Took">{{took}}</td>
+    <td data-label="Exit">{{exit}}</td><td data-label="Executor">{{executor}}</td><td data-label="Agent">{{agent}}</td>
+    <td data-label="Error">{{error}}{{#stderr}}<details><summary>stderr</summary><pre class="log">{{stderr}}</pre></details>{{/stderr}}{{#stdout}}<details><summary>stdout</summary><pre class="log">{{stdout}}</pre></details>{{/stdout}}</td>
+    </tr>{{/attempts}}
+    {{^attempts}}<tr><td colspan="9">No attempt yet.</td></tr>{{/attempts}}
+    </tbody></table></div></section>
+    """
+
     /// `/runs/ID`: one run, its output and the tail of its stderr; rerun and cancel.
     static let run = """
     <h1>Run {{id}} <span class="state state-{{status}}" id="run-status" data-run="{{id}}" data-finished="{{finished}}">{{status}}</span></h1>
@@ -60,6 +80,8 @@ extension DashboardTemplates {
     <section><h2>Input</h2><pre class="code" id="run-input">{{input}}</pre></section>
     {{#output}}<section><h2>Output</h2><pre class="code" id="run-output">{{output}}</pre></section>{{/output}}
     {{#stderr}}<section><h2>Stderr (tail)</h2><pre class="log" id="run-stderr">{{stderr}}</pre></section>{{/stderr}}
+    \(attempts)
+    <p><a href="/events?run={{path}}">This run's events</a></p>
     {{/found}}
     <p><a href="/tasks">All tasks and runs</a></p>
 

@@ -62,7 +62,7 @@ extension DashboardTemplates {
     <td data-label="Step">{{step}}</td><td data-label="Kind">{{kind}}</td>
     <td data-label="Status"><span class="state state-{{status}}">{{status}}</span></td>
     <td data-label="Attempt">{{attempt}}</td><td data-label="At">{{at}}</td><td data-label="Took">{{took}}</td>
-    <td data-label="Result">{{#taskRun}}<a href="/runs/{{taskPath}}">task run {{taskRun}}</a> {{/taskRun}}{{#waitsFor}}waits for <code>{{waitsFor}}</code> {{/waitsFor}}{{#deadline}}until {{deadline}} {{/deadline}}
+    <td data-label="Result">{{#taskRun}}<a href="/runs/{{taskPath}}">task run {{taskRun}}</a> {{/taskRun}}{{#ranBy}}<small class="ran-by">{{ranBy}}</small> {{/ranBy}}{{#waitsFor}}waits for <code>{{waitsFor}}</code> {{/waitsFor}}{{#deadline}}until {{deadline}} {{/deadline}}
     {{#prompt}}<p class="prompt">{{prompt}} <span class="note">(approvers: {{approvers}})</span></p>{{/prompt}}
     {{#decision}}<p class="decision">{{decision}}</p>{{/decision}}
     {{#awaiting}}<form method="post" action="/workflow-runs/{{runPath}}/steps/{{stepPath}}" class="actions approval">

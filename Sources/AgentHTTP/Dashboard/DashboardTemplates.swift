@@ -62,7 +62,7 @@ enum DashboardTemplates {
     {{#agent}}<p class="summary">Agent pid {{pid}} · up <span id="agent-uptime">{{uptime}}</span> · store {{store}}</p>{{/agent}}
     <div class="table-wrap">
     <table id="processes" class="cards">
-    <thead><tr><th>Name</th><th>Type</th><th>State</th><th>PID</th><th>Uptime</th><th>Restarts</th><th>CPU</th><th>Memory</th><th>Events in / out / dropped</th><th>Actions</th></tr></thead>
+    <thead><tr><th>Name</th><th>Type</th><th>State</th><th>PID</th><th>Uptime</th><th>Restarts</th><th>CPU</th><th>Memory</th><th title="Events the process emitted (a datasource's output, a monitor's alerts)">Emitted</th><th title="Events queued for delivery to the process (what it subscribes to)">Received</th><th title="Events for the process that were dropped (its full queue, a dead worker)">Dropped</th><th>Actions</th></tr></thead>
     <tbody>
     {{#processes}}
     <tr data-process="{{name}}">
@@ -74,13 +74,15 @@ enum DashboardTemplates {
     <td data-label="Restarts" data-field="restarts">{{restarts}}</td>
     <td data-label="CPU" data-field="cpu">{{cpu}}</td>
     <td data-label="Memory" data-field="memory">{{memory}}</td>
-    <td data-label="Events" data-field="events">{{events}}</td>
+    <td data-label="Emitted" data-field="emitted">{{emitted}}</td>
+    <td data-label="Received" data-field="received">{{received}}</td>
+    <td data-label="Dropped" data-field="dropped">{{dropped}}</td>
     <td data-label="Actions">
     \(processForm)
     </td>
     </tr>
     {{/processes}}
-    {{^processes}}<tr><td colspan="10">No processes.</td></tr>{{/processes}}
+    {{^processes}}<tr><td colspan="12">No processes.</td></tr>{{/processes}}
     </tbody>
     </table>
     </div>
@@ -127,11 +129,12 @@ enum DashboardTemplates {
     <form method="get" action="/events" class="filters">
     <label>Type <input name="type" value="{{type}}" placeholder="any"></label>
     <label>Source <input name="source" value="{{source}}" placeholder="any"></label>
+    <label>Run <input name="run" value="{{run}}" placeholder="any"></label>
     <button>Filter</button>
     </form>
     {{#error}}<p class="flash error">{{error}}</p>{{/error}}
     <div class="table-wrap">
-    <table id="events" class="cards" data-next="{{next}}" data-type="{{type}}" data-source="{{source}}">
+    <table id="events" class="cards" data-next="{{next}}" data-type="{{type}}" data-source="{{source}}" data-run="{{run}}">
     <thead><tr><th>Id</th><th>Time</th><th>Type</th><th>Source</th><th>Payload</th></tr></thead>
     <tbody>
     {{#events}}<tr><td data-label="Id">{{id}}</td><td data-label="Time">{{time}}</td><td data-label="Type">{{type}}</td><td data-label="Source">{{source}}</td><td data-label="Payload"><code>{{payload}}</code></td></tr>

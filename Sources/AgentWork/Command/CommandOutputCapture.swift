@@ -44,9 +44,9 @@ package struct CommandStdout {
     }
 }
 
-/// The end of what a command wrote on stderr: the last `byteLimit` bytes and at most
-/// `lineLimit` lines, for the run's record and its failure notification.
-package struct CommandStderrTail {
+/// The end of what a command wrote on stderr (or stdout): the last `byteLimit` bytes and at
+/// most `lineLimit` lines, for the run's and the attempt's record and the failure notification.
+package struct CommandOutputTail {
     package let byteLimit: Int
     package let lineLimit: Int
     private var bytes: [UInt8] = []
@@ -73,8 +73,9 @@ package struct CommandStderrTail {
     package func text() -> String? {
         var kept = bytes.suffix(byteLimit)
         var cut = dropped > 0 || bytes.count > byteLimit
-        if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) {
-            // A line cut in its middle is left out whole.
+        if cut, let newline = kept.firstIndex(of: UInt8(ascii: "\n")), newline + 1 < kept.endIndex {
+            // A line cut in its middle is left out whole — unless it is the only one (a last
+            // line longer than the bound is kept from where the bound cuts it).
             kept = kept[(newline + 1)...]
         }
         var lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
@@ -84,7 +85,9 @@ package struct CommandStderrTail {
             cut = true
         }
         if lines.isEmpty && !cut { return nil }
-        let body = lines.joined(separator: "\n")
+        var body = lines.joined(separator: "\n")
+        // NUL is no text (PostgreSQL refuses it in a text column): shown as U+FFFD, as invalid UTF-8 is.
+        if body.utf8.contains(0) { body = body.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") }
         return cut ? "[earlier lines left out]\n" + body : body
     }
 

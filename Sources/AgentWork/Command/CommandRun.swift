@@ -24,7 +24,9 @@ package final class CommandRun {
     package var pendingInput: [UInt8] = []
     package var inputOffset = 0
     package var stdout: CommandStdout
-    package var stderr: CommandStderrTail
+    package var stderr: CommandOutputTail
+    /// The end of stdout, bounded as stderr's (the attempt's record; ``stdout`` keeps the start).
+    package var stdoutTail: CommandOutputTail
     /// Why the run is being ended early (cancel, timeout, the agent's stop), if it is.
     package var endReason: TaskRunOutcome.Status?
     /// SIGKILL after the grace of a cancel.
@@ -43,7 +45,8 @@ package final class CommandRun {
         self.start = start
         self.report = report
         stdout = CommandStdout(limit: limits.stdoutBytes)
-        stderr = CommandStderrTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
+        stderr = CommandOutputTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
+        stdoutTail = CommandOutputTail(byteLimit: limits.stderrBytes, lineLimit: limits.stderrLines)
     }
 
     package var runID: String { start.runID }
@@ -54,6 +57,7 @@ package final class CommandRun {
     /// How the attempt ended, from the child's wait status (and why it was ended, if it was).
     package func outcome(status: Int32) -> TaskRunOutcome {
         var outcome = TaskRunOutcome(status: .succeeded, output: stdout.output(), stderrTail: stderr.text())
+        outcome.stdoutTail = stdoutTail.text()
         if let code = ProcessSpawner.exitCode(status) {
             outcome.exitCode = code
             if code != 0 {

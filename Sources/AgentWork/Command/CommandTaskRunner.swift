@@ -30,7 +30,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package struct Limits {
         /// Bytes of stdout kept as the output; more is read and counted, and the output says so.
         package var stdoutBytes = 1 << 20
-        /// The stderr tail: at most these many bytes and lines.
+        /// The stderr tail, and each attempt's stdout tail: at most these many bytes and lines.
         package var stderrBytes = 64 << 10
         package var stderrLines = 200
         /// Seconds from SIGTERM to SIGKILL when a run is cancelled and its task gives no `cancel_grace`.
@@ -308,7 +308,10 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     // MARK: Pipes
 
     private func readStdout(_ run: CommandRun, budget: Int = 256 << 10) {
-        drain(run, fd: run.stdoutFD, budget: budget) { run.stdout.append($0) } closed: {
+        drain(run, fd: run.stdoutFD, budget: budget) {
+            run.stdout.append($0)
+            run.stdoutTail.append($0)
+        } closed: {
             run.stdoutFD = -1
         }
     }

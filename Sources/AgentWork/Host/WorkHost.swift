@@ -130,6 +130,8 @@ package final class WorkHost {
     private func setUpTasks(_ definitions: Definitions, agentDirectory: String, notifications: JSONValue?, containment: WorkerContainment?) {
         let runStore = openRunStore()
         let coordinator = TaskCoordinator(loop: loop, store: runStore, logger: logger)
+        // Each attempt records the agent that ran it (outside a fleet: this one, by its folder's name).
+        coordinator.agentName = URL(fileURLWithPath: agentDirectory).lastPathComponent
         // The built-in `command` type: programs spawned from this (the loop's) thread, inside
         // the workers' containment.
         coordinator.register(CommandTaskRunner(loop: loop, agentDirectory: agentDirectory, environment: environment,

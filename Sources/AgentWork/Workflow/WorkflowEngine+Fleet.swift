@@ -77,15 +77,20 @@ extension WorkflowEngine {
                 guard let fleet = engine.fleet else { return }
                 fleet.claiming = false
                 switch result {
-                case .success(let taken):
+                case .success(var taken):
                     guard !taken.isEmpty else { break }
+                    // Carried out here from now on.
+                    for index in taken.indices { taken[index].0.agent = holder }
                     if engine.stopping { break }
                     for (run, _) in taken {
                         engine.logger.notice("workflow run \(run.id) (\(run.workflow)): taken over (its lease had lapsed), fence \(run.claim?.fence ?? 0); it resumes here from its step log")
                     }
                     // A run this agent still has in memory (its own lease had lapsed, and no one
                     // took it meanwhile): its memory is the newest; only the claim is new.
-                    for (run, _) in taken { engine.live[run.id]?.run.claim = run.claim }
+                    for (run, _) in taken {
+                        engine.live[run.id]?.run.claim = run.claim
+                        engine.live[run.id]?.run.agent = holder
+                    }
                     engine.load(taken)
                     for (run, _) in taken { engine.advance(run.id) }
                 case .failure(let error):

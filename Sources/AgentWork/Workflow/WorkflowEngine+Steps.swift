@@ -219,6 +219,10 @@ extension WorkflowEngine {
         // At the agent's stop the coordinator answers with runs interrupted, not finished.
         guard !stopping, run.status.isFinished, let state = live[id], var record = state.steps[step.id], record.taskRun == run.id,
               !record.status.isFinished, case .task(let name, _, let retries, _) = step.kind else { return }
+        // Which executor and agent ran the step's task (its last attempt).
+        record.detail["executor"] = run.executor.map(JSONValue.string)
+        record.detail["agent"] = (run.attemptRecord?.agent ?? run.agent).map(JSONValue.string)
+        state.record(record)
         if run.status == .succeeded {
             return finishStep(state, step.id, .succeeded, output: run.output ?? .null)
         }

@@ -184,6 +184,7 @@ package final class WorkflowEngine {
         var run = WorkflowRun(id: "\(idPrefix)-\(sequence)", workflow: workflow, input: input, requestedBy: requestedBy)
         // In a fleet this agent holds it from its first write, under this life's token.
         if let fleet { run.claim = RunClaim(runID: run.id, holder: fleet.holder, fence: fleet.token, leaseUntil: 0) }
+        run.agent = fleet?.holder ?? tasks.agentName
         return run
     }
 

@@ -40,6 +40,9 @@ package struct WorkflowRun: Sendable, Equatable {
     package var claim: RunClaim?
     /// Signals sent to it that no `wait_signal` step has taken yet, oldest first.
     package var signals: [WorkflowSignal] = []
+    /// The agent carrying it out: a fleet agent's id (the last to take it over), else the
+    /// agent's name. Nil in a record written before it was kept.
+    package var agent: String?
 
     package init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
@@ -65,6 +68,7 @@ package struct WorkflowRun: Sendable, Equatable {
             object["ended_at"] = .string(TaskRun.iso(endedAt))
             object["duration"] = .number(JSONNumber(((endedAt - startedAt) * 1e6).rounded() / 1e6))
         }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
@@ -80,6 +84,7 @@ package struct WorkflowRun: Sendable, Equatable {
         if let endedAt { object["ended_at"] = .number(JSONNumber(endedAt)) }
         if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
         if !signals.isEmpty { object["signals"] = .array(signals.map(\.storedJSON)) }
+        if let agent { object["agent"] = .string(agent) }
         return .object(object)
     }
 
@@ -103,6 +108,7 @@ package struct WorkflowRun: Sendable, Equatable {
         resumeAt = value["resume_at"]?.numberValue?.intValue ?? 0
         cascade = value["cascade"]?.numberValue?.intValue ?? 0
         signals = (value["signals"]?.arrayValue ?? []).compactMap(WorkflowSignal.init(stored:))
+        agent = value["agent"]?.stringValue
     }
 }
 

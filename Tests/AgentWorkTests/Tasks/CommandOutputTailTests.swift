@@ -1,0 +1,29 @@
+@testable import AgentWork
+import Testing
+
+/// The bounded tail of a command's stderr or stdout (each attempt's record, the run's
+/// `stderr_tail`): what an adversarial program writes comes back as bounded, storable text.
+@Suite struct CommandOutputTailTests {
+    static func tail(_ bytes: [UInt8], byteLimit: Int = 1_024, lineLimit: Int = 20) -> String? {
+        var tail = CommandOutputTail(byteLimit: byteLimit, lineLimit: lineLimit)
+        for start in stride(from: 0, to: bytes.count, by: 4_096) {
+            bytes[start..<min(start + 4_096, bytes.count)].withUnsafeBytes { tail.append($0) }
+        }
+        return tail.text()
+    }
+
+    @Test func aLastLineLongerThanTheBoundIsKeptFromWhereTheBoundCutsIt() throws {
+        let written = [UInt8](repeating: UInt8(ascii: "x"), count: 100_000) + Array("the end\n".utf8)
+        let text = try #require(Self.tail(written))
+        #expect(text.hasPrefix("[earlier lines left out]\n"))
+        #expect(text.hasSuffix("xxthe end"), "\(text.suffix(40))")
+        #expect(text.utf8.count <= 1_024 + 30)
+    }
+
+    @Test func nulAndInvalidUTF8ComeBackAsReplacementCharactersNotAsText() throws {
+        let written = [UInt8](repeating: 0, count: 50_000) + [0x61, 0, 0x62, 0xFF, 0xFE, 0x1B] + Array("[31mred\n".utf8)
+        let text = try #require(Self.tail(written))
+        #expect(!text.utf8.contains(0), "no NUL: PostgreSQL refuses it in text")
+        #expect(text.hasSuffix("a\u{FFFD}b\u{FFFD}\u{FFFD}\u{1B}[31mred"), "\(text.suffix(20).unicodeScalars.map(\.value))")
+    }
+}
