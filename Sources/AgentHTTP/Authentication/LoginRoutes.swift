@@ -61,26 +61,25 @@ struct LoginRoutes: Sendable {
     func login(_ request: Request, context: AgentRequestContext) async throws -> Response {
         // A login from another site would log the browser in as the attacker (login CSRF).
         try csrf.checkOrigin(request)
-        let form = CSRFProtection.isForm(request)
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.maximumBodyBytes)
-        } catch {
+        let content: APIRequestBody.Content
+        switch await APIRequestBody.read(request, limit: Self.maximumBodyBytes) {
+        case .success(let found): content = found
+        case .failure(let refusal) where refusal.code == "too_large":
             return APIResponse.error(.contentTooLarge, code: "too_large", "a login body is at most \(Self.maximumBodyBytes) bytes")
+        case .failure(let refusal): return refusal.response
         }
         let user: String, password: String, next: String?
-        if form {
-            let text = String(buffer: body)
-            user = CSRFProtection.formValue("user", in: text) ?? ""
-            password = CSRFProtection.formValue("password", in: text) ?? ""
-            next = CSRFProtection.formValue("next", in: text)
-        } else {
-            let value: JSONValue
-            do {
-                value = try JSONValue.parse(body.readableBytesView)
-            } catch {
-                return APIResponse.error(.badRequest, code: "invalid", "the body is not valid JSON at line \(error.line), column \(error.column): \(error.message); expected {\"user\": …, \"password\": …}")
-            }
+        var form = false
+        switch content {
+        case .form(let fields):
+            form = true
+            func value(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+            user = value("user") ?? ""
+            password = value("password") ?? ""
+            next = value("next")
+        case .empty, .json:
+            var value = JSONValue.object([:])
+            if case .json(let parsed) = content { value = parsed }
             guard let name = value["user"]?.stringValue else {
                 return APIResponse.error(.badRequest, code: "invalid", "expected \"user\" (a string); found \(Describe.value(value["user"] ?? .null))", pointer: "/user")
             }
