@@ -95,7 +95,8 @@ import Testing
         let routes: [(path: String, operations: [String: Any])] = paths.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             + [("/api/workflow-runs/" + flakyRun, ["get": [String: Any]()])]
         for (path, operations) in routes {
-            guard let get = operations["get"] as? [String: Any] else { continue }
+            // The document itself is schemas (its `started_at` are definitions), not an answer.
+            guard let get = operations["get"] as? [String: Any], path != "/api/openapi.json" else { continue }
             var target = path
             var query: [String] = []
             for parameter in get["parameters"] as? [[String: Any]] ?? [] {
