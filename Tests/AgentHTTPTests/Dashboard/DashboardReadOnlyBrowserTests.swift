@@ -25,7 +25,7 @@ import Testing
                                        environment: ["AGENT_API_TOKEN": Self.token], user: "rita")
         defer { login.close() }
         let (browser, base) = (login.browser, login.base)
-        let admin = ["Authorization": "Bearer \(Self.token)"]
+        let admin = ["Authorization": "Bearer \(Self.token)", "Content-Type": "application/json"]
         // A task run and a workflow run waiting for its approval, so that their pages have something to offer.
         let task = try curl("POST", base + "/api/tasks/job/run", headers: admin, body: #"{"wait": true}"#)
         let taskRun = try #require((task.json?["run"] as? [String: Any])?["id"] as? String, "\(task.description)")
