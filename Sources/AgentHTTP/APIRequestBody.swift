@@ -9,13 +9,14 @@ import NIOCore
 /// form, by the body's first byte:
 /// - none, `application/json` or any `application/…+json` (RFC 6839), with no `charset` or
 ///   UTF-8: JSON; a leading UTF-8 byte order mark is skipped (RFC 8259 allows it);
-/// - `application/x-www-form-urlencoded`: an HTML form's fields — unless the body starts with
-///   `{` or `[`, which no form encoder writes raw (a browser sends `%7B`): that is JSON sent with
-///   curl `-d`'s default type, read as JSON;
+/// - `application/x-www-form-urlencoded`: an HTML form's fields — unless the body is JSON, which
+///   no form encoder writes (a browser sends `name=value` pairs, `{` as `%7B`): JSON sent with
+///   curl `-d`'s default type is read as JSON (one that starts with `{` or `[` is refused as
+///   JSON when it does not parse, not read as a form);
 /// - anything else (`text/plain`, `multipart/form-data`, the patch types, another charset): 415
 ///   `unsupported_media_type`, saying what was expected and what was found.
 ///
-/// An empty body is no fields, whatever its type.
+/// An empty body (or one of whitespace) is no fields, whatever its type.
 enum APIRequestBody {
     /// What a body holds.
     enum Content {
@@ -54,10 +55,11 @@ enum APIRequestBody {
     /// Decodes `body` sent with `contentType` (nil: the header is absent).
     static func decode(_ body: ByteBuffer, contentType: String?) -> Result<Content, Refusal> {
         let bytes = withoutByteOrderMark(body.readableBytesView)
-        guard !bytes.isEmpty else { return .success(.empty) }
+        guard bytes.contains(where: { !isWhitespace($0) }) else { return .success(.empty) }
         switch kind(of: contentType) {
         case .failure(let refusal): return .failure(refusal)
         case .success(.form) where !startsLikeJSON(bytes):
+            if let value = try? JSONValue.parse(bytes) { return .success(.json(value)) }
             return .success(.form(CSRFProtection.formFields(in: String(decoding: bytes, as: UTF8.self))))
         case .success:
             do throws(JSONParseError) {
@@ -85,7 +87,7 @@ enum APIRequestBody {
             return .failure(unsupported("expected \(expected); found Content-Type \(found): the API applies no patches — send the whole object (PUT takes the complete definition)"))
         }
         for parameter in parts where !parameter.isEmpty {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0].lowercased() == "charset" else { continue }
             let charset = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
             guard charset == "utf-8" || charset == "utf8" else {
@@ -106,7 +108,12 @@ enum APIRequestBody {
 
     /// Whether the first byte after JSON's whitespace opens an object or an array.
     static func startsLikeJSON(_ bytes: ByteBufferView) -> Bool {
-        let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        let first = bytes.first { !isWhitespace($0) }
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
+    /// JSON's whitespace: space, tab, line feed, carriage return.
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 }

@@ -57,6 +57,7 @@ import Testing
         let expected = "expected application/json (or no Content-Type; UTF-8); found Content-Type "
         for (header, says) in [("text/plain", #""text/plain""#), ("multipart/form-data; boundary=x", #""multipart/form-data; boundary=x""#),
                                ("application/json; charset=iso-8859-1", #""application/json; charset=iso-8859-1": JSON is read as UTF-8 only"#),
+                               ("application/json; charset=", #""application/json; charset=": JSON is read as UTF-8 only"#),
                                ("application/merge-patch+json", #""application/merge-patch+json": the API applies no patches"#)] {
             let answer = try Self.post(base, "/api/tasks/job/run", body, ["Content-Type: " + header])
             #expect(answer.status == 415 && answer.json?["code"] as? String == "unsupported_media_type", "\(header): \(answer.description)")
@@ -67,8 +68,13 @@ import Testing
         // No body has no type to refuse; a body that is JSON but no object is refused as such.
         let empty = try curl("POST", base + "/api/processes/trades/restart", headers: ["Authorization": "Bearer \(Self.token)", "Content-Type": "text/plain"])
         #expect(empty.status == 200, "\(empty.description)")
-        let null = try Self.post(base, "/api/tasks/job/run", "null", ["Content-Type: application/json"])
-        #expect(null.status == 400 && null.json?["error"] as? String == "the body must be a JSON object; found null", "\(null.description)")
+        for headers in [["Content-Type: application/json"], []] {
+            // With curl -d's form type too: a form encoder never writes `null`.
+            let null = try Self.post(base, "/api/tasks/job/run", "null", headers)
+            #expect(null.status == 400 && null.json?["error"] as? String == "the body must be a JSON object; found null", "\(headers): \(null.description)")
+        }
+        let blank = try curl("POST", base + "/api/processes/trades/restart", headers: ["Authorization": "Bearer \(Self.token)", "Content-Type": "application/json"], body: " \n")
+        #expect(blank.status == 200, "whitespace is no fields: \(blank.description)")
         // Nothing was queued by a refused request.
         let runs = try curl("GET", base + "/api/runs?task=job", headers: ["Authorization": "Bearer \(Self.token)"]).json?["runs"] as? [Any] ?? []
         #expect(runs.isEmpty, "\(runs)")
