@@ -74,7 +74,7 @@ public struct CommandDescription: Sendable {
         "properties": [
             "ok": ["const": false],
             "error": ["type": "string", "description": "What went wrong and how to fix it."],
-            "code": ["type": "string", "enum": ["invalid", "not_found", "conflict", "unavailable", "forbidden", "unauthorized", "too_large", "rate_limited", "failed", "precondition_failed"]],
+            "code": ["type": "string", "enum": ["invalid", "not_found", "conflict", "unavailable", "forbidden", "unauthorized", "too_large", "rate_limited", "unsupported_media_type", "failed", "precondition_failed"]],
             "pointer": ["type": "string", "description": "The JSON pointer of the offending field in the request, when one is at fault."],
             "retry_after": ["type": "integer", "description": "With `unavailable`: seconds after which the request may succeed (HTTP sends it as `Retry-After`)."],
             "errors": ["type": "array", "items": ["type": "object", "properties": [

@@ -83,6 +83,7 @@ struct CommandRoutes: Sendable {
     /// A request refused before it reaches the command layer.
     struct Refusal: Error {
         var response: Response
+        init(response: Response) { self.response = response }
         init(_ status: HTTPResponse.Status, code: String, _ message: String, pointer: String? = nil) {
             response = APIResponse.error(status, code: code, message, pointer: pointer)
         }
@@ -117,25 +118,16 @@ struct CommandRoutes: Sendable {
                 fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
         } else {
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumBodyBytes)
-            } catch {
-                return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
-            }
-            if CSRFProtection.isForm(request) {
-                // A plain HTML form (the dashboard without JavaScript): its fields, typed by the
-                // schema like a query; `csrf` belongs to the CSRF check, not to the command.
-                for (name, value) in CSRFProtection.formFields(in: String(buffer: body)) where name != CSRFProtection.formField {
+            // The one rule for bodies (APIRequestBody): JSON, or an HTML form's fields (typed by
+            // the schema like a query; `csrf` belongs to the CSRF check, not to the command).
+            switch await APIRequestBody.read(request, limit: maximumBodyBytes) {
+            case .failure(let refusal): return .failure(Refusal(response: refusal.response))
+            case .success(.empty): break
+            case .success(.form(let pairs)):
+                for (name, value) in pairs where name != CSRFProtection.formField {
                     fields[name] = properties[name].map { Self.typed(value, as: $0) } ?? .string(value)
                 }
-            } else if body.readableBytes > 0 {
-                let value: JSONValue
-                do {
-                    value = try JSONValue.parse(body.readableBytesView)
-                } catch {
-                    return .failure(Refusal(.notJSON(error, in: "the body")))
-                }
+            case .success(.json(let value)):
                 guard case .object(let object) = value else {
                     return .failure(Refusal(.badRequest, code: "invalid", "the body must be a JSON object; found \(Describe.value(value))", pointer: ""))
                 }

@@ -1,8 +1,8 @@
 import Hummingbird
 
 /// Requests whose shape no route takes, refused before any handler: a known path with another
-/// method (405 with `Allow`: Hummingbird alone answers 404) and a GET with a body (400: its
-/// fields belong in the query).
+/// method (405 with `Allow`: Hummingbird alone answers 404) and a GET or DELETE with a body
+/// (400: its fields belong in the query; a DELETE's `if_match` in a body would go unseen).
 struct RequestShapeMiddleware: RouterMiddleware {
     typealias Context = AgentRequestContext
 
@@ -15,7 +15,7 @@ struct RequestShapeMiddleware: RouterMiddleware {
             return APIResponse.error(.methodNotAllowed, code: "invalid", "\(request.uri.path) takes \(allow), not \(request.method)",
                                      headers: [.allow: allow])
         }
-        if request.method == .get || request.method == .head, Self.hasBody(request) {
+        if [.get, .head, .delete].contains(request.method), Self.hasBody(request) {
             return APIResponse.error(.badRequest, code: "invalid", "a \(request.method) request takes no body; send the fields in the query (?name=value)")
         }
         return try await next(request, context)

@@ -60,22 +60,24 @@ extension TaskCoordinator {
         }
         var prepared = prepare(task: name, input: input, priority: request.priority ?? .normal, notBefore: notBefore, requestedBy: origin)
         prepared.require = require
-        let wait = request.wait ?? false
-        submitDurably(prepared, respond: respond) { [weak self] run in
-            guard wait, let self else { return respond(.success(TaskRunAnswer(run))) }
-            whenFinished(run.id) { respond(.success(TaskRunAnswer($0))) }
-        }
+        submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: request.wait ?? false, respond: respond) }
+    }
+
+    /// Answers with a queued run, or with `wait` once it has finished.
+    private func answer(_ run: TaskRun, wait: Bool, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        guard wait else { return respond(.success(TaskRunAnswer(run))) }
+        whenFinished(run.id) { respond(.success(TaskRunAnswer($0))) }
     }
 
     /// `task_rerun`: a new run of the run's task with its input and priority.
-    package func rerunRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+    package func rerunRun(_ id: String, wait: Bool = false, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         withRun(id, respond: respond) { [unowned self] run in
             guard definitions[run.task] != nil else {
                 return respond(.failure(.notFound("the task \"\(run.task)\" of run \(id) is no longer in the settings")))
             }
             var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
             prepared.rerunOf = id
-            submitDurably(prepared, respond: respond) { respond(.success(TaskRunAnswer($0))) }
+            submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: wait, respond: respond) }
         }
     }
 

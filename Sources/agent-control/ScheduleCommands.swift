@@ -13,7 +13,10 @@ enum ScheduleAgentCommands {
     static func line(_ schedule: JSONValue) -> String {
         var timing = "?"
         for key in ["cron", "every", "at"] {
-            if let value = schedule[key]?.stringValue { timing = key == "every" ? "every \(value) s" : key == "at" ? "at \(value)" : "cron \"\(value)\"" }
+            // `every` is a number of seconds, `cron` and `at` are text.
+            if let value = schedule[key].map({ $0.stringValue ?? $0.serialized() }) {
+                timing = key == "every" ? "every \(value) s" : key == "at" ? "at \(value)" : "cron \"\(value)\""
+            }
         }
         let target = schedule["workflow"]?.stringValue.map { "workflow " + $0 } ?? schedule["task"]?.stringValue ?? "?"
         var text = "\(schedule["name"]?.stringValue ?? "?")  \(target)  \(timing)"

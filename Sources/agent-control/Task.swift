@@ -46,6 +46,19 @@ struct TaskCommand: ParsableCommand {
         return answer
     }
 
+    /// Prints a run `task run` or `task rerun` queued: as JSON, its details when it was waited
+    /// for, else its id; a waited-for run that did not succeed exits 1.
+    static func report(_ run: JSONValue, json: Bool, waited: Bool) throws {
+        if json {
+            print(run.serialized())
+        } else if waited {
+            print(details(run))
+        } else {
+            print(run["id"]?.stringValue ?? "?")
+        }
+        if waited, run["status"] != "succeeded" { throw ExitCode(AgentLauncher.ExitCode.failure) }
+    }
+
     /// One line per run: ID  TASK  STATUS  ATTEMPT  QUEUED  (ERROR).
     static func line(_ run: JSONValue) -> String {
         var text = [run["id"], run["task"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
@@ -136,15 +149,7 @@ struct TaskRunCommand: ParsableCommand {
                                                    require: labels.isEmpty ? nil : labels))
         // A waited-for run may take as long as it takes: the agent answers when it ends.
         let answer = try TaskCommand.send(request, location: location, timeout: wait ? 366 * 86400 : 30)
-        let run = answer["run"] ?? .null
-        if json {
-            print(run.serialized())
-        } else if wait {
-            print(TaskCommand.details(run))
-        } else {
-            print(run["id"]?.stringValue ?? "?")
-        }
-        if wait, run["status"] != "succeeded" { throw ExitCode(AgentLauncher.ExitCode.failure) }
+        try TaskCommand.report(answer["run"] ?? .null, json: json, waited: wait)
     }
 
     /// `--input`: JSON text, or `@FILE`.
@@ -263,10 +268,13 @@ struct TaskShow: ParsableCommand {
 
 struct TaskRerun: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rerun", abstract: "Queue a new run of a run's task with the same input and priority; prints the new run's id.")
+        commandName: "rerun", abstract: "Queue a new run of a run's task with the same input and priority; prints the new run's id (with --wait, the run once it has finished).")
 
     @Argument(help: "The run's id.")
     var id: String
+
+    @Flag(name: .long, help: "Wait until the new run has finished; the exit status says whether it succeeded.")
+    var wait = false
 
     @Flag(name: .long, help: "Print the new run as JSON.")
     var json = false
@@ -274,8 +282,9 @@ struct TaskRerun: ParsableCommand {
     @OptionGroup var location: LocationOptions
 
     func run() throws {
-        let run = try TaskCommand.send(TaskRerunCommand.request(TaskRunReference(id: id)), location: location)["run"] ?? .null
-        print(json ? run.serialized() : run["id"]?.stringValue ?? "?")
+        // A waited-for run may take as long as it takes: the agent answers when it ends.
+        let answer = try TaskCommand.send(TaskRerunCommand.request(.init(id: id, wait: wait)), location: location, timeout: wait ? 366 * 86400 : 30)
+        try TaskCommand.report(answer["run"] ?? .null, json: json, waited: wait)
     }
 }
 

@@ -9,8 +9,10 @@ package enum TestPaths {
     }()
 
     /// The folder holding the test bundle: `.build/<triple>/debug`, where `swift build` put
-    /// agent-control, agent-worker and the module libraries.
+    /// agent-control, agent-worker and the module libraries — or `AGENT_TEST_PRODUCTS`, to run
+    /// the end-to-end tests against other binaries (an older build, to see a new test fail).
     package static let products: String = {
+        if let other = ProcessInfo.processInfo.environment["AGENT_TEST_PRODUCTS"], !other.isEmpty { return other }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: url.appendingPathComponent("agent-worker").path), url.path != "/" {

@@ -28,15 +28,15 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     /// One line of a conversation, as the store keeps it.
     package struct Line: Codable, Sendable, Equatable {
         package var id: Int
-        /// Seconds since 1970.
-        package var time: Double
+        /// When it was written: RFC 3339 in UTC with milliseconds, as every time the API answers.
+        package var time: String
         /// `user`, `bot` or `alert`.
         package var role: String
         /// The adapter or process that wrote a bot's or an alert's line (empty for a user's).
         package var source: String
         package var text: String
 
-        package init(id: Int, time: Double, role: String, source: String, text: String) {
+        package init(id: Int, time: String, role: String, source: String, text: String) {
             self.id = id
             self.time = time
             self.role = role
@@ -56,18 +56,26 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true],
         "lines": ["type": "array", "items": CommandSchema.object([
-            "id": ["type": "integer"], "time": ["type": "number", "description": "Seconds since 1970."],
+            "id": ["type": "integer"], "time": ["type": "string", "format": "date-time", "description": "When it was written (RFC 3339, UTC)."],
             "role": ["type": "string", "enum": ["user", "bot", "alert"]], "source": ["type": "string"], "text": ["type": "string"],
         ], required: ["id", "time", "role", "source", "text"], open: true)],
     ], required: ["ok", "lines"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [(["conversation": "ops", "after": 3, "limit": 10],
-          Answer(lines: [Line(id: 4, time: 1_700_000_000.25, role: "user", source: "", text: "status?")]))]
+          Answer(lines: [Line(id: 4, time: "2023-11-14T22:13:20.250Z", role: "user", source: "", text: "status?")]))]
     }
 
-    /// The newest `limit` lines after `after`, oldest first.
+    /// The conversation every message goes to unless it names another: it is never unknown.
+    package static let defaultConversation = "default"
+
+    /// The newest `limit` lines after `after`, oldest first; an unknown conversation (not
+    /// `default`, and no line stored) is refused as not found.
     package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
-        let lines = try reader.chat(conversation: request.conversation ?? "default", after: request.after ?? 0, limit: StoreCommands.limit(request.limit))
-        return Answer(lines: lines.map { Line(id: $0.id, time: $0.time, role: $0.role, source: $0.source, text: $0.text) })
+        let conversation = request.conversation ?? defaultConversation
+        let lines = try reader.chat(conversation: conversation, after: request.after ?? 0, limit: StoreCommands.limit(request.limit))
+        if lines.isEmpty, conversation != defaultConversation, try reader.chat(conversation: conversation, after: 0, limit: 1).isEmpty {
+            throw CommandError.notFound("no conversation \(JSONValue.string(conversation).serialized()): nothing was said in it yet (or its history was cleared); a message to it starts it")
+        }
+        return Answer(lines: lines.map { Line(id: $0.id, time: StoreReader.StoredEvent.iso($0.time), role: $0.role, source: $0.source, text: $0.text) })
     }
 }

@@ -53,6 +53,10 @@ struct AccessPolicy: RouterMiddleware {
                 let target = "/login?next=" + (request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/")
                 return Response(status: .seeOther, headers: [.location: target, .cacheControl: "no-store"])
             }
+            if DashboardRoutes.isAction(request) {
+                return DashboardRoutes.refused("You are not logged in (or the session has ended): log in again, then repeat the action.",
+                                               request: request, identity: nil, status: .unauthorized)
+            }
             throw AccessRefusal.credentialsRequired
         }
         let personAction = Self.isPersonAction(request)
@@ -71,6 +75,8 @@ struct AccessPolicy: RouterMiddleware {
             // A change refused before the command layer is audited too: who tried what.
             commands.recordAudit("\(request.method) \(request.uri.path) → refused (\(refusal.status.code)): \(refusal.message)",
                                  caller: CommandCenter.Caller(front: "http", user: identity.name, address: context.remoteAddress))
+            // A browser's form gets a page it can go back from, not JSON.
+            if DashboardRoutes.isAction(request) { return DashboardRoutes.refused(refusal.message, request: request, identity: identity, status: refusal.status) }
             throw refusal
         }
         return try await next(checked, context)

@@ -16,6 +16,7 @@ extension LoginRoutes {
                                    .error("401", "Wrong user name or password."),
                                    .error("403", "The request came from another origin."),
                                    .error("413", "The body is larger than 16384 bytes."),
+                                   .error("415", "A body of another Content-Type than JSON or an HTML form."),
                                    .error("429", "Too many failed logins from this address or for this user."),
                                    .error("503", "Too many logins are being checked at once.")]),
         RouteDescription("POST", "/api/logout", operationID: "logout", summary: "Ends the browser session of the request's cookie.", tag: "sessions",

@@ -61,35 +61,17 @@ struct LoginRoutes: Sendable {
     func login(_ request: Request, context: AgentRequestContext) async throws -> Response {
         // A login from another site would log the browser in as the attacker (login CSRF).
         try csrf.checkOrigin(request)
-        let form = CSRFProtection.isForm(request)
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.maximumBodyBytes)
-        } catch {
+        let content: APIRequestBody.Content
+        switch await APIRequestBody.read(request, limit: Self.maximumBodyBytes) {
+        case .success(let found): content = found
+        case .failure(let refusal) where refusal.code == "too_large":
             return APIResponse.error(.contentTooLarge, code: "too_large", "a login body is at most \(Self.maximumBodyBytes) bytes")
+        case .failure(let refusal): return refusal.response
         }
-        let user: String, password: String, next: String?
-        if form {
-            let text = String(buffer: body)
-            user = CSRFProtection.formValue("user", in: text) ?? ""
-            password = CSRFProtection.formValue("password", in: text) ?? ""
-            next = CSRFProtection.formValue("next", in: text)
-        } else {
-            let value: JSONValue
-            do {
-                value = try JSONValue.parse(body.readableBytesView)
-            } catch {
-                return APIResponse.error(.badRequest, code: "invalid", "the body is not valid JSON at line \(error.line), column \(error.column): \(error.message); expected {\"user\": …, \"password\": …}")
-            }
-            guard let name = value["user"]?.stringValue else {
-                return APIResponse.error(.badRequest, code: "invalid", "expected \"user\" (a string); found \(Describe.value(value["user"] ?? .null))", pointer: "/user")
-            }
-            guard let secret = value["password"]?.stringValue else {
-                return APIResponse.error(.badRequest, code: "invalid", "expected \"password\" (a string)", pointer: "/password")
-            }
-            user = name
-            password = secret
-            next = nil
+        let user: String, password: String, next: String?, form: Bool
+        switch Self.credentials(in: content, formTyped: CSRFProtection.isForm(request)) {
+        case .success(let found): (user, password, next, form) = found
+        case .failure(let refusal): return refusal.response
         }
         let address = Self.host(of: context.remoteAddress)
         let caller = CommandCenter.Caller(front: "http", user: user, address: context.remoteAddress)
@@ -122,6 +104,29 @@ struct LoginRoutes: Sendable {
         response.setCookie(Cookie(name: SessionTable.sessionCookie, value: id, path: "/", secure: csrf.secure, httpOnly: true, sameSite: .strict))
         response.setCookie(Cookie(name: SessionTable.csrfCookie, value: token, path: "/", secure: csrf.secure, httpOnly: false, sameSite: .strict))
         return response
+    }
+
+    /// The user, password and `next` of a login body, and whether it came from an HTML form
+    /// (answered with redirects, even an empty one); a JSON body without them is refused.
+    static func credentials(in content: APIRequestBody.Content, formTyped: Bool)
+        -> Result<(user: String, password: String, next: String?, form: Bool), APIRequestBody.Refusal> {
+        switch content {
+        case .form(let fields):
+            func value(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+            return .success((value("user") ?? "", value("password") ?? "", value("next"), true))
+        case .empty where formTyped:
+            return .success(("", "", nil, true))
+        case .empty, .json:
+            var value = JSONValue.object([:])
+            if case .json(let parsed) = content { value = parsed }
+            guard let user = value["user"]?.stringValue else {
+                return .failure(.init(status: .badRequest, code: "invalid", message: "expected \"user\" (a string); found \(Describe.value(value["user"] ?? .null))", pointer: "/user"))
+            }
+            guard let password = value["password"]?.stringValue else {
+                return .failure(.init(status: .badRequest, code: "invalid", message: "expected \"password\" (a string)", pointer: "/password"))
+            }
+            return .success((user, password, nil, false))
+        }
     }
 
     /// A refused login: JSON for a script, a redirect back to the form for a browser.

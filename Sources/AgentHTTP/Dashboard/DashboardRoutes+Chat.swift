@@ -13,7 +13,9 @@ extension DashboardRoutes {
         let conversation = Self.conversation(request.uri.queryParameters["conversation"].map(String.init))
         let answer = await run(["command": "chat_history", "conversation": .string(conversation), "limit": 200], context)
         var data: [String: Any] = ["conversation": conversation]
-        if answer["ok"]?.boolValue == true {
+        // A conversation nothing was said in yet is unknown to the API (404): here it is the
+        // empty page that starts it.
+        if answer["ok"]?.boolValue == true || answer["code"]?.stringValue == "not_found" {
             let lines = answer["lines"]?.arrayValue ?? answer["messages"]?.arrayValue ?? []
             data["messages"] = lines.map { line in
                 let role = line["role"]?.stringValue ?? "bot"

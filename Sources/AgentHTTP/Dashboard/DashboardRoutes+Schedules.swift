@@ -13,7 +13,7 @@ extension DashboardRoutes {
                 let name = DashboardFormat.text(schedule["name"])
                 var timing = ""
                 if let cron = schedule["cron"]?.stringValue { timing = "cron \(cron) (\(DashboardFormat.text(schedule["timezone"])))" }
-                if let every = schedule["every"]?.stringValue { timing = "every \(every) s" }
+                if let every = schedule["every"] { timing = "every \(DashboardFormat.text(every)) s" }
                 if let at = schedule["at"]?.stringValue { timing = "at \(at)" }
                 let state = schedule["enabled"] == false ? "disabled" : schedule["paused"] == true ? "paused" : "active"
                 // A schedule runs a task or starts a workflow: its runs' pages differ.

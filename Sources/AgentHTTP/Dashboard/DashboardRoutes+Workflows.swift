@@ -64,7 +64,7 @@ extension DashboardRoutes {
             "id": id, "path": DashboardFormat.pathSegment(id), "status": status, "found": true, "facts": facts,
             "finished": ["succeeded", "failed", "cancelled"].contains(status), "signature": Self.signature(status, steps),
             "input": (run["input"] ?? .object([:])).serialized(pretty: true),
-            "steps": steps.map { Self.stepRow($0, runPath: DashboardFormat.pathSegment(id), runStart: started) },
+            "steps": steps.map { Self.stepRow($0, runPath: DashboardFormat.pathSegment(id), runStart: started, viewer: context.identity) },
         ]
         if let variables = run["variables"]?.objectValue, !variables.isEmpty { data["variables"] = JSONValue.object(variables).serialized(pretty: true) }
         if let output = run["output"] { data["output"] = output.serialized(pretty: true) }
@@ -72,8 +72,9 @@ extension DashboardRoutes {
         return page("workflowRun", title: "Workflow run \(id)", nav: "workflows", data: data, request: request, context: context)
     }
 
-    /// One line of the step log as the timeline shows it.
-    static func stepRow(_ step: JSONValue, runPath: String, runStart: Double?) -> [String: Any] {
+    /// One line of the step log as the timeline shows it; a waiting approval's form only for
+    /// a `viewer` among its approvers (by name or role), who alone may answer it.
+    static func stepRow(_ step: JSONValue, runPath: String, runStart: Double?, viewer: APIIdentity?) -> [String: Any] {
         let id = DashboardFormat.text(step["step"])
         let status = DashboardFormat.text(step["status"])
         var row: [String: Any] = [
@@ -93,7 +94,10 @@ extension DashboardRoutes {
         if step["kind"] == "approval" {
             row["prompt"] = DashboardFormat.text(step["prompt"])
             row["approvers"] = (step["approvers"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-            row["awaiting"] = status == "waiting"
+            let approvers = (step["approvers"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let mayAnswer = viewer.map { approvers.contains($0.name) || approvers.contains($0.role.rawValue) } ?? false
+            row["awaiting"] = status == "waiting" && mayAnswer
+            row["waitingForOthers"] = status == "waiting" && !mayAnswer
             if let decision = step["decision"] {
                 row["decision"] = "\(DashboardFormat.text(decision["decision"])) by \(DashboardFormat.text(decision["by"]))"
                     + (decision["comment"]?.stringValue.map { ": \($0)" } ?? "")

@@ -83,26 +83,35 @@ struct DashboardRoutes: Sendable {
     /// action.
     func page(_ template: String, title: String, nav: String? = nil, data: [String: Any], request: Request,
               context: AgentRequestContext, status: HTTPResponse.Status = .ok) -> Response {
+        Self.page(template, title: title, nav: nav, data: data, request: request, identity: context.identity, status: status)
+    }
+
+    /// A page for `identity` (nil: nobody logged in): controls are shown by the role (`admin`
+    /// in the templates' data), the layout says the role (`data-role` on the body).
+    static func page(_ template: String, title: String, nav: String? = nil, data: [String: Any], request: Request,
+                     identity: APIIdentity?, status: HTTPResponse.Status = .ok) -> Response {
         var data = data
         let token = request.cookies[SessionTable.csrfCookie]?.value ?? ""
         data["csrf"] = token
         // Forms that change something only for those allowed to (the API refuses the rest).
-        data["admin"] = context.identity?.role == .admin
+        data["admin"] = identity?.role == .admin
         let body = DashboardTemplates.library.render(data, withTemplate: template) ?? ""
         let current = nav ?? template
+        // The settings page shows the file, which is the admin role's (password hashes).
+        let pages = navigation.filter { identity?.role == .admin || $0.page != "settings" }
         var layout: [String: Any] = [
-            "title": title, "page": template, "body": body, "showNav": context.identity != nil,
-            "nav": Self.navigation.map { ["href": $0.href, "label": $0.label, "current": $0.page == current] as [String: Any] },
+            "title": title, "page": template, "body": body, "showNav": identity != nil, "role": identity?.role.rawValue ?? "",
+            "nav": pages.map { ["href": $0.href, "label": $0.label, "current": $0.page == current] as [String: Any] },
         ]
-        if let identity = context.identity {
+        if let identity {
             layout["user"] = ["name": identity.name, "role": identity.role.rawValue, "session": identity.bySession, "csrf": token] as [String: Any]
         }
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
         headers.append(HTTPFields.Element(name: .init("X-Frame-Options")!, value: "DENY"))
         headers.append(HTTPFields.Element(name: .init("Content-Security-Policy")!, value: "default-src 'self'; frame-ancestors 'none'; form-action 'self'"))
-        if let flash = request.cookies[Self.flashCookie]?.value, let decoded = flash.removingPercentEncoding, let kind = decoded.first {
+        if let flash = request.cookies[flashCookie]?.value, let decoded = flash.removingPercentEncoding, let kind = decoded.first {
             layout["flash"] = ["kind": kind == "!" ? "error" : "ok", "text": String(decoded.dropFirst())]
-            headers.append(HTTPFields.Element(name: .setCookie, value: "\(Self.flashCookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"))
+            headers.append(HTTPFields.Element(name: .setCookie, value: "\(flashCookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"))
         }
         let html = DashboardTemplates.library.render(layout, withTemplate: "layout") ?? ""
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
@@ -129,7 +138,27 @@ struct DashboardRoutes: Sendable {
 
     /// The refusal page of a mutating request (403).
     func refused(_ reason: String, request: Request, context: AgentRequestContext, status: HTTPResponse.Status = .forbidden) -> Response {
-        page("refused", title: "Refused", nav: "", data: ["reason": reason], request: request, context: context, status: status)
+        Self.refused(reason, request: request, identity: context.identity, status: status)
+    }
+
+    /// The refusal page of a dashboard action: the reason, a link back to the page the form
+    /// was on (its `Referer`, when a path of this server) and one to the dashboard.
+    static func refused(_ reason: String, request: Request, identity: APIIdentity?, status: HTTPResponse.Status) -> Response {
+        var back: String?
+        if let referer = request.headers[.referer].flatMap(URLComponents.init(string:)) {
+            let authority = referer.host.map { host in host + (referer.port.map { ":\($0)" } ?? "") }
+            if authority == nil || authority == request.head.authority { back = referer.path }
+        }
+        return page("refused", title: "Refused", nav: "", data: ["reason": reason, "back": localPath(back)], request: request, identity: identity, status: status)
+    }
+
+    /// A dashboard action (a form posted to one of its pages, or the layout's logout form; not
+    /// the API): its refusals are pages, not JSON.
+    static func isAction(_ request: Request) -> Bool {
+        let path = request.uri.path
+        guard request.method == .post else { return false }
+        if path == "/api/logout" { return CSRFProtection.isForm(request) }
+        return !path.hasPrefix("/api/") && path != "/metrics" && path != "/readyz" && path != "/livez"
     }
 
     /// Reads a posted form. Who may post it and from where was checked before (the access

@@ -69,7 +69,7 @@ extension DashboardTemplates {
     <input type="hidden" name="csrf" value="{{csrf}}">
     <input name="comment" placeholder="comment" aria-label="Comment on {{step}}" autocomplete="off">
     <button name="action" value="approve">Approve</button><button name="action" value="reject">Reject</button>
-    </form>{{/awaiting}}
+    </form>{{/awaiting}}{{#waitingForOthers}}<p class="note">Waits for one of its approvers.</p>{{/waitingForOthers}}
     {{#output}}<code class="output">{{output}}</code>{{/output}}{{#failure}}<span class="error">{{failure}}</span>{{/failure}}</td>
     </tr>{{/steps}}
     {{^steps}}<tr><td colspan="7">No step has started yet.</td></tr>{{/steps}}

@@ -30,7 +30,7 @@ enum DashboardTemplates {
     <title>{{title}} · AgentRuntime</title>
     <link rel="stylesheet" href="/assets/dashboard.css">
     </head>
-    <body data-page="{{page}}">
+    <body data-page="{{page}}" data-role="{{role}}">
     <header>
     <a class="brand" href="/">AgentRuntime</a>
     <nav>
@@ -230,7 +230,7 @@ enum DashboardTemplates {
     static let refused = """
     <h1>Refused</h1>
     <p class="flash error" id="refused">{{reason}}</p>
-    <p><a href="/">Back to the dashboard</a></p>
+    <p><a href="{{back}}" id="refused-back">Back</a> · <a href="/">the dashboard</a></p>
 
     """
 }

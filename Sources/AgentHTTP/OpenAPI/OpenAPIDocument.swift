@@ -112,6 +112,7 @@ enum OpenAPIDocument {
                 ]
             }
             responses["413"] = errorResponse("The body is larger than http.max_body_bytes.")
+            responses["415"] = errorResponse("A body of another Content-Type than JSON (application/json, any application/…+json, or none; UTF-8) or an HTML form.")
         }
         if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
         responses["400"] = errorResponse("The request is malformed or a field is invalid: `pointer` says which.")

@@ -66,7 +66,7 @@ extension AgentDaemon {
             let answer = try ControlClient.send(ChatHistoryCommand.request(.init(conversation: conversation, limit: limit)), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "no history") }
             for line in answer["lines"]?.arrayValue ?? [] {
-                let time = ConsoleOutput.timestamp(nanoseconds: Int64(saturating: (line["time"]?.numberValue?.doubleValue ?? 0) * 1e9), full: true)
+                let time = line["time"]?.stringValue ?? "?"
                 let role = line["role"]?.stringValue ?? "?"
                 let who = role == "user" ? "you" : role == "alert" ? "alert from \(line["source"]?.stringValue ?? "?")" : "bot"
                 print("\(time)  \(who)> \(line["text"]?.stringValue ?? "")")

@@ -139,7 +139,7 @@ extension Scheduler {
     package func describe(_ definition: ScheduleDefinition, state: ScheduleState, counts: (Int, Int, Int)?) -> JSONValue {
         let shown = definition.timing.shown
         var object: JSONObject = [
-            "name": .string(definition.name), shown.key: .string(shown.text),
+            "name": .string(definition.name),
             "timezone": .string(definition.timeZone.identifier), "enabled": .bool(definition.enabled), "paused": .bool(state.paused),
             "catch_up": .string(definition.catchUp.rawValue), "overlap": .string(definition.overlap.rawValue),
         ]
@@ -148,6 +148,8 @@ extension Scheduler {
             object["missed"] = .number(JSONNumber(missed))
             object["skipped"] = .number(JSONNumber(skipped))
         }
+        // A number given as a number comes back as one: `every` is seconds, not text.
+        if case .every(let period) = definition.timing { object["every"] = .number(period.rounded() == period && abs(period) < 1e15 ? JSONNumber(Int(period)) : JSONNumber(period)) } else { object[shown.key] = .string(shown.text) }
         if let workflow = definition.workflow { object["workflow"] = .string(workflow) } else { object["task"] = .string(definition.task) }
         if definition.catchUp == .all { object["max_catch_up"] = .number(JSONNumber(definition.maxCatchUp)) }
         if let window = definition.catchUpWindow { object["catch_up_window"] = .number(JSONNumber(window)) }

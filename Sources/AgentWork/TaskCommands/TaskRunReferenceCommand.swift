@@ -1,7 +1,7 @@
 import AgentBase
 import JSONSchema
 
-/// A task command on one run by its id (`task_show`, `task_rerun`, `task_cancel`): the same
+/// A task command on one run by its id (`task_show`, `task_cancel`): the same
 /// request, answer, schemas and examples; each says what it does with the run.
 package protocol TaskRunReferenceCommand: AgentCommand
 where Request == TaskRunReference, Answer == TaskRunAnswer, Host == TaskCoordinator {}

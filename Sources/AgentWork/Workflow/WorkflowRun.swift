@@ -159,7 +159,8 @@ package struct WorkflowStepRecord: Sendable, Equatable {
             object["idempotency_key"] = .string(idempotencyKey)
         }
         if let deadline { object["deadline"] = .string(TaskRun.iso(deadline)) }
-        for (key, value) in detail { object[key] = value }
+        // The detail keeps its times as numbers (`retry_at`), as the store does; an answer's are RFC 3339.
+        for (key, value) in detail { object[key] = key.hasSuffix("_at") ? value.numberValue.map { .string(TaskRun.iso($0.doubleValue)) } ?? value : value }
         return .object(object)
     }
 

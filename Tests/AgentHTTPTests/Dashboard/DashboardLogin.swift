@@ -3,7 +3,7 @@ import Foundation
 
 /// The start of a dashboard page's browser test: an agent from `settings` (its `HASH`
 /// replaced by the bcrypt hash of ``DashboardBrowserTests/password``), a browser at one of its
-/// pages, logged in as alice, the page shown. ``close()`` quits the browser and stops the agent.
+/// pages, logged in as `user` (alice unless said), the page shown. ``close()`` quits the browser and stops the agent.
 struct DashboardLogin {
     let agent: AgentRun
     let browser: WebDriver
@@ -15,7 +15,7 @@ struct DashboardLogin {
     ///   - selector: an element that shows the page is there after the login.
     ///   - environment: for the agent, e.g. the fleet's `PGPASSWORD`.
     init(settings: String, page: String, showing selector: String, width: Int = 1200, height: Int = 800,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], user: String = "alice") throws {
         let password = DashboardBrowserTests.password
         agent = try AgentRun(settings: settings.replacingOccurrences(of: "HASH", with: try APIAgent.hash(password)), environment: environment)
         guard let line = agent.waitForLine(onStderr: true, { $0.contains("http: listening on http://") }),
@@ -32,7 +32,7 @@ struct DashboardLogin {
         }
         do {
             try browser.navigate(to: base + page)
-            try browser.type("alice", into: try browser.element("#login-user"))
+            try browser.type(user, into: try browser.element("#login-user"))
             try browser.type(password, into: try browser.element("#login-password"))
             try browser.click(try browser.element("#login-form button"))
             let browser = browser

@@ -40,7 +40,7 @@ import Testing
 
         let list = try agent.list()
         let tick = try #require(list["tick"])
-        #expect(tick["every"] == "1" && tick["task"] == "log" && tick["paused"] == false)
+        #expect(tick["every"] == 1 && tick["task"] == "log" && tick["paused"] == false)
         #expect(tick["next_fire"]?.stringValue != nil && tick["last_fire"]?.stringValue != nil, "\(tick)")
         #expect(list["hourly"]?["last_fire"] == nil)
         let next = try #require(list["hourly"]?["next_fire"]?.stringValue)

@@ -39,13 +39,24 @@ struct ThresholdMonitor: Monitor {
                 switch change {
                 case .alert(let rule, let value):
                     context.alert("\(rule.metric) is \(value) (above \(rule.above)\(rule.forSeconds > 0 ? " for \(rule.forSeconds) s" : "")) on \(event.source)")
-                    try context.emit("threshold_alert", payload: ["metric": rule.metric, "value": "\(value)"])
+                    try context.emit("threshold_alert", payload: ThresholdAlert(metric: rule.metric, value: value, above: rule.above))
                 case .recovered(let rule, let value):
                     context.send("\(rule.metric) is back to \(value) (limit \(rule.above)) on \(event.source)")
                 }
             }
         }
     }
+}
+
+/// The payload of `threshold_alert`: numbers as numbers, so that a trigger's condition on
+/// them (`{"properties": {"value": {"minimum": 95}}}`) compares numbers.
+struct ThresholdAlert: Encodable {
+    /// The payload field watched.
+    var metric: String
+    /// Its value when the alert fired.
+    var value: Double
+    /// The rule's limit.
+    var above: Double
 }
 
 extension ThresholdMonitor.Rule {

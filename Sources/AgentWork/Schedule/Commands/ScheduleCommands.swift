@@ -22,7 +22,7 @@ package enum ScheduleCommands {
     package static let scheduleSchema: JSONValue = CommandSchema.object([
         "name": ["type": "string"], "task": ["type": "string", "description": "The task each fire runs (absent when it starts a workflow)."],
         "workflow": ["type": "string", "description": "The workflow each fire starts a run of (absent when it runs a task)."],
-        "cron": ["type": "string"], "every": ["type": "string"], "at": ["type": "string"], "timezone": ["type": "string"],
+        "cron": ["type": "string"], "every": ["type": "number", "description": "Seconds between fires, as the settings give it."], "at": ["type": "string"], "timezone": ["type": "string"],
         "enabled": ["type": "boolean"], "paused": ["type": "boolean"],
         "catch_up": ["enum": .array(ScheduleDefinition.CatchUp.allCases.map { .string($0.rawValue) })],
         "max_catch_up": ["type": "integer"], "catch_up_window": ["type": "number"],
