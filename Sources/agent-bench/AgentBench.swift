@@ -32,7 +32,8 @@ struct AgentBench: ParsableCommand {
         "fleet", against procrastinate (from PyPI into the scratch folder) on the same server, 14 pathological patterns: the \
         longest one validation takes, against NSRegularExpression on tiny inputs, 15 modules in Python (jsonl/1): events/s \
         from a Python datasource through the supervisor against the same program into a bare pipe reader, a Python \
-        worker's start → ready and memory beside a Swift one's (python3 must be installed). Figures 4 and 6 also run \
+        worker's start → ready and memory beside a Swift one's (python3 must be installed), 17 chat with a language model: \
+        the chat path's own overhead around a model call (a stub answering at once) against the bare call to the stub. Figures 4 and 6 also run \
         with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
@@ -68,7 +69,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17]
 
     func validate() throws {
         if json && markdown { throw ValidationError("give one of --json and --markdown") }
@@ -136,6 +137,7 @@ struct AgentBench: ParsableCommand {
             case 12: WorkflowBench.run(environment)
             case 14: PatternBench.run(environment)
             case 15: PythonModuleBench.run(environment, logFD: logFD)
+            case 17: ChatBench.run(environment)
             default:
                 #if Fleet
                 FleetBench.run(environment)
