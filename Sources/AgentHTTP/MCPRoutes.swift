@@ -15,10 +15,11 @@ struct MCPRoutes: Sendable {
 
     static let documentation: [RouteDescription] = [
         RouteDescription("POST", path, operationID: "mcp", summary: "The Model Context Protocol (Streamable HTTP, JSON answers): initialize, ping, tools/list, tools/call — the agent's commands as tools, each run with the token's role. Bearer tokens only.", tag: "mcp",
-                         body: CommandDescription.object(["jsonrpc": ["const": "2.0"], "method": ["type": "string"], "id": ["type": ["string", "integer"]], "params": ["type": "object"]],
+                         body: CommandDescription.object(["jsonrpc": ["const": "2.0"], "method": ["type": "string"], "id": ["type": ["string", "number"]], "params": ["type": "object"]],
                                                          required: ["jsonrpc"], open: true),
                          answers: [.json("200", "The JSON-RPC response (a tool's refusal is a result with isError).", CommandDescription.object(["jsonrpc": ["const": "2.0"]], required: ["jsonrpc"], open: true)),
                                    RouteDescription.Answer("202", "A notification: nothing to answer.", content: []),
+                                   .json("400", "Not a JSON-RPC request this server takes (not JSON, a batch, wrong params): the JSON-RPC error.", CommandDescription.object(["jsonrpc": ["const": "2.0"], "error": ["type": "object"]], required: ["jsonrpc", "error"], open: true)),
                                    .error("401", "No credentials."),
                                    .error("403", "A browser session (MCP takes a bearer token)."),
                                    .error("413", "The body is larger than http.max_body_bytes.")]),
@@ -49,6 +50,10 @@ struct MCPRoutes: Sendable {
         guard let answer = await server.handle(bytes: body.readableBytesView) else {
             return Response(status: .accepted, headers: [.cacheControl: "no-store"])
         }
-        return APIResponse.json(answer)
+        // A message the server cannot take is refused with 400 (Streamable HTTP), its JSON-RPC
+        // error in the body; an unknown method is a JSON-RPC answer like any other.
+        let code = answer["error"]?["code"]?.numberValue?.intValue
+        let refused = code == MCPServer.Code.parse.rawValue || code == MCPServer.Code.invalidRequest.rawValue || code == MCPServer.Code.invalidParams.rawValue
+        return APIResponse.json(answer, status: refused ? .badRequest : .ok)
     }
 }
