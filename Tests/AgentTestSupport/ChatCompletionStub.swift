@@ -149,15 +149,7 @@ package final class ChatCompletionStub: @unchecked Sendable {
         write("0\r\n\r\n", to: fd)
     }
 
-    private func write(_ text: String, to fd: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            offset += n
-        }
-    }
+    private func write(_ text: String, to fd: Int32) { WebhookTestServer.send(text, to: fd) }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
