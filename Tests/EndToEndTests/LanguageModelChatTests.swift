@@ -74,6 +74,10 @@ import Testing
         let history = Self.messages(stub, 2).compactMap { $0["content"] as? String }
         #expect(history.contains("how is the agent doing?") && history.contains("Everything runs: trades and chat."), "\(history)")
         #expect(history.last == "what did I ask?")
+        // 10,000 calls in one answer: the first five (max_tool_calls) run, then the bound answers.
+        stub.script(.toolCalls(Array(repeating: ("status", "{}"), count: 10_000)))
+        let flood = try Self.chat(agent, "check everything")
+        #expect(flood.stdout.hasPrefix("bot> I stopped: the language model asked for more than 5 tool calls"), "\(flood.stdout)\(flood.stderr)")
     }
 
     @Test func aChangeWaitsForYesAndRunsAsThePersonWithTheAudit() throws {

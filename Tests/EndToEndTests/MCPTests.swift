@@ -130,6 +130,10 @@ import Testing
         #expect(try agent.waitForAudit { $0.hasPrefix("mcp user token #1") && $0.contains("process restart trades → ok") } != nil)
 
         #expect(try post(nil, #"{"jsonrpc": "2.0", "id": 6, "method": "ping"}"#).status == 401)
+        // 50 MB is refused unread, the agent unharmed.
+        let huge = try post(APIAgent.adminToken, #"{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"pad": ""# + String(repeating: "x", count: 50 << 20) + #""}}"#)
+        #expect(huge.status == 413, "\(huge.status) \(huge.body.prefix(300))")
+        #expect(try post(APIAgent.adminToken, #"{"jsonrpc": "2.0", "id": 9, "method": "ping"}"#).status == 200)
         #expect(try agent.request("GET", "/mcp", headers: APIAgent.bearer(APIAgent.adminToken)).status == 405)
         let unknown = try post(APIAgent.adminToken, #"{"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage"}"#)
         #expect(unknown.body.contains(#""code":-32601"#), "\(unknown.body)")
