@@ -69,7 +69,8 @@ struct CommandRoutes: Sendable {
         case .success(let found): (fields, checked) = found
         case .failure(let refusal): return refusal.response
         }
-        let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: route.fromSnapshot ? nil : context.remoteAddress)
+        let caller = CommandCenter.Caller(front: "http", user: context.identity?.name, address: route.fromSnapshot ? nil : context.remoteAddress,
+                                          role: context.identity?.role.rawValue)
         if let shape = route.stream, FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
             // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }

@@ -64,6 +64,7 @@ public final class HTTPFront: AgentFront, Sendable {
     /// The routes that are not commands, for the OpenAPI document and 405 answers: a route
     /// added to the router is declared here too.
     static let documentedRoutes: [RouteDescription] = HealthRoutes.documentation + LoginRoutes.documentation + OpenAPIRoutes.documentation
+        + MCPRoutes.documentation
 
     /// The most `?follow` streams open at once (more get 503).
     static let maximumStreams = 32
@@ -88,6 +89,7 @@ public final class HTTPFront: AgentFront, Sendable {
         OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
         DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
+        MCPRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         return router
     }
 

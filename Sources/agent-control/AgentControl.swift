@@ -28,7 +28,8 @@ struct AgentControl: ParsableCommand {
         """,
         version: AgentVersion.line(for: "agent-control"),
         subcommands: [Console.self, Start.self, Stop.self, Restart.self, Status.self, Reload.self, ProcessCommand.self, Logs.self, Chat.self, Events.self, Publish.self, History.self, Validate.self,
-                      SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, FleetCommand.self, Unit.self, Docs.self]
+                      SettingsCommand.self, Modules.self, Diagnostics.self, HashPassword.self, TaskCommand.self, ExecutorCommand.self, ScheduleCommand.self, MemoryCommand.self, WorkflowCommand.self, FleetCommand.self, Unit.self, Docs.self,
+                      Mcp.self]
     )
 
     /// `-C DIR` before the command and the hint for a misspelled command come first; every

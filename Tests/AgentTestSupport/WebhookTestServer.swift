@@ -187,7 +187,8 @@ package final class WebhookTestServer: @unchecked Sendable {
         return true
     }
 
-    private static func send(_ text: String, to fd: Int32) {
+    /// Writes all of `text` (the test servers' answers).
+    static func send(_ text: String, to fd: Int32) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

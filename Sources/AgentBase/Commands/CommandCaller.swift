@@ -1,16 +1,20 @@
 /// Who asked: recorded in the run history for every mutating command (the audit).
 public struct CommandCaller: Sendable, CustomStringConvertible {
-    /// `control`, `http`, `dashboard`.
+    /// `control`, `http`, `dashboard`, `chat` (a language model's tool call), `mcp`.
     public var front: String
     /// The user or token name, when the front authenticated one.
     public var user: String?
     /// The client's address, when known.
     public var address: String?
+    /// The authenticated role (`read`, `admin`) when the front knows one; nil on the control
+    /// socket (the operator). A chat's tool calls are authorised with it (``CommandAccess``).
+    public var role: String?
 
-    public init(front: String, user: String? = nil, address: String? = nil) {
+    public init(front: String, user: String? = nil, address: String? = nil, role: String? = nil) {
         self.front = front
         self.user = user
         self.address = address
+        self.role = role
     }
 
     public var description: String {

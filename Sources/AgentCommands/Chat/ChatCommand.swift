@@ -50,6 +50,10 @@ package enum ChatCommand: AgentCommand {
     package static let summary = "Sends a message to the chatbot process and waits for its answer (at most 30 s)."
     package static let routes: [CommandRoute] = [.post("/api/chat")]
     package static let mutating = true
+    /// Any role may chat (a person's own action, as an approval is): what a message may make
+    /// happen is decided by the sender's role where it happens — a language model's tool call
+    /// (``CommandAccess``), the `process_control` adapter's request.
+    package static let requiresAdmin = false
     /// Asking the chatbot changes nothing of the agent but its conversation: it answers while
     /// the agent stops as long as the chatbot does.
     package static let answersWhileStopping = true
@@ -69,6 +73,6 @@ package enum ChatCommand: AgentCommand {
 
     package static func run(_ request: Request, on host: any ChatCommandHost, caller: CommandCaller,
                             respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        host.chat(request, respond: respond)
+        host.chat(request, caller: caller, respond: respond)
     }
 }

@@ -5,6 +5,6 @@ import JSONSchema
 /// the root (AgentRuntime) owns. The commands are declared here, below the root, so that every
 /// front finds them in the one registry. (`chat_history` is a store read: ``ChatHistoryCommand``.)
 package protocol ChatCommandHost: AnyObject {
-    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void)
+    func chat(_ request: ChatCommand.Request, caller: CommandCaller, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void)
     func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void)
 }

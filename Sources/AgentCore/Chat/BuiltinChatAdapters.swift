@@ -44,9 +44,10 @@ final class ProcessControlAdapter: ChatAdapter {
     let summary = "Starts, stops or restarts a process (when allowed)."
     let examples = ["restart the trades process", "stop process busy", "start process trades"]
     let allowed: Bool
-    let command: (String, String) -> Void
+    /// Asks the supervisor: action, process, the message's id (it checks the sender's role).
+    let command: (String, String, String) -> Void
 
-    init(allowed: Bool, command: @escaping (String, String) -> Void) {
+    init(allowed: Bool, command: @escaping (String, String, String) -> Void) {
         self.allowed = allowed
         self.command = command
     }
@@ -64,7 +65,10 @@ final class ProcessControlAdapter: ChatAdapter {
     func respond(to message: ChatMessage) -> String {
         guard let (action, name) = request(in: message) else { return "Which process? Say e.g. \"restart trades\"." }
         guard allowed else { return "I may not \(action) processes: set \"allow_process_control\": true in the chatbot's settings." }
-        command(action, name)
+        if let role = message.caller.map({ $0["role"]?.stringValue ?? "no" }), role != "admin" {
+            return "I may not \(action) processes for you: that needs the admin role, and you have \(role == "no" ? "none" : "the \(role) role")."
+        }
+        command(action, name, message.id)
         return "\(action.prefix(1).uppercased() + action.dropFirst()) of \(name) requested."
     }
 }

@@ -14,6 +14,9 @@ struct ChatMessage {
     var context: JSONValue? = nil
     /// Only this adapter answers (a workflow's chat step that names one), whatever the scores.
     var adapter: String? = nil
+    /// Who sent it, as the supervisor authenticated them: `{"front", "user", "role"}` (the
+    /// `llm` adapter's tool calls run as them; the supervisor checks, not the adapter).
+    var caller: JSONValue? = nil
 }
 
 /// What the chatbot asks of an adapter, built-in or from a module.

@@ -30,8 +30,8 @@ final class ChatbotProcess {
             case "features": adapters.append(features)
             case "status": adapters.append(StatusAdapter())
             case "process_control":
-                adapters.append(ProcessControlAdapter(allowed: allowControl) { [host] action, name in
-                    host.emitJSON("chat.command", ["action": .string(action), "name": .string(name)])
+                adapters.append(ProcessControlAdapter(allowed: allowControl) { [host] action, name, message in
+                    host.emitJSON("chat.command", ["action": .string(action), "name": .string(name), "message": .string(message)])
                 })
             case "latest_value":
                 let values = adapterSettings["values"]?.arrayValue?.compactMap { value -> LatestValueAdapter.Value? in
@@ -39,6 +39,12 @@ final class ChatbotProcess {
                     return LatestValueAdapter.Value(name: name, event: event, field: field)
                 } ?? LatestValueAdapter.hostValues
                 adapters.append(LatestValueAdapter(values: values) { [host] sql, params in try host.queryRows(sql, params) })
+            case "llm":
+                do {
+                    adapters.append(LanguageModelAdapter(settings: try LanguageModelSettings(adapterSettings), host: host))
+                } catch {
+                    throw ChatError("logic_adapters/\(index): \(error)")
+                }
             case "rest":
                 guard let text = adapterSettings["url"]?.stringValue, let url = URL(string: text) else {
                     throw ChatError("logic_adapters/\(index): a rest adapter needs a \"url\"")
@@ -101,7 +107,7 @@ final class ChatbotProcess {
                   let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
                                       text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [],
-                                      context: payload["context"], adapter: payload["adapter"]?.stringValue)
+                                      context: payload["context"], adapter: payload["adapter"]?.stringValue, caller: payload["caller"])
             host.emitJSON("chat.reply", answer(message))
         }
     }

@@ -39,6 +39,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Reply to ``memory``: one status byte (0 = the answer, 1 = the request could not be
     /// asked), then JSON (the memory command's answer) or a message.
     @inlinable public static var memoryResult: FrameKind { FrameKind(rawValue: 12) }
+    /// Reply to ``chatTool``: laid out as ``queryResult`` (id, status 0 = the answer's JSON,
+    /// 1 = a message).
+    @inlinable public static var chatToolResult: FrameKind { FrameKind(rawValue: 13) }
 
     // Worker → supervisor
     /// The module is loaded and the process is starting. Empty body.
@@ -79,6 +82,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A `jsonl/1` program wrote a line its worker refused (empty body; counted, see
     /// `ProtocolProblems`).
     @inlinable public static var lineRefused: FrameKind { FrameKind(rawValue: 36) }
+    /// The chatbot's language-model adapter asks for its tools or calls one, for a message still
+    /// waiting for its answer: id (8), then JSON `{"message", "describe": [names]}` or
+    /// `{"message", "call": {"name", "arguments"}}` (answered by ``chatToolResult``).
+    @inlinable public static var chatTool: FrameKind { FrameKind(rawValue: 37) }
 
     public var description: String {
         switch self {
@@ -111,6 +118,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .memory: "memory"
         case .lineRefused: "line-refused"
         case .memoryResult: "memory-result"
+        case .chatTool: "chat-tool"
+        case .chatToolResult: "chat-tool-result"
         default: "kind \(rawValue)"
         }
     }

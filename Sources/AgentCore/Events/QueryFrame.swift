@@ -1,11 +1,12 @@
-/// The bodies of the `query` and `queryResult` frames between a worker and the supervisor.
+/// The bodies of the `query` and `queryResult` frames between a worker and the supervisor (and
+/// of `chatTool` and `chatToolResult`, which are laid out the same way).
 ///
 /// Each query carries an id (a `UInt64` the worker hands out, little-endian) that its answer
 /// carries back: a worker's handlers query at once, and each waits for its own answer.
 public enum QueryFrame {
-    /// `query`: id (8), the request's JSON (`{"sql", "params"}`).
-    public static func appendRequest(id: UInt64, json: [UInt8], to buffer: FrameBuffer) {
-        FrameCodec.appendHeader(.query, bodyLength: 8 + json.count, to: buffer)
+    /// `query`: id (8), the request's JSON (`{"sql", "params"}`); `chatTool` has the same layout.
+    public static func appendRequest(id: UInt64, json: [UInt8], to buffer: FrameBuffer, kind: FrameKind = .query) {
+        FrameCodec.appendHeader(kind, bodyLength: 8 + json.count, to: buffer)
         buffer.append(8) { $0.storeBytes(of: id.littleEndian, as: UInt64.self) }
         buffer.append(contentsOf: json)
     }

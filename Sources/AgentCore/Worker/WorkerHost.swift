@@ -239,7 +239,7 @@ final class WorkerHost: @unchecked Sendable {
             lock.broadcast()
             lock.unlock()
             notifyEvents()
-        case .queryResult:
+        case .queryResult, .chatToolResult:
             guard let (id, status, bytes) = QueryFrame.parseResult(body) else { break }
             lock.lock()
             // An answer nobody waits for (its caller gave up) is dropped.
@@ -407,22 +407,30 @@ final class WorkerHost: @unchecked Sendable {
         if body.count > FrameCodec.maxFrameLength - 16 {
             reply = (1, Array("the query is \(body.count) bytes, more than a frame holds".utf8))
         } else {
-            lock.lock()
-            nextQueryID &+= 1
-            let id = nextQueryID
-            pendingQueries[id] = .some(nil)
-            lock.unlock()
-            channel.send { QueryFrame.appendRequest(id: id, json: body, to: $0) }
-            lock.lock()
-            while pendingQueries[id].map({ $0 == nil }) == true, !channelClosed { lock.wait(seconds: 1) }
-            reply = pendingQueries.removeValue(forKey: id) ?? nil
-            lock.unlock()
+            reply = ask(.query, body)
         }
         let answer = reply ?? (1, Array("the supervisor is gone".utf8))
         let storage = queryAnswers.replace(with: answer.bytes)
         json?.pointee = UnsafePointer(storage.assumingMemoryBound(to: UInt8.self))
         length?.pointee = answer.bytes.count
         return answer.status == 0 ? Int32(AGENT_OK) : Int32(AGENT_ERROR)
+    }
+
+    /// Sends a request with an id (`query`, `chatTool`) and waits for the answer that carries
+    /// it back (nil: the supervisor went away, or no answer before `timeout` seconds).
+    func ask(_ kind: FrameKind, _ body: [UInt8], timeout: Double = .infinity) -> (status: UInt8, bytes: [UInt8])? {
+        let deadline = Date().timeIntervalSince1970 + timeout
+        lock.lock()
+        nextQueryID &+= 1
+        let id = nextQueryID
+        pendingQueries[id] = .some(nil)
+        lock.unlock()
+        channel.send { QueryFrame.appendRequest(id: id, json: body, to: $0, kind: kind) }
+        lock.lock()
+        while pendingQueries[id].map({ $0 == nil }) == true, !channelClosed, Date().timeIntervalSince1970 < deadline { lock.wait(seconds: 1) }
+        let reply = pendingQueries.removeValue(forKey: id) ?? nil
+        lock.unlock()
+        return reply
     }
 
     /// Sends a shared-memory request to the supervisor and waits for its answer; the answer

@@ -59,6 +59,8 @@ struct AccessPolicy: RouterMiddleware {
             }
             throw AccessRefusal.credentialsRequired
         }
+        // MCP decides per tool, on the resolved command, with the caller's role (MCPRoutes).
+        if request.uri.path == MCPRoutes.path, request.method == .post { return try await next(request, context) }
         let personAction = Self.isPersonAction(request)
         guard personAction || Self.changesSomething(request) else { return try await next(request, context) }
         let checked: Request

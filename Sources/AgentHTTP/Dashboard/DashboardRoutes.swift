@@ -56,7 +56,7 @@ struct DashboardRoutes: Sendable {
     /// Executes `request` through the command layer as the dashboard's caller, checked by the
     /// registry like every front's.
     func run(_ request: JSONObject, _ context: AgentRequestContext) async -> JSONValue {
-        let caller = CommandCenter.Caller(front: "dashboard", user: context.identity?.name, address: context.remoteAddress)
+        let caller = CommandCenter.Caller(front: "dashboard", user: context.identity?.name, address: context.remoteAddress, role: context.identity?.role.rawValue)
         // A page shows nothing its user could not ask for over the API (the settings file, with
         // its password hashes, is the admin role's).
         if let name = request["command"]?.stringValue, let command = CommandCatalog.named(name),

@@ -130,6 +130,7 @@ public struct SettingsValidator {
                 }
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
                 if type.kind == "chatbot", issues.isEmpty {
+                    for problem in LanguageModelAdapterSettings.problems(original.moduleSettings) { issue(problem.pointer, problem.message) }
                     for problem in BuiltinModules.checkAdapters(process.moduleSettings, modules: modules, manifests: manifests) {
                         // "sample.x" while module "sampel" did not load: a consequence of that.
                         if let adapter = Self.adapterName(at: problem.pointer, in: process.moduleSettings),

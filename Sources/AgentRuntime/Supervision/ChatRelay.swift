@@ -17,6 +17,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     private struct Pending {
         var respond: (Result<ChatCommand.Answer, CommandError>) -> Void
         var timer: Int
+        /// Who asked: the `llm` adapter's tool calls for this message run as them.
+        var caller: CommandCaller
     }
 
     private var pending: [String: Pending] = [:]
@@ -41,7 +43,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     func attach(store: AgentStore?) { self.store = store }
 
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
-    func send(_ request: ChatCommand.Request, adapter: String? = nil, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
+    func send(_ request: ChatCommand.Request, adapter: String? = nil, caller: CommandCaller,
+              respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
         let processes = processes()
         guard let bot = processes.first(where: \.isChatbot) else {
             return respond(.failure(CommandError(.failed, "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}")))
@@ -58,6 +61,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         ]
         if let context = request.context { fields["context"] = .object(context) }
         if let adapter { fields["adapter"] = .string(adapter) }
+        fields["caller"] = ChatToolBridge.describe(caller)
         events.deliver(type: RuntimeEvent.chatMessage.type, source: RuntimeEvent.chatMessage.source,
                        payload: Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8), to: bot)
         store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
@@ -65,17 +69,21 @@ final class ChatRelay: @LoopActor ChatCommandHost {
             guard let waiting = pending.removeValue(forKey: id) else { return }
             waiting.respond(.failure(CommandError(.failed, "the chatbot did not answer within 30 s")))
         }
-        pending[id] = Pending(respond: respond, timer: timer)
+        pending[id] = Pending(respond: respond, timer: timer, caller: caller)
     }
 
     /// `chat`: the chatbot's reply.
-    func chat(_ request: ChatCommand.Request, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
-        send(request, respond: respond)
+    func chat(_ request: ChatCommand.Request, caller: CommandCaller, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
+        send(request, caller: caller, respond: respond)
     }
+
+    /// Who sent a message still waiting for the chatbot's answer (nil: none such).
+    func caller(ofMessage id: String) -> CommandCaller? { pending[id]?.caller }
 
     /// Asks the chatbot for a workflow's `ask` step; `answer` gets its reply's text.
     func ask(_ text: String, adapter: String?, conversation: String, answer: @escaping (Result<String, WorkflowError>) -> Void) {
-        send(ChatCommand.Request(text: text, conversation: conversation), adapter: adapter) { reply in
+        // A workflow's question has no person behind it: tools that need the admin role are refused.
+        send(ChatCommand.Request(text: text, conversation: conversation), adapter: adapter, caller: CommandCaller(front: "workflow")) { reply in
             answer(reply.map(\.text).mapError { WorkflowError(code: "chat", message: $0.message) })
         }
     }
@@ -95,6 +103,11 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         guard type == "chat.reply" else {
             guard bot.settings["allow_process_control"]?.boolValue == true,
                   let action = value["action"]?.stringValue, let name = value["name"]?.stringValue else { return }
+            // As the sender of the message it answers, who needs the admin role (as over HTTP).
+            guard let sender = value["message"]?.stringValue.flatMap(caller(ofMessage:)), ChatToolBridge.toolCaller(sender).role == "admin" else {
+                logger.warning("\(action) of \(name) asked in the chat refused: the message's sender has not the admin role", metadata: ["process": "\(bot.name)"])
+                return
+            }
             logger.notice("\(action) of \(name) asked in the chat", metadata: ["process": "\(bot.name)"])
             return processControl(action, name)
         }

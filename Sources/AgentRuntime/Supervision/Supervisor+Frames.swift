@@ -113,6 +113,7 @@ extension Supervisor {
         case .saveState: save(state: body, of: process)
         case .query: try queries.answer(body, from: process)
         case .memory: memory.answerFrame(body, from: process)
+        case .chatTool: try chatTools.answer(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)

@@ -48,6 +48,8 @@ public final class Supervisor {
     }
     /// Chat requests to the chatbot and the chat history (see ``ChatRelay``).
     private(set) lazy var chat = ChatRelay(loop: loop, logger: logger, events: self)
+    /// The chatbot's language-model tool calls, run through the registry (see ``ChatToolBridge``).
+    private(set) lazy var chatTools = ChatToolBridge(events: self)
     /// The store's reads: periodic queries, the workers' queries (see ``QueryHost``).
     private(set) lazy var queries = QueryHost(loop: loop, logger: logger, events: self)
     /// Warm spare workers of modules whose processes crashed (see ``SparePool``).

@@ -6,7 +6,7 @@ import JSONSchema
 package enum BuiltinModules {
     package static let chatLocation = ModuleLocation(name: "chat", library: "builtin:chat", sourceDirectory: nil)
 
-    package static let builtinAdapters = ["features", "status", "process_control", "latest_value", "rest"]
+    package static let builtinAdapters = ["features", "status", "process_control", "latest_value", "rest", "llm"]
 
     package static let chatbotSchema: JSONValue = [
         "type": "object",
@@ -14,7 +14,7 @@ package enum BuiltinModules {
         "required": ["logic_adapters"],
         "properties": [
             "logic_adapters": [
-                "description": "Adapters asked about every message: built-in (features, status, process_control, latest_value, rest) or <module>.<adapter>; an object adds the adapter's settings.",
+                "description": "Adapters asked about every message: built-in (features, status, process_control, latest_value, rest, llm) or <module>.<adapter>; an object adds the adapter's settings.",
                 "type": "array",
                 "minItems": 1,
                 "items": [

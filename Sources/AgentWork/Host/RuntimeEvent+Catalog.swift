@@ -91,6 +91,7 @@ extension RuntimeEvent {
         Member("processes", "array of object", "Every process with its state, as `status` lists them."),
         Member("context", "object", always: false, "What the caller added (`chat --context`)."),
         Member("adapter", "string", always: false, "The one logic adapter asked (`chat --adapter`)."),
+        Member("caller", "object", "Who sent it, as the front authenticated them: `{\"front\", \"user\", \"role\"}` (a language model's tool calls run as them)."),
     ])
 
     // MARK: Types

@@ -1,0 +1,219 @@
+import Foundation
+import JSONSchema
+
+/// `llm`: a language model behind the OpenAI-compatible chat-completions protocol answers, and
+/// may call the agent's commands listed in `tools`. Runs on the chatbot worker's thread (its
+/// HTTP calls block that thread only, never the supervisor); each tool call goes to the
+/// supervisor as a `chatTool` frame for the message being answered, and runs there through
+/// the command registry as the person chatting (their role, validated, audited as `chat`).
+/// A mutating tool waits for the person's "yes" in the next message unless `confirm` is false.
+final class LanguageModelAdapter: ChatAdapter {
+    /// A mutating tool call waiting for the person's "yes".
+    private struct Confirmation {
+        var who: String
+        var messages: [JSONValue]
+        var call: ModelToolCall
+        var arguments: JSONObject
+        /// Calls the model asked for in the same answer after this one: not run.
+        var rest: [ModelToolCall]
+        var callsMade: Int
+        /// When it was asked: a "yes" after ``confirmationLifetime`` runs nothing.
+        var asked: Double
+    }
+
+    let name: String
+    let summary: String
+    let examples: [String] = []
+    private let settings: LanguageModelSettings
+    private let client: ChatCompletionClient
+    private let host: WorkerHost
+    /// The tools' functions and whether each changes something, asked of the supervisor once.
+    private var functions: [JSONValue]?
+    private var mutating: [String: Bool] = [:]
+    private var awaiting: [String: Confirmation] = [:]
+    /// A message's whole answer must come before the supervisor stops waiting for it (30 s).
+    static let messageBudget = 28.0
+    /// How long a question "run this?" waits for its "yes".
+    static let confirmationLifetime = 300.0
+
+    init(settings: LanguageModelSettings, host: WorkerHost) {
+        self.settings = settings
+        self.host = host
+        name = settings.name
+        summary = "Answers with the language model \(settings.model)" + (settings.tools.isEmpty ? "." : ", using the agent's commands \(settings.tools.joined(separator: ", ")).")
+        client = ChatCompletionClient(endpoint: settings.endpoint, model: settings.model, apiKey: settings.apiKey,
+                                      maxTokens: settings.maxTokens, temperature: settings.temperature, stream: settings.stream)
+    }
+
+    func confidence(for message: ChatMessage) -> Double? {
+        if let waiting = awaiting[message.conversation], Date().timeIntervalSince1970 - waiting.asked > Self.confirmationLifetime {
+            awaiting[message.conversation] = nil
+        }
+        return awaiting[message.conversation] != nil ? 1 : settings.confidence
+    }
+
+    func respond(to message: ChatMessage) -> String {
+        let deadline = Date().timeIntervalSince1970 + Self.messageBudget
+        if let waiting = awaiting.removeValue(forKey: message.conversation) {
+            let word = Self.word(message.text)
+            guard Self.yes.contains(word) else {
+                let notRun = "Not run: \(waiting.call.name) (it waited for a \"yes\")."
+                return Self.no.contains(word) ? notRun : notRun + "\n" + converse(fresh(message), calls: 0, message, deadline)
+            }
+            guard waiting.who == Self.who(message) else {
+                awaiting[message.conversation] = waiting
+                return "Only \(waiting.who) may confirm \(waiting.call.name); it waits for their \"yes\"."
+            }
+            var messages = waiting.messages
+            messages.append(Self.toolMessage(waiting.call, run(waiting.call.name, waiting.arguments, message)))
+            for call in waiting.rest { messages.append(Self.toolMessage(call, Self.refusal("not run: one mutating call at a time; ask for it again"))) }
+            return converse(messages, calls: waiting.callsMade, message, deadline)
+        }
+        return converse(fresh(message), calls: 0, message, deadline)
+    }
+
+    /// The system prompt, the conversation's earlier lines, and the message.
+    private func fresh(_ message: ChatMessage) -> [JSONValue] {
+        let prompt = settings.systemPrompt
+            .replacingOccurrences(of: "{{user}}", with: Self.who(message))
+            .replacingOccurrences(of: "{{now}}", with: ISO8601DateFormatter().string(from: Date()))
+            .replacingOccurrences(of: "{{tools}}", with: settings.tools.isEmpty ? "none" : settings.tools.joined(separator: ", "))
+            .replacingOccurrences(of: "{{conversation}}", with: message.conversation)
+        return [["role": "system", "content": .string(prompt)]] + history(message) + [["role": "user", "content": .string(message.text)]]
+    }
+
+    /// The conversation's last lines from the store, oldest first, without the message itself.
+    private func history(_ message: ChatMessage) -> [JSONValue] {
+        guard settings.history > 0,
+              var rows = try? host.queryRows("SELECT role, source, text FROM chat WHERE conversation = ? ORDER BY id DESC LIMIT ?",
+                                             [.string(message.conversation), .number(JSONNumber(settings.history + 1))]) else { return [] }
+        if let newest = rows.first, newest["role"]?.stringValue == "user", newest["text"]?.stringValue == message.text { rows.removeFirst() }
+        return rows.prefix(settings.history).reversed().map { row -> JSONValue in
+            let text = row["text"]?.stringValue ?? ""
+            switch row["role"]?.stringValue {
+            case "user": return ["role": "user", "content": .string(text)]
+            case "alert": return ["role": "user", "content": .string("(alert from \(row["source"]?.stringValue ?? "?")) \(text)")]
+            default: return ["role": "assistant", "content": .string(text)]
+            }
+        }
+    }
+
+    /// Asks the model until it answers without a tool call (or the bounds are reached).
+    private func converse(_ start: [JSONValue], calls: Int, _ message: ChatMessage, _ deadline: Double) -> String {
+        var messages = start
+        var calls = calls
+        let tools = functions(for: message)
+        while true {
+            let remaining = deadline - Date().timeIntervalSince1970
+            guard remaining > 0.5 else {
+                return "Sorry: the language model did not finish within \(Int(Self.messageBudget)) s for this message (\(calls) tool call\(calls == 1 ? "" : "s") made)."
+            }
+            let turn: ModelTurn
+            switch client.complete(messages: messages, tools: tools, timeout: min(settings.timeout, remaining)) {
+            case .failure(let failure): return "Sorry: \(failure.description)." + (calls > 0 ? " (\(calls) tool call\(calls == 1 ? "" : "s") made before.)" : "")
+            case .success(let answer): turn = answer
+            }
+            guard !turn.toolCalls.isEmpty else { return turn.text.isEmpty ? "(the language model gave an empty answer)" : turn.text }
+            messages.append(Self.assistantMessage(turn))
+            for (index, call) in turn.toolCalls.enumerated() {
+                calls += 1
+                guard calls <= settings.maxToolCalls else {
+                    return "I stopped: the language model asked for more than \(settings.maxToolCalls) tool calls for one message (max_tool_calls)."
+                        + (turn.text.isEmpty ? "" : "\n" + turn.text)
+                }
+                let arguments: JSONObject
+                switch check(call) {
+                case .refused(let refusal):
+                    messages.append(Self.toolMessage(call, refusal))
+                    continue
+                case .arguments(let checked): arguments = checked
+                }
+                if settings.confirm, mutating[call.name] == true {
+                    awaiting[message.conversation] = Confirmation(who: Self.who(message), messages: messages, call: call, arguments: arguments,
+                                                                  rest: Array(turn.toolCalls[(index + 1)...]), callsMade: calls,
+                                                                  asked: Date().timeIntervalSince1970)
+                    let shown = JSONValue.object(arguments).serialized()
+                    return (turn.text.isEmpty ? "" : turn.text + "\n")
+                        + "I am about to run \(call.name) \(shown.count > 300 ? String(shown.prefix(300)) + "…" : shown). Reply \"yes\" to run it; anything else cancels."
+                }
+                messages.append(Self.toolMessage(call, run(call.name, arguments, message)))
+            }
+        }
+    }
+
+    /// A call's arguments, if it names one of this adapter's tools and its arguments are a
+    /// JSON object; else the refusal the model reads.
+    private enum Checked {
+        case arguments(JSONObject)
+        case refused(JSONValue)
+    }
+
+    private func check(_ call: ModelToolCall) -> Checked {
+        guard settings.tools.contains(call.name), mutating[call.name] != nil else {
+            return .refused(Self.refusal("\"\(call.name.prefix(100))\" is not one of your tools (\(settings.tools.joined(separator: ", ")))"))
+        }
+        guard call.arguments.utf8.count <= 65_536 else { return .refused(Self.refusal("the arguments are larger than 64 KiB")) }
+        let text = call.arguments.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let value = try? JSONValue.parse(text.isEmpty ? "{}" : text), case .object(let object) = value else {
+            return .refused(Self.refusal("the arguments are not a JSON object: \(call.arguments.prefix(100))"))
+        }
+        return .arguments(object)
+    }
+
+    /// The tools' functions, asked of the supervisor for the first message (nil answer: none).
+    private func functions(for message: ChatMessage) -> [JSONValue] {
+        if let functions { return functions }
+        guard !settings.tools.isEmpty else { return [] }
+        let answer = ask(["message": .string(message.id), "describe": .array(settings.tools.map { .string($0) })])
+        guard let tools = answer["tools"]?.arrayValue else {
+            host.sendText(.log, level: 2, "the llm adapter \(name) got no tools from the agent: \(answer["error"]?.stringValue ?? answer.serialized())")
+            return []
+        }
+        for tool in tools { if let name = tool["name"]?.stringValue { mutating[name] = tool["mutating"]?.boolValue ?? true } }
+        let found = tools.map { tool -> JSONValue in
+            ["name": tool["name"] ?? "", "description": tool["description"] ?? "", "parameters": tool["parameters"] ?? [:]]
+        }
+        functions = found
+        return found
+    }
+
+    /// Runs a tool through the supervisor for `message`'s person: the command's answer or refusal.
+    private func run(_ tool: String, _ arguments: JSONObject, _ message: ChatMessage) -> JSONValue {
+        ask(["message": .string(message.id), "call": ["name": .string(tool), "arguments": .object(arguments)]])
+    }
+
+    private func ask(_ request: JSONValue) -> JSONValue {
+        guard let reply = host.ask(.chatTool, Array(request.serialized().utf8), timeout: 30) else {
+            return Self.refusal("the agent did not answer the tool call within 30 s")
+        }
+        if reply.status == 0, let answer = try? JSONValue.parse(reply.bytes) { return answer }
+        return Self.refusal(String(decoding: reply.bytes, as: UTF8.self))
+    }
+
+    static func refusal(_ text: String) -> JSONValue { ["ok": false, "error": .string(text)] }
+
+    static func assistantMessage(_ turn: ModelTurn) -> JSONValue {
+        ["role": "assistant", "content": turn.text.isEmpty ? .null : .string(turn.text),
+         "tool_calls": .array(turn.toolCalls.map { call in
+             ["id": .string(call.id), "type": "function", "function": ["name": .string(call.name), "arguments": .string(call.arguments)]]
+         })]
+    }
+
+    /// A tool's answer for the model (at most 16 KiB of it).
+    static func toolMessage(_ call: ModelToolCall, _ answer: JSONValue) -> JSONValue {
+        let text = answer.serialized()
+        return ["role": "tool", "tool_call_id": .string(call.id), "content": .string(text.utf8.count > 16_384 ? String(text.prefix(16_384)) + "… (cut)" : text)]
+    }
+
+    /// Who sent the message, as the supervisor says (the user, or the front).
+    static func who(_ message: ChatMessage) -> String {
+        message.caller?["user"]?.stringValue ?? message.caller?["front"]?.stringValue ?? "the operator"
+    }
+
+    static func word(_ text: String) -> String {
+        text.lowercased().trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
+    }
+
+    static let yes: Set<String> = ["yes", "y", "yes please", "confirm", "confirmed", "ok", "okay", "do it", "go ahead"]
+    static let no: Set<String> = ["no", "n", "cancel", "stop", "don't", "do not", "abort"]
+}
