@@ -36,6 +36,8 @@ public struct CommandDescription: Sendable {
     /// Why the read role may not send it (see ``AgentCommand/adminReason``).
     public var adminReason: String
     public var executor: Executor
+    /// The body is a file put base64 in a member (see ``CommandRoute/binaryBody``).
+    public var binaryBody: CommandRoute.BinaryBody?
 
     public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
                 request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,

@@ -123,7 +123,13 @@ struct CommandRoutes: Sendable {
             } catch {
                 return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
             }
-            if CSRFProtection.isForm(request) {
+            if let binary = command.binaryBody, let type = Self.mediaType(request), binary.mediaTypes.contains(type) || type == "application/octet-stream" {
+                // A file body (a voice message's WAV): base64 in its member, the rest from the query.
+                fields[binary.member] = .string(Data(body.readableBytesView).base64EncodedString())
+                for (key, value) in request.uri.queryParameters where String(key) != binary.member {
+                    fields[String(key)] = properties[String(key)].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
+                }
+            } else if CSRFProtection.isForm(request) {
                 // A plain HTML form (the dashboard without JavaScript): its fields, typed by the
                 // schema like a query; `csrf` belongs to the CSRF check, not to the command.
                 for (name, value) in CSRFProtection.formFields(in: String(buffer: body)) where name != CSRFProtection.formField {
@@ -163,6 +169,11 @@ struct CommandRoutes: Sendable {
         case .success(let request): return .success((fields, request))
         case .failure(let problem): return .failure(Refusal(problem))
         }
+    }
+
+    /// The request's media type, lower case, without parameters (`audio/wav`).
+    static func mediaType(_ request: Request) -> String? {
+        request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,

@@ -160,6 +160,10 @@ package enum StoreSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v7-chat-voice") { db in
+            // A voice message's transcript keeps how sure the recogniser was (NULL for typed lines).
+            try db.execute(sql: "ALTER TABLE chat ADD COLUMN confidence REAL")
+        }
         return migrator
     }
 

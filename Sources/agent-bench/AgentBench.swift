@@ -68,7 +68,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
 
     func validate() throws {
         if json && markdown { throw ValidationError("give one of --json and --markdown") }
@@ -136,6 +136,7 @@ struct AgentBench: ParsableCommand {
             case 12: WorkflowBench.run(environment)
             case 14: PatternBench.run(environment)
             case 15: PythonModuleBench.run(environment, logFD: logFD)
+            case 16: VoiceBench.run(environment)
             default:
                 #if Fleet
                 FleetBench.run(environment)

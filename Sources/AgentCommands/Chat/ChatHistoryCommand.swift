@@ -35,13 +35,16 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
         /// The adapter or process that wrote a bot's or an alert's line (empty for a user's).
         package var source: String
         package var text: String
+        /// A voice message's transcript (source `voice`): how sure the recogniser was (0…1).
+        package var confidence: Double?
 
-        package init(id: Int, time: Double, role: String, source: String, text: String) {
+        package init(id: Int, time: Double, role: String, source: String, text: String, confidence: Double? = nil) {
             self.id = id
             self.time = time
             self.role = role
             self.source = source
             self.text = text
+            self.confidence = confidence
         }
     }
 
@@ -58,6 +61,7 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
         "lines": ["type": "array", "items": CommandSchema.object([
             "id": ["type": "integer"], "time": ["type": "number", "description": "Seconds since 1970."],
             "role": ["type": "string", "enum": ["user", "bot", "alert"]], "source": ["type": "string"], "text": ["type": "string"],
+            "confidence": ["type": "number", "minimum": 0, "maximum": 1, "description": "A voice message's transcript (source voice): how sure the recogniser was."],
         ], required: ["id", "time", "role", "source", "text"], open: true)],
     ], required: ["ok", "lines"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
@@ -68,6 +72,6 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     /// The newest `limit` lines after `after`, oldest first.
     package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
         let lines = try reader.chat(conversation: request.conversation ?? "default", after: request.after ?? 0, limit: StoreCommands.limit(request.limit))
-        return Answer(lines: lines.map { Line(id: $0.id, time: $0.time, role: $0.role, source: $0.source, text: $0.text) })
+        return Answer(lines: lines.map { Line(id: $0.id, time: $0.time, role: $0.role, source: $0.source, text: $0.text, confidence: $0.confidence) })
     }
 }
