@@ -7,16 +7,6 @@ import Testing
 /// with dlopen) → the trades adapter → the answer, the transcript kept in the conversation.
 /// Skipped where the speech packages are missing, except under CI=true, where that fails.
 @Suite(.ownThreads, .serialized) struct VoiceChatTests {
-    /// What the tests need on the host (nil: all there).
-    static let missing: String? = {
-        let files = ["/usr/share/pocketsphinx/model/en-us/en-us.lm.bin", "/usr/bin/espeak-ng"]
-        let libraries = ["libpocketsphinx.so.3", "libespeak-ng.so.1"]
-        let absent = files.filter { !FileManager.default.fileExists(atPath: $0) } + libraries.filter { dlopen($0, RTLD_LAZY) == nil }
-        return absent.isEmpty ? nil : absent.joined(separator: ", ")
-    }()
-    static let runs = missing == nil || ProcessInfo.processInfo.environment["CI"] == "true"
-    static let reason: Comment = "the speech packages are missing (apt-get install libpocketsphinx-dev pocketsphinx-en-us espeak-ng libespeak-ng-dev)"
-
     static let settings = """
     {"enabled_modules": ["sample"], "processes": {
       "trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.01},
@@ -26,15 +16,9 @@ import Testing
 
     let directory = TestPaths.temporaryDirectory("voice")
 
-    /// Checked first: under CI a missing package fails here, naming it.
-    func requirePackages() throws {
-        try #require(Self.missing == nil, "CI=true and \(Self.missing ?? "") missing: .ci/run installs libpocketsphinx-dev pocketsphinx-en-us espeak-ng libespeak-ng-dev")
-    }
-
     func spoken(_ text: String, as name: String) throws -> String {
         let path = directory + "/" + name
-        let result = try runProgram("/usr/bin/espeak-ng", ["-w", path, text])
-        try #require(result.status == 0, "espeak-ng: \(result.stderr)")
+        try SpeechPackages.speak(text, into: path)
         return path
     }
 
@@ -57,9 +41,9 @@ import Testing
         return try #require(chat?["pid"] as? Int)
     }
 
-    @Test(.enabled(if: runs, reason))
+    @Test(.enabled(if: SpeechPackages.testable, SpeechPackages.reason))
     func aSpokenQuestionIsTranscribedAndAnsweredByTheTradesAdapter() throws {
-        try requirePackages()
+        try SpeechPackages.require()
         let agent = try ChatTests.Agent(Self.settings)
         try agent.waitForReady(2)
         let question = try spoken("how many trades in the last five minutes", as: "trades.wav")
@@ -91,9 +75,9 @@ import Testing
         #expect(String(decoding: wav.prefix(4), as: UTF8.self) == "RIFF" && String(decoding: wav[8..<12], as: UTF8.self) == "WAVE")
     }
 
-    @Test(.enabled(if: runs, reason))
+    @Test(.enabled(if: SpeechPackages.testable, SpeechPackages.reason))
     func badRecordingsGetClearErrorsAndTheChatProcessStaysUp() throws {
-        try requirePackages()
+        try SpeechPackages.require()
         let agent = try ChatTests.Agent(Self.settings)
         try agent.waitForReady(2)
         let pid = try chatPID(agent)
@@ -125,9 +109,9 @@ import Testing
         #expect(try chatPID(agent) == pid)
     }
 
-    @Test(.enabled(if: runs, reason))
+    @Test(.enabled(if: SpeechPackages.testable, SpeechPackages.reason))
     func aMissingSpeechModelIsAClearErrorNamingThePackage() throws {
-        try requirePackages()
+        try SpeechPackages.require()
         let agent = try ChatTests.Agent("""
         {"enabled_modules": [], "processes": {"chat": {"type": "chatbot", "logic_adapters": ["features"], "voice": {"model": "/nonexistent/en-us"}}}}
         """)
@@ -135,5 +119,41 @@ import Testing
         let result = try voice(agent, try spoken("what can you do", as: "help.wav"))
         #expect(result.status != 0)
         #expect(result.stderr.contains("install the Debian package pocketsphinx-en-us"), "\(result.stderr)")
+    }
+
+    /// The adversary's WAV files: each refused with a reason or answered, and the chatbot's
+    /// worker (where they are read) never dies.
+    @Test(.enabled(if: SpeechPackages.testable, SpeechPackages.reason))
+    func hostileWAVFilesNeverCrashTheChatbotsWorker() throws {
+        try SpeechPackages.require()
+        let agent = try ChatTests.Agent(Self.settings)
+        try agent.waitForReady(2)
+        let pid = try chatPID(agent)
+        let loud: (Int, Int) -> Double = { frame, _ in frame % 20 < 10 ? 1 : -1 }
+        var manyEmptyChunks = Array(WAVBuilder.file(rate: 16_000, channels: 1, bits: 16, frames: 1, sample: loud).prefix(36))
+        for _ in 0..<5_000 { manyEmptyChunks += WAVBuilder.chunk("junk", []) }
+        manyEmptyChunks += WAVBuilder.chunk("data", [UInt8](repeating: 0x7F, count: 3_200))
+        var hugeList = WAVBuilder.wrap(data: [1, 2, 3, 4], rate: 16_000, channels: 1, bits: 16)
+        if let at = hugeList.indices.first(where: { Array(hugeList[$0..<min($0 + 4, hugeList.count)]) == Array("LIST".utf8) }) {
+            hugeList.replaceSubrange((at + 4)..<(at + 8), with: [0xFF, 0xFF, 0xFF, 0xFF])
+        }
+        var nonFinite: [UInt8] = []
+        for index in 0..<(32 * 1_000) { WAVBuilder.append(&nonFinite, [Float.nan, .infinity, -.infinity, 1e30][index % 4].bitPattern, 4) }
+        let files: [(String, [UInt8])] = [
+            ("one-frame.wav", WAVBuilder.file(rate: 16_000, channels: 1, bits: 16, frames: 1, sample: loud)),
+            ("ten-ms.wav", WAVBuilder.file(rate: 16_000, channels: 1, bits: 16, frames: 160, sample: loud)),
+            ("clipping.wav", WAVBuilder.file(rate: 192_000, channels: 1, bits: 8, frames: 192_000, sample: loud)),
+            ("empty-chunks.wav", manyEmptyChunks),
+            ("huge-list.wav", hugeList),
+            ("header-only.wav", Array(WAVBuilder.file(rate: 16_000, channels: 1, bits: 16, frames: 0, sample: loud).prefix(44))),
+            ("non-finite.wav", WAVBuilder.wrap(data: nonFinite, rate: 48_000, channels: 32, bits: 32, tag: 3)),
+            ("odd-align.wav", WAVBuilder.wrap(data: [UInt8](repeating: 9, count: 999), rate: 16_000, channels: 3, bits: 24, align: 7)),
+            ("extensible-cut.wav", Array(WAVBuilder.file(rate: 16_000, channels: 2, bits: 24, frames: 100, extensible: true, sample: loud).prefix(50))),
+        ]
+        for (name, bytes) in files {
+            let result = try voice(agent, try write(bytes, as: name))
+            #expect(result.status == 0 || !result.stderr.isEmpty, "\(name): no answer and no reason")
+            #expect(try chatPID(agent) == pid, "the chat process restarted after \(name): \(result.stderr)")
+        }
     }
 }
