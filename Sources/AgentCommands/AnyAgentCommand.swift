@@ -77,10 +77,12 @@ public struct AnyAgentCommand: Sendable {
 
     private static func declarations<C: AgentCommand>(of command: C.Type, executor: CommandDescription.Executor) -> [CommandDescription] {
         C.routes.map { route in
-            CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
+            var description = CommandDescription(name: C.name, summary: C.summary, method: route.method, path: route.path, fixed: route.fixed,
                                request: Self.withoutMembers(C.requestSchema, Array(route.fixed.keys)), answer: C.answerSchema,
                                mutating: C.mutating, requiresAdmin: C.requiresAdmin, adminReason: C.adminReason,
                                grant: C.grant, executor: executor)
+            description.binaryBody = route.binaryBody
+            return description
         }
     }
 

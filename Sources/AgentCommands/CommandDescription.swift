@@ -38,6 +38,8 @@ public struct CommandDescription: Sendable {
     /// A token granted this may send it without the admin role (see ``AgentCommand/grant``).
     public var grant: String?
     public var executor: Executor
+    /// The body is a file put base64 in a member (see ``CommandRoute/binaryBody``).
+    public var binaryBody: CommandRoute.BinaryBody?
 
     public init(name: String, summary: String, method: String, path: String, fixed: JSONObject = [:],
                 request: JSONValue = CommandDescription.noFields, answer: JSONValue = CommandDescription.okAnswer,

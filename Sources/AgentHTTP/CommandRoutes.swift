@@ -118,6 +118,18 @@ struct CommandRoutes: Sendable {
                 // An unknown one is left to the registry's check, which words it as for a body.
                 fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
+        } else if let binary = command.binaryBody, let type = Self.mediaType(request), binary.mediaTypes.contains(type) || type == "application/octet-stream" {
+            // A file body (a voice message's WAV): base64 in its member, the rest from the query.
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumBodyBytes)
+            } catch {
+                return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
+            }
+            fields[binary.member] = .string(Data(body.readableBytesView).base64EncodedString())
+            for (key, value) in request.uri.queryParameters where String(key) != binary.member {
+                fields[String(key)] = properties[String(key)].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
+            }
         } else {
             // The one rule for bodies (APIRequestBody): JSON, or an HTML form's fields (typed by
             // the schema like a query; `csrf` belongs to the CSRF check, not to the command).
@@ -172,6 +184,11 @@ struct CommandRoutes: Sendable {
         }
         fields["if_match"] = .string(String(value))
         return nil
+    }
+
+    /// The request's media type, lower case, without parameters (`audio/wav`).
+    static func mediaType(_ request: Request) -> String? {
+        request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,

@@ -11,7 +11,7 @@ extension AgentStore {
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)] = []
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
         var history: [HistoryEntry] = []
-        var chat: [(time: Double, conversation: String, role: String, source: String, text: String)] = []
+        var chat: [(time: Double, conversation: String, role: String, source: String, text: String, confidence: Double?)] = []
         var clearConversations: [String] = []
         /// Task runs' changes (see ``SQLiteRunStore``).
         var runs: [TaskRun] = []
@@ -88,7 +88,7 @@ extension AgentStore {
         var events: [PendingEvent]
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]
         var history: [HistoryEntry]
-        var chat: [(time: Double, conversation: String, role: String, source: String, text: String)]
+        var chat: [(time: Double, conversation: String, role: String, source: String, text: String, confidence: Double?)]
         var clears: [String]
         var runs: [TaskRun]
         var schedules: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)]

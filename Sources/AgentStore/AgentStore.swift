@@ -93,9 +93,10 @@ public final class AgentStore: Sendable {
         queued.signal()
     }
 
-    /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`).
-    public func recordChat(conversation: String, role: String, source: String, text: String) {
-        let line = (Date().timeIntervalSince1970, conversation, role, source, text)
+    /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`); `confidence`:
+    /// a voice message's transcript, how sure the recogniser was.
+    public func recordChat(conversation: String, role: String, source: String, text: String, confidence: Double? = nil) {
+        let line = (Date().timeIntervalSince1970, conversation, role, source, text, confidence)
         queued.withLock { $0.chat.append(line) }
         queued.signal()
     }
@@ -208,8 +209,8 @@ public final class AgentStore: Sendable {
                         try database.write { db in
                             for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
                             for line in chatBatch {
-                                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text) VALUES (?, ?, ?, ?, ?)",
-                                               arguments: [line.time, line.conversation, line.role, line.source, line.text])
+                                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text, confidence) VALUES (?, ?, ?, ?, ?, ?)",
+                                               arguments: [line.time, line.conversation, line.role, line.source, line.text, line.confidence])
                             }
                         }
                     }

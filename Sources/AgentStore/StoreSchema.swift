@@ -193,6 +193,10 @@ package enum StoreSchema {
                 CREATE INDEX events_run ON events(run_id, id) WHERE run_id IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v7-chat-voice") { db in
+            // A voice message's transcript keeps how sure the recogniser was (NULL for typed lines).
+            try db.execute(sql: "ALTER TABLE chat ADD COLUMN confidence REAL")
+        }
         return migrator
     }
 

@@ -35,7 +35,8 @@ struct AgentBench: ParsableCommand {
         worker's start → ready and memory beside a Swift one's (python3 must be installed), 16 events in: POST /api/events → \
         the released wait_event step (store on) against the control socket and GET /livez, and one event's cost with 10,000 \
         runs waiting on its type, found by the wait index against a scan of every run's condition, 17 chat with a language model: \
-        the chat path's own overhead around a model call (a stub answering at once) against the bare call to the stub. Figures 4 and 6 also run \
+        the chat path's own overhead around a model call (a stub answering at once) against the bare call to the stub, 18 voice \
+        messages: a 3-second WAV → the answer's text against the bare PocketSphinx decode of it. Figures 4 and 6 also run \
         with the HTTP server on. Figure 13's profiling: AGENT_BENCH_POSTGRES_OPTIONS (server settings, e.g. \
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
@@ -71,7 +72,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Keep the scratch folder (generated agents, the embedded supervisor's log).")
     var keep = false
 
-    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+    static let figures = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
 
     func validate() throws {
         if json && markdown { throw ValidationError("give one of --json and --markdown") }
@@ -141,6 +142,7 @@ struct AgentBench: ParsableCommand {
             case 15: PythonModuleBench.run(environment, logFD: logFD)
             case 16: EventsBench.run(environment, logFD: logFD)
             case 17: ChatBench.run(environment)
+            case 18: VoiceBench.run(environment)
             default:
                 #if Fleet
                 FleetBench.run(environment)

@@ -32,7 +32,18 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "With --history: at most this many lines (the newest).")
     var limit: Int = 100
 
+    @Option(name: .long, help: ArgumentHelp("Send a voice message: a WAV recording, recognised offline by the chatbot (PocketSphinx) and answered as the same words typed.", valueName: "FILE.wav"))
+    var voice: String?
+
+    @Flag(name: .long, help: "With --voice: have the answer spoken too (espeak-ng), written to --speech-file.")
+    var speak = false
+
+    @Option(name: .long, help: ArgumentHelp("With --speak: where the spoken answer is written.", valueName: "FILE.wav"))
+    var speechFile = "answer.wav"
+
     func validate() throws {
+        if voice != nil, message != nil { throw ValidationError("give a MESSAGE or --voice FILE.wav, not both") }
+        if speak, voice == nil { throw ValidationError("--speak goes with --voice FILE.wav") }
         if let context {
             guard let value = try? JSONValue.parse(context), value.objectValue != nil else {
                 throw ValidationError("--context must be a JSON object, e.g. '{\"user\": \"alice\"}'; found \(context)")
@@ -42,6 +53,10 @@ struct Chat: ParsableCommand {
 
     func run() throws {
         let daemon = try location.daemon()
+        if let voice {
+            let context = context.flatMap { try? JSONValue.parse($0) }?.objectValue
+            return try finish(daemon.sendVoice(file: voice, conversation: conversation, context: context, speechFile: speak ? speechFile : nil))
+        }
         if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation)) }
         if history { return try finish(daemon.printChatHistory(conversation: conversation, limit: limit)) }
         try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }?.objectValue, interactive: isatty(0) != 0))

@@ -15,6 +15,7 @@ import Testing
         var isStopping: Bool { false }
         func host<Host>(_ type: Host.Type) -> Host? { type == (any ChatCommandHost).self ? self as? Host : nil }
         func chat(_ request: ChatCommand.Request, caller: CommandCaller, respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {}
+        func voice(_ request: ChatVoiceCommand.Request, caller: CommandCaller, respond: @escaping (Result<ChatVoiceCommand.Answer, CommandError>) -> Void) {}
         func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void) {
             cleared.append(request)
             respond(.success(OKAnswer()))

@@ -35,13 +35,16 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
         /// The adapter or process that wrote a bot's or an alert's line (empty for a user's).
         package var source: String
         package var text: String
+        /// A voice message's transcript (source `voice`): how sure the recogniser was (0…1).
+        package var confidence: Double?
 
-        package init(id: Int, time: String, role: String, source: String, text: String) {
+        package init(id: Int, time: String, role: String, source: String, text: String, confidence: Double? = nil) {
             self.id = id
             self.time = time
             self.role = role
             self.source = source
             self.text = text
+            self.confidence = confidence
         }
     }
 
@@ -58,6 +61,7 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
         "lines": ["type": "array", "items": CommandSchema.object([
             "id": ["type": "integer"], "time": ["type": "string", "format": "date-time", "description": "When it was written (RFC 3339, UTC)."],
             "role": ["type": "string", "enum": ["user", "bot", "alert"]], "source": ["type": "string"], "text": ["type": "string"],
+            "confidence": ["type": "number", "minimum": 0, "maximum": 1, "description": "A voice message's transcript (source voice): how sure the recogniser was."],
         ], required: ["id", "time", "role", "source", "text"], open: true)],
     ], required: ["ok", "lines"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
@@ -76,6 +80,6 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
         if lines.isEmpty, conversation != defaultConversation, try reader.chat(conversation: conversation, after: 0, limit: 1).isEmpty {
             throw CommandError.notFound("no conversation \(JSONValue.string(conversation).serialized()): nothing was said in it yet (or its history was cleared); a message to it starts it")
         }
-        return Answer(lines: lines.map { Line(id: $0.id, time: StoreReader.StoredEvent.iso($0.time), role: $0.role, source: $0.source, text: $0.text) })
+        return Answer(lines: lines.map { Line(id: $0.id, time: StoreReader.StoredEvent.iso($0.time), role: $0.role, source: $0.source, text: $0.text, confidence: $0.confidence) })
     }
 }

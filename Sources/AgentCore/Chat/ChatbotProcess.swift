@@ -11,6 +11,8 @@ final class ChatbotProcess {
     var threshold = 0.3
     var defaultResponse = "I am sorry, but I do not understand."
     private var scorer = NaiveBayesScorer(examples: [])
+    /// Voice messages (`chat.voice`): read, checked and recognised here, in the worker.
+    var voice = VoiceMessages(settings: VoiceSettings(), examples: [])
 
     init(host: WorkerHost) { self.host = host }
 
@@ -77,6 +79,7 @@ final class ChatbotProcess {
         }
         features.adapters = adapters
         scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
+        voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples))
     }
 
     /// A `jsonl/1` module's adapter: its manifest read as data, its program started.
@@ -98,6 +101,10 @@ final class ChatbotProcess {
             if status == Int32(AGENT_STOPPED) { return }
             guard status == Int32(AGENT_OK) else { continue }
             let type = String(decoding: UnsafeRawBufferPointer(start: event.type, count: event.type_len), as: UTF8.self)
+            if type == "chat.voice" {
+                answerVoice(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len))
+                continue
+            }
             if type != "chat.message" {
                 // An event a jsonl/1 adapter subscribed to (the chatbot subscribed for it).
                 for case let program as ProgramChatAdapter in adapters where program.subscribes.contains(type) { program.deliver(event) }

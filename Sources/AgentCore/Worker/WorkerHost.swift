@@ -159,8 +159,12 @@ final class WorkerHost: @unchecked Sendable {
 
     /// Emits an event with a JSON payload (host-side code: the chatbot).
     func emitJSON(_ type: String, _ payload: JSONValue) {
+        emit(type, bytes: Array(payload.serialized().utf8))
+    }
+
+    /// Emits an event with a payload of any bytes (a voice reply: JSON, a line feed, a WAV).
+    func emit(_ type: String, bytes body: [UInt8]) {
         let typeBytes = Array(type.utf8)
-        let body = Array(payload.serialized().utf8)
         let time = Self.nowNanoseconds()
         channel.send { buffer in
             typeBytes.withUnsafeBytes { t in

@@ -250,7 +250,76 @@ enum DashboardAssets {
           });
         });
       }
+      // Voice messages: a WAV file, or a recording (MediaRecorder, where the browser allows the
+      // microphone) decoded by the browser and sent as 16-bit WAV; the agent resamples it.
+      function wav(buffer) {
+        var data = buffer.getChannelData(0), out = new DataView(new ArrayBuffer(44 + data.length * 2));
+        function text(at, s) { for (var i = 0; i < s.length; i++) out.setUint8(at + i, s.charCodeAt(i)); }
+        text(0, "RIFF"); out.setUint32(4, 36 + data.length * 2, true); text(8, "WAVEfmt ");
+        out.setUint32(16, 16, true); out.setUint16(20, 1, true); out.setUint16(22, 1, true);
+        out.setUint32(24, buffer.sampleRate, true); out.setUint32(28, buffer.sampleRate * 2, true);
+        out.setUint16(32, 2, true); out.setUint16(34, 16, true); text(36, "data"); out.setUint32(40, data.length * 2, true);
+        for (var i = 0; i < data.length; i++) out.setInt16(44 + i * 2, Math.max(-1, Math.min(1, data[i])) * 32767, true);
+        return new Blob([out], { type: "audio/wav" });
+      }
+      function voiceChat() {
+        var form = document.getElementById("voice-form");
+        if (!form) return;
+        var status = document.getElementById("voice-status"), recorded = null;
+        function line(cls, who, body) {
+          var li = document.createElement("li"); li.className = "msg " + cls;
+          var w = document.createElement("span"); w.className = "who"; w.textContent = who;
+          li.appendChild(w); li.appendChild(document.createTextNode(" ")); li.appendChild(body);
+          document.getElementById("chat-history").appendChild(li);
+        }
+        function span(t) { var e = document.createElement("span"); e.className = "text"; e.textContent = t; return e; }
+        form.addEventListener("submit", function (event) {
+          event.preventDefault();
+          var file = recorded || document.getElementById("voice-file").files[0];
+          if (!file) { status.textContent = "choose a WAV file or record first"; return; }
+          var speak = document.getElementById("voice-speak").checked;
+          status.textContent = "recognising…";
+          fetch("/api/chat/voice?conversation=" + encodeURIComponent(form.getAttribute("data-conversation")) + "&speak=" + speak, {
+            method: "POST", body: file, credentials: "same-origin",
+            headers: { "Content-Type": "audio/wav", "Accept": "application/json", "X-CSRF-Token": csrf() }
+          }).then(function (r) { return r.json(); }).then(function (a) {
+            if (!a.ok) { status.textContent = a.error || "refused"; return; }
+            status.textContent = "";
+            line("msg-user", "you (voice, " + a.transcript_confidence.toFixed(2) + ")", span(a.transcript));
+            var reply = span(a.text);
+            if (a.speech) {
+              var audio = document.createElement("audio"); audio.controls = true;
+              var raw = atob(a.speech), pcm = new Uint8Array(raw.length);
+              for (var k = 0; k < raw.length; k++) pcm[k] = raw.charCodeAt(k);
+              audio.src = URL.createObjectURL(new Blob([pcm], { type: "audio/wav" }));
+              reply.appendChild(audio); audio.play().catch(function () {});
+            }
+            line("msg-bot", "bot", reply);
+            recorded = null;
+          }).catch(function () { status.textContent = "the agent did not answer"; });
+        });
+        var button = document.getElementById("voice-record");
+        if (!window.MediaRecorder || !navigator.mediaDevices) return;
+        button.hidden = false;
+        var recorder = null;
+        button.addEventListener("click", function () {
+          if (recorder) { recorder.stop(); return; }
+          navigator.mediaDevices.getUserMedia({ audio: true }).then(function (stream) {
+            var chunks = [];
+            recorder = new MediaRecorder(stream);
+            recorder.ondataavailable = function (e) { chunks.push(e.data); };
+            recorder.onstop = function () {
+              stream.getTracks().forEach(function (t) { t.stop(); });
+              recorder = null; button.textContent = "Record";
+              new Blob(chunks).arrayBuffer().then(function (b) { return new AudioContext().decodeAudioData(b); })
+                .then(function (buffer) { recorded = wav(buffer); status.textContent = "recorded " + buffer.duration.toFixed(1) + " s; send it"; });
+            };
+            recorder.start(); button.textContent = "Stop"; status.textContent = "recording…";
+          }).catch(function (e) { status.textContent = "no microphone: " + e.message; });
+        });
+      }
       document.querySelectorAll('input[name="csrf"]').forEach(function (input) { if (!input.value) input.value = csrf(); });
+      if (page === "chat") voiceChat();
       if (page === "processes" || page === "process") setInterval(refreshProcesses, 2000);
       if (page === "process") followLog();
       if (page === "events") followEvents();

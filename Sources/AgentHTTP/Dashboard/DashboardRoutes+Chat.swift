@@ -19,7 +19,8 @@ extension DashboardRoutes {
             let lines = answer["lines"]?.arrayValue ?? answer["messages"]?.arrayValue ?? []
             data["messages"] = lines.map { line in
                 let role = line["role"]?.stringValue ?? "bot"
-                let who = role == "user" ? "you" : role == "alert" ? "alert from \(DashboardFormat.text(line["source"]))" : "bot"
+                let voice = (line["confidence"]?.numberValue?.doubleValue).map { " (voice, \(String(format: "%.2f", $0)))" } ?? ""
+                let who = role == "user" ? "you" + voice : role == "alert" ? "alert from \(DashboardFormat.text(line["source"]))" : "bot"
                 let time = DashboardFormat.number(line["time"]).map(DashboardFormat.time) ?? DashboardFormat.text(line["time"])
                 return ["role": role, "who": who, "text": DashboardFormat.text(line["text"]), "time": time]
             }

@@ -108,7 +108,7 @@ struct DashboardRoutes: Sendable {
         }
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
         headers.append(HTTPFields.Element(name: .init("X-Frame-Options")!, value: "DENY"))
-        headers.append(HTTPFields.Element(name: .init("Content-Security-Policy")!, value: "default-src 'self'; frame-ancestors 'none'; form-action 'self'"))
+        headers.append(HTTPFields.Element(name: .init("Content-Security-Policy")!, value: "default-src 'self'; media-src 'self' blob:; frame-ancestors 'none'; form-action 'self'"))
         if let flash = request.cookies[flashCookie]?.value, let decoded = flash.removingPercentEncoding, let kind = decoded.first {
             layout["flash"] = ["kind": kind == "!" ? "error" : "ok", "text": String(decoded.dropFirst())]
             headers.append(HTTPFields.Element(name: .setCookie, value: "\(flashCookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"))

@@ -206,6 +206,13 @@ enum DashboardTemplates {
     <input name="text" id="chat-text" placeholder="Ask the chatbot…" autocomplete="off" required autofocus>
     <button>Send</button>
     </form>
+    <form id="voice-form" data-conversation="{{conversation}}">
+    <label>Voice message <input type="file" id="voice-file" accept="audio/wav,audio/x-wav,.wav"></label>
+    <button type="button" id="voice-record" class="quiet" hidden>Record</button>
+    <label><input type="checkbox" id="voice-speak"> speak the answer</label>
+    <button id="voice-send">Send recording</button>
+    <span class="note" id="voice-status"></span>
+    </form>
     <form method="post" action="/chat/clear" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <button class="quiet">Clear this conversation</button>

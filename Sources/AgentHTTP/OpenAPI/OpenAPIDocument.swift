@@ -105,7 +105,15 @@ enum OpenAPIDocument {
                 let remaining: JSONValue? = left.isEmpty ? JSONValue?.none : .array(left)
                 body["required"] = remaining
             }
-            if !bodyProperties.isEmpty {
+            if let binary = command.binaryBody {
+                // The file as the body; the other members in the query (or all of them as JSON).
+                for name in bodyProperties.keys.sorted() where name != binary.member {
+                    parameters.append(parameter(name, in: "query", schema: bodyProperties[name]!, required: required.contains(name)))
+                }
+                var content: JSONObject = ["application/json": ["schema": .object(body)]]
+                for type in binary.mediaTypes { content[type] = ["schema": ["type": "string", "format": "binary"]] }
+                operation["requestBody"] = ["required": true, "content": .object(content)]
+            } else if !bodyProperties.isEmpty {
                 operation["requestBody"] = [
                     "required": .bool(body.contains(key: "required")),
                     "content": ["application/json": ["schema": .object(body)]],

@@ -68,7 +68,8 @@ extension AgentDaemon {
             for line in answer["lines"]?.arrayValue ?? [] {
                 let time = line["time"]?.stringValue ?? "?"
                 let role = line["role"]?.stringValue ?? "?"
-                let who = role == "user" ? "you" : role == "alert" ? "alert from \(line["source"]?.stringValue ?? "?")" : "bot"
+                let voice = (line["confidence"]?.numberValue?.doubleValue).map { " (voice, confidence \(String(format: "%.2f", $0)))" } ?? ""
+                let who = role == "user" ? "you" + voice : role == "alert" ? "alert from \(line["source"]?.stringValue ?? "?")" : "bot"
                 print("\(time)  \(who)> \(line["text"]?.stringValue ?? "")")
             }
             return 0

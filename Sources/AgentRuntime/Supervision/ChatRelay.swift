@@ -14,8 +14,10 @@ import Logging
 @LoopActor
 final class ChatRelay: @LoopActor ChatCommandHost {
     /// A chat request waiting for the chatbot's reply.
-    private struct Pending {
-        var respond: (Result<ChatCommand.Answer, CommandError>) -> Void
+    struct Pending {
+        /// Answers with the reply's JSON and what follows it (a voice reply's spoken WAV).
+        var answer: (JSONValue, ArraySlice<UInt8>?) -> Void
+        var fail: (CommandError) -> Void
         var timer: Int
         /// Who asked: the `llm` adapter's tool calls for this message run as them.
         var caller: CommandCaller
@@ -27,7 +29,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     private var store: AgentStore?
     private let loop: EventLoop
     private let logger: Logger
-    private unowned let events: any EventPublisher
+    unowned let events: any EventPublisher
     /// The agent's processes (the chatbot among them; all of them go along with each message).
     var processes: () -> [SupervisedProcess] = { [] }
     /// Carries out a `chat.command` the chatbot may send: `start`, `stop` or `restart` of a process.
@@ -42,19 +44,40 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     /// Where the history is kept (nil: the store is off, and there is none).
     func attach(store: AgentStore?) { self.store = store }
 
+    /// The running chatbot process, or why there is none.
+    func chatbot() -> Result<SupervisedProcess, CommandError> {
+        guard let bot = processes().first(where: \.isChatbot) else {
+            return .failure(CommandError(.failed, "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}"))
+        }
+        guard bot.hasWorker, bot.state == .running else {
+            return .failure(CommandError(.failed, "the chatbot process \(bot.name) is \(bot.state)"))
+        }
+        return .success(bot)
+    }
+
+    /// A new message id, and the reply awaited under it (failed after 30 s).
+    func awaitReply(caller: CommandCaller, _ answer: @escaping (JSONValue, ArraySlice<UInt8>?) -> Void, fail: @escaping (CommandError) -> Void) -> String {
+        sequence += 1
+        let id = "\(getpid())-\(sequence)"
+        let timer = loop.schedule(after: 30) { [unowned self] in
+            guard let waiting = pending.removeValue(forKey: id) else { return }
+            waiting.fail(CommandError(.failed, "the chatbot did not answer within 30 s"))
+        }
+        pending[id] = Pending(answer: answer, fail: fail, timer: timer, caller: caller)
+        return id
+    }
+
     /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
     func send(_ request: ChatCommand.Request, adapter: String? = nil, caller: CommandCaller,
               respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
+        let bot: SupervisedProcess
+        switch chatbot() {
+        case .success(let found): bot = found
+        case .failure(let refusal): return respond(.failure(refusal))
+        }
         let processes = processes()
-        guard let bot = processes.first(where: \.isChatbot) else {
-            return respond(.failure(CommandError(.failed, "no chatbot process is configured; add one, e.g. \"chat\": {\"type\": \"chatbot\", \"logic_adapters\": [\"features\", \"status\"]}")))
-        }
-        guard bot.hasWorker, bot.state == .running else {
-            return respond(.failure(CommandError(.failed, "the chatbot process \(bot.name) is \(bot.state)")))
-        }
         let conversation = request.conversation ?? "default"
-        sequence += 1
-        let id = "\(getpid())-\(sequence)"
+        let id = awaitReply(caller: caller, { value, _ in respond(Self.reply(value, text: value["text"]?.stringValue ?? "")) }, fail: { respond(.failure($0)) })
         var fields: JSONObject = [
             "id": .string(id), "conversation": .string(conversation), "text": .string(request.text),
             "processes": .array(processes.map { SupervisedProcessInfo($0).json }),
@@ -65,11 +88,6 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         events.deliver(type: RuntimeEvent.chatMessage.type, source: RuntimeEvent.chatMessage.source,
                        payload: Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8), to: bot)
         store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
-        let timer = loop.schedule(after: 30) { [unowned self] in
-            guard let waiting = pending.removeValue(forKey: id) else { return }
-            waiting.respond(.failure(CommandError(.failed, "the chatbot did not answer within 30 s")))
-        }
-        pending[id] = Pending(respond: respond, timer: timer, caller: caller)
     }
 
     /// `chat`: the chatbot's reply.
@@ -99,7 +117,9 @@ final class ChatRelay: @LoopActor ChatCommandHost {
 
     /// Events a chatbot emits: replies go back to whoever asked; commands run when allowed.
     func botEmitted(type: String, payload: UnsafeRawBufferPointer, from bot: SupervisedProcess) {
-        guard type == "chat.reply" || type == "chat.command", let value = try? JSONValue.parse(payload) else { return }
+        // A voice reply may carry its spoken WAV after the JSON and a line feed (JSON has none).
+        let end = payload.firstIndex(of: 0x0A) ?? payload.endIndex
+        guard type == "chat.reply" || type == "chat.command", let value = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: payload[..<end])) else { return }
         guard type == "chat.reply" else {
             guard bot.settings["allow_process_control"]?.boolValue == true,
                   let action = value["action"]?.stringValue, let name = value["name"]?.stringValue else { return }
@@ -113,16 +133,23 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         }
         let conversation = value["conversation"]?.stringValue ?? "default"
         let text = value["text"]?.stringValue ?? ""
-        store?.recordChat(conversation: conversation, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
+        // A voice message refused (its `code`) joins no conversation: nothing was heard.
+        if value["code"] == nil {
+            if let transcript = value["transcript"]?.stringValue {
+                store?.recordChat(conversation: conversation, role: "user", source: "voice", text: transcript,
+                                  confidence: value["transcript_confidence"]?.numberValue?.doubleValue)
+            }
+            store?.recordChat(conversation: conversation, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
+        }
         guard let id = value["id"]?.stringValue, let waiting = pending.removeValue(forKey: id) else { return }
         loop.cancel(waiting.timer)
-        let reply = Self.reply(value, text: text)
-        guard let store else { return waiting.respond(reply) }
+        let tail = end < payload.endIndex ? Array(payload[(end + 1)...])[...] : nil
+        guard let store else { return waiting.answer(value, tail) }
         // Answered once the reply is in the history, so that a history read right after the
         // answer (the dashboard's page after its redirect) shows it.
         let inbox = loop.inbox
-        let respond = LoopOwned(waiting.respond)
-        store.whenWritten { inbox.post { respond.value(reply) } }
+        let answer = LoopOwned({ waiting.answer(value, tail) })
+        store.whenWritten { inbox.post { answer.value() } }
     }
 
     /// A `chat.reply` as the answer to `chat`: its text, adapter and confidence; a reply that

@@ -29,6 +29,20 @@ package enum BuiltinModules {
             "default_response": ["type": "string", "default": "I am sorry, but I do not understand.", "description": "The answer when no adapter is confident enough."],
             "allow_process_control": ["type": "boolean", "default": false,
                                       "description": "Let the process_control adapter start, stop and restart processes when asked in chat."],
+            "voice": [
+                "type": "object", "additionalProperties": false,
+                "description": "Voice messages (chat --voice, POST /api/chat/voice), recognised in the chatbot's worker with PocketSphinx (Debian: libpocketsphinx3, pocketsphinx-en-us; spoken answers: libespeak-ng1).",
+                "properties": [
+                    "max_bytes": ["type": "integer", "minimum": 1024, "maximum": 67_108_864, "default": .number(JSONNumber(VoiceLimits.defaultMaximumBytes)),
+                                  "description": "A recording larger than this is refused before it is decoded (HTTP's max_body_bytes applies too)."],
+                    "max_seconds": ["type": "number", "exclusiveMinimum": 0, "maximum": 600, "default": .number(JSONNumber(VoiceLimits.defaultMaximumSeconds)),
+                                    "description": "A recording longer than this (from its header) is refused before its samples are decoded."],
+                    "silence_level": ["type": "number", "minimum": 0, "maximum": 32768, "default": .number(JSONNumber(VoiceLimits.defaultSilenceLevel)),
+                                      "description": "A recording quieter than this (RMS of 16-bit samples) is refused as silence."],
+                    "model": ["type": "string", "minLength": 1, "default": "/usr/share/pocketsphinx/model/en-us",
+                              "description": "The PocketSphinx model folder: en-us/ (acoustic model), en-us.lm.bin and cmudict-en-us.dict."],
+                ],
+            ],
         ],
     ]
 

@@ -1,0 +1,64 @@
+import AgentBase
+import AgentCommands
+import AgentCore
+import AgentSupervision
+import AgentWork
+import Foundation
+import JSONSchema
+
+extension ChatRelay {
+    /// `chat_voice`: the recording goes to the chatbot as a `chat.voice` event (a JSON header,
+    /// a line feed, the WAV's bytes), recognised and answered in its worker. Its size is
+    /// checked here, before the base64 is decoded; everything else about the audio is read in
+    /// the worker, never on the supervisor's loop.
+    func voice(_ request: ChatVoiceCommand.Request, caller: CommandCaller, respond: @escaping (Result<ChatVoiceCommand.Answer, CommandError>) -> Void) {
+        let bot: SupervisedProcess
+        switch chatbot() {
+        case .success(let found): bot = found
+        case .failure(let refusal): return respond(.failure(refusal))
+        }
+        let limit = bot.settings["voice"]?["max_bytes"]?.numberValue?.intValue ?? VoiceLimits.defaultMaximumBytes
+        // Base64 makes 3 bytes 4 characters: the decoded size is known before decoding.
+        let size = request.audio.utf8.count / 4 * 3
+        guard size <= limit + 2 else {
+            return respond(.failure(CommandError(.tooLarge, "the recording is about \(size) bytes; the chatbot \(bot.name) takes at most \(limit) (its voice.max_bytes)", pointer: "/audio")))
+        }
+        guard let audio = Data(base64Encoded: request.audio) else {
+            return respond(.failure(.invalid("/audio: expected the WAV file in base64; found characters base64 does not use", pointer: "/audio")))
+        }
+        var header: JSONObject = [
+            "conversation": .string(request.conversation ?? "default"), "speak": .bool(request.speak ?? false),
+            "processes": .array(processes().map { SupervisedProcessInfo($0).json }),
+        ]
+        if let context = request.context { header["context"] = .object(context) }
+        let id = awaitReply(caller: caller, { value, tail in respond(Self.voiceReply(value, speech: tail)) }, fail: { respond(.failure($0)) })
+        header["id"] = .string(id)
+        header["caller"] = ChatToolBridge.describe(caller)
+        var payload = Array(JSONValue.object(header).serialized().utf8)
+        payload.append(0x0A)
+        payload += audio
+        events.deliver(type: "chat.voice", source: RuntimeEvent.chatMessage.source, payload: payload, to: bot)
+    }
+
+    /// A voice `chat.reply` as the answer to `chat_voice`; a refusal's `code` says which
+    /// status it gets (a bad recording is the caller's, missing packages the host's).
+    nonisolated static func voiceReply(_ value: JSONValue, speech: ArraySlice<UInt8>?) -> Result<ChatVoiceCommand.Answer, CommandError> {
+        let text = value["text"]?.stringValue ?? ""
+        if let code = value["code"]?.stringValue {
+            let details: JSONObject = ["reason": .string(code)]
+            switch code {
+            case "too_large": return .failure(CommandError(.tooLarge, text, pointer: "/audio", details: details))
+            case "unavailable": return .failure(CommandError(.unavailable, text, details: details))
+            default: return .failure(CommandError(.invalid, text, pointer: "/audio", details: details))
+            }
+        }
+        guard let transcript = value["transcript"]?.stringValue else {
+            return .failure(CommandError(.failed, value["error"] == .bool(true) ? text : "the chatbot's reply to a voice message has no transcript; restart the chatbot process"))
+        }
+        var answer = ChatVoiceCommand.Answer(text: text, adapter: value["adapter"]?.stringValue, confidence: value["confidence"]?.numberValue?.doubleValue,
+                                             transcript: transcript, transcriptConfidence: value["transcript_confidence"]?.numberValue?.doubleValue ?? 0,
+                                             search: value["search"]?.stringValue, speechError: value["speech_error"]?.stringValue)
+        answer.speech = speech.map { Data($0).base64EncodedString() }
+        return .success(answer)
+    }
+}
