@@ -67,7 +67,7 @@ import Testing
         #expect(ready.status == 200, "ready for local work: \(ready.status) \(ready.body)")
         #expect(try JSONValue.parse(Data(ready.body.utf8))["fleet"]?.stringValue?.hasPrefix("degraded: not joined yet") == true, "\(ready.body)")
         // A run needs the fleet's queue: refused at once, with when to ask again.
-        let refused = try HTTPProbe.request("POST", "/api/tasks/tick/run", port: port, token: Self.token, body: "{}", headers: ["Content-Type": "application/json"])
+        let refused = try HTTPProbe.request("POST", "/api/tasks/tick/run", port: port, token: Self.token, body: "{}")
         #expect(refused.status == 503 && refused.headers["retry-after"] != nil, "\(refused.status) \(refused.headers) \(refused.body)")
         #expect(refused.body.contains("has not joined its fleet yet"), "\(refused.body)")
         // One line says it cannot reach the database; the client library's retries are not logged.

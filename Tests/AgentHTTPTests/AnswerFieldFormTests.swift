@@ -11,7 +11,8 @@ import Testing
     {"enabled_modules": ["sample"],
      "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
      "processes": {"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.5},
-                   "chat": {"type": "chatbot", "logic_adapters": ["features", "status"]}},
+                   "chat": {"type": "chatbot", "logic_adapters": ["features", "status"]},
+                   "pool": {"type": "executor", "tasks": {"fail": {}}}},
      "tasks": {"job": {"type": "command", "command": ["/bin/true"]}, "fail": {"type": "command", "command": ["/bin/false"]}},
      "schedules": {"tick": {"every": 30, "run": {"task": "job"}}},
      "workflows": {"flow": {"steps": [{"id": "one", "task": "job"}]},
@@ -85,6 +86,7 @@ import Testing
             case "name" where path.hasPrefix("/api/schedules/"): "tick"
             case "name" where path.hasPrefix("/api/workflows/"): "flow"
             case "name" where path.hasPrefix("/api/tasks/"): "job"
+            case "name" where path.hasPrefix("/api/executors/"): "pool"
             default: nil
             }
         }

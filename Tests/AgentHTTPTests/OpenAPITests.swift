@@ -45,7 +45,7 @@ import Testing
         #expect(stop?["requestBody"] == nil)
         let events = paths["/api/events"]?["get"] as? [String: Any]
         let eventParameters = (events?["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-        #expect(Set(eventParameters) == ["type", "source", "since", "after", "limit", "follow"])
+        #expect(Set(eventParameters) == ["type", "source", "run", "since", "after", "limit", "follow"])
         let eventContent = ((events?["responses"] as? [String: Any])?["200"] as? [String: Any])?["content"] as? [String: Any]
         #expect(eventContent?["text/event-stream"] != nil)
         let chat = paths["/api/chat"]?["post"] as? [String: Any]
