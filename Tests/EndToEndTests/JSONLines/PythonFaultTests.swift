@@ -114,10 +114,11 @@ import Testing
         let count = 100_000
         let agent = try JSONLinesFixture.start(steady + #"""
             , "flood": {"type": "py_fault", "mode": "flood", "count": \#(count), "after": 0.2},
-            "watch": {"type": "py_watch", "subscribe": ["py_flood", "py_end"], "delay": 0.0001, "queue": {"limit_bytes": 65536, "when_full": "block"}}
+            "watch": {"type": "py_watch", "subscribe": ["py_flood", "py_end"], "first_delay": 10, "queue": {"limit_bytes": 65536, "when_full": "block"}}
             """#, rest: #""store": {"enabled": false}"#, label: "py-flood-block")
-        // The watch sleeps at each event (0.1 ms at least): slower than the flood whatever the
-        // load, so its queue fills and the flood is paused (not a race of two speeds).
+        // The watch sleeps 10 s at its first event: the flood fills its delivery ring (4 MB, some
+        // 70,000 of these events) and its queue meanwhile whatever the load, and is paused — not
+        // a race between the two programs' speeds.
         // While the flood goes on, the supervisor answers and the neighbour emits.
         expectUnharmed(agent)
         let report = agent.waitForLine(timeout: 180) { $0.contains("py_watch saw") }

@@ -15,6 +15,8 @@ def watch(event, ctx):
         ctx.message(f"py_watch saw {count} events from {sorted(seen)} with {gaps} gaps; the end says {event.payload}")
         return
     count += 1
+    if count == 1 and ctx.settings.get("first_delay"):
+        time.sleep(ctx.settings["first_delay"])
     if ctx.settings["delay"]:
         time.sleep(ctx.settings["delay"])
     n = event.payload.get("n") if isinstance(event.payload, dict) else None
