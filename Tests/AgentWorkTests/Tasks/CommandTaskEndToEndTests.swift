@@ -6,14 +6,14 @@ import Testing
 /// `command` tasks through the real agent: `agent-control task run NAME --wait` against a
 /// running `agent-control console`, the command runner registered for type `"command"`.
 @Suite(.ownThreads) struct CommandTaskEndToEndTests {
-    /// The README's Python command (`jobs/greet.py` in "Tasks"), read from the README itself so
+    /// The Python command of docs/tasks.md (`jobs/greet.py`), read from the guide itself so
     /// that the example shown is the one that runs: it reads its input from stdin, prints JSON.
-    static func readmeScript() throws -> String {
-        let readme = try String(contentsOfFile: TestPaths.repository + "/README.md", encoding: .utf8)
+    static func guideScript() throws -> String {
+        let readme = try String(contentsOfFile: TestPaths.repository + "/docs/tasks.md", encoding: .utf8)
         guard let intro = readme.range(of: "A Python command — `jobs/greet.py`"),
               let open = readme.range(of: "```python\n", range: intro.upperBound..<readme.endIndex),
               let close = readme.range(of: "```", range: open.upperBound..<readme.endIndex) else {
-            throw HTTPProbe.Failure(description: "README.md has no Python command example after \"A Python command — `jobs/greet.py`\"")
+            throw HTTPProbe.Failure(description: "docs/tasks.md has no Python command example after \"A Python command — `jobs/greet.py`\"")
         }
         return String(readme[open.upperBound..<close.lowerBound])
     }
@@ -22,7 +22,7 @@ import Testing
         let directory = TestPaths.temporaryDirectory("command-e2e")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory + "/jobs", withIntermediateDirectories: true)
-        try Self.readmeScript().write(toFile: directory + "/jobs/greet.py", atomically: true, encoding: .utf8)
+        try Self.guideScript().write(toFile: directory + "/jobs/greet.py", atomically: true, encoding: .utf8)
         let tasks = #"""
             "greet": {"type": "command", "command": ["/usr/bin/python3", "greet.py"], "cwd": "jobs"},
             "broken": {"type": "command", "command": "echo oops >&2; exit 3", "shell": true},

@@ -4,13 +4,13 @@ import JSONSchema
 import Testing
 
 /// The shipped modules' alerts carry numbers as numbers, so that an `on_event` condition on
-/// them compares numbers — the README's example taken from the README itself, on a real agent.
+/// them compares numbers — docs/tasks.md's example taken from the guide itself, on a real agent.
 @Suite(.ownThreads) struct ModuleAlertNumberTests {
-    /// The `on_event` of the README's task `on_alert`, as the README writes it.
-    static func readmeTrigger() throws -> JSONValue {
-        let readme = try String(contentsOfFile: TestPaths.repository + "/README.md", encoding: .utf8)
+    /// The `on_event` of the task `on_alert` of docs/tasks.md, as the guide writes it.
+    static func guideTrigger() throws -> JSONValue {
+        let readme = try String(contentsOfFile: TestPaths.repository + "/docs/tasks.md", encoding: .utf8)
         let block = try #require(MarkdownExamples.blocks(in: readme, languages: ["json"]).first { $0.lines.joined().contains(#""on_alert""#) },
-                                 "the README's tasks example with on_alert")
+                                 "docs/tasks.md's example with on_alert")
         let tasks = try JSONValue.parse("{" + block.lines.joined(separator: "\n") + "}")
         return try #require(tasks["tasks"]?["on_alert"]?["on_event"], "\(tasks)")
     }
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func theReadmesOnEventExampleFiresOnTheSampleModulesAlert() throws {
-        let trigger = try Self.readmeTrigger()
+        let trigger = try Self.guideTrigger()
         #expect(trigger["where"] == ["properties": ["count": ["minimum": 100]]], "\(trigger)")
         // The alert comes at the 101st trade of the window: a count of 101 passes minimum 100.
         let (agent, port) = try TaskAgent.agent(tasks: #""on_alert": {"type": "command", "command": ["/bin/true"], "on_event": \#(trigger.serialized())}"#,
@@ -39,7 +39,7 @@ import Testing
         let alert = agent.waitForLine { $0.contains(#""type":"frequency_alert""#) }
         #expect(alert?.contains(#""count":101"#) == true, "\(alert ?? agent.transcript)")
         let runs = try Self.runs(of: "on_alert", port: port)
-        #expect(runs.count == 1, "the README's on_event started no run on the alert: \(runs)\n\(agent.transcript)")
+        #expect(runs.count == 1, "docs/tasks.md's on_event started no run on the alert: \(runs)\n\(agent.transcript)")
     }
 
     @Test func theSystemModulesThresholdAlertCarriesItsValueAsANumber() throws {

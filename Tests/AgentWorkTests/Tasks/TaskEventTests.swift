@@ -53,7 +53,7 @@ import Testing
     }
 }
 
-/// The README's `on_event` example on the sample module's alert, as written: its `count` is a
+/// The `on_event` example of docs/tasks.md on the sample module's alert, as written: its `count` is a
 /// number, so `minimum` compares it (it was a string, and the condition passed every alert).
 @Suite(.ownThreads) struct SampleAlertConditionTests {
     @Test func theReadmesConditionOnTheAlertsCountComparesANumber() throws {

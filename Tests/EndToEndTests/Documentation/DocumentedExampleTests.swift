@@ -76,8 +76,8 @@ import Testing
         let (agent, base) = try AgentRun.listening(settings: Self.settings(hash: try APIAgent.hash(Self.password)), environment: ["AGENT_API_TOKEN": Self.token])
         defer { _ = agent.stop() }
         let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
-        // The README's greet.py and the input file its `@input.json` example reads.
-        let readme = try String(contentsOfFile: TestPaths.repository + "/README.md", encoding: .utf8)
+        // The greet.py of docs/tasks.md and the input file its `@input.json` example reads.
+        let readme = try String(contentsOfFile: TestPaths.repository + "/docs/tasks.md", encoding: .utf8)
         let greet = try #require(MarkdownExamples.blocks(in: readme, languages: ["python"]).first { $0.lines.joined().contains("AGENT_TASK_RUN_ID") })
         try FileManager.default.createDirectory(atPath: agent.directory + "/jobs", withIntermediateDirectories: true)
         try greet.lines.joined(separator: "\n").write(toFile: agent.directory + "/jobs/greet.py", atomically: true, encoding: .utf8)
