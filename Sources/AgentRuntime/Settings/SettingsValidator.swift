@@ -122,7 +122,7 @@ public struct SettingsValidator {
                     if published.isEmpty {
                         issue("/subscribe/\(index)", "expected an event type after \"fleet:\" (e.g. \"fleet:frequency_alert\"); found none")
                     } else if settings.fleet == nil, !settings.hostIssues.contains(where: { $0.pointer.hasPrefix("/fleet") }) {
-                        issue("/subscribe/\(index)", "\"\(subscription)\" is an event type published by the agents of a fleet, but these settings have no \"fleet\": add \"fleet\" (see \"A fleet\" in the README) or subscribe to the local type \"\(published)\"")
+                        issue("/subscribe/\(index)", "\"\(subscription)\" is an event type published by the agents of a fleet, but these settings have no \"fleet\": add \"fleet\" (see docs/fleet.md) or subscribe to the local type \"\(published)\"")
                     }
                 }
                 if process.replicas != nil, type.kind == "chatbot" {

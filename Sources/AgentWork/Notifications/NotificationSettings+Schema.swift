@@ -52,7 +52,7 @@ extension NotificationSettings {
             "password": ["type": "string", "description": "AUTH password: only as ${env:NAME} (never written in the file)."],
             "from": ["type": "string", "description": "The sender's address."],
             "to": ["type": ["string", "array"], "items": ["type": "string"], "minItems": 1, "description": "One address or a list."],
-            "subject": ["type": "string", "description": "Mustache template of the subject (see README: Notifications)."],
+            "subject": ["type": "string", "description": "Mustache template of the subject (see docs/tasks.md, \"Task notifications\")."],
             "body": ["type": "string", "description": "Mustache template of the plain-text body."],
             "connect_timeout": seconds.merging(["default": .number(JSONNumber(defaultConnectTimeout)), "description": "Seconds to connect."]),
             "timeout": seconds.merging(["default": .number(JSONNumber(defaultTimeout)), "description": "Seconds for a whole attempt."]),
