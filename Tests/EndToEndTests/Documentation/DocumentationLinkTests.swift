@@ -33,6 +33,24 @@ import Testing
         #expect(failures.isEmpty, "\(failures.count) links do not resolve:\n\(failures.joined(separator: "\n"))")
     }
 
+    @Test func anchorsAndLinksAreReadAsAForgeReadsThem() {
+        let text = """
+            # A fleet (several agents on PostgreSQL)
+            ## `agent-control`
+            ## Tasks
+            ## Tasks
+            See [the store](concepts.md#the-store) and [a
+            page](other.md), not `[code](x.md)`.
+            ```sh
+            # not a heading [nor a link](y.md)
+            ```
+            """
+        #expect(MarkdownLinks.anchors(in: text) == ["a-fleet-several-agents-on-postgresql", "agent-control", "tasks", "tasks-1"])
+        #expect(MarkdownLinks.links(in: text) == [MarkdownLink(text: "the store", target: "concepts.md#the-store", line: 5),
+                                                  MarkdownLink(text: "a\npage", target: "other.md", line: 5)])
+        #expect(MarkdownLinks.isExternal("https://example.com/a.md") && !MarkdownLinks.isExternal("docs/a.md"))
+    }
+
     /// Why `link` of `document` does not resolve, if it does not.
     static func check(_ link: MarkdownLink, from document: String, folder: String) -> String? {
         let parts = link.target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
