@@ -2,7 +2,8 @@
 # Installs AgentRuntime from this checkout: the executables and the runtime's own module
 # libraries into PREFIX/bin, the templates and the SDK into PREFIX/share/agentruntime (where
 # create-agent and add-agent-module find them; agents made from an installed copy depend on
-# PREFIX/share/agentruntime/SDK), the man pages into PREFIX/share/man/man1 (written from the
+# PREFIX/share/agentruntime/SDK; README.md, docs/ and benchmarks/README.md go there too, for the
+# dashboard's /docs), the man pages into PREFIX/share/man/man1 (written from the
 # built commands by scripts/man-pages.py, which needs python3) and bash, zsh and fish completions into
 # PREFIX/share/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d}.
 set -euo pipefail
@@ -52,10 +53,15 @@ done
 for module in system sample; do
     install -m 755 "$bin/lib$module.so" "$prefix/bin/"
 done
-rm -rf "$share/Templates" "$share/SDK"
+rm -rf "$share/Templates" "$share/SDK" "$share/docs" "$share/benchmarks"
 cp -R Templates "$share/Templates"
 mkdir -p "$share/SDK"
 cp -R SDK/Package.swift SDK/Sources SDK/Python "$share/SDK/"
+# The documents the dashboard serves at /docs (read from here by an installed agent).
+cp README.md "$share/README.md"
+cp -R docs "$share/docs"
+mkdir -p "$share/benchmarks"
+cp benchmarks/README.md "$share/benchmarks/README.md"
 commands=(agent-control validate-settings create-agent add-agent-module)
 python3 scripts/man-pages.py --build-dir "$bin" --output "$man" "${commands[@]}" >/dev/null
 for command in "${commands[@]}"; do
@@ -64,4 +70,4 @@ for command in "${commands[@]}"; do
     "$bin/$command" --generate-completion-script zsh >"$zsh_completions/_$command"
     "$bin/$command" --generate-completion-script fish >"$fish_completions/$command.fish"
 done
-echo "installed into $prefix (binaries in $prefix/bin, templates and SDK in $share, man pages in $man, completions in $prefix/share)"
+echo "installed into $prefix (binaries in $prefix/bin, templates, SDK and docs in $share, man pages in $man, completions in $prefix/share)"

@@ -114,6 +114,11 @@ for command in "${commands[@]}"; do ln -s "../lib/agentruntime/$command" "$root/
 cp -R Templates "$share/Templates"
 install -d "$share/SDK"
 cp -R SDK/Package.swift SDK/Sources SDK/Python "$share/SDK/"
+# The documents the dashboard serves at /docs, read from here by the installed agent.
+install -m 644 README.md "$share/README.md"
+cp -R docs "$share/docs"
+install -d "$share/benchmarks"
+install -m 644 benchmarks/README.md "$share/benchmarks/README.md"
 
 pages="$(mktemp -d)"
 python3 scripts/man-pages.py --build-dir "$build_dir" --output "$pages" "${commands[@]}" >/dev/null

@@ -86,10 +86,12 @@ public final class HTTPFront: AgentFront, Sendable {
                     commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands, readiness: settings.readiness).register(on: router)
         MetricsRoutes(commands: context.commands, exporter: exporter).register(on: router)
-        OpenAPIRoutes(document: OpenAPIDocument.make(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)).register(on: router)
+        let document = OpenAPIDocument.make(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)
+        OpenAPIRoutes(document: document).register(on: router)
         CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
         DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         MCPRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
+        DocsRoutes(library: DocsLibrary.locate(), document: document).register(on: router)
         return router
     }
 

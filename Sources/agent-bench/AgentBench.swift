@@ -41,7 +41,7 @@ struct AgentBench: ParsableCommand {
         "shared_preload_libraries=pg_stat_statements": each burst's statements are printed), AGENT_BENCH_FLEET_AGENTS \
         (e.g. "4": only that size).
 
-        --markdown prints the table of benchmarks/README.md instead: every figure with the baselines \
+        --markdown prints benchmarks/README.md instead: the method of every figure and one table, every figure with the baselines \
         measured in the same run and its target, under the commit and the machine. Keep a run with \
         --json > run.json; --from-json run.json makes the table (or --markdown) from it without measuring.
 
@@ -54,7 +54,7 @@ struct AgentBench: ParsableCommand {
     @Flag(name: .long, help: "Print the figures as JSON instead of a table.")
     var json = false
 
-    @Flag(name: .long, help: "Print one Markdown table for benchmarks/README.md instead: every figure with its baselines measured in the same run, its target, the commit and the machine.")
+    @Flag(name: .long, help: "Print benchmarks/README.md instead: the method and one table of every figure with its baselines measured in the same run, its target, the commit and the machine.")
     var markdown = false
 
     @Option(name: .long, help: "Measure nothing: make the table (or --markdown, --json) from a report saved with --json.")
@@ -171,6 +171,6 @@ struct AgentBench: ParsableCommand {
 
     /// The report as asked: JSON, the Markdown table, or the table for people.
     func render(_ report: BenchReport) -> String {
-        json ? report.json() : markdown ? MarkdownRenderer.render(report) : TableRenderer.render(report)
+        json ? report.json() : markdown ? BenchReadme.render(report) : TableRenderer.render(report)
     }
 }

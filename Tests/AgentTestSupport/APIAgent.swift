@@ -14,12 +14,12 @@ package final class APIAgent: @unchecked Sendable {
     /// `http` is the JSON of `"http"` without `listen` (added: 127.0.0.1:0).
     /// `tasks` is the JSON of `"tasks"` (nil: none).
     package init(http: String, processes: String = #"{"trades": {"type": "trade_feed", "pairs": ["A/B"], "interval": 1}}"#,
-         tasks: String? = nil, directory: String = TestPaths.temporaryDirectory("http")) throws {
+         tasks: String? = nil, directory: String = TestPaths.temporaryDirectory("http"), environment: [String: String] = [:]) throws {
         let settings = """
         {"enabled_modules": ["sample"], "processes": \(processes),\(tasks.map { #" "tasks": \#($0),"# } ?? "")
          "http": {"listen": "127.0.0.1:0", \(http)}}
         """
-        run = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: Self.environment, directory: directory)
+        run = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: Self.environment.merging(environment) { $1 }, directory: directory)
         let line = run.waitForLine(onStderr: true) { $0.contains("http: listening on ") }
         guard let line, let url = line.components(separatedBy: "listening on ").last?.split(separator: " ").first else {
             throw APIAgentError(description: "the agent did not listen:\n\(run.transcript)")

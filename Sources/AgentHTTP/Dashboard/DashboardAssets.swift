@@ -65,6 +65,16 @@ enum DashboardAssets {
       table.cards td { border: 0; padding: .15rem .6rem; }
       table.cards td[data-label]::before { content: attr(data-label); display: inline-block; min-width: 6.5rem; color: var(--muted); font-size: .85em; }
     }
+    .docs { display: flex; gap: 1.5rem; align-items: flex-start; }
+    .docs-pages ul { list-style: none; margin: 0; padding: 0; min-width: 11rem; font-size: .9em; }
+    .docs-pages a[aria-current] { font-weight: 600; }
+    .markdown { min-width: 0; flex: 1; max-width: 60rem; background: var(--card); padding: .5rem 1.25rem; border: 1px solid var(--line); border-radius: 6px; }
+    .markdown pre { background: #0d1117; color: #e6edf3; padding: .7rem; border-radius: 6px; overflow: auto; font-size: .85em; }
+    .markdown code { font-size: .9em; }
+    .markdown table { border-collapse: collapse; display: block; overflow: auto; }
+    .markdown th, .markdown td { border: 1px solid var(--line); padding: .25rem .5rem; vertical-align: top; }
+    .markdown blockquote { margin: 0; padding-left: 1rem; border-left: 3px solid var(--line); color: var(--muted); }
+    @media (max-width: 720px) { .docs { display: block; } }
 
     """
 

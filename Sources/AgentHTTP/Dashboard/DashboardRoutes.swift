@@ -73,7 +73,7 @@ struct DashboardRoutes: Sendable {
 
     static let navigation: [(page: String, href: String, label: String)] = [
         ("processes", "/", "Processes"), ("events", "/events", "Events"), ("modules", "/modules", "Modules"),
-        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("workflows", "/workflows", "Workflows"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("fleet", "/fleet", "Fleet"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"),
+        ("tasks", "/tasks", "Tasks"), ("schedules", "/schedules", "Schedules"), ("workflows", "/workflows", "Workflows"), ("memory", "/memory", "Memory"), ("executors", "/executors", "Executors"), ("fleet", "/fleet", "Fleet"), ("settings", "/settings", "Settings"), ("chat", "/chat", "Chat"), ("docs", "/docs", "Docs"),
     ]
 
     static let flashCookie = "agent_flash"

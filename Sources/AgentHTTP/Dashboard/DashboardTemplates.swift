@@ -18,7 +18,7 @@ enum DashboardTemplates {
         "layout": layout, "processes": processes, "process": process, "events": events,
         "modules": modules, "settings": settings, "chat": chat, "refused": refused, "login": login,
         "tasks": tasks, "run": run, "schedules": schedules, "memory": memory, "executors": executors, "fleet": fleet,
-        "workflows": workflows, "workflowRun": workflowRun,
+        "workflows": workflows, "workflowRun": workflowRun, "docs": docs,
     ]
 
     static let layout = """

@@ -17,9 +17,9 @@ public enum APIReference {
     }
 
     /// Every operation by tag: its summary, the command behind it, its parameters, body,
-    /// answer and error statuses.
-    public static func markdown() -> String {
-        let document = document
+    /// answer and error statuses — of `document` (the dashboard's `/docs/api` passes the one
+    /// the agent serves).
+    public static func markdown(of document: JSONValue = document) -> String {
         var text = Markdown.header("HTTP API reference", from: "the command registry (the OpenAPI document of docs/reference/openapi.json)")
         text += "\n" + (document["info"]?["description"]?.stringValue ?? "") + "\n\n"
         text += "Credentials: a bearer token of `http.tokens`, or the session cookie `POST /api/login` sets. The same document is served by a running agent at `/api/openapi.json`.\n"

@@ -5,6 +5,8 @@ struct MachineInfo: Codable {
     var date: String
     var commit: String
     var cores: Int
+    /// The processor's model name (/proc/cpuinfo); absent in reports from before it was kept.
+    var model: String?
     var memory: String
     var kernel: String
     var swift: String
@@ -34,9 +36,18 @@ struct MachineInfo: Codable {
         #endif
         return MachineInfo(
             date: formatter.string(from: Date()), commit: commit,
-            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
+            cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), model: processorModel(),
             memory: String(format: "%.1f GiB RAM", Double(memoryKB) / 1024 / 1024), kernel: kernel,
             swift: swift.components(separatedBy: " (").first ?? swift, build: build, load: nil)
+    }
+}
+
+extension MachineInfo {
+    /// The first `model name` of /proc/cpuinfo ("Intel(R) Xeon(R) …"), or nil where there is none.
+    static func processorModel() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("model name") }
+        return line?.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 }
 

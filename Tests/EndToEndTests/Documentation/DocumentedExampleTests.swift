@@ -70,11 +70,11 @@ import Testing
         return bin
     }
 
-    @Test func theDocumentsShellExamplesRunAsWritten() throws {
-        let examples = try MarkdownExamples.shellCommands(in: Self.documents).filter { ["curl", "agent-control"].contains($0.program) }
-        #expect(examples.count > 30, "the extractor found \(examples.count) examples")
+    /// The agent the examples run against, in its folder with the README's greet.py and the
+    /// input file its `@input.json` example reads, and the examples' environment (the real curl
+    /// and agent-control first on the PATH, the tokens) once its processes run.
+    static func startAgent() throws -> (agent: AgentRun, port: Int, environment: [String: String]) {
         let (agent, base) = try AgentRun.listening(settings: Self.settings(hash: try APIAgent.hash(Self.password)), environment: ["AGENT_API_TOKEN": Self.token])
-        defer { _ = agent.stop() }
         let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
         // The greet.py of docs/tasks.md and the input file its `@input.json` example reads.
         let readme = try String(contentsOfFile: TestPaths.repository + "/docs/tasks.md", encoding: .utf8)
@@ -87,6 +87,28 @@ import Testing
                            "AGENT_API_TOKEN": Self.token, "TOKEN": Self.token]
         // The processes run before the first example.
         #expect(HTTPAgent.eventually { (try? runProgram("agent-control", ["status"], in: agent.directory))?.stdout.contains("running") == true })
+        return (agent, port, environment)
+    }
+
+    /// The lines of the blocks marked `<!-- example: run -->` (run whole by
+    /// ``DocumentedRunnableBlockTests``, not command by command here).
+    static func runnableLines(in documents: [String]) throws -> Set<String> {
+        var lines: Set<String> = []
+        for document in documents {
+            for block in try MarkdownExamples.fencedBlocks(inFile: document) where block.marked("run") {
+                for line in block.line...(block.line + block.lines.count) { lines.insert("\(document):\(line)") }
+            }
+        }
+        return lines
+    }
+
+    @Test func theDocumentsShellExamplesRunAsWritten() throws {
+        let runnable = try Self.runnableLines(in: Self.documents)
+        let examples = try MarkdownExamples.shellCommands(in: Self.documents)
+            .filter { ["curl", "agent-control"].contains($0.program) && !runnable.contains("\($0.file):\($0.line)") }
+        #expect(examples.count > 30, "the extractor found \(examples.count) examples")
+        let (agent, port, environment) = try Self.startAgent()
+        defer { _ = agent.stop() }
 
         var ran = 0
         var failures: [String] = []

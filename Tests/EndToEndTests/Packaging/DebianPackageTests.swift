@@ -103,6 +103,9 @@ import Testing
         for path in ["./usr/bin/agent-control -> ../lib/agentruntime/agent-control", "./usr/lib/agentruntime/agent-worker",
                      "./usr/lib/agentruntime/libsystem.so", "./usr/lib/agentruntime/libsample.so",
                      "./usr/share/agentruntime/Templates/agent/", "./usr/share/agentruntime/SDK/Package.swift",
+                     // What the dashboard's /docs reads.
+                     "./usr/share/agentruntime/README.md", "./usr/share/agentruntime/docs/reference/settings.md",
+                     "./usr/share/agentruntime/benchmarks/README.md",
                      "./usr/share/man/man1/agent-control.1.gz", "./usr/share/man/man1/create-agent.1.gz",
                      "./usr/share/bash-completion/completions/agent-control", "./usr/share/zsh/vendor-completions/_agent-control",
                      "./usr/share/fish/vendor_completions.d/agent-control.fish", "./lib/systemd/system/agentruntime@.service"] {

@@ -12,6 +12,7 @@ public struct Event: Sendable {
     /// The payload bytes as emitted (see ``EventPayload``).
     public let payload: EventPayload
 
+    /// An event as the runtime delivers it (or as a test makes one).
     public init(type: String, source: String, time: Date, payload: EventPayload) {
         self.type = type
         self.source = source
@@ -19,6 +20,7 @@ public struct Event: Sendable {
         self.payload = payload
     }
 
+    /// An event whose payload is the given bytes.
     public init(type: String, source: String, time: Date, payload: [UInt8]) {
         self.init(type: type, source: source, time: time, payload: EventPayload(payload))
     }
@@ -43,9 +45,11 @@ public struct Event: Sendable {
 
 /// The rows of one run of a ``PeriodicQuery``.
 public struct QueryResult: @unchecked Sendable {
+    /// The query's name (the `name` of its ``PeriodicQuery``).
     public var name: String
     /// The window, in seconds since the epoch.
     public var since: Double
+    /// The window's end, in seconds since the epoch.
     public var until: Double
     /// One dictionary per row: column name → String, Int, Double or NSNull.
     public var rows: [[String: Any]]

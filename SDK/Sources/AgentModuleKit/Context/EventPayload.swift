@@ -9,7 +9,9 @@
 /// `Array(payload)` when only a few events of many are kept for long.
 public struct EventPayload: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
     public typealias Element = UInt8
+    /// Positions are byte offsets from 0.
     public typealias Index = Int
+    /// The offsets `0..<count`.
     public typealias Indices = Range<Int>
 
     /// nil exactly when `count` is 0 (every initializer keeps this).
@@ -39,6 +41,7 @@ public struct EventPayload: RandomAccessCollection, Hashable, Sendable, Expressi
         self.init(storage: storage, offset: 0, count: array.count)
     }
 
+    /// A payload of the given bytes (for tests).
     public init(arrayLiteral bytes: UInt8...) {
         if bytes.isEmpty { self.init() } else { self.init(bytes) }
     }

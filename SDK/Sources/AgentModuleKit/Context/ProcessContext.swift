@@ -241,6 +241,7 @@ public final class ProcessContext: Sendable {
         public typealias Element = Event
         let context: ProcessContext
 
+        /// Serves the events of one batch after another (see ``ProcessContext/Events``).
         public struct AsyncIterator: AsyncIteratorProtocol {
             @usableFromInline let context: ProcessContext
             @usableFromInline let taken: TakenEvents

@@ -20,6 +20,7 @@ public struct SharedMemory: Sendable {
 
     /// A key's value (JSON text) and version.
     public struct Entry: Sendable, Equatable {
+        /// The key, as given to `entry`, `get` or `set`.
         public let key: String
         /// The value as compact JSON text.
         public let json: String

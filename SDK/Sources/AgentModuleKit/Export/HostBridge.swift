@@ -271,6 +271,7 @@ final class StopHandlerBox: Sendable {
 public struct ProcessContextError: Error, CustomStringConvertible {
     /// What kind of failure: ``Code/storeUnavailable`` is one to handle and go on from.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The spelling in answers and logs (`failed`, `store_unavailable`, `memory_conflict`).
         public let description: String
         /// Something failed (see the message).
         public static let failed = Code(description: "failed")
@@ -282,7 +283,9 @@ public struct ProcessContextError: Error, CustomStringConvertible {
         public static let memoryConflict = Code(description: "memory_conflict")
     }
 
+    /// What kind of failure it is.
     public let code: Code
+    /// What failed, said for a person.
     public let description: String
     /// For ``Code/memoryConflict``: the key's version now (0: it does not exist).
     public let currentVersion: Int?

@@ -31,7 +31,9 @@ public protocol AgentProcess: Sendable {
 }
 
 extension AgentProcess {
+    /// None: a process receives events only when it declares it (``Monitor`` does).
     public static var defaultSubscriptions: [String] { [] }
+    /// None: only a ``Monitor`` has periodic queries.
     public static var periodicQueries: [PeriodicQuery] { [] }
 }
 

@@ -22,5 +22,6 @@
 public protocol Datasource: AgentProcess {}
 
 extension Datasource {
+    /// ``ProcessKind/datasource``.
     public static var kind: ProcessKind { .datasource }
 }

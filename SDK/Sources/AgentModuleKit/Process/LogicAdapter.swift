@@ -26,5 +26,6 @@ public protocol LogicAdapter: Sendable {
 }
 
 extension LogicAdapter {
+    /// nil: the runtime scores the adapter from its ``usageExamples``.
     public func confidence(for message: String) -> Double? { nil }
 }

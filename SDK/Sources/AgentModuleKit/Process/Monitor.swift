@@ -12,8 +12,12 @@ public protocol Monitor: AgentProcess {
 }
 
 extension Monitor {
+    /// ``ProcessKind/monitor``.
     public static var kind: ProcessKind { .monitor }
+    /// The types of ``subscribes``.
     public static var defaultSubscriptions: [String] { subscribes }
+    /// None unless the monitor declares some.
     public static var queries: [PeriodicQuery] { [] }
+    /// The monitor's ``queries``.
     public static var periodicQueries: [PeriodicQuery] { queries }
 }

@@ -17,16 +17,22 @@ public struct PeriodicQuery: Sendable {
     /// A number of seconds, given here or read from one of the process's settings.
     public struct Interval: Sendable {
         let json: JSONText
+        /// `value` seconds.
         public static func seconds(_ value: Double) -> Interval { Interval(json: .double(value)) }
         /// The value of the process's top-level setting `name` (a number of seconds).
         public static func setting(_ name: String) -> Interval { Interval(json: .string("$" + name)) }
     }
 
+    /// The query's name: its rows arrive as events of type `query:<name>`.
     public var name: String
+    /// The read-only SQL (see above for its parameters).
     public var sql: String
+    /// How often the runtime runs it.
     public var every: Interval
+    /// How far back from each run `:since` goes.
     public var window: Interval
 
+    /// A query named `name` run every `every` over the last `window` of events.
     public init(name: String, sql: String, every: Interval, window: Interval) {
         self.name = name
         self.sql = sql

@@ -56,15 +56,19 @@ public protocol TaskHandler: Sendable {
 }
 
 extension TaskHandler {
+    /// None: the output is not checked.
     public static var outputSchema: Schema? { nil }
+    /// None: the runtime does not expect heartbeats from the handler.
     public static var heartbeatTimeout: Double? { nil }
 }
 
 extension TaskHandler where Settings == NoSettings {
+    /// An empty object: a handler without settings takes none.
     public static var settingsSchema: Schema { .object([:]) }
 }
 
 /// The settings of a task handler that takes none.
 public struct NoSettings: Decodable, Sendable {
+    /// No settings.
     public init() {}
 }

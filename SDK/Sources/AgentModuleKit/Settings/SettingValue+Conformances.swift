@@ -1,6 +1,7 @@
 import Foundation
 
 extension Int: NumberSetting {
+    /// Integer bounds (`minimum`, `maximum`, and the exclusive ones).
     public static func bounds(minimum: Int?, maximum: Int?, exclusiveMinimum: Int?, exclusiveMaximum: Int?) -> SettingBounds {
         .integer(minimum: minimum, maximum: maximum, exclusiveMinimum: exclusiveMinimum, exclusiveMaximum: exclusiveMaximum)
     }
@@ -23,29 +24,35 @@ extension Int: NumberSetting {
                         maximum: inclusive(bounds.maximum, bounds.exclusiveMaximum, rounding: .down, step: -1))
     }
 
+    /// The integer as a JSON number.
     public var settingJSON: SettingJSON { SettingJSON(.int(self)) }
 }
 
 extension Double: NumberSetting {
+    /// Number bounds (`minimum`, `maximum`, and the exclusive ones).
     public static func bounds(minimum: Double?, maximum: Double?, exclusiveMinimum: Double?, exclusiveMaximum: Double?) -> SettingBounds {
         .number(minimum: minimum, maximum: maximum, exclusiveMinimum: exclusiveMinimum, exclusiveMaximum: exclusiveMaximum)
     }
 
+    /// A number schema with the bounds given (integer bounds as numbers).
     public static func settingSchema(_ bounds: SettingBounds) -> Schema {
         .number(minimum: bounds.minimum ?? bounds.integerMinimum.map(Double.init),
                 maximum: bounds.maximum ?? bounds.integerMaximum.map(Double.init),
                 exclusiveMinimum: bounds.exclusiveMinimum, exclusiveMaximum: bounds.exclusiveMaximum)
     }
 
+    /// The number as JSON.
     public var settingJSON: SettingJSON { SettingJSON(.double(self)) }
 }
 
 extension String: TextSetting {
+    /// A string schema with the length, pattern, format and allowed values given.
     public static func settingSchema(_ bounds: SettingBounds) -> Schema {
         .string(minLength: bounds.minLength, maxLength: bounds.maxLength, pattern: bounds.pattern,
                 format: bounds.format, oneOf: bounds.allowed)
     }
 
+    /// The string as a JSON string.
     public var settingJSON: SettingJSON { SettingJSON(.string(self)) }
 }
 
@@ -56,6 +63,7 @@ extension URL: TextSetting {
                 format: bounds.format ?? "uri", oneOf: bounds.allowed)
     }
 
+    /// The URL as a JSON string.
     public var settingJSON: SettingJSON { SettingJSON(.string(absoluteString)) }
 
     /// From a JSON string with a scheme (Foundation's own `URL` decoding expects an object outside
@@ -72,7 +80,9 @@ extension URL: TextSetting {
 }
 
 extension Bool: PlainSetting {
+    /// A boolean schema (bounds do not apply).
     public static func settingSchema(_ bounds: SettingBounds) -> Schema { .boolean() }
+    /// `true` or `false`.
     public var settingJSON: SettingJSON { SettingJSON(.bool(self)) }
 }
 
@@ -87,10 +97,13 @@ extension Optional: OptionalSetting where Wrapped: SettingValue {
 
 /// An optional setting has its wrapped type's schema; absent (or null), it is nil.
 extension Optional: SettingValue where Wrapped: SettingValue {
+    /// The wrapped type's schema: an optional setting is one that may be absent.
     public static func settingSchema(_ bounds: SettingBounds) -> Schema { Wrapped.settingSchema(bounds) }
 
+    /// The wrapped value as JSON, or `null`.
     public var settingJSON: SettingJSON { map(\.settingJSON) ?? SettingJSON(.null) }
 
+    /// `null` as nil, anything else as the wrapped type decodes it.
     public static func decodeSetting(from decoder: any Decoder) throws -> Wrapped? {
         if try decoder.singleValueContainer().decodeNil() { return nil }
         return try Wrapped.decodeSetting(from: decoder)
@@ -98,6 +111,7 @@ extension Optional: SettingValue where Wrapped: SettingValue {
 }
 
 extension Optional: NumberSetting where Wrapped: NumberSetting {
+    /// The wrapped type's bounds.
     public static func bounds(minimum: Wrapped.Bound?, maximum: Wrapped.Bound?,
                               exclusiveMinimum: Wrapped.Bound?, exclusiveMaximum: Wrapped.Bound?) -> SettingBounds {
         Wrapped.bounds(minimum: minimum, maximum: maximum, exclusiveMinimum: exclusiveMinimum, exclusiveMaximum: exclusiveMaximum)
@@ -108,11 +122,13 @@ extension Optional: ListSetting where Wrapped: ListSetting {}
 extension Optional: PlainSetting where Wrapped: PlainSetting {}
 
 extension Array: SettingValue, ListSetting where Element: SettingValue {
+    /// An array schema of the element's schema (`bounds.each`), with the item counts given.
     public static func settingSchema(_ bounds: SettingBounds) -> Schema {
         .array(of: Element.settingSchema(bounds.each), minItems: bounds.minItems, maxItems: bounds.maxItems,
                uniqueItems: bounds.uniqueItems)
     }
 
+    /// The items as a JSON array.
     public var settingJSON: SettingJSON { SettingJSON(.array(map(\.settingJSON.text))) }
 
     /// Item by item, so that each item decodes as a setting (an enum's error lists its values).
@@ -135,8 +151,10 @@ extension Array: SettingValue, ListSetting where Element: SettingValue {
 public protocol SettingEnum: PlainSetting, RawRepresentable, CaseIterable where RawValue == String {}
 
 extension SettingEnum {
+    /// A string schema whose `enum` is the raw values of the cases.
     public static func settingSchema(_ bounds: SettingBounds) -> Schema { .string(oneOf: allCases.map(\.rawValue)) }
 
+    /// The raw value as a JSON string.
     public var settingJSON: SettingJSON { SettingJSON(.string(rawValue)) }
 
     /// A value that is none of the cases is an error that lists them.

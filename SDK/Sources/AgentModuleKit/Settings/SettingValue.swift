@@ -16,6 +16,7 @@ public protocol SettingValue: Decodable, Sendable {
 }
 
 extension SettingValue {
+    /// With `init(from:)`.
     public static func decodeSetting(from decoder: any Decoder) throws -> Self { try Self(from: decoder) }
 }
 
@@ -55,7 +56,7 @@ public struct SettingJSON: Sendable {
 }
 
 /// The bounds of a setting, as the JSON Schema keywords of its kind. ``Setting``'s
-/// initializers fill them in; ``each`` is for the items of an array.
+/// initializers fill them in; `each` is for the items of an array.
 public struct SettingBounds: Sendable {
     var minimum: Double?
     var maximum: Double?

@@ -39,6 +39,7 @@ extension SettingsDeclaration {
         return .object(properties.map { ($0.key, $0.schema) }, required: properties.filter(\.required).map(\.key))
     }
 
+    /// The declaration's own object schema (``schema``): a nested group of settings.
     public static func settingSchema(_ bounds: SettingBounds) -> Schema { schema }
 
     /// The values of the settings as a JSON object (nil optionals left out).
