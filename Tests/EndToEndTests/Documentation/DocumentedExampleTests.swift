@@ -70,7 +70,7 @@ import Testing
         return bin
     }
 
-    /// The agent the examples run against, in its folder with the README's greet.py and the
+    /// The agent the examples run against, in its folder with docs/tasks.md's greet.py and the
     /// input file its `@input.json` example reads, and the examples' environment (the real curl
     /// and agent-control first on the PATH, the tokens) once its processes run.
     static func startAgent() throws -> (agent: AgentRun, port: Int, environment: [String: String]) {
