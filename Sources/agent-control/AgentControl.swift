@@ -125,6 +125,7 @@ extension ParsableCommand {
 
 struct Console: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "console",
         abstract: "Run the agent in the foreground until Ctrl-C, SIGTERM or `agent-control stop`.",
         discussion: """
         Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
@@ -135,6 +136,8 @@ struct Console: ParsableCommand {
         socket instead). The workers and everything they start live in a cgroup of the agent's own \
         where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \
         run folder instead), so that what a killed agent left is killed at once or at its next start. \
+        Once every first start has settled, the agent unmaps the pages of its own code that only the \
+        start used (they stay in the page cache; AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \
@@ -175,6 +178,7 @@ struct DetachOptions: ParsableArguments {
 
 struct Start: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "start",
         abstract: "Start the agent detached, with a pidfile and a log file.",
         discussion: """
         Refuses to start a second agent on the same pidfile (a stale pidfile, left by an agent \
@@ -195,6 +199,7 @@ struct Start: ParsableCommand {
 
 struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stop",
         abstract: "Stop the running agent: every worker gracefully, then the supervisor.",
         discussion: "An agent that is not running is already stopped: `stop` says so and succeeds.")
 
@@ -210,6 +215,7 @@ struct Stop: ParsableCommand {
 
 struct Restart: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "restart",
         abstract: "Stop the running agent (if any) and start it again, detached.",
         discussion: "Takes the options of `start`.")
 
@@ -224,6 +230,7 @@ struct Restart: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the running agent's processes: state, pid, time in state, restarts, last exit, events.",
         discussion: """
         States: starting, running, backoff, stopping (also while a reload replaces the process and \
@@ -245,6 +252,7 @@ struct Status: ParsableCommand {
 
 struct Reload: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reload",
         abstract: "Re-read and validate the settings, then apply only the differences.",
         discussion: """
         Unchanged processes keep running with the same pid; changed ones restart; removed ones \

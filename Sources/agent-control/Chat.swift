@@ -4,6 +4,7 @@ import JSONSchema
 
 struct Chat: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "chat",
         abstract: "Talk to the running agent's chatbot.",
         discussion: """
         With a MESSAGE: sends it and prints the answer. Without: a conversation at a prompt \

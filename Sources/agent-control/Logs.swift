@@ -4,6 +4,7 @@ import Foundation
 
 struct Logs: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "logs",
         abstract: "Show a process's recent log: its workers' stdout and stderr, and the agent's lines about it.",
         discussion: """
         The running agent keeps, per process, the last 2,000 lines or 512 KiB of text (whichever \

@@ -8,6 +8,7 @@ import JSONSchema
 
 struct Mcp: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mcp",
         abstract: "Serve the running agent's commands as MCP tools over stdio (for desktop assistants and IDEs).",
         discussion: """
         Speaks the Model Context Protocol on stdin and stdout: one JSON-RPC 2.0 message a line \

@@ -26,6 +26,7 @@ struct SettingsCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Print the settings file as the running agent reads it.",
             discussion: """
             The text as it is in the file: ${env:NAME} references are shown as written, never \
@@ -135,6 +136,7 @@ struct SettingsCommand: ParsableCommand {
 
 struct Modules: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "modules",
         abstract: "List the running agent's enabled modules with their process types and kinds.",
         discussion: """
         As describing the modules finds them for the settings file (the runtime's own chat \
@@ -148,6 +150,7 @@ struct Modules: ParsableCommand {
 
 struct Diagnostics: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "diagnostics",
         abstract: "Show the running agent's versions, paths, store, fork server, outputs and limits.")
     @OptionGroup var location: LocationOptions
     @Flag(name: .long, help: "Print the diagnostics as JSON.")

@@ -28,6 +28,7 @@ func openStore(settingsFile: String) throws -> (reader: StoreReader, settings: A
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "events",
         abstract: "Show events from the agent's store (it need not be running).",
         discussion: """
         Reads the SQLite store (read-only, beside a running agent). --since takes a duration back \
@@ -91,6 +92,7 @@ struct Events: ParsableCommand {
 
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "history",
         abstract: "Show the run history from the store: starts, readiness, exits, restarts, state changes, commands.")
 
     @Argument(help: "Only this process.")

@@ -6,6 +6,7 @@ import Foundation
 
 struct Unit: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "unit",
         abstract: "Print a systemd unit that runs the agent as a service (Type=notify, watchdog, hardened).",
         discussion: """
         The unit runs `agent-control console` on the agent's settings as a dedicated user, with \

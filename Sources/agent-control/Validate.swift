@@ -3,6 +3,7 @@ import ArgumentParser
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Validate the settings against the host's schema and every process type's schema.",
         discussion: ValidateOptions.discussion)
 

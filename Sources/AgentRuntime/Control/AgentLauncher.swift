@@ -308,6 +308,7 @@ public struct AgentLauncher {
         forkServer = nil
         let refused: Int32? = supervisor.inbox.isolated {
             supervisor.logFile = logFile
+            supervisor.releasesStartPages = !SupervisorConfiguration.switchedOff("AGENT_RELEASE_START_PAGES", in: environment)
             supervisor.fronts.paths = paths
             supervisor.systemd.notifier = systemd
             supervisor.disabledProcesses = report.disabledProcesses
@@ -320,14 +321,16 @@ public struct AgentLauncher {
                                   notifications: prepared.settings.document["notifications"], containment: sharedContainment)
             supervisor.settingsHost.reloader = { checker.check(nil).map(\.report) }
             supervisor.settingsHost.commands = SettingsCommands(file: settingsFile, checker: checker)
-            // The fronts listen before the processes start, so that a port in use stops the start
-            // with nothing started; commands they take wait for the loop.
+            // The fronts are made here (bad settings stop the start with nothing started) and
+            // listen beside the first spawns: nothing the first worker need not wait for is on
+            // its path. Commands they take wait for the loop.
             let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
             let context = FrontContext(commands: commands, http: prepared.settings.http, logger: logger)
+            var made: [any AgentFront] = []
             do {
                 for factory in fronts {
                     guard let front = try factory(context) else { continue }
-                    try supervisor.fronts.start(front)
+                    made.append(front)
                 }
             } catch {
                 supervisor.fronts.close()
@@ -337,14 +340,17 @@ public struct AgentLauncher {
             }
             let modules = prepared.modules.isEmpty ? "none" : prepared.modules.map(\.name).joined(separator: ", ")
             logger.info("agent in \(prepared.settings.agentDirectory): modules \(modules); \(report.planned.count) process(es); Ctrl-C stops")
-            logger.info("\(Self.dashboardLine(supervisor.fronts.started.compactMap(\.address).first)); from another terminal: agent-control status, agent-control chat")
+            if made.isEmpty {
+                logger.info("\(Self.dashboardLine(nil)); from another terminal: agent-control status, agent-control chat")
+            }
             // Handed over last: until here, an early return shuts it down.
             supervisor.useForkServer(server)
+            supervisor.startFronts(made)
             return nil
         }
         if let refused { return refused }
         supervisor.run()
-        return ExitCode.success
+        return supervisor.inbox.isolated { supervisor.exitStatus }
     }
 
     /// What the start line says of the dashboard: where it is, or how to turn it on.

@@ -1,6 +1,7 @@
 import AgentBase
 import AgentCommands
 import AgentLoop
+import Foundation
 import JSONSchema
 import Logging
 
@@ -21,10 +22,45 @@ public final class ControlFronts {
 
     init() {}
 
+    /// Whether fronts are being started on their thread (see ``startBeside(_:inbox:then:)``).
+    private(set) var starting = false
+    private var closed = false
+
     /// Starts `front` and keeps it, to be stopped with the others.
     public func start(_ front: any AgentFront) throws {
         try front.start()
         started.append(front)
+    }
+
+    /// Starts `fronts` in order on a thread of their own, beside the first spawns: an HTTP
+    /// server takes milliseconds to set up (its event loop, its routes, the wait until it
+    /// listens) that the first worker need not wait for. `then` runs on the loop with why the
+    /// first that could not start did not (nil: all started); those started are kept, to be
+    /// stopped with the others (at once when the fronts were closed meanwhile).
+    func startBeside(_ fronts: [any AgentFront], inbox: LoopInbox, then: @escaping @Sendable @LoopActor (String?) -> Void) {
+        guard !fronts.isEmpty else { return }
+        starting = true
+        nonisolated(unsafe) let list = fronts
+        Thread.detachNewThread { [self] in
+            var done: [any AgentFront] = []
+            var failure: String?
+            for front in list {
+                do {
+                    try front.start()
+                    done.append(front)
+                } catch {
+                    failure = "\(error)"
+                    break
+                }
+            }
+            nonisolated(unsafe) let kept = done
+            inbox.post { [self] in
+                starting = false
+                guard !closed else { return kept.forEach { $0.stop() } }
+                started.append(contentsOf: kept)
+                then(failure)
+            }
+        }
     }
 
     /// Opens the control socket when there are paths for it; a failure is logged and the agent
@@ -47,5 +83,6 @@ public final class ControlFronts {
         commandCenter?.close()
         for front in started { front.stop() }
         started = []
+        closed = true
     }
 }

@@ -83,6 +83,13 @@ public final class Supervisor {
     let systemd: SystemdStatus
     /// A detached agent's log file: rotated as the settings' `log` says, reopened on SIGUSR1.
     public var logFile: AgentLogFile?
+    /// Whether the code pages only the start touched are given back once the first starts
+    /// settle (``StartPages``): agent-control's console does, unless `AGENT_RELEASE_START_PAGES=0`;
+    /// an embedded supervisor leaves its host's pages alone.
+    package var releasesStartPages = false
+    /// What `agent-control console` exits with once the loop ends: 0, or 1 when a front could not
+    /// start (see ``startFronts(_:)``).
+    package var exitStatus: Int32 = 0
     var deadlineTimer: Int?
     /// Kills what dead workers left behind (``run()`` makes this process a child subreaper).
     lazy var orphans = OrphanSweeper(
@@ -191,6 +198,7 @@ public final class Supervisor {
         systemd.start()
         watchConsolePipe()
         startInTurns(processes)
+        releaseStartPagesOnceSettled()
         queries.start(processes)
         fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.

@@ -180,6 +180,9 @@ enum HTTPBench {
             sweep.append((connections, try wrk.run(url, load: lighter, script: scripts.status)))
             run.pump(maxWait: 0)
         }
+        // The tail beside other work: one process spinning on a core (`yes > /dev/null`).
+        let hogged = try CPUHog.beside { try wrk.run(url, load: Wrk.Load(threads: 2, connections: 16, seconds: max(1, load.seconds / 2)), script: scripts.status) }
+        run.pump(maxWait: 0)
         cpuBefore = ProcFiles.cpuNanoseconds(of: run.pid)
         let perCall = PerCallClient.run(port: port, method: "GET", path: "/api/status", headers: authorizationHeaders,
                                         connections: load.connections, seconds: Double(load.seconds))
@@ -194,6 +197,8 @@ enum HTTPBench {
             check(output, who: "agent, keep-alive, \(connections) connections", into: &section)
             add(output, "GET /api/status, keep-alive, \(connections) connection\(connections == 1 ? "" : "s")", note: nil, into: &section)
         }
+        check(hogged, who: "agent, keep-alive, 16 connections beside a CPU hog", into: &section)
+        add(hogged, "GET /api/status, keep-alive, 16 connections, beside a CPU hog", note: "one `yes > /dev/null` spinning on a core", into: &section)
         add(perCall, "GET /api/status, new connection per call", note: nil, into: &section)
         section.add(cpuFigure(perCallCPU, requests: perCall.requests))
         return AgentOutcome(keepAlive: keepAlive, sweep: sweep, perCall: perCall)

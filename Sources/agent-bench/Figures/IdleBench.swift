@@ -8,7 +8,7 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; last, the supervisor's memory once more with the store off.")
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; then the supervisor's memory once more with the store off; last, with AGENT_RELEASE_START_PAGES=0 (the code pages only the start touched stay mapped; by default agent-control unmaps them once every first start has settled, and what it uses again is mapped again from the page cache). \"supervisor PSS: …\" rows: /proc/PID/smaps by mapping — the executable's code and constants (NIO, GRDB and the HTTP server are linked into it), its relocated data, the Swift runtime, Foundation, SQLite, the C libraries, heap, stacks and anonymous memory (malloc arenas, SQLite's page cache), the shared rings, the store's files.")
         // 20 workers without and with the HTTP server back to back, so that both see the same
         // phase of the machine; then 100.
         for (count, http) in [(20, false), (20, true), (100, false)] {
@@ -27,6 +27,11 @@ enum IdleBench {
             try memoryWithoutStore(environment, workers: 20, into: &section)
         } catch {
             section.fail("20 workers, store off: \(error)")
+        }
+        do {
+            try memoryKeepingStartPages(environment, workers: 20, into: &section)
+        } catch {
+            section.fail("20 workers, start pages kept: \(error)")
         }
         return section
     }
@@ -66,6 +71,33 @@ enum IdleBench {
                            note: "settings \"store\": {\"enabled\": false}"))
         let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
         if stopped == nil || !left.isEmpty { section.fail("\(count) workers, store off: stop incomplete, \(left.count) worker(s) left") }
+    }
+
+    /// The supervisor's memory by mapping (see `MemoryMap`): PSS of each part, RSS in the note.
+    static func addParts(of pid: Int32, label: String?, into section: inout Section) {
+        guard let map = MemoryMap(pid: pid) else { return section.fail("cannot read the supervisor's smaps") }
+        for name in MemoryMap.order {
+            guard let part = map.parts[name], part.rssKB > 0 else { continue }
+            section.add(Figure("  supervisor PSS: \(name)\(label.map { ", \($0)" } ?? "")", .megabytes, median: Double(part.pssKB) / 1024, count: 1,
+                               note: String(format: "RSS %.1f MB", Double(part.rssKB) / 1024)))
+        }
+    }
+
+    /// The supervisor's memory with AGENT_RELEASE_START_PAGES=0: its code pages that only the
+    /// start touched stay mapped (what the release gives back).
+    static func memoryKeepingStartPages(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
+        let file = try environment.writeAgent("idle-\(count)-start-pages", settings: GeneratedSettings.idle(count: count))
+        let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_RELEASE_START_PAGES": "0"])
+        guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
+            throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
+        }
+        settle(run, seconds: environment.quick ? 2 : 5)
+        guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
+        section.add(Figure("supervisor PSS, start pages kept", .megabytes, median: supervisor.pssMB, count: 1,
+                           note: String(format: "AGENT_RELEASE_START_PAGES=0; RSS %.1f MB", supervisor.rssMB)))
+        addParts(of: run.pid, label: "start pages kept", into: &section)
+        let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+        if stopped == nil || !left.isEmpty { section.fail("\(count) workers, start pages kept: stop incomplete, \(left.count) worker(s) left") }
     }
 
     static func measure(_ environment: BenchEnvironment, workers count: Int, seconds: Int, http: Bool, into section: inout Section) throws {
@@ -122,6 +154,7 @@ enum IdleBench {
             section.add(Figure("supervisor RSS, http on", .megabytes, median: supervisor.rssMB, count: 1))
             section.add(Figure("supervisor PSS, http on", .megabytes, median: supervisor.pssMB, count: 1,
                                note: "against \"supervisor PSS\" above, http off"))
+            addParts(of: run.pid, label: "http on", into: &section)
             let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
             if stopped == nil || !left.isEmpty { section.fail("\(count) workers, http on: stop incomplete, \(left.count) worker(s) left") }
             return
@@ -138,6 +171,7 @@ enum IdleBench {
         if count == 20 {
             section.add(Figure("supervisor RSS", .megabytes, median: supervisor.rssMB, count: 1))
             section.add(Figure("supervisor PSS", .megabytes, median: supervisor.pssMB, count: 1))
+            addParts(of: run.pid, label: nil, into: &section)
             if let server {
                 section.add(Figure("fork server RSS", .megabytes, median: server.rssMB, count: 1))
                 section.add(Figure("fork server PSS", .megabytes, median: server.pssMB, count: 1))

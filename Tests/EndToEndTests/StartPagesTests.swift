@@ -1,0 +1,76 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// agent-control gives back the pages of its own code that only its start touched, once every
+/// first start has settled (`AGENT_RELEASE_START_PAGES=0` keeps them), and runs on.
+@Suite(.ownThreads, .serialized) struct StartPagesTests {
+    static let settings = """
+    {"enabled_modules": ["sample"], "processes": {
+      "trades": {"type": "trade_feed", "interval": 0.05},
+      "busy": {"type": "trade_frequency", "window": 5, "threshold": 100}}}
+    """
+
+    /// RSS in kB of agent-control's mappings of its executable that were never written (code and
+    /// constants), from /proc/PID/smaps.
+    static func codeResidentKB(of pid: Int32) throws -> Int {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        let smaps = try String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)
+        var mapping: (rss: Int, anonymous: Int, code: Bool)?
+        var total = 0
+        func close() { if let mapping, mapping.code, mapping.anonymous == 0 { total += mapping.rss } }
+        for line in smaps.split(separator: "\n") {
+            let first = line.prefix { $0 != " " }
+            if !first.hasSuffix(":") {
+                close()
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                mapping = (0, 0, fields.count >= 6 && fields[5...].joined(separator: " ") == executable && !fields[1].contains("w"))
+            } else if let kB = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) {
+                if first == "Rss:" { mapping?.rss += kB }
+                if first == "Anonymous:" { mapping?.anonymous += kB }
+            }
+        }
+        close()
+        return total
+    }
+
+    /// Waits until both processes run (their start settled), as `status` says.
+    static func waitUntilRunning(_ run: AgentRun) throws -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let result = try runProgram("agent-control", ["status", "--json", "--settings", run.settingsFile])
+            let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let states = (object?["processes"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }
+            if states == ["running", "running"] { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    @Test func codePagesOnlyTheStartTouchedAreGivenBackAndTheAgentRunsOn() throws {
+        // Kept: what the start leaves mapped.
+        let kept = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--json"], environment: ["AGENT_RELEASE_START_PAGES": "0"])
+        defer { _ = kept.stop(signal: SIGKILL, timeout: 10) }
+        #expect(try Self.waitUntilRunning(kept), "\(kept.transcript)")
+        let keptKB = try Self.codeResidentKB(of: kept.process.processIdentifier)
+        #expect(kept.stop() == 0)
+
+        let run = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--json", "--log-level", "debug"])
+        defer { _ = run.stop(signal: SIGKILL, timeout: 10) }
+        let line = run.waitForLine(onStderr: true) { $0.contains("the start's code pages given back") }
+        #expect(line?.contains("MB of code mapped)") == true && line?.contains("madvise") == false, "\(run.transcript)")
+        let releasedKB = try Self.codeResidentKB(of: run.process.processIdentifier)
+        // What the agent touched again since is mapped again; the start's bulk is gone.
+        #expect(releasedKB * 2 < keptKB, "code RSS \(releasedKB) kB after the release, \(keptKB) kB kept")
+        // Everything it runs is mapped again at its touch: commands, events, a reload, the stop.
+        #expect(try Self.waitUntilRunning(run), "\(run.transcript)")
+        func isTrade(_ line: String) -> Bool {
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["type"] as? String == "trade"
+        }
+        let seen = run.stdoutLines.filter(isTrade).count
+        #expect(run.waitForLines(count: seen + 3, isTrade).count >= seen + 3, "\(run.transcript)")
+        let reload = try runProgram("agent-control", ["reload", "--settings", run.settingsFile])
+        #expect(reload.status == 0, "\(reload.stderr)")
+        #expect(run.stop() == 0, "\(run.transcript)")
+    }
+}
