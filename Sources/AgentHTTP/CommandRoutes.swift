@@ -112,9 +112,7 @@ struct CommandRoutes: Sendable {
                 }
                 // A repeated parameter is refused as a repeated key of a body is (the last
                 // one would win, unseen by whoever checked the first).
-                guard fields[name] == nil else {
-                    return .failure(Refusal(.invalid("the query parameter \"\(name)\" appears twice; keep one of them", pointer: "/" + JSONPointer.escape(name))))
-                }
+                guard fields[name] == nil else { return .failure(Self.repeated(name)) }
                 // An unknown one is left to the registry's check, which words it as for a body.
                 fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
@@ -128,7 +126,9 @@ struct CommandRoutes: Sendable {
             }
             fields[binary.member] = .string(Data(body.readableBytesView).base64EncodedString())
             for (key, value) in request.uri.queryParameters where String(key) != binary.member {
-                fields[String(key)] = properties[String(key)].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
+                let name = String(key)
+                guard fields[name] == nil else { return .failure(Self.repeated(name)) }
+                fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
         } else {
             // The one rule for bodies (APIRequestBody): JSON, or an HTML form's fields (typed by
@@ -171,6 +171,12 @@ struct CommandRoutes: Sendable {
         }
     }
 
+    /// A query parameter given twice: refused as a repeated key of a body is (the last one
+    /// would win, unseen by whoever checked the first).
+    static func repeated(_ name: String) -> Refusal {
+        Refusal(.invalid("the query parameter \"\(name)\" appears twice; keep one of them", pointer: "/" + JSONPointer.escape(name)))
+    }
+
     /// HTTP's `If-Match` header as the request's `if_match`, for a command that takes one (the
     /// settings changes): the hash as `settings_get` and the resources' reads answer it, quoted
     /// as an ETag or not. Refused when the body says otherwise.
@@ -186,9 +192,10 @@ struct CommandRoutes: Sendable {
         return nil
     }
 
-    /// The request's media type, lower case, without parameters (`audio/wav`).
+    /// The request's media type, lower case, without parameters (`audio/wav`); empty for an
+    /// empty header or one of parameters only (`;`), which no split may index.
     static func mediaType(_ request: Request) -> String? {
-        request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
+        request.headers[.contentType].map { $0.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
     /// A query value as the type its schema asks for, when it reads as one (else the string,

@@ -43,6 +43,8 @@ struct MCPRoutes: Sendable {
         let caller = CommandCaller(front: "mcp", user: identity.name, address: context.remoteAddress, role: identity.role.rawValue)
         let commands = self.commands
         let server = MCPServer(version: AgentVersion.current, refusal: { tool in
+            // A token's grants (`publish`, `signal`) run their commands here as over the API.
+            if identity.mayRun(needingAdminOr: tool.command.declarations.first?.grant) { return nil }
             guard let refused = CommandAccess.refusal(tool.command, caller: caller) else { return nil }
             commands.recordAudit("tools/call \(tool.name) → refused: \(refused.message)", caller: caller)
             return refused

@@ -25,7 +25,7 @@ struct Mcp: ParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Offer only these tools (default: every command).")
     var tools: [String] = []
 
-    @Flag(name: .long, help: "Offer only the tools that need no admin role (reads, and a person's own actions).")
+    @Flag(name: .long, help: "Offer only the tools that change nothing and need no admin role (the reads).")
     var readOnly = false
 
     func validate() throws {
@@ -38,7 +38,10 @@ struct Mcp: ParsableCommand {
         let daemon = try location.daemon()
         let paths = daemon.paths
         var offered = tools.isEmpty ? CommandTools.names : tools
-        if readOnly { offered = offered.filter { CommandTools.named($0)?.command.requiresAdmin == false } }
+        // Every call runs as the operator (the socket's admin), so no change is "a person's own":
+        // `task_complete` would complete anyone's run, and a `chat` message's tool calls and
+        // process control would run with the admin role.
+        if readOnly { offered = offered.filter { CommandTools.named($0).map { !$0.command.requiresAdmin && !$0.mutating } ?? false } }
         let server = MCPServer(tools: offered, version: AgentVersion.current) { request in
             // The socket blocks: on a thread of its own, never on the cooperative pool.
             await withCheckedContinuation { continuation in

@@ -106,6 +106,20 @@ import Testing
         #expect(try runProgram("agent-control", ["memory", "get", "greeting", "--settings", agent.run.settingsFile]).stdout.contains("hello"))
     }
 
+    /// The person confirms what runs: the call's arguments whole (a model told to hide a
+    /// change after 300 harmless characters was cut there), and characters that do not show as
+    /// themselves (a right-to-left override reordering what is read) written out.
+    @Test func theConfirmationShowsTheWholeCallAndNoHiddenCharacters() throws {
+        let stub = try ChatCompletionStub()
+        defer { stub.stop() }
+        let arguments = #"{"key": "greeting", "value": ""# + String(repeating: "a", count: 400) + "\u{202E}and-then-this" + #""}"#
+        stub.script(.toolCalls([("memory_set", arguments)]), .text("Saved."))
+        let agent = try Self.agent(stub, #""tools": ["memory_set"]"#)
+        let asked = try Self.chat(agent, "remember the greeting", token: APIAgent.adminToken)
+        #expect(asked.contains(#"\u{202E}and-then-this"}. Reply "yes""#), "\(asked)")
+        #expect(!asked.contains("\u{202E}"), "the override was shown as itself: \(asked)")
+    }
+
     @Test func theCommandLayerRefusesAToolTheReadRoleMayNotUse() throws {
         let stub = try ChatCompletionStub()
         defer { stub.stop() }
@@ -168,7 +182,7 @@ import Testing
         let file = TestPaths.temporaryDirectory("llm-settings") + "/settings.json"
         try #"""
         {"enabled_modules": [], "processes": {"chat": {"type": "chatbot", "logic_adapters": ["llm",
-          {"type": "llm", "base_url": "https://api.example.com/v1", "model": "m", "api_key": "sk-secret", "tools": ["proces_restart", "chat"], "max_tool_calls": 1000}]}}}
+          {"type": "llm", "base_url": "https://api.example.com/v1", "model": "m", "api_key": "sk-secret", "tools": ["proces_restart", "chat", "chat_voice"], "max_tool_calls": 1000}]}}}
         """#.write(toFile: file, atomically: true, encoding: .utf8)
         let report = try runProgram("validate-settings", ["--settings", file])
         #expect(report.status == 2)
@@ -178,6 +192,7 @@ import Testing
             "/processes/chat/logic_adapters/1/api_key: expected the key from the environment, written as \"${env:NAME}\"",
             "/processes/chat/logic_adapters/1/tools/0: unknown tool \"proces_restart\"; did you mean \"process_restart\"?",
             "/processes/chat/logic_adapters/1/tools/1: \"chat\" cannot be a chat tool",
+            "/processes/chat/logic_adapters/1/tools/2: \"chat_voice\" cannot be a chat tool",
             "/processes/chat/logic_adapters/1/max_tool_calls:",
         ] {
             #expect(report.stdout.contains(expected), "\(expected)\n\(report.stdout)")

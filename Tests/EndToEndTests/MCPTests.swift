@@ -102,6 +102,39 @@ import Testing
         #expect(offered.contains { $0["name"] as? String == "status" } && !offered.contains { $0["name"] as? String == "process_restart" })
     }
 
+    /// Over stdio every call runs as the operator (the socket's admin): `--read-only` offers no
+    /// change, not even "a person's own" — `task_complete` would complete anyone's run, and a
+    /// `chat` message's tool calls and process control would run with the admin role.
+    @Test func theReadOnlyServerOffersNoChangeMadeAsTheOperator() throws {
+        let agent = try APIAgent(http: LanguageModelChatTests.tokens)
+        let client = try StdioClient(["--read-only", "--settings", agent.run.settingsFile])
+        let offered = Set((Self.result(try client.call(1, "tools/list"))["tools"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        #expect(offered.isSuperset(of: ["status", "task_list", "chat_history"]), "\(offered.sorted())")
+        for name in ["chat", "task_complete", "task_fail", "workflow_approve", "process_restart", "settings_get"] {
+            #expect(!offered.contains(name), "--read-only offers \(name)")
+        }
+        let chat = try client.call(2, "tools/call", ["name": "chat", "arguments": ["text": "restart trades"]])
+        #expect(Self.errorCode(chat) == -32602, "\(chat)")
+    }
+
+    /// A read token granted `publish` publishes over `POST /mcp` as over `POST /api/events`
+    /// (the grant was ignored: only the role was asked), and may do nothing else it could not.
+    @Test func aTokenGrantedPublishPublishesOverMCPAndNothingMore() throws {
+        let agent = try APIAgent(http: #""tokens": ["${env:AGENT_API_TOKEN}", {"token": "${env:AGENT_READ_TOKEN}", "role": "read", "name": "feeder", "grants": ["publish"]}]"#)
+        func call(_ id: Int, _ tool: String, _ arguments: String) throws -> CurlResponse {
+            let headers = APIAgent.bearer(APIAgent.readToken).merging(["Content-Type": "application/json", "Accept": "application/json, text/event-stream"]) { $1 }
+            return try agent.request("POST", "/mcp", headers: headers,
+                                     body: #"{"jsonrpc": "2.0", "id": \#(id), "method": "tools/call", "params": {"name": "\#(tool)", "arguments": \#(arguments)}}"#)
+        }
+        let published = try call(1, "event_publish", #"{"type": "order.confirmed", "source": "shop"}"#)
+        #expect(published.status == 200 && published.body.contains(#""isError":false"#), "\(published.body)")
+        #expect(try agent.waitForAudit { $0.hasPrefix("mcp user feeder") && $0.contains("event_publish order.confirmed") } != nil)
+        let other = try call(2, "memory_set", #"{"key": "k", "value": 1}"#)
+        #expect(other.body.contains(#""isError":true"#) && other.body.contains("needs the admin role"), "\(other.body)")
+        let signal = try call(3, "workflow_signal", #"{"id": "w1", "name": "go"}"#)
+        #expect(signal.body.contains(#""isError":true"#) && signal.body.contains("needs the admin role"), "\(signal.body)")
+    }
+
     @Test func theHTTPEndpointRunsToolsWithTheTokensRole() throws {
         let agent = try APIAgent(http: LanguageModelChatTests.tokens)
         func post(_ token: String?, _ message: String) throws -> CurlResponse {

@@ -27,6 +27,10 @@ struct VoiceSettings: Equatable {
 package enum VoiceLimits {
     /// 1 MiB, as HTTP's default `max_body_bytes`: 32 s of 16 kHz mono 16-bit.
     package static let defaultMaximumBytes = 1 << 20
+    /// The largest `max_bytes`: the recording goes to the worker in one delivery frame, which
+    /// carries at most ``FrameCodec/maxFrameLength`` (16 MiB); 1 MiB is left for the message's
+    /// header (the processes' list, the context).
+    package static let largestMaximumBytes = FrameCodec.maxFrameLength - (1 << 20)
     package static let defaultMaximumSeconds = 30.0
     package static let defaultSilenceLevel = 30.0
 }

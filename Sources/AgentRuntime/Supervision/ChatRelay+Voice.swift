@@ -37,7 +37,7 @@ extension ChatRelay {
         var payload = Array(JSONValue.object(header).serialized().utf8)
         payload.append(0x0A)
         payload += audio
-        events.deliver(type: "chat.voice", source: RuntimeEvent.chatMessage.source, payload: payload, to: bot)
+        if let refusal = hand(payload, type: "chat.voice", id: id, to: bot, pointer: "/audio") { respond(.failure(refusal)) }
     }
 
     /// A voice `chat.reply` as the answer to `chat_voice`; a refusal's `code` says which

@@ -1,5 +1,6 @@
 import AgentBase
 import AgentCommands
+import AgentCore
 import AgentLoop
 import AgentStore
 import AgentSupervision
@@ -85,9 +86,24 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         if let context = request.context { fields["context"] = .object(context) }
         if let adapter { fields["adapter"] = .string(adapter) }
         fields["caller"] = ChatToolBridge.describe(caller)
-        events.deliver(type: RuntimeEvent.chatMessage.type, source: RuntimeEvent.chatMessage.source,
-                       payload: Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8), to: bot)
+        let payload = Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8)
+        if let refusal = hand(payload, type: RuntimeEvent.chatMessage.type, id: id, to: bot, pointer: "/context") { return respond(.failure(refusal)) }
         store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
+    }
+
+    /// Delivers a message (`chat.message`, `chat.voice`) to the chatbot, or refuses it when one
+    /// frame cannot carry it: the worker reads at most ``FrameCodec/maxFrameLength`` bytes a
+    /// frame and loses its channel on a larger one (a big `context` over a raised
+    /// `http.max_body_bytes` would take the chat down). The reply awaited as `id` is given up.
+    func hand(_ payload: [UInt8], type: String, id: String, to bot: SupervisedProcess, pointer: String) -> CommandError? {
+        let source = RuntimeEvent.chatMessage.source
+        let length = EventFrame.deliveryLength(typeCount: type.utf8.count, sourceCount: source.utf8.count, payloadCount: payload.count)
+        guard length <= FrameCodec.maxFrameLength else {
+            if let waiting = pending.removeValue(forKey: id) { loop.cancel(waiting.timer) }
+            return CommandError(.tooLarge, "the message is \(payload.count) bytes with its header; the chatbot's worker takes at most \(FrameCodec.maxFrameLength) bytes a message: send less (\(pointer))", pointer: pointer)
+        }
+        events.deliver(type: type, source: source, payload: payload, to: bot)
+        return nil
     }
 
     /// `chat`: the chatbot's reply.

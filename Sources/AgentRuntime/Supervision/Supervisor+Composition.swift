@@ -16,6 +16,7 @@ extension Supervisor {
     /// Connects the parts to each other and to the processes (once, from `init`).
     func wireParts() {
         work.fleetBridge = fleetBridge
+        work.isProcessName = { [unowned self] name in table.byName[name] != nil || router.replicaGroups[name] != nil }
         work.askChatbot = { [unowned self] text, adapter, conversation, answer in
             chat.ask(text, adapter: adapter, conversation: conversation, answer: answer)
         }

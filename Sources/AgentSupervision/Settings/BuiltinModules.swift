@@ -33,8 +33,9 @@ package enum BuiltinModules {
                 "type": "object", "additionalProperties": false,
                 "description": "Voice messages (chat --voice, POST /api/chat/voice), recognised in the chatbot's worker with PocketSphinx (Debian: libpocketsphinx3, pocketsphinx-en-us; spoken answers: libespeak-ng1).",
                 "properties": [
-                    "max_bytes": ["type": "integer", "minimum": 1024, "maximum": 67_108_864, "default": .number(JSONNumber(VoiceLimits.defaultMaximumBytes)),
-                                  "description": "A recording larger than this is refused before it is decoded (HTTP's max_body_bytes applies too)."],
+                    "max_bytes": ["type": "integer", "minimum": 1024, "maximum": .number(JSONNumber(VoiceLimits.largestMaximumBytes)),
+                                  "default": .number(JSONNumber(VoiceLimits.defaultMaximumBytes)),
+                                  "description": "A recording larger than this is refused before it is decoded (HTTP's max_body_bytes applies too); at most 15 MiB, what one message to the chatbot's worker carries."],
                     "max_seconds": ["type": "number", "exclusiveMinimum": 0, "maximum": 600, "default": .number(JSONNumber(VoiceLimits.defaultMaximumSeconds)),
                                     "description": "A recording longer than this (from its header) is refused before its samples are decoded."],
                     "silence_level": ["type": "number", "minimum": 0, "maximum": 32768, "default": .number(JSONNumber(VoiceLimits.defaultSilenceLevel)),

@@ -43,6 +43,9 @@ extension WorkHost {
                                     respond: @escaping (Result<Published, CommandError>) -> Void) {
         let payload = payload ?? .object([:])
         if let problem = Self.nameProblem(type: type, source: source) { return respond(.failure(problem)) }
+        if let source, isProcessName(source) {
+            return respond(.failure(.invalid("\"\(source)\" is one of the agent's processes: an event from outside may not pass for it; name the system that publishes, e.g. \"shop\"", pointer: "/source")))
+        }
         guard publishesWaiting < Self.mostPublishesWaiting else {
             return respond(.failure(.unavailable("\(Self.mostPublishesWaiting) published events wait to be checked and stored already; try again in a moment", retryAfter: 1)))
         }

@@ -80,6 +80,10 @@ package final class WorkHost {
         answer(.failure(WorkflowError(code: "chat", message: "no chatbot in this agent")))
     }
 
+    /// Whether a name is one of the agent's processes: an event published from outside may not
+    /// pass for one (its subscribers and the event log would take it for the process's own).
+    package var isProcessName: (String) -> Bool = { _ in false }
+
     var loop: EventLoop { host.loop }
     var logger: Logger { host.logger }
 

@@ -132,9 +132,8 @@ final class LanguageModelAdapter: ChatAdapter {
                     awaiting[message.conversation] = Confirmation(who: Self.who(message), messages: messages, call: call, arguments: arguments,
                                                                   rest: Array(turn.toolCalls[(index + 1)...]), callsMade: calls,
                                                                   asked: Date().timeIntervalSince1970)
-                    let shown = JSONValue.object(arguments).serialized()
                     return (turn.text.isEmpty ? "" : turn.text + "\n")
-                        + "I am about to run \(call.name) \(shown.count > 300 ? String(shown.prefix(300)) + "…" : shown). Reply \"yes\" to run it; anything else cancels."
+                        + "I am about to run \(call.name) \(Self.shown(arguments)). Reply \"yes\" to run it; anything else cancels."
                 }
                 messages.append(Self.toolMessage(call, run(call.name, arguments, message)))
             }
@@ -208,6 +207,24 @@ final class LanguageModelAdapter: ChatAdapter {
     /// Who sent the message, as the supervisor says (the user, or the front).
     static func who(_ message: ChatMessage) -> String {
         message.caller?["user"]?.stringValue ?? message.caller?["front"]?.stringValue ?? "the operator"
+    }
+
+    /// A call's arguments as the person confirms them: whole (a cut would hide what runs
+    /// after it; ``check(_:)`` bounds them at 64 KiB), and with the characters that do not
+    /// show as themselves — bidirectional overrides, zero-width and other format characters,
+    /// C1 controls a terminal may obey — written as `\u{…}`, so that the text read is the
+    /// text run.
+    static func shown(_ arguments: JSONObject) -> String {
+        var text = ""
+        for scalar in JSONValue.object(arguments).serialized().unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .format, .control, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
+                text += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
     }
 
     static func word(_ text: String) -> String {
