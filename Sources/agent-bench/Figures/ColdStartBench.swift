@@ -8,23 +8,30 @@ enum ColdStartBench {
     /// The launch with the HTTP server on (`"http": {"listen": "127.0.0.1:0", …}`), in the same
     /// agent folder (the manifest cache filled): what starting NIO and the API adds.
     static func measureWithHTTP(_ environment: BenchEnvironment, settingsFolder: String, into section: inout Section) throws {
-        var firstReady = Samples()
-        var allReady = Samples()
         let file = settingsFolder + "/settings-http.json"
         try GeneratedSettings.idle(count: workers, http: HTTPBench.httpSettings).write(toFile: file, atomically: true, encoding: .utf8)
-        for _ in 0..<(environment.quick ? 2 : 5) {
-            let run = try ConsoleRun(environment: environment, settingsFile: file)
-            guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
-                throw BenchError("http on: \(run.readyTimes.count) of \(workers) workers ready after 30 s; \(run.errors.prefix(3).joined(separator: " | "))")
-            }
-            firstReady.append((run.readyTimes[0] - run.launchedAt) * 1000)
-            allReady.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
-            let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
-            guard stopped != nil, left.isEmpty else { throw BenchError("http on, SIGTERM: \(left.count) worker(s) left") }
-        }
+        let (firstReady, allReady) = try launches(environment, file: file, count: environment.quick ? 2 : 5, what: "http on")
         section.add(Figure("launch → first worker ready, http on", .milliseconds, samples: firstReady,
                            note: "target ≤ 15 ms; the HTTP server listening (settings \"http\")"))
         section.add(Figure("launch → \(workers) workers ready, http on", .milliseconds, samples: allReady, note: "target ≤ 40 ms"))
+    }
+
+    /// `count` launches of `file`, each stopped with SIGTERM: launch → first and → all workers ready.
+    static func launches(_ environment: BenchEnvironment, file: String, extraEnvironment: [String: String] = [:], count: Int,
+                         what: String) throws -> (first: Samples, all: Samples) {
+        var first = Samples()
+        var all = Samples()
+        for _ in 0..<count {
+            let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: extraEnvironment)
+            guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
+                throw BenchError("\(what): \(run.readyTimes.count) of \(workers) workers ready after 30 s; \(run.errors.prefix(3).joined(separator: " | "))")
+            }
+            first.append((run.readyTimes[0] - run.launchedAt) * 1000)
+            all.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
+            let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+            guard stopped != nil, left.isEmpty else { throw BenchError("\(what), SIGTERM: \(left.count) worker(s) left after 20 s") }
+        }
+        return (first, all)
     }
 
     static func run(_ environment: BenchEnvironment) -> Section {
@@ -107,18 +114,8 @@ enum ColdStartBench {
             try measureWithHTTP(environment, settingsFolder: URL(fileURLWithPath: file).deletingLastPathComponent().path, into: &section)
 
             // The same launch without the fork server: every worker exec'd.
-            var spawnedFirst = Samples()
-            var spawnedAll = Samples()
-            for _ in 0..<(environment.quick ? 2 : 5) {
-                let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER": "0"])
-                guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
-                    throw BenchError("no fork server: \(run.readyTimes.count) of \(workers) workers ready after 30 s")
-                }
-                spawnedFirst.append((run.readyTimes[0] - run.launchedAt) * 1000)
-                spawnedAll.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
-                let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
-                guard stopped != nil, left.isEmpty else { throw BenchError("no fork server, SIGTERM: \(left.count) worker(s) left after 20 s") }
-            }
+            let (spawnedFirst, spawnedAll) = try launches(environment, file: file, extraEnvironment: ["AGENT_FORK_SERVER": "0"],
+                                                          count: environment.quick ? 2 : 5, what: "no fork server")
             section.add(Figure("launch → first worker ready, no fork server", .milliseconds, samples: spawnedFirst,
                                note: "AGENT_FORK_SERVER=0: every worker started with posix_spawn"))
             section.add(Figure("launch → \(workers) workers ready, no fork server", .milliseconds, samples: spawnedAll))
