@@ -8,6 +8,12 @@ package struct MarkdownLink: Equatable {
     package var target: String
     /// The 1-based line the link starts on.
     package var line: Int
+
+    package init(text: String, target: String, line: Int) {
+        self.text = text
+        self.target = target
+        self.line = line
+    }
 }
 
 /// The links and heading anchors of Markdown text, as a forge (GitHub, Gitea, GitLab) reads
