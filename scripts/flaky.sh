@@ -41,12 +41,22 @@ stop_hogs() { for pid in "${hog_pids[@]}"; do kill "$pid" 2>/dev/null || true; d
 trap stop_hogs EXIT
 for _ in $(seq 1 "$hogs"); do yes >/dev/null & hog_pids+=($!); done
 
+# CPU-seconds of this shell's ended children (/proc: cutime + cstime): a run's own work, which
+# the hogs beside it do not inflate as they do its wall time.
+children_cpu() {
+    local stat
+    read -r stat </proc/$$/stat
+    set -- ${stat##*) }
+    echo $(( ${14} + ${15} ))
+}
+ticks="$(getconf CLK_TCK)"
 failed_runs=0
 for run in $(seq 1 "$runs"); do
     log="$logs/run-$run.log"
     start=$(date +%s)
+    cpu=$(children_cpu)
     if swift test --skip-build ${filter:+--filter "$filter"} >"$log" 2>&1; then status=passed; else status=FAILED; failed_runs=$((failed_runs + 1)); fi
-    echo "run $run/$runs: $status in $(( $(date +%s) - start )) s ($log)"
+    echo "run $run/$runs: $status in $(( $(date +%s) - start )) s, $(( ($(children_cpu) - cpu) / ticks )) CPU-s ($log)"
 done
 stop_hogs
 
