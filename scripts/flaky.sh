@@ -50,12 +50,20 @@ children_cpu() {
     echo $(( ${14} + ${15} ))
 }
 ticks="$(getconf CLK_TCK)"
+stamp() {
+    python3 -u -c 'import sys, time
+start = time.monotonic()
+for line in sys.stdin:
+    sys.stdout.write("%8.2f %s" % (time.monotonic() - start, line))'
+}
 failed_runs=0
 for run in $(seq 1 "$runs"); do
     log="$logs/run-$run.log"
     start=$(date +%s)
     cpu=$(children_cpu)
-    if swift test --skip-build ${filter:+--filter "$filter"} >"$log" 2>&1; then status=passed; else status=FAILED; failed_runs=$((failed_runs + 1)); fi
+    # Each line of the log begins with the seconds since the run began: what ran when, and
+    # what held the run up (pipefail: the run's status is swift test's).
+    if swift test --skip-build ${filter:+--filter "$filter"} 2>&1 | stamp >"$log"; then status=passed; else status=FAILED; failed_runs=$((failed_runs + 1)); fi
     echo "run $run/$runs: $status in $(( $(date +%s) - start )) s, $(( ($(children_cpu) - cpu) / ticks )) CPU-s ($log)"
 done
 stop_hogs
