@@ -124,7 +124,7 @@ import Testing
         let paused = JSONLinesFixture.wait(timeout: 180) { (status(agent, "flood")?["times_paused"]?.numberValue?.intValue ?? 0) > 0 ? true : nil }
         // While the flood is held, the supervisor answers and the neighbour emits.
         expectUnharmed(agent)
-        FileManager.default.createFile(atPath: release, contents: nil)
+        #expect(FileManager.default.createFile(atPath: release, contents: nil), "cannot release the watch: \(release)")
         #expect(paused == true, "the flood never blocked: the test proves nothing\n\(agent.transcript)")
         let report = agent.waitForLine(timeout: 180) { $0.contains("py_watch saw") }
         #expect(report?.contains("py_watch saw \(count) events from ['flood'] with 0 gaps") == true, "\(agent.transcript)")
