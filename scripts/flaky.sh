@@ -41,12 +41,30 @@ stop_hogs() { for pid in "${hog_pids[@]}"; do kill "$pid" 2>/dev/null || true; d
 trap stop_hogs EXIT
 for _ in $(seq 1 "$hogs"); do yes >/dev/null & hog_pids+=($!); done
 
+# CPU-seconds of this shell's ended children (/proc: cutime + cstime): a run's own work, which
+# the hogs beside it do not inflate as they do its wall time.
+children_cpu() {
+    local stat
+    read -r stat </proc/$$/stat
+    set -- ${stat##*) }
+    echo $(( ${14} + ${15} ))
+}
+ticks="$(getconf CLK_TCK)"
+stamp() {
+    python3 -u -c 'import sys, time
+start = time.monotonic()
+for line in sys.stdin:
+    sys.stdout.write("%8.2f %s" % (time.monotonic() - start, line))'
+}
 failed_runs=0
 for run in $(seq 1 "$runs"); do
     log="$logs/run-$run.log"
     start=$(date +%s)
-    if swift test --skip-build ${filter:+--filter "$filter"} >"$log" 2>&1; then status=passed; else status=FAILED; failed_runs=$((failed_runs + 1)); fi
-    echo "run $run/$runs: $status in $(( $(date +%s) - start )) s ($log)"
+    cpu=$(children_cpu)
+    # Each line of the log begins with the seconds since the run began: what ran when, and
+    # what held the run up (pipefail: the run's status is swift test's).
+    if swift test --skip-build ${filter:+--filter "$filter"} 2>&1 | stamp >"$log"; then status=passed; else status=FAILED; failed_runs=$((failed_runs + 1)); fi
+    echo "run $run/$runs: $status in $(( $(date +%s) - start )) s, $(( ($(children_cpu) - cpu) / ticks )) CPU-s ($log)"
 done
 stop_hogs
 

@@ -14,6 +14,8 @@ package final class SystemdStatus {
     private var readySent = false
     private var reloading = false
     private var statusDirty = false
+    /// Lines whose datagram the socket refused, sent again after the next turn.
+    private var unsent: [String] = []
     /// The last failure logged: a socket that keeps failing is logged once.
     private var lastFailure: String?
     private let loop: EventLoop
@@ -48,16 +50,21 @@ package final class SystemdStatus {
     }
 
     /// After a turn of the loop: the status if a state changed (one datagram however many
-    /// changed), with `READY=1` the first time `settled` holds.
+    /// changed), with `READY=1` the first time `settled` holds. A datagram the socket refused
+    /// (it never blocks: a reader that is behind, with its queue full of watchdog pings, makes
+    /// it fail) goes again after the next turn, with what a reload's end could not send: lost,
+    /// `READY=1` would leave systemd waiting for the start, and the status would stay stale
+    /// until the next change.
     package func afterTurn(settled: @autoclosure () -> Bool, status: @autoclosure () -> String) {
-        guard statusDirty, let notifier else { return }
-        statusDirty = false
-        var extra: [String] = []
-        if !readySent, settled() {
-            readySent = true
-            extra.append("READY=1")
+        guard statusDirty || !unsent.isEmpty, let notifier else { return }
+        let ready = !readySent && settled()
+        guard notify(notifier, status: status(), unsent + (ready ? ["READY=1"] : [])) else {
+            statusDirty = true
+            return
         }
-        notify(notifier, status: status(), extra)
+        statusDirty = false
+        unsent = []
+        if ready { readySent = true }
     }
 
     /// Around a reload (SIGHUP, `systemctl reload`, the reload command): `RELOADING=1` with the
@@ -74,7 +81,7 @@ package final class SystemdStatus {
         guard let notifier, reloading else { return }
         reloading = false
         let status = applied ? status() : "reload refused, the running configuration stays; \(status())"
-        notify(notifier, status: status, ["READY=1"])
+        if !notify(notifier, status: status, ["READY=1"]) { unsent.append("READY=1") }
     }
 
     /// `STOPPING=1` when the agent begins to stop.
@@ -103,11 +110,13 @@ package final class SystemdStatus {
         return text
     }
 
-    private func notify(_ notifier: SystemdNotifier, status: String? = nil, _ lines: [String]) {
+    @discardableResult
+    private func notify(_ notifier: SystemdNotifier, status: String? = nil, _ lines: [String]) -> Bool {
         let sent = status == nil ? notifier.send(lines) : notifier.send(status: status, lines)
         if !sent, let failure = notifier.lastFailure, failure != lastFailure {
             logger.warning("\(failure)")
         }
         lastFailure = notifier.lastFailure
+        return sent
     }
 }

@@ -57,7 +57,8 @@ import Testing
     @Test func theLogKeepsTheLinesOfWorkersThatDiedAndTheSupervisorsLinesAboutTheirRestarts() throws {
         let run = try agent(#""crashy": {"type": "fault", "mode": "exit", "after_ms": 50, "print_lines": 1, "restart": {"initial_delay": 0.05, "max_restarts": null}}"#)
         defer { _ = run.stop() }
-        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[crashy]") && $0.contains("restarting in") }.count == 2, "\(run.transcript)")
+        // At least two: under load more restarts can come before the lines are read.
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[crashy]") && $0.contains("restarting in") }.count >= 2, "\(run.transcript)")
         let lines = try jsonLines(run, "crashy")
         let supervisor = Self.texts(lines, stream: "supervisor")
         #expect(supervisor.contains { $0.hasPrefix("warning: worker pid ") && $0.contains("exited with status 1") && $0.contains("restarting in") }, "\(lines)")

@@ -9,8 +9,12 @@ package final class NotifySocket: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [[String]] = []
     private var closed = false
+    private var paused: Bool
 
-    package init(abstract: Bool = false) throws {
+    /// `paused`: nothing is read until ``resume()``, so that the socket's queue fills as
+    /// behind a reader that is slow.
+    package init(abstract: Bool = false, paused: Bool = false) throws {
+        self.paused = paused
         let label = "agent-tests-notify-\(UUID().uuidString.prefix(8))"
         name = abstract ? "@" + label : TestPaths.temporaryDirectory("notify") + "/notify.sock"
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -30,6 +34,10 @@ package final class NotifySocket: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65536)
             while !lock.withLock({ closed }) {
+                if lock.withLock({ self.paused }) {
+                    usleep(10_000)
+                    continue
+                }
                 let count = recv(fd, &buffer, buffer.count, 0)
                 guard count > 0 else { continue }
                 let lines = String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
@@ -45,6 +53,9 @@ package final class NotifySocket: @unchecked Sendable {
     }
 
     package func stop() { lock.withLock { closed = true } }
+
+    /// Starts reading a socket made `paused`.
+    package func resume() { lock.withLock { paused = false } }
 
     /// Every datagram so far, each as its lines.
     package var messages: [[String]] { lock.withLock { received } }

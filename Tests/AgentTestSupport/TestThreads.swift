@@ -13,15 +13,20 @@ import Testing
 /// task executor preference, so their blocking takes one of these threads, and the tasks
 /// they start unstructured (the stores', the clients') keep the pool.
 ///
-/// At most `width` bodies run at once (the rest wait in order), so the machine is not loaded
-/// with every test of the target at the same moment. A `timeLimit` trait would count a test's
-/// wait for a thread too: on a loaded machine tests that block for minutes held every thread
-/// and 31 quick tests' 3-minute limits lapsed while they waited (none had begun). So these
-/// suites carry no time limit; ``TestWatchdog`` ends a hung test's run, counting from when its
-/// body got a thread.
+/// At most `width` bodies run at once (``TestBodySlots``; the rest wait in order, holding no
+/// thread), so the machine is not loaded with every test of the target at the same moment. The
+/// threads themselves are not so bounded: a body that awaits (a yield, a child task, a store's
+/// answer) gets a thread for its next step at once. When the threads were the bound, the next
+/// step of an awaiting test queued behind every body not yet begun, and behind 12 bodies
+/// blocked on their agents it waited for minutes: at load 50 a test of 1,000 awaits ran 906 s
+/// and the watchdog ended the run. A `timeLimit` trait would count a test's wait for its slot
+/// too: on a loaded machine 31 quick tests' 3-minute limits lapsed while they waited (none had
+/// begun). So these suites carry no time limit; ``TestWatchdog`` ends a hung test's run,
+/// counting from when its body got its slot.
 package final class TestThreads: TaskExecutor, @unchecked Sendable {
-    /// `AGENT_TEST_THREADS` bodies at once (default 12), to measure another width.
-    package static let shared = TestThreads(width: ProcessInfo.processInfo.environment["AGENT_TEST_THREADS"].flatMap(Int.init).map { max($0, 1) } ?? 12)
+    /// Threads for the bodies ``TestBodySlots`` lets run and for their next steps: far more
+    /// than those bodies (each may block one), made only as jobs wait.
+    package static let shared = TestThreads(width: 256)
 
     private let width: Int
     private let condition = NSCondition()
@@ -80,10 +85,17 @@ package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         let name = test.id.description + (testCase.map { _ in " (a case)" } ?? "")
+        // A body is a test case (a test that is not parameterized has one): the test's own scope
+        // only awaits its cases. Holding a slot it would keep one from them, and watched it
+        // counted every case's wait (at load 50 it ended a run at 906 s while its longest case
+        // had run 599 s).
+        let body = testCase != nil
+        if body { await TestBodySlots.shared.take() }
+        defer { if body { TestBodySlots.shared.give() } }
         try await withTaskExecutorPreference(TestThreads.shared) {
-            // Watched from when the body has its thread, not while it waits for one.
-            let token = TestWatchdog.begin(name)
-            defer { TestWatchdog.end(token) }
+            // Watched from when the body has its slot, not while it waits for one.
+            let token = body ? TestWatchdog.begin(name) : nil
+            defer { token.map(TestWatchdog.end) }
             try await function()
         }
     }
@@ -92,4 +104,44 @@ package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 extension SuiteTrait where Self == OwnThreadsTrait {
     /// The suite's tests run on threads of their own, not the cooperative pool.
     package static var ownThreads: Self { OwnThreadsTrait() }
+}
+
+/// At most `AGENT_TEST_THREADS` (default 12) test bodies of the `.ownThreads` suites at once;
+/// the others wait for a slot in the order they asked, holding no thread.
+package final class TestBodySlots: @unchecked Sendable {
+    package static let shared = TestBodySlots(width: ProcessInfo.processInfo.environment["AGENT_TEST_THREADS"].flatMap(Int.init).map { max($0, 1) } ?? 12)
+
+    private let lock = NSLock()
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    package init(width: Int) { free = width }
+
+    /// Returns once a slot is this caller's.
+    package func take() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if free > 0 {
+                free -= 1
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiting.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Gives a slot back: to the longest waiting, if any.
+    package func give() {
+        lock.lock()
+        guard !waiting.isEmpty else {
+            free += 1
+            lock.unlock()
+            return
+        }
+        let next = waiting.removeFirst()
+        lock.unlock()
+        next.resume()
+    }
 }

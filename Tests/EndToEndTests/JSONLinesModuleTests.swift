@@ -197,7 +197,8 @@ import Testing
             let status = try runProgram("agent-control", ["status", "--json", "--settings", run.settingsFile])
             let processes = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["processes"] as? [[String: Any]] ?? []
             let tide = processes.first { $0["name"] as? String == "tide" } ?? [:]
-            paused = tide["paused"] as? Bool == true
+            // The count, not the state: a sampled state can miss a pause between two polls.
+            paused = tide["paused"] as? Bool == true || (tide["times_paused"] as? Int ?? 0) > 0
             last = processes.first { $0["name"] as? String == "sink" } ?? [:]
         }
         // The program's writes block while the sink's queue is full: it is paused, not dropped from.

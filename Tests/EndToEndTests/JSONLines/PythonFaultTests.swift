@@ -112,18 +112,22 @@ import Testing
 
     @Test func aFloodIntoABlockingQueueLosesNothingAndTheSupervisorAnswersMeanwhile() throws {
         let count = 100_000
+        let release = TestPaths.temporaryDirectory("py-flood-release") + "/go"
         let agent = try JSONLinesFixture.start(steady + #"""
             , "flood": {"type": "py_fault", "mode": "flood", "count": \#(count), "after": 0.2},
-            "watch": {"type": "py_watch", "subscribe": ["py_flood", "py_end"], "first_delay": 10, "queue": {"limit_bytes": 65536, "when_full": "block"}}
+            "watch": {"type": "py_watch", "subscribe": ["py_flood", "py_end"], "first_wait_for": "\#(release)", "queue": {"limit_bytes": 65536, "when_full": "block"}}
             """#, rest: #""store": {"enabled": false}"#, label: "py-flood-block")
-        // The watch sleeps 10 s at its first event: the flood fills its delivery ring (4 MB, some
-        // 70,000 of these events) and its queue meanwhile whatever the load, and is paused — not
-        // a race between the two programs' speeds.
-        // While the flood goes on, the supervisor answers and the neighbour emits.
+        // The watch is held at its first event until the flood is paused: the flood fills its
+        // delivery ring (4 MB, some 70,000 of these events) and its queue meanwhile, however
+        // fast the machine lets it write — not a race between the two programs' speeds (a
+        // 10 s hold lapsed at load 50 before a slowed flood had filled them).
+        let paused = JSONLinesFixture.wait(timeout: 180) { (status(agent, "flood")?["times_paused"]?.numberValue?.intValue ?? 0) > 0 ? true : nil }
+        // While the flood is held, the supervisor answers and the neighbour emits.
         expectUnharmed(agent)
+        #expect(FileManager.default.createFile(atPath: release, contents: nil), "cannot release the watch: \(release)")
+        #expect(paused == true, "the flood never blocked: the test proves nothing\n\(agent.transcript)")
         let report = agent.waitForLine(timeout: 180) { $0.contains("py_watch saw") }
         #expect(report?.contains("py_watch saw \(count) events from ['flood'] with 0 gaps") == true, "\(agent.transcript)")
-        #expect((status(agent, "flood")?["times_paused"]?.numberValue?.intValue ?? 0) > 0, "the flood never blocked: the test proves nothing")
         #expect(status(agent, "watch")?["events_dropped"]?.numberValue?.intValue ?? 0 == 0)
         #expect(agent.stop() == 0, "\(agent.transcript)")
     }

@@ -1,4 +1,5 @@
 """Checks each source's numbering; reports on the end event; echoes with `echo`."""
+import os
 import time
 
 from agentruntime import main, subscribe
@@ -17,6 +18,11 @@ def watch(event, ctx):
     count += 1
     if count == 1 and ctx.settings.get("first_delay"):
         time.sleep(ctx.settings["first_delay"])
+    if count == 1 and ctx.settings.get("first_wait_for"):
+        # Held at the first event until the test creates this file (at most 300 s).
+        deadline = time.monotonic() + 300
+        while not os.path.exists(ctx.settings["first_wait_for"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
     if ctx.settings["delay"]:
         time.sleep(ctx.settings["delay"])
     n = event.payload.get("n") if isinstance(event.payload, dict) else None
