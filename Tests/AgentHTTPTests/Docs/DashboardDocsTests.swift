@@ -25,7 +25,7 @@ import Testing
 
     @Test func theDocsArePagesOfTheDashboardForEveryRoleAndOnlyTheirs() throws {
         let agent = try APIAgent(http: try HTTPSession.users(), environment: ["AGENT_RUNTIME_HOME": try Self.home()])
-        let read = APIAgent.bearer(APIAgent.readToken)
+        let read = APIAgent.bearer(APIAgent.adminToken)
 
         let index = try agent.request("GET", "/docs", headers: read)
         #expect(index.status == 200 && index.header("content-type")?.hasPrefix("text/html") == true, "\(index.description)")

@@ -54,6 +54,11 @@ import Testing
         return result
     }
 
+    /// The `NAME`s of the `${env:NAME}` references in `text`.
+    static func environmentNames(in text: String) -> [String] {
+        text.components(separatedBy: "${env:").dropFirst().map { String($0.prefix { $0.isLetter || $0.isNumber || $0 == "_" }) }
+    }
+
     @Test func theDocumentsSettingsFragmentsAreSettingsValidateSettingsAccepts() throws {
         let (keys, types, modules) = try Self.reference()
         #expect(keys.contains("processes") && keys.contains("enabled_modules") && types.contains("chatbot"), "\(keys) \(types)")
@@ -79,7 +84,10 @@ import Testing
                 let settings = Self.merged(base, fragment)
                 let data = try JSONSerialization.data(withJSONObject: settings, options: [.prettyPrinted, .sortedKeys])
                 try data.write(to: URL(fileURLWithPath: folder + "/settings.json"))
-                let result = try runProgram("validate-settings", ["--no-build", folder], in: folder, environment: environment, timeout: 120)
+                // The variables the fragment reads are the reader's to set.
+                var given = environment
+                for name in Self.environmentNames(in: String(decoding: data, as: UTF8.self)) where given[name] == nil { given[name] = "documented-example-value" }
+                let result = try runProgram("validate-settings", ["--no-build", "-C", folder], in: folder, environment: given, timeout: 120)
                 let said = (result.stdout + result.stderr).suffix(2000)
                 if block.marked("invalid") {
                     if result.status == 0 { failures.append("\(block): marked invalid, but validate-settings accepts it") }
