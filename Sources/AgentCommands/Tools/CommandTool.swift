@@ -75,7 +75,7 @@ public enum CommandTools {
     /// Every tool's name.
     public static var names: [String] { all.map(\.name) }
 
-    /// Tools a language model in the chat may not be given: `chat` and its history would ask
-    /// the chatbot that is waiting for the model's answer.
-    public static let notForChat: Set<String> = ["chat", "chat_clear", "chat_history"]
+    /// Tools a language model in the chat may not be given: `chat`, a voice message and a
+    /// summary would ask the chatbot that is waiting for the model's answer (and the history's).
+    public static let notForChat: Set<String> = ["chat", "chat_clear", "chat_history", "chat_voice", "chat_summary"]
 }
