@@ -62,7 +62,7 @@ import Testing
         #expect(try Self.cli(agent, ["clear", "--user", "ann", "--conversation", "ops"]).status == 0)
         // The clear is committed by the store's writer after the answer.
         var all = ""
-        #expect(HTTPAgent.eventually(timeout: 30) {
+        #expect(try HTTPAgent.eventually(timeout: 30) {
             all = try Self.cli(agent, ["history", "--conversation", "ops"]).stdout
             return !all.contains("ann>")
         }, "\(all)")
@@ -98,7 +98,7 @@ import Testing
         let cleared = try Self.send(agent, "DELETE", "/api/chat/ops", Self.reader)
         #expect(cleared.status == 200, "\(cleared.body)")
         var left: [String] = []
-        #expect(HTTPAgent.eventually(timeout: 30) {
+        #expect(try HTTPAgent.eventually(timeout: 30) {
             left = Self.lines(try Self.send(agent, "GET", "/api/chat/ops", Self.admin))
             return !left.contains { $0.hasPrefix("grafana:") }
         }, "\(left)")
@@ -131,7 +131,7 @@ import Testing
         stub.script(.toolCalls([("status", "{}")]), .text("All runs."), .text("Ann checked the agent: all runs."), .status(500, "down"))
         let agent = try Self.agent(#""logic_adapters": [{"type": "llm", "base_url": "\#(stub.baseURL)", "model": "m", "confidence": 0.9, "tools": ["status"]}]"#)
         // The monitor's alerts join the default conversation.
-        #expect(HTTPAgent.eventually { Self.lines(try Self.send(agent, "GET", "/api/chat/default", Self.admin)).contains { $0.hasPrefix("-: X/Y") } })
+        #expect(try HTTPAgent.eventually { Self.lines(try Self.send(agent, "GET", "/api/chat/default", Self.admin)).contains { $0.hasPrefix("-: X/Y") } })
         #expect(try Self.cli(agent, ["how is the agent?", "--user", "ann"]).stdout == "bot> All runs.\n")
         let summary = try Self.send(agent, "GET", "/api/chat/conversations/default/summary", Self.admin).json ?? [:]
         #expect(summary["method"] as? String == "extractive", "\(summary)")
