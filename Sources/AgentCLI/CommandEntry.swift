@@ -51,6 +51,8 @@ public enum CommandEntry {
             // A command without subcommands takes its own arguments from here.
             guard !names.isEmpty else { break }
             guard let next = current.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
+                // A command with a default subcommand gives it the word (`chat "hello"`).
+                if current.configuration.defaultSubcommand != nil { break }
                 let name = path.joined(separator: " ")
                 TerminalStyle.printError("""
                     '\(word)' is not a command of \(name)\(hint(for: word, among: names))

@@ -23,7 +23,7 @@ public struct AnyAgentCommand: Sendable {
     public let executor: CommandDescription.Executor
     let invoke: Invoke
     /// A store read's answer, read and encoded on the caller's thread (nil for the others).
-    let readStore: (@Sendable (any Sendable, _ storePath: String?) -> JSONValue)?
+    let readStore: (@Sendable (any Sendable, _ storePath: String?, CommandCaller) -> JSONValue)?
     private let validator: JSONSchemaValidator?
     private let properties: JSONObject
     /// The members the request schema requires, in its order.
@@ -35,7 +35,7 @@ public struct AnyAgentCommand: Sendable {
     private let decode: @Sendable (JSONValue) -> Result<any Sendable, CommandError>
 
     private init(declarations: [CommandDescription], invoke: @escaping Invoke,
-                 readStore: (@Sendable (any Sendable, String?) -> JSONValue)? = nil,
+                 readStore: (@Sendable (any Sendable, String?, CommandCaller) -> JSONValue)? = nil,
                  decode: @escaping @Sendable (JSONValue) -> Result<any Sendable, CommandError>) {
         let first = declarations[0]
         name = first.name
@@ -66,12 +66,18 @@ public struct AnyAgentCommand: Sendable {
 
     /// A store read: answered off the loop, read and encoded where it is read (see ``StoreRead``).
     init<C: StoreReadCommand>(storeRead command: C.Type) {
-        self.init(declarations: Self.declarations(of: C.self, executor: .store), invoke: { decoded, _, hosts, respond in
+        self.init(declarations: Self.declarations(of: C.self, executor: .store), invoke: { decoded, caller, hosts, respond in
             guard let request = decoded as? C.Request else { return respond(Self.notItsRequest(C.self).json) }
-            StoreRead<C>.invoke(request, hosts: hosts, respond: respond)
-        }, readStore: { decoded, storePath in
+            switch C.scoped(request, caller: caller) {
+            case .success(let scoped): StoreRead<C>.invoke(scoped, hosts: hosts, respond: respond)
+            case .failure(let refusal): respond(refusal.json)
+            }
+        }, readStore: { decoded, storePath, caller in
             guard let request = decoded as? C.Request else { return Self.notItsRequest(C.self).json }
-            return StoreRead<C>.encoded(request, storePath: storePath)
+            switch C.scoped(request, caller: caller) {
+            case .success(let scoped): return StoreRead<C>.encoded(scoped, storePath: storePath)
+            case .failure(let refusal): return refusal.json
+            }
         }, decode: Self.decoder(of: C.self))
     }
 

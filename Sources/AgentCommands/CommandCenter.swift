@@ -111,7 +111,7 @@ public final class CommandCenter: Sendable {
             // front runs its handlers on its event loop) nor the cooperative pool's.
             let storePath = storePath
             let decoded = request.decoded
-            return await BlockingPool.storeReads.run { Self.normalized(readStore(decoded, storePath)) }
+            return await BlockingPool.storeReads.run { Self.normalized(readStore(decoded, storePath, caller)) }
         }
         return await withCheckedContinuation { continuation in
             let id: Int? = pending.withLock { state in

@@ -11,8 +11,8 @@ extension AgentStore {
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)] = []
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)] = []
         var history: [HistoryEntry] = []
-        var chat: [(time: Double, conversation: String, role: String, source: String, text: String, confidence: Double?)] = []
-        var clearConversations: [String] = []
+        /// Chat lines, clears and preferences, in the order they were asked for.
+        var chat: [ChatWrite] = []
         /// Task runs' changes (see ``SQLiteRunStore``).
         var runs: [TaskRun] = []
         /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
@@ -47,7 +47,7 @@ extension AgentStore {
 
         /// Whether anything but events waits (written at once, without a group commit).
         var othersWait: Bool {
-            !states.isEmpty || !history.isEmpty || !chat.isEmpty || !clearConversations.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
+            !states.isEmpty || !history.isEmpty || !chat.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
                 || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty
         }
 
@@ -65,7 +65,7 @@ extension AgentStore {
         /// Takes what waits: at most a batch of events, everything else.
         mutating func take() -> Batch {
             let batch = Batch(events: events.count > AgentStore.batchLimit ? Array(events.prefix(AgentStore.batchLimit)) : events,
-                              states: states, history: history, chat: chat, clears: clearConversations, runs: runs,
+                              states: states, history: history, chat: chat, runs: runs,
                               schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents)
             events.removeFirst(batch.events.count)
             // What is left is already overdue.
@@ -73,7 +73,6 @@ extension AgentStore {
             states = []
             history = []
             chat = []
-            clearConversations = []
             runs = []
             scheduleCommits = []
             memoryWrites = []
@@ -88,8 +87,7 @@ extension AgentStore {
         var events: [PendingEvent]
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]
         var history: [HistoryEntry]
-        var chat: [(time: Double, conversation: String, role: String, source: String, text: String, confidence: Double?)]
-        var clears: [String]
+        var chat: [ChatWrite]
         var runs: [TaskRun]
         var schedules: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)]
         var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
@@ -97,7 +95,7 @@ extension AgentStore {
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
 
         var isEmpty: Bool {
-            events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && clears.isEmpty && runs.isEmpty && schedules.isEmpty
+            events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && runs.isEmpty && schedules.isEmpty
                 && memory.isEmpty && workflows.isEmpty && committedEvents.isEmpty
         }
     }

@@ -22,7 +22,7 @@ public final class AgentStore: Sendable {
     package let logger: Logger
     private let database: DatabaseQueue
     /// What waits for the writer thread, and the figures (see ``Queued``).
-    private let queued = Guarded(Queued())
+    let queued = Guarded(Queued())
 
     package struct PendingEvent: Sendable {
         package var time: Double
@@ -90,20 +90,6 @@ public final class AgentStore: Sendable {
     /// Adds a line to the run history.
     public func record(_ entry: HistoryEntry) {
         queued.withLock { $0.history.append(entry) }
-        queued.signal()
-    }
-
-    /// Adds a line to a conversation's chat history (`user`, `bot` or `alert`); `confidence`:
-    /// a voice message's transcript, how sure the recogniser was.
-    public func recordChat(conversation: String, role: String, source: String, text: String, confidence: Double? = nil) {
-        let line = (Date().timeIntervalSince1970, conversation, role, source, text, confidence)
-        queued.withLock { $0.chat.append(line) }
-        queued.signal()
-    }
-
-    /// Forgets a conversation's history.
-    public func clearChat(conversation: String) {
-        queued.withLock { $0.clearConversations.append(conversation) }
         queued.signal()
     }
 
@@ -188,7 +174,7 @@ public final class AgentStore: Sendable {
                 let taken = queued.take()
                 return (taken, queued.stopping && queued.events.isEmpty)
             }
-            let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat, clears = taken.clears
+            let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
 
@@ -205,15 +191,7 @@ public final class AgentStore: Sendable {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + committedEvents.map(\.event), stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
-                    if !chatBatch.isEmpty || !clears.isEmpty {
-                        try database.write { db in
-                            for conversation in clears { try db.execute(sql: "DELETE FROM chat WHERE conversation = ?", arguments: [conversation]) }
-                            for line in chatBatch {
-                                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text, confidence) VALUES (?, ?, ?, ?, ?, ?)",
-                                               arguments: [line.time, line.conversation, line.role, line.source, line.text, line.confidence])
-                            }
-                        }
-                    }
+                    if !chatBatch.isEmpty { try database.write { db in try Self.write(chatBatch, in: db) } }
                     let recovered = queued.withLock { queued -> Bool in
                         queued.stats.committed += batch.count + committedEvents.count
                         queued.stats.batches += 1

@@ -103,17 +103,6 @@ public struct StoreReader {
         }
     }
 
-    /// A conversation's newest `limit` lines after the line `after` (an id), oldest first.
-    public func chat(conversation: String, after: Int, limit: Int) throws -> [(id: Int, time: Double, role: String, source: String, text: String, confidence: Double?)] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT * FROM (SELECT id, time, role, source, text, confidence FROM chat WHERE conversation = ? AND id > ? ORDER BY id DESC LIMIT ?) ORDER BY id
-                """, arguments: [conversation, after, limit]).map { row in
-                (id: row["id"], time: row["time"], role: row["role"], source: row["source"], text: row["text"], confidence: row["confidence"])
-            }
-        }
-    }
-
     /// `PRAGMA integrity_check`: "ok" when the database is intact.
     public func integrityCheck() throws -> String {
         try database.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }

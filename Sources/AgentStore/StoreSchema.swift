@@ -197,6 +197,20 @@ package enum StoreSchema {
             // A voice message's transcript keeps how sure the recogniser was (NULL for typed lines).
             try db.execute(sql: "ALTER TABLE chat ADD COLUMN confidence REAL")
         }
+        migrator.registerMigration("v8-chat-users") { db in
+            // Who each line is for (a person's message and the bot's answer to it; NULL for an
+            // alert, and for lines written before): history is listed and cleared per user.
+            // Preferences per user: one JSON object each.
+            try db.execute(sql: """
+                ALTER TABLE chat ADD COLUMN user TEXT;
+                CREATE INDEX chat_user ON chat(user, id) WHERE user IS NOT NULL;
+                CREATE TABLE chat_preferences (
+                    user TEXT PRIMARY KEY,
+                    time REAL NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

@@ -192,6 +192,13 @@ int agent_accept(int fd) {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+long agent_peer_uid(int fd) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return (long)credentials.uid;
+}
+
 void agent_set_thread_name(const char *name) {
     char buf[16];
     strncpy(buf, name, sizeof(buf) - 1);

@@ -2,15 +2,27 @@ import ArgumentParser
 import Foundation
 import JSONSchema
 
+/// `agent-control chat`: a message (the default subcommand), and the conversations' history,
+/// transcripts, summaries and the users' preferences.
 struct Chat: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat",
-        abstract: "Talk to the running agent's chatbot.",
+        abstract: "Talk to the running agent's chatbot; read, clear, transcribe and sum up conversations; a user's preferences.",
+        subcommands: [ChatSend.self, ChatHistory.self, ChatClear.self, ChatTranscriptCLI.self, ChatSummaryCLI.self, ChatPreferencesCLI.self],
+        defaultSubcommand: ChatSend.self)
+}
+
+/// `agent-control chat [send] [MESSAGE]`.
+struct ChatSend: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a message (or talk at a prompt) to the running agent's chatbot.",
         discussion: """
         With a MESSAGE: sends it and prints the answer. Without: a conversation at a prompt \
         (alerts from monitors appear as they come; an empty line or Ctrl-D ends). The agent needs \
         a chatbot process, e.g. "chat": {"type": "chatbot", "logic_adapters": ["features", \
-        "status", "latest_value"]}. The history is kept in the store, per conversation.
+        "status", "latest_value"]}. The history is kept in the store, per conversation and user: \
+        the message is from your OS user name unless --user names another.
         """)
 
     @Argument(help: "The message (omit it for a conversation at a prompt).")
@@ -21,13 +33,16 @@ struct Chat: ParsableCommand {
     @Option(name: .long, help: "The conversation's name.")
     var conversation: String = "default"
 
-    @Option(name: .long, help: "A JSON object passed to the chatbot with each message (e.g. '{\"user\": \"alice\"}'); the rest adapter forwards it.")
+    @Option(name: .long, help: "A JSON object passed to the chatbot with each message (e.g. '{\"channel\": \"ops\"}'); the adapters get it with your user and preferences added.")
     var context: String?
 
-    @Flag(name: .long, help: "Print the conversation's history.")
+    @Option(name: .long, help: "Whom the message is from (default: your OS user name, as the control socket sees it).")
+    var user: String?
+
+    @Flag(name: .long, help: "Print the conversation's history (as `chat history`).")
     var history = false
 
-    @Flag(name: .long, help: "Forget the conversation's history.")
+    @Flag(name: .long, help: "Forget the conversation's history (as `chat clear`).")
     var clearHistory = false
 
     @Option(name: .long, help: "With --history: at most this many lines (the newest).")
@@ -56,10 +71,11 @@ struct Chat: ParsableCommand {
         let daemon = try location.daemon()
         if let voice {
             let context = context.flatMap { try? JSONValue.parse($0) }?.objectValue
-            return try finish(daemon.sendVoice(file: voice, conversation: conversation, context: context, speechFile: speak ? speechFile : nil))
+            return try finish(daemon.sendVoice(file: voice, conversation: conversation, context: context, user: user, speechFile: speak ? speechFile : nil))
         }
-        if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation)) }
-        if history { return try finish(daemon.printChatHistory(conversation: conversation, limit: limit)) }
-        try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }?.objectValue, interactive: isatty(0) != 0))
+        if clearHistory { return try finish(daemon.clearChatHistory(conversation: conversation, user: user)) }
+        if history { return try finish(daemon.printChatHistory(conversation: conversation, user: user, limit: limit)) }
+        try finish(daemon.chat(message: message, conversation: conversation, context: context.flatMap { try? JSONValue.parse($0) }?.objectValue,
+                               user: user, interactive: isatty(0) != 0))
     }
 }

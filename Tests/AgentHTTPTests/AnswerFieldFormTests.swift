@@ -80,6 +80,7 @@ import Testing
         func value(_ name: String, in path: String) -> String? {
             switch name {
             case "conversation": "default"
+            case "user": "alice"
             case "id": path.hasPrefix("/api/workflow-runs/") ? flowRun : taskRun
             case "key": "note"
             case "name" where path.hasPrefix("/api/processes/"): "trades"

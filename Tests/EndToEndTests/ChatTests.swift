@@ -153,7 +153,8 @@ import Testing
         let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
         #expect(body?["message"] as? String == "what is the answer to everything?")
         #expect(body?["conversation"] as? String == "default")
-        #expect(body?["context"] == nil)
+        // The agent adds the sender and their preferences to every message's context.
+        #expect((body?["context"] as? [String: Any])?["preferences"] != nil && (body?["context"] as? [String: Any])?["user"] != nil, "\(String(describing: body))")
         // A context given with the message reaches the service with it.
         let withContext = try runProgram("agent-control", ["chat", "hello", "--context", #"{"user": "alice", "channel": 7}"#, "--settings", agent.settings])
         #expect(withContext.status == 0, "\(withContext.stderr)")

@@ -162,7 +162,8 @@ import Testing
         #expect(down.hasPrefix("Sorry: the language model at \(stub.baseURL)/chat/completions is not reachable"), "\(down)")
         // Nothing was lost: every message and answer is in the history; the chatbot never restarted.
         let history = try runProgram("agent-control", ["chat", "--history", "--settings", agent.run.settingsFile]).stdout
-        #expect(history.components(separatedBy: "you> hello").count == 7, "\(history)")
+        // Sent with the admin token: each line is shown under the token's name.
+        #expect(history.components(separatedBy: "> hello").count == 7, "\(history)")
         #expect(history.contains("bot> Sorry: the language model server answered HTTP 500"), "\(history)")
         #expect(try Self.pid(agent, "chat") == chatbot)
     }

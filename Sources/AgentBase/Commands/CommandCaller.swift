@@ -9,12 +9,16 @@ public struct CommandCaller: Sendable, CustomStringConvertible {
     /// The authenticated role (`read`, `admin`) when the front knows one; nil on the control
     /// socket (the operator). A chat's tool calls are authorised with it (``CommandAccess``).
     public var role: String?
+    /// The control socket's client, as the kernel names its OS user: whom a chat message is
+    /// from unless it names another (not an authenticated user: the socket's operator is).
+    public var peerUser: String?
 
-    public init(front: String, user: String? = nil, address: String? = nil, role: String? = nil) {
+    public init(front: String, user: String? = nil, address: String? = nil, role: String? = nil, peerUser: String? = nil) {
         self.front = front
         self.user = user
         self.address = address
         self.role = role
+        self.peerUser = peerUser
     }
 
     public var description: String {

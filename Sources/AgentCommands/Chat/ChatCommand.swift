@@ -8,13 +8,17 @@ package enum ChatCommand: AgentCommand {
     package struct Request: Codable, Sendable, Equatable {
         package var text: String
         package var conversation: String?
-        /// Passed to the chatbot with the message (a user id, a channel…).
+        /// Passed to the chatbot with the message (a channel…); its `user` names the sender
+        /// when `user` does not.
         package var context: JSONObject?
+        /// Who sends it (see ``ChatUser``): the caller's own by default.
+        package var user: String?
 
-        package init(text: String, conversation: String? = nil, context: JSONObject? = nil) {
+        package init(text: String, conversation: String? = nil, context: JSONObject? = nil, user: String? = nil) {
             self.text = text
             self.conversation = conversation
             self.context = context
+            self.user = user
         }
 
         /// The text keeps line breaks and tabs and has no other control character (see
@@ -24,6 +28,7 @@ package enum ChatCommand: AgentCommand {
             text = try container.decode(String.self, forKey: .text)
             conversation = try container.decodeIfPresent(String.self, forKey: .conversation)
             context = try container.decodeIfPresent(JSONObject.self, forKey: .context)
+            user = try container.decodeIfPresent(String.self, forKey: .user)
             if let problem = ControlCharacters.problem(inMessage: text) {
                 throw DecodingError.dataCorruptedError(forKey: .text, in: container, debugDescription: problem)
             }
@@ -60,7 +65,8 @@ package enum ChatCommand: AgentCommand {
     package static let requestSchema: JSONValue = CommandSchema.object([
         "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB); line breaks and tabs, no other control characters."],
         "conversation": ChatCommands.conversation,
-        "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
+        "context": ["type": "object", "description": "Passed to the chatbot with the message (a channel…); the adapters get it with the sender's user and preferences added. Its user names the sender when user does not."],
+        "user": ChatUser.schema,
     ], required: ["text"])
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "text": ["type": "string"],
@@ -68,7 +74,7 @@ package enum ChatCommand: AgentCommand {
         "confidence": ["type": "number", "description": "How sure the adapter is (0…1)."],
     ], required: ["ok", "text"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
-        [(["text": "status?", "conversation": "ops", "context": ["user": "ann"]], Answer(text: "all 3 processes run", adapter: "status", confidence: 0.9))]
+        [(["text": "status?", "conversation": "ops", "user": "ann"], Answer(text: "all 3 processes run", adapter: "status", confidence: 0.9))]
     }
 
     package static func run(_ request: Request, on host: any ChatCommandHost, caller: CommandCaller,

@@ -14,8 +14,11 @@ package enum ChatVoiceCommand: AgentCommand {
         package var context: JSONObject?
         /// Whether the answer comes spoken too (a WAV in `speech`).
         package var speak: Bool?
+        /// Who sends it (see ``ChatUser``): the caller's own by default.
+        package var user: String?
 
-        package init(audio: String, conversation: String? = nil, context: JSONObject? = nil, speak: Bool? = nil) {
+        package init(audio: String, conversation: String? = nil, context: JSONObject? = nil, speak: Bool? = nil, user: String? = nil) {
+            self.user = user
             self.audio = audio
             self.conversation = conversation
             self.context = context
@@ -70,6 +73,7 @@ package enum ChatVoiceCommand: AgentCommand {
                   "description": "The recording: a WAV file (PCM 8/16/24/32-bit or 32-bit float, 8–192 kHz, any channels), base64. Over HTTP, POST the file itself as an audio/wav body with the other members in the query."],
         "conversation": ChatCommands.conversation,
         "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…)."],
+        "user": ChatUser.schema,
         "speak": ["type": "boolean", "default": false, "description": "Answer with speech too: a WAV made by espeak-ng, base64 in speech."],
     ], required: ["audio"])
     package static let answerSchema: JSONValue = CommandSchema.object([

@@ -19,10 +19,16 @@ package protocol StoreReadHost: AnyObject {
 package protocol StoreReadCommand: AgentCommand where Host == any StoreReadHost, Answer: Sendable {
     /// Reads the answer (blocks).
     static func read(_ request: Request, from reader: StoreReader) throws -> Answer
+    /// The request as `caller` may make it (a non-admin's chat read limited to their own
+    /// lines), or why they may not; on every front, before the read.
+    static func scoped(_ request: Request, caller: CommandCaller) -> Result<Request, CommandError>
 }
 
 extension StoreReadCommand {
     package static var mutating: Bool { false }
+
+    /// Any caller reads as they ask.
+    package static func scoped(_ request: Request, caller: CommandCaller) -> Result<Request, CommandError> { .success(request) }
 
     /// On the loop, as every command's `run` (conformers are `@preconcurrency`, see ``AgentCommand``).
     @LoopActor package static func run(_ request: Request, on host: any StoreReadHost, caller: CommandCaller,

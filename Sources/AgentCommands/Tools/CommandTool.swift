@@ -75,8 +75,8 @@ public enum CommandTools {
     /// Every tool's name.
     public static var names: [String] { all.map(\.name) }
 
-    /// Tools a language model in the chat may not be given: `chat`, `chat_voice` and the
-    /// history would ask the chatbot that is waiting for the model's answer (its worker's one
-    /// thread: each call would wait its 30 s out).
-    public static let notForChat: Set<String> = ["chat", "chat_voice", "chat_clear", "chat_history"]
+    /// Tools a language model in the chat may not be given: `chat`, a voice message, the history
+    /// and a summary would ask the chatbot that is waiting for the model's answer (its worker's
+    /// one thread: each call would wait its 30 s out).
+    public static let notForChat: Set<String> = ["chat", "chat_clear", "chat_history", "chat_voice", "chat_summary"]
 }

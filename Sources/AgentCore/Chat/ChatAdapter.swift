@@ -17,6 +17,8 @@ struct ChatMessage {
     /// Who sent it, as the supervisor authenticated them: `{"front", "user", "role"}` (the
     /// `llm` adapter's tool calls run as them; the supervisor checks, not the adapter).
     var caller: JSONValue? = nil
+    /// `summary`: the relay asks the named `llm` adapter to sum up a transcript (the text).
+    var purpose: String? = nil
 }
 
 /// What the chatbot asks of an adapter, built-in or from a module.

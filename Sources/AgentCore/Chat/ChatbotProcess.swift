@@ -114,7 +114,8 @@ final class ChatbotProcess {
                   let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
                                       text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [],
-                                      context: payload["context"], adapter: payload["adapter"]?.stringValue, caller: payload["caller"])
+                                      context: payload["context"], adapter: payload["adapter"]?.stringValue, caller: payload["caller"],
+                                      purpose: payload["purpose"]?.stringValue)
             host.emitJSON("chat.reply", answer(message))
         }
     }
@@ -136,6 +137,9 @@ final class ChatbotProcess {
             }
             reply["text"] = .string(adapter.respond(to: message))
             reply["adapter"] = .string(adapter.name)
+            // Why the model gave no answer (the text says so to a person; the relay's summary
+            // falls back on this).
+            if let model = adapter as? LanguageModelAdapter, let failure = model.failure { reply["failed"] = .string(failure) }
             return .object(reply)
         }
         if let best, best.confidence >= threshold {

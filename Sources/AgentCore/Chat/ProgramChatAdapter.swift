@@ -56,6 +56,9 @@ final class ProgramChatAdapter: ChatAdapter {
     func confidence(for message: ChatMessage) -> Double? {
         var context: JSONObject = ["conversation": .string(message.conversation)]
         if let extra = message.context { context["context"] = extra }
+        // The sender and their preferences, where a program looks first (the relay sets both).
+        context["user"] = message.context?["user"]
+        context["preferences"] = message.context?["preferences"]
         last = nil
         dropStaleAnswers()
         chatID += 1

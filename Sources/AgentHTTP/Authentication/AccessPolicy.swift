@@ -34,17 +34,18 @@ struct AccessPolicy: RouterMiddleware {
     /// Whether the request is a person's action on a run assigned to them (`task complete`,
     /// `task fail`, a workflow's approval, and the dashboard's forms for them): any role may
     /// send it — the command layer checks that the run waits for that very user, or that the
-    /// user is one of the approval's approvers —, a session's with its CSRF token.
+    /// user is one of the approval's approvers; a chat user's own history and preferences —,
+    /// a session's with its CSRF token.
     static func isPersonAction(_ request: Request) -> Bool {
-        guard request.method == .post else { return false }
+        guard request.method == .post || request.method == .put || request.method == .delete else { return false }
         let parts = RoutePath.segments(RoutePath.path(ofTarget: Substring(request.uri.path)))
-        if personForms.contains(where: { RoutePath.matches($0, parts) }) { return true }
-        guard let command = CommandCatalog.command(method: "POST", target: Substring(request.uri.path)) else { return false }
+        if request.method == .post, personForms.contains(where: { RoutePath.matches($0, parts) }) { return true }
+        guard let command = CommandCatalog.command(method: request.method.rawValue, target: Substring(request.uri.path)) else { return false }
         return command.mutating && !command.requiresAdmin
     }
 
-    /// The dashboard's forms for a person's action.
-    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}"].map { RoutePath.segments(Substring($0)) }
+    /// The dashboard's forms for a person's action (their own chat preferences too).
+    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}", "/chat/preferences"].map { RoutePath.segments(Substring($0)) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Self.isPublic(request) { return try await next(request, context) }

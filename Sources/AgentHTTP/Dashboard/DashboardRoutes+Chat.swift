@@ -20,7 +20,11 @@ extension DashboardRoutes {
             data["messages"] = lines.map { line in
                 let role = line["role"]?.stringValue ?? "bot"
                 let voice = (line["confidence"]?.numberValue?.doubleValue).map { " (voice, \(String(format: "%.2f", $0)))" } ?? ""
-                let who = role == "user" ? "you" + voice : role == "alert" ? "alert from \(DashboardFormat.text(line["source"]))" : "bot"
+                // Another user's line (an admin sees everyone's) by its user's name.
+                let author = line["user"]?.stringValue
+                let person = author == nil || author == context.identity?.name ? "you" : author!
+                let who = role == "user" ? person + voice : role == "alert" ? "alert from \(DashboardFormat.text(line["source"]))"
+                    : role == "tool" ? "tool \(DashboardFormat.text(line["source"])) for \(person)" : "bot"
                 let time = DashboardFormat.number(line["time"]).map(DashboardFormat.time) ?? DashboardFormat.text(line["time"])
                 return ["role": role, "who": who, "text": DashboardFormat.text(line["text"]), "time": time]
             }

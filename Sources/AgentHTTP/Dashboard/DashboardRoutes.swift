@@ -49,6 +49,8 @@ struct DashboardRoutes: Sendable {
         router.get("/chat") { request, context in await chatPage(request, context) }
         router.post("/chat") { request, context in await chatSend(request, context) }
         router.post("/chat/clear") { request, context in await chatClear(request, context) }
+        router.get("/chat/preferences") { request, context in await chatPreferencesPage(request, context) }
+        router.post("/chat/preferences") { request, context in await chatPreferencesSave(request, context) }
     }
 
     // MARK: Commands

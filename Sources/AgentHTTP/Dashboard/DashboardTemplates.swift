@@ -18,7 +18,7 @@ enum DashboardTemplates {
         "layout": layout, "processes": processes, "process": process, "events": events,
         "modules": modules, "settings": settings, "chat": chat, "refused": refused, "login": login,
         "tasks": tasks, "run": run, "schedules": schedules, "memory": memory, "executors": executors, "fleet": fleet,
-        "workflows": workflows, "workflowRun": workflowRun, "docs": docs,
+        "workflows": workflows, "workflowRun": workflowRun, "docs": docs, "chatPreferences": chatPreferences,
     ]
 
     static let layout = """
@@ -195,6 +195,7 @@ enum DashboardTemplates {
     static let chat = """
     <h1>Chat</h1>
     {{#error}}<p class="flash error" id="chat-error">{{error}}</p>{{/error}}
+    <p><a href="/chat/preferences" id="chat-preferences-link">Your preferences</a> (language, units, verbosity)</p>
     <ol class="chat" id="chat-history">
     {{#messages}}<li class="msg msg-{{role}}"><span class="who">{{who}}</span> <span class="text">{{text}}</span> <time>{{time}}</time></li>
     {{/messages}}

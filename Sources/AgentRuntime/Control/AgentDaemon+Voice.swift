@@ -6,7 +6,7 @@ import JSONSchema
 extension AgentDaemon {
     /// `agent-control chat --voice FILE.wav [--speak]`: sends the recording, prints what was
     /// heard and the answer; with a `speechFile`, writes the spoken answer there.
-    public func sendVoice(file: String, conversation: String, context: JSONObject?, speechFile: String?) -> Int32 {
+    public func sendVoice(file: String, conversation: String, context: JSONObject?, user: String? = nil, speechFile: String?) -> Int32 {
         let audio: Data
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: file)
@@ -19,7 +19,7 @@ extension AgentDaemon {
         } catch {
             return Self.fail("cannot read \(file): \((error as NSError).localizedDescription)")
         }
-        let request = ChatVoiceCommand.request(.init(audio: audio.base64EncodedString(), conversation: conversation, context: context, speak: speechFile != nil))
+        let request = ChatVoiceCommand.request(.init(audio: audio.base64EncodedString(), conversation: conversation, context: context, speak: speechFile != nil, user: user))
         let answer: JSONValue
         do {
             answer = try ControlClient.send(request, paths: paths, timeout: 40)

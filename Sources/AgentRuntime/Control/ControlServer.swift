@@ -25,7 +25,7 @@ final class ControlServer {
     private var connections: [Int32: Connection] = [:]
     private let loop: EventLoop
     private let logger: Logger
-    private let handle: (JSONValue, @escaping (JSONValue) -> Void) -> Void
+    private let handle: (JSONValue, _ peer: String?, @escaping (JSONValue) -> Void) -> Void
     /// Given up when accept fails for lack of descriptors (see ``acceptWithoutDescriptors()``).
     private var reserveFD: Int32 = -1
     private var sweepTimer: Int?
@@ -51,7 +51,7 @@ final class ControlServer {
     /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
     /// request through its second argument, at once or later (a chat waits for the chatbot).
     init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger,
-         handle: @escaping (JSONValue, @escaping (JSONValue) -> Void) -> Void) throws {
+         handle: @escaping (JSONValue, _ peer: String?, @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
         self.limits = limits
@@ -207,7 +207,7 @@ final class ControlServer {
                 // No more reading: the answer may come later.
                 connection.answering = true
                 loop.unregister(fd)
-                handle(request) { [weak self] response in self?.answer(connection, response) }
+                handle(request, SocketPeer.userName(of: fd)) { [weak self] response in self?.answer(connection, response) }
                 return
             case .refused(let refusal):
                 response = refusal.json

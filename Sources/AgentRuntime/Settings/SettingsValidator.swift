@@ -131,6 +131,9 @@ public struct SettingsValidator {
                 issues += validateModuleSettings(process, module: module, type: type, file: file)
                 if type.kind == "chatbot", issues.isEmpty {
                     for problem in LanguageModelAdapterSettings.problems(original.moduleSettings) { issue(problem.pointer, problem.message) }
+                    if let schema = process.moduleSettings["preferences_schema"], let problem = WorkflowSettings.compileProblem(schema) {
+                        issue("/preferences_schema", "the schema does not compile: \(problem)")
+                    }
                     for problem in BuiltinModules.checkAdapters(process.moduleSettings, modules: modules, manifests: manifests) {
                         // "sample.x" while module "sampel" did not load: a consequence of that.
                         if let adapter = Self.adapterName(at: problem.pointer, in: process.moduleSettings),

@@ -26,18 +26,28 @@ extension ChatRelay {
         guard let audio = Data(base64Encoded: request.audio) else {
             return respond(.failure(.invalid("/audio: expected the WAV file in base64; found characters base64 does not use", pointer: "/audio")))
         }
-        var header: JSONObject = [
-            "conversation": .string(request.conversation ?? "default"), "speak": .bool(request.speak ?? false),
-            "processes": .array(processes().map { SupervisedProcessInfo($0).json }),
-        ]
-        if let context = request.context { header["context"] = .object(context) }
-        let id = awaitReply(caller: caller, { value, tail in respond(Self.voiceReply(value, speech: tail)) }, fail: { respond(.failure($0)) })
-        header["id"] = .string(id)
-        header["caller"] = ChatToolBridge.describe(caller)
-        var payload = Array(JSONValue.object(header).serialized().utf8)
-        payload.append(0x0A)
-        payload += audio
-        if let refusal = hand(payload, type: "chat.voice", id: id, to: bot, pointer: "/audio") { respond(.failure(refusal)) }
+        let user: String
+        switch ChatUser.sender(requested: request.user, context: request.context, caller: caller) {
+        case .success(let sender): user = sender
+        case .failure(let refusal): return respond(.failure(refusal))
+        }
+        withPreferences(of: user) { [self] preferences in
+            guard case .success(let bot) = chatbot() else { return respond(.failure(CommandError(.failed, "the chatbot process stopped"))) }
+            let conversation = request.conversation ?? "default"
+            var header: JSONObject = [
+                "conversation": .string(conversation), "speak": .bool(request.speak ?? false),
+                "processes": .array(processes().map { SupervisedProcessInfo($0).json }),
+                "context": .object(Self.context(request.context, user: user, preferences: preferences)),
+            ]
+            let id = awaitReply(caller: caller, conversation: conversation, user: user,
+                                { value, tail in respond(Self.voiceReply(value, speech: tail)) }, fail: { respond(.failure($0)) })
+            header["id"] = .string(id)
+            header["caller"] = ChatToolBridge.describe(caller)
+            var payload = Array(JSONValue.object(header).serialized().utf8)
+            payload.append(0x0A)
+            payload += audio
+            if let refusal = hand(payload, type: "chat.voice", id: id, to: bot, pointer: "/audio") { respond(.failure(refusal)) }
+        }
     }
 
     /// A voice `chat.reply` as the answer to `chat_voice`; a refusal's `code` says which

@@ -22,13 +22,22 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         var timer: Int
         /// Who asked: the `llm` adapter's tool calls for this message run as them.
         var caller: CommandCaller
+        /// The conversation and the user the message's lines are kept under.
+        var conversation: String
+        var user: String
+        /// False for a question of the relay's own (the `llm` adapter's summary): kept nowhere.
+        var kept = true
     }
 
-    private var pending: [String: Pending] = [:]
+    var pending: [String: Pending] = [:]
     /// Chat requests handed to the chatbot since the start (`status` shows it).
     private(set) var sequence = 0
-    private var store: AgentStore?
-    private let loop: EventLoop
+    private(set) var store: AgentStore?
+    /// Users' preferences as last read or written (every message carries its sender's).
+    var preferences: [String: ChatPreferences] = [:]
+    /// Users whose preferences are being read, with what waits for them.
+    var loadingPreferences: [String: [(ChatPreferences) -> Void]] = [:]
+    let loop: EventLoop
     private let logger: Logger
     unowned let events: any EventPublisher
     /// The agent's processes (the chatbot among them; all of them go along with each message).
@@ -57,38 +66,56 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     }
 
     /// A new message id, and the reply awaited under it (failed after 30 s).
-    func awaitReply(caller: CommandCaller, _ answer: @escaping (JSONValue, ArraySlice<UInt8>?) -> Void, fail: @escaping (CommandError) -> Void) -> String {
+    func awaitReply(caller: CommandCaller, conversation: String, user: String, kept: Bool = true,
+                    _ answer: @escaping (JSONValue, ArraySlice<UInt8>?) -> Void, fail: @escaping (CommandError) -> Void) -> String {
         sequence += 1
         let id = "\(getpid())-\(sequence)"
         let timer = loop.schedule(after: 30) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }
             waiting.fail(CommandError(.failed, "the chatbot did not answer within 30 s"))
         }
-        pending[id] = Pending(answer: answer, fail: fail, timer: timer, caller: caller)
+        pending[id] = Pending(answer: answer, fail: fail, timer: timer, caller: caller, conversation: conversation, user: user, kept: kept)
         return id
     }
 
-    /// Hands a message to the chatbot; answers once its reply comes back (or after 30 s).
+    /// Hands a message to the chatbot, from its sender (``ChatUser``) with their preferences in
+    /// its context; answers once its reply comes back (or after 30 s). `kept: false`: a
+    /// question of the relay's own, written to no conversation.
     func send(_ request: ChatCommand.Request, adapter: String? = nil, caller: CommandCaller,
               respond: @escaping (Result<ChatCommand.Answer, CommandError>) -> Void) {
+        let user: String
+        switch (chatbot().map({ _ in () }), ChatUser.sender(requested: request.user, context: request.context, caller: caller)) {
+        case (.failure(let refusal), _), (_, .failure(let refusal)): return respond(.failure(refusal))
+        case (.success, .success(let sender)): user = sender
+        }
+        withPreferences(of: user) { [self] preferences in
+            deliver(request.text, conversation: request.conversation ?? "default", user: user,
+                    context: Self.context(request.context, user: user, preferences: preferences), adapter: adapter, caller: caller,
+                    answer: { value in respond(Self.reply(value, text: value["text"]?.stringValue ?? "")) }, fail: { respond(.failure($0)) })
+        }
+    }
+
+    /// Hands one message to the running chatbot as a `chat.message` event; `answer` gets its
+    /// reply. `kept: false`: a question of the relay's own (`purpose`), kept in no conversation.
+    func deliver(_ text: String, conversation: String, user: String, context: JSONObject, adapter: String?, purpose: String? = nil,
+                 caller: CommandCaller, kept: Bool = true, answer: @escaping (JSONValue) -> Void, fail: @escaping (CommandError) -> Void) {
+        // The chatbot may have stopped while the preferences were read.
         let bot: SupervisedProcess
         switch chatbot() {
         case .success(let found): bot = found
-        case .failure(let refusal): return respond(.failure(refusal))
+        case .failure(let refusal): return fail(refusal)
         }
-        let processes = processes()
-        let conversation = request.conversation ?? "default"
-        let id = awaitReply(caller: caller, { value, _ in respond(Self.reply(value, text: value["text"]?.stringValue ?? "")) }, fail: { respond(.failure($0)) })
+        let id = awaitReply(caller: caller, conversation: conversation, user: user, kept: kept, { value, _ in answer(value) }, fail: fail)
         var fields: JSONObject = [
-            "id": .string(id), "conversation": .string(conversation), "text": .string(request.text),
-            "processes": .array(processes.map { SupervisedProcessInfo($0).json }),
+            "id": .string(id), "conversation": .string(conversation), "text": .string(text),
+            "processes": .array(processes().map { SupervisedProcessInfo($0).json }), "context": .object(context),
         ]
-        if let context = request.context { fields["context"] = .object(context) }
         if let adapter { fields["adapter"] = .string(adapter) }
+        if let purpose { fields["purpose"] = .string(purpose) }
         fields["caller"] = ChatToolBridge.describe(caller)
         let payload = Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8)
-        if let refusal = hand(payload, type: RuntimeEvent.chatMessage.type, id: id, to: bot, pointer: "/context") { return respond(.failure(refusal)) }
-        store?.recordChat(conversation: conversation, role: "user", source: "", text: request.text)
+        if let refusal = hand(payload, type: RuntimeEvent.chatMessage.type, id: id, to: bot, pointer: "/context") { return fail(refusal) }
+        if kept { store?.recordChat(conversation: conversation, user: user, role: "user", source: "", text: text) }
     }
 
     /// Delivers a message (`chat.message`, `chat.voice`) to the chatbot, or refuses it when one
@@ -122,14 +149,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         }
     }
 
-    /// `chat_clear`: forgets a conversation's history.
-    func clear(_ request: ChatClearCommand.Request, respond: @escaping (Result<OKAnswer, CommandError>) -> Void) {
-        guard let store else { return respond(.failure(Self.noHistory)) }
-        store.clearChat(conversation: request.conversation ?? "default")
-        respond(.success(OKAnswer()))
-    }
-
-    private static let noHistory = CommandError(.failed, "the store is off, so there is no chat history")
+    static let noHistory = CommandError(.failed, "the store is off, so there is no chat history")
 
     /// Events a chatbot emits: replies go back to whoever asked; commands run when allowed.
     func botEmitted(type: String, payload: UnsafeRawBufferPointer, from bot: SupervisedProcess) {
@@ -147,17 +167,21 @@ final class ChatRelay: @LoopActor ChatCommandHost {
             logger.notice("\(action) of \(name) asked in the chat", metadata: ["process": "\(bot.name)"])
             return processControl(action, name)
         }
-        let conversation = value["conversation"]?.stringValue ?? "default"
         let text = value["text"]?.stringValue ?? ""
+        let id = value["id"]?.stringValue
+        let asked = id.flatMap { pending[$0] }
+        // Kept under the conversation and the user the relay sent the message for (a reply
+        // cannot move itself into another's conversation); an unknown reply's as it says.
+        let conversation = asked?.conversation ?? value["conversation"]?.stringValue ?? "default"
         // A voice message refused (its `code`) joins no conversation: nothing was heard.
-        if value["code"] == nil {
+        if value["code"] == nil, asked?.kept ?? true {
             if let transcript = value["transcript"]?.stringValue {
-                store?.recordChat(conversation: conversation, role: "user", source: "voice", text: transcript,
+                store?.recordChat(conversation: conversation, user: asked?.user, role: "user", source: "voice", text: transcript,
                                   confidence: value["transcript_confidence"]?.numberValue?.doubleValue)
             }
-            store?.recordChat(conversation: conversation, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
+            store?.recordChat(conversation: conversation, user: asked?.user, role: "bot", source: value["adapter"]?.stringValue ?? bot.name, text: text)
         }
-        guard let id = value["id"]?.stringValue, let waiting = pending.removeValue(forKey: id) else { return }
+        guard let id, let waiting = pending.removeValue(forKey: id) else { return }
         loop.cancel(waiting.timer)
         let tail = end < payload.endIndex ? Array(payload[(end + 1)...])[...] : nil
         guard let store else { return waiting.answer(value, tail) }

@@ -22,6 +22,8 @@ final class ChatToolBridge {
     var execute: (CheckedRequest, CommandCaller, @escaping (JSONValue) -> Void) -> Void = { _, _, respond in respond(CommandAnswer.stopping) }
     /// Writes a refused call's audit line.
     var audit: (JSONValue, CommandCaller, JSONValue) -> Void = { _, _, _ in }
+    /// A call answered (the message's id, the tool, the answer): kept in its conversation.
+    var called: (String, String, JSONValue) -> Void = { _, _, _ in }
 
     init(events: any EventPublisher) { self.events = events }
 
@@ -29,7 +31,7 @@ final class ChatToolBridge {
     /// confirmations; the authorisation is made here, from ``ChatRelay``'s own record.
     nonisolated static func describe(_ caller: CommandCaller) -> JSONValue {
         var object: JSONObject = ["front": .string(caller.front)]
-        object["user"] = caller.user.map(JSONValue.string)
+        object["user"] = (caller.user ?? caller.peerUser).map(JSONValue.string)
         object["role"] = toolCaller(caller).role.map(JSONValue.string)
         return .object(object)
     }
@@ -69,7 +71,11 @@ final class ChatToolBridge {
                 ["name": .string(tool.name), "description": .string(tool.description), "parameters": tool.inputSchema, "mutating": .bool(tool.mutating)]
             })])
         }
-        call(request["call"] ?? .null, allowed: allowed, as: Self.toolCaller(sender), reply: reply)
+        let tool = request["call"]?["name"]?.stringValue ?? "?"
+        call(request["call"] ?? .null, allowed: allowed, as: Self.toolCaller(sender)) { [self] answer in
+            called(message, String(tool.prefix(100)), answer)
+            reply(answer)
+        }
     }
 
     /// Runs one call through the registry as `caller`; `reply` gets the answer or refusal.

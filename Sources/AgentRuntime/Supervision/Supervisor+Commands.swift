@@ -33,10 +33,11 @@ extension Supervisor {
     }
 
     /// A control-socket request: checked against the registry like an HTTP request (the same
-    /// refusal, the same pointer), then executed.
-    func executeControl(_ request: JSONValue, respond: @escaping (JSONValue) -> Void) {
+    /// refusal, the same pointer), then executed as the socket's operator, named by the peer's
+    /// OS user (`peer`).
+    func executeControl(_ request: JSONValue, peer: String? = nil, respond: @escaping (JSONValue) -> Void) {
         switch CommandRegistry.standard.check(request) {
-        case .success(let checked): execute(checked, caller: CommandCenter.Caller(front: "control"), respond: respond)
+        case .success(let checked): execute(checked, caller: CommandCenter.Caller(front: "control", peerUser: peer), respond: respond)
         case .failure(let refusal): respond(refusal.json)
         }
     }

@@ -32,6 +32,7 @@ extension Supervisor {
         chatTools.sender = { [unowned self] message in chat.caller(ofMessage: message) }
         chatTools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
         chatTools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
+        chatTools.called = { [unowned self] message, tool, answer in chat.recordTool(message: message, tool: tool, answer: answer) }
     }
 
     /// Hands over the agent's store, the fleet's database and the outputs (each may be nil)

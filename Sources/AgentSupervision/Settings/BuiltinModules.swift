@@ -29,6 +29,8 @@ package enum BuiltinModules {
             "default_response": ["type": "string", "default": "I am sorry, but I do not understand.", "description": "The answer when no adapter is confident enough."],
             "allow_process_control": ["type": "boolean", "default": false,
                                       "description": "Let the process_control adapter start, stop and restart processes when asked in chat."],
+            "preferences_schema": ["type": ["object", "boolean"],
+                                   "description": "A JSON Schema (2020-12) the users' custom preferences (chat preferences --set/--json, PUT /api/chat/users/{user}/preferences: custom) must pass; refused at their pointer otherwise."],
             "voice": [
                 "type": "object", "additionalProperties": false,
                 "description": "Voice messages (chat --voice, POST /api/chat/voice), recognised in the chatbot's worker with PocketSphinx (Debian: libpocketsphinx3, pocketsphinx-en-us; spoken answers: libespeak-ng1).",

@@ -89,8 +89,9 @@ extension RuntimeEvent {
         Member("conversation", "string", "The conversation (`default` when none was given)."),
         Member("text", "string", "What the person wrote."),
         Member("processes", "array of object", "Every process with its state, as `status` lists them."),
-        Member("context", "object", always: false, "What the caller added (`chat --context`)."),
+        Member("context", "object", always: false, "What the caller added (`chat --context`), with the sender's `user` and `preferences` set by the agent."),
         Member("adapter", "string", always: false, "The one logic adapter asked (`chat --adapter`)."),
+        Member("purpose", "string", always: false, "`summary`: the agent asks the named `llm` adapter to sum up the transcript in `text` (`chat_summary`)."),
         Member("caller", "object", "Who sent it, as the front authenticated them: `{\"front\", \"user\", \"role\"}` (a language model's tool calls run as them)."),
     ])
 

@@ -117,6 +117,8 @@ int agent_open_directory(const char *path);
 
 /** accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int agent_accept(int fd);
+/// The user id of a Unix socket's peer (SO_PEERCRED), or -1.
+long agent_peer_uid(int fd);
 
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);

@@ -32,18 +32,18 @@ import Testing
         let supervisor = CheckedRequestTests.supervisor()
         let center = supervisor.inbox.isolated { supervisor.makeCommandCenter(storePath: path) }
         let answer = try await Self.withDeadline(30) {
-            await center.execute(["command": "chat_history", "conversation": "ops", "limit": 2], caller: CommandCenter.Caller(front: "http"))
+            await center.execute(["command": "chat_history", "conversation": "ops", "limit": 2], caller: CommandCenter.Caller(front: "http", user: "ann", role: "admin"))
         }
         let lines = try JSONValueDecoder().decode([ChatHistoryCommand.Line].self, from: try #require(answer?["lines"]))
         #expect(lines.map(\.text) == ["two", "three"], "the newest two, oldest first: \(String(describing: answer))")
         #expect(lines.allSatisfy { $0.role == "user" && $0.source == "" && $0.time.hasSuffix("Z") })
         // After a line, and with the store off.
         let after = try await Self.withDeadline(30) {
-            await center.execute(["command": "chat_history", "conversation": "ops", "after": .number(JSONNumber(lines[0].id))], caller: CommandCenter.Caller(front: "http"))
+            await center.execute(["command": "chat_history", "conversation": "ops", "after": .number(JSONNumber(lines[0].id))], caller: CommandCenter.Caller(front: "http", user: "ann", role: "admin"))
         }
         #expect(after?["lines"]?.arrayValue?.count == 1, "\(String(describing: after))")
         let off = supervisor.inbox.isolated { CommandCenter(inbox: supervisor.inbox, storePath: nil, snapshot: { supervisor.takeSnapshot() }, handler: { _, _, _ in }) }
-        let refused = try await Self.withDeadline(30) { await off.execute(["command": "chat_history"], caller: CommandCenter.Caller(front: "http")) }
+        let refused = try await Self.withDeadline(30) { await off.execute(["command": "chat_history"], caller: CommandCenter.Caller(front: "http", user: "ann", role: "admin")) }
         #expect(refused?["code"] == "unavailable", "\(String(describing: refused))")
         #expect(refused?["error"]?.stringValue?.contains("the store is off") == true, "\(String(describing: refused))")
     }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct CommandRegistryTests {
     @Test func theRegistryHoldsEveryCommandOnce() {
         let registry = CommandRegistry.standard
-        #expect(registry.names.count == 70, "\(registry.names)")
+        #expect(registry.names.count == 74, "\(registry.names)")
         #expect(Set(registry.names).count == registry.names.count)
     }
 

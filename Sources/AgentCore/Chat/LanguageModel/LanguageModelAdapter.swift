@@ -52,7 +52,12 @@ final class LanguageModelAdapter: ChatAdapter {
         return awaiting[message.conversation] != nil ? 1 : settings.confidence
     }
 
+    /// Why the last message got no answer from the model (nil: it got one).
+    private(set) var failure: String?
+
     func respond(to message: ChatMessage) -> String {
+        failure = nil
+        if message.purpose == "summary" { return summarize(message) }
         let deadline = Date().timeIntervalSince1970 + Self.messageBudget
         if let waiting = awaiting.removeValue(forKey: message.conversation) {
             let word = Self.word(message.text)
@@ -72,6 +77,24 @@ final class LanguageModelAdapter: ChatAdapter {
         return converse(fresh(message), calls: 0, message, deadline)
     }
 
+    /// A transcript summed up (`chat_summary`): one request, no tools, no history.
+    private func summarize(_ message: ChatMessage) -> String {
+        let messages: [JSONValue] = [["role": "system", "content": .string(Self.summaryPrompt)], ["role": "user", "content": .string(message.text)]]
+        switch client.complete(messages: messages, tools: [], timeout: settings.timeout) {
+        case .failure(let failed):
+            failure = failed.description
+            return "Sorry: \(failed.description)."
+        case .success(let turn):
+            if turn.text.isEmpty { failure = "the language model gave an empty answer" }
+            return turn.text
+        }
+    }
+
+    static let summaryPrompt = """
+        Sum up this chat transcript of an agent runtime in a few sentences: who asked what, what was answered, \
+        the alerts raised and the actions taken with their outcome. Only what the transcript says.
+        """
+
     /// The system prompt, the conversation's earlier lines, and the message.
     private func fresh(_ message: ChatMessage) -> [JSONValue] {
         let prompt = settings.systemPrompt
@@ -79,14 +102,17 @@ final class LanguageModelAdapter: ChatAdapter {
             .replacingOccurrences(of: "{{now}}", with: ISO8601DateFormatter().string(from: Date()))
             .replacingOccurrences(of: "{{tools}}", with: settings.tools.isEmpty ? "none" : settings.tools.joined(separator: ", "))
             .replacingOccurrences(of: "{{conversation}}", with: message.conversation)
+            .replacingOccurrences(of: "{{preferences}}", with: Self.preferences(message))
         return [["role": "system", "content": .string(prompt)]] + history(message) + [["role": "user", "content": .string(message.text)]]
     }
 
     /// The conversation's last lines from the store, oldest first, without the message itself.
     private func history(_ message: ChatMessage) -> [JSONValue] {
         guard settings.history > 0,
-              var rows = try? host.queryRows("SELECT role, source, text FROM chat WHERE conversation = ? ORDER BY id DESC LIMIT ?",
-                                             [.string(message.conversation), .number(JSONNumber(settings.history + 1))]) else { return [] }
+              var rows = try? host.queryRows(
+                // The sender's lines and the alerts: another user's in the same conversation are not theirs to see.
+                "SELECT role, source, text FROM chat WHERE conversation = ? AND role != 'tool' AND (user IS NULL OR user = ?) ORDER BY id DESC LIMIT ?",
+                [.string(message.conversation), .string(Self.who(message)), .number(JSONNumber(settings.history + 1))]) else { return [] }
         if let newest = rows.first, newest["role"]?.stringValue == "user", newest["text"]?.stringValue == message.text { rows.removeFirst() }
         return rows.prefix(settings.history).reversed().map { row -> JSONValue in
             let text = row["text"]?.stringValue ?? ""
@@ -106,11 +132,14 @@ final class LanguageModelAdapter: ChatAdapter {
         while true {
             let remaining = deadline - Date().timeIntervalSince1970
             guard remaining > 0.5 else {
+                failure = "the language model did not finish within \(Int(Self.messageBudget)) s"
                 return "Sorry: the language model did not finish within \(Int(Self.messageBudget)) s for this message (\(calls) tool call\(calls == 1 ? "" : "s") made)."
             }
             let turn: ModelTurn
             switch client.complete(messages: messages, tools: tools, timeout: min(settings.timeout, remaining)) {
-            case .failure(let failure): return "Sorry: \(failure.description)." + (calls > 0 ? " (\(calls) tool call\(calls == 1 ? "" : "s") made before.)" : "")
+            case .failure(let failure):
+                self.failure = failure.description
+                return "Sorry: \(failure.description)." + (calls > 0 ? " (\(calls) tool call\(calls == 1 ? "" : "s") made before.)" : "")
             case .success(let answer): turn = answer
             }
             guard !turn.toolCalls.isEmpty else { return turn.text.isEmpty ? "(the language model gave an empty answer)" : turn.text }
@@ -206,7 +235,18 @@ final class LanguageModelAdapter: ChatAdapter {
 
     /// Who sent the message, as the supervisor says (the user, or the front).
     static func who(_ message: ChatMessage) -> String {
-        message.caller?["user"]?.stringValue ?? message.caller?["front"]?.stringValue ?? "the operator"
+        message.context?["user"]?.stringValue ?? message.caller?["user"]?.stringValue ?? message.caller?["front"]?.stringValue ?? "the operator"
+    }
+
+    /// The sender's preferences for the prompt: `language fr, units metric, …` (`none set`).
+    static func preferences(_ message: ChatMessage) -> String {
+        guard case .object(let preferences)? = message.context?["preferences"] else { return "none set" }
+        var parts: [String] = []
+        for key in ["language", "units", "verbosity"] { if let value = preferences[key]?.stringValue { parts.append("\(key) \(value)") } }
+        if case .object(let custom)? = preferences["custom"] {
+            for key in custom.keys.sorted() { parts.append("\(key) \(custom[key]!.serialized())") }
+        }
+        return parts.isEmpty ? "none set" : parts.joined(separator: ", ")
     }
 
     /// A call's arguments as the person confirms them: whole (a cut would hide what runs

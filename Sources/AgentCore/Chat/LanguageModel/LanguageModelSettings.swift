@@ -30,7 +30,8 @@ struct LanguageModelSettings {
     static let defaultPrompt = """
         You are the assistant of an agent runtime: you answer questions about it and manage it with your tools \
         when asked. Use a tool rather than guess; say what you did and what came back, briefly. \
-        You are talking to {{user}}; it is {{now}}. Your tools: {{tools}}.
+        You are talking to {{user}}; it is {{now}}. Your tools: {{tools}}. \
+        Their preferences (answer in their language and units, as briefly or fully as they prefer): {{preferences}}.
         """
 
     init(_ object: JSONObject) throws {
