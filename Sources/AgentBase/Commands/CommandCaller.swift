@@ -9,6 +9,10 @@ public struct CommandCaller: Sendable, CustomStringConvertible {
     /// The authenticated role (`read`, `admin`) when the front knows one; nil on the control
     /// socket (the operator). A chat's tool calls are authorised with it (``CommandAccess``).
     public var role: String?
+    /// Where a command that answers in pieces (`chat` with `stream`) sends each piece of text
+    /// before its answer: called on the supervisor's loop, must not block (nil: the front wants
+    /// the answer whole).
+    public var partial: (@Sendable (String) -> Void)?
 
     public init(front: String, user: String? = nil, address: String? = nil, role: String? = nil) {
         self.front = front

@@ -10,11 +10,15 @@ package enum ChatCommand: AgentCommand {
         package var conversation: String?
         /// Passed to the chatbot with the message (a user id, a channel…).
         package var context: JSONObject?
+        /// The answer's text in pieces as the language model writes it, before the answer: lines
+        /// `{"partial": TEXT}` on the control socket, server-sent events over HTTP.
+        package var stream: Bool?
 
-        package init(text: String, conversation: String? = nil, context: JSONObject? = nil) {
+        package init(text: String, conversation: String? = nil, context: JSONObject? = nil, stream: Bool? = nil) {
             self.text = text
             self.conversation = conversation
             self.context = context
+            self.stream = stream
         }
 
         /// The text keeps line breaks and tabs and has no other control character (see
@@ -24,6 +28,7 @@ package enum ChatCommand: AgentCommand {
             text = try container.decode(String.self, forKey: .text)
             conversation = try container.decodeIfPresent(String.self, forKey: .conversation)
             context = try container.decodeIfPresent(JSONObject.self, forKey: .context)
+            stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
             if let problem = ControlCharacters.problem(inMessage: text) {
                 throw DecodingError.dataCorruptedError(forKey: .text, in: container, debugDescription: problem)
             }
@@ -61,6 +66,7 @@ package enum ChatCommand: AgentCommand {
         "text": ["type": "string", "minLength": 1, "maxLength": 1_048_576, "description": "At most the control socket's request limit (1 MiB); line breaks and tabs, no other control characters."],
         "conversation": ChatCommands.conversation,
         "context": ["type": "object", "description": "Passed to the chatbot with the message (a user id, a channel…); the rest adapter forwards it."],
+        "stream": ["type": "boolean", "description": "The answer's text as the language model writes it, before the whole answer: on the control socket lines {\"partial\": TEXT} before the answer's line; over HTTP server-sent events (`partial` events, then one `answer` event; also with Accept: text/event-stream)."],
     ], required: ["text"])
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "text": ["type": "string"],

@@ -43,8 +43,9 @@ struct AccessPolicy: RouterMiddleware {
         return command.mutating && !command.requiresAdmin
     }
 
-    /// The dashboard's forms for a person's action.
-    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}"].map { RoutePath.segments(Substring($0)) }
+    /// The dashboard's forms for a person's action (a chat message: any role may chat, as
+    /// over the API; what a message may make happen is checked where it happens).
+    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}", "/chat"].map { RoutePath.segments(Substring($0)) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Self.isPublic(request) { return try await next(request, context) }

@@ -182,8 +182,8 @@ public final class Supervisor {
         watchStops()
         orphans.becomeSubreaper()
         Self.raiseFileLimit()
-        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, respond in
-            executeControl(request, respond: respond)
+        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, partial, respond in
+            executeControl(request, partial: partial, respond: respond)
         }
         defer { fronts.close() }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
