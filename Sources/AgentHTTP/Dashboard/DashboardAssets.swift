@@ -72,7 +72,7 @@ enum DashboardAssets {
     "use strict";
     (function () {
       var page = document.body.getAttribute("data-page");
-      function csrf() { var m = document.cookie.match(/(?:^|; )agent_csrf=([0-9a-f]+)/); return m ? m[1] : ""; }
+      function csrf() { var m = document.cookie.match(/(?:^|; )agent_csrf=([^;]+)/); return m ? m[1] : ""; }
       function get(url) {
         return fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
           .then(function (r) { return r.ok ? r.json() : null; }).catch(function () { return null; });
@@ -285,7 +285,7 @@ enum DashboardAssets {
               return reader.read().then(function (step) {
                 if (step.done) return;
                 buffer += decoder.decode(step.value, { stream: true });
-                for (var at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+                for (var at = buffer.indexOf("\\n\\n"); at >= 0; at = buffer.indexOf("\\n\\n")) {
                   var block = buffer.slice(0, at), name = (block.match(/^event: (.*)$/m) || [])[1], data = (block.match(/^data: (.*)$/m) || [])[1];
                   buffer = buffer.slice(at + 2);
                   if (!data) continue;

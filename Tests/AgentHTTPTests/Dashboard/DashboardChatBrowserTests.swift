@@ -30,7 +30,12 @@ import Testing
         try browser.type("hi", into: try browser.element("#chat-text"))
         try browser.click(try browser.element("#chat-form button"))
         // The first pieces on the page while the model holds the rest.
-        try browser.wait("the first pieces", timeout: 60) { (try? browser.text("#chat-streaming")) == "Hello" }
+        do {
+            try browser.wait("the first pieces", timeout: 60) { (try? browser.text("#chat-streaming")) == "Hello" }
+        } catch {
+            Issue.record("\(error): the history shows \((try? browser.text("#chat-history")) ?? "nothing")")
+            throw error
+        }
         stub.release()
         try browser.wait("the whole answer", timeout: 60) { try browser.find(#"#chat-history [data-done="true"]"#) != nil }
         #expect(try browser.text(#"#chat-history [data-done="true"]"#) == "Hello world.")
