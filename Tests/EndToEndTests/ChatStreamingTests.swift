@@ -20,6 +20,17 @@ import Testing
                                      body: body, timeout: 60)
     }
 
+    /// The pieces of a streamed chat and its answer's text, once the stream ends.
+    static func drain(_ events: EventStreamClient) throws -> (pieces: [String], answer: String) {
+        var pieces: [String] = []
+        var text = ""
+        while let event = try events.next() {
+            if event.name == "partial" { pieces.append(event.json?["text"] as? String ?? "") }
+            if event.name == "answer" { text = event.json?["text"] as? String ?? event.data }
+        }
+        return (pieces, text)
+    }
+
     @Test func theCommandLinePrintsTheAnswerAsItComes() throws {
         let stub = try ChatCompletionStub()
         defer { stub.stop() }
@@ -82,14 +93,7 @@ import Testing
         let chatbot = try #require(try LanguageModelChatTests.pid(agent, "chat"))
         func ask(_ answer: ChatCompletionStub.Answer) throws -> (pieces: [String], answer: String) {
             stub.script(answer)
-            let events = try Self.stream(agent, "hello")
-            var pieces: [String] = []
-            var text = ""
-            while let event = try events.next() {
-                if event.name == "partial" { pieces.append(event.json?["text"] as? String ?? "") }
-                if event.name == "answer" { text = event.json?["text"] as? String ?? "\(event.data)" }
-            }
-            return (pieces, text)
+            return try Self.drain(try Self.stream(agent, "hello"))
         }
         let endpoint = "the language model at \(stub.baseURL)/chat/completions"
         let cut = try ask(.streamedCut(["Hel"]))
@@ -115,13 +119,7 @@ import Testing
         defer { stub.stop() }
         stub.script(.streamedToolCall(name: "status", arguments: "{}"), .streamed(["All ", "running."]))
         let agent = try Self.agent(stub, #""tools": ["status"]"#)
-        let events = try Self.stream(agent, "status?")
-        var pieces: [String] = []
-        var answer = ""
-        while let event = try events.next() {
-            if event.name == "partial" { pieces.append(event.json?["text"] as? String ?? "") }
-            if event.name == "answer" { answer = event.json?["text"] as? String ?? "" }
-        }
+        let (pieces, answer) = try Self.drain(try Self.stream(agent, "status?"))
         #expect(pieces == ["All ", "running."] && answer == "All running.", "\(pieces) \(answer)")
         #expect(LanguageModelChatTests.toolResult(stub, 1).contains(#""name":"trades""#), "\(LanguageModelChatTests.toolResult(stub, 1))")
     }
