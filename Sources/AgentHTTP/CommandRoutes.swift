@@ -76,6 +76,7 @@ struct CommandRoutes: Sendable {
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
             return await streams.response(command, shape: shape, request: checked.json.objectValue ?? [:], after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
         }
+        if ChatAnswerStream.wanted(request, checked) { return ChatAnswerStream.response(commands, checked, caller: caller) }
         // `status` comes serialized once for every request of its batch (see executeRendered).
         let answer = await commands.executeRendered(checked, caller: caller)
         return APIResponse.json(answer)

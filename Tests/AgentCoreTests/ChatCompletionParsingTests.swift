@@ -83,4 +83,52 @@ import Testing
         empty.feed(Array("event: ping\n\n".utf8)) { _ in }
         #expect(throws: ModelFailure.self) { try empty.turn().get() }
     }
+
+    @Test func aStreamCutBeforeItsEndFailsAndKeepsItsText() throws {
+        var cut = ServerSentEvents()
+        cut.feed(Array("data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n".utf8)) { _ in }
+        let failure = try #require(throws: ModelFailure.self) { try cut.turn().get() }
+        #expect(failure.partial == "Hel" && failure.description.contains("without its end"), "\(failure)")
+        // A finish_reason ends it as [DONE] does.
+        var finished = ServerSentEvents()
+        finished.feed(Array("data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\n".utf8)) { _ in }
+        #expect(try finished.turn().get().text == "Hi")
+        // Garbage after text: the failure keeps the text.
+        var garbage = ServerSentEvents()
+        garbage.feed(Array("data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: <html>\n\ndata: [DONE]\n\n".utf8)) { _ in }
+        #expect(throws: ModelFailure.self) { try garbage.turn().get() }
+        if case .failure(let problem) = garbage.turn() { #expect(problem.partial == "Hel") }
+    }
+
+    @Test func aServerThatIgnoresStreamIsReadWhole() throws {
+        let whole = #"{"choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}]}"#
+        for size in [1, 7, 4096] {
+            var events = ServerSentEvents()
+            let bytes = Array(whole.utf8)
+            var index = 0
+            var pieces: [String] = []
+            while index < bytes.count {
+                events.feed(Array(bytes[index..<min(bytes.count, index + size)])) { pieces.append($0) }
+                index += size
+            }
+            #expect(try events.turn().get().text == "whole answer" && pieces.isEmpty, "pieces of \(size)")
+        }
+    }
+
+    @Test func partialAnswersAreBoundedPerMessage() {
+        var sent: [JSONValue] = []
+        let relay = PartialAnswerRelay(id: "m1") { sent.append($0) }
+        relay.relay("Hel")
+        #expect(sent == [["id": "m1", "text": "Hel"]])
+        relay.relay(String(repeating: "x", count: PartialAnswerRelay.maximumPiece + 10))
+        #expect(sent.last?["text"]?.stringValue?.utf8.count == PartialAnswerRelay.maximumPiece)
+        while relay.bytes < PartialAnswerRelay.maximumTotal, relay.count < PartialAnswerRelay.maximumPieces { relay.relay(String(repeating: "y", count: 10_000)) }
+        let count = sent.count
+        relay.relay("more")
+        #expect(sent.count == count && sent.reduce(0) { $0 + ($1["text"]?.stringValue?.utf8.count ?? 0) } <= PartialAnswerRelay.maximumTotal)
+        // A message without an id (nothing to relay it to) sends nothing.
+        let anonymous = PartialAnswerRelay(id: "") { sent.append($0) }
+        anonymous.relay("x")
+        #expect(sent.count == count)
+    }
 }

@@ -20,6 +20,15 @@ package final class ChatCompletionStub: @unchecked Sendable {
         case garbage(String)
         /// Answers `then` after `seconds`.
         indirect case slow(Double, then: Answer)
+        /// The first pieces streamed, then nothing until ``release()`` (at most 60 s), then the
+        /// rest and `[DONE]`: a test sees the first pieces arrive before the rest exists.
+        case streamedHeld([String], rest: [String])
+        /// The pieces streamed, then half a chunk and the connection closed.
+        case streamedCut([String])
+        /// The pieces, then a `data:` line that is not JSON (and the stream goes on to its end).
+        case streamedGarbage([String])
+        /// The same piece every 0.1 s, never `[DONE]`, until the client goes (at most 120 s).
+        case streamedForever(String)
     }
 
     package let port: UInt16
@@ -29,6 +38,8 @@ package final class ChatCompletionStub: @unchecked Sendable {
     private var recorded: [[String: Any]] = []
     private var running = true
     private var calls = 0
+    private let held = DispatchSemaphore(value: 0)
+    private var expired = false
 
     package init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
@@ -54,6 +65,15 @@ package final class ChatCompletionStub: @unchecked Sendable {
 
     /// Every request's body, in order.
     package var requests: [[String: Any]] { lock.withLock { recorded } }
+
+    /// A `.streamedHeld` answer went on without ``release()`` (after 60 s).
+    package var holdExpired: Bool {
+        get { lock.withLock { expired } }
+        set { lock.withLock { expired = newValue } }
+    }
+
+    /// Lets a `.streamedHeld` answer go on.
+    package func release() { held.signal() }
 
     package func stop() {
         lock.withLock { running = false }
@@ -126,7 +146,42 @@ package final class ChatCompletionStub: @unchecked Sendable {
         case .slow(let seconds, let then):
             Thread.sleep(forTimeInterval: seconds)
             send(then, to: fd, call: call)
+        case .streamedHeld(let first, let rest):
+            streamHead(to: fd)
+            for line in Self.deltas(first) { streamChunk(line, to: fd) }
+            if held.wait(timeout: .now() + 60) == .timedOut { holdExpired = true }
+            for line in Self.deltas(rest) + ["data: [DONE]\n\n"] { streamChunk(line, to: fd) }
+            write("0\r\n\r\n", to: fd)
+        case .streamedCut(let pieces):
+            streamHead(to: fd)
+            for line in Self.deltas(pieces) { streamChunk(line, to: fd) }
+            write("40\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo", to: fd)
+        case .streamedGarbage(let pieces):
+            streamHead(to: fd)
+            for line in Self.deltas(pieces) + ["data: <html>oops</html>\n\n", "data: [DONE]\n\n"] { streamChunk(line, to: fd) }
+            write("0\r\n\r\n", to: fd)
+        case .streamedForever(let piece):
+            streamHead(to: fd)
+            let line = Self.deltas([piece])[0]
+            let chunk = Array((String(line.utf8.count, radix: 16) + "\r\n" + line + "\r\n").utf8)
+            let end = Date().addingTimeInterval(120)
+            while Date() < end, chunk.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
         }
+    }
+
+    /// Each piece as a `data:` line of a chat-completion chunk.
+    private static func deltas(_ pieces: [String]) -> [String] {
+        pieces.map { "data: " + String(decoding: try! JSONSerialization.data(withJSONObject: ["choices": [["index": 0, "delta": ["content": $0]]]]), as: UTF8.self) + "\n\n" }
+    }
+
+    private func streamHead(to fd: Int32) {
+        write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n", to: fd)
+    }
+
+    private func streamChunk(_ line: String, to fd: Int32) {
+        write(String(line.utf8.count, radix: 16) + "\r\n" + line + "\r\n", to: fd)
     }
 
     private static func completion(_ message: [String: Any]) -> String {
@@ -141,11 +196,9 @@ package final class ChatCompletionStub: @unchecked Sendable {
 
     /// Server-sent events in chunked transfer encoding, one chunk an event, then `[DONE]`.
     private func stream(_ events: [[String: Any]], to fd: Int32) {
-        write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n", to: fd)
+        streamHead(to: fd)
         let lines = events.map { "data: " + String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) + "\n\n" } + ["data: [DONE]\n\n"]
-        for line in lines {
-            write(String(line.utf8.count, radix: 16) + "\r\n" + line + "\r\n", to: fd)
-        }
+        for line in lines { streamChunk(line, to: fd) }
         write("0\r\n\r\n", to: fd)
     }
 

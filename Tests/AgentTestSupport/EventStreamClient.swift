@@ -21,12 +21,13 @@ package final class EventStreamClient {
     /// The end of the stream was reached.
     package private(set) var ended = false
 
-    /// Opens `path` (with `headers`) and reads the reply's head.
-    package init(port: Int, path: String, headers: [String: String] = [:], timeout: Double = 30) throws {
+    /// Opens `path` (with `headers`; a POST when there is a `body`) and reads the reply's head.
+    package init(port: Int, path: String, headers: [String: String] = [:], body: String? = nil, timeout: Double = 30) throws {
         connection = try RawHTTP(port: port, timeout: timeout)
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+        var request = "\(body == nil ? "GET" : "POST") \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        try connection.send(request + "\r\n")
+        if let body { request += "Content-Length: \(body.utf8.count)\r\n" }
+        try connection.send(request + "\r\n" + (body ?? ""))
         while true {
             let piece = try connection.receive()
             guard !piece.isEmpty else { throw RawHTTP.Failure(description: "closed before the head: \(String(decoding: raw, as: UTF8.self))") }

@@ -12,6 +12,10 @@ public struct CommandCaller: Sendable, CustomStringConvertible {
     /// The control socket's client, as the kernel names its OS user: whom a chat message is
     /// from unless it names another (not an authenticated user: the socket's operator is).
     public var peerUser: String?
+    /// Where a command that answers in pieces (`chat` with `stream`) sends each piece of text
+    /// before its answer: called on the supervisor's loop, must not block (nil: the front wants
+    /// the answer whole).
+    public var partial: (@Sendable (String) -> Void)?
 
     public init(front: String, user: String? = nil, address: String? = nil, role: String? = nil, peerUser: String? = nil) {
         self.front = front

@@ -13,12 +13,16 @@ package enum ChatCommand: AgentCommand {
         package var context: JSONObject?
         /// Who sends it (see ``ChatUser``): the caller's own by default.
         package var user: String?
+        /// The answer's text in pieces as the language model writes it, before the answer: lines
+        /// `{"partial": TEXT}` on the control socket, server-sent events over HTTP.
+        package var stream: Bool?
 
-        package init(text: String, conversation: String? = nil, context: JSONObject? = nil, user: String? = nil) {
+        package init(text: String, conversation: String? = nil, context: JSONObject? = nil, user: String? = nil, stream: Bool? = nil) {
             self.text = text
             self.conversation = conversation
             self.context = context
             self.user = user
+            self.stream = stream
         }
 
         /// The text keeps line breaks and tabs and has no other control character (see
@@ -29,6 +33,7 @@ package enum ChatCommand: AgentCommand {
             conversation = try container.decodeIfPresent(String.self, forKey: .conversation)
             context = try container.decodeIfPresent(JSONObject.self, forKey: .context)
             user = try container.decodeIfPresent(String.self, forKey: .user)
+            stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
             if let problem = ControlCharacters.problem(inMessage: text) {
                 throw DecodingError.dataCorruptedError(forKey: .text, in: container, debugDescription: problem)
             }
@@ -67,6 +72,7 @@ package enum ChatCommand: AgentCommand {
         "conversation": ChatCommands.conversation,
         "context": ["type": "object", "description": "Passed to the chatbot with the message (a channel…); the adapters get it with the sender's user and preferences added. Its user names the sender when user does not."],
         "user": ChatUser.schema,
+        "stream": ["type": "boolean", "description": "The answer's text as the language model writes it, before the whole answer: on the control socket lines {\"partial\": TEXT} before the answer's line; over HTTP server-sent events (`partial` events, then one `answer` event; also with Accept: text/event-stream)."],
     ], required: ["text"])
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "text": ["type": "string"],

@@ -64,6 +64,8 @@ package enum ChatVoiceCommand: AgentCommand {
     package static let summary = "Sends a voice message (a WAV recording) to the chatbot: recognised offline in its worker, answered as the same words typed; the answer can be spoken."
     package static let routes: [CommandRoute] = [.post("/api/chat/voice", binaryBody: CommandRoute.BinaryBody(member: "audio", mediaTypes: ["audio/wav", "audio/x-wav", "audio/wave"]))]
     package static let mutating = true
+    /// Any role may send a voice message, as any may type one (``ChatCommand/requiresAdmin``).
+    package static let requiresAdmin = false
     package static let answersWhileStopping = true
     /// The control socket's request limit (1 MiB) with room for the other members: base64
     /// makes 3 bytes 4 characters. The chatbot's voice.max_bytes is checked by the relay.

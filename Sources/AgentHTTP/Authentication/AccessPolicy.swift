@@ -44,8 +44,10 @@ struct AccessPolicy: RouterMiddleware {
         return command.mutating && !command.requiresAdmin
     }
 
-    /// The dashboard's forms for a person's action (their own chat preferences too).
-    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}", "/chat/preferences"].map { RoutePath.segments(Substring($0)) }
+    /// The dashboard's forms for a person's action (a chat message and their own chat
+    /// preferences: any role may chat, as over the API; what a message may make happen is
+    /// checked where it happens).
+    static let personForms = ["/executors/runs/{id}", "/workflow-runs/{id}/steps/{step}", "/chat", "/chat/preferences"].map { RoutePath.segments(Substring($0)) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Self.isPublic(request) { return try await next(request, context) }

@@ -82,7 +82,7 @@ enum DashboardAssets {
     "use strict";
     (function () {
       var page = document.body.getAttribute("data-page");
-      function csrf() { var m = document.cookie.match(/(?:^|; )agent_csrf=([0-9a-f]+)/); return m ? m[1] : ""; }
+      function csrf() { var m = document.cookie.match(/(?:^|; )agent_csrf=([^;]+)/); return m ? m[1] : ""; }
       function get(url) {
         return fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
           .then(function (r) { return r.ok ? r.json() : null; }).catch(function () { return null; });
@@ -260,8 +260,64 @@ enum DashboardAssets {
           });
         });
       }
+      // The chat: a line joins the history as it is said; the answer streams in as the
+      // language model writes it (server-sent events read from the fetch's body).
+      function chatLine(cls, who, body) {
+        var li = document.createElement("li"); li.className = "msg " + cls;
+        var w = document.createElement("span"); w.className = "who"; w.textContent = who;
+        li.appendChild(w); li.appendChild(document.createTextNode(" ")); li.appendChild(body);
+        document.getElementById("chat-history").appendChild(li);
+      }
+      function span(t) { var e = document.createElement("span"); e.className = "text"; e.textContent = t; return e; }
+      function streamChat() {
+        var form = document.getElementById("chat-form");
+        if (!form || !window.TextDecoder || !window.ReadableStream) return;
+        form.addEventListener("submit", function (event) {
+          var input = document.getElementById("chat-text"), text = input.value;
+          if (!text.trim()) return;
+          event.preventDefault();
+          var reply = span("");
+          chatLine("msg-user", "you", span(text)); chatLine("msg-bot", "bot", reply);
+          reply.id = "chat-streaming"; input.value = "";
+          function done(a) {
+            reply.textContent = a.ok ? a.text : (a.error || "refused");
+            if (!a.ok) reply.className = "text error";
+            reply.removeAttribute("id"); reply.setAttribute("data-done", "true");
+          }
+          fetch("/api/chat", {
+            method: "POST", credentials: "same-origin",
+            headers: { "Content-Type": "application/json", "Accept": "text/event-stream", "X-CSRF-Token": csrf() },
+            body: JSON.stringify({ text: text, conversation: form.querySelector('input[name="conversation"]').value, stream: true })
+          }).then(function (r) {
+            if (!r.ok || !r.body) return r.json().then(done);
+            var reader = r.body.getReader(), decoder = new TextDecoder(), buffer = "";
+            function pump() {
+              return reader.read().then(function (step) {
+                if (step.done) return;
+                buffer += decoder.decode(step.value, { stream: true });
+                for (var at = buffer.indexOf("\\n\\n"); at >= 0; at = buffer.indexOf("\\n\\n")) {
+                  var block = buffer.slice(0, at), name = (block.match(/^event: (.*)$/m) || [])[1], data = (block.match(/^data: (.*)$/m) || [])[1];
+                  buffer = buffer.slice(at + 2);
+                  if (!data) continue;
+                  if (name === "partial") reply.textContent += JSON.parse(data).text;
+                  if (name === "answer") done(JSON.parse(data));
+                }
+                return pump();
+              });
+            }
+            return pump();
+          }).catch(function () { done({ ok: false, error: "the agent did not answer" }); });
+        });
+      }
       // Voice messages: a WAV file, or a recording (MediaRecorder, where the browser allows the
-      // microphone) decoded by the browser and sent as 16-bit WAV; the agent resamples it.
+      // microphone) decoded by the browser, mixed down to mono and resampled to 16 kHz in the
+      // page (OfflineAudioContext: nothing leaves the page but the WAV), sent as 16-bit WAV.
+      function mono16k(buffer) {
+        var context = new OfflineAudioContext(1, Math.max(1, Math.ceil(buffer.duration * 16000)), 16000);
+        var source = context.createBufferSource();
+        source.buffer = buffer; source.connect(context.destination); source.start();
+        return context.startRendering();
+      }
       function wav(buffer) {
         var data = buffer.getChannelData(0), out = new DataView(new ArrayBuffer(44 + data.length * 2));
         function text(at, s) { for (var i = 0; i < s.length; i++) out.setUint8(at + i, s.charCodeAt(i)); }
@@ -275,14 +331,7 @@ enum DashboardAssets {
       function voiceChat() {
         var form = document.getElementById("voice-form");
         if (!form) return;
-        var status = document.getElementById("voice-status"), recorded = null;
-        function line(cls, who, body) {
-          var li = document.createElement("li"); li.className = "msg " + cls;
-          var w = document.createElement("span"); w.className = "who"; w.textContent = who;
-          li.appendChild(w); li.appendChild(document.createTextNode(" ")); li.appendChild(body);
-          document.getElementById("chat-history").appendChild(li);
-        }
-        function span(t) { var e = document.createElement("span"); e.className = "text"; e.textContent = t; return e; }
+        var status = document.getElementById("voice-status"), recorded = null, line = chatLine;
         form.addEventListener("submit", function (event) {
           event.preventDefault();
           var file = recorded || document.getElementById("voice-file").files[0];
@@ -321,7 +370,7 @@ enum DashboardAssets {
             recorder.onstop = function () {
               stream.getTracks().forEach(function (t) { t.stop(); });
               recorder = null; button.textContent = "Record";
-              new Blob(chunks).arrayBuffer().then(function (b) { return new AudioContext().decodeAudioData(b); })
+              new Blob(chunks).arrayBuffer().then(function (b) { return new AudioContext().decodeAudioData(b); }).then(mono16k)
                 .then(function (buffer) { recorded = wav(buffer); status.textContent = "recorded " + buffer.duration.toFixed(1) + " s; send it"; });
             };
             recorder.start(); button.textContent = "Stop"; status.textContent = "recording…";
@@ -329,7 +378,7 @@ enum DashboardAssets {
         });
       }
       document.querySelectorAll('input[name="csrf"]').forEach(function (input) { if (!input.value) input.value = csrf(); });
-      if (page === "chat") voiceChat();
+      if (page === "chat") { streamChat(); voiceChat(); }
       if (page === "processes" || page === "process") setInterval(refreshProcesses, 2000);
       if (page === "process") followLog();
       if (page === "events") followEvents();

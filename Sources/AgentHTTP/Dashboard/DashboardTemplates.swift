@@ -201,7 +201,6 @@ enum DashboardTemplates {
     {{/messages}}
     {{^messages}}<li class="note">No messages in “{{conversation}}” yet.</li>{{/messages}}
     </ol>
-    {{#admin}}
     <form method="post" action="/chat" id="chat-form">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <input name="text" id="chat-text" placeholder="Ask the chatbot…" autocomplete="off" required autofocus>
@@ -214,12 +213,12 @@ enum DashboardTemplates {
     <button id="voice-send">Send recording</button>
     <span class="note" id="voice-status"></span>
     </form>
+    {{#admin}}
     <form method="post" action="/chat/clear" class="inline">
     <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="conversation" value="{{conversation}}">
     <button class="quiet">Clear this conversation</button>
     </form>
     {{/admin}}
-    {{^admin}}<p class="note" id="chat-read-only">Sending messages needs the admin role.</p>{{/admin}}
 
     """
 

@@ -23,21 +23,41 @@ extension AgentDaemon {
         }
     }
 
-    /// Sends one message and prints the answer; returns the exit status (3: not running).
+    /// Sends one message and prints the answer as it comes (a language model's answer streams);
+    /// returns the exit status (3: not running).
     private func ask(_ text: String, conversation: String, context: JSONObject?, user: String?) -> Int32 {
         // The request carries the message as a JSON string, within the socket's request limit;
         // say so before sending rather than losing the message to a cut connection.
-        let request = ChatCommand.request(.init(text: text, conversation: conversation, context: context, user: user))
+        let request = ChatCommand.request(.init(text: text, conversation: conversation, context: context, user: user, stream: true))
         let size = request.serialized().utf8.count
         guard size < ControlClient.maximumRequestBytes else {
             return Self.fail("the message is too large: \(text.utf8.count) bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most \(ControlClient.maximumRequestBytes) bytes, this one would be \(size))")
         }
+        var shown = ""
         do {
-            let answer = try ControlClient.send(request, paths: paths, timeout: 40)
-            guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused the message") }
-            print("bot> \(answer["text"]?.stringValue ?? "")")
+            let answer = try ControlClient.send(request, paths: paths, timeout: 40) { piece in
+                let text = piece["partial"]?.stringValue ?? ""
+                print((shown.isEmpty ? "bot> " : "") + text, terminator: "")
+                fflush(nil)
+                shown += text
+            }
+            guard answer["ok"] == true else {
+                if !shown.isEmpty { print() }
+                return Self.fail(answer["error"]?.stringValue ?? "the agent refused the message")
+            }
+            let whole = answer["text"]?.stringValue ?? ""
+            // The pieces began the answer: its rest (an error that ended the stream). Otherwise
+            // (a tool's turn came between) the answer as it is kept, on a line of its own.
+            if shown.isEmpty {
+                print("bot> \(whole)")
+            } else if whole.hasPrefix(shown) {
+                print(whole.dropFirst(shown.count))
+            } else {
+                print("\nbot> \(whole)")
+            }
             return AgentLauncher.ExitCode.success
         } catch {
+            if !shown.isEmpty { print() }
             return Self.fail(error)
         }
     }

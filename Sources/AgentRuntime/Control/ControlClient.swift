@@ -10,8 +10,10 @@ public enum ControlClient {
     /// The largest request the agent reads (one line of JSON); a longer one is refused.
     public static let maximumRequestBytes = 1 << 20
 
-    /// Sends `request` to the agent whose run directory is in `paths`.
-    public static func send(_ request: JSONValue, paths: AgentPaths, timeout: Double = 30) throws(ControlError) -> JSONValue {
+    /// Sends `request` to the agent whose run directory is in `paths`. Lines `{"partial": …}`
+    /// before the answer (a chat asked with `"stream": true`) go to `partial` as they come.
+    public static func send(_ request: JSONValue, paths: AgentPaths, timeout: Double = 30,
+                            partial: ((JSONValue) -> Void)? = nil) throws(ControlError) -> JSONValue {
         let directoryFD = agent_open_directory(paths.runDirectory)
         guard directoryFD >= 0 else { throw ControlError("the agent is not running (no run directory \(paths.runDirectory))", isNotRunning: true) }
         defer { close(directoryFD) }
@@ -32,18 +34,27 @@ public enum ControlClient {
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         let deadline = EventLoop.now() + timeout
-        while !response.contains(10) {
+        while true {
+            while let end = response.firstIndex(of: 10) {
+                let line = try parse(response[..<end])
+                response.removeSubrange(...end)
+                guard let partial, line["partial"] != nil, line["ok"] == nil else { return line }
+                partial(line)
+            }
             let remaining = deadline - EventLoop.now()
             guard remaining > 0 else { throw ControlError("the agent did not answer within \(timeout.compactText) s") }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&poller, 1, Saturating.pollTimeout(remaining)) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard n > 0 else { return try parse(response[...]) }
             response.append(contentsOf: chunk[0..<n])
         }
+    }
+
+    private static func parse(_ line: ArraySlice<UInt8>) throws(ControlError) -> JSONValue {
         do {
-            return try JSONValue.parse(response.prefix { $0 != 10 })
+            return try JSONValue.parse(line)
         } catch {
             throw ControlError("the agent's answer is not valid JSON: \(error)")
         }

@@ -66,7 +66,7 @@ public final class ControlFronts {
     /// Opens the control socket when there are paths for it; a failure is logged and the agent
     /// runs without it.
     func openControlSocket(loop: EventLoop, limits: ControlLimits, logger: Logger,
-                           handler: @escaping (JSONValue, _ peer: String?, @escaping (JSONValue) -> Void) -> Void) {
+                           handler: @escaping (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) {
         guard let paths else { return }
         do {
             server = try ControlServer(paths: paths, loop: loop, limits: limits, logger: logger, handle: handler)

@@ -25,7 +25,7 @@ final class ControlServer {
     private var connections: [Int32: Connection] = [:]
     private let loop: EventLoop
     private let logger: Logger
-    private let handle: (JSONValue, _ peer: String?, @escaping (JSONValue) -> Void) -> Void
+    private let handle: (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void
     /// Given up when accept fails for lack of descriptors (see ``acceptWithoutDescriptors()``).
     private var reserveFD: Int32 = -1
     private var sweepTimer: Int?
@@ -44,6 +44,10 @@ final class ControlServer {
         var written = 0
         /// The request was read; the answer is being made (it may take a while: a chat).
         var answering = false
+        /// The answer's line is in `output`: the connection closes once it is written.
+        var complete = false
+        /// The descriptor is watched for room to write (what the client has not taken yet).
+        var watchingWrites = false
         var lastActivity = EventLoop.now()
         init(fd: Int32) { self.fd = fd }
     }
@@ -51,7 +55,7 @@ final class ControlServer {
     /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
     /// request through its second argument, at once or later (a chat waits for the chatbot).
     init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger,
-         handle: @escaping (JSONValue, _ peer: String?, @escaping (JSONValue) -> Void) -> Void) throws {
+         handle: @escaping (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
         self.limits = limits
@@ -207,7 +211,7 @@ final class ControlServer {
                 // No more reading: the answer may come later.
                 connection.answering = true
                 loop.unregister(fd)
-                handle(request, SocketPeer.userName(of: fd)) { [weak self] response in self?.answer(connection, response) }
+                handle(request, SocketPeer.userName(of: fd), { [weak self] piece in self?.partial(connection, piece) }, { [weak self] response in self?.answer(connection, response) })
                 return
             case .refused(let refusal):
                 response = refusal.json
@@ -220,22 +224,45 @@ final class ControlServer {
 
     // MARK: Answers
 
-    /// Writes what the socket takes now; the rest goes out as the client reads it.
+    /// The most bytes of partial lines waiting for a slow client: more are dropped (the answer's
+    /// line still comes whole).
+    static let maximumPartialBacklog = 256 << 10
+
+    /// A line before the answer (a piece of a chat answer), when the client keeps up.
+    private func partial(_ connection: Connection, _ piece: JSONValue) {
+        guard connections[connection.fd] === connection, !connection.complete,
+              connection.output.count - connection.written < Self.maximumPartialBacklog else { return }
+        var bytes = Array(piece.serialized().utf8)
+        bytes.append(10)
+        enqueue(connection, bytes)
+    }
+
+    /// Writes the answer's line after any partial ones; the connection closes once it is out.
     private func answer(_ connection: Connection, _ response: JSONValue) {
         // The connection may have been closed meanwhile (and its number reused).
-        guard connections[connection.fd] === connection else { return }
+        guard connections[connection.fd] === connection, !connection.complete else { return }
         var bytes = Array(response.serialized().utf8)
         if bytes.count > limits.maximumAnswerBytes {
             bytes = Array(JSONValue.object(["ok": false, "error": .string(
                 "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limits.maximumAnswerBytes); ask for less (a smaller limit)")]).serialized().utf8)
         }
         bytes.append(10)
-        connection.output = bytes
-        connection.written = 0
         connection.answering = false
+        connection.complete = true
+        enqueue(connection, bytes)
+    }
+
+    /// Writes what the socket takes now; the rest goes out as the client reads it.
+    private func enqueue(_ connection: Connection, _ bytes: [UInt8]) {
+        if connection.written == connection.output.count {
+            connection.output.removeAll(keepingCapacity: true)
+            connection.written = 0
+        }
+        connection.output += bytes
         connection.lastActivity = EventLoop.now()
         writeAnswer(connection)
-        if connections[connection.fd] === connection {
+        if connections[connection.fd] === connection, connection.written < connection.output.count, !connection.watchingWrites {
+            connection.watchingWrites = true
             loop.register(connection.fd, events: EventLoop.writable) { [unowned self] _ in writeAnswer(connection) }
             scheduleSweep()
         }
@@ -254,9 +281,15 @@ final class ControlServer {
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN { return }
-            break
+            // The client went away: nothing more to write to it.
+            return finish(fd)
         }
-        finish(fd)
+        if connection.complete { return finish(fd) }
+        // Everything before the answer is out: wait for more without watching for room.
+        if connection.watchingWrites {
+            connection.watchingWrites = false
+            loop.unregister(fd)
+        }
     }
 
     private func finish(_ fd: Int32) {

@@ -27,7 +27,7 @@ enum LanguageModelAdapterSettings {
                       "description": "The agent's commands the model may call (e.g. status, task_run, workflow_approve, process_restart); each runs as the person chatting."],
             "confirm": ["type": "boolean", "default": true, "description": "A tool that changes something waits for the person's \"yes\"."],
             "max_tool_calls": ["type": "integer", "minimum": 0, "maximum": 50, "default": 5, "description": "The most tool calls for one message."],
-            "stream": ["type": "boolean", "default": false, "description": "Ask the model for a streamed answer (server-sent events)."],
+            "stream": ["type": "boolean", "default": true, "description": "Ask the model for a streamed answer (server-sent events) and relay its text as it comes to the CLI, `POST /api/chat` with `\"stream\": true` and the dashboard; false asks for the answer whole."],
             "confidence": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.5, "description": "The confidence it reports to the chatbot's routing."],
         ],
     ]

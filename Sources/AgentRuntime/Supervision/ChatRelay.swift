@@ -27,7 +27,13 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         var user: String
         /// False for a question of the relay's own (the `llm` adapter's summary): kept nowhere.
         var kept = true
+        /// Bytes of partial text relayed to the caller so far (see ``relayPartial(_:)``).
+        var streamed = 0
     }
+
+    /// The most partial text relayed for one message (the worker bounds it too): past it the
+    /// caller gets only the whole answer.
+    static let maximumStreamedBytes = 1 << 20
 
     var pending: [String: Pending] = [:]
     /// Chat requests handed to the chatbot since the start (`status` shows it).
@@ -153,6 +159,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
 
     /// Events a chatbot emits: replies go back to whoever asked; commands run when allowed.
     func botEmitted(type: String, payload: UnsafeRawBufferPointer, from bot: SupervisedProcess) {
+        if type == "chat.partial" { return relayPartial(payload) }
         // A voice reply may carry its spoken WAV after the JSON and a line feed (JSON has none).
         let end = payload.firstIndex(of: 0x0A) ?? payload.endIndex
         guard type == "chat.reply" || type == "chat.command", let value = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: payload[..<end])) else { return }
@@ -190,6 +197,18 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         let inbox = loop.inbox
         let answer = LoopOwned({ waiting.answer(value, tail) })
         store.whenWritten { inbox.post { answer.value() } }
+    }
+
+    /// A piece of an answer as the language model writes it (`chat.partial` {id, text}): to the
+    /// caller that asked for pieces, within ``maximumStreamedBytes``; dropped otherwise (the
+    /// reply still brings the whole answer).
+    private func relayPartial(_ payload: UnsafeRawBufferPointer) {
+        guard let value = try? JSONValue.parse(payload), let id = value["id"]?.stringValue, let text = value["text"]?.stringValue,
+              var waiting = pending[id], let sink = waiting.caller.partial,
+              waiting.streamed + text.utf8.count <= Self.maximumStreamedBytes else { return }
+        waiting.streamed += text.utf8.count
+        pending[id] = waiting
+        sink(text)
     }
 
     /// A `chat.reply` as the answer to `chat`: its text, adapter and confidence; a reply that

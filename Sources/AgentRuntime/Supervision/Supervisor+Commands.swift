@@ -34,10 +34,18 @@ extension Supervisor {
 
     /// A control-socket request: checked against the registry like an HTTP request (the same
     /// refusal, the same pointer), then executed as the socket's operator, named by the peer's
-    /// OS user (`peer`).
-    func executeControl(_ request: JSONValue, peer: String? = nil, respond: @escaping (JSONValue) -> Void) {
+    /// OS user (`peer`). A request with `"stream": true` (a chat) gets its answer's pieces as
+    /// lines `{"partial": TEXT}` before the answer.
+    func executeControl(_ request: JSONValue, peer: String? = nil, partial: @escaping (JSONValue) -> Void, respond: @escaping (JSONValue) -> Void) {
         switch CommandRegistry.standard.check(request) {
-        case .success(let checked): execute(checked, caller: CommandCenter.Caller(front: "control", peerUser: peer), respond: respond)
+        case .success(let checked):
+            var caller = CommandCenter.Caller(front: "control", peerUser: peer)
+            if checked.json["stream"] == .bool(true) {
+                // The relay calls it on the loop, where the control server lives.
+                let write = LoopOwned(partial)
+                caller.partial = { text in LoopActor.assumeIsolated { write.value(["partial": .string(text)]) } }
+            }
+            execute(checked, caller: caller, respond: respond)
         case .failure(let refusal): respond(refusal.json)
         }
     }

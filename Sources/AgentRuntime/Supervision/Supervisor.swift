@@ -189,8 +189,8 @@ public final class Supervisor {
         watchStops()
         orphans.becomeSubreaper()
         Self.raiseFileLimit()
-        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, peer, respond in
-            executeControl(request, peer: peer, respond: respond)
+        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, peer, partial, respond in
+            executeControl(request, peer: peer, partial: partial, respond: respond)
         }
         defer { fronts.close() }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }

@@ -18,6 +18,8 @@ struct ModelTurn: Equatable {
 /// Why the model gave no answer, in words for the person chatting.
 struct ModelFailure: Error, CustomStringConvertible {
     var description: String
+    /// The text the model had streamed before it failed (kept in the answer: nothing is lost).
+    var partial = ""
 }
 
 /// The OpenAI-compatible chat-completions protocol that llama.cpp's server, Ollama and vLLM
@@ -44,12 +46,23 @@ struct ChatCompletionClient {
         let answer = exchange.send(onBody: stream ? { events.feed($0, onText: onText) } : nil)
         switch answer {
         case .failure(let failure):
-            let what = failure.timedOut ? "did not answer within \(String(format: "%g", timeout)) s" : "is not reachable (\(failure.description))"
-            return .failure(ModelFailure(description: "the language model at \(endpoint.absoluteString) \(what)"))
+            var problem = ModelFailure(description: "the language model at \(endpoint.absoluteString) " + Self.what(failure, timeout: timeout, pieces: events.pieces))
+            problem.partial = events.text
+            return .failure(problem)
         case .success(let (status, body)):
             guard (200..<300).contains(status) else { return .failure(Self.refusal(status, stream ? events.raw : body)) }
             return stream ? events.turn() : Self.turn(body)
         }
+    }
+
+    /// What went wrong with the exchange, after `pieces` pieces of a stream.
+    static func what(_ failure: HTTPExchange.Failure, timeout: Double, pieces: Int) -> String {
+        let seconds = String(format: "%g", timeout)
+        guard pieces > 0 else {
+            return failure.timedOut ? "did not answer within \(seconds) s" : "is not reachable (\(failure.description))"
+        }
+        return failure.timedOut ? "did not finish its answer within \(seconds) s (\(pieces) pieces came)"
+            : "broke off its answer after \(pieces) pieces (\(failure.description))"
     }
 
     /// A non-2xx answer: its status and the server's own message when it gave one.
@@ -81,66 +94,5 @@ struct ChatCompletionClient {
     static func garbage(_ body: [UInt8]) -> ModelFailure {
         let shown = String(decoding: body.prefix(120), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         return ModelFailure(description: "the language model server's answer is not a chat completion (expected {\"choices\": [{\"message\": …}]}; found \(shown.isEmpty ? "nothing" : "\"\(shown)\""))")
-    }
-}
-
-/// A streamed answer (`data: {…}` lines, `data: [DONE]`) put together: the text deltas and
-/// the tool calls' pieces by their index.
-struct ServerSentEvents {
-    private var line: [UInt8] = []
-    private var text = ""
-    private var calls: [Int: ModelToolCall] = [:]
-    private var chunks = 0
-    private var problem: ModelFailure?
-    /// The first bytes, kept for an error's message.
-    private(set) var raw: [UInt8] = []
-
-    mutating func feed(_ bytes: [UInt8], onText: (String) -> Void) {
-        if raw.count < 2048 { raw += bytes.prefix(2048 - raw.count) }
-        for byte in bytes {
-            if byte == 10 {
-                take(line, onText: onText)
-                line.removeAll(keepingCapacity: true)
-            } else if line.count < 1 << 20 {
-                line.append(byte)
-            }
-        }
-    }
-
-    private mutating func take(_ bytes: [UInt8], onText: (String) -> Void) {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasSuffix("\r") { text.removeLast() }
-        guard text.hasPrefix("data:") else { return }
-        let data = text.dropFirst(5).trimmingCharacters(in: .whitespaces)
-        guard data != "[DONE]", problem == nil else { return }
-        guard let chunk = try? JSONValue.parse(data) else {
-            problem = ChatCompletionClient.garbage(Array(data.utf8))
-            return
-        }
-        if let error = chunk["error"] {
-            problem = ModelFailure(description: "the language model server failed: \(error["message"]?.stringValue ?? error.serialized())")
-            return
-        }
-        guard let delta = chunk["choices"]?.arrayValue?.first?["delta"] else { return }
-        chunks += 1
-        if let piece = delta["content"]?.stringValue, !piece.isEmpty {
-            self.text += piece
-            onText(piece)
-        }
-        for (position, part) in (delta["tool_calls"]?.arrayValue ?? []).enumerated() {
-            let index = part["index"]?.numberValue?.intValue ?? position
-            var call = calls[index] ?? ModelToolCall(id: "call_\(index)", name: "", arguments: "")
-            if let id = part["id"]?.stringValue { call.id = id }
-            if let name = part["function"]?["name"]?.stringValue { call.name += name }
-            if let arguments = part["function"]?["arguments"] { call.arguments += ChatCompletionClient.arguments(arguments) }
-            calls[index] = call
-        }
-    }
-
-    /// The whole answer, once the stream ended.
-    func turn() -> Result<ModelTurn, ModelFailure> {
-        if let problem { return .failure(problem) }
-        guard chunks > 0 else { return .failure(ChatCompletionClient.garbage(raw)) }
-        return .success(ModelTurn(text: text, toolCalls: calls.keys.sorted().compactMap { calls[$0] }))
     }
 }

@@ -31,6 +31,8 @@ final class LanguageModelAdapter: ChatAdapter {
     private var functions: [JSONValue]?
     private var mutating: [String: Bool] = [:]
     private var awaiting: [String: Confirmation] = [:]
+    /// Made once, not per message (only the chatbot worker's thread uses it).
+    private let clock = ISO8601DateFormatter()
     /// A message's whole answer must come before the supervisor stops waiting for it (30 s).
     static let messageBudget = 28.0
     /// How long a question "run this?" waits for its "yes".
@@ -99,7 +101,7 @@ final class LanguageModelAdapter: ChatAdapter {
     private func fresh(_ message: ChatMessage) -> [JSONValue] {
         let prompt = settings.systemPrompt
             .replacingOccurrences(of: "{{user}}", with: Self.who(message))
-            .replacingOccurrences(of: "{{now}}", with: ISO8601DateFormatter().string(from: Date()))
+            .replacingOccurrences(of: "{{now}}", with: clock.string(from: Date()))
             .replacingOccurrences(of: "{{tools}}", with: settings.tools.isEmpty ? "none" : settings.tools.joined(separator: ", "))
             .replacingOccurrences(of: "{{conversation}}", with: message.conversation)
             .replacingOccurrences(of: "{{preferences}}", with: Self.preferences(message))
@@ -129,6 +131,7 @@ final class LanguageModelAdapter: ChatAdapter {
         var messages = start
         var calls = calls
         let tools = functions(for: message)
+        let relay = PartialAnswerRelay(id: message.id) { [host] piece in host.emitJSON("chat.partial", piece) }
         while true {
             let remaining = deadline - Date().timeIntervalSince1970
             guard remaining > 0.5 else {
@@ -136,10 +139,12 @@ final class LanguageModelAdapter: ChatAdapter {
                 return "Sorry: the language model did not finish within \(Int(Self.messageBudget)) s for this message (\(calls) tool call\(calls == 1 ? "" : "s") made)."
             }
             let turn: ModelTurn
-            switch client.complete(messages: messages, tools: tools, timeout: min(settings.timeout, remaining)) {
+            switch client.complete(messages: messages, tools: tools, timeout: min(settings.timeout, remaining), onText: relay.relay) {
             case .failure(let failure):
                 self.failure = failure.description
-                return "Sorry: \(failure.description)." + (calls > 0 ? " (\(calls) tool call\(calls == 1 ? "" : "s") made before.)" : "")
+                // What the model streamed before it failed stays in the answer (and its history).
+                return (failure.partial.isEmpty ? "" : failure.partial + "\n") + "Sorry: \(failure.description)."
+                    + (calls > 0 ? " (\(calls) tool call\(calls == 1 ? "" : "s") made before.)" : "")
             case .success(let answer): turn = answer
             }
             guard !turn.toolCalls.isEmpty else { return turn.text.isEmpty ? "(the language model gave an empty answer)" : turn.text }

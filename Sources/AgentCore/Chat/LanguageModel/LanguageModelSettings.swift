@@ -22,7 +22,8 @@ struct LanguageModelSettings {
     var confirm = true
     /// The most tool calls the model makes for one message.
     var maxToolCalls = 5
-    var stream = false
+    /// Asks for the answer as server-sent events and relays its text as it comes (`chat.partial`).
+    var stream = true
     /// What the adapter tells the chatbot's routing for any message (0…1).
     var confidence = 0.5
     var name = "llm"
