@@ -21,6 +21,9 @@ import Testing
         return frames.bytes
     }
 
+    /// Now, in nanoseconds: events older than the retention's week would be deleted.
+    static let now = Int64(Date().timeIntervalSince1970) * 1_000_000_000
+
     static func withStore(_ label: String, settings: StoreSettings = StoreSettings(), _ body: (AgentStore) throws -> Void) throws -> [StoreReader.StoredEvent] {
         let folder = TestPaths.temporaryDirectory(label)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -35,7 +38,7 @@ import Testing
         // remainder is used.
         let runSizes = [1, 7, 8, 9, 31, 33, 127, 128, 129, 300]
         var expected: [(type: String, source: String, time: Double, payload: String)] = []
-        var next: Int64 = 1
+        var next = Self.now
         let stored = try Self.withStore("hand-over") { store in
             for (index, size) in runSizes.enumerated() {
                 let times = (0..<Int64(size)).map { next + $0 }
@@ -46,8 +49,9 @@ import Testing
                 // Single events between the runs, of another type and source.
                 for single in 0..<(index % 3) {
                     let payload = #"{"single":\#(single)}"#
-                    store.append(type: "note", source: "desk", time: Double(index), payload: payload)
-                    expected.append(("note", "desk", Double(index), payload))
+                    let time = Double(Self.now / 1_000_000_000 + Int64(index))
+                    store.append(type: "note", source: "desk", time: time, payload: payload)
+                    expected.append(("note", "desk", time, payload))
                 }
             }
             #expect(store.statistics.dropped == 0)
@@ -63,7 +67,7 @@ import Testing
         let folder = TestPaths.temporaryDirectory("hand-over-run-id")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
-        let run = Self.entries("task.completed", times: Array(1...200)) { #"{"run_id":"run-\#($0 % 4)","n":\#($0)}"# }
+        let run = Self.entries("task.completed", times: (1...200).map { Self.now + $0 }) { #"{"run_id":"run-\#($0 % 4)","n":\#($0)}"# }
         run.withUnsafeBytes { store.appendRun(type: "task.completed", source: "tasks", entries: $0, count: 200) }
         store.close()
         let events = try StoreReader(path: folder + "/agent.sqlite").events(types: [], runs: ["run-1"], since: nil, limit: 1_000, newest: false)
@@ -74,10 +78,10 @@ import Testing
     /// run whose count says more, and never reads past its bytes.
     @Test func aRunWithFewerWellFormedEntriesThanItsCountStoresThoseItHas() throws {
         let stored = try Self.withStore("hand-over-short") { store in
-            var run = Self.entries("tick", times: [1, 2, 3]) { #"{"n":\#($0)}"# }
+            var run = Self.entries("tick", times: [1, 2, 3].map { Self.now + $0 }) { #"{"n":\#($0 - Self.now)}"# }
             run += [0xFF, 0xFF]
             run.withUnsafeBytes { store.appendRun(type: "tick", source: "clock", entries: $0, count: 5) }
-            store.append(type: "after", source: "clock", time: 9, payload: "{}")
+            store.append(type: "after", source: "clock", time: Double(Self.now / 1_000_000_000), payload: "{}")
         }
         #expect(stored.map(\.payload) == [#"{"n":1}"#, #"{"n":2}"#, #"{"n":3}"#, "{}"])
     }

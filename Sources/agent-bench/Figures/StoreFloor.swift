@@ -51,7 +51,9 @@ enum StoreFloor {
         let cpuStart = threadCPU()
         let start = Clock.now()
         try database.inDatabase { db in
-            let statement = try db.makeStatement(sql: sql).sqliteStatement
+            // Kept: the SQLite statement lives as long as its GRDB statement.
+            let prepared = try db.makeStatement(sql: sql)
+            let statement = prepared.sqliteStatement
             var next = 0
             while next < events.count {
                 let end = min(events.count, next + transaction)
@@ -67,6 +69,7 @@ enum StoreFloor {
                 }
                 if next + rows > events.count { break }
             }
+            withExtendedLifetime(prepared) {}
         }
         let seconds = Clock.now() - start
         let inserted = events.count / rows * rows
@@ -79,7 +82,7 @@ enum StoreFloor {
         sqlite3_bind_double(statement, column, event.time)
         sqlite3_bind_text(statement, column + 1, event.type, -1, transient)
         sqlite3_bind_text(statement, column + 2, event.source, -1, transient)
-        event.payload.withUnsafeBytes { sqlite3_bind_text(statement, column + 3, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+        _ = event.payload.withUnsafeBytes { sqlite3_bind_text(statement, column + 3, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
         sqlite3_bind_null(statement, column + 4)
     }
 
