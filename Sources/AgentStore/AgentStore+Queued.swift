@@ -5,7 +5,7 @@ extension AgentStore {
     /// What is handed to the writer and not taken yet, with the store's figures: the state of
     /// ``AgentStore`` that several threads share (under one ``Guarded`` lock).
     struct Queued: Sendable {
-        var events: [PendingEvent] = []
+        var events = PendingEvents()
         /// Events whose publisher waits for their commit (``AgentStore/commitEvent(type:source:time:payload:done:)``):
         /// never dropped for the queue's limit, written at once.
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)] = []
@@ -27,22 +27,19 @@ extension AgentStore {
         var writerDone = false
         var stats = StoreStatistics()
 
-        /// Appends an event (the oldest give way beyond `limit`, counted); true when the writer
-        /// is to be woken: the first event, or a full batch.
-        mutating func append(_ event: PendingEvent, limit: Int) -> Bool {
-            if events.count >= limit {
-                // Slow disk: the oldest waiting events give way (never acknowledged, so not
-                // lost in the store's promise), counted.
-                let excess = max(1, limit / 10)
-                events.removeFirst(min(excess, events.count))
-                stats.dropped += excess
-            }
-            events.append(event)
-            if events.count == 1 {
+        /// Appends `count` events with `add` (the oldest waiting give way beyond `limit`, counted);
+        /// true when the writer is to be woken: the first events, or a full batch.
+        mutating func append(count: Int, limit: Int, _ add: (inout PendingEvents) -> Void) -> Bool {
+            // Slow disk: the oldest waiting events give way (never acknowledged, so not lost in
+            // the store's promise), counted.
+            stats.dropped += events.makeRoom(for: count, limit: limit)
+            let before = events.count
+            add(&events)
+            if before == 0 {
                 oldestPendingSince = Date()
                 return true
             }
-            return events.count == AgentStore.batchLimit
+            return before < AgentStore.batchLimit && events.count >= AgentStore.batchLimit
         }
 
         /// Whether anything but events waits (written at once, without a group commit).
@@ -62,12 +59,12 @@ extension AgentStore {
             return events.count < AgentStore.batchLimit ? oldestPendingSince.addingSaturated(commitInterval) : nil
         }
 
-        /// Takes what waits: at most a batch of events, everything else.
+        /// Takes what waits: a batch of events (chunks of at least ``AgentStore/batchLimit``
+        /// events, or all there are), everything else.
         mutating func take() -> Batch {
-            let batch = Batch(events: events.count > AgentStore.batchLimit ? Array(events.prefix(AgentStore.batchLimit)) : events,
+            let batch = Batch(events: events.take(atLeast: AgentStore.batchLimit),
                               states: states, history: history, chat: chat, runs: runs,
                               schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents)
-            events.removeFirst(batch.events.count)
             // What is left is already overdue.
             if !events.isEmpty { oldestPendingSince = .distantPast }
             states = []
@@ -84,7 +81,7 @@ extension AgentStore {
 
     /// What the writer took for one transaction.
     struct Batch {
-        var events: [PendingEvent]
+        var events: [PendingEvents.Chunk]
         var states: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]
         var history: [HistoryEntry]
         var chat: [ChatWrite]

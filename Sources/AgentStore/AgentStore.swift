@@ -61,9 +61,26 @@ public final class AgentStore: Sendable {
 
     /// Queues an event for the log.
     public func append(type: String, source: String, time: Double, payload: [UInt8]) {
-        let event = PendingEvent(time: time, type: type, source: source, payload: payload)
+        payload.withUnsafeBytes { append(type: type, source: source, time: time, payload: $0) }
+    }
+
+    /// Queues an event for the log: its payload is copied (into the writer's pending buffer,
+    /// no allocation of its own).
+    public func append(type: String, source: String, time: Double, payload: UnsafeRawBufferPointer) {
         let limit = settings.queueLimit
-        if queued.withLock({ $0.append(event, limit: limit) }) { queued.signal() }
+        if queued.withLock({ $0.append(count: 1, limit: limit) { $0.append(type: type, source: source, time: time, payload: payload) } }) {
+            queued.signal()
+        }
+    }
+
+    /// Queues a run of `count` events of one source and type for the log: `entries` are
+    /// `event` frames as the source emitted them (a `deliverRun` frame's entries, well-formed:
+    /// see `EventFrame.appendRun`), copied at once; the writer takes each one's time and payload.
+    package func appendRun(type: String, source: String, entries: UnsafeRawBufferPointer, count: Int) {
+        guard count > 0 else { return }
+        let run = PendingEvents.Run(type: type, source: source, entries: Array(entries), count: count)
+        let limit = settings.queueLimit
+        if queued.withLock({ $0.append(count: count, limit: limit) { $0.append(run) } }) { queued.signal() }
     }
 
     /// Queues an event whose payload is given as text.
@@ -177,10 +194,11 @@ public final class AgentStore: Sendable {
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
+            let batchEvents = batch.reduce(0) { $0 + $1.count }
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
-                drop(batch.count, states: stateBatch)
+                drop(batchEvents, states: stateBatch)
                 keep(runBatch, workflowBatch.map(\.change), in: &retained)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
@@ -189,11 +207,11 @@ public final class AgentStore: Sendable {
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
-                    let outcome = try write(committedEvents.isEmpty ? batch : batch + committedEvents.map(\.event), stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
+                    let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
                     if !chatBatch.isEmpty { try database.write { db in try Self.write(chatBatch, in: db) } }
                     let recovered = queued.withLock { queued -> Bool in
-                        queued.stats.committed += batch.count + committedEvents.count
+                        queued.stats.committed += batchEvents + committedEvents.count
                         queued.stats.batches += 1
                         queued.stats.refusedRunWrites += outcome.refusedRuns
                         queued.stats.retained = 0
@@ -213,7 +231,7 @@ public final class AgentStore: Sendable {
                     retryAfter = nil
                 } catch {
                     degrade(error)
-                    drop(batch.count, states: stateBatch)
+                    drop(batchEvents, states: stateBatch)
                     keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
@@ -237,7 +255,7 @@ public final class AgentStore: Sendable {
         }
     }
 
-    private func write(_ batch: [PendingEvent], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
+    private func write(_ batch: [PendingEvents.Chunk], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
                        _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws
         -> (commits: [Bool], refusedRuns: Int, memory: [Result<MemoryEntry?, MemoryError>]) {
         var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
@@ -246,39 +264,7 @@ public final class AgentStore: Sendable {
         try database.inTransaction { db in
             // First: runs a fire requested must be written before later changes of them.
             if !scheduleBatch.isEmpty { commits = try SQLiteScheduleStore.write(scheduleBatch, in: db) }
-            if !batch.isEmpty {
-                // The hot path of the store: bind with SQLite directly, no intermediate values.
-                let insert = try db.cachedStatement(sql: "INSERT INTO events (time, type, source, payload, run_id) VALUES (?, ?, ?, ?, ?)")
-                let statement = insert.sqliteStatement
-                for event in batch {
-                    sqlite3_bind_double(statement, 1, event.time)
-                    var type = event.type
-                    var source = event.source
-                    let code = type.withUTF8 { t in
-                        source.withUTF8 { s in
-                            event.payload.withUnsafeBytes { p -> Int32 in
-                                sqlite3_bind_text(statement, 2, UnsafeRawPointer(t.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(t.count), nil)
-                                sqlite3_bind_text(statement, 3, UnsafeRawPointer(s.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(s.count), nil)
-                                if let base = p.baseAddress {
-                                    sqlite3_bind_text(statement, 4, base.assumingMemoryBound(to: CChar.self), Int32(p.count), nil)
-                                } else {
-                                    sqlite3_bind_text(statement, 4, "", 0, nil)
-                                }
-                                if let run = EventRunID.of(p) {
-                                    sqlite3_bind_text(statement, 5, run, -1, EventRunID.transient)
-                                } else {
-                                    sqlite3_bind_null(statement, 5)
-                                }
-                                let result = sqlite3_step(statement)
-                                sqlite3_reset(statement)
-                                return result
-                            }
-                        }
-                    }
-                    guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
-                }
-                sqlite3_clear_bindings(statement)
-            }
+            try EventInserter.insert(batch, in: db)
             if !stateBatch.isEmpty {
                 let upsert = try db.cachedStatement(sql: "INSERT INTO state (process, data, updated) VALUES (?, ?, ?) ON CONFLICT(process) DO UPDATE SET data = excluded.data, updated = excluded.updated")
                 let now = Date().timeIntervalSince1970

@@ -50,7 +50,20 @@ import Logging
     }
 
     @Test func nothingAcknowledgedIsLostWhenTheSupervisorIsKilled() throws {
-        let agent = try AgentRun(settings: Self.feed(interval: 0.001), arguments: ["--no-build", "--quiet"])
+        try Self.killTheSupervisorAndCheckTheStore(settings: Self.feed(interval: 0.001))
+    }
+
+    /// With a subscriber, the feed's events go to it as runs, and to the store as runs too (one
+    /// hand-over per run, the checked copy the subscriber gets).
+    @Test func nothingAcknowledgedIsLostWhenTheSupervisorIsKilledWhileEventsGoAsRuns() throws {
+        let monitor = #""busy": {"type": "trade_frequency", "threshold": 1000000000, "report_every": 0}"#
+        try Self.killTheSupervisorAndCheckTheStore(settings: Self.feed(interval: 0.0005).replacingOccurrences(of: "}}}", with: "}, \(monitor)}}"))
+    }
+
+    /// Kills the agent with SIGKILL once the store acknowledged 2,000 events: every one of them
+    /// is there, contiguous, and the next start goes on.
+    static func killTheSupervisorAndCheckTheStore(settings: String) throws {
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
         var acknowledged = 0
         let deadline = Date().addingTimeInterval(60)

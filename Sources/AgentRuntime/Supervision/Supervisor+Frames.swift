@@ -245,7 +245,7 @@ extension Supervisor {
         console.event(source: source.name, type: event.type, timeNanoseconds: event.timeNanoseconds, payload: event.payload)
         if let store {
             store.append(type: source.lastEmittedTypeName, source: source.name, time: Double(event.timeNanoseconds) / 1e9,
-                         payload: Array(event.payload))
+                         payload: event.payload)
         }
         if let outputs, outputs.wants(.event) {
             outputs.publish(.event(source: source.name, type: source.lastEmittedTypeName, payload: Array(event.payload), time: event.timeNanoseconds))

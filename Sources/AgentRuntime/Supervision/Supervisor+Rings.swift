@@ -210,7 +210,7 @@ extension Supervisor {
 
     /// The run window of `source`'s events now, if they can go as a run.
     private func runWindow(of source: SupervisedProcess) -> RunWindow? {
-        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEvents, !source.isChatbot else { return nil }
+        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEachEvent, !source.isChatbot else { return nil }
         let typeCount = source.lastEmittedType.count
         return single._withUnsafeGuaranteedRef { target -> RunWindow? in
             guard target.acceptsDeliveries else { return nil }
@@ -231,8 +231,18 @@ extension Supervisor {
         let entries = UnsafeRawBufferPointer(rebasing: readable[run.start..<run.end])
         source.eventsEmitted += count
         return single._withUnsafeGuaranteedRef { target -> String? in
+            let frameStart = target.outgoing.count
             let checked = source.lastEmittedType.withUnsafeBytes { type in
                 source.nameBytes.withUnsafeBytes { EventFrame.appendRun(entries, count: count, type: type, source: $0, to: target.outgoing) }
+            }
+            if let store, checked.count > 0 {
+                // The checked copy, where the worker can no longer change it: the store gets
+                // exactly what was delivered, in one hand-over.
+                let entriesStart = frameStart + EventFrame.runHeaderLength(typeCount: source.lastEmittedType.count, sourceCount: source.nameBytes.count)
+                target.outgoing.withUnsafeBytes { frames in
+                    store.appendRun(type: source.lastEmittedTypeName, source: source.name,
+                                    entries: UnsafeRawBufferPointer(rebasing: frames[entriesStart...]), count: checked.count)
+                }
             }
             target.eventsDelivered += checked.count
             if checked.count > 0 { markDirty(target) }

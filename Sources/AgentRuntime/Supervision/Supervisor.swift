@@ -70,6 +70,9 @@ public final class Supervisor {
     /// Whether routing hands events to more than their subscribers (console, store, outputs):
     /// one flag read per event instead of three.
     private(set) var tapsEvents = false
+    /// Whether routing shows or publishes each event (console, outputs): its events cannot go
+    /// as runs then. The store takes runs whole.
+    private(set) var tapsEachEvent = false
     let startedAt = EventLoop.now()
     /// Subscriptions, each source's targets, and the processes with frames to write (see
     /// ``EventRouter``).
@@ -132,7 +135,8 @@ public final class Supervisor {
     }
 
     func updateEventTaps() {
-        tapsEvents = console.showEvents || store != nil || outputs?.wants(.event) == true
+        tapsEachEvent = console.showEvents || outputs?.wants(.event) == true
+        tapsEvents = tapsEachEvent || store != nil
     }
 
     /// Gives every process the state it saved in an earlier run.

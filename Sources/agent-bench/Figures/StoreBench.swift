@@ -11,13 +11,15 @@ enum StoreBench {
         var section = Section(
             number: 5, title: "The same with the store on: routing, insert rate, query latency",
             method: """
-            (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to AgentStore.append; the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread. Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
+            (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to the store (a run of events to one subscriber at once: one copy and one lock per run, AgentStore.appendRun; an event routed alone: AgentStore.append); the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread. Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
             (b) insert rate: AgentStore.append (the bytes form the supervisor uses) of N prepared events (trade-like JSON of about 85 B, 3 in 4 of type trade, the others host_stats) into a new store, from the first append until statistics.committed = N. \
+            floor, same run: the events of (b) inserted by SQLite alone on the bench's thread (no runtime): a new database in WAL, synchronous=normal, a prepared INSERT bound with the C API, 20,000 rows a transaction, into the store's schema (its migrations: the events table, its indexes on (type, time), (time) and run_id) one row a statement and 128 rows a statement, and into the events table without indexes; rows/s and the thread's CPU per row. \
             (c) queries on the store of (b), 100,000 events spread over the last 10 minutes, through a read-only GRDB connection as the runtime's query runner opens it, the statement prepared once: the sample trade_frequency monitor's periodic query (trades counted by json_extract(payload, '$.pair') since :since), each result checked against the known counts; and what agent-control events reads by default (StoreReader, the newest 100).
             """)
         routing(environment, logFD: logFD, into: &section)
         do {
             let store = try insertRate(environment, logFD: logFD, into: &section)
+            try floors(store.workload, environment, into: &section)
             try queries(store, environment, into: &section)
         } catch {
             section.fail("\(error)")
@@ -81,7 +83,7 @@ enum StoreBench {
                                    count: throughput.on.count, note: "of the medians"))
             }
             section.add(Figure("  CPU per event: supervisor loop thread", .microseconds, samples: loopCPU.on,
-                               note: "+ AgentStore.append (a copy of the payload, a lock)"))
+                               note: "+ the hand-over to the store (a copy and a lock per run of events)"))
             section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPU))
         }
         if !persisted.isEmpty {
@@ -202,6 +204,28 @@ enum StoreBench {
         if !writerCPUSamples.isEmpty { section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPUSamples)) }
         section.add(Figure("  transactions per run", .count, samples: batches))
         return FilledStore(path: path, workload: workload)
+    }
+
+    // MARK: (b) the floor
+
+    /// SQLite alone with the events of (b), in the same run (see ``StoreFloor``).
+    static func floors(_ workload: Workload, _ environment: BenchEnvironment, into section: inout Section) throws {
+        var rate: [StoreFloor.Layout: Samples] = [:]
+        var cpu: [StoreFloor.Layout: Samples] = [:]
+        for repetition in 1...(environment.quick ? 1 : 3) {
+            for layout in StoreFloor.Layout.allCases {
+                let path = environment.folder("store-floor-\(layout)-\(repetition)") + "/floor.sqlite"
+                let outcome = try StoreFloor.run(layout, events: workload.events, path: path)
+                rate[layout, default: Samples()].append(outcome.rowsPerSecond)
+                cpu[layout, default: Samples()].append(outcome.cpuMicrosecondsPerRow)
+            }
+        }
+        for layout in StoreFloor.Layout.allCases {
+            guard let rows = rate[layout], let perRow = cpu[layout] else { continue }
+            section.add(Figure(layout.label, .eventsPerSecond, samples: rows,
+                               note: layout == .storeSchema ? "the same events, a new database each run, 20,000 rows a transaction, WAL, synchronous=normal" : nil))
+            section.add(Figure("  CPU per row", .microseconds, samples: perRow))
+        }
     }
 
     // MARK: (c) queries

@@ -1,0 +1,94 @@
+import AgentStore
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Figure 5's floor: what SQLite itself does with the same events, on the bench's thread, no
+/// runtime: a new database in WAL (synchronous=normal, as the store opens it), a prepared
+/// INSERT bound with the C API, 20,000 rows a transaction.
+enum StoreFloor {
+    enum Layout: CaseIterable {
+        /// The store's schema (its migrations: the events table and its three indexes), one row
+        /// a statement: what the store's writer did before stop 50.
+        case storeSchema
+        /// The store's schema, 128 rows a statement (what the writer does now).
+        case storeSchemaMultiRow
+        /// The events table without any index, one row a statement.
+        case bareTable
+
+        var label: String {
+            switch self {
+            case .storeSchema: "floor: SQLite, the store's schema, 1 row a statement"
+            case .storeSchemaMultiRow: "floor: SQLite, the store's schema, 128 rows a statement"
+            case .bareTable: "floor: SQLite, the events table without indexes, 1 row a statement"
+            }
+        }
+
+        var rowsPerStatement: Int { self == .storeSchemaMultiRow ? 128 : 1 }
+    }
+
+    struct Outcome {
+        var rowsPerSecond: Double
+        var cpuMicrosecondsPerRow: Double
+    }
+
+    static let transaction = 20_000
+
+    /// Inserts `events` into a new database at `path` laid out as `layout`.
+    static func run(_ layout: Layout, events: [(type: String, source: String, time: Double, payload: [UInt8], pair: Int?)], path: String) throws -> Outcome {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        if layout == .bareTable {
+            try database.write { db in
+                try db.execute(sql: "CREATE TABLE events (id INTEGER PRIMARY KEY, time REAL NOT NULL, type TEXT NOT NULL, source TEXT NOT NULL, payload TEXT NOT NULL, run_id TEXT)")
+            }
+        } else {
+            try StoreSchema.migrator.migrate(database)
+        }
+        let rows = layout.rowsPerStatement
+        let sql = "INSERT INTO events (time, type, source, payload, run_id) VALUES " + Array(repeating: "(?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+        let cpuStart = threadCPU()
+        let start = Clock.now()
+        try database.inDatabase { db in
+            // Kept: the SQLite statement lives as long as its GRDB statement.
+            let prepared = try db.makeStatement(sql: sql)
+            let statement = prepared.sqliteStatement
+            var next = 0
+            while next < events.count {
+                let end = min(events.count, next + transaction)
+                try db.inTransaction {
+                    while next + rows <= end {
+                        for row in 0..<rows { bind(events[next + row], to: statement, at: Int32(row * 5 + 1)) }
+                        let code = sqlite3_step(statement)
+                        sqlite3_reset(statement)
+                        if code != SQLITE_DONE { throw BenchError("floor insert: \(String(cString: sqlite3_errmsg(db.sqliteConnection)))") }
+                        next += rows
+                    }
+                    return .commit
+                }
+                if next + rows > events.count { break }
+            }
+            withExtendedLifetime(prepared) {}
+        }
+        let seconds = Clock.now() - start
+        let inserted = events.count / rows * rows
+        return Outcome(rowsPerSecond: Double(inserted) / seconds, cpuMicrosecondsPerRow: Double(threadCPU() - cpuStart) / 1000 / Double(inserted))
+    }
+
+    /// SQLite copies each text (into buffers it reuses), so no binding outlives its bytes.
+    private static func bind(_ event: (type: String, source: String, time: Double, payload: [UInt8], pair: Int?), to statement: OpaquePointer?, at column: Int32) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        sqlite3_bind_double(statement, column, event.time)
+        sqlite3_bind_text(statement, column + 1, event.type, -1, transient)
+        sqlite3_bind_text(statement, column + 2, event.source, -1, transient)
+        _ = event.payload.withUnsafeBytes { sqlite3_bind_text(statement, column + 3, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+        sqlite3_bind_null(statement, column + 4)
+    }
+
+    private static func threadCPU() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}
