@@ -57,7 +57,7 @@ import Logging
     /// hand-over per run, the checked copy the subscriber gets).
     @Test func nothingAcknowledgedIsLostWhenTheSupervisorIsKilledWhileEventsGoAsRuns() throws {
         let monitor = #""busy": {"type": "trade_frequency", "threshold": 1000000000, "report_every": 0}"#
-        try Self.killTheSupervisorAndCheckTheStore(settings: Self.feed(interval: 0.0005).replacingOccurrences(of: "}}}", with: "}, \(monitor)}}"))
+        try Self.killTheSupervisorAndCheckTheStore(settings: Self.feed(interval: 0.001).replacingOccurrences(of: "}}}", with: "}, \(monitor)}}"))
     }
 
     /// Kills the agent with SIGKILL once the store acknowledged 2,000 events: every one of them
