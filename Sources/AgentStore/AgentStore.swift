@@ -208,8 +208,7 @@ public final class AgentStore: Sendable {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
-                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change))
-                    if !chatBatch.isEmpty { try database.write { db in try Self.write(chatBatch, in: db) } }
+                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch)
                     let recovered = queued.withLock { queued -> Bool in
                         queued.stats.committed += batchEvents + committedEvents.count
                         queued.stats.batches += 1
@@ -256,7 +255,7 @@ public final class AgentStore: Sendable {
     }
 
     private func write(_ batch: [PendingEvents.Chunk], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
-                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit]) throws
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit], _ chatBatch: [ChatWrite]) throws
         -> (commits: [Bool], refusedRuns: Int, memory: [Result<MemoryEntry?, MemoryError>]) {
         var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
         var commits: [Bool] = []
@@ -281,6 +280,9 @@ public final class AgentStore: Sendable {
             if !runBatch.isEmpty { refusedRuns = try SQLiteRunStore.write(runBatch, in: db) }
             if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
             if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
+            // In the same transaction: a chat write that fails must not fail a batch already
+            // committed (its events would be reported lost and sent again).
+            if !chatBatch.isEmpty { try Self.write(chatBatch, in: db) }
             return .commit
         }
         return (commits, refusedRuns, memoryResults)

@@ -38,8 +38,10 @@ public enum ControlClient {
             while let end = response.firstIndex(of: 10) {
                 let line = try parse(response[..<end])
                 response.removeSubrange(...end)
-                guard let partial, line["partial"] != nil, line["ok"] == nil else { return line }
-                partial(line)
+                // A piece of a streamed answer (a chat asked with "stream") is never the answer:
+                // given to the handler, or passed over by a caller that wants the answer whole.
+                guard line["partial"] != nil, line["ok"] == nil else { return line }
+                partial?(line)
             }
             let remaining = deadline - EventLoop.now()
             guard remaining > 0 else { throw ControlError("the agent did not answer within \(timeout.compactText) s") }

@@ -142,7 +142,12 @@ extension ChatRelay {
             respond(result.map { ChatPreferencesCommand.Answer(user: user, preferences: $0) })
         })
         BlockingPool.storeReads.submit {
-            let kept = ChatPreferences(stored: try? StoreReader(path: path).chatPreferences(user: user))
+            // A read that fails changes nothing: merging over "none" would wipe what is kept.
+            let stored: String?
+            do { stored = try StoreReader(path: path).chatPreferences(user: user) } catch {
+                return inbox.post { reply.value(.failure(.unavailable("the preferences could not be read from the store (\(error)); nothing was changed: try again"))) }
+            }
+            let kept = ChatPreferences(stored: stored)
             let changed = kept.changed(by: request)
             if let schema, let validator = try? JSONSchemaValidator(schema: schema),
                let refusal = changed.refusal(schema: validator, settingsPointer: pointer) {

@@ -34,6 +34,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     /// The most partial text relayed for one message (the worker bounds it too): past it the
     /// caller gets only the whole answer.
     static let maximumStreamedBytes = 1 << 20
+    /// The chatbot's event carrying a piece of a streamed answer (the `llm` adapter's).
+    static let partialType = "chat.partial"
 
     var pending: [String: Pending] = [:]
     /// Chat requests handed to the chatbot since the start (`status` shows it).
@@ -159,7 +161,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
 
     /// Events a chatbot emits: replies go back to whoever asked; commands run when allowed.
     func botEmitted(type: String, payload: UnsafeRawBufferPointer, from bot: SupervisedProcess) {
-        if type == "chat.partial" { return relayPartial(payload) }
+        if type == Self.partialType { return relayPartial(payload) }
         // A voice reply may carry its spoken WAV after the JSON and a line feed (JSON has none).
         let end = payload.firstIndex(of: 0x0A) ?? payload.endIndex
         guard type == "chat.reply" || type == "chat.command", let value = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: payload[..<end])) else { return }

@@ -5,7 +5,8 @@ import Foundation
 /// back once the start is over.
 ///
 /// Every mapping of the executable that was never written — code and constants; not its data,
-/// not the relocated read-only data, which have copied-on-write (anonymous) pages — is
+/// not the relocated read-only data, which have copied-on-write (anonymous) pages, resident or
+/// swapped out (smaps counts a swapped-out copy under `Swap:`, not `Anonymous:`) — is
 /// unmapped with `MADV_DONTNEED`. The pages stay in the page cache: one used again is mapped
 /// again at its next touch (a minor fault), so the resident memory becomes what the supervisor
 /// runs on. Safe for such mappings only: the file's content is what was there.
@@ -23,7 +24,7 @@ package enum StartPages {
         }
         guard let smaps = read("/proc/self/smaps") else { return Outcome(problem: "cannot read /proc/self/smaps") }
         var outcome = Outcome()
-        for mapping in mappings(in: smaps, of: executable) where mapping.anonymousKB == 0 && !mapping.writable {
+        for mapping in mappings(in: smaps, of: executable) where mapping.copiedKB == 0 && !mapping.writable {
             guard madvise(UnsafeMutableRawPointer(bitPattern: mapping.start), mapping.end - mapping.start, MADV_DONTNEED) == 0 else {
                 outcome.problem = "madvise: \(String(cString: strerror(errno)))"
                 continue
@@ -38,10 +39,11 @@ package enum StartPages {
         var start: Int
         var end: Int
         var writable: Bool
-        var anonymousKB: Int
+        /// Copied-on-write kB, resident (`Anonymous:`) or swapped out (`Swap:`).
+        var copiedKB: Int
     }
 
-    /// The mappings of `path` in smaps text, with their anonymous (copied-on-write) kB. A
+    /// The mappings of `path` in smaps text, with their copied-on-write kB (resident or swapped out). A
     /// mapping's header is `start-end perms offset device inode path`; its fields (`Rss:`,
     /// `Anonymous:`, …) follow it, each named with a colon.
     static func mappings(in smaps: String, of path: String) -> [Mapping] {
@@ -50,8 +52,8 @@ package enum StartPages {
         for line in smaps.split(separator: "\n", omittingEmptySubsequences: true) {
             let first = line.prefix { $0 != " " }
             if first.hasSuffix(":") {
-                if line.hasPrefix("Anonymous:"), current != nil {
-                    current!.anonymousKB += line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+                if line.hasPrefix("Anonymous:") || line.hasPrefix("Swap:"), current != nil {
+                    current!.copiedKB += line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
                 }
                 continue
             }
@@ -61,7 +63,7 @@ package enum StartPages {
             let range = first.split(separator: "-")
             guard fields.count >= 6, fields[5...].joined(separator: " ") == path, range.count == 2,
                   let start = Int(range[0], radix: 16), let end = Int(range[1], radix: 16), end > start else { continue }
-            current = Mapping(start: start, end: end, writable: fields[1].contains("w"), anonymousKB: 0)
+            current = Mapping(start: start, end: end, writable: fields[1].contains("w"), copiedKB: 0)
         }
         if let current { found.append(current) }
         return found

@@ -199,6 +199,11 @@ extension Supervisor {
         if router.targetsAreStale(of: source, type: event.type) {
             router.refreshTargets(of: source, type: event.type, triggers: work.triggers, published: fleetBridge.published)
         }
+        // A piece of a streamed answer is for the front that asked, not an event: not kept,
+        // tapped, routed or published (up to thousands a message).
+        if source.isChatbot, source.lastEmittedTypeName == ChatRelay.partialType {
+            return chat.botEmitted(type: ChatRelay.partialType, payload: event.payload, from: source)
+        }
         if tapsEvents { tap(event, from: source) }
         if source.isChatbot { chat.botEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if router.queueForSingleTarget(event, from: source) { return }
