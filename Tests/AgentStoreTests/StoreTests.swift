@@ -143,7 +143,7 @@ import Logging
     }
 
     @Test func fullDiskIsReportedAndTheAgentKeepsRunning() throws {
-        let agent = try AgentRun(settings: Self.feed(interval: 0.001), environment: ["AGENT_STORE_MAX_PAGES": "40"])
+        let agent = try AgentRun(settings: Self.feed(interval: 0.001), environment: ["AGENT_STORE_MAX_PAGES": "64"])
         let error = agent.waitForLine(onStderr: true) { $0.contains("store: cannot write") }
         #expect(error?.contains("the disk (or the database's size limit) is full") == true, "\(agent.transcript.suffix(2000))")
         #expect(error?.contains("the agent keeps running") == true)

@@ -123,6 +123,17 @@ enum OpenAPIDocument {
             responses["415"] = errorResponse("A body of another Content-Type than JSON (application/json, any application/…+json, or none; UTF-8) or an HTML form.")
         }
         if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
+        if command.name == ChatCommand.name {
+            // With "stream" (or Accept: text/event-stream) the answer comes as server-sent events.
+            var ok = answer("The command's answer, or with \"stream\": true server-sent events: `partial` events ({\"text\": PIECE}), then one `answer` event with this answer.", command.answer)
+            var content = ok["content"]?.objectValue ?? [:]
+            // Each server-sent event: its name and its data, a JSON object's text.
+            content["text/event-stream"] = ["schema": ["type": "object", "required": ["event", "data"], "properties": [
+                "event": ["enum": ["partial", "answer"]], "data": ["type": "string"],
+            ]]]
+            ok["content"] = .object(content)
+            responses["200"] = .object(ok)
+        }
         responses["400"] = errorResponse("The request is malformed or a field is invalid: `pointer` says which.")
         responses["401"] = errorResponse("No credentials, or wrong ones.")
         responses["403"] = errorResponse(command.mutating ? "The read role, or a session's request that failed the CSRF checks." : "A session's request that failed the CSRF checks.")

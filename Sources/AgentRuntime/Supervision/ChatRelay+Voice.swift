@@ -1,6 +1,7 @@
 import AgentBase
 import AgentCommands
 import AgentCore
+import AgentLoop
 import AgentSupervision
 import AgentWork
 import Foundation
@@ -23,14 +24,28 @@ extension ChatRelay {
         guard size <= limit + 2 else {
             return respond(.failure(CommandError(.tooLarge, "the recording is about \(size) bytes; the chatbot \(bot.name) takes at most \(limit) (its voice.max_bytes)", pointer: "/audio")))
         }
-        guard let audio = Data(base64Encoded: request.audio) else {
-            return respond(.failure(.invalid("/audio: expected the WAV file in base64; found characters base64 does not use", pointer: "/audio")))
-        }
         let user: String
         switch ChatUser.sender(requested: request.user, context: request.context, caller: caller) {
         case .success(let sender): user = sender
         case .failure(let refusal): return respond(.failure(refusal))
         }
+        // Megabytes of base64 take tens of milliseconds to decode: off the loop.
+        let inbox = loop.inbox, encoded = request.audio
+        let decoded = LoopOwned({ [weak self] (audio: Data?) in
+            guard let audio else {
+                return respond(.failure(.invalid("/audio: expected the WAV file in base64; found characters base64 does not use", pointer: "/audio")))
+            }
+            self?.deliverVoice(audio, request: request, user: user, caller: caller, respond: respond)
+        })
+        BlockingPool.storeReads.submit {
+            let audio = Data(base64Encoded: encoded)
+            inbox.post { decoded.value(audio) }
+        }
+    }
+
+    /// Hands a decoded recording to the chatbot with its sender's preferences in the context.
+    private func deliverVoice(_ audio: Data, request: ChatVoiceCommand.Request, user: String, caller: CommandCaller,
+                              respond: @escaping (Result<ChatVoiceCommand.Answer, CommandError>) -> Void) {
         withPreferences(of: user) { [self] preferences in
             guard case .success(let bot) = chatbot() else { return respond(.failure(CommandError(.failed, "the chatbot process stopped"))) }
             let conversation = request.conversation ?? "default"

@@ -70,7 +70,7 @@ import Testing
 
         let chat: JSONValue = ["ok": true, "text": "all run", "adapter": "status", "confidence": 0.75]
         #expect(try Self.text(ChatCommand.Answer(text: "all run", adapter: "status", confidence: 0.75)) == chat.serialized())
-        let row: JSONValue = ["id": 4, "time": "2023-11-14T22:13:20.250Z", "role": "user", "source": "", "text": "status?"]
+        let row: JSONValue = ["id": 4, "time": "2023-11-14T22:13:20.250Z", "conversation": "ops", "user": "ann", "role": "user", "source": "", "text": "status?"]
         let lines = try JSONValueDecoder().decode([ChatHistoryCommand.Line].self, from: [row])
         #expect(try Self.text(ChatHistoryCommand.Answer(lines: lines)) == JSONValue.object(["ok": true, "lines": [row]]).serialized())
     }
