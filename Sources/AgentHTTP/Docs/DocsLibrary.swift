@@ -36,7 +36,11 @@ struct DocsLibrary: Sendable {
             candidates.append(folder.path)
             folder.deleteLastPathComponent()
         }
-        let root = candidates.first { FileManager.default.fileExists(atPath: $0 + "/README.md") && FileManager.default.fileExists(atPath: $0 + "/docs") }
+        // This runtime's documents only (their generated API reference is in every copy): not any
+        // folder above the binary that happens to hold a README.md and a docs/ (a home folder).
+        let root = candidates.first {
+            FileManager.default.fileExists(atPath: $0 + "/README.md") && FileManager.default.fileExists(atPath: $0 + "/docs/reference/openapi.json")
+        }
         return DocsLibrary(root: root, searched: candidates)
     }
 
