@@ -61,7 +61,8 @@ import Testing
                                ("application/merge-patch+json", #""application/merge-patch+json": the API applies no patches"#)] {
             let answer = try Self.post(base, "/api/tasks/job/run", body, ["Content-Type: " + header])
             #expect(answer.status == 415 && answer.json?["code"] as? String == "unsupported_media_type", "\(header): \(answer.description)")
-            #expect((answer.json?["error"] as? String ?? "").hasPrefix(expected + says), "\(header): \(answer.description)")
+            let error = (answer.json?["error"] as? String) ?? ""
+            #expect(error.hasPrefix(expected + says), "\(header): \(answer.description)")
         }
         let login = try curl("POST", base + "/api/login", headers: ["Content-Type": "text/plain"], body: #"{"user": "alice", "password": "secret"}"#)
         #expect(login.status == 415, "\(login.description)")
