@@ -40,7 +40,7 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         // are read off the loop and answered on it: the loop runs until they are).
         let answers = supervisor.inbox.isolated {
             var answers: [JSONValue] = []
-            supervisor.executeControl(request) { answers.append($0) }
+            supervisor.executeControl(request, partial: { _ in }) { answers.append($0) }
             let deadline = EventLoop.now() + 10
             while answers.isEmpty && EventLoop.now() < deadline { supervisor.loop.runOnce(maxWait: 0.01) }
             return answers
