@@ -40,6 +40,31 @@ struct PendingEvents: Sendable {
             case .run(let run): run.count
             }
         }
+
+        /// The chunk without its first `dropped` events (fewer than it holds), or nil when a
+        /// run's entries do not hold that many well-formed ones (it is then dropped whole, as
+        /// the writer would store fewer than its count says).
+        func droppingFirst(_ dropped: Int) -> Chunk? {
+            switch self {
+            case .singles(var singles):
+                // The payloads stay in `bytes` (the items point into it) until the chunk is written.
+                singles.items.removeFirst(dropped)
+                return .singles(singles)
+            case .run(var run):
+                let cut = run.entries.withUnsafeBytes { entries -> Int? in
+                    var offset = 0
+                    for _ in 0..<dropped {
+                        guard let entry = EventFrame.runEntry(entries, at: offset) else { return nil }
+                        offset = entry.next
+                    }
+                    return offset
+                }
+                guard let cut else { return nil }
+                run.entries.removeFirst(cut)
+                run.count -= dropped
+                return .run(run)
+            }
+        }
     }
 
     struct Singles: Sendable {
@@ -88,16 +113,24 @@ struct PendingEvents: Sendable {
         open = Singles()
     }
 
-    /// Drops the oldest chunks until `room` more events fit under `limit` (with a tenth of it
-    /// to spare, so that a full queue does not drop at every event); returns how many went.
+    /// Drops the oldest events until `room` more fit under `limit` (with a tenth of it to
+    /// spare, so that a full queue does not drop at every event); returns how many went: as
+    /// many as that takes and no more (a chunk is cut, not dropped whole, so that a small
+    /// queue_limit is not emptied by one overflow).
     mutating func makeRoom(for room: Int, limit: Int) -> Int {
         guard count + room > limit else { return 0 }
         close()
         let target = max(0, limit - max(1, limit / 10) - room)
         var dropped = 0, first = 0
         while first < chunks.count, count - dropped > target {
-            dropped += chunks[first].count
-            first += 1
+            let excess = count - dropped - target
+            guard excess < chunks[first].count, let cut = chunks[first].droppingFirst(excess) else {
+                dropped += chunks[first].count
+                first += 1
+                continue
+            }
+            chunks[first] = cut
+            dropped += excess
         }
         chunks.removeFirst(first)
         count -= dropped

@@ -86,20 +86,64 @@ import Testing
         #expect(stored.map(\.payload) == [#"{"n":1}"#, #"{"n":2}"#, #"{"n":3}"#, "{}"])
     }
 
-    @Test func aFullQueueDropsTheOldestWholeChunksToMakeRoomAndABatchTakesWholeChunks() {
+    /// A run of `count` ticks whose times (and payloads' `n`) start at `first`.
+    static func ticks(from first: Int64, count: Int) -> PendingEvents.Run {
+        let times = (0..<Int64(count)).map { first + $0 }
+        return PendingEvents.Run(type: "tick", source: "clock", entries: entries("tick", times: times) { #"{"n":\#($0)}"# }, count: count)
+    }
+
+    /// The times of a taken chunk's events, in order (a run's from its entries).
+    static func times(_ chunk: PendingEvents.Chunk) -> [Int64] {
+        switch chunk {
+        case .singles(let singles): return singles.items.map { Int64($0.time) }
+        case .run(let run):
+            return run.entries.withUnsafeBytes { entries in
+                var times: [Int64] = [], offset = 0
+                while let entry = EventFrame.runEntry(entries, at: offset) {
+                    times.append(entry.time)
+                    offset = entry.next
+                }
+                return times
+            }
+        }
+    }
+
+    @Test func aFullQueueDropsOnlyAsManyOfTheOldestAsNeededAndABatchTakesWholeChunks() {
         var pending = PendingEvents()
         let payload: [UInt8] = Array("{}".utf8)
         for index in 0..<10 {
-            pending.append(PendingEvents.Run(type: "tick", source: "clock", entries: [], count: 100))
-            payload.withUnsafeBytes { pending.append(type: "note", source: "desk", time: Double(index), payload: $0) }
+            pending.append(Self.ticks(from: Int64(index) * 1_000, count: 100))
+            payload.withUnsafeBytes { pending.append(type: "note", source: "desk", time: Double(index * 1_000 + 500), payload: $0) }
         }
         #expect(pending.count == 1_010)
-        // 100 more under a limit of 1,000 (a tenth to spare): the oldest chunks go, whole.
+        // 100 more under a limit of 1,000 (a tenth to spare): 210 of the oldest go, the first
+        // two runs and notes whole and the third run's first 8.
         let dropped = pending.makeRoom(for: 100, limit: 1_000)
-        #expect(dropped == 302 && pending.count == 708)
+        #expect(dropped == 210 && pending.count == 800)
         #expect(pending.makeRoom(for: 1, limit: 1_000) == 0)
         let batch = pending.take(atLeast: 250)
-        #expect(batch.map(\.count) == [1, 100, 1, 100, 1, 100] && pending.count == 405)
-        #expect(pending.take(atLeast: 10_000).reduce(0) { $0 + $1.count } == 405 && pending.isEmpty)
+        #expect(batch.map(\.count) == [92, 1, 100, 1, 100] && pending.count == 506)
+        #expect(batch.map(Self.times) == [Array(2_008..<2_100), [2_500], Array(3_000..<3_100), [3_500], Array(4_000..<4_100)])
+        #expect(pending.take(atLeast: 10_000).reduce(0) { $0 + $1.count } == 506 && pending.isEmpty)
+    }
+
+    /// A small queue_limit: one overflow drops a few of the oldest single events, not the
+    /// whole chunk they share (before, the queue was emptied).
+    @Test func aSmallQueueLimitKeepsTheNewestEventsOfAChunkOnOverflow() {
+        var pending = PendingEvents()
+        var dropped = 0
+        for index in 0..<50 {
+            dropped += pending.makeRoom(for: 1, limit: 20)
+            Array(#"{"n":\#(index)}"#.utf8).withUnsafeBytes { pending.append(type: "note", source: "desk", time: Double(index), payload: $0) }
+            #expect(pending.count <= 20)
+        }
+        // The 21st event finds 20: 3 go (17 kept: 20, less a tenth, less the one to come), and
+        // so every third event after it: 10 overflows, 30 dropped, the newest 20 kept.
+        #expect(dropped == 30 && pending.count == 20)
+        #expect(pending.take(atLeast: 100).flatMap(Self.times) == Array(30..<50))
+        // A run bigger than what is left is cut too, not dropped whole.
+        pending.append(Self.ticks(from: 0, count: 15))
+        #expect(pending.makeRoom(for: 10, limit: 20) == 7)
+        #expect(pending.take(atLeast: 100).flatMap(Self.times) == Array(7..<15))
     }
 }

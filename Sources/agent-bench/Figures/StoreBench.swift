@@ -13,14 +13,17 @@ enum StoreBench {
             method: """
             (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to the store (a run of events to one subscriber at once: one copy and one lock per run, AgentStore.appendRun; an event routed alone: AgentStore.append); the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread. Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
             (b) insert rate: AgentStore.append (the bytes form the supervisor uses) of N prepared events (trade-like JSON of about 85 B, 3 in 4 of type trade, the others host_stats) into a new store, from the first append until statistics.committed = N. \
-            floor, same run: the events of (b) inserted by SQLite alone on the bench's thread (no runtime): a new database in WAL, synchronous=normal, a prepared INSERT bound with the C API, 20,000 rows a transaction, into the store's schema (its migrations: the events table, its indexes on (type, time), (time) and run_id) one row a statement and 128 rows a statement, and into the events table without indexes; rows/s and the thread's CPU per row. \
-            (c) queries on the store of (b), 100,000 events spread over the last 10 minutes, through a read-only GRDB connection as the runtime's query runner opens it, the statement prepared once: the sample trade_frequency monitor's periodic query (trades counted by json_extract(payload, '$.pair') since :since), each result checked against the known counts; and what agent-control events reads by default (StoreReader, the newest 100).
+            floor, same run: the events of (b) inserted by SQLite alone on the bench's thread (no runtime): a new database as the store makes one (16 KiB pages, WAL, synchronous=normal), a prepared INSERT bound with the C API, 20,000 rows a transaction, into the store's schema (its migrations: the events table, its indexes on (type, time) and run_id; schema v8 had one on (time) too) one row a statement and 128 rows a statement, into the events table without indexes (1 and 128 rows a statement), and with each of schema v8's three indexes alone (128 rows a statement: what each costs is its CPU per row less the bare table's); rows/s and the thread's CPU per row. \
+            before, same run: (a) and (b) once more into a store laid out as schema v8 left it (4 KiB pages, the index on (time): the file made before the store opens it, the index made again once it has), and (c) on that store. \
+            (c) queries on the store of (b), 100,000 events spread over the last 10 minutes, through a read-only GRDB connection as the runtime's query runner opens it, the statement prepared once: the sample trade_frequency monitor's periodic query (trades counted by json_extract(payload, '$.pair') since :since), each result checked against the known counts; and what agent-control events reads by default (StoreReader, the newest 100); and a count of the last 60 s by time alone (what the index on (time) served; now a skip-scan of (type, time)).
             """)
         routing(environment, logFD: logFD, into: &section)
         do {
             let store = try insertRate(environment, logFD: logFD, into: &section)
+            let legacy = try insertRate(environment, logFD: logFD, legacy: true, into: &section)
             try floors(store.workload, environment, into: &section)
             try queries(store, environment, into: &section)
+            try queries(legacy, environment, legacy: true, into: &section)
         } catch {
             section.fail("\(error)")
         }
@@ -32,10 +35,12 @@ enum StoreBench {
     static func routing(_ environment: BenchEnvironment, logFD: Int32, into section: inout Section) {
         let pairs = environment.quick ? 1 : 3
         let load = RoutingBench.Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0)
-        var throughput = (off: Samples(), on: Samples())
+        var throughput = (off: Samples(), on: Samples(), legacy: Samples())
         var loopCPU = (off: Samples(), on: Samples())
         var writerCPU = Samples()
         var persisted = Samples()
+        var legacyWriterCPU = Samples()
+        var legacyPersisted = Samples()
         var lag = Samples()
         var batches = Samples()
         var bytesPerEvent = Samples()
@@ -44,12 +49,22 @@ enum StoreBench {
         do {
             for pair in 1...pairs {
                 // Alternate which goes first, so that neither always runs on a warmer machine.
-                for withStore in pair % 2 == 1 ? [false, true] : [true, false] {
-                    let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, store: withStore)
+                // nil: the store on, laid out as schema v8 left it (the before of stop 51).
+                for variant in pair % 2 == 1 ? [false, true, nil] : [nil, true, false] {
+                    let withStore = variant ?? true
+                    let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, store: withStore, legacyStore: variant == nil)
                     if !outcome.problems.isEmpty {
                         section.fail("store \(withStore ? "on" : "off"), run \(pair) of \(pairs): " + outcome.problems.joined(separator: "; "))
                     }
                     let perEvent = Double(load.count) * 1000
+                    if variant == nil {
+                        throughput.legacy.append(outcome.result.throughput)
+                        legacyWriterCPU.append(Double(outcome.cpu.storeWriter) / perEvent)
+                        if let store = outcome.store, store.allCommittedAt > 0 {
+                            legacyPersisted.append(Double(store.committed) / (Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9))
+                        }
+                        continue
+                    }
                     guard withStore else {
                         throughput.off.append(outcome.result.throughput)
                         loopCPU.off.append(Double(outcome.cpu.loop) / perEvent)
@@ -92,6 +107,16 @@ enum StoreBench {
             section.add(Figure("  last delivered → all committed", .milliseconds, samples: lag))
             section.add(Figure("  transactions per run", .count, samples: batches))
             section.add(Figure("  database + WAL bytes per event", .count, samples: bytesPerEvent))
+        }
+        if !throughput.legacy.isEmpty {
+            section.add(Figure("throughput 100 B, store on, schema v8 layout (before stop 51)", .eventsPerSecond, samples: throughput.legacy,
+                               note: "4 KiB pages and the index on (time), in the same run"))
+            if !throughput.off.isEmpty {
+                section.add(Figure("  ratio store on (v8 layout) / off", .ratio, median: throughput.legacy.median / throughput.off.median,
+                                   count: throughput.legacy.count, note: "of the medians"))
+            }
+            section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: legacyWriterCPU))
+            if !legacyPersisted.isEmpty { section.add(Figure("  events persisted per second", .eventsPerSecond, samples: legacyPersisted)) }
         }
 
         // Latency at a fixed rate, off and on, one after the other.
@@ -159,7 +184,8 @@ enum StoreBench {
         var workload: Workload
     }
 
-    static func insertRate(_ environment: BenchEnvironment, logFD: Int32, into section: inout Section) throws -> FilledStore {
+    /// `legacy`: into a store laid out as schema v8 left it (``LegacyStoreLayout``).
+    static func insertRate(_ environment: BenchEnvironment, logFD: Int32, legacy: Bool = false, into section: inout Section) throws -> FilledStore {
         let count = 100_000
         let repetitions = environment.quick ? 1 : 3
         let workload = Workload(count: count, span: 600)
@@ -171,9 +197,11 @@ enum StoreBench {
         var path = ""
         let me = getpid()
         for repetition in 1...repetitions {
-            path = environment.folder("store-insert-\(repetition)") + "/.agent/data/agent.sqlite"
+            path = environment.folder("store-insert-\(legacy ? "v8-" : "")\(repetition)") + "/.agent/data/agent.sqlite"
+            if legacy { try LegacyStoreLayout.create(path: path) }
             let (store, writer) = try ProcFiles.threadsStarted { try AgentStore(path: path, settings: StoreSettings(), logger: logger) }
             defer { store.close() }
+            if legacy { try LegacyStoreLayout.restoreTimeIndex(path: path) }
             func writerCPU() -> Int64 { writer.reduce(0) { $0 + ProcFiles.cpuNanoseconds(of: me, thread: $1) } }
             let writerStart = writerCPU()
             let start = Clock.now()
@@ -198,8 +226,8 @@ enum StoreBench {
         }
         let rows = try StoreFile.countEvents(path: path, types: ["trade", "host_stats"])
         if rows != count { throw BenchError("insert: the events table holds \(rows) of the \(count) events committed") }
-        section.add(Figure("insert: AgentStore.append → all committed", .eventsPerSecond, samples: rate,
-                           note: "\(TableRenderer.grouped(count)) events of about 85 B per run, a new store each"))
+        section.add(Figure("insert: AgentStore.append → all committed" + (legacy ? ", schema v8 layout (before stop 51)" : ""), .eventsPerSecond, samples: rate,
+                           note: legacy ? "4 KiB pages and the index on (time), in the same run" : "\(TableRenderer.grouped(count)) events of about 85 B per run, a new store each"))
         section.add(Figure("  append alone (the caller's cost per event)", .microseconds, samples: handOver))
         if !writerCPUSamples.isEmpty { section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPUSamples)) }
         section.add(Figure("  transactions per run", .count, samples: batches))
@@ -236,7 +264,9 @@ enum StoreBench {
         WHERE type = 'trade' AND time >= :since GROUP BY key ORDER BY n DESC, key
         """
 
-    static func queries(_ store: FilledStore, _ environment: BenchEnvironment, into section: inout Section) throws {
+    /// `legacy`: the store of (b) laid out as schema v8 left it: the same queries, labelled so.
+    static func queries(_ store: FilledStore, _ environment: BenchEnvironment, legacy: Bool = false, into section: inout Section) throws {
+        let suffix = legacy ? ", schema v8 layout (before stop 51)" : ""
         let file = try StoreFile(path: store.path)
         let total = store.workload.events.count
         for (window, repetitions) in [(60.0, environment.quick ? 100 : 200), (600.0, environment.quick ? 10 : 30)] {
@@ -253,7 +283,7 @@ enum StoreBench {
             }
             let trades = expected.values.reduce(0, +)
             let plan = try file.plan(sql: tradeFrequencySQL, arguments: arguments)
-            section.add(Figure("query: trades by pair, last \(window == 60 ? "60 s" : "10 min")", .milliseconds, samples: latency,
+            section.add(Figure("query: trades by pair, last \(window == 60 ? "60 s" : "10 min")" + suffix, .milliseconds, samples: latency,
                                note: "\(TableRenderer.grouped(trades)) of \(TableRenderer.grouped(total)) events in the window" + (window == 60 ? "; plan: \(plan)" : "")))
         }
         let reader = try StoreReader(path: store.path)
@@ -263,7 +293,29 @@ enum StoreBench {
             newest.append(try Clock.milliseconds { events = try reader.events(types: [], since: nil, limit: 100, newest: true) })
             if events.count != 100 { throw BenchError("agent-control events: \(events.count) of 100 events") }
         }
-        section.add(Figure("agent-control events: the newest 100", .milliseconds, samples: newest, note: "StoreReader, a new read each time"))
+        section.add(Figure("agent-control events: the newest 100" + suffix, .milliseconds, samples: newest, note: "StoreReader, a new read each time"))
+        try timeOnlyQuery(store, environment, suffix: suffix, into: &section)
+    }
+}
+
+extension StoreBench {
+    /// A query on time alone, what the index on (time) served before schema v9 (now a
+    /// skip-scan of (type, time)): the events of the last 60 s counted, checked.
+    static func timeOnlyQuery(_ store: FilledStore, _ environment: BenchEnvironment, suffix: String, into section: inout Section) throws {
+        let file = try StoreFile(path: store.path)
+        let since = store.workload.now - 60
+        let sql = "SELECT count(*) AS n FROM events WHERE time >= :since"
+        let arguments: [String: StoreFile.Argument] = ["since": .real(since)]
+        let expected = store.workload.events.filter { $0.time >= since }.count
+        var latency = Samples()
+        for _ in 0..<(environment.quick ? 100 : 200) {
+            var rows: [[String: String]] = []
+            latency.append(try Clock.milliseconds { rows = try file.rows(sql: sql, arguments: arguments) })
+            if rows.first?["n"] != String(expected) { throw BenchError("query on time alone: found \(rows), expected \(expected)") }
+        }
+        let plan = try file.plan(sql: sql, arguments: arguments)
+        section.add(Figure("query: events of the last 60 s (time alone)" + suffix, .milliseconds, samples: latency,
+                           note: "\(TableRenderer.grouped(expected)) events; plan: \(plan)"))
     }
 }
 

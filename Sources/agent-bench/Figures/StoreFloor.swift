@@ -4,27 +4,51 @@ import GRDB
 import GRDBSQLite
 
 /// Figure 5's floor: what SQLite itself does with the same events, on the bench's thread, no
-/// runtime: a new database in WAL (synchronous=normal, as the store opens it), a prepared
-/// INSERT bound with the C API, 20,000 rows a transaction.
+/// runtime: a new database as the store makes one (its page size, WAL, synchronous=normal), a
+/// prepared INSERT bound with the C API, 20,000 rows a transaction.
 enum StoreFloor {
     enum Layout: CaseIterable {
-        /// The store's schema (its migrations: the events table and its three indexes), one row
-        /// a statement: what the store's writer did before stop 50.
+        /// The store's schema (its migrations: the events table and its indexes), one row a
+        /// statement: what the store's writer did before stop 50.
         case storeSchema
         /// The store's schema, 128 rows a statement (what the writer does now).
         case storeSchemaMultiRow
         /// The events table without any index, one row a statement.
         case bareTable
+        /// The events table without any index, 128 rows a statement: the floor of the writer's shape.
+        case bareTableMultiRow
+        /// The events table with one index alone, 128 rows a statement: what each index costs
+        /// (its CPU per row less the bare table's). The three of schema v8, spelled out here so
+        /// that the rows stay comparable whatever the migrations drop.
+        case typeTimeIndex
+        case timeIndex
+        case runIndex
 
         var label: String {
             switch self {
             case .storeSchema: "floor: SQLite, the store's schema, 1 row a statement"
             case .storeSchemaMultiRow: "floor: SQLite, the store's schema, 128 rows a statement"
             case .bareTable: "floor: SQLite, the events table without indexes, 1 row a statement"
+            case .bareTableMultiRow: "floor: SQLite, the events table without indexes, 128 rows a statement"
+            case .typeTimeIndex: "  the events table + (type, time) alone, 128 rows a statement"
+            case .timeIndex: "  the events table + (time) alone, 128 rows a statement"
+            case .runIndex: "  the events table + (run_id, id) WHERE run_id IS NOT NULL alone, 128 rows a statement"
             }
         }
 
-        var rowsPerStatement: Int { self == .storeSchemaMultiRow ? 128 : 1 }
+        var rowsPerStatement: Int { self == .storeSchema || self == .bareTable ? 1 : 128 }
+
+        /// The index of the events table laid out alone (nil: none, or the store's migrations).
+        var index: String? {
+            switch self {
+            case .typeTimeIndex: "CREATE INDEX events_type_time ON events(type, time)"
+            case .timeIndex: "CREATE INDEX events_time ON events(time)"
+            case .runIndex: "CREATE INDEX events_run ON events(run_id, id) WHERE run_id IS NOT NULL"
+            default: nil
+            }
+        }
+
+        var migrated: Bool { self == .storeSchema || self == .storeSchemaMultiRow }
     }
 
     struct Outcome {
@@ -37,14 +61,17 @@ enum StoreFloor {
     /// Inserts `events` into a new database at `path` laid out as `layout`.
     static func run(_ layout: Layout, events: [(type: String, source: String, time: Double, payload: [UInt8], pair: Int?)], path: String) throws -> Outcome {
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA page_size = \(AgentStore.pageSize); PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        }
         let database = try DatabaseQueue(path: path, configuration: configuration)
-        if layout == .bareTable {
+        if layout.migrated {
+            try StoreSchema.migrator.migrate(database)
+        } else {
             try database.write { db in
                 try db.execute(sql: "CREATE TABLE events (id INTEGER PRIMARY KEY, time REAL NOT NULL, type TEXT NOT NULL, source TEXT NOT NULL, payload TEXT NOT NULL, run_id TEXT)")
+                if let index = layout.index { try db.execute(sql: index) }
             }
-        } else {
-            try StoreSchema.migrator.migrate(database)
         }
         let rows = layout.rowsPerStatement
         let sql = "INSERT INTO events (time, type, source, payload, run_id) VALUES " + Array(repeating: "(?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")

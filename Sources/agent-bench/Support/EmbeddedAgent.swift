@@ -40,9 +40,10 @@ final class EmbeddedAgent {
     /// `fleet`: the fleet's database, as `"fleet"` in an agent's settings gives it (figure 13's
     /// routing cost of fleet mode).
     /// `work`: the work layer (tasks, schedules, workflows) set up from the settings, as
-    /// agent-control sets it up.
+    /// agent-control sets it up. `legacyStore`: the store laid out as schema v8 left it
+    /// (``LegacyStoreLayout``: figure 5's before).
     init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true,
-         fleet: (any FleetBackend)? = nil, work: Bool = false) throws {
+         fleet: (any FleetBackend)? = nil, work: Bool = false, legacyStore: Bool = false) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -82,7 +83,9 @@ final class EmbeddedAgent {
             let settings = prepared.settings.store
             let path = settings.databasePath(agentDirectory: prepared.settings.agentDirectory)
             do {
+                if legacyStore { try LegacyStoreLayout.create(path: path) }
                 (store, storeThreads) = try ProcFiles.threadsStarted { try AgentStore(path: path, settings: settings, logger: logger) }
+                if legacyStore { try LegacyStoreLayout.restoreTimeIndex(path: path) }
             } catch {
                 throw BenchError("cannot open the store at \(path): \(error)")
             }
