@@ -50,7 +50,7 @@ import Testing
         #expect(store.statistics.committed == 30 && store.statistics.dropped == 0)
 
         let reader = try StoreReader(path: path)
-        try reader.database.read { db in
+        try reader.database.read { (db: Database) throws in
             #expect(try Self.indexes(of: db) == ["events_run", "events_type_time"])
             // The old file keeps its page size (SQLite cannot change it in WAL without rewriting it).
             #expect(try Int.fetchOne(db, sql: "PRAGMA page_size") == 4096)
@@ -81,7 +81,7 @@ import Testing
         let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
         store.append(type: "tick", source: "clock", time: Date().timeIntervalSince1970, payload: "{}")
         store.close()
-        try StoreReader(path: path).database.read { db in
+        try StoreReader(path: path).database.read { (db: Database) throws in
             #expect(try Int.fetchOne(db, sql: "PRAGMA page_size") == AgentStore.pageSize)
             #expect(try Self.indexes(of: db) == ["events_run", "events_type_time"])
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM events") == 1)
