@@ -113,7 +113,7 @@ extension Supervisor {
         case .saveState: save(state: body, of: process)
         case .query: try queries.answer(body, from: process)
         case .memory: memory.answerFrame(body, from: process)
-        case .chatTool: try chatTools.answer(body, from: process)
+        case .chatTool: try chat.tools.answer(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -204,7 +204,7 @@ extension Supervisor {
         if source.isChatbot, source.lastEmittedTypeName == ChatRelay.partialType {
             return chat.botEmitted(type: ChatRelay.partialType, payload: event.payload, from: source)
         }
-        if tapsEvents { tap(event, from: source) }
+        if taps.any { tap(event, from: source) }
         if source.isChatbot { chat.botEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if router.queueForSingleTarget(event, from: source) { return }
         if let triggers = source.lastTriggers {

@@ -58,53 +58,19 @@ extension Supervisor {
             case .failure(let error): return failToSpawn(process, error)
             }
         }
-        adopt(worker, for: process)
+        process.adopt(worker)
         setState(process, .starting)
         // The start frame goes first; deliveries queued while the process was down follow.
         attachRing(to: process)
         var frame: [UInt8] = []
-        FrameCodec.append(.start, body: Array(startFrame(for: process).utf8), to: &frame)
+        FrameCodec.append(.start, body: Array(process.startFrame.utf8), to: &frame)
         process.queueFirst(frame)
         markDirty(process)
         watchWorker(of: process)
         let pid = worker.pid
         logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
         record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
-        scheduleDeadlineCheck()
-    }
-
-    /// Gives `process` the new worker's pid and fds, and forgets what was about the last one.
-    private func adopt(_ worker: LaunchedWorker, for process: SupervisedProcess) {
-        process.startRetries = 0
-        process.pid = worker.pid
-        process.channelFD = worker.channelFD
-        process.outputs[0].fd = worker.stdoutFD
-        process.outputs[1].fd = worker.stderrFD
-        process.pidFD = worker.pidFD
-        process.spawnedAt = EventLoop.now()
-        process.lastHeartbeat = 0
-        process.killReason = nil
-        process.suspendedBy = nil
-        process.reportedFailure = nil
-        process.decoder = FrameDecoder()
-        for index in process.outputs.indices {
-            process.outputs[index].line.removeAll()
-            process.outputs[index].length = 0
-        }
-    }
-
-    /// The start frame's body: what the worker loads and runs.
-    private func startFrame(for process: SupervisedProcess) -> String {
-        var fields: JSONObject = [
-            "module": .string(process.module.library), "module_name": .string(process.module.name),
-            "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
-            "watchdog_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.watchdog ?? 0))),
-            // A jsonl/1 program gets half of it between its stop frame and SIGTERM.
-            "stop_timeout_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.stopTimeout))),
-            "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
-        ]
-        if process.isTaskExecutor { fields["task"] = true }
-        return JSONValue.object(fields).serialized()
+        deadlines.schedule()
     }
 
     /// Watches the worker's socket, output pipes and pidfd.
@@ -183,16 +149,6 @@ extension Supervisor {
         defer { orphans.scheduleSweep() }
         let exit = noteExit(of: process, status: status, pid: pid)
         afterExit(of: process, exit)
-    }
-
-    /// How a worker ended, as ``reap(_:)`` found it.
-    struct WorkerExit {
-        var pid: pid_t
-        var code: Int32?
-        var how: String
-        var ranFor: Double
-        var wasReady: Bool
-        var wasStopping: Bool
     }
 
     /// Collects what a dead worker left behind (its emit ring, socket and pipes), kills its
@@ -378,41 +334,6 @@ extension Supervisor {
         process.killReason = reason
         Glibc.kill(-process.pid, SIGKILL)
         Glibc.kill(process.pid, SIGKILL)
-    }
-
-    /// Kills workers that missed their start timeout or their watchdog. Runs while any
-    /// process has a watchdog or is starting.
-    func checkDeadlines() {
-        let now = EventLoop.now()
-        for process in processes where process.hasWorker && process.killReason == nil {
-            switch process.state {
-            case .starting where now - process.spawnedAt > process.policy.startTimeout:
-                logger.error("did not report ready within \(ProcessPolicy.format(process.policy.startTimeout)) s; killing it (a failed start)", metadata: ["process": "\(process.name)"])
-                kill(process, reason: "start timeout")
-            // A paused process's heartbeats wait unread with its events; its watchdog restarts
-            // when it is resumed.
-            case .running where process.pauseCount == 0:
-                if let watchdog = process.policy.watchdog, now - max(process.lastHeartbeat, process.readyAt) > watchdog {
-                    logger.error("watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s; killing it", metadata: ["process": "\(process.name)"])
-                    kill(process, reason: "watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s")
-                }
-            default:
-                break
-            }
-        }
-    }
-
-    /// Schedules the next deadline check, as rarely as the tightest deadline allows.
-    func scheduleDeadlineCheck() {
-        guard deadlineTimer == nil else { return }
-        let watched = processes.filter { $0.hasWorker && ($0.state == .starting || $0.policy.watchdog != nil) }
-        guard !watched.isEmpty else { return }
-        let period = watched.map { min($0.policy.watchdog ?? .infinity, $0.policy.startTimeout) / 4 }.min() ?? 1
-        deadlineTimer = loop.schedule(after: max(0.01, min(1, period))) { [unowned self] in
-            deadlineTimer = nil
-            checkDeadlines()
-            scheduleDeadlineCheck()
-        }
     }
 
     /// A stopped worker is gone: run what waited for it.
