@@ -159,7 +159,10 @@ extension Supervisor {
         guard process.state == .starting else { return }
         record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
         setState(process, .running)
-        replenishSpare(for: process.module.library)
+        // Not in this turn (a timer due now would run in its timer phase): the fork of the
+        // spare is then off the path of the ready frame, and the new worker has its first moments.
+        let library = process.module.library
+        loop.schedule(after: 0.01) { [unowned self] in replenishSpare(for: library) }
         logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
     }
 

@@ -48,10 +48,10 @@ extension Supervisor {
     func spawn(_ process: SupervisedProcess) {
         process.restartTimer = nil
         let worker: LaunchedWorker
-        var warm = false
-        if let spare = spares.take(for: process.module.library) {
-            worker = spare
-            warm = true
+        var spare: SparePool.Spare?
+        if let taken = spares.take(for: process.module.library) {
+            worker = taken.worker
+            spare = taken
         } else {
             switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
             case .success(let launched): worker = launched
@@ -61,14 +61,14 @@ extension Supervisor {
         process.adopt(worker)
         setState(process, .starting)
         // The start frame goes first; deliveries queued while the process was down follow.
-        attachRing(to: process)
+        attachRing(to: process, given: spare?.rings)
         var frame: [UInt8] = []
         FrameCodec.append(.start, body: Array(process.startFrame.utf8), to: &frame)
         process.queueFirst(frame)
         markDirty(process)
         watchWorker(of: process)
         let pid = worker.pid
-        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
+        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(spare == nil ? "" : ", a warm spare"))", metadata: ["process": "\(process.name)"])
         record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
         deadlines.schedule()
     }
@@ -144,6 +144,7 @@ extension Supervisor {
             status = 0x7F00
         }
         let pid = process.pid
+        process.reapedAt = EventLoop.now()
         salvageOutput(of: process)
         // After the restart below is scheduled, so that the sweep does not delay it.
         defer { orphans.scheduleSweep() }
@@ -288,6 +289,10 @@ extension Supervisor {
         spares.want(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
         logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
+        // Without a backoff a warm spare is adopted in this very turn: its start frame goes at
+        // the turn's end, with no timer and no turn in between (it makes no descriptor that a
+        // later event of this turn could be taken for).
+        if delay <= 0, spares.hasSpare(process.module.library) { return spawn(process) }
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
             spawn(process)
@@ -302,7 +307,13 @@ extension Supervisor {
               !ModuleManifest.isProgramManifest(library) else { return }
         let module = processes.first { $0.module.library == library }?.module.name ?? library
         switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
-        case .success(let spare): spares.add(spare, for: library)
+        case .success(let spare):
+            // Its rings now, mapped while it waits: adopting it is then one frame.
+            var rings: WorkerRings?
+            if configuration.sharedRings {
+                do { rings = try WorkerRings.make(sendingOn: spare.channelFD) } catch { logger.notice("the spare worker for \(module) gets its rings when adopted: \(error)") }
+            }
+            spares.add(spare, rings: rings, for: library)
         case .failure(let error): logger.warning("cannot start a spare worker for \(module): \(error)")
         }
     }
