@@ -52,4 +52,13 @@ package struct LaunchedWorker {
             return .failure(error)
         }
     }
+
+    /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
+    /// the soft limit to the hard one so that hundreds of workers fit.
+    package static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
 }

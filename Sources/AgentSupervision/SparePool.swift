@@ -3,29 +3,39 @@ import CAgentSystem
 import Foundation
 
 /// After a process of a module crashed, the supervisor keeps one warm spare worker for that
-/// module: spawned, the module already loaded, waiting for a start frame. The next restart
-/// adopts it instead of paying for exec, dynamic linking and dlopen. Healthy agents keep no
-/// spare; a spare is made only once the restarted worker is ready, so it never competes
-/// with it.
+/// module: spawned, the module already loaded, its rings mapped (``WorkerRings``), waiting for
+/// a start frame. The next restart adopts it instead of paying for exec, dynamic linking,
+/// dlopen and the rings: one frame on its socket. Healthy agents keep no spare; a spare is made
+/// only once the restarted worker is ready, so it never competes with it.
 @LoopActor
 package final class SparePool {
     /// Warm spare workers by module library.
-    private var spares: [String: LaunchedWorker] = [:]
+    private var spares: [String: Spare] = [:]
     /// The libraries that want one (a process of theirs crashed).
     private var wanted: Set<String> = []
     private let loop: EventLoop
+
+    /// A spare and the rings it was given when it was made (nil: none could be made; the
+    /// adoption makes them).
+    package struct Spare {
+        package var worker: LaunchedWorker
+        package var rings: WorkerRings?
+    }
 
     package init(loop: EventLoop) {
         self.loop = loop
     }
 
     /// The pids of the spares (not orphans).
-    package var pids: [pid_t] { spares.values.map(\.pid) }
+    package var pids: [pid_t] { spares.values.map(\.worker.pid) }
 
     /// A process of `library` crashed: it gets a spare once its restart is ready.
     package func want(_ library: String) {
         wanted.insert(library)
     }
+
+    /// Whether `library` has a spare to adopt.
+    package func hasSpare(_ library: String) -> Bool { spares[library] != nil }
 
     /// Whether `library` wants a spare and has none.
     package func lacksSpare(_ library: String) -> Bool {
@@ -33,17 +43,17 @@ package final class SparePool {
     }
 
     /// The module's spare, if it has one, no longer watched: the caller adopts its fds.
-    package func take(for library: String) -> LaunchedWorker? {
+    package func take(for library: String) -> Spare? {
         guard let spare = spares.removeValue(forKey: library) else { return nil }
-        loop.unregister(spare.pidFD)
-        loop.unregister(spare.stdoutFD)
-        loop.unregister(spare.stderrFD)
+        loop.unregister(spare.worker.pidFD)
+        loop.unregister(spare.worker.stdoutFD)
+        loop.unregister(spare.worker.stderrFD)
         return spare
     }
 
     /// Keeps a freshly launched spare, watching for its death and draining its output.
-    package func add(_ spare: LaunchedWorker, for library: String) {
-        spares[library] = spare
+    package func add(_ spare: LaunchedWorker, rings: WorkerRings?, for library: String) {
+        spares[library] = Spare(worker: spare, rings: rings)
         if spare.pidFD >= 0 {
             loop.register(spare.pidFD) { [unowned self] _ in spareDied(library, pid: spare.pid) }
         }
@@ -53,7 +63,7 @@ package final class SparePool {
     }
 
     private func spareDied(_ library: String, pid: pid_t) {
-        guard let spare = spares[library], spare.pid == pid else { return }
+        guard let spare = spares[library], spare.worker.pid == pid else { return }
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid || errno == ECHILD else { return }
         spares[library] = nil
@@ -75,18 +85,19 @@ package final class SparePool {
     /// Kills and reaps every spare (at stop).
     package func dropAll() {
         for (library, spare) in spares {
-            Glibc.kill(spare.pid, SIGKILL)
+            Glibc.kill(spare.worker.pid, SIGKILL)
             var status: Int32 = 0
-            while waitpid(spare.pid, &status, 0) < 0, errno == EINTR {}
+            while waitpid(spare.worker.pid, &status, 0) < 0, errno == EINTR {}
             close(spare)
             spares[library] = nil
         }
     }
 
-    private func close(_ spare: LaunchedWorker) {
-        for fd in spare.fds where fd >= 0 {
+    private func close(_ spare: Spare) {
+        for fd in spare.worker.fds where fd >= 0 {
             loop.unregister(fd)
             Glibc.close(fd)
         }
+        spare.rings?.close()
     }
 }

@@ -75,8 +75,13 @@ package final class SupervisedProcess {
     package var waitingForWritable = false
     package var dirty = false
 
+    /// When the current (or last) worker was started or adopted, and when it reported ready
+    /// (monotonic seconds; 0: never).
     package var spawnedAt = 0.0
     package var readyAt = 0.0
+    /// When the last worker's end was noticed (its pidfd), monotonic seconds: with the two above,
+    /// a restart's steps (agent-bench figure 3).
+    package var reapedAt = 0.0
     package var restarts = 0
     package var consecutiveFailures = 0
     package var stopTimer: Int?

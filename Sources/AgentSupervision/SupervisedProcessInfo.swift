@@ -31,6 +31,11 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
     public var replicaOf: String?
     /// A replica's number, 1…N (0 without `replicas`).
     public var replica: Int
+    /// Monotonic seconds (0: never): the last worker's end noticed, the current one started (or
+    /// a spare adopted), its ready frame handled — a restart's steps, for the benchmark.
+    package var reapedAt = 0.0
+    package var spawnedAt = 0.0
+    package var readyAt = 0.0
 
     @LoopActor package init(_ process: SupervisedProcess) {
         name = process.name
@@ -53,6 +58,9 @@ public struct SupervisedProcessInfo: Sendable, Equatable {
         paused = process.pauseCount > 0
         timesPaused = process.timesPaused
         suspendedBy = process.hasWorker ? process.suspendedBy : nil
+        reapedAt = process.reapedAt
+        spawnedAt = process.spawnedAt
+        readyAt = process.readyAt
     }
 }
 

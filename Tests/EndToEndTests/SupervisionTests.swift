@@ -115,6 +115,10 @@ import Testing
         let adopted = run.waitForLine(onStderr: true) { $0.contains("[loop] started worker pid") && $0.contains("a warm spare") }
         #expect(adopted != nil, "\(run.transcript)")
         #expect(run.waitForLines(onStderr: true, count: 4) { $0.contains("[loop] ready in") }.count >= 4)
+        // The spare got its rings when it was made: the adopted worker's frames (its ready, its
+        // log lines) came through them, and no worker went without.
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[loop] exiting after tick") }.count >= 2)
+        #expect(!run.stderrLines.contains { $0.contains("no shared rings") || $0.contains("gets its rings when adopted") }, "\(run.transcript)")
         let children = (try? String(contentsOfFile: "/proc/\(run.process.processIdentifier)/task/\(run.process.processIdentifier)/children", encoding: .utf8)) ?? ""
         let pids = children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         #expect(run.stop() == 0)

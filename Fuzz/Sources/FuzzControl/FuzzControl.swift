@@ -40,7 +40,9 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         // are read off the loop and answered on it: the loop runs until they are).
         let answers = supervisor.inbox.isolated {
             var answers: [JSONValue] = []
-            supervisor.executeControl(request, partial: { _ in }) { answers.append($0) }
+            ControlFronts.control(request, peer: nil, partial: { _ in }, respond: { answers.append($0) }) { checked, caller, respond in
+                supervisor.execute(checked, caller: caller, respond: respond)
+            }
             let deadline = EventLoop.now() + 10
             while answers.isEmpty && EventLoop.now() < deadline { supervisor.loop.runOnce(maxWait: 0.01) }
             return answers

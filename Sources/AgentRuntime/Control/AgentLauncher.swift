@@ -307,8 +307,12 @@ public struct AgentLauncher {
         let server = forkServer
         forkServer = nil
         let refused: Int32? = supervisor.inbox.isolated {
-            supervisor.logFile = logFile
-            supervisor.releasesStartPages = !SupervisorConfiguration.switchedOff("AGENT_RELEASE_START_PAGES", in: environment)
+            // The console gives back the code pages only its start touched, unless
+            // `AGENT_RELEASE_START_PAGES=0`; an embedded supervisor leaves its host's pages alone.
+            if !SupervisorConfiguration.switchedOff("AGENT_RELEASE_START_PAGES", in: environment) {
+                StartPages.releaseOnceSettled(loop: supervisor.loop, logger: supervisor.logger, stopping: { [unowned supervisor] in supervisor.stopping },
+                                              settled: { [unowned supervisor] in supervisor.firstStartsSettled })
+            }
             supervisor.fronts.paths = paths
             supervisor.systemd.notifier = systemd
             supervisor.disabledProcesses = report.disabledProcesses
@@ -345,12 +349,12 @@ public struct AgentLauncher {
             }
             // Handed over last: until here, an early return shuts it down.
             supervisor.useForkServer(server)
-            supervisor.startFronts(made)
+            supervisor.fronts.startBeside(made, inbox: supervisor.inbox, logger: supervisor.logger) { [unowned supervisor] in supervisor.stopAll() }
             return nil
         }
         if let refused { return refused }
         supervisor.run()
-        return supervisor.inbox.isolated { supervisor.exitStatus }
+        return supervisor.inbox.isolated { supervisor.fronts.exitStatus }
     }
 
     /// What the start line says of the dashboard: where it is, or how to turn it on.
@@ -392,7 +396,7 @@ public struct AgentLauncher {
         guard access(workerPath, X_OK) == 0 else { return nil }
         // Workers inherit the limits the server had when it started, as spawned ones inherit
         // the supervisor's.
-        Supervisor.raiseFileLimit()
+        LaunchedWorker.raiseFileLimit()
         switch ForkServer.start(workerPath: workerPath, environment: environment, cgroup: cgroup) {
         case .success(let server):
             return server

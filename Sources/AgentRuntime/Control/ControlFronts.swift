@@ -7,7 +7,8 @@ import Logging
 
 /// The supervisor's fronts: the control socket (opened when the supervisor runs), the command
 /// layer the other fronts share (``CommandCenter``) and those fronts (HTTP, the dashboard;
-/// started by the launcher). All close when the loop takes no more commands.
+/// started by the launcher). All close when the loop takes no more commands; a front that
+/// finishes starting after that is stopped at once, whether or not the loop turns again.
 @LoopActor
 public final class ControlFronts {
     /// Where the control socket goes (nil: no control socket).
@@ -19,70 +20,114 @@ public final class ControlFronts {
     var commandCenter: CommandCenter?
     /// The fronts started, stopped by ``close()``.
     public private(set) var started: [any AgentFront] = []
+    /// What `agent-control console` exits with once the loop ends: 0, or 1 when a front could
+    /// not start (see ``startBeside(_:inbox:logger:stopAgent:)``).
+    package private(set) var exitStatus: Int32 = 0
+    /// Whether fronts are being started on their thread (see ``startBeside(_:inbox:logger:stopAgent:)``).
+    private(set) var starting = false
+    /// Shared with the thread that starts fronts: once closed, it stops what it started itself
+    /// (the loop may never turn again to take them: an embedded supervisor whose run ended).
+    private let handoff = FrontHandoff()
 
     init() {}
 
-    /// Whether fronts are being started on their thread (see ``startBeside(_:inbox:then:)``).
-    private(set) var starting = false
-    private var closed = false
+    /// Whether ``close()`` has run: no front starts any more.
+    var isClosed: Bool { handoff.isClosed }
 
-    /// Starts `front` and keeps it, to be stopped with the others.
+    /// Starts `front` and keeps it, to be stopped with the others; refused once the fronts are
+    /// closed (it would listen with nothing left to stop it).
     public func start(_ front: any AgentFront) throws {
+        guard !handoff.isClosed else { throw ClosedError() }
         try front.start()
         started.append(front)
     }
 
     /// Starts `fronts` in order on a thread of their own, beside the first spawns: an HTTP
     /// server takes milliseconds to set up (its event loop, its routes, the wait until it
-    /// listens) that the first worker need not wait for. `then` runs on the loop with why the
-    /// first that could not start did not (nil: all started); those started are kept, to be
-    /// stopped with the others (at once when the fronts were closed meanwhile).
-    func startBeside(_ fronts: [any AgentFront], inbox: LoopInbox, then: @escaping @Sendable @LoopActor (String?) -> Void) {
-        guard !fronts.isEmpty else { return }
+    /// listens) that the first worker need not wait for. Those started are kept, to be stopped
+    /// with the others (at once when the fronts were closed meanwhile). One that cannot start
+    /// (its port taken) stops the agent (`stopAgent`) with exit status 1, the processes started
+    /// meanwhile stopped as at any stop.
+    package func startBeside(_ fronts: [any AgentFront], inbox: LoopInbox, logger: Logger, stopAgent: @escaping @Sendable @LoopActor () -> Void) {
+        guard !fronts.isEmpty, !handoff.isClosed else { return }
         starting = true
         nonisolated(unsafe) let list = fronts
+        let handoff = handoff
         Thread.detachNewThread { [self] in
-            var done: [any AgentFront] = []
             var failure: String?
             for front in list {
                 do {
-                    try front.start()
-                    done.append(front)
+                    guard try handoff.start(front) else { break }
                 } catch {
                     failure = "\(error)"
                     break
                 }
             }
-            nonisolated(unsafe) let kept = done
             inbox.post { [self] in
                 starting = false
-                guard !closed else { return kept.forEach { $0.stop() } }
-                started.append(contentsOf: kept)
-                then(failure)
+                started.append(contentsOf: handoff.takeStarted())
+                guard !handoff.isClosed else { return }
+                frontsStarted(failure: failure, logger: logger, stopAgent: stopAgent)
             }
         }
     }
 
+    private func frontsStarted(failure: String?, logger: Logger, stopAgent: @LoopActor () -> Void) {
+        guard let failure else {
+            let address = started.compactMap(\.address).first
+            return logger.info("\(AgentLauncher.dashboardLine(address)); from another terminal: agent-control status, agent-control chat")
+        }
+        AgentLauncher.printError("\(failure)\nthe agent stops; the processes it started meanwhile are stopped")
+        exitStatus = AgentLauncher.ExitCode.failure
+        stopAgent()
+    }
+
     /// Opens the control socket when there are paths for it; a failure is logged and the agent
-    /// runs without it.
+    /// runs without it. Each request is checked against the registry like an HTTP request (the
+    /// same refusal, the same pointer), then executed (`execute`) as the socket's operator,
+    /// named by the peer's OS user. A request with `"stream": true` (a chat) gets its answer's
+    /// pieces as lines `{"partial": TEXT}` before the answer.
     func openControlSocket(loop: EventLoop, limits: ControlLimits, logger: Logger,
-                           handler: @escaping (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) {
+                           execute: @escaping (CheckedRequest, CommandCenter.Caller, _ respond: @escaping (JSONValue) -> Void) -> Void) {
         guard let paths else { return }
         do {
-            server = try ControlServer(paths: paths, loop: loop, limits: limits, logger: logger, handle: handler)
+            server = try ControlServer(paths: paths, loop: loop, limits: limits, logger: logger) { request, peer, partial, respond in
+                Self.control(request, peer: peer, partial: partial, respond: respond, execute: execute)
+            }
             logger.info("control socket: \(paths.socketPath)")
         } catch {
             logger.error("\(error); agent-control status/stop/reload will not reach this agent")
         }
     }
 
-    /// Closes the control socket and the command layer, and stops every front started.
+    /// One control-socket request (see ``openControlSocket(loop:limits:logger:execute:)``).
+    static func control(_ request: JSONValue, peer: String?, partial: @escaping (JSONValue) -> Void, respond: @escaping (JSONValue) -> Void,
+                        execute: (CheckedRequest, CommandCenter.Caller, _ respond: @escaping (JSONValue) -> Void) -> Void) {
+        switch CommandRegistry.standard.check(request) {
+        case .success(let checked):
+            var caller = CommandCenter.Caller(front: "control", peerUser: peer)
+            if checked.json["stream"] == .bool(true) {
+                // The relay calls it on the loop, where the control server lives.
+                let write = LoopOwned(partial)
+                caller.partial = { text in LoopActor.assumeIsolated { write.value(["partial": .string(text)]) } }
+            }
+            execute(checked, caller, respond)
+        case .failure(let refusal): respond(refusal.json)
+        }
+    }
+
+    /// Closes the control socket and the command layer, and stops every front started (and
+    /// any that finishes starting later).
     public func close() {
         server?.close()
         server = nil
         commandCenter?.close()
-        for front in started { front.stop() }
+        for front in started + handoff.close() { front.stop() }
         started = []
-        closed = true
+    }
+
+    /// The refusal of ``start(_:)`` once the fronts are closed.
+    public struct ClosedError: Error, CustomStringConvertible {
+        public var description: String { "the agent's fronts are closed (its loop has ended); a front cannot start now — start it before the supervisor stops" }
     }
 }

@@ -52,11 +52,17 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     var processes: () -> [SupervisedProcess] = { [] }
     /// Carries out a `chat.command` the chatbot may send: `start`, `stop` or `restart` of a process.
     var processControl: (_ action: String, _ name: String) -> Void = { _, _ in }
+    /// The chatbot's language-model tool calls, run through the registry as the sender of the
+    /// message they answer (see ``ChatToolBridge``); each call is kept with its message.
+    let tools: ChatToolBridge
 
     init(loop: EventLoop, logger: Logger, events: any EventPublisher) {
         self.loop = loop
         self.logger = logger
         self.events = events
+        tools = ChatToolBridge(events: events)
+        tools.sender = { [unowned self] message in caller(ofMessage: message) }
+        tools.called = { [unowned self] message, tool, answer in recordTool(message: message, tool: tool, answer: answer) }
     }
 
     /// Where the history is kept (nil: the store is off, and there is none).

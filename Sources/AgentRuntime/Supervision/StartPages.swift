@@ -1,4 +1,6 @@
+import AgentLoop
 import Foundation
+import Logging
 
 /// The pages of agent-control's own code that only the start touched (argument parsing, the
 /// settings' validation, the first spawns): about half of an idle supervisor's memory, given
@@ -15,6 +17,21 @@ package enum StartPages {
     package struct Outcome: Sendable {
         package var bytes = 0
         package var problem: String?
+    }
+
+    /// Once `settled` says every first start has settled, gives back the code pages only the
+    /// start touched, on a thread of its own (reading smaps takes a few ms). Looked at twice a
+    /// second until then, not every turn; nothing once `stopping` says the agent stops.
+    @LoopActor
+    package static func releaseOnceSettled(loop: EventLoop, logger: Logger, stopping: @escaping @LoopActor () -> Bool, settled: @escaping @LoopActor () -> Bool) {
+        loop.schedule(after: 0.5) {
+            guard !stopping() else { return }
+            guard settled() else { return releaseOnceSettled(loop: loop, logger: logger, stopping: stopping, settled: settled) }
+            Thread.detachNewThread {
+                let outcome = release()
+                logger.debug("the start's code pages given back (of \(outcome.bytes >> 20) MB of code mapped)\(outcome.problem.map { "; \($0)" } ?? "")")
+            }
+        }
     }
 
     /// Releases the executable's never-written mappings of this process (see the type).

@@ -32,24 +32,6 @@ extension Supervisor {
         CommandRegistry.standard.run(request, caller: caller, hosts: self, respond: finish)
     }
 
-    /// A control-socket request: checked against the registry like an HTTP request (the same
-    /// refusal, the same pointer), then executed as the socket's operator, named by the peer's
-    /// OS user (`peer`). A request with `"stream": true` (a chat) gets its answer's pieces as
-    /// lines `{"partial": TEXT}` before the answer.
-    func executeControl(_ request: JSONValue, peer: String? = nil, partial: @escaping (JSONValue) -> Void, respond: @escaping (JSONValue) -> Void) {
-        switch CommandRegistry.standard.check(request) {
-        case .success(let checked):
-            var caller = CommandCenter.Caller(front: "control", peerUser: peer)
-            if checked.json["stream"] == .bool(true) {
-                // The relay calls it on the loop, where the control server lives.
-                let write = LoopOwned(partial)
-                caller.partial = { text in LoopActor.assumeIsolated { write.value(["partial": .string(text)]) } }
-            }
-            execute(checked, caller: caller, respond: respond)
-        case .failure(let refusal): respond(refusal.json)
-        }
-    }
-
     /// One line of the run history for a mutating command (see ``CommandAudit``).
     func audit(_ request: JSONValue, caller: CommandCenter.Caller, answer: JSONValue) {
         store?.record(CommandAudit.entry(request, caller: caller, answer: answer))

@@ -29,10 +29,8 @@ extension Supervisor {
             if let action = ProcessCommand.Action(rawValue: action) { _ = processCommand(action, name: name) }
         }
         queries.process = { [unowned self] name in processes.first { $0.name == name } }
-        chatTools.sender = { [unowned self] message in chat.caller(ofMessage: message) }
-        chatTools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
-        chatTools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
-        chatTools.called = { [unowned self] message, tool, answer in chat.recordTool(message: message, tool: tool, answer: answer) }
+        chat.tools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
+        chat.tools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
     }
 
     /// Hands over the agent's store, the fleet's database and the outputs (each may be nil)

@@ -113,7 +113,7 @@ extension Supervisor {
         case .saveState: save(state: body, of: process)
         case .query: try queries.answer(body, from: process)
         case .memory: memory.answerFrame(body, from: process)
-        case .chatTool: try chatTools.answer(body, from: process)
+        case .chatTool: try chat.tools.answer(body, from: process)
         case .taskProgress, .taskHeartbeat, .taskResult:
             guard let taskFrames = process.taskFrames else { throw FrameError("unexpected \(kind) frame from a worker that is not a task executor") }
             try taskFrames(kind, body)
@@ -159,7 +159,10 @@ extension Supervisor {
         guard process.state == .starting else { return }
         record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
         setState(process, .running)
-        replenishSpare(for: process.module.library)
+        // Not in this turn (a timer due now would run in its timer phase): the fork of the
+        // spare is then off the path of the ready frame, and the new worker has its first moments.
+        let library = process.module.library
+        loop.schedule(after: 0.01) { [unowned self] in replenishSpare(for: library) }
         logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
     }
 
@@ -204,7 +207,7 @@ extension Supervisor {
         if source.isChatbot, source.lastEmittedTypeName == ChatRelay.partialType {
             return chat.botEmitted(type: ChatRelay.partialType, payload: event.payload, from: source)
         }
-        if tapsEvents { tap(event, from: source) }
+        if taps.any { tap(event, from: source) }
         if source.isChatbot { chat.botEmitted(type: source.lastEmittedTypeName, payload: event.payload, from: source) }
         if router.queueForSingleTarget(event, from: source) { return }
         if let triggers = source.lastTriggers {

@@ -65,7 +65,7 @@ extension Supervisor {
             return .failure(ReloadCommand.refused(issues.map(\.description)))
         }
         let changes = apply(report.planned)
-        logFile?.configure(report.log)
+        console.logFile?.configure(report.log)
         work.apply(report.workDefinitions)
         disabledProcesses = report.disabledProcesses
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")

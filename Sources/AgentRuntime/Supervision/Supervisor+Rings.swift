@@ -11,47 +11,20 @@ extension Supervisor {
     /// they wait for. Tiny frames are bounded by time as well (`drainSlice`).
     static let emitRingBudget = 1 << 20
 
-    /// Gives a new worker its rings: a `ring` frame, first on its socket, with the delivery
-    /// ring's memfd, an eventfd on which the worker signals (freed room in the delivery ring,
-    /// frames in the emit ring), and the emit ring's memfd. Without rings (memfd, mmap or
-    /// eventfd failing) deliveries and the worker's frames go on the socket, as they would with
-    /// an older worker; `AGENT_SHARED_RINGS=0` asks for that.
-    func attachRing(to process: SupervisedProcess) {
+    /// Gives a new worker its rings (see ``WorkerRings``): those a warm spare got when it was
+    /// made, or new ones. Without rings (memfd, mmap or eventfd failing) deliveries and the
+    /// worker's frames go on the socket, as they would with an older worker;
+    /// `AGENT_SHARED_RINGS=0` asks for that.
+    func attachRing(to process: SupervisedProcess, given: WorkerRings? = nil) {
         process.awaitingSocketFrames = 0
         guard configuration.sharedRings else { return }
         do {
-            let (ring, memfd) = try SharedRing.create()
-            defer { close(memfd) }
-            let (emitRing, emitFD) = try SharedRing.create(capacity: SharedRing.emitCapacity)
-            defer { close(emitFD) }
-            let signal = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-            guard signal >= 0 else { throw SharedRing.Failure(description: "eventfd: \(String(cString: strerror(errno)))") }
-            // Blocking: the worker's writer sleeps in read() on it. The supervisor's writes never
-            // block (an eventfd's counter does not fill up).
-            let room = eventfd(0, Int32(EFD_CLOEXEC))
-            guard room >= 0 else {
-                let code = errno
-                close(signal)
-                throw SharedRing.Failure(description: "eventfd: \(String(cString: strerror(code)))")
-            }
-            var frame: [UInt8] = []
-            let body = [UInt64(ring.capacity), UInt64(emitRing.capacity)].flatMap { withUnsafeBytes(of: $0.littleEndian) { Array($0) } }
-            FrameCodec.append(.ring, body: body, to: &frame)
-            let fds = [memfd, signal, emitFD, room]
-            // The socket is new and empty: 21 bytes go at once.
-            guard agent_send_fds(process.channelFD, frame, frame.count, fds, 4) == 0 else {
-                let code = errno
-                close(signal)
-                close(room)
-                throw SharedRing.Failure(description: "sendmsg: \(String(cString: strerror(code)))")
-            }
-            process.ring = ring
-            process.emitRing = emitRing
-            process.emitRoomFD = room
-            // Waiting from the start: the worker's first frame signals.
-            _ = emitRing.prepareToWait()
-            process.roomSignalFD = signal
-            loop.register(signal) { [unowned self, unowned process] _ in
+            let rings = try given ?? WorkerRings.make(sendingOn: process.channelFD)
+            process.ring = rings.delivery
+            process.emitRing = rings.emit
+            process.emitRoomFD = rings.roomFD
+            process.roomSignalFD = rings.signalFD
+            loop.register(rings.signalFD) { [unowned self, unowned process] _ in
                 var count: UInt64 = 0
                 _ = read(process.roomSignalFD, &count, 8)
                 markDirty(process)
@@ -210,7 +183,7 @@ extension Supervisor {
 
     /// The run window of `source`'s events now, if they can go as a run.
     private func runWindow(of source: SupervisedProcess) -> RunWindow? {
-        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !tapsEachEvent, !source.isChatbot else { return nil }
+        guard let single = source.singleTarget, router.targetsAreCurrent(of: source), !taps.eachEvent, !source.isChatbot else { return nil }
         let typeCount = source.lastEmittedType.count
         return single._withUnsafeGuaranteedRef { target -> RunWindow? in
             guard target.acceptsDeliveries else { return nil }

@@ -19,38 +19,6 @@ extension Supervisor {
         table.pendingStarts.isEmpty && !fronts.starting && !processes.contains { !$0.isTaskExecutor && $0.state == .starting }
     }
 
-    /// The launcher's fronts (the HTTP API and dashboard), started on their own thread beside
-    /// the first spawns (see ``ControlFronts/startBeside(_:inbox:then:)``). One that cannot
-    /// start (its port taken) stops the agent with exit status 1, the processes started
-    /// meanwhile stopped as at any stop.
-    package func startFronts(_ list: [any AgentFront]) {
-        fronts.startBeside(list, inbox: inbox) { [self] failure in
-            guard let failure else {
-                let address = fronts.started.compactMap(\.address).first
-                return logger.info("\(AgentLauncher.dashboardLine(address)); from another terminal: agent-control status, agent-control chat")
-            }
-            AgentLauncher.printError("\(failure)\nthe agent stops; the processes it started meanwhile are stopped")
-            exitStatus = AgentLauncher.ExitCode.failure
-            stopAll()
-        }
-    }
-
-    /// Once every first start has settled, gives back the code pages only the start touched
-    /// (``StartPages``), on a thread of its own (reading smaps takes a few ms). Looked at twice
-    /// a second until then, not every turn.
-    func releaseStartPagesOnceSettled() {
-        guard releasesStartPages else { return }
-        loop.schedule(after: 0.5) { [unowned self] in
-            guard !stopping else { return }
-            guard firstStartsSettled else { return releaseStartPagesOnceSettled() }
-            let logger = logger
-            Thread.detachNewThread {
-                let outcome = StartPages.release()
-                logger.debug("the start's code pages given back (of \(outcome.bytes >> 20) MB of code mapped)\(outcome.problem.map { "; \($0)" } ?? "")")
-            }
-        }
-    }
-
     private func startNextPending() {
         while !table.pendingStarts.isEmpty {
             let process = table.pendingStarts.removeFirst()

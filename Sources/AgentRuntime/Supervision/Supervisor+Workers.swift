@@ -48,63 +48,29 @@ extension Supervisor {
     func spawn(_ process: SupervisedProcess) {
         process.restartTimer = nil
         let worker: LaunchedWorker
-        var warm = false
-        if let spare = spares.take(for: process.module.library) {
-            worker = spare
-            warm = true
+        var spare: SparePool.Spare?
+        if let taken = spares.take(for: process.module.library) {
+            worker = taken.worker
+            spare = taken
         } else {
             switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
             case .success(let launched): worker = launched
             case .failure(let error): return failToSpawn(process, error)
             }
         }
-        adopt(worker, for: process)
+        process.adopt(worker)
         setState(process, .starting)
         // The start frame goes first; deliveries queued while the process was down follow.
-        attachRing(to: process)
+        attachRing(to: process, given: spare?.rings)
         var frame: [UInt8] = []
-        FrameCodec.append(.start, body: Array(startFrame(for: process).utf8), to: &frame)
+        FrameCodec.append(.start, body: Array(process.startFrame.utf8), to: &frame)
         process.queueFirst(frame)
         markDirty(process)
         watchWorker(of: process)
         let pid = worker.pid
-        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(warm ? ", a warm spare" : ""))", metadata: ["process": "\(process.name)"])
+        logger.info("started worker pid \(pid) (\(process.type) from module \(process.module.name)\(spare == nil ? "" : ", a warm spare"))", metadata: ["process": "\(process.name)"])
         record(process, "started", "\(process.type) from module \(process.module.name)", pid: pid)
-        scheduleDeadlineCheck()
-    }
-
-    /// Gives `process` the new worker's pid and fds, and forgets what was about the last one.
-    private func adopt(_ worker: LaunchedWorker, for process: SupervisedProcess) {
-        process.startRetries = 0
-        process.pid = worker.pid
-        process.channelFD = worker.channelFD
-        process.outputs[0].fd = worker.stdoutFD
-        process.outputs[1].fd = worker.stderrFD
-        process.pidFD = worker.pidFD
-        process.spawnedAt = EventLoop.now()
-        process.lastHeartbeat = 0
-        process.killReason = nil
-        process.suspendedBy = nil
-        process.reportedFailure = nil
-        process.decoder = FrameDecoder()
-        for index in process.outputs.indices {
-            process.outputs[index].line.removeAll()
-            process.outputs[index].length = 0
-        }
-    }
-
-    /// The start frame's body: what the worker loads and runs.
-    private func startFrame(for process: SupervisedProcess) -> String {
-        var fields: JSONObject = [
-            "module": .string(process.module.library), "module_name": .string(process.module.name),
-            "type": .string(process.type), "name": .string(process.name), "settings": .object(process.settings),
-            "watchdog_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.watchdog ?? 0))),
-            // A jsonl/1 program gets half of it between its stop frame and SIGTERM.
-            "stop_timeout_ms": .number(JSONNumber(Saturating.milliseconds(process.policy.stopTimeout))),
-            "adapter_libraries": .object(JSONObject(process.planned.adapterLibraries.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
-        ]
-        if process.isTaskExecutor { fields["task"] = true }
-        return JSONValue.object(fields).serialized()
+        deadlines.schedule()
     }
 
     /// Watches the worker's socket, output pipes and pidfd.
@@ -178,21 +144,12 @@ extension Supervisor {
             status = 0x7F00
         }
         let pid = process.pid
+        process.reapedAt = EventLoop.now()
         salvageOutput(of: process)
         // After the restart below is scheduled, so that the sweep does not delay it.
         defer { orphans.scheduleSweep() }
         let exit = noteExit(of: process, status: status, pid: pid)
         afterExit(of: process, exit)
-    }
-
-    /// How a worker ended, as ``reap(_:)`` found it.
-    struct WorkerExit {
-        var pid: pid_t
-        var code: Int32?
-        var how: String
-        var ranFor: Double
-        var wasReady: Bool
-        var wasStopping: Bool
     }
 
     /// Collects what a dead worker left behind (its emit ring, socket and pipes), kills its
@@ -332,6 +289,10 @@ extension Supervisor {
         spares.want(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
         logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
+        // Without a backoff a warm spare is adopted in this very turn: its start frame goes at
+        // the turn's end, with no timer and no turn in between (it makes no descriptor that a
+        // later event of this turn could be taken for).
+        if delay <= 0, spares.hasSpare(process.module.library) { return spawn(process) }
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
             spawn(process)
@@ -346,7 +307,13 @@ extension Supervisor {
               !ModuleManifest.isProgramManifest(library) else { return }
         let module = processes.first { $0.module.library == library }?.module.name ?? library
         switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
-        case .success(let spare): spares.add(spare, for: library)
+        case .success(let spare):
+            // Its rings now, mapped while it waits: adopting it is then one frame.
+            var rings: WorkerRings?
+            if configuration.sharedRings {
+                do { rings = try WorkerRings.make(sendingOn: spare.channelFD) } catch { logger.notice("the spare worker for \(module) gets its rings when adopted: \(error)") }
+            }
+            spares.add(spare, rings: rings, for: library)
         case .failure(let error): logger.warning("cannot start a spare worker for \(module): \(error)")
         }
     }
@@ -378,41 +345,6 @@ extension Supervisor {
         process.killReason = reason
         Glibc.kill(-process.pid, SIGKILL)
         Glibc.kill(process.pid, SIGKILL)
-    }
-
-    /// Kills workers that missed their start timeout or their watchdog. Runs while any
-    /// process has a watchdog or is starting.
-    func checkDeadlines() {
-        let now = EventLoop.now()
-        for process in processes where process.hasWorker && process.killReason == nil {
-            switch process.state {
-            case .starting where now - process.spawnedAt > process.policy.startTimeout:
-                logger.error("did not report ready within \(ProcessPolicy.format(process.policy.startTimeout)) s; killing it (a failed start)", metadata: ["process": "\(process.name)"])
-                kill(process, reason: "start timeout")
-            // A paused process's heartbeats wait unread with its events; its watchdog restarts
-            // when it is resumed.
-            case .running where process.pauseCount == 0:
-                if let watchdog = process.policy.watchdog, now - max(process.lastHeartbeat, process.readyAt) > watchdog {
-                    logger.error("watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s; killing it", metadata: ["process": "\(process.name)"])
-                    kill(process, reason: "watchdog: no heartbeat for \(ProcessPolicy.format(watchdog)) s")
-                }
-            default:
-                break
-            }
-        }
-    }
-
-    /// Schedules the next deadline check, as rarely as the tightest deadline allows.
-    func scheduleDeadlineCheck() {
-        guard deadlineTimer == nil else { return }
-        let watched = processes.filter { $0.hasWorker && ($0.state == .starting || $0.policy.watchdog != nil) }
-        guard !watched.isEmpty else { return }
-        let period = watched.map { min($0.policy.watchdog ?? .infinity, $0.policy.startTimeout) / 4 }.min() ?? 1
-        deadlineTimer = loop.schedule(after: max(0.01, min(1, period))) { [unowned self] in
-            deadlineTimer = nil
-            checkDeadlines()
-            scheduleDeadlineCheck()
-        }
     }
 
     /// A stopped worker is gone: run what waited for it.

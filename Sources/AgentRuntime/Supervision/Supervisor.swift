@@ -46,10 +46,8 @@ public final class Supervisor {
     package private(set) lazy var memory = MemoryService(loop: loop, logger: logger) { [unowned self] process, body in
         send(.memoryResult, body: body, to: process)
     }
-    /// Chat requests to the chatbot and the chat history (see ``ChatRelay``).
+    /// Chat requests to the chatbot, their tool calls and the chat history (see ``ChatRelay``).
     private(set) lazy var chat = ChatRelay(loop: loop, logger: logger, events: self)
-    /// The chatbot's language-model tool calls, run through the registry (see ``ChatToolBridge``).
-    private(set) lazy var chatTools = ChatToolBridge(events: self)
     /// The store's reads: periodic queries, the workers' queries (see ``QueryHost``).
     private(set) lazy var queries = QueryHost(loop: loop, logger: logger, events: self)
     /// Warm spare workers of modules whose processes crashed (see ``SparePool``).
@@ -67,12 +65,8 @@ public final class Supervisor {
     public internal(set) var outputs: OutputHub?
     /// The embedded store (nil: running without it; handed over by ``attach(store:fleet:outputs:)``).
     public internal(set) var store: AgentStore?
-    /// Whether routing hands events to more than their subscribers (console, store, outputs):
-    /// one flag read per event instead of three.
-    private(set) var tapsEvents = false
-    /// Whether routing shows or publishes each event (console, outputs): its events cannot go
-    /// as runs then. The store takes runs whole.
-    private(set) var tapsEachEvent = false
+    /// Who besides the subscribers sees the events (see ``EventTaps``).
+    private(set) var taps = EventTaps()
     let startedAt = EventLoop.now()
     /// Subscriptions, each source's targets, and the processes with frames to write (see
     /// ``EventRouter``).
@@ -84,16 +78,9 @@ public final class Supervisor {
     /// Notifies systemd of readiness, reloads, stops, the status and the loop's liveness (see
     /// ``SystemdStatus``; its notifier is nil when not run as a `Type=notify` service).
     let systemd: SystemdStatus
-    /// A detached agent's log file: rotated as the settings' `log` says, reopened on SIGUSR1.
-    public var logFile: AgentLogFile?
-    /// Whether the code pages only the start touched are given back once the first starts
-    /// settle (``StartPages``): agent-control's console does, unless `AGENT_RELEASE_START_PAGES=0`;
-    /// an embedded supervisor leaves its host's pages alone.
-    package var releasesStartPages = false
-    /// What `agent-control console` exits with once the loop ends: 0, or 1 when a front could not
-    /// start (see ``startFronts(_:)``).
-    package var exitStatus: Int32 = 0
-    var deadlineTimer: Int?
+    /// Kills workers that miss their start timeout or their watchdog (see ``WorkerDeadlines``).
+    private(set) lazy var deadlines = WorkerDeadlines(loop: loop, logger: logger, processes: { [unowned self] in processes },
+                                                      kill: { [unowned self] process, reason in kill(process, reason: reason) })
     /// Kills what dead workers left behind (``run()`` makes this process a child subreaper).
     lazy var orphans = OrphanSweeper(
         loop: loop, logger: logger,
@@ -135,8 +122,7 @@ public final class Supervisor {
     }
 
     func updateEventTaps() {
-        tapsEachEvent = console.showEvents || outputs?.wants(.event) == true
-        tapsEvents = tapsEachEvent || store != nil
+        taps = EventTaps(console: console, outputs: outputs, store: store)
     }
 
     /// Gives every process the state it saved in an earlier run.
@@ -192,9 +178,9 @@ public final class Supervisor {
         installSignals()
         watchStops()
         orphans.becomeSubreaper()
-        Self.raiseFileLimit()
-        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, peer, partial, respond in
-            executeControl(request, peer: peer, partial: partial, respond: respond)
+        LaunchedWorker.raiseFileLimit()
+        fronts.openControlSocket(loop: loop, limits: ControlLimits(environment: configuration.environment), logger: logger) { [unowned self] request, caller, respond in
+            execute(request, caller: caller, respond: respond)
         }
         defer { fronts.close() }
         if processes.isEmpty { logger.warning("no enabled process in the settings; waiting for a signal to stop") }
@@ -202,7 +188,6 @@ public final class Supervisor {
         systemd.start()
         watchConsolePipe()
         startInTurns(processes)
-        releaseStartPagesOnceSettled()
         queries.start(processes)
         fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.
@@ -276,18 +261,9 @@ public final class Supervisor {
     /// What `systemctl status` shows: `3/4 processes running; backoff: feed`.
     var serviceStatus: String { SystemdStatus.serviceStatus(of: processes, retiring: table.retiring, stopping: stopping) }
 
-    /// Each worker costs the supervisor four descriptors (socket, two output pipes, pidfd): lift
-    /// the soft limit to the hard one so that hundreds of workers fit.
-    nonisolated static func raiseFileLimit() {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
     /// SIGUSR1: the log file was moved away (logrotate); a new one is opened at its path.
     private func reopenLogFile() {
-        guard let logFile else {
+        guard let logFile = console.logFile else {
             logger.notice("SIGUSR1 received; there is no log file to reopen (the log goes to stderr)")
             return
         }
@@ -301,7 +277,7 @@ public final class Supervisor {
     private func installSignals() {
         signal(SIGPIPE, SIG_IGN)
         // Moved away while the modules were prepared (a SIGUSR1 then was not handled yet).
-        if logFile?.reopenIfMoved() == true { logger.notice("reopened the log file \(logFile?.path ?? ""): it had been moved") }
+        if let logFile = console.logFile, logFile.reopenIfMoved() { logger.notice("reopened the log file \(logFile.path): it had been moved") }
         let problem = signals.watch([SIGINT, SIGTERM, SIGHUP, SIGUSR1]) { [unowned self] signal in
             if signal == SIGHUP {
                 logger.notice("SIGHUP received")

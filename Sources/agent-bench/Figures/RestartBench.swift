@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import Foundation
 
 /// Figure 3: a worker's start, and its replacement after a crash with zero backoff, through
@@ -46,8 +47,7 @@ enum RestartBench {
                     let fresh = try EmbeddedAgent(environment: environment, name: "restart-first-\(forked)-\(index)", settings: settings, logFD: logFD, forkServer: forked)
                     fresh.supervisor.startAll()
                     guard fresh.run(timeout: 10, until: { fresh.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
-                    let (_, readyAt) = try crash(fresh, name: name, after: runBeforeCrash)
-                    cold.append(readyAt)
+                    cold.append(try crash(fresh, name: name, after: runBeforeCrash).ready)
                     if fresh.stopAll() == nil { section.fail("the worker did not stop after its first crash") }
                 }
                 section.add(Figure("first crash: SIGKILL → replacement ready, \(forked ? "forked" : "posix_spawn")", .milliseconds, samples: cold,
@@ -58,13 +58,15 @@ enum RestartBench {
             guard agent.run(timeout: 10, until: { agent.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
             var respawned = Samples()
             var ready = Samples()
+            var steps = [Samples](repeating: Samples(), count: 4)
             let restartsBefore = agent.info(name)?.restarts ?? 0
             let sparesBefore = Self.occurrences(of: ", a warm spare)", inFile: logFD)
             for crash in 0..<crashes {
                 do {
-                    let (spawnedAt, readyAt) = try Self.crash(agent, name: name, after: runBeforeCrash)
-                    respawned.append(spawnedAt)
-                    ready.append(readyAt)
+                    let restart = try Self.crash(agent, name: name, after: runBeforeCrash)
+                    respawned.append(restart.respawned)
+                    ready.append(restart.ready)
+                    for (index, step) in restart.steps.enumerated() { steps[index].append(step) }
                 } catch {
                     throw BenchError("crash \(crash + 1): \(error)")
                 }
@@ -75,6 +77,10 @@ enum RestartBench {
             section.add(Figure("SIGKILL → respawned (end of that loop turn)", .milliseconds, samples: respawned))
             section.add(Figure("SIGKILL → replacement ready", .milliseconds, samples: ready,
                                note: "\(adopted) of \(crashes) adopted a warm spare; target < 10 ms; supervisord 1,021 ms, circus 799 ms"))
+            // Where a restart's time goes, from the supervisor's own times of each step.
+            for (index, label) in Restart.stepLabels.enumerated() {
+                section.add(Figure(label, .milliseconds, samples: steps[index]))
+            }
             if agent.stopAll() == nil { section.fail("the worker did not stop at the end") }
         } catch {
             section.fail("\(error)")
@@ -82,9 +88,28 @@ enum RestartBench {
         return section
     }
 
+    /// One restart as the bench saw it (milliseconds from the SIGKILL) and its steps as the
+    /// supervisor timed them.
+    struct Restart {
+        /// Until the bench saw the replacement's pid (the end of the loop turn that started it).
+        var respawned: Double
+        /// Until the bench saw the replacement running (the end of the turn that handled its ready frame).
+        var ready: Double
+        /// SIGKILL → reaped, reaped → started (spare adopted), started → ready frame handled,
+        /// ready handled → seen by the bench: in the order of ``stepLabels``.
+        var steps: [Double]
+
+        static let stepLabels = [
+            "  step: SIGKILL → old worker reaped (the kernel ends it, its pidfd wakes the loop)",
+            "  step: reaped → replacement started (spare adopted, rings, start frame queued)",
+            "  step: started → its ready frame handled (start frame written, the worker starts, ready read)",
+            "  step: ready handled → seen (the rest of that loop turn)",
+        ]
+    }
+
     /// Lets the running worker run for `seconds`, kills it, and drives the loop until its
-    /// replacement is ready. Returns the milliseconds from the kill to the respawn and to ready.
-    static func crash(_ agent: EmbeddedAgent, name: String, after seconds: Double) throws -> (respawned: Double, ready: Double) {
+    /// replacement is ready.
+    static func crash(_ agent: EmbeddedAgent, name: String, after seconds: Double) throws -> Restart {
         let until = Clock.now() + seconds
         agent.run(timeout: seconds) { Clock.now() >= until }
         guard let pid = agent.info(name)?.pid, pid > 0, agent.info(name)?.state == .running else {
@@ -93,15 +118,20 @@ enum RestartBench {
         var spawnedAt = 0.0
         let killedAt = Clock.now()
         kill(pid, SIGKILL)
+        var last: SupervisedProcessInfo?
         let done = agent.run(timeout: 10) {
             guard let info = agent.info(name) else { return false }
+            last = info
             if spawnedAt == 0, info.pid != pid, info.pid > 0 { spawnedAt = Clock.now() }
             return info.pid != pid && info.state == .running
         }
-        guard done else {
+        let seenAt = Clock.now()
+        guard done, let info = last else {
             throw BenchError("no ready replacement within 10 s (state \(agent.info(name)?.state.description ?? "?"))")
         }
-        return ((spawnedAt - killedAt) * 1000, (Clock.now() - killedAt) * 1000)
+        let times = [killedAt, info.reapedAt, info.spawnedAt, info.readyAt, seenAt]
+        return Restart(respawned: (spawnedAt - killedAt) * 1000, ready: (seenAt - killedAt) * 1000,
+                       steps: (1..<times.count).map { (times[$0] - times[$0 - 1]) * 1000 })
     }
 
     /// How often `text` occurs in the file open as `fd` (the embedded supervisor's log).
