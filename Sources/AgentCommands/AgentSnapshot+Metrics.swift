@@ -116,6 +116,7 @@ extension AgentSnapshot {
                 family(.storeCommitted, Double(store.committed)),
                 family(.storeTransactions, Double(store.batches)),
                 family(.storeDropped, Double(store.dropped)),
+                family(.storeDroppedChatLines, Double(store.droppedChatLines)),
                 family(.storeWriteErrors, Double(store.writeErrors)),
                 family(.storePending, Double(store.pending)),
                 family(.storeRetained, Double(store.retained)),

@@ -150,6 +150,7 @@ extension AgentSnapshot {
             "enabled": true, "path": .string(storePath), "committed": .number(JSONNumber(stats.committed)),
             "transactions": .number(JSONNumber(stats.batches)),
             "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
+            "dropped_chat_lines": .number(JSONNumber(stats.droppedChatLines)),
             "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
             "retained": .number(JSONNumber(stats.retained)), "lost_changes": .number(JSONNumber(stats.lostChanges)),
         ]

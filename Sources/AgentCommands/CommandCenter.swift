@@ -40,6 +40,8 @@ public final class CommandCenter: Sendable {
     private let snapshots: SnapshotBatcher
     /// The store to read for `events` and `history` (nil: the store is off).
     private let storePath: String?
+    /// Runs its argument once the writes queued so far are committed (nil: nothing to wait for).
+    private let whenWritten: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     /// Executes a request on the loop (the supervisor's ``execute``).
     private let handler: @LoopActor (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void
     /// Writes an audit line to the run history.
@@ -47,12 +49,14 @@ public final class CommandCenter: Sendable {
     /// Requests posted to the loop and not yet answered, so that a close answers them.
     private let pending = Mutex<(closed: Bool, next: Int, waiting: [Int: CheckedContinuation<JSONValue, Never>])>((false, 0, [:]))
 
-    package init(inbox: LoopInbox, storePath: String?, snapshot: @escaping @LoopActor () -> AgentSnapshot,
+    package init(inbox: LoopInbox, storePath: String?, whenWritten: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil,
+                 snapshot: @escaping @LoopActor () -> AgentSnapshot,
          handler: @escaping @LoopActor (CheckedRequest, Caller, @escaping (JSONValue) -> Void) -> Void,
          recorder: @escaping @LoopActor (Caller, String) -> Void = { _, _ in }) {
         self.inbox = inbox
         snapshots = SnapshotBatcher(inbox: inbox, take: snapshot)
         self.storePath = storePath
+        self.whenWritten = whenWritten
         self.handler = handler
         self.recorder = recorder
     }
@@ -111,6 +115,8 @@ public final class CommandCenter: Sendable {
             // front runs its handlers on its event loop) nor the cooperative pool's.
             let storePath = storePath
             let decoded = request.decoded
+            // After the writes queued before it (a chat's lines are committed after its answer).
+            if let whenWritten { await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in whenWritten { written.resume() } } }
             return await BlockingPool.storeReads.run { Self.normalized(readStore(decoded, storePath, caller)) }
         }
         return await withCheckedContinuation { continuation in

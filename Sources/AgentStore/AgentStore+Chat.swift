@@ -31,8 +31,9 @@ extension AgentStore {
         for write in writes {
             switch write {
             case .line(let line):
-                try db.execute(sql: "INSERT INTO chat (time, conversation, user, role, source, text, confidence) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               arguments: [line.time, line.conversation, line.user, line.role, line.source, line.text, line.confidence])
+                // Cached: every message and answer is a line (not compiled again each time).
+                try db.cachedStatement(sql: "INSERT INTO chat (time, conversation, user, role, source, text, confidence) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                    .execute(arguments: [line.time, line.conversation, line.user, line.role, line.source, line.text, line.confidence])
             case .clear(let conversation, let user):
                 let (filter, arguments) = StoreReader.chatFilter(conversation: conversation, user: user)
                 try db.execute(sql: "DELETE FROM chat WHERE \(filter)", arguments: arguments)

@@ -25,6 +25,8 @@ extension AgentStore {
         var oldestPendingSince = Date.distantPast
         var stopping = false
         var writerDone = false
+        /// The writer took a batch and has not finished it (committed or given it up).
+        var writing = false
         var stats = StoreStatistics()
 
         /// Appends `count` events with `add` (the oldest waiting give way beyond `limit`, counted);
@@ -41,6 +43,10 @@ extension AgentStore {
             }
             return before < AgentStore.batchLimit && events.count >= AgentStore.batchLimit
         }
+
+        /// Nothing waits to be written and the writer is not writing: what was queued before is
+        /// committed (or given up), and a reader starting now sees it.
+        var isSettled: Bool { !writing && events.isEmpty && !othersWait }
 
         /// Whether anything but events waits (written at once, without a group commit).
         var othersWait: Bool {

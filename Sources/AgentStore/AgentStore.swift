@@ -127,9 +127,16 @@ public final class AgentStore: Sendable {
         }) { queued.signal() }
     }
 
-    /// Runs `done` on the writer thread once everything queued before it has been committed
-    /// (or could not be): a reader that starts after it sees those writes.
+    /// Nothing waits to be written and the writer is idle: a reader starting now sees every
+    /// write queued before.
+    package var isSettled: Bool { queued.withLock(\.isSettled) }
+
+    /// Runs `done` once everything queued before it has been committed (or could not be): a
+    /// reader that starts after it sees those writes. At once, on the caller's thread, when
+    /// nothing waits and the writer is idle (a read after writes long done costs no hand-off);
+    /// else on the writer thread after its next transaction.
     package func whenWritten(_ done: @escaping @Sendable () -> Void) {
+        if isSettled { return done() }
         commitSchedules(ScheduleCommit()) { _ in done() }
     }
 
@@ -197,8 +204,11 @@ public final class AgentStore: Sendable {
             let commitInterval = settings.commitInterval
             let (taken, finished) = queued.withLock(waitingUntil: { $0.sleep(wake: wake, commitInterval: commitInterval) }) { queued in
                 let taken = queued.take()
+                queued.writing = !taken.isEmpty
                 return (taken, queued.stopping && queued.events.isEmpty)
             }
+            // Settled once this batch's outcome is told (see ``whenWritten(_:)``).
+            defer { if !taken.isEmpty { queued.withLock { $0.writing = false } } }
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
@@ -206,7 +216,7 @@ public final class AgentStore: Sendable {
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
-                drop(batchEvents, states: stateBatch)
+                drop(batchEvents, states: stateBatch, chat: chatBatch)
                 keep(runBatch, workflowBatch.map(\.change), in: &retained)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
@@ -238,7 +248,7 @@ public final class AgentStore: Sendable {
                     retryAfter = nil
                 } catch {
                     degrade(error)
-                    drop(batchEvents, states: stateBatch)
+                    drop(batchEvents, states: stateBatch, chat: chatBatch)
                     keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
@@ -334,10 +344,20 @@ public final class AgentStore: Sendable {
             .contains(sqlite.resultCode)
     }
 
-    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)]) {
+    /// Counts what a batch that is not written loses: its events, and its chat lines (a
+    /// conversation's line queued while the store fails or waits to retry is lost like an
+    /// event, so it is counted like one: `dropped_chat_lines`).
+    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)], chat chatBatch: [ChatWrite]) {
         for state in stateBatch { state.done?(false) }
-        guard count > 0 else { return }
-        queued.withLock { $0.stats.dropped += count }
+        let lines = chatBatch.reduce(0) { count, write in
+            if case .line = write { return count + 1 }
+            return count
+        }
+        guard count > 0 || lines > 0 else { return }
+        queued.withLock {
+            $0.stats.dropped += count
+            $0.stats.droppedChatLines += lines
+        }
     }
 
     private func degrade(_ error: any Error) {
@@ -415,6 +435,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var batches = 0
     /// Events dropped because the queue was full or the database could not be written.
     public var dropped = 0
+    /// Chat lines (a message, an answer, an alert, a tool call) lost because the database could
+    /// not be written when they were queued (it failed, or waits to retry).
+    public var droppedChatLines = 0
     /// Events deleted by the retention policy.
     public var expired = 0
     /// Finished task runs deleted by the retention policy.

@@ -78,11 +78,17 @@ package final class QueryRunner: Sendable {
         state.signal()
     }
 
+    /// The most statements of callers' queries kept compiled (a worker asks the same few
+    /// queries again and again: the chat's history for each message); past it they start over.
+    static let maximumStatements = 64
+
     private func runLoop() {
+        // Only this thread uses them, with the runner's one connection.
+        var statements: [String: Statement] = [:]
         while true {
             let (work, stopped) = state.withLock(waitingUntil: \.wake) { ($0.take(), $0.stopped) }
             if stopped { return }
-            for job in work.jobs { job.done(runJob(job.sql, job.params)) }
+            for job in work.jobs { job.done(runJob(job.sql, job.params, statements: &statements)) }
             for query in work.due { run(query) }
         }
     }
@@ -101,11 +107,18 @@ package final class QueryRunner: Sendable {
         }
     }
 
-    private func runJob(_ sql: String, _ params: [JSONValue]) -> Result<JSONValue, QueryProblem> {
+    private func runJob(_ sql: String, _ params: [JSONValue], statements: inout [String: Statement]) -> Result<JSONValue, QueryProblem> {
         do {
             return .success(try database.read { db -> JSONValue in
-                let statement = try db.makeStatement(sql: sql)
-                guard statement.isReadonly else { throw QueryProblem("only read-only queries (SELECT) are allowed") }
+                let statement: Statement
+                if let compiled = statements[sql] {
+                    statement = compiled
+                } else {
+                    statement = try db.makeStatement(sql: sql)
+                    guard statement.isReadonly else { throw QueryProblem("only read-only queries (SELECT) are allowed") }
+                    if statements.count >= Self.maximumStatements { statements.removeAll() }
+                    statements[sql] = statement
+                }
                 let arguments = StatementArguments(params.map { value -> DatabaseValue in
                     switch value {
                     case .string(let s): return s.databaseValue

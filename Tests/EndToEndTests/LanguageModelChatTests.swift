@@ -106,6 +106,30 @@ import Testing
         #expect(try runProgram("agent-control", ["memory", "get", "greeting", "--settings", agent.run.settingsFile]).stdout.contains("hello"))
     }
 
+    /// A confirmation is the asker's: another user's messages in the same conversation (a "no",
+    /// a "yes", anything) neither cancel nor run it; the other user's "no" is answered by the
+    /// model like any message, and the asker's "yes" afterwards still runs the call.
+    @Test func anotherUsersMessageLeavesAPendingConfirmationAlone() throws {
+        let stub = try ChatCompletionStub()
+        defer { stub.stop() }
+        stub.script(.toolCalls([("memory_set", #"{"key": "greeting", "value": "hello"}"#)]), .text("Hello grafana."), .text("Saved the greeting."))
+        let agent = try Self.agent(stub, #""tools": ["memory_set"]"#)
+        let asked = try Self.chat(agent, "remember hello as the greeting", token: APIAgent.adminToken)
+        #expect(asked.contains("I am about to run memory_set"), "\(asked)")
+        // The reader's "no" is theirs, not a cancel: the model answers it.
+        let other = try Self.chat(agent, "no", token: APIAgent.readToken)
+        #expect(other == "Hello grafana.", "\(other)")
+        #expect(stub.requests.count == 2, "\(stub.requests.count) requests to the model")
+        let otherYes = try Self.chat(agent, "yes", token: APIAgent.readToken)
+        #expect(otherYes.hasPrefix("Only ") && otherYes.contains("may confirm memory_set"), "\(otherYes)")
+        #expect(try runProgram("agent-control", ["memory", "get", "greeting", "--settings", agent.run.settingsFile]).status != 0, "ran before its asker's yes")
+        // The asker's yes still runs it.
+        let done = try Self.chat(agent, "yes", token: APIAgent.adminToken)
+        #expect(done == "Saved the greeting.", "\(done)")
+        let after = try runProgram("agent-control", ["memory", "get", "greeting", "--settings", agent.run.settingsFile])
+        #expect(after.status == 0 && after.stdout.contains("hello"), "\(after.stdout)\(after.stderr)")
+    }
+
     /// The person confirms what runs: the call's arguments whole (a model told to hide a
     /// change after 300 harmless characters was cut there), and characters that do not show as
     /// themselves (a right-to-left override reordering what is read) written out.

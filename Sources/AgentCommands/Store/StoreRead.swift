@@ -15,9 +15,12 @@ enum StoreRead<C: StoreReadCommand> {
         guard let storePath = host.storePath else { return respond(encoded(request, storePath: nil)) }
         let inbox = host.inbox
         let reply = LoopOwned(respond)
-        BlockingPool.storeReads.submit {
-            let answer = encoded(request, storePath: storePath)
-            inbox.post { reply.value(answer) }
+        // After the writes queued before it: a history read right after a chat's answer has it.
+        host.whenWritten {
+            BlockingPool.storeReads.submit {
+                let answer = encoded(request, storePath: storePath)
+                inbox.post { reply.value(answer) }
+            }
         }
     }
 

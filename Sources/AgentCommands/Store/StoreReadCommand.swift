@@ -9,6 +9,9 @@ package protocol StoreReadHost: AnyObject {
     /// The store's file (nil: the store is off).
     var storePath: String? { get }
     var inbox: LoopInbox { get }
+    /// Runs `done` (any thread) once the writes queued so far are committed: a read after it
+    /// sees them (a chat's answer comes before its lines are committed).
+    func whenWritten(_ done: @escaping @Sendable () -> Void)
 }
 
 /// A command that reads the store (`events`, `history`, `chat_history`): answered from a

@@ -174,13 +174,14 @@ final class WorkerHost: @unchecked Sendable {
     }
 
     /// Runs a store query through the supervisor; the rows as JSON values.
+    /// The request is made from the values as they are (not written as JSON text, read back
+    /// and written again, as a module's C call has to be), and the answer read from its frame.
     func queryRows(_ sql: String, _ params: [JSONValue]) throws -> [JSONValue] {
-        var json: UnsafePointer<UInt8>?
-        var length = 0
-        let status = query(sql: sql, params: JSONValue.array(params).serialized(), &json, &length)
-        let bytes = json.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []
-        guard status == Int32(AGENT_OK) else { throw ChatError(String(decoding: bytes, as: UTF8.self)) }
-        return (try? JSONValue.parse(bytes))?.arrayValue ?? []
+        let body = Array(JSONValue.object(["sql": .string(sql), "params": .array(params)]).serialized().utf8)
+        guard body.count <= FrameCodec.maxFrameLength - 16 else { throw ChatError("the query is \(body.count) bytes, more than a frame holds") }
+        let answer = ask(.query, body) ?? (1, Array("the supervisor is gone".utf8))
+        guard answer.status == 0 else { throw ChatError(String(decoding: answer.bytes, as: UTF8.self)) }
+        return (try? JSONValue.parse(answer.bytes))?.arrayValue ?? []
     }
 
     private static func from(_ ctx: UnsafeMutableRawPointer?) -> WorkerHost {

@@ -24,6 +24,8 @@ final class ControlServer {
     private let directoryFD: Int32
     private var connections: [Int32: Connection] = [:]
     private let loop: EventLoop
+    /// Names the peers' users off the loop.
+    private let peers: SocketPeer
     private let logger: Logger
     private let handle: (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void
     /// Given up when accept fails for lack of descriptors (see ``acceptWithoutDescriptors()``).
@@ -54,13 +56,14 @@ final class ControlServer {
 
     /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
     /// request through its second argument, at once or later (a chat waits for the chatbot).
-    init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger,
+    init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger, peers: SocketPeer? = nil,
          handle: @escaping (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
         self.limits = limits
         self.logger = logger
         self.handle = handle
+        self.peers = peers ?? SocketPeer(loop: loop)
         directoryFD = agent_open_directory(paths.runDirectory)
         guard directoryFD >= 0 else {
             chunk.deallocate()
@@ -211,7 +214,11 @@ final class ControlServer {
                 // No more reading: the answer may come later.
                 connection.answering = true
                 loop.unregister(fd)
-                handle(request, SocketPeer.userName(of: fd), { [weak self] piece in self?.partial(connection, piece) }, { [weak self] response in self?.answer(connection, response) })
+                // The peer's name may need the user database: looked up off the loop.
+                peers.userName(of: fd) { [weak self] peer in
+                    guard let self, connections[fd] === connection else { return }
+                    handle(request, peer, { [weak self] piece in self?.partial(connection, piece) }, { [weak self] response in self?.answer(connection, response) })
+                }
                 return
             case .refused(let refusal):
                 response = refusal.json

@@ -79,9 +79,12 @@ extension ChatRelay {
             case .success(let (extractive, transcript)): modelSummary(extractive, transcript: transcript, user: user, respond: respond)
             }
         })
-        BlockingPool.storeReads.submit {
-            let result = Self.extractiveSummary(path: path, conversation: conversation, user: user)
-            inbox.post { summed.value(result) }
+        // After the lines queued before it (an answer's are committed after the answer).
+        store.whenWritten {
+            BlockingPool.storeReads.submit {
+                let result = Self.extractiveSummary(path: path, conversation: conversation, user: user)
+                inbox.post { summed.value(result) }
+            }
         }
     }
 
@@ -128,8 +131,38 @@ extension ChatRelay {
 
     /// `chat_preferences_set`: the change merged into the kept preferences, `custom` checked
     /// against the chatbot's `preferences_schema` (read and checked off the loop), then written.
+    /// One user's changes are made one at a time, in the order they came: each reads the
+    /// preferences once the change before it is committed (or refused), so that two fronts
+    /// changing the same user at once both have their change kept (no lost update).
     func setPreferences(_ request: ChatPreferencesSetCommand.Request, user: String,
                         respond: @escaping (Result<ChatPreferencesCommand.Answer, CommandError>) -> Void) {
+        guard store != nil else { return respond(.failure(Self.noHistory)) }
+        let change = { [weak self] in
+            guard let self else { return }
+            changePreferences(request, user: user) { [weak self] result in
+                respond(result)
+                self?.nextPreferenceChange(of: user)
+            }
+        }
+        if changingPreferences[user] != nil { return changingPreferences[user]!.append(change) }
+        changingPreferences[user] = []
+        change()
+    }
+
+    /// Starts the change of `user`'s preferences that waited first, if any.
+    private func nextPreferenceChange(of user: String) {
+        guard var waiting = changingPreferences[user], !waiting.isEmpty else {
+            changingPreferences[user] = nil
+            return
+        }
+        let next = waiting.removeFirst()
+        changingPreferences[user] = waiting
+        next()
+    }
+
+    /// One change: read, merged, checked and written (the read and the check off the loop).
+    private func changePreferences(_ request: ChatPreferencesSetCommand.Request, user: String,
+                                   respond: @escaping (Result<ChatPreferencesCommand.Answer, CommandError>) -> Void) {
         guard let store else { return respond(.failure(Self.noHistory)) }
         let bot = processes().first(where: \.isChatbot)
         let schema = bot?.settings["preferences_schema"]

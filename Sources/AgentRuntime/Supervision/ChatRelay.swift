@@ -45,6 +45,10 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     var preferences: [String: ChatPreferences] = [:]
     /// Users whose preferences are being read, with what waits for them.
     var loadingPreferences: [String: [(ChatPreferences) -> Void]] = [:]
+    /// Users whose preferences are being changed, with the changes that wait for it: one
+    /// change of a user's at a time, each reading what the one before wrote (see
+    /// ``setPreferences(_:user:respond:)``).
+    var changingPreferences: [String: [() -> Void]] = [:]
     let loop: EventLoop
     private let logger: Logger
     unowned let events: any EventPublisher
@@ -199,12 +203,13 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         guard let id, let waiting = pending.removeValue(forKey: id) else { return }
         loop.cancel(waiting.timer)
         let tail = end < payload.endIndex ? Array(payload[(end + 1)...])[...] : nil
-        guard let store else { return waiting.answer(value, tail) }
-        // Answered once the reply is in the history, so that a history read right after the
-        // answer (the dashboard's page after its redirect) shows it.
-        let inbox = loop.inbox
-        let answer = LoopOwned({ waiting.answer(value, tail) })
-        store.whenWritten { inbox.post { answer.value() } }
+        // Answered at once, its lines committed beside the answer: every read of the history
+        // through the agent (a history or transcript command, the dashboard's page after its
+        // redirect, a summary, the next message's context) waits for the writes queued before
+        // it (``AgentStore/whenWritten(_:)``), so it shows them. A chat answer is no
+        // acknowledgement of something kept: were the agent to die in between, the lines of the
+        // exchange would be missing from the history, as an answer not yet given would be.
+        waiting.answer(value, tail)
     }
 
     /// A piece of an answer as the language model writes it (`chat.partial` {id, text}): to the

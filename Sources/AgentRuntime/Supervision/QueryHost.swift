@@ -79,13 +79,24 @@ final class QueryHost {
         guard let sql = request?["sql"]?.stringValue else {
             return reply(to: process, id: id, ok: false, Array("the query request has no sql".utf8))
         }
-        let submitted = submit(sql: sql, params: request?["params"]?.arrayValue ?? []) { [weak self] result in
-            switch result {
-            case .success(let rows): self?.reply(to: process, id: id, ok: true, Array(rows.serialized().utf8))
-            case .failure(let problem): self?.reply(to: process, id: id, ok: false, Array(problem.description.utf8))
+        let params = request?["params"]?.arrayValue ?? []
+        let run = { [weak self] in
+            guard let self else { return }
+            let submitted = submit(sql: sql, params: params) { [weak self] result in
+                switch result {
+                case .success(let rows): self?.reply(to: process, id: id, ok: true, Array(rows.serialized().utf8))
+                case .failure(let problem): self?.reply(to: process, id: id, ok: false, Array(problem.description.utf8))
+                }
             }
+            if !submitted { reply(to: process, id: id, ok: false, Array("the store is off: nothing to query".utf8)) }
         }
-        if !submitted { reply(to: process, id: id, ok: false, Array("the store is off: nothing to query".utf8)) }
+        // The chatbot reads its conversations: the lines of the answers given before this
+        // message are queued when the answers are (not waited for), so its query waits for
+        // them — at once when the writer has nothing left (``AgentStore/whenWritten(_:)``).
+        guard process.isChatbot, let store, !store.isSettled else { return run() }
+        let inbox = loop.inbox
+        let queued = LoopOwned(run)
+        store.whenWritten { inbox.post { queued.value() } }
     }
 
     private func reply(to process: SupervisedProcess, id: UInt64, ok: Bool, _ bytes: [UInt8]) {

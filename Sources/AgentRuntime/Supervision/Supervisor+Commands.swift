@@ -11,7 +11,8 @@ extension Supervisor {
     /// made once, closed when the loop stops taking commands.
     public func makeCommandCenter(storePath: String?) -> CommandCenter {
         if let center = fronts.commandCenter { return center }
-        let center = CommandCenter(inbox: loop.inbox, storePath: storePath, snapshot: { [unowned self] in takeSnapshot() }, handler: { [unowned self] request, caller, respond in
+        let written = store.map { store in { @Sendable (done: @escaping @Sendable () -> Void) in store.whenWritten(done) } }
+        let center = CommandCenter(inbox: loop.inbox, storePath: storePath, whenWritten: written, snapshot: { [unowned self] in takeSnapshot() }, handler: { [unowned self] request, caller, respond in
             execute(request, caller: caller, respond: respond)
         }, recorder: { [unowned self] caller, detail in
             store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "", event: "audit", detail: "\(caller): \(detail)"))
@@ -60,4 +61,9 @@ extension Supervisor: @LoopActor CommandHosts {
 
 extension Supervisor: @LoopActor StoreReadHost {
     package var storePath: String? { store?.path }
+
+    package func whenWritten(_ done: @escaping @Sendable () -> Void) {
+        guard let store else { return done() }
+        store.whenWritten(done)
+    }
 }

@@ -30,7 +30,19 @@ final class LanguageModelAdapter: ChatAdapter {
     /// The tools' functions and whether each changes something, asked of the supervisor once.
     private var functions: [JSONValue]?
     private var mutating: [String: Bool] = [:]
-    private var awaiting: [String: Confirmation] = [:]
+    /// Per conversation and asker (``Asker``): another user's message in the same conversation
+    /// neither confirms nor cancels it, and may wait for a confirmation of its own.
+    private var awaiting: [Asker: Confirmation] = [:]
+
+    /// Whose confirmation: one conversation, one person.
+    private struct Asker: Hashable {
+        var conversation: String
+        var who: String
+        init(_ message: ChatMessage) {
+            conversation = message.conversation
+            who = LanguageModelAdapter.who(message)
+        }
+    }
     /// Made once, not per message (only the chatbot worker's thread uses it).
     private let clock = ISO8601DateFormatter()
     /// A message's whole answer must come before the supervisor stops waiting for it (30 s).
@@ -48,10 +60,10 @@ final class LanguageModelAdapter: ChatAdapter {
     }
 
     func confidence(for message: ChatMessage) -> Double? {
-        if let waiting = awaiting[message.conversation], Date().timeIntervalSince1970 - waiting.asked > Self.confirmationLifetime {
-            awaiting[message.conversation] = nil
-        }
-        return awaiting[message.conversation] != nil ? 1 : settings.confidence
+        let now = Date().timeIntervalSince1970
+        awaiting = awaiting.filter { now - $0.value.asked <= Self.confirmationLifetime }
+        // The asker's next message is the answer to the question: this adapter takes it.
+        return awaiting[Asker(message)] != nil ? 1 : settings.confidence
     }
 
     /// Why the last message got no answer from the model (nil: it got one).
@@ -61,15 +73,17 @@ final class LanguageModelAdapter: ChatAdapter {
         failure = nil
         if message.purpose == "summary" { return summarize(message) }
         let deadline = Date().timeIntervalSince1970 + Self.messageBudget
-        if let waiting = awaiting.removeValue(forKey: message.conversation) {
-            let word = Self.word(message.text)
+        let word = Self.word(message.text)
+        // Only the asker confirms or cancels; another user's "yes" is told whose it is, and
+        // anything else they say is answered as usual, the question left waiting.
+        if Self.yes.contains(word), awaiting[Asker(message)] == nil,
+           let other = awaiting.first(where: { $0.key.conversation == message.conversation })?.value {
+            return "Only \(other.who) may confirm \(other.call.name); it waits for their \"yes\"."
+        }
+        if let waiting = awaiting.removeValue(forKey: Asker(message)) {
             guard Self.yes.contains(word) else {
                 let notRun = "Not run: \(waiting.call.name) (it waited for a \"yes\")."
                 return Self.no.contains(word) ? notRun : notRun + "\n" + converse(fresh(message), calls: 0, message, deadline)
-            }
-            guard waiting.who == Self.who(message) else {
-                awaiting[message.conversation] = waiting
-                return "Only \(waiting.who) may confirm \(waiting.call.name); it waits for their \"yes\"."
             }
             var messages = waiting.messages
             messages.append(Self.toolMessage(waiting.call, run(waiting.call.name, waiting.arguments, message)))
@@ -163,7 +177,7 @@ final class LanguageModelAdapter: ChatAdapter {
                 case .arguments(let checked): arguments = checked
                 }
                 if settings.confirm, mutating[call.name] == true {
-                    awaiting[message.conversation] = Confirmation(who: Self.who(message), messages: messages, call: call, arguments: arguments,
+                    awaiting[Asker(message)] = Confirmation(who: Self.who(message), messages: messages, call: call, arguments: arguments,
                                                                   rest: Array(turn.toolCalls[(index + 1)...]), callsMade: calls,
                                                                   asked: Date().timeIntervalSince1970)
                     return (turn.text.isEmpty ? "" : turn.text + "\n")
