@@ -47,6 +47,9 @@ package final class EventLoop {
 
     package nonisolated static let readable = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue)
     package nonisolated static let writable = UInt32(EPOLLOUT.rawValue)
+    /// Reported once per change rather than while it holds: an eventfd registered so is never
+    /// read (each write to it is reported once).
+    package nonisolated static let edgeTriggered = UInt32(EPOLLET.rawValue)
     /// Reported whatever the interest: the other end is gone, or the fd failed.
     package nonisolated static let hangup = UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)
 

@@ -109,6 +109,10 @@ public final class SharedRing: @unchecked Sendable {
         return agent_load_u32(consumerWaitingWord) != 0 && agent_exchange_u32(consumerWaitingWord, 0) != 0
     }
 
+    /// Whether the consumer asked to be woken at the next publish: a publish now would cost the
+    /// producer a signal. A hint only (the consumer may ask right after); ``publish()`` decides.
+    public var consumerWaits: Bool { agent_load_u32(consumerWaitingWord) != 0 }
+
     /// Asks the consumer to signal once it frees room. False when at least `needed` bytes are
     /// free already (no signal may come: write again now).
     public func awaitRoom(for needed: Int) -> Bool {

@@ -37,25 +37,40 @@ final class WorkerChannel: @unchecked Sendable {
 
     init(fd: Int32) { self.fd = fd }
 
-    /// When the caller last wrote to the socket itself (monotonic nanoseconds).
+    /// When the caller last wrote to the socket or the ring itself after a pause of at least
+    /// `directWriteSpacing` (monotonic nanoseconds), and how many it wrote since, closer together.
     private var lastDirectWrite: UInt64 = 0
-    /// Frames closer together than this go to the writer thread, which batches them.
+    private var closeDirectWrites = 0
+    /// Frames closer together than this go to the writer thread, which batches them...
     private static let directWriteSpacing: UInt64 = 20_000
+    /// ...except, with an emit ring, the first few of a burst while the supervisor still
+    /// drains the ring: a copy then wakes nobody (no system call). A burst is a datasource
+    /// that woke late and catches up; its second event took a hop through the sleeping writer
+    /// thread before, a wake-up the first did not pay. A dense stream still goes to the writer
+    /// after these few.
+    private static let closeDirectWriteLimit = 8
     /// How long the writer waits for more frames after a batch before it goes idle (seconds).
     private static let linger = 50e-6
 
     /// Queues bytes built by `build` (whole frames) for the writer thread, or, when frames are
-    /// sparse and the writer has nothing to do, writes them on the caller's thread: an event
-    /// then leaves without waking the writer (lower latency), while a fast producer still gets
-    /// its frames batched.
+    /// sparse (or the first few of a burst, see `closeDirectWriteLimit`) and the writer has
+    /// nothing to do, writes them on the caller's thread: an event then leaves without waking
+    /// the writer (lower latency), while a fast producer still gets its frames batched.
     func send(_ build: (FrameBuffer) -> Void) {
         outLock.lock()
         while outgoing.count > highWater, !closed, !holding { outLock.wait() }
         build(outgoing)
         if writerIdle, !holding {
             let now = DispatchTime.now().uptimeNanoseconds
-            if !closed, now &- lastDirectWrite > Self.directWriteSpacing {
+            var direct = now &- lastDirectWrite > Self.directWriteSpacing
+            if direct {
                 lastDirectWrite = now
+                closeDirectWrites = 0
+            } else if closeDirectWrites < Self.closeDirectWriteLimit, let ring = emitRing, !ring.consumerWaits {
+                closeDirectWrites += 1
+                direct = true
+            }
+            if !closed, direct {
                 let written: Int
                 if let ring = emitRing {
                     written = outgoing.withUnsafeBytes { copyFitting($0, into: ring) }

@@ -211,20 +211,23 @@ public final class Supervisor {
     }
 
     /// Runs the loop until `condition` holds or `timeout` passes (for tests and tools that
-    /// embed the supervisor). On the thread that built it; `condition` runs on the loop.
+    /// embed the supervisor). On the thread that built it; `condition` runs on the loop, after
+    /// each turn's writes: what a turn routed is on its way before the caller looks (agent-bench
+    /// reads its messages and the processes' states there, now and then: before, that delayed
+    /// the events of the turn it ran in, 2 % of them at 10,000 events/s).
     public nonisolated func run(until condition: () -> Bool, timeout: Double) {
         let outer = LoopExecutor.enter(inbox)
         defer { LoopExecutor.restore(outer) }
         let deadline = EventLoop.now() + timeout
+        LoopActor.assumeIsolated { afterLoopTurn() }
         while !condition(), EventLoop.now() < deadline {
             LoopActor.assumeIsolated { turn(maxWait: min(0.05, deadline - EventLoop.now())) }
         }
-        LoopActor.assumeIsolated { afterLoopTurn() }
     }
 
     private func turn(maxWait: Double) {
-        afterLoopTurn()
         loop.runOnce(maxWait: maxWait)
+        afterLoopTurn()
     }
 
     func afterLoopTurn() {
