@@ -67,6 +67,10 @@ public enum WorkerMain {
     /// without saying goodbye (killed), taking the workers' children with it.
     private static func serveForks(cgroup: String?) -> Never {
         warmUp()
+        // The server runs only the fork loop from here on: the code its start and the warm-up
+        // touched need not stay mapped (a forked worker maps what it runs itself: a fork copies
+        // no page table entry of a mapping that was never written).
+        if releasesStartPages { _ = CleanFilePages.release() }
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
@@ -217,6 +221,7 @@ public enum WorkerMain {
         let host = startHost(channel: channel, start: start, ring: ring)
         channel.send(.ready, body: EmptyCollection())
         watchStopSignal(host)
+        releaseStartPagesLater()
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
@@ -286,6 +291,7 @@ public enum WorkerMain {
         }
         channel.send(.ready, body: EmptyCollection())
         watchStopSignal(host)
+        releaseStartPagesLater()
         dispatchMain()
     }
 
@@ -398,4 +404,30 @@ public enum WorkerMain {
 
     /// The channel that the exit handler flushes.
     nonisolated(unsafe) private static var exitingChannel: WorkerChannel?
+}
+
+
+extension WorkerMain {
+    /// Whether the start's code pages are given back (`AGENT_RELEASE_START_PAGES=0` keeps them,
+    /// as it does in agent-control; the fork server and the workers inherit its environment).
+    static var releasesStartPages: Bool {
+        guard let value = getenv("AGENT_RELEASE_START_PAGES").map({ String(cString: $0).lowercased() }) else { return true }
+        return !["0", "no", "false", "off"].contains(value)
+    }
+
+    /// Seconds after the ready frame before a worker gives back its start's code pages: past
+    /// the starts of its siblings (forks on the same cores) and the first work of a process.
+    static let startPagesDelay = 1.0
+
+    /// Drops the worker's mappings of the code and constants its start touched (``CleanFilePages``:
+    /// loading the module, the runtime's first type lookups): an idle worker runs on a few of
+    /// those pages, and each one mapped counts in its PSS. Once, on the main queue (the main
+    /// thread waits in `dispatchMain`), ``startPagesDelay`` after the ready frame; what the
+    /// process runs later is mapped again at its touch.
+    static func releaseStartPagesLater() {
+        guard releasesStartPages else { return }
+        DispatchQueue.main.asyncAfter(deadline: .now() + startPagesDelay) {
+            _ = CleanFilePages.release()
+        }
+    }
 }
