@@ -43,7 +43,8 @@ import Testing
 
     /// RSS and Anonymous kB of this process's mapping that starts at `address`, from smaps.
     static func resident(at address: UnsafeMutableRawPointer) throws -> (rss: Int, anonymous: Int) {
-        let smaps = try String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
+        // Read to its end: String(contentsOfFile:) stops short of a /proc file's end.
+        let smaps = String(decoding: try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps")).readToEnd() ?? Data(), as: UTF8.self)
         let start = String(UInt(bitPattern: address), radix: 16)
         var inMapping = false
         var found: (rss: Int, anonymous: Int) = (-1, -1)

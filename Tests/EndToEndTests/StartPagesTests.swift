@@ -37,7 +37,9 @@ import Testing
     /// RSS in kB of a process's file mappings that were never written (code and constants of its
     /// executable and libraries), from /proc/PID/smaps; nil when it is gone.
     static func cleanFileResidentKB(of pid: Int32) -> Int? {
-        guard let smaps = try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8) else { return nil }
+        // Read to its end: String(contentsOfFile:) stops short of a /proc file's end.
+        guard let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/smaps")).readToEnd() else { return nil }
+        let smaps = String(decoding: data, as: UTF8.self)
         var mapping: (rss: Int, anonymous: Int, candidate: Bool)?
         var total = 0
         func close() { if let mapping, mapping.candidate, mapping.anonymous == 0 { total += mapping.rss } }
