@@ -123,17 +123,18 @@ package final class AgentRun: @unchecked Sendable {
     package func stop(signal: Int32 = SIGTERM, timeout: Double = 45) -> Int32? {
         kill(process.processIdentifier, signal)
         let status = waitForExit(timeout: timeout)
-        if status == nil { print(Self.stuckReport(process.processIdentifier, after: "signal \(signal)")) }
+        if status == nil { print(Self.stuckReport(process.processIdentifier, "still there 45 s after signal \(signal)")) }
         return status
     }
 
-    /// What the kernel says of a process that did not exit when asked: each thread's state,
-    /// wait channel and kernel stack (root reads /proc/PID/task/TID/stack), for the test log.
-    package static func stuckReport(_ pid: Int32, after what: String) -> String {
+    /// What the kernel says of a process that did not exit (or answer) when asked: each thread's
+    /// state, wait channel and kernel stack (root reads /proc/PID/task/TID/stack), for the test
+    /// log; `what` says what it did not do.
+    package static func stuckReport(_ pid: Int32, _ what: String) -> String {
         func read(_ path: String) -> String {
             (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "(unreadable)"
         }
-        var report = ["process \(pid) still there 45 s after \(what): \(read("/proc/\(pid)/stat"))"]
+        var report = ["process \(pid) \(what): \(read("/proc/\(pid)/stat"))"]
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for tid in threads.sorted() {
             let task = "/proc/\(pid)/task/\(tid)"
