@@ -48,7 +48,7 @@ import Testing
     func aStoreRefusedUntilItsDeadlineSaysTooManyClientsThoughAConnectionIsFreeWhenItProbes() async throws {
         let server = try PostgresTestServer.require()
         let database = try server.makeDatabase()
-        let json: JSONValue = ["postgres": .string(server.url(database: database)), "password": "${env:PGPASSWORD}"]
+        let json: JSONValue = ["postgres": .string(server.url(database: database)), "password": "${env:PGPASSWORD}", "agent_id": "attempts"]
         let settings = try #require(try FleetSettings(json, environment: ["PGPASSWORD": PostgresTestServer.password]))
         let attempts = PoolAttempts()
         attempts.record(Self.failedAttempt(Self.refusal))
