@@ -185,7 +185,10 @@ package final class AgentRun: @unchecked Sendable {
     package static func exitStatusOfZombie(_ pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // The line ends with a newline: split on it too, or the last field (the exit code)
+        // is "0\n", which is no number, and a zombie was never seen (a full run at load 38:
+        // a killed curl, a zombie, waited for 120 s).
+        let fields = stat[stat.index(after: close)...].split(whereSeparator: { $0 == " " || $0 == "\n" })
         // Fields after the name start at the 3rd (the state); exit_code is the 52nd.
         guard fields.first == "Z", fields.count >= 50, let code = Int32(fields[49]) else { return nil }
         return code & 0x7f == 0 ? (code >> 8) & 0xff : code & 0x7f
