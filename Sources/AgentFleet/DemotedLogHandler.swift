@@ -6,9 +6,13 @@ import Logging
 /// retry while the database is away, where the fleet's own lines already say so once.
 struct DemotedLogHandler: LogHandler {
     var base: any LogHandler
+    /// Where the pool's connection attempts are recorded (a store's own pool), if anywhere.
+    var attempts: PoolAttempts?
 
+    /// At most info where the attempts are recorded: the pool logs a failed attempt at info, and
+    /// a logger drops what is below its handler's level before the handler sees it.
     var logLevel: Logger.Level {
-        get { base.logLevel }
+        get { attempts == nil ? base.logLevel : min(base.logLevel, .info) }
         set { base.logLevel = newValue }
     }
 
@@ -28,16 +32,18 @@ struct DemotedLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        attempts?.record(event)
         guard base.logLevel <= .debug else { return }
         var event = event
         event.level = .debug
         base.log(event: event)
     }
 
-    /// `logger` with its messages at debug (its level unchanged: they show when it is debug).
-    static func demoting(_ logger: Logger) -> Logger {
+    /// `logger` with its messages at debug (its level unchanged: they show when it is debug);
+    /// the pool's connection attempts recorded in `attempts`.
+    static func demoting(_ logger: Logger, recording attempts: PoolAttempts? = nil) -> Logger {
         let base = logger.handler
-        return Logger(label: logger.label) { _ in DemotedLogHandler(base: base) }
+        return Logger(label: logger.label) { _ in DemotedLogHandler(base: base, attempts: attempts) }
     }
 }
 #endif

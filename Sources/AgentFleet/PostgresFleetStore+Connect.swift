@@ -17,17 +17,23 @@ extension PostgresFleetStore {
 
     /// Runs `prepare` (the first leases of a new store) for at most `seconds`; on failure or
     /// past the deadline, throws why no connection could be had, found by one connection of
-    /// its own (a refusal's SQLSTATE and message, or the silence).
-    static func preparing(_ settings: FleetSettings, within seconds: Double, logger: Logger,
+    /// its own (a refusal's SQLSTATE and message, or the silence) and by what the pool's own
+    /// attempts met (`attempts`).
+    static func preparing(_ settings: FleetSettings, within seconds: Double, logger: Logger, attempts: PoolAttempts? = nil,
                           _ prepare: @escaping @Sendable () async throws -> Void) async throws {
         do {
             try await firstOf(seconds, prepare)
         } catch {
             let probing = min(seconds, 5)
+            // The pool's attempts until the deadline were refused for too many clients: that
+            // is why, whatever the probe finds a moment later (a connection freed meanwhile,
+            // or a server too loaded to answer it in time).
+            let refused = attempts?.lastAttemptWasRefusedForTooManyClients == true
             let cause: any Error
             switch await probe(settings, within: probing, logger: logger) {
+            case nil where refused: cause = TooManyClients()
             case nil: cause = error  // a connection can be had now: the first failure says it
-            case let found? where found is NoAnswer: cause = NoAnswer(seconds: seconds + probing)
+            case let found? where found is NoAnswer: cause = refused ? TooManyClients() : NoAnswer(seconds: seconds + probing)
             case let found?: cause = found  // the server's refusal, the network's error
             }
             throw FleetStoreError(code: "unreachable", message: "cannot prepare the fleet's database at \(settings.displayURL): \(describeFailure(cause))")
@@ -104,9 +110,17 @@ extension PostgresFleetStore {
     /// A connection's failure in a line that says what to do about it.
     static func describeFailure(_ error: any Error) -> String {
         if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "53300" {
-            return "the server refused the connection: too many clients (its max_connections is reached; each agent opens up to 8 connections)"
+            return TooManyClients().description
         }
+        if error is TooManyClients { return "\(error)" }
         return FleetStoreError.describe(error)
+    }
+
+    /// The server refused the pool's connections: no connection left (SQLSTATE 53300).
+    struct TooManyClients: Error, CustomStringConvertible {
+        var description: String {
+            "the server refused the connection: too many clients (its max_connections is reached; each agent opens up to 8 connections)"
+        }
     }
 
     /// No answer within the deadline.

@@ -21,6 +21,8 @@ public final class PostgresFleetStore: Sendable {
     private let clientTask: Task<Void, Never>
     /// Ends when the task that runs the client's pool has begun.
     let clientStarted: AsyncStream<Void>
+    /// What the pool's attempts to connect met (its log is the only place that says).
+    let poolAttempts = PoolAttempts()
     /// Whether the database has answered and the schema is migrated (the writers wait for it).
     let join: FleetJoin
 
@@ -41,7 +43,7 @@ public final class PostgresFleetStore: Sendable {
                                within deadline: Double = connectDeadline) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
         do {
-            try await preparing(settings, within: deadline, logger: store.clientLogger) {
+            try await preparing(settings, within: deadline, logger: store.clientLogger, attempts: store.poolAttempts) {
                 // The pool's loop first: a lease before it runs is queued for it (postgres-nio
                 // warns of it).
                 for await _ in store.clientStarted {}
@@ -87,7 +89,7 @@ public final class PostgresFleetStore: Sendable {
         configuration.options.additionalStartupParameters = [
             ("idle_in_transaction_session_timeout", String(Int(min(settings.lease, 3600) * 1000))),
         ]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: DemotedLogHandler.demoting(logger))
+        let client = PostgresClient(configuration: configuration, backgroundLogger: DemotedLogHandler.demoting(logger, recording: poolAttempts))
         self.client = client
         let (clientStarted, started) = AsyncStream<Void>.makeStream()
         self.clientStarted = clientStarted

@@ -35,7 +35,7 @@ import Testing
             .split(separator: "\n").first.map(String.init) ?? ""))
         kill(postmaster, SIGSTOP)
         defer { kill(postmaster, SIGCONT) }
-        let outcomes = try await Self.connectAtOnce(3, to: server, database: "postgres")
+        let outcomes = try await Self.connectAtOnce(3, to: server, database: "postgres", within: 15)
         for failure in outcomes.failures {
             #expect(failure.contains("no answer within 20 s"), "the error says the server did not answer: \(failure)")
         }
@@ -46,7 +46,10 @@ import Testing
     /// each to answer or fail — for two minutes at most (then the test fails naming the stores
     /// still waiting). The stores keep their connections until
     /// ``StoreOutcomes/shutDown()``, as test cases that run side by side do.
-    static func connectAtOnce(_ count: Int, to server: PostgresTestServer, database: String? = nil) async throws -> StoreOutcomes {
+    /// `within`: each store's deadline; by default the stores' own (30 s), which gives a loaded
+    /// machine's pool the time for attempts that meet the server's refusal.
+    static func connectAtOnce(_ count: Int, to server: PostgresTestServer, database: String? = nil,
+                              within: Double = PostgresFleetStore.connectDeadline) async throws -> StoreOutcomes {
         let databases = try (0..<count).map { _ in try database ?? server.makeDatabase() }
         let outcomes = StoreOutcomes(count: count)
         for (index, database) in databases.enumerated() {
@@ -58,7 +61,7 @@ import Testing
                     // Warnings only: the pool logs each refused attempt.
                     var logger = Logger(label: "store \(index)")
                     logger.logLevel = .warning
-                    let store = try await PostgresFleetStore.connect(settings, logger: logger, within: 15)
+                    let store = try await PostgresFleetStore.connect(settings, logger: logger, within: within)
                     outcomes.update(index) { $0.store = store }
                     _ = try await store.runs.list(RunFilter(limit: 1))
                     outcomes.update(index) { $0.state = .answered }

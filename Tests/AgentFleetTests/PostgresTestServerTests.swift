@@ -28,4 +28,24 @@ import Testing
         let found = try FileManager.default.contentsOfDirectory(atPath: "/tmp").map { "/tmp/" + $0 }.filter { $0.hasPrefix(prefix) }
         #expect(found.isEmpty, "a PostgreSQL server was started before any test needed one: \(found)")
     }
+
+    /// The server is a daemon that lives to the end of the test process: it must hold none of
+    /// the process's descriptors. It held those of a curl another test was reading when it
+    /// started, whose output then never reached its end (theReadRoleReadsButChangesNothing
+    /// waited until the watchdog).
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func theServerHoldsNoDescriptorOfTheTestProcess() throws {
+        let pipe = Pipe()  // open while the server starts, as another test's curl output is
+        let ours = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(pipe.fileHandleForWriting.fileDescriptor)")
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let postmaster = try #require(pid_t(try String(contentsOfFile: server.folder + "/data/postmaster.pid", encoding: .utf8)
+            .split(separator: "\n").first.map(String.init) ?? ""))
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(postmaster)/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(postmaster)/fd/\($0)")
+        }
+        #expect(!held.isEmpty, "the server's descriptors could not be read")
+        #expect(!held.contains(ours), "the server holds the test process's \(ours): \(held)")
+        try pipe.fileHandleForWriting.close()
+    }
 }

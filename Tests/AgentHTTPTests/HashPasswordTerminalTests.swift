@@ -19,6 +19,9 @@ import Testing
         process.standardOutput = output
         process.standardError = output
         try process.run()
+        // A prompt that never comes holds the reads below: killed after 2 minutes, saying so.
+        let deadline = ProcessDeadline.kill(process, after: 120, "hash-password on a terminal")
+        defer { deadline.cancel() }
         var seen = ""
         let reader = output.fileHandleForReading
         for (prompt, line) in zip(["Password: ", "Again: "], lines) {
@@ -32,8 +35,7 @@ import Testing
         }
         try input.fileHandleForWriting.close()
         seen += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, seen)
+        return (ProcessDeadline.waitForExit(process, within: 60, "hash-password on a terminal") ?? -1, seen)
     }
 
     @Test(.enabled(if: script != nil, "script (util-linux) is not installed: no pseudo-terminal to test with"))

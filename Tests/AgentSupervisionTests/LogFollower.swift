@@ -58,7 +58,7 @@ final class LogFollower: @unchecked Sendable {
     /// printed was flushed after each answer.
     func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        ProcessDeadline.waitForExit(process, within: 60, "the log follower")
     }
 
     /// How it stands, for a test's message.

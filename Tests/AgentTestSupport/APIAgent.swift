@@ -32,8 +32,21 @@ package final class APIAgent: @unchecked Sendable {
     /// `Authorization: Bearer TOKEN`.
     package static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer \(token)"] }
 
+    /// Throws when the agent does not answer within curl's 30 s (exit 28), saying what its
+    /// threads were doing: a test that went on would wait as long for each request after it
+    /// (theReadRoleReadsButChangesNothing makes some 60; once a filtered run of it was held
+    /// for 15 minutes, until the test watchdog ended the process, with nothing said).
     package func request(_ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil, extra: [String] = []) throws -> CurlResponse {
-        try curl(method, base + path, headers: headers, body: body, extra: extra)
+        let answer = try curl(method, base + path, headers: headers, body: body, extra: extra)
+        if answer.status == 0, answer.failure?.hasPrefix("curl exited 28") == true {
+            let pid = run.process.processIdentifier
+            throw APIAgentError(description: """
+                the agent did not answer \(method) \(path) within 30 s: \(answer.failure ?? "")
+                \(AgentRun.stuckReport(pid, "did not answer \(method) \(path) within 30 s"))
+                \(run.transcript.split(separator: "\n").suffix(40).joined(separator: "\n"))
+                """)
+        }
+        return answer
     }
 
     /// The `detail` of every audit line of the run history.

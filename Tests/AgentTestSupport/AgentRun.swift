@@ -123,17 +123,18 @@ package final class AgentRun: @unchecked Sendable {
     package func stop(signal: Int32 = SIGTERM, timeout: Double = 45) -> Int32? {
         kill(process.processIdentifier, signal)
         let status = waitForExit(timeout: timeout)
-        if status == nil { print(Self.stuckReport(process.processIdentifier, after: "signal \(signal)")) }
+        if status == nil { print(Self.stuckReport(process.processIdentifier, "still there 45 s after signal \(signal)")) }
         return status
     }
 
-    /// What the kernel says of a process that did not exit when asked: each thread's state,
-    /// wait channel and kernel stack (root reads /proc/PID/task/TID/stack), for the test log.
-    package static func stuckReport(_ pid: Int32, after what: String) -> String {
+    /// What the kernel says of a process that did not exit (or answer) when asked: each thread's
+    /// state, wait channel and kernel stack (root reads /proc/PID/task/TID/stack), for the test
+    /// log; `what` says what it did not do.
+    package static func stuckReport(_ pid: Int32, _ what: String) -> String {
         func read(_ path: String) -> String {
             (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "(unreadable)"
         }
-        var report = ["process \(pid) still there 45 s after \(what): \(read("/proc/\(pid)/stat"))"]
+        var report = ["process \(pid) \(what): \(read("/proc/\(pid)/stat"))"]
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for tid in threads.sorted() {
             let task = "/proc/\(pid)/task/\(tid)"
@@ -184,7 +185,10 @@ package final class AgentRun: @unchecked Sendable {
     package static func exitStatusOfZombie(_ pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // The line ends with a newline: split on it too, or the last field (the exit code)
+        // is "0\n", which is no number, and a zombie was never seen (a full run at load 38:
+        // a killed curl, a zombie, waited for 120 s).
+        let fields = stat[stat.index(after: close)...].split(whereSeparator: { $0 == " " || $0 == "\n" })
         // Fields after the name start at the 3rd (the state); exit_code is the 52nd.
         guard fields.first == "Z", fields.count >= 50, let code = Int32(fields[49]) else { return nil }
         return code & 0x7f == 0 ? (code >> 8) & 0xff : code & 0x7f

@@ -21,8 +21,7 @@ package enum CModuleFixture {
         let errors = Pipe()
         process.standardError = errors
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard ProcessDeadline.waitForExit(process, within: 300, "cc \(sourcePath)") == 0 else {
             throw CompileError(description: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         }
         return library

@@ -1,3 +1,4 @@
+import CAgentSystem
 import Foundation
 
 /// A real PostgreSQL server for the fleet's tests: Debian's `postgresql` binaries, a cluster
@@ -186,24 +187,33 @@ package final class PostgresTestServer: @unchecked Sendable {
         return text
     }
 
-    /// posix_spawn and waitpid on that pid, output into a file: Foundation's Process hung in
+    /// agent_spawn (posix_spawn) and waitpid on that pid, output into a file: Foundation's Process hung in
     /// waitUntilExit here (started from the lazy `shared` inside a test trait's evaluation), and
     /// pg_ctl's server must not hold a pipe of ours open.
     package static func spawnAndWait(_ argv: [String]) throws -> (Int32, String) {
         let outputPath = "/tmp/agent-tests-postgres-output-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // stdin /dev/null, stdout and stderr the file, nothing else of ours: agent_spawn closes
+        // every other descriptor in the child. A bare posix_spawn passes on each one without
+        // FD_CLOEXEC, and Foundation's pipes have none: the server (a daemon living to the end
+        // of the test process) held the write ends of a curl another test was reading at that
+        // moment; curl exited, its output never reached its end, and
+        // theReadRoleReadsButChangesNothing waited until the watchdog (reproduced 2026-11-26:
+        // the reading thread in readDataToEndOfFile, curl a zombie, the pipe's write end open
+        // in every postgres process).
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer {
+            if input >= 0 { close(input) }
+            if output >= 0 { close(output) }
+        }
+        guard input >= 0, output >= 0 else { throw Unavailable(description: "could not open \(outputPath): errno \(errno)") }
         // In /tmp: the `postgres` user may not be able to enter the test's working directory.
         let command = ["/bin/sh", "-c", "cd /tmp && exec \"$@\"", "sh"] + argv
         var cArguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &cArguments, environ)
+        let spawned = agent_spawn("/bin/sh", &cArguments, environ, input, output, output, -1, 0, &pid)
         guard spawned == 0 else { throw Unavailable(description: "could not start \(argv[0]): errno \(spawned)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {

@@ -55,10 +55,28 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     let reader = Thread { errors.set(err.fileHandleForReading.readDataToEndOfFile()) }
     reader.start()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while !errors.isSet { usleep(1000) }
-    return ProgramResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+    // Not waitUntilExit: Foundation learns of an exit from SIGCHLD, which once in a full run it
+    // did not hear (AgentRun.waitForExit), and then waitUntilExit waits forever. The kernel's
+    // word (a zombie's exit code) is taken too; past the kill and a minute more, a diagnostic.
+    let exitDeadline = Date().addingTimeInterval(timeout + 60)
+    var zombie: Int32?
+    while process.isRunning, zombie == nil {
+        zombie = AgentRun.exitStatusOfZombie(pid)
+        guard Date() < exitDeadline else {
+            throw ProgramRunError(description: "\(program) \(arguments.joined(separator: " ")) did not end \(Int(timeout + 60)) s after it began, "
+                                  + "though killed after \(Int(timeout)) s:\n\(AgentRun.stuckReport(pid, "did not end"))")
+        }
+        if zombie == nil { usleep(5_000) }
+    }
+    let errorsDeadline = Date().addingTimeInterval(60)
+    while !errors.isSet, Date() < errorsDeadline { usleep(1000) }
+    return ProgramResult(status: zombie ?? process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                          stderr: String(decoding: errors.value, as: UTF8.self))
+}
+
+/// A program that did not end though killed.
+package struct ProgramRunError: Error, CustomStringConvertible {
+    package var description: String
 }
 
 private final class LockedData: @unchecked Sendable {

@@ -51,7 +51,7 @@ package func runOnTerminal(_ program: String, _ arguments: [String], in director
         }
     }
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+    ProcessDeadline.waitForExit(process, within: 60, "a program on a terminal")
     return String(decoding: output, as: UTF8.self)
 }
 

@@ -102,11 +102,13 @@ import Testing
         process.standardInput = input
         process.standardOutput = output
         try process.run()
+        // A chat that never ends would hold the read below: killed after 2 minutes, saying so.
+        let deadline = ProcessDeadline.kill(process, after: 120, "agent-control chat")
+        defer { deadline.cancel() }
         input.fileHandleForWriting.write(Data("what can you do?\nhow many trades?\n".utf8))
         try input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(ProcessDeadline.waitForExit(process, within: 60, "agent-control chat") == 0, "\(text)")
         let answers = text.split(separator: "\n").filter { $0.hasPrefix("bot> ") }
         #expect(answers.count == 2, "\(text)")
         #expect(answers.last?.hasPrefix("bot> There were ") == true)

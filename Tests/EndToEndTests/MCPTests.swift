@@ -23,7 +23,7 @@ import Testing
         deinit {
             try? input.fileHandleForWriting.close()
             if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            ProcessDeadline.waitForExit(process, within: 60, "agent-control mcp")
         }
 
         func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }

@@ -54,13 +54,16 @@ final class SMTPTestServer {
         _ = FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: folder + "/server.log")
         try process.run()
-        // The script prints "ready PORT" once it listens (port 0: the kernel picks a free one).
+        // The script prints "ready PORT" once it listens (port 0: the kernel picks a free one);
+        // killed if it has not within 2 minutes, which ends the read.
+        let deadline = ProcessDeadline.kill(process, after: 120, "the SMTP test server (its \"ready\" line)")
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+        deadline.cancel()
         let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("ready "), let port = Int(text.dropFirst(6)) else {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            ProcessDeadline.waitForExit(process, within: 60, "the SMTP test server")
             let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
             throw Failure(description: "the SMTP server did not start: \(text) \(log)")
         }
@@ -77,7 +80,7 @@ final class SMTPTestServer {
             // SIGKILL: the server inherits the test process's signal mask, in which SIGTERM
             // may be blocked.
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            ProcessDeadline.waitForExit(process, within: 60, "the SMTP test server")
         }
     }
 
