@@ -1,5 +1,6 @@
 @testable import AgentLoop
 import Foundation
+import CAgentSystem
 import Glibc
 import Testing
 
