@@ -20,7 +20,7 @@ package enum StartPages {
             guard settled() else { return releaseOnceSettled(loop: loop, logger: logger, stopping: stopping, settled: settled) }
             Thread.detachNewThread {
                 let outcome = release()
-                logger.debug("the start's code pages given back (\(outcome.bytes >> 20) MB of clean file mappings)\(outcome.problem.map { "; \($0)" } ?? "")")
+                logger.debug("the start's code pages given back (of \(outcome.bytes >> 20) MB of code mapped)\(outcome.problem.map { "; \($0)" } ?? "")")
             }
         }
     }
