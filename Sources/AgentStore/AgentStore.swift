@@ -206,8 +206,6 @@ public final class AgentStore: Sendable {
                 queued.writing = !taken.isEmpty
                 return (taken, queued.stopping && queued.events.isEmpty)
             }
-            // Settled once this batch's outcome is told (see ``whenWritten(_:)``).
-            defer { if !taken.isEmpty { queued.withLock { $0.writing = false } } }
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
@@ -256,6 +254,9 @@ public final class AgentStore: Sendable {
                     retryAfter = Date().addingTimeInterval(5)
                 }
             }
+            // Settled once this batch's outcome is told (see ``whenWritten(_:)``), before the
+            // retention's deletes: a reader waits for the writes queued before it, not for those.
+            if !taken.isEmpty { queued.withLock { $0.writing = false } }
             if Date() >= nextRetention {
                 enforceRetention()
                 nextRetention = Date().addingTimeInterval(10)

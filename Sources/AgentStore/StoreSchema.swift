@@ -220,7 +220,7 @@ package enum StoreSchema {
             // ANALYZE replaces it with the real figures, which say as much for an event log.
             try db.execute(sql: """
                 DROP INDEX IF EXISTS events_time;
-                ANALYZE sqlite_schema;
+                ANALYZE sqlite_master;
                 DELETE FROM sqlite_stat1 WHERE tbl = 'events';
                 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES ('events', 'events_type_time', '\(eventTypeTimeStatistics)');
                 """)

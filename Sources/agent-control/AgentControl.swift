@@ -136,10 +136,8 @@ struct Console: ParsableCommand {
         socket instead). The workers and everything they start live in a cgroup of the agent's own \
         where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \
         run folder instead), so that what a killed agent left is killed at once or at its next start. \
-        Once every first start has settled, the agent unmaps the pages of code (its executable's and \
-        its libraries') that only the start used; the fork server does so after its own start, and \
-        each worker a second after it is ready (they stay in the page cache; \
-        AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
+        Once every first start has settled, the agent unmaps the pages of its own code that only the \
+        start used (they stay in the page cache; AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \

@@ -114,7 +114,10 @@ import Testing
 
         // The link back: the cut agent's results of runs others took over must be refused.
         try namespace.heal()
-        let back = try await Self.wait(timeout: 30) {
+        // Up to two minutes: connections the cut left mid-send retry on TCP's backed-off
+        // timers (after a minute of partition on a loaded machine the next try can be 30-60 s
+        // away), and a new one may wait as long for its SYN's retry.
+        let back = try await Self.wait(timeout: 120) {
             try await store.members().first { $0.agentID == "host-b" }.map { $0.silence < 1 } ?? false
         }
         #expect(back, "host-b reaches the database again:\n\(b.transcript)")

@@ -132,7 +132,9 @@ import Testing
         let restart = try runProgram("agent-control", ["process", "restart", "ticker", "--settings", run.settingsFile])
         #expect(restart.status == 0, "\(restart.stderr)")
         #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[ticker] stdout line 5 stream=output") }.count == 2, "\(run.transcript)")
-        #expect(follower.wait { Self.texts($0, stream: "stdout").contains("stdout line 5") }, "\(follower)")
+        // After the first line (-n 1: the newest, which may itself be the first worker's
+        // "stdout line 5").
+        #expect(follower.wait { Self.texts(Array($0.dropFirst()), stream: "stdout").contains("stdout line 5") }, "\(follower)")
         follower.stop()
         let newest = follower.lines.first?["seq"] as? Int ?? -1
         let next = Array(follower.lines.dropFirst())

@@ -67,10 +67,6 @@ public enum WorkerMain {
     /// without saying goodbye (killed), taking the workers' children with it.
     private static func serveForks(cgroup: String?) -> Never {
         warmUp()
-        // The server runs only the fork loop from here on: the code its start and the warm-up
-        // touched need not stay mapped (a forked worker maps what it runs itself: a fork copies
-        // no page table entry of a mapping that was never written).
-        if releasesStartPages { _ = CleanFilePages.release() }
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
@@ -221,7 +217,6 @@ public enum WorkerMain {
         let host = startHost(channel: channel, start: start, ring: ring)
         channel.send(.ready, body: EmptyCollection())
         watchStopSignal(host)
-        releaseStartPagesLater()
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
@@ -291,7 +286,6 @@ public enum WorkerMain {
         }
         channel.send(.ready, body: EmptyCollection())
         watchStopSignal(host)
-        releaseStartPagesLater()
         dispatchMain()
     }
 

@@ -73,14 +73,12 @@ enum IdleBench {
         if stopped == nil || !left.isEmpty { section.fail("\(count) workers, store off: stop incomplete, \(left.count) worker(s) left") }
     }
 
-    /// A process's memory by mapping (see `MemoryMap`): PSS of each part, RSS in the note.
-    /// `who`: the supervisor, or a worker (its executable is agent-worker; the module's library
-    /// is among "other").
-    static func addParts(of pid: Int32, who: String = "supervisor", label: String?, into section: inout Section) {
-        guard let map = MemoryMap(pid: pid) else { return section.fail("cannot read the \(who)'s smaps") }
+    /// The supervisor's memory by mapping (see `MemoryMap`): PSS of each part, RSS in the note.
+    static func addParts(of pid: Int32, label: String?, into section: inout Section) {
+        guard let map = MemoryMap(pid: pid) else { return section.fail("cannot read the supervisor's smaps") }
         for name in MemoryMap.order {
             guard let part = map.parts[name], part.rssKB > 0 else { continue }
-            section.add(Figure("  \(who) PSS: \(name)\(label.map { ", \($0)" } ?? "")", .megabytes, median: Double(part.pssKB) / 1024, count: 1,
+            section.add(Figure("  supervisor PSS: \(name)\(label.map { ", \($0)" } ?? "")", .megabytes, median: Double(part.pssKB) / 1024, count: 1,
                                note: String(format: "RSS %.1f MB", Double(part.rssKB) / 1024)))
         }
     }
@@ -182,7 +180,6 @@ enum IdleBench {
             }
             section.add(Figure("worker RSS (each)", .megabytes, samples: Samples(workerMemory.map(\.rssMB))))
             section.add(Figure("worker PSS (each)", .megabytes, samples: Samples(workerMemory.map(\.pssMB))))
-            if let first = workers.first { addParts(of: first, who: "worker", label: nil, into: &section) }
         } else {
             section.add(Figure("supervisor RSS, \(count) workers", .megabytes, median: supervisor.rssMB, count: 1))
         }
