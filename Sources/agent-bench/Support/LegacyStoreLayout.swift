@@ -20,7 +20,10 @@ enum LegacyStoreLayout {
     /// Makes the index on (time) again and takes the planner's row for (type, time) away, on
     /// a connection of its own, while the store is open and before anything is written.
     static func restoreTimeIndex(path: String) throws {
-        let database = try DatabaseQueue(path: path)
+        // The store's writer may hold its first transaction a moment: wait for it, not fail.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let database = try DatabaseQueue(path: path, configuration: configuration)
         try database.write { db in
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS events_time ON events(time); DELETE FROM sqlite_stat1 WHERE tbl = 'events'")
         }
