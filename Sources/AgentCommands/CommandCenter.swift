@@ -116,15 +116,7 @@ public final class CommandCenter: Sendable {
             let storePath = storePath
             let decoded = request.decoded
             // After the writes queued before it (a chat's lines are committed after its answer).
-            // At most 2 s: a writer stuck on a full disk or stopped must not hold a read for ever
-            // (the read then shows what is committed).
-            if let whenWritten {
-                await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
-                    let once = OnceFlag()
-                    whenWritten { if once.claim() { written.resume() } }
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 2) { if once.claim() { written.resume() } }
-                }
-            }
+            if let whenWritten { await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in whenWritten { written.resume() } } }
             return await BlockingPool.storeReads.run { Self.normalized(readStore(decoded, storePath, caller)) }
         }
         return await withCheckedContinuation { continuation in

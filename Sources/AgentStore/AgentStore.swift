@@ -134,9 +134,13 @@ public final class AgentStore: Sendable {
     /// reader that starts after it sees those writes. At once, on the caller's thread, when
     /// nothing waits and the writer is idle (a read after writes long done costs no hand-off);
     /// else on the writer thread after its next transaction.
-    package func whenWritten(_ done: @escaping @Sendable () -> Void) {
+    /// At most `limit` seconds: a writer stuck on a full disk, or one that has stopped, does
+    /// not hold a read (which then shows what is committed); `done` runs once either way.
+    package func whenWritten(within limit: Double = 2, _ done: @escaping @Sendable () -> Void) {
         if isSettled { return done() }
-        commitSchedules(ScheduleCommit()) { _ in done() }
+        let once = OnceFlag()
+        commitSchedules(ScheduleCommit()) { _ in if once.claim() { done() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) { if once.claim() { done() } }
     }
 
     /// Commits a schedule change (its runs, states and history together) in the writer's next
