@@ -11,6 +11,8 @@ enum RestartBench {
     /// worker that crashes 0.2 s after start, which also gives the supervisor time to make the
     /// module's warm spare.
     static let runBeforeCrash = 0.2
+    /// Crashes whose kernel part is timed apart (a spinning thread beside them).
+    static let kernelCrashes = 20
 
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
@@ -81,6 +83,7 @@ enum RestartBench {
             for (index, label) in Restart.stepLabels.enumerated() {
                 section.add(Figure(label, .milliseconds, samples: steps[index]))
             }
+            try Self.addKernelSplit(to: &section, agent: agent, name: name)
             if agent.stopAll() == nil { section.fail("the worker did not stop at the end") }
         } catch {
             section.fail("\(error)")
@@ -98,6 +101,8 @@ enum RestartBench {
         /// SIGKILL → reaped, reaped → started (spare adopted), started → ready frame handled,
         /// ready handled → seen by the bench: in the order of ``stepLabels``.
         var steps: [Double]
+        /// SIGKILL → the exit complete as the bench's spinning watch saw it (with `watchExit`).
+        var exited: Double? = nil
 
         static let stepLabels = [
             "  step: SIGKILL → old worker reaped (the kernel ends it, its pidfd wakes the loop)",
@@ -107,15 +112,37 @@ enum RestartBench {
         ]
     }
 
+    /// The first step split: on more crashes, a thread of the bench spins on the worker's pidfd
+    /// (``ExitWatch``), so the kernel's part (SIGKILL → exit complete) is timed apart from the
+    /// loop's (→ reaped). Not on the crashes above: the spinning thread takes a core. Beside it
+    /// the floor: the same for `/bin/sleep`, the least a process can be.
+    static func addKernelSplit(to section: inout Section, agent: EmbeddedAgent, name: String) throws {
+        var kernel = Samples()
+        var loop = Samples()
+        var floor = Samples()
+        for _ in 0..<kernelCrashes {
+            let restart = try Self.crash(agent, name: name, after: runBeforeCrash, watchExit: true)
+            guard let exited = restart.exited else { throw BenchError("the killed worker's pidfd never turned readable") }
+            kernel.append(exited)
+            loop.append(restart.steps[0] - exited)
+            if let bare = ExitWatch.bareProcessFloor() { floor.append(bare) }
+        }
+        section.add(Figure("    of it, the kernel: SIGKILL → exit complete (\(kernelCrashes) more crashes, the bench spinning on the pidfd)", .milliseconds, samples: kernel))
+        section.add(Figure("    of it, the loop: exit complete → reaped (on those crashes)", .milliseconds, samples: loop))
+        section.add(Figure("  floor: SIGKILL → exit complete of /bin/sleep (the same spinning watch)", .milliseconds, samples: floor,
+                           note: "the kernel ending a process that has one thread and no memory to speak of"))
+    }
+
     /// Lets the running worker run for `seconds`, kills it, and drives the loop until its
-    /// replacement is ready.
-    static func crash(_ agent: EmbeddedAgent, name: String, after seconds: Double) throws -> Restart {
+    /// replacement is ready; with `watchExit`, also times the kernel's part (``ExitWatch``).
+    static func crash(_ agent: EmbeddedAgent, name: String, after seconds: Double, watchExit: Bool = false) throws -> Restart {
         let until = Clock.now() + seconds
         agent.run(timeout: seconds) { Clock.now() >= until }
         guard let pid = agent.info(name)?.pid, pid > 0, agent.info(name)?.state == .running else {
             throw BenchError("no running worker to kill (state \(agent.info(name)?.state.description ?? "?"))")
         }
         var spawnedAt = 0.0
+        let watch = watchExit ? ExitWatch(pid: pid) : nil
         let killedAt = Clock.now()
         kill(pid, SIGKILL)
         var last: SupervisedProcessInfo?
@@ -131,7 +158,8 @@ enum RestartBench {
         }
         let times = [killedAt, info.reapedAt, info.spawnedAt, info.readyAt, seenAt]
         return Restart(respawned: (spawnedAt - killedAt) * 1000, ready: (seenAt - killedAt) * 1000,
-                       steps: (1..<times.count).map { (times[$0] - times[$0 - 1]) * 1000 })
+                       steps: (1..<times.count).map { (times[$0] - times[$0 - 1]) * 1000 },
+                       exited: watch?.exited().map { ($0 - killedAt) * 1000 })
     }
 
     /// How often `text` occurs in the file open as `fd` (the embedded supervisor's log).

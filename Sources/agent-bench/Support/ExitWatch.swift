@@ -1,0 +1,65 @@
+import CAgentSystem
+import Foundation
+
+/// When the kernel finished ending a process: a thread of the bench spins on the process's
+/// pidfd (poll with no timeout, never sleeping) and stamps the moment it turns readable. So a
+/// restart's first step splits into the kernel's part (SIGKILL → the exit complete) and the
+/// supervisor's (→ its loop woke and reaped), without the watcher's own wake-up in between.
+final class ExitWatch: @unchecked Sendable {
+    private let pidFD: Int32
+    private let done = DispatchSemaphore(value: 0)
+    /// Written by the watcher before it signals `done`; read only after.
+    private var exitedAt = 0.0
+
+    /// Starts watching `pid` (a child of the bench or of its supervisor); nil when no pidfd
+    /// could be opened for it.
+    init?(pid: pid_t, deadline seconds: Double = 10) {
+        pidFD = agent_pidfd_open(pid)
+        guard pidFD >= 0 else { return nil }
+        let fd = pidFD
+        let thread = Thread { [self] in
+            let giveUp = Clock.now() + seconds
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            while Clock.now() < giveUp {
+                if poll(&entry, 1, 0) == 1 { exitedAt = Clock.now(); break }
+            }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// The monotonic time the process's exit completed (nil if not within the deadline).
+    func exited() -> Double? {
+        done.wait()
+        close(pidFD)
+        return exitedAt > 0 ? exitedAt : nil
+    }
+
+    /// SIGKILL → exit complete of a process that does nothing: `/bin/sleep`, spawned by the bench
+    /// and killed once it sleeps. The kernel's floor under any restart's first step.
+    static func bareProcessFloor() -> Double? {
+        var pid: pid_t = 0
+        let arguments = ["sleep", "60"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ) == 0 else { return nil }
+        defer {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        let asleep = Clock.now() + 5
+        while Clock.now() < asleep, !isSleeping(pid) { usleep(200) }
+        guard let watch = ExitWatch(pid: pid) else { kill(pid, SIGKILL); return nil }
+        let killedAt = Clock.now()
+        kill(pid, SIGKILL)
+        return watch.exited().map { ($0 - killedAt) * 1000 }
+    }
+
+    /// Whether the process is asleep in the kernel (state S in /proc/PID/stat): `sleep` has
+    /// exec'd and is waiting.
+    private static func isSleeping(_ pid: pid_t) -> Bool {
+        guard let stat = ProcFiles.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+        let rest = stat[stat.index(after: close)...].drop(while: { $0 == " " })
+        return rest.first == "S" && (ProcFiles.read("/proc/\(pid)/comm") ?? "").hasPrefix("sleep")
+    }
+}
