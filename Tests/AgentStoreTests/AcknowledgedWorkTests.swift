@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func newRunsAreRefusedOnAFullDiskAndChangesOfAcknowledgedRunsAreWrittenOnceThereIsRoom() async throws {
-        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
+        let disk = try TmpfsDisk(size: "8m", name: "acknowledged")
         defer { disk.unmount() }
         let logger = Logger(label: "test")
         let store = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: logger)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func requestsAreRefusedWhileTheDiskIsFullAndNothingAcknowledgedIsLostAcrossARestart() throws {
-        let disk = try TmpfsDisk(size: "2m", name: "acknowledged")
+        let disk = try TmpfsDisk(size: "8m", name: "acknowledged")
         defer { disk.unmount() }
         let gate = disk.directory + "/open"
         let settings = #"""

@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func chatLinesTheStoreCannotWriteAreCounted() throws {
-        let disk = try TmpfsDisk(size: "1m", name: "chat-drop")
+        let disk = try TmpfsDisk(size: "4m", name: "chat-drop")
         defer { disk.unmount() }
         let path = disk.path + "/agent.sqlite"
         let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))

@@ -13,6 +13,8 @@ enum StoreFloor {
         case storeSchema
         /// The store's schema, 128 rows a statement (what the writer does now).
         case storeSchemaMultiRow
+        /// The same with SQLite's 4 KiB pages: a new store's page size before stop 52.
+        case storeSchemaMultiRowSmallPages
         /// The events table without any index, one row a statement.
         case bareTable
         /// The events table without any index, 128 rows a statement: the floor of the writer's shape.
@@ -28,6 +30,7 @@ enum StoreFloor {
             switch self {
             case .storeSchema: "floor: SQLite, the store's schema, 1 row a statement"
             case .storeSchemaMultiRow: "floor: SQLite, the store's schema, 128 rows a statement"
+            case .storeSchemaMultiRowSmallPages: "  the same with 4 KiB pages (a new store's before stop 52)"
             case .bareTable: "floor: SQLite, the events table without indexes, 1 row a statement"
             case .bareTableMultiRow: "floor: SQLite, the events table without indexes, 128 rows a statement"
             case .typeTimeIndex: "  the events table + (type, time) alone, 128 rows a statement"
@@ -37,6 +40,8 @@ enum StoreFloor {
         }
 
         var rowsPerStatement: Int { self == .storeSchema || self == .bareTable ? 1 : 128 }
+
+        var pageSize: Int { self == .storeSchemaMultiRowSmallPages ? 4096 : AgentStore.pageSize }
 
         /// The index of the events table laid out alone (nil: none, or the store's migrations).
         var index: String? {
@@ -48,7 +53,7 @@ enum StoreFloor {
             }
         }
 
-        var migrated: Bool { self == .storeSchema || self == .storeSchemaMultiRow }
+        var migrated: Bool { self == .storeSchema || self == .storeSchemaMultiRow || self == .storeSchemaMultiRowSmallPages }
     }
 
     struct Outcome {
@@ -62,7 +67,8 @@ enum StoreFloor {
     static func run(_ layout: Layout, events: [(type: String, source: String, time: Double, payload: [UInt8], pair: Int?)], path: String) throws -> Outcome {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA page_size = \(AgentStore.pageSize); PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA page_size = \(layout.pageSize); PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(try AgentStore.checkpointPages(db))")
         }
         let database = try DatabaseQueue(path: path, configuration: configuration)
         if layout.migrated {
