@@ -49,6 +49,11 @@ import Testing
 
         let stop = try agent.request("POST", "/api/processes/trades/stop", headers: ["Cookie": cookie, "Origin": own, "Sec-Fetch-Site": "same-origin", "X-CSRF-Token": csrf])
         #expect(stop.status == 200, "\(stop.description)")
+        // A stop is asked, not awaited: until the worker has ended, a start answers 409 ("already
+        // stopping"), which a loaded machine's slower stop once showed.
+        #expect(HTTPAgent.eventually {
+            (try? agent.request("GET", "/api/status", headers: ["Cookie": cookie]))?.body.contains(#""state":"stopped""#) == true
+        }, "trades did not stop within 60 s")
         // A plain HTML form carries the token in a field.
         let start = try agent.request("POST", "/api/processes/trades/start", headers: ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"],
                                       body: "csrf=" + csrf)

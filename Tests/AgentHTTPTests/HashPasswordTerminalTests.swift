@@ -10,7 +10,7 @@ import Testing
 
     /// Runs hash-password on a pseudo-terminal, typing each line once its prompt shows.
     static func typing(_ lines: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: script!)
         process.arguments = ["-qec", TestPaths.products + "/agent-control hash-password", "/dev/null"]
         process.currentDirectoryURL = URL(fileURLWithPath: TestPaths.temporaryDirectory("hash-tty"))

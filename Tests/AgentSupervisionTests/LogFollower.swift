@@ -5,7 +5,7 @@ import Foundation
 /// `agent-control logs NAME -f --json` against a test's agent: what it prints on stdout (the
 /// followed lines, decoded) and on stderr (why it failed or retried, for the test's messages).
 final class LogFollower: @unchecked Sendable {
-    private let process = Process()
+    private let process = TestProcess()
     private let stdout = LockedValue(Data())
     private let stderr = LockedValue(Data())
 

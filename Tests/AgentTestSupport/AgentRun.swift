@@ -5,7 +5,7 @@ import Foundation
 package final class AgentRun: @unchecked Sendable {
     package let directory: String
     package let settingsFile: String
-    package let process = Process()
+    package let process = TestProcess()
     private let lock = NSLock()
     private var out: [String] = []
     private var err: [String] = []

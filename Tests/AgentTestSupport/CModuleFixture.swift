@@ -15,7 +15,7 @@ package enum CModuleFixture {
         let sourcePath = "\(folder)/\(name).c"
         let library = "\(folder)/lib\(name).so"
         try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["cc", "-shared", "-fPIC", "-I", TestPaths.abiInclude, "-o", library, sourcePath] + extraFlags
         let errors = Pipe()

@@ -9,7 +9,7 @@ package enum ProcessDeadline {
     /// threads' state (to stderr: the timer is no test's thread, where an issue would be
     /// attributed to no test): a read of its output to the end then ends too, and the test's
     /// own checks of the output and the status fail. Call ``Guard/cancel()`` once it has ended.
-    package static func kill(_ process: Process, after seconds: Double, _ what: String) -> Guard {
+    package static func kill(_ process: TestProcess, after seconds: Double, _ what: String) -> Guard {
         let guarded = Guard()
         let pid = process.processIdentifier
         Thread {
@@ -28,7 +28,7 @@ package enum ProcessDeadline {
     /// `waitUntilExit`: Foundation, which learns of an exit from SIGCHLD, once missed one, and
     /// `waitUntilExit` then waits forever; a zombie's exit code is the kernel's word.
     @discardableResult
-    package static func waitForExit(_ process: Process, within seconds: Double, _ what: String) -> Int32? {
+    package static func waitForExit(_ process: TestProcess, within seconds: Double, _ what: String) -> Int32? {
         let pid = process.processIdentifier
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline {

@@ -20,7 +20,7 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
         let path = arguments[index + 1]
         try TestPaths.requireOutsideSourceTree(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
     }
-    let process = Process()
+    let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : TestPaths.products + "/" + program)
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)

@@ -14,7 +14,7 @@ package func runOnTerminal(_ program: String, _ arguments: [String], in director
     defer { close(master) }
     let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
 
-    let process = Process()
+    let process = TestProcess()
     process.executableURL = URL(fileURLWithPath: TestPaths.products + "/" + program)
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)

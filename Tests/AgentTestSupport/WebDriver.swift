@@ -27,7 +27,7 @@ package final class WebDriver: @unchecked Sendable {
         return nil
     }
 
-    private let driver = Process()
+    private let driver = TestProcess()
     private let port: Int
     package private(set) var session = ""
     private let logFile: String

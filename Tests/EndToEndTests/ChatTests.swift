@@ -95,7 +95,7 @@ import Testing
     @Test func chatReadsAConversationFromStandardInput() throws {
         let agent = try Agent(Self.agent)
         try agent.waitForReady(3)
-        let process = Process()
+        let process = TestProcess()
         process.executableURL = URL(fileURLWithPath: TestPaths.products + "/agent-control")
         process.arguments = ["chat", "--settings", agent.settings]
         let input = Pipe(), output = Pipe()

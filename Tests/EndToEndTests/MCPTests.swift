@@ -8,7 +8,7 @@ import Testing
 @Suite(.ownThreads, .serialized) struct MCPTests {
     /// `agent-control mcp` with its stdin and stdout: one JSON-RPC message a line.
     final class StdioClient {
-        let process = Process()
+        let process = TestProcess()
         private let input = Pipe(), output = Pipe()
         private var buffer = Data()
 

@@ -26,7 +26,7 @@ final class SMTPTestServer {
     let port: Int
     /// The server's self-signed certificate (TLS modes): the `ca_file` to trust.
     let certificate: String
-    private let process = Process()
+    private let process = TestProcess()
 
     /// Starts the server on a free port of 127.0.0.1; with `username`/`password`, AUTH is
     /// required (after STARTTLS in `starttls` mode).
