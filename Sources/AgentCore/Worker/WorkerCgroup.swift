@@ -23,7 +23,7 @@ public enum WorkerCgroup {
 
     /// Whether `pid` is in the cgroup at `path` (listed in its `cgroup.procs`; reading it takes
     /// no lock a migration waits for).
-    static func holds(_ pid: pid_t, cgroup path: String) -> Bool {
+    package static func holds(_ pid: pid_t, cgroup path: String) -> Bool {
         guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return false }
         let own = String(pid)
         return text.split(separator: "\n").contains { $0 == own }
