@@ -17,7 +17,8 @@ import Testing
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["30"]
         try sleeper.run()
-        defer { sleeper.terminate(); sleeper.waitUntilExit() }
+        // SIGKILL: the test runner's blocked signals are the child's too.
+        defer { kill(sleeper.processIdentifier, SIGKILL); sleeper.waitUntilExit() }
         let child = sleeper.processIdentifier
         #expect(WorkerCgroup.holds(getpid(), cgroup: own))
         #expect(WorkerCgroup.holds(child, cgroup: own))
