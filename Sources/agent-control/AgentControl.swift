@@ -35,6 +35,10 @@ struct AgentControl: ParsableCommand {
     /// `-C DIR` before the command and the hint for a misspelled command come first; every
     /// help ends with the exit status table.
     static func main() {
+        // `console` (also what `start` detaches) compiles the settings' schema beside the
+        // argument parsing, while the second core is idle (see StartWarmUp). A word "console"
+        // elsewhere on the line only costs that compile on the other core.
+        if CommandLine.arguments.dropFirst().contains("console") { StartWarmUp.begin() }
         CommandEntry.main(Self.self)
     }
 }

@@ -206,6 +206,8 @@ public struct AgentLauncher {
         // signalfd only if no thread takes it (see Supervisor.watchStops).
         let childSignal: [Int32] = [SIGCHLD]
         _ = childSignal.withUnsafeBufferPointer { agent_block_signals($0.baseAddress, Int32($0.count)) }
+        // Begun already by agent-control's main; here for a launcher called from elsewhere.
+        StartWarmUp.begin()
         // Detached (`start`): the log file is written through its rotation; stdout and stderr,
         // which `start` pointed at it, follow it when it is rotated or reopened.
         var logFileProblem: String?
