@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -204,6 +205,12 @@ void agent_set_thread_name(const char *name) {
     strncpy(buf, name, sizeof(buf) - 1);
     buf[sizeof(buf) - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
+}
+
+/* glibc gives each thread that mallocs an arena of its own, up to 8 per core (64 MiB
+   reserved, its first pages touched): in a worker, a few pages each, private to the process. */
+int agent_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
 }
 
 int agent_wait_stop_change(pid_t pid, int *signo) {

@@ -212,7 +212,10 @@ final class WorkerChannel: @unchecked Sendable {
         defer { outLock.unlock() }
         guard !writerStarted else { return }
         writerStarted = true
-        let thread = Thread { [self] in writeLoop() }
+        let thread = Thread { [self] in
+            agent_set_thread_name("agent-writer")
+            writeLoop()
+        }
         thread.name = "agent-writer"
         thread.start()
     }

@@ -45,6 +45,8 @@ public enum WorkerMain {
             print(AgentVersion.line(for: "agent-worker"))
             exit(0)
         }
+        // Before any thread starts: an arena made before the limit is kept.
+        WorkerMemory.limitArenas()
         // Into the agent's cgroup before anything else, so that no module code runs outside it.
         var cgroup = ProcessInfo.processInfo.environment[WorkerCgroup.environmentKey].flatMap { $0.isEmpty ? nil : $0 }
         if let path = cgroup, case let code = WorkerCgroup.join(path), code != 0 {
@@ -221,6 +223,7 @@ public enum WorkerMain {
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
         let runner = Thread {
+            agent_set_thread_name("agent-process")
             var api = host.api
             var errorBuffer = [CChar](repeating: 0, count: 4096)
             let status = type.withCString { typePointer in
@@ -321,6 +324,7 @@ public enum WorkerMain {
         exitingChannel = channel
         atexit { WorkerMain.exitingChannel?.flush() }
         let reader = Thread {
+            agent_set_thread_name("agent-reader")
             channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
             host.markChannelClosed()
             // The supervisor is gone: give the process a moment to end, then leave.
@@ -363,7 +367,7 @@ public enum WorkerMain {
     }
 
     /// SIGTERM asks the process to stop gracefully, like a stop frame. Caught by a handler that
-    /// writes to a pipe, read by a thread of its own (``watchStopSignal(_:)``): not ignored (an
+    /// writes to a pipe, read by a dispatch source (``watchStopSignal(_:)``): not ignored (an
     /// ignored signal stays ignored in the children a module execs) and not blocked (a dispatch
     /// signal source blocks it in the thread that registers it, and threads inherit their
     /// creator's mask).
@@ -375,23 +379,27 @@ public enum WorkerMain {
         }
     }
 
-    /// Starts the thread that turns a caught SIGTERM into a stop request: after the ready
-    /// frame, off the start's critical path (a SIGTERM before waits in the pipe).
+    /// Turns a caught SIGTERM into a stop request: after the ready frame, off the start's
+    /// critical path (a SIGTERM before waits in the pipe). A read source on the pipe, watched
+    /// by dispatch's event thread, which a worker runs anyway as soon as anything in it sleeps
+    /// or waits on a timer: no thread of its own (a thread's touched stack and its malloc
+    /// arena were a tenth of an idle worker's private memory). Its handler runs on a serial
+    /// queue of its own, so that a module's stop handler that blocks holds no shared pool.
     static func watchStopSignal(_ host: WorkerHost) {
         let pipe = stopSignalPipe
         guard pipe >= 0 else { return }
-        let thread = Thread {
+        let source = DispatchSource.makeReadSource(fileDescriptor: pipe, queue: DispatchQueue(label: "agent-signals"))
+        source.setEventHandler {
             var byte: UInt8 = 0
-            var ready = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
-            while true {
-                if poll(&ready, 1, -1) < 0, errno != EINTR { return }
-                while read(pipe, &byte, 1) == 1 { host.requestStop() }
-            }
+            // The pipe is non-blocking: read what the handler wrote, then wait again.
+            while read(pipe, &byte, 1) == 1 { host.requestStop() }
         }
-        thread.name = "agent-signals"
-        thread.stackSize = 256 << 10
-        thread.start()
+        source.resume()
+        stopSignalSource = source
     }
+
+    /// Keeps the SIGTERM pipe's source alive (a released source stops watching).
+    nonisolated(unsafe) private static var stopSignalSource: (any DispatchSourceRead)?
 
     /// The read end of the SIGTERM pipe (-1: none).
     nonisolated(unsafe) private static var stopSignalPipe: Int32 = -1

@@ -123,6 +123,10 @@ long agent_peer_uid(int fd);
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);
 
+/** mallopt(M_ARENA_MAX, count): at most `count` malloc arenas in this process (and in the
+    processes it forks). Call before any thread starts. Returns 1 on success, 0 on failure. */
+int agent_limit_malloc_arenas(int count);
+
 /**
  * The fork server's loop (run by `agent-worker --fork-server`, single-threaded, with its
  * control socket — SOCK_SEQPACKET — on `control`). Each request is a payload (the worker's
