@@ -1,4 +1,5 @@
 import AgentCore
+import AgentTestSupport
 @testable import AgentSupervision
 import Foundation
 import Testing
@@ -13,11 +14,11 @@ import Testing
             // No cgroup2 mount here: join is never called (workers run without a cgroup).
             return
         }
-        let sleeper = Process()
+        let sleeper = TestProcess()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["30"]
         try sleeper.run()
-        // SIGKILL: the test runner's blocked signals are the child's too.
+        // SIGKILL: whatever the child does with SIGTERM.
         defer { kill(sleeper.processIdentifier, SIGKILL); sleeper.waitUntilExit() }
         let child = sleeper.processIdentifier
         #expect(WorkerCgroup.holds(getpid(), cgroup: own))

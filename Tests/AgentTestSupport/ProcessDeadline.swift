@@ -24,9 +24,8 @@ package enum ProcessDeadline {
     }
 
     /// Waits for `process` to end, at most `seconds`; past them records an issue with its
-    /// threads' state and kills it. Its exit status, or nil when it had to be killed. Not
-    /// `waitUntilExit`: Foundation, which learns of an exit from SIGCHLD, once missed one, and
-    /// `waitUntilExit` then waits forever; a zombie's exit code is the kernel's word.
+    /// threads' state and kills it. Its exit status, or nil when it had to be killed. A
+    /// zombie's exit code (the kernel's word) is taken as soon as it is there.
     @discardableResult
     package static func waitForExit(_ process: TestProcess, within seconds: Double, _ what: String) -> Int32? {
         let pid = process.processIdentifier

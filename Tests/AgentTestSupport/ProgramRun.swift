@@ -55,9 +55,8 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     let reader = Thread { errors.set(err.fileHandleForReading.readDataToEndOfFile()) }
     reader.start()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    // Not waitUntilExit: Foundation learns of an exit from SIGCHLD, which once in a full run it
-    // did not hear (AgentRun.waitForExit), and then waitUntilExit waits forever. The kernel's
-    // word (a zombie's exit code) is taken too; past the kill and a minute more, a diagnostic.
+    // A bounded wait, not waitUntilExit: past the kill and a minute more, a diagnostic. A
+    // zombie's exit code (the kernel's word) is taken as soon as it is there.
     let exitDeadline = Date().addingTimeInterval(timeout + 60)
     var zombie: Int32?
     while process.isRunning, zombie == nil {

@@ -8,6 +8,7 @@ import Foundation
 final class ExitWatch: @unchecked Sendable {
     private let pidFD: Int32
     private let done = DispatchSemaphore(value: 0)
+    private let armed = DispatchSemaphore(value: 0)
     /// Written by the watcher before it signals `done`; read only after.
     private var exitedAt = 0.0
 
@@ -20,18 +21,25 @@ final class ExitWatch: @unchecked Sendable {
         let thread = Thread { [self] in
             let giveUp = Clock.now() + seconds
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var first = true
             while Clock.now() < giveUp {
-                if poll(&entry, 1, 0) == 1 { exitedAt = Clock.now(); break }
+                let ready = poll(&entry, 1, 0) == 1
+                if first { armed.signal(); first = false }
+                if ready { exitedAt = Clock.now(); break }
             }
             done.signal()
         }
         thread.start()
+        // Spinning before the caller kills: else a slow thread start would count as the kernel's.
+        armed.wait()
     }
+
+    deinit { close(pidFD) }
 
     /// The monotonic time the process's exit completed (nil if not within the deadline).
     func exited() -> Double? {
         done.wait()
-        close(pidFD)
+        done.signal()
         return exitedAt > 0 ? exitedAt : nil
     }
 
