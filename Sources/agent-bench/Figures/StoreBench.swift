@@ -254,6 +254,20 @@ enum StoreBench {
                                note: layout == .storeSchema ? "the same events, a new database each run, 20,000 rows a transaction, WAL, synchronous=normal" : nil))
             section.add(Figure("  CPU per row", .microseconds, samples: perRow))
         }
+        // Small commits, both page sizes, interleaved: what 16 KiB pages cost acknowledged work.
+        let commits = Array(workload.events.prefix(environment.quick ? 300 : 1_000))
+        var small: [Int: Samples] = [:]
+        for repetition in 1...(environment.quick ? 2 : 3) {
+            for pageSize in [AgentStore.pageSize, 4096] {
+                let path = environment.folder("store-floor-commits-\(pageSize)-\(repetition)") + "/floor.sqlite"
+                small[pageSize, default: Samples()].append(try StoreFloor.singleCommits(pageSize: pageSize, events: commits, path: path).rowsPerSecond)
+            }
+        }
+        for pageSize in [AgentStore.pageSize, 4096] {
+            guard let rows = small[pageSize] else { continue }
+            section.add(Figure("floor: SQLite, one event a transaction, synchronous=full, \(pageSize / 1024) KiB pages", .eventsPerSecond, samples: rows,
+                               note: pageSize == 4096 ? "a new store's page size before stop 52" : "\(commits.count) commits, each waiting for fsync, as acknowledged work does"))
+        }
     }
 
     // MARK: (c) queries

@@ -109,6 +109,38 @@ enum StoreFloor {
         return Outcome(rowsPerSecond: Double(inserted) / seconds, cpuMicrosecondsPerRow: Double(threadCPU() - cpuStart) / 1000 / Double(inserted))
     }
 
+    /// One event a transaction with synchronous=full, as acknowledged work commits (a task
+    /// request, a published event): what a page size costs a small commit (each commit writes
+    /// the pages it touches to the WAL, whole, and waits for fsync).
+    static func singleCommits(pageSize: Int, events: [(type: String, source: String, time: Double, payload: [UInt8], pair: Int?)], path: String) throws -> Outcome {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA page_size = \(pageSize); PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(try AgentStore.checkpointPages(db))")
+        }
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        try StoreSchema.migrator.migrate(database)
+        let sql = "INSERT INTO events (time, type, source, payload, run_id) VALUES (?, ?, ?, ?, ?)"
+        let cpuStart = threadCPU()
+        let start = Clock.now()
+        try database.inDatabase { db in
+            let prepared = try db.makeStatement(sql: sql)
+            let statement = prepared.sqliteStatement
+            for event in events {
+                try db.inTransaction {
+                    bind(event, to: statement, at: 1)
+                    let code = sqlite3_step(statement)
+                    sqlite3_reset(statement)
+                    if code != SQLITE_DONE { throw BenchError("floor commit: \(String(cString: sqlite3_errmsg(db.sqliteConnection)))") }
+                    return .commit
+                }
+            }
+            withExtendedLifetime(prepared) {}
+        }
+        let seconds = Clock.now() - start
+        return Outcome(rowsPerSecond: Double(events.count) / seconds, cpuMicrosecondsPerRow: Double(threadCPU() - cpuStart) / 1000 / Double(events.count))
+    }
+
     /// SQLite copies each text (into buffers it reuses), so no binding outlives its bytes.
     private static func bind(_ event: (type: String, source: String, time: Double, payload: [UInt8], pair: Int?), to statement: OpaquePointer?, at column: Int32) {
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
