@@ -108,19 +108,21 @@ public struct AgentLauncher {
     /// or when stopped by SIGINT or SIGTERM while building or describing modules
     /// (`catchingSignals`: the signals are caught from before the build on; the build is
     /// stopped, the describe workers killed).
-    public func prepare(logger: Logger, catchingSignals: Bool = false) throws(PreparationError) -> Prepared {
+    /// `stopSignals`: ones caught already (the console catches them from its start on).
+    public func prepare(logger: Logger, catchingSignals: Bool = false, stopSignals: StopSignals? = nil) throws(PreparationError) -> Prepared {
         let settings: AgentSettings
         do {
             settings = try AgentSettings.load(file: options.settingsPath)
         } catch {
             throw PreparationError(description: "\(error)", exitCode: ExitCode.invalidConfiguration)
         }
-        return try prepare(settings, logger: logger, catchingSignals: catchingSignals)
+        return try prepare(settings, logger: logger, catchingSignals: catchingSignals, stopSignals: stopSignals)
     }
 
     /// ``prepare(logger:catchingSignals:)`` for a settings document already read (one a
     /// settings command is about to write, or checks for a client).
-    public func prepare(_ settings: AgentSettings, logger: Logger, catchingSignals: Bool = false) throws(PreparationError) -> Prepared {
+    public func prepare(_ settings: AgentSettings, logger: Logger, catchingSignals: Bool = false,
+                        stopSignals caught: StopSignals? = nil) throws(PreparationError) -> Prepared {
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
         let environment = ProcessInfo.processInfo.environment
@@ -153,7 +155,7 @@ public struct AgentLauncher {
         refuseUntrusted()
         // From here on a SIGTERM is a request to stop cleanly: a build is stopped, describe
         // workers are killed, and the supervisor, which takes over the pipe, sees any later one.
-        let stopSignals = catchingSignals ? StopSignals() : nil
+        let stopSignals = caught ?? (catchingSignals ? StopSignals() : nil)
         func stopped(while doing: String) -> PreparationError? {
             guard let signal = stopSignals?.received else { return nil }
             return PreparationError(description: "stopped by \(SignalName.of(signal)) while \(doing); nothing was started",
@@ -206,6 +208,9 @@ public struct AgentLauncher {
         // signalfd only if no thread takes it (see Supervisor.watchStops).
         let childSignal: [Int32] = [SIGCHLD]
         _ = childSignal.withUnsafeBufferPointer { agent_block_signals($0.baseAddress, Int32($0.count)) }
+        // A SIGTERM from here on stops the agent cleanly, once it runs, rather than ending it
+        // where it stands (in the run folder's take, say): the supervisor takes the pipe over.
+        let stopSignals = StopSignals()
         // Begun already by agent-control's main; here for a launcher called from elsewhere.
         StartWarmUp.begin()
         // Detached (`start`): the log file is written through its rotation; stdout and stderr,
@@ -242,7 +247,7 @@ public struct AgentLauncher {
         defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
-            prepared = try prepare(logger: logger, catchingSignals: true)
+            prepared = try prepare(logger: logger, catchingSignals: true, stopSignals: stopSignals)
         } catch {
             if error.stoppedBySignal {
                 logger.notice("\(error.description)")
