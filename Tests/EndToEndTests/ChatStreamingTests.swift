@@ -43,7 +43,8 @@ import Testing
                 releasedAfter = shown
                 stub.release()
             }
-            return shown.contains("world.")
+            // The line's end too: a SIGTERM between the last piece and it ends the command first.
+            return shown.contains("world.\r\n")
         }
         #expect(!stub.holdExpired, "the pieces did not reach the terminal before the model went on:\n\(output)")
         #expect(releasedAfter.hasSuffix("bot> Hello") && !releasedAfter.contains("wor"), "\(releasedAfter)")
