@@ -46,8 +46,13 @@ import Testing
         }.count
     }
 
-    private static func ownThreadsStarted(_ pid: Int32) -> Bool {
-        Set(threadNames(of: pid)).isSuperset(of: ["agent-process", "agent-reader", "agent-writer"])
+    /// Each of the worker's own threads is there once. A thread that one of them creates (the
+    /// cooperative pool's, for the module's async `run`) starts with its creator's name until
+    /// dispatch names it, so a snapshot can briefly show a second "agent-process": the wait
+    /// is for a snapshot without one, and fails if the second one stays.
+    private static func ownThreadsOnceEach(_ pid: Int32) -> Bool {
+        let names = threadNames(of: pid)
+        return ["agent-process", "agent-reader", "agent-writer"].allSatisfy { name in names.filter { $0 == name }.count == 1 }
     }
 
     @Test(arguments: [false, true])
@@ -56,9 +61,9 @@ import Testing
                                  environment: forked ? [:] : ["AGENT_FORK_SERVER": "0"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(agent.transcript)")
         let pid = try #require(agent.workerPids("one").first)
-        // The threads name themselves as they start: wait for the three (generously).
+        // The threads name themselves as they start: wait for the three, once each (generously).
         let deadline = Date().addingTimeInterval(30)
-        while !Self.ownThreadsStarted(pid), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while !Self.ownThreadsOnceEach(pid), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         let names = Self.threadNames(of: pid)
         for name in ["agent-process", "agent-reader", "agent-writer"] {
             #expect(names.filter { $0 == name }.count == 1, "\(name) in \(names)")
