@@ -54,6 +54,8 @@ let testTargets: [Target] = [
     ("EndToEndTests", [
         "AgentBase", "AgentCore", "AgentVersion", .product(name: "GRDB", package: "GRDB.swift"),
         "agent-control", "agent-worker", "validate-settings", "create-agent", "add-agent-module",
+        // CommandDefinitionTests runs ArgumentParser's own checks of every command.
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
 ].map { (name: String, dependencies: [Target.Dependency]) in
     .testTarget(

@@ -140,6 +140,8 @@ struct Console: ParsableCommand {
         socket instead). The workers and everything they start live in a cgroup of the agent's own \
         where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \
         run folder instead), so that what a killed agent left is killed at once or at its next start. \
+        Each worker's malloc keeps at most two arenas, however many threads its module starts \
+        (AGENT_WORKER_MALLOC_ARENAS=N sets another limit; 0 leaves glibc's own). \
         Once every first start has settled, the agent unmaps the pages of its own code that only the \
         start used (they stay in the page cache; AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
         Events and messages are printed on stdout; the log \

@@ -297,7 +297,12 @@ import Testing
         for runID in [first, second] {
             let pid = harness.pid(of: runID)
             ProcFacts.waitForCommand("sleep", of: [pid])
-            let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").sorted()
+            // The command's name changes at exec, before the dynamic loader has read the libraries
+            // (on fd 3, for a moment): wait for sleep's own descriptors; one that leaked stays.
+            let descriptors = { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).sorted() }
+            let deadline = Date().addingTimeInterval(30)
+            while descriptors() != ["0", "1", "2"], Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            let fds = descriptors()
             #expect(fds == ["0", "1", "2"], "pid \(pid) holds \(fds)")
         }
         // And none of the runner's ends of one run's pipes is what the other holds.
