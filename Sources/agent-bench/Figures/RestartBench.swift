@@ -83,7 +83,7 @@ enum RestartBench {
             for (index, label) in Restart.stepLabels.enumerated() {
                 section.add(Figure(label, .milliseconds, samples: steps[index]))
             }
-            try Self.addKernelSplit(to: &section, agent: agent, name: name)
+            try Self.addKernelSplit(to: &section, agent: agent, name: name, environment: environment)
             if agent.stopAll() == nil { section.fail("the worker did not stop at the end") }
         } catch {
             section.fail("\(error)")
@@ -115,22 +115,27 @@ enum RestartBench {
     /// The first step split: on more crashes, a thread of the bench spins on the worker's pidfd
     /// (``ExitWatch``), so the kernel's part (SIGKILL → exit complete) is timed apart from the
     /// loop's (→ reaped). Not on the crashes above: the spinning thread takes a core. Beside it
-    /// the floor: the same for `/bin/sleep`, the least a process can be.
-    static func addKernelSplit(to section: inout Section, agent: EmbeddedAgent, name: String) throws {
+    /// two floors: the same for `/bin/sleep`, the least a process can be, and for a spare
+    /// worker that never started (the worker's libraries mapped, none of its threads).
+    static func addKernelSplit(to section: inout Section, agent: EmbeddedAgent, name: String, environment: BenchEnvironment) throws {
         var kernel = Samples()
         var loop = Samples()
         var floor = Samples()
+        var spare = Samples()
         for _ in 0..<kernelCrashes {
             let restart = try Self.crash(agent, name: name, after: runBeforeCrash, watchExit: true)
             guard let exited = restart.exited else { throw BenchError("the killed worker's pidfd never turned readable") }
             kernel.append(exited)
             loop.append(restart.steps[0] - exited)
             if let bare = ExitWatch.bareProcessFloor() { floor.append(bare) }
+            if let idle = ExitWatch.spareWorkerFloor(environment) { spare.append(idle) }
         }
         section.add(Figure("    of it, the kernel: SIGKILL → exit complete (\(kernelCrashes) more crashes, the bench spinning on the pidfd)", .milliseconds, samples: kernel))
         section.add(Figure("    of it, the loop: exit complete → reaped (on those crashes)", .milliseconds, samples: loop))
         section.add(Figure("  floor: SIGKILL → exit complete of /bin/sleep (the same spinning watch)", .milliseconds, samples: floor,
                            note: "the kernel ending a process that has one thread and no memory to speak of"))
+        section.add(Figure("  floor: SIGKILL → exit complete of a spare worker, exec'd and waiting (the same spinning watch)", .milliseconds, samples: spare,
+                           note: "agent-worker --spare: the Swift runtime, Foundation and the module loaded, one thread; the kernel unmapping the libraries' pages is most of it"))
     }
 
     /// Lets the running worker run for `seconds`, kills it, and drives the loop until its

@@ -1,3 +1,4 @@
+import AgentSupervision
 import CAgentSystem
 import Foundation
 
@@ -61,6 +62,42 @@ final class ExitWatch: @unchecked Sendable {
         let killedAt = Clock.now()
         kill(pid, SIGKILL)
         return watch.exited().map { ($0 - killedAt) * 1000 }
+    }
+
+    /// SIGKILL → exit complete of a worker that has started but does no work: `agent-worker
+    /// --spare` of the bench module, spawned by the bench with a socketpair as its channel and
+    /// killed once it waits for its start frame (the Swift runtime, Foundation and the module
+    /// loaded, one thread). What the kernel needs to end a process with a worker's libraries
+    /// mapped: the floor under the kernel's part of a worker's exit, as /bin/sleep is the floor
+    /// under any process's.
+    static func spareWorkerFloor(_ environment: BenchEnvironment) -> Double? {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { return nil }
+        // Our end stays open (no end of file for the spare) until the spare is gone.
+        defer { close(pair[0]) }
+        let spawned = ProcessSpawner.spawn(
+            path: environment.agentWorker,
+            arguments: ["agent-worker", "--spare", environment.library("bench"), "--module", "bench"],
+            environment: ProcessInfo.processInfo.environment, stdout: 2, stderr: 2, channel: pair[1], newGroup: false)
+        close(pair[1])
+        guard case .success(let pid) = spawned else { return nil }
+        defer {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        let waiting = Clock.now() + 10
+        while Clock.now() < waiting, !isReadingChannel(pid) { usleep(1000) }
+        guard isReadingChannel(pid), let watch = ExitWatch(pid: pid) else { kill(pid, SIGKILL); return nil }
+        let killedAt = Clock.now()
+        kill(pid, SIGKILL)
+        return watch.exited().map { ($0 - killedAt) * 1000 }
+    }
+
+    /// Whether the process is blocked reading fd 3 (/proc/PID/syscall: recvmsg or read, first
+    /// argument 3): a spare that has loaded its module and waits for the start frame.
+    private static func isReadingChannel(_ pid: pid_t) -> Bool {
+        guard let fields = ProcFiles.read("/proc/\(pid)/syscall")?.split(separator: " "), fields.count > 1 else { return false }
+        return (fields[0] == "47" || fields[0] == "0") && fields[1] == "0x3"
     }
 
     /// Whether the process is asleep in the kernel (state S in /proc/PID/stat): `sleep` has
