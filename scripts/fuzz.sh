@@ -9,6 +9,9 @@
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]
 #   scripts/fuzz.sh --build-only      (builds the harnesses, runs none: .ci/run builds them
 #                                      beside its own build and tests, and runs them after)
+#   scripts/fuzz.sh --no-build [SECONDS] [HARNESS...]
+#                                     (runs the harnesses of the last build without asking
+#                                      SwiftPM again: its no-op build took 10 s in .ci/run)
 #
 # Environment: FUZZ_WORK, the work folder (default a new temporary one, removed after a clean
 # run): new corpus entries and crash inputs go there, never into the repository. FUZZ_JOBS, how
@@ -19,7 +22,9 @@
 set -euo pipefail
 
 build_only=0
+no_build=0
 if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
+if [ "${1:-}" = --no-build ]; then no_build=1; shift; fi
 seconds="${1:-10}"
 shift || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,15 +49,27 @@ fi
 # The order of the two --sanitize flags comes from a Set: with a new hash seed each run, every
 # other build saw new flags and rebuilt everything. A fixed seed keeps the order, and the build.
 export SWIFT_DETERMINISTIC_HASHING=1
-echo "fuzz: building the harnesses (swift build ${flags[*]} in Fuzz/)"
-built=$SECONDS
-if ! swift build "${flags[@]}" >"$work/build.log" 2>&1; then
-    cat "$work/build.log"
-    echo "fuzz: the build failed"
-    exit 1
+# Where the last build put the harnesses, for --no-build (asking SwiftPM again costs seconds).
+bin_record="$root/Fuzz/$( [ "${FUZZ_LONG:-0}" = 1 ] && echo .build-long || echo .build )/agent-fuzz-bin-path"
+if [ "$no_build" = 1 ]; then
+    bin="$(cat "$bin_record" 2>/dev/null || true)"
+    if [ -z "$bin" ] || [ ! -d "$bin" ]; then
+        echo "fuzz: --no-build, but no build of the harnesses was found ($bin_record); run scripts/fuzz.sh --build-only first" >&2
+        exit 1
+    fi
+    echo "fuzz: the harnesses of the last build, in $bin"
+else
+    echo "fuzz: building the harnesses (swift build ${flags[*]} in Fuzz/)"
+    built=$SECONDS
+    if ! swift build "${flags[@]}" >"$work/build.log" 2>&1; then
+        cat "$work/build.log"
+        echo "fuzz: the build failed"
+        exit 1
+    fi
+    bin="$(swift build "${flags[@]}" --show-bin-path)"
+    echo "$bin" >"$bin_record"
+    echo "fuzz: built in $((SECONDS - built)) s"
 fi
-bin="$(swift build "${flags[@]}" --show-bin-path)"
-echo "fuzz: built in $((SECONDS - built)) s"
 if [ "$build_only" = 1 ]; then
     [ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"
     exit 0

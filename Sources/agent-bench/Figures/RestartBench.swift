@@ -11,7 +11,7 @@ enum RestartBench {
     /// worker that crashes 0.2 s after start, which also gives the supervisor time to make the
     /// module's warm spare.
     static let runBeforeCrash = 0.2
-    /// Crashes whose kernel part is timed apart (a spinning thread beside them).
+    /// Crashes whose kernel part is timed apart (a watching thread beside them).
     static let kernelCrashes = 20
 
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
@@ -101,7 +101,7 @@ enum RestartBench {
         /// SIGKILL → reaped, reaped → started (spare adopted), started → ready frame handled,
         /// ready handled → seen by the bench: in the order of ``stepLabels``.
         var steps: [Double]
-        /// SIGKILL → the exit complete as the bench's spinning watch saw it (with `watchExit`).
+        /// SIGKILL → the exit complete as the bench's watch saw it (with `watchExit`).
         var exited: Double? = nil
 
         static let stepLabels = [
@@ -112,9 +112,9 @@ enum RestartBench {
         ]
     }
 
-    /// The first step split: on more crashes, a thread of the bench spins on the worker's pidfd
+    /// The first step split: on more crashes, a thread of the bench waits on the worker's pidfd
     /// (``ExitWatch``), so the kernel's part (SIGKILL → exit complete) is timed apart from the
-    /// loop's (→ reaped). Not on the crashes above: the spinning thread takes a core. Beside it
+    /// loop's (→ reaped). Not on the crashes above: the watch's wake-up competes with the loop's. Beside it
     /// two floors: the same for `/bin/sleep`, the least a process can be, and for a spare
     /// worker that never started (the worker's libraries mapped, none of its threads).
     static func addKernelSplit(to section: inout Section, agent: EmbeddedAgent, name: String, environment: BenchEnvironment) throws {
@@ -130,11 +130,11 @@ enum RestartBench {
             if let bare = ExitWatch.bareProcessFloor() { floor.append(bare) }
             if let idle = ExitWatch.spareWorkerFloor(environment) { spare.append(idle) }
         }
-        section.add(Figure("    of it, the kernel: SIGKILL → exit complete (\(kernelCrashes) more crashes, the bench spinning on the pidfd)", .milliseconds, samples: kernel))
+        section.add(Figure("    of it, the kernel: SIGKILL → exit complete (\(kernelCrashes) more crashes, a thread of the bench waiting on the pidfd)", .milliseconds, samples: kernel))
         section.add(Figure("    of it, the loop: exit complete → reaped (on those crashes)", .milliseconds, samples: loop))
-        section.add(Figure("  floor: SIGKILL → exit complete of /bin/sleep (the same spinning watch)", .milliseconds, samples: floor,
+        section.add(Figure("  floor: SIGKILL → exit complete of /bin/sleep (the same watch)", .milliseconds, samples: floor,
                            note: "the kernel ending a process that has one thread and no memory to speak of"))
-        section.add(Figure("  floor: SIGKILL → exit complete of a spare worker, exec'd and waiting (the same spinning watch)", .milliseconds, samples: spare,
+        section.add(Figure("  floor: SIGKILL → exit complete of a spare worker, exec'd and waiting (the same watch)", .milliseconds, samples: spare,
                            note: "agent-worker --spare: the Swift runtime, Foundation and the module loaded, one thread; the kernel unmapping the libraries' pages is most of it"))
     }
 
