@@ -23,9 +23,21 @@ set -euo pipefail
 
 build_only=0
 no_build=0
-if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
-if [ "${1:-}" = --no-build ]; then no_build=1; shift; fi
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build-only) build_only=1; shift ;;
+        --no-build) no_build=1; shift ;;
+        *) break ;;
+    esac
+done
+if [ "$build_only" = 1 ] && [ "$no_build" = 1 ]; then
+    echo "error: --build-only and --no-build exclude each other" >&2
+    exit 64
+fi
 seconds="${1:-10}"
+case "$seconds" in
+    ''|*[!0-9]*) echo "error: SECONDS must be a whole number, not \"$seconds\" (scripts/fuzz.sh [--no-build] [SECONDS] [HARNESS...])" >&2; exit 64 ;;
+esac
 shift || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -57,7 +69,7 @@ if [ "$no_build" = 1 ]; then
         echo "fuzz: --no-build, but no build of the harnesses was found ($bin_record); run scripts/fuzz.sh --build-only first" >&2
         exit 1
     fi
-    echo "fuzz: the harnesses of the last build, in $bin"
+    echo "fuzz: the harnesses of the last build, in $bin (not rebuilt: changes since are not in them)"
 else
     echo "fuzz: building the harnesses (swift build ${flags[*]} in Fuzz/)"
     built=$SECONDS

@@ -4,7 +4,8 @@ import Foundation
 
 /// When the kernel finished ending a process: a thread of the bench waits in poll on the
 /// process's pidfd and stamps the moment it wakes. So a restart's first step splits into the
-/// kernel's part (SIGKILL → the exit complete, plus the watcher's own wake-up, some µs) and the
+/// kernel's part (SIGKILL → the exit complete, plus the watcher's own wake-up: some µs on a quiet
+/// machine, milliseconds on a loaded one, so read it on a quiet one) and the
 /// supervisor's (→ its loop woke and reaped). The watcher used to spin (poll with no timeout):
 /// on two cores that took one from the dying worker's threads, which must each run to end,
 /// and the kernel's part read 3.2 ms against 1.1 ms for the whole step (stop 53).
@@ -29,7 +30,10 @@ final class ExitWatch: @unchecked Sendable {
                 let left = giveUp - Clock.now()
                 guard left > 0 else { break }
                 // Readiness is kept: an exit complete before poll is entered is seen at once.
-                if poll(&entry, 1, Int32(min(left * 1000, 1000).rounded(.up))) == 1 { exitedAt = Clock.now(); break }
+                if poll(&entry, 1, Int32(min(left * 1000, 1000).rounded(.up))) == 1, entry.revents & Int16(POLLIN) != 0 {
+                    exitedAt = Clock.now()
+                    break
+                }
             }
             done.signal()
         }
@@ -89,18 +93,26 @@ final class ExitWatch: @unchecked Sendable {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
         let waiting = Clock.now() + 10
-        while Clock.now() < waiting, !isReadingChannel(pid) { usleep(1000) }
-        guard isReadingChannel(pid), let watch = ExitWatch(pid: pid) else { kill(pid, SIGKILL); return nil }
+        let module = environment.library("bench")
+        while Clock.now() < waiting, !isReadingChannel(pid, module: module) { usleep(1000) }
+        guard isReadingChannel(pid, module: module), let watch = ExitWatch(pid: pid) else { kill(pid, SIGKILL); return nil }
         let killedAt = Clock.now()
         kill(pid, SIGKILL)
         return watch.exited().map { ($0 - killedAt) * 1000 }
     }
 
     /// Whether the process is blocked reading fd 3 (/proc/PID/syscall: recvmsg or read, first
-    /// argument 3): a spare that has loaded its module and waits for the start frame.
-    private static func isReadingChannel(_ pid: pid_t) -> Bool {
-        guard let fields = ProcFiles.read("/proc/\(pid)/syscall")?.split(separator: " "), fields.count > 1 else { return false }
-        return (fields[0] == "47" || fields[0] == "0") && fields[1] == "0x3"
+    /// argument 3) with the module mapped: a spare that has loaded it and waits for the start
+    /// frame (a spare whose load failed waits too, without it).
+    private static func isReadingChannel(_ pid: pid_t, module: String) -> Bool {
+        #if arch(x86_64)
+        let reads: Set<Substring> = ["47", "0"]
+        #else
+        let reads: Set<Substring> = ["212", "63"]
+        #endif
+        guard let fields = ProcFiles.read("/proc/\(pid)/syscall")?.split(separator: " "), fields.count > 1,
+              reads.contains(fields[0]), fields[1] == "0x3" else { return false }
+        return ProcFiles.read("/proc/\(pid)/maps")?.contains(module) == true
     }
 
     /// Whether the process is asleep in the kernel (state S in /proc/PID/stat): `sleep` has
