@@ -114,9 +114,9 @@ enum RestartBench {
 
     /// The first step split: on more crashes, a thread of the bench waits on the worker's pidfd
     /// (``ExitWatch``), so the kernel's part (SIGKILL → exit complete) is timed apart from the
-    /// loop's (→ reaped). Not on the crashes above: the watch's wake-up competes with the loop's. Beside it
-    /// two floors: the same for `/bin/sleep`, the least a process can be, and for a spare
-    /// worker that never started (the worker's libraries mapped, none of its threads).
+    /// loop's (→ reaped). Not on the crashes above: the watch's wake-up competes with the
+    /// loop's. Beside it two floors: the same for `/bin/sleep`, the least a process can be, and
+    /// for a spare worker that never started (the worker's libraries mapped, none of its threads).
     static func addKernelSplit(to section: inout Section, agent: EmbeddedAgent, name: String, environment: BenchEnvironment) throws {
         var kernel = Samples()
         var loop = Samples()
