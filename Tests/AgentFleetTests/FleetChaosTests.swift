@@ -56,7 +56,7 @@ import Testing
         try await store.runs.statusCounts(task: task)["succeeded", default: 0]
     }
 
-    @Test(.tags(.long), .enabled(if: unavailableReason == nil, "\(unavailableReason ?? "")"))
+    @Test(.enabled(if: unavailableReason == nil, "\(unavailableReason ?? "")"))
     func threeAgentsTenThousandRunsOneKilledOnePartitionedEveryRunCompletesOnceAndNoFireIsDoubledOrLost() async throws {
         let namespace = try NetworkNamespace()
         defer { namespace.remove() }

@@ -11,7 +11,7 @@ import Testing
 /// PostgresStoreConformanceTests, 23 stores connecting at the same moment, once waited forever for a
 /// first connection): each connects and answers, or fails saying why, within a deadline.
 @Suite(.ownThreads, .serialized) struct FleetConnectionLimitTests {
-    @Test(.tags(.long), .enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
     func storesConnectingAtOnceBeyondTheServersConnectionLimitEachAnswerOrFailSayingSo() async throws {
         let server = try PostgresTestServer.makePrivate(maxConnections: 10)
         defer { server.stop() }
@@ -25,7 +25,7 @@ import Testing
         await outcomes.shutDown()
     }
 
-    @Test(.tags(.long), .enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
     func aStoreWhoseServerAcceptsButNeverAnswersFailsWithinTheDeadlineSayingSo() async throws {
         let server = try PostgresTestServer.makePrivate()
         defer { server.stop() }

@@ -130,7 +130,7 @@ import Testing
 
     /// From nothing to a running module: create-agent, add-agent-module, then the generated
     /// agent builds, its tests pass, and agent-control runs its module next to the runtime's.
-    @Test(.tags(.long)) func generatedAgentBuildsPassesItsTestsAndRuns() throws {
+    @Test func generatedAgentBuildsPassesItsTestsAndRuns() throws {
         let directory = TestPaths.temporaryDirectory("generated") + "/station"
         #expect(try Self.run("create-agent", [directory]).status == 0)
         #expect(try Self.run("add-agent-module", ["weather"], in: directory).status == 0)

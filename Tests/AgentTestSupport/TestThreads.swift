@@ -90,7 +90,7 @@ package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
         // counted every case's wait (at load 50 it ended a run at 906 s while its longest case
         // had run 599 s).
         let body = testCase != nil
-        if body { await TestBodySlots.shared.take(suite: Self.suite(of: test), long: test.tags.contains(.long)) }
+        if body { await TestBodySlots.shared.take() }
         defer { if body { TestBodySlots.shared.give() } }
         try await withTaskExecutorPreference(TestThreads.shared) {
             // Watched from when the body has its slot, not while it waits for one.
@@ -98,26 +98,11 @@ package struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
             let start = TestTimeline.now()
             defer {
                 token.map(TestWatchdog.end)
-                if body { TestTimeline.record(name, since: start) }
+                if body { TestTimeline.record(test.id.description, since: start) }
             }
             try await function()
         }
     }
-}
-
-extension OwnThreadsTrait {
-    /// The suite a test belongs to, as its ID names it.
-    static func suite(of test: Test) -> String {
-        test.id.description.split(separator: "/").first.map(String.init) ?? test.id.description
-    }
-}
-
-extension Tag {
-    /// A test whose body takes long (30 s or more on a quiet 2-core machine): it takes a slot
-    /// before the others (``TestBodySlots``), so that a run does not end with it running alone
-    /// (the timeline of a CI run, `AGENT_TEST_TIMELINE`, showed schemathesis's 65 s begin at
-    /// 151 s of 216).
-    @Tag package static var long: Self
 }
 
 extension SuiteTrait where Self == OwnThreadsTrait {
@@ -126,53 +111,41 @@ extension SuiteTrait where Self == OwnThreadsTrait {
 }
 
 /// At most `AGENT_TEST_THREADS` (default 12) test bodies of the `.ownThreads` suites at once;
-/// the others wait for a slot, holding no thread, in three lanes. A free slot goes to the first
-/// body waiting in the first lane that has one:
-/// 1. long bodies (tagged ``Tag/long``), so that a run does not end with one running alone;
-/// 2. bodies of a suite one of whose bodies already had a slot: a `.serialized` suite's bodies
-///    ask one after another, and at the back of the queue each waited for every quick body not
-///    yet begun, so that such suites ran last, one body at a time;
-/// 3. the rest, in the order they asked.
+/// the others wait for a slot in the order they asked, holding no thread.
 package final class TestBodySlots: @unchecked Sendable {
     package static let shared = TestBodySlots(width: ProcessInfo.processInfo.environment["AGENT_TEST_THREADS"].flatMap(Int.init).map { max($0, 1) } ?? 12)
 
     private let lock = NSLock()
     private var free: Int
-    private var lanes: [[(suite: String, continuation: CheckedContinuation<Void, Never>)]] = [[], [], []]
-    private var begun: Set<String> = []
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     package init(width: Int) { free = width }
 
-    /// Returns once a slot is a body's of `suite`.
-    package func take(suite: String, long: Bool = false) async {
+    /// Returns once a slot is this caller's.
+    package func take() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.lock()
             if free > 0 {
                 free -= 1
-                begun.insert(suite)
                 lock.unlock()
                 continuation.resume()
             } else {
-                lanes[long ? 0 : begun.contains(suite) ? 1 : 2].append((suite, continuation))
+                waiting.append(continuation)
                 lock.unlock()
             }
         }
     }
 
-    /// How many bodies wait for a slot.
-    package var waiting: Int { lock.withLock { lanes.reduce(0) { $0 + $1.count } } }
-
-    /// Gives a slot back: to the longest waiting of the first lane with any, if any.
+    /// Gives a slot back: to the longest waiting, if any.
     package func give() {
         lock.lock()
-        guard let lane = lanes.firstIndex(where: { !$0.isEmpty }) else {
+        guard !waiting.isEmpty else {
             free += 1
             lock.unlock()
             return
         }
-        let next = lanes[lane].removeFirst()
-        begun.insert(next.suite)
+        let next = waiting.removeFirst()
         lock.unlock()
-        next.continuation.resume()
+        next.resume()
     }
 }

@@ -39,7 +39,7 @@ import Testing
         """#
     }
 
-    @Test(.tags(.long), .enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func killsAFullDiskAndASlowClientLoseNoAcknowledgedRunAndLeaveNoProcess() throws {
         let tmpfs = try TmpfsDisk(size: "16m", name: "work-chaos")
         defer { tmpfs.unmount() }

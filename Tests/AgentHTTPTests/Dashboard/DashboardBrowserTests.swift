@@ -52,7 +52,7 @@ import Testing
         return folder
     }
 
-    @Test(.tags(.long), .enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
+    @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func theDashboardShowsStopsChatsEditsAndRefusesOtherOrigins() throws {
         let hash = try APIAgent.hash(Self.password)
         let (agent, base) = try Self.startAgent(hash: hash)

@@ -26,7 +26,7 @@ import Testing
     }
     """#
 
-    @Test(.tags(.long), .enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
+    @Test(.enabled(if: WebDriver.unavailableReason == nil, "needs a browser: \(WebDriver.unavailableReason ?? "")"))
     func aRunStartedFromThePageWaitsForItsApprovalAndCompletesOnceApproved() throws {
         let login = try DashboardLogin(settings: Self.settings, page: "/workflows", showing: "#workflows", width: 1200, height: 900)
         defer { login.close() }

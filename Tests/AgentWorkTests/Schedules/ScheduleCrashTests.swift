@@ -7,7 +7,7 @@ import Testing
 /// starts: SIGKILL of the agent at any moment around its fires loses no fire time and runs
 /// none twice.
 @Suite(.ownThreads) struct ScheduleCrashTests {
-    @Test(.tags(.long)) func twentyKillsOfTheAgentAroundItsFiresLoseNoFireAndDoubleNone() throws {
+    @Test func twentyKillsOfTheAgentAroundItsFiresLoseNoFireAndDoubleNone() throws {
         let directory = TestPaths.temporaryDirectory("schedule-kill")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let settings = ScheduleAgent.settings(

@@ -14,7 +14,7 @@ import Testing
     /// the whole suite's time on CI.
     static let kills = 50
 
-    @Test(.tags(.long), arguments: ["a", "b"])
+    @Test(arguments: ["a", "b"])
     func killsOfTheAgentLoseNoRunAndRerunAStepAtMostOncePerKill(agentName: String) throws {
         let directory = TestPaths.temporaryDirectory("workflow-kill-\(agentName)")
         defer { try? FileManager.default.removeItem(atPath: directory) }

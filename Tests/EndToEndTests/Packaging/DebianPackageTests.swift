@@ -88,7 +88,7 @@ import Testing
         try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("agentruntime:") }.map(String.init)
     }
 
-    @Test(.tags(.long), .enabled(if: dpkgFound, "dpkg and dpkg-deb are not installed (apt-get install dpkg)"),
+    @Test(.enabled(if: dpkgFound, "dpkg and dpkg-deb are not installed (apt-get install dpkg)"),
           .enabled(if: runsAsRoot, "installing into a root with dpkg and creating its user need root"))
     func packageInstallsUpgradesAndRemovesInAFreshRoot() throws {
         let output = TestPaths.temporaryDirectory("deb")
