@@ -1,4 +1,5 @@
 @testable import AgentCore
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// A `jsonl/1` module's `module.json`, read as data with a library manifest's distrust.
 @Suite struct ProgramManifestTests {
     private func manifest(_ text: String, module: String = "weather") throws(ModuleLoadError) -> ModuleManifest {
-        let folder = NSTemporaryDirectory() + "agent-tests-manifest-\(UUID().uuidString.prefix(8))/\(module)"
+        let folder = TestPaths.temporaryDirectory("manifest") + "/\(module)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let file = folder + "/module.json"
         try? text.write(toFile: file, atomically: true, encoding: .utf8)

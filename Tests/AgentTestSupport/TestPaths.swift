@@ -23,10 +23,12 @@ package enum TestPaths {
 
     package static let abiInclude = repository + "/SDK/Sources/AgentModuleABI/include"
 
-    /// A new empty temporary folder.
+    /// A new empty temporary folder, removed with everything in it when the test process exits
+    /// (see ``TemporaryFolders``).
     package static func temporaryDirectory(_ label: String) -> String {
         let path = NSTemporaryDirectory() + "agent-tests-\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        TemporaryFolders.removeAtExit(path)
         return path
     }
 
