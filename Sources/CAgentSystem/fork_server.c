@@ -90,25 +90,53 @@ static void reply(int control, int32_t value) {
    forked worker's first thread is a copy of the server's main thread, caches included (seen
    here: libswiftCore's and libdispatch's held the server's id), so it would lock with another
    process's thread id, and the kernel checks that id when a contended PI futex is unlocked.
-   The worker rewrites, in every loaded module's thread-local block (a few hundred bytes in
-   all), each 32-bit word that holds the server's thread id with its own. */
-struct tid_rewrite {
-    int32_t from;
-    int32_t to;
-};
+   The worker rewrites each cache with its own id.
 
-static int rewrite_tls_block(struct dl_phdr_info *info, size_t size, void *context) {
-    const struct tid_rewrite *rewrite = context;
+   Which words are caches is decided once, in the server (whose thread-local blocks do not
+   change while it serves): a 32-bit word that holds the server's id, unless it is half of a
+   pointer. With pid_max at 32768 a pid often equals the upper half of a pointer (0x55xx..0x56xx
+   for the heap, 0x7fxx for mappings); rewriting one such half sent a worker to an address that
+   does not exist, and every worker of that server crashed at its first instruction after the
+   fork (seen in the tests: SIGSEGV six times in a row, 0.00 s after each start). */
+enum { TID_CACHES_MAX = 32 };
+static int32_t *tid_caches[TID_CACHES_MAX];
+static size_t tid_cache_count;
+
+/* Whether the address is mapped in this process. */
+static int is_mapped(uint64_t address) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (address < (uint64_t)page || address >= 0x800000000000ULL) return 0;
+    return msync((void *)(uintptr_t)(address & ~(uint64_t)(page - 1)), (size_t)page, MS_ASYNC) == 0;
+}
+
+size_t agent_tid_cache_words(const int32_t *words, size_t count, int32_t tid, size_t *indices, size_t capacity) {
+    size_t found = 0;
+    for (size_t i = 0; i < count && found < capacity; i++) {
+        if (words[i] != tid) continue;
+        /* The aligned 8 bytes the word is half of (when both halves are in the block). */
+        int upper = ((uintptr_t)&words[i] & 7) != 0;
+        if (upper ? i >= 1 : i + 1 < count) {
+            size_t low = upper ? i - 1 : i;
+            uint64_t value = (uint64_t)(uint32_t)words[low] | ((uint64_t)(uint32_t)words[low + 1] << 32);
+            if (is_mapped(value)) continue;
+        }
+        indices[found++] = i;
+    }
+    return found;
+}
+
+static int find_tid_caches(struct dl_phdr_info *info, size_t size, void *context) {
+    const int32_t *server = context;
     if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(info->dlpi_tls_data)) return 1;
     if (info->dlpi_tls_data == NULL) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *header = &info->dlpi_phdr[i];
         if (header->p_type != PT_TLS) continue;
         int32_t *words = info->dlpi_tls_data;
-        size_t count = header->p_memsz / sizeof(int32_t);
-        for (size_t j = 0; j < count; j++) {
-            if (words[j] == rewrite->from) words[j] = rewrite->to;
-        }
+        size_t indices[TID_CACHES_MAX];
+        size_t found = agent_tid_cache_words(words, header->p_memsz / sizeof(int32_t), *server, indices,
+                                             TID_CACHES_MAX - tid_cache_count);
+        for (size_t j = 0; j < found; j++) tid_caches[tid_cache_count++] = &words[indices[j]];
     }
     return 0;
 }
@@ -116,8 +144,10 @@ static int rewrite_tls_block(struct dl_phdr_info *info, size_t size, void *conte
 /* In the new worker: the channel on fd 3, stdout and stderr on 1 and 2, its own process
    group, nothing else open (fd 3 was the server's control socket, replaced here). */
 static void become_worker(int channel, int out, int err, pid_t server) {
-    struct tid_rewrite rewrite = {.from = server, .to = getpid()};
-    dl_iterate_phdr(rewrite_tls_block, &rewrite);
+    pid_t self = getpid();
+    for (size_t i = 0; i < tid_cache_count; i++) {
+        if (*tid_caches[i] == server) *tid_caches[i] = self;
+    }
     setpgid(0, 0);
     /* The received fds are 4 or above unless the server's own 0-2 were closed: move any that
        sits on a target before the dup2s overwrite it. */
@@ -153,6 +183,8 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     /* Where the middle process leaves the worker's pid (or -errno) for the server. */
     /* The server's main thread (this one) has the server's pid as its thread id. */
     pid_t server = getpid();
+    tid_cache_count = 0;
+    dl_iterate_phdr(find_tid_caches, &server);
     volatile int32_t *shared = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) return -1;
     for (;;) {

@@ -143,4 +143,46 @@ import Testing
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
+    /// A fork server whose pid equals the upper half of pointers in its thread-local storage
+    /// (tid caches are rewritten there in each worker; the pointers must not be): every worker
+    /// it forked crashed at once. Without address randomisation (`setarch -R`) the mappings
+    /// are at 0x7fff…, so the pid that collides is 32767, which a pid namespace of its own
+    /// (ns_last_pid) gives the server whatever else the machine is starting.
+    @Test func workersStartWhenTheForkServersPidEqualsThePointersUpperHalf() throws {
+        #if arch(x86_64)
+        let target: Int32 = 0x7fff
+        var last: Int32 = target - 2
+        for _ in 0..<6 {
+            let shell = #"exec unshare --pid --fork --mount-proc --kill-child setarch x86_64 -R sh -c 'echo \#(last) > /proc/sys/kernel/ns_last_pid && exec "$0" "$@"' "$0" "$@""#
+            let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#,
+                                     arguments: ["--no-build"], shell: shell)
+            defer {
+                _ = try? runProgram("agent-control", ["stop", "--settings", agent.settingsFile])
+                _ = agent.waitForExit(timeout: 45)
+            }
+            let started = agent.waitForLine(onStderr: true) { $0.contains("[one] started worker pid ") }
+            let supervisor = Self.children(of: agent.process.processIdentifier).first
+            let server = supervisor.flatMap { Self.children(of: $0).first { Self.commandLine(of: $0).contains("--fork-server") } }
+            let inner = try #require(server.flatMap(Self.namespacePid), "no fork server in the namespace: \(agent.transcript)")
+            guard inner == target else {
+                // Another thread or process of the agent took the pids before it: aim again.
+                last += target - inner
+                continue
+            }
+            #expect(started != nil, "\(agent.transcript)")
+            #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") || $0.contains("SIGSEGV") }?.contains("ready in") == true,
+                    "\(agent.transcript)")
+            let worker = supervisor.flatMap { Self.children(of: $0).first { $0 != server } }
+            #expect(worker.map(Self.wasForked) == true, "the worker was not forked by the server: \(agent.transcript)")
+            return
+        }
+        Issue.record("the fork server never had pid \(target) in its namespace in 6 tries")
+        #endif
+    }
+
+    /// The pid of `pid` in its own (innermost) pid namespace, from /proc/PID/status.
+    private static func namespacePid(_ pid: Int32) -> Int32? {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("NSpid:") }?.split(separator: "\t").last.flatMap { Int32($0) }
+    }
 }
