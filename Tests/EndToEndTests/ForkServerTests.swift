@@ -156,12 +156,17 @@ import Testing
             let shell = #"exec unshare --pid --fork --mount-proc --kill-child setarch x86_64 -R sh -c 'echo \#(last) > /proc/sys/kernel/ns_last_pid && exec "$0" "$@"' "$0" "$@""#
             let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#,
                                      arguments: ["--no-build"], shell: shell)
-            defer {
-                _ = try? runProgram("agent-control", ["stop", "--settings", agent.settingsFile])
-                _ = agent.waitForExit(timeout: 45)
-            }
             let started = agent.waitForLine(onStderr: true) { $0.contains("[one] started worker pid ") }
             let supervisor = Self.children(of: agent.process.processIdentifier).first
+            // Stopped by its pid out here: `agent-control stop` would read the pidfile's pid of
+            // the namespace (1) if the socket did not answer. Without it, the end of `unshare`
+            // (AgentRun's deinit) takes the namespace down.
+            defer {
+                if let supervisor {
+                    kill(supervisor, SIGTERM)
+                    #expect(agent.waitForExit(timeout: 45) == 0, "\(agent.transcript)")
+                }
+            }
             let server = supervisor.flatMap { Self.children(of: $0).first { Self.commandLine(of: $0).contains("--fork-server") } }
             let inner = try #require(server.flatMap(Self.namespacePid), "no fork server in the namespace: \(agent.transcript)")
             guard inner == target else {
