@@ -109,7 +109,10 @@ static int is_mapped(uint64_t address) {
     return msync((void *)(uintptr_t)(address & ~(uint64_t)(page - 1)), (size_t)page, MS_ASYNC) == 0;
 }
 
-size_t agent_tid_cache_words(const int32_t *words, size_t count, int32_t tid, size_t *indices, size_t capacity) {
+/* Which of `count` words (a thread-local block) are caches of the thread id `tid`: those equal
+   to it that are not half of an 8-byte value that is a mapped address. Writes at most
+   `capacity` indices; returns how many. */
+static size_t tid_cache_words(const int32_t *words, size_t count, int32_t tid, size_t *indices, size_t capacity) {
     size_t found = 0;
     for (size_t i = 0; i < count && found < capacity; i++) {
         if (words[i] != tid) continue;
@@ -134,7 +137,7 @@ static int find_tid_caches(struct dl_phdr_info *info, size_t size, void *context
         if (header->p_type != PT_TLS) continue;
         int32_t *words = info->dlpi_tls_data;
         size_t indices[TID_CACHES_MAX];
-        size_t found = agent_tid_cache_words(words, header->p_memsz / sizeof(int32_t), *server, indices,
+        size_t found = tid_cache_words(words, header->p_memsz / sizeof(int32_t), *server, indices,
                                              TID_CACHES_MAX - tid_cache_count);
         for (size_t j = 0; j < found; j++) tid_caches[tid_cache_count++] = &words[indices[j]];
     }

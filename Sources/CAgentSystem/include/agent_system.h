@@ -139,14 +139,6 @@ int agent_limit_malloc_arenas(int count);
  */
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
 
-/**
- * Which of `count` 32-bit words (a thread-local block) are caches of the thread id `tid`, as
- * the fork server rewrites them in each worker: the words equal to `tid` that are not half of
- * an 8-byte value that is a mapped address (a pointer whose upper half happens to equal the
- * pid). Writes at most `capacity` indices to `indices`; returns how many.
- */
-size_t agent_tid_cache_words(const int32_t *words, size_t count, int32_t tid, size_t *indices, size_t capacity);
-
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
 int agent_fork_server_quit(int control);
 
