@@ -12,25 +12,57 @@ public enum CommandEntry {
     public static func main(_ command: any ParsableCommand.Type,
                             _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         let rest = Self.arguments(for: command, arguments)
+        let parsed: any ParsableCommand
         do {
-            var parsed = try command.parseAsRoot(rest)
+            parsed = try command.parseAsRoot(rest)
+        } catch {
+            fail(command, error)
+        }
+        run(parsed, root: command)
+    }
+
+    /// Runs a parsed command of `root`'s tree and exits as ``main(_:_:)`` does.
+    public static func run(_ parsed: any ParsableCommand, root command: any ParsableCommand.Type) -> Never {
+        var parsed = parsed
+        do {
             try parsed.run()
             exit(0)
         } catch {
-            let code = command.exitCode(for: error).rawValue
-            var message = command.fullMessage(for: error)
-            // A help (`--help`, `-h`, `help COMMAND`; not --version or --experimental-dump-help):
-            // the table that holds for every command.
-            if code == 0, message.hasPrefix("OVERVIEW:") || message.hasPrefix("USAGE:") { message += "\n\n" + ExitStatus.help }
-            if !message.isEmpty {
-                if code == 0 {
-                    print(message)
-                } else {
-                    FileHandle.standardError.write(Data((message + "\n").utf8))
-                }
-            }
-            exit(code)
+            fail(command, error)
         }
+    }
+
+    /// Exits with `error`'s status, its message on stderr (on stdout for a help, which ends
+    /// with the exit status table).
+    private static func fail(_ command: any ParsableCommand.Type, _ error: any Error) -> Never {
+        let code = command.exitCode(for: error).rawValue
+        var message = command.fullMessage(for: error)
+        // A help (`--help`, `-h`, `help COMMAND`; not --version or --experimental-dump-help):
+        // the table that holds for every command.
+        if code == 0, message.hasPrefix("OVERVIEW:") || message.hasPrefix("USAGE:") { message += "\n\n" + ExitStatus.help }
+        if !message.isEmpty {
+            if code == 0 {
+                print(message)
+            } else {
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+            }
+        }
+        exit(code)
+    }
+
+    /// `subcommand`'s own arguments parsed alone, when `arguments` starts with its name: nil
+    /// when they ask for anything but a run (a help, a completion script, `--no-color`, which
+    /// the whole tree handles) or do not parse (the whole tree's parse then says why, as for
+    /// every command). ArgumentParser builds the tree of the command it parses: the whole
+    /// tree of a command with many subcommands is milliseconds of a start that does not need it.
+    public static func parseAlone<Subcommand: ParsableCommand>(_ subcommand: Subcommand.Type,
+                                                               _ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Subcommand? {
+        guard arguments.first == subcommand._commandName else { return nil }
+        let own = arguments.dropFirst()
+        let words = own.prefix { $0 != "--" }
+        guard !words.contains(where: { ["-h", "--help", "help", "--no-color", "--version"].contains($0) || $0.hasPrefix("--generate-completion") || $0.hasPrefix("--experimental") })
+        else { return nil }
+        return try? subcommand.parseAsRoot(Array(own)) as? Subcommand
     }
 
     /// The arguments after `-C DIR` options placed before the subcommand (the folder is

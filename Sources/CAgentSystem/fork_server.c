@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "agent_system.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <link.h>
 #include <stddef.h>
@@ -70,6 +71,11 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
     }
     /* The supervisor's clean goodbye, as opposed to an end of file at its death. */
     if (received == 0 && n == 4 && memcmp(buf, "quit", 4) == 0) return -3;
+    /* A module library to load into the server: "load", a NUL, the path. */
+    if (received == 0 && n > 5 && memcmp(buf, "load", 5) == 0 && !(message->msg_flags & MSG_TRUNC)) {
+        buf[n] = 0;
+        return -4;
+    }
     if (received != 3 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
         close_received(fds, 3);
         fds[0] = fds[1] = fds[2] = -1;
@@ -177,7 +183,46 @@ static void default_stop_signals(void) {
     signal(SIGHUP, SIG_DFL);
 }
 
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length) {
+/* How many threads this process has (-1 if /proc cannot tell). */
+static int thread_count(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int count = 0;
+    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;) {
+        if (entry->d_name[0] != '.') count++;
+    }
+    closedir(tasks);
+    return count;
+}
+
+/* Loads a module library into the server, so that every worker forked after it has the library
+   mapped and relocated already. Replies 0 (loaded), 1 (not loaded: the worker loads it and
+   reports why) or 2 (loaded, but its constructors left a thread: the server can no longer fork
+   safely and ends). A library whose load takes longer than `PRELOAD_SECONDS` ends the server
+   (SIGALRM), which the supervisor sees as a failed load: a module's constructors must not hold
+   the server, and through it the supervisor's next request, for long. */
+enum { PRELOAD_SECONDS = 1 };
+static int preload(int control, const char *path, agent_fork_server_preload_fn load, pid_t server) {
+    int result = 1;
+    if (load) {
+        sigset_t alarm_only;
+        sigemptyset(&alarm_only);
+        sigaddset(&alarm_only, SIGALRM);
+        sigprocmask(SIG_UNBLOCK, &alarm_only, NULL);
+        signal(SIGALRM, SIG_DFL);
+        alarm(PRELOAD_SECONDS);
+        result = load(path) == 0 ? 0 : 1;
+        alarm(0);
+        if (thread_count() != 1) result = 2;
+        /* The library's loading may have filled thread-id caches that were empty before. */
+        tid_cache_count = 0;
+        dl_iterate_phdr(find_tid_caches, &server);
+    }
+    reply(control, result);
+    return result;
+}
+
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, agent_fork_server_preload_fn load) {
     /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
        server ends when the supervisor closes its socket, or with it (parent-death signal). */
     signal(SIGTERM, SIG_IGN);
@@ -199,6 +244,13 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
         }
         if (n == -2) {
             reply(control, -EINVAL);
+            continue;
+        }
+        if (n == -4) {
+            if (preload(control, buf + 5, load, server) == 2) {
+                munmap((void *)shared, sizeof(int32_t));
+                return -4;
+            }
             continue;
         }
         buf[n] = 0;
@@ -246,19 +298,35 @@ int agent_fork_server_request(int control, const char *payload, size_t length, i
     ssize_t n;
     do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
+    int32_t value = 0;
+    int rc = agent_fork_server_reply(control, timeout_ms, &value);
+    if (rc != 0) return rc;
+    if (value <= 0) return value == 0 ? EPROTO : -value;
+    *pid = value;
+    return 0;
+}
 
+int agent_fork_server_reply(int control, int timeout_ms, int32_t *value) {
     struct pollfd wait = {.fd = control, .events = POLLIN};
     int ready;
     do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
-    int32_t value = 0;
-    do { n = recv(control, &value, sizeof(value), 0); } while (n < 0 && errno == EINTR);
+    ssize_t n;
+    do { n = recv(control, value, sizeof(*value), 0); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
-    if (n != (ssize_t)sizeof(value)) return EPIPE;
-    if (value <= 0) return value == 0 ? EPROTO : -value;
-    *pid = value;
+    if (n != (ssize_t)sizeof(*value)) return EPIPE;
     return 0;
+}
+
+int agent_fork_server_preload_request(int control, const char *path, size_t length) {
+    char payload[4096 + 5];
+    if (length > 4096) return ENAMETOOLONG;
+    memcpy(payload, "load", 5);
+    memcpy(payload + 5, path, length);
+    ssize_t n;
+    do { n = send(control, payload, length + 5, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    return n < 0 ? errno : 0;
 }
 
 int agent_fork_server_quit(int control) {

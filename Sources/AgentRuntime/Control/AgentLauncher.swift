@@ -269,6 +269,8 @@ public struct AgentLauncher {
                 return ExitCode.invalidConfiguration
             }
         }
+        // Loaded by the fork server while the store opens and the work is set up.
+        if !ForkServer.preloadDisabled(in: environment) { forkServer?.preload(report.workerLibraries) }
         let console = ConsoleOutput(json: options.json, showEvents: options.showEvents)
         console.logFile = logFile
         let supervisor = Supervisor.make(
@@ -328,8 +330,6 @@ public struct AgentLauncher {
             // Explicit wiring: the parts that use the store, the fleet and the outputs get them
             // before the work is set up.
             supervisor.attach(store: store, fleet: fleet, outputs: outputs)
-            supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
-                                  notifications: prepared.settings.document["notifications"], containment: sharedContainment)
             supervisor.settingsHost.reloader = { checker.check(nil).map(\.report) }
             supervisor.settingsHost.commands = SettingsCommands(file: settingsFile, checker: checker)
             // The fronts are made here (bad settings stop the start with nothing started) and
@@ -360,7 +360,12 @@ public struct AgentLauncher {
             return nil
         }
         if let refused { return refused }
-        supervisor.run()
+        // The first worker's fork does not wait for the work's set-up (its run store, its
+        // recovered runs): the fork server forks it meanwhile.
+        supervisor.run { [unowned supervisor] in
+            supervisor.work.setUp(report.workDefinitions, agentDirectory: prepared.settings.agentDirectory,
+                                  notifications: prepared.settings.document["notifications"], containment: sharedContainment)
+        }
         return supervisor.inbox.isolated { supervisor.fronts.exitStatus }
     }
 

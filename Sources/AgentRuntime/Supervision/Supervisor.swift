@@ -166,13 +166,17 @@ public final class Supervisor {
 
     /// Starts every process and runs until SIGINT or SIGTERM; then stops them all (gracefully,
     /// then SIGKILL after the stop timeout) and returns. On the thread that built it.
-    public nonisolated func run() {
+    /// `afterFirstSpawn`: set-up that need not hold the first worker back (the launcher's: the
+    /// work's); it runs once that worker has been asked for, before the loop's first turn, so
+    /// that nothing the loop handles (a command, an event, a worker's frame) finds the agent
+    /// without it.
+    public nonisolated func run(afterFirstSpawn: (@LoopActor () -> Void)? = nil) {
         // For the whole run this thread is the loop's, and the loop is the process's home
         // loop: `LoopActor` work enqueued from other threads (the HTTP front) runs here.
-        inbox.isolated { runToTheEnd() }
+        inbox.isolated { runToTheEnd(afterFirstSpawn: afterFirstSpawn) }
     }
 
-    private func runToTheEnd() {
+    private func runToTheEnd(afterFirstSpawn: (@LoopActor () -> Void)?) {
         loop.becomeHome()
         defer { loop.resignHome() }
         installSignals()
@@ -188,6 +192,11 @@ public final class Supervisor {
         systemd.start()
         watchConsolePipe()
         startInTurns(processes)
+        if let setUp = afterFirstSpawn {
+            // The first worker's start frame leaves now, not after the set-up: it starts meanwhile.
+            flushDirty()
+            setUp()
+        }
         queries.start(processes)
         fleetBridge.start()
         // Running task runs get their grace to end (and are recorded) before the agent goes.

@@ -135,9 +135,22 @@ int agent_limit_malloc_arenas(int count);
  * with its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
  * (NUL-terminated, `*length` bytes), the channel on fd 3, stdout and stderr on fds 1 and 2,
  * its own process group and no other fd; returns -1 in the server when the control socket closes
- * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit).
+ * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit), -4
+ * when a library it loaded left a thread running (the server must end: it cannot fork safely).
+ * A request without fds whose payload is "load", a NUL and a path
+ * (agent_fork_server_preload_request) calls `load` with the path in the server and replies 0
+ * (loaded), 1 (not loaded) or 2 (loaded, but the process has more than one thread now).
  */
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
+typedef int (*agent_fork_server_preload_fn)(const char *path);
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, agent_fork_server_preload_fn load);
+
+/** Asks the fork server on `control` to load the library at `path` (see agent_fork_server_serve);
+    does not wait for the reply, which agent_fork_server_reply reads. Returns 0 or an errno value. */
+int agent_fork_server_preload_request(int control, const char *path, size_t length);
+
+/** Reads one reply of the fork server on `control` into `*value`, waiting up to `timeout_ms`.
+    Returns 0 or an errno value (ETIMEDOUT, EPIPE when the server is gone). */
+int agent_fork_server_reply(int control, int timeout_ms, int32_t *value);
 
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
 int agent_fork_server_quit(int control);

@@ -65,6 +65,26 @@ import Testing
         }
     }
 
+    /// `console` parses its own arguments without the whole command tree (a faster start):
+    /// what it cannot take is said as for every command, naming `agent-control console`.
+    @Test func consoleArgumentsItCannotTakeAreUsageErrorsOfAgentControlConsole() throws {
+        let directory = TestPaths.temporaryDirectory("exit-status-console")
+        for (arguments, wanted) in [(["console", "--bogus"], "Error: Unknown option '--bogus'"),
+                                    (["console", "--log-level", "loud"], "--log-level must be one of trace, debug"),
+                                    (["console", "--configuration", "fast"], "--configuration must be debug or release, not \"fast\""),
+                                    (["console", "extra"], "Error: Unexpected argument 'extra'")] {
+            let result = try control(arguments, in: directory)
+            #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains(wanted), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("Usage: agent-control console "), "\(arguments): \(result.stderr)")
+        }
+        let help = try control(["console", "--help"], in: directory)
+        #expect(help.status == 0 && help.stdout.contains("USAGE: agent-control console") && help.stdout.contains("EXIT STATUS (every command):"), "\(help.stdout)")
+        // Parsed alone, a run that cannot start still says why with the launcher's status.
+        let none = try control(["console", "--no-build"], in: directory)
+        #expect(none.status == 2 && none.stderr.contains("no settings.json here"), "\(none.status) \(none.stderr)")
+    }
+
     @Test func statusOfAnAgentThatIsNotRunningSaysSoOnce() throws {
         let directory = TestPaths.temporaryDirectory("exit-status-status")
         try #"{"enabled_modules": [], "processes": {}}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
