@@ -25,6 +25,8 @@ public final class ForkServer {
     private(set) var preloads: [String: String] = [:]
     /// Libraries whose load the server has not answered yet, first asked first.
     package private(set) var pendingPreloads: [String] = []
+    /// What the first of ``pendingPreloads`` did that ended the server, when it said so.
+    package private(set) var loadFailure: String?
 
     private init(pid: pid_t, controlFD: Int32, pidFD: Int32) {
         self.pid = pid
@@ -167,18 +169,30 @@ public final class ForkServer {
         return ModuleDescriber.identity(library) == identity
     }
 
+    /// What a load changed in the server, by its answer (the server then ends).
+    private static let loadChanges: [Int32: String] = [
+        Int32(AGENT_FORK_SERVER_LOAD_THREADS): "started a thread (a fork server must stay single-threaded)",
+        Int32(AGENT_FORK_SERVER_LOAD_UMASK): "changed the umask",
+        Int32(AGENT_FORK_SERVER_LOAD_SIGNAL_MASK): "changed the signal mask",
+        Int32(AGENT_FORK_SERVER_LOAD_SIGNAL_HANDLER): "changed a signal's handler",
+        Int32(AGENT_FORK_SERVER_LOAD_DESCRIPTORS): "replaced one of the descriptors 0 to 3",
+        Int32(AGENT_FORK_SERVER_LOAD_FOLDER): "changed the working folder",
+        Int32(AGENT_FORK_SERVER_LOAD_ENVIRONMENT): "changed the environment",
+    ]
+
     /// Reads the answers to the loads asked so far. Nil when every load was answered (loaded or
     /// not: a library the server could not load, the worker loads and reports itself); the
-    /// error when the server is gone, silent past `timeout`, or ending because a library left
-    /// a thread — ``pendingPreloads`` then starts with the library that was loading.
+    /// error when the server is gone, silent past `timeout`, or ending because a library changed
+    /// what its workers would inherit — ``pendingPreloads`` then starts with that library.
     func awaitPreloads(timeout: Double) -> ProcessSpawner.SpawnError? {
         while let library = pendingPreloads.first {
             var answer: Int32 = 0
             let rc = agent_fork_server_reply(controlFD, Saturating.pollTimeout(timeout), &answer)
             guard rc == 0 else { return ProcessSpawner.SpawnError(path: Self.requestDescription, errno: rc) }
-            guard answer != 2 else {
-                return ProcessSpawner.SpawnError(path: Self.requestDescription, errno: EDEADLK,
-                                                 reason: "the module library \(library) started a thread when the fork server loaded it (a fork server must stay single-threaded); its workers load it themselves")
+            if let change = Self.loadChanges[answer] {
+                let failure = "the module library \(library) \(change) when the fork server loaded it, which every worker forked after would inherit"
+                loadFailure = failure
+                return ProcessSpawner.SpawnError(path: Self.requestDescription, errno: EDEADLK, reason: failure)
             }
             pendingPreloads.removeFirst()
         }

@@ -125,7 +125,8 @@ package final class ForkServerKeeper {
         _ = server.awaitPreloads(timeout: 0)
         guard let library = server.pendingPreloads.first, !refusedPreloads.contains(library) else { return }
         refusedPreloads.insert(library)
-        logger.warning("the fork server failed while it was loading the module library \(library) (its constructors crashed, took over a second or started a thread); the next fork servers do not load it, its workers do")
+        let what = server.loadFailure ?? "the fork server failed while it was loading the module library \(library) (its constructors crashed or took over a second)"
+        logger.warning("\(what); the next fork servers do not load it, its workers do")
     }
 
     private func scheduleRestart(after delay: Double) {

@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 #include "agent_system.h"
+#include "fork_server_state.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <link.h>
 #include <stddef.h>
@@ -183,37 +183,31 @@ static void default_stop_signals(void) {
     signal(SIGHUP, SIG_DFL);
 }
 
-/* How many threads this process has (-1 if /proc cannot tell). */
-static int thread_count(void) {
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int count = 0;
-    for (struct dirent *entry; (entry = readdir(tasks)) != NULL;) {
-        if (entry->d_name[0] != '.') count++;
-    }
-    closedir(tasks);
-    return count;
-}
-
 /* Loads a module library into the server, so that every worker forked after it has the library
-   mapped and relocated already. Replies 0 (loaded), 1 (not loaded: the worker loads it and
-   reports why) or 2 (loaded, but its constructors left a thread: the server can no longer fork
-   safely and ends). A library whose load takes longer than `PRELOAD_SECONDS` ends the server
-   (SIGALRM), which the supervisor sees as a failed load: a module's constructors must not hold
-   the server, and through it the supervisor's next request, for long. */
+   mapped and relocated already, and replies with an AGENT_FORK_SERVER_* answer. Every worker
+   inherits the server's process as the library's constructors leave it: one that left a thread
+   (the server could no longer fork safely) or changed the umask, the signals, descriptors 0
+   to 3, the working folder or the environment ends the server, so that a module's load
+   changes no other module's workers. A load that takes longer than `PRELOAD_SECONDS` ends it
+   too (SIGALRM), which the supervisor sees as a failed load: a module's constructors must not
+   hold the server, and through it the supervisor's next request, for long. */
 enum { PRELOAD_SECONDS = 1 };
 static int preload(int control, const char *path, agent_fork_server_preload_fn load, pid_t server) {
-    int result = 1;
+    int result = AGENT_FORK_SERVER_NOT_LOADED;
     if (load) {
         sigset_t alarm_only;
         sigemptyset(&alarm_only);
         sigaddset(&alarm_only, SIGALRM);
         sigprocmask(SIG_UNBLOCK, &alarm_only, NULL);
         signal(SIGALRM, SIG_DFL);
+        struct server_state before, after;
+        server_state_take(&before);
         alarm(PRELOAD_SECONDS);
-        result = load(path) == 0 ? 0 : 1;
+        result = load(path) == 0 ? AGENT_FORK_SERVER_LOADED : AGENT_FORK_SERVER_NOT_LOADED;
         alarm(0);
-        if (thread_count() != 1) result = 2;
+        server_state_take(&after);
+        int changed = server_state_changed(&before, &after);
+        if (changed != SERVER_STATE_SAME) result = AGENT_FORK_SERVER_LOAD_THREADS + changed - SERVER_STATE_THREADS;
         /* The library's loading may have filled thread-id caches that were empty before. */
         tid_cache_count = 0;
         dl_iterate_phdr(find_tid_caches, &server);
@@ -247,7 +241,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             continue;
         }
         if (n == -4) {
-            if (preload(control, buf + 5, load, server) == 2) {
+            if (preload(control, buf + 5, load, server) >= AGENT_FORK_SERVER_LOAD_THREADS) {
                 munmap((void *)shared, sizeof(int32_t));
                 return -4;
             }

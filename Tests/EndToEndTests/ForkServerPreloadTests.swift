@@ -52,7 +52,9 @@ import Testing
         return try CModuleFixture.build(name, source: """
         #include <agent_module.h>
         #include <pthread.h>
+        #include <signal.h>
         #include <stdlib.h>
+        #include <sys/stat.h>
         #include <string.h>
         #include <unistd.h>
         static void *idle(void *unused) { (void)unused; for (;;) pause(); return 0; }
@@ -106,9 +108,8 @@ import Testing
         let settings = #"{"enabled_modules": ["\#(library)"], "processes": {"one": {"type": "idle"}}}"#
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] threaded runs") } != nil, "\(agent.transcript)")
-        let warning = agent.waitForLine(onStderr: true) { $0.contains("started a thread when the fork server loaded it") }
+        let warning = agent.waitForLine(onStderr: true) { $0.contains("started a thread (a fork server must stay single-threaded) when the fork server loaded it") && $0.contains("the next fork servers do not load it, its workers do") }
         #expect(warning?.contains(library) == true, "\(agent.transcript)")
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("the next fork servers do not load it, its workers do") } != nil, "\(agent.transcript)")
         let first = try #require(agent.workerPids("one").first)
         #expect(!Self.wasForked(first), "the first worker was forked by a server that had another thread")
         // The next server serves without it: a restart is forked again and loads the library itself.
@@ -125,13 +126,43 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A library whose constructors change what a forked worker inherits (the environment, the
+    /// umask, a signal's handler, the working folder) would change it for every module's
+    /// workers: that server ends, and the next one does not load it. A worker of another
+    /// module forked after it inherits none of it.
+    @Test(arguments: [("setenv(\"PRELOAD_POLLUTED\", \"1\", 1);", "changed the environment"),
+                      ("umask(0);", "changed the umask"),
+                      ("signal(SIGUSR2, SIG_IGN);", "changed a signal's handler"),
+                      ("if (chdir(\"/\") != 0) return;", "changed the working folder")])
+    func aModuleThatChangesWhatWorkersInheritAsItLoadsIsLeftToItsWorkers(constructor: String, change: String) throws {
+        let library = try Self.module("changer", greeting: "changer runs", constructor: constructor)
+        let settings = #"{"enabled_modules": ["faults", "\#(library)"], "processes": {"one": {"type": "idle"}, "other": {"type": "fault", "tick_ms": 200}}}"#
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
+        let warning = agent.waitForLine(onStderr: true) { $0.contains("\(change) when the fork server loaded it") && $0.contains("the next fork servers do not load it") }
+        #expect(warning?.contains(library) == true, "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] changer runs") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("started a new fork server (pid ") } != nil, "\(agent.transcript)")
+        #expect((try Self.forkServerStatus(agent)["modules_not_loaded"] as? [String]) == [library])
+        // The other module's next worker comes from the new server, untouched.
+        let other = try #require(agent.workerPids("other").first)
+        kill(other, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2, timeout: 30) { $0.contains("[other] ready in") }.count == 2, "\(agent.transcript)")
+        let replacement = try #require(agent.workerPids("other").last)
+        #expect(Self.wasForked(replacement))
+        let environment = String(decoding: FileManager.default.contents(atPath: "/proc/\(replacement)/environ") ?? Data(), as: UTF8.self)
+        #expect(!environment.contains("PRELOAD_POLLUTED"), "the other module's worker inherited the variable")
+        let cwd = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(replacement)/cwd")
+        #expect(cwd == (try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(agent.process.processIdentifier)/cwd")), "\(cwd)")
+        #expect(agent.stop() == 0)
+    }
+
     /// A library whose constructors take longer than the server gives a load (a second) ends
     /// that server: its workers are spawned, and the next server does not load it.
     @Test func aModuleThatTakesLongToLoadCostsOneForkServer() throws {
         let library = try Self.module("slow", greeting: "slow runs", constructor: "if (getenv(\"AGENT_SUPERVISOR_PID\")) sleep(3);")
         let settings = #"{"enabled_modules": ["\#(library)"], "processes": {"one": {"type": "idle"}}}"#
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
-        let warning = agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("the fork server failed while it was loading the module library") }
+        let warning = agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("the fork server failed while it was loading the module library") && $0.contains("(its constructors crashed or took over a second)") }
         #expect(warning?.contains(library) == true, "\(agent.transcript)")
         #expect(agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("[one] slow runs") } != nil, "\(agent.transcript)")
         #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("started a new fork server (pid ") } != nil, "\(agent.transcript)")

@@ -78,7 +78,7 @@ public enum WorkerMain {
         }
         guard served == 0 else {
             if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
-            // -4: a library it loaded left a thread; the supervisor starts a new server.
+            // -4: a library it loaded changed what workers inherit; the supervisor starts a new server.
             exit(served == -4 ? ExitCode.failure : ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))

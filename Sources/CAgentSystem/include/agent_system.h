@@ -136,11 +136,32 @@ int agent_limit_malloc_arenas(int count);
  * (NUL-terminated, `*length` bytes), the channel on fd 3, stdout and stderr on fds 1 and 2,
  * its own process group and no other fd; returns -1 in the server when the control socket closes
  * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit), -4
- * when a library it loaded left a thread running (the server must end: it cannot fork safely).
+ * when a library it loaded changed what a forked worker inherits (the server must end).
  * A request without fds whose payload is "load", a NUL and a path
- * (agent_fork_server_preload_request) calls `load` with the path in the server and replies 0
- * (loaded), 1 (not loaded) or 2 (loaded, but the process has more than one thread now).
+ * (agent_fork_server_preload_request) calls `load` with the path in the server and replies with
+ * one of the answers below.
  */
+enum {
+    /** Loaded. */
+    AGENT_FORK_SERVER_LOADED = 0,
+    /** Not loaded (`load` failed): a worker loads it and reports why. */
+    AGENT_FORK_SERVER_NOT_LOADED = 1,
+    /** From here on: loaded, but it changed what a forked worker inherits, and the server ends.
+        It left a thread running; */
+    AGENT_FORK_SERVER_LOAD_THREADS = 2,
+    /** changed the umask; */
+    AGENT_FORK_SERVER_LOAD_UMASK = 3,
+    /** the signal mask; */
+    AGENT_FORK_SERVER_LOAD_SIGNAL_MASK = 4,
+    /** a signal's handler; */
+    AGENT_FORK_SERVER_LOAD_SIGNAL_HANDLER = 5,
+    /** replaced one of the descriptors 0 to 3; */
+    AGENT_FORK_SERVER_LOAD_DESCRIPTORS = 6,
+    /** changed the working folder; */
+    AGENT_FORK_SERVER_LOAD_FOLDER = 7,
+    /** changed the environment. */
+    AGENT_FORK_SERVER_LOAD_ENVIRONMENT = 8,
+};
 typedef int (*agent_fork_server_preload_fn)(const char *path);
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, agent_fork_server_preload_fn load);
 
