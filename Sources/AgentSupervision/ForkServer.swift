@@ -20,13 +20,6 @@ public final class ForkServer {
     /// A pidfd of the server (readable when it exits), or -1.
     package private(set) var pidFD: Int32
     private var controlFD: Int32
-    /// The libraries asked to be loaded into the server, each with its identity then
-    /// (``ModuleDescriber/identity(_:)``).
-    private(set) var preloads: [String: String] = [:]
-    /// Libraries whose load the server has not answered yet, first asked first.
-    package private(set) var pendingPreloads: [String] = []
-    /// What the first of ``pendingPreloads`` did that ended the server, when it said so.
-    package private(set) var loadFailure: String?
 
     private init(pid: pid_t, controlFD: Int32, pidFD: Int32) {
         self.pid = pid
@@ -79,7 +72,6 @@ public final class ForkServer {
         guard agent_set_child_subreaper() == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
         }
-        if let failed = awaitPreloads(timeout: timeout) { return .failure(failed) }
         let payload = Array(arguments.joined(separator: "\0").utf8)
         var pid: pid_t = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
@@ -128,74 +120,5 @@ public final class ForkServer {
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         return ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
             ?? "was killed by \(SignalName.of(ProcessSpawner.termSignal(status)))"
-    }
-
-    // MARK: - Module libraries loaded into the server
-    //
-    // Module libraries loaded into the fork server before it forks: each worker forked after
-// inherits its module mapped, relocated and checked instead of loading it (about two thirds of
-// a forked worker's start), and the workers share those pages.
-//
-// A load is asked without waiting (`preload`); its answer is read before the next fork
-// request, which the server handles after it anyway. A library whose constructors leave a
-// thread behind ends the server (it could no longer fork safely): the supervisor starts a new
-// one that does not load it. `AGENT_FORK_SERVER_PRELOAD=0` turns the loads off.
-    /// Whether the environment turns the loads off (`AGENT_FORK_SERVER_PRELOAD=0`).
-    package static func preloadDisabled(in environment: [String: String]) -> Bool {
-        SupervisorConfiguration.switchedOff("AGENT_FORK_SERVER_PRELOAD", in: environment)
-    }
-
-    /// Asks the server to load each of `libraries` it has not been asked to load (jsonl/1
-    /// manifests and built-in modules are not libraries and are skipped). Does not wait.
-    package func preload(_ libraries: [String]) {
-        for library in libraries where preloads[library] == nil && library.hasPrefix("/") && !ModuleManifest.isProgramManifest(library) {
-            guard controlFD >= 0 else { return }
-            let identity = ModuleDescriber.identity(library)
-            guard !identity.isEmpty else { continue }
-            let rc = Array(library.utf8).withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { agent_fork_server_preload_request(controlFD, $0.baseAddress, $0.count) }
-            }
-            guard rc == 0 else { continue }
-            preloads[library] = identity
-            pendingPreloads.append(library)
-        }
-    }
-
-    /// Whether a worker of `library` forked now would get the library as it is on disk: false
-    /// when the server loaded it and the file has changed since (a rebuilt module: a `dlopen`
-    /// of the same path in a forked worker would return the server's old copy).
-    package func hasCurrent(_ library: String) -> Bool {
-        guard let identity = preloads[library] else { return true }
-        return ModuleDescriber.identity(library) == identity
-    }
-
-    /// What a load changed in the server, by its answer (the server then ends).
-    private static let loadChanges: [Int32: String] = [
-        Int32(AGENT_FORK_SERVER_LOAD_THREADS): "started a thread (a fork server must stay single-threaded)",
-        Int32(AGENT_FORK_SERVER_LOAD_UMASK): "changed the umask",
-        Int32(AGENT_FORK_SERVER_LOAD_SIGNAL_MASK): "changed the signal mask",
-        Int32(AGENT_FORK_SERVER_LOAD_SIGNAL_HANDLER): "changed a signal's handler",
-        Int32(AGENT_FORK_SERVER_LOAD_DESCRIPTORS): "replaced one of the descriptors 0 to 3",
-        Int32(AGENT_FORK_SERVER_LOAD_FOLDER): "changed the working folder",
-        Int32(AGENT_FORK_SERVER_LOAD_ENVIRONMENT): "changed the environment",
-    ]
-
-    /// Reads the answers to the loads asked so far. Nil when every load was answered (loaded or
-    /// not: a library the server could not load, the worker loads and reports itself); the
-    /// error when the server is gone, silent past `timeout`, or ending because a library changed
-    /// what its workers would inherit — ``pendingPreloads`` then starts with that library.
-    func awaitPreloads(timeout: Double) -> ProcessSpawner.SpawnError? {
-        while let library = pendingPreloads.first {
-            var answer: Int32 = 0
-            let rc = agent_fork_server_reply(controlFD, Saturating.pollTimeout(timeout), &answer)
-            guard rc == 0 else { return ProcessSpawner.SpawnError(path: Self.requestDescription, errno: rc) }
-            if let change = Self.loadChanges[answer] {
-                let failure = "the module library \(library) \(change) when the fork server loaded it, which every worker forked after would inherit"
-                loadFailure = failure
-                return ProcessSpawner.SpawnError(path: Self.requestDescription, errno: EDEADLK, reason: failure)
-            }
-            pendingPreloads.removeFirst()
-        }
-        return nil
     }
 }

@@ -28,10 +28,6 @@ package final class ForkServerKeeper {
     /// The running server, nil: workers are spawned with posix_spawn.
     package private(set) var server: ForkServer?
     private var recovery = Recovery()
-    /// The module libraries each server loads before forking (see ``ForkServer/preload(_:)``),
-    /// and those left out because a server failed while loading them.
-    private var preloads: [String] = []
-    private var refusedPreloads: Set<String> = []
     private let loop: EventLoop
     private let logger: Logger
     /// Starts a new server (with the supervisor's worker path, environment and cgroup).
@@ -51,29 +47,7 @@ package final class ForkServerKeeper {
     /// server that dies.
     package func adopt(_ server: ForkServer) {
         recovery.wanted = true
-        preloads = Array(server.preloads.keys).sorted()
         use(server)
-    }
-
-    /// Has the server, and every server after it, load `libraries` before forking (the agent's
-    /// module libraries, after a reload that changed them).
-    package func preload(_ libraries: [String]) {
-        preloads = libraries
-        server?.preload(libraries.filter { !refusedPreloads.contains($0) })
-    }
-
-    /// The server to fork a worker of `library` with: nil when there is none, or when the
-    /// library changed on disk since the server loaded it — that worker is spawned, and a new
-    /// server that loads the library as it is now replaces this one.
-    package func server(for library: String) -> ForkServer? {
-        guard let server, server.isRunning else { return nil }
-        guard server.hasCurrent(library) else {
-            logger.notice("the module library \(library) changed since the fork server (pid \(server.pid)) loaded it; starting a new fork server")
-            drop()
-            restart()
-            return nil
-        }
-        return server
     }
 
     private func use(_ server: ForkServer) {
@@ -83,7 +57,6 @@ package final class ForkServerKeeper {
         let pid = server.pid
         loop.register(fd) { [unowned self, unowned server] _ in
             loop.unregister(fd)
-            if self.server === server { refuseLoading(server) }
             let how = server.reapAfterDeath()
             // Last use of `server`: the line below releases it.
             if self.server === server { self.server = nil }
@@ -102,7 +75,6 @@ package final class ForkServerKeeper {
     /// The fork server died or failed (`why` says how): it is dropped, workers are spawned
     /// with posix_spawn, and a new server is started after a backoff.
     package func failed(_ why: String) {
-        if let server { refuseLoading(server) }
         drop()
         guard recovery.wanted, !isStopping() else {
             logger.warning("\(why); starting workers with posix_spawn")
@@ -115,18 +87,6 @@ package final class ForkServerKeeper {
         recovery.delay = min(delay * 2, Recovery.longestDelay)
         logger.warning("\(why); starting workers with posix_spawn until a new fork server is started in \(ProcessPolicy.format(delay)) s")
         scheduleRestart(after: delay)
-    }
-
-    /// A server failed while it was loading a module library: the next ones do not load it
-    /// (its workers load it themselves), so that a library that crashes, hangs or starts a
-    /// thread while it loads costs the agent one server, not one per restart.
-    private func refuseLoading(_ server: ForkServer) {
-        // Answers it gave before it failed are still on the socket: only an unanswered load counts.
-        _ = server.awaitPreloads(timeout: 0)
-        guard let library = server.pendingPreloads.first, !refusedPreloads.contains(library) else { return }
-        refusedPreloads.insert(library)
-        let what = server.loadFailure ?? "the fork server failed while it was loading the module library \(library) (its constructors crashed or took over a second)"
-        logger.warning("\(what); the next fork servers do not load it, its workers do")
     }
 
     private func scheduleRestart(after delay: Double) {
@@ -144,7 +104,6 @@ package final class ForkServerKeeper {
             recovery.restarts += 1
             recovery.startedAt = EventLoop.now()
             use(server)
-            server.preload(preloads.filter { !refusedPreloads.contains($0) })
             logger.notice("started a new fork server (pid \(server.pid)); workers are forked again")
         case .failure(let error):
             let delay = recovery.delay
@@ -158,11 +117,7 @@ package final class ForkServerKeeper {
     package var status: JSONValue {
         guard recovery.wanted else { return ["enabled": false] }
         var object: JSONObject = ["enabled": true, "restarts": .number(JSONNumber(recovery.restarts))]
-        if let server {
-            object["pid"] = .number(JSONNumber(Int(server.pid)))
-            object["modules"] = .array(server.preloads.keys.sorted().map { .string($0) })
-        }
-        if !refusedPreloads.isEmpty { object["modules_not_loaded"] = .array(refusedPreloads.sorted().map { .string($0) }) }
+        if let server { object["pid"] = .number(JSONNumber(Int(server.pid))) }
         return .object(object)
     }
 }

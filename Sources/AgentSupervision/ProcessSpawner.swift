@@ -41,9 +41,7 @@ public enum ProcessSpawner {
     public struct SpawnError: Error, CustomStringConvertible {
         public var path: String
         public var errno: Int32
-        /// What went wrong, when the errno value alone would not say.
-        public var reason: String?
-        public var description: String { "cannot start \(path): \(reason ?? String(cString: strerror(errno)))" }
+        public var description: String { "cannot start \(path): \(String(cString: strerror(errno)))" }
 
         /// Whether it failed for lack of descriptors, memory or processes: a start worth
         /// trying again later.
@@ -52,10 +50,9 @@ public enum ProcessSpawner {
         /// Whether the fork server failed the request (not the supervisor's preparations).
         package var isForkServerRequest: Bool { path == ForkServer.requestDescription }
 
-        package init(path: String, errno: Int32, reason: String? = nil) {
+        package init(path: String, errno: Int32) {
             self.path = path
             self.errno = errno
-            self.reason = reason
         }
     }
 }

@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include "agent_system.h"
-#include "fork_server_state.h"
 
 #include <errno.h>
 #include <link.h>
@@ -71,11 +70,6 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
     }
     /* The supervisor's clean goodbye, as opposed to an end of file at its death. */
     if (received == 0 && n == 4 && memcmp(buf, "quit", 4) == 0) return -3;
-    /* A module library to load into the server: "load", a NUL, the path. */
-    if (received == 0 && n > 5 && memcmp(buf, "load", 5) == 0 && !(message->msg_flags & MSG_TRUNC)) {
-        buf[n] = 0;
-        return -4;
-    }
     if (received != 3 || (message->msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
         close_received(fds, 3);
         fds[0] = fds[1] = fds[2] = -1;
@@ -183,40 +177,7 @@ static void default_stop_signals(void) {
     signal(SIGHUP, SIG_DFL);
 }
 
-/* Loads a module library into the server, so that every worker forked after it has the library
-   mapped and relocated already, and replies with an AGENT_FORK_SERVER_* answer. Every worker
-   inherits the server's process as the library's constructors leave it: one that left a thread
-   (the server could no longer fork safely) or changed the umask, the signals, descriptors 0
-   to 3, the working folder or the environment ends the server, so that a module's load
-   changes no other module's workers. A load that takes longer than `PRELOAD_SECONDS` ends it
-   too (SIGALRM), which the supervisor sees as a failed load: a module's constructors must not
-   hold the server, and through it the supervisor's next request, for long. */
-enum { PRELOAD_SECONDS = 1 };
-static int preload(int control, const char *path, agent_fork_server_preload_fn load, pid_t server) {
-    int result = AGENT_FORK_SERVER_NOT_LOADED;
-    if (load) {
-        sigset_t alarm_only;
-        sigemptyset(&alarm_only);
-        sigaddset(&alarm_only, SIGALRM);
-        sigprocmask(SIG_UNBLOCK, &alarm_only, NULL);
-        signal(SIGALRM, SIG_DFL);
-        struct server_state before, after;
-        server_state_take(&before);
-        alarm(PRELOAD_SECONDS);
-        result = load(path) == 0 ? AGENT_FORK_SERVER_LOADED : AGENT_FORK_SERVER_NOT_LOADED;
-        alarm(0);
-        server_state_take(&after);
-        int changed = server_state_changed(&before, &after);
-        if (changed != SERVER_STATE_SAME) result = AGENT_FORK_SERVER_LOAD_THREADS + changed - SERVER_STATE_THREADS;
-        /* The library's loading may have filled thread-id caches that were empty before. */
-        tid_cache_count = 0;
-        dl_iterate_phdr(find_tid_caches, &server);
-    }
-    reply(control, result);
-    return result;
-}
-
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, agent_fork_server_preload_fn load) {
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length) {
     /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
        server ends when the supervisor closes its socket, or with it (parent-death signal). */
     signal(SIGTERM, SIG_IGN);
@@ -238,13 +199,6 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
         }
         if (n == -2) {
             reply(control, -EINVAL);
-            continue;
-        }
-        if (n == -4) {
-            if (preload(control, buf + 5, load, server) >= AGENT_FORK_SERVER_LOAD_THREADS) {
-                munmap((void *)shared, sizeof(int32_t));
-                return -4;
-            }
             continue;
         }
         buf[n] = 0;
@@ -292,35 +246,19 @@ int agent_fork_server_request(int control, const char *payload, size_t length, i
     ssize_t n;
     do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
-    int32_t value = 0;
-    int rc = agent_fork_server_reply(control, timeout_ms, &value);
-    if (rc != 0) return rc;
-    if (value <= 0) return value == 0 ? EPROTO : -value;
-    *pid = value;
-    return 0;
-}
 
-int agent_fork_server_reply(int control, int timeout_ms, int32_t *value) {
     struct pollfd wait = {.fd = control, .events = POLLIN};
     int ready;
     do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
-    ssize_t n;
-    do { n = recv(control, value, sizeof(*value), 0); } while (n < 0 && errno == EINTR);
+    int32_t value = 0;
+    do { n = recv(control, &value, sizeof(value), 0); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
-    if (n != (ssize_t)sizeof(*value)) return EPIPE;
+    if (n != (ssize_t)sizeof(value)) return EPIPE;
+    if (value <= 0) return value == 0 ? EPROTO : -value;
+    *pid = value;
     return 0;
-}
-
-int agent_fork_server_preload_request(int control, const char *path, size_t length) {
-    char payload[4096 + 5];
-    if (length > 4096) return ENAMETOOLONG;
-    memcpy(payload, "load", 5);
-    memcpy(payload + 5, path, length);
-    ssize_t n;
-    do { n = send(control, payload, length + 5, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
-    return n < 0 ? errno : 0;
 }
 
 int agent_fork_server_quit(int control) {

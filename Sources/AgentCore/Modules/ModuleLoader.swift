@@ -36,9 +36,8 @@ public struct LoadedModule: @unchecked Sendable {
 
 /// Loads module libraries with `dlopen` and checks them before anything runs.
 ///
-/// Only workers and the fork server (before it forks them) load modules: `dlopen` runs the
-/// library's constructors, and a module that crashes must cost one worker or one fork server,
-/// which the supervisor replaces, never the supervisor. Libraries are never unloaded: the
+/// Only workers load modules: `dlopen` runs the library's constructors, and a module that
+/// crashes must cost one worker, never the supervisor. Libraries are never unloaded: the
 /// Swift runtime keeps pointers into a Swift library (`RTLD_NODELETE`).
 public enum ModuleLoader {
     /// The smallest `struct_size` that holds every field of ABI version 1 a host needs.

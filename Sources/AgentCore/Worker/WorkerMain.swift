@@ -72,14 +72,10 @@ public enum WorkerMain {
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
-        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length) { path in
-            guard let path else { return 1 }
-            return ServerPreloads.load(String(cString: path)) ? 0 : 1
-        }
+        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length)
         guard served == 0 else {
             if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
-            // -4: a library it loaded changed what workers inherit; the supervisor starts a new server.
-            exit(served == -4 ? ExitCode.failure : ExitCode.success)
+            exit(ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))
         buffer.deallocate()
@@ -209,10 +205,6 @@ public enum WorkerMain {
         do {
             if let preloaded, preloaded.file == modulePath {
                 loaded = preloaded
-            } else if forked, let inherited = ServerPreloads.loaded(modulePath) {
-                // Loaded by the fork server before it forked this worker.
-                loaded = LoadedModule(module: moduleName, file: inherited.file, manifest: inherited.manifest,
-                                      manifestJSON: inherited.manifestJSON, entry: inherited.entry)
             } else {
                 loaded = try ModuleLoader.load(path: modulePath, module: moduleName)
             }

@@ -269,8 +269,6 @@ public struct AgentLauncher {
                 return ExitCode.invalidConfiguration
             }
         }
-        // Loaded by the fork server while the store opens and the work is set up.
-        if !ForkServer.preloadDisabled(in: environment) { forkServer?.preload(report.workerLibraries) }
         let console = ConsoleOutput(json: options.json, showEvents: options.showEvents)
         console.logFile = logFile
         let supervisor = Supervisor.make(

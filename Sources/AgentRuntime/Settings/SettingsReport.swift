@@ -71,13 +71,6 @@ public struct SettingsReport: Sendable {
 
     public var isValid: Bool { blockingIssues.isEmpty }
 
-    /// The module libraries the planned processes and the module tasks run, each once, the
-    /// processes' first: what the fork server loads before it forks their workers.
-    public var workerLibraries: [String] {
-        var seen = Set<String>()
-        return (planned.map(\.module.library) + moduleTasks.values.map(\.module.library).sorted()).filter { seen.insert($0).inserted }
-    }
-
     /// The processes the settings list with `"enabled": false`, as `status` shows them.
     public var disabledProcesses: [DisabledProcess] {
         processes.filter { !$0.enabled }.map { DisabledProcess(name: $0.name, type: $0.type, module: $0.module) }

@@ -64,7 +64,6 @@ extension Supervisor {
             logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
             return .failure(ReloadCommand.refused(issues.map(\.description)))
         }
-        if !ForkServer.preloadDisabled(in: configuration.environment) { forkServers.preload(report.workerLibraries) }
         let changes = apply(report.planned)
         console.logFile?.configure(report.log)
         work.apply(report.workDefinitions)

@@ -8,17 +8,17 @@ import JSONSchema
 import Logging
 
 extension Supervisor {
-    /// A worker of the module `library` with a socketpair (fd 3) and a pipe each for stdout and
-    /// stderr (so that its log tells them apart): forked by the fork server when there is one
-    /// (and it has the library as it is on disk), else posix_spawn of agent-worker.
-    func launchWorker(arguments: [String], library: String) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        let launched = launchWorkerProcess(arguments: arguments, library: library)
+    /// A worker with a socketpair (fd 3) and a pipe each for stdout and stderr (so that its
+    /// log tells them apart): forked by the fork server when
+    /// there is one, else posix_spawn of agent-worker.
+    func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+        let launched = launchWorkerProcess(arguments: arguments)
         if case .success(let worker) = launched { containment?.workerStarted(worker.pid) }
         return launched
     }
 
-    private func launchWorkerProcess(arguments: [String], library: String) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        if let server = forkServers.server(for: library) {
+    private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+        if let server = forkServers.server, server.isRunning {
             switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
@@ -53,7 +53,7 @@ extension Supervisor {
             worker = taken.worker
             spare = taken
         } else {
-            switch launchWorker(arguments: ["agent-worker", "--process", process.name], library: process.module.library) {
+            switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
             case .success(let launched): worker = launched
             case .failure(let error): return failToSpawn(process, error)
             }
@@ -306,7 +306,7 @@ extension Supervisor {
         guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library,
               !ModuleManifest.isProgramManifest(library) else { return }
         let module = processes.first { $0.module.library == library }?.module.name ?? library
-        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module], library: library) {
+        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
         case .success(let spare):
             // Its rings now, mapped while it waits: adopting it is then one frame.
             var rings: WorkerRings?

@@ -135,43 +135,9 @@ int agent_limit_malloc_arenas(int count);
  * with its pid as an int32 (or -errno). Returns 0 in the new worker, with the payload in `buf`
  * (NUL-terminated, `*length` bytes), the channel on fd 3, stdout and stderr on fds 1 and 2,
  * its own process group and no other fd; returns -1 in the server when the control socket closes
- * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit), -4
- * when a library it loaded changed what a forked worker inherits (the server must end).
- * A request without fds whose payload is "load", a NUL and a path
- * (agent_fork_server_preload_request) calls `load` with the path in the server and replies with
- * one of the answers below.
+ * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit).
  */
-enum {
-    /** Loaded. */
-    AGENT_FORK_SERVER_LOADED = 0,
-    /** Not loaded (`load` failed): a worker loads it and reports why. */
-    AGENT_FORK_SERVER_NOT_LOADED = 1,
-    /** From here on: loaded, but it changed what a forked worker inherits, and the server ends.
-        It left a thread running; */
-    AGENT_FORK_SERVER_LOAD_THREADS = 2,
-    /** changed the umask; */
-    AGENT_FORK_SERVER_LOAD_UMASK = 3,
-    /** the signal mask; */
-    AGENT_FORK_SERVER_LOAD_SIGNAL_MASK = 4,
-    /** a signal's handler; */
-    AGENT_FORK_SERVER_LOAD_SIGNAL_HANDLER = 5,
-    /** replaced one of the descriptors 0 to 3; */
-    AGENT_FORK_SERVER_LOAD_DESCRIPTORS = 6,
-    /** changed the working folder; */
-    AGENT_FORK_SERVER_LOAD_FOLDER = 7,
-    /** changed the environment. */
-    AGENT_FORK_SERVER_LOAD_ENVIRONMENT = 8,
-};
-typedef int (*agent_fork_server_preload_fn)(const char *path);
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, agent_fork_server_preload_fn load);
-
-/** Asks the fork server on `control` to load the library at `path` (see agent_fork_server_serve);
-    does not wait for the reply, which agent_fork_server_reply reads. Returns 0 or an errno value. */
-int agent_fork_server_preload_request(int control, const char *path, size_t length);
-
-/** Reads one reply of the fork server on `control` into `*value`, waiting up to `timeout_ms`.
-    Returns 0 or an errno value (ETIMEDOUT, EPIPE when the server is gone). */
-int agent_fork_server_reply(int control, int timeout_ms, int32_t *value);
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
 
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
 int agent_fork_server_quit(int control);

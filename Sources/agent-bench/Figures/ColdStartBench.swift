@@ -113,13 +113,6 @@ enum ColdStartBench {
 
             try measureWithHTTP(environment, settingsFolder: URL(fileURLWithPath: file).deletingLastPathComponent().path, into: &section)
 
-            // The same launch with a fork server that loads no module: each worker loads its own.
-            let (unloadedFirst, unloadedAll) = try launches(environment, file: file, extraEnvironment: ["AGENT_FORK_SERVER_PRELOAD": "0"],
-                                                            count: environment.quick ? 2 : 5, what: "no module loaded by the fork server")
-            section.add(Figure("launch → first worker ready, modules not loaded by the fork server", .milliseconds, samples: unloadedFirst,
-                               note: "AGENT_FORK_SERVER_PRELOAD=0: each forked worker loads its module itself"))
-            section.add(Figure("launch → \(workers) workers ready, modules not loaded by the fork server", .milliseconds, samples: unloadedAll))
-
             // The same launch without the fork server: every worker exec'd.
             let (spawnedFirst, spawnedAll) = try launches(environment, file: file, extraEnvironment: ["AGENT_FORK_SERVER": "0"],
                                                           count: environment.quick ? 2 : 5, what: "no fork server")

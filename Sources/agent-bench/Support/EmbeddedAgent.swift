@@ -75,10 +75,7 @@ final class EmbeddedAgent {
         self.supervisor = supervisor
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
-            case .success(let server):
-                // It loads the agent's modules before forking, as agent-control's does.
-                if !ForkServer.preloadDisabled(in: ProcessInfo.processInfo.environment) { server.preload(prepared.report.workerLibraries) }
-                supervisor.inbox.isolated { supervisor.useForkServer(server) }
+            case .success(let server): supervisor.inbox.isolated { supervisor.useForkServer(server) }
             case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
             }
         }
