@@ -20,6 +20,8 @@ package final class SparePool {
     package struct Spare {
         package var worker: LaunchedWorker
         package var rings: WorkerRings?
+        /// The library's identity when the spare was made (``ModuleDescriber/identity(_:)``).
+        var identity: String
     }
 
     package init(loop: EventLoop) {
@@ -42,9 +44,16 @@ package final class SparePool {
         wanted.contains(library) && spares[library] == nil
     }
 
-    /// The module's spare, if it has one, no longer watched: the caller adopts its fds.
+    /// The module's spare, if it has one, no longer watched: the caller adopts its fds. A spare
+    /// made before the library changed on disk (a rebuilt module) has the old code loaded: it
+    /// is killed instead, and the caller starts a worker that loads the library as it is now.
     package func take(for library: String) -> Spare? {
-        guard let spare = spares.removeValue(forKey: library) else { return nil }
+        guard let spare = spares[library] else { return nil }
+        guard ModuleDescriber.identity(library) == spare.identity else {
+            drop(library)
+            return nil
+        }
+        spares[library] = nil
         loop.unregister(spare.worker.pidFD)
         loop.unregister(spare.worker.stdoutFD)
         loop.unregister(spare.worker.stderrFD)
@@ -53,7 +62,7 @@ package final class SparePool {
 
     /// Keeps a freshly launched spare, watching for its death and draining its output.
     package func add(_ spare: LaunchedWorker, rings: WorkerRings?, for library: String) {
-        spares[library] = Spare(worker: spare, rings: rings)
+        spares[library] = Spare(worker: spare, rings: rings, identity: ModuleDescriber.identity(library))
         if spare.pidFD >= 0 {
             loop.register(spare.pidFD) { [unowned self] _ in spareDied(library, pid: spare.pid) }
         }
@@ -84,13 +93,17 @@ package final class SparePool {
 
     /// Kills and reaps every spare (at stop).
     package func dropAll() {
-        for (library, spare) in spares {
-            Glibc.kill(spare.worker.pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(spare.worker.pid, &status, 0) < 0, errno == EINTR {}
-            close(spare)
-            spares[library] = nil
-        }
+        for library in spares.keys { drop(library) }
+    }
+
+    /// Kills and reaps the spare of `library` (an idle process with one thread: its end takes
+    /// the kernel about a millisecond).
+    private func drop(_ library: String) {
+        guard let spare = spares.removeValue(forKey: library) else { return }
+        Glibc.kill(spare.worker.pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(spare.worker.pid, &status, 0) < 0, errno == EINTR {}
+        close(spare)
     }
 
     private func close(_ spare: Spare) {

@@ -124,4 +124,68 @@ import Testing
         #expect(run.stop() == 0)
         #expect(!pids.contains(where: AgentRun.isAlive), "a worker or spare outlived the stop")
     }
+
+    /// A C module of one datasource type `idle` that logs `greeting` when it runs and waits
+    /// for its stop.
+    private static func module(greeting: String) throws -> String {
+        let manifest = #"{\"name\":\"rebuilt\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
+        return try CModuleFixture.build("rebuilt", source: """
+        #include <agent_module.h>
+        #include <string.h>
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
+            const char *text = "\(greeting)";
+            h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
+            agent_event event;
+            while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
+            return AGENT_OK;
+        }
+        static const agent_module description = {
+            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+            .manifest_json = "\(manifest)", .run_process = run,
+        };
+        const agent_module *agent_module_entry(void) { return &description; }
+        """)
+    }
+
+    /// A spare made before its module was rebuilt holds the old code: the next restart starts a
+    /// worker that loads the library as it is now instead.
+    @Test func aSpareMadeBeforeItsModuleWasRebuiltIsNotAdopted() throws {
+        let library = try Self.module(greeting: "rebuilt version 1")
+        let run = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"one": {"type": "idle"}}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] rebuilt version 1") } != nil, "\(run.transcript)")
+        // The first crash: its restart is ready, then a spare is made (the library loaded in it).
+        let first = try #require(run.workerPids("one").first)
+        kill(first, SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] rebuilt version 1") }.count == 2, "\(run.transcript)")
+        let spare = Self.spare(of: run)
+        #expect(spare != nil, "no spare after the first crash's restart\n\(run.transcript)")
+        // Rebuilt the way a build writes it: a new file renamed over the old one.
+        let second = try Self.module(greeting: "rebuilt version 2")
+        #expect(rename(second, library) == 0)
+        let restarted = try #require(run.workerPids("one").last)
+        kill(restarted, SIGKILL)
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] rebuilt version 2") } != nil, "\(run.transcript)")
+        #expect(run.stderrLines.filter { $0.contains("[one] rebuilt version 1") }.count == 2, "\(run.transcript)")
+        #expect(!run.stderrLines.contains { $0.contains("[one] started worker pid") && $0.contains("a warm spare") }, "\(run.transcript)")
+        if let spare { #expect(!AgentRun.isAlive(spare), "the stale spare was left running") }
+        #expect(run.stop() == 0)
+    }
+
+    /// The agent's child waiting as a spare (`agent-worker --spare …`), once one is there.
+    private static func spare(of run: AgentRun, within seconds: Double = 60) -> Int32? {
+        let agent = run.process.processIdentifier
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent)/task")) ?? []
+            let children = tasks.map { (try? String(contentsOfFile: "/proc/\(agent)/task/\($0)/children", encoding: .utf8)) ?? "" }.joined(separator: " ")
+            for pid in children.split(separator: " ").compactMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                let line = String(decoding: (FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()).map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
+                if line.hasPrefix("agent-worker --spare ") { return pid }
+            }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
 }
