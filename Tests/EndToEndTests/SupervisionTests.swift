@@ -126,12 +126,13 @@ import Testing
     }
 
     /// A C module of one datasource type `idle` that logs `greeting` when it runs and waits
-    /// for its stop.
-    private static func module(greeting: String) throws -> String {
+    /// for its stop; `top` is C before the module's code (a constructor, say).
+    private static func module(greeting: String, top: String = "") throws -> String {
         let manifest = #"{\"name\":\"rebuilt\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
         return try CModuleFixture.build("rebuilt", source: """
         #include <agent_module.h>
         #include <string.h>
+        \(top)
         static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
             (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
             const char *text = "\(greeting)";
@@ -168,9 +169,50 @@ import Testing
         kill(restarted, SIGKILL)
         #expect(run.waitForLine(onStderr: true) { $0.contains("[one] rebuilt version 2") } != nil, "\(run.transcript)")
         #expect(run.stderrLines.filter { $0.contains("[one] rebuilt version 1") }.count == 2, "\(run.transcript)")
-        #expect(!run.stderrLines.contains { $0.contains("[one] started worker pid") && $0.contains("a warm spare") }, "\(run.transcript)")
+        // The worker started after the rebuild was not the spare.
+        let last = run.stderrLines.last { $0.contains("[one] started worker pid") }
+        #expect(last?.contains("a warm spare") == false, "\(run.transcript)")
         if let spare { #expect(!AgentRun.isAlive(spare), "the stale spare was left running") }
         #expect(run.stop() == 0)
+    }
+
+    /// A library whose constructors start a process while a worker describes it (settings
+    /// check): that process goes with the describe worker, it does not outlive the describing.
+    @Test func aProcessALibraryStartsWhileDescribedDoesNotOutliveTheDescribing() throws {
+        let marker = "descchild\(getpid() % 10000)"
+        let library = try Self.module(greeting: "described", top: """
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <sys/prctl.h>
+            #include <unistd.h>
+            __attribute__((constructor)) static void loaded(void) {
+                char line[4096] = {0};
+                FILE *file = fopen("/proc/self/cmdline", "r");
+                size_t n = file ? fread(line, 1, sizeof line - 1, file) : 0;
+                if (file) fclose(file);
+                for (size_t i = 0; i < n; i++) if (line[i] == 0) line[i] = ' ';
+                if (!strstr(line, "--describe")) return;
+                if (fork() == 0) { prctl(PR_SET_NAME, "\(marker)"); for (;;) pause(); }
+            }
+            """)
+        let run = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"one": {"type": "idle"}}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] described") } != nil, "\(run.transcript)")
+        let survivors = Self.living(named: marker)
+        #expect(survivors.isEmpty, "the describe worker's child \(survivors) outlived the describing")
+        #expect(run.stop() == 0)
+        for pid in Self.living(named: marker) { kill(pid, SIGKILL) }
+    }
+
+    /// Processes whose name is `name` and that are not zombies.
+    private static func living(named name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
+            let state = stat[stat.index(after: close)...].split(separator: " ").first
+            return stat[stat.index(after: open)..<close] == name && state != "Z"
+        }
     }
 
     /// The agent's child waiting as a spare (`agent-worker --spare …`), once one is there.

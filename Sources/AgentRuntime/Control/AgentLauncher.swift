@@ -109,20 +109,23 @@ public struct AgentLauncher {
     /// (`catchingSignals`: the signals are caught from before the build on; the build is
     /// stopped, the describe workers killed).
     /// `stopSignals`: ones caught already (the console catches them from its start on).
-    public func prepare(logger: Logger, catchingSignals: Bool = false, stopSignals: StopSignals? = nil) throws(PreparationError) -> Prepared {
+    /// `describeCgroup`: the workers' cgroup folder, open, for the describe workers (-1: this
+    /// process's cgroup).
+    public func prepare(logger: Logger, catchingSignals: Bool = false, stopSignals: StopSignals? = nil,
+                        describeCgroup: Int32 = -1) throws(PreparationError) -> Prepared {
         let settings: AgentSettings
         do {
             settings = try AgentSettings.load(file: options.settingsPath)
         } catch {
             throw PreparationError(description: "\(error)", exitCode: ExitCode.invalidConfiguration)
         }
-        return try prepare(settings, logger: logger, catchingSignals: catchingSignals, stopSignals: stopSignals)
+        return try prepare(settings, logger: logger, catchingSignals: catchingSignals, stopSignals: stopSignals, describeCgroup: describeCgroup)
     }
 
     /// ``prepare(logger:catchingSignals:)`` for a settings document already read (one a
     /// settings command is about to write, or checks for a client).
     public func prepare(_ settings: AgentSettings, logger: Logger, catchingSignals: Bool = false,
-                        stopSignals caught: StopSignals? = nil) throws(PreparationError) -> Prepared {
+                        stopSignals caught: StopSignals? = nil, describeCgroup: Int32 = -1) throws(PreparationError) -> Prepared {
         let runtime = Self.runtimeDirectory
         let configuration = options.configuration ?? Self.configuration(of: runtime, agentDirectory: settings.agentDirectory)
         let environment = ProcessInfo.processInfo.environment
@@ -177,6 +180,7 @@ public struct AgentLauncher {
         let describer = ModuleDescriber(workerPath: workerPath, cacheFile: cacheFile)
         describer.stopSignals = stopSignals
         describer.withheld = withheld
+        describer.cgroup = describeCgroup
         for warning in describer.cacheWarnings { logger.warning("\(warning)") }
         let (manifests, describeErrors) = describer.describeAll(modules)
         if let (_, module) = describer.interruption, let stop = stopped(while: "describing module \(module) (its describe worker was killed)") {
@@ -247,7 +251,7 @@ public struct AgentLauncher {
         defer { forkServer?.shutDown() }
         let prepared: Prepared
         do {
-            prepared = try prepare(logger: logger, catchingSignals: true, stopSignals: stopSignals)
+            prepared = try prepare(logger: logger, catchingSignals: true, stopSignals: stopSignals, describeCgroup: containment.workersCgroupFD)
         } catch {
             if error.stoppedBySignal {
                 logger.notice("\(error.description)")

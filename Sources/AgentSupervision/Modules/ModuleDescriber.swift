@@ -16,6 +16,9 @@ public final class ModuleDescriber {
     public var stopSignals: StopSignals?
     /// Variables describe workers do not get (the agent's secrets, ``SecretVariables``).
     public var withheld: Set<String> = SecretVariables.conventional
+    /// The agent's workers' cgroup folder, open, which describe workers start in (-1: the
+    /// caller's): what a library's constructors leave running is then the agent's to kill.
+    public var cgroup: Int32 = -1
     /// The signal that ended the describing, and the module being described then.
     public private(set) var interruption: (signal: Int32, module: String)?
     private var cache: [String: (identity: String, manifest: ModuleManifest)] = [:]
@@ -145,7 +148,7 @@ public final class ModuleDescriber {
         let spawned = DescribeWorkers.spawning {
             ProcessSpawner.spawn(
                 path: workerPath, arguments: ["agent-worker", "--describe", location.library, "--module", location.name],
-                environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true)
+                environment: environment, stdout: 2, stderr: 2, channel: fds[1], newGroup: true, cgroup: cgroup)
         }
         close(fds[1])
         switch spawned {
@@ -168,10 +171,10 @@ public final class ModuleDescriber {
         }
         let outcome = readAnswer(fd: item.fd, deadline: deadline)
         close(item.fd)
-        switch outcome {
-        case nil, .interrupted?: kill(-item.pid, SIGKILL)
-        default: break
-        }
+        // Its group goes with it, answered or not: a process a library's constructors started
+        // must not outlive the describing (the group is the worker's pid, not reused before
+        // the reap below).
+        kill(-item.pid, SIGKILL)
         let status = reap(item.pid)
         switch outcome {
         case .manifest(let json)?:
