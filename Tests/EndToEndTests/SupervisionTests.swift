@@ -204,6 +204,44 @@ import Testing
         for pid in Self.living(named: marker) { kill(pid, SIGKILL) }
     }
 
+    /// The same during a reload's check, for a process that leaves the describe worker's group
+    /// (`setsid`): the supervisor is a child subreaper by then, so the orphan is reparented to
+    /// it and killed as what a dead worker left behind (console's first describe runs before
+    /// that, hence the cgroup above).
+    @Test func aProcessALibraryStartsWhileAReloadDescribesItEndsWithTheAgent() throws {
+        let marker = "reldesc\(getpid() % 10000)"
+        let library = try Self.module(greeting: "reloaded in", top: """
+            #include <stdio.h>
+            #include <sys/prctl.h>
+            #include <unistd.h>
+            __attribute__((constructor)) static void loaded(void) {
+                char line[4096] = {0};
+                FILE *file = fopen("/proc/self/cmdline", "r");
+                size_t n = file ? fread(line, 1, sizeof line - 1, file) : 0;
+                if (file) fclose(file);
+                for (size_t i = 0; i < n; i++) if (line[i] == 0) line[i] = ' ';
+                if (!strstr(line, "--describe")) return;
+                if (fork() == 0) { setsid(); prctl(PR_SET_NAME, "\(marker)"); for (;;) pause(); }
+            }
+            """)
+        let run = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"a": {"type": "fault", "tick_ms": 200}}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[a] ready in") } != nil, "\(run.transcript)")
+        _ = try #require(run.stderrLines.first { $0.contains("workers run in the cgroup ") }, "\(run.transcript)")
+        try #"{"enabled_modules": ["faults", "\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "fault", "tick_ms": 200}, "b": {"type": "idle"}}}"#
+            .write(toFile: run.settingsFile, atomically: true, encoding: .utf8)
+        let reload = try runProgram("agent-control", ["reload", "--settings", run.settingsFile])
+        #expect(reload.status == 0, "\(reload.stdout)\(reload.stderr)")
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[b] reloaded in") } != nil, "\(run.transcript)")
+        #expect(run.stop() == 0)
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.living(named: marker).isEmpty, Date() < deadline { usleep(20_000) }
+        let survivors = Self.living(named: marker)
+        #expect(survivors.isEmpty, "the process \(survivors) a library started while a reload described it outlived the agent")
+        #expect(run.stderrLines.contains { $0.contains("left behind by a dead worker") }, "\(run.transcript)")
+        for pid in survivors { kill(pid, SIGKILL) }
+    }
+
     /// Processes whose name is `name` and that are not zombies.
     private static func living(named name: String) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
