@@ -158,4 +158,50 @@ import Testing
         let system = try ModuleLoader.load(path: TestPaths.products + "/libsystem.so", module: "system", expectedName: "system")
         #expect(system.manifest.processes.map(\.kind) == ["datasource", "monitor"])
     }
+
+    // libbench.so is loaded in this test process by this test alone: the deferral is a flag of
+    // the library's own copy of the SDK, taken by the next entry call.
+    @Test func aWorkersLoadDefersTheManifestAndAFullLoadLaterGetsTheWholeOfIt() throws {
+        let path = TestPaths.products + "/libbench.so"
+        let deferred = try ModuleLoader.load(path: path, module: "bench", deferManifest: true)
+        #expect(deferred.manifest.isPartial)
+        #expect(deferred.manifest.name == "bench")
+        #expect(deferred.manifest.processType("bench_source")?.kind == "datasource")
+        #expect(deferred.manifest.processType("noop")?.kind == "task")
+        // No type's schema was built: the partial manifest carries none.
+        #expect(!deferred.manifestJSON.contains("settings_schema"))
+        #expect(deferred.taskEntries != nil)
+
+        let whole = try ModuleLoader.load(path: path, module: "bench", expectedName: "bench")
+        #expect(!whole.manifest.isPartial)
+        #expect(whole.manifest.processes.map(\.type) == deferred.manifest.processes.map(\.type))
+        #expect(whole.manifest.processType("bench_source")?.settingsSchema.objectValue?["properties"] != nil)
+        #expect(whole.manifest.processType("noop")?.inputSchema != nil)
+    }
+
+    @Test func aModuleWithoutTheDeferSymbolGivesItsWholeManifestToAWorker() throws {
+        let path = try CModuleFixture.module("nodefer", manifest: CModuleFixture.validManifest)
+        let loaded = try ModuleLoader.load(path: path, module: "cmod", deferManifest: true)
+        #expect(!loaded.manifest.isPartial)
+        #expect(loaded.manifest.processType("ticker")?.settingsSchema == ["type": "object"])
+    }
+
+    @Test func aPartialManifestTheHostDidNotAskForIsRefused() throws {
+        let path = try CModuleFixture.module("unasked", manifest: #"{"name":"unasked","version":"1","partial":true,"processes":[{"type":"t","kind":"datasource"}]}"#)
+        let error = try #require(loadError(path))
+        #expect(error.code == .invalidManifest)
+        #expect(error.message.contains("partial"))
+        #expect(error.message.contains("agent_module_defer_manifest"))
+        // Asked for, the same manifest is taken.
+        let loaded = try ModuleLoader.load(path: path, module: "unasked", deferManifest: true)
+        #expect(loaded.manifest.isPartial)
+        #expect(loaded.manifest.processType("t")?.kind == "datasource")
+    }
+
+    @Test func aPartialMarkThatIsNotABooleanIsNamedByItsPointer() throws {
+        let path = try CModuleFixture.module("oddpartial", manifest: #"{"name":"oddpartial","version":"1","partial":"yes","processes":[]}"#)
+        let error = try #require(loadError(path))
+        #expect(error.code == .invalidManifest)
+        #expect(error.message.contains("/partial: expected a boolean, found string"))
+    }
 }

@@ -215,7 +215,7 @@ import Testing
 
     @Test func aSchemaWrittenWithTheBuilderStillWins() {
         #expect(Builder.settingsSchema.jsonString != Settings.schema.jsonString)
-        #expect(ProcessEntry(Builder.self).manifestJSON.serialized().contains(#""settings_schema":{"type":"object","properties":{"path":{"type":"string","minLength":2}}"#))
-        #expect(ProcessEntry(Source.self).manifestJSON.serialized().contains(#""settings_schema":"# + Settings.schema.jsonString))
+        #expect(ProcessEntry(Builder.self).manifestJSON().serialized().contains(#""settings_schema":{"type":"object","properties":{"path":{"type":"string","minLength":2}}"#))
+        #expect(ProcessEntry(Source.self).manifestJSON().serialized().contains(#""settings_schema":"# + Settings.schema.jsonString))
     }
 }

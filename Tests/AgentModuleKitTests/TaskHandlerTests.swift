@@ -67,7 +67,7 @@ import Testing
     }
 
     private func manifest(_ entry: TaskEntry) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(entry.manifestJSON.serialized().utf8)) as? [String: Any])
+        try #require(try JSONSerialization.jsonObject(with: Data(entry.manifestJSON().serialized().utf8)) as? [String: Any])
     }
 
     private func input(_ json: String) throws -> Greeter.Input {

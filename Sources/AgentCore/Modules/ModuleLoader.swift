@@ -45,13 +45,20 @@ public enum ModuleLoader {
 
     /// Checks the file, loads it, checks the ABI and decodes the manifest.
     /// - Parameter expectedName: when given, the manifest's name must equal it.
-    public static func load(path: String, module: String, expectedName: String? = nil) throws(ModuleLoadError) -> LoadedModule {
+    /// - Parameter deferManifest: the caller only runs the module's types (a worker; the
+    ///   supervisor read the whole manifest through a describe): a module that exports
+    ///   `agent_module_defer_manifest` is asked to skip its schemas, and its manifest may be
+    ///   partial (types and kinds).
+    public static func load(path: String, module: String, expectedName: String? = nil, deferManifest: Bool = false) throws(ModuleLoadError) -> LoadedModule {
         try checkFile(path: path, module: module)
 
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
             throw ModuleLoadError(.loadFailed, module: module, file: path,
                                   "dlopen failed: \(reason). If a library it depends on is missing, install it or rebuild the module.")
+        }
+        if deferManifest, let symbol = dlsym(handle, AGENT_MODULE_DEFER_MANIFEST_SYMBOL) {
+            unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
         }
         guard let symbol = dlsym(handle, AGENT_MODULE_ENTRY_SYMBOL) else {
             throw ModuleLoadError(.missingEntry, module: module, file: path,
@@ -81,7 +88,7 @@ public enum ModuleLoader {
             throw ModuleLoadError(.invalidManifest, module: module, file: path, "manifest_json is NULL; it must point to the module's JSON manifest")
         }
         let manifestJSON = String(cString: manifestPointer)
-        let manifest = try ModuleManifest(json: manifestJSON, module: module, file: path)
+        let manifest = try ModuleManifest(json: manifestJSON, module: module, file: path, partialAllowed: deferManifest)
         if let expectedName, manifest.name != expectedName {
             throw ModuleLoadError(.nameMismatch, module: module, file: path,
                                   "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(expectedName)\". Enable it under its own name or fix the name passed to exportModule.")

@@ -47,6 +47,9 @@ public struct ModuleManifest: Equatable, Sendable {
     public var processes: [ProcessType]
     /// A `jsonl/1` module's folder, where its programs run; nil for a library.
     public var directory: String?
+    /// The types and kinds alone, as a module gives them to a host that deferred its manifest
+    /// (`agent_module_defer_manifest`): no descriptions, no schemas.
+    public var isPartial = false
 
     public init(name: String, version: String, processes: [ProcessType], directory: String? = nil) {
         self.name = name
@@ -68,7 +71,9 @@ public struct ModuleManifest: Equatable, Sendable {
     }
 
     /// Decodes the manifest JSON; every missing or mistyped field is reported with its pointer.
-    public init(json text: String, module: String, file: String) throws(ModuleLoadError) {
+    /// `partialAllowed`: the host deferred the manifest, so it may be partial (`"partial":
+    /// true`: types and kinds, whose schemas are neither required nor compiled).
+    public init(json text: String, module: String, file: String, partialAllowed: Bool = false) throws(ModuleLoadError) {
         let value: JSONValue
         do {
             value = try JSONValue.parse(text)
@@ -95,6 +100,17 @@ public struct ModuleManifest: Equatable, Sendable {
         name = string(root, "name", at: "")
         version = string(root, "version", at: "")
         processes = []
+        switch root["partial"] {
+        case nil, .bool(false)?:
+            break
+        case .bool(true)? where partialAllowed:
+            isPartial = true
+        case .bool(true)?:
+            throw ModuleLoadError(.invalidManifest, module: module, file: file,
+                                  "the manifest is partial (\"partial\": true) although the host did not defer it; a module may return a partial manifest only after agent_module_defer_manifest() was called")
+        case let other?:
+            problems.append("/partial: expected a boolean, found \(other.typeName)")
+        }
         switch root["processes"] {
         case nil:
             problems.append("/processes: missing")
@@ -113,7 +129,9 @@ public struct ModuleManifest: Equatable, Sendable {
                 }
                 let description = object["description"]?.stringValue ?? ""
                 let schema = object["settings_schema"] ?? .object([:])
-                if schema.objectValue == nil, schema.boolValue == nil {
+                if isPartial {
+                    // Checked where the whole manifest was read (the describe); not used here.
+                } else if schema.objectValue == nil, schema.boolValue == nil {
                     problems.append("\(pointer)/settings_schema: expected a JSON Schema (object or boolean), found \(schema.typeName)")
                 } else {
                     // The manifest is untrusted: a schema that does not compile (a pattern

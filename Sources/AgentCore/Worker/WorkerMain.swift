@@ -136,7 +136,7 @@ public enum WorkerMain {
         var preloaded: LoadedModule?
         if let index = arguments.firstIndex(of: "--spare"), index + 1 < arguments.count, !ModuleManifest.isProgramManifest(arguments[index + 1]) {
             let path = arguments[index + 1]
-            preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path)
+            preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path, deferManifest: true)
         }
         runProcess(channel: channel, preloaded: preloaded, forked: forked)
     }
@@ -206,7 +206,9 @@ public enum WorkerMain {
             if let preloaded, preloaded.file == modulePath {
                 loaded = preloaded
             } else {
-                loaded = try ModuleLoader.load(path: modulePath, module: moduleName)
+                // The supervisor read the whole manifest (a describe): the worker needs the
+                // kinds alone, and a module need not build every type's schema in it.
+                loaded = try ModuleLoader.load(path: modulePath, module: moduleName, deferManifest: true)
             }
         } catch {
             fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)

@@ -13,7 +13,9 @@ enum ChildMode {
         let rest = Array(arguments.dropFirst(3))
         switch arguments[2] {
         case "load" where rest.count == 2:
-            exit(loadModule(path: rest[0], name: rest[1]))
+            exit(loadModule(path: rest[0], name: rest[1], deferManifest: false))
+        case "load" where rest.count == 3 && rest[2] == "deferred":
+            exit(loadModule(path: rest[0], name: rest[1], deferManifest: true))
         case "socket-sink":
             exit(SocketSink.run(fd: 3))
         default:
@@ -23,11 +25,12 @@ enum ChildMode {
     }
 
     /// Loads one module library in this fresh process and prints how long
-    /// `ModuleLoader.load` took (file checks, dlopen, ABI check, manifest decoding).
-    private static func loadModule(path: String, name: String) -> Int32 {
+    /// `ModuleLoader.load` took (file checks, dlopen, ABI check, manifest decoding);
+    /// `deferManifest` as a worker loads it.
+    private static func loadModule(path: String, name: String, deferManifest: Bool) -> Int32 {
         let start = Clock.monotonicNanoseconds()
         do {
-            let loaded = try ModuleLoader.load(path: path, module: name, expectedName: name)
+            let loaded = try ModuleLoader.load(path: path, module: name, expectedName: name, deferManifest: deferManifest)
             let elapsed = Clock.monotonicNanoseconds() - start
             writeLine(#"{"nanoseconds":\#(elapsed),"process_types":\#(loaded.manifest.processes.count)}"#)
             return 0

@@ -55,6 +55,19 @@ extern "C" {
 /** The one symbol a module exports: `const agent_module *agent_module_entry(void);` */
 #define AGENT_MODULE_ENTRY_SYMBOL "agent_module_entry"
 
+/**
+ * Optional: `void agent_module_defer_manifest(void);` A host that loads the module only to run
+ * its processes, adapters or task handlers (not to describe it: it read the whole manifest in
+ * another process before) calls it, when the module exports it, before the entry. The
+ * description's `manifest_json` may then be partial — the types and kinds alone:
+ *   {"name": "sample", "version": "1.0.0", "partial": true,
+ *    "processes": [{"type": "trade_feed", "kind": "datasource"}, ...]}
+ * so that a module whose schemas are costly to build (the Swift SDK reads them by reflection)
+ * does not build them in every worker. A module without the symbol always returns the whole
+ * manifest; a host that did not call it refuses a partial one.
+ */
+#define AGENT_MODULE_DEFER_MANIFEST_SYMBOL "agent_module_defer_manifest"
+
 /** Status codes returned by callbacks and entry points. */
 enum {
     AGENT_OK = 0,

@@ -9,9 +9,8 @@ struct AdapterEntry: Sendable {
 
     init<A: LogicAdapter>(_ type: A.Type) {
         typeName = A.typeName
-        let schema = A.settingsSchema
         make = { bytes in
-            let adapter = try A(settings: SettingsDecoding.decode(A.Settings.self, from: bytes, schema: schema))
+            let adapter = try A(settings: SettingsDecoding.decode(A.Settings.self, from: bytes, schema: A.settingsSchema))
             return AdapterInstance(
                 confidence: { adapter.confidence(for: $0) },
                 respond: { message, context in try await adapter.respond(to: message, context: context) })

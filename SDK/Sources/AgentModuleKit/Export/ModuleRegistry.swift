@@ -13,25 +13,56 @@ final class ModuleRegistry: Sendable {
         let processes: [ProcessEntry]
         let adapters: [AdapterEntry]
         let tasks: [TaskEntry]
+        /// `manifest_json` is the partial manifest (the host deferred it at the first call).
+        var isPartial: Bool
     }
 
     private let state = Mutex<Exported?>(nil)
+    /// Set by the host's call of `agent_module_defer_manifest` before an entry call, and taken
+    /// by that call: the manifest then names only the types and kinds (``partialManifest``).
+    private let manifestDeferred = Atomic<Bool>(false)
+
+    /// The host only runs this module's processes and tasks (it does not describe it).
+    func deferManifest() {
+        manifestDeferred.store(true, ordering: .relaxed)
+    }
 
     func export(name: String, version: String, processes: [any AgentProcess.Type], adapters: [any LogicAdapter.Type], tasks: [any TaskHandler.Type]) -> OpaquePointer? {
-        state.withLock { exported in
-            if let exported { return OpaquePointer(exported.pointer) }
-            let entries = processes.map { ProcessEntry($0) }
-            let taskEntries = tasks.map { Self.taskEntry($0) }
-            let manifest = JSONText.object([
-                ("name", .string(name)),
-                ("version", .string(version)),
-                ("processes", .array(entries.map(\.manifestJSON) + adapters.map { Self.manifestJSON(of: $0) } + taskEntries.map(\.manifestJSON))),
-            ]).serialized()
+        let deferred = manifestDeferred.exchange(false, ordering: .relaxed)
+        return state.withLock { exported in
+            let entries = exported?.processes ?? processes.map { ProcessEntry($0) }
+            let adapterEntries = exported?.adapters ?? adapters.map { AdapterEntry($0) }
+            let taskEntries = exported?.tasks ?? tasks.map { Self.taskEntry($0) }
+            func wholeManifest() -> UnsafePointer<CChar> {
+                UnsafePointer(strdup(JSONText.object([
+                    ("name", .string(name)),
+                    ("version", .string(version)),
+                    ("processes", .array(entries.map { $0.manifestJSON() } + adapters.map { Self.manifestJSON(of: $0) } + taskEntries.map { $0.manifestJSON() })),
+                ]).serialized()))
+            }
+            if let pointer = exported?.pointer {
+                // A host that deferred the manifest first and asks for the whole of it now (never
+                // the runtime's own workers; a program that both runs and describes): the partial
+                // one stays valid, as the header promises, and the description points to the whole.
+                if !deferred, exported?.isPartial == true {
+                    pointer.pointee.manifest_json = wholeManifest()
+                    exported?.isPartial = false
+                }
+                return OpaquePointer(pointer)
+            }
+            let manifest: UnsafePointer<CChar>
+            if deferred {
+                let kinds = entries.map { ($0.typeName, $0.kind) } + adapterEntries.map { ($0.typeName, ProcessKind.logicAdapter) }
+                    + taskEntries.map { ($0.typeName, ProcessKind.task) }
+                manifest = UnsafePointer(strdup(Self.partialManifest(name: name, version: version, kinds: kinds)))
+            } else {
+                manifest = wholeManifest()
+            }
             let module = UnsafeMutablePointer<agent_module>.allocate(capacity: 1)
             module.initialize(to: agent_module(
                 abi_version: AGENT_MODULE_ABI_VERSION,
                 struct_size: UInt32(MemoryLayout<agent_module>.size),
-                manifest_json: UnsafePointer(strdup(manifest)),
+                manifest_json: manifest,
                 run_process: runProcessEntry,
                 adapter_create: adapters.isEmpty ? nil : adapterCreateEntry,
                 adapter_score: adapters.isEmpty ? nil : adapterScoreEntry,
@@ -43,9 +74,20 @@ final class ModuleRegistry: Sendable {
                 task_prepare: tasks.isEmpty ? nil : taskPrepareEntry,
                 task_start: tasks.isEmpty ? nil : taskStartEntry
             ))
-            exported = Exported(pointer: module, processes: entries, adapters: adapters.map { AdapterEntry($0) }, tasks: taskEntries)
+            exported = Exported(pointer: module, processes: entries, adapters: adapterEntries, tasks: taskEntries, isPartial: deferred)
             return OpaquePointer(module)
         }
+    }
+
+    /// The manifest a host that deferred it gets: the name, the version and each type's kind,
+    /// marked `"partial": true` (agent_module.h, `AGENT_MODULE_DEFER_MANIFEST_SYMBOL`).
+    static func partialManifest(name: String, version: String, kinds: [(String, ProcessKind)]) -> String {
+        JSONText.object([
+            ("name", .string(name)),
+            ("version", .string(version)),
+            ("partial", .bool(true)),
+            ("processes", .array(kinds.map { .object([("type", .string($0.0)), ("kind", .string($0.1.rawValue))]) })),
+        ]).serialized()
     }
 
     static func manifestJSON<A: LogicAdapter>(of adapter: A.Type) -> JSONText {
@@ -73,6 +115,13 @@ final class ModuleRegistry: Sendable {
     }
 
     var processTypes: [String] { state.withLock { $0?.processes.map(\.typeName) ?? [] } }
+}
+
+/// Called by a host before `agent_module_entry` when it loads the module only to run it: the
+/// manifest is then partial, and no type's settings schema is read until a process is made.
+@_cdecl("agent_module_defer_manifest")
+public func agentModuleDeferManifest() {
+    ModuleRegistry.shared.deferManifest()
 }
 
 /// Copies `message` into the host's error buffer, truncated to fit, NUL-terminated.

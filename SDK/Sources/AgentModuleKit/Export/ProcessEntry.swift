@@ -1,43 +1,42 @@
 import Foundation
 
 /// A process type with its Swift types erased, as the registry keeps it.
+///
+/// Made without reading the type's settings schema: the schema (built by reflection over the
+/// settings declaration, the costliest part of a module's entry) is read when the manifest is
+/// written or a process of this type is made, and a worker that only runs one process type
+/// needs it for that type alone.
 struct ProcessEntry: Sendable {
     typealias Runner = @Sendable (ProcessContext) async throws -> Void
 
     let typeName: String
     let kind: ProcessKind
-    let description: String
-    let schema: Schema
-    let subscriptions: [String]
-    let queries: [PeriodicQuery]
+    /// The type's entry in the module's manifest.
+    let manifestJSON: @Sendable () -> JSONText
     /// Decodes settings (defaults filled in) and creates the process; throws a readable error.
     let make: @Sendable ([UInt8]) throws -> Runner
 
     init<P: AgentProcess>(_ type: P.Type) {
         typeName = P.typeName
         kind = P.kind
-        description = P.description
-        schema = P.settingsSchema
-        subscriptions = P.defaultSubscriptions
-        queries = P.periodicQueries
-        let schema = P.settingsSchema
+        manifestJSON = {
+            var fields: [(String, JSONText)] = [
+                ("type", .string(P.typeName)),
+                ("kind", .string(P.kind.rawValue)),
+                ("description", .string(P.description)),
+                ("settings_schema", P.settingsSchema.json),
+            ]
+            let subscriptions = P.defaultSubscriptions
+            let queries = P.periodicQueries
+            if !subscriptions.isEmpty { fields.append(("subscribes", .array(subscriptions.map(JSONText.string)))) }
+            if !queries.isEmpty { fields.append(("queries", .array(queries.map(\.manifestJSON)))) }
+            return .object(fields)
+        }
         make = { bytes in
-            let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: schema)
+            let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: P.settingsSchema)
             let process = try P(settings: settings)
             return { context in try await process.run(context: context) }
         }
-    }
-
-    var manifestJSON: JSONText {
-        var fields: [(String, JSONText)] = [
-            ("type", .string(typeName)),
-            ("kind", .string(kind.rawValue)),
-            ("description", .string(description)),
-            ("settings_schema", schema.json),
-        ]
-        if !subscriptions.isEmpty { fields.append(("subscribes", .array(subscriptions.map(JSONText.string)))) }
-        if !queries.isEmpty { fields.append(("queries", .array(queries.map(\.manifestJSON)))) }
-        return .object(fields)
     }
 }
 

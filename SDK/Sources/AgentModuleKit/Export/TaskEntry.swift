@@ -10,26 +10,28 @@ struct TaskEntry: Sendable {
     typealias Prepare = @Sendable (_ input: [UInt8]) -> Prepared
 
     let typeName: String
-    let manifestJSON: JSONText
+    /// The type's entry in the module's manifest (its schemas read only then).
+    let manifestJSON: @Sendable () -> JSONText
     /// Decodes settings (defaults filled in) and creates the handler; throws a readable error.
     let make: @Sendable ([UInt8]) throws -> Prepare
 
     init<H: TaskHandler>(_ type: H.Type) {
         typeName = H.typeName
-        var fields: [(String, JSONText)] = [
-            ("type", .string(H.typeName)),
-            ("kind", .string(ProcessKind.task.rawValue)),
-            ("description", .string(H.description)),
-            ("settings_schema", H.settingsSchema.json),
-            ("input_schema", H.inputSchema.json),
-        ]
-        if let output = H.outputSchema { fields.append(("output_schema", output.json)) }
-        if let timeout = H.heartbeatTimeout, timeout > 0, timeout.isFinite { fields.append(("heartbeat_timeout", .double(timeout))) }
-        manifestJSON = .object(fields)
-        let settingsSchema = H.settingsSchema
-        let inputSchema = H.inputSchema
+        manifestJSON = {
+            var fields: [(String, JSONText)] = [
+                ("type", .string(H.typeName)),
+                ("kind", .string(ProcessKind.task.rawValue)),
+                ("description", .string(H.description)),
+                ("settings_schema", H.settingsSchema.json),
+                ("input_schema", H.inputSchema.json),
+            ]
+            if let output = H.outputSchema { fields.append(("output_schema", output.json)) }
+            if let timeout = H.heartbeatTimeout, timeout > 0, timeout.isFinite { fields.append(("heartbeat_timeout", .double(timeout))) }
+            return .object(fields)
+        }
         make = { bytes in
-            let handler = try H(settings: SettingsDecoding.decode(H.Settings.self, from: bytes, schema: settingsSchema))
+            let handler = try H(settings: SettingsDecoding.decode(H.Settings.self, from: bytes, schema: H.settingsSchema))
+            let inputSchema = H.inputSchema
             return { input in
                 let value = Result { try Self.input(H.self, from: input, schema: inputSchema) }
                 return { context in
