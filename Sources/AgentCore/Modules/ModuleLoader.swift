@@ -115,11 +115,22 @@ public enum ModuleLoader {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw ModuleLoadError(.notAFile, module: module, file: path, "not a regular file (a directory?); expected a shared library lib<name>.so")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // open and read, not FileHandle: this runs in every worker's start, and Foundation's
+        // file handle was a tenth of the module's load there.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             throw ModuleLoadError(.notFound, module: module, file: path, "cannot be read: \(String(cString: strerror(errno)))")
         }
-        let head = [UInt8]((try? handle.read(upToCount: 64)) ?? Data())
-        try? handle.close()
+        var head = [UInt8](repeating: 0, count: 64)
+        var count = 0
+        while count < head.count {
+            let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            count += n
+        }
+        close(fd)
+        head.removeSubrange(count...)
         guard !head.isEmpty else {
             throw ModuleLoadError(.notELF, module: module, file: path, "the file is empty; expected an ELF shared library. Rebuild the module.")
         }

@@ -48,7 +48,7 @@ public enum WorkerMain {
         // Before any thread starts: an arena made before the limit is kept.
         WorkerMemory.limitArenas()
         // Into the agent's cgroup before anything else, so that no module code runs outside it.
-        var cgroup = ProcessInfo.processInfo.environment[WorkerCgroup.environmentKey].flatMap { $0.isEmpty ? nil : $0 }
+        var cgroup = getenv(WorkerCgroup.environmentKey).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         if let path = cgroup, case let code = WorkerCgroup.join(path), code != 0 {
             FileHandle.standardError.write(Data("agent-worker: cannot join the agent's cgroup \(path): \(String(cString: strerror(code)))\n".utf8))
             cgroup = nil
@@ -113,8 +113,11 @@ public enum WorkerMain {
         var decoder = FrameDecoder()
         _ = try? decoder.feed(frames.bytes)
         _ = Array("--process\0warm".utf8).withUnsafeBytes(request)
-        _ = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"]
         try? ModuleLoader.checkFile(path: "/proc/self/exe", module: "warm")
+        // A worker decodes its module's partial manifest (the kinds it runs): the first use of
+        // the manifest's checks instantiated their types by mangled name in every worker.
+        _ = try? ModuleManifest(json: #"{"name": "warm", "version": "1", "partial": true, "processes": [{"type": "warm", "kind": "datasource"}]}"#,
+                                module: "warm", file: "/warm/libwarm.so", partialAllowed: true)
         _ = WorkerHost(channel: WorkerChannel(fd: -1)).api
     }
 
@@ -150,7 +153,9 @@ public enum WorkerMain {
     /// already die before the call (the race the man page warns about).
     private static func guardAgainstOrphanhood(deathSignal: Bool = true) {
         if deathSignal { _ = agent_set_parent_death_signal(SIGKILL) }
-        if let expected = ProcessInfo.processInfo.environment["AGENT_SUPERVISOR_PID"], let pid = Int32(expected),
+        // getenv, not ProcessInfo's environment: that builds a dictionary of the whole
+        // environment, a twelfth of a forked worker's start.
+        if let expected = getenv("AGENT_SUPERVISOR_PID").map({ String(cString: $0) }), let pid = Int32(expected),
            getppid() != pid {
             exit(ExitCode.failure)
         }

@@ -39,7 +39,7 @@ enum ModuleLoadBench {
                 }
                 let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int).map { " (\($0 / 1024) KiB)" } ?? ""
                 section.add(Figure("load lib\(module).so\(size)", .milliseconds, samples: load))
-                section.add(Figure("  as a worker loads it (manifest deferred)", .milliseconds, samples: deferredLoad))
+                section.add(Figure("  lib\(module).so as a worker loads it (manifest deferred)", .milliseconds, samples: deferredLoad))
                 section.add(Figure("describe \(module) through agent-worker", .milliseconds, samples: describe))
             } catch {
                 section.fail("\(module): \(error)")
