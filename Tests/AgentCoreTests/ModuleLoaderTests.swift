@@ -192,10 +192,55 @@ import Testing
         #expect(error.code == .invalidManifest)
         #expect(error.message.contains("partial"))
         #expect(error.message.contains("agent_module_defer_manifest"))
-        // Asked for, the same manifest is taken.
-        let loaded = try ModuleLoader.load(path: path, module: "unasked", deferManifest: true)
-        #expect(loaded.manifest.isPartial)
-        #expect(loaded.manifest.processType("t")?.kind == "datasource")
+        // A worker's load does not ask a library that exports no agent_module_defer_manifest.
+        #expect(throws: ModuleLoadError.self) { try ModuleLoader.load(path: path, module: "unasked", deferManifest: true) }
+    }
+
+    /// A C module that keeps the contract: the whole manifest unless the host deferred it.
+    private func deferringModule(_ name: String, partial: String) throws -> String {
+        func literal(_ json: String) -> String { "\"" + json.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        return try CModuleFixture.build(name, source: """
+        #include <agent_module.h>
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)h; (void)e; (void)el;
+            return AGENT_OK;
+        }
+        static int deferred;
+        void agent_module_defer_manifest(void) { deferred = 1; }
+        static agent_module description = { .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module), .run_process = run };
+        const agent_module *agent_module_entry(void) {
+            description.manifest_json = deferred ? \(literal(partial)) : \(literal(CModuleFixture.validManifest));
+            return &description;
+        }
+        """)
+    }
+
+    @Test func aCModuleThatDefersGivesAWorkerItsPartialManifest() throws {
+        let path = try deferringModule("cdefer", partial: #"{"name":"cmod","version":"0.1.0","partial":true,"processes":[{"type":"ticker","kind":"datasource"}]}"#)
+        let whole = try ModuleLoader.load(path: path, module: "cmod", expectedName: "cmod")
+        #expect(!whole.manifest.isPartial)
+        let path2 = try deferringModule("cdefer2", partial: #"{"name":"cmod","version":"0.1.0","partial":true,"processes":[{"type":"ticker","kind":"datasource"}]}"#)
+        let deferred = try ModuleLoader.load(path: path2, module: "cmod", deferManifest: true)
+        #expect(deferred.manifest.isPartial)
+        #expect(deferred.manifest.processType("ticker")?.kind == "datasource")
+    }
+
+    @Test func aBrokenDeferredManifestSaysItIsTheOneAWorkerGot() throws {
+        let path = try deferringModule("cbadpartial", partial: #"{"name":"cmod","version":"0.1.0","partial":"yes","processes":[]}"#)
+        let error = try #require(throws: ModuleLoadError.self) { try ModuleLoader.load(path: path, module: "cmod", deferManifest: true) }
+        #expect(error.code == .invalidManifest)
+        #expect(error.message.contains("the manifest it gives a worker after agent_module_defer_manifest() is invalid"))
+        #expect(error.message.contains("/partial: expected a boolean, found string"))
+        #expect(error.description.contains(path))
+    }
+
+    @Test func aFIFOInTheLibrarysPlaceIsRefusedWithoutWaitingForAWriter() throws {
+        let path = CModuleFixture.directory + "/libfifo-\(UUID().uuidString.prefix(8)).so"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let error = try #require(loadError(path))
+        #expect(error.code == .notAFile)
+        #expect(error.message.contains("a FIFO"))
     }
 
     @Test func aPartialMarkThatIsNotABooleanIsNamedByItsPointer() throws {

@@ -57,8 +57,12 @@ public enum ModuleLoader {
             throw ModuleLoadError(.loadFailed, module: module, file: path,
                                   "dlopen failed: \(reason). If a library it depends on is missing, install it or rebuild the module.")
         }
+        // Deferred only where the library says it can defer: a partial manifest from one that
+        // exports no such symbol is refused like any manifest the host did not ask for.
+        var deferred = false
         if deferManifest, let symbol = dlsym(handle, AGENT_MODULE_DEFER_MANIFEST_SYMBOL) {
             unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
+            deferred = true
         }
         guard let symbol = dlsym(handle, AGENT_MODULE_ENTRY_SYMBOL) else {
             throw ModuleLoadError(.missingEntry, module: module, file: path,
@@ -88,7 +92,7 @@ public enum ModuleLoader {
             throw ModuleLoadError(.invalidManifest, module: module, file: path, "manifest_json is NULL; it must point to the module's JSON manifest")
         }
         let manifestJSON = String(cString: manifestPointer)
-        let manifest = try ModuleManifest(json: manifestJSON, module: module, file: path, partialAllowed: deferManifest)
+        let manifest = try ModuleManifest(json: manifestJSON, module: module, file: path, partialAllowed: deferred)
         if let expectedName, manifest.name != expectedName {
             throw ModuleLoadError(.nameMismatch, module: module, file: path,
                                   "the library calls itself \"\(manifest.name)\", but it was enabled as \"\(expectedName)\". Enable it under its own name or fix the name passed to exportModule.")
@@ -104,22 +108,45 @@ public enum ModuleLoader {
         return loaded
     }
 
+    /// What a file that is not a regular file is, for the error.
+    static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "a special file"
+        }
+    }
+
     /// The checks that need no dlopen: the file exists, is a regular file, is an ELF shared
     /// library for this machine.
     public static func checkFile(path: String, module: String) throws(ModuleLoadError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
+            if errno == ELOOP {
+                throw ModuleLoadError(.notFound, module: module, file: path, "a loop of symbolic links; point the module's entry in enabled_modules at the library itself")
+            }
             throw ModuleLoadError(.notFound, module: module, file: path,
                                   "no such file. Build the module (`swift build --product \(module)`) or fix its entry in enabled_modules.")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ModuleLoadError(.notAFile, module: module, file: path, "not a regular file (a directory?); expected a shared library lib<name>.so")
+            throw ModuleLoadError(.notAFile, module: module, file: path, "not a regular file (\(Self.fileKind(info.st_mode))); expected a shared library lib<name>.so")
         }
         // open and read, not FileHandle: this runs in every worker's start, and Foundation's
-        // file handle was a tenth of the module's load there.
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // file handle was a tenth of the module's load there. Non-blocking, and checked again
+        // on the open file: a FIFO put in the library's place after the stat would block the
+        // open until a writer came (the supervisor's describe and reload call this).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw ModuleLoadError(.notFound, module: module, file: path, "cannot be read: \(String(cString: strerror(errno)))")
+        }
+        var opened = stat()
+        guard fstat(fd, &opened) == 0, (opened.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw ModuleLoadError(.notAFile, module: module, file: path, "not a regular file (\(Self.fileKind(opened.st_mode))); expected a shared library lib<name>.so")
         }
         var head = [UInt8](repeating: 0, count: 64)
         var count = 0

@@ -191,8 +191,10 @@ public struct ModuleManifest: Equatable, Sendable {
             problems.append("/processes: expected an array, found \(other.typeName)")
         }
         if !problems.isEmpty {
+            // A worker's deferred manifest can be wrong where the describe's whole one was right.
+            let which = partialAllowed ? "the manifest it gives a worker after agent_module_defer_manifest()" : "the manifest"
             throw ModuleLoadError(.invalidManifest, module: module, file: file,
-                                  "the manifest is invalid: " + problems.joined(separator: "; ") + "; fix the module's manifest")
+                                  which + " is invalid: " + problems.joined(separator: "; ") + "; fix the module's manifest")
         }
     }
 

@@ -216,7 +216,8 @@ public enum WorkerMain {
                 loaded = try ModuleLoader.load(path: modulePath, module: moduleName, deferManifest: true)
             }
         } catch {
-            fail(channel, code: error.code.rawValue, error.message, exitCode: ExitCode.moduleUnusable)
+            // Named with the module and its file: the process's reason says which library failed.
+            fail(channel, code: error.code.rawValue, error.description, exitCode: ExitCode.moduleUnusable)
         }
 
         if start["task"]?.boolValue == true {
