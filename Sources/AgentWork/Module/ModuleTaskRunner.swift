@@ -30,6 +30,9 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         package var idleTimeout: Double = 60
         /// Seconds a cancelled run's handler has to end before its worker is killed.
         package var cancelGrace: Double = 5
+        /// Seconds a task whose executor could not start has its runs failed at once, before a
+        /// worker tries again (doubling while it keeps failing, up to a minute).
+        package var startHold: Double = 0.5
     }
 
     /// What the runner needs to know about a module task type.
@@ -73,11 +76,28 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         }
     }
 
+    /// A task whose executor worker could not start as defined: its module unusable in a
+    /// worker, or its handler refusing the settings (the worker's exit status says which).
+    /// Until `retryAt` its runs fail at once, without a worker each — a run a second would
+    /// otherwise start (and lose) a worker a second; then one worker tries again, and the hold
+    /// doubles (``Configuration/startHold`` up to a minute) while it keeps failing. A changed
+    /// definition tries at once.
+    private struct StartFailure {
+        let definition: TaskDefinition
+        let reason: String
+        let delay: Double
+        let retryAt: Double
+
+        static let longestDelay = 60.0
+    }
+
     private unowned let host: any ExecutorHost
     private let lookup: (String) -> ModuleTask?
     package let configuration: Configuration
     /// Executors taking runs, by worker name.
     private var executors: [String: Executor] = [:]
+    /// Tasks whose executor could not start, by worker name.
+    private var startFailures: [String: StartFailure] = [:]
     /// Run id → the executor that has it.
     private var runsByID: [String: (executor: Executor, token: UInt64)] = [:]
     private var nextToken: UInt64 = 0
@@ -110,6 +130,15 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         }
         guard let moduleTask = lookup(run.task.type) else {
             return report(.finished(TaskRunOutcome(status: .failed, error: "no enabled module provides the task type \"\(run.task.type)\"; enable its module in \"enabled_modules\" or fix the task's \"type\"")))
+        }
+        let key = Self.workerName(task: run.task.name, executor: run.executor)
+        if let held = startFailures[key] {
+            if held.definition != run.task {
+                startFailures[key] = nil
+            } else if EventLoop.now() < held.retryAt, executors[key] == nil {
+                let wait = ProcessPolicy.format(held.retryAt - EventLoop.now())
+                return report(.finished(TaskRunOutcome(status: .failed, error: "the task's executor worker could not start: \(held.reason) (no new worker is started for this task for \(wait) s, or until its definition changes)")))
+            }
         }
         let executor = executor(for: run.task, moduleTask, on: run.executor)
         if case .failed(let reason) = executor.process.state {
@@ -238,6 +267,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         executor.process.taskFrames = nil
         executor.process.onWorkerExit = nil
         let failure = executor.process.reportedFailure?.message
+        holdStarts(of: executor, failure: failure)
         for run in executor.runs.values.sorted(by: { $0.token < $1.token }) {
             if host.isStopping {
                 finish(run, in: executor, TaskRunOutcome(status: .interrupted, error: "the agent stopped while the run was going"))
@@ -256,6 +286,23 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         let process = executor.process
         // On the next turn: the worker's reap is still going.
         host.loop.schedule(after: 0) { [weak host] in host?.removeExecutor(process) }
+    }
+
+    /// Records a worker that ended before it was ready because it cannot run the task as
+    /// defined (see ``StartFailure``); forgets the hold once a worker got ready.
+    private func holdStarts(of executor: Executor, failure: String?) {
+        let process = executor.process
+        guard process.readyAt < process.spawnedAt else {
+            if startFailures[executor.key]?.definition == executor.definition { startFailures[executor.key] = nil }
+            return
+        }
+        guard !host.isStopping, let failure,
+              process.lastExitCode == WorkerMain.ExitCode.badSettings || process.lastExitCode == WorkerMain.ExitCode.moduleUnusable else { return }
+        let previous = startFailures[executor.key].flatMap { $0.definition == executor.definition ? $0 : nil }
+        let delay = previous.map { min($0.delay * 2, max(StartFailure.longestDelay, configuration.startHold)) } ?? configuration.startHold
+        startFailures[executor.key] = StartFailure(definition: executor.definition, reason: failure, delay: delay, retryAt: EventLoop.now() + delay)
+        logger.error("the task's executor worker could not start: \(failure); its runs fail without a new worker for \(ProcessPolicy.format(delay)) s, or until the task's definition changes",
+                     metadata: ["process": "\(process.name)"])
     }
 
     // MARK: Frames

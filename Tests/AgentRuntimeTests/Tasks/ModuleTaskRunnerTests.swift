@@ -25,7 +25,7 @@ import Testing
         /// Every report's run, in the order they came (which run did what first).
         var order: [(runID: String, report: TaskRunReport)] = []
 
-        init(idleTimeout: Double = 60, cancelGrace: Double = 5, extra: [String: ModuleTaskRunner.ModuleTask] = [:]) {
+        init(idleTimeout: Double = 60, cancelGrace: Double = 5, startHold: Double = 0.5, extra: [String: ModuleTaskRunner.ModuleTask] = [:]) {
             let (logger, log) = OutputTestSupport.capturingLogger()
             self.log = log
             let supervisor = Supervisor.make(
@@ -33,7 +33,7 @@ import Testing
                 processes: [], console: ConsoleOutput(json: false, showEvents: false, fd: -1), logger: logger)
             self.supervisor = supervisor
             runner = supervisor.inbox.isolated {
-                ModuleTaskRunner(host: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace)) { type in
+                ModuleTaskRunner(host: supervisor, configuration: .init(idleTimeout: idleTimeout, cancelGrace: cancelGrace, startHold: startHold)) { type in
                     switch type {
                     case "sample.word_count":
                         ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "sample", library: TestPaths.products + "/libsample.so", sourceDirectory: nil),
@@ -308,6 +308,59 @@ import Testing
         let failed = try #require(harness.wait("e2"))
         #expect(failed.status == .failed)
         #expect(failed.error == "echo refuses \"fail\"")
+    }
+
+    /// A C task module whose handler refuses every settings: its executor worker ends before
+    /// it is ready, with the bad-settings status.
+    static let refusingSource = #"""
+    #include <agent_module.h>
+    #include <stdio.h>
+    static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+        (void)t; (void)n; (void)s; (void)l; (void)h; (void)e; (void)el; return AGENT_OK;
+    }
+    static void *create(const char *type, const char *settings, size_t len, const agent_host_api *h, char *e, size_t el) {
+        (void)type; (void)h;
+        snprintf(e, el, "refuses the settings %.*s", (int)len, settings);
+        return NULL;
+    }
+    static int32_t task_run(void *handler, const agent_task_run *r) { (void)handler; (void)r; return AGENT_ERROR; }
+    static void task_cancel(void *handler, uint64_t token) { (void)handler; (void)token; }
+    static const agent_module description = {
+        .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+        .manifest_json = "{\"name\":\"crefuse\",\"version\":\"1.0.0\",\"processes\":[{\"type\":\"refuse\",\"kind\":\"task\",\"input_schema\":true}]}",
+        .run_process = run, .task_create = create, .task_run = task_run, .task_cancel = task_cancel,
+    };
+    const agent_module *agent_module_entry(void) { return &description; }
+    """#
+
+    @Test func runsOfATaskWhoseExecutorCannotStartFailWithoutAWorkerEachUntilItsHoldEnds() throws {
+        let library = try CModuleFixture.build("crefuse", source: Self.refusingSource)
+        // A hold no loaded machine outlasts between two lines of this test.
+        let harness = ModuleTaskRunnerTests.Harness(startHold: 600, extra: [
+            "crefuse.refuse": ModuleTaskRunner.ModuleTask(module: ModuleLocation(name: "crefuse", library: library, sourceDirectory: nil), type: "refuse"),
+        ])
+        defer { harness.stop() }
+        let task = TaskDefinition(name: "refusing", type: "crefuse.refuse", settings: ["level": 1])
+        harness.start("f1", task: task, input: .object([:]))
+        let first = try #require(harness.wait("f1"), "\(harness.log.lines)")
+        #expect(first.status == .failed)
+        #expect(first.error?.contains("refuses the settings") == true, "\(first)")
+        let started = { harness.log.lines.filter { $0.contains("started worker pid") && $0.contains("from module crefuse") }.count }
+        #expect(started() == 1)
+        // Within the hold the next run fails at once: reported inside start, with the reason,
+        // and no second worker.
+        harness.start("f2", task: task, input: .object([:]))
+        let second = try #require(harness.outcome("f2"), "the run was not failed at once")
+        #expect(second.status == .failed)
+        #expect(second.error?.contains("refuses the settings") == true, "\(second)")
+        #expect(second.error?.contains("no new worker is started for this task") == true, "\(second)")
+        #expect(started() == 1)
+        // Another definition of the task is tried at once, with a worker of its own.
+        harness.start("f3", task: TaskDefinition(name: "refusing", type: "crefuse.refuse", settings: ["level": 2]), input: .object([:]))
+        #expect(harness.outcome("f3") == nil)
+        let third = try #require(harness.wait("f3"), "\(harness.log.lines)")
+        #expect(third.error?.contains("\"level\":2") == true || third.error?.contains("\"level\": 2") == true, "\(third)")
+        #expect(started() == 2)
     }
 }
 
