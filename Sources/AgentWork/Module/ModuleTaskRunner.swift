@@ -267,6 +267,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         executor.process.taskFrames = nil
         executor.process.onWorkerExit = nil
         let failure = executor.process.reportedFailure?.message
+        let when = executor.process.readyAt < executor.process.spawnedAt ? "before it was ready" : "during the run"
         holdStarts(of: executor, failure: failure)
         for run in executor.runs.values.sorted(by: { $0.token < $1.token }) {
             if host.isStopping {
@@ -278,7 +279,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
                 finish(run, in: executor, TaskRunOutcome(status: .failed, error: reason))
             } else {
                 let detail = failure.map { ": \($0)" } ?? ""
-                var outcome = TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) during the run\(detail)")
+                var outcome = TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) \(when)\(detail)")
                 outcome.executorLost = true
                 finish(run, in: executor, outcome)
             }

@@ -345,6 +345,7 @@ import Testing
         let first = try #require(harness.wait("f1"), "\(harness.log.lines)")
         #expect(first.status == .failed)
         #expect(first.error?.contains("refuses the settings") == true, "\(first)")
+        #expect(first.error?.contains("before it was ready") == true, "\(first)")
         let started = { harness.log.lines.filter { $0.contains("started worker pid") && $0.contains("from module crefuse") }.count }
         #expect(started() == 1)
         // Within the hold the next run fails at once: reported inside start, with the reason,
