@@ -219,8 +219,7 @@ import Testing
         let path = try deferringModule("cdefer", partial: #"{"name":"cmod","version":"0.1.0","partial":true,"processes":[{"type":"ticker","kind":"datasource"}]}"#)
         let whole = try ModuleLoader.load(path: path, module: "cmod", expectedName: "cmod")
         #expect(!whole.manifest.isPartial)
-        let path2 = try deferringModule("cdefer2", partial: #"{"name":"cmod","version":"0.1.0","partial":true,"processes":[{"type":"ticker","kind":"datasource"}]}"#)
-        let deferred = try ModuleLoader.load(path: path2, module: "cmod", deferManifest: true)
+        let deferred = try ModuleLoader.load(path: path, module: "cmod", deferManifest: true)
         #expect(deferred.manifest.isPartial)
         #expect(deferred.manifest.processType("ticker")?.kind == "datasource")
     }
@@ -231,6 +230,16 @@ import Testing
         #expect(error.code == .invalidManifest)
         #expect(error.message.contains("the manifest it gives a worker after agent_module_defer_manifest() is invalid"))
         #expect(error.message.contains("/partial: expected a boolean, found string"))
+        #expect(error.description.contains(path))
+    }
+
+    @Test func aLoopOfSymbolicLinksIsNamedAsOne() throws {
+        let path = CModuleFixture.directory + "/libloop-\(UUID().uuidString.prefix(8)).so"
+        #expect(symlink(path, path) == 0)
+        defer { unlink(path) }
+        let error = try #require(loadError(path))
+        #expect(error.code == .notFound)
+        #expect(error.message.contains("a loop of symbolic links"))
         #expect(error.description.contains(path))
     }
 

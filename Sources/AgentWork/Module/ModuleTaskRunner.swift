@@ -132,7 +132,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
             return report(.finished(TaskRunOutcome(status: .failed, error: "no enabled module provides the task type \"\(run.task.type)\"; enable its module in \"enabled_modules\" or fix the task's \"type\"")))
         }
         let key = Self.workerName(task: run.task.name, executor: run.executor)
-        if let held = startFailures[key] {
+        if !startFailures.isEmpty, let held = startFailures[key] {
             if held.definition != run.task {
                 startFailures[key] = nil
             } else if EventLoop.now() < held.retryAt, executors[key] == nil {
@@ -140,7 +140,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
                 return report(.finished(TaskRunOutcome(status: .failed, error: "the task's executor worker could not start: \(held.reason) (no new worker is started for this task for \(wait) s, or until its definition changes)")))
             }
         }
-        let executor = executor(for: run.task, moduleTask, on: run.executor)
+        let executor = executor(named: key, for: run.task, moduleTask)
         if case .failed(let reason) = executor.process.state {
             executors[executor.key] = nil
             host.removeExecutor(executor.process)
@@ -207,8 +207,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
 
     /// The task's executor, started when it has none (or when its definition changed: the
     /// old one finishes its runs and is stopped once idle).
-    private func executor(for task: TaskDefinition, _ moduleTask: ModuleTask, on declared: String?) -> Executor {
-        let name = Self.workerName(task: task.name, executor: declared)
+    private func executor(named name: String, for task: TaskDefinition, _ moduleTask: ModuleTask) -> Executor {
         if let existing = executors[name], existing.definition == task {
             switch existing.process.state {
             case .starting, .running, .backoff: return existing
@@ -267,8 +266,8 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         executor.process.taskFrames = nil
         executor.process.onWorkerExit = nil
         let failure = executor.process.reportedFailure?.message
-        let when = executor.process.readyAt < executor.process.spawnedAt ? "before it was ready" : "during the run"
-        holdStarts(of: executor, failure: failure)
+        let wasReady = executor.process.readyAt >= executor.process.spawnedAt
+        holdStarts(of: executor, wasReady: wasReady, failure: failure)
         for run in executor.runs.values.sorted(by: { $0.token < $1.token }) {
             if host.isStopping {
                 finish(run, in: executor, TaskRunOutcome(status: .interrupted, error: "the agent stopped while the run was going"))
@@ -279,7 +278,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
                 finish(run, in: executor, TaskRunOutcome(status: .failed, error: reason))
             } else {
                 let detail = failure.map { ": \($0)" } ?? ""
-                var outcome = TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) \(when)\(detail)")
+                var outcome = TaskRunOutcome(status: .failed, error: "the task's executor worker \(how) \(wasReady ? "during the run" : "before it was ready")\(detail)")
                 outcome.executorLost = true
                 finish(run, in: executor, outcome)
             }
@@ -291,16 +290,17 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
 
     /// Records a worker that ended before it was ready because it cannot run the task as
     /// defined (see ``StartFailure``); forgets the hold once a worker got ready.
-    private func holdStarts(of executor: Executor, failure: String?) {
+    private func holdStarts(of executor: Executor, wasReady: Bool, failure: String?) {
         let process = executor.process
-        guard process.readyAt < process.spawnedAt else {
+        guard !wasReady else {
             if startFailures[executor.key]?.definition == executor.definition { startFailures[executor.key] = nil }
             return
         }
         guard !host.isStopping, let failure,
               process.lastExitCode == WorkerMain.ExitCode.badSettings || process.lastExitCode == WorkerMain.ExitCode.moduleUnusable else { return }
         let previous = startFailures[executor.key].flatMap { $0.definition == executor.definition ? $0 : nil }
-        let delay = previous.map { min($0.delay * 2, max(StartFailure.longestDelay, configuration.startHold)) } ?? configuration.startHold
+        let longest = max(StartFailure.longestDelay, configuration.startHold)
+        let delay = previous.map { min($0.delay * 2, longest) } ?? configuration.startHold
         startFailures[executor.key] = StartFailure(definition: executor.definition, reason: failure, delay: delay, retryAt: EventLoop.now() + delay)
         logger.error("the task's executor worker could not start: \(failure); its runs fail without a new worker for \(ProcessPolicy.format(delay)) s, or until the task's definition changes",
                      metadata: ["process": "\(process.name)"])
