@@ -19,12 +19,26 @@ package final class OrphanSweeper {
     private let living: () -> Set<pid_t>
     /// Whether a child is the program of a `command` task (not an orphan either).
     private let isTaskProcess: (pid_t) -> Bool
+    /// Whether a worker is starting (a restart in flight): dead workers' exit reapers wait.
+    private let isStarting: () -> Bool
+    /// Exit reapers were left alive by the last sweep because a worker was starting.
+    private var reapersWaiting = false
 
-    package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool) {
+    package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool,
+                 isStarting: @escaping () -> Bool = { false }) {
         self.loop = loop
         self.logger = logger
         self.living = living
         self.isTaskProcess = isTaskProcess
+        self.isStarting = isStarting
+    }
+
+    /// A worker became ready: the exit reapers of dead workers that waited for it may go,
+    /// off the turn that handled the ready frame and the new worker's first moments.
+    package func workerBecameReady() {
+        guard reapersWaiting else { return }
+        reapersWaiting = false
+        loop.schedule(after: 0.005) { [unowned self] in sweep() }
     }
 
     /// No orphan is waiting to be reaped.
@@ -52,9 +66,16 @@ package final class OrphanSweeper {
     /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'
     /// programs): orphans of dead workers. Retries until they are reaped.
     package func sweep() {
+        let starting = isStarting()
+        reapersWaiting = false
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
-        guard isSubreaper else { return }
+        guard isSubreaper else {
+            if endExitReapers(starting: starting) || reapersWaiting {
+                loop.schedule(after: 0.05) { [unowned self] in sweep() }
+            }
+            return
+        }
         let workers = living()
         var found = 0
         // As a subreaper the supervisor's children are its workers and their orphans (and
@@ -63,7 +84,14 @@ package final class OrphanSweeper {
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
                 && !isTaskProcess(pid) {
-                orphans[pid] = ProcStat.commandName(of: pid)
+                let name = ProcStat.commandName(of: pid)
+                // A dead worker's exit reaper holds its memory (exit_reaper.c): freed once no
+                // restart is starting, so that the kernel's teardown does not delay it.
+                if name == Self.exitReaperName, starting {
+                    reapersWaiting = true
+                    continue
+                }
+                orphans[pid] = name
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
@@ -73,13 +101,37 @@ package final class OrphanSweeper {
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid || (reaped < 0 && errno == ECHILD) {
                 orphans[pid] = nil
-                logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
+                // A worker's exit reaper (exit_reaper.c) outlives it by design: not news.
+                if name != Self.exitReaperName {
+                    logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
+                }
             }
         }
-        if !orphans.isEmpty || found > 0 {
+        if !orphans.isEmpty || found > 0 || reapersWaiting {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
         }
     }
+
+    /// Outside a subreaper's sweep (a supervisor embedded in a program that became a subreaper
+    /// for its fork server): only dead workers' exit reapers, which become the program's
+    /// children when their worker dies; ending one frees a dead worker's memory and nothing
+    /// else. Returns whether one killed is not reaped yet.
+    private func endExitReapers(starting: Bool) -> Bool {
+        var pending = false
+        for pid in Self.children() where ProcStat.commandName(of: pid) == Self.exitReaperName {
+            if starting {
+                reapersWaiting = true
+                continue
+            }
+            Glibc.kill(pid, SIGKILL)
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == 0 { pending = true }
+        }
+        return pending
+    }
+
+    /// The command name a worker's exit reaper gives itself (exit_reaper.c).
+    static let exitReaperName = "agent-exit"
 
     /// The supervisor's children, from /proc/self/task/*/children.
     static func children() -> [Int32] {

@@ -38,6 +38,7 @@ extension WorkerMain {
         guard let bridge = made else { fail(channel, code: "protocol", "the bridge was not made", exitCode: ExitCode.failure) }
         let watchdog = (start["watchdog_ms"]?.numberValue?.doubleValue).flatMap { $0 > 0 ? $0 / 1000 : nil }
         let state = isTask ? nil : bridge.loadState()
+        startExitReaper()
         bridge.write(.start(JSONLinesFrame.Start(settings: start["settings"] ?? .object([:]), process: name, type: type,
                                                  state: state, watchdog: watchdog)))
         watchStopSignal(host)

@@ -163,6 +163,7 @@ extension Supervisor {
         // spare is then off the path of the ready frame, and the new worker has its first moments.
         let library = process.module.library
         loop.schedule(after: 0.01) { [unowned self] in replenishSpare(for: library) }
+        orphans.workerBecameReady()
         logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
     }
 

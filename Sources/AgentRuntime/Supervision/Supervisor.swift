@@ -89,7 +89,8 @@ public final class Supervisor {
             if let server = forkServers.server { pids.insert(server.pid) }
             return pids
         },
-        isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) })
+        isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) },
+        isStarting: { [unowned self] in processes.contains { $0.state == .starting } })
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
     /// The workers' stdout and stderr, line by line to the log.

@@ -68,6 +68,20 @@ int agent_spawn_program(const char *path, char *const argv[], char *const envp[]
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);
 
+/**
+ * Starts the calling worker's exit reaper (exit_reaper.c): a process sharing its address space
+ * that keeps the kernel from tearing that space down inside the worker's own exit, so that the
+ * worker's death is reported (pidfd, end of file on its sockets) a millisecond sooner. Once the
+ * worker is dead the reaper waits, in a process group of its own, for the supervisor's SIGKILL
+ * (sent when no restart is starting) or a second, then exits and frees the memory. Call it
+ * once, after the worker is ready. Returns the reaper's pid, or -errno (-ENOSYS on an
+ * architecture it does not support).
+ */
+pid_t agent_start_exit_reaper(void);
+
+/** Whether processes `a` and `b` share one address space (kcmp KCMP_VM): 1, 0, or -1 with errno. */
+int agent_share_address_space(pid_t a, pid_t b);
+
 /** pidfd_open(pid, 0). Returns the fd or -1 with errno. */
 int agent_pidfd_open(pid_t pid);
 

@@ -56,39 +56,62 @@ enum RestartBench {
                                    note: forked ? "no spare yet: a fork of the fork server, dlopen" : "no spare yet: exec, dynamic linking, dlopen"))
             }
 
-            agent.supervisor.startAll()
-            guard agent.run(timeout: 10, until: { agent.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
-            var respawned = Samples()
-            var ready = Samples()
-            var steps = [Samples](repeating: Samples(), count: 4)
-            let restartsBefore = agent.info(name)?.restarts ?? 0
-            let sparesBefore = Self.occurrences(of: ", a warm spare)", inFile: logFD)
-            for crash in 0..<crashes {
-                do {
-                    let restart = try Self.crash(agent, name: name, after: runBeforeCrash)
-                    respawned.append(restart.respawned)
-                    ready.append(restart.ready)
-                    for (index, step) in restart.steps.enumerated() { steps[index].append(step) }
-                } catch {
-                    throw BenchError("crash \(crash + 1): \(error)")
-                }
-            }
-            let adopted = Self.occurrences(of: ", a warm spare)", inFile: logFD) - sparesBefore
-            let restarts = (agent.info(name)?.restarts ?? 0) - restartsBefore
-            if restarts != crashes { section.fail("\(crashes) crashes but \(restarts) restarts counted") }
-            section.add(Figure("SIGKILL → respawned (end of that loop turn)", .milliseconds, samples: respawned))
-            section.add(Figure("SIGKILL → replacement ready", .milliseconds, samples: ready,
-                               note: "\(adopted) of \(crashes) adopted a warm spare; target < 10 ms; supervisord 1,021 ms, circus 799 ms"))
+            let restarts = try warmSpareRestarts(agent, name: name, count: crashes, logFD: logFD)
+            if restarts.counted != crashes { section.fail("\(crashes) crashes but \(restarts.counted) restarts counted") }
+            section.add(Figure("SIGKILL → respawned (end of that loop turn)", .milliseconds, samples: restarts.respawned))
+            section.add(Figure("SIGKILL → replacement ready", .milliseconds, samples: restarts.ready,
+                               note: "\(restarts.adopted) of \(crashes) adopted a warm spare; target < 10 ms; supervisord 1,021 ms, circus 799 ms"))
             // Where a restart's time goes, from the supervisor's own times of each step.
             for (index, label) in Restart.stepLabels.enumerated() {
-                section.add(Figure(label, .milliseconds, samples: steps[index]))
+                section.add(Figure(label, .milliseconds, samples: restarts.steps[index]))
             }
             try Self.addKernelSplit(to: &section, agent: agent, name: name, environment: environment)
             if agent.stopAll() == nil { section.fail("the worker did not stop at the end") }
+            // The same without the workers' exit reapers: their address space is torn down
+            // inside their own exit, before the pidfd wakes the loop.
+            let unreaped = try EmbeddedAgent(environment: environment, name: "restart-unreaped", settings: settings, logFD: logFD,
+                                             workerEnvironment: ["AGENT_WORKER_EXIT_REAPER": "0"])
+            let without = try warmSpareRestarts(unreaped, name: name, count: crashes / 2, logFD: logFD)
+            section.add(Figure("SIGKILL → replacement ready, no exit reaper (AGENT_WORKER_EXIT_REAPER=0)", .milliseconds, samples: without.ready,
+                               note: "\(without.adopted) of \(crashes / 2) adopted a warm spare; the kernel frees the worker's memory before its death is seen"))
+            section.add(Figure(Restart.stepLabels[0] + ", no exit reaper", .milliseconds, samples: without.steps[0]))
+            if unreaped.stopAll() == nil { section.fail("the worker without an exit reaper did not stop at the end") }
         } catch {
             section.fail("\(error)")
         }
         return section
+    }
+
+    /// What `count` crashes of a running worker gave, each replaced by a warm spare where one
+    /// is ready (the first finds none): the samples, the adoptions the log shows and the
+    /// restarts the supervisor counted.
+    struct Restarts {
+        var respawned = Samples()
+        var ready = Samples()
+        var steps = [Samples](repeating: Samples(), count: 4)
+        var adopted = 0
+        var counted = 0
+    }
+
+    static func warmSpareRestarts(_ agent: EmbeddedAgent, name: String, count: Int, logFD: Int32) throws -> Restarts {
+        agent.supervisor.startAll()
+        guard agent.run(timeout: 10, until: { agent.info(name)?.state == .running }) else { throw BenchError("the worker did not start") }
+        var result = Restarts()
+        let restartsBefore = agent.info(name)?.restarts ?? 0
+        let sparesBefore = Self.occurrences(of: ", a warm spare)", inFile: logFD)
+        for crash in 0..<count {
+            do {
+                let restart = try Self.crash(agent, name: name, after: runBeforeCrash)
+                result.respawned.append(restart.respawned)
+                result.ready.append(restart.ready)
+                for (index, step) in restart.steps.enumerated() { result.steps[index].append(step) }
+            } catch {
+                throw BenchError("crash \(crash + 1): \(error)")
+            }
+        }
+        result.adopted = Self.occurrences(of: ", a warm spare)", inFile: logFD) - sparesBefore
+        result.counted = (agent.info(name)?.restarts ?? 0) - restartsBefore
+        return result
     }
 
     /// One restart as the bench saw it (milliseconds from the SIGKILL) and its steps as the

@@ -41,9 +41,10 @@ final class EmbeddedAgent {
     /// routing cost of fleet mode).
     /// `work`: the work layer (tasks, schedules, workflows) set up from the settings, as
     /// agent-control sets it up. `legacyStore`: the store laid out as schema v8 left it
-    /// (``LegacyStoreLayout``: figure 5's before).
+    /// (``LegacyStoreLayout``: figure 5's before). `workerEnvironment`: variables added to the
+    /// workers' (and the fork server's) environment.
     init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true,
-         fleet: (any FleetBackend)? = nil, work: Bool = false, legacyStore: Bool = false) throws {
+         fleet: (any FleetBackend)? = nil, work: Bool = false, legacyStore: Bool = false, workerEnvironment: [String: String] = [:]) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -69,12 +70,14 @@ final class EmbeddedAgent {
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(
                 workerPath: prepared.workerPath,
-                environment: ProcessInfo.processInfo.environment.merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
+                environment: ProcessInfo.processInfo.environment.merging(workerEnvironment) { _, new in new }
+                    .merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
         self.supervisor = supervisor
         if forkServer {
-            switch ForkServer.start(workerPath: prepared.workerPath, environment: ProcessInfo.processInfo.environment) {
+            switch ForkServer.start(workerPath: prepared.workerPath,
+                                    environment: ProcessInfo.processInfo.environment.merging(workerEnvironment) { _, new in new }) {
             case .success(let server): supervisor.inbox.isolated { supervisor.useForkServer(server) }
             case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
             }

@@ -1,0 +1,70 @@
+import AgentTestSupport
+import CAgentSystem
+import Foundation
+import Testing
+
+/// A ready worker keeps an exit reaper (exit_reaper.c): a process sharing its address space, so
+/// that the kernel frees that space after the worker's death is reported, not inside its exit.
+/// The supervisor kills the reaper once no restart is starting, quietly, and none is left when
+/// the agent stops.
+@Suite(.ownThreads) struct ExitReaperTests {
+    private static let settings = #"""
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """#
+
+    /// The children of `pid` (the faults module starts none of its own).
+    private static func children(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    /// `worker`'s reaper, there before the worker said ready, once it has named itself and
+    /// left the worker's process group (its first steps; waited for generously).
+    private static func reaper(of worker: Int32) -> Int32? {
+        guard let child = children(of: worker).first else { return nil }
+        let deadline = Date().addingTimeInterval(30)
+        while ProcFacts.command(child) != "agent-exit" || getpgid(child) != child, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return ProcFacts.command(child) == "agent-exit" ? child : nil
+    }
+
+    @Test func aWorkerHasAReaperSharingItsMemoryWhichTheSupervisorReapsQuietlyAfterItsDeathAndAtTheStop() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(agent.transcript)")
+        let worker = try #require(agent.workerPids("one").first)
+        let reaper = try #require(Self.reaper(of: worker), "no exit reaper under worker \(worker): \(agent.transcript)")
+        #expect(agent_share_address_space(worker, reaper) == 1, "the reaper \(reaper) does not share worker \(worker)'s memory")
+        // Its own group: the supervisor's kill of the dead worker's group leaves it.
+        #expect(getpgid(reaper) == reaper)
+        #expect(getpgid(worker) == worker)
+
+        kill(worker, SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        // Killed and reaped by the supervisor (its subreaper) once the replacement is ready.
+        let deadline = Date().addingTimeInterval(30)
+        while FileManager.default.fileExists(atPath: "/proc/\(reaper)"), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(reaper)"), "reaper \(reaper) still listed: \(ProcFacts.status(reaper, "State"))")
+        #expect(!agent.transcript.contains("left behind by a dead worker"), "\(agent.transcript)")
+
+        // The replacement has one of its own, which does not outlive the agent.
+        let replacement = try #require(agent.workerPids("one").last)
+        let second = try #require(Self.reaper(of: replacement), "no exit reaper under the replacement \(replacement)")
+        #expect(agent.stop() == 0)
+        #expect(ProcFacts.survivors(of: [replacement, second], within: 30).isEmpty, "alive after the stop: \(agent.transcript)")
+        #expect(!agent.transcript.contains("left behind by a dead worker"), "\(agent.transcript)")
+    }
+
+    @Test func aWorkerGoesWithoutAReaperWhenTheEnvironmentSaysSo() throws {
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"],
+                                 environment: ["AGENT_WORKER_EXIT_REAPER": "0"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(agent.transcript)")
+        let worker = try #require(agent.workerPids("one").first)
+        // A reaper is started before the ready frame: none now, none ever.
+        #expect(Self.children(of: worker).isEmpty, "children of worker \(worker): \(Self.children(of: worker))")
+        #expect(ProcFacts.isAlive(worker))
+        #expect(agent.stop() == 0)
+    }
+}
