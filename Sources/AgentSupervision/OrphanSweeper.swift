@@ -19,10 +19,14 @@ package final class OrphanSweeper {
     private let living: () -> Set<pid_t>
     /// Whether a child is the program of a `command` task (not an orphan either).
     private let isTaskProcess: (pid_t) -> Bool
-    /// Whether a worker is starting (a restart in flight): dead workers' exit reapers wait.
+    /// Whether a worker is starting (a restart in flight): the sweep waits for it.
     private let isStarting: () -> Bool
-    /// Exit reapers were left alive by the last sweep because a worker was starting.
-    private var reapersWaiting = false
+    /// When the sweep was first put off for a starting worker (nil: it is not).
+    private var deferredSince: Double?
+    private var retryScheduled = false
+    /// The longest a sweep waits for starting workers (one stuck in its start does not keep
+    /// orphans alive until its start timeout).
+    static let longestDeferral = 1.0
 
     package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool,
                  isStarting: @escaping () -> Bool = { false }) {
@@ -33,12 +37,13 @@ package final class OrphanSweeper {
         self.isStarting = isStarting
     }
 
-    /// A worker became ready: the exit reapers of dead workers that waited for it may go,
-    /// off the turn that handled the ready frame and the new worker's first moments.
+    /// A worker became ready: a sweep put off for it runs soon, off the turn that handled the
+    /// ready frame and the new worker's first moments.
     package func workerBecameReady() {
-        guard reapersWaiting else { return }
-        reapersWaiting = false
-        loop.schedule(after: 0.005) { [unowned self] in sweep() }
+        guard deferredSince != nil else { return }
+        loop.schedule(after: 0.005) { [unowned self] in
+            if deferredSince != nil { sweep() }
+        }
     }
 
     /// No orphan is waiting to be reaped.
@@ -66,12 +71,26 @@ package final class OrphanSweeper {
     /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'
     /// programs): orphans of dead workers. Retries until they are reaped.
     package func sweep() {
-        let starting = isStarting()
-        reapersWaiting = false
+        // While a worker starts (a restart in flight) the sweep waits for it: killing a dead
+        // worker's exit reaper frees its memory, and the kernel's teardown, a millisecond of a
+        // core, must not delay the replacement (nor the reading of /proc the sweep itself).
+        let now = EventLoop.now()
+        if isStarting(), now - (deferredSince ?? now) < Self.longestDeferral {
+            if deferredSince == nil { deferredSince = now }
+            if !retryScheduled {
+                retryScheduled = true
+                loop.schedule(after: 0.05) { [unowned self] in
+                    retryScheduled = false
+                    if deferredSince != nil { sweep() }
+                }
+            }
+            return
+        }
+        deferredSince = nil
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
         guard isSubreaper else {
-            if endExitReapers(starting: starting) || reapersWaiting {
+            if endExitReapers() {
                 loop.schedule(after: 0.05) { [unowned self] in sweep() }
             }
             return
@@ -84,14 +103,7 @@ package final class OrphanSweeper {
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
                 && !isTaskProcess(pid) {
-                let name = ProcStat.commandName(of: pid)
-                // A dead worker's exit reaper holds its memory (exit_reaper.c): freed once no
-                // restart is starting, so that the kernel's teardown does not delay it.
-                if name == Self.exitReaperName, starting {
-                    reapersWaiting = true
-                    continue
-                }
-                orphans[pid] = name
+                orphans[pid] = ProcStat.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
@@ -107,7 +119,7 @@ package final class OrphanSweeper {
                 }
             }
         }
-        if !orphans.isEmpty || found > 0 || reapersWaiting {
+        if !orphans.isEmpty || found > 0 {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
         }
     }
@@ -116,13 +128,9 @@ package final class OrphanSweeper {
     /// for its fork server): only dead workers' exit reapers, which become the program's
     /// children when their worker dies; ending one frees a dead worker's memory and nothing
     /// else. Returns whether one killed is not reaped yet.
-    private func endExitReapers(starting: Bool) -> Bool {
+    private func endExitReapers() -> Bool {
         var pending = false
         for pid in Self.children() where ProcStat.commandName(of: pid) == Self.exitReaperName {
-            if starting {
-                reapersWaiting = true
-                continue
-            }
             Glibc.kill(pid, SIGKILL)
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == 0 { pending = true }

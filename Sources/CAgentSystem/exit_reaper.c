@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,6 +51,9 @@ static long raw_syscall4(long number, long a, long b, long c, long d) {
 static char reaper_stack[8192] __attribute__((aligned(64)));
 /* The worker's pid, as the reaper's parent must be. */
 static pid_t reaper_parent;
+/* Set by the reaper once it has named itself and left the worker's group: until then a sweep
+   of the supervisor's could not tell it from an orphan. */
+static int32_t reaper_settled;
 
 static void reaper_exit(void) {
     for (;;) raw_syscall4(SYS_exit, 0, 0, 0, 0);
@@ -64,6 +68,8 @@ static int reaper_main(void *unused) {
     raw_syscall4(SYS_sched_setscheduler, 0, SCHED_IDLE, (long)&idle, 0);
     static const char name[16] = "agent-exit";
     raw_syscall4(SYS_prctl, PR_SET_NAME, (long)name, 0, 0);
+    __atomic_store_n(&reaper_settled, 1, __ATOMIC_RELEASE);
+    raw_syscall4(SYS_futex, (long)&reaper_settled, FUTEX_WAKE_PRIVATE, 1, 0);
     /* A pidfd of the worker turns readable when it has died (at once if it already has). */
     long worker = raw_syscall4(434 /* pidfd_open */, reaper_parent, 0, 0, 0);
     if (worker < 0) reaper_exit();
@@ -94,6 +100,11 @@ pid_t agent_start_exit_reaper(void) {
     if (pid < 0) {
         reaper_parent = 0;
         return -error;
+    }
+    /* Some µs: the worker says ready only once its reaper is what it says it is. */
+    const struct timespec patience = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+    for (int tries = 0; tries < 20 && !__atomic_load_n(&reaper_settled, __ATOMIC_ACQUIRE); tries++) {
+        syscall(SYS_futex, &reaper_settled, FUTEX_WAIT_PRIVATE, 0, &patience, NULL, 0);
     }
     return pid;
 }
