@@ -24,6 +24,8 @@ package final class OrphanSweeper {
     /// When the sweep was first put off for a starting worker (nil: it is not).
     private var deferredSince: Double?
     private var retryScheduled = false
+    /// Exit reapers of dead workers (named by their ready frames), to end quietly.
+    private var reapers: Set<pid_t> = []
     /// The longest a sweep waits for starting workers (one stuck in its start does not keep
     /// orphans alive until its start timeout).
     static let longestDeferral = 1.0
@@ -46,8 +48,14 @@ package final class OrphanSweeper {
         }
     }
 
-    /// No orphan is waiting to be reaped.
-    package var isEmpty: Bool { orphans.isEmpty }
+    /// A dead worker's exit reaper (exit_reaper.c): it holds the worker's memory, which ending
+    /// it frees; the next sweep does, quietly.
+    package func expectReaper(_ pid: pid_t) {
+        reapers.insert(pid)
+    }
+
+    /// No orphan nor exit reaper is waiting to be reaped.
+    package var isEmpty: Bool { orphans.isEmpty && reapers.isEmpty }
 
     /// Makes this process a child subreaper (called by the supervisor's `run()`).
     package func becomeSubreaper() {
@@ -89,10 +97,9 @@ package final class OrphanSweeper {
         deferredSince = nil
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
+        let reapersLeft = endReapers()
         guard isSubreaper else {
-            if endExitReapers() {
-                loop.schedule(after: 0.05) { [unowned self] in sweep() }
-            }
+            if reapersLeft { loop.schedule(after: 0.05) { [unowned self] in sweep() } }
             return
         }
         let workers = living()
@@ -102,7 +109,7 @@ package final class OrphanSweeper {
         // is far cheaper than scanning /proc.
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !isTaskProcess(pid) {
+                && !reapers.contains(pid) && !isTaskProcess(pid) {
                 orphans[pid] = ProcStat.commandName(of: pid)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
@@ -119,23 +126,27 @@ package final class OrphanSweeper {
                 }
             }
         }
-        if !orphans.isEmpty || found > 0 {
+        if !orphans.isEmpty || found > 0 || reapersLeft {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
         }
     }
 
-    /// Outside a subreaper's sweep (a supervisor embedded in a program that became a subreaper
-    /// for its fork server): only dead workers' exit reapers, which become the program's
-    /// children when their worker dies; ending one frees a dead worker's memory and nothing
-    /// else. Returns whether one killed is not reaped yet.
-    private func endExitReapers() -> Bool {
-        var pending = false
-        for pid in Self.children() where ProcStat.commandName(of: pid) == Self.exitReaperName {
-            Glibc.kill(pid, SIGKILL)
+    /// Kills and reaps the exit reapers of dead workers. Only a child of this process is
+    /// killed (a supervisor that is no subreaper never gets its workers' reapers, which then
+    /// end on their own): a pid that is a child cannot be reused before it is reaped. Returns
+    /// whether one killed is not reaped yet.
+    private func endReapers() -> Bool {
+        for pid in reapers {
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == 0 { pending = true }
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno == ECHILD) {
+                reapers.remove(pid)
+            } else if reaped == 0 {
+                Glibc.kill(pid, SIGKILL)
+                if waitpid(pid, &status, WNOHANG) == pid { reapers.remove(pid) }
+            }
         }
-        return pending
+        return !reapers.isEmpty
     }
 
     /// The command name a worker's exit reaper gives itself (exit_reaper.c).

@@ -82,6 +82,9 @@ package final class SupervisedProcess {
     /// When the last worker's end was noticed (its pidfd), monotonic seconds: with the two above,
     /// a restart's steps (agent-bench figure 3).
     package var reapedAt = 0.0
+    /// The worker's exit reaper (its ready frame names it; 0: none), ended by the orphan sweep
+    /// once the worker is dead.
+    package var exitReaper: pid_t = 0
     package var restarts = 0
     package var consecutiveFailures = 0
     package var stopTimer: Int?

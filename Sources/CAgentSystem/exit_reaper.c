@@ -3,13 +3,16 @@
    its last user leaves it; with the reaper still holding it, the worker's own exit skips that
    teardown (a millisecond for a Swift process, proportional to the pages it mapped), closes its
    descriptors and is reported at once. The reaper then waits until the supervisor kills it —
-   once the replacement is ready — and frees the address space off the restart's path: left to
+   once no restart is starting — and frees the address space off the restart's path: left to
    the scheduler, the teardown ran on the core the supervisor had been preempted on, and the
    supervisor waited for it (a SCHED_IDLE policy did not prevent that).
 
    The reaper runs in the worker's memory with the calling thread's thread pointer, so it must
    not touch thread-local storage: no errno, no libc call that may set it — raw system calls
-   only, on a stack of its own. */
+   only, on a stack of its own. It closes the descriptors the clone copied (all but a pidfd of
+   the worker), so that a dead worker's sockets, pipes, locks and ports are released with it.
+   A worker that calls execve keeps its reaper, which holds the old memory until the new
+   program ends. */
 #define _GNU_SOURCE
 #include "agent_system.h"
 
@@ -20,7 +23,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
-#include <linux/futex.h>
+#include <linux/kcmp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,11 +52,10 @@ static long raw_syscall4(long number, long a, long b, long c, long d) {
 
 /* The reaper's stack: it makes a handful of system calls and nothing else. */
 static char reaper_stack[8192] __attribute__((aligned(64)));
-/* The worker's pid, as the reaper's parent must be. */
-static pid_t reaper_parent;
-/* Set by the reaper once it has named itself and left the worker's group: until then a sweep
-   of the supervisor's could not tell it from an orphan. */
-static int32_t reaper_settled;
+/* The pidfd of the worker the reaper watches (opened by the worker: the reaper cannot watch a
+   pid that was reused), and whether a reaper was started. */
+static int reaper_watch = -1;
+static int reaper_started;
 
 static void reaper_exit(void) {
     for (;;) raw_syscall4(SYS_exit, 0, 0, 0, 0);
@@ -61,24 +63,18 @@ static void reaper_exit(void) {
 
 static int reaper_main(void *unused) {
     (void)unused;
-    /* Its own process group: the supervisor's kill of the dead worker's group must not free
-       the memory while the replacement starts. */
-    raw_syscall4(SYS_setpgid, 0, 0, 0, 0);
-    static const struct sched_param idle = {.sched_priority = 0};
-    raw_syscall4(SYS_sched_setscheduler, 0, SCHED_IDLE, (long)&idle, 0);
-    static const char name[16] = "agent-exit";
-    raw_syscall4(SYS_prctl, PR_SET_NAME, (long)name, 0, 0);
-    __atomic_store_n(&reaper_settled, 1, __ATOMIC_RELEASE);
-    raw_syscall4(SYS_futex, (long)&reaper_settled, FUTEX_WAKE_PRIVATE, 1, 0);
-    /* A pidfd of the worker turns readable when it has died (at once if it already has). */
-    long worker = raw_syscall4(434 /* pidfd_open */, reaper_parent, 0, 0, 0);
-    if (worker < 0) reaper_exit();
-    struct pollfd watch = {.fd = (int)worker, .events = POLLIN};
+    /* The clone copied the worker's descriptors: holding them would keep its sockets, pipes,
+       locks and ports open after its death. Only the pidfd stays; "/" for its folder. */
+    int watch = reaper_watch;
+    if (watch > 0) raw_syscall4(436 /* close_range */, 0, watch - 1, 0, 0);
+    raw_syscall4(436 /* close_range */, watch + 1, ~0U, 0, 0);
+    static const char root[] = "/";
+    raw_syscall4(SYS_chdir, (long)root, 0, 0, 0);
+    struct pollfd dead = {.fd = watch, .events = POLLIN};
     /* Every signal is blocked (inherited): only SIGKILL ends a wait early. */
-    while (raw_syscall4(SYS_ppoll, (long)&watch, 1, 0, 0) != 1) {}
-    /* The worker is dead: the supervisor kills the reaper once the replacement is ready; a
-       supervisor that does not (embedded in a program that does not sweep its orphans) gets a
-       second. */
+    while (raw_syscall4(SYS_ppoll, (long)&dead, 1, 0, 0) != 1) {}
+    /* The worker is dead: the supervisor kills the reaper once no restart is starting; one
+       that does not (embedded in a program that is no subreaper) leaves it a second. */
     static const struct timespec bound = {.tv_sec = 1, .tv_nsec = 0};
     raw_syscall4(SYS_ppoll, 0, 0, (long)&bound, 0);
     reaper_exit();
@@ -86,26 +82,34 @@ static int reaper_main(void *unused) {
 }
 
 pid_t agent_start_exit_reaper(void) {
-    if (reaper_parent != 0) return -EALREADY;
+    if (reaper_started) return -EALREADY;
+    int watch = (int)syscall(434 /* pidfd_open */, getpid(), 0);
+    if (watch < 0) return -errno;
     sigset_t all, previous;
     sigfillset(&all);
     int failed = pthread_sigmask(SIG_SETMASK, &all, &previous);
-    if (failed != 0) return -failed;
-    reaper_parent = getpid();
+    if (failed != 0) {
+        close(watch);
+        return -failed;
+    }
+    /* The reaper is whole when clone returns, before it first runs: its name (copied from this
+       thread's, which is renamed for the moment), then its group, set from here. */
+    char name[16] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    prctl(PR_SET_NAME, "agent-exit", 0, 0, 0);
+    reaper_watch = watch;
     /* No SIGCHLD (exit signal 0): the worker's own waits never see it; once the worker is dead
-       the kernel makes it the supervisor's child like any orphan (reaped as one). */
+       the kernel makes it the supervisor's child (a subreaper), which ends it. */
     pid_t pid = clone(reaper_main, reaper_stack + sizeof(reaper_stack), CLONE_VM | CLONE_UNTRACED, NULL);
     int error = pid < 0 ? errno : 0;
+    prctl(PR_SET_NAME, name, 0, 0, 0);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    if (pid < 0) {
-        reaper_parent = 0;
-        return -error;
-    }
-    /* Some µs: the worker says ready only once its reaper is what it says it is. */
-    const struct timespec patience = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
-    for (int tries = 0; tries < 20 && !__atomic_load_n(&reaper_settled, __ATOMIC_ACQUIRE); tries++) {
-        syscall(SYS_futex, &reaper_settled, FUTEX_WAIT_PRIVATE, 0, &patience, NULL, 0);
-    }
+    close(watch);
+    if (pid < 0) return -error;
+    reaper_started = 1;
+    /* Its own process group: the supervisor's kill of the dead worker's group must not free
+       the memory while the replacement starts. */
+    setpgid(pid, pid);
     return pid;
 }
 
@@ -116,6 +120,6 @@ pid_t agent_start_exit_reaper(void) { return -ENOSYS; }
 #endif
 
 int agent_share_address_space(pid_t a, pid_t b) {
-    long same = syscall(SYS_kcmp, a, b, 0 /* KCMP_VM */, 0, 0);
+    long same = syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0);
     return same < 0 ? -1 : same == 0;
 }

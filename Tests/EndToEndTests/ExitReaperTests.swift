@@ -22,31 +22,41 @@ import Testing
         }
     }
 
-    /// `worker`'s reaper, there before the worker said ready, once it has named itself and
-    /// left the worker's process group (its first steps; waited for generously).
+    /// `worker`'s reaper: named and in a group of its own when its clone returned, before the
+    /// worker said ready.
     private static func reaper(of worker: Int32) -> Int32? {
-        guard let child = children(of: worker).first else { return nil }
-        let deadline = Date().addingTimeInterval(30)
-        while ProcFacts.command(child) != "agent-exit" || getpgid(child) != child, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        return ProcFacts.command(child) == "agent-exit" ? child : nil
+        children(of: worker).first { ProcFacts.command($0) == "agent-exit" }
     }
+
+    /// Waits (generously) until `condition` holds.
+    private static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while !condition(), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return condition()
+    }
+
+    private static func isListed(_ pid: Int32) -> Bool { FileManager.default.fileExists(atPath: "/proc/\(pid)") }
 
     @Test func aWorkerHasAReaperSharingItsMemoryWhichTheSupervisorReapsQuietlyAfterItsDeathAndAtTheStop() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(agent.transcript)")
         let worker = try #require(agent.workerPids("one").first)
         let reaper = try #require(Self.reaper(of: worker), "no exit reaper under worker \(worker): \(agent.transcript)")
-        #expect(agent_share_address_space(worker, reaper) == 1, "the reaper \(reaper) does not share worker \(worker)'s memory")
+        let shares = agent_share_address_space(worker, reaper)
+        #expect(shares == 1, "the reaper \(reaper) does not share worker \(worker)'s memory (\(shares): \(String(cString: strerror(errno))))")
+        #expect(agent_share_address_space(worker, agent.process.processIdentifier) == 0, "the check tells processes apart")
         // Its own group: the supervisor's kill of the dead worker's group leaves it.
         #expect(getpgid(reaper) == reaper)
         #expect(getpgid(worker) == worker)
+        // Of the descriptors the clone copied it keeps only a pidfd of the worker (its first
+        // step): a dead worker's sockets, pipes and locks are not held by it.
+        #expect(Self.eventually { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(reaper)/fd")) ?? []).count == 1 },
+                "reaper \(reaper)'s descriptors: \((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(reaper)/fd")) ?? [])")
 
         kill(worker, SIGKILL)
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
         // Killed and reaped by the supervisor (its subreaper) once the replacement is ready.
-        let deadline = Date().addingTimeInterval(30)
-        while FileManager.default.fileExists(atPath: "/proc/\(reaper)"), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(!FileManager.default.fileExists(atPath: "/proc/\(reaper)"), "reaper \(reaper) still listed: \(ProcFacts.status(reaper, "State"))")
+        #expect(Self.eventually { !Self.isListed(reaper) }, "reaper \(reaper) still listed: \(ProcFacts.status(reaper, "State"))")
         #expect(!agent.transcript.contains("left behind by a dead worker"), "\(agent.transcript)")
 
         // The replacement has one of its own, which does not outlive the agent.
@@ -65,6 +75,23 @@ import Testing
         // A reaper is started before the ready frame: none now, none ever.
         #expect(Self.children(of: worker).isEmpty, "children of worker \(worker): \(Self.children(of: worker))")
         #expect(ProcFacts.isAlive(worker))
+        #expect(agent.stop() == 0)
+    }
+
+    /// A process that never says ready (600 s of start timeout) does not keep another's dead
+    /// workers' reapers, and their memory, alive: the sweep waits for starting workers a
+    /// second at most.
+    @Test func aProcessStuckInItsStartKeepsNoDeadWorkersReaperAlive() throws {
+        let agent = try JSONLinesFixture.start(#"""
+            "slow": {"type": "py_fault", "mode": "never_ready", "start_timeout": 600},
+            "crashy": {"type": "py_fault", "mode": "crash", "after": 0.2, "restart": {"initial_delay": 0, "max_restarts": null}}
+            """#, label: "reaper-stuck")
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[crashy] ready in") } != nil, "\(agent.transcript)")
+        let worker = try #require(agent.workerPids("crashy").first)
+        let reaper = try #require(Self.reaper(of: worker), "no exit reaper under worker \(worker): \(Self.children(of: worker))")
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[crashy] worker pid \(worker) ") } != nil, "\(agent.transcript)")
+        #expect(Self.eventually { !Self.isListed(reaper) }, "reaper \(reaper) still listed: \(ProcFacts.status(reaper, "State"))")
+        #expect(!agent.transcript.contains("left behind by a dead worker"), "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 }

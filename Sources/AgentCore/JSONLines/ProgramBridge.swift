@@ -171,7 +171,7 @@ final class ProgramBridge: @unchecked Sendable {
     func handle(_ frame: JSONLinesFrame) {
         switch frame {
         case .ready:
-            if !readySent.exchange(true, ordering: .acquiringAndReleasing) { host.channel.send(.ready, body: EmptyCollection()) }
+            if !readySent.exchange(true, ordering: .acquiringAndReleasing) { host.channel.send(.ready, body: WorkerMain.readyFrameBody) }
         case .emit(let emit):
             emitEvent(emit)
         case .message(let message):

@@ -406,23 +406,34 @@ public enum WorkerMain {
         stopSignalSource = source
     }
 
-    /// Sends the ready frame, the exit reaper started first (a worker seen ready has one). The
-    /// frame wakes the supervisor on this core (a socket's wake-up expects the writer to sleep
-    /// next), where this thread would go on starting the worker's threads while the supervisor
-    /// waits behind it, the other core idle: the core is offered to it at once.
+    /// Sends the ready frame, the exit reaper started first: its body is the reaper's pid (see
+    /// ``readyFrameBody``). The frame wakes the supervisor on this core (a socket's wake-up
+    /// expects the writer to sleep next), where this thread would go on starting the worker's
+    /// threads while the supervisor waits behind it, the other core idle: the core is offered
+    /// to it at once.
     static func sayReady(_ channel: WorkerChannel) {
         startExitReaper()
-        channel.send(.ready, body: EmptyCollection())
+        channel.send(.ready, body: readyFrameBody)
         sched_yield()
+    }
+
+    /// The worker's exit reaper (0: none).
+    nonisolated(unsafe) private(set) static var exitReaper: pid_t = 0
+
+    /// The ready frame's body: the exit reaper's pid, 4 bytes little-endian, for the supervisor
+    /// to end it quietly once the worker is dead; empty without a reaper.
+    static var readyFrameBody: [UInt8] {
+        exitReaper > 0 ? withUnsafeBytes(of: exitReaper.littleEndian, Array.init) : []
     }
 
     /// Starts the worker's exit reaper (`agent_start_exit_reaper`), so that a crash or a kill is
     /// reported without waiting for the kernel to free the worker's memory: on the main thread,
-    /// just before the worker says ready (a worker seen ready has one). A clone that shares the
-    /// address space copies no page table: some µs. `AGENT_WORKER_EXIT_REAPER=0` goes without.
+    /// just before the worker says ready. A clone that shares the address space copies no page
+    /// table: some µs. `AGENT_WORKER_EXIT_REAPER=0` goes without.
     static func startExitReaper() {
         if let value = getenv("AGENT_WORKER_EXIT_REAPER"), String(cString: value) == "0" { return }
-        _ = agent_start_exit_reaper()
+        let pid = agent_start_exit_reaper()
+        if pid > 0 { exitReaper = pid }
     }
 
     /// Keeps the SIGTERM pipe's source alive (a released source stops watching).

@@ -105,7 +105,7 @@ extension Supervisor {
         case .event: try route(try EventFrame.parseEmitted(body), from: process)
         case .message: received(message: body, from: process)
         case .log: received(log: body, from: process)
-        case .ready: becameReady(process)
+        case .ready: becameReady(process, reaper: body)
         case .heartbeat: process.lastHeartbeat = EventLoop.now()
         case .lineRefused: process.linesRefused += 1
         case .taken: try received(taken: body, from: process)
@@ -153,7 +153,12 @@ extension Supervisor {
         logger.log(level: level, "\(text)", metadata: ["process": "\(process.name)"])
     }
 
-    private func becameReady(_ process: SupervisedProcess) {
+    /// `reaper`: the ready frame's body, the worker's exit reaper's pid (4 bytes, little-endian)
+    /// or nothing.
+    private func becameReady(_ process: SupervisedProcess, reaper: UnsafeRawBufferPointer) {
+        if reaper.count == 4 {
+            process.exitReaper = max(0, Int32(littleEndian: reaper.loadUnaligned(as: Int32.self)))
+        }
         process.readyAt = EventLoop.now()
         process.wasEverReady = true
         guard process.state == .starting else { return }

@@ -170,8 +170,12 @@ extension Supervisor {
             outputReader.read(process, index, budget: 1 << 20)
             outputReader.flushLine(process, index)
         }
-        // Its own children go with it.
+        // Its own children go with it; its exit reaper once no restart is starting.
         Glibc.kill(-pid, SIGKILL)
+        if process.exitReaper > 0 {
+            orphans.expectReaper(process.exitReaper)
+            process.exitReaper = 0
+        }
         closeWorkerDescriptors(of: process)
         let unseen = process.ring?.unseenFrames()
         detachRing(from: process)

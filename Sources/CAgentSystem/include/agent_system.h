@@ -71,11 +71,12 @@ int agent_set_parent_death_signal(int sig);
 /**
  * Starts the calling worker's exit reaper (exit_reaper.c): a process sharing its address space
  * that keeps the kernel from tearing that space down inside the worker's own exit, so that the
- * worker's death is reported (pidfd, end of file on its sockets) a millisecond sooner. Once the
- * worker is dead the reaper waits, in a process group of its own, for the supervisor's SIGKILL
- * (sent when no restart is starting) or a second, then exits and frees the memory. Call it
- * once, after the worker is ready. Returns the reaper's pid, or -errno (-ENOSYS on an
- * architecture it does not support).
+ * worker's death is reported (pidfd, end of file on its sockets) a millisecond sooner. It is
+ * named "agent-exit" and in a process group of its own when this returns, and keeps none of
+ * the worker's descriptors but a pidfd of it. Once the worker is dead it waits for the
+ * supervisor's SIGKILL (sent when no restart is starting) or a second, then exits and frees
+ * the memory. Call it once, from the main thread. Returns the reaper's pid, or -errno
+ * (-ENOSYS on an architecture it does not support).
  */
 pid_t agent_start_exit_reaper(void);
 
