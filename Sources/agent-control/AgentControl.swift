@@ -144,6 +144,8 @@ struct Console: ParsableCommand {
         run folder instead), so that what a killed agent left is killed at once or at its next start. \
         Each worker's malloc keeps at most two arenas, however many threads its module starts \
         (AGENT_WORKER_MALLOC_ARENAS=N sets another limit; 0 leaves glibc's own). \
+        Each worker keeps an exit reaper (`agent-exit` in ps), which holds its memory after a crash \
+        so that the restart need not wait for the kernel to free it (AGENT_WORKER_EXIT_REAPER=0: none). \
         Once every first start has settled, the agent unmaps the pages of its own code that only the \
         start used (they stay in the page cache; AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
         Events and messages are printed on stdout; the log \
