@@ -19,7 +19,8 @@ package final class OrphanSweeper {
     private let living: () -> Set<pid_t>
     /// Whether a child is the program of a `command` task (not an orphan either).
     private let isTaskProcess: (pid_t) -> Bool
-    /// Whether a worker is starting (a restart in flight): the sweep waits for it.
+    /// Whether a worker is in the first moments of its start (a restart in flight): the sweep
+    /// waits for it.
     private let isStarting: () -> Bool
     /// When the sweep was first put off for a starting worker (nil: it is not).
     private var deferredSince: Double?
@@ -27,8 +28,11 @@ package final class OrphanSweeper {
     /// Exit reapers of dead workers (named by their ready frames), to end quietly.
     private var reapers: Set<pid_t> = []
     /// The longest a sweep waits for starting workers (one stuck in its start does not keep
-    /// orphans alive until its start timeout).
-    static let longestDeferral = 1.0
+    /// orphans alive until its start timeout), well under a reaper's own second.
+    static let longestDeferral = 0.25
+    /// Dead workers' reapers kept waiting at most: beyond, the sweep does not wait (each holds
+    /// a dead worker's memory and a pid).
+    static let mostWaitingReapers = 16
 
     package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool,
                  isStarting: @escaping () -> Bool = { false }) {
@@ -83,7 +87,9 @@ package final class OrphanSweeper {
         // worker's exit reaper frees its memory, and the kernel's teardown, a millisecond of a
         // core, must not delay the replacement (nor the reading of /proc the sweep itself).
         let now = EventLoop.now()
-        if isStarting(), now - (deferredSince ?? now) < Self.longestDeferral {
+        if reapers.count <= Self.mostWaitingReapers, isStarting(), now - (deferredSince ?? now) < Self.longestDeferral {
+            // Those that ended on their own cost nothing to reap.
+            reapEndedReapers()
             if deferredSince == nil { deferredSince = now }
             if !retryScheduled {
                 retryScheduled = true
@@ -128,6 +134,15 @@ package final class OrphanSweeper {
         }
         if !orphans.isEmpty || found > 0 || reapersLeft {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
+        }
+    }
+
+    /// Reaps the dead workers' reapers that have ended (no kill, no teardown to wait for).
+    private func reapEndedReapers() {
+        for pid in reapers {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno == ECHILD) { reapers.remove(pid) }
         }
     }
 

@@ -90,7 +90,11 @@ public final class Supervisor {
             return pids
         },
         isTaskProcess: { [unowned self] in work.isTaskCommandProcess($0) },
-        isStarting: { [unowned self] in processes.contains { $0.state == .starting } })
+        isStarting: { [unowned self] in
+            // A restart in flight; one stuck in its start (past a tenth of a second) holds no sweep.
+            let now = EventLoop.now()
+            return processes.contains { $0.state == .starting && now - $0.spawnedAt < 0.1 }
+        })
     /// The signal pipe (one the launcher installed is taken over) and SIGCHLD's signalfd.
     let signals: SignalWatch
     /// The workers' stdout and stderr, line by line to the log.
