@@ -58,8 +58,10 @@ package final class OrphanSweeper {
         reapers.insert(pid)
     }
 
-    /// No orphan nor exit reaper is waiting to be reaped.
-    package var isEmpty: Bool { orphans.isEmpty && reapers.isEmpty }
+    /// No orphan is waiting to be reaped. Exit reapers are not waited for: killed, they end
+    /// within milliseconds (the kernel freeing their worker's memory), and an agent's stop
+    /// need not wait for that, as it did not wait before there were reapers.
+    package var isEmpty: Bool { orphans.isEmpty }
 
     /// Makes this process a child subreaper (called by the supervisor's `run()`).
     package func becomeSubreaper() {
@@ -103,9 +105,8 @@ package final class OrphanSweeper {
         deferredSince = nil
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
-        let reapersLeft = endReapers()
         guard isSubreaper else {
-            if reapersLeft { loop.schedule(after: 0.05) { [unowned self] in sweep() } }
+            if endReapers() { loop.schedule(after: 0.05) { [unowned self] in sweep() } }
             return
         }
         let workers = living()
@@ -116,20 +117,25 @@ package final class OrphanSweeper {
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
                 && !reapers.contains(pid) && !isTaskProcess(pid) {
-                orphans[pid] = ProcStat.commandName(of: pid)
+                let name = ProcStat.commandName(of: pid)
+                // The reaper of a worker whose death this loop has not handled yet (it is named
+                // before its worker can say ready): ended as the others, not waited for.
+                if name == Self.exitReaperName {
+                    reapers.insert(pid)
+                    continue
+                }
+                orphans[pid] = name
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
         }
+        let reapersLeft = endReapers()
         for (pid, name) in orphans {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid || (reaped < 0 && errno == ECHILD) {
                 orphans[pid] = nil
-                // A worker's exit reaper (exit_reaper.c) outlives it by design: not news.
-                if name != Self.exitReaperName {
-                    logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
-                }
+                logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
             }
         }
         if !orphans.isEmpty || found > 0 || reapersLeft {
