@@ -50,12 +50,15 @@ static long raw_syscall4(long number, long a, long b, long c, long d) {
     return result;
 }
 
-/* The reaper's stack: it makes a handful of system calls and nothing else. */
-static char reaper_stack[8192] __attribute__((aligned(64)));
-/* The pidfd of the worker the reaper watches (opened by the worker: the reaper cannot watch a
-   pid that was reused), and whether a reaper was started. */
-static int reaper_watch = -1;
-static int reaper_started;
+/* What the reaper touches, in one page (each page it touches is a private copy in a forked
+   worker): its stack — it makes a handful of system calls and nothing else — the pidfd of the
+   worker it watches (opened by the worker: the reaper cannot watch a pid that was reused), and
+   whether a reaper was started. */
+static struct {
+    char stack[2048];
+    int watch;
+    int started;
+} reaper __attribute__((aligned(4096)));
 
 static void reaper_exit(void) {
     for (;;) raw_syscall4(SYS_exit, 0, 0, 0, 0);
@@ -65,7 +68,7 @@ static int reaper_main(void *unused) {
     (void)unused;
     /* The clone copied the worker's descriptors: holding them would keep its sockets, pipes,
        locks and ports open after its death. Only the pidfd stays; "/" for its folder. */
-    int watch = reaper_watch;
+    int watch = reaper.watch;
     if (watch > 0) raw_syscall4(436 /* close_range */, 0, watch - 1, 0, 0);
     raw_syscall4(436 /* close_range */, watch + 1, ~0U, 0, 0);
     static const char root[] = "/";
@@ -82,7 +85,7 @@ static int reaper_main(void *unused) {
 }
 
 pid_t agent_start_exit_reaper(void) {
-    if (reaper_started) return -EALREADY;
+    if (reaper.started) return -EALREADY;
     int watch = (int)syscall(434 /* pidfd_open */, getpid(), 0);
     if (watch < 0) return -errno;
     sigset_t all, previous;
@@ -97,16 +100,16 @@ pid_t agent_start_exit_reaper(void) {
     char name[16] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
     prctl(PR_SET_NAME, "agent-exit", 0, 0, 0);
-    reaper_watch = watch;
+    reaper.watch = watch;
     /* No SIGCHLD (exit signal 0): the worker's own waits never see it; once the worker is dead
        the kernel makes it the supervisor's child (a subreaper), which ends it. */
-    pid_t pid = clone(reaper_main, reaper_stack + sizeof(reaper_stack), CLONE_VM | CLONE_UNTRACED, NULL);
+    pid_t pid = clone(reaper_main, reaper.stack + sizeof(reaper.stack), CLONE_VM | CLONE_UNTRACED, NULL);
     int error = pid < 0 ? errno : 0;
     prctl(PR_SET_NAME, name, 0, 0, 0);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     close(watch);
     if (pid < 0) return -error;
-    reaper_started = 1;
+    reaper.started = 1;
     /* Its own process group: the supervisor's kill of the dead worker's group must not free
        the memory while the replacement starts. */
     setpgid(pid, pid);
