@@ -79,8 +79,8 @@ import Testing
     }
 
     /// A process that never says ready (600 s of start timeout) does not keep another's dead
-    /// workers' reapers, and their memory, alive: the sweep waits for starting workers a
-    /// second at most.
+    /// workers' reapers, and their memory, alive: the sweep waits only for a worker in the
+    /// first tenth of a second of its start, a quarter of a second at most.
     @Test func aProcessStuckInItsStartKeepsNoDeadWorkersReaperAlive() throws {
         let agent = try JSONLinesFixture.start(#"""
             "slow": {"type": "py_fault", "mode": "never_ready", "start_timeout": 600},
