@@ -25,7 +25,8 @@ package final class OrphanSweeper {
     /// When the sweep was first put off for a starting worker (nil: it is not).
     private var deferredSince: Double?
     private var retryScheduled = false
-    /// Exit reapers of dead workers (named by their ready frames), to end quietly.
+    /// Exit reapers of dead workers (named by their ready frames, or found by their name when
+    /// the worker died before its ready frame was read), to end quietly.
     private var reapers: Set<pid_t> = []
     /// The longest a sweep waits for starting workers (one stuck in its start does not keep
     /// orphans alive until its start timeout), well under a reaper's own second.

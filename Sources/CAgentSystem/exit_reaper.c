@@ -21,8 +21,6 @@
 #include <time.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdint.h>
-#include <string.h>
 #include <linux/kcmp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
