@@ -3,8 +3,8 @@ import CAgentSystem
 import Foundation
 
 /// After a process of a module crashed, the supervisor keeps one warm spare worker for that
-/// module: spawned, the module already loaded, its rings mapped (``WorkerRings``), waiting for
-/// a start frame. The next restart adopts it instead of paying for exec, dynamic linking,
+/// module: spawned, the module already loaded, its rings mapped (``WorkerRings``), its host's
+/// threads and exit reaper started, waiting for a start frame. The next restart adopts it instead of paying for exec, dynamic linking,
 /// dlopen and the rings: one frame on its socket. Healthy agents keep no spare; a spare is made
 /// only once the restarted worker is ready, so it never competes with it.
 @LoopActor
@@ -14,6 +14,9 @@ package final class SparePool {
     /// The libraries that want one (a process of theirs crashed).
     private var wanted: Set<String> = []
     private let loop: EventLoop
+    /// Called when a spare ended unadopted: its exit reaper, started while it waited (and
+    /// named in no ready frame), is then the supervisor's child for a sweep to end.
+    package var spareEnded: () -> Void = {}
 
     /// A spare and the rings it was given when it was made (nil: none could be made; the
     /// adoption makes them).
@@ -77,6 +80,7 @@ package final class SparePool {
         guard waitpid(pid, &status, WNOHANG) == pid || errno == ECHILD else { return }
         spares[library] = nil
         close(spare)
+        spareEnded()
     }
 
     /// A spare says nothing anyone reads (its module is loaded, not started).
@@ -104,6 +108,7 @@ package final class SparePool {
         var status: Int32 = 0
         while waitpid(spare.worker.pid, &status, 0) < 0, errno == EINTR {}
         close(spare)
+        spareEnded()
     }
 
     private func close(_ spare: Spare) {

@@ -1,4 +1,5 @@
 import AgentTestSupport
+import CAgentSystem
 import Foundation
 import Testing
 
@@ -123,6 +124,48 @@ import Testing
         let pids = children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         #expect(run.stop() == 0)
         #expect(!pids.contains(where: AgentRun.isAlive), "a worker or spare outlived the stop")
+    }
+
+    /// A spare waits with what needs no start frame done — its host's writer and reader threads
+    /// and its exit reaper started — and a SIGTERM still ends it at once; its reaper does not
+    /// outlive it, and the next restart starts a worker of its own.
+    @Test func aSpareWaitsWithItsThreadsAndReaperStartedAndASIGTERMStillEndsIt() throws {
+        let run = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
+        kill(try #require(run.workerPids("one").first), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
+        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        func threads() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(spare)/task")) ?? []).map {
+                ((try? String(contentsOfFile: "/proc/\(spare)/task/\($0)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        func reaper() -> Int32? {
+            let children = (try? String(contentsOfFile: "/proc/\(spare)/task/\(spare)/children", encoding: .utf8)) ?? ""
+            return children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                .first { ProcFacts.command($0) == "agent-exit" }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while !(threads().contains("agent-writer") && threads().contains("agent-reader") && reaper() != nil), Date() < deadline {
+            usleep(10_000)
+        }
+        #expect(threads().contains("agent-writer") && threads().contains("agent-reader"), "the spare's threads: \(threads())")
+        let spareReaper = try #require(reaper(), "the spare has no exit reaper")
+        #expect(agent_share_address_space(spare, spareReaper) == 1)
+        kill(spare, SIGTERM)
+        #expect(ProcFacts.survivors(of: [spare], within: 30).isEmpty, "a SIGTERM did not end the waiting spare")
+        // Reaped by the supervisor (its child once the spare is dead), not left a zombie.
+        let gone = Date().addingTimeInterval(30)
+        while FileManager.default.fileExists(atPath: "/proc/\(spareReaper)"), Date() < gone { usleep(10_000) }
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(spareReaper)"), "the dead spare's reaper was not reaped")
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 3) { $0.contains("[one] ready in") }.count == 3, "\(run.transcript)")
+        let last = run.stderrLines.last { $0.contains("[one] started worker pid") }
+        #expect(last?.contains("a warm spare") == false, "\(run.transcript)")
+        #expect(run.stop() == 0)
     }
 
     /// A C module of one datasource type `idle` that logs `greeting` when it runs and waits

@@ -6,7 +6,7 @@ extension WorkerMain {
     /// for the type and bridges it (``ProgramBridge``) on this thread, which lives until the
     /// worker exits (the program's parent-death signal follows it). The worker says ready when
     /// the program does, and exits as the program did.
-    static func runProgram(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, manifestFile: String,
+    static func runProgram(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost?, manifestFile: String,
                            module: String, type: String, name: String) -> Never {
         let manifest: ModuleManifest
         do {
@@ -28,7 +28,7 @@ extension WorkerMain {
         }
         let stopGrace = (start["stop_timeout_ms"]?.numberValue?.doubleValue ?? 10_000) / 2000
         var made: ProgramBridge?
-        let host = startHost(channel: channel, start: start, ring: ring) { host in
+        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
             let bridge = ProgramBridge(host: host, child: child, process: name, kind: declared.kind)
             // Before the reader thread starts: no run or stop frame finds the bridge missing.
             if isTask { host.taskFrames = { bridge.handleTaskFrame($0, $1) } }

@@ -185,9 +185,18 @@ public enum WorkerMain {
         var first = channel.readOneFrame()
         if forked { guardAgainstOrphanhood() }
         var ring: RingReceiver?
+        var prepared: PreparedHost?
         if let (kind, body) = first, kind == .ring {
             ring = attachRing(channel, body)
-            first = channel.readOneFrame()
+            if preloaded != nil {
+                // A warm spare (its rings come when it is made): what does not depend on the
+                // start frame is done while it waits, so that adopted it says ready at once.
+                prepared = prepareHost(channel: channel, ring: ring)
+                startExitReaper()
+                first = awaitStartFrame(channel)
+            } else {
+                first = channel.readOneFrame()
+            }
         }
         guard let (kind, body) = first, kind == .start,
               let start = try? JSONValue.parse(body),
@@ -199,11 +208,11 @@ public enum WorkerMain {
             fail(channel, code: "protocol", "expected a start frame from the supervisor", exitCode: ExitCode.failure)
         }
         if ModuleManifest.isProgramManifest(modulePath) {
-            runProgram(channel: channel, start: start, ring: ring, manifestFile: modulePath, module: moduleName, type: type, name: name)
+            runProgram(channel: channel, start: start, ring: ring, prepared: prepared, manifestFile: modulePath, module: moduleName, type: type, name: name)
         }
         let settings = (start["settings"] ?? .object([:])).serialized()
         if modulePath == "builtin:chat" {
-            runChatbot(channel: channel, start: start, ring: ring)
+            runChatbot(channel: channel, start: start, ring: ring, prepared: prepared)
         }
 
         let loaded: LoadedModule
@@ -221,12 +230,11 @@ public enum WorkerMain {
         }
 
         if start["task"]?.boolValue == true {
-            runTaskExecutor(channel: channel, start: start, loaded: loaded, type: type, settings: settings, ring: ring)
+            runTaskExecutor(channel: channel, start: start, loaded: loaded, type: type, settings: settings, ring: ring, prepared: prepared)
         }
 
-        let host = startHost(channel: channel, start: start, ring: ring)
+        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
         sayReady(channel)
-        watchStopSignal(host)
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
@@ -260,6 +268,8 @@ public enum WorkerMain {
         runner.name = "agent-process"
         runner.stackSize = 8 << 20
         runner.start()
+        // After the process's start: a SIGTERM meanwhile waits in the pipe.
+        watchStopSignal(host)
         dispatchMain()
     }
 
@@ -268,7 +278,7 @@ public enum WorkerMain {
     /// executor, or the agent stopping); runs still going then are abandoned (the supervisor
     /// already counts them interrupted).
     private static func runTaskExecutor(channel: WorkerChannel, start: JSONValue, loaded: LoadedModule, type: String,
-                                        settings: String, ring: RingReceiver?) -> Never {
+                                        settings: String, ring: RingReceiver?, prepared: PreparedHost?) -> Never {
         guard let entries = loaded.taskEntries else {
             fail(channel, code: "unknown_type", "module \"\(loaded.module)\" (\(loaded.file)) has no task handlers; \"\(type)\" is not a task type of it", exitCode: ExitCode.badSettings)
         }
@@ -277,7 +287,7 @@ public enum WorkerMain {
             fail(channel, code: "unknown_type", "module \"\(loaded.module)\" has no task type \"\(type)\" (it has \(known.isEmpty ? "none" : known))", exitCode: ExitCode.badSettings)
         }
         var executor: TaskExecutor?
-        let host = startHost(channel: channel, start: start, ring: ring) { host in
+        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
             var errorBuffer = [CChar](repeating: 0, count: 4096)
             let handler = type.withCString { typePointer in
                 settings.withCString { entries.create(typePointer, $0, strlen($0), host.apiPointer, &errorBuffer, errorBuffer.count) }
@@ -302,8 +312,8 @@ public enum WorkerMain {
 
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
     /// here.
-    private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?) -> Never {
-        let host = startHost(channel: channel, start: start, ring: ring)
+    private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost?) -> Never {
+        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
         let chatbot = ChatbotProcess(host: host)
         var libraries: [String: String] = [:]
         for (name, path) in start["adapter_libraries"]?.objectValue ?? [:] { libraries[name] = path.stringValue }
@@ -320,29 +330,44 @@ public enum WorkerMain {
     }
 
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
-    /// `prepare`: runs before the reader thread starts (a task executor makes its handler there,
-    /// so that no run frame finds it missing).
-    static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?,
-                                  prepare: (WorkerHost) -> Void = { _ in }) -> WorkerHost {
-        let host = WorkerHost(channel: channel, ring: ring)
-        host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
-        channel.startWriter()
-        prepare(host)
+    /// `prepared`: a warm spare's, made while it waited (``prepareHost(channel:ring:)``).
+    /// `prepare`: runs before the reader reads (a task executor makes its handler there, so that
+    /// no run frame finds it missing).
+    static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost? = nil,
+                          prepare: (WorkerHost) -> Void = { _ in }) -> WorkerHost {
+        let made = prepared ?? prepareHost(channel: channel, ring: ring)
+        made.host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
+        prepare(made.host)
+        made.releaseReader()
+        return made.host
+    }
+
+    /// The host and its threads (the reader parked), the exit flush and the SIGTERM handler:
+    /// all that needs no start frame.
+    static func prepareHost(channel: WorkerChannel, ring: RingReceiver?) -> PreparedHost {
+        let prepared = PreparedHost(channel: channel, ring: ring)
         // A module that calls exit() still gets out what it emitted before.
         exitingChannel = channel
         atexit { WorkerMain.exitingChannel?.flush() }
-        let reader = Thread {
-            agent_set_thread_name("agent-reader")
-            channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
-            host.markChannelClosed()
-            // The supervisor is gone: give the process a moment to end, then leave.
-            Thread.sleep(forTimeInterval: 2)
-            exit(ExitCode.failure)
-        }
-        reader.name = "agent-reader"
-        reader.start()
         catchStopSignal()
-        return host
+        return prepared
+    }
+
+    /// A warm spare's wait for its start frame. Its SIGTERM handler is already installed: a
+    /// SIGTERM meanwhile ends it as the default action did before (nothing of a process runs
+    /// yet to stop gracefully).
+    private static func awaitStartFrame(_ channel: WorkerChannel) -> (FrameKind, [UInt8])? {
+        if stopSignalPipe >= 0 {
+            var watched = [pollfd(fd: channel.fd, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: stopSignalPipe, events: Int16(POLLIN), revents: 0)]
+            while poll(&watched, 2, -1) < 0, errno == EINTR {}
+            if watched[1].revents & Int16(POLLIN) != 0 {
+                signal(SIGTERM, SIG_DFL)
+                raise(SIGTERM)
+                exit(ExitCode.failure)
+            }
+        }
+        return channel.readOneFrame()
     }
 
     /// Maps the rings of a `ring` frame: the delivery ring (its memfd and the eventfd for

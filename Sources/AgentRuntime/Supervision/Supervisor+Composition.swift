@@ -31,6 +31,7 @@ extension Supervisor {
         queries.process = { [unowned self] name in processes.first { $0.name == name } }
         chat.tools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
         chat.tools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
+        spares.spareEnded = { [unowned self] in orphans.scheduleSweep() }
     }
 
     /// Hands over the agent's store, the fleet's database and the outputs (each may be nil)
