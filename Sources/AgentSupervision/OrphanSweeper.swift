@@ -28,6 +28,11 @@ package final class OrphanSweeper {
     /// Exit reapers of dead workers (named by their ready frames, or found by their name when
     /// the worker died before its ready frame was read), to end quietly.
     private var reapers: Set<pid_t> = []
+    /// What dead workers left that costs time to free — their rings' mappings (an unmap is a
+    /// TLB shootdown on every core) and their descriptors — kept until the sweep, which frees
+    /// them off the restart's path.
+    private var leftovers: [AnyObject] = []
+    private var leftoverFDs: [Int32] = []
     /// The longest a sweep waits for starting workers (one stuck in its start does not keep
     /// orphans alive until its start timeout), well under a reaper's own second.
     static let longestDeferral = 0.25
@@ -57,6 +62,31 @@ package final class OrphanSweeper {
     /// it frees; the next sweep does, quietly.
     package func expectReaper(_ pid: pid_t) {
         reapers.insert(pid)
+    }
+
+    /// Keeps `objects` (a dead worker's rings) alive until the next sweep.
+    package func releaseLater(_ object: AnyObject?) {
+        guard let object else { return }
+        leftovers.append(object)
+        if leftovers.count > Self.mostLeftovers { freeLeftovers() }
+    }
+
+    /// Closes `fd` (a dead worker's, unregistered from the loop) at the next sweep.
+    package func closeLater(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        leftoverFDs.append(fd)
+        if leftoverFDs.count > Self.mostLeftovers { freeLeftovers() }
+    }
+
+    /// Leftovers kept at most (a crash loop's deaths between two sweeps): beyond, they are
+    /// freed at once rather than hold descriptors and mappings.
+    static let mostLeftovers = 64
+
+    /// Frees what dead workers left (see ``leftovers``).
+    private func freeLeftovers() {
+        leftovers.removeAll()
+        for fd in leftoverFDs { close(fd) }
+        leftoverFDs.removeAll()
     }
 
     /// No orphan is waiting to be reaped. Exit reapers are not waited for: killed, they end
@@ -104,6 +134,7 @@ package final class OrphanSweeper {
             return
         }
         deferredSince = nil
+        freeLeftovers()
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
         guard isSubreaper else {

@@ -110,6 +110,24 @@ import Testing
         #expect(Double.infinity.compactText == "inf")
         #expect(Double.nan.compactText == "nan")
     }
+
+    /// `fixed` writes what `String(format:)` writes, exact halves and negative zeros included,
+    /// and never traps.
+    @Test func fixedDecimalsMatchTheFormatterAndNeverTrap() {
+        let values: [Double] = [0, 0.004, 0.006, 0.1, 0.25, 1.999, 2.5001, 3.14159, 12.3456, 999.996, 1234567.891,
+                                -0.004, -0.006, -0.25, -7.891, 1e-9, 86400.5001, 0.125, 0.375, 2.5, -0.0]
+        for value in values {
+            for digits in 0...3 {
+                #expect(value.fixed(digits) == String(format: "%.\(digits)f", value), "\(value) with \(digits) digits")
+            }
+        }
+        #expect(1e300.fixed(2) == String(format: "%.2f", 1e300))
+        #expect(Double.infinity.fixed(2) == "inf")
+        #expect(Double.nan.fixed(1) == "nan")
+        #expect((-Double.infinity).fixed(1) == "-inf")
+        #expect(Double.greatestFiniteMagnitude.fixed(6).hasPrefix("17976931348623157"))
+        #expect(3.5.fixed(-1) == "4" && 2.5.fixed(9) == "2.500000")
+    }
 }
 
 /// The supervisor's loop and policy take any span: a value the schema missed cannot trap.

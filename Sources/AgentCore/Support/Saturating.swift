@@ -102,4 +102,27 @@ extension Double {
     public var compactText: String {
         isFinite && rounded() == self && Swift.abs(self) < 1e15 ? String(Int(self)) : String(self)
     }
+
+    /// The number with `digits` decimals (0–6), as `String(format: "%.2f")` writes it but
+    /// without Foundation's formatter (a tenth of a restart's turn in the supervisor's log
+    /// lines): `0.25`, `-3.10`. Halves round to even, as the formatter rounds a value that is
+    /// exactly a half (a product that only rounds to one may differ in the last digit). Never
+    /// traps: a value too large or not finite is written by the formatter.
+    public func fixed(_ digits: Int) -> String {
+        let digits = Swift.min(Swift.max(digits, 0), 6)
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = (Swift.abs(self) * scale).rounded(.toNearestOrEven)
+        guard isFinite, scaled < 1e15 else { return String(format: "%.\(digits)f", self) }
+        let units = Int(scaled)
+        let whole = units / Int(scale)
+        var text = sign == .minus ? "-" : ""
+        text += String(whole)
+        guard digits > 0 else { return text }
+        let fraction = String(units % Int(scale))
+        text += "."
+        text += String(repeating: "0", count: digits - fraction.count)
+        text += fraction
+        return text
+    }
 }

@@ -162,14 +162,14 @@ extension Supervisor {
         process.readyAt = EventLoop.now()
         process.wasEverReady = true
         guard process.state == .starting else { return }
-        record(process, "ready", "in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms")
+        record(process, "ready", "in \(((process.readyAt - process.spawnedAt) * 1000).fixed(1)) ms")
         setState(process, .running)
         // Not in this turn (a timer due now would run in its timer phase): the fork of the
         // spare is then off the path of the ready frame, and the new worker has its first moments.
         let library = process.module.library
         loop.schedule(after: 0.01) { [unowned self] in replenishSpare(for: library) }
         orphans.workerBecameReady()
-        logger.info("ready in \(String(format: "%.1f", (process.readyAt - process.spawnedAt) * 1000)) ms", metadata: ["process": "\(process.name)"])
+        logger.info("ready in \(((process.readyAt - process.spawnedAt) * 1000).fixed(1)) ms", metadata: ["process": "\(process.name)"])
     }
 
     /// The worker took this many deliveries from its socket: room for more.

@@ -103,7 +103,7 @@ extension Supervisor {
         process.startRetries += 1
         let delay = min(5, 0.1 * Double(1 << min(process.startRetries - 1, 6)))
         setState(process, .backoff(retryAt: EventLoop.now() + delay))
-        logger.warning("cannot start a worker: \(error); retrying in \(String(format: "%.2f", delay)) s (attempt \(process.startRetries + 1))", metadata: metadata)
+        logger.warning("cannot start a worker: \(error); retrying in \(delay.fixed(2)) s (attempt \(process.startRetries + 1))", metadata: metadata)
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
             spawn(process)
@@ -161,7 +161,8 @@ extension Supervisor {
         if process.channelFD >= 0 {
             drainEmitRing(process, all: true)
             // Then what came on the socket unannounced (a worker that failed before it mapped
-            // its rings), in order.
+            // its rings), in order. The ring is unmapped with the sweep.
+            orphans.releaseLater(process.emitRing)
             process.emitRing = nil
             drainChannel(process, all: true)
         }
@@ -178,6 +179,8 @@ extension Supervisor {
         }
         closeWorkerDescriptors(of: process)
         let unseen = process.ring?.unseenFrames()
+        // Unmapped with the sweep, once no restart is starting.
+        orphans.releaseLater(process.ring)
         detachRing(from: process)
         process.waitingForWritable = false
         if let timer = process.stopTimer {
@@ -192,7 +195,8 @@ extension Supervisor {
     private func closeWorkerDescriptors(of process: SupervisedProcess) {
         for fd in [process.channelFD, process.outputs[0].fd, process.outputs[1].fd, process.pidFD] where fd >= 0 {
             loop.unregister(fd)
-            close(fd)
+            // Closed with the sweep: a socket's close is not free either.
+            orphans.closeLater(fd)
         }
         process.channelFD = -1
         process.outputs[0].fd = -1
@@ -247,7 +251,7 @@ extension Supervisor {
         let name: Logger.Metadata = ["process": "\(process.name)"]
         if exit.wasStopping {
             setState(process, .stopped)
-            logger.info("worker pid \(exit.pid) stopped (\(exit.how)) after \(String(format: "%.2f", exit.ranFor)) s", metadata: name)
+            logger.info("worker pid \(exit.pid) stopped (\(exit.how)) after \(exit.ranFor.fixed(2)) s", metadata: name)
             processStopped(process)
             return
         }
@@ -262,7 +266,7 @@ extension Supervisor {
         let failed = exit.code != 0
         let policy = process.policy
         let detail = process.reportedFailure.map { ": \($0.message)" } ?? ""
-        let summary = "worker pid \(exit.pid) \(exit.how) after \(String(format: "%.2f", exit.ranFor)) s\(exit.wasReady ? "" : " before it was ready")\(detail)"
+        let summary = "worker pid \(exit.pid) \(exit.how) after \(exit.ranFor.fixed(2)) s\(exit.wasReady ? "" : " before it was ready")\(detail)"
         if policy.restart == .never || (policy.restart == .onFailure && !failed) {
             setState(process, failed ? .failed(reason: exit.how) : .exited(code: exit.code ?? 0))
             logger.log(level: failed ? .error : .info, "\(summary); restart policy is \(policy.restart.rawValue), not restarting", metadata: name)
@@ -292,7 +296,7 @@ extension Supervisor {
         // A module whose process crashed gets a warm spare once things are calm again.
         spares.want(process.module.library)
         setState(process, .backoff(retryAt: now + delay))
-        logger.warning("\(summary); restarting in \(String(format: "%.2f", delay)) s (restart \(process.restarts))", metadata: name)
+        logger.warning("\(summary); restarting in \(delay.fixed(2)) s (restart \(process.restarts))", metadata: name)
         // Without a backoff a warm spare is adopted in this very turn: its start frame goes at
         // the turn's end, with no timer and no turn in between (it makes no descriptor that a
         // later event of this turn could be taken for).
@@ -328,7 +332,7 @@ extension Supervisor {
         process.stateSince = EventLoop.now()
         systemd.stateChanged()
         switch state {
-        case .backoff(let at): record(process, "backoff", String(format: "retry in %.2f s", max(0, at - EventLoop.now())))
+        case .backoff(let at): record(process, "backoff", "retry in \(max(0, at - EventLoop.now()).fixed(2)) s")
         case .failed(let reason): record(process, "failed", reason)
         case .exited(let code): record(process, "exited", "status \(code)", exitCode: code)
         case .stopped: record(process, "stopped")
