@@ -52,7 +52,9 @@ package final class SparePool {
     /// is killed instead, and the caller starts a worker that loads the library as it is now.
     package func take(for library: String) -> Spare? {
         guard let spare = spares[library] else { return nil }
-        guard ModuleDescriber.identity(library) == spare.identity else {
+        // Nor one that is stopped (SIGSTOP: it would not start until SIGCONT) or already dead
+        // (its death not handled yet).
+        guard agent_child_is_stopped_or_dead(spare.worker.pid) == 0, ModuleDescriber.identity(library) == spare.identity else {
             drop(library)
             return nil
         }
@@ -93,6 +95,13 @@ package final class SparePool {
                 if n <= 0 { return }
             }
         }
+    }
+
+    /// Kills the spares of libraries not in `libraries` (a reload took their module away) and
+    /// forgets that they wanted one.
+    package func keepOnly(_ libraries: Set<String>) {
+        wanted.formIntersection(libraries)
+        for library in spares.keys where !libraries.contains(library) { drop(library) }
     }
 
     /// Kills and reaps every spare (at stop).

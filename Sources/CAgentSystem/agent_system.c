@@ -225,6 +225,13 @@ int agent_wait_stop_change(pid_t pid, int *signo) {
     return 0;
 }
 
+int agent_child_is_stopped_or_dead(pid_t pid) {
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    if (waitid(P_PID, (id_t)pid, &info, WSTOPPED | WEXITED | WNOHANG | WNOWAIT) != 0) return -1;
+    return info.si_pid == pid;
+}
+
 int agent_open_pty(int *primary, int *secondary) {
     int main_fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (main_fd < 0) return errno;

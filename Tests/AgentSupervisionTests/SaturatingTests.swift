@@ -121,6 +121,17 @@ import Testing
                 #expect(value.fixed(digits) == String(format: "%.\(digits)f", value), "\(value) with \(digits) digits")
             }
         }
+        // Every millisecond and every half-millisecond up to 20 s (halves among them, and
+        // products that round onto a half, like 0.005 × 100).
+        var mismatches: [String] = []
+        for step in 0...40_000 {
+            let value = Double(step) / 2000
+            for digits in 1...3 where value.fixed(digits) != String(format: "%.\(digits)f", value) {
+                mismatches.append("\(value) with \(digits) digits: \(value.fixed(digits))")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        #expect(0.005.fixed(2) == "0.01" && 1.005.fixed(2) == "1.00" && 2.675.fixed(2) == "2.67" && 0.125.fixed(2) == "0.12")
         #expect(1e300.fixed(2) == String(format: "%.2f", 1e300))
         #expect(Double.infinity.fixed(2) == "inf")
         #expect(Double.nan.fixed(1) == "nan")

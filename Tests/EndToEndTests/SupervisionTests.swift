@@ -169,6 +169,48 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// A spare stopped by SIGSTOP would not start: the restart kills it and starts a worker of
+    /// its own instead of waiting for the start timeout.
+    @Test func aStoppedSpareIsNotAdopted() throws {
+        let run = try AgentRun(settings: """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """, arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
+        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        kill(spare, SIGSTOP)
+        let deadline = Date().addingTimeInterval(30)
+        while ProcFacts.status(spare, "State").first != "T", Date() < deadline { usleep(10_000) }
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 3) { $0.contains("[one] started worker pid") }.count == 3, "\(run.transcript)")
+        let last = run.stderrLines.last { $0.contains("[one] started worker pid") }
+        #expect(last?.contains("a warm spare") == false, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 3) { $0.contains("[one] ready in") }.count == 3, "\(run.transcript)")
+        #expect(ProcFacts.survivors(of: [spare], within: 30).isEmpty, "the stopped spare was left")
+        #expect(run.stop() == 0)
+    }
+
+    /// A reload that takes a module away ends its spare with it.
+    @Test func aReloadThatDropsAModuleEndsItsSpare() throws {
+        let library = try Self.module(greeting: "kept module")
+        let run = try AgentRun(settings: """
+        {"enabled_modules": ["faults", "\(library)"], "store": {"enabled": false}, "processes": {
+          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}, "two": {"type": "idle"}}}
+        """, arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
+        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        try #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"two": {"type": "idle"}}}"#
+            .write(toFile: run.settingsFile, atomically: true, encoding: .utf8)
+        let reload = try runProgram("agent-control", ["reload", "--settings", run.settingsFile])
+        #expect(reload.status == 0, "\(reload.stdout)\(reload.stderr)")
+        #expect(ProcFacts.survivors(of: [spare], within: 30).isEmpty, "the spare of the module the reload took away is still there")
+        #expect(run.stop() == 0)
+    }
+
     /// What a dead worker leaves in the supervisor — its rings' mappings, its socket, pipes and
     /// pidfd — is freed after the restart (with the sweep), not kept: after five crashes the
     /// supervisor holds as many descriptors and ring mappings as after the first.

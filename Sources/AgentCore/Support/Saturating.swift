@@ -105,14 +105,22 @@ extension Double {
 
     /// The number with `digits` decimals (0–6), as `String(format: "%.2f")` writes it but
     /// without Foundation's formatter (a tenth of a restart's turn in the supervisor's log
-    /// lines): `0.25`, `-3.10`. Halves round to even, as the formatter rounds a value that is
-    /// exactly a half (a product that only rounds to one may differ in the last digit). Never
-    /// traps: a value too large or not finite is written by the formatter.
+    /// lines): `0.25`, `-3.10`, rounded as the formatter rounds the exact value (to nearest,
+    /// exact halves to even). Never traps: a value too large or not finite is written by the
+    /// formatter.
     public func fixed(_ digits: Int) -> String {
         let digits = Swift.min(Swift.max(digits, 0), 6)
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
-        let scaled = (Swift.abs(self) * scale).rounded(.toNearestOrEven)
+        let magnitude = Swift.abs(self)
+        let product = magnitude * scale
+        var scaled = product.rounded(.toNearestOrEven)
+        // A product that rounded onto a half: the exact one lies on the side its rounding
+        // error says (0.005 is a little above, and "%.2f" writes 0.01).
+        if product - product.rounded(.down) == 0.5 {
+            let error = (-product).addingProduct(magnitude, scale)
+            if error > 0 { scaled = product.rounded(.up) } else if error < 0 { scaled = product.rounded(.down) }
+        }
         guard isFinite, scaled < 1e15 else { return String(format: "%.\(digits)f", self) }
         let units = Int(scaled)
         let whole = units / Int(scale)

@@ -112,6 +112,12 @@ int agent_signal_pipe(const int *signals, int count);
  */
 int agent_wait_stop_change(pid_t pid, int *signo);
 
+/**
+ * Whether the child `pid` is stopped or has exited, its report left for a later wait (waitid
+ * with WSTOPPED | WEXITED | WNOHANG | WNOWAIT): 1 yes, 0 no, -1 with errno on error.
+ */
+int agent_child_is_stopped_or_dead(pid_t pid);
+
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
 
