@@ -97,6 +97,6 @@ package final class AgentCgroup {
     }
 
     private static func read(_ file: String) -> String {
-        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        (ProcFile.read(file) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -56,7 +56,7 @@ package enum CgroupLocation {
     /// The folder of the calling process's cgroup: its `0::` line in /proc/self/cgroup, under
     /// the cgroup2 mount (from /proc/self/mountinfo) whose root holds it.
     package static func ownCgroupDirectory() -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+        guard let text = ProcFile.read("/proc/self/cgroup"),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
         let relative = String(line.dropFirst(3))
         for mount in mounts() {
@@ -71,7 +71,7 @@ package enum CgroupLocation {
 
     /// cgroup2 mounts: where each is mounted and which folder of the hierarchy it shows.
     package static func mounts() -> [(mountPoint: String, root: String)] {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
+        guard let text = ProcFile.read("/proc/self/mountinfo") else { return [] }
         return text.split(separator: "\n").compactMap { line in
             // id parent major:minor root mount-point options [optional…] - type source options
             let halves = line.components(separatedBy: " - ")

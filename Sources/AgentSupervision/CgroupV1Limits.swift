@@ -130,8 +130,8 @@ package final class CgroupV1Limits {
     /// The folder of this process's cgroup in the v1 hierarchy of `controller`: its line in
     /// /proc/self/cgroup (`4:memory:/a/b`), under the mount of that hierarchy.
     package static func ownFolder(_ controller: String) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
-              let mountinfo = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        guard let text = ProcFile.read("/proc/self/cgroup"),
+              let mountinfo = ProcFile.read("/proc/self/mountinfo") else { return nil }
         let lines: [[Substring]] = text.split(separator: "\n").map { $0.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false) }
         guard let own = lines.first(where: { $0.count == 3 && $0[1].split(separator: ",").contains(Substring(controller)) }) else { return nil }
         let relative = String(own[2])

@@ -1,5 +1,6 @@
 import AgentLoop
 import CAgentSystem
+import AgentCore
 import Foundation
 import Logging
 
@@ -209,7 +210,7 @@ package final class OrphanSweeper {
     static func children() -> [Int32] {
         var result: [Int32] = []
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-            guard let text = try? String(contentsOfFile: "/proc/self/task/\(task)/children", encoding: .utf8) else { continue }
+            guard let text = ProcFile.read("/proc/self/task/\(task)/children") else { continue }
             result += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         return result

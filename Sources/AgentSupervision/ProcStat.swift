@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// The fields of /proc/PID/stat that supervision needs.
@@ -12,7 +13,7 @@ package struct ProcStat: Equatable {
 
     /// Nil when the process is gone (or /proc cannot be read).
     package static func read(_ pid: pid_t) -> ProcStat? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+        guard let data = ProcFile.bytes("/proc/\(pid)/stat"),
               let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // After the command (which may hold spaces and parentheses): state, ppid, pgrp,
         // session, … starttime is the 20th of them.
@@ -30,6 +31,6 @@ package struct ProcStat: Equatable {
 
     /// A process's command name (`/proc/<pid>/comm`), "?" when it is gone.
     package static func commandName(of pid: pid_t) -> String {
-        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        (ProcFile.read("/proc/\(pid)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

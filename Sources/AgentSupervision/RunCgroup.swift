@@ -116,7 +116,7 @@ package final class RunCgroup {
     package func usage() -> ResourceUsage? {
         guard let microseconds = Self.field("usage_usec", in: path + "/cpu.stat") else { return nil }
         let peak = ([path + "/memory.peak"] + v1Groups.map { $0.path + "/memory.max_usage_in_bytes" }).lazy
-            .compactMap { (try? String(contentsOfFile: $0, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } }
+            .compactMap { ProcFile.read($0).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } }
             .first
         return ResourceUsage(cpuSeconds: Double(microseconds) / 1e6, memoryPeakBytes: peak)
     }
@@ -133,7 +133,7 @@ package final class RunCgroup {
 
     /// The number after `name ` on a line of a cgroup's flat-keyed `file`.
     package static func field(_ name: String, in file: String) -> Int? {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+        guard let text = ProcFile.read(file),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }) else { return nil }
         return Int(line.dropFirst(name.count + 1))
     }

@@ -49,7 +49,7 @@ package struct LeftoverRecord: Equatable {
 
     /// `pid`'s cgroups as one line: its /proc/PID/cgroup lines joined by `;` (nil when gone).
     package static func cgroupText(of pid: pid_t) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8) else { return nil }
+        guard let text = ProcFile.read("/proc/\(pid)/cgroup") else { return nil }
         return text.split(separator: "\n").joined(separator: ";")
     }
 
@@ -156,8 +156,7 @@ extension WorkerContainment {
     }
 
     private static func environmentContains(_ pid: pid_t, _ token: [UInt8]) -> Bool {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ"), data.count >= token.count else { return false }
-        let bytes = [UInt8](data)
+        guard let bytes = ProcFile.bytes("/proc/\(pid)/environ"), bytes.count >= token.count else { return false }
         var start = 0
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: 0) ?? bytes.count

@@ -24,7 +24,7 @@ public enum WorkerCgroup {
     /// Whether `pid` is in the cgroup at `path` (listed in its `cgroup.procs`; reading it takes
     /// no lock a migration waits for).
     package static func holds(_ pid: pid_t, cgroup path: String) -> Bool {
-        guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return false }
+        guard let text = ProcFile.read(path + "/cgroup.procs") else { return false }
         let own = String(pid)
         return text.split(separator: "\n").contains { $0 == own }
     }
@@ -79,7 +79,7 @@ public enum WorkerCgroup {
 
     /// The pids in the cgroup at `path` and the cgroups under it (empty when it is gone).
     public static func members(_ path: String) -> [Int32] {
-        let text = (try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? ""
+        let text = ProcFile.read(path + "/cgroup.procs") ?? ""
         var pids = text.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
         for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
             var info = stat()
@@ -91,7 +91,7 @@ public enum WorkerCgroup {
     /// Whether a process of the cgroup at `path` is still alive (`populated 1` in
     /// `cgroup.events`; zombies no longer count).
     public static func isPopulated(_ path: String) -> Bool {
-        guard let text = try? String(contentsOfFile: path + "/cgroup.events", encoding: .utf8) else { return false }
+        guard let text = ProcFile.read(path + "/cgroup.events") else { return false }
         return text.split(whereSeparator: \.isNewline).contains("populated 1")
     }
 

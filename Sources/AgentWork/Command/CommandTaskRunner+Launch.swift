@@ -170,7 +170,7 @@ extension CommandTaskRunner {
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = pid_t(entry), pid != getpid(), let stat = ProcStat.read(pid), stat.state != "Z",
                       !groups.contains(pid), !groups.contains(stat.group),
-                      let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                      let environment = ProcFile.bytes("/proc/\(pid)/environ"),
                       let runID = Self.value(after: prefix, in: environment), runIDs.contains(runID) else { continue }
                 Glibc.kill(pid, SIGKILL)
                 if !killed.contains(pid) { killed.append(pid) }
@@ -183,8 +183,7 @@ extension CommandTaskRunner {
     }
 
     /// The value of the variable `prefix` (`NAME=`) in a /proc environ block.
-    nonisolated private static func value(after prefix: [UInt8], in data: Data) -> String? {
-        let bytes = [UInt8](data)
+    nonisolated private static func value(after prefix: [UInt8], in bytes: [UInt8]) -> String? {
         var start = 0
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: 0) ?? bytes.count

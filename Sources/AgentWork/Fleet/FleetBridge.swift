@@ -1,6 +1,7 @@
 import AgentBase
 import AgentLoop
 import AgentSupervision
+import AgentCore
 import Foundation
 import JSONSchema
 import Logging
@@ -126,7 +127,7 @@ package final class FleetBridge {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count)
         let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)).flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
+        let load = ProcFile.read("/proc/loadavg").flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
         let started = Date().timeIntervalSince1970 - (EventLoop.now() - startedAt)
         let tasks = work.tasks
         var member = FleetMember(agentID: backend.settings.agentID, host: host, version: version, started: started,
