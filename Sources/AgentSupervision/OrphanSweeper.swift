@@ -41,6 +41,11 @@ package final class OrphanSweeper {
     /// a dead worker's memory and a pid).
     static let mostWaitingReapers = 16
 
+    /// An embedded supervisor torn down before its next sweep still closes what it kept.
+    deinit {
+        for fd in leftoverFDs { close(fd) }
+    }
+
     package init(loop: EventLoop, logger: Logger, living: @escaping () -> Set<pid_t>, isTaskProcess: @escaping (pid_t) -> Bool,
                  isStarting: @escaping () -> Bool = { false }) {
         self.loop = loop

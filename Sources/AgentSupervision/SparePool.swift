@@ -4,8 +4,8 @@ import Foundation
 
 /// After a process of a module crashed, the supervisor keeps one warm spare worker for that
 /// module: spawned, the module already loaded, its rings mapped (``WorkerRings``), its host's
-/// threads and exit reaper started, waiting for a start frame. The next restart adopts it instead of paying for exec, dynamic linking,
-/// dlopen and the rings: one frame on its socket. Healthy agents keep no spare; a spare is made
+/// threads and exit reaper started, waiting for a start frame. The next restart adopts it
+/// instead of paying for exec, dynamic linking, dlopen and the rings: one frame on its socket. Healthy agents keep no spare; a spare is made
 /// only once the restarted worker is ready, so it never competes with it.
 @LoopActor
 package final class SparePool {
@@ -17,6 +17,9 @@ package final class SparePool {
     /// Called when a spare ended unadopted: its exit reaper, started while it waited (and
     /// named in no ready frame), is then the supervisor's child for a sweep to end.
     package var spareEnded: () -> Void = {}
+    /// Closes a dropped spare's descriptor (unregistered from the loop): after the turn, so that
+    /// an event of this turn for it cannot reach a worker started meanwhile with its number.
+    package var closeLater: (Int32) -> Void = { Glibc.close($0) }
 
     /// A spare and the rings it was given when it was made (nil: none could be made; the
     /// adoption makes them).
@@ -54,7 +57,8 @@ package final class SparePool {
         guard let spare = spares[library] else { return nil }
         // Nor one that is stopped (SIGSTOP: it would not start until SIGCONT) or already dead
         // (its death not handled yet).
-        guard agent_child_is_stopped_or_dead(spare.worker.pid) == 0, ModuleDescriber.identity(library) == spare.identity else {
+        let unusable = agent_child_is_stopped_or_dead(spare.worker.pid) == 1
+        guard !unusable, ModuleDescriber.identity(library) == spare.identity else {
             drop(library)
             return nil
         }
@@ -109,8 +113,8 @@ package final class SparePool {
         for library in spares.keys { drop(library) }
     }
 
-    /// Kills and reaps the spare of `library` (an idle process with one thread: its end takes
-    /// the kernel about a millisecond).
+    /// Kills and reaps the spare of `library` (an idle process: its end takes the kernel about
+    /// a millisecond; its exit reaper, found by the sweep, frees its memory).
     private func drop(_ library: String) {
         guard let spare = spares.removeValue(forKey: library) else { return }
         Glibc.kill(spare.worker.pid, SIGKILL)
@@ -123,7 +127,7 @@ package final class SparePool {
     private func close(_ spare: Spare) {
         for fd in spare.worker.fds where fd >= 0 {
             loop.unregister(fd)
-            Glibc.close(fd)
+            closeLater(fd)
         }
         spare.rings?.close()
     }

@@ -7,12 +7,12 @@ import Glibc
 /// restart.
 public enum ProcFile {
     /// The file's text, up to `limit` bytes (nil when it cannot be opened or read).
-    public static func read(_ path: String, limit: Int = 1 << 20) -> String? {
+    public static func read(_ path: String, limit: Int = 64 << 20) -> String? {
         bytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The file's bytes, up to `limit` (nil when it cannot be opened or read).
-    public static func bytes(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
+    public static func bytes(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

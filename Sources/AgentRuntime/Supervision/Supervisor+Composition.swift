@@ -32,6 +32,7 @@ extension Supervisor {
         chat.tools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
         chat.tools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
         spares.spareEnded = { [unowned self] in orphans.scheduleSweep() }
+        spares.closeLater = { [unowned self] fd in orphans.closeLater(fd) }
     }
 
     /// Hands over the agent's store, the fleet's database and the outputs (each may be nil)

@@ -65,8 +65,9 @@ extension Supervisor {
             return .failure(ReloadCommand.refused(issues.map(\.description)))
         }
         let changes = apply(report.planned)
-        // A module no longer enabled needs no spare (its tasks' executors are gone with it).
-        spares.keepOnly(Set(report.modules.map(\.file) + processes.map(\.module.library)))
+        // A module no longer enabled needs no spare (executors of its tasks still running end
+        // without a restart).
+        spares.keepOnly(Set(report.modules.map(\.file) + processes.filter { !$0.isTaskExecutor }.map(\.module.library)))
         console.logFile?.configure(report.log)
         work.apply(report.workDefinitions)
         disabledProcesses = report.disabledProcesses

@@ -299,7 +299,8 @@ extension Supervisor {
         logger.warning("\(summary); restarting in \(delay.fixed(2)) s (restart \(process.restarts))", metadata: name)
         // Without a backoff a warm spare is adopted in this very turn: its start frame goes at
         // the turn's end, with no timer and no turn in between (it makes no descriptor that a
-        // later event of this turn could be taken for).
+        // later event of this turn could be taken for; a spare found unusable then is dropped,
+        // its descriptors closed with the sweep, so a worker started instead gets other numbers).
         if delay <= 0, spares.hasSpare(process.module.library) { return spawn(process) }
         process.restartTimer = loop.schedule(after: delay) { [unowned self, unowned process] in
             guard !stopping, case .backoff = process.state else { return }
