@@ -213,7 +213,7 @@ import Testing
 
     /// What a dead worker leaves in the supervisor — its rings' mappings, its socket, pipes and
     /// pidfd — is freed after the restart (with the sweep), not kept: after five crashes the
-    /// supervisor holds as many descriptors and ring mappings as after the first.
+    /// supervisor holds about as many descriptors and ring mappings as after the first.
     @Test func aDeadWorkersRingsAndDescriptorsAreFreedAfterItsRestart() throws {
         let run = try AgentRun(settings: """
         {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
@@ -229,17 +229,19 @@ import Testing
         kill(try #require(run.workerPids("one").last), SIGKILL)
         #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
         #expect(Self.spare(of: run) != nil, "no spare after the first crash's restart\n\(run.transcript)")
+        // Within two workers' worth of the baseline: read while the supervisor works, either
+        // count may miss the spare (seen as a process before its rings are made) or hold a
+        // death not swept yet (a worker's rings are 4 mappings, its descriptors about 4); five
+        // crashes' leftovers kept would be 20 and 20 more.
         func settled(at baseline: (fds: Int, rings: Int)) -> Bool {
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
                 let now = held()
-                if now.fds <= baseline.fds, now.rings <= baseline.rings { return true }
+                if now.fds <= baseline.fds + 8, now.rings <= baseline.rings + 8 { return true }
                 usleep(20_000)
             }
             return false
         }
-        // The first crash's leftovers may still be held here (a worker's few): kept, five
-        // crashes' would be far more.
         let baseline = held()
         #expect(baseline.rings > 0, "no ring mapped in the supervisor")
         for crash in 3...7 {

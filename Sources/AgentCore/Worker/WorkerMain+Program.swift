@@ -28,13 +28,16 @@ extension WorkerMain {
         }
         let stopGrace = (start["stop_timeout_ms"]?.numberValue?.doubleValue ?? 10_000) / 2000
         var made: ProgramBridge?
-        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
+        // The reader goes at once: the program's state comes through it before the ready.
+        let started = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
             let bridge = ProgramBridge(host: host, child: child, process: name, kind: declared.kind)
             // Before the reader thread starts: no run or stop frame finds the bridge missing.
             if isTask { host.taskFrames = { bridge.handleTaskFrame($0, $1) } }
             host.onStop = { bridge.stop(grace: stopGrace) }
             made = bridge
         }
+        started.releaseReader()
+        let host = started.host
         guard let bridge = made else { fail(channel, code: "protocol", "the bridge was not made", exitCode: ExitCode.failure) }
         let watchdog = (start["watchdog_ms"]?.numberValue?.doubleValue).flatMap { $0 > 0 ? $0 / 1000 : nil }
         let state = isTask ? nil : bridge.loadState()

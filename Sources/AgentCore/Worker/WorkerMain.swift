@@ -233,8 +233,9 @@ public enum WorkerMain {
             runTaskExecutor(channel: channel, start: start, loaded: loaded, type: type, settings: settings, ring: ring, prepared: prepared)
         }
 
-        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
-        sayReady(channel)
+        let made = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
+        let host = made.host
+        sayReady(channel, then: made)
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
@@ -287,7 +288,7 @@ public enum WorkerMain {
             fail(channel, code: "unknown_type", "module \"\(loaded.module)\" has no task type \"\(type)\" (it has \(known.isEmpty ? "none" : known))", exitCode: ExitCode.badSettings)
         }
         var executor: TaskExecutor?
-        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
+        let started = startHost(channel: channel, start: start, ring: ring, prepared: prepared) { host in
             var errorBuffer = [CChar](repeating: 0, count: 4096)
             let handler = type.withCString { typePointer in
                 settings.withCString { entries.create(typePointer, $0, strlen($0), host.apiPointer, &errorBuffer, errorBuffer.count) }
@@ -301,11 +302,12 @@ public enum WorkerMain {
             executor = made
         }
         _ = executor
+        let host = started.host
         host.onStop = {
             channel.flush()
             exit(ExitCode.success)
         }
-        sayReady(channel)
+        sayReady(channel, then: started)
         watchStopSignal(host)
         dispatchMain()
     }
@@ -313,7 +315,8 @@ public enum WorkerMain {
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded
     /// here.
     private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost?) -> Never {
-        let host = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
+        let made = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
+        let host = made.host
         let chatbot = ChatbotProcess(host: host)
         var libraries: [String: String] = [:]
         for (name, path) in start["adapter_libraries"]?.objectValue ?? [:] { libraries[name] = path.stringValue }
@@ -322,7 +325,7 @@ public enum WorkerMain {
         } catch {
             fail(channel, code: "bad_settings", "\(error)", exitCode: ExitCode.badSettings)
         }
-        sayReady(channel)
+        sayReady(channel, then: made)
         watchStopSignal(host)
         chatbot.run()
         channel.flush()
@@ -332,14 +335,15 @@ public enum WorkerMain {
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
     /// `prepared`: a warm spare's, made while it waited (``prepareHost(channel:ring:)``).
     /// `prepare`: runs before the reader reads (a task executor makes its handler there, so that
-    /// no run frame finds it missing).
+    /// no run frame finds it missing). The reader stays parked: the caller lets it go once the
+    /// ready frame is sent (``sayReady(_:then:)``), so that no frame is handled — no run started,
+    /// no crash of it seen — before the supervisor knows the worker is ready.
     static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost? = nil,
-                          prepare: (WorkerHost) -> Void = { _ in }) -> WorkerHost {
+                          prepare: (WorkerHost) -> Void = { _ in }) -> PreparedHost {
         let made = prepared ?? prepareHost(channel: channel, ring: ring)
         made.host.setWatchdog(milliseconds: Int64(start["watchdog_ms"]?.numberValue?.intValue ?? 0))
         prepare(made.host)
-        made.releaseReader()
-        return made.host
+        return made
     }
 
     /// The host and its threads (the reader parked), the exit flush and the SIGTERM handler:
@@ -432,13 +436,14 @@ public enum WorkerMain {
     }
 
     /// Sends the ready frame, the exit reaper started first: its body is the reaper's pid (see
-    /// ``readyFrameBody``). The frame wakes the supervisor on this core (a socket's wake-up
+    /// ``readyFrameBody``); then lets `host`'s reader go. The frame wakes the supervisor on this core (a socket's wake-up
     /// expects the writer to sleep next), where this thread would go on starting the worker's
     /// threads while the supervisor waits behind it, the other core idle: the core is offered
     /// to it at once.
-    static func sayReady(_ channel: WorkerChannel) {
+    static func sayReady(_ channel: WorkerChannel, then host: PreparedHost) {
         startExitReaper()
         channel.send(.ready, body: readyFrameBody)
+        host.releaseReader()
         sched_yield()
     }
 
