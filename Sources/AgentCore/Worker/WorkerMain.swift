@@ -316,6 +316,9 @@ public enum WorkerMain {
     /// here.
     private static func runChatbot(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost?) -> Never {
         let made = startHost(channel: channel, start: start, ring: ring, prepared: prepared)
+        // At once: a module adapter made below may ask the host (its state, a query), whose
+        // answers come through the reader.
+        made.releaseReader()
         let host = made.host
         let chatbot = ChatbotProcess(host: host)
         var libraries: [String: String] = [:]
@@ -325,7 +328,7 @@ public enum WorkerMain {
         } catch {
             fail(channel, code: "bad_settings", "\(error)", exitCode: ExitCode.badSettings)
         }
-        sayReady(channel, then: made)
+        sayReady(channel)
         watchStopSignal(host)
         chatbot.run()
         channel.flush()
@@ -335,9 +338,9 @@ public enum WorkerMain {
     /// The host side of the ABI on the channel: writer and reader threads, stop on SIGTERM.
     /// `prepared`: a warm spare's, made while it waited (``prepareHost(channel:ring:)``).
     /// `prepare`: runs before the reader reads (a task executor makes its handler there, so that
-    /// no run frame finds it missing). The reader stays parked: the caller lets it go once the
-    /// ready frame is sent (``sayReady(_:then:)``), so that no frame is handled — no run started,
-    /// no crash of it seen — before the supervisor knows the worker is ready.
+    /// no run frame finds it missing). The reader stays parked: the caller lets it go, most once
+    /// the ready frame is sent (``sayReady(_:then:)``), so that no frame is handled — no run
+    /// started, no crash of it seen — before the supervisor knows the worker is ready.
     static func startHost(channel: WorkerChannel, start: JSONValue, ring: RingReceiver?, prepared: PreparedHost? = nil,
                           prepare: (WorkerHost) -> Void = { _ in }) -> PreparedHost {
         let made = prepared ?? prepareHost(channel: channel, ring: ring)
@@ -436,14 +439,14 @@ public enum WorkerMain {
     }
 
     /// Sends the ready frame, the exit reaper started first: its body is the reaper's pid (see
-    /// ``readyFrameBody``); then lets `host`'s reader go. The frame wakes the supervisor on this core (a socket's wake-up
+    /// ``readyFrameBody``); then lets `host`'s reader go, if it still waits. The frame wakes the supervisor on this core (a socket's wake-up
     /// expects the writer to sleep next), where this thread would go on starting the worker's
     /// threads while the supervisor waits behind it, the other core idle: the core is offered
     /// to it at once.
-    static func sayReady(_ channel: WorkerChannel, then host: PreparedHost) {
+    static func sayReady(_ channel: WorkerChannel, then host: PreparedHost? = nil) {
         startExitReaper()
         channel.send(.ready, body: readyFrameBody)
-        host.releaseReader()
+        host?.releaseReader()
         sched_yield()
     }
 
