@@ -130,14 +130,8 @@ import Testing
     /// and its exit reaper started — and a SIGTERM still ends it at once; its reaper does not
     /// outlive it, and the next restart goes on without it.
     @Test func aSpareWaitsWithItsThreadsAndReaperStartedAndASIGTERMStillEndsIt() throws {
-        let run = try AgentRun(settings: """
-        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
-          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
-        """, arguments: ["--no-build", "--quiet"])
-        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
-        kill(try #require(run.workerPids("one").first), SIGKILL)
-        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
-        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        let run = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"])
+        let spare = try Self.spareAfterACrash(of: run)
         func threads() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(spare)/task")) ?? []).map {
                 ((try? String(contentsOfFile: "/proc/\(spare)/task/\($0)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -172,14 +166,8 @@ import Testing
     /// A spare stopped by SIGSTOP would not start: the restart kills it and starts a worker of
     /// its own instead of waiting for the start timeout.
     @Test func aStoppedSpareIsNotAdopted() throws {
-        let run = try AgentRun(settings: """
-        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
-          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
-        """, arguments: ["--no-build", "--quiet"])
-        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
-        kill(try #require(run.workerPids("one").last), SIGKILL)
-        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
-        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        let run = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"])
+        let spare = try Self.spareAfterACrash(of: run)
         kill(spare, SIGSTOP)
         let deadline = Date().addingTimeInterval(30)
         while ProcFacts.status(spare, "State").first != "T", Date() < deadline { usleep(10_000) }
@@ -199,10 +187,7 @@ import Testing
         {"enabled_modules": ["faults", "\(library)"], "store": {"enabled": false}, "processes": {
           "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}, "two": {"type": "idle"}}}
         """, arguments: ["--no-build", "--quiet"])
-        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
-        kill(try #require(run.workerPids("one").last), SIGKILL)
-        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
-        let spare = try #require(Self.spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
+        let spare = try Self.spareAfterACrash(of: run)
         try #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"two": {"type": "idle"}}}"#
             .write(toFile: run.settingsFile, atomically: true, encoding: .utf8)
         let reload = try runProgram("agent-control", ["reload", "--settings", run.settingsFile])
@@ -215,20 +200,14 @@ import Testing
     /// pidfd — is freed after the restart (with the sweep), not kept: after five crashes the
     /// supervisor holds about as many descriptors and ring mappings as after the first.
     @Test func aDeadWorkersRingsAndDescriptorsAreFreedAfterItsRestart() throws {
-        let run = try AgentRun(settings: """
-        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
-          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
-        """, arguments: ["--no-build", "--quiet"])
+        let run = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"])
         let agent = run.process.processIdentifier
         func held() -> (fds: Int, rings: Int) {
             let fds = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent)/fd")) ?? []).count
             let maps = (try? String(contentsOfFile: "/proc/\(agent)/maps", encoding: .utf8)) ?? ""
             return (fds, maps.split(separator: "\n").filter { $0.contains("/memfd:agent-ring") }.count)
         }
-        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
-        kill(try #require(run.workerPids("one").last), SIGKILL)
-        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
-        #expect(Self.spare(of: run) != nil, "no spare after the first crash's restart\n\(run.transcript)")
+        _ = try Self.spareAfterACrash(of: run)
         // Within two workers' worth of the baseline: read while the supervisor works, either
         // count may miss the spare (seen as a process before its rings are made) or hold a
         // death not swept yet (a worker's rings are 4 mappings, its descriptors about 4); five
@@ -369,6 +348,21 @@ import Testing
             let state = stat[stat.index(after: close)...].split(separator: " ").first
             return stat[stat.index(after: open)..<close] == name && state != "Z"
         }
+    }
+
+    /// One process `one` of the faults module that ticks and restarts at once.
+    private static let tickingOne = """
+        {"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {
+          "one": {"type": "fault", "tick_ms": 200, "restart": {"initial_delay": 0, "max_restarts": null}}}}
+        """
+
+    /// Kills `one`'s first worker once it is ready, waits for its restart to be ready, and
+    /// returns the spare made then.
+    private static func spareAfterACrash(of run: AgentRun) throws -> Int32 {
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(run.transcript)")
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        #expect(run.waitForLines(onStderr: true, count: 2) { $0.contains("[one] ready in") }.count == 2, "\(run.transcript)")
+        return try #require(spare(of: run), "no spare after the first crash's restart\n\(run.transcript)")
     }
 
     /// The agent's child waiting as a spare (`agent-worker --spare …`), once one is there. A
