@@ -147,14 +147,25 @@ import Testing
     }
 
     @Test(arguments: [Int64(0), 1_795_458_813_241_476_577, 978_307_200_000_000_000, -1_000_000_123])
-    func anEventsTimeIsTheHostsStampWithinAMicrosecond(nanoseconds: Int64) {
-        let time = HostBridge.eventDate(nanoseconds)
-        let back = (time.timeIntervalSinceReferenceDate * 1e9).rounded() + 978_307_200e9
-        #expect(abs(back - Double(nanoseconds)) < 1000, "\(nanoseconds) ns became \(time.timeIntervalSince1970) s")
+    func anEventsTimeIsTheHostsStampExactlyAndItsDateWithinAMicrosecond(nanoseconds: Int64) {
+        let event = Event(type: "t", source: "s", timeNanoseconds: nanoseconds, payload: EventPayload([]))
+        #expect(event.timeNanoseconds == nanoseconds)
+        let back = (event.time.timeIntervalSinceReferenceDate * 1e9).rounded() + 978_307_200e9
+        #expect(abs(back - Double(nanoseconds)) < 1000, "\(nanoseconds) ns became \(event.time.timeIntervalSince1970) s")
     }
 
     @Test func aStampTooFarInThePastToShiftIsTheDistantPast() {
-        #expect(HostBridge.eventDate(Int64.min) == .distantPast)
+        #expect(Event.date(nanoseconds: Int64.min) == .distantPast)
+    }
+
+    @Test func anEventMadeWithADateKeepsWhatTheDateHoldsAndSaturatesBeyondInt64() {
+        let made = Event(type: "t", source: "s", time: Date(timeIntervalSince1970: 1_795_458_813.25), payload: [])
+        #expect(made.timeNanoseconds == 1_795_458_813_250_000_000)
+        #expect(Event(type: "t", source: "s", time: .distantFuture, payload: []).timeNanoseconds == .max)
+        #expect(Event(type: "t", source: "s", time: .distantPast, payload: []).timeNanoseconds == .min)
+        #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: .nan), payload: []).timeNanoseconds == 0)
+        #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: 9.3e9), payload: []).timeNanoseconds == .max)
+        #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: -0.5), payload: []).timeNanoseconds == -500_000_000)
     }
 
     /// A host that hands out names at fixed places: the SDK may know a name by its place within

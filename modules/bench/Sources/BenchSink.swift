@@ -18,7 +18,7 @@ struct BenchSink: Monitor {
         var tally = BenchTally()
         for await event in context.events {
             let received = BenchClock.realtimeNanoseconds()
-            let emitted = Int64(saturating: (event.time.timeIntervalSince1970 * 1e9).rounded())
+            let emitted = event.timeNanoseconds
             if event.type == BenchPayload.eventType {
                 tally.record(sequence: event.payload.withUnsafeBytes(BenchPayload.sequence), payloadBytes: event.payload.count,
                              emitted: emitted, received: received)

@@ -124,22 +124,13 @@ final class HostBridge: @unchecked Sendable {
         return true
     }
 
-    /// Nanoseconds since 1970 as a `Date`: shifted to Foundation's reference date in integers
-    /// (exact) and scaled by a multiplication (a division was a quarter of building a batch).
-    @inline(__always)
-    static func eventDate(_ nanoseconds: Int64) -> Date {
-        let (shifted, overflow) = nanoseconds.subtractingReportingOverflow(978_307_200_000_000_000)
-        // A stamp within 10^18 ns of Int64.min (no host gives one): the distant past instead.
-        return overflow ? .distantPast : Date(timeIntervalSinceReferenceDate: Double(shifted) * 1e-9)
-    }
-
     /// Copies a host-owned event into an `Event`, its payload into `storage`.
     private static func event(_ raw: agent_event, names: inout RecentNames, storage: PayloadStorage) -> Event {
         let length = raw.payload == nil ? 0 : raw.payload_len
         let offset = storage.append(UnsafeRawBufferPointer(start: raw.payload, count: length))
         return Event(type: RecentNames.text(raw.type, raw.type_len, &names.type),
                      source: RecentNames.text(raw.source, raw.source_len, &names.source),
-                     time: eventDate(raw.time_ns),
+                     timeNanoseconds: raw.time_ns,
                      payload: EventPayload(storage: storage, offset: offset, count: length))
     }
 
