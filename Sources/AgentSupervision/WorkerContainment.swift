@@ -66,11 +66,15 @@ public final class WorkerContainment {
     /// run (or falls back to recording process groups) and writes down what the next start
     /// will have to kill if this run does not stop cleanly. Call it holding the pidfile.
     /// A record another user could have written is refused (``RunFolder/readRecord(_:)``):
-    /// nothing is killed and the agent does not start.
+    /// nothing is killed and the agent does not start; so is a start beside a live agent of
+    /// the same run folder whose folder was removed (its cgroup is found still in use).
     public static func prepare(runDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment,
                                logger: Logger) throws(RunFolder.Refusal) -> WorkerContainment {
         let recordPath = runDirectory + "/" + recordName
         try killLeftovers(recordPath: recordPath, logger: logger)
+        if let running = CgroupLocation.liveSupervisor(forRunDirectory: runDirectory, environment: environment) {
+            throw RunFolder.Refusal(code: "agent_running_here", message: "an agent started from this run folder still runs (pid \(running)), with its workers in the cgroup this start would take over: its run folder \(runDirectory) was removed while it ran; nothing was started. Stop it first (kill -TERM \(running)), then start again")
+        }
         var cgroup: AgentCgroup?
         var v1Limits: CgroupV1Limits?
         switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger).flatMap(AgentCgroup.make) {

@@ -98,6 +98,27 @@ import Testing
         try expectTheNextStartKills(pids, directory: directory, environment: environment)
     }
 
+    /// A second agent started from the run folder of one that still runs (its folder was
+    /// removed, pidfile and record with it) finds the first one's cgroup in use and refuses to
+    /// start, rather than killing the running agent's workers as a dead run's leftovers.
+    @Test(.enabled(if: cgroupsWritable)) func aStartBesideALiveAgentWhoseRunFolderWasRemovedIsRefused() throws {
+        let directory = TestPaths.temporaryDirectory("second-agent")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"tick": {"type": "fault", "tick_ms": 200}}}"#
+        let first = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        #expect(first.waitForLine(onStderr: true) { $0.contains("[tick] ready in") } != nil, "\(first.transcript)")
+        let worker = try #require(first.workerPids("tick").last)
+        try FileManager.default.removeItem(atPath: directory + "/.agent/run")
+        let second = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        let status = second.waitForExit(timeout: 60)
+        if status == nil { _ = second.stop() }
+        #expect(status != nil && status != 0, "\(second.transcript)")
+        let refusal = "an agent started from this run folder still runs (pid \(first.process.processIdentifier))"
+        #expect(second.stderrLines.contains { $0.contains(refusal) && $0.contains("nothing was started") }, "\(second.transcript)")
+        #expect(ProcFacts.isAlive(worker), "the running agent's worker was killed")
+        #expect(first.stop() == 0, "\(first.transcript)")
+    }
+
     @Test func withoutCgroupsTheNextStartKillsWhatTheWorkersLeft() throws {
         let directory = TestPaths.temporaryDirectory("escape-groups")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -14,10 +14,16 @@ public enum RunFolder {
     /// Why a run folder or record is refused.
     public struct Refusal: Error, CustomStringConvertible, Sendable {
         /// `run_folder_not_folder`, `run_folder_owner`, `run_folder_mode`, `workers_record_owner`,
-        /// `workers_record_mode`, `workers_record_unreadable`.
+        /// `workers_record_mode`, `workers_record_unreadable`, `agent_running_here`.
         public var code: String
         public var message: String
         public var description: String { message }
+
+        /// A refusal with its code and a message that says how to go on.
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     /// Checks the run folder `path` before anything is written in it. `madeByAgent`: the
