@@ -43,24 +43,10 @@ package enum CgroupLocation {
         return .success(path)
     }
 
-    /// The supervisor of a live agent whose workers are in the cgroup this run folder's agent
-    /// would make: an agent started from the same run folder, which was removed while it ran
-    /// (with its pidfile and record). A member whose parent is alive, is not this process and
-    /// runs the same program as this one is that agent's fork server or worker; a leftover of
-    /// a killed supervisor has lost its parent. Nil when there is no such cgroup or member.
-    package static func liveSupervisor(forRunDirectory runDirectory: String, environment: [String: String]) -> pid_t? {
-        guard !SupervisorConfiguration.switchedOff("AGENT_CGROUPS", in: environment),
-              let own = ownCgroupDirectory() else { return nil }
-        let path = own + "/agent-" + hash(runDirectory)
-        guard access(path, F_OK) == 0 else { return nil }
-        let me = getpid()
-        let program = ProcStat.commandName(of: me)
-        for member in WorkerCgroup.members(path) {
-            guard let parent = ProcStat.read(member)?.parent, parent > 1, parent != me, ProcStat.isAlive(parent),
-                  ProcStat.commandName(of: parent) == program else { continue }
-            return parent
-        }
-        return nil
+    /// The cgroup an agent of `runDirectory` runs its workers in (whether or not it exists):
+    /// nil without a cgroup v2 hierarchy.
+    package static func agentCgroupPath(runDirectory: String) -> String? {
+        ownCgroupDirectory().map { $0 + "/agent-" + hash(runDirectory) }
     }
 
     /// A path recorded in a run folder names an agent's cgroup: a folder `agent-…` in a cgroup2

@@ -27,7 +27,11 @@ public enum ProcessSpawner {
             agent_spawn_into(path, &argv, &envp, stdin, stdout, stderr, channel, directory, group, cgroup,
                              $0.baseAddress, Int32($0.count), &pid)
         }
-        guard rc == 0 else { return .failure(SpawnError(path: path, errno: rc)) }
+        guard rc == 0 else {
+            // clone3 into a cgroup removed since it was opened fails as a missing program would.
+            let removed = rc == ENOENT && cgroup >= 0 && faccessat(cgroup, "cgroup.procs", F_OK, 0) != 0
+            return .failure(SpawnError(path: path, errno: rc, cgroupRemoved: removed))
+        }
         return .success(pid)
     }
 
@@ -41,7 +45,14 @@ public enum ProcessSpawner {
     public struct SpawnError: Error, CustomStringConvertible {
         public var path: String
         public var errno: Int32
-        public var description: String { "cannot start \(path): \(String(cString: strerror(errno)))" }
+        /// The cgroup it was to start in had been removed (ENOENT, though the program is there).
+        public var cgroupRemoved = false
+        public var description: String {
+            guard !cgroupRemoved else {
+                return "cannot start \(path): the workers' cgroup was removed under this agent (by hand, or by another agent started from this run folder after its pidfile was removed); stop this agent and start it again"
+            }
+            return "cannot start \(path): \(String(cString: strerror(errno)))"
+        }
 
         /// Whether it failed for lack of descriptors, memory or processes: a start worth
         /// trying again later.
@@ -50,9 +61,10 @@ public enum ProcessSpawner {
         /// Whether the fork server failed the request (not the supervisor's preparations).
         package var isForkServerRequest: Bool { path == ForkServer.requestDescription }
 
-        package init(path: String, errno: Int32) {
+        package init(path: String, errno: Int32, cgroupRemoved: Bool = false) {
             self.path = path
             self.errno = errno
+            self.cgroupRemoved = cgroupRemoved
         }
     }
 }

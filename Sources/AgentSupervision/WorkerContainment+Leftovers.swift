@@ -6,6 +6,7 @@ import Logging
 /// What a previous run wrote in its `workers` record.
 ///
 /// ```
+/// supervisor 4242 881234                  (the supervisor's pid and start time)
 /// cgroup /sys/fs/cgroup/…/agent-1a2b3c     (with a cgroup: all of it)
 /// instance 4242-881234                    (without: the supervisor's pid and start time,
 /// session 4200                             its session, its own cgroup (/proc/self/cgroup,
@@ -14,6 +15,14 @@ import Logging
 /// ```
 package struct LeftoverRecord: Equatable {
     package var cgroups: [String] = []
+    /// A process as the record names it: its pid and start time.
+    package struct Named: Equatable {
+        package var pid: pid_t
+        package var start: UInt64
+    }
+
+    /// The supervisor that wrote the record (nil in one an older agent-control wrote).
+    package var supervisor: Named?
     package var instance: String?
     package var session: pid_t?
     package var home: String?
@@ -27,6 +36,9 @@ package struct LeftoverRecord: Equatable {
             guard parts.count == 2 else { continue }
             switch parts[0] {
             case "cgroup": cgroups.append(parts[1])
+            case "supervisor":
+                let fields = parts[1].split(separator: " ")
+                if fields.count == 2, let pid = pid_t(fields[0]), let start = UInt64(fields[1]) { supervisor = Named(pid: pid, start: start) }
             case "instance": instance = parts[1]
             case "session": session = pid_t(parts[1])
             case "home": home = parts[1]

@@ -67,14 +67,12 @@ public final class WorkerContainment {
     /// will have to kill if this run does not stop cleanly. Call it holding the pidfile.
     /// A record another user could have written is refused (``RunFolder/readRecord(_:)``):
     /// nothing is killed and the agent does not start; so is a start beside a live agent of
-    /// the same run folder whose folder was removed (its cgroup is found still in use).
+    /// the same run folder whose pidfile was removed (``refuseBesideARunningAgent(recordPath:runDirectory:)``).
     public static func prepare(runDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment,
                                logger: Logger) throws(RunFolder.Refusal) -> WorkerContainment {
         let recordPath = runDirectory + "/" + recordName
+        try refuseBesideARunningAgent(recordPath: recordPath, runDirectory: runDirectory)
         try killLeftovers(recordPath: recordPath, logger: logger)
-        if let running = CgroupLocation.liveSupervisor(forRunDirectory: runDirectory, environment: environment) {
-            throw RunFolder.Refusal(code: "agent_running_here", message: "an agent started from this run folder still runs (pid \(running)), with its workers in the cgroup this start would take over: its run folder \(runDirectory) was removed while it ran; nothing was started. Stop it first (kill -TERM \(running)), then start again")
-        }
         var cgroup: AgentCgroup?
         var v1Limits: CgroupV1Limits?
         switch CgroupLocation.makeAgentCgroup(runDirectory: runDirectory, environment: environment, logger: logger).flatMap(AgentCgroup.make) {
@@ -123,6 +121,7 @@ public final class WorkerContainment {
 
     private func writeRecord() {
         var lines = ["# Written by agent-control (pid \(getpid())): what its next start kills if it does not stop cleanly."]
+        lines.append("supervisor \(getpid()) \(ProcStat.read(getpid())?.startTime ?? 0)")
         if let cgroup {
             lines.append("cgroup \(cgroup)")
         } else {

@@ -154,8 +154,10 @@ import Testing
         #expect(abs(back - Double(nanoseconds)) < 1000, "\(nanoseconds) ns became \(event.time.timeIntervalSince1970) s")
     }
 
-    @Test func aStampTooFarInThePastToShiftIsTheDistantPast() {
-        #expect(Event.date(nanoseconds: Int64.min) == .distantPast)
+    @Test func everyStampAnInt64HoldsHasItsOwnDay() {
+        #expect(abs(Event.date(nanoseconds: .min).timeIntervalSince1970 + 9_223_372_036.854_775_808) < 1e-5)
+        #expect(abs(Event.date(nanoseconds: .max).timeIntervalSince1970 - 9_223_372_036.854_775_807) < 1e-5)
+        #expect(Event.date(nanoseconds: -1_500_000_000).timeIntervalSince1970 == -1.5)
     }
 
     @Test func anEventMadeWithADateKeepsWhatTheDateHoldsAndSaturatesBeyondInt64() {
@@ -166,6 +168,28 @@ import Testing
         #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: .nan), payload: []).timeNanoseconds == 0)
         #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: 9.3e9), payload: []).timeNanoseconds == .max)
         #expect(Event(type: "t", source: "s", time: Date(timeIntervalSince1970: -0.5), payload: []).timeNanoseconds == -500_000_000)
+        #expect(Event(type: "t", source: "s", time: Date(timeIntervalSinceReferenceDate: 500e-9), payload: []).timeNanoseconds == 978_307_200_000_000_500)
+    }
+
+    /// A module's test that makes an event with a `Date` reads the same `Date` back: whole
+    /// seconds, and any date more than 98 days from 2001 (where a `Date` is twice as coarse as
+    /// a nanosecond or more), before 1970 too.
+    @Test func anEventsDateIsTheDateItWasMadeWith() {
+        for second in -1_000...1_000 {
+            let date = Date(timeIntervalSince1970: Double(second))
+            #expect(Event(type: "t", source: "s", time: date, payload: []).time == date, "\(second) s")
+        }
+        var generator = SystemRandomNumberGenerator()
+        var differing: [Double] = []
+        for _ in 0..<20_000 {
+            var since = Double.random(in: 8_400_000...2_000_000_000, using: &generator)
+            if Bool.random(using: &generator) { since = -since }
+            let date = Date(timeIntervalSinceReferenceDate: since)
+            if Event(type: "t", source: "s", time: date, payload: []).time != date { differing.append(since) }
+        }
+        #expect(differing.isEmpty, "\(differing.count) dates came back otherwise, e.g. \(differing.prefix(3)) s after 2001")
+        let now = Date()
+        #expect(Event(type: "t", source: "s", time: now, payload: []).time == now)
     }
 
     /// A host that hands out names at fixed places: the SDK may know a name by its place within

@@ -98,25 +98,64 @@ import Testing
         try expectTheNextStartKills(pids, directory: directory, environment: environment)
     }
 
-    /// A second agent started from the run folder of one that still runs (its folder was
-    /// removed, pidfile and record with it) finds the first one's cgroup in use and refuses to
-    /// start, rather than killing the running agent's workers as a dead run's leftovers.
-    @Test(.enabled(if: cgroupsWritable)) func aStartBesideALiveAgentWhoseRunFolderWasRemovedIsRefused() throws {
+    /// How a running agent's run folder is taken from under it, and what it runs with.
+    struct Removal: Sendable, CustomTestStringConvertible {
+        var removed: String
+        var environment: [String: String]
+        var processes: String
+        var testDescription: String { "\(removed) removed, \(environment.isEmpty ? "defaults" : environment.map { "\($0)=\($1)" }.joined(separator: " "))" }
+
+        static let ticking = #"{"tick": {"type": "fault", "tick_ms": 200}}"#
+        static let all: [Removal] = [
+            // The cgroup is found held by the running supervisor.
+            Removal(removed: ".agent/run", environment: [:], processes: ticking),
+            // The record is found, written by a supervisor that still runs.
+            Removal(removed: ".agent/run/agent.pid", environment: [:], processes: ticking),
+            Removal(removed: ".agent/run/agent.pid", environment: ["AGENT_CGROUPS": "0"], processes: ticking),
+            // Nothing in the cgroup at all: no fork server, no worker.
+            Removal(removed: ".agent/run", environment: ["AGENT_FORK_SERVER": "0"], processes: #"{"tick": {"type": "fault", "enabled": false}}"#),
+        ]
+    }
+
+    /// A second agent started from the run folder of one that still runs (its pidfile, or the
+    /// whole folder, removed) is refused, rather than killing the running agent's workers as
+    /// a dead run's leftovers: the running one keeps its workers and stops cleanly.
+    @Test(.enabled(if: cgroupsWritable), arguments: Removal.all)
+    func aStartBesideARunningAgentWhoseRunFolderWasTakenIsRefused(_ removal: Removal) throws {
         let directory = TestPaths.temporaryDirectory("second-agent")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"tick": {"type": "fault", "tick_ms": 200}}}"#
-        let first = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
-        #expect(first.waitForLine(onStderr: true) { $0.contains("[tick] ready in") } != nil, "\(first.transcript)")
-        let worker = try #require(first.workerPids("tick").last)
-        try FileManager.default.removeItem(atPath: directory + "/.agent/run")
-        let second = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": \#(removal.processes)}"#
+        let first = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: removal.environment, directory: directory)
+        #expect(first.waitForLine(onStderr: true) { $0.contains("control socket:") } != nil, "\(first.transcript)")
+        let running = removal.processes.contains("enabled") ? nil : first.waitForLine(onStderr: true) { $0.contains("[tick] ready in") }.flatMap { _ in first.workerPids("tick").last }
+        try FileManager.default.removeItem(atPath: directory + "/" + removal.removed)
+        let second = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], environment: removal.environment, directory: directory)
         let status = second.waitForExit(timeout: 60)
         if status == nil { _ = second.stop() }
         #expect(status != nil && status != 0, "\(second.transcript)")
-        let refusal = "an agent started from this run folder still runs (pid \(first.process.processIdentifier))"
+        let refusal = "an agent of this run folder still runs (pid \(first.process.processIdentifier))"
         #expect(second.stderrLines.contains { $0.contains(refusal) && $0.contains("nothing was started") }, "\(second.transcript)")
-        #expect(ProcFacts.isAlive(worker), "the running agent's worker was killed")
+        if let running { #expect(ProcFacts.isAlive(running), "the running agent's worker was killed") }
         #expect(first.stop() == 0, "\(first.transcript)")
+    }
+
+    /// A start into a cgroup removed since it was opened fails as a missing program would
+    /// (ENOENT); the error says the cgroup is gone instead.
+    @Test(.enabled(if: cgroupsWritable)) func aSpawnIntoARemovedCgroupSaysTheCgroupIsGone() throws {
+        let own = try #require(CgroupLocation.ownCgroupDirectory())
+        let path = own + "/agent-removed-\(getpid())"
+        #expect(mkdir(path, 0o755) == 0, "mkdir \(path): \(String(cString: strerror(errno)))")
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { close(fd) }
+        #expect(rmdir(path) == 0)
+        let spawned = ProcessSpawner.spawn(path: "/bin/true", arguments: ["true"], environment: [:], stdout: -1, stderr: -1,
+                                           channel: -1, newGroup: true, cgroup: fd)
+        guard case .failure(let error) = spawned else {
+            Issue.record("a spawn into a removed cgroup started \(spawned)")
+            return
+        }
+        #expect(error.cgroupRemoved && error.errno == ENOENT, "\(error)")
+        #expect(error.description.contains("the workers' cgroup was removed under this agent"), "\(error)")
     }
 
     @Test func withoutCgroupsTheNextStartKillsWhatTheWorkersLeft() throws {

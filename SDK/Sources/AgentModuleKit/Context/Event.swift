@@ -24,8 +24,9 @@ public struct Event: Sendable {
         self.payload = payload
     }
 
-    /// An event made by a test or an adapter: its time as a `Date`, kept as exactly as the
-    /// `Date` holds it (a time beyond the years 1678–2261 becomes the nearest of them).
+    /// An event made by a test or an adapter: its time as a `Date`, kept to the nanosecond
+    /// (`time` gives the same `Date` back; a time beyond the years 1677–2262, which Int64
+    /// nanoseconds hold, becomes the nearest end of them).
     public init(type: String, source: String, time: Date, payload: EventPayload) {
         self.init(type: type, source: source, timeNanoseconds: Self.nanoseconds(time), payload: payload)
     }
@@ -35,25 +36,35 @@ public struct Event: Sendable {
         self.init(type: type, source: source, time: time, payload: EventPayload(payload))
     }
 
-    /// Nanoseconds since 1970 as a `Date`: shifted to Foundation's reference date in integers
-    /// (exact) and scaled by a multiplication (a division was a quarter of building a batch).
-    @inline(__always)
+    /// Seconds from 1970 to Foundation's reference date (2001), which a `Date` counts from.
+    private static let referenceOffset: Int64 = 978_307_200
+
+    /// Nanoseconds since 1970 as a `Date`: whole seconds since the reference date and their
+    /// fraction apart, so that a stamp made from a `Date` gives that `Date` back, and every
+    /// stamp an Int64 holds (1677–2262) its own day.
     static func date(nanoseconds: Int64) -> Date {
-        let (shifted, overflow) = nanoseconds.subtractingReportingOverflow(978_307_200_000_000_000)
-        // A stamp within 10^18 ns of Int64.min (no host gives one): the distant past instead.
-        return overflow ? .distantPast : Date(timeIntervalSinceReferenceDate: Double(shifted) * 1e-9)
+        var (seconds, fraction) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        // Rounded down, so that the fraction is never negative.
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000_000
+        }
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - referenceOffset) + Double(fraction) / 1e9)
     }
 
-    /// A `Date` as nanoseconds since 1970, rounded: whole seconds and their fraction apart, so
-    /// that no more is lost than the `Date` itself lost. Saturated at Int64's range (NaN: 0).
+    /// A `Date` as nanoseconds since 1970, rounded; whole seconds and their fraction apart (in
+    /// the reference date's count, as the `Date` keeps them), so that nothing is lost that the
+    /// `Date` held to the nanosecond. Saturated at Int64's range (NaN: 0).
     static func nanoseconds(_ date: Date) -> Int64 {
-        let seconds = date.timeIntervalSince1970
-        guard !seconds.isNaN else { return 0 }
-        // Int64's range is ±9,223,372,036.85 s: past ±9.2e9 s saturate (and stay finite below).
-        guard abs(seconds) < 9.2e9 else { return seconds < 0 ? .min : .max }
-        let whole = seconds.rounded(.down)
-        let fraction = ((seconds - whole) * 1e9).rounded()
-        return Int64(whole) * 1_000_000_000 + Int64(fraction)
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        guard !sinceReference.isNaN else { return 0 }
+        let whole = sinceReference.rounded(.down)
+        // Exact below 2^53; a date that far out saturates below anyway.
+        let seconds = whole + Double(referenceOffset)
+        // Int64's nanoseconds reach 9,223,372,036 s either side of 1970.
+        guard seconds >= -9_223_372_036, seconds < 9_223_372_036 else { return seconds < 0 ? .min : .max }
+        let fraction = ((sinceReference - whole) * 1e9).rounded()
+        return Int64(seconds) * 1_000_000_000 + Int64(fraction)
     }
 
     /// Decodes the JSON payload.
