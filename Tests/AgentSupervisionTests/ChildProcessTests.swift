@@ -158,6 +158,23 @@ import Testing
         #expect(error.description.contains("the workers' cgroup was removed under this agent"), "\(error)")
     }
 
+    /// A killed agent's leftovers, its record gone with its run folder, hold nothing the
+    /// running-agent check looks for: the next start kills them from the cgroup and runs.
+    @Test(.enabled(if: cgroupsWritable)) func leftoversOfAKilledAgentWhoseRunFolderWasRemovedAreKilledNotMistakenForAnAgent() throws {
+        let directory = TestPaths.temporaryDirectory("escape-no-record")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["AGENT_FORK_SERVER": "0"]
+        let (_, pids) = try startAndKill(directory: directory, environment: environment)
+        try FileManager.default.removeItem(atPath: directory + "/.agent/run")
+        let next = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {}}"#,
+                                environment: environment, directory: directory)
+        #expect(next.waitForLine(onStderr: true) { $0.contains("by an earlier run") } != nil, "\(next.transcript)")
+        #expect(!next.stderrLines.contains { $0.contains("still runs") }, "\(next.transcript)")
+        let survivors = ProcFacts.survivors(of: pids, within: 10)
+        #expect(survivors.isEmpty, "alive after the next start: \(survivors.map { "\($0) \(ProcFacts.command($0))" })")
+        #expect(next.stop() == 0)
+    }
+
     @Test func withoutCgroupsTheNextStartKillsWhatTheWorkersLeft() throws {
         let directory = TestPaths.temporaryDirectory("escape-groups")
         defer { try? FileManager.default.removeItem(atPath: directory) }

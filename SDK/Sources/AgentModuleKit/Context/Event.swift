@@ -8,7 +8,7 @@ public struct Event: Sendable {
     /// The name of the process that emitted it.
     public let source: String
     /// When it was emitted: nanoseconds since 1970 (UTC), exactly as the host stamped it.
-    /// A `Date` keeps a quarter of a microsecond at today's dates; this keeps every stamp.
+    /// A `Date` holds today's dates to about 0.12 µs; this holds every stamp exactly.
     public let timeNanoseconds: Int64
     /// The payload bytes as emitted (see ``EventPayload``).
     public let payload: EventPayload
