@@ -158,6 +158,32 @@ import Testing
         #expect(error.description.contains("the workers' cgroup was removed under this agent"), "\(error)")
     }
 
+    /// A folder held open by a process of this user is found, with that process; a file in it
+    /// held open, or the folder as a working directory, is not the folder held.
+    @Test func aFolderHeldOpenIsFoundByItsHolderAndNothingElse() throws {
+        let folder = TestPaths.temporaryDirectory("held")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        FileManager.default.createFile(atPath: folder + "/file", contents: Data())
+        #expect(WorkerContainment.holder(of: folder) == nil)
+        // Foundation's Process hangs in waits in this test process: posix_spawn and waitpid.
+        func shell(_ script: String) throws -> pid_t {
+            try ProcessSpawner.spawn(path: "/bin/sh", arguments: ["sh", "-c", script, folder], environment: [:],
+                                     stdout: -1, stderr: -1, channel: -1, newGroup: true).get()
+        }
+        func end(_ pid: pid_t) {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        }
+        let other = try shell(#"cd "$0" && exec 8< file && exec sleep 1000"#)
+        defer { end(other) }
+        let holder = try shell(#"exec 9< "$0" && exec sleep 1000"#)
+        defer { end(holder) }
+        let deadline = Date().addingTimeInterval(30)
+        while WorkerContainment.holder(of: folder) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(WorkerContainment.holder(of: folder) == holder)
+    }
+
     /// A killed agent's leftovers, its record gone with its run folder, hold nothing the
     /// running-agent check looks for: the next start kills them from the cgroup and runs.
     @Test(.enabled(if: cgroupsWritable)) func leftoversOfAKilledAgentWhoseRunFolderWasRemovedAreKilledNotMistakenForAnAgent() throws {
