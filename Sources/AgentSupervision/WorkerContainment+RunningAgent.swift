@@ -45,18 +45,11 @@ extension WorkerContainment {
             var info = stat()
             guard stat("/proc/\(entry)", &info) == 0, info.st_uid == user else { continue }
             let folder = "/proc/\(entry)/fd"
-            for fd in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where link(folder + "/" + fd) == path {
+            for fd in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            where (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + fd)) == path {
                 if ProcStat.isAlive(pid) { return pid }
             }
         }
         return nil
-    }
-
-    /// Where a symbolic link points (nil when it cannot be read).
-    private static func link(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
