@@ -21,6 +21,9 @@ public final class AgentStore: Sendable {
     public let settings: StoreSettings
     package let logger: Logger
     private let database: DatabaseQueue
+    /// Checkpoints the WAL off the writer thread (declared before `database`, whose
+    /// connection calls it).
+    private let checkpointer: WALCheckpointer
     /// What waits for the writer thread, and the figures (see ``Queued``).
     let queued = Guarded(Queued())
 
@@ -45,10 +48,12 @@ public final class AgentStore: Sendable {
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
         let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
+        let checkpointer = WALCheckpointer(path: path)
+        self.checkpointer = checkpointer
         configuration.prepareDatabase { db in
             // The page size first: it holds only for a new database (an older one keeps its own).
             try db.execute(sql: "PRAGMA page_size = \(Self.pageSize); PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(try Self.checkpointPages(db))")
+            checkpointer.install(on: db.sqliteConnection, checkpointPages: try Self.checkpointPages(db))
             // For tests of a full disk: a hard cap on the database's size.
             if let maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(maximumPages)") }
         }
@@ -68,6 +73,13 @@ public final class AgentStore: Sendable {
     /// default 1,000 was 4 MiB with 4 KiB pages): the full-disk guarantees were tested with a
     /// WAL that size, and 16 MiB between checkpoints filled the tests' small disks.
     package static let checkpointBytes = 4 << 20
+
+    /// WAL checkpoints so far: by the checkpoint thread, and by the writer (the WAL reached its
+    /// bound while the thread's checkpoint had not let SQLite start it over).
+    package var checkpoints: (byThread: Int, byWriter: Int) { checkpointer.counts }
+
+    /// The kernel's name (comm) of the thread that checkpoints the WAL (see ``WALCheckpointer``).
+    package static let checkpointThreadName = "agent-wal-ckpt"
 
     /// ``checkpointBytes`` in the database's own pages.
     package static func checkpointPages(_ db: Database) throws -> Int {
@@ -280,6 +292,7 @@ public final class AgentStore: Sendable {
                 if !retained.isEmpty {
                     logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
                 }
+                checkpointer.stop()
                 queued.withLock { $0.writerDone = true }
                 queued.broadcast()
                 return

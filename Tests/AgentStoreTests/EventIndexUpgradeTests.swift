@@ -88,34 +88,5 @@ import Testing
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM events") == 1)
         }
     }
-    /// SQLite checkpoints every 1,000 pages: 16 MiB of WAL with 16 KiB pages. The store keeps it
-    /// at 4 MiB, the size the full-disk guarantees were tested with.
-    @Test func theWALOfANewStoreIsCheckpointedEveryFourMiB() throws {
-        let folder = TestPaths.temporaryDirectory("events-wal")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/agent.sqlite"
-        let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
-        defer { store.close() }
-        let payload = Array("\"\(String(repeating: "x", count: 10_000))\"".utf8)
-        // 24 MiB in 24 commits of 1 MiB, each waited for (no event dropped by the queue's limit).
-        for batch in 0..<24 {
-            for index in 0..<99 {
-                store.append(type: "blob", source: "test", time: Double(batch * 100 + index), payload: payload)
-            }
-            let committed = DispatchSemaphore(value: 0)
-            let outcome = Guarded(false)
-            store.commitEvent(type: "blob", source: "test", time: Double(batch * 100 + 99), payload: payload) { ok in
-                outcome.withLock { $0 = ok }
-                committed.signal()
-            }
-            #expect(committed.wait(timeout: .now() + 120) == .success, "batch \(batch) not committed within 120 s")
-            #expect(outcome.withLock { $0 }, "batch \(batch) could not be written")
-        }
-        let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? -1
-        let database = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? -1
-        // At most 4 MiB between checkpoints, plus the commit that crossed it (1 MiB and its pages).
-        #expect(wal > 0 && wal <= 6 << 20, "the WAL is \(wal) bytes after 24 MiB of events")
-        #expect(database >= 16 << 20, "the database holds \(database) bytes: the WAL was not checkpointed into it")
-    }
 }
 

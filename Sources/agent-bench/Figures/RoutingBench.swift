@@ -1,4 +1,5 @@
 import AgentCore
+import AgentStore
 import AgentSupervision
 import AgentWork
 import Foundation
@@ -127,6 +128,8 @@ enum RoutingBench {
         var loop: Int64 = 0
         /// The threads the store started (its writer); 0 without the store.
         var storeWriter: Int64 = 0
+        /// The store's checkpoint thread (started once the WAL has grown; 0 before).
+        var storeCheckpoint: Int64 = 0
     }
 
     /// Numbers the agent folders of the runs, so that each run starts with an empty store.
@@ -183,6 +186,7 @@ enum RoutingBench {
         func threadCPU(_ tids: [Int32]) -> Int64 { tids.reduce(0) { $0 + ProcFiles.cpuNanoseconds(of: me, thread: $1) } }
         var cpu = CPUTime(supervisor: -ProcFiles.cpuNanoseconds(of: me), source: -ProcFiles.cpuNanoseconds(of: pids.source),
                           sink: -ProcFiles.cpuNanoseconds(of: pids.sink), loop: -threadCPU([me]), storeWriter: -threadCPU(agent.storeThreads))
+        let checkpointBefore = ProcFiles.cpuByThread(of: me, named: AgentStore.checkpointThreadName)
         var result: RoutingResult?
         let timeout = 30 + (load.rate > 0 ? Double(load.count) / load.rate : 0)
         // The condition runs between the loop's routing and its writes: keep it to a clock
@@ -209,6 +213,7 @@ enum RoutingBench {
         cpu.sink += ProcFiles.cpuNanoseconds(of: pids.sink)
         cpu.loop += threadCPU([me])
         cpu.storeWriter += threadCPU(agent.storeThreads)
+        cpu.storeCheckpoint = ProcFiles.cpuSpent(from: checkpointBefore, to: ProcFiles.cpuByThread(of: me, named: AgentStore.checkpointThreadName))
         let snapshot = agent.supervisor.snapshot
         let stopped = agent.stopAll()
         guard let result else {

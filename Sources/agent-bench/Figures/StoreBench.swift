@@ -11,7 +11,7 @@ enum StoreBench {
         var section = Section(
             number: 5, title: "The same with the store on: routing, insert rate, query latency",
             method: """
-            (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to the store (a run of events to one subscriber at once: one copy and one lock per run, AgentStore.appendRun; an event routed alone: AgentStore.append); the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread. Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
+            (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to the store (a run of events to one subscriber at once: one copy and one lock per run, AgentStore.appendRun; an event routed alone: AgentStore.append); the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread, the checkpoint thread (agent-wal-ckpt: it copies the WAL back into the database once the WAL holds 2 MiB, the writer itself from 4 MiB). Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
             (b) insert rate: AgentStore.append (the bytes form the supervisor uses) of N prepared events (trade-like JSON of about 85 B, 3 in 4 of type trade, the others host_stats) into a new store, from the first append until statistics.committed = N. \
             floor, same run: the events of (b) inserted by SQLite alone on the bench's thread (no runtime): a new database as the store makes one (4 KiB pages, WAL, synchronous=normal), a prepared INSERT bound with the C API, 20,000 rows a transaction, into the store's schema (its migrations: the events table, its indexes on (type, time) and run_id; schema v8 had one on (time) too) one row a statement and 128 rows a statement, into the events table without indexes (1 and 128 rows a statement), and with each of schema v8's three indexes alone (128 rows a statement: what each costs is its CPU per row less the bare table's); rows/s and the thread's CPU per row. \
             before, same run: (a) and (b) once more into a store laid out as schema v8 left it (4 KiB pages, the index on (time): the file made before the store opens it, the index made again once it has), and (c) on that store. \
@@ -38,6 +38,7 @@ enum StoreBench {
         var throughput = (off: Samples(), on: Samples(), legacy: Samples())
         var loopCPU = (off: Samples(), on: Samples())
         var writerCPU = Samples()
+        var checkpointCPU = Samples()
         var persisted = Samples()
         var legacyWriterCPU = Samples()
         var legacyPersisted = Samples()
@@ -73,6 +74,7 @@ enum StoreBench {
                     throughput.on.append(outcome.result.throughput)
                     loopCPU.on.append(Double(outcome.cpu.loop) / perEvent)
                     writerCPU.append(Double(outcome.cpu.storeWriter) / perEvent)
+                    checkpointCPU.append(Double(outcome.cpu.storeCheckpoint) / perEvent)
                     guard let store = outcome.store else { continue }
                     committed += store.committed
                     emitted += load.count + 1
@@ -100,6 +102,8 @@ enum StoreBench {
             section.add(Figure("  CPU per event: supervisor loop thread", .microseconds, samples: loopCPU.on,
                                note: "+ the hand-over to the store (a copy and a lock per run of events)"))
             section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPU))
+            section.add(Figure("  CPU per event: store checkpoint thread", .microseconds, samples: checkpointCPU,
+                               note: "the WAL copied back into the database beside the writer (stop 61; before, in the writer's commit)"))
         }
         if !persisted.isEmpty {
             section.add(Figure("events persisted per second, store on", .eventsPerSecond, samples: persisted,
@@ -193,6 +197,7 @@ enum StoreBench {
         var rate = Samples()
         var handOver = Samples()
         var writerCPUSamples = Samples()
+        var checkpointCPUSamples = Samples()
         var batches = Samples()
         var path = ""
         let me = getpid()
@@ -204,6 +209,7 @@ enum StoreBench {
             if legacy { try LegacyStoreLayout.restoreTimeIndex(path: path) }
             func writerCPU() -> Int64 { writer.reduce(0) { $0 + ProcFiles.cpuNanoseconds(of: me, thread: $1) } }
             let writerStart = writerCPU()
+            let checkpointStart = ProcFiles.cpuByThread(of: me, named: AgentStore.checkpointThreadName)
             let start = Clock.now()
             for event in workload.events {
                 store.append(type: event.type, source: event.source, time: event.time, payload: event.payload)
@@ -222,6 +228,8 @@ enum StoreBench {
             rate.append(Double(count) / (done - start))
             handOver.append((handedOver - start) * 1e6 / Double(count))
             if !writer.isEmpty { writerCPUSamples.append(Double(writerCPU() - writerStart) / 1000 / Double(count)) }
+            let checkpointSpent = ProcFiles.cpuSpent(from: checkpointStart, to: ProcFiles.cpuByThread(of: me, named: AgentStore.checkpointThreadName))
+            checkpointCPUSamples.append(Double(checkpointSpent) / 1000 / Double(count))
             batches.append(Double(statistics.batches))
         }
         let rows = try StoreFile.countEvents(path: path, types: ["trade", "host_stats"])
@@ -230,6 +238,7 @@ enum StoreBench {
                            note: legacy ? "4 KiB pages and the index on (time), in the same run" : "\(TableRenderer.grouped(count)) events of about 85 B per run, a new store each"))
         section.add(Figure("  append alone (the caller's cost per event)", .microseconds, samples: handOver))
         if !writerCPUSamples.isEmpty { section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPUSamples)) }
+        section.add(Figure("  CPU per event: store checkpoint thread", .microseconds, samples: checkpointCPUSamples))
         section.add(Figure("  transactions per run", .count, samples: batches))
         return FilledStore(path: path, workload: workload)
     }

@@ -42,6 +42,15 @@ enum ProcFiles {
         after.reduce(0) { total, entry in total + entry.value - (before[entry.key] ?? 0) }
     }
 
+    /// CPU time of the live threads of `pid` whose kernel name (comm) is `name` (thread id →
+    /// nanoseconds): for threads started later than a run's first reading, such as the store's
+    /// checkpoint thread. Compare two readings with ``cpuSpent(from:to:)``.
+    static func cpuByThread(of pid: Int32, named name: String) -> [String: Int64] {
+        cpuByThread(of: pid).filter { tid, _ in
+            read("/proc/\(pid)/task/\(tid)/comm")?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
     /// CPU time of one thread of `pid`, in nanoseconds.
     static func cpuNanoseconds(of pid: Int32, thread tid: Int32) -> Int64 {
         (read("/proc/\(pid)/task/\(tid)/schedstat") ?? "").split(separator: " ").first.flatMap { Int64($0) } ?? 0

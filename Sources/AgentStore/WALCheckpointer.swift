@@ -1,0 +1,135 @@
+import AgentCore
+import CAgentSystem
+import Foundation
+import GRDBSQLite
+
+/// Copies the store's WAL back into the database (a checkpoint) on a thread of its own, so
+/// that the writer thread does not: SQLite's automatic checkpoint ran inside the writer's
+/// commit, a third of the writer's CPU per event and an fsync before each commit was
+/// acknowledged (benchmarks/HISTORY.md, stop 61).
+///
+/// The writer's connection reports, after each commit, how many frames its WAL holds (SQLite's
+/// WAL hook). From half of `wal_autocheckpoint`'s size on, the thread is asked for a passive
+/// checkpoint, on a connection of its own: it never waits for the writer, nor the writer for
+/// it. SQLite starts the WAL over only at a transaction that finds every frame copied back,
+/// which under a steady load the thread does not reach first; so from the whole size on, the
+/// writer waits for the thread and copies the rest itself, as SQLite's automatic checkpoint
+/// did. The WAL keeps the bound it had: the checkpoint's size and one transaction.
+///
+/// A checkpoint that fails (a full disk, another process checkpointing) is left to the next
+/// one, as SQLite's automatic checkpoint leaves it; nothing acknowledged depends on it.
+final class WALCheckpointer: Sendable {
+    private let path: String
+    private let state = Guarded(State())
+
+    /// The longest the writer waits for the thread's checkpoint before copying what it can.
+    static let writerWait: Double = 2
+
+    private struct State {
+        /// Frames (pages) in the WAL from which the writer checkpoints (the thread from half).
+        var checkpointPages = Int.max
+        var started = false
+        var requested = false
+        var running = false
+        var stopping = false
+        var stopped = false
+        /// The thread could not open its connection: the writer checkpoints, as before.
+        var unavailable = false
+        /// Checkpoints done by the thread, and by the writer at the hard limit.
+        var byThread = 0
+        var byWriter = 0
+    }
+
+    init(path: String) {
+        self.path = path
+    }
+
+    /// Checkpoints done so far by the thread and by the writer.
+    var counts: (byThread: Int, byWriter: Int) { state.withLock { ($0.byThread, $0.byWriter) } }
+
+    /// Installs the WAL hook on the writer's `connection` (in place of SQLite's automatic
+    /// checkpoint), to keep the WAL under `checkpointPages` frames. The checkpointer must
+    /// outlive the connection.
+    func install(on connection: OpaquePointer?, checkpointPages: Int) {
+        state.withLock { $0.checkpointPages = max(1, checkpointPages) }
+        sqlite3_wal_autocheckpoint(connection, 0)
+        sqlite3_wal_hook(connection, { argument, connection, _, frames in
+            Unmanaged<WALCheckpointer>.fromOpaque(argument!).takeUnretainedValue().walGrew(frames: Int(frames), connection: connection)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// After a commit on the writer's connection (its thread), with the WAL's frame count.
+    private func walGrew(frames: Int, connection: OpaquePointer?) {
+        let (startThread, inline) = state.withLock { state -> (Bool, Bool) in
+            guard frames >= state.checkpointPages / 2 else { return (false, false) }
+            if state.unavailable || state.stopping || frames >= state.checkpointPages { return (false, true) }
+            state.requested = true
+            defer { state.started = true }
+            return (!state.started, false)
+        }
+        if inline {
+            let deadline = Date().addingTimeInterval(Self.writerWait)
+            state.withLock(waitingUntil: { ($0.running || $0.requested) && !$0.stopped ? deadline : nil }) { _ in }
+            sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            state.withLock { $0.byWriter += 1 }
+            return
+        }
+        if startThread {
+            let thread = Thread { [self] in run() }
+            thread.start()
+        } else {
+            state.signal()
+        }
+    }
+
+    private func run() {
+        agent_set_thread_name(AgentStore.checkpointThreadName)
+        var connection: OpaquePointer?
+        // A read opens the WAL: a connection that has read nothing has none to checkpoint.
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+              sqlite3_exec(connection, "SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
+            sqlite3_close_v2(connection)
+            finish(unavailable: true)
+            return
+        }
+        while state.withLock(waitingUntil: { $0.requested || $0.stopping ? nil : .distantFuture }, { state -> Bool in
+            guard !state.stopping else { return false }
+            state.requested = false
+            state.running = true
+            return true
+        }) {
+            sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            state.withLock {
+                $0.running = false
+                $0.byThread += 1
+            }
+            state.broadcast()
+        }
+        sqlite3_close_v2(connection)
+        finish(unavailable: false)
+    }
+
+    private func finish(unavailable: Bool) {
+        state.withLock {
+            $0.running = false
+            $0.requested = false
+            $0.stopped = true
+            $0.unavailable = $0.unavailable || unavailable
+        }
+        state.broadcast()
+    }
+
+    /// Ends the thread (waits up to `timeout` seconds for its checkpoint to end); from then
+    /// on the writer checkpoints itself.
+    func stop(timeout: Double = 10) {
+        let started = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.started
+        }
+        state.broadcast()
+        guard started else { return }
+        let deadline = Date().addingTimeInterval(timeout)
+        state.withLock(waitingUntil: { $0.stopped ? nil : deadline }) { _ in }
+    }
+}
