@@ -13,6 +13,10 @@ struct MachineInfo: Codable {
     var build: String
     /// How busy the machine was just before the figures (see ``MachineLoad``).
     var load: MachineLoad?
+    /// How an idle core waits: cpuidle's driver and governor, and a VM guest's halt polling.
+    /// On a VM a halted core that another wakes costs tens of µs, the latency figures' tail
+    /// (benchmarks/HISTORY.md, stop 61). Absent in reports from before it was kept.
+    var idle: String?
 
     static func current(packageDirectory: String?) -> MachineInfo {
         let formatter = ISO8601DateFormatter()
@@ -38,11 +42,29 @@ struct MachineInfo: Codable {
             date: formatter.string(from: Date()), commit: commit,
             cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), model: processorModel(),
             memory: String(format: "%.1f GiB RAM", Double(memoryKB) / 1024 / 1024), kernel: kernel,
-            swift: swift.components(separatedBy: " (").first ?? swift, build: build, load: nil)
+            swift: swift.components(separatedBy: " (").first ?? swift, build: build, load: nil, idle: idleState())
     }
 }
 
 extension MachineInfo {
+    /// "cpuidle haltpoll, guest halt polling off" and the like, from /sys; nil where the
+    /// kernel says nothing of it.
+    static func idleState() -> String? {
+        func value(_ path: String) -> String? {
+            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let cpuidle = "/sys/devices/system/cpu/cpuidle/"
+        guard let driver = value(cpuidle + "current_driver") else { return nil }
+        var text = "cpuidle \(driver)"
+        if let governor = value(cpuidle + "current_governor") ?? value(cpuidle + "current_governor_ro"), governor != driver {
+            text += " (\(governor) governor)"
+        }
+        if let poll = value("/sys/module/haltpoll/parameters/guest_halt_poll_ns") {
+            text += ", guest halt polling " + (poll == "0" ? "off" : "up to \(poll) ns")
+        }
+        return text
+    }
+
     /// The first `model name` of /proc/cpuinfo ("Intel(R) Xeon(R) …"), or nil where there is none.
     static func processorModel() -> String? {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }

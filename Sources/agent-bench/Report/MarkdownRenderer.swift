@@ -8,7 +8,7 @@ enum MarkdownRenderer {
         let m = report.machine
         var lines = [
             "Measured by `agent-bench\(report.quick ? " --quick" : "")` at commit `\(m.commit)`, \(m.date), on \(m.cores) cores"
-                + (m.model.map { " (\(cell($0)))" } ?? "") + ", \(m.memory), Linux \(m.kernel), \(m.swift), \(m.build) build"
+                + (m.model.map { " (\(cell($0)))" } ?? "") + ", \(m.memory), Linux \(m.kernel)\(m.idle.map { " (\(cell($0)))" } ?? ""), \(m.swift), \(m.build) build"
                 + (m.load.map { String(format: "; the machine was %.0f %% busy before the run", $0.busyPercent) } ?? "") + ".",
             "",
             "| # | Figure | AgentRuntime | Baseline, same run | Target |",

@@ -6,7 +6,7 @@ enum TableRenderer {
         var lines: [String] = []
         let m = report.machine
         let build = m.build == "release" ? "" : " · \(m.build.uppercased())"
-        lines.append("agent-bench\(report.quick ? " --quick" : "")\(build) · \(m.date) · commit \(m.commit) · \(m.cores) cores, \(m.memory) · Linux \(m.kernel) · \(m.swift)")
+        lines.append("agent-bench\(report.quick ? " --quick" : "")\(build) · \(m.date) · commit \(m.commit) · \(m.cores) cores, \(m.memory) · Linux \(m.kernel)\(m.idle.map { " (\($0))" } ?? "") · \(m.swift)")
         if let load = m.load {
             lines.append(String(format: "machine busy before the run: %.0f %% of all cores", load.busyPercent)
                          + (load.strays.isEmpty ? "; no stray agent-control or agent-worker" : "; running, not started by the bench: " + load.strays.joined(separator: ", ")))
