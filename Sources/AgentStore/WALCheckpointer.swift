@@ -5,8 +5,9 @@ import GRDBSQLite
 
 /// Copies the store's WAL back into the database (a checkpoint) on a thread of its own, so
 /// that the writer thread does not: SQLite's automatic checkpoint ran inside the writer's
-/// commit, a third of the writer's CPU per event and an fsync before each commit was
-/// acknowledged (benchmarks/HISTORY.md, stop 61).
+/// commit, so that a commit crossing 4 MiB of WAL copied it back and fsynced the database
+/// before its events were acknowledged (0.1–0.4 µs of the writer's CPU per event;
+/// benchmarks/HISTORY.md, stop 61).
 ///
 /// The writer's connection reports, after each commit, how many frames its WAL holds (SQLite's
 /// WAL hook). From half of `wal_autocheckpoint`'s size on, the thread is asked for a passive
@@ -62,8 +63,8 @@ final class WALCheckpointer: Sendable {
     /// After a commit on the writer's connection (its thread), with the WAL's frame count.
     private func walGrew(frames: Int, connection: OpaquePointer?) {
         let (startThread, inline) = state.withLock { state -> (Bool, Bool) in
-            guard frames >= state.checkpointPages / 2 else { return (false, false) }
-            if state.unavailable || state.stopping || frames >= state.checkpointPages { return (false, true) }
+            if frames >= state.checkpointPages { return (false, true) }
+            guard frames >= state.checkpointPages / 2, !state.unavailable, !state.stopping else { return (false, false) }
             state.requested = true
             defer { state.started = true }
             return (!state.started, false)
