@@ -21,8 +21,8 @@ public final class AgentStore: Sendable {
     public let settings: StoreSettings
     package let logger: Logger
     private let database: DatabaseQueue
-    /// Checkpoints the WAL off the writer thread (declared before `database`, whose
-    /// connection calls it).
+    /// Checkpoints the WAL off the writer thread (`database`'s connection calls it: its
+    /// `prepareDatabase` closure keeps it alive as long).
     private let checkpointer: WALCheckpointer
     /// What waits for the writer thread, and the figures (see ``Queued``).
     let queued = Guarded(Queued())
@@ -48,7 +48,7 @@ public final class AgentStore: Sendable {
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
         let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
-        let checkpointer = WALCheckpointer(path: path)
+        let checkpointer = WALCheckpointer(path: path, logger: logger)
         self.checkpointer = checkpointer
         configuration.prepareDatabase { db in
             // The page size first: it holds only for a new database (an older one keeps its own).
@@ -57,8 +57,14 @@ public final class AgentStore: Sendable {
             // For tests of a full disk: a hard cap on the database's size.
             if let maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(maximumPages)") }
         }
-        database = try DatabaseQueue(path: path, configuration: configuration)
-        try StoreSchema.migrator.migrate(database)
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            try StoreSchema.migrator.migrate(database)
+        } catch {
+            // A migration may have grown the WAL enough to start the thread.
+            checkpointer.stop()
+            throw error
+        }
         let thread = Thread { [self] in writeLoop() }
         thread.name = "agent-store"
         thread.start()
@@ -74,8 +80,9 @@ public final class AgentStore: Sendable {
     /// WAL that size, and 16 MiB between checkpoints filled the tests' small disks.
     package static let checkpointBytes = 4 << 20
 
-    /// WAL checkpoints so far: by the checkpoint thread, and by the writer (the WAL reached its
-    /// bound while the thread's checkpoint had not let SQLite start it over).
+    /// WAL checkpoints run so far: by the checkpoint thread, and by the writer (the WAL reached
+    /// its bound while the thread's checkpoints had not let SQLite start it over). A passive
+    /// checkpoint copies what it can: nothing while a reader holds the oldest frames.
     package var checkpoints: (byThread: Int, byWriter: Int) { checkpointer.counts }
 
     /// The kernel's name (comm) of the thread that checkpoints the WAL (see ``WALCheckpointer``).

@@ -2,6 +2,7 @@ import AgentCore
 import CAgentSystem
 import Foundation
 import GRDBSQLite
+import Logging
 
 /// Copies the store's WAL back into the database (a checkpoint) on a thread of its own, so
 /// that the writer thread does not: SQLite's automatic checkpoint ran inside the writer's
@@ -10,47 +11,48 @@ import GRDBSQLite
 /// benchmarks/HISTORY.md, stop 61).
 ///
 /// The writer's connection reports, after each commit, how many frames its WAL holds (SQLite's
-/// WAL hook). From half of `wal_autocheckpoint`'s size on, the thread is asked for a passive
-/// checkpoint, on a connection of its own: it never waits for the writer, nor the writer for
-/// it. SQLite starts the WAL over only at a transaction that finds every frame copied back,
-/// which under a steady load the thread does not reach first; so from the whole size on, the
-/// writer waits for the thread and copies the rest itself, as SQLite's automatic checkpoint
-/// did. The WAL keeps the bound it had: the checkpoint's size and one transaction.
+/// WAL hook). From `wal_autocheckpoint`'s size on (4 MiB), the thread is asked for a passive
+/// checkpoint on a connection of its own, where SQLite ran one in the writer: the writer does
+/// not wait for it. Once every frame is copied back, SQLite starts the WAL over at the next
+/// transaction, so a WAL that grows more slowly than the thread copies stays at that size.
+/// Under a steady load the writer's next transactions land before the thread is done; so at
+/// twice the size the writer waits for the thread and copies the rest itself, and the WAL
+/// stays within 8 MiB and one transaction.
 ///
 /// A checkpoint that fails (a full disk, another process checkpointing) is left to the next
 /// one, as SQLite's automatic checkpoint leaves it; nothing acknowledged depends on it.
 final class WALCheckpointer: Sendable {
     private let path: String
+    private let logger: Logger
     private let state = Guarded(State())
 
     /// The longest the writer waits for the thread's checkpoint before copying what it can.
     static let writerWait: Double = 2
 
     private struct State {
-        /// Frames (pages) in the WAL from which the writer checkpoints (the thread from half).
+        /// Frames (pages) in the WAL from which the thread checkpoints (the writer from twice).
         var checkpointPages = Int.max
         var started = false
         var requested = false
         var running = false
         var stopping = false
         var stopped = false
-        /// The thread could not open its connection: the writer checkpoints, as before.
+        /// The thread could not open its connection: the writer checkpoints, as SQLite did.
         var unavailable = false
-        /// Checkpoints done by the thread, and by the writer at the hard limit.
         var byThread = 0
         var byWriter = 0
     }
 
-    init(path: String) {
+    init(path: String, logger: Logger) {
         self.path = path
+        self.logger = logger
     }
 
-    /// Checkpoints done so far by the thread and by the writer.
+    /// Checkpoints run so far by the thread and by the writer.
     var counts: (byThread: Int, byWriter: Int) { state.withLock { ($0.byThread, $0.byWriter) } }
 
-    /// Installs the WAL hook on the writer's `connection` (in place of SQLite's automatic
-    /// checkpoint), to keep the WAL under `checkpointPages` frames. The checkpointer must
-    /// outlive the connection.
+    /// Installs the WAL hook on the writer's `connection` in place of SQLite's automatic
+    /// checkpoint every `checkpointPages` frames. The checkpointer must outlive the connection.
     func install(on connection: OpaquePointer?, checkpointPages: Int) {
         state.withLock { $0.checkpointPages = max(1, checkpointPages) }
         sqlite3_wal_autocheckpoint(connection, 0)
@@ -60,27 +62,29 @@ final class WALCheckpointer: Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    private enum Step { case none, startThread, signalThread, checkpointHere }
+
     /// After a commit on the writer's connection (its thread), with the WAL's frame count.
     private func walGrew(frames: Int, connection: OpaquePointer?) {
-        let (startThread, inline) = state.withLock { state -> (Bool, Bool) in
-            if frames >= state.checkpointPages { return (false, true) }
-            guard frames >= state.checkpointPages / 2, !state.unavailable, !state.stopping else { return (false, false) }
+        let step = state.withLock { state -> Step in
+            guard frames >= state.checkpointPages else { return .none }
+            // Without the thread, the writer checkpoints where SQLite did.
+            if state.unavailable || state.stopping || frames >= state.checkpointPages * 2 { return .checkpointHere }
+            // One checkpoint at a time, each with its fsyncs: none is queued behind a running one.
+            guard !state.running, !state.requested else { return .none }
             state.requested = true
             defer { state.started = true }
-            return (!state.started, false)
+            return state.started ? .signalThread : .startThread
         }
-        if inline {
+        switch step {
+        case .none: return
+        case .startThread: Thread { [self] in run() }.start()
+        case .signalThread: state.signal()
+        case .checkpointHere:
             let deadline = Date().addingTimeInterval(Self.writerWait)
             state.withLock(waitingUntil: { ($0.running || $0.requested) && !$0.stopped ? deadline : nil }) { _ in }
             sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             state.withLock { $0.byWriter += 1 }
-            return
-        }
-        if startThread {
-            let thread = Thread { [self] in run() }
-            thread.start()
-        } else {
-            state.signal()
         }
     }
 
@@ -88,10 +92,12 @@ final class WALCheckpointer: Sendable {
         agent_set_thread_name(AgentStore.checkpointThreadName)
         var connection: OpaquePointer?
         // A read opens the WAL: a connection that has read nothing has none to checkpoint.
-        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-              sqlite3_exec(connection, "SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
+        let opened = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard opened == SQLITE_OK, sqlite3_exec(connection, "SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
+            let reason = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(opened))
             sqlite3_close_v2(connection)
             finish(unavailable: true)
+            logger.warning("store: the WAL's checkpoint thread cannot open \(path) (\(reason)); the writer checkpoints it itself, as SQLite does")
             return
         }
         while state.withLock(waitingUntil: { $0.requested || $0.stopping ? nil : .distantFuture }, { state -> Bool in

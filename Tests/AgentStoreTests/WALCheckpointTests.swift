@@ -7,9 +7,9 @@ import Logging
 import Testing
 
 /// The WAL is copied back into the database by a thread of the store's own, not in the
-/// writer's commits, and stays within the bound it had: SQLite checkpoints every 1,000 pages,
-/// 16 MiB of WAL with 16 KiB pages; the store keeps it at 4 MiB, the size the full-disk
-/// guarantees were tested with.
+/// writer's commits, and stays bounded: SQLite checkpoints every 1,000 pages, 16 MiB of WAL
+/// with 16 KiB pages; the store asks its thread at 4 MiB, the size the full-disk guarantees
+/// were tested with, and the writer copies the rest itself at 8 MiB.
 @Suite struct WALCheckpointTests {
     /// Commits `megabytes` commits of 1 MiB of events, each waited for.
     private static func commit(_ megabytes: Int, to store: AgentStore) {
@@ -37,15 +37,15 @@ import Testing
         let path = folder + "/agent.sqlite"
         let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
         Self.commit(24, to: store)
-        // The thread is asked at 2 MiB; the writer waits for it at 4 MiB: it has checkpointed
+        // The thread is asked at 4 MiB; the writer waits for it at 8 MiB: it has checkpointed
         // by then, or does once it runs.
         let deadline = Date().addingTimeInterval(60)
         while store.checkpoints.byThread == 0, Date() < deadline { usleep(10_000) }
         #expect(store.checkpoints.byThread > 0, "checkpoints: \(store.checkpoints)")
         let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? -1
         let database = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? -1
-        // At most 4 MiB between checkpoints, plus the commit that crossed it (1 MiB and its pages).
-        #expect(wal > 0 && wal <= 6 << 20, "the WAL is \(wal) bytes after 24 MiB of events")
+        // At most 8 MiB, plus the commit that crossed it (1 MiB and its pages).
+        #expect(wal > 0 && wal <= 10 << 20, "the WAL is \(wal) bytes after 24 MiB of events")
         #expect(database >= 16 << 20, "the database holds \(database) bytes: the WAL was not checkpointed into it")
         store.close()
         // Every event is there.
