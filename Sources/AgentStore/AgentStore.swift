@@ -36,7 +36,13 @@ public final class AgentStore: Sendable {
     }
 
     /// Opens (creating) the database and starts the writer. Throws if it cannot be opened.
-    public init(path: String, settings: StoreSettings, logger: Logger) throws {
+    public convenience init(path: String, settings: StoreSettings, logger: Logger) throws {
+        try self.init(path: path, settings: settings, logger: logger, checkpointWait: WALCheckpointer.writerWait)
+    }
+
+    /// The same, with the longest the writer waits for the checkpoint thread at 8 MiB of WAL
+    /// (a test makes the bound exact with a wait longer than any checkpoint).
+    package init(path: String, settings: StoreSettings, logger: Logger, checkpointWait: Double) throws {
         self.path = path
         self.settings = settings
         self.logger = logger
@@ -48,7 +54,7 @@ public final class AgentStore: Sendable {
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
         let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
-        let checkpointer = WALCheckpointer(path: path, logger: logger)
+        let checkpointer = WALCheckpointer(path: path, logger: logger, writerWait: checkpointWait)
         self.checkpointer = checkpointer
         configuration.prepareDatabase { db in
             // The page size first: it holds only for a new database (an older one keeps its own).
@@ -75,15 +81,14 @@ public final class AgentStore: Sendable {
     /// with the checkpoint at the same bytes (benchmarks/HISTORY.md, stops 51 and 52).
     package static let pageSize = 16_384
 
-    /// The WAL is checkpointed every 4 MiB whatever the page size (SQLite counts pages: its
-    /// default 1,000 was 4 MiB with 4 KiB pages): the full-disk guarantees were tested with a
-    /// WAL that size, and 16 MiB between checkpoints filled the tests' small disks.
+    /// The WAL is checkpointed from 4 MiB whatever the page size (SQLite counts pages: its
+    /// default 1,000 was 4 MiB with 4 KiB pages), by the checkpoint thread; the writer copies
+    /// what is left at twice that (``WALCheckpointer``). 16 MiB between checkpoints filled the
+    /// full-disk tests' small disks.
     package static let checkpointBytes = 4 << 20
 
-    /// WAL checkpoints run so far: by the checkpoint thread, and by the writer (the WAL reached
-    /// its bound while the thread's checkpoints had not let SQLite start it over). A passive
-    /// checkpoint copies what it can: nothing while a reader holds the oldest frames.
-    package var checkpoints: (byThread: Int, byWriter: Int) { checkpointer.counts }
+    /// WAL checkpoints that copied frames (see ``WALCheckpointer/Counts``).
+    package var checkpoints: WALCheckpointer.Counts { checkpointer.counts }
 
     /// The kernel's name (comm) of the thread that checkpoints the WAL (see ``WALCheckpointer``).
     package static let checkpointThreadName = "agent-wal-ckpt"

@@ -11,23 +11,38 @@ import Logging
 /// benchmarks/HISTORY.md, stop 61).
 ///
 /// The writer's connection reports, after each commit, how many frames its WAL holds (SQLite's
-/// WAL hook). From `wal_autocheckpoint`'s size on (4 MiB), the thread is asked for a passive
-/// checkpoint on a connection of its own, where SQLite ran one in the writer: the writer does
-/// not wait for it. Once every frame is copied back, SQLite starts the WAL over at the next
-/// transaction, so a WAL that grows more slowly than the thread copies stays at that size.
-/// Under a steady load the writer's next transactions land before the thread is done; so at
-/// twice the size the writer waits for the thread and copies the rest itself, and the WAL
-/// stays within 8 MiB and one transaction.
+/// WAL hook). From ``AgentStore/checkpointBytes`` on (4 MiB), the thread is asked for a
+/// passive checkpoint on a connection of its own, where SQLite ran one in the writer: the
+/// writer does not wait for it. Once every frame is copied back, SQLite starts the WAL over at
+/// the next transaction, so a WAL that grows more slowly than the thread copies stays at that
+/// size. Under a steady load the writer's next transactions land before the thread is done; so
+/// at twice the size the writer waits for the thread and copies the rest itself, and the WAL
+/// stays within 8 MiB and one transaction — unless a checkpoint of the thread outlasts the
+/// writer's wait (a slow disk: the writer then copies nothing, as the thread holds the
+/// checkpoint, and tries again at its next commit) or a reader holds older frames (a passive
+/// checkpoint copies up to the oldest reader's snapshot, as SQLite's did).
 ///
-/// A checkpoint that fails (a full disk, another process checkpointing) is left to the next
-/// one, as SQLite's automatic checkpoint leaves it; nothing acknowledged depends on it.
-final class WALCheckpointer: Sendable {
+/// A commit that crosses 4 MiB while the thread's checkpoint runs asks for nothing: the next
+/// commit does. A checkpoint that fails (a full disk, another process checkpointing) is left
+/// to the next one, as SQLite's automatic checkpoint leaves it; nothing acknowledged depends
+/// on it.
+package final class WALCheckpointer: Sendable {
     private let path: String
     private let logger: Logger
+    private let writerWait: Double
     private let state = Guarded(State())
 
-    /// The longest the writer waits for the thread's checkpoint before copying what it can.
+    /// The longest the writer waits for the thread's checkpoint, by default.
     static let writerWait: Double = 2
+
+    /// Checkpoints that returned with frames copied back, by the thread and by the writer (at
+    /// 8 MiB, or at 4 MiB without the thread), and the writer's waits that ended with the
+    /// thread's checkpoint still running.
+    package struct Counts: Sendable {
+        package var byThread = 0
+        package var byWriter = 0
+        package var writerWaitsTimedOut = 0
+    }
 
     private struct State {
         /// Frames (pages) in the WAL from which the thread checkpoints (the writer from twice).
@@ -39,17 +54,17 @@ final class WALCheckpointer: Sendable {
         var stopped = false
         /// The thread could not open its connection: the writer checkpoints, as SQLite did.
         var unavailable = false
-        var byThread = 0
-        var byWriter = 0
+        var counts = Counts()
     }
 
-    init(path: String, logger: Logger) {
+    init(path: String, logger: Logger, writerWait: Double) {
         self.path = path
         self.logger = logger
+        self.writerWait = writerWait
     }
 
-    /// Checkpoints run so far by the thread and by the writer.
-    var counts: (byThread: Int, byWriter: Int) { state.withLock { ($0.byThread, $0.byWriter) } }
+    /// What the checkpoints did so far.
+    var counts: Counts { state.withLock { $0.counts } }
 
     /// Installs the WAL hook on the writer's `connection` in place of SQLite's automatic
     /// checkpoint every `checkpointPages` frames. The checkpointer must outlive the connection.
@@ -64,7 +79,8 @@ final class WALCheckpointer: Sendable {
 
     private enum Step { case none, startThread, signalThread, checkpointHere }
 
-    /// After a commit on the writer's connection (its thread), with the WAL's frame count.
+    /// After a commit on the writer's connection (the writer thread's, or a migration's or a
+    /// `withWriter` caller's, on theirs), with the WAL's frame count.
     private func walGrew(frames: Int, connection: OpaquePointer?) {
         let step = state.withLock { state -> Step in
             guard frames >= state.checkpointPages else { return .none }
@@ -79,12 +95,16 @@ final class WALCheckpointer: Sendable {
         switch step {
         case .none: return
         case .startThread: Thread { [self] in run() }.start()
-        case .signalThread: state.signal()
+        case .signalThread: state.broadcast()
         case .checkpointHere:
-            let deadline = Date().addingTimeInterval(Self.writerWait)
-            state.withLock(waitingUntil: { ($0.running || $0.requested) && !$0.stopped ? deadline : nil }) { _ in }
-            sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            state.withLock { $0.byWriter += 1 }
+            let deadline = Date().addingSaturated(writerWait)
+            let threadBusy = state.withLock(waitingUntil: { ($0.running || $0.requested) && !$0.stopped ? deadline : nil }) { state in
+                if state.running { state.counts.writerWaitsTimedOut += 1 }
+                return state.running
+            }
+            // The thread holds the checkpoint: SQLite would refuse the writer's at once.
+            guard !threadBusy else { return }
+            if Self.checkpoint(connection) { state.withLock { $0.counts.byWriter += 1 } }
         }
     }
 
@@ -92,8 +112,10 @@ final class WALCheckpointer: Sendable {
         agent_set_thread_name(AgentStore.checkpointThreadName)
         var connection: OpaquePointer?
         // A read opens the WAL: a connection that has read nothing has none to checkpoint.
+        // The busy timeout is for that read (a passive checkpoint never waits).
         let opened = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
-        guard opened == SQLITE_OK, sqlite3_exec(connection, "SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
+        guard opened == SQLITE_OK, sqlite3_busy_timeout(connection, 5_000) == SQLITE_OK,
+              sqlite3_exec(connection, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK else {
             let reason = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(opened))
             sqlite3_close_v2(connection)
             finish(unavailable: true)
@@ -106,15 +128,21 @@ final class WALCheckpointer: Sendable {
             state.running = true
             return true
         }) {
-            sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            let copied = Self.checkpoint(connection)
             state.withLock {
                 $0.running = false
-                $0.byThread += 1
+                if copied { $0.counts.byThread += 1 }
             }
             state.broadcast()
         }
         sqlite3_close_v2(connection)
         finish(unavailable: false)
+    }
+
+    /// A passive checkpoint; whether it copied frames back.
+    private static func checkpoint(_ connection: OpaquePointer?) -> Bool {
+        var frames: Int32 = 0, copied: Int32 = 0
+        return sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK && copied > 0
     }
 
     private func finish(unavailable: Bool) {
@@ -136,7 +164,7 @@ final class WALCheckpointer: Sendable {
         }
         state.broadcast()
         guard started else { return }
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingSaturated(timeout)
         state.withLock(waitingUntil: { $0.stopped ? nil : deadline }) { _ in }
     }
 }
