@@ -106,9 +106,11 @@ import Testing
         let succeededAtLoss = try await Self.succeeded(store, "work")
         #expect(succeededAtLoss < Self.runs, "the loss came mid-run")
 
-        let done = try await Self.wait(timeout: 120) { try await Self.succeeded(store, "work") >= Self.runs }
+        // After the loss host-c works alone: on a CI machine running the other suites beside it,
+        // it finished 80-90 runs a second, 9,646 of the 10,000 within 120 s (stop 61's dry run).
+        let done = try await Self.wait(timeout: 300) { try await Self.succeeded(store, "work") >= Self.runs }
         let finalCounts = try await store.runs.statusCounts(task: "work")
-        try #require(done, "every run succeeded within 120 s: \(finalCounts)\n\(c.transcript)")
+        try #require(done, "every run succeeded within 300 s: \(finalCounts)\n\(c.transcript)")
         let elapsed = Date().timeIntervalSince(started)
         let before = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10))
 
