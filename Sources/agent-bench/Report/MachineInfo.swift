@@ -50,9 +50,7 @@ extension MachineInfo {
     /// "cpuidle haltpoll, guest halt polling off" and the like, from /sys; nil where the
     /// kernel says nothing of it.
     static func idleState() -> String? {
-        func value(_ path: String) -> String? {
-            (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func value(_ path: String) -> String? { ProcFiles.read(path)?.trimmingCharacters(in: .whitespacesAndNewlines) }
         let cpuidle = "/sys/devices/system/cpu/cpuidle/"
         guard let driver = value(cpuidle + "current_driver") else { return nil }
         var text = "cpuidle \(driver)"
