@@ -53,7 +53,9 @@ let testTargets: [Target] = [
     // The binaries it runs are built first (`swift build --build-tests` builds them all anyway).
     ("EndToEndTests", [
         "AgentBase", "AgentCore", "AgentVersion", .product(name: "GRDB", package: "GRDB.swift"),
-        "agent-control", "agent-worker", "validate-settings", "create-agent", "add-agent-module",
+        // agent-control's commands as a library: the executable target's static runtime
+        // would be linked into the test bundle with it.
+        "AgentControlCLI", "agent-worker", "validate-settings", "create-agent", "add-agent-module",
         // CommandDefinitionTests runs ArgumentParser's own checks of every command.
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
@@ -254,14 +256,33 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "agent-control",
+        // agent-control's command tree, a library of its own so that the tests that check it
+        // (CommandDefinitionTests) link it without the executable's linker settings below.
+        .target(
+            name: "AgentControlCLI",
             dependencies: [
                 "AgentRuntime", "AgentBase", "AgentWork", "AgentStore", "AgentCommands", "AgentCLI", "AgentVersion", "AgentHTTP", .target(name: "AgentFleet", condition: fleet),
                 "AgentScaffolding", "JSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
+        ),
+        // The Swift runtime and Foundation linked statically: the dynamic loader's work on
+        // them (their loads, relocations and symbol lookups) was ~5 ms of every launch and of
+        // every command (issue 38, item 4). agent-worker stays dynamic: the modules it loads
+        // with dlopen link the shared runtime, and a process may hold only one. lld, since the
+        // objects here are compiled against the shared libraries' modules and name none of
+        // the static archives' own dependencies, which lld finds in any order.
+        .executableTarget(
+            name: "agent-control",
+            dependencies: ["AgentControlCLI"],
+            swiftSettings: swiftSettings,
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-use-ld=lld", "-l_FoundationCShims", "-l_FoundationCollections", "-lCoreFoundation", "-lswiftSynchronization"],
+                    .when(platforms: [.linux])
+                ),
+            ]
         ),
         .executableTarget(
             name: "validate-settings",

@@ -18,7 +18,7 @@ from layers import strip, DECL
 
 IDENT = re.compile(r'\b[A-Za-z_][A-Za-z0-9_]*\b')
 IMPORT = re.compile(r'^((?:@\w+(?:\([^)]*\))?\s+)*)import\s+(?:(?:struct|class|enum|protocol|func|var|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)')
-USERS = ['Sources/AgentHTTP', 'Sources/AgentFleet', 'Sources/AgentCLI', 'Sources/agent-control',
+USERS = ['Sources/AgentHTTP', 'Sources/AgentFleet', 'Sources/AgentCLI', 'Sources/AgentControlCLI', 'Sources/agent-control',
          'Sources/agent-bench', 'Tests', 'Fuzz/Sources']
 TESTABLE = ('Tests/', 'Fuzz/')
 

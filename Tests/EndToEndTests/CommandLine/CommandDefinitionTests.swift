@@ -1,6 +1,6 @@
 @testable import ArgumentParser
 @testable import add_agent_module
-@testable import agent_control
+@testable import AgentControlCLI
 @testable import create_agent
 import Foundation
 import Testing

@@ -9,9 +9,9 @@ import ArgumentParser
 import Foundation
 import Logging
 
-@main
-struct AgentControl: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `agent-control`: the root of the command tree; the executable's `main.swift` calls `main()`.
+public struct AgentControl: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "agent-control",
         abstract: "Run and manage an AgentRuntime agent.",
         discussion: """
@@ -32,9 +32,11 @@ struct AgentControl: ParsableCommand {
                       Mcp.self]
     )
 
+    public init() {}
+
     /// `-C DIR` before the command and the hint for a misspelled command come first; every
     /// help ends with the exit status table.
-    static func main() {
+    public static func main() {
         // `console` (also what `start` detaches) compiles the settings' schema beside the
         // argument parsing, while the second core is idle (see StartWarmUp). A word "console"
         // elsewhere on the line only costs that compile on the other core.
