@@ -272,14 +272,17 @@ let package = Package(
         // every command (issue 38, item 4). agent-worker stays dynamic: the modules it loads
         // with dlopen link the shared runtime, and a process may hold only one. lld, since the
         // objects here are compiled against the shared libraries' modules and name none of
-        // the static archives' own dependencies, which lld finds in any order.
+        // the static archives' own dependencies, which lld finds in any order. Without
+        // -export-dynamic (which -static-stdlib adds): 62,623 exported symbols made the
+        // runtime's one dladdr at start scan them all; RELR packs the 153,346 relative
+        // relocations (glibc ≥ 2.36).
         .executableTarget(
             name: "agent-control",
             dependencies: ["AgentControlCLI"],
             swiftSettings: swiftSettings,
             linkerSettings: [
                 .unsafeFlags(
-                    ["-static-stdlib", "-use-ld=lld", "-l_FoundationCShims", "-l_FoundationCollections", "-lCoreFoundation", "-lswiftSynchronization"],
+                    ["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-l_FoundationCShims", "-l_FoundationCollections", "-lCoreFoundation", "-lswiftSynchronization"],
                     .when(platforms: [.linux])
                 ),
             ]
