@@ -276,9 +276,12 @@ let package = Package(
         // -export-dynamic (which -static-stdlib adds): 62,623 exported symbols made the
         // runtime's one dladdr at start scan them all; RELR packs the 153,346 relative
         // relocations (glibc ≥ 2.36).
+        // What agent-control does before the Swift runtime starts: name its crash backtracer's
+        // helper (backtrace_helper.c).
+        .target(name: "CAgentControl"),
         .executableTarget(
             name: "agent-control",
-            dependencies: ["AgentControlCLI"],
+            dependencies: ["AgentControlCLI", "CAgentControl"],
             swiftSettings: swiftSettings,
             linkerSettings: [
                 .unsafeFlags(
