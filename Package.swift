@@ -267,6 +267,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What agent-control does before the Swift runtime starts: name its crash backtracer's
+        // helper (backtrace_helper.c).
+        .target(name: "CAgentControl"),
         // The Swift runtime and Foundation linked statically: the dynamic loader's work on
         // them (their loads, relocations and symbol lookups) was ~5 ms of every launch and of
         // every command (issue 38, item 4). agent-worker stays dynamic: the modules it loads
@@ -276,9 +279,6 @@ let package = Package(
         // -export-dynamic (which -static-stdlib adds): 62,623 exported symbols made the
         // runtime's one dladdr at start scan them all; RELR packs the 153,346 relative
         // relocations (glibc ≥ 2.36).
-        // What agent-control does before the Swift runtime starts: name its crash backtracer's
-        // helper (backtrace_helper.c).
-        .target(name: "CAgentControl"),
         .executableTarget(
             name: "agent-control",
             dependencies: ["AgentControlCLI", "CAgentControl"],
