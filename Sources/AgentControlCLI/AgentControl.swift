@@ -148,8 +148,9 @@ struct Console: ParsableCommand {
         (AGENT_WORKER_MALLOC_ARENAS=N sets another limit; 0 leaves glibc's own). \
         Each worker keeps an exit reaper (`agent-exit` in ps), which holds its memory after a crash \
         so that the restart need not wait for the kernel to free it (AGENT_WORKER_EXIT_REAPER=0: none). \
-        Once every first start has settled, the agent unmaps the pages of its own code that only the \
-        start used (they stay in the page cache; AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
+        Once every first start has settled, the agent unmaps the code pages that only the start \
+        used, and each worker its own a second after it is ready (they stay in the page cache; \
+        AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \

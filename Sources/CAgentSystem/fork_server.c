@@ -177,7 +177,15 @@ static void default_stop_signals(void) {
     signal(SIGHUP, SIG_DFL);
 }
 
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length) {
+/* Waits until `control` is readable (or ended), up to `timeout_ms`: poll's result, 0 on the timeout. */
+static int await_readable(int control, int timeout_ms) {
+    struct pollfd wait = {.fd = control, .events = POLLIN};
+    int ready;
+    do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    return ready;
+}
+
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms) {
     /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
        server ends when the supervisor closes its socket, or with it (parent-death signal). */
     signal(SIGTERM, SIG_IGN);
@@ -190,7 +198,15 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     dl_iterate_phdr(find_tid_caches, &server);
     volatile int32_t *shared = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) return -1;
+    int released = release_after_ms < 0;
     for (;;) {
+        /* Its code pages, once the start's requests are over: a forked worker maps its own
+           either way (no page table of a file mapping is copied at fork). */
+        if (!released && await_readable(control, release_after_ms) == 0) {
+            int problem;
+            agent_release_file_pages(&problem);
+            released = 1;
+        }
         int fds[3];
         ssize_t n = receive_request(control, buf, capacity - 1, fds);
         if (n == 0 || n == -1 || n == -3) {
@@ -247,9 +263,7 @@ int agent_fork_server_request(int control, const char *payload, size_t length, i
     do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
 
-    struct pollfd wait = {.fd = control, .events = POLLIN};
-    int ready;
-    do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
+    int ready = await_readable(control, timeout_ms);
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
     int32_t value = 0;

@@ -163,7 +163,7 @@ import Testing
     @Test func aFolderHeldOpenIsFoundByItsHolderAndNothingElse() throws {
         let folder = TestPaths.temporaryDirectory("held")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        FileManager.default.createFile(atPath: folder + "/file", contents: Data())
+        #expect(FileManager.default.createFile(atPath: folder + "/file", contents: Data()))
         #expect(WorkerContainment.holder(of: folder) == nil)
         // Foundation's Process hangs in waits in this test process: posix_spawn and waitpid.
         func shell(_ script: String) throws -> pid_t {

@@ -1,9 +1,11 @@
+import AgentCore
 import AgentTestSupport
 import Foundation
 import Testing
 
-/// agent-control gives back the pages of its own code that only its start touched, once every
-/// first start has settled (`AGENT_RELEASE_START_PAGES=0` keeps them), and runs on.
+/// agent-control gives back the code pages that only its start touched, once every first start
+/// has settled, and each worker its own a second after its ready frame
+/// (`AGENT_RELEASE_START_PAGES=0` keeps them); all run on.
 @Suite(.ownThreads, .serialized) struct StartPagesTests {
     static let settings = """
     {"enabled_modules": ["sample"], "processes": {
@@ -11,11 +13,11 @@ import Testing
       "busy": {"type": "trade_frequency", "window": 5, "threshold": 100}}}
     """
 
-    /// RSS in kB of agent-control's mappings of its executable that were never written (code and
-    /// constants), from /proc/PID/smaps.
+    /// RSS in kB of a process's private file mappings that were never written (code and
+    /// constants, its executable's and its libraries'), from /proc/PID/smaps.
     static func codeResidentKB(of pid: Int32) throws -> Int {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
-        let smaps = try String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)
+        // ProcFile reads to the end: Foundation's String(contentsOfFile:) stops short on /proc.
+        guard let smaps = ProcFile.read("/proc/\(pid)/smaps") else { throw POSIXError(.ENOENT) }
         var mapping: (rss: Int, anonymous: Int, code: Bool)?
         var total = 0
         func close() { if let mapping, mapping.code, mapping.anonymous == 0 { total += mapping.rss } }
@@ -24,7 +26,8 @@ import Testing
             if !first.hasSuffix(":") {
                 close()
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                mapping = (0, 0, fields.count >= 6 && fields[5...].joined(separator: " ") == executable && !fields[1].contains("w"))
+                let permissions = fields.count > 1 ? fields[1] : ""
+                mapping = (0, 0, fields.count >= 6 && fields[5].hasPrefix("/") && !permissions.contains("w") && permissions.hasSuffix("p"))
             } else if let kB = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) {
                 if first == "Rss:" { mapping?.rss += kB }
                 if first == "Anonymous:" { mapping?.anonymous += kB }
@@ -32,6 +35,26 @@ import Testing
         }
         close()
         return total
+    }
+
+    /// The pid of the worker of process `name`, from `status --json`.
+    static func workerPid(_ run: AgentRun, _ name: String) throws -> Int32? {
+        let result = try runProgram("agent-control", ["status", "--json", "--settings", run.settingsFile])
+        let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let process = (object?["processes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == name }
+        return (process?["pid"] as? Int).map(Int32.init)
+    }
+
+    /// Waits until the worker `pid` has given back its start's code pages (its "agent-pages"
+    /// thread has come and gone after the ready frame), at most a minute.
+    static func codeResidentKBOnceReleased(ofWorker pid: Int32, below ceiling: Int) throws -> Int {
+        let deadline = Date().addingTimeInterval(60)
+        var resident = try codeResidentKB(of: pid)
+        while resident >= ceiling, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            resident = try codeResidentKB(of: pid)
+        }
+        return resident
     }
 
     /// Waits until both processes run (their start settled), as `status` says.
@@ -53,6 +76,9 @@ import Testing
         defer { _ = kept.stop(signal: SIGKILL, timeout: 10) }
         #expect(try Self.waitUntilRunning(kept), "\(kept.transcript)")
         let keptKB = try Self.codeResidentKB(of: kept.process.processIdentifier)
+        // A worker keeps its start's pages too.
+        let keptWorker = try #require(try Self.workerPid(kept, "busy"))
+        let keptWorkerKB = try Self.codeResidentKB(of: keptWorker)
         #expect(kept.stop() == 0)
 
         let run = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--json", "--log-level", "debug"])
@@ -62,6 +88,11 @@ import Testing
         let releasedKB = try Self.codeResidentKB(of: run.process.processIdentifier)
         // What the agent touched again since is mapped again; the start's bulk is gone.
         #expect(releasedKB * 2 < keptKB, "code RSS \(releasedKB) kB after the release, \(keptKB) kB kept")
+        // A worker gives its own back a second after its ready frame, and runs on. A monitor at
+        // work maps much of its code again (a debug build's: two thirds).
+        let worker = try #require(try Self.workerPid(run, "busy"))
+        let workerKB = try Self.codeResidentKBOnceReleased(ofWorker: worker, below: keptWorkerKB * 3 / 4)
+        #expect(workerKB * 4 < keptWorkerKB * 3, "worker code RSS \(workerKB) kB after the release, \(keptWorkerKB) kB kept")
         // Everything it runs is mapped again at its touch: commands, events, a reload, the stop.
         #expect(try Self.waitUntilRunning(run), "\(run.transcript)")
         func isTrade(_ line: String) -> Bool {

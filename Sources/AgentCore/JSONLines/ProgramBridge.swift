@@ -171,7 +171,10 @@ final class ProgramBridge: @unchecked Sendable {
     func handle(_ frame: JSONLinesFrame) {
         switch frame {
         case .ready:
-            if !readySent.exchange(true, ordering: .acquiringAndReleasing) { host.channel.send(.ready, body: WorkerMain.readyFrameBody) }
+            if !readySent.exchange(true, ordering: .acquiringAndReleasing) {
+                host.channel.send(.ready, body: WorkerMain.readyFrameBody)
+                WorkerMemory.releaseStartPagesLater()
+            }
         case .emit(let emit):
             emitEvent(emit)
         case .message(let message):

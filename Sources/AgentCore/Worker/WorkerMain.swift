@@ -72,7 +72,7 @@ public enum WorkerMain {
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
-        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length)
+        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay)
         guard served == 0 else {
             if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
             exit(ExitCode.success)
@@ -447,6 +447,7 @@ public enum WorkerMain {
         startExitReaper()
         channel.send(.ready, body: readyFrameBody)
         host?.releaseReader()
+        WorkerMemory.releaseStartPagesLater()
         sched_yield()
     }
 

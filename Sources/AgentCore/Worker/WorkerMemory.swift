@@ -36,6 +36,32 @@ enum WorkerMemory {
         }
     }
 
+    /// The environment variable that, set to 0 (or no, false, off), keeps the code pages the
+    /// start touched mapped, in workers and the fork server as in agent-control.
+    static let releaseStartPagesKey = "AGENT_RELEASE_START_PAGES"
+    /// How long after a worker says ready, and after the fork server's last request, the code
+    /// pages are given back: the start is over by then, a module's first work begun.
+    static let releaseDelayMilliseconds: Int32 = 1000
+
+    /// Whether the start's code pages are given back (the environment does not say no).
+    static var releasesStartPages: Bool {
+        guard let value = getenv(releaseStartPagesKey) else { return true }
+        return !["0", "no", "false", "off"].contains(String(cString: value).lowercased())
+    }
+
+    /// Gives back, `releaseDelayMilliseconds` from now on a thread of its own, the code pages
+    /// the worker's start touched (see `agent_release_file_pages` in file_pages.c): once in a
+    /// worker's life, after its ready frame.
+    static func releaseStartPagesLater() {
+        guard releasesStartPages else { return }
+        if agent_release_file_pages_later(UInt32(releaseDelayMilliseconds)) != 0 {
+            complain("cannot start the thread that gives the start's code pages back: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The fork server's delay before it gives its code pages back (−1: it keeps them).
+    static var forkServerReleaseDelay: Int32 { releasesStartPages ? releaseDelayMilliseconds : -1 }
+
     private static func complain(_ message: String) {
         let line = "agent-worker: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }

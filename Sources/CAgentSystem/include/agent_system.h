@@ -83,6 +83,20 @@ pid_t agent_start_exit_reaper(void);
 /** Whether processes `a` and `b` share one address space (kcmp KCMP_VM): 1, 0, or -1 with errno. */
 int agent_share_address_space(pid_t a, pid_t b);
 
+/**
+ * Unmaps (MADV_DONTNEED) every private, never-written file mapping of the calling process —
+ * code and constants with no copied-on-write page, resident or swapped out (file_pages.c). The
+ * pages stay in the page cache; one touched again is mapped again. Returns the bytes of the mappings released; `*problem` is 0,
+ * or the first errno met (smaps unreadable, a madvise refused).
+ */
+long agent_release_file_pages(int *problem);
+
+/**
+ * Calls agent_release_file_pages on a detached thread of its own ("agent-pages", all
+ * signals blocked) after `delay_ms`. Returns 0, or -1 when the thread cannot be made.
+ */
+int agent_release_file_pages_later(unsigned delay_ms);
+
 /** pidfd_open(pid, 0). Returns the fd or -1 with errno. */
 int agent_pidfd_open(pid_t pid);
 
@@ -157,8 +171,10 @@ int agent_limit_malloc_arenas(int count);
  * (NUL-terminated, `*length` bytes), the channel on fd 3, stdout and stderr on fds 1 and 2,
  * its own process group and no other fd; returns -1 in the server when the control socket closes
  * (the supervisor is gone), -3 when the supervisor asked it to quit (agent_fork_server_quit).
+ * Once no request has come for `release_after_ms` (< 0: never), the server gives back its code
+ * pages (agent_release_file_pages), once.
  */
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length);
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms);
 
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
 int agent_fork_server_quit(int control);
