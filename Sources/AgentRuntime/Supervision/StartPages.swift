@@ -7,10 +7,9 @@ import Logging
 /// validation, the first spawns): about half of an idle supervisor's memory, given back once the
 /// start is over.
 ///
-/// Every private file mapping that was never written — code and constants, the executable's and
-/// the libraries'; not data, not relocated read-only data, which have copied-on-write pages — is
-/// unmapped with `MADV_DONTNEED` (`agent_release_file_pages`, which workers and the fork server
-/// use too). The pages stay in the page cache: one used again is mapped again at its next touch
+/// The read-only segments of the executable and its libraries — code and constants; not data,
+/// not relocated read-only data, none with a page copied on write — are unmapped with
+/// `MADV_DONTNEED` (`agent_release_file_pages`, which workers and the fork server use too). The pages stay in the page cache: one used again is mapped again at its next touch
 /// (a minor fault), so the resident memory becomes what the supervisor runs on.
 package enum StartPages {
     /// What one release did: the bytes unmapped, or why nothing was.
@@ -34,7 +33,7 @@ package enum StartPages {
         }
     }
 
-    /// Releases the never-written file mappings of this process (see the type).
+    /// Releases the read-only segments of this process's executable and libraries (see the type).
     package static func release() -> Outcome {
         var problem: Int32 = 0
         let bytes = agent_release_file_pages(&problem)

@@ -84,9 +84,10 @@ pid_t agent_start_exit_reaper(void);
 int agent_share_address_space(pid_t a, pid_t b);
 
 /**
- * Unmaps (MADV_DONTNEED) every private, never-written file mapping of the calling process —
- * code and constants with no copied-on-write page, resident or swapped out (file_pages.c). The
- * pages stay in the page cache; one touched again is mapped again. Returns the bytes of the mappings released; `*problem` is 0,
+ * Unmaps (MADV_DONTNEED) the read-only segments (code, constants) of the executable and every
+ * library the dynamic loader has loaded, but a segment with a page copied on write, resident or
+ * swapped out, its RELRO part and an object with text relocations (file_pages.c). The pages
+ * stay in the page cache; one touched again is mapped again. Returns the bytes of the mappings released; `*problem` is 0,
  * or the first errno met (smaps unreadable, a madvise refused).
  */
 long agent_release_file_pages(int *problem);
