@@ -233,12 +233,13 @@ public final class AgentStore: Sendable {
     package static let batchLimit = 20_000
 
     private func writeLoop() {
-        var nextRetention = Date()
+        var retention = RetentionClock(maximumAge: settings.maximumAge)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         while true {
             // Kept changes are tried again when the retry is due.
-            let wake = retained.isEmpty ? nextRetention : min(nextRetention, retryAfter ?? nextRetention)
+            let due = retention.due
+            let wake = retained.isEmpty ? due : min(due, retryAfter ?? due)
             let commitInterval = settings.commitInterval
             let (taken, finished) = queued.withLock(waitingUntil: { $0.sleep(wake: wake, commitInterval: commitInterval) }) { queued in
                 let taken = queued.take()
@@ -275,6 +276,7 @@ public final class AgentStore: Sendable {
                         logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                     }
                     retained.clear()
+                    retention.written()
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
@@ -296,9 +298,9 @@ public final class AgentStore: Sendable {
             // Settled once this batch's outcome is told (see ``whenWritten(_:)``), before the
             // retention's deletes: a reader waits for the writes queued before it, not for those.
             if !taken.isEmpty { queued.withLock { $0.writing = false } }
-            if Date() >= nextRetention {
+            if Date() >= retention.due {
                 enforceRetention()
-                nextRetention = Date().addingTimeInterval(10)
+                retention.passed(at: Date())
             }
             if finished {
                 if !retained.isEmpty {
