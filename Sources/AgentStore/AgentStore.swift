@@ -233,7 +233,7 @@ public final class AgentStore: Sendable {
     package static let batchLimit = 20_000
 
     private func writeLoop() {
-        var retention = RetentionClock(maximumAge: settings.maximumAge)
+        var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         while true {
@@ -276,7 +276,7 @@ public final class AgentStore: Sendable {
                         logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                     }
                     retained.clear()
-                    retention.written()
+                    retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count)
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }

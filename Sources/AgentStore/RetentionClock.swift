@@ -1,36 +1,46 @@
 import Foundation
 
-/// When the writer next enforces the retention: at the start, then at most every 10 s while
-/// something is written, and on a store nothing is written to only as often as `max_age` needs
-/// (a tenth of it, from 10 s to 10 min). Without writes only age can put anything past the
-/// limits; a pass every 10 s on an idle agent cost CPU and mapped again the code pages the
-/// start had given back (SQLite's parser among them).
+/// When the writer next enforces the retention: at the start; 10 s after the last pass once a
+/// hundredth of the smallest count limit (`max_events`, `max_runs`) has been written since;
+/// otherwise as often as `max_age` needs (a tenth of it, from 10 s to 10 min), or 10 min once
+/// anything was written. So a store holds at most 1 % more than a count limit for at most
+/// 10 min, and an idle agent does no pass every 10 s: each cost CPU and mapped again the code
+/// pages the start had given back (SQLite's parser, GRDB's write path: 3.6 MB).
 struct RetentionClock {
     /// The shortest time between two passes.
     static let busyInterval: Double = 10
-    /// The longest time between two passes on a store with a `max_age`.
+    /// The longest time between two passes once anything was written.
     static let longestIdleInterval: Double = 600
 
-    private let idleInterval: Double?
+    private let idleInterval: Double
+    private let hasAgeLimit: Bool
+    /// Rows written since the last pass that make the next one due after `busyInterval` (nil:
+    /// no count limit).
+    private let threshold: Int?
     private var last = Date.distantPast
-    private var wrote = true
+    private var writtenSince: Int
 
-    init(maximumAge: Double?) {
-        idleInterval = maximumAge.map { max(Self.busyInterval, min(Self.longestIdleInterval, $0 / 10)) }
+    init(maximumAge: Double?, maximumEvents: Int?, maximumRuns: Int?) {
+        hasAgeLimit = maximumAge != nil
+        idleInterval = maximumAge.map { max(Self.busyInterval, min(Self.longestIdleInterval, $0 / 10)) } ?? Self.longestIdleInterval
+        let smallest = min(maximumEvents ?? .max, maximumRuns ?? .max)
+        threshold = smallest == .max ? nil : max(1, smallest / 100)
+        writtenSince = 0
     }
 
     /// When the next pass is due (`distantFuture`: only once something is written).
     var due: Date {
-        if wrote { return last.addingTimeInterval(Self.busyInterval) }
-        return idleInterval.map { last.addingTimeInterval($0) } ?? .distantFuture
+        if last == .distantPast || threshold.map({ writtenSince >= $0 }) == true { return last.addingTimeInterval(Self.busyInterval) }
+        if writtenSince > 0 || hasAgeLimit { return last.addingTimeInterval(idleInterval) }
+        return .distantFuture
     }
 
-    /// Something was committed.
-    mutating func written() { wrote = true }
+    /// `rows` (events, task and workflow runs, schedule fires) were committed.
+    mutating func written(_ rows: Int) { writtenSince = writtenSince.addingReportingOverflow(rows).overflow ? .max : writtenSince + rows }
 
     /// A pass ran at `time`.
     mutating func passed(at time: Date) {
         last = time
-        wrote = false
+        writtenSince = 0
     }
 }

@@ -2,33 +2,42 @@
 import Foundation
 import Testing
 
-/// The writer enforces the retention at the start, every 10 s while something is written, and
-/// on an idle store only as often as `max_age` needs.
+/// The writer enforces the retention at the start, 10 s after the last pass once a hundredth of
+/// the smallest count limit was written, and otherwise only as often as `max_age` needs.
 @Suite struct RetentionClockTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    @Test func theFirstPassIsDueAtOnceAndThe10SecondsAfterOnlyWhenSomethingWasWritten() {
-        var clock = RetentionClock(maximumAge: 7 * 24 * 3600)
+    @Test func theFirstPassIsDueAtOnceAndThe10SecondsAfterOnlyOnceAHundredthOfTheLimitIsWritten() {
+        // The defaults: a week, a million events, 100,000 runs.
+        var clock = RetentionClock(maximumAge: 7 * 24 * 3600, maximumEvents: 1_000_000, maximumRuns: 100_000)
         #expect(clock.due <= Self.start)
         clock.passed(at: Self.start)
-        // Nothing written: a week's age needs a pass every 10 min, no more.
-        #expect(clock.due == Self.start.addingTimeInterval(600))
-        clock.written()
+        #expect(clock.due == Self.start.addingTimeInterval(600), "idle: a week's age needs a pass every 10 min, no more")
+        clock.written(999)
+        #expect(clock.due == Self.start.addingTimeInterval(600), "under a hundredth of 100,000 runs")
+        clock.written(1)
         #expect(clock.due == Self.start.addingTimeInterval(10))
+        clock.passed(at: Self.start.addingTimeInterval(10))
+        #expect(clock.due == Self.start.addingTimeInterval(610))
     }
 
     @Test func anIdleStoreIsPassedAsOftenAsItsMaximumAgeNeeds() {
-        var short = RetentionClock(maximumAge: 60)
+        var short = RetentionClock(maximumAge: 60, maximumEvents: nil, maximumRuns: nil)
         short.passed(at: Self.start)
         #expect(short.due == Self.start.addingTimeInterval(10), "a tenth of a minute, but never under 10 s")
-        var hour = RetentionClock(maximumAge: 3600)
+        var hour = RetentionClock(maximumAge: 3600, maximumEvents: nil, maximumRuns: nil)
         hour.passed(at: Self.start)
         #expect(hour.due == Self.start.addingTimeInterval(360))
-        // Without an age limit only a write can put anything past the limits.
-        var unlimited = RetentionClock(maximumAge: nil)
+        // Without an age limit only writes can put anything past the limits.
+        var counted = RetentionClock(maximumAge: nil, maximumEvents: 50, maximumRuns: nil)
+        counted.passed(at: Self.start)
+        #expect(counted.due == .distantFuture)
+        counted.written(1)
+        #expect(counted.due == Self.start.addingTimeInterval(10), "a hundredth of 50 is less than one row")
+        var unlimited = RetentionClock(maximumAge: nil, maximumEvents: nil, maximumRuns: nil)
         unlimited.passed(at: Self.start)
-        #expect(unlimited.due == .distantFuture)
-        unlimited.written()
-        #expect(unlimited.due == Self.start.addingTimeInterval(10))
+        unlimited.written(Int.max)
+        unlimited.written(1)
+        #expect(unlimited.due == Self.start.addingTimeInterval(600), "no limit: a pass now and then does nothing")
     }
 }

@@ -8,7 +8,7 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and 5 s of settling (2 s with --quick), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; then the supervisor's memory once more with the store off; last, with AGENT_RELEASE_START_PAGES=0 (the code pages only the start touched stay mapped; by default agent-control unmaps its never-written file mappings — code and constants, its own and its libraries' — once every first start has settled, each worker its own 1 s after its ready frame and the fork server its own after 1 s without a request, and what each uses again is mapped again from the page cache). \"supervisor PSS: …\" rows: /proc/PID/smaps by mapping — the executable's code and constants (NIO, GRDB, the HTTP server, and the Swift runtime and Foundation are linked into it statically), its relocated data, SQLite, the C libraries, heap, stacks and anonymous memory (malloc arenas, SQLite's page cache), the shared rings, the store's files.")
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and \(Int(steadySeconds)) s of settling (past the page releases and the store's first retention pass after the start, 10 s: the steady state), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; then the supervisor's memory once more with the store off; last, with AGENT_RELEASE_START_PAGES=0 (the code pages only the start touched stay mapped; by default agent-control unmaps the read-only segments — code and constants — of its executable and its libraries once every first start has settled, each worker its own 1 s after its ready frame and the fork server its own after 1 s without a request, and what each uses again is mapped again from the page cache). \"supervisor PSS: …\" rows: /proc/PID/smaps by mapping — the executable's code and constants (NIO, GRDB, the HTTP server, and the Swift runtime and Foundation are linked into it statically), its relocated data, SQLite, the C libraries, heap, stacks and anonymous memory (malloc arenas, SQLite's page cache), the shared rings, the store's files.")
         // 20 workers without and with the HTTP server back to back, so that both see the same
         // phase of the machine; then 100.
         for (count, http) in [(20, false), (20, true), (100, false)] {
@@ -44,7 +44,7 @@ enum IdleBench {
         guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
             throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
         }
-        settle(run, seconds: environment.quick ? 2 : 5)
+        settle(run, seconds: steadySeconds)
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         let workerMemory = run.workerPids.compactMap(ProcFiles.memory(of:))
         guard workerMemory.count == count else { throw BenchError("read the memory of \(workerMemory.count) of \(count) workers") }
@@ -64,7 +64,7 @@ enum IdleBench {
         guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
             throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
         }
-        settle(run, seconds: environment.quick ? 1 : 2)
+        settle(run, seconds: steadySeconds)
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         section.add(Figure("supervisor RSS, store off, \(count) workers", .megabytes, median: supervisor.rssMB, count: 1))
         section.add(Figure("supervisor PSS, store off, \(count) workers", .megabytes, median: supervisor.pssMB, count: 1,
@@ -91,7 +91,7 @@ enum IdleBench {
         guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
             throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
         }
-        settle(run, seconds: environment.quick ? 2 : 5)
+        settle(run, seconds: steadySeconds)
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         section.add(Figure("supervisor PSS, start pages kept", .megabytes, median: supervisor.pssMB, count: 1,
                            note: String(format: "AGENT_RELEASE_START_PAGES=0; RSS %.1f MB", supervisor.rssMB)))
@@ -119,7 +119,7 @@ enum IdleBench {
         }
         // Let the workers' dispatch threads that served the start retire (they idle out after
         // a few seconds), so that the window sees the steady state.
-        settle(run, seconds: environment.quick ? 2 : 5)
+        settle(run, seconds: steadySeconds)
         let workers = run.workerPids
         var slices = Samples()
         var workerSlices = Samples()
@@ -201,6 +201,13 @@ enum IdleBench {
         let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
         if stopped == nil || !left.isEmpty { section.fail("\(count) workers: stop incomplete, \(left.count) worker(s) left") }
     }
+
+    /// How long after the last worker is ready memory and CPU are read: past the workers' and
+    /// the fork server's page releases (1 s), the supervisor's (once the starts settle), the
+    /// store's first retention pass after the start (10 s), and the workers' dispatch threads
+    /// that served the start retiring. Read sooner, the figures were those of a moment, not of
+    /// the steady state (the supervisor's PSS grew by 4 MB at the pass).
+    static let steadySeconds: Double = 12
 
     /// Keeps reading the supervisor's log for `seconds` (nothing should come).
     static func settle(_ run: ConsoleRun, seconds: Double) {
