@@ -110,6 +110,9 @@ package final class SupervisedProcess {
     package var wasEverReady = false
     /// Called once the worker is gone after a stop (reload and process commands use it).
     package var onStopped: [() -> Void] = []
+    /// A reload's replacement that waits for the worker of the process it replaces to be gone
+    /// before its first start (cleared by the start).
+    package var awaitsPredecessor = false
     /// The failure the worker reported before exiting, if any.
     package var reportedFailure: (code: String, message: String)?
     /// Saved state (kept in memory until the store lands).

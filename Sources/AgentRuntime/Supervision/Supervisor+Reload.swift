@@ -95,10 +95,17 @@ extension Supervisor {
                 }
                 let fresh = SupervisedProcess(plan)
                 fresh.savedState = existing.savedState
+                fresh.awaitsPredecessor = true
                 next.append(fresh)
                 restarted.append(plan.name)
+                // Starts the process of that name the settings hold once the old worker is
+                // gone: a reload since may have replaced `fresh` (it then waits for this same
+                // worker) or removed it.
+                let name = plan.name
                 retire(existing) { [unowned self] in
-                    if !stopping { spawn(fresh) }
+                    guard !stopping, let current = processes.first(where: { !$0.isTaskExecutor && $0.name == name }),
+                          current.awaitsPredecessor, !current.hasWorker else { return }
+                    spawn(current)
                 }
             } else {
                 let fresh = SupervisedProcess(plan)
@@ -118,10 +125,12 @@ extension Supervisor {
     }
 
     /// Stops a process that is being replaced or removed; `then` runs once its worker is gone.
+    /// A replacement that never started, waiting for its own predecessor's worker, has none:
+    /// that worker's end starts the process the settings now hold.
     private func retire(_ process: SupervisedProcess, then: (() -> Void)?) {
         cancelRestart(process)
         guard process.hasWorker else {
-            then?()
+            if !process.awaitsPredecessor { then?() }
             return
         }
         table.retire(process)

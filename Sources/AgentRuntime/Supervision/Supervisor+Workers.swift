@@ -47,6 +47,7 @@ extension Supervisor {
     /// frame.
     func spawn(_ process: SupervisedProcess) {
         process.restartTimer = nil
+        process.awaitsPredecessor = false
         let worker: LaunchedWorker
         var spare: SparePool.Spare?
         if let taken = spares.take(for: process.module.library) {
