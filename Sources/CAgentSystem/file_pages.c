@@ -25,7 +25,10 @@
    on write (a debugger's breakpoint, a uprobe). Walked with dl_iterate_phdr, whose lock keeps
    every listed object mapped until the walk ends (dlclose unmaps under it), and whose list
    holds an object only once its segments are in place (dlopen maps them first): a segment is
-   never one that a dlopen beside the release is still mapping over. Not an object whose
+   never one that a dlopen beside the release is still mapping over, and smaps, read under the
+   same lock, describes the objects listed. A breakpoint or a uprobe put into a segment in the
+   few ms between the reading and its madvise is lost with it: AGENT_RELEASE_START_PAGES=0
+   when debugging. Not an object whose
    relocations write into its code (DT_TEXTREL), not its RELRO part (written at load). */
 
 /* One mapping of /proc/self/smaps: clean when private, not writable, of a file, and without a
@@ -113,6 +116,15 @@ static int has_text_relocations(const struct dl_phdr_info *info) {
 static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct walk *walk = data;
+    /* Read under the loader's lock, which the walk holds from its first object to its last: no
+       object is unloaded, and none loaded where one was, between the reading and the madvise. */
+    if (!walk->mappings) {
+        walk->mappings = read_mappings(&walk->count);
+        if (!walk->mappings) {
+            walk->problem = errno;
+            return 1;
+        }
+    }
     if (has_text_relocations(info)) return 0;
     uintptr_t relro_start = 0, relro_end = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -140,11 +152,6 @@ static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
 
 long agent_release_file_pages(int *problem) {
     struct walk walk = {.page = (uintptr_t)sysconf(_SC_PAGESIZE)};
-    walk.mappings = read_mappings(&walk.count);
-    if (!walk.mappings) {
-        *problem = errno;
-        return 0;
-    }
     dl_iterate_phdr(release_object, &walk);
     free(walk.mappings);
     *problem = walk.problem;

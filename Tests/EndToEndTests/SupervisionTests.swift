@@ -180,6 +180,27 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// A warm spare gives back the code pages its start touched while it waits for a start
+    /// frame: it may wait for hours, the only process mapping them.
+    @Test func aWaitingSpareGivesBackItsStartsCodePages() throws {
+        let kept = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"], environment: ["AGENT_RELEASE_START_PAGES": "0"])
+        defer { _ = kept.stop(signal: SIGKILL, timeout: 10) }
+        let keptKB = try StartPagesTests.codeResidentKB(of: try Self.spareAfterACrash(of: kept))
+        #expect(kept.stop() == 0)
+
+        let run = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"])
+        defer { _ = run.stop(signal: SIGKILL, timeout: 10) }
+        let spare = try Self.spareAfterACrash(of: run)
+        let releasedKB = try StartPagesTests.codeResidentKBOnceReleased(ofWorker: spare, below: keptKB / 2)
+        #expect(releasedKB * 2 < keptKB, "the spare's code RSS \(releasedKB) kB, \(keptKB) kB kept")
+        // Adopted, it runs as any worker.
+        kill(try #require(run.workerPids("one").last), SIGKILL)
+        let adopted = run.waitForLine(onStderr: true) { $0.contains("[one] started worker pid \(spare)") }
+        #expect(adopted?.contains("a warm spare") == true, "\(run.transcript)")
+        #expect(run.waitForLines(onStderr: true, count: 3) { $0.contains("[one] ready in") }.count == 3, "\(run.transcript)")
+        #expect(run.stop() == 0)
+    }
+
     /// A reload that takes a module away ends its spare with it.
     @Test func aReloadThatDropsAModuleEndsItsSpare() throws {
         let library = try Self.module(greeting: "kept module")

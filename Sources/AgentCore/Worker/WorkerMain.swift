@@ -193,6 +193,8 @@ public enum WorkerMain {
                 // start frame is done while it waits, so that adopted it says ready at once.
                 prepared = prepareHost(channel: channel, ring: ring)
                 startExitReaper()
+                // A spare may wait for hours, the only process mapping what its start touched.
+                WorkerMemory.releaseStartPagesLater()
                 first = awaitStartFrame(channel)
             } else {
                 first = channel.readOneFrame()

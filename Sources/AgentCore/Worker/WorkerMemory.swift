@@ -50,8 +50,8 @@ enum WorkerMemory {
     }
 
     /// Gives back, `releaseDelayMilliseconds` from now on a thread of its own, the code pages
-    /// the worker's start touched (see `agent_release_file_pages` in file_pages.c): once in a
-    /// worker's life, after its ready frame.
+    /// the worker's start touched (see `agent_release_file_pages` in file_pages.c): after its
+    /// ready frame, and in a warm spare once it waits for its start frame too.
     static func releaseStartPagesLater() {
         guard releasesStartPages else { return }
         if agent_release_file_pages_later(UInt32(releaseDelayMilliseconds)) != 0 {

@@ -18,19 +18,56 @@ package enum StartPages {
         package var problem: String?
     }
 
+    /// How often the supervisor looks whether it has mapped much again since the last release.
+    static let recheckInterval: Double = 30
+    /// Page faults since the last release that make it release again: a command, a request, a
+    /// reload or a periodic pass mapped code again (each fault maps up to 16 pages of code).
+    static let refaultThreshold = 128
+
     /// Once `settled` says every first start has settled, gives back the code pages only the
     /// start touched, on a thread of its own (reading smaps takes a few ms). Looked at twice a
-    /// second until then, not every turn; nothing once `stopping` says the agent stops.
+    /// second until then, not every turn; nothing once `stopping` says the agent stops. Then
+    /// every ``recheckInterval``, once more when the process has faulted in at least
+    /// ``refaultThreshold`` pages since (one `getrusage`): a single `status` maps ~8 MB of code
+    /// again, which would otherwise stay mapped.
     @LoopActor
     package static func releaseOnceSettled(loop: EventLoop, logger: Logger, stopping: @escaping @LoopActor () -> Bool, settled: @escaping @LoopActor () -> Bool) {
         loop.schedule(after: 0.5) {
             guard !stopping() else { return }
             guard settled() else { return releaseOnceSettled(loop: loop, logger: logger, stopping: stopping, settled: settled) }
-            Thread.detachNewThread {
-                let outcome = release()
-                logger.debug("the start's code pages given back (of \(outcome.bytes >> 20) MB of code mapped)\(outcome.problem.map { "; \($0)" } ?? "")")
+            releaseInBackground(logger: logger, what: "the start's code pages")
+            releaseWhenMappedAgain(loop: loop, logger: logger, stopping: stopping, since: minorFaults())
+        }
+    }
+
+    @LoopActor
+    private static func releaseWhenMappedAgain(loop: EventLoop, logger: Logger, stopping: @escaping @LoopActor () -> Bool, since: Int) {
+        loop.schedule(after: recheckInterval) {
+            guard !stopping() else { return }
+            let faults = minorFaults()
+            guard faults - since >= refaultThreshold else {
+                return releaseWhenMappedAgain(loop: loop, logger: logger, stopping: stopping, since: since)
+            }
+            releaseInBackground(logger: logger, what: "code pages mapped again (\(faults - since) page faults)")
+            releaseWhenMappedAgain(loop: loop, logger: logger, stopping: stopping, since: faults)
+        }
+    }
+
+    private static func releaseInBackground(logger: Logger, what: String) {
+        Thread.detachNewThread {
+            let outcome = release()
+            if let problem = outcome.problem {
+                logger.debug("\(what) not all given back: \(problem) (\(outcome.bytes >> 20) MB of code unmapped)")
+            } else {
+                logger.debug("\(what) given back (\(outcome.bytes >> 20) MB of code unmapped)")
             }
         }
+    }
+
+    /// The process's minor page faults so far.
+    private static func minorFaults() -> Int {
+        var usage = rusage()
+        return getrusage(RUSAGE_SELF.rawValue, &usage) == 0 ? usage.ru_minflt : 0
     }
 
     /// Releases the read-only segments of this process's executable and libraries (see the type).
