@@ -41,7 +41,7 @@ public struct StoreSettings: Sendable, Equatable {
                         "description": "false: no store (no event history, run history, process state or shared memory; tasks and schedules keep their runs in memory only)."],
             "path": ["type": "string", "minLength": 1, "default": ".agent/data/agent.sqlite", "description": "The SQLite file, relative to the agent's folder."],
             "retention": [
-                "description": "How long events and finished runs are kept; the writer deletes older ones in small chunks.",
+                "description": "How long events and finished runs are kept; the writer deletes older ones in small chunks: 10 s after the last pass once a hundredth of the smallest count limit has been written, else within a tenth of max_age (10 s to 10 min).",
                 "type": "object",
                 "additionalProperties": false,
                 "properties": [
