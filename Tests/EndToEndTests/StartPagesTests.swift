@@ -100,9 +100,12 @@ import Testing
         }
         let seen = run.stdoutLines.filter(isTrade).count
         #expect(run.waitForLines(count: seen + 3, isTrade).count >= seen + 3, "\(run.transcript)")
+        // Once the steady state after the release is taken (30 s after it), commands and a
+        // reload map code again: given back at the next look, 30 s later.
+        #expect(run.waitForLine(onStderr: true, timeout: 90) { $0.contains("(the steady state)") } != nil, "\(run.transcript)")
+        for _ in 0..<3 { #expect(try runProgram("agent-control", ["status", "--settings", run.settingsFile]).status == 0) }
         let reload = try runProgram("agent-control", ["reload", "--settings", run.settingsFile])
         #expect(reload.status == 0, "\(reload.stderr)")
-        // The commands and the reload mapped code again: given back at the next look (every 30 s).
         let again = run.waitForLine(onStderr: true, timeout: 90) { $0.contains("code pages mapped again") }
         #expect(again?.contains("MB of code unmapped)") == true, "\(run.transcript)")
         #expect(run.stop() == 0, "\(run.transcript)")

@@ -92,6 +92,9 @@ int agent_share_address_space(pid_t a, pid_t b);
  */
 long agent_release_file_pages(int *problem);
 
+/** The calling process's resident file pages in kB (`RssFile:` of /proc/self/status), or -1. */
+long agent_resident_file_kb(void);
+
 /**
  * Calls agent_release_file_pages on a detached thread of its own ("agent-pages", all
  * signals blocked) after `delay_ms`. Returns 0, or -1 when the thread cannot be made.
