@@ -95,12 +95,18 @@ extension Supervisor {
                 }
                 let fresh = SupervisedProcess(plan)
                 fresh.savedState = existing.savedState
-                fresh.awaitsPredecessor = true
                 next.append(fresh)
                 restarted.append(plan.name)
+                guard existing.hasWorker || existing.awaitsPredecessor else {
+                    // Nothing to wait for (stopped, failed, in backoff): started in turns.
+                    retire(existing, then: nil)
+                    toStart.append(fresh)
+                    continue
+                }
                 // Starts the process of that name the settings hold once the old worker is
                 // gone: a reload since may have replaced `fresh` (it then waits for this same
                 // worker) or removed it.
+                fresh.awaitsPredecessor = true
                 let name = plan.name
                 retire(existing) { [unowned self] in
                     guard !stopping, let current = processes.first(where: { !$0.isTaskExecutor && $0.name == name }),
