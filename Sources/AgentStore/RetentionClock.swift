@@ -5,7 +5,7 @@ import Foundation
 /// otherwise as often as `max_age` needs (a tenth of it, from 10 s to 10 min), or 10 min once
 /// anything was written. So a store holds at most 1 % more than a count limit for at most
 /// 10 min, and an idle agent does no pass every 10 s: each cost CPU and mapped again the code
-/// pages the start had given back (SQLite's parser, GRDB's write path: 3.6 MB).
+/// pages the start had given back (SQLite's parser, GRDB's write path: 4.6 MB).
 struct RetentionClock {
     /// The shortest time between two passes.
     static let busyInterval: Double = 10

@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// How the supervisor starts workers.
@@ -23,7 +24,7 @@ public struct SupervisorConfiguration: Sendable {
     /// Whether the environment variable `name` turns something off: `0`, `no`, `false` or
     /// `off`, in any case.
     package static func switchedOff(_ name: String, in environment: [String: String]) -> Bool {
-        ["0", "no", "false", "off"].contains(environment[name]?.lowercased() ?? "")
+        EnvironmentSwitch.isOff(environment[name])
     }
 
     /// What a worker's environment holds besides `base`: the supervisor's pid (a worker

@@ -45,8 +45,7 @@ enum WorkerMemory {
 
     /// Whether the start's code pages are given back (the environment does not say no).
     static var releasesStartPages: Bool {
-        guard let value = getenv(releaseStartPagesKey) else { return true }
-        return !["0", "no", "false", "off"].contains(String(cString: value).lowercased())
+        !EnvironmentSwitch.isOff(getenv(releaseStartPagesKey).map { String(cString: $0) })
     }
 
     /// Gives back, `releaseDelayMilliseconds` from now on a thread of its own, the code pages
