@@ -113,7 +113,8 @@ struct NotificationEmailTests {
                               runID: "r1", attempt: 1, outcome: Support.failure, willRetry: false, time: Support.failureTime)
             #expect(OutputTestSupport.waitUntil { notifier.statistics.emailsFailed == 1 })
             #expect(server.messages().isEmpty)
-            #expect(logs.lines.contains { $0.hasPrefix("error") && $0.contains("could not be delivered") })
+            // The failure is counted before it is logged: wait for the line, not a moment.
+            #expect(OutputTestSupport.waitUntil { logs.lines.contains { $0.hasPrefix("error") && $0.contains("could not be delivered") } })
         }
     }
 
@@ -129,6 +130,7 @@ struct NotificationEmailTests {
             notifier.runEnded(task: Support.task(notify: ["email": email]), runID: "r1", attempt: 1, outcome: Support.failure,
                               willRetry: false, time: Support.failureTime)
             #expect(OutputTestSupport.waitUntil { notifier.statistics.emailsFailed == 1 })
+            #expect(OutputTestSupport.waitUntil { logs.lines.contains { $0.contains("could not be delivered") } })
             let statistics = notifier.statistics
             #expect(statistics.failedAttempts == 2)
             #expect(statistics.emailsSent == 0)
@@ -151,7 +153,7 @@ struct NotificationEmailTests {
             #expect(OutputTestSupport.waitUntil { notifier.statistics.emailsFailed == 1 })
             #expect(notifier.statistics.failedAttempts == 3)
             #expect(OutputTestSupport.waitUntil { notifier.statistics.queued == 0 })
-            #expect(logs.lines.contains { $0.contains("notification email for task backup run r1") && $0.contains("could not be delivered") })
+            #expect(OutputTestSupport.waitUntil { logs.lines.contains { $0.contains("notification email for task backup run r1") && $0.contains("could not be delivered") } })
             #expect(notifier.stop(timeout: 30))
         }
     }
