@@ -134,7 +134,7 @@ let package = Package(
         // What a worker needs: the wire protocol, the module loader, the worker's host side.
         .target(
             name: "AgentCore",
-            dependencies: [.product(name: "AgentModuleABI", package: "SDK"), "AgentVersion", "CAgentSystem", "JSONSchema"],
+            dependencies: [.product(name: "AgentModuleABI", package: "SDK"), .product(name: "CAgentModuleKit", package: "SDK"), "AgentVersion", "CAgentSystem", "JSONSchema"],
             swiftSettings: swiftSettings
         ),
         // The host, in layers (issue 35): each target imports only the ones below it, so the
@@ -202,6 +202,7 @@ let package = Package(
             dependencies: [
                 "AgentBase", "AgentLoop", "AgentOutputs", "AgentSupervision", "AgentWork", "AgentStore", "AgentCommands",
                 "AgentCore", "CAgentSystem", "JSONSchema",
+                .product(name: "CAgentModuleKit", package: "SDK"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -329,7 +330,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentModuleKitTests",
-            dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK")],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK"), .product(name: "CAgentModuleKit", package: "SDK")],
             swiftSettings: swiftSettings
         ),
         // Helpers the test targets share (the real agent as a child process, HTTP and control

@@ -11,12 +11,16 @@ let package = Package(
     products: [
         .library(name: "AgentModuleKit", targets: ["AgentModuleKit"]),
         .library(name: "AgentModuleABI", targets: ["AgentModuleABI"]),
+        // The host uses it too (its own threads' stacks), so that the code is written once.
+        .library(name: "CAgentModuleKit", targets: ["CAgentModuleKit"]),
     ],
     targets: [
         .target(name: "AgentModuleABI"),
+        // What AgentModuleKit needs from the C library that Swift's Glibc does not import.
+        .target(name: "CAgentModuleKit"),
         .target(
             name: "AgentModuleKit",
-            dependencies: ["AgentModuleABI"],
+            dependencies: ["AgentModuleABI", "CAgentModuleKit"],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         ),
     ]

@@ -1,3 +1,4 @@
+import CAgentModuleKit
 import CAgentSystem
 import Foundation
 
@@ -222,6 +223,7 @@ final class WorkerChannel: @unchecked Sendable {
 
     private func writeLoop() {
         let batch = FrameBuffer(capacity: 64 << 10)
+        var trimmed = false
         while true {
             outLock.lock()
             var lingered = false
@@ -238,6 +240,12 @@ final class WorkerChannel: @unchecked Sendable {
                     writerIdle = true
                     // flush() waits for the writer to go idle.
                     outLock.broadcast()
+                    if !trimmed {
+                        // Idle for the first time, the start's frames sent: the stack pages
+                        // they went through are given back (the thread waits near the top).
+                        trimmed = true
+                        _ = agent_module_kit_trim_stack()
+                    }
                 }
                 outLock.wait()
             }

@@ -1,5 +1,6 @@
 import AgentModuleABI
 import AgentVersion
+import CAgentModuleKit
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -273,6 +274,14 @@ public enum WorkerMain {
         runner.start()
         // After the process's start: a SIGTERM meanwhile waits in the pipe.
         watchStopSignal(host)
+        serveMainQueue()
+    }
+
+    /// The main thread's last step: the stack pages its start went through given back (it
+    /// waits near the top from now on; see `agent_module_kit_trim_stack`), then the main
+    /// queue, which module code may use, for good.
+    private static func serveMainQueue() -> Never {
+        _ = agent_module_kit_trim_stack()
         dispatchMain()
     }
 
@@ -311,7 +320,7 @@ public enum WorkerMain {
         }
         sayReady(channel, then: started)
         watchStopSignal(host)
-        dispatchMain()
+        serveMainQueue()
     }
 
     /// The runtime's own chatbot process: no module library, the adapters' modules are loaded

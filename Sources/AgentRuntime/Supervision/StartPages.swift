@@ -1,4 +1,5 @@
 import AgentLoop
+import CAgentModuleKit
 import CAgentSystem
 import Foundation
 import Logging
@@ -37,6 +38,9 @@ package enum StartPages {
         loop.schedule(after: 0.5) {
             guard !stopping() else { return }
             guard settled() else { return releaseOnceSettled(loop: loop, logger: logger, stopping: stopping, settled: settled) }
+            // The loop's thread went deepest in the start (arguments, settings, the store's
+            // migrations): the stack pages below where it turns now are given back too.
+            _ = agent_module_kit_trim_stack()
             releaseInBackground(logger: logger, what: "the start's code pages")
             releaseWhenMappedAgain(loop: loop, logger: logger, stopping: stopping, steadyKB: nil)
         }

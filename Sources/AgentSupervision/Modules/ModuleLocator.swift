@@ -153,10 +153,8 @@ public struct ModuleLocator: Sendable {
         // the sources (a `.agent/` folder written by running the module's settings template in
         // place, an editor's file), which is no reason to rebuild.
         if Self.newestModification(under: source, countingRoot: false) ?? 0 > built { return true }
-        var roots = [agentDirectory + "/Package.swift"]
-        for sdk in ["SDK/Sources/AgentModuleKit", "SDK/Sources/AgentModuleABI"] {
-            roots.append(agentDirectory + "/" + sdk)
-        }
+        // Every target of the SDK (its C ones too) and its manifest.
+        let roots = [agentDirectory + "/Package.swift", agentDirectory + "/SDK/Package.swift", agentDirectory + "/SDK/Sources"]
         return roots.contains { Self.newestModification(under: $0) ?? 0 > built }
     }
 

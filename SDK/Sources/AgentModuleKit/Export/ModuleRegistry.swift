@@ -1,4 +1,5 @@
 import AgentModuleABI
+import CAgentModuleKit
 import Dispatch
 import Foundation
 import Synchronization
@@ -181,6 +182,9 @@ private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, 
     }
     bridge.onStop { task.cancel() }
     let heartbeats = context.startHeartbeats()
+    // The thread waits near the top of its stack from here on: the pages the settings'
+    // decoding and the task's start went through are given back, in every worker.
+    _ = agent_module_kit_trim_stack()
     outcome.done.wait()
     heartbeats?.cancel()
     if let error = outcome.error {

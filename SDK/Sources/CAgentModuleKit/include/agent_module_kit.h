@@ -1,0 +1,13 @@
+/* What AgentModuleKit needs from the C library that Swift's Glibc module does not import. */
+#ifndef AGENT_MODULE_KIT_H
+#define AGENT_MODULE_KIT_H
+
+/**
+ * Gives back the calling thread's stack pages below its current depth, less a 4 kB margin
+ * (MADV_DONTNEED): for a thread that went deep once and now waits near the top. Returns the
+ * bytes of the range given back (0 when there is none), or -1 with errno. Linux only: elsewhere
+ * it does nothing and returns 0.
+ */
+long agent_module_kit_trim_stack(void);
+
+#endif
