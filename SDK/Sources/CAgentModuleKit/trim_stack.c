@@ -5,7 +5,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A process's thread (the one the host calls run_process on) decodes the settings and starts
@@ -16,6 +19,31 @@
    touch maps a zeroed page, as the first one did. The host calls it too, for its own threads: its
    main thread and writer in a worker, the loop's thread in agent-control. */
 enum { KEEP_BELOW_BYTES = 4 << 10 };
+
+/* The start of the mapping that holds `address` (/proc/self/maps), or 0 when none is found.
+   For the main thread only: glibc reports its stack from the limit (RLIMIT_STACK) down to the
+   mapping below, and with no limit the mapping below is the heap, reported as the stack's end:
+   the range would reach across the whole gap between them, where another thread's brk or mmap
+   may place memory between the reading and the madvise (an adversary's test zeroed a growing
+   heap that way). The stack's own mapping ends where the thread has been, and nothing else can
+   be mapped inside it. */
+static uintptr_t mapping_start(uintptr_t address) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return 0;
+    uintptr_t found = 0;
+    char line[512];
+    while (fgets(line, sizeof(line), maps)) {
+        unsigned long start, end;
+        if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start <= address && address < end) {
+            found = start;
+            break;
+        }
+        /* A line longer than the buffer (a long path): skip its rest. */
+        while (!strchr(line, '\n') && fgets(line, sizeof(line), maps)) {}
+    }
+    fclose(maps);
+    return found;
+}
 
 __attribute__((noinline)) long agent_module_kit_trim_stack(void) {
     volatile char here = 0;
@@ -29,10 +57,15 @@ __attribute__((noinline)) long agent_module_kit_trim_stack(void) {
     if (read != 0 || base == NULL) return -1;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t low = ((uintptr_t)base + page - 1) & ~(page - 1);
+    if (getpid() == (pid_t)syscall(SYS_gettid)) {
+        uintptr_t mapped = mapping_start(depth);
+        if (mapped == 0) return -1;
+        if (mapped > low) low = mapped;
+    }
     if (depth < KEEP_BELOW_BYTES + page) return 0;
     uintptr_t high = (depth - KEEP_BELOW_BYTES) & ~(page - 1);
     if (high <= low) return 0;
-    if (madvise((void *)low, high - low, MADV_DONTNEED) != 0 && errno != ENOMEM) return -1;
+    if (madvise((void *)low, high - low, MADV_DONTNEED) != 0) return -1;
     return (long)(high - low);
 }
 #else
