@@ -176,11 +176,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the store sets in SQLite that Swift cannot call (a variadic sqlite3_config).
+        .target(name: "CAgentStore", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The embedded SQLite store: events, history, and each feature's store on SQLite.
         .target(
             name: "AgentStore",
             dependencies: [
-                "AgentBase", "AgentSupervision", "AgentWork", "AgentCore", "JSONSchema",
+                "AgentBase", "AgentSupervision", "AgentWork", "AgentCore", "CAgentStore", "JSONSchema",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -6,6 +6,7 @@ extension AgentStore {
     /// A read-only connection to the store at `path` (WAL mode lets it read beside the writer),
     /// waiting at most 5 s for a lock before failing.
     package static func readOnlyQueue(path: String) throws -> DatabaseQueue {
+        configureSQLite()
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(5)

@@ -1,6 +1,7 @@
 import AgentBase
 import AgentCore
 import AgentWork
+import CAgentStore
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -40,9 +41,18 @@ public final class AgentStore: Sendable {
         try self.init(path: path, settings: settings, logger: logger, checkpointWait: WALCheckpointer.writerWait)
     }
 
+    /// SQLite's process-wide settings, before its first connection (see agent_store_sqlite.c):
+    /// no initial bulk for each connection's page cache. Once; a process that opened a
+    /// connection before (a test's) keeps SQLite's defaults.
+    private static let sqliteConfigured: Bool = agent_store_configure_sqlite() == 0
+
+    /// Applies ``sqliteConfigured`` (the first call does the work).
+    package static func configureSQLite() { _ = sqliteConfigured }
+
     /// The same, with the longest the writer waits for the checkpoint thread at 8 MiB of WAL
     /// (a test makes the bound exact with a wait longer than any checkpoint).
     package init(path: String, settings: StoreSettings, logger: Logger, checkpointWait: Double) throws {
+        Self.configureSQLite()
         self.path = path
         self.settings = settings
         self.logger = logger
