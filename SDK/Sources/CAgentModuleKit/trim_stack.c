@@ -2,7 +2,6 @@
 #include "agent_module_kit.h"
 
 #if defined(__linux__)
-#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
