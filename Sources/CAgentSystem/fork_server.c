@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "agent_system.h"
+#include "fork_zygotes.h"
 
 #include <errno.h>
 #include <link.h>
@@ -9,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -146,11 +148,15 @@ static int find_tid_caches(struct dl_phdr_info *info, size_t size, void *context
 
 /* In the new worker: the channel on fd 3, stdout and stderr on 1 and 2, its own process
    group, nothing else open (fd 3 was the server's control socket, replaced here). */
-static void become_worker(int channel, int out, int err, pid_t server) {
+static void adopt_tid_caches(pid_t server) {
     pid_t self = getpid();
     for (size_t i = 0; i < tid_cache_count; i++) {
         if (*tid_caches[i] == server) *tid_caches[i] = self;
     }
+}
+
+static void become_worker(int channel, int out, int err, pid_t server) {
+    adopt_tid_caches(server);
     setpgid(0, 0);
     /* The received fds are 4 or above unless the server's own 0-2 were closed: move any that
        sits on a target before the dup2s overwrite it. */
@@ -169,6 +175,39 @@ static void become_worker(int channel, int out, int err, pid_t server) {
     sigprocmask(SIG_SETMASK, &empty, NULL);
 }
 
+/* In a new zygote: its socket to the server on fd 3, nothing above (the supervisor's socket,
+   the request's fds, the other zygotes' sockets closed); it stays in the server's process group
+   and ignores the stop signals as the server does, and dies with the server. */
+static void become_zygote(int control, pid_t server) {
+    adopt_tid_caches(server);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != server) _exit(0);
+    if (control != 3) dup2(control, 3);
+    fcntl(3, F_SETFD, FD_CLOEXEC);
+    syscall(SYS_close_range, 4U, ~0U, 0U);
+}
+
+/* Sends the request to the zygote of the library it names, if there is one that can take it:
+   1 when answered (`*result` to reply), 0 to fork it here, 2 in a new zygote. */
+static int route_to_zygote(char *buf, size_t n, int fds[3], pid_t server, int32_t *result) {
+    const char *file = fork_request_value(buf, n, "--module-file");
+    if (!file) file = fork_request_value(buf, n, "--spare");
+    struct zygote *entry = file ? zygote_entry(file) : NULL;
+    if (!entry || entry->state == ZYGOTE_PLAIN) return 0;
+    if (entry->state == 0) {
+        int child = -1;
+        if (zygote_start(entry, &child) == 1) {
+            become_zygote(child, server);
+            return 2;
+        }
+        return 0;
+    }
+    int forwarded = zygote_forward(entry, buf, n, fds, result);
+    if (forwarded == 0) return 0;
+    close_received(fds, 3);
+    return 1;
+}
+
 /* The server ignores these (see agent_fork_server_serve); a worker starts with defaults, set in
    the middle process before it forks, so that they hold from the worker's first instruction. */
 static void default_stop_signals(void) {
@@ -185,7 +224,7 @@ static int await_readable(int control, int timeout_ms) {
     return ready;
 }
 
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms) {
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms, int zygotes) {
     /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
        server ends when the supervisor closes its socket, or with it (parent-death signal). */
     signal(SIGTERM, SIG_IGN);
@@ -218,6 +257,20 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             continue;
         }
         buf[n] = 0;
+        if (zygotes) {
+            zygotes_reap();
+            int32_t answer = 0;
+            int routed = route_to_zygote(buf, (size_t)n, fds, server, &answer);
+            if (routed == 2) {
+                munmap((void *)shared, sizeof(int32_t));
+                *length = (size_t)n;
+                return 1;
+            }
+            if (routed == 1) {
+                reply(control, answer);
+                continue;
+            }
+        }
         *shared = -EAGAIN;
         pid_t middle = fork();
         if (middle == 0) {
@@ -249,20 +302,28 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     }
 }
 
-int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
-                              int timeout_ms, pid_t *pid) {
+int fork_request_send(int control, const char *payload, size_t length, const int fds[3]) {
     struct request_message request;
     prepare_message(&request, (void *)payload, length);
     struct cmsghdr *c = CMSG_FIRSTHDR(&request.header);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * 3);
-    int fds[3] = {channel, out, err};
-    memcpy(CMSG_DATA(c), fds, sizeof(fds));
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * 3);
     ssize_t n;
     do { n = sendmsg(control, &request.header, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
-    if (n < 0) return errno;
+    return n < 0 ? errno : 0;
+}
 
+int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
+                              int timeout_ms, pid_t *pid) {
+    int fds[3] = {channel, out, err};
+    int problem = fork_request_send(control, payload, length, fds);
+    return problem ? problem : fork_request_await(control, timeout_ms, pid);
+}
+
+int fork_request_await(int control, int timeout_ms, pid_t *pid) {
+    ssize_t n;
     int ready = await_readable(control, timeout_ms);
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
@@ -286,14 +347,20 @@ int agent_seqpacket_pair(int fds[2]) {
 }
 
 int agent_set_command_line(char **argv, int argc, const char *text, size_t length) {
-    if (argc < 1 || argv == NULL || argv[0] == NULL) return -1;
-    /* The strings of argv are contiguous; ps and /proc/PID/cmdline show that area. */
-    char *start = argv[0];
-    char *end = argv[argc - 1] + strlen(argv[argc - 1]);
-    for (int i = 1; i < argc; i++) {
-        if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1) return -1;
+    /* The area as first found, kept for later calls (a zygote's worker rewrites what its zygote
+       wrote, and the strings no longer tell where the area ends). */
+    static char *start;
+    static size_t capacity;
+    if (!start) {
+        if (argc < 1 || argv == NULL || argv[0] == NULL) return -1;
+        /* The strings of argv are contiguous; ps and /proc/PID/cmdline show that area. */
+        char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+        for (int i = 1; i < argc; i++) {
+            if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1) return -1;
+        }
+        start = argv[0];
+        capacity = (size_t)(end - start);
     }
-    size_t capacity = (size_t)(end - start);
     if (length > capacity) length = capacity;
     memset(start, 0, capacity + 1);
     memcpy(start, text, length);

@@ -8,7 +8,7 @@ import Testing
     private static let settings = #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}, "two": {"type": "fault", "tick_ms": 200}}}"#
 
     /// The children of `pid`, from /proc.
-    private static func children(of pid: Int32) -> [Int32] {
+    static func children(of pid: Int32) -> [Int32] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.flatMap { task in
             ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
@@ -17,7 +17,7 @@ import Testing
     }
 
     /// /proc/PID/cmdline with NULs as spaces, trailing blanks removed.
-    private static func commandLine(of pid: Int32) -> String {
+    static func commandLine(of pid: Int32) -> String {
         let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
         return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
     }
@@ -28,7 +28,7 @@ import Testing
         return stat[stat.index(after: close)...].split(separator: " ").dropFirst().first.flatMap { Int32($0) }
     }
 
-    private static func forkServer(of agent: AgentRun) -> Int32? {
+    static func forkServer(of agent: AgentRun) -> Int32? {
         children(of: agent.process.processIdentifier).first { commandLine(of: $0).contains("--fork-server") }
     }
 

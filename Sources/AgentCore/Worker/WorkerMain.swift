@@ -64,69 +64,12 @@ public enum WorkerMain {
         runWorker(arguments: arguments, forked: false)
     }
 
-    /// The fork server: a single-threaded loop in C that forks a worker per request; each
-    /// worker returns here with its own arguments. Nothing before the loop may start a thread.
-    /// `cgroup`: the agent's, which the server kills (and removes) when the supervisor is gone
-    /// without saying goodbye (killed), taking the workers' children with it.
-    private static func serveForks(cgroup: String?) -> Never {
-        warmUp()
-        let capacity = 64 << 10
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
-        var length = 0
-        let served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay)
-        guard served == 0 else {
-            if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
-            exit(ExitCode.success)
-        }
-        let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))
-        buffer.deallocate()
-        // ps shows what the worker is (the server was started with room for it).
-        commandLine.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) {
-                _ = agent_set_command_line(CommandLine.unsafeArgv, CommandLine.argc, $0.baseAddress, $0.count)
-            }
-        }
-        runWorker(arguments: arguments, forked: true)
-    }
-
-    /// A fork request's payload (arguments separated by NULs): the worker's arguments, and its
-    /// command line as /proc shows it.
-    private static func request(_ payload: UnsafeRawBufferPointer) -> (arguments: [String], commandLine: [UInt8]) {
-        let arguments = ["agent-worker"] + payload.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-        return (arguments, Array(arguments.joined(separator: "\0").utf8))
-    }
-
-    /// Runs, once in the fork server, the thread-free parts of a worker's start on sample
-    /// input: the type metadata, protocol conformances and caches they build then belong to the
-    /// server, and every forked worker inherits them instead of building its own (type lookups
-    /// by mangled name were a fifth of a forked worker's start).
-    private static func warmUp() {
-        let sample = #"{"module": "/warm/libwarm.so", "module_name": "warm", "type": "warm", "name": "warm", "settings": {"list": [1, 2.5, "text", true, null], "object": {"key": "value"}, "big": 12345678901234567890}, "watchdog_ms": 0, "adapter_libraries": {"warm": "/warm/libwarm.so"}}"#
-        if let start = try? JSONValue.parse(Array(sample.utf8)) {
-            _ = start["module"]?.stringValue
-            _ = start["watchdog_ms"]?.numberValue?.intValue
-            _ = (start["settings"] ?? .object([:])).serialized()
-            for (_, value) in start["adapter_libraries"]?.objectValue ?? [:] { _ = value.stringValue }
-        }
-        let frames = FrameBuffer()
-        FrameCodec.append(.ready, body: EmptyCollection(), to: frames)
-        FrameCodec.append(.failure, body: Array(#"{"code": "warm", "message": "warm"}"#.utf8), to: frames)
-        var decoder = FrameDecoder()
-        _ = try? decoder.feed(frames.bytes)
-        _ = Array("--process\0warm".utf8).withUnsafeBytes(request)
-        try? ModuleLoader.checkFile(path: "/proc/self/exe", module: "warm")
-        // A worker decodes its module's partial manifest (the kinds it runs): the first use of
-        // the manifest's checks instantiated their types by mangled name in every worker.
-        _ = try? ModuleManifest(json: #"{"name": "warm", "version": "1", "partial": true, "processes": [{"type": "warm", "kind": "datasource"}]}"#,
-                                module: "warm", file: "/warm/libwarm.so", partialAllowed: true)
-        _ = WorkerHost(channel: WorkerChannel(fd: -1)).api
-    }
-
     /// A worker's life. `forked`: made by the fork server, whose middle process has exited, so
     /// the supervisor became the parent only after the fork; the parent-death signal is set
     /// once the start frame shows that the supervisor has the worker's pid (until then an end
-    /// of file on the channel says the supervisor is gone).
-    private static func runWorker(arguments: [String], forked: Bool) -> Never {
+    /// of file on the channel says the supervisor is gone). `loaded`: the module its zygote
+    /// loaded before forking it.
+    static func runWorker(arguments: [String], forked: Bool, loaded: LoadedModule? = nil) -> Never {
         signal(SIGPIPE, SIG_IGN)
         // The module's children start with default signals, not the worker's (see child_signals.c).
         _ = agent_clean_child_signals()
@@ -137,15 +80,19 @@ public enum WorkerMain {
             describe(path: path, module: module, channel: channel)
         }
         // A warm spare: load the module now, then wait for a start frame naming it.
-        var preloaded: LoadedModule?
+        var spare = false
+        var preloaded = loaded
         if let index = arguments.firstIndex(of: "--spare"), index + 1 < arguments.count, !ModuleManifest.isProgramManifest(arguments[index + 1]) {
             let path = arguments[index + 1]
-            preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path, deferManifest: true)
+            if preloaded?.file != path {
+                preloaded = try? ModuleLoader.load(path: path, module: value(of: "--module", in: arguments) ?? path, deferManifest: true)
+            }
+            spare = preloaded != nil
         }
-        runProcess(channel: channel, preloaded: preloaded, forked: forked)
+        runProcess(channel: channel, preloaded: preloaded, spare: spare, forked: forked)
     }
 
-    private static func value(of flag: String, in arguments: [String]) -> String? {
+    static func value(of flag: String, in arguments: [String]) -> String? {
         guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
         return arguments[index + 1]
     }
@@ -182,14 +129,16 @@ public enum WorkerMain {
         }
     }
 
-    private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?, forked: Bool) -> Never {
+    /// `preloaded`: the module, loaded by the zygote or by the worker as a spare; `spare`: the
+    /// worker waits as a warm spare.
+    private static func runProcess(channel: WorkerChannel, preloaded: LoadedModule?, spare: Bool, forked: Bool) -> Never {
         var first = channel.readOneFrame()
         if forked { guardAgainstOrphanhood() }
         var ring: RingReceiver?
         var prepared: PreparedHost?
         if let (kind, body) = first, kind == .ring {
             ring = attachRing(channel, body)
-            if preloaded != nil {
+            if spare {
                 // A warm spare (its rings come when it is made): what does not depend on the
                 // start frame is done while it waits, so that adopted it says ready at once.
                 prepared = prepareHost(channel: channel, ring: ring)

@@ -11,15 +11,21 @@ extension Supervisor {
     /// A worker with a socketpair (fd 3) and a pipe each for stdout and stderr (so that its
     /// log tells them apart): forked by the fork server when
     /// there is one, else posix_spawn of agent-worker.
-    func launchWorker(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
-        let launched = launchWorkerProcess(arguments: arguments)
+    /// `module`: the library the worker will run, which a forked worker's zygote loads for it.
+    func launchWorker(arguments: [String], module: ModuleLocation? = nil) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+        let launched = launchWorkerProcess(arguments: arguments, module: module)
         if case .success(let worker) = launched { containment?.workerStarted(worker.pid) }
         return launched
     }
 
-    private func launchWorkerProcess(arguments: [String]) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
+    private func launchWorkerProcess(arguments: [String], module: ModuleLocation?) -> Result<LaunchedWorker, ProcessSpawner.SpawnError> {
         if let server = forkServers.server, server.isRunning {
-            switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: Array(arguments.dropFirst()), channel: channel, stdout: stdout, stderr: stderr) }) {
+            var request = Array(arguments.dropFirst())
+            // A library, not a program's manifest nor the built-in chatbot: its zygote loads it.
+            if let module, module.library.hasPrefix("/"), !ModuleManifest.isProgramManifest(module.library) {
+                request += [ForkServer.moduleFileFlag, module.library, "--module", module.name]
+            }
+            switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: request, channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
                 return .success(worker)
             case .failure(let error) where !error.isForkServerRequest:
@@ -54,7 +60,7 @@ extension Supervisor {
             worker = taken.worker
             spare = taken
         } else {
-            switch launchWorker(arguments: ["agent-worker", "--process", process.name]) {
+            switch launchWorker(arguments: ["agent-worker", "--process", process.name], module: process.module) {
             case .success(let launched): worker = launched
             case .failure(let error): return failToSpawn(process, error)
             }

@@ -178,7 +178,28 @@ int agent_limit_malloc_arenas(int count);
  * Once no request has come for `release_after_ms` (< 0: never), the server gives back its code
  * pages (agent_release_file_pages), once.
  */
-int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms);
+int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms, int zygotes);
+
+/*
+ * With `zygotes` non-zero, a request that names a module library (the value after
+ * "--module-file" or "--spare") goes to that library's zygote: a child of the server that has
+ * loaded the module and forks its workers (through the same loop, called again with `zygotes`
+ * 0), which then share the library's relocated pages and skip the load. The first request for
+ * a library is forked as before while its zygote starts: agent_fork_server_serve returns 1 in
+ * the new zygote, with that request's payload in `buf`, its socket to the server on fd 3 and no
+ * fd above; it loads the module, checks agent_zygote_forkable, says agent_zygote_loaded and
+ * serves. A library that changed on disk gets a new zygote; one that cannot be loaded, or whose
+ * load leaves a thread or a descriptor, is loaded by each of its workers as before.
+ */
+
+/** Why a zygote cannot fork workers after its load, or 0 when it can. */
+enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3 };
+
+/** 0 when this process has one thread and no fd above 3; else ZYGOTE_THREADS, ZYGOTE_DESCRIPTORS or ZYGOTE_UNCHECKED. */
+int agent_zygote_forkable(void);
+
+/** The zygote's verdict to the server on `control`: 0 ready, else unusable (it then exits). Returns 0 or an errno value. */
+int agent_zygote_loaded(int control, int verdict);
 
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
 int agent_fork_server_quit(int control);

@@ -129,13 +129,15 @@ enum ColdStartBench {
                 // accounting of its descendants' CPU: counted here instead.
                 section.unreapedCPUSeconds += Double(run.workerPids.reduce(Int64(0)) { $0 + ProcFiles.cpuNanoseconds(of: $1) }) / 1e9
                 let server = ProcFiles.forkServer(of: run.pid)
+                let zygotes = server.map(ProcFiles.children(of:)) ?? []
                 let (gone, left) = run.stop(signal: SIGKILL, timeout: 5)
                 orphans += left.count
-                // The fork server dies with agent-control too (its parent-death signal).
-                if let server {
+                // The fork server dies with agent-control too (its parent-death signal), and
+                // its zygotes with it (theirs).
+                for pid in (server.map { [$0] } ?? []) + zygotes {
                     let deadline = Clock.now() + 5
-                    while ProcFiles.isAlive(server), Clock.now() < deadline { usleep(1000) }
-                    if ProcFiles.isAlive(server) { orphans += 1 }
+                    while ProcFiles.isAlive(pid), Clock.now() < deadline { usleep(1000) }
+                    if ProcFiles.isAlive(pid) { orphans += 1 }
                 }
                 if let gone { killed.append(gone) }
             }

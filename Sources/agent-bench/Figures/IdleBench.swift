@@ -97,7 +97,7 @@ enum IdleBench {
                            note: String(format: "AGENT_RELEASE_START_PAGES=0; RSS %.1f MB", supervisor.rssMB)))
         addParts(of: run.pid, label: "start pages kept", into: &section)
         let workerMemory = run.workerPids.compactMap(ProcFiles.memory(of:))
-        let server = ProcFiles.forkServer(of: run.pid).flatMap(ProcFiles.memory(of:))
+        let server = ProcFiles.forkServerMemory(of: run.pid)
         if workerMemory.count == count, let server {
             section.add(Figure("worker PSS (each), start pages kept", .megabytes, samples: Samples(workerMemory.map(\.pssMB))))
             section.add(Figure("total PSS, supervisor + fork server + \(count) workers, start pages kept", .megabytes,
@@ -160,8 +160,8 @@ enum IdleBench {
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
         let workerMemory = workers.compactMap(ProcFiles.memory(of:))
         guard workerMemory.count == count else { throw BenchError("read the memory of \(workerMemory.count) of \(count) workers") }
-        // The fork server is part of the runtime's cost: counted in the total.
-        let server = ProcFiles.forkServer(of: run.pid).flatMap(ProcFiles.memory(of:))
+        // The fork server and its zygotes are part of the runtime's cost: counted in the total.
+        let server = ProcFiles.forkServerMemory(of: run.pid)
         let totalPSS = supervisor.pssMB + (server?.pssMB ?? 0) + workerMemory.reduce(0) { $0 + $1.pssMB }
         if http {
             section.add(Figure("supervisor CPU, \(count) idle workers, http on", .percentOfCore, samples: slices,
@@ -185,8 +185,8 @@ enum IdleBench {
             section.add(Figure("supervisor PSS", .megabytes, median: supervisor.pssMB, count: 1))
             addParts(of: run.pid, label: nil, into: &section)
             if let server {
-                section.add(Figure("fork server RSS", .megabytes, median: server.rssMB, count: 1))
-                section.add(Figure("fork server PSS", .megabytes, median: server.pssMB, count: 1))
+                section.add(Figure("fork server RSS", .megabytes, median: server.rssMB, count: 1, note: "with its zygote (one per module: bench)"))
+                section.add(Figure("fork server PSS", .megabytes, median: server.pssMB, count: 1, note: "with its zygote"))
             } else {
                 section.fail("no fork server among agent-control's children")
             }

@@ -125,6 +125,24 @@ enum ProcFiles {
         return nil
     }
 
+    /// The memory of the fork server and its zygotes (its children: one per module library,
+    /// each having loaded its module to fork that module's workers), summed.
+    static func forkServerMemory(of pid: Int32) -> Memory? {
+        guard let server = forkServer(of: pid), var total = memory(of: server) else { return nil }
+        for zygote in children(of: server) {
+            guard let own = memory(of: zygote) else { continue }
+            total = Memory(rssKB: total.rssKB + own.rssKB, pssKB: total.pssKB + own.pssKB)
+        }
+        return total
+    }
+
+    /// The children of `pid` (of every thread).
+    static func children(of pid: Int32) -> [Int32] {
+        threads(of: pid).flatMap { task in
+            (read("/proc/\(pid)/task/\(task)/children") ?? "").split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
     static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0, let stat = read("/proc/\(pid)/stat") else { return false }
         guard let close = stat.lastIndex(of: ")") else { return false }

@@ -1,0 +1,104 @@
+import AgentModuleABI
+import CAgentSystem
+import Foundation
+import JSONSchema
+
+extension WorkerMain {
+    /// `AGENT_ZYGOTES=0`: the fork server forks every worker itself, and each loads its module.
+    static let zygotesKey = "AGENT_ZYGOTES"
+    /// The argument that names the library in a fork request (ForkServer.moduleFileFlag).
+    static let moduleFileFlag = "--module-file"
+
+    /// The fork server: a single-threaded loop in C that forks a worker per request; each
+    /// worker returns here with its own arguments. Nothing before the loop may start a thread.
+    /// `cgroup`: the agent's, which the server kills (and removes) when the supervisor is gone
+    /// without saying goodbye (killed), taking the workers' children with it.
+    static func serveForks(cgroup: String?) -> Never {
+        warmUp()
+        let capacity = 64 << 10
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
+        var length = 0
+        let zygotes: Int32 = EnvironmentSwitch.isOff(getenv(zygotesKey).map { String(cString: $0) }) ? 0 : 1
+        var served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay, zygotes)
+        var module: LoadedModule?
+        if served == 1 {
+            // A module's zygote: it loads the module once, then forks that module's workers.
+            module = becomeZygote(request(UnsafeRawBufferPointer(start: buffer, count: length)).arguments)
+            served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay, 0)
+            // The server is gone or quit: its zygote has nothing to clean up.
+            if served != 0 { exit(ExitCode.success) }
+        }
+        guard served == 0 else {
+            if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
+            exit(ExitCode.success)
+        }
+        let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))
+        buffer.deallocate()
+        showCommandLine(commandLine)
+        runWorker(arguments: arguments, forked: true, loaded: module)
+    }
+
+    /// In a new zygote (fd 3: its socket to the fork server): loads the module the request
+    /// names and says whether it can fork workers from it; exits when it cannot. A module whose
+    /// load leaves a thread (it would be missing in every worker) or an open descriptor (each
+    /// worker closes them) is loaded by each of its workers instead, as is one that fails to
+    /// load (each worker then reports why).
+    private static func becomeZygote(_ arguments: [String]) -> LoadedModule {
+        guard let file = value(of: "--module-file", in: arguments) ?? value(of: "--spare", in: arguments) else {
+            _ = agent_zygote_loaded(channelFD, Int32(ZYGOTE_UNCHECKED))
+            exit(ExitCode.success)
+        }
+        let module = value(of: "--module", in: arguments) ?? file
+        showCommandLine(Array("agent-worker\0--zygote\0\(module)".utf8))
+        let loaded = try? ModuleLoader.load(path: file, module: module, deferManifest: true)
+        let verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_forkable()
+        _ = agent_zygote_loaded(channelFD, verdict)
+        guard let loaded, verdict == 0 else { exit(ExitCode.success) }
+        return loaded
+    }
+
+    /// ps shows what the process is (the server was started with room for it).
+    private static func showCommandLine(_ commandLine: [UInt8]) {
+        commandLine.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                _ = agent_set_command_line(CommandLine.unsafeArgv, CommandLine.argc, $0.baseAddress, $0.count)
+            }
+        }
+    }
+
+    /// A fork request's payload (arguments separated by NULs): the worker's arguments, and its
+    /// command line as /proc shows it.
+    private static func request(_ payload: UnsafeRawBufferPointer) -> (arguments: [String], commandLine: [UInt8]) {
+        let arguments = ["agent-worker"] + payload.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        // What the server's routing reads (the library and module name) ps does not show.
+        let shown = arguments.firstIndex(of: moduleFileFlag).map { arguments[..<$0] } ?? arguments[...]
+        return (arguments, Array(shown.joined(separator: "\0").utf8))
+    }
+
+    /// Runs, once in the fork server, the thread-free parts of a worker's start on sample
+    /// input: the type metadata, protocol conformances and caches they build then belong to the
+    /// server, and every forked worker inherits them instead of building its own (type lookups
+    /// by mangled name were a fifth of a forked worker's start).
+    private static func warmUp() {
+        let sample = #"{"module": "/warm/libwarm.so", "module_name": "warm", "type": "warm", "name": "warm", "settings": {"list": [1, 2.5, "text", true, null], "object": {"key": "value"}, "big": 12345678901234567890}, "watchdog_ms": 0, "adapter_libraries": {"warm": "/warm/libwarm.so"}}"#
+        if let start = try? JSONValue.parse(Array(sample.utf8)) {
+            _ = start["module"]?.stringValue
+            _ = start["watchdog_ms"]?.numberValue?.intValue
+            _ = (start["settings"] ?? .object([:])).serialized()
+            for (_, value) in start["adapter_libraries"]?.objectValue ?? [:] { _ = value.stringValue }
+        }
+        let frames = FrameBuffer()
+        FrameCodec.append(.ready, body: EmptyCollection(), to: frames)
+        FrameCodec.append(.failure, body: Array(#"{"code": "warm", "message": "warm"}"#.utf8), to: frames)
+        var decoder = FrameDecoder()
+        _ = try? decoder.feed(frames.bytes)
+        _ = Array("--process\0warm".utf8).withUnsafeBytes(request)
+        try? ModuleLoader.checkFile(path: "/proc/self/exe", module: "warm")
+        // A worker decodes its module's partial manifest (the kinds it runs): the first use of
+        // the manifest's checks instantiated their types by mangled name in every worker.
+        _ = try? ModuleManifest(json: #"{"name": "warm", "version": "1", "partial": true, "processes": [{"type": "warm", "kind": "datasource"}]}"#,
+                                module: "warm", file: "/warm/libwarm.so", partialAllowed: true)
+        _ = WorkerHost(channel: WorkerChannel(fd: -1)).api
+    }
+
+}

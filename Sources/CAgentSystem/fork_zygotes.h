@@ -1,0 +1,56 @@
+#ifndef AGENT_FORK_ZYGOTES_H
+#define AGENT_FORK_ZYGOTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* The fork server's zygotes: one child per module library that has loaded the module and forks
+   that module's workers, which then share the library's relocated pages and the runtime's
+   records of it, and skip the load. Private to the fork server (fork_server.c). */
+
+enum zygote_state { ZYGOTE_LOADING = 1, ZYGOTE_READY, ZYGOTE_PLAIN };
+
+struct zygote {
+    char *file;
+    /* The file's identity when the zygote loaded it: a rebuilt module gets a new zygote. */
+    dev_t device;
+    ino_t inode;
+    off_t size;
+    struct timespec modified;
+    pid_t pid;
+    int control;
+    enum zygote_state state;
+    /* A request has waited for this zygote's load once: later ones do not wait. */
+    int waited;
+    /* Zygotes of this file that died while serving: after a few, its workers load it themselves. */
+    int deaths;
+};
+
+/* The value after `flag` among the request's NUL-separated arguments, or NULL. */
+const char *fork_request_value(const char *payload, size_t length, const char *flag);
+
+/* The zygote entry for `file` (a stale one — the file changed — retired first), or NULL when the
+   file cannot be read or the table is full: such a request is forked as before. */
+struct zygote *zygote_entry(const char *file);
+
+/* Starts a zygote for `entry`: returns 1 in the new child, with its end of the socket in
+   `*child_control`, 0 in the server, -1 on failure (the entry is then plain). */
+int zygote_start(struct zygote *entry, int *child_control);
+
+/* Hands a request (payload and three fds) to the entry's zygote. Returns 1 when the zygote
+   answered (`*result`: the worker's pid or -errno), 0 when it cannot take it (not loaded yet, not
+   usable, dead before the request was sent: fork the worker as before), -1 when it failed after
+   the request was sent (`*result` = -errno; it may have forked the worker). */
+int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result);
+
+/* Reaps zygotes that have exited (retired or dead). */
+void zygotes_reap(void);
+
+/* fork_server.c's halves of a request: send the payload and three fds (0 or an errno value),
+   then wait up to `timeout_ms` for the int32 reply (0 and `*pid`, or an errno value). */
+int fork_request_send(int control, const char *payload, size_t length, const int fds[3]);
+int fork_request_await(int control, int timeout_ms, pid_t *pid);
+
+#endif
