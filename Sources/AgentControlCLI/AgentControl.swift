@@ -139,7 +139,9 @@ struct Console: ParsableCommand {
         Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
         enabled module in a worker to learn its process types, validates every process, then starts \
         one worker per enabled process, forked by a fork server (agent-worker --fork-server; \
-        AGENT_FORK_SERVER=0 starts each with posix_spawn instead). Events reach each worker, and \
+        AGENT_FORK_SERVER=0 starts each with posix_spawn instead), from a zygote per module library \
+        that loaded the library once (agent-worker --zygote NAME; AGENT_ZYGOTES=0: each worker \
+        loads it). Events reach each worker, and \
         leave it, through memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its \
         socket instead). The workers and everything they start live in a cgroup of the agent's own \
         where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \

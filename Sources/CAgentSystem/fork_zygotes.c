@@ -1,14 +1,16 @@
 #define _GNU_SOURCE
 #include "fork_zygotes.h"
-
 #include "agent_system.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,11 +18,18 @@
 
 /* How long the second request for a module waits for its zygote's load (the first is forked
    as before while the zygote loads): the supervisor's loop waits with it, so briefly. A module
-   slower to load gets its zygote for the requests after. */
-enum { ZYGOTE_FIRST_WAIT_MS = 5, ZYGOTE_REPLY_MS = 4000, ZYGOTES_MAX = 32, ZYGOTE_DEATHS_MAX = 3 };
+   slower to load gets its zygote for the requests after. A zygote forks in well under a
+   millisecond: one that has not answered a request in half a second is stopped or stuck. */
+enum { ZYGOTE_FIRST_WAIT_MS = 5, ZYGOTE_REPLY_MS = 500, ZYGOTES_MAX = 32, ZYGOTE_DEATHS_MAX = 3, RETIRED_MAX = 64 };
 
 static struct zygote zygotes[ZYGOTES_MAX];
 static size_t zygote_count;
+static unsigned long request_clock;
+
+/* Zygotes killed and not reaped yet. Only these pids, and a live entry's, are ever waited for:
+   a child not reaped keeps its pid, so no pid the server signals can belong to another process. */
+static pid_t retired[RETIRED_MAX];
+static size_t retired_count;
 
 const char *fork_request_value(const char *payload, size_t length, const char *flag) {
     const char *end = payload + length;
@@ -36,14 +45,52 @@ const char *fork_request_value(const char *payload, size_t length, const char *f
 /* Ends the entry's zygote (if any): its socket closed, killed, reaped later. */
 static void retire(struct zygote *entry) {
     if (entry->control >= 0) close(entry->control);
-    if (entry->pid > 0) kill(entry->pid, SIGKILL);
+    if (entry->pid > 0) {
+        kill(entry->pid, SIGKILL);
+        int status;
+        if (waitpid(entry->pid, &status, WNOHANG) == 0) {
+            if (retired_count == RETIRED_MAX) {
+                /* Killed: its exit is a matter of moments. */
+                while (waitpid(entry->pid, &status, 0) < 0 && errno == EINTR) {}
+            } else {
+                retired[retired_count++] = entry->pid;
+            }
+        }
+    }
     entry->control = -1;
     entry->pid = 0;
 }
 
+void zygotes_reap(void) {
+    for (size_t i = 0; i < retired_count;) {
+        int status;
+        pid_t reaped = waitpid(retired[i], &status, WNOHANG);
+        if (reaped == retired[i] || (reaped < 0 && errno == ECHILD)) {
+            retired[i] = retired[--retired_count];
+        } else {
+            i++;
+        }
+    }
+}
+
 static int same_file(const struct zygote *entry, const struct stat *info) {
+    /* ctime too: a copy in place that keeps the size and the mtime (cp -p) still changes it. */
     return entry->device == info->st_dev && entry->inode == info->st_ino && entry->size == info->st_size &&
-           entry->modified.tv_sec == info->st_mtim.tv_sec && entry->modified.tv_nsec == info->st_mtim.tv_nsec;
+           entry->modified.tv_sec == info->st_mtim.tv_sec && entry->modified.tv_nsec == info->st_mtim.tv_nsec &&
+           entry->changed.tv_sec == info->st_ctim.tv_sec && entry->changed.tv_nsec == info->st_ctim.tv_nsec;
+}
+
+/* A slot for a new library: a free one, else the one used least recently (its zygote retired). */
+static struct zygote *free_slot(void) {
+    if (zygote_count < ZYGOTES_MAX) return &zygotes[zygote_count++];
+    struct zygote *oldest = &zygotes[0];
+    for (size_t i = 1; i < ZYGOTES_MAX; i++) {
+        if (zygotes[i].used < oldest->used) oldest = &zygotes[i];
+    }
+    retire(oldest);
+    free(oldest->file);
+    oldest->file = NULL;
+    return oldest;
 }
 
 struct zygote *zygote_entry(const char *file) {
@@ -51,27 +98,31 @@ struct zygote *zygote_entry(const char *file) {
     if (stat(file, &info) != 0) return NULL;
     struct zygote *entry = NULL;
     for (size_t i = 0; i < zygote_count; i++) {
-        if (strcmp(zygotes[i].file, file) == 0) { entry = &zygotes[i]; break; }
+        if (zygotes[i].file && strcmp(zygotes[i].file, file) == 0) { entry = &zygotes[i]; break; }
     }
-    if (entry && same_file(entry, &info)) return entry;
+    if (entry && same_file(entry, &info)) {
+        entry->used = ++request_clock;
+        return entry;
+    }
     if (entry) {
         retire(entry);
     } else {
-        if (zygote_count == ZYGOTES_MAX) return NULL;
         char *copy = strdup(file);
         if (!copy) return NULL;
-        entry = &zygotes[zygote_count++];
+        entry = free_slot();
         entry->file = copy;
     }
     entry->device = info.st_dev;
     entry->inode = info.st_ino;
     entry->size = info.st_size;
     entry->modified = info.st_mtim;
+    entry->changed = info.st_ctim;
     entry->pid = 0;
     entry->control = -1;
     entry->state = 0;
     entry->waited = 0;
     entry->deaths = 0;
+    entry->used = ++request_clock;
     return entry;
 }
 
@@ -111,12 +162,27 @@ static void give_up(struct zygote *entry, int plain) {
     }
 }
 
+/* Whether the entry's zygote has exited (reaped here if so: its pid is then forgotten). A dead
+   zygote's socket may stay open in a process it forked, so its end of file does not tell. */
+static int has_exited(struct zygote *entry) {
+    int status;
+    if (entry->pid > 0 && waitpid(entry->pid, &status, WNOHANG) == entry->pid) {
+        entry->pid = 0;
+        return 1;
+    }
+    return entry->pid <= 0;
+}
+
 /* Reads the loading zygote's verdict if it came within `timeout_ms`. */
 static void await_load(struct zygote *entry, int timeout_ms) {
     struct pollfd wait = {.fd = entry->control, .events = POLLIN};
     int ready;
     do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
-    if (ready == 0) return;
+    if (ready == 0) {
+        /* No verdict yet: a zygote that died loading says none. */
+        if (has_exited(entry)) give_up(entry, 1);
+        return;
+    }
     int32_t verdict = -1;
     ssize_t n;
     do { n = recv(entry->control, &verdict, sizeof(verdict), 0); } while (n < 0 && errno == EINTR);
@@ -134,7 +200,7 @@ int zygote_forward(struct zygote *entry, const char *payload, size_t length, con
         entry->waited = 1;
     }
     if (entry->state != ZYGOTE_READY) return 0;
-    if (fork_request_send(entry->control, payload, length, fds) != 0) {
+    if (has_exited(entry) || fork_request_send(entry->control, payload, length, fds) != 0) {
         give_up(entry, 0);
         return 0;
     }
@@ -149,17 +215,40 @@ int zygote_forward(struct zygote *entry, const char *payload, size_t length, con
         *result = -problem;
         return 1;
     }
+    /* It may have forked the worker before failing: the supervisor treats this as a failed
+       request (it sweeps what was started and starts a new server). */
     give_up(entry, 0);
     *result = -problem;
     return -1;
 }
 
-void zygotes_reap(void) {
-    int status;
-    while (waitpid(-1, &status, WNOHANG) > 0) {}
+/* Whether this process (a zygote's one thread) has a child: a constructor's helper would hold
+   the zygote's socket and outlive it unseen. */
+static int has_children(void) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *file = fopen(path, "re");
+    if (!file) return 0;
+    int c = fgetc(file);
+    fclose(file);
+    return c != EOF;
 }
 
-int agent_zygote_forkable(void) {
+/* Whether a descriptor above 3 is open (each worker closes them). */
+static int keeps_descriptors(void) {
+    DIR *fds = opendir("/proc/self/fd");
+    if (!fds) return 1;
+    int own = dirfd(fds), kept = 0;
+    for (struct dirent *entry; (entry = readdir(fds));) {
+        if (entry->d_name[0] == '.') continue;
+        int fd = atoi(entry->d_name);
+        if (fd > 3 && fd != own) kept = 1;
+    }
+    closedir(fds);
+    return kept;
+}
+
+int agent_zygote_forkable(const char *file, pid_t session, pid_t group) {
     /* One thread: the other threads would not exist in the forked workers, whatever they hold. */
     DIR *tasks = opendir("/proc/self/task");
     if (!tasks) return ZYGOTE_UNCHECKED;
@@ -169,17 +258,17 @@ int agent_zygote_forkable(void) {
     }
     closedir(tasks);
     if (threads != 1) return ZYGOTE_THREADS;
-    /* Nothing open above the control socket: each worker closes every fd from 4 up. */
-    DIR *fds = opendir("/proc/self/fd");
-    if (!fds) return ZYGOTE_UNCHECKED;
-    int own = dirfd(fds), kept = 0;
-    for (struct dirent *entry; (entry = readdir(fds));) {
-        if (entry->d_name[0] == '.') continue;
-        int fd = atoi(entry->d_name);
-        if (fd > 3 && fd != own) kept = 1;
-    }
-    closedir(fds);
-    return kept ? ZYGOTE_DESCRIPTORS : 0;
+    if (keeps_descriptors()) return ZYGOTE_DESCRIPTORS;
+    if (has_children()) return ZYGOTE_CHILDREN;
+    /* The workers' session and process group are the supervisor's to give, their orphans the
+       supervisor's to reap. */
+    int subreaper = 0;
+    if (getsid(0) != session || getpgid(0) != group || prctl(PR_GET_CHILD_SUBREAPER, &subreaper) != 0 || subreaper)
+        return ZYGOTE_PROCESS_STATE;
+    void *handle = dlopen(file, RTLD_NOLOAD | RTLD_LAZY);
+    if (!handle) return ZYGOTE_UNCHECKED;
+    /* The reference RTLD_NOLOAD took is kept: a Swift library is never closed. */
+    return dlsym(handle, "agent_module_no_zygote") ? ZYGOTE_DECLINED : 0;
 }
 
 int agent_zygote_loaded(int control, int verdict) {

@@ -19,6 +19,7 @@ struct zygote {
     ino_t inode;
     off_t size;
     struct timespec modified;
+    struct timespec changed;
     pid_t pid;
     int control;
     enum zygote_state state;
@@ -26,13 +27,16 @@ struct zygote {
     int waited;
     /* Zygotes of this file that died while serving: after a few, its workers load it themselves. */
     int deaths;
+    /* When a request last named it (a count of requests): the table's oldest entry makes room. */
+    unsigned long used;
 };
 
 /* The value after `flag` among the request's NUL-separated arguments, or NULL. */
 const char *fork_request_value(const char *payload, size_t length, const char *flag);
 
-/* The zygote entry for `file` (a stale one — the file changed — retired first), or NULL when the
-   file cannot be read or the table is full: such a request is forked as before. */
+/* The zygote entry for `file` (a stale one — the file changed — retired first; when the table is
+   full, the entry used least recently makes room), or NULL when the file cannot be read: such a
+   request is forked as before. */
 struct zygote *zygote_entry(const char *file);
 
 /* Starts a zygote for `entry`: returns 1 in the new child, with its end of the socket in
@@ -45,7 +49,7 @@ int zygote_start(struct zygote *entry, int *child_control);
    the request was sent (`*result` = -errno; it may have forked the worker). */
 int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result);
 
-/* Reaps zygotes that have exited (retired or dead). */
+/* Reaps the zygotes retired (killed), never another child. */
 void zygotes_reap(void);
 
 /* fork_server.c's halves of a request: send the payload and three fds (0 or an errno value),

@@ -6,8 +6,8 @@ import Testing
 /// workers; one whose load leaves a thread or a descriptor behind is loaded by each worker.
 extension ForkServerTests {
     /// A C module of one datasource type `idle` whose constructor appends its process's pid to
-    /// `loads`, after `extra` (code run in the constructor too).
-    private static func countingModule(loads: String, extra: String = "") throws -> String {
+    /// `loads`, then runs `extra`; `top` is C at file scope, `greeting` what `run` logs.
+    private static func countingModule(loads: String, extra: String = "", top: String = "", greeting: String = "counted runs") throws -> String {
         let manifest = #"{\"name\":\"counted\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
         return try CModuleFixture.build("counted", source: """
         #include <agent_module.h>
@@ -15,7 +15,9 @@ extension ForkServerTests {
         #include <pthread.h>
         #include <stdio.h>
         #include <string.h>
+        #include <sys/prctl.h>
         #include <unistd.h>
+        \(top)
         static void *waiting(void *unused) { (void)unused; for (;;) pause(); return NULL; }
         __attribute__((constructor)) static void loaded(void) {
             char line[32];
@@ -27,7 +29,7 @@ extension ForkServerTests {
         }
         static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
             (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
-            const char *text = "counted runs";
+            const char *text = "\(greeting)";
             h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
             agent_event event;
             while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
@@ -102,22 +104,72 @@ extension ForkServerTests {
         for pid in Self.zygotes(of: agent) { #expect(!AgentRun.isAlive(pid), "a zygote outlived agent-control") }
     }
 
-    @Test(arguments: ["pthread_t thread; pthread_create(&thread, NULL, waiting, NULL);", "open(\"/dev/null\", O_RDONLY);"])
-    func aModuleWhoseLoadLeavesAThreadOrADescriptorIsLoadedByEachWorker(constructor: String) throws {
+    /// What a constructor leaves that a worker must not inherit from a zygote, or a library's
+    /// own refusal: (file scope, constructor).
+    static let unforkableLoads: [(String, String)] = [
+        ("", "pthread_t thread; pthread_create(&thread, NULL, waiting, NULL);"),
+        ("", "open(\"/dev/null\", O_RDONLY);"),
+        ("", "if (fork() == 0) { pause(); _exit(0); }"),
+        ("", "setsid();"),
+        ("", "prctl(PR_SET_CHILD_SUBREAPER, 1);"),
+        ("int agent_module_no_zygote;", ""),
+    ]
+
+    @Test(arguments: Self.unforkableLoads)
+    func aModuleWhoseLoadLeavesAThreadADescriptorAChildOrAnotherSessionOrThatDeclinesIsLoadedByEachWorker(top: String, constructor: String) throws {
         let directory = TestPaths.temporaryDirectory("zygote")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let loadsFile = "\(directory)/loads"
-        let library = try Self.countingModule(loads: loadsFile, extra: constructor)
+        let library = try Self.countingModule(loads: loadsFile, extra: constructor, top: top)
         let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
                                  arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
-        // The zygote loaded the module, found it unsafe to fork from and exited; the workers
-        // that come after load it themselves, each once.
+        // The zygote loaded the module, found it unsafe to fork from (or was declined) and
+        // exited; the workers that come after load it themselves, each once.
         for count in 2...4 {
             let pid = try Self.restart("a", of: agent, count: count)
             #expect(Self.loads(loadsFile).contains(pid), "worker \(pid) runs a module it did not load: \(Self.loads(loadsFile))")
         }
-        #expect(Self.zygotes(of: agent).isEmpty, "a zygote of a module that leaves a thread or a descriptor stays")
+        #expect(Self.zygotes(of: agent).isEmpty, "a zygote of a module that it cannot fork from stays")
+        #expect(agent.stop() == 0)
+    }
+
+    /// A library copied in place keeping its size and modification time (cp -p): its change
+    /// time still tells, and the next worker runs the new code, not a zygote's old relocations.
+    @Test func aLibraryRewrittenInPlaceWithItsSizeAndTimeKeptGetsANewZygote() throws {
+        let directory = TestPaths.temporaryDirectory("zygote")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let loadsFile = "\(directory)/loads"
+        let library = try Self.countingModule(loads: loadsFile, greeting: "counted runs version 1")
+        let second = try Self.countingModule(loads: loadsFile, greeting: "counted runs version 2")
+        let newBytes = try Data(contentsOf: URL(fileURLWithPath: second))
+        var before = stat()
+        #expect(stat(library, &before) == 0)
+        try #require(Int(before.st_size) == newBytes.count, "the two builds differ in size")
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs version 1") }.count == 2, "\(agent.transcript)")
+        // Until a worker comes from the zygote (it then holds version 1's relocated data).
+        var forked = false
+        for count in 2...6 where !forked {
+            let pid = try Self.restart("a", of: agent, count: count)
+            forked = !Self.loads(loadsFile).contains(pid)
+        }
+        #expect(forked, "no worker came from the zygote\n\(agent.transcript)")
+        let zygote = try #require(Self.zygotes(of: agent).first)
+        // Written into the same inode, then its size and times put back.
+        let handle = try #require(FileHandle(forWritingAtPath: library))
+        try handle.write(contentsOf: newBytes)
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, library, &times, 0) == 0)
+        let old = try #require(agent.workerPids("b").last)
+        kill(old, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[b] counted runs version 2") } != nil, "\(agent.transcript)")
+        // The zygote of the old version is ended (the text it maps is not what it relocated).
+        let deadline = Date().addingTimeInterval(30)
+        while AgentRun.isAlive(zygote), Date() < deadline { usleep(20_000) }
+        #expect(!AgentRun.isAlive(zygote), "the zygote of the library as it was before the copy still runs")
         #expect(agent.stop() == 0)
     }
 

@@ -40,9 +40,10 @@ extension WorkerMain {
 
     /// In a new zygote (fd 3: its socket to the fork server): loads the module the request
     /// names and says whether it can fork workers from it; exits when it cannot. A module whose
-    /// load leaves a thread (it would be missing in every worker) or an open descriptor (each
-    /// worker closes them) is loaded by each of its workers instead, as is one that fails to
-    /// load (each worker then reports why).
+    /// load leaves a thread (it would be missing in every worker), an open descriptor (each
+    /// worker closes them), a child, another session or process group or the subreaper flag, or
+    /// that declines (`agent_module_no_zygote`), is loaded by each of its workers instead, as is
+    /// one that fails to load (each worker then reports why).
     private static func becomeZygote(_ arguments: [String]) -> LoadedModule {
         guard let file = value(of: "--module-file", in: arguments) ?? value(of: "--spare", in: arguments) else {
             _ = agent_zygote_loaded(channelFD, Int32(ZYGOTE_UNCHECKED))
@@ -50,8 +51,9 @@ extension WorkerMain {
         }
         let module = value(of: "--module", in: arguments) ?? file
         showCommandLine(Array("agent-worker\0--zygote\0\(module)".utf8))
+        let (session, group) = (getsid(0), getpgid(0))
         let loaded = try? ModuleLoader.load(path: file, module: module, deferManifest: true)
-        let verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_forkable()
+        let verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_forkable(file, session, group)
         _ = agent_zygote_loaded(channelFD, verdict)
         guard let loaded, verdict == 0 else { exit(ExitCode.success) }
         return loaded

@@ -38,7 +38,9 @@ public enum WorkerMain {
             process until asked to stop; with --spare it loads the module first, then waits for
             the start frame (a warm spare that replaces a crashed worker at once). With
             --fork-server it forks workers on the supervisor's request (their arguments and fds
-            come over fd 3), so that they skip exec and dynamic linking.
+            come over fd 3), so that they skip exec and dynamic linking; a module's workers come
+            from that module's zygote (ps: agent-worker --zygote NAME), a child of the server that
+            loaded the module once (AGENT_ZYGOTES=0: each worker loads it).
             """)
             exit(0)
         }

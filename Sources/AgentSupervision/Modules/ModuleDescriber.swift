@@ -251,10 +251,11 @@ public final class ModuleDescriber {
         return answer
     }
 
-    /// Path, size and modification time: a rebuilt library is described again.
+    /// Size, modification and change times, inode: a rebuilt library is described again (the
+    /// change time too, which a copy in place that keeps the size and the mtime still moves).
     package static func identity(_ path: String) -> String {
         var info = stat()
         guard stat(path, &info) == 0 else { return "" }
-        return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
+        return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec):\(info.st_ino)"
     }
 }

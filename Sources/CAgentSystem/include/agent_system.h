@@ -188,15 +188,20 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
  * a library is forked as before while its zygote starts: agent_fork_server_serve returns 1 in
  * the new zygote, with that request's payload in `buf`, its socket to the server on fd 3 and no
  * fd above; it loads the module, checks agent_zygote_forkable, says agent_zygote_loaded and
- * serves. A library that changed on disk gets a new zygote; one that cannot be loaded, or whose
- * load leaves a thread or a descriptor, is loaded by each of its workers as before.
+ * serves. A library that changed on disk gets a new zygote; one that cannot be loaded, or that
+ * agent_zygote_forkable refuses, is loaded by each of its workers as before.
  */
 
 /** Why a zygote cannot fork workers after its load, or 0 when it can. */
-enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3 };
+enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6 };
 
-/** 0 when this process has one thread and no fd above 3; else ZYGOTE_THREADS, ZYGOTE_DESCRIPTORS or ZYGOTE_UNCHECKED. */
-int agent_zygote_forkable(void);
+/**
+ * Whether the zygote can fork workers after loading the library `file`: 0 when it has one
+ * thread, no fd above 3, no child, still the session `session` and process group `group` it
+ * had before the load and no child-subreaper flag, and the library does not export
+ * agent_module_no_zygote; else why not (ZYGOTE_…).
+ */
+int agent_zygote_forkable(const char *file, pid_t session, pid_t group);
 
 /** The zygote's verdict to the server on `control`: 0 ready, else unusable (it then exits). Returns 0 or an errno value. */
 int agent_zygote_loaded(int control, int verdict);
