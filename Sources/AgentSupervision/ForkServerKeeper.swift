@@ -113,6 +113,24 @@ package final class ForkServerKeeper {
         }
     }
 
+    /// Libraries (by path) whose zygote failed a request, with the identity they had then
+    /// (``ModuleDescriber/identity(_:)``): their workers are forked without one until the
+    /// library changes. Kept across fork servers (a failed request replaces the server).
+    private var zygotesFailed: [String: String] = [:]
+
+    /// Whether requests for `library`'s workers ask the server for its zygote.
+    package func zygoteWanted(for library: String) -> Bool {
+        guard let identity = zygotesFailed[library] else { return true }
+        if identity == ModuleDescriber.identity(library) { return false }
+        zygotesFailed[library] = nil
+        return true
+    }
+
+    /// `library`'s zygote failed a request (see `agent_fork_server_serve`).
+    package func zygoteFailed(for library: String) {
+        zygotesFailed[library] = ModuleDescriber.identity(library)
+    }
+
     /// The fork server for `status`.
     package var status: JSONValue {
         guard recovery.wanted else { return ["enabled": false] }

@@ -233,6 +233,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
     /* Where the middle process leaves the worker's pid (or -errno) for the server. */
     /* The server's main thread (this one) has the server's pid as its thread id. */
     pid_t server = getpid();
+    if (zygotes == FORK_SERVE_AS_ZYGOTE) zygote_record_objects();
     tid_cache_count = 0;
     dl_iterate_phdr(find_tid_caches, &server);
     volatile int32_t *shared = mmap(NULL, sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -257,7 +258,13 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             continue;
         }
         buf[n] = 0;
-        if (zygotes) {
+        if (zygotes == FORK_SERVE_AS_ZYGOTE && zygote_objects_changed()) {
+            close_received(fds, 3);
+            reply(control, -ESTALE);
+            munmap((void *)shared, sizeof(int32_t));
+            return -1;
+        }
+        if (zygotes == FORK_SERVE_ROUTING) {
             zygotes_reap();
             int32_t answer = 0;
             int routed = route_to_zygote(buf, (size_t)n, fds, server, &answer);

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,10 +22,18 @@
    slower to load gets its zygote for the requests after. A zygote forks in well under a
    millisecond: one that has not answered a request in half a second is stopped or stuck. */
 enum { ZYGOTE_FIRST_WAIT_MS = 5, ZYGOTE_REPLY_MS = 500, ZYGOTES_MAX = 32, ZYGOTE_DEATHS_MAX = 3, RETIRED_MAX = 64 };
+/* A full table makes room only from a zygote unused this long: more libraries than slots, each
+   asked for in turn, would otherwise start and kill a zygote at every request. */
+static const time_t ZYGOTE_IDLE_EVICTION_S = 60;
 
 static struct zygote zygotes[ZYGOTES_MAX];
 static size_t zygote_count;
-static unsigned long request_clock;
+
+static time_t now_seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec;
+}
 
 /* Zygotes killed and not reaped yet. Only these pids, and a live entry's, are ever waited for:
    a child not reaped keeps its pid, so no pid the server signals can belong to another process. */
@@ -61,7 +70,14 @@ static void retire(struct zygote *entry) {
     entry->pid = 0;
 }
 
+static int has_exited(struct zygote *entry);
+
 void zygotes_reap(void) {
+    /* A zygote that refused its library, or died, is reaped now rather than at its library's
+       next request (its verdict, if any, stays in its socket). */
+    for (size_t i = 0; i < zygote_count; i++) {
+        if (zygotes[i].pid > 0) has_exited(&zygotes[i]);
+    }
     for (size_t i = 0; i < retired_count;) {
         int status;
         pid_t reaped = waitpid(retired[i], &status, WNOHANG);
@@ -80,13 +96,15 @@ static int same_file(const struct zygote *entry, const struct stat *info) {
            entry->changed.tv_sec == info->st_ctim.tv_sec && entry->changed.tv_nsec == info->st_ctim.tv_nsec;
 }
 
-/* A slot for a new library: a free one, else the one used least recently (its zygote retired). */
+/* A slot for a new library: a free one, else the one used least recently if it has been idle
+   long enough (its zygote retired), else none. */
 static struct zygote *free_slot(void) {
     if (zygote_count < ZYGOTES_MAX) return &zygotes[zygote_count++];
     struct zygote *oldest = &zygotes[0];
     for (size_t i = 1; i < ZYGOTES_MAX; i++) {
         if (zygotes[i].used < oldest->used) oldest = &zygotes[i];
     }
+    if (now_seconds() - oldest->used < ZYGOTE_IDLE_EVICTION_S) return NULL;
     retire(oldest);
     free(oldest->file);
     oldest->file = NULL;
@@ -101,16 +119,19 @@ struct zygote *zygote_entry(const char *file) {
         if (zygotes[i].file && strcmp(zygotes[i].file, file) == 0) { entry = &zygotes[i]; break; }
     }
     if (entry && same_file(entry, &info)) {
-        entry->used = ++request_clock;
+        entry->used = now_seconds();
         return entry;
     }
     if (entry) {
         retire(entry);
     } else {
-        char *copy = strdup(file);
-        if (!copy) return NULL;
         entry = free_slot();
-        entry->file = copy;
+        if (!entry) return NULL;
+        entry->file = strdup(file);
+        if (!entry->file) {
+            entry->state = ZYGOTE_PLAIN;
+            return NULL;
+        }
     }
     entry->device = info.st_dev;
     entry->inode = info.st_ino;
@@ -122,7 +143,7 @@ struct zygote *zygote_entry(const char *file) {
     entry->state = 0;
     entry->waited = 0;
     entry->deaths = 0;
-    entry->used = ++request_clock;
+    entry->used = now_seconds();
     return entry;
 }
 
@@ -210,15 +231,23 @@ int zygote_forward(struct zygote *entry, const char *payload, size_t length, con
         *result = pid;
         return 1;
     }
+    /* A library it loaded changed on disk: it forked nothing and exits; the next request starts
+       a zygote of the library as it is now, this one is forked here. */
+    if (problem == ESTALE) {
+        retire(entry);
+        entry->state = 0;
+        return 0;
+    }
     /* The zygote's own fork failed (it is fine): the supervisor hears why. */
     if (problem == EAGAIN || problem == ENOMEM) {
         *result = -problem;
         return 1;
     }
     /* It may have forked the worker before failing: the supervisor treats this as a failed
-       request (it sweeps what was started and starts a new server). */
+       request (it sweeps what was started and starts a new server), told by EREMOTEIO that
+       the library's zygote failed, so that it asks for none for that library again. */
     give_up(entry, 0);
-    *result = -problem;
+    *result = -EREMOTEIO;
     return -1;
 }
 
@@ -248,6 +277,58 @@ static int keeps_descriptors(void) {
     return kept;
 }
 
+/* Whether a mapping is marked not to be copied at fork, or to be wiped (MADV_DONTFORK,
+   MADV_WIPEONFORK: smaps' "dc" and "wf"): a worker forked from the zygote would lack it. */
+static int has_fork_flags(void) {
+    FILE *file = fopen("/proc/self/smaps", "re");
+    if (!file) return 1;
+    char *line = NULL;
+    size_t capacity = 0;
+    int found = 0;
+    while (!found && getline(&line, &capacity, file) > 0) {
+        if (strncmp(line, "VmFlags:", 8) != 0) continue;
+        for (char *flag = strtok(line + 8, " \n"); flag; flag = strtok(NULL, " \n")) {
+            if (strcmp(flag, "dc") == 0 || strcmp(flag, "wf") == 0) found = 1;
+        }
+    }
+    free(line);
+    fclose(file);
+    return found;
+}
+
+/* The identity of each object loaded (the module and every library it brought), as loaded: a
+   zygote forks nothing once one of them changed on disk. */
+enum { OBJECTS_MAX = 128 };
+static struct loaded_object { char *path; struct stat info; } objects[OBJECTS_MAX];
+static size_t object_count;
+
+static int record_object(struct dl_phdr_info *info, size_t size, void *unused) {
+    (void)size; (void)unused;
+    if (!info->dlpi_name || info->dlpi_name[0] != '/' || object_count == OBJECTS_MAX) return 0;
+    struct loaded_object *object = &objects[object_count];
+    if (stat(info->dlpi_name, &object->info) != 0) return 0;
+    object->path = strdup(info->dlpi_name);
+    if (object->path) object_count++;
+    return 0;
+}
+
+void zygote_record_objects(void) {
+    object_count = 0;
+    dl_iterate_phdr(record_object, NULL);
+}
+
+int zygote_objects_changed(void) {
+    for (size_t i = 0; i < object_count; i++) {
+        struct stat now;
+        const struct stat *then = &objects[i].info;
+        if (stat(objects[i].path, &now) != 0 || now.st_dev != then->st_dev || now.st_ino != then->st_ino ||
+            now.st_size != then->st_size || now.st_mtim.tv_sec != then->st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != then->st_mtim.tv_nsec || now.st_ctim.tv_sec != then->st_ctim.tv_sec ||
+            now.st_ctim.tv_nsec != then->st_ctim.tv_nsec) return 1;
+    }
+    return 0;
+}
+
 int agent_zygote_forkable(const char *file, pid_t session, pid_t group) {
     /* One thread: the other threads would not exist in the forked workers, whatever they hold. */
     DIR *tasks = opendir("/proc/self/task");
@@ -260,6 +341,7 @@ int agent_zygote_forkable(const char *file, pid_t session, pid_t group) {
     if (threads != 1) return ZYGOTE_THREADS;
     if (keeps_descriptors()) return ZYGOTE_DESCRIPTORS;
     if (has_children()) return ZYGOTE_CHILDREN;
+    if (has_fork_flags()) return ZYGOTE_FORK_FLAGS;
     /* The workers' session and process group are the supervisor's to give, their orphans the
        supervisor's to reap. */
     int subreaper = 0;

@@ -27,8 +27,8 @@ struct zygote {
     int waited;
     /* Zygotes of this file that died while serving: after a few, its workers load it themselves. */
     int deaths;
-    /* When a request last named it (a count of requests): the table's oldest entry makes room. */
-    unsigned long used;
+    /* When a request last named it (monotonic seconds): a full table's oldest entry makes room. */
+    time_t used;
 };
 
 /* The value after `flag` among the request's NUL-separated arguments, or NULL. */
@@ -46,11 +46,17 @@ int zygote_start(struct zygote *entry, int *child_control);
 /* Hands a request (payload and three fds) to the entry's zygote. Returns 1 when the zygote
    answered (`*result`: the worker's pid or -errno), 0 when it cannot take it (not loaded yet, not
    usable, dead before the request was sent: fork the worker as before), -1 when it failed after
-   the request was sent (`*result` = -errno; it may have forked the worker). */
+   the request was sent (`*result` = -EREMOTEIO; it may have forked the worker). */
 int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result);
 
-/* Reaps the zygotes retired (killed), never another child. */
+/* Reaps the zygotes retired (killed) or exited, never another child. */
 void zygotes_reap(void);
+
+/* In a zygote, once its module is loaded: records the identity of every object loaded. */
+void zygote_record_objects(void);
+
+/* Whether one of the objects recorded has changed on disk (or is gone). */
+int zygote_objects_changed(void);
 
 /* fork_server.c's halves of a request: send the payload and three fds (0 or an errno value),
    then wait up to `timeout_ms` for the int32 reply (0 and `*pid`, or an errno value). */

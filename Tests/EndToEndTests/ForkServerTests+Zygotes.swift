@@ -7,7 +7,8 @@ import Testing
 extension ForkServerTests {
     /// A C module of one datasource type `idle` whose constructor appends its process's pid to
     /// `loads`, then runs `extra`; `top` is C at file scope, `greeting` what `run` logs.
-    private static func countingModule(loads: String, extra: String = "", top: String = "", greeting: String = "counted runs") throws -> String {
+    private static func countingModule(loads: String, extra: String = "", top: String = "", greeting: String = "counted runs",
+                                       greetingExpression: String? = nil, extraFlags: [String] = []) throws -> String {
         let manifest = #"{\"name\":\"counted\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
         return try CModuleFixture.build("counted", source: """
         #include <agent_module.h>
@@ -15,6 +16,7 @@ extension ForkServerTests {
         #include <pthread.h>
         #include <stdio.h>
         #include <string.h>
+        #include <sys/mman.h>
         #include <sys/prctl.h>
         #include <unistd.h>
         \(top)
@@ -29,7 +31,7 @@ extension ForkServerTests {
         }
         static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
             (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
-            const char *text = "\(greeting)";
+            const char *text = \(greetingExpression ?? "\"\(greeting)\"");
             h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
             agent_event event;
             while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
@@ -40,7 +42,7 @@ extension ForkServerTests {
             .manifest_json = "\(manifest)", .run_process = run,
         };
         const agent_module *agent_module_entry(void) { return &description; }
-        """)
+        """, extraFlags: extraFlags)
     }
 
     private static func loads(_ path: String) -> [Int32] {
@@ -113,6 +115,7 @@ extension ForkServerTests {
         ("", "setsid();"),
         ("", "prctl(PR_SET_CHILD_SUBREAPER, 1);"),
         ("int agent_module_no_zygote;", ""),
+        ("", "void *kept = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); madvise(kept, 4096, MADV_DONTFORK);"),
     ]
 
     @Test(arguments: Self.unforkableLoads)
@@ -170,6 +173,67 @@ extension ForkServerTests {
         let deadline = Date().addingTimeInterval(30)
         while AgentRun.isAlive(zygote), Date() < deadline { usleep(20_000) }
         #expect(!AgentRun.isAlive(zygote), "the zygote of the library as it was before the copy still runs")
+        #expect(agent.stop() == 0)
+    }
+
+    /// The zygote forks nothing once a library the module links has changed on disk: the next
+    /// worker loads the new one.
+    @Test func aRebuiltLibraryTheModuleLinksEndsItsZygote() throws {
+        let directory = TestPaths.temporaryDirectory("zygote")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let loadsFile = "\(directory)/loads"
+        let helper = try CModuleFixture.build("helper", source: #"const char *helper_version(void) { return "helper version 1"; }"#)
+        let folder = URL(fileURLWithPath: helper).deletingLastPathComponent().path
+        let library = try Self.countingModule(loads: loadsFile, top: "const char *helper_version(void);", greetingExpression: "helper_version()",
+                                              extraFlags: ["-L", folder, "-lhelper", "-Wl,-rpath,\(folder)"])
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("helper version 1") }.count == 2, "\(agent.transcript)")
+        var forked = false
+        for count in 2...6 where !forked {
+            let old = try #require(agent.workerPids("a").last)
+            kill(old, SIGKILL)
+            #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[a] helper version 1") }.count == count, "\(agent.transcript)")
+            forked = !Self.loads(loadsFile).contains(try #require(agent.workerPids("a").last))
+        }
+        #expect(forked, "no worker came from the zygote\n\(agent.transcript)")
+        let zygote = try #require(Self.zygotes(of: agent).first)
+        // Rebuilt the way a build writes it: a new file renamed over the old one.
+        let second = try CModuleFixture.build("helper", source: #"const char *helper_version(void) { return "helper version 2"; }"#)
+        #expect(rename(second, helper) == 0)
+        // A warm spare made before the rebuild may be adopted once (it checks the module's own
+        // file, not what the module links): the restart after it forks a new worker.
+        var updated = false
+        for count in 2...3 where !updated {
+            let old = try #require(agent.workerPids("b").last)
+            kill(old, SIGKILL)
+            #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[b] helper version") }.count == count, "\(agent.transcript)")
+            updated = agent.stderrLines.contains { $0.contains("[b] helper version 2") }
+        }
+        #expect(updated, "\(agent.transcript)")
+        let deadline = Date().addingTimeInterval(30)
+        while AgentRun.isAlive(zygote), Date() < deadline { usleep(20_000) }
+        #expect(!AgentRun.isAlive(zygote), "the zygote of the library's old dependency still runs")
+        #expect(agent.stop() == 0)
+    }
+
+    /// A zygote that does not answer (here its module's fork handler sleeps) fails one request
+    /// and costs one fork server; the module's workers load it themselves from then on.
+    @Test func aZygoteThatDoesNotAnswerIsAskedNoMore() throws {
+        let directory = TestPaths.temporaryDirectory("zygote")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let loadsFile = "\(directory)/loads"
+        let library = try Self.countingModule(loads: loadsFile, extra: "pthread_atfork(slowly, NULL, NULL);",
+                                              top: "static void slowly(void) { sleep(3); }")
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
+        for count in 2...4 {
+            _ = try Self.restart("a", of: agent, count: count)
+        }
+        let failures = agent.stderrLines.filter { $0.contains("the zygote of module counted failed a request") }
+        #expect(failures.count <= 1, "\(agent.transcript)")
+        #expect(agent.stderrLines.filter { $0.contains("started a new fork server") }.count <= 1, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 

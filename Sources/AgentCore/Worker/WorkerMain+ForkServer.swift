@@ -18,13 +18,13 @@ extension WorkerMain {
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
         var length = 0
-        let zygotes: Int32 = EnvironmentSwitch.isOff(getenv(zygotesKey).map { String(cString: $0) }) ? 0 : 1
+        let zygotes = Int32(EnvironmentSwitch.isOff(getenv(zygotesKey).map { String(cString: $0) }) ? FORK_SERVE_PLAIN : FORK_SERVE_ROUTING)
         var served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay, zygotes)
         var module: LoadedModule?
         if served == 1 {
             // A module's zygote: it loads the module once, then forks that module's workers.
             module = becomeZygote(request(UnsafeRawBufferPointer(start: buffer, count: length)).arguments)
-            served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay, 0)
+            served = agent_fork_server_serve(channelFD, buffer, capacity, &length, WorkerMemory.forkServerReleaseDelay, Int32(FORK_SERVE_AS_ZYGOTE))
             // The server is gone or quit: its zygote has nothing to clean up.
             if served != 0 { exit(ExitCode.success) }
         }

@@ -22,8 +22,9 @@ extension Supervisor {
         if let server = forkServers.server, server.isRunning {
             var request = Array(arguments.dropFirst())
             // A library, not a program's manifest nor the built-in chatbot: its zygote loads it.
-            if let module, module.library.hasPrefix("/"), !ModuleManifest.isProgramManifest(module.library) {
-                request += [ForkServer.moduleFileFlag, module.library, "--module", module.name]
+            let zygote = module.flatMap { $0.library.hasPrefix("/") && !ModuleManifest.isProgramManifest($0.library) ? $0 : nil }
+            if let zygote, forkServers.zygoteWanted(for: zygote.library) {
+                request += [ForkServer.moduleFileFlag, zygote.library, "--module", zygote.name]
             }
             switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: request, channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
@@ -37,6 +38,10 @@ extension Supervisor {
             case .failure(let error):
                 // The server may have forked the worker before failing: it then holds the fds
                 // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
+                if error.errno == EREMOTEIO, let zygote {
+                    forkServers.zygoteFailed(for: zygote.library)
+                    logger.warning("the zygote of module \(zygote.name) failed a request (no answer in 0.5 s, or dead); \(zygote.name)'s workers load it themselves until it is rebuilt")
+                }
                 forkServers.failed("\(error)")
                 orphans.scheduleSweep()
             }

@@ -180,6 +180,9 @@ int agent_limit_malloc_arenas(int count);
  */
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms, int zygotes);
 
+/** `zygotes` of agent_fork_server_serve: none, route requests to zygotes (the server), or serve as a zygote. */
+enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
+
 /*
  * With `zygotes` non-zero, a request that names a module library (the value after
  * "--module-file" or "--spare") goes to that library's zygote: a child of the server that has
@@ -188,17 +191,22 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
  * a library is forked as before while its zygote starts: agent_fork_server_serve returns 1 in
  * the new zygote, with that request's payload in `buf`, its socket to the server on fd 3 and no
  * fd above; it loads the module, checks agent_zygote_forkable, says agent_zygote_loaded and
- * serves. A library that changed on disk gets a new zygote; one that cannot be loaded, or that
+ * serves (FORK_SERVE_AS_ZYGOTE: it records every object it has loaded, and once one changes on
+ * disk it forks no more: it answers -ESTALE and exits, and the server forks that request and
+ * starts a new zygote for the next). A zygote that fails after a request was sent to it
+ * (no answer in 0.5 s, or dead) makes the request fail with EREMOTEIO. A library that changed on disk gets a new zygote; one that cannot be loaded, or that
  * agent_zygote_forkable refuses, is loaded by each of its workers as before.
  */
 
 /** Why a zygote cannot fork workers after its load, or 0 when it can. */
-enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6 };
+enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6,
+       ZYGOTE_FORK_FLAGS = 7 };
 
 /**
  * Whether the zygote can fork workers after loading the library `file`: 0 when it has one
- * thread, no fd above 3, no child, still the session `session` and process group `group` it
- * had before the load and no child-subreaper flag, and the library does not export
+ * thread, no fd above 3, no child, no mapping marked MADV_DONTFORK or MADV_WIPEONFORK, still
+ * the session `session` and process group `group` it had before the load and no
+ * child-subreaper flag, and the library does not export
  * agent_module_no_zygote; else why not (ZYGOTE_…).
  */
 int agent_zygote_forkable(const char *file, pid_t session, pid_t group);
