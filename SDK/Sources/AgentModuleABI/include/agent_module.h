@@ -74,8 +74,9 @@ extern "C" {
  * workers from it, so the library's constructors, its entry and the defer call above run there,
  * once, not in each worker. What they set up is inherited by every worker: keep per-process
  * state (a pid, a random seed, a connection) for run_process. A library whose load leaves a
- * thread, an open descriptor, a child process, a new session or process group, or the
- * child-subreaper flag is loaded by each worker instead, as is one that exports
+ * thread, an open descriptor, a child process, memory marked MADV_DONTFORK or MADV_WIPEONFORK,
+ * a new session or process group, or the child-subreaper flag is loaded by each worker instead,
+ * as is one that exports
  * `agent_module_no_zygote` (any symbol of that name) to ask for it.
  */
 #define AGENT_MODULE_NO_ZYGOTE_SYMBOL "agent_module_no_zygote"
