@@ -191,7 +191,6 @@ static void become_zygote(int control, pid_t server) {
    1 when answered (`*result` to reply), 0 to fork it here, 2 in a new zygote. */
 static int route_to_zygote(char *buf, size_t n, int fds[3], pid_t server, int32_t *result) {
     const char *file = fork_request_value(buf, n, "--module-file");
-    if (!file) file = fork_request_value(buf, n, "--spare");
     struct zygote *entry = file ? zygote_entry(file) : NULL;
     if (!entry || entry->state == ZYGOTE_PLAIN) return 0;
     if (entry->state == 0) {

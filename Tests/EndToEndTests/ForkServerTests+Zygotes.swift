@@ -55,24 +55,52 @@ extension ForkServerTests {
     }
 
     /// Kills `name`'s newest worker and waits for its replacement to be ready (its `count`th
-    /// "runs" line); returns the replacement's pid.
-    private static func restart(_ name: String, of agent: AgentRun, count: Int) throws -> Int32 {
+    /// line containing `line`); returns the replacement's pid.
+    private static func restart(_ name: String, of agent: AgentRun, count: Int, line: String = "counted runs") throws -> Int32 {
         let old = try #require(agent.workerPids(name).last)
         kill(old, SIGKILL)
-        #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[\(name)] counted runs") }.count == count, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[\(name)] \(line)") }.count == count, "\(agent.transcript)")
         let new = try #require(agent.workerPids(name).last)
         #expect(new != old)
         return new
     }
 
-    @Test func aModulesWorkersAreForkedFromAZygoteThatLoadedItOnce() throws {
+    /// A fresh file for a module's constructors to write their pids to.
+    private static func loadsFile() throws -> String {
         let directory = TestPaths.temporaryDirectory("zygote")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
-        let library = try Self.countingModule(loads: loadsFile)
+        return "\(directory)/loads"
+    }
+
+    /// An agent of two processes `a` and `b` of `library`, both running (each logged `line`).
+    private static func twoProcesses(of library: String, line: String = "counted runs", environment: [String: String] = [:]) throws -> AgentRun {
         let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
+                                 arguments: ["--no-build", "--quiet"], environment: environment)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains(line) }.count == 2, "\(agent.transcript)")
+        return agent
+    }
+
+    /// Restarts `name` until a replacement did not load the library itself (it came from the
+    /// zygote, once the server has the zygote's word); nil after five.
+    private static func restartUntilForkedFromTheZygote(_ name: String, of agent: AgentRun, loads: String, line: String = "counted runs") throws -> Int32? {
+        for count in 2...6 {
+            let pid = try restart(name, of: agent, count: count, line: line)
+            if !Self.loads(loads).contains(pid) { return pid }
+        }
+        return nil
+    }
+
+    /// Waits up to 30 s for `pid` to be gone.
+    private static func expectGone(_ pid: Int32, _ why: String) {
+        let deadline = Date().addingTimeInterval(30)
+        while AgentRun.isAlive(pid), Date() < deadline { usleep(20_000) }
+        #expect(!AgentRun.isAlive(pid), "\(why)")
+    }
+
+    @Test func aModulesWorkersAreForkedFromAZygoteThatLoadedItOnce() throws {
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile)
+        let agent = try Self.twoProcesses(of: library)
         var zygote: Int32?
         let deadline = Date().addingTimeInterval(60)
         while zygote == nil, Date() < deadline {
@@ -84,22 +112,20 @@ extension ForkServerTests {
         #expect(Self.loads(loadsFile).contains(found), "the zygote did not load the module: \(Self.loads(loadsFile))")
         // Once the server has its zygote's word (at a request after the load), every worker of
         // the module comes from it: restarts until one runs without having loaded the library.
-        var forked: Int32?
-        for count in 2...6 where forked == nil {
-            let pid = try Self.restart("a", of: agent, count: count)
-            if !Self.loads(loadsFile).contains(pid) { forked = pid }
-        }
-        let worker = try #require(forked, "every replacement loaded the module itself: \(Self.loads(loadsFile))\n\(agent.transcript)")
+        let worker = try #require(try Self.restartUntilForkedFromTheZygote("a", of: agent, loads: loadsFile),
+                                  "every replacement loaded the module itself: \(Self.loads(loadsFile))\n\(agent.transcript)")
         // Read to the end: /proc files have no size.
         let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/\(worker)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         #expect(maps.contains(library), "the forked worker does not map the module")
         // An adopted spare keeps the command line it was made with.
         let shown = Self.commandLine(of: worker)
         #expect(shown == "agent-worker --process a" || shown == "agent-worker --spare \(library) --module counted", "ps shows \(shown)")
-        // A zygote killed: the next worker is forked as before, the module still runs.
+        // A zygote killed: the next workers are forked as before, the module still runs. (The
+        // first restart may adopt the spare made before; any worker made after the kill loads.)
         kill(found, SIGKILL)
         let loadedBefore = Self.loads(loadsFile).count
         _ = try Self.restart("b", of: agent, count: 2)
+        _ = try Self.restart("b", of: agent, count: 3)
         #expect(Self.loads(loadsFile).count > loadedBefore, "no worker or new zygote loaded the module after the zygote died")
         #expect(agent.stop() == 0)
         #expect(!AgentRun.isAlive(found))
@@ -120,13 +146,9 @@ extension ForkServerTests {
 
     @Test(arguments: Self.unforkableLoads)
     func aModuleWhoseLoadLeavesAThreadADescriptorAChildOrAnotherSessionOrThatDeclinesIsLoadedByEachWorker(top: String, constructor: String) throws {
-        let directory = TestPaths.temporaryDirectory("zygote")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
+        let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, extra: constructor, top: top)
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
+        let agent = try Self.twoProcesses(of: library)
         // The zygote loaded the module, found it unsafe to fork from (or was declined) and
         // exited; the workers that come after load it themselves, each once.
         for count in 2...4 {
@@ -140,25 +162,16 @@ extension ForkServerTests {
     /// A library copied in place keeping its size and modification time (cp -p): its change
     /// time still tells, and the next worker runs the new code, not a zygote's old relocations.
     @Test func aLibraryRewrittenInPlaceWithItsSizeAndTimeKeptGetsANewZygote() throws {
-        let directory = TestPaths.temporaryDirectory("zygote")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
+        let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, greeting: "counted runs version 1")
         let second = try Self.countingModule(loads: loadsFile, greeting: "counted runs version 2")
         let newBytes = try Data(contentsOf: URL(fileURLWithPath: second))
         var before = stat()
         #expect(stat(library, &before) == 0)
         try #require(Int(before.st_size) == newBytes.count, "the two builds differ in size")
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs version 1") }.count == 2, "\(agent.transcript)")
+        let agent = try Self.twoProcesses(of: library, line: "counted runs version 1")
         // Until a worker comes from the zygote (it then holds version 1's relocated data).
-        var forked = false
-        for count in 2...6 where !forked {
-            let pid = try Self.restart("a", of: agent, count: count)
-            forked = !Self.loads(loadsFile).contains(pid)
-        }
-        #expect(forked, "no worker came from the zygote\n\(agent.transcript)")
+        #expect(try Self.restartUntilForkedFromTheZygote("a", of: agent, loads: loadsFile) != nil, "no worker came from the zygote\n\(agent.transcript)")
         let zygote = try #require(Self.zygotes(of: agent).first)
         // Written into the same inode, then its size and times put back.
         let handle = try #require(FileHandle(forWritingAtPath: library))
@@ -170,33 +183,21 @@ extension ForkServerTests {
         kill(old, SIGKILL)
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[b] counted runs version 2") } != nil, "\(agent.transcript)")
         // The zygote of the old version is ended (the text it maps is not what it relocated).
-        let deadline = Date().addingTimeInterval(30)
-        while AgentRun.isAlive(zygote), Date() < deadline { usleep(20_000) }
-        #expect(!AgentRun.isAlive(zygote), "the zygote of the library as it was before the copy still runs")
+        Self.expectGone(zygote, "the zygote of the library as it was before the copy still runs")
         #expect(agent.stop() == 0)
     }
 
     /// The zygote forks nothing once a library the module links has changed on disk: the next
     /// worker loads the new one.
     @Test func aRebuiltLibraryTheModuleLinksEndsItsZygote() throws {
-        let directory = TestPaths.temporaryDirectory("zygote")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
+        let loadsFile = try Self.loadsFile()
         let helper = try CModuleFixture.build("helper", source: #"const char *helper_version(void) { return "helper version 1"; }"#)
         let folder = URL(fileURLWithPath: helper).deletingLastPathComponent().path
         let library = try Self.countingModule(loads: loadsFile, top: "const char *helper_version(void);", greetingExpression: "helper_version()",
                                               extraFlags: ["-L", folder, "-lhelper", "-Wl,-rpath,\(folder)"])
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("helper version 1") }.count == 2, "\(agent.transcript)")
-        var forked = false
-        for count in 2...6 where !forked {
-            let old = try #require(agent.workerPids("a").last)
-            kill(old, SIGKILL)
-            #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[a] helper version 1") }.count == count, "\(agent.transcript)")
-            forked = !Self.loads(loadsFile).contains(try #require(agent.workerPids("a").last))
-        }
-        #expect(forked, "no worker came from the zygote\n\(agent.transcript)")
+        let agent = try Self.twoProcesses(of: library, line: "helper version 1")
+        #expect(try Self.restartUntilForkedFromTheZygote("a", of: agent, loads: loadsFile, line: "helper version 1") != nil,
+                "no worker came from the zygote\n\(agent.transcript)")
         let zygote = try #require(Self.zygotes(of: agent).first)
         // Rebuilt the way a build writes it: a new file renamed over the old one.
         let second = try CModuleFixture.build("helper", source: #"const char *helper_version(void) { return "helper version 2"; }"#)
@@ -205,46 +206,43 @@ extension ForkServerTests {
         // file, not what the module links): the restart after it forks a new worker.
         var updated = false
         for count in 2...3 where !updated {
-            let old = try #require(agent.workerPids("b").last)
-            kill(old, SIGKILL)
-            #expect(agent.waitForLines(onStderr: true, count: count) { $0.contains("[b] helper version") }.count == count, "\(agent.transcript)")
+            _ = try Self.restart("b", of: agent, count: count, line: "helper version")
             updated = agent.stderrLines.contains { $0.contains("[b] helper version 2") }
         }
         #expect(updated, "\(agent.transcript)")
-        let deadline = Date().addingTimeInterval(30)
-        while AgentRun.isAlive(zygote), Date() < deadline { usleep(20_000) }
-        #expect(!AgentRun.isAlive(zygote), "the zygote of the library's old dependency still runs")
+        Self.expectGone(zygote, "the zygote of the library's old dependency still runs")
         #expect(agent.stop() == 0)
     }
 
     /// A zygote that does not answer (here its module's fork handler sleeps) fails one request
     /// and costs one fork server; the module's workers load it themselves from then on.
     @Test func aZygoteThatDoesNotAnswerIsAskedNoMore() throws {
-        let directory = TestPaths.temporaryDirectory("zygote")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
+        let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, extra: "pthread_atfork(slowly, NULL, NULL);",
                                               top: "static void slowly(void) { sleep(3); }")
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
-        for count in 2...4 {
+        let agent = try Self.twoProcesses(of: library)
+        let failure = "the zygote of module counted failed a request"
+        // Until a request reaches the zygote (its verdict read) and fails.
+        var restarts = 1
+        while !agent.stderrLines.contains(where: { $0.contains(failure) }), restarts < 6 {
+            restarts += 1
+            _ = try Self.restart("a", of: agent, count: restarts)
+        }
+        #expect(agent.stderrLines.contains { $0.contains(failure) }, "\(agent.transcript)")
+        // The new fork server is asked for no zygote of that library: its workers start at once.
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("started a new fork server") } != nil, "\(agent.transcript)")
+        for count in (restarts + 1)...(restarts + 3) {
             _ = try Self.restart("a", of: agent, count: count)
         }
-        let failures = agent.stderrLines.filter { $0.contains("the zygote of module counted failed a request") }
-        #expect(failures.count <= 1, "\(agent.transcript)")
-        #expect(agent.stderrLines.filter { $0.contains("started a new fork server") }.count <= 1, "\(agent.transcript)")
+        #expect(agent.stderrLines.filter { $0.contains(failure) }.count == 1, "\(agent.transcript)")
+        #expect(agent.stderrLines.filter { $0.contains("started a new fork server") }.count == 1, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 
     @Test func agentZygotesZeroLoadsTheModuleInEachWorker() throws {
-        let directory = TestPaths.temporaryDirectory("zygote")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let loadsFile = "\(directory)/loads"
+        let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile)
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
-                                 arguments: ["--no-build", "--quiet"], environment: ["AGENT_ZYGOTES": "0"])
-        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("counted runs") }.count == 2, "\(agent.transcript)")
+        let agent = try Self.twoProcesses(of: library, environment: ["AGENT_ZYGOTES": "0"])
         let pid = try Self.restart("a", of: agent, count: 2)
         #expect(Self.loads(loadsFile).contains(pid))
         #expect(Self.zygotes(of: agent).isEmpty)

@@ -45,7 +45,7 @@ extension WorkerMain {
     /// that declines (`agent_module_no_zygote`), is loaded by each of its workers instead, as is
     /// one that fails to load (each worker then reports why).
     private static func becomeZygote(_ arguments: [String]) -> LoadedModule {
-        guard let file = value(of: "--module-file", in: arguments) ?? value(of: "--spare", in: arguments) else {
+        guard let file = value(of: moduleFileFlag, in: arguments) else {
             _ = agent_zygote_loaded(channelFD, Int32(ZYGOTE_UNCHECKED))
             exit(ExitCode.success)
         }

@@ -326,8 +326,9 @@ extension Supervisor {
         // A jsonl/1 module's worker starts its program only with the start frame: no spare.
         guard spares.lacksSpare(library), !stopping, library != BuiltinModules.chatLocation.library,
               !ModuleManifest.isProgramManifest(library) else { return }
-        let module = processes.first { $0.module.library == library }?.module.name ?? library
-        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module]) {
+        let location = processes.first { $0.module.library == library }?.module
+        let module = location?.name ?? library
+        switch launchWorker(arguments: ["agent-worker", "--spare", library, "--module", module], module: location) {
         case .success(let spare):
             // Its rings now, mapped while it waits: adopting it is then one frame.
             var rings: WorkerRings?

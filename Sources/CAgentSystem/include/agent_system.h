@@ -185,7 +185,7 @@ enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
 
 /*
  * With `zygotes` non-zero, a request that names a module library (the value after
- * "--module-file" or "--spare") goes to that library's zygote: a child of the server that has
+ * "--module-file") goes to that library's zygote: a child of the server that has
  * loaded the module and forks its workers (through the same loop, called again with `zygotes`
  * 0), which then share the library's relocated pages and skip the load. The first request for
  * a library is forked as before while its zygote starts: agent_fork_server_serve returns 1 in
