@@ -61,11 +61,17 @@ private let moduleCalls = LockedValue<[String]>([])
         let calls = moduleCalls.withLock { $0 }
         #expect(!calls.contains("cancel \(token)"), "the module was told to cancel a run it never saw: \(calls)")
         #expect(!calls.contains("run \(token)"), "the cancelled run was started: \(calls)")
-        // Its result went to the supervisor, saying why.
-        host.channel.flush()
-        var bytes = [UInt8](repeating: 0, count: 1 << 16)
-        let read = recv(fds[1], &bytes, bytes.count, Int32(MSG_DONTWAIT))
-        #expect(String(decoding: bytes.prefix(max(read, 0)), as: UTF8.self).contains("cancelled before its start time"))
+        // Its result goes to the supervisor, saying why: sent just after the run is taken off
+        // the table (task_complete), so read until it has come.
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let sent = Date().addingTimeInterval(30)
+        while !String(decoding: received, as: UTF8.self).contains("cancelled before its start time"), Date() < sent {
+            host.channel.flush()
+            let read = recv(fds[1], &chunk, chunk.count, Int32(MSG_DONTWAIT))
+            if read > 0 { received += chunk.prefix(read) } else { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        #expect(String(decoding: received, as: UTF8.self).contains("cancelled before its start time"))
     }
 
     /// A cancel of a run the module has (handed over before the cancel) reaches the module's
