@@ -223,6 +223,36 @@ static int await_readable(int control, int timeout_ms) {
     return ready;
 }
 
+/* Forks a worker twice (the middle process exits at once, so the worker is the supervisor's):
+   returns 1 in the worker, 0 in the server with `*result` its pid or -errno. `shared` is where
+   the middle process leaves the worker's pid for the server. */
+static int fork_worker(int fds[3], pid_t server, volatile int32_t *shared, int32_t *result) {
+    *shared = -EAGAIN;
+    pid_t middle = fork();
+    if (middle == 0) {
+        default_stop_signals();
+        pid_t worker = fork();
+        if (worker == 0) {
+            become_worker(fds[0], fds[1], fds[2], server);
+            return 1;
+        }
+        /* Its own process group before the supervisor learns its pid (it may signal the group
+           at once); the worker's own setpgid covers the other order. */
+        if (worker > 0) setpgid(worker, worker);
+        *shared = worker > 0 ? worker : -errno;
+        _exit(0);
+    }
+    if (middle < 0) {
+        *result = -errno;
+    } else {
+        int status;
+        while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {}
+        /* The middle process has exited: its child is the supervisor's now. */
+        *result = *shared;
+    }
+    return 0;
+}
+
 int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *length, int release_after_ms, int zygotes) {
     /* A stop of the whole group or cgroup (Ctrl-C, systemd) is the supervisor's to handle: the
        server ends when the supervisor closes its socket, or with it (parent-death signal). */
@@ -277,31 +307,11 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
                 continue;
             }
         }
-        *shared = -EAGAIN;
-        pid_t middle = fork();
-        if (middle == 0) {
-            default_stop_signals();
-            pid_t worker = fork();
-            if (worker == 0) {
-                become_worker(fds[0], fds[1], fds[2], server);
-                munmap((void *)shared, sizeof(int32_t));
-                *length = (size_t)n;
-                return 0;
-            }
-            /* Its own process group before the supervisor learns its pid (it may signal the
-               group at once); the worker's own setpgid covers the other order. */
-            if (worker > 0) setpgid(worker, worker);
-            *shared = worker > 0 ? worker : -errno;
-            _exit(0);
-        }
         int32_t result;
-        if (middle < 0) {
-            result = -errno;
-        } else {
-            int status;
-            while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {}
-            /* The middle process has exited: its child is the supervisor's now. */
-            result = *shared;
+        if (fork_worker(fds, server, shared, &result)) {
+            munmap((void *)shared, sizeof(int32_t));
+            *length = (size_t)n;
+            return 0;
         }
         close_received(fds, 3);
         reply(control, result);
