@@ -58,10 +58,6 @@ public final class ForkServer {
         }
     }
 
-    /// The request's argument naming the module library its worker runs: the server hands the
-    /// request to that library's zygote (see `agent_fork_server_serve`). Not shown by ps.
-    public static let moduleFileFlag = "--module-file"
-
     /// What a failed request says it could not start.
     package static let requestDescription = "a worker through the fork server"
 

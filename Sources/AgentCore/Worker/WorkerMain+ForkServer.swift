@@ -6,8 +6,10 @@ import JSONSchema
 extension WorkerMain {
     /// `AGENT_ZYGOTES=0`: the fork server forks every worker itself, and each loads its module.
     static let zygotesKey = "AGENT_ZYGOTES"
-    /// The argument that names the library in a fork request (ForkServer.moduleFileFlag).
-    static let moduleFileFlag = "--module-file"
+    /// The argument of a fork request that names the module library its worker runs: the
+    /// server hands the request to that library's zygote (see `agent_fork_server_serve`). Not
+    /// shown by ps. (fork_server.c reads the same word.)
+    package static let moduleFileFlag = "--module-file"
 
     /// The fork server: a single-threaded loop in C that forks a worker per request; each
     /// worker returns here with its own arguments. Nothing before the loop may start a thread.

@@ -24,7 +24,7 @@ extension Supervisor {
             // A library, not a program's manifest nor the built-in chatbot: its zygote loads it.
             let zygote = module.flatMap { $0.library.hasPrefix("/") && !ModuleManifest.isProgramManifest($0.library) ? $0 : nil }
             if let zygote, forkServers.zygoteWanted(for: zygote.library) {
-                request += [ForkServer.moduleFileFlag, zygote.library, "--module", zygote.name]
+                request += [WorkerMain.moduleFileFlag, zygote.library, "--module", zygote.name]
             }
             switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: request, channel: channel, stdout: stdout, stderr: stderr) }) {
             case .success(let worker):
