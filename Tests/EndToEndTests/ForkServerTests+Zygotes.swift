@@ -132,6 +132,27 @@ extension ForkServerTests {
         for pid in Self.zygotes(of: agent) { #expect(!AgentRun.isAlive(pid), "a zygote outlived agent-control") }
     }
 
+    @Test func aModulesWarmUpRunsOnceInItsZygoteAndInNoWorker() throws {
+        let loadsFile = try Self.loadsFile()
+        let warmUps = URL(fileURLWithPath: loadsFile).deletingLastPathComponent().path + "/warm-ups"
+        let library = try Self.countingModule(loads: loadsFile, top: """
+        void agent_module_warm_up(void) {
+            char line[32];
+            int n = snprintf(line, sizeof line, "%d\\n", (int)getpid());
+            int fd = open("\(warmUps)", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+            if (fd >= 0) { write(fd, line, (size_t)n); close(fd); }
+        }
+        """)
+        let agent = try Self.twoProcesses(of: library)
+        let worker = try #require(try Self.restartUntilForkedFromTheZygote("a", of: agent, loads: loadsFile),
+                                  "every replacement loaded the module itself: \(Self.loads(loadsFile))\n\(agent.transcript)")
+        let zygote = try #require(Self.zygotes(of: agent).first, "no zygote\n\(agent.transcript)")
+        // The zygote warmed the module up once; no worker did, forked from it or not.
+        #expect(Self.loads(warmUps) == [zygote], "warm-ups by \(Self.loads(warmUps)); the zygote is \(zygote), the workers that loaded the module \(Self.loads(loadsFile))")
+        #expect(!Self.loads(warmUps).contains(worker))
+        #expect(agent.stop() == 0)
+    }
+
     /// What a constructor leaves that a worker must not inherit from a zygote, or a library's
     /// own refusal: (file scope, constructor).
     static let unforkableLoads: [(String, String)] = [
@@ -141,6 +162,8 @@ extension ForkServerTests {
         ("", "setsid();"),
         ("", "prctl(PR_SET_CHILD_SUBREAPER, 1);"),
         ("int agent_module_no_zygote;", ""),
+        // A warm-up is checked as a constructor is.
+        ("static void *waiting(void *); void agent_module_warm_up(void) { pthread_t thread; pthread_create(&thread, NULL, waiting, NULL); }", ""),
         ("", "void *kept = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); madvise(kept, 4096, MADV_DONTFORK);"),
     ]
 

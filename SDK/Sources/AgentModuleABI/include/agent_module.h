@@ -81,6 +81,17 @@ extern "C" {
  */
 #define AGENT_MODULE_NO_ZYGOTE_SYMBOL "agent_module_no_zygote"
 
+/**
+ * Optional: `void agent_module_warm_up(void);` The zygote calls it once, after the entry and
+ * before it forks any worker, when the module exports it; a worker that loads the module
+ * itself never does. A module builds there what each of its workers would otherwise build the
+ * same way at start — the Swift SDK reads every type's settings schema by reflection and
+ * decodes `{}` as settings, so that the type metadata, conformances and schemas are the
+ * zygote's and every worker inherits them. It must leave what a constructor must not (above):
+ * a warm-up that leaves a thread or a descriptor costs the module its zygote.
+ */
+#define AGENT_MODULE_WARM_UP_SYMBOL "agent_module_warm_up"
+
 /** Status codes returned by callbacks and entry points. */
 enum {
     AGENT_OK = 0,

@@ -6,11 +6,15 @@ import Foundation
 struct AdapterEntry: Sendable {
     let typeName: String
     let make: @Sendable ([UInt8]) throws -> AdapterInstance
+    /// Builds what making an adapter builds, without making one (`agent_module_warm_up`).
+    let warmUp: @Sendable () -> Void
 
     init<A: LogicAdapter>(_ type: A.Type) {
         typeName = A.typeName
+        let schema = ComputedOnce { A.settingsSchema }
+        warmUp = { _ = try? SettingsDecoding.decode(A.Settings.self, from: SettingsDecoding.emptyObject, schema: schema.value) }
         make = { bytes in
-            let adapter = try A(settings: SettingsDecoding.decode(A.Settings.self, from: bytes, schema: A.settingsSchema))
+            let adapter = try A(settings: SettingsDecoding.decode(A.Settings.self, from: bytes, schema: schema.value))
             return AdapterInstance(
                 confidence: { adapter.confidence(for: $0) },
                 respond: { message, context in try await adapter.respond(to: message, context: context) })

@@ -116,6 +116,23 @@ final class ModuleRegistry: Sendable {
     }
 
     var processTypes: [String] { state.withLock { $0?.processes.map(\.typeName) ?? [] } }
+
+    /// Reads every type's schemas and decodes `{}` as its settings (and a task's input): the
+    /// type metadata, conformances and schemas a worker's start builds, built once here.
+    func warmUp() {
+        guard let exported = state.withLock({ $0 }) else { return }
+        for entry in exported.processes { entry.warmUp() }
+        for entry in exported.adapters { entry.warmUp() }
+        for entry in exported.tasks { entry.warmUp() }
+    }
+}
+
+/// Called by a module's zygote after the entry, before it forks the module's workers
+/// (agent_module.h, `AGENT_MODULE_WARM_UP_SYMBOL`): what each worker would build at its start
+/// is built once, and inherited.
+@_cdecl("agent_module_warm_up")
+public func agentModuleWarmUp() {
+    ModuleRegistry.shared.warmUp()
 }
 
 /// Called by a host before `agent_module_entry` when it loads the module only to run it: the

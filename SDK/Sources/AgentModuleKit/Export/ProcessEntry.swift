@@ -15,16 +15,19 @@ struct ProcessEntry: Sendable {
     let manifestJSON: @Sendable () -> JSONText
     /// Decodes settings (defaults filled in) and creates the process; throws a readable error.
     let make: @Sendable ([UInt8]) throws -> Runner
+    /// Builds what making a process builds, without making one (`agent_module_warm_up`).
+    let warmUp: @Sendable () -> Void
 
     init<P: AgentProcess>(_ type: P.Type) {
         typeName = P.typeName
         kind = P.kind
+        let schema = ComputedOnce { P.settingsSchema }
         manifestJSON = {
             var fields: [(String, JSONText)] = [
                 ("type", .string(P.typeName)),
                 ("kind", .string(P.kind.rawValue)),
                 ("description", .string(P.description)),
-                ("settings_schema", P.settingsSchema.json),
+                ("settings_schema", schema.value.json),
             ]
             let subscriptions = P.defaultSubscriptions
             let queries = P.periodicQueries
@@ -33,15 +36,19 @@ struct ProcessEntry: Sendable {
             return .object(fields)
         }
         make = { bytes in
-            let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: P.settingsSchema)
+            let settings: P.Settings = try SettingsDecoding.decode(P.Settings.self, from: bytes, schema: schema.value)
             let process = try P(settings: settings)
             return { context in try await process.run(context: context) }
         }
+        warmUp = { _ = try? SettingsDecoding.decode(P.Settings.self, from: SettingsDecoding.emptyObject, schema: schema.value) }
     }
 }
 
 /// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
 enum SettingsDecoding {
+    /// `{}`: what a warm-up decodes, down the path a worker's settings take.
+    static let emptyObject = Array("{}".utf8)
+
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], schema: Schema) throws -> T {
         if !bytes.isEmpty, !schema.declaresPropertyDefaults {
             return try decodeWithoutDefaults(type, from: bytes)

@@ -14,24 +14,29 @@ struct TaskEntry: Sendable {
     let manifestJSON: @Sendable () -> JSONText
     /// Decodes settings (defaults filled in) and creates the handler; throws a readable error.
     let make: @Sendable ([UInt8]) throws -> Prepare
+    /// Builds what making a handler and decoding an input build, without making one
+    /// (`agent_module_warm_up`).
+    let warmUp: @Sendable () -> Void
 
     init<H: TaskHandler>(_ type: H.Type) {
         typeName = H.typeName
+        let settingsSchema = ComputedOnce { H.settingsSchema }
+        let inputSchema = ComputedOnce { H.inputSchema }
         manifestJSON = {
             var fields: [(String, JSONText)] = [
                 ("type", .string(H.typeName)),
                 ("kind", .string(ProcessKind.task.rawValue)),
                 ("description", .string(H.description)),
-                ("settings_schema", H.settingsSchema.json),
-                ("input_schema", H.inputSchema.json),
+                ("settings_schema", settingsSchema.value.json),
+                ("input_schema", inputSchema.value.json),
             ]
             if let output = H.outputSchema { fields.append(("output_schema", output.json)) }
             if let timeout = H.heartbeatTimeout, timeout > 0, timeout.isFinite { fields.append(("heartbeat_timeout", .double(timeout))) }
             return .object(fields)
         }
         make = { bytes in
-            let handler = try H(settings: SettingsDecoding.decode(H.Settings.self, from: bytes, schema: H.settingsSchema))
-            let inputSchema = H.inputSchema
+            let handler = try H(settings: SettingsDecoding.decode(H.Settings.self, from: bytes, schema: settingsSchema.value))
+            let inputSchema = inputSchema.value
             return { input in
                 let value = Result { try Self.input(H.self, from: input, schema: inputSchema) }
                 return { context in
@@ -42,6 +47,10 @@ struct TaskEntry: Sendable {
                     return Array(try JSONEncoder().encode(output))
                 }
             }
+        }
+        warmUp = {
+            _ = try? SettingsDecoding.decode(H.Settings.self, from: SettingsDecoding.emptyObject, schema: settingsSchema.value)
+            _ = try? Self.input(H.self, from: SettingsDecoding.emptyObject, schema: inputSchema.value)
         }
     }
 
