@@ -2,6 +2,7 @@ import AgentBase
 import AgentCore
 import AgentWork
 import CAgentStore
+import CAgentSystem
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -82,7 +83,7 @@ public final class AgentStore: Sendable {
             throw error
         }
         let thread = Thread { [self] in writeLoop() }
-        thread.name = "agent-store"
+        thread.name = Self.writerThreadName
         thread.start()
     }
 
@@ -102,6 +103,8 @@ public final class AgentStore: Sendable {
 
     /// The kernel's name (comm) of the thread that checkpoints the WAL (see ``WALCheckpointer``).
     package static let checkpointThreadName = "agent-wal-ckpt"
+    /// The writer thread's name (Foundation's `Thread.name` names no OS thread on Linux).
+    package static let writerThreadName = "agent-store"
 
     /// ``checkpointBytes`` in the database's own pages.
     package static func checkpointPages(_ db: Database) throws -> Int {
@@ -243,6 +246,7 @@ public final class AgentStore: Sendable {
     package static let batchLimit = 20_000
 
     private func writeLoop() {
+        agent_set_thread_name(Self.writerThreadName)
         var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)

@@ -1,5 +1,6 @@
 import AgentCore
 import AgentSupervision
+import CAgentSystem
 import Foundation
 import GRDB
 import JSONSchema
@@ -55,9 +56,12 @@ package final class QueryRunner: Sendable {
         self.logger = logger
         self.deliver = deliver
         let thread = Thread { [self] in runLoop() }
-        thread.name = "agent-queries"
+        thread.name = Self.threadName
         thread.start()
     }
+
+    /// The query thread's name (ps, /proc/PID/task/TID/comm).
+    package static let threadName = "agent-queries"
 
     /// Replaces the set of queries (at start and after a reload).
     package func setQueries(_ queries: [PlannedQuery]) {
@@ -83,6 +87,7 @@ package final class QueryRunner: Sendable {
     static let maximumStatements = 64
 
     private func runLoop() {
+        agent_set_thread_name(Self.threadName)
         // Only this thread uses them, with the runner's one connection.
         var statements: [String: Statement] = [:]
         while true {

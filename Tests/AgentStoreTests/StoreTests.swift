@@ -229,6 +229,19 @@ import Logging
         """, arguments: ["--no-build", "--json", "--quiet"])
         let report = agent.waitForLine { $0.contains(#""source":"busy""#) && $0.contains("last 5 s: X/Y ") }
         #expect(report != nil, "\(agent.transcript)")
+        #expect(ProcFacts.threadNames(agent.process.processIdentifier).contains("agent-queries"))
+        #expect(agent.stop() == 0)
+    }
+
+    /// The query thread and its connection are opened at the first need: an agent whose
+    /// processes have no periodic query, and that no worker has asked a query of, has neither.
+    @Test func anAgentWithoutPeriodicQueriesRunsNoQueryThread() throws {
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.05}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
+        let threads = ProcFacts.threadNames(agent.process.processIdentifier)
+        #expect(threads.contains("agent-store"), "\(threads)")
+        #expect(!threads.contains("agent-queries"), "\(threads)")
         #expect(agent.stop() == 0)
     }
 }

@@ -22,12 +22,7 @@ import Testing
 @Suite(.ownThreads) struct WorkerThreadsAndArenasTests {
     private static let settings = #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#
 
-    /// The names of `pid`'s threads (comm), from /proc.
-    private static func threadNames(of pid: Int32) -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-    }
+    private static func threadNames(of pid: Int32) -> [String] { ProcFacts.threadNames(pid) }
 
     /// glibc's malloc arenas other than the main one in `pid`'s /proc/PID/maps: each is a
     /// 64 MiB reservation aligned on 64 MiB (HEAP_MAX_SIZE), its used part read-write and the
@@ -46,13 +41,14 @@ import Testing
         }.count
     }
 
-    /// Each of the worker's own threads is there once. A thread that one of them creates (the
-    /// cooperative pool's, for the module's async `run`) starts with its creator's name until
-    /// dispatch names it, so a snapshot can briefly show a second "agent-process": the wait
-    /// is for a snapshot without one, and fails if the second one stays.
+    /// Each of the worker's own threads is there once, and the main thread alone keeps the
+    /// program's name. A thread starts with its creator's name until it is named (the
+    /// cooperative pool's, made by "agent-process", until dispatch names it; one the main
+    /// thread makes, until it names itself), so a snapshot can briefly show a name twice: the
+    /// wait is for a snapshot without, and the test fails if the second one stays.
     private static func ownThreadsOnceEach(_ pid: Int32) -> Bool {
         let names = threadNames(of: pid)
-        return ["agent-process", "agent-reader", "agent-writer"].allSatisfy { name in names.filter { $0 == name }.count == 1 }
+        return ["agent-process", "agent-reader", "agent-writer", "agent-worker"].allSatisfy { name in names.filter { $0 == name }.count == 1 }
     }
 
     @Test(arguments: [false, true])

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -32,10 +33,16 @@ static uintptr_t mapping_start(uintptr_t address) {
     uintptr_t found = 0;
     char line[512];
     while (fgets(line, sizeof(line), maps)) {
-        unsigned long start, end;
-        if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start <= address && address < end) {
-            found = start;
-            break;
+        /* "start-end perms …" in hex; strtoul, not sscanf: this runs in every worker's start. */
+        char *rest = NULL;
+        unsigned long start = strtoul(line, &rest, 16);
+        if (rest != line && *rest == '-') {
+            const char *from = rest + 1;
+            unsigned long end = strtoul(from, &rest, 16);
+            if (rest != from && start <= address && address < end) {
+                found = start;
+                break;
+            }
         }
         /* A line longer than the buffer (a long path): skip its rest. */
         while (!strchr(line, '\n') && fgets(line, sizeof(line), maps)) {}
@@ -44,23 +51,28 @@ static uintptr_t mapping_start(uintptr_t address) {
     return found;
 }
 
-__attribute__((noinline)) long agent_module_kit_trim_stack(void) {
-    volatile char here = 0;
-    uintptr_t depth = (uintptr_t)&here;
+/* The lowest address of the calling thread's stack that may be given back. The main thread's
+   is where its mapping starts (above where glibc would report it, see mapping_start; glibc's
+   own report reads /proc/self/maps as well, so it is not asked); another thread's is its
+   stack's base. */
+static uintptr_t stack_low(uintptr_t depth, uintptr_t page) {
+    if (getpid() == (pid_t)syscall(SYS_gettid)) return mapping_start(depth);
     pthread_attr_t attributes;
-    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return -1;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;
     void *base = NULL;
     size_t size = 0;
     int read = pthread_attr_getstack(&attributes, &base, &size);
     pthread_attr_destroy(&attributes);
-    if (read != 0 || base == NULL) return -1;
+    if (read != 0 || base == NULL) return 0;
+    return ((uintptr_t)base + page - 1) & ~(page - 1);
+}
+
+__attribute__((noinline)) long agent_module_kit_trim_stack(void) {
+    volatile char here = 0;
+    uintptr_t depth = (uintptr_t)&here;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t low = ((uintptr_t)base + page - 1) & ~(page - 1);
-    if (getpid() == (pid_t)syscall(SYS_gettid)) {
-        uintptr_t mapped = mapping_start(depth);
-        if (mapped == 0) return -1;
-        if (mapped > low) low = mapped;
-    }
+    uintptr_t low = stack_low(depth, page);
+    if (low == 0) return -1;
     if (depth < KEEP_BELOW_BYTES + page) return 0;
     uintptr_t high = (depth - KEEP_BELOW_BYTES) & ~(page - 1);
     if (high <= low) return 0;

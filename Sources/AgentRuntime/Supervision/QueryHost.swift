@@ -33,24 +33,33 @@ final class QueryHost {
     /// Runs the periodic queries of `processes` (at start and after each reload).
     func start(_ processes: [SupervisedProcess]) {
         let queries = processes.flatMap(\.planned.queries)
-        guard let store else {
+        guard store != nil else {
             for process in processes where !process.planned.queries.isEmpty {
                 logger.warning("has periodic queries, but the store is off: they will not run", metadata: ["process": "\(process.name)"])
             }
             return
         }
-        if runner == nil {
-            let inbox = loop.inbox
-            do {
-                runner = try QueryRunner(storePath: store.path, logger: logger) { [self] query, result in
-                    inbox.post { self.deliver(query, result) }
-                }
-            } catch {
-                logger.error("cannot open the store for periodic queries: \(error); they will not run")
-                return
+        // No query thread or connection until something asks (a start without periodic
+        // queries opens neither: both cost the start's loop turns and memory).
+        guard !queries.isEmpty || runner != nil else { return }
+        guard let runner = openedRunner(for: "periodic queries; they will not run") else { return }
+        runner.setQueries(queries)
+    }
+
+    /// The query thread, opened at the first need; nil when the store is off or cannot be
+    /// opened (`what`: what does not run then, for the log).
+    private func openedRunner(for what: String) -> QueryRunner? {
+        if let runner { return runner }
+        guard let store else { return nil }
+        let inbox = loop.inbox
+        do {
+            runner = try QueryRunner(storePath: store.path, logger: logger) { [self] query, result in
+                inbox.post { self.deliver(query, result) }
             }
+        } catch {
+            logger.error("cannot open the store for \(what): \(error)")
         }
-        runner?.setQueries(queries)
+        return runner
     }
 
     /// Ends the query thread (the agent has stopped).
@@ -64,7 +73,7 @@ final class QueryHost {
 
     /// Runs `sql` off the loop; `done` is called on the loop (nil: the store is off).
     func submit(sql: String, params: [JSONValue], done: @escaping (Result<JSONValue, QueryProblem>) -> Void) -> Bool {
-        guard let runner else { return false }
+        guard let runner = openedRunner(for: "queries; this one is refused") else { return false }
         let inbox = loop.inbox
         let done = LoopOwned(done)
         runner.submit(sql: sql, params: params) { result in inbox.post { done.value(result) } }
