@@ -354,6 +354,7 @@ int agent_zygote_forkable(const char *file, pid_t session, pid_t group) {
 }
 
 int agent_zygote_loaded(int control, int verdict) {
+    fflush(NULL);
     int32_t value = verdict;
     ssize_t n;
     do { n = send(control, &value, sizeof(value), MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);

@@ -137,6 +137,7 @@ extension ForkServerTests {
         let warmUps = URL(fileURLWithPath: loadsFile).deletingLastPathComponent().path + "/warm-ups"
         let library = try Self.countingModule(loads: loadsFile, top: """
         void agent_module_warm_up(void) {
+            printf("said-by-the-warm-up");
             char line[32];
             int n = snprintf(line, sizeof line, "%d\\n", (int)getpid());
             int fd = open("\(warmUps)", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -151,6 +152,8 @@ extension ForkServerTests {
         #expect(Self.loads(warmUps) == [zygote], "warm-ups by \(Self.loads(warmUps)); the zygote is \(zygote), the workers that loaded the module \(Self.loads(loadsFile))")
         #expect(!Self.loads(warmUps).contains(worker))
         #expect(agent.stop() == 0)
+        // What it left in stdio's buffer went from the zygote, not again from each worker.
+        #expect(!agent.transcript.contains("said-by-the-warm-up"), "\(agent.transcript)")
     }
 
     /// What a constructor leaves that a worker must not inherit from a zygote, or a library's
@@ -164,6 +167,9 @@ extension ForkServerTests {
         ("int agent_module_no_zygote;", ""),
         // A warm-up is checked as a constructor is.
         ("static void *waiting(void *); void agent_module_warm_up(void) { pthread_t thread; pthread_create(&thread, NULL, waiting, NULL); }", ""),
+        // Nor may it change what only the zygote's workers would inherit.
+        ("void agent_module_warm_up(void) { if (chdir(\"/proc\") != 0) {} }", ""),
+        ("void agent_module_warm_up(void) { close(0); }", ""),
         ("", "void *kept = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); madvise(kept, 4096, MADV_DONTFORK);"),
     ]
 

@@ -49,10 +49,7 @@ public enum ModuleLoader {
     ///   supervisor read the whole manifest through a describe): a module that exports
     ///   `agent_module_defer_manifest` is asked to skip its schemas, and its manifest may be
     ///   partial (types and kinds).
-    /// - Parameter warmUp: the caller forks the module's workers (a zygote): a module that
-    ///   exports `agent_module_warm_up` builds there, once, what each worker would build.
-    public static func load(path: String, module: String, expectedName: String? = nil, deferManifest: Bool = false,
-                            warmUp: Bool = false) throws(ModuleLoadError) -> LoadedModule {
+    public static func load(path: String, module: String, expectedName: String? = nil, deferManifest: Bool = false) throws(ModuleLoadError) -> LoadedModule {
         try checkFile(path: path, module: module)
 
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
@@ -107,9 +104,6 @@ public enum ModuleLoader {
         if let task = manifest.processes.first(where: { $0.kind == "task" }), loaded.taskEntries == nil {
             throw ModuleLoadError(.invalidManifest, module: module, file: path,
                                   "the manifest declares the task type \"\(task.type)\", but task_create or task_run is NULL; a module with task types must provide them")
-        }
-        if warmUp, let symbol = dlsym(handle, AGENT_MODULE_WARM_UP_SYMBOL) {
-            unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
         }
         return loaded
     }

@@ -46,7 +46,9 @@ extension WorkerMain {
     /// worker closes them), a child, another session or process group or the subreaper flag, or
     /// that declines (`agent_module_no_zygote`), is loaded by each of its workers instead, as is
     /// one that fails to load (each worker then reports why). The module's warm-up
-    /// (`agent_module_warm_up`) runs before the check, so that what it leaves is checked too.
+    /// (`agent_module_warm_up`) runs before the check, so that what it leaves is checked too,
+    /// and must leave the process's own state (working folder, umask, signal dispositions,
+    /// limits, environment, fds 0-3) as it found it: only the zygote's workers would inherit it.
     private static func becomeZygote(_ arguments: [String]) -> LoadedModule {
         guard let file = value(of: moduleFileFlag, in: arguments) else {
             _ = agent_zygote_loaded(channelFD, Int32(ZYGOTE_UNCHECKED))
@@ -55,8 +57,9 @@ extension WorkerMain {
         let module = value(of: "--module", in: arguments) ?? file
         showCommandLine(Array("agent-worker\0--zygote\0\(module)".utf8))
         let (session, group) = (getsid(0), getpgid(0))
-        let loaded = try? ModuleLoader.load(path: file, module: module, deferManifest: true, warmUp: true)
-        let verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_forkable(file, session, group)
+        let loaded = try? ModuleLoader.load(path: file, module: module, deferManifest: true)
+        var verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_warm_up(file)
+        if verdict == 0 { verdict = agent_zygote_forkable(file, session, group) }
         _ = agent_zygote_loaded(channelFD, verdict)
         guard let loaded, verdict == 0 else { exit(ExitCode.success) }
         return loaded

@@ -200,7 +200,16 @@ enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
 
 /** Why a zygote cannot fork workers after its load, or 0 when it can. */
 enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6,
-       ZYGOTE_FORK_FLAGS = 7 };
+       ZYGOTE_FORK_FLAGS = 7, ZYGOTE_WARM_UP_STATE = 8 };
+
+/**
+ * Calls the library `file`'s `agent_module_warm_up` when it exports one (agent_module.h), in a
+ * zygote after the load: 0 when there is none or it left the process as it found it — the
+ * working folder, umask, signal dispositions, resource limits, priority, environment and fds
+ * 0-3 (a worker forked from the zygote would inherit a change that no worker loading the module
+ * itself gets) —, else ZYGOTE_WARM_UP_STATE. What it wrote through stdio is flushed.
+ */
+int agent_zygote_warm_up(const char *file);
 
 /**
  * Whether the zygote can fork workers after loading the library `file`: 0 when it has one
@@ -211,7 +220,9 @@ enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_
  */
 int agent_zygote_forkable(const char *file, pid_t session, pid_t group);
 
-/** The zygote's verdict to the server on `control`: 0 ready, else unusable (it then exits). Returns 0 or an errno value. */
+/** The zygote's verdict to the server on `control`: 0 ready, else unusable (it then exits).
+    Flushes stdio first (what the load printed goes from the zygote, not from each worker's
+    copy of the buffer). Returns 0 or an errno value. */
 int agent_zygote_loaded(int control, int verdict);
 
 /** Asks the fork server on `control` to end (a request "quit" without fds). Returns 0 or an errno value. */
