@@ -239,7 +239,11 @@ import Logging
         let agent = try AgentRun(settings: #"{"enabled_modules": ["sample"], "processes": {"trades": {"type": "trade_feed", "pairs": ["X/Y"], "interval": 0.05}}}"#,
                                  arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[trades] ready in") } != nil, "\(agent.transcript)")
-        let threads = ProcFacts.threadNames(agent.process.processIdentifier)
+        // The store's writer names itself as it starts (a loaded machine may run it late).
+        let pid = agent.process.processIdentifier
+        let deadline = Date().addingTimeInterval(30)
+        while !ProcFacts.threadNames(pid).contains("agent-store"), Date() < deadline { usleep(20_000) }
+        let threads = ProcFacts.threadNames(pid)
         #expect(threads.contains("agent-store"), "\(threads)")
         #expect(!threads.contains("agent-queries"), "\(threads)")
         #expect(agent.stop() == 0)

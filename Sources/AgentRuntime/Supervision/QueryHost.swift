@@ -42,13 +42,13 @@ final class QueryHost {
         // No query thread or connection until something asks (a start without periodic
         // queries opens neither: both cost the start's loop turns and memory).
         guard !queries.isEmpty || runner != nil else { return }
-        guard let runner = openedRunner(for: "periodic queries; they will not run") else { return }
+        guard let runner = openedRunner(else: "the periodic queries will not run") else { return }
         runner.setQueries(queries)
     }
 
     /// The query thread, opened at the first need; nil when the store is off or cannot be
-    /// opened (`what`: what does not run then, for the log).
-    private func openedRunner(for what: String) -> QueryRunner? {
+    /// opened (`consequence`: what the log then says follows).
+    private func openedRunner(else consequence: String) -> QueryRunner? {
         if let runner { return runner }
         guard let store else { return nil }
         let inbox = loop.inbox
@@ -57,7 +57,7 @@ final class QueryHost {
                 inbox.post { self.deliver(query, result) }
             }
         } catch {
-            logger.error("cannot open the store for \(what): \(error)")
+            logger.error("cannot open the store for queries: \(error); \(consequence)")
         }
         return runner
     }
@@ -73,7 +73,7 @@ final class QueryHost {
 
     /// Runs `sql` off the loop; `done` is called on the loop (nil: the store is off).
     func submit(sql: String, params: [JSONValue], done: @escaping (Result<JSONValue, QueryProblem>) -> Void) -> Bool {
-        guard let runner = openedRunner(for: "queries; this one is refused") else { return false }
+        guard let runner = openedRunner(else: "this query is refused") else { return false }
         let inbox = loop.inbox
         let done = LoopOwned(done)
         runner.submit(sql: sql, params: params) { result in inbox.post { done.value(result) } }
