@@ -22,8 +22,6 @@ import Testing
 @Suite(.ownThreads) struct WorkerThreadsAndArenasTests {
     private static let settings = #"{"enabled_modules": ["faults"], "processes": {"one": {"type": "fault", "tick_ms": 200}}}"#
 
-    private static func threadNames(of pid: Int32) -> [String] { ProcFacts.threadNames(pid) }
-
     /// glibc's malloc arenas other than the main one in `pid`'s /proc/PID/maps: each is a
     /// 64 MiB reservation aligned on 64 MiB (HEAP_MAX_SIZE), its used part read-write and the
     /// rest without access, side by side.
@@ -47,7 +45,7 @@ import Testing
     /// thread makes, until it names itself), so a snapshot can briefly show a name twice: the
     /// wait is for a snapshot without, and the test fails if the second one stays.
     private static func ownThreadsOnceEach(_ pid: Int32) -> Bool {
-        let names = threadNames(of: pid)
+        let names = ProcFacts.threadNames(pid)
         return ["agent-process", "agent-reader", "agent-writer", "agent-worker"].allSatisfy { name in names.filter { $0 == name }.count == 1 }
     }
 
@@ -60,7 +58,7 @@ import Testing
         // The threads name themselves as they start: wait for the three, once each (generously).
         let deadline = Date().addingTimeInterval(30)
         while !Self.ownThreadsOnceEach(pid), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let names = Self.threadNames(of: pid)
+        let names = ProcFacts.threadNames(pid)
         for name in ["agent-process", "agent-reader", "agent-writer"] {
             #expect(names.filter { $0 == name }.count == 1, "\(name) in \(names)")
         }
@@ -84,7 +82,7 @@ import Testing
         let pid = try #require(agent.workerPids("one").first)
         let deadline = Date().addingTimeInterval(30)
         while Self.mallocArenas(of: pid) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(Self.mallocArenas(of: pid) >= 1, "threads: \(Self.threadNames(of: pid))")
+        #expect(Self.mallocArenas(of: pid) >= 1, "threads: \(ProcFacts.threadNames(pid))")
         #expect(agent.stop() == 0)
     }
 
