@@ -159,10 +159,10 @@ public final class AgentStore: Sendable {
         queued.signal()
     }
 
-    /// Adds a line to the run history.
+    /// Adds a line to the run history: committed with what else waits within the commit
+    /// interval, as events are (``whenWritten(within:_:)`` has it written at once).
     public func record(_ entry: HistoryEntry) {
-        queued.withLock { $0.history.append(entry) }
-        queued.signal()
+        if queued.withLock({ $0.append(entry) }) { queued.signal() }
     }
 
     /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
