@@ -27,6 +27,8 @@ extension AgentStore {
         /// do (a start of 20 workers wrote 40 lines in some 35 transactions, each waking the
         /// writer on cores the workers' starts needed).
         var oldestHistorySince = Date.distantPast
+        /// A line that waits for no group commit (a command's audit) is among the history.
+        var historyAtOnce = false
         var stopping = false
         var writerDone = false
         /// The writer took a batch and has not finished it (committed or given it up).
@@ -48,10 +50,14 @@ extension AgentStore {
             return before < AgentStore.batchLimit && events.count >= AgentStore.batchLimit
         }
 
-        /// Appends a history line; true when the writer is to be woken (the first line: its
-        /// group commit's clock starts).
-        mutating func append(_ entry: HistoryEntry) -> Bool {
+        /// Appends a history line; true when the writer is to be woken: a line `atOnce`, or the
+        /// first (its group commit's clock starts).
+        mutating func append(_ entry: HistoryEntry, atOnce: Bool) -> Bool {
             history.append(entry)
+            if atOnce {
+                historyAtOnce = true
+                return true
+            }
             guard history.count == 1 else { return false }
             oldestHistorySince = Date()
             return true
@@ -61,17 +67,18 @@ extension AgentStore {
         /// committed (or given up), and a reader starting now sees it.
         var isSettled: Bool { !writing && events.isEmpty && history.isEmpty && !othersWait }
 
-        /// Whether anything but events and history waits (written at once, without a group commit).
+        /// Whether anything waits that is written at once, without a group commit.
         var othersWait: Bool {
-            !states.isEmpty || !chat.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
+            historyAtOnce || !states.isEmpty || !chat.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
                 || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty
         }
 
         /// Until when the writer sleeps (nil: it takes a batch now). Asleep until there is work,
         /// or `wake` (retention or a retry due): no idle wake-ups. Group commit: events and
-        /// history lines wait until the oldest has waited `commitInterval`, so a steady trickle
-        /// costs one transaction per interval instead of one per wake-up; anything else (a state
-        /// save, chat, a run's change, stopping) is written at once.
+        /// processes' history lines wait until the oldest has waited `commitInterval`, so a
+        /// steady trickle costs one transaction per interval instead of one per wake-up;
+        /// anything else (a state save, an audit line, chat, a run's change, stopping) is
+        /// written at once, with what waits.
         func sleep(wake: Date, commitInterval: Double) -> Date? {
             if stopping || othersWait || events.count >= AgentStore.batchLimit { return nil }
             var until = wake
@@ -90,6 +97,7 @@ extension AgentStore {
             if !events.isEmpty { oldestPendingSince = .distantPast }
             states = []
             history = []
+            historyAtOnce = false
             chat = []
             runs = []
             scheduleCommits = []

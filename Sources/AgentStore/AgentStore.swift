@@ -159,10 +159,12 @@ public final class AgentStore: Sendable {
         queued.signal()
     }
 
-    /// Adds a line to the run history: committed with what else waits within the commit
-    /// interval, as events are (``whenWritten(within:_:)`` has it written at once).
-    public func record(_ entry: HistoryEntry) {
-        if queued.withLock({ $0.append(entry) }) { queued.signal() }
+    /// Adds a line to the run history: in the writer's next transaction (`atOnce`: a command's
+    /// audit, which `agent-control history` is expected to show as soon as the command has
+    /// answered), or else committed with what else waits within the commit interval, as events
+    /// are (a start's lines; ``whenWritten(within:_:)`` has them written at once).
+    public func record(_ entry: HistoryEntry, atOnce: Bool = true) {
+        if queued.withLock({ $0.append(entry, atOnce: atOnce) }) { queued.signal() }
     }
 
     /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next

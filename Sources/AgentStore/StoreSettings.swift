@@ -24,7 +24,7 @@ public struct StoreSettings: Sendable, Equatable {
     public var maximumRuns: Int? = 100_000
     /// Events waiting to be written; beyond this the oldest waiting ones are dropped (counted).
     public var queueLimit = 100_000
-    /// Seconds an event may wait for others to share its transaction (0: commit at once).
+    /// Seconds an event or a history line may wait for others to share its transaction (0: commit at once).
     public var commitInterval = 0.005
     /// `normal`: a committed event survives a crash of the agent; `full`: also a power loss.
     public var synchronous = "normal"
@@ -58,7 +58,7 @@ public struct StoreSettings: Sendable, Equatable {
             "synchronous": ["enum": ["normal", "full"], "default": "normal",
                             "description": "normal: an acknowledged event survives a crash of the agent (even SIGKILL); full: also a power loss, at the cost of a sync per commit."],
             "commit_interval": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.005,
-                                "description": "Seconds an event may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
+                                "description": "Seconds an event or a process's history line may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
         ],
     ]
 

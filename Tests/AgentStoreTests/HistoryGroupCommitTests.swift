@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 import Testing
 
-/// History lines group-commit as events do: the writer is woken by the first line and waits
+/// Processes' history lines group-commit as events do: the writer is woken by the first line and waits
 /// the commit interval from it, so that a start of many workers (two lines each) costs a few
 /// transactions, not one per line; a read through ``AgentStore/whenWritten(within:_:)`` still
 /// sees every line recorded before it.
@@ -14,14 +14,14 @@ import Testing
         HistoryEntry(time: 1_800_000_000 + Double(number), process: "p\(number % 3)", event: "started", pid: Int32(1000 + number))
     }
 
-    @Test func historyLinesWaitTheCommitIntervalFromTheFirstWhileAStateSaveIsWrittenAtOnce() {
+    @Test func historyLinesWaitTheCommitIntervalFromTheFirstWhileAStateSaveOrAnAuditLineIsWrittenAtOnce() {
         var queued = AgentStore.Queued()
         let wake = Date().addingTimeInterval(3600)
         #expect(queued.sleep(wake: wake, commitInterval: 0.25) == wake, "nothing waits: asleep until the retention is due")
-        let woken = queued.append(Self.line(1))
+        let woken = queued.append(Self.line(1), atOnce: false)
         #expect(woken, "the first line wakes the writer")
         let first = queued.oldestHistorySince
-        let wokenAgain = queued.append(Self.line(2))
+        let wokenAgain = queued.append(Self.line(2), atOnce: false)
         #expect(!wokenAgain, "a later line does not")
         #expect(queued.sleep(wake: wake, commitInterval: 0.25) == first.addingTimeInterval(0.25))
         #expect(queued.sleep(wake: first, commitInterval: 0.25) == first, "an earlier wake-up comes first")
@@ -30,7 +30,11 @@ import Testing
         #expect(queued.sleep(wake: wake, commitInterval: 0.25) == nil, "a state save is written at once, with the lines")
         let batch = queued.take()
         #expect(batch.history.count == 2 && batch.states.count == 1)
-        let wokenAfterTake = queued.append(Self.line(3))
+        let audit = queued.append(Self.line(9), atOnce: true)
+        #expect(audit && queued.sleep(wake: wake, commitInterval: 0.25) == nil, "a command's audit line is written at once")
+        _ = queued.take()
+        #expect(queued.sleep(wake: wake, commitInterval: 0.25) == wake, "and the next waits again")
+        let wokenAfterTake = queued.append(Self.line(3), atOnce: false)
         #expect(wokenAfterTake, "after a take, the next line starts a new wait")
     }
 
@@ -54,10 +58,10 @@ import Testing
             return seen.withLock { $0 }
         }
         // The writer's first round (a retention pass at the start) is over after this one.
-        store.record(Self.line(0))
+        store.record(Self.line(0), atOnce: false)
         #expect(linesSeenAfterWhenWritten() == 1)
         let before = store.statistics.batches
-        for number in 1...20 { store.record(Self.line(number)) }
+        for number in 1...20 { store.record(Self.line(number), atOnce: false) }
         #expect(linesSeenAfterWhenWritten() == 21)
         #expect(store.statistics.batches - before == 1, "20 lines in \(store.statistics.batches - before) transactions")
     }

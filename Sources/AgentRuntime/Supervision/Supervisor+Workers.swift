@@ -355,10 +355,12 @@ extension Supervisor {
         }
     }
 
-    /// A line of run history in the store.
+    /// A line of run history in the store, group-committed (a start of many workers records
+    /// two lines each).
     func record(_ process: SupervisedProcess, _ event: String, _ detail: String = "", pid: Int32? = nil, exitCode: Int32? = nil, signal: Int32? = nil) {
         store?.record(HistoryEntry(time: Date().timeIntervalSince1970, process: process.name, event: event, detail: detail,
-                                   pid: pid ?? (process.pid > 0 ? process.pid : nil), exitCode: exitCode, signal: signal.map(SignalName.of)))
+                                   pid: pid ?? (process.pid > 0 ? process.pid : nil), exitCode: exitCode, signal: signal.map(SignalName.of)),
+                      atOnce: false)
     }
 
     /// Kills a worker's whole process group, noting why for the exit message.
