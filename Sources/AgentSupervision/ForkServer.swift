@@ -66,19 +66,23 @@ public final class ForkServer {
 
     /// Forks a worker with `arguments` (without the program name), `channel` as its fd 3,
     /// `stdout` and `stderr` as its fds 1 and 2. Blocks until the server replies (a fork or two:
-    /// well under a millisecond) or `timeout` passes.
-    package func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5) -> Result<pid_t, ProcessSpawner.SpawnError> {
+    /// well under a millisecond) or `timeout` passes. `refused` hears, once per library, why
+    /// the zygote of the library the request names is not used.
+    package func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5,
+                       refused: (ZygoteRefusal) -> Void = { _ in }) -> Result<pid_t, ProcessSpawner.SpawnError> {
         guard controlFD >= 0 else { return .failure(ProcessSpawner.SpawnError(path: "the fork server", errno: EPIPE)) }
         guard agent_set_child_subreaper() == 0 else {
             return .failure(ProcessSpawner.SpawnError(path: "prctl(PR_SET_CHILD_SUBREAPER)", errno: errno))
         }
         let payload = Array(arguments.joined(separator: "\0").utf8)
         var pid: pid_t = 0
+        var refusal: Int32 = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
-                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, stdout, stderr, Saturating.pollTimeout(timeout), &pid)
+                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, stdout, stderr, Saturating.pollTimeout(timeout), &pid, &refusal)
             }
         }
+        if refusal > 0 { refused(ZygoteRefusal(code: refusal)) }
         guard rc == 0 else { return .failure(ProcessSpawner.SpawnError(path: Self.requestDescription, errno: rc)) }
         return .success(pid)
     }

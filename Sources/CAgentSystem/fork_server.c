@@ -81,9 +81,10 @@ static ssize_t receive_request(int control, char *buf, size_t capacity, int fds[
     return n;
 }
 
-static void reply(int control, int32_t value) {
+void fork_reply(int control, int32_t value, int32_t refusal) {
+    int32_t message[2] = {value, refusal};
     ssize_t n;
-    do { n = send(control, &value, sizeof(value), MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    do { n = send(control, message, sizeof(message), MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
 }
 
 /* Thread ids cached in thread-local storage. The Swift runtime's locks (swift::threading_impl
@@ -188,11 +189,16 @@ static void become_zygote(int control, pid_t server) {
 }
 
 /* Sends the request to the zygote of the library it names, if there is one that can take it:
-   1 when answered (`*result` to reply), 0 to fork it here, 2 in a new zygote. */
-static int route_to_zygote(char *buf, size_t n, int fds[3], pid_t server, int32_t *result) {
+   1 when answered (`*result` to reply), 0 to fork it here, 2 in a new zygote. `*refusal`: why
+   the library's zygote is not used, when this request is the first to find out (else 0). */
+static int route_to_zygote(char *buf, size_t n, int fds[3], pid_t server, int32_t *result, int32_t *refusal) {
     const char *file = fork_request_value(buf, n, "--module-file");
     struct zygote *entry = file ? zygote_entry(file) : NULL;
-    if (!entry || entry->state == ZYGOTE_PLAIN) return 0;
+    if (!entry) return 0;
+    if (entry->state == ZYGOTE_PLAIN) {
+        *refusal = zygote_take_refusal(entry);
+        return 0;
+    }
     if (entry->state == 0) {
         int child = -1;
         if (zygote_start(entry, &child) == 1) {
@@ -202,6 +208,7 @@ static int route_to_zygote(char *buf, size_t n, int fds[3], pid_t server, int32_
         return 0;
     }
     int forwarded = zygote_forward(entry, buf, n, fds, result);
+    *refusal = zygote_take_refusal(entry);
     if (forwarded == 0) return 0;
     close_received(fds, 3);
     return 1;
@@ -283,27 +290,29 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             return n == -3 ? -3 : -1;
         }
         if (n == -2) {
-            reply(control, -EINVAL);
+            fork_reply(control, -EINVAL, 0);
             continue;
         }
         buf[n] = 0;
+        /* Why the zygote of the library named is not used, told once (see route_to_zygote). */
+        int32_t refusal = 0;
         if (zygotes == FORK_SERVE_AS_ZYGOTE && zygote_objects_changed()) {
             close_received(fds, 3);
-            reply(control, -ESTALE);
+            fork_reply(control, -ESTALE, 0);
             munmap((void *)shared, sizeof(int32_t));
             return -1;
         }
         if (zygotes == FORK_SERVE_ROUTING) {
             zygotes_reap();
             int32_t answer = 0;
-            int routed = route_to_zygote(buf, (size_t)n, fds, server, &answer);
+            int routed = route_to_zygote(buf, (size_t)n, fds, server, &answer, &refusal);
             if (routed == 2) {
                 munmap((void *)shared, sizeof(int32_t));
                 *length = (size_t)n;
                 return 1;
             }
             if (routed == 1) {
-                reply(control, answer);
+                fork_reply(control, answer, refusal);
                 continue;
             }
         }
@@ -314,7 +323,7 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             return 0;
         }
         close_received(fds, 3);
-        reply(control, result);
+        fork_reply(control, result, refusal);
     }
 }
 
@@ -332,23 +341,26 @@ int fork_request_send(int control, const char *payload, size_t length, const int
 }
 
 int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
-                              int timeout_ms, pid_t *pid) {
+                              int timeout_ms, pid_t *pid, int *refusal) {
     int fds[3] = {channel, out, err};
+    *refusal = 0;
     int problem = fork_request_send(control, payload, length, fds);
-    return problem ? problem : fork_request_await(control, timeout_ms, pid);
+    return problem ? problem : fork_request_await(control, timeout_ms, pid, refusal);
 }
 
-int fork_request_await(int control, int timeout_ms, pid_t *pid) {
+int fork_request_await(int control, int timeout_ms, pid_t *pid, int *refusal) {
     ssize_t n;
     int ready = await_readable(control, timeout_ms);
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
-    int32_t value = 0;
-    do { n = recv(control, &value, sizeof(value), 0); } while (n < 0 && errno == EINTR);
+    /* The worker's pid (or -errno), and why a zygote is not used (0: nothing to tell). */
+    int32_t message[2] = {0, 0};
+    do { n = recv(control, message, sizeof(message), 0); } while (n < 0 && errno == EINTR);
     if (n < 0) return errno;
-    if (n != (ssize_t)sizeof(value)) return EPIPE;
-    if (value <= 0) return value == 0 ? EPROTO : -value;
-    *pid = value;
+    if (n != (ssize_t)sizeof(message)) return EPIPE;
+    if (refusal && message[1] > 0) *refusal = message[1];
+    if (message[0] <= 0) return message[0] == 0 ? EPROTO : -message[0];
+    *pid = message[0];
     return 0;
 }
 

@@ -143,6 +143,8 @@ struct zygote *zygote_entry(const char *file) {
     entry->state = 0;
     entry->waited = 0;
     entry->deaths = 0;
+    entry->refusal = 0;
+    entry->refusal_told = 0;
     entry->used = now_seconds();
     return entry;
 }
@@ -201,7 +203,10 @@ static void await_load(struct zygote *entry, int timeout_ms) {
     do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
     if (ready == 0) {
         /* No verdict yet: a zygote that died loading says none. */
-        if (has_exited(entry)) give_up(entry, 1);
+        if (has_exited(entry)) {
+            entry->refusal = ZYGOTE_DIED;
+            give_up(entry, 1);
+        }
         return;
     }
     int32_t verdict = -1;
@@ -211,8 +216,15 @@ static void await_load(struct zygote *entry, int timeout_ms) {
         entry->state = ZYGOTE_READY;
     } else {
         /* It could not load the module, or found it unsafe to fork from, or crashed loading it. */
+        entry->refusal = n == (ssize_t)sizeof(verdict) && verdict > 0 ? verdict : ZYGOTE_DIED;
         give_up(entry, 1);
     }
+}
+
+int zygote_take_refusal(struct zygote *entry) {
+    if (entry->state != ZYGOTE_PLAIN || entry->refusal == 0 || entry->refusal_told) return 0;
+    entry->refusal_told = 1;
+    return entry->refusal;
 }
 
 int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result) {
@@ -226,7 +238,7 @@ int zygote_forward(struct zygote *entry, const char *payload, size_t length, con
         return 0;
     }
     pid_t pid = 0;
-    int problem = fork_request_await(entry->control, ZYGOTE_REPLY_MS, &pid);
+    int problem = fork_request_await(entry->control, ZYGOTE_REPLY_MS, &pid, NULL);
     if (problem == 0) {
         *result = pid;
         return 1;

@@ -29,6 +29,9 @@ struct zygote {
     int deaths;
     /* When a request last named it (monotonic seconds): a full table's oldest entry makes room. */
     time_t used;
+    /* Why its zygote was not used (ZYGOTE_…, ZYGOTE_DIED), once known; whether that was told. */
+    int refusal;
+    int refusal_told;
 };
 
 /* The value after `flag` among the request's NUL-separated arguments, or NULL. */
@@ -49,6 +52,13 @@ int zygote_start(struct zygote *entry, int *child_control);
    the request was sent (`*result` = -EREMOTEIO; it may have forked the worker). */
 int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result);
 
+/* Why the entry's zygote is not used, the first time it is asked once that is known (0 else,
+   and after). */
+int zygote_take_refusal(struct zygote *entry);
+
+/* Sends a reply: the worker's pid or -errno, and a refusal code (0: none). */
+void fork_reply(int control, int32_t value, int32_t refusal);
+
 /* Reaps the zygotes retired (killed) or exited, never another child. */
 void zygotes_reap(void);
 
@@ -59,8 +69,9 @@ void zygote_record_objects(void);
 int zygote_objects_changed(void);
 
 /* fork_server.c's halves of a request: send the payload and three fds (0 or an errno value),
-   then wait up to `timeout_ms` for the int32 reply (0 and `*pid`, or an errno value). */
+   then wait up to `timeout_ms` for the reply (see fork_reply; `refusal` may be NULL): 0 and
+   `*pid`, or an errno value. */
 int fork_request_send(int control, const char *payload, size_t length, const int fds[3]);
-int fork_request_await(int control, int timeout_ms, pid_t *pid);
+int fork_request_await(int control, int timeout_ms, pid_t *pid, int *refusal);
 
 #endif

@@ -160,34 +160,46 @@ extension ForkServerTests {
     }
 
     /// What a constructor leaves that a worker must not inherit from a zygote, or a library's
-    /// own refusal: (file scope, constructor).
-    static let unforkableLoads: [(String, String)] = [
-        ("", "pthread_t thread; pthread_create(&thread, NULL, waiting, NULL);"),
-        ("", "open(\"/dev/null\", O_RDONLY);"),
-        ("", "if (fork() == 0) { pause(); _exit(0); }"),
-        ("", "setsid();"),
-        ("", "prctl(PR_SET_CHILD_SUBREAPER, 1);"),
-        ("int agent_module_no_zygote;", ""),
+    /// own refusal: (file scope, constructor, what the log says of it).
+    static let unforkableLoads: [(String, String, String)] = [
+        ("", "pthread_t thread; pthread_create(&thread, NULL, waiting, NULL);", "left a thread running"),
+        ("", "open(\"/dev/null\", O_RDONLY);", "left a file descriptor open"),
+        ("", "if (fork() == 0) { pause(); _exit(0); }", "started a child process"),
+        ("", "setsid();", "changed the process's session, process group or child-subreaper flag"),
+        ("", "prctl(PR_SET_CHILD_SUBREAPER, 1);", "changed the process's session, process group or child-subreaper flag"),
+        ("int agent_module_no_zygote;", "", "it exports agent_module_no_zygote"),
         // A warm-up is checked as a constructor is.
-        ("static void *waiting(void *); void agent_module_warm_up(void) { pthread_t thread; pthread_create(&thread, NULL, waiting, NULL); }", ""),
+        ("static void *waiting(void *); void agent_module_warm_up(void) { pthread_t thread; pthread_create(&thread, NULL, waiting, NULL); }", "",
+         "left a thread running"),
         // Nor may it change what only the zygote's workers would inherit.
-        ("void agent_module_warm_up(void) { if (chdir(\"/proc\") != 0) {} }", ""),
-        ("void agent_module_warm_up(void) { close(0); }", ""),
-        ("", "void *kept = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); madvise(kept, 4096, MADV_DONTFORK);"),
+        ("void agent_module_warm_up(void) { if (chdir(\"/proc\") != 0) {} }", "", "its warm-up (agent_module_warm_up) changed the process's own state"),
+        ("void agent_module_warm_up(void) { close(0); }", "", "its warm-up (agent_module_warm_up) changed the process's own state"),
+        // A zygote that dies loading (here in the warm-up, which no worker runs) says nothing.
+        ("void agent_module_warm_up(void) { _exit(3); }", "", "its zygote exited while loading it"),
+        ("", "void *kept = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); madvise(kept, 4096, MADV_DONTFORK);",
+         "marked memory MADV_DONTFORK or MADV_WIPEONFORK"),
     ]
 
     @Test(arguments: Self.unforkableLoads)
-    func aModuleWhoseLoadLeavesAThreadADescriptorAChildOrAnotherSessionOrThatDeclinesIsLoadedByEachWorker(top: String, constructor: String) throws {
+    func aModuleWhoseLoadLeavesAThreadADescriptorAChildOrAnotherSessionOrThatDeclinesIsLoadedByEachWorkerAndTheLogSaysWhy(
+        top: String, constructor: String, reason: String
+    ) throws {
         let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, extra: constructor, top: top)
         let agent = try Self.twoProcesses(of: library)
         // The zygote loaded the module, found it unsafe to fork from (or was declined) and
-        // exited; the workers that come after load it themselves, each once.
-        for count in 2...4 {
+        // exited; the workers that come after load it themselves, each once. The server tells
+        // why in its reply to the first request after the zygote's verdict (the second request
+        // waits 5 ms for it; later ones take it if it has come): a restart or two later.
+        let told = { agent.stderrLines.filter { $0.contains("the zygote of module counted is not used:") } }
+        var count = 2
+        while count <= 4 || (told().isEmpty && count <= 12) {
             let pid = try Self.restart("a", of: agent, count: count)
             #expect(Self.loads(loadsFile).contains(pid), "worker \(pid) runs a module it did not load: \(Self.loads(loadsFile))")
+            count += 1
         }
         #expect(Self.zygotes(of: agent).isEmpty, "a zygote of a module that it cannot fork from stays")
+        #expect(told().count == 1 && told().first?.contains(reason) == true, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 

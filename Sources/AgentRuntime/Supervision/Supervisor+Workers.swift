@@ -26,7 +26,13 @@ extension Supervisor {
             if let zygote, forkServers.zygoteWanted(for: zygote.library) {
                 request += [WorkerMain.moduleFileFlag, zygote.library, "--module", zygote.name]
             }
-            switch LaunchedWorker.launch({ channel, stdout, stderr in server.spawn(arguments: request, channel: channel, stdout: stdout, stderr: stderr) }) {
+            let refused = { [logger] (refusal: ZygoteRefusal) in
+                let line = refusal.line(module: zygote?.name ?? "?")
+                if refusal.isDeclined { logger.info("\(line)") } else { logger.warning("\(line)") }
+            }
+            switch LaunchedWorker.launch({ channel, stdout, stderr in
+                server.spawn(arguments: request, channel: channel, stdout: stdout, stderr: stderr, refused: refused)
+            }) {
             case .success(let worker):
                 return .success(worker)
             case .failure(let error) where !error.isForkServerRequest:

@@ -200,7 +200,7 @@ enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
 
 /** Why a zygote cannot fork workers after its load, or 0 when it can. */
 enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6,
-       ZYGOTE_FORK_FLAGS = 7, ZYGOTE_WARM_UP_STATE = 8 };
+       ZYGOTE_FORK_FLAGS = 7, ZYGOTE_WARM_UP_STATE = 8, ZYGOTE_DIED = 9 };
 
 /**
  * Calls the library `file`'s `agent_module_warm_up` when it exports one (agent_module.h), in a
@@ -239,9 +239,12 @@ int agent_clean_child_signals(void);
 /**
  * Asks the fork server on `control` for a worker: sends `payload` and the three fds (its
  * channel, stdout and stderr), waits up to `timeout_ms` for the reply. Returns 0 and sets `*pid`, or an errno value.
+ * `*refusal`: 0, or why the zygote of the library the request names will not be used (a
+ * ZYGOTE_… code, ZYGOTE_DIED when it exited while loading): told once per library, in the reply
+ * to the first request that found out (whatever that reply's outcome).
  */
 int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
-                              int timeout_ms, pid_t *pid);
+                              int timeout_ms, pid_t *pid, int *refusal);
 
 /**
  * Rewrites the process's command line (what ps and /proc/PID/cmdline show) in place, within
