@@ -39,8 +39,11 @@ package final class SQLiteScheduleStore: ScheduleStore {
         }
     }
 
+    /// After the writes queued before it (a resume's skipped line, a fire's), so that `schedule
+    /// history` right after a command that wrote one shows it.
     package func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
-        try await SQLiteRunStore.offThread { [reader] in try Self.history(schedule: schedule, limit: limit, reader: reader) }
+        await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in store.whenWritten { written.resume() } }
+        return try await SQLiteRunStore.offThread { [reader] in try Self.history(schedule: schedule, limit: limit, reader: reader) }
     }
 
     /// A schedule's history, newest first, read on the caller's thread.
