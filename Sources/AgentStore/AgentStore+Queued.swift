@@ -81,7 +81,9 @@ extension AgentStore {
         /// written at once, with what waits.
         func sleep(wake: Date, commitInterval: Double) -> Date? {
             if stopping || othersWait || events.count >= AgentStore.batchLimit { return nil }
-            var until = wake
+            if events.isEmpty && history.isEmpty { return wake }
+            // What waits decides, not `wake`: the retention (or a retry) comes after its commit.
+            var until = Date.distantFuture
             if !events.isEmpty { until = min(until, oldestPendingSince.addingSaturated(commitInterval)) }
             if !history.isEmpty { until = min(until, oldestHistorySince.addingSaturated(commitInterval)) }
             return until

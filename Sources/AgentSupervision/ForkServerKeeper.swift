@@ -131,6 +131,19 @@ package final class ForkServerKeeper {
         zygotesFailed[library] = ModuleDescriber.identity(library)
     }
 
+    /// Libraries (by path) whose zygote's refusal the log has told, with the identity they had
+    /// then: a new fork server tells it again (its table starts empty; every failed request
+    /// replaces the server), the log does not, until the library changes.
+    private var refusalsTold: [String: String] = [:]
+
+    /// Whether `library`'s zygote refusal is news for the log (from now on it is not).
+    package func isNews(refusalOf library: String) -> Bool {
+        let identity = ModuleDescriber.identity(library)
+        if refusalsTold[library] == identity { return false }
+        refusalsTold[library] = identity
+        return true
+    }
+
     /// The fork server for `status`.
     package var status: JSONValue {
         guard recovery.wanted else { return ["enabled": false] }

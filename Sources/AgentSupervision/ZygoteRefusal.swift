@@ -35,7 +35,7 @@ package struct ZygoteRefusal: Equatable, Sendable {
         case ZYGOTE_WARM_UP_STATE:
             "its warm-up (agent_module_warm_up) changed the process's own state (working folder, umask, signal dispositions, resource limits, priority, environment or fds 0-3), which only the zygote's workers would inherit"
         case ZYGOTE_DIED:
-            "its zygote exited while loading it, without a word (a crash in a constructor or the warm-up?)"
+            "its zygote exited while loading it, without a word (a crash in a constructor or the warm-up, or a kill)"
         default:
             "the zygote said \(code)"
         }

@@ -24,7 +24,8 @@ import Testing
         let wokenAgain = queued.append(Self.line(2), atOnce: false)
         #expect(!wokenAgain, "a later line does not")
         #expect(queued.sleep(wake: wake, commitInterval: 0.25) == first.addingTimeInterval(0.25))
-        #expect(queued.sleep(wake: first, commitInterval: 0.25) == first, "an earlier wake-up comes first")
+        #expect(queued.sleep(wake: first, commitInterval: 0.25) == first.addingTimeInterval(0.25),
+                "the retention's wake-up waits for the commit, as with events")
         #expect(!queued.isSettled)
         queued.states.append((process: "p1", data: [1], done: nil))
         #expect(queued.sleep(wake: wake, commitInterval: 0.25) == nil, "a state save is written at once, with the lines")

@@ -73,8 +73,11 @@ extension ForkServerTests {
     }
 
     /// An agent of two processes `a` and `b` of `library`, both running (each logged `line`).
-    private static func twoProcesses(of library: String, line: String = "counted runs", environment: [String: String] = [:]) throws -> AgentRun {
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"}, "b": {"type": "idle"}}}"#,
+    /// `restartedAtWill`: killed as often as a test needs, each restarted at once.
+    private static func twoProcesses(of library: String, line: String = "counted runs", environment: [String: String] = [:],
+                                     restartedAtWill: Bool = false) throws -> AgentRun {
+        let restart = restartedAtWill ? #", "restart": {"initial_delay": 0, "max_restarts": null}"# : ""
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"a": {"type": "idle"\#(restart)}, "b": {"type": "idle"\#(restart)}}}"#,
                                  arguments: ["--no-build", "--quiet"], environment: environment)
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains(line) }.count == 2, "\(agent.transcript)")
         return agent
@@ -186,7 +189,7 @@ extension ForkServerTests {
     ) throws {
         let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, extra: constructor, top: top)
-        let agent = try Self.twoProcesses(of: library)
+        let agent = try Self.twoProcesses(of: library, restartedAtWill: true)
         // The zygote loaded the module, found it unsafe to fork from (or was declined) and
         // exited; the workers that come after load it themselves, each once. The server tells
         // why in its reply to the first request after the zygote's verdict (the second request
@@ -200,6 +203,40 @@ extension ForkServerTests {
         }
         #expect(Self.zygotes(of: agent).isEmpty, "a zygote of a module that it cannot fork from stays")
         #expect(told().count == 1 && told().first?.contains(reason) == true, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
+    @Test func aZygotesRefusalIsLoggedOnceEvenThoughANewForkServerTellsItAgain() throws {
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile, extra: "pthread_t thread; pthread_create(&thread, NULL, waiting, NULL);")
+        let agent = try Self.twoProcesses(of: library, restartedAtWill: true)
+        let told = { agent.stderrLines.filter { $0.contains("the zygote of module counted is not used:") } }
+        var count = 2
+        while told().isEmpty, count <= 8 {
+            _ = try Self.restart("a", of: agent, count: count)
+            count += 1
+        }
+        #expect(told().count == 1, "\(agent.transcript)")
+        // A new fork server starts with an empty table: its zygote loads the module again and is
+        // refused again, and the server tells it with a later request; the log does not repeat it.
+        let server = try #require(Self.forkServer(of: agent))
+        let loadedBefore = Self.loads(loadsFile)
+        kill(server, SIGKILL)
+        let deadline = Date().addingTimeInterval(60)
+        while Self.forkServer(of: agent).map({ $0 == server }) ?? true, Date() < deadline { usleep(20_000) }
+        // Restarts until the new server's zygote has loaded the module (a pid in the loads file
+        // that no worker has: the zygote's), then three more, so that its refusal was asked for.
+        var zygoteLoaded = false
+        var after = 0
+        while after < 3, count <= 20 {
+            let pid = try Self.restart("a", of: agent, count: count)
+            count += 1
+            let workers = Set(agent.workerPids("a") + agent.workerPids("b") + [pid])
+            if !zygoteLoaded { zygoteLoaded = Self.loads(loadsFile).contains { !loadedBefore.contains($0) && !workers.contains($0) } }
+            if zygoteLoaded { after += 1 }
+        }
+        #expect(zygoteLoaded, "no new zygote loaded the module after the server was replaced\n\(agent.transcript)")
+        #expect(told().count == 1, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 

@@ -26,8 +26,9 @@ extension Supervisor {
             if let zygote, forkServers.zygoteWanted(for: zygote.library) {
                 request += [WorkerMain.moduleFileFlag, zygote.library, "--module", zygote.name]
             }
-            let refused = { [logger] (refusal: ZygoteRefusal) in
-                let line = refusal.line(module: zygote?.name ?? "?")
+            let refused = { [unowned self] (refusal: ZygoteRefusal) in
+                guard let zygote, forkServers.isNews(refusalOf: zygote.library) else { return }
+                let line = refusal.line(module: zygote.name)
                 if refusal.isDeclined { logger.info("\(line)") } else { logger.warning("\(line)") }
             }
             switch LaunchedWorker.launch({ channel, stdout, stderr in
