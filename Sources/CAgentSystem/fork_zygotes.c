@@ -144,7 +144,6 @@ struct zygote *zygote_entry(const char *file) {
     entry->waited = 0;
     entry->deaths = 0;
     entry->refusal = 0;
-    entry->refusal_told = 0;
     entry->used = now_seconds();
     return entry;
 }
@@ -222,9 +221,10 @@ static void await_load(struct zygote *entry, int timeout_ms) {
 }
 
 int zygote_take_refusal(struct zygote *entry) {
-    if (entry->state != ZYGOTE_PLAIN || entry->refusal == 0 || entry->refusal_told) return 0;
-    entry->refusal_told = 1;
-    return entry->refusal;
+    if (entry->state != ZYGOTE_PLAIN) return 0;
+    int refusal = entry->refusal;
+    entry->refusal = 0;
+    return refusal;
 }
 
 int zygote_forward(struct zygote *entry, const char *payload, size_t length, const int fds[3], int32_t *result) {

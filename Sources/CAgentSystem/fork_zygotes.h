@@ -29,9 +29,8 @@ struct zygote {
     int deaths;
     /* When a request last named it (monotonic seconds): a full table's oldest entry makes room. */
     time_t used;
-    /* Why its zygote was not used (ZYGOTE_…, ZYGOTE_DIED), once known; whether that was told. */
+    /* Why its zygote was not used (ZYGOTE_…, ZYGOTE_DIED), once known and until told. */
     int refusal;
-    int refusal_told;
 };
 
 /* The value after `flag` among the request's NUL-separated arguments, or NULL. */
