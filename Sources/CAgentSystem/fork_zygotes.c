@@ -308,14 +308,31 @@ static int has_fork_flags(void) {
     return found;
 }
 
-/* The identity of each object loaded (the module and every library it brought), as loaded: a
-   zygote forks nothing once one of them changed on disk. */
+/* The identity of each object the module's load brought (the module and the libraries the
+   server did not have), as loaded: a zygote forks nothing once one of them changed on disk.
+   The server's own objects are not stat'ed at every request (~30, 90 µs on each request's
+   path, measured at stop 68): a server forks its own workers from them as they are too. */
 enum { OBJECTS_MAX = 128 };
 static struct loaded_object { char *path; struct stat info; } objects[OBJECTS_MAX];
 static size_t object_count;
+/* How many objects the zygote had before its module's load (dl_iterate_phdr lists them in load
+   order, a dlopen's after them), and how many of the list record_object has passed. */
+static size_t inherited_objects, objects_seen;
+
+static int count_object(struct dl_phdr_info *info, size_t size, void *count) {
+    (void)info; (void)size;
+    (*(size_t *)count)++;
+    return 0;
+}
+
+void zygote_note_inherited_objects(void) {
+    inherited_objects = 0;
+    dl_iterate_phdr(count_object, &inherited_objects);
+}
 
 static int record_object(struct dl_phdr_info *info, size_t size, void *unused) {
     (void)size; (void)unused;
+    if (objects_seen++ < inherited_objects) return 0;
     if (!info->dlpi_name || info->dlpi_name[0] != '/' || object_count == OBJECTS_MAX) return 0;
     struct loaded_object *object = &objects[object_count];
     if (stat(info->dlpi_name, &object->info) != 0) return 0;
@@ -326,6 +343,7 @@ static int record_object(struct dl_phdr_info *info, size_t size, void *unused) {
 
 void zygote_record_objects(void) {
     object_count = 0;
+    objects_seen = 0;
     dl_iterate_phdr(record_object, NULL);
 }
 

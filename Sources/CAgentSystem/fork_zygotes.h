@@ -61,7 +61,11 @@ void fork_reply(int control, int32_t value, int32_t refusal);
 /* Reaps the zygotes retired (killed) or exited, never another child. */
 void zygotes_reap(void);
 
-/* In a zygote, once its module is loaded: records the identity of every object loaded. */
+/* In a new zygote, before its module is loaded: notes the objects it has from the server. */
+void zygote_note_inherited_objects(void);
+
+/* In a zygote, once its module is loaded: records the identity of every object the load
+   brought. */
 void zygote_record_objects(void);
 
 /* Whether one of the objects recorded has changed on disk (or is gone). */
