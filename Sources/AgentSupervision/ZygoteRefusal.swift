@@ -1,4 +1,5 @@
 import CAgentSystem
+import Foundation
 
 /// Why the fork server does not use a module library's zygote (agent_system.h's `ZYGOTE_…`):
 /// each of the module's workers then loads the module itself, a slower start and more memory
@@ -36,9 +37,21 @@ package struct ZygoteRefusal: Equatable, Sendable {
             "its warm-up (agent_module_warm_up) changed the process's own state (working folder, umask, signal dispositions, resource limits, priority, environment or fds 0-3), which only the zygote's workers would inherit"
         case ZYGOTE_DIED:
             "its zygote exited while loading it, without a word (a crash in a constructor or the warm-up, or a kill)"
+        case ZYGOTE_LOAD_TIMEOUT:
+            "its load and warm-up had not finished after \(ProcessPolicy.format(Self.loadLimit)) s, and its zygote was stopped; a constructor or agent_module_warm_up must not wait (on the network, a lock or input): do that in run_process"
+        case ZYGOTE_KEPT_DYING:
+            "its zygote died three times while forking workers (killed, or a crash)"
         default:
             "the zygote said \(code)"
         }
+    }
+
+    /// How long the fork server lets a zygote load and warm up its module (seconds): its
+    /// default, or `AGENT_ZYGOTE_LOAD_LIMIT_MS` from the environment, as the server reads it.
+    package static var loadLimit: Double {
+        let text = ProcessInfo.processInfo.environment["AGENT_ZYGOTE_LOAD_LIMIT_MS"]
+        guard let text, let value = Int64(text), value > 0 else { return 10 }
+        return Double(value) / 1000
     }
 
     /// The log's line for module `module`.

@@ -35,6 +35,27 @@ static time_t now_seconds(void) {
     return now.tv_sec;
 }
 
+static long long now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* How long a zygote may take to load its module and warm it up before the server stops it: a
+   constructor or a warm-up that waits (on the network, a lock, its input) would otherwise keep
+   it, silently and for good. Every worker forked meanwhile loads the module itself. The
+   environment's AGENT_ZYGOTE_LOAD_LIMIT_MS (tests) replaces the default. */
+static long long load_limit_ms(void) {
+    static long long limit = -1;
+    if (limit < 0) {
+        const char *text = getenv("AGENT_ZYGOTE_LOAD_LIMIT_MS");
+        char *end = NULL;
+        long long value = text ? strtoll(text, &end, 10) : 0;
+        limit = (text && end != text && *end == 0 && value > 0) ? value : 10000;
+    }
+    return limit;
+}
+
 /* Zygotes killed and not reaped yet. Only these pids, and a live entry's, are ever waited for:
    a child not reaped keeps its pid, so no pid the server signals can belong to another process. */
 static pid_t retired[RETIRED_MAX];
@@ -170,6 +191,7 @@ int zygote_start(struct zygote *entry, int *child_control) {
     entry->control = pair[0];
     entry->state = ZYGOTE_LOADING;
     entry->waited = 0;
+    entry->started_ms = now_ms();
     return 0;
 }
 
@@ -180,6 +202,7 @@ static void give_up(struct zygote *entry, int plain) {
     if (!plain && ++entry->deaths < ZYGOTE_DEATHS_MAX) {
         entry->state = 0;
     } else {
+        if (!plain) entry->refusal = ZYGOTE_KEPT_DYING;
         entry->state = ZYGOTE_PLAIN;
     }
 }
@@ -201,9 +224,12 @@ static void await_load(struct zygote *entry, int timeout_ms) {
     int ready;
     do { ready = poll(&wait, 1, timeout_ms); } while (ready < 0 && errno == EINTR);
     if (ready == 0) {
-        /* No verdict yet: a zygote that died loading says none. */
+        /* No verdict yet: a zygote that died loading says none; one past its limit is stopped. */
         if (has_exited(entry)) {
             entry->refusal = ZYGOTE_DIED;
+            give_up(entry, 1);
+        } else if (now_ms() - entry->started_ms >= load_limit_ms()) {
+            entry->refusal = ZYGOTE_LOAD_TIMEOUT;
             give_up(entry, 1);
         }
         return;

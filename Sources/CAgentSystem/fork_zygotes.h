@@ -31,6 +31,8 @@ struct zygote {
     time_t used;
     /* Why its zygote was not used (ZYGOTE_…, ZYGOTE_DIED), once known and until told. */
     int refusal;
+    /* When its zygote was started (monotonic milliseconds): its load has a limit. */
+    long long started_ms;
 };
 
 /* The value after `flag` among the request's NUL-separated arguments, or NULL. */

@@ -320,6 +320,72 @@ extension ForkServerTests {
         #expect(agent.stop() == 0)
     }
 
+    /// A warm-up that never returns (here it waits for a signal that does not come): past the
+    /// load limit the server stops the zygote, says so once, and the workers load the module
+    /// themselves, as they did meanwhile.
+    @Test func aZygoteWhoseWarmUpNeverReturnsIsStoppedAtItsLoadLimitAndTheLogSaysWhy() throws {
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile, top: "void agent_module_warm_up(void) { for (;;) pause(); }")
+        let agent = try Self.twoProcesses(of: library, environment: ["AGENT_ZYGOTE_LOAD_LIMIT_MS": "300"], restartedAtWill: true)
+        let told = { agent.stderrLines.filter { $0.contains("the zygote of module counted is not used:") } }
+        // The zygote loads at the first request and waits in its warm-up; the limit is checked
+        // with the requests after it: restarts until one comes after the limit and says so.
+        let deadline = Date().addingTimeInterval(60)
+        var count = 2
+        while told().isEmpty, Date() < deadline {
+            let pid = try Self.restart("a", of: agent, count: count)
+            #expect(Self.loads(loadsFile).contains(pid), "worker \(pid) runs a module it did not load: \(Self.loads(loadsFile))")
+            count += 1
+        }
+        #expect(told().count == 1 && told().first?.contains("its load and warm-up had not finished after 0.3 s") == true, "\(agent.transcript)")
+        let gone = Date().addingTimeInterval(30)
+        while !Self.zygotes(of: agent).isEmpty, Date() < gone { usleep(20_000) }
+        #expect(Self.zygotes(of: agent).isEmpty, "the zygote stuck in its warm-up was not stopped")
+        _ = try Self.restart("a", of: agent, count: count)
+        #expect(told().count == 1, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
+    /// A zygote killed while it serves is started again at the next request, twice; at its
+    /// third death the library's workers load it themselves, and the log says why, once.
+    @Test func aZygoteThatDiesThreeTimesWhileServingIsGivenUpAndTheLogSaysWhy() throws {
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile)
+        let agent = try Self.twoProcesses(of: library, restartedAtWill: true)
+        let told = { agent.stderrLines.filter { $0.contains("the zygote of module counted is not used:") } }
+        var count = 1
+        for death in 1...3 {
+            // Serving: a replacement came from the living zygote (it did not load the module
+            // itself, and it is younger than the zygote: not a spare of an earlier one).
+            var zygote: Int32?
+            while zygote == nil, count < 40 {
+                count += 1
+                let pid = try Self.restart("a", of: agent, count: count)
+                zygote = Self.zygotes(of: agent).first { !Self.loads(loadsFile).contains(pid) && pid > $0 }
+            }
+            let serving = try #require(zygote, "no worker forked from a zygote before death \(death)\n\(agent.transcript)")
+            kill(serving, SIGKILL)
+            // Dead before the next request (a zombie until the server reaps it at that request).
+            Self.expectGone(serving, "zygote \(serving) outlived SIGKILL")
+        }
+        // The next request to the server finds the third death (a restart may first adopt a
+        // spare, which asks the server for nothing).
+        var after = 0
+        while told().isEmpty, after < 8 {
+            count += 1
+            after += 1
+            _ = try Self.restart("a", of: agent, count: count)
+        }
+        #expect(told().count == 1 && told().first?.contains("its zygote died three times while forking workers") == true, "\(agent.transcript)")
+        for _ in 1...3 {
+            count += 1
+            _ = try Self.restart("a", of: agent, count: count)
+        }
+        #expect(Self.zygotes(of: agent).isEmpty, "a zygote was started again after the third death")
+        #expect(told().count == 1, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
     @Test func agentZygotesZeroLoadsTheModuleInEachWorker() throws {
         let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile)

@@ -200,7 +200,10 @@ enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
 
 /** Why a zygote cannot fork workers after its load, or 0 when it can. */
 enum { ZYGOTE_THREADS = 1, ZYGOTE_DESCRIPTORS = 2, ZYGOTE_UNCHECKED = 3, ZYGOTE_CHILDREN = 4, ZYGOTE_PROCESS_STATE = 5, ZYGOTE_DECLINED = 6,
-       ZYGOTE_FORK_FLAGS = 7, ZYGOTE_WARM_UP_STATE = 8, ZYGOTE_DIED = 9 };
+       ZYGOTE_FORK_FLAGS = 7, ZYGOTE_WARM_UP_STATE = 8, ZYGOTE_DIED = 9,
+       /* The server's own verdicts: no word from the zygote within the load limit (it is then
+          killed; AGENT_ZYGOTE_LOAD_LIMIT_MS, 10 s by default), or it died serving three times. */
+       ZYGOTE_LOAD_TIMEOUT = 10, ZYGOTE_KEPT_DYING = 11 };
 
 /**
  * Calls the library `file`'s `agent_module_warm_up` when it exports one (agent_module.h), in a
