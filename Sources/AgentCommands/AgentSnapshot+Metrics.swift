@@ -117,6 +117,7 @@ extension AgentSnapshot {
                 family(.storeTransactions, Double(store.batches)),
                 family(.storeDropped, Double(store.dropped)),
                 family(.storeDroppedChatLines, Double(store.droppedChatLines)),
+                family(.storeDroppedHistoryLines, Double(store.droppedHistoryLines)),
                 family(.storeWriteErrors, Double(store.writeErrors)),
                 family(.storePending, Double(store.pending)),
                 family(.storeRetained, Double(store.retained)),

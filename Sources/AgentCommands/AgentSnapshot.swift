@@ -151,6 +151,7 @@ extension AgentSnapshot {
             "transactions": .number(JSONNumber(stats.batches)),
             "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
             "dropped_chat_lines": .number(JSONNumber(stats.droppedChatLines)),
+            "dropped_history_lines": .number(JSONNumber(stats.droppedHistoryLines)),
             "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
             "retained": .number(JSONNumber(stats.retained)), "lost_changes": .number(JSONNumber(stats.lostChanges)),
         ]

@@ -269,7 +269,7 @@ public final class AgentStore: Sendable {
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
-                drop(batchEvents, states: stateBatch, chat: chatBatch)
+                drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
                 keep(runBatch, workflowBatch.map(\.change), in: &retained)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
@@ -302,7 +302,7 @@ public final class AgentStore: Sendable {
                     retryAfter = nil
                 } catch {
                     degrade(error)
-                    drop(batchEvents, states: stateBatch, chat: chatBatch)
+                    drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
                     keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
@@ -402,19 +402,22 @@ public final class AgentStore: Sendable {
             .contains(sqlite.resultCode)
     }
 
-    /// Counts what a batch that is not written loses: its events, and its chat lines (a
-    /// conversation's line queued while the store fails or waits to retry is lost like an
-    /// event, so it is counted like one: `dropped_chat_lines`).
-    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)], chat chatBatch: [ChatWrite]) {
+    /// Counts what a batch that is not written loses: its events, its history lines (a
+    /// process's start, exit or stop, a command's audit: `dropped_history_lines`), and its chat
+    /// lines (a conversation's line queued while the store fails or waits to retry is lost like
+    /// an event, so it is counted like one: `dropped_chat_lines`).
+    private func drop(_ count: Int, states stateBatch: [(process: String, data: [UInt8], done: (@Sendable (Bool) -> Void)?)],
+                      history historyLines: Int, chat chatBatch: [ChatWrite]) {
         for state in stateBatch { state.done?(false) }
         let lines = chatBatch.reduce(0) { count, write in
             if case .line = write { return count + 1 }
             return count
         }
-        guard count > 0 || lines > 0 else { return }
+        guard count > 0 || lines > 0 || historyLines > 0 else { return }
         queued.withLock {
             $0.stats.dropped += count
             $0.stats.droppedChatLines += lines
+            $0.stats.droppedHistoryLines += historyLines
         }
     }
 
@@ -496,6 +499,9 @@ public struct StoreStatistics: Sendable, Equatable {
     /// Chat lines (a message, an answer, an alert, a tool call) lost because the database could
     /// not be written when they were queued (it failed, or waits to retry).
     public var droppedChatLines = 0
+    /// History lines (a process's start, exit or stop, a command's audit) lost because the
+    /// database could not be written when they were queued (it failed, or waits to retry).
+    public var droppedHistoryLines = 0
     /// Events deleted by the retention policy.
     public var expired = 0
     /// Finished task runs deleted by the retention policy.

@@ -99,6 +99,7 @@ import Testing
             ("agent_store_transactions_total", "counter", []),
             ("agent_store_dropped_events_total", "counter", []),
             ("agent_store_dropped_chat_lines_total", "counter", []),
+            ("agent_store_dropped_history_lines_total", "counter", []),
             ("agent_store_write_errors_total", "counter", []),
             ("agent_store_pending_events", "gauge", []),
             ("agent_store_degraded", "gauge", []),

@@ -40,6 +40,7 @@ extension MetricDeclaration {
     public static let storeTransactions = MetricDeclaration("agent_store_transactions_total", .counter, "Write transactions the store committed.", presence: withStore)
     public static let storeDropped = MetricDeclaration("agent_store_dropped_events_total", .counter, "Events the store dropped (queue full, database not writable).", presence: withStore)
     public static let storeDroppedChatLines = MetricDeclaration("agent_store_dropped_chat_lines_total", .counter, "Chat lines the store dropped (database not writable, or waiting to retry).", presence: withStore)
+    public static let storeDroppedHistoryLines = MetricDeclaration("agent_store_dropped_history_lines_total", .counter, "History lines (starts, exits, stops, audited commands) the store dropped (database not writable, or waiting to retry).", presence: withStore)
     public static let storeWriteErrors = MetricDeclaration("agent_store_write_errors_total", .counter, "Failed writes to the store.", presence: withStore)
     public static let storePending = MetricDeclaration("agent_store_pending_events", .gauge, "Events waiting to be written to the store.", presence: withStore)
     public static let storeRetained = MetricDeclaration("agent_store_retained_changes", .gauge, "Changes of acknowledged runs the store could not write yet, kept to write when it can.", presence: withStore)
@@ -96,7 +97,7 @@ extension MetricDeclaration {
         uptime, eventsRouted, eventDeliveries, eventsDropped, restarts, chatRequests, longestTurn, slowTurns,
         processState, processRestarts, processEmitted, processDelivered, processDropped, processQueue, processPaused, processLinesRefused, processCPU, processMemory,
         supervisorCPU, supervisorMemory,
-        storeCommitted, storeTransactions, storeDropped, storeDroppedChatLines, storeWriteErrors, storePending, storeRetained, storeLost, storeDegraded,
+        storeCommitted, storeTransactions, storeDropped, storeDroppedChatLines, storeDroppedHistoryLines, storeWriteErrors, storePending, storeRetained, storeLost, storeDegraded,
         outputDelivered, outputDropped, outputFailures, outputQueued,
         taskQueued, taskRunning, taskAttempts, taskAbandoned,
         notifications, notificationFailedAttempts, notificationsQueued, notificationSettingsErrors,
