@@ -15,6 +15,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#endif
 
 /* The fork server (agent-worker --fork-server) forks workers instead of exec'ing them: the
    Swift runtime, Foundation and the worker code are already mapped and relocated, so a worker
@@ -156,8 +159,32 @@ static void adopt_tid_caches(pid_t server) {
     }
 }
 
+/* The calling thread's rseq area (glibc's, at the thread pointer plus __rseq_offset) registered
+   with the kernel again. The kernel gives a child that shares its parent's memory (the vfork'd
+   middle process) no registration, and a fork copies the middle's: so a worker's main thread
+   would run unregistered while glibc believes it is (sched_getcpu reading a stale CPU, a
+   per-CPU critical section unprotected). Threads started later register themselves. Found by
+   an adversary at stop 68. */
+static void register_rseq_again(void) {
+#if defined(RSEQ_SIG) && defined(SYS_rseq)
+    if (__rseq_size == 0) return; /* glibc registers none (its tunable turned it off) */
+    char *thread_pointer;
+#if __has_builtin(__builtin_thread_pointer)
+    thread_pointer = __builtin_thread_pointer();
+#elif defined(__x86_64__)
+    __asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
+#else
+    return;
+#endif
+    /* glibc 2.35-2.39 registers 32 bytes and says 20 (the original ABI's size). */
+    unsigned int length = __rseq_size < 32 ? 32 : __rseq_size;
+    syscall(SYS_rseq, thread_pointer + __rseq_offset, length, 0, RSEQ_SIG);
+#endif
+}
+
 static void become_worker(int channel, int out, int err, pid_t server) {
     adopt_tid_caches(server);
+    register_rseq_again();
     setpgid(0, 0);
     /* The received fds are 4 or above unless the server's own 0-2 were closed: move any that
        sits on a target before the dup2s overwrite it. */
@@ -300,6 +327,11 @@ int agent_fork_server_serve(int control, char *buf, size_t capacity, size_t *len
             int problem;
             agent_release_file_pages(&problem);
             released = 1;
+        }
+        /* While no request comes: a zygote's load past its limit is ended, and the zygotes
+           given up are reaped, without waiting for the next request of their library. */
+        if (zygotes == FORK_SERVE_ROUTING) {
+            for (int wait; (wait = zygotes_next_check_ms()) >= 0 && await_readable(control, wait) == 0;) zygotes_check();
         }
         int fds[3];
         ssize_t n = receive_request(control, buf, capacity - 1, fds);

@@ -48,10 +48,11 @@ static long long now_ms(void) {
 static long long load_limit_ms(void) {
     static long long limit = -1;
     if (limit < 0) {
+        /* Digits only, as the supervisor reads it for its log line. */
         const char *text = getenv("AGENT_ZYGOTE_LOAD_LIMIT_MS");
         char *end = NULL;
-        long long value = text ? strtoll(text, &end, 10) : 0;
-        limit = (text && end != text && *end == 0 && value > 0) ? value : 10000;
+        long long value = (text && text[0] >= '0' && text[0] <= '9') ? strtoll(text, &end, 10) : 0;
+        limit = (end && *end == 0 && value > 0) ? value : 10000;
     }
     return limit;
 }
@@ -244,6 +245,29 @@ static void await_load(struct zygote *entry, int timeout_ms) {
         entry->refusal = n == (ssize_t)sizeof(verdict) && verdict > 0 ? verdict : ZYGOTE_DIED;
         give_up(entry, 1);
     }
+}
+
+long long zygotes_next_check_ms(void) {
+    /* A zygote killed is gone within moments: reaped soon after. */
+    long long next = retired_count > 0 ? 50 : -1;
+    for (size_t i = 0; i < zygote_count; i++) {
+        const struct zygote *entry = &zygotes[i];
+        if (entry->state != ZYGOTE_LOADING || entry->pid <= 0) continue;
+        long long left = entry->started_ms + load_limit_ms() - now_ms();
+        if (left < 0) left = 0;
+        if (next < 0 || left < next) next = left;
+    }
+    if (next > INT32_MAX) next = INT32_MAX;
+    return next;
+}
+
+void zygotes_check(void) {
+    for (size_t i = 0; i < zygote_count; i++) {
+        /* Its verdict if it came (it is then ready for the next request at once), else its
+           death, else its limit. */
+        if (zygotes[i].state == ZYGOTE_LOADING && zygotes[i].pid > 0) await_load(&zygotes[i], 0);
+    }
+    zygotes_reap();
 }
 
 int zygote_take_refusal(struct zygote *entry) {

@@ -63,6 +63,14 @@ void fork_reply(int control, int32_t value, int32_t refusal);
 /* Reaps the zygotes retired (killed) or exited, never another child. */
 void zygotes_reap(void);
 
+/* How long the server may wait for a request before zygotes_check has work (a loading
+   zygote's limit, a killed zygote to reap), in ms; -1: none. */
+long long zygotes_next_check_ms(void);
+
+/* Between requests: reads the verdicts of the zygotes loading, ends those past their load
+   limit (their refusal told with the next request of their library), reaps. */
+void zygotes_check(void);
+
 /* In a new zygote, before its module is loaded: notes the objects it has from the server. */
 void zygote_note_inherited_objects(void);
 

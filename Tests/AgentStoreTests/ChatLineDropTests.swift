@@ -28,6 +28,18 @@ import Testing
         }
     }
 
+    /// Fills the store's disk (already full but for SQLite's slack) with what `queue` adds, 32
+    /// KiB at a time, until a batch fails and the store says it is degraded (at most 400).
+    static func queueUntilDegraded(_ store: AgentStore, _ queue: (_ big: String) -> Void) {
+        let big = String(repeating: "x", count: 32 << 10)
+        var queued = 0
+        while store.statistics.degraded == nil, queued < 400 {
+            queue(big)
+            queued += 1
+            _ = written(store)
+        }
+    }
+
     @Test func chatLinesTheStoreCannotWriteAreCounted() throws {
         let disk = try TmpfsDisk(size: "4m", name: "chat-drop")
         defer { disk.unmount() }
@@ -39,13 +51,7 @@ import Testing
 
         // The disk fills: lines are queued until one batch fails; from then on the store pauses.
         #expect(disk.fill() > 0)
-        let big = String(repeating: "x", count: 32 << 10)
-        var queued = 0
-        while store.statistics.degraded == nil, queued < 400 {
-            store.recordChat(conversation: "ops", user: "ann", role: "user", source: "ann", text: big)
-            queued += 1
-            _ = Self.written(store)
-        }
+        Self.queueUntilDegraded(store) { store.recordChat(conversation: "ops", user: "ann", role: "user", source: "ann", text: $0) }
         #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
         let failed = store.statistics.droppedChatLines
         #expect(failed >= 1, "the failed batch's line was not counted: \(store.statistics)")

@@ -23,12 +23,8 @@ import Testing
 
         // The disk fills: lines (each with a big detail, to fill it) until a batch fails.
         #expect(disk.fill() > 0)
-        let big = String(repeating: "x", count: 32 << 10)
-        var queued = 0
-        while store.statistics.degraded == nil, queued < 400 {
-            store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "worker", event: "exit", detail: big))
-            queued += 1
-            _ = ChatLineDropTests.written(store)
+        ChatLineDropTests.queueUntilDegraded(store) {
+            store.record(HistoryEntry(time: Date().timeIntervalSince1970, process: "worker", event: "exit", detail: $0))
         }
         #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
         let failed = store.statistics.droppedHistoryLines

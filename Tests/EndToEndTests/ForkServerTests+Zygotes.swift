@@ -93,6 +93,17 @@ extension ForkServerTests {
         return nil
     }
 
+    /// Whether one of the agent's workers is a spare (made, its fork answered).
+    private static func hasSpare(_ agent: AgentRun) -> Bool {
+        children(of: agent.process.processIdentifier).contains { commandLine(of: $0).hasPrefix("agent-worker --spare") }
+    }
+
+    /// Whether `pid` is blocked waiting for its socket (recvmsg, poll or ppoll; /proc/PID/syscall).
+    private static func waitsForARequest(_ pid: Int32) -> Bool {
+        let call = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8))?.split(separator: " ").first
+        return ["47", "7", "271"].contains(call.map(String.init) ?? "")
+    }
+
     /// Waits up to 30 s for `pid` to be gone.
     private static func expectGone(_ pid: Int32, _ why: String) {
         let deadline = Date().addingTimeInterval(30)
@@ -321,15 +332,24 @@ extension ForkServerTests {
     }
 
     /// A warm-up that never returns (here it waits for a signal that does not come): past the
-    /// load limit the server stops the zygote, says so once, and the workers load the module
-    /// themselves, as they did meanwhile.
+    /// load limit the server stops the zygote, whether a request comes or not, says so once
+    /// (with the next request), and the workers load the module themselves, as they did
+    /// meanwhile.
     @Test func aZygoteWhoseWarmUpNeverReturnsIsStoppedAtItsLoadLimitAndTheLogSaysWhy() throws {
         let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile, top: "void agent_module_warm_up(void) { for (;;) pause(); }")
         let agent = try Self.twoProcesses(of: library, environment: ["AGENT_ZYGOTE_LOAD_LIMIT_MS": "300"], restartedAtWill: true)
+        // No request after the start's: the server ends the zygote on its own.
+        let started = Date().addingTimeInterval(30)
+        var zygote: Int32?
+        while zygote == nil, Date() < started {
+            zygote = Self.loads(loadsFile).first { Self.commandLine(of: $0).hasPrefix("agent-worker --zygote") }
+            if zygote == nil { usleep(10_000) }
+        }
+        let stuck = try #require(zygote, "no zygote loaded the module\n\(agent.transcript)")
+        Self.expectGone(stuck, "the zygote stuck in its warm-up outlived its load limit with no request")
+        #expect(Self.zygotes(of: agent).isEmpty)
         let told = { agent.stderrLines.filter { $0.contains("the zygote of module counted is not used:") } }
-        // The zygote loads at the first request and waits in its warm-up; the limit is checked
-        // with the requests after it: restarts until one comes after the limit and says so.
         let deadline = Date().addingTimeInterval(60)
         var count = 2
         while told().isEmpty, Date() < deadline {
@@ -338,11 +358,48 @@ extension ForkServerTests {
             count += 1
         }
         #expect(told().count == 1 && told().first?.contains("its load and warm-up had not finished after 0.3 s") == true, "\(agent.transcript)")
-        let gone = Date().addingTimeInterval(30)
-        while !Self.zygotes(of: agent).isEmpty, Date() < gone { usleep(20_000) }
-        #expect(Self.zygotes(of: agent).isEmpty, "the zygote stuck in its warm-up was not stopped")
         _ = try Self.restart("a", of: agent, count: count)
         #expect(told().count == 1, "\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
+    /// A forked worker's main thread has its rseq area registered with the kernel, as glibc
+    /// believes (the vfork'd middle process has none to pass on, so the worker registers it
+    /// again): asked of the kernel through ptrace, from outside.
+    @Test func aForkedWorkersMainThreadIsRegisteredForRestartableSequences() throws {
+        let probe = try CModuleFixture.build("rseqprobe", source: """
+        #define _GNU_SOURCE
+        #include <errno.h>
+        #include <stdint.h>
+        #include <sys/ptrace.h>
+        #include <sys/wait.h>
+        #include <unistd.h>
+        struct rseq_configuration { uint64_t pointer; uint32_t size, signature, flags, pad; };
+        /* 1: registered, 0: not, -errno: could not ask. */
+        int rseq_probe(int tid) {
+            if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) return -errno;
+            if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) { int e = errno; ptrace(PTRACE_DETACH, tid, 0, 0); return -e; }
+            int status = 0;
+            for (int i = 0; i < 5000 && waitpid(tid, &status, __WALL | WNOHANG) == 0; i++) usleep(1000);
+            struct rseq_configuration configuration = {0};
+            long n = ptrace((enum __ptrace_request)0x420f, tid, (void *)sizeof configuration, &configuration);
+            int e = errno;
+            ptrace(PTRACE_DETACH, tid, 0, 0);
+            return n < 0 ? -e : configuration.pointer != 0;
+        }
+        """)
+        let handle = try #require(dlopen(probe, RTLD_NOW))
+        let symbol = try #require(dlsym(handle, "rseq_probe"))
+        let rseqProbe = unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile)
+        let agent = try Self.twoProcesses(of: library, restartedAtWill: true)
+        // The first worker (forked by the server) and one forked from the zygote.
+        let first = try #require(agent.workerPids("a").last)
+        let fromZygote = try #require(try Self.restartUntilForkedFromTheZygote("b", of: agent, loads: loadsFile))
+        for pid in [first, fromZygote] {
+            #expect(rseqProbe(pid) == 1, "worker \(pid)'s main thread is not registered (\(rseqProbe(pid)))")
+        }
         #expect(agent.stop() == 0)
     }
 
@@ -364,6 +421,12 @@ extension ForkServerTests {
                 zygote = Self.zygotes(of: agent).first { !Self.loads(loadsFile).contains(pid) && pid > $0 }
             }
             let serving = try #require(zygote, "no worker forked from a zygote before death \(death)\n\(agent.transcript)")
+            // Killed between requests, not while it forks the spare that follows a restart's
+            // ready (a request it then fails: another path, EREMOTEIO): once the spare is the
+            // supervisor's child and the zygote waits for its next request.
+            let idle = Date().addingTimeInterval(30)
+            while !(Self.hasSpare(agent) && Self.waitsForARequest(serving)), Date() < idle { usleep(5_000) }
+            #expect(Self.waitsForARequest(serving), "zygote \(serving) never waited for a request")
             kill(serving, SIGKILL)
             // Dead before the next request (a zombie until the server reaps it at that request).
             Self.expectGone(serving, "zygote \(serving) outlived SIGKILL")
