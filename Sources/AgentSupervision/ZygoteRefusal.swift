@@ -50,7 +50,8 @@ package struct ZygoteRefusal: Equatable, Sendable {
     /// default, or `AGENT_ZYGOTE_LOAD_LIMIT_MS` from the environment, as the server reads it.
     package static var loadLimit: Double {
         let text = ProcessInfo.processInfo.environment["AGENT_ZYGOTE_LOAD_LIMIT_MS"]
-        guard let text, let value = Int64(text), value > 0 else { return 10 }
+        // Digits only, as the server reads it (Int64 alone would take "+300").
+        guard let text, text.first?.isASCII == true, text.first?.isNumber == true, let value = Int64(text), value > 0 else { return 10 }
         return Double(value) / 1000
     }
 
