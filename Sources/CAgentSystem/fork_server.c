@@ -285,8 +285,8 @@ static __attribute__((noinline)) int fork_from_middle(int fds[3], pid_t server, 
    `*shared`); a symbol it binds lazily stays bound for the next. The handlers it changes are
    its own (vfork copies them). glibc's fork in it runs the atfork handlers as the server
    itself would, in turn: the server is single-threaded and waits. Measured at stop 68: the
-   middle process's page tables were ~0.35 ms of the zygote's CPU per worker. */
-/* No tail call: the middle's frame must be below this one, never in its place. */
+   middle process's page tables were ~0.35 ms of the zygote's CPU per worker. No tail call:
+   the middle's frame must be below this one, never in its place. */
 static __attribute__((disable_tail_calls)) int fork_worker(int fds[3], pid_t server, volatile int32_t *shared, int32_t *result) {
     *shared = -EAGAIN;
     pid_t middle = vfork();
