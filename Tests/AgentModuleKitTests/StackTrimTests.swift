@@ -73,4 +73,129 @@ import Testing
         #expect(result.frameIntact, "the caller's own frame is unchanged")
         #expect(result.deepAgain, "the thread goes as deep again afterwards")
     }
+
+    /// The C program of the main-thread test: trim_stack.c built in, its reads of /proc/self/maps
+    /// counted. Its main thread notes its stack, then children forked from it (and one forked
+    /// from another thread) go deep and trim; each prints what it saw.
+    static let mainThreadProgram = #"""
+    #define _GNU_SOURCE
+    #include <pthread.h>
+    #include <stdint.h>
+    #include <stdio.h>
+    #include <string.h>
+    #include <sys/mman.h>
+    #include <sys/wait.h>
+    #include <unistd.h>
+    static int maps_reads;
+    static FILE *counted_fopen(const char *path, const char *mode) {
+        if (strstr(path, "/maps")) maps_reads++;
+        return fopen(path, mode);
+    }
+    #define fopen counted_fopen
+    #include TRIM_SOURCE
+    #undef fopen
+
+    static __attribute__((noinline)) uintptr_t go_deep(int frames) {
+        volatile char buffer[1024];
+        for (int i = 0; i < 1024; i++) buffer[i] = (char)(i + frames);
+        uintptr_t here = (uintptr_t)buffer;
+        if (frames == 0) return here;
+        uintptr_t below = go_deep(frames - 1);
+        return below < here ? below : here;
+    }
+    static int resident(uintptr_t low, uintptr_t high) {
+        low &= ~(uintptr_t)4095;
+        high &= ~(uintptr_t)4095;
+        if (high <= low) return -1;
+        static unsigned char vector[4096];
+        size_t count = (high - low) / 4096;
+        if (count > sizeof(vector) || mincore((void *)low, high - low, vector) != 0) return -1;
+        int pages = 0;
+        for (size_t i = 0; i < count; i++) pages += vector[i] & 1;
+        return pages;
+    }
+    static void deep_then_trim(const char *who, int frames) {
+        volatile char mark = 0;
+        uintptr_t top = (uintptr_t)&mark;
+        uintptr_t lowest = go_deep(frames);
+        uintptr_t high = top - 64 * 1024;
+        int before = resident(lowest, high);
+        int reads = maps_reads;
+        long trimmed = agent_module_kit_trim_stack();
+        int after = resident(lowest, high);
+        printf("%s %d %d %ld %d\n", who, before, after, trimmed, maps_reads - reads);
+        fflush(stdout);
+    }
+    static void in_child(const char *who, int frames) {
+        pid_t child = fork();
+        if (child == 0) {
+            deep_then_trim(who, frames);
+            _exit(0);
+        }
+        int status;
+        waitpid(child, &status, 0);
+    }
+    static void *from_thread(void *unused) {
+        (void)unused;
+        in_child("thread", 256);
+        return NULL;
+    }
+    int main(void) {
+        go_deep(512);
+        agent_module_kit_note_main_stack();
+        printf("noted 0 0 0 %d\n", maps_reads);
+        fflush(stdout);
+        in_child("shallower", 256);
+        in_child("deeper", 1024);
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setstacksize(&attributes, 4 << 20);
+        pthread_t thread;
+        pthread_create(&thread, &attributes, from_thread, NULL);
+        pthread_join(thread, NULL);
+        return 0;
+    }
+    """#
+
+    /// Runs `executable` with `arguments`; its standard output, or nil when it failed.
+    static func run(_ executable: String, _ arguments: [String]) throws -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? text : nil
+    }
+
+    @Test func theMainThreadsStackStartIsReadOnceForEveryProcessForkedFromIt() throws {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../SDK/Sources/CAgentModuleKit").standardized.path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stack-trim-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.mainThreadProgram.write(toFile: "\(folder)/main.c", atomically: true, encoding: .utf8)
+        let built = try Self.run("/usr/bin/env", ["cc", "-O1", "-I", "\(source)/include", "-DTRIM_SOURCE=\"\(source)/trim_stack.c\"",
+                                                   "-o", "\(folder)/main", "\(folder)/main.c", "-lpthread"])
+        try #require(built != nil, "the test program builds")
+        let printed = try #require(try Self.run("\(folder)/main", []), "the test program runs")
+        // who → (resident before, resident after, bytes trimmed, reads of /proc/self/maps)
+        var seen: [String: [Int]] = [:]
+        for line in printed.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            seen[String(fields[0])] = fields.dropFirst().compactMap { Int($0) }
+        }
+        #expect(seen["noted"]?.last == 1, "the note reads the maps once (\(printed))")
+        let shallower = try #require(seen["shallower"], "the first child reports (\(printed))")
+        #expect(shallower[3] == 0, "a child forked from the main thread, no deeper than it was, reads no maps")
+        #expect(shallower[0] > 40 && shallower[1] == 0 && shallower[2] >= 180 * 1024, "and gives back its deep range: \(shallower)")
+        let deeper = try #require(seen["deeper"], "the second child reports (\(printed))")
+        #expect(deeper[3] == 1, "a child whose stack grew below the noted start reads the maps again")
+        #expect(deeper[0] > 40 && deeper[1] == 0, "and gives back its whole deep range: \(deeper)")
+        let thread = try #require(seen["thread"], "the child forked from a thread reports (\(printed))")
+        #expect(thread[3] == 1, "a child forked from another thread (its main thread on that thread's stack) reads the maps")
+        #expect(thread[0] > 40 && thread[1] == 0, "and gives back its deep range: \(thread)")
+    }
 }

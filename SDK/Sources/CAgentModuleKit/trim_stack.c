@@ -2,6 +2,7 @@
 #include "agent_module_kit.h"
 
 #if defined(__linux__)
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,27 +21,29 @@
    main thread and writer in a worker, the loop's thread in agent-control. */
 enum { KEEP_BELOW_BYTES = 4 << 10 };
 
-/* The start of the mapping that holds `address` (/proc/self/maps), or 0 when none is found.
+/* The mapping that holds `address` (/proc/self/maps): 1 with [*start, *end), 0 when none is found.
    For the main thread only: glibc reports its stack from the limit (RLIMIT_STACK) down to the
    mapping below, and with no limit the mapping below is the heap, reported as the stack's end:
    the range would reach across the whole gap between them, where another thread's brk or mmap
    may place memory between the reading and the madvise (an adversary's test zeroed a growing
    heap that way). The stack's own mapping ends where the thread has been, and nothing else can
    be mapped inside it. */
-static uintptr_t mapping_start(uintptr_t address) {
+static int find_mapping(uintptr_t address, uintptr_t *start, uintptr_t *end) {
     FILE *maps = fopen("/proc/self/maps", "re");
     if (!maps) return 0;
-    uintptr_t found = 0;
+    int found = 0;
     char line[512];
     while (fgets(line, sizeof(line), maps)) {
         /* "start-end perms …" in hex; strtoul, not sscanf: this runs in every worker's start. */
         char *rest = NULL;
-        unsigned long start = strtoul(line, &rest, 16);
+        unsigned long low = strtoul(line, &rest, 16);
         if (rest != line && *rest == '-') {
             const char *from = rest + 1;
-            unsigned long end = strtoul(from, &rest, 16);
-            if (rest != from && start <= address && address < end) {
-                found = start;
+            unsigned long high = strtoul(from, &rest, 16);
+            if (rest != from && low <= address && address < high) {
+                *start = low;
+                *end = high;
+                found = 1;
                 break;
             }
         }
@@ -51,12 +54,32 @@ static uintptr_t mapping_start(uintptr_t address) {
     return found;
 }
 
+/* The main thread's stack mapping as last read, [low, high). A process forked from the main
+   thread (each forked worker, from its fork server's and zygote's main thread) has it at the
+   same addresses, and a stack mapping only grows down: while the page below the start read is
+   unmapped (one mincore), that start is still the mapping's, and the read (a walk of every
+   mapping's line, ~0.1 ms of a worker's start) is not made again. Touched by the main thread
+   only. */
+static uintptr_t main_stack_low, main_stack_high;
+
+static uintptr_t main_stack_start(uintptr_t depth, uintptr_t page) {
+    if (main_stack_low > page && main_stack_low <= depth && depth < main_stack_high) {
+        unsigned char resident = 0;
+        if (mincore((void *)(main_stack_low - page), page, &resident) != 0 && errno == ENOMEM) return main_stack_low;
+    }
+    uintptr_t start = 0, end = 0;
+    if (!find_mapping(depth, &start, &end)) return 0;
+    main_stack_low = start;
+    main_stack_high = end;
+    return start;
+}
+
 /* The lowest address of the calling thread's stack that may be given back. The main thread's
-   is where its mapping starts (above where glibc would report it, see mapping_start; glibc's
+   is where its mapping starts (above where glibc would report it, see find_mapping; glibc's
    own report reads /proc/self/maps as well, so it is not asked); another thread's is its
    stack's base. */
 static uintptr_t stack_low(uintptr_t depth, uintptr_t page) {
-    if (getpid() == (pid_t)syscall(SYS_gettid)) return mapping_start(depth);
+    if (getpid() == (pid_t)syscall(SYS_gettid)) return main_stack_start(depth, page);
     pthread_attr_t attributes;
     if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;
     void *base = NULL;
@@ -79,6 +102,12 @@ __attribute__((noinline)) long agent_module_kit_trim_stack(void) {
     if (madvise((void *)low, high - low, MADV_DONTNEED) != 0) return -1;
     return (long)(high - low);
 }
+
+__attribute__((noinline)) void agent_module_kit_note_main_stack(void) {
+    volatile char here = 0;
+    if (getpid() == (pid_t)syscall(SYS_gettid)) (void)main_stack_start((uintptr_t)&here, (uintptr_t)sysconf(_SC_PAGESIZE));
+}
 #else
 long agent_module_kit_trim_stack(void) { return 0; }
+void agent_module_kit_note_main_stack(void) {}
 #endif

@@ -1,4 +1,5 @@
 import AgentModuleABI
+import CAgentModuleKit
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -107,6 +108,9 @@ extension WorkerMain {
         _ = try? ModuleManifest(json: #"{"name": "warm", "version": "1", "partial": true, "processes": [{"type": "warm", "kind": "datasource"}]}"#,
                                 module: "warm", file: "/warm/libwarm.so", partialAllowed: true)
         _ = WorkerHost(channel: WorkerChannel(fd: -1)).api
+        // Where the main thread's stack starts, for every forked worker's trim of it (see
+        // `agent_module_kit_trim_stack`): read once here, not from /proc in every worker.
+        agent_module_kit_note_main_stack()
     }
 
 }

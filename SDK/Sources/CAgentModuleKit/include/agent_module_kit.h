@@ -10,4 +10,11 @@
  */
 long agent_module_kit_trim_stack(void);
 
+/**
+ * Reads where the main thread's stack mapping starts, once, when called on the main thread, for
+ * agent_module_kit_trim_stack in this process and in every process forked from its main thread
+ * (a fork server's workers), which then read it again only if the mapping has grown below it.
+ */
+void agent_module_kit_note_main_stack(void);
+
 #endif
