@@ -10,6 +10,8 @@ package struct ProcStat: Equatable {
     package var session: pid_t
     /// Clock ticks after boot: with the pid, it names one process for the life of the system.
     package var startTime: UInt64
+    /// The kernel's flags of the process (PF_…).
+    package var flags: UInt32 = 0
 
     /// Nil when the process is gone (or /proc cannot be read).
     package static func read(_ pid: pid_t) -> ProcStat? {
@@ -20,7 +22,24 @@ package struct ProcStat: Equatable {
         let fields = data[(close + 1)...].split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
         guard fields.count > 19, let state = fields[0].first, let parent = pid_t(fields[1]), let group = pid_t(fields[2]),
               let session = pid_t(fields[3]), let start = UInt64(fields[19]) else { return nil }
-        return ProcStat(state: state, parent: parent, group: group, session: session, startTime: start)
+        return ProcStat(state: state, parent: parent, group: group, session: session, startTime: start, flags: UInt32(fields[6]) ?? 0)
+    }
+
+    /// PF_EXITING: the process has begun to exit.
+    private static let exitingFlag: UInt32 = 0x4
+
+    /// Whether the process is already on its way out: exiting, or a SIGKILL it cannot escape
+    /// pending (a zygote its fork server's death has just killed, say). Gone counts as dying.
+    package static func isDying(_ pid: pid_t) -> Bool {
+        guard let stat = read(pid) else { return true }
+        if stat.state == "Z" || stat.state == "X" || stat.flags & exitingFlag != 0 { return true }
+        guard let status = ProcFile.read("/proc/\(pid)/status") else { return true }
+        // "SigPnd:" (the thread's) and "ShdPnd:" (the process's) in hex; SIGKILL is bit 8.
+        for line in status.split(separator: "\n") where line.hasPrefix("SigPnd:") || line.hasPrefix("ShdPnd:") {
+            let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
+            if mask & (1 << UInt64(SIGKILL - 1)) != 0 { return true }
+        }
+        return false
     }
 
     /// Listed in /proc and not a zombie (a dead orphan stays a zombie where PID 1 does not reap).

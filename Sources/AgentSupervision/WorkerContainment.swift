@@ -140,9 +140,11 @@ public final class WorkerContainment {
     }
 
     /// Kills every process in `cgroup` and waits up to `timeout` until it is empty. Returns
-    /// what was in it.
+    /// what was in it and not already dying.
     package static func empty(cgroup: String, timeout: Double) -> [(pid: pid_t, command: String)] {
-        let members = WorkerCgroup.members(cgroup).filter(ProcStat.isAlive).map { ($0, ProcStat.commandName(of: $0)) }
+        // Those already dying (a zygote its fork server's exit has just killed) are waited for
+        // but not named: nothing was left behind there.
+        let members = WorkerCgroup.members(cgroup).filter { !ProcStat.isDying($0) }.map { ($0, ProcStat.commandName(of: $0)) }
         let deadline = EventLoop.now() + timeout
         while WorkerCgroup.isPopulated(cgroup) {
             if WorkerCgroup.kill(cgroup) != 0 {
