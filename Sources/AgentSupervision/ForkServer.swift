@@ -66,8 +66,9 @@ public final class ForkServer {
 
     /// Forks a worker with `arguments` (without the program name), `channel` as its fd 3,
     /// `stdout` and `stderr` as its fds 1 and 2. Blocks until the server replies (a fork or two:
-    /// well under a millisecond) or `timeout` passes. `refused` hears, once per library, why
-    /// the zygote of the library the request names is not used.
+    /// well under a millisecond) or `timeout` passes; a server found stopped (SIGSTOP, a
+    /// debugger) fails the request after 20 ms (EHOSTDOWN). `refused` hears, once per library,
+    /// why the zygote of the library the request names is not used.
     package func spawn(arguments: [String], channel: Int32, stdout: Int32, stderr: Int32, timeout: Double = 5,
                        refused: (ZygoteRefusal) -> Void = { _ in }) -> Result<pid_t, ProcessSpawner.SpawnError> {
         guard controlFD >= 0 else { return .failure(ProcessSpawner.SpawnError(path: "the fork server", errno: EPIPE)) }
@@ -79,7 +80,7 @@ public final class ForkServer {
         var refusal: Int32 = 0
         let rc = payload.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
-                agent_fork_server_request(controlFD, $0.baseAddress, $0.count, channel, stdout, stderr, Saturating.pollTimeout(timeout), &pid, &refusal)
+                agent_fork_server_request(controlFD, self.pid, $0.baseAddress, $0.count, channel, stdout, stderr, Saturating.pollTimeout(timeout), &pid, &refusal)
             }
         }
         if refusal > 0 { refused(ZygoteRefusal(code: refusal)) }
@@ -93,6 +94,8 @@ public final class ForkServer {
     public func shutDown(timeout: Double = 1) {
         if controlFD >= 0 { _ = agent_fork_server_quit(controlFD) }
         closeControl()
+        // A stopped server reads no quit: it is killed at once, not after the timeout.
+        if let stat = ProcStat.read(pid), stat.state == "T" || stat.state == "t" { Glibc.kill(pid, SIGKILL) }
         if pidFD >= 0 {
             var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
             while poll(&exited, 1, Saturating.pollTimeout(timeout)) < 0, errno == EINTR {}

@@ -51,6 +51,9 @@ public enum ProcessSpawner {
             guard !cgroupRemoved else {
                 return "cannot start \(path): the workers' cgroup was removed under this agent (by hand, or by another agent started from this run folder after its pidfile was removed); stop this agent and start it again"
             }
+            if isForkServerRequest, errno == EHOSTDOWN {
+                return "cannot start \(path): the fork server is stopped (by SIGSTOP or a debugger), and is killed"
+            }
             return "cannot start \(path): \(String(cString: strerror(errno)))"
         }
 

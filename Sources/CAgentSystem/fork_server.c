@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <link.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -390,17 +391,43 @@ int fork_request_send(int control, const char *payload, size_t length, const int
     return n < 0 ? errno : 0;
 }
 
-int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
+int agent_fork_server_request(int control, pid_t server, const char *payload, size_t length, int channel, int out, int err,
                               int timeout_ms, pid_t *pid, int *refusal) {
     int fds[3] = {channel, out, err};
     *refusal = 0;
     int problem = fork_request_send(control, payload, length, fds);
-    return problem ? problem : fork_request_await(control, timeout_ms, pid, refusal);
+    return problem ? problem : fork_request_await(control, server, timeout_ms, pid, refusal);
 }
 
-int fork_request_await(int control, int timeout_ms, pid_t *pid, int *refusal) {
+/* Whether `pid` is stopped (SIGSTOP, or a debugger's stop): /proc/PID/stat's state, after the
+   command's closing parenthesis, is T or t. */
+static int is_stopped(pid_t pid) {
+    char path[32], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
     ssize_t n;
-    int ready = await_readable(control, timeout_ms);
+    do { n = read(fd, buf, sizeof buf - 1); } while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'T' || close_paren[2] == 't');
+}
+
+/* How long a reply is waited for before the peer is looked at: a peer that answers within it
+   (nearly every request) costs no look. */
+enum { REPLY_LOOK_MS = 20 };
+
+int fork_request_await(int control, pid_t peer, int timeout_ms, pid_t *pid, int *refusal) {
+    ssize_t n;
+    int ready = 0;
+    /* In slices: a stopped peer never answers, and waiting out the whole timeout for it would
+       hold the caller (the supervisor's loop, or the server with every later request). */
+    for (int left = timeout_ms; ready == 0 && (timeout_ms < 0 || left > 0); left -= REPLY_LOOK_MS) {
+        ready = await_readable(control, timeout_ms < 0 || left > REPLY_LOOK_MS ? REPLY_LOOK_MS : left);
+        if (ready == 0 && peer > 0 && is_stopped(peer)) return EHOSTDOWN;
+    }
     if (ready == 0) return ETIMEDOUT;
     if (ready < 0) return errno;
     /* The worker's pid (or -errno), and why a zygote is not used (0: nothing to tell). */

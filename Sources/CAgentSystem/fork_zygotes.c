@@ -288,7 +288,7 @@ int zygote_forward(struct zygote *entry, const char *payload, size_t length, con
         return 0;
     }
     pid_t pid = 0;
-    int problem = fork_request_await(entry->control, ZYGOTE_REPLY_MS, &pid, NULL);
+    int problem = fork_request_await(entry->control, entry->pid, ZYGOTE_REPLY_MS, &pid, NULL);
     if (problem == 0) {
         *result = pid;
         return 1;

@@ -82,9 +82,9 @@ void zygote_record_objects(void);
 int zygote_objects_changed(void);
 
 /* fork_server.c's halves of a request: send the payload and three fds (0 or an errno value),
-   then wait up to `timeout_ms` for the reply (see fork_reply; `refusal` may be NULL): 0 and
-   `*pid`, or an errno value. */
+   then wait up to `timeout_ms` for the reply of `peer` (see fork_reply; `refusal` may be NULL):
+   0 and `*pid`, or an errno value; EHOSTDOWN at once when `peer` is found stopped. */
 int fork_request_send(int control, const char *payload, size_t length, const int fds[3]);
-int fork_request_await(int control, int timeout_ms, pid_t *pid, int *refusal);
+int fork_request_await(int control, pid_t peer, int timeout_ms, pid_t *pid, int *refusal);
 
 #endif

@@ -331,6 +331,24 @@ extension ForkServerTests {
         #expect(agent.stop() == 0)
     }
 
+    /// A stopped zygote (SIGSTOP) fails the request sent to it as soon as the server finds it
+    /// stopped, as one that does not answer would, and is killed: it is not left stopped.
+    @Test func aStoppedZygoteFailsItsRequestAndIsKilled() throws {
+        let loadsFile = try Self.loadsFile()
+        let library = try Self.countingModule(loads: loadsFile)
+        let agent = try Self.twoProcesses(of: library)
+        // Forked from the zygote: it is loaded and serving.
+        _ = try #require(try Self.restartUntilForkedFromTheZygote("a", of: agent, loads: loadsFile), "\(agent.transcript)")
+        let zygote = try #require(Self.zygotes(of: agent).first, "\(agent.transcript)")
+        kill(zygote, SIGSTOP)
+        let old = try #require(agent.workerPids("a").last)
+        kill(old, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("the zygote of module counted failed a request") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("started a new fork server") } != nil, "\(agent.transcript)")
+        Self.expectGone(zygote, "the stopped zygote was left behind")
+        #expect(agent.stop() == 0)
+    }
+
     /// A warm-up that never returns (here it waits for a signal that does not come): past the
     /// load limit the server stops the zygote, whether a request comes or not, says so once
     /// (with the next request), and the workers load the module themselves, as they did

@@ -47,7 +47,7 @@ extension Supervisor {
                 // just sent, so posix_spawn gets new ones, and the sweep kills that worker.
                 if error.errno == EREMOTEIO, let zygote {
                     forkServers.zygoteFailed(for: zygote.library)
-                    logger.warning("the zygote of module \(zygote.name) failed a request (no answer in 0.5 s, or dead); \(zygote.name)'s workers load it themselves until it is rebuilt")
+                    logger.warning("the zygote of module \(zygote.name) failed a request (no answer in 0.5 s, stopped, or dead); \(zygote.name)'s workers load it themselves until it is rebuilt")
                 }
                 forkServers.failed("\(error)")
                 orphans.scheduleSweep()

@@ -194,7 +194,7 @@ enum { FORK_SERVE_PLAIN = 0, FORK_SERVE_ROUTING = 1, FORK_SERVE_AS_ZYGOTE = 2 };
  * serves (FORK_SERVE_AS_ZYGOTE: it records every object it has loaded, and once one changes on
  * disk it forks no more: it answers -ESTALE and exits, and the server forks that request and
  * starts a new zygote for the next). A zygote that fails after a request was sent to it
- * (no answer in 0.5 s, or dead) makes the request fail with EREMOTEIO. A library that changed on disk gets a new zygote; one that cannot be loaded, or that
+ * (no answer in 0.5 s, found stopped after 20 ms, or dead) makes the request fail with EREMOTEIO. A library that changed on disk gets a new zygote; one that cannot be loaded, or that
  * agent_zygote_forkable refuses, is loaded by each of its workers as before.
  */
 
@@ -240,13 +240,14 @@ int agent_fork_server_quit(int control);
 int agent_clean_child_signals(void);
 
 /**
- * Asks the fork server on `control` for a worker: sends `payload` and the three fds (its
- * channel, stdout and stderr), waits up to `timeout_ms` for the reply. Returns 0 and sets `*pid`, or an errno value.
+ * Asks the fork server on `control` (process `server`) for a worker: sends `payload` and the
+ * three fds (its channel, stdout and stderr), waits up to `timeout_ms` for the reply. Returns 0
+ * and sets `*pid`, or an errno value: EHOSTDOWN as soon as the server is found stopped.
  * `*refusal`: 0, or why the zygote of the library the request names will not be used (a
  * ZYGOTE_… code, ZYGOTE_DIED when it exited while loading): told once per library, in the reply
  * to the first request that found out (whatever that reply's outcome).
  */
-int agent_fork_server_request(int control, const char *payload, size_t length, int channel, int out, int err,
+int agent_fork_server_request(int control, pid_t server, const char *payload, size_t length, int channel, int out, int err,
                               int timeout_ms, pid_t *pid, int *refusal);
 
 /**
