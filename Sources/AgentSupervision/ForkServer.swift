@@ -104,7 +104,14 @@ public final class ForkServer {
         // 0: still running (-1: already reaped, its pid no longer ours to signal).
         if waitpid(pid, &status, WNOHANG) == 0 {
             Glibc.kill(pid, SIGKILL)
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            // Not a blocking wait: a debugger holding the server reaps it first, whenever it
+            // lets go (a traced zombie stays unreapable for its parent until then). The sweep
+            // of the supervisor's children reaps it later.
+            if pidFD >= 0 {
+                var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
+                while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
+            }
+            _ = waitpid(pid, &status, WNOHANG)
         }
         closePidFD()
     }
@@ -124,7 +131,8 @@ public final class ForkServer {
         closeControl()
         closePidFD()
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // Not a blocking wait (see shutDown): a debugger may hold the dead server.
+        guard waitpid(pid, &status, WNOHANG) == pid else { return "ended (a debugger holds it: it is reaped once the debugger lets go)" }
         return ProcessSpawner.exitCode(status).map { "exited with status \($0)" }
             ?? "was killed by \(SignalName.of(ProcessSpawner.termSignal(status)))"
     }

@@ -11,8 +11,12 @@ import Logging
 package final class OrphanSweeper {
     /// Whether ``becomeSubreaper()`` succeeded.
     package private(set) var isSubreaper = false
-    /// Orphans of dead workers being killed: pid → command name.
-    private var orphans: [Int32: String] = [:]
+    /// Orphans of dead workers being killed: pid → command name, and whether the log names it
+    /// once reaped (not one already dying when found: a zygote its fork server's death killed).
+    private var orphans: [Int32: (name: String, told: Bool)] = [:]
+    /// Dead children a debugger holds (a traced zombie is reaped by its tracer first): not
+    /// waited for, reaped by a later sweep once the debugger lets go.
+    private var heldByDebugger: Set<pid_t> = []
     private var sweepScheduled = false
     private let loop: EventLoop
     private let logger: Logger
@@ -154,7 +158,7 @@ package final class OrphanSweeper {
         // is far cheaper than scanning /proc.
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !reapers.contains(pid) && !isTaskProcess(pid) {
+                && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !isTaskProcess(pid) {
                 let name = ProcStat.commandName(of: pid)
                 // The reaper of a worker whose death this loop has not handled yet (it is named
                 // before its worker can say ready): ended as the others, not waited for.
@@ -162,19 +166,28 @@ package final class OrphanSweeper {
                     reapers.insert(pid)
                     continue
                 }
-                orphans[pid] = name
+                orphans[pid] = (name, !ProcStat.isDying(pid))
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
         }
         let reapersLeft = endReapers()
-        for (pid, name) in orphans {
+        for (pid, orphan) in orphans {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid || (reaped < 0 && errno == ECHILD) {
                 orphans[pid] = nil
-                logger.notice("killed pid \(pid) (\(name)), left behind by a dead worker")
+                if orphan.told { logger.notice("killed pid \(pid) (\(orphan.name)), left behind by a dead worker") }
+            } else if reaped == 0, let tracer = Self.debuggerHoldingDead(pid) {
+                orphans[pid] = nil
+                heldByDebugger.insert(pid)
+                logger.notice("pid \(pid) (\(orphan.name)) is dead, but a debugger (thread \(tracer)) holds it: it is reaped once the debugger lets go")
             }
+        }
+        for pid in heldByDebugger {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno == ECHILD) { heldByDebugger.remove(pid) }
         }
         if !orphans.isEmpty || found > 0 || reapersLeft {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
@@ -206,6 +219,17 @@ package final class OrphanSweeper {
             }
         }
         return !reapers.isEmpty
+    }
+
+    /// The tracer of `pid` when `pid` is a zombie that a debugger holds (its parent cannot reap
+    /// it before the tracer does), else nil.
+    package static func debuggerHoldingDead(_ pid: pid_t) -> pid_t? {
+        guard ProcStat.read(pid)?.state == "Z", let status = ProcFile.read("/proc/\(pid)/status") else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
+            let tracer = pid_t(line.dropFirst(10).trimmingCharacters(in: .whitespaces)) ?? 0
+            return tracer > 0 ? tracer : nil
+        }
+        return nil
     }
 
     /// The command name a worker's exit reaper gives itself (exit_reaper.c).

@@ -15,7 +15,12 @@ package struct ProcStat: Equatable {
 
     /// Nil when the process is gone (or /proc cannot be read).
     package static func read(_ pid: pid_t) -> ProcStat? {
-        guard let data = ProcFile.bytes("/proc/\(pid)/stat"),
+        read(path: "/proc/\(pid)/stat")
+    }
+
+    /// A stat file: a process's, or one of its threads' (`/proc/PID/task/TID/stat`).
+    private static func read(path: String) -> ProcStat? {
+        guard let data = ProcFile.bytes(path),
               let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // After the command (which may hold spaces and parentheses): state, ppid, pgrp,
         // session, … starttime is the 20th of them.
@@ -25,21 +30,27 @@ package struct ProcStat: Equatable {
         return ProcStat(state: state, parent: parent, group: group, session: session, startTime: start, flags: UInt32(fields[6]) ?? 0)
     }
 
-    /// PF_EXITING: the process has begun to exit.
+    /// PF_EXITING: the thread has begun to exit.
     private static let exitingFlag: UInt32 = 0x4
 
-    /// Whether the process is already on its way out: exiting, or a SIGKILL it cannot escape
-    /// pending (a zygote its fork server's death has just killed, say). Gone counts as dying.
+    /// Whether the process is already on its way out: gone, a SIGKILL pending for the whole
+    /// process (a zygote its fork server's death has just killed, say), or no thread left that
+    /// is neither a zombie nor exiting. A process whose first thread exited (`pthread_exit`)
+    /// shows as a zombie with PF_EXITING, and lives on in its other threads: not dying.
     package static func isDying(_ pid: pid_t) -> Bool {
-        guard let stat = read(pid) else { return true }
-        if stat.state == "Z" || stat.state == "X" || stat.flags & exitingFlag != 0 { return true }
-        guard let status = ProcFile.read("/proc/\(pid)/status") else { return true }
-        // "SigPnd:" (the thread's) and "ShdPnd:" (the process's) in hex; SIGKILL is bit 8.
-        for line in status.split(separator: "\n") where line.hasPrefix("SigPnd:") || line.hasPrefix("ShdPnd:") {
-            let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
-            if mask & (1 << UInt64(SIGKILL - 1)) != 0 { return true }
+        guard read(pid) != nil else { return true }
+        if let status = ProcFile.read("/proc/\(pid)/status") {
+            // "ShdPnd:" in hex: the signals pending for the process; SIGKILL is bit 8.
+            for line in status.split(separator: "\n") where line.hasPrefix("ShdPnd:") {
+                let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
+                if mask & (1 << UInt64(SIGKILL - 1)) != 0 { return true }
+            }
         }
-        return false
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !threads.contains { thread in
+            guard let stat = read(path: "/proc/\(pid)/task/\(thread)/stat") else { return false }
+            return stat.state != "Z" && stat.state != "X" && stat.flags & exitingFlag == 0
+        }
     }
 
     /// Listed in /proc and not a zombie (a dead orphan stays a zombie where PID 1 does not reap).

@@ -76,7 +76,8 @@ import Testing
 
     /// The C program of the main-thread test: trim_stack.c built in, its reads of /proc/self/maps
     /// counted. Its main thread notes its stack, then children forked from it (and one forked
-    /// from another thread) go deep and trim; each prints what it saw.
+    /// from another thread) go deep and trim, or change their stack's bottom; each prints what
+    /// it saw.
     static let mainThreadProgram = #"""
     #define _GNU_SOURCE
     #include <pthread.h>
@@ -135,6 +136,28 @@ import Testing
         int status;
         waitpid(child, &status, 0);
     }
+    /* A child whose stack's lowest 16 kB are replaced by another mapping, as a module's
+       constructor could do, then forgotten, as a module's load does: the trim spares it. */
+    static void remapped_child(void) {
+        pid_t child = fork();
+        if (child == 0) {
+            uintptr_t low = main_stack_low;
+            unsigned char *other = munmap((void *)low, 16384) == 0
+                ? mmap((void *)low, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : MAP_FAILED;
+            if (other == MAP_FAILED) _exit(1);
+            memset(other, 0xA5, 16384);
+            agent_module_kit_forget_main_stack();
+            int reads = maps_reads;
+            long trimmed = agent_module_kit_trim_stack();
+            int intact = 1;
+            for (int i = 0; i < 16384; i++) intact &= other[i] == 0xA5;
+            printf("remapped %d 0 %ld %d\n", intact, trimmed, maps_reads - reads);
+            fflush(stdout);
+            _exit(0);
+        }
+        int status;
+        waitpid(child, &status, 0);
+    }
     static void *from_thread(void *unused) {
         (void)unused;
         in_child("thread", 256);
@@ -147,6 +170,7 @@ import Testing
         fflush(stdout);
         in_child("shallower", 256);
         in_child("deeper", 1024);
+        remapped_child();
         pthread_attr_t attributes;
         pthread_attr_init(&attributes);
         pthread_attr_setstacksize(&attributes, 4 << 20);
@@ -194,6 +218,8 @@ import Testing
         let deeper = try #require(seen["deeper"], "the second child reports (\(printed))")
         #expect(deeper[3] == 1, "a child whose stack grew below the noted start reads the maps again")
         #expect(deeper[0] > 40 && deeper[1] == 0, "and gives back its whole deep range: \(deeper)")
+        let remapped = try #require(seen["remapped"], "the child with a remapped stack bottom reports (\(printed))")
+        #expect(remapped[0] == 1 && remapped[3] == 1, "after a forget the maps are read again, and the mapping below the stack is spared: \(remapped)")
         let thread = try #require(seen["thread"], "the child forked from a thread reports (\(printed))")
         #expect(thread[3] == 1, "a child forked from another thread (its main thread on that thread's stack) reads the maps")
         #expect(thread[0] > 40 && thread[1] == 0, "and gives back its deep range: \(thread)")

@@ -136,6 +136,26 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// A fork server a debugger holds fails the request sent to it (it is found stopped) and
+    /// is killed; its death, which only the debugger can reap first, holds neither the loop
+    /// (status answers) nor the start of the replacement.
+    @Test func aForkServerHeldByADebuggerDoesNotHoldTheLoop() throws {
+        let debugger = try Self.debugger()
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
+        let server = try #require(Self.forkServer(of: agent))
+        try #require(debugger.hold(server) == 0, "the test could not trace the fork server")
+        defer { debugger.release(server) }
+        let first = try #require(agent.workerPids("one").first)
+        kill(first, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("the fork server is stopped (by SIGSTOP or a debugger), and is killed") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: 2, timeout: 30) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
+        let status = try runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile], timeout: 60)
+        #expect(status.status == 0, "status: \(status.stderr)")
+        debugger.release(server)
+        #expect(agent.stop() == 0)
+    }
+
     @Test func agentForkServerZeroSpawnsEveryWorker() throws {
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"], environment: ["AGENT_FORK_SERVER": "0"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")

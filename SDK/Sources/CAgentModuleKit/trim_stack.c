@@ -58,20 +58,27 @@ static int find_mapping(uintptr_t address, uintptr_t *start, uintptr_t *end) {
    thread (each forked worker, from its fork server's and zygote's main thread) has it at the
    same addresses, and a stack mapping only grows down: while the page below the start read is
    unmapped (one mincore), that start is still the mapping's, and the read (a walk of every
-   mapping's line, ~0.1 ms of a worker's start) is not made again. Touched by the main thread
-   only. */
+   mapping's line, ~0.1 ms of a worker's start) is not made again. A module's load forgets it
+   (its constructor may unmap the stack's lowest pages and map something else there: the
+   start read before would then be inside that). `low` is read and forgotten atomically (a
+   load may run on any thread); the rest is the main thread's. */
 static uintptr_t main_stack_low, main_stack_high;
 
 static uintptr_t main_stack_start(uintptr_t depth, uintptr_t page) {
-    if (main_stack_low > page && main_stack_low <= depth && depth < main_stack_high) {
+    uintptr_t low = __atomic_load_n(&main_stack_low, __ATOMIC_ACQUIRE);
+    if (low > page && low <= depth && depth < main_stack_high) {
         unsigned char resident = 0;
-        if (mincore((void *)(main_stack_low - page), page, &resident) != 0 && errno == ENOMEM) return main_stack_low;
+        if (mincore((void *)(low - page), page, &resident) != 0 && errno == ENOMEM) return low;
     }
     uintptr_t start = 0, end = 0;
     if (!find_mapping(depth, &start, &end)) return 0;
-    main_stack_low = start;
     main_stack_high = end;
+    __atomic_store_n(&main_stack_low, start, __ATOMIC_RELEASE);
     return start;
+}
+
+void agent_module_kit_forget_main_stack(void) {
+    __atomic_store_n(&main_stack_low, 0, __ATOMIC_RELEASE);
 }
 
 /* The lowest address of the calling thread's stack that may be given back. The main thread's
@@ -105,9 +112,12 @@ __attribute__((noinline)) long agent_module_kit_trim_stack(void) {
 
 __attribute__((noinline)) void agent_module_kit_note_main_stack(void) {
     volatile char here = 0;
-    if (getpid() == (pid_t)syscall(SYS_gettid)) (void)main_stack_start((uintptr_t)&here, (uintptr_t)sysconf(_SC_PAGESIZE));
+    if (getpid() != (pid_t)syscall(SYS_gettid)) return;
+    agent_module_kit_forget_main_stack();
+    (void)main_stack_start((uintptr_t)&here, (uintptr_t)sysconf(_SC_PAGESIZE));
 }
 #else
 long agent_module_kit_trim_stack(void) { return 0; }
 void agent_module_kit_note_main_stack(void) {}
+void agent_module_kit_forget_main_stack(void) {}
 #endif

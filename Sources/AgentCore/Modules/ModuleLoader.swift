@@ -1,4 +1,5 @@
 import AgentModuleABI
+import CAgentModuleKit
 import Foundation
 
 /// A module library loaded into this process, with its checked ABI and decoded manifest.
@@ -57,6 +58,8 @@ public enum ModuleLoader {
             throw ModuleLoadError(.loadFailed, module: module, file: path,
                                   "dlopen failed: \(reason). If a library it depends on is missing, install it or rebuild the module.")
         }
+        // Its constructors may have changed the mappings below the main thread's stack.
+        agent_module_kit_forget_main_stack()
         // Deferred only where the library says it can defer: a partial manifest from one that
         // exports no such symbol is refused like any manifest the host did not ask for.
         var deferred = false

@@ -29,11 +29,16 @@ public enum WorkerCgroup {
         return text.split(separator: "\n").contains { $0 == own }
     }
 
-    /// Kills every process in the cgroup at `path` (`cgroup.kill`, Linux 5.14). Returns an
-    /// errno value, 0 when done.
+    /// Kills every process in the cgroup at `path` (`cgroup.kill`, Linux 5.14), and each
+    /// member by its pid too: `cgroup.kill` signals a process through its first thread, and
+    /// one whose first thread has exited (`pthread_exit`) while others run never acts on it
+    /// (seen on Linux 6.x); `kill` of the pid reaches a thread that lives. Returns the
+    /// `cgroup.kill` write's errno value, 0 when done.
     @discardableResult
     public static func kill(_ path: String) -> Int32 {
-        write("1\n", to: path + "/cgroup.kill")
+        let written = write("1\n", to: path + "/cgroup.kill")
+        for pid in members(path) { Glibc.kill(pid, SIGKILL) }
+        return written
     }
 
     /// The agent's cgroup, whose `workers` leaf is at `path` (the cgroup itself when `path`

@@ -63,6 +63,8 @@ extension WorkerMain {
         if verdict == 0 { verdict = agent_zygote_forkable(file, session, group) }
         _ = agent_zygote_loaded(channelFD, verdict)
         guard let loaded, verdict == 0 else { exit(ExitCode.success) }
+        // Read again after the module's load (which forgot it): for every worker of this zygote.
+        agent_module_kit_note_main_stack()
         return loaded
     }
 

@@ -11,10 +11,16 @@
 long agent_module_kit_trim_stack(void);
 
 /**
- * Reads where the main thread's stack mapping starts, once, when called on the main thread, for
+ * Reads where the main thread's stack mapping starts, when called on the main thread, for
  * agent_module_kit_trim_stack in this process and in every process forked from its main thread
  * (a fork server's workers), which then read it again only if the mapping has grown below it.
  */
 void agent_module_kit_note_main_stack(void);
+
+/**
+ * Forgets what agent_module_kit_note_main_stack read (any thread): after a module's load, whose
+ * constructor may have changed the mappings at the stack's bottom. The next trim reads it again.
+ */
+void agent_module_kit_forget_main_stack(void);
 
 #endif
