@@ -1,5 +1,4 @@
 import Foundation
-import JSONSchema
 
 /// One-time work of a start that depends on nothing the start reads, begun on a thread of its
 /// own so that it is done by the time the settings are checked.
@@ -10,8 +9,7 @@ import JSONSchema
 /// release build), takes the run folder and makes the cgroups, the second core is idle:
 /// compiling the host settings' schema (the `HostSchema.validator` that `AgentSettings.load`
 /// uses, ~2.5 ms of CPU in a release build, ~8 ms in a debug one) fits there instead of on the
-/// path to the first spawn, and so does the first use of the settings' parse and check (the
-/// type metadata and conformance lookups of their generic code), on a sample. Nothing changes but when: a `static let` is initialized once, by
+/// path to the first spawn. Nothing changes but when: a `static let` is initialized once, by
 /// whichever thread comes first, the other waiting for it; a compile that fails stops the
 /// process the same way. The compile uses no C library's state (the host schema has no
 /// `pattern`, so no ICU) that an `exit` of the main thread, after a usage error or `--help`,
@@ -25,9 +23,6 @@ package enum StartWarmUp {
         _ = started
     }
 
-    /// Settings of the usual shape (every kind of value), parsed and checked by the warm-up.
-    private static let sampleSettings = #"{"enabled_modules": ["warm"], "store": {"enabled": true, "retention": "7d"}, "processes": {"warm": {"type": "warm", "restart": {"max_restarts": null}, "settings": {"list": [1, 2.5, "text", true, null], "object": {"key": "välue"}}}}}"#
-
     private static let started: Void = {
         var all = sigset_t()
         var saved = sigset_t()
@@ -35,9 +30,7 @@ package enum StartWarmUp {
         pthread_sigmask(SIG_SETMASK, &all, &saved)
         // The thread inherits the mask it is created with.
         Thread.detachNewThread {
-            // A sample's parse and check, as `AgentSettings.load` makes them (from `Data`): the
-            // first use of their generic code (type metadata, conformance lookups) is made here.
-            if let sample = try? JSONValue.parse(Data(sampleSettings.utf8)) { _ = HostSchema.validator.validate(sample) }
+            _ = HostSchema.validator
         }
         pthread_sigmask(SIG_SETMASK, &saved, nil)
     }()
