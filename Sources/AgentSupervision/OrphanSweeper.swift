@@ -17,6 +17,7 @@ package final class OrphanSweeper {
     /// Dead children a debugger holds (a traced zombie is reaped by its tracer first): not
     /// waited for, reaped by a later sweep once the debugger lets go.
     private var heldByDebugger: Set<pid_t> = []
+    private var debuggerCheckScheduled = false
     private var sweepScheduled = false
     private let loop: EventLoop
     private let logger: Logger
@@ -191,6 +192,13 @@ package final class OrphanSweeper {
         }
         if !orphans.isEmpty || found > 0 || reapersLeft {
             loop.schedule(after: 0.05) { [unowned self] in sweep() }
+        } else if !heldByDebugger.isEmpty, !debuggerCheckScheduled {
+            // Nothing else may sweep again soon: the dead are reaped once their debugger lets go.
+            debuggerCheckScheduled = true
+            loop.schedule(after: 1) { [unowned self] in
+                debuggerCheckScheduled = false
+                sweep()
+            }
         }
     }
 

@@ -152,7 +152,11 @@ import Testing
         #expect(agent.waitForLines(onStderr: true, count: 2, timeout: 30) { $0.contains("[one] ready in") }.count == 2, "\(agent.transcript)")
         let status = try runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile], timeout: 60)
         #expect(status.status == 0, "status: \(status.stderr)")
+        // Once the debugger lets go, the dead server is reaped without anything else happening.
         debugger.release(server)
+        let deadline = Date().addingTimeInterval(30)
+        while access("/proc/\(server)", F_OK) == 0, Date() < deadline { usleep(20_000) }
+        #expect(access("/proc/\(server)", F_OK) != 0, "the dead server was not reaped once the debugger let go: \(agent.transcript)")
         #expect(agent.stop() == 0)
     }
 
