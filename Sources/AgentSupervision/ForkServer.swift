@@ -95,7 +95,7 @@ public final class ForkServer {
         if controlFD >= 0 { _ = agent_fork_server_quit(controlFD) }
         closeControl()
         // A stopped server reads no quit: it is killed at once, not after the timeout.
-        if let stat = ProcStat.read(pid), stat.state == "T" || stat.state == "t" { Glibc.kill(pid, SIGKILL) }
+        if ProcStat.isStopped(pid) { Glibc.kill(pid, SIGKILL) }
         if pidFD >= 0 {
             var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
             while poll(&exited, 1, Saturating.pollTimeout(timeout)) < 0, errno == EINTR {}

@@ -232,12 +232,8 @@ package final class OrphanSweeper {
     /// The tracer of `pid` when `pid` is a zombie that a debugger holds (its parent cannot reap
     /// it before the tracer does), else nil.
     package static func debuggerHoldingDead(_ pid: pid_t) -> pid_t? {
-        guard ProcStat.read(pid)?.state == "Z", let status = ProcFile.read("/proc/\(pid)/status") else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-            let tracer = pid_t(line.dropFirst(10).trimmingCharacters(in: .whitespaces)) ?? 0
-            return tracer > 0 ? tracer : nil
-        }
-        return nil
+        guard ProcStat.read(pid)?.state == "Z", let tracer = ProcStat.status(pid, "TracerPid").flatMap({ pid_t($0) }), tracer > 0 else { return nil }
+        return tracer
     }
 
     /// The command name a worker's exit reaper gives itself (exit_reaper.c).

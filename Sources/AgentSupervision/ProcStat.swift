@@ -39,18 +39,28 @@ package struct ProcStat: Equatable {
     /// shows as a zombie with PF_EXITING, and lives on in its other threads: not dying.
     package static func isDying(_ pid: pid_t) -> Bool {
         guard read(pid) != nil else { return true }
-        if let status = ProcFile.read("/proc/\(pid)/status") {
-            // "ShdPnd:" in hex: the signals pending for the process; SIGKILL is bit 8.
-            for line in status.split(separator: "\n") where line.hasPrefix("ShdPnd:") {
-                let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
-                if mask & (1 << UInt64(SIGKILL - 1)) != 0 { return true }
-            }
-        }
+        // The signals pending for the process, in hex; SIGKILL is bit 8.
+        if let pending = status(pid, "ShdPnd").flatMap({ UInt64($0, radix: 16) }), pending & (1 << UInt64(SIGKILL - 1)) != 0 { return true }
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return !threads.contains { thread in
             guard let stat = read(path: "/proc/\(pid)/task/\(thread)/stat") else { return false }
             return stat.state != "Z" && stat.state != "X" && stat.flags & exitingFlag == 0
         }
+    }
+
+    /// The value of `field` in /proc/PID/status (`TracerPid`, `ShdPnd`…), trimmed; nil when
+    /// the process is gone or has no such field.
+    package static func status(_ pid: pid_t, _ field: String) -> String? {
+        guard let text = ProcFile.read("/proc/\(pid)/status") else { return nil }
+        let prefix = field + ":"
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }
+            .map { $0.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Whether the process is stopped: by a signal (T) or by a debugger (t).
+    package static func isStopped(_ pid: pid_t) -> Bool {
+        guard let state = read(pid)?.state else { return false }
+        return state == "T" || state == "t"
     }
 
     /// Listed in /proc and not a zombie (a dead orphan stays a zombie where PID 1 does not reap).

@@ -147,10 +147,8 @@ public final class WorkerContainment {
         let members = WorkerCgroup.members(cgroup).filter { !ProcStat.isDying($0) }.map { ($0, ProcStat.commandName(of: $0)) }
         let deadline = EventLoop.now() + timeout
         while WorkerCgroup.isPopulated(cgroup) {
-            if WorkerCgroup.kill(cgroup) != 0 {
-                // No cgroup.kill: one by one, again until none is left (a fork may race).
-                WorkerCgroup.members(cgroup).forEach { Glibc.kill($0, SIGKILL) }
-            }
+            // Again until none is left (a fork may race); each member by its pid too.
+            WorkerCgroup.kill(cgroup)
             if EventLoop.now() > deadline { break }
             usleep(2_000)
         }
