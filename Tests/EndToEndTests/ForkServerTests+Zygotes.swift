@@ -94,8 +94,14 @@ extension ForkServerTests {
     }
 
     /// Whether one of the agent's workers is a spare (made, its fork answered).
+    /// Whether a spare waits to be adopted: an adopted spare keeps its `--spare` command line,
+    /// so the processes' own workers are not counted (one just adopted does not say that the
+    /// request for the next spare was answered).
     private static func hasSpare(_ agent: AgentRun) -> Bool {
-        children(of: agent.process.processIdentifier).contains { commandLine(of: $0).hasPrefix("agent-worker --spare") }
+        let workers = Set(agent.workerPids("a") + agent.workerPids("b"))
+        return children(of: agent.process.processIdentifier).contains {
+            !workers.contains($0) && commandLine(of: $0).hasPrefix("agent-worker --spare")
+        }
     }
 
     /// Whether `pid` is blocked waiting for its socket (recvmsg, poll or ppoll; /proc/PID/syscall).
