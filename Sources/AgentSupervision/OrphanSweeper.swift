@@ -11,9 +11,10 @@ import Logging
 package final class OrphanSweeper {
     /// Whether ``becomeSubreaper()`` succeeded.
     package private(set) var isSubreaper = false
-    /// Orphans of dead workers being killed: pid → command name, and whether the log names it
-    /// once reaped (not one already dying when found: a zygote its fork server's death killed).
-    private var orphans: [Int32: (name: String, told: Bool)] = [:]
+    /// Orphans of dead workers being killed: pid → command name, whether the log names it once
+    /// reaped (not one already dying when found: a zygote its fork server's death killed), and
+    /// how many processes it had started (killed with it).
+    private var orphans: [Int32: (name: String, told: Bool, descendants: Int)] = [:]
     /// Dead children a debugger holds (a traced zombie is reaped by its tracer first): not
     /// waited for, reaped by a later sweep once the debugger lets go.
     private var heldByDebugger: Set<pid_t> = []
@@ -167,7 +168,12 @@ package final class OrphanSweeper {
                     reapers.insert(pid)
                     continue
                 }
-                orphans[pid] = (name, !ProcStat.isDying(pid))
+                // Its descendants first, each with SIGKILL pending before any of them learns of
+                // a parent's death: one that forks a successor at that (a parent-death signal)
+                // would otherwise start another orphan for every one killed, for ever.
+                let descendants = Self.descendants(of: pid)
+                for descendant in descendants { Glibc.kill(descendant, SIGKILL) }
+                orphans[pid] = (name, !ProcStat.isDying(pid), descendants.count)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
@@ -178,7 +184,10 @@ package final class OrphanSweeper {
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid || (reaped < 0 && errno == ECHILD) {
                 orphans[pid] = nil
-                if orphan.told { logger.notice("killed pid \(pid) (\(orphan.name)), left behind by a dead worker") }
+                if orphan.told {
+                    let started = orphan.descendants == 0 ? "" : " and the \(orphan.descendants) process\(orphan.descendants == 1 ? "" : "es") it started"
+                    logger.notice("killed pid \(pid) (\(orphan.name))\(started), left behind by a dead worker")
+                }
             } else if reaped == 0, let tracer = Self.debuggerHoldingDead(pid) {
                 orphans[pid] = nil
                 heldByDebugger.insert(pid)
@@ -239,13 +248,32 @@ package final class OrphanSweeper {
     /// The command name a worker's exit reaper gives itself (exit_reaper.c).
     static let exitReaperName = "agent-exit"
 
-    /// The supervisor's children, from /proc/self/task/*/children.
-    static func children() -> [Int32] {
+    /// The children of `process` (a pid, or `self`: the supervisor's), from
+    /// /proc/PID/task/*/children (each thread lists those it forked).
+    static func children(of process: String = "self") -> [Int32] {
         var result: [Int32] = []
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-            guard let text = ProcFile.read("/proc/self/task/\(task)/children") else { continue }
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/task")) ?? [] {
+            guard let text = ProcFile.read("/proc/\(process)/task/\(task)/children") else { continue }
             result += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         return result
+    }
+
+    /// The most descendants of one orphan the sweep lists (each costs a few reads of /proc on
+    /// the loop); those beyond are found by later sweeps, orphans then.
+    static let mostDescendants = 1_024
+
+    /// `pid`'s children, their children and so on, parents before their children.
+    package static func descendants(of pid: pid_t) -> [pid_t] {
+        var found: [pid_t] = []
+        var next = 0
+        var parent = pid
+        while found.count < mostDescendants {
+            found += children(of: String(parent)).prefix(mostDescendants - found.count)
+            guard next < found.count else { break }
+            parent = found[next]
+            next += 1
+        }
+        return found
     }
 }

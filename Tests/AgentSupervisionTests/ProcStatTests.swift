@@ -102,4 +102,73 @@ import Testing
         #expect(named.map(\.pid) == [pid], "the sweep names it: \(named)")
         #expect(!WorkerCgroup.isPopulated(cgroup), "and ends it")
     }
+
+    /// A process that never stays: each generation forks the next and ends, its first thread
+    /// exited (so `cgroup.kill` alone misses it), always running (so a kill by pid finds the
+    /// one it listed gone and the next one born). Run under a reaper of its own outside the
+    /// cgroup (each generation becomes its child), which ends once the last one is reaped.
+    static let hopper = """
+    #define _GNU_SOURCE
+    #include <errno.h>
+    #include <pthread.h>
+    #include <stdio.h>
+    #include <sys/prctl.h>
+    #include <sys/wait.h>
+    #include <unistd.h>
+    /* A process that never stays: its one running thread forks a child and the process ends; the
+       child's first thread exits and a second one does the same. argv[1]: the cgroup's procs file. */
+    static void *hop(void *unused) {
+        (void)unused;
+        for (;;) {
+            pid_t child = fork();
+            if (child == 0) {
+                pthread_t thread;
+                while (pthread_create(&thread, NULL, hop, NULL) != 0) usleep(1000);
+                pthread_exit(NULL);
+            }
+            if (child > 0) _exit(0);
+            usleep(1000);
+        }
+        return NULL;
+    }
+    int main(int argc, char **argv) {
+        if (argc < 2) return 2;
+        /* The reaper: every generation's parent is gone, so each becomes its child. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        pid_t first = fork();
+        if (first == 0) {
+            FILE *procs = fopen(argv[1], "w");
+            if (!procs || fprintf(procs, "0\\n") < 0 || fclose(procs) != 0) _exit(2);
+            hop(NULL);
+        }
+        while (wait(NULL) > 0 || errno == EINTR) {}
+        return 0;
+    }
+    """
+
+    @Test(.enabled(if: EscapedChildrenTests.cgroupsWritable)) func theSweepOfACgroupEndsAProcessThatForksItsNextGenerationWithoutPause() throws {
+        let own = try #require(CgroupLocation.ownCgroupDirectory())
+        let cgroup = own + "/agent-test-hopper-\(getpid())-\(UUID().uuidString.prefix(6))"
+        try #require(mkdir(cgroup, 0o755) == 0, "a scratch cgroup")
+        defer { rmdir(cgroup) }
+        let reaper = try Self.spawn([try Self.program(Self.hopper), cgroup + "/cgroup.procs"])
+        defer {
+            // What a failed sweep left hopping.
+            for _ in 0..<100 where WorkerCgroup.isPopulated(cgroup) {
+                WorkerCgroup.kill(cgroup)
+                usleep(10_000)
+            }
+            kill(reaper, SIGKILL)
+            Self.reap(reaper)
+        }
+        let hopping = Date().addingTimeInterval(60)
+        while !WorkerCgroup.isPopulated(cgroup), Date() < hopping { usleep(2_000) }
+        try #require(WorkerCgroup.isPopulated(cgroup), "the hopper moved into the cgroup")
+        _ = WorkerContainment.empty(cgroup: cgroup, timeout: 5)
+        #expect(!WorkerCgroup.isPopulated(cgroup), "the sweep ends it")
+        // Its reaper ends once the last generation is reaped.
+        let reaped = Date().addingTimeInterval(60)
+        var status: Int32 = 0
+        while waitpid(reaper, &status, WNOHANG) == 0, Date() < reaped { usleep(5_000) }
+    }
 }

@@ -27,6 +27,12 @@ package enum ProcFacts {
         return state != "Z" && state != "X"
     }
 
+    /// The living processes (not zombies) whose command name is `name`.
+    package static func living(named name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { command($0) == name && isAlive($0) }
+    }
+
     /// Waits until none of `pids` is alive; returns the survivors.
     package static func survivors(of pids: [Int32], within timeout: Double) -> [Int32] {
         let deadline = Date().addingTimeInterval(timeout)

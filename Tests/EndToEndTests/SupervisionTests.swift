@@ -311,10 +311,10 @@ import Testing
         let run = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"one": {"type": "idle"}}}"#,
                                arguments: ["--no-build", "--quiet"])
         #expect(run.waitForLine(onStderr: true) { $0.contains("[one] described") } != nil, "\(run.transcript)")
-        let survivors = Self.living(named: marker)
+        let survivors = ProcFacts.living(named: marker)
         #expect(survivors.isEmpty, "the describe worker's child \(survivors) outlived the describing")
         #expect(run.stop() == 0)
-        for pid in Self.living(named: marker) { kill(pid, SIGKILL) }
+        for pid in ProcFacts.living(named: marker) { kill(pid, SIGKILL) }
     }
 
     /// The same during a reload's check, for a process that leaves the describe worker's group
@@ -334,8 +334,8 @@ import Testing
         #expect(run.waitForLine(onStderr: true) { $0.contains("[b] reloaded in") } != nil, "\(run.transcript)")
         #expect(run.stop() == 0)
         let deadline = Date().addingTimeInterval(30)
-        while !Self.living(named: marker).isEmpty, Date() < deadline { usleep(20_000) }
-        let survivors = Self.living(named: marker)
+        while !ProcFacts.living(named: marker).isEmpty, Date() < deadline { usleep(20_000) }
+        let survivors = ProcFacts.living(named: marker)
         #expect(survivors.isEmpty, "the process \(survivors) a library started while a reload described it outlived the agent")
         #expect(run.stderrLines.contains { $0.contains("left behind by a dead worker") }, "\(run.transcript)")
         for pid in survivors { kill(pid, SIGKILL) }
@@ -358,17 +358,6 @@ import Testing
                 if (fork() == 0) { \(leavingItsGroup ? "setsid(); " : "")prctl(PR_SET_NAME, "\(child)"); for (;;) pause(); }
             }
             """)
-    }
-
-    /// Processes whose name is `name` and that are not zombies.
-    private static func living(named name: String) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
-            let state = stat[stat.index(after: close)...].split(separator: " ").first
-            return stat[stat.index(after: open)..<close] == name && state != "Z"
-        }
     }
 
     /// One process `one` of the faults module that ticks and restarts at once.

@@ -1,0 +1,100 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// Processes a module leaves behind that fork a successor each time one is killed: the agent
+/// still stops, and none of them outlives it.
+@Suite(.ownThreads) struct OrphanSuccessorTests {
+    /// A module of one process type `chain`: its run starts a daemon (its own session, its
+    /// descriptors closed) with a watcher child; a watcher, when its parent dies (a
+    /// parent-death signal), writes a line to `successors` and forks a watcher of its own.
+    /// Killing one member at a time never ends such a chain: each death starts the next.
+    private static func chainModule(marker: String, successors: String) throws -> String {
+        let manifest = #"{\"name\":\"chained\",\"version\":\"1\",\"processes\":[{\"type\":\"chain\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
+        return try CModuleFixture.build("chained", source: """
+        #define _GNU_SOURCE
+        #include <agent_module.h>
+        #include <fcntl.h>
+        #include <signal.h>
+        #include <string.h>
+        #include <sys/prctl.h>
+        #include <unistd.h>
+        static void member(pid_t parent, int watches) {
+            setsid();
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 0); dup2(null, 1); dup2(null, 2);
+            for (int fd = 3; fd < 1024; fd++) close(fd);
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, SIGUSR1);
+            sigprocmask(SIG_BLOCK, &set, NULL);
+            if (watches) {
+                prctl(PR_SET_PDEATHSIG, SIGUSR1);
+                /* A parent that died before the watch was set is told at once. */
+                if (getppid() != parent) raise(SIGUSR1);
+            }
+            /* Named once it watches: the test waits for the name. */
+            prctl(PR_SET_NAME, "\(marker)");
+            pid_t self = getpid();
+            if (watches) {
+                int signal;
+                sigwait(&set, &signal);
+                int log = open("\(successors)", O_WRONLY | O_APPEND | O_CREAT, 0644);
+                if (log >= 0) { write(log, "successor\\n", 10); close(log); }
+            }
+            if (fork() == 0) member(self, 1);
+            for (;;) pause();
+        }
+        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
+            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
+            pid_t self = getpid();
+            if (fork() == 0) member(self, 0);
+            const char *text = "chain started";
+            h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
+            agent_event event;
+            while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
+            return AGENT_OK;
+        }
+        static const agent_module description = {
+            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
+            .manifest_json = "\(manifest)", .run_process = run,
+        };
+        const agent_module *agent_module_entry(void) { return &description; }
+        """)
+    }
+
+    /// Ends what a failed test left: every member at once, again until none is left.
+    private static func killAll(named marker: String) {
+        let deadline = Date().addingTimeInterval(30)
+        while case let left = ProcFacts.living(named: marker), !left.isEmpty, Date() < deadline {
+            for pid in left { kill(pid, SIGKILL) }
+            usleep(10_000)
+        }
+    }
+
+    /// At the stop the chain's first member is left behind; the sweep of orphans killed it,
+    /// and its watcher forked a successor, which was killed in turn, and so on (until a sweep
+    /// happened to kill a watcher before it forked). Each orphan is now killed with its
+    /// descendants, each with SIGKILL pending before its parent dies: none forks a successor.
+    @Test func anOrphanIsKilledWithWhatItStartedBeforeAnyOfThemCanForkASuccessor() throws {
+        let marker = "succ\(getpid() % 100_000)"
+        defer { Self.killAll(named: marker) }
+        let folder = TestPaths.temporaryDirectory("successors")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let successors = folder + "/successors"
+        let library = try Self.chainModule(marker: marker, successors: successors)
+        let run = try AgentRun(settings: #"{"enabled_modules": ["\#(library)"], "store": {"enabled": false}, "processes": {"one": {"type": "chain"}}}"#,
+                               arguments: ["--no-build", "--quiet"])
+        #expect(run.waitForLine(onStderr: true) { $0.contains("[one] chain started") } != nil, "\(run.transcript)")
+        // The first member and its watcher, each named once it watches.
+        let watching = Date().addingTimeInterval(30)
+        while ProcFacts.living(named: marker).count < 2, Date() < watching { usleep(10_000) }
+        #expect(ProcFacts.living(named: marker).count == 2, "the chain's first two members: \(ProcFacts.living(named: marker))")
+        #expect(run.stop(timeout: 60) == 0, "\(run.transcript)")
+        let left = ProcFacts.living(named: marker)
+        #expect(left.isEmpty, "members of the chain outlived the agent: \(left)\n\(run.transcript)")
+        let forked = (try? String(contentsOfFile: successors, encoding: .utf8)) ?? ""
+        #expect(forked.isEmpty, "successors forked: \(forked.split(separator: "\n").count)\n\(run.transcript)")
+        #expect(run.stderrLines.contains { $0.contains("(\(marker)) and the 1 process it started, left behind by a dead worker") }, "\(run.transcript)")
+    }
+}
