@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -305,14 +306,19 @@ fail:
 /* clone3 into the cgroup (the child is in it from its first instruction); where clone3 is
    refused (a seccomp filter answers ENOSYS), fork and join it before exec. Signals stay
    blocked across, so that no handler of the caller runs in the child. */
-static pid_t clone_into(int cgroup_fd, int *join) {
-    /* Test only: AGENT_TEST_FORK_JOIN=1 takes the fallback as if clone3 were refused (read
-       once; the value is the same for every thread that reads it first). */
+/* Test only: AGENT_TEST_FORK_JOIN=1 takes the fallbacks as if clone3 were refused (read once;
+   the value is the same for every thread that reads it first). */
+static int clone3_refused_for_test(void) {
     static int forced = -1;
     if (forced < 0) {
         const char *value = getenv("AGENT_TEST_FORK_JOIN");
         forced = value && strcmp(value, "1") == 0;
     }
+    return forced;
+}
+
+static pid_t clone_into(int cgroup_fd, int *join) {
+    int forced = clone3_refused_for_test();
     if (forced) errno = ENOSYS;
     struct agent_clone_args args;
     memset(&args, 0, sizeof(args));
@@ -326,6 +332,31 @@ static pid_t clone_into(int cgroup_fd, int *join) {
     return fork();
 }
 
+#if defined(__x86_64__)
+/* clone3 that runs `start(argument)` in the child on the stack `args` gives it, and exits with
+   its result: the raw system call returns in the child on that stack, where no C frame can
+   return to (glibc has such a wrapper but exports none). Returns the child's pid, or -errno. */
+__attribute__((naked, noinline)) static long clone3_running(struct agent_clone_args *args, size_t size,
+                                                           int (*start)(void *), void *argument) {
+    __asm__ volatile(
+        "mov %rcx, %r8\n\t"      /* the argument: rcx does not survive syscall */
+        "mov $435, %eax\n\t"     /* SYS_clone3 */
+        "syscall\n\t"
+        "test %rax, %rax\n\t"
+        "jz 1f\n\t"
+        "ret\n"
+        "1:\n\t"
+        "xor %ebp, %ebp\n\t"     /* the outermost frame of the child */
+        "mov %r8, %rdi\n\t"
+        "call *%rdx\n\t"
+        "mov %eax, %edi\n\t"
+        "mov $60, %eax\n\t"      /* SYS_exit */
+        "syscall\n\t"
+        "hlt\n");
+}
+#define AGENT_CAN_CLONE_SHARING_MEMORY 1
+#endif
+
 /* What a spawn through exec_child needs beyond the program: where the child starts (a cgroup to
    clone into, -1: a plain fork), the cgroups it joins, and its parent-death signal (0: none). */
 struct agent_spawn_place {
@@ -334,6 +365,62 @@ struct agent_spawn_place {
     int join_count;
     int death_signal;
 };
+
+/* What the child of a spawn runs before exec_child, and with what. */
+struct child_start {
+    int report, join, new_group, death_signal;
+    pid_t parent;
+    struct agent_spawn_place place;
+    const char *path, *directory;
+    char *const *argv, *const *envp;
+    const int *lifted;
+};
+
+static int start_child(void *opaque) {
+    const struct child_start *start = opaque;
+    /* Dies with the caller's thread (see agent_spawn_program), and not at all if the caller
+       died before this line. */
+    if (start->death_signal > 0 && (prctl(PR_SET_PDEATHSIG, start->death_signal) != 0 || getppid() != start->parent)) {
+        int code = errno ? errno : ESRCH;
+        while (write(start->report, &code, sizeof(code)) < 0 && errno == EINTR) {}
+        _exit(127);
+    }
+    exec_child(start->report, start->join, start->place.joins, start->place.join_count, start->path, start->argv,
+               start->envp, start->lifted, start->directory, start->new_group);
+    return 127;
+}
+
+/* The child as posix_spawn makes it: sharing the caller's memory, the caller's thread held until
+   it has exec'd (CLONE_VM | CLONE_VFORK), on a stack of its own, into the cgroup if there is one.
+   A fork would first copy the caller's page tables (a supervisor's tens of megabytes: a
+   millisecond, on the path to the first worker) and then fault on every page the caller writes
+   while or after it. The child touches nothing of the caller's but its own arguments (see
+   exec_child); its signal handlers and descriptors are copies. -1 and errno ENOSYS where this
+   cannot be done (not x86_64, or clone3 refused): the caller forks instead. */
+static pid_t clone_sharing_memory(const struct child_start *start) {
+#ifdef AGENT_CAN_CLONE_SHARING_MEMORY
+    if (clone3_refused_for_test()) { errno = ENOSYS; return -1; }
+    enum { STACK_SIZE = 64 * 1024 };
+    void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -1;
+    struct agent_clone_args args;
+    memset(&args, 0, sizeof(args));
+    args.flags = CLONE_VM | CLONE_VFORK | (start->place.cgroup_fd >= 0 ? AGENT_CLONE_INTO_CGROUP : 0);
+    args.exit_signal = SIGCHLD;
+    args.stack = (uint64_t)(uintptr_t)stack;
+    args.stack_size = STACK_SIZE;
+    args.cgroup = start->place.cgroup_fd >= 0 ? (uint64_t)start->place.cgroup_fd : 0;
+    long child = clone3_running(&args, sizeof(args), start_child, (void *)start);
+    /* Held until the child exec'd or exited: its stack is no longer used. */
+    munmap(stack, STACK_SIZE);
+    if (child < 0) { errno = (int)-child; return -1; }
+    return (pid_t)child;
+#else
+    (void)start;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 /* Forks (or clones into a cgroup) a child that runs exec_child, and waits for its exec or the
    errno of its failure on a report pipe. */
@@ -355,16 +442,13 @@ static int spawn_reported(const char *path, char *const argv[], char *const envp
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid_t child = place.cgroup_fd >= 0 ? clone_into(place.cgroup_fd, &join) : fork();
-        if (child == 0) {
-            /* Dies with the caller's thread (see agent_spawn_program), and not at all if the
-               caller died before this line. */
-            if (place.death_signal > 0 && (prctl(PR_SET_PDEATHSIG, place.death_signal) != 0 || getppid() != parent)) {
-                int code = errno ? errno : ESRCH;
-                while (write(report[1], &code, sizeof(code)) < 0 && errno == EINTR) {}
-                _exit(127);
-            }
-            exec_child(report[1], join, place.joins, place.join_count, path, argv, envp, lifted, directory, new_group);
+        struct child_start start = {report[1], -1, new_group, place.death_signal, parent, place,
+                                    path, directory, argv, envp, lifted};
+        pid_t child = clone_sharing_memory(&start);
+        if (child < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) {
+            child = place.cgroup_fd >= 0 ? clone_into(place.cgroup_fd, &join) : fork();
+            start.join = join;
+            if (child == 0) _exit(start_child(&start));
         }
         if (child < 0) rc = errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
