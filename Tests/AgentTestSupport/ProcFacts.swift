@@ -20,6 +20,13 @@ package enum ProcFacts {
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 
+    /// The state letter of each of `pid`'s threads (from /proc/PID/task/TID/stat).
+    package static func threadStates(_ pid: Int32) -> [Character] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/stat", encoding: .utf8) }
+            .compactMap { $0.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first }
+    }
+
     /// Alive: listed in /proc and not a zombie (in this container PID 1 does not reap).
     package static func isAlive(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

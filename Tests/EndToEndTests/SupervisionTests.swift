@@ -169,8 +169,10 @@ import Testing
         let run = try AgentRun(settings: Self.tickingOne, arguments: ["--no-build", "--quiet"])
         let spare = try Self.spareAfterACrash(of: run)
         kill(spare, SIGSTOP)
+        // Stopped as a whole (the parent is told once every thread has stopped, not when the
+        // first one has).
         let deadline = Date().addingTimeInterval(30)
-        while ProcFacts.status(spare, "State").first != "T", Date() < deadline { usleep(10_000) }
+        while case let states = ProcFacts.threadStates(spare), states.isEmpty || states.contains(where: { $0 != "T" }), Date() < deadline { usleep(10_000) }
         kill(try #require(run.workerPids("one").last), SIGKILL)
         #expect(run.waitForLines(onStderr: true, count: 3) { $0.contains("[one] started worker pid") }.count == 3, "\(run.transcript)")
         let last = run.stderrLines.last { $0.contains("[one] started worker pid") }
@@ -355,7 +357,21 @@ import Testing
                 if (file) fclose(file);
                 for (size_t i = 0; i < n; i++) if (line[i] == 0) line[i] = ' ';
                 if (!strstr(line, "--describe")) return;
-                if (fork() == 0) { \(leavingItsGroup ? "setsid(); " : "")prctl(PR_SET_NAME, "\(child)"); for (;;) pause(); }
+                /* Not described until the child has left the group: the describing kills
+                   the group at its end, a child still in it with it. */
+                int named[2];
+                if (pipe(named) != 0) return;
+                if (fork() == 0) {
+                    \(leavingItsGroup ? "setsid(); " : "")prctl(PR_SET_NAME, "\(child)");
+                    close(named[0]);
+                    write(named[1], "n", 1);
+                    close(named[1]);
+                    for (;;) pause();
+                }
+                close(named[1]);
+                char byte;
+                read(named[0], &byte, 1);
+                close(named[0]);
             }
             """)
     }
