@@ -34,13 +34,16 @@ package final class ForkServerKeeper {
     private let start: () -> Result<ForkServer, ProcessSpawner.SpawnError>
     /// The supervisor is stopping: no new server then.
     private let isStopping: () -> Bool
+    /// A server died: its zygotes, killed with it, are the supervisor's to reap now.
+    private let serverDied: () -> Void
 
     package init(loop: EventLoop, logger: Logger, start: @escaping () -> Result<ForkServer, ProcessSpawner.SpawnError>,
-                 isStopping: @escaping () -> Bool) {
+                 isStopping: @escaping () -> Bool, serverDied: @escaping () -> Void = {}) {
         self.loop = loop
         self.logger = logger
         self.start = start
         self.isStopping = isStopping
+        self.serverDied = serverDied
     }
 
     /// Forks workers with `server` from now on. Given one, the keeper keeps one: it restarts a
@@ -61,6 +64,7 @@ package final class ForkServerKeeper {
             // Last use of `server`: the line below releases it.
             if self.server === server { self.server = nil }
             failed("the fork server (pid \(pid)) \(how)")
+            serverDied()
         }
     }
 

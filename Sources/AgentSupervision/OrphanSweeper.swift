@@ -115,6 +115,13 @@ package final class OrphanSweeper {
         }
     }
 
+    /// A dead worker a debugger holds (see ``debuggerHoldingDead(_:)``), handled as dead by
+    /// the supervisor: reaped by a sweep once the debugger lets go.
+    package func reapOnceReleased(_ pid: pid_t) {
+        heldByDebugger.insert(pid)
+        scheduleSweep()
+    }
+
     /// Sweeps on the next loop turn (after a worker died: after any restart was scheduled).
     package func scheduleSweep() {
         guard !sweepScheduled else { return }
@@ -150,35 +157,64 @@ package final class OrphanSweeper {
         // Only a subreaper's other children are orphans of its workers: a supervisor embedded
         // in another program (a test, a tool) must leave that program's children alone.
         guard isSubreaper else {
-            if endReapers() { loop.schedule(after: 0.05) { [unowned self] in sweep() } }
+            if endReapers() {
+                loop.schedule(after: 0.05) { [unowned self] in sweep() }
+            } else {
+                reapReleased()
+            }
             return
         }
+        let (found, deferred) = killNewOrphans()
+        let reapersLeft = endReapers()
+        reapOrphans()
+        if !orphans.isEmpty || found > 0 || deferred || reapersLeft {
+            loop.schedule(after: 0.05) { [unowned self] in sweep() }
+        } else {
+            reapReleased()
+        }
+    }
+
+    /// Kills the supervisor's children that are not workers (nor `command` tasks' programs,
+    /// nor known); returns how many, and whether some were left for the next sweep.
+    private func killNewOrphans() -> (found: Int, deferred: Bool) {
         let workers = living()
         var found = 0
+        var budget = Self.readsPerSweep
         // As a subreaper the supervisor's children are its workers and their orphans (and
         // the describe workers of a settings check): the kernel lists them per thread, which
         // is far cheaper than scanning /proc.
-        DescribeWorkers.whileListed { describing in
+        let deferred = DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
                 && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !isTaskProcess(pid) {
+                // Dead already (a descendant of an orphan killed before, most often): reaped
+                // without a look at /proc (a tree of a thousand came back as as many zombies).
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { continue }
+                guard budget > 0 else { return true }
                 let name = ProcStat.commandName(of: pid)
-                // The reaper of a worker whose death this loop has not handled yet (it is named
-                // before its worker can say ready): ended as the others, not waited for.
-                if name == Self.exitReaperName {
-                    reapers.insert(pid)
-                    continue
-                }
                 // Its descendants first, each with SIGKILL pending before any of them learns of
                 // a parent's death: one that forks a successor at that (a parent-death signal)
                 // would otherwise start another orphan for every one killed, for ever.
-                let descendants = Self.descendants(of: pid)
+                let descendants = Self.descendants(of: pid, budget: &budget)
+                // The reaper of a worker whose death this loop has not handled yet (it is named
+                // before its worker can say ready): ended as the others, not waited for. A real
+                // one forks nothing; one with children only took the name.
+                if name == Self.exitReaperName, descendants.isEmpty {
+                    reapers.insert(pid)
+                    continue
+                }
                 for descendant in descendants { Glibc.kill(descendant, SIGKILL) }
                 orphans[pid] = (name, !ProcStat.isDying(pid), descendants.count)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
+            return false
         }
-        let reapersLeft = endReapers()
+        return (found, deferred)
+    }
+
+    /// Reaps the orphans killed; one a debugger holds is set aside.
+    private func reapOrphans() {
         for (pid, orphan) in orphans {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
@@ -194,20 +230,21 @@ package final class OrphanSweeper {
                 logger.notice("pid \(pid) (\(orphan.name)) is dead, but a debugger (thread \(tracer)) holds it: it is reaped once the debugger lets go")
             }
         }
+    }
+
+    /// Reaps the dead children a debugger held and has let go; looks again in a second while
+    /// one is held (nothing else may sweep again soon).
+    private func reapReleased() {
         for pid in heldByDebugger {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid || (reaped < 0 && errno == ECHILD) { heldByDebugger.remove(pid) }
         }
-        if !orphans.isEmpty || found > 0 || reapersLeft {
-            loop.schedule(after: 0.05) { [unowned self] in sweep() }
-        } else if !heldByDebugger.isEmpty, !debuggerCheckScheduled {
-            // Nothing else may sweep again soon: the dead are reaped once their debugger lets go.
-            debuggerCheckScheduled = true
-            loop.schedule(after: 1) { [unowned self] in
-                debuggerCheckScheduled = false
-                sweep()
-            }
+        guard !heldByDebugger.isEmpty, !debuggerCheckScheduled else { return }
+        debuggerCheckScheduled = true
+        loop.schedule(after: 1) { [unowned self] in
+            debuggerCheckScheduled = false
+            sweep()
         }
     }
 
@@ -248,28 +285,42 @@ package final class OrphanSweeper {
     /// The command name a worker's exit reaper gives itself (exit_reaper.c).
     static let exitReaperName = "agent-exit"
 
+    /// The supervisor's children, from /proc/self/task/*/children.
+    nonisolated static func children() -> [Int32] {
+        var unbounded = Int.max
+        return children(budget: &unbounded)
+    }
+
     /// The children of `process` (a pid, or `self`: the supervisor's), from
-    /// /proc/PID/task/*/children (each thread lists those it forked).
-    static func children(of process: String = "self") -> [Int32] {
+    /// /proc/PID/task/*/children (each thread lists those it forked), a file read taken from
+    /// `budget` each.
+    nonisolated static func children(of process: String = "self", budget: inout Int) -> [Int32] {
         var result: [Int32] = []
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/task")) ?? [] {
+            guard budget > 0 else { break }
+            budget -= 1
             guard let text = ProcFile.read("/proc/\(process)/task/\(task)/children") else { continue }
             result += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         return result
     }
 
-    /// The most descendants of one orphan the sweep lists (each costs a few reads of /proc on
-    /// the loop); those beyond are found by later sweeps, orphans then.
-    static let mostDescendants = 1_024
+    /// The most descendants of one orphan the sweep lists; those beyond are found by later
+    /// sweeps, orphans then.
+    nonisolated static let mostDescendants = 1_024
 
-    /// `pid`'s children, their children and so on, parents before their children.
-    package static func descendants(of pid: pid_t) -> [pid_t] {
+    /// The most /proc/PID/task/TID/children files one sweep reads (about 10 µs each, on the
+    /// loop): a tree larger, or a process with more threads, is killed over several sweeps.
+    static let readsPerSweep = 512
+
+    /// `pid`'s children, their children and so on, parents before their children; each
+    /// children file read is taken from `budget`.
+    package nonisolated static func descendants(of pid: pid_t, budget: inout Int) -> [pid_t] {
         var found: [pid_t] = []
         var next = 0
         var parent = pid
-        while found.count < mostDescendants {
-            found += children(of: String(parent)).prefix(mostDescendants - found.count)
+        while found.count < mostDescendants, budget > 0 {
+            found += children(of: String(parent), budget: &budget).prefix(mostDescendants - found.count)
             guard next < found.count else { break }
             parent = found[next]
             next += 1

@@ -71,6 +71,14 @@ package struct ProcStat: Equatable {
 
     /// A process's command name (`/proc/<pid>/comm`), "?" when it is gone.
     package static func commandName(of pid: pid_t) -> String {
-        (ProcFile.read("/proc/\(pid)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = (ProcFile.read("/proc/\(pid)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        // A process names itself (PR_SET_NAME): a control character in a log line would forge
+        // another line, or recolour and clear the reader's terminal.
+        return String(String.UnicodeScalarView(name.unicodeScalars.map { Self.isControl($0) ? "?" : $0 }))
+    }
+
+    /// C0 and C1 control characters and DEL.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

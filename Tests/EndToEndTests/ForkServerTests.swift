@@ -140,7 +140,7 @@ import Testing
     /// is killed; its death, which only the debugger can reap first, holds neither the loop
     /// (status answers) nor the start of the replacement.
     @Test func aForkServerHeldByADebuggerDoesNotHoldTheLoop() throws {
-        let debugger = try Self.debugger()
+        let debugger = try DebuggerHold.make()
         let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("ready in") }.count == 2, "\(agent.transcript)")
         let server = try #require(Self.forkServer(of: agent))

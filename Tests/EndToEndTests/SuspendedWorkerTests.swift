@@ -28,4 +28,24 @@ import Testing
         #expect(agent.log.contains("[f] worker pid \(pid) continued (SIGCONT) after SIGSTOP"), "\(agent.log)")
         #expect(try agent.control(["stop"]).status == 0)
     }
+
+    /// A worker that dies while a debugger holds it (here killed) is a zombie only its tracer
+    /// can reap first: the supervisor takes it as dead at once — the log says who holds it, the
+    /// process restarts, the agent stops — rather than show it running, wake on its pidfd on
+    /// every turn of the loop and wait for the debugger to let go.
+    @Test func aWorkerThatDiesWhileADebuggerHoldsItIsRestartedAndDoesNotHoldTheStop() throws {
+        let debugger = try DebuggerHold.make()
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100, "restart": {"initial_delay": 0, "max_restarts": null}}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
+        let pid = try #require(agent.workerPids("f").last)
+        try #require(debugger.hold(pid) == 0, "the test could not trace the worker")
+        defer { debugger.release(pid) }
+        kill(pid, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("[f] worker pid \(pid) died while a debugger (thread ") } != nil, "\(agent.transcript)")
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[f] ready in") }.count == 2, "\(agent.transcript)")
+        #expect(agent.workerPids("f").last != pid)
+        #expect(agent.stop(timeout: 60) == 0, "\(agent.transcript)")
+        debugger.release(pid)
+    }
 }

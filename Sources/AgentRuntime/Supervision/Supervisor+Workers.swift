@@ -154,8 +154,15 @@ extension Supervisor {
         guard process.pid > 0 else { return }
         var status: Int32 = 0
         let reaped = waitpid(process.pid, &status, WNOHANG)
-        if reaped == 0 { return }
-        if reaped < 0 {
+        var heldBy: pid_t?
+        if reaped == 0 {
+            // Dead, but a debugger holds it (a traced zombie is its tracer's to reap first): it
+            // ends here all the same, or its pidfd, readable, would wake the loop on every turn
+            // and the process would show running until the debugger lets go.
+            guard let tracer = OrphanSweeper.debuggerHoldingDead(process.pid) else { return }
+            heldBy = tracer
+            orphans.reapOnceReleased(process.pid)
+        } else if reaped < 0 {
             // Reaped elsewhere (it must not be, but a level-triggered pidfd would otherwise
             // wake the loop forever): treat it as gone with an unknown status.
             guard errno == ECHILD else { return }
@@ -167,7 +174,7 @@ extension Supervisor {
         salvageOutput(of: process)
         // After the restart below is scheduled, so that the sweep does not delay it.
         defer { orphans.scheduleSweep() }
-        let exit = noteExit(of: process, status: status, pid: pid)
+        let exit = noteExit(of: process, status: heldBy == nil ? status : nil, pid: pid, heldBy: heldBy)
         afterExit(of: process, exit)
     }
 
@@ -245,10 +252,12 @@ extension Supervisor {
 
     /// Writes down how the worker ended (its process, the history) and tells a task executor's
     /// runner.
-    private func noteExit(of process: SupervisedProcess, status: Int32, pid: pid_t) -> WorkerExit {
-        let code = ProcessSpawner.exitCode(status)
-        let signal = code == nil ? ProcessSpawner.termSignal(status) : nil
-        var how = code.map { "exited with status \($0)" } ?? "was killed by \(SignalName.of(signal!))"
+    /// `status` nil: a debugger (thread `heldBy`) holds the dead worker, and its exit status.
+    private func noteExit(of process: SupervisedProcess, status: Int32?, pid: pid_t, heldBy: pid_t? = nil) -> WorkerExit {
+        let code = status.flatMap { ProcessSpawner.exitCode($0) }
+        let signal = code == nil ? status.map { ProcessSpawner.termSignal($0) } : nil
+        var how = code.map { "exited with status \($0)" } ?? signal.map { "was killed by \(SignalName.of($0))" }
+            ?? "died while a debugger (thread \(heldBy ?? 0)) held it, which has its exit status and reaps it"
         if let reason = process.killReason { how += " (\(reason))" }
         process.lastExitCode = code
         process.lastSignal = signal

@@ -53,12 +53,13 @@ public final class Supervisor {
     /// Warm spare workers of modules whose processes crashed (see ``SparePool``).
     let spares: SparePool
     /// The fork server, restarted when it dies (see ``useForkServer(_:)``).
-    lazy var forkServers = ForkServerKeeper(
+    lazy var forkServers: ForkServerKeeper = ForkServerKeeper(
         loop: loop, logger: logger,
         start: { [unowned self] in
             ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment, cgroup: containment?.workersCgroupFD ?? -1)
         },
-        isStopping: { [unowned self] in stopping })
+        isStopping: { [unowned self] in stopping },
+        serverDied: { [unowned self] in orphans.scheduleSweep() })
     /// Where the workers' process groups are written down (without a cgroup), nil: nowhere.
     public var containment: WorkerContainment?
     /// Configured outputs (nil: none; handed over by ``attach(store:fleet:outputs:)``).
