@@ -10,14 +10,10 @@ import Testing
     /// parent-death signal), writes a line to `successors` and forks a watcher of its own.
     /// Killing one member at a time never ends such a chain: each death starts the next.
     private static func chainModule(marker: String, successors: String, members: String) throws -> String {
-        let manifest = #"{\"name\":\"chained\",\"version\":\"1\",\"processes\":[{\"type\":\"chain\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
-        return try CModuleFixture.build("chained", source: """
-        #define _GNU_SOURCE
-        #include <agent_module.h>
+        try CModuleFixture.greetingModule("chained", type: "chain", greeting: "chain started", top: """
         #include <fcntl.h>
         #include <signal.h>
         #include <stdio.h>
-        #include <string.h>
         #include <sys/prctl.h>
         #include <unistd.h>
         static void member(pid_t parent, int watches) {
@@ -50,22 +46,7 @@ import Testing
             if (fork() == 0) member(self, 1);
             for (;;) pause();
         }
-        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
-            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
-            pid_t self = getpid();
-            if (fork() == 0) member(self, 0);
-            const char *text = "chain started";
-            h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
-            agent_event event;
-            while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
-            return AGENT_OK;
-        }
-        static const agent_module description = {
-            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
-            .manifest_json = "\(manifest)", .run_process = run,
-        };
-        const agent_module *agent_module_entry(void) { return &description; }
-        """)
+        """, inRun: "pid_t self = getpid(); if (fork() == 0) member(self, 0);")
     }
 
     /// The pids the chain's members wrote down.

@@ -257,25 +257,7 @@ import Testing
     /// A C module of one datasource type `idle` that logs `greeting` when it runs and waits
     /// for its stop; `top` is C before the module's code (a constructor, say).
     private static func module(greeting: String, top: String = "") throws -> String {
-        let manifest = #"{\"name\":\"rebuilt\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
-        return try CModuleFixture.build("rebuilt", source: """
-        #include <agent_module.h>
-        #include <string.h>
-        \(top)
-        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
-            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
-            const char *text = "\(greeting)";
-            h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
-            agent_event event;
-            while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
-            return AGENT_OK;
-        }
-        static const agent_module description = {
-            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
-            .manifest_json = "\(manifest)", .run_process = run,
-        };
-        const agent_module *agent_module_entry(void) { return &description; }
-        """)
+        try CModuleFixture.greetingModule("rebuilt", type: "idle", greeting: greeting, top: top)
     }
 
     /// A spare made before its module was rebuilt holds the old code: the next restart starts a
