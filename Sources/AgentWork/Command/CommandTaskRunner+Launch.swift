@@ -35,10 +35,10 @@ extension CommandTaskRunner {
         let directory = spec.directory.map { $0.hasPrefix("/") ? $0 : agentDirectory + "/" + $0 } ?? agentDirectory
         var info = stat()
         if stat(directory, &info) != 0 {
-            return "cannot run the command in \(directory): \(String(cString: strerror(errno))) (the task's \"directory\")"
+            return "cannot run the command in \(directory): \(String(cString: strerror(errno))) (the task's \"cwd\")"
         }
         if info.st_mode & S_IFMT != S_IFDIR {
-            return "cannot run the command in \(directory): it is not a folder (the task's \"directory\")"
+            return "cannot run the command in \(directory): it is not a folder (the task's \"cwd\")"
         }
 
         // Checked with the settings; again here for a definition that did not pass that check.

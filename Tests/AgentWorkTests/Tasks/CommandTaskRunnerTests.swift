@@ -182,7 +182,7 @@ import Testing
         let harness = Harness("no-folder")
         let outcome = try #require(harness.run(Harness.task(["/bin/true"], directory: "/no/such/folder")))
         #expect(outcome.status == .failed)
-        #expect(outcome.error == "cannot run the command in /no/such/folder: No such file or directory (the task's \"directory\")")
+        #expect(outcome.error == "cannot run the command in /no/such/folder: No such file or directory (the task's \"cwd\")")
     }
 
     @Test func aTaskWithoutACommandFailsSayingSo() throws {
