@@ -188,9 +188,10 @@ package final class OrphanSweeper {
                 && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !isTaskProcess(pid) {
                 // Dead already (a descendant of an orphan killed before, most often): reaped
                 // without a look at /proc (a tree of a thousand came back as as many zombies).
-                var status: Int32 = 0
-                if waitpid(pid, &status, WNOHANG) == pid { continue }
                 guard budget > 0 else { return true }
+                var status: Int32 = 0
+                budget -= 1
+                if waitpid(pid, &status, WNOHANG) == pid { continue }
                 let name = ProcStat.commandName(of: pid)
                 // Its descendants first, each with SIGKILL pending before any of them learns of
                 // a parent's death: one that forks a successor at that (a parent-death signal)
@@ -309,9 +310,10 @@ package final class OrphanSweeper {
     /// sweeps, orphans then.
     nonisolated static let mostDescendants = 1_024
 
-    /// The most /proc/PID/task/TID/children files one sweep reads (about 10 µs each, on the
-    /// loop): a tree larger, or a process with more threads, is killed over several sweeps.
-    static let readsPerSweep = 512
+    /// The most children one sweep reaps or looks at and /proc/PID/task/TID/children files it
+    /// reads (10–20 µs each, on the loop): a tree larger, or a process with more threads, is
+    /// killed and reaped over several sweeps, 50 ms apart.
+    static let readsPerSweep = 256
 
     /// `pid`'s children, their children and so on, parents before their children; each
     /// children file read is taken from `budget`.

@@ -77,8 +77,10 @@ package struct ProcStat: Equatable {
         return String(String.UnicodeScalarView(name.unicodeScalars.map { Self.isControl($0) ? "?" : $0 }))
     }
 
-    /// C0 and C1 control characters and DEL.
+    /// C0 and C1 control characters, DEL, and the bidirectional controls (an override shows
+    /// the rest of the line reversed).
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || [0x200E, 0x200F, 0x061C].contains(scalar.value)
+            || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 }

@@ -83,7 +83,10 @@ package final class SparePool {
     private func spareDied(_ library: String, pid: pid_t) {
         guard let spare = spares[library], spare.worker.pid == pid else { return }
         var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid || errno == ECHILD else { return }
+        let reaped = waitpid(pid, &status, WNOHANG)
+        // Dead but held by a debugger (only its tracer can reap it first): ended all the same,
+        // or its readable pidfd would wake the loop on every turn; the sweep reaps it later.
+        guard reaped == pid || (reaped < 0 && errno == ECHILD) || (reaped == 0 && OrphanSweeper.debuggerHoldingDead(pid) != nil) else { return }
         spares[library] = nil
         close(spare)
         spareEnded()
@@ -113,13 +116,11 @@ package final class SparePool {
         for library in spares.keys { drop(library) }
     }
 
-    /// Kills and reaps the spare of `library` (an idle process: its end takes the kernel about
-    /// a millisecond; its exit reaper, found by the sweep, frees its memory).
+    /// Kills the spare of `library`; the sweep that follows reaps it (its exit reaper frees its
+    /// memory). Not waited for here: a debugger that holds it would hold the loop.
     private func drop(_ library: String) {
         guard let spare = spares.removeValue(forKey: library) else { return }
         Glibc.kill(spare.worker.pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(spare.worker.pid, &status, 0) < 0, errno == EINTR {}
         close(spare)
         spareEnded()
     }

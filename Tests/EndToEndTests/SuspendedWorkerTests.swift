@@ -48,4 +48,53 @@ import Testing
         #expect(agent.stop(timeout: 60) == 0, "\(agent.transcript)")
         debugger.release(pid)
     }
+
+    /// An agent of one `fault` process that restarts at once, with a warm spare (made after
+    /// its first crash's restart is ready); the spare's pid.
+    private static func agentWithASpare() throws -> (AgentRun, Int32) {
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100, "restart": {"initial_delay": 0, "max_restarts": null}}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
+        kill(try #require(agent.workerPids("f").last), SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[f] ready in") }.count == 2, "\(agent.transcript)")
+        let workers = Set(agent.workerPids("f"))
+        var spare: Int32?
+        let deadline = Date().addingTimeInterval(30)
+        while spare == nil, Date() < deadline {
+            spare = ForkServerTests.children(of: agent.process.processIdentifier).first {
+                !workers.contains($0) && ForkServerTests.commandLine(of: $0).hasPrefix("agent-worker --spare")
+            }
+            if spare == nil { usleep(10_000) }
+        }
+        return (agent, try #require(spare, "no spare after the first crash\n\(agent.transcript)"))
+    }
+
+    /// A warm spare that dies while a debugger holds it is dropped at once (its pidfd, readable
+    /// while the zombie is the debugger's, kept the loop busy, and the next restart adopted the
+    /// dead spare); the next restart starts a worker of its own.
+    @Test func aSpareThatDiesWhileADebuggerHoldsItIsNotAdopted() throws {
+        let debugger = try DebuggerHold.make()
+        let (agent, spare) = try Self.agentWithASpare()
+        try #require(debugger.hold(spare) == 0, "the test could not trace the spare")
+        defer { debugger.release(spare) }
+        kill(spare, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true, timeout: 30) { $0.contains("pid \(spare) (") && $0.contains("is dead, but a debugger (thread ") } != nil, "\(agent.transcript)")
+        kill(try #require(agent.workerPids("f").last), SIGKILL)
+        #expect(agent.waitForLines(onStderr: true, count: 3) { $0.contains("[f] ready in") }.count == 3, "\(agent.transcript)")
+        #expect(agent.workerPids("f").last != spare, "the dead spare was adopted\n\(agent.transcript)")
+        #expect(agent.stop(timeout: 60) == 0, "\(agent.transcript)")
+        debugger.release(spare)
+    }
+
+    /// A warm spare a debugger holds when the agent stops is killed and not waited for: the
+    /// wait for the dead spare, which only the debugger can reap first, held the loop and the
+    /// stop until the debugger let go.
+    @Test func aSpareADebuggerHoldsDoesNotHoldTheStop() throws {
+        let debugger = try DebuggerHold.make()
+        let (agent, spare) = try Self.agentWithASpare()
+        try #require(debugger.hold(spare) == 0, "the test could not trace the spare")
+        defer { debugger.release(spare) }
+        #expect(agent.stop(timeout: 60) == 0, "\(agent.transcript)")
+        debugger.release(spare)
+    }
 }

@@ -72,6 +72,8 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     /// Whether `pid` is a process of a command running now: of its process group (led by the
     /// command's pid) or in its run's cgroup. The supervisor's orphan sweep leaves them alone.
     package func owns(_ pid: pid_t) -> Bool {
+        // Asked of every child the sweep of orphans looks at: nothing read when none runs.
+        guard !runs.isEmpty else { return false }
         let groups = Set(runs.values.map(\.pid).filter { $0 > 0 })
         if groups.contains(pid) || ProcStat.read(pid).map({ groups.contains($0.group) }) == true { return true }
         return runs.values.contains { run in run.cgroup.map { WorkerCgroup.members($0.path).contains(pid) } == true }
