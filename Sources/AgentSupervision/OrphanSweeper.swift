@@ -18,6 +18,9 @@ package final class OrphanSweeper {
     /// Dead children a debugger holds (a traced zombie is reaped by its tracer first): not
     /// waited for, reaped by a later sweep once the debugger lets go.
     private var heldByDebugger: Set<pid_t> = []
+    /// Descendants of orphans killed but not yet reaped: each becomes the supervisor's child as
+    /// its parent dies, and is only reaped then, not looked at again.
+    private var killedDescendants: Set<pid_t> = []
     private var debuggerCheckScheduled = false
     private var sweepScheduled = false
     private let loop: EventLoop
@@ -179,6 +182,8 @@ package final class OrphanSweeper {
     private func killNewOrphans() -> (found: Int, deferred: Bool) {
         let workers = living()
         var found = 0
+        var dying = false
+        var sawKilled = false
         var budget = Self.readsPerSweep
         // As a subreaper the supervisor's children are its workers and their orphans (and
         // the describe workers of a settings check): the kernel lists them per thread, which
@@ -191,7 +196,20 @@ package final class OrphanSweeper {
                 guard budget > 0 else { return true }
                 var status: Int32 = 0
                 budget -= 1
-                if waitpid(pid, &status, WNOHANG) == pid { continue }
+                let reaped = waitpid(pid, &status, WNOHANG)
+                if killedDescendants.contains(pid) {
+                    // Killed with its orphan: reaped once dead (or by a later sweep). Killed again
+                    // all the same: a pid the set kept can be a new process's.
+                    sawKilled = true
+                    if reaped == pid || (reaped < 0 && errno == ECHILD) {
+                        killedDescendants.remove(pid)
+                    } else {
+                        Glibc.kill(pid, SIGKILL)
+                        dying = true
+                    }
+                    continue
+                }
+                if reaped == pid { continue }
                 let name = ProcStat.commandName(of: pid)
                 // Its descendants first, each with SIGKILL pending before any of them learns of
                 // a parent's death: one that forks a successor at that (a parent-death signal)
@@ -205,12 +223,15 @@ package final class OrphanSweeper {
                     continue
                 }
                 for descendant in descendants { Glibc.kill(descendant, SIGKILL) }
+                killedDescendants.formUnion(descendants)
                 orphans[pid] = (name, !ProcStat.isDying(pid), descendants.count)
                 Glibc.kill(pid, SIGKILL)
                 found += 1
             }
-            return false
+            return dying
         }
+        // None left among the children: those not seen were reaped by their own parents.
+        if !sawKilled, !deferred { killedDescendants.removeAll() }
         return (found, deferred)
     }
 
@@ -289,22 +310,23 @@ package final class OrphanSweeper {
     /// The supervisor's children, from /proc/self/task/*/children.
     nonisolated static func children() -> [Int32] {
         var unbounded = Int.max
-        return children(budget: &unbounded)
+        return children(of: getpid(), budget: &unbounded)
     }
 
-    /// The children of `process` (a pid, or `self`: the supervisor's), from
-    /// /proc/PID/task/*/children (each thread lists those it forked), a file read taken from
-    /// `budget` each.
-    nonisolated static func children(of process: String = "self", budget: inout Int) -> [Int32] {
-        var result: [Int32] = []
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/task")) ?? [] {
-            guard budget > 0 else { break }
-            budget -= 1
-            guard let text = ProcFile.read("/proc/\(process)/task/\(task)/children") else { continue }
-            result += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    /// The children of `pid`, from /proc/PID/task/*/children (each thread lists those it
+    /// forked), a file read taken from `budget` each (read in C: Foundation's listing of a
+    /// folder was most of a sweep of a thousand processes).
+    nonisolated static func children(of pid: pid_t, budget: inout Int) -> [Int32] {
+        var cBudget = Int32(clamping: budget)
+        let found = [Int32](unsafeUninitializedCapacity: mostChildren) { buffer, count in
+            count = Int(agent_process_children(pid, buffer.baseAddress, Int32(mostChildren), &cBudget))
         }
-        return result
+        budget -= Int(Int32(clamping: budget) - cBudget)
+        return found
     }
+
+    /// The most children of one process listed at once.
+    nonisolated static let mostChildren = 4_096
 
     /// The most descendants of one orphan the sweep lists; those beyond are found by later
     /// sweeps, orphans then.
@@ -322,7 +344,7 @@ package final class OrphanSweeper {
         var next = 0
         var parent = pid
         while found.count < mostDescendants, budget > 0 {
-            found += children(of: String(parent), budget: &budget).prefix(mostDescendants - found.count)
+            found += children(of: parent, budget: &budget).prefix(mostDescendants - found.count)
             guard next < found.count else { break }
             parent = found[next]
             next += 1

@@ -136,6 +136,13 @@ int agent_wait_stop_change(pid_t pid, int *signo);
  */
 int agent_child_is_stopped_or_dead(pid_t pid);
 
+/**
+ * The children of `pid`'s threads (each /proc/PID/task/TID/children), up to `capacity` pids
+ * into `out`; each file read takes one from `*budget`, and none is read once it is 0. Returns
+ * how many were written.
+ */
+int agent_process_children(pid_t pid, int32_t *out, int capacity, int *budget);
+
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
 
