@@ -46,8 +46,10 @@ package enum CModuleFixture {
     }
 
     /// A module `name` of one datasource type `type` whose run runs `inRun` (C statements),
-    /// logs `greeting` and waits to be stopped; `top` is C code above it (includes, helpers).
-    package static func greetingModule(_ name: String, type: String, greeting: String, top: String = "", inRun: String = "") throws -> String {
+    /// logs `greeting` (or the C string `greetingExpression`) and waits to be stopped; `top`
+    /// is C code above it (includes, helpers); `extraFlags` go to the compiler.
+    package static func greetingModule(_ name: String, type: String, greeting: String, greetingExpression: String? = nil, top: String = "",
+                                       inRun: String = "", extraFlags: [String] = []) throws -> String {
         let manifest = #"{\"name\":\"\#(name)\",\"version\":\"1\",\"processes\":[{\"type\":\"\#(type)\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
         return try build(name, source: """
         #include <agent_module.h>
@@ -56,7 +58,7 @@ package enum CModuleFixture {
         static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
             (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
             \(inRun)
-            const char *text = "\(greeting)";
+            const char *text = \(greetingExpression ?? "\"\(greeting)\"");
             h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
             agent_event event;
             while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
@@ -67,7 +69,7 @@ package enum CModuleFixture {
             .manifest_json = "\(manifest)", .run_process = run,
         };
         const agent_module *agent_module_entry(void) { return &description; }
-        """)
+        """, extraFlags: extraFlags)
     }
 
     package static let validManifest = #"{"name":"cmod","version":"0.1.0","processes":[{"type":"ticker","kind":"datasource","description":"ticks","settings_schema":{"type":"object"}}]}"#

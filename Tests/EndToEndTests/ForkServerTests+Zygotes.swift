@@ -9,13 +9,10 @@ extension ForkServerTests {
     /// `loads`, then runs `extra`; `top` is C at file scope, `greeting` what `run` logs.
     private static func countingModule(loads: String, extra: String = "", top: String = "", greeting: String = "counted runs",
                                        greetingExpression: String? = nil, extraFlags: [String] = []) throws -> String {
-        let manifest = #"{\"name\":\"counted\",\"version\":\"1\",\"processes\":[{\"type\":\"idle\",\"kind\":\"datasource\",\"settings_schema\":{\"type\":\"object\"}}]}"#
-        return try CModuleFixture.build("counted", source: """
-        #include <agent_module.h>
+        try CModuleFixture.greetingModule("counted", type: "idle", greeting: greeting, greetingExpression: greetingExpression, top: """
         #include <fcntl.h>
         #include <pthread.h>
         #include <stdio.h>
-        #include <string.h>
         #include <sys/mman.h>
         #include <sys/prctl.h>
         #include <unistd.h>
@@ -29,19 +26,6 @@ extension ForkServerTests {
             (void)waiting;
             \(extra)
         }
-        static int32_t run(const char *t, const char *n, const char *s, size_t l, const agent_host_api *h, char *e, size_t el) {
-            (void)t; (void)n; (void)s; (void)l; (void)e; (void)el;
-            const char *text = \(greetingExpression ?? "\"\(greeting)\"");
-            h->log(h->host_ctx, AGENT_LOG_INFO, text, strlen(text));
-            agent_event event;
-            while (h->next_event(h->host_ctx, -1, &event) != AGENT_STOPPED) {}
-            return AGENT_OK;
-        }
-        static const agent_module description = {
-            .abi_version = AGENT_MODULE_ABI_VERSION, .struct_size = sizeof(agent_module),
-            .manifest_json = "\(manifest)", .run_process = run,
-        };
-        const agent_module *agent_module_entry(void) { return &description; }
         """, extraFlags: extraFlags)
     }
 
