@@ -116,11 +116,21 @@ package final class SparePool {
         for library in spares.keys { drop(library) }
     }
 
-    /// Kills the spare of `library`; the sweep that follows reaps it (its exit reaper frees its
-    /// memory). Not waited for here: a debugger that holds it would hold the loop.
+    /// Kills and reaps the spare of `library` (an idle process: its end takes the kernel about
+    /// a millisecond; its exit reaper, found by the sweep, frees its memory). Its death is
+    /// waited for a second at most, and a dead spare a debugger holds (only its tracer can
+    /// reap it first) is left to the sweep of orphans: a blocking wait held the loop for as
+    /// long as the debugger held it.
     private func drop(_ library: String) {
         guard let spare = spares.removeValue(forKey: library) else { return }
-        Glibc.kill(spare.worker.pid, SIGKILL)
+        let pid = spare.worker.pid
+        Glibc.kill(pid, SIGKILL)
+        if spare.worker.pidFD >= 0 {
+            var exited = pollfd(fd: spare.worker.pidFD, events: Int16(POLLIN), revents: 0)
+            while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
+        }
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, WNOHANG)
         close(spare)
         spareEnded()
     }
