@@ -55,14 +55,16 @@ public enum WorkerCgroup {
     /// first moves to the parent cgroup, and removes the cgroups once they are empty (within
     /// `timeout` seconds). If the caller cannot leave, it is killed with the rest and the
     /// folders stay.
-    public static func killAndRemove(_ path: String, timeout: Double) {
+    /// Returns whether the cgroups were removed.
+    @discardableResult
+    public static func killAndRemove(_ path: String, timeout: Double) -> Bool {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let left = write("\(getpid())\n", to: parent + "/cgroup.procs") == 0
         kill(path)
-        guard left else { return }
+        guard left else { return false }
         let deadline = Date().addingTimeInterval(timeout)
         while isPopulated(path), Date() < deadline { usleep(2_000) }
-        removeTree(path)
+        return removeTree(path) == 0
     }
 
     /// The environment variable naming the agent's folders in cgroup v1 hierarchies, one a line
