@@ -55,16 +55,14 @@ public enum WorkerCgroup {
     /// first moves to the parent cgroup, and removes the cgroups once they are empty (within
     /// `timeout` seconds). If the caller cannot leave, it is killed with the rest and the
     /// folders stay.
-    /// Returns whether the cgroups were removed.
-    @discardableResult
-    public static func killAndRemove(_ path: String, timeout: Double) -> Bool {
+    public static func killAndRemove(_ path: String, timeout: Double) {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let left = write("\(getpid())\n", to: parent + "/cgroup.procs") == 0
         kill(path)
-        guard left else { return false }
+        guard left else { return }
         let deadline = Date().addingTimeInterval(timeout)
         while isPopulated(path), Date() < deadline { usleep(2_000) }
-        return removeTree(path) == 0
+        removeTree(path)
     }
 
     /// The environment variable naming the agent's folders in cgroup v1 hierarchies, one a line

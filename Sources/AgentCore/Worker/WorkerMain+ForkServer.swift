@@ -33,14 +33,10 @@ extension WorkerMain {
         }
         guard served == 0 else {
             if served == -1, let cgroup {
-                let agentCgroup = WorkerCgroup.agentCgroup(ofWorkers: cgroup)
+                WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2)
                 // Its runs' limits in v1 hierarchies: nothing else would remove them unless the
-                // agent starts again from the same run folder. Not once that start has made the
-                // agent's cgroup again (it makes the v1 folders after): they would be its.
-                if WorkerCgroup.killAndRemove(agentCgroup, timeout: 2), access(agentCgroup, F_OK) != 0,
-                   let folders = getenv(WorkerCgroup.v1FoldersKey) {
-                    WorkerCgroup.removeV1Folders(String(cString: folders))
-                }
+                // agent starts again from the same run folder.
+                if let folders = getenv(WorkerCgroup.v1FoldersKey) { WorkerCgroup.removeV1Folders(String(cString: folders)) }
             }
             exit(ExitCode.success)
         }
