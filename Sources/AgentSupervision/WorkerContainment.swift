@@ -55,14 +55,15 @@ public final class WorkerContainment {
         instance = "\(getpid())-\(ProcStat.read(getpid())?.startTime ?? 0)"
         if let cgroup {
             environment[WorkerCgroup.environmentKey] = cgroup.workersPath
+            // For the fork server, which removes them when the supervisor is killed.
+            if let folders = v1Limits.map({ Set($0.folders.values).sorted() }), !folders.isEmpty {
+                environment[WorkerCgroup.v1FoldersKey] = folders.joined(separator: "\n")
+            }
         } else {
             // Empty: not a cgroup inherited from whoever started the supervisor.
             environment[WorkerCgroup.environmentKey] = ""
             environment[Self.instanceKey] = instance
         }
-        // For the fork server, which removes them when the supervisor is killed; empty when there
-        // are none, so that an agent started by another agent's worker never names the other's.
-        environment[WorkerCgroup.v1FoldersKey] = v1Limits.map { Set($0.folders.values).sorted().joined(separator: "\n") } ?? ""
     }
 
     /// Kills what a previous run in `runDirectory` left behind, then makes the cgroup for this

@@ -1,5 +1,4 @@
 @testable import AgentSupervision
-import AgentCore
 import AgentTestSupport
 @testable import AgentWork
 import Foundation
@@ -139,29 +138,6 @@ import Testing
             left = agentFolders.filter { FileManager.default.fileExists(atPath: $0) }
         }
         #expect(left.isEmpty, "the killed agent's folders are still there: \(left.sorted())\n\(agent.transcript)")
-    }
-
-    @Test(.enabled(if: limitsEnforceable && RunCgroupEndToEndTests.controllersMissing))
-    func aKilledAgentWithoutV1FoldersRemovesNoneItsEnvironmentNamed() throws {
-        // An empty folder of another agent, named in the environment this one inherits (as an
-        // agent started by another's worker would): not this agent's to remove.
-        let decoy = try #require(CgroupV1Limits.ownFolder("cpu")) + "/agent-decoy-\(getpid())"
-        try #require(mkdir(decoy, 0o755) == 0 || errno == EEXIST)
-        defer { rmdir(decoy) }
-        let directory = TestPaths.temporaryDirectory("limits-inherited")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory,
-                                             environment: [WorkerCgroup.v1FoldersKey: decoy, "AGENT_CGROUP_V1": "0"])
-        let supervisor = agent.process.processIdentifier
-        let children = ((try? String(contentsOfFile: "/proc/\(supervisor)/task/\(supervisor)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
-        let server = try #require(children.first { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains("--fork-server") == true },
-                                  "no fork server among agent-control's children\n\(agent.transcript)")
-        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
-        #expect(!ProcFacts.isAlive(supervisor))
-        // Its fork server removes the agent's cgroup, then the v1 folders its environment names,
-        // and exits.
-        #expect(ProcFacts.survivors(of: [server], within: TaskInterruptionEndToEndTests.patience).isEmpty, "the fork server did not end")
-        #expect(FileManager.default.fileExists(atPath: decoy), "the fork server removed a folder another agent's environment named")
     }
 
     @Test(.enabled(if: limitsEnforceable), arguments: [[:], ["AGENT_TEST_FORK_JOIN": "1"]])
