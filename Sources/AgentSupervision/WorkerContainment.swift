@@ -55,10 +55,6 @@ public final class WorkerContainment {
         instance = "\(getpid())-\(ProcStat.read(getpid())?.startTime ?? 0)"
         if let cgroup {
             environment[WorkerCgroup.environmentKey] = cgroup.workersPath
-            // For the fork server, which removes them when the supervisor is killed.
-            if let folders = v1Limits.map({ Set($0.folders.values).sorted() }), !folders.isEmpty {
-                environment[WorkerCgroup.v1FoldersKey] = folders.joined(separator: "\n")
-            }
         } else {
             // Empty: not a cgroup inherited from whoever started the supervisor.
             environment[WorkerCgroup.environmentKey] = ""

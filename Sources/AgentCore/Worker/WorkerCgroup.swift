@@ -65,21 +65,6 @@ public enum WorkerCgroup {
         removeTree(path)
     }
 
-    /// The environment variable naming the agent's folders in cgroup v1 hierarchies, one a line
-    /// (where task limits go when v2 lacks the controller; see `CgroupV1Limits` in
-    /// AgentSupervision): the fork server removes them with the agent's cgroup when the
-    /// supervisor is killed.
-    public static let v1FoldersKey = "AGENT_WORKER_CGROUPS_V1"
-
-    /// Removes the agent's v1 folders `list` names (one a line) and the run groups under them,
-    /// each only if it is an `agent-…` cgroup (it has a `cgroup.procs`) and empty.
-    public static func removeV1Folders(_ list: String) {
-        for path in list.split(separator: "\n").map(String.init)
-        where URL(fileURLWithPath: path).lastPathComponent.hasPrefix("agent-") && access(path + "/cgroup.procs", F_OK) == 0 {
-            removeTree(path)
-        }
-    }
-
     /// Removes the (empty) cgroup at `path` and the cgroups under it, deepest first. Returns
     /// 0, or the errno of the first folder that could not be removed (ENOENT counts as done).
     @discardableResult

@@ -32,12 +32,7 @@ extension WorkerMain {
             if served != 0 { exit(ExitCode.success) }
         }
         guard served == 0 else {
-            if served == -1, let cgroup {
-                WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2)
-                // Its runs' limits in v1 hierarchies: nothing else would remove them unless the
-                // agent starts again from the same run folder.
-                if let folders = getenv(WorkerCgroup.v1FoldersKey) { WorkerCgroup.removeV1Folders(String(cString: folders)) }
-            }
+            if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
             exit(ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))

@@ -118,28 +118,6 @@ import Testing
         #expect(folders.isEmpty, "the agent's folders outlive its stop: \(folders)")
     }
 
-    @Test(.enabled(if: limitsEnforceable && RunCgroupEndToEndTests.controllersMissing))
-    func theV1FoldersOfAKilledAgentAreRemovedByItsForkServerWithoutAnotherStart() throws {
-        let directory = TestPaths.temporaryDirectory("limits-orphan")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
-        let id = try RunCgroupEndToEndTests.runID(agent, "spin")
-        let groups = Self.waitForGroups(of: id, count: Self.groupCount)
-        #expect(groups.count == Self.groupCount, "\(groups)\n\(agent.transcript)")
-        let agentFolders = Set(groups.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
-        #expect(TaskFrontTests.waitForCommittedRun(id, status: "running", in: directory))
-        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
-        // The fork server, at the end of file on its socket, kills and removes the agent's
-        // cgroup, then its v1 folders: no start of the agent follows.
-        let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
-        var left = agentFolders
-        while !left.isEmpty, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            left = agentFolders.filter { FileManager.default.fileExists(atPath: $0) }
-        }
-        #expect(left.isEmpty, "the killed agent's folders are still there: \(left.sorted())\n\(agent.transcript)")
-    }
-
     @Test(.enabled(if: limitsEnforceable), arguments: [[:], ["AGENT_TEST_FORK_JOIN": "1"]])
     func aCommandIsInItsRunsCgroupsBeforeItsFirstInstruction(environment: [String: String]) throws {
         let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: TestPaths.temporaryDirectory("limits-where"),
