@@ -1,5 +1,7 @@
 import AgentBase
 import AgentCore
+import AgentLoop
+import CAgentSystem
 import Foundation
 import Logging
 
@@ -7,6 +9,7 @@ import Logging
 ///
 /// ```
 /// supervisor 4242 881234                  (the supervisor's pid and start time)
+/// server 4243 881240                      (its fork server's, the last one started)
 /// cgroup /sys/fs/cgroup/…/agent-1a2b3c     (with a cgroup: all of it)
 /// instance 4242-881234                    (without: the supervisor's pid and start time,
 /// session 4200                             its session, its own cgroup (/proc/self/cgroup,
@@ -23,6 +26,8 @@ package struct LeftoverRecord: Equatable {
 
     /// The supervisor that wrote the record (nil in one an older agent-control wrote).
     package var supervisor: Named?
+    /// Its fork server, which removes the agent's cgroups when the supervisor dies.
+    package var server: Named?
     package var instance: String?
     package var session: pid_t?
     package var home: String?
@@ -36,9 +41,10 @@ package struct LeftoverRecord: Equatable {
             guard parts.count == 2 else { continue }
             switch parts[0] {
             case "cgroup": cgroups.append(parts[1])
-            case "supervisor":
+            case "supervisor", "server":
                 let fields = parts[1].split(separator: " ")
-                if fields.count == 2, let pid = pid_t(fields[0]), let start = UInt64(fields[1]) { supervisor = Named(pid: pid, start: start) }
+                guard fields.count == 2, let pid = pid_t(fields[0]), let start = UInt64(fields[1]) else { continue }
+                if parts[0] == "server" { server = Named(pid: pid, start: start) } else { supervisor = Named(pid: pid, start: start) }
             case "instance": instance = parts[1]
             case "session": session = pid_t(parts[1])
             case "home": home = parts[1]
@@ -100,6 +106,7 @@ extension WorkerContainment {
         guard let text = try RunFolder.readRecord(recordPath) else { return [] }
         let record = LeftoverRecord(text)
         var killed: [(pid: pid_t, command: String)] = []
+        if let server = record.server { awaitServer(server, logger: logger) }
         for cgroup in record.cgroups {
             guard CgroupLocation.isAgentCgroup(cgroup) else {
                 logger.warning("\(recordPath): \(cgroup) is not an agent's cgroup; left alone")
@@ -127,6 +134,29 @@ extension WorkerContainment {
         }
         unlink(recordPath)
         return killed
+    }
+
+    /// The previous run's fork server, which at its supervisor's death empties and removes the
+    /// agent's cgroups (v2, then its folders in v1 hierarchies): waited for, so that its removals
+    /// never meet this start's making the same cgroups again; killed after `timeout` (it is
+    /// stopped, or slow). Only the recorded process: the pid with the recorded start time,
+    /// running agent-worker.
+    package static func awaitServer(_ server: LeftoverRecord.Named, timeout: Double = 3, logger: Logger) {
+        let pidFD = agent_pidfd_open(server.pid)
+        guard pidFD >= 0 else { return }
+        defer { close(pidFD) }
+        guard let stat = ProcStat.read(server.pid), stat.startTime == server.start, stat.state != "Z",
+              ProcStat.commandName(of: server.pid) == "agent-worker" else { return }
+        var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
+        let started = EventLoop.now()
+        var ready: Int32 = 0
+        repeat {
+            ready = poll(&exited, 1, Saturating.pollTimeout(timeout - (EventLoop.now() - started)))
+        } while ready < 0 && errno == EINTR
+        guard ready == 0 else { return }
+        logger.notice("the previous run's fork server (pid \(server.pid)) had not removed the agent's cgroups after \(timeout) s; killed")
+        Glibc.kill(server.pid, SIGKILL)
+        while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
     }
 
     /// Without a cgroup: the processes of the recorded groups (none if the leader's pid now

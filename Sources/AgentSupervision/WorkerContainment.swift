@@ -42,6 +42,8 @@ public final class WorkerContainment {
     private let instance: String
     /// Without a cgroup: the workers (leaders of their process groups) and their start times.
     private var groups: [pid_t: UInt64] = [:]
+    /// The fork server last started, and its start time.
+    private var server: (pid: pid_t, start: UInt64)?
     private var finished = false
 
     package static let recordName = "workers"
@@ -60,6 +62,9 @@ public final class WorkerContainment {
             environment[WorkerCgroup.environmentKey] = ""
             environment[Self.instanceKey] = instance
         }
+        // For the fork server, which removes them when the supervisor is killed; empty when there
+        // are none, so that an agent started by another agent's worker never names the other's.
+        environment[WorkerCgroup.v1FoldersKey] = v1Limits.map { Set($0.folders.values).sorted().joined(separator: "\n") } ?? ""
     }
 
     /// Kills what a previous run in `runDirectory` left behind, then makes the cgroup for this
@@ -100,6 +105,14 @@ public final class WorkerContainment {
         writeRecord()
     }
 
+    /// A fork server was started: the next start waits for it to finish its removal of the
+    /// agent's cgroups, should this supervisor die (see `awaitServer`).
+    public func forkServerStarted(_ pid: pid_t) {
+        guard !finished, let stat = ProcStat.read(pid) else { return }
+        server = (pid, stat.startTime)
+        writeRecord()
+    }
+
     /// At the end of a clean stop: kills what is left in the cgroup, removes it and the
     /// record. Idempotent.
     public func finish() {
@@ -122,6 +135,7 @@ public final class WorkerContainment {
     private func writeRecord() {
         var lines = ["# Written by agent-control (pid \(getpid())): what its next start kills if it does not stop cleanly."]
         lines.append("supervisor \(getpid()) \(ProcStat.read(getpid())?.startTime ?? 0)")
+        if let server { lines.append("server \(server.pid) \(server.start)") }
         if let cgroup {
             lines.append("cgroup \(cgroup)")
         } else {

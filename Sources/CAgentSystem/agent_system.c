@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,4 +493,10 @@ int agent_spawn_program(const char *path, char *const argv[], char *const envp[]
     int sources[4] = {stdin_fd, stdout_fd, stderr_fd, -1};
     struct agent_spawn_place place = {-1, NULL, 0, death_signal};
     return spawn_reported(path, argv, envp, sources, directory, 0, place, pid);
+}
+
+int agent_is_cgroup_v1(const char *path) {
+    struct statfs info;
+    /* CGROUP_SUPER_MAGIC (linux/magic.h); v2 is CGROUP2_SUPER_MAGIC. */
+    return statfs(path, &info) == 0 && info.f_type == 0x27e0eb;
 }

@@ -136,7 +136,9 @@ import Testing
               run.stderrLines.filter({ $0.contains("ready in") }).count < ready {
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let status = run.process.isRunning ? run.stop() : run.process.terminationStatus
+        // An agent that exited on its own: its last lines are read once its pipes are drained
+        // (waitForExit), not when Foundation says it ended (a CI run read the stderr before them).
+        let status = run.process.isRunning ? run.stop() : run.waitForExit(timeout: 45)
         return (status, !run.process.isRunning && run.process.terminationReason == .uncaughtSignal)
     }
 

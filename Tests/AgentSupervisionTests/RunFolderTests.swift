@@ -159,6 +159,22 @@ import Testing
         }
     }
 
+    @Test func aStartWaitsForThePreviousRunsForkServerAndKillsOneThatDoesNotEnd() throws {
+        let directory = TestPaths.temporaryDirectory("run-folder-server")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = directory + "/run"
+        #expect(mkdir(run, 0o700) == 0)
+        // The recorded server (an agent-worker of the recorded start time) never ends: a stopped one.
+        let server = try PreviousForkServerTests.NamedSleeper(seconds: "1000", directory: directory)
+        try write("supervisor 1 18446744073709551615\nserver \(server.pid) \(server.start)\n", to: run + "/workers", mode: 0o600)
+        let result = try start(directory, runDirectory: run)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let log = (try? String(contentsOfFile: directory + "/.agent/log/agent.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("the previous run's fork server (pid \(server.pid)) had not removed the agent's cgroups after 3.0 s; killed"), "\(log)")
+        let status = try #require(server.reap(), "the recorded server outlived the start")
+        #expect(status & 0x7f == SIGKILL, "status \(status)")
+    }
+
     @Test func theDefaultRunFolderIsMadePrivateAgainAndItsRecordIs0600WhateverTheUmask() throws {
         let directory = TestPaths.temporaryDirectory("run-folder-repair")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,3 +1,4 @@
+import CAgentSystem
 import Foundation
 
 /// The cgroup (v2) that holds an agent's workers and everything they start, so that one write
@@ -55,14 +56,38 @@ public enum WorkerCgroup {
     /// first moves to the parent cgroup, and removes the cgroups once they are empty (within
     /// `timeout` seconds). If the caller cannot leave, it is killed with the rest and the
     /// folders stay.
-    public static func killAndRemove(_ path: String, timeout: Double) {
+    /// Returns whether the cgroups are gone (removed, or gone already).
+    @discardableResult
+    public static func killAndRemove(_ path: String, timeout: Double) -> Bool {
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let left = write("\(getpid())\n", to: parent + "/cgroup.procs") == 0
         kill(path)
-        guard left else { return }
+        guard left else { return false }
         let deadline = Date().addingTimeInterval(timeout)
         while isPopulated(path), Date() < deadline { usleep(2_000) }
-        removeTree(path)
+        return removeTree(path) == 0
+    }
+
+    /// The environment variable naming the agent's folders in cgroup v1 hierarchies, one a line
+    /// (where task limits go when v2 lacks the controller; see `CgroupV1Limits` in
+    /// AgentSupervision): the fork server removes them with the agent's cgroup when the
+    /// supervisor is killed.
+    public static let v1FoldersKey = "AGENT_WORKER_CGROUPS_V1"
+
+    /// Removes the agent's v1 folders `list` names (one a line) and the groups under them: each
+    /// only if it is an `agent-…` folder (an absolute path without `..`) in a cgroup v1 file
+    /// system; the kernel refuses to remove a group that still has a process.
+    public static func removeV1Folders(_ list: String) {
+        for path in list.split(separator: "\n").map(String.init) where isAgentV1Folder(path) {
+            removeTree(path)
+        }
+    }
+
+    /// Whether `path` names an agent's folder in a cgroup v1 hierarchy.
+    static func isAgentV1Folder(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), !path.split(separator: "/").contains(".."),
+              URL(fileURLWithPath: path).lastPathComponent.hasPrefix("agent-") else { return false }
+        return agent_is_cgroup_v1(path) != 0
     }
 
     /// Removes the (empty) cgroup at `path` and the cgroups under it, deepest first. Returns

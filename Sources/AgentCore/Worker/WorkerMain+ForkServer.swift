@@ -32,7 +32,18 @@ extension WorkerMain {
             if served != 0 { exit(ExitCode.success) }
         }
         guard served == 0 else {
-            if served == -1, let cgroup { WorkerCgroup.killAndRemove(WorkerCgroup.agentCgroup(ofWorkers: cgroup), timeout: 2) }
+            if served == -1, let cgroup {
+                let agentCgroup = WorkerCgroup.agentCgroup(ofWorkers: cgroup)
+                // Its runs' limits in v1 hierarchies: nothing else would remove them unless the
+                // agent starts again from the same run folder. That start waits for this process
+                // to end first (the run folder's record names it); should it not have (no record),
+                // nothing is removed once it has made the agent's cgroup again, which comes
+                // before its v1 folders.
+                if WorkerCgroup.killAndRemove(agentCgroup, timeout: 2), access(agentCgroup, F_OK) != 0,
+                   let folders = getenv(WorkerCgroup.v1FoldersKey) {
+                    WorkerCgroup.removeV1Folders(String(cString: folders))
+                }
+            }
             exit(ExitCode.success)
         }
         let (arguments, commandLine) = request(UnsafeRawBufferPointer(start: buffer, count: length))

@@ -56,7 +56,9 @@ public final class Supervisor {
     lazy var forkServers: ForkServerKeeper = ForkServerKeeper(
         loop: loop, logger: logger,
         start: { [unowned self] in
-            ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment, cgroup: containment?.workersCgroupFD ?? -1)
+            let started = ForkServer.start(workerPath: configuration.workerPath, environment: configuration.environment, cgroup: containment?.workersCgroupFD ?? -1)
+            if case .success(let server) = started { containment?.forkServerStarted(server.pid) }
+            return started
         },
         isStopping: { [unowned self] in stopping },
         serverDied: { [unowned self] in orphans.scheduleSweep() })
@@ -270,7 +272,9 @@ public final class Supervisor {
     /// restarts a server that dies) and shuts it down at the end of ``run()``. Start it from
     /// the thread that runs the supervisor.
     public func useForkServer(_ server: ForkServer?) {
-        if let server { forkServers.adopt(server) }
+        guard let server else { return }
+        containment?.forkServerStarted(server.pid)
+        forkServers.adopt(server)
     }
 
     /// The fork server in use, nil: workers are spawned with posix_spawn.

@@ -264,6 +264,9 @@ int agent_fork_server_request(int control, pid_t server, const char *payload, si
  */
 int agent_set_command_line(char **argv, int argc, const char *text, size_t length);
 
+/** Whether `path` is on a cgroup v1 file system (statfs: CGROUP_SUPER_MAGIC). */
+int agent_is_cgroup_v1(const char *path);
+
 /** socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). */
 int agent_seqpacket_pair(int fds[2]);
 

@@ -67,17 +67,20 @@ final class EmbeddedAgent {
         _ = fcntl(consoleRead, F_SETFL, fcntl(consoleRead, F_GETFL) | O_NONBLOCK)
         _ = fcntl(consoleRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(consoleWrite, F_SETFD, FD_CLOEXEC)
+        // No cgroup of an agent the bench may run under (from a command task, say): its fork
+        // server would remove that agent's cgroups at the bench's end.
+        let inherited = ProcessInfo.processInfo.environment.merging([WorkerCgroup.environmentKey: "", WorkerCgroup.v1FoldersKey: ""]) { _, new in new }
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(
                 workerPath: prepared.workerPath,
-                environment: ProcessInfo.processInfo.environment.merging(workerEnvironment) { _, new in new }
+                environment: inherited.merging(workerEnvironment) { _, new in new }
                     .merging(sharedRings ? [:] : ["AGENT_SHARED_RINGS": "0"]) { _, new in new }),
             processes: prepared.report.planned,
             console: ConsoleOutput(json: true, showEvents: false, fd: consoleWrite), logger: logger)
         self.supervisor = supervisor
         if forkServer {
             switch ForkServer.start(workerPath: prepared.workerPath,
-                                    environment: ProcessInfo.processInfo.environment.merging(workerEnvironment) { _, new in new }) {
+                                    environment: inherited.merging(workerEnvironment) { _, new in new }) {
             case .success(let server): supervisor.inbox.isolated { supervisor.useForkServer(server) }
             case .failure(let error): throw BenchError("cannot start the fork server: \(error)")
             }

@@ -1,4 +1,5 @@
 @testable import AgentSupervision
+import AgentCore
 import AgentTestSupport
 @testable import AgentWork
 import Foundation
@@ -116,6 +117,54 @@ import Testing
         #expect(agent.stop() != nil)
         let folders = agentFolders.filter { FileManager.default.fileExists(atPath: $0) }
         #expect(folders.isEmpty, "the agent's folders outlive its stop: \(folders)")
+    }
+
+    @Test(.enabled(if: limitsEnforceable && RunCgroupEndToEndTests.controllersMissing))
+    func theV1FoldersOfAKilledAgentAreRemovedByItsForkServerWithoutAnotherStart() throws {
+        let directory = TestPaths.temporaryDirectory("limits-orphan")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
+        let id = try RunCgroupEndToEndTests.runID(agent, "spin")
+        let groups = Self.waitForGroups(of: id, count: Self.groupCount)
+        #expect(groups.count == Self.groupCount, "\(groups)\n\(agent.transcript)")
+        let agentFolders = Set(groups.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
+        #expect(TaskFrontTests.waitForCommittedRun(id, status: "running", in: directory))
+        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
+        // The fork server, at the end of file on its socket, kills and removes the agent's
+        // cgroup, then its v1 folders: no start of the agent follows.
+        let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
+        var left = agentFolders
+        while !left.isEmpty, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            left = agentFolders.filter { FileManager.default.fileExists(atPath: $0) }
+        }
+        #expect(left.isEmpty, "the killed agent's folders are still there: \(left.sorted())\n\(agent.transcript)")
+    }
+
+    @Test(.enabled(if: limitsEnforceable && RunCgroupEndToEndTests.controllersMissing))
+    func aKilledAgentWithoutV1FoldersRemovesNoneItsEnvironmentNamed() throws {
+        // An empty folder of another agent, named in the environment this one inherits (as an
+        // agent started by another's worker would): not this agent's to remove.
+        let decoy = try #require(CgroupV1Limits.ownFolder("cpu")) + "/agent-decoy-\(getpid())"
+        try #require(mkdir(decoy, 0o755) == 0 || errno == EEXIST)
+        defer { rmdir(decoy) }
+        let directory = TestPaths.temporaryDirectory("limits-inherited")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory,
+                                             environment: [WorkerCgroup.v1FoldersKey: decoy, "AGENT_CGROUP_V1": "0"])
+        let supervisor = agent.process.processIdentifier
+        let children = ((try? String(contentsOfFile: "/proc/\(supervisor)/task/\(supervisor)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+        let server = try #require(children.first { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains("--fork-server") == true },
+                                  "no fork server among agent-control's children\n\(agent.transcript)")
+        // The run folder's record names it, for the next start to wait for.
+        let record = (try? String(contentsOfFile: directory + "/.agent/run/workers", encoding: .utf8)) ?? ""
+        #expect(record.contains("\nserver \(server) "), "\(record)")
+        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
+        #expect(!ProcFacts.isAlive(supervisor))
+        // Its fork server removes the agent's cgroup, then the v1 folders its environment names,
+        // and exits.
+        #expect(ProcFacts.survivors(of: [server], within: TaskInterruptionEndToEndTests.patience).isEmpty, "the fork server did not end")
+        #expect(FileManager.default.fileExists(atPath: decoy), "the fork server removed a folder another agent's environment named")
     }
 
     @Test(.enabled(if: limitsEnforceable), arguments: [[:], ["AGENT_TEST_FORK_JOIN": "1"]])

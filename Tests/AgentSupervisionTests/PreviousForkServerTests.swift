@@ -1,0 +1,93 @@
+@testable import AgentSupervision
+import AgentTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// A start waits for the previous run's fork server, named in the run folder's record, to end
+/// its removal of the agent's cgroups before it makes them again (`WorkerContainment.awaitServer`).
+@Suite(.ownThreads) struct PreviousForkServerTests {
+    /// A process named `agent-worker` (a copy of sleep) that sleeps `seconds`, as this process's child.
+    final class NamedSleeper {
+        let pid: pid_t
+        let start: UInt64
+
+        init(seconds: String, name: String = "agent-worker", directory: String) throws {
+            let program = directory + "/" + name
+            if !FileManager.default.fileExists(atPath: program) {
+                try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: program)
+            }
+            var pid: pid_t = 0
+            let arguments = [program, seconds]
+            let pointers = arguments.map { strdup($0) } + [nil]
+            defer { pointers.forEach { free($0) } }
+            // ETXTBSY while a thread of this process that forked meanwhile still holds the copy
+            // open for writing (until its child execs): again, for a slow machine's time.
+            let deadline = Date().addingTimeInterval(30)
+            var spawned = posix_spawn(&pid, program, nil, nil, pointers, environ)
+            while spawned == ETXTBSY, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+                spawned = posix_spawn(&pid, program, nil, nil, pointers, environ)
+            }
+            try #require(spawned == 0, "posix_spawn: \(String(cString: strerror(spawned)))")
+            self.pid = pid
+            ProcFacts.waitForCommand(name, of: [pid])
+            start = try #require(ProcStat.read(pid)?.startTime)
+        }
+
+        /// Reaps it once it has ended (waiting a slow machine's time); its wait status, nil while
+        /// it lives.
+        func reap() -> Int32? {
+            guard ProcFacts.survivors(of: [pid], within: 30).isEmpty else { return nil }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            return status
+        }
+
+        deinit {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, WNOHANG)
+        }
+    }
+
+    @Test func aRecordsServerLineIsReadWithItsStartTime() {
+        let record = LeftoverRecord("supervisor 10 100\nserver 11 120\ncgroup /sys/fs/cgroup/agent-1\nserver twelve\n")
+        #expect(record.server == LeftoverRecord.Named(pid: 11, start: 120))
+        #expect(record.supervisor == LeftoverRecord.Named(pid: 10, start: 100))
+        #expect(LeftoverRecord("server 11\n").server == nil)
+    }
+
+    @Test func aServerThatEndsOnItsOwnIsWaitedForAndNotKilled() throws {
+        let directory = TestPaths.temporaryDirectory("previous-server-ends")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try NamedSleeper(seconds: "0.3", directory: directory)
+        // A generous limit: the sleeper ends long before it on any machine.
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), timeout: 60, logger: Logger(label: "test"))
+        // Returned once it had exited: it is a zombie (or gone) now, and its status is its own exit.
+        #expect(!ProcFacts.isAlive(server.pid))
+        let status = try #require(server.reap())
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "status \(status)")
+    }
+
+    @Test func aServerThatDoesNotEndIsKilledAfterTheTimeout() throws {
+        let directory = TestPaths.temporaryDirectory("previous-server-stays")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try NamedSleeper(seconds: "600", directory: directory)
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), timeout: 0.2, logger: Logger(label: "test"))
+        let status = try #require(server.reap(), "the server outlived the wait")
+        #expect(status & 0x7f == SIGKILL, "status \(status)")
+    }
+
+    @Test func aProcessThatIsNotTheRecordedServerIsNeitherWaitedForNorKilled() throws {
+        let directory = TestPaths.temporaryDirectory("previous-server-other")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The recorded pid with another start time (a reused pid), and a process of another name.
+        let reused = try NamedSleeper(seconds: "600", directory: directory)
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: reused.pid, start: reused.start + 1), timeout: 0.2, logger: Logger(label: "test"))
+        #expect(ProcFacts.isAlive(reused.pid))
+        let other = try NamedSleeper(seconds: "600", name: "not-a-server", directory: directory)
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: other.pid, start: other.start), timeout: 0.2, logger: Logger(label: "test"))
+        #expect(ProcFacts.isAlive(other.pid))
+    }
+}
