@@ -60,6 +60,14 @@ package struct LeftoverRecord: Equatable {
         }
     }
 
+    /// What the recorded fork server has in its environment if it is this record's: the
+    /// workers' cgroup (`AGENT_WORKER_CGROUP`) or, without one, the run's `AGENT_INSTANCE`; nil
+    /// when the record says neither.
+    package var serverToken: String? {
+        if let cgroup = cgroups.first { return "\(WorkerCgroup.environmentKey)=\(cgroup)/\(WorkerCgroup.workersName)" }
+        return instance.map { "\(WorkerContainment.instanceKey)=\($0)" }
+    }
+
     /// The start time of the supervisor that wrote the record (from `instance PID-START`).
     package var supervisorStart: UInt64? {
         instance.flatMap { $0.split(separator: "-").last }.flatMap { UInt64($0) }
@@ -106,7 +114,7 @@ extension WorkerContainment {
         guard let text = try RunFolder.readRecord(recordPath) else { return [] }
         let record = LeftoverRecord(text)
         var killed: [(pid: pid_t, command: String)] = []
-        if let server = record.server { awaitServer(server, logger: logger) }
+        if let server = record.server, let token = record.serverToken { awaitServer(server, token: token, logger: logger) }
         for cgroup in record.cgroups {
             guard CgroupLocation.isAgentCgroup(cgroup) else {
                 logger.warning("\(recordPath): \(cgroup) is not an agent's cgroup; left alone")
@@ -139,14 +147,15 @@ extension WorkerContainment {
     /// The previous run's fork server, which at its supervisor's death empties and removes the
     /// agent's cgroups (v2, then its folders in v1 hierarchies): waited for, so that its removals
     /// never meet this start's making the same cgroups again; killed after `timeout` (it is
-    /// stopped, or slow). Only the recorded process: the pid with the recorded start time,
-    /// running agent-worker.
-    package static func awaitServer(_ server: LeftoverRecord.Named, timeout: Double = 3, logger: Logger) {
+    /// stopped, or slow). Only the recorded process, and only if it is this run folder's: the pid
+    /// with the recorded start time, running agent-worker, `token` (``LeftoverRecord/serverToken``)
+    /// in its environment.
+    package static func awaitServer(_ server: LeftoverRecord.Named, token: String, timeout: Double = 3, logger: Logger) {
         let pidFD = agent_pidfd_open(server.pid)
         guard pidFD >= 0 else { return }
         defer { close(pidFD) }
         guard let stat = ProcStat.read(server.pid), stat.startTime == server.start, stat.state != "Z",
-              ProcStat.commandName(of: server.pid) == "agent-worker" else { return }
+              ProcStat.commandName(of: server.pid) == "agent-worker", environmentContains(server.pid, Array(token.utf8) + [0]) else { return }
         var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
         let started = EventLoop.now()
         var ready: Int32 = 0

@@ -108,7 +108,7 @@ public final class WorkerContainment {
     /// A fork server was started: the next start waits for it to finish its removal of the
     /// agent's cgroups, should this supervisor die (see `awaitServer`).
     public func forkServerStarted(_ pid: pid_t) {
-        guard !finished, let stat = ProcStat.read(pid) else { return }
+        guard !finished, server?.pid != pid, let stat = ProcStat.read(pid) else { return }
         server = (pid, stat.startTime)
         writeRecord()
     }

@@ -12,7 +12,10 @@ import Testing
         let pid: pid_t
         let start: UInt64
 
-        init(seconds: String, name: String = "agent-worker", directory: String) throws {
+        /// What a run's fork server carries in its environment (see `LeftoverRecord.serverToken`).
+        static let token = "AGENT_INSTANCE=1-2"
+
+        init(seconds: String, name: String = "agent-worker", environment: [String] = [token], directory: String) throws {
             let program = directory + "/" + name
             if !FileManager.default.fileExists(atPath: program) {
                 try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: program)
@@ -20,14 +23,15 @@ import Testing
             var pid: pid_t = 0
             let arguments = [program, seconds]
             let pointers = arguments.map { strdup($0) } + [nil]
-            defer { pointers.forEach { free($0) } }
+            let variables = environment.map { strdup($0) } + [nil]
+            defer { (pointers + variables).forEach { free($0) } }
             // ETXTBSY while a thread of this process that forked meanwhile still holds the copy
             // open for writing (until its child execs): again, for a slow machine's time.
             let deadline = Date().addingTimeInterval(30)
-            var spawned = posix_spawn(&pid, program, nil, nil, pointers, environ)
+            var spawned = posix_spawn(&pid, program, nil, nil, pointers, variables)
             while spawned == ETXTBSY, Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.01)
-                spawned = posix_spawn(&pid, program, nil, nil, pointers, environ)
+                spawned = posix_spawn(&pid, program, nil, nil, pointers, variables)
             }
             try #require(spawned == 0, "posix_spawn: \(String(cString: strerror(spawned)))")
             self.pid = pid
@@ -56,6 +60,9 @@ import Testing
         #expect(record.server == LeftoverRecord.Named(pid: 11, start: 120))
         #expect(record.supervisor == LeftoverRecord.Named(pid: 10, start: 100))
         #expect(LeftoverRecord("server 11\n").server == nil)
+        #expect(record.serverToken == "AGENT_WORKER_CGROUP=/sys/fs/cgroup/agent-1/workers")
+        #expect(LeftoverRecord("instance 10-100\n").serverToken == "AGENT_INSTANCE=10-100")
+        #expect(LeftoverRecord("server 11 120\n").serverToken == nil)
     }
 
     @Test func aServerThatEndsOnItsOwnIsWaitedForAndNotKilled() throws {
@@ -63,7 +70,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try NamedSleeper(seconds: "0.3", directory: directory)
         // A generous limit: the sleeper ends long before it on any machine.
-        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), timeout: 60, logger: Logger(label: "test"))
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), token: NamedSleeper.token, timeout: 60, logger: Logger(label: "test"))
         // Returned once it had exited: it is a zombie (or gone) now, and its status is its own exit.
         #expect(!ProcFacts.isAlive(server.pid))
         let status = try #require(server.reap())
@@ -74,7 +81,7 @@ import Testing
         let directory = TestPaths.temporaryDirectory("previous-server-stays")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try NamedSleeper(seconds: "600", directory: directory)
-        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), timeout: 0.2, logger: Logger(label: "test"))
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: server.pid, start: server.start), token: NamedSleeper.token, timeout: 0.2, logger: Logger(label: "test"))
         let status = try #require(server.reap(), "the server outlived the wait")
         #expect(status & 0x7f == SIGKILL, "status \(status)")
     }
@@ -84,10 +91,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The recorded pid with another start time (a reused pid), and a process of another name.
         let reused = try NamedSleeper(seconds: "600", directory: directory)
-        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: reused.pid, start: reused.start + 1), timeout: 0.2, logger: Logger(label: "test"))
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: reused.pid, start: reused.start + 1), token: NamedSleeper.token, timeout: 0.2, logger: Logger(label: "test"))
         #expect(ProcFacts.isAlive(reused.pid))
         let other = try NamedSleeper(seconds: "600", name: "not-a-server", directory: directory)
-        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: other.pid, start: other.start), timeout: 0.2, logger: Logger(label: "test"))
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: other.pid, start: other.start), token: NamedSleeper.token, timeout: 0.2, logger: Logger(label: "test"))
         #expect(ProcFacts.isAlive(other.pid))
+        // Another run's fork server: its environment names another cgroup or instance.
+        let another = try NamedSleeper(seconds: "600", environment: ["AGENT_INSTANCE=3-4"], directory: directory)
+        WorkerContainment.awaitServer(LeftoverRecord.Named(pid: another.pid, start: another.start), token: NamedSleeper.token, timeout: 0.2, logger: Logger(label: "test"))
+        #expect(ProcFacts.isAlive(another.pid))
     }
 }

@@ -166,7 +166,7 @@ import Testing
         #expect(mkdir(run, 0o700) == 0)
         // The recorded server (an agent-worker of the recorded start time) never ends: a stopped one.
         let server = try PreviousForkServerTests.NamedSleeper(seconds: "1000", directory: directory)
-        try write("supervisor 1 18446744073709551615\nserver \(server.pid) \(server.start)\n", to: run + "/workers", mode: 0o600)
+        try write("supervisor 1 18446744073709551615\ninstance 1-2\nserver \(server.pid) \(server.start)\n", to: run + "/workers", mode: 0o600)
         let result = try start(directory, runDirectory: run)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let log = (try? String(contentsOfFile: directory + "/.agent/log/agent.log", encoding: .utf8)) ?? ""

@@ -87,7 +87,10 @@ public enum WorkerCgroup {
     static func isAgentV1Folder(_ path: String) -> Bool {
         guard path.hasPrefix("/"), !path.split(separator: "/").contains(".."),
               URL(fileURLWithPath: path).lastPathComponent.hasPrefix("agent-") else { return false }
-        return agent_is_cgroup_v1(path) != 0
+        // The folder itself, not a link to one: the removal would list the link's target.
+        guard let resolved = realpath(path, nil) else { return false }
+        defer { free(resolved) }
+        return String(cString: resolved) == path && agent_is_cgroup_v1(path) != 0
     }
 
     /// Removes the (empty) cgroup at `path` and the cgroups under it, deepest first. Returns

@@ -249,6 +249,9 @@ public struct AgentLauncher {
         // checked; it is ready when the first worker is wanted.
         var forkServer = Self.startForkServer(logger: logger, environment: environment, cgroup: containment.workersCgroupFD)
         defer { forkServer?.shutDown() }
+        // Recorded now, while the server loads (the supervisor's hand-over would write it on the
+        // way to the first spawn).
+        if let forkServer { containment.forkServerStarted(forkServer.pid) }
         let prepared: Prepared
         do {
             prepared = try prepare(logger: logger, catchingSignals: true, stopSignals: stopSignals, describeCgroup: containment.workersCgroupFD)
