@@ -45,13 +45,20 @@ import Testing
             guard ProcFacts.survivors(of: [pid], within: 30).isEmpty else { return nil }
             var status: Int32 = 0
             guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            reaped = true
             return status
         }
 
+        /// Reaped: its pid may be another process's now.
+        private var reaped = false
+
         deinit {
+            guard !reaped else { return }
+            // Reaped, not left a zombie: a zombie child of the test process confuses
+            // swift-testing's wait for its exit tests' children (a CI run hung on one).
             kill(pid, SIGKILL)
             var status: Int32 = 0
-            _ = waitpid(pid, &status, WNOHANG)
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         }
     }
 

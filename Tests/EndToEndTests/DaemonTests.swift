@@ -1,3 +1,4 @@
+import AgentBase
 import AgentTestSupport
 import Foundation
 import Testing
@@ -189,6 +190,10 @@ import Testing
         #expect(!(workers + [pid]).contains(where: AgentRun.isAlive), "a worker outlived the killed supervisor")
         // The pidfile and the socket are still there, stale.
         #expect(FileManager.default.fileExists(atPath: agent.directory + "/.agent/run/agent.pid"))
+        // A zombie leader is not a dead process: its other threads may still be exiting (a CI run
+        // restarted while one held the pidfile's lock, and was told the agent still ran).
+        let unlocked = Date().addingTimeInterval(20)
+        while Pidfile.holder(of: agent.directory + "/.agent/run/agent.pid") != nil, Date() < unlocked { Thread.sleep(forTimeInterval: 0.02) }
         let restarted = try agent.control(["start", "--no-build"])
         #expect(restarted.status == 0, "\(restarted.stderr)")
         #expect(try agent.waitUntil { $0.count == 2 && $0.values.allSatisfy { $0["state"] as? String == "running" } }.count == 2)
