@@ -96,10 +96,7 @@ public final class ForkServer {
         closeControl()
         // A stopped server reads no quit: it is killed at once, not after the timeout.
         if ProcStat.isStopped(pid) { Glibc.kill(pid, SIGKILL) }
-        if pidFD >= 0 {
-            var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
-            while poll(&exited, 1, Saturating.pollTimeout(timeout)) < 0, errno == EINTR {}
-        }
+        PidFD.awaitExit(pidFD, within: timeout)
         var status: Int32 = 0
         // 0: still running (-1: already reaped, its pid no longer ours to signal).
         if waitpid(pid, &status, WNOHANG) == 0 {
@@ -107,10 +104,7 @@ public final class ForkServer {
             // Not a blocking wait: a debugger holding the server reaps it first, whenever it
             // lets go (a traced zombie stays unreapable for its parent until then). The sweep
             // of the supervisor's children reaps it later.
-            if pidFD >= 0 {
-                var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
-                while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
-            }
+            PidFD.awaitExit(pidFD, within: 1)
             _ = waitpid(pid, &status, WNOHANG)
         }
         closePidFD()

@@ -125,10 +125,7 @@ package final class SparePool {
         guard let spare = spares.removeValue(forKey: library) else { return }
         let pid = spare.worker.pid
         Glibc.kill(pid, SIGKILL)
-        if spare.worker.pidFD >= 0 {
-            var exited = pollfd(fd: spare.worker.pidFD, events: Int16(POLLIN), revents: 0)
-            while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
-        }
+        PidFD.awaitExit(spare.worker.pidFD, within: 1)
         var status: Int32 = 0
         _ = waitpid(pid, &status, WNOHANG)
         close(spare)

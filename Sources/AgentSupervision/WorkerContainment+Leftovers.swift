@@ -1,6 +1,5 @@
 import AgentBase
 import AgentCore
-import AgentLoop
 import CAgentSystem
 import Foundation
 import Logging
@@ -156,16 +155,10 @@ extension WorkerContainment {
         defer { close(pidFD) }
         guard let stat = ProcStat.read(server.pid), stat.startTime == server.start, stat.state != "Z",
               ProcStat.commandName(of: server.pid) == "agent-worker", environmentContains(server.pid, Array(token.utf8) + [0]) else { return }
-        var exited = pollfd(fd: pidFD, events: Int16(POLLIN), revents: 0)
-        let started = EventLoop.now()
-        var ready: Int32 = 0
-        repeat {
-            ready = poll(&exited, 1, Saturating.pollTimeout(timeout - (EventLoop.now() - started)))
-        } while ready < 0 && errno == EINTR
-        guard ready == 0 else { return }
+        guard !PidFD.awaitExit(pidFD, within: timeout) else { return }
         logger.notice("the previous run's fork server (pid \(server.pid)) had not removed the agent's cgroups after \(timeout) s; killed")
         Glibc.kill(server.pid, SIGKILL)
-        while poll(&exited, 1, 1_000) < 0, errno == EINTR {}
+        PidFD.awaitExit(pidFD, within: 1)
     }
 
     /// Without a cgroup: the processes of the recorded groups (none if the leader's pid now

@@ -59,6 +59,18 @@ import Testing
         RunCgroupEndToEndTests.controllersMissing ? 1 + Set(["memory", "cpu"].compactMap(CgroupV1Limits.ownFolder)).count : 1
     }
 
+    /// Runs `spin` (limited) on `agent` until its groups are there and it is running, then kills
+    /// the agent with SIGKILL. The run's groups, and the agent's folders that hold them.
+    static func killWhileSpinning(_ agent: AgentRun, directory: String) throws -> (groups: [String], agentFolders: Set<String>) {
+        let id = try RunCgroupEndToEndTests.runID(agent, "spin")
+        let groups = Self.waitForGroups(of: id, count: Self.groupCount)
+        #expect(groups.count == Self.groupCount, "\(groups)\n\(agent.transcript)")
+        let agentFolders = Set(groups.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
+        #expect(TaskFrontTests.waitForCommittedRun(id, status: "running", in: directory))
+        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
+        return (groups, agentFolders)
+    }
+
     static func finished(_ agent: AgentRun, _ id: String) -> [String: Any]? {
         TaskInterruptionEndToEndTests.waitForRun(agent, id) {
             ($0["status"] as? String).flatMap(TaskRun.Status.init(rawValue:))?.isFinished == true
@@ -104,12 +116,7 @@ import Testing
     func theV1GroupsOfAKilledAgentsRunAreGoneAtItsNextStartAndAllAtItsStop() throws {
         let directory = TestPaths.temporaryDirectory("limits-kill")
         var (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
-        let id = try RunCgroupEndToEndTests.runID(agent, "spin")
-        let groups = Self.waitForGroups(of: id, count: Self.groupCount)
-        #expect(groups.count == Self.groupCount, "\(groups)\n\(agent.transcript)")
-        let agentFolders = Set(groups.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
-        #expect(TaskFrontTests.waitForCommittedRun(id, status: "running", in: directory))
-        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
+        let (groups, agentFolders) = try Self.killWhileSpinning(agent, directory: directory)
         (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
         // Cleaned before the start goes on: no waiting.
         let left = groups.filter { FileManager.default.fileExists(atPath: $0) }
@@ -124,12 +131,7 @@ import Testing
         let directory = TestPaths.temporaryDirectory("limits-orphan")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
-        let id = try RunCgroupEndToEndTests.runID(agent, "spin")
-        let groups = Self.waitForGroups(of: id, count: Self.groupCount)
-        #expect(groups.count == Self.groupCount, "\(groups)\n\(agent.transcript)")
-        let agentFolders = Set(groups.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
-        #expect(TaskFrontTests.waitForCommittedRun(id, status: "running", in: directory))
-        #expect(agent.stop(signal: SIGKILL) != nil, "the agent did not die of SIGKILL")
+        let (_, agentFolders) = try Self.killWhileSpinning(agent, directory: directory)
         // The fork server, at the end of file on its socket, kills and removes the agent's
         // cgroup, then its v1 folders: no start of the agent follows.
         let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
