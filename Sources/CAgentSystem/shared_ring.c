@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int agent_ring_create(size_t header, size_t capacity) {
@@ -100,4 +103,20 @@ ssize_t agent_receive_fds(int socket, void *bytes, size_t capacity, int *fds, in
         }
     }
     return n;
+}
+
+int agent_futex_wait_shared(const void *address, uint32_t expected, int64_t timeout_ns) {
+    struct timespec limit, *timeout = NULL;
+    if (timeout_ns >= 0) {
+        limit.tv_sec = (time_t)(timeout_ns / 1000000000);
+        limit.tv_nsec = (long)(timeout_ns % 1000000000);
+        timeout = &limit;
+    }
+    long result = syscall(SYS_futex, address, FUTEX_WAIT, expected, timeout, NULL, 0);
+    if (result == 0 || errno == EAGAIN) return 0;
+    return -1;
+}
+
+void agent_futex_wake_shared(void *address) {
+    syscall(SYS_futex, address, FUTEX_WAKE, 1, NULL, NULL, 0);
 }

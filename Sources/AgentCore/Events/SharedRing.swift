@@ -101,12 +101,16 @@ public final class SharedRing: @unchecked Sendable {
         head += UInt64(frames.count)
     }
 
-    /// Makes what was written visible. True when the consumer was waiting for it: the caller
-    /// then wakes it.
+    /// Makes what was written visible. True when the consumer was waiting for it and must be
+    /// signalled by the caller; a consumer asleep on the ring's own word
+    /// (``sleepUntilPublished(timeoutNanoseconds:)``) is woken here, and needs nothing more.
     public func publish() -> Bool {
         agent_store_release_u64(headWord, head)
         agent_fence()
-        return agent_load_u32(consumerWaitingWord) != 0 && agent_exchange_u32(consumerWaitingWord, 0) != 0
+        guard agent_load_u32(consumerWaitingWord) != 0 else { return false }
+        let waiting = agent_exchange_u32(consumerWaitingWord, 0)
+        if waiting == Self.asleep { agent_futex_wake_shared(consumerWaitingWord) }
+        return waiting != 0 && waiting != Self.asleep
     }
 
     /// Whether the consumer asked to be woken at the next publish: a publish now would cost the
@@ -221,5 +225,34 @@ public final class SharedRing: @unchecked Sendable {
     /// The consumer found work without sleeping: no wake is needed.
     public func cancelWait() {
         if agent_load_u32(consumerWaitingWord) != 0 { agent_store_u32(consumerWaitingWord, 0) }
+    }
+
+    /// `consumerWaiting` for a consumer that sleeps on the word itself: the producer's publish
+    /// wakes it with no signal on the side (1 asks the producer for one).
+    private static let asleep: UInt32 = 2
+
+    /// Before the consumer sleeps on the ring's word: the next publish (or ``wakeSleeper()``)
+    /// wakes it. The consumer then reads the head once more, and sleeps only if it holds
+    /// nothing new (its frames may lie beyond a batch it has taken and not released).
+    public func announceSleep() {
+        agent_store_u32(consumerWaitingWord, Self.asleep)
+        agent_fence()
+    }
+
+    /// Sleeps after ``announceSleep()`` until a publish, a ``wakeSleeper()`` or the timeout
+    /// (negative: none). May return early (a signal): the caller looks again.
+    public func sleepUntilPublished(timeoutNanoseconds: Int64) {
+        _ = agent_futex_wait_shared(consumerWaitingWord, Self.asleep, timeoutNanoseconds)
+    }
+
+    /// Wakes the consumer if it sleeps on the ring's word: another thread of its process has
+    /// something for it (a delivery on the socket, a stop). Any thread.
+    public func wakeSleeper() {
+        // What the caller made ready is visible before the word is read (the sleeper reads in
+        // the other order).
+        agent_fence()
+        guard agent_load_u32(consumerWaitingWord) == Self.asleep,
+              agent_exchange_u32(consumerWaitingWord, 0) == Self.asleep else { return }
+        agent_futex_wake_shared(consumerWaitingWord)
     }
 }

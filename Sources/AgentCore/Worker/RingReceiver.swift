@@ -186,4 +186,25 @@ final class RingReceiver {
     /// Before sleeping: asks for a wake at the next publish. False when there is something
     /// to take already.
     func prepareToWait() -> Bool { ring.prepareToWait() }
+
+    /// Whether the ring holds frames not handed out yet (beyond the current batch's). A head
+    /// out of range counts: the next take ends the worker.
+    var hasPublished: Bool {
+        guard let readable = ring.readable() else { return true }
+        guard let start, let cursor else { return readable.count > 0 }
+        return readable.count > cursor - start
+    }
+
+    /// Before sleeping on the ring's word (``sleep(timeoutNanoseconds:)``): the next publish
+    /// wakes it. The caller then looks for frames once more (``hasPublished``).
+    func announceSleep() { ring.announceSleep() }
+
+    /// Sleeps until the supervisor publishes, ``wakeSleeper()`` or the timeout.
+    func sleep(timeoutNanoseconds: Int64) { ring.sleepUntilPublished(timeoutNanoseconds: timeoutNanoseconds) }
+
+    /// After a sleep or a wait: the supervisor need not wake this side.
+    func cancelWait() { ring.cancelWait() }
+
+    /// Wakes the receiving thread if it sleeps on the ring's word. Any thread.
+    func wakeSleeper() { ring.wakeSleeper() }
 }

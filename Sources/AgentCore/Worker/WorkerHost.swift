@@ -19,6 +19,8 @@ final class WorkerHost: @unchecked Sendable {
     /// One receive at a time (the receiving side of the inbox is not shared).
     private let receiveLock = NSLock()
     private var stopRequested = false
+    /// Set by `wake_events_wait`: the next (or current) `wait_events` returns at once.
+    private var eventsWaitWoken = false
     /// `stopRequested` for readers that do not wait (every emit asks): no lock.
     private let stopFlag = Atomic<Bool>(false)
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
@@ -127,6 +129,14 @@ final class WorkerHost: @unchecked Sendable {
             let bytes = request.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
             return WorkerHost.from(ctx).memory(token: token, request: bytes, json, jsonLength)
         }
+        if Self.offersEventWait {
+            api.wait_events = { ctx, timeout in
+                WorkerHost.from(ctx).waitForEvents(timeoutMilliseconds: timeout)
+            }
+            api.wake_events_wait = { ctx in
+                WorkerHost.from(ctx).wakeEventsWait()
+            }
+        }
         api.task_progress = { ctx, token, fraction, message, length in
             let text = message.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
             WorkerHost.from(ctx).channel.send { TaskFrame.appendProgress(token: token, fraction: fraction.isFinite && fraction >= 0 ? min(1, fraction) : nil, message: text, to: $0) }
@@ -149,6 +159,11 @@ final class WorkerHost: @unchecked Sendable {
     }
 
     func setWatchdog(milliseconds: Int64) { api.watchdog_ms = milliseconds }
+
+    /// Whether modules may sleep in `wait_events` (`AGENT_WORKER_EVENT_WAIT=0`: not offered,
+    /// so that AgentModuleKit's processes run on the cooperative pool, woken through the
+    /// reader thread, as before; for comparison).
+    private static let offersEventWait = getenv("AGENT_WORKER_EVENT_WAIT").map { String(cString: $0) != "0" } ?? true
 
     /// A stable pointer to the callback table, for module adapters that keep it.
     lazy var apiPointer: UnsafePointer<agent_host_api> = {
@@ -273,6 +288,7 @@ final class WorkerHost: @unchecked Sendable {
         let argument = stopHandlerArgument
         lock.broadcast()
         lock.unlock()
+        ringReceiver?.wakeSleeper()
         if first, let handler { handler(argument) }
         if first { notifyEvents() }
         if first { onStop?() }
@@ -312,7 +328,67 @@ final class WorkerHost: @unchecked Sendable {
         // Only a receive waiting on an empty queue needs waking.
         if wasEmpty { lock.broadcast() }
         lock.unlock()
-        if wasEmpty { notifyEvents() }
+        if wasEmpty {
+            ringReceiver?.wakeSleeper()
+            notifyEvents()
+        }
+    }
+
+    /// wait_events: until a receive would find events, a stop, a wake or the timeout. With a
+    /// ring the thread sleeps on the ring's own word, so that the supervisor's publish wakes it
+    /// directly; the reader thread wakes it for what comes on the socket and for the stop.
+    /// `receiveLock` is held to look, not to sleep: a receive on another thread goes on.
+    private func waitForEvents(timeoutMilliseconds: Int64) -> Int32 {
+        defer { ringReceiver?.cancelWait() }
+        // A timeout too long for nanoseconds is none.
+        let span = timeoutMilliseconds.multipliedReportingOverflow(by: 1_000_000)
+        let deadline = timeoutMilliseconds < 0 || span.overflow ? nil : TaskExecutor.nanoseconds(CLOCK_MONOTONIC) &+ span.partialValue
+        while true {
+            if receivable() { return Int32(AGENT_OK) }
+            if let outcome = waitOutcome(consumingWake: true) { return outcome }
+            let left = deadline.map { $0 - TaskExecutor.nanoseconds(CLOCK_MONOTONIC) } ?? -1
+            if deadline != nil, left <= 0 { return Int32(AGENT_TIMEOUT) }
+            if let ringReceiver {
+                // Raised before the last look: a publish or a wake after it finds the word raised.
+                ringReceiver.announceSleep()
+                guard !receivable(), waitOutcome(consumingWake: false) == nil else { continue }
+                ringReceiver.sleep(timeoutNanoseconds: left)
+            } else {
+                lock.lock()
+                if waitOutcome(consumingWake: false, locked: true) == nil {
+                    if deadline == nil { lock.wait() } else { _ = lock.wait(untilSaturated: Date(timeIntervalSinceNow: Double(left) / 1e9)) }
+                }
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Whether a receive would find events now (the ring's or the socket's, not yet handed out).
+    private func receivable() -> Bool {
+        receiveLock.lock()
+        defer { receiveLock.unlock() }
+        return ringReceiver?.hasBatch == true || inbox.hasTaken || ringReceiver?.hasPublished == true
+    }
+
+    /// What ends a wait besides the ring: socket deliveries, the stop, a wake (consumed when
+    /// asked). Nil: nothing yet.
+    private func waitOutcome(consumingWake: Bool, locked: Bool = false) -> Int32? {
+        if !locked { lock.lock() }
+        defer { if !locked { lock.unlock() } }
+        if inbox.publishedCount > 0 { return Int32(AGENT_OK) }
+        if stopRequested { return Int32(AGENT_STOPPED) }
+        guard eventsWaitWoken else { return nil }
+        if consumingWake { eventsWaitWoken = false }
+        return Int32(AGENT_TIMEOUT)
+    }
+
+    /// wake_events_wait: ends the current `wait_events`, or else the next one.
+    private func wakeEventsWait() {
+        lock.lock()
+        eventsWaitWoken = true
+        lock.broadcast()
+        lock.unlock()
+        ringReceiver?.wakeSleeper()
     }
 
     /// next_event (capacity 1) and next_events: up to `capacity` events from what the last

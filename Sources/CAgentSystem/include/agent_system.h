@@ -317,6 +317,17 @@ void *agent_ring_map(int fd, size_t header, size_t capacity);
 /** Undoes agent_ring_map. */
 void agent_ring_unmap(void *base, size_t header, size_t capacity);
 
+/**
+ * Sleeps while the 32-bit word at `address`, in memory shared with another process, holds
+ * `expected` (FUTEX_WAIT, not private: the other process wakes it through its own mapping),
+ * for at most `timeout_ns` (negative: no limit). Returns 0 once woken or when the word held
+ * something else, -1 with errno (ETIMEDOUT, EINTR) otherwise.
+ */
+int agent_futex_wait_shared(const void *address, uint32_t expected, int64_t timeout_ns);
+
+/** Wakes one thread sleeping in agent_futex_wait_shared on `address`, in any process. */
+void agent_futex_wake_shared(void *address);
+
 /** Writes `length` bytes to a Unix socket with `count` (1 to 4) fds attached to the first of them. */
 int agent_send_fds(int socket, const void *bytes, size_t length, const int *fds, int count);
 

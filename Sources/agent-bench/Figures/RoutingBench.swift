@@ -18,7 +18,7 @@ enum RoutingBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with the HTTP server on (settings \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]}: Hummingbird listening in the bench process, no client; each repetition runs it right after the one without), and with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory). Each run is checked: count in = count out, in order, nothing dropped.")
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with the HTTP server on (settings \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]}: Hummingbird listening in the bench process, no client; each repetition runs it right after the one without), and with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory), and with AGENT_WORKER_EVENT_WAIT=0 (the host offers no `wait_events`: the sink's code runs on the cooperative pool, resumed by the worker's reader thread when the supervisor's wake frame comes, as before stop 72; by default it runs on the worker's own thread, which sleeps on the delivery ring's word and is woken by the supervisor's publish itself). Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             // Sustained rates: runs of about half a second or more through the supervisor. Shorter
@@ -36,6 +36,8 @@ enum RoutingBench {
             var baseline = Samples()
             var withoutRings = Samples()
             var withHTTP = Samples()
+            var throughReader = Samples()
+            var cpuThroughReader = Samples()
             var cpu = (supervisor: Samples(), source: Samples(), sink: Samples())
             var cpuWithHTTP = Samples()
             do {
@@ -58,6 +60,13 @@ enum RoutingBench {
                     if !served.problems.isEmpty {
                         section.fail("throughput \(load.label) with http on, run \(repetition) of \(repetitions): " + served.problems.joined(separator: "; "))
                     }
+                    let pooled = try throughSupervisor(environment, load, logFD: logFD, workerEnvironment: Self.withoutEventWait)
+                    throughReader.append(pooled.result.throughput)
+                    cpuThroughReader.append(Double(pooled.cpu.sink) / microseconds)
+                    dropped += pooled.dropped
+                    if !pooled.problems.isEmpty {
+                        section.fail("throughput \(load.label) with AGENT_WORKER_EVENT_WAIT=0, run \(repetition) of \(repetitions): " + pooled.problems.joined(separator: "; "))
+                    }
                     baseline.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0).throughput)
                     let socketsOnly = try throughSupervisor(environment, load, logFD: logFD, sharedRings: false)
                     withoutRings.append(socketsOnly.result.throughput)
@@ -79,6 +88,9 @@ enum RoutingBench {
             section.add(Figure("  the same, http on", .eventsPerSecond, samples: withHTTP,
                                note: String(format: "ratio http on / off of the medians %.2f; target: unchanged within noise", withHTTP.median / routed.median)))
             section.add(Figure("  CPU per event: supervisor, http on", .microseconds, samples: cpuWithHTTP))
+            section.add(Figure("  the same, AGENT_WORKER_EVENT_WAIT=0", .eventsPerSecond, samples: throughReader,
+                               note: "the sink's code on the cooperative pool, woken through the worker's reader thread (before stop 72)"))
+            section.add(Figure("  CPU per event: sink worker, AGENT_WORKER_EVENT_WAIT=0", .microseconds, samples: cpuThroughReader))
             section.add(Figure("  the same, AGENT_SHARED_RINGS=0", .eventsPerSecond, samples: withoutRings,
                                note: "events on the workers' sockets: what the shared rings save"))
             section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
@@ -98,9 +110,13 @@ enum RoutingBench {
             let routed = outcome.result
             let served = try throughSupervisor(environment, latencyLoad, logFD: logFD, http: true)
             if !served.problems.isEmpty { section.fail("latency run with http on: " + served.problems.joined(separator: "; ")) }
+            let pooled = try throughSupervisor(environment, latencyLoad, logFD: logFD, workerEnvironment: Self.withoutEventWait)
+            if !pooled.problems.isEmpty { section.fail("latency run with AGENT_WORKER_EVENT_WAIT=0: " + pooled.problems.joined(separator: "; ")) }
             let baseline = try SocketBaseline.run(environment, count: latencyLoad.count, payloadBytes: latencyLoad.payloadBytes, rate: latencyLoad.rate)
             section.add(latencyFigure("latency \(latencyLoad.label), through the supervisor", routed, note: "target p99 < 1 ms"))
             section.add(latencyFigure("  the same, http on", served.result, note: "right after the run above"))
+            section.add(latencyFigure("  the same, AGENT_WORKER_EVENT_WAIT=0", pooled.result,
+                                      note: "the sink woken through its reader thread and a pool thread (before stop 72)"))
             section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
             section.compare("latency \(latencyLoad.label), through the supervisor", with: "latency \(latencyLoad.label), bare socketpair")
             section.add(Figure("  ratio supervisor / socketpair, latency", .ratio,
@@ -112,6 +128,10 @@ enum RoutingBench {
         }
         return section
     }
+
+    /// The workers' environment for the rows measured as before stop 72: an event reaches the
+    /// sink's code through the worker's reader thread and a cooperative-pool thread.
+    static let withoutEventWait = ["AGENT_WORKER_EVENT_WAIT": "0"]
 
     static func latencyFigure(_ label: String, _ result: RoutingResult, note: String? = nil) -> Figure {
         Figure(label, .microseconds, median: Double(result.latencyP50) / 1000, p99: Double(result.latencyP99) / 1000,
@@ -160,13 +180,15 @@ enum RoutingBench {
     /// One run through the supervisor, with the store on (in a new agent folder, so that every
     /// run starts with an empty database) or off; throws only if the sink reported nothing.
     static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false,
-                                  sharedRings: Bool = true, http: Bool = false, fleet: (any FleetBackend)? = nil, legacyStore: Bool = false) throws -> Outcome {
+                                  sharedRings: Bool = true, http: Bool = false, fleet: (any FleetBackend)? = nil, legacyStore: Bool = false,
+                                  workerEnvironment: [String: String] = [:]) throws -> Outcome {
         let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3,
                                                  store: withStore, http: http ? HTTPBench.httpSettings : nil)
         runNumber += 1
         let agent = try EmbeddedAgent(environment: environment,
                                       name: "routing-\(runNumber)" + (withStore ? "-store" : "") + (http ? "-http" : "") + (fleet != nil ? "-fleet" : ""),
-                                      settings: settings, logFD: logFD, sharedRings: sharedRings, fleet: fleet, legacyStore: legacyStore)
+                                      settings: settings, logFD: logFD, sharedRings: sharedRings, fleet: fleet, legacyStore: legacyStore,
+                                      workerEnvironment: workerEnvironment)
         if withStore, agent.store == nil { throw BenchError("the store is on in the settings but was not opened") }
         if http, agent.http?.port == nil { throw BenchError("http is on in the settings but the server is not listening") }
         // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.

@@ -269,6 +269,20 @@ typedef struct agent_host_api {
         Blocks until the agent answers. (Hosts that predate it have a smaller struct_size.) */
     int32_t (*memory)(void *host_ctx, uint64_t run_token, const char *request, size_t request_len,
                       const uint8_t **json, size_t *json_len);
+
+    /** Blocks the calling thread until `next_events` would find events without waiting, the
+        host asks the process to stop, `wake_events_wait` is called, or `timeout_ms` passes
+        (negative: no limit). Returns AGENT_OK (events are there; none is taken), AGENT_STOPPED,
+        or AGENT_TIMEOUT (timed out, or woken). For a module whose own thread runs its code and
+        sleeps here when it has nothing else to do: the supervisor's delivery wakes this thread
+        itself, with no host thread in between (the notifier costs one more thread wakeup per
+        batch). Call it from the thread that receives, one at a time. (Hosts that predate it
+        have a smaller struct_size.) */
+    int32_t (*wait_events)(void *host_ctx, int64_t timeout_ms);
+
+    /** Makes the `wait_events` in progress return AGENT_TIMEOUT at once, or else the next
+        one. From any thread; never blocks. */
+    void (*wake_events_wait)(void *host_ctx);
 } agent_host_api;
 
 /**

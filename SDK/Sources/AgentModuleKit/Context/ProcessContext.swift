@@ -142,8 +142,12 @@ public final class ProcessContext: Sendable {
         if notified.load(ordering: .acquiring) { _ = host.setEventNotifier(nil, argument: nil) }
     }
 
-    /// From the host's reader thread: resume the waiting receive, or leave word for the next.
-    private func eventsArrived() {
+    /// Whether a receive waits for the host to say that events arrived.
+    var receiveWaits: Bool { eventWait.withLock { !$0.waiters.isEmpty } }
+
+    /// From the host's reader thread (or the process's own, ``ProcessExecutor``): resume the
+    /// waiting receive, or leave word for the next.
+    func eventsArrived() {
         let waiters = eventWait.withLock { state -> [CheckedContinuation<Void, Never>] in
             if state.waiters.isEmpty { state.pending = true }
             defer { state.waiters = [] }

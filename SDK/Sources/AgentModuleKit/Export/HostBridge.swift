@@ -164,6 +164,24 @@ final class HostBridge: @unchecked Sendable {
         return true
     }
 
+    /// Whether the host lets a thread of the module sleep until events arrive (`wait_events`).
+    var canWaitForEvents: Bool { has(\.wake_events_wait) && api.pointee.wait_events != nil && api.pointee.wake_events_wait != nil }
+
+    enum Wait { case events, stopped, woken }
+
+    /// Sleeps until events are there, the stop, ``wakeEventsWait()`` or the timeout
+    /// (negative: none); takes no event. Only where ``canWaitForEvents``.
+    func waitForEvents(timeoutMilliseconds: Int64) -> Wait {
+        switch api.pointee.wait_events?(ctx, timeoutMilliseconds) {
+        case Int32(AGENT_OK): .events
+        case Int32(AGENT_TIMEOUT): .woken
+        default: .stopped
+        }
+    }
+
+    /// Ends the host's `wait_events` now or the next one. Any thread.
+    func wakeEventsWait() { api.pointee.wake_events_wait?(ctx) }
+
     /// Runs a read-only query through the host; returns the JSON rows.
     func query(sql: String, parameters: [any Sendable]) throws -> [UInt8] {
         guard has(\.query), let query = api.pointee.query else { throw ProcessContextError("this host offers no store queries") }

@@ -154,12 +154,6 @@ func writeError(_ message: String, to buffer: UnsafeMutablePointer<CChar>?, capa
     }
 }
 
-/// Holds the outcome of a process's run between its task and the blocked host thread.
-private final class RunOutcome: @unchecked Sendable {
-    var error: (any Error)?
-    let done = DispatchSemaphore(value: 0)
-}
-
 private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, settings, settingsLength, host, errorBuffer, errorCapacity in
     guard let typePointer, let host else {
         writeError("run_process called without a process type or host table", to: errorBuffer, capacity: errorCapacity)
@@ -173,40 +167,10 @@ private let runProcessEntry: agent_run_process_fn = { typePointer, namePointer, 
         return Int32(AGENT_UNKNOWN_TYPE)
     }
     let bytes = settings.map { Array(UnsafeRawBufferPointer(start: $0, count: settingsLength)) } ?? []
-    let runner: ProcessEntry.Runner
-    do {
-        runner = try entry.make(bytes)
-    } catch {
-        writeError("\(error)", to: errorBuffer, capacity: errorCapacity)
-        return Int32(AGENT_BAD_SETTINGS)
+    switch entry.run(name: processName, settings: bytes, host: host) {
+    case .success: return Int32(AGENT_OK)
+    case .failure(let failure):
+        writeError(failure.message, to: errorBuffer, capacity: errorCapacity)
+        return failure.code
     }
-
-    let bridge = HostBridge(host)
-    let context = ProcessContext(processName: processName, processType: typeName, host: bridge)
-    context.startEventNotifications()
-    defer { context.stopEventNotifications() }
-    let outcome = RunOutcome()
-    let task = Task {
-        do {
-            try await runner(context)
-        } catch is CancellationError where bridge.stopRequested {
-            // Stopping by cancellation is the normal way to end.
-        } catch {
-            outcome.error = error
-        }
-        context.invalidate()
-        outcome.done.signal()
-    }
-    bridge.onStop { task.cancel() }
-    let heartbeats = context.startHeartbeats()
-    // The thread waits near the top of its stack from here on: the pages the settings'
-    // decoding and the task's start went through are given back, in every worker.
-    _ = agent_module_kit_trim_stack()
-    outcome.done.wait()
-    heartbeats?.cancel()
-    if let error = outcome.error {
-        writeError("\(error)", to: errorBuffer, capacity: errorCapacity)
-        return Int32(AGENT_ERROR)
-    }
-    return Int32(AGENT_OK)
 }

@@ -1,3 +1,5 @@
+import AgentModuleABI
+import CAgentModuleKit
 import Foundation
 
 /// A process type with its Swift types erased, as the registry keeps it.
@@ -45,6 +47,62 @@ struct ProcessEntry: Sendable {
 }
 
 /// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
+extension ProcessEntry {
+    /// Why a run could not start or ended in error: the code `run_process` returns and the
+    /// message for the host's error buffer.
+    struct RunFailure: Error {
+        let code: Int32
+        let message: String
+    }
+
+    /// Runs one process of this type until it ends: `run_process`, from the host's thread.
+    /// Where the host lets a thread sleep until events arrive (`wait_events`), that thread
+    /// runs the process's task (``ProcessExecutor``); else it waits while the task runs on the
+    /// cooperative pool.
+    func run(name: String, settings: [UInt8], host: UnsafePointer<agent_host_api>) -> Result<Void, RunFailure> {
+        let runner: Runner
+        do {
+            runner = try make(settings)
+        } catch {
+            return .failure(RunFailure(code: Int32(AGENT_BAD_SETTINGS), message: "\(error)"))
+        }
+        let bridge = HostBridge(host)
+        let context = ProcessContext(processName: name, processType: typeName, host: bridge)
+        context.startEventNotifications()
+        defer { context.stopEventNotifications() }
+        let outcome = RunOutcome()
+        let executor = bridge.canWaitForEvents ? ProcessExecutor(host: bridge, context: context) : nil
+        let task = Task(executorPreference: executor) {
+            do {
+                try await runner(context)
+            } catch is CancellationError where bridge.stopRequested {
+                // Stopping by cancellation is the normal way to end.
+            } catch {
+                outcome.error = error
+            }
+            context.invalidate()
+            outcome.done.signal()
+            executor?.finish()
+        }
+        bridge.onStop { task.cancel() }
+        let heartbeats = context.startHeartbeats()
+        // The thread waits near the top of its stack from here on: the pages the settings'
+        // decoding and the task's start went through are given back, in every worker.
+        _ = agent_module_kit_trim_stack()
+        executor?.run()
+        outcome.done.wait()
+        heartbeats?.cancel()
+        if let error = outcome.error { return .failure(RunFailure(code: Int32(AGENT_ERROR), message: "\(error)")) }
+        return .success(())
+    }
+}
+
+/// Holds the outcome of a process's run between its task and the host's thread.
+private final class RunOutcome: @unchecked Sendable {
+    var error: (any Error)?
+    let done = DispatchSemaphore(value: 0)
+}
+
 enum SettingsDecoding {
     /// `{}`: what a warm-up decodes, down the path a worker's settings take.
     static let emptyObject = Array("{}".utf8)

@@ -1,0 +1,167 @@
+import AgentBase
+import AgentModuleABI
+import AgentTestSupport
+import Foundation
+import Glibc
+import Testing
+@testable import AgentCore
+
+/// `wait_events`: a module's thread sleeps in the host until events are there, and the
+/// supervisor's publish on the delivery ring wakes it itself (no frame on the socket, no
+/// reader thread in between). The real worker host over a real ring and socketpair; the
+/// ring's producer side stands where the supervisor does.
+@Suite(.ownThreads) struct EventWaitTests {
+    /// A worker host with a delivery ring, its channel on one end of a socketpair; the
+    /// caller closes the fds.
+    static func host(ring: Bool = true) throws -> (host: WorkerHost, producer: SharedRing?, fds: [Int32]) {
+        var fds: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        guard ring else { return (WorkerHost(channel: WorkerChannel(fd: fds[0])), nil, fds) }
+        let (producer, consumer) = try SharedRingTests.pair()
+        return (WorkerHost(channel: WorkerChannel(fd: fds[0]), ring: RingReceiver(ring: consumer, roomSignal: -1)), producer, fds)
+    }
+
+    /// Calls `wait_events` on a thread of its own; `outcome` says what it returned, once it has.
+    final class Waiter: @unchecked Sendable {
+        private let result = LockedValue<Int32?>(nil)
+        private let thread: Thread
+
+        init(_ host: WorkerHost, timeoutMilliseconds: Int64 = -1) {
+            let result = self.result
+            thread = Thread {
+                let api = host.api
+                let status = api.wait_events!(api.host_ctx, timeoutMilliseconds)
+                result.withLock { $0 = status }
+            }
+            thread.start()
+        }
+
+        /// What the wait returned, waiting up to 30 s for it (a loaded machine).
+        func outcome() -> Int32? {
+            let deadline = Date().addingTimeInterval(30)
+            while result.withLock({ $0 }) == nil, Date() < deadline { usleep(1_000) }
+            return result.withLock { $0 }
+        }
+
+        var hasReturned: Bool { result.withLock { $0 } != nil }
+    }
+
+    /// Waits until the consumer raised its flag: it sleeps, or is about to.
+    static func awaitSleeper(_ producer: SharedRing) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while !producer.consumerWaits, Date() < deadline { usleep(1_000) }
+        return producer.consumerWaits
+    }
+
+    static func publish(_ producer: SharedRing, payload: String) -> Bool {
+        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array(payload.utf8)).withUnsafeBytes { producer.write($0) }
+        return producer.publish()
+    }
+
+    /// The next event `next_events` hands out at once, as text.
+    static func take(_ host: WorkerHost) -> String? {
+        var event = agent_event()
+        var count = 0
+        let api = host.api
+        guard api.next_events!(api.host_ctx, 0, &event, 1, &count) == AGENT_OK, count == 1 else { return nil }
+        return String(decoding: DeliveryRunTests.payload(event), as: UTF8.self)
+    }
+
+    static func threadCPUNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    @Test func aSleepingWaitIsWokenByThePublishItselfWithNoFrameToSend() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        let waiter = Waiter(host)
+        #expect(Self.awaitSleeper(producerRing), "the wait never raised its flag")
+        #expect(!waiter.hasReturned, "the wait returned with nothing there")
+        #expect(!Self.publish(producerRing, payload: "one"), "a sleeper on the ring's word needs no wake frame")
+        // Required: a wait that never returns still holds nothing the rest would need, but
+        // the rest would say nothing more.
+        try #require(waiter.outcome() == Int32(AGENT_OK))
+        #expect(Self.take(host) == "one")
+        #expect(!producerRing.consumerWaits, "the flag stays down once the wait is over")
+    }
+
+    @Test func aWaitEndsAtOnceForEventsNotHandedOutAndSleepsPastThoseThatWere() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        #expect(!Self.publish(producerRing, payload: "one"))
+        #expect(!Self.publish(producerRing, payload: "two"))
+        let api = host.api
+        #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_OK), "published events end the wait at once")
+        #expect(Self.take(host) == "one")
+        #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_OK), "the batch's second event is still there")
+        #expect(Self.take(host) == "two")
+        // Everything was handed out (the batch is not released yet): the wait must sleep, not
+        // return (a module's loop would spin on it) nor spin itself until its timeout.
+        let start = Date()
+        let cpu = Self.threadCPUNanoseconds()
+        #expect(api.wait_events!(api.host_ctx, 200) == Int32(AGENT_TIMEOUT))
+        #expect(Date().timeIntervalSince(start) >= 0.19, "the wait returned before its timeout")
+        let spent = Self.threadCPUNanoseconds() - cpu
+        #expect(spent < 50_000_000, "the wait spun: \(spent / 1_000_000) ms of CPU in 200 ms")
+    }
+
+    @Test func aWakeEndsTheWaitInProgressOrElseTheNextOne() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        let api = host.api
+        // Woken before it started: the next wait returns at once.
+        api.wake_events_wait!(api.host_ctx)
+        #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_TIMEOUT))
+        // Woken while it sleeps.
+        let waiter = Waiter(host)
+        #expect(Self.awaitSleeper(producerRing))
+        api.wake_events_wait!(api.host_ctx)
+        #expect(waiter.outcome() == Int32(AGENT_TIMEOUT))
+        #expect(!producerRing.consumerWaits, "a woken wait leaves no flag for the next publish")
+    }
+
+    @Test func theStopAndADeliveryOnTheSocketEndTheWaitFromTheReaderThread() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        // A delivery too big for the ring comes on the socket; the reader thread handles it.
+        let waiter = Waiter(host)
+        #expect(Self.awaitSleeper(producerRing))
+        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array("big".utf8)).withUnsafeBytes { frame in
+            host.handle(.deliver, UnsafeRawBufferPointer(rebasing: frame[FrameCodec.headerLength...]))
+        }
+        host.publishDeliveries()
+        try #require(waiter.outcome() == Int32(AGENT_OK))
+        #expect(Self.take(host) == "big")
+
+        let stopped = Waiter(host)
+        #expect(Self.awaitSleeper(producerRing))
+        host.requestStop()
+        #expect(stopped.outcome() == Int32(AGENT_STOPPED))
+        let api = host.api
+        #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_STOPPED), "once stopping, a wait returns at once")
+    }
+
+    @Test func withoutARingTheWaitEndsForSocketDeliveriesAWakeAndItsTimeout() throws {
+        let (host, _, fds) = try Self.host(ring: false)
+        defer { close(fds[0]); close(fds[1]) }
+        let api = host.api
+        #expect(api.wait_events!(api.host_ctx, 50) == Int32(AGENT_TIMEOUT))
+        let waiter = Waiter(host)
+        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array("sock".utf8)).withUnsafeBytes { frame in
+            host.handle(.deliver, UnsafeRawBufferPointer(rebasing: frame[FrameCodec.headerLength...]))
+        }
+        host.publishDeliveries()
+        try #require(waiter.outcome() == Int32(AGENT_OK))
+        #expect(Self.take(host) == "sock")
+        let woken = Waiter(host)
+        // Whether the wake comes before the wait or during it, the wait returns.
+        api.wake_events_wait!(api.host_ctx)
+        #expect(woken.outcome() == Int32(AGENT_TIMEOUT))
+    }
+}
