@@ -143,7 +143,8 @@ struct Console: ParsableCommand {
         that loaded the library once (agent-worker --zygote NAME; AGENT_ZYGOTES=0: each worker \
         loads it). Events reach each worker, and \
         leave it, through memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its \
-        socket instead). The workers and everything they start live in a cgroup of the agent's own \
+        socket instead); a process waiting for events sleeps on that memory, and the supervisor's \
+        delivery wakes it itself (AGENT_WORKER_EVENT_WAIT=0: through the worker's reader thread). The workers and everything they start live in a cgroup of the agent's own \
         where cgroup v2 is writable (AGENT_CGROUPS=0: their process groups are written down in the \
         run folder instead), so that what a killed agent left is killed at once or at its next start. \
         Each worker's malloc keeps at most two arenas, however many threads its module starts \
