@@ -46,11 +46,12 @@ import Testing
         var hasReturned: Bool { result.withLock { $0 } != nil }
     }
 
-    /// Waits until the consumer raised its flag: it sleeps, or is about to.
+    /// Waits until the consumer raised its flag for a sleep on the ring's word: it sleeps, or
+    /// is about to.
     static func awaitSleeper(_ producer: SharedRing) -> Bool {
         let deadline = Date().addingTimeInterval(30)
-        while !producer.consumerWaits, Date() < deadline { usleep(1_000) }
-        return producer.consumerWaits
+        while !producer.consumerSleeps, Date() < deadline { usleep(1_000) }
+        return producer.consumerSleeps
     }
 
     static func publish(_ producer: SharedRing, payload: String) -> Bool {
@@ -145,6 +146,38 @@ import Testing
         #expect(stopped.outcome() == Int32(AGENT_STOPPED))
         let api = host.api
         #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_STOPPED), "once stopping, a wait returns at once")
+    }
+
+    /// A module's thread blocked in `next_events` (a C module, a jsonl/1 program's bridge, the
+    /// chatbot) sleeps on the ring's word too: the publish wakes it, and its timeout holds.
+    @Test func aBlockingReceiveIsWokenByThePublishItselfAndItsTimeoutHolds() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        let received = LockedValue<String?>(nil)
+        let receiver = Thread {
+            var event = agent_event()
+            var count = 0
+            let api = host.api
+            if api.next_events!(api.host_ctx, -1, &event, 1, &count) == AGENT_OK, count == 1 {
+                let text = String(decoding: DeliveryRunTests.payload(event), as: UTF8.self)
+                received.withLock { $0 = text }
+            }
+        }
+        receiver.start()
+        #expect(Self.awaitSleeper(producerRing), "the receive never slept on the ring's word")
+        #expect(!Self.publish(producerRing, payload: "blocked"), "a sleeper on the ring's word needs no wake frame")
+        let deadline = Date().addingTimeInterval(30)
+        while received.withLock({ $0 }) == nil, Date() < deadline { usleep(1_000) }
+        #expect(received.withLock { $0 } == "blocked")
+
+        var event = agent_event()
+        var count = 0
+        let api = host.api
+        let start = Date()
+        #expect(api.next_events!(api.host_ctx, 100, &event, 1, &count) == Int32(AGENT_TIMEOUT))
+        #expect(Date().timeIntervalSince(start) >= 0.09, "the receive returned before its timeout")
+        #expect(!producerRing.consumerWaits, "a receive that timed out leaves no flag")
     }
 
     @Test func withoutARingTheWaitEndsForSocketDeliveriesAWakeAndItsTimeout() throws {

@@ -117,6 +117,10 @@ public final class SharedRing: @unchecked Sendable {
     /// producer a signal. A hint only (the consumer may ask right after); ``publish()`` decides.
     public var consumerWaits: Bool { agent_load_u32(consumerWaitingWord) != 0 }
 
+    /// Whether the consumer sleeps (or is about to) on the ring's word, so that a publish
+    /// wakes it with no signal on the side. A hint, as ``consumerWaits``.
+    public var consumerSleeps: Bool { agent_load_u32(consumerWaitingWord) == Self.asleep }
+
     /// Asks the consumer to signal once it frees room. False when at least `needed` bytes are
     /// free already (no signal may come: write again now).
     public func awaitRoom(for needed: Int) -> Bool {

@@ -10,17 +10,17 @@ import JSONSchema
 // not Sendable; each is reached under the lock named beside it, on the hot path of every emit.
 final class WorkerHost: @unchecked Sendable {
     let channel: WorkerChannel
-    private let lock = NSCondition()
+    let lock = NSCondition()
     /// Delivered events that came on the socket, from the reader thread to the process's
     /// receives (all of them without a ring; with one, only frames too big for it).
-    private let inbox = EventInbox()
+    let inbox = EventInbox()
     /// The delivery ring, when the supervisor gave one (receiving side only).
-    private let ringReceiver: RingReceiver?
+    let ringReceiver: RingReceiver?
     /// One receive at a time (the receiving side of the inbox is not shared).
-    private let receiveLock = NSLock()
-    private var stopRequested = false
+    let receiveLock = NSLock()
+    private(set) var stopRequested = false
     /// Set by `wake_events_wait`: the next (or current) `wait_events` returns at once.
-    private var eventsWaitWoken = false
+    var eventsWaitWoken = false
     /// `stopRequested` for readers that do not wait (every emit asks): no lock.
     private let stopFlag = Atomic<Bool>(false)
     private var stopHandler: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
@@ -334,63 +334,6 @@ final class WorkerHost: @unchecked Sendable {
         }
     }
 
-    /// wait_events: until a receive would find events, a stop, a wake or the timeout. With a
-    /// ring the thread sleeps on the ring's own word, so that the supervisor's publish wakes it
-    /// directly; the reader thread wakes it for what comes on the socket and for the stop.
-    /// `receiveLock` is held to look, not to sleep: a receive on another thread goes on.
-    private func waitForEvents(timeoutMilliseconds: Int64) -> Int32 {
-        defer { ringReceiver?.cancelWait() }
-        // A timeout too long for nanoseconds is none.
-        let span = timeoutMilliseconds.multipliedReportingOverflow(by: 1_000_000)
-        let deadline = timeoutMilliseconds < 0 || span.overflow ? nil : TaskExecutor.nanoseconds(CLOCK_MONOTONIC) &+ span.partialValue
-        while true {
-            if receivable() { return Int32(AGENT_OK) }
-            if let outcome = waitOutcome(consumingWake: true) { return outcome }
-            let left = deadline.map { $0 - TaskExecutor.nanoseconds(CLOCK_MONOTONIC) } ?? -1
-            if deadline != nil, left <= 0 { return Int32(AGENT_TIMEOUT) }
-            if let ringReceiver {
-                // Raised before the last look: a publish or a wake after it finds the word raised.
-                ringReceiver.announceSleep()
-                guard !receivable(), waitOutcome(consumingWake: false) == nil else { continue }
-                ringReceiver.sleep(timeoutNanoseconds: left)
-            } else {
-                lock.lock()
-                if waitOutcome(consumingWake: false, locked: true) == nil {
-                    if deadline == nil { lock.wait() } else { _ = lock.wait(untilSaturated: Date(timeIntervalSinceNow: Double(left) / 1e9)) }
-                }
-                lock.unlock()
-            }
-        }
-    }
-
-    /// Whether a receive would find events now (the ring's or the socket's, not yet handed out).
-    private func receivable() -> Bool {
-        receiveLock.lock()
-        defer { receiveLock.unlock() }
-        return ringReceiver?.hasBatch == true || inbox.hasTaken || ringReceiver?.hasPublished == true
-    }
-
-    /// What ends a wait besides the ring: socket deliveries, the stop, a wake (consumed when
-    /// asked). Nil: nothing yet.
-    private func waitOutcome(consumingWake: Bool, locked: Bool = false) -> Int32? {
-        if !locked { lock.lock() }
-        defer { if !locked { lock.unlock() } }
-        if inbox.publishedCount > 0 { return Int32(AGENT_OK) }
-        if stopRequested { return Int32(AGENT_STOPPED) }
-        guard eventsWaitWoken else { return nil }
-        if consumingWake { eventsWaitWoken = false }
-        return Int32(AGENT_TIMEOUT)
-    }
-
-    /// wake_events_wait: ends the current `wait_events`, or else the next one.
-    private func wakeEventsWait() {
-        lock.lock()
-        eventsWaitWoken = true
-        lock.broadcast()
-        lock.unlock()
-        ringReceiver?.wakeSleeper()
-    }
-
     /// next_event (capacity 1) and next_events: up to `capacity` events from what the last
     /// take left, else waits for more and takes them. The ring's frames come before the
     /// socket's: the supervisor writes to the ring only once the worker took what it sent on
@@ -439,6 +382,11 @@ final class WorkerHost: @unchecked Sendable {
             if stopRequested || timeoutMilliseconds == 0 {
                 lock.unlock()
                 return Int32(stopRequested ? AGENT_STOPPED : AGENT_TIMEOUT)
+            }
+            if let ringReceiver {
+                lock.unlock()
+                if sleepOnRing(ringReceiver, until: deadline) { continue }
+                return Int32(AGENT_TIMEOUT)
             }
             // The reader thread broadcasts on a wake, a delivery on the socket or a stop.
             let signalled = deadline.map { lock.wait(untilSaturated: $0) } ?? { lock.wait(); return true }()
