@@ -66,13 +66,7 @@ import Testing
             payloads = Array(queue.prefix(capacity))
             queue.removeFirst(payloads.count)
             count = payloads.count
-            for (index, payload) in payloads.enumerated() {
-                // The arrays in `payloads` stay put until the next call.
-                out[index] = payload.withUnsafeBufferPointer {
-                    agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
-                                payload: $0.baseAddress, payload_len: $0.count)
-                }
-            }
+            EventReceiveTests.handOut(payloads, type: type, source: source, into: out)
             return Int32(AGENT_OK)
         }
 
@@ -107,6 +101,18 @@ import Testing
                 }
             }
             return api
+        }
+    }
+
+    /// Fills `out` with events of `payloads` (whose arrays must stay put while they are read),
+    /// of type `type` ("n") from `source` ("producer"), as a stand-in host hands them out.
+    static func handOut(_ payloads: [[UInt8]], type: UnsafeMutablePointer<CChar>, source: UnsafeMutablePointer<CChar>,
+                        into out: UnsafeMutablePointer<agent_event>) {
+        for (index, payload) in payloads.enumerated() {
+            out[index] = payload.withUnsafeBufferPointer {
+                agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
+                            payload: $0.baseAddress, payload_len: $0.count)
+            }
         }
     }
 

@@ -90,11 +90,7 @@ private struct ThreadProbe: Monitor {
             payloads = Array(queue.prefix(capacity))
             queue.removeFirst(payloads.count)
             count = payloads.count
-            for (index, payload) in payloads.enumerated() {
-                out[index] = payload.withUnsafeBufferPointer {
-                    agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0, payload: $0.baseAddress, payload_len: $0.count)
-                }
-            }
+            EventReceiveTests.handOut(payloads, type: type, source: source, into: out)
             return Int32(AGENT_OK)
         }
 

@@ -1,6 +1,7 @@
 import AgentBase
 import AgentModuleABI
 import AgentTestSupport
+import CAgentSystem
 import Foundation
 import Glibc
 import Testing
@@ -24,11 +25,17 @@ import Testing
     /// Calls `wait_events` on a thread of its own; `outcome` says what it returned, once it has.
     final class Waiter: @unchecked Sendable {
         private let result = LockedValue<Int32?>(nil)
+        /// The thread's name, unique in the process, to find it in /proc/self/task.
+        private let name: String
         private let thread: Thread
+        private static let count = LockedValue(0)
 
         init(_ host: WorkerHost, timeoutMilliseconds: Int64 = -1) {
             let result = self.result
+            let name = "evwait-\(Self.count.withLock { $0 += 1; return $0 })"
+            self.name = name
             thread = Thread {
+                agent_set_thread_name(name)
                 let api = host.api
                 let status = api.wait_events!(api.host_ctx, timeoutMilliseconds)
                 result.withLock { $0 = status }
@@ -44,6 +51,21 @@ import Testing
         }
 
         var hasReturned: Bool { result.withLock { $0 } != nil }
+
+        /// Waits until the thread is inside `futex` (the ring's word: the only one it can block
+        /// on here), so that what the test does next meets a sleeper, not one about to sleep.
+        func awaitAsleep() -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+                    guard (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) == name + "\n" else { continue }
+                    let channel = (try? String(contentsOfFile: "/proc/self/task/\(task)/wchan", encoding: .utf8)) ?? ""
+                    if channel.hasPrefix("futex") { return true }
+                }
+                usleep(1_000)
+            }
+            return false
+        }
     }
 
     /// Waits until the consumer raised its flag for a sleep on the ring's word: it sleeps, or
@@ -57,6 +79,14 @@ import Testing
     static func publish(_ producer: SharedRing, payload: String) -> Bool {
         DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array(payload.utf8)).withUnsafeBytes { producer.write($0) }
         return producer.publish()
+    }
+
+    /// A delivery as the reader thread handles one that came on the socket.
+    static func deliverOnSocket(_ host: WorkerHost, payload: String) {
+        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array(payload.utf8)).withUnsafeBytes { frame in
+            host.handle(.deliver, UnsafeRawBufferPointer(rebasing: frame[FrameCodec.headerLength...]))
+        }
+        host.publishDeliveries()
     }
 
     /// The next event `next_events` hands out at once, as text.
@@ -133,10 +163,7 @@ import Testing
         // A delivery too big for the ring comes on the socket; the reader thread handles it.
         let waiter = Waiter(host)
         #expect(Self.awaitSleeper(producerRing))
-        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array("big".utf8)).withUnsafeBytes { frame in
-            host.handle(.deliver, UnsafeRawBufferPointer(rebasing: frame[FrameCodec.headerLength...]))
-        }
-        host.publishDeliveries()
+        Self.deliverOnSocket(host, payload: "big")
         try #require(waiter.outcome() == Int32(AGENT_OK))
         #expect(Self.take(host) == "big")
 
@@ -146,6 +173,43 @@ import Testing
         #expect(stopped.outcome() == Int32(AGENT_STOPPED))
         let api = host.api
         #expect(api.wait_events!(api.host_ctx, -1) == Int32(AGENT_STOPPED), "once stopping, a wait returns at once")
+    }
+
+    /// Another receive of the process (a second task receiving, on another thread) overwrites
+    /// the ring's flag while a wait sleeps on it: asking for a `wake` frame (1), or taking what
+    /// came (0). The sleeper is still woken: by the wake frame the supervisor then sends, by a
+    /// wake, and by the stop (adversary, stop 72: a process's thread stayed asleep for good).
+    @Test func aSleeperWhoseFlagAnotherReceiveOverwroteIsStillWoken() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        let api = host.api
+
+        // Overwritten with 1 (the other receive found nothing and asked for a frame); the
+        // publish then asks for the frame, which the reader thread handles.
+        let framed = Waiter(host)
+        #expect(framed.awaitAsleep(), "the wait never slept")
+        #expect(Self.take(host) == nil)
+        #expect(producerRing.consumerWaits && !producerRing.consumerSleeps, "the other receive raised the flag for a frame")
+        #expect(Self.publish(producerRing, payload: "framed"), "a flag of 1 asks for a wake frame")
+        host.handle(.wake, UnsafeRawBufferPointer(start: nil, count: 0))
+        try #require(framed.outcome() == Int32(AGENT_OK))
+        #expect(Self.take(host) == "framed")
+
+        // Lowered to 0 (the other receive took what came, which lowers it) while it sleeps:
+        // a wake still ends the wait.
+        let woken = Waiter(host)
+        #expect(woken.awaitAsleep(), "the wait never slept")
+        producerRing.cancelWait()
+        api.wake_events_wait!(api.host_ctx)
+        try #require(woken.outcome() == Int32(AGENT_TIMEOUT), "a wake did not reach a sleeper whose flag was lowered")
+
+        // Overwritten with 1 again, and then the stop.
+        let stopped = Waiter(host)
+        #expect(stopped.awaitAsleep(), "the wait never slept")
+        #expect(Self.take(host) == nil)
+        host.requestStop()
+        #expect(stopped.outcome() == Int32(AGENT_STOPPED))
     }
 
     /// A module's thread blocked in `next_events` (a C module, a jsonl/1 program's bridge, the
@@ -186,10 +250,7 @@ import Testing
         let api = host.api
         #expect(api.wait_events!(api.host_ctx, 50) == Int32(AGENT_TIMEOUT))
         let waiter = Waiter(host)
-        DeliveryRunTests.delivery("tick", "clock", time: 1, payload: Array("sock".utf8)).withUnsafeBytes { frame in
-            host.handle(.deliver, UnsafeRawBufferPointer(rebasing: frame[FrameCodec.headerLength...]))
-        }
-        host.publishDeliveries()
+        Self.deliverOnSocket(host, payload: "sock")
         try #require(waiter.outcome() == Int32(AGENT_OK))
         #expect(Self.take(host) == "sock")
         let woken = Waiter(host)

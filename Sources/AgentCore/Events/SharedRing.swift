@@ -1,4 +1,5 @@
 import CAgentSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,6 +45,8 @@ public final class SharedRing: @unchecked Sendable {
     private var consumerWaitingWord: UnsafeMutableRawPointer { base + 128 }
     private var producerWaitingWord: UnsafeMutableRawPointer { base + 192 }
     private var seenWord: UnsafeMutableRawPointer { base + 256 }
+    /// Threads of this process asleep on the consumer's word (``sleepUntilPublished(timeoutNanoseconds:)``).
+    private let sleepers = Atomic<Int>(0)
     /// The producer's head (only it writes the shared one).
     private var head: UInt64 = 0
     /// The consumer's tail (only it writes the shared one).
@@ -246,17 +249,21 @@ public final class SharedRing: @unchecked Sendable {
     /// Sleeps after ``announceSleep()`` until a publish, a ``wakeSleeper()`` or the timeout
     /// (negative: none). May return early (a signal): the caller looks again.
     public func sleepUntilPublished(timeoutNanoseconds: Int64) {
+        sleepers.add(1, ordering: .sequentiallyConsistent)
         _ = agent_futex_wait_shared(consumerWaitingWord, Self.asleep, timeoutNanoseconds)
+        sleepers.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// Wakes the consumer if it sleeps on the ring's word: another thread of its process has
-    /// something for it (a delivery on the socket, a stop). Any thread.
+    /// something for it (a delivery on the socket, a `wake` frame, a stop). Any thread. A
+    /// sleeper is woken even when the word no longer says so: another receive of the process
+    /// (a second task receiving, on another thread) may have lowered it, or raised it for a
+    /// `wake` frame, while this one slept.
     public func wakeSleeper() {
         // What the caller made ready is visible before the word is read (the sleeper reads in
         // the other order).
         agent_fence()
-        guard agent_load_u32(consumerWaitingWord) == Self.asleep,
-              agent_exchange_u32(consumerWaitingWord, 0) == Self.asleep else { return }
-        agent_futex_wake_shared(consumerWaitingWord)
+        let raised = agent_load_u32(consumerWaitingWord) == Self.asleep && agent_exchange_u32(consumerWaitingWord, 0) == Self.asleep
+        if raised || sleepers.load(ordering: .sequentiallyConsistent) > 0 { agent_futex_wake_shared(consumerWaitingWord) }
     }
 }

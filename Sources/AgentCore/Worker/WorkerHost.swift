@@ -258,6 +258,8 @@ final class WorkerHost: @unchecked Sendable {
             lock.lock()
             lock.broadcast()
             lock.unlock()
+            // A thread asleep on the ring's word whose flag another receive overwrote.
+            ringReceiver?.wakeSleeper()
             notifyEvents()
         case .queryResult, .chatToolResult:
             guard let (id, status, bytes) = QueryFrame.parseResult(body) else { break }
