@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <linux/futex.h>
@@ -118,5 +119,5 @@ int agent_futex_wait_shared(const void *address, uint32_t expected, int64_t time
 }
 
 void agent_futex_wake_shared(void *address) {
-    syscall(SYS_futex, address, FUTEX_WAKE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, address, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }

@@ -32,7 +32,7 @@ import Testing
 
         init(_ host: WorkerHost, timeoutMilliseconds: Int64 = -1) {
             let result = self.result
-            let name = "evwait-\(Self.count.withLock { $0 += 1; return $0 })"
+            let name = Self.uniqueName()
             self.name = name
             thread = Thread {
                 agent_set_thread_name(name)
@@ -54,7 +54,12 @@ import Testing
 
         /// Waits until the thread is inside `futex` (the ring's word: the only one it can block
         /// on here), so that what the test does next meets a sleeper, not one about to sleep.
-        func awaitAsleep() -> Bool {
+        func awaitAsleep() -> Bool { Self.asleep(name) }
+
+        static func uniqueName() -> String { "evwait-\(count.withLock { $0 += 1; return $0 })" }
+
+        /// Whether the thread named `name` is inside `futex`, waiting up to 30 s for it.
+        static func asleep(_ name: String) -> Bool {
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
                 for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
@@ -65,6 +70,36 @@ import Testing
                 usleep(1_000)
             }
             return false
+        }
+    }
+
+    /// A thread blocked in `next_events` (no timeout), named for ``Waiter/asleep(_:)``.
+    final class Receiver: @unchecked Sendable {
+        private let result = LockedValue<String?>(nil)
+        private let name: String
+
+        init(_ host: WorkerHost) {
+            let result = self.result
+            let name = Waiter.uniqueName()
+            self.name = name
+            Thread {
+                agent_set_thread_name(name)
+                var event = agent_event()
+                var count = 0
+                let api = host.api
+                guard api.next_events!(api.host_ctx, -1, &event, 1, &count) == AGENT_OK, count == 1 else { return }
+                let text = String(decoding: DeliveryRunTests.payload(event), as: UTF8.self)
+                result.withLock { $0 = text }
+            }.start()
+        }
+
+        func awaitAsleep() -> Bool { Waiter.asleep(name) }
+
+        /// What it received, waiting up to 30 s for it.
+        func received() -> String? {
+            let deadline = Date().addingTimeInterval(30)
+            while result.withLock({ $0 }) == nil, Date() < deadline { usleep(1_000) }
+            return result.withLock { $0 }
         }
     }
 
@@ -210,6 +245,26 @@ import Testing
         #expect(Self.take(host) == nil)
         host.requestStop()
         #expect(stopped.outcome() == Int32(AGENT_STOPPED))
+    }
+
+    /// Two threads of a C module asleep on the ring's word, one in `wait_events`, one blocked
+    /// in `next_events`: the first, woken and gone, must not lower the word under the second,
+    /// which the next publish must still wake (adversary, stop 72: a process stalled with
+    /// thousands of events waiting, its threads deadlocked on the receive's lock).
+    @Test func aWaitThatEndsLeavesTheWordRaisedForAnotherThreadAsleepOnIt() throws {
+        let (host, producer, fds) = try Self.host()
+        defer { close(fds[0]); close(fds[1]) }
+        let producerRing = try #require(producer)
+        // The wait ends by its timeout, which wakes no one else: the receive sleeps on.
+        let waiter = Waiter(host, timeoutMilliseconds: 3_000)
+        #expect(waiter.awaitAsleep(), "the wait never slept")
+        let blocked = Receiver(host)
+        #expect(blocked.awaitAsleep(), "the blocking receive never slept")
+        try #require(!waiter.hasReturned, "the wait's timeout came before the receive slept: nothing was tested")
+        try #require(waiter.outcome() == Int32(AGENT_TIMEOUT))
+        #expect(blocked.awaitAsleep(), "the blocking receive is no longer asleep")
+        #expect(!Self.publish(producerRing, payload: "second"), "the word still says a thread sleeps on it")
+        #expect(blocked.received() == "second")
     }
 
     /// A module's thread blocked in `next_events` (a C module, a jsonl/1 program's bridge, the

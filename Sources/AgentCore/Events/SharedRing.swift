@@ -229,9 +229,13 @@ public final class SharedRing: @unchecked Sendable {
         return agent_load_acquire_u64(headWord) == tail
     }
 
-    /// The consumer found work without sleeping: no wake is needed.
+    /// The consumer found work without sleeping: no wake is needed. Unless another thread of
+    /// the consumer's process sleeps on the word (a second receive), which still needs it.
     public func cancelWait() {
-        if agent_load_u32(consumerWaitingWord) != 0 { agent_store_u32(consumerWaitingWord, 0) }
+        guard agent_load_u32(consumerWaitingWord) != 0, sleepers.load(ordering: .sequentiallyConsistent) == 0 else { return }
+        agent_store_u32(consumerWaitingWord, 0)
+        // One that went to sleep meanwhile would miss the next publish: it looks again.
+        if sleepers.load(ordering: .sequentiallyConsistent) > 0 { agent_futex_wake_shared(consumerWaitingWord) }
     }
 
     /// `consumerWaiting` for a consumer that sleeps on the word itself: the producer's publish

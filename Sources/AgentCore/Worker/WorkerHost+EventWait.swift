@@ -10,7 +10,7 @@ extension WorkerHost {
     /// wait_events: until a receive would find events, a stop, a wake or the timeout. With a
     /// ring the thread sleeps on the ring's own word, so that the supervisor's publish wakes it
     /// directly; the reader thread wakes it for what comes on the socket and for the stop.
-    /// `receiveLock` is held to look, not to sleep: a receive on another thread goes on.
+    /// `receiveLock` is taken to look, never waited for: a receive on another thread goes on.
     func waitForEvents(timeoutMilliseconds: Int64) -> Int32 {
         defer { ringReceiver?.cancelWait() }
         // A timeout too long for nanoseconds is none.
@@ -37,8 +37,10 @@ extension WorkerHost {
     }
 
     /// Whether a receive would find events now (the ring's or the socket's, not yet handed out).
+    /// False while another thread receives: what there is is that receive's to take (a blocking
+    /// one holds the lock while it sleeps, and must not hold this wait up too).
     private func receivable() -> Bool {
-        receiveLock.lock()
+        guard receiveLock.try() else { return false }
         defer { receiveLock.unlock() }
         return ringReceiver?.hasBatch == true || inbox.hasTaken || ringReceiver?.hasPublished == true
     }

@@ -325,7 +325,7 @@ void agent_ring_unmap(void *base, size_t header, size_t capacity);
  */
 int agent_futex_wait_shared(const void *address, uint32_t expected, int64_t timeout_ns);
 
-/** Wakes one thread sleeping in agent_futex_wait_shared on `address`, in any process. */
+/** Wakes every thread sleeping in agent_futex_wait_shared on `address`, in any process. */
 void agent_futex_wake_shared(void *address);
 
 /** Writes `length` bytes to a Unix socket with `count` (1 to 4) fds attached to the first of them. */
