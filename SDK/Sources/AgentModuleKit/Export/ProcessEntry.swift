@@ -86,8 +86,8 @@ extension ProcessEntry {
         }
         bridge.onStop { task.cancel() }
         let heartbeats = context.startHeartbeats()
-        // The thread waits near the top of its stack from here on: the pages the settings'
-        // decoding and the task's start went through are given back, in every worker.
+        // The pages the settings' decoding and the task's start went through are given back, in
+        // every worker: the thread waits, or runs the task, from near the top of its stack.
         _ = agent_module_kit_trim_stack()
         executor?.run()
         outcome.done.wait()

@@ -7,8 +7,8 @@ import Foundation
 /// a task on the cooperative pool costs two (the host's reader thread, then a pool thread).
 ///
 /// A task executor preference, so the process's own code and its child tasks run here, and
-/// actors without an executor of their own run here for it; unstructured tasks it starts
-/// run on the pool as before.
+/// actors without an executor of their own run here for it; a detached task it starts runs
+/// on the pool as before.
 // @unchecked: the queue and the sleep state are guarded by `condition`.
 final class ProcessExecutor: TaskExecutor, @unchecked Sendable {
     private enum Sleep { case awake, inHost, onCondition }
