@@ -63,10 +63,7 @@ import Testing
                 if timeout == 0 || !lock.wait(until: deadline) { break }
             }
             if queue.isEmpty { return Int32(stopped ? AGENT_STOPPED : AGENT_TIMEOUT) }
-            payloads = Array(queue.prefix(capacity))
-            queue.removeFirst(payloads.count)
-            count = payloads.count
-            EventReceiveTests.handOut(payloads, type: type, source: source, into: out)
+            count = EventReceiveTests.handOut(from: &queue, capacity: capacity, keeping: &payloads, type: type, source: source, into: out)
             return Int32(AGENT_OK)
         }
 
@@ -104,16 +101,21 @@ import Testing
         }
     }
 
-    /// Fills `out` with events of `payloads` (whose arrays must stay put while they are read),
-    /// of type `type` ("n") from `source` ("producer"), as a stand-in host hands them out.
-    static func handOut(_ payloads: [[UInt8]], type: UnsafeMutablePointer<CChar>, source: UnsafeMutablePointer<CChar>,
-                        into out: UnsafeMutablePointer<agent_event>) {
+    /// Moves up to `capacity` payloads from the front of `queue` into `payloads` (whose arrays
+    /// must stay put while they are read) and fills `out` with their events, of type `type`
+    /// ("n") from `source` ("producer"), as a stand-in host hands them out; returns how many.
+    static func handOut(from queue: inout [[UInt8]], capacity: Int, keeping payloads: inout [[UInt8]],
+                        type: UnsafeMutablePointer<CChar>, source: UnsafeMutablePointer<CChar>,
+                        into out: UnsafeMutablePointer<agent_event>) -> Int {
+        payloads = Array(queue.prefix(capacity))
+        queue.removeFirst(payloads.count)
         for (index, payload) in payloads.enumerated() {
             out[index] = payload.withUnsafeBufferPointer {
                 agent_event(type: type, type_len: 1, source: source, source_len: 8, time_ns: 0,
                             payload: $0.baseAddress, payload_len: $0.count)
             }
         }
+        return payloads.count
     }
 
     @Test(arguments: [true, false])

@@ -87,10 +87,7 @@ private struct ThreadProbe: Monitor {
             lock.lock()
             defer { lock.unlock() }
             if queue.isEmpty { return Int32(stopped ? AGENT_STOPPED : AGENT_TIMEOUT) }
-            payloads = Array(queue.prefix(capacity))
-            queue.removeFirst(payloads.count)
-            count = payloads.count
-            EventReceiveTests.handOut(payloads, type: type, source: source, into: out)
+            count = EventReceiveTests.handOut(from: &queue, capacity: capacity, keeping: &payloads, type: type, source: source, into: out)
             return Int32(AGENT_OK)
         }
 
