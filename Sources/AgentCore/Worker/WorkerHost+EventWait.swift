@@ -84,5 +84,4 @@ extension WorkerHost {
         ringReceiver.sleep(timeoutNanoseconds: seconds < 9e9 ? Int64(seconds * 1e9) : -1)
         return true
     }
-
 }
