@@ -9,22 +9,24 @@ import Testing
 @Suite struct WorkerCgroupV1RemovalTests {
     static var v1Writable: Bool { CgroupV1Limits.ownFolder("cpu").map { access($0, W_OK) == 0 } == true }
 
+    /// Makes `path` and `path/child` (they may be there already); returns what removes both.
+    static func folder(_ path: String, holding child: String) throws -> () -> Void {
+        try #require(mkdir(path, 0o755) == 0 || errno == EEXIST)
+        try #require(mkdir(path + "/" + child, 0o755) == 0 || errno == EEXIST)
+        return {
+            rmdir(path + "/" + child)
+            rmdir(path)
+        }
+    }
+
     @Test(.enabled(if: v1Writable)) func anAgentsFolderGoesAndALinkOrAPlainFolderDoesNot() throws {
         let own = try #require(CgroupV1Limits.ownFolder("cpu"))
         let target = own + "/v1-removal-\(getpid())"
-        try #require(mkdir(target, 0o755) == 0 || errno == EEXIST)
-        try #require(mkdir(target + "/group", 0o755) == 0 || errno == EEXIST)
-        defer {
-            rmdir(target + "/group")
-            rmdir(target)
-        }
+        let removeTarget = try Self.folder(target, holding: "group")
+        defer { removeTarget() }
         let agent = own + "/agent-v1-removal-\(getpid())"
-        try #require(mkdir(agent, 0o755) == 0 || errno == EEXIST)
-        try #require(mkdir(agent + "/run-1", 0o755) == 0 || errno == EEXIST)
-        defer {
-            rmdir(agent + "/run-1")
-            rmdir(agent)
-        }
+        let removeAgent = try Self.folder(agent, holding: "run-1")
+        defer { removeAgent() }
         let directory = TestPaths.temporaryDirectory("v1-removal")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A link named like an agent's folder, to a cgroup that is not one; a plain folder.

@@ -16,8 +16,10 @@ import Glibc
 /// the producer's next publish wakes it; the producer raises `producerWaiting` when the ring
 /// is full, so the consumer's next release signals it. The worker signals the supervisor on
 /// an eventfd that came with the rings; the supervisor signals the worker with a
-/// ``FrameKind/wake`` frame on the socket (deliveries) or on a second eventfd (room in the emit
-/// ring, for the worker's writer thread, which must not depend on its reader thread). Each
+/// ``FrameKind/wake`` frame on the socket (deliveries), or wakes a worker's thread asleep on the
+/// `consumerWaiting` word itself (a futex: ``sleepUntilPublished(timeoutNanoseconds:)``), or
+/// signals a second eventfd (room in the emit ring, for the worker's writer thread, which must
+/// not depend on its reader thread). Each
 /// side stores its counter, then a full fence, then reads the other's flag, so a wakeup cannot
 /// be lost between a check and a sleep.
 ///
