@@ -322,7 +322,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentBenchTests",
-            dependencies: ["agent-bench"],
+            dependencies: ["agent-bench", "AgentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

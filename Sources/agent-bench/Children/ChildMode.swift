@@ -2,7 +2,7 @@ import AgentCore
 import Foundation
 
 /// The modes in which the bench re-executes itself, so that a measurement runs in a fresh
-/// process (module loading) or in a second process (the socketpair baseline).
+/// process (module loading) or in further processes (the socketpair baselines).
 enum ChildMode {
     static let flag = "--child"
 
@@ -18,6 +18,9 @@ enum ChildMode {
             exit(loadModule(path: rest[0], name: rest[1], deferManifest: true))
         case "socket-sink":
             exit(SocketSink.run(fd: 3))
+        case "socket-relay":
+            // The bench hands the relay its socket to the receiver as stdin.
+            exit(SocketRelay.run(from: 3, to: 0))
         default:
             FileHandle.standardError.write(Data("agent-bench: unknown child mode \(arguments.dropFirst(2).joined(separator: " "))\n".utf8))
             exit(64)

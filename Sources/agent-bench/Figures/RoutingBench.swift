@@ -18,7 +18,7 @@ enum RoutingBench {
     static func run(_ environment: BenchEnvironment, logFD: Int32) -> Section {
         var section = Section(
             number: 4, title: "Event routing: datasource → supervisor → monitor (store off)",
-            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. Also in the same run: the same routing with the HTTP server on (settings \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]}: Hummingbird listening in the bench process, no client; each repetition runs it right after the one without), and with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory), and with AGENT_WORKER_EVENT_WAIT=0 (the host offers no `wait_events`: the sink's code runs on the cooperative pool, resumed by the worker's reader thread when the supervisor's wake frame comes, as before stop 72; by default it runs on the worker's own thread, which sleeps on the delivery ring's word and is woken by the supervisor's publish itself). Each run is checked: count in = count out, in order, nothing dropped.")
+            method: "bench_source emits numbered `bench` events (JSON payload of the stated size; host stamps CLOCK_REALTIME at emit, extrapolated with the TSC between reads at most 1 ms apart) in its worker; the real Supervisor inside the bench (without a store; figure 5 adds it) routes them to bench_sink in a second worker (its queue set to \"when_full\": \"block\", so that a sink that falls behind pauses the source instead of losing events), which reads them with `for await event in context.events`, checks count and order, and measures latency = receipt time − emit stamp (counted in buckets 1/64 of a power of two wide, so p50 and p99 read at most 1.6 % high; the maximum is exact). throughput = events / (last receipt − first emit). baseline, same run: the bench itself sends the same event frames (stamped by the same function, batched in 64 KiB writes, or paced the same way) over a bare socketpair to a child process that decodes them and measures the same way — one hop, no supervisor, no SDK. bare relay, same run: the same frames through a third process between the bench and the receiver, which writes whatever it reads from one socketpair to a second one at once, unparsed (`agent-bench --child socket-relay`) — two hops and three processes, as through the supervisor, with no work at the middle: the floor of any design that puts a process between two workers. Also in the same run: the same routing with the HTTP server on (settings \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]}: Hummingbird listening in the bench process, no client; each repetition runs it right after the one without), and with AGENT_SHARED_RINGS=0 (events to and from the workers on their sockets instead of the emit and delivery rings in shared memory), and with AGENT_WORKER_EVENT_WAIT=0 (the host offers no `wait_events`: the sink's code runs on the cooperative pool, resumed by the worker's reader thread when the supervisor's wake frame comes, as before stop 72; by default it runs on the worker's own thread, which sleeps on the delivery ring's word and is woken by the supervisor's publish itself). Each run is checked: count in = count out, in order, nothing dropped.")
         let repetitions = environment.quick ? 1 : 5
         let throughputLoads = [
             // Sustained rates: runs of about half a second or more through the supervisor. Shorter
@@ -34,6 +34,7 @@ enum RoutingBench {
             var routed = Samples()
             var emitted = Samples()
             var baseline = Samples()
+            var relayed = Samples()
             var withoutRings = Samples()
             var withHTTP = Samples()
             var throughReader = Samples()
@@ -68,6 +69,7 @@ enum RoutingBench {
                         section.fail("throughput \(load.label) with AGENT_WORKER_EVENT_WAIT=0, run \(repetition) of \(repetitions): " + pooled.problems.joined(separator: "; "))
                     }
                     baseline.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0).throughput)
+                    relayed.append(try SocketBaseline.run(environment, count: load.count, payloadBytes: load.payloadBytes, rate: 0, relay: true).throughput)
                     let socketsOnly = try throughSupervisor(environment, load, logFD: logFD, sharedRings: false)
                     withoutRings.append(socketsOnly.result.throughput)
                     dropped += socketsOnly.dropped
@@ -97,6 +99,10 @@ enum RoutingBench {
             section.compare("throughput \(load.label), through the supervisor", with: "throughput \(load.label), bare socketpair")
             section.add(Figure("  ratio supervisor / socketpair, \(load.label)", .ratio, median: routed.median / baseline.median,
                                count: routed.count, note: "of the medians; target ≥ 0.5"))
+            section.add(Figure("throughput \(load.label), bare relay", .eventsPerSecond, samples: relayed,
+                               note: "socketpair → a process that copies → socketpair: two hops, three processes"))
+            section.add(Figure("  ratio supervisor / relay, \(load.label)", .ratio, median: routed.median / relayed.median,
+                               count: routed.count, note: "of the medians"))
         }
         if dropped > 0 {
             section.note("\(TableRenderer.grouped(dropped)) events were dropped by the supervisor, although the sink's queue blocks its producer when full.")
@@ -113,16 +119,18 @@ enum RoutingBench {
             let pooled = try throughSupervisor(environment, latencyLoad, logFD: logFD, workerEnvironment: Self.withoutEventWait)
             if !pooled.problems.isEmpty { section.fail("latency run with AGENT_WORKER_EVENT_WAIT=0: " + pooled.problems.joined(separator: "; ")) }
             let baseline = try SocketBaseline.run(environment, count: latencyLoad.count, payloadBytes: latencyLoad.payloadBytes, rate: latencyLoad.rate)
+            let relayed = try SocketBaseline.run(environment, count: latencyLoad.count, payloadBytes: latencyLoad.payloadBytes, rate: latencyLoad.rate,
+                                                 relay: true)
             section.add(latencyFigure("latency \(latencyLoad.label), through the supervisor", routed, note: "target p99 < 1 ms"))
             section.add(latencyFigure("  the same, http on", served.result, note: "right after the run above"))
             section.add(latencyFigure("  the same, AGENT_WORKER_EVENT_WAIT=0", pooled.result,
                                       note: "the sink woken through its reader thread and a pool thread (before stop 72)"))
             section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
             section.compare("latency \(latencyLoad.label), through the supervisor", with: "latency \(latencyLoad.label), bare socketpair")
-            section.add(Figure("  ratio supervisor / socketpair, latency", .ratio,
-                               median: Double(routed.latencyP50) / Double(max(1, baseline.latencyP50)),
-                               p99: Double(routed.latencyP99) / Double(max(1, baseline.latencyP99)), count: 1,
-                               note: "p50 and p99 columns"))
+            section.add(ratioFigure("  ratio supervisor / socketpair, latency", routed, baseline))
+            section.add(latencyFigure("latency \(latencyLoad.label), bare relay", relayed,
+                                      note: "socketpair → a process that copies → socketpair: two wake-ups, as through the supervisor"))
+            section.add(ratioFigure("  ratio supervisor / relay, latency", routed, relayed))
         } catch {
             section.fail("latency: \(error)")
         }
@@ -132,6 +140,11 @@ enum RoutingBench {
     /// The workers' environment for the rows measured as before stop 72: an event reaches the
     /// sink's code through the worker's reader thread and a cooperative-pool thread.
     static let withoutEventWait = ["AGENT_WORKER_EVENT_WAIT": "0"]
+
+    static func ratioFigure(_ label: String, _ result: RoutingResult, _ baseline: RoutingResult) -> Figure {
+        Figure(label, .ratio, median: Double(result.latencyP50) / Double(max(1, baseline.latencyP50)),
+               p99: Double(result.latencyP99) / Double(max(1, baseline.latencyP99)), count: 1, note: "p50 and p99 columns")
+    }
 
     static func latencyFigure(_ label: String, _ result: RoutingResult, note: String? = nil) -> Figure {
         Figure(label, .microseconds, median: Double(result.latencyP50) / 1000, p99: Double(result.latencyP99) / 1000,

@@ -5,27 +5,46 @@ import Foundation
 
 /// The baseline of figure 4: the same `event` frames, stamped and paced the same way, sent by
 /// the bench over a bare socketpair to a second process (`agent-bench --child socket-sink`)
-/// that decodes and checks them as the sink does. One hop, no supervisor, no SDK.
+/// that decodes and checks them as the sink does. One hop, no supervisor, no SDK; or two, through
+/// a relay that only copies.
 enum SocketBaseline {
-    static func run(_ environment: BenchEnvironment, count: Int, payloadBytes: Int, rate: Double) throws -> RoutingResult {
-        var fds: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw BenchError("socketpair: \(String(cString: strerror(errno)))")
+    /// `relay`: the frames go through a third process (`agent-bench --child socket-relay`)
+    /// that copies them from one socketpair to another unparsed — two hops, as through the
+    /// supervisor, with nothing done at the middle one.
+    static func run(_ environment: BenchEnvironment, count: Int, payloadBytes: Int, rate: Double, relay: Bool = false) throws -> RoutingResult {
+        let started = try startReceiver(environment, relay: relay)
+        let receiver = started.receiver
+        var sender: Int32? = started.sender
+        // Closing the sender ends the relay's input, and with it the relay.
+        func finishSending() -> Int32 {
+            if let fd = sender { close(fd) }
+            sender = nil
+            return started.relay?.finish() ?? 0
         }
-        let child: ChildRunner.Child
-        do {
-            child = try ChildRunner.start(environment, ["socket-sink"], channel: fds[1])
-        } catch {
-            close(fds[0]); close(fds[1])
-            throw error
-        }
-        close(fds[1])
-        defer { close(fds[0]) }
-        guard child.readLine(timeout: 10) == "ready" else {
-            child.finish()
+        guard receiver.readLine(timeout: 10) == "ready" else {
+            receiver.finish()
+            _ = finishSending()
             throw BenchError("the socketpair receiver did not start")
         }
-        let writer = FrameWriter(fd: fds[0])
+        do {
+            try send(count: count, payloadBytes: payloadBytes, rate: rate, to: started.sender)
+        } catch {
+            _ = finishSending()
+            receiver.finish()
+            throw error
+        }
+        let line = receiver.readLine(timeout: 60)
+        let status = receiver.finish()
+        let relayStatus = finishSending()
+        guard let line, status == 0, relayStatus == 0, let result = RoutingResult(json: line) else {
+            throw BenchError("the socketpair receiver failed (status \(status), relay \(relayStatus)): \(line ?? "no result")")
+        }
+        return result
+    }
+
+    /// The `bench` frames, paced at `rate` (0: as fast as the socket takes them), then `bench_end`.
+    private static func send(count: Int, payloadBytes: Int, rate: Double, to fd: Int32) throws {
+        let writer = FrameWriter(fd: fd)
         var payload = BenchPayload.template(size: payloadBytes)
         let type = Array(BenchPayload.eventType.utf8)
         let start = Clock.monotonicNanoseconds()
@@ -39,12 +58,47 @@ enum SocketBaseline {
             try writer.append(type: type, payload: payload, flush: interval > 0)
         }
         try writer.append(type: Array(BenchPayload.endType.utf8), payload: Array(#"{"count":\#(count)}"#.utf8), flush: true)
-        let line = child.readLine(timeout: 60)
-        let status = child.finish()
-        guard let line, status == 0, let result = RoutingResult(json: line) else {
-            throw BenchError("the socketpair receiver failed (status \(status)): \(line ?? "no result")")
+    }
+
+    /// Starts the receiver (and the relay before it): the bench writes to `sender`.
+    private static func startReceiver(_ environment: BenchEnvironment, relay: Bool) throws
+        -> (sender: Int32, receiver: ChildRunner.Child, relay: ChildRunner.Child?) {
+        let toReceiver = try socketPair()
+        let receiver: ChildRunner.Child
+        do {
+            receiver = try ChildRunner.start(environment, ["socket-sink"], channel: toReceiver.1)
+        } catch {
+            close(toReceiver.0); close(toReceiver.1)
+            throw error
         }
-        return result
+        close(toReceiver.1)
+        guard relay else { return (toReceiver.0, receiver, nil) }
+        defer { close(toReceiver.0) }
+        let toRelay: (Int32, Int32)
+        let relayChild: ChildRunner.Child
+        do {
+            toRelay = try socketPair()
+            do {
+                relayChild = try ChildRunner.start(environment, ["socket-relay"], channel: toRelay.1, stdin: toReceiver.0)
+            } catch {
+                close(toRelay.0); close(toRelay.1)
+                throw error
+            }
+        } catch {
+            kill(receiver.pid, SIGKILL)
+            receiver.finish()
+            throw error
+        }
+        close(toRelay.1)
+        return (toRelay.0, receiver, relayChild)
+    }
+
+    private static func socketPair() throws -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw BenchError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        return (fds[0], fds[1])
     }
 }
 

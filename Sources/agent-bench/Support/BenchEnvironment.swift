@@ -27,11 +27,13 @@ struct BenchEnvironment {
         }
     }
 
-    init(quick: Bool) throws {
+    /// `selfPath`: the agent-bench whose child modes the figures run (nil: this program; tests,
+    /// which are not agent-bench, name the one built beside them).
+    init(quick: Bool, selfPath: String? = nil) throws {
         self.quick = quick
         let bin = AgentLauncher.runtimeDirectory
         binDirectory = bin
-        selfPath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        self.selfPath = selfPath ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var missing = [bin + "/agent-control", bin + "/agent-worker"] + Self.shippedModules.map { "\(bin)/lib\($0).so" }
         missing.removeAll { FileManager.default.isExecutableFile(atPath: $0) || FileManager.default.fileExists(atPath: $0) }
         if !missing.isEmpty { throw MissingBinaries(missing: missing.map { URL(fileURLWithPath: $0).lastPathComponent }) }

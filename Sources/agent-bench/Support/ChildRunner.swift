@@ -4,7 +4,7 @@ import CAgentSystem
 import Foundation
 
 /// Runs agent-bench itself in a child mode (`agent-bench --child MODE …`) and collects what
-/// it prints. A child may also get one end of a socketpair as fd 3.
+/// it prints. A child may also get one end of a socketpair as fd 3 (and another as fd 0).
 enum ChildRunner {
     /// A running child whose standard output the parent reads.
     struct Child {
@@ -38,13 +38,14 @@ enum ChildRunner {
         }
     }
 
-    /// Starts `agent-bench --child <arguments>`; `channel` becomes the child's fd 3.
-    static func start(_ environment: BenchEnvironment, _ arguments: [String], channel: Int32 = -1) throws -> Child {
+    /// Starts `agent-bench --child <arguments>`; `channel` becomes the child's fd 3, `stdin` its
+    /// fd 0 (-1: /dev/null).
+    static func start(_ environment: BenchEnvironment, _ arguments: [String], channel: Int32 = -1, stdin: Int32 = -1) throws -> Child {
         var fds: [Int32] = [0, 0]
         guard agent_pipe_cloexec(&fds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         let spawned = ProcessSpawner.spawn(
             path: environment.selfPath, arguments: ["agent-bench", ChildMode.flag] + arguments,
-            environment: ProcessInfo.processInfo.environment, stdout: fds[1], stderr: 2, channel: channel, newGroup: false)
+            environment: ProcessInfo.processInfo.environment, stdin: stdin, stdout: fds[1], stderr: 2, channel: channel, newGroup: false)
         close(fds[1])
         switch spawned {
         case .success(let pid): return Child(pid: pid, output: fds[0])
