@@ -34,10 +34,22 @@ enum ColdStartBench {
         return (first, all)
     }
 
+    /// The loads on the first ready's path, in the same run: what is left to the launch's own work.
+    static func addFloor(_ environment: BenchEnvironment, firstReady: Samples, into section: inout Section) throws {
+        let floor = try StartFloor.run(environment, count: environment.quick ? 5 : 15)
+        section.add(Figure("floor: agent-control --version, exec → exit", .milliseconds, samples: floor.control,
+                           note: "its load and the Swift runtime's start; nothing of the agent's"))
+        section.add(Figure("floor: agent-worker --version, exec → exit", .milliseconds, samples: floor.worker,
+                           note: "the fork server's load: the toolchain's Foundation and runtime, which every module links"))
+        section.add(Figure("floor: both at once", .milliseconds, samples: floor.both,
+                           note: String(format: "as a launch runs them, side by side; first ready − this: %.1f ms (medians)",
+                                        firstReady.median - floor.both.median)))
+    }
+
     static func run(_ environment: BenchEnvironment) -> Section {
         var section = Section(
             number: 8, title: "Cold start and stop: agent-control console with \(workers) workers",
-            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, and has its fork server fork the workers, one per loop turn). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG; the fork server must go too, or it counts as an orphan). Default settings (the store on), and the launch again with the store off and with the HTTP server on (cache filled).")
+            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, and has its fork server fork the workers, one per loop turn). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG; the fork server must go too, or it counts as an orphan). Default settings (the store on), and the launch again with the store off and with the HTTP server on (cache filled). floor, same run: posix_spawn of agent-control --version and of agent-worker --version (the fork server's program), each alone and both at once, until reaped, alternated: the loads that lie on the first worker's path before any work of the agent's.")
         let repetitions = environment.quick ? 3 : 7
         let coldRepetitions = environment.quick ? 1 : 3
         var cold = (firstReady: Samples(), allReady: Samples())
@@ -85,6 +97,7 @@ enum ColdStartBench {
             section.add(Figure("launch → first worker ready, no manifest cache", .milliseconds, samples: cold.firstReady,
                                note: "+ one agent-worker --describe"))
             section.add(Figure("launch → \(workers) workers ready, no manifest cache", .milliseconds, samples: cold.allReady))
+            try addFloor(environment, firstReady: firstReady, into: &section)
             section.add(Figure("SIGTERM → none left (\(workers) workers)", .milliseconds, samples: stop,
                                note: "target < 50 ms; circus 150, supervisord 7,000–12,000"))
 
