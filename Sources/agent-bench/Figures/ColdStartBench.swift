@@ -44,6 +44,7 @@ enum ColdStartBench {
         section.add(Figure("floor: both at once", .milliseconds, samples: floor.both,
                            note: String(format: "as a launch runs them, side by side; first ready − this: %.1f ms (medians)",
                                         firstReady.median - floor.both.median)))
+        section.compare("launch → first worker ready", with: "floor: both at once")
     }
 
     static func run(_ environment: BenchEnvironment) -> Section {

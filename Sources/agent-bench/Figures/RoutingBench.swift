@@ -96,13 +96,14 @@ enum RoutingBench {
             section.add(Figure("  the same, AGENT_SHARED_RINGS=0", .eventsPerSecond, samples: withoutRings,
                                note: "events on the workers' sockets: what the shared rings save"))
             section.add(Figure("throughput \(load.label), bare socketpair", .eventsPerSecond, samples: baseline))
-            section.compare("throughput \(load.label), through the supervisor", with: "throughput \(load.label), bare socketpair")
             section.add(Figure("  ratio supervisor / socketpair, \(load.label)", .ratio, median: routed.median / baseline.median,
                                count: routed.count, note: "of the medians; target ≥ 0.5"))
             section.add(Figure("throughput \(load.label), bare relay", .eventsPerSecond, samples: relayed,
                                note: "socketpair → a process that copies → socketpair: two hops, three processes"))
             section.add(Figure("  ratio supervisor / relay, \(load.label)", .ratio, median: routed.median / relayed.median,
                                count: routed.count, note: "of the medians"))
+            section.compare("throughput \(load.label), through the supervisor",
+                            with: "throughput \(load.label), bare socketpair", "throughput \(load.label), bare relay")
         }
         if dropped > 0 {
             section.note("\(TableRenderer.grouped(dropped)) events were dropped by the supervisor, although the sink's queue blocks its producer when full.")
@@ -126,11 +127,12 @@ enum RoutingBench {
             section.add(latencyFigure("  the same, AGENT_WORKER_EVENT_WAIT=0", pooled.result,
                                       note: "the sink woken through its reader thread and a pool thread (before stop 72)"))
             section.add(latencyFigure("latency \(latencyLoad.label), bare socketpair", baseline))
-            section.compare("latency \(latencyLoad.label), through the supervisor", with: "latency \(latencyLoad.label), bare socketpair")
             section.add(ratioFigure("  ratio supervisor / socketpair, latency", routed, baseline))
             section.add(latencyFigure("latency \(latencyLoad.label), bare relay", relayed,
                                       note: "socketpair → a process that copies → socketpair: two wake-ups, as through the supervisor"))
             section.add(ratioFigure("  ratio supervisor / relay, latency", routed, relayed))
+            section.compare("latency \(latencyLoad.label), through the supervisor",
+                            with: "latency \(latencyLoad.label), bare socketpair", "latency \(latencyLoad.label), bare relay")
         } catch {
             section.fail("latency: \(error)")
         }
