@@ -5,7 +5,7 @@ import Testing
 
 /// Figure 4's floors through the real child processes of agent-bench (built beside the tests):
 /// the one-hop socketpair and the two-hop relay must hand the receiver every frame, once, in
-/// order, whether sent in 64 KiB batches or paced one by one, and leave no child behind.
+/// order, whether sent in 64 KiB batches or paced one by one.
 @Suite(.ownThreads, .serialized) struct SocketBaselineTests {
     func environment() throws -> BenchEnvironment {
         try BenchEnvironment(quick: true, selfPath: TestPaths.products + "/agent-bench")
@@ -30,8 +30,9 @@ import Testing
         let result = try SocketBaseline.run(environment, count: 300, payloadBytes: 1024, rate: 2000, relay: relay)
         #expect(result.isComplete, "\(result.count) of \(result.expected), \(result.outOfOrder) out of order")
         #expect(result.payloadBytes == 1024)
-        // Paced at 2,000/s, the run spans at least 299 intervals of 0.5 ms.
-        #expect(result.lastEmitted - result.firstEmitted >= 299 * 500_000)
+        // Paced at 2,000/s from the first frame's due time, the run spans close to 299 intervals of
+        // 0.5 ms; the first stamp may be late, and the stamps are wall-clock time.
+        #expect(result.lastEmitted - result.firstEmitted >= 250 * 500_000)
         #expect(result.latencyP50 > 0 && result.latencyP50 <= result.latencyP99 && result.latencyP99 <= result.latencyMax)
         #expect(result.latencyMax <= result.lastReceived - result.firstEmitted)
     }

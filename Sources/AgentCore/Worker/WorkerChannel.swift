@@ -36,14 +36,24 @@ final class WorkerChannel: @unchecked Sendable {
     /// 0.60 → 0.45 µs with 1 MB; 256 KB made emitters wait and wake too often).
     private let highWater = 1 << 20
 
-    init(fd: Int32) { self.fd = fd }
+    /// `directWriteSpacing`: see ``defaultDirectWriteSpacing`` (tests make every frame close).
+    init(fd: Int32, directWriteSpacing: UInt64 = WorkerChannel.defaultDirectWriteSpacing) {
+        self.fd = fd
+        self.directWriteSpacing = directWriteSpacing
+    }
+
+    deinit {
+        if emitSignal >= 0 { Glibc.close(emitSignal) }
+        if emitRoom >= 0 { Glibc.close(emitRoom) }
+    }
 
     /// When the caller last wrote to the socket or the ring itself after a pause of at least
     /// `directWriteSpacing` (monotonic nanoseconds), and how many it wrote since, closer together.
     private var lastDirectWrite: UInt64 = 0
     private var closeDirectWrites = 0
     /// Frames closer together than this go to the writer thread, which batches them...
-    private static let directWriteSpacing: UInt64 = 20_000
+    static let defaultDirectWriteSpacing: UInt64 = 20_000
+    private let directWriteSpacing: UInt64
     /// ...except, with an emit ring, the first few of a burst. A burst is a datasource that
     /// woke late and catches up; its second event took a hop through the sleeping writer
     /// thread before, a wake-up the first did not pay — also when the supervisor had drained
@@ -51,7 +61,7 @@ final class WorkerChannel: @unchecked Sendable {
     /// call, where waking the writer costs one too and a thread's wake-up besides: about 1 %
     /// of the events of a datasource paced at 10,000/s went that way). A dense stream still
     /// goes to the writer after these few.
-    private static let closeDirectWriteLimit = 8
+    static let closeDirectWriteLimit = 8
     /// How long the writer waits for more frames after a batch before it goes idle (seconds).
     private static let linger = 50e-6
 
@@ -65,7 +75,7 @@ final class WorkerChannel: @unchecked Sendable {
         build(outgoing)
         if writerIdle, !holding {
             let now = DispatchTime.now().uptimeNanoseconds
-            var direct = now &- lastDirectWrite > Self.directWriteSpacing
+            var direct = now &- lastDirectWrite > directWriteSpacing
             if direct {
                 lastDirectWrite = now
                 closeDirectWrites = 0

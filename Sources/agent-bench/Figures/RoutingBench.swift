@@ -143,6 +143,7 @@ enum RoutingBench {
     /// sink's code through the worker's reader thread and a cooperative-pool thread.
     static let withoutEventWait = ["AGENT_WORKER_EVENT_WAIT": "0"]
 
+    /// The latency of `result` over `baseline`'s, p50 in the median column and p99 in the p99 one.
     static func ratioFigure(_ label: String, _ result: RoutingResult, _ baseline: RoutingResult) -> Figure {
         Figure(label, .ratio, median: Double(result.latencyP50) / Double(max(1, baseline.latencyP50)),
                p99: Double(result.latencyP99) / Double(max(1, baseline.latencyP99)), count: 1, note: "p50 and p99 columns")

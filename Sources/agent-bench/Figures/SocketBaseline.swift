@@ -22,8 +22,9 @@ enum SocketBaseline {
             return started.relay?.finish() ?? 0
         }
         guard receiver.readLine(timeout: 10) == "ready" else {
-            receiver.finish()
             _ = finishSending()
+            kill(receiver.pid, SIGKILL)
+            receiver.finish()
             throw BenchError("the socketpair receiver did not start")
         }
         do {

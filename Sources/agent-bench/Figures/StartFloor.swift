@@ -6,7 +6,8 @@ import Foundation
 /// start, the parse of one flag) and `agent-worker --version` (the fork server's load: the
 /// toolchain's Foundation and runtime libraries, which every module links) — each alone and
 /// both at once, as a launch runs them side by side on the machine's cores. Spawned as
-/// ConsoleRun spawns agent-control; from just before the spawn until each is reaped.
+/// ConsoleRun spawns agent-control; from just before the spawn until each is reaped. Both at
+/// once is a lower bound of the launch's loads: agent-control spawns the server only once it runs.
 enum StartFloor {
     struct Outcome {
         /// Milliseconds: agent-control alone, agent-worker alone, both started together.
@@ -36,16 +37,17 @@ enum StartFloor {
         defer { close(devNull) }
         let environment = ProcessInfo.processInfo.environment
         let start = Clock.monotonicNanoseconds()
-        var pids: [pid_t] = []
+        var started: [(pid: pid_t, program: (path: String, arguments: [String]))] = []
         var failure: String?
         for program in programs {
             switch ProcessSpawner.spawn(path: program.path, arguments: program.arguments, environment: environment,
                                         stdout: devNull, stderr: devNull, channel: -1, newGroup: true) {
-            case .success(let pid): pids.append(pid)
+            case .success(let pid): started.append((pid, program))
             case .failure(let error): failure = failure ?? "\(error)"
             }
         }
-        for (pid, program) in zip(pids, programs) {
+        // `--version` exits at once; a program that hangs here is a broken build, seen as one.
+        for (pid, program) in started {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             if ProcessSpawner.exitCode(status) != 0 {
