@@ -6,14 +6,14 @@ import Testing
 /// Needs `swift build` first (libbench.so is one of the shipped modules).
 @Suite(.ownThreads, .serialized) struct BenchModuleTests {
     /// The sink's report for a stream of `count` events from the source.
-    func report(count: Int, payloadBytes: Int, rate: Double) throws -> [String: Any] {
+    func report(count: Int, payloadBytes: Int, rate: Double, environment: [String: String] = [:]) throws -> [String: Any] {
         let agent = try AgentRun(settings: """
         {"enabled_modules": ["bench"],
          "processes": {
            "source": {"type": "bench_source", "count": \(count), "payload_bytes": \(payloadBytes), "rate": \(rate), "start_delay": 0.2},
            "sink": {"type": "bench_sink"}
          }}
-        """, arguments: ["--no-build", "--json", "--quiet"])
+        """, arguments: ["--no-build", "--json", "--quiet"], environment: environment)
         defer { _ = agent.stop() }
         let line = agent.waitForLine(timeout: 30) { $0.contains(#""source":"sink""#) && $0.contains("bench_result") }
         let message = try #require(line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
@@ -32,6 +32,14 @@ import Testing
         let first = try #require(result["first_emitted_ns"] as? Int)
         let last = try #require(result["last_received_ns"] as? Int)
         #expect(last > first)
+    }
+
+    /// `AGENT_WORKER_EVENT_WAIT=off` (any of the switches' spellings) takes the path before
+    /// stop 72: the sink's code on the pool, woken through the worker's reader thread.
+    @Test func everyEventArrivesWithTheEventWaitSwitchedOff() throws {
+        let result = try report(count: 3000, payloadBytes: 100, rate: 0, environment: ["AGENT_WORKER_EVENT_WAIT": "off"])
+        #expect(result["count"] as? Int == 3000)
+        #expect(result["out_of_order"] as? Int == 0)
     }
 
     @Test func pacedEventsKeepTheirSizeAndOrder() throws {

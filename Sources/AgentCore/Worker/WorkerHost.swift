@@ -163,7 +163,7 @@ final class WorkerHost: @unchecked Sendable {
     /// Whether modules may sleep in `wait_events` (`AGENT_WORKER_EVENT_WAIT=0`: not offered,
     /// so that AgentModuleKit's processes run on the cooperative pool, woken through the
     /// reader thread, as before; for comparison).
-    private static let offersEventWait = getenv("AGENT_WORKER_EVENT_WAIT").map { String(cString: $0) != "0" } ?? true
+    private static let offersEventWait = !EnvironmentSwitch.isOff(getenv("AGENT_WORKER_EVENT_WAIT").map { String(cString: $0) })
 
     /// A stable pointer to the callback table, for module adapters that keep it.
     lazy var apiPointer: UnsafePointer<agent_host_api> = {

@@ -46,7 +46,6 @@ struct ProcessEntry: Sendable {
     }
 }
 
-/// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
 extension ProcessEntry {
     /// Why a run could not start or ended in error: the code `run_process` returns and the
     /// message for the host's error buffer.
@@ -103,6 +102,7 @@ private final class RunOutcome: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
 }
 
+/// Turns settings JSON into a `Settings` value, with errors that name the JSON pointer.
 enum SettingsDecoding {
     /// `{}`: what a warm-up decodes, down the path a worker's settings take.
     static let emptyObject = Array("{}".utf8)
