@@ -154,8 +154,6 @@ struct Console: ParsableCommand {
         Once every first start has settled, the agent unmaps the code pages that only the start \
         used, and each worker its own a second after it is ready (they stay in the page cache; \
         AGENT_RELEASE_START_PAGES=0 keeps them mapped). \
-        The store's writer thread runs five nice steps below the loop (AGENT_STORE_WRITER_NICE=N \
-        sets another; 0: the same). \
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \

@@ -28,8 +28,6 @@ public final class AgentStore: Sendable {
     private let checkpointer: WALCheckpointer
     /// What waits for the writer thread, and the figures (see ``Queued``).
     let queued = Guarded(Queued())
-    /// The writer's and the checkpoint thread's nice value (see ``writerNiceSteps``).
-    let writerNice: Int32
 
     package struct PendingEvent: Sendable {
         package var time: Double
@@ -53,10 +51,8 @@ public final class AgentStore: Sendable {
     package static func configureSQLite() { _ = sqliteConfigured }
 
     /// The same, with the longest the writer waits for the checkpoint thread at 8 MiB of WAL
-    /// (a test makes the bound exact with a wait longer than any checkpoint), and how many nice
-    /// steps below the caller's thread the writer runs (agent-bench's before runs it at 0).
-    package init(path: String, settings: StoreSettings, logger: Logger, checkpointWait: Double,
-                 writerNiceSteps: Int32 = AgentStore.writerNiceSteps) throws {
+    /// (a test makes the bound exact with a wait longer than any checkpoint).
+    package init(path: String, settings: StoreSettings, logger: Logger, checkpointWait: Double) throws {
         Self.configureSQLite()
         self.path = path
         self.settings = settings
@@ -69,8 +65,7 @@ public final class AgentStore: Sendable {
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
         let maximumPages = ProcessInfo.processInfo.environment["AGENT_STORE_MAX_PAGES"].flatMap(Int.init)
-        writerNice = min(19, agent_thread_nice() + max(0, writerNiceSteps))
-        let checkpointer = WALCheckpointer(path: path, logger: logger, writerWait: checkpointWait, nice: writerNice)
+        let checkpointer = WALCheckpointer(path: path, logger: logger, writerWait: checkpointWait)
         self.checkpointer = checkpointer
         configuration.prepareDatabase { db in
             // The page size first: it holds only for a new database (an older one keeps its own).
@@ -105,16 +100,6 @@ public final class AgentStore: Sendable {
 
     /// WAL checkpoints that copied frames (see ``WALCheckpointer/Counts``).
     package var checkpoints: WALCheckpointer.Counts { checkpointer.counts }
-
-    /// How many nice steps the writer thread and the checkpoint thread run below the thread
-    /// that opened the store: their work waits a commit interval
-    /// anyway and costs less per event the more waits, while the loop and the workers route
-    /// events as they come. On two cores a writer at the same priority took the CPU the routing
-    /// needed: routing with the store on 2.1–3.2 M ev/s at 0, 4.0–4.3 M at 5, and the writer
-    /// persisted more, not less (benchmarks/HISTORY.md, stop 74). `AGENT_STORE_WRITER_NICE=N`
-    /// sets another (0: the same priority).
-    package static let writerNiceSteps: Int32 = ProcessInfo.processInfo.environment["AGENT_STORE_WRITER_NICE"]
-        .flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }.map { min(19, max(0, $0)) } ?? 5
 
     /// The kernel's name (comm) of the thread that checkpoints the WAL (see ``WALCheckpointer``).
     package static let checkpointThreadName = "agent-wal-ckpt"
@@ -263,8 +248,6 @@ public final class AgentStore: Sendable {
     package static let batchLimit = 20_000
 
     private func writeLoop() {
-        // Before the name: a thread named as the writer runs at the writer's priority.
-        _ = agent_lower_thread_priority_to(writerNice)
         agent_set_thread_name(Self.writerThreadName)
         var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
         var retryAfter: Date?

@@ -30,12 +30,10 @@ package final class WALCheckpointer: Sendable {
     private let path: String
     private let logger: Logger
     private let writerWait: Double
-    /// The thread's nice value (see `AgentStore.writerNiceSteps`).
-    private let nice: Int32
     private let state = Guarded(State())
 
     /// The longest the writer waits for the thread's checkpoint, by default.
-    package static let writerWait: Double = 2
+    static let writerWait: Double = 2
 
     /// Checkpoints that returned with frames copied back, by the thread and by the writer (at
     /// 8 MiB, or at 4 MiB without the thread), and the writer's waits that ended with the
@@ -59,11 +57,10 @@ package final class WALCheckpointer: Sendable {
         var counts = Counts()
     }
 
-    init(path: String, logger: Logger, writerWait: Double, nice: Int32) {
+    init(path: String, logger: Logger, writerWait: Double) {
         self.path = path
         self.logger = logger
         self.writerWait = writerWait
-        self.nice = nice
     }
 
     /// What the checkpoints did so far.
@@ -112,8 +109,6 @@ package final class WALCheckpointer: Sendable {
     }
 
     private func run() {
-        // Started by whichever thread's commit grew the WAL (the writer's, or a migration's).
-        _ = agent_lower_thread_priority_to(nice)
         agent_set_thread_name(AgentStore.checkpointThreadName)
         var connection: OpaquePointer?
         // A read opens the WAL: a connection that has read nothing has none to checkpoint.

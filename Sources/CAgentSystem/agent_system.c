@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -208,20 +207,6 @@ void agent_set_thread_name(const char *name) {
     strncpy(buf, name, sizeof(buf) - 1);
     buf[sizeof(buf) - 1] = 0;
     pthread_setname_np(pthread_self(), buf);
-}
-
-int agent_thread_nice(void) {
-    errno = 0;
-    /* who = 0 is the calling thread (the kernel's task), not the whole process. */
-    int current = getpriority(PRIO_PROCESS, 0);
-    return current == -1 && errno != 0 ? 0 : current;
-}
-
-int agent_lower_thread_priority_to(int value) {
-    int current = agent_thread_nice();
-    if (value > 19) value = 19;
-    if (value <= current) return current;
-    return setpriority(PRIO_PROCESS, 0, value) == 0 ? value : current;
 }
 
 /* glibc gives each thread that mallocs an arena of its own, up to 8 per core (64 MiB

@@ -169,13 +169,6 @@ long agent_peer_uid(int fd);
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);
 
-/** The calling thread's nice value (Linux's nice is per thread), or 0 if it cannot be read. */
-int agent_thread_nice(void);
-
-/** Lowers the calling thread's priority (and its later threads') to nice `value` (at most 19);
-    a thread already at or below it is left alone, never raised. Returns its nice value after. */
-int agent_lower_thread_priority_to(int value);
-
 /** mallopt(M_ARENA_MAX, count): at most `count` malloc arenas in this process (and in the
     processes it forks). Call before any thread starts. Returns 1 on success, 0 on failure. */
 int agent_limit_malloc_arenas(int count);

@@ -197,14 +197,14 @@ enum RoutingBench {
     /// run starts with an empty database) or off; throws only if the sink reported nothing.
     static func throughSupervisor(_ environment: BenchEnvironment, _ load: Load, logFD: Int32, store withStore: Bool = false,
                                   sharedRings: Bool = true, http: Bool = false, fleet: (any FleetBackend)? = nil, legacyStore: Bool = false,
-                                  storeWriterNiceSteps: Int32? = nil, workerEnvironment: [String: String] = [:]) throws -> Outcome {
+                                  workerEnvironment: [String: String] = [:]) throws -> Outcome {
         let settings = GeneratedSettings.routing(count: load.count, payloadBytes: load.payloadBytes, rate: load.rate, startDelay: 0.3,
                                                  store: withStore, http: http ? HTTPBench.httpSettings : nil)
         runNumber += 1
         let agent = try EmbeddedAgent(environment: environment,
                                       name: "routing-\(runNumber)" + (withStore ? "-store" : "") + (http ? "-http" : "") + (fleet != nil ? "-fleet" : ""),
                                       settings: settings, logFD: logFD, sharedRings: sharedRings, fleet: fleet, legacyStore: legacyStore,
-                                      storeWriterNiceSteps: storeWriterNiceSteps, workerEnvironment: workerEnvironment)
+                                      workerEnvironment: workerEnvironment)
         if withStore, agent.store == nil { throw BenchError("the store is on in the settings but was not opened") }
         if http, agent.http?.port == nil { throw BenchError("http is on in the settings but the server is not listening") }
         // Every event the source emits (the `bench` events and `bench_end`) is appended to the store.

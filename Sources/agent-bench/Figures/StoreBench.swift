@@ -14,7 +14,7 @@ enum StoreBench {
             (a) routing: the 100 B throughput run of figure 4, with the store off and on in turn in the same run: settings "store": {"enabled": false}, or the default (on, at <agent>/.agent/data/agent.sqlite, WAL, synchronous=normal), opened as agent-control opens it and handed to the embedded Supervisor, whose loop then also hands every routed event to the store (a run of events to one subscriber at once: one copy and one lock per run, AgentStore.appendRun; an event routed alone: AgentStore.append); the store's writer thread commits what waits, up to 20,000 events per transaction, once the oldest has waited commit_interval (default 5 ms: group commit). persisted per second = events committed (AgentStore.statistics.committed, which status --json shows as store.committed) / (all committed − first emit), polled every 5 ms; lag = all committed − last receipt by the monitor. CPU per event by thread (/proc/self/task/TID/schedstat): the supervisor's loop thread, the writer thread, the checkpoint thread (agent-wal-ckpt: it copies the WAL back into the database once the WAL holds 4 MiB, the writer itself at 8 MiB; read once all is committed, so a checkpoint still running then is counted in part). Every run checked: committed = emitted = rows in the events table afterwards (counted on a read-only connection), nothing dropped, the monitor got every event in order. \
             (b) insert rate: AgentStore.append (the bytes form the supervisor uses) of N prepared events (trade-like JSON of about 85 B, 3 in 4 of type trade, the others host_stats) into a new store, from the first append until statistics.committed = N. \
             floor, same run: the events of (b) inserted by SQLite alone on the bench's thread (no runtime): a new database as the store makes one (16 KiB pages, WAL, synchronous=normal), a prepared INSERT OR ROLLBACK bound with the C API (as the writer's: no statement journal), 20,000 rows a transaction, into the store's schema (its migrations: the events table, its indexes on (type, time) and run_id; schema v8 had one on (time) too) one row a statement and 128 rows a statement (and 128 with SQLite's default ABORT, which keeps a statement journal of the pages each statement changes, as the writer did before stop 74; and with 4 KiB pages, a new store's before stop 52), into the events table without indexes (1 and 128 rows a statement), and with each of schema v8's three indexes alone (128 rows a statement: what each costs is its CPU per row less the bare table's); rows/s and the thread's CPU per row. \
-            before, same run: (a) once more with the store's writer at the loop's priority (AGENT_STORE_WRITER_NICE=0; since stop 74 it runs five nice steps below), and (a) and (b) once more into a store laid out as schema v8 left it (4 KiB pages, the index on (time): the file made before the store opens it, the index made again once it has), and (c) on that store. \
+            before, same run: (a) and (b) once more into a store laid out as schema v8 left it (4 KiB pages, the index on (time): the file made before the store opens it, the index made again once it has), and (c) on that store. \
             (c) queries on the store of (b), 100,000 events spread over the last 10 minutes, through a read-only GRDB connection as the runtime's query runner opens it, the statement prepared once: the sample trade_frequency monitor's periodic query (trades counted by json_extract(payload, '$.pair') since :since), each result checked against the known counts; and what agent-control events reads by default (StoreReader, the newest 100); and a count of the last 60 s by time alone (what the index on (time) served; now a skip-scan of (type, time)).
             """)
         routing(environment, logFD: logFD, into: &section)
@@ -32,27 +32,16 @@ enum StoreBench {
 
     // MARK: (a) routing, store off and on
 
-    /// The store's settings of figure 5's routing runs, each once per pair.
-    enum RoutingVariant: CaseIterable {
-        case off, on
-        /// The store's writer at the loop's priority (before stop 74).
-        case writerAtLoopPriority
-        /// The store laid out as schema v8 left it (before stop 51).
-        case v8Layout
-    }
-
     static func routing(_ environment: BenchEnvironment, logFD: Int32, into section: inout Section) {
         let pairs = environment.quick ? 1 : 3
         let load = RoutingBench.Load(label: "100 B", count: environment.quick ? 50_000 : 100_000, payloadBytes: 100, rate: 0)
-        var throughput = (off: Samples(), on: Samples(), legacy: Samples(), writerAtLoopPriority: Samples())
+        var throughput = (off: Samples(), on: Samples(), legacy: Samples())
         var loopCPU = (off: Samples(), on: Samples())
         var writerCPU = Samples()
         var checkpointCPU = Samples()
         var persisted = Samples()
         var legacyWriterCPU = Samples()
         var legacyPersisted = Samples()
-        var writerAtLoopPriorityPersisted = Samples()
-        var writerAtLoopPriorityCPU = Samples()
         var lag = Samples()
         var batches = Samples()
         var bytesPerEvent = Samples()
@@ -61,29 +50,21 @@ enum StoreBench {
         do {
             for pair in 1...pairs {
                 // Alternate which goes first, so that neither always runs on a warmer machine.
-                for variant in pair % 2 == 1 ? RoutingVariant.allCases : RoutingVariant.allCases.reversed() {
-                    let withStore = variant != .off
-                    let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, store: withStore, legacyStore: variant == .v8Layout,
-                                                                     storeWriterNiceSteps: variant == .writerAtLoopPriority ? 0 : nil)
+                // nil: the store on, laid out as schema v8 left it (the before of stop 51).
+                for variant in pair % 2 == 1 ? [false, true, nil] : [nil, true, false] {
+                    let withStore = variant ?? true
+                    let outcome = try RoutingBench.throughSupervisor(environment, load, logFD: logFD, store: withStore, legacyStore: variant == nil)
                     if !outcome.problems.isEmpty {
                         section.fail("store \(withStore ? "on" : "off"), run \(pair) of \(pairs): " + outcome.problems.joined(separator: "; "))
                     }
                     let perEvent = Double(load.count) * 1000
-                    let persistedPerSecond = outcome.store.flatMap { store in
-                        store.allCommittedAt > 0 ? Double(store.committed) / (Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9) : nil
-                    }
-                    switch variant {
-                    case .v8Layout:
+                    if variant == nil {
                         throughput.legacy.append(outcome.result.throughput)
                         legacyWriterCPU.append(Double(outcome.cpu.storeWriter) / perEvent)
-                        if let persistedPerSecond { legacyPersisted.append(persistedPerSecond) }
+                        if let store = outcome.store, store.allCommittedAt > 0 {
+                            legacyPersisted.append(Double(store.committed) / (Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9))
+                        }
                         continue
-                    case .writerAtLoopPriority:
-                        throughput.writerAtLoopPriority.append(outcome.result.throughput)
-                        writerAtLoopPriorityCPU.append(Double(outcome.cpu.storeWriter) / perEvent)
-                        if let persistedPerSecond { writerAtLoopPriorityPersisted.append(persistedPerSecond) }
-                        continue
-                    case .off, .on: break
                     }
                     guard withStore else {
                         throughput.off.append(outcome.result.throughput)
@@ -97,8 +78,8 @@ enum StoreBench {
                     guard let store = outcome.store else { continue }
                     committed += store.committed
                     emitted += load.count + 1
-                    guard let persistedPerSecond else { continue }
-                    persisted.append(persistedPerSecond)
+                    guard store.allCommittedAt > 0 else { continue }
+                    persisted.append(Double(store.committed) / (Double(store.allCommittedAt - outcome.result.firstEmitted) / 1e9))
                     lag.append(Double(store.allCommittedAt - outcome.result.lastReceived) / 1e6)
                     batches.append(Double(store.batches))
                     bytesPerEvent.append(Double(store.databaseBytes) / Double(max(1, store.committed)))
@@ -130,19 +111,6 @@ enum StoreBench {
             section.add(Figure("  last delivered → all committed", .milliseconds, samples: lag))
             section.add(Figure("  transactions per run", .count, samples: batches))
             section.add(Figure("  database + WAL bytes per event", .count, samples: bytesPerEvent))
-        }
-        if !throughput.writerAtLoopPriority.isEmpty {
-            section.add(Figure("throughput 100 B, store on, the writer at the loop's priority (before stop 74)", .eventsPerSecond,
-                               samples: throughput.writerAtLoopPriority, note: "AGENT_STORE_WRITER_NICE=0, in the same run"))
-            if !throughput.off.isEmpty {
-                section.add(Figure("  ratio store on (writer at the loop's priority) / off", .ratio,
-                                   median: throughput.writerAtLoopPriority.median / throughput.off.median,
-                                   count: throughput.writerAtLoopPriority.count, note: "of the medians"))
-            }
-            section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerAtLoopPriorityCPU))
-            if !writerAtLoopPriorityPersisted.isEmpty {
-                section.add(Figure("  events persisted per second", .eventsPerSecond, samples: writerAtLoopPriorityPersisted))
-            }
         }
         if !throughput.legacy.isEmpty {
             section.add(Figure("throughput 100 B, store on, schema v8 layout (before stop 51)", .eventsPerSecond, samples: throughput.legacy,

@@ -41,13 +41,10 @@ final class EmbeddedAgent {
     /// routing cost of fleet mode).
     /// `work`: the work layer (tasks, schedules, workflows) set up from the settings, as
     /// agent-control sets it up. `legacyStore`: the store laid out as schema v8 left it
-    /// (``LegacyStoreLayout``: figure 5's before). `storeWriterNiceSteps`: the store's writer
-    /// that many nice steps below the loop instead of the store's own (figure 5's before of stop
-    /// 74: 0). `workerEnvironment`: variables added to the workers' (and the fork server's)
-    /// environment.
+    /// (``LegacyStoreLayout``: figure 5's before). `workerEnvironment`: variables added to the
+    /// workers' (and the fork server's) environment.
     init(environment: BenchEnvironment, name: String, settings: String, logFD: Int32, forkServer: Bool = true, sharedRings: Bool = true,
-         fleet: (any FleetBackend)? = nil, work: Bool = false, legacyStore: Bool = false, storeWriterNiceSteps: Int32? = nil,
-         workerEnvironment: [String: String] = [:]) throws {
+         fleet: (any FleetBackend)? = nil, work: Bool = false, legacyStore: Bool = false, workerEnvironment: [String: String] = [:]) throws {
         settingsFile = try environment.writeAgent(name, settings: settings)
         var options = AgentLauncher.Options()
         options.settingsPath = settingsFile
@@ -93,10 +90,7 @@ final class EmbeddedAgent {
             let path = settings.databasePath(agentDirectory: prepared.settings.agentDirectory)
             do {
                 if legacyStore { try LegacyStoreLayout.create(path: path) }
-                (store, storeThreads) = try ProcFiles.threadsStarted {
-                    try AgentStore(path: path, settings: settings, logger: logger, checkpointWait: WALCheckpointer.writerWait,
-                                   writerNiceSteps: storeWriterNiceSteps ?? AgentStore.writerNiceSteps)
-                }
+                (store, storeThreads) = try ProcFiles.threadsStarted { try AgentStore(path: path, settings: settings, logger: logger) }
                 if legacyStore { try LegacyStoreLayout.restoreTimeIndex(path: path) }
             } catch {
                 throw BenchError("cannot open the store at \(path): \(error)")
