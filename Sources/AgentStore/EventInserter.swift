@@ -15,11 +15,12 @@ enum EventInserter {
     static let columns: Int32 = 5
 
     /// `OR ROLLBACK` (every size, for one behaviour): a row that breaks a constraint ends the
-    /// whole transaction, as an I/O error (a full disk) midway does without a statement journal,
-    /// and the writer rolls back on any error anyway. With SQLite's default (`ABORT`) a statement of many
-    /// rows keeps a statement journal, the original of every page it changes, so that it can be
-    /// undone alone: the indexes' hot pages, 16 KiB each, written to a temporary file on every
-    /// statement, 8 × the bytes the WAL gets (`EventInserterTests`; benchmarks/HISTORY.md, stop 74).
+    /// whole transaction, as an I/O error (a full disk) midway does without a statement
+    /// journal, and the writer rolls back on any error anyway. With SQLite's default (`ABORT`)
+    /// a statement of many rows keeps a statement journal, the original of every page it
+    /// changes, so that it can be undone alone: the indexes' hot pages, 16 KiB each, written to
+    /// a temporary file at every statement, 8 × the bytes the WAL gets (`EventInserterTests`;
+    /// benchmarks/HISTORY.md, stop 74).
     static func sql(rows: Int) -> String {
         "INSERT OR ROLLBACK INTO events (time, type, source, payload, run_id) VALUES "
             + Array(repeating: "(?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
