@@ -139,7 +139,9 @@ struct Console: ParsableCommand {
         Reads the settings, builds the agent's stale Swift modules (unless --no-build), loads every \
         enabled module in a worker to learn its process types, validates every process, then starts \
         one worker per enabled process, forked by a fork server (agent-worker --fork-server; \
-        AGENT_FORK_SERVER=0 starts each with posix_spawn instead), from a zygote per module library \
+        AGENT_FORK_SERVER=0 starts each with posix_spawn instead; AGENT_FORK_SERVER_BIND_NOW=1 has \
+        the server's loader bind every library's symbols at its start, so that each worker starts \
+        with less CPU and memory and the first a little later), from a zygote per module library \
         that loaded the library once (agent-worker --zygote NAME; AGENT_ZYGOTES=0: each worker \
         loads it). Events reach each worker, and \
         leave it, through memory it shares with the supervisor (AGENT_SHARED_RINGS=0: through its \

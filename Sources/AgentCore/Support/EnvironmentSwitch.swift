@@ -5,4 +5,9 @@ package enum EnvironmentSwitch {
     package static func isOff(_ value: String?) -> Bool {
         ["0", "no", "false", "off"].contains(value?.lowercased() ?? "")
     }
+
+    /// Whether `value` says on: `1`, `yes`, `true` or `on`, in any case.
+    package static func isOn(_ value: String?) -> Bool {
+        ["1", "yes", "true", "on"].contains(value?.lowercased() ?? "")
+    }
 }

@@ -11,12 +11,25 @@ extension WorkerMain {
     /// server hands the request to that library's zygote (see `agent_fork_server_serve`). Not
     /// shown by ps. (fork_server.c reads the same word.)
     package static let moduleFileFlag = "--module-file"
+    /// Set beside `LD_BIND_NOW` when the supervisor added it for the server alone
+    /// (`AGENT_FORK_SERVER_BIND_NOW=1`): the server removes both before it forks anything.
+    package static let bindNowAddedKey = "AGENT_WORKER_BIND_NOW_ADDED"
+
+    /// Removes the `LD_BIND_NOW` the supervisor gave the server alone: the loader read it at
+    /// the server's start (every library's symbols are bound, once, in the image each worker
+    /// is forked from), and the workers, and what they run, keep the user's environment.
+    static func forgetAddedBindNow() {
+        guard getenv(bindNowAddedKey) != nil else { return }
+        unsetenv("LD_BIND_NOW")
+        unsetenv(bindNowAddedKey)
+    }
 
     /// The fork server: a single-threaded loop in C that forks a worker per request; each
     /// worker returns here with its own arguments. Nothing before the loop may start a thread.
     /// `cgroup`: the agent's, which the server kills (and removes) when the supervisor is gone
     /// without saying goodbye (killed), taking the workers' children with it.
     static func serveForks(cgroup: String?) -> Never {
+        forgetAddedBindNow()
         warmUp()
         let capacity = 64 << 10
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)

@@ -34,6 +34,34 @@ enum ColdStartBench {
         return (first, all)
     }
 
+    /// Launches with `AGENT_FORK_SERVER_BIND_NOW=1`, each right after a default one: the fork
+    /// server's loader binds every symbol at its start, so that forked workers inherit them bound.
+    struct BoundAtLoad {
+        var firstReady = Samples()
+        var allReady = Samples()
+        var workerCPU = Samples()
+
+        mutating func launch(_ environment: BenchEnvironment, file: String) throws {
+            let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER_BIND_NOW": "1"])
+            guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
+                throw BenchError("AGENT_FORK_SERVER_BIND_NOW=1: \(run.readyTimes.count) of \(workers) workers ready after 30 s")
+            }
+            firstReady.append((run.readyTimes[0] - run.launchedAt) * 1000)
+            allReady.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
+            for pid in run.workerPids { workerCPU.append(Double(ProcFiles.cpuNanoseconds(of: pid)) / 1e6) }
+            let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
+            guard stopped != nil, left.isEmpty else { throw BenchError("AGENT_FORK_SERVER_BIND_NOW=1, SIGTERM: \(left.count) worker(s) left after 20 s") }
+        }
+
+        func add(to section: inout Section) {
+            section.add(Figure("launch → first worker ready, server bound at load", .milliseconds, samples: firstReady,
+                               note: "AGENT_FORK_SERVER_BIND_NOW=1, each launch right after a default one: the server's load binds every library's symbols"))
+            section.add(Figure("launch → \(workers) workers ready, server bound at load", .milliseconds, samples: allReady))
+            section.add(Figure("  CPU of each worker, server bound at load", .milliseconds, samples: workerCPU,
+                               note: "no symbol left for the worker to bind at its first call"))
+        }
+    }
+
     /// The loads on the first ready's path, in the same run: what is left to the launch's own work.
     static func addFloor(_ environment: BenchEnvironment, firstReady: Samples, into section: inout Section) throws {
         let floor = try StartFloor.run(environment, count: environment.quick ? 5 : 15)
@@ -50,7 +78,7 @@ enum ColdStartBench {
     static func run(_ environment: BenchEnvironment) -> Section {
         var section = Section(
             number: 8, title: "Cold start and stop: agent-control console with \(workers) workers",
-            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, and has its fork server fork the workers, one per loop turn). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG; the fork server must go too, or it counts as an orphan). Default settings (the store on), and the launch again with the store off and with the HTTP server on (cache filled). floor, same run: posix_spawn of agent-control --version and of agent-worker --version (the fork server's program), each alone and both at once, until reaped, alternated: the loads that lie on the first worker's path before any work of the agent's.")
+            method: "posix_spawn of agent-control console --no-build --quiet on a settings file of \(workers) bench_idle processes, until its log line \"[…] ready in\" for the first and for the \(workers)th worker reaches the bench (agent-control reads the settings, learns the module's manifest — from its cache in <agent>/.agent/cache, or through one agent-worker --describe when the cache has none —, validates, and has its fork server fork the workers, one per loop turn). The first rows have the manifest cache filled by an earlier launch, as every launch after the first; \"no manifest cache\": the cache file deleted before each launch. stop = SIGTERM until every worker and agent-control have exited; SIGKILL = agent-control killed, until every worker is gone (PR_SET_PDEATHSIG; the fork server must go too, or it counts as an orphan). Default settings (the store on), and the launch again with the store off and with the HTTP server on (cache filled); each default launch is followed by one with AGENT_FORK_SERVER_BIND_NOW=1 (\"server bound at load\": the fork server is started with LD_BIND_NOW, so its loader binds every library's symbols before it serves, and forked workers inherit them bound). floor, same run: posix_spawn of agent-control --version and of agent-worker --version (the fork server's program), each alone and both at once, until reaped, alternated: the loads that lie on the first worker's path before any work of the agent's.")
         let repetitions = environment.quick ? 3 : 7
         let coldRepetitions = environment.quick ? 1 : 3
         var cold = (firstReady: Samples(), allReady: Samples())
@@ -60,6 +88,7 @@ enum ColdStartBench {
         var stop = Samples()
         var workerCPU = Samples()
         var supervisorCPU = Samples()
+        var bound = BoundAtLoad()
         do {
             let file = try environment.writeAgent("cold-\(workers)", settings: GeneratedSettings.idle(count: workers))
             let cache = URL(fileURLWithPath: file).deletingLastPathComponent().path + "/.agent/cache/manifests.json"
@@ -86,6 +115,7 @@ enum ColdStartBench {
                 let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
                 guard let stopped, left.isEmpty else { throw BenchError("SIGTERM: \(left.count) worker(s) left after 20 s") }
                 stop.append(stopped)
+                try bound.launch(environment, file: file)
             }
             section.add(Figure("launch → first worker spawned", .milliseconds, samples: firstSpawned))
             section.add(Figure("launch → first worker ready", .milliseconds, samples: firstReady,
@@ -95,6 +125,7 @@ enum ColdStartBench {
             section.add(Figure("  CPU of each worker, start → ready", .milliseconds, samples: workerCPU,
                                note: "all threads; why \(workers) starts on 2 cores take this long"))
             section.add(Figure("  CPU of agent-control, launch → all ready", .milliseconds, samples: supervisorCPU))
+            bound.add(to: &section)
             section.add(Figure("launch → first worker ready, no manifest cache", .milliseconds, samples: cold.firstReady,
                                note: "+ one agent-worker --describe"))
             section.add(Figure("launch → \(workers) workers ready, no manifest cache", .milliseconds, samples: cold.allReady))

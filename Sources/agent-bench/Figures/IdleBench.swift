@@ -8,7 +8,7 @@ enum IdleBench {
         let seconds = environment.quick ? 5 : 30
         var section = Section(
             number: 6, title: "Idle cost",
-            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and \(Int(steadySeconds)) s of settling (past the page releases and the store's first retention pass after the start, 10 s: the steady state), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; then the supervisor's memory once more with the store off; last, with AGENT_RELEASE_START_PAGES=0 (the code pages only the start touched stay mapped; by default agent-control unmaps the read-only segments — code and constants — of its executable and its libraries once every first start has settled, each worker its own 1 s after its ready frame and the fork server its own after 1 s without a request, and what each uses again is mapped again from the page cache). \"supervisor PSS: …\" rows: /proc/PID/smaps by mapping — the executable's code and constants (NIO, GRDB, the HTTP server, and the Swift runtime and Foundation are linked into it statically), its relocated data, SQLite, the C libraries, heap, stacks and anonymous memory (malloc arenas, SQLite's page cache), the shared rings, the store's files.")
+            method: "agent-control console (the real binary, --quiet, default settings: the store on) running N bench_idle workers (each sleeps in Task.sleep until stopped). After all are ready and \(Int(steadySeconds)) s of settling (past the page releases and the store's first retention pass after the start, 10 s: the steady state), CPU time is read from /proc/PID/task/*/schedstat (ns, per thread; a thread that exits in a slice loses its last moments instead of taking its past off the sum) once per second for \(seconds) s: median and max of the 1-second slices, mean in the note. wakeups = voluntary context switches of the supervisor's threads, per second (in brackets: the main thread, which runs the loop, and the others). Memory from /proc/PID/smaps_rollup (RSS, and PSS, which shares each shared page among the processes that map it); http on: the same 20 workers with \"http\": {\"listen\": \"127.0.0.1:0\", \"tokens\": […]} (the HTTP server listening, no client), measured right after the run without it; then the supervisor's memory once more with the store off; then with AGENT_RELEASE_START_PAGES=0 (the code pages only the start touched stay mapped; by default agent-control unmaps the read-only segments — code and constants — of its executable and its libraries once every first start has settled, each worker its own 1 s after its ready frame and the fork server its own after 1 s without a request, and what each uses again is mapped again from the page cache). \"supervisor PSS: …\" rows: /proc/PID/smaps by mapping — the executable's code and constants (NIO, GRDB, the HTTP server, and the Swift runtime and Foundation are linked into it statically), its relocated data, SQLite, the C libraries, heap, stacks and anonymous memory (malloc arenas, SQLite's page cache), the shared rings, the store's files. Last, the 20 workers with AGENT_FORK_SERVER_BIND_NOW=1 (\"server bound at load\": the fork server's loader binds every library's symbols before it forks, so a worker writes no copy of a library's table of them).")
         // 20 workers without and with the HTTP server back to back, so that both see the same
         // phase of the machine; then 100.
         for (count, http) in [(20, false), (20, true), (100, false)] {
@@ -32,6 +32,11 @@ enum IdleBench {
             try memoryKeepingStartPages(environment, workers: 20, into: &section)
         } catch {
             section.fail("20 workers, start pages kept: \(error)")
+        }
+        do {
+            try memoryBoundAtLoad(environment, workers: 20, into: &section)
+        } catch {
+            section.fail("20 workers, server bound at load: \(error)")
         }
         return section
     }
@@ -86,28 +91,44 @@ enum IdleBench {
     /// The memory with AGENT_RELEASE_START_PAGES=0: the code pages that only the start touched
     /// stay mapped, in the supervisor, the fork server and the workers (what the release gives back).
     static func memoryKeepingStartPages(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
-        let file = try environment.writeAgent("idle-\(count)-start-pages", settings: GeneratedSettings.idle(count: count))
-        let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_RELEASE_START_PAGES": "0"])
+        try memory(environment, workers: count, variant: "start pages kept", switch: ["AGENT_RELEASE_START_PAGES": "0"],
+                   supervisorNote: "AGENT_RELEASE_START_PAGES=0", totalNote: "the workers and the fork server keep theirs too", into: &section)
+    }
+
+    /// The memory with AGENT_FORK_SERVER_BIND_NOW=1: the fork server binds every library's
+    /// symbols at its load, so that no worker writes its own copy of a library's table of them.
+    static func memoryBoundAtLoad(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
+        try memory(environment, workers: count, variant: "server bound at load", switch: ["AGENT_FORK_SERVER_BIND_NOW": "1"],
+                   supervisorNote: nil, totalNote: "AGENT_FORK_SERVER_BIND_NOW=1: the workers share the server's bound tables", into: &section)
+    }
+
+    /// The steady memory of `count` idle workers with `variables` set: the workers' and the
+    /// total's rows, and the supervisor's (with its parts) when `supervisorNote` says why.
+    private static func memory(_ environment: BenchEnvironment, workers count: Int, variant: String, switch variables: [String: String],
+                               supervisorNote: String?, totalNote: String, into section: inout Section) throws {
+        let file = try environment.writeAgent("idle-\(count)-" + variant.replacingOccurrences(of: " ", with: "-"), settings: GeneratedSettings.idle(count: count))
+        let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: variables)
         guard run.wait(timeout: 60, until: { run.readyTimes.count >= count }) else {
             throw BenchError("\(run.readyTimes.count) of \(count) workers ready after 60 s; \(run.errors.prefix(3).joined(separator: " | "))")
         }
         settle(run, seconds: steadySeconds)
         guard let supervisor = ProcFiles.memory(of: run.pid) else { throw BenchError("cannot read the supervisor's smaps_rollup") }
-        section.add(Figure("supervisor PSS, start pages kept", .megabytes, median: supervisor.pssMB, count: 1,
-                           note: String(format: "AGENT_RELEASE_START_PAGES=0; RSS %.1f MB", supervisor.rssMB)))
-        addParts(of: run.pid, label: "start pages kept", into: &section)
+        if let supervisorNote {
+            section.add(Figure("supervisor PSS, \(variant)", .megabytes, median: supervisor.pssMB, count: 1,
+                               note: supervisorNote + String(format: "; RSS %.1f MB", supervisor.rssMB)))
+            addParts(of: run.pid, label: variant, into: &section)
+        }
         let workerMemory = run.workerPids.compactMap(ProcFiles.memory(of:))
         let server = ProcFiles.forkServerMemory(of: run.pid)
         if workerMemory.count == count, let server {
-            section.add(Figure("worker PSS (each), start pages kept", .megabytes, samples: Samples(workerMemory.map(\.pssMB))))
-            section.add(Figure("total PSS, supervisor + fork server + \(count) workers, start pages kept", .megabytes,
-                               median: supervisor.pssMB + server.pssMB + workerMemory.reduce(0) { $0 + $1.pssMB }, count: 1,
-                               note: "the workers and the fork server keep theirs too"))
+            section.add(Figure("worker PSS (each), \(variant)", .megabytes, samples: Samples(workerMemory.map(\.pssMB))))
+            section.add(Figure("total PSS, supervisor + fork server + \(count) workers, \(variant)", .megabytes,
+                               median: supervisor.pssMB + server.pssMB + workerMemory.reduce(0) { $0 + $1.pssMB }, count: 1, note: totalNote))
         } else {
-            section.fail("start pages kept: read the memory of \(workerMemory.count) of \(count) workers" + (server == nil ? ", no fork server" : ""))
+            section.fail("\(variant): read the memory of \(workerMemory.count) of \(count) workers" + (server == nil ? ", no fork server" : ""))
         }
         let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
-        if stopped == nil || !left.isEmpty { section.fail("\(count) workers, start pages kept: stop incomplete, \(left.count) worker(s) left") }
+        if stopped == nil || !left.isEmpty { section.fail("\(count) workers, \(variant): stop incomplete, \(left.count) worker(s) left") }
     }
 
     static func measure(_ environment: BenchEnvironment, workers count: Int, seconds: Int, http: Bool, into section: inout Section) throws {
