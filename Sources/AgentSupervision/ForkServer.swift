@@ -65,10 +65,9 @@ public final class ForkServer {
     /// `LD_BIND_NOW` already) `LD_BIND_NOW=1` for the server alone, which removes it at once.
     /// A forked worker then inherits bound symbols instead of binding each one it calls at
     /// its first call (a symbol lookup, page faults on the libraries' symbol tables, a copy of
-    /// the page it writes): −0.27 ms of CPU per worker's start (1.55 → 1.27 ms), −40 kB of
-    /// private memory per worker; the server's load takes ~2 ms longer, which the first worker
-    /// waits for (benchmarks/HISTORY.md, stop 75). Off by default: it trades the first
-    /// worker's start for the others'.
+    /// the page it writes): 0.19–0.27 ms less CPU per worker's start, ~40 kB less private
+    /// memory per worker; the server's load takes ~2 ms longer, which the first worker waits
+    /// for (benchmarks/HISTORY.md, stop 75). Off by default for that trade.
     static func serverEnvironment(_ environment: [String: String]) -> [String: String] {
         var server = SupervisorConfiguration.workerEnvironment(environment)
         if EnvironmentSwitch.isOn(environment[bindNowKey]), server["LD_BIND_NOW"] == nil {
