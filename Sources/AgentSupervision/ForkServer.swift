@@ -70,6 +70,8 @@ public final class ForkServer {
     /// for (benchmarks/HISTORY.md, stop 75). Off by default for that trade.
     static func serverEnvironment(_ environment: [String: String]) -> [String: String] {
         var server = SupervisorConfiguration.workerEnvironment(environment)
+        // The marker is the server's to read: one the user set would have it remove theirs.
+        server[WorkerMain.bindNowAddedKey] = nil
         if EnvironmentSwitch.isOn(environment[bindNowKey]), server["LD_BIND_NOW"] == nil {
             server["LD_BIND_NOW"] = "1"
             server[WorkerMain.bindNowAddedKey] = "1"

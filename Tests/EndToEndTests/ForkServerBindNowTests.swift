@@ -2,19 +2,28 @@ import AgentTestSupport
 import Foundation
 import Testing
 
+/// A shell's own `LD_BIND_NOW` binds every process's symbols: nothing left to tell apart.
+private let loaderIsLazy = ProcessInfo.processInfo.environment["LD_BIND_NOW"] == nil
+
 /// `AGENT_FORK_SERVER_BIND_NOW=1`: the fork server's loader binds every library's symbols at
 /// its start, so that a forked worker finds them bound; the workers, and what they start, do
 /// not see the `LD_BIND_NOW` the server was given.
-@Suite(.ownThreads, .serialized) struct ForkServerBindNowTests {
+@Suite(.ownThreads, .serialized, .enabled(if: loaderIsLazy, "LD_BIND_NOW is set in the tests' environment"))
+struct ForkServerBindNowTests {
     /// The faults module's `children` mode starts `/bin/sleep` with the worker's own environment.
-    private static let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"kids": {"type": "fault", "mode": "children", "tick_ms": 1000}}}"#
+    private static let settings =
+        #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"kids": {"type": "fault", "mode": "children", "tick_ms": 1000}}}"#
+    private static let oneWorker = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"one": {"type": "fault", "tick_ms": 1000}}}"#
     private static let library = "libswiftCore.so"
 
     @Test func workersInheritBoundSymbolsAndNotTheLoadersVariable() throws {
-        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--json"], environment: ["AGENT_FORK_SERVER_BIND_NOW": "1"])
+        let agent = try AgentRun(settings: Self.settings, arguments: ["--no-build", "--json"],
+                                 environment: ["AGENT_FORK_SERVER_BIND_NOW": "1"])
         let line = try #require(agent.waitForLine { $0.contains(#""type":"children""#) }, "\(agent.transcript)")
         let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let children = try #require(event["payload"] as? [String: Any]).compactMapValues { ($0 as? Int).map(Int32.init) }
+        // The log (stderr, read apart from the events) names the worker's pid.
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[kids] ready in") } != nil, "\(agent.transcript)")
         let worker = try #require(agent.workerPids("kids").first, "\(agent.transcript)")
         let unbound = try #require(Self.unboundSlots(of: worker, in: Self.library), "cannot read \(Self.library)'s table in the worker")
         #expect(unbound == 0, "\(unbound) of \(Self.library)'s symbols were left for the worker to bind")
@@ -29,12 +38,11 @@ import Testing
 
     /// The same check fails without the switch: the server leaves most symbols to be bound.
     @Test func withoutTheSwitchWorkersBindTheSymbolsTheyCall() throws {
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"one": {"type": "fault", "tick_ms": 1000}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
+        let agent = try AgentRun(settings: Self.oneWorker, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[one] ready in") } != nil, "\(agent.transcript)")
-        let worker = try #require(agent.workerPids("one").first)
-        let unbound = try #require(Self.unboundSlots(of: worker, in: Self.library))
-        #expect(unbound > 0)
+        let worker = try #require(agent.workerPids("one").first, "\(agent.transcript)")
+        let unbound = try #require(Self.unboundSlots(of: worker, in: Self.library), "cannot read \(Self.library)'s table in the worker")
+        #expect(unbound > 0, "every one of \(Self.library)'s symbols was bound in a worker of a lazily loaded server")
         #expect(agent.stop() == 0)
     }
 
@@ -49,7 +57,7 @@ import Testing
     private static func unboundSlots(of pid: Int32, in library: String) -> Int? {
         // Read to the end: Foundation's String(contentsOfFile:) stops at the first page of a /proc file.
         guard let data = try? FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readToEnd(), case let maps = String(decoding: data, as: UTF8.self),
-              let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/" + library) }),
+              let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/" + library) && $0.split(separator: " ").dropFirst(2).first == "00000000" }),
               let base = line.split(separator: "-").first.flatMap({ UInt64($0, radix: 16) }),
               let path = line.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init),
               let sections = ELFSections(path: path),
@@ -66,29 +74,4 @@ import Testing
         let stubs = (base + plt.address)..<(base + plt.address + plt.size)
         return slots.filter { stubs.contains($0) }.count
     }
-}
-
-/// The section headers of an ELF64 little-endian file, by name: address and size.
-private struct ELFSections {
-    private var sections: [String: (address: UInt64, size: UInt64)] = [:]
-
-    init?(path: String) {
-        guard let data = FileManager.default.contents(atPath: path), data.count > 64, data.prefix(4) == Data([0x7F, 0x45, 0x4C, 0x46]) else { return nil }
-        let bytes = [UInt8](data)
-        func integer(_ offset: Int, _ width: Int) -> UInt64 {
-            bytes[offset ..< offset + width].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        }
-        let table = Int(integer(0x28, 8)), entry = Int(integer(0x3A, 2)), count = Int(integer(0x3C, 2)), names = Int(integer(0x3E, 2))
-        guard entry >= 64, count > names, table + entry * count <= bytes.count else { return nil }
-        let namesOffset = Int(integer(table + entry * names + 0x18, 8))
-        for index in 0..<count {
-            let header = table + entry * index
-            var end = namesOffset + Int(integer(header, 4))
-            let start = end
-            while end < bytes.count, bytes[end] != 0 { end += 1 }
-            sections[String(decoding: bytes[start..<end], as: UTF8.self)] = (integer(header + 0x10, 8), integer(header + 0x20, 8))
-        }
-    }
-
-    subscript(name: String) -> (address: UInt64, size: UInt64)? { sections[name] }
 }

@@ -40,11 +40,19 @@ enum ColdStartBench {
         var firstReady = Samples()
         var allReady = Samples()
         var workerCPU = Samples()
+        /// The first launch that failed: the figure's other rows stand without this one's.
+        var failure: String?
 
-        mutating func launch(_ environment: BenchEnvironment, file: String) throws {
+        /// One launch; a failure is kept (the next launches are skipped), not thrown.
+        mutating func launchUnlessFailed(_ environment: BenchEnvironment, file: String) {
+            guard failure == nil else { return }
+            do { try launch(environment, file: file) } catch { failure = "\(error)" }
+        }
+
+        private mutating func launch(_ environment: BenchEnvironment, file: String) throws {
             let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER_BIND_NOW": "1"])
             guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
-                throw BenchError("AGENT_FORK_SERVER_BIND_NOW=1: \(run.readyTimes.count) of \(workers) workers ready after 30 s")
+                throw BenchError("AGENT_FORK_SERVER_BIND_NOW=1: \(run.readyTimes.count) of \(workers) workers ready after 30 s; \(run.errors.prefix(3).joined(separator: " | "))")
             }
             firstReady.append((run.readyTimes[0] - run.launchedAt) * 1000)
             allReady.append((run.readyTimes[workers - 1] - run.launchedAt) * 1000)
@@ -54,6 +62,7 @@ enum ColdStartBench {
         }
 
         func add(to section: inout Section) {
+            if let failure { return section.fail("server bound at load: \(failure)") }
             section.add(Figure("launch → first worker ready, server bound at load", .milliseconds, samples: firstReady,
                                note: "AGENT_FORK_SERVER_BIND_NOW=1, each launch right after a default one: the server's load binds every library's symbols"))
             section.add(Figure("launch → \(workers) workers ready, server bound at load", .milliseconds, samples: allReady))
@@ -115,7 +124,7 @@ enum ColdStartBench {
                 let (stopped, left) = run.stop(signal: SIGTERM, timeout: 20)
                 guard let stopped, left.isEmpty else { throw BenchError("SIGTERM: \(left.count) worker(s) left after 20 s") }
                 stop.append(stopped)
-                try bound.launch(environment, file: file)
+                bound.launchUnlessFailed(environment, file: file)
             }
             section.add(Figure("launch → first worker spawned", .milliseconds, samples: firstSpawned))
             section.add(Figure("launch → first worker ready", .milliseconds, samples: firstReady,
