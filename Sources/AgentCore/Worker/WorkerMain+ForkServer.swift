@@ -83,6 +83,7 @@ extension WorkerMain {
         showCommandLine(Array("agent-worker\0--zygote\0\(module)".utf8))
         let (session, group) = (getsid(0), getpgid(0))
         let loaded = try? ModuleLoader.load(path: file, module: module, deferManifest: true)
+        if let loaded { warmUpWorkerStart(loaded) }
         var verdict = loaded == nil ? Int32(ZYGOTE_UNCHECKED) : agent_zygote_warm_up(file)
         if verdict == 0 { verdict = agent_zygote_forkable(file, session, group) }
         _ = agent_zygote_loaded(channelFD, verdict)
@@ -90,6 +91,28 @@ extension WorkerMain {
         // Read again after the module's load (which forgot it): for every worker of this zygote.
         agent_module_kit_note_main_stack()
         return loaded
+    }
+
+    /// Runs, in a zygote before the check of what its load left, the parts of a forked
+    /// worker's start that make the Swift runtime look a type up by its mangled name, start no
+    /// thread and change nothing its workers would see: each worker found them made instead of
+    /// making them (13 lookups a worker, 0.21 ms of its 1.5 ms start, at stop 75).
+    private static func warmUpWorkerStart(_ loaded: LoadedModule) {
+        // Foundation's once for every thread's `Thread` object (the worker's threads).
+        _ = Thread.current
+        // The copy of the zygote's module into each worker's start.
+        _ = copied(loaded)
+        // The list of descriptors a frame brought (none: no socket, EBADF).
+        _ = WorkerChannel(fd: -1).readOneFrame()
+        // The SIGTERM source's slot, assigned once the worker is ready.
+        clearStopSignalSource()
+    }
+
+    /// `module`, copied as a worker's start copies it (an outlined copy of the optional).
+    @inline(never) private static func copied(_ module: LoadedModule?) -> LoadedModule? {
+        var copy = module
+        if copy?.file.isEmpty == true { copy = nil }
+        return copy
     }
 
     /// ps shows what the process is (the server was started with room for it).

@@ -432,6 +432,9 @@ public enum WorkerMain {
         if pid > 0 { exitReaper = pid }
     }
 
+    /// Empties the SIGTERM source's slot (a zygote's warm-up: the slot's type looked up once).
+    static func clearStopSignalSource() { stopSignalSource = nil }
+
     /// Keeps the SIGTERM pipe's source alive (a released source stops watching).
     nonisolated(unsafe) private static var stopSignalSource: (any DispatchSourceRead)?
 

@@ -124,6 +124,10 @@ final class ModuleRegistry: Sendable {
         for entry in exported.processes { entry.warmUp() }
         for entry in exported.adapters { entry.warmUp() }
         for entry in exported.tasks { entry.warmUp() }
+        // What every process's run looks up the same way, whatever its type: its entry's
+        // lookup, and the metadata its executor and task take by mangled name.
+        _ = process(named: "")
+        ProcessExecutor.warmUp()
     }
 }
 

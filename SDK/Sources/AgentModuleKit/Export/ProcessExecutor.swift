@@ -23,6 +23,17 @@ final class ProcessExecutor: TaskExecutor, @unchecked Sendable {
     /// task ended) runs on a thread of its own rather than never.
     private var stopped = false
 
+    /// Builds, in a zygote's warm-up, the type metadata a run looks up by mangled name (its
+    /// job list's storage, its task's priority, the continuation it waits with): made once
+    /// there, not in each worker.
+    static func warmUp() {
+        var jobs: [UnownedJob] = []
+        jobs.reserveCapacity(1)
+        _ = size(of: TaskPriority?.self) + size(of: CheckedContinuation<Void, Never>.self)
+    }
+
+    @inline(never) private static func size<T>(of type: T.Type) -> Int { MemoryLayout<T>.size }
+
     init(host: HostBridge, context: ProcessContext) {
         self.host = host
         self.context = context
