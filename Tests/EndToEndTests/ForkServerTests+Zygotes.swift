@@ -101,6 +101,29 @@ extension ForkServerTests {
         #expect(!AgentRun.isAlive(pid), "\(why)")
     }
 
+    /// A module written with the Swift SDK keeps its zygote: the zygote's warm-ups (the SDK's,
+    /// and the runtime's lookups of a worker's start made once) start no thread and leave
+    /// nothing its check refuses. A refused zygote exits at its verdict, which the supervisor
+    /// logs at the next request: restarts go on until the zygote has lived 3 s past its birth.
+    @Test func aSwiftSDKModulesZygoteIsKeptAfterItsWarmUps() throws {
+        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"a": {"type": "fault", "tick_ms": 1000}}}"#
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[a] ready in") } != nil, "\(agent.transcript)")
+        let refused = { agent.stderrLines.contains { $0.contains("the zygote of module faults is not used") } }
+        var zygote: (pid: Int32, seen: Date)?
+        var ready = 1
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !refused(), zygote.map({ Date().timeIntervalSince($0.seen) < 3 }) ?? true {
+            ready += 1
+            _ = try Self.restart("a", of: agent, count: ready, line: "ready in")
+            if zygote == nil, let pid = Self.zygotes(of: agent).first { zygote = (pid, Date()) }
+        }
+        #expect(!refused(), "\(agent.transcript)")
+        let kept = try #require(zygote, "no zygote among the fork server's children\n\(agent.transcript)")
+        #expect(AgentRun.isAlive(kept.pid) && Self.commandLine(of: kept.pid) == "agent-worker --zygote faults", "the zygote is gone\n\(agent.transcript)")
+        #expect(agent.stop() == 0)
+    }
+
     @Test func aModulesWorkersAreForkedFromAZygoteThatLoadedItOnce() throws {
         let loadsFile = try Self.loadsFile()
         let library = try Self.countingModule(loads: loadsFile)

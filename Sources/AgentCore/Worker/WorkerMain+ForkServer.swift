@@ -95,21 +95,23 @@ extension WorkerMain {
 
     /// Runs, in a zygote before the check of what its load left, the parts of a forked
     /// worker's start that make the Swift runtime look a type up by its mangled name, start no
-    /// thread and change nothing its workers would see: each worker found them made instead of
-    /// making them (13 lookups a worker, 0.21 ms of its 1.5 ms start, at stop 75).
+    /// thread and change nothing its workers would see: each worker finds them made (with the
+    /// SDK's warm-up, 13 lookups a worker made itself before stop 75, 0.08 ms of its start).
     private static func warmUpWorkerStart(_ loaded: LoadedModule) {
-        // Foundation's once for every thread's `Thread` object (the worker's threads).
+        // Foundation's once for every thread's `Thread` object. The main thread's, made here,
+        // holds nothing a worker's differs in (the same pthread_t; its name is read each time).
         _ = Thread.current
         // The copy of the zygote's module into each worker's start.
         _ = copied(loaded)
         // The list of descriptors a frame brought (none: no socket, EBADF).
         _ = WorkerChannel(fd: -1).readOneFrame()
         // The SIGTERM source's slot, assigned once the worker is ready.
-        clearStopSignalSource()
+        warmUpStopSignalSlot()
     }
 
-    /// `module`, copied as a worker's start copies it (an outlined copy of the optional).
-    @inline(never) private static func copied(_ module: LoadedModule?) -> LoadedModule? {
+    /// `module`, copied as a worker's start copies it (an outlined copy of the optional, which
+    /// looks its type up); not optimized, so that the copy stays.
+    @_optimize(none) @inline(never) private static func copied(_ module: LoadedModule?) -> LoadedModule? {
         var copy = module
         if copy?.file.isEmpty == true { copy = nil }
         return copy

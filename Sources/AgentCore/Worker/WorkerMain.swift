@@ -432,8 +432,12 @@ public enum WorkerMain {
         if pid > 0 { exitReaper = pid }
     }
 
-    /// Empties the SIGTERM source's slot (a zygote's warm-up: the slot's type looked up once).
-    static func clearStopSignalSource() { stopSignalSource = nil }
+    /// Writes the SIGTERM source's empty slot, so that a zygote looks the slot's type up once
+    /// for its workers. Never after ``watchStopSignal(_:)``, whose source it would drop.
+    static func warmUpStopSignalSlot() {
+        assert(stopSignalSource == nil, "the SIGTERM source is being watched")
+        stopSignalSource = nil
+    }
 
     /// Keeps the SIGTERM pipe's source alive (a released source stops watching).
     nonisolated(unsafe) private static var stopSignalSource: (any DispatchSourceRead)?

@@ -87,11 +87,12 @@ extern "C" {
  * itself never does. A module builds there what each of its workers would otherwise build the
  * same way at start — the Swift SDK reads every type's settings schema by reflection,
  * decodes `{}` as settings and makes the metadata its process runner looks up, so that the
- * type metadata, conformances and schemas are the zygote's and every worker inherits them. It must leave what a constructor must not (above),
- * and, since only the workers forked from the zygote would inherit it, the process's own state
- * as it found it: the working folder, umask, signal dispositions, resource limits, priority,
- * environment and fds 0-3. A warm-up that leaves any of these costs the module its zygote.
- * What it prints through stdio is flushed in the zygote (where output goes nowhere).
+ * type metadata, conformances and schemas are the zygote's and every worker inherits them.
+ * It must leave what a constructor must not (above), and, since only the workers forked from
+ * the zygote would inherit it, the process's own state as it found it: the working folder,
+ * umask, signal dispositions, resource limits, priority, environment and fds 0-3. A warm-up
+ * that leaves any of these costs the module its zygote. What it prints through stdio is
+ * flushed in the zygote (where output goes nowhere).
  */
 #define AGENT_MODULE_WARM_UP_SYMBOL "agent_module_warm_up"
 

@@ -23,16 +23,18 @@ final class ProcessExecutor: TaskExecutor, @unchecked Sendable {
     /// task ended) runs on a thread of its own rather than never.
     private var stopped = false
 
-    /// Builds, in a zygote's warm-up, the type metadata a run looks up by mangled name (its
-    /// job list's storage, its task's priority, the continuation it waits with): made once
-    /// there, not in each worker.
+    /// Builds, in a zygote's warm-up, the type metadata a process's run looks up by mangled
+    /// name (the job list's storage, the task's priority, the continuation a receive waits
+    /// with): made once there, not in each worker.
     static func warmUp() {
         var jobs: [UnownedJob] = []
         jobs.reserveCapacity(1)
         _ = size(of: TaskPriority?.self) + size(of: CheckedContinuation<Void, Never>.self)
     }
 
-    @inline(never) private static func size<T>(of type: T.Type) -> Int { MemoryLayout<T>.size }
+    /// Not optimized: a specialization could fold a size the compiler came to know, and skip
+    /// the lookup this is for.
+    @_optimize(none) @inline(never) private static func size<T>(of type: T.Type) -> Int { MemoryLayout<T>.size }
 
     init(host: HostBridge, context: ProcessContext) {
         self.host = host
