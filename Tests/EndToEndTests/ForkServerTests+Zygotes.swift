@@ -104,9 +104,11 @@ extension ForkServerTests {
     /// A module written with the Swift SDK keeps its zygote: the zygote's warm-ups (the SDK's,
     /// and the runtime's lookups of a worker's start made once) start no thread and leave
     /// nothing its check refuses. A refused zygote exits at its verdict, which the supervisor
-    /// logs at the next request: restarts go on until the zygote has lived 3 s past its birth.
+    /// logs at the next request: restarts go on until the zygote has lived 3 s past its birth
+    /// (every 50 ms, without the default limit of 5 restarts a minute).
     @Test func aSwiftSDKModulesZygoteIsKeptAfterItsWarmUps() throws {
-        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"a": {"type": "fault", "tick_ms": 1000}}}"#
+        let restart = #""restart": {"policy": "always", "initial_delay": 0.05, "multiplier": 1, "max_restarts": null}"#
+        let settings = #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"a": {"type": "fault", "tick_ms": 1000, "# + restart + "}}}"
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"])
         #expect(agent.waitForLine(onStderr: true) { $0.contains("[a] ready in") } != nil, "\(agent.transcript)")
         let refused = { agent.stderrLines.contains { $0.contains("the zygote of module faults is not used") } }

@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import Foundation
 
 /// Figure 8: from launching `agent-control console` to ready workers, and stopping them.
@@ -50,7 +51,7 @@ enum ColdStartBench {
         }
 
         private mutating func launch(_ environment: BenchEnvironment, file: String) throws {
-            let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: ["AGENT_FORK_SERVER_BIND_NOW": "1"])
+            let run = try ConsoleRun(environment: environment, settingsFile: file, extraEnvironment: [ForkServer.bindNowKey: "1"])
             guard run.wait(timeout: 30, until: { run.readyTimes.count >= workers }) else {
                 throw BenchError("AGENT_FORK_SERVER_BIND_NOW=1: \(run.readyTimes.count) of \(workers) workers ready after 30 s; \(run.errors.prefix(3).joined(separator: " | "))")
             }

@@ -1,4 +1,5 @@
 import AgentCore
+import AgentSupervision
 import Foundation
 
 /// Figure 6: what an idle agent costs — the supervisor's CPU with 20 and 100 idle workers,
@@ -98,7 +99,7 @@ enum IdleBench {
     /// The memory with AGENT_FORK_SERVER_BIND_NOW=1: the fork server binds every library's
     /// symbols at its load, so that no worker writes its own copy of a library's table of them.
     static func memoryBoundAtLoad(_ environment: BenchEnvironment, workers count: Int, into section: inout Section) throws {
-        try memory(environment, workers: count, variant: "server bound at load", switch: ["AGENT_FORK_SERVER_BIND_NOW": "1"],
+        try memory(environment, workers: count, variant: "server bound at load", switch: [ForkServer.bindNowKey: "1"],
                    supervisorNote: nil, totalNote: "AGENT_FORK_SERVER_BIND_NOW=1: the workers share the server's bound tables", into: &section)
     }
 
