@@ -43,12 +43,13 @@ public final class AgentStore: Sendable {
     }
 
     /// SQLite's process-wide settings, before its first connection (see agent_store_sqlite.c):
-    /// no initial bulk for each connection's page cache. Once; a process that opened a
-    /// connection before (a test's) keeps SQLite's defaults.
+    /// no initial bulk for each connection's page cache, no memory statistics. Once; a process
+    /// that opened a connection before (a test's) keeps SQLite's defaults.
     private static let sqliteConfigured: Bool = agent_store_configure_sqlite() == 0
 
-    /// Applies ``sqliteConfigured`` (the first call does the work).
-    package static func configureSQLite() { _ = sqliteConfigured }
+    /// Applies ``sqliteConfigured`` (the first call does the work); whether the settings hold.
+    @discardableResult
+    package static func configureSQLite() -> Bool { sqliteConfigured }
 
     /// The same, with the longest the writer waits for the checkpoint thread at 8 MiB of WAL
     /// (a test makes the bound exact with a wait longer than any checkpoint).

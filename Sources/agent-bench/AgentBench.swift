@@ -1,4 +1,5 @@
 import AgentCore
+import AgentStore
 import AgentVersion
 import ArgumentParser
 import Foundation
@@ -98,6 +99,8 @@ struct AgentBench: ParsableCommand {
             return
         }
         signal(SIGPIPE, SIG_IGN)
+        // SQLite set as agent-control sets it, whichever figure opens it first (the floors too).
+        AgentStore.configureSQLite()
         HTTPBench.exportToken()
         BenchEnvironment.raiseOpenFileLimit()
         let environment: BenchEnvironment
