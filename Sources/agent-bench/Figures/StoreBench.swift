@@ -97,17 +97,17 @@ enum StoreBench {
             section.add(Figure("throughput 100 B, store on (to the monitor)", .eventsPerSecond, samples: throughput.on))
             if !throughput.off.isEmpty {
                 section.add(Figure("  ratio store on / off", .ratio, median: throughput.on.median / throughput.off.median,
-                                   count: throughput.on.count, note: "of the medians"))
+                                   count: throughput.on.count, note: "of the medians; target (issue 38) ≥ 0.8"))
             }
             section.add(Figure("  CPU per event: supervisor loop thread", .microseconds, samples: loopCPU.on,
                                note: "+ the hand-over to the store (a copy and a lock per run of events)"))
-            section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPU))
+            section.add(Figure("  CPU per event: store writer thread", .microseconds, samples: writerCPU, note: "target (issue 38) ≤ 0.8 µs"))
             section.add(Figure("  CPU per event: store checkpoint thread", .microseconds, samples: checkpointCPU,
                                note: "the WAL copied back into the database beside the writer (stop 61; before, in the writer's commit)"))
         }
         if !persisted.isEmpty {
             section.add(Figure("events persisted per second, store on", .eventsPerSecond, samples: persisted,
-                               note: "committed \(TableRenderer.grouped(committed)) of \(TableRenderer.grouped(emitted)) emitted"))
+                               note: "committed \(TableRenderer.grouped(committed)) of \(TableRenderer.grouped(emitted)) emitted; target (issue 38) ≥ 1,000,000"))
             section.add(Figure("  last delivered → all committed", .milliseconds, samples: lag))
             section.add(Figure("  transactions per run", .count, samples: batches))
             section.add(Figure("  database + WAL bytes per event", .count, samples: bytesPerEvent))
