@@ -12,7 +12,7 @@
 
    SQLite also keeps process-wide statistics of its memory (SQLITE_CONFIG_MEMSTATUS, on by
    default), which take a global mutex on every allocation and free: the store's writer paid
-   about 0.05 µs an event for them (benchmarks/HISTORY.md, stop 76). Nothing here reads them
+   about 0.04 µs an event for them (benchmarks/HISTORY.md, stop 76). Nothing here reads them
    (sqlite3_memory_used, sqlite3_status) or sets a soft heap limit, which needs them. */
 int agent_store_configure_sqlite(void) {
     int code = sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
