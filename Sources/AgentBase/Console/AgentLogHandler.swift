@@ -6,7 +6,8 @@ import Logging
 /// agent's log file (``AgentLogFile``, rotated); as `<N>[process] message` when the descriptor
 /// is systemd's journal stream (``JournalStream``). The time as on event lines
 /// (``ConsoleOutput/timestamp(nanoseconds:full:)``, full), the level in colour on a terminal
-/// (``TerminalStyle``).
+/// (``TerminalStyle``). With a ``DescriptorLineWriter``, lines go through its thread instead of
+/// being written where they are logged (the supervisor's: its loop never waits for stderr).
 public struct AgentLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -15,12 +16,14 @@ public struct AgentLogHandler: LogHandler {
     private let file: AgentLogFile?
     private let journal: Bool
     private let style: TerminalStyle
+    private let writer: DescriptorLineWriter?
 
-    public init(label: String, fd: Int32 = 2, level: Logger.Level = .info, file: AgentLogFile? = nil) {
+    public init(label: String, fd: Int32 = 2, level: Logger.Level = .info, file: AgentLogFile? = nil, writer: DescriptorLineWriter? = nil) {
         self.label = label
         self.fd = fd
         self.logLevel = level
         self.file = file
+        self.writer = file == nil ? writer : nil
         journal = file == nil && JournalStream.isJournal(fd: fd)
         style = file == nil ? TerminalStyle.forDescriptor(fd) : .plain
     }
@@ -51,6 +54,10 @@ public struct AgentLogHandler: LogHandler {
         var bytes = Array(line.utf8)
         if let file {
             bytes.withUnsafeBytes { file.write($0) }
+            return
+        }
+        if let writer {
+            bytes.withUnsafeBytes { writer.write($0) }
             return
         }
         bytes.withUnsafeMutableBytes { raw in

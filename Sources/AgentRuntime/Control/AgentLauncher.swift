@@ -224,7 +224,13 @@ public struct AgentLauncher {
         if options.daemon {
             do { logFile = try AgentLogFile(path: paths.logFile) } catch { logFileProblem = "\(error); the log is not rotated" }
         }
-        let logger = Logger(label: "agent") { [logFile] in AgentLogHandler(label: $0, fd: 2, level: options.logLevel, file: logFile) }
+        // stderr through a thread of its own: a reader that stops reading (a paused pager, a
+        // stalled journal) must not hold the loop, which logs.
+        let stderrWriter = logFile == nil ? DescriptorLineWriter(fd: 2) : nil
+        defer { stderrWriter?.drain(timeout: DescriptorLineWriter.exitWait) }
+        let logger = Logger(label: "agent") { [logFile] in
+            AgentLogHandler(label: $0, fd: 2, level: options.logLevel, file: logFile, writer: stderrWriter)
+        }
         if let logFileProblem { logger.warning("\(logFileProblem)") }
         // Taken from the environment, then removed from it before anything is spawned (the
         // fork server, module builds, command tasks): no child may speak for the service.

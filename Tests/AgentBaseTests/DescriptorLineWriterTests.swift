@@ -1,0 +1,102 @@
+@testable import AgentBase
+import Foundation
+import Testing
+
+/// The supervisor's log lines go to stderr through a ``DescriptorLineWriter``: a reader that
+/// stops reading must never hold the one who logs.
+@Suite struct DescriptorLineWriterTests {
+    /// A pipe whose kernel buffer is one page, so that a few lines fill it.
+    private func smallPipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        // F_SETPIPE_SZ (1031), which Glibc's module does not import.
+        #expect(fcntl(fds[1], 1031, 4096) >= 4096)
+        return (fds[0], fds[1])
+    }
+
+    private func readAvailable(_ fd: Int32) -> [UInt8] {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var all: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            all += chunk[0..<n]
+        }
+        return all
+    }
+
+    @Test func linesToAReaderThatStopsReadingNeitherWaitNorGoOutOfOrderAndDropsAreCounted() throws {
+        let (readEnd, writeEnd) = try smallPipe()
+        defer { close(readEnd); close(writeEnd) }
+        let writer = DescriptorLineWriter(fd: writeEnd, limit: 8192)
+        let line: @Sendable (Int) -> [UInt8] = { index in Array("line \(index) \(String(repeating: "x", count: 90))\n".utf8) }
+        // 400 lines of ~100 B: 40 kB against a pipe of 4 kB, room for 8 kB and at most as
+        // much in the thread's hands.
+        let count = 400
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            for index in 0..<count { line(index).withUnsafeBytes { writer.write($0) } }
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "write waited for the reader")
+
+        // The reader comes back: what waited, then a line that fits again.
+        var text = ""
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !text.contains("line 0 "), Date() < deadline {
+            text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+        }
+        // Keep reading while the writer empties what waits.
+        while Date() < deadline {
+            text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+            if writer.drain(timeout: 0.05) { break }
+        }
+        Array("last line\n".utf8).withUnsafeBytes { writer.write($0) }
+        while !text.contains("last line"), Date() < deadline {
+            text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+        }
+        // Each line in order, and each gap said where it is: a notice of k drops stands where
+        // k lines are missing (how many, and where, depends on when the thread took the lines).
+        let lines = text.split(separator: "\n").map(String.init)
+        var expected = 0
+        var notices = 0
+        for line in lines.dropLast() {
+            if line.hasPrefix("line ") {
+                #expect(Int(line.split(separator: " ")[1]) == expected, "after \(expected - 1): \(line.prefix(12))")
+                expected += 1
+            } else if line.contains("line(s) dropped here") {
+                notices += 1
+                expected += Int(line.split(separator: " ")[1]) ?? 0
+            } else {
+                Issue.record("an unexpected line: \(line)")
+            }
+        }
+        #expect(expected == count, "lines and drops account for \(expected) of \(count)")
+        #expect(notices >= 1, "nothing was dropped: the limit did not hold")
+        #expect(lines.last == "last line")
+    }
+
+    @Test func drainWaitsUntilEveryQueuedLineIsWritten() throws {
+        let (readEnd, writeEnd) = try smallPipe()
+        defer { close(readEnd); close(writeEnd) }
+        let writer = DescriptorLineWriter(fd: writeEnd)
+        for index in 0..<30 { Array("line \(index)\n".utf8).withUnsafeBytes { writer.write($0) } }
+        #expect(writer.drain(timeout: 30))
+        let text = String(decoding: readAvailable(readEnd), as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 30)
+    }
+
+    @Test func drainGivesUpAtItsTimeoutWhileTheReaderIsAway() throws {
+        let (readEnd, writeEnd) = try smallPipe()
+        defer { close(readEnd); close(writeEnd) }
+        let writer = DescriptorLineWriter(fd: writeEnd)
+        let line = Array((String(repeating: "y", count: 1000) + "\n").utf8)
+        for _ in 0..<20 { line.withUnsafeBytes { writer.write($0) } }
+        #expect(!writer.drain(timeout: 0.2), "20 kB cannot have gone into a 4 kB pipe nobody reads")
+        // Read it all, so that the writer's thread is not left blocked for the rest of the run.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !writer.drain(timeout: 0.05), Date() < deadline { _ = readAvailable(readEnd) }
+    }
+}
