@@ -11,7 +11,7 @@ import Testing
         // stderr: a pipe of one page (F_SETPIPE_SZ) whose read end the agent holds and nobody
         // reads; the start's lines (two for each process) are several times that.
         let shell = #"""
-            exec python3 -c 'import fcntl, os, sys; r, w = os.pipe(); fcntl.fcntl(w, 1031, 4096); os.set_inheritable(r, True); os.dup2(w, 2); os.execv(sys.argv[1], sys.argv[1:])' "$0" "$@"
+            exec python3 -c 'import fcntl, os, sys; r, w = os.pipe(); assert fcntl.fcntl(w, 1031, 4096) == 4096; os.set_inheritable(r, True); os.dup2(w, 2); os.execv(sys.argv[1], sys.argv[1:])' "$0" "$@"
             """#
         let agent = try AgentRun(settings: #"{"enabled_modules": ["bench"], "processes": {\#(processes)}}"#,
                                  arguments: ["--no-build"], shell: shell)

@@ -2,10 +2,10 @@ import Foundation
 
 /// Writes lines to a descriptor from a thread of its own, so that a reader that stops reading
 /// (a paused pager, a terminal held by Ctrl-S, a stalled journal) never holds the caller — the
-/// supervisor's loop, which logs. Up to `limit` bytes wait for the reader; a line beyond them
-/// is dropped and counted, and a line saying how many goes out before the next one that fits.
-/// What waits is written before the process exits (at most ``exitWait`` seconds), or at
-/// ``drain(timeout:)``.
+/// supervisor's loop, which logs. Up to `limit` bytes wait for the reader (and as much more may
+/// be in the thread's hands, being written); a line beyond them is dropped and counted, and a
+/// line saying how many goes out where they were. What waits is written at
+/// ``finish(timeout:)``, or before the process exits (at most ``exitWait`` seconds).
 public final class DescriptorLineWriter: @unchecked Sendable {
     /// The longest the process's exit waits for a writer's lines.
     public static let exitWait = 2.0
@@ -31,12 +31,14 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     public func write(_ line: UnsafeRawBufferPointer) {
         condition.lock()
         defer { condition.unlock() }
-        guard pending.count + line.count <= limit else {
+        // A line longer than the limit goes when nothing waits (or it could never go).
+        guard pending.count + line.count <= limit || pending.isEmpty && dropped == 0 else {
             dropped += 1
+            condition.signal()
             return
         }
         if dropped > 0 {
-            pending.append(contentsOf: "… \(dropped) line(s) dropped here: the output was not read\n".utf8)
+            pending.append(contentsOf: Self.notice(dropped))
             dropped = 0
         }
         pending.append(contentsOf: line)
@@ -55,16 +57,32 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while !pending.isEmpty || writing {
+        while !pending.isEmpty || writing || dropped > 0 {
             guard condition.wait(until: deadline) else { return false }
         }
         return true
     }
 
+    /// Drains (at most `timeout` seconds) and leaves the process's exit nothing more to wait
+    /// for from this writer: for its owner's end, so that a reader still away costs the exit
+    /// `timeout` once, not twice.
+    @discardableResult
+    public func finish(timeout: Double) -> Bool {
+        let drained = drain(timeout: timeout)
+        Self.writers.withLock { $0.removeAll { $0 === self } }
+        return drained
+    }
+
     private func run() {
         condition.lock()
         while true {
-            while pending.isEmpty { condition.wait() }
+            while pending.isEmpty && dropped == 0 { condition.wait() }
+            // Every line that waits came before the drops (a line taken after one carries
+            // the notice), so the notice goes after them.
+            if dropped > 0 {
+                pending.append(contentsOf: Self.notice(dropped))
+                dropped = 0
+            }
             var chunk: [UInt8] = []
             swap(&chunk, &pending)
             writing = true
@@ -91,6 +109,10 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         }
     }
 
+    private static func notice(_ dropped: Int) -> [UInt8] {
+        Array("… \(dropped) line(s) dropped here: the output was not read\n".utf8)
+    }
+
     // MARK: The process's exit
 
     private static let writers = LockedValue<[DescriptorLineWriter]>([])
@@ -103,7 +125,9 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         if first { atexit { DescriptorLineWriter.drainAll() } }
     }
 
-    private static func drainAll() {
+    /// Drains every writer not finished yet (at most ``exitWait`` seconds each): before the
+    /// process exits, and before a line written to the same descriptor directly.
+    public static func drainAll() {
         for writer in writers.withLock({ $0 }) { writer.drain(timeout: exitWait) }
     }
 }

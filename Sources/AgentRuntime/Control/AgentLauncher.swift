@@ -227,7 +227,7 @@ public struct AgentLauncher {
         // stderr through a thread of its own: a reader that stops reading (a paused pager, a
         // stalled journal) must not hold the loop, which logs.
         let stderrWriter = logFile == nil ? DescriptorLineWriter(fd: 2) : nil
-        defer { stderrWriter?.drain(timeout: DescriptorLineWriter.exitWait) }
+        defer { stderrWriter?.finish(timeout: DescriptorLineWriter.exitWait) }
         let logger = Logger(label: "agent") { [logFile] in
             AgentLogHandler(label: $0, fd: 2, level: options.logLevel, file: logFile, writer: stderrWriter)
         }
@@ -453,6 +453,8 @@ public struct AgentLauncher {
     }
 
     static func printError(_ text: String) {
+        // After the log lines that explain it, which may still wait in the stderr writer.
+        DescriptorLineWriter.drainAll()
         TerminalStyle.printError(text)
     }
 }
