@@ -51,7 +51,7 @@ public struct AgentLogHandler: LogHandler {
     }
 
     private func emit(_ line: String) {
-        var bytes = Array(line.utf8)
+        let bytes = Array(line.utf8)
         if let file {
             bytes.withUnsafeBytes { file.write($0) }
             return
@@ -60,13 +60,6 @@ public struct AgentLogHandler: LogHandler {
             bytes.withUnsafeBytes { writer.write($0) }
             return
         }
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; break }
-                offset += n
-            }
-        }
+        _ = bytes.withUnsafeBytes { DescriptorWrite.all(fd, $0) }
     }
 }

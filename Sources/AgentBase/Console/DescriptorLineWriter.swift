@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// Writes lines to a descriptor from a thread of its own, so that a reader that stops reading
@@ -87,25 +88,13 @@ public final class DescriptorLineWriter: @unchecked Sendable {
             swap(&chunk, &pending)
             writing = true
             condition.unlock()
-            writeAll(chunk)
+            // A reader gone (EPIPE) or a broken descriptor: the chunk is dropped, as a write
+            // on the caller's thread would have lost it.
+            _ = chunk.withUnsafeBytes { DescriptorWrite.all(fd, $0) }
             condition.lock()
             writing = false
             // Wakes a drain waiting for the end.
             condition.broadcast()
-        }
-    }
-
-    private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return  // The reader is gone (EPIPE) or the descriptor broken: nothing to do.
-                }
-                offset += n
-            }
         }
     }
 
@@ -117,12 +106,12 @@ public final class DescriptorLineWriter: @unchecked Sendable {
 
     private static let writers = LockedValue<[DescriptorLineWriter]>([])
 
+    /// The process's exit drains the writers (registered once, with the first writer).
+    private static let exitHook: Void = { atexit { DescriptorLineWriter.drainAll() } }()
+
     private static func registerForExit(_ writer: DescriptorLineWriter) {
-        let first = writers.withLock { all -> Bool in
-            all.append(writer)
-            return all.count == 1
-        }
-        if first { atexit { DescriptorLineWriter.drainAll() } }
+        exitHook
+        writers.withLock { $0.append(writer) }
     }
 
     /// Drains every writer not finished yet (at most ``exitWait`` seconds each): before the

@@ -73,14 +73,7 @@ struct ProgramChild {
     /// Writes all of `bytes` (blocking: a program that does not read holds the writer, which
     /// is the back-pressure). False when the program closed its stdin.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var at = 0
-        while at < bytes.count {
-            let n = write(fd, bytes.baseAddress! + at, bytes.count - at)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return false }
-            at += n
-        }
-        return true
+        DescriptorWrite.all(fd, bytes)
     }
 
     /// How the program ended (blocks until it does): its exit status, or the signal that killed it.
