@@ -5,33 +5,8 @@ import Testing
 /// The supervisor's log lines go to stderr through a ``DescriptorLineWriter``: a reader that
 /// stops reading must never hold the one who logs.
 @Suite struct DescriptorLineWriterTests {
-    /// A pipe whose kernel buffer is one page, so that a few lines fill it.
-    private func smallPipe() throws -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        // F_SETPIPE_SZ (1031), which Glibc's module does not import; one page here (x86-64's
-        // 4 kB: a kernel of larger pages would make the amounts below too small to fill it).
-        try #require(fcntl(fds[1], 1031, 4096) == 4096)
-        return (fds[0], fds[1])
-    }
-
-    /// What the pipe holds now, after waiting up to 10 ms for something to come.
-    private func readAvailable(_ fd: Int32) -> [UInt8] {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        _ = poll(&poller, 1, 10)
-        var all: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            all += chunk[0..<n]
-        }
-        return all
-    }
-
     @Test func linesToAReaderThatStopsReadingNeitherWaitNorGoOutOfOrderAndDropsAreCounted() throws {
-        let (readEnd, writeEnd) = try smallPipe()
+        let (readEnd, writeEnd) = try SmallPipe.make()
         defer { close(readEnd); close(writeEnd) }
         let writer = DescriptorLineWriter(fd: writeEnd, limit: 8192)
         let line: @Sendable (Int) -> [UInt8] = { index in Array("line \(index) \(String(repeating: "x", count: 90))\n".utf8) }
@@ -50,14 +25,14 @@ import Testing
         var text = ""
         let deadline = Date(timeIntervalSinceNow: 30)
         while !text.contains("line 0 "), Date() < deadline {
-            text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+            text += String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self)
         }
         // Keep reading while the writer empties what waits.
         while Date() < deadline {
-            text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+            text += String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self)
             if writer.drain(timeout: 0.05) { break }
         }
-        text += String(decoding: readAvailable(readEnd), as: UTF8.self)
+        text += String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self)
         // Each line in order, and each gap said where it is: a notice of k drops stands where
         // k lines are missing (how many, and where, depends on when the thread took the lines).
         let lines = text.split(separator: "\n").map(String.init)
@@ -81,22 +56,22 @@ import Testing
 
         Array("last line\n".utf8).withUnsafeBytes { writer.write($0) }
         var rest = ""
-        while !rest.contains("last line"), Date() < deadline { rest += String(decoding: readAvailable(readEnd), as: UTF8.self) }
+        while !rest.contains("last line"), Date() < deadline { rest += String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self) }
         #expect(rest == "last line\n")
     }
 
     @Test func drainWaitsUntilEveryQueuedLineIsWritten() throws {
-        let (readEnd, writeEnd) = try smallPipe()
+        let (readEnd, writeEnd) = try SmallPipe.make()
         defer { close(readEnd); close(writeEnd) }
         let writer = DescriptorLineWriter(fd: writeEnd)
         for index in 0..<30 { Array("line \(index)\n".utf8).withUnsafeBytes { writer.write($0) } }
         #expect(writer.drain(timeout: 30))
-        let text = String(decoding: readAvailable(readEnd), as: UTF8.self)
+        let text = String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self)
         #expect(text.split(separator: "\n").count == 30)
     }
 
     @Test func drainGivesUpAtItsTimeoutWhileTheReaderIsAway() throws {
-        let (readEnd, writeEnd) = try smallPipe()
+        let (readEnd, writeEnd) = try SmallPipe.make()
         defer { close(readEnd); close(writeEnd) }
         let writer = DescriptorLineWriter(fd: writeEnd)
         let line = Array((String(repeating: "y", count: 1000) + "\n").utf8)
@@ -104,6 +79,6 @@ import Testing
         #expect(!writer.drain(timeout: 0.2), "20 kB cannot have gone into a 4 kB pipe nobody reads")
         // Read it all, so that the writer's thread is not left blocked for the rest of the run.
         let deadline = Date(timeIntervalSinceNow: 30)
-        while !writer.drain(timeout: 0.05), Date() < deadline { _ = readAvailable(readEnd) }
+        while !writer.drain(timeout: 0.05), Date() < deadline { _ = SmallPipe.readAvailable(readEnd) }
     }
 }

@@ -5,12 +5,16 @@ import JSONSchema
 /// Prints events and messages for a person (readable lines) or a program (JSON lines), to
 /// stdout, buffered and flushed once per loop turn. Readable lines carry the time as log lines
 /// do (one format on one screen) and, on a terminal, alerts in colour (``TerminalStyle``).
+/// With ``writeThroughThread(limit:)`` a flush hands the lines to a thread of their own, so
+/// that a reader that stops reading never holds the loop.
 public final class ConsoleOutput {
     public let json: Bool
     public let showEvents: Bool
     private let fd: Int32
     private let style: TerminalStyle
     private var buffer: [UInt8] = []
+    private var bufferedLines = 0
+    private var writer: DescriptorLineWriter?
     /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
     public var logFile: AgentLogFile?
     /// `fd` is systemd's journal stream (``JournalStream``): readable lines get a `<N>`
@@ -42,6 +46,31 @@ public final class ConsoleOutput {
     public func pipeClosed() {
         readerGone = true
         buffer.removeAll(keepingCapacity: true)
+        bufferedLines = 0
+    }
+
+    /// From now on lines go to `fd` through a thread of their own (``DescriptorLineWriter``):
+    /// a reader that stops reading (a paused pager, a terminal held by Ctrl-S, a `--json`
+    /// consumer that stalls) never holds the caller. Up to `limit` bytes wait for it; lines
+    /// beyond are dropped, and a line in the output's own format says how many, where they were.
+    /// A pipe whose reader exits is still seen by its hang-up (``pipeClosed()``). Not for a
+    /// log file, whose writes never wait for a reader. Returns the writer, for its owner to
+    /// ``DescriptorLineWriter/finish(timeout:)`` after the last ``flush()``.
+    @discardableResult
+    public func writeThroughThread(limit: Int = DescriptorLineWriter.defaultLimit) -> DescriptorLineWriter? {
+        guard writer == nil, logFile == nil else { return writer }
+        let json = json, journal = journal
+        writer = DescriptorLineWriter(fd: fd, limit: limit, threadName: "agent-console") { dropped in
+            Array("\(Self.droppedLine(dropped, json: json, journal: journal))\n".utf8)
+        }
+        return writer
+    }
+
+    /// The line that stands where `dropped` lines were dropped, in the output's format.
+    static func droppedLine(_ dropped: Int, json: Bool, journal: Bool) -> String {
+        let text = DescriptorLineWriter.noticeText(dropped)
+        if json { return JSONValue.object(["kind": .string("dropped"), "lines": .number(JSONNumber(dropped)), "text": .string(text)]).serialized() }
+        return journal ? JournalStream.prefixed(text, priority: 4) : text
     }
 
     /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
@@ -131,18 +160,26 @@ public final class ConsoleOutput {
     private func append(_ line: String) {
         buffer.append(contentsOf: line.utf8)
         buffer.append(10)
+        bufferedLines += 1
         if buffer.count > 64 << 10 { flush() }
     }
 
-    /// Writes what is buffered.
+    /// Writes what is buffered (or hands it to the writer's thread).
     public func flush() {
         guard !buffer.isEmpty else { return }
+        let lines = bufferedLines
+        bufferedLines = 0
         if let logFile {
             buffer.withUnsafeBytes { logFile.write($0) }
             buffer.removeAll(keepingCapacity: true)
             return
         }
         guard !readerGone else {
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        if let writer {
+            buffer.withUnsafeBytes { writer.write($0, lines: lines) }
             buffer.removeAll(keepingCapacity: true)
             return
         }

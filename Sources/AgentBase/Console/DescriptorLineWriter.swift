@@ -15,6 +15,8 @@ public final class DescriptorLineWriter: @unchecked Sendable {
 
     private let fd: Int32
     private let limit: Int
+    private let notice: @Sendable (Int) -> [UInt8]
+    private let threadName: String
     // Guards every stored var below; the thread waits on it for lines.
     private let condition = NSCondition()
     private var pending: [UInt8] = []
@@ -22,31 +24,37 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     private var writing = false
     private var started = false
 
-    public init(fd: Int32, limit: Int = DescriptorLineWriter.defaultLimit) {
+    /// `notice`: the line that stands where `n` lines were dropped (with its newline; by
+    /// default ``textNotice(_:)``). `threadName`: what `top -H` shows for the thread.
+    public init(fd: Int32, limit: Int = DescriptorLineWriter.defaultLimit, threadName: String = "agent-log-writer",
+                notice: @escaping @Sendable (Int) -> [UInt8] = DescriptorLineWriter.textNotice) {
         self.fd = fd
         self.limit = limit
+        self.notice = notice
+        self.threadName = threadName
         Self.registerForExit(self)
     }
 
-    /// Queues `line` (with its newline); never waits for the reader.
-    public func write(_ line: UnsafeRawBufferPointer) {
+    /// Queues `bytes`, which hold `lines` whole lines (each with its newline); never waits for
+    /// the reader. They go or are dropped together.
+    public func write(_ bytes: UnsafeRawBufferPointer, lines: Int = 1) {
         condition.lock()
         defer { condition.unlock() }
-        // A line longer than the limit goes when nothing waits (or it could never go).
-        guard pending.count + line.count <= limit || pending.isEmpty && dropped == 0 else {
-            dropped += 1
+        // Lines longer than the limit go when nothing waits (or they could never go).
+        guard pending.count + bytes.count <= limit || pending.isEmpty && dropped == 0 else {
+            dropped += lines
             condition.signal()
             return
         }
         if dropped > 0 {
-            pending.append(contentsOf: Self.notice(dropped))
+            pending.append(contentsOf: notice(dropped))
             dropped = 0
         }
-        pending.append(contentsOf: line)
+        pending.append(contentsOf: bytes)
         if !started {
             started = true
             let thread = Thread { [self] in run() }
-            thread.name = "agent-log-writer"
+            thread.name = threadName
             thread.start()
         }
         condition.signal()
@@ -81,7 +89,7 @@ public final class DescriptorLineWriter: @unchecked Sendable {
             // Every line that waits came before the drops (a line taken after one carries
             // the notice), so the notice goes after them.
             if dropped > 0 {
-                pending.append(contentsOf: Self.notice(dropped))
+                pending.append(contentsOf: notice(dropped))
                 dropped = 0
             }
             var chunk: [UInt8] = []
@@ -98,8 +106,14 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         }
     }
 
-    private static func notice(_ dropped: Int) -> [UInt8] {
-        Array("… \(dropped) line(s) dropped here: the output was not read\n".utf8)
+    /// The readable notice: `… 12 line(s) dropped here: the output was not read`.
+    @Sendable public static func textNotice(_ dropped: Int) -> [UInt8] {
+        Array("\(noticeText(dropped))\n".utf8)
+    }
+
+    /// The readable notice's text, without its newline.
+    public static func noticeText(_ dropped: Int) -> String {
+        "… \(dropped) line(s) dropped here: the output was not read"
     }
 
     // MARK: The process's exit

@@ -284,6 +284,10 @@ public struct AgentLauncher {
         }
         let console = ConsoleOutput(json: options.json, showEvents: options.showEvents)
         console.logFile = logFile
+        // stdout too: a `--json` reader that stalls must not hold the loop. Finished after the
+        // supervisor's last flush.
+        let consoleWriter = console.writeThroughThread()
+        defer { consoleWriter?.finish(timeout: DescriptorLineWriter.exitWait) }
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned, console: console, logger: logger)

@@ -1,0 +1,66 @@
+@testable import AgentBase
+import Foundation
+import Testing
+
+/// The console's stdout (events and messages) goes through a thread of its own: a reader that
+/// stops reading never holds the loop, which prints.
+@Suite struct ConsoleOutputTests {
+    @Test func aJSONConsoleWhoseReaderStallsNeverWaitsAndSaysInJSONWhereLinesWereDropped() throws {
+        let (readEnd, writeEnd) = try SmallPipe.make()
+        defer { close(readEnd); close(writeEnd) }
+        // Used by the thread below alone until it is done.
+        nonisolated(unsafe) let console = ConsoleOutput(json: true, showEvents: true, fd: writeEnd)
+        let writer = try #require(console.writeThroughThread(limit: 8192))
+        // 2,000 messages of ~150 B, flushed in turns of 50 as the loop does: 300 kB against a
+        // pipe of 4 kB and 8 kB waiting.
+        let count = 2000
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            for index in 0..<count {
+                console.message(source: "feed", level: 1, text: "message \(index) " + String(repeating: "x", count: 40), timeNanoseconds: 0)
+                if index % 50 == 49 { console.flush() }
+            }
+            console.flush()
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "the console waited for its reader")
+
+        // The reader comes back: every line is JSON, the messages in order, and each gap is a
+        // `dropped` record that counts the lines missing there.
+        var bytes: [UInt8] = []
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Date() < deadline {
+            bytes += SmallPipe.readAvailable(readEnd)
+            if writer.drain(timeout: 0.05) { break }
+        }
+        bytes += SmallPipe.readAvailable(readEnd)
+        var expected = 0
+        var dropRecords = 0
+        for line in bytes.split(separator: 10) {
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "not JSON: \(String(decoding: line, as: UTF8.self))")
+            switch record["kind"] as? String {
+            case "message":
+                let text = record["text"] as? String ?? ""
+                #expect(text.hasPrefix("message \(expected) "), "after \(expected - 1): \(text.prefix(14))")
+                expected += 1
+            case "dropped":
+                dropRecords += 1
+                expected += record["lines"] as? Int ?? 0
+                #expect((record["text"] as? String)?.contains("line(s) dropped here") == true)
+            default:
+                Issue.record("an unexpected record: \(record)")
+            }
+        }
+        #expect(expected == count, "messages and drops account for \(expected) of \(count)")
+        #expect(dropRecords >= 1, "nothing was dropped: the limit did not hold")
+    }
+
+    @Test func theDroppedNoticeTakesEachOutputsOwnFormat() {
+        #expect(ConsoleOutput.droppedLine(3, json: false, journal: false) == "… 3 line(s) dropped here: the output was not read")
+        #expect(ConsoleOutput.droppedLine(3, json: false, journal: true) == "<4>… 3 line(s) dropped here: the output was not read")
+        let json = ConsoleOutput.droppedLine(3, json: true, journal: false)
+        let record = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
+        #expect(record?["kind"] as? String == "dropped" && record?["lines"] as? Int == 3, "\(json)")
+    }
+}
