@@ -27,6 +27,12 @@ extension AgentStore {
         /// do (a start of 20 workers wrote 40 lines in some 35 transactions, each waking the
         /// writer on cores the workers' starts needed).
         var oldestHistorySince = Date.distantPast
+        /// When the oldest waiting change of a task run was handed over: runs' changes
+        /// group-commit as events do (each change written at once cost a transaction of whole
+        /// pages, ~5 of them: three per no-op run one at a time). A new run a request waits for
+        /// is not one of them (``AgentStore/commitSchedules(_:done:)``, at once), and it takes
+        /// what waits with it.
+        var oldestRunSince = Date.distantPast
         /// A line that waits for no group commit (a command's audit) is among the history.
         var historyAtOnce = false
         var stopping = false
@@ -65,27 +71,28 @@ extension AgentStore {
 
         /// Nothing waits to be written and the writer is not writing: what was queued before is
         /// committed (or given up), and a reader starting now sees it.
-        var isSettled: Bool { !writing && events.isEmpty && history.isEmpty && !othersWait }
+        var isSettled: Bool { !writing && events.isEmpty && history.isEmpty && runs.isEmpty && !othersWait }
 
         /// Whether anything waits that is written at once, without a group commit.
         var othersWait: Bool {
-            historyAtOnce || !states.isEmpty || !chat.isEmpty || !runs.isEmpty || !scheduleCommits.isEmpty
+            historyAtOnce || !states.isEmpty || !chat.isEmpty || !scheduleCommits.isEmpty
                 || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty
         }
 
         /// Until when the writer sleeps (nil: it takes a batch now). Asleep until there is work,
-        /// or `wake` (retention or a retry due): no idle wake-ups. Group commit: events and
-        /// processes' history lines wait until the oldest has waited `commitInterval`, so a
-        /// steady trickle costs one transaction per interval instead of one per wake-up;
-        /// anything else (a state save, an audit line, chat, a run's change, stopping) is
-        /// written at once, with what waits.
+        /// or `wake` (retention or a retry due): no idle wake-ups. Group commit: events,
+        /// processes' history lines and task runs' changes wait until the oldest has waited
+        /// `commitInterval`, so a steady trickle costs one transaction per interval instead of
+        /// one per wake-up; anything else (a state save, an audit line, chat, a new run a
+        /// request waits for, a reader's wait, stopping) is written at once, with what waits.
         func sleep(wake: Date, commitInterval: Double) -> Date? {
             if stopping || othersWait || events.count >= AgentStore.batchLimit { return nil }
-            if events.isEmpty && history.isEmpty { return wake }
+            if events.isEmpty && history.isEmpty && runs.isEmpty { return wake }
             // What waits decides, not `wake`: the retention (or a retry) comes after its commit.
             var until = Date.distantFuture
             if !events.isEmpty { until = min(until, oldestPendingSince.addingSaturated(commitInterval)) }
             if !history.isEmpty { until = min(until, oldestHistorySince.addingSaturated(commitInterval)) }
+            if !runs.isEmpty { until = min(until, oldestRunSince.addingSaturated(commitInterval)) }
             return until
         }
 

@@ -169,11 +169,16 @@ public final class AgentStore: Sendable {
     }
 
     /// Records a task run's new state (see ``SQLiteRunStore``): appended to the writer's next
-    /// batch, so that the loop never waits for the disk.
+    /// batch, so that the loop never waits for the disk, and committed with what else waits
+    /// within the commit interval, as events are (a reader's ``whenWritten(within:_:)`` and a
+    /// new run's ``commitSchedules(_:done:)`` have it written at once).
     package func recordRun(_ run: TaskRun) {
         if queued.withLock({ queued -> Bool in
             queued.runs.append(run)
-            return queued.runs.count == 1
+            guard queued.runs.count == 1 else { return false }
+            // The first: its group commit's clock starts, and the writer sets its wake-up.
+            queued.oldestRunSince = Date()
+            return true
         }) { queued.signal() }
     }
 
