@@ -143,7 +143,7 @@ let package = Package(
         // The vocabulary every layer shares: paths, console and log, settings' bounds and errors.
         .target(
             name: "AgentBase",
-            dependencies: ["AgentCore", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AgentCore", "CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // The supervisor's epoll loop: timers, the inbox, signals.

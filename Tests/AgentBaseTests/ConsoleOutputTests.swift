@@ -63,4 +63,27 @@ import Testing
         let record = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any]
         #expect(record?["kind"] as? String == "dropped" && record?["lines"] as? Int == 3, "\(json)")
     }
+
+    @Test func stdoutAndStderrAreOneFileWhenTheyAreOnePipeOrOneTerminal() throws {
+        let (readEnd, writeEnd) = try SmallPipe.make()
+        defer { close(readEnd); close(writeEnd) }
+        let copy = dup(writeEnd)
+        defer { close(copy) }
+        #expect(ConsoleOutput.sameFile(writeEnd, copy), "one pipe, as `2>&1` makes it")
+        let (otherRead, otherWrite) = try SmallPipe.make()
+        defer { close(otherRead); close(otherWrite) }
+        #expect(!ConsoleOutput.sameFile(writeEnd, otherWrite))
+        #expect(!ConsoleOutput.sameFile(writeEnd, -1), "a closed descriptor is no file")
+        // Sharing: the console's lines go through the log's writer, in one order with its lines.
+        let log = DescriptorLineWriter(fd: writeEnd)
+        let console = ConsoleOutput(json: true, showEvents: true, fd: writeEnd)
+        #expect(console.writeThroughThread(sharing: log) === log)
+        Array("a log line\n".utf8).withUnsafeBytes { log.write($0) }
+        console.message(source: "feed", level: 1, text: "a message", timeNanoseconds: 0)
+        console.flush()
+        Array("another log line\n".utf8).withUnsafeBytes { log.write($0) }
+        #expect(log.drain(timeout: 30))
+        let lines = String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 3 && lines[0] == "a log line" && lines[1].contains("a message") && lines[2] == "another log line", "\(lines)")
+    }
 }

@@ -59,4 +59,77 @@ import Testing
         #expect(agent.stop() == 0)
         #expect(agent.stderrLines.contains { $0.contains("all workers stopped") }, "\(agent.stderrLines.suffix(5))")
     }
+
+    /// stdout and stderr one pipe (`2>&1`, systemd's journal stream) read slowly: log lines and
+    /// event lines go through one writer, so that neither cuts the other (two threads writing
+    /// one pipe did: a log line inside a JSON line, 134 of 14,587 lines).
+    @Test func logLinesNeverCutEventLinesWhenStdoutAndStderrAreOneSlowPipe() throws {
+        let directory = TestPaths.temporaryDirectory("one-pipe")
+        let output = directory + "/both.txt"
+        // A reader of the pipe (one page), 512 bytes at a time into a file until its end: not
+        // the agent's child (forked twice, a session of its own), as a `| reader` is not, or
+        // the agent's stop would end it with its children.
+        let shell = #"""
+            exec python3 -c '
+            import fcntl, os, sys, time
+            r, w = os.pipe()
+            assert fcntl.fcntl(w, 1031, 4096) == 4096
+            middle = os.fork()
+            if middle == 0:
+                if os.fork() == 0:
+                    os.setsid()
+                    os.close(w)
+                    with open(sys.argv[1], "wb") as out:
+                        while True:
+                            chunk = os.read(r, 512)
+                            if not chunk: break
+                            out.write(chunk)
+                            time.sleep(0.0005)
+                os._exit(0)
+            os.waitpid(middle, 0)
+            os.close(r); os.dup2(w, 1); os.dup2(w, 2); os.close(w)
+            os.execv(sys.argv[2], sys.argv[2:])' "\#(output)" "$0" "$@"
+            """#
+        let agent = try AgentRun(settings: #"""
+            {"enabled_modules": ["bench"], "processes": {
+              "source": {"type": "bench_source", "count": 8000, "payload_bytes": 200, "rate": 4000, "start_delay": 0.2},
+              "sink": {"type": "bench_sink"}}}
+            """#, arguments: ["--no-build", "--json"], directory: directory, shell: shell)
+        defer { _ = agent.stop() }
+        let socket = agent.directory + "/.agent/run/control.sock"
+        // The agent handles SIGHUP (a reload) once it answers; before, SIGHUP would end it.
+        #expect(HTTPAgent.eventually(timeout: 90) { RawControlClient.request(socket, #"{"command": "status"}"#, timeout: 5) != nil })
+        // Log lines while the events go: each SIGHUP logs that it was received (a reload).
+        var delivered = 0
+        let routed = HTTPAgent.eventually(timeout: 90) {
+            kill(agent.process.processIdentifier, SIGHUP)
+            guard let status = RawControlClient.request(socket, #"{"command": "status"}"#, timeout: 5),
+                  let list = status["processes"] as? [[String: Any]] else { return false }
+            delivered = list.first { $0["name"] as? String == "sink" }?["events_delivered"] as? Int ?? 0
+            return delivered == 8001
+        }
+        #expect(routed, "the sink took \(delivered) of 8001 events")
+        #expect(agent.stop() == 0)
+        // The reader ends with the pipe's last writer (the agent, its workers).
+        var text = ""
+        let ended = HTTPAgent.eventually(timeout: 60) {
+            text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            return text.contains("all workers stopped")
+        }
+        #expect(ended, "the agent's last line never reached the file")
+        var events = 0, logLines = 0
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("{") {
+                let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(record != nil, "a cut JSON line: \(line.prefix(160))")
+                if record?["kind"] as? String == "event" { events += 1 }
+            } else {
+                // A log line: a time, a level, a text, with nothing of an event inside it.
+                #expect(line.range(of: #"^20\d\d-\d\d-\d\dT"#, options: .regularExpression) != nil && !line.contains(#""kind":"#),
+                        "a cut line: \(line.prefix(160))")
+                logLines += 1
+            }
+        }
+        #expect(events > 0 && logLines > 0, "\(events) event lines, \(logLines) log lines")
+    }
 }

@@ -54,16 +54,30 @@ public final class ConsoleOutput {
     /// consumer that stalls) never holds the caller. Up to `limit` bytes wait for it; lines
     /// beyond are dropped, and a line in the output's own format says how many, where they were.
     /// A pipe whose reader exits is still seen by its hang-up (``pipeClosed()``). Not for a
-    /// log file, whose writes never wait for a reader. Returns the writer, for its owner to
+    /// log file, whose writes never wait for a reader. `sharing`: the log's writer, to take
+    /// instead of a thread of its own when `fd` is the log's file too (a terminal, one pipe for
+    /// `2>&1`, systemd's journal stream): two threads writing one pipe could each cut the
+    /// other's lines, and one keeps their order. Returns the writer, for its owner to
     /// ``DescriptorLineWriter/finish(timeout:)`` after the last ``flush()``.
     @discardableResult
-    public func writeThroughThread(limit: Int = DescriptorLineWriter.defaultLimit) -> DescriptorLineWriter? {
+    public func writeThroughThread(limit: Int = DescriptorLineWriter.defaultLimit, sharing: DescriptorLineWriter? = nil) -> DescriptorLineWriter? {
         guard writer == nil, logFile == nil else { return writer }
+        if let sharing {
+            writer = sharing
+            return writer
+        }
         let json = json, journal = journal
         writer = DescriptorLineWriter(fd: fd, limit: limit, threadName: "agent-console") { dropped in
             Array("\(Self.droppedLine(dropped, json: json, journal: journal))\n".utf8)
         }
         return writer
+    }
+
+    /// Whether descriptors `a` and `b` are one file (one terminal, pipe or socket).
+    public static func sameFile(_ a: Int32, _ b: Int32) -> Bool {
+        var first = stat(), second = stat()
+        guard fstat(a, &first) == 0, fstat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// The line that stands where `dropped` lines were dropped, in the output's format.

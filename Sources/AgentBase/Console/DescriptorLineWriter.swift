@@ -1,4 +1,5 @@
 import AgentCore
+import CAgentSystem
 import Foundation
 
 /// Writes lines to a descriptor from a thread of its own, so that a reader that stops reading
@@ -25,7 +26,8 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     private var started = false
 
     /// `notice`: the line that stands where `n` lines were dropped (with its newline; by
-    /// default ``textNotice(_:)``). `threadName`: what `top -H` shows for the thread.
+    /// default ``textNotice(_:)``). `threadName`: what `top -H` shows for the thread (at most
+    /// 15 bytes).
     public init(fd: Int32, limit: Int = DescriptorLineWriter.defaultLimit, threadName: String = "agent-log-writer",
                 notice: @escaping @Sendable (Int) -> [UInt8] = DescriptorLineWriter.textNotice) {
         self.fd = fd
@@ -63,7 +65,10 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     /// Waits until every queued line is written, at most `timeout` seconds; whether they were.
     @discardableResult
     public func drain(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        drain(until: Date(timeIntervalSinceNow: timeout))
+    }
+
+    private func drain(until deadline: Date) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !pending.isEmpty || writing || dropped > 0 {
@@ -72,17 +77,26 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         return true
     }
 
-    /// Drains (at most `timeout` seconds) and leaves the process's exit nothing more to wait
-    /// for from this writer: for its owner's end, so that a reader still away costs the exit
-    /// `timeout` once, not twice.
+    /// Drains and leaves the process's exit nothing more to wait for from this writer: for its
+    /// owner's end, so that a reader still away costs the exit `timeout` once, not twice. All
+    /// the writers' ends (and the exit's drain) share one deadline, `timeout` after the first:
+    /// stdout and stderr both stalled cost the exit `timeout`, not twice it. Returns how many
+    /// lines were left unwritten (0: all went).
     @discardableResult
-    public func finish(timeout: Double) -> Bool {
-        let drained = drain(timeout: timeout)
-        Self.writers.withLock { $0.removeAll { $0 === self } }
-        return drained
+    public func finish(timeout: Double) -> Int {
+        let drained = drain(until: Self.endDeadline(timeout))
+        let unwritten = drained ? 0 : condition.withLock { pending.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + dropped }
+        Self.writers.withLock { writers in
+            writers.removeAll { $0 === self }
+            // The end is over once no writer is left (a later one, in a test, starts its own).
+            if writers.isEmpty { Self.sharedEnd.withLock { $0 = nil } }
+        }
+        return unwritten
     }
 
     private func run() {
+        // Foundation's Thread.name names no thread of the kernel's on Linux.
+        agent_set_thread_name(threadName)
         condition.lock()
         while true {
             while pending.isEmpty && dropped == 0 { condition.wait() }
@@ -121,16 +135,34 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     private static let writers = LockedValue<[DescriptorLineWriter]>([])
 
     /// The process's exit drains the writers (registered once, with the first writer).
-    private static let exitHook: Void = { atexit { DescriptorLineWriter.drainAll() } }()
+    private static let exitHook: Void = { atexit { DescriptorLineWriter.drainAtExit() } }()
 
     private static func registerForExit(_ writer: DescriptorLineWriter) {
         exitHook
         writers.withLock { $0.append(writer) }
     }
 
-    /// Drains every writer not finished yet (at most ``exitWait`` seconds each): before the
-    /// process exits, and before a line written to the same descriptor directly.
+    /// Drains every writer not finished yet (at most ``exitWait`` seconds each): before a line
+    /// written to the same descriptor directly.
     public static func drainAll() {
         for writer in writers.withLock({ $0 }) { writer.drain(timeout: exitWait) }
+    }
+
+    /// Before the process exits: at most ``exitWait`` seconds in all, with the ends before it.
+    private static func drainAtExit() {
+        let deadline = endDeadline(exitWait)
+        for writer in writers.withLock({ $0 }) { _ = writer.drain(until: deadline) }
+    }
+
+    private static let sharedEnd = LockedValue<Date?>(nil)
+
+    /// The deadline of the process's end: `timeout` after the first writer's end began.
+    private static func endDeadline(_ timeout: Double) -> Date {
+        sharedEnd.withLock { end in
+            if let end { return end }
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            end = deadline
+            return deadline
+        }
     }
 }

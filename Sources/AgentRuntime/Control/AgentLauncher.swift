@@ -208,6 +208,9 @@ public struct AgentLauncher {
     /// Runs in the foreground until SIGINT/SIGTERM (or `agent-control stop`). Returns the exit code.
     public func runConsole() -> Int32 {
         let paths = self.paths
+        // A reader of stdout or stderr that exits (`2>&1 | head`) is an EPIPE to handle, never
+        // a signal that ends the agent where it stands, before its loop watches the pipe.
+        signal(SIGPIPE, SIG_IGN)
         // Before any thread starts (threads inherit it): SIGCHLD reaches the supervisor's
         // signalfd only if no thread takes it (see Supervisor.watchStops).
         let childSignal: [Int32] = [SIGCHLD]
@@ -284,10 +287,15 @@ public struct AgentLauncher {
         }
         let console = ConsoleOutput(json: options.json, showEvents: options.showEvents)
         console.logFile = logFile
-        // stdout too: a `--json` reader that stalls must not hold the loop. Finished after the
-        // supervisor's last flush.
-        let consoleWriter = console.writeThroughThread()
-        defer { consoleWriter?.finish(timeout: DescriptorLineWriter.exitWait) }
+        // stdout too: a `--json` reader that stalls must not hold the loop (through the log's
+        // writer when stdout is the log's file: a terminal, `2>&1`, the journal). Finished after
+        // the supervisor's last flush; what a reader still away did not take is said in the log.
+        let consoleWriter = console.writeThroughThread(sharing: ConsoleOutput.sameFile(1, 2) ? stderrWriter : nil)
+        defer {
+            if consoleWriter !== stderrWriter, let unwritten = consoleWriter?.finish(timeout: DescriptorLineWriter.exitWait), unwritten > 0 {
+                logger.warning("\(unwritten) line(s) of the console's output were not written: its reader did not read them for \(Int(DescriptorLineWriter.exitWait)) s")
+            }
+        }
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned, console: console, logger: logger)
