@@ -58,7 +58,7 @@ public struct StoreSettings: Sendable, Equatable {
             "synchronous": ["enum": ["normal", "full"], "default": "normal",
                             "description": "normal: an acknowledged event survives a crash of the agent (even SIGKILL); full: also a power loss, at the cost of a sync per commit."],
             "commit_interval": ["type": "number", "minimum": 0, "maximum": 1, "default": 0.005,
-                                "description": "Seconds an event, a process's history line or a task run's change may wait for others to share its transaction; 0 commits each wake-up of the writer at once."],
+                                "description": "Seconds an event, a process's history line or a task run's change may wait for others to share its transaction (a crash of the agent loses at most that much of them: a run whose last change is lost runs again); 0 commits each wake-up of the writer at once."],
         ],
     ]
 

@@ -81,4 +81,20 @@ import Testing
         let deadline = Date(timeIntervalSinceNow: 30)
         while !writer.drain(timeout: 0.05), Date() < deadline { _ = SmallPipe.readAvailable(readEnd) }
     }
+
+    @Test func finishCountsTheLinesItCouldNotWriteThoseBeingWrittenAmongThem() throws {
+        let (readEnd, writeEnd) = try SmallPipe.make()
+        defer { close(readEnd); close(writeEnd) }
+        let writer = DescriptorLineWriter(fd: writeEnd)
+        // 20 lines of 1 kB against a pipe of 4 kB nobody reads: at most four go in, the rest
+        // waits or is in the thread's hands, blocked.
+        let line = Array((String(repeating: "z", count: 999) + "\n").utf8)
+        for _ in 0..<20 { line.withUnsafeBytes { writer.write($0) } }
+        let unwritten = writer.finish(until: Date(timeIntervalSinceNow: 0.2))
+        #expect((16...20).contains(unwritten), "\(unwritten) of 20 lines said unwritten")
+        // Read it all, so that the thread is not left blocked for the rest of the run.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !writer.drain(timeout: 0.05), Date() < deadline { _ = SmallPipe.readAvailable(readEnd) }
+        #expect(writer.finish(until: Date(timeIntervalSinceNow: 5)) == 0, "once read, nothing is left")
+    }
 }

@@ -58,7 +58,7 @@ public final class ConsoleOutput {
     /// instead of a thread of its own when `fd` is the log's file too (a terminal, one pipe for
     /// `2>&1`, systemd's journal stream): two threads writing one pipe could each cut the
     /// other's lines, and one keeps their order. Returns the writer, for its owner to
-    /// ``DescriptorLineWriter/finish(timeout:)`` after the last ``flush()``.
+    /// ``DescriptorLineWriter/finish(until:)`` after the last ``flush()``.
     @discardableResult
     public func writeThroughThread(limit: Int = DescriptorLineWriter.defaultLimit, sharing: DescriptorLineWriter? = nil) -> DescriptorLineWriter? {
         guard writer == nil, logFile == nil else { return writer }

@@ -7,7 +7,7 @@ import Foundation
 /// supervisor's loop, which logs. Up to `limit` bytes wait for the reader (and as much more may
 /// be in the thread's hands, being written); a line beyond them is dropped and counted, and a
 /// line saying how many goes out where they were. What waits is written at
-/// ``finish(timeout:)``, or before the process exits (at most ``exitWait`` seconds).
+/// ``finish(until:)``, or before the process exits (at most ``exitWait`` seconds).
 public final class DescriptorLineWriter: @unchecked Sendable {
     /// The longest the process's exit waits for a writer's lines.
     public static let exitWait = 2.0
@@ -23,6 +23,8 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var dropped = 0
     private var writing = false
+    /// The lines of the chunk the thread is writing.
+    private var writingLines = 0
     private var started = false
 
     /// `notice`: the line that stands where `n` lines were dropped (with its newline; by
@@ -77,21 +79,20 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         return true
     }
 
-    /// Drains and leaves the process's exit nothing more to wait for from this writer: for its
-    /// owner's end, so that a reader still away costs the exit `timeout` once, not twice. All
-    /// the writers' ends (and the exit's drain) share one deadline, `timeout` after the first:
-    /// stdout and stderr both stalled cost the exit `timeout`, not twice it. Returns how many
-    /// lines were left unwritten (0: all went).
+    /// Drains until `deadline` and leaves the process's exit nothing more to wait for from this
+    /// writer: for its owner's end, so that a reader still away costs the exit once, not twice
+    /// (the owner of several gives them one deadline). Returns how many lines were left
+    /// unwritten, those the thread was writing among them (0: all went).
     @discardableResult
-    public func finish(timeout: Double) -> Int {
-        let drained = drain(until: Self.endDeadline(timeout))
-        let unwritten = drained ? 0 : condition.withLock { pending.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + dropped }
-        Self.writers.withLock { writers in
-            writers.removeAll { $0 === self }
-            // The end is over once no writer is left (a later one, in a test, starts its own).
-            if writers.isEmpty { Self.sharedEnd.withLock { $0 = nil } }
-        }
+    public func finish(until deadline: Date) -> Int {
+        let drained = drain(until: deadline)
+        let unwritten = drained ? 0 : condition.withLock { Self.lines(in: pending) + writingLines + dropped }
+        Self.writers.withLock { $0.removeAll { $0 === self } }
         return unwritten
+    }
+
+    private static func lines(in bytes: [UInt8]) -> Int {
+        bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
     }
 
     private func run() {
@@ -109,12 +110,14 @@ public final class DescriptorLineWriter: @unchecked Sendable {
             var chunk: [UInt8] = []
             swap(&chunk, &pending)
             writing = true
+            writingLines = Self.lines(in: chunk)
             condition.unlock()
             // A reader gone (EPIPE) or a broken descriptor: the chunk is dropped, as a write
             // on the caller's thread would have lost it.
             _ = chunk.withUnsafeBytes { DescriptorWrite.all(fd, $0) }
             condition.lock()
             writing = false
+            writingLines = 0
             // Wakes a drain waiting for the end.
             condition.broadcast()
         }
@@ -142,27 +145,15 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         writers.withLock { $0.append(writer) }
     }
 
-    /// Drains every writer not finished yet (at most ``exitWait`` seconds each): before a line
-    /// written to the same descriptor directly.
-    public static func drainAll() {
-        for writer in writers.withLock({ $0 }) { writer.drain(timeout: exitWait) }
+    /// Drains the writers of descriptor `fd` not finished yet (at most ``exitWait`` seconds
+    /// each): before a line written to it directly.
+    public static func drainAll(fd: Int32) {
+        for writer in writers.withLock({ $0 }) where writer.fd == fd { writer.drain(timeout: exitWait) }
     }
 
-    /// Before the process exits: at most ``exitWait`` seconds in all, with the ends before it.
+    /// Before the process exits: at most ``exitWait`` seconds in all.
     private static func drainAtExit() {
-        let deadline = endDeadline(exitWait)
+        let deadline = Date(timeIntervalSinceNow: exitWait)
         for writer in writers.withLock({ $0 }) { _ = writer.drain(until: deadline) }
-    }
-
-    private static let sharedEnd = LockedValue<Date?>(nil)
-
-    /// The deadline of the process's end: `timeout` after the first writer's end began.
-    private static func endDeadline(_ timeout: Double) -> Date {
-        sharedEnd.withLock { end in
-            if let end { return end }
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            end = deadline
-            return deadline
-        }
     }
 }

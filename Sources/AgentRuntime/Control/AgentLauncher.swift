@@ -230,9 +230,19 @@ public struct AgentLauncher {
         // stderr through a thread of its own: a reader that stops reading (a paused pager, a
         // stalled journal) must not hold the loop, which logs.
         let stderrWriter = logFile == nil ? DescriptorLineWriter(fd: 2) : nil
-        defer { stderrWriter?.finish(timeout: DescriptorLineWriter.exitWait) }
         let logger = Logger(label: "agent") { [logFile] in
             AgentLogHandler(label: $0, fd: 2, level: options.logLevel, file: logFile, writer: stderrWriter)
+        }
+        // The console's own writer, when stdout is not the log's file (set below).
+        var consoleWriter: DescriptorLineWriter?
+        // Last, after the run folder is released: what the outputs' readers did not take is said
+        // in the log, and the log gets a moment for it even when stdout took the whole wait.
+        defer {
+            let end = Date(timeIntervalSinceNow: DescriptorLineWriter.exitWait)
+            if let unwritten = consoleWriter?.finish(until: end), unwritten > 0 {
+                logger.warning("\(unwritten) line(s) of the console's output were not written: its reader did not read them for \(Int(DescriptorLineWriter.exitWait)) s")
+            }
+            stderrWriter?.finish(until: max(end, Date(timeIntervalSinceNow: 0.2)))
         }
         if let logFileProblem { logger.warning("\(logFileProblem)") }
         // Taken from the environment, then removed from it before anything is spawned (the
@@ -290,12 +300,9 @@ public struct AgentLauncher {
         // stdout too: a `--json` reader that stalls must not hold the loop (through the log's
         // writer when stdout is the log's file: a terminal, `2>&1`, the journal). Finished after
         // the supervisor's last flush; what a reader still away did not take is said in the log.
-        let consoleWriter = console.writeThroughThread(sharing: ConsoleOutput.sameFile(1, 2) ? stderrWriter : nil)
-        defer {
-            if consoleWriter !== stderrWriter, let unwritten = consoleWriter?.finish(timeout: DescriptorLineWriter.exitWait), unwritten > 0 {
-                logger.warning("\(unwritten) line(s) of the console's output were not written: its reader did not read them for \(Int(DescriptorLineWriter.exitWait)) s")
-            }
-        }
+        let sharedWriter = ConsoleOutput.sameFile(1, 2) ? stderrWriter : nil
+        let written = console.writeThroughThread(sharing: sharedWriter)
+        if written !== sharedWriter { consoleWriter = written }
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned, console: console, logger: logger)
@@ -466,7 +473,7 @@ public struct AgentLauncher {
 
     static func printError(_ text: String) {
         // After the log lines that explain it, which may still wait in the stderr writer.
-        DescriptorLineWriter.drainAll()
+        DescriptorLineWriter.drainAll(fd: 2)
         TerminalStyle.printError(text)
     }
 }
