@@ -33,13 +33,19 @@ import Testing
         #expect(agent.stop() == 0)
     }
 
+    /// `console --json` of a bench_source of `count` events and a bench_sink, started by `shell`.
+    private static func sourceAndSink(count: Int, payloadBytes: Int, rate: Int, shell: String,
+                                      directory: String = TestPaths.temporaryDirectory("agent")) throws -> AgentRun {
+        try AgentRun(settings: """
+            {"enabled_modules": ["bench"], "processes": {
+              "source": {"type": "bench_source", "count": \(count), "payload_bytes": \(payloadBytes), "rate": \(rate), "start_delay": 0.2},
+              "sink": {"type": "bench_sink"}}}
+            """, arguments: ["--no-build", "--json"], directory: directory, shell: shell)
+    }
+
     @Test func eventsAreRoutedAndStoredAndTheAgentStopsWhileNobodyReadsItsJSONOutput() throws {
         // 20,000 events of ~150 B as JSON lines: 3 MB against a pipe of 4 kB and 1 MiB waiting.
-        let agent = try AgentRun(settings: #"""
-            {"enabled_modules": ["bench"], "processes": {
-              "source": {"type": "bench_source", "count": 20000, "payload_bytes": 64, "rate": 0, "start_delay": 0.2},
-              "sink": {"type": "bench_sink"}}}
-            """#, arguments: ["--no-build", "--json"], shell: Self.unreadPipe(on: 1))
+        let agent = try Self.sourceAndSink(count: 20000, payloadBytes: 64, rate: 0, shell: Self.unreadPipe(on: 1))
         defer { _ = agent.stop() }
         let socket = agent.directory + "/.agent/run/control.sock"
         // bench_source's 20,000 and its end mark.
@@ -89,11 +95,7 @@ import Testing
             os.close(r); os.dup2(w, 1); os.dup2(w, 2); os.close(w)
             os.execv(sys.argv[2], sys.argv[2:])' "\#(output)" "$0" "$@"
             """#
-        let agent = try AgentRun(settings: #"""
-            {"enabled_modules": ["bench"], "processes": {
-              "source": {"type": "bench_source", "count": 8000, "payload_bytes": 200, "rate": 4000, "start_delay": 0.2},
-              "sink": {"type": "bench_sink"}}}
-            """#, arguments: ["--no-build", "--json"], directory: directory, shell: shell)
+        let agent = try Self.sourceAndSink(count: 8000, payloadBytes: 200, rate: 4000, shell: shell, directory: directory)
         defer { _ = agent.stop() }
         let socket = agent.directory + "/.agent/run/control.sock"
         // The agent handles SIGHUP (a reload) once it answers; before, SIGHUP would end it.
