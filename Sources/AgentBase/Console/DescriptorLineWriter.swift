@@ -30,7 +30,7 @@ public final class DescriptorLineWriter: @unchecked Sendable {
     /// `notice`: the line that stands where `n` lines were dropped (with its newline; by
     /// default ``textNotice(_:)``). `threadName`: what `top -H` shows for the thread (at most
     /// 15 bytes).
-    public init(fd: Int32, limit: Int = DescriptorLineWriter.defaultLimit, threadName: String = "agent-log-writer",
+    public init(fd: Int32, limit: Int = DescriptorLineWriter.defaultLimit, threadName: String = "agent-log",
                 notice: @escaping @Sendable (Int) -> [UInt8] = DescriptorLineWriter.textNotice) {
         self.fd = fd
         self.limit = limit
