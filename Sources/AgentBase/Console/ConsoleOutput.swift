@@ -15,6 +15,7 @@ public final class ConsoleOutput {
     private var buffer: [UInt8] = []
     private var bufferedLines = 0
     private var writer: DescriptorLineWriter?
+    private let isTerminal: Bool
     /// A detached agent's log file: lines go through it (and its rotation) instead of `fd`.
     public var logFile: AgentLogFile?
     /// `fd` is systemd's journal stream (``JournalStream``): readable lines get a `<N>`
@@ -30,16 +31,32 @@ public final class ConsoleOutput {
         self.showEvents = showEvents
         self.fd = fd
         journal = !json && JournalStream.isJournal(fd: fd)
+        // Now: a terminal that is closed later is no terminal to isatty.
+        isTerminal = isatty(fd) == 1
         style = json || journal ? .plain : TerminalStyle.forDescriptor(fd)
     }
 
-    /// `fd` when it is a pipe that lines go to, the one output whose closing ends the console
-    /// (`console --json | head`); a terminal, a file or systemd's journal socket never does.
+    /// `fd` when it is a pipe or a terminal that lines go to: the outputs whose end ends the
+    /// console — a pipe's reader exits (`console --json | head`), a terminal is closed (its
+    /// window, an ssh session; its SIGHUP alone would be taken for a reload, and the agent
+    /// would run on with nobody to see it). A file or systemd's journal socket never does.
     public var pipeDescriptor: Int32? {
         guard logFile == nil else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO || isTerminal else { return nil }
         return fd
+    }
+
+    /// What ended the output, for the log: `its reader exited`, `its terminal was closed`.
+    public var endedHow: String { isTerminal ? "its terminal was closed" : "its reader exited" }
+
+    /// Whether `fd` is a terminal that was closed (hung up). Its SIGHUP, which may come before
+    /// the loop sees the hang-up (``pipeDescriptor``'s watch), then ends the console rather
+    /// than starting a reload.
+    public var terminalClosed: Bool {
+        guard logFile == nil, isTerminal else { return false }
+        var hangup = pollfd(fd: fd, events: 0, revents: 0)
+        return poll(&hangup, 1, 0) == 1 && hangup.revents & Int16(POLLHUP) != 0
     }
 
     /// Notes that the pipe's reader is gone (its hang-up was seen before a write failed).

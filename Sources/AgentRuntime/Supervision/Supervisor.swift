@@ -251,14 +251,15 @@ public final class Supervisor {
         flushDirty()
         console.flush()
         if console.readerGone, !stopping {
-            logger.notice("the console's output was closed (its reader exited); stopping all processes")
+            logger.notice("the console's output was closed (\(console.endedHow)); stopping all processes")
             stopAll()
         }
         systemd.afterTurn(settled: !stopping && firstStartsSettled, status: serviceStatus)
     }
 
-    /// A pipe on stdout whose reader exits (`console --json | head -8`) reports a hang-up at
-    /// once: the agent stops then, rather than at its next line's failed write.
+    /// A pipe on stdout whose reader exits (`console --json | head -8`), or a terminal that is
+    /// closed, reports a hang-up at once: the agent stops then, rather than at its next line's
+    /// failed write (or never: a closed terminal's SIGHUP is a reload).
     private func watchConsolePipe() {
         guard let fd = console.pipeDescriptor else { return }
         loop.register(fd, events: 0) { [unowned self] events in
@@ -301,7 +302,10 @@ public final class Supervisor {
         // Moved away while the modules were prepared (a SIGUSR1 then was not handled yet).
         if let logFile = console.logFile, logFile.reopenIfMoved() { logger.notice("reopened the log file \(logFile.path): it had been moved") }
         let problem = signals.watch([SIGINT, SIGTERM, SIGHUP, SIGUSR1]) { [unowned self] signal in
-            if signal == SIGHUP {
+            if signal == SIGHUP, console.terminalClosed {
+                // The console's terminal was closed (its window, an ssh session): not a reload.
+                console.pipeClosed()
+            } else if signal == SIGHUP {
                 logger.notice("SIGHUP received")
                 reload { _ in }
             } else if signal == SIGUSR1 {

@@ -20,6 +20,47 @@ import Testing
         #expect(stderr.contains("all workers stopped"), "\(stderr)")
     }
 
+    /// A console in a terminal that is closed (its window, an ssh session) stops: the terminal's
+    /// SIGHUP alone is a reload, and the agent ran on headless.
+    @Test func aConsoleWhoseTerminalIsClosedStopsTheAgentAndExitsZero() throws {
+        let directory = TestPaths.temporaryDirectory("console-pty")
+        let settings = directory + "/settings.json"
+        try EndToEndTests.sampleAgent.write(toFile: settings, atomically: true, encoding: .utf8)
+        // A pty: the agent's controlling terminal (a session of its own, as a shell's would be
+        // its job's) and its stdout and stderr; closed once the agent runs.
+        let script = #"""
+            import fcntl, os, select, subprocess, sys, termios, time
+            master, slave = os.openpty()
+            def take_terminal():
+                os.setsid()
+                fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+            agent = subprocess.Popen([sys.argv[1], "console", "--settings", sys.argv[2], "--no-build"],
+                                     stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, preexec_fn=take_terminal)
+            os.close(slave)
+            seen, deadline = b"", time.monotonic() + 120
+            while b"control socket:" not in seen and time.monotonic() < deadline:
+                if select.select([master], [], [], 1)[0]:
+                    try: seen += os.read(master, 65536)
+                    except OSError: break
+            print("up" if b"control socket:" in seen else "never up: " + seen[-300:].decode(errors="replace"))
+            # Closed once its loop runs (it answers): the hang-up comes after every watch is set.
+            while time.monotonic() < deadline:
+                if subprocess.run([sys.argv[1], "status", "--settings", sys.argv[2]], capture_output=True).returncode == 0: break
+                if select.select([master], [], [], 0.1)[0]:
+                    try: os.read(master, 65536)
+                    except OSError: pass
+            os.close(master)
+            try: print("agent exit", agent.wait(timeout=60))
+            except subprocess.TimeoutExpired:
+                print("still running 60 s after its terminal was closed"); agent.kill()
+            """#
+        let result = try runProgram("/usr/bin/env", ["python3", "-c", script, TestPaths.products + "/agent-control", settings],
+                                    in: directory, timeout: 240)
+        #expect(result.stdout.contains("up\n"), "\(result.stdout)\(result.stderr)")
+        // 0: a clean stop, its workers stopped with it (a signal's death would say otherwise).
+        #expect(result.stdout.contains("agent exit 0"), "\(result.stdout)\(result.stderr)")
+    }
+
     @Test func theStartLineSaysWhereTheDashboardIsOrHowToTurnItOn() throws {
         let without = try AgentRun(settings: EndToEndTests.sampleAgent)
         let line = without.waitForLine(onStderr: true) { $0.contains("from another terminal") }
