@@ -33,6 +33,21 @@ extension ForkServerTests {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
     }
 
+    /// Whether process `a` started after (or in the same clock tick as) process `b`, by their
+    /// start times: not by their pids, which wrap at pid_max (seen in CI: a worker of pid 300
+    /// forked after a zygote of pid 32,6xx).
+    private static func startedAfter(_ a: Int32, _ b: Int32) -> Bool {
+        func startTicks(_ pid: Int32) -> UInt64? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // After the command: state is field 3, starttime field 22.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 19 ? UInt64(fields[19]) : nil
+        }
+        guard let first = startTicks(a), let second = startTicks(b) else { return false }
+        return first >= second
+    }
+
     private static func zygotes(of agent: AgentRun) -> [Int32] {
         guard let server = forkServer(of: agent) else { return [] }
         return children(of: server).filter { commandLine(of: $0).hasPrefix("agent-worker --zygote") && AgentRun.isAlive($0) }
@@ -471,7 +486,7 @@ extension ForkServerTests {
             while zygote == nil, count < 40 {
                 count += 1
                 let pid = try Self.restart("a", of: agent, count: count)
-                zygote = Self.zygotes(of: agent).first { !Self.loads(loadsFile).contains(pid) && pid > $0 }
+                zygote = Self.zygotes(of: agent).first { !Self.loads(loadsFile).contains(pid) && Self.startedAfter(pid, $0) }
             }
             let serving = try #require(zygote, "no worker forked from a zygote before death \(death)\n\(agent.transcript)")
             // Killed between requests, not while it forks the spare that follows a restart's
