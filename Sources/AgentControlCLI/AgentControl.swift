@@ -159,7 +159,10 @@ struct Console: ParsableCommand {
         Events and messages are printed on stdout; the log \
         (including the workers' output, tagged with the process name) goes to stderr. The agent \
         also listens on its control socket, so `agent-control status` works from another terminal. \
-        SIGHUP reloads the settings. Ctrl-C or SIGTERM stops every worker gracefully and exits 0.
+        SIGHUP reloads the settings. Ctrl-C or SIGTERM stops every worker gracefully and exits 0, \
+        and so does the end of stdout: a pipe's reader that exits (`--json | head`), or the \
+        terminal closed. A reader that stops reading never holds the agent: beyond 1 MiB \
+        waiting, lines are dropped and a line says how many.
         """
     )
 

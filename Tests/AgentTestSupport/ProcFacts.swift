@@ -27,6 +27,16 @@ package enum ProcFacts {
             .compactMap { $0.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first }
     }
 
+    /// When `pid` started, in clock ticks since boot (/proc/PID/stat's 22nd field); nil when
+    /// gone. Orders processes by age where their pids cannot: pids wrap at pid_max.
+    package static func startTicks(_ pid: Int32) -> UInt64? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After the command: the state is the 3rd field, the start time the 22nd.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? UInt64(fields[19]) : nil
+    }
+
     /// Alive: listed in /proc and not a zombie (in this container PID 1 does not reap).
     package static func isAlive(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -33,18 +33,11 @@ extension ForkServerTests {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
     }
 
-    /// Whether process `a` started after (or in the same clock tick as) process `b`, by their
-    /// start times: not by their pids, which wrap at pid_max (seen in CI: a worker of pid 300
+    /// Whether process `a` started after (or in the same clock tick as) process `b`: by their
+    /// start times, not their pids, which wrap at pid_max (seen in CI: a worker of pid 300
     /// forked after a zygote of pid 32,6xx).
     private static func startedAfter(_ a: Int32, _ b: Int32) -> Bool {
-        func startTicks(_ pid: Int32) -> UInt64? {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
-            // After the command: state is field 3, starttime field 22.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 19 ? UInt64(fields[19]) : nil
-        }
-        guard let first = startTicks(a), let second = startTicks(b) else { return false }
+        guard let first = ProcFacts.startTicks(a), let second = ProcFacts.startTicks(b) else { return false }
         return first >= second
     }
 
