@@ -70,6 +70,9 @@ public final class DescriptorLineWriter: @unchecked Sendable {
         drain(until: Date(timeIntervalSinceNow: timeout))
     }
 
+    /// Whether the thread holds a chunk it is writing (for tests that need it blocked).
+    var isWriting: Bool { condition.withLock { writing } }
+
     private func drain(until deadline: Date) -> Bool {
         condition.lock()
         defer { condition.unlock() }
