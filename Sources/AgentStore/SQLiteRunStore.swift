@@ -26,13 +26,6 @@ package final class SQLiteRunStore: RunStore {
         store.commitSchedules(ScheduleCommit(runs: runs), done: done)
     }
 
-    /// In the writer's next transaction, which it begins at once.
-    package func commitRecorded(done: @escaping @Sendable (Bool) -> Void) {
-        store.commitSchedules(ScheduleCommit(), done: done)
-    }
-
-    package var writesNow: Bool { store.statistics.degraded == nil }
-
     package func flush() async {
         await withCheckedContinuation { continuation in
             store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }

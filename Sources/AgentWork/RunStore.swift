@@ -69,12 +69,6 @@ package protocol RunStore: AnyObject, Sendable {
     /// refused when the store cannot write (they are not kept to write later, unlike the
     /// changes given to ``record(_:)``). The caller queues them only once written.
     func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void)
-    /// Writes what ``record(_:)`` was given so far now (not at the end of the group commit's
-    /// interval), then calls `done` (on any thread) with whether it was written.
-    func commitRecorded(done: @escaping @Sendable (Bool) -> Void)
-    /// Whether the store writes now: false while it cannot (a full disk), until a write
-    /// succeeds again.
-    var writesNow: Bool { get }
     /// Changes ``record(_:)`` refused since the start: written by a holder that lost its claim.
     var refusedWrites: Int { get }
 }
@@ -89,16 +83,6 @@ extension RunStore {
             done(true)
         }
     }
-
-    /// By default: ``flush()`` awaited.
-    package func commitRecorded(done: @escaping @Sendable (Bool) -> Void) {
-        Task {
-            await flush()
-            done(true)
-        }
-    }
-
-    package var writesNow: Bool { true }
 
     package func runNow(id: String) throws -> TaskRun? {
         try StoreWait.result(timeout: 5) { [self] in try await run(id: id) }

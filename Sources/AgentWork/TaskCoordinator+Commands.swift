@@ -105,18 +105,14 @@ extension TaskCoordinator {
         }
     }
 
-    /// Queues a run a request asked for and calls `queued` with it once the store has it: an
-    /// answered run is never lost. The run starts at once, beside its write (the write is not
-    /// on the path to its start); should the write fail, the run is cancelled and the request
-    /// refused (``storeError(_:)``). While the store is known not to write, the request waits
-    /// for the write instead, and nothing is queued or started when it is refused. No store,
-    /// or a fleet's: queued at once — refused (``FleetNotJoined``) before the agent has joined
-    /// its fleet.
+    /// Queues a run a request asked for once the store has it, then calls `queued` with it:
+    /// an answered run is never lost. While the store cannot write, the request is refused
+    /// (``storeError(_:)``) and nothing is queued. No store, or a fleet's: queued at once —
+    /// refused (``FleetNotJoined``) before the agent has joined its fleet.
     private func submitDurably(_ prepared: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
                                queued: @escaping (TaskRun) -> Void) {
         if let shared, !shared.joined { return respond(.failure(FleetNotJoined.error("the run of task \"\(prepared.task)\" was not queued"))) }
         guard let store, shared == nil else { return queued(submit(prepared)) }
-        guard !store.writesNow else { return submitBesideItsWrite(prepared, store: store, respond: respond, queued: queued) }
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
         // box released the coordinator once too often on the refusing path (Swift 6.3).
         let reply = LoopOwned(respond)
@@ -128,28 +124,6 @@ extension TaskCoordinator {
                 then.value(self.submit(prepared))
             }
         }
-    }
-
-    /// Queues the run, then has the store write it (and whatever else waits) at once.
-    private func submitBesideItsWrite(_ prepared: TaskRun, store: any RunStore, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
-                                      queued: @escaping (TaskRun) -> Void) {
-        let run = submit(prepared)
-        let reply = LoopOwned(respond)
-        let then = LoopOwned(queued)
-        let inbox = loop.inbox
-        store.commitRecorded { written in
-            inbox.post {
-                guard written else { return self.refuseUnwritten(run, respond: reply.value) }
-                then.value(run)
-            }
-        }
-    }
-
-    /// A run that started beside a write that failed: cancelled, so that the client's retry
-    /// does not find it running too; its record is kept to write once the store writes again.
-    private func refuseUnwritten(_ run: TaskRun, respond: (Result<TaskRunAnswer, CommandError>) -> Void) {
-        let what = cancel(run.id) == nil ? "it had run as \(run.id)" : "it had started as \(run.id), now cancelled"
-        respond(.failure(Self.storeError("run of task \"\(run.task)\" was not queued (\(what))")))
     }
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
