@@ -255,8 +255,10 @@ import Testing
         let (host, producer, fds) = try Self.host()
         defer { close(fds[0]); close(fds[1]) }
         let producerRing = try #require(producer)
-        // The wait ends by its timeout, which wakes no one else: the receive sleeps on.
-        let waiter = Waiter(host, timeoutMilliseconds: 3_000)
+        // The wait ends by its timeout, which wakes no one else: the receive sleeps on. The
+        // timeout must outlast the start of the receive's thread and its sleep, however late a
+        // loaded machine runs them (the check below refuses a test that came too late).
+        let waiter = Waiter(host, timeoutMilliseconds: 10_000)
         #expect(waiter.awaitAsleep(), "the wait never slept")
         let blocked = Receiver(host)
         #expect(blocked.awaitAsleep(), "the blocking receive never slept")

@@ -84,12 +84,18 @@ import Testing
     @Test func aProcessStuckInItsStartKeepsNoDeadWorkersReaperAlive() throws {
         let agent = try JSONLinesFixture.start(#"""
             "slow": {"type": "py_fault", "mode": "never_ready", "start_timeout": 600},
-            "crashy": {"type": "py_fault", "mode": "crash", "after": 0.2, "restart": {"initial_delay": 0, "max_restarts": null}}
+            "mortal": {"type": "py_fault", "mode": "healthy", "restart": {"initial_delay": 0, "max_restarts": null}}
             """#, label: "reaper-stuck")
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("[crashy] ready in") } != nil, "\(agent.transcript)")
-        let worker = try #require(agent.workerPids("crashy").first)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[mortal] ready in") } != nil, "\(agent.transcript)")
+        let worker = try #require(agent.workerPids("mortal").first)
+        // The worker dies when the test says, once its reaper is found: a worker that crashed on
+        // a timer of its own (0.2 s after its ready) could be gone, and its reaper no longer its
+        // child, before a loaded machine's test read the ready line.
         let reaper = try #require(Self.reaper(of: worker), "no exit reaper under worker \(worker): \(Self.children(of: worker))")
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("[crashy] worker pid \(worker) ") } != nil, "\(agent.transcript)")
+        kill(worker, SIGKILL)
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[mortal] worker pid \(worker) ") } != nil, "\(agent.transcript)")
+        // Its replacement is started while `slow` still is.
+        #expect(agent.waitForLines(onStderr: true, count: 2) { $0.contains("[mortal] ready in") }.count == 2, "\(agent.transcript)")
         #expect(Self.eventually { !Self.isListed(reaper) }, "reaper \(reaper) still listed: \(ProcFacts.status(reaper, "State"))")
         #expect(!agent.transcript.contains("left behind by a dead worker"), "\(agent.transcript)")
         #expect(agent.stop() == 0)
