@@ -98,11 +98,7 @@ public enum WorkerCgroup {
     @discardableResult
     public static func removeTree(_ path: String) -> Int32 {
         var first: Int32 = 0
-        let children = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        for child in children {
-            var info = stat()
-            // Subfolders are the child cgroups; the rest are the interface files.
-            guard lstat(path + "/" + child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+        for child in childFolders(path) {
             let code = removeTree(path + "/" + child)
             if first == 0 { first = code }
         }
@@ -114,11 +110,23 @@ public enum WorkerCgroup {
     public static func members(_ path: String) -> [Int32] {
         let text = ProcFile.read(path + "/cgroup.procs") ?? ""
         var pids = text.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
-        for child in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            var info = stat()
-            if lstat(path + "/" + child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { pids += members(path + "/" + child) }
-        }
+        for child in childFolders(path) { pids += members(path + "/" + child) }
         return pids
+    }
+
+    /// The cgroups directly under the cgroup at `path`: none without a look at the folder when
+    /// its `cgroup.stat` says it has no descendants (a run's cgroup nearly always; the look
+    /// lists and stats its twenty-odd interface files, at every run's end).
+    static func childFolders(_ path: String) -> [String] {
+        if let counts = ProcFile.read(path + "/cgroup.stat"),
+           counts.split(whereSeparator: \.isNewline).contains("nr_descendants 0") {
+            return []
+        }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { child in
+            var info = stat()
+            // Subfolders are the child cgroups; the rest are the interface files.
+            return lstat(path + "/" + child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        }
     }
 
     /// Whether a process of the cgroup at `path` is still alive (`populated 1` in

@@ -44,9 +44,17 @@ import Testing
             "leaves": {"type": "command", "shell": true, "command": \#(quoted(daemons("leaves") + "; echo '{\"started\": 2}'"))},
             "stays": {"type": "command", "shell": true, "command": \#(quoted(daemons("stays") + "; exec sleep 1000"))},
             "flaky": {"type": "command", "shell": true, "retries": {"max": 1, "initial_delay": 0}, "command": \#(quoted(flaky))},
-            "limited": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "64M", "cpu": 0.5}}
+            "limited": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "64M", "cpu": 0.5}},
+            "nests": {"type": "command", "shell": true, "command": \#(quoted(nests))}
             """#
     }
+
+    /// A shell line that makes a cgroup inside its run's own (root may) and leaves a daemon in
+    /// it, writing the run's cgroup folder to `nests.cgroup` and the daemon's pid to `nests.pid`.
+    static let nests = "mnt=$(awk '$3 == \"cgroup2\" { print $2; exit }' /proc/mounts); " +
+        "own=$mnt$(awk -F: '$1 == \"0\" { print $3 }' /proc/self/cgroup); mkdir \"$own/inner\" && echo \"$own\" > nests.cgroup && " +
+        "(setsid sh -c \"echo \\$\\$ > '$own/inner/cgroup.procs' && echo \\$\\$ > nests.pid && exec sleep 1000\" &) && " +
+        "while [ ! -s nests.pid ]; do sleep 0.05; done"
 
     /// The daemons' pids written as `<prefix>-*.pid` in `directory`, waiting until both are.
     static func daemonPids(_ prefix: String, in directory: String) throws -> [Int32] {
@@ -88,6 +96,24 @@ import Testing
         #expect((usage["cpu_seconds"] as? Double ?? -1) >= 0, "\(usage)")
         let shown = try TaskAgent.control(agent, ["show", id])
         #expect(shown.stdout.contains("usage: cpu "), "\(shown.stdout)")
+    }
+
+    @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable && getuid() == 0))
+    func aDaemonInACgroupTheRunMadeInsideItsOwnEndsWithItAndTheirCgroupsGo() throws {
+        let directory = TestPaths.temporaryDirectory("run-cgroup-nests")
+        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
+        defer { _ = agent.stop() }
+        let id = try Self.runID(agent, "nests")
+        let run = TaskInterruptionEndToEndTests.waitForRun(agent, id) { $0["status"] as? String == "succeeded" }
+        #expect(run?["status"] as? String == "succeeded", "\(run ?? [:])\n\(agent.transcript)")
+        let pid = try #require(Int32((try? String(contentsOfFile: directory + "/nests.pid", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
+        let cgroup = try #require((try? String(contentsOfFile: directory + "/nests.cgroup", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(cgroup.contains("/run-\(id)-"), "\(cgroup)")
+        #expect(!AgentRun.isAlive(pid), "the daemon in the inner cgroup outlived its run")
+        // The run's cgroup is removed with the one inside it.
+        let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
+        while access(cgroup, F_OK) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(access(cgroup, F_OK) != 0, "\(cgroup) is left: \((try? FileManager.default.contentsOfDirectory(atPath: cgroup).filter { !$0.contains(".") }) ?? [])")
     }
 
     @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable)) func taskCancelEndsTheDaemonsOfTheRunToo() throws {
