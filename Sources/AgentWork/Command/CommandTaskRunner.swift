@@ -243,11 +243,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         runs[run.runID] = nil
         run.report(.finished(outcome))
         // Once reported: the empty folder's removal (the kernel's, 50 µs) need not delay the end.
-        if let cgroup = run.cgroup { removeEmpty(cgroup, of: run) }
-    }
-
-    private func removeEmpty(_ cgroup: RunCgroup, of run: CommandRun) {
-        if case let code = cgroup.remove(), code != 0, code != EBUSY {
+        if let cgroup = run.cgroup, case let code = cgroup.remove(), code != 0, code != EBUSY {
             logger.warning("cannot remove the cgroup \(cgroup.path): \(String(cString: strerror(code))); the agent's stop removes it", metadata: ["run": "\(run.runID)"])
         }
     }
