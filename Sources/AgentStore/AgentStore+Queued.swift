@@ -15,6 +15,9 @@ extension AgentStore {
         var chat: [ChatWrite] = []
         /// Task runs' changes (see ``SQLiteRunStore``).
         var runs: [TaskRun] = []
+        /// The highest sequence number of a run in the ``RunJournal`` handed over with `runs`
+        /// (never lowered: a batch that fails is kept, and the next carries its mark).
+        var journaled: UInt64 = 0
         /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
         var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
         /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
@@ -101,7 +104,8 @@ extension AgentStore {
         mutating func take() -> Batch {
             let batch = Batch(events: events.take(atLeast: AgentStore.batchLimit),
                               states: states, history: history, chat: chat, runs: runs,
-                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents)
+                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents,
+                              journaled: journaled)
             // What is left is already overdue.
             if !events.isEmpty { oldestPendingSince = .distantPast }
             states = []
@@ -128,6 +132,7 @@ extension AgentStore {
         var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
         var workflows: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)]
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
+        var journaled: UInt64
 
         var isEmpty: Bool {
             events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && runs.isEmpty && schedules.isEmpty

@@ -28,6 +28,9 @@ public final class AgentStore: Sendable {
     private let checkpointer: WALCheckpointer
     /// What waits for the writer thread, and the figures (see ``Queued``).
     let queued = Guarded(Queued())
+    /// New runs a request waits for, durable before the writer has them (nil with
+    /// `synchronous: full`, or when what an earlier run left in it could not be written).
+    package let runJournal: RunJournal?
 
     package struct PendingEvent: Sendable {
         package var time: Double
@@ -83,6 +86,7 @@ public final class AgentStore: Sendable {
             checkpointer.stop()
             throw error
         }
+        runJournal = RunJournal.recovered(for: path, database: database, synchronous: settings.synchronous == "full", logger: logger)
         let thread = Thread { [self] in writeLoop() }
         thread.name = Self.writerThreadName
         thread.start()
@@ -172,9 +176,10 @@ public final class AgentStore: Sendable {
     /// batch, so that the loop never waits for the disk, and committed with what else waits
     /// within the commit interval, as events are (a reader's ``whenWritten(within:_:)`` and a
     /// new run's ``commitSchedules(_:done:)`` have it written at once).
-    package func recordRun(_ run: TaskRun) {
+    package func recordRun(_ run: TaskRun, journaled seq: UInt64? = nil) {
         if queued.withLock({ queued -> Bool in
             queued.runs.append(run)
+            if let seq { queued.journaled = max(queued.journaled, seq) }
             guard queued.runs.count == 1 else { return false }
             // The first: its group commit's clock starts, and the writer sets its wake-up.
             queued.oldestRunSince = Date()
@@ -258,6 +263,7 @@ public final class AgentStore: Sendable {
         var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
+        var journalMark = runJournal?.mark ?? 0
         while true {
             // Kept changes are tried again when the retry is due.
             let due = retention.due
@@ -284,8 +290,13 @@ public final class AgentStore: Sendable {
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
+                    let mark = taken.journaled > journalMark ? taken.journaled : nil
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
-                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch)
+                                            memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch, journalMark: mark)
+                    if let mark {
+                        journalMark = mark
+                        runJournal?.committed(through: mark)
+                    }
                     let recovered = queued.withLock { queued -> Bool in
                         queued.stats.committed += batchEvents + committedEvents.count
                         queued.stats.batches += 1
@@ -337,7 +348,8 @@ public final class AgentStore: Sendable {
     }
 
     private func write(_ batch: [PendingEvents.Chunk], _ stateBatch: [(String, [UInt8])], _ historyBatch: [HistoryEntry], _ runBatch: [TaskRun],
-                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit], _ chatBatch: [ChatWrite]) throws
+                       _ scheduleBatch: [ScheduleCommit], _ memoryBatch: [MemoryWrite], _ workflowBatch: [WorkflowCommit], _ chatBatch: [ChatWrite],
+                       journalMark: UInt64?) throws
         -> (commits: [Bool], refusedRuns: Int, memory: [Result<MemoryEntry?, MemoryError>]) {
         var memoryResults: [Result<MemoryEntry?, MemoryError>] = []
         var commits: [Bool] = []
@@ -360,6 +372,7 @@ public final class AgentStore: Sendable {
                 }
             }
             if !runBatch.isEmpty { refusedRuns = try SQLiteRunStore.write(runBatch, in: db) }
+            if let journalMark { try RunJournal.setMark(journalMark, in: db) }
             if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
             if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
             // In the same transaction: a chat write that fails must not fail a batch already
@@ -395,6 +408,8 @@ public final class AgentStore: Sendable {
         if wasEmpty, !retained.isEmpty {
             logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
         }
+        // The journal's lines stay until the next open: a new run's change may be among those lost.
+        if lostNow > 0 { runJournal?.pin() }
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }

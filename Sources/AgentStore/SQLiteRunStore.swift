@@ -26,6 +26,14 @@ package final class SQLiteRunStore: RunStore {
         store.commitSchedules(ScheduleCommit(runs: runs), done: done)
     }
 
+    /// In the run journal, while the store writes (while it does not, the request waits for
+    /// the store's answer, and is refused).
+    package func journalNew(_ run: TaskRun) -> Bool {
+        guard let journal = store.runJournal, store.statistics.degraded == nil, let seq = journal.append(run) else { return false }
+        store.recordRun(run, journaled: seq)
+        return true
+    }
+
     package func flush() async {
         await withCheckedContinuation { continuation in
             store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }

@@ -5,12 +5,16 @@ import Foundation
 /// show`, `workflow runs`, `workflow show` and `schedule history` read them here when the
 /// agent is not running, with the queries the agent's own stores run.
 extension StoreReader {
+    /// With the runs a crash left in the run journal (newest, so first): the agent writes them
+    /// to the store at its next start.
     package func runs(_ filter: RunFilter) throws -> [TaskRun] {
-        try SQLiteRunStore.list(filter, reader: database)
+        let journaled = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).reversed().filter(filter.matches)
+        return Array((journaled + (try SQLiteRunStore.list(filter, reader: database))).prefix(max(filter.limit, 0)))
     }
 
     package func run(id: String) throws -> TaskRun? {
         try SQLiteRunStore.readRun(id: id, reader: database)
+            ?? RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).first { $0.id == id }
     }
 
     package func attempts(of runID: String) throws -> [TaskAttempt] {

@@ -225,6 +225,14 @@ package enum StoreSchema {
                 INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES ('events', 'events_type_time', '\(eventTypeTimeStatistics)');
                 """)
         }
+        migrator.registerMigration("v10-run-journal") { db in
+            // The highest sequence number of a new run in the run journal (RunJournal) that the
+            // store has written: a line at or below it is never written again at an open.
+            try db.execute(sql: """
+                CREATE TABLE run_journal (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
+                INSERT INTO run_journal (id, seq) VALUES (1, 0);
+                """)
+        }
         return migrator
     }
 

@@ -69,6 +69,11 @@ package protocol RunStore: AnyObject, Sendable {
     /// refused when the store cannot write (they are not kept to write later, unlike the
     /// changes given to ``record(_:)``). The caller queues them only once written.
     func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void)
+    /// Makes a new run a request asked for durable at once, on the caller's thread, if this
+    /// store can (SQLite's run journal): true when it is, and its change is recorded as
+    /// ``record(_:)`` does, so the caller queues it and answers now; false when the caller is
+    /// to wait for ``commitNew(_:done:)``.
+    func journalNew(_ run: TaskRun) -> Bool
     /// Changes ``record(_:)`` refused since the start: written by a holder that lost its claim.
     var refusedWrites: Int { get }
 }
@@ -83,6 +88,9 @@ extension RunStore {
             done(true)
         }
     }
+
+    /// By default: no journal.
+    package func journalNew(_ run: TaskRun) -> Bool { false }
 
     package func runNow(id: String) throws -> TaskRun? {
         try StoreWait.result(timeout: 5) { [self] in try await run(id: id) }

@@ -106,13 +106,16 @@ extension TaskCoordinator {
     }
 
     /// Queues a run a request asked for once the store has it, then calls `queued` with it:
-    /// an answered run is never lost. While the store cannot write, the request is refused
-    /// (``storeError(_:)``) and nothing is queued. No store, or a fleet's: queued at once —
-    /// refused (``FleetNotJoined``) before the agent has joined its fleet.
+    /// an answered run is never lost. In the store's run journal at once when it can
+    /// (``RunStore/journalNew(_:)``), else once the store's writer has it. While the store
+    /// cannot write, the request is refused (``storeError(_:)``) and nothing is queued. No
+    /// store, or a fleet's: queued at once — refused (``FleetNotJoined``) before the agent has
+    /// joined its fleet.
     private func submitDurably(_ prepared: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
                                queued: @escaping (TaskRun) -> Void) {
         if let shared, !shared.joined { return respond(.failure(FleetNotJoined.error("the run of task \"\(prepared.task)\" was not queued"))) }
         guard let store, shared == nil else { return queued(submit(prepared)) }
+        if store.journalNew(prepared) { return queued(submit(prepared)) }
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
         // box released the coordinator once too often on the refusing path (Swift 6.3).
         let reply = LoopOwned(respond)

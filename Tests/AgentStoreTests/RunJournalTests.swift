@@ -1,0 +1,189 @@
+import AgentBase
+@testable import AgentLoop
+@testable import AgentStore
+import AgentTestSupport
+@testable import AgentWork
+import Foundation
+import GRDB
+import JSONSchema
+import Logging
+import Synchronization
+import Testing
+
+/// A new run a request waits for is made durable by a line in the run journal, not by a
+/// transaction of its own; what a crash leaves in the journal is written at the next open,
+/// and nothing the store wrote before is written again. A crash is the files as they are
+/// while the writer waits (copied aside), since the commit interval here outlasts the test.
+@Suite(.ownThreads, .serialized) struct RunJournalTests {
+    /// A store whose group commit waits longer than the test: only a new run's own
+    /// transaction, a reader's wait or the close writes anything.
+    static func store(_ folder: String, synchronous: String = "normal") throws -> AgentStore {
+        var settings = StoreSettings()
+        settings.commitInterval = 600
+        settings.synchronous = synchronous
+        return try AgentStore(path: folder + "/agent.sqlite", settings: settings, logger: Logger(label: "test"))
+    }
+
+    /// The database, its WAL and its run journal copied into `folder`: what a SIGKILL would
+    /// leave (the writer is asleep, so the files are what it committed).
+    static func crashCopy(of store: AgentStore, into folder: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-newruns"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+            try FileManager.default.copyItem(atPath: store.path + suffix, toPath: folder + "/agent.sqlite" + suffix)
+        }
+        return folder + "/agent.sqlite"
+    }
+
+    static func stored(_ id: String, at path: String) throws -> TaskRun? {
+        try SQLiteRunStore.readRun(id: id, reader: AgentStore.readOnlyQueue(path: path))
+    }
+
+    static func mark(at path: String) throws -> UInt64 {
+        try AgentStore.readOnlyQueue(path: path).read { try RunJournal.mark(in: $0) }
+    }
+
+    static func waitWritten(_ store: AgentStore) {
+        let done = DispatchSemaphore(value: 0)
+        store.whenWritten(within: 120) { done.signal() }
+        #expect(done.wait(timeout: .now() + 120) == .success)
+    }
+
+    @Test func aJournaledRunTheStoreHadNotWrittenIsQueuedAgainAtTheNextOpenAndTheJournalEmptiesOnceItIsWritten() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.store(folder + "/live")
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        let run = TaskRun(id: "r-1", task: "t", input: ["n": 1], requestedBy: .cli)
+        #expect(runs.journalNew(run))
+        let journal = try #require(store.runJournal)
+        #expect(journal.size > 0)
+        #expect(try Self.stored("r-1", at: store.path) == nil, "the run waits for its group commit")
+
+        // A crash now: `agent-control task show` beside the stopped agent finds the run in
+        // the journal, and the next open writes it from there, as it was.
+        let copy = try Self.crashCopy(of: store, into: folder + "/crashed")
+        let offline = try StoreReader(path: copy)
+        #expect(try offline.run(id: "r-1")?.input == ["n": 1])
+        #expect(try offline.runs(RunFilter(task: "t")).map(\.id) == ["r-1"])
+        #expect(try offline.runs(RunFilter(task: "other")).isEmpty)
+        let reopened = try AgentStore(path: copy, settings: StoreSettings(), logger: Logger(label: "test"))
+        let recovered = try SQLiteRunStore(store: reopened)
+        let unfinished = try StoreWait.result(timeout: 60) { try await recovered.loadUnfinished() }
+        #expect(unfinished.map(\.id) == ["r-1"])
+        #expect(unfinished.first?.input == ["n": 1])
+        #expect(unfinished.first?.status == .queued)
+        #expect(reopened.runJournal?.size == 0)
+        #expect(try String(contentsOfFile: RunJournal.path(for: copy), encoding: .utf8).isEmpty)
+        #expect(try Self.mark(at: copy) == 1)
+        reopened.close()
+
+        // No crash: the run's commit writes the mark with it and empties the journal.
+        Self.waitWritten(store)
+        #expect(try Self.stored("r-1", at: store.path)?.status == .queued)
+        #expect(try Self.mark(at: store.path) == 1)
+        #expect(journal.size == 0)
+        #expect(try String(contentsOfFile: RunJournal.path(for: store.path), encoding: .utf8).isEmpty)
+    }
+
+    @Test func anOpenWritesOnlyLinesPastTheMarkOfRunsTheStoreLacksAndSkipsALineCutShort() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-replay")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        do {
+            let store = try Self.store(folder)
+            let runs = try SQLiteRunStore(store: store)
+            // Two runs through the journal, the first then finished: the mark is 2.
+            var first = TaskRun(id: "done", task: "t", requestedBy: .cli)
+            #expect(runs.journalNew(first))
+            #expect(runs.journalNew(TaskRun(id: "pruned", task: "t", requestedBy: .cli)))
+            first.status = .succeeded
+            first.endedAt = Date().timeIntervalSince1970
+            runs.record(first)
+            Self.waitWritten(store)
+            store.close()
+        }
+        // The second is pruned since; the journal holds both again (as a crash between the
+        // commit and the file's emptying would leave it), a third past the mark, and a line
+        // cut short.
+        #expect(try Self.mark(at: path) == 2)
+        let writer = try DatabaseQueue(path: path)
+        try writer.write { try $0.execute(sql: "DELETE FROM task_runs WHERE id = 'pruned'") }
+        try writer.close()
+        func line(_ seq: Int, _ id: String) -> String {
+            #"{"seq":\#(seq),"run":"# + TaskRun(id: id, task: "t", requestedBy: .cli).storedJSON.serialized() + "}\n"
+        }
+        let text = line(1, "done") + line(2, "pruned") + line(3, "new") + String(line(4, "torn").dropLast(20))
+        #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
+
+        let store = try Self.store(folder)
+        defer { store.close() }
+        #expect(try Self.stored("done", at: path)?.status == .succeeded, "a run the store has was replaced")
+        #expect(try Self.stored("pruned", at: path) == nil, "a run at or below the mark was made again")
+        #expect(try Self.stored("new", at: path)?.status == .queued)
+        #expect(try Self.stored("torn", at: path) == nil)
+        #expect(try Self.mark(at: path) == 3)
+        // The next line continues after the mark.
+        #expect(try SQLiteRunStore(store: store).journalNew(TaskRun(id: "next", task: "t", requestedBy: .cli)))
+        let written = try String(contentsOfFile: RunJournal.path(for: path), encoding: .utf8)
+        #expect(written.hasPrefix(#"{"seq":4,"#), "\(written)")
+    }
+
+    @Test func withSynchronousFullThereIsNoJournalAndANewRunWaitsForTheStore() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-full")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.store(folder, synchronous: "full")
+        defer { store.close() }
+        #expect(store.runJournal == nil)
+        #expect(!(try SQLiteRunStore(store: store)).journalNew(TaskRun(id: "r", task: "t", requestedBy: .cli)))
+        #expect(!FileManager.default.fileExists(atPath: RunJournal.path(for: store.path)))
+    }
+
+    /// Holds every run it is given (these tests are about the coordinator, its caller).
+    @LoopActor final class HoldingRunner: @LoopActor TaskRunner {
+        var started: [String] = []
+        private var reports: [String: (TaskRunReport) -> Void] = [:]
+
+        nonisolated init() {}
+
+        func start(_ run: TaskRunStart, report: @escaping (TaskRunReport) -> Void) {
+            started.append(run.runID)
+            reports[run.runID] = report
+        }
+
+        func cancel(runID: String, reason: TaskRunOutcome.Status) {
+            reports.removeValue(forKey: runID)?(.finished(TaskRunOutcome(status: reason)))
+        }
+
+        func shutDown() {
+            for report in reports.values { report(.finished(TaskRunOutcome(status: .interrupted))) }
+            reports = [:]
+        }
+    }
+
+    @Test func aRequestedRunIsAnsweredAndStartedBeforeTheStoresWriterHasItAndSurvivesACrash() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-request")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.store(folder + "/live")
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        let loop = EventLoop()
+        let runner = HoldingRunner()
+        let id = try loop.isolated { () throws -> String in
+            let tasks = TaskCoordinator(loop: loop, store: runs, logger: Logger(label: "test"))
+            tasks.register(runner, for: "command")
+            tasks.apply([TaskDefinition(name: "t", type: "command", command: .init(arguments: ["/bin/true"]))])
+            var answer: Result<TaskRunAnswer, CommandError>?
+            tasks.runTask(TaskRunCommand.Request(name: "t"), origin: .cli) { answer = $0 }
+            // No loop turn has passed: nothing came back from the writer thread.
+            let id = try #require(try answer?.get().run["id"]?.stringValue, "the request waited for the store")
+            #expect(runner.started == [id])
+            return id
+        }
+        #expect(try Self.stored(id, at: store.path) == nil)
+        let copy = try Self.crashCopy(of: store, into: folder + "/crashed")
+        let reopened = try AgentStore(path: copy, settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { reopened.close() }
+        #expect(try Self.stored(id, at: copy)?.task == "t", "an answered run was lost in a crash")
+    }
+}
