@@ -18,6 +18,8 @@ extension AgentStore {
         /// The highest sequence number of a run in the ``RunJournal`` handed over with `runs`
         /// (never lowered: a batch that fails is kept, and the next carries its mark).
         var journaled: UInt64 = 0
+        /// The ids of those runs, handed over since the last batch.
+        var journaledIDs: [String] = []
         /// Schedules' fires (see ``SQLiteScheduleStore``): each written in the batch's transaction.
         var scheduleCommits: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)] = []
         /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
@@ -105,7 +107,7 @@ extension AgentStore {
             let batch = Batch(events: events.take(atLeast: AgentStore.batchLimit),
                               states: states, history: history, chat: chat, runs: runs,
                               schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents,
-                              journaled: journaled)
+                              journaled: journaled, journaledIDs: journaledIDs)
             // What is left is already overdue.
             if !events.isEmpty { oldestPendingSince = .distantPast }
             states = []
@@ -113,6 +115,7 @@ extension AgentStore {
             historyAtOnce = false
             chat = []
             runs = []
+            journaledIDs = []
             scheduleCommits = []
             memoryWrites = []
             workflowCommits = []
@@ -133,6 +136,7 @@ extension AgentStore {
         var workflows: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)]
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
         var journaled: UInt64
+        var journaledIDs: [String]
 
         var isEmpty: Bool {
             events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && runs.isEmpty && schedules.isEmpty

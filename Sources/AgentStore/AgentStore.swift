@@ -28,9 +28,8 @@ public final class AgentStore: Sendable {
     private let checkpointer: WALCheckpointer
     /// What waits for the writer thread, and the figures (see ``Queued``).
     let queued = Guarded(Queued())
-    /// New runs a request waits for, durable before the writer has them (nil with
-    /// `synchronous: full`, or when what an earlier run left in it could not be written).
-    package let runJournal: RunJournal?
+    /// New runs a request waits for, durable before the writer has them; the store's lock.
+    package let runJournal: RunJournal
 
     package struct PendingEvent: Sendable {
         package var time: Double
@@ -65,6 +64,8 @@ public final class AgentStore: Sendable {
         // shared-memory files the database's mode).
         try PrivateFiles.makeDirectories(URL(fileURLWithPath: path).deletingLastPathComponent().path)
         try PrivateFiles.create(path)
+        // Before the database is touched: another agent on it is refused here.
+        let journal = try RunJournal.lock(for: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         let synchronous = settings.synchronous == "full" ? "FULL" : "NORMAL"
@@ -84,9 +85,11 @@ public final class AgentStore: Sendable {
         } catch {
             // A migration may have grown the WAL enough to start the thread.
             checkpointer.stop()
+            Glibc.close(journal)
             throw error
         }
-        runJournal = RunJournal.recovered(for: path, database: database, synchronous: settings.synchronous == "full", logger: logger)
+        runJournal = RunJournal.recovered(descriptor: journal, databasePath: path, database: database, synchronous: settings.synchronous == "full",
+                                          logger: logger)
         let thread = Thread { [self] in writeLoop() }
         thread.name = Self.writerThreadName
         thread.start()
@@ -179,7 +182,10 @@ public final class AgentStore: Sendable {
     package func recordRun(_ run: TaskRun, journaled seq: UInt64? = nil) {
         if queued.withLock({ queued -> Bool in
             queued.runs.append(run)
-            if let seq { queued.journaled = max(queued.journaled, seq) }
+            if let seq {
+                queued.journaled = max(queued.journaled, seq)
+                queued.journaledIDs.append(run.id)
+            }
             guard queued.runs.count == 1 else { return false }
             // The first: its group commit's clock starts, and the writer sets its wake-up.
             queued.oldestRunSince = Date()
@@ -263,7 +269,9 @@ public final class AgentStore: Sendable {
         var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
-        var journalMark = runJournal?.mark ?? 0
+        var journalMark = runJournal.mark
+        // Journaled runs not written yet: their changes are never given up (see RetainedWrites).
+        var unwrittenJournaled = Set<String>()
         while true {
             // Kept changes are tried again when the retry is due.
             let due = retention.due
@@ -277,12 +285,13 @@ public final class AgentStore: Sendable {
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
+            unwrittenJournaled.formUnion(taken.journaledIDs)
             let batchEvents = batch.reduce(0) { $0 + $1.count }
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                keep(runBatch, workflowBatch.map(\.change), in: &retained)
+                keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
@@ -290,12 +299,12 @@ public final class AgentStore: Sendable {
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
-                    let mark = taken.journaled > journalMark ? taken.journaled : nil
+                    let mark = taken.journaled > journalMark && runJournal.marks ? taken.journaled : nil
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch, journalMark: mark)
                     if let mark {
                         journalMark = mark
-                        runJournal?.committed(through: mark)
+                        runJournal.committed(through: mark)
                     }
                     let recovered = queued.withLock { queued -> Bool in
                         queued.stats.committed += batchEvents + committedEvents.count
@@ -309,6 +318,7 @@ public final class AgentStore: Sendable {
                         logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                     }
                     retained.clear()
+                    unwrittenJournaled.removeAll()
                     retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count)
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
@@ -320,7 +330,7 @@ public final class AgentStore: Sendable {
                 } catch {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                    keep(runBatch, workflowBatch.map(\.change), in: &retained, cannotWriteNow: Self.cannotWriteNow(error))
+                    keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled, cannotWriteNow: Self.cannotWriteNow(error))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
@@ -340,6 +350,7 @@ public final class AgentStore: Sendable {
                     logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
                 }
                 checkpointer.stop()
+                runJournal.close()
                 queued.withLock { $0.writerDone = true }
                 queued.broadcast()
                 return
@@ -390,15 +401,18 @@ public final class AgentStore: Sendable {
 
     /// Keeps the changes of acknowledged work that could not be written, to write them with
     /// the next transaction (the first write of a request's run is not kept: it is refused).
-    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, cannotWriteNow: Bool = true) {
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: Set<String>,
+                      cannotWriteNow: Bool = true) {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
         let lostNow: Int
         if cannotWriteNow {
-            lostNow = retained.keep(runs: runBatch, workflows: kept)
+            lostNow = retained.keep(runs: runBatch, workflows: kept, protecting: journaled)
         } else {
             lostNow = retained.count + runBatch.count + kept.count
             retained.giveUp(more: runBatch.count + kept.count)
+            // A journaled run's first record may be among them: the journal keeps it for the next open.
+            runJournal.pin()
         }
         let count = retained.count, lost = retained.lost
         queued.withLock { queued in
@@ -408,8 +422,6 @@ public final class AgentStore: Sendable {
         if wasEmpty, !retained.isEmpty {
             logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
         }
-        // The journal's lines stay until the next open: a new run's change may be among those lost.
-        if lostNow > 0 { runJournal?.pin() }
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }

@@ -20,21 +20,27 @@ package struct RetainedWrites {
     package var isEmpty: Bool { runs.isEmpty && workflows.isEmpty }
 
     /// Keeps changes that could not be written (after those kept already). Returns how many
-    /// went because the buffer was full.
+    /// went because the buffer was full. The changes of the runs in `protected` never go:
+    /// new runs acknowledged through the ``RunJournal`` that the store has not written yet
+    /// (the journal's size bounds them), whose mark the next transaction writes.
     @discardableResult
-    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit]) -> Int {
+    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit], protecting protected: Set<String> = []) -> Int {
         if !newRuns.isEmpty { runs = Self.latestOfEach(runs + newRuns) }
         workflows += newCommits
         var excess = count - limit
         guard excess > 0 else { return 0 }
-        let given = excess
         // The oldest step logs first: a run's own latest state says more than its step records.
         let fromWorkflows = min(excess, workflows.count)
         workflows.removeFirst(fromWorkflows)
         excess -= fromWorkflows
-        runs.removeFirst(min(excess, runs.count))
-        lost += given
-        return given
+        var fromRuns = 0
+        runs.removeAll { run in
+            guard fromRuns < excess, !protected.contains(run.id) else { return false }
+            fromRuns += 1
+            return true
+        }
+        lost += fromWorkflows + fromRuns
+        return fromWorkflows + fromRuns
     }
 
     /// Gives up what is kept and `more` changes: the database refused them for what they are

@@ -29,7 +29,7 @@ package final class SQLiteRunStore: RunStore {
     /// In the run journal, while the store writes (while it does not, the request waits for
     /// the store's answer, and is refused).
     package func journalNew(_ run: TaskRun) -> Bool {
-        guard let journal = store.runJournal, store.statistics.degraded == nil, let seq = journal.append(run) else { return false }
+        guard store.statistics.degraded == nil, let seq = store.runJournal.append(run) else { return false }
         store.recordRun(run, journaled: seq)
         return true
     }

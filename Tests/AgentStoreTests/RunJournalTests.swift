@@ -56,7 +56,7 @@ import Testing
         let runs = try SQLiteRunStore(store: store)
         let run = TaskRun(id: "r-1", task: "t", input: ["n": 1], requestedBy: .cli)
         #expect(runs.journalNew(run))
-        let journal = try #require(store.runJournal)
+        let journal = store.runJournal
         #expect(journal.size > 0)
         #expect(try Self.stored("r-1", at: store.path) == nil, "the run waits for its group commit")
 
@@ -73,7 +73,7 @@ import Testing
         #expect(unfinished.map(\.id) == ["r-1"])
         #expect(unfinished.first?.input == ["n": 1])
         #expect(unfinished.first?.status == .queued)
-        #expect(reopened.runJournal?.size == 0)
+        #expect(reopened.runJournal.size == 0)
         #expect(try String(contentsOfFile: RunJournal.path(for: copy), encoding: .utf8).isEmpty)
         #expect(try Self.mark(at: copy) == 1)
         reopened.close()
@@ -113,7 +113,8 @@ import Testing
         func line(_ seq: Int, _ id: String) -> String {
             #"{"seq":\#(seq),"run":"# + TaskRun(id: id, task: "t", requestedBy: .cli).storedJSON.serialized() + "}\n"
         }
-        let text = line(1, "done") + line(2, "pruned") + line(3, "new") + String(line(4, "torn").dropLast(20))
+        // A line no agent wrote (a sequence number beyond any count) is skipped too.
+        let text = line(1, "done") + line(2, "pruned") + line(Int.max, "huge") + "garbage\n" + line(3, "new") + String(line(4, "torn").dropLast(20))
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
 
         let store = try Self.store(folder)
@@ -122,6 +123,7 @@ import Testing
         #expect(try Self.stored("pruned", at: path) == nil, "a run at or below the mark was made again")
         #expect(try Self.stored("new", at: path)?.status == .queued)
         #expect(try Self.stored("torn", at: path) == nil)
+        #expect(try Self.stored("huge", at: path) == nil)
         #expect(try Self.mark(at: path) == 3)
         // The next line continues after the mark.
         #expect(try SQLiteRunStore(store: store).journalNew(TaskRun(id: "next", task: "t", requestedBy: .cli)))
@@ -134,9 +136,77 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = try Self.store(folder, synchronous: "full")
         defer { store.close() }
-        #expect(store.runJournal == nil)
+        #expect(!store.runJournal.isEnabled)
         #expect(!(try SQLiteRunStore(store: store)).journalNew(TaskRun(id: "r", task: "t", requestedBy: .cli)))
-        #expect(!FileManager.default.fileExists(atPath: RunJournal.path(for: store.path)))
+        #expect(try String(contentsOfFile: RunJournal.path(for: store.path), encoding: .utf8).isEmpty)
+    }
+
+    @Test func aSecondAgentOnTheSameStoreIsRefusedUntilTheFirstHasClosedIt() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-lock")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let first = try Self.store(folder)
+        #expect {
+            try Self.store(folder).close()
+        } throws: { error in
+            "\(error)".contains("another agent uses this store (it holds \(folder)/agent.sqlite-newruns)")
+        }
+        first.close()
+        try Self.store(folder).close()
+    }
+
+    @Test func aSymbolicLinkAtTheJournalsPathIsRefusedAndItsTargetLeftAlone() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-link")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let target = folder + "/elsewhere"
+        #expect(FileManager.default.createFile(atPath: target, contents: Data("keep me\n".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: folder + "/agent.sqlite-newruns", withDestinationPath: target)
+        #expect {
+            try Self.store(folder).close()
+        } throws: { error in
+            "\(error)".contains("agent.sqlite-newruns is a symbolic link; it must be a regular file: remove the link")
+        }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me\n")
+    }
+
+    @Test func keptChangesOfJournaledRunsNeverGiveWay() {
+        var kept = RetainedWrites(limit: 1)
+        let runs = ["a", "b", "c"].map { TaskRun(id: $0, task: "t", requestedBy: .cli) }
+        #expect(kept.keep(runs: runs, workflows: [], protecting: ["a", "c"]) == 1)
+        #expect(kept.runs.map(\.id) == ["a", "c"])
+        #expect(kept.lost == 1)
+    }
+
+    @Test func journaledRunsWaitingWhileTheStoreCannotWriteAreAllWrittenWhateverTheQueueLimit() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-busy")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var settings = StoreSettings()
+        settings.queueLimit = 1
+        settings.commitInterval = 0
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: settings, logger: Logger(label: "test"))
+        // Another connection holds the write lock past the store's busy timeout (5 s).
+        let blocker = try DatabaseQueue(path: store.path)
+        let release = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? blocker.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                held.signal()
+                release.wait()
+                try db.execute(sql: "COMMIT")
+            }
+        }
+        holder.start()
+        #expect(held.wait(timeout: .now() + 60) == .success)
+        let runs = try SQLiteRunStore(store: store)
+        let ids = (1...3).map { "r-\($0)" }
+        for id in ids { #expect(runs.journalNew(TaskRun(id: id, task: "t", requestedBy: .cli))) }
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.degraded != nil }, "\(store.statistics)")
+        release.signal()
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.degraded == nil && store.statistics.retained == 0 }, "\(store.statistics)")
+        #expect(store.statistics.lostChanges == 0)
+        #expect(store.runJournal.size == 0)
+        store.close()
+        for id in ids { #expect(try Self.stored(id, at: folder + "/agent.sqlite") != nil, "acknowledged run \(id) is gone") }
     }
 
     /// Holds every run it is given (these tests are about the coordinator, its caller).

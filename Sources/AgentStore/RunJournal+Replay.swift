@@ -1,0 +1,106 @@
+import AgentWork
+import Foundation
+import GRDB
+import JSONSchema
+import Logging
+
+/// The journal read back: at the open (what a crash left is written to the store) and beside
+/// a stopped agent (``StoreReader``).
+extension RunJournal {
+    /// The store's mark: the highest sequence number of a journaled run it has written.
+    package static func mark(in db: Database) throws -> UInt64 {
+        UInt64(max(0, try Int64.fetchOne(db, sql: "SELECT seq FROM run_journal WHERE id = 1") ?? 0))
+    }
+
+    /// Writes the mark (in the transaction that writes the runs up to it).
+    package static func setMark(_ seq: UInt64, in db: Database) throws {
+        try db.execute(sql: "INSERT INTO run_journal (id, seq) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq",
+                       arguments: [Int64(clamping: seq)])
+    }
+
+    /// Writes the runs in the journal past the store's mark that the store does not have,
+    /// moves the mark past them and empties the file. Returns the mark. A line cut short by a
+    /// crash (its request was never answered) is skipped; a line that is not one of ours is
+    /// skipped and counted in the log.
+    static func replay(_ descriptor: Int32, path: String, into database: DatabaseQueue, logger: Logger) throws -> UInt64 {
+        let (mark, skipped, written) = try database.write { db -> (UInt64, Int, Int) in
+            var mark = try Self.mark(in: db)
+            var written = 0
+            let skipped = try Self.readLines(descriptor) { seq, run in
+                guard seq > mark else { return }
+                mark = seq
+                guard try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) == nil else { return }
+                try SQLiteRunStore.write([run], in: db)
+                written += 1
+            }
+            try Self.setMark(mark, in: db)
+            return (mark, skipped, written)
+        }
+        if written > 0 {
+            logger.notice("store: \(written) acknowledged run(s) the agent had not written to its database when it stopped were found in \(path) and queued again")
+        }
+        if skipped > 0 {
+            logger.warning("store: \(skipped) line(s) of \(path) were not runs of this agent's and were skipped (the file is written by the agent alone)")
+        }
+        guard ftruncate(descriptor, 0) == 0 else {
+            throw StoreOpenError("cannot empty its run journal \(path): \(String(cString: strerror(errno)))")
+        }
+        return mark
+    }
+
+    /// The runs in the journal at `path` past the store's mark that the store lacks, in order:
+    /// what a crash left for the next start to write (read beside a stopped agent; a running
+    /// one writes them within its commit interval).
+    package static func unwritten(path: String, reader: DatabaseQueue) throws -> [TaskRun] {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return [] }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return [] }
+        return try reader.read { db in
+            // A store from before the journal has no mark, and no journal either.
+            guard try db.tableExists("run_journal") else { return [] }
+            let mark = try Self.mark(in: db)
+            var runs: [TaskRun] = []
+            try Self.readLines(descriptor) { seq, run in
+                guard seq > mark, try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) == nil else { return }
+                runs.append(run)
+            }
+            return runs
+        }
+    }
+
+    /// Reads the file from its start in chunks (a line at a time in memory), calling `body`
+    /// with each whole line's run in order. Returns how many whole lines were not runs (a last
+    /// line without its newline was cut short by a crash, and is not counted).
+    @discardableResult
+    static func readLines(_ descriptor: Int32, _ body: (UInt64, TaskRun) throws -> Void) throws -> Int {
+        var skipped = 0
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            offset += off_t(count)
+            var start = 0
+            for index in 0..<count where chunk[index] == UInt8(ascii: "\n") {
+                pending += chunk[start..<index]
+                if let (seq, run) = Self.entry(pending) { try body(seq, run) } else { skipped += 1 }
+                pending.removeAll(keepingCapacity: pending.count < 1 << 20)
+                start = index + 1
+            }
+            pending += chunk[start..<count]
+        }
+        return skipped
+    }
+
+    /// A line's sequence number and run; nil when it is not one of ours.
+    static func entry(_ line: [UInt8]) -> (UInt64, TaskRun)? {
+        guard let object = (try? JSONValue.parse(Data(line)))?.objectValue,
+              let number = object["seq"]?.numberValue?.intValue, number >= 1, UInt64(number) <= largestSequence,
+              let run = object["run"].flatMap(TaskRun.init(stored:)) else { return nil }
+        return (UInt64(number), run)
+    }
+}
