@@ -70,13 +70,22 @@ extension RunJournal {
         }
     }
 
+    /// How a line of ours begins.
+    private static let linePrefix = Array(#"{"seq":"#.utf8)
+    /// The longest line read: a run whose input is HTTP's largest body (64 MiB), each byte
+    /// escaped at worst as `\u00XX`, and its record.
+    static let lineLimit = 512 << 20
+
     /// Reads the file from its start in chunks (a line at a time in memory), calling `body`
-    /// with each whole line's run in order. Returns how many whole lines were not runs (a last
-    /// line without its newline was cut short by a crash, and is not counted).
+    /// with each whole line's run in order. Returns how many lines were not runs. A line that
+    /// does not begin as ours, or is longer than ``lineLimit``, is skipped without being held
+    /// (a tail of zeros); a last line of ours without its newline was cut short by a crash
+    /// (its request was never answered) and is not counted.
     @discardableResult
     static func readLines(_ descriptor: Int32, _ body: (UInt64, TaskRun) throws -> Void) throws -> Int {
         var skipped = 0
         var pending: [UInt8] = []
+        var discarding = false
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var offset: off_t = 0
         while true {
@@ -86,14 +95,24 @@ extension RunJournal {
             offset += off_t(count)
             var start = 0
             for index in 0..<count where chunk[index] == UInt8(ascii: "\n") {
-                pending += chunk[start..<index]
-                if let (seq, run) = Self.entry(pending) { try body(seq, run) } else { skipped += 1 }
+                if discarding {
+                    discarding = false
+                    skipped += 1
+                } else {
+                    pending += chunk[start..<index]
+                    if let (seq, run) = Self.entry(pending) { try body(seq, run) } else { skipped += 1 }
+                }
                 pending.removeAll(keepingCapacity: pending.count < 1 << 20)
                 start = index + 1
             }
+            guard !discarding else { continue }
             pending += chunk[start..<count]
+            if pending.count > lineLimit || !zip(pending, linePrefix).allSatisfy(==) {
+                discarding = true
+                pending = []
+            }
         }
-        return skipped
+        return skipped + (discarding ? 1 : 0)
     }
 
     /// A line's sequence number and run; nil when it is not one of ours.

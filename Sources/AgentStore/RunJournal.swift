@@ -50,6 +50,8 @@ package final class RunJournal: Sendable {
         var size = 0
         /// No mark is written and nothing appended until the next open (see ``pin()``).
         var pinned = false
+        /// The file was removed or replaced and could not be made again: nothing appended.
+        var detached = false
     }
 
     /// Bytes the file may hold before appends wait for the store to catch up.
@@ -61,9 +63,12 @@ package final class RunJournal: Sendable {
     /// The journal's path for the database at `databasePath`.
     package static func path(for databasePath: String) -> String { databasePath + "-newruns" }
 
-    private init(path: String, descriptor: Int32, mark: UInt64, enabled: Bool) {
+    private let logger: Logger
+
+    private init(path: String, descriptor: Int32, mark: UInt64, enabled: Bool, logger: Logger) {
         self.path = path
         self.mark = mark
+        self.logger = logger
         isEnabled = enabled
         state = Mutex(State(descriptor: descriptor, appended: mark, committed: mark))
     }
@@ -104,10 +109,10 @@ package final class RunJournal: Sendable {
         let path = path(for: databasePath)
         do {
             let mark = try replay(descriptor, path: path, into: database, logger: logger)
-            return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full)
+            return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full, logger: logger)
         } catch {
             logger.error("store: the new runs in \(path) could not be written to the database (\(error)); they are tried again at the next start, and until then requests wait for the store")
-            return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false)
+            return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false, logger: logger)
         }
     }
 
@@ -116,7 +121,7 @@ package final class RunJournal: Sendable {
     package func append(_ run: TaskRun) -> UInt64? {
         guard isEnabled else { return nil }
         return state.withLock { state -> UInt64? in
-            guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit else { return nil }
+            guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit, relinked(&state) else { return nil }
             let seq = state.appended + 1
             var line = Array("{\"seq\":\(seq),\"run\":".utf8)
             line += Array(run.storedJSON.serialized().utf8)
@@ -132,6 +137,33 @@ package final class RunJournal: Sendable {
         }
     }
 
+    /// Whether the descriptor is still the file at ``path``. One removed while the agent runs
+    /// (`rm agent.sqlite-*`) would take the lock and the lines not yet written with it: it is
+    /// made again, locked, with what the old one holds. When it cannot be (another agent took
+    /// the path meanwhile, or something else is there), nothing is appended until the next open.
+    private func relinked(_ state: inout State) -> Bool {
+        guard !state.detached else { return false }
+        var onDisk = stat(), opened = stat()
+        if lstat(path, &onDisk) == 0, fstat(state.descriptor, &opened) == 0, onDisk.st_dev == opened.st_dev, onDisk.st_ino == opened.st_ino {
+            return true
+        }
+        let fresh = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        var lines = [UInt8](repeating: 0, count: state.size)
+        guard fresh >= 0, flock(fresh, LOCK_EX | LOCK_NB) == 0,
+              lines.withUnsafeMutableBytes({ pread(state.descriptor, $0.baseAddress, $0.count, 0) }) == state.size,
+              Self.writeAll(fresh, lines) else {
+            let code = errno
+            if fresh >= 0 { Glibc.close(fresh) }
+            state.detached = true
+            logger.error("store: the run journal \(path) was removed or replaced while the agent ran and cannot be made again (\(String(cString: strerror(code)))): requests wait for the store until the next start; if another agent now uses this store, stop one of them")
+            return false
+        }
+        Glibc.close(state.descriptor)
+        state.descriptor = fresh
+        logger.warning("store: the run journal \(path) was removed while the agent ran; it is made again, with the \(state.size) bytes it held")
+        return true
+    }
+
     /// Whether the store may write a mark (see ``pin()``).
     package var marks: Bool { isEnabled && !state.withLock(\.pinned) }
 
@@ -140,7 +172,7 @@ package final class RunJournal: Sendable {
     package func committed(through seq: UInt64) {
         state.withLock { state in
             state.committed = max(state.committed, seq)
-            guard !state.pinned, state.committed == state.appended, state.size > 0, state.descriptor >= 0 else { return }
+            guard !state.pinned, state.committed == state.appended, state.size > 0, state.descriptor >= 0, relinked(&state) else { return }
             if ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
         }
     }

@@ -114,8 +114,17 @@ import Testing
             #"{"seq":\#(seq),"run":"# + TaskRun(id: id, task: "t", requestedBy: .cli).storedJSON.serialized() + "}\n"
         }
         // A line no agent wrote (a sequence number beyond any count) is skipped too.
-        let text = line(1, "done") + line(2, "pruned") + line(Int.max, "huge") + "garbage\n" + line(3, "new") + String(line(4, "torn").dropLast(20))
+        // So is a line of 3 MiB of zeros (read past, not held).
+        let text = line(1, "done") + line(2, "pruned") + line(Int.max, "huge") + "garbage\n" + String(repeating: "\0", count: 3 << 20) + "\n"
+            + line(3, "new") + String(line(4, "torn").dropLast(20))
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
+        let reader = try AgentStore.readOnlyQueue(path: path)
+        let descriptor = open(RunJournal.path(for: path), O_RDONLY)
+        defer { close(descriptor) }
+        var read: [String] = []
+        #expect(try RunJournal.readLines(descriptor) { _, run in read.append(run.id) } == 3)
+        #expect(read == ["done", "pruned", "new"])
+        #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["new"])
 
         let store = try Self.store(folder)
         defer { store.close() }
@@ -154,6 +163,25 @@ import Testing
         try Self.store(folder).close()
     }
 
+    @Test func aJournalRemovedWhileTheAgentRunsIsMadeAgainWithItsLinesAndStillLocksTheStore() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-removed")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.store(folder + "/live")
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        #expect(runs.journalNew(TaskRun(id: "before", task: "t", requestedBy: .cli)))
+        try FileManager.default.removeItem(atPath: RunJournal.path(for: store.path))
+        #expect(runs.journalNew(TaskRun(id: "after", task: "t", requestedBy: .cli)))
+        let text = try String(contentsOfFile: RunJournal.path(for: store.path), encoding: .utf8)
+        #expect(text.split(separator: "\n").count == 2, "\(text)")
+        #expect(throws: StoreOpenError.self) { try Self.store(folder + "/live").close() }
+        let copy = try Self.crashCopy(of: store, into: folder + "/crashed")
+        let reopened = try AgentStore(path: copy, settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { reopened.close() }
+        #expect(try Self.stored("before", at: copy) != nil)
+        #expect(try Self.stored("after", at: copy) != nil)
+    }
+
     @Test func aSymbolicLinkAtTheJournalsPathIsRefusedAndItsTargetLeftAlone() throws {
         let folder = TestPaths.temporaryDirectory("run-journal-link")
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -184,19 +212,27 @@ import Testing
         settings.commitInterval = 0
         let store = try AgentStore(path: folder + "/agent.sqlite", settings: settings, logger: Logger(label: "test"))
         // Another connection holds the write lock past the store's busy timeout (5 s).
-        let blocker = try DatabaseQueue(path: store.path)
+        // It waits its turn if the store's writer is busy at that moment.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        let blocker = try DatabaseQueue(path: store.path, configuration: configuration)
         let release = DispatchSemaphore(value: 0)
         let held = DispatchSemaphore(value: 0)
         let holder = Thread {
-            try? blocker.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
+            do {
+                try blocker.writeWithoutTransaction { db in
+                    try db.execute(sql: "BEGIN IMMEDIATE")
+                    held.signal()
+                    release.wait()
+                    try db.execute(sql: "COMMIT")
+                }
+            } catch {
+                Issue.record("the blocker could not hold the write lock: \(error)")
                 held.signal()
-                release.wait()
-                try db.execute(sql: "COMMIT")
             }
         }
         holder.start()
-        #expect(held.wait(timeout: .now() + 60) == .success)
+        #expect(held.wait(timeout: .now() + 120) == .success)
         let runs = try SQLiteRunStore(store: store)
         let ids = (1...3).map { "r-\($0)" }
         for id in ids { #expect(runs.journalNew(TaskRun(id: id, task: "t", requestedBy: .cli))) }
