@@ -48,14 +48,14 @@ package final class TaskCoordinator {
     private var inputValidators: [String: JSONSchemaValidator] = [:]
     package private(set) var outputValidators: [String: JSONSchemaValidator] = [:]
     /// Runners by task type; `"<module>.<type>"` types without their own go to ``moduleRunner``.
-    private var runners: [String: any TaskRunner] = [:]
+    var runners: [String: any TaskRunner] = [:]
     package var moduleRunner: (any TaskRunner)?
     /// Every unfinished run, by id.
     package var runs: [String: TaskRun] = [:]
     package var queues: [String: RunQueue] = [:]
-    private var delayed = DelayedRuns()
-    private var delayTimer: (id: Int, at: Double)?
-    package private(set) var active: [String: Active] = [:]
+    var delayed = DelayedRuns()
+    var delayTimer: (id: Int, at: Double)?
+    package internal(set) var active: [String: Active] = [:]
     package var runningCount: [String: Int] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``): `task runs` without a store,
     /// and answers that must not wait for the store's writer.
@@ -79,12 +79,12 @@ package final class TaskCoordinator {
     /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
     private var unfinishedCount: [String: Int] = [:]
     private let idPrefix: String
-    package private(set) var stopping = false
+    package internal(set) var stopping = false
     /// The fleet's shared queue (nil: this agent keeps its queue to itself, in memory).
     package var shared: SharedQueueState?
     /// The stop's end: every attempt ended (or was killed at the grace's deadline).
-    private var stopEnded = false
-    private var stopDeadline: Int?
+    var stopEnded = false
+    var stopDeadline: Int?
 
     // MARK: Assignment (see TaskCoordinator+Executors.swift)
 
@@ -294,72 +294,6 @@ package final class TaskCoordinator {
         for name in definitions.keys { dispatch(name) }
     }
 
-    /// The agent stops. Queued runs stay queued. Each running attempt is cancelled with its
-    /// task's grace (a command gets SIGTERM, then SIGKILL after `cancel_grace`; a handler is
-    /// cancelled) and, once ended, recorded as interrupted: the run waits as `retrying` for
-    /// the next start, which runs it again (with the next attempt number, not counted against
-    /// its retry policy; see ``recordInterrupted(_:attempt:)``). No notification is sent for
-    /// it: the operator stopped the agent, the work did not fail.
-    /// ``hasRunsGoing`` says when every attempt has ended; ``endStop()`` ends what is left
-    /// at once (the grace's deadline, or a second signal).
-    package func shutDown() {
-        guard !stopping else { return }
-        stopping = true
-        if let timer = delayTimer { loop.cancel(timer.id) }
-        delayTimer = nil
-        var longest = 0.0
-        for (id, var attempt) in active {
-            if let timer = attempt.timeoutTimer { loop.cancel(timer) }
-            attempt.timeoutTimer = nil
-            active[id] = attempt
-            longest = max(longest, attempt.definition.cancelGrace ?? Self.defaultGrace)
-        }
-        for (id, attempt) in active.sorted(by: { $0.key < $1.key }) {
-            attempt.runner.cancel(runID: id, reason: .interrupted)
-        }
-        if active.isEmpty {
-            endStop()
-        } else {
-            logger.notice("tasks: \(active.count) running run(s) asked to end (at most \(ProcessPolicy.format(longest)) s); each runs again at the next start")
-            // A runner that never answers does not hold the stop up for ever.
-            stopDeadline = loop.schedule(after: longest + 3) { [weak self] in
-                self?.stopDeadline = nil
-                self?.endStop()
-            }
-        }
-    }
-
-    /// Whether attempts are still ending after ``shutDown()`` (the agent waits for them).
-    package var hasRunsGoing: Bool { stopping && !stopEnded }
-
-    /// Ends the stop now: what is still running is killed by its runner (recorded as
-    /// interrupted like the rest), and requests waiting for a run are answered.
-    package func endStop() {
-        guard stopping, !stopEnded else { return }
-        stopEnded = true
-        if let stopDeadline { loop.cancel(stopDeadline) }
-        stopDeadline = nil
-        var seen = Set<ObjectIdentifier>()
-        for runner in Array(runners.values) + [moduleRunner].compactMap({ $0 }) where seen.insert(ObjectIdentifier(runner)).inserted {
-            runner.shutDown()
-        }
-        // A runner that reported nothing for a run: it is recorded as interrupted all the same.
-        for (id, attempt) in active {
-            guard let run = runs[id] else { continue }
-            recordInterrupted(run, attempt: attempt)
-        }
-        active = [:]
-        for (id, list) in waiters {
-            let run = runs[id] ?? recent[id]
-            for done in list { if let run { done(run) } }
-        }
-        waiters = [:]
-    }
-
-    /// Seconds a running attempt gets at the stop when its task gives no `cancel_grace` (the
-    /// longer of the runners' defaults).
-    nonisolated package static let defaultGrace = 5.0
-
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
     /// attempts ended by outcome.
     package var figures: [TaskFigures] {
@@ -369,90 +303,6 @@ package final class TaskCoordinator {
                                              ended: endedAttempts[name] ?? [:], abandoned: abandonedRuns[name] ?? 0)
         }
     }
-
-    // MARK: The queue
-
-    private func enqueue(_ run: TaskRun) {
-        if let notBefore = run.notBefore, notBefore > Date().timeIntervalSince1970, !startsAhead(run) {
-            delay(run.id, until: notBefore)
-            return
-        }
-        insertQueued(run)
-    }
-
-    /// How far ahead of its not-before a run may be handed to a runner that holds it (a
-    /// schedule decides its fires 50 ms ahead).
-    nonisolated package static let aheadWindow = 0.2
-
-    /// Whether `run`, due later, goes to its runner now and waits there for its instant: on
-    /// its task's implicit module executor, within ``aheadWindow``. Then the run starts at the
-    /// instant in the worker, with the loop, the queue and the pipe behind it.
-    package func startsAhead(_ run: TaskRun) -> Bool {
-        guard let notBefore = run.notBefore, notBefore - Date().timeIntervalSince1970 <= Self.aheadWindow, run.assignedTo == nil,
-              let definition = definitions[run.task], pool.isEmpty || !pool.isTaken(run.task) else { return false }
-        return runner(for: definition.type)?.startsAhead == true
-    }
-
-    /// Into its task's queue, or its executor's when assigned by hand.
-    package func insertQueued(_ run: TaskRun) {
-        let entry = RunQueue.Entry(id: run.id, rank: run.priority.rank, due: run.nextAttemptAt ?? run.notBefore ?? run.queuedAt,
-                                   sequence: run.sequence, agingInterval: assignment.agingInterval)
-        if let executor = run.assignedTo {
-            pinned[executor, default: RunQueue()].insert(entry)
-        } else {
-            queues[run.task, default: RunQueue()].insert(entry)
-        }
-    }
-
-    package func delay(_ id: String, until time: Double) {
-        delayed.insert(at: time, id: id)
-        armDelayTimer()
-    }
-
-    /// One loop timer, for the earliest waiting run.
-    private func armDelayTimer() {
-        guard !stopping, let earliest = delayed.earliest else { return }
-        if let timer = delayTimer {
-            if timer.at <= earliest { return }
-            loop.cancel(timer.id)
-        }
-        let id = loop.schedule(after: earliest - Date().timeIntervalSince1970) { [weak self] in
-            guard let self else { return }
-            delayTimer = nil
-            let due = delayed.popDue(Date().timeIntervalSince1970)
-            var tasks = Set<String>()
-            for id in due {
-                guard let run = runs[id], active[id] == nil else { continue }
-                insertQueued(run)
-                tasks.insert(run.task)
-            }
-            for task in tasks { dispatch(task) }
-            armDelayTimer()
-        }
-        delayTimer = (id, earliest)
-    }
-
-    /// Starts queued runs of `task` while it has room.
-    /// `sendEarly`: a batch: the first run goes to its runner's worker at once (which starts
-    /// on it while the rest are prepared), then every ``earlyFlush`` runs.
-    package func dispatch(_ task: String, sendEarly: Bool = false) {
-        if shared != nil { return claimShared() }
-        guard !stopping, let definition = definitions[task] else { return }
-        if !pool.isEmpty, pool.isTaken(task) { return dispatchToExecutors(task, definition) }
-        var started = 0
-        // Popped in place: a copy of the heap out of the dictionary would copy it whole per run.
-        while runningCount[task, default: 0] < definition.maxConcurrent, let entry = queues[task]?.popFirst() {
-            if queues[task]?.isEmpty == true { queues[task] = nil }
-            // Cancelled (or already started) while it waited: skip it.
-            guard let run = runs[entry.id], active[entry.id] == nil, run.status == .queued || run.status == .retrying else { continue }
-            start(run, definition: definition)
-            if sendEarly, started % Self.earlyFlush == 0 { active[run.id]?.runner.flush() }
-            started += 1
-        }
-    }
-
-    /// In a batch, the runs' frames go out after the first run, then every this many.
-    nonisolated package static let earlyFlush = 32
 
     /// Starts an attempt of `run`, on `executor` (a declared one, chosen by the caller and
     /// counted in the pool already) or on the task's implicit executor.
