@@ -29,7 +29,7 @@ extension RunJournal {
             let skipped = try Self.readLines(descriptor) { seq, run in
                 guard seq > mark else { return }
                 mark = seq
-                guard try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) == nil else { return }
+                guard try !Self.stores(run, in: db) else { return }
                 try SQLiteRunStore.write([run], in: db)
                 written += 1
             }
@@ -63,11 +63,16 @@ extension RunJournal {
             let mark = try Self.mark(in: db)
             var runs: [TaskRun] = []
             try Self.readLines(descriptor) { seq, run in
-                guard seq > mark, try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) == nil else { return }
+                guard seq > mark, try !Self.stores(run, in: db) else { return }
                 runs.append(run)
             }
             return runs
         }
+    }
+
+    /// Whether the store has `run` (in any state).
+    private static func stores(_ run: TaskRun, in db: Database) throws -> Bool {
+        try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) != nil
     }
 
     /// How a line of ours begins.

@@ -107,7 +107,10 @@ import Testing
         // commit and the file's emptying would leave it), a third past the mark, and a line
         // cut short.
         #expect(try Self.mark(at: path) == 2)
-        let writer = try DatabaseQueue(path: path)
+        // It waits its turn if the closed store's connection still holds the file a moment.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        let writer = try DatabaseQueue(path: path, configuration: configuration)
         try writer.write { try $0.execute(sql: "DELETE FROM task_runs WHERE id = 'pruned'") }
         try writer.close()
         func line(_ seq: Int, _ id: String) -> String {
