@@ -95,7 +95,9 @@ public struct AnyAgentCommand: Sendable {
     private static func decoder<C: AgentCommand>(of command: C.Type) -> @Sendable (JSONValue) -> Result<any Sendable, CommandError> {
         { members in
             do {
-                return .success(try JSONValueDecoder().decode(C.Request.self, from: members))
+                let request = try JSONValueDecoder().decode(C.Request.self, from: members)
+                if let checking = request as? any SelfCheckingRequest, let problem = checking.problem() { return .failure(problem) }
+                return .success(request)
             } catch {
                 return .failure(JSONValueDecoder.refusal(of: error))
             }

@@ -123,16 +123,15 @@ package final class RunJournal: Sendable {
         return state.withLock { state -> UInt64? in
             guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit, relinked(&state) else { return nil }
             let seq = state.appended + 1
-            var line = Array("{\"seq\":\(seq),\"run\":".utf8)
-            line += Array(run.storedJSON.serialized().utf8)
-            line += Array("}\n".utf8)
-            guard Self.writeAll(state.descriptor, line) else {
+            // Written from the string's own bytes: a run of a megabyte is not copied again.
+            var line = "{\"seq\":\(seq),\"run\":" + run.storedJSON.serialized() + "}\n"
+            guard line.withUTF8({ Self.writeAll(state.descriptor, UnsafeRawBufferPointer($0)) }) else {
                 // A part written (a full disk) is cut off, so that the next line starts a line.
                 _ = ftruncate(state.descriptor, off_t(state.size))
                 return nil
             }
             state.appended = seq
-            state.size += line.count
+            state.size += line.utf8.count
             return seq
         }
     }
@@ -194,9 +193,14 @@ package final class RunJournal: Sendable {
     package var size: Int { state.withLock(\.size) }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(descriptor, $0) }
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = write(descriptor, base + offset, bytes.count - offset)
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written

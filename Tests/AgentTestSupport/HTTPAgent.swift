@@ -10,14 +10,15 @@ package final class HTTPAgent {
     package let run: AgentRun
     package let port: Int
 
-    /// `processes` and `modules` as in settings.json; `http` adds members to `"http"`.
+    /// `processes` and `modules` as in settings.json; `http` adds members to `"http"`, `settings`
+    /// members to the settings (`"tasks": {…}`).
     package init(processes: String = "{}", modules: [String] = ["sample"], http: String = "", store: Bool = true,
-         environment: [String: String] = [:]) throws {
+         settings: String = "", environment: [String: String] = [:]) throws {
         let extra = http.isEmpty ? "" : ", " + http
         let storeSetting = store ? "" : "\"store\": {\"enabled\": false}, "
         let moduleList = modules.map { "\"\($0)\"" }.joined(separator: ", ")
         run = try AgentRun(settings: """
-        {"enabled_modules": [\(moduleList)], \(storeSetting)"http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]\(extra)}, "processes": \(processes)}
+        {"enabled_modules": [\(moduleList)], \(storeSetting)"http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]\(extra)}, "processes": \(processes)\(settings.isEmpty ? "" : ", " + settings)}
         """, arguments: ["--no-build"], environment: environment.merging(["AGENT_API_TOKEN": Self.token]) { _, new in new })
         guard let line = run.waitForLine(onStderr: true, { $0.contains("http: listening on http://127.0.0.1:") }),
               let port = line.components(separatedBy: "http: listening on http://127.0.0.1:").last.flatMap({ Int($0.prefix { $0.isNumber }) })

@@ -35,6 +35,63 @@ struct SerializationTests {
         #expect(value.serialized(sortedKeys: true) == #"{"a":{"x":null},"b":[1,2],"c":[],"d":{}}"#)
     }
 
+    @Test func escapesBetweenRunsOfMultibyteText() {
+        let value: JSONValue = .string("é😀\"mid\u{7}\\end😀")
+        #expect(value.serialized() == #""é😀\"mid\u0007\\end😀""#)
+    }
+
+    /// The scan goes eight bytes at a time: every ASCII byte, at every place in a word and in
+    /// the tail, among multibyte text, is escaped exactly as one scalar at a time would be.
+    @Test func everyByteIsEscapedWhereverItStands() {
+        func reference(_ string: String) -> String {
+            var out = "\""
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{08}": out += "\\b"
+                case "\u{0C}": out += "\\f"
+                default:
+                    if scalar.value < 0x20 {
+                        let hex = String(scalar.value, radix: 16, uppercase: true)
+                        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    } else {
+                        out.unicodeScalars.append(scalar)
+                    }
+                }
+            }
+            return out + "\""
+        }
+        for byte in 0..<128 {
+            for place in 0..<19 {
+                for filler in ["a", "é", "\u{7F}", "\u{80}"] {
+                    let text = String(repeating: filler, count: place) + String(UnicodeScalar(UInt8(byte))) + String(repeating: filler, count: 18 - place)
+                    let value = JSONValue.string(text)
+                    #expect(value.serialized() == reference(text), "byte \(byte) at \(place) among \(filler)")
+                    #expect(value.serializedLength(atMost: 1000) == reference(text).utf8.count, "byte \(byte) at \(place) among \(filler)")
+                }
+            }
+        }
+    }
+
+    @Test func serializedLengthIsTheCompactTextsLengthOrNilPastTheLimit() throws {
+        let values: [JSONValue] = [try JSONValue.parse(Self.sample), .null, true, false, [], [:], "", "a\u{0}\"\\\n",
+                                   ["k\u{1}": [1, [2.5, ["x": "é"]]]], .number(JSONNumber(-1e-7))]
+        for value in values {
+            let length = value.serialized().utf8.count
+            #expect(value.serializedLength(atMost: length) == length, "\(value.serialized())")
+            #expect(value.serializedLength(atMost: length + 100) == length, "\(value.serialized())")
+            #expect(value.serializedLength(atMost: length - 1) == nil, "\(value.serialized())")
+        }
+        // A value far past the limit is refused whole, escapes counted in full.
+        let large: JSONValue = .array(Array(repeating: .string(String(repeating: "\"", count: 1000)), count: 2_000))
+        #expect(large.serializedLength(atMost: 1 << 20) == nil)
+        #expect(large.serializedLength(atMost: 10_000_000) == large.serialized().utf8.count)
+    }
+
     @Test func escapesControlCharacters() {
         let value: JSONValue = .string("a\u{0}b\u{1F}c\u{08}\u{0C}\n\r\t\"\\")
         #expect(value.serialized() == #""a\u0000b\u001Fc\b\f\n\r\t\"\\""#)

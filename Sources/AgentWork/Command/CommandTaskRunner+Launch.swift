@@ -68,7 +68,10 @@ extension CommandTaskRunner {
         }
         run.program = path.hasPrefix("/") ? path : directory + "/" + path
 
-        var input = [UInt8](run.start.input.serialized().utf8)
+        let json = run.start.input.serialized()
+        var input = [UInt8]()
+        input.reserveCapacity(json.utf8.count + 1)
+        input += json.utf8
         input.append(UInt8(ascii: "\n"))
         switch makeCgroup(for: run) {
         case .success(let cgroup): run.cgroup = cgroup

@@ -35,13 +35,15 @@ package enum InputEnvironment {
         var total = 0
         for (name, fields) in named.sorted(by: { $0.key < $1.key }) where fields.count == 1 {
             guard let value = object[fields[0]] else { continue }
-            let text = value.stringValue ?? value.serialized()
-            let size = text.utf8.count + name.utf8.count + 2
-            guard !text.utf8.contains(0) else { continue }
-            guard text.utf8.count <= largestValue, total + size <= largestTotal else {
+            // Measured before it is written or read: a field of megabytes costs nothing here.
+            let length = value.stringValue.map(\.utf8.count) ?? value.serializedLength(atMost: largestValue)
+            guard let length, length <= largestValue, total + length + name.utf8.count + 2 <= largestTotal else {
                 omitted.append(fields[0])
                 continue
             }
+            let text = value.stringValue ?? value.serialized()
+            guard !text.utf8.contains(0) else { continue }
+            let size = length + name.utf8.count + 2
             total += size
             variables[name] = text
         }

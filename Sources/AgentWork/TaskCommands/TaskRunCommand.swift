@@ -32,7 +32,7 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
     package static let mutating = true
     package static let requestSchema: JSONValue = CommandSchema.object([
         "name": ["type": "string", "minLength": 1, "description": "The task's name in the settings."],
-        "input": ["description": "The run's input (JSON; default {}), checked against the task's input schema."],
+        "input": ["description": "The run's input (JSON; default {}; at most 1 MiB as JSON text), checked against the task's input schema."],
         "priority": ["enum": .array(TaskRun.Priority.allCases.map { .string($0.rawValue) }), "default": "normal"],
         "at": ["type": "string", "description": "Not before this time: ISO 8601 (2026-11-24T07:00:00Z), or a delay from now (30s, 10m, 2h, 1d)."],
         "wait": ["type": "boolean", "default": false, "description": "Answer when the run has finished (succeeded, failed, timed_out, cancelled or abandoned)."],
@@ -50,4 +50,9 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         host.runTask(request, origin: caller.front == "control" ? .cli : .http, respond: respond)
     }
+}
+
+extension TaskRunCommand.Request: SelfCheckingRequest {
+    /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``).
+    package func problem() -> CommandError? { InputSize.problem(input) }
 }

@@ -7,4 +7,12 @@ extension JSONValue {
         writer.write(self, indent: 0)
         return writer.output
     }
+
+    /// The length in bytes of `serialized()`, or nil once it is more than `limit`: a check of
+    /// a value's size that costs no more than `limit` bytes' worth of work, however large the
+    /// value (a string's length is known without reading it).
+    public func serializedLength(atMost limit: Int) -> Int? {
+        var total = 0
+        return JSONWriter.measure(self, total: &total, limit: limit) ? total : nil
+    }
 }

@@ -23,7 +23,7 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
     package static let mutating = true
     package static let requestSchema: JSONValue = CommandSchema.object([
         "name": ["type": "string", "minLength": 1, "description": "The workflow's name in the settings."],
-        "input": ["description": "The run's input (JSON; default {}), checked against the workflow's input schema."],
+        "input": ["description": "The run's input (JSON; default {}; at most 1 MiB as JSON text), checked against the workflow's input schema."],
         "wait": ["type": "boolean", "default": false, "description": "Answer when the run has finished (succeeded, failed or cancelled)."],
     ], required: ["name"])
     package static var answerSchema: JSONValue { WorkflowCommands.showAnswer }
@@ -37,4 +37,9 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
                            respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         host.runWorkflow(request, requestedBy: caller.front == "control" ? "cli" : "http", respond: respond)
     }
+}
+
+extension WorkflowRunCommand.Request: SelfCheckingRequest {
+    /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``).
+    package func problem() -> CommandError? { InputSize.problem(input) }
 }
