@@ -60,8 +60,25 @@ package final class RunJournal: Sendable {
     /// any count and from the integers JSON and SQLite hold).
     static let largestSequence: UInt64 = 1 << 52
 
-    /// The journal's path for the database at `databasePath`.
-    package static func path(for databasePath: String) -> String { databasePath + "-newruns" }
+    /// The journal's path for the database at `databasePath`: beside the file its name leads
+    /// to, as SQLite keeps a database's WAL beside the target of a symbolic link, so that every
+    /// name of one database has one journal, and one lock.
+    package static func path(for databasePath: String) -> String { resolved(databasePath) + "-newruns" }
+
+    /// `path` with its symbolic links followed; for a file not made yet, its folder's.
+    static func resolved(_ path: String) -> String {
+        func real(_ path: String) -> String? {
+            guard let resolved = realpath(path, nil) else { return nil }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        if let whole = real(path) { return whole }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolvedFolder = real(folder) else { return path }
+        return (resolvedFolder == "/" ? "" : resolvedFolder) + "/" + name
+    }
 
     private let logger: Logger
 
@@ -81,6 +98,12 @@ package final class RunJournal: Sendable {
     /// is opened. Throws when it is not a regular file the agent can write, or when another
     /// agent holds it.
     package static func lock(for databasePath: String) throws -> Int32 {
+        var database = stat()
+        if stat(databasePath, &database) == 0, database.st_nlink > 1 {
+            // SQLite finds a WAL and its locks by the name it is given: a second name gets a
+            // WAL of its own, and a journal and lock of its own here.
+            throw StoreOpenError("its database \(databasePath) has \(database.st_nlink) names (hard links); an agent that opened it by another name would keep a WAL and a lock of its own beside it, which corrupts the database: remove the other names (`find / -xdev -samefile \(databasePath)` lists them)")
+        }
         let path = path(for: databasePath)
         let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

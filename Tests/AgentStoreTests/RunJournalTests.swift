@@ -166,6 +166,44 @@ import Testing
         try Self.store(folder).close()
     }
 
+    /// SQLite keeps the WAL beside a symbolic link's target: the journal, and its lock, are
+    /// there too, so a second agent that names the database through a link is refused.
+    @Test func aSecondAgentNamingTheDatabaseThroughASymbolicLinkIsRefused() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-symlinked")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let first = try Self.store(folder + "/real")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/folder-link", withDestinationPath: folder + "/real")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/file-link.sqlite", withDestinationPath: folder + "/real/agent.sqlite")
+        for name in [folder + "/folder-link", folder + "/file-link.sqlite"] {
+            var settings = StoreSettings()
+            settings.commitInterval = 600
+            #expect {
+                try AgentStore(path: name.hasSuffix(".sqlite") ? name : name + "/agent.sqlite", settings: settings, logger: Logger(label: "test")).close()
+            } throws: { error in
+                "\(error)".contains("another agent uses this store (it holds \(RunJournal.path(for: first.path)))")
+            }
+        }
+        #expect(RunJournal.path(for: folder + "/file-link.sqlite") == RunJournal.path(for: first.path))
+        first.close()
+        #expect(!FileManager.default.fileExists(atPath: folder + "/file-link.sqlite-newruns"))
+    }
+
+    @Test func aDatabaseWithASecondNameIsRefusedByEitherName() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-hard-link")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.store(folder).close()
+        #expect(link(folder + "/agent.sqlite", folder + "/other.sqlite") == 0)
+        for name in [folder + "/agent.sqlite", folder + "/other.sqlite"] {
+            #expect {
+                try AgentStore(path: name, settings: StoreSettings(), logger: Logger(label: "test")).close()
+            } throws: { error in
+                "\(error)".contains("its database \(name) has 2 names (hard links)")
+            }
+        }
+        try FileManager.default.removeItem(atPath: folder + "/other.sqlite")
+        try Self.store(folder).close()
+    }
+
     @Test func aJournalRemovedWhileTheAgentRunsIsMadeAgainWithItsLinesAndStillLocksTheStore() throws {
         let folder = TestPaths.temporaryDirectory("run-journal-removed")
         defer { try? FileManager.default.removeItem(atPath: folder) }
