@@ -75,6 +75,9 @@ extension TaskCoordinator {
             guard definitions[run.task] != nil else {
                 return respond(.failure(.notFound("the task \"\(run.task)\" of run \(id) is no longer in the settings")))
             }
+            if InputSize.problem(run.input) != nil {
+                return respond(.failure(CommandError(.tooLarge, "the input of run \(id) is more than \(InputSize.largest) bytes of JSON (1 MiB), the most a run's input may have (it was taken before runs were bounded): run the task with a smaller input")))
+            }
             var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
             prepared.rerunOf = id
             submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: wait, respond: respond) }

@@ -87,6 +87,34 @@ import Testing
         #expect((workflowRuns.json?["runs"] as? [Any])?.count == 1, "only the run under the bound: \(workflowRuns)")
     }
 
+    /// What a request cannot make, nothing else makes: an event past the bound starts no
+    /// task's or workflow's run, and a step whose references build an input past it fails.
+    @Test func anEventOrAStepsInputOverTheBoundStartsNoRunAndSaysWhy() throws {
+        let agent = try HTTPAgent(modules: [], http: #""max_body_bytes": 4194304"#, settings: #"""
+        "events": {"max_payload_bytes": 4194304},
+        "tasks": {"t": {"type": "command", "command": ["/bin/true"], "on_event": {"type": "big"}},
+                  "print": {"type": "command", "command": "printf '\"'; head -c 600000 /dev/zero | tr '\\0' x; printf '\"'", "shell": true},
+                  "u": {"type": "command", "command": ["/bin/true"]}},
+        "workflows": {"onbig": {"on_event": {"type": "big"}, "steps": [{"id": "one", "task": "u"}]},
+                      "double": {"steps": [{"id": "one", "task": "print"},
+                                           {"id": "two", "task": "u", "input": {"a": "${steps:one}", "b": "${steps:one}"}}]}}
+        """#)
+        let payload = #"{"type": "big", "payload": {"items": ["# + Array(repeating: "\"" + String(repeating: "x", count: 1000) + "\"", count: 1100).joined(separator: ",") + "]}}"
+        let published = try agent.request("POST", "/api/events", body: payload)
+        #expect(published.status == 200, "\(published)")
+        #expect(agent.run.waitForLine(onStderr: true) { $0.contains("event big from api starts no run of task t: its payload is") } != nil, "\(agent.run.transcript)")
+        #expect(agent.run.waitForLine(onStderr: true) { $0.contains("event big from api starts no run of workflow onbig: its payload is") } != nil, "\(agent.run.transcript)")
+        let run = try agent.request("POST", "/api/workflows/double/run", body: #"{"wait": true}"#)
+        #expect(run.json?["run"].flatMap { ($0 as? [String: Any])?["status"] as? String } == "failed", "\(run)")
+        let error = (run.json?["run"] as? [String: Any])?["error"] as? String
+        #expect(error?.contains("step two failed: the input built for task \"u\" is too large: the input is more than 1048576 bytes") == true, "\(error ?? "\(run)")")
+        // Nothing ran of t, onbig or u.
+        for path in ["/api/runs?task=t", "/api/runs?task=u", "/api/workflow-runs?workflow=onbig"] {
+            let runs = try agent.request("GET", path)
+            #expect((runs.json?["runs"] as? [Any])?.isEmpty == true, "\(path): \(runs)")
+        }
+    }
+
     @Test func unknownRoutesGet404AndOtherMethodsOnKnownRoutesGet405WithAllow() throws {
         let agent = try HTTPAgent(processes: Self.trades)
         let unknown = try agent.request("GET", "/api/nothing-here")

@@ -21,8 +21,8 @@ extension CommandTaskRunner {
         }
         // The input's fields as INPUT_*, under the task's own `env` (which wins).
         let (inputVariables, omitted) = InputEnvironment.variables(for: run.start.input)
-        if !omitted.isEmpty {
-            logger.notice("task \(run.start.task.name): the input's \(omitted.sorted().joined(separator: ", ")) too big for the environment; not set as INPUT_* (the whole input is on stdin)")
+        if let omitted {
+            logger.notice("task \(run.start.task.name): the input's \(omitted) (the whole input is on stdin)")
         }
         var environment = self.environment.filter { !$0.key.hasPrefix(InputEnvironment.prefix) }
         environment.merge(inputVariables) { $1 }

@@ -8,11 +8,15 @@ import JSONSchema
 /// Left out: a field whose name is not letters, digits and `_` (not starting with a digit), two
 /// fields that upper-case alike (`a` and `A`), a value holding a NUL, a value over
 /// ``largestValue`` bytes, and fields once ``largestTotal`` bytes are given (the kernel refuses
-/// a program whose environment is too big). The whole input is always on the command's stdin.
+/// a program whose environment is too big); every field of an input of more than
+/// ``mostFields`` fields. The whole input is always on the command's stdin.
 package enum InputEnvironment {
     package static let prefix = "INPUT_"
     package static let largestValue = 64 * 1024
     package static let largestTotal = 256 * 1024
+    /// Fields an input may have to be set as variables: the names are sorted and compared on
+    /// the loop at each launch (80,000 of them held it ~0.15 s).
+    package static let mostFields = 1024
 
     /// `INPUT_FILE` for `file`; nil for a name no variable can carry.
     package static func name(forField field: String) -> String? {
@@ -22,10 +26,13 @@ package enum InputEnvironment {
         return prefix + field.uppercased()
     }
 
-    /// The variables for `input` (none unless it is an object); `omitted`: the fields left
-    /// out for their size, for the log.
-    package static func variables(for input: JSONValue) -> (variables: [String: String], omitted: [String]) {
-        guard let object = input.objectValue else { return ([:], []) }
+    /// The variables for `input` (none unless it is an object); `omitted`: why fields were left
+    /// out for their size or their number, for the log (nil when none was).
+    package static func variables(for input: JSONValue) -> (variables: [String: String], omitted: String?) {
+        guard let object = input.objectValue else { return ([:], nil) }
+        guard object.count <= mostFields else {
+            return ([:], "\(object.count) fields, more than the \(mostFields) set as INPUT_*: none is")
+        }
         var named: [String: [String]] = [:]
         for field in object.keys {
             if let name = name(forField: field) { named[name, default: []].append(field) }
@@ -47,6 +54,8 @@ package enum InputEnvironment {
             total += size
             variables[name] = text
         }
-        return (variables, omitted)
+        guard !omitted.isEmpty else { return (variables, nil) }
+        let listed = omitted.sorted().prefix(10).joined(separator: ", ")
+        return (variables, "\(listed)\(omitted.count > 10 ? " and \(omitted.count - 10) more" : "") too big for the environment; not set as INPUT_*")
     }
 }

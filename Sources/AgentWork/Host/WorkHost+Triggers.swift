@@ -64,7 +64,8 @@ extension WorkHost {
         let value = parsed ?? (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
             if trigger.workflows {
-                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade)
+                workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade,
+                                        payloadBytes: payload.count)
                 continue
             }
             // A task's own events do not trigger it again (no endless chain).
@@ -77,6 +78,10 @@ extension WorkHost {
                     tasks.undecidedConditions.report("the \"where\" of task \(trigger.task)'s on_event", eventType: type, source: source, error)
                     continue
                 }
+            }
+            if let problem = InputSize.eventProblem(type: type, source: source, payloadBytes: payload.count) {
+                logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task): \(problem)")
+                continue
             }
             let input: JSONValue = ["type": .string(type), "source": .string(source),
                                     "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]

@@ -180,6 +180,10 @@ package enum ScheduleSettings {
                 }
                 schema = task.inputSchema
             }
+            if let problem = InputSize.problem(schedule.input) {
+                issues.append((pointer + "/input", problem.message, nil))
+                continue
+            }
             if let schema, let validator = try? JSONSchemaValidator(schema: schema) {
                 let problems = validator.validate(schedule.input)
                 if !problems.isEmpty {

@@ -46,7 +46,9 @@ extension WorkflowEngine {
     /// workflows triggered by it start.
     /// `cascade`: how many runs, each started by an event of the one before, led to this event
     /// (0: an event of a process, a person, a schedule).
-    package func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0) {
+    /// `payloadBytes`: the payload's JSON text's length, when the caller has it (else measured
+    /// for a trigger).
+    package func eventArrived(type: String, source: String, time: Double, payload: JSONValue, cascade: Int = 0, payloadBytes: Int? = nil) {
         guard !stopping else { return }
         let event: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(time)), "payload": payload]
         for wait in waits.candidates(type: type, payload: payload) {
@@ -63,6 +65,11 @@ extension WorkflowEngine {
             if source == "workflow:" + trigger.workflow { continue }
             if let condition = trigger.condition, !decides(condition, payload, "the \"where\" of workflow \(trigger.workflow)'s on_event", type, source) { continue }
             guard let definition = definitions[trigger.workflow] else { continue }
+            let bytes = payloadBytes ?? payload.serializedLength(atMost: InputSize.largest) ?? InputSize.largest + 1
+            if let problem = InputSize.eventProblem(type: type, source: source, payloadBytes: bytes) {
+                logger.warning("workflows: event \(type) from \(source) starts no run of workflow \(trigger.workflow): \(problem)")
+                continue
+            }
             guard inputProblems(event, workflow: trigger.workflow).isEmpty else {
                 logger.warning("workflows: event \(type) from \(source) does not match the input schema of workflow \(trigger.workflow); no run")
                 continue

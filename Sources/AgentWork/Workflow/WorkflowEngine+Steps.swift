@@ -32,6 +32,10 @@ extension WorkflowEngine {
                 record.detail["input"] = resolved
                 if tasks.definitions[name] == nil {
                     fail("the task \"\(name)\" is no longer in the settings")
+                } else if let problem = InputSize.problem(resolved) {
+                    // The references' values can make it so (one output used many times).
+                    record.detail["input"] = nil
+                    fail("the input built for task \"\(name)\" is too large: \(problem.message)")
                 } else if let problem = tasks.inputProblems(resolved, task: name).first {
                     fail("the input built for task \"\(name)\" does not match its input schema at \(problem.pointer): \(problem.message)")
                 } else {

@@ -62,6 +62,38 @@ import Testing
         #expect(answers.first?["ok"] == true, "\(answers)")
     }
 
+    /// A run's input and a person's output are bounded (1 MiB of JSON) wherever a request
+    /// would make or complete a run; a run taken before the bound is not run again.
+    @Test func noRequestMakesOrCompletesARunOverOneMiB() throws {
+        let big: JSONValue = ["items": .array(Array(repeating: .string(String(repeating: "x", count: 1000)), count: 1100))]
+        let cases: [(JSONValue, String)] = [
+            (["command": "task_run", "name": "job", "input": big], "/input"),
+            (["command": "workflow_run", "name": "flow", "input": big], "/input"),
+            (["command": "task_complete", "id": "r1", "output": big], "/output"),
+        ]
+        for (request, pointer) in cases {
+            guard case .failure(let refusal) = CommandRegistry.standard.check(request) else {
+                Issue.record("\(request["command"] ?? nil) passed the check")
+                continue
+            }
+            #expect(refusal.code == .tooLarge, "\(refusal)")
+            #expect(refusal.pointer == pointer, "\(refusal)")
+            #expect(refusal.message.contains("more than 1048576 bytes of JSON"), "\(refusal)")
+        }
+        let supervisor = Self.supervisor()
+        let answers = supervisor.inbox.isolated {
+            // A run as one taken before the bound: made without the request's check.
+            let old = supervisor.work.tasks!.submit(task: "job", input: big, priority: .normal, notBefore: nil, requestedBy: .cli)
+            guard case .success(let checked) = CommandRegistry.standard.check(["command": "task_rerun", "id": .string(old.id)]) else { return [JSONValue]() }
+            var answers: [JSONValue] = []
+            supervisor.execute(checked, caller: CommandCenter.Caller(front: "control")) { answers.append($0) }
+            for _ in 0..<3 where answers.isEmpty { supervisor.loop.runOnce(maxWait: 0) }
+            return answers
+        }
+        #expect(answers.first?["code"] == "too_large", "\(answers)")
+        #expect(answers.first?["error"]?.stringValue?.contains("taken before runs were bounded") == true, "\(answers)")
+    }
+
     /// The dashboard's and the other in-process requests (`/metrics`, `/readyz`, a stream's
     /// next page) are checked like the API's, store reads and snapshots too: a `history` with
     /// a `limit` of 0 was read with a limit of 1.

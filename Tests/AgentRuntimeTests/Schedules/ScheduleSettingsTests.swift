@@ -30,6 +30,21 @@ import Testing
         #expect(settings.schedules.first { $0.name == "once" }?.timing == .at(1_893_553_445))
     }
 
+    /// A literal input is a run's input at every fire: bounded as a requested one is.
+    @Test func aLiteralInputOverOneMiBIsASettingsErrorAtItsPointer() throws {
+        let items = Array(repeating: "\"" + String(repeating: "x", count: 1000) + "\"", count: 1100).joined(separator: ",")
+        let settings = AgentSettings(json: try JSONValue.parse("""
+            {"enabled_modules": [], "processes": {}, "tasks": {"t": {"type": "command", "command": ["/bin/true"]}},
+             "schedules": {"big": {"every": 60, "run": {"task": "t", "input": {"items": [\(items)]}}},
+                           "small": {"every": 60, "run": {"task": "t", "input": {"items": ["x"]}}}}}
+            """), file: "settings.json")
+        var validator = SettingsValidator()
+        let issues = validator.check(settings, modules: [], manifests: [:]).generalIssues
+        let problem = issues.first { $0.pointer == "/schedules/big/run/input" }
+        #expect(problem?.message.contains("more than 1048576 bytes of JSON") == true, "\(issues.map(\.pointer))")
+        #expect(!issues.contains { $0.pointer.hasPrefix("/schedules/small") }, "\(issues.map(\.pointer))")
+    }
+
     @Test func everyProblemIsReportedWithItsPointerByValidateSettings() throws {
         let directory = TestPaths.temporaryDirectory("schedule-settings")
         defer { try? FileManager.default.removeItem(atPath: directory) }

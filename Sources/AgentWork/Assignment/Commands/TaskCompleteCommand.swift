@@ -23,7 +23,7 @@ package enum TaskCompleteCommand: @preconcurrency AgentCommand {
     /// A person's action: any role may send it, the run checks that it waits for that user.
     package static let requiresAdmin = false
     package static let requestSchema: JSONValue = CommandSchema.object(
-        ["id": TaskCommands.runID, "output": ["description": "The run's output (JSON; default {})."]], required: ["id"])
+        ["id": TaskCommands.runID, "output": ["description": "The run's output (JSON; default {}; at most 1 MiB as JSON text)."]], required: ["id"])
     package static var answerSchema: JSONValue { TaskCommands.runAnswer }
     package static var examples: [(request: JSONValue, answer: TaskRunAnswer)] {
         [(["id": "r1"], TaskRunAnswer(json: TaskCommands.exampleRun)), (["id": "r1", "output": ["approved": true]], TaskRunAnswer(json: TaskCommands.exampleRun))]
@@ -34,4 +34,10 @@ package enum TaskCompleteCommand: @preconcurrency AgentCommand {
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         respond(host.personFinished(request.id, .completed(request.output ?? .object([:])), caller: caller))
     }
+}
+
+extension TaskCompleteCommand.Request: SelfCheckingRequest {
+    /// An output over ``InputSize/largest``, as a command's output is cut at (off the loop:
+    /// see ``SelfCheckingRequest``).
+    package func problem() -> CommandError? { InputSize.problem(output, what: "output", pointer: "/output") }
 }
