@@ -146,15 +146,16 @@ package final class RunJournal: Sendable {
         return state.withLock { state -> UInt64? in
             guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit, relinked(&state) else { return nil }
             let seq = state.appended + 1
-            // Written from the string's own bytes: a run of a megabyte is not copied again.
-            var line = "{\"seq\":\(seq),\"run\":" + run.storedJSON.serialized() + "}\n"
-            guard line.withUTF8({ Self.writeAll(state.descriptor, UnsafeRawBufferPointer($0)) }) else {
+            var line = Array("{\"seq\":\(seq),\"run\":".utf8)
+            line += run.storedJSON.serializedBytes(capacity: 512)
+            line += Array("}\n".utf8)
+            guard Self.writeAll(state.descriptor, line) else {
                 // A part written (a full disk) is cut off, so that the next line starts a line.
                 _ = ftruncate(state.descriptor, off_t(state.size))
                 return nil
             }
             state.appended = seq
-            state.size += line.utf8.count
+            state.size += line.count
             return seq
         }
     }
@@ -216,14 +217,9 @@ package final class RunJournal: Sendable {
     package var size: Int { state.withLock(\.size) }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { writeAll(descriptor, $0) }
-    }
-
-    private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
         var offset = 0
         while offset < bytes.count {
-            let written = write(descriptor, base + offset, bytes.count - offset)
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written

@@ -77,6 +77,13 @@ struct SerializationTests {
         }
     }
 
+    @Test func integersAreWrittenWithEveryDigitAndSign() {
+        for value in [0, 7, 9, 10, -1, -9, -10, 42, 1_000_000, Int.max, Int.min, Int.max - 1, Int.min + 1] {
+            #expect(JSONValue.number(JSONNumber(value)).serialized() == String(value))
+            #expect(JSONValue.number(JSONNumber(value)).serializedLength(atMost: 100) == String(value).utf8.count)
+        }
+    }
+
     @Test func serializedLengthIsTheCompactTextsLengthOrNilPastTheLimit() throws {
         let values: [JSONValue] = [try JSONValue.parse(Self.sample), .null, true, false, [], [:], "", "a\u{0}\"\\\n",
                                    ["k\u{1}": [1, [2.5, ["x": "é"]]]], .number(JSONNumber(-1e-7))]

@@ -32,7 +32,7 @@ extension ChatbotProcess {
         reply["transcript"] = .string(transcript.text)
         reply["transcript_confidence"] = .number(JSONNumber(transcript.confidence))
         reply["search"] = .string(transcript.search)
-        var bytes = Array(JSONValue.object(reply).serialized().utf8)
+        var bytes = JSONValue.object(reply).serializedBytes()
         if header["speak"] == .bool(true), let text = reply["text"]?.stringValue {
             do {
                 // A long answer (a status of many processes) is spoken up to a bound: its text is all there.
@@ -42,7 +42,7 @@ extension ChatbotProcess {
             } catch {
                 // The answer stands without its voice; the reason goes along.
                 reply["speech_error"] = .string(error.message)
-                bytes = Array(JSONValue.object(reply).serialized().utf8)
+                bytes = JSONValue.object(reply).serializedBytes()
             }
         }
         host.emit("chat.reply", bytes: bytes)

@@ -102,7 +102,7 @@ extension JSONLinesFrame {
 
     /// The frame's line: compact JSON and a newline.
     public var line: [UInt8] {
-        var bytes = Array(value.serialized().utf8)
+        var bytes = value.serializedBytes()
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

@@ -189,7 +189,7 @@ final class ProgramBridge: @unchecked Sendable {
         case .progress(let progress):
             runProgress(progress)
         case .result(let result):
-            endRun(result.id, succeeded: true, data: Array(result.output.serialized().utf8))
+            endRun(result.id, succeeded: true, data: result.output.serializedBytes())
         case .error(let failure):
             if let id = failure.id {
                 endRun(id, succeeded: false, data: Array(failure.message.utf8))
@@ -208,7 +208,7 @@ final class ProgramBridge: @unchecked Sendable {
         // Refused once the stop is asked, as a library module's emit is.
         guard !host.isStopping else { return }
         let type = Array(emit.type.utf8)
-        let payload = Array(emit.payload.serialized().utf8)
+        let payload = emit.payload.serializedBytes()
         let time = WorkerHost.nowNanoseconds()
         host.channel.send { buffer in
             type.withUnsafeBytes { t in payload.withUnsafeBytes { p in EventFrame.appendEmitted(type: t, timeNanoseconds: time, payload: p, to: buffer) } }
@@ -224,7 +224,7 @@ final class ProgramBridge: @unchecked Sendable {
     }
 
     private func saveState(_ state: JSONValue) {
-        let bytes = Array(state.serialized().utf8)
+        let bytes = state.serializedBytes()
         let status = bytes.withUnsafeBufferPointer { host.api.save_state!(host.api.host_ctx, $0.baseAddress, $0.count) }
         if status == Int32(AGENT_STORE_UNAVAILABLE) {
             log("the state was not stored (the store cannot write now); it is kept for this run, save it again later", level: .warning)

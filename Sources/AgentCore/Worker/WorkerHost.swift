@@ -174,7 +174,7 @@ final class WorkerHost: @unchecked Sendable {
 
     /// Emits an event with a JSON payload (host-side code: the chatbot).
     func emitJSON(_ type: String, _ payload: JSONValue) {
-        emit(type, bytes: Array(payload.serialized().utf8))
+        emit(type, bytes: payload.serializedBytes())
     }
 
     /// Emits an event with a payload of any bytes (a voice reply: JSON, a line feed, a WAV).
@@ -192,7 +192,7 @@ final class WorkerHost: @unchecked Sendable {
     /// The request is made from the values as they are (not written as JSON text, read back
     /// and written again, as a module's C call has to be), and the answer read from its frame.
     func queryRows(_ sql: String, _ params: [JSONValue]) throws -> [JSONValue] {
-        let body = Array(JSONValue.object(["sql": .string(sql), "params": .array(params)]).serialized().utf8)
+        let body = JSONValue.object(["sql": .string(sql), "params": .array(params)]).serializedBytes()
         guard body.count <= FrameCodec.maxFrameLength - 16 else { throw ChatError("the query is \(body.count) bytes, more than a frame holds") }
         let answer = ask(.query, body) ?? (1, Array("the supervisor is gone".utf8))
         guard answer.status == 0 else { throw ChatError(String(decoding: answer.bytes, as: UTF8.self)) }

@@ -25,7 +25,7 @@ public enum ControlClient {
             throw ControlError("the agent is not running (\(reason))", isNotRunning: absent)
         }
         defer { close(fd) }
-        var bytes = Array(request.serialized().utf8)
+        var bytes = request.serializedBytes()
         guard bytes.count <= maximumRequestBytes else {
             throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB)")
         }

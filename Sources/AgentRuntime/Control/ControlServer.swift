@@ -179,7 +179,7 @@ final class ControlServer {
     /// Answers a connection that is not served with one error line (if the socket takes it at
     /// once) and closes it.
     private func refuse(_ fd: Int32, _ message: String) {
-        var bytes = Array(JSONValue.object(["ok": false, "error": .string(message)]).serialized().utf8)
+        var bytes = JSONValue.object(["ok": false, "error": .string(message)]).serializedBytes()
         bytes.append(10)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         Glibc.close(fd)
@@ -239,7 +239,7 @@ final class ControlServer {
     private func partial(_ connection: Connection, _ piece: JSONValue) {
         guard connections[connection.fd] === connection, !connection.complete,
               connection.output.count - connection.written < Self.maximumPartialBacklog else { return }
-        var bytes = Array(piece.serialized().utf8)
+        var bytes = piece.serializedBytes()
         bytes.append(10)
         enqueue(connection, bytes)
     }
@@ -248,10 +248,10 @@ final class ControlServer {
     private func answer(_ connection: Connection, _ response: JSONValue) {
         // The connection may have been closed meanwhile (and its number reused).
         guard connections[connection.fd] === connection, !connection.complete else { return }
-        var bytes = Array(response.serialized().utf8)
+        var bytes = response.serializedBytes()
         if bytes.count > limits.maximumAnswerBytes {
-            bytes = Array(JSONValue.object(["ok": false, "error": .string(
-                "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limits.maximumAnswerBytes); ask for less (a smaller limit)")]).serialized().utf8)
+            bytes = JSONValue.object(["ok": false, "error": .string(
+                "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limits.maximumAnswerBytes); ask for less (a smaller limit)")]).serializedBytes()
         }
         bytes.append(10)
         connection.answering = false

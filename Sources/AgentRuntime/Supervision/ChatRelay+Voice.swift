@@ -58,7 +58,7 @@ extension ChatRelay {
                                 { value, tail in respond(Self.voiceReply(value, speech: tail)) }, fail: { respond(.failure($0)) })
             header["id"] = .string(id)
             header["caller"] = ChatToolBridge.describe(caller)
-            var payload = Array(JSONValue.object(header).serialized().utf8)
+            var payload = JSONValue.object(header).serializedBytes()
             payload.append(0x0A)
             payload += audio
             if let refusal = hand(payload, type: "chat.voice", id: id, to: bot, pointer: "/audio") { respond(.failure(refusal)) }

@@ -131,7 +131,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         if let adapter { fields["adapter"] = .string(adapter) }
         if let purpose { fields["purpose"] = .string(purpose) }
         fields["caller"] = ChatToolBridge.describe(caller)
-        let payload = Array(RuntimeEvent.chatMessage.payload(fields).serialized().utf8)
+        let payload = RuntimeEvent.chatMessage.payload(fields).serializedBytes()
         if let refusal = hand(payload, type: RuntimeEvent.chatMessage.type, id: id, to: bot, pointer: "/context") { return fail(refusal) }
         if kept { store?.recordChat(conversation: conversation, user: user, role: "user", source: "", text: text) }
     }

@@ -104,7 +104,7 @@ final class ChatToolBridge {
     /// Sends the answer to the worker that asked (not to one started since in its place).
     private func replyToWorker(_ process: SupervisedProcess, pid: pid_t, id: UInt64, _ answer: JSONValue) {
         guard process.hasWorker, process.pid == pid else { return }
-        events.send(.chatToolResult, body: QueryFrame.result(id: id, ok: true, Array(answer.serialized().utf8)), to: process)
+        events.send(.chatToolResult, body: QueryFrame.result(id: id, ok: true, answer.serializedBytes()), to: process)
     }
 
     nonisolated static func refusal(_ text: String) -> JSONValue { CommandError(.forbidden, text).json }

@@ -68,7 +68,7 @@ final class QueryHost {
     /// Hands a query's rows to its monitor as a `query:<name>` event from `store`.
     private func deliver(_ query: PlannedQuery, _ result: JSONValue) {
         guard let target = process(query.process), target.hasWorker, target.state == .running || target.state == .starting else { return }
-        events.deliver(type: "query:\(query.name)", source: "store", payload: Array(result.serialized().utf8), to: target)
+        events.deliver(type: "query:\(query.name)", source: "store", payload: result.serializedBytes(), to: target)
     }
 
     /// Runs `sql` off the loop; `done` is called on the loop (nil: the store is off).
@@ -93,7 +93,7 @@ final class QueryHost {
             guard let self else { return }
             let submitted = submit(sql: sql, params: params) { [weak self] result in
                 switch result {
-                case .success(let rows): self?.reply(to: process, id: id, ok: true, Array(rows.serialized().utf8))
+                case .success(let rows): self?.reply(to: process, id: id, ok: true, rows.serializedBytes())
                 case .failure(let problem): self?.reply(to: process, id: id, ok: false, Array(problem.description.utf8))
                 }
             }

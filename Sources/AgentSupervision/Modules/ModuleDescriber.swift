@@ -79,7 +79,7 @@ public final class ModuleDescriber {
         })
         _ = try? PrivateFiles.makeDirectories(URL(fileURLWithPath: cacheFile).deletingLastPathComponent().path)
         // Written whole and renamed (a reader never sees half a file), 0600 whatever the umask.
-        try? PrivateFiles.write(Array(JSONValue.object(object).serialized().utf8), atomicallyTo: cacheFile)
+        try? PrivateFiles.write(JSONValue.object(object).serializedBytes(), atomicallyTo: cacheFile)
     }
 
     /// Describes every module at once (one worker each, in parallel). The error lists every

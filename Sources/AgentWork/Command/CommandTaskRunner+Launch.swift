@@ -68,10 +68,7 @@ extension CommandTaskRunner {
         }
         run.program = path.hasPrefix("/") ? path : directory + "/" + path
 
-        let json = run.start.input.serialized()
-        var input = [UInt8]()
-        input.reserveCapacity(json.utf8.count + 1)
-        input += json.utf8
+        var input = run.start.input.serializedBytes()
         input.append(UInt8(ascii: "\n"))
         switch makeCgroup(for: run) {
         case .success(let cgroup): run.cgroup = cgroup

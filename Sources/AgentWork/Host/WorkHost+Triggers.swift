@@ -10,7 +10,7 @@ extension WorkHost {
     /// trigger tasks, and handed to the fleet when it publishes the type. `cascade`: the depth of
     /// a run's event in its chain of triggers (see ``WorkflowEngine/deepestCascade``).
     package func publish(_ type: String, _ payload: JSONValue, source: String, cascade: Int = 0) {
-        route(type, Array(payload.serialized().utf8), source: source, time: Self.now(), cascade: cascade, stored: false)
+        route(type, payload.serializedBytes(), source: source, time: Self.now(), cascade: cascade, stored: false)
     }
 
     /// The time now, in nanoseconds since the epoch (CLOCK_REALTIME, as workers stamp events).

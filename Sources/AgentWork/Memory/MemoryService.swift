@@ -54,20 +54,20 @@ package final class MemoryService {
             return replyToWorker(process, pid: process.pid, status: 1, Array("the memory request is not a memory command as JSON".utf8))
         }
         let token = UInt64(littleEndian: body.loadUnaligned(as: UInt64.self))
-        guard let store else { return replyToWorker(process, pid: process.pid, status: 0, Array(MemoryCommands.unavailable.json.serialized().utf8)) }
+        guard let store else { return replyToWorker(process, pid: process.pid, status: 0, MemoryCommands.unavailable.json.serializedBytes()) }
         var scope = MemoryScope.agent
         if request["scope"]?.stringValue == "run" {
             guard let run = runScope(token, process) else {
                 let refusal: JSONValue = ["ok": false, "code": "invalid",
                                           "error": "scope .workflowRun is only for a task handler's run that is a step of a workflow run; use the agent-wide scope"]
-                return replyToWorker(process, pid: process.pid, status: 0, Array(refusal.serialized().utf8))
+                return replyToWorker(process, pid: process.pid, status: 0, refusal.serializedBytes())
             }
             scope = .workflowRun(run)
         }
         let inbox = loop.inbox
         let pid = process.pid
         Self.answer(request, scope: scope, memory: store) { answer in
-            let bytes = Array(answer.serialized().utf8)
+            let bytes = answer.serializedBytes()
             inbox.post { self.replyToWorker(process, pid: pid, status: 0, bytes) }
         }
     }

@@ -75,7 +75,7 @@ public final class TaskNotifier {
             agent: agentName, host: hostName)
         if let outputs, settings.outputs != .none {
             let record = OutputRecord.event(
-                source: RuntimeEvent.taskNotification.source, type: RuntimeEvent.taskNotification.type, payload: Array(notification.jsonValue.serialized().utf8),
+                source: RuntimeEvent.taskNotification.source, type: RuntimeEvent.taskNotification.type, payload: notification.jsonValue.serializedBytes(),
                 time: Int64((time.timeIntervalSince1970 * 1e9).rounded()))
             switch settings.outputs {
             case .all: outputs.publish(record)

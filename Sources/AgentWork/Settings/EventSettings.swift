@@ -85,7 +85,7 @@ public struct EventSettings: Sendable, Equatable {
             let pointer = "/payload" + path.map { "/" + JSONPointer.escape($0) }.joined()
             return .failure(.invalid("the payload nests arrays and objects more than \(deepestPayload) levels deep (found a level \(deepestPayload + 1) at \(pointer)); flatten it", pointer: pointer))
         }
-        let body = Array(payload.serialized().utf8)
+        let body = payload.serializedBytes()
         guard body.count <= limit else {
             return .failure(CommandError(.tooLarge, "the payload is \(body.count) bytes of JSON; at most \(limit) are accepted (/events/max_payload_bytes in the settings): send a reference to the data (a path, a URL) instead", pointer: "/payload"))
         }

@@ -3,7 +3,13 @@ extension JSONValue {
     /// short escapes), numbers keep their exact text, and object members keep their order
     /// unless `sortedKeys` is set. `pretty` indents nested containers by two spaces.
     public func serialized(pretty: Bool = false, sortedKeys: Bool = false) -> String {
-        var writer = JSONWriter(pretty: pretty, sortedKeys: sortedKeys)
+        String(decoding: serializedBytes(pretty: pretty, sortedKeys: sortedKeys), as: UTF8.self)
+    }
+
+    /// ``serialized(pretty:sortedKeys:)`` as UTF-8 bytes, for a caller that writes them (a
+    /// file, a pipe, a socket): no `String` is made. `capacity`: the bytes to reserve first.
+    public func serializedBytes(pretty: Bool = false, sortedKeys: Bool = false, capacity: Int = 64) -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty, sortedKeys: sortedKeys, capacity: capacity)
         writer.write(self, indent: 0)
         return writer.output
     }

@@ -40,7 +40,7 @@ struct ChatCompletionClient {
         if !tools.isEmpty { request["tools"] = .array(tools.map { ["type": "function", "function": $0] }) }
         var headers: [(String, String)] = [("Accept", stream ? "text/event-stream" : "application/json")]
         if let apiKey { headers.append(("Authorization", "Bearer \(apiKey)")) }
-        let exchange = HTTPExchange(url: endpoint, headers: headers, body: Array(JSONValue.object(request).serialized().utf8),
+        let exchange = HTTPExchange(url: endpoint, headers: headers, body: JSONValue.object(request).serializedBytes(),
                                     timeout: timeout, user: "the llm adapter")
         var events = ServerSentEvents()
         let answer = exchange.send(onBody: stream ? { events.feed($0, onText: onText) } : nil)

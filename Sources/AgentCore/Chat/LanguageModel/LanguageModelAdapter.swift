@@ -230,7 +230,7 @@ final class LanguageModelAdapter: ChatAdapter {
     }
 
     private func ask(_ request: JSONValue) -> JSONValue {
-        guard let reply = host.ask(.chatTool, Array(request.serialized().utf8), timeout: 30) else {
+        guard let reply = host.ask(.chatTool, request.serializedBytes(), timeout: 30) else {
             return Self.refusal("the agent did not answer the tool call within 30 s")
         }
         if reply.status == 0, let answer = try? JSONValue.parse(reply.bytes) { return answer }
