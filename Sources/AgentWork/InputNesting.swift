@@ -25,12 +25,13 @@ public enum InputNesting {
         switch value {
         case .array(let items):
             guard limit > 0 else { return [] }
-            for (index, item) in items.enumerated() {
-                if let rest = pathBeyond(item, limit: limit - 1) { return [String(index)] + rest }
+            // Only containers nest: a scalar member is passed over without a call.
+            for index in items.indices where items[index].isContainer {
+                if let rest = pathBeyond(items[index], limit: limit - 1) { return [String(index)] + rest }
             }
         case .object(let object):
             guard limit > 0 else { return [] }
-            for (key, item) in object {
+            for (key, item) in object where item.isContainer {
                 if let rest = pathBeyond(item, limit: limit - 1) { return [key] + rest }
             }
         default:

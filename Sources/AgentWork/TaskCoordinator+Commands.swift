@@ -51,7 +51,7 @@ extension TaskCoordinator {
         }
         let input = request.input ?? .object([:])
         if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
-        let problems = inputProblems(input, task: name)
+        let problems = inputProblems(input, task: name, nestingChecked: true)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")
             return respond(.failure(CommandError(.invalid, "the input does not match the input schema of task \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)",

@@ -151,9 +151,10 @@ package final class TaskCoordinator {
         for name in definitions.keys { dispatch(name) }
     }
 
-    /// The problems of `input` for `task` (its input schema), with their pointers.
-    package func inputProblems(_ input: JSONValue, task: String) -> [(pointer: String, message: String)] {
-        if let problem = InputNesting.problem(input) { return [problem] }
+    /// The problems of `input` for `task` (its nesting, unless the caller checked it; its input
+    /// schema), with their pointers.
+    package func inputProblems(_ input: JSONValue, task: String, nestingChecked: Bool = false) -> [(pointer: String, message: String)] {
+        if !nestingChecked, let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[task] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
     }

@@ -115,6 +115,26 @@ import Testing
         }
     }
 
+    /// A run's variables (written again with each of its changes) and a published payload are
+    /// bounded as what they come from is: a `set` past 1 MiB, or a `publish` past the events'
+    /// limit, fails its step and the run.
+    @Test func aSetOrAPublishStepPastItsBoundFailsTheRun() throws {
+        let agent = try HTTPAgent(modules: [], settings: #"""
+        "tasks": {"print": {"type": "command", "command": "printf '\"'; head -c 600000 /dev/zero | tr '\\0' x; printf '\"'", "shell": true}},
+        "workflows": {"grow": {"steps": [{"id": "one", "task": "print"}, {"id": "keep", "set": {"vars": {"a": "${steps:one}", "b": "${steps:one}"}}}]},
+                      "tell": {"steps": [{"id": "one", "task": "print"}, {"id": "say", "publish": {"type": "said", "payload": {"text": "${steps:one}"}}}]}}
+        """#)
+        for (workflow, expected) in [("grow", "step keep failed: the run's variables would be more than 1048576 bytes of JSON"),
+                                     ("tell", "step say failed: the payload built for said is more than 65536 bytes of JSON")] {
+            let run = try agent.request("POST", "/api/workflows/\(workflow)/run", body: #"{"wait": true}"#)
+            let fields = run.json?["run"] as? [String: Any]
+            #expect(fields?["status"] as? String == "failed", "\(workflow): \(fields?["error"] ?? run)")
+            #expect((fields?["error"] as? String)?.contains(expected) == true, "\(workflow): \(fields?["error"] ?? run)")
+        }
+        let events = try agent.request("GET", "/api/events?type=said")
+        #expect((events.json?["events"] as? [Any])?.isEmpty == true, "\(events)")
+    }
+
     @Test func unknownRoutesGet404AndOtherMethodsOnKnownRoutesGet405WithAllow() throws {
         let agent = try HTTPAgent(processes: Self.trades)
         let unknown = try agent.request("GET", "/api/nothing-here")

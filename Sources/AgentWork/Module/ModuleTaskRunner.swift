@@ -314,11 +314,16 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
             guard let result = TaskFrame.parseResult(body) else { throw FrameError("task-result frame of \(body.count) bytes") }
             guard let run = executor.runs[result.token] else { return }
             var outcome: TaskRunOutcome
-            if result.succeeded {
+            if result.succeeded, result.data.count > InputSize.largest {
+                // Not parsed: a frame may hold 16 MiB, parsed on the loop.
+                outcome = TaskRunOutcome(status: .failed, error: "the handler's output is \(result.data.count) bytes of JSON, more than \(InputSize.largest) (1 MiB), the most a run's output may have: return a path or a URL to the data instead")
+            } else if result.succeeded {
                 let output = (try? JSONValue.parse(result.data)) ?? .string(String(decoding: result.data, as: UTF8.self))
                 outcome = TaskRunOutcome(status: .succeeded, output: output)
             } else {
-                outcome = TaskRunOutcome(status: .failed, error: String(decoding: result.data, as: UTF8.self))
+                // An error is a message: what a run keeps of it is bounded as a person's is.
+                let kept = String(decoding: result.data.prefix(65536), as: UTF8.self)
+                outcome = TaskRunOutcome(status: .failed, error: result.data.count > 65536 ? kept + "… (\(result.data.count) bytes in all)" : kept)
             }
             if let status = run.endAs, outcome.status == .failed {
                 outcome = TaskRunOutcome(status: status, error: status == .timedOut ? "timed out" : "cancelled")

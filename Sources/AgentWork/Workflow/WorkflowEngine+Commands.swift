@@ -38,7 +38,7 @@ extension WorkflowEngine {
         }
         let input = request.input ?? .object([:])
         if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
-        let problems = inputProblems(input, workflow: name)
+        let problems = inputProblems(input, workflow: name, nestingChecked: true)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")
             return respond(.failure(CommandError(.invalid, "the input does not match the input schema of workflow \"\(name)\" (\(problems.count) error\(problems.count == 1 ? "" : "s")): \(list)",

@@ -51,7 +51,15 @@ extension WorkflowEngine {
                     fail("shared memory is not available in this agent yet; set \"vars\" only")
                     break
                 }
-                for (key, value) in vars.objectValue ?? [:] { state.run.variables[key] = value }
+                var variables = state.run.variables
+                for (key, value) in vars.objectValue ?? [:] { variables[key] = value }
+                // The run's record, variables included, is written again at each of its changes:
+                // values that double at each `set` grew one to 126 MB.
+                guard JSONValue.object(variables).serializedLength(atMost: InputSize.largest) != nil else {
+                    fail("the run's variables would be more than \(InputSize.largest) bytes of JSON (1 MiB), the most a run keeps: set smaller values (a path or a URL to the data)")
+                    break
+                }
+                state.run.variables = variables
                 state.runDirty = true
                 for (key, value) in keys.objectValue ?? [:] { memoryWrite?(key, value, scope == "run" ? state.run.id : nil) }
                 record.status = .succeeded
@@ -76,6 +84,8 @@ extension WorkflowEngine {
         case .publish(let type, let payload):
             switch WorkflowReferences.resolve(payload, with: values) {
             case .failure(let problem): fail(problem.message)
+            case .success(let resolved) where resolved.serializedLength(atMost: payloadLimit) == nil:
+                fail("the payload built for \(type) is more than \(payloadLimit) bytes of JSON, the most an event may have (/events/max_payload_bytes in the settings): publish a reference to the data (a path, a URL) instead")
             case .success(let resolved):
                 record.detail["type"] = .string(type)
                 record.detail["payload"] = resolved

@@ -155,8 +155,8 @@ package final class WorkflowEngine {
         refreshWantedTypes()
     }
 
-    package func inputProblems(_ input: JSONValue, workflow: String) -> [(pointer: String, message: String)] {
-        if let problem = InputNesting.problem(input) { return [problem] }
+    package func inputProblems(_ input: JSONValue, workflow: String, nestingChecked: Bool = false) -> [(pointer: String, message: String)] {
+        if !nestingChecked, let problem = InputNesting.problem(input) { return [problem] }
         guard let validator = inputValidators[workflow] else { return [] }
         return validator.validate(input).map { ("/input" + $0.instanceLocation, $0.message) }
     }

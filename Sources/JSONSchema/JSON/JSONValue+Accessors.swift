@@ -30,6 +30,14 @@ extension JSONValue {
         return nil
     }
 
+    /// Whether this is an array or an object (what nests).
+    public var isContainer: Bool {
+        switch self {
+        case .array, .object: true
+        default: false
+        }
+    }
+
     /// The object when this is an object.
     public var objectValue: JSONObject? {
         if case .object(let o) = self { return o }

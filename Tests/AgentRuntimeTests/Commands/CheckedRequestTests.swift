@@ -39,6 +39,7 @@ import Testing
             (["command": "task_fail", "id": "r1", "error": ""], "/error"),
             (["command": "workflow_approve", "id": "w1", "step": "ask", "comment": .string(String(repeating: "x", count: 5000))], "/comment"),
             (["command": "task_assign", "id": "", "to": "gpu"], "/id"),
+            (["command": "task_fail", "id": "r1", "error": .string(String(repeating: "x", count: 65_537))], "/error"),
         ]
         for (request, pointer) in cases {
             guard case .failure(let refusal) = CommandRegistry.standard.check(request) else {

@@ -108,6 +108,24 @@ import Testing
         #expect(harness.supervisor.snapshot.filter { $0.name.hasPrefix("task:") }.count == 1)
     }
 
+    /// A handler's answer is bounded as every run's output is (1 MiB, not parsed past it on the
+    /// loop), and what a run keeps of its error is bounded too.
+    @Test func anOutputOverOneMiBFailsTheRunAndAnErrorIsKeptToItsBound() throws {
+        let harness = Harness()
+        defer { harness.stop() }
+        harness.start("big", task: Self.faulty, input: ["mode": "big_output"])
+        let big = try #require(harness.wait("big"), "\(harness.log.lines)")
+        #expect(big.status == .failed, "\(big.status)")
+        #expect(big.error?.contains("the handler's output is 2097") == true, "\(big.error ?? "")")
+        #expect(big.error?.contains("more than 1048576 (1 MiB), the most a run's output may have") == true, "\(big.error ?? "")")
+        harness.start("error", task: Self.faulty, input: ["mode": "big_error"])
+        let error = try #require(harness.wait("error"))
+        #expect(error.status == .failed)
+        #expect(error.error?.hasPrefix("big:eee") == true)
+        #expect(error.error?.hasSuffix(" bytes in all)") == true, "\(error.error?.suffix(80) ?? "")")
+        #expect((error.error?.utf8.count ?? 0) < 65_600, "\(error.error?.utf8.count ?? 0)")
+    }
+
     @Test func anInputFieldThatDoesNotDecodeFailsTheRunNamingTheField() throws {
         let harness = Harness()
         defer { harness.stop() }

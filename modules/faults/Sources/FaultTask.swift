@@ -18,6 +18,8 @@ struct FaultTask: TaskHandler {
         var attempt: Int
         var runID: String
         var idempotencyKey: String
+        /// 2 MiB of text with `big_output`: more than a run's output may have.
+        var padding: String?
     }
 
     static let typeName = "fault_task"
@@ -25,8 +27,8 @@ struct FaultTask: TaskHandler {
     static var settingsSchema: Schema { .object([:]) }
     static var inputSchema: Schema {
         .object([
-            "mode": .string(oneOf: ["ok", "fail", "crash", "hang", "sleep", "ignore_cancel"], default: "ok",
-                            description: "ok: answers at once; fail: throws; crash: kills its worker (SIGSEGV); hang: blocks without heartbeats; sleep: awaits `ms` with heartbeats and progress (cancellable); ignore_cancel: blocks `ms` with heartbeats, ignoring cancellation."),
+            "mode": .string(oneOf: ["ok", "fail", "crash", "hang", "sleep", "ignore_cancel", "big_output", "big_error"], default: "ok",
+                            description: "ok: answers at once; fail: throws; crash: kills its worker (SIGSEGV); hang: blocks without heartbeats; sleep: awaits `ms` with heartbeats and progress (cancellable); ignore_cancel: blocks `ms` with heartbeats, ignoring cancellation; big_output: answers with 2 MiB of padding; big_error: throws an error of 100,000 characters."),
             "ms": .integer(minimum: 0, default: 0, description: "Milliseconds for sleep and ignore_cancel."),
         ])
     }
@@ -39,6 +41,11 @@ struct FaultTask: TaskHandler {
         switch input.mode {
         case "fail":
             throw FaultTaskError(description: "the fault_task failed on purpose (attempt \(context.attempt))")
+        case "big_error":
+            throw FaultTaskError(description: "big:" + String(repeating: "e", count: 100_000))
+        case "big_output":
+            return Output(mode: input.mode, pid: getpid(), attempt: context.attempt, runID: context.runID, idempotencyKey: context.idempotencyKey,
+                          padding: String(repeating: "p", count: 2 << 20))
         case "crash":
             raise(SIGSEGV)
         case "hang":
@@ -59,7 +66,7 @@ struct FaultTask: TaskHandler {
         default:
             break
         }
-        return Output(mode: input.mode, pid: getpid(), attempt: context.attempt, runID: context.runID, idempotencyKey: context.idempotencyKey)
+        return Output(mode: input.mode, pid: getpid(), attempt: context.attempt, runID: context.runID, idempotencyKey: context.idempotencyKey, padding: nil)
     }
 }
 

@@ -23,7 +23,7 @@ package enum TaskFailCommand: @preconcurrency AgentCommand {
     /// A person's action: any role may send it, the run checks that it waits for that user.
     package static let requiresAdmin = false
     package static let requestSchema: JSONValue = CommandSchema.object(
-        ["id": TaskCommands.runID, "error": ["type": "string", "minLength": 1, "description": "Why it failed."]], required: ["id", "error"])
+        ["id": TaskCommands.runID, "error": ["type": "string", "minLength": 1, "maxLength": 65536, "description": "Why it failed (at most 65,536 characters)."]], required: ["id", "error"])
     package static var answerSchema: JSONValue { TaskCommands.runAnswer }
     package static var examples: [(request: JSONValue, answer: TaskRunAnswer)] {
         [(["id": "r1", "error": "not today"], TaskRunAnswer(json: TaskCommands.exampleRun))]
