@@ -1,10 +1,11 @@
 import AgentBase
 import JSONSchema
 
-/// The bound on a run's input as JSON text, checked where a front asks for a run (`task_run`,
-/// `workflow_run`), before the request reaches the loop. The loop writes a new run's record
-/// whole to the run journal and hands a command its input on stdin: a 60 MB input, which an
-/// HTTP API with a raised `max_body_bytes` accepted, held it 1.3 s.
+/// The bound on a run's input (and output) as JSON text, checked wherever a run is made: where
+/// a front asks for one (`task_run`, `workflow_run`: before the request reaches the loop), at an
+/// event's trigger, a workflow step, a schedule's settings, a rerun, a run's completion. The
+/// loop writes a new run's record whole to the run journal and hands a command its input on
+/// stdin: a 60 MB input, which an HTTP API with a raised `max_body_bytes` accepted, held it 1.3 s.
 public enum InputSize {
     /// 1 MiB: what the control socket takes as a whole request, and the HTTP API's default body.
     public static let largest = 1 << 20
