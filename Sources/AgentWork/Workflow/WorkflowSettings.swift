@@ -128,6 +128,11 @@ package enum WorkflowSettings {
                     }
                     continue
                 }
+                // A literal input is the run's input as it is: bounded as every run's input.
+                if WorkflowReferences.isLiteral(input), let problem = InputSize.problem(input) {
+                    problems.append((pointer + "/input", problem.message, nil))
+                    continue
+                }
                 if WorkflowReferences.isLiteral(input), let schema = task.inputSchema, let validator = try? JSONSchemaValidator(schema: schema) {
                     problems += validator.validate(input).map { (pointer + "/input" + $0.instanceLocation, "does not match the input schema of task \"\(name)\": \($0.message)", nil) }
                 }

@@ -43,6 +43,22 @@ import Testing
         #expect(long["message"]?.stringValue?.contains("more than 1000 steps") == true, "\(long)")
     }
 
+    /// A literal task input is a run's input as it is: one over 1 MiB is refused at its pointer
+    /// when the settings are validated, not when the step runs.
+    @Test func aLiteralStepInputOverOneMiBIsASettingsErrorAtItsPointer() throws {
+        let items = Array(repeating: "\"" + String(repeating: "x", count: 1000) + "\"", count: 1100).joined(separator: ",")
+        let settings = AgentSettings(json: try JSONValue.parse(#"""
+            {"enabled_modules": [], "processes": {}, "tasks": {"t": {"type": "command", "command": ["/bin/true"]}},
+             "workflows": {"big": {"steps": [{"id": "one", "task": "t", "input": {"items": [\#(items)]}}]},
+                           "small": {"steps": [{"id": "one", "task": "t", "input": {"items": ["x"]}}]}}}
+            """#), file: "settings.json")
+        var validator = SettingsValidator()
+        let issues = validator.check(settings, modules: [], manifests: [:]).generalIssues
+        let problem = issues.first { $0.pointer == "/workflows/big/steps/0/input" }
+        #expect(problem?.message.contains("more than 1048576 bytes of JSON") == true, "\(issues.map(\.pointer))")
+        #expect(!issues.contains { $0.pointer.hasPrefix("/workflows/small") }, "\(issues.map(\.pointer))")
+    }
+
     @Test func theLimitsAreSettings() throws {
         func issues(_ limits: String, branches: Int, steps: Int) throws -> [SettingsIssue] {
             let json = try JSONValue.parse(#"""
