@@ -23,7 +23,8 @@ public final class CommandCenter: Sendable {
 
         public init(json: JSONValue) {
             self.json = json
-            bytes = SnapshotJSONWriter.bytes(json)
+            // Written once per snapshot and sent to every request that waited for it.
+            bytes = json.serializedBytes(capacity: 8 << 10)
         }
 
         /// `json` serialized (compact, no trailing newline).

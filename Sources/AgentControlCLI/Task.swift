@@ -104,7 +104,7 @@ struct TaskRunCommand: ParsableCommand {
     @Argument(help: "The task's name in settings.json.")
     var name: String
 
-    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}).")
+    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}; at most 1 MiB).")
     var input: String?
 
     @Option(name: .long, help: "low, normal, high or critical (default: normal).")

@@ -99,7 +99,7 @@ struct TaskComplete: ParsableCommand {
     @Argument(help: "The run's id.")
     var id: String
 
-    @Option(name: .long, help: "The run's output: JSON, or @FILE to read it from a file (default: {}).")
+    @Option(name: .long, help: "The run's output: JSON, or @FILE to read it from a file (default: {}; at most 1 MiB).")
     var output: String?
 
     @OptionGroup var location: LocationOptions
@@ -118,7 +118,7 @@ struct TaskFail: ParsableCommand {
     @Argument(help: "The run's id.")
     var id: String
 
-    @Option(name: .long, help: "Why it failed.")
+    @Option(name: .long, help: "Why it failed (at most 65,536 characters).")
     var error: String
 
     @OptionGroup var location: LocationOptions

@@ -97,7 +97,7 @@ struct WorkflowRunCommand: ParsableCommand {
     @Argument(help: "The workflow's name in settings.json.")
     var name: String
 
-    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}).")
+    @Option(name: .long, help: "The run's input: JSON, or @FILE to read it from a file (default: {}; at most 1 MiB).")
     var input: String?
 
     @Flag(name: .long, help: "Wait until the run has finished; the exit status says whether it succeeded.")
