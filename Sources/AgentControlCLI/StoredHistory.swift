@@ -28,7 +28,7 @@ enum StoredHistory {
     }
 
     static func taskRuns(_ filter: RunFilter) -> Read {
-        { reader, _ in ["ok": true, "runs": .array(try reader.runs(filter).map(\.json))] }
+        { reader, _ in ["ok": true, "runs": .array(try reader.runs(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) })] }
     }
 
     static func taskRun(_ id: String) -> Read {
@@ -39,7 +39,7 @@ enum StoredHistory {
     }
 
     static func workflowRuns(_ filter: WorkflowRunFilter) -> Read {
-        { reader, _ in ["ok": true, "runs": .array(try reader.workflowRuns(filter).map(\.json))] }
+        { reader, _ in ["ok": true, "runs": .array(try reader.workflowRuns(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) })] }
     }
 
     static func workflowRun(_ id: String) -> Read {

@@ -203,7 +203,9 @@ struct TaskRuns: ParsableCommand {
         commandName: "runs", abstract: "List runs, newest first: ID TASK STATUS ATTEMPT QUEUED.",
         discussion: """
         Without a store, only the runs kept in memory are listed (and the output says so). When the \
-        agent is not running, the runs are read from its store (`task show` too).
+        agent is not running, the runs are read from its store (`task show` too). With --json, a \
+        member longer than 4 KiB of JSON (an input, output or error) is left out and named in the \
+        run's "omitted": `task show ID --json` prints the whole run.
         """)
 
     @Option(name: .long, help: "Only runs of this task.")

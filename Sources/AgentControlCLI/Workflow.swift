@@ -127,7 +127,11 @@ struct WorkflowRunCommand: ParsableCommand {
 struct WorkflowRuns: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "runs", abstract: "List workflow runs, newest first: ID WORKFLOW STATUS STARTED.",
-        discussion: "When the agent is not running, the runs are read from its store (`workflow show` too).")
+        discussion: """
+        When the agent is not running, the runs are read from its store (`workflow show` too). With \
+        --json, a member longer than 4 KiB of JSON (an input, output, the variables or an error) is \
+        left out and named in the run's "omitted": `workflow show ID --json` prints the whole run.
+        """)
 
     @Option(name: .long, help: "Only runs of this workflow.")
     var workflow: String?

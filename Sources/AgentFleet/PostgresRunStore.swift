@@ -30,13 +30,14 @@ public final class PostgresRunStore: RunStore {
         return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
     }
 
-    package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+    /// Whole runs: ``RunListing`` leaves their long members out of the answer.
+    package func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>] {
         try store.requireJoined()
         let status = filter.status?.rawValue
         return try await decodeRuns(client.query("""
             SELECT \(unescaped: Self.record) FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
             AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
-            """, logger: logger))
+            """, logger: logger)).map { ListedRun($0) }
     }
 
     package func run(id: String) async throws -> TaskRun? {

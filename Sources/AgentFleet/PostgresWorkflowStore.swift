@@ -59,16 +59,17 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         }
     }
 
-    package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] {
+    /// Whole runs: ``RunListing`` leaves their long members out of the answer.
+    package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] {
         try store.requireJoined()
         let status = filter.status?.rawValue
-        var runs: [WorkflowRun] = []
+        var runs: [ListedRun<WorkflowRun>] = []
         let rows = try await client.query("""
             SELECT data FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow))
             AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
             """, logger: logger)
         for try await data in rows.decode(String.self) {
-            if let run = Self.decodeRun(data) { runs.append(run) }
+            if let run = Self.decodeRun(data) { runs.append(ListedRun(run)) }
         }
         return runs
     }

@@ -48,13 +48,14 @@ package final class SQLiteRunStore: RunStore {
         }
     }
 
-    package func list(_ filter: RunFilter) async throws -> [TaskRun] {
+    package func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>] {
         try await Self.offThread { [reader] in try Self.list(filter, reader: reader) }
     }
 
     /// The runs `filter` picks, newest first, read on the caller's thread (already off the
-    /// loop; `agent-control task runs` beside a stopped agent).
-    package static func list(_ filter: RunFilter, reader: DatabaseQueue) throws -> [TaskRun] {
+    /// loop; `agent-control task runs` beside a stopped agent): each run's record for lists
+    /// (without its long members, see ``RunListing``) where it has one.
+    package static func list(_ filter: RunFilter, reader: DatabaseQueue) throws -> [ListedRun<TaskRun>] {
         var conditions: [String] = []
         var values: [String] = []
         if let task = filter.task {
@@ -66,9 +67,13 @@ package final class SQLiteRunStore: RunStore {
             values.append(status.rawValue)
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let sql = "SELECT data FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
+        let sql = "SELECT coalesce(listed, data) FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
         return try reader.read { db in
-            try String.fetchAll(db, sql: sql, arguments: StatementArguments(values)).compactMap(Self.decode)
+            try String.fetchAll(db, sql: sql, arguments: StatementArguments(values)).compactMap { text in
+                guard let value = try? JSONValue.parse(Data(text.utf8)) else { return nil }
+                let (record, omitted) = RunListing.split(value)
+                return TaskRun(stored: record).map { ListedRun($0, omitted: omitted) }
+            }
         }
     }
 
@@ -201,9 +206,10 @@ package final class SQLiteRunStore: RunStore {
                 run.nextAttemptAt = nil
                 run.claim = RunClaim(runID: run.id, holder: request.holder, fence: fence, leaseUntil: now + request.lease)
                 run.agent = request.holder
+                let texts = RecordTexts(run.storedJSON)
                 try db.execute(sql: """
-                    UPDATE task_runs SET status = 'running', holder = ?, fence = ?, lease_until = ?, data = ? WHERE id = ?
-                    """, arguments: [request.holder, fence, now + request.lease, run.storedJSON.serialized(), run.id])
+                    UPDATE task_runs SET status = 'running', holder = ?, fence = ?, lease_until = ?, data = ?, listed = ? WHERE id = ?
+                    """, arguments: [request.holder, fence, now + request.lease, texts.data, texts.listed, run.id])
                 claimed.append(run)
             }
         }
@@ -215,11 +221,12 @@ package final class SQLiteRunStore: RunStore {
     package static func writeClaimed(_ run: TaskRun, in db: Database) throws -> Bool {
         guard let claim = run.claim else { return false }
         let holds = run.status == .running
+        let texts = RecordTexts(run.storedJSON)
         try db.execute(sql: """
-            UPDATE task_runs SET status = ?, finished = ?, ended = ?, data = ?,
+            UPDATE task_runs SET status = ?, finished = ?, ended = ?, data = ?, listed = ?,
                 holder = CASE WHEN ? THEN holder ELSE NULL END, lease_until = CASE WHEN ? THEN lease_until ELSE NULL END
             WHERE id = ? AND holder = ? AND fence = ?
-            """, arguments: [run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt, run.storedJSON.serialized(),
+            """, arguments: [run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt, texts.data, texts.listed,
                              holds, holds, run.id, claim.holder, claim.fence])
         return db.changesCount > 0
     }
@@ -245,8 +252,9 @@ package final class SQLiteRunStore: RunStore {
         last.reserveCapacity(batch.count)
         for (index, run) in batch.enumerated() { last[run.id] = index }
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO task_runs (id, task, status, finished, ended, data, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data
+            INSERT INTO task_runs (id, task, status, finished, ended, data, listed, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended,
+                data = excluded.data, listed = excluded.listed
             """)
         var refused = Set<String>()
         for (index, run) in batch.enumerated() where last[run.id] == index {
@@ -254,8 +262,9 @@ package final class SQLiteRunStore: RunStore {
                 if try !writeClaimed(run, in: db) { refused.insert(run.id) }
                 continue
             }
+            let texts = RecordTexts(run.storedJSON)
             try upsert.execute(arguments: [run.id, run.task, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
-                                           run.storedJSON.serialized(), run.idempotencyKey])
+                                           texts.data, texts.listed, run.idempotencyKey])
         }
         // The last change of each attempt in the batch (a run's attempt may end and the next
         // begin in one batch), but none of a claim that no longer holds its run.

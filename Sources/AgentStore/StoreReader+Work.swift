@@ -7,9 +7,9 @@ import Foundation
 extension StoreReader {
     /// With the runs a crash left in the run journal (newest, so first): the agent writes them
     /// to the store at its next start.
-    package func runs(_ filter: RunFilter) throws -> [TaskRun] {
+    package func runs(_ filter: RunFilter) throws -> [ListedRun<TaskRun>] {
         let journaled = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).reversed().filter(filter.matches)
-        return Array((journaled + (try SQLiteRunStore.list(filter, reader: database))).prefix(max(filter.limit, 0)))
+        return Array((journaled.map { ListedRun($0) } + (try SQLiteRunStore.list(filter, reader: database))).prefix(max(filter.limit, 0)))
     }
 
     package func run(id: String) throws -> TaskRun? {
@@ -21,7 +21,7 @@ extension StoreReader {
         try SQLiteRunStore.readAttempts(of: runID, reader: database)
     }
 
-    package func workflowRuns(_ filter: WorkflowRunFilter) throws -> [WorkflowRun] {
+    package func workflowRuns(_ filter: WorkflowRunFilter) throws -> [ListedRun<WorkflowRun>] {
         try SQLiteWorkflowStore.list(filter, reader: database)
     }
 

@@ -233,6 +233,15 @@ package enum StoreSchema {
                 INSERT INTO run_journal (id, seq) VALUES (1, 0);
                 """)
         }
+        migrator.registerMigration("v11-listed-runs") { db in
+            // A run's record for lists (RunListing): without the members whose JSON text is
+            // longer than 4 KiB, NULL when it has none. A list of 100 runs of a MiB each read
+            // and parsed 100 MiB. Runs written before have none: their lists read the record.
+            try db.execute(sql: """
+                ALTER TABLE task_runs ADD COLUMN listed TEXT;
+                ALTER TABLE workflow_runs ADD COLUMN listed TEXT;
+                """)
+        }
         return migrator
     }
 

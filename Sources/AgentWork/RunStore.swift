@@ -22,8 +22,9 @@ package protocol RunStore: AnyObject, Sendable {
     func record(_ run: TaskRun)
     /// Every run not finished (queued, running, retrying), oldest first: the queue at start.
     func loadUnfinished() async throws -> [TaskRun]
-    /// Runs matching `filter`, newest first.
-    func list(_ filter: RunFilter) async throws -> [TaskRun]
+    /// Runs matching `filter`, newest first, as a list shows them: a store may leave out
+    /// their long members and name them (see ``RunListing``).
+    func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>]
     /// One run by id.
     func run(id: String) async throws -> TaskRun?
     /// The attempts kept of run `runID` (in no particular order; none for an unknown run), each

@@ -150,34 +150,42 @@ extension TaskCoordinator {
         }
     }
 
-    /// `task_runs`: from the store (off the loop) merged with memory, newest first.
+    /// `task_runs`: from the store merged with memory, newest first, each as a list shows it
+    /// (``RunListing``). Off the loop: the loop hands over its maps (copied on write) and
+    /// takes the answer.
     package func listRuns(_ filter: RunFilter, respond: @escaping (Result<TaskRunsCommand.Answer, CommandError>) -> Void) {
-        guard let store else {
-            return respond(.success(TaskRunsCommand.Answer(runs: knownRuns(filter).map(\.json), stored: false,
-                                                           note: "the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops")))
-        }
         let reply = LoopOwned(respond)
         let inbox = loop.inbox
+        let (store, memory, recent, recentLimit) = (store, runs, recent, recentLimit)
         Task.detached {
-            let result = await Result { try await store.list(filter) }
-            inbox.post { self.answerList(result, filter: filter, respond: reply.value) }
+            let answer: Result<TaskRunsCommand.Answer, CommandError>
+            let known = Array(memory.values) + recent.values
+            if let store {
+                switch await Result(awaiting: { try await store.list(filter) }) {
+                case .failure(let error):
+                    answer = .failure(.unavailable("cannot read the runs from the store: \(error)"))
+                case .success(let stored):
+                    answer = .success(TaskRunsCommand.Answer(runs: Self.merged(stored, known: known, memory: memory, recent: recent, filter: filter), stored: true))
+                }
+            } else {
+                answer = .success(TaskRunsCommand.Answer(runs: Self.merged([], known: known, memory: memory, recent: recent, filter: filter), stored: false,
+                                                         note: "the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops"))
+            }
+            inbox.post { reply.value(answer) }
         }
     }
 
-    /// `task runs` with what the store has: memory is newer than the store (its writer
-    /// batches), so it wins, and adds runs not written yet.
-    private func answerList(_ result: Result<[TaskRun], any Error>, filter: RunFilter,
-                            respond: (Result<TaskRunsCommand.Answer, CommandError>) -> Void) {
-        switch result {
-        case .failure(let error):
-            respond(.failure(.unavailable("cannot read the runs from the store: \(error)")))
-        case .success(let stored):
-            var merged: [String: TaskRun] = [:]
-            for run in stored { merged[run.id] = knownRun(run.id) ?? run }
-            for run in knownRuns(filter) { merged[run.id] = run }
-            let list = merged.values.filter(filter.matches).sorted { ($0.queuedAt, $0.id) > ($1.queuedAt, $1.id) }.prefix(filter.limit)
-            respond(.success(TaskRunsCommand.Answer(runs: list.map(\.json), stored: true)))
-        }
+    /// A list with what the store has: memory is newer than the store (its writer batches),
+    /// so it wins, and adds runs not written yet.
+    nonisolated private static func merged(_ stored: [ListedRun<TaskRun>], known: [TaskRun], memory: [String: TaskRun], recent: [String: TaskRun],
+                                           filter: RunFilter) -> [JSONValue] {
+        var merged: [String: ListedRun<TaskRun>] = [:]
+        for listed in stored { merged[listed.run.id] = (memory[listed.run.id] ?? recent[listed.run.id]).map { ListedRun($0) } ?? listed }
+        for run in known where filter.matches(run) { merged[run.id] = ListedRun(run) }
+        return merged.values.filter { filter.matches($0.run) }
+            .sorted { ($0.run.queuedAt, $0.run.sequence, $0.run.id) > ($1.run.queuedAt, $1.run.sequence, $1.run.id) }
+            .prefix(max(filter.limit, 0))
+            .map { RunListing.shown($0.run.json, omitted: $0.omitted) }
     }
 
     /// `--at`: an ISO 8601 time, or a delay from now (`30s`, `10m`, `2h`, `1d`).

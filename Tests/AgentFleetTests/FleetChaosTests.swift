@@ -112,7 +112,7 @@ import Testing
         let finalCounts = try await store.runs.statusCounts(task: "work")
         try #require(done, "every run succeeded within 300 s: \(finalCounts)\n\(c.transcript)")
         let elapsed = Date().timeIntervalSince(started)
-        let before = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10))
+        let before = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run)
 
         // The link back: the cut agent's results of runs others took over must be refused.
         try namespace.heal()
@@ -124,7 +124,7 @@ import Testing
         }
         #expect(back, "host-b reaches the database again:\n\(b.transcript)")
         try await Task.sleep(for: .seconds(2))
-        let after = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10))
+        let after = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run)
 
         #expect(before.count == Self.runs && after.count == Self.runs)
         #expect(after.allSatisfy { $0.status == .succeeded }, "every run succeeded: \(Dictionary(grouping: after, by: \.status).mapValues(\.count))")

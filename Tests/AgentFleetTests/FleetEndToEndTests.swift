@@ -75,7 +75,7 @@ import Testing
     static func storedRuns(database: String) async throws -> [TaskRun] {
         let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "reader"),
                                                          logger: Logger(label: "test"))
-        let runs = try await store.runs.list(RunFilter(task: "work", limit: 10_000))
+        let runs = try await store.runs.list(RunFilter(task: "work", limit: 10_000)).map(\.run)
         await store.shutDown()
         return runs
     }

@@ -46,10 +46,10 @@ import Testing
         // The agent's first pass comes at its start; the next a minute later.
         let deadline = Date().addingTimeInterval(60)
         while try await store.runs.list(RunFilter(limit: 100)).count > 3, Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
-        #expect(Set(try await store.runs.list(RunFilter(limit: 100)).map(\.id)) == ["waiting", "new1", "new2"],
+        #expect(Set(try await store.runs.list(RunFilter(limit: 100)).map(\.run.id)) == ["waiting", "new1", "new2"],
                 "the old run and the surplus finished one went; the unfinished one stays")
         while try await store.workflows.list(WorkflowRunFilter()).count > 3, Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
-        #expect(try await store.workflows.list(WorkflowRunFilter()).map(\.id) == ["going", "done3", "done2"])
+        #expect(try await store.workflows.list(WorkflowRunFilter()).map(\.run.id) == ["going", "done3", "done2"])
         #expect(try await store.workflows.run(id: "going")?.steps.count == 1)
         #expect(await StoreContract.commit(store.workflows, WorkflowCommit(runs: [StoreContract.workflowRun("done1")])) == .written)
         #expect(try await store.workflows.run(id: "done1")?.steps.isEmpty == true, "the pruned runs' step logs went with them")

@@ -80,7 +80,7 @@ import Testing
         var runs: [TaskRun] = []
         let deadline = Date().addingTimeInterval(90)
         while Date() < deadline {
-            runs = try await store.runs.list(RunFilter(task: "work", limit: 100))
+            runs = try await store.runs.list(RunFilter(task: "work", limit: 100)).map(\.run)
             if runs.count == 4, runs.allSatisfy({ $0.status == .succeeded }) { break }
             try await Task.sleep(for: .milliseconds(100))
         }

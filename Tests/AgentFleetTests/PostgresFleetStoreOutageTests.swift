@@ -44,7 +44,7 @@ import Testing
         let back = store.health
         #expect(back.degraded == nil, "\(back)")
         #expect(back.backlog == 0)
-        let stored = try await store.runs.list(RunFilter(limit: 100)).map(\.id)
+        let stored = try await store.runs.list(RunFilter(limit: 100)).map(\.run.id)
         #expect(stored.count == 51 - back.dropped, "what waited is written, what was dropped is not: \(stored)")
         #expect(stored.contains("r49"), "the newest changes are kept")
         await store.shutDown()

@@ -60,7 +60,7 @@ extension StoreContract {
         #expect(stored.attempt == 1)
         #expect(stored.agent == "host-a")
         #expect(stored.startedAt == claimed.first?.startedAt)
-        #expect(try await runs.list(RunFilter(task: "t", limit: 10)).map(\.attempt) == [1, 1])
+        #expect(try await runs.list(RunFilter(task: "t", limit: 10)).map(\.run.attempt) == [1, 1])
         #expect(try await runs.claim(ClaimRequest(holder: "host-b", room: ["t": 5], lease: Self.held)).isEmpty, "a held run is not claimed again")
     }
 

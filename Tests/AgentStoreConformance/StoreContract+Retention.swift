@@ -32,14 +32,14 @@ extension StoreContract {
         #expect(try await workflows.prune(endedBefore: nil, keeping: nil) == 0, "no limit: nothing goes")
         #expect(try await workflows.prune(endedBefore: t0 - 1_800, keeping: nil) == 1)
         #expect(try await workflows.prune(endedBefore: nil, keeping: 2) == 1)
-        #expect(try await workflows.list(WorkflowRunFilter()).map(\.id) == ["going", "done3", "done2"])
+        #expect(try await workflows.list(WorkflowRunFilter()).map(\.run.id) == ["going", "done3", "done2"])
         #expect(try await workflows.run(id: "going")?.steps.count == 1, "an unfinished run keeps its step log")
         #expect(try await workflows.run(id: "done3")?.steps.count == 1)
         // A run written again with a pruned run's id starts with no step log: none was left behind.
         #expect(await commit(workflows, WorkflowCommit(runs: [workflowRun("done1")])) == .written)
         #expect(try await workflows.run(id: "done1")?.steps.isEmpty == true, "the step logs went with their runs")
         #expect(try await workflows.prune(endedBefore: nil, keeping: 0) == 2)
-        #expect(try await workflows.list(WorkflowRunFilter()).map(\.id) == ["done1", "going"])
+        #expect(try await workflows.list(WorkflowRunFilter()).map(\.run.id) == ["done1", "going"])
     }
 
     static func scheduleHistoryRetentionDeletesOldAndSurplusLinesOfEverySchedule(_ stores: StoresUnderTest) async throws {
@@ -67,9 +67,9 @@ extension StoreContract {
         for index in 1...3 { #expect(await commit(stores.schedules, fire("tick", run: "fired\(index)", planned: t0 + Double(index)))) }
         let retention = RunRetention(maximumAge: 1_800, maximumRuns: 2)
         #expect(try await retention.apply(runs: stores.runs, workflows: stores.workflows, schedules: stores.schedules, now: t0) == 2)
-        #expect(Set(try await stores.runs.list(RunFilter(status: .succeeded)).map(\.id)) == ["new1", "new2"])
+        #expect(Set(try await stores.runs.list(RunFilter(status: .succeeded)).map(\.run.id)) == ["new1", "new2"])
         #expect(try await stores.runs.run(id: "waiting") != nil, "an unfinished run stays")
-        #expect(try await stores.workflows.list(WorkflowRunFilter()).map(\.id) == ["going", "done3", "done2"])
+        #expect(try await stores.workflows.list(WorkflowRunFilter()).map(\.run.id) == ["going", "done3", "done2"])
         #expect(try await stores.schedules.history(schedule: "tick", limit: 10).map(\.runID) == ["fired3", "fired2"])
         #expect(try await retention.apply(runs: stores.runs, workflows: stores.workflows, schedules: stores.schedules, now: t0) == 0,
                 "a second pass finds nothing more")

@@ -59,10 +59,10 @@ extension StoreContract {
         let unfinished = try await workflows.loadUnfinished()
         #expect(unfinished.map(\.run.id) == ["w1", "w3"], "unfinished, oldest first")
         #expect(unfinished.first?.steps.count == 2)
-        #expect(try await workflows.list(WorkflowRunFilter()).map(\.id) == ["w3", "w2", "w1"], "newest first")
-        #expect(try await workflows.list(WorkflowRunFilter(workflow: "flow")).map(\.id) == ["w2", "w1"])
-        #expect(try await workflows.list(WorkflowRunFilter(status: .succeeded)).map(\.id) == ["w2"])
-        #expect(try await workflows.list(WorkflowRunFilter(limit: 1)).map(\.id) == ["w3"])
+        #expect(try await workflows.list(WorkflowRunFilter()).map(\.run.id) == ["w3", "w2", "w1"], "newest first")
+        #expect(try await workflows.list(WorkflowRunFilter(workflow: "flow")).map(\.run.id) == ["w2", "w1"])
+        #expect(try await workflows.list(WorkflowRunFilter(status: .succeeded)).map(\.run.id) == ["w2"])
+        #expect(try await workflows.list(WorkflowRunFilter(limit: 1)).map(\.run.id) == ["w3"])
     }
 
     static func aFireWritesTheWorkflowRunItStartsWithItAndAFireUnderALapsedLeadershipWritesNone(_ stores: StoresUnderTest) async throws {
@@ -107,7 +107,7 @@ extension StoreContract {
         #expect(again.run.status == .failed, "a run committed again is replaced")
         #expect(again.run.error == "step a failed")
         #expect(again.steps.count == 2, "with its step log")
-        #expect(try await workflows.list(WorkflowRunFilter()).map(\.id) == ["w"])
+        #expect(try await workflows.list(WorkflowRunFilter()).map(\.run.id) == ["w"])
         #expect(try await workflows.list(WorkflowRunFilter(limit: 0)).isEmpty)
         #expect(try await workflows.loadUnfinished().isEmpty)
         #expect(await Self.commit(workflows, WorkflowCommit()) == .written, "an empty change is written")

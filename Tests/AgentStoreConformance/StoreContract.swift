@@ -36,7 +36,7 @@ package enum StoreContract {
     /// What every implementation passes: runs, claims, assigned runs, schedules, workflow
     /// runs and shared memory (``sharedWorkflows`` and ``assignments`` only where there is such
     /// a store).
-    package static var common: [StoreCheck] { runs + attempts + claims + assignedRuns + schedules + workflows + memory + retention }
+    package static var common: [StoreCheck] { runs + attempts + claims + assignedRuns + schedules + workflows + memory + retention + listing }
 
     // MARK: Runs
 
@@ -70,9 +70,9 @@ package enum StoreContract {
         #expect(a.endedAt != nil)
         #expect(a.requestedBy == .http)
         #expect(try await runs.loadUnfinished().map(\.id) == ["b"])
-        #expect(try await runs.list(RunFilter(task: "t")).map(\.id) == ["a"])
-        #expect(try await runs.list(RunFilter(status: .queued)).map(\.id) == ["b"])
-        #expect(try await runs.list(RunFilter(limit: 1)).map(\.id) == ["b"], "newest first")
+        #expect(try await runs.list(RunFilter(task: "t")).map(\.run.id) == ["a"])
+        #expect(try await runs.list(RunFilter(status: .queued)).map(\.run.id) == ["b"])
+        #expect(try await runs.list(RunFilter(limit: 1)).map(\.run.id) == ["b"], "newest first")
         #expect(try await runs.run(id: "nope") == nil)
     }
 
@@ -92,7 +92,7 @@ package enum StoreContract {
         #expect(ended.status == .abandoned)
         #expect(ended.interruptions == 4)
         #expect(try await stores.runs.loadUnfinished().map(\.id) == ["waiting"])
-        #expect(try await stores.runs.list(RunFilter(status: .abandoned)).map(\.id) == ["abandoned"])
+        #expect(try await stores.runs.list(RunFilter(status: .abandoned)).map(\.run.id) == ["abandoned"])
     }
 
     static func unfinishedRunsComeBackOldestFirst(_ stores: StoresUnderTest) async throws {
@@ -115,7 +115,7 @@ package enum StoreContract {
         #expect(try await runs.list(RunFilter(limit: 100)).count == 7)
         #expect(try await runs.prune(endedBefore: t0 - 1800, keeping: nil) == 1)
         #expect(try await runs.prune(endedBefore: nil, keeping: 2) == 3)
-        #expect(Set(try await runs.list(RunFilter(limit: 100)).map(\.id)) == ["waiting", "new3", "new4"])
+        #expect(Set(try await runs.list(RunFilter(limit: 100)).map(\.run.id)) == ["waiting", "new3", "new4"])
     }
 
     static func aRunRecordedAgainIsReplacedInItsPlace(_ stores: StoresUnderTest) async throws {
@@ -129,7 +129,7 @@ package enum StoreContract {
         runs.record(again)
         await runs.flush()
         #expect(try await runs.loadUnfinished().map(\.id) == ["first", "second"], "a change keeps the run's place in the queue")
-        #expect(try await runs.list(RunFilter()).map(\.id) == ["second", "first"], "one record per id, newest first by arrival")
+        #expect(try await runs.list(RunFilter()).map(\.run.id) == ["second", "first"], "one record per id, newest first by arrival")
         #expect(try await runs.run(id: "first")?.status == .retrying)
         #expect(try await runs.run(id: "first")?.error == "exit 1")
     }
@@ -140,9 +140,9 @@ package enum StoreContract {
         for index in 0..<2 { runs.record(Self.run("t-done\(index)", status: .succeeded)) }
         runs.record(Self.run("u-done", task: "u", status: .succeeded))
         await runs.flush()
-        #expect(try await runs.list(RunFilter(task: "t", status: .succeeded)).map(\.id) == ["t-done1", "t-done0"])
-        #expect(try await runs.list(RunFilter(task: "t", status: .succeeded, limit: 1)).map(\.id) == ["t-done1"])
-        #expect(try await runs.list(RunFilter(status: .succeeded, limit: 2)).map(\.id) == ["u-done", "t-done1"])
+        #expect(try await runs.list(RunFilter(task: "t", status: .succeeded)).map(\.run.id) == ["t-done1", "t-done0"])
+        #expect(try await runs.list(RunFilter(task: "t", status: .succeeded, limit: 1)).map(\.run.id) == ["t-done1"])
+        #expect(try await runs.list(RunFilter(status: .succeeded, limit: 2)).map(\.run.id) == ["u-done", "t-done1"])
         #expect(try await runs.list(RunFilter(limit: 0)).isEmpty, "a limit of 0 lists nothing")
         #expect(try await runs.list(RunFilter(limit: -1)).isEmpty, "nor does a negative one")
         #expect(try await runs.list(RunFilter(task: "none")).isEmpty)
@@ -175,7 +175,7 @@ package enum StoreContract {
         #expect(try await runs.prune(endedBefore: nil, keeping: nil) == 0, "no limit: nothing goes")
         #expect(try await runs.prune(endedBefore: nil, keeping: 5) == 0, "fewer finished runs than kept")
         #expect(try await runs.prune(endedBefore: nil, keeping: 0) == 2)
-        #expect(try await runs.list(RunFilter()).map(\.id) == ["waiting"])
+        #expect(try await runs.list(RunFilter()).map(\.run.id) == ["waiting"])
     }
 
     static func newRunsCommittedTogetherAreThereOnceDoneAndAnEarlierRecordOfOneIsReplaced(_ stores: StoresUnderTest) async throws {
@@ -188,7 +188,7 @@ package enum StoreContract {
         again.input = ["n": "again"]
         #expect(await Self.commitNew(runs, [again]))
         #expect(try await runs.run(id: "x")?.input == ["n": "again"], "a new run with an id already there replaces its record")
-        #expect(try await runs.list(RunFilter()).map(\.id) == ["y", "x"])
+        #expect(try await runs.list(RunFilter()).map(\.run.id) == ["y", "x"])
     }
 
     package static func commitNew(_ runs: any RunStore, _ new: [TaskRun]) async -> Bool {

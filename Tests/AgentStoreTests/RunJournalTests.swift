@@ -65,7 +65,7 @@ import Testing
         let copy = try Self.crashCopy(of: store, into: folder + "/crashed")
         let offline = try StoreReader(path: copy)
         #expect(try offline.run(id: "r-1")?.input == ["n": 1])
-        #expect(try offline.runs(RunFilter(task: "t")).map(\.id) == ["r-1"])
+        #expect(try offline.runs(RunFilter(task: "t")).map(\.run.id) == ["r-1"])
         #expect(try offline.runs(RunFilter(task: "other")).isEmpty)
         let reopened = try AgentStore(path: copy, settings: StoreSettings(), logger: Logger(label: "test"))
         let recovered = try SQLiteRunStore(store: reopened)

@@ -30,7 +30,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
     }
 
-    package func list(_ filter: WorkflowRunFilter) async throws -> [WorkflowRun] { try Self.list(filter, reader: reader) }
+    package func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] { try Self.list(filter, reader: reader) }
 
     package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try Self.run(id: id, reader: reader) }
 
@@ -42,7 +42,8 @@ package final class SQLiteWorkflowStore: WorkflowStore {
 
     /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its
     /// own, the agent's or `agent-control workflow runs`' beside a stopped agent).
-    package static func list(_ filter: WorkflowRunFilter, reader: DatabaseQueue) throws -> [WorkflowRun] {
+    /// Each run's record for lists (without its long members, see ``RunListing``) where it has one.
+    package static func list(_ filter: WorkflowRunFilter, reader: DatabaseQueue) throws -> [ListedRun<WorkflowRun>] {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let workflow = filter.workflow {
@@ -55,8 +56,8 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try reader.read { db in
-            try String.fetchAll(db, sql: "SELECT data FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
-                                arguments: StatementArguments(arguments)).compactMap(Self.decodeRun)
+            try String.fetchAll(db, sql: "SELECT coalesce(listed, data) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
+                                arguments: StatementArguments(arguments)).compactMap(Self.decodeListed)
         }
     }
 
@@ -77,11 +78,22 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(WorkflowRun.init(stored:))
     }
 
+    /// A record read for a list. Its definition, which no list shows, may be one of the members
+    /// left out: a null stands in for it.
+    private static func decodeListed(_ text: String) -> ListedRun<WorkflowRun>? {
+        guard let value = try? JSONValue.parse(Data(text.utf8)) else { return nil }
+        let (record, omitted) = RunListing.split(value)
+        guard case .object(var object) = record else { return nil }
+        if object["definition"] == nil { object["definition"] = .null }
+        return WorkflowRun(stored: .object(object)).map { ListedRun($0, omitted: omitted.filter { $0 != "definition" }) }
+    }
+
     /// Writes commits (on the store's writer thread, inside its transaction), in order.
     package static func write(_ commits: [WorkflowCommit], in db: Database) throws {
         let upsertRun = try db.cachedStatement(sql: """
-            INSERT INTO workflow_runs (id, workflow, status, finished, ended, data) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended, data = excluded.data
+            INSERT INTO workflow_runs (id, workflow, status, finished, ended, data, listed) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET status = excluded.status, finished = excluded.finished, ended = excluded.ended,
+                data = excluded.data, listed = excluded.listed
             """)
         let upsertStep = try db.cachedStatement(sql: """
             INSERT INTO workflow_steps (run_id, step, generation, status, data) VALUES (?, ?, ?, ?, ?)
@@ -89,8 +101,9 @@ package final class SQLiteWorkflowStore: WorkflowStore {
             """)
         for commit in commits {
             for run in commit.runs {
+                let texts = RecordTexts(run.storedJSON)
                 try upsertRun.execute(arguments: [run.id, run.workflow, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
-                                                  run.storedJSON.serialized()])
+                                                  texts.data, texts.listed])
             }
             for step in commit.steps {
                 try upsertStep.execute(arguments: [step.runID, step.stepID, step.generation, step.status.rawValue, step.storedJSON.serialized()])

@@ -38,6 +38,7 @@ package enum TaskCommands {
         "executor": ["type": "string", "description": "The executor of the running or last attempt (a declared one)."],
         "assigned_to": ["type": "string", "description": "The executor the run was assigned to by hand."],
         "require": ["type": "object", "description": "Labels the run's executor must carry, besides the task's."],
+        "omitted": RunListing.omittedSchema,
     ], required: ["id", "task", "status", "attempt", "priority", "requested_by", "queued_at"], open: true)
 
     /// `{"ok": true, "run": …}`.

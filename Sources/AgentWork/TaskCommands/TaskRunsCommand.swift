@@ -27,7 +27,7 @@ package enum TaskRunsCommand: @preconcurrency AgentCommand {
     }
 
     package static let name = "task_runs"
-    package static let summary = "Runs, newest first: queued, running, retrying and finished (as far as the store keeps them)."
+    package static let summary = "Runs, newest first: queued, running, retrying and finished (as far as the store keeps them); a member longer than 4 KiB of JSON (an input, output or error) is left out and named in the run's omitted: `task show` has it."
     package static let routes: [CommandRoute] = [.get("/api/runs")]
     package static let mutating = false
     package static let requestSchema: JSONValue = CommandSchema.object([

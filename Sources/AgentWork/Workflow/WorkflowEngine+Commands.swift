@@ -115,31 +115,36 @@ extension WorkflowEngine {
         }
     }
 
-    /// `workflow_runs`: from the store (off the loop) merged with memory, newest first.
+    /// `workflow_runs`: from the store merged with memory, newest first, each as a list shows
+    /// it (``RunListing``). Off the loop: the loop hands over the runs it holds.
     package func listRuns(_ filter: WorkflowRunFilter, respond: @escaping (Result<WorkflowRunsCommand.Answer, CommandError>) -> Void) {
-        guard let store else {
-            let list = inMemoryRuns.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
-            return respond(.success(WorkflowRunsCommand.Answer(runs: list.map(\.json), stored: false)))
-        }
         let reply = LoopOwned(respond)
         let inbox = loop.inbox
+        let (store, known) = (store, inMemoryRuns)
         Task.detached {
-            let result = await Result { try await store.list(filter) }
-            inbox.post {
-                let engine = self
-                switch result {
-                case .failure(let error):
-                    reply.value(.failure(.unavailable("cannot read the workflow runs from the store: \(error)")))
-                case .success(let stored):
-                    // Memory is newer than the store (its writer batches): it wins, and adds runs not written yet.
-                    var merged: [String: WorkflowRun] = [:]
-                    for run in stored { merged[run.id] = engine.known(run.id)?.run ?? run }
-                    for run in engine.inMemoryRuns { merged[run.id] = run }
-                    let list = merged.values.filter(filter.matches).sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(filter.limit)
-                    reply.value(.success(WorkflowRunsCommand.Answer(runs: list.map(\.json), stored: true)))
+            let answer: Result<WorkflowRunsCommand.Answer, CommandError>
+            if let store {
+                switch await Result(awaiting: { try await store.list(filter) }) {
+                case .failure(let error): answer = .failure(.unavailable("cannot read the workflow runs from the store: \(error)"))
+                case .success(let stored): answer = .success(WorkflowRunsCommand.Answer(runs: Self.merged(stored, known: known, filter: filter), stored: true))
                 }
+            } else {
+                answer = .success(WorkflowRunsCommand.Answer(runs: Self.merged([], known: known, filter: filter), stored: false))
             }
+            inbox.post { reply.value(answer) }
         }
+    }
+
+    /// A list with what the store has: memory is newer than the store (its writer batches),
+    /// so it wins, and adds runs not written yet.
+    nonisolated private static func merged(_ stored: [ListedRun<WorkflowRun>], known: [WorkflowRun], filter: WorkflowRunFilter) -> [JSONValue] {
+        var merged: [String: ListedRun<WorkflowRun>] = [:]
+        for listed in stored { merged[listed.run.id] = listed }
+        for run in known { merged[run.id] = ListedRun(run) }
+        return merged.values.filter { filter.matches($0.run) }
+            .sorted { ($0.run.startedAt, $0.run.id) > ($1.run.startedAt, $1.run.id) }
+            .prefix(max(filter.limit, 0))
+            .map { RunListing.shown($0.run.json, omitted: $0.omitted) }
     }
 
     /// The runs in memory: unfinished and recently finished.

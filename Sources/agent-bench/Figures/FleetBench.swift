@@ -178,7 +178,7 @@ enum FleetBench {
         try StoreWait.result(timeout: 120) { try await store.runs.queue(runs) }
         try waitDrained(store, task: "noop", agents: agents, timeout: 60 + Double(burst) / 100)
         if BenchPostgres.profiling { Progress.say("\(count) agent(s), the burst's statements:\n" + server.statements(database: database)) }
-        let stored = try StoreWait.result(timeout: 120) { try await store.runs.list(RunFilter(task: "noop", limit: warmup + burst + 10)) }
+        let stored = try StoreWait.result(timeout: 120) { try await store.runs.list(RunFilter(task: "noop", limit: warmup + burst + 10)).map(\.run) }
         let measured = stored.filter { ids.contains($0.id) }
         guard measured.count == burst else { throw BenchError("\(measured.count) of \(burst) burst runs read back") }
         if let wrong = measured.first(where: { $0.status != .succeeded || $0.attempt != 1 }) {
@@ -287,7 +287,7 @@ enum FleetBench {
                 while latest == nil {
                     a.pump(maxWait: 0)
                     b.pump(maxWait: 0)
-                    let current = try StoreWait.result { try await store.runs.list(RunFilter(task: "hold", limit: 10)) }
+                    let current = try StoreWait.result { try await store.runs.list(RunFilter(task: "hold", limit: 10)).map(\.run) }
                     if current.count == 4, current.allSatisfy({ $0.attempt == 2 && $0.status == .running }) {
                         latest = current.compactMap(\.startedAt).max()
                     }

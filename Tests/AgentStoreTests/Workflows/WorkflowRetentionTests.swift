@@ -32,7 +32,7 @@ import Testing
         // The writer applies the retention every 10 s.
         let deadline = Date().addingTimeInterval(60)
         while try await workflows.list(WorkflowRunFilter()).count > 3, Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
-        #expect(try await workflows.list(WorkflowRunFilter()).map(\.id) == ["going", "done3", "done2"],
+        #expect(try await workflows.list(WorkflowRunFilter()).map(\.run.id) == ["going", "done3", "done2"],
                 "the old run and the surplus finished one went; the unfinished one stays")
         #expect(try await workflows.run(id: "going")?.steps.count == 1)
         // A run written again with a pruned run's id starts with no step log: none was left behind.

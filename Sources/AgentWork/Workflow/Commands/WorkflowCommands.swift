@@ -30,7 +30,8 @@ public enum WorkflowCommands {
         "requested_by": ["type": "string"], "started_at": ["type": "string", "format": "date-time"],
         "ended_at": ["type": "string", "format": "date-time"], "duration": ["type": "number", "description": "Seconds from start to end."],
         "signals": ["type": "array", "items": signalSchema, "description": "Signals sent to the run that no wait_signal step has taken yet."],
-    ], required: ["id", "workflow", "version", "status", "input", "started_at"], open: true)
+        "omitted": RunListing.omittedSchema,
+    ], required: ["id", "workflow", "version", "status", "started_at"], open: true)
 
     /// A signal as a `wait_signal` step's output and a run's kept signals show it.
     static let signalSchema: JSONValue = CommandSchema.object([

@@ -26,7 +26,7 @@ package enum WorkflowRunsCommand: @preconcurrency AgentCommand {
     }
 
     package static let name = "workflow_runs"
-    package static let summary = "Workflow runs, newest first: running, waiting and finished (as far as the store keeps them)."
+    package static let summary = "Workflow runs, newest first: running, waiting and finished (as far as the store keeps them); a member longer than 4 KiB of JSON (an input, output, the variables or an error) is left out and named in the run's omitted: `workflow show` has it."
     package static let routes: [CommandRoute] = [.get("/api/workflow-runs")]
     package static let mutating = false
     package static let requestSchema: JSONValue = CommandSchema.object([

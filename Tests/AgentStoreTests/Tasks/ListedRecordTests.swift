@@ -1,0 +1,56 @@
+import AgentStore
+import AgentTestSupport
+import AgentWork
+import Foundation
+import GRDB
+import JSONSchema
+import Logging
+import Testing
+
+/// The SQLite store keeps a run's record for lists (`listed`) only when a member of it is too
+/// long for a list, so that a list reads no long member and a run without one costs no second
+/// text; a record without its long members is what a list parses.
+@Suite(.ownThreads) struct ListedRecordTests {
+    static func listed(_ id: String, table: String, at path: String) throws -> String? {
+        try AgentStore.readOnlyQueue(path: path).read { db in
+            try String?.fetchOne(db, sql: "SELECT listed FROM \(table) WHERE id = ?", arguments: [id]) ?? nil
+        }
+    }
+
+    @Test func onlyARunWithAMemberLongerThanTheLimitHasARecordForListsAndItHoldsNoLongMember() async throws {
+        let folder = TestPaths.temporaryDirectory("listed-records")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        // Longer than the limit in all, no member longer than it.
+        var wide = TaskRun(id: "wide", task: "t", input: ["a": .string(String(repeating: "a", count: 3_000))], requestedBy: .cli)
+        wide.output = ["b": .string(String(repeating: "b", count: 3_000))]
+        wide.error = String(repeating: "c", count: 3_000)
+        let long = TaskRun(id: "long", task: "t", input: ["a": .string(String(repeating: "a", count: 1_000_000))], requestedBy: .cli)
+        runs.record(wide)
+        runs.record(long)
+        await runs.flush()
+
+        #expect(try Self.listed("wide", table: "task_runs", at: store.path) == nil, "no member too long: the list reads the record")
+        let text = try #require(try Self.listed("long", table: "task_runs", at: store.path))
+        #expect(text.utf8.count < 1_000, "\(text.utf8.count) bytes")
+        let record = try JSONValue.parse(Data(text.utf8))
+        #expect(record["omitted"] == ["input"])
+        #expect(record["input"] == nil)
+        #expect(record["id"] == "long")
+
+        let workflows = try SQLiteWorkflowStore(store: store)
+        let definition = WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "a", "set": ["vars": ["x": 1]]]]])!
+        var run = WorkflowRun(id: "w", workflow: definition, input: ["n": 1], requestedBy: "cli")
+        run.variables = ["v": .string(String(repeating: "v", count: 10_000))]
+        let done = AsyncStream<WorkflowCommitOutcome>.makeStream()
+        workflows.commit(WorkflowCommit(runs: [run])) { done.continuation.yield($0) }
+        for await outcome in done.stream {
+            #expect(outcome == .written)
+            break
+        }
+        let workflowText = try #require(try Self.listed("w", table: "workflow_runs", at: store.path))
+        #expect(try JSONValue.parse(Data(workflowText.utf8))["omitted"] == ["variables"])
+    }
+}

@@ -1,0 +1,38 @@
+import AgentWork
+import JSONSchema
+import Testing
+
+/// How a list shows a run: members longer than the limit go, named in `omitted` in order;
+/// members a store already left out are named too; a record for lists reads back as written.
+@Suite struct RunListingTests {
+    static func text(_ bytes: Int) -> JSONValue { .string(String(repeating: "x", count: bytes - 2)) }
+
+    @Test func membersLongerThanTheLimitAreLeftOutAndNamedInOrderAndShortOnesStay() {
+        let run: JSONValue = ["id": "r", "output": Self.text(RunListing.memberLimit + 1), "input": Self.text(RunListing.memberLimit),
+                              "error": Self.text(10_000)]
+        let shown = RunListing.shown(run)
+        #expect(shown["omitted"] == ["error", "output"])
+        #expect(shown["input"] == Self.text(RunListing.memberLimit), "exactly at the limit: kept")
+        #expect(shown["output"] == nil)
+        #expect(shown["id"] == "r")
+        #expect(RunListing.shown(["id": "r", "input": [:]]) == ["id": "r", "input": [:]], "nothing long: the run as it is")
+    }
+
+    @Test func membersTheStoreLeftOutAreNamedWithTheOnesLeftOutHere() {
+        let shown = RunListing.shown(["id": "r", "input": [:], "error": Self.text(5_000)], omitted: ["input"])
+        #expect(shown["omitted"] == ["error", "input"])
+        #expect(shown["input"] == nil, "the default that stood in for it goes")
+    }
+
+    @Test func aRecordForListsIsMadeOnlyForALongMemberAndSplitsBackIntoTheRecordAndTheNames() throws {
+        let short: JSONValue = ["id": "r", "input": Self.text(3_000), "output": Self.text(3_000)]
+        #expect(RunListing.listed(short, length: short.serialized().utf8.count) == nil)
+        let long: JSONValue = ["id": "r", "input": Self.text(5_000), "output": Self.text(3_000)]
+        let listed = try #require(RunListing.listed(long, length: long.serialized().utf8.count))
+        #expect(listed == ["id": "r", "output": Self.text(3_000), "omitted": ["input"]])
+        let (record, omitted) = RunListing.split(listed)
+        #expect(record == ["id": "r", "output": Self.text(3_000)])
+        #expect(omitted == ["input"])
+        #expect(RunListing.split(short).omitted.isEmpty)
+    }
+}
