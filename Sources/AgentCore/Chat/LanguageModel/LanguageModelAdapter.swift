@@ -45,6 +45,8 @@ final class LanguageModelAdapter: ChatAdapter {
     }
     /// Made once, not per message (only the chatbot worker's thread uses it).
     private let clock = ISO8601DateFormatter()
+    /// The system prompt's placeholders, found once.
+    private let prompt: PromptTemplate
     /// A message's whole answer must come before the supervisor stops waiting for it (30 s).
     static let messageBudget = 28.0
     /// How long a question "run this?" waits for its "yes".
@@ -53,6 +55,7 @@ final class LanguageModelAdapter: ChatAdapter {
     init(settings: LanguageModelSettings, host: WorkerHost) {
         self.settings = settings
         self.host = host
+        prompt = PromptTemplate(settings.systemPrompt)
         name = settings.name
         summary = "Answers with the language model \(settings.model)" + (settings.tools.isEmpty ? "." : ", using the agent's commands \(settings.tools.joined(separator: ", ")).")
         client = ChatCompletionClient(endpoint: settings.endpoint, model: settings.model, apiKey: settings.apiKey,
@@ -113,12 +116,15 @@ final class LanguageModelAdapter: ChatAdapter {
 
     /// The system prompt, the conversation's earlier lines, and the message.
     private func fresh(_ message: ChatMessage) -> [JSONValue] {
-        let prompt = settings.systemPrompt
-            .replacingOccurrences(of: "{{user}}", with: Self.who(message))
-            .replacingOccurrences(of: "{{now}}", with: clock.string(from: Date()))
-            .replacingOccurrences(of: "{{tools}}", with: settings.tools.isEmpty ? "none" : settings.tools.joined(separator: ", "))
-            .replacingOccurrences(of: "{{conversation}}", with: message.conversation)
-            .replacingOccurrences(of: "{{preferences}}", with: Self.preferences(message))
+        let prompt = prompt.render { placeholder in
+            switch placeholder {
+            case .user: Self.who(message)
+            case .now: clock.string(from: Date())
+            case .tools: settings.tools.isEmpty ? "none" : settings.tools.joined(separator: ", ")
+            case .conversation: message.conversation
+            case .preferences: Self.preferences(message)
+            }
+        }
         return [["role": "system", "content": .string(prompt)]] + history(message) + [["role": "user", "content": .string(message.text)]]
     }
 
