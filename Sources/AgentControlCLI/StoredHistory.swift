@@ -28,7 +28,10 @@ enum StoredHistory {
     }
 
     static func taskRuns(_ filter: RunFilter) -> Read {
-        { reader, _ in ["ok": true, "runs": .array(try reader.runs(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) })] }
+        { reader, _ in
+            try JSONValueEncoder().encode(TaskRunsCommand.Answer(runs: try reader.runs(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) },
+                                                                 stored: true))
+        }
     }
 
     static func taskRun(_ id: String) -> Read {
@@ -39,7 +42,10 @@ enum StoredHistory {
     }
 
     static func workflowRuns(_ filter: WorkflowRunFilter) -> Read {
-        { reader, _ in ["ok": true, "runs": .array(try reader.workflowRuns(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) })] }
+        { reader, _ in
+            try JSONValueEncoder().encode(WorkflowRunsCommand.Answer(runs: try reader.workflowRuns(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) },
+                                                                     stored: true))
+        }
     }
 
     static func workflowRun(_ id: String) -> Read {

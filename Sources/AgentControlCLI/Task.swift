@@ -64,7 +64,7 @@ struct TaskCommand: ParsableCommand {
         var text = [run["id"], run["task"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
         text += "  attempt \(run["attempt"]?.numberValue?.intValue ?? 0)  queued \(run["queued_at"]?.stringValue ?? "?")"
         if let time = run["execution_time"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
-        if let error = run["error"]?.stringValue { text += "  error: \(error.prefix(200))" }
+        if let error = RunListing.errorPreview(run) { text += "  error: \(error)" }
         return text
     }
 

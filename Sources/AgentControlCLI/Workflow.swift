@@ -28,7 +28,7 @@ struct WorkflowCommand: ParsableCommand {
         var text = [run["id"], run["workflow"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
         text += "  started \(run["started_at"]?.stringValue ?? "?")"
         if let time = run["duration"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
-        if let error = run["error"]?.stringValue { text += "  error: \(error.prefix(200))" }
+        if let error = RunListing.errorPreview(run) { text += "  error: \(error)" }
         return text
     }
 
@@ -159,6 +159,7 @@ struct WorkflowRuns: ParsableCommand {
         let filter = WorkflowRunFilter(workflow: workflow, status: request.status, limit: limit)
         let answer = try TaskCommand.send(WorkflowRunsCommand.request(request), location: location,
                                           whenNotRunning: StoredHistory.workflowRuns(filter))
+        if let note = answer["note"]?.stringValue { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
         for run in answer["runs"]?.arrayValue ?? [] { print(json ? run.serialized() : WorkflowCommand.line(run)) }
     }
 }

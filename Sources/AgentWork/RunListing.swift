@@ -3,9 +3,11 @@ import JSONSchema
 /// How a list shows runs (`task runs`, `workflow runs`, `GET /api/runs`,
 /// `GET /api/workflow-runs`): a member whose JSON text is longer than ``memberLimit`` bytes —
 /// an input, an output, the variables or an error, each up to a MiB — is left out, and the
-/// run's `"omitted"` names it. A list of a hundred runs then stays within a few hundred
-/// kilobytes however large the runs; `task show` and `workflow show` (`GET /api/runs/{id}`,
-/// `GET /api/workflow-runs/{id}`) answer the whole run.
+/// run's `"omitted"` names it: a run is listed in a few kilobytes a member however large it is;
+/// `task show` and `workflow show` (`GET /api/runs/{id}`,
+/// `GET /api/workflow-runs/{id}`) answer the whole run. A list stops once its runs come to
+/// ``answerLimit`` bytes (its newest runs, then `"truncated": true`): a list of 10,000 runs with
+/// every member just under the limit was 38 MB, written on the HTTP front's one thread.
 ///
 /// The SQLite store keeps each run's record for lists beside the record itself (its `listed`
 /// column, written only when a member is that long: ``listed(_:length:)``), so that a list
@@ -13,6 +15,17 @@ import JSONSchema
 package enum RunListing {
     /// A member of a listed run whose JSON text is longer than this (bytes) is left out.
     package static let memberLimit = 4096
+
+    /// The most bytes of JSON a list's runs come to.
+    package static let answerLimit = 4 << 20
+
+    /// The store leaves out of its record for lists only members longer than this: a member's
+    /// stored form may be longer than its shown one (a signal's time as a number and its
+    /// size), and a list from the store must show what a list from memory shows.
+    static let storedMemberLimit = 2 * memberLimit
+
+    /// The note of a list that stopped at ``answerLimit``.
+    package static let truncatedNote = "the list stops at 4 MiB of JSON: these are its newest runs; ask for fewer (limit) or filter by status"
 
     /// The `"omitted"` member of a listed run, as the answer schemas describe it.
     package static let omittedSchema: JSONValue = [
@@ -33,12 +46,34 @@ package enum RunListing {
         return .object(object)
     }
 
+    /// The runs of a list (shown, newest first) that fit in ``answerLimit``, and whether any
+    /// was left out for it.
+    package static func fitting(_ runs: some Sequence<JSONValue>) -> (runs: [JSONValue], truncated: Bool) {
+        var kept: [JSONValue] = []
+        var room = answerLimit
+        for run in runs {
+            guard let length = run.serializedLength(atMost: room - 1) else { return (kept, true) }
+            room -= length + 1
+            kept.append(run)
+        }
+        return (kept, false)
+    }
+
+    /// A listed run's error for a one-line view: its first `length` characters, or where it
+    /// is when the list left it out; nil when it has none.
+    package static func errorPreview(_ run: JSONValue, length: Int = 200) -> String? {
+        if let error = run["error"]?.stringValue { return String(error.prefix(length)) }
+        if run["omitted"]?.arrayValue?.contains("error") == true { return "(longer than 4 KiB: show the run for it)" }
+        return nil
+    }
+
     /// The record a store keeps for lists beside `record` (a run's `storedJSON`, whose text is
-    /// `length` bytes long): nil when no member is longer than ``memberLimit`` (lists read the
-    /// record itself), else the record without those members and with `"omitted"` naming them.
+    /// `length` bytes long): nil when no member is longer than ``storedMemberLimit`` (lists
+    /// read the record itself), else the record without those members and with `"omitted"`
+    /// naming them. ``shown(_:omitted:)`` leaves out the shorter long ones.
     package static func listed(_ record: JSONValue, length: Int) -> JSONValue? {
-        guard length > memberLimit, case .object(var object) = record else { return nil }
-        let long = object.filter { $0.value.serializedLength(atMost: memberLimit) == nil }.map(\.key).sorted()
+        guard length > storedMemberLimit, case .object(var object) = record else { return nil }
+        let long = object.filter { $0.value.serializedLength(atMost: storedMemberLimit) == nil }.map(\.key).sorted()
         guard !long.isEmpty else { return nil }
         for name in long { object[name] = nil }
         object["omitted"] = .array(long.map(JSONValue.string))

@@ -186,7 +186,7 @@ enum DashboardAssets {
             row.setAttribute("data-run", r.id);
             var took = r.execution_time != null ? r.execution_time.toFixed(3) + " s" : "";
             [["Run", r.id], ["Task", r.task], ["Status", r.status], ["Attempt", r.attempt], ["Priority", r.priority],
-             ["Queued", r.queued_at], ["Took", took], ["Error", (r.error || ((r.omitted || []).indexOf("error") >= 0 ? "(long: open the run)" : "")).slice(0, 200)]].forEach(function (c, i) {
+             ["Queued", r.queued_at], ["Took", took], ["Error", (r.error || ((r.omitted || []).indexOf("error") >= 0 ? "(longer than 4 KiB: show the run for it)" : "")).slice(0, 200)]].forEach(function (c, i) {
               var td = document.createElement("td");
               td.setAttribute("data-label", c[0]);
               if (i === 0) { var a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id; td.appendChild(a); }

@@ -12,7 +12,7 @@ extension DashboardRoutes {
             "status": DashboardFormat.text(run["status"]), "attempt": DashboardFormat.text(run["attempt"] ?? 1),
             "priority": DashboardFormat.text(run["priority"]), "queued": DashboardFormat.text(run["queued_at"]),
             "took": DashboardFormat.number(run["execution_time"]).map { String(format: "%.3f s", $0) } ?? "",
-            "error": String(DashboardFormat.text(run["error"]).prefix(200)),
+            "error": RunListing.errorPreview(run) ?? "",
         ]
     }
 

@@ -1,3 +1,4 @@
+import AgentWork
 import Foundation
 import Hummingbird
 import JSONSchema
@@ -36,7 +37,7 @@ extension DashboardRoutes {
         return ["id": id, "path": DashboardFormat.pathSegment(id), "workflow": DashboardFormat.text(run["workflow"]),
                 "status": DashboardFormat.text(run["status"]), "requestedBy": DashboardFormat.text(run["requested_by"]),
                 "started": DashboardFormat.text(run["started_at"]), "took": Self.seconds(run["duration"]),
-                "error": String(DashboardFormat.text(run["error"]).prefix(200))]
+                "error": RunListing.errorPreview(run) ?? ""]
     }
 
     /// `GET /workflow-runs/ID`: `workflow_show` — the run, and its step log as a timeline

@@ -30,9 +30,13 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
     }
 
-    package func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] { try Self.list(filter, reader: reader) }
+    package func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] {
+        try await SQLiteRunStore.offThread { [reader] in try Self.list(filter, reader: reader) }
+    }
 
-    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { try Self.run(id: id, reader: reader) }
+    package func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+        try await SQLiteRunStore.offThread { [reader] in try Self.run(id: id, reader: reader) }
+    }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
         try await SQLiteRunStore.offThread { [store] in

@@ -23,7 +23,18 @@ package enum TaskRunsCommand: @preconcurrency AgentCommand {
         package let ok = true
         package var runs: [JSONValue]
         package var stored: Bool
+        /// True when the list stopped at ``RunListing/answerLimit`` (nil otherwise).
+        package var truncated: Bool?
         package var note: String?
+
+        package init(runs: [JSONValue], stored: Bool, note: String? = nil) {
+            let fitting = RunListing.fitting(runs)
+            self.runs = fitting.runs
+            self.stored = stored
+            truncated = fitting.truncated ? true : nil
+            let notes = [note, fitting.truncated ? RunListing.truncatedNote : nil].compactMap { $0 }
+            self.note = notes.isEmpty ? nil : notes.joined(separator: "; ")
+        }
     }
 
     package static let name = "task_runs"
@@ -38,6 +49,7 @@ package enum TaskRunsCommand: @preconcurrency AgentCommand {
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "runs": ["type": "array", "items": TaskCommands.runSchema],
         "stored": ["type": "boolean", "description": "false: the store is off, runs are kept in memory only (the newest finished ones) and are gone when the agent stops."],
+        "truncated": ["const": true, "description": "The list stopped at 4 MiB of JSON: these are its newest runs."],
         "note": ["type": "string"],
     ], required: ["ok", "runs", "stored"])
     package static var examples: [(request: JSONValue, answer: Answer)] {

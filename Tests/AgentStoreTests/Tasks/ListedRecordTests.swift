@@ -53,4 +53,32 @@ import Testing
         let workflowText = try #require(try Self.listed("w", table: "workflow_runs", at: store.path))
         #expect(try JSONValue.parse(Data(workflowText.utf8))["omitted"] == ["variables"])
     }
+
+    /// A runtime from before the record for lists rewrites a run's record alone: the stale
+    /// record for lists goes with it, and the list shows the new record.
+    @Test func aRecordWrittenWithoutItsRecordForListsDropsTheStaleOne() async throws {
+        let folder = TestPaths.temporaryDirectory("listed-stale")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        var run = TaskRun(id: "r", task: "t", input: ["a": .string(String(repeating: "a", count: 200_000))], requestedBy: .cli)
+        runs.record(run)
+        await runs.flush()
+        #expect(try Self.listed("r", table: "task_runs", at: store.path) != nil)
+        run.status = .cancelled
+        try store.withWriter { db in
+            try db.execute(sql: "UPDATE task_runs SET status = ?, finished = 1, data = ? WHERE id = ?",
+                           arguments: ["cancelled", run.storedJSON.serialized(), "r"])
+        }
+        #expect(try Self.listed("r", table: "task_runs", at: store.path) == nil)
+        let listed = try await runs.list(RunFilter(status: .cancelled))
+        #expect(listed.map(\.run.status) == [.cancelled])
+        #expect(listed.first?.run.input == run.input, "read from the record itself")
+        // This runtime's next write makes it again.
+        run.status = .succeeded
+        runs.record(run)
+        await runs.flush()
+        #expect(try Self.listed("r", table: "task_runs", at: store.path) != nil)
+    }
 }

@@ -24,15 +24,39 @@ import Testing
         #expect(shown["input"] == nil, "the default that stood in for it goes")
     }
 
-    @Test func aRecordForListsIsMadeOnlyForALongMemberAndSplitsBackIntoTheRecordAndTheNames() throws {
-        let short: JSONValue = ["id": "r", "input": Self.text(3_000), "output": Self.text(3_000)]
+    /// The store leaves out only members of twice the limit (a member's stored form may be the
+    /// longer one); what it keeps, ``RunListing/shown(_:omitted:)`` measures again.
+    @Test func aRecordForListsIsMadeOnlyForAMemberOfTwiceTheLimitAndSplitsBackIntoTheRecordAndTheNames() throws {
+        let short: JSONValue = ["id": "r", "input": Self.text(2 * RunListing.memberLimit), "output": Self.text(3_000)]
         #expect(RunListing.listed(short, length: short.serialized().utf8.count) == nil)
-        let long: JSONValue = ["id": "r", "input": Self.text(5_000), "output": Self.text(3_000)]
+        let long: JSONValue = ["id": "r", "input": Self.text(2 * RunListing.memberLimit + 1), "output": Self.text(3_000)]
         let listed = try #require(RunListing.listed(long, length: long.serialized().utf8.count))
         #expect(listed == ["id": "r", "output": Self.text(3_000), "omitted": ["input"]])
         let (record, omitted) = RunListing.split(listed)
         #expect(record == ["id": "r", "output": Self.text(3_000)])
         #expect(omitted == ["input"])
         #expect(RunListing.split(short).omitted.isEmpty)
+    }
+
+    @Test func aListStopsAtItsByteLimitWithItsNewestRunsAndSaysSo() throws {
+        let run: JSONValue = ["id": "r", "input": Self.text(RunListing.memberLimit), "output": Self.text(RunListing.memberLimit)]
+        let runs = Array(repeating: run, count: 1_000)
+        let answer = TaskRunsCommand.Answer(runs: runs, stored: true)
+        let length = JSONValue.array(answer.runs).serialized().utf8.count
+        #expect(answer.truncated == true)
+        #expect(answer.note == RunListing.truncatedNote)
+        #expect(length <= RunListing.answerLimit && length > RunListing.answerLimit - 9_000, "\(length) bytes, \(answer.runs.count) runs")
+        let whole = TaskRunsCommand.Answer(runs: Array(runs.prefix(10)), stored: false, note: "the store is off")
+        #expect(whole.runs.count == 10)
+        #expect(whole.truncated == nil)
+        #expect(whole.note == "the store is off")
+        let workflows = WorkflowRunsCommand.Answer(runs: runs, stored: true)
+        #expect(workflows.truncated == true && workflows.runs.count == answer.runs.count)
+    }
+
+    @Test func aLineShowsAnErrorsBeginningOrWhereALeftOutErrorIs() {
+        #expect(RunListing.errorPreview(["error": .string(String(repeating: "e", count: 300))]) == String(repeating: "e", count: 200))
+        #expect(RunListing.errorPreview(["omitted": ["error"]]) == "(longer than 4 KiB: show the run for it)")
+        #expect(RunListing.errorPreview(["omitted": ["input"]]) == nil)
     }
 }

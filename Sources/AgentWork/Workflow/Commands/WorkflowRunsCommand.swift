@@ -23,6 +23,17 @@ package enum WorkflowRunsCommand: @preconcurrency AgentCommand {
         package let ok = true
         package var runs: [JSONValue]
         package var stored: Bool
+        /// True when the list stopped at ``RunListing/answerLimit`` (nil otherwise).
+        package var truncated: Bool?
+        package var note: String?
+
+        package init(runs: [JSONValue], stored: Bool) {
+            let fitting = RunListing.fitting(runs)
+            self.runs = fitting.runs
+            self.stored = stored
+            truncated = fitting.truncated ? true : nil
+            note = fitting.truncated ? RunListing.truncatedNote : nil
+        }
     }
 
     package static let name = "workflow_runs"
@@ -37,6 +48,8 @@ package enum WorkflowRunsCommand: @preconcurrency AgentCommand {
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "runs": ["type": "array", "items": WorkflowCommands.runSchema],
         "stored": ["type": "boolean", "description": "false: the store is off, runs are kept in memory only (the newest finished ones) and are gone when the agent stops."],
+        "truncated": ["const": true, "description": "The list stopped at 4 MiB of JSON: these are its newest runs."],
+        "note": ["type": "string"],
     ], required: ["ok", "runs", "stored"])
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [([:], Answer(runs: [WorkflowCommands.exampleRun], stored: true)),
