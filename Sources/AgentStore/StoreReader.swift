@@ -46,8 +46,17 @@ public struct StoreReader {
     /// Events after `afterID`, filtered, oldest first (the newest `limit` when `newest`).
     /// `runs`: only events about one of these runs (their payload's `run_id`: a task run's or a
     /// workflow run's), found by their index, as `sources` and `types` are.
+    /// `maxBytes`: the read stops once the events' payloads, types and sources come to this
+    /// many bytes (the first event is always read: a page moves on), for an answer of bounded
+    /// size (``ListAnswerSize``); `truncated` says whether it stopped early.
     public func events(types: [String], sources: [String] = [], runs: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int,
                        newest: Bool) throws -> [StoredEvent] {
+        try events(types: types, sources: sources, runs: runs, since: since, afterID: afterID, limit: limit, newest: newest, maxBytes: .max).events
+    }
+
+    /// ``events(types:sources:runs:since:afterID:limit:newest:)`` within `maxBytes`.
+    public func events(types: [String], sources: [String] = [], runs: [String] = [], since: Double?, afterID: Int64 = 0, limit: Int,
+                       newest: Bool, maxBytes: Int) throws -> (events: [StoredEvent], truncated: Bool) {
         var conditions = ["id > ?"]
         var arguments: [any DatabaseValueConvertible] = [afterID]
         if !runs.isEmpty {
@@ -67,9 +76,20 @@ public struct StoreReader {
         }
         let order = newest ? "DESC" : "ASC"
         let sql = "SELECT id, time, type, source, payload FROM events WHERE \(conditions.joined(separator: " AND ")) ORDER BY id \(order) LIMIT \(limit)"
-        let rows = try database.read { db in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)) }
-        let events = rows.map { StoredEvent(id: $0["id"], time: $0["time"], type: $0["type"], source: $0["source"], payload: $0["payload"]) }
-        return newest ? events.reversed() : events
+        let (events, truncated) = try database.read { db -> ([StoredEvent], Bool) in
+            var events: [StoredEvent] = []
+            var bytes = 0
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                let event = StoredEvent(id: row["id"], time: row["time"], type: row["type"], source: row["source"], payload: row["payload"])
+                // The members' names, the id and the time: about 80 bytes besides.
+                bytes += event.payload.utf8.count + event.type.utf8.count + event.source.utf8.count + 80
+                if bytes > maxBytes, !events.isEmpty { return (events, true) }
+                events.append(event)
+            }
+            return (events, false)
+        }
+        return (newest ? events.reversed() : events, truncated)
     }
 
     /// `column` is one of `names`, or a replica of one (`NAME#N`: a process with `replicas`

@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// How a list shows runs (`task runs`, `workflow runs`, `GET /api/runs`,
@@ -17,7 +18,7 @@ package enum RunListing {
     package static let memberLimit = 4096
 
     /// The most bytes of JSON a list's runs come to.
-    package static let answerLimit = 4 << 20
+    package static let answerLimit = ListAnswerSize.bytes
 
     /// The store leaves out of its record for lists only members longer than this: a member's
     /// stored form may be longer than its shown one (a signal's time as a number and its

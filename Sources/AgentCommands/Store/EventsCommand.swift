@@ -29,6 +29,14 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
         package var events: [JSONValue]
         /// The `after` that continues after these events.
         package var next: Int
+        /// True when the answer stopped at ``ListAnswerSize/bytes`` (nil otherwise).
+        package var truncated: Bool?
+
+        package init(events: [JSONValue], next: Int, truncated: Bool = false) {
+            self.events = events
+            self.next = next
+            self.truncated = truncated ? true : nil
+        }
     }
 
     package static let name = "events"
@@ -49,6 +57,7 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
             "id": ["type": "integer"], "time": ["type": "string"], "type": ["type": "string"], "source": ["type": "string"], "payload": [:],
         ], open: true)],
         "next": ["type": "integer", "description": "The `after` that continues after these events."],
+        "truncated": ["const": true, "description": "The answer stopped at 4 MiB of JSON, before its limit: the newest events that fit (the first page), or the next ones after `after`; page on with `next`."],
     ], required: ["ok", "events"])
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [([:], Answer(events: [["id": 7, "time": "2026-11-24T07:00:00Z", "type": "price", "source": "trades", "payload": ["p": 1]]], next: 7)),
@@ -66,9 +75,9 @@ package enum EventsCommand: @preconcurrency StoreReadCommand {
         }
         let after = Int64(request.after ?? 0)
         // The first page is the newest events; following pages continue after `after`.
-        let events = try reader.events(types: request.type.map { [$0] } ?? [], sources: request.source.map { [$0] } ?? [],
-                                       runs: request.run.map { [$0] } ?? [], since: since,
-                                       afterID: after, limit: StoreCommands.limit(request.limit), newest: after == 0)
-        return Answer(events: events.map(\.json), next: Int(events.last?.id ?? after))
+        let (events, truncated) = try reader.events(types: request.type.map { [$0] } ?? [], sources: request.source.map { [$0] } ?? [],
+                                                    runs: request.run.map { [$0] } ?? [], since: since, afterID: after,
+                                                    limit: StoreCommands.limit(request.limit), newest: after == 0, maxBytes: ListAnswerSize.bytes)
+        return Answer(events: events.map(\.json), next: Int(events.last?.id ?? after), truncated: truncated)
     }
 }
