@@ -29,8 +29,9 @@ enum StoredHistory {
 
     static func taskRuns(_ filter: RunFilter) -> Read {
         { reader, _ in
-            try JSONValueEncoder().encode(TaskRunsCommand.Answer(runs: try reader.runs(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) },
-                                                                 stored: true))
+            let page = try reader.runs(filter)
+            return try JSONValueEncoder().encode(TaskRunsCommand.Answer(runs: page.map { RunListing.shown($0.run.json, omitted: $0.omitted) },
+                                                                        stored: true, cut: page.cut))
         }
     }
 
@@ -43,8 +44,9 @@ enum StoredHistory {
 
     static func workflowRuns(_ filter: WorkflowRunFilter) -> Read {
         { reader, _ in
-            try JSONValueEncoder().encode(WorkflowRunsCommand.Answer(runs: try reader.workflowRuns(filter).map { RunListing.shown($0.run.json, omitted: $0.omitted) },
-                                                                     stored: true))
+            let page = try reader.workflowRuns(filter)
+            return try JSONValueEncoder().encode(WorkflowRunsCommand.Answer(runs: page.map { RunListing.shown($0.run.json, omitted: $0.omitted) },
+                                                                            stored: true, cut: page.cut))
         }
     }
 

@@ -64,7 +64,8 @@ struct TaskCommand: ParsableCommand {
         var text = [run["id"], run["task"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
         text += "  attempt \(run["attempt"]?.numberValue?.intValue ?? 0)  queued \(run["queued_at"]?.stringValue ?? "?")"
         if let time = run["execution_time"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
-        if let error = RunListing.errorPreview(run) { text += "  error: \(error)" }
+        // A command's error quotes its stderr: no escape sequence or line break reaches the terminal.
+        if let error = RunListing.errorPreview(run) { text += "  error: \(visible(Substring(error)))" }
         return text
     }
 

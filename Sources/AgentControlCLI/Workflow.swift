@@ -28,7 +28,7 @@ struct WorkflowCommand: ParsableCommand {
         var text = [run["id"], run["workflow"], run["status"]].map { $0?.stringValue ?? "?" }.joined(separator: "  ")
         text += "  started \(run["started_at"]?.stringValue ?? "?")"
         if let time = run["duration"]?.numberValue?.doubleValue { text += "  took \(String(format: "%.3f", time)) s" }
-        if let error = RunListing.errorPreview(run) { text += "  error: \(error)" }
+        if let error = RunListing.errorPreview(run) { text += "  error: \(TaskCommand.visible(Substring(error)))" }
         return text
     }
 

@@ -31,13 +31,13 @@ public final class PostgresRunStore: RunStore {
     }
 
     /// Whole runs: ``RunListing`` leaves their long members out of the answer.
-    package func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>] {
+    package func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun> {
         try store.requireJoined()
         let status = filter.status?.rawValue
-        return try await decodeRuns(client.query("""
+        return try await RunListPage(decodeRuns(client.query("""
             SELECT \(unescaped: Self.record) FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
             AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
-            """, logger: logger)).map { ListedRun($0) }
+            """, logger: logger)).map { ListedRun($0) })
     }
 
     package func run(id: String) async throws -> TaskRun? {

@@ -60,7 +60,7 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     }
 
     /// Whole runs: ``RunListing`` leaves their long members out of the answer.
-    package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] {
+    package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun> {
         try store.requireJoined()
         let status = filter.status?.rawValue
         var runs: [ListedRun<WorkflowRun>] = []
@@ -71,7 +71,7 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         for try await data in rows.decode(String.self) {
             if let run = Self.decodeRun(data) { runs.append(ListedRun(run)) }
         }
-        return runs
+        return RunListPage(runs)
     }
 
     package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {

@@ -48,14 +48,15 @@ package final class SQLiteRunStore: RunStore {
         }
     }
 
-    package func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>] {
+    package func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun> {
         try await Self.offThread { [reader] in try Self.list(filter, reader: reader) }
     }
 
     /// The runs `filter` picks, newest first, read on the caller's thread (already off the
     /// loop; `agent-control task runs` beside a stopped agent): each run's record for lists
-    /// (without its long members, see ``RunListing``) where it has one.
-    package static func list(_ filter: RunFilter, reader: DatabaseQueue) throws -> [ListedRun<TaskRun>] {
+    /// (without its long members, see ``RunListing``) where it has one, until the records read
+    /// come to ``RunListing/readLimit`` bytes.
+    package static func list(_ filter: RunFilter, reader: DatabaseQueue) throws -> RunListPage<TaskRun> {
         var conditions: [String] = []
         var values: [String] = []
         if let task = filter.task {
@@ -69,12 +70,25 @@ package final class SQLiteRunStore: RunStore {
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT coalesce(listed, data) FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
         return try reader.read { db in
-            try String.fetchAll(db, sql: sql, arguments: StatementArguments(values)).compactMap { text in
-                guard let value = try? JSONValue.parse(Data(text.utf8)) else { return nil }
-                let (record, omitted) = RunListing.split(value)
-                return TaskRun(stored: record).map { ListedRun($0, omitted: omitted) }
-            }
+            try Self.readListed(String.fetchCursor(db, sql: sql, arguments: StatementArguments(values))) { TaskRun(stored: $0) }
         }
+    }
+
+    /// The records of `texts` (each a record for lists or a record) as runs, until they come to
+    /// ``RunListing/readLimit`` bytes (the first always). `unshown`: members no list shows,
+    /// never named as left out.
+    package static func readListed<Run>(_ texts: some Cursor<String>, unshown: Set<String> = [],
+                                        _ decode: (JSONValue) -> Run?) throws -> RunListPage<Run> {
+        var runs: [ListedRun<Run>] = []
+        var bytes = 0
+        while let text = try texts.next() {
+            bytes += text.utf8.count
+            if bytes > RunListing.readLimit, !runs.isEmpty { return RunListPage(runs, cut: true) }
+            guard let value = try? JSONValue.parse(Data(text.utf8)) else { continue }
+            let (record, omitted) = RunListing.split(value)
+            if let run = decode(record) { runs.append(ListedRun(run, omitted: omitted.filter { !unshown.contains($0) })) }
+        }
+        return RunListPage(runs)
     }
 
     package func run(id: String) async throws -> TaskRun? {

@@ -7,9 +7,10 @@ import Foundation
 extension StoreReader {
     /// With the runs a crash left in the run journal (newest, so first): the agent writes them
     /// to the store at its next start.
-    package func runs(_ filter: RunFilter) throws -> [ListedRun<TaskRun>] {
+    package func runs(_ filter: RunFilter) throws -> RunListPage<TaskRun> {
         let journaled = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).reversed().filter(filter.matches)
-        return Array((journaled.map { ListedRun($0) } + (try SQLiteRunStore.list(filter, reader: database))).prefix(max(filter.limit, 0)))
+        let stored = try SQLiteRunStore.list(filter, reader: database)
+        return RunListPage(Array((journaled.map { ListedRun($0) } + stored.runs).prefix(max(filter.limit, 0))), cut: stored.cut)
     }
 
     package func run(id: String) throws -> TaskRun? {
@@ -21,7 +22,7 @@ extension StoreReader {
         try SQLiteRunStore.readAttempts(of: runID, reader: database)
     }
 
-    package func workflowRuns(_ filter: WorkflowRunFilter) throws -> [ListedRun<WorkflowRun>] {
+    package func workflowRuns(_ filter: WorkflowRunFilter) throws -> RunListPage<WorkflowRun> {
         try SQLiteWorkflowStore.list(filter, reader: database)
     }
 

@@ -11,8 +11,8 @@ import JSONSchema
 /// every member just under the limit was 38 MB, written on the HTTP front's one thread.
 ///
 /// The SQLite store keeps each run's record for lists beside the record itself (its `listed`
-/// column, written only when a member is that long: ``listed(_:length:)``), so that a list
-/// reads and parses no long member at all.
+/// column, written only when a member is over twice that long: ``listed(_:length:)``), so
+/// that a list parses no such member, and stops reading at ``readLimit``.
 package enum RunListing {
     /// A member of a listed run whose JSON text is longer than this (bytes) is left out.
     package static let memberLimit = 4096
@@ -26,7 +26,11 @@ package enum RunListing {
     static let storedMemberLimit = 2 * memberLimit
 
     /// The note of a list that stopped at ``answerLimit``.
-    package static let truncatedNote = "the list stops at 4 MiB of JSON: these are its newest runs; ask for fewer (limit) or filter by status"
+    package static let truncatedNote = "the list stops at 4 MiB of JSON: these are its newest runs; ask for fewer (limit) or filter by task or status"
+
+    /// A store stops reading a list once the records it read come to this many bytes: twice
+    /// the answer's, as a record's members up to ``storedMemberLimit`` are read and then left out.
+    package static let readLimit = 2 * answerLimit
 
     /// The `"omitted"` member of a listed run, as the answer schemas describe it.
     package static let omittedSchema: JSONValue = [
@@ -70,14 +74,17 @@ package enum RunListing {
 
     /// The record a store keeps for lists beside `record` (a run's `storedJSON`, whose text is
     /// `length` bytes long): nil when no member is longer than ``storedMemberLimit`` (lists
-    /// read the record itself), else the record without those members and with `"omitted"`
-    /// naming them. ``shown(_:omitted:)`` leaves out the shorter long ones.
+    /// read the record itself), else the record without those members, with `"omitted"` naming
+    /// them and `"record_length"` the record's length. ``shown(_:omitted:)`` leaves out the
+    /// shorter long ones. The length makes the text change whenever the record's length does (a
+    /// long member grown), which the store's triggers rely on to find a stale one.
     package static func listed(_ record: JSONValue, length: Int) -> JSONValue? {
         guard length > storedMemberLimit, case .object(var object) = record else { return nil }
         let long = object.filter { $0.value.serializedLength(atMost: storedMemberLimit) == nil }.map(\.key).sorted()
         guard !long.isEmpty else { return nil }
         for name in long { object[name] = nil }
         object["omitted"] = .array(long.map(JSONValue.string))
+        object["record_length"] = .number(JSONNumber(length))
         return .object(object)
     }
 
@@ -86,6 +93,7 @@ package enum RunListing {
     package static func split(_ value: JSONValue) -> (record: JSONValue, omitted: [String]) {
         guard case .object(var object) = value, let names = object["omitted"]?.arrayValue else { return (value, []) }
         object["omitted"] = nil
+        object["record_length"] = nil
         return (.object(object), names.compactMap(\.stringValue))
     }
 }

@@ -24,7 +24,7 @@ package protocol RunStore: AnyObject, Sendable {
     func loadUnfinished() async throws -> [TaskRun]
     /// Runs matching `filter`, newest first, as a list shows them: a store may leave out
     /// their long members and name them (see ``RunListing``).
-    func list(_ filter: RunFilter) async throws -> [ListedRun<TaskRun>]
+    func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun>
     /// One run by id.
     func run(id: String) async throws -> TaskRun?
     /// The attempts kept of run `runID` (in no particular order; none for an unknown run), each

@@ -165,7 +165,8 @@ extension TaskCoordinator {
                 case .failure(let error):
                     answer = .failure(.unavailable("cannot read the runs from the store: \(error)"))
                 case .success(let stored):
-                    answer = .success(TaskRunsCommand.Answer(runs: Self.merged(stored, known: known, memory: memory, recent: recent, filter: filter), stored: true))
+                    answer = .success(TaskRunsCommand.Answer(runs: Self.merged(stored.runs, known: known, memory: memory, recent: recent, filter: filter),
+                                                             stored: true, cut: stored.cut))
                 }
             } else {
                 answer = .success(TaskRunsCommand.Answer(runs: Self.merged([], known: known, memory: memory, recent: recent, filter: filter), stored: false,

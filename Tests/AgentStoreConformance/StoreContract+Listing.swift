@@ -14,7 +14,7 @@ extension StoreContract {
     ]
 
     /// The runs of `listed` as the list's answer shows them, by id.
-    static func shown<Run>(_ listed: [ListedRun<Run>], json: (Run) -> JSONValue) -> [String: JSONValue] {
+    static func shown<Run>(_ listed: RunListPage<Run>, json: (Run) -> JSONValue) -> [String: JSONValue] {
         var byID: [String: JSONValue] = [:]
         for entry in listed {
             let value = RunListing.shown(json(entry.run), omitted: entry.omitted)

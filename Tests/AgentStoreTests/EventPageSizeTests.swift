@@ -46,4 +46,22 @@ import Testing
         #expect(answer.events.count == 100, "100 KB: within the answer's bound")
         #expect(answer.truncated == nil)
     }
+
+    /// A conversation's history and transcript stop at the same bound: the newest lines that fit.
+    @Test func aChatHistoryStopsAtItsByteBoundWithTheNewestLines() throws {
+        let folder = TestPaths.temporaryDirectory("chat-pages")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        let filler = String(repeating: "y", count: 1_000)
+        for n in 1...50 { store.recordChat(conversation: "ops", user: "ann", role: "user", source: "ann", text: "\(n) \(filler)") }
+        store.close()
+        let reader = try StoreReader(path: folder + "/agent.sqlite")
+        let page = try reader.chat(conversation: "ops", limit: 100, maxBytes: 10_000)
+        #expect(page.truncated)
+        #expect((5...10).contains(page.lines.count), "\(page.lines.count)")
+        #expect(page.lines.last?.text.hasPrefix("50 ") == true, "the newest are kept, oldest first")
+        #expect(try reader.chat(conversation: "ops", limit: 100).count == 50)
+        let answer = try ChatHistoryCommand.read(ChatHistoryCommand.Request(conversation: "ops"), from: reader)
+        #expect(answer.lines.count == 50 && answer.truncated == nil, "50 KB: within the answer's bound")
+    }
 }

@@ -29,8 +29,13 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     package struct Answer: Encodable, Sendable, Equatable {
         package let ok = true
         package var lines: [Line]
+        /// True when the answer stopped at ``ListAnswerSize/bytes`` (nil otherwise).
+        package var truncated: Bool?
 
-        package init(lines: [Line]) { self.lines = lines }
+        package init(lines: [Line], truncated: Bool = false) {
+            self.lines = lines
+            self.truncated = truncated ? true : nil
+        }
     }
 
     /// One line of a conversation, as the store keeps it.
@@ -80,6 +85,7 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
             "source": ["type": "string"], "text": ["type": "string"],
             "confidence": ["type": "number", "minimum": 0, "maximum": 1, "description": "A voice message's transcript (source voice): how sure the recogniser was."],
         ], required: ["id", "time", "conversation", "role", "source", "text"], open: true)],
+        "truncated": ["const": true, "description": "The answer stopped at 4 MiB of JSON, before its limit: the newest lines that fit."],
     ], required: ["ok", "lines"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [(["conversation": "ops", "after": 3, "limit": 10],
@@ -102,8 +108,9 @@ package enum ChatHistoryCommand: @preconcurrency StoreReadCommand {
     /// `default`, and no line stored that the caller may read) is refused as not found.
     package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
         let (conversation, user) = try selection(request, from: reader)
-        let lines = try reader.chat(conversation: conversation, user: user, after: request.after ?? 0, limit: StoreCommands.limit(request.limit))
-        return Answer(lines: lines.map(Line.init))
+        let (lines, truncated) = try reader.chat(conversation: conversation, user: user, after: request.after ?? 0,
+                                                 limit: StoreCommands.limit(request.limit), maxBytes: ListAnswerSize.bytes)
+        return Answer(lines: lines.map(Line.init), truncated: truncated)
     }
 
     /// The conversation and user a request reads (a conversation omitted: `default`, unless a

@@ -31,7 +31,7 @@ package enum ChatTranscriptCommand: @preconcurrency StoreReadCommand {
         package var text: String?
         /// The lines (`json`).
         package var lines: [ChatHistoryCommand.Line]?
-        /// More lines than a transcript holds (the newest are kept).
+        /// More lines than a transcript holds (10,000, or 4 MiB of text; the newest are kept).
         package var truncated: Bool?
     }
 
@@ -51,7 +51,7 @@ package enum ChatTranscriptCommand: @preconcurrency StoreReadCommand {
         "ok": ["const": true], "conversation": ["type": "string"], "format": ["type": "string", "enum": .array(formats.map(JSONValue.string))],
         "text": ["type": "string", "description": "The transcript (text and markdown)."],
         "lines": ["type": "array", "description": "The lines (json), as chat_history gives them."],
-        "truncated": ["type": "boolean", "description": "More lines than a transcript holds (10,000): the newest are kept."],
+        "truncated": ["type": "boolean", "description": "More lines than a transcript holds (10,000, or 4 MiB of text): the newest are kept."],
     ], required: ["ok", "conversation", "format"], open: true)
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [(["conversation": "ops", "format": "text"],
@@ -68,11 +68,11 @@ package enum ChatTranscriptCommand: @preconcurrency StoreReadCommand {
 
     package static func read(_ request: Request, from reader: StoreReader) throws -> Answer {
         let user = request.onlyUser ?? request.user
-        let stored = try reader.chat(conversation: request.conversation, user: user, limit: maximumLines + 1)
+        let (stored, cut) = try reader.chat(conversation: request.conversation, user: user, limit: maximumLines + 1, maxBytes: ListAnswerSize.bytes)
         if stored.isEmpty, request.conversation != ChatHistoryCommand.defaultConversation { throw ChatHistoryCommand.notFound(request.conversation) }
         let lines = Array(stored.suffix(maximumLines))
         let format = request.format ?? "text"
-        var answer = Answer(conversation: request.conversation, format: format, truncated: stored.count > maximumLines ? true : nil)
+        var answer = Answer(conversation: request.conversation, format: format, truncated: cut || stored.count > maximumLines ? true : nil)
         switch format {
         case "json": answer.lines = lines.map(ChatHistoryCommand.Line.init)
         case "markdown": answer.text = ChatTranscript.markdown(lines, conversation: request.conversation)

@@ -91,7 +91,8 @@ extension ChatRelay {
     /// The extractive summary and the transcript's newest part (what a model's context takes). Blocks.
     nonisolated static func extractiveSummary(path: String, conversation: String, user: String?) -> Result<(ChatSummaryCommand.Answer, String), CommandError> {
         do {
-            let lines = try StoreReader(path: path).chat(conversation: conversation, user: user, limit: ChatTranscriptCommand.maximumLines)
+            let lines = try StoreReader(path: path).chat(conversation: conversation, user: user, limit: ChatTranscriptCommand.maximumLines,
+                                                         maxBytes: ListAnswerSize.bytes).lines
             if lines.isEmpty, conversation != ChatHistoryCommand.defaultConversation { return .failure(ChatHistoryCommand.notFound(conversation)) }
             let transcript = String(ChatTranscript.text(lines).suffix(summaryTranscriptCharacters))
             return .success((ChatSummaryCommand.Answer(conversation: conversation, facts: ChatSummary(lines)), transcript))

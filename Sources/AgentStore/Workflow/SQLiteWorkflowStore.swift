@@ -30,7 +30,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
     }
 
-    package func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] {
+    package func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun> {
         try await SQLiteRunStore.offThread { [reader] in try Self.list(filter, reader: reader) }
     }
 
@@ -47,7 +47,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
     /// Reads on the caller's thread (GRDB's synchronous reads; the reader is a connection of its
     /// own, the agent's or `agent-control workflow runs`' beside a stopped agent).
     /// Each run's record for lists (without its long members, see ``RunListing``) where it has one.
-    package static func list(_ filter: WorkflowRunFilter, reader: DatabaseQueue) throws -> [ListedRun<WorkflowRun>] {
+    package static func list(_ filter: WorkflowRunFilter, reader: DatabaseQueue) throws -> RunListPage<WorkflowRun> {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let workflow = filter.workflow {
@@ -60,8 +60,8 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try reader.read { db in
-            try String.fetchAll(db, sql: "SELECT coalesce(listed, data) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
-                                arguments: StatementArguments(arguments)).compactMap(Self.decodeListed)
+            try SQLiteRunStore.readListed(String.fetchCursor(db, sql: "SELECT coalesce(listed, data) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
+                                                             arguments: StatementArguments(arguments)), unshown: ["definition"], Self.decodeListed)
         }
     }
 
@@ -84,12 +84,10 @@ package final class SQLiteWorkflowStore: WorkflowStore {
 
     /// A record read for a list. Its definition, which no list shows, may be one of the members
     /// left out: a null stands in for it.
-    private static func decodeListed(_ text: String) -> ListedRun<WorkflowRun>? {
-        guard let value = try? JSONValue.parse(Data(text.utf8)) else { return nil }
-        let (record, omitted) = RunListing.split(value)
+    private static func decodeListed(_ record: JSONValue) -> WorkflowRun? {
         guard case .object(var object) = record else { return nil }
         if object["definition"] == nil { object["definition"] = .null }
-        return WorkflowRun(stored: .object(object)).map { ListedRun($0, omitted: omitted.filter { $0 != "definition" }) }
+        return WorkflowRun(stored: .object(object))
     }
 
     /// Writes commits (on the store's writer thread, inside its transaction), in order.

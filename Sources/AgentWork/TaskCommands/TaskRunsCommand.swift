@@ -27,12 +27,14 @@ package enum TaskRunsCommand: @preconcurrency AgentCommand {
         package var truncated: Bool?
         package var note: String?
 
-        package init(runs: [JSONValue], stored: Bool, note: String? = nil) {
+        /// `cut`: the store stopped reading before the limit (``RunListPage/cut``).
+        package init(runs: [JSONValue], stored: Bool, note: String? = nil, cut: Bool = false) {
             let fitting = RunListing.fitting(runs)
             self.runs = fitting.runs
             self.stored = stored
-            truncated = fitting.truncated ? true : nil
-            let notes = [note, fitting.truncated ? RunListing.truncatedNote : nil].compactMap { $0 }
+            let truncated = fitting.truncated || cut
+            self.truncated = truncated ? true : nil
+            let notes = [note, truncated ? RunListing.truncatedNote : nil].compactMap { $0 }
             self.note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         }
     }

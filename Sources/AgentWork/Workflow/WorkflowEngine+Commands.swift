@@ -126,7 +126,8 @@ extension WorkflowEngine {
             if let store {
                 switch await Result(awaiting: { try await store.list(filter) }) {
                 case .failure(let error): answer = .failure(.unavailable("cannot read the workflow runs from the store: \(error)"))
-                case .success(let stored): answer = .success(WorkflowRunsCommand.Answer(runs: Self.merged(stored, known: known, filter: filter), stored: true))
+                case .success(let stored): answer = .success(WorkflowRunsCommand.Answer(runs: Self.merged(stored.runs, known: known, filter: filter),
+                                                                                      stored: true, cut: stored.cut))
                 }
             } else {
                 answer = .success(WorkflowRunsCommand.Answer(runs: Self.merged([], known: known, filter: filter), stored: false))

@@ -211,7 +211,10 @@ extension WorkflowEngine {
         let id = state.run.id
         let watch: (TaskRun) -> Void = { [weak self] run in self?.taskEnded(run, run: id, step: step) }
         if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watch) }
-        if let stored = try? tasks.store?.runNow(id: runID) {
+        // A run prepared in this life was never submitted, so no store has it: only a step found
+        // again after a restart (or taken over in a fleet) reads the store, which blocks the
+        // loop (behind every list read queued on the reader's connection).
+        if state.prepared[step.id] == nil, let stored = try? tasks.store?.runNow(id: runID) {
             if stored.status.isFinished { return watch(stored) }
             // A fleet's run is in the shared queue (the step was taken over from another agent):
             // whoever claims it carries it out, a dead holder's attempt rescued after its lease.

@@ -17,7 +17,7 @@ package protocol WorkflowStore: AnyObject, Sendable {
     func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])]
     /// Runs matching `filter`, newest first (without their steps), as a list shows them: a
     /// store may leave out their long members and name them (see ``RunListing``).
-    func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>]
+    func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun>
     /// One run with its step log, in the order the steps started.
     func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])?
     /// Deletes finished runs, with their step logs, that ended before `endedBefore` (nil: no age

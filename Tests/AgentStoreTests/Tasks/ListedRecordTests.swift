@@ -81,4 +81,32 @@ import Testing
         await runs.flush()
         #expect(try Self.listed("r", table: "task_runs", at: store.path) != nil)
     }
+
+    /// This runtime's own write of a longer long member keeps the record for lists (its
+    /// length changes with the record's), and a list stops reading at its byte bound.
+    @Test func aLongMemberGrownKeepsTheRecordForListsAndAListStopsReadingAtItsBound() async throws {
+        let folder = TestPaths.temporaryDirectory("listed-grown")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        var run = TaskRun(id: "r", task: "t", input: ["a": .string(String(repeating: "a", count: 20_000))], requestedBy: .cli)
+        runs.record(run)
+        await runs.flush()
+        run.input = ["a": .string(String(repeating: "a", count: 30_000))]
+        runs.record(run)
+        await runs.flush()
+        #expect(try Self.listed("r", table: "task_runs", at: store.path) != nil, "only the long member changed")
+
+        // Records of 6 KB, none with a record for lists: 2,000 of them are 12 MB.
+        for n in 0..<2_000 { runs.record(TaskRun(id: "m\(n)", task: "m", input: ["a": .string(String(repeating: "m", count: 6_000))], requestedBy: .cli)) }
+        await runs.flush()
+        let page = try await runs.list(RunFilter(task: "m", limit: 10_000))
+        #expect(page.cut)
+        #expect(page.count < 2_000 && page.count * 6_000 > RunListing.readLimit / 2, "\(page.count) runs")
+        #expect(page.first?.run.id == "m1999", "the newest first")
+        let answer = TaskRunsCommand.Answer(runs: page.map { RunListing.shown($0.run.json, omitted: $0.omitted) }, stored: true, cut: page.cut)
+        #expect(answer.truncated == true)
+        #expect(try await runs.list(RunFilter(task: "m", limit: 100)).cut == false)
+    }
 }

@@ -31,7 +31,7 @@ import Testing
         #expect(RunListing.listed(short, length: short.serialized().utf8.count) == nil)
         let long: JSONValue = ["id": "r", "input": Self.text(2 * RunListing.memberLimit + 1), "output": Self.text(3_000)]
         let listed = try #require(RunListing.listed(long, length: long.serialized().utf8.count))
-        #expect(listed == ["id": "r", "output": Self.text(3_000), "omitted": ["input"]])
+        #expect(listed == ["id": "r", "output": Self.text(3_000), "omitted": ["input"], "record_length": .number(JSONNumber(long.serialized().utf8.count))])
         let (record, omitted) = RunListing.split(listed)
         #expect(record == ["id": "r", "output": Self.text(3_000)])
         #expect(omitted == ["input"])

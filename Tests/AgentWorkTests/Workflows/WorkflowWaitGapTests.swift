@@ -36,7 +36,7 @@ import Testing
 
         var waiting: Int { lock.withLock { held.count } }
         func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { [] }
-        func list(_ filter: WorkflowRunFilter) async throws -> [ListedRun<WorkflowRun>] { [] }
+        func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun> { [] }
         func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? { nil }
         func prune(endedBefore: Double?, keeping: Int?) async throws -> Int { 0 }
     }

@@ -27,12 +27,13 @@ package enum WorkflowRunsCommand: @preconcurrency AgentCommand {
         package var truncated: Bool?
         package var note: String?
 
-        package init(runs: [JSONValue], stored: Bool) {
+        /// `cut`: the store stopped reading before the limit (``RunListPage/cut``).
+        package init(runs: [JSONValue], stored: Bool, cut: Bool = false) {
             let fitting = RunListing.fitting(runs)
             self.runs = fitting.runs
             self.stored = stored
-            truncated = fitting.truncated ? true : nil
-            note = fitting.truncated ? RunListing.truncatedNote : nil
+            truncated = fitting.truncated || cut ? true : nil
+            note = fitting.truncated || cut ? RunListing.truncatedNote : nil
         }
     }
 
