@@ -68,11 +68,18 @@ package final class SQLiteRunStore: RunStore {
             values.append(status.rawValue)
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let sql = "SELECT coalesce(listed, data) FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
+        let sql = "SELECT \(listedRecord) FROM task_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))"
         return try reader.read { db in
             try Self.readListed(String.fetchCursor(db, sql: sql, arguments: StatementArguments(values))) { TaskRun(stored: $0) }
         }
     }
+
+    /// The column a list reads: a run's record for lists while it is its record's (its
+    /// `record_length` is the record's length in bytes: a runtime from before migration
+    /// v11-listed-runs rewrites the record alone), else the record.
+    package static let listedRecord = """
+        CASE WHEN listed IS NOT NULL AND json_extract(listed, '$.record_length') = length(CAST(data AS BLOB)) THEN listed ELSE data END
+        """
 
     /// The records of `texts` (each a record for lists or a record) as runs, until they come to
     /// ``RunListing/readLimit`` bytes (the first always). `unshown`: members no list shows,

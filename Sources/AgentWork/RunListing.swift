@@ -75,9 +75,8 @@ package enum RunListing {
     /// The record a store keeps for lists beside `record` (a run's `storedJSON`, whose text is
     /// `length` bytes long): nil when no member is longer than ``storedMemberLimit`` (lists
     /// read the record itself), else the record without those members, with `"omitted"` naming
-    /// them and `"record_length"` the record's length. ``shown(_:omitted:)`` leaves out the
-    /// shorter long ones. The length makes the text change whenever the record's length does (a
-    /// long member grown), which the store's triggers rely on to find a stale one.
+    /// them and `"record_length"` the record's length in bytes, by which a store tells whether
+    /// it is still the current record's. ``shown(_:omitted:)`` leaves out the shorter long ones.
     package static func listed(_ record: JSONValue, length: Int) -> JSONValue? {
         guard length > storedMemberLimit, case .object(var object) = record else { return nil }
         let long = object.filter { $0.value.serializedLength(atMost: storedMemberLimit) == nil }.map(\.key).sorted()

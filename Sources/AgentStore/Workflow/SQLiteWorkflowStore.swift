@@ -60,7 +60,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         }
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try reader.read { db in
-            try SQLiteRunStore.readListed(String.fetchCursor(db, sql: "SELECT coalesce(listed, data) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
+            try SQLiteRunStore.readListed(String.fetchCursor(db, sql: "SELECT \(SQLiteRunStore.listedRecord) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
                                                              arguments: StatementArguments(arguments)), unshown: ["definition"], Self.decodeListed)
         }
     }
