@@ -11,6 +11,18 @@ import Testing
 /// long for a list, so that a list reads no long member and a run without one costs no second
 /// text; a record without its long members is what a list parses.
 @Suite(.ownThreads) struct ListedRecordTests {
+    /// A store in a folder of its own, with its runs.
+    static func open(_ label: String) throws -> (AgentStore, SQLiteRunStore) {
+        let store = try AgentStore(path: TestPaths.temporaryDirectory(label) + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+        return (store, try SQLiteRunStore(store: store))
+    }
+
+    /// Closes `store` and removes its folder.
+    static func close(_ store: AgentStore) {
+        store.close()
+        try? FileManager.default.removeItem(atPath: (store.path as NSString).deletingLastPathComponent)
+    }
+
     static func listed(_ id: String, table: String, at path: String) throws -> String? {
         try AgentStore.readOnlyQueue(path: path).read { db in
             try String?.fetchOne(db, sql: "SELECT listed FROM \(table) WHERE id = ?", arguments: [id]) ?? nil
@@ -18,11 +30,8 @@ import Testing
     }
 
     @Test func onlyARunWithAMemberLongerThanTheLimitHasARecordForListsAndItHoldsNoLongMember() async throws {
-        let folder = TestPaths.temporaryDirectory("listed-records")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
-        defer { store.close() }
-        let runs = try SQLiteRunStore(store: store)
+        let (store, runs) = try Self.open("listed-records")
+        defer { Self.close(store) }
         // Longer than the limit in all, no member longer than it.
         var wide = TaskRun(id: "wide", task: "t", input: ["a": .string(String(repeating: "a", count: 3_000))], requestedBy: .cli)
         wide.output = ["b": .string(String(repeating: "b", count: 3_000))]
@@ -57,11 +66,8 @@ import Testing
     /// A runtime from before the record for lists rewrites a run's record alone: a list no
     /// longer takes the stale record for lists (its length is not the record's), but the record.
     @Test func aRecordWrittenWithoutItsRecordForListsIsListedFromTheRecord() async throws {
-        let folder = TestPaths.temporaryDirectory("listed-stale")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
-        defer { store.close() }
-        let runs = try SQLiteRunStore(store: store)
+        let (store, runs) = try Self.open("listed-stale")
+        defer { Self.close(store) }
         var run = TaskRun(id: "r", task: "t", input: ["a": .string(String(repeating: "a", count: 200_000))], requestedBy: .cli)
         runs.record(run)
         await runs.flush()
@@ -86,11 +92,8 @@ import Testing
     /// This runtime's own write of a longer long member keeps a current record for lists, and a
     /// list stops reading at its byte bound.
     @Test func aLongMemberGrownKeepsTheRecordForListsAndAListStopsReadingAtItsBound() async throws {
-        let folder = TestPaths.temporaryDirectory("listed-grown")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try AgentStore(path: folder + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
-        defer { store.close() }
-        let runs = try SQLiteRunStore(store: store)
+        let (store, runs) = try Self.open("listed-grown")
+        defer { Self.close(store) }
         var run = TaskRun(id: "r", task: "t", input: ["a": .string(String(repeating: "a", count: 20_000))], requestedBy: .cli)
         runs.record(run)
         await runs.flush()
