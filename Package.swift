@@ -42,7 +42,7 @@ let testTargets: [Target] = [
     // GRDB: the tests that check what reached the store read its file (the layer itself has no store).
     ("AgentWorkTests", ["AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore", .product(name: "GRDB", package: "GRDB.swift")]),
     ("AgentStoreTests", ["AgentStore", "AgentStoreConformance", "AgentWork", "AgentSupervision", "AgentOutputs", "AgentLoop", "AgentBase", "AgentCore"]),
-    ("AgentCommandsTests", ["AgentCommands", "AgentWork", "AgentLoop", "AgentBase", "AgentCore"]),
+    ("AgentCommandsTests", ["AgentCommands", "AgentStore", "AgentWork", "AgentLoop", "AgentBase", "AgentCore"]),
     // The composition root: the supervisor in-process, the whole settings file.
     ("AgentRuntimeTests", layerTargets.map { .target(name: $0) } + ["AgentCore", "CAgentSystem"]),
     ("AgentHTTPTests", ["AgentHTTP", "AgentCommands", "AgentWork", "AgentBase", "AgentCore"]),
