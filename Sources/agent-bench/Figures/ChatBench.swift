@@ -22,7 +22,7 @@ enum ChatBench {
         do {
             let settings = """
                 {"enabled_modules": [], \(HTTPBench.httpSettings), "processes": {"chat": {"type": "chatbot",
-                  "logic_adapters": [{"type": "llm", "base_url": "http://127.0.0.1:\(stub.port)/v1", "model": "bench", "confidence": 1\(ProcessInfo.processInfo.environment["XH"].map { ", \"history\": \($0)" } ?? "")}]}}}
+                  "logic_adapters": [{"type": "llm", "base_url": "http://127.0.0.1:\(stub.port)/v1", "model": "bench", "confidence": 1}]}}}
                 """
             let file = try environment.writeAgent("chat-llm", settings: settings)
             let run = try ConsoleRun(environment: environment, settingsFile: file)
