@@ -188,6 +188,17 @@ enum PostgresMigrations {
             )
             """,
         ]),
+        Migration(version: 11, name: "listed", sql: [
+            // A run's record for lists (RunListing.listed: the record without its members over
+            // 8 KiB, naming them, and the record's length in bytes), written with the record when
+            // it has such a member: a list reads it instead of the record, which the server
+            // would otherwise read whole and parse to leave those members out. Rows written
+            // before have none (their long members are left out on the server, see
+            // PostgresListing); so has a record an agent of an older version rewrote, which its
+            // length tells.
+            "ALTER TABLE task_runs ADD COLUMN listed text",
+            "ALTER TABLE workflow_runs ADD COLUMN listed text",
+        ]),
     ]
 
     struct TooNew: Error, CustomStringConvertible {

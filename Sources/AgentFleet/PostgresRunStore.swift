@@ -30,14 +30,25 @@ public final class PostgresRunStore: RunStore {
         return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE NOT finished ORDER BY seq", logger: logger))
     }
 
-    /// Whole runs: ``RunListing`` leaves their long members out of the answer.
+    /// Each run without its members longer than ``RunListing/storedMemberLimit``
+    /// (``PostgresListing``); ``RunListing`` leaves out the shorter long ones.
     package func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun> {
         try store.requireJoined()
         let status = filter.status?.rawValue
-        return try await RunListPage(decodeRuns(client.query("""
-            SELECT \(unescaped: Self.record) FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task))
-            AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
-            """, logger: logger)).map { ListedRun($0) })
+        let rows = try await client.query("""
+            \(unescaped: PostgresListing<TaskRun>.select(["claims", "started", "holder"])) FROM (SELECT *, \(unescaped: PostgresListing<TaskRun>.fresh) AS fresh
+            FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task)) AND (\(status)::text IS NULL OR status = \(status))
+            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing<TaskRun>.measured)
+            """, logger: logger)
+        var listing = PostgresListing<TaskRun>()
+        for try await (data, omitted, claims, started, holder) in rows.decode((String, [String]?, Int32, Double?, String?).self) {
+            listing.add(data, omitted: omitted) { record in
+                guard var run = TaskRun(stored: record) else { return nil }
+                Self.overlay(&run, claims: Int(claims), started: started, holder: holder)
+                return run
+            }
+        }
+        return listing.page
     }
 
     package func run(id: String) async throws -> TaskRun? {
@@ -88,13 +99,13 @@ public final class PostgresRunStore: RunStore {
         guard !runs.isEmpty else { return }
         let columns = Columns(runs)
         try await client.query("""
-            INSERT INTO task_runs (id, task, status, finished, priority, due, data, assigned_to, assigned_until, require)
-            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8),
-                NULLIF(c.require, '')::jsonb
+            INSERT INTO task_runs (id, task, status, finished, priority, due, data, listed, assigned_to, assigned_until, require)
+            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.listed, ''), NULLIF(c.assigned, ''),
+                NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
             FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
-                        \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.records)::text[],
+                        \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.records)::text[], \(columns.listed)::text[],
                         \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
-                AS c(id, task, status, finished, priority, due, data, assigned, until, require)
+                AS c(id, task, status, finished, priority, due, data, listed, assigned, until, require)
             """, logger: logger)
     }
 
@@ -255,15 +266,15 @@ public final class PostgresRunStore: RunStore {
             let columns = Columns(plain)
             // The assignment is written with the run's first record only (ON CONFLICT leaves it).
             try await connection.query("""
-                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, assigned_to, assigned_until, require)
-                SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, NULLIF(c.ended, 'NaN'::float8), c.data,
+                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, listed, assigned_to, assigned_until, require)
+                SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, NULLIF(c.ended, 'NaN'::float8), c.data, NULLIF(c.listed, ''),
                     NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
                 FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
                             \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.ended)::float8[], \(columns.records)::text[],
-                            \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
-                    AS c(id, task, status, finished, priority, due, ended, data, assigned, until, require)
+                            \(columns.listed)::text[], \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
+                    AS c(id, task, status, finished, priority, due, ended, data, listed, assigned, until, require)
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
-                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, claims = 0
+                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, listed = EXCLUDED.listed, claims = 0
                 """, logger: logger)
             let attempts = AttemptColumns(batch.filter { !claimedIDs.contains($0.id) })
             if !attempts.runIDs.isEmpty { try await writeAttempts(attempts, on: connection, logger: logger) }
@@ -286,6 +297,8 @@ public final class PostgresRunStore: RunStore {
     struct Columns {
         var ids: [String] = [], tasks: [String] = [], statuses: [String] = [], finished: [Bool] = []
         var priorities: [Int16] = [], dues: [Double] = [], ended: [Double] = [], records: [String] = []
+        /// Each run's record for lists ("" for none: its record is listed).
+        var listed: [String] = []
         /// The agent a strategy chose ("" for none) and the end of its hold (NaN for none).
         var assigned: [String] = [], holdUntil: [Double] = []
         /// The labels each run requires, as a JSON object ("" for none).
@@ -300,7 +313,9 @@ public final class PostgresRunStore: RunStore {
                 priorities.append(PostgresRunStore.rank(run))
                 dues.append(run.due)
                 ended.append(run.endedAt ?? .nan)
-                records.append(run.storedJSON.serialized())
+                let texts = RecordTexts(run.storedJSON)
+                records.append(texts.data)
+                listed.append(texts.listed ?? "")
                 let until = run.assignmentHoldUntil
                 assigned.append(until == nil ? "" : run.assignedAgent ?? "")
                 holdUntil.append(until ?? .nan)
@@ -315,9 +330,10 @@ public final class PostgresRunStore: RunStore {
     static func writeClaimed(_ run: TaskRun, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         guard let claim = run.claim else { return false }
         let holds = run.status == .running
+        let texts = RecordTexts(run.storedJSON)
         let rows = try await connection.query("""
             UPDATE task_runs SET status = \(run.status.rawValue), finished = \(run.status.isFinished), priority = \(rank(run)),
-                due = \(run.due), ended = \(run.endedAt), data = \(run.storedJSON.serialized()),
+                due = \(run.due), ended = \(run.endedAt), data = \(texts.data), listed = \(texts.listed),
                 holder = CASE WHEN \(holds) THEN holder ELSE NULL END, lease_until = CASE WHEN \(holds) THEN lease_until ELSE NULL END,
                 assigned_until = NULL, claims = 0
             WHERE id = \(run.id) AND holder = \(claim.holder) AND fence = \(claim.fence)

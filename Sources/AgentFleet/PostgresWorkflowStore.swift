@@ -59,19 +59,21 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         }
     }
 
-    /// Whole runs: ``RunListing`` leaves their long members out of the answer.
+    /// Each run without its members longer than ``RunListing/storedMemberLimit``
+    /// (``PostgresListing``); ``RunListing`` leaves out the shorter long ones.
     package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun> {
         try store.requireJoined()
         let status = filter.status?.rawValue
-        var runs: [ListedRun<WorkflowRun>] = []
         let rows = try await client.query("""
-            SELECT data FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow))
-            AND (\(status)::text IS NULL OR status = \(status)) ORDER BY seq DESC LIMIT \(max(filter.limit, 0))
+            \(unescaped: PostgresListing<WorkflowRun>.select()) FROM (SELECT *, \(unescaped: PostgresListing<WorkflowRun>.fresh) AS fresh
+            FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow)) AND (\(status)::text IS NULL OR status = \(status))
+            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing<WorkflowRun>.measured)
             """, logger: logger)
-        for try await data in rows.decode(String.self) {
-            if let run = Self.decodeRun(data) { runs.append(ListedRun(run)) }
+        var listing = PostgresListing<WorkflowRun>(unshown: ["definition"])
+        for try await (data, omitted) in rows.decode((String, [String]?).self) {
+            listing.add(data, omitted: omitted, WorkflowRun.init(listed:))
         }
-        return RunListPage(runs)
+        return listing.page
     }
 
     package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
@@ -200,11 +202,13 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         }
         for run in change.runs {
             let claim = run.claim ?? change.claim.flatMap { $0.runID == run.id ? $0 : nil }
+            let texts = RecordTexts(run.storedJSON)
             try await connection.query("""
-                INSERT INTO workflow_runs (id, workflow, status, finished, ended, holder, fence, lease_until, data)
+                INSERT INTO workflow_runs (id, workflow, status, finished, ended, holder, fence, lease_until, data, listed)
                 VALUES (\(run.id), \(run.workflow), \(run.status.rawValue), \(run.status.isFinished), \(run.endedAt), \(claim?.holder), \(claim?.fence),
-                        \(unescaped: now) + \(lease), \(run.storedJSON.serialized()))
-                ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, ended = EXCLUDED.ended, data = EXCLUDED.data
+                        \(unescaped: now) + \(lease), \(texts.data), \(texts.listed))
+                ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, ended = EXCLUDED.ended, data = EXCLUDED.data,
+                    listed = EXCLUDED.listed
                 """, logger: logger)
         }
         for step in change.steps {

@@ -23,7 +23,7 @@ package enum RunListing {
     /// The store leaves out of its record for lists only members longer than this: a member's
     /// stored form may be longer than its shown one (a signal's time as a number and its
     /// size), and a list from the store must show what a list from memory shows.
-    static let storedMemberLimit = 2 * memberLimit
+    package static let storedMemberLimit = 2 * memberLimit
 
     /// The note of a list that stopped at ``answerLimit``.
     package static let truncatedNote = "the list stops at 4 MiB of JSON: these are its newest runs; ask for fewer (limit) or filter by task or status"

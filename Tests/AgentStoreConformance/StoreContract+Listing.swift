@@ -4,9 +4,9 @@ import JSONSchema
 import Testing
 
 /// Lists of runs on every store: a run's member longer than 4 KiB of JSON is left out of a
-/// list and named in its `omitted` (the SQLite store keeps a record for lists without it; a
-/// store that lists whole records has ``RunListing`` trim them), while the run read by its id
-/// keeps everything.
+/// list and named in its `omitted`, while the run read by its id keeps everything. A store
+/// itself leaves out what is over twice that (the SQLite store keeps a record for lists, the
+/// PostgreSQL server measures the members): a list never carries a long member from the store.
 extension StoreContract {
     package static let listing: [StoreCheck] = [
         StoreCheck("aListedTaskRunLeavesOutItsLongMembersAndNamesThemWhileTheRunByIdKeepsThem", aListedTaskRunLeavesOutItsLongMembersAndNamesThemWhileTheRunByIdKeepsThem),
@@ -36,7 +36,13 @@ extension StoreContract {
         for run in [big, edge, over] { runs.record(run) }
         await runs.flush()
 
-        let shown = Self.shown(try await runs.list(RunFilter(limit: 10)), json: \.json)
+        let listed = try await runs.list(RunFilter(limit: 10))
+        let fromStore = try #require(listed.first { $0.run.id == "big" })
+        #expect(fromStore.omitted == ["input"], "the store leaves out only what is over 8 KiB")
+        let carried = fromStore.run.input == big.input
+        #expect(!carried, "the long input never comes from the store for a list")
+        #expect(fromStore.run.error == big.error)
+        let shown = Self.shown(listed, json: \.json)
         #expect(shown.count == 3)
         let listedBig = try #require(shown["big"])
         #expect(listedBig["omitted"] == ["error", "input"])
@@ -77,7 +83,12 @@ extension StoreContract {
         let small = Self.workflowRun("wsmall")
         #expect(await Self.commit(workflows, WorkflowCommit(runs: [big, small])) == .written)
 
-        let shown = Self.shown(try await workflows.list(WorkflowRunFilter()), json: \.json)
+        let listed = try await workflows.list(WorkflowRunFilter())
+        let fromStore = try #require(listed.first { $0.run.id == "wbig" })
+        #expect(fromStore.omitted == ["variables"], "the definition is left out but never named")
+        #expect(fromStore.run.variables.isEmpty)
+        #expect(fromStore.run.definition == .null)
+        let shown = Self.shown(listed, json: \.json)
         let listedBig = try #require(shown["wbig"])
         #expect(listedBig["omitted"] == ["variables"])
         #expect(listedBig["variables"] == nil)

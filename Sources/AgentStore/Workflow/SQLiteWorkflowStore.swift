@@ -61,7 +61,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         let clause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try reader.read { db in
             try SQLiteRunStore.readListed(String.fetchCursor(db, sql: "SELECT \(SQLiteRunStore.listedRecord) FROM workflow_runs \(clause) ORDER BY row DESC LIMIT \(max(filter.limit, 0))",
-                                                             arguments: StatementArguments(arguments)), unshown: ["definition"], Self.decodeListed)
+                                                             arguments: StatementArguments(arguments)), unshown: ["definition"], WorkflowRun.init(listed:))
         }
     }
 
@@ -80,14 +80,6 @@ package final class SQLiteWorkflowStore: WorkflowStore {
 
     package static func decodeRun(_ text: String) -> WorkflowRun? {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(WorkflowRun.init(stored:))
-    }
-
-    /// A record read for a list. Its definition, which no list shows, may be one of the members
-    /// left out: a null stands in for it.
-    private static func decodeListed(_ record: JSONValue) -> WorkflowRun? {
-        guard case .object(var object) = record else { return nil }
-        if object["definition"] == nil { object["definition"] = .null }
-        return WorkflowRun(stored: .object(object))
     }
 
     /// Writes commits (on the store's writer thread, inside its transaction), in order.

@@ -88,6 +88,13 @@ package struct WorkflowRun: Sendable, Equatable {
         return .object(object)
     }
 
+    /// A run read for a list, whose definition a store may have left out (no list shows it).
+    package init?(listed value: JSONValue) {
+        guard case .object(var object) = value else { return nil }
+        if object["definition"] == nil { object["definition"] = .null }
+        self.init(stored: .object(object))
+    }
+
     package init?(stored value: JSONValue) {
         guard let id = value["id"]?.stringValue, let workflow = value["workflow"]?.stringValue, let version = value["version"]?.stringValue,
               let definition = value["definition"], let status = value["status"]?.stringValue.flatMap(Status.init(rawValue:)),
