@@ -102,8 +102,6 @@ package final class SQLiteRunStore: RunStore {
         try await Self.offThread { [reader] in try Self.readRun(id: id, reader: reader) }
     }
 
-    package func runNow(id: String) throws -> TaskRun? { try Self.readRun(id: id, reader: reader) }
-
     /// One run, read on the caller's thread (already off the loop).
     package static func readRun(id: String, reader: DatabaseQueue) throws -> TaskRun? {
         try reader.read { db in

@@ -32,10 +32,6 @@ package protocol RunStore: AnyObject, Sendable {
     /// ``TaskAttempt/keptAttempts``, the newest ``TaskAttempt/keptTails`` with their tails.
     /// ``TaskAttempt/shown(_:of:)`` completes them with the run's record. They go with their run.
     func attempts(of runID: String) async throws -> [TaskAttempt]
-    /// One run by id, read on the caller's thread (a blocking read, for the few synchronous
-    /// callers of the loop that did so before the interface became `async`: a workflow step
-    /// finding its task run again). SQLite reads directly; others wait for ``run(id:)``.
-    func runNow(id: String) throws -> TaskRun?
     /// Deletes finished runs that ended before `endedBefore` (nil: no age limit) and all but the
     /// newest `keeping` finished runs (nil: no count limit). Returns how many went.
     @discardableResult
@@ -92,10 +88,6 @@ extension RunStore {
 
     /// By default: no journal.
     package func journalNew(_ run: TaskRun) -> Bool { false }
-
-    package func runNow(id: String) throws -> TaskRun? {
-        try StoreWait.result(timeout: 5) { [self] in try await run(id: id) }
-    }
 }
 
 /// What ``RunStore/claim(_:)`` may take.

@@ -152,7 +152,6 @@ package enum StoreContract {
     static func aMissingRunIsNoneAndAClaimedChangeOfItIsRefused(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
         #expect(try await runs.run(id: "ghost") == nil)
-        #expect(try runs.runNow(id: "ghost") == nil)
         #expect(try await runs.loadUnfinished().isEmpty)
         var ghost = Self.run("ghost", status: .succeeded)
         ghost.claim = RunClaim(runID: "ghost", holder: "a", fence: 1, leaseUntil: 0)

@@ -206,21 +206,49 @@ extension WorkflowEngine {
     /// to the coordinator (recovered), finished in the store, or not committed at all (then
     /// submitted again under the same id and key).
     private func submitTask(_ step: WorkflowStep, _ state: LiveRun) {
-        guard let record = state.steps[step.id], !record.status.isFinished, let runID = record.taskRun,
-              case .task(let name, _, _, _) = step.kind else { return }
-        let id = state.run.id
-        let watch: (TaskRun) -> Void = { [weak self] run in self?.taskEnded(run, run: id, step: step) }
-        if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watch) }
+        guard let record = state.steps[step.id], !record.status.isFinished, let runID = record.taskRun else { return }
+        if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watcher(step, state)) }
         // A run prepared in this life was never submitted, so no store has it: only a step found
-        // again after a restart (or taken over in a fleet) reads the store, which blocks the
-        // loop (behind every list read queued on the reader's connection).
-        if state.prepared[step.id] == nil, let stored = try? tasks.store?.runNow(id: runID) {
+        // again after a restart (or taken over in a fleet) reads the store, off the loop (a
+        // fleet's read is a round trip to the database; SQLite's waits behind list reads).
+        guard state.prepared[step.id] == nil, let store = tasks.store else { return submit(step, state, runID) }
+        guard state.finding.insert(runID).inserted else { return }
+        let id = state.run.id, inbox = loop.inbox
+        Task.detached { [weak self] in
+            let stored = try? await store.run(id: runID)
+            inbox.post { self?.found(stored, step, run: id, taskRun: runID) }
+        }
+    }
+
+    /// A step's task run read from the store (nil: none there) after a restart, if the step
+    /// still waits for it.
+    private func found(_ stored: TaskRun?, _ step: WorkflowStep, run id: String, taskRun runID: String) {
+        guard let state = live[id] else { return }
+        state.finding.remove(runID)
+        guard !stopping, let record = state.steps[step.id], !record.status.isFinished, record.taskRun == runID,
+              state.prepared[step.id] == nil else { return }
+        let watch = watcher(step, state)
+        if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watch) }
+        if let stored {
             if stored.status.isFinished { return watch(stored) }
             // A fleet's run is in the shared queue (the step was taken over from another agent):
             // whoever claims it carries it out, a dead holder's attempt rescued after its lease.
             // Submitted again, it would be queued afresh and could run twice at once.
             if tasks.shared != nil { return tasks.whenFinished(runID, watch) }
         }
+        submit(step, state, runID)
+    }
+
+    /// What is told when the step's task run ends.
+    private func watcher(_ step: WorkflowStep, _ state: LiveRun) -> (TaskRun) -> Void {
+        let id = state.run.id
+        return { [weak self] run in self?.taskEnded(run, run: id, step: step) }
+    }
+
+    /// Submits the step's task run: the one prepared in this life, or one made again with the
+    /// recorded id and key.
+    private func submit(_ step: WorkflowStep, _ state: LiveRun, _ runID: String) {
+        guard let record = state.steps[step.id], case .task(let name, _, _, _) = step.kind else { return }
         var run = state.prepared[step.id] ?? {
             var again = tasks.prepare(task: name, input: record.detail["input"] ?? .object([:]), priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
             again.id = runID
@@ -229,7 +257,7 @@ extension WorkflowEngine {
         run.idempotencyKey = record.idempotencyKey
         state.prepared[step.id] = nil
         tasks.submit(run)
-        tasks.whenFinished(runID, watch)
+        tasks.whenFinished(runID, watcher(step, state))
     }
 
     private func taskEnded(_ run: TaskRun, run id: String, step: WorkflowStep) {

@@ -38,6 +38,8 @@ package final class WorkflowEngine {
         package var launched: Set<String> = []
         /// Prepared task runs, by step (submitted once the step's start is committed).
         package var prepared: [String: TaskRun] = [:]
+        /// Task runs of steps found again after a restart, being read from the store.
+        package var finding: Set<String> = []
         package var timers: [String: Int] = [:]
         /// The first matching event for each `wait_event` step armed but not launched yet (its
         /// start not committed): the step takes it at its launch.
