@@ -190,14 +190,31 @@ enum PostgresMigrations {
         ]),
         Migration(version: 11, name: "listed", sql: [
             // A run's record for lists (RunListing.listed: the record without its members over
-            // 8 KiB, naming them, and the record's length in bytes), written with the record when
-            // it has such a member: a list reads it instead of the record, which the server
-            // would otherwise read whole and parse to leave those members out. Rows written
-            // before have none (their long members are left out on the server, see
-            // PostgresListing); so has a record an agent of an older version rewrote, which its
-            // length tells.
-            "ALTER TABLE task_runs ADD COLUMN listed text",
-            "ALTER TABLE workflow_runs ADD COLUMN listed text",
+            // 8 KiB, naming them), written with the record when it has such a member, and the
+            // length in bytes of the record it was made for (`listed_for`, written with every
+            // record): a list reads the record for lists (or the record, when it has none) while
+            // that length is the record's, which the server knows without reading the record.
+            // Otherwise (a row written before, or rewritten by an agent of an older version) the
+            // server leaves the long members out itself (PostgresListing).
+            "ALTER TABLE task_runs ADD COLUMN listed text, ADD COLUMN listed_for bigint",
+            "ALTER TABLE workflow_runs ADD COLUMN listed text, ADD COLUMN listed_for bigint",
+            // A record's members as a list shows them: the record without those longer than
+            // `over` bytes, and their names (NULL when none). NULLs for a record it cannot split:
+            // one PostgreSQL cannot read (a \u0000, which it refuses to unescape) or no JSON
+            // object; the agent reads such a record whole.
+            """
+            CREATE FUNCTION agent_listed_members(record text, over integer, OUT kept text, OUT omitted text[])
+            LANGUAGE plpgsql IMMUTABLE AS $$
+            BEGIN
+                SELECT coalesce(json_object_agg(key, value) FILTER (WHERE octet_length(value::text) <= over), '{}'::json)::text,
+                    array_agg(key ORDER BY key) FILTER (WHERE octet_length(value::text) > over)
+                INTO kept, omitted FROM json_each(record::json);
+            EXCEPTION WHEN others THEN
+                kept := NULL;
+                omitted := NULL;
+            END
+            $$
+            """,
         ]),
     ]
 

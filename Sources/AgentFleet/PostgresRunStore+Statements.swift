@@ -74,24 +74,24 @@ extension PostgresRunStore {
     /// The runs' attempts' records ($10…$15, see ``AttemptColumns``) are written in the same
     /// statement, for the runs written only (a stale claim's attempt is refused with its run).
     struct ClaimedBatchWrite: PostgresPreparedStatement {
-        static let name = "agent_claimed_write_5"
+        static let name = "agent_claimed_write_6"
         static let sql = """
             WITH written AS (
                 UPDATE task_runs t SET status = c.status, finished = c.finished, priority = c.priority, due = c.due,
-                    ended = NULLIF(c.ended, 'NaN'::float8), data = c.data, listed = NULLIF(c.listed, ''),
+                    ended = NULLIF(c.ended, 'NaN'::float8), data = c.data, listed = NULLIF(c.listed, ''), listed_for = c.listed_for,
                     holder = CASE WHEN c.status = 'running' THEN t.holder ELSE NULL END,
                     lease_until = CASE WHEN c.status = 'running' THEN t.lease_until ELSE NULL END, assigned_until = NULL, claims = 0
                 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int2[], $5::float8[], $6::float8[], $7::text[], $8::text[], $9::bigint[],
-                            $10::text[])
-                    AS c(id, status, finished, priority, due, ended, data, holder, fence, listed)
+                            $10::text[], $11::bigint[])
+                    AS c(id, status, finished, priority, due, ended, data, holder, fence, listed, listed_for)
                 WHERE t.id = c.id AND t.holder = c.holder AND t.fence = c.fence
                 RETURNING t.id),
             attempts AS (
-                \(PostgresRunStore.attemptsInsert(from: 11, where: "a.run_id IN (SELECT id FROM written)")))
+                \(PostgresRunStore.attemptsInsert(from: 12, where: "a.run_id IN (SELECT id FROM written)")))
             SELECT id FROM written
             """
         static let bindingDataTypes: [PostgresDataType] = [.textArray, .textArray, .boolArray, .int2Array, .float8Array, .float8Array,
-                                                           .textArray, .textArray, .int8Array, .textArray] + AttemptColumns.types
+                                                           .textArray, .textArray, .int8Array, .textArray, .int8Array] + AttemptColumns.types
         typealias Row = String
 
         var columns: Columns
@@ -100,7 +100,7 @@ extension PostgresRunStore {
         var attempts: AttemptColumns
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 16)
+            var bindings = PostgresBindings(capacity: 17)
             bindings.append(columns.ids)
             bindings.append(columns.statuses)
             bindings.append(columns.finished)
@@ -111,6 +111,7 @@ extension PostgresRunStore {
             bindings.append(holders)
             bindings.append(fences)
             bindings.append(columns.listed)
+            bindings.append(columns.listedFor)
             attempts.bind(&bindings)
             return bindings
         }

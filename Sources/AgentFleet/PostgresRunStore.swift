@@ -99,13 +99,13 @@ public final class PostgresRunStore: RunStore {
         guard !runs.isEmpty else { return }
         let columns = Columns(runs)
         try await client.query("""
-            INSERT INTO task_runs (id, task, status, finished, priority, due, data, listed, assigned_to, assigned_until, require)
-            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.listed, ''), NULLIF(c.assigned, ''),
+            INSERT INTO task_runs (id, task, status, finished, priority, due, data, listed, listed_for, assigned_to, assigned_until, require)
+            SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, c.data, NULLIF(c.listed, ''), c.listed_for, NULLIF(c.assigned, ''),
                 NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
             FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
                         \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.records)::text[], \(columns.listed)::text[],
-                        \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
-                AS c(id, task, status, finished, priority, due, data, listed, assigned, until, require)
+                        \(columns.listedFor)::int8[], \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
+                AS c(id, task, status, finished, priority, due, data, listed, listed_for, assigned, until, require)
             """, logger: logger)
     }
 
@@ -266,15 +266,17 @@ public final class PostgresRunStore: RunStore {
             let columns = Columns(plain)
             // The assignment is written with the run's first record only (ON CONFLICT leaves it).
             try await connection.query("""
-                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, listed, assigned_to, assigned_until, require)
+                INSERT INTO task_runs (id, task, status, finished, priority, due, ended, data, listed, listed_for, assigned_to, assigned_until, require)
                 SELECT c.id, c.task, c.status, c.finished, c.priority, c.due, NULLIF(c.ended, 'NaN'::float8), c.data, NULLIF(c.listed, ''),
-                    NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
+                    c.listed_for, NULLIF(c.assigned, ''), NULLIF(c.until, 'NaN'::float8), NULLIF(c.require, '')::jsonb
                 FROM unnest(\(columns.ids)::text[], \(columns.tasks)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[],
                             \(columns.priorities)::int2[], \(columns.dues)::float8[], \(columns.ended)::float8[], \(columns.records)::text[],
-                            \(columns.listed)::text[], \(columns.assigned)::text[], \(columns.holdUntil)::float8[], \(columns.requires)::text[])
-                    AS c(id, task, status, finished, priority, due, ended, data, listed, assigned, until, require)
+                            \(columns.listed)::text[], \(columns.listedFor)::int8[], \(columns.assigned)::text[], \(columns.holdUntil)::float8[],
+                            \(columns.requires)::text[])
+                    AS c(id, task, status, finished, priority, due, ended, data, listed, listed_for, assigned, until, require)
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, priority = EXCLUDED.priority,
-                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, listed = EXCLUDED.listed, claims = 0
+                    due = EXCLUDED.due, ended = EXCLUDED.ended, data = EXCLUDED.data, listed = EXCLUDED.listed, listed_for = EXCLUDED.listed_for,
+                    claims = 0
                 """, logger: logger)
             let attempts = AttemptColumns(batch.filter { !claimedIDs.contains($0.id) })
             if !attempts.runIDs.isEmpty { try await writeAttempts(attempts, on: connection, logger: logger) }
@@ -297,8 +299,9 @@ public final class PostgresRunStore: RunStore {
     struct Columns {
         var ids: [String] = [], tasks: [String] = [], statuses: [String] = [], finished: [Bool] = []
         var priorities: [Int16] = [], dues: [Double] = [], ended: [Double] = [], records: [String] = []
-        /// Each run's record for lists ("" for none: its record is listed).
-        var listed: [String] = []
+        /// Each run's record for lists ("" for none: its record is listed), and the length of
+        /// its record in bytes (``PostgresListing``).
+        var listed: [String] = [], listedFor: [Int64] = []
         /// The agent a strategy chose ("" for none) and the end of its hold (NaN for none).
         var assigned: [String] = [], holdUntil: [Double] = []
         /// The labels each run requires, as a JSON object ("" for none).
@@ -316,6 +319,7 @@ public final class PostgresRunStore: RunStore {
                 let texts = RecordTexts(run.storedJSON)
                 records.append(texts.data)
                 listed.append(texts.listed ?? "")
+                listedFor.append(Int64(texts.length))
                 let until = run.assignmentHoldUntil
                 assigned.append(until == nil ? "" : run.assignedAgent ?? "")
                 holdUntil.append(until ?? .nan)
@@ -333,7 +337,7 @@ public final class PostgresRunStore: RunStore {
         let texts = RecordTexts(run.storedJSON)
         let rows = try await connection.query("""
             UPDATE task_runs SET status = \(run.status.rawValue), finished = \(run.status.isFinished), priority = \(rank(run)),
-                due = \(run.due), ended = \(run.endedAt), data = \(texts.data), listed = \(texts.listed),
+                due = \(run.due), ended = \(run.endedAt), data = \(texts.data), listed = \(texts.listed), listed_for = \(Int64(texts.length)),
                 holder = CASE WHEN \(holds) THEN holder ELSE NULL END, lease_until = CASE WHEN \(holds) THEN lease_until ELSE NULL END,
                 assigned_until = NULL, claims = 0
             WHERE id = \(run.id) AND holder = \(claim.holder) AND fence = \(claim.fence)

@@ -204,11 +204,11 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
             let claim = run.claim ?? change.claim.flatMap { $0.runID == run.id ? $0 : nil }
             let texts = RecordTexts(run.storedJSON)
             try await connection.query("""
-                INSERT INTO workflow_runs (id, workflow, status, finished, ended, holder, fence, lease_until, data, listed)
+                INSERT INTO workflow_runs (id, workflow, status, finished, ended, holder, fence, lease_until, data, listed, listed_for)
                 VALUES (\(run.id), \(run.workflow), \(run.status.rawValue), \(run.status.isFinished), \(run.endedAt), \(claim?.holder), \(claim?.fence),
-                        \(unescaped: now) + \(lease), \(texts.data), \(texts.listed))
+                        \(unescaped: now) + \(lease), \(texts.data), \(texts.listed), \(Int64(texts.length)))
                 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, finished = EXCLUDED.finished, ended = EXCLUDED.ended, data = EXCLUDED.data,
-                    listed = EXCLUDED.listed
+                    listed = EXCLUDED.listed, listed_for = EXCLUDED.listed_for
                 """, logger: logger)
         }
         for step in change.steps {
