@@ -36,9 +36,11 @@ package final class BlockingPool: Sendable {
             return true
         }
         if startThread {
-            let thread = Thread { [self] in work() }
-            thread.name = name
-            thread.start()
+            // Named from inside: a name given before the start does not reach the kernel.
+            Thread { [self] in
+                Thread.current.name = name
+                work()
+            }.start()
         }
         queued.signal()
     }

@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Synchronization
+
+/// Where a request with a big body is handled: a thread of its own (`agent-http-body`), not the
+/// HTTP front's one event loop thread. Parsing and checking a body of a MiB of small elements
+/// (100,000 keys) takes 50 ms of CPU, answered or refused: on the event loop, a client with
+/// any token held every other request — `/livez` on the health listener too — for that long
+/// per body, 1.8 s with 40 such clients. Here they wait for each other and nothing else does.
+/// A body of up to ``threshold`` bytes (every request a dashboard or the CLI sends but a big
+/// input) stays on the event loop: no hop.
+enum BigBodyLane {
+    /// Bodies longer than this (bytes), or of a length not announced (chunked), take the lane.
+    static let threshold = 64 * 1024
+
+    /// Whether `request`'s body takes the lane.
+    static func wanted(_ request: Request) -> Bool {
+        guard let length = request.headers[.contentLength] else { return request.headers[.transferEncoding] != nil }
+        return Int(length).map { $0 > threshold } ?? true
+    }
+
+    /// The lane's executor, started at the first big body.
+    static let executor = ThreadTaskExecutor(name: "agent-http-body")
+
+    /// `handle`'s response, on the lane when `request`'s body takes it.
+    static func respond(_ request: Request, _ handle: () async -> Response) async -> Response {
+        guard wanted(request) else { return await handle() }
+        return await withTaskExecutorPreference(executor) { await handle() }
+    }
+}
+
+/// A task executor of one thread of its own, which runs its jobs in the order they came.
+final class ThreadTaskExecutor: TaskExecutor, Sendable {
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let queued = DispatchSemaphore(value: 0)
+
+    init(name: String) {
+        // Named from inside: a name given to a Thread before it starts does not reach the
+        // kernel (the thread would carry its creator's, an event loop's).
+        Thread { [self] in
+            Thread.current.name = name
+            work()
+        }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        queued.signal()
+    }
+
+    private func work() {
+        while true {
+            queued.wait()
+            let job = jobs.withLock { $0.removeFirst() }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
