@@ -236,7 +236,15 @@ extension TaskRun {
     }
 
     package static func iso(_ seconds: Double) -> String {
-        ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
+        // Milliseconds, rounded: 43.25 s is 43.2499999… as a double, and was shown as .249.
+        // Not nanoseconds in 64 bits, which reach from 1677 to 2262 only (a schedule's "at"
+        // of 9999-12-31 was shown as 2262-04-11).
+        var (whole, millis) = Int64(saturating: (seconds * 1000).rounded()).quotientAndRemainder(dividingBy: 1000)
+        if millis < 0 {
+            whole -= 1
+            millis += 1000
+        }
+        return ConsoleOutput.timestamp(seconds: whole, millis: Int(millis), full: true)
     }
 }
 

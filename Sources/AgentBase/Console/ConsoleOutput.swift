@@ -107,11 +107,15 @@ public final class ConsoleOutput {
     /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
     /// lines, `logs`, `events` and `history`; `full: false` keeps only the clock.
     public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
-        let seconds = time_t(nanoseconds / 1_000_000_000)
+        timestamp(seconds: nanoseconds / 1_000_000_000, millis: Int(nanoseconds % 1_000_000_000) / 1_000_000, full: full)
+    }
+
+    /// The same of a time in whole seconds since 1970 and milliseconds: any year from 1 to
+    /// 9999, where nanoseconds in 64 bits reach from 1677 to 2262 only.
+    public static func timestamp(seconds: Int64, millis: Int, full: Bool) -> String {
         var parts = tm()
-        var copy = seconds
+        var copy = time_t(seconds)
         gmtime_r(&copy, &parts)
-        let millis = Int(nanoseconds % 1_000_000_000) / 1_000_000
         // Digits written by hand: String(format:) cost ~1.5 µs a call on the routing path.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
