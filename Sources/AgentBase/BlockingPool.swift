@@ -1,3 +1,4 @@
+import CAgentSystem
 import Foundation
 import Synchronization
 
@@ -36,9 +37,9 @@ package final class BlockingPool: Sendable {
             return true
         }
         if startThread {
-            // Named from inside: a name given before the start does not reach the kernel.
+            // Named by the thread itself through pthread (truncated to the kernel's 15 bytes).
             Thread { [self] in
-                Thread.current.name = name
+                agent_set_thread_name(name)
                 work()
             }.start()
         }

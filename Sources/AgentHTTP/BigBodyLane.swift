@@ -1,8 +1,6 @@
-import Dispatch
-import Foundation
+import AgentBase
 import HTTPTypes
 import Hummingbird
-import Synchronization
 
 /// Where a request with a big body is handled: a thread of its own (`agent-http-body`), not the
 /// HTTP front's one event loop thread. Parsing and checking a body of a MiB of small elements
@@ -28,34 +26,5 @@ enum BigBodyLane {
     static func respond(_ request: Request, _ handle: () async -> Response) async -> Response {
         guard wanted(request) else { return await handle() }
         return await withTaskExecutorPreference(executor) { await handle() }
-    }
-}
-
-/// A task executor of one thread of its own, which runs its jobs in the order they came.
-final class ThreadTaskExecutor: TaskExecutor, Sendable {
-    private let jobs = Mutex<[UnownedJob]>([])
-    private let queued = DispatchSemaphore(value: 0)
-
-    init(name: String) {
-        // Named from inside: a name given to a Thread before it starts does not reach the
-        // kernel (the thread would carry its creator's, an event loop's).
-        Thread { [self] in
-            Thread.current.name = name
-            work()
-        }.start()
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
-        queued.signal()
-    }
-
-    private func work() {
-        while true {
-            queued.wait()
-            let job = jobs.withLock { $0.removeFirst() }
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
     }
 }

@@ -97,7 +97,12 @@ package enum ScheduleSettings {
                     : "a schedule has one of \"cron\", \"every\" and \"at\"; found \(given.map { "\"\($0)\"" }.joined(separator: " and "))"))
             } else if let text = object["cron"]?.stringValue {
                 do throws(CronExpressionError) {
-                    timing = .cron(try CronExpression(parsing: text))
+                    let expression = try CronExpression(parsing: text)
+                    if !expression.isReboot, !expression.canFire {
+                        problems.append((pointer + "/cron", "the cron expression \"\(text)\" never fires: no month it names has the day of month it names (February has 29 days at most, April, June, September and November 30); name a day that exists, or a day of the week"))
+                    } else {
+                        timing = .cron(expression)
+                    }
                 } catch {
                     problems.append((pointer + "/cron", "invalid cron expression \"\(text)\": \(error.field) \"\(error.part)\": \(error.message)"))
                 }

@@ -65,3 +65,21 @@ import Testing
         #expect(cron.nextFire(after: CronFixtures.instant("2026-01-01T00:00:00Z"), in: CronFixtures.zone("UTC")) == nil)
     }
 }
+
+/// A schedule whose cron can never fire is refused at its pointer, where it was taken and then
+/// listed with no next fire, never saying why; one that fires on a weekday of such a date, and
+/// @reboot, are taken.
+struct ScheduleNeverFiresTests {
+    @Test func aScheduleWhoseCronNeverFiresIsRefusedAtItsPointer() {
+        let read = ScheduleSettings.read([
+            "feb30": ["cron": "0 0 30 2 *", "run": ["task": "t"]],
+            "apr31": ["cron": "0 0 31 2,4 *", "run": ["task": "t"]],
+            "mondays": ["cron": "0 0 30 2 MON", "run": ["task": "t"]],
+            "boot": ["cron": "@reboot", "run": ["task": "t"]],
+        ])
+        #expect(read.schedules.map(\.name).sorted() == ["boot", "mondays"])
+        #expect(read.issues.map(\.pointer) == ["/schedules/apr31/cron", "/schedules/feb30/cron"])
+        #expect(read.issues.allSatisfy { $0.message.contains("never fires") && $0.message.contains("February has 29 days at most") },
+                "\(read.issues)")
+    }
+}
