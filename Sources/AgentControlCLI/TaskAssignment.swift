@@ -89,6 +89,7 @@ struct TaskAssignments: ParsableCommand {
         for run in answer["runs"]?.arrayValue ?? [] {
             print(json ? run.serialized() : TaskCommand.line(run) + "  on \(run["executor"]?.stringValue ?? run["assigned_to"]?.stringValue ?? "?")")
         }
+        if let note = answer["note"]?.stringValue { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
     }
 }
 

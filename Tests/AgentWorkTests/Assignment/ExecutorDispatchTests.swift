@@ -203,4 +203,30 @@ import Testing
             #expect(tasks.describe(0)["people"] == ["alice", "carol"])
         }
     }
+
+    /// Runs assigned by hand have no bound but the queue's: the answer stops at 4 MiB of JSON
+    /// with its oldest runs, whole, and says so.
+    @Test func assignmentsStopAtFourMiBWithTheOldestRunsWhole() {
+        loop.isolated {
+            let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)])
+            _ = submit(tasks, count: 2)
+            let big: JSONValue = ["text": .string(String(repeating: "x", count: 500_000))]
+            let queued = (0..<12).map { _ in tasks.submit(task: "t", input: big, priority: .normal, notBefore: nil, requestedBy: .cli) }
+            for run in queued { #expect(Self.json(tasks.assign(run.id, to: "b"))["ok"] == true) }
+            var answer: JSONValue = .null
+            TaskAssignmentsCommand.run(.init(), on: tasks, caller: CommandCaller(front: "test")) { answer = Self.json($0) }
+            let runs = answer["runs"]?.arrayValue ?? []
+            #expect(answer["truncated"] == true)
+            #expect(answer["note"]?.stringValue?.contains("4 MiB") == true)
+            #expect(answer.serialized().utf8.count <= RunListing.answerLimit + 1_000)
+            #expect(runs.count >= 8 && runs.count < 14, "\(runs.count)")
+            #expect(runs.last?["input"] == big, "whole: a person needs the input")
+            // One executor's runs that fit: the answer says nothing more.
+            var small: JSONValue = .null
+            TaskAssignmentsCommand.run(.init(executor: "a"), on: tasks, caller: CommandCaller(front: "test")) { small = Self.json($0) }
+            #expect(small["runs"]?.arrayValue?.count == 1)
+            #expect(small["truncated"] == nil)
+            #expect(small["note"] == nil)
+        }
+    }
 }

@@ -19,10 +19,25 @@ package enum TaskAssignmentsCommand: @preconcurrency AgentCommand {
     package struct Answer: Encodable, Sendable {
         package let ok = true
         package var runs: [JSONValue]
+        /// True when the answer stopped at ``RunListing/answerLimit`` (nil otherwise).
+        package var truncated: Bool?
+        package var note: String?
+
+        /// `runs`, oldest first, whole (a person needs a run's input), as many as fit in
+        /// ``RunListing/answerLimit``: runs assigned by hand have no other bound.
+        package init(runs: [JSONValue]) {
+            let fitting = RunListing.fitting(runs)
+            self.runs = fitting.runs
+            truncated = fitting.truncated ? true : nil
+            note = fitting.truncated ? TaskAssignmentsCommand.truncatedNote : nil
+        }
     }
 
+    /// The note of an answer that stopped at 4 MiB.
+    package static let truncatedNote = "the answer stops at 4 MiB of JSON: these are the oldest runs; ask for one executor's or one person's (executor, user)"
+
     package static let name = "task_assignments"
-    package static let summary = "Runs on executors now (running, or waiting for a person), and runs assigned by hand; only one executor's or one person's with `executor` or `user`."
+    package static let summary = "Runs on executors now (running, or waiting for a person), and runs assigned by hand, oldest first and whole, up to 4 MiB of JSON; only one executor's or one person's with `executor` or `user`."
     package static let routes: [CommandRoute] = [.get("/api/assignments")]
     package static let mutating = false
     package static let requestSchema: JSONValue = CommandSchema.object([
@@ -30,7 +45,9 @@ package enum TaskAssignmentsCommand: @preconcurrency AgentCommand {
         "user": ["type": "string", "description": "Only the runs waiting for this person."],
     ])
     package static let answerSchema: JSONValue = CommandSchema.object(
-        ["ok": ["const": true], "runs": ["type": "array", "items": TaskCommands.runSchema]], required: ["ok", "runs"])
+        ["ok": ["const": true], "runs": ["type": "array", "items": TaskCommands.runSchema],
+         "truncated": ["const": true, "description": "The answer stopped at 4 MiB of JSON: these are the oldest runs."],
+         "note": ["type": "string"]], required: ["ok", "runs"])
     package static var examples: [(request: JSONValue, answer: Answer)] {
         [([:], Answer(runs: [TaskCommands.exampleRun])), (["executor": "gpu#1", "user": "alice"], Answer(runs: []))]
     }
