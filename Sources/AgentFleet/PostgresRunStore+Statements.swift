@@ -71,7 +71,7 @@ extension PostgresRunStore {
     /// A batch of claimed runs' changes, each written only while its claim holds the run (see
     /// ``writeClaimed(_:on:logger:)``); returns the ids written. `ended`: NaN stands for none.
     /// A claimed run's hold for its assigned agent is spent: a retry goes to any agent.
-    /// The runs' attempts' records ($10…$15, see ``AttemptColumns``) are written in the same
+    /// The runs' attempts' records ($12…$17, see ``AttemptColumns``) are written in the same
     /// statement, for the runs written only (a stale claim's attempt is refused with its run).
     struct ClaimedBatchWrite: PostgresPreparedStatement {
         static let name = "agent_claimed_write_6"

@@ -7,9 +7,13 @@ import Hummingbird
 /// (100,000 keys) takes 50 ms of CPU, answered or refused: on the event loop, a client with
 /// any token held every other request — `/livez` on the health listener too — for that long
 /// per body, 1.8 s with 40 such clients. Here they wait for each other and nothing else does.
-/// A body of up to ``threshold`` bytes (every request a dashboard or the CLI sends but a big
-/// input) stays on the event loop: no hop.
-enum BigBodyLane {
+/// The router's first middleware, so that everything after it runs there for such a request:
+/// the CSRF check that reads a dashboard form, the route's parse and check. A body of up to
+/// ``threshold`` bytes (every request a dashboard or the CLI sends but a big input) stays on
+/// the event loop: no hop.
+struct BigBodyLane: RouterMiddleware {
+    typealias Context = AgentRequestContext
+
     /// Bodies longer than this (bytes), or of a length not announced (chunked), take the lane.
     static let threshold = 64 * 1024
 
@@ -22,9 +26,8 @@ enum BigBodyLane {
     /// The lane's executor, started at the first big body.
     static let executor = ThreadTaskExecutor(name: "agent-http-body")
 
-    /// `handle`'s response, on the lane when `request`'s body takes it.
-    static func respond(_ request: Request, _ handle: () async -> Response) async -> Response {
-        guard wanted(request) else { return await handle() }
-        return await withTaskExecutorPreference(executor) { await handle() }
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard Self.wanted(request) else { return try await next(request, context) }
+        return try await withTaskExecutorPreference(Self.executor) { try await next(request, context) }
     }
 }

@@ -50,7 +50,7 @@ struct CommandRoutes: Sendable {
                 let method = HTTPRequest.Method(rawValue: command.method) ?? .get
                 let route = Route(command, of: registered)
                 router.on(RouterPath(command.path), method: method) { request, context in
-                    await BigBodyLane.respond(request) { await respond(route, request: request, context: context) }
+                    await respond(route, request: request, context: context)
                 }
             }
         }

@@ -69,12 +69,13 @@ public final class HTTPFront: AgentFront, Sendable {
     /// The most `?follow` streams open at once (more get 503).
     static let maximumStreams = 32
 
-    /// The routes: health first (no credentials for `/livez`), then the API. Every request
-    /// passes the authenticators (bearer token, session cookie) and the access policy (who
-    /// may do what, CSRF) before its route; then its shape (a method the route takes, no body
-    /// on a GET).
+    /// The routes: health first (no credentials for `/livez`), then the API. A request with a
+    /// big body moves to its own thread (``BigBodyLane``). Every request passes the
+    /// authenticators (bearer token, session cookie) and the access policy (who may do what,
+    /// CSRF) before its route; then its shape (a method the route takes, no body on a GET).
     func makeRouter() -> Router<AgentRequestContext> {
         let router = Router(context: AgentRequestContext.self)
+        router.middlewares.add(BigBodyLane())
         router.middlewares.add(HTTPMetricsMiddleware(exporter: exporter))
         router.middlewares.add(JSONErrorMiddleware())
         let csrf = CSRFProtection(sessions: sessions, secure: settings.tls != nil, maximumBodyBytes: settings.maximumBodyBytes)

@@ -26,7 +26,7 @@ struct MCPRoutes: Sendable {
     ]
 
     func register(on router: Router<AgentRequestContext>) {
-        router.post(RouterPath(Self.path)) { request, context in await BigBodyLane.respond(request) { await respond(request, context) } }
+        router.post(RouterPath(Self.path)) { request, context in await respond(request, context) }
     }
 
     func respond(_ request: Request, _ context: AgentRequestContext) async -> Response {

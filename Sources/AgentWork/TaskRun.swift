@@ -236,9 +236,9 @@ extension TaskRun {
     }
 
     package static func iso(_ seconds: Double) -> String {
-        // Milliseconds, rounded: 43.25 s is 43.2499999… as a double, and was shown as .249.
-        // Not nanoseconds in 64 bits, which reach from 1677 to 2262 only (a schedule's "at"
-        // of 9999-12-31 was shown as 2262-04-11).
+        // Milliseconds, rounded: in nanoseconds, 1,795,496,743.25 s lost its last digits to the
+        // double's precision and was shown as .249; and nanoseconds in 64 bits reach from 1677
+        // to 2262 only (a schedule's "at" of 9999-12-31 was shown as 2262-04-11).
         var (whole, millis) = Int64(saturating: (seconds * 1000).rounded()).quotientAndRemainder(dividingBy: 1000)
         if millis < 0 {
             whole -= 1

@@ -1,3 +1,4 @@
+import AgentLoop
 import AgentSupervision
 import Foundation
 import JSONSchema
@@ -213,21 +214,36 @@ extension WorkflowEngine {
         // fleet's read is a round trip to the database; SQLite's waits behind list reads).
         guard state.prepared[step.id] == nil, let store = tasks.store else { return submit(step, state, runID) }
         guard state.finding.insert(runID).inserted else { return }
-        let id = state.run.id, inbox = loop.inbox
+        let inbox = loop.inbox, asker = LoopOwned(state)
         Task.detached { [weak self] in
-            let stored = try? await store.run(id: runID)
-            inbox.post { self?.found(stored, step, run: id, taskRun: runID) }
+            let stored = await Result { try await store.run(id: runID) }
+            inbox.post { self?.found(stored, step, asker.value, taskRun: runID) }
         }
     }
 
     /// A step's task run read from the store (nil: none there) after a restart, if the step
-    /// still waits for it.
-    private func found(_ stored: TaskRun?, _ step: WorkflowStep, run id: String, taskRun runID: String) {
-        guard let state = live[id] else { return }
+    /// still waits for it and its run is still this agent's (a fleet's run handed off and taken
+    /// again is a new state, which reads for itself).
+    private func found(_ read: Result<TaskRun?, any Error>, _ step: WorkflowStep, _ state: LiveRun, taskRun runID: String) {
         state.finding.remove(runID)
-        guard !stopping, let record = state.steps[step.id], !record.status.isFinished, record.taskRun == runID,
-              state.prepared[step.id] == nil else { return }
+        guard !stopping, live[state.run.id] === state, let record = state.steps[step.id], !record.status.isFinished,
+              record.taskRun == runID, state.prepared[step.id] == nil else { return }
+        let stored: TaskRun?
+        switch read {
+        case .success(let run): stored = run
+        case .failure(let error):
+            // Not "none there": submitted again, a fleet's queued run could be queued twice.
+            logger.warning("workflow run \(state.run.id): cannot read task run \(runID) of step \(step.id) from the store (\(error)); trying again in 1 s")
+            let id = state.run.id
+            state.timers[step.id + "#find"] = loop.schedule(after: 1) { [weak self] in
+                guard let self, let state = live[id] else { return }
+                state.timers[step.id + "#find"] = nil
+                submitTask(step, state)
+            }
+            return
+        }
         let watch = watcher(step, state)
+        defer { rearmDeadline(step, state) }
         if tasks.knownRun(runID) != nil { return tasks.whenFinished(runID, watch) }
         if let stored {
             if stored.status.isFinished { return watch(stored) }
@@ -237,6 +253,14 @@ extension WorkflowEngine {
             if tasks.shared != nil { return tasks.whenFinished(runID, watch) }
         }
         submit(step, state, runID)
+    }
+
+    /// A deadline that passed while the step's run was being read cancelled nothing (the
+    /// coordinator did not know the run yet): armed again, it cancels the run now.
+    private func rearmDeadline(_ step: WorkflowStep, _ state: LiveRun) {
+        guard let record = state.steps[step.id], !record.status.isFinished, let deadline = record.deadline,
+              state.timers[step.id] == nil else { return }
+        arm(state, step, at: deadline)
     }
 
     /// What is told when the step's task run ends.

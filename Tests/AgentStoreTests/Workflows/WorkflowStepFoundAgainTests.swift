@@ -14,10 +14,12 @@ import Testing
 /// finished, or submits it again under the same id if it was never committed.
 @Suite(.ownThreads) struct WorkflowStepFoundAgainTests {
     static let flow = WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "s", "task": "t"]]])!
+    /// The same with a timeout on the step's task.
+    static let timed = WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "s", "task": "t", "timeout": 5]]])!
 
     /// An agent's stores in `folder`, with a workflow run whose step `s` was started with task
-    /// run `task-1`, and `stored` (if any) in the task runs.
-    static func previousLife(_ folder: String, stored: TaskRun?) throws -> AgentStore {
+    /// run `task-1` (its deadline `deadline`), and `stored` (if any) in the task runs.
+    static func previousLife(_ folder: String, stored: TaskRun?, flow: WorkflowDefinition = flow, deadline: Double? = nil) throws -> AgentStore {
         let store = try RunJournalTests.store(folder)
         let runs = try SQLiteRunStore(store: store)
         let workflows = try SQLiteWorkflowStore(store: store)
@@ -26,6 +28,7 @@ import Testing
         var record = WorkflowStepRecord(runID: "w1", stepID: "s", kind: "task", generation: 1, attempt: 1, status: .running)
         record.taskRun = "task-1"
         record.detail["input"] = ["n": 1]
+        record.deadline = deadline
         let change = WorkflowCommit(runs: [run], steps: [record])
         #expect(try StoreWait.result { await StoreContract.commit(workflows, change) } == .written)
         if let stored {
@@ -37,7 +40,8 @@ import Testing
 
     /// Starts the agent's work again on `store` (as its start does: task runs, then workflow
     /// runs) and turns the loop until the workflow run ends; what the runner was asked to start.
-    static func restart(_ store: AgentStore) throws -> (run: WorkflowRun?, step: WorkflowStepRecord?, started: [String]) {
+    static func restart(_ store: AgentStore, flow: WorkflowDefinition = flow, untilEnded: Bool = false)
+        throws -> (run: WorkflowRun?, step: WorkflowStepRecord?, started: [String]) {
         let runs = try SQLiteRunStore(store: store)
         let workflows = try SQLiteWorkflowStore(store: store)
         let unfinished = try workflows.loadUnfinishedNow()
@@ -57,7 +61,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             loop.runOnce(maxWait: 0.05)
-            let done = loop.isolated { engine.known("w1")?.run.status.isFinished == true || !runner.started.isEmpty }
+            let done = loop.isolated { engine.known("w1")?.run.status.isFinished == true || !untilEnded && !runner.started.isEmpty }
             if done { break }
         }
         return loop.isolated { (engine.known("w1")?.run, engine.known("w1")?.steps.last, runner.started) }
@@ -86,5 +90,18 @@ import Testing
         #expect(started == ["task-1"])
         #expect(run?.status == .running)
         #expect(step?.status == .running)
+    }
+
+    /// Its deadline passed while the agent was down: the timer fired while the run was being
+    /// read (and cancelled nothing, the run unknown yet); armed again, it cancels the run.
+    @Test func aStepWhoseDeadlinePassedWhileTheAgentWasDownTimesOutOnceItsRunIsSubmitted() throws {
+        let folder = TestPaths.temporaryDirectory("workflow-found-again-late")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.previousLife(folder, stored: nil, flow: Self.timed, deadline: Date().timeIntervalSince1970 - 60)
+        defer { store.close() }
+        let (run, step, started) = try Self.restart(store, flow: Self.timed, untilEnded: true)
+        #expect(started == ["task-1"])
+        #expect(step?.status == .timedOut, "\(String(describing: step))")
+        #expect(run?.status == .failed)
     }
 }

@@ -209,7 +209,7 @@ import Testing
     @Test func assignmentsStopAtFourMiBWithTheOldestRunsWhole() {
         loop.isolated {
             let tasks = coordinator([Self.task("t")], executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)])
-            _ = submit(tasks, count: 2)
+            let first = submit(tasks, count: 2)
             let big: JSONValue = ["text": .string(String(repeating: "x", count: 500_000))]
             let queued = (0..<12).map { _ in tasks.submit(task: "t", input: big, priority: .normal, notBefore: nil, requestedBy: .cli) }
             for run in queued { #expect(Self.json(tasks.assign(run.id, to: "b"))["ok"] == true) }
@@ -221,6 +221,8 @@ import Testing
             #expect(answer.serialized().utf8.count <= RunListing.answerLimit + 1_000)
             #expect(runs.count >= 8 && runs.count < 14, "\(runs.count)")
             #expect(runs.last?["input"] == big, "whole: a person needs the input")
+            let oldestFirst = (first + queued).map { JSONValue.string($0.id) }
+            #expect(runs.map { $0["id"] ?? .null } == Array(oldestFirst.prefix(runs.count)), "the oldest runs, in order")
             // One executor's runs that fit: the answer says nothing more.
             var small: JSONValue = .null
             TaskAssignmentsCommand.run(.init(executor: "a"), on: tasks, caller: CommandCaller(front: "test")) { small = Self.json($0) }
