@@ -1,7 +1,5 @@
 #if Fleet
 import AgentWork
-import Foundation
-import JSONSchema
 
 /// How the fleet's stores list runs without reading their long members, as the SQLite store's
 /// do: a list reads each run's record for lists (column `listed`, migration 11), or its record
@@ -14,7 +12,7 @@ import JSONSchema
 ///
 /// A list is ``select(_:)`` `FROM (SELECT *, ` ``fresh`` ` AS fresh FROM` the rows, newest
 /// first, limited`) t` ``measured``: only the rows listed are read, as the limit is taken first.
-struct PostgresListing<Run: Sendable> {
+enum PostgresListing {
     /// Whether a row's `listed` is its record's (a column of the rows listed, `fresh`).
     static var fresh: String { "(listed_for IS NOT NULL AND listed_for = octet_length(data))" }
 
@@ -37,32 +35,5 @@ struct PostgresListing<Run: Sendable> {
             ORDER BY t.seq DESC
             """
     }
-
-    /// Members no list shows, never named as left out.
-    let unshown: Set<String>
-    private var runs: [ListedRun<Run>] = []
-    private var bytes = 0
-    private var cut = false
-
-    init(unshown: Set<String> = []) { self.unshown = unshown }
-
-    /// Adds a row's run (`text` and `omitted`, the first two columns of ``select(_:)``) until
-    /// the texts come to ``RunListing/readLimit`` bytes (the first always); the rows after it
-    /// are passed over unparsed.
-    mutating func add(_ text: String, omitted: [String]?, _ decode: (JSONValue) -> Run?) {
-        guard !cut else { return }
-        bytes += text.utf8.count
-        if bytes > RunListing.readLimit, !runs.isEmpty {
-            cut = true
-            return
-        }
-        guard let value = try? JSONValue.parse(Data(text.utf8)) else { return }
-        let (record, left) = RunListing.split(value)
-        if let run = decode(record) {
-            runs.append(ListedRun(run, omitted: (omitted ?? left).filter { !unshown.contains($0) }))
-        }
-    }
-
-    var page: RunListPage<Run> { RunListPage(runs, cut: cut) }
 }
 #endif

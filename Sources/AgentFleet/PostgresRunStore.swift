@@ -36,19 +36,19 @@ public final class PostgresRunStore: RunStore {
         try store.requireJoined()
         let status = filter.status?.rawValue
         let rows = try await client.query("""
-            \(unescaped: PostgresListing<TaskRun>.select(["claims", "started", "holder"])) FROM (SELECT *, \(unescaped: PostgresListing<TaskRun>.fresh) AS fresh
+            \(unescaped: PostgresListing.select(["claims", "started", "holder"])) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
             FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task)) AND (\(status)::text IS NULL OR status = \(status))
-            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing<TaskRun>.measured)
+            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
             """, logger: logger)
-        var listing = PostgresListing<TaskRun>()
+        var reader = RunListReader<TaskRun>()
         for try await (data, omitted, claims, started, holder) in rows.decode((String, [String]?, Int32, Double?, String?).self) {
-            listing.add(data, omitted: omitted) { record in
+            reader.add(data, omitted: omitted) { record in
                 guard var run = TaskRun(stored: record) else { return nil }
                 Self.overlay(&run, claims: Int(claims), started: started, holder: holder)
                 return run
             }
         }
-        return listing.page
+        return reader.page
     }
 
     package func run(id: String) async throws -> TaskRun? {

@@ -65,15 +65,15 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         try store.requireJoined()
         let status = filter.status?.rawValue
         let rows = try await client.query("""
-            \(unescaped: PostgresListing<WorkflowRun>.select()) FROM (SELECT *, \(unescaped: PostgresListing<WorkflowRun>.fresh) AS fresh
+            \(unescaped: PostgresListing.select()) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
             FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow)) AND (\(status)::text IS NULL OR status = \(status))
-            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing<WorkflowRun>.measured)
+            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
             """, logger: logger)
-        var listing = PostgresListing<WorkflowRun>(unshown: ["definition"])
+        var reader = RunListReader<WorkflowRun>(unshown: ["definition"])
         for try await (data, omitted) in rows.decode((String, [String]?).self) {
-            listing.add(data, omitted: omitted, WorkflowRun.init(listed:))
+            reader.add(data, omitted: omitted, WorkflowRun.init(listed:))
         }
-        return listing.page
+        return reader.page
     }
 
     package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {

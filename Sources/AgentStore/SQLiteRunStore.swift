@@ -81,21 +81,13 @@ package final class SQLiteRunStore: RunStore {
         CASE WHEN listed IS NOT NULL AND json_extract(listed, '$.record_length') = length(CAST(data AS BLOB)) THEN listed ELSE data END
         """
 
-    /// The records of `texts` (each a record for lists or a record) as runs, until they come to
-    /// ``RunListing/readLimit`` bytes (the first always). `unshown`: members no list shows,
-    /// never named as left out.
+    /// The records of `texts` (each a record for lists or a record) as runs (``RunListReader``).
+    /// `unshown`: members no list shows, never named as left out.
     package static func readListed<Run>(_ texts: some Cursor<String>, unshown: Set<String> = [],
                                         _ decode: (JSONValue) -> Run?) throws -> RunListPage<Run> {
-        var runs: [ListedRun<Run>] = []
-        var bytes = 0
-        while let text = try texts.next() {
-            bytes += text.utf8.count
-            if bytes > RunListing.readLimit, !runs.isEmpty { return RunListPage(runs, cut: true) }
-            guard let value = try? JSONValue.parse(Data(text.utf8)) else { continue }
-            let (record, omitted) = RunListing.split(value)
-            if let run = decode(record) { runs.append(ListedRun(run, omitted: omitted.filter { !unshown.contains($0) })) }
-        }
-        return RunListPage(runs)
+        var reader = RunListReader<Run>(unshown: unshown)
+        while !reader.full, let text = try texts.next() { reader.add(text, decode) }
+        return reader.page
     }
 
     package func run(id: String) async throws -> TaskRun? {
