@@ -10,7 +10,7 @@ struct MemoryCommand: ParsableCommand {
         discussion: """
         Shared memory holds named JSON values that workflows, processes and task handlers read \
         and write (`context.memory` in the SDK). A key is agent-wide, or with --run belongs to one \
-        workflow run. Every write raises the key's version by one; --expected-version makes a \
+        workflow run, which must exist (its keys go when the retention deletes it). Every write raises the key's version by one; --expected-version makes a \
         write a compare-and-set (0: only if the key does not exist). A key is 1 to 256 bytes, a \
         value at most 256 KiB as JSON. Kept in the store (none without it).
         """,

@@ -161,9 +161,6 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
         let scope = write.scope.description, key = write.key
         do {
             switch write.operation {
-            case .deleteScope:
-                try await client.query("DELETE FROM memory WHERE scope = \(scope)", logger: logger)
-                return .success(nil)
             case .put(let value):
                 let text: String
                 do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: key, scope: write.scope) } catch { return .failure(error) }
@@ -175,10 +172,15 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
                         """, logger: logger)
                 } else {
                     // No key yet: version 1. A key there: its next version, unless the write
-                    // expects none (0), which the condition of the update refuses.
-                    let any = write.expectedVersion == nil
+                    // expects none (0), which the condition of the update refuses. In a run's
+                    // scope only while the run exists: its row is locked (KEY SHARE) until
+                    // the write commits, so a retention deleting the run waits for it, and its
+                    // sweep of the gone runs' keys, a later statement, sees the key.
+                    let any = write.expectedVersion == nil, run = write.scope.runID
                     rows = try await client.query("""
-                        INSERT INTO memory AS m (scope, key, value, version, updated) VALUES (\(scope), \(key), \(text), 1, \(unescaped: Self.now))
+                        INSERT INTO memory AS m (scope, key, value, version, updated)
+                        SELECT \(scope), \(key), \(text), 1, \(unescaped: Self.now)
+                        WHERE \(run)::text IS NULL OR EXISTS (SELECT 1 FROM workflow_runs WHERE id = \(run) FOR KEY SHARE)
                         ON CONFLICT (scope, key) DO UPDATE SET value = EXCLUDED.value, version = m.version + 1, updated = EXCLUDED.updated
                         WHERE \(any) RETURNING version, updated
                         """, logger: logger)
@@ -190,7 +192,9 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
                 if let (version, updated) = written {
                     return .success(MemoryEntry(scope: write.scope, key: key, value: value, version: Int(version), updated: updated))
                 }
-                return .failure(MemoryError.conflict(write, found: try await currentVersion(write)))
+                let version = try await currentVersion(write)
+                if version == 0, let run = write.scope.runID, try await !runExists(run) { return .failure(MemoryError.noRun(write)) }
+                return .failure(MemoryError.conflict(write, found: version))
             case .delete:
                 let expected = write.expectedVersion
                 let rows = try await client.query("""
@@ -210,6 +214,12 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
         } catch {
             return .failure(MemoryError(.unavailable, "cannot write the fleet's shared memory: \(FleetStoreError.describe(error))", key: key, scope: write.scope))
         }
+    }
+
+    /// Whether workflow run `id` exists (for a refused write's reason).
+    private nonisolated func runExists(_ id: String) async throws -> Bool {
+        for try await _ in try await client.query("SELECT 1 FROM workflow_runs WHERE id = \(id)", logger: logger).decode(Int32.self) { return true }
+        return false
     }
 
     /// The key's version now, 0 when there is none (for a refusal's message: another write may

@@ -384,8 +384,9 @@ public final class AgentStore: Sendable {
             }
             if !runBatch.isEmpty { refusedRuns = try SQLiteRunStore.write(runBatch, in: db) }
             if let journalMark { try RunJournal.setMark(journalMark, in: db) }
-            if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
+            // Workflow runs first: a write to a run's keys needs its run.
             if !workflowBatch.isEmpty { try SQLiteWorkflowStore.write(workflowBatch, in: db) }
+            if !memoryBatch.isEmpty { memoryResults = try SQLiteMemoryStore.write(memoryBatch, in: db) }
             // In the same transaction: a chat write that fails must not fail a batch already
             // committed (its events would be reported lost and sent again).
             if !chatBatch.isEmpty { try Self.write(chatBatch, in: db) }

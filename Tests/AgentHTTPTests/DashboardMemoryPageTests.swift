@@ -6,7 +6,9 @@ import Testing
 /// forms (session and CSRF token), a workflow run's scope; a read-only user sees no forms.
 @Suite(.ownThreads) struct DashboardMemoryPageTests {
     @Test func theMemoryPageShowsKeysAndItsFormsWriteAndDelete() throws {
-        let agent = try APIAgent(http: try HTTPSession.users(), tasks: "{}")
+        // A workflow whose runs wait: a run's keys need a run that exists.
+        let agent = try APIAgent(http: try HTTPSession.users(),
+                                 tasks: #"{}, "workflows": {"hold": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}]}}"#)
         let (cookie, csrf, _) = try HTTPSession.login(agent)
         let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": agent.base]
 
@@ -29,10 +31,15 @@ import Testing
         #expect(bad.status == 303 && bad.header("set-cookie")?.contains("not%20valid%20JSON") == true, "\(bad.description)")
         #expect(try agent.request("GET", "/api/memory/entry?key=x", headers: ["Cookie": cookie]).status == 404)
 
-        // A workflow run's scope is its own.
-        let scoped = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=set&key=step&value=1&run=wf-9")
-        #expect(scoped.status == 303 && scoped.header("location") == "/memory?run=wf-9", "\(scoped.description)")
-        #expect(try agent.request("GET", "/memory?run=wf-9", headers: ["Cookie": cookie]).body.contains(#"data-key="step""#))
+        // A workflow run's scope is its own; a run that does not exist has none.
+        let started = try runProgram("agent-control", ["workflow", "run", "hold", "--settings", agent.run.settingsFile], timeout: 120)
+        let run = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(started.status == 0 && !run.isEmpty, "\(started.stdout)\(started.stderr)")
+        let scoped = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=set&key=step&value=1&run=\(run)")
+        #expect(scoped.status == 303 && scoped.header("location") == "/memory?run=\(run)", "\(scoped.description)")
+        #expect(try agent.request("GET", "/memory?run=\(run)", headers: ["Cookie": cookie]).body.contains(#"data-key="step""#))
+        let typo = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=set&key=step&value=1&run=\(run)0")
+        #expect(typo.status == 303 && typo.header("set-cookie")?.contains("no%20workflow%20run") == true, "\(typo.description)")
         #expect(!(try agent.request("GET", "/memory", headers: ["Cookie": cookie]).body.contains(#"data-key="step""#)))
 
         // Delete at the version shown; a stale version is refused.
@@ -48,7 +55,7 @@ import Testing
 
         // A read-only user sees the keys, not the forms.
         let (bobCookie, _, _) = try HTTPSession.login(agent, user: "bob")
-        let bobPage = try agent.request("GET", "/memory?run=wf-9", headers: ["Cookie": bobCookie])
+        let bobPage = try agent.request("GET", "/memory?run=\(run)", headers: ["Cookie": bobCookie])
         #expect(bobPage.status == 200 && bobPage.body.contains(#"data-key="step""#), "\(bobPage.description)")
         #expect(!bobPage.body.contains(#"id="memory-set""#) && !bobPage.body.contains(#"value="delete""#), "a read-only user is offered the forms")
     }

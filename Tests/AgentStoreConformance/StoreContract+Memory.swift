@@ -4,13 +4,14 @@ import JSONSchema
 import Testing
 
 /// Shared memory on every store: versions, compare-and-set and its refusals, lists in byte
-/// order by page and scope.
+/// order by page and scope, a workflow run's keys bound to its run.
 extension StoreContract {
     /// Shared memory.
     package static let memory: [StoreCheck] = [
         StoreCheck("sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother", sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother),
         StoreCheck("sharedMemoryListsKeysInByteOrderByPageAndScope", sharedMemoryListsKeysInByteOrderByPageAndScope),
         StoreCheck("badKeysValuesAndVersionsAreRefusedAndWriteNothing", badKeysValuesAndVersionsAreRefusedAndWriteNothing),
+        StoreCheck("aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention", aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention),
     ]
 
     package static func write(_ memory: any MemoryStore, _ key: String, _ operation: MemoryWrite.Operation, expect version: Int? = nil,
@@ -53,6 +54,7 @@ extension StoreContract {
     static func sharedMemoryListsKeysInByteOrderByPageAndScope(_ stores: StoresUnderTest) async throws {
         let memory = stores.memory
         for key in ["b", "a_b", "B", "ab", "a%", "a"] { _ = try await Self.write(memory, key, .put(.string(key))).get() }
+        #expect(await commit(stores.workflows, WorkflowCommit(runs: [workflowRun("r1")])) == .written)
         _ = try await Self.write(memory, "a", .put("the run's"), scope: .workflowRun("r1")).get()
 
         #expect(try memory.list(scope: .agent, prefix: "", after: nil, limit: 100).entries.map(\.key) == ["B", "a", "a%", "a_b", "ab", "b"],
@@ -65,10 +67,37 @@ extension StoreContract {
         #expect(second.entries.map(\.key) == ["a_b", "ab"])
         #expect(try memory.list(scope: .agent, prefix: "a", after: second.next ?? "ab", limit: 2).entries.isEmpty)
         #expect(try memory.list(scope: .workflowRun("r1"), prefix: "", after: nil, limit: 100).entries.map(\.value) == ["the run's"])
+    }
 
-        _ = try await Self.write(memory, "", .deleteScope, scope: .workflowRun("r1")).get()
-        #expect(try memory.list(scope: .workflowRun("r1"), prefix: "", after: nil, limit: 100).entries.isEmpty, "a gone run's keys go with it")
-        #expect(try memory.list(scope: .agent, prefix: "", after: nil, limit: 100).entries.count == 6, "the agent's stay")
+    static func aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention(_ stores: StoresUnderTest) async throws {
+        let memory = stores.memory
+        func code(_ result: Result<MemoryEntry?, MemoryError>) -> MemoryError.Code? {
+            if case .failure(let error) = result { return error.code }
+            return nil
+        }
+        func keys(_ scope: MemoryScope) throws -> [String] { try memory.list(scope: scope, prefix: "", after: nil, limit: 100).entries.map(\.key) }
+        let refused = await Self.write(memory, "k", .put(1), scope: .workflowRun("nope"))
+        #expect(code(refused) == .notFound, "a run that does not exist: \(refused)")
+        if case .failure(let error) = refused { #expect(error.message.contains("no workflow run \"nope\"") && error.pointer == "/run", "\(error)") }
+        #expect(code(await Self.write(memory, "k", .put(1), expect: 0, scope: .workflowRun("nope"))) == .notFound, "whatever version it expects")
+        #expect(try keys(.workflowRun("nope")).isEmpty, "nothing was written")
+
+        let t0 = Date().timeIntervalSince1970
+        var done = workflowRun("done", status: .succeeded)
+        done.endedAt = t0 - 60
+        #expect(await commit(stores.workflows, WorkflowCommit(runs: [done, workflowRun("going")])) == .written)
+        for scope in [MemoryScope.workflowRun("done"), .workflowRun("going"), .agent] {
+            #expect(try await Self.write(memory, "a", .put(1), scope: scope).get()?.version == 1, "\(scope)")
+            #expect(try await Self.write(memory, "b", .put(2), scope: scope).get()?.version == 1, "\(scope)")
+        }
+        #expect(try await Self.write(memory, "a", .put(3), expect: 1, scope: .workflowRun("done")).get()?.version == 2, "a finished run's keys are written")
+
+        #expect(try await stores.workflows.prune(endedBefore: t0, keeping: nil) == 1)
+        #expect(try keys(.workflowRun("done")).isEmpty, "a run deleted by the retention takes its keys")
+        #expect(try keys(.workflowRun("going")) == ["a", "b"], "an unfinished run keeps its keys")
+        #expect(try keys(.agent) == ["a", "b"], "the agent's keys stay")
+        #expect(code(await Self.write(memory, "a", .put(4), scope: .workflowRun("done"))) == .notFound, "a deleted run's keys are not written again")
+        #expect(try await Self.write(memory, "a", .delete, scope: .workflowRun("done")).get() == nil, "a delete there finds nothing")
     }
 
     static func badKeysValuesAndVersionsAreRefusedAndWriteNothing(_ stores: StoresUnderTest) async throws {

@@ -78,8 +78,9 @@ package final class SQLiteMemoryStore: MemoryStore {
         return MemoryEntry(scope: scope, key: row["key"], value: value, version: row["version"], updated: row["updated"])
     }
 
-    /// Applies writes (on the store's writer thread, inside its transaction), each checked
-    /// against the version it expects: a refused write changes nothing and the others go on.
+    /// Applies writes (on the store's writer thread, inside its transaction, after the
+    /// transaction's workflow runs), each checked against the version it expects and, in a
+    /// run's scope, against the run: a refused write changes nothing and the others go on.
     package static func write(_ writes: [MemoryWrite], in db: Database) throws -> [Result<MemoryEntry?, MemoryError>] {
         let now = Date().timeIntervalSince1970
         let select = try db.cachedStatement(sql: "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key = ?")
@@ -88,17 +89,15 @@ package final class SQLiteMemoryStore: MemoryStore {
             ON CONFLICT(scope, key) DO UPDATE SET value = excluded.value, version = excluded.version, updated = excluded.updated
             """)
         let remove = try db.cachedStatement(sql: "DELETE FROM memory WHERE scope = ? AND key = ?")
+        let run = try db.cachedStatement(sql: "SELECT 1 FROM workflow_runs WHERE id = ?")
         return try writes.map { write in
             let scope = write.scope.description
-            if write.operation == .deleteScope {
-                try db.execute(sql: "DELETE FROM memory WHERE scope = ?", arguments: [scope])
-                return .success(nil)
-            }
             let current = try Row.fetchOne(select, arguments: [scope, write.key]).flatMap { entry($0, scope: write.scope) }
             let version = current?.version ?? 0
             if let expected = write.expectedVersion, expected != version { return .failure(MemoryError.conflict(write, found: version)) }
             switch write.operation {
             case .put(let value):
+                if let id = write.scope.runID, try Bool.fetchOne(run, arguments: [id]) == nil { return .failure(MemoryError.noRun(write)) }
                 let text: String
                 do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: write.key, scope: write.scope) } catch { return .failure(error) }
                 try upsert.execute(arguments: [scope, write.key, text, version + 1, now])
@@ -106,9 +105,16 @@ package final class SQLiteMemoryStore: MemoryStore {
             case .delete:
                 try remove.execute(arguments: [scope, write.key])
                 return .success(current)
-            case .deleteScope:
-                return .success(nil)
             }
         }
+    }
+
+    /// Deletes the keys of workflow runs that are gone (after the retention deleted runs; it
+    /// also takes keys an older version left behind). The range is the scopes `run:…`.
+    package static func deleteKeysOfGoneRuns(in db: Database) throws {
+        try db.execute(sql: """
+            DELETE FROM memory WHERE scope >= 'run:' AND scope < 'run;'
+            AND NOT EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = substr(memory.scope, 5))
+            """)
     }
 }

@@ -106,11 +106,13 @@ package final class SQLiteWorkflowStore: WorkflowStore {
     }
 
     /// Finished workflow runs beyond the retention limits (as task runs: by age, and all but
-    /// the newest `keeping`), with their step logs; unfinished runs are never deleted.
+    /// the newest `keeping`), with their step logs and their keys in shared memory; unfinished
+    /// runs are never deleted.
     package static func prune(before: Double?, keeping: Int?, in db: Database) throws -> Int {
         let deleted = try AgentStore.prune("workflow_runs", finished: "finished = 1", time: "ended", before: before, keeping: keeping, in: db)
         if deleted > 0 {
             try db.execute(sql: "DELETE FROM workflow_steps WHERE NOT EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = workflow_steps.run_id)")
+            try SQLiteMemoryStore.deleteKeysOfGoneRuns(in: db)
         }
         return deleted
     }

@@ -11,6 +11,9 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         case conflict
         /// The store is off, or cannot be read or written now.
         case unavailable
+        /// A write to the keys of a workflow run that does not exist (never did, or was
+        /// deleted by the retention with its keys).
+        case notFound = "not_found"
     }
 
     public var code: Code
@@ -40,6 +43,14 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
         let wanted = expected == 0 ? "not to exist" : "to be at version \(expected)"
         return MemoryError(.conflict, "the key was expected \(wanted) but \(found): read it again and retry",
                            key: write.key, scope: write.scope, currentVersion: version)
+    }
+
+    /// The refusal of `write`, a put in the scope of a workflow run that does not exist: every
+    /// store words it the same.
+    package static func noRun(_ write: MemoryWrite) -> MemoryError {
+        let run = write.scope.runID ?? ""
+        return MemoryError(.notFound, "there is no workflow run \"\(run)\" (a run's keys exist only while its run does: check the id with `agent-control workflow runs`, or write the agent's keys without --run)",
+                           key: write.key, scope: write.scope, pointer: "/run")
     }
 
     /// The refusal when the agent has no shared memory (the store is off).

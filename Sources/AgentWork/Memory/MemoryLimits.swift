@@ -59,8 +59,6 @@ public enum MemoryLimits {
     /// Checks a whole write.
     public static func check(_ write: MemoryWrite) throws(MemoryError) {
         switch write.operation {
-        case .deleteScope:
-            try check(scope: write.scope)
         case .delete:
             try check(key: write.key, scope: write.scope)
         case .put(let value):

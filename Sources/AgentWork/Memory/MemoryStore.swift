@@ -44,7 +44,8 @@ extension MemoryStore {
     }
 }
 
-/// Whose a key is: the whole agent's, or one workflow run's (gone with the run).
+/// Whose a key is: the whole agent's, or one workflow run's: written only while the run
+/// exists, and deleted with it by the retention (`store.retention`).
 public enum MemoryScope: Hashable, Sendable, CustomStringConvertible {
     case agent
     case workflowRun(String)
@@ -119,8 +120,6 @@ public struct MemoryWrite: Sendable, Equatable {
     public enum Operation: Sendable, Equatable {
         case put(JSONValue)
         case delete
-        /// Deletes every key of the scope (a workflow run that is gone); `key` is ignored.
-        case deleteScope
     }
 
     public var scope: MemoryScope

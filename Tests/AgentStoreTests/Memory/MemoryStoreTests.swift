@@ -4,6 +4,7 @@ import AgentTestSupport
 import Foundation
 import JSONSchema
 import Logging
+import Synchronization
 import Testing
 
 /// Shared memory in a real SQLite store: written through the store's writer, read back,
@@ -86,25 +87,69 @@ import Testing
         #expect(entry.version == 200)
     }
 
-    @Test func aWorkflowRunsScopeIsItsOwnAndGoesAsAWhole() async throws {
+    /// A workflow run's commit and a write to its keys that the writer takes in one batch: the
+    /// run is written first. The test holds the database, lets the writer take a first write
+    /// (it then waits for the database), and hands both over meanwhile: the writer's next
+    /// batch has them together.
+    @Test func aWriteToARunsKeysInTheBatchThatWritesTheRunFindsTheRun() async throws {
         let folder = TestPaths.temporaryDirectory("memory")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (store, memory) = try Self.open(folder)
         defer { store.close() }
-        _ = try await memory.put("step", value: "agent", scope: .agent)
-        _ = try await memory.put("step", value: "one", scope: .workflowRun("r1"))
-        _ = try await memory.put("other", value: 1, scope: .workflowRun("r1"))
-        _ = try await memory.put("step", value: "two", scope: .workflowRun("r2"))
-        #expect(try memory.get("step", scope: .workflowRun("r1"))?.value == "one")
-        #expect(try memory.get("step", scope: .workflowRun("r2"))?.value == "two")
-        #expect(try memory.get("step", scope: .agent)?.value == "agent")
-        let gone = await withCheckedContinuation { continuation in
-            memory.commit(MemoryWrite(scope: .workflowRun("r1"), key: "", operation: .deleteScope)) { continuation.resume(returning: $0) }
+        let workflows = try SQLiteWorkflowStore(store: store)
+        let definition = try #require(WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "a", "set": ["vars": ["x": 1]]]]]))
+        let run = WorkflowRun(id: "wf-1", workflow: definition, input: [:], requestedBy: "cli")
+        let outcomes = Mutex<(run: WorkflowCommitOutcome?, key: Result<MemoryEntry?, MemoryError>?)>((nil, nil))
+        let bothDone = DispatchSemaphore(value: 0)
+        let first = DispatchSemaphore(value: 0)
+        try store.withWriter { _ in
+            memory.commit(MemoryWrite(scope: .agent, key: "first", operation: .put(1))) { _ in first.signal() }
+            let deadline = Date().addingTimeInterval(60)
+            while !store.queued.withLock({ $0.writing }), Date() < deadline { usleep(1_000) }
+            #expect(store.queued.withLock { $0.writing }, "the writer took the first write")
+            workflows.commit(WorkflowCommit(runs: [run])) { outcome in
+                outcomes.withLock { $0.run = outcome }
+                bothDone.signal()
+            }
+            memory.commit(MemoryWrite(scope: .workflowRun("wf-1"), key: "k", operation: .put(1))) { result in
+                outcomes.withLock { $0.key = result }
+                bothDone.signal()
+            }
         }
-        guard case .success = gone else { Issue.record("deleting the run's scope failed: \(gone)"); return }
-        #expect(try memory.list(scope: .workflowRun("r1"), prefix: "", after: nil, limit: 100).entries.isEmpty)
-        #expect(try memory.get("step", scope: .workflowRun("r2"))?.value == "two")
-        #expect(try memory.get("step", scope: .agent)?.value == "agent")
+        #expect(first.wait(timeout: .now() + 60) == .success, "the writer answered the first write")
+        for _ in 0..<2 { #expect(bothDone.wait(timeout: .now() + 60) == .success, "the writer answered") }
+        let (written, key) = outcomes.withLock { $0 }
+        #expect(written == .written)
+        #expect((try? key?.get())??.version == 1, "\(String(describing: key))")
+        #expect(try memory.get("k", scope: .workflowRun("wf-1"))?.value == 1)
+    }
+
+    /// Keys an older version left under runs that are gone (it wrote any run's keys and never
+    /// deleted them) go at the retention's next deletion of runs.
+    @Test func keysLeftUnderGoneRunsGoAtTheNextRetention() async throws {
+        let folder = TestPaths.temporaryDirectory("memory")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (store, memory) = try Self.open(folder)
+        defer { store.close() }
+        let workflows = try SQLiteWorkflowStore(store: store)
+        try store.withWriter { db in
+            for scope in ["run:never", "run:gone", "agent", "run:", "runner"] {
+                try db.execute(sql: "INSERT INTO memory (scope, key, value, version, updated) VALUES (?, 'k', '1', 1, 0)", arguments: [scope])
+            }
+        }
+        let definition = try #require(WorkflowSettings.parse(name: "flow", source: ["steps": [["id": "a", "set": ["vars": ["x": 1]]]]]))
+        var finished = WorkflowRun(id: "old", workflow: definition, input: [:], requestedBy: "cli")
+        finished.status = .succeeded
+        finished.endedAt = finished.startedAt + 1
+        let kept = WorkflowRun(id: "kept", workflow: definition, input: [:], requestedBy: "cli")
+        let committed = await withCheckedContinuation { continuation in
+            workflows.commit(WorkflowCommit(runs: [finished, kept])) { continuation.resume(returning: $0) }
+        }
+        #expect(committed == .written)
+        _ = try await memory.put("k", value: 2, scope: .workflowRun("kept"))
+        #expect(try await workflows.prune(endedBefore: nil, keeping: 0) == 1)
+        let scopes = try store.withWriter { db in try String.fetchAll(db, sql: "SELECT scope FROM memory ORDER BY scope") }
+        #expect(scopes == ["agent", "run:kept", "runner"], "the keys of runs that do not exist went; others stayed: \(scopes)")
     }
 
     @Test func listTakesKeysByPrefixInOrderAndPages() async throws {

@@ -7,7 +7,13 @@ import Testing
 /// Shared memory through the real agent: `agent-control memory …` over the control socket,
 /// `/api/memory` over HTTP, values kept in the agent's store across a restart, writes audited.
 @Suite(.ownThreads) struct MemoryCommandEndToEndTests {
-    static let settings = ScheduleAgent.settings(tasks: "", schedules: "")
+    /// No task or schedule; a workflow whose runs wait (their keys need a run that exists).
+    static let settings = #"""
+        {"enabled_modules": [], "processes": {},
+         "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"]},
+         "tasks": {}, "schedules": {},
+         "workflows": {"hold": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}]}}}
+        """#
 
     static func memory(_ agent: ScheduleAgent, _ arguments: [String]) throws -> ProgramResult {
         try runProgram("agent-control", ["memory"] + arguments + ["--settings", agent.run.settingsFile], timeout: 120)
@@ -24,7 +30,13 @@ import Testing
         #expect(set.stdout.contains("customer/42 = version 1"), "\(set.stdout)")
         #expect(try Self.memory(agent, ["set", "customer/42", #"{"name": "Ada", "tier": 3}"#, "--expected-version", "1"]).status == 0)
         #expect(try Self.memory(agent, ["set", "note", "plain words", "--string"]).status == 0)
-        #expect(try Self.memory(agent, ["set", "step", "\"mine\"", "--run", "wf-1"]).status == 0)
+        let started = try runProgram("agent-control", ["workflow", "run", "hold", "--settings", agent.run.settingsFile], timeout: 120)
+        let run = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(started.status == 0 && !run.isEmpty, "\(started.stdout)\(started.stderr)")
+        #expect(try Self.memory(agent, ["set", "step", "\"mine\"", "--run", run]).status == 0)
+        // A run that does not exist has no keys to write: refused, saying so.
+        let typo = try Self.memory(agent, ["set", "step", "1", "--run", run + "0"])
+        #expect(typo.status == 1 && typo.stderr.contains("no workflow run \"\(run)0\""), "\(typo.stdout)\(typo.stderr)")
 
         let get = try Self.memory(agent, ["get", "customer/42", "--json"])
         #expect(get.status == 0, "\(get.stderr)")
@@ -47,7 +59,7 @@ import Testing
         let list = try Self.memory(agent, ["list", "--json"])
         let keys = try list.stdout.split(separator: "\n").map { try JSONValue.parse(Data($0.utf8))["key"]?.stringValue ?? "?" }
         #expect(keys == ["customer/42", "note"], "the run's key is in its own scope: \(keys)")
-        let runList = try Self.memory(agent, ["list", "--run", "wf-1"])
+        let runList = try Self.memory(agent, ["list", "--run", run])
         #expect(runList.stdout.hasPrefix("step  v1  "), "\(runList.stdout)")
 
         #expect(try Self.memory(agent, ["delete", "note"]).stdout.contains("note deleted"))
@@ -60,7 +72,7 @@ import Testing
         let history = try runProgram("agent-control", ["history", "--json", "--settings", agent.run.settingsFile])
         let details = try history.stdout.split(separator: "\n").compactMap { try JSONValue.parse(Data($0.utf8))["detail"]?.stringValue }
         #expect(details.contains { $0.contains("memory_set customer/42 → ok") }, "\(details)")
-        #expect(details.contains { $0.contains("memory_set run:wf-1 step → ok") }, "\(details)")
+        #expect(details.contains { $0.contains("memory_set run:\(run) step → ok") }, "\(details)")
     }
 
     @Test func valuesAreVisibleAndWritableOverHTTPAndOutliveARestart() throws {

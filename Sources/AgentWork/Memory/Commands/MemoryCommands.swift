@@ -15,7 +15,7 @@ package enum MemoryCommands {
     ]
     package static let run: JSONValue = [
         "type": "string", "minLength": 1, "maxLength": .number(JSONNumber(MemoryLimits.runIDBytes)), "pattern": .string(MemoryLimits.noControlCharacters),
-        "description": "A workflow run's own scope; without it, the agent-wide scope.",
+        "description": "A workflow run's own scope (the run must exist: not_found otherwise); without it, the agent-wide scope.",
     ]
     package static let expectedVersion: JSONValue = [
         "type": "integer", "minimum": 0,
