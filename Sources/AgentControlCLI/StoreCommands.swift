@@ -109,7 +109,7 @@ struct History: ParsableCommand {
     func run() throws {
         let reader = try storeReader(agent)
         for entry in try reader.history(process: name, limit: limit) {
-            let time = ConsoleOutput.timestamp(nanoseconds: Int64(saturating: entry.time * 1e9), full: true)
+            let time = ConsoleOutput.timestamp(seconds: entry.time, full: true)
             if json {
                 var object: [String: Any] = ["time": time, "process": entry.process, "event": entry.event, "detail": entry.detail]
                 if let pid = entry.pid { object["pid"] = Int(pid) }

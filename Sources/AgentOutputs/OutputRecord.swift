@@ -1,3 +1,4 @@
+import AgentBase
 import Foundation
 import JSONSchema
 
@@ -78,20 +79,5 @@ public struct OutputRecord: Sendable {
     }
 
     /// `2026-11-23T03:00:00.123Z`: UTC, millisecond precision.
-    package static func timestamp(_ nanoseconds: Int64) -> String {
-        // Floor division so that times before 1970 still print a valid instant.
-        var seconds = nanoseconds / 1_000_000_000
-        var remainder = nanoseconds % 1_000_000_000
-        if remainder < 0 {
-            seconds -= 1
-            remainder += 1_000_000_000
-        }
-        var clock = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&clock, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-            parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(remainder / 1_000_000)
-        )
-    }
+    package static func timestamp(_ nanoseconds: Int64) -> String { ConsoleOutput.timestamp(nanoseconds: nanoseconds, full: true) }
 }

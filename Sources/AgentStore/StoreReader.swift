@@ -39,7 +39,7 @@ public struct StoreReader {
         public var line: String { "\(Self.iso(time))  \(source) → \(type)  \(payload)" }
 
         package static func iso(_ seconds: Double) -> String {
-            ConsoleOutput.timestamp(nanoseconds: Int64(saturating: seconds * 1e9), full: true)
+            ConsoleOutput.timestamp(seconds: seconds, full: true)
         }
     }
 

@@ -235,17 +235,8 @@ extension TaskRun {
         return (notBefore ?? queuedAt) + assignmentHold
     }
 
-    package static func iso(_ seconds: Double) -> String {
-        // Milliseconds, rounded: in nanoseconds, 1,795,496,743.25 s lost its last digits to the
-        // double's precision and was shown as .249; and nanoseconds in 64 bits reach from 1677
-        // to 2262 only (a schedule's "at" of 9999-12-31 was shown as 2262-04-11).
-        var (whole, millis) = Int64(saturating: (seconds * 1000).rounded()).quotientAndRemainder(dividingBy: 1000)
-        if millis < 0 {
-            whole -= 1
-            millis += 1000
-        }
-        return ConsoleOutput.timestamp(seconds: whole, millis: Int(millis), full: true)
-    }
+    /// `2026-01-31T12:00:00.123Z`: rounded to the millisecond, any year from 1 to 9999.
+    package static func iso(_ seconds: Double) -> String { ConsoleOutput.timestamp(seconds: seconds, full: true) }
 }
 
 extension TaskRun {

@@ -107,7 +107,26 @@ public final class ConsoleOutput {
     /// `2026-01-31T12:00:00.123Z` (UTC, milliseconds): the time of log lines, event and message
     /// lines, `logs`, `events` and `history`; `full: false` keeps only the clock.
     public static func timestamp(nanoseconds: Int64, full: Bool) -> String {
-        timestamp(seconds: nanoseconds / 1_000_000_000, millis: Int(nanoseconds % 1_000_000_000) / 1_000_000, full: full)
+        // Floored, so that a time before 1970 is still a valid instant.
+        var (seconds, rest) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        if rest < 0 {
+            seconds -= 1
+            rest += 1_000_000_000
+        }
+        return timestamp(seconds: seconds, millis: Int(rest) / 1_000_000, full: full)
+    }
+
+    /// The same of a time in seconds since 1970 as the stores keep it (a double): rounded to
+    /// the millisecond from the seconds. In nanoseconds, 1,795,496,743.25 s lost its last
+    /// digits to the double's precision and was shown as .249, and nanoseconds in 64 bits
+    /// reach from 1677 to 2262 only (a schedule's "at" of 9999-12-31 was shown as 2262-04-11).
+    public static func timestamp(seconds: Double, full: Bool) -> String {
+        var (whole, millis) = Int64(saturating: (seconds * 1000).rounded()).quotientAndRemainder(dividingBy: 1000)
+        if millis < 0 {
+            whole -= 1
+            millis += 1000
+        }
+        return timestamp(seconds: whole, millis: Int(millis), full: full)
     }
 
     /// The same of a time in whole seconds since 1970 and milliseconds: any year from 1 to

@@ -1,3 +1,4 @@
+import AgentBase
 import AgentOutputs
 import Foundation
 import JSONSchema
@@ -24,7 +25,7 @@ package struct TaskNotification: Sendable {
 
     /// `2026-11-24T05:12:03.250Z`.
     package var timeText: String {
-        OutputRecord.timestamp(Int64((time.timeIntervalSince1970 * 1e9).rounded()))
+        ConsoleOutput.timestamp(seconds: time.timeIntervalSince1970, full: true)
     }
 
     /// The last ``stderrLines`` lines of the outcome's stderr, at most ``stderrBytes``.
