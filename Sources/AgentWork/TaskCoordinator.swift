@@ -260,12 +260,6 @@ package final class TaskCoordinator {
     /// A run known in memory: unfinished, or among the recently finished.
     package func knownRun(_ id: String) -> TaskRun? { runs[id] ?? recent[id] }
 
-    /// The runs in memory that pass `filter`, newest first.
-    package func knownRuns(_ filter: RunFilter) -> [TaskRun] {
-        let all = Array(runs.values) + recent.values
-        return all.filter(filter.matches).sorted { ($0.queuedAt, $0.sequence) > ($1.queuedAt, $1.sequence) }.prefix(filter.limit).map { $0 }
-    }
-
     /// Takes the unfinished runs of an earlier life of the agent (from the store, at start):
     /// queued ones queue again; one that was running when the agent died is interrupted: it
     /// runs again at once, whatever its retry policy, unless its interruptions pass the task's
