@@ -26,6 +26,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         var headerTimeout: TimeAmount
         /// The setting named in the answers (seconds).
         var headerSeconds: Double
+        /// `http.max_body_bytes`: a body announced longer is refused before it is sent when
+        /// the client expects `100 Continue` (``ExpectContinueHandler``).
+        var maximumBodyBytes: Int
     }
 
     private let counts: ClientConnectionCounts

@@ -6,7 +6,8 @@ import NIOHTTP1
 
 /// Hummingbird's HTTP/1.1 child channel with a ``ConnectionGuard`` behind the decoder and its
 /// ``RequestByteWatcher`` ahead of it (behind TLS when there is TLS: the watcher sees the
-/// request's bytes, not the record layer's).
+/// request's bytes, not the record layer's), and the ``ExpectContinueHandler`` right behind
+/// the decoder.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = HTTP1Channel.Value
 
@@ -29,6 +30,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let connectionGuard = ConnectionGuard(counts: counts, limits: limits, logger: logger)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(RequestByteWatcher(connectionGuard), position: .before(decoder))
+            try pipeline.addHandler(ExpectContinueHandler(maximumBodyBytes: limits.maximumBodyBytes), position: .after(decoder))
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             try pipeline.addHandler(connectionGuard, position: .before(state))
             return value
