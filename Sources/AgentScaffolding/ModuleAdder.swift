@@ -53,8 +53,8 @@ public struct ModuleAdder {
         if name.isEmpty { return "a module name must not be empty" }
         if name.count > 64 { return "a module name must be at most 64 characters long" }
         let scalars = Array(name.unicodeScalars)
-        let letter: (Unicode.Scalar) -> Bool = { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "_" }
-        guard letter(scalars[0]), scalars.allSatisfy({ letter($0) || ("0"..."9").contains($0) }) else {
+        let letter: (Unicode.Scalar) -> Bool = { ("a"..."z").contains($0) || ("A"..."Z").contains($0) }
+        guard letter(scalars[0]), scalars.allSatisfy({ letter($0) || $0 == "_" || ("0"..."9").contains($0) }) else {
             let names = language == .swift ? "a folder, a Swift module and lib\(name).so" : "a folder and the prefix of its process types"
             return "\"\(name)\" is not a valid module name: use letters, digits and '_', starting with a letter (it names \(names))"
         }
@@ -78,9 +78,35 @@ public struct ModuleAdder {
         name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
+    /// The module the runtime provides itself (the `chatbot` process type).
+    static let builtinModule = "chat"
+
+    /// Why `name` would stand in for a module the agent finds elsewhere, or nil: the runtime's
+    /// built-in `chat`, or a library in `folders` (the runtime's own modules beside its commands,
+    /// `AGENT_MODULE_PATH`). An agent's own `modules/NAME` comes first when a name is looked up,
+    /// so it would hide that module, and the settings made for it (create-agent's `system` and
+    /// `sample` processes) would no longer be valid.
+    public static func takenProblem(_ name: String, folders: [String]) -> String? {
+        if name == builtinModule {
+            return "\"\(name)\" is the runtime's built-in module (the chatbot process type); choose another name"
+        }
+        for folder in folders where FileManager.default.fileExists(atPath: "\(folder)/lib\(name).so")
+            || FileManager.default.fileExists(atPath: "\(folder)/\(name)/module.json") {
+            return "\"\(name)\" is a module the agent already finds in \(folder); an agent's own module of that name would hide it "
+                + "(and break the settings of its processes): choose another name"
+        }
+        return nil
+    }
+
+    /// Where the agent finds modules besides its own: the runtime's commands' folder and `AGENT_MODULE_PATH`.
+    func moduleFolders(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        [home.binaries] + (environment["AGENT_MODULE_PATH"] ?? "").split(separator: ":").map(String.init)
+    }
+
     public func add(_ name: String, empty: Bool = false, language: ModuleLanguage = .swift, in directory: String,
                     enable: Bool = true) throws(ScaffoldingError) -> Result {
         if let problem = Self.nameProblem(name, language: language) { throw ScaffoldingError("bad_name", problem) }
+        if let problem = Self.takenProblem(name, folders: moduleFolders()) { throw ScaffoldingError("bad_name", problem) }
         if language == .python, empty {
             throw ScaffoldingError("bad_option", "--empty writes compiling Swift skeletons; a Python module has none (its programs are a few lines each): leave out --empty")
         }

@@ -180,3 +180,24 @@ enum ModuleLocatorPath {
         return "/opt/swift/usr/bin/swift"
     }()
 }
+
+extension ScaffoldingTests {
+    /// A module named as one the agent already finds (the runtime's `system`, the built-in
+    /// `chat`) would hide it and break create-agent's own settings: refused, nothing written,
+    /// the settings still valid. A name must start with a letter.
+    @Test func aModuleNameThatWouldHideAModuleTheAgentFindsIsRefused() throws {
+        let directory = TestPaths.temporaryDirectory("taken") + "/station"
+        #expect(try Self.run("create-agent", [directory]).status == 0)
+        for (name, says) in [("system", "a module the agent already finds in"), ("sample", "a module the agent already finds in"),
+                             ("chat", "the runtime's built-in module"), ("_x", "starting with a letter")] {
+            for language in ["swift", "python"] {
+                let refused = try Self.run("add-agent-module", [name, "--language", language], in: directory)
+                #expect(refused.status != 0, "\(name) \(language): \(refused.stdout)")
+                #expect(refused.stderr.contains(says), "\(name) \(language): \(refused.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: directory + "/modules/" + name), "\(name) \(language): a folder was written")
+            }
+        }
+        let valid = try Self.run("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
+    }
+}

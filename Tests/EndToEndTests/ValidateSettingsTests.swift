@@ -164,3 +164,18 @@ import Testing
         #expect(second.stdout.contains("✓ cached 2.0.0"), "\(second.stdout)")
     }
 }
+
+extension ValidateSettingsTests {
+    /// `chat` is the runtime's own module (the chatbot): enabling it by name would mix a module
+    /// of the agent's named so with it; the entry is refused at its pointer, saying what to do.
+    @Test func theBuiltInChatModuleEnabledByNameIsRefusedAtItsEntry() throws {
+        let file = try settingsFile(#"{"enabled_modules": ["sample", "chat"], "processes": {"trades": {"type": "trade_feed"}}}"#)
+        let result = try run("agent-control", ["validate", "--settings", file, "--no-build", "--json"])
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let errors = try #require(report["errors"] as? [[String: Any]])
+        let entry = try #require(errors.first { $0["pointer"] as? String == "/enabled_modules/1" }, "\(errors)")
+        #expect((entry["message"] as? String)?.contains("the runtime's built-in module") == true, "\(entry)")
+        #expect(errors.count == 1, "only the entry: \(errors)")
+    }
+}

@@ -149,6 +149,14 @@ public struct AgentSettings: Sendable {
                                                 message: problem + "; a library elsewhere is enabled by its path (e.g. \"lib/libname.so\")"))
                 continue
             }
+            if name == BuiltinModules.chatLocation.name {
+                // The runtime's own (the chatbot): always there; a module of the agent's by
+                // that name would be mixed with it.
+                hostIssues.append(SettingsIssue(file: file, pointer: "/enabled_modules/\(index)",
+                                                message: "\"\(name)\" is the runtime's built-in module (the chatbot process type), always there: "
+                                                    + "remove it from enabled_modules, and give a module of your own another name"))
+                continue
+            }
             enabledModules.append(name)
         }
         processes = []
