@@ -1,3 +1,4 @@
+import AgentCore
 import AgentCommands
 import ArgumentParser
 import Foundation
@@ -23,7 +24,7 @@ struct ChatSummaryCLI: ParsableCommand {
     func run() throws {
         let answer = try TaskCommand.send(ChatSummaryCommand.request(.init(conversation: conversation, user: user)), location: location, timeout: 40)
         if json { return print(answer.serialized()) }
-        print(answer["text"]?.stringValue ?? "")
+        print(TerminalText.shown(answer["text"]?.stringValue ?? ""))
         if let error = answer["model_error"]?.stringValue { print("(made without the language model, which failed: \(error))") }
     }
 }

@@ -1,3 +1,4 @@
+import AgentCore
 import AgentCommands
 import ArgumentParser
 import Foundation
@@ -30,7 +31,7 @@ struct ChatTranscriptCLI: ParsableCommand {
         if format == "json" {
             print(answer["lines"].map { $0.serialized() } ?? "[]")
         } else {
-            print(answer["text"]?.stringValue ?? "", terminator: "")
+            print(TerminalText.shown(answer["text"]?.stringValue ?? ""), terminator: "")
         }
     }
 }

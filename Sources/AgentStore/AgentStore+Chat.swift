@@ -5,7 +5,10 @@ import GRDB
 extension AgentStore {
     /// Adds a line to a conversation's chat history (`user`, `bot`, `alert` or `tool`);
     /// `confidence`: a voice message's transcript, how sure the recogniser was.
+    /// A NUL in `text` (an adapter's or a model's answer may hold one) is kept as U+FFFD: a
+    /// text bound to SQLite ends at its first NUL, and the rest of the line was lost unsaid.
     public func recordChat(conversation: String, user: String? = nil, role: String, source: String, text: String, confidence: Double? = nil) {
+        let text = text.contains("\u{0}") ? text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : text
         let line = ChatLine(time: Date().timeIntervalSince1970, conversation: conversation, user: user, role: role, source: source, text: text, confidence: confidence)
         queued.withLock { $0.chat.append(.line(line)) }
         queued.signal()

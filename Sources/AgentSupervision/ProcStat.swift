@@ -74,13 +74,6 @@ package struct ProcStat: Equatable {
         let name = (ProcFile.read("/proc/\(pid)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
         // A process names itself (PR_SET_NAME): a control character in a log line would forge
         // another line, or recolour and clear the reader's terminal.
-        return String(String.UnicodeScalarView(name.unicodeScalars.map { Self.isControl($0) ? "?" : $0 }))
-    }
-
-    /// C0 and C1 control characters, DEL, and the bidirectional controls (an override shows
-    /// the rest of the line reversed).
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || [0x200E, 0x200F, 0x061C].contains(scalar.value)
-            || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        return String(String.UnicodeScalarView(name.unicodeScalars.map { TerminalText.isControl($0) ? "?" : $0 }))
     }
 }

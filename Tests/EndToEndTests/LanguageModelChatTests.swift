@@ -225,3 +225,22 @@ import Testing
         #expect(!report.stdout.contains("sk-secret"), "the key was shown: \(report.stdout)")
     }
 }
+
+extension LanguageModelChatTests {
+    /// An answer is another's text: `agent-control chat` and its history show its controls as
+    /// `\u{…}` (an OSC retitled the terminal, ESC [2J cleared it, an override reversed the
+    /// line), and a NUL in it no longer cuts the kept line short.
+    @Test func anAnswersControlCharactersAreShownNotObeyedAndANulKeepsTheRestOfTheLine() throws {
+        let stub = try ChatCompletionStub()
+        defer { stub.stop() }
+        stub.script(.text("\u{1B}]0;pwned\u{07}\u{1B}[2J\u{202E}txt\u{0}tail\nsecond\tline"))
+        let agent = try Self.agent(stub, #""tools": []"#)
+        let answer = try Self.chat(agent, "hello")
+        #expect(answer.status == 0, "\(answer.stdout)\(answer.stderr)")
+        #expect(answer.stdout == "bot> \\u{1B}]0;pwned\\u{7}\\u{1B}[2J\\u{202E}txt\\u{0}tail\nsecond\tline\n", "\(answer.stdout.debugDescription)")
+        let history = try runProgram("agent-control", ["chat", "history", "--settings", agent.run.settingsFile])
+        #expect(history.status == 0, "\(history.stderr)")
+        #expect(!history.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E }, "\(history.stdout.debugDescription)")
+        #expect(history.stdout.contains("bot> \\u{1B}]0;pwned\\u{7}\\u{1B}[2J\\u{202E}txt\u{FFFD}tail\nsecond\tline"), "\(history.stdout.debugDescription)")
+    }
+}

@@ -37,7 +37,7 @@ extension AgentDaemon {
         do {
             let answer = try ControlClient.send(request, paths: paths, timeout: 40) { piece in
                 let text = piece["partial"]?.stringValue ?? ""
-                print((shown.isEmpty ? "bot> " : "") + text, terminator: "")
+                print((shown.isEmpty ? "bot> " : "") + TerminalText.shown(text), terminator: "")
                 fflush(nil)
                 shown += text
             }
@@ -49,11 +49,11 @@ extension AgentDaemon {
             // The pieces began the answer: its rest (an error that ended the stream). Otherwise
             // (a tool's turn came between) the answer as it is kept, on a line of its own.
             if shown.isEmpty {
-                print("bot> \(whole)")
+                print("bot> \(TerminalText.shown(whole))")
             } else if whole.hasPrefix(shown) {
-                print(whole.dropFirst(shown.count))
+                print(TerminalText.shown(String(whole.dropFirst(shown.count))))
             } else {
-                print("\nbot> \(whole)")
+                print("\nbot> \(TerminalText.shown(whole))")
             }
             return AgentLauncher.ExitCode.success
         } catch {
@@ -75,7 +75,7 @@ extension AgentDaemon {
     private func showNewAlerts(_ conversation: String, after: Int) -> Int {
         let lines = history(conversation, after: after, limit: 100) ?? []
         for line in lines where line["role"]?.stringValue == "alert" {
-            print("alert from \(line["source"]?.stringValue ?? "?")> \(line["text"]?.stringValue ?? "")")
+            print(TerminalText.shown("alert from \(line["source"]?.stringValue ?? "?")> \(line["text"]?.stringValue ?? "")"))
         }
         return lines.last?["id"]?.numberValue?.intValue ?? after
     }
@@ -102,7 +102,8 @@ extension AgentDaemon {
                 }
                 // Lines of several conversations (a user's): each says which.
                 let place = conversation == nil ? "[\(line["conversation"]?.stringValue ?? "?")] " : ""
-                print("\(time)  \(place)\(who)> \(line["text"]?.stringValue ?? "")")
+                // The text is another's (an adapter's, a model's, a user's): shown, not obeyed.
+                print(TerminalText.shown("\(time)  \(place)\(who)> \(line["text"]?.stringValue ?? "")"))
             }
             return 0
         } catch {

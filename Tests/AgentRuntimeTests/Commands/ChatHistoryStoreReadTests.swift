@@ -62,3 +62,18 @@ import Testing
         }
     }
 }
+
+extension ChatHistoryStoreReadTests {
+    /// An answer with a NUL (an adapter's or a model's) is kept whole, the NUL as U+FFFD: a
+    /// text bound to SQLite ends at its first NUL, and the rest of the line was lost unsaid.
+    @Test func aChatLineWithANulIsKeptWholeWithTheNulShownAsAReplacement() throws {
+        let folder = TestPaths.temporaryDirectory("chat-nul")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
+        store.recordChat(conversation: "ops", role: "bot", source: "b", text: "before\u{0}after\u{0}")
+        store.close()
+        let lines = try StoreReader(path: path).chat(conversation: "ops", limit: 10)
+        #expect(lines.map(\.text) == ["before\u{FFFD}after\u{FFFD}"])
+    }
+}
