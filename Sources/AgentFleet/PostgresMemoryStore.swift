@@ -165,18 +165,23 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
                 let text: String
                 do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: key, scope: write.scope) } catch { return .failure(error) }
                 let rows: PostgresRowSequence
+                let run = write.scope.runID
                 if let expected = write.expectedVersion, expected > 0 {
+                    // In a run's scope only while the run exists, as below.
                     rows = try await client.query("""
                         UPDATE memory SET value = \(text), version = version + 1, updated = \(unescaped: Self.now)
-                        WHERE scope = \(scope) AND key = \(key) AND version = \(expected) RETURNING version, updated
+                        WHERE scope = \(scope) AND key = \(key) AND version = \(expected)
+                        AND (\(run)::text IS NULL OR EXISTS (SELECT 1 FROM workflow_runs WHERE id = \(run) FOR KEY SHARE))
+                        RETURNING version, updated
                         """, logger: logger)
                 } else {
                     // No key yet: version 1. A key there: its next version, unless the write
                     // expects none (0), which the condition of the update refuses. In a run's
                     // scope only while the run exists: its row is locked (KEY SHARE) until
                     // the write commits, so a retention deleting the run waits for it, and its
-                    // sweep of the gone runs' keys, a later statement, sees the key.
-                    let any = write.expectedVersion == nil, run = write.scope.runID
+                    // sweep of the gone runs' keys, a later statement of its transaction, sees
+                    // the key.
+                    let any = write.expectedVersion == nil
                     rows = try await client.query("""
                         INSERT INTO memory AS m (scope, key, value, version, updated)
                         SELECT \(scope), \(key), \(text), 1, \(unescaped: Self.now)
@@ -192,9 +197,8 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
                 if let (version, updated) = written {
                     return .success(MemoryEntry(scope: write.scope, key: key, value: value, version: Int(version), updated: updated))
                 }
-                let version = try await currentVersion(write)
-                if version == 0, let run = write.scope.runID, try await !runExists(run) { return .failure(MemoryError.noRun(write)) }
-                return .failure(MemoryError.conflict(write, found: version))
+                if let run, try await !runExists(run) { return .failure(MemoryError.noRun(write)) }
+                return .failure(MemoryError.conflict(write, found: try await currentVersion(write)))
             case .delete:
                 let expected = write.expectedVersion
                 let rows = try await client.query("""

@@ -65,10 +65,12 @@ public final class PostgresRunStore: RunStore {
     /// Deletes, in one transaction, the rows of `table` that `finished` selects (an SQL condition)
     /// whose `time` is before `before` (nil: no age limit), then all but the newest `keeping` of
     /// them by `order` (nil: no count limit); `then`, a statement that sees the deleted rows'
-    /// `key`s as `gone(id)`, runs with each delete. The retention of every table of records (as
+    /// `key`s as `gone(id)`, runs with each delete; `last`, a statement of its own, runs after
+    /// them in the same transaction when a row went (it sees what was committed meanwhile, and
+    /// fails the whole pass if it fails). The retention of every table of records (as
     /// `AgentStore.prune` on SQLite). Returns how many rows went.
     static func prune(_ table: String, key: String = "id", finished: String, time: String, order: String, before: Double?, keeping: Int?,
-                      client: PostgresClient, logger: Logger, then: String? = nil) async throws -> Int {
+                      client: PostgresClient, logger: Logger, then: String? = nil, last: String? = nil) async throws -> Int {
         guard before != nil || keeping != nil else { return 0 }
         let also = then.map { ", dependents AS (\($0))" } ?? ""
         return try await client.withTransaction(logger: logger) { connection in
@@ -88,6 +90,7 @@ public final class PostgresRunStore: RunStore {
                     """, logger: logger)
                 for try await count in rows.decode(Int64.self) { deleted += Int(count) }
             }
+            if deleted > 0, let last { try await connection.query(PostgresQuery(unsafeSQL: last), logger: logger) }
             return deleted
         }
     }

@@ -88,21 +88,19 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
         }
     }
 
-    /// Deletes the runs' step logs in the same statement (a data-modifying `WITH`), then the
-    /// keys in shared memory of every run that is gone, in a statement of its own: it sees a
-    /// key whose write the runs' delete waited for (see ``PostgresMemoryStore``), and keys an
-    /// older version left behind.
+    /// Deletes the runs' step logs in the same statement (a data-modifying `WITH`), then, in a
+    /// statement of its own in the same transaction, the keys in shared memory of every run
+    /// that is gone: it sees a key whose write the runs' delete waited for (see
+    /// ``PostgresMemoryStore``), and keys an older version left behind; should it fail, no run
+    /// went either, so no run's keys are left behind.
     package nonisolated func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        let deleted = try await PostgresRunStore.prune("workflow_runs", finished: "finished", time: "ended", order: "seq", before: endedBefore,
-                                                       keeping: keeping, client: client, logger: logger,
-                                                       then: "DELETE FROM workflow_steps WHERE run_id IN (SELECT id FROM gone)")
-        if deleted > 0 {
-            try await client.query("""
-                DELETE FROM memory m WHERE starts_with(m.scope, 'run:')
-                AND NOT EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = substr(m.scope, 5))
-                """, logger: logger)
-        }
-        return deleted
+        try await PostgresRunStore.prune("workflow_runs", finished: "finished", time: "ended", order: "seq", before: endedBefore, keeping: keeping,
+                                         client: client, logger: logger,
+                                         then: "DELETE FROM workflow_steps WHERE run_id IN (SELECT id FROM gone)",
+                                         last: """
+                                            DELETE FROM memory m WHERE starts_with(m.scope, 'run:')
+                                            AND NOT EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = substr(m.scope, 5))
+                                            """)
     }
 
     // MARK: SharedWorkflowStore

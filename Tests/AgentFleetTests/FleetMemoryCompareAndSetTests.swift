@@ -48,5 +48,27 @@ import Testing
         await a.shutDown()
         await b.shutDown()
     }
+
+    /// Keys left under a run that is gone (written by an earlier version, which deleted no
+    /// run's keys) are no run's: a write expecting their version is refused `not_found` as any
+    /// other put there, and the next retention that deletes a run takes them.
+    @Test func aRunsKeysLeftBehindAreNotWrittenAndGoAtTheNextRetention() async throws {
+        if let reason = PostgresTestServer.unavailableReason { try Test.cancel("no PostgreSQL server for the tests: \(reason)") }
+        let server = try PostgresTestServer.require()
+        let database = try server.makeDatabase()
+        let store = try await PostgresFleetStore.connect(try PostgresStoreConformanceTests.fleetSettings(database: database, agent: "host-a"), logger: Logger(label: "a"))
+        _ = try server.sql(database: database, "INSERT INTO memory (scope, key, value, version, updated) VALUES ('run:gone', 'k', '1', 1, 0)")
+        let refused = await StoreContract.write(store.memory, "k", .put(2), expect: 1, scope: .workflowRun("gone"))
+        guard case .failure(let error) = refused else { Issue.record("a put to a gone run's key was taken: \(refused)"); return }
+        #expect(error.code == .notFound && error.pointer == "/run", "\(error)")
+        #expect(StoreContract.conflictVersion(await StoreContract.write(store.memory, "k", .put(2), scope: .workflowRun("gone"))) == nil)
+
+        var finished = StoreContract.workflowRun("old", status: .succeeded)
+        finished.endedAt = 1
+        #expect(await StoreContract.commit(store.workflows, WorkflowCommit(runs: [finished])) == .written)
+        #expect(try await store.workflows.prune(endedBefore: 2, keeping: nil) == 1)
+        #expect(try server.sql(database: database, "SELECT count(*) FROM memory").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        await store.shutDown()
+    }
 }
 #endif

@@ -80,6 +80,7 @@ extension StoreContract {
         #expect(code(refused) == .notFound, "a run that does not exist: \(refused)")
         if case .failure(let error) = refused { #expect(error.message.contains("no workflow run \"nope\"") && error.pointer == "/run", "\(error)") }
         #expect(code(await Self.write(memory, "k", .put(1), expect: 0, scope: .workflowRun("nope"))) == .notFound, "whatever version it expects")
+        #expect(code(await Self.write(memory, "k", .put(1), expect: 3, scope: .workflowRun("nope"))) == .notFound, "whatever version it expects")
         #expect(try keys(.workflowRun("nope")).isEmpty, "nothing was written")
 
         let t0 = Date().timeIntervalSince1970

@@ -13,6 +13,9 @@ struct HTTPExchange {
         var description: String
         /// The deadline passed (connecting, sending or waiting for the answer).
         var timedOut = false
+        /// The server was reached and answered, but not with an answer to take (too large,
+        /// cut short, not HTTP): not "unreachable".
+        var badAnswer = false
     }
 
     var url: URL
@@ -68,9 +71,9 @@ struct HTTPExchange {
                     return .success((reader.status, reader.body))
                 }
             } catch {
-                return .failure(Failure(description: "\(error)"))
+                return .failure(Failure(description: "\(error)", badAnswer: true))
             }
-            if n == 0 { return .failure(Failure(description: "the answer is not HTTP (the connection closed first)")) }
+            if n == 0 { return .failure(Failure(description: "the answer is not HTTP (the connection closed first)", badAnswer: true)) }
         }
     }
 

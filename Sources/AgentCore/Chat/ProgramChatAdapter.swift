@@ -103,14 +103,17 @@ final class ProgramChatAdapter: ChatAdapter {
     /// answers of messages that timed out, and answers no message asked for, are dropped.
     private func dropStaleAnswers() {
         let deadline = Date().timeIntervalSince1970 + 0.001
+        var unasked = 0
         while let frame = next(until: deadline) {
             guard case .answer = frame else { continue }
             if owed > 0 {
                 owed -= 1
             } else {
-                log("adapter \(name): dropped an answer no message asked for")
+                unasked += 1
             }
         }
+        // One line for the lot: a program that writes answers unasked must not fill the log.
+        if unasked > 0 { log("adapter \(name): dropped \(unasked) answer(s) no message asked for") }
     }
 
     /// `{"stop": true}` when the chatbot ends, and a moment (up to a second) for the program to

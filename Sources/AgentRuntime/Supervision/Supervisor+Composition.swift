@@ -16,7 +16,10 @@ extension Supervisor {
     /// Connects the parts to each other and to the processes (once, from `init`).
     func wireParts() {
         work.fleetBridge = fleetBridge
-        work.isProcessName = { [unowned self] name in table.byName[name] != nil || router.replicaGroups[name] != nil }
+        // A disabled process's name too: enabled later, its history would hold events it never emitted.
+        work.isProcessName = { [unowned self] name in
+            table.byName[name] != nil || router.replicaGroups[name] != nil || table.disabled.contains { $0.name == name }
+        }
         work.askChatbot = { [unowned self] text, adapter, conversation, answer in
             chat.ask(text, adapter: adapter, conversation: conversation, answer: answer)
         }

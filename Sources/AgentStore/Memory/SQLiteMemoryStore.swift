@@ -92,12 +92,15 @@ package final class SQLiteMemoryStore: MemoryStore {
         let run = try db.cachedStatement(sql: "SELECT 1 FROM workflow_runs WHERE id = ?")
         return try writes.map { write in
             let scope = write.scope.description
+            // A run that is gone first, whatever version the write expects: its keys are gone too.
+            if case .put = write.operation, let id = write.scope.runID, try Bool.fetchOne(run, arguments: [id]) == nil {
+                return .failure(MemoryError.noRun(write))
+            }
             let current = try Row.fetchOne(select, arguments: [scope, write.key]).flatMap { entry($0, scope: write.scope) }
             let version = current?.version ?? 0
             if let expected = write.expectedVersion, expected != version { return .failure(MemoryError.conflict(write, found: version)) }
             switch write.operation {
             case .put(let value):
-                if let id = write.scope.runID, try Bool.fetchOne(run, arguments: [id]) == nil { return .failure(MemoryError.noRun(write)) }
                 let text: String
                 do throws(MemoryError) { text = try MemoryLimits.serialize(value, key: write.key, scope: write.scope) } catch { return .failure(error) }
                 try upsert.execute(arguments: [scope, write.key, text, version + 1, now])

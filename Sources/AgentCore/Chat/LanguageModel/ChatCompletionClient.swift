@@ -59,6 +59,7 @@ struct ChatCompletionClient {
     static func what(_ failure: HTTPExchange.Failure, timeout: Double, pieces: Int) -> String {
         let seconds = String(format: "%g", timeout)
         guard pieces > 0 else {
+            if failure.badAnswer { return "gave an answer that cannot be used (\(failure.description))" }
             return failure.timedOut ? "did not answer within \(seconds) s" : "is not reachable (\(failure.description))"
         }
         return failure.timedOut ? "did not finish its answer within \(seconds) s (\(pieces) pieces came)"
