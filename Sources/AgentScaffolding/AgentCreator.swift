@@ -12,6 +12,8 @@ public struct AgentCreator {
         public var directory: String
         public var name: String
         public var files: [String]
+        /// What was left out and why (each a sentence saying what to do).
+        public var notes: [String] = []
     }
 
     /// Creates the agent in `directory` (made if missing). `name` defaults to the folder's name.
@@ -39,7 +41,18 @@ public struct AgentCreator {
             try ScaffoldFiles.makeDirectories(modules)
             written.append("modules/")
         }
-        return Result(directory: root, name: agentName, files: written)
+        var notes: [String] = []
+        if !unit.problems.isEmpty {
+            notes.append("no systemd unit was written: " + unit.problems.joined(separator: "; ")
+                         + " (`agent-control unit` prints one for a folder it can hold)")
+        }
+        return Result(directory: root, name: agentName, files: written, notes: notes)
+    }
+
+    /// `path` as a shell reads it back: as it is when it needs no quoting, else in single quotes.
+    public static func shellWord(_ path: String) -> String {
+        let plain = path.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "/._-+:@,=".unicodeScalars.contains($0) }
+        return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// A SwiftPM package name from any agent name: letters, digits, `-`, `_`.

@@ -41,12 +41,14 @@ struct CreateAgent: ParsableCommand {
             let result = try AgentCreator(home: home).create(in: directory, name: name, force: force)
             print("created agent \"\(result.name)\" in \(result.directory):")
             for file in result.files { print("  \(file)") }
+            for note in result.notes { print("note: \(note)") }
+            let binaries = AgentCreator.shellWord(home.binaries)
             print("""
 
             next:
-              cd \(result.directory)
-              \(home.binaries)/agent-control console          # run it (Ctrl-C stops)
-              \(home.binaries)/add-agent-module NAME          # add a module of your own
+              cd \(AgentCreator.shellWord(result.directory))
+              \(binaries)/agent-control console          # run it (Ctrl-C stops)
+              \(binaries)/add-agent-module NAME          # add a module of your own
             """)
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))

@@ -91,10 +91,29 @@ import Testing
         while reader.read({ item in
             switch item {
             case .line(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
-            case .tooLong(let length): skipped.append(length)
+            case .tooLong(let length, _): skipped.append(length)
             }
         }) {}
         #expect(lines == [#"{"ready": true}"#, #"{"heartbeat": true}"#, "last"])
-        #expect(skipped == [3 << 20])
+        #expect(skipped.count == 1 && skipped[0] > 1000 && skipped[0] <= 3 << 20, "reported once: \(skipped)")
+    }
+
+    /// A line that never ends (a writer with no newline) is reported once it passes the limit,
+    /// not only at its newline, which may never come.
+    @Test func aLineWithoutANewlineIsReportedAsSoonAsItPassesTheLimit() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let text = [UInt8](repeating: UInt8(ascii: "x"), count: 5000)
+        _ = text.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        var reader = JSONLinesReader(fd: fds[0], limit: 1000)
+        defer { reader.deallocate() }
+        var reports: [(Int, Bool)] = []
+        // One read: the writer is still there, its line not ended.
+        #expect(reader.read { item in if case .tooLong(let length, let whole) = item { reports.append((length, whole)) } })
+        #expect(reports.count == 1 && reports[0].0 == 5000 && !reports[0].1, "\(reports)")
+        _ = text.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        _ = reader.read { item in if case .tooLong(let length, let whole) = item { reports.append((length, whole)) } }
+        #expect(reports.count == 1, "the rest is skipped unreported: \(reports)")
     }
 }

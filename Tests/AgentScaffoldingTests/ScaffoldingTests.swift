@@ -201,3 +201,18 @@ extension ScaffoldingTests {
         #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
     }
 }
+
+extension ScaffoldingTests {
+    /// A folder whose path a systemd unit cannot hold gets no unit, and create-agent says so;
+    /// the `cd` it prints can be pasted into a shell as it is.
+    @Test func aFolderWithASpaceGetsNoUnitAndCreateAgentSaysSoAndQuotesIt() throws {
+        let directory = TestPaths.temporaryDirectory("spaced") + "/my agent"
+        let created = try Self.run("create-agent", [directory])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("note: no systemd unit was written: --agent-dir \(directory): a path with spaces"), "\(created.stdout)")
+        #expect(created.stdout.contains("  cd '\(directory)'\n"), "\(created.stdout)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!files.contains { $0.hasSuffix(".service") }, "\(files)")
+        #expect(files.contains("settings.json"))
+    }
+}

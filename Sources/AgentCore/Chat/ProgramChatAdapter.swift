@@ -153,10 +153,11 @@ final class ProgramChatAdapter: ChatAdapter {
             let remaining = deadline - Date().timeIntervalSince1970
             guard remaining > 0, poll(&ready, 1, Saturating.pollTimeout(remaining)) > 0 else { return nil }
             closed = !reader.read { item in
-                guard case .line(let bytes) = item, !bytes.isEmpty else {
+                guard case .line(let bytes) = item else {
                     log("adapter \(name): refused a line of its program over \(ProgramBridge.lineLimit) bytes")
                     return
                 }
+                guard !bytes.isEmpty else { return }
                 do throws(JSONLinesError) {
                     read.append(try JSONLinesFrame(line: bytes))
                 } catch {

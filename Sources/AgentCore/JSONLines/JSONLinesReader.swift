@@ -9,8 +9,11 @@ public struct JSONLinesReader {
     public enum Item {
         /// A complete line, without its newline (valid only during the callback).
         case line(UnsafeRawBufferPointer)
-        /// A line of `length` bytes (at least; counted up to its newline), skipped.
-        case tooLong(length: Int)
+        /// A line longer than the limit, skipped; reported once, as soon as it is known to be
+        /// too long: `whole` when its newline was read with it (`length` is then its length),
+        /// else `length` is what was read so far and the rest, up to its newline, is skipped
+        /// unreported (a writer that never ends its line is told of at once, not never).
+        case tooLong(length: Int, whole: Bool)
     }
 
     public let fd: Int32
@@ -53,8 +56,8 @@ public struct JSONLinesReader {
             n = Glibc.read(fd, buffer.baseAddress! + end, buffer.count - end)
         } while n < 0 && errno == EINTR
         guard n > 0 else {
-            if let length = skipped {
-                handle(.tooLong(length: length + end - start))
+            if skipped != nil {
+                // Reported when the skipping began.
             } else if end > start {
                 handle(.line(UnsafeRawBufferPointer(rebasing: buffer[start..<end])))
             }
@@ -75,11 +78,10 @@ public struct JSONLinesReader {
         while at < end {
             guard let found = memchr(buffer.baseAddress! + at, 0x0A, end - at) else { break }
             let newline = buffer.baseAddress!.distance(to: found)
-            if let length = skipped {
-                handle(.tooLong(length: length + newline - start))
+            if skipped != nil {
                 skipped = nil
             } else if newline - start > limit {
-                handle(.tooLong(length: newline - start))
+                handle(.tooLong(length: newline - start, whole: true))
             } else {
                 handle(.line(UnsafeRawBufferPointer(rebasing: buffer[start..<newline])))
             }
@@ -88,6 +90,7 @@ public struct JSONLinesReader {
         }
         // No newline in sight: a line longer than the limit is dropped as it comes.
         if end - start > limit || (skipped != nil && end > start) {
+            if skipped == nil { handle(.tooLong(length: end - start, whole: false)) }
             skipped = (skipped ?? 0) + end - start
             start = 0
             end = 0
