@@ -31,7 +31,9 @@ package enum ReloadCommand: AgentCommand {
         /// The schema's members (`settings_change` answers them too).
         static let properties: JSONObject = [
             "kept": ConfigurationCommands.names, "restarted": ConfigurationCommands.names, "started": ConfigurationCommands.names,
-            "stopped": ConfigurationCommands.names, "notes": ["type": "array", "items": ["type": "string"]],
+            "stopped": ["type": "array", "items": ["type": "string"],
+                        "description": "Processes removed or disabled: asked to stop at once (SIGTERM); each may take up to its stop_timeout to end (status shows it stopping until then)."],
+            "notes": ["type": "array", "items": ["type": "string"]],
         ]
     }
 

@@ -296,7 +296,7 @@ extension Supervisor {
         let detail = process.reportedFailure.map { ": \($0.message)" } ?? ""
         let summary = "worker pid \(exit.pid) \(exit.how) after \(exit.ranFor.fixed(2)) s\(exit.wasReady ? "" : " before it was ready")\(detail)"
         if policy.restart == .never || (policy.restart == .onFailure && !failed) {
-            setState(process, failed ? .failed(reason: exit.how) : .exited(code: exit.code ?? 0))
+            setState(process, failed ? .failed(reason: exit.how + detail) : .exited(code: exit.code ?? 0))
             logger.log(level: failed ? .error : .info, "\(summary); restart policy is \(policy.restart.rawValue), not restarting", metadata: name)
             return
         }
@@ -311,7 +311,9 @@ extension Supervisor {
         let now = EventLoop.now()
         process.restartTimes.removeAll { $0 < now - policy.within }
         if let limit = policy.maximumRestarts, process.restartTimes.count >= limit {
-            let reason = "restarted \(process.restartTimes.count) times within \(ProcessPolicy.format(policy.within)) s (the start limit); last: \(exit.how)"
+            // What the worker said of its end (a program's own status, a module's error) with it.
+            let said = process.reportedFailure.map { ": \($0.message)" } ?? ""
+            let reason = "restarted \(process.restartTimes.count) times within \(ProcessPolicy.format(policy.within)) s (the start limit); last: \(exit.how)\(said)"
             setState(process, .failed(reason: reason))
             logger.error("\(summary); \(reason) — not restarting; `agent-control process start \(process.name)` tries again", metadata: name)
             return
