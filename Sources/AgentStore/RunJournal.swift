@@ -147,7 +147,7 @@ package final class RunJournal: Sendable {
             guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit, relinked(&state) else { return nil }
             let seq = state.appended + 1
             var line = Array("{\"seq\":\(seq),\"run\":".utf8)
-            line += run.storedJSON.serializedBytes(capacity: 512)
+            line += Self.record(of: run)
             line += Array("}\n".utf8)
             guard Self.writeAll(state.descriptor, line) else {
                 // A part written (a full disk) is cut off, so that the next line starts a line.
@@ -158,6 +158,22 @@ package final class RunJournal: Sendable {
             state.size += line.count
             return seq
         }
+    }
+
+    /// The run's record as JSON text; its input, when the run carries it as text already
+    /// (made off the loop), is put in as it is rather than written again.
+    static func record(of run: TaskRun) -> [UInt8] {
+        guard let input = run.inputText.bytes, case .object(var members) = run.storedJSON else {
+            return run.storedJSON.serializedBytes(capacity: 512)
+        }
+        members["input"] = nil
+        var text = JSONValue.object(members).serializedBytes(capacity: 512 + input.count)
+        // `{…}` → `{…,"input":INPUT}`: the record always has members (its id first of all).
+        text.removeLast()
+        text += Array(#","input":"#.utf8)
+        text += input
+        text.append(UInt8(ascii: "}"))
+        return text
     }
 
     /// Whether the descriptor is still the file at ``path``. One removed while the agent runs

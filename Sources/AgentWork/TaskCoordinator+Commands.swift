@@ -59,6 +59,7 @@ extension TaskCoordinator {
                                                  errors: problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })))
         }
         var prepared = prepare(task: name, input: input, priority: request.priority ?? .normal, notBefore: notBefore, requestedBy: origin)
+        prepared.inputText = InputText(request.inputText)
         prepared.require = require
         submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: request.wait ?? false, respond: respond) }
     }

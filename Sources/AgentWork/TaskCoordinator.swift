@@ -343,8 +343,10 @@ package final class TaskCoordinator {
         runningByRank[run.priority.rank] += 1
         record(run, event: .taskStarted, persist: !claimedAsIs)
         let id = run.id, number = run.attempt
-        runner.start(TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
-                                  executor: executor, notBefore: ahead)) { [weak self] report in
+        var start = TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
+                                 executor: executor, notBefore: ahead)
+        start.inputText = run.inputText.bytes
+        runner.start(start) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
     }
@@ -519,7 +521,9 @@ package final class TaskCoordinator {
                 }
             }
         }
-        recent[run.id] = run
+        var kept = run
+        kept.inputText = InputText()  // Its runner has it: not kept twice for every recent run.
+        recent[run.id] = kept
     }
 
     /// Records the run's change in the store (unless `persist` is false: the store has it

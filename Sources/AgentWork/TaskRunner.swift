@@ -50,6 +50,8 @@ package struct TaskRunStart {
     package var task: TaskDefinition
     /// The run's input, valid against the task's input schema.
     package var input: JSONValue
+    /// ``input`` as compact JSON text, when it was made off the loop (``TaskRun/inputText``).
+    package var inputText: [UInt8]?
     /// The declared executor it runs on (nil: the task's implicit executor).
     package var executor: String?
     /// Seconds since the epoch before which the run must not start (a schedule's fire sent
@@ -66,6 +68,9 @@ package struct TaskRunStart {
         self.input = input
         self.executor = executor
     }
+
+    /// ``input`` as compact JSON text: as made off the loop, else made now.
+    package var inputBytes: [UInt8] { inputText ?? input.serializedBytes() }
 }
 
 /// What a runner says about a run it carries out.

@@ -334,3 +334,21 @@ import Testing
         #expect(try Self.stored(id, at: copy)?.task == "t", "an answered run was lost in a crash")
     }
 }
+
+extension RunJournalTests {
+    /// A run that carries its input as text (made off the loop, where it was asked for) is
+    /// journaled with that text put in as it is: the line reads back as the run's record; a
+    /// run whose input changed since carries no text, and its record has the new input.
+    @Test func aRunsInputTextIsPutIntoItsJournalLineAsItIs() throws {
+        let input: JSONValue = ["numbers": .array((0..<1000).map { .number(JSONNumber($0)) }), "text": "é \"q\" \u{1}"]
+        var run = TaskRun(id: "r-1", task: "t", input: input, requestedBy: .http)
+        run.inputText = InputText(input.serializedBytes())
+        let record = try JSONValue.parse(RunJournal.record(of: run))
+        #expect(record == run.storedJSON, "the same record, whichever way it was written")
+        #expect(TaskRun(stored: record)?.input == input)
+
+        run.input = ["other": 1]
+        #expect(run.inputText.bytes == nil, "a changed input drops its text")
+        #expect(try JSONValue.parse(RunJournal.record(of: run))["input"] == ["other": 1])
+    }
+}

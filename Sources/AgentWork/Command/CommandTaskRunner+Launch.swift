@@ -68,7 +68,7 @@ extension CommandTaskRunner {
         }
         run.program = path.hasPrefix("/") ? path : directory + "/" + path
 
-        var input = run.start.input.serializedBytes()
+        var input = run.start.inputBytes
         input.append(UInt8(ascii: "\n"))
         switch makeCgroup(for: run) {
         case .success(let cgroup): run.cgroup = cgroup

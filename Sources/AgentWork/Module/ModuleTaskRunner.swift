@@ -157,7 +157,7 @@ package final class ModuleTaskRunner: @LoopActor TaskRunner {
         // Saturating: a not-before from a user's input never traps.
         let notBefore = run.notBefore.map { $0 * 1e9 }.map { !($0 > 0) ? 0 : $0 >= 9.2e18 ? Int64.max : Int64($0) } ?? 0
         TaskFrame.appendRun(token: active.token, attempt: run.attempt, runID: run.runID, idempotencyKey: run.idempotencyKey,
-                            notBefore: notBefore, input: run.input.serializedBytes(),
+                            notBefore: notBefore, input: run.inputBytes,
                             to: executor.process.control)
         host.markDirty(executor.process)
         if active.heartbeatTimeout != nil { scheduleWatchdog() }

@@ -14,6 +14,24 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
         package var wait: Bool?
         /// Labels the run's executor must carry, besides the task's.
         package var require: [String: String]?
+        /// ``input`` as compact JSON text, made where the request is decoded (off the loop),
+        /// for the run (``TaskRun/inputText``).
+        package private(set) var inputText: [UInt8]?
+
+        enum CodingKeys: String, CodingKey {
+            case name, input, priority, at, wait, require
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            input = try container.decodeIfPresent(JSONValue.self, forKey: .input)
+            priority = try container.decodeIfPresent(TaskRun.Priority.self, forKey: .priority)
+            at = try container.decodeIfPresent(String.self, forKey: .at)
+            wait = try container.decodeIfPresent(Bool.self, forKey: .wait)
+            require = try container.decodeIfPresent([String: String].self, forKey: .require)
+            inputText = input?.serializedBytes()
+        }
 
         package init(name: String, input: JSONValue? = nil, priority: TaskRun.Priority? = nil, at: String? = nil, wait: Bool? = nil,
                     require: [String: String]? = nil) {
@@ -54,5 +72,8 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
 
 extension TaskRunCommand.Request: SelfCheckingRequest {
     /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``).
-    package func problem() -> CommandError? { InputSize.problem(input) }
+    package func problem() -> CommandError? {
+        guard let inputText else { return InputSize.problem(input) }
+        return inputText.count > InputSize.largest ? InputSize.problem(input) : nil
+    }
 }
