@@ -30,7 +30,8 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
             at = try container.decodeIfPresent(String.self, forKey: .at)
             wait = try container.decodeIfPresent(Bool.self, forKey: .wait)
             require = try container.decodeIfPresent([String: String].self, forKey: .require)
-            inputText = input?.serializedBytes()
+            // Not past the bound: an input the check refuses is not written whole for nothing.
+            inputText = input.flatMap { $0.serializedLength(atMost: InputSize.largest) == nil ? nil : $0.serializedBytes() }
         }
 
         package init(name: String, input: JSONValue? = nil, priority: TaskRun.Priority? = nil, at: String? = nil, wait: Bool? = nil,
@@ -72,8 +73,5 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
 
 extension TaskRunCommand.Request: SelfCheckingRequest {
     /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``).
-    package func problem() -> CommandError? {
-        guard let inputText else { return InputSize.problem(input) }
-        return inputText.count > InputSize.largest ? InputSize.problem(input) : nil
-    }
+    package func problem() -> CommandError? { inputText == nil ? InputSize.problem(input) : nil }
 }
