@@ -1,5 +1,5 @@
-import AgentCore
 import AgentCommands
+import AgentCore
 import ArgumentParser
 import Foundation
 

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCore
 import AgentRuntime
 import AgentWork
 import ArgumentParser
@@ -79,7 +80,7 @@ struct TaskCommand: ParsableCommand {
             lines.append("\(key): \(visible(Substring(value.stringValue ?? value.serialized())))")
         }
         if let input = run["input"] { lines.append("input: \(input.serialized())") }
-        if let output = run["output"] { lines.append("output: \(output.stringValue ?? output.serialized())") }
+        if let output = run["output"] { lines.append("output: \(TerminalText.shown(output.stringValue ?? output.serialized()))") }
         if let usage = run["usage"], let cpu = usage["cpu_seconds"]?.numberValue {
             let peak = usage["memory_peak_bytes"]?.numberValue.map { ", memory peak \($0) bytes" } ?? ""
             lines.append("usage: cpu \(cpu) s\(peak)")

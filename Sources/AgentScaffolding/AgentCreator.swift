@@ -23,6 +23,10 @@ public struct AgentCreator {
         guard !agentName.isEmpty, agentName != "/" else {
             throw ScaffoldingError("bad_name", "cannot name an agent after \(root); pass --name NAME")
         }
+        // A control character would be written into the agent's files and printed raw.
+        if let bad = [(agentName, "name"), (root, "folder")].first(where: { $0.0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+            throw ScaffoldingError("bad_name", "the agent's \(bad.1) \(bad.0.debugDescription) has a control character; choose one without", path: root)
+        }
         // The systemd unit, as `agent-control unit` prints it for this folder (left out for a
         // folder whose path the unit could not hold as it is; the README says how to make one).
         let unit = ServiceUnit(agentName: agentName, agentDirectory: root, binaries: home.binaries)

@@ -71,7 +71,8 @@ public struct ModuleAdder {
         "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "switch", "where", "while", "as", "catch",
         "false", "is", "nil", "rethrows", "super", "self", "Self", "throw", "throws", "true", "try", "Any", "some", "any",
     ]
-    static let reserved: Set<String> = ["agentmodulekit", "agentmoduleabi", "foundation", "swift", "glibc", "dispatch", "testing", "xctest", "sdk", "synchronization"]
+    static let reserved: Set<String> = ["agentmodulekit", "agentmoduleabi", "cagentmodulekit", "foundation", "swift", "glibc", "dispatch", "testing", "xctest",
+                                        "sdk", "synchronization"]
 
     /// `weather_station` → `WeatherStation`.
     static func typePrefix(_ name: String) -> String {

@@ -51,8 +51,10 @@ public struct ServiceUnit: Sendable, Equatable {
         for (option, path) in [("--agent-dir", agentDirectory), ("--binaries", binaries)] where !path.hasPrefix("/") {
             found.append("\(option) \(path): expected an absolute path (systemd runs the agent from /)")
         }
-        for (option, path) in [("--agent-dir", isTemplate ? "/" : agentDirectory), ("--binaries", binaries)] where path.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" || $0 == "%" || $0 == "$" }) {
-            found.append("\(option) \(path): a path with spaces, quotes, backslashes, % or $ would need escaping in the unit; use a path without them")
+        for (option, path) in [("--agent-dir", isTemplate ? "/" : agentDirectory), ("--binaries", binaries)]
+        where path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || "\"'\\%$".unicodeScalars.contains($0) })
+            || path.contains(where: \.isWhitespace) {
+            found.append("\(option) \(path.debugDescription): a path with spaces, quotes, backslashes, control characters, % or $ would need escaping in the unit; use a path without them")
         }
         for (option, name) in [("--user", user), ("--group", group ?? user)] where !Self.isUserName(name) {
             found.append("\(option) \(name): expected a user or group name (letters, digits, _ and -, starting with a letter or _, at most 31 characters)")

@@ -87,3 +87,31 @@ import Testing
         #expect(lines.count == 3 && lines[0] == "a log line" && lines[1].contains("a message") && lines[2] == "another log line", "\(lines)")
     }
 }
+
+extension ConsoleOutputTests {
+    /// A module's message and an event's payload are its text: the readable console shows their
+    /// controls as `\u{…}` (an escape sequence would retitle or clear the terminal, a line
+    /// break forge a line), and JSON lines keep the text as it is.
+    @Test func aMessageOrPayloadsControlsAreShownNotObeyed() throws {
+        let (readEnd, writeEnd) = try SmallPipe.make()
+        defer { close(readEnd); close(writeEnd) }
+        let console = ConsoleOutput(json: false, showEvents: true, fd: writeEnd)
+        console.message(source: "evil", level: 2, text: "A\u{1B}]0;PWNED\u{7}\u{1B}[2J\u{9B}\u{202E}B\nforged line", timeNanoseconds: 0)
+        let payload = Array("{\"t\":\"x\u{9B}2J\u{202E}\"}".utf8)
+        payload.withUnsafeBytes { payload in
+            Array("tick".utf8).withUnsafeBytes { console.event(source: "feed", type: $0, timeNanoseconds: 0, payload: payload) }
+        }
+        console.flush()
+        let text = String(decoding: SmallPipe.readAvailable(readEnd), as: UTF8.self)
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B || $0.value == 0x202E }, "\(text.debugDescription)")
+        #expect(text.contains(#"A\u{1B}]0;PWNED\u{7}\u{1B}[2J\u{9B}\u{202E}B\u{A}forged line"#), "\(text.debugDescription)")
+        #expect(text.split(separator: "\n").count == 2, "one line each: \(text.debugDescription)")
+        #expect(text.contains(#"feed → tick  {"t":"x\u{9B}2J\u{202E}"}"#), "\(text.debugDescription)")
+
+        let json = ConsoleOutput(json: true, showEvents: true, fd: writeEnd)
+        json.message(source: "evil", level: 2, text: "A\u{9B}B", timeNanoseconds: 0)
+        json.flush()
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(SmallPipe.readAvailable(readEnd))) as? [String: Any])
+        #expect(line["text"] as? String == "A\u{9B}B", "JSON keeps the text")
+    }
+}

@@ -71,4 +71,28 @@ import Testing
         #expect(!answer.contains(" 100 Continue"), "\(answer)")
         #expect(try RawHTTP.parse(Data(answer.utf8)).status == 200, "\(answer)")
     }
+
+    /// A request expecting 100 behind one still being answered on the same connection gets no
+    /// interim answer: it would come before (or, in a chunked answer, inside) the earlier one.
+    @Test func noInterimAnswerComesWhileAnEarlierRequestIsBeingAnswered() throws {
+        let agent = try Self.agent()
+        let first = #"{"input": {"n": 1}}"#, second = #"{"input": {"n": 2}}"#
+        let client = try RawHTTP(port: agent.port, timeout: 60)
+        // One write: the second head is read before the first request can be answered.
+        try client.send("POST /api/tasks/t/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(HTTPAgent.token)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(first.utf8.count)\r\n\r\n" + first + Self.head("1.1", length: second.utf8.count) + second)
+        let answers = String(decoding: try client.receiveAll(), as: UTF8.self)
+        #expect(answers.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(answers)")
+        #expect(!answers.contains("100 Continue"), "\(answers)")
+        #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "both answered: \(answers)")
+    }
+
+    /// A length with the whitespace the HTTP parser takes around it is still read as a length.
+    @Test func aLengthWithTrailingWhitespaceOverTheLimitIsRefusedBeforeItIsSent() throws {
+        let agent = try Self.agent()
+        let client = try RawHTTP(port: agent.port, timeout: 60)
+        try client.send(Self.head("1.1", length: 5_000_000).replacingOccurrences(of: "Content-Length: 5000000\r\n", with: "Content-Length: 5000000 \r\n"))
+        let reply = try RawHTTP.parse(client.receiveUntilClosed())
+        #expect(reply.status == 413, "\(reply)")
+    }
 }

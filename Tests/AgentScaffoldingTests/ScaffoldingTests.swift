@@ -189,7 +189,14 @@ extension ScaffoldingTests {
         let directory = TestPaths.temporaryDirectory("taken") + "/station"
         #expect(try Self.run("create-agent", [directory]).status == 0)
         for (name, says) in [("system", "a module the agent already finds in"), ("sample", "a module the agent already finds in"),
-                             ("chat", "the runtime's built-in module"), ("_x", "starting with a letter")] {
+                             ("chat", "the runtime's built-in module"), ("_x", "starting with a letter"),
+                             ("CAgentModuleKit", "taken by a library the module imports")] {
+            // A Python module's name names no Swift target: the SDK's names do not apply to it.
+            if name == "CAgentModuleKit" {
+                let refused = try Self.run("add-agent-module", [name], in: directory)
+                #expect(refused.status != 0 && refused.stderr.contains(says), "\(refused.stderr)")
+                continue
+            }
             for language in ["swift", "python"] {
                 let refused = try Self.run("add-agent-module", [name, "--language", language], in: directory)
                 #expect(refused.status != 0, "\(name) \(language): \(refused.stdout)")
@@ -209,7 +216,15 @@ extension ScaffoldingTests {
         let directory = TestPaths.temporaryDirectory("spaced") + "/my agent"
         let created = try Self.run("create-agent", [directory])
         #expect(created.status == 0, "\(created.stderr)")
-        #expect(created.stdout.contains("note: no systemd unit was written: --agent-dir \(directory): a path with spaces"), "\(created.stdout)")
+        #expect(created.stdout.contains("note: no systemd unit was written: --agent-dir \(directory.debugDescription): a path with spaces"), "\(created.stdout)")
+        // A quote too: systemd reads it as the start of a quoted word.
+        let quoted = TestPaths.temporaryDirectory("spaced") + "/q'x"
+        let withQuote = try Self.run("create-agent", [quoted])
+        #expect(withQuote.status == 0 && withQuote.stdout.contains("note: no systemd unit was written"), "\(withQuote.stdout)\(withQuote.stderr)")
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: quoted).contains { $0.hasSuffix(".service") })
+        // A control character in the name is refused: it would be written into the files.
+        let escape = try Self.run("create-agent", [TestPaths.temporaryDirectory("spaced") + "/e\u{1B}[31mx"])
+        #expect(escape.status != 0 && escape.stderr.contains("has a control character"), "\(escape.stdout)\(escape.stderr)")
         #expect(created.stdout.contains("  cd '\(directory)'\n"), "\(created.stdout)")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(!files.contains { $0.hasSuffix(".service") }, "\(files)")

@@ -172,11 +172,12 @@ public final class ConsoleOutput {
                 "source": .string(source), "type": .string(typeText), "payload": payloadValue,
             ])
             append(line.serialized())
-        } else if journal {
-            append(JournalStream.prefixed("\(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))", priority: 6))
         } else {
+            // A module's text: shown, not obeyed (JSON leaves C1 and bidirectional controls raw).
+            let shown = TerminalText.shown("\(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))", keepingLines: false)
+            if journal { return append(JournalStream.prefixed(shown, priority: 6)) }
             let time = style.paint(Self.timestamp(nanoseconds: timeNanoseconds, full: true), .dim)
-            append("\(time)  \(source) → \(typeText)  \(String(decoding: payload, as: UTF8.self))")
+            append("\(time)  \(shown)")
         }
     }
 
@@ -191,6 +192,9 @@ public final class ConsoleOutput {
             append(line.serialized())
         } else {
             let marker = "\(level >= 2 ? "ALERT" : "message")[\(levelName)]:"
+            // A module's text, one line: shown, not obeyed; a line break would forge a line.
+            let text = TerminalText.shown(text, keepingLines: false)
+            let source = TerminalText.shown(source, keepingLines: false)
             if journal {
                 // debug, info, warning, error, critical: 7, 6, 4, 3, 2.
                 append(JournalStream.prefixed("\(source) \(marker) \(text)", priority: (0...3).contains(level) ? [7, 6, 4, 3][level] : 2))

@@ -43,7 +43,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var headBytesSeen = false
     private var readingBody = false
     /// Requests read whose answer has not ended yet.
-    private var answersOwed = 0
+    private(set) var answersOwed = 0
     /// Requests read in full so far: ``RequestByteWatcher`` compares it around a read.
     private(set) var requestsRead = 0
 

@@ -1,3 +1,4 @@
+import Foundation
 import JSONSchema
 import NIOCore
 import NIOHTTP1
@@ -10,42 +11,44 @@ import NIOHTTP1
 /// that could only be refused.
 ///
 /// Behind the HTTP/1 decoder, ahead of the conversion to HTTP types: the request's version is
-/// known there (an HTTP/1.0 request's expectation is ignored, as the RFC asks).
-final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// known there (an HTTP/1.0 request's expectation is ignored, as the RFC asks). Inbound only:
+/// whether an earlier, pipelined request is still being answered (a refusal of ours must not
+/// come between the parts of that answer) the connection's ``ConnectionGuard`` knows.
+final class ExpectContinueHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let maximumBodyBytes: Int
-    /// Requests passed on whose answer has not ended: a refusal of ours must not come between
-    /// the parts of an answer to an earlier, pipelined request.
-    private var answersOwed = 0
+    private let connectionGuard: ConnectionGuard
     /// After a refusal: the rest of what the client sends is dropped until the close.
     private var refused = false
 
-    init(maximumBodyBytes: Int) { self.maximumBodyBytes = maximumBodyBytes }
+    init(maximumBodyBytes: Int, connectionGuard: ConnectionGuard) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.connectionGuard = connectionGuard
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        guard case .head(let head) = unwrapInboundIn(data), head.version.major > 1 || head.version.minor >= 1,
+        // Most requests have no Expect: one look at the names, nothing split or allocated.
+        guard case .head(let head) = unwrapInboundIn(data), head.headers.contains(name: "expect"),
+              head.version.major > 1 || head.version.minor >= 1,
               head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) else {
-            if case .head = unwrapInboundIn(data) { answersOwed += 1 }
             return context.fireChannelRead(data)
         }
-        let length = head.headers.first(name: "content-length").flatMap { Int($0) }
-        if let length, length > maximumBodyBytes, answersOwed == 0 {
+        // While an earlier, pipelined request is still being answered, nothing of ours may
+        // come between the parts of that answer (a 1xx head in a chunked body ends its framing):
+        // the request goes on without the interim answer, and the client sends its body when
+        // its own wait is over, as before.
+        guard connectionGuard.answersOwed == 0 else { return context.fireChannelRead(data) }
+        let length = head.headers.first(name: "content-length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        if let length, length > maximumBodyBytes {
             refused = true
             return refuse(context, version: head.version, length: length)
         }
-        answersOwed += 1
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
         context.fireChannelRead(data)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { answersOwed = max(answersOwed - 1, 0) }
-        context.write(data, promise: promise)
     }
 
     /// The final answer to a body announced too long, then the close.

@@ -30,7 +30,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let connectionGuard = ConnectionGuard(counts: counts, limits: limits, logger: logger)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(RequestByteWatcher(connectionGuard), position: .before(decoder))
-            try pipeline.addHandler(ExpectContinueHandler(maximumBodyBytes: limits.maximumBodyBytes), position: .after(decoder))
+            try pipeline.addHandler(ExpectContinueHandler(maximumBodyBytes: limits.maximumBodyBytes, connectionGuard: connectionGuard), position: .after(decoder))
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             try pipeline.addHandler(connectionGuard, position: .before(state))
             return value
