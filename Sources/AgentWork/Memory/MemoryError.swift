@@ -49,7 +49,7 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// store words it the same.
     package static func noRun(_ write: MemoryWrite) -> MemoryError {
         let run = write.scope.runID ?? ""
-        return MemoryError(.notFound, "there is no workflow run \"\(run)\" (a run's keys exist only while its run does: check the id with `agent-control workflow runs`; the agent-wide keys need no run)",
+        return MemoryError(.notFound, "there is no workflow run \"\(run)\" in the store (a run's keys exist only while its run is kept: a finished run goes with its keys when the retention deletes it; the agent-wide keys need no run)",
                            key: write.key, scope: write.scope, pointer: "/run")
     }
 
