@@ -60,3 +60,27 @@ import Testing
         #expect(!bobPage.body.contains(#"id="memory-set""#) && !bobPage.body.contains(#"value="delete""#), "a read-only user is offered the forms")
     }
 }
+
+extension DashboardMemoryPageTests {
+    /// The page's "more" link carries the last key in its query whole: a key with `&`, `=` or
+    /// `+` (keys may hold any printable character) went into it as it was, and the next page
+    /// began elsewhere.
+    @Test func theNextPageLinkCarriesAKeyWithQueryCharactersWhole() throws {
+        let agent = try APIAgent(http: try HTTPSession.users(), tasks: "{}")
+        let (cookie, csrf, _) = try HTTPSession.login(agent)
+        let form = ["Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": agent.base]
+        let odd = "a099&after=zz+1"
+        let keys = (0..<99).map { String(format: "a%03d", $0) } + [odd, "b"]
+        for key in keys {
+            let encoded = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let set = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=set&key=\(encoded)&value=1")
+            #expect(set.status == 303 && set.header("set-cookie")?.contains("not%20") != true, "\(key): \(set.description)")
+        }
+        let first = try agent.request("GET", "/memory", headers: ["Cookie": cookie])
+        #expect(first.body.contains(#"data-key="a099&amp;after=zz+1""#), "the 100th key is on the first page")
+        let link = try #require(first.body.components(separatedBy: #"href="/memory?after="#).dropFirst().first?.split(separator: "\"").first, "a link to the next page")
+        let next = "/memory?after=" + String(link).replacingOccurrences(of: "&amp;", with: "&")
+        let second = try agent.request("GET", next, headers: ["Cookie": cookie])
+        #expect(second.body.contains(#"data-key="b""#) && !second.body.contains(#"data-key="a0"#), "the next page starts after the odd key: \(next)")
+    }
+}

@@ -51,6 +51,14 @@ enum DashboardFormat {
         return value.serialized()
     }
 
+    /// A value of a URL's query: everything but the unreserved characters (RFC 3986) encoded,
+    /// so that a key's `&`, `=`, `+` or `#` stays part of it.
+    static func queryValue(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
     /// A name as one path segment of a URL.
     static func pathSegment(_ name: String) -> String {
         var allowed = CharacterSet.urlPathAllowed

@@ -24,8 +24,8 @@ extension DashboardRoutes {
                         "compact": value.serialized()]
             }
             if let next = answer["next"]?.stringValue {
-                var more = "/memory?after=" + DashboardFormat.pathSegment(next) + "&prefix=" + DashboardFormat.pathSegment(prefix)
-                if let run { more += "&run=" + DashboardFormat.pathSegment(run) }
+                var more = "/memory?after=" + DashboardFormat.queryValue(next) + "&prefix=" + DashboardFormat.queryValue(prefix)
+                if let run { more += "&run=" + DashboardFormat.queryValue(run) }
                 data["next"] = more
             }
         } else {
@@ -45,7 +45,7 @@ extension DashboardRoutes {
         let key = form["key"] ?? ""
         let run = form["run"].flatMap { $0.isEmpty ? nil : $0 }
         var back = "/memory"
-        if let run { back += "?run=" + DashboardFormat.pathSegment(run) }
+        if let run { back += "?run=" + DashboardFormat.queryValue(run) }
         var command: JSONObject = ["key": .string(key)]
         if let run { command["run"] = .string(run) }
         if let text = form["expected_version"], !text.isEmpty {
