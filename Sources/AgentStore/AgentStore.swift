@@ -22,7 +22,7 @@ public final class AgentStore: Sendable {
     public let path: String
     public let settings: StoreSettings
     package let logger: Logger
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
     /// Checkpoints the WAL off the writer thread (`database`'s connection calls it: its
     /// `prepareDatabase` closure keeps it alive as long).
     private let checkpointer: WALCheckpointer
@@ -266,12 +266,15 @@ public final class AgentStore: Sendable {
 
     private func writeLoop() {
         agent_set_thread_name(Self.writerThreadName)
-        var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns)
+        var retention = RetentionClock(maximumAge: settings.maximumAge, maximumEvents: settings.maximumEvents, maximumRuns: settings.maximumRuns,
+                                       maximumBytes: settings.maximumBytes)
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         var journalMark = runJournal.mark
         // Journaled runs not written yet: their changes are never given up (see RetainedWrites).
         var unwrittenJournaled = Set<String>()
+        // Whether the log said that `max_bytes` is passed with no event left to delete.
+        var sizeWarned = false
         while true {
             // Kept changes are tried again when the retry is due.
             let due = retention.due
@@ -319,7 +322,8 @@ public final class AgentStore: Sendable {
                     }
                     retained.clear()
                     unwrittenJournaled.removeAll()
-                    retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count)
+                    retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count,
+                                      bytes: batch.reduce(0) { $0 + $1.byteCount } + committedEvents.reduce(0) { $0 + $1.event.payload.count })
                     // After the figures, so that whoever is told sees them already counted.
                     for state in stateBatch { state.done?(true) }
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
@@ -342,7 +346,7 @@ public final class AgentStore: Sendable {
             // retention's deletes: a reader waits for the writes queued before it, not for those.
             if !taken.isEmpty { queued.withLock { $0.writing = false } }
             if Date() >= retention.due {
-                enforceRetention()
+                enforceRetention(sizeWarned: &sizeWarned)
                 retention.passed(at: Date())
             }
             if finished {
@@ -455,7 +459,7 @@ public final class AgentStore: Sendable {
         }
     }
 
-    private func degrade(_ error: any Error) {
+    func degrade(_ error: any Error) {
         let reason: String
         if let sqlite = error as? DatabaseError {
             switch sqlite.resultCode {
@@ -476,44 +480,6 @@ public final class AgentStore: Sendable {
         }
         if first {
             logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
-        }
-    }
-
-    /// Deletes events beyond the retention limits, in small chunks so the writer never holds
-    /// the database for long.
-    private func enforceRetention() {
-        do {
-            if let age = settings.maximumAge {
-                let cutoff = Date().timeIntervalSince1970 - age
-                var deleted = 0
-                repeat {
-                    deleted = try database.write { db in
-                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT 10000)", arguments: [cutoff])
-                        return db.changesCount
-                    }
-                    queued.withLock { $0.stats.expired += deleted }
-                } while deleted == 10000
-            }
-            if let limit = settings.maximumEvents {
-                var deleted = 0
-                repeat {
-                    deleted = try database.write { db in
-                        let newest = try Int.fetchOne(db, sql: "SELECT max(id) FROM events") ?? 0
-                        try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT 10000)", arguments: [newest - limit])
-                        return db.changesCount
-                    }
-                    queued.withLock { $0.stats.expired += deleted }
-                } while deleted == 10000
-            }
-            let pruned = try database.write { db in
-                let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
-                _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
-                _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
-                return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
-            }
-            queued.withLock { $0.stats.expiredRuns += pruned }
-        } catch {
-            degrade(error)
         }
     }
 

@@ -41,6 +41,15 @@ struct PendingEvents: Sendable {
             }
         }
 
+        /// About the bytes the chunk's events take (payloads, and a row's other columns), for
+        /// the retention's `max_bytes` clock.
+        var byteCount: Int {
+            switch self {
+            case .singles(let singles): singles.bytes.count + singles.items.count * 32
+            case .run(let run): run.entries.count
+            }
+        }
+
         /// The chunk without its first `dropped` events (fewer than it holds), or nil when a
         /// run's entries do not hold that many well-formed ones (it is then dropped whole, as
         /// the writer would store fewer than its count says).

@@ -7,7 +7,7 @@ import JSONSchema
 /// events.
 ///
 /// ```json
-/// "store": {"path": ".agent/data/agent.sqlite", "retention": {"max_age": 604800, "max_events": 1000000},
+/// "store": {"path": ".agent/data/agent.sqlite", "retention": {"max_age": 604800, "max_events": 1000000, "max_bytes": 4294967296},
 ///           "queue_limit": 100000, "synchronous": "normal", "commit_interval": 0.005}
 /// ```
 public struct StoreSettings: Sendable, Equatable {
@@ -18,6 +18,10 @@ public struct StoreSettings: Sendable, Equatable {
     public var maximumAge: Double? = 7 * 24 * 3600
     /// At most this many events are kept, the oldest deleted first (nil: no limit).
     public var maximumEvents: Int? = 1_000_000
+    /// The database's pages in use at most, in bytes: past it the oldest events are deleted
+    /// first, so that a flood of events cannot fill the disk (nil: no limit). Runs, memory,
+    /// chat and history are never deleted for it.
+    public var maximumBytes: Int? = 4 << 30
     /// At most this many finished task runs are kept, and as many finished workflow runs (with
     /// their step logs) and schedule history lines, the oldest deleted first (nil: no limit);
     /// those older than ``maximumAge`` go too. Unfinished runs are never deleted.
@@ -41,7 +45,7 @@ public struct StoreSettings: Sendable, Equatable {
                         "description": "false: no store (no event history, run history, process state or shared memory; tasks and schedules keep their runs in memory only)."],
             "path": ["type": "string", "minLength": 1, "default": ".agent/data/agent.sqlite", "description": "The SQLite file, relative to the agent's folder."],
             "retention": [
-                "description": "How long events and finished runs are kept; the writer deletes older ones in small chunks: 10 s after the last pass once a hundredth of the smallest count limit has been written, else within a tenth of max_age (10 s to 10 min).",
+                "description": "How long events and finished runs are kept; the writer deletes older ones in small chunks: 10 s after the last pass once a hundredth of the smallest count limit has been written, 1 s after it once a hundredth of max_bytes has, else within a tenth of max_age (10 s to 10 min).",
                 "type": "object",
                 "additionalProperties": false,
                 "properties": [
@@ -49,6 +53,9 @@ public struct StoreSettings: Sendable, Equatable {
                                 "default": 604800, "description": "Seconds (at most 100 years); null keeps events forever."],
                     "max_events": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 1000000,
                                    "description": "Events kept at most (the oldest go first); null: no limit."],
+                    "max_bytes": ["type": ["integer", "null"], "minimum": SettingsBounds.json(SettingsBounds.smallestStore), "maximum": SettingsBounds.json(SettingsBounds.largestStore),
+                                  "default": 4294967296,
+                                  "description": "The database's size at most, in bytes (its pages in use, 1 MiB to 1 TiB): past it the oldest events are deleted first, whatever max_events and max_age allow. Runs, memory, chat and history are not deleted for it. null: no limit."],
                     "max_runs": ["type": ["integer", "null"], "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.mostStoredEvents), "default": 100000,
                                  "description": "Finished task runs kept, and as many finished workflow runs (the oldest go first; max_age applies to them too); null: no limit."],
                 ],
@@ -79,6 +86,7 @@ public struct StoreSettings: Sendable, Equatable {
         if let retention = object["retention"]?.objectValue {
             if let age = retention["max_age"] { maximumAge = seconds(age, upTo: SettingsBounds.longestRetention) }
             if let count = retention["max_events"] { maximumEvents = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
+            if let bytes = retention["max_bytes"] { maximumBytes = integer(bytes, in: SettingsBounds.smallestStore...SettingsBounds.largestStore) }
             if let count = retention["max_runs"] { maximumRuns = integer(count, in: 1...SettingsBounds.mostStoredEvents) }
         }
         queueLimit = integer(object["queue_limit"], in: 1...SettingsBounds.mostQueuedEvents) ?? queueLimit

@@ -1,6 +1,7 @@
 @testable import AgentBase
 @testable import AgentOutputs
 @testable import AgentSupervision
+import AgentStore
 import AgentTestSupport
 import Foundation
 import JSONSchema
@@ -39,18 +40,27 @@ import Testing
         let issues = try hostIssues(#"""
         "f": {"type": "x", "stop_timeout": 86400, "start_timeout": 86400, "watchdog": 86400, "queue": {"limit_bytes": 4294967296},
               "restart": {"initial_delay": 86400, "max_delay": 86400, "multiplier": 1000, "reset_after": 604800, "within": 604800, "max_restarts": 1000000}}
-        """#, extra: #""store": {"retention": {"max_age": 3155760000, "max_events": 1000000000000}, "queue_limit": 10000000},"#)
+        """#, extra: #""store": {"retention": {"max_age": 3155760000, "max_events": 1000000000000, "max_bytes": 1099511627776}, "queue_limit": 10000000},"#)
         #expect(issues.isEmpty, "\(issues)")
     }
 
     @Test(arguments: [
         (#"{"retention": {"max_age": 1e400}}"#, "/store/retention/max_age"),
         (#"{"retention": {"max_events": 1e30}}"#, "/store/retention/max_events"),
+        (#"{"retention": {"max_bytes": 1e13}}"#, "/store/retention/max_bytes"),
         (#"{"queue_limit": 1e12}"#, "/store/queue_limit"),
     ])
     func storeNumbersAreBounded(store: String, pointer: String) throws {
         let issues = try hostIssues("", extra: #""store": \#(store),"#)
         #expect(issues.contains { $0.pointer == pointer && $0.message.contains("≤") }, "\(issues)")
+    }
+
+    @Test func aStoreSizeUnderAMebibyteIsRefusedAndNullMeansNoLimit() throws {
+        let small = try hostIssues("", extra: #""store": {"retention": {"max_bytes": 65536}},"#)
+        #expect(small.contains { $0.pointer == "/store/retention/max_bytes" && $0.message.contains("≥ 1048576") }, "\(small)")
+        #expect(try hostIssues("", extra: #""store": {"retention": {"max_bytes": null}},"#).isEmpty)
+        #expect(StoreSettings(["retention": ["max_bytes": .null]]).maximumBytes == nil)
+        #expect(StoreSettings(nil).maximumBytes == 4 << 30, "the default bounds a flood of events")
     }
 
     @Test(arguments: [

@@ -40,4 +40,20 @@ import Testing
         unlimited.written(1)
         #expect(unlimited.due == Self.start.addingTimeInterval(600), "no limit: a pass now and then does nothing")
     }
+
+    @Test func aHundredthOfMaxBytesWrittenMakesThePassDueASecondAfterTheLast() {
+        var clock = RetentionClock(maximumAge: 7 * 24 * 3600, maximumEvents: 1_000_000, maximumRuns: 100_000, maximumBytes: 100 << 20)
+        clock.passed(at: Self.start)
+        clock.written(10, bytes: (1 << 20) - 1)
+        #expect(clock.due == Self.start.addingTimeInterval(600), "under a hundredth of 100 MiB")
+        clock.written(1, bytes: 1 << 10)
+        #expect(clock.due == Self.start.addingTimeInterval(1), "a flood is deleted as it comes")
+        clock.passed(at: Self.start.addingTimeInterval(1))
+        #expect(clock.due == Self.start.addingTimeInterval(601))
+        var unlimited = RetentionClock(maximumAge: nil, maximumEvents: nil, maximumRuns: nil, maximumBytes: nil)
+        unlimited.passed(at: Self.start)
+        unlimited.written(1, bytes: Int.max)
+        unlimited.written(1, bytes: 1)
+        #expect(unlimited.due == Self.start.addingTimeInterval(600))
+    }
 }

@@ -29,6 +29,10 @@ public enum SettingsBounds {
     public static let longestRetention: Double = 3_155_760_000
     /// `store.retention.max_events`.
     public static let mostStoredEvents = 1_000_000_000_000
+    /// `store.retention.max_bytes`: 1 TiB.
+    public static let largestStore = 1 << 40
+    /// `store.retention.max_bytes` at least: 1 MiB, so that a few of the largest events fit.
+    public static let smallestStore = 1 << 20
     /// `store.queue_limit`: events waiting to be written.
     public static let mostQueuedEvents = 10_000_000
     /// An output's `buffer` (its queue is allocated up front): records.

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+
+extension AgentStore {
+    /// Rows one statement of the retention deletes at most, so that the writer never holds the
+    /// database for long.
+    static let retentionChunk = 10_000
+
+    /// Deletes events beyond the retention limits (age, count, then the database's size), and
+    /// finished runs beyond theirs. On the writer's thread.
+    func enforceRetention(sizeWarned: inout Bool) {
+        do {
+            if let age = settings.maximumAge {
+                let cutoff = Date().timeIntervalSince1970 - age
+                try deleteEventsInChunks { db in
+                    try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT \(Self.retentionChunk))",
+                                   arguments: [cutoff])
+                }
+            }
+            if let limit = settings.maximumEvents {
+                try deleteEventsInChunks { db in
+                    let newest = try Int.fetchOne(db, sql: "SELECT max(id) FROM events") ?? 0
+                    try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT \(Self.retentionChunk))",
+                                   arguments: [newest - limit])
+                }
+            }
+            if let limit = settings.maximumBytes { try enforceSize(limit, warned: &sizeWarned) }
+            let pruned = try database.write { db in
+                let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
+                _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
+            }
+            queued.withLock { $0.stats.expiredRuns += pruned }
+        } catch {
+            degrade(error)
+        }
+    }
+
+    /// Runs `delete` (one chunk, a transaction each) until it deletes less than a chunk.
+    private func deleteEventsInChunks(_ delete: (Database) throws -> Void) throws {
+        var deleted = 0
+        repeat {
+            deleted = try database.write { db in
+                try delete(db)
+                return db.changesCount
+            }
+            queued.withLock { $0.stats.expired += deleted }
+        } while deleted == Self.retentionChunk
+    }
+
+    /// The bytes of the database's pages in use (its free pages apart: new rows take them
+    /// before the file grows).
+    static func bytesInUse(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT (page_count - freelist_count) * page_size FROM pragma_page_count, pragma_freelist_count, pragma_page_size") ?? 0
+    }
+
+    /// Deletes the oldest events while the pages in use pass `limit`. A row's size says only
+    /// roughly what deleting it frees (a 10 KB row alone on a 16 KB page frees 16 KB; rows that
+    /// share a page with newer ones free none yet), so each transaction deletes what the excess
+    /// takes at the rate the last one freed (at first half of it), then counts the pages again.
+    private func enforceSize(_ limit: Int, warned: inout Bool) throws {
+        var freedPerByte = 2.0
+        while true {
+            let (inUse, deleted, freed, estimated) = try database.write { db -> (Int, Int, Int, Int) in
+                let inUse = try Self.bytesInUse(db)
+                guard inUse > limit else { return (inUse, 0, 0, 0) }
+                // A row's cost: its payload, its type and time in two indexes, its other columns.
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT id, length(payload) + 2 * length(type) + length(source) + 48 FROM events ORDER BY id LIMIT \(Self.retentionChunk)
+                    """)
+                let wanted = Double(inUse - limit) / freedPerByte
+                var estimated = 0, last: Int64?
+                while Double(estimated) < wanted, let row = try rows.next() {
+                    last = row[0]
+                    estimated += row[1] as Int
+                }
+                guard let last else { return (inUse, 0, 0, 0) }
+                try db.execute(sql: "DELETE FROM events WHERE id <= ?", arguments: [last])
+                return (inUse, db.changesCount, inUse - (try Self.bytesInUse(db)), estimated)
+            }
+            queued.withLock { $0.stats.expired += deleted }
+            if inUse <= limit || (deleted > 0 && inUse - freed <= limit) {
+                warned = false
+                return
+            }
+            if deleted == 0 {
+                if !warned {
+                    logger.warning("""
+                        store: \(path) holds \(inUse >> 20) MiB in use, more than retention.max_bytes (\(limit >> 20) MiB), with no event left to delete: \
+                        runs, memory, chat and history are kept. Raise max_bytes, or lower max_runs or max_age.
+                        """)
+                }
+                warned = true
+                return
+            }
+            freedPerByte = min(100, max(0.1, Double(freed) / Double(max(1, estimated))))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AgentCore
+@testable import AgentStore
+import AgentTestSupport
+import Foundation
+import GRDB
+import Logging
+import Testing
+
+/// `store.retention.max_bytes`: past it the oldest events go, so that a flood of large events
+/// (a token with the `publish` grant, a chatty module) cannot fill the disk.
+@Suite(.ownThreads) struct StoreSizeRetentionTests {
+    static let limit = 2 << 20
+    /// A payload of about 10 KB, numbered.
+    static func payload(_ n: Int) -> String { #"{"n":\#(n),"pad":"\#(String(repeating: "x", count: 10_000))"}"# }
+
+    static func settings(maximumBytes: Int?) -> StoreSettings {
+        var settings = StoreSettings()
+        settings.maximumBytes = maximumBytes
+        return settings
+    }
+
+    /// The bytes in use and the events' numbers, read through a connection of its own.
+    static func contents(_ path: String) throws -> (inUse: Int, numbers: [Int]) {
+        let reader = try DatabaseQueue(path: path)
+        return try reader.read { db in
+            let numbers = try Int.fetchAll(db, sql: "SELECT json_extract(payload, '$.n') FROM events ORDER BY id")
+            return (try AgentStore.bytesInUse(db), numbers)
+        }
+    }
+
+    @Test func eventsPastMaxBytesAreDeletedOldestFirstAtTheStartAndTheNewestKept() throws {
+        let folder = TestPaths.temporaryDirectory("size-start")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        let now = Date().timeIntervalSince1970
+        let unlimited = try AgentStore(path: path, settings: Self.settings(maximumBytes: nil), logger: Logger(label: "test"))
+        for n in 0..<800 { unlimited.append(type: "blob", source: "feed", time: now, payload: Self.payload(n)) }
+        unlimited.close(timeout: 120)
+        let before = try Self.contents(path)
+        #expect(before.numbers.count == 800)
+        #expect(before.inUse > 4 * Self.limit, "8 MB of events: \(before.inUse)")
+
+        // The first pass runs at the start, and a store's close waits for it.
+        let store = try AgentStore(path: path, settings: Self.settings(maximumBytes: Self.limit), logger: Logger(label: "test"))
+        store.close(timeout: 120)
+        let after = try Self.contents(path)
+        #expect(after.inUse <= Self.limit, "\(after.inUse)")
+        #expect(after.numbers.last == 799, "the newest event is kept")
+        #expect(after.numbers == Array((800 - after.numbers.count)..<800), "the oldest went first, none in between")
+        // Not emptied either: the pass deletes about the excess (each 10 KB row here takes a
+        // 16 KB page of its own), not a whole chunk.
+        #expect(after.inUse > Self.limit * 3 / 4, "\(after.inUse) in use, \(after.numbers.count) kept of 800")
+        #expect(store.statistics.expired == 800 - after.numbers.count)
+    }
+
+    @Test func smallEventsManyToAPageAreDeletedInChunksDownToTheLimitNotBelowHalfOfIt() throws {
+        let folder = TestPaths.temporaryDirectory("size-small")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        let now = Date().timeIntervalSince1970
+        let unlimited = try AgentStore(path: path, settings: Self.settings(maximumBytes: nil), logger: Logger(label: "test"))
+        for n in 0..<60_000 { unlimited.append(type: "tick", source: "clock", time: now, payload: #"{"n":\#(n),"price":101.25,"side":"buy"}"#) }
+        unlimited.close(timeout: 120)
+        #expect(try Self.contents(path).inUse > 2 * Self.limit)
+
+        let store = try AgentStore(path: path, settings: Self.settings(maximumBytes: Self.limit), logger: Logger(label: "test"))
+        store.close(timeout: 120)
+        let after = try Self.contents(path)
+        #expect(after.inUse <= Self.limit, "\(after.inUse)")
+        #expect(after.inUse > Self.limit / 2, "\(after.inUse) in use, \(after.numbers.count) kept")
+        #expect(after.numbers == Array((60_000 - after.numbers.count)..<60_000))
+    }
+
+    @Test func aFloodOfLargeEventsIsDeletedAsItComesOldestFirst() throws {
+        let folder = TestPaths.temporaryDirectory("size-flood")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        let store = try AgentStore(path: path, settings: Self.settings(maximumBytes: Self.limit), logger: Logger(label: "test"))
+        let now = Date().timeIntervalSince1970
+        // 40 MB, twenty times the limit, in bursts; the writer's passes run a second apart.
+        var next = 0
+        let deadline = Date().addingTimeInterval(180)
+        while next < 4_000 || store.statistics.expired == 0, Date() < deadline {
+            for _ in 0..<100 {
+                store.append(type: "blob", source: "feed", time: now, payload: Self.payload(next))
+                next += 1
+            }
+            let written = Guarded(false)
+            store.whenWritten(within: 60) {
+                written.withLock { $0 = true }
+                written.broadcast()
+            }
+            let wait = Date().addingTimeInterval(60)
+            written.withLock(waitingUntil: { $0 ? nil : wait }) { _ in }
+        }
+        #expect(store.statistics.expired > 0, "a pass ran during the flood")
+        // The last pass is due a second after the one before; wait for it, not for a time.
+        var last = try Self.contents(path)
+        while last.inUse > Self.limit, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            last = try Self.contents(path)
+        }
+        #expect(last.inUse <= Self.limit, "\(last.inUse)")
+        #expect(last.numbers.last == next - 1)
+        #expect(last.numbers == Array((next - last.numbers.count)..<next), "the oldest went first")
+        store.close(timeout: 120)
+        #expect(store.statistics.dropped == 0)
+    }
+}
