@@ -81,7 +81,7 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
         try MemoryLimits.check(scope: scope)
         let limit = min(max(limit, 1), MemoryLimits.listEntries)
         let client = client, logger = logger
-        return try reading(key: nil, scope: scope) {
+        let (page, runExists) = try reading(key: nil, scope: scope) { () async throws -> (MemoryPage, Bool) in
             // Keys in byte order (the column's collation is "C"); the prefix as a range, not
             // LIKE, so that `%` and `_` in keys mean themselves.
             let from = max(prefix, after ?? "")
@@ -102,8 +102,12 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
                 bytes += value.utf8.count
                 entries.append(entry)
             }
-            return MemoryPage(entries: entries, next: next)
+            // No keys: a run's scope says whether its run is there (a mistyped id is not "no keys").
+            guard entries.isEmpty, let run = scope.runID else { return (MemoryPage(entries: entries, next: next), true) }
+            return (MemoryPage(entries: [], next: nil), try await self.runExists(run))
         }
+        guard runExists else { throw MemoryError.noRun(key: nil, scope: scope) }
+        return page
     }
 
     /// Runs a read, waiting for it at most ``readTimeout``; a read while the database is

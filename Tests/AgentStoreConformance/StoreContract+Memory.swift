@@ -81,7 +81,7 @@ extension StoreContract {
         if case .failure(let error) = refused { #expect(error.message.contains("no workflow run \"nope\"") && error.pointer == "/run", "\(error)") }
         #expect(code(await Self.write(memory, "k", .put(1), expect: 0, scope: .workflowRun("nope"))) == .notFound, "whatever version it expects")
         #expect(code(await Self.write(memory, "k", .put(1), expect: 3, scope: .workflowRun("nope"))) == .notFound, "whatever version it expects")
-        #expect(try keys(.workflowRun("nope")).isEmpty, "nothing was written")
+        #expect(Self.listRefusal(memory, .workflowRun("nope"))?.pointer == "/run", "a list there is told the run is missing, not \"no keys\"")
 
         let t0 = Date().timeIntervalSince1970
         var done = workflowRun("done", status: .succeeded)
@@ -94,11 +94,23 @@ extension StoreContract {
         #expect(try await Self.write(memory, "a", .put(3), expect: 1, scope: .workflowRun("done")).get()?.version == 2, "a finished run's keys are written")
 
         #expect(try await stores.workflows.prune(endedBefore: t0, keeping: nil) == 1)
-        #expect(try keys(.workflowRun("done")).isEmpty, "a run deleted by the retention takes its keys")
+        #expect(Self.listRefusal(memory, .workflowRun("done"))?.code == .notFound, "a run deleted by the retention takes its keys")
         #expect(try keys(.workflowRun("going")) == ["a", "b"], "an unfinished run keeps its keys")
         #expect(try keys(.agent) == ["a", "b"], "the agent's keys stay")
         #expect(code(await Self.write(memory, "a", .put(4), scope: .workflowRun("done"))) == .notFound, "a deleted run's keys are not written again")
         #expect(try await Self.write(memory, "a", .delete, scope: .workflowRun("done")).get() == nil, "a delete there finds nothing")
+        #expect(await commit(stores.workflows, WorkflowCommit(runs: [workflowRun("empty")])) == .written)
+        #expect(try keys(.workflowRun("empty")).isEmpty, "a run that has no keys lists none")
+    }
+
+    /// The refusal of a list in `scope` (nil: it was listed).
+    static func listRefusal(_ memory: any MemoryStore, _ scope: MemoryScope) -> MemoryError? {
+        do throws(MemoryError) {
+            _ = try memory.list(scope: scope, prefix: "", after: nil, limit: 100)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     static func badKeysValuesAndVersionsAreRefusedAndWriteNothing(_ stores: StoresUnderTest) async throws {

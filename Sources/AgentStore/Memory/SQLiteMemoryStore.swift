@@ -35,7 +35,7 @@ package final class SQLiteMemoryStore: MemoryStore {
     package func list(scope: MemoryScope, prefix: String, after: String?, limit: Int) throws(MemoryError) -> MemoryPage {
         try MemoryLimits.check(scope: scope)
         let limit = min(max(limit, 1), MemoryLimits.listEntries)
-        return try reading { db in
+        let (page, runExists) = try reading { db -> (MemoryPage, Bool) in
             // Keys in byte order (SQLite's BINARY collation); the prefix as a range, not LIKE,
             // so that `%` and `_` in keys mean themselves.
             var sql = "SELECT key, value, version, updated FROM memory WHERE scope = ? AND key >= ?"
@@ -61,8 +61,12 @@ package final class SQLiteMemoryStore: MemoryStore {
                 bytes += (row["value"] as String? ?? "").utf8.count
                 entries.append(entry)
             }
-            return MemoryPage(entries: entries, next: next)
+            // No keys: a run's scope says whether its run is there (a mistyped id is not "no keys").
+            guard entries.isEmpty, let run = scope.runID else { return (MemoryPage(entries: entries, next: next), true) }
+            return (MemoryPage(entries: [], next: nil), try Bool.fetchOne(db, sql: "SELECT 1 FROM workflow_runs WHERE id = ?", arguments: [run]) != nil)
         }
+        guard runExists else { throw MemoryError.noRun(key: nil, scope: scope) }
+        return page
     }
 
     private func reading<T>(_ body: (Database) throws -> T) throws(MemoryError) -> T {

@@ -47,10 +47,13 @@ public struct MemoryError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The refusal of `write`, a put in the scope of a workflow run that does not exist: every
     /// store words it the same.
-    package static func noRun(_ write: MemoryWrite) -> MemoryError {
-        let run = write.scope.runID ?? ""
+    package static func noRun(_ write: MemoryWrite) -> MemoryError { noRun(key: write.key, scope: write.scope) }
+
+    /// The refusal of a list in the scope of a workflow run that does not exist (a put's too).
+    package static func noRun(key: String?, scope: MemoryScope) -> MemoryError {
+        let run = scope.runID ?? ""
         return MemoryError(.notFound, "there is no workflow run \"\(run)\" in the store (a run's keys exist only while its run is kept: a finished run goes with its keys when the retention deletes it; the agent-wide keys need no run)",
-                           key: write.key, scope: write.scope, pointer: "/run")
+                           key: key, scope: scope, pointer: "/run")
     }
 
     /// The refusal when the agent has no shared memory (the store is off).

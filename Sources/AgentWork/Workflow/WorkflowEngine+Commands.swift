@@ -120,7 +120,7 @@ extension WorkflowEngine {
     package func listRuns(_ filter: WorkflowRunFilter, respond: @escaping (Result<WorkflowRunsCommand.Answer, CommandError>) -> Void) {
         let reply = LoopOwned(respond)
         let inbox = loop.inbox
-        let (store, known) = (store, inMemoryRuns)
+        let (store, known) = (store, store == nil ? inMemoryRuns : unwrittenRuns)
         Task.detached {
             let answer: Result<WorkflowRunsCommand.Answer, CommandError>
             if let store {
@@ -150,4 +150,9 @@ extension WorkflowEngine {
 
     /// The runs in memory: unfinished and recently finished.
     private var inMemoryRuns: [WorkflowRun] { Array(live.values.map(\.run)) + recent.values.map(\.run) }
+
+    /// The runs the store may lack or hold an older state of: unfinished, and finished but not
+    /// confirmed written. A finished run the store confirmed is listed from the store alone, so
+    /// that one the retention deleted is not listed from memory.
+    private var unwrittenRuns: [WorkflowRun] { Array(live.values.map(\.run)) + lastFinished.values.map(\.run) }
 }

@@ -84,8 +84,9 @@ package final class WorkflowEngine {
     private var inputValidators: [String: JSONSchemaValidator] = [:]
     var triggers: [String: [Trigger]] = [:]
     package var live: [String: LiveRun] = [:]
-    /// Runs finished whose last commit is not confirmed yet.
-    private var lastFinished: [String: LiveRun] = [:]
+    /// Runs finished whose last commit is not confirmed written yet (one that failed stays
+    /// until the run leaves ``recent``: the store writes it later, unseen by the engine).
+    private(set) var lastFinished: [String: LiveRun] = [:]
     /// Waiting `wait_event` steps, by event type and correlation values, armed when the step
     /// starts (before its start is committed: an event in that gap is held for it, not lost).
     package var waits = WaitIndex()
@@ -467,7 +468,11 @@ package final class WorkflowEngine {
         let calls = state.afterCommit
         state.afterCommit = []
         for call in calls { call() }
-        if live[state.run.id] === state { advance(state.run.id) } else { lastFinished[state.run.id] = nil }
+        if live[state.run.id] === state {
+            advance(state.run.id)
+        } else if outcome == .written {
+            lastFinished[state.run.id] = nil
+        }
     }
 
     package func finishRun(_ state: LiveRun, status: WorkflowRun.Status, error: String?) {
@@ -494,7 +499,11 @@ package final class WorkflowEngine {
     private func remember(_ run: WorkflowRun, _ steps: [WorkflowStepRecord]) {
         if recent[run.id] == nil {
             recentOrder.append(run.id)
-            if recentOrder.count > recentLimit { recent[recentOrder.removeFirst()] = nil }
+            if recentOrder.count > recentLimit {
+                let gone = recentOrder.removeFirst()
+                recent[gone] = nil
+                if lastFinished[gone]?.pendingCommits == 0 { lastFinished[gone] = nil }
+            }
         }
         recent[run.id] = (run, steps)
     }
