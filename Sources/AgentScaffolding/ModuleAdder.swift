@@ -88,13 +88,36 @@ public struct ModuleAdder {
     /// so it would hide that module, and the settings made for it (create-agent's `system` and
     /// `sample` processes) would no longer be valid.
     public static func takenProblem(_ name: String, folders: [String]) -> String? {
-        if name == builtinModule {
-            return "\"\(name)\" is the runtime's built-in module (the chatbot process type); choose another name"
+        if name == builtinModule { return "\"\(name)\" is the runtime's built-in module (the chatbot process type); choose another name" }
+        if name.lowercased() == builtinModule {
+            return "\"\(name)\" differs only in the case of its letters from the runtime's built-in module \"\(builtinModule)\" (the chatbot process type); choose another name"
         }
-        for folder in folders where FileManager.default.fileExists(atPath: "\(folder)/lib\(name).so")
-            || FileManager.default.fileExists(atPath: "\(folder)/\(name)/module.json") {
-            return "\"\(name)\" is a module the agent already finds in \(folder); an agent's own module of that name would hide it "
-                + "(and break the settings of its processes): choose another name"
+        for folder in folders {
+            guard let found = sameName(name, in: folder) else { continue }
+            if found == name {
+                return "\"\(name)\" is a module the agent already finds in \(folder); an agent's own module of that name would hide it "
+                    + "(and break the settings of its processes): choose another name"
+            }
+            return "\"\(name)\" differs only in the case of its letters from the module \"\(found)\" the agent finds in \(folder): "
+                + "two such names are told apart in settings by case alone (and are one file on a case-insensitive disk); choose another name"
+        }
+        return nil
+    }
+
+    /// The module in `folder` (`libNAME.so`, or `NAME/module.json`) whose name equals `name`
+    /// ignoring case: exactly `name` if there is one.
+    static func sameName(_ name: String, in folder: String) -> String? {
+        if FileManager.default.fileExists(atPath: "\(folder)/lib\(name).so") || FileManager.default.fileExists(atPath: "\(folder)/\(name)/module.json") {
+            return name
+        }
+        let wanted = name.lowercased()
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            if entry.hasPrefix("lib"), entry.hasSuffix(".so") {
+                let module = String(entry.dropFirst(3).dropLast(3))
+                if module.lowercased() == wanted { return module }
+            } else if entry.lowercased() == wanted, FileManager.default.fileExists(atPath: "\(folder)/\(entry)/module.json") {
+                return entry
+            }
         }
         return nil
     }
@@ -115,6 +138,10 @@ public struct ModuleAdder {
         let moduleFolder = root + "/modules/" + name
         if FileManager.default.fileExists(atPath: moduleFolder) {
             throw ScaffoldingError("module_exists", "module \"\(name)\" exists already; nothing was written (remove the folder first to start over)", path: moduleFolder)
+        }
+        if let other = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/modules")) ?? []).first(where: { $0.lowercased() == name.lowercased() }) {
+            throw ScaffoldingError("module_exists", "module \"\(name)\" differs only in the case of its letters from the agent's module \"\(other)\"; nothing was written (choose another name)",
+                                   path: root + "/modules/" + other)
         }
         let context = ["name": name, "Name": Self.typePrefix(name)]
         switch language {

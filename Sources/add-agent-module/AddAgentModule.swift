@@ -23,7 +23,8 @@ struct AddAgentModule: ParsableCommand {
         the SDK's agentruntime.py) instead, and leaves Package.swift as it is. NAME must be a \
         valid Swift identifier (for Python: letters, digits and '_'), and not the name of a module \
         the agent finds already (the runtime's system and sample, the built-in chat, a library in \
-        AGENT_MODULE_PATH), which its own would hide; an existing module is never overwritten. Exit status: 0 added; \
+        AGENT_MODULE_PATH), which its own would hide, nor differ from such a module or one of the \
+        agent's own only in the case of its letters; an existing module is never overwritten. Exit status: 0 added; \
         1 not in an agent folder, an invalid or existing name, or a file that cannot be written; \
         64 usage error.
         """,

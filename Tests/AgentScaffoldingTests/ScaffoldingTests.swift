@@ -190,6 +190,8 @@ extension ScaffoldingTests {
         #expect(try Self.run("create-agent", [directory]).status == 0)
         for (name, says) in [("system", "a module the agent already finds in"), ("sample", "a module the agent already finds in"),
                              ("chat", "the runtime's built-in module"), ("_x", "starting with a letter"),
+                             ("System", #"differs only in the case of its letters from the module "system""#),
+                             ("CHAT", "differs only in the case of its letters from the runtime's built-in module"),
                              ("CAgentModuleKit", "taken by a library the module imports")] {
             // A Python module's name names no Swift target: the SDK's names do not apply to it.
             if name == "CAgentModuleKit" {
@@ -204,6 +206,12 @@ extension ScaffoldingTests {
                 #expect(!FileManager.default.fileExists(atPath: directory + "/modules/" + name), "\(name) \(language): a folder was written")
             }
         }
+        // The agent's own modules likewise: one name in two cases is two modules only on a
+        // case-sensitive disk, and one to a reader.
+        #expect(try Self.run("add-agent-module", ["weather", "--language", "python"], in: directory).status == 0)
+        let twin = try Self.run("add-agent-module", ["Weather", "--language", "python"], in: directory)
+        #expect(twin.status != 0 && twin.stderr.contains(#"differs only in the case of its letters from the agent's module "weather""#), "\(twin.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/modules/Weather"))
         let valid = try Self.run("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
         #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
     }
