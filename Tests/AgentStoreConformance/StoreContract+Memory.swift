@@ -11,6 +11,7 @@ extension StoreContract {
         StoreCheck("sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother", sharedMemoryCountsVersionsAndRefusesAWriteThatExpectedAnother),
         StoreCheck("sharedMemoryListsKeysInByteOrderByPageAndScope", sharedMemoryListsKeysInByteOrderByPageAndScope),
         StoreCheck("badKeysValuesAndVersionsAreRefusedAndWriteNothing", badKeysValuesAndVersionsAreRefusedAndWriteNothing),
+        StoreCheck("aListPageEndsPastItsByteBoundAndThePagesHoldEveryKey", aListPageEndsPastItsByteBoundAndThePagesHoldEveryKey),
         StoreCheck("aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention", aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention),
     ]
 
@@ -111,6 +112,24 @@ extension StoreContract {
         } catch {
             return error
         }
+    }
+
+    static func aListPageEndsPastItsByteBoundAndThePagesHoldEveryKey(_ stores: StoresUnderTest) async throws {
+        let memory = stores.memory
+        // Eight values of 200,000 bytes: a page of 1 MiB holds six (the sixth passes the bound).
+        let value = JSONValue.string(String(repeating: "v", count: 200_000))
+        let keys = (0..<8).map { "big/\($0)" }
+        for key in keys { _ = try await Self.write(memory, key, .put(value)).get() }
+        let first = try memory.list(scope: .agent, prefix: "big/", after: nil, limit: 100)
+        let perPage = MemoryLimits.listBytes / 200_002 + 1
+        #expect(first.entries.count == perPage && first.next == keys[perPage - 1], "\(first.entries.count) entries, next \(first.next ?? "none")")
+        var listed = first.entries.map(\.key), next = first.next
+        while let after = next {
+            let page = try memory.list(scope: .agent, prefix: "big/", after: after, limit: 100)
+            listed += page.entries.map(\.key)
+            next = page.next
+        }
+        #expect(listed == keys)
     }
 
     static func badKeysValuesAndVersionsAreRefusedAndWriteNothing(_ stores: StoresUnderTest) async throws {
