@@ -122,6 +122,8 @@ extension AgentSnapshot {
                 family(.storePending, Double(store.pending)),
                 family(.storeRetained, Double(store.retained)),
                 family(.storeLost, Double(store.lostChanges)),
+                family(.storeExpired, Double(store.expired)),
+                family(.storeBytesInUse, Double(store.bytesInUse)),
                 family(.storeDegraded, store.degraded == nil ? 0 : 1),
             ]
         }

@@ -152,7 +152,8 @@ extension AgentSnapshot {
             "pending": .number(JSONNumber(stats.pending)), "dropped": .number(JSONNumber(stats.dropped)),
             "dropped_chat_lines": .number(JSONNumber(stats.droppedChatLines)),
             "dropped_history_lines": .number(JSONNumber(stats.droppedHistoryLines)),
-            "expired": .number(JSONNumber(stats.expired)), "write_errors": .number(JSONNumber(stats.writeErrors)),
+            "expired": .number(JSONNumber(stats.expired)), "bytes_in_use": .number(JSONNumber(stats.bytesInUse)),
+            "write_errors": .number(JSONNumber(stats.writeErrors)),
             "retained": .number(JSONNumber(stats.retained)), "lost_changes": .number(JSONNumber(stats.lostChanges)),
         ]
         if let degraded = stats.degraded { object["degraded"] = .string(degraded) }

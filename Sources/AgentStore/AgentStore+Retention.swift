@@ -25,6 +25,8 @@ extension AgentStore {
                 }
             }
             if let limit = settings.maximumBytes { try enforceSize(limit, warned: &sizeWarned) }
+            let inUse = try database.read(Self.bytesInUse)
+            queued.withLock { $0.stats.bytesInUse = inUse }
             let pruned = try database.write { db in
                 let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
                 _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)

@@ -504,6 +504,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var droppedHistoryLines = 0
     /// Events deleted by the retention policy.
     public var expired = 0
+    /// The bytes of the database's pages in use when the retention last looked (at the start,
+    /// then at each pass): what `retention.max_bytes` bounds.
+    public var bytesInUse = 0
     /// Finished task runs deleted by the retention policy.
     public var expiredRuns = 0
     /// Changes of claimed task runs refused because their claim no longer held the run.

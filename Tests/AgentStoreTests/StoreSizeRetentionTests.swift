@@ -51,6 +51,8 @@ import Testing
         // 16 KB page of its own), not a whole chunk.
         #expect(after.inUse > Self.limit * 3 / 4, "\(after.inUse) in use, \(after.numbers.count) kept of 800")
         #expect(store.statistics.expired == 800 - after.numbers.count)
+        // What status and the metric show: the size the pass left.
+        #expect(store.statistics.bytesInUse > Self.limit / 2 && store.statistics.bytesInUse <= Self.limit, "\(store.statistics.bytesInUse)")
     }
 
     @Test func smallEventsManyToAPageAreDeletedInChunksDownToTheLimitNotBelowHalfOfIt() throws {

@@ -45,6 +45,8 @@ extension MetricDeclaration {
     public static let storePending = MetricDeclaration("agent_store_pending_events", .gauge, "Events waiting to be written to the store.", presence: withStore)
     public static let storeRetained = MetricDeclaration("agent_store_retained_changes", .gauge, "Changes of acknowledged runs the store could not write yet, kept to write when it can.", presence: withStore)
     public static let storeLost = MetricDeclaration("agent_store_lost_changes_total", .counter, "Changes of acknowledged runs given up because too many waited to be written.", presence: withStore)
+    public static let storeExpired = MetricDeclaration("agent_store_expired_events_total", .counter, "Events the retention deleted (max_age, max_events, max_bytes).", presence: withStore)
+    public static let storeBytesInUse = MetricDeclaration("agent_store_bytes_in_use", .gauge, "Bytes of the database's pages in use when the retention last looked (at the start, then at each pass); retention.max_bytes bounds it.", presence: withStore)
     public static let storeDegraded = MetricDeclaration("agent_store_degraded", .gauge, "1 while the store cannot write (see status for why), 0 otherwise.", presence: withStore)
 
     public static let outputDelivered = MetricDeclaration("agent_output_delivered_total", .counter, "Records the output wrote or the webhook accepted.", labels: output)
@@ -97,7 +99,7 @@ extension MetricDeclaration {
         uptime, eventsRouted, eventDeliveries, eventsDropped, restarts, chatRequests, longestTurn, slowTurns,
         processState, processRestarts, processEmitted, processDelivered, processDropped, processQueue, processPaused, processLinesRefused, processCPU, processMemory,
         supervisorCPU, supervisorMemory,
-        storeCommitted, storeTransactions, storeDropped, storeDroppedChatLines, storeDroppedHistoryLines, storeWriteErrors, storePending, storeRetained, storeLost, storeDegraded,
+        storeCommitted, storeTransactions, storeDropped, storeDroppedChatLines, storeDroppedHistoryLines, storeWriteErrors, storePending, storeRetained, storeLost, storeExpired, storeBytesInUse, storeDegraded,
         outputDelivered, outputDropped, outputFailures, outputQueued,
         taskQueued, taskRunning, taskAttempts, taskAbandoned,
         notifications, notificationFailedAttempts, notificationsQueued, notificationSettingsErrors,
