@@ -7,14 +7,18 @@ extension AgentStore {
     static let retentionChunk = 10_000
 
     /// Deletes events beyond the retention limits (age, count, then the database's size), and
-    /// finished runs beyond theirs. On the writer's thread.
+    /// finished runs beyond theirs. On the writer's thread. The newest event is never deleted:
+    /// SQLite numbers a row of an empty table 1, so ids would start over and a follower's
+    /// `after` cursor would skip every event until the ids passed it again.
     func enforceRetention(sizeWarned: inout Bool) {
         do {
             if let age = settings.maximumAge {
                 let cutoff = Date().timeIntervalSince1970 - age
                 try deleteEventsInChunks { db in
-                    try db.execute(sql: "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT \(Self.retentionChunk))",
-                                   arguments: [cutoff])
+                    try db.execute(sql: """
+                        DELETE FROM events WHERE id IN
+                        (SELECT id FROM events WHERE time < ? AND id < (SELECT max(id) FROM events) ORDER BY id LIMIT \(Self.retentionChunk))
+                        """, arguments: [cutoff])
                 }
             }
             if let limit = settings.maximumEvents {
@@ -69,7 +73,8 @@ extension AgentStore {
                 guard inUse > limit else { return (inUse, 0, 0, 0) }
                 // A row's cost: its payload, its type and time in two indexes, its other columns.
                 let rows = try Row.fetchCursor(db, sql: """
-                    SELECT id, length(payload) + 2 * length(type) + length(source) + 48 FROM events ORDER BY id LIMIT \(Self.retentionChunk)
+                    SELECT id, length(payload) + 2 * length(type) + length(source) + 48 FROM events
+                    WHERE id < (SELECT max(id) FROM events) ORDER BY id LIMIT \(Self.retentionChunk)
                     """)
                 let wanted = Double(inUse - limit) / freedPerByte
                 var estimated = 0, last: Int64?
@@ -89,8 +94,8 @@ extension AgentStore {
             if deleted == 0 {
                 if !warned {
                     logger.warning("""
-                        store: \(path) holds \(inUse >> 20) MiB in use, more than retention.max_bytes (\(limit >> 20) MiB), with no event left to delete: \
-                        runs, memory, chat and history are kept. Raise max_bytes, or lower max_runs or max_age.
+                        store: \(path) holds \(inUse) bytes in use, more than retention.max_bytes (\(limit)), with no event left to delete but the \
+                        newest (kept so that event ids only grow): runs, memory, chat and history are kept. Raise max_bytes, or lower max_runs or max_age.
                         """)
                 }
                 warned = true

@@ -73,6 +73,34 @@ import Testing
         #expect(after.numbers == Array((60_000 - after.numbers.count)..<60_000))
     }
 
+    /// SQLite numbers a row of an empty table 1: a retention that deleted every event made ids
+    /// start over, and `events --follow` (which asks for ids after the last it saw) went silent.
+    @Test(arguments: ["age", "size"])
+    func eventIdsOnlyGrowWhenTheRetentionWouldDeleteEveryEvent(limit: String) throws {
+        let folder = TestPaths.temporaryDirectory("ids-\(limit)")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        let hourAgo = Date().timeIntervalSince1970 - 3600
+        let unlimited = try AgentStore(path: path, settings: Self.settings(maximumBytes: nil), logger: Logger(label: "test"))
+        // By size: each event alone is larger than what the limit leaves beside the empty tables.
+        let payload: (Int) -> String = limit == "size" ? { #"{"n":\#($0),"pad":"\#(String(repeating: "x", count: 1_500_000))"}"# } : { #"{"n":\#($0)}"# }
+        for n in 0..<5 { unlimited.append(type: "old", source: "feed", time: hourAgo, payload: payload(n)) }
+        unlimited.close(timeout: 120)
+
+        var settings = Self.settings(maximumBytes: limit == "size" ? Self.limit : nil)
+        if limit == "age" { settings.maximumAge = 60 }
+        let store = try AgentStore(path: path, settings: settings, logger: Logger(label: "test"))
+        store.close(timeout: 120)
+        let reader = try DatabaseQueue(path: path)
+        #expect(try reader.read { try Int.fetchAll($0, sql: "SELECT id FROM events") } == [5], "the newest is kept")
+        #expect(store.statistics.expired == 4)
+
+        let again = try AgentStore(path: path, settings: Self.settings(maximumBytes: nil), logger: Logger(label: "test"))
+        again.append(type: "new", source: "feed", time: Date().timeIntervalSince1970, payload: "{}")
+        again.close(timeout: 120)
+        #expect(try reader.read { try Int.fetchAll($0, sql: "SELECT id FROM events ORDER BY id") } == [5, 6], "the next id follows the last given")
+    }
+
     @Test func aFloodOfLargeEventsIsDeletedAsItComesOldestFirst() throws {
         let folder = TestPaths.temporaryDirectory("size-flood")
         defer { try? FileManager.default.removeItem(atPath: folder) }
