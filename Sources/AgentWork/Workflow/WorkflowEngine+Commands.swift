@@ -71,9 +71,10 @@ extension WorkflowEngine {
         }
     }
 
-    /// `workflow_show`: from memory, else (off the loop) from the store.
+    /// `workflow_show`: from memory while the store may lack the run's last state, else (off
+    /// the loop) from the store.
     package func showRun(_ id: String, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
-        if let found = known(id) { return respond(.success(WorkflowShowAnswer(found.run, steps: found.steps))) }
+        if let found = unwritten(id) { return respond(.success(WorkflowShowAnswer(found.run, steps: found.steps))) }
         guard let store else { return respond(.failure(Self.noRun(id))) }
         let reply = LoopOwned(respond)
         let inbox = loop.inbox

@@ -61,7 +61,7 @@ extension WorkflowEngine {
     /// A run that is not unfinished here: finished (409), unknown (404), or unfinished in the
     /// store but not held by this agent (a fleet's run another agent holds: 409).
     private func refuseSignal(to id: String, respond: @escaping (Result<WorkflowSignalCommand.Answer, CommandError>) -> Void) {
-        if let finished = known(id) { return respond(.failure(Self.finishedRun(finished.run))) }
+        if let finished = unwritten(id) { return respond(.failure(Self.finishedRun(finished.run))) }
         guard let store else { return respond(.failure(Self.noRunToSignal(id))) }
         let reply = LoopOwned(respond)
         let inbox = loop.inbox

@@ -220,6 +220,14 @@ package final class WorkflowEngine {
         return recent[id]
     }
 
+    /// A run and its log from memory when memory is the one to ask: unfinished, or finished and
+    /// not confirmed written, or any recently finished one without a store. A finished run the
+    /// store has is read from the store: the retention may have deleted it since.
+    package func unwritten(_ id: String) -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
+        if let state = live[id] { return (state.run, state.log) }
+        return store == nil || lastFinished[id] != nil ? recent[id] : nil
+    }
+
     /// Takes the unfinished runs of an earlier life of the agent (from the store, at start) and
     /// resumes each from its last committed step.
     package func recover(_ previous: [(run: WorkflowRun, steps: [WorkflowStepRecord])]) {

@@ -4,8 +4,9 @@ import JSONSchema
 import Testing
 
 /// A finished workflow run the store's retention deleted is gone for every reader: `workflow
-/// runs` lists it no more (the engine kept recently finished runs in memory and listed them
-/// beside the store's), and its memory scope says the run is missing, not "no keys".
+/// runs` lists it no more and `workflow show` and a signal find no such run (the engine kept
+/// recently finished runs in memory and answered from them), and its memory scope says the
+/// run is missing, not "no keys".
 @Suite(.ownThreads) struct WorkflowRunRetentionTests {
     @Test func aRunTheRetentionDeletedIsNotListedAndItsMemoryScopeSaysSo() throws {
         let directory = TestPaths.temporaryDirectory("workflow-retention")
@@ -26,6 +27,14 @@ import Testing
         let pruned = try WorkflowAgent.wait(timeout: 120) { try listed() == [newer] }
         let left = try listed()
         #expect(pruned, "listed: \(left), \(agent.run.transcript)")
+
+        // Nor shown, nor signalled, from the engine's memory of recent runs.
+        let shown = try agent.control(["show", older])
+        #expect(shown.status != 0 && shown.stderr.contains("no workflow run \(older)"), "\(shown.stdout)\(shown.stderr)")
+        #expect(try agent.http("GET", "/api/workflow-runs/\(older)").status == 404)
+        let signalled = try agent.control(["signal", older, "go"])
+        #expect(signalled.status != 0 && signalled.stderr.contains("no workflow run \(older)"), "\(signalled.stdout)\(signalled.stderr)")
+        #expect(try agent.control(["show", newer]).status == 0, "the kept run is shown")
 
         let memory = try runProgram("agent-control", ["memory", "list", "--run", older, "--settings", agent.run.settingsFile], timeout: 120)
         #expect(memory.status != 0, "\(memory.stdout)")
