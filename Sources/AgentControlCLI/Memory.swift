@@ -42,7 +42,7 @@ struct MemoryList: ParsableCommand {
     @Option(name: .long, help: "Only keys after this one (paging).")
     var after: String?
 
-    @Flag(name: .long, help: "Print the entries as JSON lines (key, scope, version, updated, value).")
+    @Flag(name: .long, help: "Print the entries as JSON lines (key, scope, version, updated, value); a page cut short says on stderr where the next begins.")
     var json = false
 
     @OptionGroup var scope: MemoryScopeOptions
@@ -56,10 +56,17 @@ struct MemoryList: ParsableCommand {
         let request = MemoryListCommand.Request(run: scope.run, prefix: prefix, after: after, limit: limit)
         let answer = try TaskCommand.send(MemoryListCommand.request(request), location: location)
         let entries = answer["entries"]?.arrayValue ?? []
-        if json { return entries.forEach { print($0.serialized()) } }
+        // Where the next page begins, as a shell word (a key may hold spaces or quotes).
+        let more = answer["next"]?.stringValue.map { "… more keys: --after \(InputReferences.shellQuoted($0))" }
+        if json {
+            entries.forEach { print($0.serialized()) }
+            // On stderr: stdout stays one entry a line; a page cut short is not taken for the last.
+            if let more { FileHandle.standardError.write(Data((more + "\n").utf8)) }
+            return
+        }
         if entries.isEmpty { print(prefix.map { "no keys starting with \"\($0)\"" } ?? "no keys") }
         for entry in entries { print(MemoryCommand.line(entry)) }
-        if let next = answer["next"]?.stringValue { print("… more keys: --after \(next)") }
+        if let more { print(more) }
     }
 }
 

@@ -84,16 +84,16 @@ public actor PostgresMemoryStore: MemoryStore, HandoffReceiver {
         let (page, runExists) = try reading(key: nil, scope: scope) { () async throws -> (MemoryPage, Bool) in
             // Keys in byte order (the column's collation is "C"); the prefix as a range, not
             // LIKE, so that `%` and `_` in keys mean themselves.
-            let from = max(prefix, after ?? "")
+            // Both bounds in SQL: Swift's `max` of two strings is not byte order.
             let rows = try await client.query("""
-                SELECT key, value, version, updated FROM memory WHERE scope = \(scope.description) AND key >= \(from)
+                SELECT key, value, version, updated FROM memory WHERE scope = \(scope.description) AND key >= \(prefix)
                 AND (\(after)::text IS NULL OR key > \(after)) ORDER BY key LIMIT \(limit + 1)
                 """, logger: logger)
             var entries: [MemoryEntry] = []
             var bytes = 0
             var next: String?
             for try await (key, value, version, updated) in rows.decode((String, String, Int32, Double).self) {
-                guard key.hasPrefix(prefix) else { break }
+                guard key.utf8.starts(with: prefix.utf8) else { break }
                 if entries.count == limit || (bytes > 0 && bytes >= MemoryLimits.listBytes) {
                     next = entries.last?.key
                     break

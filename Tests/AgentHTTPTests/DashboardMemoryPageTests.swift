@@ -41,6 +41,10 @@ import Testing
         let typo = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=set&key=step&value=1&run=\(run)0")
         #expect(typo.status == 303 && typo.header("set-cookie")?.contains("no%20workflow%20run") == true, "\(typo.description)")
         #expect(!(try agent.request("GET", "/memory", headers: ["Cookie": cookie]).body.contains(#"data-key="step""#)))
+        // Its page says so, and offers neither "No keys" nor a form to write to it.
+        let missing = try agent.request("GET", "/memory?run=\(run)0", headers: ["Cookie": cookie])
+        #expect(missing.body.contains("there is no workflow run"), "\(missing.body)")
+        #expect(!missing.body.contains("No keys") && !missing.body.contains(#"id="memory-set""#), "\(missing.body)")
 
         // Delete at the version shown; a stale version is refused.
         let stale = try agent.request("POST", "/memory", headers: form, body: "csrf=\(csrf)&action=delete&key=customer%2F42&expected_version=7")

@@ -68,6 +68,15 @@ extension StoreContract {
         #expect(second.entries.map(\.key) == ["a_b", "ab"])
         #expect(try memory.list(scope: .agent, prefix: "a", after: second.next ?? "ab", limit: 2).entries.isEmpty)
         #expect(try memory.list(scope: .workflowRun("r1"), prefix: "", after: nil, limit: 100).entries.map(\.value) == ["the run's"])
+
+        // A prefix is bytes: a key whose first character only begins with it (`e` and a
+        // combining accent) matches, and the keys after it are not cut off.
+        let accented = ["e", "ez", "e\u{301}", "e\u{301}\u{301}", "e\u{4E00}"]
+        for key in accented.reversed() { _ = try await Self.write(memory, key, .put(.string(key))).get() }
+        let page = try memory.list(scope: .agent, prefix: "e", after: nil, limit: 100)
+        #expect(page.entries.map { Array($0.key.utf8) } == accented.map { Array($0.utf8) } && page.next == nil, "\(page.entries.map(\.key.debugDescription))")
+        let rest = try memory.list(scope: .agent, prefix: "e", after: "ez", limit: 100)
+        #expect(rest.entries.map { Array($0.key.utf8) } == accented.dropFirst(2).map { Array($0.utf8) })
     }
 
     static func aRunsKeysAreWrittenOnlyWhileTheRunExistsAndGoWithItsRetention(_ stores: StoresUnderTest) async throws {

@@ -1,5 +1,6 @@
 extension DashboardTemplates {
-    /// `/memory`: shared memory's keys and values, a form to write one (admins), delete buttons.
+    /// `/memory`: shared memory's keys and values, a form to write one (admins), delete buttons;
+    /// a refused list (a workflow run that does not exist) shows only why.
     static let memory = """
     <h1>Memory</h1>
     {{#error}}<p class="flash error">{{error}}</p>{{/error}}
@@ -8,7 +9,7 @@ extension DashboardTemplates {
     <label>Prefix <input name="prefix" value="{{prefix}}"></label>
     <button>Show</button>
     </form>
-    <p>Keys of {{scope}}, in key order.</p>
+    {{^error}}<p>Keys of {{scope}}, in key order.</p>
     <div class="table-wrap">
     <table id="memory" class="cards">
     <thead><tr><th>Key</th><th>Version</th><th>Updated</th><th>Value</th><th></th></tr></thead>
@@ -32,7 +33,7 @@ extension DashboardTemplates {
     <label>Value (JSON) <textarea name="value" rows="4" required>{}</textarea></label>
     <label>Expected version <input name="expected_version" inputmode="numeric" placeholder="(any; 0: only a new key)"></label>
     <button name="action" value="set">Write</button>
-    </form>{{/admin}}
+    </form>{{/admin}}{{/error}}
 
     """
 }

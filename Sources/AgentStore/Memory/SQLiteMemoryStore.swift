@@ -52,7 +52,7 @@ package final class SQLiteMemoryStore: MemoryStore {
             let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
             while let row = try rows.next() {
                 let key: String = row["key"]
-                guard key.hasPrefix(prefix) else { break }
+                guard key.utf8.starts(with: prefix.utf8) else { break }
                 if entries.count == limit || (bytes > 0 && bytes >= MemoryLimits.listBytes) {
                     next = entries.last?.key
                     break

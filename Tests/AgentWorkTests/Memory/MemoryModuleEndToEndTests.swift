@@ -68,4 +68,27 @@ import Testing
         let entry = try JSONValue.parse(Data(try Self.control(agent, ["memory", "get", "starts/counter", "--json"]).stdout.utf8))
         #expect(entry["value"] == 2 && entry["version"] == 2, "\(entry)")
     }
+
+    /// A page cut short says where the next begins as a shell word, in text and beside --json
+    /// (on stderr): with values of 200 KB a page of about 1 MiB holds six keys, and a script
+    /// reading --json took the first page for all.
+    @Test func aCutPageSaysWhereTheNextBeginsAsAShellWordAlsoWithJSON() throws {
+        let agent = try AgentRun(settings: #"{"enabled_modules": [], "processes": {}}"#, arguments: ["--no-build", "--json"],
+                                 directory: TestPaths.temporaryDirectory("memory-pages"))
+        defer { _ = agent.stop() }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("control socket:") } != nil, "\(agent.transcript)")
+        let value = "\"" + String(repeating: "v", count: 200_000) + "\""
+        let keys = (0..<8).map { "page \($0)'s" }
+        let file = agent.directory + "/value.json"
+        try value.write(toFile: file, atomically: true, encoding: .utf8)
+        for key in keys { #expect(try Self.control(agent, ["memory", "set", key, "@" + file]).status == 0, "\(key)") }
+        let text = try Self.control(agent, ["memory", "list"])
+        #expect(text.stdout.contains(#"… more keys: --after 'page 5'\''s'"#), "\(text.stdout.suffix(300))")
+        let json = try Self.control(agent, ["memory", "list", "--json"])
+        #expect(json.stdout.split(separator: "\n").count == 6 && json.stderr.contains(#"… more keys: --after 'page 5'\''s'"#), "\(json.stderr)")
+        // The word, pasted into a shell, is the key.
+        let rest = try runProgram("/bin/sh", ["-c", "'\(TestPaths.products)/agent-control' memory list --json --settings '\(agent.settingsFile)' --after 'page 5'\\''s'"],
+                                  timeout: 120)
+        #expect(rest.stdout.split(separator: "\n").count == 2 && rest.stderr.isEmpty, "\(rest.stdout.prefix(200))\(rest.stderr)")
+    }
 }
