@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCore
 import AgentLoop
 import Foundation
 import JSONSchema
@@ -139,15 +140,41 @@ extension TaskCoordinator {
                      retryAfter: 5)
     }
 
-    /// A run by id: from memory, else (off the loop) from the store.
+    /// A run by id: an unfinished one from memory; a finished one only if the store still has
+    /// it (the retention may have deleted it since), memory's copy winning as the newer; without
+    /// a store, from memory.
     private func findRun(_ id: String, _ done: @escaping (TaskRun?) -> Void) {
-        if let run = knownRun(id) { return done(run) }
-        guard let store else { return done(nil) }
+        if let run = runs[id] { return done(run) }
+        guard let store else { return done(recent[id]) }
+        let finished = recent[id]
         let reply = LoopOwned(done)
         let inbox = loop.inbox
         Task.detached {
-            let run = try? await store.run(id: id)
+            var stored = try? await store.run(id: id)
+            // Not written yet (a run that ended within the commit interval): wait for the writes.
+            if stored == nil, finished != nil {
+                await Self.flush(store)
+                stored = try? await store.run(id: id)
+            }
+            let run = stored.map { finished ?? $0 }
             inbox.post { reply.value(run) }
+        }
+    }
+
+    /// Waits for the changes handed to `store` so far to be written, at most `limit` seconds
+    /// (the writer may be in a long retention pass): after it, a finished run the store lacks
+    /// is one the retention deleted.
+    nonisolated static func flush(_ store: any RunStore, within limit: Double = 2) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumed = Guarded(false)
+            let resume: @Sendable () -> Void = {
+                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume() }
+            }
+            Task.detached {
+                await store.flush()
+                resume()
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume() }
         }
     }
 
@@ -160,8 +187,11 @@ extension TaskCoordinator {
         let (store, memory, recent, recentLimit) = (store, runs, recent, recentLimit)
         Task.detached {
             let answer: Result<TaskRunsCommand.Answer, CommandError>
-            let known = Array(memory.values) + recent.values
             if let store {
+                // A finished run is listed from the store alone, once what memory has is
+                // written there: one the retention deleted is gone from the list too.
+                await Self.flush(store)
+                let known = Array(memory.values)
                 switch await Result(awaiting: { try await store.list(filter) }) {
                 case .failure(let error):
                     answer = .failure(.unavailable("cannot read the runs from the store: \(error)"))
@@ -170,6 +200,7 @@ extension TaskCoordinator {
                                                              stored: true, cut: stored.cut))
                 }
             } else {
+                let known = Array(memory.values) + recent.values
                 answer = .success(TaskRunsCommand.Answer(runs: Self.merged([], known: known, memory: memory, recent: recent, filter: filter), stored: false,
                                                          note: "the store is off: runs are kept in memory only (unfinished ones and the newest \(recentLimit) finished) and are gone when the agent stops"))
             }
