@@ -29,15 +29,18 @@ extension AgentStore {
                 }
             }
             if let limit = settings.maximumBytes { try enforceSize(limit, warned: &sizeWarned) }
-            let inUse = try database.read(Self.bytesInUse)
-            queued.withLock { $0.stats.bytesInUse = inUse }
             let pruned = try database.write { db in
                 let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
                 _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
                 _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
                 return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
             }
-            queued.withLock { $0.stats.expiredRuns += pruned }
+            // Last: a pass is over once the figure is set (tests that hold the database wait for it).
+            let inUse = try database.read(Self.bytesInUse)
+            queued.withLock { queued in
+                queued.stats.expiredRuns += pruned
+                queued.stats.bytesInUse = inUse
+            }
         } catch {
             degrade(error)
         }
