@@ -57,7 +57,8 @@ struct MemoryList: ParsableCommand {
         let answer = try TaskCommand.send(MemoryListCommand.request(request), location: location)
         let entries = answer["entries"]?.arrayValue ?? []
         // Where the next page begins, as a shell word (a key may hold spaces or quotes).
-        let more = answer["next"]?.stringValue.map { "… more keys: --after \(InputReferences.shellQuoted($0))" }
+        // `--after=`: a key that begins with `-` would be read as an option.
+        let more = answer["next"]?.stringValue.map { "… more keys: --after=\(InputReferences.shellQuoted($0))" }
         if json {
             entries.forEach { print($0.serialized()) }
             // On stderr: stdout stays one entry a line; a page cut short is not taken for the last.

@@ -346,8 +346,8 @@ public final class AgentStore: Sendable {
             // retention's deletes: a reader waits for the writes queued before it, not for those.
             if !taken.isEmpty { queued.withLock { $0.writing = false } }
             if Date() >= retention.due {
-                enforceRetention(sizeWarned: &sizeWarned)
-                retention.passed(at: Date())
+                // A pass cut short is due again at once, after the writes queued meanwhile.
+                if enforceRetention(sizeWarned: &sizeWarned) { retention.passed(at: Date()) }
             }
             if finished {
                 if !retained.isEmpty {

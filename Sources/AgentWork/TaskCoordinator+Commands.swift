@@ -151,30 +151,32 @@ extension TaskCoordinator {
         let inbox = loop.inbox
         Task.detached {
             var stored = try? await store.run(id: id)
-            // Not written yet (a run that ended within the commit interval): wait for the writes.
+            // Not written yet (a run that ended within the commit interval): wait for the writes;
+            // if they are not through in time (a long retention pass), memory answers.
+            var flushed = true
             if stored == nil, finished != nil {
-                await Self.flush(store)
+                flushed = await Self.flush(store)
                 stored = try? await store.run(id: id)
             }
-            let run = stored.map { finished ?? $0 }
+            let run = stored.map { finished ?? $0 } ?? (flushed ? nil : finished)
             inbox.post { reply.value(run) }
         }
     }
 
-    /// Waits for the changes handed to `store` so far to be written, at most `limit` seconds
-    /// (the writer may be in a long retention pass): after it, a finished run the store lacks
-    /// is one the retention deleted.
-    nonisolated static func flush(_ store: any RunStore, within limit: Double = 2) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Waits for the changes handed to `store` so far to be written, at most `limit` seconds:
+    /// true when they were, and a finished run the store lacks is then one the retention
+    /// deleted; false when the time ran out (the store is slow or cannot write).
+    nonisolated static func flush(_ store: any RunStore, within limit: Double = 2) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumed = Guarded(false)
-            let resume: @Sendable () -> Void = {
-                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume() }
+            let resume: @Sendable (Bool) -> Void = { flushed in
+                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: flushed) }
             }
             Task.detached {
                 await store.flush()
-                resume()
+                resume(true)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(false) }
         }
     }
 
@@ -190,8 +192,8 @@ extension TaskCoordinator {
             if let store {
                 // A finished run is listed from the store alone, once what memory has is
                 // written there: one the retention deleted is gone from the list too.
-                await Self.flush(store)
-                let known = Array(memory.values)
+                // Not through in time: memory's recent runs are listed too, as the newer.
+                let known = await Self.flush(store) ? Array(memory.values) : Array(memory.values) + recent.values
                 switch await Result(awaiting: { try await store.list(filter) }) {
                 case .failure(let error):
                     answer = .failure(.unavailable("cannot read the runs from the store: \(error)"))

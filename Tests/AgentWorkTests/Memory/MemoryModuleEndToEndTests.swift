@@ -83,12 +83,20 @@ import Testing
         try value.write(toFile: file, atomically: true, encoding: .utf8)
         for key in keys { #expect(try Self.control(agent, ["memory", "set", key, "@" + file]).status == 0, "\(key)") }
         let text = try Self.control(agent, ["memory", "list"])
-        #expect(text.stdout.contains(#"… more keys: --after 'page 5'\''s'"#), "\(text.stdout.suffix(300))")
+        #expect(text.stdout.contains(#"… more keys: --after='page 5'\''s'"#), "\(text.stdout.suffix(300))")
         let json = try Self.control(agent, ["memory", "list", "--json"])
-        #expect(json.stdout.split(separator: "\n").count == 6 && json.stderr.contains(#"… more keys: --after 'page 5'\''s'"#), "\(json.stderr)")
+        #expect(json.stdout.split(separator: "\n").count == 6 && json.stderr.contains(#"… more keys: --after='page 5'\''s'"#), "\(json.stderr)")
         // The word, pasted into a shell, is the key.
-        let rest = try runProgram("/bin/sh", ["-c", "'\(TestPaths.products)/agent-control' memory list --json --settings '\(agent.settingsFile)' --after 'page 5'\\''s'"],
+        let rest = try runProgram("/bin/sh", ["-c", "'\(TestPaths.products)/agent-control' memory list --json --settings '\(agent.settingsFile)' --after='page 5'\\''s'"],
                                   timeout: 120)
         #expect(rest.stdout.split(separator: "\n").count == 2 && rest.stderr.isEmpty, "\(rest.stdout.prefix(200))\(rest.stderr)")
+        // A key that begins with `-`: the word is `--after=…`, not an option of its own.
+        for key in ["--a", "--b"] {
+            #expect(try runProgram("agent-control", ["memory", "set", "--settings", agent.settingsFile, "--", key, "1"], timeout: 120).status == 0)
+        }
+        let dashed = try Self.control(agent, ["memory", "list", "--limit", "1", "--prefix=-"])
+        #expect(dashed.stdout.contains("… more keys: --after='--a'"), "\(dashed.stdout)")
+        let after = try runProgram("/bin/sh", ["-c", "'\(TestPaths.products)/agent-control' memory list --prefix=- --settings '\(agent.settingsFile)' --after='--a'"], timeout: 120)
+        #expect(after.status == 0 && after.stdout.hasPrefix("--b  v1"), "\(after.stdout)\(after.stderr)")
     }
 }
