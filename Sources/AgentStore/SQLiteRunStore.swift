@@ -35,6 +35,8 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func flush() async {
+        // Nothing waits: no empty commit (`task runs` flushes before it reads).
+        if store.isSettled { return }
         await withCheckedContinuation { continuation in
             store.commitSchedules(ScheduleCommit()) { _ in continuation.resume() }
         }
