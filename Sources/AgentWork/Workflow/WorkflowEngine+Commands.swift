@@ -96,12 +96,27 @@ extension WorkflowEngine {
     }
 
     /// `workflow_cancel`: an unfinished run.
-    package func cancelRun(_ id: String, by caller: CommandCaller) -> Result<WorkflowShowAnswer, CommandError> {
+    package func cancelRun(_ id: String, by caller: CommandCaller, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         guard let run = cancel(id, by: caller.description) else {
-            return .failure(known(id) == nil ? .notFound("no unfinished workflow run \(id); `agent-control workflow runs` lists them")
-                                             : .conflict("the run \(id) has already finished"))
+            return refuseNotUnfinished(id, finished: .conflict("the run \(id) has already finished"),
+                                       missing: .notFound("no unfinished workflow run \(id); `agent-control workflow runs` lists them"), respond: respond)
         }
-        return .success(WorkflowShowAnswer(run))
+        respond(.success(WorkflowShowAnswer(run)))
+    }
+
+    /// The refusal of a change to run `id`, which is not unfinished here: `finished` while the
+    /// run is kept finished (memory while the store may lack it, else the store, off the loop),
+    /// else `missing` — a run the retention deleted is not found.
+    func refuseNotUnfinished<T: Sendable>(_ id: String, finished: CommandError, missing: CommandError,
+                                          respond: @escaping (Result<T, CommandError>) -> Void) {
+        if unwritten(id) != nil { return respond(.failure(finished)) }
+        guard let store else { return respond(.failure(known(id) == nil ? missing : finished)) }
+        let reply = LoopOwned(respond)
+        let inbox = loop.inbox
+        Task.detached {
+            let kept = (try? await store.run(id: id))?.run.status.isFinished == true
+            inbox.post { reply.value(.failure(kept ? finished : missing)) }
+        }
     }
 
     /// `workflow_approve`, `workflow_reject`: answered once the decision is committed, so that
@@ -112,7 +127,12 @@ extension WorkflowEngine {
         let user = caller.front == "control" ? nil : (caller.user ?? "anonymous")
         switch decide(run: request.id, step: request.step, approve: approve, user: user, comment: request.comment) {
         case .success(let record): afterCommit(request.id) { respond(.success(WorkflowStepAnswer(step: record.json))) }
-        case .failure(let problem): respond(.failure(CommandError(CommandError.Code(rawValue: problem.code) ?? .failed, problem.message)))
+        case .failure(let problem):
+            let refusal = CommandError(CommandError.Code(rawValue: problem.code) ?? .failed, problem.message)
+            guard live[request.id] == nil else { return respond(.failure(refusal)) }
+            // Not unfinished here: finished and kept, or gone (the retention deletes runs).
+            refuseNotUnfinished(request.id, finished: refusal.code == .conflict ? refusal : .conflict("the run \(request.id) has finished; no approval of it waits for a decision"),
+                                missing: .notFound("no workflow run \(request.id) (see `agent-control workflow runs`)"), respond: respond)
         }
     }
 

@@ -35,6 +35,13 @@ import Testing
         let signalled = try agent.control(["signal", older, "go"])
         #expect(signalled.status != 0 && signalled.stderr.contains("no workflow run \(older)"), "\(signalled.stdout)\(signalled.stderr)")
         #expect(try agent.control(["show", newer]).status == 0, "the kept run is shown")
+        // Nor cancelled or approved as "finished": it is not found; the kept one has finished.
+        let cancelled = try agent.http("POST", "/api/workflow-runs/\(older)/cancel")
+        #expect(cancelled.status == 404, "\(cancelled.status) \(cancelled.body)")
+        #expect(try agent.http("POST", "/api/workflow-runs/\(newer)/cancel").status == 409)
+        let approved = try agent.http("POST", "/api/workflow-runs/\(older)/steps/say/approve", body: "{}")
+        #expect(approved.status == 404, "\(approved.status) \(approved.body)")
+        #expect(try agent.http("POST", "/api/workflow-runs/\(newer)/steps/say/approve", body: "{}").status == 409)
 
         let memory = try runProgram("agent-control", ["memory", "list", "--run", older, "--settings", agent.run.settingsFile], timeout: 120)
         #expect(memory.status != 0, "\(memory.stdout)")

@@ -18,6 +18,6 @@ package enum WorkflowCancelCommand: @preconcurrency AgentCommand {
 
     @LoopActor package static func run(_ request: WorkflowRunReference, on host: WorkflowEngine, caller: CommandCaller,
                            respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
-        respond(host.cancelRun(request.id, by: caller))
+        host.cancelRun(request.id, by: caller, respond: respond)
     }
 }
