@@ -168,10 +168,8 @@ extension TaskCoordinator {
     /// deleted; false when the time ran out (the store is slow or cannot write).
     nonisolated static func flush(_ store: any RunStore, within limit: Double = 2) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let resumed = Guarded(false)
-            let resume: @Sendable (Bool) -> Void = { flushed in
-                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: flushed) }
-            }
+            let once = OnceFlag()
+            let resume: @Sendable (Bool) -> Void = { flushed in if once.claim() { continuation.resume(returning: flushed) } }
             Task.detached {
                 await store.flush()
                 resume(true)
