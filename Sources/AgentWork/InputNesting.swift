@@ -19,6 +19,15 @@ public enum InputNesting {
             + "at most \(limit) are accepted, so that the run's record stays readable: flatten the input, or pass a file's path instead")
     }
 
+    /// An output as a run keeps it: one that nests arrays and objects more than ``deepest``
+    /// levels is kept as its JSON text (a string), which every reader takes. A command that
+    /// printed `[[[…]]]` 510 levels deep had its output kept as JSON, and then `task runs` failed
+    /// for every run and the run itself was read by nothing.
+    public static func keptOutput(_ output: JSONValue) -> JSONValue {
+        guard output.isContainer, pathBeyond(output, limit: deepest) != nil else { return output }
+        return .string(output.serialized())
+    }
+
     /// The path (tokens) to the first array or object at level `limit + 1`, or nil. Recurses
     /// at most `limit + 1` levels, whatever the value holds.
     package static func pathBeyond(_ value: JSONValue, limit: Int) -> [String]? {

@@ -434,7 +434,7 @@ package final class TaskCoordinator {
         countAttempt(definition.name, outcome.status)
         var run = run
         endAttemptRecord(&run, outcome)
-        run.output = outcome.output
+        run.output = outcome.output.map(InputNesting.keptOutput)
         run.error = outcome.error
         run.exitCode = outcome.exitCode
         run.signal = outcome.signal

@@ -23,12 +23,14 @@ package struct CommandStdout {
         bytes.append(contentsOf: chunk.prefix(room))
     }
 
-    /// The output: JSON when all of it parses as JSON, else the text without its trailing
+    /// The output: JSON when all of it parses as JSON (and nests at most
+    /// ``InputNesting/deepest`` levels), else the text without its trailing
     /// newlines (as a shell's `$(…)` gives it); nil when nothing was written. Output cut at the
     /// bound is text that ends saying so.
     package func output() -> JSONValue? {
         if bytes.isEmpty { return nil }
-        if !isTruncated, let json = try? JSONValue.parse(bytes) { return json }
+        // JSON nested too deeply for a run's record is kept as the text it was.
+        if !isTruncated, let json = try? JSONValue.parse(bytes), InputNesting.pathBeyond(json, limit: InputNesting.deepest) == nil { return json }
         var text = String(decoding: bytes, as: UTF8.self)
         if isTruncated {
             return .string(text + "\n[output truncated: the first \(CommandStdout.describe(bytes.count)) of \(CommandStdout.describe(total)) kept]")

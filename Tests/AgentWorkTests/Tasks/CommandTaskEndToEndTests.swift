@@ -54,3 +54,36 @@ import Testing
         #expect(notRun["error"]?.stringValue?.hasPrefix("cannot run /no/such/program: No such file or directory") == true, "\(missing.stdout)")
     }
 }
+
+extension CommandTaskEndToEndTests {
+    /// An output nested past the readers' bound would have made `task runs` fail for every run
+    /// and its own run unreadable (the CLI's reader takes 512 levels, the answer adds a few):
+    /// such output is kept as its text, and a shallow one stays JSON.
+    @Test func anOutputNestedDeeperThanAnInputIsKeptAsTextAndEveryListStillReads() throws {
+        let directory = TestPaths.temporaryDirectory("command-deep")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tasks = #"""
+            "deep": {"type": "command", "command": "python3 -c 'print(\"[\" * 511 + \"]\" * 511)'", "shell": true},
+            "shallow": {"type": "command", "command": "python3 -c 'print(\"[\" * 100 + \"]\" * 100)'", "shell": true}
+            """#
+        let (agent, _) = try TaskAgent.agent(tasks: tasks, directory: directory)
+        defer { _ = agent.stop() }
+
+        let deep = try TaskAgent.control(agent, ["run", "deep", "--wait", "--json"])
+        #expect(deep.status == 0, "\(deep.stdout)\(deep.stderr)")
+        let run = try JSONValue.parse(deep.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(run["output"] == .string(String(repeating: "[", count: 511) + String(repeating: "]", count: 511)))
+        let id = try #require(run["id"]?.stringValue)
+
+        let shallow = try TaskAgent.control(agent, ["run", "shallow", "--wait", "--json"])
+        #expect(shallow.status == 0, "\(shallow.stdout)\(shallow.stderr)")
+        let kept = try JSONValue.parse(shallow.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(kept["output"]?.isContainer == true, "100 levels stay JSON")
+
+        for arguments in [["runs"], ["runs", "--json"], ["show", id, "--json"]] {
+            let read = try TaskAgent.control(agent, arguments)
+            #expect(read.status == 0, "task \(arguments.joined(separator: " ")): \(read.stdout)\(read.stderr)")
+            #expect(read.stdout.contains(id), "task \(arguments.joined(separator: " ")) shows the deep run")
+        }
+    }
+}
