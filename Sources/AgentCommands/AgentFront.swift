@@ -17,11 +17,14 @@ public protocol AgentFront: AnyObject {
 public struct FrontContext: Sendable {
     public var commands: CommandCenter
     public var http: HTTPSettings?
+    /// The HTTP tokens and users in force (a reload replaces them; `http`'s are those of the start).
+    public var credentials: HTTPCredentials
     public var logger: Logger
 
-    public init(commands: CommandCenter, http: HTTPSettings?, logger: Logger) {
+    public init(commands: CommandCenter, http: HTTPSettings?, credentials: HTTPCredentials? = nil, logger: Logger) {
         self.commands = commands
         self.http = http
+        self.credentials = credentials ?? HTTPCredentials(http)
         self.logger = logger
     }
 }

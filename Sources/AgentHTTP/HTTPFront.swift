@@ -79,11 +79,11 @@ public final class HTTPFront: AgentFront, Sendable {
         router.middlewares.add(HTTPMetricsMiddleware(exporter: exporter))
         router.middlewares.add(JSONErrorMiddleware())
         let csrf = CSRFProtection(sessions: sessions, secure: settings.tls != nil, maximumBodyBytes: settings.maximumBodyBytes)
-        router.middlewares.add(BearerTokens(tokens: settings.tokens))
-        router.middlewares.add(SessionAuthenticator(sessions: sessions))
+        router.middlewares.add(BearerTokens(credentials: context.credentials))
+        router.middlewares.add(SessionAuthenticator(sessions: sessions, credentials: context.credentials))
         router.middlewares.add(AccessPolicy(csrf: csrf, commands: context.commands))
         router.middlewares.add(RequestShapeMiddleware(routes: RouteTable(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)))
-        LoginRoutes(users: settings.users, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
+        LoginRoutes(credentials: context.credentials, sessions: sessions, limiter: loginLimiter, passwords: passwords, csrf: csrf,
                     commands: context.commands, logger: context.logger).register(on: router)
         HealthRoutes(commands: context.commands, readiness: settings.readiness).register(on: router)
         MetricsRoutes(commands: context.commands, exporter: exporter).register(on: router)

@@ -10,7 +10,7 @@ import Testing
         // A clock the test steps: a loaded machine's stall cannot end the session early.
         let clock = LockedValue(1000.0)
         let table = SessionTable(ttl: 2, now: { clock.withLock { $0 } })
-        let (id, csrf) = table.create(user: "alice", role: .admin)
+        let (id, csrf) = table.create(user: "alice", role: .admin, passwordHash: "h")
         #expect(id != csrf && id.count == 43 && csrf.count == 43)
         // Each request pushes the end back: 4 × 1.5 s is past the first end, not past any.
         for _ in 0..<4 {
@@ -22,14 +22,14 @@ import Testing
         clock.withLock { $0 += 2.01 }
         #expect(table.find(id) == nil)
         #expect(table.find(id) == nil, "gone for good")
-        let (other, _) = table.create(user: "bob", role: .read)
+        let (other, _) = table.create(user: "bob", role: .read, passwordHash: "h")
         #expect(table.remove(other)?.role == .read)
         #expect(table.find(other) == nil)
     }
 
     @Test func theTableHoldsAtMostItsCapacity() {
         let table = SessionTable(ttl: 3600, capacity: 3)
-        let ids = (0..<5).map { table.create(user: "u\($0)", role: .read).id }
+        let ids = (0..<5).map { table.create(user: "u\($0)", role: .read, passwordHash: "h").id }
         #expect(table.count == 3)
         // The oldest-expiring sessions made room; the newest are there.
         #expect(table.find(ids[0]) == nil && table.find(ids[1]) == nil)

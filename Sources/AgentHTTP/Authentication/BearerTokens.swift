@@ -2,19 +2,20 @@ import AgentCommands
 import Hummingbird
 import HummingbirdAuth
 
-/// Authenticates `Authorization: Bearer TOKEN` against the configured tokens (`"http":
-/// {"tokens": …}`), comparing with every token in constant time. A request with an
+/// Authenticates `Authorization: Bearer TOKEN` against the tokens in force (`"http":
+/// {"tokens": …}`, as the last reload left them), comparing with every token in constant time. A request with an
 /// `Authorization` header that is not a known bearer token is refused at once (401), even if
 /// it also has a session cookie: a client that sends credentials means those.
 struct BearerTokens: AuthenticatorMiddleware {
     typealias Context = AgentRequestContext
-    let tokens: [APIToken]
+    let credentials: HTTPCredentials
 
     func authenticate(request: Request, context: Context) async throws -> APIIdentity? {
         guard request.headers[.authorization] != nil else { return nil }
         guard let bearer = request.headers.bearer else {
             throw AccessRefusal.unauthorized("the Authorization header must be \"Bearer TOKEN\" (a token of \"http\": {\"tokens\"}); other schemes are not accepted", invalidToken: true)
         }
+        let tokens = credentials.tokens
         var found: APIToken?
         // No early exit: the time does not say which token (nor how much of one) matched.
         for token in tokens where ConstantTime.equals(bearer.token, token.value) { found = token }

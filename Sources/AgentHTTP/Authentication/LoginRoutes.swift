@@ -14,7 +14,7 @@ import Logging
 /// `/login?error=…` on failure) and sets two cookies: `agent_session` (the session id;
 /// HttpOnly) and `agent_csrf` (the token the dashboard echoes in `X-CSRF-Token`).
 struct LoginRoutes: Sendable {
-    let users: [String: APIUser]
+    let credentials: HTTPCredentials
     let sessions: SessionTable
     let limiter: LoginRateLimiter
     let passwords: PasswordHashing
@@ -81,7 +81,7 @@ struct LoginRoutes: Sendable {
                            response: AccessRefusal(.tooManyRequests, code: "rate_limited", "too many failed logins from this address or for this user; try again in \(wait) s",
                                                    headers: [.retryAfter: String(wait)]).response)
         }
-        let account = users[user]
+        let account = credentials.user(user)
         guard let matched = await passwords.verify(password, hash: account?.passwordHash ?? PasswordHashing.unknownUserHash) else {
             return AccessRefusal(.serviceUnavailable, code: "unavailable", "too many logins are being checked at once; try again in a second",
                                  headers: [.retryAfter: "1"]).response
@@ -95,7 +95,7 @@ struct LoginRoutes: Sendable {
         }
         limiter.recordSuccess(user: user)
         let role = APIIdentity.Role(rawValue: account.role) ?? .read
-        let (id, token) = sessions.create(user: user, role: role)
+        let (id, token) = sessions.create(user: user, role: role, passwordHash: account.passwordHash)
         logger.info("http: user \(Self.shown(user)) logged in from \(context.remoteAddress ?? "?")")
         commands.recordAudit("login → ok", caller: caller)
         var response = form

@@ -14,6 +14,9 @@ final class SessionTable: Sendable {
     struct Session: Sendable {
         var user: String
         var role: APIIdentity.Role
+        /// The user's password hash at the login: a session outlives no change of it (a reload
+        /// that sets a new password ends the sessions of the old one).
+        var passwordHash: String
         /// What mutating requests of this session must send in `X-CSRF-Token`.
         var csrfToken: String
         /// Monotonic seconds after which the session is over.
@@ -44,7 +47,7 @@ final class SessionTable: Sendable {
     }
 
     /// A new session for `user`: its id and CSRF token.
-    func create(user: String, role: APIIdentity.Role) -> (id: String, csrfToken: String) {
+    func create(user: String, role: APIIdentity.Role, passwordHash: String) -> (id: String, csrfToken: String) {
         let id = Self.randomToken(), csrf = Self.randomToken()
         let now = self.now()
         sessions.withLock { table in
@@ -52,7 +55,7 @@ final class SessionTable: Sendable {
             if table.count >= capacity, let oldest = table.min(by: { $0.value.expires < $1.value.expires })?.key {
                 table.removeValue(forKey: oldest)
             }
-            table[id] = Session(user: user, role: role, csrfToken: csrf, expires: now + ttl)
+            table[id] = Session(user: user, role: role, passwordHash: passwordHash, csrfToken: csrf, expires: now + ttl)
         }
         return (id, csrf)
     }

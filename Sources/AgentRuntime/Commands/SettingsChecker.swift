@@ -26,9 +26,18 @@ struct SettingsChecker: Sendable {
     private static let keeps = [
         "outputs": "the outputs it started with",
         "store": "the store it started with",
-        "http": "the HTTP server it started with (who may answer workflow approvals follows the new users, tokens and roles at once)",
+        "http": "the HTTP server it started with (its users, tokens and roles follow the new settings at once, and so does who may answer workflow approvals)",
         "fleet": "the fleet settings it started with (or none): its database, agent id, leases and published event types",
     ]
+
+    /// What of part `key` of a settings document a reload cannot apply: all of it but the HTTP
+    /// tokens and users, which a reload puts in force (``HTTPCredentials``).
+    static func restartPart(_ key: String, of document: JSONValue) -> JSONValue? {
+        guard key == "http", case .object(var http)? = document[key] else { return document[key] }
+        http["tokens"] = nil
+        http["users"] = nil
+        return .object(http)
+    }
 
     /// Checks `settings` (nil: the file as it is on disk now).
     func check(_ settings: AgentSettings?) -> Result<AgentLauncher.Prepared, ControlError> {
@@ -42,7 +51,7 @@ struct SettingsChecker: Sendable {
         }
         // Outputs, the store, the HTTP server and the fleet's connection are opened once, at the
         // start: a reload that changed them said "reloaded" and went on with the old ones without a word.
-        prepared.report.reloadNotes = ["outputs", "store", "http", "fleet"].filter { startedDocument[$0] != prepared.settings.document[$0] }.map {
+        prepared.report.reloadNotes = ["outputs", "store", "http", "fleet"].filter { Self.restartPart($0, of: startedDocument) != Self.restartPart($0, of: prepared.settings.document) }.map {
             "/\($0) changed: it takes effect at the next start (`agent-control restart`); the running agent keeps \(Self.keeps[$0] ?? $0)"
         }
         return .success(prepared)

@@ -13,6 +13,9 @@ public final class SettingsHost {
     /// The settings commands: settings_get, settings_change, validate, modules and the
     /// workflow definitions' (nil: the agent was not started from a settings file).
     var commands: SettingsCommands?
+    /// The HTTP tokens and users the fronts check requests against (nil: no HTTP front);
+    /// a reload replaces them.
+    public var httpCredentials: HTTPCredentials?
 
     init() {}
 

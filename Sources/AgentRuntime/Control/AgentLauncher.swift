@@ -367,6 +367,7 @@ public struct AgentLauncher {
             // its path. Commands they take wait for the loop.
             let commands = supervisor.makeCommandCenter(storePath: supervisor.store?.path)
             let context = FrontContext(commands: commands, http: prepared.settings.http, logger: logger)
+            supervisor.settingsHost.httpCredentials = context.credentials
             var made: [any AgentFront] = []
             do {
                 for factory in fronts {

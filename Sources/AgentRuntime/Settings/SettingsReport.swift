@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentSupervision
 import AgentWork
@@ -55,6 +56,8 @@ public struct SettingsReport: Sendable {
     /// The HTTP users and named tokens with their role: who may answer a workflow's approval
     /// (a reload applies it at once, although the HTTP server keeps its logins until restart).
     public var httpRoles: [String: String] = [:]
+    /// `"http"`: a reload puts its tokens and users in force at once (the rest waits for a restart).
+    public var http: HTTPSettings?
     /// `"events"`: what events published from outside may be (a reload applies it).
     public var events = EventSettings()
 

@@ -226,6 +226,7 @@ public struct SettingsValidator {
         report.schedules = schedules
         report.workflows = workflows
         report.httpRoles = Self.roles(settings.http)
+        report.http = settings.http
         report.tasks = tasks
         report.moduleTasks = moduleTasks
         report.log = settings.log

@@ -71,6 +71,9 @@ extension Supervisor {
         console.logFile?.configure(report.log)
         work.apply(report.workDefinitions)
         disabledProcesses = report.disabledProcesses
+        if settingsHost.httpCredentials?.replace(with: report.http) == true {
+            logger.notice("reload: the HTTP tokens and users changed; each request is checked against the new ones (a removed user's sessions end)")
+        }
         logger.notice("reloaded: \(changes.kept.count) kept, \(changes.restarted.count) restarted, \(changes.started.count) started, \(changes.stopped.count) stopped")
         for note in report.reloadNotes { logger.warning("reload: \(note)") }
         return .success(ReloadCommand.Answer(kept: changes.kept, restarted: changes.restarted, started: changes.started, stopped: changes.stopped,
