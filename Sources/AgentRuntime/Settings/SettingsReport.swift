@@ -54,7 +54,7 @@ public struct SettingsReport: Sendable {
     /// The valid workflows (their tasks among ``tasks``), ready for the ``WorkflowEngine``.
     public var workflows: [WorkflowDefinition] = []
     /// The HTTP users and named tokens with their role: who may answer a workflow's approval
-    /// (a reload applies it at once, although the HTTP server keeps its logins until restart).
+    /// (a reload applies it at once, as it does the HTTP tokens and users).
     public var httpRoles: [String: String] = [:]
     /// `"http"`: a reload puts its tokens and users in force at once (the rest waits for a restart).
     public var http: HTTPSettings?

@@ -48,6 +48,9 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package let limits: Limits
     package let logger: Logger
     package private(set) var runs: [String: CommandRun] = [:]
+    /// Told when a run's processes are gone: the supervisor reaps what of them it inherited
+    /// as the subreaper (a `setsid` child that died with its run).
+    package var ended: (() -> Void)?
     private var stopped = false
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
     private nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -242,6 +245,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         run.ending = nil
         runs[run.runID] = nil
         run.report(.finished(outcome))
+        ended?()
         // Once reported: the empty folder's removal (the kernel's, 50 µs) need not delay the end.
         if let cgroup = run.cgroup, case let code = cgroup.remove(), code != 0, code != EBUSY {
             logger.warning("cannot remove the cgroup \(cgroup.path): \(String(cString: strerror(code))); the agent's stop removes it", metadata: ["run": "\(run.runID)"])

@@ -130,6 +130,30 @@ import Testing
         #expect(!pids.contains(where: AgentRun.isAlive), "alive after the cancel: \(pids.filter(AgentRun.isAlive))")
     }
 
+    /// The daemons left their run's process group, so the supervisor inherits them (as the
+    /// subreaper) and they die as its children when the cancel kills the run's cgroup: they
+    /// are reaped, not kept as zombies (a pid each) for as long as the agent runs.
+    @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable)) func theDaemonsOfACancelledRunAreReapedNotKeptAsZombies() throws {
+        let directory = TestPaths.temporaryDirectory("run-cgroup-zombies")
+        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
+        defer { _ = agent.stop() }
+        let id = try Self.runID(agent, "stays")
+        let pids = try Self.daemonPids("stays", in: directory)
+        let supervisor = agent.process.processIdentifier
+        #expect(pids.allSatisfy { ProcStat.read($0)?.parent == supervisor }, "the daemons are not the supervisor's children: the test shows nothing")
+        #expect(try TaskAgent.control(agent, ["cancel", id]).status == 0)
+        let run = TaskInterruptionEndToEndTests.waitForRun(agent, id) { $0["status"] as? String == "cancelled" }
+        #expect(run?["status"] as? String == "cancelled", "\(run ?? [:])\n\(agent.transcript)")
+        let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
+        var kept = pids
+        repeat {
+            kept = pids.filter { ProcStat.read($0).map { $0.parent == supervisor } == true }
+            if kept.isEmpty { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        #expect(kept.isEmpty, "kept as the supervisor's children: \(kept.map { "\($0) \(ProcStat.read($0)?.state ?? "?")" })")
+    }
+
     @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable), arguments: [[:], ["AGENT_FORK_SERVER": "0"]])
     func theDaemonsOfAKilledAgentsRunAreGoneAtItsNextStart(environment: [String: String]) throws {
         let directory = TestPaths.temporaryDirectory("run-cgroup-kill")
