@@ -157,6 +157,13 @@ extension TaskCoordinator {
         pool.end(member, task: task, lost: outcome.executorLost, now: Date().timeIntervalSince1970)
         guard outcome.executorLost else { return outcome }
         logger.warning("executor \(executor) lost a run of \(task): \(outcome.error ?? "its worker died"); it is offline for a while and the run is retried")
+        // Back online, it takes what waits: with every executor offline, nothing else would
+        // look at the queue again until another request came.
+        if let until = pool.members[member].offlineUntil {
+            loop.schedule(after: max(until - Date().timeIntervalSince1970, 0) + 0.001) { [weak self] in
+                self?.executorFreed(executor, task: task)
+            }
+        }
         var interrupted = outcome
         interrupted.status = .interrupted
         interrupted.error = "executor \(executor): \(outcome.error ?? "its worker died during the run"); retried on another executor"

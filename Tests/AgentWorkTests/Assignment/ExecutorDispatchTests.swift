@@ -138,6 +138,32 @@ import Testing
         }
     }
 
+    /// Every executor lost a run of it and went offline: the run waits, and starts when one
+    /// comes back online — not when some other request next looks at the queue (with none,
+    /// never: a quiet agent kept it `retrying` for good).
+    @Test func aRunWhoseExecutorsAreAllOfflineStartsWhenOneComesBackWithNoOtherRequest() {
+        loop.isolated {
+            let tasks = coordinator([Self.task("t", retries: .init(max: 0, initialDelay: 0))],
+                                    executors: [Self.executor("a", max: 1), Self.executor("b", max: 1)])
+            let run = submit(tasks)[0]
+            for attempt in 1...2 {
+                spin { runner.started.count == attempt }
+                #expect(runner.started.count == attempt, "attempt \(attempt) did not start")
+                var lost = TaskRunOutcome(status: .failed, error: "the task's executor worker was killed by SIGKILL during the run")
+                lost.executorLost = true
+                runner.finish(run.id, lost)
+            }
+            let states = Self.json(tasks.listExecutors())["executors"]?.arrayValue?.map { $0["state"]?.stringValue ?? "" }
+            #expect(states == ["offline", "offline"], "\(String(describing: states))")
+            #expect(tasks.knownRun(run.id)?.status == .retrying)
+            // Offline for 1 s each: the third attempt starts once one is back, nothing else asked.
+            spin(timeout: 30) { runner.started.count == 3 }
+            #expect(runner.started.count == 3, "the run waits though an executor is back online")
+            runner.finish(run.id, TaskRunOutcome(status: .succeeded))
+            #expect(tasks.knownRun(run.id)?.status == .succeeded)
+        }
+    }
+
     @Test func aRunRequiringLabelsGoesToAnExecutorCarryingThemWithoutHoldingUpTheOthers() {
         loop.isolated {
             let tasks = coordinator([Self.task("t")], executors: [Self.executor("cpu", max: 2), Self.executor("gpu", max: 1, labels: ["gpu": "yes"])],
