@@ -62,12 +62,15 @@ enum StoredHistory {
     /// In the schedule's own time zone, as the agent answers.
     static func scheduleHistory(_ name: String, limit: Int) -> Read {
         { reader, settings in
-            guard let schedule = settings.schedules.first(where: { $0.name == name }) else {
+            let schedule = settings.schedules.first(where: { $0.name == name })
+            let lines = try reader.scheduleHistory(name, limit: limit)
+            // A removed schedule's history stays, shown in UTC (its zone went with it).
+            guard schedule != nil || !lines.isEmpty else {
                 let names = settings.schedules.map(\.name).sorted()
                 return notFound("no schedule named \"\(name)\"\(Suggestions.hint(for: name, in: names)); schedules: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
             }
-            let lines = try reader.scheduleHistory(name, limit: limit)
-            return ["ok": true, "stored": true, "history": .array(lines.map { $0.entry.json(result: $0.result, zone: schedule.timeZone) })]
+            let zone = schedule?.timeZone ?? TimeZone(identifier: "UTC")!
+            return ["ok": true, "stored": true, "history": .array(lines.map { $0.entry.json(result: $0.result, zone: zone) })]
         }
     }
 

@@ -85,8 +85,11 @@ extension Scheduler {
 
     /// `schedule_history`: from the store (off the loop), the results of runs still going from memory.
     package func history(_ name: String, limit: Int, respond: @escaping (Result<ScheduleHistoryCommand.Answer, CommandError>) -> Void) {
-        guard let definition = scheduleDefinition(named: name) else { return respond(.failure(unknown(name))) }
-        let zone = definition.timeZone
+        let definition = scheduleDefinition(named: name)
+        // A removed schedule's history stays, read in UTC (its zone went with it).
+        guard definition != nil || store != nil else { return respond(.failure(unknown(name))) }
+        let zone = definition?.timeZone ?? TimeZone(identifier: "UTC")!
+        let refusal = definition == nil ? unknown(name) : nil
         guard let store else {
             let lines = recentHistory.filter { $0.schedule == name }.suffix(limit).reversed()
             return respond(.success(ScheduleHistoryCommand.Answer(stored: false, history: lines.map {
@@ -117,6 +120,8 @@ extension Scheduler {
                 switch result {
                 case .failure(let error):
                     reply.value(.failure(.unavailable("cannot read the schedule's history from the store: \(error)")))
+                case .success(let lines) where lines.isEmpty && refusal != nil:
+                    reply.value(.failure(refusal!))
                 case .success(let lines):
                     // Memory is newer than the store for runs still going.
                     let scheduler = self

@@ -203,5 +203,11 @@ import Testing
         let removed = try replace("")
         #expect(removed.status == 200, "\(removed.body)")
         #expect(try agent.list().isEmpty)
+        // A removed schedule's history stays, running or stopped (it was "no schedule named").
+        #expect(try agent.history("tick").contains { $0["outcome"] == "fired" && $0["planned"]?.stringValue?.hasSuffix("Z") == true })
+        let never = try agent.control(["history", "tock"])
+        #expect(never.status != 0 && never.stderr.contains("no schedule named \"tock\""), "\(never.stdout)\(never.stderr)")
+        #expect(agent.run.stop() == 0)
+        #expect(try agent.history("tick").contains { $0["outcome"] == "fired" }, "read from the store of the stopped agent")
     }
 }
