@@ -27,6 +27,17 @@ package final class EventLoop {
     /// reports as `loop`, and the chaos test prints).
     package private(set) var longestTurn: Double = 0
     package private(set) var slowTurns = 0
+    /// When the turn running now began (nil between turns: the loop's thread setting up, a
+    /// test driving it by hand).
+    private var turnBegan: Double?
+
+    /// Whether the turn running now has taken `seconds` already: work that can wait (a queue's
+    /// next starts) goes on at the next turn, so that one turn does not hold everything else.
+    /// False between turns.
+    package func turnHasTaken(_ seconds: Double) -> Bool {
+        guard let turnBegan else { return false }
+        return Self.now() - turnBegan >= seconds
+    }
     package nonisolated static let slowTurn = 0.010
 
     /// Any thread (a test makes its loop before it drives it).
@@ -119,7 +130,11 @@ package final class EventLoop {
         }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
         let began = Self.now()
-        defer { measureTurn(since: began) }
+        turnBegan = began
+        defer {
+            turnBegan = nil
+            measureTurn(since: began)
+        }
         if count > 0 {
             for i in 0..<Int(count) {
                 let fd = events[i].data.fd

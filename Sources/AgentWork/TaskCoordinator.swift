@@ -71,6 +71,10 @@ package final class TaskCoordinator {
     /// While a batch of runs is submitted: their records, written and announced after the
     /// runners sent the runs off (nil: recorded as they come).
     private var held: [(TaskRun, RuntimeEvent, Bool)]?
+    /// Tasks whose starts wait for the next loop turn (``startSlice``), and whether a dispatch
+    /// of them now must start one run whatever the turn has spent.
+    var dispatchLater: Set<String> = []
+    var dispatchForced = false
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     package private(set) var endedAttempts: [String: [String: Int]] = [:]
