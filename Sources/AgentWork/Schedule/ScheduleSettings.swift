@@ -109,10 +109,9 @@ package enum ScheduleSettings {
             } else if let seconds = object["every"]?.numberValue?.doubleValue, seconds.isFinite {
                 timing = .every(min(max(seconds, shortestPeriod), SettingsBounds.longestRetention))
             } else if let text = object["at"]?.stringValue {
-                if let time = parseAt(text, zone: zone) {
-                    timing = .at(time)
-                } else {
-                    problems.append((pointer + "/at", "expected an ISO 8601 time, with an offset (2026-11-25T02:00:00Z, 2026-11-25T03:00:00+01:00) or local to \"timezone\" (2026-11-25T02:00:00); found \"\(text)\""))
+                switch AtTime.parse(text, zone: zone) {
+                case .success(let time): timing = .at(time)
+                case .failure(let problem): problems.append((pointer + "/at", problem.message))
                 }
             }
             guard problems.isEmpty, let timing else {
@@ -137,23 +136,6 @@ package enum ScheduleSettings {
             schedules.append(schedule)
         }
         return (schedules, issues)
-    }
-
-    /// `at`: ISO 8601 with an offset, or a local date and time in `zone`.
-    package static func parseAt(_ text: String, zone: TimeZone) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
-        }
-        let local = DateFormatter()
-        local.locale = Locale(identifier: "en_US_POSIX")
-        local.timeZone = zone
-        for format in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm"] {
-            local.dateFormat = format
-            if let date = local.date(from: text) { return date.timeIntervalSince1970 }
-        }
-        return nil
     }
 
     /// What needs the resolved tasks and workflows: the target exists (`definedTasks`,
