@@ -36,7 +36,8 @@ extension HTTPFront {
         // A client silent for idle_timeout between requests (or while a body arrives) is cut off.
         let idle = TimeAmount.milliseconds(Int64(min(max(settings.idleTimeout, 0.001), 86400) * 1000))
         let limits = ConnectionGuard.Limits(perClient: perClient, headerTimeout: .milliseconds(Int64(min(max(settings.headerTimeout, 0.1), 3600) * 1000)),
-                                            headerSeconds: settings.headerTimeout, maximumBodyBytes: settings.maximumBodyBytes)
+                                            headerSeconds: settings.headerTimeout, bodySeconds: min(max(settings.bodyTimeout, 0.1), 3600),
+                                            maximumBodyBytes: settings.maximumBodyBytes)
         let counts = ClientConnectionCounts()
         let http1 = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idleTimeout: idle, limits: limits, counts: counts)

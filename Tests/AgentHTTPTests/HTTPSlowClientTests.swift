@@ -57,6 +57,50 @@ import Testing
         #expect(agent.run.stop() == 0)
     }
 
+    /// A body sent a byte at a time: before, one byte within each `idle_timeout` kept the
+    /// connection for as long as the client went on, and 300 such connections from five
+    /// loopback addresses held every slot of the API (no token needed: `POST /api/login`).
+    /// Now the body has `body_timeout` plus a second per 4 KiB; a body that does keep coming
+    /// at a few KiB a second is read to its end.
+    @Test func aBodyThatDoesNotKeepComingGets408AndIsClosedAfterTheBodyDeadline() throws {
+        let agent = try HTTPAgent(processes: Self.trades, http: #""idle_timeout": 600, "body_timeout": 2"#)
+        let slow = try RawHTTP(port: agent.port, timeout: 60)
+        try slow.send("POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{")
+        // A body of 40 KiB in 4 KiB pieces, one every 0.25 s: longer than the deadline alone, within its share per byte.
+        let (opening, closing) = (#"{"type": "steady", "payload": ""#, #""}"#)
+        let steady = try RawHTTP(port: agent.port, timeout: 60)
+        try steady.send("POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(HTTPAgent.token)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(opening.utf8.count + 10 * 4096 + closing.utf8.count)\r\n\r\n" + opening)
+        // Meanwhile a byte every 0.25 s on the slow one: never silent for idle_timeout (600 s),
+        // for 30 s at most: it is closed within that, or the deadline did not hold.
+        var (sentToSlow, pieces) = (0, 0)
+        func sendPiece() throws {
+            guard pieces <= 10 else { return }
+            try steady.send(pieces < 10 ? String(repeating: "x", count: 4096) : closing)
+            pieces += 1
+        }
+        for _ in 0..<120 {
+            try sendPiece()
+            guard slow.isOpenAndQuiet() else { break }
+            try slow.send(" ")
+            sentToSlow += 1
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        while pieces <= 10 { try sendPiece() }
+        let read = try steady.receiveReply()
+        #expect(read.status == 200, "the steady body was not read to its end: \(read)")
+        #expect(!slow.isOpenAndQuiet(), "the slow body held its connection for 30 s")
+        #expect(sentToSlow < 120)
+        // The 408, unless the close's reset (a byte sent meanwhile, unread) overtook it.
+        let reply = slow.receiveUntilClosed()
+        if !reply.isEmpty {
+            let parsed = try RawHTTP.parse(reply)
+            #expect(parsed.status == 408 && (parsed.json?["error"] as? String)?.contains("(http.body_timeout)") == true, "\(parsed)")
+        }
+        #expect(try agent.request("GET", "/api/status").status == 200)
+        #expect(agent.run.stop() == 0)
+    }
+
     /// 30 half-sent heads from one address with 24 connections in all: before, they took all
     /// 24 for the idle timeout and every other client waited in the backlog.
     @Test func aClientOverItsConnectionBoundIsRefusedWhileOtherClientsAreServed() throws {

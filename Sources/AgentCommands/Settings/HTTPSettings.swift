@@ -44,6 +44,12 @@ public struct HTTPSettings: Sendable, Equatable {
     /// Seconds a request's head may take to arrive in full (from the connection's start, or
     /// from the first byte of a later request on it); then 408 and the connection is closed.
     public var headerTimeout: Double = 5
+    /// Seconds a request's body may take to arrive beyond one second per ``bodyBytesPerSecond``
+    /// bytes of it (time the server itself is not reading is not counted); then 408 and the
+    /// connection is closed.
+    public var bodyTimeout: Double = 10
+    /// The slowest rate a long body may arrive at, past ``bodyTimeout`` (bytes per second).
+    public static let bodyBytesPerSecond = 4_096
     /// `"health_listen"`: a second listener that answers only `GET /livez` and `GET /readyz`,
     /// with connections of its own, for probes that must get through a flood of the API's.
     public var healthHost: String?
@@ -125,6 +131,8 @@ public struct HTTPSettings: Sendable, Equatable {
                              "description": "Seconds a connection may stay silent between requests, or while a body arrives, before it is closed."],
             "header_timeout": ["type": "number", "minimum": 0.5, "maximum": 300, "default": 5,
                                "description": "Seconds a request's head (request line and headers) may take to arrive in full, counted from the connection's start or from the first byte of a later request on it; then the client gets 408 and the connection is closed."],
+            "body_timeout": ["type": "number", "minimum": 0.5, "maximum": 3600, "default": 10,
+                             "description": "Seconds a request's body may take to arrive beyond one second per 4 KiB of it (time the agent itself is not reading is not counted): a client that sends its body a byte at a time cannot hold a connection; then 408 and the connection is closed."],
             "max_connections": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 256,
                                 "description": "Connections served at once; more wait in the listen backlog until one closes."],
             "max_connections_per_client": ["type": "integer", "minimum": 1, "maximum": 100_000, "default": 64,
@@ -160,6 +168,7 @@ public struct HTTPSettings: Sendable, Equatable {
         if let count = json["max_connections"]?.numberValue?.intValue { maximumConnections = count }
         if let count = json["max_connections_per_client"]?.numberValue?.intValue { maximumConnectionsPerClient = count }
         if let seconds = json["header_timeout"]?.numberValue?.doubleValue { headerTimeout = seconds }
+        if let seconds = json["body_timeout"]?.numberValue?.doubleValue { bodyTimeout = seconds }
         if let failures = json["readiness"]?["failures"]?.numberValue?.intValue { readiness.failures = failures }
         if let window = json["readiness"]?["window"]?.numberValue?.doubleValue { readiness.window = window }
         if let value = json["allow_insecure_remote"]?.boolValue { allowInsecureRemote = value }
