@@ -211,7 +211,7 @@ public struct SettingsValidator {
             tasks.append(task)
         }
         let definedTasks = Set((settings.document["tasks"]?.objectValue ?? [:]).keys)
-        generalIssues += ExecutorSettings.crossCheck(executors, tasks: tasks, assignment: settings.document["assignment"])
+        generalIssues += ExecutorSettings.crossCheck(executors, tasks: tasks, definedTasks: definedTasks, assignment: settings.document["assignment"])
             .map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message) }
         let (workflows, workflowIssues) = WorkflowSettings.check(settings.workflows, drafts: settings.workflowDrafts, tasks: tasks, definedTasks: definedTasks)
         generalIssues += workflowIssues.map { SettingsIssue(file: file, pointer: $0.pointer, message: $0.message, followsFrom: $0.followsFrom) }

@@ -148,7 +148,9 @@ package enum ExecutorSettings {
 
     /// Problems across executors and tasks: a task whose `require` no executor taking it
     /// carries, a strategy named for a task that does not exist.
-    package static func crossCheck(_ executors: [ExecutorDefinition], tasks: [TaskDefinition], assignment: JSONValue?) -> [(pointer: String, message: String)] {
+    /// `definedTasks`: every name under `"tasks"`, valid or not (an invalid one's error is its own).
+    package static func crossCheck(_ executors: [ExecutorDefinition], tasks: [TaskDefinition], definedTasks: Set<String>? = nil,
+                                   assignment: JSONValue?) -> [(pointer: String, message: String)] {
         var problems: [(pointer: String, message: String)] = []
         for task in tasks where !task.require.isEmpty {
             let takers = executors.filter { $0.tasks[task.name] != nil }
@@ -163,7 +165,7 @@ package enum ExecutorSettings {
                                  "no executor taking task \"\(task.name)\" carries every required label (\(wanted)); executors taking it: \(Set(takers.map(\.process)).sorted().joined(separator: ", "))"))
             }
         }
-        let names = Set(tasks.map(\.name))
+        let names = definedTasks ?? Set(tasks.map(\.name))
         for name in (assignment?["tasks"]?.objectValue ?? [:]).keys.sorted() where !names.contains(name) {
             problems.append(("/assignment/tasks/" + JSONPointer.escape(name), "unknown task \"\(name)\"\(Suggestions.hint(for: name, in: names.sorted())); a strategy is chosen for a task defined under \"tasks\""))
         }

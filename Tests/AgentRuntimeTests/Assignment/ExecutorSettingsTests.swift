@@ -70,6 +70,17 @@ import Testing
         #expect(report.executors.isEmpty)
     }
 
+    /// A strategy for a task whose definition is wrong: the task's error is reported, not a
+    /// second one at `/assignment` calling the task unknown.
+    @Test func aStrategyForAnInvalidTaskIsNotCalledUnknown() throws {
+        let report = try Self.report(#"{"crunchers": {"type": "executor", "tasks": {"backup": {}}}}"#,
+                                     assignment: #"{"tasks": {"broken": "round_robin"}}"#,
+                                     extraTasks: #", "broken": {"type": "command", "command": ["/bin/true"], "timeout": 0}"#)
+        let found = Self.messages(report)
+        #expect(found["/tasks/broken/timeout"] != nil, "\(found)")
+        #expect(found["/assignment/tasks/broken"] == nil, "\(found)")
+    }
+
     /// `replicas` is a host key of every process: an executor's is checked once, by the host
     /// schema, with the same clear message as any process's.
     @Test func aBadReplicasOfAnExecutorIsReportedOnceAtItsPointer() throws {
