@@ -82,7 +82,9 @@ package enum ScheduleSettings {
             }
             var zone = TimeZone.current
             if let identifier = object["timezone"]?.stringValue {
-                if let named = TimeZone(identifier: identifier) {
+                if let offset = Self.offsetSpelling(identifier) {
+                    problems.append((pointer + "/timezone", "\"\(identifier)\" is an offset, not a name of the tz database (Foundation reads it as \(offset), POSIX TZ as the opposite); name a zone (\"Europe/Berlin\"), or a fixed offset as the tz database does (\"Etc/GMT\(offset.hasPrefix("+") ? "-" : "+")\(offset.dropFirst().split(separator: ":")[0].drop { $0 == "0" })\" is \(offset): its sign is inverted)"))
+                } else if let named = TimeZone(identifier: identifier) {
                     zone = named
                 } else {
                     let known = TimeZone.knownTimeZoneIdentifiers
@@ -136,6 +138,16 @@ package enum ScheduleSettings {
             schedules.append(schedule)
         }
         return (schedules, issues)
+    }
+
+    /// The offset (`+05:00`) that a zone spelled `GMT+5`, `UTC-03:30` or `UTC+0530` stands for in
+    /// Foundation, which takes these though no tz database has them; nil for any other text.
+    static func offsetSpelling(_ identifier: String) -> String? {
+        let upper = identifier.uppercased()
+        guard upper.hasPrefix("GMT") || upper.hasPrefix("UTC"), let sign = upper.dropFirst(3).first, sign == "+" || sign == "-",
+              let zone = TimeZone(identifier: identifier) else { return nil }
+        let seconds = zone.secondsFromGMT()
+        return String(format: "%@%02d:%02d", seconds < 0 ? "-" : "+", abs(seconds) / 3600, abs(seconds) % 3600 / 60)
     }
 
     /// What needs the resolved tasks and workflows: the target exists (`definedTasks`,

@@ -63,6 +63,8 @@ import Testing
                            "input": {"every": 60, "run": {"task": "backup", "input": {"full": "yes"}}},
                            "fast": {"every": 0.01, "run": {"task": "backup"}},
                            "when": {"at": "tomorrow", "run": {"task": "backup"}},
+                           "offset": {"every": 60, "timezone": "GMT+5", "run": {"task": "backup"}},
+                           "nodate": {"at": "2027-02-30T00:00:00Z", "run": {"task": "backup"}},
                            "policy": {"every": 60, "catch_up": "some", "overlap": "wait", "max_catch_up": 0, "jitter": -1, "run": {"task": "backup"}},
                            "good": {"every": 60, "run": {"task": "backup", "input": {"full": true}}}}}
             """#.write(toFile: file, atomically: true, encoding: .utf8)
@@ -84,6 +86,8 @@ import Testing
         #expect(found["/schedules/input/run/input/full"]?.contains("input schema of task \"backup\"") == true, "\(found)")
         #expect(found["/schedules/fast/every"] != nil, "\(found)")
         #expect(found["/schedules/when/at"]?.contains("ISO 8601") == true, "\(found)")
+        #expect(found["/schedules/offset/timezone"]?.contains("\"Etc/GMT-5\" is +05:00") == true, "\(found)")
+        #expect(found["/schedules/nodate/at"]?.contains("2027-02 has 28 days") == true, "\(found)")
         #expect(found["/schedules/policy/catch_up"] != nil && found["/schedules/policy/overlap"] != nil, "\(found)")
         #expect(found["/schedules/policy/max_catch_up"] != nil && found["/schedules/policy/jitter"] != nil, "\(found)")
         #expect(found.keys.filter { $0.hasPrefix("/schedules/good") }.isEmpty, "\(found)")

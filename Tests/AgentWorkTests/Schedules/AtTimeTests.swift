@@ -49,3 +49,15 @@ struct AtTimeTests {
         #expect(Self.instant("2027-03-28T02:30:00+01:00") != nil, "with an offset it is an instant")
     }
 }
+
+/// `"timezone": "GMT+5"` was taken (Foundation reads it as +05:00, the opposite of POSIX's
+/// `TZ=UTC+5` and of the tz database's `Etc/GMT+5`): refused, naming the zone to write instead.
+struct ScheduleZoneSpellingTests {
+    @Test func anOffsetSpelledAsAZoneIsRefusedNamingTheTzDatabasesSpelling() {
+        #expect(ScheduleSettings.offsetSpelling("GMT+5") == "+05:00")
+        #expect(ScheduleSettings.offsetSpelling("UTC-03:30") == "-03:30")
+        for name in ["Etc/GMT+5", "Europe/Berlin", "UTC", "GMT", "America/Argentina/Buenos_Aires"] {
+            #expect(ScheduleSettings.offsetSpelling(name) == nil, "\(name)")
+        }
+    }
+}
