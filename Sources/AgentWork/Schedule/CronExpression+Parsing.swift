@@ -116,7 +116,11 @@ package struct CronField: Sendable {
             first = try value(from, in: item)
             last = try value(to, in: item)
             guard first <= last else {
-                throw error(item, "the range runs backwards; write the lower value first (\(to)-\(from)), or for a range that wraps around, two ranges in a list (\(from)-\(high),\(low)-\(to))")
+                // A week that ends on Sunday: Sunday is 7 too (MON-SUN is Monday to Sunday, not SUN-MON).
+                if name == "day of week", last == 0 {
+                    throw error(item, "the range runs backwards; Sunday is 7 as well: write \(from)-7 for \(from) to Sunday")
+                }
+                throw error(item, "the range runs backwards; for a range that wraps around, write two ranges in a list (\(from)-\(high),\(low)-\(to)), or for the values from \(to) to \(from), the lower value first (\(to)-\(from))")
             }
         } else {
             first = try value(base, in: item)
