@@ -134,7 +134,7 @@ extension SettingsChangeCommand.Change {
             guard let existing = members.objectValue else { throw Self.shape("/" + collection, "an object of \(collection) by name", members, file: file) }
             if let taken = existing[name] {
                 let what = resource.holds(taken) ? "\(resource.rawValue)" : "process (of type \(taken["type"].map(Describe.value) ?? "none"))"
-                throw SettingsCommandError(.conflict, "a \(what) named \(PlainName.shown(name)) already exists; replace it with set_\(resource.rawValue) (PUT /api/\(resource.plural)/{name}), or choose another name")
+                throw SettingsCommandError(.conflict, "a \(what) named \(PlainName.shown(name)) already exists; replace it (`agent-control \(resource.rawValue) define \(name) --replace`, or set_\(resource.rawValue): PUT /api/\(resource.plural)/{name}), or choose another name")
             }
             try edit { editor throws(JSONEditError) in try editor.setMember(name, to: .object(definition ?? [:]), inObjectAt: "/" + collection) }
         case .set:
