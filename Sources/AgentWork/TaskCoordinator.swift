@@ -74,6 +74,8 @@ package final class TaskCoordinator {
     /// Tasks whose starts wait for the next loop turn (``startSlice``), and whether a dispatch
     /// of them now must start one run whatever the turn has spent.
     var dispatchLater: Set<String> = []
+    /// Why a running run is being cancelled, when not at a user's request (see ``cancel(_:why:)``).
+    private var cancelReasons: [String: String] = [:]
     var dispatchForced = false
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
@@ -242,14 +244,16 @@ package final class TaskCoordinator {
     }
 
     /// Cancels a run: a queued or retrying one at once, a running one by its runner (the
-    /// answer then comes with its end). nil when there is no such unfinished run.
-    package func cancel(_ id: String) -> TaskRun? {
+    /// answer then comes with its end). nil when there is no such unfinished run. `why`: who
+    /// or what cancels it, when not a user (the run's error says so, not "at a user's request").
+    package func cancel(_ id: String, why: String? = nil) -> TaskRun? {
         guard let run = runs[id] else { return nil }
         if let attempt = active[id] {
+            if let why { cancelReasons[id] = why }
             attempt.runner.cancel(runID: id, reason: .cancelled)
             return runs[id] ?? recent[id]
         }
-        finish(id, run, status: .cancelled, error: "cancelled before it ran")
+        finish(id, run, status: .cancelled, error: "cancelled before it ran" + (why.map { ": \($0)" } ?? ""))
         return recent[id]
     }
 
@@ -437,6 +441,10 @@ package final class TaskCoordinator {
     package func endAttempt(_ run: TaskRun, definition: TaskDefinition, outcome: TaskRunOutcome, executionTime: Double?) {
         countAttempt(definition.name, outcome.status)
         var run = run
+        var outcome = outcome
+        if let why = cancelReasons.removeValue(forKey: run.id), outcome.status == .cancelled {
+            outcome.error = "cancelled (with everything it started): \(why)"
+        }
         endAttemptRecord(&run, outcome)
         run.output = outcome.output.map(InputNesting.keptOutput)
         run.error = outcome.error

@@ -374,7 +374,7 @@ package final class Scheduler {
                 if let state = entries[name]?.state { commit.states.append(state) }
                 return nil
             case .replace:
-                _ = tasks.cancel(current)
+                _ = tasks.cancel(current, why: "schedule \(name) fired again and replaces it (overlap replace)")
                 reason = [reason, "replaces run \(current), cancelled (overlap replace)"].compactMap { $0 }.joined(separator: "; ")
             case .allow:
                 break

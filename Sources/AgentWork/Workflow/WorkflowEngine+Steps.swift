@@ -349,7 +349,7 @@ extension WorkflowEngine {
         guard let record = state.steps[step.id], !record.status.isFinished else { return }
         switch step.kind {
         case .task:
-            if let run = record.taskRun { _ = tasks.cancel(run) }
+            if let run = record.taskRun { _ = tasks.cancel(run, why: "its step \(step.id) of workflow run \(state.run.id) passed its deadline") }
         case .waitEvent(_, _, let timeout, let onTimeout), .waitSignal(_, let timeout, let onTimeout), .approval(_, _, let timeout, let onTimeout):
             let awaited = switch step.kind {
             case .approval: "decision"
@@ -385,7 +385,7 @@ extension WorkflowEngine {
     package func cancelGoing(in state: LiveRun, steps: Set<String>, reason: String) {
         for id in steps.sorted() {
             guard let record = state.steps[id], !record.status.isFinished else { continue }
-            if let run = record.taskRun, record.kind == "task" { _ = tasks.cancel(run) }
+            if let run = record.taskRun, record.kind == "task" { _ = tasks.cancel(run, why: "its step \(id) of workflow run \(state.run.id) was cancelled: \(reason)") }
             finishStep(state, id, .cancelled, error: reason)
         }
     }

@@ -138,10 +138,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let agent = try ScheduleAgent.start(ScheduleAgent.settings(tasks: #"""
             "slowSkip": {"type": "command", "command": ["/bin/sleep", "2.5"]},
-            "slowQueue": {"type": "command", "command": ["/bin/sleep", "2.5"]}
+            "slowQueue": {"type": "command", "command": ["/bin/sleep", "2.5"]},
+            "slowReplace": {"type": "command", "command": ["/bin/sleep", "2.5"]}
             """#, schedules: #"""
             "skip": {"every": 1, "run": {"task": "slowSkip"}},
-            "queue": {"every": 1, "overlap": "queue", "run": {"task": "slowQueue"}}
+            "queue": {"every": 1, "overlap": "queue", "run": {"task": "slowQueue"}},
+            "replace": {"every": 1, "overlap": "replace", "run": {"task": "slowReplace"}}
             """#), directory: directory)
         defer { _ = agent.run.stop() }
         #expect(try ScheduleAgent.wait { try agent.history("queue").contains { $0["reason"]?.stringValue?.contains("waited for the previous run") == true } })
@@ -154,6 +156,14 @@ import Testing
         let running = try runProgram("agent-control", ["task", "runs", "--status", "running", "--json", "--settings", agent.run.settingsFile])
         let tasks = running.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(Data($0.utf8))["task"]?.stringValue }
         #expect(tasks.filter { $0 == "slowSkip" }.count <= 1 && tasks.filter { $0 == "slowQueue" }.count <= 1, "\(tasks)")
+        // A run the next fire replaced says so, not "at a user's request".
+        var replaced: [String] = []
+        #expect(try ScheduleAgent.wait {
+            let cancelled = try runProgram("agent-control", ["task", "runs", "--task", "slowReplace", "--status", "cancelled", "--json", "--settings", agent.run.settingsFile])
+            replaced = cancelled.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(Data($0.utf8))["error"]?.stringValue }
+            return !replaced.isEmpty
+        }, "no run of slowReplace was cancelled")
+        #expect(replaced.allSatisfy { $0.contains("schedule replace fired again and replaces it (overlap replace)") }, "\(replaced)")
     }
 
     @Test func runNowStartsARunAndLeavesTheTimingAlone() throws {
