@@ -16,7 +16,7 @@ package final class EventLoop {
 
     private let epollFD: Int32
     private var handlers: [Int32: Handler]
-    private var timers: [(id: Int, deadline: Double, action: Timer)] = []
+    private var timers = TimerQueue<Timer>()
     private var nextTimerID = 1
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
@@ -101,11 +101,13 @@ package final class EventLoop {
     package func schedule(after seconds: Double, _ action: @escaping Timer) -> Int {
         let id = nextTimerID
         nextTimerID += 1
-        timers.append((id, Self.now() + Saturating.seconds(seconds), action))
+        timers.insert(id: id, deadline: Self.now() + Saturating.seconds(seconds), action: action)
         return id
     }
 
-    package func cancel(_ id: Int) { timers.removeAll { $0.id == id } }
+    /// Cancels timer `id` (set and not run yet; nothing otherwise). One already taken as due in
+    /// the turn running now still runs, as before.
+    package func cancel(_ id: Int) { timers.cancel(id) }
 
     /// Waits for at most `maxWait` seconds (nil: until something happens), then runs the
     /// handlers of ready fds and of due timers.
@@ -123,9 +125,9 @@ package final class EventLoop {
 
     private func turn(maxWait: Double?) {
         var timeout = maxWait.map { Saturating.pollTimeout(min($0, 3600)) } ?? -1
-        if let soonest = timers.min(by: { $0.deadline < $1.deadline }) {
+        if let soonest = timers.soonest() {
             // At most Int32.max ms (24.8 days): a later timer is looked at again then.
-            let untilTimer = Saturating.pollTimeout(soonest.deadline - Self.now())
+            let untilTimer = Saturating.pollTimeout(soonest - Self.now())
             timeout = timeout < 0 ? untilTimer : min(timeout, untilTimer)
         }
         let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), timeout) }
@@ -143,12 +145,8 @@ package final class EventLoop {
             }
         }
         if !timers.isEmpty {
-            let now = Self.now()
-            let due = timers.filter { $0.deadline <= now }
-            if !due.isEmpty {
-                timers.removeAll { $0.deadline <= now }
-                for timer in due.sorted(by: { $0.deadline < $1.deadline }) { timer.action() }
-            }
+            // Those due now, taken before any runs: a timer one of them sets waits for the next turn.
+            for timer in timers.popDue(Self.now()) { timer.action() }
         }
     }
 
