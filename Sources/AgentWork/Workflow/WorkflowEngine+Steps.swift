@@ -52,6 +52,12 @@ extension WorkflowEngine {
                     fail("shared memory is not available in this agent yet; set \"vars\" only")
                     break
                 }
+                // A write the memory would refuse (a value over 256 KiB) fails the step here: the
+                // step said "succeeded" and its later steps read the old value.
+                if let refusal = Self.memoryRefusal(keys, run: scope == "run" ? state.run.id : nil) {
+                    fail(refusal)
+                    break
+                }
                 var variables = state.run.variables
                 for (key, value) in vars.objectValue ?? [:] { variables[key] = value }
                 // The run's record, variables included, is written again at each of its changes:
@@ -426,6 +432,18 @@ extension WorkflowEngine {
                        error: "rejected by \(user ?? "the operator")\(comment.map { ": \($0)" } ?? "")", detail: ["decision": .object(decision)])
         }
         return .success(state.steps[stepID] ?? record)
+    }
+
+    /// Why a `set` step's memory keys cannot be written (the first refused, by key), or nil.
+    nonisolated static func memoryRefusal(_ keys: JSONValue, run: String?) -> String? {
+        for (key, value) in (keys.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            do {
+                try MemoryLimits.check(MemoryWrite(scope: run.map { .workflowRun($0) } ?? .agent, key: key, operation: .put(value)))
+            } catch {
+                return "memory key \"\(key)\" cannot be written: \(error.message)"
+            }
+        }
+        return nil
     }
 }
 

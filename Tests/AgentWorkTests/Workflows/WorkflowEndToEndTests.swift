@@ -30,7 +30,8 @@ import Testing
                                {"id": "mark", "task": "keys"}]},
             "remember": {"steps": [{"id": "put", "set": {"memory": {"last_amount": "${input:/amount}"}, "scope": "agent"}},
                                    {"id": "own", "set": {"memory": {"mine": "${input:/amount}"}, "scope": "run"}},
-                                   {"id": "get", "set": {"vars": {"seen": "${memory:last_amount}", "own": "${memory:run/mine}"}}}]}
+                                   {"id": "get", "set": {"vars": {"seen": "${memory:last_amount}", "own": "${memory:run/mine}"}}}]},
+            "tooBig": {"steps": [{"id": "put", "set": {"memory": {"last_amount": "${input:/blob}"}}}, {"id": "after", "set": {"vars": {"x": 1}}}]}
             """#)
         defer { _ = agent.run.stop() }
         let large = try agent.runAndWait("size", input: #"{"amount": 60}"#)
@@ -56,6 +57,16 @@ import Testing
         // Shared memory: written by a set step (agent-wide, or the run's own scope), read back by a reference.
         let remembered = try agent.runAndWait("remember", input: #"{"amount": 42}"#)
         #expect(remembered.run["variables"] == ["seen": 42, "own": 42], "\(remembered)")
+        // A value the memory refuses (over 256 KiB) fails its step, rather than a step that
+        // said "succeeded" and a memory that still held the old value.
+        let blob = agent.run.directory + "/blob.json"
+        try #"{"blob": "\#(String(repeating: "x", count: 300_000))"}"#.write(toFile: blob, atomically: true, encoding: .utf8)
+        let big = try agent.runAndWait("tooBig", input: "@" + blob)
+        #expect(big.run["status"] == "failed", "\(big.run)")
+        #expect(big.steps["put"]?["status"] == "failed" && big.steps["after"] == nil, "\(big.steps)")
+        #expect(big.steps["put"]?["error"]?.stringValue?.contains("memory key \"last_amount\" cannot be written: the value is 300002 bytes") == true, "\(big.steps)")
+        let kept = try runProgram("agent-control", ["memory", "get", "last_amount", "--settings", agent.run.settingsFile])
+        #expect(kept.stdout.contains("42"), "\(kept.stdout)\(kept.stderr)")
     }
 
     @Test func parallelBranchesJoinAllOrTheFirstWithTheOthersCancelled() throws {
