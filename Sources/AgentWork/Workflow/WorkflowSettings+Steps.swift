@@ -252,8 +252,10 @@ package struct StepReader {
 
     private mutating func seconds(_ value: JSONValue?, at pointer: String) -> Double? {
         guard let value else { return nil }
-        guard let number = value.numberValue?.doubleValue, number.isFinite, number > 0, number <= SettingsBounds.longestTimeout else {
-            problems.append((pointer, "expected seconds (a number above 0, at most \(Int(SettingsBounds.longestTimeout))), found \(Describe.value(value))"))
+        // At least the shortest period: a wait that times out and goes to itself repeats at it
+        // (1e-300 made 22,000 steps in 10 s, for ever).
+        guard let number = value.numberValue?.doubleValue, number.isFinite, number >= SettingsBounds.shortestPeriod, number <= SettingsBounds.longestTimeout else {
+            problems.append((pointer, "expected seconds (a number from \(SettingsBounds.shortestPeriod.compactText) to \(Int(SettingsBounds.longestTimeout))), found \(Describe.value(value))"))
             return nil
         }
         return number

@@ -32,7 +32,8 @@ import Testing
                  {"id": "i", "wait_event": {"type": "x", "timeout": 5, "on_timeout": {"goto": "nowhere"}}},
                  {"id": "j", "approval": {"approvers": ["mallory"], "prompt": "ok?"}},
                  {"id": "k", "condition": {"then": []}},
-                 {"id": "later", "publish": {"type": "done", "payload": "${oops:1}"}}
+                 {"id": "later", "publish": {"type": "done", "payload": "${oops:1}"}},
+                 {"id": "spin", "wait_event": {"type": "x", "timeout": 1e-300, "on_timeout": {"goto": "spin"}}}
                ]},
                "good": {"input": {"type": "object", "properties": {"order": {"type": "integer"}}},
                         "steps": [{"id": "one", "task": "check", "input": {"order": "${input:/order}"}},
@@ -62,6 +63,8 @@ import Testing
         #expect(found[steps + "/10/approval/approvers/0"]?.contains("unknown approver \"mallory\"") == true, "\(found)")
         #expect(found[steps + "/11/condition"]?.contains("needs \"when\"") == true, "\(found)")
         #expect(found[steps + "/12/publish/payload"]?.contains("unknown reference \"oops\"") == true, "\(found)")
+        // A wait that times out to itself repeats at its timeout: at least the shortest period.
+        #expect(found[steps + "/13/wait_event/timeout"]?.contains("a number from 0.1 to 86400") == true, "\(found)")
         #expect(found.keys.filter { $0.hasPrefix("/workflows/good") }.isEmpty, "\(found)")
     }
 
