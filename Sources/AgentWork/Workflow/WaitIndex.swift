@@ -97,7 +97,9 @@ package struct WaitIndex {
     /// Removes a step's wait. The type it waited for when no step waits for it any more, else nil.
     package mutating func remove(run: String, step: String) -> String? {
         let key = Key(run: run, step: step)
-        guard let entry = entries.removeValue(forKey: key), var waits = byType[entry.type] else { return nil }
+        // Taken out of the dictionary while changed: a copy left in it would make the change
+        // copy the whole set of the type's waits (5,000 runs woken by one event: quadratic).
+        guard let entry = entries.removeValue(forKey: key), var waits = byType.removeValue(forKey: entry.type) else { return nil }
         if let signature = entry.signature {
             waits.keyed[signature]?[entry.values]?.remove(key)
             if waits.keyed[signature]?[entry.values]?.isEmpty == true { waits.keyed[signature]?[entry.values] = nil }
