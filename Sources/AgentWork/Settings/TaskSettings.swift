@@ -206,8 +206,24 @@ package enum TaskSettings {
         default:
             break // the host schema said what it found
         }
+        // A C string ends at its first NUL: "/bin/tr\u0000ue" ran /bin/tr, an argument or a
+        // variable was cut short without a word.
+        let nul = "contains a NUL character (\\u0000), where the program would see the text end; remove it"
+        for (index, argument) in arguments.enumerated() where argument.utf8.contains(0) {
+            problems.append((pointer + (object["command"]?.stringValue != nil ? "/command" : "/command/\(index)"), "the argument \(nul)"))
+        }
+        if let directory = object["cwd"]?.stringValue, directory.utf8.contains(0) { problems.append((pointer + "/cwd", "the folder \(nul)")) }
         var variables: [String: String] = [:]
         for (key, value) in object["env"]?.objectValue ?? [:] {
+            let at = pointer + "/env/" + JSONPointer.escape(key)
+            if key.isEmpty || key.utf8.contains(0) || key.contains("=") {
+                problems.append((at, "an environment variable's name is not empty and has no \"=\" nor NUL; found \(Describe.value(.string(key)))"))
+                continue
+            }
+            if value.stringValue?.utf8.contains(0) == true {
+                problems.append((at, "the value \(nul)"))
+                continue
+            }
             guard let text = value.stringValue else { continue }
             do throws(EnvironmentReferences.Failure) {
                 variables[key] = try EnvironmentReferences.resolve(text, environment: environment)

@@ -97,6 +97,27 @@ import Testing
         #expect(settings.tasks.isEmpty, "\(settings.tasks.map(\.name))")
     }
 
+    /// A program sees a C string, which ends at its first NUL: `/bin/tr\u0000ue` ran `/bin/tr`;
+    /// an argument, a folder or a variable was cut short, and a name with `=` made another variable.
+    @Test func aNulInACommandAndABadVariableNameAreRefusedAtTheirPointers() throws {
+        let settings = try Self.settings(#"""
+            {"program": {"type": "command", "command": ["/bin/tr\u0000ue"]},
+             "argument": {"type": "command", "command": ["/bin/echo", "a\u0000b"], "cwd": "jobs\u0000x"},
+             "line": {"type": "command", "shell": true, "command": "echo a\u0000b"},
+             "environment": {"type": "command", "command": ["/bin/true"], "env": {"ZZ": "a\u0000b", "A=B": "x", "": "y"}},
+             "fine": {"type": "command", "command": ["/bin/echo", "tab\there"], "env": {"A_B": "c=d"}}}
+            """#)
+        let found = Self.messages(settings)
+        #expect(found["/tasks/program/command/0"]?.contains("contains a NUL character") == true, "\(found)")
+        #expect(found["/tasks/argument/command/1"]?.contains("NUL") == true, "\(found)")
+        #expect(found["/tasks/argument/cwd"]?.contains("NUL") == true, "\(found)")
+        #expect(found["/tasks/line/command"]?.contains("NUL") == true, "\(found)")
+        #expect(found["/tasks/environment/env/ZZ"]?.contains("NUL") == true, "\(found)")
+        #expect(found["/tasks/environment/env/A=B"]?.contains("no \"=\"") == true, "\(found)")
+        #expect(found["/tasks/environment/env/"]?.contains("not empty") == true, "\(found)")
+        #expect(found.keys.filter { $0.hasPrefix("/tasks/fine") }.isEmpty, "\(found)")
+    }
+
     @Test func environmentValuesAreResolvedAndNeverShown() throws {
         setenv("AGENT_TASK_TEST_SECRET", "s3cret-value-1234", 1)
         defer { unsetenv("AGENT_TASK_TEST_SECRET") }
