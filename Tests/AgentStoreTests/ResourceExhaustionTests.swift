@@ -179,7 +179,7 @@ import Testing
         let line = client.readLine()
         let answer = line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(answer?["ok"] as? Bool == false)
-        #expect((answer?["error"] as? String)?.contains("the request is larger than the control socket's limit of 1048576 bytes") == true, "\(line ?? "no answer")")
+        #expect((answer?["error"] as? String)?.contains("the request is larger than the control socket's limit of 1114112 bytes") == true, "\(line ?? "no answer")")
         #expect(client.readAll(timeout: 10) == .closed)
         #expect(RawControlClient.request(Self.socket(of: agent), #"{"command": "status"}"#)?["ok"] as? Bool == true)
         #expect(agent.stop() == 0)

@@ -7,8 +7,10 @@ import JSONSchema
 
 /// The client end: sends one request and waits for its response.
 public enum ControlClient {
-    /// The largest request the agent reads (one line of JSON); a longer one is refused.
-    public static let maximumRequestBytes = 1 << 20
+    /// The largest request the agent reads (one line of JSON); a longer one is refused. A run's
+    /// input may be 1 MiB, and the request around it needs room too: at exactly 1 MiB, the CLI
+    /// refused inputs the docs and HTTP accept, saying the request, not the input, was too long.
+    public static let maximumRequestBytes = (1 << 20) + (64 << 10)
 
     /// Sends `request` to the agent whose run directory is in `paths`. Lines `{"partial": …}`
     /// before the answer (a chat asked with `"stream": true`) go to `partial` as they come.
@@ -27,7 +29,7 @@ public enum ControlClient {
         defer { close(fd) }
         var bytes = request.serializedBytes()
         guard bytes.count <= maximumRequestBytes else {
-            throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB)")
+            throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB and 64 KiB)")
         }
         bytes.append(10)
         ControlServer.writeAll(fd, bytes)

@@ -87,3 +87,26 @@ extension CommandTaskEndToEndTests {
         }
     }
 }
+
+extension CommandTaskEndToEndTests {
+    /// An input of up to 1 MiB is a run's input from the command line as over HTTP: the control
+    /// socket took requests of 1 MiB in all, so an input just under it was refused as a request
+    /// "too long"; one over it is refused as an input too large.
+    @Test func anInputOfNearlyOneMiBRunsFromTheCommandLineAndOneOverItIsRefusedAtInput() throws {
+        let directory = TestPaths.temporaryDirectory("command-big-input")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (agent, _) = try TaskAgent.agent(tasks: #""take": {"type": "command", "command": ["/bin/true"]}"#, directory: directory)
+        defer { _ = agent.stop() }
+        let file = directory + "/input.json"
+        for (length, fits) in [(1_048_560, true), (1_048_600, false)] {
+            let text = #"{"x": ""# + String(repeating: "y", count: length - 10) + #""}"#
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try TaskAgent.control(agent, ["run", "take", "--input", "@" + file])
+            if fits {
+                #expect(run.status == 0, "an input of \(text.utf8.count) bytes: \(run.stderr)")
+            } else {
+                #expect(run.status != 0 && run.stderr.contains("the input is more than 1048576 bytes of JSON (1 MiB)"), "an input of \(text.utf8.count) bytes: \(run.stdout)\(run.stderr)")
+            }
+        }
+    }
+}

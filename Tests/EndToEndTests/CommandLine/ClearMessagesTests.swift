@@ -31,12 +31,12 @@ import Testing
 
         let message = Data(repeating: UInt8(ascii: "a"), count: 10 << 20) + Data("\n".utf8)
         let chat = try runProgram("agent-control", ["chat"], in: directory, input: message, timeout: 60)
-        #expect(chat.stderr.contains("error: the message is too large: 10485760 bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most 1048576 bytes"), "\(chat.stderr)")
+        #expect(chat.stderr.contains("error: the message is too large: 10485760 bytes; a chat message can be at most about 1 MiB (the control socket takes requests of at most 1114112 bytes"), "\(chat.stderr)")
         #expect(!chat.stderr.contains("not valid JSON"))
 
         // By hand: 2 MiB without an end of line gets an answer that says the limit.
         let answer = try rawRequest(Data(repeating: UInt8(ascii: " "), count: 2 << 20), socket: directory + "/.agent/run/control.sock")
-        #expect(answer.contains("the request is larger than the control socket's limit of 1048576 bytes"), "\(answer)")
+        #expect(answer.contains("the request is larger than the control socket's limit of 1114112 bytes"), "\(answer)")
         // The agent still answers.
         let status = try runProgram("agent-control", ["status"], in: directory)
         #expect(status.status == 0)
