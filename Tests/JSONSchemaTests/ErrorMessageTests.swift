@@ -70,6 +70,14 @@ struct ErrorMessageTests {
         #expect(try messages(nullable, 5) == ["/: expected a string or null, found 5 (integer)"])
     }
 
+    /// A number is shown as a long string is, cut at 40 characters: one of 900,000 digits made
+    /// an answer of 900 KB.
+    @Test func aLongNumberIsCutInTheMessageLikeALongString() throws {
+        let digits = String(repeating: "9", count: 1_000)
+        let found = try messages(["type": "string"], try JSONValue.parse(digits))
+        #expect(found == ["/: expected a string, found \(String(repeating: "9", count: 40))… (1000 characters) (integer)"], "\(found)")
+    }
+
     @Test func requiredAndDependentRequired() throws {
         let schema: JSONValue = ["required": ["interval", "command"], "dependentRequired": ["a": ["b"]]]
         let found = try errors(schema, ["a": 1])

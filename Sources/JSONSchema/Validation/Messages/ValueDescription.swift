@@ -18,6 +18,10 @@ enum ValueDescription {
             if object.isEmpty { return "{}" }
             let text = value.serialized()
             return text.count <= maxInlineContainerLength ? text : "{...}"
+        case .number:
+            // A number is as long as it was written: a 900,000-digit one came back whole.
+            let text = value.serialized()
+            return text.count <= maxStringLength ? text : String(text.prefix(maxStringLength)) + "… (\(text.count) characters)"
         default:
             return value.serialized()
         }
