@@ -55,7 +55,19 @@ package enum ReloadCommand: AgentCommand {
 
     /// A reload refused for `errors` (each a settings problem), nothing applied.
     package static func refused(_ errors: [String]) -> CommandError {
-        CommandError(.failed, errors.isEmpty ? "the command failed" : errors.joined(separator: "\n"), errors: errors.map(JSONValue.string))
+        let shown = shownErrors(errors)
+        return CommandError(.failed, shown.isEmpty ? "the command failed" : shown.joined(separator: "\n"), errors: shown.map(JSONValue.string))
+    }
+
+    /// The most errors a refused reload lists (in its answer and its log line): a file of
+    /// 240,000 bad processes made an answer of 119 MB and a log that rotated every earlier
+    /// line away. `validate-settings` lists them all.
+    package static let mostErrorsShown = 200
+
+    /// `errors`, the first ``mostErrorsShown`` and a line saying how many more there are.
+    package static func shownErrors(_ errors: [String]) -> [String] {
+        guard errors.count > mostErrorsShown else { return errors }
+        return Array(errors.prefix(mostErrorsShown)) + ["… and \(errors.count - mostErrorsShown) more errors: `validate-settings` lists them all"]
     }
 
     package static func run(_ request: NoFields, on host: any SupervisionCommandHost, caller: CommandCaller,

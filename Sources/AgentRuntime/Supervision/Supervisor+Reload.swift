@@ -60,7 +60,7 @@ extension Supervisor {
         guard !stopping else { return .failure(ReloadCommand.stopping) }
         guard report.isValid else {
             let issues = report.blockingIssues
-            let list = issues.map { "  \($0)" }.joined(separator: "\n")
+            let list = ReloadCommand.shownErrors(issues.map(\.description)).map { "  \($0)" }.joined(separator: "\n")
             logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
             return .failure(ReloadCommand.refused(issues.map(\.description)))
         }
