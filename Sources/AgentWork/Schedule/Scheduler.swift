@@ -150,6 +150,12 @@ package final class Scheduler {
         var commit = ScheduleCommit()
         let names = Set(definitions.map(\.name))
         for name in entries.keys where !names.contains(name) {
+            // A fire waiting for the previous run goes with it: said, or its `waiting` line
+            // stayed the last word of the history (and the first of a schedule of that name later).
+            if let waiting = entries[name]?.state.waiting {
+                record(name, ScheduleHistoryEntry(schedule: name, planned: waiting, actual: now, outcome: .skipped,
+                                                  reason: "the schedule was removed while this fire waited (overlap queue)", count: 1), into: &commit)
+            }
             entries[name] = nil
             commit.removed.append(name)
         }

@@ -190,6 +190,24 @@ import Testing
         #expect(missing.status == 1 && missing.stderr.contains("did you mean \"daily\""), "\(missing.stderr)")
     }
 
+    /// A fire waiting for the previous run (overlap queue) goes with its schedule, and the
+    /// history says so: its `waiting` line stayed the last word, and the first of a schedule
+    /// of that name added later.
+    @Test func aFireWaitingWhenItsScheduleIsRemovedIsRecordedAsSkipped() throws {
+        let directory = TestPaths.temporaryDirectory("schedule-removed-waiting")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tasks = #""slow": {"type": "command", "command": ["/bin/sleep", "30"]}"#
+        let agent = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: #""q": {"every": 1, "overlap": "queue", "run": {"task": "slow"}}"#),
+                                            directory: directory)
+        defer { _ = agent.run.stop() }
+        #expect(try ScheduleAgent.wait { try agent.history("q").contains { $0["outcome"] == "waiting" } })
+        let body = JSONValue.object(["action": "replace", "text": .string(ScheduleAgent.settings(tasks: tasks, schedules: ""))]).serialized()
+        #expect(try agent.http("POST", "/api/settings/changes", body: body).status == 200)
+        let history = try agent.history("q")
+        #expect(history.first?["outcome"] == "skipped", "\(history)")
+        #expect(history.first?["reason"]?.stringValue?.contains("removed while this fire waited") == true, "\(history)")
+    }
+
     @Test func aScheduleAddedOrRemovedOverHTTPIsValidatedWrittenAndReloaded() throws {
         let directory = TestPaths.temporaryDirectory("schedule-http-change")
         defer { try? FileManager.default.removeItem(atPath: directory) }
