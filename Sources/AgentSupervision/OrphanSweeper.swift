@@ -158,14 +158,24 @@ package final class OrphanSweeper {
         var budget = Self.readsPerSweep
         DescribeWorkers.whileListed { describing in
             for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !killedDescendants.contains(pid) && !isTaskProcess(pid) {
+                && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !killedDescendants.contains(pid) {
                 guard budget > 0 else { return true }
                 budget -= 1
+                // Dead? (looked at, not reaped); only then whether a running command owns it,
+                // which reads /proc and the runs' cgroups: its program is reaped by its runner.
+                guard Self.isDead(pid), !isTaskProcess(pid) else { continue }
                 var status: Int32 = 0
                 _ = waitpid(pid, &status, WNOHANG)
             }
             return false
         }
+    }
+
+    /// Whether child `pid` has ended and waits to be reaped (it is not reaped here).
+    nonisolated static func isDead(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return false }
+        return info._sifields._sigchld.si_pid == pid
     }
 
     /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'
