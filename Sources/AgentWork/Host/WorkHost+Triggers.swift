@@ -100,7 +100,9 @@ extension WorkHost {
     /// A chain of triggers at ``WorkflowEngine/deepestCascade``: the event starts no run of
     /// `task`; said once, in the log and as a `task.cascade_stopped` event of the same depth.
     private func stopCascade(type: String, source: String, task: String, cascade: Int) {
-        logger.error("tasks: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(WorkflowEngine.deepestCascade)); task \(task) is not run. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        if let count = cascadeStops.add("task " + task) {
+            logger.error("tasks: trigger cascade stopped\(LogCounts.times(count)): the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(WorkflowEngine.deepestCascade)); task \(task) is not run. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        }
         publish(.taskCascadeStopped, ["task": .string(task), "event_type": .string(type), "source": .string(source),
                                          "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(WorkflowEngine.deepestCascade))],
                 source: "tasks", cascade: cascade)

@@ -87,6 +87,8 @@ package final class WorkHost {
     /// Whether a name is one of the agent's processes: an event published from outside may not
     /// pass for one (its subscribers and the event log would take it for the process's own).
     package var isProcessName: (String) -> Bool = { _ in false }
+    /// Trigger cascades stopped, by task: logged the 1st, 10th, 100th… time.
+    var cascadeStops = LogCounts()
 
     var loop: EventLoop { host.loop }
     var logger: Logger { host.logger }

@@ -85,7 +85,9 @@ extension WorkflowEngine {
     /// A chain of triggers at ``deepestCascade``: the event starts no run; said once, in the
     /// log and as an event (of the same depth, so that nothing it triggers goes on either).
     private func stopCascade(type: String, source: String, workflow: String, cascade: Int) {
-        logger.error("workflows: trigger cascade stopped: the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        if let count = cascadeStops.add(workflow) {
+            logger.error("workflows: trigger cascade stopped\(LogCounts.times(count)): the event \(type) from \(source) comes \(cascade) runs deep (each started by an event of the one before, at most \(Self.deepestCascade)); workflow \(workflow) is not started. A trigger cycle goes on without end: make its \"where\" end it, or break it")
+        }
         publish(.workflowCascadeStopped, ["workflow": .string(workflow), "event_type": .string(type), "source": .string(source),
                                              "depth": .number(JSONNumber(cascade)), "limit": .number(JSONNumber(Self.deepestCascade))], cascade)
     }

@@ -126,6 +126,8 @@ package final class WorkflowEngine {
     /// Shared memory (until the memory store lands: nil, and `memory` in set steps fails).
     package var memoryRead: ((_ key: String, _ run: String?) -> JSONValue?)?
     package var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
+    /// Trigger cascades stopped, by workflow: logged the 1st, 10th, 100th… time.
+    var cascadeStops = LogCounts()
     /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
     package var wantedTypesChanged: () -> Void = {}
     /// The HTTP users and named tokens of the current settings with their role: who may answer
