@@ -141,12 +141,15 @@ package enum ScheduleSettings {
     }
 
     /// The offset (`+05:00`) that a zone spelled `GMT+5`, `UTC-03:30` or `UTC+0530` stands for in
-    /// Foundation, which takes these though no tz database has them; nil for any other text.
+    /// Foundation, which takes these though no tz database has them; nil for any other text, and
+    /// for an offset of zero (`GMT+0` is a tz database name).
     static func offsetSpelling(_ identifier: String) -> String? {
         let upper = identifier.uppercased()
         guard upper.hasPrefix("GMT") || upper.hasPrefix("UTC"), let sign = upper.dropFirst(3).first, sign == "+" || sign == "-",
               let zone = TimeZone(identifier: identifier) else { return nil }
         let seconds = zone.secondsFromGMT()
+        // GMT+0 and GMT-0 are tz database names, and no sign to get wrong.
+        guard seconds != 0 else { return nil }
         return String(format: "%@%02d:%02d", seconds < 0 ? "-" : "+", abs(seconds) / 3600, abs(seconds) % 3600 / 60)
     }
 

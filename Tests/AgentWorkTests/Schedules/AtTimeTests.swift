@@ -56,7 +56,7 @@ struct ScheduleZoneSpellingTests {
     @Test func anOffsetSpelledAsAZoneIsRefusedNamingTheTzDatabasesSpelling() {
         #expect(ScheduleSettings.offsetSpelling("GMT+5") == "+05:00")
         #expect(ScheduleSettings.offsetSpelling("UTC-03:30") == "-03:30")
-        for name in ["Etc/GMT+5", "Europe/Berlin", "UTC", "GMT", "America/Argentina/Buenos_Aires"] {
+        for name in ["Etc/GMT+5", "Europe/Berlin", "UTC", "GMT", "GMT+0", "GMT-0", "UTC-0", "America/Argentina/Buenos_Aires"] {
             #expect(ScheduleSettings.offsetSpelling(name) == nil, "\(name)")
         }
     }
