@@ -118,6 +118,8 @@ package final class Scheduler {
             entries[definition.name] = Entry(definition: definition, state: state)
         }
         commit.removed = saved.keys.filter { entries[$0] == nil }.sorted()
+        // Removed while the agent was down, with a fire waiting: said, as a removal at a reload says it.
+        for name in commit.removed { dropWaiting(name, saved[name]?.waiting, now: now, into: &commit) }
         for name in entries.keys.sorted() {
             guard let entry = entries[name], entry.definition.enabled, !entry.state.paused else { continue }
             if entry.definition.timing.isReboot {
@@ -150,12 +152,7 @@ package final class Scheduler {
         var commit = ScheduleCommit()
         let names = Set(definitions.map(\.name))
         for name in entries.keys where !names.contains(name) {
-            // A fire waiting for the previous run goes with it: said, or its `waiting` line
-            // stayed the last word of the history (and the first of a schedule of that name later).
-            if let waiting = entries[name]?.state.waiting {
-                record(name, ScheduleHistoryEntry(schedule: name, planned: waiting, actual: now, outcome: .skipped,
-                                                  reason: "the schedule was removed while this fire waited (overlap queue)", count: 1), into: &commit)
-            }
+            dropWaiting(name, entries[name]?.state.waiting, now: now, into: &commit)
             entries[name] = nil
             commit.removed.append(name)
         }
@@ -180,6 +177,15 @@ package final class Scheduler {
         }
         flush(commit)
         rearm()
+    }
+
+    /// A removed schedule's fire that waited for the previous run goes with it: said, or its
+    /// `waiting` line stayed the last word of the history (and the first of a schedule of that
+    /// name added later).
+    private func dropWaiting(_ name: String, _ waiting: Double?, now: Double, into commit: inout ScheduleCommit) {
+        guard let waiting else { return }
+        record(name, ScheduleHistoryEntry(schedule: name, planned: waiting, actual: now, outcome: .skipped,
+                                          reason: "the schedule was removed while this fire waited (overlap queue)", count: 1), into: &commit)
     }
 
     /// The agent stops: nothing fires any more (fires committed but not yet handed over stay

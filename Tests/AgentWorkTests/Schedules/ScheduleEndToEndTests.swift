@@ -208,6 +208,21 @@ import Testing
         #expect(history.first?["reason"]?.stringValue?.contains("removed while this fire waited") == true, "\(history)")
     }
 
+    /// The same when the schedule is removed while the agent is down (killed with a fire waiting).
+    @Test func aFireWaitingWhenItsScheduleIsRemovedWhileTheAgentIsDownIsRecordedAsSkipped() throws {
+        let directory = TestPaths.temporaryDirectory("schedule-removed-down")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tasks = #""slow": {"type": "command", "command": ["/bin/sleep", "30"]}"#
+        let first = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: #""q": {"every": 1, "overlap": "queue", "run": {"task": "slow"}}"#),
+                                            directory: directory)
+        #expect(try ScheduleAgent.wait { try first.history("q").contains { $0["outcome"] == "waiting" } })
+        _ = first.run.stop(signal: SIGKILL)
+        let second = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: ""), directory: directory)
+        defer { _ = second.run.stop() }
+        let history = try second.history("q")
+        #expect(history.first?["outcome"] == "skipped" && history.first?["reason"]?.stringValue?.contains("removed while this fire waited") == true, "\(history)")
+    }
+
     @Test func aScheduleAddedOrRemovedOverHTTPIsValidatedWrittenAndReloaded() throws {
         let directory = TestPaths.temporaryDirectory("schedule-http-change")
         defer { try? FileManager.default.removeItem(atPath: directory) }
