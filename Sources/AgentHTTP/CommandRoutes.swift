@@ -13,6 +13,9 @@ struct CommandRoutes: Sendable {
     let maximumBodyBytes: Int
     /// The `?follow` streams of the commands that have them.
     let streams: FollowStream
+    /// The tokens and users in force, and the sessions: a `?follow` stream checks them before each page.
+    let credentials: HTTPCredentials
+    let sessions: SessionTable
 
     /// What a route needs of its command for every request, worked out once.
     struct Route: Sendable {
@@ -38,10 +41,12 @@ struct CommandRoutes: Sendable {
         }
     }
 
-    init(commands: CommandCenter, maximumBodyBytes: Int, streams: StreamSlots) {
+    init(commands: CommandCenter, maximumBodyBytes: Int, streams: StreamSlots, credentials: HTTPCredentials, sessions: SessionTable) {
         self.commands = commands
         self.maximumBodyBytes = maximumBodyBytes
         self.streams = FollowStream(commands: commands, slots: streams)
+        self.credentials = credentials
+        self.sessions = sessions
     }
 
     func register(on router: Router<AgentRequestContext>) {
@@ -74,7 +79,9 @@ struct CommandRoutes: Sendable {
         if let shape = route.stream, FollowStream.wanted(request.uri.queryParameters["follow"]) == true {
             // Last-Event-ID (a reconnecting EventSource) resumes after the last item received.
             let resume = request.headers[.init("Last-Event-ID")!].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
-            return await streams.response(command, shape: shape, request: checked.json.objectValue ?? [:], after: resume ?? fields["after"]?.numberValue?.intValue, caller: caller)
+            let authorization = StreamAuthorization(request, identity: context.identity, credentials: credentials, sessions: sessions)
+            return await streams.response(command, shape: shape, request: checked.json.objectValue ?? [:], after: resume ?? fields["after"]?.numberValue?.intValue,
+                                          caller: caller, authorization: authorization)
         }
         if ChatAnswerStream.wanted(request, checked) { return ChatAnswerStream.response(commands, checked, caller: caller) }
         // `status` comes serialized once for every request of its batch (see executeRendered).

@@ -89,7 +89,8 @@ public final class HTTPFront: AgentFront, Sendable {
         MetricsRoutes(commands: context.commands, exporter: exporter).register(on: router)
         let document = OpenAPIDocument.make(commands: CommandRegistry.standard.declarations, routes: Self.documentedRoutes)
         OpenAPIRoutes(document: document).register(on: router)
-        CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams).register(on: router)
+        CommandRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes, streams: streams, credentials: context.credentials,
+                      sessions: sessions).register(on: router)
         DashboardRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         MCPRoutes(commands: context.commands, maximumBodyBytes: settings.maximumBodyBytes).register(on: router)
         DocsRoutes(library: DocsLibrary.locate(), document: document).register(on: router)

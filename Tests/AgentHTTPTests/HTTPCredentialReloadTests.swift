@@ -24,6 +24,10 @@ import Testing
         let (alice, aliceCSRF, _) = try HTTPSession.login(agent)
         let (bob, _, _) = try HTTPSession.login(agent, user: "bob")
         #expect(try agent.request("GET", "/api/session", headers: ["Cookie": bob]).status == 200)
+        // An event stream opened with the reader's token, before the reload.
+        let port = try #require(Int(agent.base.split(separator: ":").last ?? ""))
+        let stream = try RawHTTP(port: port, timeout: 60)
+        try stream.send("GET /api/events?follow=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(APIAgent.readToken)\r\nConnection: close\r\n\r\n")
 
         // The admin token becomes a read token, the reader's token and bob are removed, alice is demoted.
         let after = #""tokens": [{"token": "${env:AGENT_API_TOKEN}", "role": "read", "name": "ops"}], "users": {"alice": {"password_hash": "\#(hash)", "role": "read"}}"#
@@ -48,6 +52,9 @@ import Testing
         #expect(bobNow.status == 401, "a removed user's session goes on: \(bobNow.description)")
         let bobAgain = try agent.request("POST", "/api/login", headers: HTTPSession.json, body: #"{"user": "bob", "password": "\#(HTTPSession.password)"}"#)
         #expect(bobAgain.status == 401, "a removed user logs in: \(bobAgain.description)")
+        // The stream opened with the revoked token ends, saying why (it went on sending events).
+        let streamed = String(decoding: stream.receiveUntilClosed(), as: UTF8.self)
+        #expect(streamed.contains("event: end") && streamed.contains("no longer in force"), "\(streamed.suffix(400))")
         let status = try agent.request("GET", "/api/status", headers: admin)
         #expect(status.status == 200 && !status.body.contains(#""state":"stopped""#), "\(status.description)")
     }

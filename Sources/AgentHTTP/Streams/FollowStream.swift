@@ -38,7 +38,8 @@ struct FollowStream: Sendable {
     /// before the stream is answered: a request the command refuses (an unknown process, a
     /// bad value the schema lets through) gets the command's error and status (400, 404), not
     /// a 200 stream that ends at once.
-    func response(_ command: CommandDescription, shape: Shape, request: JSONObject, after: Int?, caller: CommandCenter.Caller) async -> Response {
+    func response(_ command: CommandDescription, shape: Shape, request: JSONObject, after: Int?, caller: CommandCenter.Caller,
+                  authorization: StreamAuthorization) async -> Response {
         guard let slot = slots.acquire() else {
             let reason = slots.isClosed ? "the agent is stopping" : "\(slots.limit) streams are open, the most the agent serves at once; close one, or poll without ?follow"
             return APIResponse.error(.serviceUnavailable, code: "unavailable", reason, headers: [.retryAfter: "5"])
@@ -53,12 +54,12 @@ struct FollowStream: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             // The slot is given back when this closure is released, even if it never runs.
             withExtendedLifetime(slot) {}
-            try await run(command, shape: shape, request: request, after: after, first: first, caller: caller, writer: &writer)
+            try await run(command, shape: shape, request: request, after: after, first: first, caller: caller, authorization: authorization, writer: &writer)
         })
     }
 
     private func run(_ command: CommandDescription, shape: Shape, request: JSONObject, after start: Int?, first: JSONValue,
-                     caller: CommandCenter.Caller, writer: inout any ResponseBodyWriter) async throws {
+                     caller: CommandCenter.Caller, authorization: StreamAuthorization, writer: inout any ResponseBodyWriter) async throws {
         var after = start
         var pending: JSONValue? = first
         let clock = ContinuousClock()
@@ -66,6 +67,11 @@ struct FollowStream: Sendable {
         // Tells the client the stream is open, and how soon to reconnect once it ends.
         try await writer.write(Self.buffer("retry: 2000\n\n"))
         while !slots.isClosed, !Task.isCancelled {
+            // Checked before each page: a token a reload revoked gets nothing more.
+            guard authorization.holds else {
+                try await writer.write(Self.buffer("event: end\ndata: \(StreamAuthorization.revoked.serialized())\n\n"))
+                break
+            }
             var fields = request
             if let after { fields["after"] = .number(JSONNumber(after)) }
             let answer: JSONValue
