@@ -7,9 +7,23 @@ import Synchronization
 final class ClientConnectionCounts: Sendable {
     private struct State {
         var open: [String: Int] = [:]
-        /// Refusals since the last log line about them, and when that line was written.
-        var refused = 0
+        var refused = PacedCount()
+        var slowBodies = PacedCount()
+    }
+
+    /// Things that happened since the last log line about them, and when that line was written.
+    private struct PacedCount {
+        var count = 0
         var lastLog: ContinuousClock.Instant?
+
+        /// Counts one; the count since the last line when a line is due (then starts over).
+        mutating func note() -> Int? {
+            count += 1
+            let now = ContinuousClock.now
+            if let lastLog, now - lastLog < ClientConnectionCounts.logInterval { return nil }
+            defer { count = 0; lastLog = now }
+            return count
+        }
     }
 
     private let state = Mutex(State())
@@ -42,12 +56,11 @@ final class ClientConnectionCounts: Sendable {
     /// Notes a refused connection; returns how many were refused since the last line, when a
     /// line is due.
     func noteRefusal() -> Int? {
-        state.withLock { state in
-            state.refused += 1
-            let now = ContinuousClock.now
-            if let last = state.lastLog, now - last < Self.logInterval { return nil }
-            defer { state.refused = 0; state.lastLog = now }
-            return state.refused
-        }
+        state.withLock { $0.refused.note() }
+    }
+
+    /// Notes a connection closed because its request's body stopped coming; as ``noteRefusal()``.
+    func noteSlowBody() -> Int? {
+        state.withLock { $0.slowBodies.note() }
     }
 }

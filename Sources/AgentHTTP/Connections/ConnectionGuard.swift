@@ -159,7 +159,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// The body did not keep coming: 408 unless an answer has begun, then the connection closes.
     private func bodyTimedOut(_ context: ChannelHandlerContext) {
         readingBody = false
-        logger.notice("http: closed a connection from \(context.channel.remoteAddress?.ipAddress ?? "?") whose request body did not keep coming (\(bodyBytes) bytes; http.body_timeout)")
+        if let closed = counts.noteSlowBody() {
+            logger.notice("http: closed \(closed) connection(s) whose request body did not keep coming (http.body_timeout), the last from \(context.channel.remoteAddress?.ipAddress ?? "?")")
+        }
         guard !answerBegun else { return context.close(promise: nil) }
         answer(context, .requestTimeout, code: "timeout",
                "the request's body did not arrive in time: it may take \(limits.bodySeconds.compactText) s (http.body_timeout) plus a second per 4 KiB; send it at once")
