@@ -23,7 +23,6 @@ package final class OrphanSweeper {
     private var killedDescendants: Set<pid_t> = []
     private var debuggerCheckScheduled = false
     private var sweepScheduled = false
-    private var reapScheduled = false
     private let loop: EventLoop
     private let logger: Logger
     /// The supervisor's children that are no orphans: its workers, spares and fork server.
@@ -134,48 +133,6 @@ package final class OrphanSweeper {
             sweepScheduled = false
             sweep()
         }
-    }
-
-    /// Reaps, on the next loop turn, the supervisor's dead children that nothing waits for (see
-    /// ``reapDead()``); calls in the meantime add nothing.
-    package func reapDeadSoon() {
-        guard isSubreaper, !reapScheduled else { return }
-        reapScheduled = true
-        loop.schedule(after: 0.05) { [unowned self] in
-            reapScheduled = false
-            reapDead()
-        }
-    }
-
-    /// Reaps the supervisor's children that are dead and that nothing else waits for: what a
-    /// `command` task's tree left in another session or process group, inherited as the
-    /// subreaper when its parent died, and dead since (killed with the run's cgroup, or ended on
-    /// its own). Nothing alive is touched: a process of a running command stays (its run's end
-    /// kills it), and so does any other child (a sweep after a worker's death looks at those).
-    /// Before, such zombies stayed until the agent stopped, a pid each per cancelled run.
-    package func reapDead() {
-        let workers = living()
-        var budget = Self.readsPerSweep
-        DescribeWorkers.whileListed { describing in
-            for pid in Self.children() where !workers.contains(pid) && !describing.contains(pid) && orphans[pid] == nil
-                && !reapers.contains(pid) && !heldByDebugger.contains(pid) && !killedDescendants.contains(pid) {
-                guard budget > 0 else { return true }
-                budget -= 1
-                // Dead? (looked at, not reaped); only then whether a running command owns it,
-                // which reads /proc and the runs' cgroups: its program is reaped by its runner.
-                guard Self.isDead(pid), !isTaskProcess(pid) else { continue }
-                var status: Int32 = 0
-                _ = waitpid(pid, &status, WNOHANG)
-            }
-            return false
-        }
-    }
-
-    /// Whether child `pid` has ended and waits to be reaped (it is not reaped here).
-    nonisolated static func isDead(_ pid: pid_t) -> Bool {
-        var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return false }
-        return info._sifields._sigchld.si_pid == pid
     }
 
     /// Kills and reaps children of the supervisor that are not workers (nor `command` tasks'

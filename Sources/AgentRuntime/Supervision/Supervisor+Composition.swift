@@ -35,7 +35,6 @@ extension Supervisor {
         chat.tools.execute = { [unowned self] request, caller, respond in execute(request, caller: caller, respond: respond) }
         chat.tools.audit = { [unowned self] request, caller, answer in audit(request, caller: caller, answer: answer) }
         spares.spareEnded = { [unowned self] in orphans.scheduleSweep() }
-        work.commandRunEnded = { [unowned self] in orphans.reapDeadSoon() }
         spares.closeLater = { [unowned self] fd in orphans.closeLater(fd) }
     }
 

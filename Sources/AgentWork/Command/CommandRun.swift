@@ -40,6 +40,9 @@ package final class CommandRun {
     package var settleTimer: Int?
     /// Said once that its cgroup is slow to empty.
     package var slowToSettle = false
+    /// The members of its cgroup when a cancel, a timeout or the stop killed it: reaped by pid
+    /// with what is left when its program is (see ``CommandTaskRunner``).
+    package var killedMembers: [pid_t] = []
 
     package init(start: TaskRunStart, limits: CommandTaskRunner.Limits, report: @escaping (TaskRunReport) -> Void) {
         self.start = start

@@ -48,9 +48,6 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package let limits: Limits
     package let logger: Logger
     package private(set) var runs: [String: CommandRun] = [:]
-    /// Told when a run's processes are gone: the supervisor reaps what of them it inherited
-    /// as the subreaper (a `setsid` child that died with its run).
-    package var ended: (() -> Void)?
     private var stopped = false
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
     private nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -101,6 +98,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package func cancel(runID: String, reason: TaskRunOutcome.Status) {
         guard let run = runs[runID], run.pid > 0 else { return }
         if run.endReason == nil { run.endReason = reason }
+        noteMembers(of: run)
         // A cancel and the agent's stop give the program its grace; a timeout does not.
         if reason != .timedOut, run.killTimer == nil {
             Glibc.kill(-run.pid, SIGTERM)
@@ -209,8 +207,11 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
         run.endedAt = EventLoop.now()
         if let cgroup = run.cgroup {
-            // Daemons it left become the agent's children (a subreaper): reaped as they die.
-            let members = WorkerCgroup.members(cgroup.path)
+            // Daemons it left become the agent's children (a subreaper): reaped as they die —
+            // those there now, and those a cancel or timeout found there before its kill (dead
+            // by now, gone from the cgroup: they stayed the agent's zombies, a pid each).
+            let members = WorkerCgroup.members(cgroup.path) + run.killedMembers
+            run.killedMembers = []
             cgroup.kill()
             if !members.isEmpty { reap(members, tries: 20) }
         }
@@ -245,7 +246,6 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         run.ending = nil
         runs[run.runID] = nil
         run.report(.finished(outcome))
-        ended?()
         // Once reported: the empty folder's removal (the kernel's, 50 µs) need not delay the end.
         if let cgroup = run.cgroup, case let code = cgroup.remove(), code != 0, code != EBUSY {
             logger.warning("cannot remove the cgroup \(cgroup.path): \(String(cString: strerror(code))); the agent's stop removes it", metadata: ["run": "\(run.runID)"])
@@ -271,6 +271,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     private func killTrees(_ runs: [CommandRun]) {
         let going = runs.filter { $0.pid > 0 }
         for run in going {
+            noteMembers(of: run)
             Glibc.kill(-run.pid, SIGKILL)
             run.cgroup?.kill()
         }
@@ -281,6 +282,15 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
             logger.notice("killed \(escapees.count) process\(escapees.count == 1 ? "" : "es") (pid \(escapees.map(String.init).joined(separator: ", "))) that had left the process group of \(loose.count == 1 ? "run \(loose[0].runID)" : "the runs")")
             reap(escapees, tries: 20)
         }
+    }
+
+    /// Notes the members of `run`'s cgroup before a signal ends them: those that left the
+    /// program's group die as the agent's children (a subreaper) and leave the cgroup, so the
+    /// program's end would not find them there; they are reaped by pid with the rest.
+    private func noteMembers(of run: CommandRun) {
+        guard let cgroup = run.cgroup else { return }
+        let known = Set(run.killedMembers)
+        run.killedMembers += WorkerCgroup.members(cgroup.path).filter { !known.contains($0) }
     }
 
     /// A child subreaper (the supervisor) inherits what a command's tree leaves when its

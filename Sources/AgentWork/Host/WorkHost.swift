@@ -80,10 +80,6 @@ package final class WorkHost {
         answer(.failure(WorkflowError(code: "chat", message: "no chatbot in this agent")))
     }
 
-    /// Called when a `command` run's processes are gone (the supervisor reaps the dead children
-    /// it inherited from them).
-    package var commandRunEnded: () -> Void = {}
-
     /// Whether a name is one of the agent's processes: an event published from outside may not
     /// pass for one (its subscribers and the event log would take it for the process's own).
     package var isProcessName: (String) -> Bool = { _ in false }
@@ -144,9 +140,8 @@ package final class WorkHost {
         coordinator.agentName = URL(fileURLWithPath: agentDirectory).lastPathComponent
         // The built-in `command` type: programs spawned from this (the loop's) thread, inside
         // the workers' containment.
-        let commands = CommandTaskRunner(loop: loop, agentDirectory: agentDirectory, environment: environment, containment: containment, logger: logger)
-        commands.ended = { [unowned self] in commandRunEnded() }
-        coordinator.register(commands, for: "command")
+        coordinator.register(CommandTaskRunner(loop: loop, agentDirectory: agentDirectory, environment: environment,
+                                               containment: containment, logger: logger), for: "command")
         coordinator.publish = { [unowned self] type, payload, cascade in publish(type, payload, source: "tasks", cascade: cascade) }
         let notifier = TaskNotifier(defaults: notifications, outputs: outputs, agentName: URL(fileURLWithPath: agentDirectory).lastPathComponent,
                                     agentDirectory: agentDirectory, logger: logger)
