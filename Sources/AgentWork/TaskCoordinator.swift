@@ -74,9 +74,9 @@ package final class TaskCoordinator {
     /// Tasks whose starts wait for the next loop turn (``startSlice``), and whether a dispatch
     /// of them now must start one run whatever the turn has spent.
     var dispatchLater: Set<String> = []
+    var dispatchForced = false
     /// Why a running run is being cancelled, when not at a user's request (see ``cancel(_:why:)``).
     private var cancelReasons: [String: String] = [:]
-    var dispatchForced = false
     /// Attempts that ended, by task and how (`succeeded`, `failed`, `timed_out`, `cancelled`,
     /// `interrupted`), over the agent's life: the metrics.
     package private(set) var endedAttempts: [String: [String: Int]] = [:]

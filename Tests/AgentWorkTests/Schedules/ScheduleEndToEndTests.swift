@@ -196,28 +196,32 @@ import Testing
     @Test func aFireWaitingWhenItsScheduleIsRemovedIsRecordedAsSkipped() throws {
         let directory = TestPaths.temporaryDirectory("schedule-removed-waiting")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tasks = #""slow": {"type": "command", "command": ["/bin/sleep", "30"]}"#
-        let agent = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: #""q": {"every": 1, "overlap": "queue", "run": {"task": "slow"}}"#),
-                                            directory: directory)
+        let agent = try Self.agentWithAWaitingFire(in: directory)
         defer { _ = agent.run.stop() }
-        #expect(try ScheduleAgent.wait { try agent.history("q").contains { $0["outcome"] == "waiting" } })
-        let body = JSONValue.object(["action": "replace", "text": .string(ScheduleAgent.settings(tasks: tasks, schedules: ""))]).serialized()
+        let body = JSONValue.object(["action": "replace", "text": .string(ScheduleAgent.settings(tasks: Self.slowTask, schedules: ""))]).serialized()
         #expect(try agent.http("POST", "/api/settings/changes", body: body).status == 200)
         let history = try agent.history("q")
         #expect(history.first?["outcome"] == "skipped", "\(history)")
         #expect(history.first?["reason"]?.stringValue?.contains("removed while this fire waited") == true, "\(history)")
     }
 
+    static let slowTask = #""slow": {"type": "command", "command": ["/bin/sleep", "30"]}"#
+
+    /// An agent whose schedule `q` (every second, overlap queue) has a fire waiting for its run.
+    static func agentWithAWaitingFire(in directory: String) throws -> ScheduleAgent {
+        let agent = try ScheduleAgent.start(ScheduleAgent.settings(tasks: slowTask, schedules: #""q": {"every": 1, "overlap": "queue", "run": {"task": "slow"}}"#),
+                                            directory: directory)
+        #expect(try ScheduleAgent.wait { try agent.history("q").contains { $0["outcome"] == "waiting" } }, "no fire of q waited")
+        return agent
+    }
+
     /// The same when the schedule is removed while the agent is down (killed with a fire waiting).
     @Test func aFireWaitingWhenItsScheduleIsRemovedWhileTheAgentIsDownIsRecordedAsSkipped() throws {
         let directory = TestPaths.temporaryDirectory("schedule-removed-down")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tasks = #""slow": {"type": "command", "command": ["/bin/sleep", "30"]}"#
-        let first = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: #""q": {"every": 1, "overlap": "queue", "run": {"task": "slow"}}"#),
-                                            directory: directory)
-        #expect(try ScheduleAgent.wait { try first.history("q").contains { $0["outcome"] == "waiting" } })
+        let first = try Self.agentWithAWaitingFire(in: directory)
         _ = first.run.stop(signal: SIGKILL)
-        let second = try ScheduleAgent.start(ScheduleAgent.settings(tasks: tasks, schedules: ""), directory: directory)
+        let second = try ScheduleAgent.start(ScheduleAgent.settings(tasks: Self.slowTask, schedules: ""), directory: directory)
         defer { _ = second.run.stop() }
         let history = try second.history("q")
         #expect(history.first?["outcome"] == "skipped" && history.first?["reason"]?.stringValue?.contains("removed while this fire waited") == true, "\(history)")
