@@ -308,7 +308,7 @@ package final class OrphanSweeper {
     static let exitReaperName = "agent-exit"
 
     /// The supervisor's children, from /proc/self/task/*/children.
-    nonisolated static func children() -> [Int32] {
+    package nonisolated static func children() -> [Int32] {
         var unbounded = Int.max
         return children(of: getpid(), budget: &unbounded)
     }

@@ -11,8 +11,12 @@ extension Supervisor {
     /// worker is asked with waitid (WSTOPPED | WCONTINUED, leaving exits to ``reap(_:)``).
     /// SIGCHLD must be blocked in every thread for the signalfd to see it: the caller blocks it
     /// before it starts threads (as `agent-control` does); it is blocked here for this thread.
+    /// The `command` runs hear of it too (their daemons that die).
     func watchStops() {
-        if let problem = signals.watchChildren({ [unowned self] in checkStops() }) {
+        if let problem = signals.watchChildren({ [unowned self] in
+            checkStops()
+            work.childrenChanged()
+        }) {
             logger.warning("cannot watch for stopped workers (\(problem)); status shows them running")
         }
     }

@@ -49,6 +49,8 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package let logger: Logger
     package private(set) var runs: [String: CommandRun] = [:]
     private var stopped = false
+    /// A look for the runs' dead daemons is scheduled (see ``childrenChanged()``).
+    var daemonLookScheduled = false
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
     private nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 

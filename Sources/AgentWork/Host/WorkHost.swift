@@ -223,6 +223,11 @@ package final class WorkHost {
         return runner.owns(pid)
     }
 
+    /// The agent got SIGCHLD: the `command` runs' daemons that died are reaped.
+    package func childrenChanged() {
+        (tasks?.runner(for: "command") as? CommandTaskRunner)?.childrenChanged()
+    }
+
     /// The workflow run whose memory scope a task handler's run has (see
     /// ``TaskRun/workflowRunID``): nil for a process, or a run that is no workflow step.
     package func workflowRunScope(token: UInt64, process: SupervisedProcess) -> String? {

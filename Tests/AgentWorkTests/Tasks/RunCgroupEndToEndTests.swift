@@ -45,7 +45,8 @@ import Testing
             "stays": {"type": "command", "shell": true, "command": \#(quoted(daemons("stays") + "; exec sleep 1000"))},
             "flaky": {"type": "command", "shell": true, "retries": {"max": 1, "initial_delay": 0}, "command": \#(quoted(flaky))},
             "limited": {"type": "command", "command": ["/bin/true"], "limits": {"memory": "64M", "cpu": 0.5}},
-            "nests": {"type": "command", "shell": true, "command": \#(quoted(nests))}
+            "nests": {"type": "command", "shell": true, "command": \#(quoted(nests))},
+            "outlived": {"type": "command", "shell": true, "command": \#(quoted(outlived))}
             """#
     }
 
@@ -55,6 +56,12 @@ import Testing
         "own=$mnt$(awk -F: '$1 == \"0\" { print $3 }' /proc/self/cgroup); mkdir \"$own/inner\" && echo \"$own\" > nests.cgroup && " +
         "(setsid sh -c \"echo \\$\\$ > '$own/inner/cgroup.procs' && echo \\$\\$ > nests.pid && exec sleep 1000\" &) && " +
         "while [ ! -s nests.pid ]; do sleep 0.05; done"
+
+    /// A shell line that starts a daemon in a session of its own and goes on running. The
+    /// daemon waits until its parent, a shell, has gone (it is then the agent's child), writes its new
+    /// parent's pid to `outlived.parent` and its own to `outlived.pid`, and ends.
+    static let outlived = "(setsid sh -c 'parent() { cut -d\" \" -f4 /proc/$$/stat; }; " +
+        "while [ \"$(cat /proc/$(parent)/comm)\" = sh ]; do sleep 0.02; done; parent > outlived.parent; echo $$ > outlived.pid' &); exec sleep 1000"
 
     /// The daemons' pids written as `<prefix>-*.pid` in `directory`, waiting until both are.
     static func daemonPids(_ prefix: String, in directory: String) throws -> [Int32] {
@@ -152,6 +159,29 @@ import Testing
             Thread.sleep(forTimeInterval: 0.05)
         } while Date() < deadline
         #expect(kept.isEmpty, "kept as the supervisor's children: \(kept.map { "\($0) \(ProcStat.read($0)?.state ?? "?")" })")
+    }
+
+    /// A daemon that dies on its own while its run goes on is the supervisor's child (the
+    /// subreaper inherited it) and no longer in its run's cgroup: it is reaped as it dies, not
+    /// kept as a zombie until the agent stops.
+    @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable)) func aDaemonThatDiesWhileItsRunGoesOnIsReapedNotKeptAsAZombie() throws {
+        let directory = TestPaths.temporaryDirectory("run-cgroup-outlived")
+        let (agent, _) = try TaskAgent.agent(tasks: Self.tasks(), directory: directory)
+        defer { _ = agent.stop() }
+        let id = try Self.runID(agent, "outlived")
+        let read = { (name: String) in
+            (try? String(contentsOfFile: "\(directory)/outlived.\(name)", encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let written = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
+        while read("pid") == nil, Date() < written { Thread.sleep(forTimeInterval: 0.05) }
+        let pid = try #require(read("pid"), "the daemon never wrote its pid\n\(agent.transcript)")
+        let supervisor = agent.process.processIdentifier
+        #expect(read("parent") == supervisor, "the daemon was not the supervisor's child: the test shows nothing")
+        let deadline = Date().addingTimeInterval(TaskInterruptionEndToEndTests.patience)
+        while ProcStat.read(pid)?.parent == supervisor, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(ProcStat.read(pid)?.parent != supervisor, "kept as the supervisor's child: \(ProcStat.read(pid)?.state ?? "?")")
+        let shown = try TaskAgent.control(agent, ["show", id])
+        #expect(shown.stdout.contains("running"), "the run goes on: \(shown.stdout)")
     }
 
     @Test(.enabled(if: RunCgroupEndToEndTests.cgroupsWritable), arguments: [[:], ["AGENT_FORK_SERVER": "0"]])
