@@ -80,6 +80,26 @@ actor FleetWriter: HandoffReceiver {
         }
     }
 
+    /// Seconds a read for a user (a listing, a run, the members) waits for the database.
+    static let readDeadline = 15.0
+
+    /// Runs a read for a user, failed past ``readDeadline``: the pool keeps a read waiting for a
+    /// connection while the database is away, and a stalled server keeps a query waiting for
+    /// ever. `refusingWhileDegraded`: refused at once while the fleet is not joined or its
+    /// database is degraded (a listing; not a run's lookup, which the agent's own work makes too
+    /// and tries again).
+    nonisolated func reading<T: Sendable>(refusingWhileDegraded: Bool = true, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try requireJoined()
+        if refusingWhileDegraded, let reason = health.degraded {
+            throw FleetStoreError(code: "unavailable", message: "the fleet's database cannot be read now: \(reason)")
+        }
+        do {
+            return try await PostgresFleetStore.firstOf(Self.readDeadline, body)
+        } catch let silence as PostgresFleetStore.NoAnswer {
+            throw FleetStoreError(code: "unavailable", message: "the fleet's database at \(settings.displayURL) did not answer the read: \(silence)")
+        }
+    }
+
     // MARK: Handing over (any thread; cheap, never waits)
 
     nonisolated func enqueue(_ run: TaskRun) { handoff.yield(.run(run)) }

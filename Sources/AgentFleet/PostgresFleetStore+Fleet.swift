@@ -78,23 +78,24 @@ extension PostgresFleetStore: FleetBackend {
     }
 
     package func members() async throws -> [FleetMember] {
-        try writer.requireJoined()
-        let rows = try await client.query("""
-            SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id
-            """, logger: logger)
-        var members: [FleetMember] = []
-        for try await (id, host, version, started, heartbeat, silence, data) in rows.decode((String, String, String, Double, Double, Double, String).self) {
-            let detail = (try? JSONValue.parse(Data(data.utf8))) ?? .object([:])
-            var processes: [String: String] = [:]
-            for (name, state) in detail["processes"]?.objectValue ?? [:] { processes[name] = state.stringValue ?? "" }
-            var member = FleetMember(agentID: id, host: host, version: version, started: started, heartbeat: heartbeat, processes: processes,
-                                     running: detail["running"]?.numberValue?.intValue ?? 0, load: detail["load"]?.numberValue?.doubleValue ?? 0,
-                                     interval: detail["interval"]?.numberValue?.doubleValue ?? settings.heartbeat)
-            member.silence = silence
-            member.read(detail: detail)
-            members.append(member)
+        try await writer.reading { [self] in
+            let rows = try await client.query("""
+                SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id
+                """, logger: logger)
+            var members: [FleetMember] = []
+            for try await (id, host, version, started, heartbeat, silence, data) in rows.decode((String, String, String, Double, Double, Double, String).self) {
+                let detail = (try? JSONValue.parse(Data(data.utf8))) ?? .object([:])
+                var processes: [String: String] = [:]
+                for (name, state) in detail["processes"]?.objectValue ?? [:] { processes[name] = state.stringValue ?? "" }
+                var member = FleetMember(agentID: id, host: host, version: version, started: started, heartbeat: heartbeat, processes: processes,
+                                         running: detail["running"]?.numberValue?.intValue ?? 0, load: detail["load"]?.numberValue?.doubleValue ?? 0,
+                                         interval: detail["interval"]?.numberValue?.doubleValue ?? settings.heartbeat)
+                member.silence = silence
+                member.read(detail: detail)
+                members.append(member)
+            }
+            return members
         }
-        return members
     }
 }
 #endif

@@ -33,27 +33,29 @@ public final class PostgresRunStore: RunStore {
     /// Each run without its members longer than ``RunListing/storedMemberLimit``
     /// (``PostgresListing``); ``RunListing`` leaves out the shorter long ones.
     package func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun> {
-        try store.requireJoined()
-        let status = filter.status?.rawValue
-        let rows = try await client.query("""
-            \(unescaped: PostgresListing.select(["claims", "started", "holder"])) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
-            FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task)) AND (\(status)::text IS NULL OR status = \(status))
-            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
-            """, logger: logger)
-        var reader = RunListReader<TaskRun>()
-        for try await (data, omitted, claims, started, holder) in rows.decode((String, [String]?, Int32, Double?, String?).self) {
-            reader.add(data, omitted: omitted) { record in
-                guard var run = TaskRun(stored: record) else { return nil }
-                Self.overlay(&run, claims: Int(claims), started: started, holder: holder)
-                return run
+        try await store.reading { [self] in
+            let status = filter.status?.rawValue
+            let rows = try await client.query("""
+                \(unescaped: PostgresListing.select(["claims", "started", "holder"])) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
+                FROM task_runs WHERE (\(filter.task)::text IS NULL OR task = \(filter.task)) AND (\(status)::text IS NULL OR status = \(status))
+                ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
+                """, logger: logger)
+            var reader = RunListReader<TaskRun>()
+            for try await (data, omitted, claims, started, holder) in rows.decode((String, [String]?, Int32, Double?, String?).self) {
+                reader.add(data, omitted: omitted) { record in
+                    guard var run = TaskRun(stored: record) else { return nil }
+                    Self.overlay(&run, claims: Int(claims), started: started, holder: holder)
+                    return run
+                }
             }
+            return reader.page
         }
-        return reader.page
     }
 
     package func run(id: String) async throws -> TaskRun? {
-        try store.requireJoined()
-        return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE id = \(id)", logger: logger)).first
+        try await store.reading(refusingWhileDegraded: false) { [self] in
+            return try await decodeRuns(client.query("SELECT \(unescaped: Self.record) FROM task_runs WHERE id = \(id)", logger: logger)).first
+        }
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
@@ -114,31 +116,34 @@ public final class PostgresRunStore: RunStore {
 
     /// How many runs of `task` are in each status (`queued`, `running`, `succeeded`, …).
     package func statusCounts(task: String) async throws -> [String: Int] {
-        try store.requireJoined()
-        var counts: [String: Int] = [:]
-        let rows = try await client.query("SELECT status, count(*) FROM task_runs WHERE task = \(task) GROUP BY status", logger: logger)
-        for try await (status, count) in rows.decode((String, Int).self) { counts[status] = count }
-        return counts
+        try await store.reading { [self] in
+            var counts: [String: Int] = [:]
+            let rows = try await client.query("SELECT status, count(*) FROM task_runs WHERE task = \(task) GROUP BY status", logger: logger)
+            for try await (status, count) in rows.decode((String, Int).self) { counts[status] = count }
+            return counts
+        }
     }
 
     /// How many runs of `task` are not finished: a cheap wait for a queue to drain (it reads the
     /// unfinished runs' index entries, where ``statusCounts(task:)`` reads every run of the task).
     package func unfinishedCount(task: String) async throws -> Int {
-        try store.requireJoined()
-        let rows = try await client.query("SELECT count(*) FROM task_runs WHERE task = \(task) AND NOT finished", logger: logger)
-        for try await count in rows.decode(Int.self) { return count }
-        return 0
+        try await store.reading { [self] in
+            let rows = try await client.query("SELECT count(*) FROM task_runs WHERE task = \(task) AND NOT finished", logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
     }
 
     /// How many runs of `task` each holder holds now (`running` under its claim).
     package func heldCounts(task: String) async throws -> [String: Int] {
-        try store.requireJoined()
-        var counts: [String: Int] = [:]
-        let rows = try await client.query("""
-            SELECT holder, count(*) FROM task_runs WHERE task = \(task) AND status = 'running' AND holder IS NOT NULL GROUP BY holder
-            """, logger: logger)
-        for try await (holder, count) in rows.decode((String, Int).self) { counts[holder] = count }
-        return counts
+        try await store.reading { [self] in
+            var counts: [String: Int] = [:]
+            let rows = try await client.query("""
+                SELECT holder, count(*) FROM task_runs WHERE task = \(task) AND status = 'running' AND holder IS NOT NULL GROUP BY holder
+                """, logger: logger)
+            for try await (holder, count) in rows.decode((String, Int).self) { counts[holder] = count }
+            return counts
+        }
     }
 
     // MARK: Claims

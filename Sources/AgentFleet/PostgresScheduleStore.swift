@@ -37,19 +37,20 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     package func history(schedule: String, limit: Int) async throws -> [ScheduleHistoryEntry] {
-        try store.requireJoined()
-        let rows = try await store.client.query("""
-            SELECT planned, actual, outcome, run_id, data FROM schedule_history WHERE schedule = \(schedule) ORDER BY row DESC LIMIT \(max(limit, 0))
-            """, logger: store.logger)
-        var lines: [ScheduleHistoryEntry] = []
-        for try await (planned, actual, outcome, runID, data) in rows.decode((Double?, Double, String, String?, String).self) {
-            guard let outcome = ScheduleHistoryEntry.Outcome(rawValue: outcome) else { continue }
-            let extra = (try? JSONValue.parse(Data(data.utf8))) ?? .object([:])
-            lines.append(ScheduleHistoryEntry(schedule: schedule, planned: planned, actual: actual, outcome: outcome, runID: runID,
-                                              reason: extra["reason"]?.stringValue, count: extra["count"]?.numberValue?.intValue ?? 1,
-                                              firstPlanned: extra["first_planned"]?.numberValue?.doubleValue))
+        try await store.reading { [self] in
+            let rows = try await store.client.query("""
+                SELECT planned, actual, outcome, run_id, data FROM schedule_history WHERE schedule = \(schedule) ORDER BY row DESC LIMIT \(max(limit, 0))
+                """, logger: store.logger)
+            var lines: [ScheduleHistoryEntry] = []
+            for try await (planned, actual, outcome, runID, data) in rows.decode((Double?, Double, String, String?, String).self) {
+                guard let outcome = ScheduleHistoryEntry.Outcome(rawValue: outcome) else { continue }
+                let extra = (try? JSONValue.parse(Data(data.utf8))) ?? .object([:])
+                lines.append(ScheduleHistoryEntry(schedule: schedule, planned: planned, actual: actual, outcome: outcome, runID: runID,
+                                                  reason: extra["reason"]?.stringValue, count: extra["count"]?.numberValue?.intValue ?? 1,
+                                                  firstPlanned: extra["first_planned"]?.numberValue?.doubleValue))
+            }
+            return lines
         }
-        return lines
     }
 
     package func lead(holder: String, lease: Double) async throws -> Leadership? {
@@ -71,15 +72,16 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     package func currentLeader() async throws -> Leadership? {
-        try store.requireJoined()
-        let rows = try await store.client.query("""
-            SELECT holder, fence, expires FROM leases WHERE name = \(Self.leaseName) AND expires >= \(unescaped: Self.now)
-            """, logger: store.logger)
-        var found: Leadership?
-        for try await (holder, fence, expires) in rows.decode((String, Int64, Double).self) {
-            found = Leadership(holder: holder, fence: fence, until: expires)
+        try await store.reading { [self] in
+            let rows = try await store.client.query("""
+                SELECT holder, fence, expires FROM leases WHERE name = \(Self.leaseName) AND expires >= \(unescaped: Self.now)
+                """, logger: store.logger)
+            var found: Leadership?
+            for try await (holder, fence, expires) in rows.decode((String, Int64, Double).self) {
+                found = Leadership(holder: holder, fence: fence, until: expires)
+            }
+            return found
         }
-        return found
     }
 
     /// Writes one commit in the writer's transaction; false (nothing written) when it was

@@ -62,29 +62,31 @@ public actor PostgresWorkflowStore: SharedWorkflowStore, HandoffReceiver {
     /// Each run without its members longer than ``RunListing/storedMemberLimit``
     /// (``PostgresListing``); ``RunListing`` leaves out the shorter long ones.
     package nonisolated func list(_ filter: WorkflowRunFilter) async throws -> RunListPage<WorkflowRun> {
-        try store.requireJoined()
-        let status = filter.status?.rawValue
-        let rows = try await client.query("""
-            \(unescaped: PostgresListing.select()) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
-            FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow)) AND (\(status)::text IS NULL OR status = \(status))
-            ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
-            """, logger: logger)
-        var reader = RunListReader<WorkflowRun>(unshown: ["definition"])
-        for try await (data, omitted) in rows.decode((String, [String]?).self) {
-            reader.add(data, omitted: omitted, WorkflowRun.init(listed:))
+        try await store.reading { [self] in
+            let status = filter.status?.rawValue
+            let rows = try await client.query("""
+                \(unescaped: PostgresListing.select()) FROM (SELECT *, \(unescaped: PostgresListing.fresh) AS fresh
+                FROM workflow_runs WHERE (\(filter.workflow)::text IS NULL OR workflow = \(filter.workflow)) AND (\(status)::text IS NULL OR status = \(status))
+                ORDER BY seq DESC LIMIT \(max(filter.limit, 0))) t \(unescaped: PostgresListing.measured)
+                """, logger: logger)
+            var reader = RunListReader<WorkflowRun>(unshown: ["definition"])
+            for try await (data, omitted) in rows.decode((String, [String]?).self) {
+                reader.add(data, omitted: omitted, WorkflowRun.init(listed:))
+            }
+            return reader.page
         }
-        return reader.page
     }
 
     package nonisolated func run(id: String) async throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
-        try store.requireJoined()
-        return try await client.withConnection { connection in
-            var found: WorkflowRun?
-            for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE id = \(id)", logger: self.logger).decode(String.self) {
-                found = Self.decodeRun(data)
+        try await store.reading(refusingWhileDegraded: false) { [self] in
+            return try await client.withConnection { connection in
+                var found: WorkflowRun?
+                for try await data in try await connection.query("SELECT data FROM workflow_runs WHERE id = \(id)", logger: self.logger).decode(String.self) {
+                    found = Self.decodeRun(data)
+                }
+                guard let run = found else { return nil }
+                return (run, try await Self.steps(of: [id], on: connection, logger: self.logger)[id] ?? [])
             }
-            guard let run = found else { return nil }
-            return (run, try await Self.steps(of: [id], on: connection, logger: self.logger)[id] ?? [])
         }
     }
 

@@ -316,7 +316,7 @@ package final class OrphanSweeper {
     /// The children of `pid`, from /proc/PID/task/*/children (each thread lists those it
     /// forked), a file read taken from `budget` each (read in C: Foundation's listing of a
     /// folder was most of a sweep of a thousand processes).
-    nonisolated static func children(of pid: pid_t, budget: inout Int) -> [Int32] {
+    package nonisolated static func children(of pid: pid_t, budget: inout Int) -> [Int32] {
         var cBudget = Int32(clamping: budget)
         let found = [Int32](unsafeUninitializedCapacity: mostChildren) { buffer, count in
             count = Int(agent_process_children(pid, buffer.baseAddress, Int32(mostChildren), &cBudget))

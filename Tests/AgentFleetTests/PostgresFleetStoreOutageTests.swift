@@ -1,5 +1,6 @@
 #if Fleet
 import AgentFleet
+import AgentSupervision
 import AgentStoreConformance
 import AgentTestSupport
 @testable import AgentWork
@@ -48,6 +49,57 @@ import Testing
         #expect(stored.count == 51 - back.dropped, "what waited is written, what was dropped is not: \(stored)")
         #expect(stored.contains("r49"), "the newest changes are kept")
         await store.shutDown()
+    }
+
+    /// A server that accepts and never answers (stopped, hung): the connections the pool holds
+    /// stay open and a query on one would wait for ever. A user's read fails instead, at once
+    /// once the store knows the database does not answer, and within the read deadline before.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func readsFailSayingWhyWhileTheServerNeverAnswersAndWorkWhenItAnswersAgain() async throws {
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let json: JSONValue = ["postgres": .string(server.url(database: try server.makeDatabase())), "password": "${env:PGPASSWORD}",
+                               "agent_id": "stalled", "heartbeat": 0.2]
+        let settings = try #require(try FleetSettings(json, environment: ["PGPASSWORD": PostgresTestServer.password]))
+        let store = try await PostgresFleetStore.connect(settings, logger: Logger(label: "test"))
+        store.runs.record(StoreContract.run("before"))
+        await store.runs.flush()
+        #expect(try await store.runs.run(id: "before") != nil)
+
+        let postmaster = try #require(pid_t(try String(contentsOfFile: server.folder + "/data/postmaster.pid", encoding: .utf8)
+            .split(separator: "\n").first.map(String.init) ?? ""))
+        var unbounded = Int.max
+        let stopped = [postmaster] + OrphanSweeper.children(of: postmaster, budget: &unbounded)
+        for pid in stopped { kill(pid, SIGSTOP) }
+        var continued = false
+        defer { if !continued { for pid in stopped { kill(pid, SIGCONT) } } }
+
+        // A change the writer hands over and waits for (heartbeats, in an agent, wait so too).
+        store.runs.record(StoreContract.run("during"))
+        // A lookup is not refused while degraded (the agent's own work makes it too): it waits
+        // for the deadline.
+        let lookup = await Result { try await store.runs.run(id: "before") }
+        #expect(Self.message(lookup).contains("did not answer the read"), "\(lookup)")
+        // By now the writer's wait says the database does not answer: a listing is refused at once.
+        let listing = await Result { try await store.runs.list(RunFilter(limit: 10)) }
+        #expect(Self.message(listing).contains("cannot be read now") && Self.message(listing).contains("no answer from"), "\(listing)")
+
+        for pid in stopped { kill(pid, SIGCONT) }
+        continued = true
+        let deadline = Date().addingTimeInterval(60)
+        var after: Result<RunListPage<TaskRun>, any Error>
+        repeat {
+            after = await Result { try await store.runs.list(RunFilter(limit: 10)) }
+            if (try? after.get())?.count == 2 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        } while Date() < deadline
+        #expect((try? after.get())?.map(\.run.id) == ["during", "before"], "what waited is written too: \(after)")
+        await store.shutDown()
+    }
+
+    static func message<T>(_ result: Result<T, any Error>) -> String {
+        if case .failure(let error) = result { return "\(error)" }
+        return "succeeded"
     }
 }
 #endif
