@@ -129,10 +129,13 @@ public final class PostgresFleetStore: Sendable {
         stop()
     }
 
-    /// ``close()`` for async callers: what is queued is written first.
-    public func shutDown() async {
-        await flush()
-        await events.flush()
+    /// ``close()`` for async callers: what is queued is written first, waited for at most
+    /// `timeout` seconds (a stalled database answers no write).
+    public func shutDown(within timeout: Double = 30) async {
+        _ = try? await Self.firstOf(timeout) { [self] in
+            await flush()
+            await events.flush()
+        }
         stop()
     }
 
