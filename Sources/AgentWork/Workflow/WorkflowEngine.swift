@@ -128,6 +128,8 @@ package final class WorkflowEngine {
     package var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
     /// Trigger cascades stopped, by workflow: logged the 1st, 10th, 100th… time.
     var cascadeStops = LogCounts()
+    /// Events not yet handed to all their waiting steps, oldest first (see ``eventArrived``).
+    var arrivals: [EventArrival] = []
     /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
     package var wantedTypesChanged: () -> Void = {}
     /// The HTTP users and named tokens of the current settings with their role: who may answer
