@@ -43,7 +43,12 @@ package final class LoopInbox: Sendable {
         return try LoopActor.assumeIsolated(body)
     }
 
-    /// Runs what was posted.
+    /// The longest one drain runs what was posted (at least one item): the rest waits for the
+    /// next turn of the loop, ahead of what is posted meanwhile, so that a burst (thousands of
+    /// commits landing at once) does not hold the loop's other work.
+    package static let drainSlice = 0.004
+
+    /// Runs what was posted, for at most ``drainSlice``.
     @LoopActor package func drain() {
         var counter: UInt64 = 0
         _ = read(fd, &counter, 8)
@@ -51,6 +56,25 @@ package final class LoopInbox: Sendable {
             defer { list.removeAll() }
             return list
         }
-        for item in work { item() }
+        let began = EventLoop.now()
+        for (index, item) in work.enumerated() {
+            if index > 0, EventLoop.now() - began >= Self.drainSlice {
+                putBack(work[index...])
+                return
+            }
+            item()
+        }
+    }
+
+    /// Puts `work` back ahead of what was posted since, and makes sure the loop wakes for it.
+    private func putBack(_ work: ArraySlice<Work>) {
+        let wasEmpty = pending.withLock { list in
+            defer { list.insert(contentsOf: work, at: 0) }
+            return list.isEmpty
+        }
+        // A post that found the queue empty since has woken the loop already.
+        guard wasEmpty else { return }
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
     }
 }
