@@ -70,24 +70,39 @@ public final class JSONSchemaValidator: Sendable {
     ///
     /// Matching `pattern` and `patternProperties` costs at most `patternStepBudget` steps in
     /// all; a match that would cost more fails the validation with an error of
-    /// keyword `pattern` or `patternProperties` that names the pattern and the bound.
+    /// keyword `pattern` or `patternProperties` that names the pattern and the bound. The
+    /// subschemas evaluated are bounded too, by the instance's size (100,000, or 16 per value
+    /// of the instance if more): past that the validation fails with an undecided error first.
     public func validate(_ instance: JSONValue) -> [ValidationError] {
         var evaluator = Evaluator(collecting: true)
+        evaluator.unsizedInstance = instance
         var annotations = Annotations()
         _ = evaluator.evaluate(root, instance, &annotations, false)
+        // Out of evaluations: that first (it is why the rest may be incomplete), and a few of
+        // the errors found before.
+        if let overrun = evaluator.evaluationOverrun {
+            return [overrun] + evaluator.errors.prefix(Self.errorsShownWithAnOverrun)
+        }
         // A match that ran out of budget fails the validation even where its failure was
         // inverted (`not`) or outweighed (another `anyOf` branch passed).
-        if let overrun = evaluator.patternOverrun, !evaluator.errors.contains(overrun) {
-            return evaluator.errors + [overrun]
+        var errors = evaluator.errors
+        if let overrun = evaluator.patternOverrun, !errors.contains(overrun) { errors.append(overrun) }
+        if evaluator.errorsCut {
+            errors.append(ValidationError(instanceLocation: "", keywordLocation: "", keyword: "$schema",
+                                          message: "more errors were found; only the first \(Evaluator.mostErrors) are listed"))
         }
-        return evaluator.errors
+        return errors
     }
 
     /// Whether `instance` is valid; faster than `validate` as it stops at the first failure
     /// and builds no messages.
     public func isValid(_ instance: JSONValue) -> Bool {
         var evaluator = Evaluator(collecting: false)
+        evaluator.unsizedInstance = instance
         var annotations = Annotations()
-        return evaluator.evaluate(root, instance, &annotations, false) && evaluator.patternOverrun == nil
+        return evaluator.evaluate(root, instance, &annotations, false) && evaluator.patternOverrun == nil && evaluator.evaluationOverrun == nil
     }
+
+    /// Errors found before the evaluations ran out that ``validate(_:)`` returns with the overrun.
+    static let errorsShownWithAnOverrun = 20
 }

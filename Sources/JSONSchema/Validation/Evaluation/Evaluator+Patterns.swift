@@ -19,10 +19,11 @@ extension Evaluator {
     mutating func reportOverBudget(_ node: SchemaNode, _ keyword: String, _ pattern: PatternRegex, _ string: String, member: String? = nil) {
         guard collecting else { return }
         if let member { instancePath.append(.key(member)) }
+        let before = errors.count
         report(node, keyword, Evaluator.overBudgetMessage(pattern, string), keywordSuffix: member == nil ? [] : [.key(pattern.source)])
-        errors[errors.count - 1].isUndecided = true
+        if errors.count > before { errors[errors.count - 1].isUndecided = true }
         if member != nil { instancePath.removeLast() }
-        if patternOverrun?.instanceLocation == "" && patternOverrun?.keywordLocation == "", let located = errors.last {
+        if errors.count > before, patternOverrun?.instanceLocation == "" && patternOverrun?.keywordLocation == "", let located = errors.last {
             patternOverrun = located
         }
     }

@@ -27,6 +27,17 @@ struct Evaluator {
     /// The first match that ran out of `patternBudget`: it fails the whole validation, even
     /// where it was probed under `not` or in a branch that another branch made irrelevant.
     var patternOverrun: ValidationError?
+    /// Schema evaluations made so far, and how many this validation may make (see
+    /// ``overEvaluationBudget()``).
+    var evaluations = 0
+    var evaluationLimit = Evaluator.evaluationsBeforeSizing
+    /// The instance validated, whose size raises the limit once ``evaluationsBeforeSizing``
+    /// are spent (nil: it did).
+    var unsizedInstance: JSONValue?
+    /// Set once the evaluations ran out: it fails the whole validation, as `patternOverrun`.
+    var evaluationOverrun: ValidationError?
+    /// Errors were left out beyond ``mostErrors``.
+    var errorsCut = false
 
     init(collecting: Bool) {
         self.collecting = collecting
@@ -39,6 +50,8 @@ struct Evaluator {
             if !boolean { reportFalseSchema(instance) }
             return boolean
         }
+        evaluations += 1
+        if evaluations > evaluationLimit, overEvaluationBudget() { return false }
         depth += 1
         inPlaceDepth += 1
         defer {
@@ -215,7 +228,7 @@ struct Evaluator {
         _ node: SchemaNode, _ keyword: String, _ message: @autoclosure () -> String,
         keywordSuffix: [PathToken] = [], expectation: @autoclosure () -> String? = nil
     ) {
-        guard collecting else { return }
+        guard collecting, !errorsFull else { return }
         var absolute: String?
         if !node.resource.isSynthetic {
             let relative = node.pointer.dropFirst(node.resource.rootPointer.count).map(PathToken.key)
@@ -233,7 +246,7 @@ struct Evaluator {
 
     /// A `false` subschema was reached: nothing is allowed at this location.
     private mutating func reportFalseSchema(_ instance: JSONValue) {
-        guard collecting else { return }
+        guard collecting, !errorsFull else { return }
         let message: String
         switch instancePath.last {
         case .key(let key): message = "property \(ValueDescription.quoted(key)) is not allowed"
