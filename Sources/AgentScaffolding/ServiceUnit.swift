@@ -56,6 +56,12 @@ public struct ServiceUnit: Sendable, Equatable {
             || path.contains(where: \.isWhitespace) {
             found.append("\(option) \(path.debugDescription): a path with spaces, quotes, backslashes, control characters, % or $ would need escaping in the unit; use a path without them")
         }
+        // Written in the unit's comments and Description: a line break would start lines of its own
+        // (an ExecStartPre=+ run as root), and systemd expands % in Description.
+        if !isTemplate, agentName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .lineSeparator
+            || $0.properties.generalCategory == .paragraphSeparator || $0 == "%" }) {
+            found.append("--name \(agentName.debugDescription): a name with control characters, line breaks or % cannot be written in the unit; use letters, digits, - and _")
+        }
         for (option, name) in [("--user", user), ("--group", group ?? user)] where !Self.isUserName(name) {
             found.append("\(option) \(name): expected a user or group name (letters, digits, _ and -, starting with a letter or _, at most 31 characters)")
         }

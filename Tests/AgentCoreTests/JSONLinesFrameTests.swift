@@ -55,6 +55,9 @@ import Testing
             (#"{"emit": 3}"#, .malformed, "/emit", "expected an object, found 3 (integer)"),
             (#"{"emit": {"payload": 1}}"#, .malformed, "/emit/type", "expected a string, found nothing (the member is missing)"),
             (#"{"emit": {"type": ""}}"#, .malformed, "/emit/type", "expected a non-empty string of at most 65535 bytes, found \"\" (string)"),
+            // A NUL was stored cut short but routed whole; an escape reached terminals.
+            (#"{"emit": {"type": "flood\u0000secret"}}"#, .malformed, "/emit/type", "expected an event type without control characters"),
+            (#"{"emit": {"type": "ctl\u001b[31mtype"}}"#, .malformed, "/emit/type", "expected an event type without control characters"),
             (#"{"ready": 1}"#, .malformed, "/ready", "expected true, found 1 (integer)"),
             (#"{"answer": {"confidence": 2, "text": "x"}}"#, .malformed, "/answer/confidence", "expected a number from 0 to 1, found 2 (integer)"),
             (#"{"message": {"level": "loud", "text": "x"}}"#, .malformed, "/message/level", "expected one of debug, info, warning, error, critical, found \"loud\" (string)"),

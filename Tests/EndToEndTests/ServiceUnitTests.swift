@@ -61,6 +61,18 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
+    /// A name with a line break would write lines of its own into the unit (an
+    /// `ExecStartPre=+…`, run as root): refused, nothing printed.
+    @Test func aNameThatWouldWriteLinesOfItsOwnIntoTheUnitIsRefused() throws {
+        let directory = try Self.agentFolder("feeds")
+        for name in ["x\n[Service]\nExecStartPre=+/bin/touch /tmp/owned", "a%h", "line\u{2028}break"] {
+            let result = try runProgram("agent-control", ["unit", "--name", name], in: directory)
+            #expect(result.status == 64, "\(name.debugDescription): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("--name") && result.stderr.contains("cannot be written in the unit"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(result.stdout)")
+        }
+    }
+
     @Test func createAgentWritesTheSameUnitAsAgentControlPrints() throws {
         let directory = TestPaths.temporaryDirectory("unit") + "/reports"
         let created = try runProgram("create-agent", [directory])

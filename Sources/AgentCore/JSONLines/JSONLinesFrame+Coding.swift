@@ -60,7 +60,7 @@ extension JSONLinesFrame {
         case "stop": try reader.requireTrue(); self = .stop
         case "ready": try reader.requireTrue(); self = .ready
         case "heartbeat": try reader.requireTrue(); self = .heartbeat
-        case "emit": self = .emit(Emit(type: try reader.nonEmptyString("type"), payload: try reader.value("payload") ?? .null))
+        case "emit": self = .emit(Emit(type: try reader.eventType("type"), payload: try reader.value("payload") ?? .null))
         case "message": self = .message(Message(level: try reader.level(), text: try reader.string("text")))
         case "alert": self = .alert(try reader.textOrString("text"))
         case "state": self = .state(body)
@@ -158,6 +158,16 @@ private struct FrameReader {
     func nonEmptyString(_ key: String) throws(JSONLinesError) -> String {
         let text = try string(key)
         guard !text.isEmpty, text.utf8.count <= 0xFFFF else { throw refuse(key, "a non-empty string of at most 65535 bytes", .string(text)) }
+        return text
+    }
+
+    /// An event's type: no control character (a NUL cut it short where it was stored, not
+    /// where it was routed; an escape reached the terminal of whoever listed the events).
+    func eventType(_ key: String) throws(JSONLinesError) -> String {
+        let text = try nonEmptyString(key)
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw refuse(key, "an event type without control characters (U+0000–U+001F, U+007F–U+009F)", .string(text))
+        }
         return text
     }
 
