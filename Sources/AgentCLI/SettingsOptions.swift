@@ -32,7 +32,16 @@ public struct SettingsOptions: ParsableArguments {
     /// unless `required` is false (then nil).
     public func resolve(required: Bool = true) throws -> String? {
         try CommandDirectory.change(to: directory)
-        if let settings { return settings }
+        if let settings {
+            // A folder would be taken for the settings' folder's parent: `stop` said "not running"
+            // of a running agent, `start` made .agent in the parent.
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: settings, isDirectory: &isFolder), isFolder.boolValue {
+                throw CommandFailure.report("--settings \(settings): a folder, not a settings file; pass its settings file (--settings \((settings as NSString).appendingPathComponent(SettingsDiscovery.fileName))) or run in it (-C \(settings))",
+                                            exitCode: AgentLauncher.ExitCode.invalidConfiguration)
+            }
+            return settings
+        }
         let here = FileManager.default.currentDirectoryPath
         if let found = SettingsDiscovery.find(from: here) { return found }
         guard required else { return nil }

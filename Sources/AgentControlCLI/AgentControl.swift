@@ -229,6 +229,10 @@ struct Stop: ParsableCommand {
     @Option(name: .long, help: "Seconds to wait for the agent to exit.")
     var timeout: Double = 120
 
+    func validate() throws {
+        guard timeout.isFinite, timeout > 0 else { throw ValidationError("--timeout must be a number of seconds > 0; found \(timeout)") }
+    }
+
     func run() throws {
         try finish(location.daemon().stop(timeout: timeout))
     }

@@ -41,6 +41,10 @@ struct HashPassword: ParsableCommand {
             if data.last == UInt8(ascii: "\n") { data.removeLast() }
             if data.last == UInt8(ascii: "\r") { data.removeLast() }
             guard let text = String(data: data, encoding: .utf8) else { throw CommandFailure.report("the password on standard input is not UTF-8") }
+            // A password no one could type at the login form (`printf 'pw\npw\n'` was hashed as "pw\npw").
+            guard !text.contains(where: \.isNewline) else {
+                throw CommandFailure.report("standard input has more than one line; give the password alone, on one line (printf '%s' \"$PASSWORD\" | agent-control hash-password); nothing printed")
+            }
             password = text
         }
         guard !password.isEmpty else { throw CommandFailure.report("no password given (an empty one is refused)") }

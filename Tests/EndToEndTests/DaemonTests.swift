@@ -52,6 +52,26 @@ import Testing
       "busy": {"type": "trade_frequency", "window": 5, "threshold": 100}}}
     """
 
+    /// A folder given for --settings is refused by every command, saying what to pass: `stop`
+    /// said "not running" of a running agent, `start` made .agent in the folder's parent.
+    @Test func aFolderGivenForTheSettingsIsRefusedAndNothingIsWritten() throws {
+        let parent = TestPaths.temporaryDirectory("daemon-folder")
+        let folder = parent + "/agent"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.twoProcesses.write(toFile: folder + "/settings.json", atomically: true, encoding: .utf8)
+        for command in ["start", "stop", "status", "reload", "validate"] {
+            let result = try runProgram("agent-control", [command, "--settings", folder])
+            #expect(result.status == 2, "\(command): \(result.status) \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("a folder, not a settings file") && result.stderr.contains(folder + "/settings.json"), "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: parent + "/.agent"), "start wrote into the folder's parent")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/.agent"))
+        for timeout in ["nan", "0", "-1", "inf"] {
+            let result = try runProgram("agent-control", ["stop", "--settings", folder + "/settings.json", "--timeout=" + timeout])
+            #expect(result.status == 64 && result.stderr.contains("--timeout must be a number of seconds > 0"), "\(timeout): \(result.stderr)")
+        }
+    }
+
     @Test func startStatusReloadAndStop() throws {
         let agent = try Agent(Self.twoProcesses)
         let started = try agent.control(["start", "--no-build"])

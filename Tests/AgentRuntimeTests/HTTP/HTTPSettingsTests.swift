@@ -122,6 +122,9 @@ import Testing
         #expect(cheaper.stdout.hasPrefix("$2b$10$"), "\(cheaper.stdout)\(cheaper.stderr)")
         let empty = try runProgram("agent-control", ["hash-password"], input: Data("\n".utf8))
         #expect(empty.status == 1 && empty.stdout.isEmpty && empty.stderr.contains("no password"), "\(empty.stderr)")
+        // Two lines would be hashed as one password with a line break, which no one can type.
+        let twoLines = try runProgram("agent-control", ["hash-password"], input: Data("pw\npw\n".utf8))
+        #expect(twoLines.status == 1 && twoLines.stdout.isEmpty && twoLines.stderr.contains("more than one line"), "\(twoLines.stderr)")
         let long = try runProgram("agent-control", ["hash-password"], input: Data(String(repeating: "a", count: 73).utf8))
         #expect(long.status == 1 && long.stderr.contains("72"), "\(long.stderr)")
         let help = try runProgram("agent-control", ["hash-password", "--help"])
