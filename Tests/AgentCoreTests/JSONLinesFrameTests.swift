@@ -94,7 +94,7 @@ import Testing
         while reader.read({ item in
             switch item {
             case .line(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
-            case .tooLong(let length, _): skipped.append(length)
+            case .tooLong(let length, _, _): skipped.append(length)
             }
         }) {}
         #expect(lines == [#"{"ready": true}"#, #"{"heartbeat": true}"#, "last"])
@@ -113,10 +113,10 @@ import Testing
         defer { reader.deallocate() }
         var reports: [(Int, Bool)] = []
         // One read: the writer is still there, its line not ended.
-        #expect(reader.read { item in if case .tooLong(let length, let whole) = item { reports.append((length, whole)) } })
+        #expect(reader.read { item in if case .tooLong(let length, let whole, _) = item { reports.append((length, whole)) } })
         #expect(reports.count == 1 && reports[0].0 == 5000 && !reports[0].1, "\(reports)")
         _ = text.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
-        _ = reader.read { item in if case .tooLong(let length, let whole) = item { reports.append((length, whole)) } }
+        _ = reader.read { item in if case .tooLong(let length, let whole, _) = item { reports.append((length, whole)) } }
         #expect(reports.count == 1, "the rest is skipped unreported: \(reports)")
     }
 }

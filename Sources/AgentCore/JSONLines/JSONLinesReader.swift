@@ -13,7 +13,8 @@ public struct JSONLinesReader {
         /// too long: `whole` when its newline was read with it (`length` is then its length),
         /// else `length` is what was read so far and the rest, up to its newline, is skipped
         /// unreported (a writer that never ends its line is told of at once, not never).
-        case tooLong(length: Int, whole: Bool)
+        /// `head`: its first bytes, up to ``headBytes`` (valid only during the callback).
+        case tooLong(length: Int, whole: Bool, head: UnsafeRawBufferPointer)
     }
 
     public let fd: Int32
@@ -25,6 +26,14 @@ public struct JSONLinesReader {
     private var end = 0
     /// The length so far of a line being skipped (nil: not skipping).
     private var skipped: Int?
+
+    /// How much of a line too long a ``Item/tooLong`` shows (what names it: a run's id).
+    public static let headBytes = 4096
+
+    /// The first bytes of the line in [start, to).
+    private func head(to: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: buffer[start..<min(to, start + Self.headBytes)])
+    }
 
     /// The read size: lines shorter than this come many to a read.
     public static let chunk = 64 << 10
@@ -81,7 +90,7 @@ public struct JSONLinesReader {
             if skipped != nil {
                 skipped = nil
             } else if newline - start > limit {
-                handle(.tooLong(length: newline - start, whole: true))
+                handle(.tooLong(length: newline - start, whole: true, head: head(to: newline)))
             } else {
                 handle(.line(UnsafeRawBufferPointer(rebasing: buffer[start..<newline])))
             }
@@ -90,7 +99,7 @@ public struct JSONLinesReader {
         }
         // No newline in sight: a line longer than the limit is dropped as it comes.
         if end - start > limit || (skipped != nil && end > start) {
-            if skipped == nil { handle(.tooLong(length: end - start, whole: false)) }
+            if skipped == nil { handle(.tooLong(length: end - start, whole: false, head: head(to: end))) }
             skipped = (skipped ?? 0) + end - start
             start = 0
             end = 0

@@ -76,6 +76,35 @@ extension ProgramBridge {
         }
     }
 
+    /// A line too long to read (a result over the limit) ends the run it was for, which would
+    /// otherwise wait for ever: the run its head names (the SDKs write the id before the
+    /// output), or the only run going.
+    func failRun(ofOverlongLine head: UnsafeRawBufferPointer, length: Int, whole: Bool) {
+        let named = Self.runID(inHead: head)
+        let id = runs.withLock { runs -> String? in
+            if let named, runs.going[named] != nil { return named }
+            return runs.going.count == 1 ? runs.going.keys.first : nil
+        }
+        guard let id else { return }
+        let size = whole ? "a line of \(length) bytes" : "a line of more than \(length) bytes"
+        let reason = "the program wrote \(size) while the run was going (its result?), more than the \(Self.lineLimit) bytes a line may have; "
+            + "it was not read, and the run fails (keep a run's output under 1 MiB: write large results to a file and return its path)"
+        endRun(id, succeeded: false, data: Array(reason.utf8))
+    }
+
+    /// The run id an over-long `{"result": {"id": "…", …` or `{"error": {"id": "…"` line
+    /// begins with, if its head has it.
+    static func runID(inHead head: UnsafeRawBufferPointer) -> String? {
+        let text = String(decoding: head, as: UTF8.self)
+        guard let key = text.range(of: "\"id\"") else { return nil }
+        var rest = text[key.upperBound...].drop { $0 == " " || $0 == "\t" }
+        guard rest.first == ":" else { return nil }
+        rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+        guard rest.first == "\"" else { return nil }
+        let value = rest.dropFirst().prefix { $0 != "\"" && $0 != "\\" }
+        return value.isEmpty ? nil : String(value)
+    }
+
     /// A heartbeat of the program is one of every run going.
     func heartbeatRuns() {
         let tokens = runs.withLock { Array($0.going.values) }

@@ -161,10 +161,11 @@ final class ProgramBridge: @unchecked Sendable {
                 } catch {
                     problems.refused(error)
                 }
-            case .tooLong(let length, let whole):
+            case .tooLong(let length, let whole, let head):
                 let found = whole ? "found one of \(length) bytes; it was skipped"
                     : "found one of more (\(length) bytes without a newline so far); it is skipped up to its newline"
                 problems.refused(JSONLinesError(.tooLong, "expected a line of at most \(Self.lineLimit) bytes, \(found)"))
+                failRun(ofOverlongLine: head, length: length, whole: whole)
             }
         })
     }

@@ -92,6 +92,14 @@ import Testing
         // An input the handler's input_schema refuses never reaches the program.
         let refused = try runProgram("agent-control", ["task", "run", "flaky", "--input", #"{"value": "x"}"#, "--settings", settings])
         #expect(refused.status != 0 && refused.stderr.contains("/input/value"), "\(refused.stderr)")
+        // A result too long for a line cannot be read: its run fails saying so (it waited for
+        // ever), and the handler goes on with the next run.
+        let huge = try runProgram("agent-control", ["task", "run", "flaky", "--input", #"{"value": 1, "blob": 1100000}"#, "--wait", "--json", "--settings", settings], timeout: 120)
+        let tooLong = try JSONValue.parse(huge.stdout)
+        #expect(tooLong["status"] == "failed", "\(huge.stdout)\(huge.stderr)")
+        #expect(tooLong.serialized().contains("more than the 1048576 bytes a line may have"), "\(huge.stdout)")
+        let next = try runProgram("agent-control", ["task", "run", "flaky", "--input", #"{"value": 2, "blob": 3}"#, "--wait", "--json", "--settings", settings], timeout: 120)
+        #expect((try? JSONValue.parse(next.stdout))?["output"] == ["blob": "xxx"], "\(next.stdout)\(next.stderr)")
         #expect(agent.stop() == 0, "\(agent.transcript)")
     }
 }
