@@ -208,6 +208,42 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// Alerts join the chat, which no retention deletes: a program raising them flat out wrote
+    /// 650,000 chat lines (1.6 GB) in 25 s. A burst of 20 is kept per source, then one a
+    /// second; those left out are counted in a line of their own.
+    @Test func aProgramRaisingAlertsFlatOutPutsABoundedNumberInTheChat() throws {
+        let alerts = Fixture.prelude + """
+            send({"ready": True})
+            for i in range(500):
+                send({"alert": {"text": "alert %d" % i}})
+            time.sleep(1.5)
+            send({"alert": {"text": "the last alert"}})
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "alarms", types: [("alarms", "datasource", "alarms.py", "")])
+        let directory = try Fixture.write(name: "alarms", manifest: manifest, files: ["alarms.py": alerts])
+        let began = Date()
+        let run = try agent(directory, modules: #"["alarms"]"#, processes: #"""
+            "bell": {"type": "alarms"}, "chat": {"type": "chatbot", "logic_adapters": ["status"]}
+            """#, quiet: true)
+        var history = ""
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline, !history.contains("the last alert") {
+            history = try runProgram("agent-control", ["chat", "history", "--settings", run.settingsFile]).stdout
+            if !history.contains("the last alert") { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        let elapsed = Date().timeIntervalSince(began)
+        let kept = history.components(separatedBy: "\n").filter { $0.contains("alert ") && !$0.contains("left out") }.count
+        #expect(history.contains("the last alert"), "\(history.suffix(2000))\n\(run.transcript)")
+        // A burst of 20, then one a second at most, over the whole time the agent ran.
+        #expect(kept >= 20 && Double(kept) <= 20 + elapsed + 1, "\(kept) alert lines in \(elapsed) s")
+        #expect(history.contains("alerts of bell left out of the chat"), "\(history.suffix(2000))")
+        #expect(run.stop() == 0)
+    }
+
     @Test func aProgramThatNeverSaysReadyIsKilledAtItsStartTimeout() throws {
         let silent = Fixture.prelude + "time.sleep(3600)\n"
         let manifest = Fixture.manifest(name: "mute", types: [("mute", "datasource", "mute.py", "")])

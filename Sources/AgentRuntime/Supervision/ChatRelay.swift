@@ -51,6 +51,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     var changingPreferences: [String: [() -> Void]] = [:]
     let loop: EventLoop
     private let logger: Logger
+    /// Alerts each source may still put in the chat, refilled with time (see ``recordAlert``).
+    var alertAllowance: [String: AlertAllowance] = [:]
     unowned let events: any EventPublisher
     /// The agent's processes (the chatbot among them; all of them go along with each message).
     var processes: () -> [SupervisedProcess] = { [] }
@@ -235,9 +237,48 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         return .failure(CommandError(.failed, text, details: details))
     }
 
-    /// Alerts from monitors join the conversation.
+    /// Alerts from monitors join the conversation: a burst of ``AlertAllowance/burst`` per
+    /// source, then one a second, each cut at ``longestAlert`` characters. A module raising
+    /// alerts flat out wrote 650,000 chat lines (1.6 GB) in 25 s, which no retention deletes;
+    /// the alerts left out are counted in a line of their own when the next one is kept.
     func recordAlert(source: String, level: Int, text: String) {
-        guard level >= 2 else { return }
-        store?.recordChat(conversation: "default", role: "alert", source: source, text: text)
+        guard level >= 2, let store else { return }
+        var allowance = alertAllowance[source] ?? AlertAllowance(now: EventLoop.now())
+        let kept = allowance.take(now: EventLoop.now())
+        if kept, allowance.leftOut > 0 {
+            store.recordChat(conversation: "default", role: "alert", source: source,
+                             text: "(\(allowance.leftOut) alert\(allowance.leftOut == 1 ? "" : "s") of \(source) left out of the chat: at most \(AlertAllowance.burst) at once, then one a second)")
+            allowance.leftOut = 0
+        }
+        alertAllowance[source] = allowance
+        guard kept else { return }
+        let shown = text.count > Self.longestAlert ? String(text.prefix(Self.longestAlert)) + "… (cut: \(text.utf8.count) bytes)" : text
+        store.recordChat(conversation: "default", role: "alert", source: source, text: shown)
+    }
+
+    /// The most characters of an alert kept in the chat.
+    static let longestAlert = 4_000
+}
+
+/// What alerts a source may still put in the chat: a bucket of ``burst``, refilled one a second.
+struct AlertAllowance {
+    static let burst = 20.0
+    var tokens = AlertAllowance.burst
+    var refilled: Double
+    /// Alerts left out since the last one kept.
+    var leftOut = 0
+
+    init(now: Double) { refilled = now }
+
+    /// Whether an alert now is kept (else it is counted in ``leftOut``).
+    mutating func take(now: Double) -> Bool {
+        tokens = min(Self.burst, tokens + max(0, now - refilled))
+        refilled = now
+        guard tokens >= 1 else {
+            leftOut += 1
+            return false
+        }
+        tokens -= 1
+        return true
     }
 }
