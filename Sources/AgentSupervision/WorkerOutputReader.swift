@@ -1,16 +1,24 @@
+import AgentCore
 import AgentLoop
 import Foundation
 import Logging
 
 /// Reads what workers write on their stdout and stderr pipes, line by line: each line goes to
 /// the log (tagged with the process and the stream) and to the process's own log
-/// (`agent-control logs`). Lines longer than 64 KiB are cut, their length kept.
+/// (`agent-control logs`). Lines longer than 64 KiB are cut, their length kept. The agent's log
+/// takes a burst of ``logBurst`` bytes of a process's output, then ``logBytesPerSecond``: one
+/// module flooding its stderr rotated 60 MB of log in 0.2 s, pushing every line of the
+/// supervisor's own out of it. Lines left out are counted there; the process's log has them.
 @LoopActor
 package final class WorkerOutputReader {
     private let loop: EventLoop
     private let processLog: ProcessLog
     private let logger: Logger
     private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// What each process may still write into the agent's log, by process name.
+    private var allowances: [String: RateAllowance] = [:]
+    package static let logBurst = Double(4 << 20)
+    package static let logBytesPerSecond = Double(64 << 10)
 
     package init(loop: EventLoop, processLog: ProcessLog, logger: Logger) {
         self.loop = loop
@@ -44,6 +52,16 @@ package final class WorkerOutputReader {
         process.outputs[index].line.removeAll(keepingCapacity: true)
         process.outputs[index].length = 0
         processLog.append(process.name, process.outputs[index].stream, line, length: length)
+        let now = EventLoop.now()
+        var allowance = allowances[process.name] ?? RateAllowance(burst: Self.logBurst, perSecond: Self.logBytesPerSecond, now: now)
+        // A line costs its bytes and a little more (so that empty lines count too).
+        let kept = allowance.take(Double(line.utf8.count + 64), now: now)
+        let leftOut = kept ? allowance.takeLeftOut().count : 0
+        allowances[process.name] = allowance
+        guard kept else { return }
+        if leftOut > 0 {
+            logger.warning("\(leftOut) line\(leftOut == 1 ? "" : "s") of output of \(process.name) left out of this log (more than \(Int(Self.logBytesPerSecond) >> 10) KiB a second after a burst of \(Int(Self.logBurst) >> 20) MiB); `agent-control logs \(process.name)` keeps its newest lines")
+        }
         logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
     }
 

@@ -244,6 +244,39 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// One program flooding its stderr rotated 60 MB of the agent's log in 0.2 s. The log takes
+    /// a burst of 4 MiB of a process's output, then 64 KiB a second, and counts what it left
+    /// out; the process's own log (`agent-control logs`) has its newest lines.
+    @Test func aProgramFloodingItsStderrCannotPushEverythingElseOutOfTheAgentsLog() throws {
+        let noisy = Fixture.prelude + """
+            send({"ready": True})
+            for i in range(1000):
+                sys.stderr.write("E" * 10000 + "\\n")
+            sys.stderr.flush()
+            time.sleep(2)
+            sys.stderr.write("the flood is over\\n")
+            sys.stderr.flush()
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "noisy", types: [("noisy", "datasource", "noisy.py", "")])
+        let directory = try Fixture.write(name: "noisy", manifest: manifest, files: ["noisy.py": noisy])
+        let began = Date()
+        let run = try agent(directory, modules: #"["noisy"]"#, processes: #""din": {"type": "noisy"}"#, quiet: true)
+        let line = run.waitForLine(onStderr: true, timeout: 90) { $0.contains("the flood is over") }
+        let elapsed = Date().timeIntervalSince(began)
+        #expect(line != nil, "\(run.transcript.suffix(3000))")
+        let flood = run.stderrLines.filter { $0.contains("EEEEEEEEEE") }.count
+        let allowed = (Double(4 << 20) + Double(64 << 10) * elapsed) / 10_064
+        #expect(flood < 1000 && Double(flood) <= allowed + 1, "\(flood) lines of 10 KB in \(elapsed) s")
+        #expect(run.stderrLines.contains { $0.contains("of output of din left out of this log") && $0.contains("agent-control logs din") }, "\(run.transcript.suffix(3000))")
+        let logs = try runProgram("agent-control", ["logs", "din", "--settings", run.settingsFile])
+        #expect(logs.stdout.contains("the flood is over"), "\(logs.stdout.suffix(500))\(logs.stderr)")
+        #expect(run.stop() == 0)
+    }
+
     @Test func aProgramThatNeverSaysReadyIsKilledAtItsStartTimeout() throws {
         let silent = Fixture.prelude + "time.sleep(3600)\n"
         let manifest = Fixture.manifest(name: "mute", types: [("mute", "datasource", "mute.py", "")])

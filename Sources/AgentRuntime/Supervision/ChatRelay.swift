@@ -52,7 +52,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
     let loop: EventLoop
     private let logger: Logger
     /// Alerts each source may still put in the chat, refilled with time (see ``recordAlert``).
-    var alertAllowance: [String: AlertAllowance] = [:]
+    var alertAllowance: [String: RateAllowance] = [:]
     unowned let events: any EventPublisher
     /// The agent's processes (the chatbot among them; all of them go along with each message).
     var processes: () -> [SupervisedProcess] = { [] }
@@ -237,48 +237,29 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         return .failure(CommandError(.failed, text, details: details))
     }
 
-    /// Alerts from monitors join the conversation: a burst of ``AlertAllowance/burst`` per
-    /// source, then one a second, each cut at ``longestAlert`` characters. A module raising
-    /// alerts flat out wrote 650,000 chat lines (1.6 GB) in 25 s, which no retention deletes;
-    /// the alerts left out are counted in a line of their own when the next one is kept.
+    /// Alerts from monitors join the conversation: a burst of ``alertBurst`` per source, then
+    /// one a second, each cut at ``longestAlert`` characters. A module raising alerts flat out
+    /// wrote 650,000 chat lines (1.6 GB) in 25 s, which no retention deletes; the alerts left
+    /// out are counted in a line of their own when the next one is kept.
     func recordAlert(source: String, level: Int, text: String) {
         guard level >= 2, let store else { return }
-        var allowance = alertAllowance[source] ?? AlertAllowance(now: EventLoop.now())
-        let kept = allowance.take(now: EventLoop.now())
-        if kept, allowance.leftOut > 0 {
-            store.recordChat(conversation: "default", role: "alert", source: source,
-                             text: "(\(allowance.leftOut) alert\(allowance.leftOut == 1 ? "" : "s") of \(source) left out of the chat: at most \(AlertAllowance.burst) at once, then one a second)")
-            allowance.leftOut = 0
-        }
+        let now = EventLoop.now()
+        var allowance = alertAllowance[source] ?? RateAllowance(burst: Self.alertBurst, perSecond: 1, now: now)
+        let kept = allowance.take(now: now)
+        let leftOut = kept ? allowance.takeLeftOut().count : 0
         alertAllowance[source] = allowance
         guard kept else { return }
+        if leftOut > 0 {
+            store.recordChat(conversation: "default", role: "alert", source: source,
+                             text: "(\(leftOut) alert\(leftOut == 1 ? "" : "s") of \(source) left out of the chat: at most \(Int(Self.alertBurst)) at once, then one a second)")
+        }
         let shown = text.count > Self.longestAlert ? String(text.prefix(Self.longestAlert)) + "… (cut: \(text.utf8.count) bytes)" : text
         store.recordChat(conversation: "default", role: "alert", source: source, text: shown)
     }
 
+    /// Alerts of one source kept at once in the chat.
+    static let alertBurst = 20.0
+
     /// The most characters of an alert kept in the chat.
     static let longestAlert = 4_000
-}
-
-/// What alerts a source may still put in the chat: a bucket of ``burst``, refilled one a second.
-struct AlertAllowance {
-    static let burst = 20.0
-    var tokens = AlertAllowance.burst
-    var refilled: Double
-    /// Alerts left out since the last one kept.
-    var leftOut = 0
-
-    init(now: Double) { refilled = now }
-
-    /// Whether an alert now is kept (else it is counted in ``leftOut``).
-    mutating func take(now: Double) -> Bool {
-        tokens = min(Self.burst, tokens + max(0, now - refilled))
-        refilled = now
-        guard tokens >= 1 else {
-            leftOut += 1
-            return false
-        }
-        tokens -= 1
-        return true
-    }
 }
