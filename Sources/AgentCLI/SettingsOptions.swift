@@ -37,7 +37,7 @@ public struct SettingsOptions: ParsableArguments {
             // of a running agent, `start` made .agent in the parent.
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: settings, isDirectory: &isFolder), isFolder.boolValue {
-                throw CommandFailure.report("--settings \(settings): a folder, not a settings file; pass its settings file (--settings \((settings as NSString).appendingPathComponent(SettingsDiscovery.fileName))) or run in it (-C \(settings))",
+                throw CommandFailure.report("\(settings): /: expected a settings file (a regular file of JSON), found a folder; pass its settings file (--settings \((settings as NSString).appendingPathComponent(SettingsDiscovery.fileName))) or run in it (-C \(settings))",
                                             exitCode: AgentLauncher.ExitCode.invalidConfiguration)
             }
             return settings

@@ -62,7 +62,7 @@ import Testing
         for command in ["start", "stop", "status", "reload", "validate"] {
             let result = try runProgram("agent-control", [command, "--settings", folder])
             #expect(result.status == 2, "\(command): \(result.status) \(result.stdout)\(result.stderr)")
-            #expect(result.stderr.contains("a folder, not a settings file") && result.stderr.contains(folder + "/settings.json"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("expected a settings file (a regular file of JSON), found a folder") && result.stderr.contains(folder + "/settings.json"), "\(command): \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: parent + "/.agent"), "start wrote into the folder's parent")
         #expect(!FileManager.default.fileExists(atPath: folder + "/.agent"))
