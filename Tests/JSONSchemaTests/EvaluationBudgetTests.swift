@@ -28,6 +28,8 @@ struct EvaluationBudgetTests {
         #expect(first.isUndecided, "\(first)")
         #expect(first.message.contains("could not be checked") && first.message.contains("doubles the cost with each level"), "\(first.message)")
         #expect(errors.count <= 1 + JSONSchemaValidator.errorsShownWithAnOverrun)
+        // The leaf's error, found once per path to it, is said once.
+        #expect(Set(errors.dropFirst().map(\.description)).count == errors.count - 1, "\(errors)")
         // A valid value that deep cannot be checked either: it is not taken for valid.
         #expect(!validator.isValid(Self.tree(depth: 24, leafName: "leaf")))
     }

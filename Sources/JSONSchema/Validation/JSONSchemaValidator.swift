@@ -81,7 +81,10 @@ public final class JSONSchemaValidator: Sendable {
         // Out of evaluations: that first (it is why the rest may be incomplete), and a few of
         // the errors found before.
         if let overrun = evaluator.evaluationOverrun {
-            return [overrun] + evaluator.errors.prefix(Self.errorsShownWithAnOverrun)
+            // A schema that doubled its work doubled its errors too: each said once.
+            var seen = Set<String>()
+            let distinct = evaluator.errors.filter { seen.insert($0.description).inserted }
+            return [overrun] + distinct.prefix(Self.errorsShownWithAnOverrun)
         }
         // A match that ran out of budget fails the validation even where its failure was
         // inverted (`not`) or outweighed (another `anyOf` branch passed).
