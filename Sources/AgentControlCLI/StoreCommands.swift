@@ -78,7 +78,8 @@ struct Events: ParsableCommand {
         let start = since.flatMap { TimeSpec.since($0) }
         var last: Int64 = 0
         func show(_ events: [StoreReader.StoredEvent]) {
-            for event in events { print(json ? event.json.serialized() : event.line) }
+            // A type or payload a module wrote may hold escapes: shown escaped, not obeyed.
+            for event in events { print(json ? event.json.serialized() : TerminalText.shown(event.line, keepingLines: false)) }
             last = events.last?.id ?? last
             fflush(nil)
         }

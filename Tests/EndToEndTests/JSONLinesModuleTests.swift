@@ -277,6 +277,39 @@ import Testing
         #expect(run.stop() == 0)
     }
 
+    /// What a module wrote is printed by `logs` and `events` with its controls escaped: an
+    /// escape sequence retitled and recoloured the reader's terminal, a bidirectional override
+    /// showed the rest of the line reversed.
+    @Test func logsAndEventsShowTheControlsAModuleWroteEscaped() throws {
+        let sly = Fixture.prelude + """
+            send({"ready": True})
+            sys.stderr.write("title \\x1b]0;PWNED\\x07 red \\x1b[31mred\\n")
+            sys.stderr.flush()
+            send({"emit": {"type": "sly", "payload": {"text": "abc\\u202edef"}}})
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "sly", types: [("sly", "datasource", "sly.py", "")])
+        let directory = try Fixture.write(name: "sly", manifest: manifest, files: ["sly.py": sly])
+        let run = try agent(directory, modules: #"["sly"]"#, processes: #""fox": {"type": "sly"}"#, quiet: true)
+        #expect(run.waitForLine(onStderr: true, timeout: 60) { $0.contains("title") } != nil, "\(run.transcript)")
+        var logs = ""
+        var events = ""
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            logs = try runProgram("agent-control", ["logs", "fox", "--settings", run.settingsFile]).stdout
+            events = try runProgram("agent-control", ["events", "--source", "fox", "--settings", run.settingsFile]).stdout
+            if logs.contains("title"), events.contains("sly") { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        } while Date() < deadline
+        #expect(logs.contains("title \\u{1B}]0;PWNED\\u{7} red \\u{1B}[31mred"), "\(logs)")
+        #expect(!logs.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" }, "\(logs.debugDescription)")
+        #expect(events.contains("abc\\u{202E}def") && !events.unicodeScalars.contains("\u{202E}"), "\(events.debugDescription)")
+        #expect(run.stop() == 0)
+    }
+
     @Test func aProgramThatNeverSaysReadyIsKilledAtItsStartTimeout() throws {
         let silent = Fixture.prelude + "time.sleep(3600)\n"
         let manifest = Fixture.manifest(name: "mute", types: [("mute", "datasource", "mute.py", "")])

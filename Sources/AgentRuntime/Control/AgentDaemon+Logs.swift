@@ -49,9 +49,12 @@ extension AgentDaemon {
     }
 
     /// `2026-11-24T02:10:00.123Z stderr hello`; a replica's line (`logs NAME` of a process with
-    /// replicas) names it: `2026-11-24T02:10:00.123Z NAME#2 stderr hello`.
+    /// replicas) names it: `2026-11-24T02:10:00.123Z NAME#2 stderr hello`. What a module wrote
+    /// is shown with its controls escaped (`\u{1B}`): an escape sequence in it would otherwise
+    /// retitle or clear the reader's terminal.
     static func logLine(_ line: JSONValue) -> String {
         let replica = line["process"]?.stringValue.map { $0 + " " } ?? ""
-        return "\(line["time"]?.stringValue ?? "?") \(replica)\(line["stream"]?.stringValue ?? "?") \(line["text"]?.stringValue ?? "")"
+        return TerminalText.shown("\(line["time"]?.stringValue ?? "?") \(replica)\(line["stream"]?.stringValue ?? "?") \(line["text"]?.stringValue ?? "")",
+                                  keepingLines: false)
     }
 }

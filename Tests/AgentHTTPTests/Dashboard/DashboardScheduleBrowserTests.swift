@@ -8,6 +8,18 @@ import Testing
 /// agent: the schedules with their next fire time, a schedule paused from its form, another
 /// run now from its form, its run followed until it succeeded and found in its history.
 @Suite(.ownThreads, .serialized) struct DashboardScheduleBrowserTests {
+    /// Crons that cannot fire while the test runs: 12 hours from now in Tokyo, the weekly one
+    /// three days on. A fixed `30 4 * * *` fired in the middle of a run at 19:30 UTC, and the
+    /// history the test reads had two fires.
+    static let crons: (daily: String, weekly: String, dailyTime: String) = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Asia/Tokyo")!
+        let later = calendar.dateComponents([.hour, .minute, .weekday], from: Date().addingTimeInterval(12 * 3600))
+        let (hour, minute) = (later.hour!, later.minute!)
+        let day = (later.weekday! - 1 + 3) % 7  // cron's 0 is Sunday, Calendar's 1
+        return ("\(minute) \(hour) * * *", "\(minute) \(hour) * * \(day)", String(format: "%02d:%02d:00+09:00", hour, minute))
+    }()
+
     static let settings = #"""
     {
       "enabled_modules": [],
@@ -17,8 +29,8 @@ import Testing
         "report": {"type": "command", "command": ["/bin/sh", "-c", "echo reported"], "description": "writes a report"}
       },
       "schedules": {
-        "morning": {"cron": "30 4 * * *", "timezone": "Asia/Tokyo", "run": {"task": "report"}, "description": "every morning in Tokyo"},
-        "weekly": {"cron": "0 6 * * mon", "timezone": "Asia/Tokyo", "run": {"task": "report"}}
+        "morning": {"cron": "\#(crons.daily)", "timezone": "Asia/Tokyo", "run": {"task": "report"}, "description": "every morning in Tokyo"},
+        "weekly": {"cron": "\#(crons.weekly)", "timezone": "Asia/Tokyo", "run": {"task": "report"}}
       }
     }
     """#
@@ -44,14 +56,14 @@ import Testing
         // Both schedules, active, each with the next fire time its cron gives (Tokyo time).
         let morning = #"tr[data-schedule="morning"]"#, weekly = #"tr[data-schedule="weekly"]"#
         #expect(try browser.text(morning + #" td[data-label="Task"]"#) == "report")
-        #expect(try browser.text(morning + #" td[data-label="When"]"#) == "cron 30 4 * * * (Asia/Tokyo)")
+        #expect(try browser.text(morning + #" td[data-label="When"]"#) == "cron \(Self.crons.daily) (Asia/Tokyo)")
         #expect(try browser.text(morning + #" td[data-label="State"]"#) == "active")
         #expect(try browser.text(weekly + #" td[data-label="State"]"#) == "active")
         let morningNext = try browser.text(morning + #" td[data-label="Next"]"#)
-        #expect(try Self.nextFires("30 4 * * *", between: before, and: after).contains(morningNext), "shown: \(morningNext)")
-        #expect(morningNext.hasSuffix("04:30:00+09:00"), "shown: \(morningNext)")
+        #expect(try Self.nextFires(Self.crons.daily, between: before, and: after).contains(morningNext), "shown: \(morningNext)")
+        #expect(morningNext.hasSuffix(Self.crons.dailyTime), "shown: \(morningNext)")
         let weeklyNext = try browser.text(weekly + #" td[data-label="Next"]"#)
-        #expect(try Self.nextFires("0 6 * * mon", between: before, and: after).contains(weeklyNext), "shown: \(weeklyNext)")
+        #expect(try Self.nextFires(Self.crons.weekly, between: before, and: after).contains(weeklyNext), "shown: \(weeklyNext)")
 
         // Pause "weekly" from its form: shown paused, without a next fire, offered Resume.
         try browser.click(try browser.element(weekly + #" button[value="pause"]"#))
