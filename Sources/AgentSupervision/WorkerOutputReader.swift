@@ -56,7 +56,7 @@ package final class WorkerOutputReader {
         var allowance = allowances[process.name] ?? RateAllowance(burst: Self.logBurst, perSecond: Self.logBytesPerSecond, now: now)
         // A line costs its bytes and a little more (so that empty lines count too).
         let kept = allowance.take(Double(line.utf8.count + 64), now: now)
-        let leftOut = kept ? allowance.takeLeftOut().count : 0
+        let leftOut = kept ? allowance.takeLeftOut() : 0
         allowances[process.name] = allowance
         guard kept else { return }
         if leftOut > 0 {

@@ -7,9 +7,8 @@ public struct RateAllowance: Sendable {
     public let perSecond: Double
     private var tokens: Double
     private var refilled: Double
-    /// Left out since the last ``take(_:now:)`` that let through: how many times, and what they cost.
-    public var leftOut = 0
-    public var leftOutCost = 0.0
+    /// How many were left out since the last ``takeLeftOut()``.
+    public private(set) var leftOut = 0
 
     /// A full allowance at `now` (seconds on any monotonic clock).
     public init(burst: Double, perSecond: Double, now: Double) {
@@ -25,19 +24,15 @@ public struct RateAllowance: Sendable {
         refilled = now
         guard tokens >= cost else {
             leftOut += 1
-            leftOutCost += cost
             return false
         }
         tokens -= cost
         return true
     }
 
-    /// Says how many were left out since the last call, and forgets them (0: none).
-    public mutating func takeLeftOut() -> (count: Int, cost: Double) {
-        defer {
-            leftOut = 0
-            leftOutCost = 0
-        }
-        return (leftOut, leftOutCost)
+    /// How many were left out since the last call (0: none); forgets them.
+    public mutating func takeLeftOut() -> Int {
+        defer { leftOut = 0 }
+        return leftOut
     }
 }

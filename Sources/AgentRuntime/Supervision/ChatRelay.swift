@@ -246,7 +246,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         let now = EventLoop.now()
         var allowance = alertAllowance[source] ?? RateAllowance(burst: Self.alertBurst, perSecond: 1, now: now)
         let kept = allowance.take(now: now)
-        let leftOut = kept ? allowance.takeLeftOut().count : 0
+        let leftOut = kept ? allowance.takeLeftOut() : 0
         alertAllowance[source] = allowance
         guard kept else { return }
         if leftOut > 0 {

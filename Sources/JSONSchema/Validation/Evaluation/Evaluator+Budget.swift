@@ -16,13 +16,11 @@ extension Evaluator {
     /// its errors too: 2^18 copies of one error were 137 MB of answer).
     static let mostErrors = 1_000
 
-    /// Whether ``mostErrors`` are kept: later ones are counted, not built.
-    var errorsFull: Bool {
-        mutating get {
-            if errors.count < Self.mostErrors { return false }
-            errorsCut = true
-            return true
-        }
+    /// Whether another error may be kept: past ``mostErrors`` they are noted (``errorsCut``), not built.
+    mutating func hasRoomForAnError() -> Bool {
+        if errors.count < Self.mostErrors { return true }
+        errorsCut = true
+        return false
     }
 
     /// Whether the evaluations have run out: the first time past ``evaluationsBeforeSizing``

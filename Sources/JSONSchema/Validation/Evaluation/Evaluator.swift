@@ -228,7 +228,7 @@ struct Evaluator {
         _ node: SchemaNode, _ keyword: String, _ message: @autoclosure () -> String,
         keywordSuffix: [PathToken] = [], expectation: @autoclosure () -> String? = nil
     ) {
-        guard collecting, !errorsFull else { return }
+        guard collecting, hasRoomForAnError() else { return }
         var absolute: String?
         if !node.resource.isSynthetic {
             let relative = node.pointer.dropFirst(node.resource.rootPointer.count).map(PathToken.key)
@@ -246,7 +246,7 @@ struct Evaluator {
 
     /// A `false` subschema was reached: nothing is allowed at this location.
     private mutating func reportFalseSchema(_ instance: JSONValue) {
-        guard collecting, !errorsFull else { return }
+        guard collecting, hasRoomForAnError() else { return }
         let message: String
         switch instancePath.last {
         case .key(let key): message = "property \(ValueDescription.quoted(key)) is not allowed"
