@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCommands
 import AgentCore
 import ArgumentParser
@@ -32,6 +33,11 @@ struct ChatTranscriptCLI: ParsableCommand {
             print(answer["lines"].map { $0.serialized() } ?? "[]")
         } else {
             print(TerminalText.shown(answer["text"]?.stringValue ?? ""), terminator: "")
+        }
+        // On stderr, so that what stdout carries keeps its shape.
+        if answer["truncated"] == .bool(true) {
+            FileHandle.standardError.write(Data(("note: the conversation has more lines than a transcript holds (\(ChatTranscriptCommand.maximumLines) lines, "
+                + "or \(ListAnswerSize.bytes >> 20) MiB of text); this is its newest part\n").utf8))
         }
     }
 }

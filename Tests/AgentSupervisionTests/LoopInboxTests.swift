@@ -11,9 +11,9 @@ import Testing
         while EventLoop.now() < until {}
     }
 
-    @Test func aBurstOfPostedWorkRunsOverSeveralTurnsInTheOrderItWasPosted() throws {
+    @Test func aBurstOfPostedWorkRunsOverSeveralTurnsInTheOrderItWasPosted() {
         let loop = EventLoop()
-        try loop.isolated {
+        loop.isolated {
             final class Order: @unchecked Sendable { var ran: [Int] = [] }
             let order = Order()
             // Each item takes at least 1 ms: ten of them cannot all fit in one drain's slice.

@@ -1,5 +1,6 @@
 import AgentTestSupport
 import Foundation
+import GRDB
 import Testing
 
 /// Conversations by user through the real agent: every line kept with its user (`chat --user`,
@@ -123,6 +124,30 @@ import Testing
         let bad = try Self.send(agent, "GET", path + "?format=pdf", Self.admin)
         #expect(bad.status == 400 && bad.body.contains("/format"), "\(bad.body)")
         #expect(try Self.send(agent, "GET", "/api/chat/conversations/nobody-here/transcript", Self.admin).status == 404)
+    }
+
+    @Test func aTranscriptCutAtItsSizeSaysSoInEveryFormat() throws {
+        let agent = try Self.agent()
+        // 2,200 lines of 2 KB: over the 4 MiB a transcript holds.
+        let store = URL(fileURLWithPath: agent.run.settingsFile).deletingLastPathComponent().path + "/.agent/data/agent.sqlite"
+        let database = try DatabaseQueue(path: store)
+        try database.write { db in
+            let text = String(repeating: "x", count: 2_000)
+            for index in 0..<2_200 {
+                try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text, user) VALUES (?, 'long', 'user', '', ?, 'ann')",
+                               arguments: [1_700_000_000 + Double(index), "\(index) \(text)"])
+            }
+        }
+        try database.close()
+        for format in ["text", "markdown", "json"] {
+            let written = try Self.cli(agent, ["transcript", "long", "--format", format])
+            #expect(written.status == 0 && written.stderr.contains("note: the conversation has more lines than a transcript holds"),
+                    "\(format): \(written.stderr)")
+            #expect(written.stdout.contains("2199 x") && !written.stdout.contains("\"0 x") && !written.stdout.contains(": 0 x"), "\(format)")
+            if format == "markdown" { #expect(written.stdout.contains("\n\nThe newest "), "\(written.stdout.prefix(200))") }
+        }
+        let whole = try Self.cli(agent, ["transcript", "default", "--format", "text"])
+        #expect(!whole.stderr.contains("note:"), "\(whole.stderr)")
     }
 
     @Test func theSummarySaysWhenWhoHowManyTopicsAlertsAndActions() throws {

@@ -258,4 +258,39 @@ extension LanguageModelChatTests {
         #expect(huge.hasPrefix("Sorry: the language model at \(stub.baseURL)/chat/completions gave an answer that cannot be used (")
                 && huge.contains("larger than"), "\(huge.prefix(300))")
     }
+
+    @Test func messagesWhoseSendersStoppedWaitingAreNotAnsweredAndDelayNoLaterOne() throws {
+        // Every answer takes 12 s: of six messages sent at once, two fit in the relay's 30 s.
+        let stub = try ChatCompletionStub()
+        defer { stub.stop() }
+        stub.script(.slow(12, then: .text("a slow answer")))
+        let agent = try Self.agent(stub, #""timeout": 20"#)
+        let done = DispatchSemaphore(value: 0)
+        for index in 1...6 {
+            Thread.detachNewThread {
+                _ = try? Self.chat(agent, "question \(index)")
+                done.signal()
+            }
+        }
+        for _ in 1...6 { done.wait() }
+        let asked = stub.requests.count
+        // The chatbot used to work through the four abandoned ones, 12 s each, before this one.
+        let later = try Self.chat(agent, "one more question")
+        #expect(later.status == 0 && later.stdout.contains("a slow answer"), "\(later.stdout)\(later.stderr)\n\(agent.run.transcript)")
+        #expect(asked <= 4, "the model was asked \(asked) times for six messages of which two could be answered in time")
+    }
+
+    @Test func theHistoryThatGoesAlongStopsAtItsBytes() throws {
+        let stub = try ChatCompletionStub()
+        defer { stub.stop() }
+        stub.script(.text("é" + String(repeating: "y", count: 50_000)), .text("short"))
+        let agent = try Self.agent(stub, #""history_bytes": 100, "stream": false"#)
+        #expect(try Self.chat(agent, "first").status == 0)
+        #expect(try Self.chat(agent, "second").status == 0)
+        let sent = Self.messages(stub, 1).compactMap { $0["content"] as? String }
+        // The system prompt, the cut answer (the first message no longer fits), the new message.
+        #expect(sent.count == 3 && sent.last == "second", "\(sent.map { $0.prefix(80) })")
+        let answer = sent.count == 3 ? sent[1] : ""
+        #expect(answer.hasPrefix("éyyy") && answer.hasSuffix("… (cut: 50002 bytes)") && answer.utf8.count < 140, "\(answer)")
+    }
 }

@@ -22,10 +22,12 @@ package enum ChatTranscript {
 
     /// A Markdown document: a heading, then one list item per message; the text's own Markdown
     /// is escaped so that a message cannot make headings, links or HTML of the transcript.
-    package static func markdown(_ lines: [ChatLine], conversation: String) -> String {
+    /// `truncated`: the conversation has older lines than these (the heading says so).
+    package static func markdown(_ lines: [ChatLine], conversation: String, truncated: Bool = false) -> String {
         var document = "# Conversation \(escape(conversation))\n\n"
         if let first = lines.first, let last = lines.last {
-            document += "\(lines.count) message(s), \(StoreReader.StoredEvent.iso(first.time)) to \(StoreReader.StoredEvent.iso(last.time)).\n\n"
+            document += "\(truncated ? "The newest \(lines.count) message(s) of more" : "\(lines.count) message(s)"), "
+                + "\(StoreReader.StoredEvent.iso(first.time)) to \(StoreReader.StoredEvent.iso(last.time)).\n\n"
         }
         for line in lines {
             let text = escape(line.text).replacingOccurrences(of: "\n", with: "  \n  ")

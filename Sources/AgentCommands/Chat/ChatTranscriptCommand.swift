@@ -75,7 +75,7 @@ package enum ChatTranscriptCommand: @preconcurrency StoreReadCommand {
         var answer = Answer(conversation: request.conversation, format: format, truncated: cut || stored.count > maximumLines ? true : nil)
         switch format {
         case "json": answer.lines = lines.map(ChatHistoryCommand.Line.init)
-        case "markdown": answer.text = ChatTranscript.markdown(lines, conversation: request.conversation)
+        case "markdown": answer.text = ChatTranscript.markdown(lines, conversation: request.conversation, truncated: answer.truncated == true)
         default: answer.text = ChatTranscript.text(lines)
         }
         return answer

@@ -150,7 +150,13 @@ final class RestAdapter: ChatAdapter {
         var lastError = ""
         for attempt in 0...retries {
             if attempt > 0 { Thread.sleep(forTimeInterval: 0.2 * Double(attempt)) }
-            switch HTTPPost.send(url: url, body: Array(body.utf8), timeout: timeout) {
+            // No attempt outlasts the sender's wait (a queued message has less of it).
+            let left = min(timeout, (message.secondsLeft ?? .infinity) - 0.5)
+            guard left > 0 else {
+                if lastError.isEmpty { lastError = "no time was left before its sender stopped waiting" }
+                break
+            }
+            switch HTTPPost.send(url: url, body: Array(body.utf8), timeout: left) {
             case .success(let (status, data)):
                 guard (200..<300).contains(status) else {
                     lastError = "HTTP \(status)"

@@ -19,6 +19,15 @@ struct ChatMessage {
     var caller: JSONValue? = nil
     /// `summary`: the relay asks the named `llm` adapter to sum up a transcript (the text).
     var purpose: String? = nil
+    /// When the sender stops waiting, in seconds on CLOCK_MONOTONIC (the relay's deadline):
+    /// a message still queued then is not answered, and no adapter works on one past it.
+    var deadline: Double? = nil
+
+    /// Now on the clock of ``deadline``.
+    static func now() -> Double { Double(TaskExecutor.nanoseconds(CLOCK_MONOTONIC)) / 1e9 }
+
+    /// The seconds its sender waits on (nil: no deadline).
+    var secondsLeft: Double? { deadline.map { $0 - Self.now() } }
 }
 
 /// What the chatbot asks of an adapter, built-in or from a module.

@@ -8,6 +8,8 @@ import JSONSchema
 final class ChatbotProcess {
     let host: WorkerHost
     var adapters: [any ChatAdapter] = []
+    /// The adapters whose programs the chatbot runs (among ``adapters``).
+    private var programs: [ProgramChatAdapter] = []
     var threshold = 0.3
     var defaultResponse = "I am sorry, but I do not understand."
     private var scorer = NaiveBayesScorer(examples: [])
@@ -78,6 +80,7 @@ final class ChatbotProcess {
             }
         }
         features.adapters = adapters
+        programs = adapters.compactMap { $0 as? ProgramChatAdapter }
         scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
         voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples))
     }
@@ -92,12 +95,17 @@ final class ChatbotProcess {
         return try ProgramChatAdapter(name: name, type: declared, manifest: manifest, settings: settings, host: host)
     }
 
-    /// Answers messages until asked to stop.
+    /// Answers messages until asked to stop. With program adapters it comes back at least
+    /// every quarter of a second (sooner while one has lines waiting) to read them, write to
+    /// them and start again those that ended.
     func run() {
         var event = agent_event()
-        defer { for case let program as ProgramChatAdapter in adapters { program.stop() } }
+        defer { for program in programs { program.stop() } }
+        var expired = 0
         while true {
-            let status = withUnsafeMutablePointer(to: &event) { host.api.next_event!(host.api.host_ctx, -1, $0) }
+            let wait: Int64 = programs.isEmpty ? -1 : programs.contains(where: \.needsService) ? 20 : 250
+            let status = withUnsafeMutablePointer(to: &event) { host.api.next_event!(host.api.host_ctx, wait, $0) }
+            for program in programs { program.service() }
             if status == Int32(AGENT_STOPPED) { return }
             guard status == Int32(AGENT_OK) else { continue }
             let type = String(decoding: UnsafeRawBufferPointer(start: event.type, count: event.type_len), as: UTF8.self)
@@ -107,27 +115,32 @@ final class ChatbotProcess {
             }
             if type != "chat.message" {
                 // An event a jsonl/1 adapter subscribed to (the chatbot subscribed for it).
-                for case let program as ProgramChatAdapter in adapters where program.subscribes.contains(type) { program.deliver(event) }
+                for program in programs where program.subscribes.contains(type) { program.deliver(event) }
                 continue
             }
-            guard type == "chat.message",
-                  let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
+            guard let payload = try? JSONValue.parse(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len)) else { continue }
             let message = ChatMessage(id: payload["id"]?.stringValue ?? "", conversation: payload["conversation"]?.stringValue ?? "default",
                                       text: payload["text"]?.stringValue ?? "", processes: payload["processes"]?.arrayValue ?? [],
                                       context: payload["context"], adapter: payload["adapter"]?.stringValue, caller: payload["caller"],
-                                      purpose: payload["purpose"]?.stringValue)
+                                      purpose: payload["purpose"]?.stringValue, deadline: payload["deadline"]?.numberValue?.doubleValue)
+            // Its sender stopped waiting while it was queued: answering it would only delay the next.
+            if let deadline = message.deadline, ProgramChatAdapter.now() >= deadline {
+                expired += 1
+                continue
+            }
+            if expired > 0 {
+                host.sendText(.log, level: JSONLinesFrame.Message.Level.warning.number,
+                              "the chatbot left \(expired) message(s) unanswered: their senders had stopped waiting (30 s) while they were queued behind slower answers")
+                expired = 0
+            }
             host.emitJSON("chat.reply", answer(message))
         }
     }
 
     /// The reply to one message: the most confident adapter's answer, or the default response.
+    /// Program adapters are asked first, all at once, and awaited together while the others
+    /// score it.
     func answer(_ message: ChatMessage) -> JSONValue {
-        let scored = scorer.scores(message.text)
-        var best: (index: Int, confidence: Double)?
-        for (index, adapter) in adapters.enumerated() {
-            let confidence = adapter.confidence(for: message) ?? scored[index]
-            if confidence > (best?.confidence ?? -1) { best = (index, confidence) }
-        }
         var reply: JSONObject = ["id": .string(message.id), "conversation": .string(message.conversation)]
         if let name = message.adapter {
             guard let adapter = adapters.first(where: { $0.name == name }) else {
@@ -141,6 +154,18 @@ final class ChatbotProcess {
             // falls back on this).
             if let model = adapter as? LanguageModelAdapter, let failure = model.failure { reply["failed"] = .string(failure) }
             return .object(reply)
+        }
+        let deadline = min(ProgramChatAdapter.now() + ProgramChatAdapter.answerTimeout, message.deadline ?? .infinity)
+        for program in programs { program.ask(message, until: deadline) }
+        let scored = scorer.scores(message.text)
+        var confidences = adapters.enumerated().map { index, adapter in
+            adapter is ProgramChatAdapter ? 0 : adapter.confidence(for: message) ?? scored[index]
+        }
+        ProgramChatAdapter.collect(programs, until: deadline)
+        var best: (index: Int, confidence: Double)?
+        for (index, adapter) in adapters.enumerated() {
+            if let program = adapter as? ProgramChatAdapter { confidences[index] = program.answered?.confidence ?? 0 }
+            if confidences[index] > (best?.confidence ?? -1) { best = (index, confidences[index]) }
         }
         if let best, best.confidence >= threshold {
             let adapter = adapters[best.index]

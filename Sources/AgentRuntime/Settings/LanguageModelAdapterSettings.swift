@@ -23,6 +23,8 @@ enum LanguageModelAdapterSettings {
             "system_prompt": ["type": "string", "maxLength": 65536, "description": "The system prompt; {{user}}, {{now}}, {{tools}}, {{conversation}} and {{preferences}} (the user's: language, units, verbosity, custom) are replaced."],
             "summary": ["type": "boolean", "default": false, "description": "Make chat_summary's text (GET /api/chat/conversations/{id}/summary) with this model; the extractive summary is given, saying so, when the model fails."],
             "history": ["type": "integer", "minimum": 0, "maximum": 200, "default": 20, "description": "How many earlier lines of the conversation go along."],
+            "history_bytes": ["type": "integer", "minimum": 0, "maximum": 16_777_216, "default": 32768,
+                              "description": "The most bytes of those lines that go along, the newest first: a line that does not fit is cut to what is left, and older ones stay behind (one long answer was resent with every later message)."],
             "tools": ["type": "array", "uniqueItems": true, "items": ["type": "string"], "default": [],
                       "description": "The agent's commands the model may call (e.g. status, task_run, workflow_approve, process_restart); each runs as the person chatting."],
             "confirm": ["type": "boolean", "default": true, "description": "A tool that changes something waits for the person's \"yes\"."],

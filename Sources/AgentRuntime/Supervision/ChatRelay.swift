@@ -31,6 +31,11 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         var streamed = 0
     }
 
+    /// How long a chat request waits for the chatbot's reply. The message carries the instant
+    /// (`deadline`, CLOCK_MONOTONIC seconds): the chatbot does not answer one still queued then,
+    /// and gives its adapters no longer.
+    static let replyTimeout = 30.0
+
     /// The most partial text relayed for one message (the worker bounds it too): past it the
     /// caller gets only the whole answer.
     static let maximumStreamedBytes = 1 << 20
@@ -90,9 +95,9 @@ final class ChatRelay: @LoopActor ChatCommandHost {
                     _ answer: @escaping (JSONValue, ArraySlice<UInt8>?) -> Void, fail: @escaping (CommandError) -> Void) -> String {
         sequence += 1
         let id = "\(getpid())-\(sequence)"
-        let timer = loop.schedule(after: 30) { [unowned self] in
+        let timer = loop.schedule(after: Self.replyTimeout) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }
-            waiting.fail(CommandError(.failed, "the chatbot did not answer within 30 s"))
+            waiting.fail(CommandError(.failed, "the chatbot did not answer within \(Int(Self.replyTimeout)) s"))
         }
         pending[id] = Pending(answer: answer, fail: fail, timer: timer, caller: caller, conversation: conversation, user: user, kept: kept)
         return id
@@ -129,6 +134,7 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         var fields: JSONObject = [
             "id": .string(id), "conversation": .string(conversation), "text": .string(text),
             "processes": .array(processes().map { SupervisedProcessInfo($0).json }), "context": .object(context),
+            "deadline": .number(JSONNumber(EventLoop.now() + Self.replyTimeout)),
         ]
         if let adapter { fields["adapter"] = .string(adapter) }
         if let purpose { fields["purpose"] = .string(purpose) }

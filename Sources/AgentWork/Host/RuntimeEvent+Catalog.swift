@@ -93,6 +93,7 @@ extension RuntimeEvent {
         Member("adapter", "string", always: false, "The one logic adapter asked (`chat --adapter`)."),
         Member("purpose", "string", always: false, "`summary`: the agent asks the named `llm` adapter to sum up the transcript in `text` (`chat_summary`)."),
         Member("caller", "object", "Who sent it, as the front authenticated them: `{\"front\", \"user\", \"role\"}` (a language model's tool calls run as them)."),
+        Member("deadline", "number", "When the sender stops waiting (30 s after it was sent), in seconds on this machine's CLOCK_MONOTONIC: the chatbot does not answer a message still queued then, and gives its adapters no longer."),
     ])
 
     // MARK: Types

@@ -75,7 +75,8 @@ final class LanguageModelAdapter: ChatAdapter {
     func respond(to message: ChatMessage) -> String {
         failure = nil
         if message.purpose == "summary" { return summarize(message) }
-        let deadline = Date().timeIntervalSince1970 + Self.messageBudget
+        // Within the sender's wait, less a moment for the reply to reach them.
+        let deadline = Date().timeIntervalSince1970 + min(Self.messageBudget, (message.secondsLeft ?? .infinity) - 0.5)
         let word = Self.word(message.text)
         // Only the asker confirms or cancels; another user's "yes" is told whose it is, and
         // anything else they say is answered as usual, the question left waiting.
@@ -136,8 +137,23 @@ final class LanguageModelAdapter: ChatAdapter {
                 "SELECT role, source, text FROM chat WHERE conversation = ? AND role != 'tool' AND (user IS NULL OR user = ?) ORDER BY id DESC LIMIT ?",
                 [.string(message.conversation), .string(Self.who(message)), .number(JSONNumber(settings.history + 1))]) else { return [] }
         if let newest = rows.first, newest["role"]?.stringValue == "user", newest["text"]?.stringValue == message.text { rows.removeFirst() }
-        return rows.prefix(settings.history).reversed().map { row -> JSONValue in
+        // Newest first, within the byte budget: a line that does not fit is cut, older ones left.
+        var left = settings.historyBytes
+        var kept: [(row: JSONValue, text: String)] = []
+        for row in rows.prefix(settings.history) where left > 0 {
             let text = row["text"]?.stringValue ?? ""
+            guard text.utf8.count > left else {
+                kept.append((row, text))
+                left -= text.utf8.count
+                continue
+            }
+            // Cut where a character begins (not inside one's UTF-8 bytes).
+            var cut = left
+            while cut > 0, Array(text.utf8.dropFirst(cut).prefix(1)).first.map({ $0 & 0xC0 == 0x80 }) == true { cut -= 1 }
+            kept.append((row, String(decoding: text.utf8.prefix(cut), as: UTF8.self) + "… (cut: \(text.utf8.count) bytes)"))
+            left = 0
+        }
+        return kept.reversed().map { row, text -> JSONValue in
             switch row["role"]?.stringValue {
             case "user": return ["role": "user", "content": .string(text)]
             case "alert": return ["role": "user", "content": .string("(alert from \(row["source"]?.stringValue ?? "?")) \(text)")]
@@ -155,8 +171,8 @@ final class LanguageModelAdapter: ChatAdapter {
         while true {
             let remaining = deadline - Date().timeIntervalSince1970
             guard remaining > 0.5 else {
-                failure = "the language model did not finish within \(Int(Self.messageBudget)) s"
-                return "Sorry: the language model did not finish within \(Int(Self.messageBudget)) s for this message (\(calls) tool call\(calls == 1 ? "" : "s") made)."
+                failure = "the language model did not finish in time (\(Int(Self.messageBudget)) s at most, less for a message that waited its turn)"
+                return "Sorry: the language model did not finish in time for this message (\(Int(Self.messageBudget)) s at most, less for a message that waited its turn; \(calls) tool call\(calls == 1 ? "" : "s") made)."
             }
             let turn: ModelTurn
             switch client.complete(messages: messages, tools: tools, timeout: min(settings.timeout, remaining), onText: relay.relay) {

@@ -16,6 +16,8 @@ struct LanguageModelSettings {
     var systemPrompt = LanguageModelSettings.defaultPrompt
     /// How many earlier lines of the conversation go along.
     var history = 20
+    /// The most bytes of those lines' text, the newest first.
+    var historyBytes = 32768
     /// The agent's commands the model may call (``CommandTools`` names).
     var tools: [String] = []
     /// Mutating tools wait for the person's "yes".
@@ -48,6 +50,7 @@ struct LanguageModelSettings {
         temperature = object["temperature"]?.numberValue?.doubleValue ?? temperature
         systemPrompt = object["system_prompt"]?.stringValue ?? systemPrompt
         history = min(max(0, object["history"]?.numberValue?.intValue ?? history), 200)
+        historyBytes = min(max(0, object["history_bytes"]?.numberValue?.intValue ?? historyBytes), 16 << 20)
         tools = object["tools"]?.arrayValue?.compactMap(\.stringValue) ?? []
         confirm = object["confirm"]?.boolValue ?? confirm
         maxToolCalls = min(max(0, object["max_tool_calls"]?.numberValue?.intValue ?? maxToolCalls), 50)

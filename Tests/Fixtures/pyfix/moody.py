@@ -1,0 +1,43 @@
+"""A logic adapter that misbehaves as its settings' `mode` says (written without the SDK).
+
+never: reads every message, answers none.
+exit_once: exits with status 3 at its first message when `marker` does not exist (creating it);
+  afterwards answers every message "back again" (confidence 0.9).
+slow_reader: sleeps `delay` seconds for every line it reads; answers messages naming "slow".
+"""
+import json
+import os
+import sys
+import time
+
+
+def say(frame):
+    sys.stdout.write(json.dumps(frame) + "\n")
+    sys.stdout.flush()
+
+
+settings = {}
+for line in sys.stdin:
+    frame = json.loads(line)
+    if "start" in frame:
+        settings = frame["start"].get("settings") or {}
+        say({"ready": True})
+        continue
+    if "stop" in frame:
+        break
+    mode = settings.get("mode", "never")
+    if mode == "slow_reader":
+        time.sleep(settings.get("delay", 0.02))
+    chat = frame.get("chat")
+    if chat is None:
+        continue
+    if mode == "exit_once":
+        marker = settings["marker"]
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(3)
+        say({"answer": {"confidence": 0.9, "text": "back again", "id": chat.get("id")}})
+    elif mode == "slow_reader" and "slow" in chat["message"]:
+        say({"answer": {"confidence": 0.9, "text": "slow but here", "id": chat.get("id")}})
+    elif mode == "slow_reader":
+        say({"answer": {"confidence": 0, "text": "", "id": chat.get("id")}})
