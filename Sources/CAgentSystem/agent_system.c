@@ -254,6 +254,14 @@ int agent_open_pty(int *primary, int *secondary) {
     return 0;
 }
 
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+int agent_rename_exchange(const char *first, const char *second) {
+    return syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, RENAME_EXCHANGE) == 0 ? 0 : errno;
+}
+
 /* clone3's arguments (linux/sched.h's struct clone_args up to `cgroup`, Linux 5.7). */
 struct agent_clone_args {
     uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;

@@ -274,10 +274,9 @@ final class SettingsCommands: Sendable {
         }
         guard !supervisor.stopping else { throw SettingsCommandError(.unavailable, "the agent is stopping; nothing was written") }
         // Checking may have taken a while (a module described): an edit by hand meanwhile wins.
-        guard try file.read().hash == change.baseHash else {
-            throw SettingsCommandError(.conflict, "\(shownPath) changed on disk while the change was checked; read it again and redo the change")
-        }
-        try file.write(change.bytes)
+        let (current, identity) = try file.readWithIdentity()
+        guard current.hash == change.baseHash else { throw SettingsFile.conflict(shownPath) }
+        try file.write(change.bytes, replacing: identity)
         let hash = SettingsFile.hash(change.bytes)
         switch supervisor.applyReload(report) {
         case .success(let applied):

@@ -1,3 +1,4 @@
+import CAgentSystem
 import Foundation
 
 /// The agent's settings file as the settings commands read and write it: its bytes exactly as
@@ -22,6 +23,39 @@ struct SettingsFile: Sendable {
         }
     }
 
+    /// What tells one version of the file from another without reading it: its inode, size and
+    /// modification time. An edit in place changes the time and mostly the size; an editor that
+    /// writes a new file and renames it changes the inode.
+    struct Identity: Equatable, Sendable {
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+
+        static func == (a: Identity, b: Identity) -> Bool {
+            a.inode == b.inode && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+        }
+
+        /// The identity of the file at `path` (links followed), or nil when it cannot be read.
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = info.st_mtim
+        }
+    }
+
+    /// Reads the file as ``read()`` does, with its identity; throws a conflict when it changed
+    /// while it was read.
+    func readWithIdentity() throws(SettingsCommandError) -> (contents: Contents, identity: Identity) {
+        let before = Identity(path: path)
+        let contents = try read()
+        guard let before, Identity(path: path) == before else {
+            throw SettingsCommandError(.conflict, "\(path) changed on disk while it was read; read it again and redo the change")
+        }
+        return (contents, before)
+    }
+
     /// A hash of the file's bytes, which changes with any change of them (FNV-1a, 64 bits, and
     /// the length). Not a cryptographic hash: it tells an edit that raced another, nothing more.
     static func hash(_ bytes: [UInt8]) -> String {
@@ -38,7 +72,12 @@ struct SettingsFile: Sendable {
     /// file, and the folder is synced. A reader sees the old file or the new one, never a part;
     /// a failure leaves the file as it was and no temporary file. A symbolic link is followed:
     /// its target is replaced, the link stays.
-    func write(_ bytes: [UInt8]) throws(SettingsCommandError) {
+    ///
+    /// `expected`: the version the change was made to. The new file is swapped in with the old
+    /// in one step and the file swapped out compared with it: an edit by hand that landed after
+    /// the change was checked is put back, and the change refused as a conflict (a rename after
+    /// a last look left a window of milliseconds in which such an edit was overwritten).
+    func write(_ bytes: [UInt8], replacing expected: Identity? = nil) throws(SettingsCommandError) {
         let target = Self.resolvingLinks(path)
         let folder = (target as NSString).deletingLastPathComponent
         var info = stat()
@@ -65,13 +104,43 @@ struct SettingsFile: Sendable {
             guard fsync(fd) == 0 else { throw failure("cannot sync \(temporary) to disk") }
         }
         try fill()
-        guard rename(temporary, target) == 0 else { throw failure("cannot rename \(temporary) to \(target)") }
+        try put(temporary, over: target, replacing: expected)
         written = true
         let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directory >= 0 {
             _ = fsync(directory)
             close(directory)
         }
+    }
+
+    /// Moves `temporary` (the new file) to `target`; with `expected`, only over that version of
+    /// it. Where the file system cannot swap two names, a rename after a last look.
+    private func put(_ temporary: String, over target: String, replacing expected: Identity?) throws(SettingsCommandError) {
+        guard let expected else {
+            guard rename(temporary, target) == 0 else { throw failure("cannot rename \(temporary) to \(target)") }
+            return
+        }
+        let swapped = agent_rename_exchange(temporary, target)
+        guard swapped == 0 else {
+            guard swapped == EINVAL || swapped == ENOSYS, Identity(path: target) == expected else {
+                if swapped == EINVAL || swapped == ENOSYS { throw Self.conflict(path) }
+                errno = swapped
+                throw failure("cannot swap \(temporary) with \(target)")
+            }
+            guard rename(temporary, target) == 0 else { throw failure("cannot rename \(temporary) to \(target)") }
+            return
+        }
+        // `temporary` now names what `target` was an instant ago.
+        guard Identity(path: temporary) == expected else {
+            // The edit goes back; were the swap back refused, the edit is renamed over ours.
+            if agent_rename_exchange(temporary, target) != 0 { _ = rename(temporary, target) }
+            throw Self.conflict(path)
+        }
+        unlink(temporary)
+    }
+
+    static func conflict(_ path: String) -> SettingsCommandError {
+        SettingsCommandError(.conflict, "\(path) changed on disk while the change was checked; read it again and redo the change (the edit on disk was kept)")
     }
 
     private func failure(_ what: String) -> SettingsCommandError {

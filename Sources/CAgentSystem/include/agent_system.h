@@ -383,6 +383,13 @@ static inline void agent_fence(void) {
  */
 int agent_open_pty(int *primary, int *secondary);
 
+/**
+ * Swaps two paths atomically (renameat2 with RENAME_EXCHANGE): each names the other's file
+ * after. Returns 0, or an errno value (EINVAL or ENOSYS where the file system or the kernel
+ * cannot).
+ */
+int agent_rename_exchange(const char *first, const char *second);
+
 #ifdef __cplusplus
 }
 #endif
