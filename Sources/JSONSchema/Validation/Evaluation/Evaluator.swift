@@ -27,6 +27,9 @@ struct Evaluator {
     /// The first match that ran out of `patternBudget`: it fails the whole validation, even
     /// where it was probed under `not` or in a branch that another branch made irrelevant.
     var patternOverrun: ValidationError?
+    /// The last match out of budget began with less than half of it left (the earlier values
+    /// spent it), which its message says.
+    var overrunOfASpentBudget = false
     /// Schema evaluations made so far, and how many this validation may make (see
     /// ``overEvaluationBudget()``).
     var evaluations = 0
