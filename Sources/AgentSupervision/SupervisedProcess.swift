@@ -153,6 +153,11 @@ package final class SupervisedProcess {
     package var lastTriggers: [TaskTrigger]?
     /// Whether the type it emitted last is published to the fleet (then `singleTarget` is nil).
     package var lastPublished = false
+    /// The type it emitted last holds control characters: its events are refused.
+    package var lastTypeRefused = false
+    /// Events refused for their type, and when that was last logged.
+    package var eventsRefused = 0
+    package var refusalLoggedAt = 0.0
     package var routingGeneration = -1
 
     package init(_ planned: PlannedProcess) {

@@ -208,6 +208,7 @@ extension Supervisor {
         if router.targetsAreStale(of: source, type: event.type) {
             router.refreshTargets(of: source, type: event.type, triggers: work.triggers, published: fleetBridge.published)
         }
+        if source.lastTypeRefused { return source.refuseType(log: logger) }
         // A piece of a streamed answer is for the front that asked, not an event: not kept,
         // tapped, routed or published (up to thousands a message).
         if source.isChatbot, source.lastEmittedTypeName == ChatRelay.partialType {
