@@ -26,7 +26,7 @@ package enum ChatTranscript {
     package static func markdown(_ lines: [ChatLine], conversation: String, truncated: Bool = false) -> String {
         var document = "# Conversation \(escape(conversation))\n\n"
         if let first = lines.first, let last = lines.last {
-            document += "\(truncated ? "The newest \(lines.count) message(s) of more" : "\(lines.count) message(s)"), "
+            document += "\(truncated ? "The newest \(lines.count) message(s) (there are more)" : "\(lines.count) message(s)"), "
                 + "\(StoreReader.StoredEvent.iso(first.time)) to \(StoreReader.StoredEvent.iso(last.time)).\n\n"
         }
         for line in lines {

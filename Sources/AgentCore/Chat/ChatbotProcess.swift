@@ -16,6 +16,10 @@ final class ChatbotProcess {
     /// Voice messages (`chat.voice`): read, checked and recognised here, in the worker.
     var voice = VoiceMessages(settings: VoiceSettings(), examples: [])
 
+    /// What a reply needs to reach its sender before their deadline: adapters are given the
+    /// time up to this much before it, and a message with less left is not answered.
+    static let replyMargin = 0.5
+
     init(host: WorkerHost) { self.host = host }
 
     /// Creates the adapters from the settings; throws a readable reason.
@@ -81,6 +85,8 @@ final class ChatbotProcess {
         }
         features.adapters = adapters
         programs = adapters.compactMap { $0 as? ProgramChatAdapter }
+        // Within the worker's own start limit (30 s): slower programs go on starting after.
+        ProgramChatAdapter.awaitReady(programs, until: ProgramChatAdapter.now() + 20)
         scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
         voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples))
     }
@@ -100,7 +106,7 @@ final class ChatbotProcess {
     /// them and start again those that ended.
     func run() {
         var event = agent_event()
-        defer { for program in programs { program.stop() } }
+        defer { ProgramChatAdapter.stopAll(programs) }
         var expired = 0
         while true {
             let wait: Int64 = programs.isEmpty ? -1 : programs.contains(where: \.needsService) ? 20 : 250
@@ -124,7 +130,7 @@ final class ChatbotProcess {
                                       context: payload["context"], adapter: payload["adapter"]?.stringValue, caller: payload["caller"],
                                       purpose: payload["purpose"]?.stringValue, deadline: payload["deadline"]?.numberValue?.doubleValue)
             // Its sender stopped waiting while it was queued: answering it would only delay the next.
-            if let deadline = message.deadline, ProgramChatAdapter.now() >= deadline {
+            if let deadline = message.deadline, ProgramChatAdapter.now() >= deadline - Self.replyMargin {
                 expired += 1
                 continue
             }
@@ -155,7 +161,7 @@ final class ChatbotProcess {
             if let model = adapter as? LanguageModelAdapter, let failure = model.failure { reply["failed"] = .string(failure) }
             return .object(reply)
         }
-        let deadline = min(ProgramChatAdapter.now() + ProgramChatAdapter.answerTimeout, message.deadline ?? .infinity)
+        let deadline = min(ProgramChatAdapter.now() + ProgramChatAdapter.answerTimeout, (message.deadline ?? .infinity) - Self.replyMargin)
         for program in programs { program.ask(message, until: deadline) }
         let scored = scorer.scores(message.text)
         var confidences = adapters.enumerated().map { index, adapter in

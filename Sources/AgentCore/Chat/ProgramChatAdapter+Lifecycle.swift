@@ -5,19 +5,23 @@ import Glibc
 /// stops answering — within the chatbot's worker, which goes on answering with the others
 /// meanwhile (a program that exited stayed gone, and the chatbot silently answered without it).
 extension ProgramChatAdapter {
-    /// The first start, with the chatbot's: its program must say ready within
-    /// ``readyTimeout``, or the chatbot does not start (its settings say why).
-    func startFirst() throws {
-        if let problem = launch() { throw ChatError("adapter \(name): \(problem)") }
-        while case .starting(let until) = phase {
-            var descriptors = pollDescriptors
-            _ = poll(&descriptors, nfds_t(descriptors.count), Saturating.pollTimeout(max(0, until - Self.now())))
-            service()
+    /// Waits, at most until `deadline`, for the programs starting to say ready, side by side
+    /// (one after another, each within its own 30 s, two slow ones kept the chatbot from
+    /// starting at all). Those still starting then go on starting while the chatbot answers.
+    static func awaitReady(_ programs: [ProgramChatAdapter], until deadline: Double) {
+        while true {
+            let starting = programs.filter(\.isStarting)
+            let remaining = deadline - now()
+            guard !starting.isEmpty, remaining > 0 else { return }
+            var descriptors = starting.flatMap(\.pollDescriptors)
+            _ = poll(&descriptors, nfds_t(descriptors.count), Saturating.pollTimeout(remaining))
+            for program in starting { program.service() }
         }
-        guard phase == .ready else {
-            throw ChatError("adapter \(name): its program \(lastEnd ?? "ended") before it said {\"ready\": true}")
-        }
-        hasBeenReady = true
+    }
+
+    var isStarting: Bool {
+        if case .starting = phase { return true }
+        return false
     }
 
     /// Everything that needs no waiting: a start that is due, a start given up, what waits
@@ -29,13 +33,15 @@ extension ProgramChatAdapter {
         case .down(let until):
             if now >= until { launch() }
             return
-        case .starting(let until) where now >= until:
-            return programEnded(because: "did not say {\"ready\": true} within \(Int(Self.readyTimeout)) s", killing: true)
         default:
             break
         }
         flush()
         readOutput()
+        // After the read: a `ready` that came in time but was read late counts.
+        if case .starting(let until) = phase, now >= until {
+            programEnded(because: "did not say {\"ready\": true} within \(Int(Self.readyTimeout)) s", killing: true)
+        }
         reportComplaints(now: now)
     }
 
@@ -59,7 +65,7 @@ extension ProgramChatAdapter {
         child = started
         reader = JSONLinesReader(fd: started.output, limit: ProgramBridge.lineLimit)
         outbox.reset()
-        owed = 0
+        outstanding = []
         asking = nil
         outbox.send(startLine)
         phase = .starting(until: Self.now() + Self.readyTimeout)
@@ -86,7 +92,7 @@ extension ProgramChatAdapter {
         let seconds = min(60, 1 << min(failures - 1, 6))
         phase = .down(until: Self.now() + Double(seconds))
         lastEnd = reason
-        if hasBeenReady { log("adapter \(name): its program \(reason); starting it again in \(seconds) s") }
+        log("adapter \(name): its program \(reason); starting it again in \(seconds) s")
     }
 
     /// How the program ended (` (exit status 3)`), after a moment for it to end by itself
@@ -164,22 +170,23 @@ extension ProgramChatAdapter {
         }
     }
 
-    /// `{"stop": true}` when the chatbot ends, and a moment (up to a second) for the program to
-    /// end; then SIGTERM (it would die with the worker anyway, but not by its own hand).
-    func stop() {
-        guard let child else { return }
-        outbox.send(JSONLinesFrame.stop.line)
-        for _ in 0..<100 {
-            guard outbox.flush(to: child.input) == .waiting else { break }
-            var writable = pollfd(fd: child.input, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&writable, 1, 10)
+    /// `{"stop": true}` to every program when the chatbot ends, and a moment (up to a second,
+    /// for all of them together) to end; then SIGTERM (they would die with the worker anyway,
+    /// but not by their own hand).
+    static func stopAll(_ programs: [ProgramChatAdapter]) {
+        let running = programs.compactMap { program -> pid_t? in
+            guard let child = program.child else { return nil }
+            program.outbox.send(JSONLinesFrame.stop.line)
+            _ = program.outbox.flush(to: child.input)
+            Glibc.close(child.input)
+            return child.pid
         }
-        Glibc.close(child.input)
+        var left = Set(running)
         var status: Int32 = 0
-        for _ in 0..<100 {
-            if waitpid(child.pid, &status, WNOHANG) != 0 { return }
-            usleep(10_000)
+        for _ in 0..<100 where !left.isEmpty {
+            left = left.filter { waitpid($0, &status, WNOHANG) == 0 }
+            if !left.isEmpty { usleep(10_000) }
         }
-        Glibc.kill(child.pid, SIGTERM)
+        for pid in left { Glibc.kill(pid, SIGTERM) }
     }
 }

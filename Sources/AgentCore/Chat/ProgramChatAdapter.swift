@@ -36,14 +36,17 @@ final class ProgramChatAdapter: ChatAdapter {
     var child: ProgramChild?
     var reader: JSONLinesReader?
     var outbox = ProgramOutbox()
-    /// The message asked about and not yet answered, with whether it was given the whole
-    /// ``answerTimeout`` (a miss counts towards a restart only then).
-    var asking: (id: String, text: String, wholeTime: Bool)?
+    /// The message asked about and not yet answered, with when it was asked (a miss counts
+    /// towards a restart only when the program had the whole ``answerTimeout``).
+    var asking: (id: String, text: String, at: Double)?
     /// The answer to the message last asked about.
     var answered: (message: String, confidence: Double, text: String)?
-    /// Chat frames written whose answer has not come: a late answer is not taken for the next
-    /// message's (for a program that does not echo ids, answers are taken in order).
-    var owed = 0
+    /// The ids of the chat frames written whose answer has not come, oldest first (at most
+    /// ``maximumOutstanding``): a late answer is known by its id, or, from a program that
+    /// leaves the id out, taken for the oldest; an answer naming none of them is stray, and
+    /// takes nobody's place.
+    var outstanding: [String] = []
+    static let maximumOutstanding = 16
     /// The id of the last `chat` frame written; an answer that echoes another id is stale.
     var chatID = 0
     /// Messages in a row it was given the whole time for and did not answer.
@@ -57,9 +60,6 @@ final class ProgramChatAdapter: ChatAdapter {
     var firstRefusal: String?
     /// Why its program last ended (or could not start).
     var lastEnd: String?
-    /// Its program said ready once: ends are logged from then on (before, the chatbot's start
-    /// fails saying why).
-    var hasBeenReady = false
     /// One log line a second at most for what a program does wrong over and over.
     var complaints = RateAllowance(burst: 1, perSecond: 1, now: 0)
 
@@ -78,7 +78,9 @@ final class ProgramChatAdapter: ChatAdapter {
         command = type.command ?? []
         directory = manifest.directory ?? "."
         startLine = JSONLinesFrame.start(JSONLinesFrame.Start(settings: .object(settings), process: name, type: type.type)).line
-        try startFirst()
+        // Only a program that cannot be started fails the chatbot's start (its manifest is
+        // wrong); one that ends or is slow to say ready is started again, as later.
+        if let problem = launch() { throw ChatError("adapter \(name): \(problem)") }
     }
 
     /// The monotonic clock, in seconds (the relay's message deadlines are on it too).
@@ -93,7 +95,8 @@ final class ProgramChatAdapter: ChatAdapter {
         answered = nil
         asking = nil
         service()
-        guard phase == .ready, let child else { return false }
+        // A moment left is no time to answer in: not asked, not counted a miss.
+        guard phase == .ready, let child, deadline - Self.now() >= 0.5 else { return false }
         var context: JSONObject = ["conversation": .string(message.conversation)]
         if let extra = message.context { context["context"] = extra }
         // The sender and their preferences, where a program looks first (the relay sets both).
@@ -102,23 +105,28 @@ final class ProgramChatAdapter: ChatAdapter {
         chatID += 1
         let id = String(chatID)
         outbox.send(JSONLinesFrame.chat(JSONLinesFrame.Chat(message: message.text, context: .object(context), id: id)).line)
-        owed += 1
-        asking = (id, message.text, deadline - Self.now() >= Self.answerTimeout - 0.001)
+        outstanding.append(id)
+        if outstanding.count > Self.maximumOutstanding { outstanding.removeFirst() }
+        asking = (id, message.text, Self.now())
         if outbox.flush(to: child.input) == .closed { programEnded(because: "closed its stdin") }
         return asking != nil
     }
 
     /// Waits for the answers of every adapter in `programs` that was asked, reading each one's
     /// output as it comes and writing what waits for it, until all have answered or `deadline`.
+    /// What each wrote is read once more at the deadline: the other adapters may have taken
+    /// the time (a slow `rest` service), and an answer waiting in the pipe is an answer.
     static func collect(_ programs: [ProgramChatAdapter], until deadline: Double) {
         while true {
             let waiting = programs.filter { $0.asking != nil }
             guard !waiting.isEmpty else { return }
             let remaining = deadline - now()
-            guard remaining > 0 else { break }
-            var descriptors = waiting.flatMap(\.pollDescriptors)
-            _ = poll(&descriptors, nfds_t(descriptors.count), Saturating.pollTimeout(remaining))
+            if remaining > 0 {
+                var descriptors = waiting.flatMap(\.pollDescriptors)
+                _ = poll(&descriptors, nfds_t(descriptors.count), Saturating.pollTimeout(remaining))
+            }
             for program in waiting { program.service() }
+            if remaining <= 0 { break }
         }
         for program in programs where program.asking != nil { program.missed() }
     }
@@ -163,8 +171,9 @@ final class ProgramChatAdapter: ChatAdapter {
     private func missed() {
         guard let asking else { return }
         self.asking = nil
-        log("adapter \(name) did not answer in time (at most \(Int(Self.answerTimeout)) s a message)")
-        guard asking.wholeTime else { return }
+        let waited = Self.now() - asking.at
+        log("adapter \(name) did not answer in time (it had \(String(format: "%.1f", waited)) s; at most \(Int(Self.answerTimeout)) s a message)")
+        guard waited >= Self.answerTimeout - 0.05 else { return }
         misses += 1
         if misses >= Self.missesBeforeRestart {
             programEnded(because: "answered none of the last \(misses) messages in \(Int(Self.answerTimeout)) s", killing: true)
@@ -179,20 +188,22 @@ final class ProgramChatAdapter: ChatAdapter {
             phase = .ready
             if failures > 0 { log("adapter \(name): its program is ready again") }
         case .answer(let answer):
-            guard owed > 0 else {
-                unasked += 1
-                return
-            }
-            owed -= 1
-            guard let asking else { return }
+            let id: String
             if let echoed = answer.id {
-                // An earlier message's late answer, known by its id.
-                guard echoed == asking.id else { return }
-                owed = 0
-            } else if owed > 0 {
-                // Without ids: an earlier message's late answer; this one's comes after it.
-                return
+                guard let index = outstanding.firstIndex(of: echoed) else {
+                    unasked += 1
+                    return
+                }
+                id = outstanding.remove(at: index)
+            } else {
+                guard !outstanding.isEmpty else {
+                    unasked += 1
+                    return
+                }
+                id = outstanding.removeFirst()
             }
+            // Else an earlier message's late answer.
+            guard let asking, asking.id == id else { return }
             answered = (asking.text, answer.confidence, answer.text)
             self.asking = nil
             misses = 0

@@ -30,7 +30,7 @@ import Testing
         #expect(markdown.contains("- **ann** (2023-11-14T22:13:20.000Z): restart \\*trades\\* \\[now\\]\\(http://x\\)\n"), "\(markdown)")
         #expect(markdown.contains("Restarted\\.  \n  It runs\\."), "\(markdown)")
         let cut = ChatTranscript.markdown(Array(Self.lines.suffix(2)), conversation: "ops", truncated: true)
-        #expect(cut.hasPrefix("# Conversation ops\n\nThe newest 2 message(s) of more, 2023-11-14T22:13:25.000Z to "), "\(cut)")
+        #expect(cut.hasPrefix("# Conversation ops\n\nThe newest 2 message(s) (there are more), 2023-11-14T22:13:25.000Z to "), "\(cut)")
     }
 
     @Test func theSummaryCountsWhoTopicsAlertsAndActions() {

@@ -59,6 +59,23 @@ import Testing
         #expect(back != nil, "the program started again answers\n\(agent.transcript)")
     }
 
+    @Test func anAdapterWhoseProgramEndsBeforeItsFirstReadyLeavesTheChatbotUpAndIsStartedAgain() throws {
+        let directory = try JSONLinesFixture.directory("py-adapter-early-exit")
+        let marker = directory + "/exited-once"
+        let agent = try JSONLinesFixture.start("""
+            "chat": {"type": "chatbot", "logic_adapters": ["status", {"type": "pyfix.py_moody", "mode": "exit_before_ready_once", "marker": "\(marker)"}]}
+            """, directory: directory)
+        defer { _ = agent.stop() }
+        // The chatbot runs with its other adapters (it used to fail, its settings blamed).
+        #expect(Self.waitForTheChatbot(agent), "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("(exit status 4); starting it again in 1 s") } != nil, "\(agent.transcript)")
+        let back = JSONLinesFixture.wait { () -> String? in
+            let answer = try? Self.chat(agent, "moody, are you there?")
+            return answer.flatMap { $0.stdout.contains("back again") ? $0.stdout : nil }
+        }
+        #expect(back != nil, "the program started again answers\n\(agent.transcript)")
+    }
+
     @Test func anAdapterThatReadsItsEventsSlowlyHoldsNeitherTheChatbotNorItsOwnAnswers() throws {
         // 20 MB of events for a program that takes 20 ms a line: its chatbot's worker waited in a
         // write to it, and every chat timed out for minutes.
@@ -74,5 +91,42 @@ import Testing
         let own = try Self.chat(agent, "slow reader, are you there?")
         #expect(own.status == 0 && own.stdout.contains("slow but here"), "\(own.stdout)\(own.stderr)\n\(agent.transcript)")
         #expect(agent.waitForLine(onStderr: true) { $0.contains("reads its events too slowly: dropped the") } != nil, "\(agent.transcript)")
+    }
+
+    @Test func strayAndRepeatedAnswersTakeNoMessagesPlace() throws {
+        let agent = try JSONLinesFixture.start("""
+            "chat": {"type": "chatbot", "logic_adapters": ["status", {"type": "pyfix.py_moody", "mode": "stray"}]}
+            """, label: "py-adapter-stray")
+        defer { _ = agent.stop() }
+        #expect(Self.waitForTheChatbot(agent), "\(agent.transcript)")
+        for round in 1...3 {
+            let answer = try Self.chat(agent, "moody, round \(round)")
+            #expect(answer.status == 0 && answer.stdout.contains("right one"), "round \(round): \(answer.stdout)\(answer.stderr)\n\(agent.transcript)")
+        }
+        #expect(!agent.stderrLines.contains { $0.contains("did not answer in time") }, "\(agent.transcript)")
+    }
+
+    @Test func anAnswerWaitingWhileASlowRestServiceTookTheTimeIsTaken() throws {
+        // A service that takes the connection and never answers: the rest adapter waits 2 × 6 s.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        #expect(bound && listen(listener, 16) == 0)
+        let port = UInt16(bigEndian: address.sin_port)
+        let agent = try JSONLinesFixture.start("""
+            "chat": {"type": "chatbot", "logic_adapters": [{"type": "pyfix.py_moody", "mode": "stray"},
+                     {"type": "rest", "url": "http://127.0.0.1:\(port)/answer", "timeout": 6, "retries": 1}]}
+            """, label: "py-adapter-rest")
+        defer { _ = agent.stop() }
+        #expect(Self.waitForTheChatbot(agent), "\(agent.transcript)")
+        let answer = try Self.chat(agent, "moody, are you there?")
+        #expect(answer.status == 0 && answer.stdout.contains("right one"), "\(answer.stdout)\(answer.stderr)\n\(agent.transcript)")
+        #expect(!agent.stderrLines.contains { $0.contains("did not answer in time") }, "\(agent.transcript)")
     }
 }
