@@ -503,6 +503,14 @@ int agent_spawn_program(const char *path, char *const argv[], char *const envp[]
     return spawn_reported(path, argv, envp, sources, directory, 0, place, pid);
 }
 
+int agent_spawn_program_grouped(const char *path, char *const argv[], char *const envp[],
+                                int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
+                                int death_signal, pid_t *pid) {
+    int sources[4] = {stdin_fd, stdout_fd, stderr_fd, -1};
+    struct agent_spawn_place place = {-1, NULL, 0, death_signal};
+    return spawn_reported(path, argv, envp, sources, directory, 1, place, pid);
+}
+
 int agent_is_cgroup_v1(const char *path) {
     struct statfs info;
     /* CGROUP_SUPER_MAGIC (linux/magic.h); v2 is CGROUP2_SUPER_MAGIC. */

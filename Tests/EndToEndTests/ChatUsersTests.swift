@@ -128,14 +128,13 @@ import Testing
 
     @Test func aTranscriptCutAtItsSizeSaysSoInEveryFormat() throws {
         let agent = try Self.agent()
-        // 2,200 lines of 2 KB: over the 4 MiB a transcript holds.
+        // 10,050 lines: over the 10,000 a transcript holds.
         let store = URL(fileURLWithPath: agent.run.settingsFile).deletingLastPathComponent().path + "/.agent/data/agent.sqlite"
         let database = try DatabaseQueue(path: store)
         try database.write { db in
-            let text = String(repeating: "x", count: 2_000)
-            for index in 0..<2_200 {
+            for index in 0..<10_050 {
                 try db.execute(sql: "INSERT INTO chat (time, conversation, role, source, text, user) VALUES (?, 'long', 'user', '', ?, 'ann')",
-                               arguments: [1_700_000_000 + Double(index), "\(index) \(text)"])
+                               arguments: [1_700_000_000 + Double(index), "\(index) x"])
             }
         }
         try database.close()
@@ -143,7 +142,7 @@ import Testing
             let written = try Self.cli(agent, ["transcript", "long", "--format", format])
             #expect(written.status == 0 && written.stderr.contains("note: the conversation has more lines than a transcript holds"),
                     "\(format): \(written.stderr)")
-            #expect(written.stdout.contains("2199 x") && !written.stdout.contains("\"0 x") && !written.stdout.contains(": 0 x"), "\(format)")
+            #expect(written.stdout.contains("10049 x") && !written.stdout.contains("\"0 x") && !written.stdout.contains(": 0 x"), "\(format)")
             if format == "markdown" { #expect(written.stdout.contains("\n\nThe newest "), "\(written.stdout.prefix(200))") }
         }
         let whole = try Self.cli(agent, ["transcript", "default", "--format", "text"])

@@ -56,7 +56,8 @@ extension ProgramChatAdapter {
     func launch() -> String? {
         let started: ProgramChild
         do {
-            started = try ProgramChild.start(command: command, directory: directory)
+            // In a group of its own: killed with what it started when it is started again.
+            started = try ProgramChild.start(command: command, directory: directory, ownGroup: true)
         } catch {
             pause(after: "could not start: \(error)")
             return "\(error)"
@@ -83,7 +84,10 @@ extension ProgramChatAdapter {
         self.child = nil
         asking = nil
         if killing { Glibc.kill(child.pid, SIGKILL) }
-        pause(after: reason + Self.reap(child.pid))
+        let ended = Self.reap(child.pid)
+        // What it started and left running dies with it (one `sleep` was left per restart).
+        Glibc.kill(-child.pid, SIGKILL)
+        pause(after: reason + ended)
     }
 
     /// Down until the next start: a second after the first end, doubling up to a minute.

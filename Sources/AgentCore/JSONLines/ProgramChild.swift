@@ -20,8 +20,8 @@ struct ProgramChild {
 
     /// Starts `command` (the manifest's, for one process type) in `directory`: a first
     /// argument with a `/` is a path (relative to the module's folder), any other is looked up
-    /// in PATH.
-    static func start(command: [String], directory: String) throws(StartError) -> ProgramChild {
+    /// in PATH. `ownGroup`: in a process group of its own (the pid's), not the worker's.
+    static func start(command: [String], directory: String, ownGroup: Bool = false) throws(StartError) -> ProgramChild {
         guard let first = command.first else { throw StartError(description: "the manifest gives no command") }
         let path = try resolve(first, directory: directory)
         var stdinPipe: [Int32] = [-1, -1]
@@ -37,8 +37,11 @@ struct ProgramChild {
         let code = path.withCString { pathPointer in
             directory.withCString { directoryPointer in
                 arguments.withUnsafeBufferPointer { argv in
-                    agent_spawn_program(pathPointer, argv.baseAddress, environ, stdinPipe[0], stdoutPipe[1], 2,
-                                        directoryPointer, SIGKILL, &pid)
+                    ownGroup
+                        ? agent_spawn_program_grouped(pathPointer, argv.baseAddress, environ, stdinPipe[0], stdoutPipe[1], 2,
+                                                      directoryPointer, SIGKILL, &pid)
+                        : agent_spawn_program(pathPointer, argv.baseAddress, environ, stdinPipe[0], stdoutPipe[1], 2,
+                                              directoryPointer, SIGKILL, &pid)
                 }
             }
         }

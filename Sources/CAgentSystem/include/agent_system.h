@@ -65,6 +65,15 @@ int agent_spawn_program(const char *path, char *const argv[], char *const envp[]
                         int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
                         int death_signal, pid_t *pid);
 
+/**
+ * agent_spawn_program, with the child in a process group of its own (its pid): a logic
+ * adapter's program, whose group is killed with it when the chatbot starts it again (what it
+ * started dies too; the chatbot's worker goes on).
+ */
+int agent_spawn_program_grouped(const char *path, char *const argv[], char *const envp[],
+                                int stdin_fd, int stdout_fd, int stderr_fd, const char *directory,
+                                int death_signal, pid_t *pid);
+
 /** prctl(PR_SET_PDEATHSIG, sig). Returns 0 or -1 with errno. */
 int agent_set_parent_death_signal(int sig);
 

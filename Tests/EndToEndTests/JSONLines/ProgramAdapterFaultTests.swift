@@ -43,8 +43,11 @@ import Testing
     @Test func anAdapterWhoseProgramExitsIsStartedAgainAndAnswers() throws {
         let directory = try JSONLinesFixture.directory("py-adapter-exit")
         let marker = directory + "/exited-once"
+        // A helper each start of the program leaves running, under a name of its own.
+        let helperName = "adhelper\(getpid() % 100_000)"
+        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: directory + "/" + helperName)
         let agent = try JSONLinesFixture.start("""
-            "chat": {"type": "chatbot", "logic_adapters": ["status", {"type": "pyfix.py_moody", "mode": "exit_once", "marker": "\(marker)"}]}
+            "chat": {"type": "chatbot", "logic_adapters": ["status", {"type": "pyfix.py_moody", "mode": "exit_once", "marker": "\(marker)", "helper": "\(directory)/\(helperName)"}]}
             """, directory: directory)
         defer { _ = agent.stop() }
         #expect(Self.waitForTheChatbot(agent), "\(agent.transcript)")
@@ -57,6 +60,8 @@ import Testing
             return answer.flatMap { $0.stdout.contains("back again") ? $0.stdout : nil }
         }
         #expect(back != nil, "the program started again answers\n\(agent.transcript)")
+        // The first start's helper died with its program's group: one is left, the second's.
+        #expect(ProcFacts.living(named: helperName).count == 1, "\(ProcFacts.living(named: helperName))")
     }
 
     @Test func anAdapterWhoseProgramEndsBeforeItsFirstReadyLeavesTheChatbotUpAndIsStartedAgain() throws {

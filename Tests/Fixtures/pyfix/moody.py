@@ -1,6 +1,7 @@
 """A logic adapter that misbehaves as its settings' `mode` says (written without the SDK).
 
 never: reads every message, answers none.
+With `helper` (a program's path), each start first starts `helper 600` and leaves it running.
 exit_once: exits with status 3 at its first message when `marker` does not exist (creating it);
   afterwards answers every message "back again" (confidence 0.9).
 slow_reader: sleeps `delay` seconds for every line it reads; answers messages naming "slow".
@@ -11,6 +12,7 @@ stray: answers every message "right one" (confidence 0.9), after an answer namin
 """
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -26,6 +28,8 @@ for line in sys.stdin:
     frame = json.loads(line)
     if "start" in frame:
         settings = frame["start"].get("settings") or {}
+        if settings.get("helper"):
+            subprocess.Popen([settings["helper"], "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         if settings.get("mode") == "exit_before_ready_once" and not os.path.exists(settings["marker"]):
             open(settings["marker"], "w").close()
             os._exit(4)
