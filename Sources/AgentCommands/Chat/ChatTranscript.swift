@@ -37,12 +37,18 @@ package enum ChatTranscript {
     }
 
     /// Backslash before every character Markdown gives a meaning.
+    /// Byte by byte: the characters escaped are ASCII, never part of another's UTF-8 (by
+    /// character, a 4 MiB transcript took 1.5 s).
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if "\\`*_{}[]()#+-.!|<>~".contains(character) { escaped.append("\\") }
-            escaped.append(character)
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(text.utf8.count + text.utf8.count / 8)
+        for byte in text.utf8 {
+            if byte < 0x80, markdownSpecial[Int(byte)] { escaped.append(UInt8(ascii: "\\")) }
+            escaped.append(byte)
         }
-        return escaped
+        return String(decoding: escaped, as: UTF8.self)
     }
+
+    /// The ASCII characters Markdown gives a meaning, by code.
+    private static let markdownSpecial: [Bool] = (0..<128).map { "\\`*_{}[]()#+-.!|<>~".utf8.contains(UInt8($0)) }
 }
