@@ -132,7 +132,7 @@ final class ProgramChatAdapter: ChatAdapter {
     }
 
     func confidence(for message: ChatMessage) -> Double? {
-        let deadline = min(Self.now() + Self.answerTimeout, message.deadline ?? .infinity)
+        let deadline = min(Self.now() + Self.answerTimeout, (message.deadline ?? .infinity) - ChatbotProcess.replyMargin)
         if ask(message, until: deadline) { Self.collect([self], until: deadline) }
         return answered?.confidence ?? 0
     }
