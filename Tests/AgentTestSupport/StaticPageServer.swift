@@ -12,21 +12,10 @@ package final class StaticPageServer: @unchecked Sendable {
 
     package init(html: String) throws {
         self.html = html
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw WebDriver.Failure(description: "socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok, listen(fd, 16) == 0 else {
-            close(fd)
-            throw WebDriver.Failure(description: "bind/listen failed")
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let bound: LoopbackListener
+        do { bound = try LoopbackListener() } catch { throw WebDriver.Failure(description: "\(error)") }
+        listener = bound.fd
+        port = bound.port
         let server = self
         Thread.detachNewThread { server.serve() }
     }

@@ -184,17 +184,9 @@ package final class WebDriver: @unchecked Sendable {
 
     /// A port nobody listens on now (bound to 0, read, closed).
     package static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { throw Failure(description: "bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let bound: LoopbackListener
+        do { bound = try LoopbackListener(backlog: nil) } catch { throw Failure(description: "\(error)") }
+        defer { bound.close() }
+        return bound.port
     }
 }

@@ -113,17 +113,9 @@ import Testing
 
     @Test func anAnswerWaitingWhileASlowRestServiceTookTheTimeIsTaken() throws {
         // A service that takes the connection and never answers: the rest adapter waits 2 × 6 s.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        #expect(bound && listen(listener, 16) == 0)
-        let port = UInt16(bigEndian: address.sin_port)
+        let listener = try LoopbackListener()
+        defer { listener.close() }
+        let port = listener.port
         let agent = try JSONLinesFixture.start("""
             "chat": {"type": "chatbot", "logic_adapters": [{"type": "pyfix.py_moody", "mode": "stray"},
                      {"type": "rest", "url": "http://127.0.0.1:\(port)/answer", "timeout": 6, "retries": 1}]}
