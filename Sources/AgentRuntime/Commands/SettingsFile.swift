@@ -121,14 +121,14 @@ struct SettingsFile: Sendable {
             return
         }
         let swapped = agent_rename_exchange(temporary, target)
-        guard swapped == 0 else {
-            guard swapped == EINVAL || swapped == ENOSYS, Identity(path: target) == expected else {
-                if swapped == EINVAL || swapped == ENOSYS { throw Self.conflict(path) }
-                errno = swapped
-                throw failure("cannot swap \(temporary) with \(target)")
-            }
+        if swapped == EINVAL || swapped == ENOSYS {
+            guard Identity(path: target) == expected else { throw Self.conflict(path) }
             guard rename(temporary, target) == 0 else { throw failure("cannot rename \(temporary) to \(target)") }
             return
+        }
+        guard swapped == 0 else {
+            errno = swapped
+            throw failure("cannot swap \(temporary) with \(target)")
         }
         // `temporary` now names what `target` was an instant ago.
         guard Identity(path: temporary) == expected else {
