@@ -95,8 +95,7 @@ extension ProgramChatAdapter {
         failures += 1
         let seconds = min(60, 1 << min(failures - 1, 6))
         phase = .down(until: Self.now() + Double(seconds))
-        lastEnd = reason
-        log("adapter \(name): its program \(reason); starting it again in \(seconds) s")
+        if firstStartMade { log("adapter \(name): its program \(reason); starting it again in \(seconds) s") }
     }
 
     /// How the program ended (` (exit status 3)`), after a moment for it to end by itself

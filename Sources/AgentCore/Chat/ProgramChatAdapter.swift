@@ -58,8 +58,9 @@ final class ProgramChatAdapter: ChatAdapter {
     var unasked = 0
     var refusedCount = 0
     var firstRefusal: String?
-    /// Why its program last ended (or could not start).
-    var lastEnd: String?
+    /// Its first start was made: what goes wrong from then on is logged (a first start that
+    /// fails fails the chatbot's, saying why).
+    var firstStartMade = false
     /// One log line a second at most for what a program does wrong over and over.
     var complaints = RateAllowance(burst: 1, perSecond: 1, now: 0)
 
@@ -81,6 +82,7 @@ final class ProgramChatAdapter: ChatAdapter {
         // Only a program that cannot be started fails the chatbot's start (its manifest is
         // wrong); one that ends or is slow to say ready is started again, as later.
         if let problem = launch() { throw ChatError("adapter \(name): \(problem)") }
+        firstStartMade = true
     }
 
     /// The monotonic clock, in seconds (the relay's message deadlines are on it too).
