@@ -13,7 +13,9 @@ package enum StoreWait {
     package static func result<T: Sendable>(timeout: Double = 30, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
-        Task.detached {
+        // Ahead of the pool's queued work: a caller that blocks waits for this task alone (in
+        // the test process, behind hundreds of queued test bodies, a read waited 30 s).
+        Task.detached(priority: .high) {
             do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
             done.signal()
         }
