@@ -89,7 +89,8 @@ package final class EventRouter {
         // From the copy: the type may lie in the worker's emit ring, which it can change.
         let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         source.lastEmittedTypeName = name
-        source.lastTypeRefused = SupervisedProcess.typeHasControls(name)
+        // As a program's `emit` line is checked (JSONLinesFrame's eventType).
+        source.lastTypeRefused = name.unicodeScalars.contains { $0.properties.generalCategory == .control }
         source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
         // A replica's own group does not get its events back from the wildcard (as a process
         // does not), nor would it pass them around among its replicas.

@@ -6,11 +6,6 @@ import Logging
 /// library's `emit` took any bytes (a program's `emit` line is refused by the worker), and
 /// `flood\0secret` was kept as `flood` but routed whole; an escape reached terminals.
 extension SupervisedProcess {
-    /// Whether `type` holds a control character (U+0000–U+001F, U+007F–U+009F).
-    package static func typeHasControls(_ type: String) -> Bool {
-        type.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
-    }
-
     /// Counts an event refused for its type, and logs it: the first, then at most one line
     /// every 10 s, with how many were refused meanwhile.
     @LoopActor

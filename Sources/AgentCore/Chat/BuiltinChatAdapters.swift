@@ -151,7 +151,7 @@ final class RestAdapter: ChatAdapter {
         for attempt in 0...retries {
             if attempt > 0 { Thread.sleep(forTimeInterval: 0.2 * Double(attempt)) }
             // No attempt outlasts the sender's wait (a queued message has less of it).
-            let left = min(timeout, (message.secondsLeft ?? .infinity) - 0.5)
+            let left = min(timeout, (message.secondsLeft ?? .infinity) - ChatbotProcess.replyMargin)
             guard left > 0 else {
                 if lastError.isEmpty { lastError = "no time was left before its sender stopped waiting" }
                 break

@@ -76,7 +76,7 @@ final class LanguageModelAdapter: ChatAdapter {
         failure = nil
         if message.purpose == "summary" { return summarize(message) }
         // Within the sender's wait, less a moment for the reply to reach them.
-        let deadline = Date().timeIntervalSince1970 + min(Self.messageBudget, (message.secondsLeft ?? .infinity) - 0.5)
+        let deadline = Date().timeIntervalSince1970 + min(Self.messageBudget, (message.secondsLeft ?? .infinity) - ChatbotProcess.replyMargin)
         let word = Self.word(message.text)
         // Only the asker confirms or cancels; another user's "yes" is told whose it is, and
         // anything else they say is answered as usual, the question left waiting.
@@ -148,9 +148,10 @@ final class LanguageModelAdapter: ChatAdapter {
                 continue
             }
             // Cut where a character begins (not inside one's UTF-8 bytes).
+            let bytes = Array(text.utf8)
             var cut = left
-            while cut > 0, Array(text.utf8.dropFirst(cut).prefix(1)).first.map({ $0 & 0xC0 == 0x80 }) == true { cut -= 1 }
-            kept.append((row, String(decoding: text.utf8.prefix(cut), as: UTF8.self) + "… (cut: \(text.utf8.count) bytes)"))
+            while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+            kept.append((row, String(decoding: bytes[..<cut], as: UTF8.self) + "… (cut: \(bytes.count) bytes)"))
             left = 0
         }
         return kept.reversed().map { row, text -> JSONValue in
