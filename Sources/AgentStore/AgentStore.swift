@@ -85,7 +85,7 @@ public final class AgentStore: Sendable {
         } catch {
             // A migration may have grown the WAL enough to start the thread.
             checkpointer.stop()
-            Glibc.close(journal)
+            RunJournal.unlock(journal)
             throw error
         }
         runJournal = RunJournal.recovered(descriptor: journal, databasePath: path, database: database, synchronous: settings.synchronous == "full",

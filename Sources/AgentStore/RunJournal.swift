@@ -91,38 +91,7 @@ package final class RunJournal: Sendable {
     }
 
     deinit {
-        state.withLock { if $0.descriptor >= 0 { Glibc.close($0.descriptor) } }
-    }
-
-    /// Opens and locks the journal of the database at `databasePath`, before the database
-    /// is opened. Throws when it is not a regular file the agent can write, or when another
-    /// agent holds it.
-    package static func lock(for databasePath: String) throws -> Int32 {
-        var database = stat()
-        if stat(databasePath, &database) == 0, database.st_nlink > 1 {
-            // SQLite finds a WAL and its locks by the name it is given: a second name gets a
-            // WAL of its own, and a journal and lock of its own here.
-            throw StoreOpenError("its database \(databasePath) has \(database.st_nlink) names (hard links); an agent that opened it by another name would keep a WAL and a lock of its own beside it, which corrupts the database: remove the other names (`find / -xdev -samefile \(databasePath)` lists them)")
-        }
-        let path = path(for: databasePath)
-        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw StoreOpenError(code == ELOOP ? "its run journal \(path) is a symbolic link; it must be a regular file: remove the link"
-                                 : "cannot open its run journal \(path): \(String(cString: strerror(code))); it must be a regular file the agent can write")
-        }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            Glibc.close(descriptor)
-            throw StoreOpenError("its run journal \(path) is not a regular file: remove what is there")
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw StoreOpenError(code == EWOULDBLOCK ? "another agent uses this store (it holds \(path)): two agents on one store would run each other's runs; give each agent a \"store\" \"path\" of its own"
-                                 : "cannot lock its run journal \(path): \(String(cString: strerror(code)))")
-        }
-        return descriptor
+        state.withLock { if $0.descriptor >= 0 { Self.unlock($0.descriptor) } }
     }
 
     /// The journal, once the runs a crash left in it are written to `database`. When that
@@ -197,7 +166,8 @@ package final class RunJournal: Sendable {
             logger.error("store: the run journal \(path) was removed or replaced while the agent ran and cannot be made again (\(String(cString: strerror(code)))): requests wait for the store until the next start; if another agent now uses this store, stop one of them")
             return false
         }
-        Glibc.close(state.descriptor)
+        Self.unlock(state.descriptor)
+        Self.lockedHere.withLock { _ = $0.insert(FileID(fresh)) }
         state.descriptor = fresh
         logger.warning("store: the run journal \(path) was removed while the agent ran; it is made again, with the \(state.size) bytes it held")
         return true
@@ -224,7 +194,7 @@ package final class RunJournal: Sendable {
     /// Lets the lock go (the store's writer has ended).
     package func close() {
         state.withLock { state in
-            if state.descriptor >= 0 { Glibc.close(state.descriptor) }
+            if state.descriptor >= 0 { Self.unlock(state.descriptor) }
             state.descriptor = -1
         }
     }

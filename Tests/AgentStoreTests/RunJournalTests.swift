@@ -166,6 +166,70 @@ import Testing
         try Self.store(folder).close()
     }
 
+    /// A child forked by any thread holds a copy of the journal's descriptor, and its lock,
+    /// until it execs: a store closed and opened again in one process waited for that child
+    /// instead of calling itself another agent (a flake under load). Here the child keeps the
+    /// copy for a moment on purpose.
+    @Test func aStoreOpenedAgainWaitsForItsOwnLockLeftInAChild() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-child-copy")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.store(folder).close()
+        let descriptor = try RunJournal.lock(for: folder + "/agent.sqlite")
+        let child = try Self.spawnHolding(descriptor, for: 0.5)
+        #expect(RunJournal.takers(of: RunJournal.FileID(descriptor)) == [getpid()], "the lock is this process's")
+        RunJournal.unlock(descriptor)
+        // The child still holds the lock: the open waits for its end rather than refuse.
+        let store = try Self.store(folder)
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, WNOHANG) == child, "the open returned only once the child had ended")
+        store.close()
+    }
+
+    /// Another process's lock is refused at once, whoever else holds it.
+    @Test func aLockAnotherProcessTookIsNotWaitedFor() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-other-process")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.store(folder).close()
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", "import fcntl,sys; f=open(sys.argv[1],'a'); fcntl.flock(f,fcntl.LOCK_EX); print('locked',flush=True); sys.stdin.read()",
+                            RunJournal.path(for: folder + "/agent.sqlite")]
+        let output = Pipe(), input = Pipe()
+        holder.standardOutput = output
+        holder.standardInput = input
+        try holder.run()
+        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
+        var said: [UInt8] = []
+        while !said.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            try #require(!more.isEmpty, "the holder ended: \(String(decoding: said, as: UTF8.self))")
+            said += more
+        }
+        #expect(String(decoding: said, as: UTF8.self) == "locked\n")
+        let started = Date()
+        #expect {
+            try Self.store(folder).close()
+        } throws: { error in
+            "\(error)".contains("another agent uses this store")
+        }
+        #expect(Date().timeIntervalSince(started) < RunJournal.longestWaitForOwnLock, "not waited for as if it were this process's")
+    }
+
+    /// `/bin/sh` sleeping `seconds` with a copy of `descriptor` as its fd 3.
+    static func spawnHolding(_ descriptor: Int32, for seconds: Double) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, descriptor, 3)
+        var pid: pid_t = 0
+        let arguments = ["/bin/sh", "-c", "exec sleep \(seconds)"]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let code = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
+        try #require(code == 0, "posix_spawn: \(code)")
+        return pid
+    }
+
     /// SQLite keeps the WAL beside a symbolic link's target: the journal, and its lock, are
     /// there too, so a second agent that names the database through a link is refused.
     @Test func aSecondAgentNamingTheDatabaseThroughASymbolicLinkIsRefused() throws {
