@@ -95,6 +95,9 @@ public struct AgentSnapshot: Sendable {
         }
     }
 
+    /// Whether the fronts (the HTTP server) are still starting: `agent-control start` waits for
+    /// them, since one that cannot listen stops the agent.
+    public var frontsStarting = false
     /// The fleet's database as `status` shows it (nil: not in a fleet).
     public var fleet: JSONValue?
     /// Why the fleet's database is not being written to (nil: it is, or no fleet).
@@ -138,6 +141,7 @@ extension AgentSnapshot {
         if let notifications { answer["notifications"] = notifications.jsonValue }
         if let assignment { answer["assignment"] = assignment.json }
         if let fleet { answer["fleet"] = fleet }
+        if frontsStarting { answer["fronts_starting"] = true }
         return .object(answer)
     }
 

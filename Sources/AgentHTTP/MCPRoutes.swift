@@ -22,7 +22,8 @@ struct MCPRoutes: Sendable {
                                    .json("400", "Not a JSON-RPC request this server takes (not JSON, a batch, wrong params): the JSON-RPC error.", CommandDescription.object(["jsonrpc": ["const": "2.0"], "error": ["type": "object"]], required: ["jsonrpc", "error"], open: true)),
                                    .error("401", "No credentials."),
                                    .error("403", "A browser session (MCP takes a bearer token)."),
-                                   .error("413", "The body is larger than http.max_body_bytes.")]),
+                                   .error("413", "The body is larger than http.max_body_bytes."),
+                                   .error("415", "A body of another Content-Type than JSON (application/json, or none; UTF-8).")]),
     ]
 
     func register(on router: Router<AgentRequestContext>) {
@@ -34,6 +35,9 @@ struct MCPRoutes: Sendable {
         guard !identity.bySession else {
             return APIResponse.error(.forbidden, code: "forbidden", "MCP takes a bearer token, not a browser session (a page could send it without a CSRF token)")
         }
+        // The API's rule for the body's type (a JSON-RPC message is JSON): text/plain and the
+        // like are refused with 415, as on every other route.
+        if case .failure(let refusal) = APIRequestBody.kind(of: request.headers[.contentType]) { return refusal.response }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: maximumBodyBytes)

@@ -170,5 +170,9 @@ import Testing
         #expect(try agent.request("GET", "/mcp", headers: APIAgent.bearer(APIAgent.adminToken)).status == 405)
         let unknown = try post(APIAgent.adminToken, #"{"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage"}"#)
         #expect(unknown.body.contains(#""code":-32601"#), "\(unknown.body)")
+        // A body that says it is not JSON is refused as on every route.
+        let plain = try agent.request("POST", "/mcp", headers: APIAgent.bearer(APIAgent.adminToken).merging(["Content-Type": "text/plain"]) { $1 },
+                                      body: #"{"jsonrpc": "2.0", "id": 10, "method": "ping"}"#)
+        #expect(plain.status == 415 && plain.body.contains(#"found Content-Type \"text/plain\""#), "\(plain.status) \(plain.body)")
     }
 }

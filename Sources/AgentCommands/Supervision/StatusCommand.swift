@@ -13,6 +13,7 @@ package enum StatusCommand: AgentCommand {
     package static let mutating = false
     package static let answerSchema: JSONValue = CommandSchema.object([
         "ok": ["const": true], "pid": ["type": "integer"], "uptime": ["type": "number"], "stopping": ["type": "boolean"],
+        "fronts_starting": ["const": true, "description": "Present while the HTTP server is still starting (one that cannot listen stops the agent)."],
         "processes": ["type": "array", "items": SupervisionCommands.processSchema],
         "store": ["type": "object"], "outputs": ["type": "array"], "fork_server": ["type": "object"],
         "loop": CommandSchema.object(["longest_turn": ["type": "number", "minimum": 0], "slow_turns": ["type": "integer", "minimum": 0]],

@@ -95,7 +95,10 @@ public struct AgentDaemon {
                 return Self.fail("the agent did not start (\(code.map { "exit status \($0)" } ?? "killed by a signal")); its log is above and in \(paths.logFile)",
                                  code: code.map { $0 == 0 ? AgentLauncher.ExitCode.failure : $0 } ?? AgentLauncher.ExitCode.failure)
             }
-            if let answer = try? ControlClient.send(StatusCommand.request(NoFields()), paths: paths, timeout: 2), answer["ok"] == true {
+            // Started once it answers, its HTTP server listening: one whose port is taken stops
+            // the agent (then `stopping`, and its exit above).
+            if let answer = try? ControlClient.send(StatusCommand.request(NoFields()), paths: paths, timeout: 2), answer["ok"] == true,
+               answer["fronts_starting"] != true, answer["stopping"] != true {
                 let count = answer["processes"]?.arrayValue?.count ?? 0
                 Self.say("started: pid \(pid), \(count) process(es); log: \(paths.logFile); control: \(paths.socketPath)")
                 return AgentLauncher.ExitCode.success

@@ -36,6 +36,7 @@ extension Supervisor {
             totals: totals, chatRequests: chat.sequence)
         snapshot.tasks = work.tasks?.figures ?? []
         snapshot.loop = .init(longestTurn: loop.longestTurn, slowTurns: loop.slowTurns)
+        snapshot.frontsStarting = fronts.starting
         snapshot.notifications = work.notifier?.statistics
         snapshot.schedules = work.scheduler?.figures ?? []
         snapshot.assignment = work.tasks?.assignmentFigures

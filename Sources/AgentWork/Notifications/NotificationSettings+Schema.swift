@@ -46,7 +46,7 @@ extension NotificationSettings {
         "properties": [
             "url": ["type": "string", "description": "smtp://host:port (STARTTLS, see starttls) or smtps://host:port (TLS from the start)."],
             "starttls": ["enum": ["required", "try", "never"], "default": "required",
-                         "description": "smtp:// only: required: fail unless the server upgrades to TLS; try: upgrade when offered; never: plain text."],
+                         "description": "smtp:// only: required: fail unless the server upgrades to TLS; try: upgrade when offered; never: plain text (try and never are refused with a password)."],
             "ca_file": ["type": "string", "minLength": 1, "description": "PEM file of CA certificates to trust instead of the system's (relative to the agent's folder)."],
             "username": ["type": "string", "description": "AUTH user; ${env:NAME} is replaced by the environment variable."],
             "password": ["type": "string", "description": "AUTH password: only as ${env:NAME} (never written in the file)."],

@@ -235,8 +235,10 @@ package struct NotificationSettings: Sendable {
         if json["password"] != nil, json["username"] == nil {
             issues.append((origins.emailObject, "expected \"username\" next to \"password\" (AUTH needs both); found none"))
         }
-        if json["password"] != nil, starttls == .never, url?.lowercased().hasPrefix("smtp://") == true {
-            issues.append((origins.emailPointer("starttls"), "\"never\" would send the password in clear; use \"required\" (or an smtps:// URL)"))
+        if json["password"] != nil, starttls != .required, url?.lowercased().hasPrefix("smtp://") == true {
+            // "try" too: whoever sits between the agent and the server can strip the offer.
+            let clear = starttls == .never ? "would send the password in clear" : "would send the password in clear to a server that does not offer STARTTLS, or once someone between the agent and the server strips the offer"
+            issues.append((origins.emailPointer("starttls"), "\"\(starttls.rawValue)\" \(clear); use \"required\" (or an smtps:// URL)"))
         }
 
         var caFile: String?
