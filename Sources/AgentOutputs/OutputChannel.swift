@@ -45,7 +45,7 @@ package final class OutputChannel: Sendable {
         name = configuration.name
         typeName = configuration.typeName
         kinds = configuration.kinds
-        state = Guarded(State(ring: OutputRing(capacity: configuration.buffer)))
+        state = Guarded(State(ring: OutputRing(capacity: configuration.buffer, byteLimit: configuration.bufferBytes)))
         self.sink = ConfinedSink(sink: sink)
         batchLimit = max(1, sink.batchLimit)
         linger = sink.linger
@@ -79,14 +79,13 @@ package final class OutputChannel: Sendable {
                 state.dropped += 1
                 return false
             }
-            if state.ring.append(record) {
-                state.dropped += 1
-                return false
-            }
+            let wasEmpty = state.ring.count == 0
+            let dropped = state.ring.append(record)
+            state.dropped += UInt64(dropped)
             // The thread sleeps only on an empty queue or while a batch fills: wake it on
             // exactly those transitions rather than on every record.
-            if state.ring.count == 1 { state.batchStart = Self.now() }
-            return state.ring.count == 1 || state.ring.count == batchLimit
+            if wasEmpty { state.batchStart = Self.now() }
+            return wasEmpty || (dropped == 0 && state.ring.count == batchLimit)
         }
         if wake { state.signal() }
     }

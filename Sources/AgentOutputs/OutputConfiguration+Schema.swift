@@ -49,6 +49,11 @@ extension OutputConfiguration {
                 "type": "integer", "minimum": 1, "maximum": SettingsBounds.json(SettingsBounds.largestOutputBuffer), "default": .number(JSONNumber(defaultBuffer)),
                 "description": "Records that may wait for this output; when full, the oldest is dropped and counted.",
             ]),
+            ("buffer_bytes", [
+                "type": "integer", "minimum": 65536, "maximum": SettingsBounds.json(SettingsBounds.largestOutputBufferBytes),
+                "default": .number(JSONNumber(defaultBufferBytes)),
+                "description": "Bytes the records waiting for this output may hold (payloads and texts); past them, the oldest are dropped and counted.",
+            ]),
         ]
     }
 

@@ -104,6 +104,9 @@ public struct OutputConfiguration: Sendable, Equatable {
 
     /// Default capacity of an output's queue (the webhook's `buffer`).
     public static let defaultBuffer = 10_000
+    /// Default bytes an output's queue holds at most (`buffer_bytes`): 10,000 records of 60 KB
+    /// from a flood of large events held 2 GB in the supervisor for every output that failed.
+    public static let defaultBufferBytes = 8 << 20
 
     /// The name shown in statistics and logs: `name` if configured, else e.g. `stdout`,
     /// `file log/out.jsonl` or `webhook https://hooks.example/agent` (the URL as written, so
@@ -116,16 +119,20 @@ public struct OutputConfiguration: Sendable, Equatable {
     /// Capacity of the output's queue; when it is full, the oldest record is dropped and
     /// counted.
     public var buffer: Int
+    /// Bytes the output's queue holds at most; past them, the oldest records are dropped and
+    /// counted too.
+    public var bufferBytes: Int
 
     /// Creates a configuration directly (settings files go through `init(json:)`).
     public init(
         name: String, destination: Destination, kinds: Set<OutputRecord.Kind> = Set(OutputRecord.Kind.allCases),
-        buffer: Int = OutputConfiguration.defaultBuffer
+        buffer: Int = OutputConfiguration.defaultBuffer, bufferBytes: Int = OutputConfiguration.defaultBufferBytes
     ) {
         self.name = name
         self.destination = destination
         self.kinds = kinds
         self.buffer = buffer
+        self.bufferBytes = bufferBytes
     }
 
     /// The type name as written in settings: `stdout`, `file` or `webhook`.
@@ -149,7 +156,7 @@ public struct OutputConfiguration: Sendable, Equatable {
         }
         let reader = OutputSettingsReader(object: object)
         let type = try reader.string("type", required: true) ?? ""
-        let common: Set<String> = ["type", "name", "kinds", "buffer"]
+        let common: Set<String> = ["type", "name", "kinds", "buffer", "buffer_bytes"]
         let written: String
         switch type {
         case "stdout":
@@ -189,6 +196,7 @@ public struct OutputConfiguration: Sendable, Equatable {
         name = try reader.string("name", required: false) ?? written
         kinds = try reader.kinds()
         buffer = try reader.integer("buffer", default: Self.defaultBuffer, minimum: 1, maximum: SettingsBounds.largestOutputBuffer)
+        bufferBytes = try reader.integer("buffer_bytes", default: Self.defaultBufferBytes, minimum: 1 << 16, maximum: SettingsBounds.largestOutputBufferBytes)
     }
 
     /// Parses the settings' `"outputs"` array; errors point into it (`/1/url`).

@@ -31,6 +31,9 @@ public struct OutputRecord: Sendable {
     /// Messages: the text. Empty for events.
     public var text: String
 
+    /// What the record costs a queue: its bytes and a record's fixed share.
+    package var queuedBytes: Int { payload.count + text.utf8.count + source.utf8.count + type.utf8.count + 96 }
+
     /// An event record.
     public static func event(source: String, type: String, payload: [UInt8], time: Int64) -> OutputRecord {
         OutputRecord(kind: .event, time: time, source: source, type: type, payload: payload, level: 0, text: "")

@@ -37,6 +37,8 @@ public enum SettingsBounds {
     public static let mostQueuedEvents = 10_000_000
     /// An output's `buffer` (its queue is allocated up front): records.
     public static let largestOutputBuffer = 1_000_000
+    /// The most bytes an output's queue may hold (`buffer_bytes`): 16 GiB.
+    public static let largestOutputBufferBytes = 1 << 34
     /// A webhook's `batch_size`: records per POST.
     public static let largestBatch = 100_000
     /// A webhook's `max_retries`.
