@@ -10,8 +10,10 @@ enum ScaffoldFiles {
     static let fileMode: mode_t = 0o644
     static let folderMode: mode_t = 0o755
 
-    /// Creates `path` and every missing folder above it.
-    static func makeDirectories(_ path: String) throws(ScaffoldingError) {
+    /// Creates `path` and every missing folder above it; returns those it created, outermost
+    /// first.
+    @discardableResult
+    static func makeDirectories(_ path: String) throws(ScaffoldingError) -> [String] {
         var missing: [String] = []
         var current = URL(fileURLWithPath: path).standardizedFileURL.path
         var info = stat()
@@ -20,9 +22,17 @@ enum ScaffoldFiles {
             missing.append(current)
             current = (current as NSString).deletingLastPathComponent
         }
-        for folder in missing.reversed() where mkdir(folder, folderMode) != 0 && errno != EEXIST {
-            throw failure("cannot create the folder", folder)
+        var created: [String] = []
+        for folder in missing.reversed() {
+            if mkdir(folder, folderMode) == 0 {
+                created.append(folder)
+            } else if errno != EEXIST {
+                let error = failure("cannot create the folder", folder)
+                for made in created.reversed() { rmdir(made) }
+                throw error
+            }
         }
+        return created
     }
 
     /// Writes `text` to `path` whole. An existing file keeps its mode when `keepMode`.
@@ -32,9 +42,27 @@ enum ScaffoldFiles {
 
     /// Writes `bytes` to `path` whole. An existing file keeps its mode when `keepMode`.
     static func write(bytes written: [UInt8], to path: String, keepMode: Bool = false) throws(ScaffoldingError) {
+        let temporary = try writeBeside(bytes: written, for: path, keepMode: keepMode)
+        try put(temporary, at: path)
+    }
+
+    /// Renames `temporary` (from ``writeBeside(bytes:for:keepMode:)``) to `path`; removes it
+    /// when it cannot.
+    static func put(_ temporary: String, at path: String) throws(ScaffoldingError) {
+        guard rename(temporary, path) == 0 else {
+            let error = failure("cannot write", path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Writes `bytes` to a new file in `path`'s folder, with `path`'s mode to be; returns its
+    /// path. Its name is short: one made of `path`'s own name could pass the folder's limit
+    /// (255 bytes) where `path` does not.
+    static func writeBeside(bytes written: [UInt8], for path: String, keepMode: Bool = false) throws(ScaffoldingError) -> String {
         var info = stat()
         let mode = keepMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : fileMode
-        let temporary = path + ".scaffold-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = (path as NSString).deletingLastPathComponent + "/.scaffold-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("cannot write", path) }
         var bytes = written[...]
@@ -50,11 +78,7 @@ enum ScaffoldFiles {
             bytes = bytes.dropFirst(n)
         }
         close(fd)
-        guard rename(temporary, path) == 0 else {
-            let error = failure("cannot write", path)
-            unlink(temporary)
-            throw error
-        }
+        return temporary
     }
 
     private static func failure(_ what: String, _ path: String) -> ScaffoldingError {

@@ -62,6 +62,10 @@ public struct ServiceUnit: Sendable, Equatable {
             || $0.properties.generalCategory == .paragraphSeparator || $0 == "%" }) {
             found.append("--name \(agentName.debugDescription): a name with control characters, line breaks or % cannot be written in the unit; use letters, digits, - and _")
         }
+        // systemd's limit on a unit's name, and a file name's (NAME_MAX).
+        if fileName.utf8.count > 255 {
+            found.append("--name: the unit's name \(fileName.prefix(40))… would be \(fileName.utf8.count) bytes; systemd takes at most 255: use a shorter name")
+        }
         for (option, name) in [("--user", user), ("--group", group ?? user)] where !Self.isUserName(name) {
             found.append("\(option) \(name): expected a user or group name (letters, digits, _ and -, starting with a letter or _, at most 31 characters)")
         }

@@ -42,20 +42,44 @@ public struct TemplateSet {
 
 /// Writes rendered files, never over an existing file unless asked.
 enum FileWriter {
-    /// Checks first, then writes all: either every file is written or none is.
+    /// Checks first, then writes all: either every file is written or none is (but for a
+    /// rename that fails, which nothing here provokes).
     static func write(_ files: [(path: String, content: String)], into root: String, force: Bool) throws(ScaffoldingError) -> [String] {
         let manager = FileManager.default
         let existing = files.map { root + "/" + $0.path }.filter { manager.fileExists(atPath: $0) }
         if !existing.isEmpty, !force {
             throw ScaffoldingError("would_overwrite", "these files exist already: \(existing.joined(separator: ", ")); nothing was written (pass --force to overwrite them)", path: root)
         }
-        var written: [String] = []
+        // A name the folder cannot hold fails before anything is written (NAME_MAX).
         for file in files {
-            let target = root + "/" + file.path
-            try ScaffoldFiles.makeDirectories(URL(fileURLWithPath: target).deletingLastPathComponent().path)
-            try ScaffoldFiles.write(file.content, to: target)
-            written.append(file.path)
+            if let long = file.path.split(separator: "/").first(where: { $0.utf8.count > 255 }) {
+                throw ScaffoldingError("name_too_long", "the name \(long.prefix(40))… is \(long.utf8.count) bytes, more than a file name may have (255); nothing was written: use a shorter name",
+                                       path: root + "/" + file.path)
+            }
         }
-        return written
+        // Every file to a temporary beside it first: one that cannot be written (a name too long
+        // for the folder) leaves nothing behind, not the files before it.
+        var folders: [String] = []
+        var temporaries: [(temporary: String, target: String)] = []
+        do throws(ScaffoldingError) {
+            for file in files {
+                let target = root + "/" + file.path
+                folders += try ScaffoldFiles.makeDirectories(URL(fileURLWithPath: target).deletingLastPathComponent().path)
+                temporaries.append((try ScaffoldFiles.writeBeside(bytes: Array(file.content.utf8), for: target), target))
+            }
+        } catch {
+            for written in temporaries { unlink(written.temporary) }
+            for folder in folders.reversed() { rmdir(folder) }
+            throw error
+        }
+        for (index, written) in temporaries.enumerated() {
+            do throws(ScaffoldingError) {
+                try ScaffoldFiles.put(written.temporary, at: written.target)
+            } catch {
+                for left in temporaries[(index + 1)...] { unlink(left.temporary) }
+                throw error
+            }
+        }
+        return files.map(\.path)
     }
 }

@@ -238,4 +238,24 @@ extension ScaffoldingTests {
         #expect(!files.contains { $0.hasSuffix(".service") }, "\(files)")
         #expect(files.contains("settings.json"))
     }
+
+    /// A name whose unit file the folder cannot hold wrote four files and then failed ("File
+    /// name too long"), and a second try said they existed: the unit is left out instead, and a
+    /// file the folder cannot hold fails before anything is written.
+    @Test func aNameTooLongForTheUnitGetsNoUnitAndATooLongFileWritesNothing() throws {
+        let parent = TestPaths.temporaryDirectory("long-name")
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let created = try Self.run("create-agent", [parent + "/agent", "--name", String(repeating: "n", count: 300)])
+        #expect(created.status == 0, "\(created.stdout)\(created.stderr)")
+        #expect(created.stdout.contains("note: no systemd unit was written: --name: the unit's name agentruntime-nnn"), "\(created.stdout)")
+        #expect(FileManager.default.fileExists(atPath: parent + "/agent/settings.json"))
+
+        let files: [(path: String, content: String)] = [("README.md", "a"), ("sub/" + String(repeating: "x", count: 256), "b")]
+        #expect {
+            _ = try FileWriter.write(files, into: parent + "/none", force: false)
+        } throws: { error in
+            "\(error)".contains("more than a file name may have (255); nothing was written")
+        }
+        #expect(!FileManager.default.fileExists(atPath: parent + "/none"), "nothing written, no folder made")
+    }
 }
