@@ -58,8 +58,12 @@ extension PostgresFleetStore {
                 do {
                     if let refusal = await Self.probe(settings, within: 5, logger: clientLogger) { throw refusal }
                     _ = try await Self.firstOf(Self.connectDeadline) { try await PostgresMigrations.migrate(client, logger: clientLogger) }
-                    join.markJoined()
-                    return
+                    if let holder = try await Self.firstOf(Self.connectDeadline, { try await self.otherHolderOfTheAgentID() }) {
+                        problem = holder
+                    } else {
+                        join.markJoined()
+                        return
+                    }
                 } catch {
                     problem = "cannot reach \(settings.displayURL): \(Self.describeFailure(error))"
                 }

@@ -36,25 +36,49 @@ extension PostgresFleetStore: FleetBackend {
         writer.listen(on: "agent_runs", wake)
     }
 
-    /// Writes a heartbeat in a task of its own (the loop does not wait); one at a time.
+    /// The longest a heartbeat waits for the database: three heartbeats (the members take an
+    /// agent silent for as long for lost), at least 5 s.
+    var beatDeadline: Double { max(3 * settings.heartbeat, 5) }
+
+    /// Writes a heartbeat in a task of its own (the loop does not wait); one at a time. One the
+    /// database never answers (its connection's server process stopped or cut off unseen) is
+    /// given up at ``beatDeadline``: it held every later heartbeat back, and the agent was shown
+    /// lost, its reads refused, for as long as the agent ran.
     package func beat(_ member: FleetMember) {
-        let client = client, logger = logger, writer = writer
+        let writer = writer, deadline = beatDeadline
         Task {
             guard await writer.beginBeat() else { return }
             var problem: String?
             do {
-                try await client.query("""
-                    INSERT INTO fleet_agents (agent_id, host, version, started, heartbeat, data)
-                    VALUES (\(member.agentID), \(member.host), \(member.version), \(member.started), \(unescaped: PostgresMigrations.now),
-                            \(member.detail.serialized()))
-                    ON CONFLICT (agent_id) DO UPDATE SET host = EXCLUDED.host, version = EXCLUDED.version, started = EXCLUDED.started,
-                        heartbeat = EXCLUDED.heartbeat, data = EXCLUDED.data
-                    """, logger: logger)
+                let takeOver = beatTakesOver.load(ordering: .relaxed)
+                let written = try await PostgresFleetStore.firstOf(deadline) { [self] in try await writeBeat(member, takingOver: takeOver) }
+                if written {
+                    beatTakesOver.store(false, ordering: .relaxed)
+                } else {
+                    problem = "another agent wrote the heartbeat of agent_id \"\(settings.agentID)\" since this one's last: two agents have this agent_id; give each one of its own"
+                }
             } catch {
                 problem = FleetStoreError.describe(error)
             }
             await writer.endBeat(problem: problem)
         }
+    }
+
+    /// Writes the heartbeat's row: whoever wrote it last when `takingOver`, else only while it
+    /// is still this store's (its instance in the row's data). Whether it was written.
+    private func writeBeat(_ member: FleetMember, takingOver: Bool) async throws -> Bool {
+        let rows = try await client.query("""
+            INSERT INTO fleet_agents (agent_id, host, version, started, heartbeat, data)
+            VALUES (\(member.agentID), \(member.host), \(member.version), \(member.started), \(unescaped: PostgresMigrations.now),
+                    \(beatDetail(member)))
+            ON CONFLICT (agent_id) DO UPDATE SET host = EXCLUDED.host, version = EXCLUDED.version, started = EXCLUDED.started,
+                heartbeat = EXCLUDED.heartbeat, data = EXCLUDED.data
+                WHERE \(takingOver) OR strpos(fleet_agents.data, \(instance)) > 0
+            RETURNING agent_id
+            """, logger: logger)
+        var written = false
+        for try await _ in rows.decode(String.self) { written = true }
+        return written
     }
 
     /// Seconds between two passes of the retention.

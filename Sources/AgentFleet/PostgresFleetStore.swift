@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The fleet's PostgreSQL database: one connection pool (postgres-nio's `PostgresClient`),
 /// the schema's migrations, the writer that takes what the loop hands over (``FleetWriter``,
@@ -25,6 +26,11 @@ public final class PostgresFleetStore: Sendable {
     let poolAttempts = PoolAttempts()
     /// Whether the database has answered and the schema is migrated (the writers wait for it).
     let join: FleetJoin
+    /// This store's heartbeats, told from another agent's given the same `agent_id`.
+    let instance = UUID().uuidString.lowercased()
+    /// Whether the next heartbeat takes the row whoever wrote it last (the first one since
+    /// joining); later ones write it only while it is still this store's.
+    let beatTakesOver = Atomic<Bool>(true)
 
     /// The runs and the schedules, on this database (written by ``writer``).
     public let runs: PostgresRunStore
