@@ -41,6 +41,8 @@ actor FleetWriter: HandoffReceiver {
     private var writeSince: Date?
     /// Changes in the batch being written (counted in the backlog until written).
     private var inFlight = 0
+    /// The runs of the batch being written.
+    private var inFlightRunIDs: [String] = []
     /// Whether the log has said the database does not answer (said once, and once when it does).
     private var stallReported = false
 
@@ -194,6 +196,12 @@ actor FleetWriter: HandoffReceiver {
         return copy
     }
 
+    /// The claimed runs whose changes wait to be written (or are being written): this agent's
+    /// (new runs have no claim to lose, and are many while requests pour in).
+    func waitingRunIDs() -> Set<String> {
+        Set(pendingRuns.lazy.filter { $0.claim != nil }.map(\.id)).union(inFlightRunIDs)
+    }
+
     // MARK: Heartbeats
 
     /// One heartbeat in flight at most (the database away must not pile them up).
@@ -247,6 +255,7 @@ actor FleetWriter: HandoffReceiver {
             writing = true
             writeSince = Date()
             inFlight = runs.count + commits.count
+            inFlightRunIDs = runs.filter { $0.claim != nil }.map(\.id)
             publish()
             do {
                 let outcome = try await write(runs, commits.map(\.change))
@@ -258,6 +267,7 @@ actor FleetWriter: HandoffReceiver {
                 try? await Task.sleep(for: .seconds(1))
             }
             writing = false
+            inFlightRunIDs = []
             publish()
             if pendingRuns.isEmpty, pendingCommits.isEmpty { resumeFlushWaiters() }
         }

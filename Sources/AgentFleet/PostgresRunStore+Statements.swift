@@ -17,19 +17,19 @@ extension PostgresRunStore {
     /// see ``PostgresRunStore/overlay(_:claims:started:holder:)``) — so each claimed run is
     /// written once.
     struct Claim: PostgresPreparedStatement {
-        static let name = "agent_claim_4"
+        static let name = "agent_claim_5"
         static let sql = """
             WITH clock AS (SELECT \(PostgresMigrations.now) AS t),
             waiting AS (
                 SELECT id, priority, due, seq FROM task_runs
                 WHERE task = $1 AND status IN ('queued', 'retrying') AND due <= (SELECT t FROM clock)
                 AND (assigned_until IS NULL OR assigned_until <= (SELECT t FROM clock) OR assigned_to = $3)
-                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[]))
+                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[])) AND NOT (id = ANY($6::text[]))
                 ORDER BY priority DESC, due, seq LIMIT $2 FOR UPDATE SKIP LOCKED),
             lapsed AS (
                 SELECT id, priority, due, seq FROM task_runs
                 WHERE task = $1 AND status = 'running' AND lease_until < (SELECT t FROM clock)
-                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[]))
+                AND (require IS NULL OR require <@ ANY($5::text[]::jsonb[])) AND NOT (id = ANY($6::text[]))
                 ORDER BY priority DESC, due, seq LIMIT $2 FOR UPDATE SKIP LOCKED),
             picked AS (
                 SELECT id FROM (SELECT * FROM waiting UNION ALL SELECT * FROM lapsed) c
@@ -39,7 +39,7 @@ extension PostgresRunStore {
             FROM picked, clock WHERE t.id = picked.id
             RETURNING t.id, t.data, t.claims, t.fence, t.lease_until, clock.t, t.priority, t.due, t.seq
             """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text, .float8, .textArray]
+        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text, .float8, .textArray, .textArray]
         typealias Row = (id: String, data: String, claims: Int32, fence: Int64, leaseUntil: Double, now: Double,
                          priority: Int16, due: Double, seq: Int64)
 
@@ -50,14 +50,17 @@ extension PostgresRunStore {
         /// The label sets (JSON objects) of the holder's executors taking the task: a run that
         /// requires labels is passed unless one of them carries them all.
         var labels: [String]
+        /// Runs not to claim (see ``ClaimRequest/excluding``).
+        var excluding: [String]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 5)
+            var bindings = PostgresBindings(capacity: 6)
             bindings.append(task)
             bindings.append(room)
             bindings.append(holder)
             bindings.append(lease)
             bindings.append(labels)
+            bindings.append(excluding)
             return bindings
         }
 

@@ -151,13 +151,17 @@ public final class PostgresRunStore: RunStore {
     package func claim(_ request: ClaimRequest) async throws -> [TaskRun] {
         let wanted = request.room.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         guard !wanted.isEmpty else { return [] }
+        // Runs whose changes wait in this agent's writer are its own: a lapsed one among them
+        // ended here while the database was away, its end not written yet.
+        let excluding = Array(request.excluding.union(await store.waitingRunIDs()))
         return try await client.withConnection { connection in
             var claimed: [TaskRun] = []
             // One statement per task, each atomic by itself: a claim of one task needs nothing
             // of another's.
             for (task, room) in wanted {
                 let labels = (request.labels[task] ?? []).map { ExecutorSettings.json($0).serialized() }
-                let rows = try await connection.execute(Claim(task: task, room: room, holder: request.holder, lease: request.lease, labels: labels),
+                let rows = try await connection.execute(Claim(task: task, room: room, holder: request.holder, lease: request.lease, labels: labels,
+                                                              excluding: excluding),
                                                         logger: self.logger)
                 var batch: [(run: TaskRun, order: (Int16, Double, Int64))] = []
                 for try await row in rows {

@@ -196,7 +196,7 @@ package final class SQLiteRunStore: RunStore {
                 AND (status IN ('queued', 'retrying') OR (status = 'running' AND lease_until IS NOT NULL AND lease_until < ?))
                 """, arguments: [task, now])
             var candidates: [(row: Int64, run: TaskRun)] = rows.compactMap { row -> (row: Int64, run: TaskRun)? in
-                guard let run = decode(row["data"]) else { return nil }
+                guard let run = decode(row["data"]), !request.excluding.contains(run.id) else { return nil }
                 // A run held for the agent its strategy chose waits for that agent until the hold ends.
                 let held = run.assignmentHoldUntil.map { $0 > now && run.assignedAgent != request.holder } ?? false
                 guard request.allows(task: task, require: run.require) else { return nil }

@@ -102,12 +102,17 @@ package struct ClaimRequest: Sendable, Equatable {
     /// (`require`) is claimed only when one set carries them all. A task not here runs on its
     /// implicit executor: only runs requiring no label are claimed.
     package var labels: [String: [[String: String]]]
+    /// Runs not to claim: the holder's own, still running here or with a change not yet
+    /// written. After an outage longer than the lease the holder claimed its own lapsed runs
+    /// again — those it had finished meanwhile, whose end its fenced write then lost, ran again.
+    package var excluding: Set<String>
 
-    package init(holder: String, room: [String: Int], lease: Double, labels: [String: [[String: String]]] = [:]) {
+    package init(holder: String, room: [String: Int], lease: Double, labels: [String: [[String: String]]] = [:], excluding: Set<String> = []) {
         self.holder = holder
         self.room = room
         self.lease = lease
         self.labels = labels
+        self.excluding = excluding
     }
 
     /// Whether a run of `task` requiring `require` may be claimed by this request's holder.

@@ -133,7 +133,7 @@ extension TaskCoordinator {
         guard !room.isEmpty else { return }
         shared.claiming = true
         shared.again = false
-        let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease, labels: labels)
+        let request = ClaimRequest(holder: shared.holder, room: room, lease: shared.lease, labels: labels, excluding: Set(active.keys))
         let inbox = loop.inbox
         Task.detached {
             let result = await Result { try await store.claim(request) }

@@ -51,6 +51,48 @@ import Testing
         await store.shutDown()
     }
 
+    /// A run that ended here while the database was away, its lease lapsing meanwhile, was
+    /// claimed again by its own holder once the database was back — before the end waiting in
+    /// the writer was written, which the new claim's fence then refused: it ran a second time.
+    /// Here a trigger refuses the end's write (the claim writes other columns), for as long as
+    /// the test needs.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func aRunWhoseEndWaitsInTheWriterIsNotClaimedAgainByItsHolder() async throws {
+        let server = try PostgresTestServer.require()
+        let database = try server.makeDatabase()
+        let json: JSONValue = ["postgres": .string(server.url(database: database)), "password": "${env:PGPASSWORD}",
+                               "agent_id": "ended-away", "heartbeat": 0.2]
+        let settings = try #require(try FleetSettings(json, environment: ["PGPASSWORD": PostgresTestServer.password]))
+        let store = try await PostgresFleetStore.connect(settings, logger: Logger(label: "test"))
+        store.runs.record(StoreContract.run("job"))
+        await store.runs.flush()
+        let held = try #require(try await store.runs.claim(ClaimRequest(holder: "ended-away", room: ["t": 1], lease: 0.5)).first)
+        try server.sql(database: database, """
+            CREATE FUNCTION hold_the_end() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.data LIKE '%the first attempt%' THEN RAISE EXCEPTION 'held for the test'; END IF; RETURN NEW; END $$;
+            CREATE TRIGGER hold_the_end BEFORE UPDATE ON task_runs FOR EACH ROW EXECUTE FUNCTION hold_the_end();
+            """)
+        var done = held
+        done.status = .succeeded
+        done.output = ["by": "the first attempt"]
+        done.endedAt = Date().timeIntervalSince1970
+        store.runs.record(done)
+        // The end is refused (and kept) while the lease lapses.
+        let refused = Date().addingTimeInterval(60)
+        while store.health.degraded == nil, Date() < refused { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(store.health.degraded != nil, "the end's write was not refused")
+        try await Task.sleep(for: .seconds(1))
+        let claimed = try await store.runs.claim(ClaimRequest(holder: "ended-away", room: ["t": 1], lease: StoreContract.held))
+        #expect(claimed.isEmpty, "its holder claimed the run it had ended: \(claimed.map(\.id))")
+
+        try server.sql(database: database, "DROP TRIGGER hold_the_end ON task_runs")
+        let written = Date().addingTimeInterval(60)
+        while (try? await store.runs.run(id: "job"))?.status != .succeeded, Date() < written { try await Task.sleep(for: .milliseconds(50)) }
+        let stored = try #require(try await store.runs.run(id: "job"))
+        #expect(stored.status == .succeeded && stored.attempt == 1 && stored.output == ["by": "the first attempt"], "\(stored.storedJSON.serialized())")
+        await store.shutDown()
+    }
+
     /// A server that accepts and never answers (stopped, hung): the connections the pool holds
     /// stay open and a query on one would wait for ever. A user's read fails instead, at once
     /// once the store knows the database does not answer, and within the read deadline before.

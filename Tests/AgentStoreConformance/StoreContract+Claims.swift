@@ -13,7 +13,24 @@ extension StoreContract {
         StoreCheck("theNextLapseOfAnotherHoldersLeaseIsKnownSoThatARescueNeedNotWaitForThePoll", theNextLapseOfAnotherHoldersLeaseIsKnownSoThatARescueNeedNotWaitForThePoll),
         StoreCheck("aRunLetGoForARetryIsClaimableWhenDueWithTheSameId", aRunLetGoForARetryIsClaimableWhenDueWithTheSameId),
         StoreCheck("aClaimWithoutRoomTakesNothingAndNoTaskHasNoLapse", aClaimWithoutRoomTakesNothingAndNoTaskHasNoLapse),
+        StoreCheck("aClaimTakesNoneOfTheRunsItExcludesLapsedOrQueued", aClaimTakesNoneOfTheRunsItExcludesLapsedOrQueued),
     ]
+
+    /// A holder's own runs (running there still, or ended with the end not written yet) are
+    /// not claimed again when their lease lapsed: they ran twice after an outage.
+    static func aClaimTakesNoneOfTheRunsItExcludesLapsedOrQueued(_ stores: StoresUnderTest) async throws {
+        let runs = stores.runs
+        runs.record(Self.run("mine"))
+        await runs.flush()
+        let held = try #require(try await runs.claim(ClaimRequest(holder: "a", room: ["t": 1], lease: 0.2)).first)
+        runs.record(Self.run("queued"))
+        await runs.flush()
+        try await Task.sleep(for: .seconds(0.5))
+        let excluded = try await runs.claim(ClaimRequest(holder: "a", room: ["t": 5], lease: Self.held, excluding: [held.id, "queued"]))
+        #expect(excluded.isEmpty, "\(excluded.map(\.id))")
+        let taken = try await runs.claim(ClaimRequest(holder: "a", room: ["t": 5], lease: Self.held, excluding: ["queued"]))
+        #expect(taken.map(\.id) == ["mine"], "the lapsed run is claimed once it is not excluded")
+    }
 
     static func claimsFollowPriorityThenDueTimeThenArrival(_ stores: StoresUnderTest) async throws {
         let runs = stores.runs
