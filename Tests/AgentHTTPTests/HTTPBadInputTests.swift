@@ -87,6 +87,24 @@ import Testing
         #expect((workflowRuns.json?["runs"] as? [Any])?.count == 1, "only the run under the bound: \(workflowRuns)")
     }
 
+    /// 100 events of 64 KB of `<` (four bytes each, escaped) made a 16 MB events page, and six
+    /// of those at once held the HTTP front's loop (`/livez` 11.7 s): the page cuts each
+    /// payload and says how long it was; the API gives them whole.
+    @Test func theEventsPageCutsLargePayloads() throws {
+        let agent = try HTTPAgent(modules: [])
+        let payload = #"{"type": "big", "source": "ext", "payload": {"x": ""# + String(repeating: "<", count: 65_000) + #""}}"#
+        for _ in 0..<20 {
+            let published = try agent.request("POST", "/api/events", body: payload)
+            #expect(published.status == 200, "\(published)")
+        }
+        let page = try agent.request("GET", "/events?type=big")
+        #expect(page.status == 200, "\(page)")
+        #expect(page.body.utf8.count < 300_000, "\(page.body.utf8.count) bytes")
+        #expect(page.body.contains("KiB in all)"), "\(page.body.prefix(3000))")
+        let api = try agent.request("GET", "/api/events?type=big&limit=1")
+        #expect(api.body.contains(String(repeating: "<", count: 65_000)), "the API gives the payload whole")
+    }
+
     /// What a request cannot make, nothing else makes: an event past the bound starts no
     /// task's or workflow's run, and a step whose references build an input past it fails.
     @Test func anEventOrAStepsInputOverTheBoundStartsNoRunAndSaysWhy() throws {

@@ -41,6 +41,22 @@ enum DashboardFormat {
     /// A number of an answer (nil when absent).
     static func number(_ value: JSONValue?) -> Double? { value?.numberValue?.doubleValue }
 
+    /// `text` cut to about `limit` bytes (whole characters) for a list's cell, saying how long
+    /// it was: 100 events of 64 KB of `<`, each escaped to four bytes, made a 16 MB page that
+    /// held the HTTP front's loop for seconds (the API gives them whole).
+    static func clipped(_ text: String, to limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var end = text.startIndex
+        var kept = 0
+        for index in text.indices {
+            let size = text[index].utf8.count
+            if kept + size > limit { break }
+            kept += size
+            end = text.index(after: index)
+        }
+        return String(text[..<end]) + "… (\(bytes(Double(text.utf8.count))) in all)"
+    }
+
     /// Text for any scalar of an answer.
     static func text(_ value: JSONValue?) -> String {
         guard let value else { return "" }

@@ -3,6 +3,9 @@ import Hummingbird
 import JSONSchema
 
 extension DashboardRoutes {
+    /// Bytes of an event's payload the events page shows (the whole event: `GET /api/events`).
+    static let listedPayloadBytes = 2_000
+
     /// The newest events (filtered by `type`, `source` and `run`), newest first; the script then
     /// follows with `GET /api/events?after=`.
     func eventsPage(_ request: Request, _ context: AgentRequestContext) async -> Response {
@@ -20,7 +23,7 @@ extension DashboardRoutes {
             let events = answer["events"]?.arrayValue ?? []
             data["events"] = events.reversed().map { event in
                 ["id": DashboardFormat.text(event["id"]), "time": DashboardFormat.text(event["time"]), "type": DashboardFormat.text(event["type"]),
-                 "source": DashboardFormat.text(event["source"]), "payload": event["payload"]?.serialized() ?? ""]
+                 "source": DashboardFormat.text(event["source"]), "payload": DashboardFormat.clipped(event["payload"]?.serialized() ?? "", to: Self.listedPayloadBytes)]
             }
             // Following continues after the newest event shown.
             let newest = events.compactMap { $0["id"]?.numberValue?.intValue }.max() ?? 0

@@ -32,7 +32,7 @@ extension DashboardRoutes {
             data["mine"] = (mine["runs"]?.arrayValue ?? []).filter { $0["status"] == "running" }.map { run -> [String: Any] in
                 let id = DashboardFormat.text(run["id"])
                 return ["id": id, "path": DashboardFormat.pathSegment(id), "task": DashboardFormat.text(run["task"]),
-                        "priority": DashboardFormat.text(run["priority"]), "input": (run["input"] ?? .object([:])).serialized(),
+                        "priority": DashboardFormat.text(run["priority"]), "input": DashboardFormat.clipped((run["input"] ?? .object([:])).serialized(), to: Self.listedPayloadBytes),
                         "queued": DashboardFormat.text(run["queued_at"])]
             }
         }

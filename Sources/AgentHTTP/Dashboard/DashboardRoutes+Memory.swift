@@ -20,8 +20,7 @@ extension DashboardRoutes {
                 let value = entry["value"] ?? .null
                 let text = value.serialized(pretty: true)
                 return ["key": DashboardFormat.text(entry["key"]), "version": DashboardFormat.text(entry["version"]),
-                        "updated": DashboardFormat.text(entry["updated"]), "value": text.count > 4000 ? String(text.prefix(4000)) + "\n…" : text,
-                        "compact": value.serialized()]
+                        "updated": DashboardFormat.text(entry["updated"]), "value": DashboardFormat.clipped(text, to: 4000)]
             }
             if let next = answer["next"]?.stringValue {
                 var more = "/memory?after=" + DashboardFormat.queryValue(next) + "&prefix=" + DashboardFormat.queryValue(prefix)
