@@ -18,9 +18,11 @@ extension ChatbotProcess {
         let audio = Array(payload[(split + 1)...])
         let id = header["id"]?.stringValue ?? ""
         let conversation = header["conversation"]?.stringValue ?? "default"
+        // The sender's deadline (the relay's 30 s), less the reply's margin.
+        let deadline = (header["deadline"]?.numberValue?.doubleValue).map { $0 - Self.replyMargin } ?? .infinity
         let transcript: SpeechRecognizer.Transcript
         do {
-            transcript = try voice.transcribe(audio)
+            transcript = try voice.transcribe(audio, until: deadline)
         } catch {
             let refusal: JSONObject = ["id": .string(id), "conversation": .string(conversation), "error": true,
                                        "code": .string(error.code.rawValue), "text": .string(error.message)]

@@ -16,6 +16,8 @@ struct SpeechError: Error, CustomStringConvertible, Equatable {
         case noSpeech = "no_speech"
         /// The speech packages are missing on this host (or failed to load).
         case unavailable
+        /// Its sender stopped waiting before the recognition ended (it was given up then).
+        case timedOut = "timed_out"
     }
 
     var code: Code

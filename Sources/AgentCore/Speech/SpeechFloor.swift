@@ -25,6 +25,6 @@ package final class SpeechFloor {
 
     /// The decode alone: what the chatbot's recogniser hears in `samples`.
     package func recognise(_ samples: [Int16]) -> String? {
-        recognizer.recognise(samples).map { NumberWords.digits(in: $0.text) }
+        (try? recognizer.recognise(samples)).map { NumberWords.digits(in: $0.text) }
     }
 }

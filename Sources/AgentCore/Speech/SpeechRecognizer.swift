@@ -54,15 +54,40 @@ final class SpeechRecognizer {
 
     /// The words in `samples` (16 kHz mono): the grammar's match, else the language model's;
     /// nil when neither hears any word.
-    func recognise(_ samples: [Int16]) -> Transcript? {
-        if hasGrammar, let found = decode(samples, search: Self.grammarSearch) { return found }
-        return decode(samples, search: Self.languageModelSearch)
+    /// Throws once `deadline` (CLOCK_MONOTONIC seconds) passes: the sender has stopped waiting,
+    /// and minutes of audio held the chatbot, every other chat failing meanwhile.
+    func recognise(_ samples: [Int16], until deadline: Double = .infinity) throws(SpeechError) -> Transcript? {
+        if hasGrammar, let found = try decode(samples, search: Self.grammarSearch, until: deadline) { return found }
+        return try decode(samples, search: Self.languageModelSearch, until: deadline)
     }
 
-    /// One decode of the whole utterance with `search`.
-    func decode(_ samples: [Int16], search: String) -> Transcript? {
+    /// Samples given to the decoder at a time, between two looks at the deadline: half a second.
+    static let chunkSamples = 8_000
+    /// Recordings up to this many samples (10 s) are decoded in one call, as a whole utterance
+    /// (normalised over all of it: the most accurate); longer ones in chunks.
+    static let wholeUtteranceSamples = 160_000
+
+    /// One decode of the utterance with `search`: a short one whole, a longer one fed in chunks
+    /// of ``chunkSamples`` with a look at `deadline` between them.
+    func decode(_ samples: [Int16], search: String, until deadline: Double = .infinity) throws(SpeechError) -> Transcript? {
+        try Self.requireTime(before: deadline, heard: 0)
         guard library.setSearch(decoder, search) == 0, library.startUtterance(decoder) == 0 else { return nil }
-        _ = samples.withUnsafeBufferPointer { library.processRaw(decoder, $0.baseAddress, $0.count, 0, 1) }
+        if samples.count <= Self.wholeUtteranceSamples {
+            _ = samples.withUnsafeBufferPointer { library.processRaw(decoder, $0.baseAddress, $0.count, 0, 1) }
+        } else {
+            var start = 0
+            while start < samples.count {
+                do throws(SpeechError) {
+                    try Self.requireTime(before: deadline, heard: start)
+                } catch {
+                    _ = library.endUtterance(decoder)
+                    throw error
+                }
+                let end = min(start + Self.chunkSamples, samples.count)
+                _ = samples[start..<end].withUnsafeBufferPointer { library.processRaw(decoder, $0.baseAddress, $0.count, 0, 0) }
+                start = end
+            }
+        }
         _ = library.endUtterance(decoder)
         var score: Int32 = 0
         guard let hypothesis = library.hypothesis(decoder, &score) else { return nil }
@@ -73,5 +98,11 @@ final class SpeechRecognizer {
         let confidence = probability.isFinite ? min(1, max(0, probability)) : 0
         return Transcript(text: words.joined(separator: " "), confidence: (confidence * 1000).rounded() / 1000,
                           search: search == Self.grammarSearch ? "grammar" : "language_model")
+    }
+
+    /// Throws when `deadline` has passed, `heard` samples into the recording.
+    private static func requireTime(before deadline: Double, heard: Int) throws(SpeechError) {
+        guard ProgramChatAdapter.now() >= deadline else { return }
+        throw SpeechError(.timedOut, "the recognition of the recording was given up \(String(format: "%.1f", Double(heard) / 16_000)) s into its audio: its sender had stopped waiting (30 s); send a shorter recording")
     }
 }

@@ -15,9 +15,9 @@ final class VoiceMessages {
     }
 
     /// What was said in `audio` (a WAV file's bytes), numbers as digits.
-    func transcribe(_ audio: [UInt8]) throws(SpeechError) -> SpeechRecognizer.Transcript {
+    func transcribe(_ audio: [UInt8], until deadline: Double = .infinity) throws(SpeechError) -> SpeechRecognizer.Transcript {
         let samples = try Self.samples(of: audio, settings: settings)
-        var transcript = try recognise(samples)
+        var transcript = try recognise(samples, until: deadline)
         transcript.text = NumberWords.digits(in: transcript.text)
         return transcript
     }
@@ -40,9 +40,9 @@ final class VoiceMessages {
     }
 
     /// The recogniser's words for `samples`.
-    func recognise(_ samples: [Int16]) throws(SpeechError) -> SpeechRecognizer.Transcript {
+    func recognise(_ samples: [Int16], until deadline: Double = .infinity) throws(SpeechError) -> SpeechRecognizer.Transcript {
         let loaded = try recognizerLoaded()
-        guard let transcript = loaded.recognise(samples) else {
+        guard let transcript = try loaded.recognise(samples, until: deadline) else {
             throw SpeechError(.noSpeech, "no words recognised in the recording (noise, or speech too unclear); speak closer to the microphone, in English")
         }
         return transcript

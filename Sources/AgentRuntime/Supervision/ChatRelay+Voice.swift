@@ -53,6 +53,8 @@ extension ChatRelay {
                 "conversation": .string(conversation), "speak": .bool(request.speak ?? false),
                 "processes": .array(processes().map { SupervisedProcessInfo($0).json }),
                 "context": .object(Self.context(request.context, user: user, preferences: preferences)),
+                // When its sender stops waiting (CLOCK_MONOTONIC): the recognition is given up then.
+                "deadline": .number(JSONNumber(EventLoop.now() + Self.replyTimeout)),
             ]
             let id = awaitReply(caller: caller, conversation: conversation, user: user,
                                 { value, tail in respond(Self.voiceReply(value, speech: tail)) }, fail: { respond(.failure($0)) })
@@ -73,7 +75,7 @@ extension ChatRelay {
             let details: JSONObject = ["reason": .string(code)]
             switch code {
             case "too_large": return .failure(CommandError(.tooLarge, text, pointer: "/audio", details: details))
-            case "unavailable": return .failure(CommandError(.unavailable, text, details: details))
+            case "unavailable", "timed_out": return .failure(CommandError(.unavailable, text, details: details))
             default: return .failure(CommandError(.invalid, text, pointer: "/audio", details: details))
             }
         }

@@ -97,7 +97,8 @@ final class ChatRelay: @LoopActor ChatCommandHost {
         let id = "\(getpid())-\(sequence)"
         let timer = loop.schedule(after: Self.replyTimeout) { [unowned self] in
             guard let waiting = pending.removeValue(forKey: id) else { return }
-            waiting.fail(CommandError(.failed, "the chatbot did not answer within \(Int(Self.replyTimeout)) s"))
+            // The chatbot busy, not the request wrong: 503 over HTTP, as for a stopped chatbot.
+            waiting.fail(CommandError(.unavailable, "the chatbot did not answer within \(Int(Self.replyTimeout)) s (busy with slower messages, or stuck); try again"))
         }
         pending[id] = Pending(answer: answer, fail: fail, timer: timer, caller: caller, conversation: conversation, user: user, kept: kept)
         return id
