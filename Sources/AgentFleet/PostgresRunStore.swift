@@ -197,6 +197,22 @@ public final class PostgresRunStore: RunStore {
         run.agent = holder ?? run.agent
     }
 
+    package func cancelQueued(_ run: TaskRun) async throws -> Bool {
+        let columns = Columns([run])
+        let rows = try await client.query("""
+            UPDATE task_runs t SET status = c.status, finished = c.finished, ended = NULLIF(c.ended, 'NaN'::float8), data = c.data,
+                listed = NULLIF(c.listed, ''), listed_for = c.listed_for, holder = NULL, lease_until = NULL, assigned_until = NULL
+            FROM unnest(\(columns.ids)::text[], \(columns.statuses)::text[], \(columns.finished)::boolean[], \(columns.ended)::float8[],
+                        \(columns.records)::text[], \(columns.listed)::text[], \(columns.listedFor)::int8[])
+                AS c(id, status, finished, ended, data, listed, listed_for)
+            WHERE t.id = c.id AND t.status IN ('queued', 'retrying')
+            RETURNING t.id
+            """, logger: logger)
+        var cancelled = false
+        for try await _ in rows.decode(String.self) { cancelled = true }
+        return cancelled
+    }
+
     package func renew(_ claims: [RunClaim], lease: Double) async throws -> Set<String> {
         guard let holder = claims.first?.holder else { return [] }
         let ids = claims.map(\.runID), fences = claims.map(\.fence)

@@ -56,6 +56,10 @@ package protocol RunStore: AnyObject, Sendable {
     /// poll — a dead agent's runs resume within the lease, not the lease plus a poll. The end
     /// of a hold of a queued run assigned to another agent counts as well (nil: none comes).
     func nextLapse(tasks: [String], holder: String) async throws -> Double?
+    /// Writes `run` (its record, cancelled) if it is still queued or waiting for a retry in a
+    /// shared queue, no holder having claimed it: whether it was. A store whose runs are all in
+    /// the agent's memory (not shared) has none to cancel here.
+    func cancelQueued(_ run: TaskRun) async throws -> Bool
     /// Writes a claimed run's change now: true if written, false if the claim no longer holds
     /// the run (a stale holder). What ``record(_:)`` does in the background, awaited.
     func settle(_ run: TaskRun) async throws -> Bool
@@ -76,6 +80,9 @@ package protocol RunStore: AnyObject, Sendable {
 }
 
 extension RunStore {
+    /// By default: none (the runs are all in the agent's memory).
+    package func cancelQueued(_ run: TaskRun) async throws -> Bool { false }
+
     /// By default: handed to ``record(_:)`` and awaited (the fleet's store keeps a backlog of
     /// its own).
     package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {

@@ -89,6 +89,9 @@ extension TaskCoordinator {
     /// `task_cancel`: answers at once for a queued run, once it has stopped for a running one.
     package func cancelRun(_ id: String, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         withRun(id, respond: respond) { [unowned self] run in
+            // A fleet's run this agent does not hold: queued in the shared queue, or running
+            // on another agent.
+            if runs[id] == nil, shared != nil, !run.status.isFinished { return cancelShared(run, respond: respond) }
             guard !run.status.isFinished, runs[id] != nil else {
                 return respond(.failure(.conflict("run \(id) has already finished (\(run.status.rawValue)); nothing to cancel")))
             }
@@ -98,6 +101,32 @@ extension TaskCoordinator {
                 whenFinished(id) { respond(.success(TaskRunAnswer($0))) }
             } else {
                 respond(.success(TaskRunAnswer(current ?? run)))
+            }
+        }
+    }
+
+    /// Cancels a run of the fleet's shared queue that no agent holds, in the database; one
+    /// running on another agent is refused, saying where.
+    private func cancelShared(_ run: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        guard let store, run.status == .queued || run.status == .retrying else {
+            return respond(.failure(.conflict("run \(run.id) runs on agent \(run.agent ?? "another agent") of the fleet; cancel it there (`agent-control task cancel \(run.id)` on that agent)")))
+        }
+        var cancelled = run
+        cancelled.status = .cancelled
+        cancelled.error = "cancelled before it ran"
+        cancelled.endedAt = Date().timeIntervalSince1970
+        cancelled.nextAttemptAt = nil
+        let final = cancelled
+        let reply = LoopOwned(respond)
+        let inbox = loop.inbox
+        Task.detached {
+            let outcome = await Result { try await store.cancelQueued(final) }
+            inbox.post {
+                switch outcome {
+                case .success(true): reply.value(.success(TaskRunAnswer(final)))
+                case .success(false): reply.value(.failure(.conflict("run \(final.id) was claimed by an agent of the fleet meanwhile; cancel it on that agent (`agent-control task runs` shows where it runs)")))
+                case .failure(let error): reply.value(.failure(.unavailable("run \(final.id) was not cancelled: the fleet's database: \(error)")))
+                }
             }
         }
     }
