@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCore
 import AgentWork
 import ArgumentParser
 import Foundation
@@ -36,7 +37,9 @@ struct FleetStatus: ParsableCommand {
             print("DEGRADED: \(degraded); \(answer["backlog"]?.numberValue?.intValue ?? 0) change(s) waiting, \(answer["dropped"]?.numberValue?.intValue ?? 0) dropped")
         }
         let agents = answer["agents"]?.arrayValue ?? []
-        if agents.isEmpty { print("no agent has sent a heartbeat yet") }
+        if agents.isEmpty {
+            print(answer["degraded"] == nil ? "no agent has sent a heartbeat yet" : "the fleet's agents cannot be read now (see DEGRADED above)")
+        }
         for agent in agents { print(Self.line(agent)) }
         if let events = answer["events"], events != .null {
             let count = { (key: String) in events[key]?.numberValue?.intValue ?? 0 }
@@ -68,8 +71,9 @@ struct FleetStatus: ParsableCommand {
         let processes = agent["processes"]?.objectValue ?? [:]
         let running = processes.values.filter { $0.stringValue == "running" }.count
         let silence = agent["seconds_since_heartbeat"]?.numberValue?.doubleValue ?? 0
-        return [agent["agent_id"]?.stringValue ?? "?", agent["state"]?.stringValue ?? "?", agent["host"]?.stringValue ?? "?",
-                agent["version"]?.stringValue ?? "?", "processes \(running)/\(processes.count) running",
+        // What other agents wrote is shown, not obeyed by the terminal.
+        let shown = { (key: String) in TerminalText.shown(agent[key]?.stringValue ?? "?", keepingLines: false) }
+        return [shown("agent_id"), agent["state"]?.stringValue ?? "?", shown("host"), shown("version"), "processes \(running)/\(processes.count) running",
                 "executors \(Self.executors(agent))", "tasks \(Self.tasks(agent))", "runs \(agent["running_runs"]?.numberValue?.intValue ?? 0)", "load \(agent["load"]?.numberValue?.doubleValue ?? 0)",
                 "heartbeat \(String(format: "%.1f", silence)) s ago"].joined(separator: "  ")
     }

@@ -74,12 +74,18 @@ public actor PostgresEventStore: FleetEventStore, HandoffReceiver {
         try store.requireJoined()
         guard !types.isEmpty, limit > 0 else { return [] }
         let rows = try await client.query("""
-            SELECT seq, agent_id, source, type, time, payload FROM fleet_events
+            SELECT seq, agent_id, source, type, time,
+                CASE WHEN octet_length(payload) <= \(EventSettings.largestPayloadBytes) THEN payload ELSE '' END, octet_length(payload)
+            FROM fleet_events
             WHERE type = ANY(\(types)::text[]) AND seq > \(cursor) ORDER BY seq LIMIT \(limit)
             """, logger: logger)
         var events: [FleetEvent] = []
-        for try await (seq, agent, source, type, time, payload) in rows.decode((Int64, String, String, String, Int64, String).self) {
-            events.append(FleetEvent(seq: seq, agentID: agent, source: source, type: type, timeNanoseconds: time, payload: Array(payload.utf8)))
+        // A payload past what any agent may publish is not read (a row of other hands: 50 MB
+        // of one reached a subscriber's store and memory); the relay skips it, saying so.
+        for try await (seq, agent, source, type, time, payload, bytes) in rows.decode((Int64, String, String, String, Int64, String, Int32).self) {
+            var event = FleetEvent(seq: seq, agentID: agent, source: source, type: type, timeNanoseconds: time, payload: Array(payload.utf8))
+            event.payloadBytes = Int(bytes)
+            events.append(event)
         }
         return events
     }

@@ -101,10 +101,17 @@ extension PostgresFleetStore: FleetBackend {
         })
     }
 
+    /// The most bytes of a member's detail read (1,000 executors take some 70 KB): a 20 MB row
+    /// of other hands, read at every heartbeat by every agent, cost each a fifth of a core and
+    /// hundreds of MB. A larger one is read as empty.
+    static let largestMemberDetail = 1 << 20
+
     package func members() async throws -> [FleetMember] {
         try await writer.reading { [self] in
             let rows = try await client.query("""
-                SELECT agent_id, host, version, started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat, data FROM fleet_agents ORDER BY agent_id
+                SELECT left(agent_id, 200), left(host, 200), left(version, 200), started, heartbeat, \(unescaped: PostgresMigrations.now) - heartbeat,
+                    CASE WHEN octet_length(data) <= \(Self.largestMemberDetail) THEN data ELSE '{}' END
+                FROM fleet_agents ORDER BY agent_id
                 """, logger: logger)
             var members: [FleetMember] = []
             for try await (id, host, version, started, heartbeat, silence, data) in rows.decode((String, String, String, Double, Double, Double, String).self) {

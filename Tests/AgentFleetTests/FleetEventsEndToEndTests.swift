@@ -137,5 +137,33 @@ import Testing
         let published = try FleetEndToEndTests.fleetStatus(a)["events"]
         #expect(published?["published_types"] == ["alert"] && (published?["published"]?.numberValue?.intValue ?? 0) > 0, "\(published?.serialized() ?? "")")
     }
+
+    /// A row of the fleet's events written by other hands with a 50 MB payload reached a
+    /// subscriber's store and memory: one larger than the subscriber's `max_payload_bytes` is
+    /// skipped, said in the log, and the events after it are delivered.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func anEventOfTheFleetLargerThanTheSubscribersLimitIsSkippedSayingSo() async throws {
+        let server = try PostgresTestServer.require()
+        let database = try server.makeDatabase()
+        let subscriber = try Self.agent("sub", database: database, processes: Self.sink, directory: TestPaths.temporaryDirectory("fleet-oversize"))
+        defer { _ = subscriber.stop() }
+        func insert(_ payload: String) throws {
+            try server.sql(database: database, """
+                INSERT INTO fleet_events (agent_id, source, type, time, published, payload)
+                VALUES ('rogue', 'hand', 'alert', 0, extract(epoch from now()), \(payload))
+                """)
+        }
+        // The subscriber reads from where it joined: a first event shows it reads.
+        #expect(Self.wait {
+            try? insert(#"'{"tick":0}'"#)
+            return Self.wait(timeout: 2) { Self.taken(subscriber)["rogue/hand"]?.contains(0) == true }
+        }, "\(subscriber.transcript)")
+        try insert(#"'{"x":"' || repeat('y', 100000) || '"}'"#)
+        try insert(#"'{"tick":1}'"#)
+        #expect(Self.wait { Self.taken(subscriber)["rogue/hand"]?.contains(1) == true }, "the event after it is delivered\n\(subscriber.transcript)")
+        #expect(subscriber.stderrLines.contains { $0.contains("has a payload of 100008 bytes, more than this agent's events.max_payload_bytes (65536): skipped") },
+                "\(subscriber.transcript)")
+        #expect(!subscriber.stderrLines.contains { $0.contains("[sink] took fleet:alert") && $0.contains("yyyy") }, "\(subscriber.transcript)")
+    }
 }
 #endif

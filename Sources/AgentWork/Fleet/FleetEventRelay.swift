@@ -24,6 +24,8 @@ package final class FleetEventRelay {
     /// Where this agent got to in the fleet's events its monitors subscribe to.
     private var reader = FleetEventReader()
     private var timer: Int?
+    /// When the log last said an event of the fleet was too large (once a minute).
+    private var lastOversizeLog = -Double.infinity
 
     private var loop: EventLoop { work.host.loop }
     private var logger: Logger { work.host.logger }
@@ -142,6 +144,15 @@ package final class FleetEventRelay {
     /// reading waits while a subscriber is half full) and triggers.
     private func deliver(_ event: FleetEvent) {
         let type = event.subscribedType, source = event.qualifiedSource
+        let limit = work.eventSettings.maximumPayloadBytes
+        guard max(event.payload.count, event.payloadBytes) <= limit else {
+            let now = EventLoop.now()
+            if now - lastOversizeLog >= 60 {
+                lastOversizeLog = now
+                logger.warning("fleet: event \(TerminalText.shown(type, keepingLines: false)) from \(TerminalText.shown(source, keepingLines: false)) (seq \(event.seq)) has a payload of \(max(event.payload.count, event.payloadBytes)) bytes, more than this agent's events.max_payload_bytes (\(limit)): skipped (said once a minute)")
+            }
+            return
+        }
         events.publish(type: type, source: source, payload: event.payload, timeNanoseconds: event.timeNanoseconds)
         if let triggers = work.triggers[type] {
             event.payload.withUnsafeBytes { work.fire(triggers, type: type, source: source, timeNanoseconds: event.timeNanoseconds, payload: $0) }

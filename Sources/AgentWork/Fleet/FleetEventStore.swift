@@ -38,8 +38,11 @@ package struct FleetEvent: Sendable, Equatable {
     package var type: String
     /// When it was emitted, in nanoseconds since 1970 (the publishing host's clock).
     package var timeNanoseconds: Int64
-    /// Its JSON payload, as emitted.
+    /// Its JSON payload, as emitted (empty when it was not read: see ``payloadBytes``).
     package var payload: [UInt8]
+    /// The payload's size in the database: larger than ``payload`` when it was too large to read
+    /// (more than any agent may publish: a row written by other hands).
+    package var payloadBytes = 0
 
     package init(seq: Int64 = 0, agentID: String, source: String, type: String, timeNanoseconds: Int64, payload: [UInt8]) {
         self.seq = seq
