@@ -128,6 +128,13 @@ enum DashboardAssets {
           if (up && status.uptime != null) up.textContent = duration(status.uptime);
         });
       }
+      // A log line's controls written as \\u{...}, as the server writes them (a bidirectional
+      // override showed the rest of a line reversed).
+      function shown(text) {
+        return String(text).replace(/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/g, function (c) {
+          return "\\\\u{" + c.charCodeAt(0).toString(16).toUpperCase() + "}";
+        });
+      }
       function followLog() {
         var log = document.getElementById("log");
         if (!log) return;
@@ -140,7 +147,7 @@ enum DashboardAssets {
             answer.lines.forEach(function (line) {
               var span = document.createElement("span");
               span.className = "log-" + line.stream;
-              span.textContent = line.time + " " + line.text;
+              span.textContent = line.time + " " + shown(line.text);
               log.appendChild(span); log.appendChild(document.createTextNode("\\n"));
             });
             log.setAttribute("data-next", String(answer.next));

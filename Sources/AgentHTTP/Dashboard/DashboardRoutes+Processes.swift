@@ -1,4 +1,5 @@
 import AgentCommands
+import AgentCore
 import Foundation
 import Hummingbird
 import JSONSchema
@@ -77,7 +78,7 @@ extension DashboardRoutes {
             }
             data["logs"] = [
                 "url": follow, "next": DashboardFormat.text(logs["next"] ?? 0),
-                "lines": lines.map { ["time": DashboardFormat.text($0["time"]), "stream": DashboardFormat.text($0["stream"]), "text": DashboardFormat.text($0["text"])] },
+                "lines": lines.map { ["time": DashboardFormat.text($0["time"]), "stream": DashboardFormat.text($0["stream"]), "text": TerminalText.shown(DashboardFormat.text($0["text"]))] },
             ] as [String: Any]
             if lines.isEmpty { data["logsNote"] = "No lines yet." }
         } else {
