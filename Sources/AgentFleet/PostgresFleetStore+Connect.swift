@@ -58,7 +58,7 @@ extension PostgresFleetStore {
                 do {
                     if let refusal = await Self.probe(settings, within: 5, logger: clientLogger) { throw refusal }
                     _ = try await Self.firstOf(Self.connectDeadline) { try await PostgresMigrations.migrate(client, logger: clientLogger) }
-                    if let holder = try await Self.firstOf(Self.connectDeadline, { try await self.otherHolderOfTheAgentID() }) {
+                    if let holder = try await Self.firstOf(Self.connectDeadline, { try await self.takeTheAgentID() }) {
                         problem = holder
                     } else {
                         join.markJoined()

@@ -28,9 +28,10 @@ public final class PostgresFleetStore: Sendable {
     let join: FleetJoin
     /// This store's heartbeats, told from another agent's given the same `agent_id`.
     let instance = UUID().uuidString.lowercased()
-    /// Whether the next heartbeat takes the row whoever wrote it last (the first one since
-    /// joining); later ones write it only while it is still this store's.
-    let beatTakesOver = Atomic<Bool>(true)
+    /// Whether the next heartbeat takes the row whoever wrote it last: a store connected
+    /// directly (``connect(_:logger:within:)``: tests, tools); an agent's joins by taking the
+    /// row (``takeTheAgentID()``), and its heartbeats write it only while it is still its own.
+    let beatTakesOver = Atomic<Bool>(false)
 
     /// The runs and the schedules, on this database (written by ``writer``).
     public let runs: PostgresRunStore
@@ -48,6 +49,7 @@ public final class PostgresFleetStore: Sendable {
     public static func connect(_ settings: FleetSettings, logger: Logger,
                                within deadline: Double = connectDeadline) async throws -> PostgresFleetStore {
         let store = try PostgresFleetStore(settings: settings, logger: logger)
+        store.beatTakesOver.store(true, ordering: .relaxed)
         do {
             try await preparing(settings, within: deadline, logger: store.clientLogger, attempts: store.poolAttempts) {
                 // The pool's loop first: a lease before it runs is queued for it (postgres-nio

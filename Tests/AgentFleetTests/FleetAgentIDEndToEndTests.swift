@@ -37,5 +37,38 @@ import Testing
         // Its process is gone: the second joins at its next try, not three heartbeats later.
         #expect(second.waitForLine(onStderr: true, timeout: 120) { $0.contains("fleet: agent twin on") } != nil, "\(second.transcript)")
     }
+
+    /// Two agents with one agent_id started at the same moment both joined (each read the row
+    /// before the other wrote it) and both led the schedules: joining takes the row in one
+    /// statement that only one of them can win. A lock on the table holds both at the join, so
+    /// that they meet there whatever the machine's speed.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func ofTwoAgentsWithOneAgentIDJoiningAtOnceOnlyOneJoins() async throws {
+        let server = try PostgresTestServer.require()
+        let database = try server.makeDatabase()
+        // The schema first, by an agent of another id, then the lock.
+        let other = try AgentRun.fleetAgent("other", database: database, folder: "fleet-same-moment-other", settings: #""enabled_modules": [], "processes": {}"#)
+        defer { _ = other.stop() }
+        let document = #"""
+            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "twin",
+                       "heartbeat": 0.5, "poll": 0.5}, "enabled_modules": [], "processes": {}}
+            """#
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        locker.arguments = [server.url(database: database), "-X", "-q", "-c", "BEGIN; LOCK TABLE fleet_agents IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;"]
+        locker.environment = ["PGPASSWORD": PostgresTestServer.password]
+        try locker.run()
+        defer { locker.waitUntilExit() }
+        let agents = try ["twin-a", "twin-b"].map {
+            try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
+                         directory: TestPaths.temporaryDirectory("fleet-same-moment-" + $0))
+        }
+        defer { for agent in agents { _ = agent.stop() } }
+        func joined(_ agent: AgentRun) -> Bool { agent.stderrLines.contains { $0.contains("fleet: agent twin on") } }
+        func refused(_ agent: AgentRun) -> Bool { agent.stderrLines.contains { $0.contains(#"as agent_id "twin""#) } }
+        #expect(await FleetEdgesEndToEndTests.wait(timeout: 120) { agents.allSatisfy { joined($0) || refused($0) } },
+                "\(agents.map(\.transcript).joined(separator: "\n"))")
+        #expect(agents.filter(joined).count == 1, "\(agents.map(\.transcript).joined(separator: "\n"))")
+    }
 }
 #endif
