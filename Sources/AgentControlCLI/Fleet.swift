@@ -45,7 +45,7 @@ struct FleetStatus: ParsableCommand {
             let count = { (key: String) in events[key]?.numberValue?.intValue ?? 0 }
             let published = (events["published_types"]?.arrayValue ?? []).compactMap(\.stringValue)
             let subscribed = (events["subscribed_types"]?.arrayValue ?? []).compactMap(\.stringValue)
-            print("events: publishes \(published.isEmpty ? "nothing" : published.joined(separator: ", ")) (\(count("published")) written, \(count("backlog")) waiting, \(count("dropped")) dropped); receives \(subscribed.isEmpty ? "nothing" : subscribed.joined(separator: ", ")) (\(count("received")) received)")
+            print("events: publishes \(published.isEmpty ? "nothing" : published.joined(separator: ", ")) (\(count("published")) written, \(count("backlog")) waiting, \(count("dropped")) dropped); receives \(subscribed.isEmpty ? "nothing" : subscribed.joined(separator: ", ")) (\(count("received")) received\(count("skipped") > 0 ? ", \(count("skipped")) skipped as too large" : ""))")
             if let failing = events["failing"]?.stringValue { print("events FAILING: \(failing)") }
         }
     }

@@ -2,6 +2,7 @@
 import AgentFleet
 import AgentTestSupport
 import Foundation
+import JSONSchema
 import Logging
 import Testing
 
@@ -164,6 +165,8 @@ import Testing
         #expect(subscriber.stderrLines.contains { $0.contains("has a payload of 100008 bytes, more than this agent's events.max_payload_bytes (65536): skipped") },
                 "\(subscriber.transcript)")
         #expect(!subscriber.stderrLines.contains { $0.contains("[sink] took fleet:alert") && $0.contains("yyyy") }, "\(subscriber.transcript)")
+        let status = try JSONValue.parse(Data(try subscriber.control(["fleet", "status", "--json"]).stdout.utf8))
+        #expect(status["events"]?["skipped"] == 1, "\(status["events"]?.serialized() ?? "")")
     }
 }
 #endif

@@ -12,6 +12,8 @@ package struct FleetEventReader {
     package var listening = false
     /// Events received from the fleet since the start.
     package var received = 0
+    /// Events skipped since the start: larger than this agent's `max_payload_bytes`.
+    package var skipped = 0
     /// A cursor that every subscriber's worker had been handed (none waited in the agent's
     /// queues) at `candidateAt`: recorded in the database a second later, not at once, to give
     /// the monitors time to take what their workers were handed.

@@ -122,10 +122,9 @@ package final class FleetEventRelay {
                 reader.failing = nil
             }
             for event in events {
-                deliver(event)
+                if deliver(event) { reader.received += 1 } else { reader.skipped += 1 }
                 reader.cursor = event.seq
             }
-            reader.received += events.count
             if events.count == Self.batch || reader.readAgain { read() }
         case .failure(let error):
             readFailed(error)
@@ -142,7 +141,9 @@ package final class FleetEventRelay {
     /// Shows, stores and publishes to the outputs an event of the fleet as `fleet:TYPE` from
     /// `AGENT/SOURCE`, and queues it for its subscribers (never dropped for a full queue:
     /// reading waits while a subscriber is half full) and triggers.
-    private func deliver(_ event: FleetEvent) {
+    /// Whether it was delivered (not skipped as too large).
+    @discardableResult
+    private func deliver(_ event: FleetEvent) -> Bool {
         let type = event.subscribedType, source = event.qualifiedSource
         let limit = work.eventSettings.maximumPayloadBytes
         guard max(event.payload.count, event.payloadBytes) <= limit else {
@@ -151,12 +152,13 @@ package final class FleetEventRelay {
                 lastOversizeLog = now
                 logger.warning("fleet: event \(TerminalText.shown(type, keepingLines: false)) from \(TerminalText.shown(source, keepingLines: false)) (seq \(event.seq)) has a payload of \(max(event.payload.count, event.payloadBytes)) bytes, more than this agent's events.max_payload_bytes (\(limit)): skipped (said once a minute)")
             }
-            return
+            return false
         }
         events.publish(type: type, source: source, payload: event.payload, timeNanoseconds: event.timeNanoseconds)
         if let triggers = work.triggers[type] {
             event.payload.withUnsafeBytes { work.fire(triggers, type: type, source: source, timeNanoseconds: event.timeNanoseconds, payload: $0) }
         }
+        return true
     }
 
     /// The processes that take deliveries of the fleet's events of `types`.
@@ -189,7 +191,7 @@ package final class FleetEventRelay {
             "published": .number(JSONNumber(figures.published)), "backlog": .number(JSONNumber(figures.backlog)),
             "dropped": .number(JSONNumber(figures.dropped)),
             "subscribed_types": .array(subscribedTypes.map { .string(FleetSettings.subscriptionPrefix + $0) }),
-            "received": .number(JSONNumber(reader.received)),
+            "received": .number(JSONNumber(reader.received)), "skipped": .number(JSONNumber(reader.skipped)),
         ]
         if let cursor = reader.cursor {
             object["cursor"] = .number(JSONNumber(Int(cursor)))

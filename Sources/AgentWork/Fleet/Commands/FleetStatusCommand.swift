@@ -84,6 +84,7 @@ package enum FleetStatusCommand: @preconcurrency AgentCommand {
             "dropped": ["type": "integer", "description": "Events dropped while the database was away and the backlog full."],
             "subscribed_types": ["type": "array", "items": ["type": "string"], "description": "The fleet:TYPE its monitors subscribe to."],
             "received": ["type": "integer", "description": "Events received from the fleet since the start."],
+            "skipped": ["type": "integer", "description": "Events of the fleet skipped since the start: larger than this agent's events.max_payload_bytes."],
             "cursor": ["type": "integer", "description": "The last event handed to its monitors."],
             "recorded_cursor": ["type": "integer", "description": "Where it resumes after a restart."],
             "failing": ["type": "string", "description": "Why events cannot be written or read, while they cannot."],
