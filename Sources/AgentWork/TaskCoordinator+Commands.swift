@@ -133,8 +133,12 @@ extension TaskCoordinator {
 
     /// Calls `body` with the run `id`, or refuses: it is not known.
     func withRun<Answer>(_ id: String, respond: @escaping (Result<Answer, CommandError>) -> Void, _ body: @escaping (TaskRun) -> Void) {
-        findRun(id) { run in
-            guard let run else { return respond(.failure(.notFound("no run with id \"\(id)\"; `agent-control task runs` lists them"))) }
+        findRun(id) { run, unreadable in
+            guard let run else {
+                // The store could not be read (the fleet's database away): it may be there.
+                if let unreadable { return respond(.failure(.unavailable("run \(id) cannot be looked up now: \(unreadable); try again once the store answers"))) }
+                return respond(.failure(.notFound("no run with id \"\(id)\"; `agent-control task runs` lists them")))
+            }
             body(run)
         }
     }
@@ -172,14 +176,18 @@ extension TaskCoordinator {
     /// A run by id: an unfinished one from memory; a finished one only if the store still has
     /// it (the retention may have deleted it since), memory's copy winning as the newer; without
     /// a store, from memory.
-    private func findRun(_ id: String, _ done: @escaping (TaskRun?) -> Void) {
-        if let run = runs[id] { return done(run) }
-        guard let store else { return done(recent[id]) }
+    /// `done` gets the run, or nil and why the store could not be read (nil: it was, and the
+    /// run is not there).
+    private func findRun(_ id: String, _ done: @escaping (TaskRun?, String?) -> Void) {
+        if let run = runs[id] { return done(run, nil) }
+        guard let store else { return done(recent[id], nil) }
         let finished = recent[id]
         let reply = LoopOwned(done)
         let inbox = loop.inbox
         Task.detached {
-            var stored = try? await store.run(id: id)
+            var stored: TaskRun?
+            var unreadable: String?
+            do { stored = try await store.run(id: id) } catch { unreadable = "\(error)" }
             // Not written yet (a run that ended within the commit interval): wait for the writes;
             // if they are not through in time (a long retention pass), memory answers.
             var flushed = true
@@ -188,7 +196,8 @@ extension TaskCoordinator {
                 stored = try? await store.run(id: id)
             }
             let run = stored.map { finished ?? $0 } ?? (flushed ? nil : finished)
-            inbox.post { reply.value(run) }
+            let why = run == nil ? unreadable : nil
+            inbox.post { reply.value(run, why) }
         }
     }
 

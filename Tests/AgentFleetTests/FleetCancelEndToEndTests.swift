@@ -39,5 +39,26 @@ import Testing
         }, "\(agent.transcript)")
         #expect(try agent.control(["task", "cancel", running]).status == 0)
     }
+
+    /// While the fleet's database is away a run cannot be looked up: "no run with id" was the
+    /// answer for a run accepted a moment before, which then ran once the database was back.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func aRunThatCannotBeLookedUpWhileTheDatabaseIsAwayIsNotCalledUnknown() async throws {
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let database = try server.makeDatabase()
+        let document = #"""
+            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "away",
+                       "heartbeat": 0.5, "poll": 0.5}, "enabled_modules": [], "processes": {},
+             "tasks": {"work": {"type": "command", "shell": true, "command": "true"}}}
+            """#
+        let agent = try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
+                                 directory: TestPaths.temporaryDirectory("fleet-cancel-away"))
+        defer { _ = agent.stop(signal: SIGKILL, timeout: 30) }
+        #expect(agent.waitForLine(onStderr: true, timeout: 120) { $0.contains("fleet: agent away on") } != nil, "\(agent.transcript)")
+        try server.pause()
+        let cancelled = try agent.control(["task", "cancel", "no-such-run"])
+        #expect(cancelled.status != 0 && cancelled.stderr.contains("run no-such-run cannot be looked up now"), "\(cancelled.stdout)\(cancelled.stderr)")
+    }
 }
 #endif
