@@ -112,13 +112,15 @@ struct ProcessIdentity: Sendable {
         ["boot_id": .string(boot), "pid_ns": .string(namespace), "pid": .number(JSONNumber(Int(pid))), "start_time": .string(startTime)]
     }
 
-    /// Field 22 of /proc/PID/stat (clock ticks since boot), nil when there is no such process.
+    /// Field 22 of /proc/PID/stat (clock ticks since boot), nil when there is no such process
+    /// or it has ended (a zombie not reaped yet: an agent killed a moment ago).
     static func startTime(of pid: pid_t) -> String? {
         guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the name: state is field 3, starttime field 22.
-        return fields.count > 19 ? String(fields[19]) : nil
+        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
+        return String(fields[19])
     }
 
     private static func link(_ path: String) -> String {
