@@ -214,14 +214,17 @@ actor FleetWriter: HandoffReceiver {
         return true
     }
 
-    /// `problem`: why the heartbeat was not written, nil when it was.
-    func endBeat(problem: String?) {
+    /// `problem`: why the heartbeat was not written, nil when it was; `answered`: the database
+    /// answered (another agent holds the row), not "cannot reach".
+    func endBeat(problem: String?, answered: Bool = false) {
         beating = false
         beatSince = nil
         let was = beatProblem
-        beatProblem = problem.map { "cannot reach \(settings.displayURL): \($0)" }
+        beatProblem = problem.map { answered ? $0 : "cannot reach \(settings.displayURL): \($0)" }
         publish()
-        if was == nil, let now = beatProblem { logger.error("fleet: \(now); local processes keep running, run changes wait (at most \(settings.backlogLimit))") }
+        if was == nil, let now = beatProblem {
+            logger.error("fleet: \(now)\(answered ? "" : "; local processes keep running, run changes wait (at most \(settings.backlogLimit))")")
+        }
         if was != nil, beatProblem == nil { logger.notice("fleet: the database answers again") }
     }
 

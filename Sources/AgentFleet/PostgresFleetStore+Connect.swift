@@ -55,11 +55,13 @@ extension PostgresFleetStore {
             var delay = 1.0
             while !Task.isCancelled {
                 let problem: String
+                var answered = false
                 do {
                     if let refusal = await Self.probe(settings, within: 5, logger: clientLogger) { throw refusal }
                     _ = try await Self.firstOf(Self.connectDeadline) { try await PostgresMigrations.migrate(client, logger: clientLogger) }
                     if let holder = try await Self.firstOf(Self.connectDeadline, { try await self.takeTheAgentID() }) {
                         problem = holder
+                        answered = true
                     } else {
                         join.markJoined()
                         return
@@ -69,7 +71,8 @@ extension PostgresFleetStore {
                 }
                 if Task.isCancelled { return }
                 if join.failed(problem) {
-                    logger.warning("fleet: \(problem); the agent runs its local processes and joins the fleet when the database answers (trying again, at most every \(Int(Self.joinBackoffLimit)) s)")
+                    let when = answered ? "when it may" : "when the database answers"
+                    logger.warning("fleet: \(problem); the agent runs its local processes and joins the fleet \(when) (trying again, at most every \(Int(Self.joinBackoffLimit)) s)")
                 }
                 try? await Task.sleep(for: .seconds(delay))
                 delay = min(delay * 2, Self.joinBackoffLimit)

@@ -49,18 +49,20 @@ extension PostgresFleetStore: FleetBackend {
         Task {
             guard await writer.beginBeat() else { return }
             var problem: String?
+            var answered = false
             do {
                 let takeOver = beatTakesOver.load(ordering: .relaxed)
                 let written = try await PostgresFleetStore.firstOf(deadline) { [self] in try await writeBeat(member, takingOver: takeOver) }
                 if written {
                     beatTakesOver.store(false, ordering: .relaxed)
                 } else {
-                    problem = "another agent wrote the heartbeat of agent_id \"\(settings.agentID)\" since this one's last: two agents have this agent_id; give each one of its own"
+                    answered = true
+                    problem = "another agent wrote the heartbeat of agent_id \"\(settings.agentID)\" since this one's last: two agents have this agent_id; give each one of its own and restart this one"
                 }
             } catch {
                 problem = FleetStoreError.describe(error)
             }
-            await writer.endBeat(problem: problem)
+            await writer.endBeat(problem: problem, answered: answered)
         }
     }
 

@@ -52,6 +52,8 @@ extension PostgresFleetStore {
 
     /// Why `row` keeps this agent out (a live agent holds it), or nil.
     func liveHolder(_ row: AgentRow) -> String? {
+        // This store's own (a join whose answer came after its deadline).
+        if row.detail["instance"]?.stringValue == instance { return nil }
         // The interval as the row says, within the settings' own bounds; a heartbeat ahead of
         // the server's clock was written by other hands (the server writes them).
         let interval = min(max(row.detail["interval"]?.numberValue?.doubleValue ?? settings.heartbeat, 0.1), 3600)
@@ -67,7 +69,7 @@ extension PostgresFleetStore {
         guard let boot = detail["boot_id"]?.stringValue, boot == me.boot, let namespace = detail["pid_ns"]?.stringValue, namespace == me.namespace,
               let pid = detail["pid"]?.numberValue?.intValue.flatMap(pid_t.init(exactly:)),
               let started = detail["start_time"]?.stringValue else { return false }
-        return ProcessIdentity.startTime(of: pid) != started
+        return ProcessIdentity.hasEnded(pid, startedAt: started)
     }
 
     /// What the join writes in the row: this store's instance and process.
@@ -110,6 +112,15 @@ struct ProcessIdentity: Sendable {
 
     var json: JSONObject {
         ["boot_id": .string(boot), "pid_ns": .string(namespace), "pid": .number(JSONNumber(Int(pid))), "start_time": .string(startTime)]
+    }
+
+    /// Whether process `pid`, started at `startedAt`, has ended: gone, a zombie, or its pid
+    /// another process's. One whose /proc entry cannot be read (`hidepid`) but that exists is
+    /// taken for alive.
+    static func hasEnded(_ pid: pid_t, startedAt: String) -> Bool {
+        guard pid > 0 else { return true }
+        if FileManager.default.isReadableFile(atPath: "/proc/\(pid)/stat") { return startTime(of: pid) != startedAt }
+        return kill(pid, 0) != 0 && errno == ESRCH
     }
 
     /// Field 22 of /proc/PID/stat (clock ticks since boot), nil when there is no such process

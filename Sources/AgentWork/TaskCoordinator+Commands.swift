@@ -109,7 +109,8 @@ extension TaskCoordinator {
     /// running on another agent is refused, saying where.
     private func cancelShared(_ run: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
         guard let store, run.status == .queued || run.status == .retrying else {
-            return respond(.failure(.conflict("run \(run.id) runs on agent \(run.agent ?? "another agent") of the fleet; cancel it there (`agent-control task cancel \(run.id)` on that agent)")))
+            let agent = run.agent.map { "agent \($0)" } ?? "another agent"
+            return respond(.failure(.conflict("run \(run.id) runs on \(agent) of the fleet; cancel it there (`agent-control task cancel \(run.id)` on that agent)")))
         }
         var cancelled = run
         cancelled.status = .cancelled
@@ -193,9 +194,13 @@ extension TaskCoordinator {
             var flushed = true
             if stored == nil, finished != nil {
                 flushed = await Self.flush(store)
-                stored = try? await store.run(id: id)
+                do {
+                    stored = try await store.run(id: id)
+                    unreadable = nil
+                } catch {}
             }
-            let run = stored.map { finished ?? $0 } ?? (flushed ? nil : finished)
+            // Unreadable: memory's copy, when it has one, rather than nothing.
+            let run = stored.map { finished ?? $0 } ?? (flushed && unreadable == nil ? nil : finished)
             let why = run == nil ? unreadable : nil
             inbox.post { reply.value(run, why) }
         }

@@ -103,6 +103,6 @@ final class SpeechRecognizer {
     /// Throws when `deadline` has passed, `heard` samples into the recording.
     private static func requireTime(before deadline: Double, heard: Int) throws(SpeechError) {
         guard ProgramChatAdapter.now() >= deadline else { return }
-        throw SpeechError(.timedOut, "the recognition of the recording was given up \(String(format: "%.1f", Double(heard) / 16_000)) s into its audio: its sender had stopped waiting (30 s); send a shorter recording")
+        throw SpeechError(.timedOut, "the recognition of the recording was given up \(heard > 0 ? "\(String(format: "%.1f", Double(heard) / 16_000)) s into its audio" : "before its last search"): its sender had stopped waiting; send a shorter recording")
     }
 }
