@@ -214,7 +214,7 @@ let package = Package(
         .target(
             name: "AgentFleet",
             dependencies: [
-                "AgentBase", "AgentWork", "JSONSchema",
+                "AgentBase", "AgentWork", "AgentSupervision", "JSONSchema",
                 // `swift build` builds every target of this package: the condition keeps
                 // postgres-nio out of a build without the trait (the sources are #if Fleet).
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: fleet),

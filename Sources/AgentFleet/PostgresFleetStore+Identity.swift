@@ -1,4 +1,5 @@
 #if Fleet
+import AgentSupervision
 import AgentWork
 import Foundation
 import JSONSchema
@@ -29,7 +30,7 @@ extension PostgresFleetStore {
         let replaces = row != nil, judged = row?.heartbeat ?? 0
         let rows = try await client.query("""
             INSERT INTO fleet_agents (agent_id, host, version, started, heartbeat, data)
-            VALUES (\(settings.agentID), \(Self.hostName), '', 0, \(unescaped: PostgresMigrations.now), \(joinDetail()))
+            VALUES (\(settings.agentID), \(TaskNotifier.currentHostName()), '', 0, \(unescaped: PostgresMigrations.now), \(joinDetail()))
             ON CONFLICT (agent_id) DO UPDATE SET host = EXCLUDED.host, heartbeat = EXCLUDED.heartbeat, data = EXCLUDED.data
                 WHERE \(replaces) AND fleet_agents.heartbeat = \(judged)
             RETURNING agent_id
@@ -87,13 +88,6 @@ extension PostgresFleetStore {
         object["instance"] = .string(instance)
         return JSONValue.object(object).serialized()
     }
-
-    /// This host's name, as the heartbeats give it.
-    static var hostName: String {
-        var name = [CChar](repeating: 0, count: 256)
-        gethostname(&name, name.count)
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 }
 
 /// A process told from every other: its machine's boot, its pid namespace, its pid and the
@@ -107,31 +101,20 @@ struct ProcessIdentity: Sendable {
     static let current: ProcessIdentity = {
         let pid = getpid()
         return ProcessIdentity(boot: (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "",
-                               namespace: link("/proc/self/ns/pid"), pid: pid, startTime: startTime(of: pid) ?? "")
+                               namespace: link("/proc/self/ns/pid"), pid: pid, startTime: ProcStat.read(pid).map { String($0.startTime) } ?? "")
     }()
 
     var json: JSONObject {
         ["boot_id": .string(boot), "pid_ns": .string(namespace), "pid": .number(JSONNumber(Int(pid))), "start_time": .string(startTime)]
     }
 
-    /// Whether process `pid`, started at `startedAt`, has ended: gone, a zombie, or its pid
-    /// another process's. One whose /proc entry cannot be read (`hidepid`) but that exists is
-    /// taken for alive.
+    /// Whether process `pid`, started at `startedAt`, has ended: gone, a zombie (killed a moment
+    /// ago, not reaped yet), or its pid another process's. One whose /proc entry cannot be read
+    /// (`hidepid`) but that exists is taken for alive.
     static func hasEnded(_ pid: pid_t, startedAt: String) -> Bool {
         guard pid > 0 else { return true }
-        if FileManager.default.isReadableFile(atPath: "/proc/\(pid)/stat") { return startTime(of: pid) != startedAt }
-        return kill(pid, 0) != 0 && errno == ESRCH
-    }
-
-    /// Field 22 of /proc/PID/stat (clock ticks since boot), nil when there is no such process
-    /// or it has ended (a zombie not reaped yet: an agent killed a moment ago).
-    static func startTime(of pid: pid_t) -> String? {
-        guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the name: state is field 3, starttime field 22.
-        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
-        return String(fields[19])
+        guard let stat = ProcStat.read(pid) else { return kill(pid, 0) != 0 && errno == ESRCH }
+        return stat.state == "Z" || stat.state == "X" || String(stat.startTime) != startedAt
     }
 
     private static func link(_ path: String) -> String {

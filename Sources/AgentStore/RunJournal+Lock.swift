@@ -79,13 +79,13 @@ extension RunJournal {
         while true {
             // Checked and taken under the mutex: another store of this process opening the same
             // file meanwhile either sees it held here or finds it locked.
-            let code = lockedHere.withLock { held -> Int32 in
-                if held.contains(file) { return EWOULDBLOCK }
-                guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return errno }
+            let (code, heldHere) = lockedHere.withLock { held -> (Int32, Bool) in
+                if held.contains(file) { return (EWOULDBLOCK, true) }
+                guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return (errno, false) }
                 held.insert(file)
-                return 0
+                return (0, false)
             }
-            guard code == EWOULDBLOCK, !lockedHere.withLock({ $0.contains(file) }), Date() < deadline else { return code }
+            guard code == EWOULDBLOCK, !heldHere, Date() < deadline else { return code }
             let takers = takers(of: file)
             if takers.isEmpty, triesWithoutTaker > 0 {
                 triesWithoutTaker -= 1

@@ -124,9 +124,7 @@ package final class FleetBridge {
 
     private func beat() {
         guard let backend, !stopping else { return }
-        var name = [CChar](repeating: 0, count: 256)
-        gethostname(&name, name.count)
-        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let host = TaskNotifier.currentHostName()
         let load = ProcFile.read("/proc/loadavg").flatMap { Double($0.split(separator: " ").first ?? "") } ?? 0
         let started = Date().timeIntervalSince1970 - (EventLoop.now() - startedAt)
         let tasks = work.tasks
