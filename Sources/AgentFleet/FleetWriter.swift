@@ -65,7 +65,12 @@ actor FleetWriter: HandoffReceiver {
     /// The database answered (the writers' first write waits for it).
     nonisolated let join: FleetJoin
 
-    init(settings: FleetSettings, client: PostgresClient, logger: Logger, join: FleetJoin) {
+    /// The instance whose `fleet_agents` row a schedules' leader must hold (an agent's store);
+    /// nil for a store connected directly (tests, tools), which leads by its holder alone.
+    nonisolated let member: String?
+
+    init(settings: FleetSettings, client: PostgresClient, logger: Logger, join: FleetJoin, member: String?) {
+        self.member = member
         self.settings = settings
         self.client = client
         self.logger = logger
@@ -317,7 +322,7 @@ actor FleetWriter: HandoffReceiver {
     }
 
     private func write(_ runs: [TaskRun], _ commits: [ScheduleCommit]) async throws -> (commits: [Bool], refusedRuns: Int) {
-        let logger = logger, lease = settings.lease
+        let logger = logger, lease = settings.lease, member = member
         // Runs' changes alone are one statement (PostgresRunStore.write): atomic without a
         // transaction block, whose BEGIN and COMMIT would be two more round trips per batch.
         if commits.isEmpty, PostgresRunStore.statements(for: runs) <= 1 {
@@ -329,7 +334,7 @@ actor FleetWriter: HandoffReceiver {
             var written: [Bool] = []
             for commit in commits {
                 // Each fire on its own savepoint-free check: a commit whose leadership passed is skipped whole.
-                written.append(try await PostgresScheduleStore.write(commit, lease: lease, on: connection, logger: logger))
+                written.append(try await PostgresScheduleStore.write(commit, lease: lease, member: member, on: connection, logger: logger))
             }
             let refused = try await PostgresRunStore.write(runs, on: connection, logger: logger)
             return (written, refused)

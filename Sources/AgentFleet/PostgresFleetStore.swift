@@ -27,7 +27,7 @@ public final class PostgresFleetStore: Sendable {
     /// Whether the database has answered and the schema is migrated (the writers wait for it).
     let join: FleetJoin
     /// This store's heartbeats, told from another agent's given the same `agent_id`.
-    let instance = UUID().uuidString.lowercased()
+    let instance: String
     /// Whether the next heartbeat takes the row whoever wrote it last: a store connected
     /// directly (``connect(_:logger:within:)``: tests, tools); an agent's joins by taking the
     /// row (``takeTheAgentID()``), and its heartbeats write it only while it is still its own.
@@ -48,7 +48,7 @@ public final class PostgresFleetStore: Sendable {
     /// connection (too many clients), or does not answer within `deadline` seconds.
     public static func connect(_ settings: FleetSettings, logger: Logger,
                                within deadline: Double = connectDeadline) async throws -> PostgresFleetStore {
-        let store = try PostgresFleetStore(settings: settings, logger: logger)
+        let store = try PostgresFleetStore(settings: settings, logger: logger, member: false)
         store.beatTakesOver.store(true, ordering: .relaxed)
         do {
             try await preparing(settings, within: deadline, logger: store.clientLogger, attempts: store.poolAttempts) {
@@ -69,7 +69,7 @@ public final class PostgresFleetStore: Sendable {
     /// for it): see ``joinInBackground()``. Until then ``health`` says why it is degraded, and
     /// what is handed over waits, bounded as while the database is away.
     public static func open(_ settings: FleetSettings, logger: Logger) throws -> PostgresFleetStore {
-        let store = try PostgresFleetStore(settings: settings, logger: logger)
+        let store = try PostgresFleetStore(settings: settings, logger: logger, member: true)
         store.joinInBackground()
         return store
     }
@@ -77,7 +77,11 @@ public final class PostgresFleetStore: Sendable {
     /// postgres-nio's own messages, at debug (``DemotedLogHandler``).
     var clientLogger: Logger { DemotedLogHandler.demoting(logger) }
 
-    private init(settings: FleetSettings, logger: Logger) throws {
+    /// `member`: an agent's store, whose schedules' leadership holds only while the agent's
+    /// `fleet_agents` row is this store's.
+    private init(settings: FleetSettings, logger: Logger, member: Bool) throws {
+        let instance = UUID().uuidString.lowercased()
+        self.instance = instance
         self.settings = settings
         self.logger = logger
         let tls: PostgresClient.Configuration.TLS
@@ -103,7 +107,7 @@ public final class PostgresFleetStore: Sendable {
         self.clientStarted = clientStarted
         let join = FleetJoin(url: settings.displayURL)
         self.join = join
-        let writer = FleetWriter(settings: settings, client: client, logger: logger, join: join)
+        let writer = FleetWriter(settings: settings, client: client, logger: logger, join: join, member: member ? instance : nil)
         self.writer = writer
         runs = PostgresRunStore(store: writer)
         schedules = PostgresScheduleStore(store: writer)

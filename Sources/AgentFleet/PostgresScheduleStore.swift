@@ -54,9 +54,14 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     package func lead(holder: String, lease: Double) async throws -> Leadership? {
-        // Taken when free or lapsed (a new fence), renewed by its holder (the same fence).
+        // Taken when free or lapsed (a new fence), renewed by its holder (the same fence); by an
+        // agent only while its `fleet_agents` row is its own: one stopped past three heartbeats,
+        // whose agent_id another has taken meanwhile, held the same lease as the other on resuming.
+        let member = store.member
         let rows = try await store.client.query("""
-            INSERT INTO leases AS l (name, holder, fence, expires) VALUES (\(Self.leaseName), \(holder), 1, \(unescaped: Self.now) + \(lease))
+            INSERT INTO leases AS l (name, holder, fence, expires)
+            SELECT \(Self.leaseName), \(holder), 1, \(unescaped: Self.now) + \(lease)
+            WHERE \(member == nil) OR EXISTS (SELECT 1 FROM fleet_agents WHERE agent_id = \(holder) AND strpos(data, \(member ?? "")) > 0)
             ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder,
                 fence = CASE WHEN l.holder = EXCLUDED.holder AND l.expires >= \(unescaped: Self.now) THEN l.fence ELSE l.fence + 1 END,
                 expires = EXCLUDED.expires
@@ -85,16 +90,26 @@ public final class PostgresScheduleStore: ScheduleStore {
     }
 
     /// Writes one commit in the writer's transaction; false (nothing written) when it was
-    /// made under a leadership that no longer holds. The lease row stays locked until the
-    /// transaction ends, so that no new leader takes over halfway. Workflow runs the fires
-    /// start are written with them, held by the leader (a lease of `lease` seconds).
-    static func write(_ commit: ScheduleCommit, lease: Double, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    /// made under a leadership that no longer holds, or (`member`, an agent's store) by an agent
+    /// whose `fleet_agents` row another has taken. The lease row (and the agent's) stays locked
+    /// until the transaction ends, so that no new leader takes over halfway. Workflow runs the
+    /// fires start are written with them, held by the leader (a lease of `lease` seconds).
+    static func write(_ commit: ScheduleCommit, lease: Double, member: String?, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         if let leader = commit.leader {
             var holds = false
-            for try await _ in try await connection.query("""
+            let check: PostgresQuery = if let member {
+                """
+                SELECT 1 FROM leases JOIN fleet_agents ON fleet_agents.agent_id = leases.holder
+                WHERE name = \(leaseName) AND holder = \(leader.holder) AND fence = \(leader.fence) AND expires >= \(unescaped: now)
+                AND strpos(fleet_agents.data, \(member)) > 0 FOR SHARE
+                """
+            } else {
+                """
                 SELECT 1 FROM leases WHERE name = \(leaseName) AND holder = \(leader.holder) AND fence = \(leader.fence)
                 AND expires >= \(unescaped: now) FOR SHARE
-                """, logger: logger) {
+                """
+            }
+            for try await _ in try await connection.query(check, logger: logger) {
                 holds = true
             }
             guard holds else { return false }

@@ -74,5 +74,56 @@ import Testing
                 "\(agents.map(\.transcript).joined(separator: "\n"))")
         #expect(agents.filter(joined).count == 1, "\(agents.map(\.transcript).joined(separator: "\n"))")
     }
+    /// An agent stopped (SIGSTOP, a paused VM) past three heartbeats, whose agent_id another took
+    /// meanwhile, kept leading the schedules when it resumed: the lease was held by the agent_id,
+    /// which both had, so that both fired every planned time. A leader must now hold its
+    /// `fleet_agents` row too; the resumed one steps down and what it fired is not written.
+    @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
+    func anAgentResumedAfterItsAgentIDWasTakenStopsLeadingTheSchedules() async throws {
+        let server = try PostgresTestServer.require()
+        let database = try server.makeDatabase()
+        let document = #"""
+            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "twin",
+                       "heartbeat": 0.5, "poll": 0.5},
+             "enabled_modules": [], "processes": {},
+             "tasks": {"report": {"type": "command", "shell": true, "command": "true"}},
+             "schedules": {"often": {"every": 1, "run": {"task": "report"}}}}
+            """#
+        func agent(_ folder: String) throws -> AgentRun {
+            try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
+                         directory: TestPaths.temporaryDirectory(folder))
+        }
+        func leads(_ agent: AgentRun) -> Bool { agent.stderrLines.contains { $0.contains("fleet: this agent leads the schedules") } }
+        func fires() throws -> Int { Int(try server.sql(database: database, "SELECT count(*) FROM schedule_history WHERE outcome = 'fired'")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
+        let first = try agent("fleet-paused-twin-a")
+        let firstPid = first.process.processIdentifier
+        defer {
+            kill(firstPid, SIGCONT)
+            _ = first.stop()
+        }
+        #expect(await FleetEdgesEndToEndTests.wait(timeout: 120) { leads(first) }, "\(first.transcript)")
+        #expect(try await FleetEdgesEndToEndTests.wait(timeout: 60) { try fires() >= 1 }, "\(first.transcript)")
+
+        kill(firstPid, SIGSTOP)
+        let second = try agent("fleet-paused-twin-b")
+        defer { _ = second.stop() }
+        #expect(await FleetEdgesEndToEndTests.wait(timeout: 120) { leads(second) }, "\(second.transcript)")
+        let byTheSecond = try fires()
+        #expect(try await FleetEdgesEndToEndTests.wait(timeout: 60) { try fires() >= byTheSecond + 2 }, "\(second.transcript)")
+
+        kill(firstPid, SIGCONT)
+        #expect(await FleetEdgesEndToEndTests.wait(timeout: 90) {
+            first.stderrLines.contains { $0.contains("fleet: this agent no longer leads the schedules") }
+        }, "the resumed agent kept leading:\n\(first.transcript)")
+        // Each planned time fired once, and the second still fires.
+        let resumed = try fires()
+        #expect(try await FleetEdgesEndToEndTests.wait(timeout: 60) { try fires() >= resumed + 2 }, "\(second.transcript)")
+        let twice = try server.sql(database: database, """
+            SELECT count(*) FROM (SELECT planned FROM schedule_history WHERE outcome = 'fired' GROUP BY planned HAVING count(*) > 1) AS d
+            """).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(twice == "0", "planned times fired twice: \(twice)\n\(first.transcript)\n\(second.transcript)")
+        #expect(!second.stderrLines.contains { $0.contains("no longer leads the schedules") }, "\(second.transcript)")
+    }
 }
 #endif

@@ -214,7 +214,7 @@ package final class FleetBridge {
                 scheduler.leadership = leadership
             }
         } else if scheduler.leadership != nil {
-            logger.warning("fleet: this agent no longer leads the schedules (its lease lapsed, or the database is away); it stops firing")
+            logger.warning("fleet: this agent no longer leads the schedules (its lease lapsed, the database is away, or another agent has taken its agent_id); it stops firing")
             scheduler.stepDown()
         }
     }
