@@ -50,6 +50,19 @@ import Testing
         #expect(limiter.retryAfter(address: "10.0.0.1", user: "alice", now: 100.5) == nil)
     }
 
+    /// Anyone may fail logins as `admin`: the user's limit would keep the admin out everywhere.
+    @Test func aUsersLimitDoesNotHoldAtAnAddressTheUserLoggedInFrom() {
+        let limiter = LoginRateLimiter(failures: 3, window: 100)
+        limiter.recordSuccess(user: "admin", address: "10.0.0.1", now: 0)
+        for time in [10.0, 11, 12] { limiter.recordFailure(address: "192.0.2.7", user: "admin", now: time) }
+        #expect(limiter.retryAfter(address: "192.0.2.7", user: "admin", now: 13) == 97, "the attacker's address is held")
+        #expect(limiter.retryAfter(address: "10.0.0.2", user: "Admin", now: 13) == 97, "a new address is held by the user's limit")
+        #expect(limiter.retryAfter(address: "10.0.0.1", user: "ADMIN", now: 13) == nil, "the admin's own address is not")
+        // That address's own limit still holds there.
+        for time in [20.0, 21, 22] { limiter.recordFailure(address: "10.0.0.1", user: "admin", now: time) }
+        #expect(limiter.retryAfter(address: "10.0.0.1", user: "admin", now: 23) == 97)
+    }
+
     @Test func theLimiterForgetsTheStalestBeyondItsCapacity() {
         let limiter = LoginRateLimiter(failures: 1, window: 100, capacity: 4)
         for index in 0..<10 { limiter.recordFailure(address: "10.0.0.\(index)", user: "u\(index)", now: Double(index)) }

@@ -93,7 +93,7 @@ struct LoginRoutes: Sendable {
             return failure(form: form, next: next, reason: "wrong",
                            response: APIResponse.error(.unauthorized, code: "unauthorized", "wrong user name or password"))
         }
-        limiter.recordSuccess(user: user)
+        limiter.recordSuccess(user: user, address: address)
         let role = APIIdentity.Role(rawValue: account.role) ?? .read
         let (id, token) = sessions.create(user: user, role: role, passwordHash: account.passwordHash)
         logger.info("http: user \(Self.shown(user)) logged in from \(context.remoteAddress ?? "?")")
