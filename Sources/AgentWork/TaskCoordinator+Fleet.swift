@@ -75,7 +75,8 @@ extension TaskCoordinator {
     package var fleetTaskRooms: [String: FleetMember.TaskRoom] {
         var rooms: [String: FleetMember.TaskRoom] = [:]
         for (name, definition) in definitions where runner(for: definition.type) != nil {
-            var room = FleetMember.TaskRoom(running: runningCount[name] ?? 0, maxConcurrent: definition.maxConcurrent)
+            var room = FleetMember.TaskRoom(running: runningCount[name] ?? 0, maxConcurrent: definition.maxConcurrent,
+                                            labels: pool.isTaken(name) ? pool.labelSets(for: name, carrying: definition.require) : [])
             for index in pool.takersOf(name) {
                 let member = pool.members[index]
                 if let slot = member.slotOf[name] { room.priorityBoost = max(room.priorityBoost, member.slotBoost[slot]) }
@@ -99,7 +100,7 @@ extension TaskCoordinator {
         }
         // The task's strategy names the agent that claims it at once; the others wait for the hold.
         if let shared, shared.hold > 0, run.assignedAgent == nil,
-           let agent = shared.assigner.choose(task: run.task, priority: run.priority, strategy: strategy(for: run.task)) {
+           let agent = shared.assigner.choose(task: run.task, priority: run.priority, require: run.require, strategy: strategy(for: run.task)) {
             run.assignedAgent = agent
             run.assignmentHold = shared.hold
         }

@@ -41,6 +41,29 @@ import Testing
         #expect(assigner.choose(task: "t", priority: .normal, strategy: .priorityFirst) == "boosted")
     }
 
+    /// The chosen agent never claimed a run whose labels none of its executors carries: the run
+    /// waited for the hold before an agent that could take it did.
+    @Test func aRunRequiringLabelsGoesOnlyToAnAgentWhoseExecutorsCarryThem() {
+        var gpu = Self.member("a"), plain = Self.member("b"), older = Self.member("c")
+        gpu.tasks["t"]?.labels = [["zone": "eu"], ["gpu": "yes", "zone": "us"]]
+        plain.tasks["t"]?.labels = []
+        older.tasks["t"]?.labels = nil
+        var assigner = FleetAssigner()
+        assigner.update([gpu, plain])
+        let chosen = (0..<4).compactMap { _ in assigner.choose(task: "t", priority: .normal, require: ["gpu": "yes"], strategy: .roundRobin) }
+        #expect(chosen == ["a", "a", "a", "a"])
+        #expect(assigner.choose(task: "t", priority: .normal, require: ["gpu": "no"], strategy: .roundRobin) == nil)
+        assigner.update([gpu, plain])
+        #expect(Set((0..<4).compactMap { _ in assigner.choose(task: "t", priority: .normal, strategy: .roundRobin) }) == ["a", "b"])
+        // An agent that does not tell its labels may still be chosen.
+        assigner.update([plain, older])
+        #expect(assigner.choose(task: "t", priority: .normal, require: ["gpu": "yes"], strategy: .roundRobin) == "c")
+        // As the heartbeat carries them.
+        let room = try? #require(gpu.tasks["t"])
+        #expect(FleetMember.TaskRoom(room?.json ?? .null) == room)
+        #expect(FleetMember.TaskRoom(["max_concurrent": 2])?.labels == nil)
+    }
+
     @Test func lostAgentsAndAgentsWithoutTheTaskAreNeverChosen() {
         var assigner = FleetAssigner()
         assigner.update([Self.member("lost", silence: 10), Self.member("other", task: "u"), Self.member("alive")])

@@ -24,13 +24,14 @@ package struct FleetAssigner {
         given = [:]
     }
 
-    /// The agent for a run of `task`, or nil when no agent alive is known to carry it out (then
-    /// no agent is preferred). An agent with room is preferred; when all are full, the
+    /// The agent for a run of `task` requiring `require`, or nil when no agent alive is known to
+    /// carry it out (then no agent is preferred): one whose executors lack the labels would
+    /// never claim it, and the run waited for the hold. An agent with room is preferred; when all are full, the
     /// strategy's choice among all (the run waits for it to have room, or for the hold's end).
-    package mutating func choose(task: String, priority: TaskRun.Priority, strategy: AssignmentStrategy) -> String? {
+    package mutating func choose(task: String, priority: TaskRun.Priority, require: [String: String] = [:], strategy: AssignmentStrategy) -> String? {
         var candidates: [(id: String, room: FleetMember.TaskRoom)] = []
         for member in members {
-            guard var room = member.tasks[task], room.maxConcurrent > 0 else { continue }
+            guard var room = member.tasks[task], room.maxConcurrent > 0, room.carries(require) else { continue }
             room.running += given[member.agentID]?[task] ?? 0
             candidates.append((member.agentID, room))
         }

@@ -88,17 +88,29 @@ package struct FleetMember: Sendable, Equatable {
         package var priorityBoost: Int
         /// The `priority_preference`s of its executors taking the task.
         package var preferences: [TaskRun.Priority]
+        /// The label sets of its executors taking the task (empty: it runs on its own worker,
+        /// and takes only runs that require no label); nil: not told (an older agent).
+        package var labels: [[String: String]]?
 
-        package init(running: Int, maxConcurrent: Int, priorityBoost: Int = 0, preferences: [TaskRun.Priority] = []) {
+        package init(running: Int, maxConcurrent: Int, priorityBoost: Int = 0, preferences: [TaskRun.Priority] = [], labels: [[String: String]]? = []) {
             self.running = running
             self.maxConcurrent = maxConcurrent
             self.priorityBoost = priorityBoost
             self.preferences = preferences
+            self.labels = labels
+        }
+
+        /// Whether the agent can take a run requiring `require` (as its claims judge).
+        package func carries(_ require: [String: String]) -> Bool {
+            guard !require.isEmpty, let labels else { return true }
+            return labels.contains { set in require.allSatisfy { set[$0.key] == $0.value } }
         }
 
         package var json: JSONValue {
-            ["running": .number(JSONNumber(running)), "max_concurrent": .number(JSONNumber(maxConcurrent)),
-             "priority_boost": .number(JSONNumber(priorityBoost)), "priority_preferences": .array(preferences.map { .string($0.rawValue) })]
+            var object: JSONObject = ["running": .number(JSONNumber(running)), "max_concurrent": .number(JSONNumber(maxConcurrent)),
+                                      "priority_boost": .number(JSONNumber(priorityBoost)), "priority_preferences": .array(preferences.map { .string($0.rawValue) })]
+            if let labels { object["labels"] = .array(labels.map { set in .object(JSONObject(set.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })) }) }
+            return .object(object)
         }
 
         package init?(_ json: JSONValue) {
@@ -107,6 +119,9 @@ package struct FleetMember: Sendable, Equatable {
             maxConcurrent = limit
             priorityBoost = json["priority_boost"]?.numberValue?.intValue ?? 0
             preferences = (json["priority_preferences"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(TaskRun.Priority.init(rawValue:)) }
+            labels = json["labels"]?.arrayValue.map { sets in
+                sets.compactMap { set in set.objectValue.map { object in Dictionary(object.compactMap { key, value in value.stringValue.map { (key, $0) } }) { first, _ in first } } }
+            }
         }
     }
 
