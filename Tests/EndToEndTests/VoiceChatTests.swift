@@ -156,4 +156,54 @@ import Testing
             #expect(try chatPID(agent) == pid, "the chat process restarted after \(name): \(result.stderr)")
         }
     }
+
+    /// The grammar matched unrelated speech to a command ("restart your computer if the screen
+    /// freezes" became "restart the trades process"), and process control ran it. A spoken
+    /// process command is now asked back, and done on the same person's "yes", typed or said.
+    @Test(.enabled(if: SpeechPackages.testable, SpeechPackages.reason))
+    func aSpokenProcessCommandWaitsForAYes() throws {
+        try SpeechPackages.require()
+        let agent = try ChatTests.Agent("""
+        {"enabled_modules": ["sample"], "processes": {
+          "trades": {"type": "trade_feed", "interval": 0.5},
+          "chat": {"type": "chatbot", "logic_adapters": ["status", "process_control"], "allow_process_control": true,
+                   "voice": {"max_bytes": 400000, "max_seconds": 6}}}}
+        """)
+        try agent.waitForReady(2)
+        func tradesPID() throws -> Int? {
+            let status = try runProgram("agent-control", ["status", "--json", "--settings", agent.settings])
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            return (object?["processes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "trades" }?["pid"] as? Int
+        }
+        func restarted(from pid: Int) throws -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if let now = try tradesPID(), now != pid { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        let request = try spoken("restart the trades process", as: "restart.wav")
+        let first = try #require(try tradesPID())
+        let asked = try voice(agent, request)
+        #expect(asked.stdout.contains("bot> Restart trades? I heard \"restart the trades process\". Say or type \"yes\" to do it."),
+                "\(asked.stdout)\(asked.stderr)")
+        #expect(try tradesPID() == first, "restarted before the yes")
+        let typed = try agent.chat("yes")
+        #expect(typed.stdout == "bot> Restart of trades requested.\n", "\(typed.stdout)\(typed.stderr)")
+        #expect(try restarted(from: first))
+
+        // Said, then answered "no": nothing is done.
+        let second = try #require(try tradesPID())
+        _ = try voice(agent, request)
+        let no = try agent.chat("no")
+        #expect(no.stdout == "bot> Not done: restart of trades (it waited for a \"yes\").\n", "\(no.stdout)\(no.stderr)")
+        #expect(try tradesPID() == second)
+
+        // Said, and confirmed by voice.
+        _ = try voice(agent, request)
+        let yes = try voice(agent, try spoken("yes", as: "yes.wav"))
+        #expect(yes.stdout.contains("bot> Restart of trades requested."), "\(yes.stdout)\(yes.stderr)")
+        #expect(try restarted(from: second))
+    }
 }

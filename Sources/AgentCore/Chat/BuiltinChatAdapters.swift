@@ -38,14 +38,21 @@ final class StatusAdapter: ChatAdapter {
 }
 
 /// `process_control`: start, stop or restart a named process — only when the chatbot's
-/// settings allow it.
+/// settings allow it. A spoken request is done only after a "yes" from the same person: the
+/// voice grammar matched unrelated speech ("restart your computer if…") to a command.
 final class ProcessControlAdapter: ChatAdapter {
     let name = "process_control"
     let summary = "Starts, stops or restarts a process (when allowed)."
     let examples = ["restart the trades process", "stop process busy", "start process trades"]
+    /// What the voice grammar adds, so that a spoken request can be confirmed by voice.
+    static let spokenAnswers = ["yes", "no"]
+    /// How long a spoken request waits for its "yes".
+    static let confirmationLifetime = 60.0
     let allowed: Bool
     /// Asks the supervisor: action, process, the message's id (it checks the sender's role).
     let command: (String, String, String) -> Void
+    /// Spoken requests waiting for a "yes", by conversation and person (``asker(_:)``).
+    private var awaiting: [String: (action: String, name: String, asked: Double)] = [:]
 
     init(allowed: Bool, command: @escaping (String, String, String) -> Void) {
         self.allowed = allowed
@@ -60,17 +67,48 @@ final class ProcessControlAdapter: ChatAdapter {
         return (action, name)
     }
 
-    func confidence(for message: ChatMessage) -> Double? { request(in: message) == nil ? 0 : 0.95 }
+    private static func asker(_ message: ChatMessage) -> String {
+        message.conversation + "\u{0}" + LanguageModelAdapter.who(message)
+    }
+
+    func confidence(for message: ChatMessage) -> Double? {
+        let now = ChatMessage.now()
+        awaiting = awaiting.filter { now - $0.value.asked <= Self.confirmationLifetime }
+        // The asker's next message answers the question.
+        if awaiting[Self.asker(message)] != nil { return 1 }
+        return request(in: message) == nil ? 0 : 0.95
+    }
 
     func respond(to message: ChatMessage) -> String {
+        if let waiting = awaiting.removeValue(forKey: Self.asker(message)) {
+            guard LanguageModelAdapter.yes.contains(LanguageModelAdapter.word(message.text)) else {
+                return "Not done: \(waiting.action) of \(waiting.name) (it waited for a \"yes\")."
+            }
+            return carryOut(waiting.action, waiting.name, message)
+        }
         guard let (action, name) = request(in: message) else { return "Which process? Say e.g. \"restart trades\"." }
+        guard message.spoken else { return carryOut(action, name, message) }
+        if let refusal = refusal(action, message) { return refusal }
+        awaiting[Self.asker(message)] = (action, name, ChatMessage.now())
+        return "\(Self.capitalised(action)) \(name)? I heard \"\(message.text)\". Say or type \"yes\" to do it."
+    }
+
+    private func carryOut(_ action: String, _ name: String, _ message: ChatMessage) -> String {
+        if let refusal = refusal(action, message) { return refusal }
+        command(action, name, message.id)
+        return "\(Self.capitalised(action)) of \(name) requested."
+    }
+
+    /// Why `action` is not done for the sender (not allowed here, or not their role).
+    private func refusal(_ action: String, _ message: ChatMessage) -> String? {
         guard allowed else { return "I may not \(action) processes: set \"allow_process_control\": true in the chatbot's settings." }
         if let role = message.caller.map({ $0["role"]?.stringValue ?? "no" }), role != "admin" {
             return "I may not \(action) processes for you: that needs the admin role, and you have \(role == "no" ? "none" : "the \(role) role")."
         }
-        command(action, name, message.id)
-        return "\(action.prefix(1).uppercased() + action.dropFirst()) of \(name) requested."
+        return nil
     }
+
+    private static func capitalised(_ word: String) -> String { word.prefix(1).uppercased() + word.dropFirst() }
 }
 
 /// `latest_value`: the latest value of a payload field of an event type, from the store.

@@ -22,6 +22,9 @@ struct ChatMessage {
     /// When the sender stops waiting, in seconds on CLOCK_MONOTONIC (the relay's deadline):
     /// a message still queued then is not answered, and no adapter works on one past it.
     var deadline: Double? = nil
+    /// Recognised from a recording (`chat.voice`): a grammar matches unrelated speech to one of
+    /// its commands, so what changes something is asked again before it is done.
+    var spoken = false
 
     /// Now on the clock of ``deadline``.
     static func now() -> Double { Double(TaskExecutor.nanoseconds(CLOCK_MONOTONIC)) / 1e9 }

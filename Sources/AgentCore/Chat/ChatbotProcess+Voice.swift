@@ -29,7 +29,7 @@ extension ChatbotProcess {
             return host.emitJSON("chat.reply", .object(refusal))
         }
         let message = ChatMessage(id: id, conversation: conversation, text: transcript.text,
-                                  processes: header["processes"]?.arrayValue ?? [], context: header["context"], caller: header["caller"])
+                                  processes: header["processes"]?.arrayValue ?? [], context: header["context"], caller: header["caller"], spoken: true)
         guard case .object(var reply) = answer(message) else { return }
         reply["transcript"] = .string(transcript.text)
         reply["transcript_confidence"] = .number(JSONNumber(transcript.confidence))

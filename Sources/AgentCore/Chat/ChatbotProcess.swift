@@ -88,7 +88,9 @@ final class ChatbotProcess {
         // Within the worker's own start limit (30 s): slower programs go on starting after.
         ProgramChatAdapter.awaitReady(programs, until: ProgramChatAdapter.now() + 20)
         scorer = NaiveBayesScorer(examples: adapters.map(\.examples))
-        voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples))
+        // A spoken process command is confirmed by voice too.
+        let answers = adapters.contains { ($0 as? ProcessControlAdapter)?.allowed == true } ? ProcessControlAdapter.spokenAnswers : []
+        voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples) + answers)
     }
 
     /// A `jsonl/1` module's adapter: its manifest read as data, its program started.
