@@ -193,9 +193,11 @@ import Testing
         #expect(typed.stdout == "bot> Restart of trades requested.\n", "\(typed.stdout)\(typed.stderr)")
         #expect(try restarted(from: first))
 
-        // Said, then answered "no": nothing is done.
+        // Said, then answered "no" after another question: nothing is done.
         let second = try #require(try tradesPID())
         _ = try voice(agent, request)
+        let status = try agent.chat("what is the status of the processes?")
+        #expect(status.stdout.contains("trades: running (pid "), "\(status.stdout)\(status.stderr)")
         let no = try agent.chat("no")
         #expect(no.stdout == "bot> Not done: restart of trades (it waited for a \"yes\").\n", "\(no.stdout)\(no.stderr)")
         #expect(try tradesPID() == second)

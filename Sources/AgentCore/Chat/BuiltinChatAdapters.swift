@@ -74,8 +74,9 @@ final class ProcessControlAdapter: ChatAdapter {
     func confidence(for message: ChatMessage) -> Double? {
         let now = ChatMessage.now()
         awaiting = awaiting.filter { now - $0.value.asked <= Self.confirmationLifetime }
-        // The asker's next message answers the question.
-        if awaiting[Self.asker(message)] != nil { return 1 }
+        // The asker's "yes" or "no" answers the question; anything else is answered as usual.
+        if awaiting[Self.asker(message)] != nil, case let word = LanguageModelAdapter.word(message.text),
+           LanguageModelAdapter.yes.contains(word) || LanguageModelAdapter.no.contains(word) { return 1 }
         return request(in: message) == nil ? 0 : 0.95
     }
 
