@@ -1,9 +1,11 @@
 #if Fleet
+import AgentCore
 import AgentWork
 import Foundation
 import JSONSchema
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Task runs in the fleet's PostgreSQL database (table `task_runs`, their attempts in
 /// `task_attempts`, see PostgresRunStore+Attempts.swift): the shared queue.
@@ -12,6 +14,12 @@ import PostgresNIO
 /// on the server's clock; a run whose lease lapsed is claimable again.
 public final class PostgresRunStore: RunStore {
     let store: FleetWriter
+    /// Runs whose record this agent cannot read (another version's, or other hands'): claimed
+    /// once, never again by this agent — each claim had run nothing and kept the run from the
+    /// agents that can read it until its lease lapsed, at every lease. At most
+    /// ``mostUnreadable`` are remembered.
+    private let unreadable = Mutex<Set<String>>([])
+    static let mostUnreadable = 10_000
 
     init(store: FleetWriter) { self.store = store }
 
@@ -153,7 +161,7 @@ public final class PostgresRunStore: RunStore {
         guard !wanted.isEmpty else { return [] }
         // Runs whose changes wait in this agent's writer are its own: a lapsed one among them
         // ended here while the database was away, its end not written yet.
-        let excluding = Array(request.excluding.union(await store.waitingRunIDs()))
+        let excluding = Array(request.excluding.union(await store.waitingRunIDs()).union(unreadable.withLock { $0 }))
         return try await client.withConnection { connection in
             var claimed: [TaskRun] = []
             // One statement per task, each atomic by itself: a claim of one task needs nothing
@@ -166,9 +174,11 @@ public final class PostgresRunStore: RunStore {
                 var batch: [(run: TaskRun, order: (Int16, Double, Int64))] = []
                 for try await row in rows {
                     // A record that cannot be read is taken all the same (running under this
-                    // claim) but not run: its lease lapses, and it does not stay at the head of
-                    // the queue.
-                    guard var run = Self.decode(row.data) else { continue }
+                    // claim) but not run: its lease lapses, and another agent may take it.
+                    guard var run = Self.decode(row.data) else {
+                        setAside(row.id, task: task)
+                        continue
+                    }
                     Self.overlay(&run, claims: Int(row.claims), started: row.now, holder: request.holder)
                     run.claim = RunClaim(runID: row.id, holder: request.holder, fence: row.fence, leaseUntil: row.leaseUntil)
                     batch.append((run, (row.priority, row.due, row.seq)))
@@ -181,6 +191,16 @@ public final class PostgresRunStore: RunStore {
             }
             return claimed
         }
+    }
+
+    /// Remembers a run whose record cannot be read, saying so once.
+    private func setAside(_ id: String, task: String) {
+        let first = unreadable.withLock { ids in
+            guard ids.count < Self.mostUnreadable else { return false }
+            return ids.insert(id).inserted
+        }
+        guard first else { return }
+        logger.warning("fleet: run \(TerminalText.shown(String(id.prefix(200)), keepingLines: false)) of task \(TerminalText.shown(task, keepingLines: false)) has a record this agent cannot read (written by another version, or by other hands); left to its lease and not claimed by this agent again")
     }
 
     /// A record as its claims since it was written make it: each claim began an attempt, the
