@@ -3,13 +3,22 @@ import AgentSupervision
 import CAgentSystem
 import Foundation
 import GRDB
+import GRDBSQLite
 import JSONSchema
 import Logging
+import Synchronization
 
 /// Runs monitors' periodic queries on its own thread and read-only connection, so that a slow
-/// query never holds up routing; results go back to the supervisor's loop.
+/// query never holds up routing; results go back to the supervisor's loop. Each query is
+/// stopped past ``longestQuery`` and its result past ``largestResult``: a module's endless
+/// recursive query held the thread (and every later query) until the agent stopped, and one of
+/// two million rows took the supervisor's memory past a gigabyte.
 package final class QueryRunner: Sendable {
     private let database: DatabaseQueue
+    /// When the query running now is interrupted (CLOCK_MONOTONIC nanoseconds; max: none runs).
+    private let deadline = QueryDeadline()
+    /// Seconds this runner lets a query run (``longestQuery`` unless a test says).
+    private let longestQuery: Double
     private let logger: Logger
     private let state = Guarded(Waiting())
     private let deliver: @Sendable (PlannedQuery, JSONValue) -> Void
@@ -51,14 +60,31 @@ package final class QueryRunner: Sendable {
 
     /// `deliver` receives each result (a `{"name", "since", "until", "rows"}` object) on the
     /// runner's thread.
-    package init(storePath: String, logger: Logger, deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
+    package init(storePath: String, logger: Logger, longestQuery: Double = QueryRunner.longestQuery,
+                 deliver: @escaping @Sendable (PlannedQuery, JSONValue) -> Void) throws {
         database = try AgentStore.readOnlyQueue(path: storePath)
+        self.longestQuery = longestQuery
         self.logger = logger
+        let context = Unmanaged.passUnretained(deadline).toOpaque()
+        database.inDatabase { db in
+            // Every 10,000 steps of SQLite's machine (a fraction of a millisecond): a non-zero
+            // answer interrupts the statement (SQLITE_INTERRUPT).
+            sqlite3_progress_handler(db.sqliteConnection, 10_000, { context in
+                guard let context else { return 0 }
+                let deadline = Unmanaged<QueryDeadline>.fromOpaque(context).takeUnretainedValue()
+                return QueryDeadline.now() > deadline.until.load(ordering: .relaxed) ? 1 : 0
+            }, context)
+        }
         self.deliver = deliver
         let thread = Thread { [self] in runLoop() }
         thread.name = Self.threadName
         thread.start()
     }
+
+    /// Seconds a query may run.
+    package static let longestQuery = 10.0
+    /// Bytes of values a result may hold (about its JSON's size; a worker's frame is at most 16 MiB).
+    package static let largestResult = 4 << 20
 
     /// The query thread's name (ps, /proc/PID/task/TID/comm).
     package static let threadName = "agent-queries"
@@ -101,12 +127,16 @@ package final class QueryRunner: Sendable {
     private func run(_ query: PlannedQuery) {
         let now = Date().timeIntervalSince1970
         do {
-            let rows = try database.read { db -> [JSONValue] in
-                let statement = try db.cachedStatement(sql: query.sql)
-                return try Row.fetchAll(statement, arguments: query.arguments(for: statement, now: now)).map(Self.json)
+            let rows = try bounded {
+                try database.read { db -> [JSONValue] in
+                    let statement = try db.cachedStatement(sql: query.sql)
+                    return try Self.rows(statement, query.arguments(for: statement, now: now))
+                }
             }
             deliver(query, ["name": .string(query.name), "since": .number(JSONNumber(now - query.window)),
                             "until": .number(JSONNumber(now)), "rows": .array(rows)])
+        } catch let problem as QueryProblem {
+            logger.error("query \"\(query.name)\" failed: \(problem)", metadata: ["process": "\(query.process)"])
         } catch {
             logger.error("query \"\(query.name)\" failed: \(error)", metadata: ["process": "\(query.process)"])
         }
@@ -114,7 +144,7 @@ package final class QueryRunner: Sendable {
 
     private func runJob(_ sql: String, _ params: [JSONValue], statements: inout [String: Statement]) -> Result<JSONValue, QueryProblem> {
         do {
-            return .success(try database.read { db -> JSONValue in
+            return .success(try bounded { try database.read { db -> JSONValue in
                 let statement: Statement
                 if let compiled = statements[sql] {
                     statement = compiled
@@ -132,8 +162,8 @@ package final class QueryRunner: Sendable {
                     default: return .null
                     }
                 })
-                return .array(try Row.fetchAll(statement, arguments: arguments).map(Self.json))
-            })
+                return .array(try Self.rows(statement, arguments))
+            } })
         } catch let problem as QueryProblem {
             return .failure(problem)
         } catch let error as DatabaseError {
@@ -141,6 +171,39 @@ package final class QueryRunner: Sendable {
         } catch {
             return .failure(QueryProblem("\(error)"))
         }
+    }
+
+    /// Runs `body` under the deadline of one query; an interrupted one is said so.
+    private func bounded<T>(_ body: () throws -> T) throws -> T {
+        deadline.until.store(QueryDeadline.now() + UInt64(longestQuery * 1e9), ordering: .relaxed)
+        defer { deadline.until.store(.max, ordering: .relaxed) }
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            throw QueryProblem("the query ran for more than \(ProcessPolicy.format(longestQuery)) s and was stopped: narrow it (a shorter window, a LIMIT, a column with an index)")
+        }
+    }
+
+    /// The rows of `statement`, refused past ``largestResult`` bytes of values.
+    private static func rows(_ statement: Statement, _ arguments: StatementArguments) throws -> [JSONValue] {
+        var rows: [JSONValue] = []
+        var bytes = 0
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try cursor.next() {
+            for (column, value) in row {
+                bytes += column.utf8.count + 8
+                switch value.storage {
+                case .string(let text): bytes += text.utf8.count
+                case .blob(let data): bytes += data.count
+                default: break
+                }
+            }
+            if bytes > largestResult {
+                throw QueryProblem("the query's result is over \(largestResult >> 20) MiB (\(rows.count) rows read): narrow it (a LIMIT, fewer columns, an aggregate)")
+            }
+            rows.append(json(row))
+        }
+        return rows
     }
 
     package static func json(_ row: Row) -> JSONValue {
@@ -155,5 +218,17 @@ package final class QueryRunner: Sendable {
             }
         }
         return .object(object)
+    }
+}
+
+/// The deadline of the query the runner's thread runs, read by SQLite's progress handler.
+private final class QueryDeadline: Sendable {
+    let until = Atomic<UInt64>(.max)
+
+    /// CLOCK_MONOTONIC in nanoseconds.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }

@@ -158,11 +158,16 @@ import Logging
         #expect(agent.stop() == 0)
     }
 
-    @Test func unwritableStoreLocationRunsWithoutTheStore() throws {
+    /// An agent whose store could not be opened (a full disk, a damaged file) ran without it and
+    /// answered runs, events and memory writes "ok" that its next start had lost: it does not
+    /// start now, saying why and what to do.
+    @Test func aStoreThatCannotBeOpenedStopsTheStart() throws {
         let agent = try AgentRun(settings: Self.feed(interval: 0.05, extra: #""store": {"path": "/proc/agent.sqlite"},"#))
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("store: cannot open /proc/agent.sqlite") && $0.contains("runs without the store") } != nil, "\(agent.transcript)")
-        #expect(agent.waitForLine { $0.contains(#""type":"trade""#) } != nil)
-        #expect(agent.stop() == 0)
+        #expect(agent.waitForExit(timeout: 60) == 1, "\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("/store: cannot open the store /proc/agent.sqlite") && $0.contains("\"enabled\": false") },
+                "\(agent.transcript)")
+        #expect(agent.stderrLines.contains { $0.contains("nothing was started") }, "\(agent.transcript)")
+        #expect(!agent.stdoutLines.contains { $0.contains(#""type":"trade""#) }, "\(agent.transcript)")
     }
 
     @Test func historyRecordsStartsExitsAndRestarts() throws {

@@ -25,6 +25,15 @@ public final class Pidfile {
         }
     }
 
+    /// The pid could not be written to the pidfile.
+    public struct WriteError: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String {
+            "cannot write the agent's pid to \(path) (\(reason)): without it `agent-control stop` cannot find the agent; free the disk, or give another --pidfile"
+        }
+    }
+
     /// Takes the lock and writes our pid. Throws ``HeldError`` if a live agent holds it.
     public func acquire() throws {
         // 0644 whatever the umask: others may read the pid, never write it.
@@ -35,8 +44,14 @@ public final class Pidfile {
             throw HeldError(path: path, pid: Self.readPID(path))
         }
         let text = "\(getpid())\n"
-        _ = ftruncate(fd, 0)
-        _ = text.withCString { write(fd, $0, strlen($0)) }
+        // An empty pidfile (a full disk) hid the running agent from `stop`, and let a later
+        // start say "started" for a process that refused.
+        let written = ftruncate(fd, 0) == 0 ? text.withCString { write(fd, $0, strlen($0)) } : -1
+        guard written == text.utf8.count else {
+            let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
+            close(fd)
+            throw WriteError(path: path, reason: reason)
+        }
         self.fd = fd
     }
 

@@ -306,7 +306,13 @@ public struct AgentLauncher {
         let supervisor = Supervisor.make(
             configuration: SupervisorConfiguration(workerPath: prepared.workerPath, environment: environment),
             processes: report.planned, console: console, logger: logger)
-        let store = Self.openStore(prepared.settings, logger: logger)
+        let store: AgentStore?
+        switch Self.openStore(prepared.settings, logger: logger) {
+        case .success(let opened): store = opened
+        case .failure(let problem):
+            Self.printError("\(prepared.settings.file): /store: \(problem.message)\nnothing was started")
+            return ExitCode.failure
+        }
         var fleet: (any FleetBackend)?
         if let settings = prepared.settings.fleet {
             guard let fleetConnector else {
@@ -449,20 +455,28 @@ public struct AgentLauncher {
         }
     }
 
-    /// Opens the store the settings describe; without it the agent still runs (and says so).
-    static func openStore(_ settings: AgentSettings, logger: Logger) -> AgentStore? {
+    /// Why an enabled store could not be opened.
+    struct StoreOpenFailure: Error {
+        var message: String
+    }
+
+    /// Opens the store the settings describe (nil: disabled there). One that cannot be opened
+    /// stops the start: the agent would answer runs, events and memory writes "ok" that it
+    /// cannot keep ("acknowledged means durable"), and lose them at its next start.
+    static func openStore(_ settings: AgentSettings, logger: Logger) -> Result<AgentStore?, StoreOpenFailure> {
         guard settings.store.enabled else {
             logger.notice("the store is disabled in the settings: events, state and history are not kept")
-            return nil
+            return .success(nil)
         }
         let path = settings.store.databasePath(agentDirectory: settings.agentDirectory)
         do {
             let store = try AgentStore(path: path, settings: settings.store, logger: logger)
             logger.info("store: \(path)")
-            return store
+            return .success(store)
         } catch {
-            logger.error("store: cannot open \(path): \(error). The agent runs without the store: events, state and history are not kept.")
-            return nil
+            return .failure(StoreOpenFailure(message: "cannot open the store \(path): \(error). The agent does not start without the store it would "
+                + "acknowledge runs, events and memory writes into: free the disk or mend the file (a damaged one may be moved away: a new one "
+                + "is made), set \"store\": {\"path\": …} elsewhere, or \"store\": {\"enabled\": false} to run without one"))
         }
     }
 
