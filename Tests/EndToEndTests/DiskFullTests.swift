@@ -5,6 +5,29 @@ import Testing
 /// The store on a disk that fills up for real: a small tmpfs (mounting one needs root, as in
 /// the test container; elsewhere the test is skipped and says why).
 @Suite(.ownThreads, .serialized) struct DiskFullTests {
+    /// An agent started on a full disk could not open its store and ran without it, answering
+    /// runs "ok" that its next start had lost, and wrote an empty pidfile that hid it from
+    /// `stop`. Both now stop the start, saying why.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func anAgentStartedOnAFullDiskDoesNotStartAndSaysWhy() throws {
+        let tmpfs = try TmpfsDisk(size: "4m", name: "start-full")
+        defer { tmpfs.unmount() }
+        let disk = tmpfs.path
+        #expect(tmpfs.fill() > 0)
+        let onDisk = try AgentRun(settings: """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
+         "tasks": {"quick": {"type": "command", "command": ["/bin/true"]}}}
+        """, arguments: ["--no-build", "--quiet"], directory: TestPaths.temporaryDirectory("start-full-store"))
+        #expect(onDisk.waitForExit(timeout: 60) == 1, "\(onDisk.transcript)")
+        #expect(onDisk.stderrLines.contains { $0.contains("/store: cannot open the store \(disk)/agent.sqlite") }, "\(onDisk.transcript)")
+
+        let pidfile = try AgentRun(settings: #"{"enabled_modules": [], "store": {"enabled": false}, "processes": {}}"#,
+                                   arguments: ["--no-build", "--quiet", "--pidfile", disk + "/agent.pid"],
+                                   directory: TestPaths.temporaryDirectory("start-full-pidfile"))
+        #expect(pidfile.waitForExit(timeout: 60) == 1, "\(pidfile.transcript)")
+        #expect(pidfile.stderrLines.contains { $0.contains("cannot write the agent's pid to \(disk)/agent.pid") }, "\(pidfile.transcript)")
+    }
+
     @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func aProcessSavingStateOnAFullDiskKeepsRunningAndSavesAgainOnceThereIsRoom() throws {
         let tmpfs = try TmpfsDisk(size: "8m", name: "disk-full")
