@@ -1,6 +1,7 @@
 import AgentLoop
 import CAgentSystem
 import Foundation
+import Logging
 
 /// The supervisor's signals as loop events: the signal pipe (SIGINT, SIGTERM, SIGHUP,
 /// SIGUSR1) and a signalfd for SIGCHLD.
@@ -13,23 +14,40 @@ package final class SignalWatch {
     private var childSignalFD: Int32 = -1
     private let loop: EventLoop
 
-    package init(loop: EventLoop) {
+    private let logger: Logger
+    /// When each stray signal was last said (once a second at most: a module may send many).
+    private var straySaid: [Int32: Double] = [:]
+
+    package init(loop: EventLoop, logger: Logger) {
         self.loop = loop
+        self.logger = logger
     }
 
     /// Installs handlers for `signals` (unless a pipe was taken over) and calls `received` on
     /// the loop with each signal. Returns the problem if they cannot be installed.
     package func watch(_ signals: [Int32], received: @escaping (Int32) -> Void) -> String? {
         if signalFD < 0 {
-            signalFD = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
+            let caught = signals + StopSignals.stray
+            signalFD = caught.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
         }
         guard signalFD >= 0 else { return String(cString: strerror(errno)) }
         let fd = signalFD
-        loop.register(fd) { _ in
+        loop.register(fd) { [unowned self] _ in
             var byte: UInt8 = 0
-            while read(fd, &byte, 1) == 1 { received(Int32(byte)) }
+            while read(fd, &byte, 1) == 1 {
+                let signal = Int32(byte)
+                if StopSignals.stray.contains(signal) { strayReceived(signal) } else { received(signal) }
+            }
         }
         return nil
+    }
+
+    /// A stray signal (``StopSignals/stray``): said, at most once a second each.
+    private func strayReceived(_ signal: Int32) {
+        let now = EventLoop.now()
+        guard now - (straySaid[signal] ?? -.infinity) >= 1 else { return }
+        straySaid[signal] = now
+        logger.warning("\(SignalName.of(signal)) received (sent by a process of this user, a module's perhaps: `kill` or `sigqueue`); ignored — its default action would have ended the agent")
     }
 
     /// Calls `changed` on the loop after SIGCHLD. SIGCHLD must be blocked in every thread for

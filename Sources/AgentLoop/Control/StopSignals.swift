@@ -11,10 +11,16 @@ public final class StopSignals {
     /// The SIGINT or SIGTERM read from the pipe, once one was.
     public private(set) var received: Int32?
 
+    /// Signals whose default action ends a process and that mean nothing to an agent: caught
+    /// and said, not obeyed. A module's worker is the supervisor's child (and a program is told
+    /// its pid): `kill(getppid(), SIGUSR2)` ended the agent without a word. A caught signal's
+    /// handler is reset at `exec`: workers and commands get the defaults.
+    public static let stray: [Int32] = [SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT, SIGXCPU, SIGXFSZ]
+
     /// Installs the handlers (and unblocks the signals, which a parent may have blocked).
     public init() {
         // SIGUSR1 (reopen the log) is caught too: its default action would end the agent.
-        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1]
+        let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1] + Self.stray
         fd = signals.withUnsafeBufferPointer { agent_signal_pipe($0.baseAddress, Int32($0.count)) }
     }
 
