@@ -51,7 +51,14 @@ public enum ControlClient {
             if poll(&poller, 1, Saturating.pollTimeout(remaining)) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return try parse(response[...]) }
+            guard n > 0 else {
+                // Killed or stopped while it answered: "not valid JSON … end of input" said
+                // nothing of that, and a script retrying it queued the same run twice.
+                guard !response.isEmpty else {
+                    throw ControlError("the agent closed the connection without answering: it stopped or was killed meanwhile (`agent-control status` and its log say which); what was asked may have been done before — a run, for instance, may be queued already (`agent-control task runs`)")
+                }
+                return try parse(response[...])
+            }
             response.append(contentsOf: chunk[0..<n])
         }
     }

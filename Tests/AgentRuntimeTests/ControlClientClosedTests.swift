@@ -1,0 +1,36 @@
+@testable import AgentBase
+import AgentTestSupport
+import CAgentSystem
+import Foundation
+import JSONSchema
+import Testing
+@testable import AgentRuntime
+
+/// An agent killed while it answered: the client said "the agent's answer is not valid JSON:
+/// … expected a JSON value, found end of input", which told nothing, and a script that retried
+/// it queued the run again. It says what happened now.
+@Suite(.ownThreads) struct ControlClientClosedTests {
+    @Test func aConnectionClosedWithoutAnAnswerIsSaidSo() throws {
+        let directory = TestPaths.temporaryDirectory("control-closed")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let paths = AgentPaths(agentDirectory: directory, runDirectory: directory + "/run")
+        try FileManager.default.createDirectory(atPath: paths.runDirectory, withIntermediateDirectories: true)
+        let directoryFD = agent_open_directory(paths.runDirectory)
+        try #require(directoryFD >= 0)
+        defer { close(directoryFD) }
+        let listener = agent_unix_socket(directoryFD, paths.socketName, 1)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        // A server that reads the request's line and hangs up, as a killed agent's socket does.
+        Thread.detachNewThread {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            var byte: UInt8 = 0
+            while read(connection, &byte, 1) == 1, byte != 10 {}
+            close(connection)
+        }
+        let error = #expect(throws: ControlError.self) { _ = try ControlClient.send(["command": "status"], paths: paths, timeout: 120) }
+        #expect(error?.description.contains("the agent closed the connection without answering") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("not valid JSON") == false)
+    }
+}
