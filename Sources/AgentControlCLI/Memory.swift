@@ -136,10 +136,7 @@ struct MemorySet: ParsableCommand {
         if text.hasPrefix("@") {
             let path = String(text.dropFirst())
             source = path
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("VALUE @\(path): cannot read the file (\(String(cString: strerror(errno))))")
-            }
-            data = contents
+            data = try ArgumentFile.read(path, what: "VALUE @\(path)")
         }
         do {
             return try JSONValue.parse(data)

@@ -164,10 +164,7 @@ struct TaskRunCommand: ParsableCommand {
         if text.hasPrefix("@") {
             let path = String(text.dropFirst())
             source = path
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("\(option) @\(path): cannot read the file (\(String(cString: strerror(errno))))")
-            }
-            data = contents
+            data = try ArgumentFile.read(path, what: "\(option) @\(path)")
         }
         do {
             return try JSONValue.parse(data)

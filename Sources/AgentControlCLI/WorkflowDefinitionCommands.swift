@@ -29,10 +29,7 @@ enum WorkflowDefinitionChange {
     }
 
     private static func file(_ path: String) throws -> Data {
-        guard let contents = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("@\(path): cannot read the file (\(String(cString: strerror(errno))))")
-        }
-        return contents
+        try ArgumentFile.read(path, what: "@\(path)")
     }
 
     static func send<C: WorkflowChangeCommand>(_ command: C.Type, _ request: C.Request, options: SettingsCommand.ChangeOptions) throws {

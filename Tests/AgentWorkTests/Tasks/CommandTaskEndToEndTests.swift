@@ -109,4 +109,20 @@ extension CommandTaskEndToEndTests {
             }
         }
     }
+
+    /// `--input @/dev/stdin` (a pipe), as `@FILE` of a FIFO, said "cannot read the file
+    /// (Inappropriate ioctl for device)". Read to its end now; a file that does not end
+    /// (`@/dev/zero`) is refused past 64 MiB.
+    @Test func anInputFromAPipeIsReadAndAnEndlessFileIsRefused() throws {
+        let directory = TestPaths.temporaryDirectory("command-piped-input")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (agent, _) = try TaskAgent.agent(tasks: #""echo": {"type": "command", "shell": true, "command": "cat"}"#, directory: directory)
+        defer { _ = agent.stop() }
+        let piped = try runProgram("agent-control", ["task", "run", "echo", "--wait", "--json", "--input", "@/dev/stdin", "--settings", agent.settingsFile],
+                                   input: Data(#"{"from": "a pipe"}"#.utf8), timeout: 120)
+        #expect(piped.status == 0, "\(piped.stdout)\(piped.stderr)")
+        #expect(piped.stdout.contains("a pipe"), "\(piped.stdout)")
+        let endless = try TaskAgent.control(agent, ["run", "echo", "--input", "@/dev/zero"])
+        #expect(endless.status != 0 && endless.stderr.contains("--input @/dev/zero: the file is larger than 64 MiB"), "\(endless.stderr)")
+    }
 }
