@@ -12,6 +12,8 @@ package final class CommandRun {
     package let startedAt = EventLoop.now()
     /// The program, for messages (resolved from PATH when it named no folder).
     package var program = ""
+    /// Tries of its launch that failed for want of descriptors or processes.
+    package var launchTries = 0
     /// The child, which leads a process group of its own (its id is the group's): 0 once reaped.
     package var pid: pid_t = 0
     /// Readable when the child exits; -1 without pidfds (then a timer polls).

@@ -16,6 +16,7 @@ extension CommandTaskRunner {
     /// Spawns the run's program with its pipes in its cgroup (or the agent's containment). Returns
     /// why it could not start (the run then fails with it), nil when it runs.
     package func launch(_ run: CommandRun) -> String? {
+        launchLacked = false
         guard let spec = run.start.task.command, let first = spec.arguments.first, !first.isEmpty else {
             return "the task has no command to run (\"command\": [\"/path/to/program\", \"argument\", …])"
         }
@@ -104,6 +105,7 @@ extension CommandTaskRunner {
         guard agent_pipe_cloexec(&stdin) == 0, agent_pipe_cloexec(&stdout) == 0, agent_pipe_cloexec(&stderr) == 0 else {
             let code = errno
             closeAll()
+            launchLacked = Self.lacks(code)
             return "cannot start \(run.program): no pipes for it (\(String(cString: strerror(code))))"
         }
         // The runner's ends only: the program's must block as a program expects.
@@ -133,6 +135,7 @@ extension CommandTaskRunner {
         case .success(let child): pid = child
         case .failure(let error):
             closeAll()
+            launchLacked = Self.lacks(error.errno)
             return Self.describe(error.errno, program: run.program)
         }
         if run.cgroup == nil { contain(pid) }

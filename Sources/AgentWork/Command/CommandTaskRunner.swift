@@ -48,7 +48,12 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package let limits: Limits
     package let logger: Logger
     package private(set) var runs: [String: CommandRun] = [:]
-    private var stopped = false
+    private(set) var stopped = false
+    /// Runs whose command could not start for want of descriptors or processes, each waiting
+    /// for its next try (see ``launchLater(_:_:)``).
+    var launchWaiting: [String: (run: CommandRun, timer: Int)] = [:]
+    /// Whether the last ``launch(_:)`` failed for want of descriptors or processes.
+    var launchLacked = false
     /// A look for the runs' dead daemons is scheduled (see ``childrenChanged()``).
     var daemonLookScheduled = false
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
@@ -86,18 +91,25 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         if stopped {
             return finishUnstarted(run, "the agent is stopping; the command was not started")
         }
-        if runs[start.runID] != nil {
+        if runs[start.runID] != nil || launchWaiting[start.runID] != nil {
             return finishUnstarted(run, "run \(start.runID) is already running a command")
         }
+        begin(run)
+    }
+
+    /// Launches `run`'s command and watches it; one that lacks descriptors or processes waits.
+    func begin(_ run: CommandRun) {
         if let failure = launch(run) {
-            logger.notice("task \(start.task.name): \(failure)", metadata: ["run": "\(start.runID)"])
+            if launchLacked { return launchLater(run, failure) }
+            logger.notice("task \(run.start.task.name): \(failure)", metadata: ["run": "\(run.runID)"])
             return finishUnstarted(run, failure)
         }
-        runs[start.runID] = run
+        runs[run.runID] = run
         watch(run)
     }
 
     package func cancel(runID: String, reason: TaskRunOutcome.Status) {
+        if cancelWaiting(runID, reason: reason) { return }
         guard let run = runs[runID], run.pid > 0 else { return }
         if run.endReason == nil { run.endReason = reason }
         noteMembers(of: run)
@@ -121,6 +133,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
 
     package func shutDown() {
         stopped = true
+        endWaiting()
         let going = runs.values.sorted { $0.startedAt < $1.startedAt }
         for run in going where run.endReason == nil && run.pid > 0 {
             run.endReason = .interrupted
@@ -318,9 +331,9 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
 
     /// A run that never got a process is finished on the next turn of the loop, not inside
     /// ``start(_:report:)``: the caller has not finished recording the start yet.
-    private func finishUnstarted(_ run: CommandRun, _ reason: String) {
+    func finishUnstarted(_ run: CommandRun, _ reason: String, status: TaskRunOutcome.Status = .failed) {
         loop.schedule(after: 0) {
-            run.report(.finished(TaskRunOutcome(status: .failed, error: reason)))
+            run.report(.finished(TaskRunOutcome(status: status, error: reason)))
         }
     }
 
