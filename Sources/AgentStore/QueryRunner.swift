@@ -135,8 +135,6 @@ package final class QueryRunner: Sendable {
             }
             deliver(query, ["name": .string(query.name), "since": .number(JSONNumber(now - query.window)),
                             "until": .number(JSONNumber(now)), "rows": .array(rows)])
-        } catch let problem as QueryProblem {
-            logger.error("query \"\(query.name)\" failed: \(problem)", metadata: ["process": "\(query.process)"])
         } catch {
             logger.error("query \"\(query.name)\" failed: \(error)", metadata: ["process": "\(query.process)"])
         }

@@ -70,13 +70,21 @@ extension TaskCoordinator {
         shared?.assigner.update(members)
     }
 
+    /// The most label sets a task's room tells in the heartbeat.
+    static let mostLabelSetsTold = 32
+
     /// The tasks this agent carries out, for its heartbeat: the other agents' strategies
     /// choose by them.
     package var fleetTaskRooms: [String: FleetMember.TaskRoom] {
         var rooms: [String: FleetMember.TaskRoom] = [:]
         for (name, definition) in definitions where runner(for: definition.type) != nil {
+            let labels = pool.isTaken(name) ? pool.labelSets(for: name, carrying: definition.require) : []
+            // Taken by executors none of which carries the task's own labels: never claimed here.
+            if pool.isTaken(name), labels.isEmpty { continue }
+            // Many sets (executors labelled one by one) would pass the heartbeat's bound:
+            // not told then, which lets any run be offered here.
             var room = FleetMember.TaskRoom(running: runningCount[name] ?? 0, maxConcurrent: definition.maxConcurrent,
-                                            labels: pool.isTaken(name) ? pool.labelSets(for: name, carrying: definition.require) : [])
+                                            labels: labels.count <= Self.mostLabelSetsTold ? labels : nil)
             for index in pool.takersOf(name) {
                 let member = pool.members[index]
                 if let slot = member.slotOf[name] { room.priorityBoost = max(room.priorityBoost, member.slotBoost[slot]) }

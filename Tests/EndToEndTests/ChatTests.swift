@@ -134,6 +134,29 @@ import Testing
         #expect(pid(of: "trades", in: after) != nil && pid(of: "trades", in: after) != first)
     }
 
+    /// A chatbot with a `watchdog` sent no heartbeat while it waited for messages, and was
+    /// killed every few seconds for it: it beats while idle now (three times a watchdog).
+    @Test func anIdleChatbotWithAWatchdogIsNotKilled() throws {
+        let agent = try Agent("""
+        {"enabled_modules": [], "processes": {
+          "chat": {"type": "chatbot", "logic_adapters": ["features"], "watchdog": 2}}}
+        """)
+        try agent.waitForReady(1)
+        // Running for five watchdog periods, without a restart.
+        let deadline = Date().addingTimeInterval(120)
+        var chat: [String: Any]?
+        repeat {
+            Thread.sleep(forTimeInterval: 0.2)
+            let status = try runProgram("agent-control", ["status", "--json", "--settings", agent.settings]).stdout
+            let object = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+            chat = (object?["processes"] as? [[String: Any]])?.first { $0["name"] as? String == "chat" }
+        } while (chat?["state_seconds"] as? Double ?? 0) < 10 && (chat?["restarts"] as? Int ?? 0) == 0 && Date() < deadline
+        #expect(chat?["restarts"] as? Int == 0, "\(String(describing: chat))")
+        #expect((chat?["state_seconds"] as? Double ?? 0) >= 10, "\(String(describing: chat))")
+        let answer = try agent.chat("what can you do?")
+        #expect(answer.status == 0 && answer.stdout.hasPrefix("bot> "), "\(answer.stdout)\(answer.stderr)")
+    }
+
     private func pid(of name: String, in status: String) -> Int? {
         let object = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
         let process = (object?["processes"] as? [[String: Any]])?.first { $0["name"] as? String == name }

@@ -30,7 +30,7 @@ public final class Pidfile {
         public var path: String
         public var reason: String
         public var description: String {
-            "cannot write the agent's pid to \(path) (\(reason)): without it `agent-control stop` cannot find the agent; free the disk, or give another --pidfile"
+            "cannot write the agent's pid to \(path) (\(reason)): without it the agent cannot be found; free the disk, or give the file another place (--pidfile, --run-dir)"
         }
     }
 
@@ -49,6 +49,9 @@ public final class Pidfile {
         let written = ftruncate(fd, 0) == 0 ? text.withCString { write(fd, $0, strlen($0)) } : -1
         guard written == text.utf8.count else {
             let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
+            // Left behind empty, it would name no one: removed (a regular file only).
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { unlink(path) }
             close(fd)
             throw WriteError(path: path, reason: reason)
         }

@@ -72,16 +72,22 @@ final class ProcessControlAdapter: ChatAdapter {
     }
 
     func confidence(for message: ChatMessage) -> Double? {
-        let now = ChatMessage.now()
-        awaiting = awaiting.filter { now - $0.value.asked <= Self.confirmationLifetime }
         // The asker's "yes" or "no" answers the question; anything else is answered as usual.
-        if awaiting[Self.asker(message)] != nil, case let word = LanguageModelAdapter.word(message.text),
-           LanguageModelAdapter.yes.contains(word) || LanguageModelAdapter.no.contains(word) { return 1 }
+        if answers(message) { return 1 }
         return request(in: message) == nil ? 0 : 0.95
     }
 
+    /// Whether `message` is its sender's "yes" or "no" to a spoken request still waiting.
+    private func answers(_ message: ChatMessage) -> Bool {
+        let now = ChatMessage.now()
+        awaiting = awaiting.filter { now - $0.value.asked <= Self.confirmationLifetime }
+        let word = LanguageModelAdapter.word(message.text)
+        return awaiting[Self.asker(message)] != nil && (LanguageModelAdapter.yes.contains(word) || LanguageModelAdapter.no.contains(word))
+    }
+
     func respond(to message: ChatMessage) -> String {
-        if let waiting = awaiting.removeValue(forKey: Self.asker(message)) {
+        // Asked by name too (a workflow's step), where no score pruned the expired ones.
+        if answers(message), let waiting = awaiting.removeValue(forKey: Self.asker(message)) {
             guard LanguageModelAdapter.yes.contains(LanguageModelAdapter.word(message.text)) else {
                 return "Not done: \(waiting.action) of \(waiting.name) (it waited for a \"yes\")."
             }

@@ -125,8 +125,15 @@ final class ChatbotProcess {
         var event = agent_event()
         defer { ProgramChatAdapter.stopAll(programs) }
         var expired = 0
+        // With a watchdog, a heartbeat at least three times within it while idle: a chatbot that
+        // waited for messages without one was killed every few seconds for "no heartbeat".
+        let beat: Int64 = host.api.watchdog_ms > 0 ? max(host.api.watchdog_ms / 3, 10) : -1
         while true {
-            let wait: Int64 = programs.isEmpty ? -1 : programs.contains(where: \.needsService) ? 20 : 250
+            var wait: Int64 = programs.isEmpty ? -1 : programs.contains(where: \.needsService) ? 20 : 250
+            if beat > 0 {
+                wait = wait < 0 ? beat : min(wait, beat)
+                host.api.heartbeat!(host.api.host_ctx)
+            }
             let status = withUnsafeMutablePointer(to: &event) { host.api.next_event!(host.api.host_ctx, wait, $0) }
             for program in programs { program.service() }
             if status == Int32(AGENT_STOPPED) { return }

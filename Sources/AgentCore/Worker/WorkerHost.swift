@@ -72,7 +72,9 @@ final class WorkerHost: @unchecked Sendable {
         api.emit = { ctx, type, typeLength, payload, payloadLength in
             guard let type, typeLength > 0, typeLength <= 0xFFFF else { return Int32(AGENT_ERROR) }
             // A frame the supervisor would refuse ended the worker ("protocol error") after an OK.
-            guard WorkerHost.fitsAFrame(typeLength + (payload == nil ? 0 : payloadLength)) else { return Int32(AGENT_ERROR) }
+            guard payload == nil || WorkerHost.fitsAFrame(payloadLength), WorkerHost.fitsAFrame(typeLength + (payload == nil ? 0 : payloadLength)) else {
+                return Int32(AGENT_ERROR)
+            }
             // The host outlives every call into it: no retain and release per event.
             return Unmanaged<WorkerHost>.fromOpaque(ctx!)._withUnsafeGuaranteedRef { host in
                 if host.isStopping { return Int32(AGENT_STOPPED) }
@@ -140,7 +142,9 @@ final class WorkerHost: @unchecked Sendable {
             }
         }
         api.task_progress = { ctx, token, fraction, message, length in
-            let text = message.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            // Cut to what a frame holds, as a message is.
+            let text = message.map { UnsafeRawBufferPointer(start: $0, count: WorkerHost.fitsAFrame(length) ? length : FrameCodec.maxFrameLength - 1024) }
+                ?? UnsafeRawBufferPointer(start: nil, count: 0)
             WorkerHost.from(ctx).channel.send { TaskFrame.appendProgress(token: token, fraction: fraction.isFinite && fraction >= 0 ? min(1, fraction) : nil, message: text, to: $0) }
             return Int32(AGENT_OK)
         }

@@ -1,7 +1,7 @@
 import CAgentSystem
 import Foundation
 
-/// SIGINT, SIGTERM, SIGHUP and SIGUSR1 caught into a pipe while an agent prepares (builds and describes
+/// SIGINT, SIGTERM, SIGHUP, SIGUSR1 and the stray signals (``stray``) caught into a pipe while an agent prepares (builds and describes
 /// its modules), so that a stop request ends the preparation cleanly (the build or the
 /// describe workers killed, the reason said) instead of killing the process where it stands.
 /// The supervisor takes the pipe over, so no signal is lost in between.

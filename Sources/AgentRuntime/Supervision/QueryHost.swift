@@ -54,7 +54,9 @@ final class QueryHost {
         let inbox = loop.inbox
         do {
             runner = try QueryRunner(storePath: store.path, logger: logger) { [self] query, result in
-                inbox.post { self.deliver(query, result) }
+                // Written as JSON here, on the query thread, not on the loop.
+                let payload = result.serializedBytes()
+                inbox.post { self.deliver(query, payload) }
             }
         } catch {
             logger.error("cannot open the store for queries: \(error); \(consequence)")
@@ -66,9 +68,9 @@ final class QueryHost {
     func stop() { runner?.stop() }
 
     /// Hands a query's rows to its monitor as a `query:<name>` event from `store`.
-    private func deliver(_ query: PlannedQuery, _ result: JSONValue) {
+    private func deliver(_ query: PlannedQuery, _ payload: [UInt8]) {
         guard let target = process(query.process), target.hasWorker, target.state == .running || target.state == .starting else { return }
-        events.deliver(type: "query:\(query.name)", source: "store", payload: result.serializedBytes(), to: target)
+        events.deliver(type: "query:\(query.name)", source: "store", payload: payload, to: target)
     }
 
     /// Runs `sql` off the loop; `done` is called on the loop (nil: the store is off).
@@ -77,6 +79,26 @@ final class QueryHost {
         let inbox = loop.inbox
         let done = LoopOwned(done)
         runner.submit(sql: sql, params: params) { result in inbox.post { done.value(result) } }
+        return true
+    }
+
+    /// Runs `sql` off the loop and writes its rows as JSON there too (4 MiB of values took the
+    /// loop tens of ms to write, and escaping can make them more than a frame holds); `done`
+    /// is called on the loop (false: the store is off).
+    private func submitForWorker(sql: String, params: [JSONValue], done: @escaping (Result<[UInt8], QueryProblem>) -> Void) -> Bool {
+        guard let runner = openedRunner(else: "this query is refused") else { return false }
+        let inbox = loop.inbox
+        let done = LoopOwned(done)
+        runner.submit(sql: sql, params: params) { result in
+            let bytes = result.flatMap { rows -> Result<[UInt8], QueryProblem> in
+                let text = rows.serializedBytes()
+                guard text.count <= FrameCodec.maxFrameLength - 1024 else {
+                    return .failure(QueryProblem("the query's result is \(text.count) bytes of JSON, more than a worker takes at once (\(FrameCodec.maxFrameLength >> 20) MiB): narrow it (a LIMIT, fewer columns, an aggregate)"))
+                }
+                return .success(text)
+            }
+            inbox.post { done.value(bytes) }
+        }
         return true
     }
 
@@ -91,9 +113,9 @@ final class QueryHost {
         let params = request?["params"]?.arrayValue ?? []
         let run = { [weak self] in
             guard let self else { return }
-            let submitted = submit(sql: sql, params: params) { [weak self] result in
+            let submitted = submitForWorker(sql: sql, params: params) { [weak self] result in
                 switch result {
-                case .success(let rows): self?.reply(to: process, id: id, ok: true, rows.serializedBytes())
+                case .success(let rows): self?.reply(to: process, id: id, ok: true, rows)
                 case .failure(let problem): self?.reply(to: process, id: id, ok: false, Array(problem.description.utf8))
                 }
             }

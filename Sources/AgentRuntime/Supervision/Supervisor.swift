@@ -123,7 +123,7 @@ public final class Supervisor {
         spares = SparePool(loop: loop)
         writer = DeliveryWriter(loop: loop, router: router, logger: self.logger)
         systemd = SystemdStatus(loop: loop, logger: self.logger)
-        signals = SignalWatch(loop: loop, logger: logger)
+        signals = SignalWatch(loop: loop, logger: self.logger)
         setProcesses(planned.map(SupervisedProcess.init))
         updateEventTaps()
         wireParts()

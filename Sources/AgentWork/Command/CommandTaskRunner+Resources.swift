@@ -16,8 +16,9 @@ extension CommandTaskRunner {
     func launchLater(_ run: CommandRun, _ failure: String) {
         run.launchTries += 1
         let wait = min(pow(2, Double(run.launchTries - 1)), Self.longestLaunchWait)
-        if run.launchTries == 1 {
-            logger.warning("task \(run.start.task.name): \(failure); the run waits and its command is tried again (every \(Int(Self.longestLaunchWait)) s at most) until it starts",
+        // Said at the first wait, and again every 5 minutes or so of a shortage that lasts.
+        if run.launchTries % 30 == 1 {
+            logger.warning("task \(run.start.task.name): \(failure); the run waits and its command is tried again (every \(Int(Self.longestLaunchWait)) s at most) until it starts (try \(run.launchTries))",
                            metadata: ["run": "\(run.runID)"])
         }
         let timer = loop.schedule(after: wait) { [weak self] in

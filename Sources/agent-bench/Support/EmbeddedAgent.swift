@@ -32,8 +32,8 @@ final class EmbeddedAgent {
 
     /// The store is opened as `agent-control` opens it (`AgentLauncher.openStore`): when the
     /// settings' `store.enabled` is true (the default), at the path they give, with their
-    /// settings, and handed to the supervisor. Unlike agent-control, a store that cannot be
-    /// opened fails the run instead of running without it.
+    /// settings, and handed to the supervisor; one that cannot be opened fails the run, as it
+    /// stops agent-control's start.
     ///
     /// Workers are forked by a fork server, as agent-control does, unless `forkServer` is
     /// false (then posix_spawn of agent-worker, as with `AGENT_FORK_SERVER=0`).
