@@ -7,6 +7,19 @@ import Testing
 /// One live agent per `agent_id`: a copied settings.json gave two agents the same one, both
 /// joined and each led the schedules as that agent, so that every planned time fired twice.
 @Suite(.ownThreads, .serialized) struct FleetAgentIDEndToEndTests {
+    /// An agent of agent_id "twin" whose schedule `often` runs the task `report` every second.
+    static func twin(_ folder: String, server: PostgresTestServer, database: String, heartbeat: Double) throws -> AgentRun {
+        let document = #"""
+            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "twin",
+                       "heartbeat": \#(heartbeat), "poll": 0.5},
+             "enabled_modules": [], "processes": {},
+             "tasks": {"report": {"type": "command", "shell": true, "command": "true"}},
+             "schedules": {"often": {"every": 1, "run": {"task": "report"}}}}
+            """#
+        return try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
+                            directory: TestPaths.temporaryDirectory(folder))
+    }
+
     @Test(.enabled(if: PostgresTestServer.unavailableReason == nil, "needs a PostgreSQL server: \(PostgresTestServer.unavailableReason ?? "")"))
     func aSecondAgentWithTheSameAgentIDJoinsOnlyOnceTheFirstIsGone() async throws {
         let server = try PostgresTestServer.require()
@@ -14,17 +27,7 @@ import Testing
         // Heartbeats a minute apart: the silence rule would keep the second out for two to three
         // minutes after the first's last heartbeat; the first's process gone lets it in at its
         // next try (at most 30 s apart).
-        let document = #"""
-            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "twin",
-                       "heartbeat": 60, "poll": 0.5},
-             "enabled_modules": [], "processes": {},
-             "tasks": {"report": {"type": "command", "shell": true, "command": "true"}},
-             "schedules": {"often": {"every": 1, "run": {"task": "report"}}}}
-            """#
-        func agent(_ folder: String) throws -> AgentRun {
-            try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
-                         directory: TestPaths.temporaryDirectory(folder))
-        }
+        func agent(_ folder: String) throws -> AgentRun { try Self.twin(folder, server: server, database: database, heartbeat: 60) }
         let first = try agent("fleet-twin-a")
         var firstStopped = false
         defer { if !firstStopped { _ = first.stop() } }
@@ -82,17 +85,7 @@ import Testing
     func anAgentResumedAfterItsAgentIDWasTakenStopsLeadingTheSchedules() async throws {
         let server = try PostgresTestServer.require()
         let database = try server.makeDatabase()
-        let document = #"""
-            {"fleet": {"postgres": "\#(server.url(database: database))", "password": "${env:PGPASSWORD}", "agent_id": "twin",
-                       "heartbeat": 0.5, "poll": 0.5},
-             "enabled_modules": [], "processes": {},
-             "tasks": {"report": {"type": "command", "shell": true, "command": "true"}},
-             "schedules": {"often": {"every": 1, "run": {"task": "report"}}}}
-            """#
-        func agent(_ folder: String) throws -> AgentRun {
-            try AgentRun(settings: document, arguments: ["--no-build", "--json"], environment: ["PGPASSWORD": PostgresTestServer.password],
-                         directory: TestPaths.temporaryDirectory(folder))
-        }
+        func agent(_ folder: String) throws -> AgentRun { try Self.twin(folder, server: server, database: database, heartbeat: 0.5) }
         func leads(_ agent: AgentRun) -> Bool { agent.stderrLines.contains { $0.contains("fleet: this agent leads the schedules") } }
         func fires() throws -> Int { Int(try server.sql(database: database, "SELECT count(*) FROM schedule_history WHERE outcome = 'fired'")
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 }
