@@ -81,6 +81,10 @@ package final class EventRouter {
         source.routingGeneration == generation
     }
 
+    /// Types only the runtime delivers (to the chatbot, from the agent's chat): a process that
+    /// emitted `chat.message` had it answered and written into the conversation.
+    package static let runtimeOnlyTypes: Set<String> = ["chat.message", "chat.voice"]
+
     /// Looks up (and caches in the source) the subscribers of the type it emits, the tasks
     /// that type triggers and whether it is published to the fleet.
     package func refreshTargets(of source: SupervisedProcess, type: UnsafeRawBufferPointer, triggers: [String: [TaskTrigger]], published: Set<String>) {
@@ -90,7 +94,7 @@ package final class EventRouter {
         let name = source.lastEmittedType.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         source.lastEmittedTypeName = name
         // As a program's `emit` line is checked (JSONLinesFrame's eventType).
-        source.lastTypeRefused = name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        source.lastTypeRefused = name.unicodeScalars.contains { $0.properties.generalCategory == .control } || Self.runtimeOnlyTypes.contains(name)
         source.lastTargets = (subscribers[name] ?? []) + wildcardSubscribers.filter { $0 !== source }
         // A replica's own group does not get its events back from the wildcard (as a process
         // does not), nor would it pass them around among its replicas.

@@ -14,7 +14,9 @@ extension SupervisedProcess {
         let now = EventLoop.now()
         guard eventsRefused == 1 || now - refusalLoggedAt >= 10 else { return }
         refusalLoggedAt = now
-        logger.warning("refused \(eventsRefused) event(s) so far whose type holds control characters (the last \(TerminalText.shown(lastEmittedTypeName, keepingLines: false))); an event type is printable text: fix the module",
-                       metadata: ["process": "\(name)"])
+        let why = EventRouter.runtimeOnlyTypes.contains(lastEmittedTypeName)
+            ? "of a type only the agent's chat delivers (the last \(lastEmittedTypeName)): a module's process may not pass for a person chatting"
+            : "whose type holds control characters (the last \(TerminalText.shown(lastEmittedTypeName, keepingLines: false))); an event type is printable text: fix the module"
+        logger.warning("refused \(eventsRefused) event(s) so far \(why)", metadata: ["process": "\(name)"])
     }
 }

@@ -13,8 +13,6 @@ final class ChatbotProcess {
     var threshold = 0.3
     var defaultResponse = "I am sorry, but I do not understand."
     private var scorer = NaiveBayesScorer(examples: [])
-    /// The sources whose chat messages were refused and said so (once each).
-    private var refusedSources: Set<String> = []
     /// Voice messages (`chat.voice`): read, checked and recognised here, in the worker.
     var voice = VoiceMessages(settings: VoiceSettings(), examples: [])
 
@@ -95,19 +93,6 @@ final class ChatbotProcess {
         voice = VoiceMessages(settings: VoiceSettings(settings), examples: adapters.flatMap(\.examples) + answers)
     }
 
-    /// Whether a chat message or recording came from the runtime (source `control`: the `chat`
-    /// command, the HTTP API): a module's process that emitted `chat.message` got it answered,
-    /// and its turns written into the conversation. Another's is said once and dropped.
-    private func fromTheRuntime(_ event: agent_event) -> Bool {
-        let source = String(decoding: UnsafeRawBufferPointer(start: event.source, count: event.source_len), as: UTF8.self)
-        if source == "control" { return true }
-        if refusedSources.count < 100, refusedSources.insert(source).inserted {
-            host.sendText(.log, level: JSONLinesFrame.Message.Level.warning.number,
-                          "chat messages from the process \(TerminalText.shown(String(source.prefix(200)), keepingLines: false)) are ignored: only the agent's chat (the chat command, POST /api/chat) reaches the chatbot")
-        }
-        return false
-    }
-
     /// A `jsonl/1` module's adapter: its manifest read as data, its program started.
     private func programAdapter(_ name: String, path: String, module: String, adapter: String, settings: JSONObject, index: Int) throws -> ProgramChatAdapter {
         let manifest: ModuleManifest
@@ -139,7 +124,6 @@ final class ChatbotProcess {
             if status == Int32(AGENT_STOPPED) { return }
             guard status == Int32(AGENT_OK) else { continue }
             let type = String(decoding: UnsafeRawBufferPointer(start: event.type, count: event.type_len), as: UTF8.self)
-            if type == "chat.voice" || type == "chat.message", !fromTheRuntime(event) { continue }
             if type == "chat.voice" {
                 answerVoice(UnsafeRawBufferPointer(start: event.payload, count: event.payload_len))
                 continue
