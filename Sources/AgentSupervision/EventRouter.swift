@@ -102,6 +102,13 @@ package final class EventRouter {
         source.lastGroups = (groupSubscribers[name] ?? []) + wildcardGroups.filter { $0.name != ownGroup }
         source.lastTriggers = triggers[name]
         source.lastPublished = published.contains(name)
+        if source.lastTypeRefused {
+            // No target at all: the rings' runs to a single subscriber do not look at the refusal.
+            source.lastTargets = []
+            source.lastGroups = []
+            source.lastTriggers = nil
+            source.lastPublished = false
+        }
         source.singleTarget = source.lastTargets.count == 1 && source.lastTriggers == nil && source.lastGroups.isEmpty && !source.lastPublished
             ? Unmanaged.passUnretained(source.lastTargets[0]) : nil
         source.routingGeneration = generation
