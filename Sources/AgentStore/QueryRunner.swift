@@ -74,6 +74,14 @@ package final class QueryRunner: Sendable {
                 let deadline = Unmanaged<QueryDeadline>.fromOpaque(context).takeUnretainedValue()
                 return QueryDeadline.now() > deadline.until.load(ordering: .relaxed) ? 1 : 0
             }, context)
+            // No value larger than a result may hold is made at all: `zeroblob(900000000)` took
+            // the supervisor to 1.8 GB before the result's bound saw it.
+            sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, Int32(Self.largestResult))
+            // A pragma that sets something (cache_size, mmap_size, query_only…) would change the
+            // one connection every module's queries share: refused; reading one is allowed.
+            sqlite3_set_authorizer(db.sqliteConnection, { _, action, _, value, _, _ in
+                action == SQLITE_PRAGMA && value != nil ? SQLITE_DENY : SQLITE_OK
+            }, nil)
         }
         self.deliver = deliver
         let thread = Thread { [self] in runLoop() }
@@ -179,6 +187,10 @@ package final class QueryRunner: Sendable {
             return try body()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             throw QueryProblem("the query ran for more than \(ProcessPolicy.format(longestQuery)) s and was stopped: narrow it (a shorter window, a LIMIT, a column with an index)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_TOOBIG {
+            throw QueryProblem("a value of the query's result is over \(Self.largestResult >> 20) MiB: narrow it (substr(), fewer columns)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_AUTH {
+            throw QueryProblem("a query may read a pragma, not set one: the connection is shared by every module's queries")
         }
     }
 

@@ -17,6 +17,10 @@ package final class SignalWatch {
     private let logger: Logger
     /// When each stray signal was last said (once a second at most: a module may send many).
     private var straySaid: [Int32: Double] = [:]
+    /// When a SIGHUP (a reload) was last passed on, and whether one waits for its turn: a
+    /// flood of them made 57,000 reloads in 4 s, and their log lines filled every rotated log.
+    private var hangupPassed = -Double.infinity
+    private var hangupWaits = false
 
     package init(loop: EventLoop, logger: Logger) {
         self.loop = loop
@@ -36,10 +40,32 @@ package final class SignalWatch {
             var byte: UInt8 = 0
             while read(fd, &byte, 1) == 1 {
                 let signal = Int32(byte)
-                if StopSignals.stray.contains(signal) { strayReceived(signal) } else { received(signal) }
+                if StopSignals.stray.contains(signal) {
+                    strayReceived(signal)
+                } else if signal == SIGHUP {
+                    hangup(received)
+                } else {
+                    received(signal)
+                }
             }
         }
         return nil
+    }
+
+    /// SIGHUP passed on at most once a second; those in between make one more, at its turn.
+    private func hangup(_ received: @escaping (Int32) -> Void) {
+        let now = EventLoop.now()
+        if now - hangupPassed >= 1 {
+            hangupPassed = now
+            return received(SIGHUP)
+        }
+        guard !hangupWaits else { return }
+        hangupWaits = true
+        loop.schedule(after: hangupPassed + 1 - now) { [unowned self] in
+            hangupWaits = false
+            hangupPassed = EventLoop.now()
+            received(SIGHUP)
+        }
     }
 
     /// A stray signal (``StopSignals/stray``): said, at most once a second each.
@@ -47,7 +73,7 @@ package final class SignalWatch {
         let now = EventLoop.now()
         guard now - (straySaid[signal] ?? -.infinity) >= 1 else { return }
         straySaid[signal] = now
-        logger.warning("\(SignalName.of(signal)) received (sent by a process of this user, a module's perhaps: `kill` or `sigqueue`); ignored — its default action would have ended the agent")
+        logger.warning("\(SignalName.of(signal)) received (from a process of this user, a module's perhaps, or from the kernel for a limit); ignored — its default action would have ended the agent")
     }
 
     /// Calls `changed` on the loop after SIGCHLD. SIGCHLD must be blocked in every thread for

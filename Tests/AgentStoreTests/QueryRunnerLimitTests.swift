@@ -37,6 +37,16 @@ import Testing
         guard case .failure(let refused) = huge else { Issue.record("a 20 GB result was given"); return }
         #expect(refused.description.contains("result is over 4 MiB"), "\(refused)")
 
+        // A value too large is not made at all (it took the supervisor to 1.8 GB before).
+        let blob = try Self.ask(runner, "SELECT zeroblob(900000000) AS z")
+        guard case .failure(let tooBig) = blob else { Issue.record("a 900 MB value was made"); return }
+        #expect(tooBig.description.contains("a value of the query's result is over 4 MiB"), "\(tooBig)")
+        // The shared connection's pragmas may be read, not set.
+        let set = try Self.ask(runner, "PRAGMA cache_size = -4000000")
+        guard case .failure(let refusedPragma) = set else { Issue.record("a pragma was set: \(set)"); return }
+        #expect(refusedPragma.description.contains("may read a pragma, not set one"), "\(refusedPragma)")
+        #expect((try? Self.ask(runner, "PRAGMA cache_size").get()) != nil)
+
         // The thread goes on; a query within the bounds is answered whole.
         let small = try Self.ask(runner, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) SELECT x FROM c")
         #expect((try? small.get())?.arrayValue?.count == 1000, "\(small)")

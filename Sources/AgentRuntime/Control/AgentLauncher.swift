@@ -475,8 +475,8 @@ public struct AgentLauncher {
             return .success(store)
         } catch {
             return .failure(StoreOpenFailure(message: "cannot open the store \(path): \(error). The agent does not start without the store it would "
-                + "acknowledge runs, events and memory writes into: free the disk or mend the file (a damaged one may be moved away: a new one "
-                + "is made), set \"store\": {\"path\": …} elsewhere, or \"store\": {\"enabled\": false} to run without one"))
+                + "acknowledge runs, events and memory writes into: stop the agent that uses it if it says so, free the disk, or move a damaged "
+                + "file away (a new one is then made); or set \"store\": {\"path\": …} elsewhere, or \"store\": {\"enabled\": false} to run without one"))
         }
     }
 
