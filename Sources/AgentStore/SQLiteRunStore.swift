@@ -1,3 +1,4 @@
+import AgentBase
 import AgentWork
 import Foundation
 import GRDB
@@ -248,12 +249,16 @@ package final class SQLiteRunStore: RunStore {
         (try? JSONValue.parse(Data(text.utf8))).flatMap(TaskRun.init(stored:))
     }
 
-    /// Runs `body` on a dispatch queue and awaits it: SQLite calls block, and must block
+    /// Threads of their own for the stores' reads: Dispatch's global queue, used before, has as
+    /// many threads as cores here, shared with everything else of the process, and reads that
+    /// waited there behind others (a long retention pass) left workflow steps found again after
+    /// a restart unanswered for over a minute on a loaded machine.
+    static let reads = BlockingPool(name: "agent-run-read", width: 8)
+
+    /// Runs `body` on a thread of ``reads`` and awaits it: SQLite calls block, and must block
     /// neither the loop nor Swift's cooperative threads.
     package static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+        try await reads.run { Result { try body() } }.get()
     }
 
     /// Writes a batch of changes (on the store's writer thread, in its transaction): only the
