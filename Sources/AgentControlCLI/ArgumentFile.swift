@@ -22,7 +22,7 @@ enum ArgumentFile {
             guard count >= 0 else { throw ValidationError("\(what): cannot read the file (\(String(cString: strerror(errno))))") }
             if count == 0 { return data }
             data.append(contentsOf: chunk[0..<count])
-            guard data.count <= largest else { throw ValidationError("\(what): the file is larger than \(largest >> 20) MiB") }
+            guard data.count <= largest else { throw ValidationError("\(what): the file is larger than \(largest >> 20) MiB (a run's input or a value is at most 1 MiB): give a smaller file") }
         }
     }
 }

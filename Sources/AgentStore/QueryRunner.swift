@@ -1,4 +1,5 @@
 import AgentCore
+import AgentLoop
 import AgentSupervision
 import CAgentSystem
 import Foundation
@@ -15,7 +16,7 @@ import Synchronization
 /// two million rows took the supervisor's memory past a gigabyte.
 package final class QueryRunner: Sendable {
     private let database: DatabaseQueue
-    /// When the query running now is interrupted (CLOCK_MONOTONIC nanoseconds; max: none runs).
+    /// When the query running now is interrupted (``EventLoop/now()`` in microseconds; max: none runs).
     private let deadline = QueryDeadline()
     /// Seconds this runner lets a query run (``longestQuery`` unless a test says).
     private let longestQuery: Double
@@ -181,7 +182,7 @@ package final class QueryRunner: Sendable {
 
     /// Runs `body` under the deadline of one query; an interrupted one is said so.
     private func bounded<T>(_ body: () throws -> T) throws -> T {
-        deadline.until.store(QueryDeadline.now() + UInt64(longestQuery * 1e9), ordering: .relaxed)
+        deadline.until.store(QueryDeadline.now() + UInt64(longestQuery * 1e6), ordering: .relaxed)
         defer { deadline.until.store(.max, ordering: .relaxed) }
         do {
             return try body()
@@ -235,10 +236,6 @@ package final class QueryRunner: Sendable {
 private final class QueryDeadline: Sendable {
     let until = Atomic<UInt64>(.max)
 
-    /// CLOCK_MONOTONIC in nanoseconds.
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
+    /// The loop's clock, in microseconds.
+    static func now() -> UInt64 { UInt64(EventLoop.now() * 1e6) }
 }

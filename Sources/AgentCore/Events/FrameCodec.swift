@@ -4,6 +4,9 @@
 public enum FrameCodec {
     /// Frames larger than this are a protocol error (the peer is broken or hostile).
     public static let maxFrameLength = 16 << 20
+    /// The most bytes of a payload, text or result one frame carries, with room left for the
+    /// frame's own fields (a type, an id, a token).
+    public static let largestPart = maxFrameLength - 1024
     /// Bytes before the body: length (4) and kind (1).
     public static let headerLength = 5
     /// The most bytes of `deliver` and `deliverRun` frames the supervisor has on the way to a

@@ -72,9 +72,7 @@ final class WorkerHost: @unchecked Sendable {
         api.emit = { ctx, type, typeLength, payload, payloadLength in
             guard let type, typeLength > 0, typeLength <= 0xFFFF else { return Int32(AGENT_ERROR) }
             // A frame the supervisor would refuse ended the worker ("protocol error") after an OK.
-            guard payload == nil || WorkerHost.fitsAFrame(payloadLength), WorkerHost.fitsAFrame(typeLength + (payload == nil ? 0 : payloadLength)) else {
-                return Int32(AGENT_ERROR)
-            }
+            guard payload == nil || payloadLength <= FrameCodec.largestPart - typeLength else { return Int32(AGENT_ERROR) }
             // The host outlives every call into it: no retain and release per event.
             return Unmanaged<WorkerHost>.fromOpaque(ctx!)._withUnsafeGuaranteedRef { host in
                 if host.isStopping { return Int32(AGENT_STOPPED) }
@@ -143,7 +141,7 @@ final class WorkerHost: @unchecked Sendable {
         }
         api.task_progress = { ctx, token, fraction, message, length in
             // Cut to what a frame holds, as a message is.
-            let text = message.map { UnsafeRawBufferPointer(start: $0, count: WorkerHost.fitsAFrame(length) ? length : FrameCodec.maxFrameLength - 1024) }
+            let text = message.map { UnsafeRawBufferPointer(start: $0, count: min(length, FrameCodec.largestPart)) }
                 ?? UnsafeRawBufferPointer(start: nil, count: 0)
             WorkerHost.from(ctx).channel.send { TaskFrame.appendProgress(token: token, fraction: fraction.isFinite && fraction >= 0 ? min(1, fraction) : nil, message: text, to: $0) }
             return Int32(AGENT_OK)
@@ -158,7 +156,7 @@ final class WorkerHost: @unchecked Sendable {
             let host = WorkerHost.from(ctx)
             guard host.taskRuns.withLock({ $0.removeValue(forKey: token) }) != nil else { return Int32(AGENT_ERROR) }
             let bytes = data.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            guard WorkerHost.fitsAFrame(bytes.count) else {
+            guard bytes.count <= FrameCodec.largestPart else {
                 // The run fails, saying why, rather than the worker for a frame too large.
                 let reason = Array("the run's \(status == Int32(AGENT_OK) ? "output" : "error") is \(bytes.count) bytes; a worker sends at most \(FrameCodec.maxFrameLength >> 20) MiB at once: return less (a file's path, a summary)".utf8)
                 reason.withUnsafeBytes { text in host.channel.send { TaskFrame.appendResult(token: token, succeeded: false, data: text, to: $0) } }
@@ -220,14 +218,9 @@ final class WorkerHost: @unchecked Sendable {
 
     var isStopping: Bool { stopFlag.load(ordering: .acquiring) }
 
-    /// Whether a frame whose variable part is `bytes` long fits the supervisor's limit
-    /// (``FrameCodec/maxFrameLength``, less room for the frame's own fields).
-    static func fitsAFrame(_ bytes: Int) -> Bool { bytes <= FrameCodec.maxFrameLength - 1024 }
-
     private func sendText(_ kind: FrameKind, level: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) {
         // A text too long for a frame is cut: it ended the worker ("protocol error") before.
-        let kept = Self.fitsAFrame(length) ? length : FrameCodec.maxFrameLength - 1024
-        let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: kept) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: min(length, FrameCodec.largestPart)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
         channel.send { buffer in
             FrameCodec.appendHeader(kind, bodyLength: 1 + bytes.count, to: buffer)
             buffer.append(UInt8(clamping: max(0, level)))
@@ -439,7 +432,7 @@ final class WorkerHost: @unchecked Sendable {
 
     private func saveState(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int32 {
         let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)
-        guard Self.fitsAFrame(bytes.count) else { return Int32(AGENT_ERROR) }
+        guard bytes.count <= FrameCodec.largestPart else { return Int32(AGENT_ERROR) }
         let reply = request(.saveState, body: bytes, reset: { saveReply = nil }, reply: { saveReply })
         switch reply {
         case 0: return Int32(AGENT_OK)

@@ -92,7 +92,7 @@ final class QueryHost {
         runner.submit(sql: sql, params: params) { result in
             let bytes = result.flatMap { rows -> Result<[UInt8], QueryProblem> in
                 let text = rows.serializedBytes()
-                guard text.count <= FrameCodec.maxFrameLength - 1024 else {
+                guard text.count <= FrameCodec.largestPart else {
                     return .failure(QueryProblem("the query's result is \(text.count) bytes of JSON, more than a worker takes at once (\(FrameCodec.maxFrameLength >> 20) MiB): narrow it (a LIMIT, fewer columns, an aggregate)"))
                 }
                 return .success(text)
