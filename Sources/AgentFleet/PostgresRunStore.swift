@@ -364,7 +364,7 @@ public final class PostgresRunStore: RunStore {
                 priorities.append(PostgresRunStore.rank(run))
                 dues.append(run.due)
                 ended.append(run.endedAt ?? .nan)
-                let texts = RecordTexts(run.storedJSON)
+                let texts = RecordTexts(run)
                 records.append(texts.data)
                 listed.append(texts.listed ?? "")
                 listedFor.append(Int64(texts.length))
@@ -382,7 +382,7 @@ public final class PostgresRunStore: RunStore {
     static func writeClaimed(_ run: TaskRun, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         guard let claim = run.claim else { return false }
         let holds = run.status == .running
-        let texts = RecordTexts(run.storedJSON)
+        let texts = RecordTexts(run)
         let rows = try await connection.query("""
             UPDATE task_runs SET status = \(run.status.rawValue), finished = \(run.status.isFinished), priority = \(rank(run)),
                 due = \(run.due), ended = \(run.endedAt), data = \(texts.data), listed = \(texts.listed), listed_for = \(Int64(texts.length)),

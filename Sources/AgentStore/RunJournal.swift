@@ -131,19 +131,7 @@ package final class RunJournal: Sendable {
 
     /// The run's record as JSON text; its input, when the run carries it as text already
     /// (made off the loop), is put in as it is rather than written again.
-    static func record(of run: TaskRun) -> [UInt8] {
-        guard let input = run.inputText.bytes, case .object(var members) = run.storedJSON else {
-            return run.storedJSON.serializedBytes(capacity: 512)
-        }
-        members["input"] = nil
-        var text = JSONValue.object(members).serializedBytes(capacity: 512 + input.count)
-        // `{…}` → `{…,"input":INPUT}`: the record always has members (its id first of all).
-        text.removeLast()
-        text += Array(#","input":"#.utf8)
-        text += input
-        text.append(UInt8(ascii: "}"))
-        return text
-    }
+    static func record(of run: TaskRun) -> [UInt8] { run.storedBytes }
 
     /// Whether the descriptor is still the file at ``path``. One removed while the agent runs
     /// (`rm agent.sqlite-*`) would take the lock and the lines not yet written with it: it is

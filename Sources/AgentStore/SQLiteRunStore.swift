@@ -46,7 +46,16 @@ package final class SQLiteRunStore: RunStore {
     package func loadUnfinished() async throws -> [TaskRun] {
         try await Self.offThread { [reader] in
             try reader.read { db in
-                try String.fetchAll(db, sql: "SELECT data FROM task_runs WHERE finished = 0 ORDER BY row").compactMap(Self.decode)
+                // One record at a time, its large input held as its text: 400 queued runs of a
+                // MiB, read whole and then as values, once took a start past 5 GB.
+                var runs: [TaskRun] = []
+                let records = try String.fetchCursor(db, sql: "SELECT data FROM task_runs WHERE finished = 0 ORDER BY row")
+                while let record = try records.next() {
+                    guard var run = Self.decode(record) else { continue }
+                    run.holdLargeInputAsText()
+                    runs.append(run)
+                }
+                return runs
             }
         }
     }
@@ -220,7 +229,7 @@ package final class SQLiteRunStore: RunStore {
                 run.nextAttemptAt = nil
                 run.claim = RunClaim(runID: run.id, holder: request.holder, fence: fence, leaseUntil: now + request.lease)
                 run.agent = request.holder
-                let texts = RecordTexts(run.storedJSON)
+                let texts = RecordTexts(run)
                 try db.execute(sql: """
                     UPDATE task_runs SET status = 'running', holder = ?, fence = ?, lease_until = ?, data = ?, listed = ? WHERE id = ?
                     """, arguments: [request.holder, fence, now + request.lease, texts.data, texts.listed, run.id])
@@ -235,7 +244,7 @@ package final class SQLiteRunStore: RunStore {
     package static func writeClaimed(_ run: TaskRun, in db: Database) throws -> Bool {
         guard let claim = run.claim else { return false }
         let holds = run.status == .running
-        let texts = RecordTexts(run.storedJSON)
+        let texts = RecordTexts(run)
         try db.execute(sql: """
             UPDATE task_runs SET status = ?, finished = ?, ended = ?, data = ?, listed = ?,
                 holder = CASE WHEN ? THEN holder ELSE NULL END, lease_until = CASE WHEN ? THEN lease_until ELSE NULL END
@@ -280,7 +289,7 @@ package final class SQLiteRunStore: RunStore {
                 if try !writeClaimed(run, in: db) { refused.insert(run.id) }
                 continue
             }
-            let texts = RecordTexts(run.storedJSON)
+            let texts = RecordTexts(run)
             try upsert.execute(arguments: [run.id, run.task, run.status.rawValue, run.status.isFinished ? 1 : 0, run.endedAt,
                                            texts.data, texts.listed, run.idempotencyKey])
         }

@@ -8,10 +8,27 @@ package struct RecordTexts {
     /// The length of `data` in bytes.
     package let length: Int
 
+    /// The texts of `run`'s record (``TaskRun/storedBytes``): an input held as its text is put
+    /// in as it is, and left out of the record for lists when it is long.
+    package init(_ run: TaskRun) {
+        guard let input = run.held.text else {
+            self.init(run.storedJSON)
+            return
+        }
+        let record = run.storedRecord(withInput: false)
+        let bytes = TaskRun.appending(input, as: "input", to: record)
+        let long = input.count > RunListing.storedMemberLimit ? ["input"] : []
+        self.init(bytes: bytes, listed: RunListing.listed(record, length: bytes.count, omitting: long))
+    }
+
     package init(_ record: JSONValue) {
         let bytes = record.serializedBytes(capacity: 512)
+        self.init(bytes: bytes, listed: RunListing.listed(record, length: bytes.count))
+    }
+
+    private init(bytes: [UInt8], listed: JSONValue?) {
         data = String(decoding: bytes, as: UTF8.self)
         length = bytes.count
-        listed = RunListing.listed(record, length: bytes.count)?.serialized()
+        self.listed = listed?.serialized()
     }
 }

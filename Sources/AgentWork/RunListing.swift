@@ -35,7 +35,7 @@ package enum RunListing {
     /// The `"omitted"` member of a listed run, as the answer schemas describe it.
     package static let omittedSchema: JSONValue = [
         "type": "array", "items": ["type": "string"],
-        "description": "Members left out of this list because their JSON text is longer than 4096 bytes (an input, output, variables or error); the run by its id (show, GET …/{id}) has them.",
+        "description": "Members left out of this list because their JSON text is longer than 4096 bytes (an input, output, variables or error), or out of an answer about one run because the input is 16 KiB or more; the run by its id (show, GET …/{id}) has them.",
     ]
 
     /// `run` (a run's `json`) as a list shows it. `omitted`: the members the store already
@@ -77,9 +77,10 @@ package enum RunListing {
     /// read the record itself), else the record without those members, with `"omitted"` naming
     /// them and `"record_length"` the record's length in bytes, by which a store tells whether
     /// it is still the current record's. ``shown(_:omitted:)`` leaves out the shorter long ones.
-    package static func listed(_ record: JSONValue, length: Int) -> JSONValue? {
+    /// `omitting`: long members already left out of `record` (an input held as its text).
+    package static func listed(_ record: JSONValue, length: Int, omitting: [String] = []) -> JSONValue? {
         guard length > storedMemberLimit, case .object(var object) = record else { return nil }
-        let long = object.filter { $0.value.serializedLength(atMost: storedMemberLimit) == nil }.map(\.key).sorted()
+        let long = (object.filter { $0.value.serializedLength(atMost: storedMemberLimit) == nil }.map(\.key) + omitting).sorted()
         guard !long.isEmpty else { return nil }
         for name in long { object[name] = nil }
         object["omitted"] = .array(long.map(JSONValue.string))

@@ -37,19 +37,20 @@ extension TaskCoordinator {
             let reply = LoopOwned(respond)
             let inbox = loop.inbox
             Task.detached {
+                // The answer made here, off the loop: a large input is read from its text.
+                let answer: Result<TaskShowAnswer, CommandError>
                 let result = await Result { try await store.attempts(of: id) }
-                inbox.post {
-                    switch result {
-                    case .success(var stored):
-                        if let current = run.attemptRecord {
-                            stored.removeAll { $0.number == current.number }
-                            stored.append(current)
-                        }
-                        reply.value(.success(TaskShowAnswer(run, stored: stored)))
-                    case .failure(let error):
-                        reply.value(.failure(.unavailable("cannot read the attempts of run \(id) from the store: \(error)")))
+                switch result {
+                case .success(var stored):
+                    if let current = run.attemptRecord {
+                        stored.removeAll { $0.number == current.number }
+                        stored.append(current)
                     }
+                    answer = .success(TaskShowAnswer(run, stored: stored))
+                case .failure(let error):
+                    answer = .failure(.unavailable("cannot read the attempts of run \(id) from the store: \(error)"))
                 }
+                inbox.post { reply.value(answer) }
             }
         }
     }

@@ -77,10 +77,13 @@ extension TaskCoordinator {
             guard definitions[run.task] != nil else {
                 return respond(.failure(.notFound("the task \"\(run.task)\" of run \(id) is no longer in the settings")))
             }
-            if InputSize.problem(run.input) != nil {
+            // Taken as it is held: a large input stays its text, not read and written again.
+            let held = run.held
+            if held.text.map({ $0.count > InputSize.largest }) ?? (InputSize.problem(held.value) != nil) {
                 return respond(.failure(CommandError(.tooLarge, "the input of run \(id) is more than \(InputSize.largest) bytes of JSON (1 MiB), the most a run's input may have (it was taken before runs were bounded): run the task with a smaller input")))
             }
-            var prepared = prepare(task: run.task, input: run.input, priority: run.priority, requestedBy: .rerun)
+            var prepared = prepare(task: run.task, input: .null, priority: run.priority, requestedBy: .rerun)
+            prepared.held = held
             prepared.rerunOf = id
             submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: wait, respond: respond) }
         }
@@ -153,6 +156,7 @@ extension TaskCoordinator {
     private func submitDurably(_ prepared: TaskRun, respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void,
                                queued: @escaping (TaskRun) -> Void) {
         if let shared, !shared.joined { return respond(.failure(FleetNotJoined.error("the run of task \"\(prepared.task)\" was not queued"))) }
+        if shared == nil, let problem = heldInputProblem(adding: prepared) { return respond(.failure(problem)) }
         guard let store, shared == nil else { return queued(submit(prepared)) }
         if store.journalNew(prepared) { return queued(submit(prepared)) }
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
@@ -166,6 +170,23 @@ extension TaskCoordinator {
                 then.value(self.submit(prepared))
             }
         }
+    }
+
+    /// The most bytes of input text the unfinished runs of this agent's own queue may hold
+    /// (``heldInputBytes``) before a request for one more is refused, unless the coordinator's
+    /// ``heldInputLimit`` says otherwise: 256 MiB. Inputs are held
+    /// in memory until their run ends; 100 queued runs of 1 MiB once took the supervisor past a GB.
+    nonisolated package static let defaultHeldInputLimit = 256 << 20
+
+    /// Why a request for `run` is refused for the input the queue holds already (HTTP 503 with
+    /// `Retry-After`), or nil.
+    func heldInputProblem(adding run: TaskRun) -> CommandError? {
+        let adding = run.held.textBytes
+        guard adding > 0, heldInputBytes + adding > heldInputLimit else { return nil }
+        let mib = heldInputLimit >> 20
+        return .unavailable("the run of task \"\(run.task)\" was not queued: the unfinished runs of this agent hold \(heldInputBytes >> 20) MiB of input already, and their inputs may take at most \(mib) MiB of memory; "
+                            + "try again once some have ended (`agent-control task runs --status queued`), or pass a file's path or a URL to the data instead of the data",
+                            retryAfter: 5)
     }
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
@@ -189,10 +210,11 @@ extension TaskCoordinator {
             var stored: TaskRun?
             var unreadable: String?
             do { stored = try await store.run(id: id) } catch { unreadable = "\(error)" }
-            // Not written yet (a run that ended within the commit interval): wait for the writes;
-            // if they are not through in time (a long retention pass), memory answers.
+            // Not written yet (a run that ended within the commit interval, kept in memory or
+            // let go from it as large): wait for the writes; if they are not through in time (a
+            // long retention pass), memory answers.
             var flushed = true
-            if stored == nil, finished != nil {
+            if stored == nil {
                 flushed = await Self.flush(store)
                 do {
                     stored = try await store.run(id: id)
@@ -203,6 +225,17 @@ extension TaskCoordinator {
             let run = stored.map { finished ?? $0 } ?? (flushed && unreadable == nil ? nil : finished)
             let why = run == nil ? unreadable : nil
             inbox.post { reply.value(run, why) }
+        }
+    }
+
+    /// Calls `done` with a finished run memory let go of, read from the store; a run the store
+    /// lacks, or has unfinished, waits as in ``whenFinished(_:_:)``.
+    func whenStored(_ id: String, _ done: @escaping (TaskRun) -> Void) {
+        findRun(id) { [weak self] run, _ in
+            guard let self else { return }
+            if let run, run.status.isFinished, runs[id] == nil { return done(run) }
+            if runs[id] == nil, let run = recent[id] { return done(run) }
+            waiters[id, default: []].append(done)
         }
     }
 

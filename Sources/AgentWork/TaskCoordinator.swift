@@ -64,6 +64,9 @@ package final class TaskCoordinator {
     /// Without a store: the attempts of the runs in ``runs`` and ``recent``.
     package var attemptLog = AttemptLog()
     private var recentStart = 0
+    /// The recent runs that are large (``recentLargeLimit``), oldest first from ``recentLargeStart``.
+    private var recentLarge: [String] = []
+    private var recentLargeStart = 0
     package let recentLimit: Int
     /// Requests waiting for a run to finish (`--wait`).
     package var waiters: [String: [(TaskRun) -> Void]] = [:]
@@ -84,6 +87,11 @@ package final class TaskCoordinator {
     package var abandonedRuns: [String: Int] = [:]
     /// Unfinished runs by task (kept as they change: status and metrics never count `runs`).
     private var unfinishedCount: [String: Int] = [:]
+    /// The bytes of input text the unfinished runs hold (``RunInput``), bounded by
+    /// ``heldInputLimit`` for the runs requests ask for.
+    package private(set) var heldInputBytes = 0
+    /// ``defaultHeldInputLimit``, in this agent (tests lower it).
+    package var heldInputLimit = TaskCoordinator.defaultHeldInputLimit
     private let idPrefix: String
     package internal(set) var stopping = false
     /// The fleet's shared queue (nil: this agent keeps its queue to itself, in memory).
@@ -215,8 +223,7 @@ package final class TaskCoordinator {
                 continue
             }
             runs[run.id] = run
-            unfinishedCount[run.task, default: 0] += 1
-            unfinishedByRank[run.priority.rank] += 1
+            countUnfinished(run, by: 1)
             record(run, event: .taskQueued)
             guard definitions[run.task] != nil else {
                 finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
@@ -260,6 +267,8 @@ package final class TaskCoordinator {
     /// Calls `done` with the run once it has finished (at once if it has).
     package func whenFinished(_ id: String, _ done: @escaping (TaskRun) -> Void) {
         if runs[id] == nil, let run = recent[id] { return done(run) }
+        // Finished and let go from memory (a large run): the store has it.
+        if runs[id] == nil, shared == nil, store != nil { return whenStored(id, done) }
         waiters[id, default: []].append(done)
         // In a fleet another agent may carry it out: the store says when it ends.
         if shared != nil { watchSharedRun(id) }
@@ -277,8 +286,7 @@ package final class TaskCoordinator {
             sequence += 1
             run.sequence = sequence
             runs[run.id] = run
-            unfinishedCount[run.task, default: 0] += 1
-            unfinishedByRank[run.priority.rank] += 1
+            countUnfinished(run, by: 1)
             guard let definition = definitions[run.task] else {
                 finish(run.id, run, status: .failed, error: "the task \"\(run.task)\" is no longer in the settings")
                 continue
@@ -295,6 +303,14 @@ package final class TaskCoordinator {
             }
         }
         for name in definitions.keys { dispatch(name) }
+    }
+
+    /// Counts `run` among the unfinished (`change` 1) or no longer (−1): by task, by priority,
+    /// and the input text it holds.
+    private func countUnfinished(_ run: TaskRun, by change: Int) {
+        unfinishedCount[run.task, default: 0] += change
+        unfinishedByRank[run.priority.rank] += change
+        heldInputBytes += change * run.held.textBytes
     }
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and
@@ -351,9 +367,9 @@ package final class TaskCoordinator {
         runningByRank[run.priority.rank] += 1
         record(run, event: .taskStarted, persist: !claimedAsIs)
         let id = run.id, number = run.attempt
-        var start = TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: run.input,
+        var start = TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: .null,
                                  executor: executor, notBefore: ahead)
-        start.inputText = run.inputText.bytes
+        start.held = run.held
         runner.start(start) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
@@ -391,8 +407,7 @@ package final class TaskCoordinator {
     /// its retry, or another agent took it over.
     package func release(_ id: String) {
         guard let run = runs.removeValue(forKey: id) else { return }
-        unfinishedCount[run.task, default: 1] -= 1
-        unfinishedByRank[run.priority.rank] -= 1
+        countUnfinished(run, by: -1)
         if let attempt = active.removeValue(forKey: id) {
             if let timer = attempt.timeoutTimer { loop.cancel(timer) }
             runningCount[attempt.definition.name, default: 1] -= 1
@@ -408,8 +423,7 @@ package final class TaskCoordinator {
                 handBack(run)
                 continue
             }
-            unfinishedCount[run.task, default: 0] += 1
-            unfinishedByRank[run.priority.rank] += 1
+            countUnfinished(run, by: 1)
             if abandonsClaimed(run, definition: definition) { continue }
             guard !pool.isEmpty, pool.isTaken(run.task) else {
                 start(run, definition: definition)
@@ -417,8 +431,7 @@ package final class TaskCoordinator {
             }
             // Through the agent's declared executors, by the task's strategy, as a run queued here.
             if !adoptOnExecutor(run, definition: definition) {
-                unfinishedCount[run.task, default: 0] -= 1
-                unfinishedByRank[run.priority.rank] -= 1
+                countUnfinished(run, by: -1)
                 handBack(run)
             }
         }
@@ -509,10 +522,7 @@ package final class TaskCoordinator {
         run.error = error ?? run.error
         run.endedAt = Date().timeIntervalSince1970
         run.nextAttemptAt = nil
-        if runs.removeValue(forKey: id) != nil {
-            unfinishedCount[run.task, default: 1] -= 1
-            unfinishedByRank[run.priority.rank] -= 1
-        }
+        if let removed = runs.removeValue(forKey: id) { countUnfinished(removed, by: -1) }
         remember(run)
         record(run, event: .task(status))
         if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }
@@ -521,6 +531,7 @@ package final class TaskCoordinator {
 
     package func remember(_ run: TaskRun) {
         if recent[run.id] == nil {
+            if Self.isLarge(run) { rememberLarge(run.id) }
             recentOrder.append(run.id)
             if recentOrder.count - recentStart > recentLimit {
                 recent[recentOrder[recentStart]] = nil
@@ -534,8 +545,33 @@ package final class TaskCoordinator {
             }
         }
         var kept = run
-        kept.inputText = InputText()  // Its runner has it: not kept twice for every recent run.
+        // Its runner had the text: not kept twice for every recent run, unless it is all there is.
+        kept.inputText = InputText()
         recent[run.id] = kept
+    }
+
+    /// Finished runs with a large input or output kept in memory, at most: each may hold MBs
+    /// (a MiB of output is ~13 MB of values), and the store has them.
+    nonisolated package static let recentLargeLimit = 8
+
+    /// Whether `run` holds a large input (held as its text) or output.
+    nonisolated static func isLarge(_ run: TaskRun) -> Bool {
+        run.held.textBytes >= RunInput.textOnlyFrom || run.output.map { $0.serializedLength(atMost: RunInput.textOnlyFrom) == nil } == true
+    }
+
+    /// Counts a large run among the recent; the oldest past ``recentLargeLimit`` is let go
+    /// (`task show` then reads it from the store).
+    private func rememberLarge(_ id: String) {
+        recentLarge.append(id)
+        guard recentLarge.count - recentLargeStart > Self.recentLargeLimit else { return }
+        let gone = recentLarge[recentLargeStart]
+        recent[gone] = nil
+        attemptLog.forget(gone)
+        recentLargeStart += 1
+        if recentLargeStart > Self.recentLargeLimit {
+            recentLarge.removeFirst(recentLargeStart)
+            recentLargeStart = 0
+        }
     }
 
     /// Records the run's change in the store (unless `persist` is false: the store has it

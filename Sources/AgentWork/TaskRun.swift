@@ -60,12 +60,22 @@ public struct TaskRun: Sendable, Equatable {
     public var idempotencyKey: String
     public var task: String
     public var input: JSONValue {
-        didSet { inputText = InputText() }
+        get { held.value }
+        set { held = RunInput(newValue) }
     }
+    /// The input as memory holds it: a large one whose text is known, as the text alone
+    /// (``RunInput``).
+    package var held: RunInput
     /// ``input`` as compact JSON text when it was made off the loop, where the run was asked
-    /// for: the run journal's line and the runner (a command's stdin, a handler's frame) take
-    /// it as it is. Writing a 1 MiB input of small numbers twice on the loop held it ~15 ms.
-    package var inputText = InputText()
+    /// for: the run journal's line, the store and the runner (a command's stdin, a handler's
+    /// frame) take it as it is. Writing a 1 MiB input of small numbers twice on the loop held it
+    /// ~15 ms. Setting it lets a large input be held as its text alone.
+    package var inputText: InputText {
+        get { InputText(held.text) }
+        set {
+            if let bytes = newValue.bytes { held.setText(bytes) } else { held.dropText() }
+        }
+    }
     public var priority: Priority
     /// Not started before this time (seconds since the epoch; nil: as soon as possible).
     public var notBefore: Double?
@@ -128,7 +138,7 @@ public struct TaskRun: Sendable, Equatable {
         self.id = id
         idempotencyKey = id
         self.task = task
-        self.input = input
+        held = RunInput(input)
         self.priority = priority
         self.notBefore = notBefore
         status = .queued
@@ -150,9 +160,15 @@ package struct InputText: Sendable, Equatable {
 
 extension TaskRun {
     /// The run as the commands and the store show it.
-    public var json: JSONValue {
+    public var json: JSONValue { shown(withLargeInput: true) }
+
+    /// The run as the commands show it; an input held as its text alone (``RunInput``) only
+    /// with `withLargeInput`, else named in `"omitted"` as a list does: read into a value on the
+    /// loop for every answer, a MiB of input held it for milliseconds.
+    package func shown(withLargeInput: Bool) -> JSONValue {
+        let leftOut = !withLargeInput && held.isTextOnly
         var object: JSONObject = [
-            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "id": .string(id), "task": .string(task), "input": leftOut ? .null : input, "priority": .string(priority.rawValue),
             "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
             "requested_by": .string(requestedBy.rawValue), "queued_at": .string(Self.iso(queuedAt)),
         ]
@@ -176,13 +192,38 @@ extension TaskRun {
         if let assignedAgent { object["assigned_agent"] = .string(assignedAgent) }
         if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
         if let agent { object["agent"] = .string(agent) }
+        if leftOut {
+            object["input"] = nil
+            object["omitted"] = ["input"]
+        }
         return .object(object)
     }
 
     /// The record as the SQLite store keeps it (times as numbers, so that it reads back exactly).
-    package var storedJSON: JSONValue {
+    package var storedJSON: JSONValue { storedRecord(withInput: true) }
+
+    /// The record as the stores keep it, as JSON text: an input held as its text alone is put
+    /// in as it is, not read and written again.
+    package var storedBytes: [UInt8] {
+        guard let input = held.text else { return storedJSON.serializedBytes(capacity: 512) }
+        return Self.appending(input, as: "input", to: storedRecord(withInput: false))
+    }
+
+    /// `record`'s text with `"name": text` as its last member (`text` is JSON already).
+    package static func appending(_ text: [UInt8], as name: String, to record: JSONValue) -> [UInt8] {
+        var bytes = record.serializedBytes(capacity: 512 + text.count)
+        // `{…}` → `{…,"input":INPUT}`: a record always has members (its id first of all).
+        bytes.removeLast()
+        bytes += Array(",\"\(name)\":".utf8)
+        bytes += text
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// The stored record, without its input when `withInput` is false.
+    package func storedRecord(withInput: Bool) -> JSONValue {
         var object: JSONObject = [
-            "id": .string(id), "task": .string(task), "input": input, "priority": .string(priority.rawValue),
+            "id": .string(id), "task": .string(task), "priority": .string(priority.rawValue),
             "status": .string(status.rawValue), "attempt": .number(JSONNumber(attempt)),
             "requested_by": .string(requestedBy.rawValue), "queued_at": .number(JSONNumber(queuedAt)),
         ]
@@ -207,6 +248,7 @@ extension TaskRun {
         if let assignmentHold { object["assignment_hold"] = .number(JSONNumber(assignmentHold)) }
         if let agent { object["agent"] = .string(agent) }
         if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
+        if withInput { object["input"] = input }
         return .object(object)
     }
 
@@ -242,6 +284,13 @@ extension TaskRun {
         assignmentHold = value["assignment_hold"]?.numberValue?.doubleValue
         agent = value["agent"]?.stringValue
         cascade = value["cascade"]?.numberValue?.intValue ?? 0
+    }
+
+    /// Holds a large input as its text alone (a run read back from a store holds its value):
+    /// written here, off the loop, once.
+    package mutating func holdLargeInputAsText() {
+        guard held.text == nil, input.serializedLength(atMost: RunInput.textOnlyFrom - 1) == nil else { return }
+        inputText = InputText(input.serializedBytes())
     }
 
     /// Until when the run waits for its ``assignedAgent`` alone (nil: any agent may claim it

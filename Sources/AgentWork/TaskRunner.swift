@@ -48,10 +48,18 @@ package struct TaskRunStart {
     /// 1 for the first attempt (`AGENT_TASK_ATTEMPT`).
     package var attempt: Int
     package var task: TaskDefinition
-    /// The run's input, valid against the task's input schema.
-    package var input: JSONValue
+    /// The run's input, valid against the task's input schema. Read again from its text when
+    /// the run held it as text alone (``RunInput``): ask once.
+    package var input: JSONValue { held.value }
+    /// The input as the run held it.
+    package var held: RunInput
     /// ``input`` as compact JSON text, when it was made off the loop (``TaskRun/inputText``).
-    package var inputText: [UInt8]?
+    package var inputText: [UInt8]? {
+        get { held.text }
+        set {
+            if let newValue { held.setText(newValue) } else { held.dropText() }
+        }
+    }
     /// The declared executor it runs on (nil: the task's implicit executor).
     package var executor: String?
     /// Seconds since the epoch before which the run must not start (a schedule's fire sent
@@ -65,7 +73,7 @@ package struct TaskRunStart {
         self.idempotencyKey = idempotencyKey ?? runID
         self.attempt = attempt
         self.task = task
-        self.input = input
+        held = RunInput(input)
         self.executor = executor
     }
 

@@ -20,11 +20,16 @@ struct ControlRequestReader {
     }
 
     private var buffer: [UInt8] = []
+    /// How far the buffer has been searched for the newline: each chunk's bytes are searched
+    /// once (searching the whole buffer at each read held the loop ~20 ms for a 1 MiB request).
+    private var searched = 0
 
     /// Adds what `read` returned and says whether a request is complete.
     mutating func append(_ chunk: some Collection<UInt8>) -> Outcome {
         buffer.append(contentsOf: chunk)
-        guard let newline = buffer.firstIndex(of: 10), newline <= Self.maximumLength else {
+        let found = buffer[searched...].firstIndex(of: 10)
+        searched = buffer.count
+        guard let newline = found, newline <= Self.maximumLength else {
             return buffer.count > Self.maximumLength
                 ? .refused(CommandError(.tooLarge, "the request is larger than the control socket's limit of \(Self.maximumLength) bytes (1 MiB) without its end of line"))
                 : .incomplete

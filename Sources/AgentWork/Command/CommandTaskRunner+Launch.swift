@@ -20,8 +20,10 @@ extension CommandTaskRunner {
         guard let spec = run.start.task.command, let first = spec.arguments.first, !first.isEmpty else {
             return "the task has no command to run (\"command\": [\"/path/to/program\", \"argument\", …])"
         }
+        // Read once: a large input is held as its text (``RunInput``).
+        let value = run.start.input
         // The input's fields as INPUT_*, under the task's own `env` (which wins).
-        let (inputVariables, omitted) = InputEnvironment.variables(for: run.start.input)
+        let (inputVariables, omitted) = InputEnvironment.variables(for: value)
         if let omitted {
             logger.notice("task \(run.start.task.name): the input's \(omitted) (the whole input is on stdin)")
         }
@@ -50,7 +52,7 @@ extension CommandTaskRunner {
         var given: [String] = []
         for (index, argument) in spec.arguments.enumerated() {
             // Only the shell line is read by a shell; further arguments are its $1, $2… as they are.
-            switch InputReferences.substitute(argument, index: index, input: run.start.input, quoted: spec.shell && index == 0) {
+            switch InputReferences.substitute(argument, index: index, input: value, quoted: spec.shell && index == 0) {
             case .success(let text): given.append(text)
             case .failure(let missing): return missing.message
             }
