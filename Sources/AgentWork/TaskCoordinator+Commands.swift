@@ -159,6 +159,10 @@ extension TaskCoordinator {
         if shared == nil, let problem = heldInputProblem(adding: prepared) { return respond(.failure(problem)) }
         guard let store, shared == nil else { return queued(submit(prepared)) }
         if store.journalNew(prepared) { return queued(submit(prepared)) }
+        // Counted against the bound while it waits for the commit, so that requests waiting
+        // together cannot pass it.
+        let reserved = prepared.held.textBytes
+        pendingInputBytes += reserved
         // Three boxes, not one of a tuple: destructuring a tuple of a class and closures from a
         // box released the coordinator once too often on the refusing path (Swift 6.3).
         let reply = LoopOwned(respond)
@@ -166,6 +170,7 @@ extension TaskCoordinator {
         let inbox = loop.inbox
         store.commitNew([prepared]) { written in
             inbox.post {
+                self.pendingInputBytes -= reserved
                 guard written else { return reply.value(.failure(Self.storeError("run of task \"\(prepared.task)\" was not queued"))) }
                 then.value(self.submit(prepared))
             }
@@ -182,7 +187,7 @@ extension TaskCoordinator {
     /// `Retry-After`), or nil.
     func heldInputProblem(adding run: TaskRun) -> CommandError? {
         let adding = run.held.textBytes
-        guard adding > 0, heldInputBytes + adding > heldInputLimit else { return nil }
+        guard adding > 0, heldInputBytes + pendingInputBytes + adding > heldInputLimit else { return nil }
         let mib = heldInputLimit >> 20
         return .unavailable("the run of task \"\(run.task)\" was not queued: the unfinished runs of this agent hold \(heldInputBytes >> 20) MiB of input already, and their inputs may take at most \(mib) MiB of memory; "
                             + "try again once some have ended (`agent-control task runs --status queued`), or pass a file's path or a URL to the data instead of the data",
@@ -210,6 +215,9 @@ extension TaskCoordinator {
             var stored: TaskRun?
             var unreadable: String?
             do { stored = try await store.run(id: id) } catch { unreadable = "\(error)" }
+            // Read back as a value: a large input held as its text again (a rerun counts it,
+            // answers leave it out), written here, off the loop.
+            stored?.holdLargeInputAsText()
             // Not written yet (a run that ended within the commit interval, kept in memory or
             // let go from it as large): wait for the writes; if they are not through in time (a
             // long retention pass), memory answers.
@@ -218,6 +226,7 @@ extension TaskCoordinator {
                 flushed = await Self.flush(store)
                 do {
                     stored = try await store.run(id: id)
+                    stored?.holdLargeInputAsText()
                     unreadable = nil
                 } catch {}
             }

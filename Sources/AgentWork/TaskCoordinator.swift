@@ -90,6 +90,9 @@ package final class TaskCoordinator {
     /// The bytes of input text the unfinished runs hold (``RunInput``), bounded by
     /// ``heldInputLimit`` for the runs requests ask for.
     package private(set) var heldInputBytes = 0
+    /// The bytes of input text of requested runs waiting for the store's commit (counted
+    /// against ``heldInputLimit`` too).
+    var pendingInputBytes = 0
     /// ``defaultHeldInputLimit``, in this agent (tests lower it).
     package var heldInputLimit = TaskCoordinator.defaultHeldInputLimit
     private let idPrefix: String
@@ -554,9 +557,12 @@ package final class TaskCoordinator {
     /// (a MiB of output is ~13 MB of values), and the store has them.
     nonisolated package static let recentLargeLimit = 8
 
-    /// Whether `run` holds a large input (held as its text) or output.
+    /// Whether `run` holds a large input (held as its text, or a value: a workflow step's) or
+    /// output.
     nonisolated static func isLarge(_ run: TaskRun) -> Bool {
-        run.held.textBytes >= RunInput.textOnlyFrom || run.output.map { $0.serializedLength(atMost: RunInput.textOnlyFrom) == nil } == true
+        let limit = RunInput.textOnlyFrom
+        if run.held.isTextOnly || run.held.textBytes >= limit { return true }
+        return run.input.serializedLength(atMost: limit) == nil || run.output.map { $0.serializedLength(atMost: limit) == nil } == true
     }
 
     /// Counts a large run among the recent; the oldest past ``recentLargeLimit`` is let go

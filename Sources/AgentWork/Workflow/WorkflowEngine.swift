@@ -95,6 +95,8 @@ package final class WorkflowEngine {
     /// Finished runs kept in memory (the newest ``recentLimit``), with their logs.
     package private(set) var recent: [String: (run: WorkflowRun, steps: [WorkflowStepRecord])] = [:]
     private var recentOrder: [String] = []
+    /// The recent runs that are large (``recentLargeLimit``), oldest first.
+    private var recentLarge: [String] = []
     package let recentLimit = 1_000
     private let idPrefix: String
     private var sequence = 0
@@ -510,6 +512,7 @@ package final class WorkflowEngine {
 
     private func remember(_ run: WorkflowRun, _ steps: [WorkflowStepRecord]) {
         if recent[run.id] == nil {
+            if Self.isLarge(run, steps) { rememberLarge(run.id) }
             recentOrder.append(run.id)
             if recentOrder.count > recentLimit {
                 let gone = recentOrder.removeFirst()
@@ -518,6 +521,27 @@ package final class WorkflowEngine {
             }
         }
         recent[run.id] = (run, steps)
+    }
+
+    /// Finished runs with a large input or step output kept in memory, at most (the store has
+    /// them; without one they are gone). 30 runs of a MiB's input through one step held 740 MB.
+    nonisolated package static let recentLargeLimit = 8
+
+    /// Whether a finished run holds an input or a step output of 16 KiB or more of JSON.
+    nonisolated static func isLarge(_ run: WorkflowRun, _ steps: [WorkflowStepRecord]) -> Bool {
+        let limit = RunInput.textOnlyFrom
+        return run.input.serializedLength(atMost: limit) == nil
+            || steps.contains { $0.output.map { $0.serializedLength(atMost: limit) == nil } == true }
+    }
+
+    /// Counts a large run among the recent; past ``recentLargeLimit``, the oldest the store has
+    /// confirmed written (``lastFinished``) is let go (`workflow show` then reads the store).
+    private func rememberLarge(_ id: String) {
+        recentLarge.append(id)
+        while recentLarge.count > Self.recentLargeLimit,
+              let index = recentLarge.firstIndex(where: { lastFinished[$0] == nil }) {
+            recent[recentLarge.remove(at: index)] = nil
+        }
     }
 }
 

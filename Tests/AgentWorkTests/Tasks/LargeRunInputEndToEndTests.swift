@@ -43,6 +43,7 @@ import Testing
         let again = try JSONValue.parse(rerun.stdout)
         let same = again["output"] == input(0)
         #expect(same && again["rerun_of"]?.stringValue == ids[0], "\(rerun.stdout.prefix(300))")
+        #expect(again["omitted"] == ["input"], "read back from the store, the input is held as text again")
 
         // A list leaves the long members out, naming them.
         let listed = try TaskAgent.control(agent, ["runs", "--task", "echo", "--json"])
