@@ -32,11 +32,18 @@ package struct RunInput: Sendable {
     /// The bytes of text held (0 when only the value is).
     package var textBytes: Int { text?.count ?? 0 }
 
-    /// Gives the input's text (which must be ``value``'s): a large input then keeps the text alone.
-    package mutating func setText(_ bytes: [UInt8]) {
+    /// Gives the input's text (which must be ``value``'s): a large input then keeps the text
+    /// alone, unless `keepingValue` (until ``compact()``: a run that may start at once, whose
+    /// command would otherwise read the text again on the loop).
+    package mutating func setText(_ bytes: [UInt8], keepingValue: Bool = false) {
         if tree == nil, text != nil { return }
         text = bytes
-        if bytes.count >= Self.textOnlyFrom { tree = nil }
+        if !keepingValue { compact() }
+    }
+
+    /// Lets the value go when the text is large.
+    package mutating func compact() {
+        if let text, text.count >= Self.textOnlyFrom { tree = nil }
     }
 
     /// Lets the text go, unless it is all that is held (a small input kept for the recent runs,

@@ -60,7 +60,8 @@ extension TaskCoordinator {
                                                  errors: problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })))
         }
         var prepared = prepare(task: name, input: input, priority: request.priority ?? .normal, notBefore: notBefore, requestedBy: origin)
-        prepared.inputText = InputText(request.inputText)
+        // Both until the run is queued or started: a command started at once takes the value.
+        if let text = request.inputText { prepared.held.setText(text, keepingValue: true) }
         prepared.require = require
         submitDurably(prepared, respond: respond) { [weak self] run in self?.answer(run, wait: request.wait ?? false, respond: respond) }
     }

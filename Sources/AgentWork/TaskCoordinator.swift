@@ -243,6 +243,8 @@ package final class TaskCoordinator {
                 runner.flush()
             }
         }
+        // Queued or started, a large input is held as its text alone from here on.
+        for run in prepared where run.held.textBytes >= RunInput.textOnlyFrom { runs[run.id]?.held.compact() }
         return prepared.map { runs[$0.id] ?? recent[$0.id] ?? queuedShared[$0.id] ?? $0 }
     }
 
@@ -373,6 +375,7 @@ package final class TaskCoordinator {
         var start = TaskRunStart(runID: id, idempotencyKey: run.idempotencyKey, attempt: number, task: definition, input: .null,
                                  executor: executor, notBefore: ahead)
         start.held = run.held
+        if !runner.readsInputValue { start.held.compact() }
         runner.start(start) { [weak self] report in
             self?.handle(report, id: id, attempt: number)
         }
@@ -548,8 +551,9 @@ package final class TaskCoordinator {
             }
         }
         var kept = run
-        // Its runner had the text: not kept twice for every recent run, unless it is all there is.
-        kept.inputText = InputText()
+        // A large input as its text alone; a small one as its value (its runner had the text).
+        kept.held.compact()
+        kept.held.dropText()
         recent[run.id] = kept
     }
 

@@ -31,11 +31,15 @@ package protocol TaskRunner: AnyObject {
     /// Whether a run may be handed over before its not-before (``TaskRunStart/notBefore``),
     /// the runner holding it until then (the module executors do, in the worker).
     var startsAhead: Bool { get }
+    /// Whether the runner reads the input as a value (a command's `INPUT_*`), not only its
+    /// text: a large input then reaches it as both, when the run had both (``RunInput``).
+    var readsInputValue: Bool { get }
 }
 
 extension TaskRunner {
     package func flush() {}
     package var startsAhead: Bool { false }
+    package var readsInputValue: Bool { false }
 }
 
 /// One attempt of a run, as a runner receives it.

@@ -7,7 +7,7 @@ import JSONSchema
 /// its pipes, and what it wrote so far.
 @LoopActor
 package final class CommandRun {
-    package let start: TaskRunStart
+    package var start: TaskRunStart
     package let report: (TaskRunReport) -> Void
     package let startedAt = EventLoop.now()
     /// The program, for messages (resolved from PATH when it named no folder).

@@ -82,6 +82,8 @@ extension CommandTaskRunner {
             run.cgroup = nil
             return failure
         }
+        // Started: a large input is held as its text alone while the command runs.
+        run.start.held.compact()
         return nil
     }
 

@@ -40,6 +40,8 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     }
 
     package let loop: EventLoop
+    /// A command's `INPUT_*` and `{{input.…}}` read the input as a value.
+    package var readsInputValue: Bool { true }
     /// Where commands run unless their task names a `directory` (relative ones start here).
     package let agentDirectory: String
     /// The runtime's environment, which every command gets (plus its task's and the run's).

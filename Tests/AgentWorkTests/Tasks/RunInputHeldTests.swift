@@ -121,6 +121,28 @@ import Testing
         }
     }
 
+    /// A command started at once takes the request's value (it reads `INPUT_*` from it, and
+    /// need not read the text again on the loop); the queue and the run's record hold the text.
+    @Test func aRunnerReadingValuesGetsTheValueOfARunStartedAtOnce() throws {
+        let inputs = (0..<2).map { Self.input(kib: 40, tag: $0) }
+        let requests = try inputs.map { try Self.request("t", $0) }
+        try loop.isolated {
+            runner.readsValues = true
+            let tasks = coordinator(limit: TaskCoordinator.defaultHeldInputLimit)
+            var answers: [Result<TaskRunAnswer, CommandError>] = []
+            for request in requests { tasks.runTask(request, origin: .cli) { answers.append($0) } }
+            let ids = try answers.map { try #require(try $0.get().run["id"]?.stringValue) }
+            #expect(runner.started.count == 1 && runner.started[0].held.isTextOnly == false)
+            #expect(Self.same(runner.started[0].input, inputs[0]))
+            #expect(tasks.knownRun(ids[0])?.held.isTextOnly == true && tasks.knownRun(ids[1])?.held.isTextOnly == true)
+            // The queued one waited as text: its runner reads the value from it.
+            runner.finish(ids[0], TaskRunOutcome(status: .succeeded))
+            #expect(runner.started.count == 2 && runner.started[1].held.isTextOnly)
+            #expect(Self.same(runner.started[1].input, inputs[1]))
+            #expect(tasks.knownRun(ids[0])?.held.isTextOnly == true, "finished, it keeps the text alone")
+        }
+    }
+
     @Test func onlyTheNewestLargeFinishedRunsAreKeptInMemory() throws {
         let large = Self.input(kib: 20)
         try loop.isolated {

@@ -19,6 +19,9 @@ import Testing
     /// Whether it holds a run sent before its not-before (as the module runner does).
     var holdsRunsAhead = false
     var startsAhead: Bool { holdsRunsAhead }
+    /// Whether it reads inputs as values (as the command runner does).
+    var readsValues = false
+    var readsInputValue: Bool { readsValues }
 
     nonisolated init() {}
 
