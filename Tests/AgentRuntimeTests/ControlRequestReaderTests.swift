@@ -8,16 +8,36 @@ import Testing
     @Test func requestSplitAcrossReadsIsDecodedAtItsNewline() throws {
         var reader = ControlRequestReader()
         guard case .incomplete = reader.append(Array(#"{"command":"#.utf8)) else { Issue.record("complete too early"); return }
-        guard case .request(let request) = reader.append(Array("\"status\"}\n{\"command\":\"stop\"}\n".utf8)) else {
+        guard case .line(let line) = reader.append(Array("\"status\"}\n{\"command\":\"stop\"}\n".utf8)) else {
             Issue.record("no request at the newline")
             return
         }
-        #expect(request["command"]?.stringValue == "status")
+        #expect(try ControlRequestReader.request(line).get()["command"]?.stringValue == "status")
+    }
+
+    /// Each chunk is searched once for the newline: a request in many small chunks is found
+    /// at its end, whatever came before.
+    @Test func aLongRequestInSmallChunksIsFoundAtItsNewline() throws {
+        var reader = ControlRequestReader()
+        let text = Array(#"{"command":"status","pad":""#.utf8) + [UInt8](repeating: 0x61, count: 200_000) + Array("\"}\n".utf8)
+        var outcome = ControlRequestReader.Outcome.incomplete
+        var offset = 0
+        while case .incomplete = outcome, offset < text.count {
+            outcome = reader.append(text[offset..<min(offset + 4096, text.count)])
+            offset += 4096
+        }
+        guard case .line(let line) = outcome else {
+            Issue.record("no request at the newline")
+            return
+        }
+        #expect(line.count == text.count - 1)
+        #expect(try ControlRequestReader.request(line).get()["pad"]?.stringValue?.count == 200_000)
     }
 
     @Test func lineThatIsNotJSONIsAnsweredWithTheParseError() {
         var reader = ControlRequestReader()
-        guard case .refused(let refusal) = reader.append(Array("{\"command\": \n".utf8)) else {
+        guard case .line(let line) = reader.append(Array("{\"command\": \n".utf8)),
+              case .failure(let refusal) = ControlRequestReader.request(line) else {
             Issue.record("not reported as invalid")
             return
         }
@@ -29,7 +49,8 @@ import Testing
 
     @Test func repeatedKeyIsRefusedAtItsMember() {
         var reader = ControlRequestReader()
-        guard case .refused(let refusal) = reader.append(Array(#"{"command":"status","command":"stop"}"#.utf8) + [10]) else {
+        guard case .line(let line) = reader.append(Array(#"{"command":"status","command":"stop"}"#.utf8) + [10]),
+              case .failure(let refusal) = ControlRequestReader.request(line) else {
             Issue.record("a repeated \"command\" was read as a request")
             return
         }

@@ -101,9 +101,9 @@ public final class ControlFronts {
     }
 
     /// One control-socket request (see ``openControlSocket(loop:limits:logger:execute:)``).
-    static func control(_ request: JSONValue, peer: String?, partial: @escaping (JSONValue) -> Void, respond: @escaping (JSONValue) -> Void,
+    static func control(_ request: Result<CheckedRequest, CommandError>, peer: String?, partial: @escaping (JSONValue) -> Void, respond: @escaping (JSONValue) -> Void,
                         execute: (CheckedRequest, CommandCenter.Caller, _ respond: @escaping (JSONValue) -> Void) -> Void) {
-        switch CommandRegistry.standard.check(request) {
+        switch request {
         case .success(let checked):
             var caller = CommandCenter.Caller(front: "control", peerUser: peer)
             if checked.json["stream"] == .bool(true) {

@@ -12,10 +12,9 @@ struct ControlRequestReader {
     enum Outcome {
         /// No newline yet: read on.
         case incomplete
-        /// The request line, decoded.
-        case request(JSONValue)
-        /// The line is not JSON (`invalid`, with the pointer of the value at fault), or more
-        /// than ``maximumLength`` bytes came without a newline (`too_large`): answer this.
+        /// The request line, without its newline (``request(_:)`` reads it).
+        case line([UInt8])
+        /// More than ``maximumLength`` bytes came without a newline (`too_large`): answer this.
         case refused(CommandError)
     }
 
@@ -34,10 +33,16 @@ struct ControlRequestReader {
                 ? .refused(CommandError(.tooLarge, "the request is larger than the control socket's limit of \(Self.maximumLength) bytes (1 MiB) without its end of line"))
                 : .incomplete
         }
+        return .line(Array(buffer[..<newline]))
+    }
+
+    /// The request a line holds, or the refusal of a line that is not JSON (`invalid`, with
+    /// the pointer of the value at fault).
+    static func request(_ line: [UInt8]) -> Result<JSONValue, CommandError> {
         do {
-            return .request(try JSONValue.parse(buffer[..<newline]))
+            return .success(try JSONValue.parse(line))
         } catch {
-            return .refused(.notJSON(error, in: "the request"))
+            return .failure(.notJSON(error, in: "the request"))
         }
     }
 }

@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCommands
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -27,7 +28,7 @@ final class ControlServer {
     /// Names the peers' users off the loop.
     private let peers: SocketPeer
     private let logger: Logger
-    private let handle: (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void
+    private let handle: (Result<CheckedRequest, CommandError>, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void
     /// Given up when accept fails for lack of descriptors (see ``acceptWithoutDescriptors()``).
     private var reserveFD: Int32 = -1
     private var sweepTimer: Int?
@@ -55,9 +56,10 @@ final class ControlServer {
     }
 
     /// Binds the socket (replacing a stale one) and starts accepting. `handle` answers each
-    /// request through its second argument, at once or later (a chat waits for the chatbot).
+    /// request (checked against the registry, or refused) through its last argument, at once or
+    /// later (a chat waits for the chatbot).
     init(paths: AgentPaths, loop: EventLoop, limits: ControlLimits = ControlLimits(), logger: Logger, peers: SocketPeer? = nil,
-         handle: @escaping (JSONValue, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) throws {
+         handle: @escaping (Result<CheckedRequest, CommandError>, _ peer: String?, _ partial: @escaping (JSONValue) -> Void, _ respond: @escaping (JSONValue) -> Void) -> Void) throws {
         self.paths = paths
         self.loop = loop
         self.limits = limits
@@ -210,15 +212,11 @@ final class ControlServer {
             switch connection.reader.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n])) {
             case .incomplete:
                 continue
-            case .request(let request):
+            case .line(let line):
                 // No more reading: the answer may come later.
                 connection.answering = true
                 loop.unregister(fd)
-                // The peer's name may need the user database: looked up off the loop.
-                peers.userName(of: fd) { [weak self] peer in
-                    guard let self, connections[fd] === connection else { return }
-                    handle(request, peer, { [weak self] piece in self?.partial(connection, piece) }, { [weak self] response in self?.answer(connection, response) })
-                }
+                check(line, of: connection)
                 return
             case .refused(let refusal):
                 response = refusal.json
@@ -227,6 +225,42 @@ final class ControlServer {
             loop.unregister(fd)
             return answer(connection, response)
         }
+    }
+
+    /// Lines this long or longer are read and checked off the loop: a request of 1 MiB (a run's
+    /// input) held it ~40 ms.
+    static let checkedOffLoopFrom = 64 << 10
+    private static let checks = BlockingPool(name: "agent-control-check", width: 1)
+
+    /// Reads and checks a request line (off the loop when it is long), then hands it on with
+    /// its peer's name; a line that is not JSON is answered at once.
+    private func check(_ line: [UInt8], of connection: Connection) {
+        let fd = connection.fd
+        let proceed = { [weak self] (checked: Result<Result<CheckedRequest, CommandError>, CommandError>) in
+            guard let self, connections[fd] === connection else { return }
+            switch checked {
+            case .failure(let notJSON): answer(connection, notJSON.json)
+            case .success(let request):
+                // The peer's name may need the user database: looked up off the loop.
+                peers.userName(of: fd) { [weak self] peer in
+                    guard let self, connections[fd] === connection else { return }
+                    handle(request, peer, { [weak self] piece in self?.partial(connection, piece) }, { [weak self] response in self?.answer(connection, response) })
+                }
+            }
+        }
+        guard line.count >= Self.checkedOffLoopFrom else { return proceed(Self.checked(line)) }
+        let owned = LoopOwned(proceed)
+        let inbox = loop.inbox
+        Self.checks.submit {
+            let checked = Self.checked(line)
+            inbox.post { owned.value(checked) }
+        }
+    }
+
+    /// The request a line holds checked against the registry (as an HTTP request is: its
+    /// refusal is the request's answer), or why the line is not JSON.
+    nonisolated static func checked(_ line: [UInt8]) -> Result<Result<CheckedRequest, CommandError>, CommandError> {
+        ControlRequestReader.request(line).map { CommandRegistry.standard.check($0) }
     }
 
     // MARK: Answers

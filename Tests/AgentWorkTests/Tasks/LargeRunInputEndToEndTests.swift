@@ -14,9 +14,9 @@ import Testing
         defer { _ = agent.stop() }
         let folder = TestPaths.temporaryDirectory("large-input")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        // ~40 KiB of JSON each: held as text; 10 of them, so that the first is let go.
+        // ~80 KiB of JSON each: held as text, its request read off the loop; 10 of them, so that the first is let go.
         func input(_ tag: Int) -> JSONValue {
-            ["tag": .number(JSONNumber(tag)), "items": .array((0..<20_000).map { .number(JSONNumber(($0 + tag) % 10)) })]
+            ["tag": .number(JSONNumber(tag)), "items": .array((0..<40_000).map { .number(JSONNumber(($0 + tag) % 10)) })]
         }
         var ids: [String] = []
         for tag in 0..<10 {
