@@ -227,8 +227,8 @@ final class ControlServer {
         }
     }
 
-    /// Lines this long or longer are read and checked off the loop: a request of 1 MiB (a run's
-    /// input) held it ~40 ms.
+    /// Lines this long or longer are read and checked, and answers written, off the loop: a
+    /// request of 1 MiB (a run's input) held it ~40 ms.
     static let checkedOffLoopFrom = 64 << 10
     private static let checks = BlockingPool(name: "agent-control-check", width: 1)
 
@@ -282,15 +282,36 @@ final class ControlServer {
     private func answer(_ connection: Connection, _ response: JSONValue) {
         // The connection may have been closed meanwhile (and its number reused).
         guard connections[connection.fd] === connection, !connection.complete else { return }
+        // No partial line after the answer; still answering (not idle) until its text is made.
+        connection.complete = true
+        let limit = limits.maximumAnswerBytes
+        // A long answer (a run's output of a MiB) is written as text off the loop.
+        guard response.serializedLength(atMost: Self.checkedOffLoopFrom) == nil else {
+            connection.answering = false
+            return enqueue(connection, Self.line(response, limit: limit))
+        }
+        let fd = connection.fd
+        let write = LoopOwned({ [weak self] (bytes: [UInt8]) in
+            guard let self, connections[fd] === connection else { return }
+            connection.answering = false
+            enqueue(connection, bytes)
+        })
+        let inbox = loop.inbox
+        Self.checks.submit {
+            let bytes = Self.line(response, limit: limit)
+            inbox.post { write.value(bytes) }
+        }
+    }
+
+    /// The answer's line, or a refusal when it is longer than `limit`.
+    nonisolated static func line(_ response: JSONValue, limit: Int) -> [UInt8] {
         var bytes = response.serializedBytes()
-        if bytes.count > limits.maximumAnswerBytes {
+        if bytes.count > limit {
             bytes = JSONValue.object(["ok": false, "error": .string(
-                "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limits.maximumAnswerBytes); ask for less (a smaller limit)")]).serializedBytes()
+                "the answer is \(bytes.count) bytes, more than the control socket's limit of \(limit); ask for less (a smaller limit)")]).serializedBytes()
         }
         bytes.append(10)
-        connection.answering = false
-        connection.complete = true
-        enqueue(connection, bytes)
+        return bytes
     }
 
     /// Writes what the socket takes now; the rest goes out as the client reads it.
