@@ -40,6 +40,7 @@ enum TaskBench {
 
         measureAgent(environment, floorP50: floor.latencies.isEmpty ? nil : floor.latencies.median, into: &section)
         measureExecutors(environment, into: &section)
+        LargeInputBench.measure(environment, into: &section)
 
         // AGENT_BENCH_NO_BASELINES set: the runtime's figures alone (comparing two builds of it).
         if ProcessInfo.processInfo.environment["AGENT_BENCH_NO_BASELINES"] == nil {
