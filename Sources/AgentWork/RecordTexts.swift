@@ -8,17 +8,17 @@ package struct RecordTexts {
     /// The length of `data` in bytes.
     package let length: Int
 
-    /// The texts of `run`'s record (``TaskRun/storedBytes``): an input held as its text is put
-    /// in as it is, and left out of the record for lists when it is long.
+    /// The texts of `run`'s record (``TaskRun/storedBytes``): an input whose text is longer
+    /// than a list's member (as every input held as its text alone is) is put in as it is, and
+    /// left out of the record for lists.
     package init(_ run: TaskRun) {
-        guard let input = run.held.text else {
+        guard let input = run.held.text, input.count > RunListing.storedMemberLimit else {
             self.init(run.storedJSON)
             return
         }
         let record = run.storedRecord(withInput: false)
         let bytes = TaskRun.appending(input, as: "input", to: record)
-        let long = input.count > RunListing.storedMemberLimit ? ["input"] : []
-        self.init(bytes: bytes, listed: RunListing.listed(record, length: bytes.count, omitting: long))
+        self.init(bytes: bytes, listed: RunListing.listed(record, length: bytes.count, omitting: ["input"]))
     }
 
     package init(_ record: JSONValue) {

@@ -57,6 +57,7 @@ package struct RunInput: Sendable {
 extension RunInput: Equatable {
     /// Equal inputs, however each is held.
     package static func == (a: RunInput, b: RunInput) -> Bool {
-        a.value == b.value
+        if let x = a.text, let y = b.text, x == y { return true }
+        return a.value == b.value
     }
 }

@@ -210,6 +210,7 @@ extension TaskCoordinator {
         if let run = runs[id] { return done(run, nil) }
         guard let store else { return done(recent[id], nil) }
         let finished = recent[id]
+        let wasLetGo = letGo.contains(id)
         let reply = LoopOwned(done)
         let inbox = loop.inbox
         Task.detached {
@@ -220,10 +221,10 @@ extension TaskCoordinator {
             // answers leave it out), written here, off the loop.
             stored?.holdLargeInputAsText()
             // Not written yet (a run that ended within the commit interval, kept in memory or
-            // let go from it as large): wait for the writes; if they are not through in time (a
-            // long retention pass), memory answers.
+            // just let go from it as large): wait for the writes; if they are not through in
+            // time (a long retention pass), memory answers.
             var flushed = true
-            if stored == nil {
+            if stored == nil, wasLetGo || finished != nil {
                 flushed = await Self.flush(store)
                 do {
                     stored = try await store.run(id: id)
@@ -241,11 +242,15 @@ extension TaskCoordinator {
     /// Calls `done` with a finished run memory let go of, read from the store; a run the store
     /// lacks, or has unfinished, waits as in ``whenFinished(_:_:)``.
     func whenStored(_ id: String, _ done: @escaping (TaskRun) -> Void) {
+        // Waiting at once, so that an end while the store is read is not missed; called once.
+        let once = OnceFlag()
+        let call: (TaskRun) -> Void = { run in if once.claim() { done(run) } }
+        waiters[id, default: []].append(call)
         findRun(id) { [weak self] run, _ in
-            guard let self else { return }
-            if let run, run.status.isFinished, runs[id] == nil { return done(run) }
-            if runs[id] == nil, let run = recent[id] { return done(run) }
-            waiters[id, default: []].append(done)
+            guard let self, runs[id] == nil, let run = run ?? recent[id], run.status.isFinished else { return }
+            // Finished: no other end will come for it (other readers of the store have their own).
+            waiters[id] = nil
+            call(run)
         }
     }
 

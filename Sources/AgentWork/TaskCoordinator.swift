@@ -59,14 +59,17 @@ package final class TaskCoordinator {
     package var runningCount: [String: Int] = [:]
     /// Finished runs kept in memory (the newest ``recentLimit``): `task runs` without a store,
     /// and answers that must not wait for the store's writer.
-    package private(set) var recent: [String: TaskRun] = [:]
-    private var recentOrder: [String] = []
+    package internal(set) var recent: [String: TaskRun] = [:]
+    var recentOrder: [String] = []
     /// Without a store: the attempts of the runs in ``runs`` and ``recent``.
     package var attemptLog = AttemptLog()
-    private var recentStart = 0
+    var recentStart = 0
     /// The recent runs that are large (``recentLargeLimit``), oldest first from ``recentLargeStart``.
-    private var recentLarge: [String] = []
-    private var recentLargeStart = 0
+    var recentLarge: [String] = []
+    var recentLargeStart = 0
+    /// The ids of the runs last let go from ``recent`` as large (a miss of one waits for the
+    /// store's writes before it says "no run"), at most ``recentLimit``.
+    var letGo = LetGoRuns()
     package let recentLimit: Int
     /// Requests waiting for a run to finish (`--wait`).
     package var waiters: [String: [(TaskRun) -> Void]] = [:]
@@ -533,55 +536,6 @@ package final class TaskCoordinator {
         record(run, event: .task(status))
         if let list = waiters.removeValue(forKey: id) { for done in list { done(run) } }
         return run
-    }
-
-    package func remember(_ run: TaskRun) {
-        if recent[run.id] == nil {
-            if Self.isLarge(run) { rememberLarge(run.id) }
-            recentOrder.append(run.id)
-            if recentOrder.count - recentStart > recentLimit {
-                recent[recentOrder[recentStart]] = nil
-                attemptLog.forget(recentOrder[recentStart])
-                recentStart += 1
-                // Compact now and then, so that the list does not grow with the agent's life.
-                if recentStart > recentLimit {
-                    recentOrder.removeFirst(recentStart)
-                    recentStart = 0
-                }
-            }
-        }
-        var kept = run
-        // A large input as its text alone; a small one as its value (its runner had the text).
-        kept.held.compact()
-        kept.held.dropText()
-        recent[run.id] = kept
-    }
-
-    /// Finished runs with a large input or output kept in memory, at most: each may hold MBs
-    /// (a MiB of output is ~13 MB of values), and the store has them.
-    nonisolated package static let recentLargeLimit = 8
-
-    /// Whether `run` holds a large input (held as its text, or a value: a workflow step's) or
-    /// output.
-    nonisolated static func isLarge(_ run: TaskRun) -> Bool {
-        let limit = RunInput.textOnlyFrom
-        if run.held.isTextOnly || run.held.textBytes >= limit { return true }
-        return run.input.serializedLength(atMost: limit) == nil || run.output.map { $0.serializedLength(atMost: limit) == nil } == true
-    }
-
-    /// Counts a large run among the recent; the oldest past ``recentLargeLimit`` is let go
-    /// (`task show` then reads it from the store).
-    private func rememberLarge(_ id: String) {
-        recentLarge.append(id)
-        guard recentLarge.count - recentLargeStart > Self.recentLargeLimit else { return }
-        let gone = recentLarge[recentLargeStart]
-        recent[gone] = nil
-        attemptLog.forget(gone)
-        recentLargeStart += 1
-        if recentLargeStart > Self.recentLargeLimit {
-            recentLarge.removeFirst(recentLargeStart)
-            recentLargeStart = 0
-        }
     }
 
     /// Records the run's change in the store (unless `persist` is false: the store has it

@@ -49,6 +49,9 @@ final class ControlServer {
         var answering = false
         /// The answer's line is in `output`: the connection closes once it is written.
         var complete = false
+        /// The answer was given (its line may still be being made off the loop): no partial
+        /// line after it.
+        var answered = false
         /// The descriptor is watched for room to write (what the client has not taken yet).
         var watchingWrites = false
         var lastActivity = EventLoop.now()
@@ -227,13 +230,13 @@ final class ControlServer {
         }
     }
 
-    /// Lines this long or longer are read and checked, and answers written, off the loop: a
-    /// request of 1 MiB (a run's input) held it ~40 ms.
+    /// Request lines this long or longer are read and checked, and answers made into text, off
+    /// the loop: a request of 1 MiB (a run's input) held it ~40 ms.
     static let checkedOffLoopFrom = 64 << 10
-    private static let checks = BlockingPool(name: "agent-control-check", width: 1)
+    nonisolated static let checks = BlockingPool(name: "agent-control-check", width: 1)
 
     /// Reads and checks a request line (off the loop when it is long), then hands it on with
-    /// its peer's name; a line that is not JSON is answered at once.
+    /// its peer's name; a line that is not JSON is answered without the name.
     private func check(_ line: [UInt8], of connection: Connection) {
         let fd = connection.fd
         let proceed = { [weak self] (checked: Result<Result<CheckedRequest, CommandError>, CommandError>) in
@@ -271,7 +274,7 @@ final class ControlServer {
 
     /// A line before the answer (a piece of a chat answer), when the client keeps up.
     private func partial(_ connection: Connection, _ piece: JSONValue) {
-        guard connections[connection.fd] === connection, !connection.complete,
+        guard connections[connection.fd] === connection, !connection.answered,
               connection.output.count - connection.written < Self.maximumPartialBacklog else { return }
         var bytes = piece.serializedBytes()
         bytes.append(10)
@@ -281,26 +284,32 @@ final class ControlServer {
     /// Writes the answer's line after any partial ones; the connection closes once it is out.
     private func answer(_ connection: Connection, _ response: JSONValue) {
         // The connection may have been closed meanwhile (and its number reused).
-        guard connections[connection.fd] === connection, !connection.complete else { return }
-        // No partial line after the answer; still answering (not idle) until its text is made.
-        connection.complete = true
+        guard connections[connection.fd] === connection, !connection.answered else { return }
+        // No partial line after the answer; still answering (not idle, not closed once the
+        // partial lines are out) until its line is made.
+        connection.answered = true
         let limit = limits.maximumAnswerBytes
-        // A long answer (a run's output of a MiB) is written as text off the loop.
+        // A long answer (a run's output of a MiB) is made as text off the loop.
         guard response.serializedLength(atMost: Self.checkedOffLoopFrom) == nil else {
-            connection.answering = false
-            return enqueue(connection, Self.line(response, limit: limit))
+            return complete(connection, Self.line(response, limit: limit))
         }
         let fd = connection.fd
         let write = LoopOwned({ [weak self] (bytes: [UInt8]) in
             guard let self, connections[fd] === connection else { return }
-            connection.answering = false
-            enqueue(connection, bytes)
+            complete(connection, bytes)
         })
         let inbox = loop.inbox
         Self.checks.submit {
             let bytes = Self.line(response, limit: limit)
             inbox.post { write.value(bytes) }
         }
+    }
+
+    /// Queues the answer's line: the connection closes once it is written.
+    private func complete(_ connection: Connection, _ line: [UInt8]) {
+        connection.answering = false
+        connection.complete = true
+        enqueue(connection, line)
     }
 
     /// The answer's line, or a refusal when it is longer than `limit`.

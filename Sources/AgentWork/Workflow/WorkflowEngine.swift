@@ -524,14 +524,19 @@ package final class WorkflowEngine {
     }
 
     /// Finished runs with a large input or step output kept in memory, at most (the store has
-    /// them; without one they are gone). 30 runs of a MiB's input through one step held 740 MB.
+    /// the others; without one they are gone, as runs past ``recentLimit`` are). 30 runs of a
+    /// MiB's input through one step held 740 MB.
     nonisolated package static let recentLargeLimit = 8
 
-    /// Whether a finished run holds an input or a step output of 16 KiB or more of JSON.
+    /// Whether a finished run holds an input, a step output or a step's details (a task step's
+    /// input) of 16 KiB or more of JSON. Each is measured up to that much only.
     nonisolated static func isLarge(_ run: WorkflowRun, _ steps: [WorkflowStepRecord]) -> Bool {
         let limit = RunInput.textOnlyFrom
         return run.input.serializedLength(atMost: limit) == nil
-            || steps.contains { $0.output.map { $0.serializedLength(atMost: limit) == nil } == true }
+            || steps.contains { step in
+                step.output.map { $0.serializedLength(atMost: limit) == nil } == true
+                    || (!step.detail.isEmpty && JSONValue.object(step.detail).serializedLength(atMost: limit) == nil)
+            }
     }
 
     /// Counts a large run among the recent; past ``recentLargeLimit``, the oldest the store has

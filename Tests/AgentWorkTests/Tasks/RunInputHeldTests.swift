@@ -78,6 +78,18 @@ import Testing
         #expect(!small.held.isTextOnly)
     }
 
+    /// A small input with its text beside a long output: the record for lists keeps the input
+    /// (it once lost it, reading back as `{}`).
+    @Test func aSmallInputWithItsTextStaysInTheRecordForListsBesideALongOutput() throws {
+        var run = TaskRun(id: "r-1", task: "t", input: ["n": 1], requestedBy: .http)
+        run.held.setText(Array(#"{"n":1}"#.utf8), keepingValue: true)
+        run.output = .string(String(repeating: "x", count: 20_000))
+        let texts = RecordTexts(run)
+        let listed = try JSONValue.parse(try #require(texts.listed))
+        #expect(listed["input"] == ["n": 1] && listed["omitted"] == ["output"], "\(listed)")
+        #expect(try JSONValue.parse(texts.data)["input"] == ["n": 1])
+    }
+
     @LoopActor func coordinator(limit: Int) -> TaskCoordinator {
         let coordinator = TaskCoordinator(loop: loop, store: nil, logger: Logger(label: "test"))
         coordinator.register(runner, for: "command")
