@@ -220,6 +220,21 @@ import Testing
         #expect(try agent.control(["stop"]).status == 0)
     }
 
+    /// `stop` trusted the pidfile alone: one removed by hand said "not running" while the agent
+    /// ran on. The agent answering on the run folder's socket is stopped now, and waited for.
+    @Test func stopFindsTheAgentOnItsSocketWhenItsPidfileWasRemoved() throws {
+        let agent = try Agent(Self.twoProcesses)
+        #expect(try agent.control(["start", "--no-build"]).status == 0)
+        let pidfile = agent.directory + "/.agent/run/agent.pid"
+        let pid = try #require(Int32(String(contentsOfFile: pidfile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        try FileManager.default.removeItem(atPath: pidfile)
+        let stopped = try agent.control(["stop"])
+        #expect(stopped.status == 0, "\(stopped)")
+        #expect(stopped.stdout.contains("but pid \(pid) answers on") && stopped.stdout.contains("stopped (pid \(pid))"), "\(stopped)")
+        #expect(!AgentRun.isAlive(pid), "the agent still runs after its stop")
+        #expect(try agent.control(["stop"]).stdout.contains("not running"))
+    }
+
     @Test func socketPathLongerThanTheUnixLimitWorks() throws {
         var deep = TestPaths.temporaryDirectory("long")
         while deep.utf8.count < 150 { deep += "/a-rather-long-folder-name" }

@@ -110,14 +110,26 @@ public struct AgentDaemon {
 
     /// Asks the agent to stop every worker and exit; waits until it has.
     public func stop(timeout: Double = 120) -> Int32 {
-        guard let pid = Pidfile.holder(of: paths.pidfile) else {
-            Self.say("not running (no live agent holds \(paths.pidfile))")
+        let holder = Pidfile.holder(of: paths.pidfile)
+        // The agent that answers on this run folder's socket, whatever the pidfile says: a
+        // pidfile removed by hand said "not running" while the agent ran.
+        let answered = try? ControlClient.send(StatusCommand.request(NoFields()), paths: paths, timeout: 5)
+        let answering = answered?["ok"] == true ? answered?["pid"]?.numberValue?.intValue.flatMap { Int32(exactly: $0) } : nil
+        guard let pid = answering ?? holder else {
+            Self.say("not running (no live agent holds \(paths.pidfile), nothing answers on \(paths.socketPath))")
             return AgentLauncher.ExitCode.success
         }
+        if let answering, answering != holder {
+            Self.say(holder.map { "the pidfile \(paths.pidfile) names pid \($0), not the agent on \(paths.socketPath) (pid \(answering)): stopping the latter" }
+                     ?? "no live agent holds \(paths.pidfile), but pid \(answering) answers on \(paths.socketPath): stopping it")
+        }
+        if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
         do {
             let answer = try ControlClient.send(StopCommand.request(NoFields()), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
         } catch {
+            // A stopped agent would take a SIGTERM only once resumed: said, nothing signalled.
+            if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
             // The socket is gone but the process lives: fall back to SIGTERM, only for a pid
             // this user wrote (another user's pidfile could name any process).
             if let doubt = Pidfile.doubt(paths.pidfile) {
@@ -126,8 +138,10 @@ public struct AgentDaemon {
             kill(pid, SIGTERM)
         }
         let deadline = EventLoop.now() + timeout
-        while Pidfile.holder(of: paths.pidfile) != nil {
+        // Until its pidfile is free too: a `start` right after (`restart`) takes it.
+        while ProcStat.isAlive(pid) || Pidfile.holder(of: paths.pidfile) == pid {
             guard EventLoop.now() < deadline else { return Self.fail("the agent (pid \(pid)) is still running after \(timeout.compactText) s") }
+            if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
             usleep(20_000)
         }
         Self.say("stopped (pid \(pid))")
@@ -146,13 +160,15 @@ public struct AgentDaemon {
         do {
             answer = try ControlClient.send(StatusCommand.request(NoFields()), paths: paths)
         } catch {
+            // An agent that does not answer (stopped, or busy past the timeout) is running: 1,
+            // as the exit status table says, not 3.
             if json {
-                print(JSONValue.object(["ok": false, "running": false, "error": .string(error.description)]).serialized())
+                print(JSONValue.object(["ok": false, "running": .bool(!error.isNotRunning), "error": .string(error.description)]).serialized())
             } else {
                 // The error says it ("the agent is not running (…)", "… did not answer …") once.
                 Self.say(error.description)
             }
-            return AgentLauncher.ExitCode.notRunning
+            return error.isNotRunning ? AgentLauncher.ExitCode.notRunning : AgentLauncher.ExitCode.failure
         }
         // A refusal (e.g. the agent is at its limit of control connections) is not a status:
         // it printed an empty table ("agent pid ?, up ?") and exited 0.

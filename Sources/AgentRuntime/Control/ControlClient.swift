@@ -1,6 +1,7 @@
 import AgentBase
 import AgentCore
 import AgentLoop
+import AgentSupervision
 import CAgentSystem
 import Foundation
 import JSONSchema
@@ -32,10 +33,14 @@ public enum ControlClient {
             throw ControlError("the request is \(bytes.count) bytes; the control socket takes requests of at most \(maximumRequestBytes) bytes (1 MiB and 64 KiB)")
         }
         bytes.append(10)
+        // Before the request is written: a stopped agent would do it once resumed, after its
+        // client had said it failed (a `stop` that said "stopped" stopped it at its SIGCONT).
+        if let error = stoppedError(paths) { throw error }
         ControlServer.writeAll(fd, bytes)
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         let deadline = EventLoop.now() + timeout
+        var nextStopCheck = EventLoop.now() + 1
         while true {
             while let end = response.firstIndex(of: 10) {
                 let line = try parse(response[..<end])
@@ -45,10 +50,20 @@ public enum ControlClient {
                 guard line["partial"] != nil, line["ok"] == nil else { return line }
                 partial?(line)
             }
-            let remaining = deadline - EventLoop.now()
+            let now = EventLoop.now()
+            let remaining = deadline - now
             guard remaining > 0 else { throw ControlError("the agent did not answer within \(timeout.compactText) s") }
+            // A supervisor stopped by SIGSTOP (or ctrl-Z) holds its socket open and never
+            // answers: `status` and `stop` waited their whole timeout without saying why.
+            if now >= nextStopCheck {
+                nextStopCheck = now + 1
+                if var error = stoppedError(paths) {
+                    error.description += "; what was asked waits on its socket and is done once it is resumed"
+                    throw error
+                }
+            }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, Saturating.pollTimeout(remaining)) <= 0 { continue }
+            if poll(&poller, 1, Saturating.pollTimeout(min(remaining, nextStopCheck - now))) <= 0 { continue }
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
@@ -61,6 +76,13 @@ public enum ControlClient {
             }
             response.append(contentsOf: chunk[0..<n])
         }
+    }
+
+    /// The error for an agent whose process (`pid`, else the pidfile's) is stopped (state T
+    /// or t in /proc), nil otherwise.
+    static func stoppedError(_ paths: AgentPaths, pid: Int32? = nil) -> ControlError? {
+        guard let pid = pid ?? Pidfile.holder(of: paths.pidfile), ProcStat.isStopped(pid) else { return nil }
+        return ControlError("the agent (pid \(pid)) is stopped (a SIGSTOP, ctrl-Z in its terminal, or a debugger) and answers nothing until it is resumed: `kill -CONT \(pid)` resumes it")
     }
 
     private static func parse(_ line: ArraySlice<UInt8>) throws(ControlError) -> JSONValue {

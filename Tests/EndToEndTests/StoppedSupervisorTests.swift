@@ -1,0 +1,45 @@
+import AgentTestSupport
+import Foundation
+import Testing
+
+/// A supervisor stopped by SIGSTOP (ctrl-Z in its terminal) holds its control socket open and
+/// never answers: `status` waited its 30 s and said only that it did not answer, exit 3 ("not
+/// running"), and `stop` sent a SIGTERM the stopped process could not take and waited 120 s.
+/// Both say now that it is stopped and how to resume it, and signal nothing.
+@Suite(.ownThreads) struct StoppedSupervisorTests {
+    static func state(_ pid: Int32) -> Character? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(close, offsetBy: 2)...].first
+    }
+
+    @Test func statusAndStopOfAStoppedAgentSaySoAtOnceAndSignalNothing() throws {
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        let pid = agent.process.processIdentifier
+        defer {
+            kill(pid, SIGCONT)
+            _ = agent.stop()
+        }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
+        kill(pid, SIGSTOP)
+        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) == "T" })
+
+        let status = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
+        #expect(status.status == 1, "\(status)")
+        #expect(status.stdout.contains("the agent (pid \(pid)) is stopped") && status.stdout.contains("kill -CONT \(pid)"), "\(status)")
+        let json = try runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile], timeout: 120)
+        #expect(json.status == 1 && json.stdout.contains(#""running":true"#) && json.stdout.contains("is stopped"), "\(json)")
+
+        let stop = try runProgram("agent-control", ["stop", "--settings", agent.settingsFile], timeout: 120)
+        #expect(stop.status == 1, "\(stop)")
+        #expect(stop.stderr.contains("the agent (pid \(pid)) is stopped"), "\(stop)")
+        // Nothing was signalled: resumed, it runs on and answers.
+        kill(pid, SIGCONT)
+        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) != "T" })
+        let resumed = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(agent.process.isRunning)
+        #expect(agent.stop() == 0, "\(agent.transcript)")
+    }
+}
