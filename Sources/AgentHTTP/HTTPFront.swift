@@ -137,6 +137,10 @@ public final class HTTPFront: AgentFront, Sendable {
         }
         state.withLock { $0.task = task; $0.group = group; $0.executor = executor; $0.services = services }
         let port = try awaitListening(api, "", settings.host, pointer: "/http/listen")
+        if let warning = DescriptorBudget.warning(maximumConnections: settings.maximumConnections,
+                                                  health: health == nil ? 0 : Self.healthConnections) {
+            context.logger.warning("\(warning)")
+        }
         state.withLock { $0.port = port }
         if let health, let host = settings.healthHost {
             let port = try awaitListening(health, "health checks (GET /livez, GET /readyz) ", host, pointer: "/http/health_listen")
