@@ -52,17 +52,25 @@ package final class WorkerOutputReader {
         process.outputs[index].line.removeAll(keepingCapacity: true)
         process.outputs[index].length = 0
         processLog.append(process.name, process.outputs[index].stream, line, length: length)
-        let now = EventLoop.now()
-        var allowance = allowances[process.name] ?? RateAllowance(burst: Self.logBurst, perSecond: Self.logBytesPerSecond, now: now)
-        // A line costs its bytes and a little more (so that empty lines count too).
-        let kept = allowance.take(Double(line.utf8.count + 64), now: now)
-        let leftOut = kept ? allowance.takeLeftOut() : 0
-        allowances[process.name] = allowance
-        guard kept else { return }
-        if leftOut > 0 {
-            logger.warning("\(leftOut) line\(leftOut == 1 ? "" : "s") of output of \(process.name) left out of this log (more than \(Int(Self.logBytesPerSecond) >> 10) KiB a second after a burst of \(Int(Self.logBurst) >> 20) MiB); `agent-control logs \(process.name)` keeps its newest lines")
-        }
+        guard admitsToLog(process.name, bytes: line.utf8.count) else { return }
         logger.info("\(line)", metadata: ["process": "\(process.name)", "stream": "output"])
+    }
+
+    /// Whether a line of `bytes` from the process named `name` may go into the agent's log: its
+    /// output, its `log` calls and its messages share one allowance (a module calling `log` or
+    /// `send_message` in a loop filled the log and its rotations in 10–20 s). The lines left
+    /// out are counted in the next line let through.
+    package func admitsToLog(_ name: String, bytes: Int) -> Bool {
+        let now = EventLoop.now()
+        var allowance = allowances[name] ?? RateAllowance(burst: Self.logBurst, perSecond: Self.logBytesPerSecond, now: now)
+        // A line costs its bytes and a little more (so that empty lines count too).
+        let kept = allowance.take(Double(bytes + 64), now: now)
+        let leftOut = kept ? allowance.takeLeftOut() : 0
+        allowances[name] = allowance
+        if leftOut > 0 {
+            logger.warning("\(leftOut) line\(leftOut == 1 ? "" : "s") of output, log calls and messages of \(name) left out of this log (more than \(Int(Self.logBytesPerSecond) >> 10) KiB a second after a burst of \(Int(Self.logBurst) >> 20) MiB); `agent-control logs \(name)` keeps its newest output lines")
+        }
+        return kept
     }
 
     private func split(_ bytes: UnsafeRawBufferPointer, of process: SupervisedProcess, _ index: Int) {

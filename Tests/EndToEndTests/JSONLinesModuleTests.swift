@@ -42,6 +42,22 @@ import Testing
         #expect(output.contains("/process_types/mon/settings/properties/x/pattern"), "\(output)")
     }
 
+    /// The module's process gets its schema's defaults filled in; a default the schema itself
+    /// refuses reached the module unchecked. It is an issue of the settings now, at the
+    /// setting's pointer, naming the module.
+    @Test func aDefaultTheModulesOwnSchemaRefusesIsAnIssueAtItsSetting() throws {
+        let settings = #""settings": {"type": "object", "properties": {"port": {"type": "integer", "default": "eighty"}, "host": {"type": "string", "default": "localhost"}}}"#
+        let manifest = Fixture.manifest(name: "baddefault", types: [("bad_default", "datasource", "feed.py", settings)])
+        let directory = try Fixture.write(name: "baddefault", manifest: manifest, files: ["feed.py": Fixture.prelude])
+        try #"{"enabled_modules": ["baddefault"], "processes": {"a": {"type": "bad_default"}, "b": {"type": "bad_default", "port": 8080}}}"#
+            .write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try runProgram("validate-settings", ["--settings", directory + "/settings.json", "--no-build"])
+        let output = result.stdout + result.stderr
+        #expect(result.status == 2, "\(output)")
+        #expect(output.contains("/processes/a/port") && output.contains("the default that module baddefault declares for this setting fails its own schema"), "\(output)")
+        #expect(!output.contains("/processes/b/port"), "a process that sets it is valid: \(output)")
+    }
+
     @Test func aProcessOfAProgramModuleIsValidatedAgainstItsManifestSchema() throws {
         let directory = try Fixture.write(name: "pyfeed", manifest: Self.feedManifest, files: ["feed.py": Self.trades])
         try #"{"enabled_modules": ["pyfeed"], "processes": {"a": {"type": "py_trades", "pair": 7, "cnt": 1}, "b": {"type": "py_trades", "pair": "ETH/USD"}}}"#
@@ -271,9 +287,43 @@ import Testing
         let flood = run.stderrLines.filter { $0.contains("EEEEEEEEEE") }.count
         let allowed = (Double(4 << 20) + Double(64 << 10) * elapsed) / 10_064
         #expect(flood < 1000 && Double(flood) <= allowed + 1, "\(flood) lines of 10 KB in \(elapsed) s")
-        #expect(run.stderrLines.contains { $0.contains("of output of din left out of this log") && $0.contains("agent-control logs din") }, "\(run.transcript.suffix(3000))")
+        #expect(run.stderrLines.contains { $0.contains("of output, log calls and messages of din left out of this log") && $0.contains("agent-control logs din") }, "\(run.transcript.suffix(3000))")
         let logs = try runProgram("agent-control", ["logs", "din", "--settings", run.settingsFile])
         #expect(logs.stdout.contains("the flood is over"), "\(logs.stdout.suffix(500))\(logs.stderr)")
+        #expect(run.stop() == 0)
+    }
+
+    /// A program sending messages in a loop filled the agent's log and its rotations in 10–20 s:
+    /// the stderr cap did not cover them. A process's messages and `log` calls share its
+    /// output's allowance now.
+    @Test func aProgramFloodingMessagesIsHeldToItsShareOfTheAgentsLog() throws {
+        let chatty = Fixture.prelude + """
+            import threading
+            send({"ready": True})
+            for i in range(1000):
+                send({"message": {"text": "M" * 10000}})
+            def tick():
+                while True:
+                    time.sleep(0.5)
+                    sys.stderr.write("tick\\n")
+                    sys.stderr.flush()
+            threading.Thread(target=tick, daemon=True).start()
+            for frame in frames():
+                if frame.get("stop"):
+                    break
+
+            """
+        let manifest = Fixture.manifest(name: "chatty", types: [("chatty", "datasource", "chatty.py", "")])
+        let directory = try Fixture.write(name: "chatty", manifest: manifest, files: ["chatty.py": chatty])
+        let began = Date()
+        let run = try agent(directory, modules: #"["chatty"]"#, processes: #""din": {"type": "chatty"}"#, quiet: true)
+        // Said at the first line let through after some were left out: a tick.
+        let warning = run.waitForLine(onStderr: true, timeout: 120) { $0.contains("of output, log calls and messages of din left out of this log") }
+        let elapsed = Date().timeIntervalSince(began)
+        #expect(warning != nil, "\(run.transcript.suffix(3000))")
+        let flood = run.stdoutLines.filter { $0.contains("MMMMMMMMMM") }.count
+        let allowed = (Double(4 << 20) + Double(64 << 10) * elapsed) / 10_065
+        #expect(flood > 0 && flood < 1000 && Double(flood) <= allowed + 1, "\(flood) messages of 10 KB in \(elapsed) s")
         #expect(run.stop() == 0)
     }
 

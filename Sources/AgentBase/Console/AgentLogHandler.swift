@@ -36,17 +36,22 @@ public struct AgentLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var all = metadata
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
-        let process = all.removeValue(forKey: "process").map { "[\($0)] " } ?? ""
+        let tag = all.removeValue(forKey: "process")
+        let process = tag.map { "[\($0)] " } ?? ""
+        // A process's line is a module's text (its output, its `log` calls): an escape
+        // sequence in it recoloured or cleared the terminal of whoever read the log, a line
+        // break forged a line of the supervisor's own.
+        let message = tag == nil ? event.message.description : TerminalText.shown(event.message.description, keepingLines: false)
         let rest = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         if journal {
             // The journal stamps the time and reads the priority.
-            emit(JournalStream.prefixed("\(process)\(event.message)\(rest)", priority: JournalStream.priority(event.level)) + "\n")
+            emit(JournalStream.prefixed("\(process)\(message)\(rest)", priority: JournalStream.priority(event.level)) + "\n")
             return
         }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let time = ConsoleOutput.timestamp(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), full: true)
-        let line = "\(style.paint(time, .dim)) \(style.level(event.level)) \(process)\(event.message)\(rest)\n"
+        let line = "\(style.paint(time, .dim)) \(style.level(event.level)) \(process)\(message)\(rest)\n"
         emit(line)
     }
 

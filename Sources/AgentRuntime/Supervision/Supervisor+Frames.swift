@@ -133,7 +133,7 @@ extension Supervisor {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let now = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-        console.message(source: process.name, level: level, text: text, timeNanoseconds: now)
+        if outputReader.admitsToLog(process.name, bytes: body.count) { console.message(source: process.name, level: level, text: text, timeNanoseconds: now) }
         if let outputs, outputs.wants(.message) {
             outputs.publish(.message(source: process.name, level: level, text: text, time: now))
         }
@@ -142,6 +142,7 @@ extension Supervisor {
 
     /// A line for the agent's log, at the level its first byte says.
     private func received(log body: UnsafeRawBufferPointer, from process: SupervisedProcess) {
+        guard outputReader.admitsToLog(process.name, bytes: body.count) else { return }
         let text = String(decoding: body.dropFirst(), as: UTF8.self)
         let level: Logger.Level = switch Int(body.first ?? 1) {
         case 0: .debug
