@@ -275,6 +275,7 @@ public final class AgentStore: Sendable {
         var unwrittenJournaled = Set<String>()
         // Whether the log said that `max_bytes` is passed with no event left to delete.
         var sizeWarned = false
+        var file = StoreFileIdentity(path: path)
         while true {
             // Kept changes are tried again when the retry is due.
             let due = retention.due
@@ -303,6 +304,7 @@ public final class AgentStore: Sendable {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     let mark = taken.journaled > journalMark && runJournal.marks ? taken.journaled : nil
+                    try file?.check(now: ProcessInfo.processInfo.systemUptime)
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch, journalMark: mark)
                     if let mark {

@@ -1,0 +1,52 @@
+@testable import AgentStore
+import AgentTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// A store whose file was removed (or replaced) under a running agent went on writing into the
+/// removed file and acknowledging it: all of it was gone at the next start, which made a new,
+/// empty store. The writer notices within a second, stops acknowledging, and says what to do.
+@Suite(.ownThreads) struct StoreFileRemovedTests {
+    /// Writes until one is refused (the check looks once a second); whether one was.
+    static func writesUntilRefused(_ store: AgentStore) -> Bool {
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            if !ChatLineDropTests.written(store) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    @Test func aRemovedStoreFileStopsTheAcknowledgementsAndSaysHowToKeepItsHistory() throws {
+        let directory = TestPaths.temporaryDirectory("store-removed")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/agent.sqlite"
+        let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        #expect(ChatLineDropTests.written(store))
+        try FileManager.default.removeItem(atPath: path)
+        #expect(Self.writesUntilRefused(store))
+        let reason = store.statistics.degraded ?? ""
+        #expect(reason.contains("the database file \(path) was removed while the agent ran") && reason.contains("agent-control restart"), "\(reason)")
+        #expect(reason.contains("cp /proc/\(getpid())/fd/"), "\(reason)")
+        // Nor once the retry is due: the path is looked at again, and the write fails again.
+        let deadline = Date().addingTimeInterval(120)
+        while store.statistics.writeErrors < 2, Date() < deadline { #expect(!ChatLineDropTests.written(store)) }
+        #expect(store.statistics.writeErrors >= 2, "\(store.statistics)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aReplacedStoreFileIsNotWrittenThroughTheOldOne() throws {
+        let directory = TestPaths.temporaryDirectory("store-replaced")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/agent.sqlite"
+        let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
+        defer { store.close() }
+        #expect(ChatLineDropTests.written(store))
+        try FileManager.default.removeItem(atPath: path)
+        try Data("another file".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(Self.writesUntilRefused(store))
+        #expect(store.statistics.degraded?.contains("was replaced by another file") == true, "\(store.statistics)")
+    }
+}
