@@ -293,9 +293,18 @@ public struct SettingsValidator {
             return [SettingsIssue(file: file, pointer: process.pointer + "/type",
                                   message: "the settings schema of \"\(type.type)\" in module \(module.name) is invalid (\(error)); fix the module", process: process.name)]
         case .success(let validator):
-            return validator.validate(.object(process.moduleSettings)).map { error in
+            let given = validator.validate(.object(process.moduleSettings)).map { error in
                 SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation,
                               message: Self.withHostKeyHint(error, properties: type.settingsSchema["properties"]?.objectValue?.keys ?? []),
+                              process: process.name)
+            }
+            guard given.isEmpty else { return given }
+            // The module gets its schema's defaults filled in: a default its own schema refuses
+            // reached the module unchecked (a string where it declared an integer).
+            let filled = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings))
+            return validator.validate(filled).map { error in
+                SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation,
+                              message: "the default that module \(module.name) declares for this setting fails its own schema: \(error.message); set it here, or fix the module's schema",
                               process: process.name)
             }
         }
