@@ -276,6 +276,8 @@ public final class AgentStore: Sendable {
         // Whether the log said that `max_bytes` is passed with no event left to delete.
         var sizeWarned = false
         var file = StoreFileIdentity(path: path)
+        // Whether the last look found the file gone: nothing is written, retention included.
+        var fileGone = false
         while true {
             // Kept changes are tried again when the retry is due.
             let due = retention.due
@@ -304,7 +306,16 @@ public final class AgentStore: Sendable {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     let mark = taken.journaled > journalMark && runJournal.marks ? taken.journaled : nil
-                    try file?.check(now: ProcessInfo.processInfo.systemUptime)
+                    do {
+                        try file?.check(now: ProcessInfo.processInfo.systemUptime)
+                        fileGone = false
+                    } catch {
+                        // Everything into the main file, once: then a copy of the removed file
+                        // (`/proc/PID/fd/N`, as the message says) holds every commit.
+                        if !fileGone { _ = try? database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } }
+                        fileGone = true
+                        throw error
+                    }
                     let outcome = try write(committedEvents.isEmpty ? batch : batch + [PendingEvents.Chunk(committedEvents.map(\.event))], stateBatch.map { ($0.process, $0.data) }, historyBatch, retained.runs + runBatch, scheduleBatch.map(\.change),
                                             memoryBatch.map(\.write), retained.workflows + workflowBatch.map(\.change), chatBatch, journalMark: mark)
                     if let mark {
@@ -347,7 +358,7 @@ public final class AgentStore: Sendable {
             // Settled once this batch's outcome is told (see ``whenWritten(_:)``), before the
             // retention's deletes: a reader waits for the writes queued before it, not for those.
             if !taken.isEmpty { queued.withLock { $0.writing = false } }
-            if Date() >= retention.due {
+            if Date() >= retention.due, !fileGone {
                 // A pass cut short is due again at once, after the writes queued meanwhile.
                 if enforceRetention(sizeWarned: &sizeWarned) { retention.passed(at: Date()) }
             }
@@ -481,7 +492,11 @@ public final class AgentStore: Sendable {
             return queued.stats.degraded == nil
         }
         if first {
-            logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
+            if error is StoreFileIdentity.Gone {
+                logger.error("store: \(reason). The agent keeps running.")
+            } else {
+                logger.error("store: cannot write to \(path): \(reason). Events are not stored until this is fixed (retrying every 5 s); the agent keeps running.")
+            }
         }
     }
 

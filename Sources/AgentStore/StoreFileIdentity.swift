@@ -41,6 +41,9 @@ struct StoreFileIdentity: Sendable {
         checkedAt = now
         var info = stat()
         let exists = stat(path, &info) == 0
+        // Only a path that names nothing is a removed file: a permission taken away, or a
+        // network file system's passing error, says nothing of it.
+        if !exists, errno != ENOENT, errno != ENOTDIR { return }
         guard !exists || UInt64(info.st_dev) != device || UInt64(info.st_ino) != inode else { return }
         checkedAt = -Double.infinity
         throw Gone(path: path, replaced: exists, stillOpenAt: Self.openDescriptor(device: device, inode: inode))

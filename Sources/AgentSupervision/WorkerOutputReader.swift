@@ -6,9 +6,10 @@ import Logging
 /// Reads what workers write on their stdout and stderr pipes, line by line: each line goes to
 /// the log (tagged with the process and the stream) and to the process's own log
 /// (`agent-control logs`). Lines longer than 64 KiB are cut, their length kept. The agent's log
-/// takes a burst of ``logBurst`` bytes of a process's output, then ``logBytesPerSecond``: one
-/// module flooding its stderr rotated 60 MB of log in 0.2 s, pushing every line of the
-/// supervisor's own out of it. Lines left out are counted there; the process's log has them.
+/// takes a burst of ``logBurst`` bytes of a process's output (its `log` calls and messages
+/// counted too, see ``admitsToLog(_:bytes:)``), then ``logBytesPerSecond``: one module flooding
+/// its stderr rotated 60 MB of log in 0.2 s, pushing every line of the supervisor's own out of
+/// it. Lines left out are counted there; the process's log has its output's lines.
 @LoopActor
 package final class WorkerOutputReader {
     private let loop: EventLoop

@@ -202,6 +202,13 @@ long agent_peer_uid(int fd) {
     return (long)credentials.uid;
 }
 
+long agent_peer_pid(int fd) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 || credentials.pid <= 0) return -1;
+    return (long)credentials.pid;
+}
+
 void agent_set_thread_name(const char *name) {
     char buf[16];
     strncpy(buf, name, sizeof(buf) - 1);

@@ -34,9 +34,9 @@ import Testing
         #expect(line.filter { $0 == "\n" }.count == 1 && !line.contains("\u{1B}"))
     }
 
-    @Test func theSupervisorsOwnLinesAreWrittenAsTheyAre() throws {
-        let line = try Self.logged("plain text, nothing to escape", process: "din")
-        #expect(line.hasSuffix("[din] plain text, nothing to escape\n"), "\(line.debugDescription)")
+    @Test func aTabAndTheSupervisorsOwnLinesAreWrittenAsTheyAre() throws {
+        let line = try Self.logged("plain text, nothing to escape\tbut a tab", process: "din")
+        #expect(line.hasSuffix("[din] plain text, nothing to escape\tbut a tab\n"), "\(line.debugDescription)")
         let own = try Self.logged("settings:\n  a line of a report", process: nil)
         #expect(own.hasSuffix("settings:\n  a line of a report\n"), "\(own.debugDescription)")
     }

@@ -1,6 +1,7 @@
 @testable import AgentStore
 import AgentTestSupport
 import Foundation
+import GRDB
 import Logging
 import Testing
 
@@ -30,6 +31,13 @@ import Testing
         let reason = store.statistics.degraded ?? ""
         #expect(reason.contains("the database file \(path) was removed while the agent ran") && reason.contains("agent-control restart"), "\(reason)")
         #expect(reason.contains("cp /proc/\(getpid())/fd/"), "\(reason)")
+        // The copy the message advises holds what was written: the WAL was checkpointed into it.
+        let source = try #require(reason.range(of: "cp ").map { reason[$0.upperBound...].prefix { $0 != " " } })
+        let copy = directory + "/saved.sqlite"
+        // Its content, as `cp` reads it (FileManager would copy the /proc link itself).
+        try Data(contentsOf: URL(fileURLWithPath: String(source))).write(to: URL(fileURLWithPath: copy))
+        let saved = try DatabaseQueue(path: copy)
+        #expect(try saved.read { try String.fetchOne($0, sql: "SELECT value FROM chat_preferences WHERE user = 'probe'") } == "{}")
         // Nor once the retry is due: the path is looked at again, and the write fails again.
         let deadline = Date().addingTimeInterval(120)
         while store.statistics.writeErrors < 2, Date() < deadline { #expect(!ChatLineDropTests.written(store)) }

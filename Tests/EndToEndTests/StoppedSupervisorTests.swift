@@ -37,9 +37,13 @@ import Testing
         // Nothing was signalled: resumed, it runs on and answers.
         kill(pid, SIGCONT)
         #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) != "T" })
-        let resumed = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
+        let resumed = try runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile], timeout: 120)
         #expect(resumed.status == 0, "\(resumed)")
+        let answer = try JSONSerialization.jsonObject(with: Data(resumed.stdout.utf8)) as? [String: Any]
+        // Not stopping: no stop request waited on its socket for the SIGCONT.
+        #expect(answer?["ok"] as? Bool == true && answer?["stopping"] as? Bool != true, "\(resumed)")
         #expect(agent.process.isRunning)
+        #expect(!agent.stderrLines.contains { $0.contains("stop requested") || $0.contains("stopping all processes") }, "\(agent.transcript)")
         #expect(agent.stop() == 0, "\(agent.transcript)")
     }
 }

@@ -59,9 +59,13 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while !Self.ownThreadsOnceEach(pid), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         let names = ProcFacts.threadNames(pid)
-        for name in ["agent-process", "agent-reader", "agent-writer"] {
+        for name in ["agent-reader", "agent-writer"] {
             #expect(names.filter { $0 == name }.count == 1, "\(name) in \(names)")
         }
+        // A dispatch thread that "agent-process" starts carries its name until it runs a block:
+        // on a loaded machine dispatch may start one and leave it idle past the wait (a CI run:
+        // [… "agent-process", "-qos.overcommit", "agent-process"]). Neither is a thread of ours.
+        #expect(names.contains("agent-process"), "threads: \(names)")
         // The main thread keeps the program's name; no other thread of the worker's own (the
         // SIGTERM watcher was one) is left unnamed. Dispatch's threads carry their queue's name.
         #expect(names.filter { $0 == "agent-worker" }.count == 1, "threads: \(names)")

@@ -41,7 +41,7 @@ public struct AgentLogHandler: LogHandler {
         // A process's line is a module's text (its output, its `log` calls): an escape
         // sequence in it recoloured or cleared the terminal of whoever read the log, a line
         // break forged a line of the supervisor's own.
-        let message = tag == nil ? event.message.description : TerminalText.shown(event.message.description, keepingLines: false)
+        let message = tag == nil ? event.message.description : TerminalText.shownOnOneLine(event.message.description)
         let rest = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         if journal {
             // The journal stamps the time and reads the priority.

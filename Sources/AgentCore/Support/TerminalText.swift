@@ -12,13 +12,23 @@ public enum TerminalText {
 
     /// `text` with every control written as `\u{…}`; `\n` and `\t` kept when `keepingLines`.
     public static func shown(_ text: String, keepingLines: Bool = true) -> String {
+        shown(text) { keepingLines && ($0 == "\n" || $0 == "\t") }
+    }
+
+    /// `text` on one line: every control written as `\u{…}` but the tab (a log file's line,
+    /// where a stack trace's indentation is kept).
+    public static func shownOnOneLine(_ text: String) -> String {
+        shown(text) { $0 == "\t" }
+    }
+
+    private static func shown(_ text: String, keeping: (Unicode.Scalar) -> Bool) -> String {
         // Every control is a byte below 0x20, DEL, or starts with 0xC2 (C1), 0xD8 (U+061C) or
         // 0xE2 (the bidirectional marks): text without them is returned after one byte scan.
         guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }),
-              text.unicodeScalars.contains(where: { isControl($0) && !(keepingLines && ($0 == "\n" || $0 == "\t")) }) else { return text }
+              text.unicodeScalars.contains(where: { isControl($0) && !keeping($0) }) else { return text }
         var shown = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if isControl(scalar), !(keepingLines && (scalar == "\n" || scalar == "\t")) {
+            if isControl(scalar), !keeping(scalar) {
                 shown.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
             } else {
                 shown.append(scalar)

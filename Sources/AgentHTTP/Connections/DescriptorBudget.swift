@@ -15,7 +15,7 @@ enum DescriptorBudget {
         guard needed > limit else { return nil }
         return """
             http: max_connections (\(maximumConnections)) does not fit the \(limit) descriptors the agent may open \
-            (ulimit -n): with the agent's own \(reserved) (and four a worker) it needs at least \(needed); past the limit new \
+            (ulimit -n): with the agent's own \(reserved) it needs at least \(needed), and each worker takes four more; past the limit new \
             connections wait unanswered. Raise the limit (LimitNOFILE= in the service unit, ulimit -n) or lower \
             http.max_connections (/http/max_connections)
             """

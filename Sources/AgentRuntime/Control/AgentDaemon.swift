@@ -111,10 +111,9 @@ public struct AgentDaemon {
     /// Asks the agent to stop every worker and exit; waits until it has.
     public func stop(timeout: Double = 120) -> Int32 {
         let holder = Pidfile.holder(of: paths.pidfile)
-        // The agent that answers on this run folder's socket, whatever the pidfile says: a
+        // The agent listening on this run folder's socket, whatever the pidfile says: a
         // pidfile removed by hand said "not running" while the agent ran.
-        let answered = try? ControlClient.send(StatusCommand.request(NoFields()), paths: paths, timeout: 5)
-        let answering = answered?["ok"] == true ? answered?["pid"]?.numberValue?.intValue.flatMap { Int32(exactly: $0) } : nil
+        let answering = ControlClient.listenerPID(paths)
         guard let pid = answering ?? holder else {
             Self.say("not running (no live agent holds \(paths.pidfile), nothing answers on \(paths.socketPath))")
             return AgentLauncher.ExitCode.success
@@ -128,8 +127,11 @@ public struct AgentDaemon {
             let answer = try ControlClient.send(StopCommand.request(NoFields()), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
         } catch {
-            // A stopped agent would take a SIGTERM only once resumed: said, nothing signalled.
-            if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
+            // A stopped agent would take a SIGTERM only once resumed: said, nothing signalled
+            // (the request's error says whether the stop was written and waits for it).
+            if let stopped = ControlClient.stoppedError(paths, pid: pid) {
+                return Self.fail(error.description.contains("is stopped") ? error.description : stopped.description)
+            }
             // The socket is gone but the process lives: fall back to SIGTERM, only for a pid
             // this user wrote (another user's pidfile could name any process).
             if let doubt = Pidfile.doubt(paths.pidfile) {
@@ -138,8 +140,11 @@ public struct AgentDaemon {
             kill(pid, SIGTERM)
         }
         let deadline = EventLoop.now() + timeout
-        // Until its pidfile is free too: a `start` right after (`restart`) takes it.
-        while ProcStat.isAlive(pid) || Pidfile.holder(of: paths.pidfile) == pid {
+        let started = ProcStat.read(pid)?.startTime
+        // Until its pidfile is free too: a `start` right after (`restart`) takes it. The same
+        // process (its start time): a pid used again meanwhile is not waited for.
+        func runs() -> Bool { ProcStat.read(pid).map { $0.state != "Z" && $0.state != "X" && $0.startTime == started } ?? false }
+        while runs() || Pidfile.holder(of: paths.pidfile) == pid {
             guard EventLoop.now() < deadline else { return Self.fail("the agent (pid \(pid)) is still running after \(timeout.compactText) s") }
             if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
             usleep(20_000)

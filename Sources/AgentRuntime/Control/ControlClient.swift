@@ -20,6 +20,8 @@ public enum ControlClient {
         let directoryFD = agent_open_directory(paths.runDirectory)
         guard directoryFD >= 0 else { throw ControlError("the agent is not running (no run directory \(paths.runDirectory))", isNotRunning: true) }
         defer { close(directoryFD) }
+        // Before the connect too: a stopped agent's listen backlog fills, and a connect blocks.
+        if let error = stoppedError(paths) { throw error }
         let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
         guard fd >= 0 else {
             let code = errno
@@ -35,12 +37,17 @@ public enum ControlClient {
         bytes.append(10)
         // Before the request is written: a stopped agent would do it once resumed, after its
         // client had said it failed (a `stop` that said "stopped" stopped it at its SIGCONT).
-        if let error = stoppedError(paths) { throw error }
+        // The listener's pid from the kernel: the pidfile may be gone, or name another agent.
+        let listener = agent_peer_pid(fd)
+        let agent = listener > 0 ? Int32(clamping: listener) : nil
+        if let error = stoppedError(paths, pid: agent) { throw error }
         ControlServer.writeAll(fd, bytes)
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         let deadline = EventLoop.now() + timeout
         var nextStopCheck = EventLoop.now() + 1
+        // Seen stopped at consecutive checks: a moment's stop (ctrl-Z then `fg`) is waited out.
+        var seenStopped = 0
         while true {
             while let end = response.firstIndex(of: 10) {
                 let line = try parse(response[..<end])
@@ -57,9 +64,14 @@ public enum ControlClient {
             // answers: `status` and `stop` waited their whole timeout without saying why.
             if now >= nextStopCheck {
                 nextStopCheck = now + 1
-                if var error = stoppedError(paths) {
-                    error.description += "; what was asked waits on its socket and is done once it is resumed"
-                    throw error
+                if var error = stoppedError(paths, pid: agent) {
+                    seenStopped += 1
+                    if seenStopped >= 3 {
+                        error.description += "; what was asked waits on its socket and is done once it is resumed"
+                        throw error
+                    }
+                } else {
+                    seenStopped = 0
                 }
             }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -78,11 +90,24 @@ public enum ControlClient {
         }
     }
 
-    /// The error for an agent whose process (`pid`, else the pidfile's) is stopped (state T
-    /// or t in /proc), nil otherwise.
+    /// The error for an agent whose process (`pid`, else the pidfile's) is stopped by a signal
+    /// (state T in /proc; not a tracer's passing stop, t), nil otherwise.
     static func stoppedError(_ paths: AgentPaths, pid: Int32? = nil) -> ControlError? {
-        guard let pid = pid ?? Pidfile.holder(of: paths.pidfile), ProcStat.isStopped(pid) else { return nil }
-        return ControlError("the agent (pid \(pid)) is stopped (a SIGSTOP, ctrl-Z in its terminal, or a debugger) and answers nothing until it is resumed: `kill -CONT \(pid)` resumes it")
+        guard let pid = pid ?? Pidfile.holder(of: paths.pidfile), ProcStat.read(pid)?.state == "T" else { return nil }
+        return ControlError("the agent (pid \(pid)) is stopped (a SIGSTOP, or ctrl-Z in its terminal) and answers nothing until it is resumed: `kill -CONT \(pid)` resumes it")
+    }
+
+    /// The pid of the process listening on the control socket (the kernel's word, in this pid
+    /// namespace), nil when nothing listens. Nothing is sent.
+    static func listenerPID(_ paths: AgentPaths) -> Int32? {
+        let directoryFD = agent_open_directory(paths.runDirectory)
+        guard directoryFD >= 0 else { return nil }
+        defer { close(directoryFD) }
+        let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let pid = agent_peer_pid(fd)
+        return pid > 0 ? Int32(clamping: pid) : nil
     }
 
     private static func parse(_ line: ArraySlice<UInt8>) throws(ControlError) -> JSONValue {

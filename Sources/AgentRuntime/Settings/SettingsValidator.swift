@@ -293,19 +293,24 @@ public struct SettingsValidator {
             return [SettingsIssue(file: file, pointer: process.pointer + "/type",
                                   message: "the settings schema of \"\(type.type)\" in module \(module.name) is invalid (\(error)); fix the module", process: process.name)]
         case .success(let validator):
-            let given = validator.validate(.object(process.moduleSettings)).map { error in
+            let issues = validator.validate(.object(process.moduleSettings)).map { error in
                 SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation,
                               message: Self.withHostKeyHint(error, properties: type.settingsSchema["properties"]?.objectValue?.keys ?? []),
                               process: process.name)
             }
-            guard given.isEmpty else { return given }
+            guard issues.isEmpty else { return issues }
             // The module gets its schema's defaults filled in: a default its own schema refuses
             // reached the module unchecked (a string where it declared an integer).
-            let filled = SchemaDefaults.apply(type.settingsSchema, to: .object(process.moduleSettings))
+            let given = JSONValue.object(process.moduleSettings)
+            let filled = SchemaDefaults.apply(type.settingsSchema, to: given)
+            guard filled != given else { return [] }
             return validator.validate(filled).map { error in
-                SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation,
-                              message: "the default that module \(module.name) declares for this setting fails its own schema: \(error.message); set it here, or fix the module's schema",
-                              process: process.name)
+                // A value there that the file did not give is the module's default.
+                let isDefault = JSONPointer(error.instanceLocation).map { $0.resolve(in: given) == nil } ?? false
+                let message = isDefault
+                    ? "the default that module \(module.name) declares for this setting fails its own schema: \(error.message); set it here, or fix the module's schema"
+                    : "with the defaults that module \(module.name) declares filled in, the settings fail its own schema: \(error.message); set the settings it fills in here, or fix the module's schema"
+                return SettingsIssue(file: file, pointer: process.pointer + error.instanceLocation, message: message, process: process.name)
             }
         }
     }

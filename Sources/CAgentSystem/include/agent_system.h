@@ -174,6 +174,9 @@ int agent_open_directory(const char *path);
 int agent_accept(int fd);
 /// The user id of a Unix socket's peer (SO_PEERCRED), or -1.
 long agent_peer_uid(int fd);
+/// The process id of a Unix socket's peer (SO_PEERCRED: for a client, the listener's, in the
+/// caller's pid namespace), or -1.
+long agent_peer_pid(int fd);
 
 /** Sets the calling thread's name (15 bytes max), for ps/top. */
 void agent_set_thread_name(const char *name);
