@@ -19,42 +19,44 @@ import Testing
         return false
     }
 
-    @Test func aRemovedStoreFileStopsTheAcknowledgementsAndSaysHowToKeepItsHistory() throws {
-        let directory = TestPaths.temporaryDirectory("store-removed")
+    /// A store written once, its file then removed (and `replacement` written in its place),
+    /// written to until a write is refused; `body` gets the store, its folder and its path.
+    static func removedUnderIt(_ name: String, replacement: Data? = nil, _ body: (AgentStore, String, String) throws -> Void) throws {
+        let directory = TestPaths.temporaryDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/agent.sqlite"
         let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
         defer { store.close() }
         #expect(ChatLineDropTests.written(store))
         try FileManager.default.removeItem(atPath: path)
+        if let replacement { try replacement.write(to: URL(fileURLWithPath: path)) }
         #expect(Self.writesUntilRefused(store))
-        let reason = store.statistics.degraded ?? ""
-        #expect(reason.contains("the database file \(path) was removed while the agent ran") && reason.contains("agent-control restart"), "\(reason)")
-        #expect(reason.contains("cp /proc/\(getpid())/fd/"), "\(reason)")
-        // The copy the message advises holds what was written: the WAL was checkpointed into it.
-        let source = try #require(reason.range(of: "cp ").map { reason[$0.upperBound...].prefix { $0 != " " } })
-        let copy = directory + "/saved.sqlite"
-        // Its content, as `cp` reads it (FileManager would copy the /proc link itself).
-        try Data(contentsOf: URL(fileURLWithPath: String(source))).write(to: URL(fileURLWithPath: copy))
-        let saved = try DatabaseQueue(path: copy)
-        #expect(try saved.read { try String.fetchOne($0, sql: "SELECT value FROM chat_preferences WHERE user = 'probe'") } == "{}")
-        // Nor once the retry is due: the path is looked at again, and the write fails again.
-        let deadline = Date().addingTimeInterval(120)
-        while store.statistics.writeErrors < 2, Date() < deadline { #expect(!ChatLineDropTests.written(store)) }
-        #expect(store.statistics.writeErrors >= 2, "\(store.statistics)")
-        #expect(!FileManager.default.fileExists(atPath: path))
+        try body(store, directory, path)
+    }
+
+    @Test func aRemovedStoreFileStopsTheAcknowledgementsAndSaysHowToKeepItsHistory() throws {
+        try Self.removedUnderIt("store-removed") { store, directory, path in
+            let reason = store.statistics.degraded ?? ""
+            #expect(reason.contains("the database file \(path) was removed while the agent ran") && reason.contains("agent-control restart"), "\(reason)")
+            #expect(reason.contains("cp /proc/\(getpid())/fd/"), "\(reason)")
+            // The copy the message advises holds what was written: the WAL was checkpointed into it.
+            let source = try #require(reason.range(of: "cp ").map { reason[$0.upperBound...].prefix { $0 != " " } })
+            let copy = directory + "/saved.sqlite"
+            // Its content, as `cp` reads it (FileManager would copy the /proc link itself).
+            try Data(contentsOf: URL(fileURLWithPath: String(source))).write(to: URL(fileURLWithPath: copy))
+            let saved = try DatabaseQueue(path: copy)
+            #expect(try saved.read { try String.fetchOne($0, sql: "SELECT value FROM chat_preferences WHERE user = 'probe'") } == "{}")
+            // Nor once the retry is due: the path is looked at again, and the write fails again.
+            let deadline = Date().addingTimeInterval(120)
+            while store.statistics.writeErrors < 2, Date() < deadline { #expect(!ChatLineDropTests.written(store)) }
+            #expect(store.statistics.writeErrors >= 2, "\(store.statistics)")
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
     }
 
     @Test func aReplacedStoreFileIsNotWrittenThroughTheOldOne() throws {
-        let directory = TestPaths.temporaryDirectory("store-replaced")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/agent.sqlite"
-        let store = try AgentStore(path: path, settings: StoreSettings(), logger: Logger(label: "test"))
-        defer { store.close() }
-        #expect(ChatLineDropTests.written(store))
-        try FileManager.default.removeItem(atPath: path)
-        try Data("another file".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(Self.writesUntilRefused(store))
-        #expect(store.statistics.degraded?.contains("was replaced by another file") == true, "\(store.statistics)")
+        try Self.removedUnderIt("store-replaced", replacement: Data("another file".utf8)) { store, _, _ in
+            #expect(store.statistics.degraded?.contains("was replaced by another file") == true, "\(store.statistics)")
+        }
     }
 }
