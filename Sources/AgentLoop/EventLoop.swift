@@ -63,6 +63,8 @@ package final class EventLoop {
     package nonisolated static let edgeTriggered = UInt32(EPOLLET.rawValue)
     /// Reported whatever the interest: the other end is gone, or the fd failed.
     package nonisolated static let hangup = UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)
+    /// The other end shut its writing down (a socket's half close), asked for with ``readable``.
+    package nonisolated static let peerClosed = UInt32(EPOLLRDHUP.rawValue)
 
     /// Monotonic time in seconds.
     package nonisolated static func now() -> Double {

@@ -147,7 +147,9 @@ package struct DeliveryWriter {
     /// found it full.
     package static func interest(of process: SupervisedProcess) -> UInt32 {
         let reads = process.pauseCount == 0 && (process.emitRing == nil || process.awaitingSocketFrames > 0)
-        return (reads ? EventLoop.readable : 0) | (process.waitingForWritable ? EventLoop.writable : 0)
+        // Not reading, its half close is still watched: a worker that shut its end and ran on
+        // showed `running` for ever.
+        return (reads ? EventLoop.readable : EventLoop.peerClosed) | (process.waitingForWritable ? EventLoop.writable : 0)
     }
 
     /// Watches the worker's socket for what ``interest(of:)`` says now.

@@ -1,4 +1,5 @@
 @testable import AgentBase
+@testable import AgentCommands
 @testable import AgentLoop
 @testable import AgentSupervision
 import Foundation
@@ -31,7 +32,15 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         // Refused with a code and a message, as the socket answers it.
         guard !refusal.message.isEmpty else { fatalError("a refusal without a message: \(refusal)") }
         return 0
-    case .request(let request):
+    case .line(let line):
+        // A line that is not JSON is answered with its refusal, as the socket answers it.
+        let request: Result<CheckedRequest, CommandError>
+        switch ControlServer.checked(line) {
+        case .failure(let notJSON):
+            guard !notJSON.message.isEmpty else { fatalError("a refusal without a message: \(notJSON)") }
+            return 0
+        case .success(let checked): request = checked
+        }
         // A control request that stops the agent or reloads it would end this supervisor's
         // usefulness for the next input; both are answered by a fresh one each time.
         let supervisor = Supervisor.make(configuration: SupervisorConfiguration(workerPath: "/nonexistent/agent-worker", environment: [:]),
@@ -48,7 +57,7 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             return answers
         }
         guard answers.count == 1, answers[0]["ok"]?.boolValue != nil else {
-            fatalError("\(answers.count) answers to \(request.serialized()): \(answers.map { $0.serialized() })")
+            fatalError("\(answers.count) answers to \(String(decoding: line, as: UTF8.self)): \(answers.map { $0.serialized() })")
         }
         _ = answers[0].serialized()
     }

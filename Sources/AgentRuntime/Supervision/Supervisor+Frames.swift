@@ -13,11 +13,12 @@ extension Supervisor {
             markDirty(process)
         }
         guard events & ~EventLoop.writable != 0 else { return }
-        if events & EventLoop.hangup != 0, process.emitRing != nil || process.pauseCount > 0 {
-            // The worker is gone, and this turn reads nothing here (it reads the ring first, or
-            // it is paused): its reap drains the rest, and until then the hang-up must not wake
-            // the loop again and again.
+        if events & (EventLoop.hangup | EventLoop.peerClosed) != 0, process.emitRing != nil || process.pauseCount > 0 {
+            // The worker is gone or shut its end, and this turn reads nothing here (it reads the ring first, or
+            // it is paused): its reap drains the rest. The hang-up must not wake the loop again and again (a half
+            // close spun it at 100 %), nor a worker that runs on stay mute (it is killed).
             loop.unregister(process.channelFD)
+            deadlines.channelClosed(process)
             return
         }
         drainChannel(process)
@@ -75,8 +76,8 @@ extension Supervisor {
             let n = read(fd, readBuffer.baseAddress, readBuffer.count)
             if n < 0, errno == EINTR { continue }
             if n <= 0 {
-                // EOF: the worker closed its end; its pidfd will report the exit.
-                if n == 0 { loop.unregister(fd) }
+                // EOF: the worker closed its end; its pidfd reports the exit (or it is killed).
+                if n == 0 { loop.unregister(fd); deadlines.channelClosed(process) }
                 return
             }
             guard feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n])) else { return }

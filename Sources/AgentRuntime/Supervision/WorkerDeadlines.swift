@@ -44,6 +44,27 @@ final class WorkerDeadlines {
         }
     }
 
+    /// How long a worker whose channel closed may take to exit before it is killed (seconds):
+    /// an exit closes the channel first, and its reap follows within moments.
+    static let closedChannelGrace = 2.0
+
+    /// The worker's end of its channel closed (EOF). A worker that exits is reaped within
+    /// moments; one that runs on (a module closed the descriptor, or every descriptor it did
+    /// not know) can neither emit nor answer, and showed `running` for ever: killed, and
+    /// restarted as its policy says.
+    func channelClosed(_ process: SupervisedProcess) {
+        let pid = process.pid
+        loop.schedule(after: Self.closedChannelGrace) { [weak self, weak process] in
+            guard let self, let process, process.hasWorker, process.pid == pid, process.killReason == nil,
+                  process.state == .running || process.state == .starting,
+                  // On its way out on a slow machine: its exit is reported as it was.
+                  !ProcStat.isDying(pid) else { return }
+            logger.error("the worker (pid \(pid)) closed its channel to the supervisor but runs on: it can neither emit nor answer; killing it (a module must not close descriptors it did not open)",
+                         metadata: ["process": "\(process.name)"])
+            kill(process, "closed its channel to the supervisor")
+        }
+    }
+
     /// Schedules the next deadline check, as rarely as the tightest deadline allows.
     func schedule() {
         guard timer == nil else { return }
