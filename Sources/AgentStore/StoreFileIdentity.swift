@@ -29,9 +29,19 @@ struct StoreFileIdentity: Sendable {
         var stillOpenAt: String?
 
         var description: String {
-            let copy = stillOpenAt.map { " (copy it first from \($0) if its history matters: `cp \($0) \(path).saved`)" } ?? ""
+            let copy = stillOpenAt.map { " (copy it first from \($0) if its history matters: `cp \($0) \(StoreFileIdentity.savedCopy(of: path))`)" } ?? ""
             return "the database file \(path) was \(replaced ? "replaced by another file" : "removed") while the agent ran: what is written to it now would be lost at the next start, so nothing more is stored or acknowledged. Restart the agent (`agent-control restart`) to store again\(copy)"
         }
+    }
+
+    /// Where to advise a copy: beside the database, or in the nearest folder still there (the
+    /// whole `.agent/data` may have been removed).
+    static func savedCopy(of path: String) -> String {
+        var folder = (path as NSString).deletingLastPathComponent
+        while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        return (folder.isEmpty ? "." : folder == "/" ? "" : folder) + "/" + (path as NSString).lastPathComponent + ".saved"
     }
 
     /// Throws ``Gone`` when the path no longer names the file opened; looks at most once a

@@ -18,6 +18,8 @@ package final class WorkerOutputReader {
     private var buffer = [UInt8](repeating: 0, count: 64 << 10)
     /// What each process may still write into the agent's log, by process name.
     private var allowances: [String: RateAllowance] = [:]
+    /// When each process's lines left out were last said (monotonic seconds).
+    private var leftOutSaid: [String: Double] = [:]
     package static let logBurst = Double(4 << 20)
     package static let logBytesPerSecond = Double(64 << 10)
 
@@ -66,7 +68,10 @@ package final class WorkerOutputReader {
         var allowance = allowances[name] ?? RateAllowance(burst: Self.logBurst, perSecond: Self.logBytesPerSecond, now: now)
         // A line costs its bytes and a little more (so that empty lines count too).
         let kept = allowance.take(Double(bytes + 64), now: now)
-        let leftOut = kept ? allowance.takeLeftOut() : 0
+        // Said at most once a second: one line let through in ten at the steady rate said it.
+        let due = now - (leftOutSaid[name] ?? -.infinity) >= 1
+        let leftOut = kept && due ? allowance.takeLeftOut() : 0
+        if leftOut > 0 { leftOutSaid[name] = now }
         allowances[name] = allowance
         if leftOut > 0 {
             logger.warning("\(leftOut) line\(leftOut == 1 ? "" : "s") of output, log calls and messages of \(name) left out of this log (more than \(Int(Self.logBytesPerSecond) >> 10) KiB a second after a burst of \(Int(Self.logBurst) >> 20) MiB); `agent-control logs \(name)` keeps its newest output lines")

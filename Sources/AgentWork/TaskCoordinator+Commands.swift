@@ -197,7 +197,7 @@ extension TaskCoordinator {
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
     nonisolated package static func storeError(_ outcome: String) -> CommandError {
-        .unavailable("the store cannot write now, so the \(outcome): see the agent's log and `agent-control status` (store.degraded); try again once it writes again (it retries every 5 s)",
+        .unavailable("the store cannot write now, so the \(outcome): `agent-control status` (store.degraded) and the agent's log say why and what to do; try again once it writes again (it retries every 5 s, but a store whose file was removed needs a restart)",
                      retryAfter: 5)
     }
 

@@ -173,7 +173,9 @@ int agent_unix_socket(int directory_fd, const char *name, int listen_mode) {
     address.sun_family = AF_UNIX;
     int n = snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d/%s", directory_fd, name);
     if (n < 0 || (size_t)n >= sizeof(address.sun_path)) { errno = ENAMETOOLONG; return -1; }
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* A client connects without blocking: a listener whose queue is full (a stopped agent's)
+       answers EAGAIN at once rather than holding the caller for ever. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (listen_mode ? 0 : SOCK_NONBLOCK), 0);
     if (fd < 0) return -1;
     if (listen_mode) {
         /* The umask makes the socket 0600 from the start: no window where others may connect. */
@@ -181,7 +183,7 @@ int agent_unix_socket(int directory_fd, const char *name, int listen_mode) {
         int rc = bind(fd, (struct sockaddr *)&address, sizeof(address));
         umask(previous);
         if (rc != 0 || listen(fd, 64) != 0) { int saved = errno; close(fd); errno = saved; return -1; }
-    } else if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
+    } else if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0 || fcntl(fd, F_SETFL, 0) != 0) {
         int saved = errno; close(fd); errno = saved; return -1;
     }
     return fd;

@@ -235,6 +235,21 @@ import Testing
         #expect(try agent.control(["stop"]).stdout.contains("not running"))
     }
 
+    /// `restart` (its stop) with AGENT_PIDFILE naming another agent's pidfile stopped that
+    /// other agent when this one was not running. A pidfile's pid is this agent's only when
+    /// that process holds this run folder.
+    @Test func stopLeavesAnotherAgentNamedByTheGivenPidfileAlone() throws {
+        let mine = try Agent(Self.twoProcesses), other = try Agent(Self.twoProcesses)
+        #expect(try other.control(["start", "--no-build"]).status == 0)
+        let otherPidfile = other.directory + "/.agent/run/agent.pid"
+        let otherPID = try #require(Pidfile.holder(of: otherPidfile))
+        mine.extra = ["--pidfile", otherPidfile]
+        let stopped = try mine.control(["stop"])
+        #expect(stopped.status == 0 && stopped.stdout.contains("names pid \(otherPID), an agent of another run folder, left alone"), "\(stopped)")
+        #expect(AgentRun.isAlive(otherPID), "the other agent was stopped")
+        #expect(try other.control(["stop"]).status == 0)
+    }
+
     @Test func socketPathLongerThanTheUnixLimitWorks() throws {
         var deep = TestPaths.temporaryDirectory("long")
         while deep.utf8.count < 150 { deep += "/a-rather-long-folder-name" }

@@ -46,4 +46,37 @@ import Testing
         #expect(!agent.stderrLines.contains { $0.contains("stop requested") || $0.contains("stopping all processes") }, "\(agent.transcript)")
         #expect(agent.stop() == 0, "\(agent.transcript)")
     }
+
+    /// Each call against a stopped agent leaves a connection in its socket's queue, never
+    /// accepted: past 64 a client's connect blocked for ever (the adversary's 66th `status`
+    /// hung). It is refused at once and tried for 10 s, then said; the pidfile removed, so that
+    /// the socket's listener is all there is to go by.
+    @Test func callsPastAStoppedAgentsFullQueueAreSaidNotHung() throws {
+        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#,
+                                 arguments: ["--no-build", "--quiet"])
+        let pid = agent.process.processIdentifier
+        defer {
+            kill(pid, SIGCONT)
+            _ = agent.stop()
+        }
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
+        try FileManager.default.removeItem(atPath: agent.directory + "/.agent/run/agent.pid")
+        kill(pid, SIGSTOP)
+        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) == "T" })
+        var last: ProgramResult?
+        for _ in 0..<80 {
+            let status = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
+            #expect(status.status == 1, "\(status)")
+            last = status
+            if status.stdout.contains("takes no connection") { break }
+        }
+        #expect(last?.stdout.contains("its queue is full, so the agent is stopped") == true, "\(String(describing: last))")
+        let stop = try runProgram("agent-control", ["stop", "--settings", agent.settingsFile], timeout: 120)
+        #expect(stop.status == 1 && stop.stderr.contains("takes no connection"), "\(stop)")
+        kill(pid, SIGCONT)
+        #expect(OutputTestSupport.waitUntil(timeout: 60) {
+            (try? runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120).status) == 0
+        }, "\(agent.transcript)")
+        #expect(agent.stop() == 0, "\(agent.transcript)")
+    }
 }

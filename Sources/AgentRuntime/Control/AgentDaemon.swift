@@ -110,19 +110,25 @@ public struct AgentDaemon {
 
     /// Asks the agent to stop every worker and exit; waits until it has.
     public func stop(timeout: Double = 120) -> Int32 {
-        let holder = Pidfile.holder(of: paths.pidfile)
+        let pidfilePID = Pidfile.holder(of: paths.pidfile)
+        // The pidfile's agent only when it is this run folder's: `restart` with AGENT_PIDFILE
+        // naming another agent's pidfile stopped that other agent.
+        let holder = pidfilePID.flatMap { Self.isAgent(of: paths, pid: $0) ? $0 : nil }
+        if let holder, let stopped = ControlClient.stoppedError(paths, pid: holder) { return Self.fail(stopped.description) }
         // The agent listening on this run folder's socket, whatever the pidfile says: a
         // pidfile removed by hand said "not running" while the agent ran.
-        let answering = ControlClient.listenerPID(paths)
+        let answering: Int32?
+        do { answering = try ControlClient.listenerPID(paths) } catch { return Self.fail(error.description) }
         guard let pid = answering ?? holder else {
-            Self.say("not running (no live agent holds \(paths.pidfile), nothing answers on \(paths.socketPath))")
+            let other = pidfilePID.map { "; \(paths.pidfile) names pid \($0), an agent of another run folder, left alone" } ?? ""
+            Self.say("not running (no live agent of \(paths.runDirectory) holds \(paths.pidfile), nothing answers on \(paths.socketPath)\(other))")
             return AgentLauncher.ExitCode.success
         }
-        if let answering, answering != holder {
-            Self.say(holder.map { "the pidfile \(paths.pidfile) names pid \($0), not the agent on \(paths.socketPath) (pid \(answering)): stopping the latter" }
+        if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
+        if let answering, answering != pidfilePID {
+            Self.say(pidfilePID.map { "the pidfile \(paths.pidfile) names pid \($0), not the agent on \(paths.socketPath) (pid \(answering)): stopping the latter" }
                      ?? "no live agent holds \(paths.pidfile), but pid \(answering) answers on \(paths.socketPath): stopping it")
         }
-        if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
         do {
             let answer = try ControlClient.send(StopCommand.request(NoFields()), paths: paths)
             guard answer["ok"] == true else { return Self.fail(answer["error"]?.stringValue ?? "the agent refused to stop") }
@@ -151,6 +157,18 @@ public struct AgentDaemon {
         }
         Self.say("stopped (pid \(pid))")
         return AgentLauncher.ExitCode.success
+    }
+
+    /// Whether process `pid` is the agent of this run folder: an agent keeps its run folder
+    /// open (for its control socket).
+    static func isAgent(of paths: AgentPaths, pid: Int32) -> Bool {
+        var folder = stat()
+        guard stat(paths.runDirectory, &folder) == 0 else { return false }
+        let descriptors = "/proc/\(pid)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []).contains { name in
+            var info = stat()
+            return stat(descriptors + "/" + name, &info) == 0 && info.st_dev == folder.st_dev && info.st_ino == folder.st_ino
+        }
     }
 
     public func restart() -> Int32 {

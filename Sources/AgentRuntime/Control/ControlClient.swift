@@ -22,9 +22,10 @@ public enum ControlClient {
         defer { close(directoryFD) }
         // Before the connect too: a stopped agent's listen backlog fills, and a connect blocks.
         if let error = stoppedError(paths) { throw error }
-        let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
+        let fd = connect(directoryFD, paths, within: min(timeout, 10))
         guard fd >= 0 else {
             let code = errno
+            if code == EAGAIN { throw fullQueue(paths) }
             let absent = code == ENOENT || code == ECONNREFUSED
             let reason = absent ? "nothing listens on \(paths.socketPath)" : String(cString: strerror(code))
             throw ControlError("the agent is not running (\(reason))", isNotRunning: absent)
@@ -97,13 +98,29 @@ public enum ControlClient {
         return ControlError("the agent (pid \(pid)) is stopped (a SIGSTOP, or ctrl-Z in its terminal) and answers nothing until it is resumed: `kill -CONT \(pid)` resumes it")
     }
 
+    private static func fullQueue(_ paths: AgentPaths) -> ControlError {
+        ControlError("the agent's control socket \(paths.socketPath) takes no connection: its queue is full, so the agent is stopped (SIGSTOP: `kill -CONT` its pid resumes it) or does not keep up; nothing was sent")
+    }
+
+    /// A connection to the control socket; while the listener's queue is full (EAGAIN), tried
+    /// again for `seconds`. -1 with errno otherwise.
+    private static func connect(_ directoryFD: Int32, _ paths: AgentPaths, within seconds: Double) -> Int32 {
+        let deadline = EventLoop.now() + seconds
+        while true {
+            let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
+            guard fd < 0, errno == EAGAIN, EventLoop.now() < deadline else { return fd }
+            usleep(20_000)
+        }
+    }
+
     /// The pid of the process listening on the control socket (the kernel's word, in this pid
-    /// namespace), nil when nothing listens. Nothing is sent.
-    static func listenerPID(_ paths: AgentPaths) -> Int32? {
+    /// namespace), nil when nothing listens; throws when its queue stays full. Nothing is sent.
+    static func listenerPID(_ paths: AgentPaths) throws(ControlError) -> Int32? {
         let directoryFD = agent_open_directory(paths.runDirectory)
         guard directoryFD >= 0 else { return nil }
         defer { close(directoryFD) }
-        let fd = agent_unix_socket(directoryFD, paths.socketName, 0)
+        let fd = connect(directoryFD, paths, within: 2)
+        if fd < 0, errno == EAGAIN { throw fullQueue(paths) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         let pid = agent_peer_pid(fd)

@@ -164,7 +164,8 @@ int agent_pipe_cloexec(int fds[2]);
 
 /** Binds (listen = 1) or connects (listen = 0) a Unix stream socket at `directory_fd`/`name`,
     through /proc/self/fd so that paths longer than sun_path's 108 bytes work. Returns the
-    socket (close-on-exec) or -1 with errno. A listening socket gets mode 0600. */
+    socket (close-on-exec) or -1 with errno. A listening socket gets mode 0600. A connect does
+    not wait: a listener whose queue is full gives EAGAIN (the socket returned blocks). */
 int agent_unix_socket(int directory_fd, const char *name, int listen);
 
 /** open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a handle on a directory for agent_unix_socket. */
