@@ -245,7 +245,9 @@ import Testing
         let otherPID = try #require(Pidfile.holder(of: otherPidfile))
         mine.extra = ["--pidfile", otherPidfile]
         let stopped = try mine.control(["stop"])
-        #expect(stopped.status == 0 && stopped.stdout.contains("names pid \(otherPID), an agent of another run folder, left alone"), "\(stopped)")
+        #expect(stopped.status == 1 && stopped.stderr.contains("names pid \(otherPID), which is not the agent of") && stopped.stderr.contains("nothing was signalled"), "\(stopped)")
+        let restarted = try mine.control(["restart", "--no-build"])
+        #expect(restarted.status == 1 && !restarted.stdout.contains("started"), "\(restarted)")
         #expect(AgentRun.isAlive(otherPID), "the other agent was stopped")
         #expect(try other.control(["stop"]).status == 0)
     }

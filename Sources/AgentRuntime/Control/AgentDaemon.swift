@@ -120,9 +120,15 @@ public struct AgentDaemon {
         let answering: Int32?
         do { answering = try ControlClient.listenerPID(paths) } catch { return Self.fail(error.description) }
         guard let pid = answering ?? holder else {
-            let other = pidfilePID.map { "; \(paths.pidfile) names pid \($0), an agent of another run folder, left alone" } ?? ""
-            Self.say("not running (no live agent of \(paths.runDirectory) holds \(paths.pidfile), nothing answers on \(paths.socketPath)\(other))")
-            return AgentLauncher.ExitCode.success
+            guard let other = pidfilePID else {
+                Self.say("not running (no live agent holds \(paths.pidfile), nothing answers on \(paths.socketPath))")
+                return AgentLauncher.ExitCode.success
+            }
+            // Held, but by no agent of this folder: nothing is signalled, and a `restart` stops here.
+            if let doubt = Pidfile.doubt(paths.pidfile) {
+                return Self.fail("nothing answers on \(paths.socketPath), and its pidfile cannot be trusted: \(doubt); nothing was signalled. Check the process holding it (fuser \(paths.pidfile)) and stop it yourself")
+            }
+            return Self.fail("nothing answers on \(paths.socketPath), and the pidfile \(paths.pidfile) names pid \(other), which is not the agent of \(paths.runDirectory) (it does not hold that folder): nothing was signalled. Check the process holding it (fuser \(paths.pidfile)), or give this agent's own pidfile")
         }
         if let stopped = ControlClient.stoppedError(paths, pid: pid) { return Self.fail(stopped.description) }
         if let answering, answering != pidfilePID {
