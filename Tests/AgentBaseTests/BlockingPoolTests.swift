@@ -25,11 +25,14 @@ import Testing
         }
     }
 
-    private func eventually(_ condition: () -> Bool) -> Bool {
+    /// Waits for `condition`, yielding its cooperative thread meanwhile: a `usleep` here held
+    /// one of the pool's two threads for the whole wait, and with the other held by another
+    /// test the twenty reads could not even be handed to the pool (a CI run waited 60 s).
+    private func eventually(_ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(60)
         while !condition() {
             guard Date() < deadline else { return false }
-            usleep(1_000)
+            try? await Task.sleep(for: .milliseconds(1))
         }
         return true
     }
@@ -38,7 +41,7 @@ import Testing
         let pool = BlockingPool(name: "test-blocking", width: 4)
         let gate = Gate()
         let reads = (0..<20).map { _ in Task.detached { await pool.run { gate.job() } } }
-        #expect(eventually { gate.started.load(ordering: .sequentiallyConsistent) == 4 })
+        #expect(await eventually { gate.started.load(ordering: .sequentiallyConsistent) == 4 })
         // Twenty reads wait, four of them blocked in their threads: a task on the cooperative
         // pool (two threads here) still runs at once, twice over.
         let pooled = await Task.detached { await Task.detached { 6 * 7 }.value }.value
