@@ -222,7 +222,12 @@ struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stop",
         abstract: "Stop the running agent: every worker gracefully, then the supervisor.",
-        discussion: "An agent that is not running is already stopped: `stop` says so and succeeds.")
+        discussion: """
+        An agent that is not running is already stopped: `stop` says so and succeeds. The agent is \
+        the one listening on the run folder's control socket, or the pidfile's when that process \
+        holds the run folder; an agent stopped by SIGSTOP, or a pidfile held by another run \
+        folder's process, is said and left alone (exit 1).
+        """)
 
     @OptionGroup var location: LocationOptions
 
@@ -260,9 +265,10 @@ struct Status: ParsableCommand {
         discussion: """
         States: starting, running, backoff, stopping (also while a reload replaces the process and \
         its old worker stops), stopped, stopped (SIGSTOP) for a worker stopped by a signal, exited, \
-        failed, and disabled for a process the settings list with "enabled": false. An agent that \
-        does not answer counts as not running; one that refuses the request (e.g. at its limit of \
-        control connections) as a failure.
+        failed, and disabled for a process the settings list with "enabled": false. Nothing \
+        listening on the control socket counts as not running (exit 3); an agent that is stopped \
+        (SIGSTOP), does not answer in time, or refuses the request (e.g. at its limit of control \
+        connections) as a failure (exit 1), saying which.
         """)
 
     @OptionGroup var location: LocationOptions

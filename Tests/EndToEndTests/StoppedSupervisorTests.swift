@@ -13,17 +13,24 @@ import Testing
         return text[text.index(close, offsetBy: 2)...].first
     }
 
-    @Test func statusAndStopOfAStoppedAgentSaySoAtOnceAndSignalNothing() throws {
+    /// An agent, ready, then stopped by SIGSTOP (its pidfile removed first when asked).
+    static func stoppedAgent(removingPidfile: Bool = false) throws -> AgentRun {
         let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#,
                                  arguments: ["--no-build", "--quiet"])
+        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
+        if removingPidfile { try FileManager.default.removeItem(atPath: agent.directory + "/.agent/run/agent.pid") }
+        kill(agent.process.processIdentifier, SIGSTOP)
+        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(agent.process.processIdentifier) == "T" })
+        return agent
+    }
+
+    @Test func statusAndStopOfAStoppedAgentSaySoAtOnceAndSignalNothing() throws {
+        let agent = try Self.stoppedAgent()
         let pid = agent.process.processIdentifier
         defer {
             kill(pid, SIGCONT)
             _ = agent.stop()
         }
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
-        kill(pid, SIGSTOP)
-        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) == "T" })
 
         let status = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
         #expect(status.status == 1, "\(status)")
@@ -52,17 +59,12 @@ import Testing
     /// hung). It is refused at once and tried for 10 s, then said; the pidfile removed, so that
     /// the socket's listener is all there is to go by.
     @Test func callsPastAStoppedAgentsFullQueueAreSaidNotHung() throws {
-        let agent = try AgentRun(settings: #"{"enabled_modules": ["faults"], "store": {"enabled": false}, "processes": {"f": {"type": "fault", "tick_ms": 100}}}"#,
-                                 arguments: ["--no-build", "--quiet"])
+        let agent = try Self.stoppedAgent(removingPidfile: true)
         let pid = agent.process.processIdentifier
         defer {
             kill(pid, SIGCONT)
             _ = agent.stop()
         }
-        #expect(agent.waitForLine(onStderr: true) { $0.contains("[f] ready in") } != nil, "\(agent.transcript)")
-        try FileManager.default.removeItem(atPath: agent.directory + "/.agent/run/agent.pid")
-        kill(pid, SIGSTOP)
-        #expect(OutputTestSupport.waitUntil(timeout: 60) { Self.state(pid) == "T" })
         var last: ProgramResult?
         for _ in 0..<80 {
             let status = try runProgram("agent-control", ["status", "--settings", agent.settingsFile], timeout: 120)
