@@ -37,6 +37,9 @@ package final class CommandRun {
     package var cgroup: RunCgroup?
     /// The program has ended: how, reported once its cgroup is empty.
     package var ending: TaskRunOutcome?
+    /// The program has ended with this wait status while its outcome's texts are made off the
+    /// loop (``CommandCaptures/isLarge``): ``ending`` is set when they are back.
+    package var exitStatus: Int32?
     /// When the program ended, and the timer that looks again whether its cgroup is empty.
     package var endedAt = 0.0
     package var settleTimer: Int?
@@ -59,21 +62,26 @@ package final class CommandRun {
     /// The runner's open descriptors of this run.
     package var fds: [Int32] { [pidFD, stdinFD, stdoutFD, stderrFD].filter { $0 >= 0 } }
 
-    /// How the attempt ended, from the child's wait status (and why it was ended, if it was).
-    package func outcome(status: Int32) -> TaskRunOutcome {
-        var outcome = TaskRunOutcome(status: .succeeded, output: stdout.output(), stderrTail: stderr.text())
-        outcome.stdoutTail = stdoutTail.text()
+    /// What its pipes gave so far.
+    package var captures: CommandCaptures { CommandCaptures(stdout: stdout, stderr: stderr, stdoutTail: stdoutTail) }
+
+    /// How the attempt ended, from the child's wait status (and why it was ended, if it was)
+    /// and the texts made of its pipes.
+    package func outcome(status: Int32, texts: CommandCaptures.Texts) -> TaskRunOutcome {
+        var outcome = TaskRunOutcome(status: .succeeded, output: texts.output, stderrTail: texts.stderrTail)
+        outcome.stdoutTail = texts.stdoutTail
+        let lastLine = texts.stderrLastLine.map { "; last line of stderr: \($0)" } ?? ""
         if let code = ProcessSpawner.exitCode(status) {
             outcome.exitCode = code
             if code != 0 {
                 outcome.status = .failed
-                outcome.error = "exited with status \(code)" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+                outcome.error = "exited with status \(code)" + lastLine
             }
         } else {
             let signal = ProcessSpawner.termSignal(status)
             outcome.signal = SignalName.of(signal)
             outcome.status = .failed
-            outcome.error = "killed by \(SignalName.of(signal))" + (stderr.lastLine().map { "; last line of stderr: \($0)" } ?? "")
+            outcome.error = "killed by \(SignalName.of(signal))" + lastLine
         }
         switch endReason {
         case .timedOut?:

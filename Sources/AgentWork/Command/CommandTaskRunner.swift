@@ -1,3 +1,4 @@
+import AgentBase
 import AgentCore
 import AgentLoop
 import AgentSupervision
@@ -157,6 +158,10 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
             }
             finish(run, status: status)
         }
+        // The loop may not turn again: texts being made off it are made here.
+        for run in going {
+            if let status = run.exitStatus { ended(run, status: status, texts: run.captures.texts()) }
+        }
         // And so is each cgroup to empty.
         for run in going where run.ending != nil {
             let deadline = EventLoop.now() + 2
@@ -219,9 +224,6 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         run.pid = 0
         close(run)
         reapLeftovers(group: pid, tries: 20)
-        run.ending = run.outcome(status: status)
-        // Not a bare "killed by SIGKILL" (or a shell's 137): the limit that did it.
-        if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
         run.endedAt = EventLoop.now()
         if let cgroup = run.cgroup {
             // Daemons it left become the agent's children (a subreaper): reaped as they die —
@@ -232,8 +234,40 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
             cgroup.kill()
             if !members.isEmpty { reap(members, tries: 20) }
         }
-        settle(run)
+        let captures = run.captures
+        if captures.isLarge {
+            run.exitStatus = status
+            makeTextsAside(run, captures)
+        } else {
+            ended(run, status: status, texts: captures.texts())
+            settle(run)
+        }
     }
+
+    private func ended(_ run: CommandRun, status: Int32, texts: CommandCaptures.Texts) {
+        run.exitStatus = nil
+        run.ending = run.outcome(status: status, texts: texts)
+        // Not a bare "killed by SIGKILL" (or a shell's 137): the limit that did it.
+        if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
+    }
+
+    /// Makes a large run's texts on ``textMaking``; the run is settled when they are back.
+    private func makeTextsAside(_ run: CommandRun, _ captures: CommandCaptures) {
+        let inbox = loop.inbox
+        let made = LoopOwned({ [weak self, weak run] (texts: CommandCaptures.Texts) in
+            // The agent's stop may have made them already (see shutDown()).
+            guard let self, let run, let status = run.exitStatus, runs[run.runID] === run else { return }
+            ended(run, status: status, texts: texts)
+            settle(run)
+        })
+        Self.textMaking.submit {
+            let texts = captures.texts()
+            inbox.post { made.value(texts) }
+        }
+    }
+
+    /// One thread for large runs' texts, started at the first.
+    nonisolated static let textMaking = BlockingPool(name: "agent-cmd-texts", width: 1)
 
     /// Reports the ended run once its cgroup is empty (looked at every 10 ms, killed again each
     /// time: a fork may race the kill), with what it used; then removes the cgroup. `finally`

@@ -26,4 +26,11 @@ import Testing
         #expect(!text.utf8.contains(0), "no NUL: PostgreSQL refuses it in text")
         #expect(text.hasSuffix("a\u{FFFD}b\u{FFFD}\u{FFFD}\u{1B}[31mred"), "\(text.suffix(20).unicodeScalars.map(\.value))")
     }
+
+    @Test func theLastLineOfAnErrorHasNoNULEither() throws {
+        var tail = CommandOutputTail(byteLimit: 1_024, lineLimit: 20)
+        let written: [UInt8] = Array("first\n".utf8) + [0x6E, 0, 0x6C] + Array("\n  \n".utf8)
+        written.withUnsafeBytes { tail.append($0) }
+        #expect(tail.lastLine() == "n\u{FFFD}l", "the error message names it, and an error is stored as text")
+    }
 }

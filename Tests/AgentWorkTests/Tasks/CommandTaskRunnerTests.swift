@@ -110,6 +110,50 @@ import Testing
         #expect(text.hasSuffix("[output truncated: the first 1 MiB of 8 MiB kept]"))
     }
 
+    @Test func aLargeJSONOutputIsMadeOffTheLoopAndReportedWhole() throws {
+        let harness = Harness("large-json")
+        // ~190 KB of JSON: beyond what the loop makes into the output itself.
+        let script = "printf '['; seq -f '{\"n\": %g, \"s\": \"xxxxxxxxxx\"},' 1 7999; printf '{\"n\": 8000}]'; head -c 70000 /dev/zero >&2; echo ' last' >&2; exit 3"
+        let outcome = try #require(harness.run(Harness.task([script], shell: true)))
+        #expect(outcome.status == .failed)
+        guard case .array(let items) = outcome.output else {
+            Issue.record("output \(String(describing: outcome.output).prefix(200))")
+            return
+        }
+        #expect(items.count == 8_000)
+        #expect(items.last == ["n": 8000])
+        #expect(outcome.error == "exited with status 3; last line of stderr: \(String(repeating: "\u{FFFD}", count: 300))", "\(outcome.error ?? "")")
+        #expect(outcome.stderrTail?.utf8.contains(0) == false)
+    }
+
+    @Test func theAgentsStopReportsARunWhoseLargeOutputIsStillBeingMadeOnceAndWhole() throws {
+        let harness = Harness("large-stop")
+        // The thread that makes large outputs is held, so that the run waits for it at the stop.
+        let held = DispatchSemaphore(value: 0)
+        CommandTaskRunner.textMaking.submit { held.wait() }
+        var released = false
+        defer { if !released { held.signal() } }
+        let runID = harness.start(Harness.task(["head -c 200000 /dev/zero | tr '\\0' a"], shell: true))
+        let deadline = EventLoop.now() + 30
+        while harness.onLoop({ harness.runner.runs[runID]?.exitStatus == nil }), EventLoop.now() < deadline {
+            harness.loop.runOnce(maxWait: 0.05)
+        }
+        #expect(harness.outcomes[runID] == nil, "reported only once its output is made")
+        harness.onLoop { harness.runner.shutDown() }
+        let outcome = try #require(harness.outcomes[runID], "the stop made it and reported the run")
+        #expect(outcome.status == .succeeded)
+        #expect(outcome.output == .string(String(repeating: "a", count: 200_000)))
+        held.signal()
+        released = true
+        // What the thread makes afterwards finds the run reported: not a second report. A job
+        // after it says when it has posted its result; a turn of the loop then takes it.
+        let passed = DispatchSemaphore(value: 0)
+        CommandTaskRunner.textMaking.submit { passed.signal() }
+        #expect(passed.wait(timeout: .now() + 60) == .success)
+        harness.loop.runOnce(maxWait: 0)
+        #expect(harness.finishCounts[runID] == 1)
+    }
+
     @Test func theStderrTailKeepsTheLastLinesOnly() throws {
         var limits = CommandTaskRunner.Limits()
         limits.stderrLines = 3
