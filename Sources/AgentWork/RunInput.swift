@@ -41,6 +41,11 @@ package struct RunInput: Sendable {
         if !keepingValue { compact() }
     }
 
+    /// Keeps `value` (read from the text elsewhere) beside the text, until ``compact()``.
+    package mutating func keep(_ value: JSONValue) {
+        tree = value
+    }
+
     /// Lets the value go when the text is large.
     package mutating func compact() {
         if let text, text.count >= Self.textOnlyFrom { tree = nil }

@@ -57,6 +57,9 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     var launchWaiting: [String: (run: CommandRun, timer: Int)] = [:]
     /// Whether the last ``launch(_:)`` failed for want of descriptors or processes.
     var launchLacked = false
+    /// Runs whose large input is being read into a value off the loop before their launch
+    /// (see ``readInputAside(_:)``).
+    var inputReading: [String: CommandRun] = [:]
     /// A look for the runs' dead daemons is scheduled (see ``childrenChanged()``).
     var daemonLookScheduled = false
     /// Read into on the loop; `nonisolated(unsafe)` only so that the (nonisolated) deinit frees it.
@@ -94,9 +97,10 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         if stopped {
             return finishUnstarted(run, "the agent is stopping; the command was not started")
         }
-        if runs[start.runID] != nil || launchWaiting[start.runID] != nil {
+        if runs[start.runID] != nil || launchWaiting[start.runID] != nil || inputReading[start.runID] != nil {
             return finishUnstarted(run, "run \(start.runID) is already running a command")
         }
+        if start.held.isTextOnly { return readInputAside(run) }
         begin(run)
     }
 
@@ -112,7 +116,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     }
 
     package func cancel(runID: String, reason: TaskRunOutcome.Status) {
-        if cancelWaiting(runID, reason: reason) { return }
+        if cancelWaiting(runID, reason: reason) || cancelReading(runID, reason: reason) { return }
         guard let run = runs[runID], run.pid > 0 else { return }
         if run.endReason == nil { run.endReason = reason }
         noteMembers(of: run)
@@ -137,6 +141,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
     package func shutDown() {
         stopped = true
         endWaiting()
+        for runID in Array(inputReading.keys) { _ = cancelReading(runID, reason: .interrupted) }
         let going = runs.values.sorted { $0.startedAt < $1.startedAt }
         for run in going where run.endReason == nil && run.pid > 0 {
             run.endReason = .interrupted
@@ -244,35 +249,10 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         }
     }
 
-    private func ended(_ run: CommandRun, status: Int32, texts: CommandCaptures.Texts) {
-        run.exitStatus = nil
-        run.ending = run.outcome(status: status, texts: texts)
-        // Not a bare "killed by SIGKILL" (or a shell's 137): the limit that did it.
-        if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
-    }
-
-    /// Makes a large run's texts on ``textMaking``; the run is settled when they are back.
-    private func makeTextsAside(_ run: CommandRun, _ captures: CommandCaptures) {
-        let inbox = loop.inbox
-        let made = LoopOwned({ [weak self, weak run] (texts: CommandCaptures.Texts) in
-            // The agent's stop may have made them already (see shutDown()).
-            guard let self, let run, let status = run.exitStatus, runs[run.runID] === run else { return }
-            ended(run, status: status, texts: texts)
-            settle(run)
-        })
-        Self.textMaking.submit {
-            let texts = captures.texts()
-            inbox.post { made.value(texts) }
-        }
-    }
-
-    /// One thread for large runs' texts, started at the first.
-    nonisolated static let textMaking = BlockingPool(name: "agent-cmd-texts", width: 1)
-
     /// Reports the ended run once its cgroup is empty (looked at every 10 ms, killed again each
     /// time: a fork may race the kill), with what it used; then removes the cgroup. `finally`
     /// (the agent's stop): reports it even if it is not empty (the agent's cgroup goes next).
-    private func settle(_ run: CommandRun, finally: Bool = false) {
+    func settle(_ run: CommandRun, finally: Bool = false) {
         guard var outcome = run.ending else { return }
         if let timer = run.settleTimer { loop.cancel(timer) }
         run.settleTimer = nil
@@ -301,6 +281,13 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         if let cgroup = run.cgroup, case let code = cgroup.remove(), code != 0, code != EBUSY {
             logger.warning("cannot remove the cgroup \(cgroup.path): \(String(cString: strerror(code))); the agent's stop removes it", metadata: ["run": "\(run.runID)"])
         }
+    }
+
+    func ended(_ run: CommandRun, status: Int32, texts: CommandCaptures.Texts) {
+        run.exitStatus = nil
+        run.ending = run.outcome(status: status, texts: texts)
+        // Not a bare "killed by SIGKILL" (or a shell's 137): the limit that did it.
+        if run.ending?.status == .failed, let reason = run.cgroup?.memoryLimitReason() { run.ending?.error = reason }
     }
 
     private func close(_ run: CommandRun) {

@@ -48,19 +48,32 @@ final class CommandRunnerHarness: @unchecked Sendable {
                        command: .init(arguments: arguments, shell: shell, directory: directory, environment: environment))
     }
 
-    /// Starts a run of `task`; returns its id.
+    /// Starts a run of `task`; returns its id. `heldAsText`: the input held as its text, as a
+    /// queued run holds a large one (``RunInput``).
     @discardableResult
     func start(_ task: TaskDefinition, input: JSONValue = .null, runID: String = "run-\(UUID().uuidString.prefix(8))",
-               attempt: Int = 1) -> String {
-        onLoop {
-            runner.start(TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)) { [unowned self] report in
+               attempt: Int = 1, heldAsText: Bool = false) -> String {
+        var start = TaskRunStart(runID: runID, attempt: attempt, task: task, input: input)
+        if heldAsText { start.inputText = input.serializedBytes() }
+        return onLoop {
+            runner.start(start) { [unowned self] report in
                 if case .finished(let outcome) = report {
                     outcomes[runID] = outcome
                     finishCounts[runID, default: 0] += 1
                 }
             }
+            return runID
         }
-        return runID
+    }
+
+    /// Waits until what was handed to the thread that makes large runs' texts has been made and
+    /// its result posted, then turns the loop once to take it.
+    func passTextMaking() -> Bool {
+        let passed = DispatchSemaphore(value: 0)
+        CommandTaskRunner.textMaking.submit { passed.signal() }
+        guard passed.wait(timeout: .now() + 60) == .success else { return false }
+        loop.runOnce(maxWait: 0)
+        return true
     }
 
     /// Turns the loop until `runID` is finished (or `timeout` seconds pass: nil).

@@ -145,13 +145,36 @@ import Testing
         #expect(outcome.output == .string(String(repeating: "a", count: 200_000)))
         held.signal()
         released = true
-        // What the thread makes afterwards finds the run reported: not a second report. A job
-        // after it says when it has posted its result; a turn of the loop then takes it.
-        let passed = DispatchSemaphore(value: 0)
-        CommandTaskRunner.textMaking.submit { passed.signal() }
-        #expect(passed.wait(timeout: .now() + 60) == .success)
-        harness.loop.runOnce(maxWait: 0)
+        // What the thread makes afterwards finds the run reported: not a second report.
+        #expect(harness.passTextMaking())
         #expect(harness.finishCounts[runID] == 1)
+    }
+
+    @Test func aLargeInputHeldAsTextIsReadOffTheLoopAndReachesTheCommandWhole() throws {
+        let harness = Harness("large-input")
+        let input: JSONValue = ["file": "name.txt", "blob": .string(String(repeating: "x", count: 40_000))]
+        let task = Harness.task(["printf '%s|' \"$INPUT_FILE\" {{input.file}}; wc -c"], shell: true)
+        let runID = harness.start(task, input: input, heldAsText: true)
+        #expect(harness.onLoop { harness.runner.inputReading[runID] != nil }, "read on the runner's thread, not on the loop")
+        let outcome = try #require(harness.wait(for: runID))
+        #expect(outcome.status == .succeeded, "\(outcome.error ?? "")")
+        #expect(outcome.output == .string("name.txt|name.txt|\(input.serializedBytes().count + 1)"))
+    }
+
+    @Test func aCancelWhileTheInputIsReadEndsTheRunBeforeItsCommandStarts() throws {
+        let harness = Harness("large-input-cancel")
+        let input: JSONValue = ["blob": .string(String(repeating: "x", count: 40_000))]
+        let marker = harness.directory + "/started"
+        let runID = harness.start(Harness.task(["touch \(marker)"], shell: true), input: input, heldAsText: true)
+        harness.onLoop { harness.runner.cancel(runID: runID, reason: .cancelled) }
+        let outcome = try #require(harness.wait(for: runID))
+        #expect(outcome.status == .cancelled)
+        #expect(outcome.error?.contains("before its command started") == true, "\(outcome.error ?? "")")
+        // The value read afterwards finds the run ended: nothing is started, nothing reported again.
+        #expect(harness.passTextMaking())
+        #expect(harness.finishCounts[runID] == 1)
+        #expect(harness.onLoop { harness.runner.runs[runID] == nil })
+        #expect(!FileManager.default.fileExists(atPath: marker))
     }
 
     @Test func theStderrTailKeepsTheLastLinesOnly() throws {
