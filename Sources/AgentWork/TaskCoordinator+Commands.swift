@@ -187,12 +187,18 @@ extension TaskCoordinator {
     /// Why a request for `run` is refused for the input the queue holds already (HTTP 503 with
     /// `Retry-After`), or nil.
     func heldInputProblem(adding run: TaskRun) -> CommandError? {
-        let adding = run.held.textBytes
-        guard adding > 0, heldInputBytes + pendingInputBytes + adding > heldInputLimit else { return nil }
+        guard lacksInputRoom(for: run) else { return nil }
         let mib = heldInputLimit >> 20
         return .unavailable("the run of task \"\(run.task)\" was not queued: the unfinished runs of this agent hold \(heldInputBytes >> 20) MiB of input already, and their inputs may take at most \(mib) MiB of memory; "
                             + "try again once some have ended (`agent-control task runs --status queued`), or pass a file's path or a URL to the data instead of the data",
                             retryAfter: 5)
+    }
+
+    /// Whether the input text `run` holds would take the unfinished runs' beyond
+    /// ``heldInputLimit`` (a request's or an event's run is then not queued).
+    func lacksInputRoom(for run: TaskRun) -> Bool {
+        let adding = run.held.textBytes
+        return adding > 0 && heldInputBytes + pendingInputBytes + adding > heldInputLimit
     }
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).

@@ -61,7 +61,8 @@ extension WorkHost {
     package func fire(_ triggers: [TaskTrigger], type: String, source: String, timeNanoseconds: Int64, payload: UnsafeRawBufferPointer, cascade: Int = 0,
                       parsed: JSONValue? = nil) {
         guard let tasks, !host.isStopping else { return }
-        let value = parsed ?? (try? JSONValue.parse(payload)) ?? .string(String(decoding: payload, as: UTF8.self))
+        let json = parsed ?? (try? JSONValue.parse(payload))
+        let value = json ?? .string(String(decoding: payload, as: UTF8.self))
         for trigger in triggers {
             if trigger.workflows {
                 workflows?.eventArrived(type: type, source: source, time: Double(timeNanoseconds) / 1e9, payload: value, cascade: cascade,
@@ -93,8 +94,35 @@ extension WorkHost {
                 stopCascade(type: type, source: source, task: trigger.task, cascade: cascade)
                 continue
             }
-            tasks.submit(tasks.prepare(task: trigger.task, input: input, priority: .normal, requestedBy: .event, cascade: cascade + 1))
+            var run = tasks.prepare(task: trigger.task, input: input, priority: .normal, requestedBy: .event, cascade: cascade + 1)
+            if json != nil, payload.count >= RunInput.textOnlyFrom {
+                // Held as its text alone, as a request's large input is (the value is ~13 × the text).
+                run.inputText = InputText(Self.eventInputText(type: type, source: source, time: input["time"]?.stringValue ?? "", payload: payload))
+            }
+            if tasks.shared == nil, tasks.lacksInputRoom(for: run) {
+                if let count = inputRefusals.add("task " + trigger.task) {
+                    logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task)\(LogCounts.times(count)): the unfinished runs of this agent hold \(tasks.heldInputBytes >> 20) MiB of input already, at most \(tasks.heldInputLimit >> 20) MiB; runs of large events are left out until some have ended (`agent-control task runs --status queued`), or publish a reference to the data (a path, a URL) instead")
+                }
+                continue
+            }
+            tasks.submit(run)
         }
+    }
+
+    /// The input of a run `payload`'s event starts, as its text: the payload's own bytes (they
+    /// parse) spliced in, not the value written again (a MiB takes the loop ~15 ms).
+    static func eventInputText(type: String, source: String, time: String, payload: UnsafeRawBufferPointer) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(payload.count + type.utf8.count + source.utf8.count + 64)
+        for (key, field) in [("type", type), ("source", source), ("time", time)] {
+            text.append(contentsOf: (text.isEmpty ? "{\"" : ",\"").utf8)
+            text.append(contentsOf: (key + "\":").utf8)
+            text.append(contentsOf: JSONValue.string(field).serializedBytes())
+        }
+        text.append(contentsOf: #","payload":"#.utf8)
+        text.append(contentsOf: payload)
+        text.append(UInt8(ascii: "}"))
+        return text
     }
 
     /// A chain of triggers at ``WorkflowEngine/deepestCascade``: the event starts no run of

@@ -58,12 +58,47 @@ import Testing
         return task
     }
 
-    /// A work layer with one task triggered by `type`, reaching supervision through `host` only.
-    @LoopActor static func workTriggered(by type: String, host: Recorder) -> WorkHost {
+    /// A work layer with one task triggered by `type` (`task`, else ``triggered(by:)``'s),
+    /// reaching supervision through `host` only.
+    @LoopActor static func workTriggered(by type: String, host: Recorder, task: TaskDefinition? = nil) -> WorkHost {
         let work = WorkHost(host: host, events: host, environment: ProcessInfo.processInfo.environment)
         work.attach(storage: nil, fleet: nil, outputs: nil, memory: nil)
-        work.setUp(WorkHost.Definitions(tasks: [Self.triggered(by: type)]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
+        work.setUp(WorkHost.Definitions(tasks: [task ?? Self.triggered(by: type)]), agentDirectory: NSTemporaryDirectory(), notifications: nil, containment: nil)
         return work
+    }
+
+    @Test func aLargeEventsRunHoldsItsTextAndRunsPastTheBoundOnHeldInputAreLeftOut() throws {
+        let loop = EventLoop()
+        try loop.isolated {
+            let recorder = Recorder(loop: loop)
+            var task = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["cat"], shell: true))
+            task.onEvent = TaskDefinition.EventTrigger(type: "big")
+            let work = Self.workTriggered(by: "big", host: recorder, task: task)
+            defer {
+                work.shutDown()
+                _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
+            }
+            let tasks = try #require(work.tasks)
+            let payloads = (0..<3).map { tag -> [UInt8] in
+                let payload: JSONValue = ["tag": .number(JSONNumber(tag)), "items": .array((0..<20_000).map { .number(JSONNumber($0 % 10)) })]
+                return payload.serializedBytes()
+            }
+            let text = payloads[0].withUnsafeBytes { WorkHost.eventInputText(type: "big", source: "monitor", time: TaskRun.iso(0), payload: $0) }
+            // Room for two runs' inputs, not three.
+            tasks.heldInputLimit = 2 * text.count + text.count / 2
+            for payload in payloads {
+                payload.withUnsafeBytes { work.fire(work.triggers["big"] ?? [], type: "big", source: "monitor", timeNanoseconds: 0, payload: $0) }
+            }
+            #expect(tasks.heldInputBytes == 2 * text.count, "the two runs hold their inputs' text")
+            #expect(recorder.published.filter { $0.type == "task.queued" }.count == 2, "the third is left out")
+            #expect(recorder.run { recorder.published.filter { $0.type == "task.succeeded" }.count == 2 })
+            // The command read the input the text says: the event, its payload whole.
+            let outputs = tasks.recent.values.compactMap(\.output)
+            let expected = try JSONValue.parse(text)
+            #expect(outputs.count == 2 && outputs.contains { $0 == expected }, "\(outputs.map { $0["payload"]?["tag"] ?? .null })")
+            #expect(outputs.allSatisfy { $0["payload"]?["items"]?.arrayValue?.count == 20_000 && $0["type"] == "big" })
+            #expect(tasks.heldInputBytes == 0)
+        }
     }
 
     @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
