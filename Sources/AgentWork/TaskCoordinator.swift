@@ -1,3 +1,4 @@
+import AgentBase
 import AgentLoop
 import AgentSupervision
 import Foundation
@@ -319,6 +320,7 @@ package final class TaskCoordinator {
         unfinishedCount[run.task, default: 0] += change
         unfinishedByRank[run.priority.rank] += change
         heldInputBytes += change * run.held.textBytes
+        if change < 0 { HeapTrim.shared.released(run.held.textBytes) }
     }
 
     /// Each task's figures for the metrics: runs queued (or waiting for a retry), running, and

@@ -224,6 +224,11 @@ int agent_limit_malloc_arenas(int count) {
     return mallopt(M_ARENA_MAX, count);
 }
 
+/* Gives the free pages of every arena back to the system (malloc_trim(0)); 1 if any was. */
+int agent_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
 int agent_wait_stop_change(pid_t pid, int *signo) {
     siginfo_t info;
     memset(&info, 0, sizeof(info));

@@ -185,6 +185,7 @@ void agent_set_thread_name(const char *name);
 /** mallopt(M_ARENA_MAX, count): at most `count` malloc arenas in this process (and in the
     processes it forks). Call before any thread starts. Returns 1 on success, 0 on failure. */
 int agent_limit_malloc_arenas(int count);
+int agent_malloc_trim(void);
 
 /**
  * The fork server's loop (run by `agent-worker --fork-server`, single-threaded, with its
