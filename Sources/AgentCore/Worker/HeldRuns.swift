@@ -93,9 +93,7 @@ final class HeldRuns: @unchecked Sendable {
             return !threadStarted
         }
         if startThread {
-            let thread = Thread { [self] in wait() }
-            thread.name = "held-runs"
-            thread.start()
+            WorkerThread.start("held-runs") { [self] in wait() }
         }
     }
 

@@ -16,8 +16,7 @@ struct PreparedHost {
         self.host = host
         self.gate = gate
         channel.startWriter()
-        let reader = Thread {
-            agent_set_thread_name("agent-reader")
+        WorkerThread.start("agent-reader") {
             gate.wait()
             channel.readLoop({ kind, body in host.handle(kind, body) }, afterRead: { host.publishDeliveries() })
             host.markChannelClosed()
@@ -25,8 +24,6 @@ struct PreparedHost {
             Thread.sleep(forTimeInterval: 2)
             exit(WorkerMain.ExitCode.failure)
         }
-        reader.name = "agent-reader"
-        reader.start()
     }
 
     /// Starts reading the channel (once the host is set up for the start frame's process).

@@ -225,12 +225,7 @@ final class WorkerChannel: @unchecked Sendable {
         defer { outLock.unlock() }
         guard !writerStarted else { return }
         writerStarted = true
-        let thread = Thread { [self] in
-            agent_set_thread_name("agent-writer")
-            writeLoop()
-        }
-        thread.name = "agent-writer"
-        thread.start()
+        WorkerThread.start("agent-writer") { [self] in writeLoop() }
     }
 
     private func writeLoop() {

@@ -46,21 +46,17 @@ extension WorkerMain {
                                                  state: state, watchdog: watchdog)))
         watchStopSignal(host)
         if declared.kind == "monitor" {
-            let pump = Thread { bridge.pumpEvents() }
-            pump.name = "agent-events"
-            pump.start()
+            WorkerThread.start("agent-events") { bridge.pumpEvents() }
         }
         // The program's end is awaited beside the reading: a child it left holding its stdout
         // would otherwise hide a crash until that child ends.
         let reaped = DispatchSemaphore(value: 0)
-        let waiter = Thread {
+        WorkerThread.start("agent-program-wait") {
             let status = child.wait()
             bridge.endStatus.withLock { $0 = status }
             bridge.programEnded.store(true, ordering: .releasing)
             reaped.signal()
         }
-        waiter.name = "agent-program-wait"
-        waiter.start()
         bridge.readLines()
         reaped.wait()
         exitAsProgram(channel: channel, bridge: bridge, ended: bridge.endStatus.withLock { $0 })

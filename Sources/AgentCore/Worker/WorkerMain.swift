@@ -193,8 +193,7 @@ public enum WorkerMain {
 
         // The process runs on its own thread so that the main thread stays free for the main
         // actor and the main dispatch queue, which module code may use.
-        let runner = Thread {
-            agent_set_thread_name("agent-process")
+        WorkerThread.start("agent-process", stackSize: 8 << 20) {
             var api = host.api
             var errorBuffer = [CChar](repeating: 0, count: 4096)
             let status = type.withCString { typePointer in
@@ -220,9 +219,6 @@ public enum WorkerMain {
                 fail(channel, code: "process_failed", reason.isEmpty ? "run_process returned \(status)" : reason, exitCode: ExitCode.failure)
             }
         }
-        runner.name = "agent-process"
-        runner.stackSize = 8 << 20
-        runner.start()
         // After the process's start: a SIGTERM meanwhile waits in the pipe.
         watchStopSignal(host)
         serveMainQueue()
