@@ -123,6 +123,9 @@ package struct TaskRunOutcome: Equatable {
     package var executorLost = false
     /// What the attempt's processes used (a command run in a cgroup of its own).
     package var usage: ResourceUsage?
+    /// ``output`` nests at most ``InputNesting/deepest`` levels already (a command's, checked
+    /// where it was parsed, off the loop): the run keeps it without walking it again.
+    package var outputNestingChecked = false
 
     package init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
          signal: String? = nil, stderrTail: String? = nil) {

@@ -70,6 +70,8 @@ package final class CommandRun {
     package func outcome(status: Int32, texts: CommandCaptures.Texts) -> TaskRunOutcome {
         var outcome = TaskRunOutcome(status: .succeeded, output: texts.output, stderrTail: texts.stderrTail)
         outcome.stdoutTail = texts.stdoutTail
+        // ``CommandStdout/output()`` keeps JSON nested deeper as its text.
+        outcome.outputNestingChecked = true
         let lastLine = texts.stderrLastLine.map { "; last line of stderr: \($0)" } ?? ""
         if let code = ProcessSpawner.exitCode(status) {
             outcome.exitCode = code

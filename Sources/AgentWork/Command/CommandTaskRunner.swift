@@ -117,7 +117,14 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
 
     package func cancel(runID: String, reason: TaskRunOutcome.Status) {
         if cancelWaiting(runID, reason: reason) || cancelReading(runID, reason: reason) { return }
-        guard let run = runs[runID], run.pid > 0 else { return }
+        guard let run = runs[runID] else { return }
+        guard run.pid > 0 else {
+            // Its program ended on its own a moment before (its output is being made, or its
+            // cgroup emptied): the run ends as the program did.
+            let what = reason == .timedOut ? "its timeout" : reason == .interrupted ? "the agent's stop" : "the cancel"
+            logger.notice("task \(run.start.task.name): the command had ended by itself before \(what); the run is reported as it ended", metadata: ["run": "\(run.runID)"])
+            return
+        }
         if run.endReason == nil { run.endReason = reason }
         noteMembers(of: run)
         // A cancel and the agent's stop give the program its grace; a timeout does not.

@@ -81,7 +81,9 @@ extension WorkHost {
                 }
             }
             if let problem = InputSize.eventProblem(type: type, source: source, payloadBytes: payload.count) {
-                logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task): \(problem)")
+                if let count = inputRefusals.add("size of task " + trigger.task) {
+                    logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task)\(LogCounts.times(count)): \(problem)")
+                }
                 continue
             }
             let input: JSONValue = ["type": .string(type), "source": .string(source),

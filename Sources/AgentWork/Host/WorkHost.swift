@@ -85,7 +85,8 @@ package final class WorkHost {
     package var isProcessName: (String) -> Bool = { _ in false }
     /// Trigger cascades stopped, by task: logged the 1st, 10th, 100th… time.
     var cascadeStops = LogCounts()
-    /// Runs of events left out for the input the unfinished runs hold, by task: logged the 1st, 10th, 100th… time.
+    /// Runs of events left out for their size or for the input the unfinished runs hold, by
+    /// task: logged the 1st, 10th, 100th… time.
     var inputRefusals = LogCounts()
 
     var loop: EventLoop { host.loop }
