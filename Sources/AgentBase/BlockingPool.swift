@@ -1,3 +1,4 @@
+import AgentCore
 import CAgentSystem
 import Foundation
 import Synchronization
@@ -13,8 +14,9 @@ package final class BlockingPool: Sendable {
     package static let storeReads = BlockingPool(name: "agent-store-read", width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        var jobs: [(id: Int, job: @Sendable () -> Void)] = []
         var threads = 0
+        var lastID = 0
     }
 
     private let name: String
@@ -28,36 +30,44 @@ package final class BlockingPool: Sendable {
         self.width = max(1, width)
     }
 
-    /// Runs `job` on one of the pool's threads.
-    package func submit(_ job: @escaping @Sendable () -> Void) {
-        let startThread = state.withLock { state -> Bool in
-            state.jobs.append(job)
-            guard state.threads < width else { return false }
+    /// Runs `job` on one of the pool's threads. False, `job` withdrawn, when the pool has no
+    /// thread and the system refuses it one (`ulimit -u`, a service's `TasksMax`): the caller
+    /// does the work itself rather than wait for a thread that never comes.
+    @discardableResult
+    package func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let (id, startThread) = state.withLock { state -> (Int, Bool) in
+            state.lastID += 1
+            state.jobs.append((state.lastID, job))
+            guard state.threads < width else { return (state.lastID, false) }
             state.threads += 1
-            return true
+            return (state.lastID, true)
         }
-        if startThread {
-            // Named by the thread itself through pthread (truncated to the kernel's 15 bytes).
-            Thread { [self] in
-                agent_set_thread_name(name)
-                work()
-            }.start()
+        if startThread, SystemThread.start(name, { [self] in work() }) != 0 {
+            let withdrawn = state.withLock { state -> Bool in
+                state.threads -= 1
+                // A thread of the pool still takes it.
+                guard state.threads == 0, let index = state.jobs.firstIndex(where: { $0.id == id }) else { return false }
+                state.jobs.remove(at: index)
+                return true
+            }
+            if withdrawn { return false }
         }
         queued.signal()
+        return true
     }
 
-    /// Runs `body` on one of the pool's threads and gives its result to the awaiting task,
-    /// which holds no thread meanwhile.
+    /// Runs `body` on one of the pool's threads (on the caller's when the system refuses the
+    /// pool a thread) and gives its result to the awaiting task, which holds no thread meanwhile.
     package func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            submit { continuation.resume(returning: body()) }
+            if !submit({ continuation.resume(returning: body()) }) { continuation.resume(returning: body()) }
         }
     }
 
     private func work() {
         while true {
             queued.wait()
-            let job = state.withLock { $0.jobs.removeFirst() }
+            let job = state.withLock { $0.jobs.removeFirst().job }
             job()
         }
     }

@@ -8,8 +8,9 @@ import Synchronization
 /// were cancelled the supervisor stayed 70 MB larger for the rest of its life (its mmap
 /// threshold rises past a MiB at the first such free, so later large blocks come from the heap,
 /// which only a trim gives back). ``released(_:)`` counts what was let go; past ``threshold``
-/// a trim runs a second later (one for a burst of ends) on a thread of its own, never on the
-/// loop: a trim holds each arena's lock while it gives pages back.
+/// a trim runs a second later (one for a burst of ends) on a thread of its own, off the loop
+/// (a trim holds each arena's lock while it gives its pages back: the loop may wait for it
+/// those few milliseconds if it allocates meanwhile).
 package final class HeapTrim: Sendable {
     /// The process's one.
     package static let shared = HeapTrim()
@@ -24,7 +25,8 @@ package final class HeapTrim: Sendable {
 
     private let state = Mutex(State())
     private let pool = BlockingPool(name: "agent-heap-trim", width: 1)
-    /// Trims done, for the tests.
+    /// Trims scheduled and done, for the tests.
+    private let scheduledCount = Atomic(0)
     private let done = Atomic(0)
 
     package init() {}
@@ -39,6 +41,7 @@ package final class HeapTrim: Sendable {
             return true
         }
         guard start else { return }
+        scheduledCount.add(1, ordering: .relaxed)
         pool.submit { [self] in
             // What else ends in the next second is given back by the same trim.
             Thread.sleep(forTimeInterval: 1)
@@ -50,4 +53,6 @@ package final class HeapTrim: Sendable {
 
     /// Trims made so far.
     package var trims: Int { done.load(ordering: .relaxed) }
+    /// Trims scheduled so far (made, or waiting their second).
+    package var scheduled: Int { scheduledCount.load(ordering: .relaxed) }
 }

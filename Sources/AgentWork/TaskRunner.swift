@@ -124,7 +124,8 @@ package struct TaskRunOutcome: Equatable {
     /// What the attempt's processes used (a command run in a cgroup of its own).
     package var usage: ResourceUsage?
     /// ``output`` nests at most ``InputNesting/deepest`` levels already (a command's, checked
-    /// where it was parsed, off the loop): the run keeps it without walking it again.
+    /// where it was parsed, off the loop): the run keeps it without walking it again. Not a
+    /// part of the outcome: two outcomes equal but for it are equal.
     package var outputNestingChecked = false
 
     package init(status: Status, output: JSONValue? = nil, error: String? = nil, exitCode: Int32? = nil,
@@ -135,5 +136,10 @@ package struct TaskRunOutcome: Equatable {
         self.exitCode = exitCode
         self.signal = signal
         self.stderrTail = stderrTail
+    }
+
+    package static func == (a: TaskRunOutcome, b: TaskRunOutcome) -> Bool {
+        (a.status, a.output, a.error, a.exitCode, a.signal) == (b.status, b.output, b.error, b.exitCode, b.signal)
+            && (a.stderrTail, a.stdoutTail, a.executorLost) == (b.stderrTail, b.stdoutTail, b.executorLost) && a.usage == b.usage
     }
 }

@@ -125,17 +125,22 @@ package struct CommandCaptures: Sendable {
 
     /// The outcome's parts made of them.
     package struct Texts: Sendable {
+        /// ``CommandStdout/output()``.
         package var output: JSONValue?
+        /// The tails' ``CommandOutputTail/text()``.
         package var stderrTail: String?
         package var stdoutTail: String?
+        /// ``CommandOutputTail/lastLine()`` of stderr, for the error.
         package var stderrLastLine: String?
     }
 
     /// From this many bytes held the texts are made off the loop.
     package static let madeAsideFrom = 64 << 10
 
+    /// Whether the texts are made off the loop (``madeAsideFrom`` bytes held or more).
     package var isLarge: Bool { stdout.bytes.count + stderr.heldBytes + stdoutTail.heldBytes >= Self.madeAsideFrom }
 
+    /// The outcome's texts (tens of milliseconds for a MiB of JSON: off the loop when large).
     package func texts() -> Texts {
         Texts(output: stdout.output(), stderrTail: stderr.text(), stdoutTail: stdoutTail.text(), stderrLastLine: stderr.lastLine())
     }

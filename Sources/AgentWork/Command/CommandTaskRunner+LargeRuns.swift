@@ -10,22 +10,24 @@ extension CommandTaskRunner {
     /// One thread for both, started at the first.
     nonisolated static let textMaking = BlockingPool(name: "agent-cmd-texts", width: 1)
 
-    /// Reads `run`'s input into a value on ``textMaking``; the run is launched when it is back.
+    /// Reads `run`'s input into a value on ``textMaking``; the run is launched when it is back
+    /// (at once, read here, when the system refuses the pool its thread).
     func readInputAside(_ run: CommandRun) {
         inputReading[run.runID] = run
         let held = run.start.held, inbox = loop.inbox
         let read = LoopOwned({ [weak self] (value: JSONValue) in
+            // Cancelled meanwhile, or ended by the stop (which empties `inputReading`).
             guard let self, inputReading[run.runID] === run else { return }
             inputReading[run.runID] = nil
-            if stopped { return finishUnstarted(run, "the agent stopped before the command could start", status: .interrupted) }
             // Kept beside the text until the command has started (``RunInput/compact()``).
             run.start.held.keep(value)
             begin(run)
         })
-        Self.textMaking.submit {
+        let submitted = Self.textMaking.submit {
             let value = held.value
             inbox.post { read.value(value) }
         }
+        if !submitted { read.value(held.value) }
     }
 
     /// Ends a run whose input is being read (a cancel, a timeout, the stop); false when none is.
@@ -36,7 +38,8 @@ extension CommandTaskRunner {
         return true
     }
 
-    /// Makes a large run's texts on ``textMaking``; the run is settled when they are back.
+    /// Makes a large run's texts on ``textMaking``; the run is settled when they are back (at
+    /// once, made here, when the system refuses the pool its thread).
     func makeTextsAside(_ run: CommandRun, _ captures: CommandCaptures) {
         let inbox = loop.inbox
         let made = LoopOwned({ [weak self, weak run] (texts: CommandCaptures.Texts) in
@@ -45,9 +48,10 @@ extension CommandTaskRunner {
             ended(run, status: status, texts: texts)
             settle(run)
         })
-        Self.textMaking.submit {
+        let submitted = Self.textMaking.submit {
             let texts = captures.texts()
             inbox.post { made.value(texts) }
         }
+        if !submitted { made.value(captures.texts()) }
     }
 }

@@ -21,10 +21,12 @@ extension CommandTaskRunner {
             logger.warning("task \(run.start.task.name): \(failure); the run waits and its command is tried again (every \(Int(Self.longestLaunchWait)) s at most) until it starts (try \(run.launchTries))",
                            metadata: ["run": "\(run.runID)"])
         }
+        // A large input read for the launch is held as its text alone again meanwhile.
+        run.start.held.compact()
         let timer = loop.schedule(after: wait) { [weak self] in
             guard let self, launchWaiting.removeValue(forKey: run.runID) != nil else { return }
             if stopped { return finishUnstarted(run, "the agent stopped before the command could start", status: .interrupted) }
-            begin(run)
+            if run.start.held.isTextOnly { readInputAside(run) } else { begin(run) }
         }
         launchWaiting[run.runID] = (run, timer)
     }

@@ -119,8 +119,9 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         if cancelWaiting(runID, reason: reason) || cancelReading(runID, reason: reason) { return }
         guard let run = runs[runID] else { return }
         guard run.pid > 0 else {
-            // Its program ended on its own a moment before (its output is being made, or its
-            // cgroup emptied): the run ends as the program did.
+            // Ended already: by an earlier cancel or timeout (its cgroup still emptying), or on
+            // its own a moment before (its output being made): the run ends as the program did.
+            guard run.endReason == nil else { return }
             let what = reason == .timedOut ? "its timeout" : reason == .interrupted ? "the agent's stop" : "the cancel"
             logger.notice("task \(run.start.task.name): the command had ended by itself before \(what); the run is reported as it ended", metadata: ["run": "\(run.runID)"])
             return
@@ -247,7 +248,8 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
             if !members.isEmpty { reap(members, tries: 20) }
         }
         let captures = run.captures
-        if captures.isLarge {
+        // At the stop the loop may not turn again: ``shutDown()`` makes them itself.
+        if captures.isLarge, !stopped {
             run.exitStatus = status
             makeTextsAside(run, captures)
         } else {
@@ -290,6 +292,7 @@ package final class CommandTaskRunner: @LoopActor TaskRunner {
         }
     }
 
+    /// The run's program has ended with `status` and its pipes' `texts` are made: its outcome.
     func ended(_ run: CommandRun, status: Int32, texts: CommandCaptures.Texts) {
         run.exitStatus = nil
         run.ending = run.outcome(status: status, texts: texts)

@@ -98,12 +98,18 @@ extension WorkHost {
             }
             var run = tasks.prepare(task: trigger.task, input: input, priority: .normal, requestedBy: .event, cascade: cascade + 1)
             if json != nil, payload.count >= RunInput.textOnlyFrom {
-                // Held as its text alone, as a request's large input is (the value is ~13 × the text).
-                run.inputText = InputText(Self.eventInputText(type: type, source: source, time: input["time"]?.stringValue ?? "", payload: payload))
+                // Held as its text alone, as a request's large input is (the value is ~13 × the
+                // text): the payload's own bytes when they are one line (a command reads its
+                // input as one), else the value written again.
+                let oneLine = payload.baseAddress.map { memchr($0, 10, payload.count) == nil && memchr($0, 13, payload.count) == nil } ?? true
+                run.inputText = InputText(oneLine ? Self.eventInputText(type: type, source: source, time: input["time"]?.stringValue ?? "", payload: payload)
+                                                  : input.serializedBytes())
             }
             if tasks.shared == nil, tasks.lacksInputRoom(for: run) {
                 if let count = inputRefusals.add("task " + trigger.task) {
-                    logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task)\(LogCounts.times(count)): the unfinished runs of this agent hold \(tasks.heldInputBytes >> 20) MiB of input already, at most \(tasks.heldInputLimit >> 20) MiB; runs of large events are left out until some have ended (`agent-control task runs --status queued`), or publish a reference to the data (a path, a URL) instead")
+                    let held = "the unfinished runs of this agent hold \(tasks.heldInputBytes >> 20) MiB of input already, at most \(tasks.heldInputLimit >> 20) MiB"
+                    let todo = "runs of large events are left out until some have ended (`agent-control task runs --status queued`), or publish a reference to the data (a path, a URL) instead"
+                    logger.warning("tasks: event \(type) from \(source) starts no run of task \(trigger.task)\(LogCounts.times(count)): \(held); \(todo)")
                 }
                 continue
             }

@@ -112,9 +112,23 @@ import Testing
 
     @Test func aLargeJSONOutputIsMadeOffTheLoopAndReportedWhole() throws {
         let harness = Harness("large-json")
+        // The thread that makes large outputs is held: the run is seen waiting for it.
+        let held = DispatchSemaphore(value: 0)
+        CommandTaskRunner.textMaking.submit { held.wait() }
+        var released = false
+        defer { if !released { held.signal() } }
         // ~190 KB of JSON: beyond what the loop makes into the output itself.
         let script = "printf '['; seq -f '{\"n\": %g, \"s\": \"xxxxxxxxxx\"},' 1 7999; printf '{\"n\": 8000}]'; head -c 70000 /dev/zero >&2; echo ' last' >&2; exit 3"
-        let outcome = try #require(harness.run(Harness.task([script], shell: true)))
+        let runID = harness.start(Harness.task([script], shell: true))
+        let deadline = EventLoop.now() + 30
+        while harness.onLoop({ harness.runner.runs[runID]?.exitStatus == nil }), EventLoop.now() < deadline {
+            harness.loop.runOnce(maxWait: 0.05)
+        }
+        #expect(harness.onLoop { harness.runner.runs[runID]?.exitStatus } == 3 << 8, "ended, its texts being made elsewhere")
+        #expect(harness.outcomes[runID] == nil)
+        held.signal()
+        released = true
+        let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .failed)
         guard case .array(let items) = outcome.output else {
             Issue.record("output \(String(describing: outcome.output).prefix(200))")

@@ -101,6 +101,27 @@ import Testing
         }
     }
 
+    @Test func aLargeEventOfManyLinesReachesItsRunAsOneLine() throws {
+        let loop = EventLoop()
+        try loop.isolated {
+            let recorder = Recorder(loop: loop)
+            var task = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["wc -l"], shell: true))
+            task.onEvent = TaskDefinition.EventTrigger(type: "big")
+            let work = Self.workTriggered(by: "big", host: recorder, task: task)
+            defer {
+                work.shutDown()
+                _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
+            }
+            // A module's own bytes, pretty-printed: one item a line.
+            let payload = Array(("[\n" + (0..<5_000).map { "  \($0)" }.joined(separator: ",\n") + "\n]").utf8)
+            payload.withUnsafeBytes { work.fire(work.triggers["big"] ?? [], type: "big", source: "monitor", timeNanoseconds: 0, payload: $0) }
+            #expect(recorder.run { recorder.published.contains { $0.type == "task.succeeded" } })
+            let run = try #require(work.tasks?.recent.values.first)
+            #expect(run.output == 1, "the command read its input as one line, then its end")
+            #expect(run.input["payload"]?.arrayValue?.count == 5_000)
+        }
+    }
+
     @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
         let loop = EventLoop()
         loop.isolated {
