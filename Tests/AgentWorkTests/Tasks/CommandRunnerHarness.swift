@@ -66,6 +66,37 @@ final class CommandRunnerHarness: @unchecked Sendable {
         }
     }
 
+    /// Holds the thread that makes large runs' texts until the returned release is called (or
+    /// the holder is gone); runs ended meanwhile wait for it.
+    final class TextMakingHold {
+        private let held = DispatchSemaphore(value: 0)
+        private var released = false
+
+        init() {
+            let held = held
+            CommandTaskRunner.textMaking.submit { held.wait() }
+        }
+
+        func release() {
+            guard !released else { return }
+            released = true
+            held.signal()
+        }
+
+        deinit { release() }
+    }
+
+    /// Starts `task` and turns the loop until its program has ended and its texts are being
+    /// made elsewhere (a ``TextMakingHold`` keeps them waiting); its id.
+    func startWaitingForTexts(_ task: TaskDefinition) -> String {
+        let runID = start(task)
+        let deadline = EventLoop.now() + 30
+        while onLoop({ runner.runs[runID]?.exitStatus == nil }), EventLoop.now() < deadline {
+            loop.runOnce(maxWait: 0.05)
+        }
+        return runID
+    }
+
     /// Waits until what was handed to the thread that makes large runs' texts has been made and
     /// its result posted, then turns the loop once to take it.
     func passTextMaking() -> Bool {

@@ -113,21 +113,13 @@ import Testing
     @Test func aLargeJSONOutputIsMadeOffTheLoopAndReportedWhole() throws {
         let harness = Harness("large-json")
         // The thread that makes large outputs is held: the run is seen waiting for it.
-        let held = DispatchSemaphore(value: 0)
-        CommandTaskRunner.textMaking.submit { held.wait() }
-        var released = false
-        defer { if !released { held.signal() } }
+        let hold = Harness.TextMakingHold()
         // ~190 KB of JSON: beyond what the loop makes into the output itself.
         let script = "printf '['; seq -f '{\"n\": %g, \"s\": \"xxxxxxxxxx\"},' 1 7999; printf '{\"n\": 8000}]'; head -c 70000 /dev/zero >&2; echo ' last' >&2; exit 3"
-        let runID = harness.start(Harness.task([script], shell: true))
-        let deadline = EventLoop.now() + 30
-        while harness.onLoop({ harness.runner.runs[runID]?.exitStatus == nil }), EventLoop.now() < deadline {
-            harness.loop.runOnce(maxWait: 0.05)
-        }
+        let runID = harness.startWaitingForTexts(Harness.task([script], shell: true))
         #expect(harness.onLoop { harness.runner.runs[runID]?.exitStatus } == 3 << 8, "ended, its texts being made elsewhere")
         #expect(harness.outcomes[runID] == nil)
-        held.signal()
-        released = true
+        hold.release()
         let outcome = try #require(harness.wait(for: runID))
         #expect(outcome.status == .failed)
         guard case .array(let items) = outcome.output else {
@@ -143,22 +135,15 @@ import Testing
     @Test func theAgentsStopReportsARunWhoseLargeOutputIsStillBeingMadeOnceAndWhole() throws {
         let harness = Harness("large-stop")
         // The thread that makes large outputs is held, so that the run waits for it at the stop.
-        let held = DispatchSemaphore(value: 0)
-        CommandTaskRunner.textMaking.submit { held.wait() }
-        var released = false
-        defer { if !released { held.signal() } }
-        let runID = harness.start(Harness.task(["head -c 200000 /dev/zero | tr '\\0' a"], shell: true))
-        let deadline = EventLoop.now() + 30
-        while harness.onLoop({ harness.runner.runs[runID]?.exitStatus == nil }), EventLoop.now() < deadline {
-            harness.loop.runOnce(maxWait: 0.05)
-        }
+        let hold = Harness.TextMakingHold()
+        let runID = harness.startWaitingForTexts(Harness.task(["head -c 200000 /dev/zero | tr '\\0' a"], shell: true))
+        #expect(harness.onLoop { harness.runner.runs[runID]?.exitStatus } == 0, "ended, its texts being made elsewhere")
         #expect(harness.outcomes[runID] == nil, "reported only once its output is made")
         harness.onLoop { harness.runner.shutDown() }
         let outcome = try #require(harness.outcomes[runID], "the stop made it and reported the run")
         #expect(outcome.status == .succeeded)
         #expect(outcome.output == .string(String(repeating: "a", count: 200_000)))
-        held.signal()
-        released = true
+        hold.release()
         // What the thread makes afterwards finds the run reported: not a second report.
         #expect(harness.passTextMaking())
         #expect(harness.finishCounts[runID] == 1)

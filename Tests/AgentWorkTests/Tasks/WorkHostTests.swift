@@ -67,17 +67,23 @@ import Testing
         return work
     }
 
+    /// Runs `body` with a work layer whose task `echo` runs the shell line `line` for each event
+    /// `big`; stops it after, waiting for its runs to end.
+    @LoopActor static func withShellTriggered(_ line: String, on loop: EventLoop, _ body: (WorkHost, Recorder) throws -> Void) rethrows {
+        let recorder = Recorder(loop: loop)
+        var task = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: [line], shell: true))
+        task.onEvent = TaskDefinition.EventTrigger(type: "big")
+        let work = Self.workTriggered(by: "big", host: recorder, task: task)
+        defer {
+            work.shutDown()
+            _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
+        }
+        try body(work, recorder)
+    }
+
     @Test func aLargeEventsRunHoldsItsTextAndRunsPastTheBoundOnHeldInputAreLeftOut() throws {
         let loop = EventLoop()
-        try loop.isolated {
-            let recorder = Recorder(loop: loop)
-            var task = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["cat"], shell: true))
-            task.onEvent = TaskDefinition.EventTrigger(type: "big")
-            let work = Self.workTriggered(by: "big", host: recorder, task: task)
-            defer {
-                work.shutDown()
-                _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
-            }
+        try loop.isolated { try Self.withShellTriggered("cat", on: loop) { work, recorder in
             let tasks = try #require(work.tasks)
             let payloads = (0..<3).map { tag -> [UInt8] in
                 let payload: JSONValue = ["tag": .number(JSONNumber(tag)), "items": .array((0..<20_000).map { .number(JSONNumber($0 % 10)) })]
@@ -98,20 +104,12 @@ import Testing
             #expect(outputs.count == 2 && outputs.contains { $0 == expected }, "\(outputs.map { $0["payload"]?["tag"] ?? .null })")
             #expect(outputs.allSatisfy { $0["payload"]?["items"]?.arrayValue?.count == 20_000 && $0["type"] == "big" })
             #expect(tasks.heldInputBytes == 0)
-        }
+        } }
     }
 
     @Test func aLargeEventOfManyLinesReachesItsRunAsOneLine() throws {
         let loop = EventLoop()
-        try loop.isolated {
-            let recorder = Recorder(loop: loop)
-            var task = TaskDefinition(name: "echo", type: "command", command: TaskDefinition.CommandSpec(arguments: ["wc -l"], shell: true))
-            task.onEvent = TaskDefinition.EventTrigger(type: "big")
-            let work = Self.workTriggered(by: "big", host: recorder, task: task)
-            defer {
-                work.shutDown()
-                _ = recorder.run(until: { !work.hasRunsGoing }, timeout: 30)
-            }
+        try loop.isolated { try Self.withShellTriggered("wc -l", on: loop) { work, recorder in
             // A module's own bytes, pretty-printed: one item a line.
             let payload = Array(("[\n" + (0..<5_000).map { "  \($0)" }.joined(separator: ",\n") + "\n]").utf8)
             payload.withUnsafeBytes { work.fire(work.triggers["big"] ?? [], type: "big", source: "monitor", timeNanoseconds: 0, payload: $0) }
@@ -119,7 +117,7 @@ import Testing
             let run = try #require(work.tasks?.recent.values.first)
             #expect(run.output == 1, "the command read its input as one line, then its end")
             #expect(run.input["payload"]?.arrayValue?.count == 5_000)
-        }
+        } }
     }
 
     @Test func aTaskTriggeredByAnEventRunsAndItsEventsGoToThePublisherWithoutASupervisor() throws {
