@@ -51,7 +51,9 @@ extension TaskCoordinator {
             return respond(.failure(.invalid(problem, pointer: "/require")))
         }
         let input = request.input ?? .object([:])
-        if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
+        if let problem = request.nestingChecked ? request.nestingProblem : InputNesting.problem(input) {
+            return respond(.failure(.invalid(problem.message, pointer: problem.pointer)))
+        }
         let problems = inputProblems(input, task: name, nestingChecked: true)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")

@@ -7,7 +7,7 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         /// Checked against the task's input schema; default `{}`.
-        package var input: JSONValue?
+        package private(set) var input: JSONValue?
         package var priority: TaskRun.Priority?
         /// An ISO 8601 time or a delay from now (`30s`, `10m`, `2h`, `1d`).
         package var at: String?
@@ -17,6 +17,10 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
         /// ``input`` as compact JSON text, made where the request is decoded (off the loop),
         /// for the run (``TaskRun/inputText``).
         package private(set) var inputText: [UInt8]?
+        /// Whether ``input``'s nesting was checked where the request was decoded (off the loop:
+        /// a MiB of values walked held it ~half of a 1 MiB request's time), and what it found.
+        package private(set) var nestingChecked = false
+        package private(set) var nestingProblem: (pointer: String, message: String)?
 
         enum CodingKeys: String, CodingKey {
             case name, input, priority, at, wait, require
@@ -32,6 +36,8 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
             require = try container.decodeIfPresent([String: String].self, forKey: .require)
             // Not past the bound: an input the check refuses is not written whole for nothing.
             inputText = input.flatMap { $0.serializedLength(atMost: InputSize.largest) == nil ? nil : $0.serializedBytes() }
+            nestingProblem = input.flatMap { InputNesting.problem($0) }
+            nestingChecked = true
         }
 
         package init(name: String, input: JSONValue? = nil, priority: TaskRun.Priority? = nil, at: String? = nil, wait: Bool? = nil,
