@@ -51,9 +51,7 @@ extension TaskCoordinator {
             return respond(.failure(.invalid(problem, pointer: "/require")))
         }
         let input = request.input ?? .object([:])
-        if let problem = request.nestingChecked ? request.nestingProblem : InputNesting.problem(input) {
-            return respond(.failure(.invalid(problem.message, pointer: problem.pointer)))
-        }
+        if let problem = request.nestingProblem { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
         let problems = inputProblems(input, task: name, nestingChecked: true)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")

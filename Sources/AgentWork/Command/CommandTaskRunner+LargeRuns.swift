@@ -33,8 +33,7 @@ extension CommandTaskRunner {
     /// Ends a run whose input is being read (a cancel, a timeout, the stop); false when none is.
     func cancelReading(_ runID: String, reason: TaskRunOutcome.Status) -> Bool {
         guard let run = inputReading.removeValue(forKey: runID) else { return false }
-        let what = reason == .timedOut ? "timed out" : reason == .interrupted ? "interrupted" : "cancelled"
-        finishUnstarted(run, "\(what) before its command started (its input was being read)", status: reason)
+        finishUnstarted(run, "\(Self.endedUnstarted(reason)) before its command started (its input was being read)", status: reason)
         return true
     }
 

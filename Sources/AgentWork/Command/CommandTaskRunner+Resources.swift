@@ -35,9 +35,13 @@ extension CommandTaskRunner {
     func cancelWaiting(_ runID: String, reason: TaskRunOutcome.Status) -> Bool {
         guard let waiting = launchWaiting.removeValue(forKey: runID) else { return false }
         loop.cancel(waiting.timer)
-        let what = reason == .timedOut ? "timed out" : reason == .interrupted ? "interrupted" : "cancelled"
-        finishUnstarted(waiting.run, "\(what) before its command could start (the agent lacked descriptors or processes for it)", status: reason)
+        finishUnstarted(waiting.run, "\(Self.endedUnstarted(reason)) before its command could start (the agent lacked descriptors or processes for it)", status: reason)
         return true
+    }
+
+    /// How a run ended before its command started, in a word: `timed out`, `interrupted`, `cancelled`.
+    static func endedUnstarted(_ reason: TaskRunOutcome.Status) -> String {
+        reason == .timedOut ? "timed out" : reason == .interrupted ? "interrupted" : "cancelled"
     }
 
     /// At the stop: the runs waiting for their launch end interrupted (the next start runs them).

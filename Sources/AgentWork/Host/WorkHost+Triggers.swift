@@ -86,8 +86,8 @@ extension WorkHost {
                 }
                 continue
             }
-            let input: JSONValue = ["type": .string(type), "source": .string(source),
-                                    "time": .string(TaskRun.iso(Double(timeNanoseconds) / 1e9)), "payload": value]
+            let time = TaskRun.iso(Double(timeNanoseconds) / 1e9)
+            let input: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(time), "payload": value]
             if let problem = tasks.inputProblems(input, task: trigger.task).first {
                 logger.warning("tasks: event \(type) from \(source) is no valid input of task \(trigger.task) (\(problem.pointer): \(problem.message)); no run")
                 continue
@@ -102,7 +102,7 @@ extension WorkHost {
                 // text): the payload's own bytes when they are one line (a command reads its
                 // input as one), else the value written again.
                 let oneLine = payload.baseAddress.map { memchr($0, 10, payload.count) == nil && memchr($0, 13, payload.count) == nil } ?? true
-                run.inputText = InputText(oneLine ? Self.eventInputText(type: type, source: source, time: input["time"]?.stringValue ?? "", payload: payload)
+                run.inputText = InputText(oneLine ? Self.eventInputText(type: type, source: source, time: time, payload: payload)
                                                   : input.serializedBytes())
             }
             if tasks.shared == nil, tasks.lacksInputRoom(for: run) {

@@ -17,9 +17,8 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
         /// ``input`` as compact JSON text, made where the request is decoded (off the loop),
         /// for the run (``TaskRun/inputText``).
         package private(set) var inputText: [UInt8]?
-        /// Whether ``input``'s nesting was checked where the request was decoded (off the loop:
-        /// a MiB of values walked held it ~half of a 1 MiB request's time), and what it found.
-        package private(set) var nestingChecked = false
+        /// What ``input``'s nesting check found, made where the request is decoded (off the loop:
+        /// a MiB of values walked held it about half of a 1 MiB request's time).
         package private(set) var nestingProblem: (pointer: String, message: String)?
 
         enum CodingKeys: String, CodingKey {
@@ -37,7 +36,6 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
             // Not past the bound: an input the check refuses is not written whole for nothing.
             inputText = input.flatMap { $0.serializedLength(atMost: InputSize.largest) == nil ? nil : $0.serializedBytes() }
             nestingProblem = input.flatMap { InputNesting.problem($0) }
-            nestingChecked = true
         }
 
         package init(name: String, input: JSONValue? = nil, priority: TaskRun.Priority? = nil, at: String? = nil, wait: Bool? = nil,
@@ -48,6 +46,7 @@ package enum TaskRunCommand: @preconcurrency AgentCommand {
             self.at = at
             self.wait = wait
             self.require = require
+            nestingProblem = input.flatMap { InputNesting.problem($0) }
         }
     }
 

@@ -185,7 +185,7 @@ void agent_set_thread_name(const char *name);
 /** mallopt(M_ARENA_MAX, count): at most `count` malloc arenas in this process (and in the
     processes it forks). Call before any thread starts. Returns 1 on success, 0 on failure. */
 int agent_limit_malloc_arenas(int count);
-/* Gives the free pages of every malloc arena back to the system (malloc_trim(0)): 1 if any was. */
+/** Gives the free pages of every malloc arena back to the system (malloc_trim(0)): 1 if any was. */
 int agent_malloc_trim(void);
 
 /**
