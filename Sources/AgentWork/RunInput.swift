@@ -1,3 +1,4 @@
+import AgentBase
 import JSONSchema
 
 /// A run's input as memory holds it: the value, its compact JSON text, or — for a large input
@@ -10,6 +11,10 @@ import JSONSchema
 package struct RunInput: Sendable {
     /// Inputs whose text is at least this many bytes are held as the text alone.
     package static let textOnlyFrom = 16 * 1024
+
+    /// The thread large inputs' texts and values are made on, off the loop (a MiB of values
+    /// written or read: tens of ms); a command run's large output is made there too.
+    package static let textMaking = BlockingPool(name: "agent-run-texts", width: 1)
 
     private var tree: JSONValue?
     /// The compact JSON text, when it is known (made off the loop, where the run was asked for).

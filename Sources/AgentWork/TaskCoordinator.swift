@@ -172,6 +172,9 @@ package final class TaskCoordinator {
         for name in definitions.keys { dispatch(name) }
     }
 
+    /// The validator of `task`'s input schema (nil: it has none), to check an input off the loop.
+    package func inputValidator(for task: String) -> JSONSchemaValidator? { inputValidators[task] }
+
     /// The problems of `input` for `task` (its nesting, unless the caller checked it; its input
     /// schema), with their pointers.
     package func inputProblems(_ input: JSONValue, task: String, nestingChecked: Bool = false) -> [(pointer: String, message: String)] {

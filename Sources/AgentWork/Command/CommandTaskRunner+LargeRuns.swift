@@ -7,8 +7,8 @@ import JSONSchema
 /// `{{input.…}}` (10–20 ms a MiB), and making a large stdout and stderr into the outcome's
 /// output and tails (a MiB of JSON or of text to escape: tens of ms).
 extension CommandTaskRunner {
-    /// One thread for both, started at the first.
-    nonisolated static let textMaking = BlockingPool(name: "agent-cmd-texts", width: 1)
+    /// One thread for both (and a workflow step's large input), started at the first.
+    nonisolated static var textMaking: BlockingPool { RunInput.textMaking }
 
     /// Reads `run`'s input into a value on ``textMaking``; the run is launched when it is back
     /// (at once, read here, when the system refuses the pool its thread).

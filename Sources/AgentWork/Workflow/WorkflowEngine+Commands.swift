@@ -37,7 +37,7 @@ extension WorkflowEngine {
             return respond(.failure(.notFound("no workflow named \"\(name)\"\(Suggestions.hint(for: name, in: names)); workflows: \(names.isEmpty ? "none (add them under \"workflows\" in the settings)" : names.joined(separator: ", "))")))
         }
         let input = request.input ?? .object([:])
-        if let problem = InputNesting.problem(input) { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
+        if let problem = request.nestingProblem { return respond(.failure(.invalid(problem.message, pointer: problem.pointer))) }
         let problems = inputProblems(input, workflow: name, nestingChecked: true)
         guard problems.isEmpty else {
             let list = problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")

@@ -14,7 +14,8 @@ extension WorkflowEngine {
     }
 
     /// The step's record (its start), committed; instant steps (set, condition's choice) end here.
-    package func begin(_ step: WorkflowStep, _ state: LiveRun) {
+    /// `checked`: a task step's large input, checked off the loop (``checkAside(_:_:task:input:)``).
+    package func begin(_ step: WorkflowStep, _ state: LiveRun, checked: CheckedInput? = nil) {
         let attempt = (state.attempts[step.id] ?? 0) + 1
         var record = WorkflowStepRecord(runID: state.run.id, stepID: step.id, kind: step.kindName, generation: state.run.generation,
                                         attempt: attempt, status: .running)
@@ -26,21 +27,22 @@ extension WorkflowEngine {
         }
         switch step.kind {
         case .task(let name, let input, _, let timeout):
-            switch WorkflowReferences.resolve(input, with: values) {
+            switch checked.map({ .success($0.input) }) ?? WorkflowReferences.resolve(input, with: values) {
             case .failure(let problem): fail(problem.message)
             case .success(let resolved):
                 record.detail["task"] = .string(name)
                 record.detail["input"] = resolved
                 if tasks.definitions[name] == nil {
                     fail("the task \"\(name)\" is no longer in the settings")
-                } else if let problem = InputSize.problem(resolved) {
-                    // The references' values can make it so (one output used many times).
-                    record.detail["input"] = nil
-                    fail("the input built for task \"\(name)\" is too large: \(problem.message)")
-                } else if let problem = tasks.inputProblems(resolved, task: name).first {
-                    fail("the input built for task \"\(name)\" does not match its input schema at \(problem.pointer): \(problem.message)")
+                } else if checked == nil, resolved.serializedLength(atMost: RunInput.textOnlyFrom - 1) == nil {
+                    // Walked here, a MiB of values held the loop tens of ms: the step begins when it is back.
+                    return checkAside(step, state, task: name, input: resolved)
+                } else if let failure = checked.map({ $0.failure }) ?? CheckedInput.failure(resolved, task: name, validator: tasks.inputValidator(for: name)) {
+                    // The references' values can make it too large (one output used many times).
+                    if failure.tooLarge { record.detail["input"] = nil }
+                    fail(failure.message)
                 } else {
-                    prepareTask(&record, state, name: name, input: resolved)
+                    prepareTask(&record, state, name: name, input: resolved, text: checked?.text)
                     if let timeout { record.deadline = record.startedAt + timeout }
                 }
             }
@@ -153,8 +155,10 @@ extension WorkflowEngine {
     }
 
     /// A task run with the step's idempotency key, its id kept in the record before it is submitted.
-    private func prepareTask(_ record: inout WorkflowStepRecord, _ state: LiveRun, name: String, input: JSONValue) {
+    private func prepareTask(_ record: inout WorkflowStepRecord, _ state: LiveRun, name: String, input: JSONValue, text: [UInt8]?) {
         var run = tasks.prepare(task: name, input: input, priority: .normal, requestedBy: .workflow, cascade: state.run.cascade)
+        // Made off the loop: the run holds a large input as its text alone.
+        if let text { run.inputText = InputText(text) }
         run.idempotencyKey = record.idempotencyKey
         record.taskRun = run.id
         state.prepared[record.stepID] = run
@@ -263,14 +267,14 @@ extension WorkflowEngine {
 
     /// A deadline that passed while the step's run was being read cancelled nothing (the
     /// coordinator did not know the run yet): armed again, it cancels the run now.
-    private func rearmDeadline(_ step: WorkflowStep, _ state: LiveRun) {
+    func rearmDeadline(_ step: WorkflowStep, _ state: LiveRun) {
         guard let record = state.steps[step.id], !record.status.isFinished, let deadline = record.deadline,
               state.timers[step.id] == nil else { return }
         arm(state, step, at: deadline)
     }
 
     /// What is told when the step's task run ends.
-    private func watcher(_ step: WorkflowStep, _ state: LiveRun) -> (TaskRun) -> Void {
+    func watcher(_ step: WorkflowStep, _ state: LiveRun) -> (TaskRun) -> Void {
         let id = state.run.id
         return { [weak self] run in self?.taskEnded(run, run: id, step: step) }
     }
@@ -285,6 +289,11 @@ extension WorkflowEngine {
             return again
         }()
         run.idempotencyKey = record.idempotencyKey
+        // A large input's text is made off the loop (a MiB of values: tens of ms); the run is
+        // then held as its text alone and counted among the unfinished runs' inputs.
+        if run.held.text == nil, run.input.serializedLength(atMost: RunInput.textOnlyFrom - 1) == nil {
+            return submitWithText(run, step, state)
+        }
         state.prepared[step.id] = nil
         tasks.submit(run)
         tasks.whenFinished(runID, watcher(step, state))

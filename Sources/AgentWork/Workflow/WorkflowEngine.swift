@@ -38,8 +38,12 @@ package final class WorkflowEngine {
         package var launched: Set<String> = []
         /// Prepared task runs, by step (submitted once the step's start is committed).
         package var prepared: [String: TaskRun] = [:]
-        /// Task runs of steps found again after a restart, being read from the store.
+        /// Task runs of steps found again after a restart, being read from the store, or whose
+        /// large input's text is being made (see ``submitWithText(_:_:_:)``).
         package var finding: Set<String> = []
+        /// Task steps whose large input is being checked off the loop before they begin (see
+        /// ``checkAside(_:_:task:input:)``).
+        package var checking: Set<String> = []
         package var timers: [String: Int] = [:]
         /// The first matching event for each `wait_event` step armed but not launched yet (its
         /// start not committed): the step takes it at its launch.
@@ -335,12 +339,14 @@ package final class WorkflowEngine {
     package func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
         var last: JSONValue?
         for step in steps {
-            if state.steps[step.id] == nil {
+            if state.steps[step.id] == nil, !state.checking.contains(step.id) {
                 // Past the budget: the next advance (when the steps begun now are committed) goes on.
                 guard state.beginBudget > 0 else { return .pending }
                 state.beginBudget -= 1
                 begin(step, state)
             }
+            // Its large input is being checked: it begins when that is back.
+            if state.checking.contains(step.id) { return .pending }
             guard let record = state.steps[step.id] else { return .failed("step \(step.id) could not start") }
             switch record.status {
             case .succeeded:

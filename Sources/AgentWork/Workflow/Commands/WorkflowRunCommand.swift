@@ -7,13 +7,27 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
     package struct Request: Codable, Sendable {
         package var name: String
         /// Checked against the workflow's input schema; default `{}`.
-        package var input: JSONValue?
+        package private(set) var input: JSONValue?
         package var wait: Bool?
+        /// What ``input``'s nesting check found, made where the request is decoded (off the
+        /// loop: a MiB of values walked there held it tens of ms).
+        package private(set) var nestingProblem: (pointer: String, message: String)?
+
+        enum CodingKeys: String, CodingKey {
+            case name, input, wait
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(name: try container.decode(String.self, forKey: .name), input: try container.decodeIfPresent(JSONValue.self, forKey: .input),
+                      wait: try container.decodeIfPresent(Bool.self, forKey: .wait))
+        }
 
         package init(name: String, input: JSONValue? = nil, wait: Bool? = nil) {
             self.name = name
             self.input = input
             self.wait = wait
+            nestingProblem = input.flatMap { InputNesting.problem($0) }
         }
     }
 

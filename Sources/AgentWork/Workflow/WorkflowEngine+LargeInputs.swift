@@ -1,0 +1,77 @@
+import AgentBase
+import AgentLoop
+import JSONSchema
+
+/// A task step's large input costs the loop nothing it can wait for: its checks (its size, its
+/// nesting, the task's input schema) and its text are made on ``RunInput/textMaking`` (a MiB
+/// of values walked on the loop held it tens of ms per step), and its run holds the text alone.
+extension WorkflowEngine {
+    /// What the checks of a task step's input found, made off the loop.
+    package struct CheckedInput: Sendable {
+        package var input: JSONValue
+        /// Why the step fails (nil: the input passes); `tooLarge`: it is not kept in the record.
+        package var failure: (message: String, tooLarge: Bool)?
+        /// The input's compact JSON text, when it passes.
+        package var text: [UInt8]?
+
+        nonisolated package init(_ input: JSONValue, task: String, validator: JSONSchemaValidator?) {
+            self.input = input
+            failure = Self.failure(input, task: task, validator: validator)
+            text = failure == nil ? input.serializedBytes() : nil
+        }
+
+        /// Why a step's task input built from its references fails, if it does.
+        nonisolated package static func failure(_ input: JSONValue, task: String, validator: JSONSchemaValidator?) -> (message: String, tooLarge: Bool)? {
+            if let problem = InputSize.problem(input) {
+                return ("the input built for task \"\(task)\" is too large: \(problem.message)", true)
+            }
+            let problem = InputNesting.problem(input) ?? validator?.validate(input).first.map { ("/input" + $0.instanceLocation, $0.message) }
+            guard let problem else { return nil }
+            return ("the input built for task \"\(task)\" does not match its input schema at \(problem.pointer): \(problem.message)", false)
+        }
+    }
+
+    /// Checks a task step's large input off the loop; the step begins when that is back, if the
+    /// run still wants it (not ended, not gone back to an earlier step meanwhile).
+    func checkAside(_ step: WorkflowStep, _ state: LiveRun, task: String, input: JSONValue) {
+        guard state.checking.insert(step.id).inserted else { return }
+        let generation = state.run.generation, validator = tasks.inputValidator(for: task), inbox = loop.inbox
+        let checked = LoopOwned({ [weak self] (check: CheckedInput) in
+            guard let self else { return }
+            state.checking.remove(step.id)
+            guard !stopping, live[state.run.id] === state, !state.run.status.isFinished else { return }
+            guard state.run.generation == generation, state.steps[step.id] == nil else { return advance(state.run.id) }
+            begin(step, state, checked: check)
+        })
+        let submitted = RunInput.textMaking.submit {
+            let check = CheckedInput(input, task: task, validator: validator)
+            inbox.post { checked.value(check) }
+        }
+        if !submitted { checked.value(CheckedInput(input, task: task, validator: validator)) }
+    }
+
+    /// Submits `run` once its input's text is made on ``RunInput/textMaking`` (here, when the
+    /// system refuses that pool its thread), if the step still waits for it.
+    func submitWithText(_ run: TaskRun, _ step: WorkflowStep, _ state: LiveRun) {
+        guard state.finding.insert(run.id).inserted else { return }
+        let input = run.input, inbox = loop.inbox
+        let made = LoopOwned({ [weak self] (text: [UInt8]) in
+            guard let self else { return }
+            state.finding.remove(run.id)
+            guard !stopping, live[state.run.id] === state, let record = state.steps[step.id], !record.status.isFinished,
+                  record.taskRun == run.id else { return }
+            defer { rearmDeadline(step, state) }
+            if tasks.knownRun(run.id) != nil { return tasks.whenFinished(run.id, watcher(step, state)) }
+            var held = run
+            held.inputText = InputText(text)
+            state.prepared[step.id] = nil
+            tasks.submit(held)
+            tasks.whenFinished(run.id, watcher(step, state))
+        })
+        let submitted = RunInput.textMaking.submit {
+            let text = input.serializedBytes()
+            inbox.post { made.value(text) }
+        }
+        if !submitted { made.value(input.serializedBytes()) }
+    }
+}
