@@ -13,18 +13,22 @@ extension TaskCoordinator {
         case failed(String)
     }
 
-    /// Runs on executors now and runs assigned by hand, oldest first.
+    /// Runs on executors now and runs assigned by hand, oldest first, as the answer shows them.
     package func assignments(executor: String?, user: String?) -> [JSONValue] {
+        assignedRuns(executor: executor, user: user).map(\.json)
+    }
+
+    /// Runs on executors now and runs assigned by hand, oldest first.
+    package func assignedRuns(executor: String?, user: String?) -> [TaskRun] {
         // Executor → the people who may complete its runs (a user, or a role's users).
         let people = Dictionary(pool.members.map { ($0.name, $0.definition.people) }, uniquingKeysWith: { first, _ in first })
-        let list = runs.values.filter { run in
+        return runs.values.filter { run in
             let on = active[run.id]?.executor ?? run.assignedTo
             guard let on else { return false }
             if let executor, on != executor { return false }
             if let user, people[on]?.contains(user) != true { return false }
             return true
         }.sorted { ($0.queuedAt, $0.sequence) < ($1.queuedAt, $1.sequence) }
-        return list.map(\.json)
     }
 
     /// `task complete RUN --output JSON` / `task fail RUN --error TEXT`: over HTTP only the

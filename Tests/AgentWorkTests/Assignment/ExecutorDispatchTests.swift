@@ -203,6 +203,26 @@ import Testing
         }
     }
 
+    /// A person's run whose large input is held as its text: `task_assignments` shows the input
+    /// whole, read into a value off the loop (the answer comes by the loop's inbox).
+    @Test func assignmentsShowALargeInputHeldAsTextWhole() throws {
+        let large = RunInputHeldTests.input(kib: 40)
+        let request = try RunInputHeldTests.request("review", large)
+        try loop.isolated {
+            let tasks = coordinator([Self.task("review")], executors: [Self.executor("alice", tasks: ["review"], max: 5, user: "alice")])
+            var queued: Result<TaskRunAnswer, CommandError>?
+            tasks.runTask(request, origin: .http) { queued = $0 }
+            let id = try #require(try queued?.get().run["id"]?.stringValue)
+            #expect(tasks.knownRun(id)?.held.isTextOnly == true)
+            var answer: Result<TaskAssignmentsCommand.Answer, CommandError>?
+            TaskAssignmentsCommand.run(.init(user: "alice"), on: tasks, caller: CommandCaller(front: "control", user: nil)) { answer = $0 }
+            spin { answer != nil }
+            let runs = try #require(try answer?.get().runs)
+            let whole = runs.count == 1 && runs[0]["id"] == .string(id) && runs[0]["input"] == large
+            #expect(whole)
+        }
+    }
+
     /// An executor naming a role: its runs wait for any user of that role, each sees them in
     /// their list, one of them completes a run; a user of another role may not.
     @Test func aRoleExecutorsRunIsCompletedByAnyUserOfThatRoleOnly() {

@@ -55,6 +55,14 @@ package enum TaskAssignmentsCommand: @preconcurrency AgentCommand {
 
     @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<Answer, CommandError>) -> Void) {
-        respond(.success(Answer(runs: host.assignments(executor: request.executor, user: request.user))))
+        let runs = host.assignedRuns(executor: request.executor, user: request.user)
+        guard runs.contains(where: \.held.isTextOnly) else { return respond(.success(Answer(runs: runs.map(\.json)))) }
+        // A large input held as its text is read into a value off the loop (a MiB: tens of ms).
+        let reply = LoopOwned(respond), inbox = host.loop.inbox
+        let submitted = BlockingPool.storeReads.submit {
+            let answer = Answer(runs: runs.map(\.json))
+            inbox.post { reply.value(.success(answer)) }
+        }
+        if !submitted { respond(.success(Answer(runs: runs.map(\.json)))) }
     }
 }
