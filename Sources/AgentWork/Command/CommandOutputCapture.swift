@@ -9,18 +9,23 @@ package struct CommandStdout: Sendable {
     package private(set) var bytes: [UInt8] = []
     /// Everything written, kept or not.
     package private(set) var total = 0
+    /// Whether all that was past the bound was line ends (a MiB of JSON and its newline is
+    /// whole), until something else came.
+    private var onlyLineEndsPast = true
 
     package init(limit: Int) {
         self.limit = limit
     }
 
-    package var isTruncated: Bool { total > bytes.count }
+    package var isTruncated: Bool { total > bytes.count && !onlyLineEndsPast }
 
     package mutating func append(_ chunk: UnsafeRawBufferPointer) {
         total += chunk.count
-        let room = limit - bytes.count
-        guard room > 0 else { return }
-        bytes.append(contentsOf: chunk.prefix(room))
+        let room = max(limit - bytes.count, 0)
+        if room > 0 { bytes.append(contentsOf: chunk.prefix(room)) }
+        if onlyLineEndsPast, chunk.count > room {
+            onlyLineEndsPast = !chunk.dropFirst(room).contains { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        }
     }
 
     /// The output: JSON when all of it parses as JSON (and nests at most
