@@ -98,7 +98,13 @@ package struct CommandOutputTail: Sendable {
             cut = true
         }
         if lines.isEmpty && !cut { return nil }
-        let body = lines.joined(separator: "\n")
+        var body = lines.joined(separator: "\n")
+        // A replacement character (NUL, invalid UTF-8) is three bytes: held to the bound as text too.
+        if body.utf8.count > byteLimit {
+            let end = body.utf8.suffix(byteLimit)
+            body = String(decoding: end.drop { $0 & 0xC0 == 0x80 }, as: UTF8.self)
+            cut = true
+        }
         return cut ? "[earlier lines left out]\n" + body : body
     }
 

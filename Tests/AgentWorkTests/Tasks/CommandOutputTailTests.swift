@@ -27,6 +27,16 @@ import Testing
         #expect(text.hasSuffix("a\u{FFFD}b\u{FFFD}\u{FFFD}\u{1B}[31mred"), "\(text.suffix(20).unicodeScalars.map(\.value))")
     }
 
+    /// Each replacement character is three bytes: a tail of NULs and invalid bytes is held to
+    /// its bound as text, not three times it.
+    @Test func aTailOfReplacedBytesIsHeldToItsBoundAsText() throws {
+        let written = [UInt8](repeating: 0, count: 5_000) + [UInt8](repeating: 0xFF, count: 5_000) + Array("last\n".utf8)
+        let text = try #require(Self.tail(written))
+        #expect(text.hasPrefix("[earlier lines left out]\n") && text.hasSuffix("\u{FFFD}last"), "\(text.prefix(30))")
+        let body = text.utf8.count - "[earlier lines left out]\n".utf8.count
+        #expect(body <= 1_024 && body > 1_000, "\(body) bytes")
+    }
+
     @Test func theLastLineOfAnErrorHasNoNULEither() throws {
         var tail = CommandOutputTail(byteLimit: 1_024, lineLimit: 20)
         let written: [UInt8] = Array("first\n".utf8) + [0x6E, 0, 0x6C] + Array("\n  \n".utf8)
