@@ -15,7 +15,16 @@ extension TaskCoordinator {
         var run = run
         run.interruptions += 1
         if run.interruptions > definition.maxInterruptions { return abandon(run, definition: definition, outcome: outcome) }
-        awaitRetry(run, due: Date().timeIntervalSince1970, definition: definition, outcome: outcome)
+        awaitRetry(run, due: Self.placeAgain(run), definition: definition, outcome: outcome)
+    }
+
+    /// When an interrupted attempt's run is due again: at once, in the place in the queue it
+    /// had (its not-before or its arrival; a retry's start), not behind the runs that came
+    /// while it ran.
+    nonisolated static func placeAgain(_ run: TaskRun) -> Double {
+        let now = Date().timeIntervalSince1970
+        let place = run.attempt <= 1 ? run.notBefore ?? run.queuedAt : run.startedAt ?? now
+        return min(place, now)
     }
 
     /// An attempt the agent's stop ended: the run waits as `retrying` for the next start (it
@@ -45,7 +54,7 @@ extension TaskCoordinator {
         run.status = .retrying
         run.error = "interrupted: the agent stopped while attempt \(run.attempt) ran; it runs again at the next start"
         interruptAttemptRecord(&run, run.error ?? "")
-        run.nextAttemptAt = Date().timeIntervalSince1970
+        run.nextAttemptAt = Self.placeAgain(run)
         runs[run.id] = run
         record(run, event: .taskInterrupted)
         if shared != nil { release(run.id) }

@@ -314,6 +314,11 @@ package final class TaskCoordinator {
                 enqueue(run)
             }
         }
+        // Due already (attempts the stop or a death interrupted): queued in their place beside
+        // the others now, not a turn after them (when the others would have taken their room).
+        for id in delayed.popDue(Date().timeIntervalSince1970) {
+            if let run = runs[id], active[id] == nil { insertQueued(run) }
+        }
         for name in definitions.keys { dispatch(name) }
     }
 

@@ -40,6 +40,45 @@ import Testing
         while !condition(), Date() < deadline { loop.runOnce(maxWait: 0.01) }
     }
 
+    /// The stop interrupts a run while another waits for its room: at the next start the
+    /// interrupted one runs first, in the place it had, not behind the one that came after it.
+    @Test func aRunTheStopInterruptedRunsAgainBeforeARunQueuedWhileItRan() throws {
+        try loop.isolated {
+            var one = Self.task()
+            one.maxConcurrent = 1
+            let tasks = coordinator([one])
+            let first = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
+            spin { runner.running == [first.id] }
+            let second = tasks.submit(task: "t", input: [:], priority: .normal, notBefore: nil, requestedBy: .cli)
+            tasks.shutDown()
+            spin { !tasks.hasRunsGoing }
+            let left = [try #require(tasks.knownRun(first.id)), try #require(tasks.knownRun(second.id))]
+            #expect(left[0].status == .retrying && left[1].status == .queued)
+            #expect((left[0].nextAttemptAt ?? .infinity) <= left[1].queuedAt, "due in its own place")
+
+            let next = coordinator([one])
+            next.recover(left)
+            spin { runner.running.count == 1 }
+            #expect(runner.running == [first.id])
+            #expect(next.knownRun(second.id)?.status == .queued)
+        }
+    }
+
+    /// The same when the agent died (the run found `running` at the next start).
+    @Test func aRunFoundInterruptedAtTheStartRunsBeforeARunQueuedAfterIt() {
+        loop.isolated {
+            var one = Self.task()
+            one.maxConcurrent = 1
+            let tasks = coordinator([one])
+            let died = Self.left("died", attempt: 1, interruptions: 0)
+            let queued = TaskRun(id: "later", task: "t", requestedBy: .cli)
+            tasks.recover([died, queued])
+            spin { runner.running.count == 1 }
+            #expect(runner.running == ["died"])
+            #expect(tasks.knownRun("later")?.status == .queued)
+        }
+    }
+
     @Test func interruptedAttemptsDoNotCountAgainstTheRetryPolicy() {
         loop.isolated {
             let tasks = coordinator([Self.task(retries: 1)])
