@@ -45,6 +45,7 @@ extension WorkflowEngine {
                                                  pointer: problems[0].pointer,
                                                  errors: problems.map { ["pointer": .string($0.pointer), "message": .string($0.message)] })))
         }
+        if let problem = heldInputProblem(workflow: name, adding: request.inputBytes) { return respond(.failure(problem)) }
         let wait = request.wait ?? false
         let answer = { [weak self] (run: WorkflowRun) in
             guard wait, let self else { return respond(.success(WorkflowShowAnswer(run))) }
@@ -52,20 +53,24 @@ extension WorkflowEngine {
         }
         guard let store else {
             // In memory only: started at once.
-            return answer(start(workflow, input: input, requestedBy: requestedBy))
+            return answer(start(workflow, input: input, requestedBy: requestedBy, inputBytes: request.inputBytes))
         }
         if awaitsFleet { return respond(.failure(FleetNotJoined.error("the workflow run was not started"))) }
         let run = prepare(workflow, input: input, requestedBy: requestedBy)
         let reply = LoopOwned(respond)
         let then = LoopOwned(answer)
         let inbox = loop.inbox
+        // Counted while it waits for its commit, so that requests waiting together cannot pass the bound.
+        let bytes = request.inputBytes
+        pendingInputBytes += bytes
         store.commit(WorkflowCommit(runs: [run], claim: run.claim, keepIfUnwritten: false)) { outcome in
             inbox.post {
+                self.pendingInputBytes -= bytes
                 guard outcome == .written else {
                     return reply.value(.failure(outcome == .refused ? .conflict("the fleet's store refused the new workflow run (this agent's claim lapsed); try again")
                                                                    : TaskCoordinator.storeError("workflow run was not started")))
                 }
-                self.adopt([run])
+                self.adopt([run], inputBytes: bytes)
                 then.value(run)
             }
         }

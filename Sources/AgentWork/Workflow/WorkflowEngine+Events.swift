@@ -145,7 +145,13 @@ extension WorkflowEngine {
                 stopCascade(type: type, source: source, workflow: trigger.workflow, cascade: arrival.cascade)
                 continue
             }
-            start(definition, input: event, requestedBy: "event", cascade: arrival.cascade + 1)
+            if lacksInputRoom(bytes) {
+                if let count = inputRefusals.add(trigger.workflow) {
+                    logger.warning("workflows: event \(type) from \(source) starts no run of workflow \(trigger.workflow)\(LogCounts.times(count)): the unfinished workflow runs of this agent hold \(heldInputBytes >> 20) MiB of input already, at most \(heldInputLimit >> 20) MiB; runs of large events are left out until some have ended, or publish a reference to the data (a path, a URL) instead")
+                }
+                continue
+            }
+            start(definition, input: event, requestedBy: "event", cascade: arrival.cascade + 1, inputBytes: bytes)
         }
     }
 

@@ -139,7 +139,7 @@ extension WorkflowEngine {
         for step in state.steps.keys { removeWait(run: state.run.id, step: step) }
         state.heldEvents = [:]
         state.afterCommit = []
-        live[state.run.id] = nil
+        letGoOfInput(state)
         for done in state.waiters { done(state.run, state.log) }
         state.waiters = []
     }

@@ -6,6 +6,39 @@ import JSONSchema
 /// nesting, the task's input schema) and its text are made on ``RunInput/textMaking`` (a MiB
 /// of values walked on the loop held it tens of ms per step), and its run holds the text alone.
 extension WorkflowEngine {
+    /// The most bytes of input (as JSON text) the unfinished runs of this agent may hold before
+    /// a request for one more is refused and an event starts none: 64 MiB. A run holds its input
+    /// as a value, several times its text (a MiB of small numbers: 3–13 MB), for its life; 20
+    /// waiting runs of 1 MiB took the supervisor 67 MB further.
+    nonisolated package static let defaultHeldInputLimit = 64 << 20
+
+    /// Makes `state` live, its input counted.
+    func hold(_ state: LiveRun, inputBytes: Int) {
+        state.inputBytes = inputBytes
+        heldInputBytes += inputBytes
+        live[state.run.id] = state
+    }
+
+    /// Ends `state`'s life here: its input no longer counted.
+    func letGoOfInput(_ state: LiveRun) {
+        if live[state.run.id] === state { heldInputBytes -= state.inputBytes }
+        live[state.run.id] = nil
+    }
+
+    /// Whether a run whose input has `bytes` would take the unfinished runs' beyond ``heldInputLimit``.
+    func lacksInputRoom(_ bytes: Int) -> Bool {
+        bytes > 0 && heldInputBytes + pendingInputBytes + bytes > heldInputLimit
+    }
+
+    /// Why a request for a run of `workflow` whose input has `bytes` is refused for the inputs
+    /// the unfinished runs hold already (HTTP 503 with `Retry-After`), or nil.
+    func heldInputProblem(workflow: String, adding bytes: Int) -> CommandError? {
+        guard lacksInputRoom(bytes) else { return nil }
+        return .unavailable("the run of workflow \"\(workflow)\" was not started: the unfinished workflow runs of this agent hold \(heldInputBytes >> 20) MiB of input already, and their inputs may take at most \(heldInputLimit >> 20) MiB (as JSON text); "
+                            + "try again once some have ended (`agent-control workflow runs`), or pass a file's path or a URL to the data instead of the data",
+                            retryAfter: 5)
+    }
+
     /// What the checks of a task step's input found, made off the loop.
     package struct CheckedInput: Sendable {
         package var input: JSONValue

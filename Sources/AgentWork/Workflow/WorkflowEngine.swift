@@ -19,6 +19,8 @@ package final class WorkflowEngine {
     package final class LiveRun {
         package var run: WorkflowRun
         package let definition: WorkflowDefinition
+        /// Its input's bytes as JSON text, counted in ``heldInputBytes`` while it is live.
+        package var inputBytes = 0
         /// The current generation's records, by step id.
         package var steps: [String: WorkflowStepRecord] = [:]
         /// Every record in start order (the log `workflow show` lists).
@@ -134,6 +136,14 @@ package final class WorkflowEngine {
     package var memoryWrite: ((_ key: String, _ value: JSONValue, _ run: String?) -> Void)?
     /// Trigger cascades stopped, by workflow: logged the 1st, 10th, 100th… time.
     var cascadeStops = LogCounts()
+    /// The inputs' bytes (as JSON text) of the runs in ``live``, bounded by ``heldInputLimit``
+    /// (see ``heldInputProblem(workflow:adding:)``).
+    package var heldInputBytes = 0
+    /// The inputs' bytes of runs asked for whose first commit is pending.
+    var pendingInputBytes = 0
+    package var heldInputLimit = WorkflowEngine.defaultHeldInputLimit
+    /// Runs events would have started, left out for want of room: logged the 1st, 10th, 100th… time.
+    var inputRefusals = LogCounts()
     /// Events not yet handed to all their waiting steps, oldest first (see ``eventArrived``).
     var arrivals: [EventArrival] = []
     /// Called when ``wantedTypes`` changes (the supervisor refreshes its routing then).
@@ -178,12 +188,13 @@ package final class WorkflowEngine {
 
     /// Starts a run of `workflow` (defined; the input already checked).
     @discardableResult
+    /// `inputBytes`: its input's bytes as JSON text (0: shared with the settings, a schedule's).
     package func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, cascade: Int = 0,
-               committed: (() -> Void)? = nil) -> WorkflowRun {
+                       inputBytes: Int = 0, committed: (() -> Void)? = nil) -> WorkflowRun {
         var run = prepare(workflow, input: input, requestedBy: requestedBy)
         run.cascade = cascade
         let state = LiveRun(run: run, definition: workflow)
-        live[run.id] = state
+        hold(state, inputBytes: inputBytes)
         commit(state, [])
         if let committed { state.afterCommit.append(committed) }
         publish(.workflowStarted, ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)], run.cascade)
@@ -203,7 +214,8 @@ package final class WorkflowEngine {
 
     /// Starts runs made by ``prepare(_:input:requestedBy:)`` and already committed by their
     /// caller. When stopping they are left as committed: the next start resumes them.
-    package func adopt(_ runs: [WorkflowRun]) {
+    /// `inputBytes`: each one's input's bytes as JSON text (0: a schedule's, shared with the settings).
+    package func adopt(_ runs: [WorkflowRun], inputBytes: Int = 0) {
         guard !stopping else { return }
         for run in runs where live[run.id] == nil && recent[run.id] == nil {
             // The definition it was prepared with: the current one unless a reload came between.
@@ -212,7 +224,7 @@ package final class WorkflowEngine {
             let state = LiveRun(run: run, definition: definition)
             state.runDirty = false
             state.stored = true
-            live[run.id] = state
+            hold(state, inputBytes: inputBytes)
             publish(.workflowStarted, ["run_id": .string(run.id), "workflow": .string(run.workflow), "version": .string(run.version)], run.cascade)
             advance(run.id)
         }
@@ -273,7 +285,8 @@ package final class WorkflowEngine {
                 if record.status == .succeeded, let output = record.output { state.outputs[record.stepID] = output }
                 if record.generation == run.generation { state.steps[record.stepID] = record }
             }
-            live[run.id] = state
+            // Measured here, once: the runs of an earlier life count against the bound too.
+            hold(state, inputBytes: run.input.serializedLength(atMost: 4 * InputSize.largest) ?? 4 * InputSize.largest)
             logger.info("workflow run \(run.id) (\(run.workflow)) resumes from its step log (\(steps.count) step record(s))")
         }
     }
@@ -506,7 +519,7 @@ package final class WorkflowEngine {
         for step in state.steps.keys { removeWait(run: state.run.id, step: step) }
         state.heldEvents = [:]
         commit(state, [])
-        live[state.run.id] = nil
+        letGoOfInput(state)
         lastFinished[state.run.id] = state
         remember(state.run, state.log)
         var payload: JSONObject = ["run_id": .string(state.run.id), "workflow": .string(state.run.workflow), "status": .string(status.rawValue)]

@@ -12,6 +12,9 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
         /// What ``input``'s nesting check found, made where the request is decoded (off the
         /// loop: a MiB of values walked there held it tens of ms).
         package private(set) var nestingProblem: (pointer: String, message: String)?
+        /// ``input``'s bytes as JSON text (`{}` when none), measured where the request is decoded:
+        /// what it counts against the unfinished runs' bound.
+        package private(set) var inputBytes = 2
 
         enum CodingKeys: String, CodingKey {
             case name, input, wait
@@ -28,6 +31,7 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
             self.input = input
             self.wait = wait
             nestingProblem = input.flatMap { InputNesting.problem($0) }
+            if let input { inputBytes = input.serializedLength(atMost: InputSize.largest) ?? InputSize.largest + 1 }
         }
     }
 
