@@ -65,13 +65,18 @@ extension WorkflowEngine {
     }
 
     /// Checks a task step's large input off the loop; the step begins when that is back, if the
-    /// run still wants it (not ended, not gone back to an earlier step meanwhile).
+    /// run still wants it (not ended, its branch not cancelled, not gone back to an earlier step
+    /// meanwhile).
     func checkAside(_ step: WorkflowStep, _ state: LiveRun, task: String, input: JSONValue) {
-        guard state.checking.insert(step.id).inserted else { return }
+        guard state.checking[step.id] == nil else { return }
+        state.lastCheck += 1
+        let number = state.lastCheck
+        state.checking[step.id] = number
         let generation = state.run.generation, validator = tasks.inputValidator(for: task), inbox = loop.inbox
         let checked = LoopOwned({ [weak self] (check: CheckedInput) in
-            guard let self else { return }
-            state.checking.remove(step.id)
+            // Not checking any more: its branch was cancelled meanwhile (``cancelGoing``).
+            guard let self, state.checking[step.id] == number else { return }
+            state.checking[step.id] = nil
             guard !stopping, live[state.run.id] === state, !state.run.status.isFinished else { return }
             guard state.run.generation == generation, state.steps[step.id] == nil else { return advance(state.run.id) }
             begin(step, state, checked: check)

@@ -399,6 +399,8 @@ extension WorkflowEngine {
     /// Cancels the going steps among `steps`: task runs are cancelled, waits end.
     package func cancelGoing(in state: LiveRun, steps: Set<String>, reason: String) {
         for id in steps.sorted() {
+            // Its large input being checked, it has not begun: it never will.
+            if state.checking.removeValue(forKey: id) != nil { continue }
             guard let record = state.steps[id], !record.status.isFinished else { continue }
             if let run = record.taskRun, record.kind == "task" { _ = tasks.cancel(run, why: "its step \(id) of workflow run \(state.run.id) was cancelled: \(reason)") }
             finishStep(state, id, .cancelled, error: reason)

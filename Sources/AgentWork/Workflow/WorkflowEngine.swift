@@ -45,7 +45,9 @@ package final class WorkflowEngine {
         package var finding: Set<String> = []
         /// Task steps whose large input is being checked off the loop before they begin (see
         /// ``checkAside(_:_:task:input:)``).
-        package var checking: Set<String> = []
+        package var checking: [String: Int] = [:]
+        /// The last check's number (a check that comes back after its step was begun again is not its own).
+        package var lastCheck = 0
         package var timers: [String: Int] = [:]
         /// The first matching event for each `wait_event` step armed but not launched yet (its
         /// start not committed): the step takes it at its launch.
@@ -352,14 +354,14 @@ package final class WorkflowEngine {
     package func evaluate(_ steps: [WorkflowStep], _ state: LiveRun) -> Outcome {
         var last: JSONValue?
         for step in steps {
-            if state.steps[step.id] == nil, !state.checking.contains(step.id) {
+            if state.steps[step.id] == nil, state.checking[step.id] == nil {
                 // Past the budget: the next advance (when the steps begun now are committed) goes on.
                 guard state.beginBudget > 0 else { return .pending }
                 state.beginBudget -= 1
                 begin(step, state)
             }
             // Its large input is being checked: it begins when that is back.
-            if state.checking.contains(step.id) { return .pending }
+            if state.checking[step.id] != nil { return .pending }
             guard let record = state.steps[step.id] else { return .failed("step \(step.id) could not start") }
             switch record.status {
             case .succeeded:

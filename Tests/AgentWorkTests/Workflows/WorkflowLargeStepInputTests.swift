@@ -117,6 +117,33 @@ import Testing
         }
     }
 
+    /// A branch that loses a `join: "first"` while its step's large input is checked: the step
+    /// never begins (it stayed `running` for good, its task never submitted).
+    @Test func aLosingBranchsStepWhoseInputIsCheckedNeverBegins() throws {
+        try loop.isolated {
+            let steps = #"""
+                [{"id": "p", "parallel": {"join": "first", "branches": [[{"id": "q1", "set": {"vars": {"v": 1}}}],
+                                                                       [{"id": "q2", "task": "t", "input": {"x": "${input}"}}]]}},
+                 {"id": "after", "wait_signal": {"name": "go"}}]
+                """#
+            let harness = try Harness(on: loop, runner: runner, steps: steps)
+            // The check waits behind this job until the first branch has won.
+            let hold = DispatchSemaphore(value: 0)
+            RunInput.textMaking.submit { hold.wait() }
+            let run = harness.engine.start(try #require(harness.engine.definitions["big"]), input: Self.large, requestedBy: "test")
+            harness.land { harness.record(run.id, "after") != nil }
+            hold.signal()
+            #expect(harness.record(run.id, "p")?.status == .succeeded)
+            let passed = DispatchSemaphore(value: 0)
+            RunInput.textMaking.submit { passed.signal() }
+            harness.land { passed.wait(timeout: .now()) == .success }
+            for _ in 0..<5 { loop.runOnce(maxWait: 0.01) }
+            #expect(harness.record(run.id, "q2") == nil, "q2: \(String(describing: harness.record(run.id, "q2")?.status))")
+            #expect(runner.started.isEmpty)
+            #expect(harness.engine.known(run.id)?.run.status == .waiting)
+        }
+    }
+
     @Test func aRunCancelledWhileItsStepsInputIsCheckedStartsNoTask() throws {
         try loop.isolated {
             let harness = try Harness(on: loop, runner: runner, steps: #"[{"id": "a", "task": "t", "input": {"all": "${input}"}}]"#)
@@ -124,7 +151,7 @@ import Testing
             let hold = DispatchSemaphore(value: 0)
             RunInput.textMaking.submit { hold.wait() }
             let run = harness.engine.start(try #require(harness.engine.definitions["big"]), input: Self.large, requestedBy: "test")
-            harness.land { harness.engine.live[run.id]?.checking.contains("a") == true }
+            harness.land { harness.engine.live[run.id]?.checking["a"] != nil }
             #expect(harness.record(run.id, "a") == nil, "the step begins only once its input is checked")
             let cancelled = harness.engine.cancel(run.id, by: "test")
             #expect(cancelled?.status == .cancelled)
