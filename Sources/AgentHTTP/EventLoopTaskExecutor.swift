@@ -8,21 +8,27 @@ import Synchronization
 /// long (store queries) asks for the global executor (see ``CommandCenter``).
 final class EventLoopTaskExecutor: TaskExecutor {
     let loop: any EventLoop
-    /// Set when the front stops: from then on jobs go to the global pool, since a job given
-    /// to an event loop that has shut down is dropped (NIO logs it), and its task never ends.
-    private let closed = Atomic<Bool>(false)
+    /// Set when the front stops, before its event loop shuts down: from then on jobs go to the
+    /// global pool, since a job given to an event loop that has shut down is dropped (NIO logs
+    /// it), and its task never ends. Held while a job is handed to the loop, so that none is
+    /// handed over between the check and the shutdown.
+    private let closed = Mutex<Bool>(false)
 
     init(_ loop: any EventLoop) { self.loop = loop }
 
-    func close() { closed.store(true, ordering: .releasing) }
+    func close() { closed.withLock { $0 = true } }
+
+    /// Whether the front has stopped (work for its loop goes elsewhere).
+    var isClosed: Bool { closed.withLock { $0 } }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        if closed.load(ordering: .acquiring) {
-            globalConcurrentExecutor.enqueue(job)
-            return
-        }
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        loop.execute { job.runSynchronously(on: executor) }
+        let handed = closed.withLock { closed -> Bool in
+            guard !closed else { return false }
+            loop.execute { job.runSynchronously(on: executor) }
+            return true
+        }
+        if !handed { globalConcurrentExecutor.enqueue(job) }
     }
 }

@@ -121,7 +121,8 @@ public final class HTTPFront: AgentFront, Sendable {
         // A request asks the loop for its snapshot after the other handlers of this tick ran:
         // one snapshot for all the requests read together.
         context.commands.deferSnapshotRequests { ask in
-            if loop.inEventLoop { loop.execute(ask) } else { ask() }
+            // Not once the front has stopped: its loop, shutting down, takes no more work.
+            if loop.inEventLoop, !executor.isClosed { loop.execute(ask) } else { ask() }
         }
         // In a service group so that it can be shut down gracefully (see ``stop()``).
         let services = ServiceGroup(configuration: .init(services: listeners, logger: logger))
