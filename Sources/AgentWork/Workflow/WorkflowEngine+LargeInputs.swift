@@ -42,7 +42,8 @@ extension WorkflowEngine {
     /// What the checks of a task step's input found, made off the loop.
     package struct CheckedInput: Sendable {
         package var input: JSONValue
-        /// Why the step fails (nil: the input passes); `tooLarge`: it is not kept in the record.
+        /// Why the step fails (nil: the input passes); `tooLarge`: it is not kept in the record
+        /// (too large, or nested too deeply for the record to stay readable).
         package var failure: (message: String, tooLarge: Bool)?
         /// The input's compact JSON text, when it passes.
         package var text: [UInt8]?
@@ -58,9 +59,11 @@ extension WorkflowEngine {
             if let problem = InputSize.problem(input) {
                 return ("the input built for task \"\(task)\" is too large: \(problem.message)", true)
             }
-            let problem = InputNesting.problem(input) ?? validator?.validate(input).first.map { ("/input" + $0.instanceLocation, $0.message) }
-            guard let problem else { return nil }
-            return ("the input built for task \"\(task)\" does not match its input schema at \(problem.pointer): \(problem.message)", false)
+            if let problem = InputNesting.problem(input) {
+                return ("the input built for task \"\(task)\" is nested too deeply: \(problem.message)", true)
+            }
+            guard let problem = validator?.validate(input).first else { return nil }
+            return ("the input built for task \"\(task)\" does not match its input schema at /input\(problem.instanceLocation): \(problem.message)", false)
         }
     }
 

@@ -144,6 +144,23 @@ import Testing
         }
     }
 
+    /// An input its references nest past the bound fails its step saying so (not "does not
+    /// match its input schema": the task has none), and is not kept in the record.
+    @Test func aStepInputNestedTooDeeplyFailsItsStepSayingSoWithoutKeepingIt() throws {
+        try loop.isolated {
+            let harness = try Harness(on: loop, runner: runner, steps: #"[{"id": "a", "task": "t", "input": {"x": {"y": "${input}"}}}]"#)
+            var deep: JSONValue = ["items": Self.large]
+            for _ in 0..<99 { deep = ["d": deep] }
+            let run = harness.engine.start(try #require(harness.engine.definitions["big"]), input: deep, requestedBy: "test")
+            harness.land { harness.engine.known(run.id)?.run.status.isFinished == true }
+            let record = try #require(harness.record(run.id, "a"))
+            #expect(record.status == .failed && record.detail["input"] == nil)
+            let error = record.error ?? ""
+            #expect(error.hasPrefix("the input built for task \"t\" is nested too deeply: the input nests arrays and objects more than 100 levels deep"), "\(error.prefix(200))")
+            #expect(runner.started.isEmpty)
+        }
+    }
+
     @Test func aRunCancelledWhileItsStepsInputIsCheckedStartsNoTask() throws {
         try loop.isolated {
             let harness = try Harness(on: loop, runner: runner, steps: #"[{"id": "a", "task": "t", "input": {"all": "${input}"}}]"#)
