@@ -36,12 +36,41 @@ package struct CommandStdout: Sendable {
         if bytes.isEmpty { return nil }
         // JSON nested too deeply for a run's record is kept as the text it was.
         if !isTruncated, let json = try? JSONValue.parse(bytes), InputNesting.pathBeyond(json, limit: InputNesting.deepest) == nil { return json }
-        var text = String(decoding: bytes, as: UTF8.self)
+        // NUL is no text (as in the tails): U+FFFD, as invalid UTF-8 is.
+        var text = bytes.contains(0) ? String(decoding: CommandOutputTail.replacingNUL(bytes[...]), as: UTF8.self) : String(decoding: bytes, as: UTF8.self)
+        // Each replacement character is three bytes: the text is held to the bound too (2 MB of
+        // 0xFF kept 1 MiB of bytes, 3 MiB of text).
+        let grown = text.utf8.count > limit
+        if grown { text = String(decoding: Self.wholeCharacters(text.utf8.prefix(limit)), as: UTF8.self) }
         if isTruncated {
-            return .string(text + "\n[output truncated: the first \(CommandStdout.describe(bytes.count)) of \(CommandStdout.describe(total)) kept]")
+            return .string(text + "\n[output truncated: the first \(CommandStdout.describe(bytes.count)) of \(CommandStdout.describe(total)) kept\(grown ? ", and of their text the first \(CommandStdout.describe(text.utf8.count)) (NUL and invalid UTF-8 are U+FFFD, three bytes each)" : "")]")
+        }
+        if grown {
+            return .string(text + "\n[output truncated: its bytes made more than \(CommandStdout.describe(limit)) of text (NUL and invalid UTF-8 are U+FFFD, three bytes each); the first \(CommandStdout.describe(text.utf8.count)) kept]")
         }
         while text.hasSuffix("\n") || text.hasSuffix("\r\n") { text.removeLast() }
         return .string(text)
+    }
+
+    /// `bytes` of UTF-8 without a character cut at its end.
+    static func wholeCharacters(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var end = bytes.endIndex
+        // Back over continuation bytes to the lead byte of the last character, then see whether it is whole.
+        var index = end
+        var continuation = 0
+        while index > bytes.startIndex {
+            let before = bytes.index(before: index)
+            if bytes[before] & 0xC0 == 0x80, continuation < 3 {
+                continuation += 1
+                index = before
+                continue
+            }
+            let lead = bytes[before]
+            let length = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+            if length != continuation + 1 { end = before }
+            break
+        }
+        return bytes[bytes.startIndex..<end]
     }
 
     package static func describe(_ count: Int) -> String {
@@ -108,7 +137,7 @@ package struct CommandOutputTail: Sendable {
         return cut ? "[earlier lines left out]\n" + body : body
     }
 
-    private static func replacingNUL(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+    static func replacingNUL(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var replaced: [UInt8] = []
         replaced.reserveCapacity(bytes.count + 64)
         for byte in bytes {

@@ -127,6 +127,8 @@ extension WorkflowEngine {
     /// Starts the workflows `arrival` triggers.
     private func startTriggered(by arrival: EventArrival, event: JSONValue) {
         let type = arrival.type, source = arrival.source, payload = arrival.payload
+        // A run's input is the whole event: its type, source and time count with the payload.
+        var envelope: Int?
         for trigger in triggers[type] ?? [] {
             // A workflow's own published events do not start it again (no endless chain).
             if source == "workflow:" + trigger.workflow { continue }
@@ -145,13 +147,18 @@ extension WorkflowEngine {
                 stopCascade(type: type, source: source, workflow: trigger.workflow, cascade: arrival.cascade)
                 continue
             }
-            if lacksInputRoom(bytes) {
+            if envelope == nil {
+                let empty: JSONValue = ["type": .string(type), "source": .string(source), "time": .string(TaskRun.iso(arrival.time)), "payload": .null]
+                envelope = (empty.serializedLength(atMost: InputSize.largest) ?? 0) - "null".utf8.count
+            }
+            let inputBytes = bytes + (envelope ?? 0)
+            if lacksInputRoom(inputBytes) {
                 if let count = inputRefusals.add(trigger.workflow) {
                     logger.warning("workflows: event \(type) from \(source) starts no run of workflow \(trigger.workflow)\(LogCounts.times(count)): the unfinished workflow runs of this agent hold \(heldInputBytes >> 20) MiB of input already, at most \(heldInputLimit >> 20) MiB; runs of large events are left out until some have ended, or publish a reference to the data (a path, a URL) instead")
                 }
                 continue
             }
-            start(definition, input: event, requestedBy: "event", cascade: arrival.cascade + 1, inputBytes: bytes)
+            start(definition, input: event, requestedBy: "event", cascade: arrival.cascade + 1, inputBytes: inputBytes)
         }
     }
 
