@@ -10,17 +10,34 @@ import Testing
 /// … expected a JSON value, found end of input", which told nothing, and a script that retried
 /// it queued the run again. It says what happened now.
 @Suite(.ownThreads) struct ControlClientClosedTests {
+    /// A control socket listened on by the test itself, in a run directory of its own.
+    struct Listening {
+        let directory: String
+        let paths: AgentPaths
+        let directoryFD: Int32
+        let listener: Int32
+
+        init(_ name: String) throws {
+            directory = TestPaths.temporaryDirectory(name)
+            paths = AgentPaths(agentDirectory: directory, runDirectory: directory + "/run")
+            try FileManager.default.createDirectory(atPath: paths.runDirectory, withIntermediateDirectories: true)
+            directoryFD = agent_open_directory(paths.runDirectory)
+            try #require(directoryFD >= 0)
+            listener = agent_unix_socket(directoryFD, paths.socketName, 1)
+            try #require(listener >= 0)
+        }
+
+        func close() {
+            Glibc.close(listener)
+            Glibc.close(directoryFD)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
     @Test func aConnectionClosedWithoutAnAnswerIsSaidSo() throws {
-        let directory = TestPaths.temporaryDirectory("control-closed")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let paths = AgentPaths(agentDirectory: directory, runDirectory: directory + "/run")
-        try FileManager.default.createDirectory(atPath: paths.runDirectory, withIntermediateDirectories: true)
-        let directoryFD = agent_open_directory(paths.runDirectory)
-        try #require(directoryFD >= 0)
-        defer { close(directoryFD) }
-        let listener = agent_unix_socket(directoryFD, paths.socketName, 1)
-        try #require(listener >= 0)
-        defer { close(listener) }
+        let socket = try Listening("control-closed")
+        defer { socket.close() }
+        let (paths, listener) = (socket.paths, socket.listener)
         // A server that reads the request's line and hangs up, as a killed agent's socket does.
         Thread.detachNewThread {
             let connection = accept(listener, nil, nil)
@@ -38,16 +55,9 @@ import Testing
     /// each line whole, the answer whole. The newline was searched for from the start of what
     /// was read at every piece: a 13 MB answer took the client 28 s of CPU.
     @Test func partialLinesThenAnAnswerOfMegabytesInPiecesComeWhole() throws {
-        let directory = TestPaths.temporaryDirectory("control-pieces")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let paths = AgentPaths(agentDirectory: directory, runDirectory: directory + "/run")
-        try FileManager.default.createDirectory(atPath: paths.runDirectory, withIntermediateDirectories: true)
-        let directoryFD = agent_open_directory(paths.runDirectory)
-        try #require(directoryFD >= 0)
-        defer { close(directoryFD) }
-        let listener = agent_unix_socket(directoryFD, paths.socketName, 1)
-        try #require(listener >= 0)
-        defer { close(listener) }
+        let socket = try Listening("control-pieces")
+        defer { socket.close() }
+        let (paths, listener) = (socket.paths, socket.listener)
         let long = String(repeating: "x", count: 4 << 20)
         let lines = Array((#"{"partial": "one"}"# + "\n" + #"{"partial": "two"}"# + "\n" + #"{"ok": true, "long": ""#).utf8) + Array(long.utf8) + Array("\"}\n".utf8)
         Thread.detachNewThread {
