@@ -19,11 +19,12 @@ extension TaskCoordinator {
     }
 
     /// When an interrupted attempt's run is due again: at once, in the place in the queue it
-    /// had (its not-before or its arrival; a retry's start), not behind the runs that came
-    /// while it ran.
+    /// had (its not-before or its arrival while no attempt of it has completed — every one was
+    /// interrupted, ``TaskRun/interruptions`` counted already —, else its retry's start), not
+    /// behind the runs that came while it ran.
     nonisolated static func placeAgain(_ run: TaskRun) -> Double {
         let now = Date().timeIntervalSince1970
-        let place = run.attempt <= 1 ? run.notBefore ?? run.queuedAt : run.startedAt ?? now
+        let place = run.attempt - run.interruptions <= 0 ? run.notBefore ?? run.queuedAt : run.startedAt ?? now
         return min(place, now)
     }
 

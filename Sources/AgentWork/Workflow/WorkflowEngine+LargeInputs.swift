@@ -21,7 +21,8 @@ extension WorkflowEngine {
 
     /// Ends `state`'s life here: its input no longer counted.
     func letGoOfInput(_ state: LiveRun) {
-        if live[state.run.id] === state { heldInputBytes -= state.inputBytes }
+        guard live[state.run.id] === state else { return }
+        heldInputBytes -= state.inputBytes
         live[state.run.id] = nil
     }
 
@@ -34,13 +35,14 @@ extension WorkflowEngine {
     /// the unfinished runs hold already (HTTP 503 with `Retry-After`), or nil.
     func heldInputProblem(workflow: String, adding bytes: Int) -> CommandError? {
         guard lacksInputRoom(bytes) else { return nil }
-        return .unavailable("the run of workflow \"\(workflow)\" was not started: the unfinished workflow runs of this agent hold \(heldInputBytes >> 20) MiB of input already, and their inputs may take at most \(heldInputLimit >> 20) MiB (as JSON text); "
+        return .unavailable("the run of workflow \"\(workflow)\" was not started: the unfinished workflow runs of this agent hold \((heldInputBytes + pendingInputBytes) >> 20) MiB of input already, and their inputs may take at most \(heldInputLimit >> 20) MiB (as JSON text); "
                             + "try again once some have ended (`agent-control workflow runs`), or pass a file's path or a URL to the data instead of the data",
                             retryAfter: 5)
     }
 
     /// What the checks of a task step's input found, made off the loop.
     package struct CheckedInput: Sendable {
+        /// The input as its references built it.
         package var input: JSONValue
         /// Why the step fails (nil: the input passes); `tooLarge`: it is not kept in the record
         /// (too large, or nested too deeply for the record to stay readable).

@@ -387,7 +387,7 @@ extension WorkflowEngine {
     /// A goto: what is going is cancelled, and a new generation starts at `target`.
     package func jump(_ state: LiveRun, to target: String) {
         guard let index = state.definition.steps.firstIndex(where: { $0.id == target }) else { return }
-        cancelGoing(in: state, steps: Set(state.steps.keys), reason: "the run went on at \(target)")
+        cancelGoing(in: state, steps: Set(state.steps.keys).union(state.checking.keys), reason: "the run went on at \(target)")
         state.run.generation += 1
         state.run.resumeAt = index
         state.runDirty = true

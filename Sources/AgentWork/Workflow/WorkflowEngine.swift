@@ -143,6 +143,7 @@ package final class WorkflowEngine {
     package var heldInputBytes = 0
     /// The inputs' bytes of runs asked for whose first commit is pending.
     var pendingInputBytes = 0
+    /// The most ``heldInputBytes`` may reach (``defaultHeldInputLimit`` unless a test says otherwise).
     package var heldInputLimit = WorkflowEngine.defaultHeldInputLimit
     /// Runs events would have started, left out for want of room: logged the 1st, 10th, 100th… time.
     var inputRefusals = LogCounts()
@@ -188,9 +189,9 @@ package final class WorkflowEngine {
 
     // MARK: Runs
 
-    /// Starts a run of `workflow` (defined; the input already checked).
+    /// Starts a run of `workflow` (defined; the input already checked). `inputBytes`: its
+    /// input's bytes as JSON text (0: shared with the settings, a schedule's).
     @discardableResult
-    /// `inputBytes`: its input's bytes as JSON text (0: shared with the settings, a schedule's).
     package func start(_ workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, cascade: Int = 0,
                        inputBytes: Int = 0, committed: (() -> Void)? = nil) -> WorkflowRun {
         var run = prepare(workflow, input: input, requestedBy: requestedBy)
@@ -311,7 +312,7 @@ package final class WorkflowEngine {
     /// Cancels a run: its going task runs are cancelled, its waits end.
     package func cancel(_ id: String, by: String) -> WorkflowRun? {
         guard let state = live[id] else { return nil }
-        cancelGoing(in: state, steps: Set(state.steps.keys), reason: "the run was cancelled by \(by)")
+        cancelGoing(in: state, steps: Set(state.steps.keys).union(state.checking.keys), reason: "the run was cancelled by \(by)")
         finishRun(state, status: .cancelled, error: "cancelled by \(by)")
         return state.run
     }

@@ -64,13 +64,16 @@ import Testing
         }
     }
 
-    /// The same when the agent died (the run found `running` at the next start).
-    @Test func aRunFoundInterruptedAtTheStartRunsBeforeARunQueuedAfterIt() {
+    /// The same when the agent died (the run found `running` at the next start), the first
+    /// time or again (every attempt so far interrupted: its place is still its arrival).
+    @Test(arguments: [(1, 0), (3, 2)])
+    func aRunFoundInterruptedAtTheStartRunsBeforeARunQueuedAfterIt(attempt: Int, interruptions: Int) {
         loop.isolated {
             var one = Self.task()
             one.maxConcurrent = 1
             let tasks = coordinator([one])
-            let died = Self.left("died", attempt: 1, interruptions: 0)
+            var died = Self.left("died", attempt: attempt, interruptions: interruptions)
+            died.startedAt = Date().timeIntervalSince1970 + 1
             let queued = TaskRun(id: "later", task: "t", requestedBy: .cli)
             tasks.recover([died, queued])
             spin { runner.running.count == 1 }
