@@ -341,7 +341,8 @@ package final class WorkflowEngine {
         case .pending:
             guard live[id] != nil, !state.run.status.isFinished else { return }
             let going = state.steps.values.filter { !$0.status.isFinished && !($0.kind == "condition" || $0.kind == "parallel") }
-            let status: WorkflowRun.Status = !going.isEmpty && going.allSatisfy { $0.status == .waiting } ? .waiting : .running
+            // A step whose input is being checked is about to run: the run is not waiting.
+            let status: WorkflowRun.Status = state.checking.isEmpty && !going.isEmpty && going.allSatisfy { $0.status == .waiting } ? .waiting : .running
             if status != state.run.status {
                 state.run.status = status
                 state.runDirty = true

@@ -161,6 +161,27 @@ import Testing
         }
     }
 
+    /// A step whose input is being checked is about to run: its run is `running`, not `waiting`,
+    /// though the only step with a record waits.
+    @Test func aRunWhoseStepsInputIsCheckedBesideAWaitIsRunning() throws {
+        try loop.isolated {
+            let steps = #"""
+                [{"id": "p", "parallel": {"join": "all", "branches": [[{"id": "w", "wait_signal": {"name": "go"}}],
+                                                                     [{"id": "t", "task": "t", "input": {"x": "${input}"}}]]}}]
+                """#
+            let harness = try Harness(on: loop, runner: runner, steps: steps)
+            let hold = DispatchSemaphore(value: 0)
+            RunInput.textMaking.submit { hold.wait() }
+            let run = harness.engine.start(try #require(harness.engine.definitions["big"]), input: Self.large, requestedBy: "test")
+            harness.land { harness.record(run.id, "w")?.status == .waiting && harness.store.waiting == 0 }
+            #expect(harness.engine.live[run.id]?.checking["t"] != nil)
+            #expect(harness.engine.known(run.id)?.run.status == .running)
+            hold.signal()
+            harness.land { !runner.started.isEmpty }
+            #expect(runner.started.count == 1)
+        }
+    }
+
     @Test func aRunCancelledWhileItsStepsInputIsCheckedStartsNoTask() throws {
         try loop.isolated {
             let harness = try Harness(on: loop, runner: runner, steps: #"[{"id": "a", "task": "t", "input": {"all": "${input}"}}]"#)
