@@ -53,7 +53,7 @@ public enum ControlClient {
         // the start every time, a 13 MB answer took the client 28 s of CPU).
         var searched = 0
         while true {
-            while let end = Self.newline(in: response, from: searched) {
+            while let end = response.firstIndex(of: 10, from: searched) {
                 let line = try parse(response[..<end])
                 response.removeSubrange(...end)
                 searched = 0
@@ -93,14 +93,6 @@ public enum ControlClient {
                 return try parse(response[...])
             }
             response.append(contentsOf: chunk[0..<n])
-        }
-    }
-
-    /// The index of the first newline of `bytes` at or after `start`, or nil.
-    static func newline(in bytes: [UInt8], from start: Int) -> Int? {
-        guard start < bytes.count else { return nil }
-        return bytes.withUnsafeBytes { buffer in
-            memchr(buffer.baseAddress! + start, 10, buffer.count - start).map { UnsafeRawPointer($0) - buffer.baseAddress! }
         }
     }
 

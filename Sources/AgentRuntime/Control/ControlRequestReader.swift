@@ -1,5 +1,5 @@
 import AgentBase
-import Glibc
+import AgentCore
 import JSONSchema
 
 /// Reads one control request from the bytes of a connection, as they arrive: a JSON value on
@@ -27,13 +27,7 @@ struct ControlRequestReader {
     /// Adds what `read` returned and says whether a request is complete.
     mutating func append(_ chunk: some Collection<UInt8>) -> Outcome {
         buffer.append(contentsOf: chunk)
-        // memchr, not `firstIndex(of:)`: a MiB's search element by element held the loop
-        // milliseconds (tens in a debug build).
-        let from = searched
-        let found = buffer.withUnsafeBytes { raw -> Int? in
-            guard let base = raw.baseAddress, raw.count > from else { return nil }
-            return memchr(base + from, 10, raw.count - from).map { base.distance(to: UnsafeRawPointer($0)) }
-        }
+        let found = buffer.firstIndex(of: 10, from: searched)
         searched = buffer.count
         guard let newline = found, newline <= Self.maximumLength else {
             return buffer.count > Self.maximumLength

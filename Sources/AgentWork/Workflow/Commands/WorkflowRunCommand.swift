@@ -58,6 +58,7 @@ package enum WorkflowRunCommand: @preconcurrency AgentCommand {
 }
 
 extension WorkflowRunCommand.Request: SelfCheckingRequest {
-    /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``).
-    package func problem() -> CommandError? { InputSize.problem(input) }
+    /// An input over ``InputSize/largest`` (off the loop: see ``SelfCheckingRequest``), as
+    /// measured where the request was decoded.
+    package func problem() -> CommandError? { inputBytes > InputSize.largest ? InputSize.problem(input) : nil }
 }
