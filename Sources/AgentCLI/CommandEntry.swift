@@ -1,4 +1,5 @@
 import AgentBase
+import AgentCore
 import ArgumentParser
 import Foundation
 import JSONSchema
@@ -44,7 +45,8 @@ public enum CommandEntry {
             if code == 0 {
                 print(message)
             } else {
-                FileHandle.standardError.write(Data((message + "\n").utf8))
+                // A usage error repeats the value it refuses: its controls shown, not obeyed.
+                FileHandle.standardError.write(Data((TerminalText.shown(message) + "\n").utf8))
             }
         }
         exit(code)

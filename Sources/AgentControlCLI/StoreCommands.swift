@@ -64,7 +64,7 @@ struct Events: ParsableCommand {
         if let since, TimeSpec.since(since) == nil {
             throw ValidationError("--since must be \(TimeSpec.sinceForm), not \"\(since)\"")
         }
-        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+        try checkLimit(limit)
         for (option, values) in [("--type", type), ("--source", source), ("--run", runIDs)] {
             if values.count > 100 { throw ValidationError("\(option) may be given at most 100 times, not \(values.count)") }
             if let bad = values.first(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
@@ -107,6 +107,8 @@ struct History: ParsableCommand {
     @Flag(name: .long, help: "JSON lines.")
     var json = false
 
+    func validate() throws { try checkLimit(limit) }
+
     func run() throws {
         let reader = try storeReader(agent)
         for entry in try reader.history(process: name, limit: limit) {
@@ -124,4 +126,10 @@ struct History: ParsableCommand {
             }
         }
     }
+}
+
+/// `--limit` within the bounds `events` and `history` take on every front (the API's
+/// `maximum`): the same request answers the same here and over HTTP.
+private func checkLimit(_ limit: Int) throws {
+    guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1 to 10000, not \(limit)") }
 }

@@ -1,7 +1,9 @@
 #if Fleet
+import AgentCore
 import AgentWork
 import Foundation
 import Logging
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 import Synchronization
@@ -101,7 +103,8 @@ public final class PostgresFleetStore: Sendable {
         configuration.options.additionalStartupParameters = [
             ("idle_in_transaction_session_timeout", String(Int(min(settings.lease, 3600) * 1000))),
         ]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: DemotedLogHandler.demoting(logger, recording: poolAttempts))
+        let client = PostgresClient(configuration: configuration, eventLoopGroup: try Self.connectionsLoop(),
+                                    backgroundLogger: DemotedLogHandler.demoting(logger, recording: poolAttempts))
         self.client = client
         let (clientStarted, started) = AsyncStream<Void>.makeStream()
         self.clientStarted = clientStarted
@@ -122,6 +125,24 @@ public final class PostgresFleetStore: Sendable {
         events.start()
         workflows.start()
         memory.start()
+    }
+
+    private static let sharedLoop = Mutex<(any EventLoop)?>(nil)
+
+    /// The event loop of every store's connections in this process, made at the first open and
+    /// never stopped, as postgres-nio's default (NIO's own group, which stops the process when
+    /// the system refuses it a thread: here a refused thread fails the open instead).
+    static func connectionsLoop() throws -> any EventLoop {
+        try sharedLoop.withLock { shared in
+            if let shared { return shared }
+            switch SystemThread.handingBack("agent-fleet-loop", { handBack in MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop(handBack) }) {
+            case .success(let loop):
+                shared = loop
+                return loop
+            case .failure(let refusal):
+                throw FleetStoreError(code: "unavailable", message: "fleet: cannot start: \(refusal)")
+            }
+        }
     }
 
     /// Stops the writer (what is queued is written first, for at most 5 seconds) and

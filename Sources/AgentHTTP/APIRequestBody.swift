@@ -43,13 +43,19 @@ enum APIRequestBody {
 
     /// Reads at most `limit` bytes of `request`'s body and decodes them by the rule.
     static func read(_ request: Request, limit: Int) async -> Result<Content, Refusal> {
-        let body: ByteBuffer
+        await collect(request, limit: limit).flatMap { decode($0, contentType: request.headers[.contentType]) }
+    }
+
+    /// At most `limit` bytes of `request`'s body: past them 413 `too_large`; a body that cannot
+    /// be read (a chunk size that is no number, a chunk longer than it said) 400 `invalid`.
+    static func collect(_ request: Request, limit: Int) async -> Result<ByteBuffer, Refusal> {
         do {
-            body = try await request.body.collect(upTo: limit)
-        } catch {
+            return .success(try await request.body.collect(upTo: limit))
+        } catch is NIOTooManyBytesError {
             return .failure(Refusal(status: .contentTooLarge, code: "too_large", message: "the request body is larger than \(limit) bytes (http.max_body_bytes)"))
+        } catch {
+            return .failure(Refusal(status: .badRequest, code: "invalid", message: "the request body could not be read (\(error)): check its Content-Length or chunked framing"))
         }
-        return decode(body, contentType: request.headers[.contentType])
     }
 
     /// Decodes `body` sent with `contentType` (nil: the header is absent).
@@ -60,7 +66,7 @@ enum APIRequestBody {
         case .failure(let refusal): return .failure(refusal)
         case .success(.form) where !startsLikeJSON(bytes):
             if let value = try? JSONValue.parse(bytes) { return .success(.json(value)) }
-            return .success(.form(CSRFProtection.formFields(in: String(decoding: bytes, as: UTF8.self))))
+            return formFields(bytes).map(Content.form)
         case .success:
             do throws(JSONParseError) {
                 return .success(.json(try JSONValue.parse(bytes)))
@@ -69,6 +75,35 @@ enum APIRequestBody {
                 return .failure(Refusal(status: .badRequest, code: "invalid", message: refusal.message, pointer: refusal.pointer))
             }
         }
+    }
+
+    /// An HTML form's `name=value` fields, percent-decoded (`+` a space), in order. Refused,
+    /// as a JSON body's repeated key and bad UTF-8 are: a field given twice (the last one won,
+    /// unseen by whoever checked the first) and a name or value that is not percent-encoded
+    /// UTF-8 (such a value was read as empty, such a field left out).
+    static func formFields(_ bytes: ByteBufferView) -> Result<[(name: String, value: String)], Refusal> {
+        var fields: [(name: String, value: String)] = []
+        var names = Set<String>()
+        for pair in bytes.split(separator: UInt8(ascii: "&")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = formText(parts[0]) else {
+                return .failure(Refusal(status: .badRequest, code: "invalid", message: "a form field's name is not percent-encoded UTF-8", pointer: ""))
+            }
+            let pointer = "/" + JSONPointer.escape(name)
+            guard let value = parts.count > 1 ? formText(parts[1]) : "" else {
+                return .failure(Refusal(status: .badRequest, code: "invalid", message: "\(pointer): the form field's value is not percent-encoded UTF-8", pointer: pointer))
+            }
+            guard names.insert(name).inserted else {
+                return .failure(Refusal(status: .badRequest, code: "invalid", message: "the form field \"\(name)\" appears twice; keep one of them", pointer: pointer))
+            }
+            fields.append((name, value))
+        }
+        return .success(fields)
+    }
+
+    /// A form's name or value decoded, nil when it is not percent-encoded UTF-8.
+    static func formText(_ raw: ByteBufferView.SubSequence) -> String? {
+        String(validating: Array(raw), as: UTF8.self)?.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
     enum Kind { case json, form }

@@ -127,10 +127,9 @@ struct CommandRoutes: Sendable {
         } else if let binary = command.binaryBody, let type = Self.mediaType(request), binary.mediaTypes.contains(type) || type == "application/octet-stream" {
             // A file body (a voice message's WAV): base64 in its member, the rest from the query.
             let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumBodyBytes)
-            } catch {
-                return .failure(Refusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)"))
+            switch await APIRequestBody.collect(request, limit: maximumBodyBytes) {
+            case .success(let collected): body = collected
+            case .failure(let refusal): return .failure(Refusal(response: refusal.response))
             }
             fields[binary.member] = .string(Data(body.readableBytesView).base64EncodedString())
             for (key, value) in request.uri.queryParameters where String(key) != binary.member {
@@ -139,6 +138,11 @@ struct CommandRoutes: Sendable {
                 fields[name] = properties[name].map { Self.typed(String(value), as: $0) } ?? .string(String(value))
             }
         } else {
+            // Members come from the body alone: a query beside it went unread, a stale
+            // `?if_match=` let a change overwrite the file.
+            if let (name, _) = request.uri.queryParameters.first {
+                return .failure(Self.queryBesideBody(String(name), method: command.method, ifMatch: properties["if_match"] != nil))
+            }
             // The one rule for bodies (APIRequestBody): JSON, or an HTML form's fields (typed by
             // the schema like a query; `csrf` belongs to the CSRF check, not to the command).
             switch await APIRequestBody.read(request, limit: maximumBodyBytes) {
@@ -183,6 +187,12 @@ struct CommandRoutes: Sendable {
     /// would win, unseen by whoever checked the first).
     static func repeated(_ name: String) -> Refusal {
         Refusal(.invalid("the query parameter \"\(name)\" appears twice; keep one of them", pointer: "/" + JSONPointer.escape(name)))
+    }
+
+    /// A query parameter on a request whose members come from its body.
+    static func queryBesideBody(_ name: String, method: String, ifMatch: Bool) -> Refusal {
+        let instead = name == "if_match" && ifMatch ? "send it in the body or as the If-Match header" : "send it in the body"
+        return Refusal(.invalid("the query parameter \"\(name)\" is not read on a \(method) request: \(instead)", pointer: "/" + JSONPointer.escape(name)))
     }
 
     /// HTTP's `If-Match` header as the request's `if_match`, for a command that takes one (the

@@ -10,7 +10,7 @@ import ServiceLifecycle
 
 extension HTTPFront {
     /// The API's listener and, with `"health_listen"`, the probes' listener, on `group`.
-    func makeListeners(group: MultiThreadedEventLoopGroup, logger: Logger, api: ListenerStart, health: ListenerStart?) throws -> [any Service] {
+    func makeListeners(group: any EventLoopGroup, logger: Logger, api: ListenerStart, health: ListenerStart?) throws -> [any Service] {
         let run = ServerRun(responder: makeRouter().buildResponder(), dates: dates, logger: logger)
         // At most max_connections are served at once, the rest wait in the listen backlog.
         var listeners = [try run.build(

@@ -1,4 +1,5 @@
 import AgentCommands
+import AgentCore
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -25,7 +26,7 @@ public final class HTTPFront: AgentFront, Sendable {
     let settings: HTTPSettings
     /// `GET /metrics` and the request counters.
     let exporter = PrometheusExporter()
-    private let state = Mutex<(task: Task<Void, Never>?, group: MultiThreadedEventLoopGroup?, executor: EventLoopTaskExecutor?, port: Int?,
+    private let state = Mutex<(task: Task<Void, Never>?, group: (any EventLoop)?, executor: EventLoopTaskExecutor?, port: Int?,
                                services: ServiceGroup?, healthPort: Int?)>((nil, nil, nil, nil, nil, nil))
     /// The `Date` header of the answers.
     let dates = HTTPDateHeader()
@@ -46,7 +47,6 @@ public final class HTTPFront: AgentFront, Sendable {
         loginLimiter = LoginRateLimiter(failures: settings.loginFailures, window: settings.loginWindow)
     }
 
-    deinit { passwords.shutdown() }
 
     /// The port it listens on (the one the system chose for `:0`), once started.
     public var port: Int? { state.withLock { $0.port } }
@@ -102,8 +102,13 @@ public final class HTTPFront: AgentFront, Sendable {
         var logger = context.logger
         logger.logLevel = max(logger.logLevel, .notice)
         // One event loop thread: an agent's API is a few clients, and each extra thread is one
-        // more hop and wake-up per request on a 2-core machine.
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // more hop and wake-up per request on a 2-core machine. Started by us: NIO stops the
+        // process when the system refuses it a thread (`ulimit -u`, a service's TasksMax).
+        let group: any EventLoop
+        switch SystemThread.handingBack("agent-http-loop", { handBack in MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop(handBack) }) {
+        case .success(let loop): group = loop
+        case .failure(let refusal): throw HTTPFrontError("http: cannot start: \(refusal)")
+        }
         let api = ListenerStart(), health = settings.healthPort == nil ? nil : ListenerStart()
         let listeners: [any Service]
         do {

@@ -39,10 +39,9 @@ struct MCPRoutes: Sendable {
         // like are refused with 415, as on every other route.
         if case .failure(let refusal) = APIRequestBody.kind(of: request.headers[.contentType]) { return refusal.response }
         let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: maximumBodyBytes)
-        } catch {
-            return APIResponse.error(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)")
+        switch await APIRequestBody.collect(request, limit: maximumBodyBytes) {
+        case .success(let collected): body = collected
+        case .failure(let refusal): return refusal.response
         }
         let caller = CommandCaller(front: "mcp", user: identity.name, address: context.remoteAddress, role: identity.role.rawValue)
         let commands = self.commands

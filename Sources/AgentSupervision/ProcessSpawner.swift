@@ -5,6 +5,18 @@ import Foundation
 /// Starts child processes with `posix_spawn` (through the C shim): no `fork` of a threaded
 /// Swift process, explicit fds, a fresh signal mask, an optional new process group.
 public enum ProcessSpawner {
+    /// The user's processes and threads (`ulimit -u`) a supervisor keeps for its own threads.
+    public static let processesKept = 64
+
+    /// From now on, what this process spawns may run at most its own `ulimit -u` less
+    /// ``processesKept`` (at most a quarter of it), soft and hard: a command or module that forks
+    /// to the limit leaves the supervisor room for its threads (short of them its loop waited a
+    /// second per thread asked, and the HTTP front did not start). Called once, before the
+    /// supervisor's first spawn.
+    public static func keepProcessesForSelf() {
+        agent_keep_processes_for_self(UInt(processesKept))
+    }
+
     /// Spawns `path`. `channel` becomes fd 3 in the child (-1: none); `stdin` its stdin (-1:
     /// /dev/null); `directory` its working directory (nil: the caller's); `cgroup` an open
     /// cgroup folder the child starts in, before its first instruction (-1: the caller's);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -39,6 +40,25 @@ int agent_spawn(const char *path, char *const argv[], char *const envp[],
                 int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
                 int new_group, pid_t *pid) {
     return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, NULL, new_group, pid);
+}
+
+/* Processes and threads of the user that the supervisor keeps for itself (0: none kept). */
+static rlim_t kept_processes = 0;
+
+void agent_keep_processes_for_self(unsigned long count) {
+    kept_processes = (rlim_t)count;
+}
+
+/* The user's limit of processes and threads (`ulimit -u`) for what this process starts: its
+   own less what it keeps (at most a quarter of it), soft and hard alike, so that a child or a
+   descendant cannot raise it back; 0 when nothing is kept or the limit is unlimited. */
+static int children_process_limit(struct rlimit *limit) {
+    if (kept_processes == 0 || getrlimit(RLIMIT_NPROC, limit) != 0 || limit->rlim_cur == RLIM_INFINITY) return 0;
+    rlim_t kept = kept_processes < limit->rlim_cur / 4 ? kept_processes : limit->rlim_cur / 4;
+    if (kept == 0) return 0;
+    limit->rlim_cur -= kept;
+    limit->rlim_max = limit->rlim_cur;
+    return 1;
 }
 
 int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
@@ -80,6 +100,9 @@ int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
         if (rc == 0 && new_group == 1) rc = posix_spawnattr_setpgroup(&attr, 0);
     }
     if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
+    /* posix_spawn sets no limit: set once the child has called exec (posix_spawn returns then). */
+    struct rlimit lowered;
+    if (rc == 0 && children_process_limit(&lowered)) prlimit(*pid, RLIMIT_NPROC, &lowered, NULL);
 
     if (have_actions) posix_spawn_file_actions_destroy(&actions);
     if (have_attr) posix_spawnattr_destroy(&attr);
@@ -300,6 +323,8 @@ static void exec_child(int report, int join, const int *joins, int join_count, c
     }
     if (new_group == 1 && setpgid(0, 0) != 0) goto fail;
     if (new_group == 2 && setsid() < 0) goto fail;
+    struct rlimit lowered;
+    if (children_process_limit(&lowered) && setrlimit(RLIMIT_NPROC, &lowered) != 0) goto fail;
     if (lifted[0] >= 0) {
         if (dup2(lifted[0], 0) < 0) goto fail;
     } else {

@@ -23,7 +23,7 @@ import Testing
     @Test func bigBodiesAreParsedAndCheckedOnTheirOwnThreadNotOnTheEventLoop() throws {
         let agent = try HTTPAgent()
         let pid = agent.run.process.processIdentifier
-        let loopBefore = Self.ticks(pid, named: "NIO-ELT")
+        let loopBefore = Self.ticks(pid, named: "agent-http-loop")
         // 80,000 small keys (870 kB): refused at the first unknown member, after a parse of all.
         let keys = (0..<80_000).map { "\"\($0)\":0" }.joined(separator: ",")
         let body = #"{"outputx":{"# + keys + "}}"
@@ -33,7 +33,7 @@ import Testing
             #expect(reply.json?["pointer"] as? String == "/outputx")
         }
         let lane = Self.ticks(pid, named: "agent-http-body")
-        let loop = Self.ticks(pid, named: "NIO-ELT") - loopBefore
+        let loop = Self.ticks(pid, named: "agent-http-loop") - loopBefore
         #expect(lane > 2 * loop, "the body thread used \(lane) ticks, the event loop \(loop)")
         // A small body stays on the event loop, answered as before.
         let small = try agent.request("POST", "/api/runs/nope-1/complete", body: #"{"outputx": 1}"#)

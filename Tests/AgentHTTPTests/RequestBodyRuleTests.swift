@@ -80,4 +80,41 @@ import Testing
         let runs = try curl("GET", base + "/api/runs?task=job", headers: ["Authorization": "Bearer \(Self.token)"]).json?["runs"] as? [Any] ?? []
         #expect(runs.isEmpty, "\(runs)")
     }
+
+    /// Members come from one place, each once: a query beside a body (a stale `?if_match=`
+    /// overwrote the file), a form field given twice (the last won) or not UTF-8 (read as
+    /// empty) are refused with their pointer, as a body's repeated key and bad UTF-8 are.
+    @Test func aQueryBesideABodyAndAFormFieldTwiceOrNotUTF8AreRefusedWithTheirPointer() throws {
+        let (agent, base) = try Self.start()
+        defer { _ = agent.stop() }
+        let form = ["Content-Type: application/x-www-form-urlencoded"]
+        let query = try Self.post(base, "/api/tasks/job/run?priority=critical", #"{"priority": "low"}"#, ["Content-Type: application/json"])
+        #expect(query.status == 400 && query.json?["pointer"] as? String == "/priority", "\(query.description)")
+        #expect((query.json?["error"] as? String)?.contains("is not read on a POST request: send it in the body") == true, "\(query.description)")
+        let twice = try Self.post(base, "/api/tasks/job/run", "priority=low&priority=critical", form)
+        #expect(twice.status == 400 && twice.json?["error"] as? String == #"the form field "priority" appears twice; keep one of them"#, "\(twice.description)")
+        #expect(twice.json?["pointer"] as? String == "/priority")
+        let latin = try Self.post(base, "/api/tasks/job/run", "priority=%ffow", form)
+        #expect(latin.status == 400 && latin.json?["pointer"] as? String == "/priority", "\(latin.description)")
+        // A settings change's stale precondition in the query: refused, naming the header.
+        let stale = try curl("PUT", base + "/api/tasks/job?if_match=0000000000000000-1", headers: ["Authorization": "Bearer \(Self.token)"],
+                             body: #"{"definition": {"type": "command", "command": ["/bin/false"]}}"#)
+        #expect(stale.status == 400 && (stale.json?["error"] as? String)?.contains("send it in the body or as the If-Match header") == true, "\(stale.description)")
+        let runs = try curl("GET", base + "/api/runs?task=job", headers: ["Authorization": "Bearer \(Self.token)"]).json?["runs"] as? [Any] ?? []
+        #expect(runs.isEmpty, "\(runs)")
+        let task = try curl("GET", base + "/api/tasks/job", headers: ["Authorization": "bearer  \(Self.token) "])
+        #expect(task.status == 200 && task.body.contains("/bin/true"), "the scheme in any case, spaces around the token: \(task.description)")
+    }
+
+    /// A chunked body whose framing is broken is a bad request, not one too large.
+    @Test func aChunkedBodyWithABrokenChunkSizeIs400() throws {
+        let (agent, base) = try Self.start()
+        defer { _ = agent.stop() }
+        let port = try #require(Int(base.split(separator: ":").last ?? ""))
+        let client = try RawHTTP(port: port)
+        try client.send("POST /api/tasks/job/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.token)\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n")
+        let reply = try client.receiveReply()
+        #expect(reply.status == 400, "\(reply)")
+        #expect(try curl("GET", base + "/api/status", headers: ["Authorization": "Bearer \(Self.token)"]).status == 200)
+    }
 }

@@ -180,7 +180,7 @@ import Testing
         let before = stub.requests.count
         #expect(try ask(.toolCalls([("status", "{not json"), ("process_restart", #"{"name": "trades"}"#)]), .text("sorry")) == "sorry")
         let results = Self.messages(stub, before + 1).filter { $0["role"] as? String == "tool" }.compactMap { $0["content"] as? String }
-        #expect(results.count == 2 && results[0].contains("the arguments are not a JSON object") && results[1].contains("is not one of your tools"), "\(results)")
+        #expect(results.count == 2 && results[0].contains("the arguments are not valid JSON at line 1, column 2") && results[0].contains(#""code":"invalid""#) && results[1].contains("is not one of your tools"), "\(results)")
         stub.stop()
         let down = try Self.chat(agent, "hello", token: APIAgent.adminToken)
         #expect(down.hasPrefix("Sorry: the language model at \(stub.baseURL)/chat/completions is not reachable"), "\(down)")

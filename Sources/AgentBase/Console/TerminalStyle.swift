@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 import Logging
 import Synchronization
@@ -66,9 +67,10 @@ public struct TerminalStyle: Sendable {
         }
     }
 
-    /// Writes `error: TEXT` (the word in bold red on a terminal) on stderr.
+    /// Writes `error: TEXT` (the word in bold red on a terminal) on stderr. An error often
+    /// repeats what it refuses (a name, a value): its controls are shown, not obeyed.
     public static func printError(_ text: String) {
         let style = forDescriptor(STDERR_FILENO)
-        FileHandle.standardError.write(Data("\(style.paint("error:", .boldRed)) \(text)\n".utf8))
+        FileHandle.standardError.write(Data("\(style.paint("error:", .boldRed)) \(TerminalText.shown(text))\n".utf8))
     }
 }

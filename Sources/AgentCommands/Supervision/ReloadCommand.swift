@@ -53,11 +53,20 @@ package enum ReloadCommand: AgentCommand {
     /// A reload while the agent stops.
     package static let stopping = CommandError(.failed, "the agent is stopping")
 
-    /// A reload refused for `errors` (each a settings problem), nothing applied.
-    package static func refused(_ errors: [String]) -> CommandError {
-        let shown = shownErrors(errors)
-        return CommandError(.failed, shown.isEmpty ? "the command failed" : shown.joined(separator: "\n"), errors: shown.map(JSONValue.string))
+    /// A reload refused for the settings' problems, nothing applied: `invalid`, each problem
+    /// listed as `settings_change` and `validate` list them (`file`, `pointer`, `message`).
+    package static func refused(_ issues: [SettingsIssue]) -> CommandError {
+        var errors: [JSONValue] = issues.prefix(mostErrorsShown).map {
+            ["file": .string($0.file), "pointer": .string($0.pointer), "message": .string($0.message)]
+        }
+        if let more = more(issues.count) { errors.append(["message": .string(more)]) }
+        let lines = shownErrors(issues.map(\.description))
+        return CommandError(.invalid, lines.isEmpty ? "the settings are not valid" : lines.joined(separator: "\n"), errors: errors)
     }
+
+    /// A reload that could not read or check the settings (`reason`, which names the file),
+    /// nothing applied.
+    package static func failed(_ reason: String) -> CommandError { CommandError(.failed, reason) }
 
     /// The most errors a refused reload lists (in its answer and its log line): a file of
     /// 240,000 bad processes made an answer of 119 MB and a log that rotated every earlier
@@ -66,8 +75,13 @@ package enum ReloadCommand: AgentCommand {
 
     /// `errors`, the first ``mostErrorsShown`` and a line saying how many more there are.
     package static func shownErrors(_ errors: [String]) -> [String] {
-        guard errors.count > mostErrorsShown else { return errors }
-        return Array(errors.prefix(mostErrorsShown)) + ["… and \(errors.count - mostErrorsShown) more errors: `validate-settings` lists them all"]
+        guard let more = more(errors.count) else { return errors }
+        return Array(errors.prefix(mostErrorsShown)) + [more]
+    }
+
+    /// The line that says how many errors are not listed, nil when all are.
+    private static func more(_ count: Int) -> String? {
+        count > mostErrorsShown ? "… and \(count - mostErrorsShown) more errors: `validate-settings` lists them all" : nil
     }
 
     package static func run(_ request: NoFields, on host: any SupervisionCommandHost, caller: CommandCaller,

@@ -1,5 +1,7 @@
 import CAgentSystem
+import Dispatch
 import Glibc
+import Synchronization
 
 /// Starts a thread with `pthread_create`, which says when the system refuses one.
 ///
@@ -37,5 +39,38 @@ package enum SystemThread {
         }, box.toOpaque())
         if made != 0 { box.release() }
         return made
+    }
+
+    /// The refusal of a thread, with what to change.
+    package struct Refusal: Error, CustomStringConvertible {
+        /// The error number `pthread_create` returned (EAGAIN when short of threads).
+        package let code: Int32
+        package let name: String
+
+        package var description: String {
+            let reason = String(cString: strerror(code))
+            guard code == EAGAIN else { return "the system refused the thread \(name) (\(reason))" }
+            return "the system refused the thread \(name) (\(reason)): the agent's user runs as many processes and threads as it may "
+                + "(`ulimit -u`, or the service's TasksMax); raise the limit or run fewer processes"
+        }
+    }
+
+    /// Starts a thread that runs `body` for as long as it needs, and waits until `body` hands a
+    /// value back (an event loop the thread now runs, say); the refusal when the system gives no
+    /// thread. For libraries that stop the process when they cannot start a thread of their own
+    /// (SwiftNIO's event loops): they are given ours instead.
+    package static func handingBack<T: Sendable>(_ name: String, _ body: @escaping @Sendable (_ handBack: @escaping @Sendable (T) -> Void) -> Void) -> Result<T, Refusal> {
+        let handed = Mutex<T?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let made = start(name) {
+            body { value in
+                handed.withLock { $0 = value }
+                ready.signal()
+            }
+        }
+        guard made == 0 else { return .failure(Refusal(code: made, name: name)) }
+        ready.wait()
+        // Handed back before the signal.
+        return .success(handed.withLock { $0! })
     }
 }

@@ -43,15 +43,17 @@ struct CSRFProtection: Sendable {
         var sent = request.headers[Self.header]
         if sent == nil, Self.isForm(request) {
             let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumBodyBytes)
-            } catch {
-                throw AccessRefusal(.contentTooLarge, code: "too_large", "the request body is larger than \(maximumBodyBytes) bytes (http.max_body_bytes)")
+            switch await APIRequestBody.collect(request, limit: maximumBodyBytes) {
+            case .success(let collected): body = collected
+            case .failure(let refusal): throw AccessRefusal(refusal.status, code: refusal.code, refusal.message)
             }
             request.body = RequestBody(buffer: body)
             // Read by the one rule: JSON sent with curl -d's form type carries no field.
-            if case .success(.form(let fields)) = APIRequestBody.decode(body, contentType: request.headers[.contentType]) {
-                sent = fields.first { $0.name == Self.formField }?.value
+            switch APIRequestBody.decode(body, contentType: request.headers[.contentType]) {
+            case .success(.form(let fields)): sent = fields.first { $0.name == Self.formField }?.value
+            // A form refused (a field twice, not UTF-8) is refused for what it is.
+            case .failure(let refusal): throw AccessRefusal(refusal.status, code: refusal.code, refusal.message)
+            case .success: break
             }
         }
         guard let sent else {
@@ -65,19 +67,6 @@ struct CSRFProtection: Sendable {
 
     static func isForm(_ request: Request) -> Bool {
         request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
-    }
-
-    /// The decoded fields of a `application/x-www-form-urlencoded` body, in order.
-    static func formFields(in body: String) -> [(name: String, value: String)] {
-        body.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let key = decodeForm(parts[0]) else { return nil }
-            return (key, parts.count > 1 ? decodeForm(parts[1]) ?? "" : "")
-        }
-    }
-
-    static func decodeForm(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
     /// A header value for a message: quoted, cut at 100 characters.

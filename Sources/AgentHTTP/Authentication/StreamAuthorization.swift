@@ -20,7 +20,7 @@ struct StreamAuthorization: Sendable {
                 guard let session = sessions.find(id), let user = credentials.user(session.user) else { return false }
                 return user.passwordHash == session.passwordHash
             }
-        } else if let token = request.headers.bearer?.token {
+        } else if let token = BearerTokens.token(in: request) {
             check = {
                 var found = false
                 // No early exit, as at the request: the time does not say which token matched.

@@ -224,10 +224,10 @@ public struct AgentDaemon {
                 return AgentLauncher.ExitCode.success
             }
             // Without "errors" the request itself was refused (busy, stopping): not invalid settings.
-            guard let errors = answer["errors"]?.arrayValue?.compactMap(\.stringValue) else {
+            guard answer["errors"] != nil, let lines = answer["error"]?.stringValue?.split(separator: "\n") else {
                 return Self.fail("reload refused: \(answer["error"]?.stringValue ?? "unknown error"); the running configuration stays")
             }
-            TerminalStyle.printError("reload refused; the running configuration stays:\n\(errors.map { "  \($0)" }.joined(separator: "\n"))")
+            TerminalStyle.printError("reload refused; the running configuration stays:\n\(lines.map { "  \($0)" }.joined(separator: "\n"))")
             return AgentLauncher.ExitCode.invalidConfiguration
         } catch {
             return Self.fail(error)

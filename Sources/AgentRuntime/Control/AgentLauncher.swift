@@ -264,6 +264,7 @@ public struct AgentLauncher {
         let withheld = SecretVariables.names(inSettingsFile: options.settingsPath)
         let environment = ProcessInfo.processInfo.environment.merging(containment.environment) { _, new in new }
             .filter { !SystemdNotifier.environmentKeys.contains($0.key) && !withheld.contains($0.key) }
+        ProcessSpawner.keepProcessesForSelf()
         // The fork server starts first, so that it loads while the settings are read and
         // checked; it is ready when the first worker is wanted.
         var forkServer = Self.startForkServer(logger: logger, environment: environment, cgroup: containment.workersCgroupFD)

@@ -21,7 +21,7 @@ extension Supervisor {
         case .failure(let error):
             logger.error("reload refused: \(error); the running configuration stays")
             systemd.reloadEnded(applied: false, status: serviceStatus)
-            return .failure(ReloadCommand.refused([error.description]))
+            return .failure(ReloadCommand.failed(error.description))
         case .success(let checked):
             report = checked
         }
@@ -45,7 +45,7 @@ extension Supervisor {
             case .failure(let error):
                 logger.error("reload refused: \(error); the running configuration stays")
                 systemd.reloadEnded(applied: false, status: serviceStatus)
-                respond(.failure(ReloadCommand.refused([error.description])))
+                respond(.failure(ReloadCommand.failed(error.description)))
             case .success(let prepared):
                 let answer = applyReload(prepared.report)
                 systemd.reloadEnded(applied: (try? answer.get()) != nil, status: serviceStatus)
@@ -62,7 +62,7 @@ extension Supervisor {
             let issues = report.blockingIssues
             let list = ReloadCommand.shownErrors(issues.map(\.description)).map { "  \($0)" }.joined(separator: "\n")
             logger.error("reload refused, \(issues.count) error(s); the running configuration stays:\n\(list)")
-            return .failure(ReloadCommand.refused(issues.map(\.description)))
+            return .failure(ReloadCommand.refused(issues))
         }
         let changes = apply(report.planned)
         // A module no longer enabled needs no spare (executors of its tasks still running end

@@ -152,6 +152,11 @@ int agent_child_is_stopped_or_dead(pid_t pid);
  */
 int agent_process_children(pid_t pid, int32_t *out, int capacity, int *budget);
 
+/** Keeps `count` of the user's processes and threads (`ulimit -u`) for this process: what it
+    spawns from now on may run at most its own limit less `count` (at most a quarter of it), so
+    that a command or module forking to the limit leaves it room to start its own threads. */
+void agent_keep_processes_for_self(unsigned long count);
+
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
 

@@ -63,6 +63,24 @@ import Testing
             let result = try control(arguments, in: directory)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
         }
+        // The bounds every front takes (the API refused 20000, the command line read it).
+        for command in ["events", "history"] {
+            let result = try control([command, "--limit", "20000"], in: directory)
+            #expect(result.status == 64 && result.stderr.contains("--limit must be 1 to 10000, not 20000"), "\(command): \(result.stderr)")
+        }
+    }
+
+    /// An error that repeats what it refuses shows the controls in it, not obeys them (a right-
+    /// to-left override turned the rest of the line around). The agent's refusals are printed
+    /// by the same `TerminalStyle.printError`.
+    @Test func anErrorShowsTheControlsOfWhatItRepeats() throws {
+        let directory = TestPaths.temporaryDirectory("exit-status-controls")
+        try #"{"enabled_modules": [], "processes": {}, "tasks": {"job": {"type": "command", "command": ["/bin/true"]}}}"#
+            .write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
+        let result = try control(["events", "--since", "s\u{202E}ch\u{1B}[2J"], in: directory)
+        #expect(result.status == 64)
+        #expect(!result.stderr.contains("\u{202E}") && !result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+        #expect(result.stderr.contains("s\\u{202E}ch\\u{1B}[2J"), "\(result.stderr.debugDescription)")
     }
 
     /// `console` parses its own arguments without the whole command tree (a faster start):

@@ -224,8 +224,15 @@ final class LanguageModelAdapter: ChatAdapter {
         }
         guard call.arguments.utf8.count <= 65_536 else { return .refused(Self.refusal("the arguments are larger than 64 KiB")) }
         let text = call.arguments.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let value = try? JSONValue.parse(text.isEmpty ? "{}" : text), case .object(let object) = value else {
-            return .refused(Self.refusal("the arguments are not a JSON object: \(call.arguments.prefix(100))"))
+        let value: JSONValue
+        do throws(JSONParseError) {
+            value = try JSONValue.parse(text.isEmpty ? "{}" : text)
+        } catch {
+            // As the other fronts refuse a request that is not JSON: where, why, and the pointer.
+            return .refused(Self.invalid("the arguments are not valid JSON at line \(error.line), column \(error.column): \(error.message)", pointer: error.pointer))
+        }
+        guard case .object(let object) = value else {
+            return .refused(Self.invalid("the arguments must be a JSON object; found \(call.arguments.prefix(100))", pointer: ""))
         }
         return .arguments(object)
     }
@@ -261,6 +268,11 @@ final class LanguageModelAdapter: ChatAdapter {
     }
 
     static func refusal(_ text: String) -> JSONValue { ["ok": false, "error": .string(text)] }
+
+    /// A refusal of the call's arguments, worded and pointed as every front refuses a request.
+    static func invalid(_ text: String, pointer: String) -> JSONValue {
+        ["ok": false, "code": "invalid", "error": .string(text), "pointer": .string(pointer)]
+    }
 
     static func assistantMessage(_ turn: ModelTurn) -> JSONValue {
         ["role": "assistant", "content": turn.text.isEmpty ? .null : .string(turn.text),
