@@ -438,7 +438,7 @@ public final class AgentStore: Sendable {
             queued.stats.lostChanges = lost
         }
         if wasEmpty, !retained.isEmpty {
-            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again")
+            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again — if the agent is killed first, a run whose end was not written runs again at the next start")
         }
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")

@@ -305,8 +305,9 @@ package final class TaskCoordinator {
             }
             switch run.status {
             case .running:
-                let outcome = TaskRunOutcome(status: .interrupted, error: "interrupted: the agent stopped while attempt \(run.attempt) ran")
-                logger.notice("task run \(run.id) (\(run.task)) was running when the agent stopped: interrupted")
+                // Running, or its end was never written (it waited for a full disk when the agent was killed).
+                let outcome = TaskRunOutcome(status: .interrupted, error: "interrupted: the agent stopped before the end of attempt \(run.attempt) was written")
+                logger.notice("task run \(run.id) (\(run.task)) was running when the agent stopped (or its end was not written): interrupted")
                 endAttempt(run, definition: definition, outcome: outcome, executionTime: nil)
             case .retrying:
                 delay(run.id, until: run.nextAttemptAt ?? 0)
