@@ -28,6 +28,12 @@ public enum CommandEntry {
         do {
             try parsed.run()
             exit(0)
+        } catch let error as ArgumentParser.ValidationError {
+            // Found by the command's run (an `--input @FILE` that cannot be read): its usage,
+            // not the root's, as when its own validation finds it.
+            let usage = command.usageString(for: type(of: parsed))
+            FileHandle.standardError.write(Data(TerminalText.shown("Error: \(error.message)\nUsage: \(usage)\n").utf8))
+            exit(ExitCode.validationFailure.rawValue)
         } catch {
             fail(command, error)
         }

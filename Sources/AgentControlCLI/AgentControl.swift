@@ -294,8 +294,11 @@ struct Reload: ParsableCommand {
 
     @OptionGroup var location: LocationOptions
 
+    @Flag(name: .long, help: "Print the answer as JSON: what was kept, restarted, started and stopped, or the refusal with each error's file, pointer and message.")
+    var json = false
+
     func run() throws {
-        try finish(location.daemon().reload())
+        try finish(location.daemon().reload(json: json))
     }
 }
 

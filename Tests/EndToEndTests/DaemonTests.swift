@@ -115,6 +115,13 @@ import Testing
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("reload refused; the running configuration stays"))
         #expect(refused.stderr.contains("/processes/trades/interval: expected a number ≥ 0.001, found \"fast\" (string)"))
+        // As JSON: each error with its file and pointer, as settings_change lists them.
+        let asJSON = try agent.control(["reload", "--json"])
+        #expect(asJSON.status == 2, "\(asJSON.stdout)\(asJSON.stderr)")
+        let refusal = try JSONSerialization.jsonObject(with: Data(asJSON.stdout.utf8)) as? [String: Any]
+        #expect(refusal?["code"] as? String == "invalid", "\(asJSON.stdout)")
+        let first = (refusal?["errors"] as? [[String: Any]])?.first
+        #expect(first?["pointer"] as? String == "/processes/trades/interval" && (first?["file"] as? String)?.hasSuffix("settings.json") == true, "\(asJSON.stdout)")
         status = try agent.status()
         #expect(status.count == 3)
         #expect(status["trades"]?["pid"] as? Int == tradesPID)

@@ -211,9 +211,15 @@ public struct AgentDaemon {
         return AgentLauncher.ExitCode.success
     }
 
-    public func reload() -> Int32 {
+    /// `reload`: in words, or with `json` the answer as it is (exit statuses alike).
+    public func reload(json: Bool = false) -> Int32 {
         do {
             let answer = try ControlClient.send(ReloadCommand.request(NoFields()), paths: paths, timeout: 120)
+            if json {
+                print(answer.serialized())
+                return answer["ok"] == true ? AgentLauncher.ExitCode.success
+                    : answer["errors"] != nil ? AgentLauncher.ExitCode.invalidConfiguration : AgentLauncher.ExitCode.failure
+            }
             if answer["ok"] == true {
                 func names(_ key: String) -> String {
                     let list = answer[key]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -63,6 +63,9 @@ import Testing
             let result = try control(arguments, in: directory)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
         }
+        // Found while the command runs (the file is read then): its usage, not agent-control's.
+        let input = try control(["task", "run", "backup", "--input", "@/nonexistent/input.json"], in: directory)
+        #expect(input.status == 64 && input.stderr.contains("Usage: agent-control task run"), "\(input.stderr)")
         // The bounds every front takes (the API refused 20000, the command line read it).
         for command in ["events", "history"] {
             let result = try control([command, "--limit", "20000"], in: directory)
