@@ -271,6 +271,8 @@ public final class AgentStore: Sendable {
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         var journalMark = runJournal.mark
+        // The last line of the journal that holds a change kept (see ``keep``): marked once written.
+        var keptLine: UInt64 = 0
         // Journaled runs not written yet: their changes are never given up (see RetainedWrites).
         var unwrittenJournaled = Set<String>()
         // Whether the log said that `max_bytes` is passed with no event left to delete.
@@ -297,7 +299,7 @@ public final class AgentStore: Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled)
+                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled))
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
@@ -305,7 +307,9 @@ public final class AgentStore: Sendable {
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
-                    let mark = taken.journaled > journalMark && runJournal.marks ? taken.journaled : nil
+                    // The kept changes' lines are written with them: the mark passes those too.
+                    let highest = max(taken.journaled, keptLine)
+                    let mark = highest > journalMark && runJournal.marks ? highest : nil
                     do {
                         try file?.check(now: ProcessInfo.processInfo.systemUptime)
                         fileGone = false
@@ -334,6 +338,8 @@ public final class AgentStore: Sendable {
                         logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                     }
                     retained.clear()
+                    keptLine = 0
+                    runJournal.hold(false)
                     unwrittenJournaled.removeAll()
                     retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count,
                                       bytes: batch.reduce(0) { $0 + $1.byteCount } + committedEvents.reduce(0) { $0 + $1.event.payload.count })
@@ -347,7 +353,8 @@ public final class AgentStore: Sendable {
                 } catch {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                    keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled, cannotWriteNow: Self.cannotWriteNow(error))
+                    keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled,
+                                                  cannotWriteNow: Self.cannotWriteNow(error)))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
@@ -419,12 +426,20 @@ public final class AgentStore: Sendable {
 
     /// Keeps the changes of acknowledged work that could not be written, to write them with
     /// the next transaction (the first write of a request's run is not kept: it is refused).
+    /// The task runs' changes go into the run journal's room too, so that a kill meanwhile
+    /// does not lose them: returns the last line's number (0: none).
+    @discardableResult
     private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: Set<String>,
-                      cannotWriteNow: Bool = true) {
+                      cannotWriteNow: Bool = true) -> UInt64 {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
         let lostNow: Int
+        var lastLine: UInt64 = 0
         if cannotWriteNow {
+            runJournal.hold(true)
+            for run in runBatch where run.claim == nil {
+                if let seq = runJournal.appendChange(run) { lastLine = seq }
+            }
             lostNow = retained.keep(runs: runBatch, workflows: kept, protecting: journaled)
         } else {
             lostNow = retained.count + runBatch.count + kept.count
@@ -438,11 +453,12 @@ public final class AgentStore: Sendable {
             queued.stats.lostChanges = lost
         }
         if wasEmpty, !retained.isEmpty {
-            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit); they are written when it can write again — if the agent is killed first, a run whose end was not written runs again at the next start")
+            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit), task runs' in its run journal's room too; they are written when it can write again — if the agent is killed first, a workflow step whose end was not written runs again at the next start")
         }
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }
+        return lastLine
     }
 
     /// Whether `error` says the database cannot be written for now (room, I/O, permissions,

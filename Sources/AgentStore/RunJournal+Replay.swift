@@ -23,21 +23,30 @@ extension RunJournal {
     /// crash (its request was never answered) is skipped; a line that is not one of ours is
     /// skipped and counted in the log.
     static func replay(_ descriptor: Int32, path: String, into database: DatabaseQueue, logger: Logger) throws -> UInt64 {
-        let (mark, skipped, written) = try database.write { db -> (UInt64, Int, Int) in
+        let (mark, skipped, written, changed) = try database.write { db -> (UInt64, Int, Int, Int) in
             var mark = try Self.mark(in: db)
-            var written = 0
-            let skipped = try Self.readLines(descriptor) { seq, run in
+            var written = 0, changed = 0
+            let skipped = try Self.readLines(descriptor) { seq, run, change in
                 guard seq > mark else { return }
                 mark = seq
+                // A change past the mark is newer than what the store has of the run.
+                if change {
+                    try SQLiteRunStore.write([run], in: db)
+                    changed += 1
+                    return
+                }
                 guard try !Self.stores(run, in: db) else { return }
                 try SQLiteRunStore.write([run], in: db)
                 written += 1
             }
             try Self.setMark(mark, in: db)
-            return (mark, skipped, written)
+            return (mark, skipped, written, changed)
         }
         if written > 0 {
             logger.notice("store: \(written) acknowledged run(s) the agent had not written to its database when it stopped were found in \(path) and queued again")
+        }
+        if changed > 0 {
+            logger.notice("store: \(changed) change(s) of runs (an end, a start) that the database had no room for when the agent stopped were found in \(path) and written")
         }
         if skipped > 0 {
             logger.warning("store: \(skipped) line(s) of \(path) were not runs of this agent's and were skipped (the file is written by the agent alone)")
@@ -48,9 +57,10 @@ extension RunJournal {
         return mark
     }
 
-    /// The runs in the journal at `path` past the store's mark that the store lacks, in order:
-    /// what a crash left for the next start to write (read beside a stopped agent; a running
-    /// one writes them within its commit interval).
+    /// The runs in the journal at `path` past the store's mark that the store lacks, and the
+    /// runs whose newer record it holds (their latest), in order: what a crash left for the
+    /// next start to write (read beside a stopped agent; a running one writes them within its
+    /// commit interval).
     package static func unwritten(path: String, reader: DatabaseQueue) throws -> [TaskRun] {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return [] }
@@ -62,9 +72,10 @@ extension RunJournal {
             guard try db.tableExists("run_journal") else { return [] }
             let mark = try Self.mark(in: db)
             var runs: [TaskRun] = []
-            try Self.readLines(descriptor) { seq, run in
-                guard seq > mark, try !Self.stores(run, in: db) else { return }
-                runs.append(run)
+            try Self.readLines(descriptor) { seq, run, change in
+                guard seq > mark, try change || !Self.stores(run, in: db) else { return }
+                // The latest record of each run, where its first was.
+                if let index = runs.firstIndex(where: { $0.id == run.id }) { runs[index] = run } else { runs.append(run) }
             }
             return runs
         }
@@ -87,7 +98,7 @@ extension RunJournal {
     /// (a tail of zeros); a last line of ours without its newline was cut short by a crash
     /// (its request was never answered) and is not counted.
     @discardableResult
-    static func readLines(_ descriptor: Int32, _ body: (UInt64, TaskRun) throws -> Void) throws -> Int {
+    static func readLines(_ descriptor: Int32, _ body: (UInt64, TaskRun, Bool) throws -> Void) throws -> Int {
         var skipped = 0
         var pending: [UInt8] = []
         var discarding = false
@@ -105,7 +116,7 @@ extension RunJournal {
                     skipped += 1
                 } else {
                     pending += chunk[start..<index]
-                    if let (seq, run) = Self.entry(pending) { try body(seq, run) } else { skipped += 1 }
+                    if let (seq, run, change) = Self.entry(pending) { try body(seq, run, change) } else { skipped += 1 }
                 }
                 pending.removeAll(keepingCapacity: pending.count < 1 << 20)
                 start = index + 1
@@ -120,11 +131,16 @@ extension RunJournal {
         return skipped + (discarding ? 1 : 0)
     }
 
-    /// A line's sequence number and run; nil when it is not one of ours.
-    static func entry(_ line: [UInt8]) -> (UInt64, TaskRun)? {
+    /// A line's sequence number, run (with its attempt's record, for a change) and whether it
+    /// is a change of a run; nil when it is not one of ours.
+    static func entry(_ line: [UInt8]) -> (UInt64, TaskRun, Bool)? {
         guard let object = (try? JSONValue.parse(Data(line)))?.objectValue,
               let number = object["seq"]?.numberValue?.intValue, number >= 1, UInt64(number) <= largestSequence,
-              let run = object["run"].flatMap(TaskRun.init(stored:)) else { return nil }
-        return (UInt64(number), run)
+              var run = object["run"].flatMap(TaskRun.init(stored:)) else { return nil }
+        let change = object["change"] == true
+        if change, let attempt = object["attempt"], let data = attempt["data"] {
+            run.attemptRecord = TaskAttempt(stored: data, stderrTail: attempt["stderr_tail"]?.stringValue, stdoutTail: attempt["stdout_tail"]?.stringValue)
+        }
+        return (UInt64(number), run, change)
     }
 }

@@ -1,4 +1,5 @@
 import AgentWork
+import CAgentStore
 import Foundation
 import GRDB
 import JSONSchema
@@ -30,7 +31,15 @@ import Synchronization
 /// Appends are refused (the caller then waits for the store's own transaction, as before)
 /// with `synchronous: full` (a line would need a sync of its own), when the journal could not
 /// be replayed at the open, once the file holds ``sizeLimit`` bytes the store has not caught
-/// up with, and after the store gave up changes as invalid (``pin()``).
+/// up with, while the store cannot write (``hold(_:)``: such requests are refused), and after
+/// the store gave up changes as invalid (``pin()``).
+///
+/// The journal also keeps what the store could not write of runs already answered — a run's
+/// end on a full disk (``appendChange(_:)``, lines `{"seq":N,"change":true,"run":{…},"attempt":{…}}`):
+/// the file keeps ``reservedBytes`` of the disk for itself (`fallocate`, its size unchanged),
+/// so such a line is written when the database cannot be, and an agent killed before the disk
+/// has room again does not run the run again at its next start. The next open writes them
+/// over what the store has.
 package final class RunJournal: Sendable {
     /// The file's path: the database's, with `-newruns`.
     package let path: String
@@ -52,10 +61,15 @@ package final class RunJournal: Sendable {
         var pinned = false
         /// The file was removed or replaced and could not be made again: nothing appended.
         var detached = false
+        /// The store cannot write: new runs are not appended (their requests are refused).
+        var holding = false
     }
 
     /// Bytes the file may hold before appends wait for the store to catch up.
     package static let sizeLimit = 1 << 20
+    /// Bytes of the disk the file keeps for itself: new runs up to ``sizeLimit``, and a MiB
+    /// more for the changes the store could not write (``appendChange(_:)``).
+    package static let reservedBytes = sizeLimit + (1 << 20)
     /// A sequence number beyond this is not one of ours (lines count from 1; this is far from
     /// any count and from the integers JSON and SQLite hold).
     static let largestSequence: UInt64 = 1 << 52
@@ -88,6 +102,13 @@ package final class RunJournal: Sendable {
         self.logger = logger
         isEnabled = enabled
         state = Mutex(State(descriptor: descriptor, appended: mark, committed: mark))
+        if enabled { Self.reserve(descriptor) }
+    }
+
+    /// Keeps ``reservedBytes`` of the disk for the file, when the file system can (best
+    /// effort: without it, a change of a run waits in memory alone, as before).
+    private static func reserve(_ descriptor: Int32) {
+        _ = agent_store_reserve(descriptor, Int64(reservedBytes))
     }
 
     deinit {
@@ -111,13 +132,38 @@ package final class RunJournal: Sendable {
     /// Appends `run`; its sequence number once the line is in the file, nil when it is not
     /// (the file cannot be written, or is full): the caller then waits for the store.
     package func append(_ run: TaskRun) -> UInt64? {
+        appendLine(change: false) { seq in
+            Array("{\"seq\":\(seq),\"run\":".utf8) + Self.record(of: run) + Array("}\n".utf8)
+        }
+    }
+
+    /// Appends a change of a run that the store could not write (its end, on a full disk),
+    /// with its attempt's record, within the room the file keeps: the sequence number, nil
+    /// when it does not fit or cannot be written (the change then waits in memory alone).
+    package func appendChange(_ run: TaskRun) -> UInt64? {
+        appendLine(change: true) { seq in
+            var line = Array("{\"seq\":\(seq),\"change\":true,\"run\":".utf8) + Self.record(of: run)
+            if let attempt = run.attemptRecord {
+                var object: JSONObject = ["data": attempt.storedJSON]
+                if let tail = attempt.stderrTail { object["stderr_tail"] = .string(tail) }
+                if let tail = attempt.stdoutTail { object["stdout_tail"] = .string(tail) }
+                line += Array(",\"attempt\":".utf8) + Array(JSONValue.object(object).serialized().utf8)
+            }
+            return line + Array("}\n".utf8)
+        }
+    }
+
+    /// New runs are held back while the store cannot write (their requests are refused, as
+    /// the store refuses them), so that the room the file keeps is left to changes.
+    package func hold(_ holding: Bool) { state.withLock { $0.holding = holding } }
+
+    private func appendLine(change: Bool, _ make: (UInt64) -> [UInt8]) -> UInt64? {
         guard isEnabled else { return nil }
         return state.withLock { state -> UInt64? in
-            guard !state.pinned, state.descriptor >= 0, state.size < Self.sizeLimit, relinked(&state) else { return nil }
+            guard !state.pinned, state.descriptor >= 0, change || (state.size < Self.sizeLimit && !state.holding), relinked(&state) else { return nil }
             let seq = state.appended + 1
-            var line = Array("{\"seq\":\(seq),\"run\":".utf8)
-            line += Self.record(of: run)
-            line += Array("}\n".utf8)
+            let line = make(seq)
+            guard !change || state.size + line.count <= Self.reservedBytes else { return nil }
             guard Self.writeAll(state.descriptor, line) else {
                 // A part written (a full disk) is cut off, so that the next line starts a line.
                 _ = ftruncate(state.descriptor, off_t(state.size))
@@ -157,6 +203,7 @@ package final class RunJournal: Sendable {
         Self.unlock(state.descriptor)
         Self.lockedHere.withLock { _ = $0.insert(FileID(fresh)) }
         state.descriptor = fresh
+        Self.reserve(fresh)
         logger.warning("store: the run journal \(path) was removed while the agent ran; it is made again, with the \(state.size) bytes it held")
         return true
     }
@@ -170,7 +217,11 @@ package final class RunJournal: Sendable {
         state.withLock { state in
             state.committed = max(state.committed, seq)
             guard !state.pinned, state.committed == state.appended, state.size > 0, state.descriptor >= 0, relinked(&state) else { return }
-            if ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
+            // Emptied, the file gives its room back: kept again while the disk has some.
+            if ftruncate(state.descriptor, 0) == 0 {
+                state.size = 0
+                Self.reserve(state.descriptor)
+            }
         }
     }
 

@@ -5,17 +5,20 @@ import Foundation
 /// show`, `workflow runs`, `workflow show` and `schedule history` read them here when the
 /// agent is not running, with the queries the agent's own stores run.
 extension StoreReader {
-    /// With the runs a crash left in the run journal (newest, so first): the agent writes them
-    /// to the store at its next start.
+    /// With the runs a crash left in the run journal (newest, so first), and their records
+    /// there rather than the store's older ones: the agent writes them to the store at its next start.
     package func runs(_ filter: RunFilter) throws -> RunListPage<TaskRun> {
-        let journaled = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).reversed().filter(filter.matches)
-        let stored = try SQLiteRunStore.list(filter, reader: database)
-        return RunListPage(Array((journaled.map { ListedRun($0) } + stored.runs).prefix(max(filter.limit, 0))), cut: stored.cut)
+        let unwritten = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database)
+        let newer = Set(unwritten.map(\.id))
+        let journaled = unwritten.reversed().filter(filter.matches)
+        let listed = try SQLiteRunStore.list(filter, reader: database)
+        let stored = listed.runs.filter { !newer.contains($0.run.id) }
+        return RunListPage(Array((journaled.map { ListedRun($0) } + stored).prefix(max(filter.limit, 0))), cut: listed.cut)
     }
 
     package func run(id: String) throws -> TaskRun? {
-        try SQLiteRunStore.readRun(id: id, reader: database)
-            ?? RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).first { $0.id == id }
+        try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).first { $0.id == id }
+            ?? SQLiteRunStore.readRun(id: id, reader: database)
     }
 
     package func attempts(of runID: String) throws -> [TaskAttempt] {

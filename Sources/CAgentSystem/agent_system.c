@@ -52,12 +52,17 @@ void agent_keep_processes_for_self(unsigned long count) {
 /* The user's limit of processes and threads (`ulimit -u`) for what this process starts: its
    own less what it keeps (at most a quarter of it), soft and hard alike, so that a child or a
    descendant cannot raise it back; 0 when nothing is kept or the limit is unlimited. */
+unsigned long agent_children_process_limit(unsigned long limit, unsigned long kept) {
+    if (limit == (unsigned long)RLIM_INFINITY) return limit;
+    return limit - (kept < limit / 4 ? kept : limit / 4);
+}
+
 static int children_process_limit(struct rlimit *limit) {
-    if (kept_processes == 0 || getrlimit(RLIMIT_NPROC, limit) != 0 || limit->rlim_cur == RLIM_INFINITY) return 0;
-    rlim_t kept = kept_processes < limit->rlim_cur / 4 ? kept_processes : limit->rlim_cur / 4;
-    if (kept == 0) return 0;
-    limit->rlim_cur -= kept;
-    limit->rlim_max = limit->rlim_cur;
+    if (kept_processes == 0 || getrlimit(RLIMIT_NPROC, limit) != 0) return 0;
+    rlim_t lowered = agent_children_process_limit(limit->rlim_cur, kept_processes);
+    if (lowered == limit->rlim_cur) return 0;
+    limit->rlim_cur = lowered;
+    limit->rlim_max = lowered;
     return 1;
 }
 
@@ -100,9 +105,6 @@ int agent_spawn_in(const char *path, char *const argv[], char *const envp[],
         if (rc == 0 && new_group == 1) rc = posix_spawnattr_setpgroup(&attr, 0);
     }
     if (rc == 0) rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
-    /* posix_spawn sets no limit: set once the child has called exec (posix_spawn returns then). */
-    struct rlimit lowered;
-    if (rc == 0 && children_process_limit(&lowered)) prlimit(*pid, RLIMIT_NPROC, &lowered, NULL);
 
     if (have_actions) posix_spawn_file_actions_destroy(&actions);
     if (have_attr) posix_spawnattr_destroy(&attr);
@@ -526,7 +528,10 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
                      int stdin_fd, int stdout_fd, int stderr_fd, int channel_fd,
                      const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
                      pid_t *pid) {
-    if (cgroup_fd < 0) {
+    /* posix_spawn cannot lower a limit before the exec (set after it, a child that forked at
+       once kept the whole limit): a child whose limit is lowered is cloned and sets it itself. */
+    struct rlimit lowered;
+    if (cgroup_fd < 0 && !children_process_limit(&lowered)) {
         return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
     }
     int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};

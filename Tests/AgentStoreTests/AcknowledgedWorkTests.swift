@@ -53,6 +53,51 @@ import Testing
         #expect(try await stored.run(id: refusedID) == nil, "a refused run was written")
     }
 
+    /// A run's end the store cannot write (the disk full) is also written to the room the run
+    /// journal keeps of the disk: the agent stopping (or killed) before the disk has room does
+    /// not lose it — the next open writes it, with its attempt — where the run used to be found
+    /// `running` and run again.
+    @Test func aRunsEndOnAFullDiskIsKeptInTheJournalsRoomAndWrittenAtTheNextOpen() async throws {
+        let disk = try TmpfsDisk(size: "8m", name: "kept-end")
+        defer { disk.unmount() }
+        let logger = Logger(label: "test")
+        let path = disk.path + "/agent.sqlite"
+        let store = try AgentStore(path: path, settings: StoreSettings(), logger: logger)
+        let runs = try SQLiteRunStore(store: store)
+        var run = TaskRun(id: "r-1", task: "t", requestedBy: .cli)
+        #expect(await Self.commitNew(runs, run))
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? RunJournal.unwritten(path: RunJournal.path(for: path), reader: AgentStore.readOnlyQueue(path: path)))?.isEmpty == true })
+
+        #expect(disk.fill() > 0)
+        let now = Date().timeIntervalSince1970
+        var attempt = TaskAttempt(number: 1, startedAt: now - 1)
+        var outcome = TaskRunOutcome(status: .succeeded, exitCode: 0)
+        outcome.stdoutTail = "done\n"
+        attempt.end(outcome, at: now)
+        run.status = .succeeded
+        run.attempt = 1
+        run.startedAt = now - 1
+        run.endedAt = now
+        run.attemptRecord = attempt
+        runs.record(run)
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the end was not kept: \(store.statistics)")
+        #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
+        // Stopped with the disk still full: the database never got the end.
+        store.close()
+        let before = try AgentStore.readOnlyQueue(path: path)
+        #expect(try SQLiteRunStore.readRun(id: "r-1", reader: before)?.status == .queued)
+        // Beside the stopped agent, a reader sees the end the journal holds.
+        #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: before).last?.status == .succeeded)
+
+        try disk.free()
+        let reopened = try AgentStore(path: path, settings: StoreSettings(), logger: logger)
+        defer { reopened.close() }
+        let stored = try SQLiteRunStore(store: reopened)
+        #expect(try await stored.run(id: "r-1")?.status == .succeeded)
+        let attempts = try await stored.attempts(of: "r-1")
+        #expect(attempts.map(\.status) == [.succeeded] && attempts.first?.stdoutTail == "done\n", "\(attempts)")
+    }
+
     /// `agent-control task|workflow ARGUMENTS --json --settings …` as JSON (nil: not JSON).
     static func control(_ agent: WorkflowAgent, _ arguments: [String]) throws -> (status: Int32, json: JSONValue?, text: String) {
         let result = try runProgram("agent-control", arguments + ["--json", "--settings", agent.run.settingsFile], timeout: 120)

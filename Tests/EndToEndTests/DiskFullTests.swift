@@ -65,4 +65,43 @@ import Testing
         #expect(agent.stderrLines.contains { $0.contains("store: writing again") }, "\(agent.transcript)")
         #expect(agent.stop() == 0)
     }
+
+    /// A run that ended while the disk was full was shown `succeeded`, its end kept in memory:
+    /// after a `kill -9` it was found `running` and ran again. Its end is now in the room the
+    /// run journal keeps of the disk, and the next start writes it: the run ran once.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func aRunThatEndedOnAFullDiskDoesNotRunAgainAfterAKill() throws {
+        let tmpfs = try TmpfsDisk(size: "8m", name: "end-kept")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        let ledger = directory + "/ledger", go = directory + "/go"
+        let settings = """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
+         "tasks": {"once": {"type": "command", "command": ["/bin/sh", "-c", "echo $AGENT_TASK_ATTEMPT >> \(ledger); while [ ! -e \(go) ]; do sleep 0.05; done"]}}}
+        """
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        let control = { (arguments: [String]) throws -> [String: Any]? in
+            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        }
+        var started: String?
+        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["task", "run", "once"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
+        let runID = try #require(started)
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? String(contentsOfFile: ledger, encoding: .utf8)) == "1\n" }, "\(agent.transcript)")
+
+        #expect(tmpfs.fill() > 0)
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? control(["task", "show", runID]))??["status"] as? String == "succeeded" }, "\(agent.transcript)")
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["status"]))??["store"] as? [String: Any])?["retained"] as? Int ?? 0 >= 1 },
+                "\(agent.transcript)")
+        #expect(agent.stop(signal: SIGKILL) != nil)
+
+        try tmpfs.free()
+        let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        defer { _ = again.stop() }
+        #expect(again.waitForLine(onStderr: true) { $0.contains("change(s) of runs") && $0.contains("were found") } != nil, "\(again.transcript)")
+        var shown: [String: Any]?
+        #expect(WorkflowAgent.wait(timeout: 60) { shown = try? control(["task", "show", runID]); return shown?["status"] != nil }, "\(again.transcript)")
+        #expect(shown?["status"] as? String == "succeeded" && shown?["attempt"] as? Int == 1, "\(String(describing: shown))")
+        #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "1\n", "the run ran again")
+    }
 }

@@ -7,12 +7,15 @@ struct AccessRefusal: Error, HTTPResponseError {
     var code: String
     var message: String
     var headers: HTTPFields
+    /// The JSON pointer of the member at fault (a form field given twice), when one is.
+    var pointer: String?
 
-    init(_ status: HTTPResponse.Status, code: String, _ message: String, headers: HTTPFields = [:]) {
+    init(_ status: HTTPResponse.Status, code: String, _ message: String, headers: HTTPFields = [:], pointer: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.pointer = pointer
     }
 
     /// 401 with `WWW-Authenticate: Bearer` (RFC 6750), `error="invalid_token"` when a token
@@ -30,7 +33,7 @@ struct AccessRefusal: Error, HTTPResponseError {
         AccessRefusal(.forbidden, code: "forbidden", message)
     }
 
-    var response: Response { APIResponse.error(status, code: code, message, headers: headers) }
+    var response: Response { APIResponse.error(status, code: code, message, pointer: pointer, headers: headers) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response { response }
 }

@@ -52,7 +52,7 @@ struct CSRFProtection: Sendable {
             switch APIRequestBody.decode(body, contentType: request.headers[.contentType]) {
             case .success(.form(let fields)): sent = fields.first { $0.name == Self.formField }?.value
             // A form refused (a field twice, not UTF-8) is refused for what it is.
-            case .failure(let refusal): throw AccessRefusal(refusal.status, code: refusal.code, refusal.message)
+            case .failure(let refusal): throw AccessRefusal(refusal.status, code: refusal.code, refusal.message, pointer: refusal.pointer)
             case .success: break
             }
         }

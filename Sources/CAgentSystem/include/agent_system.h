@@ -157,6 +157,10 @@ int agent_process_children(pid_t pid, int32_t *out, int capacity, int *budget);
     that a command or module forking to the limit leaves it room to start its own threads. */
 void agent_keep_processes_for_self(unsigned long count);
 
+/** The limit of processes a child gets under `limit` when `kept` are kept: `limit` less `kept`,
+    at most a quarter of it; RLIM_INFINITY stays. */
+unsigned long agent_children_process_limit(unsigned long limit, unsigned long kept);
+
 /** prctl(PR_SET_CHILD_SUBREAPER, 1): orphaned descendants are reparented to the caller. */
 int agent_set_child_subreaper(void);
 
