@@ -64,9 +64,10 @@ package final class OutputChannel: Sendable {
     }
 
     package func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "output \(name)"
-        thread.start()
+        let made = SystemThread.start("output \(name)") { [self] in run() }
+        if made != 0 {
+            logger.error("output \(name): \(SystemThread.Refusal(code: made, name: "output \(name)")); nothing goes to it until the agent starts again")
+        }
     }
 
     // MARK: Producer side (the supervisor's thread)

@@ -90,9 +90,12 @@ public final class AgentStore: Sendable {
         }
         runJournal = RunJournal.recovered(descriptor: journal, databasePath: path, database: database, synchronous: settings.synchronous == "full",
                                           logger: logger)
-        let thread = Thread { [self] in writeLoop() }
-        thread.name = Self.writerThreadName
-        thread.start()
+        let made = SystemThread.start(Self.writerThreadName) { [self] in writeLoop() }
+        guard made == 0 else {
+            checkpointer.stop()
+            runJournal.close()
+            throw StoreOpenError("cannot start the store's writer: \(SystemThread.Refusal(code: made, name: Self.writerThreadName))")
+        }
     }
 
     /// The page size of a new database (an existing one keeps its own: SQLite cannot change it

@@ -85,9 +85,8 @@ package final class QueryRunner: Sendable {
             }, nil)
         }
         self.deliver = deliver
-        let thread = Thread { [self] in runLoop() }
-        thread.name = Self.threadName
-        thread.start()
+        let made = SystemThread.start(Self.threadName) { [self] in runLoop() }
+        guard made == 0 else { throw StoreOpenError("cannot start the store's queries: \(SystemThread.Refusal(code: made, name: Self.threadName))") }
     }
 
     /// Seconds a query may run.

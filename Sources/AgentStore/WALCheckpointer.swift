@@ -94,7 +94,12 @@ package final class WALCheckpointer: Sendable {
         }
         switch step {
         case .none: return
-        case .startThread: Thread { [self] in run() }.start()
+        case .startThread:
+            let made = SystemThread.start(AgentStore.checkpointThreadName) { [self] in run() }
+            if made != 0 {
+                finish(unavailable: true)
+                logger.warning("store: \(SystemThread.Refusal(code: made, name: AgentStore.checkpointThreadName)); the writer checkpoints the WAL itself, as SQLite does")
+            }
         case .signalThread: state.broadcast()
         case .checkpointHere:
             let deadline = Date().addingSaturated(writerWait)

@@ -55,12 +55,9 @@ public final class DescriptorLineWriter: @unchecked Sendable {
             dropped = 0
         }
         pending.append(contentsOf: bytes)
-        if !started {
-            started = true
-            let thread = Thread { [self] in run() }
-            thread.name = threadName
-            thread.start()
-        }
+        // Refused a thread (`ulimit -u`, TasksMax), the lines wait, within the limit, for the
+        // next write to ask again.
+        if !started { started = SystemThread.start(threadName) { [self] in run() } == 0 }
         condition.signal()
     }
 

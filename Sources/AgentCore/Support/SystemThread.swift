@@ -47,6 +47,11 @@ package enum SystemThread {
         package let code: Int32
         package let name: String
 
+        package init(code: Int32, name: String) {
+            self.code = code
+            self.name = name
+        }
+
         package var description: String {
             let reason = String(cString: strerror(code))
             guard code == EAGAIN else { return "the system refused the thread \(name) (\(reason))" }

@@ -1,3 +1,4 @@
+import AgentCore
 import Foundation
 
 /// Runs the settings commands' checks off the supervisor's loop, one at a time, in order, on
@@ -10,19 +11,23 @@ final class SettingsCheckThread: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var started = false
 
-    /// Queues `job`; it runs after the ones queued before it.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job`; it runs after the ones queued before it. The refusal, `job` not queued,
+    /// when the thread is not started yet and the system refuses it (`ulimit -u`, TasksMax):
+    /// the caller answers with it (a job queued for a thread that never came waited for good).
+    func submit(_ job: @escaping @Sendable () -> Void) -> SystemThread.Refusal? {
         condition.lock()
-        jobs.append(job)
+        defer { condition.unlock() }
         if !started {
+            let made = SystemThread.start(Self.threadName) { [self] in run() }
+            guard made == 0 else { return SystemThread.Refusal(code: made, name: Self.threadName) }
             started = true
-            let thread = Thread { [self] in run() }
-            thread.name = "settings-checks"
-            thread.start()
         }
+        jobs.append(job)
         condition.signal()
-        condition.unlock()
+        return nil
     }
+
+    static let threadName = "settings-checks"
 
     private func run() {
         while true {

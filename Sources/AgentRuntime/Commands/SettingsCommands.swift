@@ -35,10 +35,16 @@ final class SettingsCommands: Sendable {
     func check<Answer: Sendable>(_ work: @escaping @Sendable (SettingsCommands) -> Result<Answer, CommandError>, inbox: LoopInbox,
                                  respond: @escaping (Result<Answer, CommandError>) -> Void) {
         let reply = LoopOwned(respond)
-        thread.submit { [self] in
+        let refused = thread.submit { [self] in
             let answer = work(self)
             inbox.post { reply.value(answer) }
         }
+        if let refused { respond(.failure(Self.cannotCheck(refused))) }
+    }
+
+    /// The answer when the checks' thread cannot be started.
+    static func cannotCheck(_ refusal: SystemThread.Refusal) -> CommandError {
+        CommandError(.unavailable, "cannot check the settings now: \(refusal)", retryAfter: 5)
     }
 
     /// Answers `settings_change`: called on the supervisor's loop, and `respond` is called
@@ -50,7 +56,7 @@ final class SettingsCommands: Sendable {
         if supervisor.stopping { return respond(.failure(SettingsCommandError(.unavailable, "the agent is stopping").refusal)) }
         let inbox = supervisor.inbox
         let reply = LoopOwned(respond)
-        thread.submit { [self, weak supervisor] in
+        let refused = thread.submit { [self, weak supervisor] in
             let summary = Self.audited(request).what
             let prepared: PreparedChange
             do throws(SettingsCommandError) {
@@ -77,17 +83,19 @@ final class SettingsCommands: Sendable {
             }
             _ = applied.wait(timeout: .now() + 300)
         }
+        if let refused { respond(.failure(Self.cannotCheck(refused))) }
     }
 
     /// `reload` (and SIGHUP): the file on disk is checked on the checks' thread — describing a
     /// module may take its describe worker seconds — and `apply` gets the result on the loop.
     @LoopActor
     func reload(inbox: LoopInbox, apply: @escaping (Result<AgentLauncher.Prepared, ControlError>) -> Void) {
-        let apply = LoopOwned(apply)
-        thread.submit { [self] in
+        let applying = LoopOwned(apply)
+        let refused = thread.submit { [self] in
             let checked = checker.check(nil)
-            inbox.post { apply.value(checked) }
+            inbox.post { applying.value(checked) }
         }
+        if let refused { apply(.failure(ControlError(Self.cannotCheck(refused).message))) }
     }
 
     /// What a `settings_change` request asks, for the run history, and the process it is

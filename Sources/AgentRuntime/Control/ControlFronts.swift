@@ -1,5 +1,6 @@
 import AgentBase
 import AgentCommands
+import AgentCore
 import AgentLoop
 import Foundation
 import JSONSchema
@@ -53,7 +54,7 @@ public final class ControlFronts {
         starting = true
         nonisolated(unsafe) let list = fronts
         let handoff = handoff
-        Thread.detachNewThread { [self] in
+        let made = SystemThread.start("agent-fronts") { [self] in
             var failure: String?
             for front in list {
                 do {
@@ -69,6 +70,11 @@ public final class ControlFronts {
                 guard !handoff.isClosed else { return }
                 frontsStarted(failure: failure, logger: logger, stopAgent: stopAgent)
             }
+        }
+        if made != 0 {
+            starting = false
+            frontsStarted(failure: "cannot start the fronts (\(fronts.map { "\(type(of: $0))" }.joined(separator: ", "))): \(SystemThread.Refusal(code: made, name: "agent-fronts"))",
+                          logger: logger, stopAgent: stopAgent)
         }
     }
 

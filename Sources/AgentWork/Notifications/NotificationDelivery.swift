@@ -27,9 +27,10 @@ package final class NotificationDelivery: @unchecked Sendable {
     package init(capacity: Int, logger: Logger) {
         self.capacity = max(1, capacity)
         self.logger = logger
-        let thread = Thread { [self] in run() }
-        thread.name = "notifications"
-        thread.start()
+        let made = SystemThread.start("notifications") { [self] in run() }
+        if made != 0 {
+            logger.error("notifications: \(SystemThread.Refusal(code: made, name: "notifications")); no notification is sent until the agent starts again")
+        }
     }
 
     /// Queues `job` without waiting; a full queue drops its oldest job (counted).
