@@ -88,8 +88,14 @@ public final class AgentStore: Sendable {
             RunJournal.unlock(journal)
             throw error
         }
-        runJournal = RunJournal.recovered(descriptor: journal, databasePath: path, database: database, synchronous: settings.synchronous == "full",
-                                          logger: logger)
+        do {
+            runJournal = try RunJournal.recovered(descriptor: journal, databasePath: path, database: database, synchronous: settings.synchronous == "full",
+                                                  logger: logger)
+        } catch {
+            checkpointer.stop()
+            RunJournal.unlock(journal)
+            throw error
+        }
         let made = SystemThread.start(Self.writerThreadName) { [self] in writeLoop() }
         guard made == 0 else {
             checkpointer.stop()
@@ -374,7 +380,7 @@ public final class AgentStore: Sendable {
             }
             if finished {
                 if !retained.isEmpty {
-                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the runs resume from their last written state at the next start")
+                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); task runs' changes kept in its run journal are written at the next start, the others resume from their last written state")
                 }
                 checkpointer.stop()
                 runJournal.close()

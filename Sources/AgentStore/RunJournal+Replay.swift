@@ -29,8 +29,10 @@ extension RunJournal {
             let skipped = try Self.readLines(descriptor) { seq, run, change in
                 guard seq > mark else { return }
                 mark = seq
-                // A change past the mark is newer than what the store has of the run.
+                // A change is written only over an older state of the run: a line left by an
+                // open that could not replay it must not undo what the run did since.
                 if change {
+                    guard try Self.isNewer(run, than: SQLiteRunStore.readRun(id: run.id, in: db)) else { return }
                     try SQLiteRunStore.write([run], in: db)
                     changed += 1
                     return
@@ -62,23 +64,57 @@ extension RunJournal {
     /// next start to write (read beside a stopped agent; a running one writes them within its
     /// commit interval).
     package static func unwritten(path: String, reader: DatabaseQueue) throws -> [TaskRun] {
+        var runs: [TaskRun] = []
+        try readUnwritten(path: path, reader: reader) { run in
+            // The latest record of each run, where its first was.
+            if let index = runs.firstIndex(where: { $0.id == run.id }) { runs[index] = run } else { runs.append(run) }
+        }
+        return runs
+    }
+
+    /// The records of run `id`'s attempts that the journal holds past the store's mark (the
+    /// latest of each), as ``unwritten(path:reader:)`` reads them.
+    package static func unwrittenAttempts(of id: String, path: String, reader: DatabaseQueue) throws -> [TaskAttempt] {
+        var attempts: [Int: TaskAttempt] = [:]
+        try readUnwritten(path: path, reader: reader) { run in
+            if run.id == id, let attempt = run.attemptRecord { attempts[attempt.number] = attempt }
+        }
+        return attempts.values.sorted { $0.number < $1.number }
+    }
+
+    /// Calls `body` with each record past the store's mark that is newer than the store's.
+    private static func readUnwritten(path: String, reader: DatabaseQueue, _ body: (TaskRun) -> Void) throws {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return [] }
+        guard descriptor >= 0 else { return }
         defer { Glibc.close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return [] }
-        return try reader.read { db in
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return }
+        try reader.read { db in
             // A store from before the journal has no mark, and no journal either.
-            guard try db.tableExists("run_journal") else { return [] }
+            guard try db.tableExists("run_journal") else { return }
             let mark = try Self.mark(in: db)
-            var runs: [TaskRun] = []
             try Self.readLines(descriptor) { seq, run, change in
-                guard seq > mark, try change || !Self.stores(run, in: db) else { return }
-                // The latest record of each run, where its first was.
-                if let index = runs.firstIndex(where: { $0.id == run.id }) { runs[index] = run } else { runs.append(run) }
+                guard seq > mark else { return }
+                if change {
+                    guard try Self.isNewer(run, than: SQLiteRunStore.readRun(id: run.id, in: db)) else { return }
+                } else {
+                    guard try !Self.stores(run, in: db) else { return }
+                }
+                body(run)
             }
-            return runs
         }
+    }
+
+    /// Whether `run` is further along than `stored` (nil: the store lacks it): a later attempt,
+    /// or the same one further on (queued, running, waiting to retry, ended). A run that ended
+    /// is never changed again (a rerun is a new run).
+    static func isNewer(_ run: TaskRun, than stored: TaskRun?) -> Bool {
+        guard let stored else { return true }
+        func rank(_ run: TaskRun) -> (Int, Int) {
+            let phase = run.status.isFinished ? 3 : run.status == .retrying ? 2 : run.status == .running ? 1 : 0
+            return (run.attempt, phase)
+        }
+        return !stored.status.isFinished && rank(run) > rank(stored)
     }
 
     /// Whether the store has `run` (in any state).

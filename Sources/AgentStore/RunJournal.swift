@@ -1,5 +1,4 @@
 import AgentWork
-import CAgentStore
 import Foundation
 import GRDB
 import JSONSchema
@@ -36,10 +35,10 @@ import Synchronization
 ///
 /// The journal also keeps what the store could not write of runs already answered — a run's
 /// end on a full disk (``appendChange(_:)``, lines `{"seq":N,"change":true,"run":{…},"attempt":{…}}`):
-/// the file keeps ``reservedBytes`` of the disk for itself (`fallocate`, its size unchanged),
-/// so such a line is written when the database cannot be, and an agent killed before the disk
-/// has room again does not run the run again at its next start. The next open writes them
-/// over what the store has.
+/// the bytes a ``DiskRoom`` keeps aside are given back to the disk for them when it is full, so
+/// that such a line is written when the database cannot be, and an agent killed before the
+/// disk has room again does not run the run again at its next start. The next open writes
+/// them over what the store has.
 package final class RunJournal: Sendable {
     /// The file's path: the database's, with `-newruns`.
     package let path: String
@@ -63,13 +62,19 @@ package final class RunJournal: Sendable {
         var detached = false
         /// The store cannot write: new runs are not appended (their requests are refused).
         var holding = false
+        /// The disk's bytes kept for the changes (nil when nothing is appended).
+        var room: DiskRoom?
     }
 
     /// Bytes the file may hold before appends wait for the store to catch up.
     package static let sizeLimit = 1 << 20
-    /// Bytes of the disk the file keeps for itself: new runs up to ``sizeLimit``, and a MiB
-    /// more for the changes the store could not write (``appendChange(_:)``).
-    package static let reservedBytes = sizeLimit + (1 << 20)
+    /// Bytes the file may hold with the changes the store could not write (``appendChange(_:)``).
+    package static let changesLimit = sizeLimit + DiskRoom.bytes
+
+    /// The path of the room kept for the journal at `path` (`agent.sqlite-room`).
+    package static func roomPath(for path: String) -> String {
+        (path.hasSuffix("-newruns") ? String(path.dropLast("-newruns".count)) : path) + "-room"
+    }
     /// A sequence number beyond this is not one of ours (lines count from 1; this is far from
     /// any count and from the integers JSON and SQLite hold).
     static let largestSequence: UInt64 = 1 << 52
@@ -101,14 +106,9 @@ package final class RunJournal: Sendable {
         self.mark = mark
         self.logger = logger
         isEnabled = enabled
-        state = Mutex(State(descriptor: descriptor, appended: mark, committed: mark))
-        if enabled { Self.reserve(descriptor) }
-    }
-
-    /// Keeps ``reservedBytes`` of the disk for the file, when the file system can (best
-    /// effort: without it, a change of a run waits in memory alone, as before).
-    private static func reserve(_ descriptor: Int32) {
-        _ = agent_store_reserve(descriptor, Int64(reservedBytes))
+        var state = State(descriptor: descriptor, appended: mark, committed: mark)
+        if enabled { state.room = DiskRoom(path: Self.roomPath(for: path)) }
+        self.state = Mutex(state)
     }
 
     deinit {
@@ -116,13 +116,18 @@ package final class RunJournal: Sendable {
     }
 
     /// The journal, once the runs a crash left in it are written to `database`. When that
-    /// write fails the file is left for the next open, and appends are refused until then.
+    /// write fails the file is left for the next open, and appends are refused until then;
+    /// when it fails for want of room (a full disk), the open fails, saying so: the runs would
+    /// otherwise resume from what the database has, older than what the file holds (a run
+    /// that ended would run again).
     package static func recovered(descriptor: Int32, databasePath: String, database: DatabaseQueue, synchronous full: Bool,
-                                  logger: Logger) -> RunJournal {
+                                  logger: Logger) throws -> RunJournal {
         let path = path(for: databasePath)
         do {
             let mark = try replay(descriptor, path: path, into: database, logger: logger)
             return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full, logger: logger)
+        } catch where AgentStore.cannotWriteNow(error) {
+            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)): free some space on its disk (or fix what keeps it from writing), then start again")
         } catch {
             logger.error("store: the new runs in \(path) could not be written to the database (\(error)); they are tried again at the next start, and until then requests wait for the store")
             return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false, logger: logger)
@@ -154,8 +159,14 @@ package final class RunJournal: Sendable {
     }
 
     /// New runs are held back while the store cannot write (their requests are refused, as
-    /// the store refuses them), so that the room the file keeps is left to changes.
-    package func hold(_ holding: Bool) { state.withLock { $0.holding = holding } }
+    /// the store refuses them): what room there is goes to changes. Once it writes again, the
+    /// room given back is taken again (tried at each write until the disk has it).
+    package func hold(_ holding: Bool) {
+        state.withLock { state in
+            state.holding = holding
+            if !holding, state.room?.isKept == false { state.room?.take() }
+        }
+    }
 
     private func appendLine(change: Bool, _ make: (UInt64) -> [UInt8]) -> UInt64? {
         guard isEnabled else { return nil }
@@ -163,11 +174,15 @@ package final class RunJournal: Sendable {
             guard !state.pinned, state.descriptor >= 0, change || (state.size < Self.sizeLimit && !state.holding), relinked(&state) else { return nil }
             let seq = state.appended + 1
             let line = make(seq)
-            guard !change || state.size + line.count <= Self.reservedBytes else { return nil }
-            guard Self.writeAll(state.descriptor, line) else {
+            guard !change || state.size + line.count <= Self.changesLimit else { return nil }
+            if !Self.writeAll(state.descriptor, line) {
                 // A part written (a full disk) is cut off, so that the next line starts a line.
                 _ = ftruncate(state.descriptor, off_t(state.size))
-                return nil
+                // A change on a full disk: the room kept for it is given back, and it goes there.
+                guard change, state.room?.giveBack() == true, Self.writeAll(state.descriptor, line) else {
+                    _ = ftruncate(state.descriptor, off_t(state.size))
+                    return nil
+                }
             }
             state.appended = seq
             state.size += line.count
@@ -203,7 +218,6 @@ package final class RunJournal: Sendable {
         Self.unlock(state.descriptor)
         Self.lockedHere.withLock { _ = $0.insert(FileID(fresh)) }
         state.descriptor = fresh
-        Self.reserve(fresh)
         logger.warning("store: the run journal \(path) was removed while the agent ran; it is made again, with the \(state.size) bytes it held")
         return true
     }
@@ -217,11 +231,7 @@ package final class RunJournal: Sendable {
         state.withLock { state in
             state.committed = max(state.committed, seq)
             guard !state.pinned, state.committed == state.appended, state.size > 0, state.descriptor >= 0, relinked(&state) else { return }
-            // Emptied, the file gives its room back: kept again while the disk has some.
-            if ftruncate(state.descriptor, 0) == 0 {
-                state.size = 0
-                Self.reserve(state.descriptor)
-            }
+            if ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
         }
     }
 
@@ -235,6 +245,7 @@ package final class RunJournal: Sendable {
         state.withLock { state in
             if state.descriptor >= 0 { Self.unlock(state.descriptor) }
             state.descriptor = -1
+            state.room?.close()
         }
     }
 

@@ -108,9 +108,11 @@ package final class SQLiteRunStore: RunStore {
 
     /// One run, read on the caller's thread (already off the loop).
     package static func readRun(id: String, reader: DatabaseQueue) throws -> TaskRun? {
-        try reader.read { db in
-            try String.fetchOne(db, sql: "SELECT data FROM task_runs WHERE id = ?", arguments: [id]).flatMap(Self.decode)
-        }
+        try reader.read { db in try readRun(id: id, in: db) }
+    }
+
+    package static func readRun(id: String, in db: Database) throws -> TaskRun? {
+        try String.fetchOne(db, sql: "SELECT data FROM task_runs WHERE id = ?", arguments: [id]).flatMap(Self.decode)
     }
 
     package func attempts(of runID: String) async throws -> [TaskAttempt] {

@@ -21,8 +21,12 @@ extension StoreReader {
             ?? SQLiteRunStore.readRun(id: id, reader: database)
     }
 
+    /// With the attempts' records the run journal holds (their ends on a full disk).
     package func attempts(of runID: String) throws -> [TaskAttempt] {
-        try SQLiteRunStore.readAttempts(of: runID, reader: database)
+        let journaled = try RunJournal.unwrittenAttempts(of: runID, path: RunJournal.path(for: path), reader: database)
+        let numbers = Set(journaled.map(\.number))
+        return (try SQLiteRunStore.readAttempts(of: runID, reader: database).filter { !numbers.contains($0.number) } + journaled)
+            .sorted { $0.number < $1.number }
     }
 
     package func workflowRuns(_ filter: WorkflowRunFilter) throws -> RunListPage<WorkflowRun> {

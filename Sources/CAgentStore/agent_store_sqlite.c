@@ -1,8 +1,5 @@
-#define _GNU_SOURCE
 #include "agent_store_sqlite.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <sqlite3.h>
 
 /* SQLite gives each connection's page cache an initial bulk of lines (its
@@ -21,8 +18,4 @@ int agent_store_configure_sqlite(void) {
     int code = sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
     if (code != SQLITE_OK) return code;
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
-int agent_store_reserve(int fd, long long bytes) {
-    return fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)bytes) == 0 ? 0 : errno;
 }

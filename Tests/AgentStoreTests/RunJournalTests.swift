@@ -86,6 +86,47 @@ import Testing
         #expect(try String(contentsOfFile: RunJournal.path(for: store.path), encoding: .utf8).isEmpty)
     }
 
+    /// A change of a run kept in the journal (its end on a full disk) is written at the next
+    /// open over an older state of the run, never over a newer one: a line an open could not
+    /// write, left in the file while the run went on, must not undo what it did since.
+    @Test func aChangeInTheJournalIsWrittenOverAnOlderStateOfItsRunOnly() throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-changes")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        func run(_ id: String, _ status: TaskRun.Status, attempt: Int) -> TaskRun {
+            var run = TaskRun(id: id, task: "t", requestedBy: .cli)
+            run.status = status
+            run.attempt = attempt
+            return run
+        }
+        do {
+            let store = try Self.store(folder)
+            let runs = try SQLiteRunStore(store: store)
+            for stored in [run("behind", .running, attempt: 1), run("ahead", .succeeded, attempt: 2), run("retried", .running, attempt: 2)] {
+                #expect(runs.journalNew(TaskRun(id: stored.id, task: "t", requestedBy: .cli)))
+                runs.record(stored)
+            }
+            Self.waitWritten(store)
+            store.close()
+        }
+        let mark = try Self.mark(at: path)
+        func change(_ seq: UInt64, _ run: TaskRun) -> String {
+            #"{"seq":\#(mark + seq),"change":true,"run":"# + run.storedJSON.serialized() + "}\n"
+        }
+        // "behind" ended in the journal; "ahead" and "retried" moved on past their lines.
+        let text = change(1, run("behind", .succeeded, attempt: 1)) + change(2, run("ahead", .running, attempt: 2))
+            + change(3, run("retried", .retrying, attempt: 1))
+        #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
+        let reader = try AgentStore.readOnlyQueue(path: path)
+        #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["behind"])
+        let store = try Self.store(folder)
+        defer { store.close() }
+        #expect(try Self.stored("behind", at: path)?.status == .succeeded)
+        #expect(try Self.stored("ahead", at: path)?.status == .succeeded, "a finished run was changed")
+        let retried = try Self.stored("retried", at: path)
+        #expect(retried?.status == .running && retried?.attempt == 2, "a later attempt was undone: \(String(describing: retried))")
+    }
+
     @Test func anOpenWritesOnlyLinesPastTheMarkOfRunsTheStoreLacksAndSkipsALineCutShort() throws {
         let folder = TestPaths.temporaryDirectory("run-journal-replay")
         defer { try? FileManager.default.removeItem(atPath: folder) }

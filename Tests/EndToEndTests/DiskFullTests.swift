@@ -67,8 +67,8 @@ import Testing
     }
 
     /// A run that ended while the disk was full was shown `succeeded`, its end kept in memory:
-    /// after a `kill -9` it was found `running` and ran again. Its end is now in the room the
-    /// run journal keeps of the disk, and the next start writes it: the run ran once.
+    /// after a `kill -9` it was found `running` and ran again. Its end now goes to the run
+    /// journal, in the room the store keeps aside, and the next start writes it: the run ran once.
     @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func aRunThatEndedOnAFullDiskDoesNotRunAgainAfterAKill() throws {
         let tmpfs = try TmpfsDisk(size: "8m", name: "end-kept")
@@ -98,7 +98,8 @@ import Testing
         try tmpfs.free()
         let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
         defer { _ = again.stop() }
-        #expect(again.waitForLine(onStderr: true) { $0.contains("change(s) of runs") && $0.contains("were found") } != nil, "\(again.transcript)")
+        // Its end came from the journal at the open, or from the database, which the room given
+        // back may have let write before the kill: either way it is written, once.
         var shown: [String: Any]?
         #expect(WorkflowAgent.wait(timeout: 60) { shown = try? control(["task", "show", runID]); return shown?["status"] != nil }, "\(again.transcript)")
         #expect(shown?["status"] as? String == "succeeded" && shown?["attempt"] as? Int == 1, "\(String(describing: shown))")

@@ -11,12 +11,4 @@
  */
 int agent_store_configure_sqlite(void);
 
-/**
- * Keeps `bytes` of the disk for the file open at `fd`, from its start and past its end
- * (fallocate with FALLOC_FL_KEEP_SIZE: the file's size is unchanged): what is written within
- * them needs no new block, on a full disk too. Returns 0, or the errno (EOPNOTSUPP where the
- * file system keeps nothing ahead, ENOSPC when there is no room now).
- */
-int agent_store_reserve(int fd, long long bytes);
-
 #endif
