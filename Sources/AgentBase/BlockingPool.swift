@@ -43,14 +43,18 @@ package final class BlockingPool: Sendable {
             return (state.lastID, true)
         }
         if startThread, SystemThread.start(name, { [self] in work() }) != 0 {
-            let withdrawn = state.withLock { state -> Bool in
+            let stranded = state.withLock { state -> [(id: Int, job: @Sendable () -> Void)]? in
                 state.threads -= 1
                 // A thread of the pool still takes it.
-                guard state.threads == 0, let index = state.jobs.firstIndex(where: { $0.id == id }) else { return false }
-                state.jobs.remove(at: index)
-                return true
+                guard state.threads == 0 else { return nil }
+                defer { state.jobs.removeAll() }
+                return state.jobs
             }
-            if withdrawn { return false }
+            if let stranded {
+                // No thread left to take them: the others' jobs, accepted already, run here.
+                for other in stranded where other.id != id { other.job() }
+                return false
+            }
         }
         queued.signal()
         return true
@@ -67,7 +71,8 @@ package final class BlockingPool: Sendable {
     private func work() {
         while true {
             queued.wait()
-            let job = state.withLock { $0.jobs.removeFirst().job }
+            // A signal may outlive its job (run by a submitter that found no thread).
+            guard let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst().job }) else { continue }
             job()
         }
     }

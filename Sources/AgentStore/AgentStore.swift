@@ -308,7 +308,7 @@ public final class AgentStore: Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled))
+                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled))
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
@@ -362,7 +362,7 @@ public final class AgentStore: Sendable {
                 } catch {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                    keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: unwrittenJournaled,
+                    keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
                                                   cannotWriteNow: Self.cannotWriteNow(error)))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
@@ -436,9 +436,11 @@ public final class AgentStore: Sendable {
     /// Keeps the changes of acknowledged work that could not be written, to write them with
     /// the next transaction (the first write of a request's run is not kept: it is refused).
     /// The task runs' changes go into the run journal's room too, so that a kill meanwhile
-    /// does not lose them: returns the last line's number (0: none).
+    /// does not lose them: returns the last line's number (0: none). A run whose change is in
+    /// the journal joins `journaled`, whose changes are never given up: the mark that passes
+    /// its line must come with its change.
     @discardableResult
-    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: Set<String>,
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: inout Set<String>,
                       cannotWriteNow: Bool = true) -> UInt64 {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
@@ -447,7 +449,10 @@ public final class AgentStore: Sendable {
         if cannotWriteNow {
             runJournal.hold(true)
             for run in runBatch where run.claim == nil {
-                if let seq = runJournal.appendChange(run) { lastLine = seq }
+                if let seq = runJournal.appendChange(run) {
+                    lastLine = seq
+                    journaled.insert(run.id)
+                }
             }
             lostNow = retained.keep(runs: runBatch, workflows: kept, protecting: journaled)
         } else {

@@ -16,6 +16,8 @@ struct DiskRoom {
     private var descriptor: Int32 = -1
     /// Whether the bytes are kept (false until ``take()`` could, and once given back).
     private(set) var isKept = false
+    /// When ``take()`` last tried (monotonic seconds; 0: never).
+    private var lastTry = 0.0
 
     /// The room at `path`, taken by ``take()`` (the store's writer takes it after its first
     /// write, off the agent's start).
@@ -30,13 +32,22 @@ struct DiskRoom {
         return ftruncate(descriptor, 0) == 0
     }
 
-    /// Takes the bytes again, when the disk has them.
+    /// Takes the bytes again, when the disk has twice as many free: at most every 5 s (each
+    /// commit asks), and never taking the last of the disk (a refused allocation takes what it
+    /// can first, which would fill the disk for a moment for everything else on it).
     mutating func take() {
         if descriptor == -1 {
             let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             descriptor = opened >= 0 ? opened : -2
         }
         guard !isKept, descriptor >= 0 else { return }
+        var clock = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &clock)
+        let now = Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
+        guard lastTry == 0 || now - lastTry >= 5 else { return }
+        lastTry = now
+        var disk = statvfs()
+        guard fstatvfs(descriptor, &disk) == 0, UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(2 * Self.bytes) else { return }
         isKept = posix_fallocate(descriptor, 0, off_t(Self.bytes)) == 0
         // What a refused allocation took in part is given back.
         if !isKept { _ = ftruncate(descriptor, 0) }

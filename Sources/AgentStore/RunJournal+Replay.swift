@@ -105,11 +105,12 @@ extension RunJournal {
         }
     }
 
-    /// Whether `run` is further along than `stored` (nil: the store lacks it): a later attempt,
-    /// or the same one further on (queued, running, waiting to retry, ended). A run that ended
-    /// is never changed again (a rerun is a new run).
+    /// Whether `run` is further along than `stored`: a later attempt, or the same one further
+    /// on (queued, running, waiting to retry, ended). A run that ended is never changed again (a
+    /// rerun is a new run); one the store lacks is not made by a change (retention deleted it,
+    /// or its request was refused): a journaled new run's own line, earlier, makes it first.
     static func isNewer(_ run: TaskRun, than stored: TaskRun?) -> Bool {
-        guard let stored else { return true }
+        guard let stored else { return false }
         func rank(_ run: TaskRun) -> (Int, Int) {
             let phase = run.status.isFinished ? 3 : run.status == .retrying ? 2 : run.status == .running ? 1 : 0
             return (run.attempt, phase)

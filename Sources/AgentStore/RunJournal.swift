@@ -124,10 +124,17 @@ package final class RunJournal: Sendable {
                                   logger: Logger) throws -> RunJournal {
         let path = path(for: databasePath)
         do {
-            let mark = try replay(descriptor, path: path, into: database, logger: logger)
+            let mark: UInt64
+            do {
+                mark = try replay(descriptor, path: path, into: database, logger: logger)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+                // The room kept aside is for this too: given back, the replay is tried once more.
+                _ = truncate(roomPath(for: path), 0)
+                mark = try replay(descriptor, path: path, into: database, logger: logger)
+            }
             return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full, logger: logger)
-        } catch where AgentStore.cannotWriteNow(error) {
-            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)): free some space on its disk (or fix what keeps it from writing), then start again")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)), though the 2 MiB kept aside in \(roomPath(for: path)) were given back: free some space on its disk, then start again")
         } catch {
             logger.error("store: the new runs in \(path) could not be written to the database (\(error)); they are tried again at the next start, and until then requests wait for the store")
             return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false, logger: logger)

@@ -335,7 +335,17 @@ static void exec_child(int report, int join, const int *joins, int join_count, c
     }
     for (int i = 1; i < 4; i++) if (lifted[i] >= 0 && dup2(lifted[i], i) < 0) goto fail;
     /* Everything else closes at exec (the report pipe stays open until then). */
-    if (syscall(SYS_close_range, lifted[3] >= 0 ? 4U : 3U, ~0U, AGENT_CLOSE_RANGE_CLOEXEC) != 0) goto fail;
+    unsigned first = lifted[3] >= 0 ? 4U : 3U;
+    if (syscall(SYS_close_range, first, ~0U, AGENT_CLOSE_RANGE_CLOEXEC) != 0) {
+        /* Before Linux 5.11, or refused by a seccomp filter: each descriptor up to the limit
+           (system calls only, as everything here). */
+        struct rlimit files;
+        rlim_t last = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < (1 << 20) ? files.rlim_cur : (1 << 20);
+        for (unsigned fd = first; fd < last; fd++) {
+            int flags = fcntl((int)fd, F_GETFD);
+            if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC);
+        }
+    }
     if (directory && chdir(directory) != 0) goto fail;
     struct sigaction defaults;
     memset(&defaults, 0, sizeof(defaults));
@@ -376,7 +386,7 @@ static pid_t clone_into(int cgroup_fd, int *join) {
     args.exit_signal = SIGCHLD;
     args.cgroup = (uint64_t)cgroup_fd;
     pid_t child = forced ? -1 : (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-    if (child >= 0 || (errno != ENOSYS && errno != E2BIG)) return child;
+    if (child >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EPERM)) return child;
     *join = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
     if (*join < 0) return -1;
     return fork();
@@ -472,6 +482,16 @@ static pid_t clone_sharing_memory(const struct child_start *start) {
 #endif
 }
 
+/* Whether clone_sharing_memory can work here (x86_64; clone3 not refused so far). */
+static int clone3_refused = 0;
+static int can_clone_sharing_memory(void) {
+#ifdef AGENT_CAN_CLONE_SHARING_MEMORY
+    return !clone3_refused && !clone3_refused_for_test();
+#else
+    return 0;
+#endif
+}
+
 /* Forks (or clones into a cgroup) a child that runs exec_child, and waits for its exec or the
    errno of its failure on a report pipe. */
 static int spawn_reported(const char *path, char *const argv[], char *const envp[], const int sources[4],
@@ -495,7 +515,9 @@ static int spawn_reported(const char *path, char *const argv[], char *const envp
         struct child_start start = {report[1], -1, new_group, place.death_signal, parent, place,
                                     path, directory, argv, envp, lifted};
         pid_t child = clone_sharing_memory(&start);
-        if (child < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) {
+        /* EPERM: an older container's seccomp filter refuses clone3 so. */
+        if (child < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL || errno == EPERM)) {
+            if (errno == ENOSYS || errno == EPERM) clone3_refused = 1;
             child = place.cgroup_fd >= 0 ? clone_into(place.cgroup_fd, &join) : fork();
             start.join = join;
             if (child == 0) _exit(start_child(&start));
@@ -529,10 +551,15 @@ int agent_spawn_into(const char *path, char *const argv[], char *const envp[],
                      const char *directory, int new_group, int cgroup_fd, const int *joins, int join_count,
                      pid_t *pid) {
     /* posix_spawn cannot lower a limit before the exec (set after it, a child that forked at
-       once kept the whole limit): a child whose limit is lowered is cloned and sets it itself. */
+       once kept the whole limit): a child whose limit is lowered is cloned and sets it itself,
+       where the clone shares the caller's memory. Elsewhere (a fork would copy the page
+       tables of the whole supervisor for each spawn) the limit is set just after the exec. */
     struct rlimit lowered;
-    if (cgroup_fd < 0 && !children_process_limit(&lowered)) {
-        return agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
+    int lowering = children_process_limit(&lowered);
+    if (cgroup_fd < 0 && (!lowering || !can_clone_sharing_memory())) {
+        int rc = agent_spawn_in(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, channel_fd, directory, new_group, pid);
+        if (rc == 0 && lowering) prlimit(*pid, RLIMIT_NPROC, &lowered, NULL);
+        return rc;
     }
     int sources[4] = {stdin_fd, stdout_fd, stderr_fd, channel_fd};
     struct agent_spawn_place place = {cgroup_fd, joins, join_count, 0};

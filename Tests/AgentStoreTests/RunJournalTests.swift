@@ -114,8 +114,9 @@ import Testing
             #"{"seq":\#(mark + seq),"change":true,"run":"# + run.storedJSON.serialized() + "}\n"
         }
         // "behind" ended in the journal; "ahead" and "retried" moved on past their lines.
+        // "gone": a run the store lacks (retention deleted it) is not made by a change.
         let text = change(1, run("behind", .succeeded, attempt: 1)) + change(2, run("ahead", .running, attempt: 2))
-            + change(3, run("retried", .retrying, attempt: 1))
+            + change(3, run("retried", .retrying, attempt: 1)) + change(4, run("gone", .running, attempt: 1))
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
         let reader = try AgentStore.readOnlyQueue(path: path)
         #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["behind"])
@@ -125,6 +126,7 @@ import Testing
         #expect(try Self.stored("ahead", at: path)?.status == .succeeded, "a finished run was changed")
         let retried = try Self.stored("retried", at: path)
         #expect(retried?.status == .running && retried?.attempt == 2, "a later attempt was undone: \(String(describing: retried))")
+        #expect(try Self.stored("gone", at: path) == nil, "a change made a run the store did not have")
     }
 
     @Test func anOpenWritesOnlyLinesPastTheMarkOfRunsTheStoreLacksAndSkipsALineCutShort() throws {

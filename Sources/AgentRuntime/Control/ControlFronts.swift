@@ -72,9 +72,12 @@ public final class ControlFronts {
             }
         }
         if made != 0 {
-            starting = false
-            frontsStarted(failure: "cannot start the fronts (\(fronts.map { "\(type(of: $0))" }.joined(separator: ", "))): \(SystemThread.Refusal(code: made, name: "agent-fronts"))",
-                          logger: logger, stopAgent: stopAgent)
+            // Told after this turn, as a front's own failure is: the start goes on to its end first.
+            let failure = "cannot start the fronts (\(fronts.map { "\(type(of: $0))" }.joined(separator: ", "))): \(SystemThread.Refusal(code: made, name: "agent-fronts"))"
+            inbox.post { [self] in
+                starting = false
+                frontsStarted(failure: failure, logger: logger, stopAgent: stopAgent)
+            }
         }
     }
 
