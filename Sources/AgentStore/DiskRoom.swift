@@ -32,9 +32,9 @@ struct DiskRoom {
         return ftruncate(descriptor, 0) == 0
     }
 
-    /// Takes the bytes again, when the disk has twice as many free: at most every 5 s (each
-    /// commit asks), and never taking the last of the disk (a refused allocation takes what it
-    /// can first, which would fill the disk for a moment for everything else on it).
+    /// Takes the bytes again, when the disk has them and a MiB more free: at most every 5 s
+    /// (each commit asks), and never taking the last of the disk (a refused allocation takes
+    /// what it can first, which would fill the disk for a moment for everything else on it).
     mutating func take() {
         if descriptor == -1 {
             let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -47,7 +47,7 @@ struct DiskRoom {
         guard lastTry == 0 || now - lastTry >= 5 else { return }
         lastTry = now
         var disk = statvfs()
-        guard fstatvfs(descriptor, &disk) == 0, UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(2 * Self.bytes) else { return }
+        guard fstatvfs(descriptor, &disk) == 0, UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(Self.bytes + (1 << 20)) else { return }
         isKept = posix_fallocate(descriptor, 0, off_t(Self.bytes)) == 0
         // What a refused allocation took in part is given back.
         if !isKept { _ = ftruncate(descriptor, 0) }

@@ -71,7 +71,7 @@ import Testing
     /// journal, in the room the store keeps aside, and the next start writes it: the run ran once.
     @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func aRunThatEndedOnAFullDiskDoesNotRunAgainAfterAKill() throws {
-        let tmpfs = try TmpfsDisk(size: "8m", name: "end-kept")
+        let tmpfs = try TmpfsDisk(size: "16m", name: "end-kept")
         defer { tmpfs.unmount() }
         let (directory, disk) = (tmpfs.directory, tmpfs.path)
         let ledger = directory + "/ledger", go = directory + "/go"
