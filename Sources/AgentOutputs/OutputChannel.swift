@@ -64,9 +64,8 @@ package final class OutputChannel: Sendable {
     }
 
     package func start() {
-        let made = SystemThread.start("output \(name)") { [self] in run() }
-        if made != 0 {
-            logger.error("output \(name): \(SystemThread.Refusal(code: made, name: "output \(name)")); nothing goes to it until the agent starts again")
+        if let refused = SystemThread.run("output \(name)", { [self] in run() }) {
+            logger.error("output \(name): \(refused); nothing goes to it until the agent starts again")
         }
     }
 

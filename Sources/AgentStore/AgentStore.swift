@@ -96,11 +96,10 @@ public final class AgentStore: Sendable {
             RunJournal.unlock(journal)
             throw error
         }
-        let made = SystemThread.start(Self.writerThreadName) { [self] in writeLoop() }
-        guard made == 0 else {
+        if let refused = SystemThread.run(Self.writerThreadName, { [self] in writeLoop() }) {
             checkpointer.stop()
             runJournal.close()
-            throw StoreOpenError("cannot start the store's writer: \(SystemThread.Refusal(code: made, name: Self.writerThreadName))")
+            throw StoreOpenError("cannot start the store's writer: \(refused)")
         }
     }
 

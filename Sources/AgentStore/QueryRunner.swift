@@ -85,8 +85,9 @@ package final class QueryRunner: Sendable {
             }, nil)
         }
         self.deliver = deliver
-        let made = SystemThread.start(Self.threadName) { [self] in runLoop() }
-        guard made == 0 else { throw StoreOpenError("cannot start the store's queries: \(SystemThread.Refusal(code: made, name: Self.threadName))") }
+        if let refused = SystemThread.run(Self.threadName, { [self] in runLoop() }) {
+            throw StoreOpenError("cannot start the store's queries: \(refused)")
+        }
     }
 
     /// Seconds a query may run.

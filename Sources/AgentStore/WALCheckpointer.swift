@@ -95,10 +95,9 @@ package final class WALCheckpointer: Sendable {
         switch step {
         case .none: return
         case .startThread:
-            let made = SystemThread.start(AgentStore.checkpointThreadName) { [self] in run() }
-            if made != 0 {
+            if let refused = SystemThread.run(AgentStore.checkpointThreadName, { [self] in run() }) {
                 finish(unavailable: true)
-                logger.warning("store: \(SystemThread.Refusal(code: made, name: AgentStore.checkpointThreadName)); the writer checkpoints the WAL itself, as SQLite does")
+                logger.warning("store: \(refused); the writer checkpoints the WAL itself, as SQLite does")
             }
         case .signalThread: state.broadcast()
         case .checkpointHere:

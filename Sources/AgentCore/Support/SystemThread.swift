@@ -47,17 +47,19 @@ package enum SystemThread {
         package let code: Int32
         package let name: String
 
-        package init(code: Int32, name: String) {
-            self.code = code
-            self.name = name
-        }
-
         package var description: String {
             let reason = String(cString: strerror(code))
             guard code == EAGAIN else { return "the system refused the thread \(name) (\(reason))" }
             return "the system refused the thread \(name) (\(reason)): the agent's user runs as many processes and threads as it may "
                 + "(`ulimit -u`, or the service's TasksMax); raise the limit or run fewer processes"
         }
+    }
+
+    /// Runs `body` on a new detached thread named `name`; the refusal, with what to change,
+    /// when the system gives none (`body` then never runs).
+    package static func run(_ name: String, _ body: @escaping @Sendable () -> Void) -> Refusal? {
+        let made = start(name, body)
+        return made == 0 ? nil : Refusal(code: made, name: name)
     }
 
     /// Starts a thread that runs `body` for as long as it needs, and waits until `body` hands a
@@ -67,13 +69,13 @@ package enum SystemThread {
     package static func handingBack<T: Sendable>(_ name: String, _ body: @escaping @Sendable (_ handBack: @escaping @Sendable (T) -> Void) -> Void) -> Result<T, Refusal> {
         let handed = Mutex<T?>(nil)
         let ready = DispatchSemaphore(value: 0)
-        let made = start(name) {
+        let refused = run(name) {
             body { value in
                 handed.withLock { $0 = value }
                 ready.signal()
             }
         }
-        guard made == 0 else { return .failure(Refusal(code: made, name: name)) }
+        if let refused { return .failure(refused) }
         ready.wait()
         // Handed back before the signal.
         return .success(handed.withLock { $0! })

@@ -18,8 +18,7 @@ final class SettingsCheckThread: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if !started {
-            let made = SystemThread.start(Self.threadName) { [self] in run() }
-            guard made == 0 else { return SystemThread.Refusal(code: made, name: Self.threadName) }
+            if let refused = SystemThread.run(Self.threadName, { [self] in run() }) { return refused }
             started = true
         }
         jobs.append(job)

@@ -54,7 +54,7 @@ public final class ControlFronts {
         starting = true
         nonisolated(unsafe) let list = fronts
         let handoff = handoff
-        let made = SystemThread.start("agent-fronts") { [self] in
+        let refused = SystemThread.run("agent-fronts") { [self] in
             var failure: String?
             for front in list {
                 do {
@@ -71,9 +71,9 @@ public final class ControlFronts {
                 frontsStarted(failure: failure, logger: logger, stopAgent: stopAgent)
             }
         }
-        if made != 0 {
+        if let refused {
             // Told after this turn, as a front's own failure is: the start goes on to its end first.
-            let failure = "cannot start the fronts (\(fronts.map { "\(type(of: $0))" }.joined(separator: ", "))): \(SystemThread.Refusal(code: made, name: "agent-fronts"))"
+            let failure = "cannot start the fronts (\(fronts.map { "\(type(of: $0))" }.joined(separator: ", "))): \(refused)"
             inbox.post { [self] in
                 starting = false
                 frontsStarted(failure: failure, logger: logger, stopAgent: stopAgent)

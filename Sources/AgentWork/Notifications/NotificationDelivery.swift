@@ -27,9 +27,8 @@ package final class NotificationDelivery: @unchecked Sendable {
     package init(capacity: Int, logger: Logger) {
         self.capacity = max(1, capacity)
         self.logger = logger
-        let made = SystemThread.start("notifications") { [self] in run() }
-        if made != 0 {
-            logger.error("notifications: \(SystemThread.Refusal(code: made, name: "notifications")); no notification is sent until the agent starts again")
+        if let refused = SystemThread.run("notifications", { [self] in run() }) {
+            logger.error("notifications: \(refused); no notification is sent until the agent starts again")
         }
     }
 
