@@ -327,12 +327,12 @@ let package = Package(
         ),
         .testTarget(
             name: "JSONSchemaTests",
-            dependencies: ["JSONSchema"],
+            dependencies: ["JSONSchema", "AgentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AgentModuleKitTests",
-            dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK"), .product(name: "CAgentModuleKit", package: "SDK")],
+            dependencies: [.product(name: "AgentModuleKit", package: "SDK"), .product(name: "AgentModuleABI", package: "SDK"), .product(name: "CAgentModuleKit", package: "SDK"), "AgentTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Helpers the test targets share (the real agent as a child process, HTTP and control
@@ -340,10 +340,13 @@ let package = Package(
         // that each test target takes only what it tests.
         .target(
             name: "AgentTestSupport",
-            dependencies: ["CAgentSystem", "JSONSchema", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CAgentSystem", "CAgentTestSupport", "JSONSchema", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AgentTestSupport",
             swiftSettings: swiftSettings
         ),
+        // Chooses the test process's TMPDIR before any thread starts: the system's, or another
+        // folder when programs may not run from it (a noexec /tmp).
+        .target(name: "CAgentTestSupport", path: "Tests/CAgentTestSupport"),
         // The contract of the work layer's store protocols, as checks each implementation's
         // tests run (AgentStoreTests: SQLite, AgentFleetTests: PostgreSQL). A target of its own,
         // not part of AgentTestSupport: that one depends on no runtime library, so that the

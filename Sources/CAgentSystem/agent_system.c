@@ -192,22 +192,45 @@ int agent_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
 
+static int unix_address(struct sockaddr_un *address, int directory_fd, const char *name) {
+    memset(address, 0, sizeof(*address));
+    address->sun_family = AF_UNIX;
+    int n = snprintf(address->sun_path, sizeof(address->sun_path), "/proc/self/fd/%d/%s", directory_fd, name);
+    if (n < 0 || (size_t)n >= sizeof(address->sun_path)) { errno = ENAMETOOLONG; return -1; }
+    return 0;
+}
+
+/* Binds `fd` at `name` in the directory, 0600, without touching the process-wide umask: bound
+   under a name of its own, made 0600, renamed into place, and only then listening, so nobody
+   else ever connects. (Setting the umask around bind() raced the other threads: a child spawned
+   in that moment kept umask 0177 and wrote every file 0600 — programs it built could not run —
+   and two binds at once could leave the whole process at 0177 for good.) */
+static int bind_private(int fd, int directory_fd, const char *name) {
+    char binding[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int n = snprintf(binding, sizeof(binding), ".%s.binding", name);
+    if (n < 0 || (size_t)n >= sizeof(binding)) { errno = ENAMETOOLONG; return -1; }
+    struct sockaddr_un address;
+    if (unix_address(&address, directory_fd, binding) != 0) return -1;
+    unlinkat(directory_fd, binding, 0);
+    if (bind(fd, (struct sockaddr *)&address, sizeof(address)) != 0) return -1;
+    if (fchmodat(directory_fd, binding, 0600, 0) != 0 || renameat(directory_fd, binding, directory_fd, name) != 0) {
+        int saved = errno;
+        unlinkat(directory_fd, binding, 0);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
 int agent_unix_socket(int directory_fd, const char *name, int listen_mode) {
     struct sockaddr_un address;
-    memset(&address, 0, sizeof(address));
-    address.sun_family = AF_UNIX;
-    int n = snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d/%s", directory_fd, name);
-    if (n < 0 || (size_t)n >= sizeof(address.sun_path)) { errno = ENAMETOOLONG; return -1; }
+    if (unix_address(&address, directory_fd, name) != 0) return -1;
     /* A client connects without blocking: a listener whose queue is full (a stopped agent's)
        answers EAGAIN at once rather than holding the caller for ever. */
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (listen_mode ? 0 : SOCK_NONBLOCK), 0);
     if (fd < 0) return -1;
     if (listen_mode) {
-        /* The umask makes the socket 0600 from the start: no window where others may connect. */
-        mode_t previous = umask(0177);
-        int rc = bind(fd, (struct sockaddr *)&address, sizeof(address));
-        umask(previous);
-        if (rc != 0 || listen(fd, 64) != 0) { int saved = errno; close(fd); errno = saved; return -1; }
+        if (bind_private(fd, directory_fd, name) != 0 || listen(fd, 64) != 0) { int saved = errno; close(fd); errno = saved; return -1; }
     } else if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0 || fcntl(fd, F_SETFL, 0) != 0) {
         int saved = errno; close(fd); errno = saved; return -1;
     }

@@ -37,11 +37,27 @@ static uint64_t environment_hash(void) {
     return hash;
 }
 
+/* The umask read from /proc (Linux 4.7+), not by setting it and back: a thread the module
+   started could spawn a child in between. */
+static mode_t current_umask(void) {
+    FILE *status = fopen("/proc/self/status", "re");
+    if (status) {
+        char line[256];
+        unsigned mask;
+        while (fgets(line, sizeof(line), status)) {
+            if (sscanf(line, "Umask: %o", &mask) == 1) { fclose(status); return (mode_t)mask; }
+        }
+        fclose(status);
+    }
+    mode_t mask = umask(022);
+    umask(mask);
+    return mask;
+}
+
 static void read_state(struct process_state *state) {
     memset(state, 0, sizeof(*state));
     if (!getcwd(state->cwd, sizeof(state->cwd))) state->cwd[0] = 0;
-    state->mask = umask(022);
-    umask(state->mask);
+    state->mask = current_umask();
     for (int signal = 1; signal < NSIG; signal++) {
         struct sigaction action;
         if (sigaction(signal, NULL, &action) != 0) continue;

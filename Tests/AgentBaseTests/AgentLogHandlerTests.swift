@@ -8,7 +8,7 @@ import Testing
 /// control characters: an escape sequence recoloured or cleared the terminal of whoever read
 /// the log with `cat` or `tail -f`, a line break forged a line that looked like the
 /// supervisor's own. A process's line is escaped now; the supervisor's own lines are as written.
-@Suite struct AgentLogHandlerTests {
+@Suite(.ownThreads) struct AgentLogHandlerTests {
     static func logged(_ message: String, process: String?) throws -> String {
         var fds: [Int32] = [0, 0]
         try #require(pipe(&fds) == 0)

@@ -1,10 +1,11 @@
 @testable import AgentBase
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// The console's stdout (events and messages) goes through a thread of its own: a reader that
 /// stops reading never holds the loop, which prints.
-@Suite struct ConsoleOutputTests {
+@Suite(.ownThreads) struct ConsoleOutputTests {
     @Test func aJSONConsoleWhoseReaderStallsNeverWaitsAndSaysInJSONWhereLinesWereDropped() throws {
         let (readEnd, writeEnd) = try SmallPipe.make()
         defer { close(readEnd); close(writeEnd) }

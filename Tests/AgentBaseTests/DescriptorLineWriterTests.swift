@@ -1,10 +1,11 @@
 @testable import AgentBase
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// The supervisor's log lines go to stderr through a ``DescriptorLineWriter``: a reader that
 /// stops reading must never hold the one who logs.
-@Suite struct DescriptorLineWriterTests {
+@Suite(.ownThreads) struct DescriptorLineWriterTests {
     @Test func linesToAReaderThatStopsReadingNeitherWaitNorGoOutOfOrderAndDropsAreCounted() throws {
         let (readEnd, writeEnd) = try SmallPipe.make()
         defer { close(readEnd); close(writeEnd) }

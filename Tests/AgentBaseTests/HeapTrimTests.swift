@@ -1,10 +1,11 @@
 @testable import AgentBase
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// What large values let go is given back to the system: one trim, off the caller's thread,
 /// once enough was released, for a whole burst of releases.
-@Suite struct HeapTrimTests {
+@Suite(.ownThreads) struct HeapTrimTests {
     @Test func releasesPastTheThresholdAreGivenBackByOneTrimForTheBurst() async throws {
         let trim = HeapTrim()
         trim.released(HeapTrim.threshold - 1)

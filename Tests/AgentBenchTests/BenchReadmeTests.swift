@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// benchmarks/README.md is written by `agent-bench --markdown`: the method and one table of
 /// every figure the bench has, so a figure added to the bench without a new table fails here.
-@Suite struct BenchReadmeTests {
+@Suite(.ownThreads) struct BenchReadmeTests {
     static let readmePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("benchmarks/README.md").path
 

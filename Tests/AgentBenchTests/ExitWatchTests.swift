@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// Figure 3's floors under the kernel's part of a restart run real processes: /bin/sleep, and
 /// a real agent-worker spare that loads the bench module and waits on its channel.
-@Suite struct ExitWatchTests {
+@Suite(.ownThreads) struct ExitWatchTests {
     @Test func aSpareWorkerIsKilledOnceItWaitsForItsStartFrameAndItsExitIsTimed() throws {
         let environment = try BenchEnvironment(quick: true)
         defer { environment.removeScratch() }

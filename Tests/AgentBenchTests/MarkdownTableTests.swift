@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// `agent-bench --markdown`: one table of the current figures, each with the baselines of the
 /// same run and its target, the commit and machine above it; and the same from a saved
 /// `--json` report, without measuring again.
-@Suite struct MarkdownTableTests {
+@Suite(.ownThreads) struct MarkdownTableTests {
     static func report() -> BenchReport {
         let machine = MachineInfo(date: "2026-11-26T06:00:00Z", commit: "7f7e05e", cores: 2, memory: "7.8 GiB RAM", kernel: "6.1.0",
                                   swift: "Swift 6.3", build: "release", load: MachineLoad(busyPercent: 3, strays: []))

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Testing
 
 @testable import agent_bench
@@ -5,7 +6,7 @@ import Testing
 /// agent-bench reads the last line of its Python driver for the Celery and RQ baselines of
 /// figure 10: these are lines the driver printed against celery 5.7.0 and rq 3.0.0 (latencies
 /// cut to a few), after a library's warning on stdout, and when a run went wrong.
-@Suite struct TaskQueueOutputTests {
+@Suite(.ownThreads) struct TaskQueueOutputTests {
     static let celery = """
         /tmp/agent-bench.x/taskqueues/venv/lib/python3.11/site-packages/celery/platforms.py:841: SecurityWarning: You're running the worker with superuser privileges
         {"system": "celery", "version": "celery 5.7.0, redis-py 8.1.0", "errors": [], "latency_ns": [931000, 1002345, 880123, 1490000], "throughput": {"tasks": 5000, "completed": 5000, "seconds": 4.625, "enqueue_seconds": 1.2}}

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Testing
 
 @testable import agent_bench
@@ -6,7 +7,7 @@ import Testing
 /// recorded against supervisord 4.3.0 (keep-alive with the bench's Lua script, which prints its
 /// counts in `done`; with `Connection: close`, which supervisord's server honours without
 /// saying so, so that wrk counts a read error per request; a path it does not serve).
-@Suite struct WrkOutputTests {
+@Suite(.ownThreads) struct WrkOutputTests {
     static let keepAliveWithScript = """
         Running 5s test @ http://127.0.0.1:39123/RPC2
           2 threads and 32 connections

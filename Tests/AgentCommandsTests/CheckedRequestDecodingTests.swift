@@ -1,6 +1,7 @@
 @testable import AgentBase
 @testable import AgentCommands
 import AgentLoop
+import AgentTestSupport
 import AgentWork
 import Foundation
 import JSONSchema
@@ -8,7 +9,7 @@ import Testing
 
 /// The registry's check decodes a request once, and the command runs with that value: the
 /// request is not decoded again on the loop (it was, by the check and by the command).
-@Suite struct CheckedRequestDecodingTests {
+@Suite(.ownThreads) struct CheckedRequestDecodingTests {
     /// A chat host that records what `chat_clear` was asked.
     final class RecordingChat: ChatCommandHost, CommandHosts {
         var cleared: [String?] = []

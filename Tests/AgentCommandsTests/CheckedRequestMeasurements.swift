@@ -1,6 +1,7 @@
 import AgentBase
 @testable import AgentCommands
 import AgentLoop
+import AgentTestSupport
 import AgentWork
 import Foundation
 import JSONSchema
@@ -9,7 +10,7 @@ import Testing
 /// What checking a typical `task_run` request costs, against what it cost when the command
 /// decoded it again after the check (the check's decode + a second one): printed, not judged
 /// (no timed test). Run with `AGENT_CHECK_BENCH=200000 swift test --filter CheckedRequestMeasurements`.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["AGENT_CHECK_BENCH"] != nil, "set AGENT_CHECK_BENCH=N to measure"))
+@Suite(.ownThreads, .enabled(if: ProcessInfo.processInfo.environment["AGENT_CHECK_BENCH"] != nil, "set AGENT_CHECK_BENCH=N to measure"))
 struct CheckedRequestMeasurements {
     static let count = Int(ProcessInfo.processInfo.environment["AGENT_CHECK_BENCH"] ?? "") ?? 200_000
 

@@ -1,5 +1,6 @@
 @testable import AgentBase
 @testable import AgentCommands
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// The MCP server's JSON-RPC on the command registry, without a transport: what every message
 /// gets (a result, a protocol error, nothing for a notification), and that a tool call is the
 /// command's request checked by the registry, refused for the caller's role before it runs.
-@Suite struct MCPServerTests {
+@Suite(.ownThreads) struct MCPServerTests {
     final class Calls: @unchecked Sendable {
         let lock = NSLock()
         var requests: [JSONValue] = []

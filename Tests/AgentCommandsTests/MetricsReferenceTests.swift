@@ -5,7 +5,7 @@ import Testing
 
 /// docs/reference/metrics.md is what the metric declarations generate, and the snapshot makes
 /// only declared families.
-@Suite struct MetricsReferenceTests {
+@Suite(.ownThreads) struct MetricsReferenceTests {
     @Test func theCheckedInMetricsReferenceIsWhatTheDeclarationsGenerate() {
         CheckedInReference.expectCurrent(MetricsReference.markdown(), "metrics.md")
     }

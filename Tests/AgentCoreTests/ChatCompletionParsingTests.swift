@@ -1,4 +1,5 @@
 @testable import AgentCore
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// The `llm` adapter's reading of what a model server sends: an HTTP answer however its body
 /// comes (Content-Length, chunked in any pieces, until close), a whole chat completion, and a
 /// streamed one put together; garbage is refused in words.
-@Suite struct ChatCompletionParsingTests {
+@Suite(.ownThreads) struct ChatCompletionParsingTests {
     /// Feeds `bytes` in pieces of `size`; the body, or the problem.
     static func read(_ text: String, pieces size: Int, streaming: Bool = false) -> (status: Int, body: String, complete: Bool, problem: String?) {
         var reader = HTTPResponseReader(maximumBytes: 1 << 20)

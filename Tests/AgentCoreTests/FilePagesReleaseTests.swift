@@ -1,11 +1,12 @@
 import AgentCore
+import AgentTestSupport
 import CAgentSystem
 import Foundation
 import Testing
 
 /// `agent_release_file_pages` gives back the pages of the loaded objects' read-only segments,
 /// and keeps a segment with a page copied on write (a breakpoint, a relocation) whole.
-@Suite(.serialized) struct FilePagesReleaseTests {
+@Suite(.ownThreads, .serialized) struct FilePagesReleaseTests {
     /// zlib: on every Debian system, and loaded by nothing else in the test process, so that no
     /// other test touches its code meanwhile.
     static let library = "libz.so.1"

@@ -1,11 +1,12 @@
 @testable import AgentCore
+import AgentTestSupport
 import Foundation
 import JSONSchema
 import Testing
 
 /// The `jsonl/1` frames: every frame's line decodes to itself, through `Codable` too; a line
 /// that is not a frame is refused with its pointer, what was expected and what was found.
-@Suite struct JSONLinesFrameTests {
+@Suite(.ownThreads) struct JSONLinesFrameTests {
     static let every: [JSONLinesFrame] = [
         .start(.init(settings: ["every": 5], process: "feed", type: "reading", state: ["n": 1], watchdog: 3)),
         .event(.init(type: "trade", source: "feed", time: 1_764_000_000.25, payload: ["pair": "ETH/USD"])),

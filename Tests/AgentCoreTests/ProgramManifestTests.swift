@@ -5,7 +5,7 @@ import JSONSchema
 import Testing
 
 /// A `jsonl/1` module's `module.json`, read as data with a library manifest's distrust.
-@Suite struct ProgramManifestTests {
+@Suite(.ownThreads) struct ProgramManifestTests {
     private func manifest(_ text: String, module: String = "weather") throws(ModuleLoadError) -> ModuleManifest {
         let folder = TestPaths.temporaryDirectory("manifest") + "/\(module)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

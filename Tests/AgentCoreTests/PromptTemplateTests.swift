@@ -1,9 +1,10 @@
 @testable import AgentCore
+import AgentTestSupport
 import Testing
 
 /// The `llm` adapter's system prompt: each placeholder filled in wherever it stands, as often
 /// as it stands; anything else between braces kept as written; a value never searched again.
-@Suite struct PromptTemplateTests {
+@Suite(.ownThreads) struct PromptTemplateTests {
     static func fill(_ placeholder: PromptTemplate.Placeholder) -> String {
         switch placeholder {
         case .user: "ada"

@@ -1,11 +1,12 @@
 @testable import AgentCore
+import AgentTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 /// A worker's threads say when the system refuses one: the worker leaves (exit status 1) saying
 /// why, not runs on without its reader, writer or process thread.
-@Suite struct WorkerThreadTests {
+@Suite(.ownThreads) struct WorkerThreadTests {
     @Test func aThreadRunsItsBodyUnderItsName() async throws {
         let seen = Mutex<String?>(nil)
         WorkerThread.start("wt-named") {

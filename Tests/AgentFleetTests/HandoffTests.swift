@@ -1,12 +1,13 @@
 #if Fleet
 @testable import AgentFleet
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// The hand-over the fleet's writers share (``Handoff`` and ``HandoffReceiver``): in order,
 /// counted until done, refused once stopped, and what was handed over before a stop is taken
 /// before the receiver is told the hand-over ended.
-@Suite struct HandoffTests {
+@Suite(.ownThreads) struct HandoffTests {
     /// A receiver that records what it takes and writes nothing but "done".
     actor Recorder: HandoffReceiver {
         nonisolated let handoff = Handoff<Int>(counting: true)

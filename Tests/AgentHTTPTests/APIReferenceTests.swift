@@ -5,7 +5,7 @@ import Testing
 
 /// docs/reference/openapi.json and http-api.md are what the command registry and the routes'
 /// descriptions generate: the document an agent serves at /api/openapi.json.
-@Suite struct APIReferenceTests {
+@Suite(.ownThreads) struct APIReferenceTests {
     @Test func theCheckedInOpenAPIDocumentIsWhatTheRegistryGenerates() {
         CheckedInReference.expectCurrent(APIReference.openAPIJSON(), "openapi.json")
     }

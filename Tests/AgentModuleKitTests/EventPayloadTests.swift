@@ -1,11 +1,12 @@
 import AgentModuleABI
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import AgentModuleKit
 
 /// Payloads are views into their batch's shared buffer: they must behave like the byte arrays
 /// they replaced, and outlive the host's buffers.
-@Suite struct EventPayloadTests {
+@Suite(.ownThreads) struct EventPayloadTests {
     @Test func aPayloadIsACollectionOfBytesIndexedFromZero() throws {
         let payload: EventPayload = EventPayload(Array(#"{"n":1}"#.utf8))
         #expect(payload.count == 7 && payload.startIndex == 0 && payload.endIndex == 7)

@@ -1,4 +1,5 @@
 import AgentModuleABI
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import AgentModuleKit
@@ -7,7 +8,7 @@ import Testing
 /// (the task is resumed by the host's thread) and with one that predates it (a thread blocks in
 /// `next_event`). The host here is a stand-in: these tests are about the SDK's side of the
 /// callback table.
-@Suite struct EventReceiveTests {
+@Suite(.ownThreads) struct EventReceiveTests {
     /// A host with a queue of events, filled from a thread of the test.
     final class QueueHost: @unchecked Sendable {
         let lock = NSCondition()

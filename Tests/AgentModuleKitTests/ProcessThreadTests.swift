@@ -1,4 +1,5 @@
 import AgentModuleABI
+import AgentTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -35,7 +36,7 @@ private struct ThreadProbe: Monitor {
 /// is a stand-in that never calls the event notifier (as a delivery on the ring wakes only the
 /// sleeper): events can reach the process only through `wait_events`. The test is about the
 /// SDK, the caller of the callback table.
-@Suite struct ProcessThreadTests {
+@Suite(.ownThreads) struct ProcessThreadTests {
     final class WaitHost: @unchecked Sendable {
         let lock = NSCondition()
         var queue: [[UInt8]] = []

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 /// module author reads in their editor and in DocC. Exempt are only the members that implement
 /// a standard library protocol's requirement (`==`, `hash(into:)`, a collection's indices…),
 /// whose documentation is the protocol's.
-@Suite struct PublicSymbolDocumentationTests {
+@Suite(.ownThreads) struct PublicSymbolDocumentationTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("SDK/Sources/AgentModuleKit").path
 

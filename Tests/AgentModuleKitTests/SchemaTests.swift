@@ -1,8 +1,9 @@
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import AgentModuleKit
 
-@Suite struct SchemaTests {
+@Suite(.ownThreads) struct SchemaTests {
     private func object(_ schema: Schema) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(schema.jsonString.utf8)) as? [String: Any])
     }
@@ -70,7 +71,7 @@ import Testing
     }
 }
 
-@Suite struct SettingsDecodingTests {
+@Suite(.ownThreads) struct SettingsDecodingTests {
     struct Settings: Decodable, Equatable {
         struct Limits: Decodable, Equatable { var low: Int; var high: Int }
         var name: String

@@ -1,9 +1,10 @@
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import AgentModuleKit
 
 /// Settings declared once: the schema and the decoding both come from `@Setting` properties.
-@Suite struct SettingsDeclarationTests {
+@Suite(.ownThreads) struct SettingsDeclarationTests {
     enum Mode: String, SettingEnum { case fast, safe }
 
     struct Rule: SettingsDeclaration, Equatable {

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import CAgentModuleKit
 import Foundation
 import Synchronization
@@ -5,7 +6,7 @@ import Testing
 
 /// `agent_module_kit_trim_stack` gives back the stack pages a thread went through below where
 /// it now is, and nothing the thread still uses.
-@Suite struct StackTrimTests {
+@Suite(.ownThreads) struct StackTrimTests {
     /// Pages resident in memory (mincore) from `low` up to `high`; -1 when the range is empty
     /// or mincore refuses it.
     static func residentPages(from low: UInt, to high: UInt) -> Int {

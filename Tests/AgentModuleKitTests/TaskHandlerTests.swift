@@ -1,4 +1,5 @@
 import AgentModuleABI
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import AgentModuleKit
@@ -7,7 +8,7 @@ import Testing
 /// decoded. (Runs themselves, their cancellation and their completion through the host are
 /// tested with real executor workers in ModuleTaskRunnerTests: a handler's task needs the
 /// cooperative pool, which this test process shares with tests that block it.)
-@Suite struct TaskHandlerTests {
+@Suite(.ownThreads) struct TaskHandlerTests {
     struct Greeter: TaskHandler {
         struct Settings: Decodable, Sendable { var greeting: String }
         struct Input: Decodable, Sendable {

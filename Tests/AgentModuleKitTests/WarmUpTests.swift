@@ -1,10 +1,11 @@
+import AgentTestSupport
 import Synchronization
 import Testing
 @testable import AgentModuleKit
 
 /// `agent_module_warm_up`: a type's schema is read once per process, so that a zygote's
 /// warm-up reads it for every worker it forks.
-@Suite struct WarmUpTests {
+@Suite(.ownThreads) struct WarmUpTests {
     /// How many times `Counted.settingsSchema` was read.
     static let schemaReads = Atomic<Int>(0)
 

@@ -7,7 +7,7 @@ import Testing
 /// goes to a type of its own, not into another `Supervisor+Feature` file. Read from the source
 /// tree, so that the bound cannot be crossed without a test failing (CI runs `swift test`, not
 /// scripts/split/check.py).
-@Suite struct SupervisorSizeTests {
+@Suite(.ownThreads) struct SupervisorSizeTests {
     static let lineLimit = 2_000
     static let storedPropertyLimit = 30
     static let folder = TestPaths.repository + "/Sources/AgentRuntime/Supervision"

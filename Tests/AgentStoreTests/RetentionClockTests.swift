@@ -1,10 +1,11 @@
 @testable import AgentStore
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// The writer enforces the retention at the start, 10 s after the last pass once a hundredth of
 /// the smallest count limit was written, and otherwise only as often as `max_age` needs.
-@Suite struct RetentionClockTests {
+@Suite(.ownThreads) struct RetentionClockTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func theFirstPassIsDueAtOnceAndThe10SecondsAfterOnlyOnceAHundredthOfTheLimitIsWritten() {

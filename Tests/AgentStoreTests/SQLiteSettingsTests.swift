@@ -1,4 +1,5 @@
 @testable import AgentStore
+import AgentTestSupport
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -6,7 +7,7 @@ import Testing
 
 /// SQLite's process-wide settings hold only in a process whose first connection is the
 /// store's, so each check runs in a process of its own.
-@Suite struct SQLiteSettingsTests {
+@Suite(.ownThreads) struct SQLiteSettingsTests {
     @Test func aProcessWhoseFirstConnectionIsTheStoresKeepsNoMemoryStatistics() async {
         await #expect(processExitsWith: .success) {
             guard AgentStore.configureSQLite() else { exit(2) }

@@ -10,7 +10,7 @@ import Testing
 /// writer's commits, and stays bounded: SQLite checkpoints every 1,000 pages, 16 MiB of WAL
 /// with 16 KiB pages; the store asks its thread at 4 MiB, the size the full-disk guarantees
 /// were tested with, and the writer copies the rest itself at 8 MiB.
-@Suite struct WALCheckpointTests {
+@Suite(.ownThreads) struct WALCheckpointTests {
     /// Events of 16,000 bytes: one to a 16 KiB page, so that 64 of them are about 1 MiB of WAL.
     private static let payload = Array("\"\(String(repeating: "x", count: 15_998))\"".utf8)
     private static let eventsPerCommit = 64

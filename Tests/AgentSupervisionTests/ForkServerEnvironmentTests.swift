@@ -1,10 +1,11 @@
 import AgentCore
 @testable import AgentSupervision
+import AgentTestSupport
 import Testing
 
 /// The fork server's environment with and without `AGENT_FORK_SERVER_BIND_NOW`: `LD_BIND_NOW`
 /// added only when the user has none, with the marker that has the server remove it again.
-@Suite struct ForkServerEnvironmentTests {
+@Suite(.ownThreads) struct ForkServerEnvironmentTests {
     private static let marker = WorkerMain.bindNowAddedKey
 
     @Test(arguments: ["1", "yes", "TRUE", "on"])

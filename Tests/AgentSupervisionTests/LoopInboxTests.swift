@@ -1,10 +1,11 @@
 @testable import AgentLoop
+import AgentTestSupport
 import Foundation
 import Testing
 
 /// The loop's inbox runs a burst of posted work a few milliseconds per turn, in the order it
 /// was posted, ahead of what is posted meanwhile.
-@Suite struct LoopInboxTests {
+@Suite(.ownThreads) struct LoopInboxTests {
     /// Busy for at least `seconds` of the monotonic clock (certain, whatever the machine's load).
     static func busy(_ seconds: Double) {
         let until = EventLoop.now() + seconds

@@ -6,7 +6,7 @@ import Testing
 
 /// What the sweep of orphans reads of the processes it kills: their descendants, within a
 /// budget of /proc reads per sweep, and their names as a log line may show them.
-@Suite struct OrphanSweeperTests {
+@Suite(.ownThreads) struct OrphanSweeperTests {
     /// A chain of `argv[1]` processes below the first, each the child of the one before; each
     /// dies with its parent and waits.
     static let chain = """

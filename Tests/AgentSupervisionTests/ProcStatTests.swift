@@ -9,7 +9,7 @@ import Testing
 /// of the supervisor's children name as left behind are only the latter. A process whose first
 /// thread exited while another runs lives on, though its stat says zombie; `cgroup.kill` alone
 /// does not end it, the sweep of the cgroup does.
-@Suite struct ProcStatTests {
+@Suite(.ownThreads) struct ProcStatTests {
     /// A program whose first thread exits (`pthread_exit`) while a second one waits for good;
     /// with an argument, it first moves itself into that cgroup (its `cgroup.procs`).
     static let exitedLeader = """

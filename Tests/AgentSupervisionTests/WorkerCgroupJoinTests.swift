@@ -8,7 +8,7 @@ import Testing
 /// kernel's cgroup locks) only when the process is in that very cgroup: the membership check
 /// must say yes for the cgroup a process is in and no for any other, or a worker would run
 /// outside the agent's cgroup.
-@Suite struct WorkerCgroupJoinTests {
+@Suite(.ownThreads) struct WorkerCgroupJoinTests {
     @Test func theMembershipCheckNamesTheCgroupAProcessIsInAndNoOther() throws {
         guard let own = CgroupLocation.ownCgroupDirectory() else {
             // No cgroup2 mount here: join is never called (workers run without a cgroup).

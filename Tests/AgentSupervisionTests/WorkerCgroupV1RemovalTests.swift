@@ -6,7 +6,7 @@ import Testing
 
 /// `WorkerCgroup.removeV1Folders` (a killed agent's fork server, for its v1 folders) removes only
 /// `agent-…` folders of a cgroup v1 file system, never what a link or a `..` leads to.
-@Suite struct WorkerCgroupV1RemovalTests {
+@Suite(.ownThreads) struct WorkerCgroupV1RemovalTests {
     static var v1Writable: Bool { CgroupV1Limits.ownFolder("cpu").map { access($0, W_OK) == 0 } == true }
 
     /// Makes `path` and `path/child` (they may be there already); returns what removes both.

@@ -1,3 +1,4 @@
+import CAgentTestSupport
 import Foundation
 
 /// Where the test finds the repository, the built binaries and the C header.
@@ -23,10 +24,17 @@ package enum TestPaths {
 
     package static let abiInclude = repository + "/SDK/Sources/AgentModuleABI/include"
 
+    /// Where temporary folders go: TMPDIR as `CAgentTestSupport` chose it before the first test
+    /// (the system's, or another when programs may not run from it).
+    package static let temporaryRoot: String = {
+        let root = agent_test_temporary_root().map { String(cString: $0) } ?? NSTemporaryDirectory()
+        return root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
+    }()
+
     /// A new empty temporary folder, removed with everything in it when the test process exits
     /// (see ``TemporaryFolders``).
     package static func temporaryDirectory(_ label: String) -> String {
-        let path = NSTemporaryDirectory() + "agent-tests-\(label)-\(UUID().uuidString.prefix(8))"
+        let path = temporaryRoot + "/agent-tests-\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         TemporaryFolders.removeAtExit(path)
         return path

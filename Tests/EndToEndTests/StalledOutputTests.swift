@@ -5,7 +5,7 @@ import Testing
 /// A reader that stops reading agent-control's stderr or stdout (a paused pager, a terminal
 /// held by Ctrl-S, a stalled journal, a `--json` consumer that stalls) must not hold the
 /// supervisor's loop, which logs and prints events.
-@Suite struct StalledOutputTests {
+@Suite(.ownThreads) struct StalledOutputTests {
     /// A sh snippet that makes the agent's descriptor `fd` a pipe of one page (F_SETPIPE_SZ)
     /// whose read end the agent itself holds and nobody reads.
     private static func unreadPipe(on fd: Int) -> String {

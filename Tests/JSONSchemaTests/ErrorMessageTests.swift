@@ -1,8 +1,9 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// Error messages, locations and error collection.
-@Suite("Error messages")
+@Suite("Error messages", .ownThreads)
 struct ErrorMessageTests {
     static let settingsSchema: JSONValue = [
         "type": "object",

@@ -1,9 +1,10 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// Editing JSON text in place: what an edit does not touch stays byte for byte, and what it
 /// adds is laid out like its siblings.
-@Suite struct JSONTextEditorTests {
+@Suite(.ownThreads) struct JSONTextEditorTests {
     static let station: JSONValue = ["type": "weather_source", "interval": 5]
 
     /// Runs the usual add-a-module edits and checks the result is still the expected JSON.

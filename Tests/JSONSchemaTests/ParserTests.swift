@@ -1,8 +1,9 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// The strict RFC 8259 parser.
-@Suite("Parser")
+@Suite("Parser", .ownThreads)
 struct ParserTests {
     func parseError(_ text: String) -> JSONParseError? {
         do {

@@ -1,10 +1,11 @@
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import JSONSchema
 
 /// Issue 34: no pattern and no input may hold a validation without bound. The bound is a
 /// step count, so these tests assert answers and step counts, never times.
-@Suite("Pattern matching is bounded")
+@Suite("Pattern matching is bounded", .ownThreads)
 struct PatternBoundTests {
     /// Steps the linear matcher spends on `input`, and its answer.
     static func programRun(_ pattern: String, _ input: String) throws -> (PatternOutcome, steps: Int) {

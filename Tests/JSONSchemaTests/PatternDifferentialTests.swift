@@ -1,10 +1,11 @@
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import JSONSchema
 
 /// The linear-time matcher must answer as ICU (through `NSRegularExpression`, on the
 /// translated pattern) does, on many patterns and inputs generated deterministically.
-@Suite("Pattern matchers agree")
+@Suite("Pattern matchers agree", .ownThreads)
 struct PatternDifferentialTests {
     /// A small deterministic generator (SplitMix64), so that every run tests the same cases.
     struct Generator {

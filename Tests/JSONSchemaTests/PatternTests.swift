@@ -1,9 +1,10 @@
+import AgentTestSupport
 import Foundation
 import Testing
 @testable import JSONSchema
 
 /// ECMA-262 patterns: the fast matcher must agree with the general engine.
-@Suite("Patterns")
+@Suite("Patterns", .ownThreads)
 struct PatternTests {
     static let simplePatterns = [
         "^[a-z][a-z0-9_-]*$", "^\\d{4}-\\d{2}$", "^[a-z]+$", "a.c", "^\\w+@\\w+\\.com$", "[^a-z]", "x{2,}",

@@ -1,9 +1,10 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// Recursive schemas: cycles that never reach the instance's members stop with an error,
 /// while deep but legitimate documents validate.
-@Suite("Recursion")
+@Suite("Recursion", .ownThreads)
 struct RecursionTests {
     @Test func referenceCycleWithoutProgressIsReported() throws {
         let validator = try JSONSchemaValidator(schema: ["$ref": "#"])

@@ -1,8 +1,9 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// Serialization, the JSON model types and JSON pointers.
-@Suite("Serialization and model")
+@Suite("Serialization and model", .ownThreads)
 struct SerializationTests {
     static let sample = #"{"name":"agent","numbers":[1,-0.5,1e400,0.1,123456789012345678901234567890],"nested":{"z":null,"a":[true,false,{}],"empty":[]},"text":"tab\tquote\"slash\\nl\nctl\u0001é😀"}"#
 

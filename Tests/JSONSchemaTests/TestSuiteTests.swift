@@ -1,8 +1,9 @@
+import AgentTestSupport
 import Testing
 @testable import JSONSchema
 
 /// The official JSON-Schema-Test-Suite for draft 2020-12, one test per file.
-@Suite("JSON-Schema-Test-Suite draft 2020-12", .enabled(if: TestSuite.shouldRun, TestSuite.skipReason))
+@Suite("JSON-Schema-Test-Suite draft 2020-12", .ownThreads, .enabled(if: TestSuite.shouldRun, TestSuite.skipReason))
 struct TestSuiteTests {
     /// Optional files that must pass too; `optional/format/*` run with format assertion on.
     static let requiredOptionalFiles = ["optional/bignum.json"] + [

@@ -4,7 +4,7 @@ import Testing
 @testable import AgentHTTP
 
 /// Where the dashboard's /docs reads its pages from.
-@Suite struct DocsLibraryLocationTests {
+@Suite(.ownThreads) struct DocsLibraryLocationTests {
     @Test func aFolderAboveTheBinaryWithSomeReadmeAndDocsIsNotServed() throws {
         let home = TestPaths.temporaryDirectory("docs-home")
         defer { try? FileManager.default.removeItem(atPath: home) }

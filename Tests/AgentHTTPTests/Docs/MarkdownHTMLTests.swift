@@ -1,9 +1,10 @@
 @testable import AgentHTTP
+import AgentTestSupport
 import Testing
 
 /// The dashboard's Markdown renderer: what the docs use becomes HTML, and nothing a page holds
 /// becomes markup of its own — raw HTML, script links, attributes broken out of — whatever it is.
-@Suite struct MarkdownHTMLTests {
+@Suite(.ownThreads) struct MarkdownHTMLTests {
     static func html(_ markdown: String, page: String = "docs/tasks.md") -> String {
         var renderer = MarkdownHTML { DocsLibrary.href($0, from: page) }
         return renderer.render(markdown)

@@ -1,10 +1,11 @@
 @testable import AgentCommands
 import AgentStore
+import AgentTestSupport
 import Testing
 
 /// A conversation's lines written out (``ChatTranscript``) and summed up without a model
 /// (``ChatSummary``): who said what, the alerts, the tool calls and their outcome.
-@Suite struct ChatTranscriptTests {
+@Suite(.ownThreads) struct ChatTranscriptTests {
     static let lines = [
         ChatLine(id: 1, time: 1_700_000_000, conversation: "ops", user: "ann", role: "user", source: "", text: "restart *trades* [now](http://x)"),
         ChatLine(id: 2, time: 1_700_000_001, conversation: "ops", user: "ann", role: "tool", source: "process_restart", text: "ok"),

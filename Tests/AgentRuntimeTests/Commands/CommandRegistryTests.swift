@@ -1,10 +1,11 @@
 @testable import AgentCommands
+import AgentTestSupport
 import JSONSchema
 import Testing
 
 /// The registry holds every command once, each typed (its schema, decoding and host declared
 /// by its feature).
-@Suite struct CommandRegistryTests {
+@Suite(.ownThreads) struct CommandRegistryTests {
     @Test func theRegistryHoldsEveryCommandOnce() {
         let registry = CommandRegistry.standard
         #expect(registry.names.count == 74, "\(registry.names)")

@@ -1,5 +1,6 @@
 @testable import AgentBase
 @testable import AgentCommands
+import AgentTestSupport
 import AgentWork
 import JSONSchema
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// For every typed command, the declared JSON Schema and the Swift types agree: the same
 /// members, required the same, of the same types and enums; each declared example request
 /// validates, decodes and validates again once encoded; each example answer validates.
-@Suite struct CommandSchemaAgreementTests {
+@Suite(.ownThreads) struct CommandSchemaAgreementTests {
     static var typed: [any AgentCommand.Type] { TypedCommands.all }
 
     @Test(arguments: typed.map { ObjectIdentifier($0) })

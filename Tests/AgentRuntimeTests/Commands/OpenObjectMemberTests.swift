@@ -1,4 +1,5 @@
 @testable import AgentBase
+import AgentTestSupport
 @testable import AgentWork
 import JSONSchema
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// A request member that must be an object but is otherwise open (a workflow's definition,
 /// a step) is decoded as the client wrote it: its members in their order (the settings file is
 /// written in that order), and anything but an object is refused at its pointer.
-@Suite struct OpenObjectMemberTests {
+@Suite(.ownThreads) struct OpenObjectMemberTests {
     @Test func aDefinitionKeepsItsMembersInTheirOrderThroughDecodingAndEncoding() throws {
         let definition: JSONValue = ["steps": [["id": "b", "task": "t"]], "on_event": "ticket.opened", "input": ["type": "object"], "description": "z"]
         let request: JSONValue = ["name": "support", "definition": definition, "if_match": "9c1e"]

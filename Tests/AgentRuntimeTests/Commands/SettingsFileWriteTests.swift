@@ -6,7 +6,7 @@ import Testing
 /// The settings commands' write (``SettingsFile/write(_:replacing:)``): the new file is swapped
 /// in with the version the change was made to, and an edit by hand that landed after that
 /// version was read is kept, the change refused.
-@Suite struct SettingsFileWriteTests {
+@Suite(.ownThreads) struct SettingsFileWriteTests {
     static func file(_ text: String) throws -> SettingsFile {
         let path = TestPaths.temporaryDirectory("settings-write") + "/settings.json"
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -2,13 +2,14 @@
 @testable import AgentCommands
 @testable import AgentRuntime
 @testable import AgentSupervision
+import AgentTestSupport
 import JSONSchema
 import Testing
 
 /// The root-hosted commands answer typed values now; each encodes to the bytes its host wrote
 /// as a dictionary before (the members in the same order), written out here as the old hosts
 /// built them.
-@Suite struct TypedAnswerBytesTests {
+@Suite(.ownThreads) struct TypedAnswerBytesTests {
     static func text<T: Encodable>(_ answer: T) throws -> String { try JSONValueEncoder().encode(answer).serialized() }
 
     @Test func reloadAndSettingsChangeAnswersKeepTheirBytes() throws {

@@ -2,13 +2,14 @@
 @testable import AgentCommands
 @testable import AgentRuntime
 @testable import AgentSupervision
+import AgentTestSupport
 @testable import AgentWork
 import JSONSchema
 import Testing
 
 /// The typed commands refuse as the hand-parsed ones did: the same code, message, pointer and
 /// members, whichever front asked.
-@Suite struct TypedCommandRefusalTests {
+@Suite(.ownThreads) struct TypedCommandRefusalTests {
     @Test func aSettingsRefusalKeepsItsCodePointerAndErrors() {
         let refusal = SettingsCommandError(.invalid, "/changes/0/name: expected a string",
                                            errors: [["pointer": "/changes/0/name", "message": "expected a string"]], pointer: "/changes/0/name").refusal

@@ -7,7 +7,7 @@ import Testing
 
 /// docs/reference/settings.md is what the host's schema and the shipped modules' schemas
 /// generate, and every key they declare has a description.
-@Suite struct SettingsReferenceTests {
+@Suite(.ownThreads) struct SettingsReferenceTests {
     /// The shipped modules as the built libraries describe themselves (real describe workers).
     static func shippedManifests() throws -> [ModuleManifest] {
         try SettingsReference.describeShippedModules(in: TestPaths.products, worker: TestPaths.products + "/agent-worker")

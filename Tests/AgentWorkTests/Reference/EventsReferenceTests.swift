@@ -5,7 +5,7 @@ import Testing
 /// docs/reference/events.md is what the runtime's event declarations generate. (That what is
 /// published matches the declarations is checked as it is published: ``RuntimeEvent/payload(_:)``
 /// asserts it in every test that runs a task, a schedule or a workflow.)
-@Suite struct EventsReferenceTests {
+@Suite(.ownThreads) struct EventsReferenceTests {
     @Test func theCheckedInEventsReferenceIsWhatTheDeclarationsGenerate() {
         CheckedInReference.expectCurrent(EventsReference.markdown(), "events.md")
     }

@@ -1,9 +1,10 @@
+import AgentTestSupport
 @testable import AgentWork
 import Testing
 
 /// The bounded tail of a command's stderr or stdout (each attempt's record, the run's
 /// `stderr_tail`): what an adversarial program writes comes back as bounded, storable text.
-@Suite struct CommandOutputTailTests {
+@Suite(.ownThreads) struct CommandOutputTailTests {
     static func tail(_ bytes: [UInt8], byteLimit: Int = 1_024, lineLimit: Int = 20) -> String? {
         var tail = CommandOutputTail(byteLimit: byteLimit, lineLimit: lineLimit)
         for start in stride(from: 0, to: bytes.count, by: 4_096) {

@@ -1,9 +1,10 @@
+import AgentTestSupport
 @testable import AgentWork
 import JSONSchema
 import Testing
 
 /// A command's stdout kept up to its bound: what is whole and what is cut.
-@Suite struct CommandStdoutTests {
+@Suite(.ownThreads) struct CommandStdoutTests {
     static func captured(_ parts: [[UInt8]], limit: Int) -> CommandStdout {
         var stdout = CommandStdout(limit: limit)
         for part in parts { part.withUnsafeBytes { stdout.append($0) } }

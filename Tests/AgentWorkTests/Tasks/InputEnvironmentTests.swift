@@ -1,10 +1,11 @@
+import AgentTestSupport
 @testable import AgentWork
 import JSONSchema
 import Testing
 
 /// The input's fields as `INPUT_*`: what is left out is measured, not written, and said in a
 /// line of bounded length.
-@Suite struct InputEnvironmentTests {
+@Suite(.ownThreads) struct InputEnvironmentTests {
     @Test func anInputOfMoreFieldsThanTheBoundSetsNoneAndSaysHowMany() {
         var object = JSONObject()
         for index in 0...InputEnvironment.mostFields { object["k\(index)"] = .number(JSONNumber(index)) }

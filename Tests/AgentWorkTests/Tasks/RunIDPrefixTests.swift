@@ -1,7 +1,8 @@
+import AgentTestSupport
 @testable import AgentWork
 import Testing
 
-@Suite struct RunIDPrefixTests {
+@Suite(.ownThreads) struct RunIDPrefixTests {
     @Test func aPrefixIsTheStartTimeInBase36ThenThreeRandomCharacters() {
         let prefix = RunIDPrefix.make(now: 1_764_000_000.123)
         let time = String(UInt64(1_764_000_000_123), radix: 36)

@@ -1,10 +1,11 @@
+import AgentTestSupport
 import AgentWork
 import JSONSchema
 import Testing
 
 /// How a list shows a run: members longer than the limit go, named in `omitted` in order;
 /// members a store already left out are named too; a record for lists reads back as written.
-@Suite struct RunListingTests {
+@Suite(.ownThreads) struct RunListingTests {
     static func text(_ bytes: Int) -> JSONValue { .string(String(repeating: "x", count: bytes - 2)) }
 
     @Test func membersLongerThanTheLimitAreLeftOutAndNamedInOrderAndShortOnesStay() {

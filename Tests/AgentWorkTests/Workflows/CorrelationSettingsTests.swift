@@ -1,3 +1,4 @@
+import AgentTestSupport
 import AgentWork
 import Foundation
 import JSONSchema
@@ -5,7 +6,7 @@ import Testing
 
 /// What the settings check of correlation and signals before anything runs: the references of a
 /// `wait_event`'s `where` as those of any step, a `wait_signal`'s name, and `"events"`.
-@Suite struct CorrelationSettingsTests {
+@Suite(.ownThreads) struct CorrelationSettingsTests {
     static func problems(_ steps: String, input: String = #"{"type": "object", "properties": {"order": {"type": "integer"}}}"#) throws -> [String: String] {
         let json = try JSONValue.parse(Data(#"{"w": {"input": \#(input), "steps": \#(steps)}}"#.utf8))
         let (_, _, issues) = WorkflowSettings.read(json, chatAdapters: nil)

@@ -1,3 +1,4 @@
+import AgentTestSupport
 import AgentWork
 import Foundation
 import JSONSchema
@@ -5,7 +6,7 @@ import Testing
 
 /// The index of waiting `wait_event` steps: an event is offered to the waits whose const
 /// members it matches, and to every wait it could pass by JSON Schema's rules.
-@Suite struct WaitIndexTests {
+@Suite(.ownThreads) struct WaitIndexTests {
     static func wait(_ run: String) -> WaitIndex.Wait { WaitIndex.Wait(run: run, step: "w", condition: nil) }
 
     static func runs(_ index: WaitIndex, _ type: String, _ payload: JSONValue) -> [String] {

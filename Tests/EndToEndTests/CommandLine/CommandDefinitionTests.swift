@@ -1,3 +1,4 @@
+import AgentTestSupport
 @testable import ArgumentParser
 @testable import add_agent_module
 @testable import AgentControlCLI
@@ -12,7 +13,7 @@ import Testing
 /// commands the tests run took twice as long with it), so the definition checks run here, once,
 /// for every command of every tool and every option group in them. (Its debug build's other
 /// checks, of async commands and custom completions, concern nothing these tools have.)
-@Suite struct CommandDefinitionTests {
+@Suite(.ownThreads) struct CommandDefinitionTests {
     /// Runs ArgumentParser's validators on `type` and on each option group in it; the errors
     /// name the type and what is wrong. Returns how many types it checked.
     private static func validate(_ type: any ParsableArguments.Type, parent: InputKey?) throws -> Int {

@@ -5,7 +5,7 @@ import Testing
 /// The documents hold together: the README stays a short front page, and every relative link of
 /// the README and of the guides in docs/ leads to a file that exists and, with an anchor, to a
 /// heading of it (as a forge names headings).
-@Suite struct DocumentationLinkTests {
+@Suite(.ownThreads) struct DocumentationLinkTests {
     /// The README and the guides in docs/ (not the generated reference, which links nowhere).
     static var documents: [String] {
         let guides = (try? FileManager.default.contentsOfDirectory(atPath: TestPaths.repository + "/docs")) ?? []
