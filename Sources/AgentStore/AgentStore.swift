@@ -453,7 +453,12 @@ public final class AgentStore: Sendable {
                     journaled.insert(run.id)
                 }
             }
-            lostNow = retained.keep(runs: runBatch, workflows: kept, protecting: journaled)
+            let journaledWorkflows = kept.map { commit -> Bool in
+                guard commit.claim == nil, let seq = runJournal.appendChange(commit) else { return false }
+                lastLine = seq
+                return true
+            }
+            lostNow = retained.keep(runs: runBatch, workflows: kept, journaled: journaledWorkflows, protecting: journaled)
         } else {
             lostNow = retained.count + runBatch.count + kept.count
             retained.giveUp(more: runBatch.count + kept.count)
@@ -466,7 +471,7 @@ public final class AgentStore: Sendable {
             queued.stats.lostChanges = lost
         }
         if wasEmpty, !retained.isEmpty {
-            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit), task runs' in its run journal's room too; they are written when it can write again — if the agent is killed first, a workflow step whose end was not written runs again at the next start")
+            logger.warning("store: keeping the changes of runs it cannot write in memory (at most \(retained.limit), the store's queue_limit), and in its run journal's room as long as that has room; they are written when it can write again, or at the next start if the agent is killed first")
         }
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")

@@ -10,28 +10,37 @@ import AgentWork
 package struct RetainedWrites {
     package let limit: Int
     package private(set) var runs: [TaskRun] = []
-    package private(set) var workflows: [WorkflowCommit] = []
+    /// Workflow changes in order, each with whether the run journal holds it too.
+    private var workflowEntries: [(commit: WorkflowCommit, journaled: Bool)] = []
+    package var workflows: [WorkflowCommit] { workflowEntries.map(\.commit) }
     /// Changes given up since the start because the buffer was full.
     package private(set) var lost = 0
 
     package init(limit: Int) { self.limit = max(1, limit) }
 
-    package var count: Int { runs.count + workflows.count }
-    package var isEmpty: Bool { runs.isEmpty && workflows.isEmpty }
+    package var count: Int { runs.count + workflowEntries.count }
+    package var isEmpty: Bool { runs.isEmpty && workflowEntries.isEmpty }
 
     /// Keeps changes that could not be written (after those kept already). Returns how many
-    /// went because the buffer was full. The changes of the runs in `protected` never go:
-    /// new runs acknowledged through the ``RunJournal`` that the store has not written yet
-    /// (the journal's size bounds them), whose mark the next transaction writes.
+    /// went because the buffer was full. The changes of the runs in `protected`, and the
+    /// workflow changes `journaled` says the run journal holds, never go: the journal's room
+    /// bounds them, and the mark the next transaction writes passes their lines.
     @discardableResult
-    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit], protecting protected: Set<String> = []) -> Int {
+    package mutating func keep(runs newRuns: [TaskRun], workflows newCommits: [WorkflowCommit], journaled: [Bool] = [],
+                               protecting protected: Set<String> = []) -> Int {
         if !newRuns.isEmpty { runs = Self.latestOfEach(runs + newRuns) }
-        workflows += newCommits
+        for (index, commit) in newCommits.enumerated() {
+            workflowEntries.append((commit, index < journaled.count && journaled[index]))
+        }
         var excess = count - limit
         guard excess > 0 else { return 0 }
         // The oldest step logs first: a run's own latest state says more than its step records.
-        let fromWorkflows = min(excess, workflows.count)
-        workflows.removeFirst(fromWorkflows)
+        var fromWorkflows = 0
+        workflowEntries.removeAll { entry in
+            guard fromWorkflows < excess, !entry.journaled else { return false }
+            fromWorkflows += 1
+            return true
+        }
         excess -= fromWorkflows
         var fromRuns = 0
         runs.removeAll { run in
@@ -53,7 +62,7 @@ package struct RetainedWrites {
     /// Everything was written.
     package mutating func clear() {
         runs = []
-        workflows = []
+        workflowEntries = []
     }
 
     /// The last change of each run's attempt (the end of an attempt is kept though the next

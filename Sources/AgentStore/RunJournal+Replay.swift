@@ -26,9 +26,19 @@ extension RunJournal {
         let (mark, skipped, written, changed) = try database.write { db -> (UInt64, Int, Int, Int) in
             var mark = try Self.mark(in: db)
             var written = 0, changed = 0
-            let skipped = try Self.readLines(descriptor) { seq, run, change in
+            let skipped = try Self.readLines(descriptor) { seq, line in
                 guard seq > mark else { return }
                 mark = seq
+                let (run, change): (TaskRun, Bool)
+                switch line {
+                case .run(let lineRun, let lineChange): (run, change) = (lineRun, lineChange)
+                case .workflow(let commit):
+                    let newer = try Self.newer(commit, in: db)
+                    guard !newer.runs.isEmpty || !newer.steps.isEmpty else { return }
+                    try SQLiteWorkflowStore.write([newer], in: db)
+                    changed += 1
+                    return
+                }
                 // A change is written only over an older state of the run: a line left by an
                 // open that could not replay it must not undo what the run did since.
                 if change {
@@ -48,7 +58,7 @@ extension RunJournal {
             logger.notice("store: \(written) acknowledged run(s) the agent had not written to its database when it stopped were found in \(path) and queued again")
         }
         if changed > 0 {
-            logger.notice("store: \(changed) change(s) of runs (an end, a start) that the database had no room for when the agent stopped were found in \(path) and written")
+            logger.notice("store: \(changed) change(s) of runs (an end, a start, a workflow's step) that the database had no room for when the agent stopped were found in \(path) and written")
         }
         if skipped > 0 {
             logger.warning("store: \(skipped) line(s) of \(path) were not runs of this agent's and were skipped (the file is written by the agent alone)")
@@ -93,8 +103,9 @@ extension RunJournal {
             // A store from before the journal has no mark, and no journal either.
             guard try db.tableExists("run_journal") else { return }
             let mark = try Self.mark(in: db)
-            try Self.readLines(descriptor) { seq, run, change in
-                guard seq > mark else { return }
+            try Self.readLines(descriptor) { seq, line in
+                // Beside a stopped agent its workflow changes show once the next start wrote them.
+                guard seq > mark, case .run(let run, let change) = line else { return }
                 if change {
                     guard try Self.isNewer(run, than: SQLiteRunStore.readRun(id: run.id, in: db)) else { return }
                 } else {
@@ -118,6 +129,31 @@ extension RunJournal {
         return !stored.status.isFinished && rank(run) > rank(stored)
     }
 
+    /// What of a journaled workflow change is newer than the store's: the runs it has and
+    /// that have not finished, and their step records it lacks or holds at an earlier attempt
+    /// or unfinished. Lines past the mark were never written, so this holds only against a
+    /// line an open could not write, left while the run went on.
+    static func newer(_ commit: WorkflowCommit, in db: Database) throws -> WorkflowCommit {
+        var open: [String: Bool] = [:]
+        func isOpen(_ id: String) throws -> Bool {
+            if let known = open[id] { return known }
+            let stored = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]).flatMap(SQLiteWorkflowStore.decodeRun)
+            let unfinished = stored.map { !$0.status.isFinished } ?? false
+            open[id] = unfinished
+            return unfinished
+        }
+        var newer = WorkflowCommit()
+        for run in commit.runs where try isOpen(run.id) { newer.runs.append(run) }
+        for step in commit.steps where try isOpen(step.runID) {
+            let stored = try String.fetchOne(db, sql: "SELECT data FROM workflow_steps WHERE run_id = ? AND step = ? AND generation = ?",
+                                             arguments: [step.runID, step.stepID, step.generation])
+                .flatMap { try? JSONValue.parse(Data($0.utf8)) }.flatMap(WorkflowStepRecord.init(stored:))
+            if let stored, stored.attempt > step.attempt || (stored.attempt == step.attempt && stored.status.isFinished) { continue }
+            newer.steps.append(step)
+        }
+        return newer
+    }
+
     /// Whether the store has `run` (in any state).
     private static func stores(_ run: TaskRun, in db: Database) throws -> Bool {
         try Int.fetchOne(db, sql: "SELECT 1 FROM task_runs WHERE id = ?", arguments: [run.id]) != nil
@@ -135,7 +171,7 @@ extension RunJournal {
     /// (a tail of zeros); a last line of ours without its newline was cut short by a crash
     /// (its request was never answered) and is not counted.
     @discardableResult
-    static func readLines(_ descriptor: Int32, _ body: (UInt64, TaskRun, Bool) throws -> Void) throws -> Int {
+    static func readLines(_ descriptor: Int32, _ body: (UInt64, Line) throws -> Void) throws -> Int {
         var skipped = 0
         var pending: [UInt8] = []
         var discarding = false
@@ -153,7 +189,7 @@ extension RunJournal {
                     skipped += 1
                 } else {
                     pending += chunk[start..<index]
-                    if let (seq, run, change) = Self.entry(pending) { try body(seq, run, change) } else { skipped += 1 }
+                    if let (seq, line) = Self.entry(pending) { try body(seq, line) } else { skipped += 1 }
                 }
                 pending.removeAll(keepingCapacity: pending.count < 1 << 20)
                 start = index + 1
@@ -168,16 +204,30 @@ extension RunJournal {
         return skipped + (discarding ? 1 : 0)
     }
 
-    /// A line's sequence number, run (with its attempt's record, for a change) and whether it
-    /// is a change of a run; nil when it is not one of ours.
-    static func entry(_ line: [UInt8]) -> (UInt64, TaskRun, Bool)? {
+    /// What a line holds.
+    enum Line {
+        /// A task run: new (acknowledged before the store wrote it), or a change of one (with
+        /// its attempt's record).
+        case run(TaskRun, change: Bool)
+        /// A workflow change the store could not write.
+        case workflow(WorkflowCommit)
+    }
+
+    /// A line's sequence number and what it holds; nil when it is not one of ours.
+    static func entry(_ line: [UInt8]) -> (UInt64, Line)? {
         guard let object = (try? JSONValue.parse(Data(line)))?.objectValue,
-              let number = object["seq"]?.numberValue?.intValue, number >= 1, UInt64(number) <= largestSequence,
-              var run = object["run"].flatMap(TaskRun.init(stored:)) else { return nil }
+              let number = object["seq"]?.numberValue?.intValue, number >= 1, UInt64(number) <= largestSequence else { return nil }
         let change = object["change"] == true
+        if change, let workflow = object["workflow"] {
+            guard let runs = workflow["runs"]?.arrayValue, let steps = workflow["steps"]?.arrayValue else { return nil }
+            let commit = WorkflowCommit(runs: runs.compactMap(WorkflowRun.init(stored:)), steps: steps.compactMap(WorkflowStepRecord.init(stored:)))
+            guard commit.runs.count == runs.count, commit.steps.count == steps.count else { return nil }
+            return (UInt64(number), .workflow(commit))
+        }
+        guard var run = object["run"].flatMap(TaskRun.init(stored:)) else { return nil }
         if change, let attempt = object["attempt"], let data = attempt["data"] {
             run.attemptRecord = TaskAttempt(stored: data, stderrTail: attempt["stderr_tail"]?.stringValue, stdoutTail: attempt["stdout_tail"]?.stringValue)
         }
-        return (UInt64(number), run, change)
+        return (UInt64(number), .run(run, change: change))
     }
 }

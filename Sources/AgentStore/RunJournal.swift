@@ -37,8 +37,9 @@ import Synchronization
 /// end on a full disk (``appendChange(_:)``, lines `{"seq":N,"change":true,"run":{…},"attempt":{…}}`):
 /// the bytes a ``DiskRoom`` keeps aside are given back to the disk for them when it is full, so
 /// that such a line is written when the database cannot be, and an agent killed before the
-/// disk has room again does not run the run again at its next start. The next open writes
-/// them over what the store has.
+/// disk has room again does not run the run again at its next start. Workflow changes go
+/// there too (``appendChange(_:)-(WorkflowCommit)``): a step whose end was kept so is not run
+/// again. The next open writes them over what the store has.
 package final class RunJournal: Sendable {
     /// The file's path: the database's, with `-newruns`.
     package let path: String
@@ -162,6 +163,16 @@ package final class RunJournal: Sendable {
                 line += Array(",\"attempt\":".utf8) + Array(JSONValue.object(object).serialized().utf8)
             }
             return line + Array("}\n".utf8)
+        }
+    }
+
+    /// Appends a workflow change the store could not write (a step's end, a run's new state,
+    /// on a full disk), as ``appendChange(_:)-(TaskRun)`` does a task run's: lines
+    /// `{"seq":N,"change":true,"workflow":{"runs":[…],"steps":[…]}}`.
+    package func appendChange(_ commit: WorkflowCommit) -> UInt64? {
+        appendLine(change: true) { seq in
+            let change: JSONValue = ["runs": .array(commit.runs.map(\.storedJSON)), "steps": .array(commit.steps.map(\.storedJSON))]
+            return Array("{\"seq\":\(seq),\"change\":true,\"workflow\":".utf8) + Array(change.serialized().utf8) + Array("}\n".utf8)
         }
     }
 

@@ -168,7 +168,7 @@ import Testing
         let descriptor = open(RunJournal.path(for: path), O_RDONLY)
         defer { close(descriptor) }
         var read: [String] = []
-        #expect(try RunJournal.readLines(descriptor) { _, run, _ in read.append(run.id) } == 3)
+        #expect(try RunJournal.readLines(descriptor) { _, line in if case .run(let run, _) = line { read.append(run.id) } } == 3)
         #expect(read == ["done", "pruned", "new"])
         #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["new"])
 

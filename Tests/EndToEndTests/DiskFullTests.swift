@@ -105,4 +105,49 @@ import Testing
         #expect(shown?["status"] as? String == "succeeded" && shown?["attempt"] as? Int == 1, "\(String(describing: shown))")
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "1\n", "the run ran again")
     }
+
+    /// A signal answered while the disk was full released its `wait_signal` step in memory
+    /// only: after a `kill -9` the run was found waiting for it again, for good. The step's end
+    /// (and what the run did after it) now goes to the run journal as a task run's end does.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func aSignalAnsweredOnAFullDiskIsNotLostByAKill() throws {
+        let tmpfs = try TmpfsDisk(size: "16m", name: "signal-kept")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        let ledger = directory + "/ledger"
+        let settings = """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
+         "tasks": {"mark": {"type": "command", "command": ["/bin/sh", "-c", "echo ran >> \(ledger)"]}},
+         "workflows": {"gate": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}, {"id": "after", "task": "mark"}]}}}
+        """
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        let control = { (arguments: [String]) throws -> [String: Any]? in
+            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        }
+        var started: String?
+        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
+        let runID = try #require(started)
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["workflow", "show", runID]))??["run"] as? [String: Any])?["status"] as? String == "waiting" }, "\(agent.transcript)")
+        // The room the journal's changes go to is kept before the disk fills.
+        let room = disk + "/agent.sqlite-room"
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) > 0 }, "\(agent.transcript)")
+
+        #expect(tmpfs.fill() > 0)
+        let signalled = try runProgram("agent-control", ["workflow", "signal", runID, "go", "--settings", agent.settingsFile])
+        #expect(signalled.status == 0, "\(signalled.stderr)")
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["workflow", "show", runID]))??["run"] as? [String: Any])?["status"] as? String == "succeeded" }, "\(agent.transcript)")
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["status"]))??["store"] as? [String: Any])?["retained"] as? Int ?? 0 >= 1 },
+                "\(agent.transcript)")
+        #expect(agent.stop(signal: SIGKILL) != nil)
+
+        try tmpfs.free()
+        let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        defer { _ = again.stop() }
+        var shown: [String: Any]?
+        #expect(WorkflowAgent.wait(timeout: 60) { shown = try? control(["workflow", "show", runID]); return shown?["run"] != nil }, "\(again.transcript)")
+        #expect((shown?["run"] as? [String: Any])?["status"] as? String == "succeeded", "the run lost its signal: \(String(describing: shown))\n\(again.transcript)")
+        let steps = (shown?["steps"] as? [[String: Any]])?.map { "\($0["step"] ?? "") \($0["status"] ?? "")" }
+        #expect(steps == ["wait succeeded", "after succeeded"], "\(String(describing: shown))")
+        #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step after the signal ran again")
+    }
 }
