@@ -84,6 +84,10 @@ version="$("$build_dir/agent-control" --version | awk '{print $2}')"
 architecture="$(dpkg --print-architecture)"
 package="agentruntime_${version}-${revision}_${architecture}"
 
+# What the package holds is read by every user (the service's, each user's create-agent and
+# shell): under the builder's `umask 077` the copies and the completions were 0600 and their
+# folders 0700, and create-agent run by anyone but root found no Templates/.
+umask 022
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 root="$stage/$package"
@@ -153,6 +157,10 @@ chmod 644 "$root/usr/share/doc/agentruntime/changelog.Debian.gz"
 install -d "$root/usr/share/lintian/overrides"
 install -m 644 scripts/debian/lintian-overrides "$root/usr/share/lintian/overrides/agentruntime"
 for script in postinst prerm postrm; do install -m 755 "scripts/debian/$script" "$root/DEBIAN/$script"; done
+
+# The copies keep their source's modes, which a checkout made under a narrow umask narrows too:
+# readable by all, writable by root alone (executables stay so).
+chmod -R u+rwX,go+rX,go-w "$root/usr/share"
 
 installed_size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
 cat >"$root/DEBIAN/control" <<EOF

@@ -58,13 +58,29 @@ enum ScaffoldFiles {
 
     /// Writes `bytes` to a new file in `path`'s folder, with `path`'s mode to be; returns its
     /// path. Its name is short: one made of `path`'s own name could pass the folder's limit
-    /// (255 bytes) where `path` does not.
+    /// (255 bytes) where `path` does not. With `keepMode`, a file that exists keeps its mode
+    /// exactly, whatever the umask, and its owner and group where this user may give them: a
+    /// settings file a service reads through its group (0640, `root:agentruntime`) must stay
+    /// readable to it after `add-agent-module` edits it (under `umask 077` it became 0600, and
+    /// under any umask `root:root`).
     static func writeBeside(bytes written: [UInt8], for path: String, keepMode: Bool = false) throws(ScaffoldingError) -> String {
         var info = stat()
-        let mode = keepMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : fileMode
+        let kept = keepMode && stat(path, &info) == 0
+        let mode = kept ? info.st_mode & 0o7777 : fileMode
         let temporary = (path as NSString).deletingLastPathComponent + "/.scaffold-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        // A kept mode is set once the owner is (never looser than the owner's alone meanwhile).
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kept ? mode & 0o600 : mode)
         guard fd >= 0 else { throw failure("cannot write", path) }
+        // The owner first: giving a file away clears its set-id bits, which the mode then sets.
+        if kept {
+            _ = fchown(fd, info.st_uid, info.st_gid)
+            guard fchmod(fd, mode) == 0 else {
+                let error = failure("cannot set the mode of", path)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+        }
         var bytes = written[...]
         while !bytes.isEmpty {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

@@ -71,12 +71,17 @@ import Testing
         let compact = #"{"enabled_modules":["system","sample"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features"]}}}"#
         try compact.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
         chmod(directory + "/settings.json", 0o640)
-        let added = try Self.run("add-agent-module", ["sensor"], in: directory)
+        // Read by a service through its group: the edit keeps the group (where this user may
+        // give it, as root here) and the mode exactly, under a umask that would narrow it.
+        let group: gid_t = getuid() == 0 ? 1 : getgid()
+        _ = chown(directory + "/settings.json", getuid(), group)
+        let added = try Self.run("/bin/sh", ["-c", #"umask 077 && exec "$0" sensor"#, TestPaths.products + "/add-agent-module"], in: directory)
         #expect(added.status == 0, "\(added.stderr)")
         let edited = try String(contentsOfFile: directory + "/settings.json", encoding: .utf8)
         #expect(edited == #"{"enabled_modules":["system","sample","sensor"],"processes":{"trades":{"type":"trade_feed","interval":0.50},"chat":{"type":"chatbot","logic_adapters":["features","sensor.sensor_adapter"]},"sensor":{"type":"sensor_source","enabled":true,"interval":1},"sensor_alerts":{"type":"sensor_monitor","enabled":true,"threshold":80}},"tasks":{"sensor_summary":{"type":"sensor.sensor_summary","timeout":60,"description":"Summarizes the values given as input."}}}"#, "\(edited)")
         var info = stat()
-        #expect(stat(directory + "/settings.json", &info) == 0 && info.st_mode & 0o777 == 0o640)
+        #expect(stat(directory + "/settings.json", &info) == 0 && info.st_mode & 0o777 == 0o640, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(info.st_gid == group, "the group \(group) became \(info.st_gid)")
     }
 
     @Test func addAgentModuleKeepsTheCreatedSettingsFileAsWrittenAndAddsLinesLikeItsOwn() throws {

@@ -24,8 +24,10 @@ import Testing
     }
 
     private func build(revision: Int, into output: String) throws -> String {
-        let result = try run(TestPaths.repository + "/scripts/package-deb.sh",
-                             ["--no-build", "--build-dir", TestPaths.products, "--output", output, "--revision", "\(revision)",
+        // Under a builder's narrow umask, which must not narrow what the package holds (lintian
+        // reports a file not 0644, a folder not 0755).
+        let result = try run("/bin/sh",
+                             ["-c", #"umask 077 && exec "$0" "$@""#, TestPaths.repository + "/scripts/package-deb.sh", "--no-build", "--build-dir", TestPaths.products, "--output", output, "--revision", "\(revision)",
                               // The debug products are large; xz would take minutes on a loaded machine.
                               "--compression", "none"],
                              // A maintainer address lintian takes (its default, @localhost, it reports).
