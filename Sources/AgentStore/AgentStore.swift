@@ -283,6 +283,10 @@ public final class AgentStore: Sendable {
         var keptLine: UInt64 = 0
         // Journaled runs not written yet: their changes are never given up (see RetainedWrites).
         var unwrittenJournaled = Set<String>()
+        // Workflow runs a kept change of which the journal could not take: their later changes
+        // are not journaled either until a write succeeds (a journaled later step beside a lost
+        // earlier one would be a state the run never had).
+        var unjournaledWorkflows = Set<String>()
         // Whether the log said that `max_bytes` is passed with no event left to delete.
         var sizeWarned = false
         var file = StoreFileIdentity(path: path)
@@ -307,7 +311,8 @@ public final class AgentStore: Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled))
+                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
+                                              unjournaled: &unjournaledWorkflows))
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for commit in workflowBatch { commit.done(false) }
@@ -349,6 +354,7 @@ public final class AgentStore: Sendable {
                     keptLine = 0
                     runJournal.hold(false)
                     unwrittenJournaled.removeAll()
+                    unjournaledWorkflows.removeAll()
                     retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count,
                                       bytes: batch.reduce(0) { $0 + $1.byteCount } + committedEvents.reduce(0) { $0 + $1.event.payload.count })
                     // After the figures, so that whoever is told sees them already counted.
@@ -362,7 +368,7 @@ public final class AgentStore: Sendable {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
                     keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
-                                                  cannotWriteNow: Self.cannotWriteNow(error)))
+                                                  unjournaled: &unjournaledWorkflows, cannotWriteNow: Self.cannotWriteNow(error)))
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for commit in workflowBatch { commit.done(false) }
@@ -379,7 +385,7 @@ public final class AgentStore: Sendable {
             }
             if finished {
                 if !retained.isEmpty {
-                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); task runs' changes kept in its run journal are written at the next start, the others resume from their last written state")
+                    logger.error("store: stopping with \(retained.count) change(s) of runs that could not be written to \(path); the changes kept in its run journal (task runs' and workflow runs') are written at the next start, the others' runs resume from their last written state")
                 }
                 checkpointer.stop()
                 runJournal.close()
@@ -434,13 +440,14 @@ public final class AgentStore: Sendable {
 
     /// Keeps the changes of acknowledged work that could not be written, to write them with
     /// the next transaction (the first write of a request's run is not kept: it is refused).
-    /// The task runs' changes go into the run journal's room too, so that a kill meanwhile
+    /// The task runs' and workflow runs' changes go into the run journal's room too (a
+    /// workflow run's only until one of its changes does not fit), so that a kill meanwhile
     /// does not lose them: returns the last line's number (0: none). A run whose change is in
     /// the journal joins `journaled`, whose changes are never given up: the mark that passes
     /// its line must come with its change.
     @discardableResult
     private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: inout Set<String>,
-                      cannotWriteNow: Bool = true) -> UInt64 {
+                      unjournaled: inout Set<String>, cannotWriteNow: Bool = true) -> UInt64 {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
         let lostNow: Int
@@ -454,7 +461,11 @@ public final class AgentStore: Sendable {
                 }
             }
             let journaledWorkflows = kept.map { commit -> Bool in
-                guard commit.claim == nil, let seq = runJournal.appendChange(commit) else { return false }
+                let runs = Set(commit.runs.map(\.id) + commit.steps.map(\.runID))
+                guard commit.claim == nil, unjournaled.isDisjoint(with: runs), let seq = runJournal.appendChange(commit) else {
+                    unjournaled.formUnion(runs)
+                    return false
+                }
                 lastLine = seq
                 return true
             }

@@ -129,26 +129,33 @@ extension RunJournal {
         return !stored.status.isFinished && rank(run) > rank(stored)
     }
 
-    /// What of a journaled workflow change is newer than the store's: the runs it has and
-    /// that have not finished, and their step records it lacks or holds at an earlier attempt
-    /// or unfinished. Lines past the mark were never written, so this holds only against a
-    /// line an open could not write, left while the run went on.
+    /// What of a journaled workflow change is newer than the store's: the run's record over an
+    /// earlier revision of a run the store has and that has not finished (its definition and
+    /// input the store's: the line leaves them out), and the step records of such runs that
+    /// the store lacks or holds at an earlier attempt, or not ended at the same one. Lines past
+    /// the mark were never written, so this holds against a line left while the run went on:
+    /// one the store gave up as invalid (``pin()``), or one an open could not write.
     static func newer(_ commit: WorkflowCommit, in db: Database) throws -> WorkflowCommit {
-        var open: [String: Bool] = [:]
-        func isOpen(_ id: String) throws -> Bool {
-            if let known = open[id] { return known }
-            let stored = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]).flatMap(SQLiteWorkflowStore.decodeRun)
-            let unfinished = stored.map { !$0.status.isFinished } ?? false
-            open[id] = unfinished
-            return unfinished
+        var stored: [String: WorkflowRun?] = [:]
+        func open(_ id: String) throws -> WorkflowRun? {
+            if let known = stored[id] { return known }
+            let run = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id])
+                .flatMap(SQLiteWorkflowStore.decodeRun).flatMap { $0.status.isFinished ? nil : $0 }
+            stored[id] = run
+            return run
         }
         var newer = WorkflowCommit()
-        for run in commit.runs where try isOpen(run.id) { newer.runs.append(run) }
-        for step in commit.steps where try isOpen(step.runID) {
-            let stored = try String.fetchOne(db, sql: "SELECT data FROM workflow_steps WHERE run_id = ? AND step = ? AND generation = ?",
-                                             arguments: [step.runID, step.stepID, step.generation])
+        for var run in commit.runs {
+            guard let current = try open(run.id), run.revision > current.revision else { continue }
+            run.definition = current.definition
+            run.input = current.input
+            newer.runs.append(run)
+        }
+        for step in commit.steps where try open(step.runID) != nil {
+            let current = try String.fetchOne(db, sql: "SELECT data FROM workflow_steps WHERE run_id = ? AND step = ? AND generation = ?",
+                                              arguments: [step.runID, step.stepID, step.generation])
                 .flatMap { try? JSONValue.parse(Data($0.utf8)) }.flatMap(WorkflowStepRecord.init(stored:))
-            if let stored, stored.attempt > step.attempt || (stored.attempt == step.attempt && stored.status.isFinished) { continue }
+            if let current, (current.attempt, current.status.isFinished ? 1 : 0) >= (step.attempt, step.status.isFinished ? 1 : 0) { continue }
             newer.steps.append(step)
         }
         return newer

@@ -169,11 +169,22 @@ package final class RunJournal: Sendable {
     /// Appends a workflow change the store could not write (a step's end, a run's new state,
     /// on a full disk), as ``appendChange(_:)-(TaskRun)`` does a task run's: lines
     /// `{"seq":N,"change":true,"workflow":{"runs":[…],"steps":[…]}}`.
+    /// A run's definition and input, which never change, are left out (the replay takes the
+    /// store's): the room is shared with task runs' ends.
     package func appendChange(_ commit: WorkflowCommit) -> UInt64? {
-        appendLine(change: true) { seq in
-            let change: JSONValue = ["runs": .array(commit.runs.map(\.storedJSON)), "steps": .array(commit.steps.map(\.storedJSON))]
-            return Array("{\"seq\":\(seq),\"change\":true,\"workflow\":".utf8) + Array(change.serialized().utf8) + Array("}\n".utf8)
+        appendLine(change: true) { seq in Self.line(seq, commit) }
+    }
+
+    /// The journal's line of a workflow change.
+    static func line(_ seq: UInt64, _ commit: WorkflowCommit) -> [UInt8] {
+        let runs = commit.runs.map { run -> JSONValue in
+            guard var object = run.storedJSON.objectValue else { return run.storedJSON }
+            object["definition"] = .null
+            object["input"] = nil
+            return .object(object)
         }
+        let change: JSONValue = ["runs": .array(runs), "steps": .array(commit.steps.map(\.storedJSON))]
+        return Array("{\"seq\":\(seq),\"change\":true,\"workflow\":".utf8) + Array(change.serialized().utf8) + Array("}\n".utf8)
     }
 
     /// New runs are held back while the store cannot write (their requests are refused, as

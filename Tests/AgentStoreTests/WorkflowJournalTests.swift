@@ -11,10 +11,11 @@ import Testing
 /// a signal answered while the disk was full no longer leaves its step waiting for good after a
 /// kill (DiskFullTests drives that end to end).
 @Suite(.ownThreads, .serialized) struct WorkflowJournalTests {
-    static func run(_ id: String, _ status: WorkflowRun.Status, variables: JSONObject = [:]) -> WorkflowRun {
+    static func run(_ id: String, _ status: WorkflowRun.Status, revision: Int, variables: JSONObject = [:]) -> WorkflowRun {
         var run = WorkflowRun(stored: ["id": .string(id), "workflow": "flow", "version": "v1", "definition": ["steps": []],
-                                       "status": .string(status.rawValue), "started_at": 1_700_000_000])!
+                                       "input": ["ticket": 7], "status": .string(status.rawValue), "started_at": 1_700_000_000])!
         run.variables = variables
+        run.revision = revision
         return run
     }
 
@@ -22,9 +23,9 @@ import Testing
         WorkflowStepRecord(runID: run, stepID: id, kind: "wait_signal", generation: 1, attempt: attempt, status: status, startedAt: 1_700_000_001)
     }
 
+    /// The line the journal appends for the change.
     static func change(_ seq: UInt64, runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = []) -> String {
-        let change: JSONValue = ["runs": .array(runs.map(\.storedJSON)), "steps": .array(steps.map(\.storedJSON))]
-        return #"{"seq":\#(seq),"change":true,"workflow":"# + change.serialized() + "}\n"
+        String(decoding: RunJournal.line(seq, WorkflowCommit(runs: runs, steps: steps)), as: UTF8.self)
     }
 
     @Test func aWorkflowChangeInTheJournalIsWrittenOverAnOlderStateOnly() throws {
@@ -35,42 +36,53 @@ import Testing
             let store = try RunJournalTests.store(folder)
             let workflows = try SQLiteWorkflowStore(store: store)
             let done = DispatchSemaphore(value: 0)
-            workflows.commit(WorkflowCommit(runs: [Self.run("waiting", .waiting), Self.run("ended", .succeeded), Self.run("retried", .running)],
+            workflows.commit(WorkflowCommit(runs: [Self.run("waiting", .waiting, revision: 1), Self.run("ended", .succeeded, revision: 1),
+                                                   Self.run("retried", .running, revision: 1), Self.run("stale", .running, revision: 3, variables: ["v": 3])],
                                             steps: [Self.step("waiting", "go", attempt: 1, .waiting), Self.step("ended", "go", attempt: 1, .succeeded),
-                                                    Self.step("retried", "go", attempt: 2, .running)])) { _ in done.signal() }
+                                                    Self.step("retried", "go", attempt: 2, .running), Self.step("stale", "go", attempt: 1, .succeeded)])) { _ in done.signal() }
             RunJournalTests.waitWritten(store)
             #expect(done.wait(timeout: .now() + 120) == .success)
             store.close()
         }
         let mark = try RunJournalTests.mark(at: path)
         // "waiting" got its signal (its step ended, the run went on); "ended" finished before its
-        // line; "retried" is at a later attempt than its line; "gone" the store lacks.
-        let text = Self.change(mark + 1, runs: [Self.run("waiting", .running, variables: ["n": 1])], steps: [Self.step("waiting", "go", attempt: 1, .succeeded)])
-            + Self.change(mark + 2, runs: [Self.run("ended", .running)], steps: [Self.step("ended", "go", attempt: 1, .running)])
+        // line; "retried" is at a later attempt than its line; "stale" went on past its line (a
+        // line the store gave up, left in a pinned journal); "gone" the store lacks.
+        let text = Self.change(mark + 1, runs: [Self.run("waiting", .running, revision: 2, variables: ["n": 1])], steps: [Self.step("waiting", "go", attempt: 1, .succeeded)])
+            + Self.change(mark + 2, runs: [Self.run("ended", .running, revision: 2)], steps: [Self.step("ended", "go", attempt: 1, .running)])
             + Self.change(mark + 3, steps: [Self.step("retried", "go", attempt: 1, .succeeded), Self.step("retried", "next", attempt: 1, .running)])
-            + Self.change(mark + 4, runs: [Self.run("gone", .running)], steps: [Self.step("gone", "go", attempt: 1, .succeeded)])
+            + Self.change(mark + 4, runs: [Self.run("stale", .running, revision: 2, variables: ["v": 2])], steps: [Self.step("stale", "go", attempt: 1, .running)])
+            + Self.change(mark + 5, runs: [Self.run("gone", .running, revision: 1)], steps: [Self.step("gone", "go", attempt: 1, .succeeded)])
+        #expect(!text.contains("ticket"), "a line leaves the run's input out")
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
         let store = try RunJournalTests.store(folder)
         defer { store.close() }
         let reader = try AgentStore.readOnlyQueue(path: path)
         let waiting = try #require(try SQLiteWorkflowStore.run(id: "waiting", reader: reader))
-        #expect(waiting.run.status == .running && waiting.run.variables == ["n": 1])
+        #expect(waiting.run.status == .running && waiting.run.variables == ["n": 1] && waiting.run.revision == 2)
+        #expect(waiting.run.input == ["ticket": 7] && waiting.run.definition == ["steps": []], "the store's input and definition kept")
         #expect(waiting.steps.map(\.status) == [.succeeded], "the signal's step ended")
         let ended = try #require(try SQLiteWorkflowStore.run(id: "ended", reader: reader))
         #expect(ended.run.status == .succeeded && ended.steps.map(\.status) == [.succeeded], "a finished run was changed")
         let retried = try #require(try SQLiteWorkflowStore.run(id: "retried", reader: reader))
         #expect(retried.steps.map { "\($0.stepID) \($0.attempt) \($0.status.rawValue)" } == ["go 2 running", "next 1 running"],
                 "an earlier attempt undid a later one, or a new step was not written")
+        let stale = try #require(try SQLiteWorkflowStore.run(id: "stale", reader: reader))
+        #expect(stale.run.variables == ["v": 3] && stale.steps.map(\.status) == [.succeeded], "an earlier revision undid a later one")
         #expect(try SQLiteWorkflowStore.run(id: "gone", reader: reader) == nil, "a change made a run the store did not have")
-        #expect(try RunJournalTests.mark(at: path) == mark + 4)
+        #expect(try RunJournalTests.mark(at: path) == mark + 5)
     }
 
     @Test func aJournalLineOfAWorkflowChangeIsReadBackWhole() throws {
-        let line = Self.change(7, runs: [Self.run("r", .running)], steps: [Self.step("r", "go", attempt: 1, .succeeded)])
+        var run = Self.run("r", .running, revision: 4)
+        let line = Self.change(7, runs: [run], steps: [Self.step("r", "go", attempt: 1, .succeeded)])
         let entry = try #require(RunJournal.entry(Array(line.utf8.dropLast())))
         #expect(entry.0 == 7)
         guard case .workflow(let commit) = entry.1 else { Issue.record("not read as a workflow change: \(entry.1)"); return }
-        #expect(commit.runs == [Self.run("r", .running)] && commit.steps == [Self.step("r", "go", attempt: 1, .succeeded)])
+        // The definition and input, left out, are the store's at the replay.
+        run.definition = .null
+        run.input = [:]
+        #expect(commit.runs == [run] && commit.steps == [Self.step("r", "go", attempt: 1, .succeeded)])
         // A step that is not one: the line is not ours, not half applied.
         let broken = #"{"seq":8,"change":true,"workflow":{"runs":[],"steps":[{"run_id":"r"}]}}"#
         #expect(RunJournal.entry(Array(broken.utf8)) == nil)
@@ -78,7 +90,7 @@ import Testing
 
     @Test func keptWorkflowChangesTheJournalHoldsNeverGiveWay() {
         var kept = RetainedWrites(limit: 1)
-        let commits = ["a", "b", "c"].map { WorkflowCommit(runs: [Self.run($0, .running)]) }
+        let commits = ["a", "b", "c"].map { WorkflowCommit(runs: [Self.run($0, .running, revision: 1)]) }
         #expect(kept.keep(runs: [], workflows: commits, journaled: [true, false, true]) == 1)
         #expect(kept.workflows.map { $0.runs[0].id } == ["a", "c"])
         #expect(kept.lost == 1)

@@ -276,6 +276,7 @@ package final class WorkflowEngine {
                 failed.status = .failed
                 failed.error = "the run's copy of its workflow definition cannot be read"
                 failed.endedAt = Date().timeIntervalSince1970
+                failed.revision += 1
                 store?.commit(WorkflowCommit(runs: [failed], claim: failed.claim)) { _ in }
                 continue
             }
@@ -467,6 +468,7 @@ package final class WorkflowEngine {
     package func commit(_ state: LiveRun, _ records: [WorkflowStepRecord]) {
         var change = WorkflowCommit(steps: records, claim: state.run.claim)
         if state.runDirty {
+            state.run.revision += 1
             change.runs = [state.run]
             state.runDirty = false
         }

@@ -43,6 +43,10 @@ package struct WorkflowRun: Sendable, Equatable {
     /// The agent carrying it out: a fleet agent's id (the last to take it over), else the
     /// agent's name. Nil in a record written before it was kept.
     package var agent: String?
+    /// One more each time the engine hands the run's record to the store: which of two records
+    /// of a run is the later (the store's run journal writes a kept change only over an
+    /// earlier one). 0 in a record written before it was kept.
+    package var revision = 0
 
     package init(id: String, workflow: WorkflowDefinition, input: JSONValue, requestedBy: String, startedAt: Double = Date().timeIntervalSince1970) {
         self.id = id
@@ -85,6 +89,7 @@ package struct WorkflowRun: Sendable, Equatable {
         if cascade > 0 { object["cascade"] = .number(JSONNumber(cascade)) }
         if !signals.isEmpty { object["signals"] = .array(signals.map(\.storedJSON)) }
         if let agent { object["agent"] = .string(agent) }
+        if revision > 0 { object["revision"] = .number(JSONNumber(revision)) }
         return .object(object)
     }
 
@@ -116,6 +121,7 @@ package struct WorkflowRun: Sendable, Equatable {
         cascade = value["cascade"]?.numberValue?.intValue ?? 0
         signals = (value["signals"]?.arrayValue ?? []).compactMap(WorkflowSignal.init(stored:))
         agent = value["agent"]?.stringValue
+        revision = value["revision"]?.numberValue?.intValue ?? 0
     }
 }
 
