@@ -33,6 +33,9 @@ while [ $# -gt 0 ]; do
 done
 
 cd "$(dirname "$0")/.."
+# What is installed is for every user of the machine (create-agent finds its templates, the
+# shells their completions): the installer's own narrow umask (077) must not narrow it.
+umask 022
 if [ "$build" = 1 ]; then
     [ -z "$bin" ] || { echo "error: --build-dir names products built elsewhere: use it with --no-build" >&2; exit 2; }
     swift build -c release
@@ -70,4 +73,6 @@ for command in "${commands[@]}"; do
     "$bin/$command" --generate-completion-script zsh >"$zsh_completions/_$command"
     "$bin/$command" --generate-completion-script fish >"$fish_completions/$command.fish"
 done
+# The copies keep their source's modes, which a checkout made under a narrow umask narrows too.
+chmod -R u+rwX,go+rX,go-w "$share" "$bash_completions" "$zsh_completions" "$fish_completions"
 echo "installed into $prefix (binaries in $prefix/bin, templates, SDK and docs in $share, man pages in $man, completions in $prefix/share)"

@@ -9,9 +9,15 @@ import Testing
     func installPutsManPagesAndCompletionsUnderThePrefix() throws {
         let prefix = TestPaths.temporaryDirectory("prefix")
         defer { try? FileManager.default.removeItem(atPath: prefix) }
-        let result = try runProgram(TestPaths.repository + "/scripts/install.sh",
-                                    ["--prefix", prefix, "--no-build", "--build-dir", TestPaths.products])
+        // By an installer whose umask (077) must not narrow what every user reads.
+        let result = try runProgram("/bin/sh", ["-c", #"umask 077 && exec "$0" "$@""#, TestPaths.repository + "/scripts/install.sh",
+                                                "--prefix", prefix, "--no-build", "--build-dir", TestPaths.products])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        for path in ["share/agentruntime/Templates", "share/agentruntime/SDK/Package.swift", "share/agentruntime/docs", "share/bash-completion/completions/agent-control",
+                     "share/man/man1/agent-control.1"] {
+            var info = stat()
+            #expect(stat(prefix + "/" + path, &info) == 0 && info.st_mode & 0o044 == 0o044, "\(path) is \(String(info.st_mode & 0o777, radix: 8)): not readable by all")
+        }
         for command in ["agent-control", "validate-settings", "create-agent", "add-agent-module"] {
             for path in ["bin/\(command)", "share/man/man1/\(command).1", "share/bash-completion/completions/\(command)",
                          "share/zsh/site-functions/_\(command)", "share/fish/vendor_completions.d/\(command).fish"] {
