@@ -26,7 +26,7 @@ extension RunJournal {
         let (mark, skipped, written, changed) = try database.write { db -> (UInt64, Int, Int, Int) in
             var mark = try Self.mark(in: db)
             var written = 0, changed = 0
-            let skipped = try Self.readLines(descriptor) { seq, line in
+            func apply(_ seq: UInt64, _ line: Line) throws {
                 guard seq > mark else { return }
                 mark = seq
                 let (run, change): (TaskRun, Bool)
@@ -51,6 +51,8 @@ extension RunJournal {
                 try SQLiteRunStore.write([run], in: db)
                 written += 1
             }
+            // The room's lines (a full disk's changes) are all later than the file's.
+            let skipped = try Self.readLines(descriptor, apply) + Self.readRoom(of: path, apply)
             try Self.setMark(mark, in: db)
             return (mark, skipped, written, changed)
         }
@@ -66,6 +68,8 @@ extension RunJournal {
         guard ftruncate(descriptor, 0) == 0 else {
             throw StoreOpenError("cannot empty its run journal \(path): \(String(cString: strerror(errno)))")
         }
+        // Past the mark now: a room not cleared is read again and skipped.
+        _ = DiskRoom.clearLines(at: roomPath(for: path))
         return mark
     }
 
@@ -98,12 +102,13 @@ extension RunJournal {
         guard descriptor >= 0 else { return }
         defer { Glibc.close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else { return }
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+              status.st_size > 0 || DiskRoom.holdsLines(at: roomPath(for: path)) else { return }
         try reader.read { db in
             // A store from before the journal has no mark, and no journal either.
             guard try db.tableExists("run_journal") else { return }
             let mark = try Self.mark(in: db)
-            try Self.readLines(descriptor) { seq, line in
+            func read(_ seq: UInt64, _ line: Line) throws {
                 // Beside a stopped agent its workflow changes show once the next start wrote them.
                 guard seq > mark, case .run(let run, let change) = line else { return }
                 if change {
@@ -113,6 +118,8 @@ extension RunJournal {
                 }
                 body(run)
             }
+            try Self.readLines(descriptor, read)
+            try Self.readRoom(of: path, read)
         }
     }
 
@@ -177,8 +184,18 @@ extension RunJournal {
     /// does not begin as ours, or is longer than ``lineLimit``, is skipped without being held
     /// (a tail of zeros); a last line of ours without its newline was cut short by a crash
     /// (its request was never answered) and is not counted.
+    /// ``readLines(_:untilZero:_:)`` of the room kept beside the journal at `path` (none: 0).
     @discardableResult
-    static func readLines(_ descriptor: Int32, _ body: (UInt64, Line) throws -> Void) throws -> Int {
+    static func readRoom(of path: String, _ body: (UInt64, Line) throws -> Void) throws -> Int {
+        let descriptor = open(roomPath(for: path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0 }
+        defer { Glibc.close(descriptor) }
+        return try readLines(descriptor, untilZero: true, body)
+    }
+
+    /// With `untilZero`, the file ends at its first zero byte (the room's allocated rest).
+    @discardableResult
+    static func readLines(_ descriptor: Int32, untilZero: Bool = false, _ body: (UInt64, Line) throws -> Void) throws -> Int {
         var skipped = 0
         var pending: [UInt8] = []
         var discarding = false
@@ -189,8 +206,10 @@ extension RunJournal {
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             offset += off_t(count)
+            let end = untilZero ? chunk[0..<count].firstIndex(of: 0) : nil
+            let used = end ?? count
             var start = 0
-            for index in 0..<count where chunk[index] == UInt8(ascii: "\n") {
+            for index in 0..<used where chunk[index] == UInt8(ascii: "\n") {
                 if discarding {
                     discarding = false
                     skipped += 1
@@ -201,12 +220,14 @@ extension RunJournal {
                 pending.removeAll(keepingCapacity: pending.count < 1 << 20)
                 start = index + 1
             }
-            guard !discarding else { continue }
-            pending += chunk[start..<count]
-            if pending.count > lineLimit || !zip(pending, linePrefix).allSatisfy(==) {
-                discarding = true
-                pending = []
+            if !discarding {
+                pending += chunk[start..<used]
+                if pending.count > lineLimit || !zip(pending, linePrefix).allSatisfy(==) {
+                    discarding = true
+                    pending = []
+                }
             }
+            if end != nil { break }
         }
         return skipped + (discarding ? 1 : 0)
     }

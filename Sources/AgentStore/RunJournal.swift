@@ -65,12 +65,13 @@ package final class RunJournal: Sendable {
         var holding = false
         /// The disk's bytes kept for the changes (nil when nothing is appended).
         var room: DiskRoom?
+        /// Changes go into the room (the disk was full), until the store has written them all:
+        /// so that every line there is later than every line of the file.
+        var inRoom = false
     }
 
     /// Bytes the file may hold before appends wait for the store to catch up.
     package static let sizeLimit = 1 << 20
-    /// Bytes the file may hold with the changes the store could not write (``appendChange(_:)``).
-    package static let changesLimit = sizeLimit + DiskRoom.bytes
 
     /// The path of the room kept for the journal at `path` (`agent.sqlite-room`).
     package static func roomPath(for path: String) -> String {
@@ -128,14 +129,18 @@ package final class RunJournal: Sendable {
             let mark: UInt64
             do {
                 mark = try replay(descriptor, path: path, into: database, logger: logger)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-                // The room kept aside is for this too: given back, the replay is tried once more.
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL && !DiskRoom.holdsLines(at: roomPath(for: path)) {
+                // The room kept aside, holding no line, is for this too: given back, the replay is
+                // tried once more.
                 _ = truncate(roomPath(for: path), 0)
                 mark = try replay(descriptor, path: path, into: database, logger: logger)
             }
             return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full, logger: logger)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)), though the 2 MiB kept aside in \(roomPath(for: path)) were given back: free some space on its disk, then start again")
+            let room = DiskRoom.holdsLines(at: roomPath(for: path))
+                ? "the changes the 2 MiB kept aside in \(roomPath(for: path)) hold are not written yet, so they were not given back"
+                : "though the 2 MiB kept aside in \(roomPath(for: path)) were given back"
+            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)); \(room): free some space on its disk, then start again")
         } catch {
             logger.error("store: the new runs in \(path) could not be written to the database (\(error)); they are tried again at the next start, and until then requests wait for the store")
             return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false, logger: logger)
@@ -193,28 +198,33 @@ package final class RunJournal: Sendable {
     package func hold(_ holding: Bool) {
         state.withLock { state in
             state.holding = holding
-            if !holding, state.room?.isKept == false { state.room?.take() }
+            if !holding, state.room?.isKept == false, let free = state.room?.take() {
+                logger.warning("store: cannot keep \(DiskRoom.bytes >> 20) MiB aside in \(Self.roomPath(for: path)) for the run journal (\(free >> 10) KiB free on its disk, and it leaves a MiB more): until it can, changes of runs made while the disk is full are kept in memory only, and a kill loses them. Free some space")
+            }
         }
     }
 
     private func appendLine(change: Bool, _ make: (UInt64) -> [UInt8]) -> UInt64? {
         guard isEnabled else { return nil }
         return state.withLock { state -> UInt64? in
-            guard !state.pinned, state.descriptor >= 0, change || (state.size < Self.sizeLimit && !state.holding), relinked(&state) else { return nil }
+            guard !state.pinned, state.descriptor >= 0, change || (state.size < Self.sizeLimit && !state.holding && !state.inRoom),
+                  relinked(&state) else { return nil }
             let seq = state.appended + 1
             let line = make(seq)
-            guard !change || state.size + line.count <= Self.changesLimit else { return nil }
-            if !Self.writeAll(state.descriptor, line) {
+            if !state.inRoom {
+                if (!change || state.size + line.count <= Self.sizeLimit), Self.writeAll(state.descriptor, line) {
+                    state.appended = seq
+                    state.size += line.count
+                    return seq
+                }
                 // A part written (a full disk) is cut off, so that the next line starts a line.
                 _ = ftruncate(state.descriptor, off_t(state.size))
-                // A change on a full disk: the room kept for it is given back, and it goes there.
-                guard change, state.room?.giveBack() == true, Self.writeAll(state.descriptor, line) else {
-                    _ = ftruncate(state.descriptor, off_t(state.size))
-                    return nil
-                }
+                guard change else { return nil }
             }
+            // A change on a full disk: into the blocks the room keeps allocated.
+            guard state.room?.write(line) == true else { return nil }
+            state.inRoom = true
             state.appended = seq
-            state.size += line.count
             return seq
         }
     }
@@ -259,8 +269,10 @@ package final class RunJournal: Sendable {
     package func committed(through seq: UInt64) {
         state.withLock { state in
             state.committed = max(state.committed, seq)
-            guard !state.pinned, state.committed == state.appended, state.size > 0, state.descriptor >= 0, relinked(&state) else { return }
-            if ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
+            guard !state.pinned, state.committed == state.appended, state.descriptor >= 0 else { return }
+            if state.size > 0, relinked(&state), ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
+            state.room?.reset()
+            state.inRoom = false
         }
     }
 

@@ -101,6 +101,65 @@ import Testing
         #expect(attempts.map(\.status) == [.succeeded] && attempts.first?.stdoutTail == "done\n", "\(attempts)")
     }
 
+    /// The room keeps its blocks allocated and the lines go into them: given back on a full
+    /// disk as first built, the store's own retry took them, and the next full spell found no
+    /// room (an adversary's signal answered then was lost by a kill), as did a program filling
+    /// the disk at once. Here the disk fills twice, the store writes in between, and whatever
+    /// fills the disk gets nothing of the room.
+    @Test func theRoomKeepsItsBlocksThroughFullSpellsAndWhatFillsTheDiskGetsNoneOfThem() async throws {
+        let disk = try TmpfsDisk(size: "8m", name: "room-kept")
+        defer { disk.unmount() }
+        let logger = Logger(label: "test")
+        let path = disk.path + "/agent.sqlite"
+        var settings = StoreSettings()
+        settings.commitInterval = 0.05
+        let store = try AgentStore(path: path, settings: settings, logger: logger)
+        let runs = try SQLiteRunStore(store: store)
+        func ended(_ id: String) -> TaskRun {
+            var run = TaskRun(id: id, task: "t", requestedBy: .cli)
+            run.status = .succeeded
+            run.attempt = 1
+            run.endedAt = Date().timeIntervalSince1970
+            return run
+        }
+        for id in ["r-1", "r-2"] { #expect(await Self.commitNew(runs, TaskRun(id: id, task: "t", requestedBy: .cli))) }
+        let room = RunJournal.roomPath(for: RunJournal.path(for: path))
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) == 2 << 20 })
+
+        // First spell: r-1's end goes into the room; a MiB is freed and the store writes it.
+        let first = disk.fill()
+        #expect(first > 0)
+        runs.record(ended("r-1"))
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "\(store.statistics)")
+        #expect(truncate(disk.filler, off_t(first - (1 << 20))) == 0)
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained == 0 && store.statistics.degraded == nil }, "\(store.statistics)")
+        // Second spell: what fills the disk gets at most that MiB, nothing of the room.
+        let fd = open(disk.path + "/filler-2", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let block = [UInt8](repeating: 0x5A, count: 64 << 10)
+        var second = 0
+        while true {
+            let n = block.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            second += n
+        }
+        close(fd)
+        #expect(second <= 1 << 20, "the second fill took \(second) bytes: the room was taken")
+        runs.record(ended("r-2"))
+        #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "\(store.statistics)")
+        store.close()
+        let reader = try AgentStore.readOnlyQueue(path: path)
+        #expect(try SQLiteRunStore.readRun(id: "r-2", reader: reader)?.status == .queued)
+        #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["r-2"], "r-2's end is not in the room")
+
+        try disk.free()
+        try FileManager.default.removeItem(atPath: disk.path + "/filler-2")
+        let reopened = try AgentStore(path: path, settings: StoreSettings(), logger: logger)
+        defer { reopened.close() }
+        #expect(try SQLiteRunStore.readRun(id: "r-1", reader: reader)?.status == .succeeded)
+        #expect(try SQLiteRunStore.readRun(id: "r-2", reader: reader)?.status == .succeeded)
+        #expect(!DiskRoom.holdsLines(at: room), "the room's lines were not cleared once written")
+    }
+
     /// `agent-control task|workflow ARGUMENTS --json --settings …` as JSON (nil: not JSON).
     static func control(_ agent: WorkflowAgent, _ arguments: [String]) throws -> (status: Int32, json: JSONValue?, text: String) {
         let result = try runProgram("agent-control", arguments + ["--json", "--settings", agent.run.settingsFile], timeout: 120)

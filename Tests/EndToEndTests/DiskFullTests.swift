@@ -110,7 +110,10 @@ import Testing
     /// Where a workflow run's end is kept: "journal" (a change line of the run journal beside
     /// `database`) or "database"; nil while neither has it.
     static func workflowEnd(of runID: String, in database: String) -> String? {
-        let journal = (try? String(contentsOfFile: database + "-newruns", encoding: .utf8)) ?? ""
+        // The journal's lines, and those of the room kept beside it (up to its zeros).
+        let room = (try? Data(contentsOf: URL(fileURLWithPath: database + "-room"))) ?? Data()
+        let journal = ((try? String(contentsOfFile: database + "-newruns", encoding: .utf8)) ?? "")
+            + String(decoding: room.prefix { $0 != 0 }, as: UTF8.self)
         for line in journal.split(separator: "\n") {
             let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
             let runs = (object?["workflow"] as? [String: Any])?["runs"] as? [[String: Any]] ?? []
@@ -162,9 +165,13 @@ import Testing
         try tmpfs.free()
         let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
         defer { _ = again.stop() }
+        // Until the new agent answers, agent-control reads the store beside it, which shows a
+        // workflow's journaled changes only once the start wrote them: waited for.
         var shown: [String: Any]?
-        #expect(WorkflowAgent.wait(timeout: 60) { shown = try? control(["workflow", "show", runID]); return shown?["run"] != nil }, "\(again.transcript)")
-        #expect((shown?["run"] as? [String: Any])?["status"] as? String == "succeeded", "the run lost its signal: \(String(describing: shown))\n\(again.transcript)")
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            shown = try? control(["workflow", "show", runID])
+            return (shown?["run"] as? [String: Any])?["status"] as? String == "succeeded"
+        }, "the run lost its signal: \(String(describing: shown))\n\(again.transcript)")
         let steps = (shown?["steps"] as? [[String: Any]])?.map { "\($0["step"] ?? "") \($0["status"] ?? "")" }
         #expect(steps == ["wait succeeded", "after succeeded"], "\(String(describing: shown))")
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step after the signal ran again")
