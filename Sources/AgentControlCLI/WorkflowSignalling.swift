@@ -13,8 +13,9 @@ struct WorkflowSignalling: ParsableCommand {
         discussion: """
         A signal goes to one run, never to others. If no wait_signal step of that name waits yet, \
         the run keeps the signal (committed) and its first such step takes it when it starts (at \
-        most 100 kept). Answered once committed. An unknown run is refused (not found), a finished \
-        one too (conflict).
+        most 100 kept). Answered once committed (on a full disk, once kept in the store's run \
+        journal; refused, unavailable, while that has no room either). An unknown run is refused \
+        (not found), a finished one too (conflict).
 
         Example: agent-control workflow signal wf-1a2b-3 customer.replied --payload '{"text": "yes"}'
         """)

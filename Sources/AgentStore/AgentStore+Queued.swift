@@ -144,3 +144,11 @@ extension AgentStore {
         }
     }
 }
+
+extension AgentStore {
+    /// Whether a change of an acknowledged run handed over now would be kept where a kill does
+    /// not lose it: the store writes, or its run journal has room for a change of 256 KiB.
+    package var keepsChangesNow: Bool {
+        queued.withLock { $0.stats.degraded == nil } || runJournal.keeps(bytes: 256 << 10)
+    }
+}

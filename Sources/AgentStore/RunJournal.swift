@@ -192,6 +192,15 @@ package final class RunJournal: Sendable {
         return Array("{\"seq\":\(seq),\"change\":true,\"workflow\":".utf8) + Array(change.serialized().utf8) + Array("}\n".utf8)
     }
 
+    /// Whether a change line of `bytes` would find room now, the disk being full: in the
+    /// blocks the room keeps allocated.
+    package func keeps(bytes: Int) -> Bool {
+        guard isEnabled else { return false }
+        return state.withLock { state in
+            !state.pinned && !state.detached && state.descriptor >= 0 && state.room.map { $0.isKept && $0.used + bytes <= DiskRoom.bytes } == true
+        }
+    }
+
     /// New runs are held back while the store cannot write (their requests are refused, as
     /// the store refuses them): what room there is goes to changes. Once it writes again, the
     /// room given back is taken again (tried at each write until the disk has it).

@@ -176,4 +176,54 @@ import Testing
         #expect(steps == ["wait succeeded", "after succeeded"], "\(String(describing: shown))")
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step after the signal ran again")
     }
+
+    /// A signal was answered "taken" on a full disk when nothing kept it: the room could not
+    /// be kept (the agent started with less than its 2 MiB and a MiB more free), and a kill then
+    /// lost it. It is refused now, as a new run is, and taken once the store writes again.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func aSignalNothingWouldKeepIsRefusedOnAFullDisk() throws {
+        let tmpfs = try TmpfsDisk(size: "8m", name: "signal-refused")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        // Less free than the room needs (2 MiB and a MiB more): it is not kept, and the log says so.
+        var facts = statvfs()
+        #expect(statvfs(disk, &facts) == 0)
+        let free = Int(facts.f_bavail) * Int(facts.f_frsize)
+        #expect(FileManager.default.createFile(atPath: disk + "/ballast", contents: Data(count: free - (2 << 20))))
+        let settings = """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
+         "workflows": {"gate": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}]}}}
+        """
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        defer { _ = agent.stop() }
+        let control = { (arguments: [String]) throws -> [String: Any]? in
+            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        }
+        var started: String?
+        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
+        let runID = try #require(started)
+        #expect(agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("cannot keep 2 MiB aside") } != nil, "\(agent.transcript)")
+
+        #expect(tmpfs.fill() > 0)
+        // A write the store cannot make (a command's audit line) makes it say so; the signal
+        // then finds nothing to keep it.
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            _ = try? control(["workflow", "cancel", "wf-none"])
+            return ((try? control(["status"]))??["store"] as? [String: Any])?["degraded"] is String
+        }, "\(agent.transcript)")
+        var refused: ProgramResult?
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            refused = try? runProgram("agent-control", ["workflow", "signal", runID, "go", "--settings", agent.settingsFile])
+            return refused?.status != 0
+        }, "\(String(describing: refused))\n\(agent.transcript)")
+        #expect(refused?.stderr.contains("the store cannot write now, so the signal was not taken") == true, "\(String(describing: refused))")
+
+        try tmpfs.free()
+        var taken: ProgramResult?
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            taken = try? runProgram("agent-control", ["workflow", "signal", runID, "go", "--settings", agent.settingsFile])
+            return taken?.status == 0
+        }, "\(String(describing: taken))\n\(agent.transcript)")
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["workflow", "show", runID]))??["run"] as? [String: Any])?["status"] as? String == "succeeded" })
+    }
 }

@@ -20,6 +20,9 @@ package final class SQLiteWorkflowStore: WorkflowStore {
         store.commitWorkflows(change) { written in done(written ? .written : .failed) }
     }
 
+    /// While the store cannot write: whether its run journal has room for a change.
+    package var keepsChangesNow: Bool { store.keepsChangesNow }
+
     package func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])] { try loadUnfinishedNow() }
 
     /// ``loadUnfinished()`` on the caller's thread (the agent's start).

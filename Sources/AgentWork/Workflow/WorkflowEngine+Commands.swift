@@ -130,6 +130,7 @@ extension WorkflowEngine {
     package func decide(_ request: WorkflowDecision, approve: Bool, caller: CommandCaller,
                         respond: @escaping (Result<WorkflowStepAnswer, CommandError>) -> Void) {
         let user = caller.front == "control" ? nil : (caller.user ?? "anonymous")
+        if store?.keepsChangesNow == false { return respond(.failure(TaskCoordinator.storeError("decision was not taken"))) }
         switch decide(run: request.id, step: request.step, approve: approve, user: user, comment: request.comment) {
         case .success(let record): afterCommit(request.id) { respond(.success(WorkflowStepAnswer(step: record.json))) }
         case .failure(let problem):

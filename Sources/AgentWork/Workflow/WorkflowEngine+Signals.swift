@@ -19,6 +19,7 @@ extension WorkflowEngine {
     package func signal(_ request: WorkflowSignalCommand.Request, by sender: String,
                         respond: @escaping (Result<WorkflowSignalCommand.Answer, CommandError>) -> Void) {
         if let problem = PlainName.problem(request.name, what: "signal name") { return respond(.failure(.invalid(problem, pointer: "/name"))) }
+        if store?.keepsChangesNow == false { return respond(.failure(TaskCoordinator.storeError("signal was not taken"))) }
         let payload = request.payload ?? .object([:])
         let limit = payloadLimit
         let reply = LoopOwned(respond)

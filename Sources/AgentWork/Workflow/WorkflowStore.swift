@@ -13,6 +13,8 @@ package protocol WorkflowStore: AnyObject, Sendable {
     /// Commits `change` in one transaction (after what was handed over before), then calls
     /// `done` (on any thread) with what became of it.
     func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void)
+    /// See the extension's default.
+    var keepsChangesNow: Bool { get }
     /// Every unfinished run with its whole step log (oldest first): what resumes at start.
     func loadUnfinished() async throws -> [(run: WorkflowRun, steps: [WorkflowStepRecord])]
     /// Runs matching `filter`, newest first (without their steps), as a list shows them: a
@@ -25,6 +27,14 @@ package protocol WorkflowStore: AnyObject, Sendable {
     /// runs stay. Returns how many runs went.
     @discardableResult
     func prune(endedBefore: Double?, keeping: Int?) async throws -> Int
+}
+
+extension WorkflowStore {
+    /// Whether a change of an acknowledged run handed over now is kept, written or held where a
+    /// kill does not lose it (a store that cannot write keeps it only while its journal has
+    /// room): a person's signal or decision is refused while it would not be. Stores that
+    /// write or fail the change as a whole: always.
+    package var keepsChangesNow: Bool { true }
 }
 
 /// A workflow store shared by the agents of a fleet: each unfinished run is held by one agent
