@@ -98,6 +98,39 @@ extension RunJournal {
 
     /// Calls `body` with each record past the store's mark that is newer than the store's.
     private static func readUnwritten(path: String, reader: DatabaseQueue, _ body: (TaskRun) -> Void) throws {
+        try readPastMark(path: path, reader: reader) { db, line in
+            guard case .run(let run, let change) = line else { return }
+            if change {
+                guard try Self.isNewer(run, than: SQLiteRunStore.readRun(id: run.id, in: db)) else { return }
+            } else {
+                guard try !Self.stores(run, in: db) else { return }
+            }
+            body(run)
+        }
+    }
+
+    /// What the journal at `path` holds of workflow runs past the store's mark that is newer
+    /// than the store's, folded (the latest record of each run and of each step): what the next
+    /// start writes, shown beside a stopped agent.
+    package static func unwrittenWorkflows(path: String, reader: DatabaseQueue) throws -> (runs: [String: WorkflowRun], steps: [String: [WorkflowStepRecord]]) {
+        var runs: [String: WorkflowRun] = [:]
+        var steps: [String: [WorkflowStepRecord]] = [:]
+        try readPastMark(path: path, reader: reader) { db, line in
+            guard case .workflow(let commit) = line else { return }
+            let newer = try Self.newer(commit, in: db)
+            for run in newer.runs where run.revision > runs[run.id]?.revision ?? 0 { runs[run.id] = run }
+            for step in newer.steps {
+                var known = steps[step.runID] ?? []
+                if let index = known.firstIndex(where: { $0.stepID == step.stepID && $0.generation == step.generation }) { known[index] = step } else { known.append(step) }
+                steps[step.runID] = known
+            }
+        }
+        return (runs, steps)
+    }
+
+    /// Calls `body` with each line of the journal at `path` and of its room past the store's
+    /// mark, in a read of `reader`.
+    private static func readPastMark(path: String, reader: DatabaseQueue, _ body: (Database, Line) throws -> Void) throws {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { Glibc.close(descriptor) }
@@ -109,14 +142,8 @@ extension RunJournal {
             guard try db.tableExists("run_journal") else { return }
             let mark = try Self.mark(in: db)
             func read(_ seq: UInt64, _ line: Line) throws {
-                // Beside a stopped agent its workflow changes show once the next start wrote them.
-                guard seq > mark, case .run(let run, let change) = line else { return }
-                if change {
-                    guard try Self.isNewer(run, than: SQLiteRunStore.readRun(id: run.id, in: db)) else { return }
-                } else {
-                    guard try !Self.stores(run, in: db) else { return }
-                }
-                body(run)
+                guard seq > mark else { return }
+                try body(db, line)
             }
             try Self.readLines(descriptor, read)
             try Self.readRoom(of: path, read)

@@ -29,12 +29,36 @@ extension StoreReader {
             .sorted { $0.number < $1.number }
     }
 
+    /// With the records the run journal holds of the runs listed (their changes on a full
+    /// disk), as the next start writes them.
     package func workflowRuns(_ filter: WorkflowRunFilter) throws -> RunListPage<WorkflowRun> {
-        try SQLiteWorkflowStore.list(filter, reader: database)
+        let listed = try SQLiteWorkflowStore.list(filter, reader: database)
+        let journaled = try RunJournal.unwrittenWorkflows(path: RunJournal.path(for: path), reader: database).runs
+        guard !journaled.isEmpty else { return listed }
+        return RunListPage(listed.runs.map { entry in
+            guard var newer = journaled[entry.run.id] else { return entry }
+            // A list shows no definition or input: the listed record's (the journal has neither).
+            newer.definition = entry.run.definition
+            newer.input = entry.run.input
+            var shown = entry
+            shown.run = newer
+            return shown
+        }, cut: listed.cut)
     }
 
+    /// With what the run journal holds of it (its changes on a full disk).
     package func workflowRun(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
-        try SQLiteWorkflowStore.run(id: id, reader: database)
+        guard var found = try SQLiteWorkflowStore.run(id: id, reader: database) else { return nil }
+        let journaled = try RunJournal.unwrittenWorkflows(path: RunJournal.path(for: path), reader: database)
+        if let run = journaled.runs[id] { found.run = run }
+        for step in journaled.steps[id] ?? [] {
+            if let index = found.steps.firstIndex(where: { $0.stepID == step.stepID && $0.generation == step.generation }) {
+                found.steps[index] = step
+            } else {
+                found.steps.append(step)
+            }
+        }
+        return found
     }
 
     /// A schedule's history, newest first, each line with the status of the run it started

@@ -161,6 +161,13 @@ import Testing
         // write again (its retry comes 5 s later): killed only then.
         #expect(WorkflowAgent.wait(timeout: 60) { Self.workflowEnd(of: runID, in: disk + "/agent.sqlite") != nil }, "\(agent.transcript)")
         #expect(agent.stop(signal: SIGKILL) != nil)
+        // Beside the stopped agent, a reader shows what the journal holds of the run.
+        let beside = try control(["workflow", "show", runID])
+        #expect((beside?["run"] as? [String: Any])?["status"] as? String == "succeeded", "\(String(describing: beside))")
+        #expect((beside?["steps"] as? [[String: Any]])?.first?["status"] as? String == "succeeded", "\(String(describing: beside))")
+        let listed = try runProgram("agent-control", ["workflow", "runs", "--json", "--settings", agent.settingsFile]).stdout
+        let lines = listed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.first { $0["id"] as? String == runID }?["status"] as? String == "succeeded", "\(listed)")
 
         try tmpfs.free()
         let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
