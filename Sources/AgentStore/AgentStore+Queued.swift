@@ -25,7 +25,7 @@ extension AgentStore {
         /// Shared memory's writes (see ``SQLiteMemoryStore``), each told its outcome once committed.
         var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
         /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
-        var workflowCommits: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)] = []
+        var workflowCommits: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)] = []
         /// When the oldest waiting event was handed over (group commit waits from here).
         var oldestPendingSince = Date.distantPast
         /// When the oldest waiting history line was handed over: lines group-commit as events
@@ -133,7 +133,7 @@ extension AgentStore {
         var runs: [TaskRun]
         var schedules: [(change: ScheduleCommit, done: @Sendable (Bool) -> Void)]
         var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
-        var workflows: [(change: WorkflowCommit, done: @Sendable (Bool) -> Void)]
+        var workflows: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)]
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
         var journaled: UInt64
         var journaledIDs: [String]

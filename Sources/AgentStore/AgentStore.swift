@@ -233,8 +233,9 @@ public final class AgentStore: Sendable {
     }
 
     /// Commits a workflow change (runs and step records together) in the writer's next
-    /// transaction; `done` runs on the writer thread once it is committed (or could not be).
-    package func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (Bool) -> Void) {
+    /// transaction; `done` runs on the writer thread once it is committed (or could not be,
+    /// and whether the run journal keeps it then).
+    package func commitWorkflows(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
         queued.withLock { $0.workflowCommits.append((change, done)) }
         queued.signal()
     }
@@ -311,11 +312,12 @@ public final class AgentStore: Sendable {
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
-                                              unjournaled: &unjournaledWorkflows))
+                let (line, journaled) = keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
+                                             unjournaled: &unjournaledWorkflows)
+                keptLine = max(keptLine, line)
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
-                for commit in workflowBatch { commit.done(false) }
+                for (commit, kept) in zip(workflowBatch, journaled) { commit.done(kept ? .kept : .failed) }
                 for event in committedEvents { event.done(false) }
             } else if !taken.isEmpty || !retained.isEmpty {
                 do {
@@ -361,17 +363,18 @@ public final class AgentStore: Sendable {
                     for state in stateBatch { state.done?(true) }
                     for (commit, written) in zip(scheduleBatch, outcome.commits) { commit.done(written) }
                     for (write, result) in zip(memoryBatch, outcome.memory) { write.done(result) }
-                    for commit in workflowBatch { commit.done(true) }
+                    for commit in workflowBatch { commit.done(.written) }
                     for event in committedEvents { event.done(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                    keptLine = max(keptLine, keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
-                                                  unjournaled: &unjournaledWorkflows, cannotWriteNow: Self.cannotWriteNow(error)))
+                    let (line, journaled) = keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
+                                                 unjournaled: &unjournaledWorkflows, cannotWriteNow: Self.cannotWriteNow(error))
+                    keptLine = max(keptLine, line)
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
-                    for commit in workflowBatch { commit.done(false) }
+                    for (commit, kept) in zip(workflowBatch, journaled) { commit.done(kept ? .kept : .failed) }
                     for event in committedEvents { event.done(false) }
                     retryAfter = Date().addingTimeInterval(5)
                 }
@@ -445,13 +448,14 @@ public final class AgentStore: Sendable {
     /// does not lose them: returns the last line's number (0: none). A run whose change is in
     /// the journal joins `journaled`, whose changes are never given up: the mark that passes
     /// its line must come with its change.
-    @discardableResult
+    /// Returns also, for each of `workflowBatch`, whether the journal holds it.
     private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: inout Set<String>,
-                      unjournaled: inout Set<String>, cannotWriteNow: Bool = true) -> UInt64 {
+                      unjournaled: inout Set<String>, cannotWriteNow: Bool = true) -> (lastLine: UInt64, journaled: [Bool]) {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
         let lostNow: Int
         var lastLine: UInt64 = 0
+        var journaledWorkflows = [Bool](repeating: false, count: kept.count)
         if cannotWriteNow {
             runJournal.hold(true)
             for run in runBatch where run.claim == nil {
@@ -460,7 +464,7 @@ public final class AgentStore: Sendable {
                     journaled.insert(run.id)
                 }
             }
-            let journaledWorkflows = kept.map { commit -> Bool in
+            journaledWorkflows = kept.map { commit -> Bool in
                 let runs = Set(commit.runs.map(\.id) + commit.steps.map(\.runID))
                 guard commit.claim == nil, unjournaled.isDisjoint(with: runs), let seq = runJournal.appendChange(commit) else {
                     unjournaled.formUnion(runs)
@@ -487,7 +491,8 @@ public final class AgentStore: Sendable {
         if lostNow > 0 {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }
-        return lastLine
+        var next = journaledWorkflows.makeIterator()
+        return (lastLine, workflowBatch.map { $0.keepIfUnwritten ? next.next() ?? false : false })
     }
 
     /// Whether `error` says the database cannot be written for now (room, I/O, permissions,

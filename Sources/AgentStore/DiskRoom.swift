@@ -43,8 +43,11 @@ struct DiskRoom {
             let written = line.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + offset, $0.count - offset, off_t(used + offset)) }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else {
-                // What was written in part is zeroed, so that the next line starts where this did.
+                // What was written in part is zeroed, so that the next line starts where this did;
+                // the room is not counted on again until it is allocated anew (a copy-on-write file
+                // system, or the file removed, refuses writes into blocks it had).
                 Self.zero(descriptor, from: used, to: used + offset)
+                isKept = false
                 return false
             }
             offset += written
@@ -76,9 +79,12 @@ struct DiskRoom {
         guard lastTry == 0 || now - lastTry >= 5 else { return nil }
         lastTry = now
         var disk = statvfs()
-        guard fstatvfs(descriptor, &disk) == 0 else { return nil }
+        var facts = stat()
+        guard fstatvfs(descriptor, &disk) == 0, fstat(descriptor, &facts) == 0 else { return nil }
         let free = UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
-        guard free >= UInt64(Self.bytes + (1 << 20)) else {
+        // Blocks the file holds already (an earlier start's) need no more from the disk.
+        let held = UInt64(max(0, Int64(facts.st_blocks))) * 512
+        guard free + min(held, UInt64(Self.bytes)) >= UInt64(Self.bytes + (1 << 20)) else {
             defer { refusalSaid = true }
             return refusalSaid ? nil : free
         }

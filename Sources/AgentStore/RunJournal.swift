@@ -35,9 +35,9 @@ import Synchronization
 ///
 /// The journal also keeps what the store could not write of runs already answered — a run's
 /// end on a full disk (``appendChange(_:)``, lines `{"seq":N,"change":true,"run":{…},"attempt":{…}}`):
-/// the bytes a ``DiskRoom`` keeps aside are given back to the disk for them when it is full, so
-/// that such a line is written when the database cannot be, and an agent killed before the
-/// disk has room again does not run the run again at its next start. Workflow changes go
+/// when the file cannot take them (the disk is full) they go into the blocks a ``DiskRoom``
+/// keeps allocated, so that such a line is written when the database cannot be, and an agent
+/// killed before the disk has room again does not run the run again at its next start. Workflow changes go
 /// there too (``appendChange(_:)-(WorkflowCommit)``): a step whose end was kept so is not run
 /// again. The next open writes them over what the store has.
 package final class RunJournal: Sendable {
@@ -202,8 +202,8 @@ package final class RunJournal: Sendable {
     }
 
     /// New runs are held back while the store cannot write (their requests are refused, as
-    /// the store refuses them): what room there is goes to changes. Once it writes again, the
-    /// room given back is taken again (tried at each write until the disk has it).
+    /// the store refuses them): what room there is goes to changes. Once it writes, a room not
+    /// kept yet is allocated (tried at most every 5 s, until the disk has it).
     package func hold(_ holding: Bool) {
         state.withLock { state in
             state.holding = holding

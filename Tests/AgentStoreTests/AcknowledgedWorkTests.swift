@@ -82,8 +82,7 @@ import Testing
         runs.record(run)
         #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the end was not kept: \(store.statistics)")
         #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
-        // The room given back for the line is taken by what fills the disk (as here), before
-        // the store tries again.
+        // Whatever fills the disk again before the store tries again takes none of the room.
         #expect(disk.fill() > 0)
         // Stopped with the disk still full: the database never got the end.
         store.close()

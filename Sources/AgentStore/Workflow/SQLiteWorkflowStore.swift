@@ -17,7 +17,7 @@ package final class SQLiteWorkflowStore: WorkflowStore {
     }
 
     package func commit(_ change: WorkflowCommit, done: @escaping @Sendable (WorkflowCommitOutcome) -> Void) {
-        store.commitWorkflows(change) { written in done(written ? .written : .failed) }
+        store.commitWorkflows(change, done: done)
     }
 
     /// While the store cannot write: whether its run journal has room for a change.

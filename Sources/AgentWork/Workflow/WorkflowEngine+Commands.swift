@@ -132,7 +132,13 @@ extension WorkflowEngine {
         let user = caller.front == "control" ? nil : (caller.user ?? "anonymous")
         if store?.keepsChangesNow == false { return respond(.failure(TaskCoordinator.storeError("decision was not taken"))) }
         switch decide(run: request.id, step: request.step, approve: approve, user: user, comment: request.comment) {
-        case .success(let record): afterCommit(request.id) { respond(.success(WorkflowStepAnswer(step: record.json))) }
+        case .success(let record):
+            afterCommit(request.id) { kept in
+                guard kept else {
+                    return respond(.failure(.unavailable("the run \(request.id) took the decision on \(request.step), but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, the step waits for a decision again. `agent-control status` (store.degraded) says why")))
+                }
+                respond(.success(WorkflowStepAnswer(step: record.json)))
+            }
         case .failure(let problem):
             let refusal = CommandError(CommandError.Code(rawValue: problem.code) ?? .failed, problem.message)
             guard live[request.id] == nil else { return respond(.failure(refusal)) }

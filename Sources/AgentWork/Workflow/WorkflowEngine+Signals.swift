@@ -56,7 +56,13 @@ extension WorkflowEngine {
             commit(state, [])
             answer.kept = true
         }
-        afterCommit(id) { respond(.success(answer)) }
+        afterCommit(id) { kept in
+            guard kept else {
+                // Taken in memory: sent again, it would be a second signal.
+                return respond(.failure(.unavailable("the run \(id) took the signal \"\(signal.name)\", but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, the run goes back to before it. `agent-control status` (store.degraded) says why; do not send it again")))
+            }
+            respond(.success(answer))
+        }
     }
 
     /// A run that is not unfinished here: finished (409), unknown (404), or unfinished in the

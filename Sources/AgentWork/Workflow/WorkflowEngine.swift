@@ -55,7 +55,10 @@ package final class WorkflowEngine {
         package var waiters: [(WorkflowRun, [WorkflowStepRecord]) -> Void] = []
         /// Called once everything handed to the store so far is committed (answers that
         /// promise durability: a run started, an approval recorded).
-        package var afterCommit: [() -> Void] = []
+        /// Each is told whether all of it was kept (written, or held where a kill does not lose it).
+        package var afterCommit: [(Bool) -> Void] = []
+        /// A commit since the last call of ``afterCommit`` was neither written nor kept.
+        package var unkept = false
         /// Steps this advance may still begin (see ``WorkflowEngine/beginsPerTurn``).
         package var beginBudget = 0
 
@@ -199,7 +202,7 @@ package final class WorkflowEngine {
         let state = LiveRun(run: run, definition: workflow)
         hold(state, inputBytes: inputBytes)
         commit(state, [])
-        if let committed { state.afterCommit.append(committed) }
+        if let committed { state.afterCommit.append { _ in committed() } }
         publish(.workflowStarted, ["run_id": .string(run.id), "workflow": .string(workflow.name), "version": .string(workflow.version)], run.cascade)
         return run
     }
@@ -487,12 +490,24 @@ package final class WorkflowEngine {
 
     /// Calls `done` once what was handed to the store for run `id` is committed (at once if nothing is pending).
     package func afterCommit(_ id: String, _ done: @escaping () -> Void) {
-        guard let state = live[id] ?? lastFinished[id], state.pendingCommits > 0 else { return done() }
+        afterCommit(id) { _ in done() }
+    }
+
+    /// Calls `done` once what was handed to the store for run `id` is committed, with whether
+    /// all of it was kept: written, or held where a kill does not lose it (the store's run
+    /// journal on a full disk). An answer that promises durability says so only then.
+    package func afterCommit(_ id: String, kept done: @escaping (Bool) -> Void) {
+        guard let state = live[id] ?? lastFinished[id], state.pendingCommits > 0 else { return done(true) }
         state.afterCommit.append(done)
     }
 
     private func committed(_ state: LiveRun, steps: [String], outcome: WorkflowCommitOutcome) {
-        if outcome == .failed { logger.error("workflow run \(state.run.id): the store could not write its step log now; it goes on, and the store writes it once it can (status: store.retained)") }
+        if outcome == .failed {
+            state.unkept = true
+            logger.error("workflow run \(state.run.id): the store could not write its step log now, nor keep it in its run journal; it goes on, and the store writes it once it can (status: store.retained) — a kill before then loses it")
+        } else if outcome == .kept {
+            logger.warning("workflow run \(state.run.id): the store could not write its step log now; it keeps it in its run journal and writes it once it can (status: store.retained)")
+        }
         state.pendingCommits -= 1
         if outcome == .written { state.stored = true }
         if outcome == .refused {
@@ -505,8 +520,10 @@ package final class WorkflowEngine {
         }
         guard state.pendingCommits == 0 else { return }
         let calls = state.afterCommit
+        let kept = !state.unkept
         state.afterCommit = []
-        for call in calls { call() }
+        state.unkept = false
+        for call in calls { call(kept) }
         if live[state.run.id] === state {
             advance(state.run.id)
         } else if outcome == .written {

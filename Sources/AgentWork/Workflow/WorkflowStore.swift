@@ -61,6 +61,9 @@ package enum WorkflowCommitOutcome: Sendable, Equatable {
     case written
     /// The store could not write it (the engine goes on in memory).
     case failed
+    /// The store could not write it now but keeps it where a kill does not lose it (its run
+    /// journal, on a full disk): written once it can, or at the next start.
+    case kept
     /// Made under a claim that no longer holds the run: another agent has it now.
     case refused
 }
