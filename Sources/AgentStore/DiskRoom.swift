@@ -124,6 +124,16 @@ struct DiskRoom {
         return linesLength(descriptor) == 0
     }
 
+    /// Gives back to the disk what a room at `path` holds past its lines (all of it when it
+    /// holds none): for the open's own writes on a full disk. The lines stay.
+    static func shrinkToLines(at path: String) {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        let length = linesLength(descriptor)
+        _ = ftruncate(descriptor, off_t((length + 4095) / 4096 * 4096))
+    }
+
     /// Whether a room at `path` holds lines (its first byte is not zero).
     static func holdsLines(at path: String) -> Bool {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

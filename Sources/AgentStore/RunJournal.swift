@@ -129,18 +129,15 @@ package final class RunJournal: Sendable {
             let mark: UInt64
             do {
                 mark = try replay(descriptor, path: path, into: database, logger: logger)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL && !DiskRoom.holdsLines(at: roomPath(for: path)) {
-                // The room kept aside, holding no line, is for this too: given back, the replay is
-                // tried once more.
-                _ = truncate(roomPath(for: path), 0)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+                // The room kept aside is for this too: what it holds past its lines given back,
+                // the replay is tried once more.
+                DiskRoom.shrinkToLines(at: roomPath(for: path))
                 mark = try replay(descriptor, path: path, into: database, logger: logger)
             }
             return RunJournal(path: path, descriptor: descriptor, mark: mark, enabled: !full, logger: logger)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-            let room = DiskRoom.holdsLines(at: roomPath(for: path))
-                ? "the changes the 2 MiB kept aside in \(roomPath(for: path)) hold are not written yet, so they were not given back"
-                : "though the 2 MiB kept aside in \(roomPath(for: path)) were given back"
-            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)); \(room): free some space on its disk, then start again")
+            throw StoreOpenError("cannot write the runs its run journal \(path) holds to the database (\(error)), though the 2 MiB kept aside in \(roomPath(for: path)) were given back (but for the changes they hold, which are not written yet): free some space on its disk, then start again")
         } catch {
             logger.error("store: the new runs in \(path) could not be written to the database (\(error)); they are tried again at the next start, and until then requests wait for the store")
             return RunJournal(path: path, descriptor: descriptor, mark: .max, enabled: false, logger: logger)
