@@ -101,12 +101,20 @@ extension WorkflowEngine {
     }
 
     /// `workflow_cancel`: an unfinished run.
+    /// Answered once the cancel is committed; refused, as a signal is, while the store could not
+    /// keep it (see ``WorkflowStore/keepsChangesNow``).
     package func cancelRun(_ id: String, by caller: CommandCaller, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
+        if live[id] != nil, store?.keepsChangesNow == false { return respond(.failure(TaskCoordinator.storeError("cancel was not done"))) }
         guard let run = cancel(id, by: caller.description) else {
             return refuseNotUnfinished(id, finished: .conflict("the run \(id) has already finished"),
                                        missing: .notFound("no unfinished workflow run \(id); `agent-control workflow runs` lists them"), respond: respond)
         }
-        respond(.success(WorkflowShowAnswer(run)))
+        afterCommit(id) { kept in
+            guard kept else {
+                return respond(.failure(.unavailable("the run \(id) was cancelled, but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, the run resumes at the next start. `agent-control status` (store.degraded) says why")))
+            }
+            respond(.success(WorkflowShowAnswer(run)))
+        }
     }
 
     /// The refusal of a change to run `id`, which is not unfinished here: `finished` while the

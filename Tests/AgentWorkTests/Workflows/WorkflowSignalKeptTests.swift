@@ -99,4 +99,36 @@ import Testing
             #expect(engine.known(refused)?.steps.first?.status == .waiting, "the step took a refused signal")
         }
     }
+
+    /// A cancel is answered done only once written or kept, and refused while nothing would keep
+    /// it (before, it was answered at once and a kill on a full disk could undo it).
+    @Test func aCancelIsAnsweredDoneOnlyWhenItsChangeIsWrittenOrKept() throws {
+        let loop = EventLoop()
+        try loop.isolated {
+            let logger = Logger(label: "test")
+            let store = OutcomeStore()
+            let engine = WorkflowEngine(loop: loop, store: store, tasks: TaskCoordinator(loop: loop, store: nil, logger: logger), logger: logger)
+            engine.apply([try #require(WorkflowSettings.parse(name: "gate", source: try JSONValue.parse(Data(Self.gate.utf8))))])
+            let caller = CommandCaller(front: "control")
+            @LoopActor func cancel(_ id: String, landing outcome: WorkflowCommitOutcome) -> Result<WorkflowShowAnswer, CommandError>? {
+                var answer: Result<WorkflowShowAnswer, CommandError>?
+                engine.cancelRun(id, by: caller) { answer = $0 }
+                for _ in 0..<20 where answer == nil {
+                    store.land(outcome)
+                    loop.runOnce(maxWait: 0.01)
+                }
+                return answer
+            }
+            let kept = try Self.waitingRun(engine, store, on: loop)
+            guard case .success = cancel(kept, landing: .kept) else { Issue.record("a kept cancel was not answered done"); return }
+            let lost = try Self.waitingRun(engine, store, on: loop)
+            guard case .failure(let refusal) = cancel(lost, landing: .failed) else { Issue.record("a cancel nothing kept was answered done"); return }
+            #expect(refusal.code == .unavailable && refusal.message.contains("had no room left to keep it"), "\(refusal)")
+            let refused = try Self.waitingRun(engine, store, on: loop)
+            store.keepsChangesNow = false
+            guard case .failure(let early) = cancel(refused, landing: .failed) else { Issue.record("a cancel was done with nothing to keep it"); return }
+            #expect(early.message.contains("the cancel was not done"), "\(early)")
+            #expect(engine.known(refused)?.run.status.isFinished == false, "the run was cancelled")
+        }
+    }
 }
